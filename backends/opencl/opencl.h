@@ -1,0 +1,25 @@
+/* Internal: the OpenCL backend's operations, one module per file. */
+#ifndef PV_OPENCL_H
+#define PV_OPENCL_H
+
+#include "runtime.h"
+
+/* Launch-parameter families (see runtime.h), defined by each module. */
+extern const pv_cl_param_family pv_cl_params_filter;
+extern const pv_cl_param_family pv_cl_params_sad;
+
+/* filter.c */
+pv_status pv_cl_gaussian2d(pv_context *ctx, const pv_image *src, pv_image *dst,
+                           const float *weights, int radius);
+pv_status pv_cl_gaussian3d(pv_context *ctx, const pv_volume *src, pv_volume *dst,
+                           const float *weights, int radius);
+pv_status pv_cl_gradient2d(pv_context *ctx, const pv_image *src, pv_image *gx,
+                           pv_image *gy, pv_gradient_scheme scheme);
+pv_status pv_cl_gradient3d(pv_context *ctx, const pv_volume *src, pv_volume *gx,
+                           pv_volume *gy, pv_volume *gz, pv_gradient_scheme scheme);
+
+/* stereo.c */
+pv_status pv_cl_stereo_sad(pv_context *ctx, const pv_image *left, const pv_image *right,
+                           const pv_sad_params *params, pv_image *disparity);
+
+#endif

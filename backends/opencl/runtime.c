@@ -1,0 +1,882 @@
+/* The OpenCL runtime: device enumeration and selection, context and
+ * profiling queue, program builds with an on-disk binary cache, timed
+ * transfers and launches, and per-context scratch buffers. */
+#include "runtime.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define PV_CL_MAX_PLATFORMS 16
+#define PV_CL_MAX_DEVICES 64
+
+struct pv_cl_source { const char *name; const char *text; };
+extern const struct pv_cl_source pv_cl_sources[];
+extern const size_t pv_cl_source_count;
+
+typedef enum event_kind { EVENT_KERNEL, EVENT_UPLOAD, EVENT_DOWNLOAD } event_kind;
+
+typedef struct timed_event {
+    cl_event event;
+    event_kind kind;
+} timed_event;
+
+typedef struct built_program {
+    char *key;            /* "program|options" */
+    cl_program program;
+    cl_kernel *kernels;
+    char **kernel_names;
+    size_t kernel_count;
+} built_program;
+
+typedef struct scratch_slot {
+    const char *slot;
+    cl_mem buffer;
+    size_t bytes;
+} scratch_slot;
+
+typedef struct param_override {
+    char family[32];
+    char name[48];
+    int value;
+} param_override;
+
+typedef struct pv_cl_state {
+    cl_platform_id platform;
+    cl_device_id device;
+    cl_context context;
+    cl_command_queue queue;
+    pv_device_info info;
+    char platform_version[128];
+    built_program *programs;
+    size_t program_count;
+    scratch_slot *scratch;
+    size_t scratch_count;
+    param_override *overrides;
+    size_t override_count;
+    timed_event *events;
+    size_t event_count, event_capacity;
+} pv_cl_state;
+
+static pv_cl_state *state_of(pv_context *ctx)
+{
+    return (pv_cl_state *)ctx->backend_state;
+}
+
+cl_context pv_cl_context(pv_context *ctx) { return state_of(ctx)->context; }
+cl_command_queue pv_cl_queue(pv_context *ctx) { return state_of(ctx)->queue; }
+cl_device_id pv_cl_device(pv_context *ctx) { return state_of(ctx)->device; }
+const pv_device_info *pv_cl_device_info(pv_context *ctx) { return &state_of(ctx)->info; }
+
+/* ------------------------------------------------------------------ errors */
+
+const char *pv_cl_error_name(cl_int err)
+{
+    switch (err) {
+#define PV_CL_ERR(name) case name: return #name;
+    PV_CL_ERR(CL_SUCCESS) PV_CL_ERR(CL_DEVICE_NOT_FOUND) PV_CL_ERR(CL_DEVICE_NOT_AVAILABLE)
+    PV_CL_ERR(CL_COMPILER_NOT_AVAILABLE) PV_CL_ERR(CL_MEM_OBJECT_ALLOCATION_FAILURE)
+    PV_CL_ERR(CL_OUT_OF_RESOURCES) PV_CL_ERR(CL_OUT_OF_HOST_MEMORY)
+    PV_CL_ERR(CL_PROFILING_INFO_NOT_AVAILABLE) PV_CL_ERR(CL_MEM_COPY_OVERLAP)
+    PV_CL_ERR(CL_IMAGE_FORMAT_MISMATCH) PV_CL_ERR(CL_IMAGE_FORMAT_NOT_SUPPORTED)
+    PV_CL_ERR(CL_BUILD_PROGRAM_FAILURE) PV_CL_ERR(CL_MAP_FAILURE)
+    PV_CL_ERR(CL_MISALIGNED_SUB_BUFFER_OFFSET)
+    PV_CL_ERR(CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST)
+    PV_CL_ERR(CL_COMPILE_PROGRAM_FAILURE) PV_CL_ERR(CL_LINKER_NOT_AVAILABLE)
+    PV_CL_ERR(CL_LINK_PROGRAM_FAILURE) PV_CL_ERR(CL_DEVICE_PARTITION_FAILED)
+    PV_CL_ERR(CL_KERNEL_ARG_INFO_NOT_AVAILABLE) PV_CL_ERR(CL_INVALID_VALUE)
+    PV_CL_ERR(CL_INVALID_DEVICE_TYPE) PV_CL_ERR(CL_INVALID_PLATFORM) PV_CL_ERR(CL_INVALID_DEVICE)
+    PV_CL_ERR(CL_INVALID_CONTEXT) PV_CL_ERR(CL_INVALID_QUEUE_PROPERTIES)
+    PV_CL_ERR(CL_INVALID_COMMAND_QUEUE) PV_CL_ERR(CL_INVALID_HOST_PTR)
+    PV_CL_ERR(CL_INVALID_MEM_OBJECT) PV_CL_ERR(CL_INVALID_IMAGE_FORMAT_DESCRIPTOR)
+    PV_CL_ERR(CL_INVALID_IMAGE_SIZE) PV_CL_ERR(CL_INVALID_SAMPLER) PV_CL_ERR(CL_INVALID_BINARY)
+    PV_CL_ERR(CL_INVALID_BUILD_OPTIONS) PV_CL_ERR(CL_INVALID_PROGRAM)
+    PV_CL_ERR(CL_INVALID_PROGRAM_EXECUTABLE) PV_CL_ERR(CL_INVALID_KERNEL_NAME)
+    PV_CL_ERR(CL_INVALID_KERNEL_DEFINITION) PV_CL_ERR(CL_INVALID_KERNEL)
+    PV_CL_ERR(CL_INVALID_ARG_INDEX) PV_CL_ERR(CL_INVALID_ARG_VALUE) PV_CL_ERR(CL_INVALID_ARG_SIZE)
+    PV_CL_ERR(CL_INVALID_KERNEL_ARGS) PV_CL_ERR(CL_INVALID_WORK_DIMENSION)
+    PV_CL_ERR(CL_INVALID_WORK_GROUP_SIZE) PV_CL_ERR(CL_INVALID_WORK_ITEM_SIZE)
+    PV_CL_ERR(CL_INVALID_GLOBAL_OFFSET) PV_CL_ERR(CL_INVALID_EVENT_WAIT_LIST)
+    PV_CL_ERR(CL_INVALID_EVENT) PV_CL_ERR(CL_INVALID_OPERATION) PV_CL_ERR(CL_INVALID_GL_OBJECT)
+    PV_CL_ERR(CL_INVALID_BUFFER_SIZE) PV_CL_ERR(CL_INVALID_MIP_LEVEL)
+    PV_CL_ERR(CL_INVALID_GLOBAL_WORK_SIZE) PV_CL_ERR(CL_INVALID_PROPERTY)
+    PV_CL_ERR(CL_INVALID_IMAGE_DESCRIPTOR) PV_CL_ERR(CL_INVALID_COMPILER_OPTIONS)
+    PV_CL_ERR(CL_INVALID_LINKER_OPTIONS) PV_CL_ERR(CL_INVALID_DEVICE_PARTITION_COUNT)
+#undef PV_CL_ERR
+    default: return "unknown OpenCL error";
+    }
+}
+
+pv_status pv_cl_check(pv_context *ctx, cl_int err, const char *call)
+{
+    if (err == CL_SUCCESS)
+        return PV_OK;
+    return pv_fail(ctx, PV_ERR_OPENCL, "%s failed: %s (%d)", call, pv_cl_error_name(err), (int)err);
+}
+
+/* --------------------------------------------------------------- devices */
+
+/* Every device of every platform, in platform order: the index space of
+ * pv_device_list(), PARVIS_DEVICE and pv_context_options.device_index. */
+static int enumerate(cl_platform_id *platforms_of, cl_device_id *devices, int capacity)
+{
+    cl_platform_id platforms[PV_CL_MAX_PLATFORMS];
+    cl_uint platform_count = 0;
+    if (clGetPlatformIDs(PV_CL_MAX_PLATFORMS, platforms, &platform_count) != CL_SUCCESS)
+        return 0;
+    int total = 0;
+    for (cl_uint p = 0; p < platform_count && p < PV_CL_MAX_PLATFORMS; p++) {
+        cl_device_id found[PV_CL_MAX_DEVICES];
+        cl_uint count = 0;
+        if (clGetDeviceIDs(platforms[p], CL_DEVICE_TYPE_ALL, PV_CL_MAX_DEVICES, found, &count) !=
+            CL_SUCCESS)
+            continue;
+        for (cl_uint d = 0; d < count && d < PV_CL_MAX_DEVICES && total < capacity; d++) {
+            platforms_of[total] = platforms[p];
+            devices[total++] = found[d];
+        }
+    }
+    return total;
+}
+
+static void device_string(cl_device_id device, cl_device_info what, char *out, size_t size)
+{
+    out[0] = '\0';
+    if (clGetDeviceInfo(device, what, size, out, NULL) != CL_SUCCESS)
+        out[0] = '\0';
+    out[size - 1] = '\0';
+}
+
+static pv_device_type device_type(cl_device_id device)
+{
+    cl_device_type type = 0;
+    clGetDeviceInfo(device, CL_DEVICE_TYPE, sizeof type, &type, NULL);
+    if (type & CL_DEVICE_TYPE_GPU)
+        return PV_DEVICE_GPU;
+    if (type & CL_DEVICE_TYPE_CPU)
+        return PV_DEVICE_CPU;
+    if (type & CL_DEVICE_TYPE_ACCELERATOR)
+        return PV_DEVICE_ACCELERATOR;
+    return PV_DEVICE_OTHER;
+}
+
+static void describe_device(cl_platform_id platform, cl_device_id device, int index,
+                            pv_device_info *info)
+{
+    cl_ulong value = 0;
+    cl_uint units = 0;
+    size_t group = 0;
+    memset(info, 0, sizeof *info);
+    info->index = index;
+    device_string(device, CL_DEVICE_NAME, info->name, sizeof info->name);
+    device_string(device, CL_DEVICE_VENDOR, info->vendor, sizeof info->vendor);
+    device_string(device, CL_DRIVER_VERSION, info->driver_version, sizeof info->driver_version);
+    device_string(device, CL_DEVICE_VERSION, info->opencl_version, sizeof info->opencl_version);
+    if (clGetPlatformInfo(platform, CL_PLATFORM_NAME, sizeof info->platform, info->platform, NULL) !=
+        CL_SUCCESS)
+        info->platform[0] = '\0';
+    info->platform[sizeof info->platform - 1] = '\0';
+    info->type = device_type(device);
+    if (clGetDeviceInfo(device, CL_DEVICE_GLOBAL_MEM_SIZE, sizeof value, &value, NULL) == CL_SUCCESS)
+        info->global_memory = value;
+    if (clGetDeviceInfo(device, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof value, &value, NULL) == CL_SUCCESS)
+        info->max_alloc = value;
+    if (clGetDeviceInfo(device, CL_DEVICE_LOCAL_MEM_SIZE, sizeof value, &value, NULL) == CL_SUCCESS)
+        info->local_memory = value;
+    if (clGetDeviceInfo(device, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof units, &units, NULL) == CL_SUCCESS)
+        info->compute_units = (int)units;
+    if (clGetDeviceInfo(device, CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof group, &group, NULL) == CL_SUCCESS)
+        info->max_work_group_size = (int)group;
+}
+
+pv_status pv_opencl_list_devices(pv_device_info *devices, int capacity, int *count)
+{
+    cl_platform_id platforms[PV_CL_MAX_DEVICES];
+    cl_device_id ids[PV_CL_MAX_DEVICES];
+    int total = enumerate(platforms, ids, PV_CL_MAX_DEVICES);
+    for (int i = 0; i < total && i < capacity; i++)
+        describe_device(platforms[i], ids[i], i, &devices[i]);
+    *count = total;
+    return PV_OK;
+}
+
+/* ------------------------------------------------------------ init/release */
+
+static pv_status create_queue(pv_context *ctx, pv_cl_state *state)
+{
+    cl_int err;
+    state->context = clCreateContext(NULL, 1, &state->device, NULL, NULL, &err);
+    pv_status status = pv_cl_check(ctx, err, "clCreateContext");
+    if (status != PV_OK)
+        return status;
+    state->queue = clCreateCommandQueue(state->context, state->device, CL_QUEUE_PROFILING_ENABLE,
+                                        &err);
+    return pv_cl_check(ctx, err, "clCreateCommandQueue");
+}
+
+pv_status pv_cl_runtime_init(pv_context *ctx, int device_index)
+{
+    cl_platform_id platforms[PV_CL_MAX_DEVICES];
+    cl_device_id ids[PV_CL_MAX_DEVICES];
+    int total = enumerate(platforms, ids, PV_CL_MAX_DEVICES);
+    if (total == 0)
+        return pv_fail(ctx, PV_ERR_NO_DEVICE, "no OpenCL device found (is an ICD installed?)");
+    if (device_index < 0 || device_index >= total)
+        return pv_fail(ctx, PV_ERR_NO_DEVICE, "OpenCL device index %d out of range (0..%d)",
+                       device_index, total - 1);
+    pv_cl_state *state = calloc(1, sizeof *state);
+    if (!state)
+        return pv_fail(ctx, PV_ERR_NOMEM, "OpenCL runtime: out of memory");
+    state->platform = platforms[device_index];
+    state->device = ids[device_index];
+    describe_device(state->platform, state->device, device_index, &state->info);
+    if (clGetPlatformInfo(state->platform, CL_PLATFORM_VERSION, sizeof state->platform_version,
+                          state->platform_version, NULL) != CL_SUCCESS)
+        state->platform_version[0] = '\0';
+    state->platform_version[sizeof state->platform_version - 1] = '\0';
+    ctx->backend_state = state;
+    pv_status status = create_queue(ctx, state);
+    if (status != PV_OK) {
+        pv_cl_runtime_release(ctx);
+        return status;
+    }
+    snprintf(ctx->device_name, sizeof ctx->device_name, "%s", state->info.name);
+    return PV_OK;
+}
+
+static void release_programs(pv_cl_state *state)
+{
+    for (size_t i = 0; i < state->program_count; i++) {
+        built_program *entry = &state->programs[i];
+        for (size_t k = 0; k < entry->kernel_count; k++) {
+            clReleaseKernel(entry->kernels[k]);
+            free(entry->kernel_names[k]);
+        }
+        free(entry->kernels);
+        free(entry->kernel_names);
+        clReleaseProgram(entry->program);
+        free(entry->key);
+    }
+    free(state->programs);
+}
+
+static void release_events(pv_cl_state *state)
+{
+    for (size_t i = 0; i < state->event_count; i++)
+        clReleaseEvent(state->events[i].event);
+    free(state->events);
+}
+
+void pv_cl_runtime_release(pv_context *ctx)
+{
+    pv_cl_state *state = state_of(ctx);
+    if (!state)
+        return;
+    if (state->queue)
+        clFinish(state->queue);
+    release_events(state);
+    release_programs(state);
+    for (size_t i = 0; i < state->scratch_count; i++)
+        clReleaseMemObject(state->scratch[i].buffer);
+    free(state->scratch);
+    free(state->overrides);
+    if (state->queue)
+        clReleaseCommandQueue(state->queue);
+    if (state->context)
+        clReleaseContext(state->context);
+    free(state);
+    ctx->backend_state = NULL;
+}
+
+/* ------------------------------------------------------- parameter store */
+
+int pv_cl_param_override(pv_context *ctx, const char *family, const char *name, int *value)
+{
+    pv_cl_state *state = state_of(ctx);
+    for (size_t i = 0; state && i < state->override_count; i++)
+        if (strcmp(state->overrides[i].family, family) == 0 &&
+            strcmp(state->overrides[i].name, name) == 0) {
+            *value = state->overrides[i].value;
+            return 1;
+        }
+    return 0;
+}
+
+pv_status pv_cl_param_store_override(pv_context *ctx, const char *family, const char *name,
+                                     int value)
+{
+    pv_cl_state *state = state_of(ctx);
+    if (strlen(family) >= sizeof state->overrides[0].family ||
+        strlen(name) >= sizeof state->overrides[0].name)
+        return pv_fail(ctx, PV_ERR_INVALID, "launch parameter name too long: %s.%s", family, name);
+    for (size_t i = 0; i < state->override_count; i++)
+        if (strcmp(state->overrides[i].family, family) == 0 &&
+            strcmp(state->overrides[i].name, name) == 0) {
+            state->overrides[i].value = value;
+            return PV_OK;
+        }
+    param_override *grown =
+        realloc(state->overrides, (state->override_count + 1) * sizeof *grown);
+    if (!grown)
+        return pv_fail(ctx, PV_ERR_NOMEM, "launch parameter store: out of memory");
+    state->overrides = grown;
+    param_override *entry = &state->overrides[state->override_count++];
+    snprintf(entry->family, sizeof entry->family, "%s", family);
+    snprintf(entry->name, sizeof entry->name, "%s", name);
+    entry->value = value;
+    return PV_OK;
+}
+
+/* ------------------------------------------------------ binary disk cache */
+
+#define CACHE_MAGIC "PVCLBIN1"
+
+static uint64_t fnv1a(uint64_t hash, const void *data, size_t size)
+{
+    const unsigned char *bytes = data;
+    for (size_t i = 0; i < size; i++) {
+        hash ^= bytes[i];
+        hash *= 1099511628211ull;
+    }
+    return hash;
+}
+
+static uint64_t fnv1a_string(uint64_t hash, const char *text)
+{
+    return fnv1a(hash, text, strlen(text) + 1);
+}
+
+/* The cache key covers everything that changes the binary. */
+static uint64_t cache_key(const pv_cl_state *state, const char *name, const char *source,
+                          const char *options)
+{
+    uint64_t hash = 14695981039346656037ull;
+    hash = fnv1a_string(hash, state->info.name);
+    hash = fnv1a_string(hash, state->info.vendor);
+    hash = fnv1a_string(hash, state->info.driver_version);
+    hash = fnv1a_string(hash, state->platform_version);
+    hash = fnv1a_string(hash, PV_VERSION_STRING);
+    hash = fnv1a_string(hash, name);
+    hash = fnv1a_string(hash, source);
+    return fnv1a_string(hash, options);
+}
+
+static int cache_disabled(void)
+{
+    const char *off = getenv("PARVIS_NO_BINARY_CACHE");
+    return off && strcmp(off, "1") == 0;
+}
+
+/* $XDG_CACHE_HOME/parvis, else $HOME/.cache/parvis; created on demand. */
+static int cache_path(uint64_t key, char *path, size_t size)
+{
+    const char *xdg = getenv("XDG_CACHE_HOME");
+    const char *home = getenv("HOME");
+    char dir[3072];
+    if (xdg && *xdg)
+        snprintf(dir, sizeof dir, "%s", xdg);
+    else if (home && *home)
+        snprintf(dir, sizeof dir, "%s/.cache", home);
+    else
+        return 0;
+    mkdir(dir, 0755);
+    size_t len = strlen(dir);
+    snprintf(dir + len, sizeof dir - len, "/parvis");
+    if (mkdir(dir, 0755) != 0 && errno != EEXIST)
+        return 0;
+    int n = snprintf(path, size, "%s/%016llx.clbin", dir, (unsigned long long)key);
+    return n > 0 && (size_t)n < size;
+}
+
+typedef struct cache_header {
+    char magic[8];
+    uint64_t key;
+    uint64_t size;
+    uint64_t checksum;
+} cache_header;
+
+/* Returns a malloc'ed binary, or NULL when absent, foreign or corrupt. */
+static unsigned char *cache_load(uint64_t key, size_t *size)
+{
+    char path[4096];
+    if (cache_disabled() || !cache_path(key, path, sizeof path))
+        return NULL;
+    FILE *file = fopen(path, "rb");
+    if (!file)
+        return NULL;
+    cache_header header;
+    unsigned char *binary = NULL;
+    if (fread(&header, sizeof header, 1, file) == 1 &&
+        memcmp(header.magic, CACHE_MAGIC, 8) == 0 && header.key == key && header.size > 0 &&
+        header.size < ((uint64_t)1 << 30)) {
+        binary = malloc((size_t)header.size);
+        if (binary && (fread(binary, 1, (size_t)header.size, file) != header.size ||
+                       fnv1a(14695981039346656037ull, binary, (size_t)header.size) !=
+                           header.checksum)) {
+            free(binary);
+            binary = NULL;
+        }
+    }
+    fclose(file);
+    if (binary)
+        *size = (size_t)header.size;
+    return binary;
+}
+
+/* Written to a temporary name and renamed, so readers never see a half file. */
+static void cache_store(uint64_t key, const unsigned char *binary, size_t size)
+{
+    char path[4096], temporary[4200];
+    if (cache_disabled() || !cache_path(key, path, sizeof path))
+        return;
+    snprintf(temporary, sizeof temporary, "%s.%ld.tmp", path, (long)getpid());
+    FILE *file = fopen(temporary, "wb");
+    if (!file)
+        return;
+    cache_header header;
+    memcpy(header.magic, CACHE_MAGIC, 8);
+    header.key = key;
+    header.size = size;
+    header.checksum = fnv1a(14695981039346656037ull, binary, size);
+    int ok = fwrite(&header, sizeof header, 1, file) == 1 && fwrite(binary, 1, size, file) == size;
+    ok = (fclose(file) == 0) && ok;
+    if (!ok || rename(temporary, path) != 0)
+        remove(temporary);
+}
+
+static unsigned char *program_binary(cl_program program, size_t *size)
+{
+    size_t binary_size = 0;
+    if (clGetProgramInfo(program, CL_PROGRAM_BINARY_SIZES, sizeof binary_size, &binary_size, NULL) !=
+            CL_SUCCESS ||
+        binary_size == 0)
+        return NULL;
+    unsigned char *binary = malloc(binary_size);
+    if (binary && clGetProgramInfo(program, CL_PROGRAM_BINARIES, sizeof binary, &binary, NULL) !=
+                      CL_SUCCESS) {
+        free(binary);
+        return NULL;
+    }
+    *size = binary_size;
+    return binary;
+}
+
+/* ------------------------------------------------------------- programs */
+
+static const char *embedded_source(const char *name)
+{
+    for (size_t i = 0; i < pv_cl_source_count; i++)
+        if (strcmp(pv_cl_sources[i].name, name) == 0)
+            return pv_cl_sources[i].text;
+    return NULL;
+}
+
+static char *build_log(pv_cl_state *state, cl_program program)
+{
+    size_t size = 0;
+    clGetProgramBuildInfo(program, state->device, CL_PROGRAM_BUILD_LOG, 0, NULL, &size);
+    char *log = calloc(size + 1, 1);
+    if (log && size > 0)
+        clGetProgramBuildInfo(program, state->device, CL_PROGRAM_BUILD_LOG, size, log, NULL);
+    return log;
+}
+
+static cl_program try_cached_binary(pv_cl_state *state, uint64_t key, const char *options)
+{
+    size_t size = 0;
+    unsigned char *binary = cache_load(key, &size);
+    if (!binary)
+        return NULL;
+    cl_int err, binary_status;
+    const unsigned char *binaries[1] = {binary};
+    cl_program program = clCreateProgramWithBinary(state->context, 1, &state->device, &size,
+                                                   binaries, &binary_status, &err);
+    free(binary);
+    if (err != CL_SUCCESS || binary_status != CL_SUCCESS)
+        return NULL;
+    if (clBuildProgram(program, 1, &state->device, options, NULL, NULL) != CL_SUCCESS) {
+        clReleaseProgram(program);
+        return NULL;
+    }
+    return program;
+}
+
+static pv_status build_from_source(pv_context *ctx, const char *name, const char *source,
+                                   const char *options, cl_program *out)
+{
+    pv_cl_state *state = state_of(ctx);
+    cl_int err;
+    cl_program program = clCreateProgramWithSource(state->context, 1, &source, NULL, &err);
+    pv_status status = pv_cl_check(ctx, err, "clCreateProgramWithSource");
+    if (status != PV_OK)
+        return status;
+    err = clBuildProgram(program, 1, &state->device, options, NULL, NULL);
+    if (err != CL_SUCCESS) {
+        char *log = build_log(state, program);
+        pv_context_set_build_log(ctx, log);
+        status = pv_fail(ctx, PV_ERR_BUILD, "clBuildProgram of kernels/%s.cl failed: %s (%d); log: %.600s",
+                         name, pv_cl_error_name(err), (int)err, log ? log : "");
+        free(log);
+        clReleaseProgram(program);
+        return status;
+    }
+    *out = program;
+    return PV_OK;
+}
+
+static pv_status obtain_program(pv_context *ctx, const char *name, const char *options,
+                                cl_program *out)
+{
+    pv_cl_state *state = state_of(ctx);
+    const char *source = embedded_source(name);
+    if (!source)
+        return pv_fail(ctx, PV_ERR_INVALID, "no embedded OpenCL program '%s'", name);
+    uint64_t key = cache_key(state, name, source, options);
+    cl_program program = try_cached_binary(state, key, options);
+    if (program) {
+        *out = program;
+        return PV_OK;
+    }
+    pv_status status = build_from_source(ctx, name, source, options, &program);
+    if (status != PV_OK)
+        return status;
+    size_t size = 0;
+    unsigned char *binary = program_binary(program, &size);
+    if (binary)
+        cache_store(key, binary, size);
+    free(binary);
+    *out = program;
+    return PV_OK;
+}
+
+static built_program *find_program(pv_cl_state *state, const char *key)
+{
+    for (size_t i = 0; i < state->program_count; i++)
+        if (strcmp(state->programs[i].key, key) == 0)
+            return &state->programs[i];
+    return NULL;
+}
+
+static pv_status remember_program(pv_context *ctx, const char *key, cl_program program,
+                                  built_program **out)
+{
+    pv_cl_state *state = state_of(ctx);
+    built_program *grown = realloc(state->programs, (state->program_count + 1) * sizeof *grown);
+    char *key_copy = strdup(key);
+    if (!grown || !key_copy) {
+        if (grown)
+            state->programs = grown;
+        free(key_copy);
+        clReleaseProgram(program);
+        return pv_fail(ctx, PV_ERR_NOMEM, "program cache: out of memory");
+    }
+    state->programs = grown;
+    built_program *entry = &state->programs[state->program_count++];
+    memset(entry, 0, sizeof *entry);
+    entry->key = key_copy;
+    entry->program = program;
+    *out = entry;
+    return PV_OK;
+}
+
+static pv_status program_entry(pv_context *ctx, const char *name, const char *options,
+                               built_program **out)
+{
+    char key[4096];
+    snprintf(key, sizeof key, "%s|%s", name, options);
+    built_program *entry = find_program(state_of(ctx), key);
+    if (entry) {
+        *out = entry;
+        return PV_OK;
+    }
+    cl_program program = NULL;
+    pv_status status = obtain_program(ctx, name, options, &program);
+    if (status != PV_OK)
+        return status;
+    return remember_program(ctx, key, program, out);
+}
+
+static pv_status add_kernel(pv_context *ctx, built_program *entry, const char *kernel_name,
+                            cl_kernel *out)
+{
+    cl_int err;
+    cl_kernel kernel = clCreateKernel(entry->program, kernel_name, &err);
+    if (err != CL_SUCCESS)
+        return pv_fail(ctx, PV_ERR_OPENCL, "clCreateKernel(%s) failed: %s (%d)", kernel_name,
+                       pv_cl_error_name(err), (int)err);
+    size_t n = entry->kernel_count + 1;
+    cl_kernel *kernels = realloc(entry->kernels, n * sizeof *kernels);
+    if (kernels)
+        entry->kernels = kernels;
+    char **names = realloc(entry->kernel_names, n * sizeof *names);
+    if (names)
+        entry->kernel_names = names;
+    char *name_copy = strdup(kernel_name);
+    if (!kernels || !names || !name_copy) {
+        free(name_copy);
+        clReleaseKernel(kernel);
+        return pv_fail(ctx, PV_ERR_NOMEM, "kernel cache: out of memory");
+    }
+    entry->kernels[entry->kernel_count] = kernel;
+    entry->kernel_names[entry->kernel_count++] = name_copy;
+    *out = kernel;
+    return PV_OK;
+}
+
+pv_status pv_cl_kernel(pv_context *ctx, const char *program, const char *options,
+                       const char *kernel_name, cl_kernel *kernel)
+{
+    built_program *entry;
+    pv_status status = program_entry(ctx, program, options ? options : "", &entry);
+    if (status != PV_OK)
+        return status;
+    for (size_t i = 0; i < entry->kernel_count; i++)
+        if (strcmp(entry->kernel_names[i], kernel_name) == 0) {
+            *kernel = entry->kernels[i];
+            return PV_OK;
+        }
+    return add_kernel(ctx, entry, kernel_name, kernel);
+}
+
+/* -------------------------------------------------------------- buffers */
+
+pv_status pv_cl_buffer(pv_context *ctx, cl_mem_flags flags, size_t bytes, cl_mem *buffer)
+{
+    pv_cl_state *state = state_of(ctx);
+    if (bytes == 0)
+        bytes = 1;
+    if (state->info.max_alloc && bytes > state->info.max_alloc)
+        return pv_fail(ctx, PV_ERR_DEVICE_MEMORY,
+                       "a %zu-byte buffer exceeds %s's CL_DEVICE_MAX_MEM_ALLOC_SIZE (%llu bytes)",
+                       bytes, state->info.name, (unsigned long long)state->info.max_alloc);
+    cl_int err;
+    *buffer = clCreateBuffer(state->context, flags, bytes, NULL, &err);
+    return pv_cl_check(ctx, err, "clCreateBuffer");
+}
+
+void pv_cl_release(cl_mem *buffer)
+{
+    if (buffer && *buffer) {
+        clReleaseMemObject(*buffer);
+        *buffer = NULL;
+    }
+}
+
+static scratch_slot *find_slot(pv_cl_state *state, const char *slot)
+{
+    for (size_t i = 0; i < state->scratch_count; i++)
+        if (strcmp(state->scratch[i].slot, slot) == 0)
+            return &state->scratch[i];
+    return NULL;
+}
+
+static pv_status new_slot(pv_context *ctx, const char *slot, scratch_slot **out)
+{
+    pv_cl_state *state = state_of(ctx);
+    scratch_slot *grown = realloc(state->scratch, (state->scratch_count + 1) * sizeof *grown);
+    if (!grown)
+        return pv_fail(ctx, PV_ERR_NOMEM, "scratch buffers: out of memory");
+    state->scratch = grown;
+    *out = &state->scratch[state->scratch_count++];
+    (*out)->slot = slot;
+    (*out)->buffer = NULL;
+    (*out)->bytes = 0;
+    return PV_OK;
+}
+
+pv_status pv_cl_scratch(pv_context *ctx, const char *slot, size_t bytes, cl_mem *buffer)
+{
+    scratch_slot *entry = find_slot(state_of(ctx), slot);
+    pv_status status = entry ? PV_OK : new_slot(ctx, slot, &entry);
+    if (status != PV_OK)
+        return status;
+    if (entry->bytes < bytes || !entry->buffer) {
+        pv_cl_release(&entry->buffer);
+        entry->bytes = 0;
+        status = pv_cl_buffer(ctx, CL_MEM_READ_WRITE, bytes, &entry->buffer);
+        if (status != PV_OK)
+            return status;
+        entry->bytes = bytes;
+    }
+    *buffer = entry->buffer;
+    return PV_OK;
+}
+
+/* --------------------------------------------------------------- events */
+
+static pv_status track_event(pv_context *ctx, cl_event event, event_kind kind)
+{
+    pv_cl_state *state = state_of(ctx);
+    if (state->event_count == state->event_capacity) {
+        size_t capacity = state->event_capacity ? 2 * state->event_capacity : 32;
+        timed_event *grown = realloc(state->events, capacity * sizeof *grown);
+        if (!grown) {
+            clWaitForEvents(1, &event);
+            clReleaseEvent(event);
+            return pv_fail(ctx, PV_ERR_NOMEM, "event list: out of memory");
+        }
+        state->events = grown;
+        state->event_capacity = capacity;
+    }
+    state->events[state->event_count].event = event;
+    state->events[state->event_count++].kind = kind;
+    return PV_OK;
+}
+
+static double event_ms(cl_event event)
+{
+    cl_ulong start = 0, end = 0;
+    if (clGetEventProfilingInfo(event, CL_PROFILING_COMMAND_START, sizeof start, &start, NULL) !=
+            CL_SUCCESS ||
+        clGetEventProfilingInfo(event, CL_PROFILING_COMMAND_END, sizeof end, &end, NULL) !=
+            CL_SUCCESS ||
+        end < start)
+        return 0.0;
+    return (double)(end - start) * 1e-6;
+}
+
+pv_status pv_cl_finish(pv_context *ctx)
+{
+    pv_cl_state *state = state_of(ctx);
+    pv_status status = pv_cl_check(ctx, clFinish(state->queue), "clFinish");
+    for (size_t i = 0; i < state->event_count; i++) {
+        double ms = event_ms(state->events[i].event);
+        switch (state->events[i].kind) {
+        case EVENT_KERNEL: ctx->timing.kernel_ms += ms; break;
+        case EVENT_UPLOAD: ctx->timing.upload_ms += ms; break;
+        case EVENT_DOWNLOAD: ctx->timing.download_ms += ms; break;
+        }
+        clReleaseEvent(state->events[i].event);
+    }
+    state->event_count = 0;
+    return status;
+}
+
+/* ------------------------------------------------------------ transfers */
+
+pv_status pv_cl_write(pv_context *ctx, cl_mem buffer, size_t offset, size_t bytes,
+                      const void *host)
+{
+    cl_event event;
+    cl_int err = clEnqueueWriteBuffer(pv_cl_queue(ctx), buffer, CL_TRUE, offset, bytes, host, 0,
+                                      NULL, &event);
+    pv_status status = pv_cl_check(ctx, err, "clEnqueueWriteBuffer");
+    return status == PV_OK ? track_event(ctx, event, EVENT_UPLOAD) : status;
+}
+
+pv_status pv_cl_read(pv_context *ctx, cl_mem buffer, size_t offset, size_t bytes, void *host)
+{
+    cl_event event;
+    cl_int err = clEnqueueReadBuffer(pv_cl_queue(ctx), buffer, CL_TRUE, offset, bytes, host, 0,
+                                     NULL, &event);
+    pv_status status = pv_cl_check(ctx, err, "clEnqueueReadBuffer");
+    return status == PV_OK ? track_event(ctx, event, EVENT_DOWNLOAD) : status;
+}
+
+/* A strided host block <-> a dense device block, in one rectangular copy. */
+static pv_status copy_rect(pv_context *ctx, cl_mem buffer, int to_device, size_t row_bytes,
+                           size_t rows, size_t slices, size_t host_row_pitch,
+                           size_t host_slice_pitch, void *host)
+{
+    size_t origin[3] = {0, 0, 0};
+    size_t region[3] = {row_bytes, rows, slices};
+    cl_event event;
+    cl_int err;
+    if (to_device)
+        err = clEnqueueWriteBufferRect(pv_cl_queue(ctx), buffer, CL_TRUE, origin, origin, region,
+                                       row_bytes, row_bytes * rows, host_row_pitch,
+                                       host_slice_pitch, host, 0, NULL, &event);
+    else
+        err = clEnqueueReadBufferRect(pv_cl_queue(ctx), buffer, CL_TRUE, origin, origin, region,
+                                      row_bytes, row_bytes * rows, host_row_pitch,
+                                      host_slice_pitch, host, 0, NULL, &event);
+    pv_status status = pv_cl_check(ctx, err, to_device ? "clEnqueueWriteBufferRect"
+                                                       : "clEnqueueReadBufferRect");
+    return status == PV_OK ? track_event(ctx, event, to_device ? EVENT_UPLOAD : EVENT_DOWNLOAD)
+                           : status;
+}
+
+static pv_status image_rect(pv_context *ctx, cl_mem buffer, int to_device, const pv_image *image)
+{
+    size_t pixel = pv_pixel_size(image->type);
+    size_t row_bytes = (size_t)image->width * pixel;
+    size_t pitch = (size_t)image->stride * pixel;
+    return copy_rect(ctx, buffer, to_device, row_bytes, (size_t)image->height, 1, pitch,
+                     pitch * (size_t)image->height, image->data);
+}
+
+pv_status pv_cl_upload_image(pv_context *ctx, const pv_image *image, cl_mem *buffer)
+{
+    size_t bytes = (size_t)image->width * (size_t)image->height * pv_pixel_size(image->type);
+    pv_status status = pv_cl_buffer(ctx, CL_MEM_READ_WRITE, bytes, buffer);
+    if (status != PV_OK)
+        return status;
+    status = image_rect(ctx, *buffer, 1, image);
+    if (status != PV_OK)
+        pv_cl_release(buffer);
+    return status;
+}
+
+pv_status pv_cl_download_image(pv_context *ctx, cl_mem buffer, pv_image *image)
+{
+    return image_rect(ctx, buffer, 0, image);
+}
+
+static pv_status volume_rect(pv_context *ctx, cl_mem buffer, int to_device, const pv_volume *volume)
+{
+    size_t row_bytes = (size_t)volume->nx * sizeof(float);
+    return copy_rect(ctx, buffer, to_device, row_bytes, (size_t)volume->ny, (size_t)volume->nz,
+                     (size_t)volume->stride_y * sizeof(float),
+                     (size_t)volume->stride_z * sizeof(float), volume->data);
+}
+
+pv_status pv_cl_upload_volume(pv_context *ctx, const pv_volume *volume, cl_mem *buffer)
+{
+    size_t bytes = (size_t)volume->nx * (size_t)volume->ny * (size_t)volume->nz * sizeof(float);
+    pv_status status = pv_cl_buffer(ctx, CL_MEM_READ_WRITE, bytes, buffer);
+    if (status != PV_OK)
+        return status;
+    status = volume_rect(ctx, *buffer, 1, volume);
+    if (status != PV_OK)
+        pv_cl_release(buffer);
+    return status;
+}
+
+pv_status pv_cl_download_volume(pv_context *ctx, cl_mem buffer, pv_volume *volume)
+{
+    return volume_rect(ctx, buffer, 0, volume);
+}
+
+/* -------------------------------------------------------------- launches */
+
+pv_status pv_cl_arg(pv_context *ctx, cl_kernel kernel, cl_uint index, size_t size,
+                    const void *value)
+{
+    cl_int err = clSetKernelArg(kernel, index, size, value);
+    if (err == CL_SUCCESS)
+        return PV_OK;
+    return pv_fail(ctx, PV_ERR_OPENCL, "clSetKernelArg(%u) failed: %s (%d)", (unsigned)index,
+                   pv_cl_error_name(err), (int)err);
+}
+
+pv_status pv_cl_launch(pv_context *ctx, cl_kernel kernel, cl_uint dims, const size_t *global,
+                       const size_t *local)
+{
+    size_t rounded[3];
+    for (cl_uint i = 0; i < dims && i < 3; i++)
+        rounded[i] = local ? (global[i] + local[i] - 1) / local[i] * local[i] : global[i];
+    cl_event event;
+    cl_int err = clEnqueueNDRangeKernel(pv_cl_queue(ctx), kernel, dims, NULL, rounded, local, 0,
+                                        NULL, &event);
+    if (err != CL_SUCCESS) {
+        char name[128] = "";
+        clGetKernelInfo(kernel, CL_KERNEL_FUNCTION_NAME, sizeof name, name, NULL);
+        name[sizeof name - 1] = '\0';
+        return pv_fail(ctx, PV_ERR_OPENCL, "clEnqueueNDRangeKernel(%s) failed: %s (%d)", name,
+                       pv_cl_error_name(err), (int)err);
+    }
+    return track_event(ctx, event, EVENT_KERNEL);
+}

@@ -1,0 +1,96 @@
+/* Internal: the OpenCL runtime.  Owns platform, device, context and the
+ * in-order profiling queue; builds embedded kernel sources on first use
+ * (with -D parameters from the launch-parameter table) and caches program
+ * binaries on disk; times every transfer and launch with events. */
+#ifndef PV_CL_RUNTIME_H
+#define PV_CL_RUNTIME_H
+
+#define CL_TARGET_OPENCL_VERSION 120
+#define CL_USE_DEPRECATED_OPENCL_1_2_APIS
+#include <CL/cl.h>
+
+#include "../../lib/internal.h"
+
+/* Backend table hooks. */
+pv_status pv_cl_runtime_init(pv_context *ctx, int device_index);
+void pv_cl_runtime_release(pv_context *ctx);
+
+/* Handles of the context's device (valid after init). */
+cl_context pv_cl_context(pv_context *ctx);
+cl_command_queue pv_cl_queue(pv_context *ctx);
+cl_device_id pv_cl_device(pv_context *ctx);
+const pv_device_info *pv_cl_device_info(pv_context *ctx);
+
+/* Name of an OpenCL error code ("CL_OUT_OF_RESOURCES"). */
+const char *pv_cl_error_name(cl_int err);
+
+/* PV_OK when err == CL_SUCCESS; otherwise records "<call> failed: NAME (code)"
+ * on ctx and returns PV_ERR_OPENCL. */
+pv_status pv_cl_check(pv_context *ctx, cl_int err, const char *call);
+
+/* A kernel from the embedded program `program` (file kernels/<program>.cl)
+ * built with `options` (may be NULL).  Programs and kernels are cached per
+ * (program, options) on the context: do not release the returned kernel. */
+pv_status pv_cl_kernel(pv_context *ctx, const char *program, const char *options,
+                       const char *kernel_name, cl_kernel *kernel);
+
+/* One launch-parameter table per kernel family (e.g. "sad"): the defaults
+ * that the tuner may replace per device.  Each backends/opencl/<module>.c
+ * defines its families; params.c lists them. */
+typedef struct pv_cl_param_default {
+    const char *name;   /* the -D define name, e.g. "SAD_TILE_W" */
+    int value;
+} pv_cl_param_default;
+
+typedef struct pv_cl_param_family {
+    const char *family;
+    const pv_cl_param_default *params;
+    size_t count;
+} pv_cl_param_family;
+
+/* Launch-parameter table: the value of parameter `name` of kernel family
+ * `family` (tuned override if set, else the default table).  Returns
+ * `fallback` when the table has no such entry. */
+int pv_cl_param(pv_context *ctx, const char *family, const char *name, int fallback);
+/* Override one parameter on this context (for the tuner and experiments). */
+pv_status pv_cl_param_set(pv_context *ctx, const char *family, const char *name, int value);
+/* Internal to params.c / runtime.c: the context's override store. */
+int pv_cl_param_override(pv_context *ctx, const char *family, const char *name, int *value);
+pv_status pv_cl_param_store_override(pv_context *ctx, const char *family, const char *name,
+                                     int value);
+/* Append " -DNAME=value" for every parameter of `family` to buf. */
+pv_status pv_cl_param_defines(pv_context *ctx, const char *family, char *buf, size_t size);
+
+/* Device buffers; bytes are checked against CL_DEVICE_MAX_MEM_ALLOC_SIZE
+ * (PV_ERR_DEVICE_MEMORY with a clear message).  Release with pv_cl_release. */
+pv_status pv_cl_buffer(pv_context *ctx, cl_mem_flags flags, size_t bytes, cl_mem *buffer);
+void pv_cl_release(cl_mem *buffer);
+
+/* A device buffer kept on the context between calls under `slot` (a string
+ * literal naming its use, e.g. "sad.left"), grown when a call needs more.
+ * Saves an allocation per call on repeated sizes.  Do not release it. */
+pv_status pv_cl_scratch(pv_context *ctx, const char *slot, size_t bytes, cl_mem *buffer);
+
+/* Timed copies (added to the call's upload_ms / download_ms).  Images and
+ * volumes are packed densely on the device (stride = width). */
+pv_status pv_cl_write(pv_context *ctx, cl_mem buffer, size_t offset, size_t bytes,
+                      const void *host);
+pv_status pv_cl_read(pv_context *ctx, cl_mem buffer, size_t offset, size_t bytes, void *host);
+pv_status pv_cl_upload_image(pv_context *ctx, const pv_image *image, cl_mem *buffer);
+pv_status pv_cl_download_image(pv_context *ctx, cl_mem buffer, pv_image *image);
+pv_status pv_cl_upload_volume(pv_context *ctx, const pv_volume *volume, cl_mem *buffer);
+pv_status pv_cl_download_volume(pv_context *ctx, cl_mem buffer, pv_volume *volume);
+
+/* Enqueue a kernel.  global is rounded up to a multiple of local (local may
+ * be NULL); the launch's event time is added to the call's kernel_ms. */
+pv_status pv_cl_launch(pv_context *ctx, cl_kernel kernel, cl_uint dims, const size_t *global,
+                       const size_t *local);
+
+/* Wait for the queue and account the events' times. */
+pv_status pv_cl_finish(pv_context *ctx);
+
+/* Set kernel arguments with error checking: pv_cl_arg(ctx, k, i, sizeof x, &x). */
+pv_status pv_cl_arg(pv_context *ctx, cl_kernel kernel, cl_uint index, size_t size,
+                    const void *value);
+
+#endif

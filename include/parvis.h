@@ -1,0 +1,11 @@
+/* parvis: parallel vision on OpenCL and OpenMP/FFTW backends.
+ * Umbrella header: include this one. */
+#ifndef PARVIS_H
+#define PARVIS_H
+
+#include "parvis/core.h"
+#include "parvis/io.h"
+#include "parvis/filter.h"
+#include "parvis/stereo.h"
+
+#endif

@@ -1,0 +1,176 @@
+/* parvis core: status codes, image and volume types, contexts and devices.
+ *
+ * Every function returns a pv_status (PV_OK = 0, errors negative).  A failing
+ * call leaves its outputs untouched and records a human-readable message:
+ * per context (pv_context_last_error) and per thread (pv_last_error) for the
+ * calls that take no context.  The library never prints, exits or aborts. */
+#ifndef PARVIS_CORE_H
+#define PARVIS_CORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "parvis/version.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum pv_status {
+    PV_OK = 0,
+    PV_ERR_INVALID = -1,      /* a bad argument: NULL, size, NaN, range ... */
+    PV_ERR_NOMEM = -2,        /* host allocation failed or size overflowed */
+    PV_ERR_IO = -3,           /* a file could not be opened, read or written */
+    PV_ERR_FORMAT = -4,       /* a file is malformed, truncated or unsupported */
+    PV_ERR_UNSUPPORTED = -5,  /* the backend or build lacks this feature */
+    PV_ERR_OPENCL = -6,       /* an OpenCL call failed (message names it) */
+    PV_ERR_BUILD = -7,        /* an OpenCL program failed to build (log kept) */
+    PV_ERR_NO_DEVICE = -8,    /* no usable device for the requested backend */
+    PV_ERR_MISMATCH = -9,     /* cross-check: backends disagree beyond tolerance */
+    PV_ERR_DEVICE_MEMORY = -10 /* a buffer exceeds what the device can hold */
+} pv_status;
+
+/* Short constant name of a status ("invalid argument", ...). */
+const char *pv_status_string(pv_status status);
+
+/* Message of the last failure on the calling thread (any call). Never NULL. */
+const char *pv_last_error(void);
+
+/* Library version as a string, and as numbers (any pointer may be NULL). */
+const char *pv_version(void);
+void pv_version_numbers(int *major, int *minor, int *patch);
+
+/* ------------------------------------------------------------------ images */
+
+typedef enum pv_pixel_type {
+    PV_PIXEL_U8 = 1,
+    PV_PIXEL_F32 = 2
+} pv_pixel_type;
+
+/* A 2D single-channel image.  Row y starts at element y * stride
+ * (stride >= width, in elements of the pixel type).  The caller owns data. */
+typedef struct pv_image {
+    int width;
+    int height;
+    ptrdiff_t stride;
+    pv_pixel_type type;
+    void *data;
+} pv_image;
+
+/* A 3D float volume, x fastest, then y, then z.  Element (x, y, z) is at
+ * x + y * stride_y + z * stride_z. */
+typedef struct pv_volume {
+    int nx, ny, nz;
+    ptrdiff_t stride_y;
+    ptrdiff_t stride_z;
+    float *data;
+} pv_volume;
+
+/* Allocate a dense image / volume (zeroed).  Free with pv_image_free /
+ * pv_volume_free; those only free what these functions allocated. */
+pv_status pv_image_alloc(pv_image *image, int width, int height, pv_pixel_type type);
+void pv_image_free(pv_image *image);
+pv_status pv_volume_alloc(pv_volume *volume, int nx, int ny, int nz);
+void pv_volume_free(pv_volume *volume);
+
+/* Describe caller memory without copying (dense rows). */
+pv_image pv_image_wrap(void *data, int width, int height, pv_pixel_type type);
+pv_volume pv_volume_wrap(float *data, int nx, int ny, int nz);
+
+/* Pixel access helpers for tests and examples. */
+float pv_image_get(const pv_image *image, int x, int y);
+
+/* ---------------------------------------------------------------- contexts */
+
+typedef enum pv_backend_kind {
+    PV_BACKEND_AUTO = 0,   /* first OpenCL GPU, else the CPU backend */
+    PV_BACKEND_CPU = 1,    /* OpenMP + FFTW reference backend */
+    PV_BACKEND_OPENCL = 2  /* OpenCL: a GPU if any, else any OpenCL device */
+} pv_backend_kind;
+
+const char *pv_backend_name(pv_backend_kind kind);
+
+/* Context flags. */
+#define PV_CONTEXT_CROSSCHECK 0x1u /* run each call on the CPU too and compare */
+
+typedef struct pv_context_options {
+    pv_backend_kind backend;
+    int device_index;       /* index into pv_device_list(), or -1 for automatic */
+    unsigned flags;         /* PV_CONTEXT_* */
+    int cpu_threads;        /* OpenMP threads for the CPU backend; 0 = default */
+} pv_context_options;
+
+typedef struct pv_context pv_context;
+
+/* Defaults: AUTO, automatic device, no flags, default threads. */
+void pv_context_options_default(pv_context_options *options);
+
+/* Create a context.  options may be NULL (defaults).  The environment
+ * overrides the options: PARVIS_BACKEND=auto|cpu|opencl,
+ * PARVIS_DEVICE=<index or name substring>, PARVIS_CROSSCHECK=1.
+ * On failure *out is NULL and pv_last_error() says why. */
+pv_status pv_context_create(pv_context **out, const pv_context_options *options);
+void pv_context_destroy(pv_context *ctx);
+
+/* Where the context runs and why it was chosen. */
+pv_backend_kind pv_context_backend(const pv_context *ctx);
+const char *pv_context_device_name(const pv_context *ctx);
+/* One line saying how the backend was selected (e.g. why AUTO took the CPU). */
+const char *pv_context_selection_note(const pv_context *ctx);
+/* Message of the last failed call on this context ("" if none). */
+const char *pv_context_last_error(const pv_context *ctx);
+/* OpenCL program build log of the last build failure ("" if none). */
+const char *pv_context_build_log(const pv_context *ctx);
+
+pv_status pv_context_set_crosscheck(pv_context *ctx, int enabled);
+int pv_context_crosscheck(const pv_context *ctx);
+/* OpenMP threads the CPU backend uses in this context. */
+int pv_context_cpu_threads(const pv_context *ctx);
+
+/* Timing of the last successful operation on this context.
+ * kernel_ms: time on the device (OpenCL event profiling; the CPU backend
+ * reports its compute time).  total_ms: end to end, transfers included.
+ * upload_ms / download_ms: host-device copies (0 on the CPU). */
+typedef struct pv_timing {
+    double kernel_ms;
+    double total_ms;
+    double upload_ms;
+    double download_ms;
+} pv_timing;
+pv_status pv_context_last_timing(const pv_context *ctx, pv_timing *timing);
+
+/* ----------------------------------------------------------------- devices */
+
+typedef enum pv_device_type {
+    PV_DEVICE_GPU = 1,
+    PV_DEVICE_CPU = 2,
+    PV_DEVICE_ACCELERATOR = 3,
+    PV_DEVICE_OTHER = 4
+} pv_device_type;
+
+typedef struct pv_device_info {
+    int index;                 /* the value PARVIS_DEVICE / device_index take */
+    char name[128];
+    char vendor[128];
+    char platform[128];
+    char driver_version[64];
+    char opencl_version[64];
+    pv_device_type type;
+    uint64_t global_memory;    /* bytes */
+    uint64_t max_alloc;        /* bytes, CL_DEVICE_MAX_MEM_ALLOC_SIZE */
+    uint64_t local_memory;     /* bytes */
+    int compute_units;
+    int max_work_group_size;
+} pv_device_info;
+
+/* Fill up to capacity entries; *count receives the number of OpenCL devices
+ * found (0 when OpenCL is absent or not built).  devices may be NULL when
+ * capacity is 0, to count. */
+pv_status pv_device_list(pv_device_info *devices, int capacity, int *count);
+const char *pv_device_type_name(pv_device_type type);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

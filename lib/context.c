@@ -1,0 +1,324 @@
+/* Contexts: backend and device selection (options, then environment),
+ * the selection note, and the queries a caller needs. */
+#include "internal.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#define PV_MAX_DEVICES 64
+
+const char *pv_backend_name(pv_backend_kind kind)
+{
+    switch (kind) {
+    case PV_BACKEND_AUTO: return "auto";
+    case PV_BACKEND_CPU: return "cpu";
+    case PV_BACKEND_OPENCL: return "opencl";
+    }
+    return "unknown";
+}
+
+const char *pv_device_type_name(pv_device_type type)
+{
+    switch (type) {
+    case PV_DEVICE_GPU: return "GPU";
+    case PV_DEVICE_CPU: return "CPU";
+    case PV_DEVICE_ACCELERATOR: return "accelerator";
+    case PV_DEVICE_OTHER: return "other";
+    }
+    return "unknown";
+}
+
+void pv_context_options_default(pv_context_options *options)
+{
+    if (!options)
+        return;
+    options->backend = PV_BACKEND_AUTO;
+    options->device_index = -1;
+    options->flags = 0;
+    options->cpu_threads = 0;
+}
+
+pv_status pv_device_list(pv_device_info *devices, int capacity, int *count)
+{
+    if (!count || capacity < 0 || (capacity > 0 && !devices))
+        return pv_fail(NULL, PV_ERR_INVALID, "pv_device_list: count is NULL or devices/capacity bad");
+#ifdef PV_HAVE_OPENCL
+    return pv_opencl_list_devices(devices, capacity, count);
+#else
+    *count = 0;
+    return PV_OK;
+#endif
+}
+
+static pv_status parse_backend_env(pv_backend_kind *kind)
+{
+    const char *value = getenv("PARVIS_BACKEND");
+    if (!value || !*value)
+        return PV_OK;
+    if (strcmp(value, "auto") == 0)
+        *kind = PV_BACKEND_AUTO;
+    else if (strcmp(value, "cpu") == 0)
+        *kind = PV_BACKEND_CPU;
+    else if (strcmp(value, "opencl") == 0)
+        *kind = PV_BACKEND_OPENCL;
+    else
+        return pv_fail(NULL, PV_ERR_INVALID,
+                       "PARVIS_BACKEND='%s': expected auto, cpu or opencl", value);
+    return PV_OK;
+}
+
+static int contains_ignoring_case(const char *text, const char *needle)
+{
+    size_t n = strlen(needle);
+    for (const char *p = text; *p; p++) {
+        size_t i = 0;
+        while (i < n && p[i] && tolower((unsigned char)p[i]) == tolower((unsigned char)needle[i]))
+            i++;
+        if (i == n)
+            return 1;
+    }
+    return n == 0;
+}
+
+/* PARVIS_DEVICE is an index into the device list or a name substring. */
+static pv_status parse_device_env(int *device_index)
+{
+    const char *value = getenv("PARVIS_DEVICE");
+    if (!value || !*value)
+        return PV_OK;
+    char *end = NULL;
+    long index = strtol(value, &end, 10);
+    if (*end == '\0' && index >= 0 && index < PV_MAX_DEVICES) {
+        *device_index = (int)index;
+        return PV_OK;
+    }
+    pv_device_info devices[PV_MAX_DEVICES];
+    int count = 0;
+    pv_status status = pv_device_list(devices, PV_MAX_DEVICES, &count);
+    if (status != PV_OK)
+        return status;
+    for (int i = 0; i < count && i < PV_MAX_DEVICES; i++)
+        if (contains_ignoring_case(devices[i].name, value)) {
+            *device_index = i;
+            return PV_OK;
+        }
+    return pv_fail(NULL, PV_ERR_NO_DEVICE, "PARVIS_DEVICE='%s' matches no OpenCL device", value);
+}
+
+#ifdef PV_HAVE_OPENCL
+static int first_gpu_index(void)
+{
+    pv_device_info devices[PV_MAX_DEVICES];
+    int count = 0;
+    if (pv_device_list(devices, PV_MAX_DEVICES, &count) != PV_OK)
+        return -1;
+    for (int i = 0; i < count && i < PV_MAX_DEVICES; i++)
+        if (devices[i].type == PV_DEVICE_GPU)
+            return i;
+    return -1;
+}
+
+#endif
+
+static void use_cpu(pv_context *ctx, const char *why)
+{
+    ctx->backend = PV_BACKEND_CPU;
+    ctx->ops = &pv_cpu_backend;
+    ctx->device_index = -1;
+    snprintf(ctx->device_name, sizeof ctx->device_name, "CPU (OpenMP, %d threads)",
+             ctx->cpu_threads);
+    snprintf(ctx->selection_note, sizeof ctx->selection_note, "%s", why);
+}
+
+#ifdef PV_HAVE_OPENCL
+static pv_status use_opencl(pv_context *ctx, int device_index)
+{
+    ctx->backend = PV_BACKEND_OPENCL;
+    ctx->ops = &pv_opencl_backend;
+    ctx->device_index = device_index;
+    pv_status status = pv_opencl_backend.init(ctx, device_index);
+    if (status != PV_OK) {
+        ctx->ops = NULL;
+        ctx->backend_state = NULL;
+    }
+    return status;
+}
+#endif
+
+static pv_status select_opencl(pv_context *ctx, int device_index)
+{
+#ifdef PV_HAVE_OPENCL
+    int chosen = device_index >= 0 ? device_index : first_gpu_index();
+    if (chosen < 0)
+        chosen = 0; /* no GPU: any OpenCL device (e.g. PoCL's CPU device) */
+    pv_status status = use_opencl(ctx, chosen);
+    if (status == PV_OK)
+        snprintf(ctx->selection_note, sizeof ctx->selection_note,
+                 "opencl requested: device %d (%s)", chosen, ctx->device_name);
+    return status;
+#else
+    (void)device_index;
+    return pv_fail(ctx, PV_ERR_UNSUPPORTED, "the OpenCL backend was not built (--disable-opencl)");
+#endif
+}
+
+/* AUTO: an OpenCL GPU if one is present and starts, else the CPU; the
+ * decision is made once here and written into the selection note. */
+static pv_status select_auto(pv_context *ctx, int device_index)
+{
+#ifdef PV_HAVE_OPENCL
+    if (device_index >= 0)
+        return select_opencl(ctx, device_index);
+    int gpu = first_gpu_index();
+    if (gpu < 0) {
+        use_cpu(ctx, "auto: no OpenCL GPU found, using the CPU backend");
+        return PV_OK;
+    }
+    if (use_opencl(ctx, gpu) == PV_OK) {
+        snprintf(ctx->selection_note, sizeof ctx->selection_note,
+                 "auto: OpenCL GPU %d (%s)", gpu, ctx->device_name);
+        return PV_OK;
+    }
+    char why[sizeof ctx->selection_note];
+    snprintf(why, sizeof why, "auto: OpenCL GPU %d failed to start (%.160s), using the CPU backend",
+             gpu, ctx->last_error);
+    use_cpu(ctx, why);
+    return PV_OK;
+#else
+    (void)device_index;
+    use_cpu(ctx, "auto: built without OpenCL, using the CPU backend");
+    return PV_OK;
+#endif
+}
+
+static int default_threads(void)
+{
+#ifdef _OPENMP
+    return omp_get_max_threads();
+#else
+    return 1;
+#endif
+}
+
+static pv_status resolve_options(const pv_context_options *options, pv_context_options *resolved)
+{
+    pv_context_options_default(resolved);
+    if (options)
+        *resolved = *options;
+    if ((unsigned)resolved->backend > PV_BACKEND_OPENCL)
+        return pv_fail(NULL, PV_ERR_INVALID, "options->backend %d is not a pv_backend_kind",
+                       (int)resolved->backend);
+    if (resolved->cpu_threads < 0 || resolved->device_index < -1)
+        return pv_fail(NULL, PV_ERR_INVALID, "options: negative cpu_threads or device_index < -1");
+    pv_status status = parse_backend_env(&resolved->backend);
+    if (status == PV_OK)
+        status = parse_device_env(&resolved->device_index);
+    const char *crosscheck = getenv("PARVIS_CROSSCHECK");
+    if (crosscheck && strcmp(crosscheck, "1") == 0)
+        resolved->flags |= PV_CONTEXT_CROSSCHECK;
+    return status;
+}
+
+pv_status pv_context_create(pv_context **out, const pv_context_options *options)
+{
+    if (!out)
+        return pv_fail(NULL, PV_ERR_INVALID, "pv_context_create: out is NULL");
+    *out = NULL;
+    pv_context_options resolved;
+    pv_status status = resolve_options(options, &resolved);
+    if (status != PV_OK)
+        return status;
+    pv_context *ctx = calloc(1, sizeof *ctx);
+    if (!ctx)
+        return pv_fail(NULL, PV_ERR_NOMEM, "pv_context_create: out of memory");
+    ctx->cpu_threads = resolved.cpu_threads > 0 ? resolved.cpu_threads : default_threads();
+    ctx->crosscheck = (resolved.flags & PV_CONTEXT_CROSSCHECK) != 0;
+    if (resolved.backend == PV_BACKEND_CPU) {
+        use_cpu(ctx, "cpu requested");
+        status = PV_OK;
+    } else if (resolved.backend == PV_BACKEND_OPENCL) {
+        status = select_opencl(ctx, resolved.device_index);
+    } else {
+        status = select_auto(ctx, resolved.device_index);
+    }
+    if (status != PV_OK) {
+        free(ctx->build_log);
+        free(ctx);
+        return status;
+    }
+    pv_log(ctx, "%s", ctx->selection_note);
+    *out = ctx;
+    return PV_OK;
+}
+
+void pv_context_destroy(pv_context *ctx)
+{
+    if (!ctx)
+        return;
+    if (ctx->ops && ctx->ops->release)
+        ctx->ops->release(ctx);
+    free(ctx->build_log);
+    free(ctx);
+}
+
+pv_backend_kind pv_context_backend(const pv_context *ctx)
+{
+    return ctx ? ctx->backend : PV_BACKEND_AUTO;
+}
+
+const char *pv_context_device_name(const pv_context *ctx)
+{
+    return ctx ? ctx->device_name : "";
+}
+
+const char *pv_context_selection_note(const pv_context *ctx)
+{
+    return ctx ? ctx->selection_note : "";
+}
+
+const char *pv_context_last_error(const pv_context *ctx)
+{
+    return ctx ? ctx->last_error : pv_last_error();
+}
+
+const char *pv_context_build_log(const pv_context *ctx)
+{
+    return ctx && ctx->build_log ? ctx->build_log : "";
+}
+
+void pv_context_set_build_log(pv_context *ctx, const char *log)
+{
+    free(ctx->build_log);
+    ctx->build_log = log ? strdup(log) : NULL;
+}
+
+pv_status pv_context_set_crosscheck(pv_context *ctx, int enabled)
+{
+    if (!ctx)
+        return pv_fail(NULL, PV_ERR_INVALID, "pv_context_set_crosscheck: ctx is NULL");
+    ctx->crosscheck = enabled != 0;
+    return PV_OK;
+}
+
+int pv_context_crosscheck(const pv_context *ctx)
+{
+    return ctx ? ctx->crosscheck : 0;
+}
+
+int pv_context_cpu_threads(const pv_context *ctx)
+{
+    return ctx ? ctx->cpu_threads : 0;
+}
+
+pv_status pv_context_last_timing(const pv_context *ctx, pv_timing *timing)
+{
+    if (!ctx || !timing)
+        return pv_fail(NULL, PV_ERR_INVALID, "pv_context_last_timing: ctx or timing is NULL");
+    *timing = ctx->timing;
+    return PV_OK;
+}

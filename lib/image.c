@@ -1,0 +1,152 @@
+/* Image and volume structs: allocation, wrapping and validity checks. */
+#include "internal.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+size_t pv_pixel_size(pv_pixel_type type)
+{
+    switch (type) {
+    case PV_PIXEL_U8: return 1;
+    case PV_PIXEL_F32: return sizeof(float);
+    }
+    return 0;
+}
+
+int pv_size_mul(size_t a, size_t b, size_t *out)
+{
+    if (a != 0 && b > SIZE_MAX / a)
+        return 0;
+    *out = a * b;
+    return 1;
+}
+
+/* Elements spanned by rows of `stride` elements, the last `width` long. */
+static int span_elements(size_t rows, size_t stride, size_t width, size_t *out)
+{
+    size_t full;
+    if (!pv_size_mul(rows - 1, stride, &full) || full > SIZE_MAX - width)
+        return 0;
+    *out = full + width;
+    return 1;
+}
+
+int pv_image_is_valid(const pv_image *image)
+{
+    size_t elements, bytes;
+    if (!image || !image->data || image->width <= 0 || image->height <= 0)
+        return 0;
+    if (image->stride < image->width || pv_pixel_size(image->type) == 0)
+        return 0;
+    if (!span_elements((size_t)image->height, (size_t)image->stride, (size_t)image->width,
+                       &elements))
+        return 0;
+    return pv_size_mul(elements, pv_pixel_size(image->type), &bytes) && bytes <= PTRDIFF_MAX;
+}
+
+int pv_volume_is_valid(const pv_volume *volume)
+{
+    size_t plane, elements, bytes;
+    if (!volume || !volume->data || volume->nx <= 0 || volume->ny <= 0 || volume->nz <= 0)
+        return 0;
+    if (volume->stride_y < volume->nx)
+        return 0;
+    if (!span_elements((size_t)volume->ny, (size_t)volume->stride_y, (size_t)volume->nx, &plane))
+        return 0;
+    if (volume->stride_z < (ptrdiff_t)plane && volume->nz > 1)
+        return 0;
+    if (!span_elements((size_t)volume->nz, (size_t)volume->stride_z, plane, &elements))
+        return 0;
+    return pv_size_mul(elements, sizeof(float), &bytes) && bytes <= PTRDIFF_MAX;
+}
+
+int pv_images_same_size(const pv_image *a, const pv_image *b)
+{
+    return a->width == b->width && a->height == b->height;
+}
+
+int pv_volumes_same_size(const pv_volume *a, const pv_volume *b)
+{
+    return a->nx == b->nx && a->ny == b->ny && a->nz == b->nz;
+}
+
+pv_status pv_image_alloc(pv_image *image, int width, int height, pv_pixel_type type)
+{
+    size_t count, bytes;
+    if (!image || width <= 0 || height <= 0 || pv_pixel_size(type) == 0)
+        return pv_fail(NULL, PV_ERR_INVALID, "pv_image_alloc: bad image pointer, size %dx%d or type",
+                       width, height);
+    if (!pv_size_mul((size_t)width, (size_t)height, &count) ||
+        !pv_size_mul(count, pv_pixel_size(type), &bytes) || bytes > PTRDIFF_MAX)
+        return pv_fail(NULL, PV_ERR_NOMEM, "pv_image_alloc: %dx%d overflows", width, height);
+    void *data = calloc(count, pv_pixel_size(type));
+    if (!data)
+        return pv_fail(NULL, PV_ERR_NOMEM, "pv_image_alloc: cannot allocate %zu bytes", bytes);
+    *image = pv_image_wrap(data, width, height, type);
+    return PV_OK;
+}
+
+void pv_image_free(pv_image *image)
+{
+    if (!image)
+        return;
+    free(image->data);
+    image->data = NULL;
+}
+
+pv_status pv_volume_alloc(pv_volume *volume, int nx, int ny, int nz)
+{
+    size_t plane, count, bytes;
+    if (!volume || nx <= 0 || ny <= 0 || nz <= 0)
+        return pv_fail(NULL, PV_ERR_INVALID, "pv_volume_alloc: bad volume pointer or size %dx%dx%d",
+                       nx, ny, nz);
+    if (!pv_size_mul((size_t)nx, (size_t)ny, &plane) || !pv_size_mul(plane, (size_t)nz, &count) ||
+        !pv_size_mul(count, sizeof(float), &bytes) || bytes > PTRDIFF_MAX)
+        return pv_fail(NULL, PV_ERR_NOMEM, "pv_volume_alloc: %dx%dx%d overflows", nx, ny, nz);
+    float *data = calloc(count, sizeof(float));
+    if (!data)
+        return pv_fail(NULL, PV_ERR_NOMEM, "pv_volume_alloc: cannot allocate %zu bytes", bytes);
+    *volume = pv_volume_wrap(data, nx, ny, nz);
+    return PV_OK;
+}
+
+void pv_volume_free(pv_volume *volume)
+{
+    if (!volume)
+        return;
+    free(volume->data);
+    volume->data = NULL;
+}
+
+pv_image pv_image_wrap(void *data, int width, int height, pv_pixel_type type)
+{
+    pv_image image = {width, height, width, type, data};
+    return image;
+}
+
+pv_volume pv_volume_wrap(float *data, int nx, int ny, int nz)
+{
+    pv_volume volume = {nx, ny, nz, nx, (ptrdiff_t)nx * ny, data};
+    return volume;
+}
+
+float pv_image_get(const pv_image *image, int x, int y)
+{
+    if (!pv_image_is_valid(image) || x < 0 || y < 0 || x >= image->width || y >= image->height)
+        return NAN;
+    ptrdiff_t i = (ptrdiff_t)y * image->stride + x;
+    if (image->type == PV_PIXEL_U8)
+        return ((const uint8_t *)image->data)[i];
+    return ((const float *)image->data)[i];
+}
+
+pv_status pv_image_alloc_like(pv_image *out, const pv_image *like, pv_pixel_type type)
+{
+    return pv_image_alloc(out, like->width, like->height, type);
+}
+
+pv_status pv_volume_alloc_like(pv_volume *out, const pv_volume *like)
+{
+    return pv_volume_alloc(out, like->nx, like->ny, like->nz);
+}

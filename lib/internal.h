@@ -1,0 +1,78 @@
+/* Internal: the context object, error recording and timing shared by the
+ * front end and the backends.  Not installed. */
+#ifndef PV_INTERNAL_H
+#define PV_INTERNAL_H
+
+#include "config.h"
+
+#include "parvis.h"
+#include "backend.h"
+
+#include <math.h>
+#include <stdarg.h>
+
+#define PV_PI 3.14159265358979323846
+
+struct pv_context {
+    pv_backend_kind backend;
+    const pv_backend_ops *ops;     /* the backend this context runs on */
+    void *backend_state;           /* owned by ops (OpenCL runtime state) */
+    int crosscheck;
+    int cpu_threads;
+    int device_index;              /* -1 on the CPU backend */
+    char device_name[128];
+    char selection_note[256];
+    char last_error[1024];
+    char *build_log;               /* malloc'ed, or NULL */
+    pv_timing timing;              /* of the call in progress / last call */
+    double call_start_ms;
+};
+
+/* Record a failure: formats the message into ctx (may be NULL) and the
+ * thread's last-error slot, and returns status so callers can write
+ * `return pv_fail(ctx, PV_ERR_INVALID, "...")`. */
+pv_status pv_fail(pv_context *ctx, pv_status status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Keep an OpenCL build log on the context (copied). */
+void pv_context_set_build_log(pv_context *ctx, const char *log);
+
+/* Monotonic clock in milliseconds. */
+double pv_now_ms(void);
+
+/* Start / finish timing one front-end call (fills timing.total_ms; the
+ * backend adds kernel/upload/download). */
+void pv_call_begin(pv_context *ctx);
+void pv_call_end(pv_context *ctx);
+
+/* Log through PARVIS_LOG=1 (stderr) or the optional log callback. */
+void pv_log(const pv_context *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* ---- argument checks shared by the front-end files ---------------------- */
+
+/* A well-formed image: non-NULL data, positive sizes, stride >= width, a
+ * known pixel type, and a total element count that fits in size_t. */
+int pv_image_is_valid(const pv_image *image);
+int pv_volume_is_valid(const pv_volume *volume);
+int pv_images_same_size(const pv_image *a, const pv_image *b);
+int pv_volumes_same_size(const pv_volume *a, const pv_volume *b);
+/* Bytes of one pixel of the type (0 for an unknown type). */
+size_t pv_pixel_size(pv_pixel_type type);
+/* a * b into *out; 0 on overflow. */
+int pv_size_mul(size_t a, size_t b, size_t *out);
+
+/* ---- cross-check -------------------------------------------------------- */
+
+/* True when this call must also run on the CPU backend. */
+int pv_crosscheck_wanted(const pv_context *ctx);
+
+/* Relative L-infinity difference of two f32 images / volumes of equal size:
+ * max |a - b| / max(1, max |b|).  INFINITY values must match exactly. */
+double pv_image_rel_linf(const pv_image *a, const pv_image *b);
+double pv_volume_rel_linf(const pv_volume *a, const pv_volume *b);
+
+/* Scratch copies for the CPU side of a cross-check (same size, dense). */
+pv_status pv_image_alloc_like(pv_image *out, const pv_image *like, pv_pixel_type type);
+pv_status pv_volume_alloc_like(pv_volume *out, const pv_volume *like);
+
+#endif

@@ -1,0 +1,95 @@
+/* Status names, error recording, logging and the library version. */
+#include "internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static _Thread_local char thread_last_error[1024];
+
+const char *pv_status_string(pv_status status)
+{
+    switch (status) {
+    case PV_OK: return "ok";
+    case PV_ERR_INVALID: return "invalid argument";
+    case PV_ERR_NOMEM: return "out of memory";
+    case PV_ERR_IO: return "i/o error";
+    case PV_ERR_FORMAT: return "bad file format";
+    case PV_ERR_UNSUPPORTED: return "not supported";
+    case PV_ERR_OPENCL: return "opencl error";
+    case PV_ERR_BUILD: return "opencl build failure";
+    case PV_ERR_NO_DEVICE: return "no device";
+    case PV_ERR_MISMATCH: return "cross-check mismatch";
+    case PV_ERR_DEVICE_MEMORY: return "device memory exceeded";
+    }
+    return "unknown status";
+}
+
+const char *pv_last_error(void)
+{
+    return thread_last_error;
+}
+
+pv_status pv_fail(pv_context *ctx, pv_status status, const char *fmt, ...)
+{
+    va_list args;
+    va_start(args, fmt);
+    vsnprintf(thread_last_error, sizeof thread_last_error, fmt, args);
+    va_end(args);
+    if (ctx)
+        memcpy(ctx->last_error, thread_last_error, sizeof ctx->last_error);
+    pv_log(ctx, "error (%s): %s", pv_status_string(status), thread_last_error);
+    return status;
+}
+
+void pv_log(const pv_context *ctx, const char *fmt, ...)
+{
+    (void)ctx;
+    const char *enabled = getenv("PARVIS_LOG");
+    if (!enabled || strcmp(enabled, "1") != 0)
+        return;
+    va_list args;
+    va_start(args, fmt);
+    fputs("parvis: ", stderr);
+    vfprintf(stderr, fmt, args);
+    fputc('\n', stderr);
+    va_end(args);
+}
+
+const char *pv_version(void)
+{
+    return PV_VERSION_STRING;
+}
+
+void pv_version_numbers(int *major, int *minor, int *patch)
+{
+    if (major)
+        *major = PV_VERSION_MAJOR;
+    if (minor)
+        *minor = PV_VERSION_MINOR;
+    if (patch)
+        *patch = PV_VERSION_PATCH;
+}
+
+double pv_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
+}
+
+void pv_call_begin(pv_context *ctx)
+{
+    memset(&ctx->timing, 0, sizeof ctx->timing);
+    ctx->last_error[0] = '\0';
+    ctx->call_start_ms = pv_now_ms();
+}
+
+void pv_call_end(pv_context *ctx)
+{
+    ctx->timing.total_ms = pv_now_ms() - ctx->call_start_ms;
+    /* The CPU backend has no device: its compute time is the whole call. */
+    if (ctx->ops == &pv_cpu_backend)
+        ctx->timing.kernel_ms = ctx->timing.total_ms;
+}

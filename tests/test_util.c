@@ -1,0 +1,172 @@
+#include "test_util.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#define TU_SENTINEL_U8 0xA5
+#define TU_SENTINEL_F32 (-12345.678f)
+
+pv_context *tu_context(pv_backend_kind kind)
+{
+    pv_context_options options;
+    pv_context_options_default(&options);
+    options.backend = kind;
+    pv_context *ctx = NULL;
+    if (pv_context_create(&ctx, &options) != PV_OK)
+        return NULL;
+    return ctx;
+}
+
+int tu_have_opencl(void)
+{
+    pv_context *ctx = tu_context(PV_BACKEND_OPENCL);
+    if (!ctx)
+        return 0;
+    pv_context_destroy(ctx);
+    return 1;
+}
+
+uint32_t tu_rand(uint32_t *state)
+{
+    uint32_t x = *state ? *state : 0x9E3779B9u;
+    x ^= x << 13;
+    x ^= x >> 17;
+    x ^= x << 5;
+    *state = x;
+    return x;
+}
+
+float tu_rand01(uint32_t *state)
+{
+    return (float)(tu_rand(state) >> 8) / 16777216.0f;
+}
+
+void tu_fill_random(pv_image *image, uint32_t seed)
+{
+    uint32_t state = seed;
+    for (int y = 0; y < image->height; y++) {
+        for (int x = 0; x < image->width; x++) {
+            ptrdiff_t i = (ptrdiff_t)y * image->stride + x;
+            if (image->type == PV_PIXEL_U8)
+                ((uint8_t *)image->data)[i] = (uint8_t)(tu_rand(&state) >> 24);
+            else
+                ((float *)image->data)[i] = tu_rand01(&state);
+        }
+    }
+}
+
+void tu_fill_random_volume(pv_volume *volume, uint32_t seed)
+{
+    uint32_t state = seed;
+    for (int z = 0; z < volume->nz; z++)
+        for (int y = 0; y < volume->ny; y++)
+            for (int x = 0; x < volume->nx; x++)
+                volume->data[x + y * volume->stride_y + z * volume->stride_z] = tu_rand01(&state);
+}
+
+static size_t element_size(pv_pixel_type type)
+{
+    return type == PV_PIXEL_U8 ? 1 : sizeof(float);
+}
+
+static void set_sentinel(pv_pixel_type type, void *base, size_t index)
+{
+    if (type == PV_PIXEL_U8)
+        ((uint8_t *)base)[index] = TU_SENTINEL_U8;
+    else
+        ((float *)base)[index] = TU_SENTINEL_F32;
+}
+
+static int is_sentinel(pv_pixel_type type, const void *base, size_t index)
+{
+    if (type == PV_PIXEL_U8)
+        return ((const uint8_t *)base)[index] == TU_SENTINEL_U8;
+    return ((const float *)base)[index] == TU_SENTINEL_F32;
+}
+
+static int in_pixels(int x, int y, int width, int height, int guard)
+{
+    return x >= guard && x < guard + width && y >= guard && y < guard + height;
+}
+
+void tu_guarded_alloc(pv_image *image, int width, int height, pv_pixel_type type, int guard)
+{
+    size_t stride = (size_t)width + 2 * (size_t)guard;
+    size_t rows = (size_t)height + 2 * (size_t)guard;
+    void *base = calloc(stride * rows, element_size(type));
+    assert_non_null(base);
+    for (size_t y = 0; y < rows; y++)
+        for (size_t x = 0; x < stride; x++)
+            set_sentinel(type, base, y * stride + x);
+    image->width = width;
+    image->height = height;
+    image->stride = (ptrdiff_t)stride;
+    image->type = type;
+    image->data = (char *)base + ((size_t)guard * stride + (size_t)guard) * element_size(type);
+}
+
+static void *guarded_base(const pv_image *image, int guard)
+{
+    size_t offset = ((size_t)guard * (size_t)image->stride + (size_t)guard) * element_size(image->type);
+    return (char *)image->data - offset;
+}
+
+int tu_guard_intact(const pv_image *image, int guard)
+{
+    const void *base = guarded_base(image, guard);
+    int rows = image->height + 2 * guard;
+    for (int y = 0; y < rows; y++)
+        for (int x = 0; x < (int)image->stride; x++)
+            if (!in_pixels(x, y, image->width, image->height, guard) &&
+                !is_sentinel(image->type, base, (size_t)y * (size_t)image->stride + (size_t)x))
+                return 0;
+    return 1;
+}
+
+void tu_guarded_free(pv_image *image, int guard)
+{
+    if (image->data)
+        free(guarded_base(image, guard));
+    image->data = NULL;
+}
+
+const char *tu_data_path(const char *relative)
+{
+    static char path[4096];
+    snprintf(path, sizeof path, "%s/%s", PV_TEST_DATA_DIR, relative);
+    return path;
+}
+
+const char *tu_tmp_path(const char *name)
+{
+    static char path[4096];
+    mkdir("tests", 0755);
+    mkdir("tests/tmp", 0755);
+    snprintf(path, sizeof path, "tests/tmp/%s", name);
+    return path;
+}
+
+double tu_rel_linf(const pv_image *a, const pv_image *b)
+{
+    double max_diff = 0.0, max_ref = 1.0;
+    for (int y = 0; y < b->height; y++) {
+        const float *ra = (const float *)a->data + (ptrdiff_t)y * a->stride;
+        const float *rb = (const float *)b->data + (ptrdiff_t)y * b->stride;
+        for (int x = 0; x < b->width; x++) {
+            if (isinf(rb[x]) || isinf(ra[x])) {
+                if (ra[x] != rb[x])
+                    return INFINITY;
+                continue;
+            }
+            double d = fabs((double)ra[x] - (double)rb[x]);
+            if (d > max_diff || isnan(d))
+                max_diff = isnan(d) ? INFINITY : d;
+            if (fabs(rb[x]) > max_ref)
+                max_ref = fabs(rb[x]);
+        }
+    }
+    return max_diff / max_ref;
+}

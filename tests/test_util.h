@@ -1,0 +1,44 @@
+/* Shared test helpers: contexts for each backend, random textures and
+ * guarded images (a sentinel border around the pixels that catches writes
+ * outside the image, as OpenCV's OpenCL tests do). */
+#ifndef PV_TEST_UTIL_H
+#define PV_TEST_UTIL_H
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "parvis.h"
+
+/* A context on the given backend, or NULL when it cannot be had (the
+ * OpenCL backend on a host without OpenCL).  The CPU backend always works. */
+pv_context *tu_context(pv_backend_kind kind);
+/* 1 when an OpenCL device is usable for the tests. */
+int tu_have_opencl(void);
+
+/* Deterministic pseudo-random numbers (xorshift32). */
+uint32_t tu_rand(uint32_t *state);
+float tu_rand01(uint32_t *state);
+
+/* Fill with uniform noise: u8 in 0..255, f32 in [0, 1). */
+void tu_fill_random(pv_image *image, uint32_t seed);
+void tu_fill_random_volume(pv_volume *volume, uint32_t seed);
+
+/* An image whose rows have `guard` sentinel elements on each side and
+ * `guard` sentinel rows above and below; stride = width + 2 * guard. */
+void tu_guarded_alloc(pv_image *image, int width, int height, pv_pixel_type type, int guard);
+/* 1 when every sentinel is still intact. */
+int tu_guard_intact(const pv_image *image, int guard);
+void tu_guarded_free(pv_image *image, int guard);
+
+/* Path of a file under tests/data (static buffer, overwritten by each call). */
+const char *tu_data_path(const char *relative);
+/* A scratch path under the build tree's tests/tmp (created on demand). */
+const char *tu_tmp_path(const char *name);
+
+/* Relative L-infinity error of two f32 images: max|a-b| / max(1, max|b|). */
+double tu_rel_linf(const pv_image *a, const pv_image *b);
+
+#endif
