@@ -7,5 +7,6 @@
 #include "parvis/io.h"
 #include "parvis/filter.h"
 #include "parvis/stereo.h"
+#include "parvis/register.h"
 
 #endif

@@ -4,6 +4,8 @@
 #ifndef PV_TEST_UTIL_H
 #define PV_TEST_UTIL_H
 
+#include "config.h"
+
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

@@ -1,0 +1,251 @@
+/* The CPU FFT layer: FFTW3f R2C/C2R plan pairs, cached per (size, threads)
+ * for the whole process behind one mutex. */
+#include "fft.h"
+
+#include <fftw3.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Unused plans kept for later calls; more are destroyed, oldest first. */
+#define PV_FFT_CACHE_IDLE_MAX 16
+
+struct pv_cpu_fft {
+    int size[3];
+    int threads;
+    fftwf_plan forward;
+    fftwf_plan inverse;
+    size_t real_count;
+    size_t complex_count;
+    int users;
+    unsigned long last_use;
+    struct pv_cpu_fft *next;
+};
+
+static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
+static pv_cpu_fft *cache_head;
+static unsigned long use_clock;
+static int fftw_ready;
+
+/* ----------------------------------------------------------- FFTW set-up */
+
+static unsigned planner_flags(void)
+{
+    const char *effort = getenv("PARVIS_FFTW_PLANNER");
+    if (effort && strcmp(effort, "measure") == 0)
+        return FFTW_MEASURE;
+    if (effort && strcmp(effort, "patient") == 0)
+        return FFTW_PATIENT;
+    return FFTW_ESTIMATE;
+}
+
+static const char *wisdom_path(void)
+{
+    const char *path = getenv("PARVIS_FFTW_WISDOM");
+    return path && *path ? path : NULL;
+}
+
+/* Called with cache_lock held. */
+static void prepare_fftw(void)
+{
+    if (fftw_ready)
+        return;
+    fftwf_init_threads();
+    /* Other FFTW users in the process may plan without our lock. */
+    fftwf_make_planner_thread_safe();
+    if (wisdom_path())
+        fftwf_import_wisdom_from_filename(wisdom_path());
+    fftw_ready = 1;
+}
+
+/* --------------------------------------------------------------- planning */
+
+/* FFTW wants the slowest axis first; leading (slowest) 1s are dropped so a
+ * 2D image gets a 2D plan. */
+static int fftw_dims(const int size[3], int n[3])
+{
+    int rank = size[2] > 1 ? 3 : size[1] > 1 ? 2 : 1;
+    for (int i = 0; i < rank; i++)
+        n[i] = size[rank - 1 - i];
+    return rank;
+}
+
+static int counts_for(const int size[3], size_t *real_count, size_t *complex_count)
+{
+    size_t plane, half_plane;
+    return pv_size_mul((size_t)size[0], (size_t)size[1], &plane) &&
+           pv_size_mul(plane, (size_t)size[2], real_count) &&
+           pv_size_mul((size_t)(size[0] / 2 + 1), (size_t)size[1], &half_plane) &&
+           pv_size_mul(half_plane, (size_t)size[2], complex_count) &&
+           *complex_count <= ((size_t)-1) / (2 * sizeof(float));
+}
+
+/* Plans on scratch arrays because FFTW_MEASURE overwrites what it is given. */
+static int make_plans(pv_cpu_fft *fft)
+{
+    float *real = pv_cpu_fft_alloc(fft->real_count);
+    float *spectrum = pv_cpu_fft_alloc(2 * fft->complex_count);
+    int n[3];
+    int rank = fftw_dims(fft->size, n);
+    unsigned flags = planner_flags();
+    if (real && spectrum) {
+        fftwf_plan_with_nthreads(fft->threads);
+        fft->forward = fftwf_plan_dft_r2c(rank, n, real, (fftwf_complex *)spectrum, flags);
+        fft->inverse = fftwf_plan_dft_c2r(rank, n, (fftwf_complex *)spectrum, real, flags);
+    }
+    pv_cpu_fft_free(real);
+    pv_cpu_fft_free(spectrum);
+    if (fft->forward && fft->inverse) {
+        if (wisdom_path())
+            fftwf_export_wisdom_to_filename(wisdom_path());
+        return 1;
+    }
+    if (fft->forward)
+        fftwf_destroy_plan(fft->forward);
+    if (fft->inverse)
+        fftwf_destroy_plan(fft->inverse);
+    return 0;
+}
+
+static void destroy_entry(pv_cpu_fft *fft)
+{
+    fftwf_destroy_plan(fft->forward);
+    fftwf_destroy_plan(fft->inverse);
+    free(fft);
+}
+
+/* ------------------------------------------------------------------ cache */
+
+static pv_cpu_fft *find_entry(const int size[3], int threads)
+{
+    for (pv_cpu_fft *e = cache_head; e; e = e->next)
+        if (memcmp(e->size, size, sizeof e->size) == 0 && e->threads == threads)
+            return e;
+    return NULL;
+}
+
+static int idle_count(void)
+{
+    int count = 0;
+    for (pv_cpu_fft *e = cache_head; e; e = e->next)
+        count += e->users == 0;
+    return count;
+}
+
+static void unlink_entry(pv_cpu_fft *fft)
+{
+    for (pv_cpu_fft **p = &cache_head; *p; p = &(*p)->next)
+        if (*p == fft) {
+            *p = fft->next;
+            return;
+        }
+}
+
+static void evict_idle_beyond(int keep)
+{
+    while (idle_count() > keep) {
+        pv_cpu_fft *oldest = NULL;
+        for (pv_cpu_fft *e = cache_head; e; e = e->next)
+            if (e->users == 0 && (!oldest || e->last_use < oldest->last_use))
+                oldest = e;
+        unlink_entry(oldest);
+        destroy_entry(oldest);
+    }
+}
+
+static pv_status new_entry(pv_context *ctx, const int size[3], int threads, pv_cpu_fft **out)
+{
+    pv_cpu_fft *fft = calloc(1, sizeof *fft);
+    if (!fft)
+        return pv_fail(ctx, PV_ERR_NOMEM, "FFT plan cache: out of memory");
+    memcpy(fft->size, size, sizeof fft->size);
+    fft->threads = threads;
+    if (!counts_for(size, &fft->real_count, &fft->complex_count)) {
+        free(fft);
+        return pv_fail(ctx, PV_ERR_NOMEM, "FFT of %dx%dx%d: size overflows", size[0], size[1],
+                       size[2]);
+    }
+    if (!make_plans(fft)) {
+        free(fft);
+        return pv_fail(ctx, PV_ERR_NOMEM, "FFTW could not plan a %dx%dx%d real transform",
+                       size[0], size[1], size[2]);
+    }
+    fft->next = cache_head;
+    cache_head = fft;
+    *out = fft;
+    return PV_OK;
+}
+
+pv_status pv_cpu_fft_acquire(pv_context *ctx, const int size[3], pv_cpu_fft **out)
+{
+    int threads = ctx->cpu_threads > 0 ? ctx->cpu_threads : 1;
+    pthread_mutex_lock(&cache_lock);
+    prepare_fftw();
+    pv_cpu_fft *fft = find_entry(size, threads);
+    pv_status status = fft ? PV_OK : new_entry(ctx, size, threads, &fft);
+    if (status == PV_OK) {
+        fft->users++;
+        fft->last_use = ++use_clock;
+        *out = fft;
+    }
+    pthread_mutex_unlock(&cache_lock);
+    return status;
+}
+
+void pv_cpu_fft_release(pv_cpu_fft *fft)
+{
+    if (!fft)
+        return;
+    pthread_mutex_lock(&cache_lock);
+    fft->users--;
+    evict_idle_beyond(PV_FFT_CACHE_IDLE_MAX);
+    pthread_mutex_unlock(&cache_lock);
+}
+
+/* Plans still cached at unload are freed so leak checkers see a clean exit. */
+__attribute__((destructor)) static void free_cache_at_exit(void)
+{
+    pthread_mutex_lock(&cache_lock);
+    evict_idle_beyond(0);
+    if (fftw_ready && !cache_head) {
+        fftwf_cleanup_threads();
+        fftw_ready = 0;
+    }
+    pthread_mutex_unlock(&cache_lock);
+}
+
+/* -------------------------------------------------------------- execution */
+
+size_t pv_cpu_fft_real_count(const pv_cpu_fft *fft)
+{
+    return fft->real_count;
+}
+
+size_t pv_cpu_fft_complex_count(const pv_cpu_fft *fft)
+{
+    return fft->complex_count;
+}
+
+float *pv_cpu_fft_alloc(size_t count)
+{
+    size_t bytes;
+    if (!pv_size_mul(count ? count : 1, sizeof(float), &bytes))
+        return NULL;
+    return fftwf_malloc(bytes);
+}
+
+void pv_cpu_fft_free(float *buffer)
+{
+    if (buffer)
+        fftwf_free(buffer);
+}
+
+void pv_cpu_fft_forward(const pv_cpu_fft *fft, float *real, float *spectrum)
+{
+    fftwf_execute_dft_r2c(fft->forward, real, (fftwf_complex *)spectrum);
+}
+
+void pv_cpu_fft_inverse(const pv_cpu_fft *fft, float *spectrum, float *real)
+{
+    fftwf_execute_dft_c2r(fft->inverse, (fftwf_complex *)spectrum, real);
+}

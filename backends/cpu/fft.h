@@ -1,0 +1,38 @@
+/* Internal: the CPU backend's FFT layer.  Operations never call FFTW
+ * directly; they acquire a transform pair for one real size here.
+ *
+ * Sizes are {nx, ny, nz}, x fastest (trailing 1s make 2D and 1D
+ * transforms).  The spectrum is FFTW's half spectrum: (nx / 2 + 1) x ny x nz
+ * interleaved complex floats, x fastest.  Transforms are unnormalized.
+ *
+ * Plans are made once per (size, threads) and shared process-wide: FFTW's
+ * planner is not thread-safe, so planning and destruction happen under one
+ * mutex, while executing a made plan is safe from any thread.  Planner
+ * effort: PARVIS_FFTW_PLANNER=estimate (default) | measure | patient.
+ * PARVIS_FFTW_WISDOM=FILE imports wisdom on first use and saves it after
+ * every new plan. */
+#ifndef PV_CPU_FFT_H
+#define PV_CPU_FFT_H
+
+#include "cpu.h"
+
+typedef struct pv_cpu_fft pv_cpu_fft;
+
+/* The R2C / C2R pair for size[3] with ctx->cpu_threads threads. */
+pv_status pv_cpu_fft_acquire(pv_context *ctx, const int size[3], pv_cpu_fft **fft);
+void pv_cpu_fft_release(pv_cpu_fft *fft);
+
+size_t pv_cpu_fft_real_count(const pv_cpu_fft *fft);
+size_t pv_cpu_fft_complex_count(const pv_cpu_fft *fft);
+
+/* Buffers with FFTW's alignment (the plans require it).  count floats;
+ * NULL when count overflows or memory is short. */
+float *pv_cpu_fft_alloc(size_t count);
+void pv_cpu_fft_free(float *buffer);
+
+/* real -> spectrum (real is preserved). */
+void pv_cpu_fft_forward(const pv_cpu_fft *fft, float *real, float *spectrum);
+/* spectrum -> real; FFTW destroys the spectrum of a multi-dimensional C2R. */
+void pv_cpu_fft_inverse(const pv_cpu_fft *fft, float *spectrum, float *real);
+
+#endif

@@ -1,0 +1,362 @@
+/* OpenCL filters: host side of kernels/filter.cl.
+ *
+ * Data is packed densely on the device; buffers are per-context scratch
+ * slots, so repeated calls on one size allocate nothing.  Separable passes
+ * run x, then y, then z, through a device temporary, in the same order as
+ * the CPU backend. */
+#include "opencl.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static const pv_cl_param_default filter_defaults[] = {
+    {"FILTER_WG_X", 32},      /* Gaussian passes: work-group width ...   */
+    {"FILTER_WG_Y", 8},       /* ... and height                          */
+    {"FILTER_ROW_STEPS", 4},  /* row pass: outputs per work item along x */
+    {"FILTER_COL_STEPS", 4},  /* column pass: outputs per item along y   */
+    {"FILTER_GRAD_WG_X", 32}, /* gradient work-group shape               */
+    {"FILTER_GRAD_WG_Y", 8},
+};
+
+const pv_cl_param_family pv_cl_params_filter = {
+    "filter", filter_defaults, sizeof filter_defaults / sizeof filter_defaults[0]};
+
+/* Extent of a dense device image (nz = 1) or volume. */
+typedef struct grid {
+    cl_int nx, ny, nz;
+} grid;
+
+typedef struct kernel_arg {
+    size_t size;
+    const void *value; /* NULL with a size: a __local buffer of that many bytes */
+} kernel_arg;
+
+static int param(pv_context *ctx, const char *name)
+{
+    return pv_cl_param(ctx, "filter", name, 1);
+}
+
+static size_t round_up_div(size_t n, size_t d)
+{
+    return (n + d - 1) / d;
+}
+
+static pv_status filter_kernel(pv_context *ctx, const char *name, cl_kernel *kernel)
+{
+    char options[512] = "";
+    pv_status status = pv_cl_param_defines(ctx, "filter", options, sizeof options);
+    if (status != PV_OK)
+        return status;
+    return pv_cl_kernel(ctx, "filter", options, name, kernel);
+}
+
+static pv_status set_args(pv_context *ctx, cl_kernel kernel, const kernel_arg *args, int count)
+{
+    for (int i = 0; i < count; i++) {
+        pv_status status = pv_cl_arg(ctx, kernel, (cl_uint)i, args[i].size, args[i].value);
+        if (status != PV_OK)
+            return status;
+    }
+    return PV_OK;
+}
+
+/* Drain the queue and account its events even after a failure, keeping the
+ * first error. */
+static pv_status finish(pv_context *ctx, pv_status status)
+{
+    pv_status finished = pv_cl_finish(ctx);
+    return status != PV_OK ? status : finished;
+}
+
+/* ------------------------------------------------------------- transfers */
+
+/* Copy `rows` rows of row_bytes, pitch bytes apart on the host, into one
+ * dense block (host staging for strided inputs). */
+static void pack_rows(const char *src, size_t pitch, size_t row_bytes, size_t rows, char *dst)
+{
+    for (size_t r = 0; r < rows; r++)
+        memcpy(dst + r * row_bytes, src + r * pitch, row_bytes);
+}
+
+/* Upload an image into scratch slot `slot`: one write when its rows are
+ * dense, else through a packed host copy. */
+static pv_status upload_image(pv_context *ctx, const char *slot, const pv_image *image,
+                              cl_mem *buffer)
+{
+    size_t pixel = pv_pixel_size(image->type);
+    size_t row_bytes = (size_t)image->width * pixel;
+    size_t bytes = row_bytes * (size_t)image->height;
+    pv_status status = pv_cl_scratch(ctx, slot, bytes, buffer);
+    if (status != PV_OK)
+        return status;
+    if (image->stride == image->width)
+        return pv_cl_write(ctx, *buffer, 0, bytes, image->data);
+    char *dense = malloc(bytes);
+    if (!dense)
+        return pv_fail(ctx, PV_ERR_NOMEM, "no memory to pack a %dx%d image for upload",
+                       image->width, image->height);
+    pack_rows(image->data, (size_t)image->stride * pixel, row_bytes, (size_t)image->height, dense);
+    status = pv_cl_write(ctx, *buffer, 0, bytes, dense);
+    free(dense);
+    return status;
+}
+
+static int volume_is_dense(const pv_volume *volume)
+{
+    return volume->stride_y == volume->nx &&
+           (volume->nz == 1 || volume->stride_z == (ptrdiff_t)volume->nx * volume->ny);
+}
+
+static pv_status upload_volume(pv_context *ctx, const char *slot, const pv_volume *volume,
+                               cl_mem *buffer)
+{
+    size_t row_bytes = (size_t)volume->nx * sizeof(float);
+    size_t slice_bytes = row_bytes * (size_t)volume->ny;
+    size_t bytes = slice_bytes * (size_t)volume->nz;
+    pv_status status = pv_cl_scratch(ctx, slot, bytes, buffer);
+    if (status != PV_OK)
+        return status;
+    if (volume_is_dense(volume))
+        return pv_cl_write(ctx, *buffer, 0, bytes, volume->data);
+    char *dense = malloc(bytes);
+    if (!dense)
+        return pv_fail(ctx, PV_ERR_NOMEM, "no memory to pack a %dx%dx%d volume for upload",
+                       volume->nx, volume->ny, volume->nz);
+    for (int z = 0; z < volume->nz; z++)
+        pack_rows((const char *)(volume->data + (ptrdiff_t)z * volume->stride_z),
+                  (size_t)volume->stride_y * sizeof(float), row_bytes, (size_t)volume->ny,
+                  dense + (size_t)z * slice_bytes);
+    status = pv_cl_write(ctx, *buffer, 0, bytes, dense);
+    free(dense);
+    return status;
+}
+
+static size_t grid_floats_bytes(grid g)
+{
+    return (size_t)g.nx * (size_t)g.ny * (size_t)g.nz * sizeof(float);
+}
+
+static pv_status upload_weights(pv_context *ctx, const float *weights, int radius, cl_mem *buffer)
+{
+    size_t bytes = (size_t)(2 * radius + 1) * sizeof(float);
+    pv_status status = pv_cl_scratch(ctx, "filter.weights", bytes, buffer);
+    return status == PV_OK ? pv_cl_write(ctx, *buffer, 0, bytes, weights) : status;
+}
+
+/* --------------------------------------------------------- Gaussian passes */
+
+/* Local memory for a tile of `lines` lines of `length` outputs plus the
+ * 2r apron, if the device has that much; 0 when it does not. */
+static size_t tile_bytes(pv_context *ctx, int lines, int length, int radius)
+{
+    size_t bytes = (size_t)lines * ((size_t)length + 2 * (size_t)radius) * sizeof(float);
+    return bytes <= pv_cl_device_info(ctx)->local_memory ? bytes : 0;
+}
+
+/* Untiled pass along `axis`, one output per work item. */
+static pv_status pass_axis(pv_context *ctx, cl_mem in, int in_u8, cl_mem out, cl_mem weights,
+                           cl_int radius, grid g, cl_int axis)
+{
+    cl_kernel kernel;
+    pv_status status = filter_kernel(ctx, in_u8 ? "gauss_axis_u8" : "gauss_axis_f32", &kernel);
+    if (status != PV_OK)
+        return status;
+    const kernel_arg args[] = {
+        {sizeof in, &in},         {sizeof out, &out}, {sizeof weights, &weights},
+        {sizeof radius, &radius}, {sizeof g.nx, &g.nx}, {sizeof g.ny, &g.ny},
+        {sizeof g.nz, &g.nz},     {sizeof axis, &axis},
+    };
+    status = set_args(ctx, kernel, args, 8);
+    if (status != PV_OK)
+        return status;
+    size_t local[3] = {(size_t)param(ctx, "FILTER_WG_X"), (size_t)param(ctx, "FILTER_WG_Y"), 1};
+    size_t global[3] = {(size_t)g.nx, (size_t)g.ny, (size_t)g.nz};
+    return pv_cl_launch(ctx, kernel, 3, global, local);
+}
+
+/* x pass; falls back to the untiled kernel when the tile (very wide
+ * kernels) does not fit in local memory. */
+static pv_status pass_rows(pv_context *ctx, cl_mem in, int in_u8, cl_mem out, cl_mem weights,
+                           cl_int radius, grid g)
+{
+    const int wg_x = param(ctx, "FILTER_WG_X"), wg_y = param(ctx, "FILTER_WG_Y");
+    const int tile = wg_x * param(ctx, "FILTER_ROW_STEPS");
+    size_t local_bytes = tile_bytes(ctx, wg_y, tile, radius);
+    if (!local_bytes)
+        return pass_axis(ctx, in, in_u8, out, weights, radius, g, 0);
+    cl_kernel kernel;
+    pv_status status = filter_kernel(ctx, in_u8 ? "gauss_rows_u8" : "gauss_rows_f32", &kernel);
+    if (status != PV_OK)
+        return status;
+    const kernel_arg args[] = {
+        {sizeof in, &in},         {sizeof out, &out},   {sizeof weights, &weights},
+        {sizeof radius, &radius}, {sizeof g.nx, &g.nx}, {sizeof g.ny, &g.ny},
+        {local_bytes, NULL},
+    };
+    status = set_args(ctx, kernel, args, 7);
+    if (status != PV_OK)
+        return status;
+    size_t local[3] = {(size_t)wg_x, (size_t)wg_y, 1};
+    size_t global[3] = {round_up_div((size_t)g.nx, (size_t)tile) * (size_t)wg_x, (size_t)g.ny,
+                        (size_t)g.nz};
+    return pv_cl_launch(ctx, kernel, 3, global, local);
+}
+
+/* y pass (f32 in), tiled like the rows. */
+static pv_status pass_cols(pv_context *ctx, cl_mem in, cl_mem out, cl_mem weights, cl_int radius,
+                           grid g)
+{
+    const int wg_x = param(ctx, "FILTER_WG_X"), wg_y = param(ctx, "FILTER_WG_Y");
+    const int tile = wg_y * param(ctx, "FILTER_COL_STEPS");
+    size_t local_bytes = tile_bytes(ctx, wg_x, tile, radius);
+    if (!local_bytes)
+        return pass_axis(ctx, in, 0, out, weights, radius, g, 1);
+    cl_kernel kernel;
+    pv_status status = filter_kernel(ctx, "gauss_cols", &kernel);
+    if (status != PV_OK)
+        return status;
+    const kernel_arg args[] = {
+        {sizeof in, &in},         {sizeof out, &out},   {sizeof weights, &weights},
+        {sizeof radius, &radius}, {sizeof g.nx, &g.nx}, {sizeof g.ny, &g.ny},
+        {local_bytes, NULL},
+    };
+    status = set_args(ctx, kernel, args, 7);
+    if (status != PV_OK)
+        return status;
+    size_t local[3] = {(size_t)wg_x, (size_t)wg_y, 1};
+    size_t global[3] = {(size_t)g.nx, round_up_div((size_t)g.ny, (size_t)tile) * (size_t)wg_y,
+                        (size_t)g.nz};
+    return pv_cl_launch(ctx, kernel, 3, global, local);
+}
+
+/* -------------------------------------------------------------- Gaussian */
+
+static pv_status gaussian2d_on_device(pv_context *ctx, const pv_image *src, pv_image *dst,
+                                      const float *weights, cl_int radius)
+{
+    grid g = {src->width, src->height, 1};
+    cl_mem in, tmp, out, w;
+    pv_status status = upload_weights(ctx, weights, radius, &w);
+    if (status == PV_OK)
+        status = upload_image(ctx, "filter.src", src, &in);
+    if (status == PV_OK)
+        status = pv_cl_scratch(ctx, "filter.tmp", grid_floats_bytes(g), &tmp);
+    if (status == PV_OK)
+        status = pv_cl_scratch(ctx, "filter.dst", grid_floats_bytes(g), &out);
+    if (status == PV_OK)
+        status = pass_rows(ctx, in, src->type == PV_PIXEL_U8, tmp, w, radius, g);
+    if (status == PV_OK)
+        status = pass_cols(ctx, tmp, out, w, radius, g);
+    if (status == PV_OK)
+        status = pv_cl_download_image(ctx, out, dst);
+    return status;
+}
+
+pv_status pv_cl_gaussian2d(pv_context *ctx, const pv_image *src, pv_image *dst,
+                           const float *weights, int radius)
+{
+    return finish(ctx, gaussian2d_on_device(ctx, src, dst, weights, radius));
+}
+
+/* x: src -> tmp, y: tmp -> src (the uploaded copy is ours to overwrite),
+ * z: src -> tmp; two volumes of device memory in all. */
+static pv_status gaussian3d_on_device(pv_context *ctx, const pv_volume *src, pv_volume *dst,
+                                      const float *weights, cl_int radius)
+{
+    grid g = {src->nx, src->ny, src->nz};
+    cl_mem a, b, w;
+    pv_status status = upload_weights(ctx, weights, radius, &w);
+    if (status == PV_OK)
+        status = upload_volume(ctx, "filter.src", src, &a);
+    if (status == PV_OK)
+        status = pv_cl_scratch(ctx, "filter.tmp", grid_floats_bytes(g), &b);
+    if (status == PV_OK)
+        status = pass_rows(ctx, a, 0, b, w, radius, g);
+    if (status == PV_OK)
+        status = pass_cols(ctx, b, a, w, radius, g);
+    if (status == PV_OK)
+        status = pass_axis(ctx, a, 0, b, w, radius, g, 2);
+    if (status == PV_OK)
+        status = pv_cl_download_volume(ctx, b, dst);
+    return status;
+}
+
+pv_status pv_cl_gaussian3d(pv_context *ctx, const pv_volume *src, pv_volume *dst,
+                           const float *weights, int radius)
+{
+    return finish(ctx, gaussian3d_on_device(ctx, src, dst, weights, radius));
+}
+
+/* -------------------------------------------------------------- gradients */
+
+/* The derivative of the dense device input `in` along `axis` into the
+ * scratch slot `slot`; *out receives the buffer. */
+static pv_status gradient_axis(pv_context *ctx, cl_mem in, int in_u8, grid g, cl_int axis,
+                               cl_int scheme, const char *slot, cl_mem *out)
+{
+    cl_kernel kernel;
+    pv_status status = pv_cl_scratch(ctx, slot, grid_floats_bytes(g), out);
+    if (status == PV_OK)
+        status = filter_kernel(ctx, in_u8 ? "gradient_u8" : "gradient_f32", &kernel);
+    if (status != PV_OK)
+        return status;
+    const kernel_arg args[] = {
+        {sizeof in, &in},     {sizeof *out, out},   {sizeof g.nx, &g.nx},     {sizeof g.ny, &g.ny},
+        {sizeof g.nz, &g.nz}, {sizeof axis, &axis}, {sizeof scheme, &scheme},
+    };
+    status = set_args(ctx, kernel, args, 7);
+    if (status != PV_OK)
+        return status;
+    size_t local[3] = {(size_t)param(ctx, "FILTER_GRAD_WG_X"), (size_t)param(ctx, "FILTER_GRAD_WG_Y"),
+                       1};
+    size_t global[3] = {(size_t)g.nx, (size_t)g.ny, (size_t)g.nz};
+    return pv_cl_launch(ctx, kernel, 3, global, local);
+}
+
+static pv_status gradient2d_on_device(pv_context *ctx, const pv_image *src, pv_image *gx,
+                                      pv_image *gy, pv_gradient_scheme scheme)
+{
+    static const char *const slots[2] = {"filter.gx", "filter.gy"};
+    pv_image *const outs[2] = {gx, gy};
+    grid g = {src->width, src->height, 1};
+    cl_mem in, buffers[2] = {NULL, NULL};
+    pv_status status = upload_image(ctx, "filter.src", src, &in);
+    for (int axis = 0; axis < 2 && status == PV_OK; axis++)
+        if (outs[axis])
+            status = gradient_axis(ctx, in, src->type == PV_PIXEL_U8, g, axis, (cl_int)scheme,
+                                   slots[axis], &buffers[axis]);
+    for (int axis = 0; axis < 2 && status == PV_OK; axis++)
+        if (outs[axis])
+            status = pv_cl_download_image(ctx, buffers[axis], outs[axis]);
+    return status;
+}
+
+pv_status pv_cl_gradient2d(pv_context *ctx, const pv_image *src, pv_image *gx, pv_image *gy,
+                           pv_gradient_scheme scheme)
+{
+    return finish(ctx, gradient2d_on_device(ctx, src, gx, gy, scheme));
+}
+
+static pv_status gradient3d_on_device(pv_context *ctx, const pv_volume *src, pv_volume *gx,
+                                      pv_volume *gy, pv_volume *gz, pv_gradient_scheme scheme)
+{
+    static const char *const slots[3] = {"filter.gx", "filter.gy", "filter.gz"};
+    pv_volume *const outs[3] = {gx, gy, gz};
+    grid g = {src->nx, src->ny, src->nz};
+    cl_mem in, buffers[3] = {NULL, NULL, NULL};
+    pv_status status = upload_volume(ctx, "filter.src", src, &in);
+    for (int axis = 0; axis < 3 && status == PV_OK; axis++)
+        if (outs[axis])
+            status = gradient_axis(ctx, in, 0, g, axis, (cl_int)scheme, slots[axis],
+                                   &buffers[axis]);
+    for (int axis = 0; axis < 3 && status == PV_OK; axis++)
+        if (outs[axis])
+            status = pv_cl_download_volume(ctx, buffers[axis], outs[axis]);
+    return status;
+}
+
+pv_status pv_cl_gradient3d(pv_context *ctx, const pv_volume *src, pv_volume *gx, pv_volume *gy,
+                           pv_volume *gz, pv_gradient_scheme scheme)
+{
+    return finish(ctx, gradient3d_on_device(ctx, src, gx, gy, gz, scheme));
+}

@@ -1,0 +1,494 @@
+/* SAD block matching (include/parvis/stereo.h), host side in ../stereo.c,
+ * CPU oracle in ../../cpu/stereo.c.
+ *
+ * Defines from the host:
+ *   launch parameters (family "sad"): SAD_WG_X, SAD_WG_Y, SAD_COLS_PER_ITEM,
+ *     SAD_ROWS_PER_ITEM, SAD_DISP_PER_PASS (and budget values the kernel
+ *     ignores);
+ *   per call: SAD_RADIUS, SAD_PIXEL_U8, SAD_SUBPIXEL, SAD_UNIQUE, SAD_TILED,
+ *     and the tile sizing the host fitted to local memory: SAD_STRIP_ROWS
+ *     (<= SAD_ROWS_PER_ITEM), SAD_DISP_CHUNK, SAD_XCH_BUFFERS (1 or 2),
+ *     SAD_XCH_USHORT.
+ *
+ * sad_tiled: a work-group owns a tile of COLS = SAD_WG_X * SAD_COLS_PER_ITEM
+ * columns (the outer SAD_RADIUS on each side are halo) and SAD_WG_Y strips
+ * of rows_per_item rows.  All of its work-items copy the reference tile
+ * (tile rows plus the vertical halo) into local memory once, and the other
+ * image's tile widened by a chunk of disparities once per chunk: every
+ * pixel is read from global memory once per chunk (the paper's distributed
+ * loading).  Then each work-item, for SAD_DISP_PER_PASS disparities at a
+ * time, keeps the column sums of its SAD_COLS_PER_ITEM columns in
+ * registers, slides them down its strip (u8: one row in, one row out;
+ * f32: summed afresh, for bit-equality with the CPU), swaps them with its
+ * neighbours through local memory (one barrier per row and pass when the
+ * exchange area is double-buffered, two otherwise), forms the window costs
+ * and folds them into its pixels' match state.  The fold state of each pixel lives in
+ * local memory between passes, touched only by its owner.
+ *
+ * sad_simple: one work-item per pixel from global memory, for windows whose
+ * tile does not fit local memory.  sad_lr_check: the left-right test.
+ *
+ * With mirror = 1 the kernels match the horizontally mirrored images (pass
+ * ref = right, oth = left) and write the result mirrored back: that is the
+ * right-reference disparity map of the left-right check. */
+#pragma OPENCL FP_CONTRACT OFF
+
+#if SAD_PIXEL_U8
+typedef uchar pixel_t;
+typedef uint cost_t;
+#define COST_NONE UINT_MAX
+#define ABSDIFF(a, b) ((cost_t)abs_diff((a), (b)))
+#else
+typedef float pixel_t;
+typedef float cost_t;
+#define COST_NONE INFINITY
+#define ABSDIFF(a, b) fabs((a) - (b))
+#endif
+
+#define SAD_TRACK_PREV (SAD_SUBPIXEL || SAD_UNIQUE)
+
+/* ------------------------------------------------------------------ fold */
+
+/* One pixel's candidates, folded in increasing d (same rules as the CPU's
+ * sad_state): winner with ties to the smaller d, the costs beside it, and
+ * the best cost outside winner-1 .. winner+1. */
+typedef struct sad_state {
+    cost_t best;
+    int index;
+#if SAD_TRACK_PREV
+    cost_t prev;
+#endif
+#if SAD_SUBPIXEL
+    cost_t minus, plus;
+#endif
+#if SAD_UNIQUE
+    cost_t below, above, older;
+#endif
+} sad_state;
+
+cost_t cost_min(cost_t a, cost_t b)
+{
+    return b < a ? b : a;
+}
+
+void state_reset(sad_state *s)
+{
+    s->best = COST_NONE;
+    s->index = -1;
+#if SAD_TRACK_PREV
+    s->prev = COST_NONE;
+#endif
+#if SAD_SUBPIXEL
+    s->minus = COST_NONE;
+    s->plus = COST_NONE;
+#endif
+#if SAD_UNIQUE
+    s->below = COST_NONE;
+    s->above = COST_NONE;
+    s->older = COST_NONE;
+#endif
+}
+
+void state_add(sad_state *s, cost_t cost, int index)
+{
+    if (cost < s->best) {
+#if SAD_UNIQUE
+        s->below = s->older;
+        s->above = COST_NONE;
+#endif
+#if SAD_SUBPIXEL
+        s->minus = s->prev;
+        s->plus = COST_NONE;
+#endif
+        s->best = cost;
+        s->index = index;
+    }
+#if SAD_SUBPIXEL
+    else if (index == s->index + 1)
+        s->plus = cost;
+#endif
+#if SAD_UNIQUE
+    else if (index >= s->index + 2)
+        s->above = cost_min(s->above, cost);
+    s->older = cost_min(s->older, s->prev);
+#endif
+#if SAD_TRACK_PREV
+    s->prev = cost;
+#endif
+}
+
+float state_result(const sad_state *s, int min_disp, float uniqueness)
+{
+    if (s->index < 0)
+        return INFINITY;
+#if SAD_UNIQUE
+    if (uniqueness > 0.0f) {
+        float second = convert_float(cost_min(s->below, s->above));
+        if (second < convert_float(s->best) * (1.0f + uniqueness))
+            return INFINITY;
+    }
+#endif
+    float d = (float)(min_disp + s->index);
+#if SAD_SUBPIXEL
+    if (s->minus < COST_NONE && s->plus < COST_NONE) {
+        /* minus > best <= plus, so a > 0 and the denominator is positive */
+        float a = convert_float(s->minus - s->best);
+        float b = convert_float(s->plus - s->best);
+        d += (a - b) / (2.0f * (a + b));
+    }
+#endif
+    return d;
+}
+
+int clamp_index(int v, int hi)
+{
+    return clamp(v, 0, hi);
+}
+
+/* Column x of the (possibly mirrored) image in its dense buffer. */
+int source_column(int x, int width, int mirror)
+{
+    return mirror ? width - 1 - x : x;
+}
+
+/* ------------------------------------------------------------ simple path */
+
+/* u8: any order gives the exact sum.  f32: column sums (rows top to bottom)
+ * added left to right, each from 0, as the CPU does. */
+cost_t window_cost(__global const pixel_t *ref, __global const pixel_t *oth, int x, int y,
+                          int d, int width, int height, int mirror)
+{
+    cost_t sum = 0;
+    for (int i = -SAD_RADIUS; i <= SAD_RADIUS; i++) {
+        int cr = source_column(clamp_index(x + i, width - 1), width, mirror);
+        int co = source_column(clamp_index(x + i - d, width - 1), width, mirror);
+        cost_t column = 0;
+        for (int j = -SAD_RADIUS; j <= SAD_RADIUS; j++) {
+            size_t row = (size_t)clamp_index(y + j, height - 1) * (size_t)width;
+            column += ABSDIFF(ref[row + cr], oth[row + co]);
+        }
+        sum += column;
+    }
+    return sum;
+}
+
+__kernel void sad_simple(__global const pixel_t *ref, __global const pixel_t *oth,
+                         __global float *out, int width, int height, int min_disp, int ndisp,
+                         int mirror, float uniqueness)
+{
+    const int x = get_global_id(0), y = get_global_id(1);
+    if (x >= width || y >= height)
+        return;
+    sad_state st;
+    state_reset(&st);
+    for (int k = 0; k < ndisp; k++) {
+        int d = min_disp + k;
+        int valid = x - d >= 0 && x - d < width;
+        state_add(&st, valid ? window_cost(ref, oth, x, y, d, width, height, mirror) : COST_NONE, k);
+    }
+    out[(size_t)y * width + source_column(x, width, mirror)] = state_result(&st, min_disp, uniqueness);
+}
+
+/* ----------------------------------------------------------- left-right */
+
+__kernel void sad_lr_check(__global float *disp, __global const float *right_map, int width,
+                           int height, float max_diff)
+{
+    const int x = get_global_id(0), y = get_global_id(1);
+    if (x >= width || y >= height)
+        return;
+    size_t i = (size_t)y * width + x;
+    float d = disp[i];
+    if (!isfinite(d))
+        return;
+    int xr = x - (int)round(d);
+    if (xr < 0 || xr >= width || !(fabs(d - right_map[(size_t)y * width + xr]) <= max_diff))
+        disp[i] = INFINITY;
+}
+
+/* ------------------------------------------------------------- tiled path */
+#if SAD_TILED
+
+#define NX SAD_WG_X
+#define NY SAD_WG_Y
+#define P SAD_COLS_PER_ITEM
+#define DP SAD_DISP_PER_PASS
+#define R SAD_RADIUS
+#define CHUNK SAD_DISP_CHUNK
+#define COLS (NX * P)
+#define OUT_COLS (COLS - 2 * R)
+#define TILE_ROWS (NY * SAD_STRIP_ROWS + 2 * R)
+#define OTH_COLS (COLS + CHUNK - 1)
+
+#if SAD_XCH_USHORT
+typedef ushort xch_t;
+#else
+typedef cost_t xch_t;
+#endif
+
+/* Local layouts put a work-item's column p at p * NX + item, so that the
+ * work-items of a group touch consecutive words (no bank conflicts).  The
+ * other image's rows are laid out the same way for f32; u8 rows stay
+ * linear (four work-items share a word). */
+#define REF_AT(t, c) (((t) * COLS) + ((c) % P) * NX + (c) / P)
+#if SAD_PIXEL_U8
+#define OTH_STRIDE OTH_COLS
+#define OTH_AT(t, j) ((t) * OTH_STRIDE + (j))
+#else
+#define OTH_PLANE ((OTH_COLS + P - 1) / P)
+#define OTH_STRIDE (P * OTH_PLANE)
+#define OTH_AT(t, j) ((t) * OTH_STRIDE + ((j) % P) * OTH_PLANE + (j) / P)
+#endif
+#define XCH_AT(buf, ly, k) ((((buf) * NY + (ly)) * DP + (k)) * COLS)
+#define STATE_AT(ly, s, p, lx) ((((ly) * SAD_STRIP_ROWS + (s)) * P + (p)) * NX + (lx))
+#define STATE_SLOTS (NY * SAD_STRIP_ROWS * P * NX)
+
+/* Per-pixel fold state between passes, one array per field. */
+typedef struct state_store {
+    __local cost_t *best;
+    __local int *index;
+#if SAD_TRACK_PREV
+    __local cost_t *prev;
+#endif
+#if SAD_SUBPIXEL
+    __local cost_t *minus, *plus;
+#endif
+#if SAD_UNIQUE
+    __local cost_t *below, *above, *older;
+#endif
+} state_store;
+
+sad_state state_load(const state_store *m, int i)
+{
+    sad_state s;
+    s.best = m->best[i];
+    s.index = m->index[i];
+#if SAD_TRACK_PREV
+    s.prev = m->prev[i];
+#endif
+#if SAD_SUBPIXEL
+    s.minus = m->minus[i];
+    s.plus = m->plus[i];
+#endif
+#if SAD_UNIQUE
+    s.below = m->below[i];
+    s.above = m->above[i];
+    s.older = m->older[i];
+#endif
+    return s;
+}
+
+void state_store_at(const state_store *m, int i, const sad_state *s)
+{
+    m->best[i] = s->best;
+    m->index[i] = s->index;
+#if SAD_TRACK_PREV
+    m->prev[i] = s->prev;
+#endif
+#if SAD_SUBPIXEL
+    m->minus[i] = s->minus;
+    m->plus[i] = s->plus;
+#endif
+#if SAD_UNIQUE
+    m->below[i] = s->below;
+    m->above[i] = s->above;
+    m->older[i] = s->older;
+#endif
+}
+
+/* Reference tile: rows y0 - R .. y0 + rows + R, columns col0 .. col0 + COLS,
+ * clamped to the image (replicated borders). */
+void stage_ref(__local pixel_t *lref, __global const pixel_t *ref, int col0, int row0,
+                      int rows, int width, int height, int mirror)
+{
+    const int lid = get_local_id(1) * NX + get_local_id(0);
+    for (int i = lid; i < rows * COLS; i += NX * NY) {
+        int t = i / COLS, c = i % COLS;
+        int gy = clamp_index(row0 + t, height - 1);
+        int gx = source_column(clamp_index(col0 + c, width - 1), width, mirror);
+        lref[REF_AT(t, c)] = ref[(size_t)gy * width + gx];
+    }
+}
+
+/* Other tile for candidates first .. first + CHUNK - 1: columns
+ * col0 - (min_disp + first) - (CHUNK - 1) onwards, OTH_COLS wide. */
+void stage_oth(__local pixel_t *loth, __global const pixel_t *oth, int ocol0, int row0,
+                      int rows, int width, int height, int mirror)
+{
+    const int lid = get_local_id(1) * NX + get_local_id(0);
+    for (int i = lid; i < rows * OTH_COLS; i += NX * NY) {
+        int t = i / OTH_COLS, j = i % OTH_COLS;
+        int gy = clamp_index(row0 + t, height - 1);
+        int gx = source_column(clamp_index(ocol0 + j, width - 1), width, mirror);
+        loth[OTH_AT(t, j)] = oth[(size_t)gy * width + gx];
+    }
+}
+
+/* |ref - oth| of tile row t added (sign > 0) or removed (sign < 0) to the
+ * column sums cs[p][k]: column lx * P + p, candidate k of this pass, whose
+ * other pixel sits at tile column jbase + p + DP - 1 - k. */
+#define FOR_ROW_DIFFS(t, BODY)                                                  \
+    {                                                                           \
+        pixel_t rv[P], ov[P + DP - 1];                                          \
+        _Pragma("unroll") for (int p = 0; p < P; p++)                           \
+            rv[p] = lref[REF_AT((t), lx * P + p)];                              \
+        _Pragma("unroll") for (int q = 0; q < P + DP - 1; q++)                  \
+            ov[q] = loth[OTH_AT((t), jbase + q)];                               \
+        _Pragma("unroll") for (int p = 0; p < P; p++)                           \
+            _Pragma("unroll") for (int k = 0; k < DP; k++) {                    \
+                cost_t diff = ABSDIFF(rv[p], ov[p + DP - 1 - k]);               \
+                BODY;                                                           \
+            }                                                                   \
+    }
+
+/* Column sum of tile column lx * P + e (e may reach into the neighbours'
+ * columns) for candidate k: own columns from registers, others from the
+ * exchange area.  Columns beyond the tile (halo items only) read a clamped
+ * neighbour: those outputs are discarded. */
+#define COLUMN_SUM(e, k)                                                        \
+    (((e) >= 0 && (e) < P) ? cs[clamp((e), 0, P - 1)][k]                        \
+                           : (cost_t)xrow[(k) * COLS + (((e) % P + P) % P) * NX + \
+                                          clamp(lx + ((e) - (((e) % P + P) % P)) / P, 0, NX - 1)])
+
+__kernel __attribute__((reqd_work_group_size(SAD_WG_X, SAD_WG_Y, 1)))
+void sad_tiled(__global const pixel_t *ref, __global const pixel_t *oth, __global float *out,
+               int width, int height, int min_disp, int ndisp, int rows_per_item, int mirror,
+               float uniqueness)
+{
+    __local pixel_t lref[TILE_ROWS * COLS];
+    __local pixel_t loth[TILE_ROWS * OTH_STRIDE];
+    __local xch_t xch[SAD_XCH_BUFFERS * NY * DP * COLS];
+    __local cost_t st_best[STATE_SLOTS];
+    __local int st_index[STATE_SLOTS];
+#if SAD_TRACK_PREV
+    __local cost_t st_prev[STATE_SLOTS];
+#endif
+#if SAD_SUBPIXEL
+    __local cost_t st_minus[STATE_SLOTS], st_plus[STATE_SLOTS];
+#endif
+#if SAD_UNIQUE
+    __local cost_t st_below[STATE_SLOTS], st_above[STATE_SLOTS], st_older[STATE_SLOTS];
+#endif
+    state_store store;
+    store.best = st_best;
+    store.index = st_index;
+#if SAD_TRACK_PREV
+    store.prev = st_prev;
+#endif
+#if SAD_SUBPIXEL
+    store.minus = st_minus;
+    store.plus = st_plus;
+#endif
+#if SAD_UNIQUE
+    store.below = st_below;
+    store.above = st_above;
+    store.older = st_older;
+#endif
+
+    const int lx = get_local_id(0), ly = get_local_id(1);
+    const int sh = rows_per_item;
+    const int tile_rows = NY * sh + 2 * R;
+    const int col0 = get_group_id(0) * OUT_COLS - R; /* image column of tile column 0 */
+    const int y0 = get_group_id(1) * NY * sh;        /* first output row */
+    const int row0 = y0 - R;                         /* image row of tile row 0 */
+    const int strip = ly * sh;                       /* this slot's first output row, in the tile */
+
+    stage_ref(lref, ref, col0, row0, tile_rows, width, height, mirror);
+    for (int s = 0; s < sh; s++)
+        for (int p = 0; p < P; p++) {
+            sad_state fresh;
+            state_reset(&fresh);
+            state_store_at(&store, STATE_AT(ly, s, p, lx), &fresh);
+        }
+
+    int buf = 0;
+    for (int first = 0; first < ndisp; first += CHUNK) {
+        barrier(CLK_LOCAL_MEM_FENCE); /* the previous chunk's reads of loth are done */
+        stage_oth(loth, oth, col0 - (min_disp + first) - (CHUNK - 1), row0, tile_rows, width,
+                  height, mirror);
+        barrier(CLK_LOCAL_MEM_FENCE);
+        for (int pass = 0; pass < CHUNK && first + pass < ndisp; pass += DP) {
+            const int jbase = lx * P + CHUNK - pass - DP;
+            const int k0 = first + pass; /* candidate index of k = 0 */
+            cost_t cs[P][DP];
+            for (int s = 0; s < sh; s++) {
+#if SAD_PIXEL_U8
+                if (s == 0) {
+                    _Pragma("unroll") for (int p = 0; p < P; p++)
+                        _Pragma("unroll") for (int k = 0; k < DP; k++)
+                            cs[p][k] = 0;
+                    for (int t = strip; t <= strip + 2 * R; t++)
+                        FOR_ROW_DIFFS(t, cs[p][k] += diff)
+                } else {
+                    FOR_ROW_DIFFS(strip + s + 2 * R, cs[p][k] += diff)
+                    FOR_ROW_DIFFS(strip + s - 1, cs[p][k] -= diff)
+                }
+#else
+                _Pragma("unroll") for (int p = 0; p < P; p++)
+                    _Pragma("unroll") for (int k = 0; k < DP; k++)
+                        cs[p][k] = 0.0f;
+                for (int t = strip + s; t <= strip + s + 2 * R; t++)
+                    FOR_ROW_DIFFS(t, cs[p][k] += diff)
+#endif
+                __local xch_t *xrow = xch + XCH_AT(buf, ly, 0);
+                _Pragma("unroll") for (int p = 0; p < P; p++)
+                    _Pragma("unroll") for (int k = 0; k < DP; k++)
+                        xrow[k * COLS + p * NX + lx] = (xch_t)cs[p][k];
+                barrier(CLK_LOCAL_MEM_FENCE);
+
+                cost_t cost[P][DP];
+                _Pragma("unroll") for (int k = 0; k < DP; k++) {
+#if SAD_PIXEL_U8
+                    /* integer sums: slide along the item's columns */
+                    cost_t sum = 0;
+                    _Pragma("unroll") for (int i = 0; i <= 2 * R; i++)
+                        sum += COLUMN_SUM(i - R, k);
+                    cost[0][k] = sum;
+                    _Pragma("unroll") for (int p = 1; p < P; p++) {
+                        sum += COLUMN_SUM(p + R, k) - COLUMN_SUM(p - 1 - R, k);
+                        cost[p][k] = sum;
+                    }
+#else
+                    /* f32: each window summed left to right from 0 */
+                    _Pragma("unroll") for (int p = 0; p < P; p++) {
+                        cost_t sum = 0.0f;
+                        _Pragma("unroll") for (int i = 0; i <= 2 * R; i++)
+                            sum += COLUMN_SUM(p + i - R, k);
+                        cost[p][k] = sum;
+                    }
+#endif
+                }
+
+                _Pragma("unroll") for (int p = 0; p < P; p++) {
+                    const int x = col0 + lx * P + p;
+                    const int slot = STATE_AT(ly, s, p, lx);
+                    sad_state st = state_load(&store, slot);
+                    _Pragma("unroll") for (int k = 0; k < DP; k++) {
+                        int d = min_disp + k0 + k;
+                        int valid = k0 + k < ndisp && x - d >= 0 && x - d < width;
+                        state_add(&st, valid ? cost[p][k] : COST_NONE, k0 + k);
+                    }
+                    state_store_at(&store, slot, &st);
+                }
+#if SAD_XCH_BUFFERS == 2
+                buf ^= 1;
+#else
+                barrier(CLK_LOCAL_MEM_FENCE); /* all reads done before the next row's writes */
+#endif
+            }
+        }
+    }
+
+    for (int s = 0; s < sh; s++)
+        for (int p = 0; p < P; p++) {
+            const int c = lx * P + p;
+            const int x = col0 + c, y = y0 + strip + s;
+            if (c < R || c >= COLS - R || x >= width || y >= height)
+                continue;
+            sad_state st = state_load(&store, STATE_AT(ly, s, p, lx));
+            out[(size_t)y * width + source_column(x, width, mirror)] =
+                state_result(&st, min_disp, uniqueness);
+        }
+}
+
+#endif /* SAD_TILED */

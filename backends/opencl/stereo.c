@@ -1,0 +1,341 @@
+/* OpenCL SAD block matching: host side of kernels/stereo.cl.
+ *
+ * One upload of each image and one download of the result per call; the
+ * right-reference map and the left-right test of lr_check stay on the
+ * device.  Buffers are per-context scratch slots.
+ *
+ * The tiled kernel is used whenever its tile fits: the halo is at most half
+ * the tile width and the local arrays fit the budget (the device's local
+ * memory, capped by SAD_LOCAL_KB).  Otherwise the one-pixel-per-item kernel
+ * runs from global memory: same results, slower. */
+#include "opencl.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const pv_cl_param_default sad_defaults[] = {
+    {"SAD_WG_X", 32},          /* work-items of a group along x                   */
+    {"SAD_WG_Y", 4},           /* row strips of a group                           */
+    {"SAD_COLS_PER_ITEM", 4},  /* adjacent columns per work-item                  */
+    {"SAD_ROWS_PER_ITEM", 4},  /* rows per strip (most; fewer on small images)    */
+    {"SAD_DISP_PER_PASS", 8},  /* disparities per pass: per exchange barrier      */
+    {"SAD_LOCAL_KB", 48},      /* local memory a group may use                    */
+    {"SAD_GROUPS_PER_CU", 4},  /* shorten strips until this many groups per CU    */
+};
+
+const pv_cl_param_family pv_cl_params_sad = {
+    "sad", sad_defaults, sizeof sad_defaults / sizeof sad_defaults[0]};
+
+/* How one call runs: kernel, compile-time sizes and launch shape. */
+typedef struct sad_plan {
+    int tiled;
+    int radius;
+    int wg_x, wg_y, cols_per_item, max_rows, disp_per_pass;
+    int strip_rows;        /* strip height the local arrays hold, <= max_rows */
+    int xch_buffers;       /* 2: one barrier per exchange, 1: two */
+    int chunk;             /* disparities whose other tile is staged at once */
+    int rows_per_item;     /* this call's strip height, <= strip_rows */
+    size_t global[2], local[2];
+    char options[1024];
+} sad_plan;
+
+static int sad_param(pv_context *ctx, const char *name)
+{
+    return pv_cl_param(ctx, "sad", name, 1);
+}
+
+static size_t div_up(size_t n, size_t d)
+{
+    return (n + d - 1) / d;
+}
+
+/* --------------------------------------------------------------- planning */
+
+static size_t pixel_bytes(const pv_image *image)
+{
+    return pv_pixel_size(image->type);
+}
+
+static size_t state_fields(const pv_sad_params *params)
+{
+    size_t fields = 2;  /* best, index */
+    if (params->subpixel || params->uniqueness > 0.0f)
+        fields += 1;    /* previous cost */
+    if (params->subpixel)
+        fields += 2;    /* costs beside the winner */
+    if (params->uniqueness > 0.0f)
+        fields += 3;    /* best costs away from the winner */
+    return fields;
+}
+
+/* The tiled kernel's local arrays (kernels/stereo.cl) for a chunk size. */
+static size_t tiled_local_bytes(const sad_plan *plan, const pv_image *left,
+                                const pv_sad_params *params, int chunk)
+{
+    const size_t cols = (size_t)plan->wg_x * (size_t)plan->cols_per_item;
+    const size_t rows = (size_t)plan->wg_y * (size_t)plan->strip_rows + 2 * (size_t)plan->radius;
+    const size_t pixel = pixel_bytes(left);
+    size_t oth_cols = cols + (size_t)chunk - 1;
+    if (left->type != PV_PIXEL_U8)
+        oth_cols = div_up(oth_cols, (size_t)plan->cols_per_item) * (size_t)plan->cols_per_item;
+    const size_t xch = left->type == PV_PIXEL_U8 ? sizeof(cl_ushort) : sizeof(cl_float);
+    const size_t slots = (size_t)plan->wg_y * (size_t)plan->strip_rows * cols;
+    return rows * cols * pixel + rows * oth_cols * pixel +
+           (size_t)plan->xch_buffers * (size_t)plan->wg_y * (size_t)plan->disp_per_pass * cols * xch +
+           slots * state_fields(params) * 4;
+}
+
+static size_t local_budget(pv_context *ctx)
+{
+    size_t budget = (size_t)sad_param(ctx, "SAD_LOCAL_KB") * 1024;
+    size_t device = (size_t)pv_cl_device_info(ctx)->local_memory;
+    return device && device < budget ? device : budget;
+}
+
+static int launch_shape_fits(pv_context *ctx, const sad_plan *plan)
+{
+    const int cols = plan->wg_x * plan->cols_per_item;
+    const long long items = (long long)plan->wg_x * plan->wg_y;
+    const int max_items = pv_cl_device_info(ctx)->max_work_group_size;
+    return plan->wg_x >= 1 && plan->wg_y >= 1 && plan->cols_per_item >= 1 &&
+           plan->max_rows >= 1 && plan->disp_per_pass >= 1 && items <= max_items &&
+           2 * plan->radius <= cols / 2;
+}
+
+/* Largest chunk (a multiple of the pass size, no more than the range
+ * needs) whose tiles fit the budget with the plan's strip and exchange
+ * sizes; 0 when even one pass does not. */
+static int choose_chunk(pv_context *ctx, const sad_plan *plan, const pv_image *left,
+                        const pv_sad_params *params)
+{
+    const size_t budget = local_budget(ctx);
+    int chunk = (int)div_up((size_t)params->ndisp, (size_t)plan->disp_per_pass) * plan->disp_per_pass;
+    while (chunk > plan->disp_per_pass && tiled_local_bytes(plan, left, params, chunk) > budget)
+        chunk -= plan->disp_per_pass;
+    return tiled_local_bytes(plan, left, params, chunk) <= budget ? chunk : 0;
+}
+
+static size_t tiled_groups(const sad_plan *plan, const pv_image *left, int rows)
+{
+    size_t out_cols = (size_t)(plan->wg_x * plan->cols_per_item - 2 * plan->radius);
+    size_t out_rows = (size_t)plan->wg_y * (size_t)rows;
+    return div_up((size_t)left->width, out_cols) * div_up((size_t)left->height, out_rows);
+}
+
+/* The largest local arrays that fit: a double-buffered exchange first,
+ * then the tallest strip, then the widest chunk. */
+static int fit_tiles(pv_context *ctx, sad_plan *plan, const pv_image *left,
+                     const pv_sad_params *params)
+{
+    for (plan->xch_buffers = 2; plan->xch_buffers >= 1; plan->xch_buffers--)
+        for (plan->strip_rows = plan->max_rows; plan->strip_rows >= 1; plan->strip_rows--) {
+            plan->chunk = choose_chunk(ctx, plan, left, params);
+            if (plan->chunk > 0)
+                return 1;
+        }
+    return 0;
+}
+
+/* Shorter strips on small images, so that every compute unit gets work. */
+static int choose_rows(pv_context *ctx, const sad_plan *plan, const pv_image *left)
+{
+    const size_t wanted = (size_t)sad_param(ctx, "SAD_GROUPS_PER_CU") *
+                          (size_t)pv_cl_device_info(ctx)->compute_units;
+    int rows = plan->strip_rows;
+    while (rows > 1 && tiled_groups(plan, left, rows) < wanted)
+        rows--;
+    return rows;
+}
+
+static void plan_launch(sad_plan *plan, const pv_image *left)
+{
+    if (plan->tiled) {
+        size_t out_cols = (size_t)(plan->wg_x * plan->cols_per_item - 2 * plan->radius);
+        size_t out_rows = (size_t)plan->wg_y * (size_t)plan->rows_per_item;
+        plan->local[0] = (size_t)plan->wg_x;
+        plan->local[1] = (size_t)plan->wg_y;
+        plan->global[0] = div_up((size_t)left->width, out_cols) * plan->local[0];
+        plan->global[1] = div_up((size_t)left->height, out_rows) * plan->local[1];
+    } else {
+        plan->local[0] = 16;
+        plan->local[1] = 8;
+        plan->global[0] = (size_t)left->width;
+        plan->global[1] = (size_t)left->height;
+    }
+}
+
+static pv_status plan_options(pv_context *ctx, sad_plan *plan, const pv_image *left,
+                              const pv_sad_params *params)
+{
+    plan->options[0] = '\0';
+    pv_status status = pv_cl_param_defines(ctx, "sad", plan->options, sizeof plan->options);
+    if (status != PV_OK)
+        return status;
+    size_t used = strlen(plan->options);
+    int n = snprintf(plan->options + used, sizeof plan->options - used,
+                     " -DSAD_RADIUS=%d -DSAD_PIXEL_U8=%d -DSAD_SUBPIXEL=%d -DSAD_UNIQUE=%d"
+                     " -DSAD_TILED=%d -DSAD_STRIP_ROWS=%d -DSAD_DISP_CHUNK=%d"
+                     " -DSAD_XCH_BUFFERS=%d -DSAD_XCH_USHORT=%d",
+                     plan->radius, left->type == PV_PIXEL_U8, params->subpixel != 0,
+                     params->uniqueness > 0.0f, plan->tiled, plan->strip_rows, plan->chunk,
+                     plan->xch_buffers, left->type == PV_PIXEL_U8 && params->window <= 257);
+    if (n < 0 || (size_t)n >= sizeof plan->options - used)
+        return pv_fail(ctx, PV_ERR_INVALID, "stereo_sad: kernel options overflow");
+    return PV_OK;
+}
+
+static pv_status make_plan(pv_context *ctx, const pv_image *left, const pv_sad_params *params,
+                           sad_plan *plan)
+{
+    memset(plan, 0, sizeof *plan);
+    plan->radius = params->window / 2;
+    plan->wg_x = sad_param(ctx, "SAD_WG_X");
+    plan->wg_y = sad_param(ctx, "SAD_WG_Y");
+    plan->cols_per_item = sad_param(ctx, "SAD_COLS_PER_ITEM");
+    plan->max_rows = sad_param(ctx, "SAD_ROWS_PER_ITEM");
+    plan->disp_per_pass = sad_param(ctx, "SAD_DISP_PER_PASS");
+    plan->tiled = launch_shape_fits(ctx, plan) && fit_tiles(ctx, plan, left, params);
+    if (plan->tiled)
+        plan->rows_per_item = choose_rows(ctx, plan, left);
+    plan_launch(plan, left);
+    return plan_options(ctx, plan, left, params);
+}
+
+/* -------------------------------------------------------------- transfers */
+
+static pv_status upload(pv_context *ctx, const char *slot, const pv_image *image, cl_mem *buffer)
+{
+    const size_t row_bytes = (size_t)image->width * pixel_bytes(image);
+    const size_t bytes = row_bytes * (size_t)image->height;
+    pv_status status = pv_cl_scratch(ctx, slot, bytes, buffer);
+    if (status != PV_OK)
+        return status;
+    if (image->stride == image->width)
+        return pv_cl_write(ctx, *buffer, 0, bytes, image->data);
+    char *dense = malloc(bytes);
+    if (!dense)
+        return pv_fail(ctx, PV_ERR_NOMEM, "stereo_sad: no memory to pack a %dx%d image",
+                       image->width, image->height);
+    const size_t pitch = (size_t)image->stride * pixel_bytes(image);
+    for (int y = 0; y < image->height; y++)
+        memcpy(dense + (size_t)y * row_bytes, (const char *)image->data + (size_t)y * pitch,
+               row_bytes);
+    status = pv_cl_write(ctx, *buffer, 0, bytes, dense);
+    free(dense);
+    return status;
+}
+
+/* ---------------------------------------------------------------- kernels */
+
+typedef struct sad_buffers {
+    cl_mem left, right, disp, right_disp;
+} sad_buffers;
+
+static pv_status set_args(pv_context *ctx, cl_kernel kernel, const size_t *sizes,
+                          const void *const *values, int count)
+{
+    for (int i = 0; i < count; i++) {
+        pv_status status = pv_cl_arg(ctx, kernel, (cl_uint)i, sizes[i], values[i]);
+        if (status != PV_OK)
+            return status;
+    }
+    return PV_OK;
+}
+
+/* One disparity map: ref matched against oth (mirrored for the
+ * right-reference map). */
+static pv_status match(pv_context *ctx, const sad_plan *plan, const pv_image *left,
+                       const pv_sad_params *params, cl_mem ref, cl_mem oth, cl_mem out,
+                       cl_int mirror)
+{
+    cl_kernel kernel;
+    pv_status status = pv_cl_kernel(ctx, "stereo", plan->options,
+                                    plan->tiled ? "sad_tiled" : "sad_simple", &kernel);
+    if (status != PV_OK)
+        return status;
+    cl_int width = left->width, height = left->height;
+    cl_int min_disp = params->min_disp, ndisp = params->ndisp;
+    cl_int rows = plan->rows_per_item;
+    cl_float uniqueness = mirror ? 0.0f : params->uniqueness;
+    if (plan->tiled) {
+        const size_t sizes[] = {sizeof ref, sizeof oth, sizeof out, sizeof width, sizeof height,
+                                sizeof min_disp, sizeof ndisp, sizeof rows, sizeof mirror,
+                                sizeof uniqueness};
+        const void *values[] = {&ref, &oth, &out, &width, &height, &min_disp, &ndisp, &rows,
+                                &mirror, &uniqueness};
+        status = set_args(ctx, kernel, sizes, values, 10);
+    } else {
+        const size_t sizes[] = {sizeof ref, sizeof oth, sizeof out, sizeof width, sizeof height,
+                                sizeof min_disp, sizeof ndisp, sizeof mirror, sizeof uniqueness};
+        const void *values[] = {&ref, &oth, &out, &width, &height, &min_disp, &ndisp, &mirror,
+                                &uniqueness};
+        status = set_args(ctx, kernel, sizes, values, 9);
+    }
+    if (status != PV_OK)
+        return status;
+    return pv_cl_launch(ctx, kernel, 2, plan->global, plan->local);
+}
+
+static pv_status lr_check(pv_context *ctx, const sad_plan *plan, const pv_image *left,
+                          const pv_sad_params *params, const sad_buffers *b)
+{
+    cl_kernel kernel;
+    pv_status status = pv_cl_kernel(ctx, "stereo", plan->options, "sad_lr_check", &kernel);
+    if (status != PV_OK)
+        return status;
+    cl_int width = left->width, height = left->height;
+    cl_float max_diff = params->lr_max_diff;
+    const size_t sizes[] = {sizeof b->disp, sizeof b->right_disp, sizeof width, sizeof height,
+                            sizeof max_diff};
+    const void *values[] = {&b->disp, &b->right_disp, &width, &height, &max_diff};
+    status = set_args(ctx, kernel, sizes, values, 5);
+    if (status != PV_OK)
+        return status;
+    const size_t global[2] = {(size_t)width, (size_t)height};
+    const size_t local[2] = {16, 8};
+    return pv_cl_launch(ctx, kernel, 2, global, local);
+}
+
+static pv_status get_buffers(pv_context *ctx, const pv_image *left, const pv_image *right,
+                             const pv_sad_params *params, sad_buffers *b)
+{
+    const size_t map_bytes = (size_t)left->width * (size_t)left->height * sizeof(cl_float);
+    pv_status status = upload(ctx, "sad.left", left, &b->left);
+    if (status == PV_OK)
+        status = upload(ctx, "sad.right", right, &b->right);
+    if (status == PV_OK)
+        status = pv_cl_scratch(ctx, "sad.disp", map_bytes, &b->disp);
+    if (status == PV_OK && params->lr_check)
+        status = pv_cl_scratch(ctx, "sad.right_disp", map_bytes, &b->right_disp);
+    return status;
+}
+
+static pv_status run(pv_context *ctx, const pv_image *left, const pv_image *right,
+                     const pv_sad_params *params, pv_image *disparity)
+{
+    sad_plan plan;
+    sad_buffers b = {NULL, NULL, NULL, NULL};
+    pv_status status = make_plan(ctx, left, params, &plan);
+    if (status == PV_OK)
+        status = get_buffers(ctx, left, right, params, &b);
+    if (status == PV_OK)
+        status = match(ctx, &plan, left, params, b.left, b.right, b.disp, 0);
+    if (status == PV_OK && params->lr_check) {
+        status = match(ctx, &plan, left, params, b.right, b.left, b.right_disp, 1);
+        if (status == PV_OK)
+            status = lr_check(ctx, &plan, left, params, &b);
+    }
+    if (status == PV_OK)
+        status = pv_cl_download_image(ctx, b.disp, disparity);
+    return status;
+}
+
+pv_status pv_cl_stereo_sad(pv_context *ctx, const pv_image *left, const pv_image *right,
+                           const pv_sad_params *params, pv_image *disparity)
+{
+    pv_status status = run(ctx, left, right, params, disparity);
+    /* drain the queue and account the events even after a failure */
+    pv_status finished = pv_cl_finish(ctx);
+    return status != PV_OK ? status : finished;
+}

@@ -1,0 +1,67 @@
+/* parvis: the command-line tool.  Subcommands: devices, stereo, version. */
+#include "cli.h"
+
+#include <string.h>
+
+static const char usage[] =
+    "usage: parvis <command> [options]\n"
+    "\n"
+    "commands:\n"
+    "  devices                 list backends and OpenCL devices\n"
+    "  stereo LEFT RIGHT -o OUT.pfm --method sad --ndisp N [--window W]\n"
+    "         [--min-disp M] [--subpixel] [--lr-check] [--uniqueness U]\n"
+    "         [--png VIS.png] [--gt GT.pgm --gt-scale S] [--time] [--json]\n"
+    "  version                 print the library version\n"
+    "\n"
+    "common options: --backend auto|cpu|opencl  --device I  --crosscheck\n"
+    "environment: PARVIS_BACKEND, PARVIS_DEVICE, PARVIS_CROSSCHECK=1, PARVIS_LOG=1\n";
+
+static void print_device(const pv_device_info *device)
+{
+    printf("  [%d] %s (%s)\n", device->index, device->name, pv_device_type_name(device->type));
+    printf("      platform %s, driver %s, %s\n", device->platform, device->driver_version,
+           device->opencl_version);
+    printf("      %d compute units, %.1f GiB global memory, max allocation %.1f GiB, "
+           "%.0f KiB local memory\n",
+           device->compute_units, (double)device->global_memory / (1u << 30),
+           (double)device->max_alloc / (1u << 30), (double)device->local_memory / 1024.0);
+}
+
+static int cmd_devices(void)
+{
+    pv_device_info devices[64];
+    int count = 0;
+    pv_status status = pv_device_list(devices, 64, &count);
+    if (status != PV_OK)
+        return cli_fail_status(status, "device list");
+    printf("backends: cpu (OpenMP + FFTW)%s\n", count > 0 ? ", opencl" : "");
+    printf("OpenCL devices: %d\n", count);
+    for (int i = 0; i < count && i < 64; i++)
+        print_device(&devices[i]);
+    pv_context *ctx = NULL;
+    if (pv_context_create(&ctx, NULL) == PV_OK) {
+        printf("auto selects: %s backend, %s\n  (%s)\n", pv_backend_name(pv_context_backend(ctx)),
+               pv_context_device_name(ctx), pv_context_selection_note(ctx));
+        pv_context_destroy(ctx);
+    } else {
+        printf("auto selection failed: %s\n", pv_last_error());
+    }
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2)
+        return fputs(usage, stderr), 2;
+    const char *command = argv[1];
+    if (strcmp(command, "devices") == 0)
+        return cmd_devices();
+    if (strcmp(command, "stereo") == 0)
+        return cli_stereo(argc - 1, argv + 1);
+    if (strcmp(command, "version") == 0)
+        return printf("parvis %s\n", pv_version()), 0;
+    if (strcmp(command, "help") == 0 || strcmp(command, "--help") == 0 || strcmp(command, "-h") == 0)
+        return fputs(usage, stdout), 0;
+    cli_fail("unknown command '%s' (try 'parvis help')", command);
+    return 2;
+}

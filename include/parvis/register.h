@@ -1,0 +1,154 @@
+/* parvis register: phase correlation (2D/3D, sub-pixel) and normalized
+ * cross-correlation.
+ *
+ * Shift convention: a shift s means moving(p) ~ reference(p - s), i.e. the
+ * moving image is the reference displaced by +s.  In 2D dz is 0.
+ *
+ * Phase correlation: R = M conj(F) / |M conj(F)| over the spectra M of the
+ * moving and F of the reference input (bins with |M conj(F)| = 0 give 0,
+ * never NaN), c = IDFT(R).  The integer shift is the position of the
+ * largest value of c, wrapped to signed shifts (an index past half the
+ * transform length is a negative shift).  The peak is c at that position,
+ * normalized so that two identical textured inputs give 1.
+ *
+ * Inputs with no texture (all values equal) have no defined shift: the
+ * result is shift 0, peak 0 and the flag PV_REGISTER_NO_TEXTURE.
+ * Data containing NaN or Inf are rejected with PV_ERR_INVALID. */
+#ifndef PARVIS_REGISTER_H
+#define PARVIS_REGISTER_H
+
+#include "parvis/core.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Result flags. */
+#define PV_REGISTER_NO_TEXTURE 0x1u  /* an input is constant: no shift can be measured */
+#define PV_REGISTER_AT_EDGE 0x2u     /* sub-pixel fit impossible (peak on the map's edge) */
+
+typedef enum pv_pad_mode {
+    /* Transform at the input size: circular correlation.  The OpenCL backend
+     * (clFFT) then needs sizes with factors 2, 3, 5, 7, 11, 13 only and
+     * returns PV_ERR_UNSUPPORTED for others. */
+    PV_PAD_NONE = 0,
+    /* Zero-pad each axis up to the next size with factors 2, 3, 5, 7. */
+    PV_PAD_FFT = 1,
+    /* Zero-pad each axis to at least 2n - 1 (then FFT-friendly): linear
+     * correlation, no wrap-around (the thesis's padding). */
+    PV_PAD_LINEAR = 2
+} pv_pad_mode;
+
+typedef enum pv_window_kind {
+    PV_WINDOW_NONE = 0,
+    /* Separable Hann window 0.5 - 0.5 cos(2 pi i / (n - 1)) on both inputs,
+     * against the edges' wrap-around. */
+    PV_WINDOW_HANN = 1
+} pv_window_kind;
+
+typedef enum pv_subpixel_method {
+    PV_SUBPIXEL_NONE = 0,
+    /* Guizar-Sicairos et al. 2008: the correlation evaluated by
+     * matrix-multiply DFTs on a grid of step 1/upsample around the peak:
+     * first a 1.5-pixel window, then finer windows (at most 10x finer each
+     * step) around the best point, until the step is 1/upsample. */
+    PV_SUBPIXEL_UPSAMPLE = 1,
+    /* A parabola through the peak and its two neighbours, per axis. */
+    PV_SUBPIXEL_PARABOLIC = 2
+} pv_subpixel_method;
+
+typedef struct pv_phasecorr_options {
+    pv_pad_mode pad;              /* default PV_PAD_NONE */
+    pv_window_kind window;        /* default PV_WINDOW_NONE */
+    pv_subpixel_method subpixel;  /* default PV_SUBPIXEL_NONE */
+    int upsample;                 /* PV_SUBPIXEL_UPSAMPLE factor, 2..10000; default 100 */
+} pv_phasecorr_options;
+
+void pv_phasecorr_options_default(pv_phasecorr_options *options);
+
+typedef struct pv_shift {
+    double dx, dy, dz;  /* moving(p) ~ reference(p - shift) */
+    double peak;        /* normalized correlation peak (1 for identical inputs) */
+    unsigned flags;     /* PV_REGISTER_* */
+} pv_shift;
+
+/* Cross-check tolerances (the OpenCL result against the CPU backend):
+ * the same integer peak; sub-pixel shifts within 1e-3 px (upsampled DFT:
+ * within one grid step 1/upsample when two grid points tie); peak values
+ * within 1e-3; NCC maps within 1e-4. */
+
+/* ------------------------------------------------------- one-shot calls */
+
+/* reference and moving: same size, u8 or f32 (types may differ).
+ * options may be NULL (defaults). */
+pv_status pv_phase_correlate(pv_context *ctx, const pv_image *reference, const pv_image *moving,
+                             const pv_phasecorr_options *options, pv_shift *shift);
+pv_status pv_phase_correlate3d(pv_context *ctx, const pv_volume *reference,
+                               const pv_volume *moving, const pv_phasecorr_options *options,
+                               pv_shift *shift);
+
+/* ----------------------------------------------- plans (cached reference)
+ * A plan keeps the reference's spectrum (on the device for OpenCL), the
+ * FFT plans and the buffers for up to max_batch movers, so correlating a
+ * mover costs one upload, one R2C, one C2R and a reduction.  Movers are
+ * any images / volumes (or views of sub-volumes) of the reference's size.
+ * A plan belongs to its context: destroy it before the context.  Calls
+ * on one plan, like calls on one context, must not run concurrently. */
+typedef struct pv_phasecorr_plan pv_phasecorr_plan;
+
+pv_status pv_phasecorr_plan_create(pv_context *ctx, const pv_image *reference,
+                                   const pv_phasecorr_options *options, int max_batch,
+                                   pv_phasecorr_plan **plan);
+pv_status pv_phasecorr_plan_create3d(pv_context *ctx, const pv_volume *reference,
+                                     const pv_phasecorr_options *options, int max_batch,
+                                     pv_phasecorr_plan **plan);
+void pv_phasecorr_plan_destroy(pv_phasecorr_plan *plan);
+
+/* Replace the reference (same size as the plan's). */
+pv_status pv_phasecorr_plan_set_reference(pv_phasecorr_plan *plan, const pv_image *reference);
+pv_status pv_phasecorr_plan_set_reference3d(pv_phasecorr_plan *plan,
+                                            const pv_volume *reference);
+
+/* Correlate count movers with the reference: shifts[i] for movers[i].
+ * Movers go through the device max_batch at a time. */
+pv_status pv_phasecorr_plan_correlate(pv_phasecorr_plan *plan, const pv_image *movers, int count,
+                                      pv_shift *shifts);
+pv_status pv_phasecorr_plan_correlate3d(pv_phasecorr_plan *plan, const pv_volume *movers,
+                                        int count, pv_shift *shifts);
+
+/* Transform size the plan uses per axis (after padding). */
+pv_status pv_phasecorr_plan_fft_size(const pv_phasecorr_plan *plan, int size[3]);
+
+/* -------------------------------------------- normalized cross-correlation
+ * The full coefficient map of the template sliding over the image, of size
+ * (image.width + templ.width - 1) x (image.height + templ.height - 1), as
+ * MATLAB's normxcorr2: map element (u, v) puts the template's top-left
+ * corner at image position (u - templ.width + 1, v - templ.height + 1).
+ *
+ * Every coefficient is normalized over the pixels where template and image
+ * actually overlap (Padfield's generalized NCC, thesis eq. 6.1): means and
+ * variances of both over the overlap only.  Where the template lies wholly
+ * inside the image this is exactly normxcorr2's value.  Coefficients are 0
+ * where the overlap has fewer than min_overlap pixels, or where either side
+ * has no variance over the overlap (a textureless patch); values lie in
+ * [-1, 1] and are never NaN. */
+typedef struct pv_ncc_result {
+    int x, y;           /* best offset: template top-left in image coordinates */
+    float coefficient;  /* its coefficient */
+    double sub_x, sub_y;/* refined by a quadratic fit through the neighbours */
+    unsigned flags;     /* PV_REGISTER_NO_TEXTURE: template or image is constant
+                           (the map is all 0); PV_REGISTER_AT_EDGE: no fit */
+} pv_ncc_result;
+
+/* templ, image: u8 or f32, any sizes (the template may be as large as the
+ * image or larger).  out: f32 image of the map's size, caller-allocated, or
+ * NULL when only the result is wanted; result may be NULL (not both).
+ * min_overlap >= 0 pixels. */
+pv_status pv_normxcorr2(pv_context *ctx, const pv_image *templ, const pv_image *image,
+                        int min_overlap, pv_image *out, pv_ncc_result *result);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

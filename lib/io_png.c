@@ -1,0 +1,258 @@
+/* PNG reading and writing through libpng.
+ *
+ * libpng reports errors by longjmp.  Every resource a read or write holds
+ * lives in a struct that belongs to the caller of the function that calls
+ * setjmp, so after a longjmp nothing is lost and no local variable of the
+ * setjmp caller needs to survive: the caller frees what the struct holds
+ * on every path. */
+#include "io.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <png.h>
+#include <setjmp.h>
+#include <stdlib.h>
+#include <string.h>
+
+const uint8_t pv_io_png_signature[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
+
+#define PNG_MESSAGE_SIZE 200
+
+/* libpng's error_ptr is the message buffer of the read or write. */
+static void record_png_error(png_structp png, png_const_charp message)
+{
+    char *slot = png_get_error_ptr(png);
+    snprintf(slot, PNG_MESSAGE_SIZE, "%s", message ? message : "unknown libpng error");
+    png_longjmp(png, 1);
+}
+
+/* The library never prints, and libpng's warnings are about files it can
+ * still decode. */
+static void ignore_png_warning(png_structp png, png_const_charp message)
+{
+    (void)png;
+    (void)message;
+}
+
+/* ================================================================ reading */
+
+typedef struct png_reader {
+    pv_io_file *file;
+    pv_pixel_type type;
+    png_structp png;
+    png_infop info;
+    pv_image image;             /* the output while it is decoded */
+    uint8_t *rows;              /* one row, or every row of an interlaced image */
+    size_t row_bytes;           /* after the transforms */
+    float *samples;
+    int channels;               /* after the transforms: 1 or 3 */
+    pv_io_sample_kind kind;
+    unsigned maxval;
+    char message[PNG_MESSAGE_SIZE];
+} png_reader;
+
+static pv_status png_read_error(const png_reader *r)
+{
+    if (ferror(r->file->stream))
+        return pv_fail(NULL, PV_ERR_IO, "pv_image_read: '%s': read error (%s)", r->file->path,
+                       r->message);
+    return pv_fail(NULL, PV_ERR_FORMAT, "pv_image_read: '%s': bad or truncated PNG: %s",
+                   r->file->path, r->message);
+}
+
+/* Compressed data cannot hold more pixels than the deflate ratio allows,
+ * whatever the header says. */
+static pv_status check_png_size(const png_reader *r)
+{
+    png_uint_32 width = png_get_image_width(r->png, r->info);
+    png_uint_32 height = png_get_image_height(r->png, r->info);
+    uint64_t bits_per_pixel =
+        (uint64_t)png_get_bit_depth(r->png, r->info) * png_get_channels(r->png, r->info);
+    uint64_t row_bits = (uint64_t)width * bits_per_pixel;
+    uint64_t ratio_bits = 8 * (uint64_t)PV_IO_MAX_DEFLATE_RATIO;
+    int fits = width > 0 && height > 0 && width <= INT_MAX && height <= INT_MAX;
+    if (fits && r->file->size <= UINT64_MAX / ratio_bits)
+        fits = row_bits <= r->file->size * ratio_bits / height;
+    if (!fits)
+        return pv_fail(NULL, PV_ERR_FORMAT,
+                       "pv_image_read: '%s': the PNG header claims %lux%lu pixels, more than "
+                       "the %llu-byte file can hold", r->file->path, (unsigned long)width,
+                       (unsigned long)height, (unsigned long long)r->file->size);
+    return PV_OK;
+}
+
+/* Ask libpng for 8- or 16-bit grey or RGB rows; returns the number of
+ * interlace passes. */
+static int set_grey_transforms(png_reader *r)
+{
+    int color = png_get_color_type(r->png, r->info);
+    if (color == PNG_COLOR_TYPE_PALETTE)
+        png_set_palette_to_rgb(r->png);
+    if (color == PNG_COLOR_TYPE_GRAY && png_get_bit_depth(r->png, r->info) < 8)
+        png_set_expand_gray_1_2_4_to_8(r->png);
+    /* Unconditional: expanding a palette with a tRNS chunk adds alpha too. */
+    png_set_strip_alpha(r->png);
+    int passes = png_set_interlace_handling(r->png);
+    png_read_update_info(r->png, r->info);
+    return passes;
+}
+
+static pv_status allocate_png_buffers(png_reader *r, int passes)
+{
+    int width = (int)png_get_image_width(r->png, r->info);
+    int height = (int)png_get_image_height(r->png, r->info);
+    int depth = png_get_bit_depth(r->png, r->info);
+    size_t row_count = passes > 1 ? (size_t)height : 1, total;
+    r->channels = png_get_channels(r->png, r->info);
+    if ((r->channels != 1 && r->channels != 3) || (depth != 8 && depth != 16))
+        return pv_fail(NULL, PV_ERR_FORMAT,
+                       "pv_image_read: '%s': unsupported PNG layout (%d channels of %d bits)",
+                       r->file->path, r->channels, depth);
+    r->kind = depth == 16 ? PV_IO_SAMPLE_U16_BE : PV_IO_SAMPLE_U8;
+    r->maxval = depth == 16 ? 65535u : 255u;
+    r->row_bytes = png_get_rowbytes(r->png, r->info);
+    if (pv_size_mul(r->row_bytes, row_count, &total))
+        r->rows = malloc(total);
+    r->samples = malloc((size_t)width * (size_t)r->channels * sizeof(float));
+    if (!r->rows || !r->samples)
+        return pv_fail(NULL, PV_ERR_NOMEM, "pv_image_read: '%s': cannot allocate row buffers",
+                       r->file->path);
+    return pv_io_alloc_output(r->file, &r->image, width, height, r->type);
+}
+
+static void store_png_row(png_reader *r, const uint8_t *row, int y)
+{
+    int width = r->image.width;
+    pv_io_unpack_samples(row, (size_t)width * (size_t)r->channels, r->kind, r->samples);
+    pv_io_samples_to_grey(r->samples, width, r->channels);
+    pv_io_store_row(&r->image, y, r->samples, r->maxval);
+}
+
+/* libpng merges the passes of an interlaced image into rows it is given
+ * again in each pass, so those need the whole image; others stream. */
+static void read_png_rows(png_reader *r, int passes)
+{
+    int height = r->image.height;
+    int interlaced = passes > 1;
+    for (int pass = 0; pass < passes; pass++) {
+        for (int y = 0; y < height; y++) {
+            uint8_t *row = r->rows + (interlaced ? (size_t)y * r->row_bytes : 0);
+            png_read_row(r->png, row, NULL);
+            if (!interlaced)
+                store_png_row(r, row, y);
+        }
+    }
+    if (interlaced)
+        for (int y = 0; y < height; y++)
+            store_png_row(r, r->rows + (size_t)y * r->row_bytes, y);
+}
+
+static pv_status decode_png(png_reader *r)
+{
+    if (setjmp(png_jmpbuf(r->png)))
+        return png_read_error(r);
+    png_init_io(r->png, r->file->stream);
+    png_read_info(r->png, r->info);
+    pv_status status = check_png_size(r);
+    if (status != PV_OK)
+        return status;
+    int passes = set_grey_transforms(r);
+    status = allocate_png_buffers(r, passes);
+    if (status != PV_OK)
+        return status;
+    read_png_rows(r, passes);
+    /* Reaching IEND proves the file is complete. */
+    png_read_end(r->png, NULL);
+    return PV_OK;
+}
+
+pv_status pv_io_read_png(pv_io_file *file, pv_pixel_type type, pv_image *out)
+{
+    png_reader r;
+    pv_status status;
+    memset(&r, 0, sizeof r);
+    r.file = file;
+    r.type = type;
+    r.png = png_create_read_struct(PNG_LIBPNG_VER_STRING, r.message, record_png_error,
+                                   ignore_png_warning);
+    r.info = r.png ? png_create_info_struct(r.png) : NULL;
+    if (r.info)
+        status = decode_png(&r);
+    else
+        status = pv_fail(NULL, PV_ERR_NOMEM, "pv_image_read: '%s': cannot create libpng state",
+                         file->path);
+    png_destroy_read_struct(&r.png, &r.info, NULL);
+    free(r.rows);
+    free(r.samples);
+    if (status == PV_OK)
+        *out = r.image;
+    else
+        pv_image_free(&r.image);
+    return status;
+}
+
+/* ================================================================ writing */
+
+typedef struct png_writer {
+    pv_io_output *out;
+    const pv_image *image;
+    png_structp png;
+    png_infop info;
+    uint8_t *row;
+    char message[PNG_MESSAGE_SIZE];
+} png_writer;
+
+static pv_status png_write_error(const png_writer *w)
+{
+    if (ferror(w->out->stream))
+        return pv_fail(NULL, PV_ERR_IO, "%s: writing '%s' failed: %s (%s)", w->out->function,
+                       w->out->path, w->message, strerror(errno));
+    return pv_fail(NULL, PV_ERR_IO, "%s: writing '%s' failed: %s", w->out->function,
+                   w->out->path, w->message);
+}
+
+static pv_status encode_png(png_writer *w)
+{
+    if (setjmp(png_jmpbuf(w->png)))
+        return png_write_error(w);
+    png_init_io(w->png, w->out->stream);
+    /* PNG allows 2^31 - 1 pixels a side; libpng's default limit is lower. */
+    png_set_user_limits(w->png, PNG_UINT_31_MAX, PNG_UINT_31_MAX);
+    png_set_IHDR(w->png, w->info, (png_uint_32)w->image->width, (png_uint_32)w->image->height,
+                 8, PNG_COLOR_TYPE_GRAY, PNG_INTERLACE_NONE, PNG_COMPRESSION_TYPE_DEFAULT,
+                 PNG_FILTER_TYPE_DEFAULT);
+    png_write_info(w->png, w->info);
+    for (int y = 0; y < w->image->height; y++) {
+        pv_io_row_to_u8(w->image, y, w->row);
+        png_write_row(w->png, w->row);
+    }
+    png_write_end(w->png, NULL);
+    return PV_OK;
+}
+
+pv_status pv_image_write_png(const char *path, const pv_image *image)
+{
+    static const char function[] = "pv_image_write_png";
+    pv_status status = pv_io_check_write_args(function, path, image);
+    if (status != PV_OK)
+        return status;
+    png_writer w;
+    pv_io_output out;
+    memset(&w, 0, sizeof w);
+    w.out = &out;
+    w.image = image;
+    w.row = malloc((size_t)image->width);
+    w.png = png_create_write_struct(PNG_LIBPNG_VER_STRING, w.message, record_png_error,
+                                    ignore_png_warning);
+    w.info = w.png ? png_create_info_struct(w.png) : NULL;
+    if (!w.row || !w.info)
+        status = pv_fail(NULL, PV_ERR_NOMEM, "%s: '%s': cannot allocate libpng state", function,
+                         path);
+    else
+        status = pv_io_open_output(&out, function, path);
+    if (status == PV_OK)
+        status = pv_io_finish_output(&out, encode_png(&w));
+    png_destroy_write_struct(&w.png, &w.info);
+    free(w.row);
+    return status;
+}

@@ -1,0 +1,266 @@
+/* Front end of the stereo module: SAD block matching.  Arguments are
+ * checked once here; the backends trust them.  Also the CPU cross-check
+ * and the Middlebury error measure, which need no backend. */
+#include "internal.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+/* Share of pixels on which the OpenCL disparities may differ from the CPU
+ * oracle's (stereo.h), and how close sub-pixel values must be. */
+#define PV_SAD_MAX_DIFFERING 0.001
+#define PV_SAD_SUBPIXEL_TOLERANCE 1e-3f
+
+/* Widest window whose u8 costs (255 * window^2) stay below UINT32_MAX, which
+ * both backends use as "no candidate".  Wider windows run on f32 copies. */
+#define PV_SAD_U8_MAX_WINDOW 4095
+
+void pv_sad_params_default(pv_sad_params *params)
+{
+    if (!params)
+        return;
+    params->min_disp = 0;
+    params->ndisp = 64;
+    params->window = 5;
+    params->subpixel = 0;
+    params->lr_check = 0;
+    params->lr_max_diff = 1.0f;
+    params->uniqueness = 0.0f;
+}
+
+/* ------------------------------------------------------------------- checks */
+
+static uintptr_t image_span(const pv_image *image)
+{
+    size_t elements = (size_t)(image->height - 1) * (size_t)image->stride + (size_t)image->width;
+    return (uintptr_t)(elements * pv_pixel_size(image->type));
+}
+
+static int images_overlap(const pv_image *a, const pv_image *b)
+{
+    uintptr_t a0 = (uintptr_t)a->data, b0 = (uintptr_t)b->data;
+    return a0 < b0 + image_span(b) && b0 < a0 + image_span(a);
+}
+
+static pv_status check_images(pv_context *ctx, const pv_image *left, const pv_image *right,
+                              const pv_image *disparity)
+{
+    if (!pv_image_is_valid(left))
+        return pv_fail(ctx, PV_ERR_INVALID, "stereo_sad: left is NULL or not a valid image");
+    if (!pv_image_is_valid(right))
+        return pv_fail(ctx, PV_ERR_INVALID, "stereo_sad: right is NULL or not a valid image");
+    if (!pv_image_is_valid(disparity))
+        return pv_fail(ctx, PV_ERR_INVALID, "stereo_sad: disparity is NULL or not a valid image");
+    if (!pv_images_same_size(left, right))
+        return pv_fail(ctx, PV_ERR_INVALID, "stereo_sad: right is %dx%d but left is %dx%d",
+                       right->width, right->height, left->width, left->height);
+    if (left->type != right->type)
+        return pv_fail(ctx, PV_ERR_INVALID, "stereo_sad: left and right pixel types differ");
+    if (disparity->type != PV_PIXEL_F32)
+        return pv_fail(ctx, PV_ERR_INVALID, "stereo_sad: disparity must be an f32 image");
+    if (!pv_images_same_size(left, disparity))
+        return pv_fail(ctx, PV_ERR_INVALID, "stereo_sad: disparity is %dx%d but left is %dx%d",
+                       disparity->width, disparity->height, left->width, left->height);
+    if (images_overlap(disparity, left) || images_overlap(disparity, right))
+        return pv_fail(ctx, PV_ERR_INVALID, "stereo_sad: disparity shares memory with an input");
+    return PV_OK;
+}
+
+static int is_finite_nonnegative(float value)
+{
+    return isfinite(value) && value >= 0.0f;
+}
+
+/* Some pixel x in [0, width) has a candidate d in the range with
+ * 0 <= x - d < width exactly when the range meets (-width, width). */
+static int range_reaches_image(long long min_disp, long long ndisp, int width)
+{
+    long long max_disp = min_disp + ndisp - 1;
+    return min_disp < width && max_disp > -(long long)width;
+}
+
+static pv_status check_params(pv_context *ctx, const pv_sad_params *params, int width,
+                              int height)
+{
+    if (params->window < 1 || params->window % 2 == 0)
+        return pv_fail(ctx, PV_ERR_INVALID, "stereo_sad: params.window %d is not odd and >= 1",
+                       params->window);
+    if (params->window > width || params->window > height)
+        return pv_fail(ctx, PV_ERR_INVALID, "stereo_sad: params.window %d is larger than the %dx%d image",
+                       params->window, width, height);
+    if (params->ndisp < 1 || params->ndisp > width)
+        return pv_fail(ctx, PV_ERR_INVALID, "stereo_sad: params.ndisp %d is not in 1..%d (image width)",
+                       params->ndisp, width);
+    if (!range_reaches_image(params->min_disp, params->ndisp, width))
+        return pv_fail(ctx, PV_ERR_INVALID,
+                       "stereo_sad: params.min_disp %d leaves no valid disparity in a %d-pixel-wide image",
+                       params->min_disp, width);
+    if (!is_finite_nonnegative(params->uniqueness))
+        return pv_fail(ctx, PV_ERR_INVALID, "stereo_sad: params.uniqueness %g is not finite and >= 0",
+                       (double)params->uniqueness);
+    if (!is_finite_nonnegative(params->lr_max_diff))
+        return pv_fail(ctx, PV_ERR_INVALID, "stereo_sad: params.lr_max_diff %g is not finite and >= 0",
+                       (double)params->lr_max_diff);
+    return PV_OK;
+}
+
+static pv_status check_sad(pv_context *ctx, const pv_image *left, const pv_image *right,
+                           const pv_sad_params *params, const pv_image *disparity)
+{
+    if (!ctx)
+        return pv_fail(NULL, PV_ERR_INVALID, "stereo_sad: ctx is NULL");
+    if (!params)
+        return pv_fail(ctx, PV_ERR_INVALID, "stereo_sad: params is NULL");
+    pv_status status = check_images(ctx, left, right, disparity);
+    if (status != PV_OK)
+        return status;
+    return check_params(ctx, params, left->width, left->height);
+}
+
+/* -------------------------------------------------------------- cross-check */
+
+static int same_disparity(float a, float b)
+{
+    if (a == b)
+        return 1;
+    return isfinite(a) && isfinite(b) && fabsf(a - b) <= PV_SAD_SUBPIXEL_TOLERANCE;
+}
+
+static double differing_share(const pv_image *a, const pv_image *b)
+{
+    size_t differing = 0;
+    for (int y = 0; y < a->height; y++) {
+        const float *row_a = (const float *)a->data + (ptrdiff_t)y * a->stride;
+        const float *row_b = (const float *)b->data + (ptrdiff_t)y * b->stride;
+        for (int x = 0; x < a->width; x++)
+            differing += !same_disparity(row_a[x], row_b[x]);
+    }
+    return (double)differing / ((double)a->width * (double)a->height);
+}
+
+static pv_status crosscheck_sad(pv_context *ctx, const pv_image *left, const pv_image *right,
+                                const pv_sad_params *params, const pv_image *disparity)
+{
+    pv_image ref;
+    if (pv_image_alloc_like(&ref, disparity, PV_PIXEL_F32) != PV_OK)
+        return pv_fail(ctx, PV_ERR_NOMEM, "stereo_sad cross-check: no memory for the CPU result");
+    pv_timing saved = ctx->timing;
+    pv_status status = pv_cpu_backend.stereo_sad(ctx, left, right, params, &ref);
+    ctx->timing = saved;
+    if (status == PV_OK) {
+        double share = differing_share(disparity, &ref);
+        if (share > PV_SAD_MAX_DIFFERING)
+            status = pv_fail(ctx, PV_ERR_MISMATCH,
+                             "stereo_sad cross-check: %.3f%% of pixels differ (> 0.1%%)",
+                             100.0 * share);
+    }
+    pv_image_free(&ref);
+    return status;
+}
+
+/* ------------------------------------------------------------------ matching */
+
+static void copy_u8_to_f32(const pv_image *src, pv_image *dst)
+{
+    for (int y = 0; y < src->height; y++) {
+        const uint8_t *in = (const uint8_t *)src->data + (ptrdiff_t)y * src->stride;
+        float *out = (float *)dst->data + (ptrdiff_t)y * dst->stride;
+        for (int x = 0; x < src->width; x++)
+            out[x] = (float)in[x];
+    }
+}
+
+static pv_status run_sad(pv_context *ctx, const pv_image *left, const pv_image *right,
+                         const pv_sad_params *params, pv_image *disparity)
+{
+    pv_status status = ctx->ops->stereo_sad(ctx, left, right, params, disparity);
+    if (status == PV_OK && pv_crosscheck_wanted(ctx))
+        status = crosscheck_sad(ctx, left, right, params, disparity);
+    return status;
+}
+
+/* u8 costs of windows wider than PV_SAD_U8_MAX_WINDOW could reach the
+ * backends' "no candidate" marker: match exact f32 copies instead. */
+static pv_status run_sad_on_f32_copies(pv_context *ctx, const pv_image *left,
+                                       const pv_image *right, const pv_sad_params *params,
+                                       pv_image *disparity)
+{
+    pv_image left_f32, right_f32;
+    if (pv_image_alloc_like(&left_f32, left, PV_PIXEL_F32) != PV_OK)
+        return pv_fail(ctx, PV_ERR_NOMEM, "stereo_sad: no memory for an f32 copy of left");
+    if (pv_image_alloc_like(&right_f32, right, PV_PIXEL_F32) != PV_OK) {
+        pv_image_free(&left_f32);
+        return pv_fail(ctx, PV_ERR_NOMEM, "stereo_sad: no memory for an f32 copy of right");
+    }
+    copy_u8_to_f32(left, &left_f32);
+    copy_u8_to_f32(right, &right_f32);
+    pv_status status = run_sad(ctx, &left_f32, &right_f32, params, disparity);
+    pv_image_free(&left_f32);
+    pv_image_free(&right_f32);
+    return status;
+}
+
+pv_status pv_stereo_sad(pv_context *ctx, const pv_image *left, const pv_image *right,
+                        const pv_sad_params *params, pv_image *disparity)
+{
+    pv_status status = check_sad(ctx, left, right, params, disparity);
+    if (status != PV_OK)
+        return status;
+    pv_call_begin(ctx);
+    if (left->type == PV_PIXEL_U8 && params->window > PV_SAD_U8_MAX_WINDOW)
+        status = run_sad_on_f32_copies(ctx, left, right, params, disparity);
+    else
+        status = run_sad(ctx, left, right, params, disparity);
+    pv_call_end(ctx);
+    return status;
+}
+
+/* ------------------------------------------------------------- error measure */
+
+static pv_status check_error_args(const pv_image *disparity, const pv_image *ground_truth,
+                                  float gt_scale, float threshold, int border,
+                                  const double *bad_fraction)
+{
+    if (!pv_image_is_valid(disparity) || disparity->type != PV_PIXEL_F32)
+        return pv_fail(NULL, PV_ERR_INVALID, "disparity_error: disparity is not a valid f32 image");
+    if (!pv_image_is_valid(ground_truth))
+        return pv_fail(NULL, PV_ERR_INVALID, "disparity_error: ground_truth is not a valid image");
+    if (!pv_images_same_size(disparity, ground_truth))
+        return pv_fail(NULL, PV_ERR_INVALID, "disparity_error: ground_truth is %dx%d but disparity is %dx%d",
+                       ground_truth->width, ground_truth->height, disparity->width,
+                       disparity->height);
+    if (!(isfinite(gt_scale) && gt_scale > 0.0f))
+        return pv_fail(NULL, PV_ERR_INVALID, "disparity_error: gt_scale %g is not finite and > 0",
+                       (double)gt_scale);
+    if (!is_finite_nonnegative(threshold))
+        return pv_fail(NULL, PV_ERR_INVALID, "disparity_error: threshold %g is not finite and >= 0",
+                       (double)threshold);
+    if (border < 0)
+        return pv_fail(NULL, PV_ERR_INVALID, "disparity_error: border %d is negative", border);
+    if (!bad_fraction)
+        return pv_fail(NULL, PV_ERR_INVALID, "disparity_error: bad_fraction is NULL");
+    return PV_OK;
+}
+
+pv_status pv_disparity_error(const pv_image *disparity, const pv_image *ground_truth,
+                             float gt_scale, float threshold, int border, double *bad_fraction)
+{
+    pv_status status = check_error_args(disparity, ground_truth, gt_scale, threshold, border,
+                                        bad_fraction);
+    if (status != PV_OK)
+        return status;
+    size_t known = 0, bad = 0;
+    for (int y = border; y < disparity->height - border; y++) {
+        const float *row = (const float *)disparity->data + (ptrdiff_t)y * disparity->stride;
+        for (int x = border; x < disparity->width - border; x++) {
+            float truth = pv_image_get(ground_truth, x, y) / gt_scale;
+            if (!(isfinite(truth) && truth > 0.0f))
+                continue; /* unknown */
+            known++;
+            bad += !(isfinite(row[x]) && fabsf(row[x] - truth) <= threshold);
+        }
+    }
+    *bad_fraction = known ? (double)bad / (double)known : 0.0;
+    return PV_OK;
+}

@@ -1,0 +1,284 @@
+/* Core: status strings, version, images, contexts and backend selection,
+ * device listing, timing, and the OpenCL runtime's program binary cache. */
+#include "test_util.h"
+
+#include <dirent.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifdef PV_HAVE_OPENCL
+#include "../backends/opencl/runtime.h"
+#endif
+
+static void test_status_strings(void **state)
+{
+    (void)state;
+    assert_string_equal(pv_status_string(PV_OK), "ok");
+    assert_string_equal(pv_status_string(PV_ERR_INVALID), "invalid argument");
+    assert_string_equal(pv_status_string(PV_ERR_MISMATCH), "cross-check mismatch");
+    assert_string_equal(pv_status_string((pv_status)-999), "unknown status");
+}
+
+static void test_version(void **state)
+{
+    (void)state;
+    int major = -1, minor = -1, patch = -1;
+    pv_version_numbers(&major, &minor, &patch);
+    char expected[64];
+    snprintf(expected, sizeof expected, "%d.%d.%d", major, minor, patch);
+    assert_string_equal(pv_version(), expected);
+    assert_string_equal(pv_version(), PV_VERSION_STRING);
+    pv_version_numbers(NULL, NULL, NULL);
+}
+
+static void test_image_alloc_and_validity(void **state)
+{
+    (void)state;
+    pv_image image;
+    assert_int_equal(pv_image_alloc(&image, 7, 5, PV_PIXEL_F32), PV_OK);
+    assert_int_equal(image.stride, 7);
+    assert_true(pv_image_get(&image, 6, 4) == 0.0f);
+    assert_true(isnan(pv_image_get(&image, 7, 0)));
+    pv_image_free(&image);
+    assert_null(image.data);
+    assert_int_equal(pv_image_alloc(&image, 0, 5, PV_PIXEL_U8), PV_ERR_INVALID);
+    assert_int_equal(pv_image_alloc(&image, 5, 5, (pv_pixel_type)9), PV_ERR_INVALID);
+    assert_int_equal(pv_image_alloc(NULL, 5, 5, PV_PIXEL_U8), PV_ERR_INVALID);
+    assert_int_equal(pv_image_alloc(&image, 1 << 30, 1 << 30, PV_PIXEL_F32) == PV_OK, 0);
+    pv_volume volume;
+    assert_int_equal(pv_volume_alloc(&volume, 4, 3, 2), PV_OK);
+    assert_int_equal(volume.stride_y, 4);
+    assert_int_equal(volume.stride_z, 12);
+    pv_volume_free(&volume);
+    assert_int_equal(pv_volume_alloc(&volume, 4, -3, 2), PV_ERR_INVALID);
+    assert_true(strlen(pv_last_error()) > 0);
+}
+
+static void test_cpu_context(void **state)
+{
+    (void)state;
+    pv_context *ctx = tu_context(PV_BACKEND_CPU);
+    assert_non_null(ctx);
+    assert_int_equal(pv_context_backend(ctx), PV_BACKEND_CPU);
+    assert_non_null(strstr(pv_context_device_name(ctx), "CPU"));
+    assert_true(pv_context_cpu_threads(ctx) >= 1);
+    assert_int_equal(pv_context_crosscheck(ctx), 0);
+    assert_int_equal(pv_context_set_crosscheck(ctx, 1), PV_OK);
+    assert_int_equal(pv_context_crosscheck(ctx), 1);
+    pv_timing timing;
+    assert_int_equal(pv_context_last_timing(ctx, &timing), PV_OK);
+    assert_int_equal(pv_context_last_timing(ctx, NULL), PV_ERR_INVALID);
+    assert_string_equal(pv_context_build_log(ctx), "");
+    pv_context_destroy(ctx);
+    pv_context_destroy(NULL);
+}
+
+static void test_context_bad_arguments(void **state)
+{
+    (void)state;
+    assert_int_equal(pv_context_create(NULL, NULL), PV_ERR_INVALID);
+    pv_context *ctx = (pv_context *)0x1;
+    pv_context_options options;
+    pv_context_options_default(&options);
+    options.backend = (pv_backend_kind)7;
+    assert_int_equal(pv_context_create(&ctx, &options), PV_ERR_INVALID);
+    assert_null(ctx);
+    pv_context_options_default(&options);
+    options.cpu_threads = -2;
+    assert_int_equal(pv_context_create(&ctx, &options), PV_ERR_INVALID);
+    assert_int_equal(pv_context_set_crosscheck(NULL, 1), PV_ERR_INVALID);
+}
+
+static void test_environment_overrides(void **state)
+{
+    (void)state;
+    pv_context *ctx = NULL;
+    setenv("PARVIS_BACKEND", "cpu", 1);
+    setenv("PARVIS_CROSSCHECK", "1", 1);
+    pv_context_options options;
+    pv_context_options_default(&options);
+    options.backend = PV_BACKEND_OPENCL;
+    assert_int_equal(pv_context_create(&ctx, &options), PV_OK);
+    assert_int_equal(pv_context_backend(ctx), PV_BACKEND_CPU);
+    assert_int_equal(pv_context_crosscheck(ctx), 1);
+    pv_context_destroy(ctx);
+    setenv("PARVIS_BACKEND", "gpu-please", 1);
+    assert_int_equal(pv_context_create(&ctx, NULL), PV_ERR_INVALID);
+    assert_non_null(strstr(pv_last_error(), "PARVIS_BACKEND"));
+    unsetenv("PARVIS_BACKEND");
+    unsetenv("PARVIS_CROSSCHECK");
+    setenv("PARVIS_DEVICE", "no-such-device-name", 1);
+    assert_int_equal(pv_context_create(&ctx, NULL), PV_ERR_NO_DEVICE);
+    unsetenv("PARVIS_DEVICE");
+}
+
+static void test_auto_selection(void **state)
+{
+    (void)state;
+    pv_device_info devices[16];
+    int count = -1, gpus = 0;
+    assert_int_equal(pv_device_list(devices, 16, &count), PV_OK);
+    assert_true(count >= 0);
+    for (int i = 0; i < count && i < 16; i++) {
+        assert_int_equal(devices[i].index, i);
+        assert_true(strlen(devices[i].name) > 0);
+        gpus += devices[i].type == PV_DEVICE_GPU;
+    }
+    assert_int_equal(pv_device_list(NULL, 2, &count), PV_ERR_INVALID);
+    assert_int_equal(pv_device_list(devices, 2, NULL), PV_ERR_INVALID);
+    pv_context *ctx = tu_context(PV_BACKEND_AUTO);
+    assert_non_null(ctx);
+    /* AUTO takes a GPU when there is one, and never a CPU OpenCL device. */
+    assert_int_equal(pv_context_backend(ctx), gpus > 0 ? PV_BACKEND_OPENCL : PV_BACKEND_CPU);
+    assert_true(strlen(pv_context_selection_note(ctx)) > 0);
+    pv_context_destroy(ctx);
+}
+
+static void test_opencl_context(void **state)
+{
+    (void)state;
+    pv_context *ctx = tu_context(PV_BACKEND_OPENCL);
+    int count = 0;
+    pv_device_list(NULL, 0, &count);
+    if (count == 0) {
+        assert_null(ctx);
+        skip();
+    }
+    assert_non_null(ctx);
+    assert_int_equal(pv_context_backend(ctx), PV_BACKEND_OPENCL);
+    pv_context_destroy(ctx);
+    pv_context_options options;
+    pv_context_options_default(&options);
+    options.backend = PV_BACKEND_OPENCL;
+    options.device_index = count + 3;
+    assert_int_equal(pv_context_create(&ctx, &options), PV_ERR_NO_DEVICE);
+}
+
+#ifdef PV_HAVE_OPENCL
+static int count_cache_files(const char *dir)
+{
+    DIR *d = opendir(dir);
+    int n = 0;
+    if (!d)
+        return 0;
+    for (struct dirent *e; (e = readdir(d));)
+        n += strstr(e->d_name, ".clbin") != NULL && strstr(e->d_name, ".tmp") == NULL;
+    closedir(d);
+    return n;
+}
+
+static void corrupt_cache_files(const char *dir)
+{
+    DIR *d = opendir(dir);
+    assert_non_null(d);
+    for (struct dirent *e; (e = readdir(d));) {
+        if (!strstr(e->d_name, ".clbin"))
+            continue;
+        char path[4096];
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        FILE *f = fopen(path, "r+b");
+        assert_non_null(f);
+        fseek(f, 40, SEEK_SET);
+        fputs("garbage garbage garbage", f);
+        fclose(f);
+    }
+    closedir(d);
+}
+
+static pv_status blur_once(void)
+{
+    pv_context *ctx = tu_context(PV_BACKEND_OPENCL);
+    pv_image src, dst;
+    pv_image_alloc(&src, 16, 8, PV_PIXEL_F32);
+    pv_image_alloc(&dst, 16, 8, PV_PIXEL_F32);
+    tu_fill_random(&src, 3);
+    pv_status status = pv_gaussian_blur(ctx, &src, &dst, 1.0f, 0);
+    pv_image_free(&src);
+    pv_image_free(&dst);
+    pv_context_destroy(ctx);
+    return status;
+}
+
+/* Binaries land in $XDG_CACHE_HOME/parvis; a corrupt file is detected by
+ * its checksum and rebuilt from source. */
+static void test_binary_cache(void **state)
+{
+    (void)state;
+    if (!tu_have_opencl())
+        skip();
+    const char *root = tu_tmp_path("xdg-cache");
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s/parvis", root);
+    char command[8300];
+    snprintf(command, sizeof command, "rm -rf '%s'", root);
+    assert_int_equal(system(command), 0);
+    char *saved = getenv("XDG_CACHE_HOME") ? strdup(getenv("XDG_CACHE_HOME")) : NULL;
+    setenv("XDG_CACHE_HOME", root, 1);
+    assert_int_equal(blur_once(), PV_OK);
+    int files = count_cache_files(dir);
+    assert_true(files >= 1);
+    corrupt_cache_files(dir);
+    assert_int_equal(blur_once(), PV_OK);
+    assert_int_equal(count_cache_files(dir), files);
+    assert_int_equal(blur_once(), PV_OK);
+    if (saved)
+        setenv("XDG_CACHE_HOME", saved, 1);
+    else
+        unsetenv("XDG_CACHE_HOME");
+    free(saved);
+}
+
+/* A build failure returns PV_ERR_BUILD and keeps the compiler's log. */
+static void test_build_failure_keeps_log(void **state)
+{
+    (void)state;
+    pv_context *ctx = tu_context(PV_BACKEND_OPENCL);
+    if (!ctx)
+        skip();
+    cl_kernel kernel;
+    pv_status status = pv_cl_kernel(ctx, "filter", "-DPV_FORCE_BUILD_ERROR=1 -Dfloat=int*)(",
+                                    "gaussian_rows", &kernel);
+    assert_int_equal(status, PV_ERR_BUILD);
+    assert_non_null(strstr(pv_context_last_error(ctx), "clBuildProgram"));
+    assert_true(strlen(pv_context_build_log(ctx)) > 0);
+    assert_int_equal(pv_cl_kernel(ctx, "no_such_program", "", "k", &kernel), PV_ERR_INVALID);
+    pv_context_destroy(ctx);
+}
+
+static void test_launch_parameters(void **state)
+{
+    (void)state;
+    pv_context *ctx = tu_context(PV_BACKEND_OPENCL);
+    if (!ctx)
+        skip();
+    int fallback = pv_cl_param(ctx, "sad", "NO_SUCH_PARAM", 1234);
+    assert_int_equal(fallback, 1234);
+    assert_int_equal(pv_cl_param_set(ctx, "sad", "NO_SUCH_PARAM", 3), PV_ERR_INVALID);
+    char defines[512] = "";
+    assert_int_equal(pv_cl_param_defines(ctx, "sad", defines, sizeof defines), PV_OK);
+    assert_non_null(strstr(defines, "-D"));
+    pv_context_destroy(ctx);
+}
+#endif
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_status_strings),
+        cmocka_unit_test(test_version),
+        cmocka_unit_test(test_image_alloc_and_validity),
+        cmocka_unit_test(test_cpu_context),
+        cmocka_unit_test(test_context_bad_arguments),
+        cmocka_unit_test(test_environment_overrides),
+        cmocka_unit_test(test_auto_selection),
+        cmocka_unit_test(test_opencl_context),
+#ifdef PV_HAVE_OPENCL
+        cmocka_unit_test(test_binary_cache),
+        cmocka_unit_test(test_build_failure_keeps_log),
+        cmocka_unit_test(test_launch_parameters),
+#endif
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
