@@ -1,7 +1,12 @@
-/* parvis: the command-line tool.  Subcommands: devices, stereo, version. */
+/* parvis: the command-line tool.  Subcommands: devices, stereo, phasecorr,
+ * ncc, version. */
 #include "cli.h"
 
 #include <string.h>
+
+/* cli_register.c */
+int cli_phasecorr(int argc, char **argv);
+int cli_ncc(int argc, char **argv);
 
 static const char usage[] =
     "usage: parvis <command> [options]\n"
@@ -11,6 +16,13 @@ static const char usage[] =
     "  stereo LEFT RIGHT -o OUT.pfm --method sad --ndisp N [--window W]\n"
     "         [--min-disp M] [--subpixel] [--lr-check] [--uniqueness U]\n"
     "         [--png VIS.png] [--gt GT.pgm --gt-scale S] [--time] [--json]\n"
+    "  phasecorr REF MOV [--upsample F | --parabolic] [--window hann]\n"
+    "         [--pad none|fft|linear] [--size NXxNYxNZ] [--time] [--json]\n"
+    "                          shift with MOV(p) ~ REF(p - shift): prints 'dx dy [dz] peak';\n"
+    "                          --size reads raw little-endian float32 volumes (x fastest)\n"
+    "  ncc TEMPLATE IMAGE [-o MAP.pfm] [--min-overlap N] [--time] [--json]\n"
+    "                          normalized cross-correlation: prints 'x y coefficient'\n"
+    "                          (the template's top-left corner in the image)\n"
     "  version                 print the library version\n"
     "\n"
     "common options: --backend auto|cpu|opencl  --device I  --crosscheck\n"
@@ -58,6 +70,10 @@ int main(int argc, char **argv)
         return cmd_devices();
     if (strcmp(command, "stereo") == 0)
         return cli_stereo(argc - 1, argv + 1);
+    if (strcmp(command, "phasecorr") == 0)
+        return cli_phasecorr(argc - 1, argv + 1);
+    if (strcmp(command, "ncc") == 0)
+        return cli_ncc(argc - 1, argv + 1);
     if (strcmp(command, "version") == 0)
         return printf("parvis %s\n", pv_version()), 0;
     if (strcmp(command, "help") == 0 || strcmp(command, "--help") == 0 || strcmp(command, "-h") == 0)

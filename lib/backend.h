@@ -16,10 +16,14 @@ typedef struct pv_pc_geometry {
     int batch;              /* movers per pc_correlate call, >= 1 */
     int keep_spectra;       /* keep each mover's cross-power spectrum for pc_upsample */
     int transient;          /* one-shot plan: may use the context's scratch buffers */
+    int centered;           /* subtract each input's mean before padding / windowing */
     const float *window[3]; /* per-axis weights (size[a] values each), or all NULL */
 } pv_pc_geometry;
 
-/* The correlation c = IDFT(R), R = M conj(F) / |M conj(F)| / (fft volume). */
+/* The correlation c = IDFT(R) with R = (M / |M|) conj(F / |F|) / n, where
+ * reference bins of power |F|^2 <= floor count as empty (R = 0 there) and
+ * n is the number of the full spectrum's non-empty reference bins, so two
+ * identical inputs give c = 1 at 0. */
 typedef struct pv_pc_peak {
     float value;            /* the largest c (first in memory order on ties) */
     int index[3];           /* its position in the transform grid */
@@ -73,9 +77,11 @@ typedef struct pv_backend_ops {
     /* register: movers[] and reference are f32 volumes of geometry.size. */
     pv_status (*pc_create)(pv_context *ctx, const pv_pc_geometry *geometry, void **plan);
     void (*pc_destroy)(pv_context *ctx, void *plan);
-    pv_status (*pc_reference)(pv_context *ctx, void *plan, const pv_volume *reference);
-    pv_status (*pc_correlate)(pv_context *ctx, void *plan, const pv_volume *movers, int count,
-                              pv_pc_peak *peaks);
+    pv_status (*pc_reference)(pv_context *ctx, void *plan, const pv_volume *reference,
+                              float mean, float floor);
+    /* means[i]: subtracted from movers[i] when geometry.centered. */
+    pv_status (*pc_correlate)(pv_context *ctx, void *plan, const pv_volume *movers,
+                              const float *means, int count, pv_pc_peak *peaks);
     pv_status (*pc_upsample)(pv_context *ctx, void *plan, int mover,
                              const pv_dft_window *window, float *values);
     /* map: f32, (image + templ - 1) per axis. */

@@ -156,6 +156,13 @@ static int clamp_int(int v, int lo, int hi)
     return v < lo ? lo : v > hi ? hi : v;
 }
 
+static int same_disparity(float a, float b)
+{
+    if (a == b)
+        return 1;
+    return isfinite(a) && isfinite(b) && fabsf(a - b) <= SUBPIXEL_TOLERANCE;
+}
+
 /* ------------------------------------------------------ synthetic pairs */
 
 /* Piecewise-constant disparity over the right image's columns: band b
@@ -241,6 +248,124 @@ static float smooth_texture(double x, double y)
                    0.1 * sin(1.13 * x + 0.17 * y + 0.4));
 }
 
+/* ------------------------------------------------- the definition, directly */
+
+/* stereo.h's matching cost, summed window by window (exact for u8 and for
+ * integer-valued f32).  right_ref: the right-reference cost of right pixel
+ * x, whose match is left pixel x + d. */
+static double direct_cost(const pv_image *left, const pv_image *right, int x, int y, int d,
+                          int radius, int right_ref)
+{
+    const int w = left->width, h = left->height;
+    double sum = 0.0;
+    for (int j = -radius; j <= radius; j++)
+        for (int i = -radius; i <= radius; i++) {
+            int row = clamp_int(y + j, 0, h - 1);
+            int xl = right_ref ? x + d + i : x + i, xr = right_ref ? x + i : x + i - d;
+            sum += fabs((double)pv_image_get(left, clamp_int(xl, 0, w - 1), row) -
+                        (double)pv_image_get(right, clamp_int(xr, 0, w - 1), row));
+        }
+    return sum;
+}
+
+static float direct_disparity(const pv_image *left, const pv_image *right,
+                              const pv_sad_params *p, int x, int y, int right_ref)
+{
+    const int w = left->width, radius = p->window / 2;
+    double costs[64];
+    int best = -1;
+    assert_true(p->ndisp <= 64);
+    for (int k = 0; k < p->ndisp; k++) {
+        int d = p->min_disp + k, match = right_ref ? x + d : x - d;
+        costs[k] = match >= 0 && match < w ? direct_cost(left, right, x, y, d, radius, right_ref)
+                                           : INFINITY;
+        if (costs[k] < INFINITY && (best < 0 || costs[k] < costs[best]))
+            best = k;
+    }
+    if (best < 0)
+        return INFINITY;
+    if (!right_ref && p->uniqueness > 0.0f) {
+        double second = INFINITY;
+        for (int k = 0; k < p->ndisp; k++)
+            if (abs(k - best) > 1 && costs[k] < second)
+                second = costs[k];
+        if ((float)second < (float)costs[best] * (1.0f + p->uniqueness))
+            return INFINITY;
+    }
+    float d = (float)(p->min_disp + best);
+    if (p->subpixel && best > 0 && best + 1 < p->ndisp && costs[best - 1] < INFINITY &&
+        costs[best + 1] < INFINITY) {
+        float a = (float)(costs[best - 1] - costs[best]), b = (float)(costs[best + 1] - costs[best]);
+        d += (a - b) / (2.0f * (a + b));
+    }
+    return d;
+}
+
+static float direct_result(const pv_image *left, const pv_image *right, const pv_sad_params *p,
+                           int x, int y)
+{
+    float d = direct_disparity(left, right, p, x, y, 0);
+    if (!p->lr_check || isinf(d))
+        return d;
+    int xr = x - (int)roundf(d);
+    if (xr < 0 || xr >= left->width)
+        return INFINITY;
+    float back = direct_disparity(left, right, p, xr, y, 1);
+    return fabsf(d - back) <= p->lr_max_diff ? d : INFINITY;
+}
+
+/* The backend against the definition on a pair with many exact cost ties
+ * (pixels 0..3), every option: all pixels on the CPU (same arithmetic), the
+ * cross-check tolerance on OpenCL. */
+static void check_definition(pv_context *ctx, pv_pixel_type type, const pv_sad_params *params)
+{
+    const int width = 37, height = 23;
+    pv_image left = new_image(width, height, type), right = new_image(width, height, type);
+    pv_image disparity = new_image(width, height, PV_PIXEL_F32);
+    uint32_t seed = 4242u;
+    for (int y = 0; y < height; y++)
+        for (int x = 0; x < width; x++) {
+            set_pixel(&left, x, y, (float)(tu_rand(&seed) >> 30));
+            set_pixel(&right, x, y, (float)(tu_rand(&seed) >> 30));
+        }
+    run_sad(ctx, &left, &right, params, &disparity);
+    int differing = 0;
+    for (int y = 0; y < height; y++)
+        for (int x = 0; x < width; x++)
+            differing += !same_disparity(*fpixel(&disparity, x, y),
+                                         direct_result(&left, &right, params, x, y));
+    int allowed = pv_context_backend(ctx) == PV_BACKEND_CPU ? 0 : (int)(MAX_DIFFERING * width * height);
+    if (differing > allowed)
+        fail_msg("%d pixels differ from the definition (window %d, min %d, ndisp %d, sub %d, "
+                 "lr %d, uniq %g)", differing, params->window, params->min_disp, params->ndisp,
+                 params->subpixel, params->lr_check, (double)params->uniqueness);
+    pv_image_free(&left);
+    pv_image_free(&right);
+    pv_image_free(&disparity);
+}
+
+static void test_definition(void **state)
+{
+    pv_context *ctx = backend_ctx(state);
+    pv_pixel_type types[2] = {PV_PIXEL_U8, PV_PIXEL_F32};
+    for (int t = 0; t < 2; t++) {
+        pv_sad_params params = sad_params(-3, 12, 5);
+        check_definition(ctx, types[t], &params);
+        params.subpixel = 1;
+        params.uniqueness = 0.2f;
+        check_definition(ctx, types[t], &params);
+        params.lr_check = 1;
+        params.lr_max_diff = 0.5f;
+        check_definition(ctx, types[t], &params);
+        params = sad_params(2, 30, 9);
+        params.lr_check = 1;
+        check_definition(ctx, types[t], &params);
+        params.subpixel = 1;
+        params.lr_max_diff = 0.0f;
+        check_definition(ctx, types[t], &params);
+    }
+}
+
 /* --------------------------------------------------- known answers: bands */
 
 static void test_bands_u8(void **state)
@@ -248,7 +373,7 @@ static void test_bands_u8(void **state)
     pv_context *ctx = backend_ctx(state);
     const bands b = {3, {4, 9, 15}};
     check_bands(ctx, PV_PIXEL_U8, 97, 41, &b, 0, 20, 5);
-    check_bands(ctx, PV_PIXEL_U8, 203, 37, &b, 0, 24, 7);
+    check_bands(ctx, PV_PIXEL_U8, 203, 37, &b, 0, 24, 9);
     check_bands(ctx, PV_PIXEL_U8, 300, 130, &b, 0, 18, 5);
 }
 
@@ -267,7 +392,7 @@ static void test_negative_disparities(void **state)
     check_bands(ctx, PV_PIXEL_U8, 120, 33, &b, -8, 16, 5);
     check_bands(ctx, PV_PIXEL_F32, 120, 33, &b, -8, 16, 5);
     const bands all_negative = {1, {-3}};
-    check_bands(ctx, PV_PIXEL_U8, 64, 20, &all_negative, -10, 8, 3);
+    check_bands(ctx, PV_PIXEL_U8, 64, 20, &all_negative, -10, 8, 5);
 }
 
 /* ------------------------------------------------------------ Middlebury */
@@ -415,8 +540,9 @@ static void test_subpixel(void **state)
 }
 
 /* Period 6 along x: every candidate 6 px from the true one costs as
- * little, so uniqueness leaves no pixel; on random texture it keeps the
- * exact matches. */
+ * little (and more than 0: a winner of cost 0 is never rejected, as no cost
+ * is below 0), so uniqueness leaves no pixel; on random texture it keeps
+ * the exact matches. */
 static void test_uniqueness(void **state)
 {
     pv_context *ctx = backend_ctx(state);
@@ -427,8 +553,11 @@ static void test_uniqueness(void **state)
     tu_fill_random(&tile, 99u);
     for (int y = 0; y < height; y++)
         for (int x = 0; x < width; x++) {
-            set_pixel(&left, x, y, pv_image_get(&tile, x % 6, y));
-            set_pixel(&right, x, y, pv_image_get(&tile, (x + shift) % 6, y));
+            /* right one grey level brighter: the best cost is window^2, not 0 */
+            float v = fminf(pv_image_get(&tile, x % 6, y), 254.0f);
+            float w = fminf(pv_image_get(&tile, (x + shift) % 6, y), 254.0f);
+            set_pixel(&left, x, y, v);
+            set_pixel(&right, x, y, w + 1.0f);
         }
     pv_sad_params params = sad_params(0, 16, window);
     params.uniqueness = 0.05f;
@@ -451,13 +580,6 @@ static void test_uniqueness(void **state)
 }
 
 /* ------------------------------------------------------- OpenCL vs CPU */
-
-static int same_disparity(float a, float b)
-{
-    if (a == b)
-        return 1;
-    return isfinite(a) && isfinite(b) && fabsf(a - b) <= SUBPIXEL_TOLERANCE;
-}
 
 /* Both backends on strided, guarded buffers: identical disparities on
  * >= 99.9% of the pixels, nothing written outside the images. */
@@ -508,9 +630,11 @@ static void test_cross_random_u8(void **state)
     compare_backends(&left, &right, &params);
     params.subpixel = 1;
     compare_backends(&left, &right, &params);
-    params = sad_params(-10, 30, 7);
+    params = sad_params(-10, 30, 5);
     params.lr_check = 1;
     params.uniqueness = 0.02f;
+    compare_backends(&left, &right, &params);
+    params = sad_params(0, 12, 1);
     compare_backends(&left, &right, &params);
     free_pair(&left, &right);
 }
@@ -521,7 +645,7 @@ static void test_cross_random_f32(void **state)
     opencl_or_skip();
     pv_image left, right;
     random_pair(&left, &right, 113, 45, PV_PIXEL_F32, 21u);
-    pv_sad_params params = sad_params(0, 20, 7);
+    pv_sad_params params = sad_params(0, 20, 9);
     compare_backends(&left, &right, &params);
     params.subpixel = 1;
     params.lr_check = 1;
@@ -602,7 +726,7 @@ static void test_cross_middlebury(void **state)
     pv_image_free(&left);
     pv_image_free(&right);
     read_pair("cones-quarter", &left, &right);
-    params = sad_params(0, 64, 7);
+    params = sad_params(0, 64, 9);
     params.lr_check = 1;
     compare_backends(&left, &right, &params);
     pv_image_free(&left);
@@ -724,25 +848,17 @@ static void check_bad_images(pv_context *ctx)
 
 static void check_bad_params(pv_context *ctx)
 {
-    const int ints[][3] = {
-        /* min_disp, ndisp, window */
-        {0, 16, 4},    {0, 16, 0},       {0, 16, -3},     {0, 16, 41},       {0, 16, 31},
-        {0, 0, 5},     {0, -1, 5},       {0, 41, 5},      {40, 1, 5},        {-55, 16, 5},
-        {INT_MAX, 1, 5}, {INT_MIN, 40, 5}, {39, 1, 5 + 0 * 1},
+    const int cases[][3] = {
+        /* min_disp, ndisp, window on a 40x30 image */
+        {0, 16, 4},  {0, 16, 0},  {0, 16, -3}, {0, 16, 41},      {0, 16, 31},
+        {0, 0, 5},   {0, -1, 5},  {0, 41, 5},  {40, 1, 5},       {-55, 16, 5},
+        {-40, 1, 5}, {INT_MAX, 1, 5},          {INT_MIN, 40, 5}, {INT_MAX - 3, 30, 5},
     };
-    for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++) {
-        pv_sad_params params = sad_params(ints[i][0], ints[i][1], ints[i][2]);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        pv_sad_params params = sad_params(cases[i][0], cases[i][1], cases[i][2]);
         char what[96];
-        snprintf(what, sizeof what, "min_disp %d ndisp %d window %d", ints[i][0], ints[i][1],
-                 ints[i][2]);
-        if (i == sizeof ints / sizeof ints[0] - 1) {
-            /* min_disp 39 on a 40-wide image still has a candidate: valid */
-            bad_case c;
-            bad_case_init(&c);
-            assert_int_equal(pv_stereo_sad(ctx, &c.left, &c.right, &params, &c.disparity), PV_OK);
-            bad_case_free(&c);
-            continue;
-        }
+        snprintf(what, sizeof what, "min_disp %d ndisp %d window %d", cases[i][0], cases[i][1],
+                 cases[i][2]);
         expect_invalid_params(ctx, &params, what);
     }
     const float floats[] = {NAN, INFINITY, -INFINITY, -0.5f};
@@ -756,12 +872,29 @@ static void check_bad_params(pv_context *ctx)
     }
 }
 
+/* The extremes that still leave a candidate are accepted (the widest
+ * windows on the CPU only: each window size is one more OpenCL program). */
+static void check_edge_params(pv_context *ctx)
+{
+    const int cases[][3] = {{39, 1, 5}, {-39, 1, 5}, {-39, 40, 5}, {0, 16, 29}, {-39, 40, 1}};
+    const size_t count = pv_context_backend(ctx) == PV_BACKEND_CPU ? 5 : 3;
+    for (size_t i = 0; i < count; i++) {
+        bad_case c;
+        bad_case_init(&c);
+        pv_sad_params params = sad_params(cases[i][0], cases[i][1], cases[i][2]);
+        assert_int_equal(pv_stereo_sad(ctx, &c.left, &c.right, &params, &c.disparity), PV_OK);
+        assert_true(tu_guard_intact(&c.disparity, GUARD));
+        bad_case_free(&c);
+    }
+}
+
 static void test_bad_input(void **state)
 {
     pv_context *ctx = backend_ctx(state);
     check_bad_pointers(ctx);
     check_bad_images(ctx);
     check_bad_params(ctx);
+    check_edge_params(ctx);
 }
 
 /* ------------------------------------------------ defaults and error rate */
@@ -805,7 +938,7 @@ static void test_disparity_error(void **state)
     pv_image gt_f32 = new_image(5, 4, PV_PIXEL_F32);
     fill_image(&gt_f32, 3.0f);
     assert_int_equal(pv_disparity_error(&disparity, &gt_f32, 1.0f, 1.0f, 0, &bad), PV_OK);
-    assert_true(fabs(bad - 4.0 / 20.0) < 1e-12);
+    assert_true(fabs(bad - 3.0 / 20.0) < 1e-12);
 
     pv_image other = new_image(4, 4, PV_PIXEL_F32);
     assert_int_equal(pv_disparity_error(&disparity, &other, 1.0f, 1.0f, 0, &bad), PV_ERR_INVALID);
@@ -835,6 +968,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_params_default),
         cmocka_unit_test(test_disparity_error),
+        ON_BOTH(test_definition),
         ON_BOTH(test_bands_u8),
         ON_BOTH(test_bands_f32),
         ON_BOTH(test_negative_disparities),

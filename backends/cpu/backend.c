@@ -10,4 +10,10 @@ const pv_backend_ops pv_cpu_backend = {
     .gradient2d = pv_cpu_gradient2d,
     .gradient3d = pv_cpu_gradient3d,
     .stereo_sad = pv_cpu_stereo_sad,
+    .pc_create = pv_cpu_pc_create,
+    .pc_destroy = pv_cpu_pc_destroy,
+    .pc_reference = pv_cpu_pc_reference,
+    .pc_correlate = pv_cpu_pc_correlate,
+    .pc_upsample = pv_cpu_pc_upsample,
+    .normxcorr2 = pv_cpu_normxcorr2,
 };

@@ -10,4 +10,10 @@ const pv_backend_ops pv_opencl_backend = {
     .gradient2d = pv_cl_gradient2d,
     .gradient3d = pv_cl_gradient3d,
     .stereo_sad = pv_cl_stereo_sad,
+    .pc_create = pv_cl_pc_create,
+    .pc_destroy = pv_cl_pc_destroy,
+    .pc_reference = pv_cl_pc_reference,
+    .pc_correlate = pv_cl_pc_correlate,
+    .pc_upsample = pv_cl_pc_upsample,
+    .normxcorr2 = pv_cl_normxcorr2,
 };

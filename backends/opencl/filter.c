@@ -70,65 +70,22 @@ static pv_status finish(pv_context *ctx, pv_status status)
 
 /* ------------------------------------------------------------- transfers */
 
-/* Copy `rows` rows of row_bytes, pitch bytes apart on the host, into one
- * dense block (host staging for strided inputs). */
-static void pack_rows(const char *src, size_t pitch, size_t row_bytes, size_t rows, char *dst)
-{
-    for (size_t r = 0; r < rows; r++)
-        memcpy(dst + r * row_bytes, src + r * pitch, row_bytes);
-}
-
-/* Upload an image into scratch slot `slot`: one write when its rows are
- * dense, else through a packed host copy. */
+/* Upload an image / volume into scratch slot `slot` (strided host rows are
+ * gathered by the rectangular copy itself). */
 static pv_status upload_image(pv_context *ctx, const char *slot, const pv_image *image,
                               cl_mem *buffer)
 {
-    size_t pixel = pv_pixel_size(image->type);
-    size_t row_bytes = (size_t)image->width * pixel;
-    size_t bytes = row_bytes * (size_t)image->height;
+    size_t bytes = (size_t)image->width * (size_t)image->height * pv_pixel_size(image->type);
     pv_status status = pv_cl_scratch(ctx, slot, bytes, buffer);
-    if (status != PV_OK)
-        return status;
-    if (image->stride == image->width)
-        return pv_cl_write(ctx, *buffer, 0, bytes, image->data);
-    char *dense = malloc(bytes);
-    if (!dense)
-        return pv_fail(ctx, PV_ERR_NOMEM, "no memory to pack a %dx%d image for upload",
-                       image->width, image->height);
-    pack_rows(image->data, (size_t)image->stride * pixel, row_bytes, (size_t)image->height, dense);
-    status = pv_cl_write(ctx, *buffer, 0, bytes, dense);
-    free(dense);
-    return status;
-}
-
-static int volume_is_dense(const pv_volume *volume)
-{
-    return volume->stride_y == volume->nx &&
-           (volume->nz == 1 || volume->stride_z == (ptrdiff_t)volume->nx * volume->ny);
+    return status == PV_OK ? pv_cl_write_image(ctx, *buffer, image) : status;
 }
 
 static pv_status upload_volume(pv_context *ctx, const char *slot, const pv_volume *volume,
                                cl_mem *buffer)
 {
-    size_t row_bytes = (size_t)volume->nx * sizeof(float);
-    size_t slice_bytes = row_bytes * (size_t)volume->ny;
-    size_t bytes = slice_bytes * (size_t)volume->nz;
+    size_t bytes = (size_t)volume->nx * (size_t)volume->ny * (size_t)volume->nz * sizeof(float);
     pv_status status = pv_cl_scratch(ctx, slot, bytes, buffer);
-    if (status != PV_OK)
-        return status;
-    if (volume_is_dense(volume))
-        return pv_cl_write(ctx, *buffer, 0, bytes, volume->data);
-    char *dense = malloc(bytes);
-    if (!dense)
-        return pv_fail(ctx, PV_ERR_NOMEM, "no memory to pack a %dx%dx%d volume for upload",
-                       volume->nx, volume->ny, volume->nz);
-    for (int z = 0; z < volume->nz; z++)
-        pack_rows((const char *)(volume->data + (ptrdiff_t)z * volume->stride_z),
-                  (size_t)volume->stride_y * sizeof(float), row_bytes, (size_t)volume->ny,
-                  dense + (size_t)z * slice_bytes);
-    status = pv_cl_write(ctx, *buffer, 0, bytes, dense);
-    free(dense);
-    return status;
+    return status == PV_OK ? pv_cl_write_volume(ctx, *buffer, volume) : status;
 }
 
 static size_t grid_floats_bytes(grid g)

@@ -7,6 +7,7 @@
 /* Launch-parameter families (see runtime.h), defined by each module. */
 extern const pv_cl_param_family pv_cl_params_filter;
 extern const pv_cl_param_family pv_cl_params_sad;
+extern const pv_cl_param_family pv_cl_params_register;
 
 /* filter.c */
 pv_status pv_cl_gaussian2d(pv_context *ctx, const pv_image *src, pv_image *dst,
@@ -21,5 +22,16 @@ pv_status pv_cl_gradient3d(pv_context *ctx, const pv_volume *src, pv_volume *gx,
 /* stereo.c */
 pv_status pv_cl_stereo_sad(pv_context *ctx, const pv_image *left, const pv_image *right,
                            const pv_sad_params *params, pv_image *disparity);
+
+/* register.c */
+pv_status pv_cl_pc_create(pv_context *ctx, const pv_pc_geometry *geometry, void **plan);
+void pv_cl_pc_destroy(pv_context *ctx, void *plan);
+pv_status pv_cl_pc_reference(pv_context *ctx, void *plan, const pv_volume *reference,
+                             float mean, float floor);
+pv_status pv_cl_pc_correlate(pv_context *ctx, void *plan, const pv_volume *movers,
+                             const float *means, int count, pv_pc_peak *peaks);
+pv_status pv_cl_pc_upsample(pv_context *ctx, void *plan, int mover, const pv_dft_window *window,
+                            float *values);
+pv_status pv_cl_normxcorr2(pv_context *ctx, const pv_ncc_job *job, pv_image *map);
 
 #endif

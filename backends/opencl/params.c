@@ -9,6 +9,7 @@
 static const pv_cl_param_family *const families[] = {
     &pv_cl_params_filter,
     &pv_cl_params_sad,
+    &pv_cl_params_register,
 };
 
 static const pv_cl_param_family *find_family(const char *family)

@@ -142,12 +142,17 @@ static int enumerate(cl_platform_id *platforms_of, cl_device_id *devices, int ca
     return total;
 }
 
+/* Device strings longer than the field are truncated, not dropped. */
 static void device_string(cl_device_id device, cl_device_info what, char *out, size_t size)
 {
+    size_t needed = 0;
     out[0] = '\0';
-    if (clGetDeviceInfo(device, what, size, out, NULL) != CL_SUCCESS)
-        out[0] = '\0';
-    out[size - 1] = '\0';
+    if (clGetDeviceInfo(device, what, 0, NULL, &needed) != CL_SUCCESS || needed == 0)
+        return;
+    char *full = malloc(needed);
+    if (full && clGetDeviceInfo(device, what, needed, full, NULL) == CL_SUCCESS)
+        snprintf(out, size, "%s", full);
+    free(full);
 }
 
 static pv_device_type device_type(cl_device_id device)
@@ -808,6 +813,11 @@ static pv_status image_rect(pv_context *ctx, cl_mem buffer, int to_device, const
                      pitch * (size_t)image->height, image->data);
 }
 
+pv_status pv_cl_write_image(pv_context *ctx, cl_mem buffer, const pv_image *image)
+{
+    return image_rect(ctx, buffer, 1, image);
+}
+
 pv_status pv_cl_upload_image(pv_context *ctx, const pv_image *image, cl_mem *buffer)
 {
     size_t bytes = (size_t)image->width * (size_t)image->height * pv_pixel_size(image->type);
@@ -831,6 +841,11 @@ static pv_status volume_rect(pv_context *ctx, cl_mem buffer, int to_device, cons
     return copy_rect(ctx, buffer, to_device, row_bytes, (size_t)volume->ny, (size_t)volume->nz,
                      (size_t)volume->stride_y * sizeof(float),
                      (size_t)volume->stride_z * sizeof(float), volume->data);
+}
+
+pv_status pv_cl_write_volume(pv_context *ctx, cl_mem buffer, const pv_volume *volume)
+{
+    return volume_rect(ctx, buffer, 1, volume);
 }
 
 pv_status pv_cl_upload_volume(pv_context *ctx, const pv_volume *volume, cl_mem *buffer)

@@ -78,6 +78,10 @@ pv_status pv_cl_write(pv_context *ctx, cl_mem buffer, size_t offset, size_t byte
 pv_status pv_cl_read(pv_context *ctx, cl_mem buffer, size_t offset, size_t bytes, void *host);
 pv_status pv_cl_upload_image(pv_context *ctx, const pv_image *image, cl_mem *buffer);
 pv_status pv_cl_download_image(pv_context *ctx, cl_mem buffer, pv_image *image);
+/* Timed rectangular copies between a strided host image/volume and an
+ * existing dense device buffer (no allocation, no host packing). */
+pv_status pv_cl_write_image(pv_context *ctx, cl_mem buffer, const pv_image *image);
+pv_status pv_cl_write_volume(pv_context *ctx, cl_mem buffer, const pv_volume *volume);
 pv_status pv_cl_upload_volume(pv_context *ctx, const pv_volume *volume, cl_mem *buffer);
 pv_status pv_cl_download_volume(pv_context *ctx, cl_mem buffer, pv_volume *volume);
 

@@ -6,8 +6,9 @@
  *
  * The tiled kernel is used whenever its tile fits: the halo is at most half
  * the tile width and the local arrays fit the budget (the device's local
- * memory, capped by SAD_LOCAL_KB).  Otherwise the one-pixel-per-item kernel
- * runs from global memory: same results, slower. */
+ * memory, capped by SAD_LOCAL_KB), shrinking the strip height and the
+ * disparity chunk as needed.  Otherwise the one-pixel-per-item kernel runs
+ * from global memory: same results, slower. */
 #include "opencl.h"
 
 #include <stdio.h>
@@ -27,18 +28,21 @@ static const pv_cl_param_default sad_defaults[] = {
 const pv_cl_param_family pv_cl_params_sad = {
     "sad", sad_defaults, sizeof sad_defaults / sizeof sad_defaults[0]};
 
-/* How one call runs: kernel, compile-time sizes and launch shape. */
+/* How one call runs: kernel, compile-time sizes, local arrays, launch. */
 typedef struct sad_plan {
     int tiled;
     int radius;
+    int full_state;        /* sub-pixel or uniqueness: the fold keeps 7 costs */
     int wg_x, wg_y, cols_per_item, max_rows, disp_per_pass;
-    int strip_rows;        /* strip height the local arrays hold, <= max_rows */
     int xch_buffers;       /* 2: one barrier per exchange, 1: two */
-    int chunk;             /* disparities whose other tile is staged at once */
-    int rows_per_item;     /* this call's strip height, <= strip_rows */
+    int rows;              /* strip height of each row slot */
+    int chunk;             /* candidates whose other tile is staged at once */
+    size_t local_bytes[4]; /* lref, loth, st_cost, st_index (kernels/stereo.cl) */
     size_t global[2], local[2];
     char options[1024];
 } sad_plan;
+
+enum { LOCAL_REF, LOCAL_OTH, LOCAL_COST, LOCAL_INDEX };
 
 static int sad_param(pv_context *ctx, const char *name)
 {
@@ -57,33 +61,34 @@ static size_t pixel_bytes(const pv_image *image)
     return pv_pixel_size(image->type);
 }
 
-static size_t state_fields(const pv_sad_params *params)
+static size_t tile_cols(const sad_plan *plan)
 {
-    size_t fields = 2;  /* best, index */
-    if (params->subpixel || params->uniqueness > 0.0f)
-        fields += 1;    /* previous cost */
-    if (params->subpixel)
-        fields += 2;    /* costs beside the winner */
-    if (params->uniqueness > 0.0f)
-        fields += 3;    /* best costs away from the winner */
-    return fields;
+    return (size_t)plan->wg_x * (size_t)plan->cols_per_item;
 }
 
-/* The tiled kernel's local arrays (kernels/stereo.cl) for a chunk size. */
-static size_t tiled_local_bytes(const sad_plan *plan, const pv_image *left,
-                                const pv_sad_params *params, int chunk)
+static size_t out_cols(const sad_plan *plan)
 {
-    const size_t cols = (size_t)plan->wg_x * (size_t)plan->cols_per_item;
-    const size_t rows = (size_t)plan->wg_y * (size_t)plan->strip_rows + 2 * (size_t)plan->radius;
-    const size_t pixel = pixel_bytes(left);
-    size_t oth_cols = cols + (size_t)chunk - 1;
+    return tile_cols(plan) - 2 * (size_t)plan->radius;
+}
+
+/* The tiled kernel's local arrays, as tile_geometry sizes them. */
+static size_t size_local_arrays(sad_plan *plan, const pv_image *left)
+{
+    const size_t cols = tile_cols(plan), pixel = pixel_bytes(left);
+    const size_t tile_rows = (size_t)plan->wg_y * (size_t)plan->rows + 2 * (size_t)plan->radius;
+    size_t oth_stride = cols + (size_t)plan->chunk - 1;
     if (left->type != PV_PIXEL_U8)
-        oth_cols = div_up(oth_cols, (size_t)plan->cols_per_item) * (size_t)plan->cols_per_item;
-    const size_t xch = left->type == PV_PIXEL_U8 ? sizeof(cl_ushort) : sizeof(cl_float);
-    const size_t slots = (size_t)plan->wg_y * (size_t)plan->strip_rows * cols;
-    return rows * cols * pixel + rows * oth_cols * pixel +
-           (size_t)plan->xch_buffers * (size_t)plan->wg_y * (size_t)plan->disp_per_pass * cols * xch +
-           slots * state_fields(params) * 4;
+        oth_stride = div_up(oth_stride, (size_t)plan->cols_per_item) * (size_t)plan->cols_per_item;
+    const size_t slots = (size_t)plan->wg_y * (size_t)plan->rows * cols;
+    const size_t xch_pixel = left->type == PV_PIXEL_U8 ? sizeof(cl_ushort) : sizeof(cl_float);
+    const size_t xch = (size_t)plan->xch_buffers * (size_t)plan->wg_y *
+                       (size_t)plan->disp_per_pass * cols * xch_pixel;
+    plan->local_bytes[LOCAL_REF] = tile_rows * cols * pixel;
+    plan->local_bytes[LOCAL_OTH] = tile_rows * oth_stride * pixel;
+    plan->local_bytes[LOCAL_COST] = (plan->full_state ? 7 : 1) * slots * sizeof(cl_uint);
+    plan->local_bytes[LOCAL_INDEX] = slots * sizeof(cl_int);
+    return plan->local_bytes[LOCAL_REF] + plan->local_bytes[LOCAL_OTH] +
+           plan->local_bytes[LOCAL_COST] + plan->local_bytes[LOCAL_INDEX] + xch;
 }
 
 static size_t local_budget(pv_context *ctx)
@@ -95,32 +100,41 @@ static size_t local_budget(pv_context *ctx)
 
 static int launch_shape_fits(pv_context *ctx, const sad_plan *plan)
 {
-    const int cols = plan->wg_x * plan->cols_per_item;
     const long long items = (long long)plan->wg_x * plan->wg_y;
     const int max_items = pv_cl_device_info(ctx)->max_work_group_size;
     return plan->wg_x >= 1 && plan->wg_y >= 1 && plan->cols_per_item >= 1 &&
            plan->max_rows >= 1 && plan->disp_per_pass >= 1 && items <= max_items &&
-           2 * plan->radius <= cols / 2;
+           4 * (size_t)plan->radius <= tile_cols(plan);
 }
 
 /* Largest chunk (a multiple of the pass size, no more than the range
- * needs) whose tiles fit the budget with the plan's strip and exchange
- * sizes; 0 when even one pass does not. */
-static int choose_chunk(pv_context *ctx, const sad_plan *plan, const pv_image *left,
-                        const pv_sad_params *params)
+ * needs) whose tiles fit the budget with the plan's strip and exchange;
+ * 0 when even one pass does not. */
+static int fit_chunk(sad_plan *plan, const pv_image *left, const pv_sad_params *params,
+                     size_t budget)
 {
-    const size_t budget = local_budget(ctx);
-    int chunk = (int)div_up((size_t)params->ndisp, (size_t)plan->disp_per_pass) * plan->disp_per_pass;
-    while (chunk > plan->disp_per_pass && tiled_local_bytes(plan, left, params, chunk) > budget)
-        chunk -= plan->disp_per_pass;
-    return tiled_local_bytes(plan, left, params, chunk) <= budget ? chunk : 0;
+    const int pass = plan->disp_per_pass;
+    plan->chunk = (int)div_up((size_t)params->ndisp, (size_t)pass) * pass;
+    while (plan->chunk > pass && size_local_arrays(plan, left) > budget)
+        plan->chunk -= pass;
+    return size_local_arrays(plan, left) <= budget;
 }
 
 static size_t tiled_groups(const sad_plan *plan, const pv_image *left, int rows)
 {
-    size_t out_cols = (size_t)(plan->wg_x * plan->cols_per_item - 2 * plan->radius);
     size_t out_rows = (size_t)plan->wg_y * (size_t)rows;
-    return div_up((size_t)left->width, out_cols) * div_up((size_t)left->height, out_rows);
+    return div_up((size_t)left->width, out_cols(plan)) * div_up((size_t)left->height, out_rows);
+}
+
+/* Shorter strips on small images, so that every compute unit gets work. */
+static int rows_for_occupancy(pv_context *ctx, const sad_plan *plan, const pv_image *left)
+{
+    const size_t wanted = (size_t)sad_param(ctx, "SAD_GROUPS_PER_CU") *
+                          (size_t)pv_cl_device_info(ctx)->compute_units;
+    int rows = plan->max_rows;
+    while (rows > 1 && tiled_groups(plan, left, rows) < wanted)
+        rows--;
+    return rows;
 }
 
 /* The largest local arrays that fit: a double-buffered exchange first,
@@ -128,34 +142,23 @@ static size_t tiled_groups(const sad_plan *plan, const pv_image *left, int rows)
 static int fit_tiles(pv_context *ctx, sad_plan *plan, const pv_image *left,
                      const pv_sad_params *params)
 {
+    const size_t budget = local_budget(ctx);
+    const int rows = rows_for_occupancy(ctx, plan, left);
     for (plan->xch_buffers = 2; plan->xch_buffers >= 1; plan->xch_buffers--)
-        for (plan->strip_rows = plan->max_rows; plan->strip_rows >= 1; plan->strip_rows--) {
-            plan->chunk = choose_chunk(ctx, plan, left, params);
-            if (plan->chunk > 0)
+        for (plan->rows = rows; plan->rows >= 1; plan->rows--)
+            if (fit_chunk(plan, left, params, budget))
                 return 1;
-        }
+    plan->xch_buffers = plan->rows = plan->chunk = 0;
     return 0;
-}
-
-/* Shorter strips on small images, so that every compute unit gets work. */
-static int choose_rows(pv_context *ctx, const sad_plan *plan, const pv_image *left)
-{
-    const size_t wanted = (size_t)sad_param(ctx, "SAD_GROUPS_PER_CU") *
-                          (size_t)pv_cl_device_info(ctx)->compute_units;
-    int rows = plan->strip_rows;
-    while (rows > 1 && tiled_groups(plan, left, rows) < wanted)
-        rows--;
-    return rows;
 }
 
 static void plan_launch(sad_plan *plan, const pv_image *left)
 {
     if (plan->tiled) {
-        size_t out_cols = (size_t)(plan->wg_x * plan->cols_per_item - 2 * plan->radius);
-        size_t out_rows = (size_t)plan->wg_y * (size_t)plan->rows_per_item;
+        size_t out_rows = (size_t)plan->wg_y * (size_t)plan->rows;
         plan->local[0] = (size_t)plan->wg_x;
         plan->local[1] = (size_t)plan->wg_y;
-        plan->global[0] = div_up((size_t)left->width, out_cols) * plan->local[0];
+        plan->global[0] = div_up((size_t)left->width, out_cols(plan)) * plan->local[0];
         plan->global[1] = div_up((size_t)left->height, out_rows) * plan->local[1];
     } else {
         plan->local[0] = 16;
@@ -165,6 +168,8 @@ static void plan_launch(sad_plan *plan, const pv_image *left)
     }
 }
 
+/* Program options: the launch parameters, then what the code depends on
+ * (not the disparity range, so one program serves every range). */
 static pv_status plan_options(pv_context *ctx, sad_plan *plan, const pv_image *left,
                               const pv_sad_params *params)
 {
@@ -174,15 +179,29 @@ static pv_status plan_options(pv_context *ctx, sad_plan *plan, const pv_image *l
         return status;
     size_t used = strlen(plan->options);
     int n = snprintf(plan->options + used, sizeof plan->options - used,
-                     " -DSAD_RADIUS=%d -DSAD_PIXEL_U8=%d -DSAD_SUBPIXEL=%d -DSAD_UNIQUE=%d"
-                     " -DSAD_TILED=%d -DSAD_STRIP_ROWS=%d -DSAD_DISP_CHUNK=%d"
+                     " -DSAD_RADIUS=%d -DSAD_PIXEL_U8=%d -DSAD_FULL_STATE=%d -DSAD_TILED=%d"
                      " -DSAD_XCH_BUFFERS=%d -DSAD_XCH_USHORT=%d",
-                     plan->radius, left->type == PV_PIXEL_U8, params->subpixel != 0,
-                     params->uniqueness > 0.0f, plan->tiled, plan->strip_rows, plan->chunk,
+                     plan->radius, left->type == PV_PIXEL_U8, plan->full_state, plan->tiled,
                      plan->xch_buffers, left->type == PV_PIXEL_U8 && params->window <= 257);
     if (n < 0 || (size_t)n >= sizeof plan->options - used)
         return pv_fail(ctx, PV_ERR_INVALID, "stereo_sad: kernel options overflow");
     return PV_OK;
+}
+
+static void log_plan(const pv_context *ctx, const sad_plan *plan)
+{
+    if (!plan->tiled) {
+        pv_log(ctx, "stereo_sad: per-pixel kernel (window radius %d has no tile that fits)",
+               plan->radius);
+        return;
+    }
+    const size_t bytes = plan->local_bytes[LOCAL_REF] + plan->local_bytes[LOCAL_OTH] +
+                         plan->local_bytes[LOCAL_COST] + plan->local_bytes[LOCAL_INDEX];
+    pv_log(ctx, "stereo_sad: tiled kernel, %zux%zu groups of %dx%d items, %d columns x %d rows "
+                "per item, chunks of %d candidates, %d exchange buffer(s), %zu + exchange "
+                "bytes of local memory",
+           plan->global[0] / plan->local[0], plan->global[1] / plan->local[1], plan->wg_x,
+           plan->wg_y, plan->cols_per_item, plan->rows, plan->chunk, plan->xch_buffers, bytes);
 }
 
 static pv_status make_plan(pv_context *ctx, const pv_image *left, const pv_sad_params *params,
@@ -190,15 +209,15 @@ static pv_status make_plan(pv_context *ctx, const pv_image *left, const pv_sad_p
 {
     memset(plan, 0, sizeof *plan);
     plan->radius = params->window / 2;
+    plan->full_state = params->subpixel || params->uniqueness > 0.0f;
     plan->wg_x = sad_param(ctx, "SAD_WG_X");
     plan->wg_y = sad_param(ctx, "SAD_WG_Y");
     plan->cols_per_item = sad_param(ctx, "SAD_COLS_PER_ITEM");
     plan->max_rows = sad_param(ctx, "SAD_ROWS_PER_ITEM");
     plan->disp_per_pass = sad_param(ctx, "SAD_DISP_PER_PASS");
     plan->tiled = launch_shape_fits(ctx, plan) && fit_tiles(ctx, plan, left, params);
-    if (plan->tiled)
-        plan->rows_per_item = choose_rows(ctx, plan, left);
     plan_launch(plan, left);
+    log_plan(ctx, plan);
     return plan_options(ctx, plan, left, params);
 }
 
@@ -244,7 +263,8 @@ static pv_status set_args(pv_context *ctx, cl_kernel kernel, const size_t *sizes
 }
 
 /* One disparity map: ref matched against oth (mirrored for the
- * right-reference map). */
+ * right-reference map, which needs no uniqueness test).  NULL values are
+ * the tiled kernel's __local arrays. */
 static pv_status match(pv_context *ctx, const sad_plan *plan, const pv_image *left,
                        const pv_sad_params *params, cl_mem ref, cl_mem oth, cl_mem out,
                        cl_int mirror)
@@ -256,21 +276,24 @@ static pv_status match(pv_context *ctx, const sad_plan *plan, const pv_image *le
         return status;
     cl_int width = left->width, height = left->height;
     cl_int min_disp = params->min_disp, ndisp = params->ndisp;
-    cl_int rows = plan->rows_per_item;
+    cl_int rows = plan->rows, chunk = plan->chunk, subpixel = params->subpixel != 0;
     cl_float uniqueness = mirror ? 0.0f : params->uniqueness;
     if (plan->tiled) {
         const size_t sizes[] = {sizeof ref, sizeof oth, sizeof out, sizeof width, sizeof height,
-                                sizeof min_disp, sizeof ndisp, sizeof rows, sizeof mirror,
-                                sizeof uniqueness};
+                                sizeof min_disp, sizeof ndisp, sizeof rows, sizeof chunk,
+                                sizeof mirror, sizeof subpixel, sizeof uniqueness,
+                                plan->local_bytes[LOCAL_REF], plan->local_bytes[LOCAL_OTH],
+                                plan->local_bytes[LOCAL_COST], plan->local_bytes[LOCAL_INDEX]};
         const void *values[] = {&ref, &oth, &out, &width, &height, &min_disp, &ndisp, &rows,
-                                &mirror, &uniqueness};
-        status = set_args(ctx, kernel, sizes, values, 10);
+                                &chunk, &mirror, &subpixel, &uniqueness, NULL, NULL, NULL, NULL};
+        status = set_args(ctx, kernel, sizes, values, 16);
     } else {
         const size_t sizes[] = {sizeof ref, sizeof oth, sizeof out, sizeof width, sizeof height,
-                                sizeof min_disp, sizeof ndisp, sizeof mirror, sizeof uniqueness};
+                                sizeof min_disp, sizeof ndisp, sizeof mirror, sizeof subpixel,
+                                sizeof uniqueness};
         const void *values[] = {&ref, &oth, &out, &width, &height, &min_disp, &ndisp, &mirror,
-                                &uniqueness};
-        status = set_args(ctx, kernel, sizes, values, 9);
+                                &subpixel, &uniqueness};
+        status = set_args(ctx, kernel, sizes, values, 10);
     }
     if (status != PV_OK)
         return status;

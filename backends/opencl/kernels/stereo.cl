@@ -5,10 +5,12 @@
  *   launch parameters (family "sad"): SAD_WG_X, SAD_WG_Y, SAD_COLS_PER_ITEM,
  *     SAD_ROWS_PER_ITEM, SAD_DISP_PER_PASS (and budget values the kernel
  *     ignores);
- *   per call: SAD_RADIUS, SAD_PIXEL_U8, SAD_SUBPIXEL, SAD_UNIQUE, SAD_TILED,
- *     and the tile sizing the host fitted to local memory: SAD_STRIP_ROWS
- *     (<= SAD_ROWS_PER_ITEM), SAD_DISP_CHUNK, SAD_XCH_BUFFERS (1 or 2),
- *     SAD_XCH_USHORT.
+ *   per program: SAD_RADIUS, SAD_PIXEL_U8, SAD_FULL_STATE (sub-pixel or
+ *     uniqueness wanted), SAD_TILED, SAD_XCH_BUFFERS (1 or 2, what fits
+ *     local memory), SAD_XCH_USHORT.
+ * Strip height and disparity chunk are arguments, and the local arrays that
+ * depend on them are sized by the host, so one program serves every
+ * disparity range.
  *
  * sad_tiled: a work-group owns a tile of COLS = SAD_WG_X * SAD_COLS_PER_ITEM
  * columns (the outer SAD_RADIUS on each side are halo) and SAD_WG_Y strips
@@ -22,8 +24,8 @@
  * f32: summed afresh, for bit-equality with the CPU), swaps them with its
  * neighbours through local memory (one barrier per row and pass when the
  * exchange area is double-buffered, two otherwise), forms the window costs
- * and folds them into its pixels' match state.  The fold state of each pixel lives in
- * local memory between passes, touched only by its owner.
+ * and folds them into its pixels' match state.  The fold state of each
+ * pixel lives in local memory between passes, touched only by its owner.
  *
  * sad_simple: one work-item per pixel from global memory, for windows whose
  * tile does not fit local memory.  sad_lr_check: the left-right test.
@@ -45,26 +47,26 @@ typedef float cost_t;
 #define ABSDIFF(a, b) fabs((a) - (b))
 #endif
 
-#define SAD_TRACK_PREV (SAD_SUBPIXEL || SAD_UNIQUE)
-
 /* ------------------------------------------------------------------ fold */
 
 /* One pixel's candidates, folded in increasing d (same rules as the CPU's
- * sad_state): winner with ties to the smaller d, the costs beside it, and
- * the best cost outside winner-1 .. winner+1. */
+ * sad_state): winner with ties to the smaller d and, with SAD_FULL_STATE
+ * (sub-pixel or uniqueness wanted), the costs beside it and the best cost
+ * outside winner-1 .. winner+1. */
 typedef struct sad_state {
     cost_t best;
     int index;
-#if SAD_TRACK_PREV
-    cost_t prev;
-#endif
-#if SAD_SUBPIXEL
-    cost_t minus, plus;
-#endif
-#if SAD_UNIQUE
-    cost_t below, above, older;
+#if SAD_FULL_STATE
+    cost_t prev;   /* cost of the previous candidate */
+    cost_t minus;  /* cost at best - 1 */
+    cost_t plus;   /* cost at best + 1 */
+    cost_t below;  /* smallest cost at <= best - 2 */
+    cost_t above;  /* smallest cost at >= best + 2 */
+    cost_t older;  /* smallest cost at <= current - 2 */
 #endif
 } sad_state;
+
+#define STATE_COSTS (SAD_FULL_STATE ? 7 : 1) /* cost fields of sad_state */
 
 cost_t cost_min(cost_t a, cost_t b)
 {
@@ -75,62 +77,45 @@ void state_reset(sad_state *s)
 {
     s->best = COST_NONE;
     s->index = -1;
-#if SAD_TRACK_PREV
-    s->prev = COST_NONE;
-#endif
-#if SAD_SUBPIXEL
-    s->minus = COST_NONE;
-    s->plus = COST_NONE;
-#endif
-#if SAD_UNIQUE
-    s->below = COST_NONE;
-    s->above = COST_NONE;
-    s->older = COST_NONE;
+#if SAD_FULL_STATE
+    s->prev = s->minus = s->plus = s->below = s->above = s->older = COST_NONE;
 #endif
 }
 
 void state_add(sad_state *s, cost_t cost, int index)
 {
     if (cost < s->best) {
-#if SAD_UNIQUE
+#if SAD_FULL_STATE
         s->below = s->older;
         s->above = COST_NONE;
-#endif
-#if SAD_SUBPIXEL
         s->minus = s->prev;
         s->plus = COST_NONE;
 #endif
         s->best = cost;
         s->index = index;
     }
-#if SAD_SUBPIXEL
+#if SAD_FULL_STATE
     else if (index == s->index + 1)
         s->plus = cost;
-#endif
-#if SAD_UNIQUE
     else if (index >= s->index + 2)
         s->above = cost_min(s->above, cost);
     s->older = cost_min(s->older, s->prev);
-#endif
-#if SAD_TRACK_PREV
     s->prev = cost;
 #endif
 }
 
-float state_result(const sad_state *s, int min_disp, float uniqueness)
+float state_result(const sad_state *s, int min_disp, int subpixel, float uniqueness)
 {
     if (s->index < 0)
         return INFINITY;
-#if SAD_UNIQUE
+    float d = (float)(min_disp + s->index);
+#if SAD_FULL_STATE
     if (uniqueness > 0.0f) {
         float second = convert_float(cost_min(s->below, s->above));
         if (second < convert_float(s->best) * (1.0f + uniqueness))
             return INFINITY;
     }
-#endif
-    float d = (float)(min_disp + s->index);
-#if SAD_SUBPIXEL
-    if (s->minus < COST_NONE && s->plus < COST_NONE) {
+    if (subpixel && s->minus < COST_NONE && s->plus < COST_NONE) {
         /* minus > best <= plus, so a > 0 and the denominator is positive */
         float a = convert_float(s->minus - s->best);
         float b = convert_float(s->plus - s->best);
@@ -174,7 +159,7 @@ cost_t window_cost(__global const pixel_t *ref, __global const pixel_t *oth, int
 
 __kernel void sad_simple(__global const pixel_t *ref, __global const pixel_t *oth,
                          __global float *out, int width, int height, int min_disp, int ndisp,
-                         int mirror, float uniqueness)
+                         int mirror, int subpixel, float uniqueness)
 {
     const int x = get_global_id(0), y = get_global_id(1);
     if (x >= width || y >= height)
@@ -186,7 +171,8 @@ __kernel void sad_simple(__global const pixel_t *ref, __global const pixel_t *ot
         int valid = x - d >= 0 && x - d < width;
         state_add(&st, valid ? window_cost(ref, oth, x, y, d, width, height, mirror) : COST_NONE, k);
     }
-    out[(size_t)y * width + source_column(x, width, mirror)] = state_result(&st, min_disp, uniqueness);
+    out[(size_t)y * width + source_column(x, width, mirror)] =
+        state_result(&st, min_disp, subpixel, uniqueness);
 }
 
 /* ----------------------------------------------------------- left-right */
@@ -214,11 +200,8 @@ __kernel void sad_lr_check(__global float *disp, __global const float *right_map
 #define P SAD_COLS_PER_ITEM
 #define DP SAD_DISP_PER_PASS
 #define R SAD_RADIUS
-#define CHUNK SAD_DISP_CHUNK
 #define COLS (NX * P)
 #define OUT_COLS (COLS - 2 * R)
-#define TILE_ROWS (NY * SAD_STRIP_ROWS + 2 * R)
-#define OTH_COLS (COLS + CHUNK - 1)
 
 #if SAD_XCH_USHORT
 typedef ushort xch_t;
@@ -228,81 +211,92 @@ typedef cost_t xch_t;
 
 /* Local layouts put a work-item's column p at p * NX + item, so that the
  * work-items of a group touch consecutive words (no bank conflicts).  The
- * other image's rows are laid out the same way for f32; u8 rows stay
- * linear (four work-items share a word). */
+ * other image's rows are laid out the same way for f32 (planes of
+ * oth_plane columns); u8 rows stay linear (four work-items share a word). */
 #define REF_AT(t, c) (((t) * COLS) + ((c) % P) * NX + (c) / P)
 #if SAD_PIXEL_U8
-#define OTH_STRIDE OTH_COLS
-#define OTH_AT(t, j) ((t) * OTH_STRIDE + (j))
+#define OTH_AT(g, t, j) ((t) * (g)->oth_stride + (j))
 #else
-#define OTH_PLANE ((OTH_COLS + P - 1) / P)
-#define OTH_STRIDE (P * OTH_PLANE)
-#define OTH_AT(t, j) ((t) * OTH_STRIDE + ((j) % P) * OTH_PLANE + (j) / P)
+#define OTH_AT(g, t, j) ((t) * (g)->oth_stride + ((j) % P) * (g)->oth_plane + (j) / P)
 #endif
 #define XCH_AT(buf, ly, k) ((((buf) * NY + (ly)) * DP + (k)) * COLS)
-#define STATE_AT(ly, s, p, lx) ((((ly) * SAD_STRIP_ROWS + (s)) * P + (p)) * NX + (lx))
-#define STATE_SLOTS (NY * SAD_STRIP_ROWS * P * NX)
 
-/* Per-pixel fold state between passes, one array per field. */
-typedef struct state_store {
-    __local cost_t *best;
-    __local int *index;
-#if SAD_TRACK_PREV
-    __local cost_t *prev;
-#endif
-#if SAD_SUBPIXEL
-    __local cost_t *minus, *plus;
-#endif
-#if SAD_UNIQUE
-    __local cost_t *below, *above, *older;
-#endif
-} state_store;
+/* Sizes of this launch's local arrays (the host sizes them the same way). */
+typedef struct tile_geometry {
+    int rows;        /* strip height of each row slot */
+    int tile_rows;   /* NY * rows + 2R staged rows */
+    int chunk;       /* candidates whose other tile is staged at once */
+    int oth_cols;    /* COLS + chunk - 1 */
+    int oth_plane;   /* f32: columns per plane */
+    int oth_stride;  /* elements per staged row of the other image */
+    int slots;       /* pixels of the tile */
+} tile_geometry;
 
-sad_state state_load(const state_store *m, int i)
+tile_geometry make_geometry(int rows, int chunk)
+{
+    tile_geometry g;
+    g.rows = rows;
+    g.tile_rows = NY * rows + 2 * R;
+    g.chunk = chunk;
+    g.oth_cols = COLS + chunk - 1;
+    g.oth_plane = (g.oth_cols + P - 1) / P;
+#if SAD_PIXEL_U8
+    g.oth_stride = g.oth_cols;
+#else
+    g.oth_stride = P * g.oth_plane;
+#endif
+    g.slots = NY * rows * P * NX;
+    return g;
+}
+
+/* Fold state of tile pixel (row slot ly, strip row s, column p of item lx):
+ * field f of sad_state at st_cost[f * slots + slot]. */
+int state_slot(const tile_geometry *g, int ly, int s, int p, int lx)
+{
+    return (((ly * g->rows + s) * P + p) * NX) + lx;
+}
+
+sad_state state_load(__local const cost_t *st_cost, __local const int *st_index,
+                     const tile_geometry *g, int i)
 {
     sad_state s;
-    s.best = m->best[i];
-    s.index = m->index[i];
-#if SAD_TRACK_PREV
-    s.prev = m->prev[i];
-#endif
-#if SAD_SUBPIXEL
-    s.minus = m->minus[i];
-    s.plus = m->plus[i];
-#endif
-#if SAD_UNIQUE
-    s.below = m->below[i];
-    s.above = m->above[i];
-    s.older = m->older[i];
+    s.best = st_cost[i];
+    s.index = st_index[i];
+#if SAD_FULL_STATE
+    const int n = g->slots;
+    s.prev = st_cost[n + i];
+    s.minus = st_cost[2 * n + i];
+    s.plus = st_cost[3 * n + i];
+    s.below = st_cost[4 * n + i];
+    s.above = st_cost[5 * n + i];
+    s.older = st_cost[6 * n + i];
 #endif
     return s;
 }
 
-void state_store_at(const state_store *m, int i, const sad_state *s)
+void state_store(__local cost_t *st_cost, __local int *st_index, const tile_geometry *g, int i,
+                 const sad_state *s)
 {
-    m->best[i] = s->best;
-    m->index[i] = s->index;
-#if SAD_TRACK_PREV
-    m->prev[i] = s->prev;
-#endif
-#if SAD_SUBPIXEL
-    m->minus[i] = s->minus;
-    m->plus[i] = s->plus;
-#endif
-#if SAD_UNIQUE
-    m->below[i] = s->below;
-    m->above[i] = s->above;
-    m->older[i] = s->older;
+    st_cost[i] = s->best;
+    st_index[i] = s->index;
+#if SAD_FULL_STATE
+    const int n = g->slots;
+    st_cost[n + i] = s->prev;
+    st_cost[2 * n + i] = s->minus;
+    st_cost[3 * n + i] = s->plus;
+    st_cost[4 * n + i] = s->below;
+    st_cost[5 * n + i] = s->above;
+    st_cost[6 * n + i] = s->older;
 #endif
 }
 
-/* Reference tile: rows y0 - R .. y0 + rows + R, columns col0 .. col0 + COLS,
- * clamped to the image (replicated borders). */
-void stage_ref(__local pixel_t *lref, __global const pixel_t *ref, int col0, int row0,
-                      int rows, int width, int height, int mirror)
+/* Reference tile: rows row0 .. row0 + tile_rows, columns col0 .. col0 +
+ * COLS, clamped to the image (replicated borders). */
+void stage_ref(__local pixel_t *lref, __global const pixel_t *ref, const tile_geometry *g,
+               int col0, int row0, int width, int height, int mirror)
 {
     const int lid = get_local_id(1) * NX + get_local_id(0);
-    for (int i = lid; i < rows * COLS; i += NX * NY) {
+    for (int i = lid; i < g->tile_rows * COLS; i += NX * NY) {
         int t = i / COLS, c = i % COLS;
         int gy = clamp_index(row0 + t, height - 1);
         int gx = source_column(clamp_index(col0 + c, width - 1), width, mirror);
@@ -310,30 +304,29 @@ void stage_ref(__local pixel_t *lref, __global const pixel_t *ref, int col0, int
     }
 }
 
-/* Other tile for candidates first .. first + CHUNK - 1: columns
- * col0 - (min_disp + first) - (CHUNK - 1) onwards, OTH_COLS wide. */
-void stage_oth(__local pixel_t *loth, __global const pixel_t *oth, int ocol0, int row0,
-                      int rows, int width, int height, int mirror)
+/* Other tile of one chunk of candidates: columns ocol0 .. ocol0 + oth_cols. */
+void stage_oth(__local pixel_t *loth, __global const pixel_t *oth, const tile_geometry *g,
+               int ocol0, int row0, int width, int height, int mirror)
 {
     const int lid = get_local_id(1) * NX + get_local_id(0);
-    for (int i = lid; i < rows * OTH_COLS; i += NX * NY) {
-        int t = i / OTH_COLS, j = i % OTH_COLS;
+    for (int i = lid; i < g->tile_rows * g->oth_cols; i += NX * NY) {
+        int t = i / g->oth_cols, j = i % g->oth_cols;
         int gy = clamp_index(row0 + t, height - 1);
         int gx = source_column(clamp_index(ocol0 + j, width - 1), width, mirror);
-        loth[OTH_AT(t, j)] = oth[(size_t)gy * width + gx];
+        loth[OTH_AT(g, t, j)] = oth[(size_t)gy * width + gx];
     }
 }
 
-/* |ref - oth| of tile row t added (sign > 0) or removed (sign < 0) to the
- * column sums cs[p][k]: column lx * P + p, candidate k of this pass, whose
- * other pixel sits at tile column jbase + p + DP - 1 - k. */
+/* |ref - oth| of tile row t for the item's columns p and the pass's
+ * candidates k (other pixel at tile column jbase + p + DP - 1 - k), handed
+ * to BODY as `diff`. */
 #define FOR_ROW_DIFFS(t, BODY)                                                  \
     {                                                                           \
         pixel_t rv[P], ov[P + DP - 1];                                          \
         _Pragma("unroll") for (int p = 0; p < P; p++)                           \
             rv[p] = lref[REF_AT((t), lx * P + p)];                              \
         _Pragma("unroll") for (int q = 0; q < P + DP - 1; q++)                  \
-            ov[q] = loth[OTH_AT((t), jbase + q)];                               \
+            ov[q] = loth[OTH_AT(&geo, (t), jbase + q)];                         \
         _Pragma("unroll") for (int p = 0; p < P; p++)                           \
             _Pragma("unroll") for (int k = 0; k < DP; k++) {                    \
                 cost_t diff = ABSDIFF(rv[p], ov[p + DP - 1 - k]);               \
@@ -350,65 +343,40 @@ void stage_oth(__local pixel_t *loth, __global const pixel_t *oth, int ocol0, in
                            : (cost_t)xrow[(k) * COLS + (((e) % P + P) % P) * NX + \
                                           clamp(lx + ((e) - (((e) % P + P) % P)) / P, 0, NX - 1)])
 
+/* lref: tile_rows * COLS pixels; loth: tile_rows * oth_stride pixels;
+ * st_cost: STATE_COSTS * slots costs; st_index: slots ints (tile_geometry). */
 __kernel __attribute__((reqd_work_group_size(SAD_WG_X, SAD_WG_Y, 1)))
 void sad_tiled(__global const pixel_t *ref, __global const pixel_t *oth, __global float *out,
-               int width, int height, int min_disp, int ndisp, int rows_per_item, int mirror,
-               float uniqueness)
+               int width, int height, int min_disp, int ndisp, int rows_per_item, int chunk,
+               int mirror, int subpixel, float uniqueness, __local pixel_t *lref,
+               __local pixel_t *loth, __local cost_t *st_cost, __local int *st_index)
 {
-    __local pixel_t lref[TILE_ROWS * COLS];
-    __local pixel_t loth[TILE_ROWS * OTH_STRIDE];
     __local xch_t xch[SAD_XCH_BUFFERS * NY * DP * COLS];
-    __local cost_t st_best[STATE_SLOTS];
-    __local int st_index[STATE_SLOTS];
-#if SAD_TRACK_PREV
-    __local cost_t st_prev[STATE_SLOTS];
-#endif
-#if SAD_SUBPIXEL
-    __local cost_t st_minus[STATE_SLOTS], st_plus[STATE_SLOTS];
-#endif
-#if SAD_UNIQUE
-    __local cost_t st_below[STATE_SLOTS], st_above[STATE_SLOTS], st_older[STATE_SLOTS];
-#endif
-    state_store store;
-    store.best = st_best;
-    store.index = st_index;
-#if SAD_TRACK_PREV
-    store.prev = st_prev;
-#endif
-#if SAD_SUBPIXEL
-    store.minus = st_minus;
-    store.plus = st_plus;
-#endif
-#if SAD_UNIQUE
-    store.below = st_below;
-    store.above = st_above;
-    store.older = st_older;
-#endif
 
+    const tile_geometry geo = make_geometry(rows_per_item, chunk);
     const int lx = get_local_id(0), ly = get_local_id(1);
-    const int sh = rows_per_item;
-    const int tile_rows = NY * sh + 2 * R;
+    const int sh = geo.rows;
     const int col0 = get_group_id(0) * OUT_COLS - R; /* image column of tile column 0 */
     const int y0 = get_group_id(1) * NY * sh;        /* first output row */
     const int row0 = y0 - R;                         /* image row of tile row 0 */
     const int strip = ly * sh;                       /* this slot's first output row, in the tile */
 
-    stage_ref(lref, ref, col0, row0, tile_rows, width, height, mirror);
+    stage_ref(lref, ref, &geo, col0, row0, width, height, mirror);
     for (int s = 0; s < sh; s++)
         for (int p = 0; p < P; p++) {
             sad_state fresh;
             state_reset(&fresh);
-            state_store_at(&store, STATE_AT(ly, s, p, lx), &fresh);
+            state_store(st_cost, st_index, &geo, state_slot(&geo, ly, s, p, lx), &fresh);
         }
 
     int buf = 0;
-    for (int first = 0; first < ndisp; first += CHUNK) {
+    for (int first = 0; first < ndisp; first += chunk) {
         barrier(CLK_LOCAL_MEM_FENCE); /* the previous chunk's reads of loth are done */
-        stage_oth(loth, oth, col0 - (min_disp + first) - (CHUNK - 1), row0, tile_rows, width,
-                  height, mirror);
+        stage_oth(loth, oth, &geo, col0 - (min_disp + first) - (chunk - 1), row0, width, height,
+                  mirror);
         barrier(CLK_LOCAL_MEM_FENCE);
-        for (int pass = 0; pass < CHUNK && first + pass < ndisp; pass += DP) {
-            const int jbase = lx * P + CHUNK - pass - DP;
+        for (int pass = 0; pass < chunk && first + pass < ndisp; pass += DP) {
+            const int jbase = lx * P + chunk - pass - DP;
             const int k0 = first + pass; /* candidate index of k = 0 */
             cost_t cs[P][DP];
             for (int s = 0; s < sh; s++) {
@@ -458,23 +426,23 @@ void sad_tiled(__global const pixel_t *ref, __global const pixel_t *oth, __globa
                     }
 #endif
                 }
-
-                _Pragma("unroll") for (int p = 0; p < P; p++) {
-                    const int x = col0 + lx * P + p;
-                    const int slot = STATE_AT(ly, s, p, lx);
-                    sad_state st = state_load(&store, slot);
-                    _Pragma("unroll") for (int k = 0; k < DP; k++) {
-                        int d = min_disp + k0 + k;
-                        int valid = k0 + k < ndisp && x - d >= 0 && x - d < width;
-                        state_add(&st, valid ? cost[p][k] : COST_NONE, k0 + k);
-                    }
-                    state_store_at(&store, slot, &st);
-                }
 #if SAD_XCH_BUFFERS == 2
                 buf ^= 1;
 #else
                 barrier(CLK_LOCAL_MEM_FENCE); /* all reads done before the next row's writes */
 #endif
+
+                _Pragma("unroll") for (int p = 0; p < P; p++) {
+                    const int x = col0 + lx * P + p;
+                    const int slot = state_slot(&geo, ly, s, p, lx);
+                    sad_state st = state_load(st_cost, st_index, &geo, slot);
+                    _Pragma("unroll") for (int k = 0; k < DP; k++) {
+                        int d = min_disp + k0 + k;
+                        int valid = k0 + k < ndisp && x - d >= 0 && x - d < width;
+                        state_add(&st, valid ? cost[p][k] : COST_NONE, k0 + k);
+                    }
+                    state_store(st_cost, st_index, &geo, slot, &st);
+                }
             }
         }
     }
@@ -485,9 +453,9 @@ void sad_tiled(__global const pixel_t *ref, __global const pixel_t *oth, __globa
             const int x = col0 + c, y = y0 + strip + s;
             if (c < R || c >= COLS - R || x >= width || y >= height)
                 continue;
-            sad_state st = state_load(&store, STATE_AT(ly, s, p, lx));
+            sad_state st = state_load(st_cost, st_index, &geo, state_slot(&geo, ly, s, p, lx));
             out[(size_t)y * width + source_column(x, width, mirror)] =
-                state_result(&st, min_disp, uniqueness);
+                state_result(&st, min_disp, subpixel, uniqueness);
         }
 }
 

@@ -1,0 +1,326 @@
+/* parvis register kernels: phase correlation (padding and windowing,
+ * unit-phase spectra, the normalized cross-power spectrum, a two-stage
+ * arg-max reduction, matrix-multiply DFTs for sub-pixel refinement) and
+ * normxcorr2 (spectrum product, integral images by row scans and column
+ * sums, the coefficient map).
+ *
+ * Built with the "register" launch-parameter family as -D defines:
+ *   PC_WG                       1D element-wise kernels
+ *   PC_PAD_WG_X, PC_PAD_WG_Y    padding kernel work-group shape
+ *   PC_REDUCE_WG                arg-max work-group size (power of two)
+ *   PC_DFT_WG                   DFT contraction work-group size
+ *   NCC_SCAN_WG                 row-scan work-group size (power of two)
+ *   NCC_COL_WG                  column-sum work-group size
+ *   NCC_WG_X, NCC_WG_Y          coefficient kernel work-group shape
+ *
+ * Volumes are dense, x fastest; a transform grid of extent (px, py, pz)
+ * holds one mover; batches are such grids back to back.  Complex values are
+ * float2 (re, im); half spectra hold px / 2 + 1 values per row.
+ *
+ * The CPU backend (backends/cpu/register.c) evaluates the same formulas
+ * with the same operand order; contraction into fma is switched off so the
+ * two agree to rounding of the library calls. */
+#pragma OPENCL FP_CONTRACT OFF
+
+/* ------------------------------------------------------------- padding
+ * dst[(z * py + y) * px + x] = (src[x + nx * (y + ny * z)] - mean) * window
+ * inside the input extent, 0 outside.  window: nx weights for x, then ny for y,
+ * then nz for z (read only when windowed != 0).
+ * Global (px, py, pz). */
+__kernel __attribute__((reqd_work_group_size(PC_PAD_WG_X, PC_PAD_WG_Y, 1)))
+void pc_pad(__global const float *src, ulong src_offset, __global float *dst, ulong dst_offset,
+            int nx, int ny, int nz, int px, int py, int pz, float mean,
+            __global const float *window, int windowed)
+{
+    const int x = get_global_id(0), y = get_global_id(1), z = get_global_id(2);
+    if (x >= px || y >= py || z >= pz)
+        return;
+    float v = 0.0f;
+    if (x < nx && y < ny && z < nz) {
+        v = src[src_offset + (size_t)x + (size_t)nx * ((size_t)y + (size_t)ny * (size_t)z)] - mean;
+        if (windowed) {
+            float w = window[x] * window[nx + y] * window[nx + ny + z];
+            v = v * w;
+        }
+    }
+    dst[dst_offset + (size_t)x + (size_t)px * ((size_t)y + (size_t)py * (size_t)z)] = v;
+}
+
+/* ----------------------------------------------------------- spectra */
+
+/* out = F / |F|, 0 where |F|^2 <= limit; empty bins are counted into
+ * *empty with the number of full-spectrum bins each stands for (2, except
+ * in column 0 and the Nyquist column, which is kx - 1 for even px, else
+ * -1).  Global (count). */
+__kernel __attribute__((reqd_work_group_size(PC_WG, 1, 1)))
+void pc_unit_phase(__global const float2 *spectrum, __global float2 *out, uint count, uint kx,
+                   int nyquist_column, float limit, __global int *empty)
+{
+    const uint i = get_global_id(0);
+    if (i >= count)
+        return;
+    float2 f = spectrum[i];
+    float m2 = f.x * f.x + f.y * f.y;
+    float s = 0.0f;
+    if (m2 > limit) {
+        s = 1.0f / sqrt(m2);
+    } else {
+        const int column = i % kx;
+        atomic_add(empty, column == 0 || column == nyquist_column ? 1 : 2);
+    }
+    out[i] = (float2)(f.x * s, f.y * s);
+}
+
+/* spectra[b][i] <- scale * (M / |M|) * conj(reference[i]) for the first
+ * `total` values (count per mover); copied into kept when keep != 0.
+ * Global (total). */
+__kernel __attribute__((reqd_work_group_size(PC_WG, 1, 1)))
+void pc_cross_power(__global float2 *spectra, __global const float2 *reference,
+                    __global float2 *kept, int keep, uint count, uint total, float scale)
+{
+    const uint i = get_global_id(0);
+    if (i >= total)
+        return;
+    float2 m = spectra[i];
+    float m2 = m.x * m.x + m.y * m.y;
+    float s = m2 > FLT_MIN ? scale / sqrt(m2) : 0.0f;
+    float mr = m.x * s, mi = m.y * s;
+    float2 f = reference[i % count];
+    float re = mr * f.x + mi * f.y;
+    float im = mi * f.x - mr * f.y;
+    spectra[i] = (float2)(re, im);
+    if (keep)
+        kept[i] = (float2)(re, im);
+}
+
+/* ------------------------------------------------------------ arg-max
+ * Larger value wins; equal values go to the smaller index, so the result
+ * is the first maximum in memory order however the work is split. */
+static void take_better(float *value, uint *index, float other_value, uint other_index)
+{
+    if (other_value > *value || (other_value == *value && other_index < *index)) {
+        *value = other_value;
+        *index = other_index;
+    }
+}
+
+static void reduce_local(__local float *values, __local uint *indices)
+{
+    const int lid = get_local_id(0);
+    for (int step = PC_REDUCE_WG / 2; step > 0; step >>= 1) {
+        barrier(CLK_LOCAL_MEM_FENCE);
+        if (lid < step) {
+            float v = values[lid];
+            uint i = indices[lid];
+            take_better(&v, &i, values[lid + step], indices[lid + step]);
+            values[lid] = v;
+            indices[lid] = i;
+        }
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+}
+
+/* Stage 1: group g of map b reduces elements g*WG + lid, stepping by
+ * groups*WG.  Global (groups * PC_REDUCE_WG, batch). */
+__kernel __attribute__((reqd_work_group_size(PC_REDUCE_WG, 1, 1)))
+void pc_max_partial(__global const float *maps, uint count, uint groups,
+                    __global float *part_values, __global uint *part_indices)
+{
+    __local float values[PC_REDUCE_WG];
+    __local uint indices[PC_REDUCE_WG];
+    const int lid = get_local_id(0);
+    const uint group = get_group_id(0), map = get_global_id(1);
+    __global const float *data = maps + (size_t)map * count;
+    float best = -INFINITY;
+    uint best_index = UINT_MAX;
+    for (uint i = group * PC_REDUCE_WG + lid; i < count; i += groups * PC_REDUCE_WG)
+        if (data[i] > best) {
+            best = data[i];
+            best_index = i;
+        }
+    values[lid] = best;
+    indices[lid] = best_index;
+    reduce_local(values, indices);
+    if (lid == 0) {
+        part_values[map * groups + group] = values[0];
+        part_indices[map * groups + group] = indices[0];
+    }
+}
+
+static size_t grid_index(int x, int y, int z, int px, int py)
+{
+    return (size_t)x + (size_t)px * ((size_t)y + (size_t)py * (size_t)z);
+}
+
+static int wrap(int i, int n)
+{
+    return i < 0 ? i + n : i >= n ? i - n : i;
+}
+
+/* Stage 2: one group per map reduces the partials, then records the peak
+ * value and its six neighbours (wrapped): records[b * 7 + 0] = value,
+ * + 1 + 2a + side = neighbour along axis a on side -1 / +1.
+ * Global (PC_REDUCE_WG, batch). */
+__kernel __attribute__((reqd_work_group_size(PC_REDUCE_WG, 1, 1)))
+void pc_max_final(__global const float *part_values, __global const uint *part_indices,
+                  uint groups, __global const float *maps, uint count, int px, int py, int pz,
+                  __global float *records, __global uint *peak_indices)
+{
+    __local float values[PC_REDUCE_WG];
+    __local uint indices[PC_REDUCE_WG];
+    const int lid = get_local_id(0);
+    const uint map = get_global_id(1);
+    float best = -INFINITY;
+    uint best_index = UINT_MAX;
+    for (uint g = lid; g < groups; g += PC_REDUCE_WG)
+        take_better(&best, &best_index, part_values[map * groups + g],
+                    part_indices[map * groups + g]);
+    values[lid] = best;
+    indices[lid] = best_index;
+    reduce_local(values, indices);
+    if (lid != 0)
+        return;
+    __global const float *data = maps + (size_t)map * count;
+    const uint at = indices[0];
+    const int x = at % px, y = at / px % py, z = at / ((uint)px * py);
+    __global float *record = records + map * 7;
+    record[0] = values[0];
+    record[1] = data[grid_index(wrap(x - 1, px), y, z, px, py)];
+    record[2] = data[grid_index(wrap(x + 1, px), y, z, px, py)];
+    record[3] = data[grid_index(x, wrap(y - 1, py), z, px, py)];
+    record[4] = data[grid_index(x, wrap(y + 1, py), z, px, py)];
+    record[5] = data[grid_index(x, y, wrap(z - 1, pz), px, py)];
+    record[6] = data[grid_index(x, y, wrap(z + 1, pz), px, py)];
+    peak_indices[map] = at;
+}
+
+/* ------------------------------------------------------ upsampled DFT
+ * out[w * outer + o] = sum_k table[w * stored + k] * in[in_offset + o * stored + k]:
+ * contracting the fastest axis moves the next one to the front, so three
+ * launches evaluate the separable 3D DFT on a small grid.
+ * Global (outer, count). */
+__kernel __attribute__((reqd_work_group_size(PC_DFT_WG, 1, 1)))
+void pc_dft_contract(__global const float2 *in, ulong in_offset, uint outer, int stored,
+                     __global const float2 *table, int count, __global float2 *out)
+{
+    const uint o = get_global_id(0), w = get_global_id(1);
+    if (o >= outer || w >= (uint)count)
+        return;
+    __global const float2 *t = table + (size_t)w * stored;
+    __global const float2 *x = in + in_offset + (size_t)o * stored;
+    float re = 0.0f, im = 0.0f;
+    for (int k = 0; k < stored; k++) {
+        float2 a = t[k], b = x[k];
+        re = re + (a.x * b.x - a.y * b.y);
+        im = im + (a.x * b.y + a.y * b.x);
+    }
+    out[(size_t)w * outer + o] = (float2)(re, im);
+}
+
+/* ---------------------------------------------------------------- NCC */
+
+/* a <- a * conj(t) * scale.  Global (count). */
+__kernel __attribute__((reqd_work_group_size(PC_WG, 1, 1)))
+void ncc_product(__global float2 *a, __global const float2 *t, uint count, float scale)
+{
+    const uint i = get_global_id(0);
+    if (i >= count)
+        return;
+    float2 p = a[i], q = t[i];
+    a[i] = (float2)((p.x * q.x + p.y * q.y) * scale, (p.y * q.x - p.x * q.y) * scale);
+}
+
+/* Row r > 0 of the (w+1) x (h+1) table gets the exclusive prefix sums of
+ * source row r - 1 (of its squares when squared != 0); row 0 is zeros.
+ * One group per table row scans NCC_SCAN_WG values at a time (Hillis and
+ * Steele) and carries the running total.  Global (NCC_SCAN_WG, h + 1). */
+__kernel __attribute__((reqd_work_group_size(NCC_SCAN_WG, 1, 1)))
+void ncc_prefix_rows(__global const float *src, int w, int h, int squared,
+                     __global float *table)
+{
+    __local float buf[NCC_SCAN_WG];
+    const int lid = get_local_id(0), r = get_global_id(1);
+    __global float *out = table + (size_t)r * (w + 1);
+    if (r == 0) {
+        for (int x = lid; x <= w; x += NCC_SCAN_WG)
+            out[x] = 0.0f;
+        return;
+    }
+    __global const float *row = src + (size_t)(r - 1) * w;
+    if (lid == 0)
+        out[0] = 0.0f;
+    float carry = 0.0f;
+    for (int x0 = 0; x0 < w; x0 += NCC_SCAN_WG) {
+        float v = x0 + lid < w ? row[x0 + lid] : 0.0f;
+        buf[lid] = squared ? v * v : v;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        for (int offset = 1; offset < NCC_SCAN_WG; offset <<= 1) {
+            float add = lid >= offset ? buf[lid - offset] : 0.0f;
+            barrier(CLK_LOCAL_MEM_FENCE);
+            buf[lid] = buf[lid] + add;
+            barrier(CLK_LOCAL_MEM_FENCE);
+        }
+        if (x0 + lid < w)
+            out[x0 + lid + 1] = carry + buf[lid];
+        carry = carry + buf[NCC_SCAN_WG - 1];
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+}
+
+/* Column sums in ascending row order, one work item per column.
+ * Global (w + 1). */
+__kernel __attribute__((reqd_work_group_size(NCC_COL_WG, 1, 1)))
+void ncc_prefix_cols(__global float *table, int w, int h)
+{
+    const int x = get_global_id(0);
+    if (x > w)
+        return;
+    const size_t pitch = (size_t)w + 1;
+    for (int y = 1; y <= h; y++)
+        table[y * pitch + x] = table[y * pitch + x] + table[(y - 1) * pitch + x];
+}
+
+static float box_sum(__global const float *table, int pitch, int x0, int y0, int x1, int y1)
+{
+    return ((table[(size_t)y1 * pitch + x1] - table[(size_t)y0 * pitch + x1]) -
+            table[(size_t)y1 * pitch + x0]) +
+           table[(size_t)y0 * pitch + x0];
+}
+
+/* Coefficient at map position (u, v): the template's top-left corner at
+ * image position (u - tw + 1, v - th + 1), means and variances over the
+ * overlap only.  cross: the circular cross-correlation on the (pw, ph)
+ * grid.  Global (iw + tw - 1, ih + th - 1). */
+__kernel __attribute__((reqd_work_group_size(NCC_WG_X, NCC_WG_Y, 1)))
+void ncc_coefficients(__global const float *cross, __global const float *sum_i,
+                      __global const float *sum_i2, __global const float *sum_t,
+                      __global const float *sum_t2, int iw, int ih, int tw, int th, int pw,
+                      int ph, int min_overlap, float image_floor, float templ_floor,
+                      __global float *map)
+{
+    const int u = get_global_id(0), v = get_global_id(1);
+    const int mw = iw + tw - 1, mh = ih + th - 1;
+    if (u >= mw || v >= mh)
+        return;
+    const int ox = u - (tw - 1), oy = v - (th - 1);
+    const int x0 = max(0, ox), x1 = min(iw, ox + tw);
+    const int y0 = max(0, oy), y1 = min(ih, oy + th);
+    const int n = (x1 - x0) * (y1 - y0);
+    float coefficient = 0.0f;
+    if (n >= min_overlap) {
+        float si = box_sum(sum_i, iw + 1, x0, y0, x1, y1);
+        float si2 = box_sum(sum_i2, iw + 1, x0, y0, x1, y1);
+        float st = box_sum(sum_t, tw + 1, x0 - ox, y0 - oy, x1 - ox, y1 - oy);
+        float st2 = box_sum(sum_t2, tw + 1, x0 - ox, y0 - oy, x1 - ox, y1 - oy);
+        int cx = ox < 0 ? ox + pw : ox, cy = oy < 0 ? oy + ph : oy;
+        float c = cross[(size_t)cy * pw + cx];
+        float inv_n = 1.0f / (float)n;
+        float var_i = si2 - si * si * inv_n;
+        float var_t = st2 - st * st * inv_n;
+        if (var_i > image_floor && var_t > templ_floor) {
+            coefficient = (c - si * st * inv_n) / sqrt(var_i * var_t);
+            coefficient = clamp(coefficient, -1.0f, 1.0f);
+        }
+    }
+    map[(size_t)v * mw + u] = coefficient;
+}

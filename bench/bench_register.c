@@ -1,0 +1,306 @@
+/* Register cases: 3D phase correlation at the AO-OCT thesis's volume sizes,
+ * one-shot (both spectra every call) and against a cached reference (a
+ * plan: one upload, R2C, C2R and arg-max per mover); 2D normxcorr2 at
+ * 512^2 with a 64^2 template and with equal sizes.
+ *
+ * Inputs are synthetic with a known answer: the moving volume is the
+ * reference circularly shifted by (7, -5, 3); the NCC template is cut from
+ * the image at a known offset.  Quality is the share of exact answers. */
+#include "bench.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct pc_case {
+    int n[3];
+    int quick;
+} pc_case;
+
+static const pc_case pc_cases[] = {
+    {{64, 64, 64}, 1},     {{128, 128, 128}, 1}, {{256, 256, 256}, 0}, {{512, 256, 256}, 0},
+    {{256, 512, 256}, 0},  {{256, 256, 512}, 0}, {{512, 512, 512}, 0},
+};
+
+static const int pc_shift[3] = {7, -5, 3};
+
+typedef struct ncc_case {
+    const char *name;
+    int image, templ;   /* square sizes */
+    int quick;
+} ncc_case;
+
+static const ncc_case ncc_cases[] = {
+    {"512^2 t64", 512, 64, 1},
+    {"512^2 equal", 512, 512, 1},
+};
+
+static uint32_t next_random(uint32_t *state)
+{
+    *state ^= *state << 13;
+    *state ^= *state >> 17;
+    *state ^= *state << 5;
+    return *state;
+}
+
+static float random01(uint32_t *state)
+{
+    return (float)(next_random(state) >> 8) / 16777216.0f;
+}
+
+/* ====================================================== phase correlation */
+
+typedef struct pc_inputs {
+    pv_volume reference, moving;
+    pv_phasecorr_plan *plan;   /* cached runs only */
+    pv_shift shift;
+} pc_inputs;
+
+static int make_volumes(const int n[3], pc_inputs *in)
+{
+    if (pv_volume_alloc(&in->reference, n[0], n[1], n[2]) != PV_OK ||
+        pv_volume_alloc(&in->moving, n[0], n[1], n[2]) != PV_OK)
+        return cli_fail("cannot allocate two %dx%dx%d volumes", n[0], n[1], n[2]);
+    uint32_t state = 2024u;
+    size_t count = (size_t)n[0] * n[1] * n[2];
+    for (size_t i = 0; i < count; i++)
+        in->reference.data[i] = random01(&state);
+    /* moving(p) = reference(p - shift), wrapped */
+    for (int z = 0; z < n[2]; z++)
+        for (int y = 0; y < n[1]; y++) {
+            int sz = ((z - pc_shift[2]) % n[2] + n[2]) % n[2];
+            int sy = ((y - pc_shift[1]) % n[1] + n[1]) % n[1];
+            float *row = in->moving.data + ((size_t)z * n[1] + y) * n[0];
+            const float *src = in->reference.data + ((size_t)sz * n[1] + sy) * n[0];
+            for (int x = 0; x < n[0]; x++)
+                row[x] = src[((x - pc_shift[0]) % n[0] + n[0]) % n[0]];
+        }
+    return 0;
+}
+
+static pv_status run_oneshot(pv_context *ctx, void *user)
+{
+    pc_inputs *in = user;
+    return pv_phase_correlate3d(ctx, &in->reference, &in->moving, NULL, &in->shift);
+}
+
+static pv_status run_cached(pv_context *ctx, void *user)
+{
+    (void)ctx;
+    pc_inputs *in = user;
+    return pv_phasecorr_plan_correlate3d(in->plan, &in->moving, 1, &in->shift);
+}
+
+static double exact_shift(const pv_shift *s)
+{
+    return s->dx == pc_shift[0] && s->dy == pc_shift[1] && s->dz == pc_shift[2] ? 1.0 : 0.0;
+}
+
+/* Time one backend; the cached runs make their plan first (not timed). */
+static int time_pc(const bench_config *config, pv_context *ctx, int cached, pc_inputs *in,
+                   pv_timing *timing, pv_shift *found)
+{
+    pv_status status = PV_OK;
+    in->plan = NULL;
+    if (cached)
+        status = pv_phasecorr_plan_create3d(ctx, &in->reference, NULL, 1, &in->plan);
+    if (status == PV_OK)
+        status = bench_time(config, ctx, cached ? run_cached : run_oneshot, in, timing);
+    pv_phasecorr_plan_destroy(in->plan);
+    in->plan = NULL;
+    *found = in->shift;
+    return status == PV_OK ? 0 : cli_fail_status(status, "phase correlation");
+}
+
+static void name_volume(const int n[3], char *out, size_t size)
+{
+    if (n[0] == n[1] && n[1] == n[2])
+        snprintf(out, size, "%d^3", n[0]);
+    else
+        snprintf(out, size, "%dx%dx%d", n[0], n[1], n[2]);
+}
+
+static int bench_pc_case(const bench_config *config, const bench_contexts *contexts,
+                         const pc_case *c, int cached, pc_inputs *in, bench_result *r)
+{
+    memset(r, 0, sizeof *r);
+    snprintf(r->op, sizeof r->op, "pc3d");
+    name_volume(c->n, r->name, sizeof r->name);
+    snprintf(r->params, sizeof r->params, cached ? "cached reference" : "one-shot");
+    r->cpu_threads = pv_context_cpu_threads(contexts->cpu);
+    r->quality_name = "exact";
+    pv_timing cpu, cl;
+    pv_shift cpu_shift, cl_shift;
+    int rc = time_pc(config, contexts->cpu, cached, in, &cpu, &cpu_shift);
+    if (rc == 0 && contexts->opencl)
+        rc = time_pc(config, contexts->opencl, cached, in, &cl, &cl_shift);
+    if (rc)
+        return rc;
+    r->cpu_ms = cpu.total_ms;
+    r->cpu_quality = exact_shift(&cpu_shift);
+    r->have_opencl = contexts->opencl != NULL;
+    if (r->have_opencl) {
+        r->cl_kernel_ms = cl.kernel_ms;
+        r->cl_total_ms = cl.total_ms;
+        r->cl_upload_ms = cl.upload_ms;
+        r->cl_download_ms = cl.download_ms;
+        r->cl_quality = exact_shift(&cl_shift);
+        r->agreement = cpu_shift.dx == cl_shift.dx && cpu_shift.dy == cl_shift.dy &&
+                               cpu_shift.dz == cl_shift.dz
+                           ? 1.0
+                           : 0.0;
+    }
+    return 0;
+}
+
+static int wanted(const bench_config *config, const char *name, int quick)
+{
+    return !(config->quick && !quick) && !(config->only && !strstr(name, config->only));
+}
+
+static int pc_cases_run(const bench_config *config, const bench_contexts *contexts,
+                        bench_result *results, int max, int *count)
+{
+    for (size_t i = 0; i < sizeof pc_cases / sizeof pc_cases[0]; i++) {
+        char name[48];
+        name_volume(pc_cases[i].n, name, sizeof name);
+        if (!wanted(config, name, pc_cases[i].quick) && !wanted(config, "pc3d", pc_cases[i].quick))
+            continue;
+        pc_inputs in;
+        memset(&in, 0, sizeof in);
+        int rc = make_volumes(pc_cases[i].n, &in);
+        for (int cached = 0; rc == 0 && cached < 2; cached++) {
+            if (*count >= max) {
+                rc = cli_fail("too many bench cases");
+                break;
+            }
+            rc = bench_pc_case(config, contexts, &pc_cases[i], cached, &in, &results[*count]);
+            if (rc == 0)
+                bench_print_row(&results[(*count)++]);
+        }
+        pv_volume_free(&in.reference);
+        pv_volume_free(&in.moving);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+/* ==================================================================== NCC */
+
+typedef struct ncc_inputs {
+    pv_image image, templ, map;
+    int x, y;            /* the template's true offset */
+    pv_ncc_result result;
+} ncc_inputs;
+
+/* Image and template cut from one noise canvas: the template's top-left
+ * corner lies at (x, y) in image coordinates (partly outside for equal
+ * sizes, where the general normalization matters). */
+static int make_ncc_inputs(const ncc_case *c, ncc_inputs *in)
+{
+    const int margin = 64, side = c->image + 2 * margin;
+    in->x = c->templ == c->image ? 17 : 200;
+    in->y = c->templ == c->image ? -9 : 150;
+    float *canvas = malloc((size_t)side * side * sizeof *canvas);
+    if (!canvas || pv_image_alloc(&in->image, c->image, c->image, PV_PIXEL_F32) != PV_OK ||
+        pv_image_alloc(&in->templ, c->templ, c->templ, PV_PIXEL_F32) != PV_OK ||
+        pv_image_alloc(&in->map, c->image + c->templ - 1, c->image + c->templ - 1,
+                       PV_PIXEL_F32) != PV_OK) {
+        free(canvas);
+        return cli_fail("cannot allocate the NCC inputs");
+    }
+    uint32_t state = 77u;
+    for (size_t i = 0; i < (size_t)side * side; i++)
+        canvas[i] = random01(&state);
+    for (int y = 0; y < c->image; y++)
+        memcpy((float *)in->image.data + (size_t)y * c->image,
+               canvas + (size_t)(y + margin) * side + margin, (size_t)c->image * sizeof(float));
+    for (int y = 0; y < c->templ; y++)
+        memcpy((float *)in->templ.data + (size_t)y * c->templ,
+               canvas + (size_t)(y + margin + in->y) * side + margin + in->x,
+               (size_t)c->templ * sizeof(float));
+    free(canvas);
+    return 0;
+}
+
+static pv_status run_ncc(pv_context *ctx, void *user)
+{
+    ncc_inputs *in = user;
+    /* Offsets with under 1/4 of the template overlapping are unreliable. */
+    int min_overlap = in->templ.width * in->templ.height / 4;
+    return pv_normxcorr2(ctx, &in->templ, &in->image, min_overlap, &in->map, &in->result);
+}
+
+static double map_agreement(const pv_image *a, const pv_image *b)
+{
+    size_t same = 0, total = (size_t)a->width * a->height;
+    const float *pa = a->data, *pb = b->data;
+    for (size_t i = 0; i < total; i++)
+        same += fabsf(pa[i] - pb[i]) <= 1e-4f;
+    return (double)same / (double)total;
+}
+
+static int bench_ncc_case(const bench_config *config, const bench_contexts *contexts,
+                          const ncc_case *c, ncc_inputs *in, bench_result *r)
+{
+    memset(r, 0, sizeof *r);
+    snprintf(r->op, sizeof r->op, "ncc");
+    snprintf(r->name, sizeof r->name, "%s", c->name);
+    snprintf(r->params, sizeof r->params, "%dx%d in %dx%d", c->templ, c->templ, c->image,
+             c->image);
+    r->cpu_threads = pv_context_cpu_threads(contexts->cpu);
+    r->quality_name = "exact";
+    pv_image cpu_map;
+    pv_timing cpu, cl;
+    if (pv_image_alloc(&cpu_map, in->map.width, in->map.height, PV_PIXEL_F32) != PV_OK)
+        return cli_fail("cannot allocate the NCC map");
+    pv_status status = bench_time(config, contexts->cpu, run_ncc, in, &cpu);
+    memcpy(cpu_map.data, in->map.data, (size_t)in->map.width * in->map.height * sizeof(float));
+    r->cpu_ms = cpu.total_ms;
+    r->cpu_quality = in->result.x == in->x && in->result.y == in->y;
+    if (status == PV_OK && contexts->opencl) {
+        status = bench_time(config, contexts->opencl, run_ncc, in, &cl);
+        r->have_opencl = 1;
+        r->cl_kernel_ms = cl.kernel_ms;
+        r->cl_total_ms = cl.total_ms;
+        r->cl_upload_ms = cl.upload_ms;
+        r->cl_download_ms = cl.download_ms;
+        r->cl_quality = in->result.x == in->x && in->result.y == in->y;
+        r->agreement = map_agreement(&in->map, &cpu_map);
+    }
+    pv_image_free(&cpu_map);
+    return status == PV_OK ? 0 : cli_fail_status(status, "normxcorr2");
+}
+
+static int ncc_cases_run(const bench_config *config, const bench_contexts *contexts,
+                         bench_result *results, int max, int *count)
+{
+    for (size_t i = 0; i < sizeof ncc_cases / sizeof ncc_cases[0]; i++) {
+        const ncc_case *c = &ncc_cases[i];
+        if (!wanted(config, c->name, c->quick) && !wanted(config, "ncc", c->quick))
+            continue;
+        if (*count >= max)
+            return cli_fail("too many bench cases");
+        ncc_inputs in;
+        memset(&in, 0, sizeof in);
+        int rc = make_ncc_inputs(c, &in);
+        if (rc == 0)
+            rc = bench_ncc_case(config, contexts, c, &in, &results[*count]);
+        if (rc == 0)
+            bench_print_row(&results[(*count)++]);
+        pv_image_free(&in.image);
+        pv_image_free(&in.templ);
+        pv_image_free(&in.map);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+int bench_register_cases(const bench_config *config, const bench_contexts *contexts,
+                         bench_result *results, int max, int *count)
+{
+    int rc = pc_cases_run(config, contexts, results, max, count);
+    return rc ? rc : ncc_cases_run(config, contexts, results, max, count);
+}
