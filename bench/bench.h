@@ -49,6 +49,10 @@ typedef struct bench_contexts {
 int bench_open_contexts(const bench_config *config, bench_contexts *contexts);
 void bench_close_contexts(bench_contexts *contexts);
 
+/* Whether --quick/--case select a case (--case matches the op name exactly
+ * or a substring of the case name). */
+int bench_wants(const bench_config *config, const char *op, const char *name, int quick_case);
+
 /* Report rows as they come, and the JSON file at the end. */
 void bench_print_header(const bench_contexts *contexts);
 void bench_print_row(const bench_result *result);

@@ -178,7 +178,7 @@ int bench_stereo_cases(const bench_config *config, const bench_contexts *context
 {
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         const stereo_case *c = &cases[i];
-        if ((config->quick && !c->quick) || (config->only && !strstr(c->name, config->only)))
+        if (!bench_wants(config, "sad", c->name, c->quick))
             continue;
         if (*count >= max)
             return cli_fail("too many bench cases");

@@ -47,6 +47,13 @@ pv_status bench_time(const bench_config *config, pv_context *ctx, bench_run_fn r
     return status;
 }
 
+int bench_wants(const bench_config *config, const char *op, const char *name, int quick_case)
+{
+    if (config->quick && !quick_case)
+        return 0;
+    return !config->only || strcmp(config->only, op) == 0 || strstr(name, config->only) != NULL;
+}
+
 static int first_gpu(void)
 {
     pv_device_info devices[64];

@@ -44,5 +44,7 @@ int cli_write_disparity_png(const char *path, const pv_image *disparity, float l
 
 /* Subcommands of the parvis tool. */
 int cli_stereo(int argc, char **argv);
+int cli_phasecorr(int argc, char **argv);
+int cli_ncc(int argc, char **argv);
 
 #endif

@@ -8,9 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-int cli_phasecorr(int argc, char **argv);
-int cli_ncc(int argc, char **argv);
-
 /* ============================================================ phasecorr */
 
 typedef struct phasecorr_args {

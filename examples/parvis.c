@@ -4,10 +4,6 @@
 
 #include <string.h>
 
-/* cli_register.c */
-int cli_phasecorr(int argc, char **argv);
-int cli_ncc(int argc, char **argv);
-
 static const char usage[] =
     "usage: parvis <command> [options]\n"
     "\n"

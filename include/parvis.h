@@ -8,5 +8,9 @@
 #include "parvis/filter.h"
 #include "parvis/stereo.h"
 #include "parvis/register.h"
+#include "parvis/tune.h"
+#include "parvis/flow.h"
+#include "parvis/volume_io.h"
+#include "parvis/features.h"
 
 #endif

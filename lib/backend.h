@@ -52,6 +52,67 @@ typedef struct pv_ncc_job {
     float image_floor;
 } pv_ncc_job;
 
+/* stereo_bp: BP over a list of tiles, prepared by the front end.  Each
+ * tile runs BP on its region (x, y, width, height of the full image, data
+ * costs at full-image coordinates) and writes the disparities of its out_
+ * rectangle (inside the region) to the output. */
+typedef struct pv_bp_tile {
+    int x, y, width, height;
+    int out_x, out_y, out_width, out_height;
+    int levels;             /* pyramid levels for this region */
+} pv_bp_tile;
+
+typedef struct pv_bp_job {
+    int min_disp, ndisp, iterations;
+    float lambda, data_max, disc_max;
+    float inv_ndisp;        /* 1 / ndisp, so both backends normalise alike */
+    const float *weights;   /* smoothing taps (2 * radius + 1), or NULL: none */
+    int radius;
+    const pv_bp_tile *tiles;
+    int tile_count;
+} pv_bp_job;
+
+/* flow: a plan of fixed pyramid geometry (level 0 finest).  The front end
+ * computes the level sizes, the Gaussian taps and the coefficients in
+ * float, so both backends compute on identical numbers. */
+typedef struct pv_flow_setup {
+    int levels;
+    int size[PV_FLOW_MAX_LEVELS][3]; /* nx, ny, nz per level */
+    const float *weights;            /* 2 * radius + 1 taps of K_rho */
+    int radius;
+    float smooth;                    /* alpha / h^2 */
+    float divergence;                /* beta / h^2 (0: plain CLG) */
+    pv_gradient_scheme scheme;
+} pv_flow_setup;
+
+/* features (SIFT): the front end fixes the octave geometry and the
+ * Gaussian taps, so both backends blur with identical weights.  Level l
+ * (1 .. levels + 2) of an octave is its base level blurred by
+ * level_weights + level_offset[l], radius level_radius[l]. */
+typedef struct pv_sift_geometry {
+    int width, height;                       /* input image */
+    int octaves;                             /* >= 1 */
+    int octave_width[PV_SIFT_MAX_OCTAVES];   /* first octave: input (x2 when upsampled) */
+    int octave_height[PV_SIFT_MAX_OCTAVES];
+    int base_radius;                         /* blur of the first base; 0: none */
+    const float *base_weights;               /* 2 base_radius + 1 taps */
+    int level_radius[PV_SIFT_MAX_LEVELS + 3];
+    int level_offset[PV_SIFT_MAX_LEVELS + 3];
+    int level_taps;                          /* total taps of all levels */
+    const float *level_weights;
+    pv_sift_params params;                   /* resolved (octaves filled in) */
+} pv_sift_geometry;
+
+/* A backend's detection result (malloc'ed by the backend, count entries
+ * each): key = ((((octave index * 16 + level) * 65536 + extremum y) * 65536
+ * + extremum x) * 4 + orientation index), unique per keypoint. */
+typedef struct pv_sift_raw {
+    int count;
+    pv_sift_keypoint *keypoints;
+    uint64_t *keys;
+    float *descriptors;                      /* 128 per keypoint */
+} pv_sift_raw;
+
 typedef struct pv_backend_ops {
     const char *name;
 
@@ -86,6 +147,40 @@ typedef struct pv_backend_ops {
                              const pv_dft_window *window, float *values);
     /* map: f32, (image + templ - 1) per axis. */
     pv_status (*normxcorr2)(pv_context *ctx, const pv_ncc_job *job, pv_image *map);
+
+    /* features: image is u8 or f32 of the geometry's size; nearest fills,
+     * for each query row, the index of the nearest train row and the
+     * squared distances to the nearest and second nearest (INFINITY when
+     * missing); ties go to the lower index. */
+    pv_status (*sift_create)(pv_context *ctx, const pv_sift_geometry *geometry, void **plan);
+    void (*sift_destroy)(pv_context *ctx, void *plan);
+    pv_status (*sift_detect)(pv_context *ctx, void *plan, const pv_image *image, pv_sift_raw *raw);
+    pv_status (*sift_nearest)(pv_context *ctx, const float *query, int query_count,
+                              const float *train, int train_count, int *best, float *best_d2,
+                              float *second_d2);
+
+    /* flow: stages on plan-owned buffers, driven by lib/flow.c.  load:
+     * upload both volumes and build the pyramids; begin_level: the flow of
+     * `level` (zero at the coarsest, else up-sampled from level + 1);
+     * jacobi: `count` iterations, and when change is not NULL the relative
+     * change ||w_k - w_k-1|| / ||w_k|| of the last one; read: the level-0
+     * flow. */
+    pv_status (*flow_create)(pv_context *ctx, const pv_flow_setup *setup, void **plan);
+    void (*flow_destroy)(pv_context *ctx, void *plan);
+    pv_status (*flow_load)(pv_context *ctx, void *plan, const pv_volume *fixed,
+                           const pv_volume *moving);
+    pv_status (*flow_begin_level)(pv_context *ctx, void *plan, int level);
+    pv_status (*flow_gradients)(pv_context *ctx, void *plan, int level);
+    pv_status (*flow_resample)(pv_context *ctx, void *plan, int level);
+    pv_status (*flow_tensor)(pv_context *ctx, void *plan, int level);
+    pv_status (*flow_jacobi)(pv_context *ctx, void *plan, int level, int count, double *change);
+    pv_status (*flow_read)(pv_context *ctx, void *plan, pv_flow_field *flow);
+    pv_status (*flow_warp)(pv_context *ctx, const pv_volume *moving, const pv_flow_field *flow,
+                           pv_volume *warped);
+
+    /* stereo_bp: left/right as the caller gave them; disparity f32. */
+    pv_status (*stereo_bp)(pv_context *ctx, const pv_image *left, const pv_image *right,
+                           const pv_bp_job *job, pv_image *disparity);
 } pv_backend_ops;
 
 extern const pv_backend_ops pv_cpu_backend;

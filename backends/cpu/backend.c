@@ -10,6 +10,7 @@ const pv_backend_ops pv_cpu_backend = {
     .gradient2d = pv_cpu_gradient2d,
     .gradient3d = pv_cpu_gradient3d,
     .stereo_sad = pv_cpu_stereo_sad,
+    .stereo_bp = pv_cpu_stereo_bp,
     .pc_create = pv_cpu_pc_create,
     .pc_destroy = pv_cpu_pc_destroy,
     .pc_reference = pv_cpu_pc_reference,

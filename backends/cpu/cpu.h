@@ -18,6 +18,10 @@ pv_status pv_cpu_gradient3d(pv_context *ctx, const pv_volume *src, pv_volume *gx
 pv_status pv_cpu_stereo_sad(pv_context *ctx, const pv_image *left, const pv_image *right,
                             const pv_sad_params *params, pv_image *disparity);
 
+/* stereo_bp.c */
+pv_status pv_cpu_stereo_bp(pv_context *ctx, const pv_image *left, const pv_image *right,
+                           const pv_bp_job *job, pv_image *disparity);
+
 /* register.c */
 pv_status pv_cpu_pc_create(pv_context *ctx, const pv_pc_geometry *geometry, void **plan);
 void pv_cpu_pc_destroy(pv_context *ctx, void *plan);

@@ -29,14 +29,22 @@ static int fftw_ready;
 
 /* ----------------------------------------------------------- FFTW set-up */
 
-static unsigned planner_flags(void)
+/* Measured plans run up to 3x faster than estimated ones (576^2: 31 ms
+ * against 108 ms per R2C + C2R pair) and planning happens once per size,
+ * but measuring a 512^3 transform takes minutes: by default only sizes up
+ * to PV_FFT_MEASURE_MAX points are measured. */
+#define PV_FFT_MEASURE_MAX ((size_t)1 << 24)
+
+static unsigned planner_flags(size_t points)
 {
     const char *effort = getenv("PARVIS_FFTW_PLANNER");
+    if (effort && strcmp(effort, "estimate") == 0)
+        return FFTW_ESTIMATE;
     if (effort && strcmp(effort, "measure") == 0)
         return FFTW_MEASURE;
     if (effort && strcmp(effort, "patient") == 0)
         return FFTW_PATIENT;
-    return FFTW_ESTIMATE;
+    return points <= PV_FFT_MEASURE_MAX ? FFTW_MEASURE : FFTW_ESTIMATE;
 }
 
 static const char *wisdom_path(void)
@@ -87,7 +95,7 @@ static int make_plans(pv_cpu_fft *fft)
     float *spectrum = pv_cpu_fft_alloc(2 * fft->complex_count);
     int n[3];
     int rank = fftw_dims(fft->size, n);
-    unsigned flags = planner_flags();
+    unsigned flags = planner_flags(fft->real_count);
     if (real && spectrum) {
         fftwf_plan_with_nthreads(fft->threads);
         fft->forward = fftwf_plan_dft_r2c(rank, n, real, (fftwf_complex *)spectrum, flags);

@@ -8,7 +8,8 @@
  * Plans are made once per (size, threads) and shared process-wide: FFTW's
  * planner is not thread-safe, so planning and destruction happen under one
  * mutex, while executing a made plan is safe from any thread.  Planner
- * effort: PARVIS_FFTW_PLANNER=estimate (default) | measure | patient.
+ * effort: PARVIS_FFTW_PLANNER=estimate | measure | patient; by default
+ * transforms of up to 2^24 points are measured, larger ones estimated.
  * PARVIS_FFTW_WISDOM=FILE imports wisdom on first use and saves it after
  * every new plan. */
 #ifndef PV_CPU_FFT_H

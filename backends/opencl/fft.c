@@ -1,11 +1,10 @@
 /* The OpenCL FFT layer: clFFT plan pairs cached process-wide by full key.
  *
- * The runtime offers no hook for "this context is going away", so each
- * context that uses FFTs gets a one-byte sentinel scratch buffer with a
- * destructor callback: the runtime releases scratch buffers before its
- * queue and context, and the callback then frees that context's plans.
- * Every cached plan also holds a reference on its queue and context, so a
- * late callback can never find them gone. */
+ * A context that uses FFTs registers a release hook with the runtime,
+ * which frees that context's plans before its queue and context go (and
+ * tears clFFT down with the last plan, so nothing is left for clFFT's own
+ * exit-time clean-up).  Every cached plan also holds a reference on its
+ * queue and context. */
 #include "fft.h"
 
 #include <clFFT.h>
@@ -35,15 +34,8 @@ struct pv_cl_fft {
     struct pv_cl_fft *next;
 };
 
-typedef struct sentinel {
-    cl_mem buffer;
-    cl_context context;
-    struct sentinel *next;
-} sentinel;
-
 static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
 static pv_cl_fft *cache_head;
-static sentinel *sentinels;
 static int clfft_ready;
 
 /* ------------------------------------------------------------- lengths */
@@ -252,45 +244,17 @@ static void forget_context(cl_context context)
     teardown_if_unused();
 }
 
-static void CL_CALLBACK on_sentinel_freed(cl_mem buffer, void *unused)
+static void on_context_release(pv_context *ctx, void *unused)
 {
     (void)unused;
     pthread_mutex_lock(&cache_lock);
-    for (sentinel **p = &sentinels; *p; p = &(*p)->next)
-        if ((*p)->buffer == buffer) {
-            sentinel *gone = *p;
-            *p = gone->next;
-            forget_context(gone->context);
-            free(gone);
-            break;
-        }
+    forget_context(pv_cl_context(ctx));
     pthread_mutex_unlock(&cache_lock);
 }
 
-/* Called with cache_lock held. */
 static pv_status watch_context(pv_context *ctx)
 {
-    cl_mem buffer;
-    pv_status status = pv_cl_scratch(ctx, "fft.sentinel", 1, &buffer);
-    if (status != PV_OK)
-        return status;
-    for (sentinel *s = sentinels; s; s = s->next)
-        if (s->buffer == buffer)
-            return PV_OK;
-    sentinel *s = calloc(1, sizeof *s);
-    if (!s)
-        return pv_fail(ctx, PV_ERR_NOMEM, "FFT plan cache: out of memory");
-    s->buffer = buffer;
-    s->context = pv_cl_context(ctx);
-    status = pv_cl_check(ctx, clSetMemObjectDestructorCallback(buffer, on_sentinel_freed, NULL),
-                         "clSetMemObjectDestructorCallback");
-    if (status != PV_OK) {
-        free(s);
-        return status;
-    }
-    s->next = sentinels;
-    sentinels = s;
-    return PV_OK;
+    return pv_cl_on_release(ctx, on_context_release, NULL);
 }
 
 /* ------------------------------------------------------------ interface */

@@ -10,6 +10,7 @@
 #include "fft.h"
 
 #include <float.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,7 +19,8 @@ static const pv_cl_param_default register_defaults[] = {
     {"PC_PAD_WG_X", 32},      /* padding kernel work-group shape             */
     {"PC_PAD_WG_Y", 8},
     {"PC_REDUCE_WG", 256},    /* arg-max work-group size (power of two)      */
-    {"PC_REDUCE_GROUPS", 64}, /* arg-max first-stage groups per map          */
+    {"PC_REDUCE_GROUPS", 1024}, /* arg-max first-stage groups per map (enough
+                                 * work items in flight to stream a 256^3 map) */
     {"PC_DFT_WG", 64},        /* upsampled-DFT contraction work-group size   */
     {"NCC_SCAN_WG", 256},     /* integral-image row scan (power of two)      */
     {"NCC_COL_WG", 64},       /* integral-image column sums                  */
@@ -252,6 +254,14 @@ pv_status pv_cl_pc_create(pv_context *ctx, const pv_pc_geometry *geometry, void 
     if (status == PV_OK) {
         p->real_count = pv_cl_fft_real_count(p->fft);
         p->complex_count = pv_cl_fft_complex_count(p->fft);
+        /* The element-wise kernels index a whole batch with 32-bit integers. */
+        if (p->real_count * (size_t)geometry->batch > UINT32_MAX)
+            status = pv_fail(ctx, PV_ERR_UNSUPPORTED,
+                             "phase correlation: a batch of %d transforms of %zu points "
+                             "exceeds 2^32 points; use a smaller max_batch",
+                             geometry->batch, p->real_count);
+    }
+    if (status == PV_OK) {
         p->groups = reduction_groups(ctx, p->real_count);
         status = transform_buffers(ctx, p);
     }

@@ -44,6 +44,11 @@ typedef struct param_override {
     int value;
 } param_override;
 
+typedef struct release_hook {
+    pv_cl_release_fn fn;
+    void *arg;
+} release_hook;
+
 typedef struct pv_cl_state {
     cl_platform_id platform;
     cl_device_id device;
@@ -59,6 +64,8 @@ typedef struct pv_cl_state {
     size_t override_count;
     timed_event *events;
     size_t event_count, event_capacity;
+    release_hook *hooks;
+    size_t hook_count;
 } pv_cl_state;
 
 static pv_cl_state *state_of(pv_context *ctx)
@@ -282,6 +289,9 @@ void pv_cl_runtime_release(pv_context *ctx)
         return;
     if (state->queue)
         clFinish(state->queue);
+    for (size_t i = 0; i < state->hook_count; i++)
+        state->hooks[i].fn(ctx, state->hooks[i].arg);
+    free(state->hooks);
     release_events(state);
     release_programs(state);
     for (size_t i = 0; i < state->scratch_count; i++)
@@ -294,6 +304,21 @@ void pv_cl_runtime_release(pv_context *ctx)
         clReleaseContext(state->context);
     free(state);
     ctx->backend_state = NULL;
+}
+
+pv_status pv_cl_on_release(pv_context *ctx, pv_cl_release_fn fn, void *arg)
+{
+    pv_cl_state *state = state_of(ctx);
+    for (size_t i = 0; i < state->hook_count; i++)
+        if (state->hooks[i].fn == fn && state->hooks[i].arg == arg)
+            return PV_OK;
+    release_hook *grown = realloc(state->hooks, (state->hook_count + 1) * sizeof *grown);
+    if (!grown)
+        return pv_fail(ctx, PV_ERR_NOMEM, "release hooks: out of memory");
+    state->hooks = grown;
+    state->hooks[state->hook_count].fn = fn;
+    state->hooks[state->hook_count++].arg = arg;
+    return PV_OK;
 }
 
 /* ------------------------------------------------------- parameter store */

@@ -93,6 +93,12 @@ pv_status pv_cl_launch(pv_context *ctx, cl_kernel kernel, cl_uint dims, const si
 /* Wait for the queue and account the events' times. */
 pv_status pv_cl_finish(pv_context *ctx);
 
+/* Run fn(ctx, arg) when the context is destroyed, before its queue and
+ * context are released (for modules that cache objects tied to them, such
+ * as FFT plans).  Registering the same (fn, arg) twice registers it once. */
+typedef void (*pv_cl_release_fn)(pv_context *ctx, void *arg);
+pv_status pv_cl_on_release(pv_context *ctx, pv_cl_release_fn fn, void *arg);
+
 /* Set kernel arguments with error checking: pv_cl_arg(ctx, k, i, sizeof x, &x). */
 pv_status pv_cl_arg(pv_context *ctx, cl_kernel kernel, cl_uint index, size_t size,
                     const void *value);

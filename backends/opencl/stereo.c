@@ -33,6 +33,7 @@ typedef struct sad_plan {
     int tiled;
     int radius;
     int full_state;        /* sub-pixel or uniqueness: the fold keeps 7 costs */
+    int packed;            /* plain u8: cost and candidate in one word, no index array */
     int wg_x, wg_y, cols_per_item, max_rows, disp_per_pass;
     int xch_buffers;       /* 2: one barrier per exchange, 1: two */
     int rows;              /* strip height of each row slot */
@@ -86,7 +87,7 @@ static size_t size_local_arrays(sad_plan *plan, const pv_image *left)
     plan->local_bytes[LOCAL_REF] = tile_rows * cols * pixel;
     plan->local_bytes[LOCAL_OTH] = tile_rows * oth_stride * pixel;
     plan->local_bytes[LOCAL_COST] = (plan->full_state ? 7 : 1) * slots * sizeof(cl_uint);
-    plan->local_bytes[LOCAL_INDEX] = slots * sizeof(cl_int);
+    plan->local_bytes[LOCAL_INDEX] = (plan->packed ? 1 : slots) * sizeof(cl_int);
     return plan->local_bytes[LOCAL_REF] + plan->local_bytes[LOCAL_OTH] +
            plan->local_bytes[LOCAL_COST] + plan->local_bytes[LOCAL_INDEX] + xch;
 }
@@ -168,6 +169,14 @@ static void plan_launch(sad_plan *plan, const pv_image *left)
     }
 }
 
+/* Plain u8 matching with costs below 0xffff (window <= 15) keeps cost and
+ * candidate in one word (kernels/stereo.cl, SAD_PACKED). */
+static int packed_state(const pv_image *left, const pv_sad_params *params)
+{
+    return left->type == PV_PIXEL_U8 && !params->subpixel && !(params->uniqueness > 0.0f) &&
+           params->window <= 15 && params->ndisp < 0xffff;
+}
+
 /* Program options: the launch parameters, then what the code depends on
  * (not the disparity range, so one program serves every range). */
 static pv_status plan_options(pv_context *ctx, sad_plan *plan, const pv_image *left,
@@ -180,9 +189,10 @@ static pv_status plan_options(pv_context *ctx, sad_plan *plan, const pv_image *l
     size_t used = strlen(plan->options);
     int n = snprintf(plan->options + used, sizeof plan->options - used,
                      " -DSAD_RADIUS=%d -DSAD_PIXEL_U8=%d -DSAD_FULL_STATE=%d -DSAD_TILED=%d"
-                     " -DSAD_XCH_BUFFERS=%d -DSAD_XCH_USHORT=%d",
+                     " -DSAD_XCH_BUFFERS=%d -DSAD_XCH_USHORT=%d -DSAD_PACKED=%d",
                      plan->radius, left->type == PV_PIXEL_U8, plan->full_state, plan->tiled,
-                     plan->xch_buffers, left->type == PV_PIXEL_U8 && params->window <= 257);
+                     plan->xch_buffers, left->type == PV_PIXEL_U8 && params->window <= 257,
+                     plan->packed);
     if (n < 0 || (size_t)n >= sizeof plan->options - used)
         return pv_fail(ctx, PV_ERR_INVALID, "stereo_sad: kernel options overflow");
     return PV_OK;
@@ -210,6 +220,7 @@ static pv_status make_plan(pv_context *ctx, const pv_image *left, const pv_sad_p
     memset(plan, 0, sizeof *plan);
     plan->radius = params->window / 2;
     plan->full_state = params->subpixel || params->uniqueness > 0.0f;
+    plan->packed = packed_state(left, params);
     plan->wg_x = sad_param(ctx, "SAD_WG_X");
     plan->wg_y = sad_param(ctx, "SAD_WG_Y");
     plan->cols_per_item = sad_param(ctx, "SAD_COLS_PER_ITEM");

@@ -4,12 +4,17 @@
  * Shift convention: a shift s means moving(p) ~ reference(p - s), i.e. the
  * moving image is the reference displaced by +s.  In 2D dz is 0.
  *
- * Phase correlation: R = M conj(F) / |M conj(F)| over the spectra M of the
- * moving and F of the reference input (bins with |M conj(F)| = 0 give 0,
- * never NaN), c = IDFT(R).  The integer shift is the position of the
- * largest value of c, wrapped to signed shifts (an index past half the
- * transform length is a negative shift).  The peak is c at that position,
- * normalized so that two identical textured inputs give 1.
+ * Phase correlation: R = (M / |M|) conj(F / |F|) over the spectra M of the
+ * moving and F of the reference input, and c = IDFT(R).  Bins where either
+ * spectrum vanishes give 0, never NaN; reference bins more than 100 dB
+ * below the spectrum's mean power hold only rounding and count as empty.
+ * The integer shift is the position of the largest value of c, wrapped to
+ * signed shifts (an index past half the transform length is a negative
+ * shift; exactly half is positive).  The peak is c there, divided by the
+ * number of non-empty reference bins, so two identical textured inputs
+ * give 1.  With padding or a window, each input's mean is subtracted
+ * first, so that the zeros of the padding and the window's taper do not
+ * form an edge that correlates with itself at shift 0.
  *
  * Inputs with no texture (all values equal) have no defined shift: the
  * result is shift 0, peak 0 and the flag PV_REGISTER_NO_TEXTURE.

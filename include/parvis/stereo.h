@@ -47,6 +47,68 @@ pv_status pv_stereo_sad(pv_context *ctx, const pv_image *left, const pv_image *r
 pv_status pv_disparity_error(const pv_image *disparity, const pv_image *ground_truth,
                              float gt_scale, float threshold, int border, double *bad_fraction);
 
+
+/* ------------------------------------------------ belief propagation (BP)
+ *
+ * Hierarchical belief propagation (Felzenszwalb & Huttenlocher, as in the
+ * auto-tuning paper's section 3).  Same disparity convention as SAD: left
+ * is the reference, left column x matches right column x - d for d in
+ * [min_disp, min_disp + ndisp); the output is an f32 disparity per left
+ * pixel (always finite: BP assigns every pixel a label).
+ *
+ * Steps: optional Gaussian smoothing of both images (sigma); data cost
+ * lambda * min(|L(x,y) - R(x-d,y)|, data_max) (lambda * data_max where
+ * x - d falls outside the image); coarser levels sum 2x2 blocks; per level,
+ * from the coarsest, `iterations` checkerboard rounds of truncated-linear
+ * O(n) message updates (smoothness min(|d1 - d2|, disc_max), messages
+ * normalised by their mean); messages copied to the 2x2 children of the
+ * next finer level; disparity = argmin of data cost plus the four incoming
+ * messages (ties: the smaller d).
+ *
+ * Partitions (paper section 9): when the estimated memory of one run
+ * (pv_bp_memory_estimate) exceeds memory_budget, or when tile_width /
+ * tile_height are set, the image is cut into a grid of nearly equal tiles;
+ * BP runs on each tile widened by tile_padding pixels on every side (data
+ * costs still come from the whole images) and only the tile's own pixels
+ * are kept.  Tiles whose size cannot hold `levels` levels use fewer.
+ *
+ * Cross-check tolerance: both backends do the same float32 operations in
+ * the same order; identical disparities on >= 99.5% of pixels. */
+typedef struct pv_bp_params {
+    int min_disp;       /* smallest disparity (may be negative); default 0 */
+    int ndisp;          /* number of disparities, 2 .. image width; default 16 */
+    int levels;         /* pyramid levels >= 1; default 5.  2^(levels-1) must not
+                           exceed the smaller image side (else PV_ERR_INVALID) */
+    int iterations;     /* message rounds per level (alternating colours) >= 1; default 10 */
+    float lambda;       /* data-cost weight > 0; default 0.07 */
+    float data_max;     /* data-cost truncation > 0; default 15 */
+    float disc_max;     /* smoothness truncation > 0; default 1.7.  For wide ranges
+                           pv_bp_recommended_disc_max(ndisp) = ndisp / 7.5 works well */
+    float sigma;        /* Gaussian pre-smoothing, 0 = none; default 1.0 */
+    int tile_width;     /* tile size without padding; 0 = automatic (budget) */
+    int tile_height;
+    int tile_padding;   /* pixels added around each tile; default 20 */
+    size_t memory_budget; /* bytes one tile may use; 0 = the backend's default
+                             (OpenCL: half the device memory, buffers within
+                             CL_DEVICE_MAX_MEM_ALLOC_SIZE; CPU: no limit) */
+} pv_bp_params;
+
+/* The paper's defaults (levels 5, iterations 10, lambda 0.07, data_max 15,
+ * disc_max 1.7, sigma 1.0), ndisp 16, min_disp 0, padding 20, no tiles. */
+void pv_bp_params_default(pv_bp_params *params);
+
+/* ndisp / 7.5: a smoothness truncation that scales with the range. */
+float pv_bp_recommended_disc_max(int ndisp);
+
+/* Bytes a BP run on a width x height region needs for its data-cost
+ * pyramid and messages (0 when the size overflows or an argument is bad). */
+size_t pv_bp_memory_estimate(int width, int height, int ndisp, int levels);
+
+/* left, right: same size, same pixel type (u8 or f32).  disparity: f32 of
+ * the same size, caller-allocated, not aliasing an input. */
+pv_status pv_stereo_bp(pv_context *ctx, const pv_image *left, const pv_image *right,
+                       const pv_bp_params *params, pv_image *disparity);
+
 #ifdef __cplusplus
 }
 #endif

@@ -6,8 +6,8 @@
  *     SAD_ROWS_PER_ITEM, SAD_DISP_PER_PASS (and budget values the kernel
  *     ignores);
  *   per program: SAD_RADIUS, SAD_PIXEL_U8, SAD_FULL_STATE (sub-pixel or
- *     uniqueness wanted), SAD_TILED, SAD_XCH_BUFFERS (1 or 2, what fits
- *     local memory), SAD_XCH_USHORT.
+ *     uniqueness wanted), SAD_PACKED (plain u8 fold in one word), SAD_TILED,
+ *     SAD_XCH_BUFFERS (1 or 2, what fits local memory), SAD_XCH_USHORT.
  * Strip height and disparity chunk are arguments, and the local arrays that
  * depend on them are sized by the host, so one program serves every
  * disparity range.
@@ -109,7 +109,10 @@ float state_result(const sad_state *s, int min_disp, int subpixel, float uniquen
     if (s->index < 0)
         return INFINITY;
     float d = (float)(min_disp + s->index);
-#if SAD_FULL_STATE
+#if !SAD_FULL_STATE
+    (void)subpixel;
+    (void)uniqueness;
+#else
     if (uniqueness > 0.0f) {
         float second = convert_float(cost_min(s->below, s->above));
         if (second < convert_float(s->best) * (1.0f + uniqueness))
@@ -140,8 +143,8 @@ int source_column(int x, int width, int mirror)
 
 /* u8: any order gives the exact sum.  f32: column sums (rows top to bottom)
  * added left to right, each from 0, as the CPU does. */
-cost_t window_cost(__global const pixel_t *ref, __global const pixel_t *oth, int x, int y,
-                          int d, int width, int height, int mirror)
+cost_t window_cost(__global const pixel_t *ref, __global const pixel_t *oth, int x, int y, int d,
+                   int width, int height, int mirror)
 {
     cost_t sum = 0;
     for (int i = -SAD_RADIUS; i <= SAD_RADIUS; i++) {
@@ -262,6 +265,7 @@ sad_state state_load(__local const cost_t *st_cost, __local const int *st_index,
     sad_state s;
     s.best = st_cost[i];
     s.index = st_index[i];
+    (void)g;
 #if SAD_FULL_STATE
     const int n = g->slots;
     s.prev = st_cost[n + i];
@@ -279,6 +283,7 @@ void state_store(__local cost_t *st_cost, __local int *st_index, const tile_geom
 {
     st_cost[i] = s->best;
     st_index[i] = s->index;
+    (void)g;
 #if SAD_FULL_STATE
     const int n = g->slots;
     st_cost[n + i] = s->prev;
@@ -290,17 +295,97 @@ void state_store(__local cost_t *st_cost, __local int *st_index, const tile_geom
 #endif
 }
 
+#if SAD_PACKED
+/* Plain u8 matching keeps one word per pixel, cost << 16 | candidate: min()
+ * then picks the smallest cost and, on equal costs, the smaller candidate.
+ * (The host packs only windows whose costs stay below 0xffff.) */
+void tile_state_reset(__local cost_t *st_cost, __local int *st_index, const tile_geometry *g,
+                      int i)
+{
+    (void)st_index;
+    (void)g;
+    st_cost[i] = UINT_MAX;
+}
+
+void fold_pass(const cost_t cost[DP], int k0, __local cost_t *st_cost, __local int *st_index,
+               const tile_geometry *g, int i)
+{
+    (void)st_index;
+    (void)g;
+    uint best = st_cost[i];
+    _Pragma("unroll") for (int k = 0; k < DP; k++)
+        best = min(best, (cost[k] << 16) | (uint)(k0 + k));
+    st_cost[i] = best;
+}
+
+float tile_state_result(__local const cost_t *st_cost, __local const int *st_index,
+                        const tile_geometry *g, int i, int min_disp, int subpixel,
+                        float uniqueness)
+{
+    (void)st_index;
+    (void)g;
+    (void)subpixel;
+    (void)uniqueness;
+    uint best = st_cost[i];
+    return (best >> 16) == 0xffffu ? INFINITY : (float)(min_disp + (int)(best & 0xffffu));
+}
+#else
+void tile_state_reset(__local cost_t *st_cost, __local int *st_index, const tile_geometry *g,
+                      int i)
+{
+    sad_state fresh;
+    state_reset(&fresh);
+    state_store(st_cost, st_index, g, i, &fresh);
+}
+
+void fold_pass(const cost_t cost[DP], int k0, __local cost_t *st_cost, __local int *st_index,
+               const tile_geometry *g, int i)
+{
+    sad_state st = state_load(st_cost, st_index, g, i);
+    _Pragma("unroll") for (int k = 0; k < DP; k++)
+        state_add(&st, cost[k], k0 + k);
+    state_store(st_cost, st_index, g, i, &st);
+}
+
+float tile_state_result(__local const cost_t *st_cost, __local const int *st_index,
+                        const tile_geometry *g, int i, int min_disp, int subpixel,
+                        float uniqueness)
+{
+    sad_state st = state_load(st_cost, st_index, g, i);
+    return state_result(&st, min_disp, subpixel, uniqueness);
+}
+#endif
+
+/* Every candidate d0 .. d0 + DP - 1 of the pass is in range and has its
+ * match inside the image for all the item's columns x0 .. x0 + P - 1: the
+ * usual case, which needs no per-candidate test. */
+int pass_all_valid(int x0, int d0, int k0, int ndisp, int width)
+{
+    return k0 + DP <= ndisp && x0 - (d0 + DP - 1) >= 0 && x0 + P - 1 - d0 < width;
+}
+
+/* Near the borders and at the end of the range: no candidate. */
+void mask_invalid(cost_t cost[P][DP], int x0, int d0, int k0, int ndisp, int width)
+{
+    _Pragma("unroll") for (int p = 0; p < P; p++)
+        _Pragma("unroll") for (int k = 0; k < DP; k++) {
+            int match = x0 + p - (d0 + k);
+            if (k0 + k >= ndisp || match < 0 || match >= width)
+                cost[p][k] = COST_NONE;
+        }
+}
+
 /* Reference tile: rows row0 .. row0 + tile_rows, columns col0 .. col0 +
  * COLS, clamped to the image (replicated borders). */
 void stage_ref(__local pixel_t *lref, __global const pixel_t *ref, const tile_geometry *g,
                int col0, int row0, int width, int height, int mirror)
 {
-    const int lid = get_local_id(1) * NX + get_local_id(0);
-    for (int i = lid; i < g->tile_rows * COLS; i += NX * NY) {
-        int t = i / COLS, c = i % COLS;
-        int gy = clamp_index(row0 + t, height - 1);
-        int gx = source_column(clamp_index(col0 + c, width - 1), width, mirror);
-        lref[REF_AT(t, c)] = ref[(size_t)gy * width + gx];
+    for (int t = get_local_id(1); t < g->tile_rows; t += NY) {
+        const size_t row = (size_t)clamp_index(row0 + t, height - 1) * (size_t)width;
+        for (int c = get_local_id(0); c < COLS; c += NX) {
+            int gx = source_column(clamp_index(col0 + c, width - 1), width, mirror);
+            lref[REF_AT(t, c)] = ref[row + gx];
+        }
     }
 }
 
@@ -308,12 +393,12 @@ void stage_ref(__local pixel_t *lref, __global const pixel_t *ref, const tile_ge
 void stage_oth(__local pixel_t *loth, __global const pixel_t *oth, const tile_geometry *g,
                int ocol0, int row0, int width, int height, int mirror)
 {
-    const int lid = get_local_id(1) * NX + get_local_id(0);
-    for (int i = lid; i < g->tile_rows * g->oth_cols; i += NX * NY) {
-        int t = i / g->oth_cols, j = i % g->oth_cols;
-        int gy = clamp_index(row0 + t, height - 1);
-        int gx = source_column(clamp_index(ocol0 + j, width - 1), width, mirror);
-        loth[OTH_AT(g, t, j)] = oth[(size_t)gy * width + gx];
+    for (int t = get_local_id(1); t < g->tile_rows; t += NY) {
+        const size_t row = (size_t)clamp_index(row0 + t, height - 1) * (size_t)width;
+        for (int j = get_local_id(0); j < g->oth_cols; j += NX) {
+            int gx = source_column(clamp_index(ocol0 + j, width - 1), width, mirror);
+            loth[OTH_AT(g, t, j)] = oth[row + gx];
+        }
     }
 }
 
@@ -324,7 +409,7 @@ void stage_oth(__local pixel_t *loth, __global const pixel_t *oth, const tile_ge
     {                                                                           \
         pixel_t rv[P], ov[P + DP - 1];                                          \
         _Pragma("unroll") for (int p = 0; p < P; p++)                           \
-            rv[p] = lref[REF_AT((t), lx * P + p)];                              \
+            rv[p] = lref[(t) * COLS + p * NX + lx]; /* REF_AT(t, lx * P + p) */ \
         _Pragma("unroll") for (int q = 0; q < P + DP - 1; q++)                  \
             ov[q] = loth[OTH_AT(&geo, (t), jbase + q)];                         \
         _Pragma("unroll") for (int p = 0; p < P; p++)                           \
@@ -363,11 +448,8 @@ void sad_tiled(__global const pixel_t *ref, __global const pixel_t *oth, __globa
 
     stage_ref(lref, ref, &geo, col0, row0, width, height, mirror);
     for (int s = 0; s < sh; s++)
-        for (int p = 0; p < P; p++) {
-            sad_state fresh;
-            state_reset(&fresh);
-            state_store(st_cost, st_index, &geo, state_slot(&geo, ly, s, p, lx), &fresh);
-        }
+        for (int p = 0; p < P; p++)
+            tile_state_reset(st_cost, st_index, &geo, state_slot(&geo, ly, s, p, lx));
 
     int buf = 0;
     for (int first = 0; first < ndisp; first += chunk) {
@@ -378,6 +460,7 @@ void sad_tiled(__global const pixel_t *ref, __global const pixel_t *oth, __globa
         for (int pass = 0; pass < chunk && first + pass < ndisp; pass += DP) {
             const int jbase = lx * P + chunk - pass - DP;
             const int k0 = first + pass; /* candidate index of k = 0 */
+            const int all_valid = pass_all_valid(col0 + lx * P, min_disp + k0, k0, ndisp, width);
             cost_t cs[P][DP];
             for (int s = 0; s < sh; s++) {
 #if SAD_PIXEL_U8
@@ -432,17 +515,10 @@ void sad_tiled(__global const pixel_t *ref, __global const pixel_t *oth, __globa
                 barrier(CLK_LOCAL_MEM_FENCE); /* all reads done before the next row's writes */
 #endif
 
-                _Pragma("unroll") for (int p = 0; p < P; p++) {
-                    const int x = col0 + lx * P + p;
-                    const int slot = state_slot(&geo, ly, s, p, lx);
-                    sad_state st = state_load(st_cost, st_index, &geo, slot);
-                    _Pragma("unroll") for (int k = 0; k < DP; k++) {
-                        int d = min_disp + k0 + k;
-                        int valid = k0 + k < ndisp && x - d >= 0 && x - d < width;
-                        state_add(&st, valid ? cost[p][k] : COST_NONE, k0 + k);
-                    }
-                    state_store(st_cost, st_index, &geo, slot, &st);
-                }
+                if (!all_valid)
+                    mask_invalid(cost, col0 + lx * P, min_disp + k0, k0, ndisp, width);
+                _Pragma("unroll") for (int p = 0; p < P; p++)
+                    fold_pass(cost[p], k0, st_cost, st_index, &geo, state_slot(&geo, ly, s, p, lx));
             }
         }
     }
@@ -453,9 +529,9 @@ void sad_tiled(__global const pixel_t *ref, __global const pixel_t *oth, __globa
             const int x = col0 + c, y = y0 + strip + s;
             if (c < R || c >= COLS - R || x >= width || y >= height)
                 continue;
-            sad_state st = state_load(st_cost, st_index, &geo, state_slot(&geo, ly, s, p, lx));
-            out[(size_t)y * width + source_column(x, width, mirror)] =
-                state_result(&st, min_disp, subpixel, uniqueness);
+            out[(size_t)y * width + source_column(x, width, mirror)] = tile_state_result(
+                st_cost, st_index, &geo, state_slot(&geo, ly, s, p, lx), min_disp, subpixel,
+                uniqueness);
         }
 }
 

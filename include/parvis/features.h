@@ -1,0 +1,154 @@
+/* parvis features: SIFT detection, description and descriptor matching.
+ *
+ * Lowe (2004) with VLFeat's conventions (vl_sift): octaves from
+ * first_octave (-1: the input upsampled 2x, bilinear), `levels` scales per
+ * octave, sigma0 = 1.6, assumed input blur 0.5, DoG extrema over 26
+ * neighbours, quadratic refinement (up to 5 moves), |D(x^)| > peak_thresh,
+ * edge ratio r, 36-bin orientation histograms (1.5 sigma window, peaks >= 80%
+ * of the maximum, up to 4 per point), 4x4x8 descriptors with trilinear
+ * weighting, normalise, clamp 0.2, renormalise.
+ *
+ * Image values: u8 images are scaled to [0, 1] (v / 255); f32 images are
+ * taken as they are (use [0, 1] for the default thresholds).  Each blurred
+ * level of an octave is computed from the octave's base level in one
+ * separable pass (Gaussian semigroup), so all levels of an octave come out
+ * of one merged row pass and one merged column pass.
+ *
+ * Coordinates: x, y in pixels of the input image, origin at the centre of
+ * the top-left pixel, y down; angle = atan2(dy, dx) in that frame, in
+ * [0, 2 pi).  Descriptor bin (ty, tx, o) is element 32 ty + 8 tx + o, with
+ * the spatial bins in the keypoint's rotated frame (VLFeat's layout).
+ *
+ * Output order is deterministic and the same on both backends: keypoints
+ * sorted by (octave, level, y, x of the DoG extremum, orientation index).
+ * OpenCL agrees with the CPU backend to PV_SIFT_POSITION_TOLERANCE px on
+ * >= 99% of keypoints, descriptors to PV_SIFT_DESCRIPTOR_TOLERANCE. */
+#ifndef PARVIS_FEATURES_H
+#define PARVIS_FEATURES_H
+
+#include "parvis/core.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define PV_SIFT_DESCRIPTOR_SIZE 128
+#define PV_SIFT_MAX_OCTAVES 16
+#define PV_SIFT_MAX_LEVELS 8
+/* Smallest accepted input side: the first octave's base blur (radius 7)
+ * must fit and at least one octave must have a 3x3x3 neighbourhood. */
+#define PV_SIFT_MIN_SIZE 16
+
+/* Documented cross-backend agreement (used by the cross-check mode). */
+#define PV_SIFT_POSITION_TOLERANCE 0.05f
+#define PV_SIFT_DESCRIPTOR_TOLERANCE 1e-3f
+#define PV_SIFT_MATCHED_FRACTION 0.99
+
+typedef struct pv_sift_params {
+    int first_octave;        /* -1 (2x upsampled) or 0; default 0 */
+    int octaves;             /* 0: max(floor(log2(min(w, h))) - first_octave - 3, 1);
+                                more than the size allows is clamped (logged) */
+    int levels;              /* scales per octave, 1 .. PV_SIFT_MAX_LEVELS; default 3 */
+    float sigma0;            /* blur of each octave's base level, 1.6 */
+    float sigma_input;       /* blur assumed in the input, 0.5 */
+    float peak_thresh;       /* minimum |D(x^)|, 0.01 (for values in [0, 1]) */
+    float edge_thresh;       /* principal curvature ratio r, 10 */
+    float orientation_window; /* orientation window sigma / keypoint sigma, 1.5 */
+    float orientation_peak;  /* secondary peaks >= this share of the maximum, 0.8 */
+    float magnif;            /* descriptor bin width / keypoint sigma, 3 */
+    int max_keypoints;       /* 0: all; else the top-K by |response| */
+} pv_sift_params;
+
+void pv_sift_params_default(pv_sift_params *params);
+
+typedef struct pv_sift_keypoint {
+    float x, y;              /* input pixels, origin at the top-left pixel's centre */
+    float sigma;             /* input pixels */
+    float angle;             /* radians, [0, 2 pi) */
+    float response;          /* D(x^), the interpolated DoG value (signed) */
+    int octave;              /* first_octave .. */
+    float scale;             /* level within the octave: sigma = sigma0 2^(octave + scale/levels) */
+} pv_sift_keypoint;
+
+/* A result owned by the library: free with pv_sift_features_free.  The
+ * descriptors of keypoint i are descriptors[128 i ..] (unit L2 norm) and
+ * descriptors_u8[128 i ..] = min(512 v, 255), truncated. */
+typedef struct pv_sift_features {
+    int count;
+    pv_sift_keypoint *keypoints;
+    float *descriptors;
+    uint8_t *descriptors_u8;
+} pv_sift_features;
+
+void pv_sift_features_free(pv_sift_features *features);
+
+/* A plan for one image size: the scale space (on the device for OpenCL)
+ * and its buffers, kept between calls.  A plan belongs to its context:
+ * destroy it before the context.  params may be NULL (defaults). */
+typedef struct pv_sift_plan pv_sift_plan;
+
+pv_status pv_sift_plan_create(pv_context *ctx, int width, int height,
+                              const pv_sift_params *params, pv_sift_plan **plan);
+void pv_sift_plan_destroy(pv_sift_plan *plan);
+/* The octave count the plan uses (after defaults and clamping). */
+int pv_sift_plan_octaves(const pv_sift_plan *plan);
+
+/* Detect and describe.  image: u8 or f32 of the plan's size, no NaN/Inf.
+ * On success *features holds the result (count may be 0); on failure it is
+ * untouched. */
+pv_status pv_sift_detect(pv_sift_plan *plan, const pv_image *image, pv_sift_features *features);
+
+/* ----------------------------------------------------------------- matching */
+
+typedef struct pv_sift_match_params {
+    float ratio;             /* Lowe's ratio test: d1 < ratio * d2; 0.8. 1 disables it */
+    int mutual;              /* keep only pairs that are each other's nearest; 0 */
+} pv_sift_match_params;
+
+void pv_sift_match_params_default(pv_sift_match_params *params);
+
+typedef struct pv_sift_match {
+    int query;               /* index into the query set */
+    int train;               /* index of its nearest neighbour in the train set */
+    float distance;          /* L2 distance of the float descriptors */
+    float second;            /* distance of the second nearest (INFINITY if none) */
+} pv_sift_match;
+
+/* Library-owned list, in increasing query order; free with pv_sift_matches_free. */
+typedef struct pv_sift_matches {
+    int count;
+    pv_sift_match *matches;
+} pv_sift_matches;
+
+void pv_sift_matches_free(pv_sift_matches *matches);
+
+/* Brute-force L2 nearest and second nearest of every query descriptor
+ * among the train descriptors (ties go to the lower index), then the ratio
+ * test and the optional mutual check.  params may be NULL (defaults). */
+pv_status pv_sift_match(pv_context *ctx, const pv_sift_features *query,
+                        const pv_sift_features *train, const pv_sift_match_params *params,
+                        pv_sift_matches *matches);
+
+/* ------------------------------------------------------------- comparison */
+
+/* How well set a reproduces set ref: every keypoint of ref is paired with
+ * the nearest keypoint of a (in position) that lies within `radius` px and
+ * whose sigma is within `scale_tol` (relative); among the paired ones,
+ * orientation and descriptor differences are measured. */
+typedef struct pv_sift_agreement {
+    int ref_count;
+    int paired;              /* ref keypoints that found a partner */
+    double paired_fraction;  /* paired / ref_count (1 when ref is empty) */
+    double angle_ok_fraction; /* paired with |angle difference| <= angle_tol */
+    double max_descriptor_diff; /* max |a - b| over elements of paired descriptors */
+    double mean_descriptor_dist; /* mean L2 distance of paired descriptors */
+} pv_sift_agreement;
+
+pv_status pv_sift_compare(const pv_sift_features *a, const pv_sift_features *ref, float radius,
+                          float scale_tol, float angle_tol, pv_sift_agreement *agreement);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,87 @@
+/* parvis tune: per-device auto-tuning of the OpenCL kernels' launch and
+ * memory parameters (work-group shape, message-storage split, tile sizes).
+ *
+ * pv_tune searches, per kernel family ("bp", "sad"), a short list of
+ * candidate configurations (the BP paper's section 6.1: one well-formed
+ * configuration per occupancy level), builds each, checks its output
+ * against the CPU backend before timing it, and keeps the fastest.  The
+ * result is written to a cache file keyed by device name, driver version
+ * and parvis version:
+ *   $PARVIS_TUNE_DIR, else $XDG_CACHE_HOME/parvis, else $HOME/.cache/parvis,
+ *   file tune-<16 hex digits>.txt
+ * A context reads it on its first BP call (or through pv_tune_load);
+ * PARVIS_NO_TUNE=1 turns the automatic reading off.  A corrupt file, or one
+ * written for another device, driver or version, is ignored with a warning
+ * through the log (PARVIS_LOG=1), never trusted.  Absent a tuned entry the
+ * defaults apply.  On the CPU backend these calls do nothing and return
+ * PV_OK (pv_tune: PV_ERR_UNSUPPORTED). */
+#ifndef PARVIS_TUNE_H
+#define PARVIS_TUNE_H
+
+#include "parvis/core.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define PV_TUNE_MAX_PARAMS 16
+
+typedef struct pv_tune_options {
+    const char *op;       /* "bp", "sad", or NULL for both */
+    int max_candidates;   /* per op; 0 = every candidate the search makes */
+    int runs;             /* timed runs per candidate (median); default 3 */
+    int width, height;    /* synthetic workload; 0 = the op's default size */
+    int ndisp;            /* 0 = the op's default range */
+    int write_cache;      /* 1: store the winners in the cache file */
+} pv_tune_options;
+
+/* Defaults: both ops, all candidates, 3 runs, default workloads, write. */
+void pv_tune_options_default(pv_tune_options *options);
+
+typedef struct pv_tune_param {
+    char name[48];
+    int value;
+} pv_tune_param;
+
+typedef struct pv_tune_result {
+    char op[16];
+    int tried;            /* candidates built and run */
+    int rejected;         /* failed to build or run, or disagreed with the CPU */
+    double default_ms;    /* median end-to-end time with the default parameters */
+    double best_ms;       /* the same with the kept parameters */
+    int param_count;
+    pv_tune_param params[PV_TUNE_MAX_PARAMS]; /* the kept values */
+} pv_tune_result;
+
+/* Tune ctx's OpenCL device.  results: room for `capacity` entries (2 is
+ * enough for all ops); *count receives the number filled.  The winners
+ * are applied to ctx, and written to the cache when options.write_cache. */
+pv_status pv_tune(pv_context *ctx, const pv_tune_options *options, pv_tune_result *results,
+                  int capacity, int *count);
+
+/* Apply the cached values for ctx's device.  *applied (may be NULL)
+ * receives the number of parameters set (0: no usable cache entry). */
+pv_status pv_tune_load(pv_context *ctx, int *applied);
+
+/* Override one parameter on this context, for experiments (family "bp" or
+ * "sad", names as pv_tune_list gives them), or read its value. */
+pv_status pv_tune_set(pv_context *ctx, const char *family, const char *name, int value);
+pv_status pv_tune_get(pv_context *ctx, const char *family, const char *name, int *value);
+
+/* Put every tunable parameter of ctx back to its default and stop the
+ * automatic cache reading on this context (for default-vs-tuned tests). */
+pv_status pv_tune_use_defaults(pv_context *ctx);
+
+/* The parameters of a family with their current values on ctx: up to
+ * capacity entries, *count receives the number filled. */
+pv_status pv_tune_list(pv_context *ctx, const char *family, pv_tune_param *params, int capacity,
+                       int *count);
+
+/* Path of ctx's cache file into path (size bytes). */
+pv_status pv_tune_cache_path(pv_context *ctx, char *path, size_t size);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

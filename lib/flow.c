@@ -1,0 +1,739 @@
+/* Front end of the flow module: parameter and argument checks, the pyramid
+ * geometry and the Gaussian taps (computed once, so both backends use the
+ * same numbers), the warping / level loop that drives the backend's
+ * stages, per-stage timing, the cross-check, and the evaluation helpers.
+ *
+ * The algorithm, per level from coarsest to finest:
+ *   begin_level   flow = 0 (coarsest) or 2 x the up-sampled coarser flow
+ *   gradients     Ix, Iy, Iz of I1 at this level
+ *   R times:
+ *     resample    It = I2(x + w) - I1            (trilinear, clamped)
+ *     tensor      J = K_rho * (grad4 I grad4 I^T), then b = J[1:3,1:3] w0 - J[1:3,4]
+ *     jacobi      N iterations (or until the relative change < tolerance)
+ * The Jacobi update and the divergence term are derived in
+ * backends/cpu/flow.c. */
+#include "internal.h"
+
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Beyond beta = 3 alpha a Fourier analysis of the Jacobi iteration (J = 0,
+ * interior) finds modes with |eigenvalue| > 1 (the bound lies near 3.5). */
+#define PV_FLOW_MAX_BETA_RATIO 3.0f
+
+#define PV_FLOW_WARP_TOLERANCE 1e-5
+
+struct pv_flow_plan {
+    pv_context *ctx;
+    pv_flow_params params;
+    pv_flow_setup setup;
+    float *weights;
+    void *backend_plan;
+    void *cpu_plan;        /* made on the first cross-checked run */
+    pv_flow_stats stats;
+};
+
+void pv_flow_params_default(pv_flow_params *params)
+{
+    if (!params)
+        return;
+    params->alpha = 0.05f;
+    params->beta = 0.0f;
+    params->rho = 2.0f;
+    params->kernel_size = 15;
+    params->warps = 5;
+    params->iterations = 50;
+    params->levels = 1;
+    params->spacing = 1.0f;
+    params->gradient = PV_GRADIENT_CENTRAL;
+    params->tolerance = 0.0f;
+    params->check_every = 10;
+}
+
+/* ------------------------------------------------------------ flow fields */
+
+pv_status pv_flow_field_alloc(pv_flow_field *field, int nx, int ny, int nz)
+{
+    if (!field)
+        return pv_fail(NULL, PV_ERR_INVALID, "pv_flow_field_alloc: field is NULL");
+    pv_volume *parts[3] = {&field->u, &field->v, &field->w};
+    for (int i = 0; i < 3; i++) {
+        pv_status status = pv_volume_alloc(parts[i], nx, ny, nz);
+        if (status != PV_OK) {
+            for (int j = 0; j < i; j++)
+                pv_volume_free(parts[j]);
+            return status;
+        }
+    }
+    return PV_OK;
+}
+
+void pv_flow_field_free(pv_flow_field *field)
+{
+    if (!field)
+        return;
+    pv_volume_free(&field->u);
+    pv_volume_free(&field->v);
+    pv_volume_free(&field->w);
+}
+
+static const pv_volume *field_part(const pv_flow_field *field, int i)
+{
+    return i == 0 ? &field->u : i == 1 ? &field->v : &field->w;
+}
+
+/* ------------------------------------------------------------------ checks */
+
+static int finite_positive(float value)
+{
+    return isfinite(value) && value > 0.0f;
+}
+
+static pv_status check_weights(pv_context *ctx, const char *op, const pv_flow_params *p)
+{
+    if (!finite_positive(p->alpha))
+        return pv_fail(ctx, PV_ERR_INVALID, "%s: alpha %g is not finite and > 0", op,
+                       (double)p->alpha);
+    if (!isfinite(p->beta) || p->beta < 0.0f)
+        return pv_fail(ctx, PV_ERR_INVALID, "%s: beta %g is not finite and >= 0", op,
+                       (double)p->beta);
+    if (p->beta > PV_FLOW_MAX_BETA_RATIO * p->alpha)
+        return pv_fail(ctx, PV_ERR_INVALID,
+                       "%s: beta %g exceeds %g alpha (the Jacobi iteration would diverge)", op,
+                       (double)p->beta, (double)PV_FLOW_MAX_BETA_RATIO);
+    if (!finite_positive(p->spacing))
+        return pv_fail(ctx, PV_ERR_INVALID, "%s: spacing %g is not finite and > 0", op,
+                       (double)p->spacing);
+    float h2 = p->spacing * p->spacing;
+    if (!finite_positive(h2) || !finite_positive(p->alpha / h2) || !isfinite(p->beta / h2))
+        return pv_fail(ctx, PV_ERR_INVALID, "%s: alpha / spacing^2 is out of float range", op);
+    if (!finite_positive(p->rho))
+        return pv_fail(ctx, PV_ERR_INVALID, "%s: rho %g is not finite and > 0", op,
+                       (double)p->rho);
+    return PV_OK;
+}
+
+static pv_status check_counts(pv_context *ctx, const char *op, const pv_flow_params *p)
+{
+    if (p->warps < 1)
+        return pv_fail(ctx, PV_ERR_INVALID, "%s: warps %d is not >= 1", op, p->warps);
+    if (p->iterations < 1)
+        return pv_fail(ctx, PV_ERR_INVALID, "%s: iterations %d is not >= 1", op, p->iterations);
+    if (p->levels < 1 || p->levels > PV_FLOW_MAX_LEVELS)
+        return pv_fail(ctx, PV_ERR_INVALID, "%s: levels %d is not in 1..%d", op, p->levels,
+                       PV_FLOW_MAX_LEVELS);
+    if (!isfinite(p->tolerance) || p->tolerance < 0.0f)
+        return pv_fail(ctx, PV_ERR_INVALID, "%s: tolerance %g is not finite and >= 0", op,
+                       (double)p->tolerance);
+    if (p->check_every < 1)
+        return pv_fail(ctx, PV_ERR_INVALID, "%s: check_every %d is not >= 1", op,
+                       p->check_every);
+    if (p->gradient != PV_GRADIENT_CENTRAL && p->gradient != PV_GRADIENT_FORWARD)
+        return pv_fail(ctx, PV_ERR_INVALID, "%s: unknown gradient scheme %d", op,
+                       (int)p->gradient);
+    return PV_OK;
+}
+
+/* Taps of K_rho: kernel_size, or derived from rho. */
+static pv_status resolve_taps(pv_context *ctx, const char *op, const pv_flow_params *p,
+                              int *taps)
+{
+    *taps = p->kernel_size ? p->kernel_size : pv_gaussian_taps_for_sigma(p->rho);
+    if (*taps < 1 || *taps % 2 == 0 || *taps > 4095)
+        return pv_fail(ctx, PV_ERR_INVALID, "%s: kernel_size %d is not 0 or odd in 1..4095", op,
+                       p->kernel_size);
+    return PV_OK;
+}
+
+static int axis_fits(int n, int min_edge, int may_be_flat)
+{
+    return (may_be_flat && n == 1) || n >= min_edge;
+}
+
+static int next_coarser(int n)
+{
+    return n == 1 ? 1 : (n + 1) / 2;
+}
+
+/* Level sizes (each axis halved, rounding up; flat axes stay 1), every
+ * level large enough for the kernel. */
+static pv_status build_levels(pv_context *ctx, const char *op, int nx, int ny, int nz,
+                              int levels, int taps, pv_flow_setup *setup)
+{
+    const int min_edge = taps > 2 ? taps : 2;
+    int n[3] = {nx, ny, nz};
+    setup->levels = levels;
+    for (int l = 0; l < levels; l++) {
+        if (!axis_fits(n[0], min_edge, 0) || !axis_fits(n[1], min_edge, 0) ||
+            !axis_fits(n[2], min_edge, 1))
+            return pv_fail(ctx, PV_ERR_INVALID,
+                           "%s: level %d is %dx%dx%d, smaller than the %d-tap kernel (needs "
+                           "nx, ny >= %d and nz = 1 or >= %d; use fewer levels or a smaller "
+                           "kernel)",
+                           op, l, n[0], n[1], n[2], taps, min_edge, min_edge);
+        for (int a = 0; a < 3; a++) {
+            setup->size[l][a] = n[a];
+            n[a] = next_coarser(n[a]);
+        }
+    }
+    return PV_OK;
+}
+
+static pv_status check_plan_args(pv_context *ctx, int nx, int ny, int nz,
+                                 const pv_flow_params *params, pv_flow_plan **plan)
+{
+    const char *op = "pv_flow_plan_create";
+    if (!ctx)
+        return pv_fail(NULL, PV_ERR_INVALID, "%s: ctx is NULL", op);
+    if (!plan)
+        return pv_fail(ctx, PV_ERR_INVALID, "%s: plan is NULL", op);
+    if (!params)
+        return pv_fail(ctx, PV_ERR_INVALID, "%s: params is NULL", op);
+    if (nx < 1 || ny < 1 || nz < 1)
+        return pv_fail(ctx, PV_ERR_INVALID, "%s: size %dx%dx%d is not positive", op, nx, ny, nz);
+    if ((double)nx * (double)ny * (double)nz > (double)INT_MAX)
+        return pv_fail(ctx, PV_ERR_INVALID, "%s: %dx%dx%d has more than INT_MAX voxels", op, nx,
+                       ny, nz);
+    pv_status status = check_weights(ctx, op, params);
+    if (status == PV_OK)
+        status = check_counts(ctx, op, params);
+    return status;
+}
+
+/* ------------------------------------------------------------------- plans */
+
+static void plan_free(pv_flow_plan *plan)
+{
+    if (plan->backend_plan)
+        plan->ctx->ops->flow_destroy(plan->ctx, plan->backend_plan);
+    if (plan->cpu_plan)
+        pv_cpu_backend.flow_destroy(plan->ctx, plan->cpu_plan);
+    free(plan->weights);
+    free(plan);
+}
+
+static pv_status fill_setup(pv_context *ctx, int nx, int ny, int nz, pv_flow_plan *plan)
+{
+    const char *op = "pv_flow_plan_create";
+    const pv_flow_params *p = &plan->params;
+    int taps;
+    pv_status status = resolve_taps(ctx, op, p, &taps);
+    if (status == PV_OK)
+        status = build_levels(ctx, op, nx, ny, nz, p->levels, taps, &plan->setup);
+    if (status != PV_OK)
+        return status;
+    plan->weights = malloc((size_t)taps * sizeof *plan->weights);
+    if (!plan->weights)
+        return pv_fail(ctx, PV_ERR_NOMEM, "%s: no memory for %d weights", op, taps);
+    pv_gaussian_weights(p->rho, taps, plan->weights);
+    float h2 = p->spacing * p->spacing;
+    plan->setup.weights = plan->weights;
+    plan->setup.radius = taps / 2;
+    plan->setup.smooth = p->alpha / h2;
+    plan->setup.divergence = p->beta / h2;
+    plan->setup.scheme = p->gradient;
+    return PV_OK;
+}
+
+pv_status pv_flow_plan_create(pv_context *ctx, int nx, int ny, int nz,
+                              const pv_flow_params *params, pv_flow_plan **plan)
+{
+    pv_status status = check_plan_args(ctx, nx, ny, nz, params, plan);
+    if (status != PV_OK)
+        return status;
+    pv_flow_plan *made = calloc(1, sizeof *made);
+    if (!made)
+        return pv_fail(ctx, PV_ERR_NOMEM, "pv_flow_plan_create: no memory for the plan");
+    made->ctx = ctx;
+    made->params = *params;
+    status = fill_setup(ctx, nx, ny, nz, made);
+    if (status == PV_OK)
+        status = ctx->ops->flow_create(ctx, &made->setup, &made->backend_plan);
+    if (status != PV_OK) {
+        plan_free(made);
+        return status;
+    }
+    *plan = made;
+    return PV_OK;
+}
+
+void pv_flow_plan_destroy(pv_flow_plan *plan)
+{
+    if (plan)
+        plan_free(plan);
+}
+
+pv_status pv_flow_plan_stats(const pv_flow_plan *plan, pv_flow_stats *stats)
+{
+    if (!plan || !stats)
+        return pv_fail(NULL, PV_ERR_INVALID, "pv_flow_plan_stats: plan or stats is NULL");
+    *stats = plan->stats;
+    return PV_OK;
+}
+
+/* ---------------------------------------------------------- volume checks */
+
+static uintptr_t volume_span(const pv_volume *volume)
+{
+    size_t elements = (size_t)(volume->ny - 1) * (size_t)volume->stride_y + (size_t)volume->nx;
+    if (volume->nz > 1)
+        elements += (size_t)(volume->nz - 1) * (size_t)volume->stride_z;
+    return (uintptr_t)(elements * sizeof(float));
+}
+
+static int volumes_overlap(const pv_volume *a, const pv_volume *b)
+{
+    uintptr_t a0 = (uintptr_t)a->data, b0 = (uintptr_t)b->data;
+    return a0 < b0 + volume_span(b) && b0 < a0 + volume_span(a);
+}
+
+static int volume_has_size(const pv_volume *v, const int size[3])
+{
+    return v->nx == size[0] && v->ny == size[1] && v->nz == size[2];
+}
+
+/* 1 when every voxel is finite; rows checked in parallel. */
+static int volume_is_finite(const pv_volume *v, int threads)
+{
+    int bad = 0;
+    #pragma omp parallel for collapse(2) num_threads(threads) reduction(|| : bad)
+    for (int z = 0; z < v->nz; z++)
+        for (int y = 0; y < v->ny; y++) {
+            const float *row = v->data + (ptrdiff_t)y * v->stride_y + (ptrdiff_t)z * v->stride_z;
+            int row_bad = 0;
+            for (int x = 0; x < v->nx; x++)
+                row_bad |= !isfinite(row[x]);
+            bad = bad || row_bad;
+        }
+    return !bad;
+}
+
+static pv_status check_input(pv_context *ctx, const char *op, const char *name,
+                             const pv_volume *v, const int size[3])
+{
+    if (!pv_volume_is_valid(v))
+        return pv_fail(ctx, PV_ERR_INVALID, "%s: %s is NULL or not a valid volume", op, name);
+    if (!volume_has_size(v, size))
+        return pv_fail(ctx, PV_ERR_INVALID, "%s: %s is %dx%dx%d, expected %dx%dx%d", op, name,
+                       v->nx, v->ny, v->nz, size[0], size[1], size[2]);
+    if (!volume_is_finite(v, ctx->cpu_threads))
+        return pv_fail(ctx, PV_ERR_INVALID, "%s: %s holds NaN or infinite voxels", op, name);
+    return PV_OK;
+}
+
+/* Each flow component valid, of the expected size, apart from the inputs
+ * and from the other components. */
+static pv_status check_field(pv_context *ctx, const char *op, const pv_flow_field *flow,
+                             const int size[3], const pv_volume *const inputs[2])
+{
+    static const char *const names[3] = {"flow.u", "flow.v", "flow.w"};
+    if (!flow)
+        return pv_fail(ctx, PV_ERR_INVALID, "%s: flow is NULL", op);
+    for (int i = 0; i < 3; i++) {
+        const pv_volume *part = field_part(flow, i);
+        if (!pv_volume_is_valid(part))
+            return pv_fail(ctx, PV_ERR_INVALID, "%s: %s is not a valid volume", op, names[i]);
+        if (!volume_has_size(part, size))
+            return pv_fail(ctx, PV_ERR_INVALID, "%s: %s is %dx%dx%d, expected %dx%dx%d", op,
+                           names[i], part->nx, part->ny, part->nz, size[0], size[1], size[2]);
+        for (int k = 0; k < 2; k++)
+            if (inputs[k] && volumes_overlap(part, inputs[k]))
+                return pv_fail(ctx, PV_ERR_INVALID, "%s: %s shares memory with an input", op,
+                               names[i]);
+        for (int j = 0; j < i; j++)
+            if (volumes_overlap(part, field_part(flow, j)))
+                return pv_fail(ctx, PV_ERR_INVALID, "%s: %s and %s share memory", op, names[j],
+                               names[i]);
+    }
+    return PV_OK;
+}
+
+static pv_status check_run_args(pv_flow_plan *plan, const pv_volume *fixed,
+                                const pv_volume *moving, const pv_flow_field *flow)
+{
+    const char *op = "pv_flow_plan_run";
+    if (!plan)
+        return pv_fail(NULL, PV_ERR_INVALID, "%s: plan is NULL", op);
+    pv_context *ctx = plan->ctx;
+    const int *size = plan->setup.size[0];
+    pv_status status = check_input(ctx, op, "fixed", fixed, size);
+    if (status == PV_OK)
+        status = check_input(ctx, op, "moving", moving, size);
+    const pv_volume *const inputs[2] = {fixed, moving};
+    return status == PV_OK ? check_field(ctx, op, flow, size, inputs) : status;
+}
+
+/* --------------------------------------------------------------- pipeline */
+
+/* Stage time: device time (event sums) on OpenCL, wall time on the CPU. */
+typedef struct stage_clock {
+    double wall_ms;
+    double kernel_ms;
+} stage_clock;
+
+static stage_clock clock_now(const pv_context *ctx)
+{
+    stage_clock c = {pv_now_ms(), ctx->timing.kernel_ms};
+    return c;
+}
+
+static double clock_since(const pv_context *ctx, const pv_backend_ops *ops, stage_clock start)
+{
+    if (ops == &pv_cpu_backend)
+        return pv_now_ms() - start.wall_ms;
+    return ctx->timing.kernel_ms - start.kernel_ms;
+}
+
+typedef struct flow_run {
+    pv_context *ctx;
+    const pv_backend_ops *ops;
+    void *plan;
+    const pv_flow_params *params;
+    int levels;
+    pv_flow_stats *stats;
+} flow_run;
+
+/* One warp's iterations: a fixed count, or chunks of check_every until the
+ * relative change falls below the tolerance. */
+static pv_status solve(const flow_run *run, int level)
+{
+    const pv_flow_params *p = run->params;
+    if (p->tolerance <= 0.0f) {
+        run->stats->iterations += p->iterations;
+        return run->ops->flow_jacobi(run->ctx, run->plan, level, p->iterations, NULL);
+    }
+    for (int done = 0; done < p->iterations;) {
+        int chunk = p->iterations - done < p->check_every ? p->iterations - done : p->check_every;
+        double change = 0.0;
+        pv_status status = run->ops->flow_jacobi(run->ctx, run->plan, level, chunk, &change);
+        if (status != PV_OK)
+            return status;
+        done += chunk;
+        run->stats->iterations += chunk;
+        if (change < (double)p->tolerance)
+            break;
+    }
+    return PV_OK;
+}
+
+static pv_status run_warps(const flow_run *run, int level)
+{
+    pv_context *ctx = run->ctx;
+    pv_flow_stats *stats = run->stats;
+    pv_status status = PV_OK;
+    for (int r = 0; r < run->params->warps && status == PV_OK; r++) {
+        stage_clock start = clock_now(ctx);
+        status = run->ops->flow_resample(ctx, run->plan, level);
+        stats->resample_ms += clock_since(ctx, run->ops, start);
+        if (status != PV_OK)
+            break;
+        start = clock_now(ctx);
+        status = run->ops->flow_tensor(ctx, run->plan, level);
+        stats->tensor_ms += clock_since(ctx, run->ops, start);
+        if (status != PV_OK)
+            break;
+        start = clock_now(ctx);
+        status = solve(run, level);
+        stats->jacobi_ms += clock_since(ctx, run->ops, start);
+    }
+    return status;
+}
+
+static pv_status run_level(const flow_run *run, int level)
+{
+    pv_context *ctx = run->ctx;
+    stage_clock start = clock_now(ctx);
+    pv_status status = run->ops->flow_begin_level(ctx, run->plan, level);
+    run->stats->pyramid_ms += clock_since(ctx, run->ops, start);
+    if (status != PV_OK)
+        return status;
+    start = clock_now(ctx);
+    status = run->ops->flow_gradients(ctx, run->plan, level);
+    run->stats->gradient_ms += clock_since(ctx, run->ops, start);
+    return status == PV_OK ? run_warps(run, level) : status;
+}
+
+static pv_status run_pipeline(const flow_run *run, const pv_volume *fixed,
+                              const pv_volume *moving, pv_flow_field *flow)
+{
+    memset(run->stats, 0, sizeof *run->stats);
+    stage_clock start = clock_now(run->ctx);
+    pv_status status = run->ops->flow_load(run->ctx, run->plan, fixed, moving);
+    run->stats->pyramid_ms += clock_since(run->ctx, run->ops, start);
+    for (int level = run->levels - 1; level >= 0 && status == PV_OK; level--)
+        status = run_level(run, level);
+    return status == PV_OK ? run->ops->flow_read(run->ctx, run->plan, flow) : status;
+}
+
+/* ------------------------------------------------------------- cross-check */
+
+static pv_status compare_with_cpu(pv_flow_plan *plan, const pv_volume *fixed,
+                                  const pv_volume *moving, const pv_flow_field *flow)
+{
+    pv_context *ctx = plan->ctx;
+    const int *size = plan->setup.size[0];
+    if (!plan->cpu_plan) {
+        pv_status status = pv_cpu_backend.flow_create(ctx, &plan->setup, &plan->cpu_plan);
+        if (status != PV_OK)
+            return status;
+    }
+    pv_flow_field ref;
+    if (pv_flow_field_alloc(&ref, size[0], size[1], size[2]) != PV_OK)
+        return pv_fail(ctx, PV_ERR_NOMEM, "flow cross-check: no memory for the CPU result");
+    pv_flow_stats scratch;
+    flow_run run = {ctx, &pv_cpu_backend, plan->cpu_plan, &plan->params, plan->setup.levels,
+                    &scratch};
+    pv_status status = run_pipeline(&run, fixed, moving, &ref);
+    double error = 0.0;
+    if (status == PV_OK)
+        status = pv_flow_max_difference(flow, &ref, &error);
+    if (status == PV_OK && !(error <= PV_FLOW_TOLERANCE))
+        status = pv_fail(ctx, PV_ERR_MISMATCH, "flow cross-check: max difference %g voxel > %g",
+                         error, PV_FLOW_TOLERANCE);
+    pv_flow_field_free(&ref);
+    return status;
+}
+
+static pv_status crosscheck_run(pv_flow_plan *plan, const pv_volume *fixed,
+                                const pv_volume *moving, const pv_flow_field *flow)
+{
+    pv_timing saved = plan->ctx->timing;
+    pv_status status = compare_with_cpu(plan, fixed, moving, flow);
+    plan->ctx->timing = saved;
+    return status;
+}
+
+/* ------------------------------------------------------------- operations */
+
+static pv_status plan_run_unchecked(pv_flow_plan *plan, const pv_volume *fixed,
+                                    const pv_volume *moving, pv_flow_field *flow)
+{
+    pv_context *ctx = plan->ctx;
+    flow_run run = {ctx, ctx->ops, plan->backend_plan, &plan->params, plan->setup.levels,
+                    &plan->stats};
+    pv_status status = run_pipeline(&run, fixed, moving, flow);
+    if (status == PV_OK && pv_crosscheck_wanted(ctx))
+        status = crosscheck_run(plan, fixed, moving, flow);
+    return status;
+}
+
+pv_status pv_flow_plan_run(pv_flow_plan *plan, const pv_volume *fixed, const pv_volume *moving,
+                           pv_flow_field *flow)
+{
+    pv_status status = check_run_args(plan, fixed, moving, flow);
+    if (status != PV_OK)
+        return status;
+    pv_call_begin(plan->ctx);
+    status = plan_run_unchecked(plan, fixed, moving, flow);
+    pv_call_end(plan->ctx);
+    return status;
+}
+
+pv_status pv_flow3d(pv_context *ctx, const pv_volume *fixed, const pv_volume *moving,
+                    const pv_flow_params *params, pv_flow_field *flow)
+{
+    if (!ctx)
+        return pv_fail(NULL, PV_ERR_INVALID, "pv_flow3d: ctx is NULL");
+    if (!pv_volume_is_valid(fixed))
+        return pv_fail(ctx, PV_ERR_INVALID, "pv_flow3d: fixed is NULL or not a valid volume");
+    pv_flow_plan *plan = NULL;
+    pv_status status = pv_flow_plan_create(ctx, fixed->nx, fixed->ny, fixed->nz, params, &plan);
+    if (status == PV_OK)
+        status = check_run_args(plan, fixed, moving, flow);
+    if (status == PV_OK) {
+        pv_call_begin(ctx);
+        status = plan_run_unchecked(plan, fixed, moving, flow);
+        pv_call_end(ctx);
+    }
+    pv_flow_plan_destroy(plan);
+    return status;
+}
+
+/* ------------------------------------------------------------------ warp */
+
+static pv_status check_warp_args(pv_context *ctx, const pv_volume *moving,
+                                 const pv_flow_field *flow, const pv_volume *warped)
+{
+    const char *op = "pv_flow_warp";
+    if (!ctx)
+        return pv_fail(NULL, PV_ERR_INVALID, "%s: ctx is NULL", op);
+    if (!pv_volume_is_valid(moving))
+        return pv_fail(ctx, PV_ERR_INVALID, "%s: moving is NULL or not a valid volume", op);
+    const int size[3] = {moving->nx, moving->ny, moving->nz};
+    if (!pv_volume_is_valid(warped))
+        return pv_fail(ctx, PV_ERR_INVALID, "%s: warped is NULL or not a valid volume", op);
+    if (!volume_has_size(warped, size))
+        return pv_fail(ctx, PV_ERR_INVALID, "%s: warped is %dx%dx%d but moving is %dx%dx%d", op,
+                       warped->nx, warped->ny, warped->nz, size[0], size[1], size[2]);
+    if (volumes_overlap(warped, moving))
+        return pv_fail(ctx, PV_ERR_INVALID, "%s: warped shares memory with moving", op);
+    static const char *const names[3] = {"flow.u", "flow.v", "flow.w"};
+    if (!flow)
+        return pv_fail(ctx, PV_ERR_INVALID, "%s: flow is NULL", op);
+    for (int i = 0; i < 3; i++) {
+        const pv_volume *part = field_part(flow, i);
+        if (!pv_volume_is_valid(part) || !volume_has_size(part, size))
+            return pv_fail(ctx, PV_ERR_INVALID, "%s: %s is not a valid volume of moving's size",
+                           op, names[i]);
+        if (!volume_is_finite(part, ctx->cpu_threads))
+            return pv_fail(ctx, PV_ERR_INVALID, "%s: %s holds NaN or infinite values", op,
+                           names[i]);
+        if (volumes_overlap(part, warped))
+            return pv_fail(ctx, PV_ERR_INVALID, "%s: %s shares memory with warped", op,
+                           names[i]);
+    }
+    return PV_OK;
+}
+
+static pv_status crosscheck_warp(pv_context *ctx, const pv_volume *moving,
+                                 const pv_flow_field *flow, const pv_volume *warped)
+{
+    pv_volume ref;
+    if (pv_volume_alloc_like(&ref, warped) != PV_OK)
+        return pv_fail(ctx, PV_ERR_NOMEM, "flow_warp cross-check: no memory for the CPU result");
+    pv_timing saved = ctx->timing;
+    pv_status status = pv_cpu_backend.flow_warp(ctx, moving, flow, &ref);
+    ctx->timing = saved;
+    if (status == PV_OK) {
+        double error = pv_volume_rel_linf(warped, &ref);
+        if (!(error <= PV_FLOW_WARP_TOLERANCE))
+            status = pv_fail(ctx, PV_ERR_MISMATCH, "flow_warp cross-check: relative error %g > %g",
+                             error, PV_FLOW_WARP_TOLERANCE);
+    }
+    pv_volume_free(&ref);
+    return status;
+}
+
+pv_status pv_flow_warp(pv_context *ctx, const pv_volume *moving, const pv_flow_field *flow,
+                       pv_volume *warped)
+{
+    pv_status status = check_warp_args(ctx, moving, flow, warped);
+    if (status != PV_OK)
+        return status;
+    pv_call_begin(ctx);
+    status = ctx->ops->flow_warp(ctx, moving, flow, warped);
+    if (status == PV_OK && pv_crosscheck_wanted(ctx))
+        status = crosscheck_warp(ctx, moving, flow, warped);
+    pv_call_end(ctx);
+    return status;
+}
+
+/* ------------------------------------------------------------- evaluation */
+
+static int field_is_valid(const pv_flow_field *f)
+{
+    return f && pv_volume_is_valid(&f->u) && pv_volume_is_valid(&f->v) &&
+           pv_volume_is_valid(&f->w) && pv_volumes_same_size(&f->u, &f->v) &&
+           pv_volumes_same_size(&f->u, &f->w);
+}
+
+static float at(const pv_volume *v, int x, int y, int z)
+{
+    return v->data[x + (ptrdiff_t)y * v->stride_y + (ptrdiff_t)z * v->stride_z];
+}
+
+/* The evaluated box: voxels at least `border` from the faces. */
+typedef struct box {
+    int lo[3], hi[3]; /* inclusive lo, exclusive hi */
+} box;
+
+static int make_box(const pv_volume *v, int border, box *b)
+{
+    const int n[3] = {v->nx, v->ny, v->nz};
+    for (int a = 0; a < 3; a++) {
+        int edge = a == 2 && n[2] == 1 ? 0 : border;
+        b->lo[a] = edge;
+        b->hi[a] = n[a] - edge;
+        if (b->hi[a] <= b->lo[a])
+            return 0;
+    }
+    return 1;
+}
+
+pv_status pv_flow_endpoint_error(const pv_flow_field *estimate, const pv_flow_field *truth,
+                                 int border, double *mean, double *max)
+{
+    const char *op = "pv_flow_endpoint_error";
+    if (!field_is_valid(estimate) || !field_is_valid(truth) ||
+        !pv_volumes_same_size(&estimate->u, &truth->u))
+        return pv_fail(NULL, PV_ERR_INVALID, "%s: estimate and truth are not valid fields of one size", op);
+    box b;
+    if (border < 0 || !make_box(&truth->u, border, &b))
+        return pv_fail(NULL, PV_ERR_INVALID, "%s: border %d leaves no voxel", op, border);
+    double sum = 0.0, worst = 0.0;
+    size_t count = 0;
+    for (int z = b.lo[2]; z < b.hi[2]; z++)
+        for (int y = b.lo[1]; y < b.hi[1]; y++)
+            for (int x = b.lo[0]; x < b.hi[0]; x++) {
+                double du = (double)at(&estimate->u, x, y, z) - at(&truth->u, x, y, z);
+                double dv = (double)at(&estimate->v, x, y, z) - at(&truth->v, x, y, z);
+                double dw = (double)at(&estimate->w, x, y, z) - at(&truth->w, x, y, z);
+                double e = sqrt(du * du + dv * dv + dw * dw);
+                sum += e;
+                worst = e > worst || isnan(e) ? e : worst;
+                count++;
+            }
+    if (mean)
+        *mean = sum / (double)count;
+    if (max)
+        *max = worst;
+    return PV_OK;
+}
+
+/* Central difference along one axis, one-sided at the faces, 0 on a flat axis. */
+static double derivative(const pv_volume *v, int x, int y, int z, int axis)
+{
+    int c[3] = {x, y, z};
+    const int n[3] = {v->nx, v->ny, v->nz};
+    int lo = c[axis] > 0 ? c[axis] - 1 : 0;
+    int hi = c[axis] + 1 < n[axis] ? c[axis] + 1 : n[axis] - 1;
+    if (hi == lo)
+        return 0.0;
+    int p[3] = {x, y, z}, q[3] = {x, y, z};
+    p[axis] = hi;
+    q[axis] = lo;
+    return ((double)at(v, p[0], p[1], p[2]) - at(v, q[0], q[1], q[2])) / (hi - lo);
+}
+
+pv_status pv_flow_divergence(const pv_flow_field *flow, int border, double *mean_abs)
+{
+    const char *op = "pv_flow_divergence";
+    if (!field_is_valid(flow) || !mean_abs)
+        return pv_fail(NULL, PV_ERR_INVALID, "%s: flow is not a valid field or mean_abs is NULL", op);
+    box b;
+    if (border < 0 || !make_box(&flow->u, border, &b))
+        return pv_fail(NULL, PV_ERR_INVALID, "%s: border %d leaves no voxel", op, border);
+    double sum = 0.0;
+    size_t count = 0;
+    for (int z = b.lo[2]; z < b.hi[2]; z++)
+        for (int y = b.lo[1]; y < b.hi[1]; y++)
+            for (int x = b.lo[0]; x < b.hi[0]; x++) {
+                double div = derivative(&flow->u, x, y, z, 0) + derivative(&flow->v, x, y, z, 1) +
+                             derivative(&flow->w, x, y, z, 2);
+                sum += fabs(div);
+                count++;
+            }
+    *mean_abs = sum / (double)count;
+    return PV_OK;
+}
+
+pv_status pv_flow_max_difference(const pv_flow_field *a, const pv_flow_field *b, double *max_abs)
+{
+    if (!field_is_valid(a) || !field_is_valid(b) || !pv_volumes_same_size(&a->u, &b->u) ||
+        !max_abs)
+        return pv_fail(NULL, PV_ERR_INVALID,
+                       "pv_flow_max_difference: a and b are not valid fields of one size");
+    double worst = 0.0;
+    for (int i = 0; i < 3; i++) {
+        const pv_volume *va = field_part(a, i), *vb = field_part(b, i);
+        for (int z = 0; z < va->nz; z++)
+            for (int y = 0; y < va->ny; y++)
+                for (int x = 0; x < va->nx; x++) {
+                    double d = fabs((double)at(va, x, y, z) - at(vb, x, y, z));
+                    worst = d > worst || isnan(d) ? d : worst;
+                }
+    }
+    *max_abs = worst;
+    return PV_OK;
+}

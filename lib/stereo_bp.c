@@ -1,0 +1,465 @@
+/* Front end of hierarchical belief-propagation stereo: parameter defaults,
+ * argument checks (once, here; the backends trust them), the smoothing
+ * taps (computed once so both backends use identical weights), the
+ * partition of the image into padded tiles, and the CPU cross-check. */
+#include "internal.h"
+#include "tune_internal.h"
+
+#include <limits.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+/* Documented cross-check tolerance (stereo.h): share of pixels on which
+ * the OpenCL disparities may differ from the CPU oracle's. */
+#define PV_BP_MAX_DIFFERING 0.005
+
+/* Deepest pyramid accepted; 2^15 pixels per coarsest pixel is far past use. */
+#define PV_BP_MAX_LEVELS 16
+#define PV_BP_MAX_ITERATIONS (1 << 20)
+#define PV_BP_MAX_TAPS 4095
+
+/* Tiles are never cut below this size (padding excluded) to fit a budget. */
+#define PV_BP_MIN_TILE 16
+
+void pv_bp_params_default(pv_bp_params *params)
+{
+    if (!params)
+        return;
+    params->min_disp = 0;
+    params->ndisp = 16;
+    params->levels = 5;
+    params->iterations = 10;
+    params->lambda = 0.07f;
+    params->data_max = 15.0f;
+    params->disc_max = 1.7f;
+    params->sigma = 1.0f;
+    params->tile_width = 0;
+    params->tile_height = 0;
+    params->tile_padding = 20;
+    params->memory_budget = 0;
+}
+
+float pv_bp_recommended_disc_max(int ndisp)
+{
+    return (float)ndisp / 7.5f;
+}
+
+/* ---------------------------------------------------------- memory model */
+
+/* Elements of one colour plane of a level as the OpenCL backend lays it
+ * out (half the columns plus a zero border); the CPU's layout is smaller. */
+static int plane_elements(size_t width, size_t height, size_t *out)
+{
+    return pv_size_mul((width + 1) / 2 + 2, height + 2, out);
+}
+
+/* Bytes of the largest single buffer: the finest level's messages
+ * (4 directions x 2 colours x ndisp planes). */
+static size_t largest_buffer(int width, int height, int ndisp)
+{
+    size_t plane, bytes;
+    if (!plane_elements((size_t)width, (size_t)height, &plane) ||
+        !pv_size_mul(plane, 8 * sizeof(float), &bytes) || !pv_size_mul(bytes, (size_t)ndisp, &bytes))
+        return 0;
+    return bytes;
+}
+
+size_t pv_bp_memory_estimate(int width, int height, int ndisp, int levels)
+{
+    if (width < 1 || height < 1 || ndisp < 1 || levels < 1 || levels > PV_BP_MAX_LEVELS)
+        return 0;
+    size_t planes = 0, w = (size_t)width, h = (size_t)height;
+    for (int level = 0; level < levels; level++) {
+        size_t plane;
+        if (!plane_elements(w, h, &plane))
+            return 0;
+        size_t messages = level < 2 ? 8 : 0; /* two message levels live at once */
+        size_t count;
+        if (!pv_size_mul(plane, 2 + messages, &count) || planes > SIZE_MAX - count)
+            return 0;
+        planes += count;
+        w = (w + 1) / 2;
+        h = (h + 1) / 2;
+    }
+    size_t bytes;
+    if (!pv_size_mul(planes, (size_t)ndisp, &bytes) || !pv_size_mul(bytes, sizeof(float), &bytes))
+        return 0;
+    return bytes;
+}
+
+/* ------------------------------------------------------------------- checks */
+
+static uintptr_t image_span(const pv_image *image)
+{
+    size_t elements = (size_t)(image->height - 1) * (size_t)image->stride + (size_t)image->width;
+    return (uintptr_t)(elements * pv_pixel_size(image->type));
+}
+
+static int images_overlap(const pv_image *a, const pv_image *b)
+{
+    uintptr_t a0 = (uintptr_t)a->data, b0 = (uintptr_t)b->data;
+    return a0 < b0 + image_span(b) && b0 < a0 + image_span(a);
+}
+
+static pv_status check_images(pv_context *ctx, const pv_image *left, const pv_image *right,
+                              const pv_image *disparity)
+{
+    if (!pv_image_is_valid(left))
+        return pv_fail(ctx, PV_ERR_INVALID, "stereo_bp: left is NULL or not a valid image");
+    if (!pv_image_is_valid(right))
+        return pv_fail(ctx, PV_ERR_INVALID, "stereo_bp: right is NULL or not a valid image");
+    if (!pv_image_is_valid(disparity))
+        return pv_fail(ctx, PV_ERR_INVALID, "stereo_bp: disparity is NULL or not a valid image");
+    if (!pv_images_same_size(left, right))
+        return pv_fail(ctx, PV_ERR_INVALID, "stereo_bp: right is %dx%d but left is %dx%d",
+                       right->width, right->height, left->width, left->height);
+    if (left->type != right->type)
+        return pv_fail(ctx, PV_ERR_INVALID, "stereo_bp: left and right pixel types differ");
+    if (disparity->type != PV_PIXEL_F32)
+        return pv_fail(ctx, PV_ERR_INVALID, "stereo_bp: disparity must be an f32 image");
+    if (!pv_images_same_size(left, disparity))
+        return pv_fail(ctx, PV_ERR_INVALID, "stereo_bp: disparity is %dx%d but left is %dx%d",
+                       disparity->width, disparity->height, left->width, left->height);
+    if (images_overlap(disparity, left) || images_overlap(disparity, right))
+        return pv_fail(ctx, PV_ERR_INVALID, "stereo_bp: disparity shares memory with an input");
+    return PV_OK;
+}
+
+static int is_finite_positive(float value)
+{
+    return isfinite(value) && value > 0.0f;
+}
+
+/* Some pixel x in [0, width) has a candidate d with 0 <= x - d < width. */
+static int range_reaches_image(long long min_disp, long long ndisp, int width)
+{
+    long long max_disp = min_disp + ndisp - 1;
+    return min_disp < width && max_disp > -(long long)width;
+}
+
+static int smaller_side(int width, int height)
+{
+    return width < height ? width : height;
+}
+
+/* Levels that a width x height region can hold: 2^(levels-1) <= smaller side. */
+static int levels_that_fit(int width, int height)
+{
+    int levels = 1;
+    while (levels < PV_BP_MAX_LEVELS && (1 << levels) <= smaller_side(width, height))
+        levels++;
+    return levels;
+}
+
+static pv_status check_range(pv_context *ctx, const pv_bp_params *params, int width)
+{
+    if (params->ndisp < 2 || params->ndisp > width)
+        return pv_fail(ctx, PV_ERR_INVALID, "stereo_bp: params.ndisp %d is not in 2..%d (image width)",
+                       params->ndisp, width);
+    if (!range_reaches_image(params->min_disp, params->ndisp, width))
+        return pv_fail(ctx, PV_ERR_INVALID,
+                       "stereo_bp: params.min_disp %d leaves no valid disparity in a %d-pixel-wide image",
+                       params->min_disp, width);
+    return PV_OK;
+}
+
+static pv_status check_costs(pv_context *ctx, const pv_bp_params *params)
+{
+    if (!is_finite_positive(params->lambda))
+        return pv_fail(ctx, PV_ERR_INVALID, "stereo_bp: params.lambda %g is not finite and > 0",
+                       (double)params->lambda);
+    if (!is_finite_positive(params->data_max))
+        return pv_fail(ctx, PV_ERR_INVALID, "stereo_bp: params.data_max %g is not finite and > 0",
+                       (double)params->data_max);
+    if (!is_finite_positive(params->disc_max))
+        return pv_fail(ctx, PV_ERR_INVALID, "stereo_bp: params.disc_max %g is not finite and > 0",
+                       (double)params->disc_max);
+    if (!(isfinite(params->sigma) && params->sigma >= 0.0f))
+        return pv_fail(ctx, PV_ERR_INVALID, "stereo_bp: params.sigma %g is not finite and >= 0",
+                       (double)params->sigma);
+    if (params->sigma > 0.0f) {
+        int taps = pv_gaussian_taps_for_sigma(params->sigma);
+        if (taps < 1 || taps > PV_BP_MAX_TAPS)
+            return pv_fail(ctx, PV_ERR_INVALID, "stereo_bp: params.sigma %g needs more than %d taps",
+                           (double)params->sigma, PV_BP_MAX_TAPS);
+    }
+    return PV_OK;
+}
+
+static pv_status check_schedule(pv_context *ctx, const pv_bp_params *params, int width, int height)
+{
+    if (params->levels < 1 || params->levels > levels_that_fit(width, height))
+        return pv_fail(ctx, PV_ERR_INVALID,
+                       "stereo_bp: params.levels %d is not in 1..%d (a %dx%d image halves at most %d times)",
+                       params->levels, levels_that_fit(width, height), width, height,
+                       levels_that_fit(width, height) - 1);
+    if (params->iterations < 1 || params->iterations > PV_BP_MAX_ITERATIONS)
+        return pv_fail(ctx, PV_ERR_INVALID, "stereo_bp: params.iterations %d is not in 1..%d",
+                       params->iterations, PV_BP_MAX_ITERATIONS);
+    if (params->tile_width < 0 || params->tile_height < 0)
+        return pv_fail(ctx, PV_ERR_INVALID, "stereo_bp: params.tile_width/tile_height %dx%d is negative",
+                       params->tile_width, params->tile_height);
+    if (params->tile_padding < 0)
+        return pv_fail(ctx, PV_ERR_INVALID, "stereo_bp: params.tile_padding %d is negative",
+                       params->tile_padding);
+    if (pv_bp_memory_estimate(width, height, params->ndisp, 1) == 0)
+        return pv_fail(ctx, PV_ERR_INVALID, "stereo_bp: a %dx%d image with %d disparities overflows sizes",
+                       width, height, params->ndisp);
+    return PV_OK;
+}
+
+static pv_status check_bp(pv_context *ctx, const pv_image *left, const pv_image *right,
+                          const pv_bp_params *params, const pv_image *disparity)
+{
+    if (!ctx)
+        return pv_fail(NULL, PV_ERR_INVALID, "stereo_bp: ctx is NULL");
+    if (!params)
+        return pv_fail(ctx, PV_ERR_INVALID, "stereo_bp: params is NULL");
+    pv_status status = check_images(ctx, left, right, disparity);
+    if (status == PV_OK)
+        status = check_range(ctx, params, left->width);
+    if (status == PV_OK)
+        status = check_costs(ctx, params);
+    if (status == PV_OK)
+        status = check_schedule(ctx, params, left->width, left->height);
+    return status;
+}
+
+/* ---------------------------------------------------------------- partitions */
+
+typedef struct memory_limits {
+    size_t budget;      /* bytes one tile may use */
+    size_t max_buffer;  /* bytes of the largest single buffer */
+} memory_limits;
+
+static memory_limits default_limits(pv_context *ctx)
+{
+    memory_limits limits = {SIZE_MAX, SIZE_MAX};
+#ifdef PV_HAVE_OPENCL
+    pv_device_info devices[64];
+    int count = 0;
+    if (ctx->backend == PV_BACKEND_OPENCL && ctx->device_index >= 0 &&
+        pv_device_list(devices, 64, &count) == PV_OK && ctx->device_index < count &&
+        ctx->device_index < 64) {
+        const pv_device_info *info = &devices[ctx->device_index];
+        if (info->global_memory)
+            limits.budget = (size_t)(info->global_memory / 2);
+        if (info->max_alloc)
+            limits.max_buffer = (size_t)info->max_alloc;
+    }
+#else
+    (void)ctx;
+#endif
+    return limits;
+}
+
+typedef struct tile_grid {
+    int width, height;   /* image */
+    int nx, ny;          /* tiles per row / column */
+    int padding;
+    int levels;
+    int ndisp;
+} tile_grid;
+
+static int split_start(int count, int total, int i)
+{
+    return (int)((long long)total * i / count);
+}
+
+static void tile_at(const tile_grid *g, int ix, int iy, pv_bp_tile *tile)
+{
+    int x0 = split_start(g->nx, g->width, ix), x1 = split_start(g->nx, g->width, ix + 1);
+    int y0 = split_start(g->ny, g->height, iy), y1 = split_start(g->ny, g->height, iy + 1);
+    int rx0 = x0 - g->padding < 0 ? 0 : x0 - g->padding;
+    int ry0 = y0 - g->padding < 0 ? 0 : y0 - g->padding;
+    int rx1 = x1 > g->width - g->padding ? g->width : x1 + g->padding;
+    int ry1 = y1 > g->height - g->padding ? g->height : y1 + g->padding;
+    tile->x = rx0;
+    tile->y = ry0;
+    tile->width = rx1 - rx0;
+    tile->height = ry1 - ry0;
+    tile->out_x = x0;
+    tile->out_y = y0;
+    tile->out_width = x1 - x0;
+    tile->out_height = y1 - y0;
+    int fit = levels_that_fit(tile->width, tile->height);
+    tile->levels = g->levels < fit ? g->levels : fit;
+}
+
+static int tile_fits(const pv_bp_tile *tile, int ndisp, const memory_limits *limits)
+{
+    size_t bytes = pv_bp_memory_estimate(tile->width, tile->height, ndisp, tile->levels);
+    size_t largest = largest_buffer(tile->width, tile->height, ndisp);
+    return bytes && largest && bytes <= limits->budget && largest <= limits->max_buffer;
+}
+
+static int grid_fits(const tile_grid *g, const memory_limits *limits)
+{
+    for (int iy = 0; iy < g->ny; iy++)
+        for (int ix = 0; ix < g->nx; ix++) {
+            pv_bp_tile tile;
+            tile_at(g, ix, iy, &tile);
+            if (!tile_fits(&tile, g->ndisp, limits))
+                return 0;
+        }
+    return 1;
+}
+
+static int tile_side(int total, int count)
+{
+    return (total + count - 1) / count;
+}
+
+/* Split the longer tile side until a tile fits the limits. */
+static pv_status fit_grid(pv_context *ctx, tile_grid *g, const memory_limits *limits)
+{
+    while (!grid_fits(g, limits)) {
+        int tw = tile_side(g->width, g->nx), th = tile_side(g->height, g->ny);
+        if (tw >= th && tw / 2 >= PV_BP_MIN_TILE)
+            g->nx++;
+        else if (th / 2 >= PV_BP_MIN_TILE)
+            g->ny++;
+        else if (tw / 2 >= PV_BP_MIN_TILE)
+            g->nx++;
+        else
+            return pv_fail(ctx, PV_ERR_DEVICE_MEMORY,
+                           "stereo_bp: even %dx%d tiles with %d px padding and %d disparities exceed "
+                           "the memory budget (%zu bytes); lower params.ndisp or raise memory_budget",
+                           tw, th, g->padding, g->ndisp, limits->budget);
+    }
+    return PV_OK;
+}
+
+static pv_status plan_tiles(pv_context *ctx, const pv_image *left, const pv_bp_params *params,
+                            pv_bp_tile **tiles, int *count)
+{
+    tile_grid g = {left->width, left->height, 1, 1, params->tile_padding, params->levels,
+                   params->ndisp};
+    if (params->tile_width > 0 && params->tile_width < left->width)
+        g.nx = tile_side(left->width, params->tile_width);
+    if (params->tile_height > 0 && params->tile_height < left->height)
+        g.ny = tile_side(left->height, params->tile_height);
+    memory_limits limits = default_limits(ctx);
+    if (params->memory_budget > 0)
+        limits.budget = params->memory_budget;
+    pv_status status = fit_grid(ctx, &g, &limits);
+    if (status != PV_OK)
+        return status;
+    *tiles = calloc((size_t)g.nx * (size_t)g.ny, sizeof **tiles);
+    if (!*tiles)
+        return pv_fail(ctx, PV_ERR_NOMEM, "stereo_bp: no memory for %dx%d tiles", g.nx, g.ny);
+    for (int iy = 0; iy < g.ny; iy++)
+        for (int ix = 0; ix < g.nx; ix++)
+            tile_at(&g, ix, iy, &(*tiles)[iy * g.nx + ix]);
+    *count = g.nx * g.ny;
+    if (*count > 1)
+        pv_log(ctx, "stereo_bp: %dx%d tiles of about %dx%d px, %d px padding", g.nx, g.ny,
+               tile_side(g.width, g.nx), tile_side(g.height, g.ny), g.padding);
+    return PV_OK;
+}
+
+/* -------------------------------------------------------------- cross-check */
+
+static double differing_share(const pv_image *a, const pv_image *b)
+{
+    size_t differing = 0;
+    for (int y = 0; y < a->height; y++) {
+        const float *row_a = (const float *)a->data + (ptrdiff_t)y * a->stride;
+        const float *row_b = (const float *)b->data + (ptrdiff_t)y * b->stride;
+        for (int x = 0; x < a->width; x++)
+            differing += row_a[x] != row_b[x];
+    }
+    return (double)differing / ((double)a->width * (double)a->height);
+}
+
+static pv_status crosscheck_bp(pv_context *ctx, const pv_image *left, const pv_image *right,
+                               const pv_bp_job *job, const pv_image *disparity)
+{
+    pv_image ref;
+    if (pv_image_alloc_like(&ref, disparity, PV_PIXEL_F32) != PV_OK)
+        return pv_fail(ctx, PV_ERR_NOMEM, "stereo_bp cross-check: no memory for the CPU result");
+    pv_timing saved = ctx->timing;
+    pv_status status = pv_cpu_backend.stereo_bp(ctx, left, right, job, &ref);
+    ctx->timing = saved;
+    if (status == PV_OK) {
+        double share = differing_share(disparity, &ref);
+        if (share > PV_BP_MAX_DIFFERING)
+            status = pv_fail(ctx, PV_ERR_MISMATCH,
+                             "stereo_bp cross-check: %.3f%% of pixels differ (> 0.5%%)",
+                             100.0 * share);
+    }
+    pv_image_free(&ref);
+    return status;
+}
+
+/* ------------------------------------------------------------------ running */
+
+static pv_status make_weights(pv_context *ctx, float sigma, float **weights, int *radius)
+{
+    *weights = NULL;
+    *radius = 0;
+    if (sigma == 0.0f)
+        return PV_OK;
+    int taps = pv_gaussian_taps_for_sigma(sigma);
+    *weights = malloc((size_t)taps * sizeof **weights);
+    if (!*weights)
+        return pv_fail(ctx, PV_ERR_NOMEM, "stereo_bp: no memory for %d smoothing taps", taps);
+    pv_gaussian_weights(sigma, taps, *weights);
+    *radius = taps / 2;
+    return PV_OK;
+}
+
+static pv_bp_job make_job(const pv_bp_params *params, const float *weights, int radius,
+                          const pv_bp_tile *tiles, int count)
+{
+    pv_bp_job job;
+    job.min_disp = params->min_disp;
+    job.ndisp = params->ndisp;
+    job.iterations = params->iterations;
+    job.lambda = params->lambda;
+    job.data_max = params->data_max;
+    job.disc_max = params->disc_max;
+    job.inv_ndisp = 1.0f / (float)params->ndisp;
+    job.weights = weights;
+    job.radius = radius;
+    job.tiles = tiles;
+    job.tile_count = count;
+    return job;
+}
+
+static pv_status run_bp(pv_context *ctx, const pv_image *left, const pv_image *right,
+                        const pv_bp_params *params, pv_image *disparity)
+{
+    if (!ctx->ops->stereo_bp)
+        return pv_fail(ctx, PV_ERR_UNSUPPORTED, "stereo_bp: the %s backend lacks belief propagation",
+                       ctx->ops->name);
+    pv_bp_tile *tiles = NULL;
+    int count = 0;
+    float *weights = NULL;
+    int radius = 0;
+    pv_status status = plan_tiles(ctx, left, params, &tiles, &count);
+    if (status == PV_OK)
+        status = make_weights(ctx, params->sigma, &weights, &radius);
+    if (status == PV_OK) {
+        pv_bp_job job = make_job(params, weights, radius, tiles, count);
+        status = ctx->ops->stereo_bp(ctx, left, right, &job, disparity);
+        if (status == PV_OK && pv_crosscheck_wanted(ctx))
+            status = crosscheck_bp(ctx, left, right, &job, disparity);
+    }
+    free(weights);
+    free(tiles);
+    return status;
+}
+
+pv_status pv_stereo_bp(pv_context *ctx, const pv_image *left, const pv_image *right,
+                       const pv_bp_params *params, pv_image *disparity)
+{
+    pv_status status = check_bp(ctx, left, right, params, disparity);
+    if (status != PV_OK)
+        return status;
+    pv_tune_autoload(ctx);
+    pv_call_begin(ctx);
+    status = run_bp(ctx, left, right, params, disparity);
+    pv_call_end(ctx);
+    return status;
+}
