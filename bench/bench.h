@@ -63,7 +63,13 @@ int bench_write_json(const char *path, const bench_contexts *contexts, const ben
  * 0, or 1 after printing why it failed. */
 int bench_stereo_cases(const bench_config *config, const bench_contexts *contexts,
                        bench_result *results, int max, int *count);
+int bench_bp_cases(const bench_config *config, const bench_contexts *contexts,
+                   bench_result *results, int max, int *count);
 int bench_register_cases(const bench_config *config, const bench_contexts *contexts,
+                         bench_result *results, int max, int *count);
+int bench_flow_cases(const bench_config *config, const bench_contexts *contexts,
+                     bench_result *results, int max, int *count);
+int bench_features_cases(const bench_config *config, const bench_contexts *contexts,
                          bench_result *results, int max, int *count);
 
 #endif

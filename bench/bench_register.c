@@ -1,7 +1,9 @@
 /* Register cases: 3D phase correlation at the AO-OCT thesis's volume sizes,
  * one-shot (both spectra every call) and against a cached reference (a
- * plan: one upload, R2C, C2R and arg-max per mover); 2D normxcorr2 at
- * 512^2 with a 64^2 template and with equal sizes.
+ * plan: one upload, R2C, C2R and arg-max per mover), once per OpenCL FFT
+ * engine built in (case names end in "clfft" / "vkfft"); at 256^3 and
+ * 512^3 also the bare R2C + C2R pair of each engine, beside FFTW's on the
+ * CPU; 2D normxcorr2 at 512^2 with a 64^2 template and with equal sizes.
  *
  * Inputs are synthetic with a known answer: the moving volume is the
  * reference circularly shifted by (7, -5, 3); the NCC template is cut from
@@ -52,7 +54,7 @@ static float random01(uint32_t *state)
 
 typedef struct pc_inputs {
     pv_volume reference, moving;
-    pv_phasecorr_plan *plan;   /* cached runs only */
+    pv_phasecorr_plan *plan;   /* cached runs and transform pairs */
     pv_shift shift;
 } pc_inputs;
 
@@ -78,6 +80,13 @@ static int make_volumes(const int n[3], pc_inputs *in)
     return 0;
 }
 
+/* What one row times: a one-shot correlation (both spectra every call),
+ * a correlation against a plan's cached reference, or the plan's bare
+ * R2C + C2R pair (the FFT library's floor for the same size). */
+typedef enum pc_mode { PC_ONESHOT, PC_CACHED, PC_FFT_PAIR } pc_mode;
+
+static const char *const pc_mode_names[] = {"one-shot", "cached", "fft pair"};
+
 static pv_status run_oneshot(pv_context *ctx, void *user)
 {
     pc_inputs *in = user;
@@ -91,21 +100,30 @@ static pv_status run_cached(pv_context *ctx, void *user)
     return pv_phasecorr_plan_correlate3d(in->plan, &in->moving, 1, &in->shift);
 }
 
+static pv_status run_fft_pair(pv_context *ctx, void *user)
+{
+    (void)ctx;
+    pc_inputs *in = user;
+    return pv_phasecorr_plan_time_fft(in->plan);
+}
+
 static double exact_shift(const pv_shift *s)
 {
     return s->dx == pc_shift[0] && s->dy == pc_shift[1] && s->dz == pc_shift[2] ? 1.0 : 0.0;
 }
 
-/* Time one backend; the cached runs make their plan first (not timed). */
-static int time_pc(const bench_config *config, pv_context *ctx, int cached, pc_inputs *in,
+/* Time one mode on one context; plans are made first (not timed). */
+static int time_pc(const bench_config *config, pv_context *ctx, pc_mode mode, pc_inputs *in,
                    pv_timing *timing, pv_shift *found)
 {
+    static const bench_run_fn runs[] = {run_oneshot, run_cached, run_fft_pair};
     pv_status status = PV_OK;
     in->plan = NULL;
-    if (cached)
+    memset(&in->shift, 0, sizeof in->shift);
+    if (mode != PC_ONESHOT)
         status = pv_phasecorr_plan_create3d(ctx, &in->reference, NULL, 1, &in->plan);
     if (status == PV_OK)
-        status = bench_time(config, ctx, cached ? run_cached : run_oneshot, in, timing);
+        status = bench_time(config, ctx, runs[mode], in, timing);
     pv_phasecorr_plan_destroy(in->plan);
     in->plan = NULL;
     *found = in->shift;
@@ -120,37 +138,57 @@ static void name_volume(const int n[3], char *out, size_t size)
         snprintf(out, size, "%dx%dx%d", n[0], n[1], n[2]);
 }
 
-static int bench_pc_case(const bench_config *config, const bench_contexts *contexts,
-                         const pc_case *c, int cached, pc_inputs *in, bench_result *r)
+/* The CPU side of one size, shared by the rows of every GPU engine. */
+typedef struct pc_cpu_times {
+    pv_timing timing[3];
+    pv_shift shift[3];
+} pc_cpu_times;
+
+/* "e2e-up": end to end less the host-to-device copies (upload_ms), i.e.
+ * without the mover's upload on cached rows (the reference's is part of
+ * the plan), without both uploads on one-shot rows.  On the fft-pair rows
+ * "pc/fft" is the CPU's cached correlation over its bare FFTW pair (the
+ * issue's 2x target); their agreement column has nothing to compare. */
+static void describe_row(pc_mode mode, const pc_cpu_times *cpu, const pv_timing *cl,
+                         char *params, size_t size)
+{
+    if (mode == PC_FFT_PAIR)
+        snprintf(params, size, "pc/fft cpu %.2fx",
+                 cpu->timing[PC_CACHED].total_ms / cpu->timing[PC_FFT_PAIR].total_ms);
+    else if (cl)
+        snprintf(params, size, "e2e-up %.3f", cl->total_ms - cl->upload_ms);
+    else
+        snprintf(params, size, "%s", pc_mode_names[mode]);
+}
+
+static void fill_pc_row(const pc_case *c, pc_mode mode, const char *engine,
+                        const pc_cpu_times *cpu, int cpu_threads, const pv_timing *cl,
+                        const pv_shift *cl_shift, bench_result *r)
 {
     memset(r, 0, sizeof *r);
-    snprintf(r->op, sizeof r->op, "pc3d");
-    name_volume(c->n, r->name, sizeof r->name);
-    snprintf(r->params, sizeof r->params, cached ? "cached reference" : "one-shot");
-    r->cpu_threads = pv_context_cpu_threads(contexts->cpu);
+    char size[32];
+    name_volume(c->n, size, sizeof size);
+    snprintf(r->op, sizeof r->op, mode == PC_FFT_PAIR ? "fft" : "pc3d");
+    snprintf(r->name, sizeof r->name, "%s %s%s%s", size, pc_mode_names[mode], engine ? " " : "",
+             engine ? engine : "");
+    describe_row(mode, cpu, cl, r->params, sizeof r->params);
+    r->cpu_threads = cpu_threads;
+    r->cpu_ms = cpu->timing[mode].total_ms;
     r->quality_name = "exact";
-    pv_timing cpu, cl;
-    pv_shift cpu_shift, cl_shift;
-    int rc = time_pc(config, contexts->cpu, cached, in, &cpu, &cpu_shift);
-    if (rc == 0 && contexts->opencl)
-        rc = time_pc(config, contexts->opencl, cached, in, &cl, &cl_shift);
-    if (rc)
-        return rc;
-    r->cpu_ms = cpu.total_ms;
-    r->cpu_quality = exact_shift(&cpu_shift);
-    r->have_opencl = contexts->opencl != NULL;
-    if (r->have_opencl) {
-        r->cl_kernel_ms = cl.kernel_ms;
-        r->cl_total_ms = cl.total_ms;
-        r->cl_upload_ms = cl.upload_ms;
-        r->cl_download_ms = cl.download_ms;
-        r->cl_quality = exact_shift(&cl_shift);
-        r->agreement = cpu_shift.dx == cl_shift.dx && cpu_shift.dy == cl_shift.dy &&
-                               cpu_shift.dz == cl_shift.dz
-                           ? 1.0
-                           : 0.0;
-    }
-    return 0;
+    r->cpu_quality = mode == PC_FFT_PAIR ? -1.0 : exact_shift(&cpu->shift[mode]);
+    r->have_opencl = cl != NULL;
+    if (!cl)
+        return;
+    r->cl_kernel_ms = cl->kernel_ms;
+    r->cl_total_ms = cl->total_ms;
+    r->cl_upload_ms = cl->upload_ms;
+    r->cl_download_ms = cl->download_ms;
+    r->cl_quality = exact_shift(cl_shift);
+    const pv_shift *a = &cpu->shift[mode];
+    r->agreement = mode != PC_FFT_PAIR && a->dx == cl_shift->dx && a->dy == cl_shift->dy &&
+                           a->dz == cl_shift->dz
+                       ? 1.0
+                       : 0.0;
 }
 
 static int wanted(const bench_config *config, const char *name, int quick)
@@ -158,9 +196,82 @@ static int wanted(const bench_config *config, const char *name, int quick)
     return !(config->quick && !quick) && !(config->only && !strstr(name, config->only));
 }
 
+typedef struct pc_rows {
+    bench_result *results;
+    int max, *count;
+} pc_rows;
+
+static int add_row(pc_rows *rows, const bench_result *row)
+{
+    if (*rows->count >= rows->max)
+        return cli_fail("too many bench cases");
+    rows->results[(*rows->count)++] = *row;
+    bench_print_row(row);
+    return 0;
+}
+
+/* The pair rows are kept to the sizes the issue quotes cuFFT at. */
+static int pair_wanted(const pc_case *c)
+{
+    return c->n[0] == c->n[1] && c->n[1] == c->n[2] && c->n[0] >= 256;
+}
+
+/* The GPU rows of one engine: one-shot, cached, and the bare pair. */
+static int pc_engine_rows(const bench_config *config, const bench_contexts *contexts,
+                          const pc_case *c, pv_fft_engine engine, const pc_cpu_times *cpu,
+                          pc_inputs *in, pc_rows *rows)
+{
+    char engine_name[16];
+    snprintf(engine_name, sizeof engine_name, "%s", engine == PV_FFT_VKFFT ? "vkfft" : "clfft");
+    pv_status status = pv_context_set_fft_engine(contexts->opencl, engine);
+    if (status != PV_OK)
+        return cli_fail_status(status, "set_fft_engine");
+    int threads = pv_context_cpu_threads(contexts->cpu), rc = 0;
+    for (int mode = PC_ONESHOT; rc == 0 && mode <= PC_FFT_PAIR; mode++) {
+        if (mode == PC_FFT_PAIR && !pair_wanted(c))
+            continue;
+        pv_timing cl;
+        pv_shift cl_shift;
+        bench_result row;
+        rc = time_pc(config, contexts->opencl, (pc_mode)mode, in, &cl, &cl_shift);
+        if (rc == 0) {
+            fill_pc_row(c, (pc_mode)mode, engine_name, cpu, threads, &cl, &cl_shift, &row);
+            rc = add_row(rows, &row);
+        }
+    }
+    pv_context_set_fft_engine(contexts->opencl, PV_FFT_AUTO);
+    return rc;
+}
+
+static int pc_size_rows(const bench_config *config, const bench_contexts *contexts,
+                        const pc_case *c, pc_inputs *in, pc_rows *rows)
+{
+    pc_cpu_times cpu;
+    memset(&cpu, 0, sizeof cpu);
+    int rc = 0;
+    int modes = pair_wanted(c) ? PC_FFT_PAIR + 1 : PC_FFT_PAIR;
+    for (int mode = PC_ONESHOT; rc == 0 && mode < modes; mode++)
+        rc = time_pc(config, contexts->cpu, (pc_mode)mode, in, &cpu.timing[mode], &cpu.shift[mode]);
+    if (rc == 0 && !contexts->opencl) {
+        int threads = pv_context_cpu_threads(contexts->cpu);
+        for (int mode = PC_ONESHOT; rc == 0 && mode < modes; mode++) {
+            bench_result row;
+            fill_pc_row(c, (pc_mode)mode, NULL, &cpu, threads, NULL, NULL, &row);
+            rc = add_row(rows, &row);
+        }
+        return rc;
+    }
+    static const pv_fft_engine engines[] = {PV_FFT_CLFFT, PV_FFT_VKFFT};
+    for (size_t e = 0; rc == 0 && e < sizeof engines / sizeof engines[0]; e++)
+        if (pv_fft_engine_available(engines[e]))
+            rc = pc_engine_rows(config, contexts, c, engines[e], &cpu, in, rows);
+    return rc;
+}
+
 static int pc_cases_run(const bench_config *config, const bench_contexts *contexts,
                         bench_result *results, int max, int *count)
 {
+    pc_rows rows = {results, max, count};
     for (size_t i = 0; i < sizeof pc_cases / sizeof pc_cases[0]; i++) {
         char name[48];
         name_volume(pc_cases[i].n, name, sizeof name);
@@ -169,15 +280,8 @@ static int pc_cases_run(const bench_config *config, const bench_contexts *contex
         pc_inputs in;
         memset(&in, 0, sizeof in);
         int rc = make_volumes(pc_cases[i].n, &in);
-        for (int cached = 0; rc == 0 && cached < 2; cached++) {
-            if (*count >= max) {
-                rc = cli_fail("too many bench cases");
-                break;
-            }
-            rc = bench_pc_case(config, contexts, &pc_cases[i], cached, &in, &results[*count]);
-            if (rc == 0)
-                bench_print_row(&results[(*count)++]);
-        }
+        if (rc == 0)
+            rc = pc_size_rows(config, contexts, &pc_cases[i], &in, &rows);
         pv_volume_free(&in.reference);
         pv_volume_free(&in.moving);
         if (rc)
@@ -242,11 +346,11 @@ static double map_agreement(const pv_image *a, const pv_image *b)
 }
 
 static int bench_ncc_case(const bench_config *config, const bench_contexts *contexts,
-                          const ncc_case *c, ncc_inputs *in, bench_result *r)
+                          const ncc_case *c, const char *engine, ncc_inputs *in, bench_result *r)
 {
     memset(r, 0, sizeof *r);
     snprintf(r->op, sizeof r->op, "ncc");
-    snprintf(r->name, sizeof r->name, "%s", c->name);
+    snprintf(r->name, sizeof r->name, "%s%s%s", c->name, engine ? " " : "", engine ? engine : "");
     snprintf(r->params, sizeof r->params, "%dx%d in %dx%d", c->templ, c->templ, c->image,
              c->image);
     r->cpu_threads = pv_context_cpu_threads(contexts->cpu);
@@ -273,6 +377,35 @@ static int bench_ncc_case(const bench_config *config, const bench_contexts *cont
     return status == PV_OK ? 0 : cli_fail_status(status, "normxcorr2");
 }
 
+/* One row per OpenCL FFT engine built in (one CPU-only row without OpenCL). */
+static int ncc_engine_rows(const bench_config *config, const bench_contexts *contexts,
+                           const ncc_case *c, ncc_inputs *in, bench_result *results, int max,
+                           int *count)
+{
+    static const pv_fft_engine engines[] = {PV_FFT_CLFFT, PV_FFT_VKFFT};
+    int rc = 0;
+    for (size_t e = 0; rc == 0 && e < sizeof engines / sizeof engines[0]; e++) {
+        if (contexts->opencl && !pv_fft_engine_available(engines[e]))
+            continue;
+        if (*count >= max)
+            return cli_fail("too many bench cases");
+        const char *engine = NULL;
+        if (contexts->opencl) {
+            engine = engines[e] == PV_FFT_VKFFT ? "vkfft" : "clfft";
+            if (pv_context_set_fft_engine(contexts->opencl, engines[e]) != PV_OK)
+                return cli_fail("cannot select the %s engine", engine);
+        }
+        rc = bench_ncc_case(config, contexts, c, engine, in, &results[*count]);
+        if (rc == 0)
+            bench_print_row(&results[(*count)++]);
+        if (!contexts->opencl)
+            break;
+    }
+    if (contexts->opencl)
+        pv_context_set_fft_engine(contexts->opencl, PV_FFT_AUTO);
+    return rc;
+}
+
 static int ncc_cases_run(const bench_config *config, const bench_contexts *contexts,
                          bench_result *results, int max, int *count)
 {
@@ -280,15 +413,11 @@ static int ncc_cases_run(const bench_config *config, const bench_contexts *conte
         const ncc_case *c = &ncc_cases[i];
         if (!wanted(config, c->name, c->quick) && !wanted(config, "ncc", c->quick))
             continue;
-        if (*count >= max)
-            return cli_fail("too many bench cases");
         ncc_inputs in;
         memset(&in, 0, sizeof in);
         int rc = make_ncc_inputs(c, &in);
         if (rc == 0)
-            rc = bench_ncc_case(config, contexts, c, &in, &results[*count]);
-        if (rc == 0)
-            bench_print_row(&results[(*count)++]);
+            rc = ncc_engine_rows(config, contexts, c, &in, results, max, count);
         pv_image_free(&in.image);
         pv_image_free(&in.templ);
         pv_image_free(&in.map);

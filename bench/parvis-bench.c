@@ -83,7 +83,13 @@ int main(int argc, char **argv)
     int rc = results ? bench_stereo_cases(&config, &contexts, results, BENCH_MAX_RESULTS, &count)
                      : cli_fail("out of memory");
     if (rc == 0)
+        rc = bench_bp_cases(&config, &contexts, results, BENCH_MAX_RESULTS, &count);
+    if (rc == 0)
         rc = bench_register_cases(&config, &contexts, results, BENCH_MAX_RESULTS, &count);
+    if (rc == 0)
+        rc = bench_flow_cases(&config, &contexts, results, BENCH_MAX_RESULTS, &count);
+    if (rc == 0)
+        rc = bench_features_cases(&config, &contexts, results, BENCH_MAX_RESULTS, &count);
     if (rc == 0 && config.json_path)
         rc = bench_write_json(config.json_path, &contexts, &config, results, count);
     free(results);

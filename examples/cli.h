@@ -46,5 +46,15 @@ int cli_write_disparity_png(const char *path, const pv_image *disparity, float l
 int cli_stereo(int argc, char **argv);
 int cli_phasecorr(int argc, char **argv);
 int cli_ncc(int argc, char **argv);
+int cli_flow(int argc, char **argv);
+int cli_sift(int argc, char **argv);
+int cli_match(int argc, char **argv);
+int cli_tune(int argc, char **argv);
+
+/* cli_bp.c: `stereo --method bp` options (1 consumed, -1 error, 0 not
+ * ours) and the run, with range's min_disp and ndisp. */
+int cli_bp_take_option(int argc, char **argv, int *i, pv_bp_params *bp);
+pv_status cli_bp_run(pv_context *ctx, const pv_image *left, const pv_image *right,
+                     const pv_sad_params *range, const pv_bp_params *options, pv_image *disparity);
 
 #endif

@@ -14,6 +14,7 @@ typedef struct phasecorr_args {
     const char *reference, *moving;
     int size[3];              /* --size: raw float32 volumes when size[0] > 0 */
     int want_json, want_time;
+    pv_fft_engine fft;        /* --fft: the OpenCL FFT engine */
     pv_phasecorr_options options;
     cli_backend_options backend;
 } phasecorr_args;
@@ -53,7 +54,7 @@ static int take_phasecorr_valued(int argc, char **argv, int *i, phasecorr_args *
 {
     const char *arg = argv[*i];
     if (strcmp(arg, "--upsample") && strcmp(arg, "--window") && strcmp(arg, "--size") &&
-        strcmp(arg, "--pad"))
+        strcmp(arg, "--pad") && strcmp(arg, "--fft"))
         return 0;
     const char *value = cli_value(argc, argv, i);
     if (!value)
@@ -69,6 +70,10 @@ static int take_phasecorr_valued(int argc, char **argv, int *i, phasecorr_args *
     } else if (strcmp(arg, "--size") == 0) {
         if (parse_size(value, args->size))
             return cli_fail("--size '%s': expected NXxNYxNZ (x fastest)", value), -1;
+    } else if (strcmp(arg, "--fft") == 0) {
+        if (strcmp(value, "clfft") != 0 && strcmp(value, "vkfft") != 0)
+            return cli_fail("--fft '%s': expected clfft or vkfft", value), -1;
+        args->fft = strcmp(value, "vkfft") == 0 ? PV_FFT_VKFFT : PV_FFT_CLFFT;
     } else if (parse_pad(value, &args->options.pad)) {
         return -1;
     }
@@ -116,36 +121,31 @@ static int parse_phasecorr_args(int argc, char **argv, phasecorr_args *args)
     return 0;
 }
 
-/* A raw little-endian float32 volume of exactly size[] values. */
-static int read_raw_volume(const char *path, const int size[3], pv_volume *volume)
+static int has_suffix(const char *path, const char *suffix)
 {
-    FILE *file = fopen(path, "rb");
-    if (!file)
-        return cli_fail("%s: %s", path, strerror(errno));
-    size_t count = (size_t)size[0] * size[1] * size[2];
-    int rc = 0;
-    if (pv_volume_alloc(volume, size[0], size[1], size[2]) != PV_OK) {
-        fclose(file);
-        return cli_fail("%s: no memory for a %dx%dx%d volume", path, size[0], size[1], size[2]);
-    }
-    for (size_t i = 0; i < count && rc == 0; i++) {
-        unsigned char b[4];
-        if (fread(b, 1, 4, file) != 4) {
-            rc = cli_fail("%s: holds fewer than %zu float32 values (--size %dx%dx%d)", path,
-                          count, size[0], size[1], size[2]);
-            break;
-        }
-        uint32_t bits = (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 |
-                        (uint32_t)b[3] << 24;
-        memcpy(&volume->data[i], &bits, sizeof bits);
-    }
-    if (rc == 0 && fgetc(file) != EOF)
-        rc = cli_fail("%s: holds more than %zu float32 values (--size %dx%dx%d)", path, count,
-                      size[0], size[1], size[2]);
-    fclose(file);
-    if (rc)
-        pv_volume_free(volume);
-    return rc;
+    size_t n = strlen(path), k = strlen(suffix);
+    return n >= k && strcmp(path + n - k, suffix) == 0;
+}
+
+/* NIfTI-1 files are known by their names; anything else is raw. */
+static int is_nifti(const char *path)
+{
+    return has_suffix(path, ".nii") || has_suffix(path, ".nii.gz") || has_suffix(path, ".hdr") ||
+           has_suffix(path, ".img");
+}
+
+/* A NIfTI-1 volume, or a raw little-endian float32 one of --size. */
+static int read_volume(const char *path, const int size[3], pv_volume *volume)
+{
+    pv_status status = is_nifti(path) ? pv_volume_read_nifti(path, volume)
+                                      : pv_volume_read_raw(path, size[0], size[1], size[2], volume);
+    return status == PV_OK ? 0 : cli_fail_status(status, path);
+}
+
+/* Volumes when --size is given or an input is a NIfTI-1 file. */
+static int wants_volumes(const phasecorr_args *args)
+{
+    return args->size[0] > 0 || is_nifti(args->reference) || is_nifti(args->moving);
 }
 
 static void print_shift(const phasecorr_args *args, pv_context *ctx, const pv_shift *shift,
@@ -182,9 +182,11 @@ static void print_shift(const phasecorr_args *args, pv_context *ctx, const pv_sh
 static int correlate_volumes(const phasecorr_args *args, pv_context *ctx)
 {
     pv_volume reference, moving;
-    if (read_raw_volume(args->reference, args->size, &reference))
+    if ((!is_nifti(args->reference) || !is_nifti(args->moving)) && args->size[0] <= 0)
+        return cli_fail("phasecorr: a raw volume needs --size NXxNYxNZ");
+    if (read_volume(args->reference, args->size, &reference))
         return 1;
-    if (read_raw_volume(args->moving, args->size, &moving)) {
+    if (read_volume(args->moving, args->size, &moving)) {
         pv_volume_free(&reference);
         return 1;
     }
@@ -230,7 +232,12 @@ int cli_phasecorr(int argc, char **argv)
     pv_context *ctx = cli_context(&args.backend);
     if (!ctx)
         return 1;
-    int rc = args.size[0] > 0 ? correlate_volumes(&args, ctx) : correlate_images(&args, ctx);
+    pv_status status = pv_context_set_fft_engine(ctx, args.fft);
+    if (status != PV_OK) {
+        pv_context_destroy(ctx);
+        return cli_fail_status(status, "--fft");
+    }
+    int rc = wants_volumes(&args) ? correlate_volumes(&args, ctx) : correlate_images(&args, ctx);
     pv_context_destroy(ctx);
     return rc;
 }

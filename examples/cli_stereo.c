@@ -9,14 +9,17 @@ typedef struct stereo_args {
     float gt_scale;
     int want_time, want_json;
     pv_sad_params sad;
+    int method_bp;    /* --method bp */
+    pv_bp_params bp;  /* its options (cli_bp.c) */
     cli_backend_options backend;
 } stereo_args;
 
-static int parse_method(const char *value)
+static int parse_method(const char *value, int *method_bp)
 {
-    if (strcmp(value, "sad") == 0)
+    *method_bp = strcmp(value, "bp") == 0;
+    if (strcmp(value, "sad") == 0 || *method_bp)
         return 0;
-    return cli_fail("--method '%s': this build knows 'sad'", value);
+    return cli_fail("--method '%s': this build knows 'sad' and 'bp'", value);
 }
 
 /* Options with a value.  Returns 1 if consumed, -1 on error, 0 if unknown. */
@@ -37,7 +40,7 @@ static int take_valued(int argc, char **argv, int *i, stereo_args *args)
     int bad = 0;
     switch (which) {
     case 0: args->output = value; break;
-    case 1: bad = parse_method(value); break;
+    case 1: bad = parse_method(value, &args->method_bp); break;
     case 2: bad = cli_parse_int(value, 1, 1 << 20, &args->sad.ndisp); break;
     case 3: bad = cli_parse_int(value, 1, 1 << 20, &args->sad.window); break;
     case 4: bad = cli_parse_int(value, -(1 << 20), 1 << 20, &args->sad.min_disp); break;
@@ -76,6 +79,8 @@ static int parse_stereo_args(int argc, char **argv, stereo_args *args)
             taken = take_valued(argc, argv, &i, args);
         if (taken == 0)
             taken = take_flag(argv[i], args);
+        if (taken == 0)
+            taken = cli_bp_take_option(argc, argv, &i, &args->bp);
         if (taken < 0)
             return 1;
         if (taken > 0)
@@ -104,9 +109,10 @@ static void print_json(const stereo_args *args, pv_context *ctx, const pv_image 
     for (int y = 0; y < disparity->height; y++)
         for (int x = 0; x < disparity->width; x++)
             valid += isfinite(((const float *)disparity->data)[(ptrdiff_t)y * disparity->stride + x]);
-    printf("{\"method\": \"sad\", \"width\": %d, \"height\": %d, \"min_disp\": %d, \"ndisp\": %d, "
+    printf("{\"method\": \"%s\", \"width\": %d, \"height\": %d, \"min_disp\": %d, \"ndisp\": %d, "
            "\"window\": %d, \"backend\": \"%s\", \"device\": ",
-           disparity->width, disparity->height, args->sad.min_disp, args->sad.ndisp,
+           args->method_bp ? "bp" : "sad", disparity->width, disparity->height, args->sad.min_disp,
+           args->sad.ndisp,
            args->sad.window, pv_backend_name(pv_context_backend(ctx)));
     cli_json_string(stdout, pv_context_device_name(ctx));
     printf(", \"valid_fraction\": %.6f, \"kernel_ms\": %.4f, \"total_ms\": %.4f", (double)valid / (double)total,
@@ -147,7 +153,10 @@ static int run_stereo(const stereo_args *args, pv_context *ctx, const pv_image *
     pv_status status = pv_image_alloc(&disparity, left->width, left->height, PV_PIXEL_F32);
     if (status != PV_OK)
         return cli_fail_status(status, "disparity map");
-    status = pv_stereo_sad(ctx, left, right, &args->sad, &disparity);
+    if (args->method_bp)
+        status = cli_bp_run(ctx, left, right, &args->sad, &args->bp, &disparity);
+    else
+        status = pv_stereo_sad(ctx, left, right, &args->sad, &disparity);
     int rc = status == PV_OK ? 0 : cli_fail_status(status, "stereo");
     pv_timing timing = {0, 0, 0, 0};
     pv_context_last_timing(ctx, &timing);
@@ -157,7 +166,8 @@ static int run_stereo(const stereo_args *args, pv_context *ctx, const pv_image *
     if (rc == 0)
         rc = write_outputs(args, &disparity);
     if (rc == 0 && args->want_time)
-        printf("stereo sad: %.3f ms (kernel %.3f ms) on %s\n", timing.total_ms, timing.kernel_ms,
+        printf("stereo %s: %.3f ms (kernel %.3f ms) on %s\n",
+               args->method_bp ? "bp" : "sad", timing.total_ms, timing.kernel_ms,
                pv_context_device_name(ctx));
     if (rc == 0 && args->ground_truth && !args->want_json)
         printf("bad > 1 px: %.2f%% of known pixels\n", 100.0 * bad_fraction);
@@ -172,6 +182,7 @@ int cli_stereo(int argc, char **argv)
     stereo_args args;
     memset(&args, 0, sizeof args);
     pv_sad_params_default(&args.sad);
+    pv_bp_params_default(&args.bp);
     args.gt_scale = 1.0f;
     cli_backend_options_default(&args.backend);
     if (parse_stereo_args(argc, argv, &args))

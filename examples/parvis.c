@@ -12,6 +12,10 @@ static const char usage[] =
     "  stereo LEFT RIGHT -o OUT.pfm --method sad --ndisp N [--window W]\n"
     "         [--min-disp M] [--subpixel] [--lr-check] [--uniqueness U]\n"
     "         [--png VIS.png] [--gt GT.pgm --gt-scale S] [--time] [--json]\n"
+    "  stereo LEFT RIGHT ... --method bp --ndisp N [--levels L] [--iterations I]\n"
+    "         [--lambda F] [--data-max F] [--disc-max F] [--sigma F] [--tile WxH]\n"
+    "         [--tile-padding P]   hierarchical belief propagation (disc-max ndisp/7.5 suits\n"
+    "                          wide ranges)\n"
     "  phasecorr REF MOV [--upsample F | --parabolic] [--window hann]\n"
     "         [--pad none|fft|linear] [--size NXxNYxNZ] [--time] [--json]\n"
     "                          shift with MOV(p) ~ REF(p - shift): prints 'dx dy [dz] peak';\n"
@@ -19,6 +23,21 @@ static const char usage[] =
     "  ncc TEMPLATE IMAGE [-o MAP.pfm] [--min-overlap N] [--time] [--json]\n"
     "                          normalized cross-correlation: prints 'x y coefficient'\n"
     "                          (the template's top-left corner in the image)\n"
+    "  flow FIXED MOVING -o FLOW.nii [--alpha A] [--beta B] [--rho S] [--kernel-size K]\n"
+    "         [--warps R] [--iterations N] [--levels L] [--tolerance T] [--check-every K]\n"
+    "         [--spacing H] [--forward] [--size NXxNYxNZ] [--warped OUT.nii] [--time] [--json]\n"
+    "                          3D CLG optical flow (alias flow3d): u, v, w in voxels with\n"
+    "                          MOVING(x + w(x)) ~ FIXED(x); NIfTI in/out, or raw float32 with\n"
+    "                          --size (flow written as FLOW_u.raw, FLOW_v.raw, FLOW_w.raw)\n"
+    "  sift IMAGE -o KEYS.txt [--first-octave -1|0] [--peak-thresh F] [--edge-thresh F]\n"
+    "         [--max-keypoints K] [--levels S] [--octaves O] [--json]\n"
+    "                          SIFT keypoints: lines 'x y sigma angle d0 ... d127'\n"
+    "  match IMG1 IMG2 -o MATCHES.txt [--ratio R] [--mutual] [sift options] [--json]\n"
+    "                          SIFT matches: lines 'x1 y1 x2 y2 distance'\n"
+    "  tune [--op bp|sad] [--device I] [--candidates N] [--runs N] [--size WxH]\n"
+    "         [--ndisp N] [--no-write] [--show]\n"
+    "                          search the OpenCL device's best kernel parameters, check\n"
+    "                          each against the CPU, store the winners in the tuning cache\n"
     "  version                 print the library version\n"
     "\n"
     "common options: --backend auto|cpu|opencl  --device I  --crosscheck\n"
@@ -70,6 +89,14 @@ int main(int argc, char **argv)
         return cli_phasecorr(argc - 1, argv + 1);
     if (strcmp(command, "ncc") == 0)
         return cli_ncc(argc - 1, argv + 1);
+    if (strcmp(command, "flow") == 0 || strcmp(command, "flow3d") == 0)
+        return cli_flow(argc - 1, argv + 1);
+    if (strcmp(command, "sift") == 0)
+        return cli_sift(argc - 1, argv + 1);
+    if (strcmp(command, "match") == 0)
+        return cli_match(argc - 1, argv + 1);
+    if (strcmp(command, "tune") == 0)
+        return cli_tune(argc - 1, argv + 1);
     if (strcmp(command, "version") == 0)
         return printf("parvis %s\n", pv_version()), 0;
     if (strcmp(command, "help") == 0 || strcmp(command, "--help") == 0 || strcmp(command, "-h") == 0)

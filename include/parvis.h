@@ -8,6 +8,7 @@
 #include "parvis/filter.h"
 #include "parvis/stereo.h"
 #include "parvis/register.h"
+#include "parvis/octreg.h"
 #include "parvis/tune.h"
 #include "parvis/flow.h"
 #include "parvis/volume_io.h"

@@ -293,8 +293,8 @@ void pv_sift_matches_free(pv_sift_matches *matches)
 {
     if (!matches)
         return;
-    free(matches->matches);
-    matches->matches = NULL;
+    free(matches->pairs);
+    matches->pairs = NULL;
     matches->count = 0;
 }
 
@@ -646,7 +646,7 @@ static int passes_ratio(float d1, float d2, float ratio)
 static pv_status collect_matches(pv_context *ctx, int count, const nearest_result *fwd,
                                  const nearest_result *back, float ratio, pv_sift_matches *out)
 {
-    pv_sift_match *list = malloc((count > 0 ? (size_t)count : 1) * sizeof *list);
+    pv_sift_pair *list = malloc((count > 0 ? (size_t)count : 1) * sizeof *list);
     if (!list)
         return pv_fail(ctx, PV_ERR_NOMEM, "sift_match: no memory for %d matches", count);
     int kept = 0;
@@ -656,11 +656,11 @@ static pv_status collect_matches(pv_context *ctx, int count, const nearest_resul
             continue;
         if (back && back->best[j] != i)
             continue;
-        list[kept++] = (pv_sift_match){i, j, sqrtf(fwd->d1[i]),
+        list[kept++] = (pv_sift_pair){i, j, sqrtf(fwd->d1[i]),
                                        isinf(fwd->d2[i]) ? INFINITY : sqrtf(fwd->d2[i])};
     }
     out->count = kept;
-    out->matches = list;
+    out->pairs = list;
     return PV_OK;
 }
 

@@ -3,6 +3,7 @@
  * built here in double, so both backends use identical numbers), the NCC
  * input normalization, and the CPU cross-check. */
 #include "internal.h"
+#include "register_internal.h"
 
 #include <float.h>
 #include <limits.h>
@@ -65,6 +66,63 @@ static pv_status check_options(pv_context *ctx, const char *op, const pv_phaseco
     return PV_OK;
 }
 
+/* ============================================================= FFT engine */
+
+const char *pv_fft_engine_name(pv_fft_engine engine)
+{
+    switch (engine) {
+    case PV_FFT_AUTO: return "auto";
+    case PV_FFT_CLFFT: return "clFFT";
+    case PV_FFT_VKFFT: return "VkFFT";
+    case PV_FFT_FFTW: return "FFTW";
+    }
+    return "unknown";
+}
+
+int pv_fft_engine_available(pv_fft_engine engine)
+{
+    if (engine == PV_FFT_AUTO || engine == PV_FFT_FFTW)
+        return 1;
+#ifdef PV_HAVE_OPENCL
+    return pv_cl_fft_engine_built(engine);
+#else
+    return 0;
+#endif
+}
+
+pv_status pv_context_set_fft_engine(pv_context *ctx, pv_fft_engine engine)
+{
+    if (!ctx)
+        return pv_fail(NULL, PV_ERR_INVALID, "set_fft_engine: ctx is NULL");
+    if (engine != PV_FFT_AUTO && engine != PV_FFT_CLFFT && engine != PV_FFT_VKFFT)
+        return pv_fail(ctx, PV_ERR_INVALID,
+                       "set_fft_engine: engine %d is not PV_FFT_AUTO, _CLFFT or _VKFFT",
+                       (int)engine);
+    if (!pv_fft_engine_available(engine))
+        return pv_fail(ctx, PV_ERR_UNSUPPORTED,
+                       "set_fft_engine: this build has no %s (configure --with-vkfft)",
+                       pv_fft_engine_name(engine));
+    if (ctx->backend != PV_BACKEND_OPENCL)
+        return PV_OK;
+#ifdef PV_HAVE_OPENCL
+    return pv_cl_fft_set_engine(ctx, engine);
+#else
+    return PV_OK;
+#endif
+}
+
+pv_status pv_context_fft_engine(pv_context *ctx, pv_fft_engine *engine)
+{
+    if (!ctx || !engine)
+        return pv_fail(ctx, PV_ERR_INVALID, "fft_engine: ctx or engine is NULL");
+    *engine = PV_FFT_FFTW;
+#ifdef PV_HAVE_OPENCL
+    if (ctx->backend == PV_BACKEND_OPENCL)
+        return pv_cl_fft_engine_of(ctx, engine);
+#endif
+    return PV_OK;
+}
+
 /* ================================================================== sizes */
 
 /* Smallest m >= n whose prime factors are 2, 3, 5 and 7 (fast for FFTW and
@@ -116,39 +174,56 @@ typedef struct data_scan {
     int textured;   /* not all values equal */
 } data_scan;
 
-static data_scan scan_values(const float *row, int n, float *lo, float *hi, data_scan scan)
+/* Threads for the front end's passes over inputs; small inputs stay on
+ * one thread, where starting a team costs more than the pass. */
+#define PV_PARALLEL_MIN_POINTS 65536
+
+static int pass_threads(const pv_context *ctx)
 {
-    for (int x = 0; x < n; x++) {
-        float v = row[x];
-        if (!isfinite(v))
-            scan.finite = 0;
-        if (v < *lo)
-            *lo = v;
-        if (v > *hi)
-            *hi = v;
-    }
-    return scan;
+    return ctx && ctx->cpu_threads > 0 ? ctx->cpu_threads : 1;
 }
 
-static data_scan scan_volume(const pv_volume *v)
+static long volume_rows(const pv_volume *v)
 {
-    data_scan scan = {1, 0};
+    return (long)v->ny * v->nz;
+}
+
+static const float *volume_row(const pv_volume *v, long row)
+{
+    return v->data + (row / v->ny) * v->stride_z + (row % v->ny) * v->stride_y;
+}
+
+/* Finite values and their range, one pass, split over rows (minimum,
+ * maximum and a flag do not depend on the split). */
+static data_scan scan_volume(const pv_volume *v, int threads)
+{
     float lo = INFINITY, hi = -INFINITY;
-    for (int z = 0; z < v->nz; z++)
-        for (int y = 0; y < v->ny; y++)
-            scan = scan_values(v->data + z * v->stride_z + y * v->stride_y, v->nx, &lo, &hi,
-                               scan);
-    scan.textured = scan.finite && hi > lo;
+    int finite = 1;
+    const long rows = volume_rows(v);
+    const int nx = v->nx;
+#pragma omp parallel for num_threads(threads) schedule(static) \
+    reduction(min : lo) reduction(max : hi) reduction(& : finite) \
+    if ((double)rows * nx > PV_PARALLEL_MIN_POINTS)
+    for (long r = 0; r < rows; r++) {
+        const float *row = volume_row(v, r);
+        for (int x = 0; x < nx; x++) {
+            float value = row[x];
+            finite &= isfinite(value) != 0;
+            lo = value < lo ? value : lo;
+            hi = value > hi ? value : hi;
+        }
+    }
+    data_scan scan = {finite, finite && hi > lo};
     return scan;
 }
 
-static data_scan scan_image(const pv_image *image)
+static data_scan scan_image(const pv_image *image, int threads)
 {
     data_scan scan = {1, 0};
     if (image->type == PV_PIXEL_F32) {
         pv_volume view = pv_volume_wrap(image->data, image->width, image->height, 1);
         view.stride_y = image->stride;
-        return scan_volume(&view);
+        return scan_volume(&view, threads);
     }
     const uint8_t *data = image->data, first = data[0];
     for (int y = 0; y < image->height && !scan.textured; y++)
@@ -195,41 +270,77 @@ static pv_status image_as_volume(pv_context *ctx, const pv_image *image, float *
 
 /* ============================================================ input levels */
 
-static double volume_mean(const pv_volume *v)
+/* A sum over a volume's rows of fn(row), in double: per-row sums in
+ * parallel, then added in row order, so the result does not depend on the
+ * number of threads. */
+typedef double (*row_sum_fn)(const float *row, long index, const pv_volume *v,
+                             const void *arg);
+
+static double sum_over_rows(const pv_volume *v, int threads, row_sum_fn fn, const void *arg)
 {
+    const long rows = volume_rows(v);
+    double *partial = malloc((size_t)rows * sizeof *partial), sum = 0.0;
+    if (!partial) {
+        for (long r = 0; r < rows; r++)
+            sum += fn(volume_row(v, r), r, v, arg);
+        return sum;
+    }
+#pragma omp parallel for num_threads(threads) schedule(static) \
+    if ((double)rows * v->nx > PV_PARALLEL_MIN_POINTS)
+    for (long r = 0; r < rows; r++)
+        partial[r] = fn(volume_row(v, r), r, v, arg);
+    for (long r = 0; r < rows; r++)
+        sum += partial[r];
+    free(partial);
+    return sum;
+}
+
+static double row_sum(const float *row, long index, const pv_volume *v, const void *arg)
+{
+    (void)index;
+    (void)arg;
     double sum = 0.0;
-    for (int z = 0; z < v->nz; z++)
-        for (int y = 0; y < v->ny; y++) {
-            const float *row = v->data + z * v->stride_z + y * v->stride_y;
-            for (int x = 0; x < v->nx; x++)
-                sum += row[x];
-        }
-    return sum / ((double)v->nx * v->ny * v->nz);
+    for (int x = 0; x < v->nx; x++)
+        sum += row[x];
+    return sum;
+}
+
+static double volume_mean(const pv_volume *v, int threads)
+{
+    return sum_over_rows(v, threads, row_sum, NULL) / ((double)v->nx * v->ny * v->nz);
 }
 
 /* The mean a backend subtracts from an input: 0 unless the plan centres. */
 static float input_mean(const pv_phasecorr_plan *plan, const pv_volume *v)
 {
-    return plan->geometry.centered ? (float)volume_mean(v) : 0.0f;
+    return plan->geometry.centered ? (float)volume_mean(v, pass_threads(plan->ctx)) : 0.0f;
+}
+
+typedef struct energy_args {
+    const float *const *window;
+    float mean;
+} energy_args;
+
+static double row_energy(const float *row, long index, const pv_volume *v, const void *arg)
+{
+    const energy_args *e = arg;
+    const int y = (int)(index % v->ny), z = (int)(index / v->ny);
+    double sum = 0.0;
+    for (int x = 0; x < v->nx; x++) {
+        double d = (double)row[x] - e->mean;
+        if (e->window[0])
+            d *= (double)e->window[0][x] * e->window[1][y] * e->window[2][z];
+        sum += d * d;
+    }
+    return sum;
 }
 
 /* Sum of squares of what the transform sees, (v - mean) * window, which by
  * Parseval is the mean power of the spectrum's bins. */
 static double transformed_energy(const pv_phasecorr_plan *plan, const pv_volume *v, float mean)
 {
-    double sum = 0.0;
-    const float *const *w = plan->geometry.window;
-    for (int z = 0; z < v->nz; z++)
-        for (int y = 0; y < v->ny; y++) {
-            const float *row = v->data + z * v->stride_z + y * v->stride_y;
-            for (int x = 0; x < v->nx; x++) {
-                double d = (double)row[x] - mean;
-                if (w[0])
-                    d *= (double)w[0][x] * w[1][y] * w[2][z];
-                sum += d * d;
-            }
-        }
-    return sum;
+    energy_args args = {plan->geometry.window, mean};
+    return sum_over_rows(v, pass_threads(plan->ctx), row_energy, &args);
 }
 
 /* ================================================================ windows */
@@ -719,7 +830,8 @@ pv_status pv_phase_correlate3d(pv_context *ctx, const pv_volume *reference,
         status = resolve_options(ctx, op, options, &resolved);
     if (status != PV_OK)
         return status;
-    data_scan ref_scan = scan_volume(reference), mov_scan = scan_volume(moving);
+    data_scan ref_scan = scan_volume(reference, pass_threads(ctx));
+    data_scan mov_scan = scan_volume(moving, pass_threads(ctx));
     status = check_finite(ctx, op, "reference", ref_scan);
     if (status == PV_OK)
         status = check_finite(ctx, op, "moving", mov_scan);
@@ -764,7 +876,8 @@ pv_status pv_phase_correlate(pv_context *ctx, const pv_image *reference, const p
         status = resolve_options(ctx, op, options, &resolved);
     if (status != PV_OK)
         return status;
-    data_scan ref_scan = scan_image(reference), mov_scan = scan_image(moving);
+    data_scan ref_scan = scan_image(reference, pass_threads(ctx));
+    data_scan mov_scan = scan_image(moving, pass_threads(ctx));
     status = check_finite(ctx, op, "reference", ref_scan);
     if (status == PV_OK)
         status = check_finite(ctx, op, "moving", mov_scan);
@@ -806,7 +919,7 @@ pv_status pv_phasecorr_plan_create3d(pv_context *ctx, const pv_volume *reference
         status = pv_fail(ctx, PV_ERR_INVALID, "%s: plan is NULL", op);
     if (status != PV_OK)
         return status;
-    data_scan scan = scan_volume(reference);
+    data_scan scan = scan_volume(reference, pass_threads(ctx));
     status = check_finite(ctx, op, "reference", scan);
     if (status != PV_OK)
         return status;
@@ -843,7 +956,7 @@ pv_status pv_phasecorr_plan_create(pv_context *ctx, const pv_image *reference,
         status = pv_fail(ctx, PV_ERR_INVALID, "%s: plan is NULL", op);
     if (status != PV_OK)
         return status;
-    data_scan scan = scan_image(reference);
+    data_scan scan = scan_image(reference, pass_threads(ctx));
     status = check_finite(ctx, op, "reference", scan);
     if (status != PV_OK)
         return status;
@@ -881,6 +994,23 @@ pv_status pv_phasecorr_plan_fft_size(const pv_phasecorr_plan *plan, int size[3])
     return PV_OK;
 }
 
+pv_status pv_phasecorr_plan_time_fft(pv_phasecorr_plan *plan)
+{
+    if (!plan)
+        return pv_fail(NULL, PV_ERR_INVALID, "phasecorr_plan_time_fft: plan is NULL");
+    pv_context *ctx = plan->ctx;
+    pv_status status = PV_OK;
+    pv_call_begin(ctx);
+    if (ctx->backend == PV_BACKEND_CPU)
+        status = pv_cpu_pc_time_fft(ctx, plan->backend);
+#ifdef PV_HAVE_OPENCL
+    else
+        status = pv_cl_pc_time_fft(ctx, plan->backend);
+#endif
+    pv_call_end(ctx);
+    return status;
+}
+
 static pv_status check_plan(const char *op, const pv_phasecorr_plan *plan, int dims)
 {
     if (!plan)
@@ -891,8 +1021,10 @@ static pv_status check_plan(const char *op, const pv_phasecorr_plan *plan, int d
     return PV_OK;
 }
 
+/* The volume's size against the plan's, and its values (the scan is kept
+ * in *scan, so no input is read twice). */
 static pv_status check_plan_volume(const pv_phasecorr_plan *plan, const char *op,
-                                   const char *name, const pv_volume *volume)
+                                   const char *name, const pv_volume *volume, data_scan *scan)
 {
     pv_status status = check_volume_arg(plan->ctx, op, name, volume);
     if (status != PV_OK)
@@ -901,11 +1033,12 @@ static pv_status check_plan_volume(const pv_phasecorr_plan *plan, const char *op
     if (volume->nx != n[0] || volume->ny != n[1] || volume->nz != n[2])
         return pv_fail(plan->ctx, PV_ERR_INVALID, "%s: %s is %dx%dx%d but the plan's is %dx%dx%d",
                        op, name, volume->nx, volume->ny, volume->nz, n[0], n[1], n[2]);
-    return check_finite(plan->ctx, op, name, scan_volume(volume));
+    *scan = scan_volume(volume, pass_threads(plan->ctx));
+    return check_finite(plan->ctx, op, name, *scan);
 }
 
 static pv_status check_plan_image(const pv_phasecorr_plan *plan, const char *op,
-                                  const char *name, const pv_image *image)
+                                  const char *name, const pv_image *image, data_scan *scan)
 {
     pv_status status = check_image_arg(plan->ctx, op, name, image);
     if (status != PV_OK)
@@ -914,19 +1047,21 @@ static pv_status check_plan_image(const pv_phasecorr_plan *plan, const char *op,
     if (image->width != n[0] || image->height != n[1])
         return pv_fail(plan->ctx, PV_ERR_INVALID, "%s: %s is %dx%d but the plan's is %dx%d", op,
                        name, image->width, image->height, n[0], n[1]);
-    return check_finite(plan->ctx, op, name, scan_image(image));
+    *scan = scan_image(image, pass_threads(plan->ctx));
+    return check_finite(plan->ctx, op, name, *scan);
 }
 
 pv_status pv_phasecorr_plan_set_reference3d(pv_phasecorr_plan *plan, const pv_volume *reference)
 {
     const char *op = "phasecorr_plan_set_reference3d";
+    data_scan scan;
     pv_status status = check_plan(op, plan, 3);
     if (status == PV_OK)
-        status = check_plan_volume(plan, op, "reference", reference);
+        status = check_plan_volume(plan, op, "reference", reference, &scan);
     if (status != PV_OK)
         return status;
     pv_call_begin(plan->ctx);
-    status = plan_reference(plan, reference, scan_volume(reference));
+    status = plan_reference(plan, reference, scan);
     pv_call_end(plan->ctx);
     return status;
 }
@@ -934,9 +1069,10 @@ pv_status pv_phasecorr_plan_set_reference3d(pv_phasecorr_plan *plan, const pv_vo
 pv_status pv_phasecorr_plan_set_reference(pv_phasecorr_plan *plan, const pv_image *reference)
 {
     const char *op = "phasecorr_plan_set_reference";
+    data_scan scan;
     pv_status status = check_plan(op, plan, 2);
     if (status == PV_OK)
-        status = check_plan_image(plan, op, "reference", reference);
+        status = check_plan_image(plan, op, "reference", reference, &scan);
     if (status != PV_OK)
         return status;
     pv_volume view;
@@ -944,7 +1080,7 @@ pv_status pv_phasecorr_plan_set_reference(pv_phasecorr_plan *plan, const pv_imag
     pv_call_begin(plan->ctx);
     status = image_as_volume(plan->ctx, reference, &copy, &view);
     if (status == PV_OK)
-        status = plan_reference(plan, &view, scan_image(reference));
+        status = plan_reference(plan, &view, scan);
     pv_call_end(plan->ctx);
     free(copy);
     return status;
@@ -967,15 +1103,20 @@ pv_status pv_phasecorr_plan_correlate3d(pv_phasecorr_plan *plan, const pv_volume
     pv_status status = check_plan(op, plan, 3);
     if (status == PV_OK)
         status = check_movers(op, plan, movers, count, shifts);
-    for (int i = 0; status == PV_OK && i < count; i++)
-        status = check_plan_volume(plan, op, "a mover", &movers[i]);
     if (status != PV_OK)
         return status;
     int *textured = malloc((size_t)count * sizeof *textured);
     if (!textured)
         return pv_fail(plan->ctx, PV_ERR_NOMEM, "%s: out of memory", op);
-    for (int i = 0; i < count; i++)
-        textured[i] = scan_volume(&movers[i]).textured;
+    for (int i = 0; status == PV_OK && i < count; i++) {
+        data_scan scan;
+        status = check_plan_volume(plan, op, "a mover", &movers[i], &scan);
+        textured[i] = scan.textured;
+    }
+    if (status != PV_OK) {
+        free(textured);
+        return status;
+    }
     pv_call_begin(plan->ctx);
     for (int done = 0; status == PV_OK && done < count; done += plan->geometry.batch) {
         int chunk = count - done < plan->geometry.batch ? count - done : plan->geometry.batch;
@@ -987,26 +1128,22 @@ pv_status pv_phasecorr_plan_correlate3d(pv_phasecorr_plan *plan, const pv_volume
 }
 
 /* One chunk of 2D movers: converted to f32 volume views first. */
-static pv_status correlate_images(pv_phasecorr_plan *plan, const pv_image *movers, int count,
-                                  pv_shift *shifts)
+static pv_status correlate_images(pv_phasecorr_plan *plan, const pv_image *movers,
+                                  const int *textured, int count, pv_shift *shifts)
 {
     pv_volume *views = calloc((size_t)count, sizeof *views);
     float **copies = calloc((size_t)count, sizeof *copies);
-    int *textured = calloc((size_t)count, sizeof *textured);
-    pv_status status = views && copies && textured
+    pv_status status = views && copies
                            ? PV_OK
                            : pv_fail(plan->ctx, PV_ERR_NOMEM, "phase correlation: out of memory");
-    for (int i = 0; status == PV_OK && i < count; i++) {
-        textured[i] = scan_image(&movers[i]).textured;
+    for (int i = 0; status == PV_OK && i < count; i++)
         status = image_as_volume(plan->ctx, &movers[i], &copies[i], &views[i]);
-    }
     if (status == PV_OK)
         status = correlate_chunk(plan, views, textured, count, shifts);
     for (int i = 0; copies && i < count; i++)
         free(copies[i]);
     free(views);
     free(copies);
-    free(textured);
     return status;
 }
 
@@ -1017,16 +1154,27 @@ pv_status pv_phasecorr_plan_correlate(pv_phasecorr_plan *plan, const pv_image *m
     pv_status status = check_plan(op, plan, 2);
     if (status == PV_OK)
         status = check_movers(op, plan, movers, count, shifts);
-    for (int i = 0; status == PV_OK && i < count; i++)
-        status = check_plan_image(plan, op, "a mover", &movers[i]);
     if (status != PV_OK)
         return status;
+    int *textured = malloc((size_t)count * sizeof *textured);
+    if (!textured)
+        return pv_fail(plan->ctx, PV_ERR_NOMEM, "%s: out of memory", op);
+    for (int i = 0; status == PV_OK && i < count; i++) {
+        data_scan scan;
+        status = check_plan_image(plan, op, "a mover", &movers[i], &scan);
+        textured[i] = scan.textured;
+    }
+    if (status != PV_OK) {
+        free(textured);
+        return status;
+    }
     pv_call_begin(plan->ctx);
     for (int done = 0; status == PV_OK && done < count; done += plan->geometry.batch) {
         int chunk = count - done < plan->geometry.batch ? count - done : plan->geometry.batch;
-        status = correlate_images(plan, movers + done, chunk, shifts + done);
+        status = correlate_images(plan, movers + done, textured + done, chunk, shifts + done);
     }
     pv_call_end(plan->ctx);
+    free(textured);
     return status;
 }
 
@@ -1079,9 +1227,9 @@ static pv_status normalized_copy(pv_context *ctx, const pv_image *image, ncc_sta
     return PV_OK;
 }
 
-static int image_is_finite(const pv_image *image)
+static int image_is_finite(const pv_context *ctx, const pv_image *image)
 {
-    return scan_image(image).finite;
+    return scan_image(image, pass_threads(ctx)).finite;
 }
 
 static uintptr_t image_bytes(const pv_image *image)
@@ -1133,7 +1281,7 @@ static pv_status check_ncc(pv_context *ctx, const pv_image *templ, const pv_imag
                        map_h);
     if (out && (status = check_ncc_output(ctx, templ, image, out, (int)map_w, (int)map_h)) != PV_OK)
         return status;
-    if (!image_is_finite(templ) || !image_is_finite(image))
+    if (!image_is_finite(ctx, templ) || !image_is_finite(ctx, image))
         return pv_fail(ctx, PV_ERR_INVALID, "normxcorr2: templ or image contains NaN or Inf");
     return PV_OK;
 }

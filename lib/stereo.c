@@ -87,20 +87,25 @@ static pv_status check_params(pv_context *ctx, const pv_sad_params *params, int 
         return pv_fail(ctx, PV_ERR_INVALID, "stereo_sad: params.window %d is not odd and >= 1",
                        params->window);
     if (params->window > width || params->window > height)
-        return pv_fail(ctx, PV_ERR_INVALID, "stereo_sad: params.window %d is larger than the %dx%d image",
+        return pv_fail(ctx, PV_ERR_INVALID,
+                       "stereo_sad: params.window %d is larger than the %dx%d image",
                        params->window, width, height);
     if (params->ndisp < 1 || params->ndisp > width)
-        return pv_fail(ctx, PV_ERR_INVALID, "stereo_sad: params.ndisp %d is not in 1..%d (image width)",
+        return pv_fail(ctx, PV_ERR_INVALID,
+                       "stereo_sad: params.ndisp %d is not in 1..%d (the image width)",
                        params->ndisp, width);
     if (!range_reaches_image(params->min_disp, params->ndisp, width))
         return pv_fail(ctx, PV_ERR_INVALID,
-                       "stereo_sad: params.min_disp %d leaves no valid disparity in a %d-pixel-wide image",
-                       params->min_disp, width);
+                       "stereo_sad: params.min_disp %d with ndisp %d leaves no candidate inside "
+                       "a %d-pixel-wide image",
+                       params->min_disp, params->ndisp, width);
     if (!is_finite_nonnegative(params->uniqueness))
-        return pv_fail(ctx, PV_ERR_INVALID, "stereo_sad: params.uniqueness %g is not finite and >= 0",
+        return pv_fail(ctx, PV_ERR_INVALID,
+                       "stereo_sad: params.uniqueness %g is not finite and >= 0",
                        (double)params->uniqueness);
     if (!is_finite_nonnegative(params->lr_max_diff))
-        return pv_fail(ctx, PV_ERR_INVALID, "stereo_sad: params.lr_max_diff %g is not finite and >= 0",
+        return pv_fail(ctx, PV_ERR_INVALID,
+                       "stereo_sad: params.lr_max_diff %g is not finite and >= 0",
                        (double)params->lr_max_diff);
     return PV_OK;
 }
@@ -227,7 +232,8 @@ static pv_status check_error_args(const pv_image *disparity, const pv_image *gro
     if (!pv_image_is_valid(ground_truth))
         return pv_fail(NULL, PV_ERR_INVALID, "disparity_error: ground_truth is not a valid image");
     if (!pv_images_same_size(disparity, ground_truth))
-        return pv_fail(NULL, PV_ERR_INVALID, "disparity_error: ground_truth is %dx%d but disparity is %dx%d",
+        return pv_fail(NULL, PV_ERR_INVALID,
+                       "disparity_error: ground_truth is %dx%d but disparity is %dx%d",
                        ground_truth->width, ground_truth->height, disparity->width,
                        disparity->height);
     if (!(isfinite(gt_scale) && gt_scale > 0.0f))

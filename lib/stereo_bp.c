@@ -266,14 +266,30 @@ static int split_start(int count, int total, int i)
     return (int)((long long)total * i / count);
 }
 
+/* Region edges are moved outwards to multiples of the coarsest level's
+ * block, so that every level's 2x2 blocks and the checkerboard colours
+ * coincide with the whole image's: the tile then sees the same coarse
+ * data costs as a whole-image run, and agrees with it far more often. */
+static int region_start(int start, int padding, int block)
+{
+    int x = start - padding;
+    return x <= 0 ? 0 : x / block * block;
+}
+
+static int region_end(int end, int padding, int block, int total)
+{
+    long long x = (long long)end + padding;
+    x = (x + block - 1) / block * block;
+    return x >= total ? total : (int)x;
+}
+
 static void tile_at(const tile_grid *g, int ix, int iy, pv_bp_tile *tile)
 {
     int x0 = split_start(g->nx, g->width, ix), x1 = split_start(g->nx, g->width, ix + 1);
     int y0 = split_start(g->ny, g->height, iy), y1 = split_start(g->ny, g->height, iy + 1);
-    int rx0 = x0 - g->padding < 0 ? 0 : x0 - g->padding;
-    int ry0 = y0 - g->padding < 0 ? 0 : y0 - g->padding;
-    int rx1 = x1 > g->width - g->padding ? g->width : x1 + g->padding;
-    int ry1 = y1 > g->height - g->padding ? g->height : y1 + g->padding;
+    const int block = 1 << (g->levels - 1);
+    int rx0 = region_start(x0, g->padding, block), rx1 = region_end(x1, g->padding, block, g->width);
+    int ry0 = region_start(y0, g->padding, block), ry1 = region_end(y1, g->padding, block, g->height);
     tile->x = rx0;
     tile->y = ry0;
     tile->width = rx1 - rx0;

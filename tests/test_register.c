@@ -247,7 +247,8 @@ static void test_integer_shifts_3d(void **state)
     free(ref);
 }
 
-/* 47 is prime: FFTW transforms it, clFFT cannot, and padding helps both. */
+/* 47 is prime: FFTW and VkFFT (Bluestein) transform it, clFFT cannot, and
+ * padding helps every engine. */
 static void test_unfriendly_size(void **state)
 {
     fixture *f = *state;
@@ -259,9 +260,17 @@ static void test_unfriendly_size(void **state)
         pv_image a = pv_image_wrap(ref, 47, 39, PV_PIXEL_F32);
         pv_image b = pv_image_wrap(mov, 47, 39, PV_PIXEL_F32);
         pv_shift untouched = {7, 7, 7, 7, 7};
+        assert_int_equal(pv_context_set_fft_engine(f->cl, PV_FFT_CLFFT), PV_OK);
         assert_int_equal(pv_phase_correlate(f->cl, &a, &b, NULL, &untouched), PV_ERR_UNSUPPORTED);
         assert_non_null(strstr(pv_context_last_error(f->cl), "47"));
         assert_true(untouched.dx == 7 && untouched.peak == 7);
+        if (pv_fft_engine_available(PV_FFT_VKFFT)) {
+            assert_int_equal(pv_context_set_fft_engine(f->cl, PV_FFT_VKFFT), PV_OK);
+            s = correlate2d(f->cl, ref, mov, 47, 39, NULL);
+            if (s.dx != -6.0 || s.dy != 4.0)
+                fail_msg("VkFFT: (-6,4) found as (%g,%g) peak %g", s.dx, s.dy, s.peak);
+        }
+        assert_int_equal(pv_context_set_fft_engine(f->cl, PV_FFT_AUTO), PV_OK);
     }
     pv_phasecorr_options options;
     pv_phasecorr_options_default(&options);
@@ -585,6 +594,141 @@ static void test_opencl_matches_cpu(void **state)
     free(mov3);
 }
 
+/* ============================================================ FFT engines */
+
+static void test_fft_engine_api(void **state)
+{
+    fixture *f = *state;
+    pv_fft_engine engine = PV_FFT_AUTO;
+    assert_string_equal(pv_fft_engine_name(PV_FFT_VKFFT), "VkFFT");
+    assert_true(pv_fft_engine_available(PV_FFT_CLFFT) || !f->cl);
+    assert_int_equal(pv_context_fft_engine(f->cpu, &engine), PV_OK);
+    assert_int_equal(engine, PV_FFT_FFTW);
+    /* A GPU engine on a CPU context changes nothing (if it is built in). */
+    assert_int_equal(pv_context_set_fft_engine(f->cpu, PV_FFT_CLFFT),
+                     pv_fft_engine_available(PV_FFT_CLFFT) ? PV_OK : PV_ERR_UNSUPPORTED);
+    assert_int_equal(pv_context_fft_engine(f->cpu, &engine), PV_OK);
+    assert_int_equal(engine, PV_FFT_FFTW);
+    assert_int_equal(pv_context_set_fft_engine(f->cpu, (pv_fft_engine)99), PV_ERR_INVALID);
+    assert_int_equal(pv_context_set_fft_engine(NULL, PV_FFT_AUTO), PV_ERR_INVALID);
+    assert_int_equal(pv_context_fft_engine(f->cpu, NULL), PV_ERR_INVALID);
+    if (!f->cl)
+        return;
+    assert_int_equal(pv_context_set_fft_engine(f->cl, PV_FFT_FFTW), PV_ERR_INVALID);
+    assert_int_equal(pv_context_set_fft_engine(f->cl, PV_FFT_CLFFT), PV_OK);
+    assert_int_equal(pv_context_fft_engine(f->cl, &engine), PV_OK);
+    assert_int_equal(engine, PV_FFT_CLFFT);
+    assert_int_equal(pv_context_set_fft_engine(f->cl, PV_FFT_AUTO), PV_OK);
+    /* Unset, the environment decides; a bad name is an error, not a guess. */
+    assert_int_equal(setenv("PARVIS_FFT", "cufft", 1), 0);
+    assert_int_equal(pv_context_fft_engine(f->cl, &engine), PV_ERR_INVALID);
+    assert_non_null(strstr(pv_context_last_error(f->cl), "PARVIS_FFT"));
+    assert_int_equal(setenv("PARVIS_FFT", "clfft", 1), 0);
+    assert_int_equal(pv_context_fft_engine(f->cl, &engine), PV_OK);
+    assert_int_equal(engine, PV_FFT_CLFFT);
+    assert_int_equal(unsetenv("PARVIS_FFT"), 0);
+    assert_int_equal(pv_context_fft_engine(f->cl, &engine), PV_OK);
+    assert_int_equal(engine, pv_fft_engine_available(PV_FFT_VKFFT) ? PV_FFT_VKFFT : PV_FFT_CLFFT);
+    if (!pv_fft_engine_available(PV_FFT_VKFFT))
+        assert_int_equal(pv_context_set_fft_engine(f->cl, PV_FFT_VKFFT), PV_ERR_UNSUPPORTED);
+}
+
+typedef struct engine_results {
+    pv_shift one2d, one3d, planned[3];
+    pv_image map;
+} engine_results;
+
+/* Sub-pixel 2D and 3D one-shots, a batched plan and an NCC map on f->cl
+ * with the engine set. */
+static void run_engine(fixture *f, pv_fft_engine engine, const float *ref, const float *mov,
+                       const float *ref3, const float *mov3, engine_results *r)
+{
+    assert_int_equal(pv_context_set_fft_engine(f->cl, engine), PV_OK);
+    pv_phasecorr_options options;
+    pv_phasecorr_options_default(&options);
+    options.subpixel = PV_SUBPIXEL_UPSAMPLE;
+    options.upsample = 100;
+    r->one2d = correlate2d(f->cl, ref, mov, W2, H2, &options);
+    r->one3d = correlate3d(f->cl, ref3, mov3, &options);
+    pv_volume reference = pv_volume_wrap((float *)ref3, NX3, NY3, NZ3);
+    pv_volume movers[3] = {pv_volume_wrap((float *)mov3, NX3, NY3, NZ3),
+                           pv_volume_wrap((float *)ref3, NX3, NY3, NZ3),
+                           pv_volume_wrap((float *)mov3, NX3, NY3, NZ3)};
+    pv_phasecorr_plan *plan = NULL;
+    assert_int_equal(pv_phasecorr_plan_create3d(f->cl, &reference, NULL, 2, &plan), PV_OK);
+    assert_int_equal(pv_phasecorr_plan_correlate3d(plan, movers, 3, r->planned), PV_OK);
+    pv_phasecorr_plan_destroy(plan);
+    pv_image templ = pv_image_wrap((float *)ref, 16, 12, PV_PIXEL_F32);
+    templ.stride = W2;
+    pv_image image = pv_image_wrap((float *)mov, W2, H2, PV_PIXEL_F32);
+    assert_int_equal(pv_image_alloc(&r->map, W2 + 15, H2 + 11, PV_PIXEL_F32), PV_OK);
+    assert_int_equal(pv_normxcorr2(f->cl, &templ, &image, 0, &r->map, NULL), PV_OK);
+    assert_int_equal(pv_context_set_fft_engine(f->cl, PV_FFT_AUTO), PV_OK);
+}
+
+static double shift_difference(const pv_shift *a, const pv_shift *b)
+{
+    return fmax(fabs(a->dx - b->dx), fmax(fabs(a->dy - b->dy), fabs(a->dz - b->dz)));
+}
+
+static void test_fft_engines_agree(void **state)
+{
+    fixture *f = *state;
+    if (!f->cl || !pv_fft_engine_available(PV_FFT_VKFFT))
+        skip();
+    float *ref = texture2d(W2, H2, 0, 0, 151u), *mov = texture2d(W2, H2, -7.38, 5.61, 151u);
+    float *ref3 = texture3d(0, 0, 0, 152u), *mov3 = texture3d(4.27, -3.66, 2.08, 152u);
+    engine_results cl, vk;
+    run_engine(f, PV_FFT_CLFFT, ref, mov, ref3, mov3, &cl);
+    run_engine(f, PV_FFT_VKFFT, ref, mov, ref3, mov3, &vk);
+    assert_true(shift_difference(&cl.one2d, &vk.one2d) <= 1e-3);
+    assert_true(shift_difference(&cl.one3d, &vk.one3d) <= 1e-3);
+    assert_true(fabs(cl.one3d.dx - 4.27) <= 0.02 && fabs(vk.one3d.dz - 2.08) <= 0.02);
+    for (int i = 0; i < 3; i++) {
+        /* Integer peaks: exactly the same. */
+        assert_true(shift_difference(&cl.planned[i], &vk.planned[i]) == 0.0);
+        assert_true(fabs(cl.planned[i].peak - vk.planned[i].peak) <= 1e-3);
+    }
+    assert_true(vk.planned[0].dx == 4.0 && vk.planned[0].dy == -4.0 && vk.planned[0].dz == 2.0);
+    assert_true(vk.planned[1].dx == 0.0 && fabs(vk.planned[1].peak - 1.0) < 1e-4);
+    double worst = 0.0;
+    for (int i = 0; i < cl.map.width * cl.map.height; i++)
+        worst = fmax(worst, fabs(((float *)cl.map.data)[i] - ((float *)vk.map.data)[i]));
+    if (!(worst <= 1e-4))
+        fail_msg("NCC maps differ by %g between the engines", worst);
+    pv_image_free(&cl.map);
+    pv_image_free(&vk.map);
+    free(ref);
+    free(mov);
+    free(ref3);
+    free(mov3);
+}
+
+/* The bare transform pair of a plan leaves its reference alone. */
+static void test_plan_time_fft(void **state)
+{
+    pv_context *ctxs[2];
+    int n = contexts_of(*state, ctxs);
+    float *ref = texture3d(0, 0, 0, 161u), *mov = texture3d(-3, 6, 1, 161u);
+    pv_volume reference = pv_volume_wrap(ref, NX3, NY3, NZ3);
+    pv_volume moving = pv_volume_wrap(mov, NX3, NY3, NZ3);
+    assert_int_equal(pv_phasecorr_plan_time_fft(NULL), PV_ERR_INVALID);
+    for (int c = 0; c < n; c++) {
+        pv_phasecorr_plan *plan = NULL;
+        pv_shift s;
+        pv_timing timing;
+        assert_int_equal(pv_phasecorr_plan_create3d(ctxs[c], &reference, NULL, 1, &plan), PV_OK);
+        assert_int_equal(pv_phasecorr_plan_time_fft(plan), PV_OK);
+        pv_context_last_timing(ctxs[c], &timing);
+        assert_true(timing.total_ms > 0.0 && timing.kernel_ms > 0.0);
+        assert_int_equal(pv_phasecorr_plan_correlate3d(plan, &moving, 1, &s), PV_OK);
+        assert_true(s.dx == -3.0 && s.dy == 6.0 && s.dz == 1.0 && s.peak > 0.99);
+        pv_phasecorr_plan_destroy(plan);
+    }
+    free(ref);
+    free(mov);
+}
+
 /* ================================================================== NCC */
 
 /* Padfield's generalized NCC at map position (u, v), in double. */
@@ -880,6 +1024,9 @@ int main(void)
         cmocka_unit_test(test_no_texture),
         cmocka_unit_test(test_phasecorr_bad_input),
         cmocka_unit_test(test_opencl_matches_cpu),
+        cmocka_unit_test(test_fft_engine_api),
+        cmocka_unit_test(test_fft_engines_agree),
+        cmocka_unit_test(test_plan_time_fft),
         cmocka_unit_test(test_ncc_brute_force),
         cmocka_unit_test(test_ncc_matches_matlab_inside),
         cmocka_unit_test(test_ncc_finds_known_offset),

@@ -201,7 +201,8 @@ static int clean_disparity(int x, int width, int radius, const bands *b, int *d)
         int xr = x - b->disp[i];
         if (x - radius < 0 || x + radius >= width || xr - radius < 0 || xr + radius >= width)
             continue;
-        if (band_of(xr - radius, width, b->count) == i && band_of(xr + radius, width, b->count) == i) {
+        if (band_of(xr - radius, width, b->count) == i &&
+            band_of(xr + radius, width, b->count) == i) {
             *d = b->disp[i];
             found++;
         }
@@ -295,7 +296,8 @@ static float direct_disparity(const pv_image *left, const pv_image *right,
     float d = (float)(p->min_disp + best);
     if (p->subpixel && best > 0 && best + 1 < p->ndisp && costs[best - 1] < INFINITY &&
         costs[best + 1] < INFINITY) {
-        float a = (float)(costs[best - 1] - costs[best]), b = (float)(costs[best + 1] - costs[best]);
+        float a = (float)(costs[best - 1] - costs[best]);
+        float b = (float)(costs[best + 1] - costs[best]);
         d += (a - b) / (2.0f * (a + b));
     }
     return d;
@@ -334,7 +336,8 @@ static void check_definition(pv_context *ctx, pv_pixel_type type, const pv_sad_p
         for (int x = 0; x < width; x++)
             differing += !same_disparity(*fpixel(&disparity, x, y),
                                          direct_result(&left, &right, params, x, y));
-    int allowed = pv_context_backend(ctx) == PV_BACKEND_CPU ? 0 : (int)(MAX_DIFFERING * width * height);
+    const int on_cpu = pv_context_backend(ctx) == PV_BACKEND_CPU;
+    const int allowed = on_cpu ? 0 : (int)(MAX_DIFFERING * width * height);
     if (differing > allowed)
         fail_msg("%d pixels differ from the definition (window %d, min %d, ndisp %d, sub %d, "
                  "lr %d, uniq %g)", differing, params->window, params->min_disp, params->ndisp,
@@ -463,7 +466,8 @@ static void test_lr_check_occlusion(void **state)
     const int width = 120, height = 40, window = 5, radius = window / 2;
     const bands b = {2, {2, 12}};
     const int a = width / 2;
-    pv_image left = new_image(width, height, PV_PIXEL_U8), right = new_image(width, height, PV_PIXEL_U8);
+    pv_image left = new_image(width, height, PV_PIXEL_U8);
+    pv_image right = new_image(width, height, PV_PIXEL_U8);
     pv_image plain = new_image(width, height, PV_PIXEL_F32);
     pv_image checked = new_image(width, height, PV_PIXEL_F32);
     make_band_pair(&left, &right, &b, 77u);
@@ -511,7 +515,8 @@ static void test_subpixel(void **state)
     pv_context *ctx = backend_ctx(state);
     const int width = 90, height = 30, window = 9, radius = window / 2;
     const double shift = 5.3;
-    pv_image left = new_image(width, height, PV_PIXEL_F32), right = new_image(width, height, PV_PIXEL_F32);
+    pv_image left = new_image(width, height, PV_PIXEL_F32);
+    pv_image right = new_image(width, height, PV_PIXEL_F32);
     pv_image integer = new_image(width, height, PV_PIXEL_F32);
     pv_image refined = new_image(width, height, PV_PIXEL_F32);
     make_fractional_pair(&left, &right, shift);
@@ -547,7 +552,8 @@ static void test_uniqueness(void **state)
 {
     pv_context *ctx = backend_ctx(state);
     const int width = 80, height = 24, window = 5, radius = window / 2, shift = 3;
-    pv_image left = new_image(width, height, PV_PIXEL_U8), right = new_image(width, height, PV_PIXEL_U8);
+    pv_image left = new_image(width, height, PV_PIXEL_U8);
+    pv_image right = new_image(width, height, PV_PIXEL_U8);
     pv_image disparity = new_image(width, height, PV_PIXEL_F32);
     pv_image tile = new_image(6, height, PV_PIXEL_U8);
     tu_fill_random(&tile, 99u);
@@ -583,7 +589,8 @@ static void test_uniqueness(void **state)
 
 /* Both backends on strided, guarded buffers: identical disparities on
  * >= 99.9% of the pixels, nothing written outside the images. */
-static void compare_backends(const pv_image *left, const pv_image *right, const pv_sad_params *params)
+static void compare_backends(const pv_image *left, const pv_image *right,
+                             const pv_sad_params *params)
 {
     pv_context *cl = opencl_or_skip();
     const int width = left->width, height = left->height;
@@ -841,7 +848,8 @@ static void check_bad_images(pv_context *ctx)
     expect_invalid_with(ctx, &c.left, &right_f32, &c.params, &c.disparity, &c, "types differ");
     /* disparity written over an f32 input */
     pv_image alias = c.disparity;
-    expect_invalid_with(ctx, &alias, &right_f32, &c.params, &c.disparity, &c, "disparity aliases left");
+    expect_invalid_with(ctx, &alias, &right_f32, &c.params, &c.disparity, &c,
+                        "disparity aliases left");
     pv_image_free(&right_f32);
     bad_case_free(&c);
 }

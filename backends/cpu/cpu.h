@@ -33,4 +33,41 @@ pv_status pv_cpu_pc_upsample(pv_context *ctx, void *plan, int mover, const pv_df
                              float *values);
 pv_status pv_cpu_normxcorr2(pv_context *ctx, const pv_ncc_job *job, pv_image *map);
 
+/* flow.c */
+pv_status pv_cpu_flow_create(pv_context *ctx, const pv_flow_setup *setup, void **plan);
+void pv_cpu_flow_destroy(pv_context *ctx, void *plan);
+pv_status pv_cpu_flow_load(pv_context *ctx, void *plan, const pv_volume *fixed,
+                           const pv_volume *moving);
+pv_status pv_cpu_flow_begin_level(pv_context *ctx, void *plan, int level);
+pv_status pv_cpu_flow_gradients(pv_context *ctx, void *plan, int level);
+pv_status pv_cpu_flow_resample(pv_context *ctx, void *plan, int level);
+pv_status pv_cpu_flow_tensor(pv_context *ctx, void *plan, int level);
+pv_status pv_cpu_flow_jacobi(pv_context *ctx, void *plan, int level, int count, double *change);
+pv_status pv_cpu_flow_read(pv_context *ctx, void *plan, pv_flow_field *flow);
+pv_status pv_cpu_flow_warp(pv_context *ctx, const pv_volume *moving, const pv_flow_field *flow,
+                           pv_volume *warped);
+
+/* features.c */
+pv_status pv_cpu_sift_create(pv_context *ctx, const pv_sift_geometry *geometry, void **plan);
+void pv_cpu_sift_destroy(pv_context *ctx, void *plan);
+pv_status pv_cpu_sift_detect(pv_context *ctx, void *plan, const pv_image *image, pv_sift_raw *raw);
+pv_status pv_cpu_sift_nearest(pv_context *ctx, const float *query, int query_count,
+                              const float *train, int train_count, int *best, float *best_d2,
+                              float *second_d2);
+
+/* octreg.c */
+pv_status pv_cpu_oct_create(pv_context *ctx, const pv_oct_geometry *geometry, void **plan);
+void pv_cpu_oct_destroy(pv_context *ctx, void *plan);
+pv_status pv_cpu_oct_load(pv_context *ctx, void *plan, const pv_volume *volume,
+                          pv_oct_plane_stats *stats);
+pv_status pv_cpu_oct_reference(pv_context *ctx, void *plan, const float *floors);
+pv_status pv_cpu_oct_spectra(pv_context *ctx, void *plan);
+pv_status pv_cpu_oct_coarse(pv_context *ctx, void *plan, const int *start, int count,
+                            pv_pc_peak *peaks);
+pv_status pv_cpu_oct_fine(pv_context *ctx, void *plan, const int *sub, pv_pc_peak *peaks);
+pv_status pv_cpu_oct_place(pv_context *ctx, void *plan, const pv_oct_placement *placement,
+                           int reset);
+pv_status pv_cpu_oct_read(pv_context *ctx, void *plan, float gap, pv_volume *registered,
+                          pv_image *enface, pv_image *slow);
+
 #endif

@@ -248,6 +248,13 @@ void pv_cpu_fft_free(float *buffer)
         fftwf_free(buffer);
 }
 
+/* The plans were made on fftwf_malloc'ed arrays (alignment offset 0). */
+int pv_cpu_fft_can_read(const pv_cpu_fft *fft, const float *data)
+{
+    (void)fft;
+    return fftwf_alignment_of((float *)data) == 0;
+}
+
 void pv_cpu_fft_forward(const pv_cpu_fft *fft, float *real, float *spectrum)
 {
     fftwf_execute_dft_r2c(fft->forward, real, (fftwf_complex *)spectrum);

@@ -31,6 +31,10 @@ size_t pv_cpu_fft_complex_count(const pv_cpu_fft *fft);
 float *pv_cpu_fft_alloc(size_t count);
 void pv_cpu_fft_free(float *buffer);
 
+/* 1 when the transforms may read real input straight from data: FFTW
+ * executes a plan on other arrays only at the alignment it planned for. */
+int pv_cpu_fft_can_read(const pv_cpu_fft *fft, const float *data);
+
 /* real -> spectrum (real is preserved). */
 void pv_cpu_fft_forward(const pv_cpu_fft *fft, float *real, float *spectrum);
 /* spectrum -> real; FFTW destroys the spectrum of a multi-dimensional C2R. */

@@ -7,6 +7,7 @@
  * the FFT libraries' rounding and, for NCC, by the order of the row scans. */
 #include "cpu.h"
 #include "fft.h"
+#include "../../lib/register_internal.h"
 
 #include <float.h>
 #include <stdlib.h>
@@ -246,17 +247,42 @@ static void describe_peak(const cpu_pc_plan *p, const float *map, best_value bes
         }
 }
 
+/* Without padding, window or centring the transform input is the mover
+ * itself: when it is dense and aligned as FFTW planned, the R2C reads it
+ * in place (an out-of-place R2C preserves its input) and the copy, a full
+ * pass over the volume, is saved. */
+static float *transform_input(pv_context *ctx, const cpu_pc_plan *p, const pv_volume *mover,
+                              float mean)
+{
+    const pv_pc_geometry *g = &p->g;
+    int plain = !g->centered && !g->window[0] && memcmp(g->size, g->fft, sizeof g->size) == 0;
+    int dense = mover->stride_y == mover->nx &&
+                (mover->nz == 1 || mover->stride_z == (ptrdiff_t)mover->nx * mover->ny);
+    if (plain && dense && pv_cpu_fft_can_read(p->fft, mover->data))
+        return mover->data;
+    load_padded(ctx, g, mover, mean, p->real);
+    return p->real;
+}
+
 pv_status pv_cpu_pc_correlate(pv_context *ctx, void *plan, const pv_volume *movers,
                               const float *means, int count, pv_pc_peak *peaks)
 {
     cpu_pc_plan *p = plan;
     for (int i = 0; i < count; i++) {
-        load_padded(ctx, &p->g, &movers[i], means[i], p->real);
-        pv_cpu_fft_forward(p->fft, p->real, p->spectrum);
+        pv_cpu_fft_forward(p->fft, transform_input(ctx, p, &movers[i], means[i]), p->spectrum);
         cross_power(ctx, p, p->spectrum, p->kept ? p->kept[i] : NULL);
         pv_cpu_fft_inverse(p->fft, p->spectrum, p->real);
         describe_peak(p, p->real, find_max(ctx, p->real, p->real_count), &peaks[i]);
     }
+    return PV_OK;
+}
+
+pv_status pv_cpu_pc_time_fft(pv_context *ctx, void *plan)
+{
+    cpu_pc_plan *p = plan;
+    (void)ctx;
+    pv_cpu_fft_forward(p->fft, p->real, p->spectrum);
+    pv_cpu_fft_inverse(p->fft, p->spectrum, p->real);
     return PV_OK;
 }
 

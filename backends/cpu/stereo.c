@@ -11,6 +11,7 @@
  * state with the same rules as the kernel (sad_state below), which yields
  * the winner (ties: smaller d), the costs beside it for the sub-pixel
  * parabola, and the best cost outside d-1..d+1 for the uniqueness test.
+ * Plain matching (neither option) keeps only the winner.
  *
  * The right-reference map of the left-right check is the same matching on
  * mirrored images: flipping both images turns "right pixel xr matches left
@@ -37,11 +38,14 @@ typedef struct sad_images {
 
 /* Per-band scratch, allocated for all bands before matching starts. */
 typedef struct sad_work {
-    int32_t *colsums_i;   /* u8: ndisp rows of column sums, slid down the band */
-    float *colsums_f;     /* f32: the column sums of one disparity */
-    float *costs_f;       /* f32: window costs of one disparity */
-    double *costs;        /* window costs of one disparity, exact */
-    struct sad_state *states;
+    int32_t *colsums_i;        /* u8: ndisp rows of column sums, slid down the band */
+    float *colsums_f;          /* f32: the column sums of one candidate */
+    uint32_t *costs_u;         /* u8: window costs of one candidate (exact) */
+    float *costs_f;            /* f32: window costs of one candidate */
+    struct sad_state *states;  /* one row's folds (sub-pixel or uniqueness) */
+    uint32_t *best_u;          /* plain matching: one row's winning u8 costs ... */
+    float *best_f;             /* ... or f32 costs ... */
+    int *index;                /* ... and candidates (-1: none) */
 } sad_work;
 
 /* The fold of one pixel's candidates, scanned in increasing d.  Costs are
@@ -65,6 +69,12 @@ typedef struct sad_pass {
     float *out;
     ptrdiff_t stride;
 } sad_pass;
+
+/* Without sub-pixel and uniqueness only the winner matters: a cheaper fold. */
+static int pass_is_plain(const sad_pass *pass)
+{
+    return !pass->subpixel && !(pass->uniqueness > 0.0f);
+}
 
 /* --------------------------------------------------------------- the fold */
 
@@ -103,16 +113,18 @@ static int state_unique(const sad_state *s, float uniqueness)
     return !(second < (float)s->best * (1.0f + uniqueness));
 }
 
-/* Vertex of the parabola through (d-1, minus), (d, best), (d+1, plus):
- * minus > best >= plus is impossible, so the denominator is positive. */
-static float parabola_offset(const sad_state *s)
+/* Vertex of the parabola through (d-1, minus), (d, best), (d+1, plus).
+ * minus > best (a tie would have gone to d-1) and plus >= best, so the
+ * denominator is positive.  The differences round as the kernel's do: u8
+ * integers exactly, then to float; f32 values in float. */
+static float parabola_offset(const sad_state *s, int is_u8)
 {
-    float a = (float)(s->minus - s->best);
-    float b = (float)(s->plus - s->best);
+    float a = is_u8 ? (float)(s->minus - s->best) : (float)s->minus - (float)s->best;
+    float b = is_u8 ? (float)(s->plus - s->best) : (float)s->plus - (float)s->best;
     return (a - b) / (2.0f * (a + b));
 }
 
-static float state_result(const sad_state *s, int min_disp, const sad_pass *pass)
+static float state_result(const sad_state *s, int min_disp, int is_u8, const sad_pass *pass)
 {
     if (s->index < 0)
         return INFINITY;
@@ -120,7 +132,7 @@ static float state_result(const sad_state *s, int min_disp, const sad_pass *pass
         return INFINITY;
     float d = (float)(min_disp + s->index);
     if (pass->subpixel && s->minus < INFINITY && s->plus < INFINITY)
-        d += parabola_offset(s);
+        d += parabola_offset(s, is_u8);
     return d;
 }
 
@@ -239,6 +251,7 @@ static void colsums_u8_direct(const sad_images *im, int y, int k, int32_t *cs)
         const size_t row = (size_t)window_row(im, y + j);
         const int32_t *ref = im->ref_i + row * im->ref_pitch;
         const int32_t *oth = im->oth_i + row * im->oth_pitch + shift;
+        #pragma omp simd
         for (size_t u = 0; u < n; u++)
             cs[u] += abs(ref[u] - oth[u]);
     }
@@ -254,20 +267,23 @@ static void colsums_u8_slide(const sad_images *im, int y, int k, int32_t *cs)
     const int32_t *oth_in = im->oth_i + in * im->oth_pitch + shift;
     const int32_t *ref_out = im->ref_i + out * im->ref_pitch;
     const int32_t *oth_out = im->oth_i + out * im->oth_pitch + shift;
+    #pragma omp simd
     for (size_t u = 0; u < n; u++)
         cs[u] += abs(ref_in[u] - oth_in[u]) - abs(ref_out[u] - oth_out[u]);
 }
 
-static void costs_u8(const sad_images *im, const int32_t *cs, double *costs)
+/* Window sums slid along the row; uint32 wraps in between but every true
+ * sum is below 2^32 (the front end keeps u8 windows <= 4095). */
+static void costs_u8(const sad_images *im, const int32_t *cs, uint32_t *costs)
 {
     const int taps = 2 * im->radius + 1;
-    int64_t sum = 0;
+    uint32_t sum = 0;
     for (int i = 0; i < taps; i++)
-        sum += cs[i];
-    costs[0] = (double)sum;
+        sum += (uint32_t)cs[i];
+    costs[0] = sum;
     for (int x = 1; x < im->width; x++) {
-        sum += cs[x - 1 + taps] - cs[x - 1];
-        costs[x] = (double)sum;
+        sum += (uint32_t)cs[x - 1 + taps] - (uint32_t)cs[x - 1];
+        costs[x] = sum;
     }
 }
 
@@ -280,25 +296,26 @@ static void colsums_f32(const sad_images *im, int y, int k, float *cs)
         const size_t row = (size_t)window_row(im, y + j);
         const float *ref = im->ref_f + row * im->ref_pitch;
         const float *oth = im->oth_f + row * im->oth_pitch + shift;
+        #pragma omp simd
         for (size_t u = 0; u < n; u++)
             cs[u] += fabsf(ref[u] - oth[u]);
     }
 }
 
-static void costs_f32(const sad_images *im, const float *cs, float *sums, double *costs)
+static void costs_f32(const sad_images *im, const float *cs, float *costs)
 {
     const int taps = 2 * im->radius + 1;
     for (int x = 0; x < im->width; x++)
-        sums[x] = 0.0f;
-    for (int i = 0; i < taps; i++)
+        costs[x] = 0.0f;
+    for (int i = 0; i < taps; i++) {
+        #pragma omp simd
         for (int x = 0; x < im->width; x++)
-            sums[x] += cs[x + i];
-    for (int x = 0; x < im->width; x++)
-        costs[x] = (double)sums[x];
+            costs[x] += cs[x + i];
+    }
 }
 
-/* Window costs of candidate k for row y into work->costs.  u8 column sums
- * slide down the band from its first row. */
+/* Window costs of candidate k for row y (costs_u or costs_f).  u8 column
+ * sums slide down the band from its first row. */
 static void row_costs(const sad_images *im, int y, int first_row, int k, sad_work *work)
 {
     if (im->is_u8) {
@@ -307,40 +324,104 @@ static void row_costs(const sad_images *im, int y, int first_row, int k, sad_wor
             colsums_u8_direct(im, y, k, cs);
         else
             colsums_u8_slide(im, y, k, cs);
-        costs_u8(im, cs, work->costs);
+        costs_u8(im, cs, work->costs_u);
     } else {
         colsums_f32(im, y, k, work->colsums_f);
-        costs_f32(im, work->colsums_f, work->costs_f, work->costs);
+        costs_f32(im, work->colsums_f, work->costs_f);
     }
 }
 
 /* ---------------------------------------------------------------- matching */
 
-/* Fold candidate k into every pixel of the row; pixels whose match column
- * x - d falls outside the image see it as no candidate. */
-static void fold_candidate(const sad_images *im, int k, const double *costs, sad_state *states)
+/* Pixels x in [*lo, *hi) have their match column x - d inside the image;
+ * the others see candidate k as no candidate. */
+static void candidate_columns(const sad_images *im, int k, int *lo, int *hi)
 {
     const int d = im->min_disp + k;
-    const int lo = d > 0 ? d : 0;
-    const int hi = d < 0 ? im->width + d : im->width;
-    for (int x = 0; x < im->width; x++)
-        state_add(&states[x], x >= lo && x < hi ? costs[x] : INFINITY, k);
+    *lo = d > 0 ? d : 0;
+    *hi = d < 0 ? im->width + d : im->width;
+}
+
+static void fold_full(const sad_images *im, int k, sad_work *work)
+{
+    int lo, hi;
+    candidate_columns(im, k, &lo, &hi);
+    for (int x = 0; x < im->width; x++) {
+        double cost = INFINITY;
+        if (x >= lo && x < hi)
+            cost = im->is_u8 ? (double)work->costs_u[x] : (double)work->costs_f[x];
+        state_add(&work->states[x], cost, k);
+    }
+}
+
+/* The plain fold (winner only): no candidate never wins, so it needs no
+ * visit, and the rest is branch-free so that it vectorises. */
+static void fold_plain(const sad_images *im, int k, sad_work *work)
+{
+    int lo, hi;
+    candidate_columns(im, k, &lo, &hi);
+    int *index = work->index;
+    if (im->is_u8) {
+        const uint32_t *costs = work->costs_u;
+        uint32_t *best = work->best_u;
+        #pragma omp simd
+        for (int x = lo; x < hi; x++) {
+            int better = costs[x] < best[x];
+            best[x] = better ? costs[x] : best[x];
+            index[x] = better ? k : index[x];
+        }
+    } else {
+        const float *costs = work->costs_f;
+        float *best = work->best_f;
+        #pragma omp simd
+        for (int x = lo; x < hi; x++) {
+            int better = costs[x] < best[x];
+            best[x] = better ? costs[x] : best[x];
+            index[x] = better ? k : index[x];
+        }
+    }
+}
+
+static void reset_row(const sad_images *im, const sad_pass *pass, sad_work *work)
+{
+    for (int x = 0; x < im->width; x++) {
+        if (!pass_is_plain(pass))
+            state_reset(&work->states[x]);
+        else if (im->is_u8)
+            work->best_u[x] = UINT32_MAX;
+        else
+            work->best_f[x] = INFINITY;
+        work->index[x] = -1;
+    }
+}
+
+static void write_row(const sad_images *im, const sad_pass *pass, int y, const sad_work *work)
+{
+    float *out = pass->out + (ptrdiff_t)y * pass->stride;
+    for (int x = 0; x < im->width; x++) {
+        int column = pass->flip ? im->width - 1 - x : x;
+        if (!pass_is_plain(pass))
+            out[column] = state_result(&work->states[x], im->min_disp, im->is_u8, pass);
+        else if (work->index[x] < 0)
+            out[column] = INFINITY;
+        else
+            out[column] = (float)(im->min_disp + work->index[x]);
+    }
 }
 
 static void match_rows(const sad_images *im, const sad_pass *pass, int y0, int y1, sad_work *work)
 {
+    const int plain = pass_is_plain(pass);
     for (int y = y0; y < y1; y++) {
-        for (int x = 0; x < im->width; x++)
-            state_reset(&work->states[x]);
+        reset_row(im, pass, work);
         for (int k = 0; k < im->ndisp; k++) {
             row_costs(im, y, y0, k, work);
-            fold_candidate(im, k, work->costs, work->states);
+            if (plain)
+                fold_plain(im, k, work);
+            else
+                fold_full(im, k, work);
         }
-        float *out = pass->out + (ptrdiff_t)y * pass->stride;
-        for (int x = 0; x < im->width; x++) {
-            int column = pass->flip ? im->width - 1 - x : x;
-            out[column] = state_result(&work->states[x], im->min_disp, pass);
-        }
+        write_row(im, pass, y, work);
     }
 }
 
@@ -349,9 +430,12 @@ static void free_work(sad_work *work, int count)
     for (int i = 0; work && i < count; i++) {
         free(work[i].colsums_i);
         free(work[i].colsums_f);
+        free(work[i].costs_u);
         free(work[i].costs_f);
-        free(work[i].costs);
         free(work[i].states);
+        free(work[i].best_u);
+        free(work[i].best_f);
+        free(work[i].index);
     }
     free(work);
 }
@@ -359,16 +443,21 @@ static void free_work(sad_work *work, int count)
 static int alloc_band_work(const sad_images *im, sad_work *w)
 {
     const size_t width = (size_t)im->width;
-    if (im->is_u8)
+    int ok;
+    if (im->is_u8) {
         w->colsums_i = alloc_array((size_t)im->ndisp, colsum_count(im), sizeof(int32_t));
-    else {
+        w->costs_u = alloc_array(1, width, sizeof(uint32_t));
+        w->best_u = alloc_array(1, width, sizeof(uint32_t));
+        ok = w->colsums_i && w->costs_u && w->best_u;
+    } else {
         w->colsums_f = alloc_array(1, colsum_count(im), sizeof(float));
         w->costs_f = alloc_array(1, width, sizeof(float));
+        w->best_f = alloc_array(1, width, sizeof(float));
+        ok = w->colsums_f && w->costs_f && w->best_f;
     }
-    w->costs = alloc_array(1, width, sizeof(double));
     w->states = alloc_array(1, width, sizeof(sad_state));
-    int sums_ok = im->is_u8 ? w->colsums_i != NULL : w->colsums_f && w->costs_f;
-    return sums_ok && w->costs && w->states;
+    w->index = alloc_array(1, width, sizeof(int));
+    return ok && w->states && w->index;
 }
 
 static pv_status alloc_work(pv_context *ctx, const sad_images *im, int bands, sad_work **out)
@@ -434,7 +523,8 @@ pv_status pv_cpu_stereo_sad(pv_context *ctx, const pv_image *left, const pv_imag
     if (status == PV_OK && params->lr_check) {
         right_map = alloc_array((size_t)left->width, (size_t)left->height, sizeof(float));
         if (!right_map)
-            status = pv_fail(ctx, PV_ERR_NOMEM, "stereo_sad: no memory for the right disparity map");
+            status = pv_fail(ctx, PV_ERR_NOMEM,
+                             "stereo_sad: no memory for the right disparity map");
     }
     if (status == PV_OK) {
         sad_pass pass = {0, params->uniqueness, params->subpixel != 0, disparity->data,

@@ -195,7 +195,6 @@ static void finest_costs(const bp_work *w, const pv_image *image, const pv_bp_ti
                          const pv_bp_job *job, int threads)
 {
     const int width = image->width, n = job->ndisp;
-    const float worst = job->lambda * job->data_max;
     #pragma omp parallel for num_threads(threads) schedule(static)
     for (int y = 0; y < tile->height; y++) {
         const float *lrow = w->left + (size_t)(tile->y + y) * (size_t)width;
@@ -204,11 +203,7 @@ static void finest_costs(const bp_work *w, const pv_image *image, const pv_bp_ti
             const int xa = tile->x + x;
             float *cost = w->data[0] + ((size_t)y * (size_t)tile->width + (size_t)x) * (size_t)n;
             for (int k = 0; k < n; k++) {
-                const int xr = xa - (job->min_disp + k);
-                if (xr < 0 || xr >= width) {
-                    cost[k] = worst;
-                    continue;
-                }
+                const int xr = clamp_int(xa - (job->min_disp + k), 0, width - 1);
                 float diff = fabsf(lrow[xa] - rrow[xr]);
                 diff = diff < job->data_max ? diff : job->data_max;
                 cost[k] = job->lambda * diff;

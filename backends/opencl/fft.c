@@ -1,31 +1,28 @@
-/* The OpenCL FFT layer: clFFT plan pairs cached process-wide by full key.
+/* The OpenCL FFT layer: transform pairs cached process-wide by full key,
+ * each made by one engine (fft_engine.h), with the engine chosen per
+ * context, and the transforms timed between markers.
  *
  * A context that uses FFTs registers a release hook with the runtime,
- * which frees that context's plans before its queue and context go (and
- * tears clFFT down with the last plan, so nothing is left for clFFT's own
- * exit-time clean-up).  Every cached plan also holds a reference on its
- * queue and context. */
+ * which frees that context's pairs before its queue and context go.  Every
+ * cached pair also holds a reference on its queue and context, so a pair
+ * still in use when its context is destroyed (a plan destroyed late) stays
+ * valid until its last release. */
 #include "fft.h"
+#include "fft_engine.h"
 
-#include <clFFT.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 typedef struct timed_transform {
     cl_event start;   /* marker enqueued just before the transform */
-    cl_event end;     /* clFFT's event of its last kernel */
+    cl_event end;     /* marker enqueued just after it */
 } timed_transform;
 
 struct pv_cl_fft {
-    cl_context context;
-    cl_command_queue queue;
-    int size[3];
-    int batch;
-    clfftPlanHandle forward;
-    clfftPlanHandle inverse;
-    size_t real_count;
-    size_t complex_count;
+    pv_cl_fft_shape shape;   /* engines may point into it: never moved */
+    const pv_cl_fft_engine_ops *engine;
+    void *plan;              /* the engine's */
     double bake_ms;
     int users;
     int orphaned;            /* its context is gone: free on last release */
@@ -36,121 +33,93 @@ struct pv_cl_fft {
 
 static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
 static pv_cl_fft *cache_head;
-static int clfft_ready;
 
-/* ------------------------------------------------------------- lengths */
+/* --------------------------------------------------------------- engines */
 
-int pv_cl_fft_length_ok(int n)
+/* The "fft" launch-parameter family: not a kernel's, it holds the
+ * context's engine choice (0 = automatic) in the runtime's override store,
+ * which lives and dies with the context. */
+static const pv_cl_param_default fft_defaults[] = {
+    {"FFT_ENGINE", PV_FFT_AUTO},
+};
+
+const pv_cl_param_family pv_cl_params_fft = {"fft", fft_defaults,
+                                             sizeof fft_defaults / sizeof fft_defaults[0]};
+
+int pv_cl_fft_engine_built(pv_fft_engine engine)
 {
-    static const int radices[] = {2, 3, 5, 7, 11, 13};
-    if (n < 1)
-        return 0;
-    for (size_t i = 0; i < sizeof radices / sizeof radices[0]; i++)
-        while (n % radices[i] == 0)
-            n /= radices[i];
-    return n == 1;
+#ifdef PV_HAVE_VKFFT
+    if (engine == PV_FFT_VKFFT)
+        return 1;
+#endif
+    return engine == PV_FFT_AUTO || engine == PV_FFT_CLFFT;
 }
 
-static pv_status check_lengths(pv_context *ctx, const int size[3])
+static pv_fft_engine default_engine(void)
+{
+#ifdef PV_HAVE_VKFFT
+    return PV_FFT_VKFFT;
+#else
+    return PV_FFT_CLFFT;
+#endif
+}
+
+static pv_status engine_from_environment(pv_context *ctx, pv_fft_engine *engine)
+{
+    const char *name = getenv("PARVIS_FFT");
+    if (!name || !*name) {
+        *engine = default_engine();
+        return PV_OK;
+    }
+    if (strcmp(name, "clfft") == 0)
+        *engine = PV_FFT_CLFFT;
+    else if (strcmp(name, "vkfft") == 0)
+        *engine = PV_FFT_VKFFT;
+    else
+        return pv_fail(ctx, PV_ERR_INVALID, "PARVIS_FFT=%s is not clfft or vkfft", name);
+    if (!pv_cl_fft_engine_built(*engine))
+        return pv_fail(ctx, PV_ERR_UNSUPPORTED,
+                       "PARVIS_FFT=%s: this build has no VkFFT (configure --with-vkfft)", name);
+    return PV_OK;
+}
+
+pv_status pv_cl_fft_engine_of(pv_context *ctx, pv_fft_engine *engine)
+{
+    int chosen = pv_cl_param(ctx, "fft", "FFT_ENGINE", PV_FFT_AUTO);
+    if (chosen == PV_FFT_AUTO)
+        return engine_from_environment(ctx, engine);
+    *engine = (pv_fft_engine)chosen;
+    return PV_OK;
+}
+
+pv_status pv_cl_fft_set_engine(pv_context *ctx, pv_fft_engine engine)
+{
+    return pv_cl_param_set(ctx, "fft", "FFT_ENGINE", (int)engine);
+}
+
+static const pv_cl_fft_engine_ops *engine_ops(pv_fft_engine engine)
+{
+#ifdef PV_HAVE_VKFFT
+    if (engine == PV_FFT_VKFFT)
+        return &pv_cl_fft_vkfft_ops;
+#endif
+    (void)engine;
+    return &pv_cl_fft_clfft_ops;
+}
+
+static pv_status check_lengths(pv_context *ctx, const pv_cl_fft_engine_ops *engine,
+                               const int size[3])
 {
     for (int axis = 0; axis < 3; axis++)
-        if (!pv_cl_fft_length_ok(size[axis]))
+        if (!engine->length_ok(size[axis]))
             return pv_fail(ctx, PV_ERR_UNSUPPORTED,
-                           "clFFT cannot transform length %d (axis %c of %dx%dx%d): it takes "
+                           "%s cannot transform length %d (axis %c of %dx%dx%d): it takes "
                            "only factors 2, 3, 5, 7, 11, 13; pad the input",
-                           size[axis], "xyz"[axis], size[0], size[1], size[2]);
+                           engine->name, size[axis], "xyz"[axis], size[0], size[1], size[2]);
     return PV_OK;
 }
 
-/* --------------------------------------------------------- clFFT set-up */
-
-static pv_status clfft_check(pv_context *ctx, clfftStatus status, const char *call)
-{
-    if (status == CLFFT_SUCCESS)
-        return PV_OK;
-    return pv_fail(ctx, PV_ERR_OPENCL, "%s failed: clFFT status %d (%s)", call, (int)status,
-                   pv_cl_error_name((cl_int)status));
-}
-
-/* Called with cache_lock held. */
-static pv_status ensure_setup(pv_context *ctx)
-{
-    if (clfft_ready)
-        return PV_OK;
-    clfftSetupData setup;
-    pv_status status = clfft_check(ctx, clfftInitSetupData(&setup), "clfftInitSetupData");
-    if (status == PV_OK)
-        status = clfft_check(ctx, clfftSetup(&setup), "clfftSetup");
-    clfft_ready = status == PV_OK;
-    return status;
-}
-
-/* Called with cache_lock held, after the last plan is gone. */
-static void teardown_if_unused(void)
-{
-    if (clfft_ready && !cache_head) {
-        clfftTeardown();
-        clfft_ready = 0;
-    }
-}
-
-/* ------------------------------------------------------------- planning */
-
-static clfftDim rank_of(const int size[3])
-{
-    return size[2] > 1 ? CLFFT_3D : size[1] > 1 ? CLFFT_2D : CLFFT_1D;
-}
-
-static pv_status configure_plan(pv_context *ctx, clfftPlanHandle plan, const pv_cl_fft *fft,
-                                int forward)
-{
-    clfftDim dim = rank_of(fft->size);
-    size_t kx = (size_t)fft->size[0] / 2 + 1;
-    size_t real_strides[3] = {1, (size_t)fft->size[0], (size_t)fft->size[0] * fft->size[1]};
-    size_t complex_strides[3] = {1, kx, kx * (size_t)fft->size[1]};
-    clfftStatus s = clfftSetPlanPrecision(plan, CLFFT_SINGLE);
-    if (s == CLFFT_SUCCESS)
-        s = forward ? clfftSetLayout(plan, CLFFT_REAL, CLFFT_HERMITIAN_INTERLEAVED)
-                    : clfftSetLayout(plan, CLFFT_HERMITIAN_INTERLEAVED, CLFFT_REAL);
-    if (s == CLFFT_SUCCESS)
-        s = clfftSetResultLocation(plan, CLFFT_OUTOFPLACE);
-    if (s == CLFFT_SUCCESS)
-        s = clfftSetPlanInStride(plan, dim, forward ? real_strides : complex_strides);
-    if (s == CLFFT_SUCCESS)
-        s = clfftSetPlanOutStride(plan, dim, forward ? complex_strides : real_strides);
-    if (s == CLFFT_SUCCESS)
-        s = forward ? clfftSetPlanDistance(plan, fft->real_count, fft->complex_count)
-                    : clfftSetPlanDistance(plan, fft->complex_count, fft->real_count);
-    if (s == CLFFT_SUCCESS)
-        s = clfftSetPlanBatchSize(plan, (size_t)fft->batch);
-    /* clFFT scales its backward transform by 1/N unless told otherwise. */
-    if (s == CLFFT_SUCCESS)
-        s = clfftSetPlanScale(plan, CLFFT_BACKWARD, 1.0f);
-    return clfft_check(ctx, s, "clfftSetPlan*");
-}
-
-static pv_status make_plan(pv_context *ctx, pv_cl_fft *fft, int forward, clfftPlanHandle *out)
-{
-    size_t lengths[3] = {(size_t)fft->size[0], (size_t)fft->size[1], (size_t)fft->size[2]};
-    clfftPlanHandle plan;
-    pv_status status = clfft_check(
-        ctx, clfftCreateDefaultPlan(&plan, fft->context, rank_of(fft->size), lengths),
-        "clfftCreateDefaultPlan");
-    if (status != PV_OK)
-        return status;
-    status = configure_plan(ctx, plan, fft, forward);
-    double start = pv_now_ms();
-    if (status == PV_OK)
-        status = clfft_check(ctx, clfftBakePlan(plan, 1, &fft->queue, NULL, NULL),
-                             "clfftBakePlan");
-    fft->bake_ms += pv_now_ms() - start;
-    if (status != PV_OK) {
-        clfftDestroyPlan(&plan);
-        return status;
-    }
-    *out = plan;
-    return PV_OK;
-}
+/* ------------------------------------------------------------- entries */
 
 static void release_pending(pv_cl_fft *fft)
 {
@@ -161,16 +130,15 @@ static void release_pending(pv_cl_fft *fft)
     fft->pending_count = 0;
 }
 
+/* Called with cache_lock held. */
 static void destroy_entry(pv_cl_fft *fft)
 {
     release_pending(fft);
     free(fft->pending);
-    if (fft->forward)
-        clfftDestroyPlan(&fft->forward);
-    if (fft->inverse)
-        clfftDestroyPlan(&fft->inverse);
-    clReleaseCommandQueue(fft->queue);
-    clReleaseContext(fft->context);
+    if (fft->plan)
+        fft->engine->destroy(fft->plan);
+    clReleaseCommandQueue(fft->shape.queue);
+    clReleaseContext(fft->shape.context);
     free(fft);
 }
 
@@ -184,31 +152,43 @@ static int counts_for(const int size[3], int batch, size_t *real_count, size_t *
            pv_size_mul(*complex_count, 2 * sizeof(float) * (size_t)batch, &total);
 }
 
-static pv_status new_entry(pv_context *ctx, const int size[3], int batch, pv_cl_fft **out)
+static pv_status fill_shape(pv_context *ctx, const int size[3], int batch, pv_cl_fft_shape *s)
+{
+    memcpy(s->size, size, sizeof s->size);
+    s->batch = batch;
+    if (!counts_for(size, batch, &s->real_count, &s->complex_count))
+        return pv_fail(ctx, PV_ERR_NOMEM, "FFT of %dx%dx%d x %d: size overflows", size[0],
+                       size[1], size[2], batch);
+    s->context = pv_cl_context(ctx);
+    s->queue = pv_cl_queue(ctx);
+    s->device = pv_cl_device(ctx);
+    clRetainContext(s->context);
+    clRetainCommandQueue(s->queue);
+    return PV_OK;
+}
+
+/* Called with cache_lock held. */
+static pv_status new_entry(pv_context *ctx, const pv_cl_fft_engine_ops *engine,
+                           const int size[3], int batch, pv_cl_fft **out)
 {
     pv_cl_fft *fft = calloc(1, sizeof *fft);
     if (!fft)
         return pv_fail(ctx, PV_ERR_NOMEM, "FFT plan cache: out of memory");
-    memcpy(fft->size, size, sizeof fft->size);
-    fft->batch = batch;
-    if (!counts_for(size, batch, &fft->real_count, &fft->complex_count)) {
+    fft->engine = engine;
+    pv_status status = fill_shape(ctx, size, batch, &fft->shape);
+    if (status != PV_OK) {
         free(fft);
-        return pv_fail(ctx, PV_ERR_NOMEM, "FFT of %dx%dx%d x %d: size overflows", size[0],
-                       size[1], size[2], batch);
+        return status;
     }
-    fft->context = pv_cl_context(ctx);
-    fft->queue = pv_cl_queue(ctx);
-    clRetainContext(fft->context);
-    clRetainCommandQueue(fft->queue);
-    pv_status status = make_plan(ctx, fft, 1, &fft->forward);
-    if (status == PV_OK)
-        status = make_plan(ctx, fft, 0, &fft->inverse);
+    double start = pv_now_ms();
+    status = engine->create(ctx, &fft->shape, &fft->plan);
+    fft->bake_ms = pv_now_ms() - start;
     if (status != PV_OK) {
         destroy_entry(fft);
         return status;
     }
-    pv_log(ctx, "clFFT plans %dx%dx%d batch %d baked in %.1f ms", size[0], size[1], size[2],
-           batch, fft->bake_ms);
+    pv_log(ctx, "%s plans %dx%dx%d batch %d made in %.1f ms", engine->name, size[0], size[1],
+           size[2], batch, fft->bake_ms);
     fft->next = cache_head;
     cache_head = fft;
     *out = fft;
@@ -232,16 +212,15 @@ static void forget_context(cl_context context)
     pv_cl_fft **p = &cache_head;
     while (*p) {
         pv_cl_fft *fft = *p;
-        if (fft->context == context && fft->users == 0) {
+        if (fft->shape.context == context && fft->users == 0) {
             *p = fft->next;
             destroy_entry(fft);
             continue;
         }
-        if (fft->context == context)
+        if (fft->shape.context == context)
             fft->orphaned = 1;
         p = &fft->next;
     }
-    teardown_if_unused();
 }
 
 static void on_context_release(pv_context *ctx, void *unused)
@@ -252,37 +231,35 @@ static void on_context_release(pv_context *ctx, void *unused)
     pthread_mutex_unlock(&cache_lock);
 }
 
-static pv_status watch_context(pv_context *ctx)
-{
-    return pv_cl_on_release(ctx, on_context_release, NULL);
-}
-
 /* ------------------------------------------------------------ interface */
 
-static pv_cl_fft *find_entry(pv_context *ctx, const int size[3], int batch)
+static pv_cl_fft *find_entry(pv_context *ctx, const pv_cl_fft_engine_ops *engine,
+                             const int size[3], int batch)
 {
     for (pv_cl_fft *e = cache_head; e; e = e->next)
-        if (e->queue == pv_cl_queue(ctx) && e->context == pv_cl_context(ctx) && !e->orphaned &&
-            memcmp(e->size, size, sizeof e->size) == 0 && e->batch == batch)
+        if (e->shape.queue == pv_cl_queue(ctx) && e->shape.context == pv_cl_context(ctx) &&
+            !e->orphaned && e->engine == engine &&
+            memcmp(e->shape.size, size, sizeof e->shape.size) == 0 && e->shape.batch == batch)
             return e;
     return NULL;
 }
 
 pv_status pv_cl_fft_acquire(pv_context *ctx, const int size[3], int batch, pv_cl_fft **out)
 {
-    pv_status status = check_lengths(ctx, size);
+    pv_fft_engine kind;
+    pv_status status = pv_cl_fft_engine_of(ctx, &kind);
+    if (status != PV_OK)
+        return status;
+    const pv_cl_fft_engine_ops *engine = engine_ops(kind);
+    status = check_lengths(ctx, engine, size);
     if (status != PV_OK)
         return status;
     pthread_mutex_lock(&cache_lock);
-    pv_cl_fft *fft = find_entry(ctx, size, batch);
+    pv_cl_fft *fft = find_entry(ctx, engine, size, batch);
     if (!fft) {
-        status = watch_context(ctx);
+        status = pv_cl_on_release(ctx, on_context_release, NULL);
         if (status == PV_OK)
-            status = ensure_setup(ctx);
-        if (status == PV_OK)
-            status = new_entry(ctx, size, batch, &fft);
-        if (status != PV_OK)
-            teardown_if_unused();
+            status = new_entry(ctx, engine, size, batch, &fft);
     }
     if (status == PV_OK) {
         fft->users++;
@@ -301,24 +278,28 @@ void pv_cl_fft_release(pv_cl_fft *fft)
     if (fft->users == 0 && fft->orphaned) {
         unlink_entry(fft);
         destroy_entry(fft);
-        teardown_if_unused();
     }
     pthread_mutex_unlock(&cache_lock);
 }
 
 size_t pv_cl_fft_real_count(const pv_cl_fft *fft)
 {
-    return fft->real_count;
+    return fft->shape.real_count;
 }
 
 size_t pv_cl_fft_complex_count(const pv_cl_fft *fft)
 {
-    return fft->complex_count;
+    return fft->shape.complex_count;
 }
 
 double pv_cl_fft_bake_ms(const pv_cl_fft *fft)
 {
     return fft->bake_ms;
+}
+
+pv_fft_engine pv_cl_fft_engine(const pv_cl_fft *fft)
+{
+    return fft->engine->kind;
 }
 
 /* ------------------------------------------------------------ execution */
@@ -342,20 +323,23 @@ static pv_status remember_transform(pv_context *ctx, pv_cl_fft *fft, cl_event st
     return PV_OK;
 }
 
+static pv_status marker(pv_context *ctx, cl_event *event)
+{
+    return pv_cl_check(ctx, clEnqueueMarkerWithWaitList(pv_cl_queue(ctx), 0, NULL, event),
+                       "clEnqueueMarkerWithWaitList");
+}
+
+/* Neither engine returns one event for a whole transform (VkFFT returns
+ * none), so markers on the in-order queue bracket it. */
 static pv_status enqueue(pv_context *ctx, pv_cl_fft *fft, int forward, cl_mem in, cl_mem out)
 {
-    cl_command_queue queue = pv_cl_queue(ctx);
     cl_event start = NULL, end = NULL;
-    pv_status status = pv_cl_check(ctx, clEnqueueMarkerWithWaitList(queue, 0, NULL, &start),
-                                   "clEnqueueMarkerWithWaitList");
+    pv_status status = marker(ctx, &start);
     if (status != PV_OK)
         return status;
-    status = clfft_check(ctx,
-                         clfftEnqueueTransform(forward ? fft->forward : fft->inverse,
-                                               forward ? CLFFT_FORWARD : CLFFT_BACKWARD, 1,
-                                               &queue, 0, NULL, &end, &in, &out, NULL),
-                         forward ? "clfftEnqueueTransform(forward)"
-                                 : "clfftEnqueueTransform(backward)");
+    status = fft->engine->enqueue(ctx, fft->plan, forward, in, out);
+    if (status == PV_OK)
+        status = marker(ctx, &end);
     if (status != PV_OK) {
         clReleaseEvent(start);
         return status;
@@ -385,8 +369,9 @@ static double span_ms(cl_event start, cl_event end)
     return (double)(to - from) * 1e-6;
 }
 
-/* The marker completes when the work before the transform has, so the
- * span to clFFT's last event covers all of the transform's kernels. */
+/* The first marker completes when the work before the transform has, the
+ * second when the transform's last kernel has: the span covers all of the
+ * transform's kernels. */
 void pv_cl_fft_collect(pv_context *ctx, pv_cl_fft *fft)
 {
     if (!fft)

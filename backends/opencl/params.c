@@ -9,7 +9,13 @@
 static const pv_cl_param_family *const families[] = {
     &pv_cl_params_filter,
     &pv_cl_params_sad,
+    &pv_cl_params_bp,
+    &pv_cl_params_tune,
     &pv_cl_params_register,
+    &pv_cl_params_fft,
+    &pv_cl_params_flow,
+    &pv_cl_params_features,
+    &pv_cl_params_octreg,
 };
 
 static const pv_cl_param_family *find_family(const char *family)

@@ -1,13 +1,17 @@
 /* OpenCL register module: host side of kernels/register.cl.
  *
  * A phase-correlation plan keeps on the device the reference's unit-phase
- * spectrum, the batch's transform buffers and the reduction buffers, so a
- * correlation costs one upload per mover, a batched R2C, the cross-power
- * kernel, a batched C2R and a two-stage arg-max; only 7 floats and an index
- * per mover come back.  One-shot calls use transient plans whose buffers
- * are the context's scratch slots.  FFTs go through fft.c (clFFT). */
+ * spectrum, its count of empty bins, the batch's transform buffers and the
+ * reduction buffers, so a correlation costs one upload per mover, a
+ * batched R2C, the cross-power kernel, a batched C2R and a single-pass
+ * arg-max (64-bit atomics; two stages on devices without them) with a
+ * tiny record kernel: one read of 8 words per mover is the only host
+ * synchronization.  One-shot calls use transient plans whose buffers are
+ * the context's scratch slots, and do not wait between the reference and
+ * the mover.  FFTs go through fft.c (clFFT or VkFFT). */
 #include "opencl.h"
 #include "fft.h"
+#include "../../lib/register_internal.h"
 
 #include <float.h>
 #include <stdint.h>
@@ -19,8 +23,10 @@ static const pv_cl_param_default register_defaults[] = {
     {"PC_PAD_WG_X", 32},      /* padding kernel work-group shape             */
     {"PC_PAD_WG_Y", 8},
     {"PC_REDUCE_WG", 256},    /* arg-max work-group size (power of two)      */
-    {"PC_REDUCE_GROUPS", 1024}, /* arg-max first-stage groups per map (enough
-                                 * work items in flight to stream a 256^3 map) */
+    {"PC_REDUCE_GROUPS", 1024}, /* arg-max groups per map (enough work items
+                                 * in flight to stream a 256^3 map) */
+    {"PC_REDUCE_ATOMIC", 1},  /* 1: single-pass arg-max when the device has
+                               * cl_khr_int64_extended_atomics; 0: two stages */
     {"PC_DFT_WG", 64},        /* upsampled-DFT contraction work-group size   */
     {"NCC_SCAN_WG", 256},     /* integral-image row scan (power of two)      */
     {"NCC_COL_WG", 64},       /* integral-image column sums                  */
@@ -31,7 +37,7 @@ static const pv_cl_param_default register_defaults[] = {
 const pv_cl_param_family pv_cl_params_register = {
     "register", register_defaults, sizeof register_defaults / sizeof register_defaults[0]};
 
-#define PC_RECORD 7 /* floats per mover: peak value and six neighbours */
+#define PC_RECORD 8 /* words per mover: peak value, six neighbours, index */
 
 typedef struct cl_pc_plan {
     pv_pc_geometry g;
@@ -40,12 +46,11 @@ typedef struct cl_pc_plan {
     size_t real_count;   /* transform grid points per mover */
     size_t complex_count;/* half-spectrum points per mover */
     int direct;          /* not centred, not padded: movers land in the transform input */
-    float scale;         /* 1 / (non-empty reference bins) */
-    int groups;          /* first-stage arg-max groups per map */
+    int groups;          /* arg-max groups per map */
+    int atomic_max;      /* single-pass arg-max (64-bit atomics) */
     cl_mem reference, staging, real, spectra, kept, windows, part_values, part_indices, records,
-        peak_indices, empty;
-    float *host_records;
-    cl_uint *host_indices;
+        peak_keys, empty;
+    cl_uint *host_records;
 } cl_pc_plan;
 
 /* ================================================================ helpers */
@@ -160,7 +165,7 @@ static void release_buffers(cl_pc_plan *p)
         return;
     cl_mem *owned[] = {&p->reference, &p->staging, &p->real, &p->spectra, &p->kept,
                        &p->windows, &p->part_values, &p->part_indices, &p->records,
-                       &p->peak_indices, &p->empty};
+                       &p->peak_keys, &p->empty};
     for (size_t i = 0; i < sizeof owned / sizeof owned[0]; i++)
         if (!(p->direct && owned[i] == &p->staging))
             pv_cl_release(owned[i]);
@@ -173,7 +178,6 @@ static void free_plan(cl_pc_plan *p)
     release_buffers(p);
     pv_cl_fft_release(p->fft);
     free(p->host_records);
-    free(p->host_indices);
     free(p);
 }
 
@@ -219,18 +223,28 @@ static pv_status reduction_buffers(pv_context *ctx, cl_pc_plan *p)
         status = plan_buffer(ctx, p, "pc.part_indices", parts * sizeof(cl_uint),
                              &p->part_indices);
     if (status == PV_OK)
-        status = plan_buffer(ctx, p, "pc.records", batch * PC_RECORD * sizeof(float),
+        status = plan_buffer(ctx, p, "pc.records", batch * PC_RECORD * sizeof(cl_uint),
                              &p->records);
     if (status == PV_OK)
-        status = plan_buffer(ctx, p, "pc.peak_indices", batch * sizeof(cl_uint),
-                             &p->peak_indices);
+        status = plan_buffer(ctx, p, "pc.peak_keys", batch * sizeof(cl_ulong), &p->peak_keys);
     if (status == PV_OK)
         status = plan_buffer(ctx, p, "pc.empty", sizeof(cl_int), &p->empty);
-    p->host_records = malloc(batch * PC_RECORD * sizeof(float));
-    p->host_indices = malloc(batch * sizeof(cl_uint));
-    if (status == PV_OK && (!p->host_records || !p->host_indices))
+    p->host_records = malloc(batch * PC_RECORD * sizeof(cl_uint));
+    if (status == PV_OK && !p->host_records)
         status = pv_fail(ctx, PV_ERR_NOMEM, "phase correlation plan: out of memory");
     return status;
+}
+
+/* The single-pass arg-max needs 64-bit atomic max (an OpenCL 1.2
+ * extension); the launch parameter can turn it off for comparison. */
+static int has_atomic_max(pv_context *ctx)
+{
+    char extensions[8192] = "";
+    if (!param(ctx, "PC_REDUCE_ATOMIC") ||
+        clGetDeviceInfo(pv_cl_device(ctx), CL_DEVICE_EXTENSIONS, sizeof extensions - 1,
+                        extensions, NULL) != CL_SUCCESS)
+        return 0;
+    return strstr(extensions, "cl_khr_int64_extended_atomics") != NULL;
 }
 
 static int reduction_groups(pv_context *ctx, size_t points)
@@ -263,6 +277,7 @@ pv_status pv_cl_pc_create(pv_context *ctx, const pv_pc_geometry *geometry, void 
     }
     if (status == PV_OK) {
         p->groups = reduction_groups(ctx, p->real_count);
+        p->atomic_max = has_atomic_max(ctx);
         status = transform_buffers(ctx, p);
     }
     if (status == PV_OK)
@@ -278,10 +293,23 @@ pv_status pv_cl_pc_create(pv_context *ctx, const pv_pc_geometry *geometry, void 
     return PV_OK;
 }
 
+/* A transient plan's call may have stopped between its reference and its
+ * mover: drain what it enqueued so its time stays in this call. */
 void pv_cl_pc_destroy(pv_context *ctx, void *plan)
 {
-    (void)ctx;
-    free_plan(plan);
+    cl_pc_plan *p = plan;
+    if (p && p->g.transient)
+        (void)finish(ctx, p->fft, PV_OK);
+    free_plan(p);
+}
+
+pv_status pv_cl_pc_time_fft(pv_context *ctx, void *plan)
+{
+    cl_pc_plan *p = plan;
+    pv_status status = pv_cl_fft_forward(ctx, p->fft, p->real, p->spectra);
+    if (status == PV_OK)
+        status = pv_cl_fft_inverse(ctx, p->fft, p->spectra, p->real);
+    return finish(ctx, p->fft, status);
 }
 
 /* ============================================================ correlation */
@@ -319,39 +347,41 @@ static pv_status reference_phases(pv_context *ctx, cl_pc_plan *p, float floor)
     return status;
 }
 
+/* The empty-bin count stays on the device (pc_cross_power reads it), so a
+ * one-shot call goes on to its mover without waiting; a plan's reference
+ * is finished here, so that its errors and time belong to this call. */
 pv_status pv_cl_pc_reference(pv_context *ctx, void *plan, const pv_volume *reference,
                              float mean, float floor)
 {
     cl_pc_plan *p = plan;
-    cl_int empty = 0;
     /* The batched transform also runs over the other slots; only slot 0 is used. */
     pv_status status = load_inputs(ctx, p, reference, &mean, 1);
     if (status == PV_OK)
         status = pv_cl_fft_forward(ctx, p->fft, p->real, p->spectra);
     if (status == PV_OK)
         status = reference_phases(ctx, p, floor);
-    if (status == PV_OK)
-        status = pv_cl_read(ctx, p->empty, 0, sizeof empty, &empty);
-    status = finish(ctx, p->fft, status);
-    long filled = (long)p->real_count - empty;
-    p->scale = filled > 0 ? (float)(1.0 / (double)filled) : 0.0f;
-    return status;
+    if (p->g.transient && status == PV_OK)
+        return PV_OK;
+    return finish(ctx, p->fft, status);
 }
 
 static pv_status cross_power(pv_context *ctx, cl_pc_plan *p, int count)
 {
     cl_uint per = (cl_uint)p->complex_count, total = per * (cl_uint)count;
+    cl_uint points = (cl_uint)p->real_count, maps = (cl_uint)count;
     cl_int keep = p->kept != NULL;
     cl_mem kept = keep ? p->kept : p->spectra;
-    cl_float scale = p->scale;
     kernel_arg args[] = {{sizeof p->spectra, &p->spectra}, {sizeof p->reference, &p->reference},
                          {sizeof kept, &kept},           {sizeof keep, &keep},
                          {sizeof per, &per},             {sizeof total, &total},
-                         {sizeof scale, &scale}};
-    return launch_1d(ctx, "pc_cross_power", args, 7, total);
+                         {sizeof p->empty, &p->empty},   {sizeof points, &points},
+                         {sizeof p->peak_keys, &p->peak_keys}, {sizeof maps, &maps}};
+    /* Enough items to clear every map's key even for tiny spectra. */
+    return launch_1d(ctx, "pc_cross_power", args, 10, total > maps ? total : maps);
 }
 
-static pv_status find_peaks(pv_context *ctx, cl_pc_plan *p, int count)
+/* Two stages: per-group partial maxima, then one group per map. */
+static pv_status max_two_stage(pv_context *ctx, cl_pc_plan *p, int count)
 {
     cl_uint points = (cl_uint)p->real_count, groups = (cl_uint)p->groups;
     cl_int n[3] = {p->g.fft[0], p->g.fft[1], p->g.fft[2]};
@@ -366,31 +396,60 @@ static pv_status find_peaks(pv_context *ctx, cl_pc_plan *p, int count)
                            {sizeof groups, &groups}, {sizeof p->real, &p->real},
                            {sizeof points, &points}, {sizeof n[0], &n[0]},
                            {sizeof n[1], &n[1]}, {sizeof n[2], &n[2]},
-                           {sizeof p->records, &p->records},
-                           {sizeof p->peak_indices, &p->peak_indices}};
+                           {sizeof p->records, &p->records}};
     pv_status status = launch(ctx, "pc_max_partial", first, 5, 2, partial, local);
     if (status == PV_OK)
-        status = launch(ctx, "pc_max_final", second, 10, 2, final, local);
-    if (status == PV_OK)
-        status = pv_cl_read(ctx, p->records, 0, (size_t)count * PC_RECORD * sizeof(float),
-                            p->host_records);
-    if (status == PV_OK)
-        status = pv_cl_read(ctx, p->peak_indices, 0, (size_t)count * sizeof(cl_uint),
-                            p->host_indices);
+        status = launch(ctx, "pc_max_final", second, 9, 2, final, local);
     return status;
+}
+
+/* One pass with a 64-bit atomic max per group, then one record per map. */
+static pv_status max_atomic(pv_context *ctx, cl_pc_plan *p, int count)
+{
+    cl_uint points = (cl_uint)p->real_count, groups = (cl_uint)p->groups, maps = (cl_uint)count;
+    cl_int n[3] = {p->g.fft[0], p->g.fft[1], p->g.fft[2]};
+    size_t wg = (size_t)param(ctx, "PC_REDUCE_WG");
+    size_t local[2] = {wg, 1}, global[2] = {groups * wg, (size_t)count};
+    size_t record_global[1] = {(size_t)count};
+    kernel_arg reduce[] = {{sizeof p->real, &p->real}, {sizeof points, &points},
+                           {sizeof groups, &groups}, {sizeof p->peak_keys, &p->peak_keys}};
+    kernel_arg record[] = {{sizeof p->peak_keys, &p->peak_keys}, {sizeof p->real, &p->real},
+                           {sizeof points, &points}, {sizeof maps, &maps},
+                           {sizeof n[0], &n[0]}, {sizeof n[1], &n[1]}, {sizeof n[2], &n[2]},
+                           {sizeof p->records, &p->records}};
+    pv_status status = launch(ctx, "pc_max_atomic", reduce, 4, 2, global, local);
+    if (status == PV_OK)
+        status = launch(ctx, "pc_peak_record", record, 8, 1, record_global, NULL);
+    return status;
+}
+
+static pv_status find_peaks(pv_context *ctx, cl_pc_plan *p, int count)
+{
+    pv_status status = p->atomic_max ? max_atomic(ctx, p, count) : max_two_stage(ctx, p, count);
+    if (status == PV_OK)
+        status = pv_cl_read(ctx, p->records, 0, (size_t)count * PC_RECORD * sizeof(cl_uint),
+                            p->host_records);
+    return status;
+}
+
+static float record_float(cl_uint bits)
+{
+    float value;
+    memcpy(&value, &bits, sizeof value);
+    return value;
 }
 
 static void unpack_peak(const cl_pc_plan *p, int i, pv_pc_peak *peak)
 {
-    const float *record = p->host_records + (size_t)i * PC_RECORD;
-    const size_t at = p->host_indices[i], px = (size_t)p->g.fft[0], py = (size_t)p->g.fft[1];
-    peak->value = record[0];
+    const cl_uint *record = p->host_records + (size_t)i * PC_RECORD;
+    const size_t at = record[7], px = (size_t)p->g.fft[0], py = (size_t)p->g.fft[1];
+    peak->value = record_float(record[0]);
     peak->index[0] = (int)(at % px);
     peak->index[1] = (int)(at / px % py);
     peak->index[2] = (int)(at / (px * py));
     for (int a = 0; a < 3; a++) {
-        peak->neighbors[a][0] = record[1 + 2 * a];
-        peak->neighbors[a][1] = record[2 + 2 * a];
+        peak->neighbors[a][0] = record_float(record[1 + 2 * a]);
+        peak->neighbors[a][1] = record_float(record[2 + 2 * a]);
     }
 }
 

@@ -201,17 +201,37 @@ static pv_status plan_options(pv_context *ctx, sad_plan *plan, const pv_image *l
 static void log_plan(const pv_context *ctx, const sad_plan *plan)
 {
     if (!plan->tiled) {
-        pv_log(ctx, "stereo_sad: per-pixel kernel (window radius %d has no tile that fits)",
+        pv_log(ctx, "stereo_sad: per-pixel kernel (no tile of window radius %d fits)",
                plan->radius);
         return;
     }
-    const size_t bytes = plan->local_bytes[LOCAL_REF] + plan->local_bytes[LOCAL_OTH] +
-                         plan->local_bytes[LOCAL_COST] + plan->local_bytes[LOCAL_INDEX];
     pv_log(ctx, "stereo_sad: tiled kernel, %zux%zu groups of %dx%d items, %d columns x %d rows "
-                "per item, chunks of %d candidates, %d exchange buffer(s), %zu + exchange "
-                "bytes of local memory",
+                "per item, %d candidates per pass, chunks of %d, %d exchange buffer(s)%s",
            plan->global[0] / plan->local[0], plan->global[1] / plan->local[1], plan->wg_x,
-           plan->wg_y, plan->cols_per_item, plan->rows, plan->chunk, plan->xch_buffers, bytes);
+           plan->wg_y, plan->cols_per_item, plan->rows, plan->disp_per_pass, plan->chunk,
+           plan->xch_buffers, plan->packed ? ", packed fold" : "");
+}
+
+static pv_status finish_plan(pv_context *ctx, sad_plan *plan, const pv_image *left,
+                             const pv_sad_params *params)
+{
+    plan_launch(plan, left);
+    return plan_options(ctx, plan, left, params);
+}
+
+/* The compiled tiled kernel may hold fewer work-items per group than the
+ * launch parameters ask (registers): then it cannot run.  A build failure
+ * answers "fits", so that match() reports it. */
+static int tiled_kernel_fits(pv_context *ctx, const sad_plan *plan)
+{
+    cl_kernel kernel;
+    size_t most = 0;
+    if (pv_cl_kernel(ctx, "stereo", plan->options, "sad_tiled", &kernel) != PV_OK)
+        return 1;
+    if (clGetKernelWorkGroupInfo(kernel, pv_cl_device(ctx), CL_KERNEL_WORK_GROUP_SIZE,
+                                 sizeof most, &most, NULL) != CL_SUCCESS)
+        return 1;
+    return most >= (size_t)plan->wg_x * (size_t)plan->wg_y;
 }
 
 static pv_status make_plan(pv_context *ctx, const pv_image *left, const pv_sad_params *params,
@@ -227,9 +247,14 @@ static pv_status make_plan(pv_context *ctx, const pv_image *left, const pv_sad_p
     plan->max_rows = sad_param(ctx, "SAD_ROWS_PER_ITEM");
     plan->disp_per_pass = sad_param(ctx, "SAD_DISP_PER_PASS");
     plan->tiled = launch_shape_fits(ctx, plan) && fit_tiles(ctx, plan, left, params);
-    plan_launch(plan, left);
-    log_plan(ctx, plan);
-    return plan_options(ctx, plan, left, params);
+    pv_status status = finish_plan(ctx, plan, left, params);
+    if (status == PV_OK && plan->tiled && !tiled_kernel_fits(ctx, plan)) {
+        plan->tiled = plan->xch_buffers = plan->rows = plan->chunk = 0;
+        status = finish_plan(ctx, plan, left, params);
+    }
+    if (status == PV_OK)
+        log_plan(ctx, plan);
+    return status;
 }
 
 /* -------------------------------------------------------------- transfers */

@@ -107,17 +107,17 @@ typedef struct pv_sift_match_params {
 
 void pv_sift_match_params_default(pv_sift_match_params *params);
 
-typedef struct pv_sift_match {
+typedef struct pv_sift_pair {
     int query;               /* index into the query set */
     int train;               /* index of its nearest neighbour in the train set */
     float distance;          /* L2 distance of the float descriptors */
     float second;            /* distance of the second nearest (INFINITY if none) */
-} pv_sift_match;
+} pv_sift_pair;
 
 /* Library-owned list, in increasing query order; free with pv_sift_matches_free. */
 typedef struct pv_sift_matches {
     int count;
-    pv_sift_match *matches;
+    pv_sift_pair *pairs;
 } pv_sift_matches;
 
 void pv_sift_matches_free(pv_sift_matches *matches);

@@ -36,8 +36,9 @@ extern "C" {
 
 typedef struct pv_flow_params {
     float alpha;        /* smoothness weight, > 0 */
-    float beta;         /* divergence weight, 0 <= beta <= 3 alpha (0: plain CLG);
-                           the Jacobi iteration diverges beyond ~3.5 alpha */
+    float beta;         /* divergence weight, 0 <= beta <= 2 alpha (0: plain CLG);
+                           the Jacobi iteration diverges at the faces
+                           beyond ~3 alpha */
     float rho;          /* standard deviation of K_rho in voxels, > 0 */
     int kernel_size;    /* taps of K_rho: odd, or 0 to derive from rho */
     int warps;          /* R >= 1 re-samplings per level */

@@ -33,9 +33,10 @@ extern "C" {
 #define PV_REGISTER_AT_EDGE 0x2u     /* sub-pixel fit impossible (peak on the map's edge) */
 
 typedef enum pv_pad_mode {
-    /* Transform at the input size: circular correlation.  The OpenCL backend
-     * (clFFT) then needs sizes with factors 2, 3, 5, 7, 11, 13 only and
-     * returns PV_ERR_UNSUPPORTED for others. */
+    /* Transform at the input size: circular correlation.  With clFFT (see
+     * pv_fft_engine) the OpenCL backend then needs sizes with factors 2, 3,
+     * 5, 7, 11, 13 only and returns PV_ERR_UNSUPPORTED for others; VkFFT
+     * and FFTW take any size. */
     PV_PAD_NONE = 0,
     /* Zero-pad each axis up to the next size with factors 2, 3, 5, 7. */
     PV_PAD_FFT = 1,
@@ -76,6 +77,37 @@ typedef struct pv_shift {
     double peak;        /* normalized correlation peak (1 for identical inputs) */
     unsigned flags;     /* PV_REGISTER_* */
 } pv_shift;
+
+/* ------------------------------------------------------------ FFT engine
+ * The CPU backend transforms with FFTW.  The OpenCL backend transforms
+ * with clFFT or, when the library was built with VkFFT (configure
+ * --with-vkfft, on by default where vkFFT.h is installed), with VkFFT.
+ * Per OpenCL context the engine is the one set with
+ * pv_context_set_fft_engine, else the environment's PARVIS_FFT=clfft|vkfft,
+ * else VkFFT when built in (several times faster than clFFT on NVIDIA),
+ * else clFFT.  The choice applies to plans made and NCC calls run after
+ * it; a plan keeps the engine it was made with.  Both engines give the
+ * same peaks (cross-check tolerances below). */
+typedef enum pv_fft_engine {
+    PV_FFT_AUTO = 0,    /* the default described above */
+    PV_FFT_CLFFT = 1,
+    PV_FFT_VKFFT = 2,
+    PV_FFT_FFTW = 3     /* the CPU backend's (reported, not selectable) */
+} pv_fft_engine;
+
+/* "auto", "clFFT", "VkFFT", "FFTW"; "unknown" otherwise. */
+const char *pv_fft_engine_name(pv_fft_engine engine);
+/* 1 when this build has the engine (PV_FFT_AUTO and PV_FFT_FFTW: always). */
+int pv_fft_engine_available(pv_fft_engine engine);
+/* Pick the OpenCL FFT engine of ctx (PV_FFT_AUTO: back to the default).
+ * PV_ERR_INVALID for PV_FFT_FFTW or an unknown value; PV_ERR_UNSUPPORTED
+ * when the engine is not built in (on any context).  On a CPU context an
+ * engine that is built in is accepted and has no effect. */
+pv_status pv_context_set_fft_engine(pv_context *ctx, pv_fft_engine engine);
+/* The engine ctx's next plan will use: PV_FFT_FFTW on the CPU backend,
+ * else PV_FFT_CLFFT or PV_FFT_VKFFT (PV_ERR_INVALID / PV_ERR_UNSUPPORTED
+ * when PARVIS_FFT names an unknown or unbuilt engine). */
+pv_status pv_context_fft_engine(pv_context *ctx, pv_fft_engine *engine);
 
 /* Cross-check tolerances (the OpenCL result against the CPU backend):
  * the same integer peak; sub-pixel shifts within 1e-3 px (upsampled DFT:
@@ -123,6 +155,13 @@ pv_status pv_phasecorr_plan_correlate3d(pv_phasecorr_plan *plan, const pv_volume
 
 /* Transform size the plan uses per axis (after padding). */
 pv_status pv_phasecorr_plan_fft_size(const pv_phasecorr_plan *plan, int size[3]);
+
+/* Benchmark aid: run only the plan's forward and inverse transforms, once,
+ * over all of its max_batch buffers, and report their time as the call's
+ * (pv_context_last_timing): the bare R2C + C2R pair of the plan's engine
+ * and size, to set beside a correlation.  The reference and the results
+ * of earlier correlations are left alone. */
+pv_status pv_phasecorr_plan_time_fft(pv_phasecorr_plan *plan);
 
 /* -------------------------------------------- normalized cross-correlation
  * The full coefficient map of the template sliding over the image, of size

@@ -57,8 +57,8 @@ pv_status pv_disparity_error(const pv_image *disparity, const pv_image *ground_t
  * pixel (always finite: BP assigns every pixel a label).
  *
  * Steps: optional Gaussian smoothing of both images (sigma); data cost
- * lambda * min(|L(x,y) - R(x-d,y)|, data_max) (lambda * data_max where
- * x - d falls outside the image); coarser levels sum 2x2 blocks; per level,
+ * lambda * min(|L(x,y) - R(x-d,y)|, data_max) (the right image's border
+ * column replicated where x - d falls outside it); coarser levels sum 2x2 blocks; per level,
  * from the coarsest, `iterations` checkerboard rounds of truncated-linear
  * O(n) message updates (smoothness min(|d1 - d2|, disc_max), messages
  * normalised by their mean); messages copied to the 2x2 children of the

@@ -1,6 +1,6 @@
 /* parvis register kernels: phase correlation (padding and windowing,
- * unit-phase spectra, the normalized cross-power spectrum, a two-stage
- * arg-max reduction, matrix-multiply DFTs for sub-pixel refinement) and
+ * unit-phase spectra, the normalized cross-power spectrum, a single-pass
+ * arg-max by 64-bit atomics (a two-stage one without them), matrix-multiply DFTs for sub-pixel refinement) and
  * normxcorr2 (spectrum product, integral images by row scans and column
  * sums, the coefficient map).
  *
@@ -8,6 +8,8 @@
  *   PC_WG                       1D element-wise kernels
  *   PC_PAD_WG_X, PC_PAD_WG_Y    padding kernel work-group shape
  *   PC_REDUCE_WG                arg-max work-group size (power of two)
+ *   PC_REDUCE_ATOMIC            (host only) 1: single-pass arg-max where the
+ *                               device has cl_khr_int64_extended_atomics
  *   PC_DFT_WG                   DFT contraction work-group size
  *   NCC_SCAN_WG                 row-scan work-group size (power of two)
  *   NCC_COL_WG                  column-sum work-group size
@@ -73,14 +75,22 @@ void pc_unit_phase(__global const float2 *spectrum, __global float2 *out, uint c
 
 /* spectra[b][i] <- scale * (M / |M|) * conj(reference[i]) for the first
  * `total` values (count per mover); copied into kept when keep != 0.
- * Global (total). */
+ * scale = 1 / (points - *empty), the non-empty reference bins, read here
+ * so that no host round trip separates the reference from the movers.
+ * The first `maps` work items also clear the arg-max keys of the
+ * reduction that follows the inverse transform.  Global (total). */
 __kernel __attribute__((reqd_work_group_size(PC_WG, 1, 1)))
 void pc_cross_power(__global float2 *spectra, __global const float2 *reference,
-                    __global float2 *kept, int keep, uint count, uint total, float scale)
+                    __global float2 *kept, int keep, uint count, uint total,
+                    __global const int *empty, uint points, __global ulong *peak_keys, uint maps)
 {
     const uint i = get_global_id(0);
+    if (i < maps)
+        peak_keys[i] = 0;
     if (i >= total)
         return;
+    const long filled = (long)points - (long)*empty;
+    const float scale = filled > 0 ? 1.0f / (float)filled : 0.0f;
     float2 m = spectra[i];
     float m2 = m.x * m.x + m.y * m.y;
     float s = m2 > FLT_MIN ? scale / sqrt(m2) : 0.0f;
@@ -157,14 +167,30 @@ static int wrap(int i, int n)
     return i < 0 ? i + n : i >= n ? i - n : i;
 }
 
-/* Stage 2: one group per map reduces the partials, then records the peak
- * value and its six neighbours (wrapped): records[b * 7 + 0] = value,
- * + 1 + 2a + side = neighbour along axis a on side -1 / +1.
- * Global (PC_REDUCE_WG, batch). */
+/* The peak record of one map, 8 words: the peak value and its six
+ * neighbours (wrapped) as float bits, then the peak's index:
+ * record[0] = value, record[1 + 2a + side] = neighbour along axis a on
+ * side -1 / +1, record[7] = index. */
+static void write_record(__global const float *data, uint at, int px, int py, int pz,
+                         __global uint *record)
+{
+    const int x = at % px, y = at / px % py, z = at / ((uint)px * py);
+    record[0] = as_uint(data[at]);
+    record[1] = as_uint(data[grid_index(wrap(x - 1, px), y, z, px, py)]);
+    record[2] = as_uint(data[grid_index(wrap(x + 1, px), y, z, px, py)]);
+    record[3] = as_uint(data[grid_index(x, wrap(y - 1, py), z, px, py)]);
+    record[4] = as_uint(data[grid_index(x, wrap(y + 1, py), z, px, py)]);
+    record[5] = as_uint(data[grid_index(x, y, wrap(z - 1, pz), px, py)]);
+    record[6] = as_uint(data[grid_index(x, y, wrap(z + 1, pz), px, py)]);
+    record[7] = at;
+}
+
+/* Stage 2 (devices without 64-bit atomics): one group per map reduces the
+ * partials, then writes the map's peak record.  Global (PC_REDUCE_WG, batch). */
 __kernel __attribute__((reqd_work_group_size(PC_REDUCE_WG, 1, 1)))
 void pc_max_final(__global const float *part_values, __global const uint *part_indices,
                   uint groups, __global const float *maps, uint count, int px, int py, int pz,
-                  __global float *records, __global uint *peak_indices)
+                  __global uint *records)
 {
     __local float values[PC_REDUCE_WG];
     __local uint indices[PC_REDUCE_WG];
@@ -178,21 +204,64 @@ void pc_max_final(__global const float *part_values, __global const uint *part_i
     values[lid] = best;
     indices[lid] = best_index;
     reduce_local(values, indices);
-    if (lid != 0)
-        return;
-    __global const float *data = maps + (size_t)map * count;
-    const uint at = indices[0];
-    const int x = at % px, y = at / px % py, z = at / ((uint)px * py);
-    __global float *record = records + map * 7;
-    record[0] = values[0];
-    record[1] = data[grid_index(wrap(x - 1, px), y, z, px, py)];
-    record[2] = data[grid_index(wrap(x + 1, px), y, z, px, py)];
-    record[3] = data[grid_index(x, wrap(y - 1, py), z, px, py)];
-    record[4] = data[grid_index(x, wrap(y + 1, py), z, px, py)];
-    record[5] = data[grid_index(x, y, wrap(z - 1, pz), px, py)];
-    record[6] = data[grid_index(x, y, wrap(z + 1, pz), px, py)];
-    peak_indices[map] = at;
+    if (lid == 0)
+        write_record(maps + (size_t)map * count, indices[0], px, py, pz, records + map * 8);
 }
+
+#ifdef cl_khr_int64_extended_atomics
+#pragma OPENCL EXTENSION cl_khr_int64_extended_atomics : enable
+
+/* (value, index) as one 64-bit key whose unsigned order is the arg-max
+ * order: the float's bits made monotonic in the high word, the complement
+ * of the index in the low word, so equal values go to the smaller index.
+ * -0 counts as +0, as in the CPU's comparison.  Key 0 is below them all. */
+static ulong peak_key(float value, uint index)
+{
+    if (value == 0.0f)
+        value = 0.0f;
+    const uint bits = as_uint(value);
+    const uint ordered = (bits & 0x80000000u) ? ~bits : (bits | 0x80000000u);
+    return ((ulong)ordered << 32) | (ulong)(~index);
+}
+
+/* Single-pass arg-max: each group reduces its strided share of map b in
+ * local memory, then folds its winner into keys[b] with one atom_max, so
+ * no second pass over partial results is needed.  keys must be 0 before
+ * (pc_cross_power clears them).  Global (groups * PC_REDUCE_WG, batch). */
+__kernel __attribute__((reqd_work_group_size(PC_REDUCE_WG, 1, 1)))
+void pc_max_atomic(__global const float *maps, uint count, uint groups,
+                   __global ulong *keys)
+{
+    __local float values[PC_REDUCE_WG];
+    __local uint indices[PC_REDUCE_WG];
+    const int lid = get_local_id(0);
+    const uint group = get_group_id(0), map = get_global_id(1);
+    __global const float *data = maps + (size_t)map * count;
+    float best = -INFINITY;
+    uint best_index = UINT_MAX;
+    for (uint i = group * PC_REDUCE_WG + lid; i < count; i += groups * PC_REDUCE_WG)
+        if (data[i] > best) {
+            best = data[i];
+            best_index = i;
+        }
+    values[lid] = best;
+    indices[lid] = best_index;
+    reduce_local(values, indices);
+    if (lid == 0 && indices[0] != UINT_MAX)
+        atom_max(&keys[map], peak_key(values[0], indices[0]));
+}
+
+/* The peak record of each map from its key.  Global (batch). */
+__kernel void pc_peak_record(__global const ulong *keys, __global const float *maps, uint count,
+                             uint batch, int px, int py, int pz, __global uint *records)
+{
+    const uint map = get_global_id(0);
+    if (map >= batch)
+        return;
+    const uint at = ~(uint)keys[map];
+    write_record(maps + (size_t)map * count, at, px, py, pz, records + map * 8);
+}
+#endif
 
 /* ------------------------------------------------------ upsampled DFT
  * out[w * outer + o] = sum_k table[w * stored + k] * in[in_offset + o * stored + k]:

@@ -172,7 +172,8 @@ __kernel void sad_simple(__global const pixel_t *ref, __global const pixel_t *ot
     for (int k = 0; k < ndisp; k++) {
         int d = min_disp + k;
         int valid = x - d >= 0 && x - d < width;
-        state_add(&st, valid ? window_cost(ref, oth, x, y, d, width, height, mirror) : COST_NONE, k);
+        cost_t cost = valid ? window_cost(ref, oth, x, y, d, width, height, mirror) : COST_NONE;
+        state_add(&st, cost, k);
     }
     out[(size_t)y * width + source_column(x, width, mirror)] =
         state_result(&st, min_disp, subpixel, uniqueness);
@@ -295,64 +296,77 @@ void state_store(__local cost_t *st_cost, __local int *st_index, const tile_geom
 #endif
 }
 
+/* A tile pixel's fold between passes (tile_state), loaded into registers
+ * for one pass. */
 #if SAD_PACKED
 /* Plain u8 matching keeps one word per pixel, cost << 16 | candidate: min()
  * then picks the smallest cost and, on equal costs, the smaller candidate.
  * (The host packs only windows whose costs stay below 0xffff.) */
-void tile_state_reset(__local cost_t *st_cost, __local int *st_index, const tile_geometry *g,
-                      int i)
+typedef uint tile_state;
+
+tile_state tile_fresh(void)
 {
-    (void)st_index;
-    (void)g;
-    st_cost[i] = UINT_MAX;
+    return UINT_MAX;
 }
 
-void fold_pass(const cost_t cost[DP], int k0, __local cost_t *st_cost, __local int *st_index,
-               const tile_geometry *g, int i)
+tile_state tile_load(__local const cost_t *st_cost, __local const int *st_index,
+                     const tile_geometry *g, int i)
 {
     (void)st_index;
     (void)g;
-    uint best = st_cost[i];
-    _Pragma("unroll") for (int k = 0; k < DP; k++)
-        best = min(best, (cost[k] << 16) | (uint)(k0 + k));
-    st_cost[i] = best;
+    return st_cost[i];
 }
 
-float tile_state_result(__local const cost_t *st_cost, __local const int *st_index,
-                        const tile_geometry *g, int i, int min_disp, int subpixel,
-                        float uniqueness)
+void tile_store(__local cost_t *st_cost, __local int *st_index, const tile_geometry *g, int i,
+                tile_state s)
 {
     (void)st_index;
     (void)g;
+    st_cost[i] = s;
+}
+
+tile_state tile_add(tile_state s, cost_t cost, int index)
+{
+    return min(s, (cost << 16) | (uint)index);
+}
+
+float tile_result(tile_state s, int min_disp, int subpixel, float uniqueness)
+{
     (void)subpixel;
     (void)uniqueness;
-    uint best = st_cost[i];
-    return (best >> 16) == 0xffffu ? INFINITY : (float)(min_disp + (int)(best & 0xffffu));
+    return (s >> 16) == 0xffffu ? INFINITY : (float)(min_disp + (int)(s & 0xffffu));
 }
 #else
-void tile_state_reset(__local cost_t *st_cost, __local int *st_index, const tile_geometry *g,
-                      int i)
+typedef sad_state tile_state;
+
+tile_state tile_fresh(void)
 {
-    sad_state fresh;
-    state_reset(&fresh);
-    state_store(st_cost, st_index, g, i, &fresh);
+    sad_state s;
+    state_reset(&s);
+    return s;
 }
 
-void fold_pass(const cost_t cost[DP], int k0, __local cost_t *st_cost, __local int *st_index,
-               const tile_geometry *g, int i)
+tile_state tile_load(__local const cost_t *st_cost, __local const int *st_index,
+                     const tile_geometry *g, int i)
 {
-    sad_state st = state_load(st_cost, st_index, g, i);
-    _Pragma("unroll") for (int k = 0; k < DP; k++)
-        state_add(&st, cost[k], k0 + k);
-    state_store(st_cost, st_index, g, i, &st);
+    return state_load(st_cost, st_index, g, i);
 }
 
-float tile_state_result(__local const cost_t *st_cost, __local const int *st_index,
-                        const tile_geometry *g, int i, int min_disp, int subpixel,
-                        float uniqueness)
+void tile_store(__local cost_t *st_cost, __local int *st_index, const tile_geometry *g, int i,
+                tile_state s)
 {
-    sad_state st = state_load(st_cost, st_index, g, i);
-    return state_result(&st, min_disp, subpixel, uniqueness);
+    state_store(st_cost, st_index, g, i, &s);
+}
+
+tile_state tile_add(tile_state s, cost_t cost, int index)
+{
+    state_add(&s, cost, index);
+    return s;
+}
+
+float tile_result(tile_state s, int min_disp, int subpixel, float uniqueness)
+{
+    return state_result(&s, min_disp, subpixel, uniqueness);
 }
 #endif
 
@@ -365,14 +379,9 @@ int pass_all_valid(int x0, int d0, int k0, int ndisp, int width)
 }
 
 /* Near the borders and at the end of the range: no candidate. */
-void mask_invalid(cost_t cost[P][DP], int x0, int d0, int k0, int ndisp, int width)
+int candidate_valid(int x, int d, int k, int ndisp, int width)
 {
-    _Pragma("unroll") for (int p = 0; p < P; p++)
-        _Pragma("unroll") for (int k = 0; k < DP; k++) {
-            int match = x0 + p - (d0 + k);
-            if (k0 + k >= ndisp || match < 0 || match >= width)
-                cost[p][k] = COST_NONE;
-        }
+    return k < ndisp && x - d >= 0 && x - d < width;
 }
 
 /* Reference tile: rows row0 .. row0 + tile_rows, columns col0 .. col0 +
@@ -402,22 +411,65 @@ void stage_oth(__local pixel_t *loth, __global const pixel_t *oth, const tile_ge
     }
 }
 
-/* |ref - oth| of tile row t for the item's columns p and the pass's
- * candidates k (other pixel at tile column jbase + p + DP - 1 - k), handed
- * to BODY as `diff`. */
-#define FOR_ROW_DIFFS(t, BODY)                                                  \
-    {                                                                           \
-        pixel_t rv[P], ov[P + DP - 1];                                          \
-        _Pragma("unroll") for (int p = 0; p < P; p++)                           \
-            rv[p] = lref[(t) * COLS + p * NX + lx]; /* REF_AT(t, lx * P + p) */ \
-        _Pragma("unroll") for (int q = 0; q < P + DP - 1; q++)                  \
-            ov[q] = loth[OTH_AT(&geo, (t), jbase + q)];                         \
-        _Pragma("unroll") for (int p = 0; p < P; p++)                           \
-            _Pragma("unroll") for (int k = 0; k < DP; k++) {                    \
-                cost_t diff = ABSDIFF(rv[p], ov[p + DP - 1 - k]);               \
-                BODY;                                                           \
-            }                                                                   \
+/* The item's view of the tile during one pass: its columns lx * P .. lx *
+ * P + P - 1 and, for candidate k of the pass, the other image's pixel of
+ * column p at staged column jbase + p + DP - 1 - k. */
+typedef struct item_view {
+    __local const pixel_t *lref;
+    __local const pixel_t *loth;
+    const tile_geometry *geo;
+    int lx;
+    int jbase;
+} item_view;
+
+/* cs[p][k] += |ref - oth| of tile row t (or -= when remove). */
+void add_row(cost_t cs[P][DP], const item_view *v, int t, int remove)
+{
+    pixel_t rv[P], ov[P + DP - 1];
+    _Pragma("unroll") for (int p = 0; p < P; p++)
+        rv[p] = v->lref[t * COLS + p * NX + v->lx]; /* REF_AT(t, lx * P + p) */
+    _Pragma("unroll") for (int q = 0; q < P + DP - 1; q++)
+        ov[q] = v->loth[OTH_AT(v->geo, t, v->jbase + q)];
+    _Pragma("unroll") for (int p = 0; p < P; p++)
+        _Pragma("unroll") for (int k = 0; k < DP; k++) {
+            cost_t diff = ABSDIFF(rv[p], ov[p + DP - 1 - k]);
+            if (remove)
+                cs[p][k] -= diff;
+            else
+                cs[p][k] += diff;
+        }
+}
+
+/* Column sums over tile rows t0 .. t0 + 2R, top to bottom from 0. */
+void column_sums(cost_t cs[P][DP], const item_view *v, int t0)
+{
+    _Pragma("unroll") for (int p = 0; p < P; p++)
+        _Pragma("unroll") for (int k = 0; k < DP; k++)
+            cs[p][k] = 0;
+    for (int t = t0; t <= t0 + 2 * R; t++)
+        add_row(cs, v, t, 0);
+}
+
+/* Column sums of strip row s: u8 slides them from row s - 1 (exact integer
+ * sums), f32 sums afresh (the CPU's rounding). */
+void update_column_sums(cost_t cs[P][DP], const item_view *v, int strip, int s)
+{
+#if SAD_PIXEL_U8
+    if (s > 0) {
+        add_row(cs, v, strip + s + 2 * R, 0);
+        add_row(cs, v, strip + s - 1, 1);
+        return;
     }
+#endif
+    column_sums(cs, v, strip + s);
+}
+
+void publish_column_sums(__local xch_t *xrow, cost_t cs[P][DP], int lx)
+{
+    _Pragma("unroll") for (int p = 0; p < P; p++)
+        _Pragma("unroll") for (int k = 0; k < DP; k++)
+            xrow[k * COLS + p * NX + lx] = (xch_t)cs[p][k];
+}
 
 /* Column sum of tile column lx * P + e (e may reach into the neighbours'
  * columns) for candidate k: own columns from registers, others from the
@@ -428,8 +480,33 @@ void stage_oth(__local pixel_t *loth, __global const pixel_t *oth, const tile_ge
                            : (cost_t)xrow[(k) * COLS + (((e) % P + P) % P) * NX + \
                                           clamp(lx + ((e) - (((e) % P + P) % P)) / P, 0, NX - 1)])
 
+/* Window costs of the item's P columns for candidate k. */
+void window_costs(cost_t c[P], cost_t cs[P][DP], __local const xch_t *xrow, int lx, int k)
+{
+#if SAD_PIXEL_U8
+    /* integer sums: slide along the item's columns */
+    cost_t sum = 0;
+    _Pragma("unroll") for (int i = 0; i <= 2 * R; i++)
+        sum += COLUMN_SUM(i - R, k);
+    c[0] = sum;
+    _Pragma("unroll") for (int p = 1; p < P; p++) {
+        sum += COLUMN_SUM(p + R, k) - COLUMN_SUM(p - 1 - R, k);
+        c[p] = sum;
+    }
+#else
+    /* f32: each window summed left to right from 0 */
+    _Pragma("unroll") for (int p = 0; p < P; p++) {
+        cost_t sum = 0.0f;
+        _Pragma("unroll") for (int i = 0; i <= 2 * R; i++)
+            sum += COLUMN_SUM(p + i - R, k);
+        c[p] = sum;
+    }
+#endif
+}
+
 /* lref: tile_rows * COLS pixels; loth: tile_rows * oth_stride pixels;
- * st_cost: STATE_COSTS * slots costs; st_index: slots ints (tile_geometry). */
+ * st_cost: STATE_COSTS * slots costs; st_index: slots ints (tile_geometry;
+ * the packed fold uses st_cost only). */
 __kernel __attribute__((reqd_work_group_size(SAD_WG_X, SAD_WG_Y, 1)))
 void sad_tiled(__global const pixel_t *ref, __global const pixel_t *oth, __global float *out,
                int width, int height, int min_disp, int ndisp, int rows_per_item, int chunk,
@@ -442,6 +519,7 @@ void sad_tiled(__global const pixel_t *ref, __global const pixel_t *oth, __globa
     const int lx = get_local_id(0), ly = get_local_id(1);
     const int sh = geo.rows;
     const int col0 = get_group_id(0) * OUT_COLS - R; /* image column of tile column 0 */
+    const int x0 = col0 + lx * P;                    /* image column of the item's first column */
     const int y0 = get_group_id(1) * NY * sh;        /* first output row */
     const int row0 = y0 - R;                         /* image row of tile row 0 */
     const int strip = ly * sh;                       /* this slot's first output row, in the tile */
@@ -449,7 +527,7 @@ void sad_tiled(__global const pixel_t *ref, __global const pixel_t *oth, __globa
     stage_ref(lref, ref, &geo, col0, row0, width, height, mirror);
     for (int s = 0; s < sh; s++)
         for (int p = 0; p < P; p++)
-            tile_state_reset(st_cost, st_index, &geo, state_slot(&geo, ly, s, p, lx));
+            tile_store(st_cost, st_index, &geo, state_slot(&geo, ly, s, p, lx), tile_fresh());
 
     int buf = 0;
     for (int first = 0; first < ndisp; first += chunk) {
@@ -458,80 +536,48 @@ void sad_tiled(__global const pixel_t *ref, __global const pixel_t *oth, __globa
                   mirror);
         barrier(CLK_LOCAL_MEM_FENCE);
         for (int pass = 0; pass < chunk && first + pass < ndisp; pass += DP) {
-            const int jbase = lx * P + chunk - pass - DP;
-            const int k0 = first + pass; /* candidate index of k = 0 */
-            const int all_valid = pass_all_valid(col0 + lx * P, min_disp + k0, k0, ndisp, width);
+            const int k0 = first + pass, d0 = min_disp + k0; /* candidate k = 0 of the pass */
+            const int all_valid = pass_all_valid(x0, d0, k0, ndisp, width);
+            const item_view view = {lref, loth, &geo, lx, lx * P + chunk - pass - DP};
             cost_t cs[P][DP];
             for (int s = 0; s < sh; s++) {
-#if SAD_PIXEL_U8
-                if (s == 0) {
-                    _Pragma("unroll") for (int p = 0; p < P; p++)
-                        _Pragma("unroll") for (int k = 0; k < DP; k++)
-                            cs[p][k] = 0;
-                    for (int t = strip; t <= strip + 2 * R; t++)
-                        FOR_ROW_DIFFS(t, cs[p][k] += diff)
-                } else {
-                    FOR_ROW_DIFFS(strip + s + 2 * R, cs[p][k] += diff)
-                    FOR_ROW_DIFFS(strip + s - 1, cs[p][k] -= diff)
-                }
-#else
-                _Pragma("unroll") for (int p = 0; p < P; p++)
-                    _Pragma("unroll") for (int k = 0; k < DP; k++)
-                        cs[p][k] = 0.0f;
-                for (int t = strip + s; t <= strip + s + 2 * R; t++)
-                    FOR_ROW_DIFFS(t, cs[p][k] += diff)
-#endif
+                update_column_sums(cs, &view, strip, s);
                 __local xch_t *xrow = xch + XCH_AT(buf, ly, 0);
-                _Pragma("unroll") for (int p = 0; p < P; p++)
-                    _Pragma("unroll") for (int k = 0; k < DP; k++)
-                        xrow[k * COLS + p * NX + lx] = (xch_t)cs[p][k];
+                publish_column_sums(xrow, cs, lx);
                 barrier(CLK_LOCAL_MEM_FENCE);
 
-                cost_t cost[P][DP];
+                tile_state st[P];
+                _Pragma("unroll") for (int p = 0; p < P; p++)
+                    st[p] = tile_load(st_cost, st_index, &geo, state_slot(&geo, ly, s, p, lx));
                 _Pragma("unroll") for (int k = 0; k < DP; k++) {
-#if SAD_PIXEL_U8
-                    /* integer sums: slide along the item's columns */
-                    cost_t sum = 0;
-                    _Pragma("unroll") for (int i = 0; i <= 2 * R; i++)
-                        sum += COLUMN_SUM(i - R, k);
-                    cost[0][k] = sum;
-                    _Pragma("unroll") for (int p = 1; p < P; p++) {
-                        sum += COLUMN_SUM(p + R, k) - COLUMN_SUM(p - 1 - R, k);
-                        cost[p][k] = sum;
-                    }
-#else
-                    /* f32: each window summed left to right from 0 */
-                    _Pragma("unroll") for (int p = 0; p < P; p++) {
-                        cost_t sum = 0.0f;
-                        _Pragma("unroll") for (int i = 0; i <= 2 * R; i++)
-                            sum += COLUMN_SUM(p + i - R, k);
-                        cost[p][k] = sum;
-                    }
-#endif
+                    cost_t c[P];
+                    window_costs(c, cs, xrow, lx, k);
+                    if (!all_valid)
+                        _Pragma("unroll") for (int p = 0; p < P; p++)
+                            if (!candidate_valid(x0 + p, d0 + k, k0 + k, ndisp, width))
+                                c[p] = COST_NONE;
+                    _Pragma("unroll") for (int p = 0; p < P; p++)
+                        st[p] = tile_add(st[p], c[p], k0 + k);
                 }
+                _Pragma("unroll") for (int p = 0; p < P; p++)
+                    tile_store(st_cost, st_index, &geo, state_slot(&geo, ly, s, p, lx), st[p]);
 #if SAD_XCH_BUFFERS == 2
                 buf ^= 1;
 #else
                 barrier(CLK_LOCAL_MEM_FENCE); /* all reads done before the next row's writes */
 #endif
-
-                if (!all_valid)
-                    mask_invalid(cost, col0 + lx * P, min_disp + k0, k0, ndisp, width);
-                _Pragma("unroll") for (int p = 0; p < P; p++)
-                    fold_pass(cost[p], k0, st_cost, st_index, &geo, state_slot(&geo, ly, s, p, lx));
             }
         }
     }
 
     for (int s = 0; s < sh; s++)
         for (int p = 0; p < P; p++) {
-            const int c = lx * P + p;
-            const int x = col0 + c, y = y0 + strip + s;
-            if (c < R || c >= COLS - R || x >= width || y >= height)
+            const int c = lx * P + p, y = y0 + strip + s;
+            if (c < R || c >= COLS - R || x0 + p >= width || y >= height)
                 continue;
-            out[(size_t)y * width + source_column(x, width, mirror)] = tile_state_result(
-                st_cost, st_index, &geo, state_slot(&geo, ly, s, p, lx), min_disp, subpixel,
-                uniqueness);
+            tile_state st = tile_load(st_cost, st_index, &geo, state_slot(&geo, ly, s, p, lx));
+            out[(size_t)y * width + source_column(x0 + p, width, mirror)] =
+                tile_result(st, min_disp, subpixel, uniqueness);
         }
 }
 

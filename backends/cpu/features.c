@@ -1,0 +1,689 @@
+/* CPU reference SIFT and descriptor matching.
+ *
+ * The arithmetic mirrors backends/opencl/kernels/features.cl: float32
+ * throughout, the same formulas in the same order (blur sums in tap order,
+ * VLFeat's refinement, histogram and descriptor rules), so the backends
+ * agree to rounding; only the transcendental functions (exp, atan2, sqrt
+ * on some devices) and the order of the descriptor sums differ.  Every
+ * stage is deterministic for any thread count: candidates are gathered in
+ * raster order through per-row counts, keypoints in candidate order. */
+#include "cpu.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define TWO_PI_F 6.2831853071795864769f
+#define ORI_BINS 36
+#define MAX_ORIENTATIONS 4
+#define DESC_BINS 4
+#define DESC_ORIS 8
+#define REFINE_STEPS 5
+
+typedef struct cpu_sift_plan {
+    pv_sift_geometry g;       /* weights point into the copies below */
+    float *weights;           /* base taps, then level taps */
+    float *base;              /* current octave's base level g_0 (octave 0 size) */
+    float *rows;              /* row-pass results of levels 1 .. S + 2 */
+    float *gauss[PV_SIFT_MAX_OCTAVES];   /* levels 1 .. S */
+    float *dog[PV_SIFT_MAX_OCTAVES];     /* D_0 .. D_{S+1}, D_i = g_{i+1} - g_i */
+} cpu_sift_plan;
+
+/* A DoG extremum: octave index, level (1 .. S), position. */
+typedef struct candidate {
+    int octave, level, x, y;
+} candidate;
+
+static int clampi(int v, int lo, int hi)
+{
+    return v < lo ? lo : v > hi ? hi : v;
+}
+
+static size_t plane_size(const pv_sift_geometry *g, int o)
+{
+    return (size_t)g->octave_width[o] * (size_t)g->octave_height[o];
+}
+
+static float *alloc_planes(size_t plane, int count)
+{
+    size_t n, bytes;
+    if (!pv_size_mul(plane, (size_t)count, &n) || !pv_size_mul(n, sizeof(float), &bytes))
+        return NULL;
+    return malloc(bytes);
+}
+
+/* ------------------------------------------------------------------ plan */
+
+void pv_cpu_sift_destroy(pv_context *ctx, void *opaque)
+{
+    (void)ctx;
+    cpu_sift_plan *plan = opaque;
+    if (!plan)
+        return;
+    for (int o = 0; o < PV_SIFT_MAX_OCTAVES; o++) {
+        free(plan->gauss[o]);
+        free(plan->dog[o]);
+    }
+    free(plan->weights);
+    free(plan->base);
+    free(plan->rows);
+    free(plan);
+}
+
+static int copy_weights(cpu_sift_plan *plan, const pv_sift_geometry *geometry)
+{
+    int base_taps = geometry->base_radius > 0 ? 2 * geometry->base_radius + 1 : 0;
+    plan->weights = malloc((size_t)(base_taps + geometry->level_taps) * sizeof(float));
+    if (!plan->weights)
+        return 0;
+    if (base_taps)
+        memcpy(plan->weights, geometry->base_weights, (size_t)base_taps * sizeof(float));
+    memcpy(plan->weights + base_taps, geometry->level_weights,
+           (size_t)geometry->level_taps * sizeof(float));
+    plan->g.base_weights = base_taps ? plan->weights : NULL;
+    plan->g.level_weights = plan->weights + base_taps;
+    return 1;
+}
+
+static int alloc_pyramid(cpu_sift_plan *plan)
+{
+    const pv_sift_geometry *g = &plan->g;
+    const int levels = g->params.levels;
+    plan->base = alloc_planes(plane_size(g, 0), 1);
+    plan->rows = alloc_planes(plane_size(g, 0), levels + 2);
+    if (!plan->base || !plan->rows)
+        return 0;
+    for (int o = 0; o < g->octaves; o++) {
+        plan->gauss[o] = alloc_planes(plane_size(g, o), levels);
+        plan->dog[o] = alloc_planes(plane_size(g, o), levels + 2);
+        if (!plan->gauss[o] || !plan->dog[o])
+            return 0;
+    }
+    return 1;
+}
+
+pv_status pv_cpu_sift_create(pv_context *ctx, const pv_sift_geometry *geometry, void **out)
+{
+    cpu_sift_plan *plan = calloc(1, sizeof *plan);
+    if (!plan)
+        return pv_fail(ctx, PV_ERR_NOMEM, "sift_plan_create: no memory for the CPU plan");
+    plan->g = *geometry;
+    if (!copy_weights(plan, geometry) || !alloc_pyramid(plan)) {
+        pv_cpu_sift_destroy(ctx, plan);
+        return pv_fail(ctx, PV_ERR_NOMEM, "sift_plan_create: no memory for the %dx%d scale space",
+                       geometry->octave_width[0], geometry->octave_height[0]);
+    }
+    *out = plan;
+    return PV_OK;
+}
+
+/* ----------------------------------------------------------- scale space */
+
+static float input_value(const pv_image *image, int x, int y, float scale)
+{
+    ptrdiff_t i = (ptrdiff_t)y * image->stride + x;
+    if (image->type == PV_PIXEL_U8)
+        return (float)((const uint8_t *)image->data)[i] * scale;
+    return ((const float *)image->data)[i];
+}
+
+/* VLFeat's 2x upsampling: even samples copy, odd ones average their two
+ * neighbours (the last repeats), along x and then along y. */
+static float upsampled_row_value(const pv_image *image, int X, int y, float scale)
+{
+    int x0 = X >> 1, x1 = clampi(x0 + 1, 0, image->width - 1);
+    float a = input_value(image, x0, y, scale);
+    if (!(X & 1))
+        return a;
+    return 0.5f * (a + input_value(image, x1, y, scale));
+}
+
+static float prepared_value(const pv_image *image, int upsample, int X, int Y, float scale)
+{
+    if (!upsample)
+        return input_value(image, X, Y, scale);
+    int y0 = Y >> 1, y1 = clampi(y0 + 1, 0, image->height - 1);
+    float a = upsampled_row_value(image, X, y0, scale);
+    if (!(Y & 1))
+        return a;
+    return 0.5f * (a + upsampled_row_value(image, X, y1, scale));
+}
+
+/* One row of a blur along x with clamped borders: acc = 0, then
+ * acc += w[k] * v in tap order, as in the kernels. */
+static float blur_x_at(const float *row, int w, int x, const float *weights, int radius)
+{
+    float acc = 0.0f;
+    for (int k = 0; k <= 2 * radius; k++)
+        acc += weights[k] * row[clampi(x - radius + k, 0, w - 1)];
+    return acc;
+}
+
+static float blur_y_at(const float *plane, int w, int h, int x, int y, const float *weights,
+                       int radius)
+{
+    float acc = 0.0f;
+    for (int k = 0; k <= 2 * radius; k++)
+        acc += weights[k] * plane[(size_t)clampi(y - radius + k, 0, h - 1) * (size_t)w + (size_t)x];
+    return acc;
+}
+
+/* The first octave's base: converted (and upsampled) input, blurred. */
+static void build_first_base(cpu_sift_plan *plan, const pv_image *image, int threads)
+{
+    const pv_sift_geometry *g = &plan->g;
+    const int w = g->octave_width[0], h = g->octave_height[0];
+    const int upsample = g->params.first_octave < 0, r = g->base_radius;
+    const float scale = 1.0f / 255.0f;
+    float *target = r > 0 ? plan->rows : plan->base;
+    #pragma omp parallel for num_threads(threads) schedule(static)
+    for (int y = 0; y < h; y++)
+        for (int x = 0; x < w; x++)
+            target[(size_t)y * w + x] = prepared_value(image, upsample, x, y, scale);
+    if (r == 0)
+        return;
+    float *tmp = plan->rows + (size_t)w * (size_t)h;
+    #pragma omp parallel for num_threads(threads) schedule(static)
+    for (int y = 0; y < h; y++)
+        for (int x = 0; x < w; x++)
+            tmp[(size_t)y * w + x] = blur_x_at(plan->rows + (size_t)y * w, w, x, g->base_weights, r);
+    #pragma omp parallel for num_threads(threads) schedule(static)
+    for (int y = 0; y < h; y++)
+        for (int x = 0; x < w; x++)
+            plan->base[(size_t)y * w + x] = blur_y_at(tmp, w, h, x, y, g->base_weights, r);
+}
+
+/* Octave o's base: every second sample of octave o - 1's level S. */
+static void build_next_base(cpu_sift_plan *plan, int o, int threads)
+{
+    const pv_sift_geometry *g = &plan->g;
+    const int w = g->octave_width[o], h = g->octave_height[o], pw = g->octave_width[o - 1];
+    const float *top = plan->gauss[o - 1] + (size_t)(g->params.levels - 1) * plane_size(g, o - 1);
+    #pragma omp parallel for num_threads(threads) schedule(static)
+    for (int y = 0; y < h; y++)
+        for (int x = 0; x < w; x++)
+            plan->base[(size_t)y * w + x] = top[(size_t)(2 * y) * pw + (size_t)(2 * x)];
+}
+
+/* Levels 1 .. S + 2 from the base (rows, then columns), and the DoG. */
+static void build_octave(cpu_sift_plan *plan, int o, int threads)
+{
+    const pv_sift_geometry *g = &plan->g;
+    const int w = g->octave_width[o], h = g->octave_height[o], S = g->params.levels;
+    const size_t plane = plane_size(g, o);
+    #pragma omp parallel for num_threads(threads) schedule(static)
+    for (int y = 0; y < h; y++)
+        for (int l = 1; l <= S + 2; l++)
+            for (int x = 0; x < w; x++)
+                plan->rows[(size_t)(l - 1) * plane + (size_t)y * w + x] =
+                    blur_x_at(plan->base + (size_t)y * w, w, x,
+                              g->level_weights + g->level_offset[l], g->level_radius[l]);
+    #pragma omp parallel for num_threads(threads) schedule(static)
+    for (int y = 0; y < h; y++)
+        for (int x = 0; x < w; x++) {
+            const size_t at = (size_t)y * w + x;
+            float prev = plan->base[at];
+            for (int l = 1; l <= S + 2; l++) {
+                float v = blur_y_at(plan->rows + (size_t)(l - 1) * plane, w, h, x, y,
+                                    g->level_weights + g->level_offset[l], g->level_radius[l]);
+                plan->dog[o][(size_t)(l - 1) * plane + at] = v - prev;
+                if (l <= S)
+                    plan->gauss[o][(size_t)(l - 1) * plane + at] = v;
+                prev = v;
+            }
+        }
+}
+
+/* --------------------------------------------------------------- extrema */
+
+static int is_extremum(const float *d, size_t plane, int w, float v, float threshold)
+{
+    const ptrdiff_t steps[3] = {-(ptrdiff_t)plane, 0, (ptrdiff_t)plane};
+    const int sign = v >= threshold ? 1 : v <= -threshold ? -1 : 0;
+    if (!sign)
+        return 0;
+    for (int s = 0; s < 3; s++)
+        for (int dy = -1; dy <= 1; dy++)
+            for (int dx = -1; dx <= 1; dx++) {
+                if (s == 1 && dy == 0 && dx == 0)
+                    continue;
+                float n = d[steps[s] + (ptrdiff_t)dy * w + dx];
+                if (sign > 0 ? !(v > n) : !(v < n))
+                    return 0;
+            }
+    return 1;
+}
+
+/* Scan one row (level l, row y) of octave o; count only when out is NULL. */
+static int scan_row(const cpu_sift_plan *plan, int o, int l, int y, candidate *out)
+{
+    const pv_sift_geometry *g = &plan->g;
+    const int w = g->octave_width[o];
+    const size_t plane = plane_size(g, o);
+    const float threshold = 0.8f * g->params.peak_thresh;
+    const float *row = plan->dog[o] + (size_t)l * plane + (size_t)y * w;
+    int n = 0;
+    for (int x = 1; x < w - 1; x++)
+        if (is_extremum(row + x, plane, w, row[x], threshold)) {
+            if (out)
+                out[n] = (candidate){o, l, x, y};
+            n++;
+        }
+    return n;
+}
+
+/* All candidates of octave o appended to *list in (level, y, x) order. */
+static pv_status find_extrema(pv_context *ctx, const cpu_sift_plan *plan, int o, candidate **list,
+                              int *count)
+{
+    const int h = plan->g.octave_height[o], S = plan->g.params.levels, rows = S * (h - 2);
+    int *offsets = malloc((size_t)(rows + 1) * sizeof *offsets);
+    if (!offsets)
+        return pv_fail(ctx, PV_ERR_NOMEM, "sift_detect: no memory for the extremum scan");
+    #pragma omp parallel for num_threads(ctx->cpu_threads) schedule(static)
+    for (int r = 0; r < rows; r++)
+        offsets[r + 1] = scan_row(plan, o, 1 + r / (h - 2), 1 + r % (h - 2), NULL);
+    offsets[0] = *count;
+    for (int r = 0; r < rows; r++)
+        offsets[r + 1] += offsets[r];
+    const int total = offsets[rows];
+    candidate *grown = realloc(*list, (size_t)(total > 0 ? total : 1) * sizeof **list);
+    if (!grown) {
+        free(offsets);
+        return pv_fail(ctx, PV_ERR_NOMEM, "sift_detect: no memory for %d extrema", total);
+    }
+    *list = grown;
+    #pragma omp parallel for num_threads(ctx->cpu_threads) schedule(static)
+    for (int r = 0; r < rows; r++)
+        scan_row(plan, o, 1 + r / (h - 2), 1 + r % (h - 2), grown + offsets[r]);
+    *count = total;
+    free(offsets);
+    return PV_OK;
+}
+
+/* ------------------------------------------------------------ refinement */
+
+/* The DoG around an octave position, and the derivatives there. */
+typedef struct dog_fit {
+    float v, dx, dy, ds, dxx, dyy, dss, dxy, dxs, dys;
+} dog_fit;
+
+static dog_fit fit_at(const float *d, size_t plane, int w)
+{
+#define AT(X, Y, S) d[(ptrdiff_t)(S) * (ptrdiff_t)plane + (ptrdiff_t)(Y) * w + (X)]
+    dog_fit f;
+    f.v = AT(0, 0, 0);
+    f.dx = 0.5f * (AT(1, 0, 0) - AT(-1, 0, 0));
+    f.dy = 0.5f * (AT(0, 1, 0) - AT(0, -1, 0));
+    f.ds = 0.5f * (AT(0, 0, 1) - AT(0, 0, -1));
+    f.dxx = AT(1, 0, 0) + AT(-1, 0, 0) - 2.0f * f.v;
+    f.dyy = AT(0, 1, 0) + AT(0, -1, 0) - 2.0f * f.v;
+    f.dss = AT(0, 0, 1) + AT(0, 0, -1) - 2.0f * f.v;
+    f.dxy = 0.25f * (AT(1, 1, 0) + AT(-1, -1, 0) - AT(-1, 1, 0) - AT(1, -1, 0));
+    f.dxs = 0.25f * (AT(1, 0, 1) + AT(-1, 0, -1) - AT(-1, 0, 1) - AT(1, 0, -1));
+    f.dys = 0.25f * (AT(0, 1, 1) + AT(0, -1, -1) - AT(0, -1, 1) - AT(0, 1, -1));
+#undef AT
+    return f;
+}
+
+/* Solve H b = -grad by Gaussian elimination with partial pivoting (as
+ * VLFeat); b = 0 when H is singular. */
+static void solve_offset(const dog_fit *f, float b[3])
+{
+    float a[3][3] = {{f->dxx, f->dxy, f->dxs}, {f->dxy, f->dyy, f->dys}, {f->dxs, f->dys, f->dss}};
+    b[0] = -f->dx;
+    b[1] = -f->dy;
+    b[2] = -f->ds;
+    for (int j = 0; j < 3; j++) {
+        int pivot = j;
+        float best = 0.0f;
+        for (int i = j; i < 3; i++)
+            if (fabsf(a[i][j]) > best) {
+                best = fabsf(a[i][j]);
+                pivot = i;
+            }
+        if (best < 1e-10f) {
+            b[0] = b[1] = b[2] = 0.0f;
+            return;
+        }
+        float p = a[pivot][j];
+        for (int jj = j; jj < 3; jj++) {
+            float t = a[pivot][jj];
+            a[pivot][jj] = a[j][jj];
+            a[j][jj] = t / p;
+        }
+        float t = b[pivot];
+        b[pivot] = b[j];
+        b[j] = t / p;
+        for (int i = j + 1; i < 3; i++) {
+            float x = a[i][j];
+            for (int jj = j; jj < 3; jj++)
+                a[i][jj] -= x * a[j][jj];
+            b[i] -= x * b[j];
+        }
+    }
+    for (int i = 2; i > 0; i--)
+        for (int ii = i - 1; ii >= 0; ii--)
+            b[ii] -= b[i] * a[ii][i];
+}
+
+/* A refined keypoint in octave coordinates. */
+typedef struct refined {
+    float x, y, s, sigma, response;   /* s: level + offset; sigma in octave pixels */
+    int level;
+} refined;
+
+static int refine(const cpu_sift_plan *plan, const candidate *c, refined *out)
+{
+    const pv_sift_geometry *g = &plan->g;
+    const int w = g->octave_width[c->octave], h = g->octave_height[c->octave];
+    const size_t plane = plane_size(g, c->octave);
+    int x = c->x, y = c->y, dx = 0, dy = 0;
+    dog_fit f;
+    float b[3];
+    for (int step = 0; step < REFINE_STEPS; step++) {
+        x += dx;
+        y += dy;
+        f = fit_at(plan->dog[c->octave] + (size_t)c->level * plane + (size_t)y * w + x, plane, w);
+        solve_offset(&f, b);
+        dx = (b[0] > 0.6f && x < w - 2) - (b[0] < -0.6f && x > 1);
+        dy = (b[1] > 0.6f && y < h - 2) - (b[1] < -0.6f && y > 1);
+        if (dx == 0 && dy == 0)
+            break;
+    }
+    const float te = g->params.edge_thresh;
+    const float val = f.v + 0.5f * (f.dx * b[0] + f.dy * b[1] + f.ds * b[2]);
+    const float tr = f.dxx + f.dyy, det = f.dxx * f.dyy - f.dxy * f.dxy;
+    const float score = tr * tr / det;
+    const float xn = (float)x + b[0], yn = (float)y + b[1], sn = (float)c->level + b[2];
+    const int good = fabsf(val) > g->params.peak_thresh && score < (te + 1.0f) * (te + 1.0f) / te &&
+                     score >= 0.0f && fabsf(b[0]) < 1.5f && fabsf(b[1]) < 1.5f &&
+                     fabsf(b[2]) < 1.5f && xn >= 0.0f && xn <= (float)(w - 1) && yn >= 0.0f &&
+                     yn <= (float)(h - 1) && sn >= 0.0f && sn <= (float)(g->params.levels + 2);
+    if (!good)
+        return 0;
+    out->x = xn;
+    out->y = yn;
+    out->s = sn;
+    out->sigma = g->params.sigma0 * exp2f(sn / (float)g->params.levels);
+    out->response = val;
+    out->level = c->level;
+    return 1;
+}
+
+/* ------------------------------------------------------------- gradients */
+
+/* Central differences inside, one-sided at the borders (VLFeat). */
+static void gradient_at(const float *level, int w, int h, int x, int y, float *mod, float *ang)
+{
+    const float *p = level + (size_t)y * w + x;
+    float gx = x == 0 ? p[1] - p[0] : x == w - 1 ? p[0] - p[-1] : 0.5f * (p[1] - p[-1]);
+    float gy = y == 0 ? p[w] - p[0] : y == h - 1 ? p[0] - p[-w] : 0.5f * (p[w] - p[-w]);
+    float a = atan2f(gy, gx);
+    *mod = sqrtf(gx * gx + gy * gy);
+    *ang = a < 0.0f ? a + TWO_PI_F : a;
+}
+
+/* ----------------------------------------------------------- orientation */
+
+static void smooth_histogram(float *hist)
+{
+    for (int iter = 0; iter < 6; iter++) {
+        float prev = hist[ORI_BINS - 1], first = hist[0];
+        int i;
+        for (i = 0; i < ORI_BINS - 1; i++) {
+            float next = (prev + hist[i] + hist[i + 1]) / 3.0f;
+            prev = hist[i];
+            hist[i] = next;
+        }
+        hist[i] = (prev + hist[i] + first) / 3.0f;
+    }
+}
+
+static void orientation_histogram(const cpu_sift_plan *plan, int o, const refined *k, float *hist)
+{
+    const pv_sift_geometry *g = &plan->g;
+    const int w = g->octave_width[o], h = g->octave_height[o];
+    const float *level = plan->gauss[o] + (size_t)(k->level - 1) * plane_size(g, o);
+    const int xi = (int)(k->x + 0.5f), yi = (int)(k->y + 0.5f);
+    const float sigmaw = g->params.orientation_window * k->sigma;
+    const int W = (int)fmaxf(floorf(3.0f * sigmaw), 1.0f);
+    const float limit = (float)(W * W) + 0.6f, denom = 2.0f * sigmaw * sigmaw;
+    for (int i = 0; i < ORI_BINS; i++)
+        hist[i] = 0.0f;
+    for (int ys = -W > -yi ? -W : -yi; ys <= W && ys <= h - 1 - yi; ys++)
+        for (int xs = -W > -xi ? -W : -xi; xs <= W && xs <= w - 1 - xi; xs++) {
+            float dx = (float)(xi + xs) - k->x, dy = (float)(yi + ys) - k->y;
+            float r2 = dx * dx + dy * dy;
+            if (r2 >= limit)
+                continue;
+            float mod, ang;
+            gradient_at(level, w, h, xi + xs, yi + ys, &mod, &ang);
+            float wgt = expf(-r2 / denom) * mod;
+            float fbin = (float)ORI_BINS * ang / TWO_PI_F;
+            int bin = (int)floorf(fbin - 0.5f);
+            float rbin = fbin - (float)bin - 0.5f;
+            hist[(bin + ORI_BINS) % ORI_BINS] += (1.0f - rbin) * wgt;
+            hist[(bin + 1) % ORI_BINS] += rbin * wgt;
+        }
+    smooth_histogram(hist);
+}
+
+static int orientations(const cpu_sift_plan *plan, int o, const refined *k, float *angles)
+{
+    float hist[ORI_BINS], maxh = 0.0f;
+    orientation_histogram(plan, o, k, hist);
+    for (int i = 0; i < ORI_BINS; i++)
+        maxh = fmaxf(maxh, hist[i]);
+    const float floor_h = plan->g.params.orientation_peak * maxh;
+    int n = 0;
+    for (int i = 0; i < ORI_BINS && n < MAX_ORIENTATIONS; i++) {
+        float h0 = hist[i], hm = hist[(i + ORI_BINS - 1) % ORI_BINS], hp = hist[(i + 1) % ORI_BINS];
+        if (h0 > floor_h && h0 > hm && h0 > hp) {
+            float di = -0.5f * (hp - hm) / (hp + hm - 2.0f * h0);
+            angles[n++] = TWO_PI_F * ((float)i + di + 0.5f) / (float)ORI_BINS;
+        }
+    }
+    return n;
+}
+
+/* ------------------------------------------------------------ descriptor */
+
+static void normalize_descriptor(float *d)
+{
+    float sum = 0.0f;
+    for (int i = 0; i < PV_SIFT_DESCRIPTOR_SIZE; i++)
+        sum += d[i] * d[i];
+    float norm = sqrtf(sum) + 1.1920929e-7f;
+    for (int i = 0; i < PV_SIFT_DESCRIPTOR_SIZE; i++)
+        d[i] /= norm;
+}
+
+/* One gradient sample spread over its 8 neighbouring bins. */
+static void add_sample(float *d, float nx, float ny, float nt, float weight)
+{
+    const int binx = (int)floorf(nx - 0.5f), biny = (int)floorf(ny - 0.5f), bint = (int)floorf(nt);
+    const float rx = nx - ((float)binx + 0.5f), ry = ny - ((float)biny + 0.5f), rt = nt - (float)bint;
+    for (int dbx = 0; dbx < 2; dbx++) {
+        int bx = binx + dbx;
+        if (bx < -DESC_BINS / 2 || bx >= DESC_BINS / 2)
+            continue;
+        for (int dby = 0; dby < 2; dby++) {
+            int by = biny + dby;
+            if (by < -DESC_BINS / 2 || by >= DESC_BINS / 2)
+                continue;
+            float wxy = weight * fabsf(1.0f - (float)dbx - rx) * fabsf(1.0f - (float)dby - ry);
+            float *cell = d + (by + DESC_BINS / 2) * DESC_BINS * DESC_ORIS + (bx + DESC_BINS / 2) * DESC_ORIS;
+            cell[(bint + DESC_ORIS) % DESC_ORIS] += wxy * (1.0f - rt);
+            cell[(bint + 1) % DESC_ORIS] += wxy * rt;
+        }
+    }
+}
+
+static void describe(const cpu_sift_plan *plan, int o, const refined *k, float angle, float *d)
+{
+    const pv_sift_geometry *g = &plan->g;
+    const int w = g->octave_width[o], h = g->octave_height[o];
+    const float *level = plan->gauss[o] + (size_t)(k->level - 1) * plane_size(g, o);
+    const int xi = (int)(k->x + 0.5f), yi = (int)(k->y + 0.5f);
+    const float st = sinf(angle), ct = cosf(angle);
+    const float sbp = g->params.magnif * k->sigma;
+    const int W = (int)floorf(1.41421356f * sbp * (float)(DESC_BINS + 1) / 2.0f + 0.5f);
+    const float wdenom = 2.0f * (DESC_BINS / 2) * (DESC_BINS / 2);
+    memset(d, 0, PV_SIFT_DESCRIPTOR_SIZE * sizeof(float));
+    for (int dyi = -W > 1 - yi ? -W : 1 - yi; dyi <= W && dyi <= h - yi - 2; dyi++)
+        for (int dxi = -W > 1 - xi ? -W : 1 - xi; dxi <= W && dxi <= w - xi - 2; dxi++) {
+            float mod, ang;
+            gradient_at(level, w, h, xi + dxi, yi + dyi, &mod, &ang);
+            float theta = ang - angle;
+            theta = theta < 0.0f ? theta + TWO_PI_F : theta;
+            float dx = (float)(xi + dxi) - k->x, dy = (float)(yi + dyi) - k->y;
+            float nx = (ct * dx + st * dy) / sbp, ny = (-st * dx + ct * dy) / sbp;
+            float nt = (float)DESC_ORIS * theta / TWO_PI_F;
+            float win = expf(-(nx * nx + ny * ny) / wdenom);
+            add_sample(d, nx, ny, nt, win * mod);
+        }
+    normalize_descriptor(d);
+    for (int i = 0; i < PV_SIFT_DESCRIPTOR_SIZE; i++)
+        d[i] = fminf(d[i], 0.2f);
+    normalize_descriptor(d);
+}
+
+/* --------------------------------------------------------------- detect */
+
+/* Up to MAX_ORIENTATIONS keypoints of candidate c into slot arrays. */
+static int process_candidate(const cpu_sift_plan *plan, const candidate *c,
+                             pv_sift_keypoint *kps, uint64_t *keys, float *descs)
+{
+    const pv_sift_params *p = &plan->g.params;
+    refined k;
+    if (!refine(plan, c, &k))
+        return 0;
+    float angles[MAX_ORIENTATIONS];
+    int n = orientations(plan, c->octave, &k, angles);
+    const float xper = exp2f((float)(c->octave + p->first_octave));
+    const uint64_t key = ((((uint64_t)c->octave * 16u + (uint64_t)c->level) * 65536u +
+                           (uint64_t)c->y) * 65536u + (uint64_t)c->x) * 4u;
+    for (int i = 0; i < n; i++) {
+        kps[i] = (pv_sift_keypoint){k.x * xper, k.y * xper, k.sigma * xper, angles[i],
+                                    k.response, c->octave + p->first_octave, k.s};
+        keys[i] = key + (uint64_t)i;
+        describe(plan, c->octave, &k, angles[i], descs + (size_t)i * PV_SIFT_DESCRIPTOR_SIZE);
+    }
+    return n;
+}
+
+static pv_status alloc_raw(pv_context *ctx, int slots, pv_sift_raw *raw)
+{
+    size_t n = slots > 0 ? (size_t)slots : 1;
+    raw->keypoints = malloc(n * sizeof *raw->keypoints);
+    raw->keys = malloc(n * sizeof *raw->keys);
+    raw->descriptors = alloc_planes(n, PV_SIFT_DESCRIPTOR_SIZE);
+    if (raw->keypoints && raw->keys && raw->descriptors)
+        return PV_OK;
+    free(raw->keypoints);
+    free(raw->keys);
+    free(raw->descriptors);
+    memset(raw, 0, sizeof *raw);
+    return pv_fail(ctx, PV_ERR_NOMEM, "sift_detect: no memory for %d keypoint slots", slots);
+}
+
+/* Keep the filled slots, in candidate order. */
+static void compact_slots(pv_sift_raw *raw, const int *filled, int candidates)
+{
+    int n = 0;
+    for (int c = 0; c < candidates; c++)
+        for (int i = 0; i < filled[c]; i++) {
+            size_t from = (size_t)c * MAX_ORIENTATIONS + (size_t)i;
+            raw->keypoints[n] = raw->keypoints[from];
+            raw->keys[n] = raw->keys[from];
+            memmove(raw->descriptors + (size_t)n * PV_SIFT_DESCRIPTOR_SIZE,
+                    raw->descriptors + from * PV_SIFT_DESCRIPTOR_SIZE,
+                    PV_SIFT_DESCRIPTOR_SIZE * sizeof(float));
+            n++;
+        }
+    raw->count = n;
+}
+
+static pv_status describe_candidates(pv_context *ctx, const cpu_sift_plan *plan,
+                                     const candidate *list, int count, pv_sift_raw *raw)
+{
+    if (count > INT32_MAX / MAX_ORIENTATIONS)
+        return pv_fail(ctx, PV_ERR_NOMEM, "sift_detect: %d extrema are too many", count);
+    int *filled = malloc((count > 0 ? (size_t)count : 1) * sizeof *filled);
+    pv_status status = filled ? alloc_raw(ctx, count * MAX_ORIENTATIONS, raw)
+                              : pv_fail(ctx, PV_ERR_NOMEM, "sift_detect: no memory for %d extrema", count);
+    if (status != PV_OK) {
+        free(filled);
+        return status;
+    }
+    #pragma omp parallel for num_threads(ctx->cpu_threads) schedule(dynamic, 16)
+    for (int c = 0; c < count; c++) {
+        size_t slot = (size_t)c * MAX_ORIENTATIONS;
+        filled[c] = process_candidate(plan, &list[c], raw->keypoints + slot, raw->keys + slot,
+                                      raw->descriptors + slot * PV_SIFT_DESCRIPTOR_SIZE);
+    }
+    compact_slots(raw, filled, count);
+    free(filled);
+    return PV_OK;
+}
+
+pv_status pv_cpu_sift_detect(pv_context *ctx, void *opaque, const pv_image *image,
+                             pv_sift_raw *raw)
+{
+    cpu_sift_plan *plan = opaque;
+    const int threads = ctx->cpu_threads;
+    candidate *list = NULL;
+    int count = 0;
+    pv_status status = PV_OK;
+    build_first_base(plan, image, threads);
+    for (int o = 0; o < plan->g.octaves && status == PV_OK; o++) {
+        if (o > 0)
+            build_next_base(plan, o, threads);
+        build_octave(plan, o, threads);
+        status = find_extrema(ctx, plan, o, &list, &count);
+    }
+    if (status == PV_OK)
+        status = describe_candidates(ctx, plan, list, count, raw);
+    free(list);
+    return status;
+}
+
+/* -------------------------------------------------------------- matching */
+
+/* Squared L2 distance, summed in element order as in the kernel. */
+static float distance2(const float *a, const float *b)
+{
+    float acc = 0.0f;
+    for (int k = 0; k < PV_SIFT_DESCRIPTOR_SIZE; k++) {
+        float d = a[k] - b[k];
+        acc += d * d;
+    }
+    return acc;
+}
+
+pv_status pv_cpu_sift_nearest(pv_context *ctx, const float *query, int query_count,
+                              const float *train, int train_count, int *best, float *best_d2,
+                              float *second_d2)
+{
+    #pragma omp parallel for num_threads(ctx->cpu_threads) schedule(static)
+    for (int q = 0; q < query_count; q++) {
+        const float *a = query + (size_t)q * PV_SIFT_DESCRIPTOR_SIZE;
+        float d1 = INFINITY, d2 = INFINITY;
+        int b1 = -1;
+        for (int t = 0; t < train_count; t++) {
+            float d = distance2(a, train + (size_t)t * PV_SIFT_DESCRIPTOR_SIZE);
+            if (d < d1) {
+                d2 = d1;
+                d1 = d;
+                b1 = t;
+            } else if (d < d2) {
+                d2 = d;
+            }
+        }
+        best[q] = b1;
+        best_d2[q] = d1;
+        second_d2[q] = d2;
+    }
+    return PV_OK;
+}

@@ -1,0 +1,40 @@
+/* Internal to the OpenCL FFT layer: one FFT library behind fft.c's plan
+ * cache.  fft.c calls every function here with its cache lock held, so an
+ * engine's own process-wide state (clFFT's set-up) needs no lock of its
+ * own.  Buffers and layouts are those of fft.h. */
+#ifndef PV_CL_FFT_ENGINE_H
+#define PV_CL_FFT_ENGINE_H
+
+#include "opencl.h"
+
+/* What a pair is made for.  The engine may keep pointers to this struct's
+ * fields for the life of its plan (VkFFT does): it lives inside the cache
+ * entry. */
+typedef struct pv_cl_fft_shape {
+    int size[3];
+    int batch;
+    size_t real_count;      /* per transform */
+    size_t complex_count;
+    cl_context context;
+    cl_command_queue queue;
+    cl_device_id device;
+} pv_cl_fft_shape;
+
+typedef struct pv_cl_fft_engine_ops {
+    pv_fft_engine kind;
+    const char *name;                        /* for messages: "clFFT" */
+    int (*length_ok)(int n);                 /* transforms length n unpadded */
+    /* Make (and compile) the R2C / C2R pair; *plan receives the engine's
+     * object.  Failures are recorded on ctx. */
+    pv_status (*create)(pv_context *ctx, pv_cl_fft_shape *shape, void **plan);
+    void (*destroy)(void *plan);
+    /* Enqueue one direction for the whole batch on ctx's queue. */
+    pv_status (*enqueue)(pv_context *ctx, void *plan, int forward, cl_mem in, cl_mem out);
+} pv_cl_fft_engine_ops;
+
+extern const pv_cl_fft_engine_ops pv_cl_fft_clfft_ops;
+#ifdef PV_HAVE_VKFFT
+extern const pv_cl_fft_engine_ops pv_cl_fft_vkfft_ops;
+#endif
+
+#endif

@@ -1,0 +1,562 @@
+/* parvis SIFT kernels: scale space, DoG extrema, keypoint refinement and
+ * orientation, descriptors, and brute-force descriptor matching.
+ *
+ * Built with the "features" launch-parameter family as -D defines:
+ *   SIFT_WG_X, SIFT_WG_Y      work-group shape of the image passes
+ *   SIFT_ROW_STEPS            row pass: outputs per work item along x
+ *   SIFT_COL_STEPS            column pass: outputs per work item along y
+ *   SIFT_KP_WG                keypoint kernel: work items per group
+ *   SIFT_DESC_SPLIT           descriptor: work items per spatial cell (16 cells)
+ *   SIFT_MATCH_WG             matching: queries per group
+ *   SIFT_MATCH_TILE           matching: train descriptors staged per step
+ *
+ * Planes are dense (x fastest).  The scale space of every octave stays on
+ * the device: the DoG and Gaussian pyramids are single buffers with
+ * per-octave offsets, so the keypoint kernels see all octaves in one launch.
+ *
+ * The CPU backend (backends/cpu/features.c) does the same float operations
+ * in the same order; contraction into fma is off so the blur, the DoG and
+ * the refinement agree to the last bit where the device honours it. */
+#pragma OPENCL FP_CONTRACT OFF
+
+#define ROW_TILE (SIFT_WG_X * SIFT_ROW_STEPS)
+#define COL_TILE (SIFT_WG_Y * SIFT_COL_STEPS)
+#define TWO_PI_F 6.2831853071795864769f
+#define ORI_BINS 36
+#define MAX_ORIENTATIONS 4
+#define DESC_CELLS 16
+#define DESC_SIZE 128
+
+/* ------------------------------------------------------------ preparation
+ * The input as float (u8 scaled by `scale`), upsampled 2x when asked as in
+ * VLFeat: even samples copy, odd ones average two neighbours (the last
+ * repeats), along x then y.  Global size: the first octave's (w, h). */
+static float input_u8(__global const uchar *p, int x, int y, int w, float scale)
+{
+    return convert_float(p[(size_t)y * (size_t)w + (size_t)x]) * scale;
+}
+
+static float input_f32(__global const float *p, int x, int y, int w, float scale)
+{
+    return p[(size_t)y * (size_t)w + (size_t)x];
+}
+
+#define DEFINE_PREPARE(SUFFIX, TYPE)                                                     \
+static float up_row_##SUFFIX(__global const TYPE *p, int X, int y, int w, float scale)  \
+{                                                                                        \
+    const int x0 = X >> 1, x1 = min(x0 + 1, w - 1);                                     \
+    const float a = input_##SUFFIX(p, x0, y, w, scale);                                  \
+    return (X & 1) ? 0.5f * (a + input_##SUFFIX(p, x1, y, w, scale)) : a;                \
+}                                                                                        \
+__kernel void sift_prepare_##SUFFIX(__global const TYPE *src, __global float *dst,      \
+                                    int in_w, int in_h, int upsample, float scale)       \
+{                                                                                        \
+    const int w = upsample ? 2 * in_w : in_w, h = upsample ? 2 * in_h : in_h;            \
+    const int X = get_global_id(0), Y = get_global_id(1);                                \
+    if (X >= w || Y >= h)                                                                \
+        return;                                                                          \
+    float v;                                                                             \
+    if (!upsample) {                                                                     \
+        v = input_##SUFFIX(src, X, Y, in_w, scale);                                      \
+    } else {                                                                             \
+        const int y0 = Y >> 1, y1 = min(y0 + 1, in_h - 1);                               \
+        const float a = up_row_##SUFFIX(src, X, y0, in_w, scale);                        \
+        v = (Y & 1) ? 0.5f * (a + up_row_##SUFFIX(src, X, y1, in_w, scale)) : a;         \
+    }                                                                                    \
+    dst[(size_t)Y * (size_t)w + (size_t)X] = v;                                          \
+}
+
+DEFINE_PREPARE(u8, uchar)
+DEFINE_PREPARE(f32, float)
+
+/* ------------------------------------------------------- merged row pass
+ * All `nlevels` blurs of one base plane in one launch (the paper's merged
+ * computation of an octave's scales): the input span of a tile row is
+ * staged once in local memory and every level's taps run over it.
+ * info[l] = (radius, offset into weights) of level l; max_radius bounds
+ * them.  dst plane l starts at dst + l * w * h.  `tile` holds SIFT_WG_Y *
+ * (ROW_TILE + 2 max_radius) floats.
+ * Global size: (ceil(w / ROW_TILE) * SIFT_WG_X, h). */
+__kernel __attribute__((reqd_work_group_size(SIFT_WG_X, SIFT_WG_Y, 1)))
+void sift_blur_rows(__global const float *src, ulong src_offset, __global float *dst,
+                    ulong dst_offset, __constant float *weights, __constant int2 *info,
+                    int nlevels, int max_radius, int w, int h, __local float *tile)
+{
+    const int lx = get_local_id(0);
+    const int x0 = get_group_id(0) * ROW_TILE;
+    const int y = get_global_id(1);
+    const int span = ROW_TILE + 2 * max_radius;
+    __local float *line = tile + get_local_id(1) * span;
+    const size_t row = src_offset + (size_t)min(y, h - 1) * (size_t)w;
+    for (int i = lx; i < span; i += SIFT_WG_X)
+        line[i] = src[row + clamp(x0 - max_radius + i, 0, w - 1)];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (y >= h)
+        return;
+    const size_t plane = (size_t)w * (size_t)h;
+    for (int l = 0; l < nlevels; l++) {
+        const int r = info[l].x;
+        __constant float *wl = weights + info[l].y;
+        for (int s = 0; s < SIFT_ROW_STEPS; s++) {
+            const int offset = lx + s * SIFT_WG_X;
+            if (x0 + offset >= w)
+                break;
+            float acc = 0.0f;
+            for (int k = 0; k <= 2 * r; k++)
+                acc += wl[k] * line[offset + max_radius - r + k];
+            dst[dst_offset + (size_t)l * plane + (size_t)y * (size_t)w + x0 + offset] = acc;
+        }
+    }
+}
+
+/* ---------------------------------------------------- merged column pass
+ * Column blur of every level staged through local memory one level at a
+ * time; each work item keeps its previous level in registers so the DoG
+ * (g_l - g_(l-1), with g_0 the base) costs no extra read.  Levels 1 .. S
+ * are stored (gradients, next octave), levels S+1, S+2 only feed the DoG.
+ * With dog == 0 (the base blur): one level, written to gauss.
+ * Global size: (w, ceil(h / COL_TILE) * SIFT_WG_Y). */
+__kernel __attribute__((reqd_work_group_size(SIFT_WG_X, SIFT_WG_Y, 1)))
+void sift_blur_cols(__global const float *rows, __global const float *base,
+                    __global float *gauss, ulong gauss_offset, __global float *dog,
+                    ulong dog_offset, int with_dog, __constant float *weights,
+                    __constant int2 *info, int nlevels, int stored, int max_radius, int w, int h,
+                    __local float *tile)
+{
+    const int lx = get_local_id(0), ly = get_local_id(1);
+    const int x = get_global_id(0);
+    const int y0 = get_group_id(1) * COL_TILE;
+    const int span = COL_TILE + 2 * max_radius;
+    const int xc = min(x, w - 1);
+    const size_t plane = (size_t)w * (size_t)h;
+    float prev[SIFT_COL_STEPS];
+    for (int s = 0; s < SIFT_COL_STEPS; s++) {
+        const int y = min(y0 + ly + s * SIFT_WG_Y, h - 1);
+        prev[s] = with_dog ? base[(size_t)y * (size_t)w + xc] : 0.0f;
+    }
+    for (int l = 0; l < nlevels; l++) {
+        __global const float *in = rows + (size_t)l * plane;
+        for (int i = ly; i < span; i += SIFT_WG_Y)
+            tile[i * SIFT_WG_X + lx] = in[(size_t)clamp(y0 - max_radius + i, 0, h - 1) * (size_t)w + xc];
+        barrier(CLK_LOCAL_MEM_FENCE);
+        const int r = info[l].x;
+        __constant float *wl = weights + info[l].y;
+        for (int s = 0; s < SIFT_COL_STEPS; s++) {
+            const int offset = ly + s * SIFT_WG_Y;
+            float acc = 0.0f;
+            for (int k = 0; k <= 2 * r; k++)
+                acc += wl[k] * tile[(offset + max_radius - r + k) * SIFT_WG_X + lx];
+            const int y = y0 + offset;
+            if (x < w && y < h) {
+                const size_t at = (size_t)y * (size_t)w + x;
+                if (with_dog)
+                    dog[dog_offset + (size_t)l * plane + at] = acc - prev[s];
+                if (l < stored)
+                    gauss[gauss_offset + (size_t)l * plane + at] = acc;
+            }
+            prev[s] = acc;
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+}
+
+/* Octave o's base: every second sample of octave o-1's level S.
+ * Global size: (w, h) of octave o. */
+__kernel __attribute__((reqd_work_group_size(SIFT_WG_X, SIFT_WG_Y, 1)))
+void sift_downsample(__global const float *gauss, ulong src_offset, int src_w,
+                     __global float *dst, int w, int h)
+{
+    const int x = get_global_id(0), y = get_global_id(1);
+    if (x >= w || y >= h)
+        return;
+    dst[(size_t)y * (size_t)w + x] = gauss[src_offset + (size_t)(2 * y) * (size_t)src_w + 2 * x];
+}
+
+/* --------------------------------------------------------------- extrema
+ * Strict maxima (>= threshold) or minima (<= -threshold) over the 26
+ * neighbours in DoG levels 1 .. S.  Extrema of a work group are appended
+ * with one global atomic per group; the order of the list is arbitrary (the
+ * host sorts the final keypoints by a unique key).  `counter` keeps counting
+ * past capacity so the host can grow the list and run again.
+ * Global size: (w, h, S) with z = level - 1. */
+static int is_extremum(__global const float *d, size_t plane, int w, float v, float threshold)
+{
+    const int sign = v >= threshold ? 1 : v <= -threshold ? -1 : 0;
+    if (!sign)
+        return 0;
+    for (int s = -1; s <= 1; s++)
+        for (int dy = -1; dy <= 1; dy++)
+            for (int dx = -1; dx <= 1; dx++) {
+                if (s == 0 && dy == 0 && dx == 0)
+                    continue;
+                const float n = d[(long)s * (long)plane + (long)dy * w + dx];
+                if (sign > 0 ? !(v > n) : !(v < n))
+                    return 0;
+            }
+    return 1;
+}
+
+__kernel __attribute__((reqd_work_group_size(SIFT_WG_X, SIFT_WG_Y, 1)))
+void sift_extrema(__global const float *dog, ulong dog_offset, int w, int h, float threshold,
+                  int octave, __global int4 *candidates, __global uint *counter, uint capacity)
+{
+    __local uint group_count, group_base;
+    const int x = get_global_id(0), y = get_global_id(1), level = get_global_id(2) + 1;
+    const int first = get_local_id(0) == 0 && get_local_id(1) == 0;
+    if (first)
+        group_count = 0;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    const size_t plane = (size_t)w * (size_t)h;
+    int found = 0;
+    uint slot = 0;
+    if (x >= 1 && x < w - 1 && y >= 1 && y < h - 1) {
+        __global const float *d = dog + dog_offset + (size_t)level * plane + (size_t)y * (size_t)w + x;
+        found = is_extremum(d, plane, w, *d, threshold);
+    }
+    if (found)
+        slot = atomic_inc(&group_count);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (first && group_count)
+        group_base = atomic_add(counter, group_count);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (found && group_base + slot < capacity)
+        candidates[group_base + slot] = (int4)(x, y, level, octave);
+}
+
+/* -------------------------------------------------------------- keypoints */
+
+/* Per octave: (width, height) and the plane offsets of its DoG and
+ * Gaussian levels in the pyramids. */
+typedef struct octave_info {
+    int w, h;
+    ulong dog_offset, gauss_offset;
+} octave_info;
+
+typedef struct sift_settings {
+    float peak_thresh, edge_thresh, sigma0, ori_window, ori_peak, magnif;
+    int levels;
+} sift_settings;
+
+typedef struct dog_fit {
+    float v, dx, dy, ds, dxx, dyy, dss, dxy, dxs, dys;
+} dog_fit;
+
+static dog_fit fit_at(__global const float *d, long plane, int w)
+{
+#define AT(X, Y, S) d[(long)(S) * plane + (long)(Y) * w + (X)]
+    dog_fit f;
+    f.v = AT(0, 0, 0);
+    f.dx = 0.5f * (AT(1, 0, 0) - AT(-1, 0, 0));
+    f.dy = 0.5f * (AT(0, 1, 0) - AT(0, -1, 0));
+    f.ds = 0.5f * (AT(0, 0, 1) - AT(0, 0, -1));
+    f.dxx = AT(1, 0, 0) + AT(-1, 0, 0) - 2.0f * f.v;
+    f.dyy = AT(0, 1, 0) + AT(0, -1, 0) - 2.0f * f.v;
+    f.dss = AT(0, 0, 1) + AT(0, 0, -1) - 2.0f * f.v;
+    f.dxy = 0.25f * (AT(1, 1, 0) + AT(-1, -1, 0) - AT(-1, 1, 0) - AT(1, -1, 0));
+    f.dxs = 0.25f * (AT(1, 0, 1) + AT(-1, 0, -1) - AT(-1, 0, 1) - AT(1, 0, -1));
+    f.dys = 0.25f * (AT(0, 1, 1) + AT(0, -1, -1) - AT(0, -1, 1) - AT(0, 1, -1));
+#undef AT
+    return f;
+}
+
+/* H b = -grad by Gaussian elimination with partial pivoting (VLFeat). */
+static void solve_offset(const dog_fit *f, float b[3])
+{
+    float a[3][3] = {{f->dxx, f->dxy, f->dxs}, {f->dxy, f->dyy, f->dys}, {f->dxs, f->dys, f->dss}};
+    b[0] = -f->dx;
+    b[1] = -f->dy;
+    b[2] = -f->ds;
+    for (int j = 0; j < 3; j++) {
+        int pivot = j;
+        float best = 0.0f;
+        for (int i = j; i < 3; i++)
+            if (fabs(a[i][j]) > best) {
+                best = fabs(a[i][j]);
+                pivot = i;
+            }
+        if (best < 1e-10f) {
+            b[0] = b[1] = b[2] = 0.0f;
+            return;
+        }
+        const float p = a[pivot][j];
+        for (int jj = j; jj < 3; jj++) {
+            const float t = a[pivot][jj];
+            a[pivot][jj] = a[j][jj];
+            a[j][jj] = t / p;
+        }
+        const float t = b[pivot];
+        b[pivot] = b[j];
+        b[j] = t / p;
+        for (int i = j + 1; i < 3; i++) {
+            const float x = a[i][j];
+            for (int jj = j; jj < 3; jj++)
+                a[i][jj] -= x * a[j][jj];
+            b[i] -= x * b[j];
+        }
+    }
+    for (int i = 2; i > 0; i--)
+        for (int ii = i - 1; ii >= 0; ii--)
+            b[ii] -= b[i] * a[ii][i];
+}
+
+/* Central differences inside, one-sided at the borders (VLFeat). */
+static void gradient_at(__global const float *level, int w, int h, int x, int y, float *mod,
+                        float *ang)
+{
+    __global const float *p = level + (size_t)y * (size_t)w + x;
+    const float gx = x == 0 ? p[1] - p[0] : x == w - 1 ? p[0] - p[-1] : 0.5f * (p[1] - p[-1]);
+    const float gy = y == 0 ? p[w] - p[0] : y == h - 1 ? p[0] - p[-w] : 0.5f * (p[w] - p[-w]);
+    const float a = atan2(gy, gx);
+    *mod = sqrt(gx * gx + gy * gy);
+    *ang = a < 0.0f ? a + TWO_PI_F : a;
+}
+
+static void orientation_histogram(__global const float *level, int w, int h, float x, float y,
+                                  float sigma, float window, float *hist)
+{
+    const int xi = (int)(x + 0.5f), yi = (int)(y + 0.5f);
+    const float sigmaw = window * sigma;
+    const int W = (int)fmax(floor(3.0f * sigmaw), 1.0f);
+    const float limit = (float)(W * W) + 0.6f, denom = 2.0f * sigmaw * sigmaw;
+    for (int i = 0; i < ORI_BINS; i++)
+        hist[i] = 0.0f;
+    for (int ys = max(-W, -yi); ys <= W && ys <= h - 1 - yi; ys++)
+        for (int xs = max(-W, -xi); xs <= W && xs <= w - 1 - xi; xs++) {
+            const float dx = (float)(xi + xs) - x, dy = (float)(yi + ys) - y;
+            const float r2 = dx * dx + dy * dy;
+            if (r2 >= limit)
+                continue;
+            float mod, ang;
+            gradient_at(level, w, h, xi + xs, yi + ys, &mod, &ang);
+            const float wgt = exp(-r2 / denom) * mod;
+            const float fbin = (float)ORI_BINS * ang / TWO_PI_F;
+            const int bin = (int)floor(fbin - 0.5f);
+            const float rbin = fbin - (float)bin - 0.5f;
+            hist[(bin + ORI_BINS) % ORI_BINS] += (1.0f - rbin) * wgt;
+            hist[(bin + 1) % ORI_BINS] += rbin * wgt;
+        }
+    for (int iter = 0; iter < 6; iter++) {
+        float prev = hist[ORI_BINS - 1];
+        const float first = hist[0];
+        int i;
+        for (i = 0; i < ORI_BINS - 1; i++) {
+            const float next = (prev + hist[i] + hist[i + 1]) / 3.0f;
+            prev = hist[i];
+            hist[i] = next;
+        }
+        hist[i] = (prev + hist[i] + first) / 3.0f;
+    }
+}
+
+/* Refinement (up to 5 moves), contrast and edge tests, then up to 4
+ * orientations; one work item per candidate.  Keypoints are appended
+ * (arbitrary order; counters[1] counts them) as: geometry (x, y, sigma in octave pixels, angle),
+ * (response, scale level), and the unique sort key. */
+__kernel __attribute__((reqd_work_group_size(SIFT_KP_WG, 1, 1)))
+void sift_keypoints(__global const float *dog, __global const float *gauss,
+                    __constant octave_info *octaves, __global const int4 *candidates,
+                    uint count, sift_settings set, __global float4 *kp_geom,
+                    __global float2 *kp_extra, __global ulong *kp_key, __global uint *counters)
+{
+    const uint c = get_global_id(0);
+    if (c >= count)
+        return;
+    const int4 cand = candidates[c];
+    const int o = cand.w, level = cand.z;
+    const int w = octaves[o].w, h = octaves[o].h;
+    const long plane = (long)w * (long)h;
+    __global const float *d = dog + octaves[o].dog_offset + (long)level * plane;
+    int x = cand.x, y = cand.y, dx = 0, dy = 0;
+    dog_fit f;
+    float b[3];
+    for (int step = 0; step < 5; step++) {
+        x += dx;
+        y += dy;
+        f = fit_at(d + (long)y * w + x, plane, w);
+        solve_offset(&f, b);
+        dx = (b[0] > 0.6f && x < w - 2) - (b[0] < -0.6f && x > 1);
+        dy = (b[1] > 0.6f && y < h - 2) - (b[1] < -0.6f && y > 1);
+        if (dx == 0 && dy == 0)
+            break;
+    }
+    const float te = set.edge_thresh;
+    const float val = f.v + 0.5f * (f.dx * b[0] + f.dy * b[1] + f.ds * b[2]);
+    const float tr = f.dxx + f.dyy, det = f.dxx * f.dyy - f.dxy * f.dxy;
+    const float score = tr * tr / det;
+    const float xn = (float)x + b[0], yn = (float)y + b[1], sn = (float)level + b[2];
+    const int good = fabs(val) > set.peak_thresh && score < (te + 1.0f) * (te + 1.0f) / te &&
+                     score >= 0.0f && fabs(b[0]) < 1.5f && fabs(b[1]) < 1.5f &&
+                     fabs(b[2]) < 1.5f && xn >= 0.0f && xn <= (float)(w - 1) && yn >= 0.0f &&
+                     yn <= (float)(h - 1) && sn >= 0.0f && sn <= (float)(set.levels + 2);
+    if (!good)
+        return;
+    const float sigma = set.sigma0 * exp2(sn / (float)set.levels);
+    float hist[ORI_BINS];
+    orientation_histogram(gauss + octaves[o].gauss_offset + (size_t)(level - 1) * (size_t)plane,
+                          w, h, xn, yn, sigma, set.ori_window, hist);
+    float maxh = 0.0f;
+    for (int i = 0; i < ORI_BINS; i++)
+        maxh = fmax(maxh, hist[i]);
+    const float floor_h = set.ori_peak * maxh;
+    const ulong key = ((((ulong)o * 16u + (ulong)level) * 65536u + (ulong)cand.y) * 65536u +
+                       (ulong)cand.x) * 4u;
+    int n = 0;
+    for (int i = 0; i < ORI_BINS && n < MAX_ORIENTATIONS; i++) {
+        const float h0 = hist[i], hm = hist[(i + ORI_BINS - 1) % ORI_BINS];
+        const float hp = hist[(i + 1) % ORI_BINS];
+        if (h0 > floor_h && h0 > hm && h0 > hp) {
+            const float di = -0.5f * (hp - hm) / (hp + hm - 2.0f * h0);
+            const float angle = TWO_PI_F * ((float)i + di + 0.5f) / (float)ORI_BINS;
+            const uint slot = atomic_inc(&counters[1]);
+            kp_geom[slot] = (float4)(xn, yn, sigma, angle);
+            kp_extra[slot] = (float2)(val, sn);
+            kp_key[slot] = key + (ulong)n;
+            n++;
+        }
+    }
+}
+
+/* ------------------------------------------------------------ descriptors
+ * One work group per keypoint: 16 spatial cells x SIFT_DESC_SPLIT items.
+ * Each item gathers, for its cell, the samples of every SIFT_DESC_SPLIT-th
+ * row of the cell's support (a rotated 2x2-bin square, scanned through its
+ * bounding box), with VLFeat's trilinear weights, into 8 private bins; the
+ * partial histograms are summed in a fixed order, so the result does not
+ * depend on scheduling.  No atomics: deterministic. */
+#define DESC_WG (DESC_CELLS * SIFT_DESC_SPLIT)
+
+static float cell_weight(float n, int cell)
+{
+    const int bin = (int)floor(n - 0.5f);
+    const float r = n - ((float)bin + 0.5f);
+    return cell == bin ? 1.0f - r : cell == bin + 1 ? r : 0.0f;
+}
+
+__kernel __attribute__((reqd_work_group_size(DESC_WG, 1, 1)))
+void sift_descriptors(__global const float *gauss, __constant octave_info *octaves,
+                      __global const float4 *kp_geom, __global const ulong *kp_key, float magnif,
+                      __global float *descriptors)
+{
+    __local float partial[SIFT_DESC_SPLIT][DESC_SIZE];
+    __local float desc[DESC_SIZE];
+    __local float norm_parts[DESC_WG];
+    const int lid = get_local_id(0), cell = lid % DESC_CELLS, part = lid / DESC_CELLS;
+    const size_t k = get_group_id(0);
+    const float4 geom = kp_geom[k];
+    const ulong key = kp_key[k];
+    const int level = (int)((key >> 34) & 15u), o = (int)(key >> 38);
+    const int w = octaves[o].w, h = octaves[o].h;
+    __global const float *g = gauss + octaves[o].gauss_offset + (size_t)(level - 1) * (size_t)w * (size_t)h;
+    const float x = geom.x, y = geom.y, angle = geom.w;
+    const int xi = (int)(x + 0.5f), yi = (int)(y + 0.5f);
+    const float st = sin(angle), ct = cos(angle), sbp = magnif * geom.z;
+    const int W = (int)floor(1.41421356f * sbp * 5.0f / 2.0f + 0.5f);
+    /* The cell's support: |n - centre| < 1 bin on both axes, i.e. a square
+     * of side 2 sbp around the cell centre, rotated by angle. */
+    const int cx = cell % 4 - 2, cy = cell / 4 - 2;
+    const float ccx = ((float)cx + 0.5f) * sbp, ccy = ((float)cy + 0.5f) * sbp;
+    const float px = ct * ccx - st * ccy + x, py = st * ccx + ct * ccy + y;
+    const int reach = (int)ceil(1.41421356f * sbp) + 1;
+    const int y_lo = max(max(-W, 1 - yi), (int)floor(py) - reach - yi);
+    const int y_hi = min(min(W, h - yi - 2), (int)ceil(py) + reach - yi);
+    const int x_lo = max(max(-W, 1 - xi), (int)floor(px) - reach - xi);
+    const int x_hi = min(min(W, w - xi - 2), (int)ceil(px) + reach - xi);
+    float bins[8] = {0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f};
+    for (int dyi = y_lo + part; dyi <= y_hi; dyi += SIFT_DESC_SPLIT)
+        for (int dxi = x_lo; dxi <= x_hi; dxi++) {
+            const float dx = (float)(xi + dxi) - x, dy = (float)(yi + dyi) - y;
+            const float nx = (ct * dx + st * dy) / sbp, ny = (-st * dx + ct * dy) / sbp;
+            const float wx = cell_weight(nx, cx), wy = cell_weight(ny, cy);
+            if (wx == 0.0f || wy == 0.0f)
+                continue;
+            float mod, ang;
+            gradient_at(g, w, h, xi + dxi, yi + dyi, &mod, &ang);
+            float theta = ang - angle;
+            theta = theta < 0.0f ? theta + TWO_PI_F : theta;
+            const float nt = 8.0f * theta / TWO_PI_F;
+            const float win = exp(-(nx * nx + ny * ny) / 8.0f);
+            const int bint = (int)floor(nt);
+            const float rt = nt - (float)bint;
+            const float wxy = win * mod * fabs(wx) * fabs(wy);
+            bins[(bint + 8) % 8] += wxy * (1.0f - rt);
+            bins[(bint + 1) % 8] += wxy * rt;
+        }
+    for (int t = 0; t < 8; t++)
+        partial[part][((cy + 2) * 4 + (cx + 2)) * 8 + t] = bins[t];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int i = lid; i < DESC_SIZE; i += DESC_WG) {
+        float sum = 0.0f;
+        for (int p = 0; p < SIFT_DESC_SPLIT; p++)
+            sum += partial[p][i];
+        desc[i] = sum;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    /* Normalise, clamp at 0.2, normalise again; norms by a fixed-order
+     * reduction. */
+    for (int round = 0; round < 2; round++) {
+        float sq = 0.0f;
+        for (int i = lid; i < DESC_SIZE; i += DESC_WG)
+            sq += desc[i] * desc[i];
+        norm_parts[lid] = sq;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        for (int stride = DESC_WG / 2; stride > 0; stride >>= 1) {
+            if (lid < stride)
+                norm_parts[lid] += norm_parts[lid + stride];
+            barrier(CLK_LOCAL_MEM_FENCE);
+        }
+        const float norm = sqrt(norm_parts[0]) + 1.1920929e-7f;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        for (int i = lid; i < DESC_SIZE; i += DESC_WG) {
+            const float v = desc[i] / norm;
+            desc[i] = round == 0 ? fmin(v, 0.2f) : v;
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    for (int i = lid; i < DESC_SIZE; i += DESC_WG)
+        descriptors[k * DESC_SIZE + i] = desc[i];
+}
+
+/* --------------------------------------------------------------- matching
+ * Nearest and second nearest train descriptor of each query (squared L2,
+ * summed in element order as on the CPU; ties keep the lower index).  Train
+ * descriptors are staged SIFT_MATCH_TILE at a time in local memory and read
+ * by all items at the same address (broadcast); each item's query lives in
+ * registers.  Global size: ceil(nq / SIFT_MATCH_WG) * SIFT_MATCH_WG. */
+__kernel __attribute__((reqd_work_group_size(SIFT_MATCH_WG, 1, 1)))
+void sift_nearest(__global const float *query, int nq, __global const float *train, int nt,
+                  __global int *best, __global float *best_d2, __global float *second_d2)
+{
+    __local float tile[SIFT_MATCH_TILE * DESC_SIZE];
+    const int q = get_global_id(0), lid = get_local_id(0);
+    float a[DESC_SIZE];
+    for (int k = 0; k < DESC_SIZE; k++)
+        a[k] = q < nq ? query[(size_t)q * DESC_SIZE + k] : 0.0f;
+    float d1 = INFINITY, d2 = INFINITY;
+    int b1 = -1;
+    for (int t0 = 0; t0 < nt; t0 += SIFT_MATCH_TILE) {
+        const int n = min(SIFT_MATCH_TILE, nt - t0);
+        for (int i = lid; i < n * DESC_SIZE; i += SIFT_MATCH_WG)
+            tile[i] = train[(size_t)t0 * DESC_SIZE + i];
+        barrier(CLK_LOCAL_MEM_FENCE);
+        for (int t = 0; t < n; t++) {
+            float acc = 0.0f;
+            for (int k = 0; k < DESC_SIZE; k++) {
+                const float diff = a[k] - tile[t * DESC_SIZE + k];
+                acc += diff * diff;
+            }
+            if (acc < d1) {
+                d2 = d1;
+                d1 = acc;
+                b1 = t0 + t;
+            } else if (acc < d2) {
+                d2 = acc;
+            }
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    if (q < nq) {
+        best[q] = b1;
+        best_d2[q] = d1;
+        second_d2[q] = d2;
+    }
+}

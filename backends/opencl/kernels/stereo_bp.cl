@@ -1,0 +1,439 @@
+/* Hierarchical belief-propagation stereo (include/parvis/stereo.h), host
+ * side in ../stereo_bp.c, CPU oracle in ../../cpu/stereo_bp.c: the same
+ * float operations in the same order, so both give the same bits.
+ *
+ * Defines from the host:
+ *   launch parameters (family "bp"): BP_WG_X, BP_WG_Y (work-group shape),
+ *     BP_REG_VALUES, BP_LOCAL_VALUES (message-array split caps),
+ *     BP_SMALL_LEVEL_PIXELS (host only);
+ *   per program: BP_NDISP; BP_NREG, BP_NLOC, BP_NPRIV: how the message
+ *     array being computed is split (the paper's hybrid): the first NREG
+ *     values in a private array whose loops are fully unrolled (registers),
+ *     the next NLOC in local memory (NLOC values per work-item), the last
+ *     NPRIV in a private array indexed in a loop (spilled to the device's
+ *     per-thread memory); BP_PIXEL_U8: input pixel type.
+ *
+ * Layout (colour-split, so that the work-items of one checkerboard colour
+ * read and write contiguous memory): a level of w x h pixels keeps, per
+ * colour c = (x + y) & 1, planes of pitch = (w + 1) / 2 + 2 columns and
+ * h + 2 rows; pixel (x, y) sits at row y + 1, column (x >> 1) + 1 of its
+ * colour's planes.  The border of zeros stands for the messages from
+ * outside the image.  Data costs: plane (c * NDISP + d); messages, stored
+ * at the sender (what it sends towards dir): plane ((dir * 2 + c) * NDISP
+ * + d).  A round updates one colour and reads only the other. */
+#pragma OPENCL FP_CONTRACT OFF
+
+#define NDISP BP_NDISP
+#define NREG BP_NREG
+#define NLOC BP_NLOC
+#define NPRIV BP_NPRIV
+#define GROUP_ITEMS (BP_WG_X * BP_WG_Y)
+
+#define DIR_UP 0
+#define DIR_DOWN 1
+#define DIR_LEFT 2
+#define DIR_RIGHT 3
+
+#if BP_PIXEL_U8
+typedef uchar pixel_t;
+#else
+typedef float pixel_t;
+#endif
+
+/* ---------------------------------------------------------------- geometry */
+
+typedef struct level_geometry {
+    int width, height;
+    int pitch;   /* (width + 1) / 2 + 2 */
+    int plane;   /* pitch * (height + 2) */
+} level_geometry;
+
+level_geometry geometry_of(int width, int height)
+{
+    level_geometry g;
+    g.width = width;
+    g.height = height;
+    g.pitch = (width + 1) / 2 + 2;
+    g.plane = g.pitch * (height + 2);
+    return g;
+}
+
+level_geometry coarser(level_geometry g)
+{
+    return geometry_of((g.width + 1) / 2, (g.height + 1) / 2);
+}
+
+int slot_of(level_geometry g, int x, int y)
+{
+    return (y + 1) * g.pitch + (x >> 1) + 1;
+}
+
+/* Offset of a level's data costs in the pyramid buffer. */
+int data_offset(level_geometry g, int level)
+{
+    int offset = 0;
+    for (int l = 0; l < level; l++) {
+        offset += 2 * NDISP * g.plane;
+        g = coarser(g);
+    }
+    return offset;
+}
+
+/* ------------------------------------------------------------ image set-up */
+
+__kernel void bp_to_float(__global const pixel_t *left, __global const pixel_t *right,
+                          __global float *left_out, __global float *right_out, int width,
+                          int height)
+{
+    const int x = get_global_id(0), y = get_global_id(1);
+    if (x >= width || y >= height)
+        return;
+    const int i = y * width + x;
+    left_out[i] = convert_float(left[i]);
+    right_out[i] = convert_float(right[i]);
+}
+
+/* Row pass of the smoothing, both images (tmp holds two images). */
+__kernel void bp_smooth_rows(__global const pixel_t *left, __global const pixel_t *right,
+                             __global float *tmp, __constant float *weights, int radius,
+                             int width, int height)
+{
+    const int x = get_global_id(0), y = get_global_id(1);
+    if (x >= width || y >= height)
+        return;
+    const int row = y * width;
+    float acc_left = 0.0f, acc_right = 0.0f;
+    for (int k = 0; k <= 2 * radius; k++) {
+        const int xs = clamp(x + k - radius, 0, width - 1);
+        acc_left += weights[k] * convert_float(left[row + xs]);
+        acc_right += weights[k] * convert_float(right[row + xs]);
+    }
+    tmp[row + x] = acc_left;
+    tmp[width * height + row + x] = acc_right;
+}
+
+__kernel void bp_smooth_cols(__global const float *tmp, __global float *left_out,
+                             __global float *right_out, __constant float *weights, int radius,
+                             int width, int height)
+{
+    const int x = get_global_id(0), y = get_global_id(1);
+    if (x >= width || y >= height)
+        return;
+    __global const float *tmp_right = tmp + width * height;
+    float acc_left = 0.0f, acc_right = 0.0f;
+    for (int k = 0; k <= 2 * radius; k++) {
+        const int i = clamp(y + k - radius, 0, height - 1) * width + x;
+        acc_left += weights[k] * tmp[i];
+        acc_right += weights[k] * tmp_right[i];
+    }
+    left_out[y * width + x] = acc_left;
+    right_out[y * width + x] = acc_right;
+}
+
+/* -------------------------------------------------------------- data costs */
+
+/* Finest level of a tile at (tile_x, tile_y) of an image `width` wide. */
+__kernel void bp_data_cost(__global const float *left, __global const float *right, int width,
+                           int tile_x, int tile_y, int tile_width, int tile_height, int min_disp,
+                           float lambda, float data_max, __global float *data)
+{
+    const int x = get_global_id(0), y = get_global_id(1);
+    if (x >= tile_width || y >= tile_height)
+        return;
+    const level_geometry g = geometry_of(tile_width, tile_height);
+    const int xa = tile_x + x, row = (tile_y + y) * width;
+    const float value = left[row + xa];
+    __global float *out = data + ((x + y) & 1) * NDISP * g.plane + slot_of(g, x, y);
+    for (int d = 0; d < NDISP; d++) {
+        const int xr = clamp(xa - (min_disp + d), 0, width - 1);
+        float diff = fabs(value - right[row + xr]);
+        diff = diff < data_max ? diff : data_max;
+        out[d * g.plane] = lambda * diff;
+    }
+}
+
+/* One coarse pixel: the sum of its 2x2 children in raster order. */
+void coarsen_pixel(__global const float *fine, level_geometry fg, __global float *coarse,
+                   level_geometry cg, int x, int y)
+{
+    __global float *out = coarse + ((x + y) & 1) * NDISP * cg.plane + slot_of(cg, x, y);
+    for (int d = 0; d < NDISP; d++) {
+        float acc = 0.0f;
+        for (int c = 0; c < 4; c++) {
+            const int fx = 2 * x + (c & 1), fy = 2 * y + (c >> 1);
+            if (fx < fg.width && fy < fg.height)
+                acc += fine[(((fx + fy) & 1) * NDISP + d) * fg.plane + slot_of(fg, fx, fy)];
+        }
+        out[d * cg.plane] = acc;
+    }
+}
+
+__kernel void bp_data_coarsen(__global float *data, int fine_offset, int fine_width,
+                              int fine_height, int coarse_offset)
+{
+    const level_geometry fg = geometry_of(fine_width, fine_height), cg = coarser(fg);
+    const int x = get_global_id(0), y = get_global_id(1);
+    if (x < cg.width && y < cg.height)
+        coarsen_pixel(data + fine_offset, fg, data + coarse_offset, cg, x, y);
+}
+
+/* ---------------------------------------------------------------- messages */
+
+/* Slot (column, row) of both colours of a level: zero, or the coarse
+ * parent's messages when it holds a pixel. */
+void inherit_slot(__global const float *coarse, level_geometry cg, __global float *fine,
+                  level_geometry fg, int column, int row, int from_coarse)
+{
+    for (int c = 0; c < 2; c++) {
+        const int y = row - 1, x = 2 * (column - 1) + ((y + c) & 1);
+        const int real = from_coarse && row >= 1 && row <= fg.height && column >= 1 &&
+                         x < fg.width;
+        const int source = real ? slot_of(cg, x >> 1, y >> 1) : 0;
+        const int source_colour = ((x >> 1) + (y >> 1)) & 1;
+        for (int dir = 0; dir < 4; dir++)
+            for (int d = 0; d < NDISP; d++) {
+                const int target = ((dir * 2 + c) * NDISP + d) * fg.plane + row * fg.pitch + column;
+                fine[target] = real ? coarse[((dir * 2 + source_colour) * NDISP + d) * cg.plane + source]
+                                    : 0.0f;
+            }
+    }
+}
+
+/* Messages of a level: from its coarser level, or zero (from_coarse = 0). */
+__kernel void bp_messages_start(__global const float *coarse, __global float *fine, int width,
+                                int height, int from_coarse)
+{
+    const level_geometry fg = geometry_of(width, height), cg = coarser(fg);
+    const int column = get_global_id(0), row = get_global_id(1);
+    if (column < fg.pitch && row < fg.height + 2)
+        inherit_slot(coarse, cg, fine, fg, column, row, from_coarse);
+}
+
+/* The paper's eight steps: out = the normalised truncated-linear distance
+ * transform of data + a + b + c (each a plane-strided vector). */
+void send_message(__global const float *data, __global const float *a, __global const float *b,
+                  __global const float *c, __global float *out, int plane, float disc_max,
+                  float inv_n, __local float *lm, int lid)
+{
+    float mr[NREG > 0 ? NREG : 1];
+    float mp[NPRIV > 0 ? NPRIV : 1];
+    float minimum = INFINITY;
+#pragma unroll
+    for (int d = 0; d < NREG; d++) {
+        const int i = d * plane;
+        const float v = data[i] + a[i] + b[i] + c[i];
+        mr[d] = v;
+        minimum = v < minimum ? v : minimum;
+    }
+    for (int d = 0; d < NLOC; d++) {
+        const int i = (NREG + d) * plane;
+        const float v = data[i] + a[i] + b[i] + c[i];
+        lm[d * GROUP_ITEMS + lid] = v;
+        minimum = v < minimum ? v : minimum;
+    }
+#pragma unroll 1
+    for (int d = 0; d < NPRIV; d++) {
+        const int i = (NREG + NLOC + d) * plane;
+        const float v = data[i] + a[i] + b[i] + c[i];
+        mp[d] = v;
+        minimum = v < minimum ? v : minimum;
+    }
+
+    /* forward pass: m[d] = min(m[d], m[d - 1] + 1) */
+    float prev = INFINITY;
+#pragma unroll
+    for (int d = 0; d < NREG; d++) {
+        const float v = prev + 1.0f;
+        if (v < mr[d])
+            mr[d] = v;
+        prev = mr[d];
+    }
+    for (int d = 0; d < NLOC; d++) {
+        const float v = prev + 1.0f;
+        float m = lm[d * GROUP_ITEMS + lid];
+        if (v < m)
+            m = v;
+        lm[d * GROUP_ITEMS + lid] = m;
+        prev = m;
+    }
+#pragma unroll 1
+    for (int d = 0; d < NPRIV; d++) {
+        const float v = prev + 1.0f;
+        if (v < mp[d])
+            mp[d] = v;
+        prev = mp[d];
+    }
+
+    /* backward pass: m[d] = min(m[d], m[d + 1] + 1) */
+    prev = INFINITY;
+#pragma unroll 1
+    for (int d = NPRIV - 1; d >= 0; d--) {
+        const float v = prev + 1.0f;
+        if (v < mp[d])
+            mp[d] = v;
+        prev = mp[d];
+    }
+    for (int d = NLOC - 1; d >= 0; d--) {
+        const float v = prev + 1.0f;
+        float m = lm[d * GROUP_ITEMS + lid];
+        if (v < m)
+            m = v;
+        lm[d * GROUP_ITEMS + lid] = m;
+        prev = m;
+    }
+#pragma unroll
+    for (int d = NREG - 1; d >= 0; d--) {
+        const float v = prev + 1.0f;
+        if (v < mr[d])
+            mr[d] = v;
+        prev = mr[d];
+    }
+
+    /* truncation at minimum + disc_max, and the sum for the mean */
+    const float cap = minimum + disc_max;
+    float sum = 0.0f;
+#pragma unroll
+    for (int d = 0; d < NREG; d++) {
+        if (cap < mr[d])
+            mr[d] = cap;
+        sum += mr[d];
+    }
+    for (int d = 0; d < NLOC; d++) {
+        float m = lm[d * GROUP_ITEMS + lid];
+        if (cap < m)
+            m = cap;
+        lm[d * GROUP_ITEMS + lid] = m;
+        sum += m;
+    }
+#pragma unroll 1
+    for (int d = 0; d < NPRIV; d++) {
+        if (cap < mp[d])
+            mp[d] = cap;
+        sum += mp[d];
+    }
+
+    const float mean = sum * inv_n;
+#pragma unroll
+    for (int d = 0; d < NREG; d++)
+        out[d * plane] = mr[d] - mean;
+    for (int d = 0; d < NLOC; d++)
+        out[(NREG + d) * plane] = lm[d * GROUP_ITEMS + lid] - mean;
+#pragma unroll 1
+    for (int d = 0; d < NPRIV; d++)
+        out[(NREG + NLOC + d) * plane] = mp[d] - mean;
+}
+
+__global float *message_plane(__global float *msgs, level_geometry g, int dir, int colour)
+{
+    return msgs + (dir * 2 + colour) * NDISP * g.plane;
+}
+
+/* Pixel (2j + parity, y) of colour `colour` sends its four messages. */
+void update_pixel(__global float *msgs, __global const float *data, level_geometry g, int colour,
+                  int j, int y, float disc_max, float inv_n, __local float *lm, int lid)
+{
+    const int x = 2 * j + ((y + colour) & 1);
+    if (x >= g.width || y >= g.height)
+        return;
+    const int other = colour ^ 1, own = slot_of(g, x, y);
+    __global const float *from_up = message_plane(msgs, g, DIR_DOWN, other) + y * g.pitch + (x >> 1) + 1;
+    __global const float *from_down =
+        message_plane(msgs, g, DIR_UP, other) + (y + 2) * g.pitch + (x >> 1) + 1;
+    __global const float *from_left =
+        message_plane(msgs, g, DIR_RIGHT, other) + (y + 1) * g.pitch + ((x + 1) >> 1);
+    __global const float *from_right =
+        message_plane(msgs, g, DIR_LEFT, other) + (y + 1) * g.pitch + ((x + 1) >> 1) + 1;
+    __global const float *cost = data + colour * NDISP * g.plane + own;
+    if (y > 0)
+        send_message(cost, from_down, from_left, from_right,
+                     message_plane(msgs, g, DIR_UP, colour) + own, g.plane, disc_max, inv_n, lm, lid);
+    if (y < g.height - 1)
+        send_message(cost, from_up, from_left, from_right,
+                     message_plane(msgs, g, DIR_DOWN, colour) + own, g.plane, disc_max, inv_n, lm, lid);
+    if (x > 0)
+        send_message(cost, from_up, from_down, from_right,
+                     message_plane(msgs, g, DIR_LEFT, colour) + own, g.plane, disc_max, inv_n, lm, lid);
+    if (x < g.width - 1)
+        send_message(cost, from_up, from_down, from_left,
+                     message_plane(msgs, g, DIR_RIGHT, colour) + own, g.plane, disc_max, inv_n, lm,
+                     lid);
+}
+
+/* One checkerboard round of a level: one work-item per pixel of `colour`. */
+__kernel __attribute__((reqd_work_group_size(BP_WG_X, BP_WG_Y, 1)))
+void bp_round(__global float *msgs, __global const float *data, int data_offset_, int width,
+              int height, int colour, float disc_max, float inv_n)
+{
+    __local float lm[(NLOC > 0 ? NLOC : 1) * GROUP_ITEMS];
+    const int lid = get_local_id(1) * BP_WG_X + get_local_id(0);
+    update_pixel(msgs, data + data_offset_, geometry_of(width, height), colour, get_global_id(0),
+                 get_global_id(1), disc_max, inv_n, lm, lid);
+}
+
+/* The coarse levels small enough for one work-group: all of their rounds
+ * (and the hand-over between them) in one launch, levels `coarsest` down
+ * to `finest`, with messages in msgs0 (even levels) and msgs1 (odd). */
+__kernel __attribute__((reqd_work_group_size(BP_WG_X, BP_WG_Y, 1)))
+void bp_small_levels(__global float *msgs0, __global float *msgs1, __global const float *data,
+                     int width, int height, int coarsest, int finest, int rounds,
+                     float disc_max, float inv_n)
+{
+    __local float lm[(NLOC > 0 ? NLOC : 1) * GROUP_ITEMS];
+    const int lid = get_local_id(1) * BP_WG_X + get_local_id(0);
+    const level_geometry top = geometry_of(width, height);
+    for (int level = coarsest; level >= finest; level--) {
+        level_geometry g = top;
+        for (int l = 0; l < level; l++)
+            g = coarser(g);
+        __global float *msgs = (level & 1) ? msgs1 : msgs0;
+        __global const float *parent = (level & 1) ? msgs0 : msgs1;
+        const level_geometry cg = coarser(g);
+        for (int i = lid; i < g.pitch * (g.height + 2); i += GROUP_ITEMS)
+            inherit_slot(parent, cg, msgs, g, i % g.pitch, i / g.pitch, level < coarsest);
+        barrier(CLK_GLOBAL_MEM_FENCE);
+        __global const float *cost = data + data_offset(top, level);
+        const int half_width = (g.width + 1) / 2;
+        for (int t = 0; t < rounds; t++) {
+            for (int i = lid; i < half_width * g.height; i += GROUP_ITEMS)
+                update_pixel(msgs, cost, g, (t + 1) & 1, i % half_width, i / half_width, disc_max, inv_n, lm,
+                             lid);
+            barrier(CLK_GLOBAL_MEM_FENCE);
+        }
+    }
+}
+
+/* ------------------------------------------------------------- disparities */
+
+/* argmin over d of data + the four incoming messages, for the tile's
+ * output rectangle (out_x, out_y: relative to the tile). */
+__kernel void bp_disparity(__global const float *msgs, __global const float *data, int width,
+                           int height, int out_x, int out_y, int out_width, int out_height,
+                           int tile_x, int tile_y, int image_width, int min_disp,
+                           __global float *disparity)
+{
+    const int x = out_x + get_global_id(0), y = out_y + get_global_id(1);
+    if (get_global_id(0) >= out_width || get_global_id(1) >= out_height)
+        return;
+    const level_geometry g = geometry_of(width, height);
+    const int colour = (x + y) & 1, other = colour ^ 1;
+    __global const float *cost = data + colour * NDISP * g.plane + slot_of(g, x, y);
+    __global const float *from_up =
+        msgs + (DIR_DOWN * 2 + other) * NDISP * g.plane + y * g.pitch + (x >> 1) + 1;
+    __global const float *from_down =
+        msgs + (DIR_UP * 2 + other) * NDISP * g.plane + (y + 2) * g.pitch + (x >> 1) + 1;
+    __global const float *from_left =
+        msgs + (DIR_RIGHT * 2 + other) * NDISP * g.plane + (y + 1) * g.pitch + ((x + 1) >> 1);
+    __global const float *from_right =
+        msgs + (DIR_LEFT * 2 + other) * NDISP * g.plane + (y + 1) * g.pitch + ((x + 1) >> 1) + 1;
+    int best = 0;
+    float best_value = INFINITY;
+    for (int d = 0; d < NDISP; d++) {
+        const int i = d * g.plane;
+        const float v = cost[i] + from_up[i] + from_down[i] + from_left[i] + from_right[i];
+        if (v < best_value) {
+            best_value = v;
+            best = d;
+        }
+    }
+    disparity[(tile_y + y) * image_width + tile_x + x] = (float)(min_disp + best);
+}

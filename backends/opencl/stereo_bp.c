@@ -1,0 +1,461 @@
+/* OpenCL hierarchical belief propagation: host side of
+ * kernels/stereo_bp.cl.
+ *
+ * One upload of each image and one download of the disparity map per
+ * call; the smoothed images, the data-cost pyramid and the messages of
+ * every level and round stay on the device.  Buffers are per-context
+ * scratch slots, so repeated calls on one size allocate nothing.  Per tile:
+ * the finest data costs, one launch per coarser level, then from the
+ * coarsest level: the levels small enough for one work-group in a single
+ * launch (all their rounds, BP_SMALL_LEVEL_PIXELS), and for each larger
+ * level one launch that hands the messages down plus one per round.
+ *
+ * The message array being computed is split between registers, local
+ * memory and spilled private memory by the launch parameters BP_REG_VALUES
+ * and BP_LOCAL_VALUES (the paper's hybrid), within the device's local
+ * memory; the tuner searches them with the work-group shape. */
+#include "opencl.h"
+
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+
+static const pv_cl_param_default bp_defaults[] = {
+    {"BP_WG_X", 32},               /* work-items of a group along x (half-columns)   */
+    {"BP_WG_Y", 4},                /* rows of a group                                */
+    {"BP_REG_VALUES", 32},         /* message values kept in registers (at most)     */
+    {"BP_LOCAL_VALUES", 0},        /* message values per item in local memory (most) */
+    {"BP_SMALL_LEVEL_PIXELS", 2048}, /* levels this small run in one work-group      */
+};
+
+const pv_cl_param_family pv_cl_params_bp = {
+    "bp", bp_defaults, sizeof bp_defaults / sizeof bp_defaults[0]};
+
+typedef struct bp_plan {
+    int wg_x, wg_y;
+    int nreg, nloc, npriv;
+    int small_pixels;
+    size_t local[2];
+    char options[1024];
+} bp_plan;
+
+typedef struct bp_buffers {
+    cl_mem raw_left, raw_right;  /* the caller's pixels, packed */
+    cl_mem left, right;          /* f32, smoothed */
+    cl_mem tmp, weights;         /* smoothing */
+    cl_mem data;                 /* data-cost pyramid of one tile */
+    cl_mem msgs[2];              /* messages: even levels, odd levels */
+    cl_mem disparity;
+} bp_buffers;
+
+static int bp_param(pv_context *ctx, const char *name)
+{
+    return pv_cl_param(ctx, "bp", name, 0);
+}
+
+static size_t div_up(size_t n, size_t d)
+{
+    return (n + d - 1) / d;
+}
+
+/* ---------------------------------------------------------------- geometry */
+
+typedef struct level_size {
+    int width, height;
+    size_t plane;
+} level_size;
+
+static level_size level_of(const pv_bp_tile *tile, int level)
+{
+    level_size s = {tile->width, tile->height, 0};
+    for (int l = 0; l < level; l++) {
+        s.width = (s.width + 1) / 2;
+        s.height = (s.height + 1) / 2;
+    }
+    s.plane = ((size_t)(s.width + 1) / 2 + 2) * ((size_t)s.height + 2);
+    return s;
+}
+
+static size_t data_offset(const pv_bp_tile *tile, int level, int ndisp)
+{
+    size_t offset = 0;
+    for (int l = 0; l < level; l++)
+        offset += 2 * (size_t)ndisp * level_of(tile, l).plane;
+    return offset;
+}
+
+/* Element counts of the pyramid and of each message level, for the
+ * largest tile of the job. */
+static void buffer_elements(const pv_bp_job *job, size_t *data, size_t *msgs)
+{
+    *data = msgs[0] = msgs[1] = 0;
+    for (int t = 0; t < job->tile_count; t++) {
+        const pv_bp_tile *tile = &job->tiles[t];
+        size_t pyramid = data_offset(tile, tile->levels, job->ndisp);
+        if (pyramid > *data)
+            *data = pyramid;
+        for (int l = 0; l < 2 && l < tile->levels; l++) {
+            size_t count = 8 * (size_t)job->ndisp * level_of(tile, l).plane;
+            if (count > msgs[l])
+                msgs[l] = count;
+        }
+    }
+}
+
+/* ------------------------------------------------------------------ plan */
+
+/* Split of the message array: registers first, then local memory as far
+ * as the device's local memory allows, the rest in private memory. */
+static void split_storage(pv_context *ctx, bp_plan *plan, int ndisp)
+{
+    const int reg = bp_param(ctx, "BP_REG_VALUES"), loc = bp_param(ctx, "BP_LOCAL_VALUES");
+    plan->nreg = reg < 0 ? 0 : reg < ndisp ? reg : ndisp;
+    plan->nloc = loc < 0 ? 0 : loc < ndisp - plan->nreg ? loc : ndisp - plan->nreg;
+    const size_t items = (size_t)plan->wg_x * (size_t)plan->wg_y;
+    const size_t local = (size_t)pv_cl_device_info(ctx)->local_memory;
+    while (plan->nloc > 0 && (size_t)plan->nloc * items * sizeof(cl_float) > local)
+        plan->nloc--;
+    plan->npriv = ndisp - plan->nreg - plan->nloc;
+}
+
+static pv_status check_shape(pv_context *ctx, const bp_plan *plan)
+{
+    const long long items = (long long)plan->wg_x * plan->wg_y;
+    if (plan->wg_x < 1 || plan->wg_y < 1 || items > pv_cl_device_info(ctx)->max_work_group_size)
+        return pv_fail(ctx, PV_ERR_INVALID,
+                       "stereo_bp: launch parameters bp.BP_WG_X x BP_WG_Y = %dx%d do not fit %s "
+                       "(at most %d work-items per group)",
+                       plan->wg_x, plan->wg_y, pv_cl_device_info(ctx)->name,
+                       pv_cl_device_info(ctx)->max_work_group_size);
+    return PV_OK;
+}
+
+static pv_status plan_options(pv_context *ctx, bp_plan *plan, const pv_image *left, int ndisp)
+{
+    plan->options[0] = '\0';
+    pv_status status = pv_cl_param_defines(ctx, "bp", plan->options, sizeof plan->options);
+    if (status != PV_OK)
+        return status;
+    size_t used = strlen(plan->options);
+    int n = snprintf(plan->options + used, sizeof plan->options - used,
+                     " -DBP_NDISP=%d -DBP_NREG=%d -DBP_NLOC=%d -DBP_NPRIV=%d -DBP_PIXEL_U8=%d",
+                     ndisp, plan->nreg, plan->nloc, plan->npriv, left->type == PV_PIXEL_U8);
+    if (n < 0 || (size_t)n >= sizeof plan->options - used)
+        return pv_fail(ctx, PV_ERR_INVALID, "stereo_bp: kernel options overflow");
+    return PV_OK;
+}
+
+static pv_status make_plan(pv_context *ctx, const pv_image *left, const pv_bp_job *job,
+                           bp_plan *plan)
+{
+    memset(plan, 0, sizeof *plan);
+    plan->wg_x = bp_param(ctx, "BP_WG_X");
+    plan->wg_y = bp_param(ctx, "BP_WG_Y");
+    plan->small_pixels = bp_param(ctx, "BP_SMALL_LEVEL_PIXELS");
+    pv_status status = check_shape(ctx, plan);
+    if (status != PV_OK)
+        return status;
+    split_storage(ctx, plan, job->ndisp);
+    plan->local[0] = (size_t)plan->wg_x;
+    plan->local[1] = (size_t)plan->wg_y;
+    pv_log(ctx, "stereo_bp: groups of %dx%d, message array %d registers + %d local + %d private",
+           plan->wg_x, plan->wg_y, plan->nreg, plan->nloc, plan->npriv);
+    return plan_options(ctx, plan, left, job->ndisp);
+}
+
+/* --------------------------------------------------------------- buffers */
+
+static pv_status float_buffer(pv_context *ctx, const char *slot, size_t count, cl_mem *buffer)
+{
+    size_t bytes;
+    if (count > (size_t)INT_MAX || !pv_size_mul(count, sizeof(cl_float), &bytes))
+        return pv_fail(ctx, PV_ERR_DEVICE_MEMORY,
+                       "stereo_bp: %zu elements in one buffer exceed what the kernels index; "
+                       "use tiles (params.tile_width/tile_height or memory_budget)",
+                       count);
+    return pv_cl_scratch(ctx, slot, bytes, buffer);
+}
+
+static pv_status get_buffers(pv_context *ctx, const pv_image *left, const pv_bp_job *job,
+                             bp_buffers *b)
+{
+    const size_t pixels = (size_t)left->width * (size_t)left->height;
+    const size_t raw = pixels * pv_pixel_size(left->type);
+    size_t data, msgs[2];
+    buffer_elements(job, &data, msgs);
+    pv_status status = pv_cl_scratch(ctx, "bp.raw_left", raw, &b->raw_left);
+    if (status == PV_OK)
+        status = pv_cl_scratch(ctx, "bp.raw_right", raw, &b->raw_right);
+    if (status == PV_OK)
+        status = float_buffer(ctx, "bp.left", pixels, &b->left);
+    if (status == PV_OK)
+        status = float_buffer(ctx, "bp.right", pixels, &b->right);
+    if (status == PV_OK && job->weights)
+        status = float_buffer(ctx, "bp.tmp", 2 * pixels, &b->tmp);
+    if (status == PV_OK && job->weights)
+        status = float_buffer(ctx, "bp.weights", 2 * (size_t)job->radius + 1, &b->weights);
+    if (status == PV_OK)
+        status = float_buffer(ctx, "bp.data", data, &b->data);
+    if (status == PV_OK)
+        status = float_buffer(ctx, "bp.msgs0", msgs[0], &b->msgs[0]);
+    if (status == PV_OK)
+        status = float_buffer(ctx, "bp.msgs1", msgs[1] ? msgs[1] : 1, &b->msgs[1]);
+    if (status == PV_OK)
+        status = float_buffer(ctx, "bp.disparity", pixels, &b->disparity);
+    return status;
+}
+
+/* ---------------------------------------------------------------- kernels */
+
+typedef struct kernel_args {
+    size_t size[16];
+    const void *value[16];
+    int count;
+} kernel_args;
+
+static void arg(kernel_args *a, size_t size, const void *value)
+{
+    a->size[a->count] = size;
+    a->value[a->count++] = value;
+}
+
+static pv_status launch(pv_context *ctx, const bp_plan *plan, const char *name,
+                        const kernel_args *a, size_t gx, size_t gy)
+{
+    cl_kernel kernel;
+    pv_status status = pv_cl_kernel(ctx, "stereo_bp", plan->options, name, &kernel);
+    for (int i = 0; status == PV_OK && i < a->count; i++)
+        status = pv_cl_arg(ctx, kernel, (cl_uint)i, a->size[i], a->value[i]);
+    if (status != PV_OK)
+        return status;
+    const size_t global[2] = {gx ? gx : 1, gy ? gy : 1};
+    return pv_cl_launch(ctx, kernel, 2, global, plan->local);
+}
+
+static pv_status upload_inputs(pv_context *ctx, const pv_image *left, const pv_image *right,
+                               const pv_bp_job *job, const bp_buffers *b)
+{
+    pv_status status = pv_cl_write_image(ctx, b->raw_left, left);
+    if (status == PV_OK)
+        status = pv_cl_write_image(ctx, b->raw_right, right);
+    if (status == PV_OK && job->weights)
+        status = pv_cl_write(ctx, b->weights, 0, (2 * (size_t)job->radius + 1) * sizeof(cl_float),
+                             job->weights);
+    return status;
+}
+
+static pv_status prepare_images(pv_context *ctx, const bp_plan *plan, const pv_image *left,
+                                const pv_bp_job *job, const bp_buffers *b)
+{
+    cl_int width = left->width, height = left->height, radius = job->radius;
+    kernel_args a = {.count = 0};
+    const size_t gx = (size_t)width, gy = (size_t)height;
+    if (!job->weights) {
+        arg(&a, sizeof(cl_mem), &b->raw_left);
+        arg(&a, sizeof(cl_mem), &b->raw_right);
+        arg(&a, sizeof(cl_mem), &b->left);
+        arg(&a, sizeof(cl_mem), &b->right);
+        arg(&a, sizeof width, &width);
+        arg(&a, sizeof height, &height);
+        return launch(ctx, plan, "bp_to_float", &a, gx, gy);
+    }
+    arg(&a, sizeof(cl_mem), &b->raw_left);
+    arg(&a, sizeof(cl_mem), &b->raw_right);
+    arg(&a, sizeof(cl_mem), &b->tmp);
+    arg(&a, sizeof(cl_mem), &b->weights);
+    arg(&a, sizeof radius, &radius);
+    arg(&a, sizeof width, &width);
+    arg(&a, sizeof height, &height);
+    pv_status status = launch(ctx, plan, "bp_smooth_rows", &a, gx, gy);
+    if (status != PV_OK)
+        return status;
+    kernel_args c = {.count = 0};
+    arg(&c, sizeof(cl_mem), &b->tmp);
+    arg(&c, sizeof(cl_mem), &b->left);
+    arg(&c, sizeof(cl_mem), &b->right);
+    arg(&c, sizeof(cl_mem), &b->weights);
+    arg(&c, sizeof radius, &radius);
+    arg(&c, sizeof width, &width);
+    arg(&c, sizeof height, &height);
+    return launch(ctx, plan, "bp_smooth_cols", &c, gx, gy);
+}
+
+static pv_status data_costs(pv_context *ctx, const bp_plan *plan, const pv_image *left,
+                            const pv_bp_job *job, const pv_bp_tile *tile, const bp_buffers *b)
+{
+    cl_int width = left->width, tx = tile->x, ty = tile->y, tw = tile->width, th = tile->height;
+    cl_int min_disp = job->min_disp;
+    cl_float lambda = job->lambda, data_max = job->data_max;
+    kernel_args a = {.count = 0};
+    arg(&a, sizeof(cl_mem), &b->left);
+    arg(&a, sizeof(cl_mem), &b->right);
+    arg(&a, sizeof width, &width);
+    arg(&a, sizeof tx, &tx);
+    arg(&a, sizeof ty, &ty);
+    arg(&a, sizeof tw, &tw);
+    arg(&a, sizeof th, &th);
+    arg(&a, sizeof min_disp, &min_disp);
+    arg(&a, sizeof lambda, &lambda);
+    arg(&a, sizeof data_max, &data_max);
+    arg(&a, sizeof(cl_mem), &b->data);
+    pv_status status = launch(ctx, plan, "bp_data_cost", &a, (size_t)tw, (size_t)th);
+    for (int level = 1; status == PV_OK && level < tile->levels; level++) {
+        level_size fine = level_of(tile, level - 1), coarse = level_of(tile, level);
+        cl_int fine_offset = (cl_int)data_offset(tile, level - 1, job->ndisp);
+        cl_int coarse_offset = (cl_int)data_offset(tile, level, job->ndisp);
+        cl_int fw = fine.width, fh = fine.height;
+        kernel_args c = {.count = 0};
+        arg(&c, sizeof(cl_mem), &b->data);
+        arg(&c, sizeof fine_offset, &fine_offset);
+        arg(&c, sizeof fw, &fw);
+        arg(&c, sizeof fh, &fh);
+        arg(&c, sizeof coarse_offset, &coarse_offset);
+        status = launch(ctx, plan, "bp_data_coarsen", &c, (size_t)coarse.width,
+                        (size_t)coarse.height);
+    }
+    return status;
+}
+
+/* The levels coarser than the first with more than small_pixels pixels,
+ * in one launch; returns the finest level it handled in *finest
+ * (tile->levels when none). */
+static pv_status small_levels(pv_context *ctx, const bp_plan *plan, const pv_bp_job *job,
+                              const pv_bp_tile *tile, const bp_buffers *b, int *finest)
+{
+    *finest = tile->levels;
+    while (*finest > 0) {
+        level_size s = level_of(tile, *finest - 1);
+        if ((long long)s.width * s.height > plan->small_pixels)
+            break;
+        (*finest)--;
+    }
+    if (*finest == tile->levels)
+        return PV_OK;
+    cl_int tw = tile->width, th = tile->height, coarsest = tile->levels - 1, last = *finest;
+    cl_int rounds = job->iterations;
+    cl_float disc_max = job->disc_max, inv_n = job->inv_ndisp;
+    kernel_args a = {.count = 0};
+    arg(&a, sizeof(cl_mem), &b->msgs[0]);
+    arg(&a, sizeof(cl_mem), &b->msgs[1]);
+    arg(&a, sizeof(cl_mem), &b->data);
+    arg(&a, sizeof tw, &tw);
+    arg(&a, sizeof th, &th);
+    arg(&a, sizeof coarsest, &coarsest);
+    arg(&a, sizeof last, &last);
+    arg(&a, sizeof rounds, &rounds);
+    arg(&a, sizeof disc_max, &disc_max);
+    arg(&a, sizeof inv_n, &inv_n);
+    return launch(ctx, plan, "bp_small_levels", &a, plan->local[0], plan->local[1]);
+}
+
+static pv_status start_level(pv_context *ctx, const bp_plan *plan, const pv_bp_tile *tile,
+                             const bp_buffers *b, int level)
+{
+    level_size s = level_of(tile, level);
+    cl_int width = s.width, height = s.height, from_coarse = level < tile->levels - 1;
+    const cl_mem *fine = &b->msgs[level & 1];
+    const cl_mem *coarse = from_coarse ? &b->msgs[(level + 1) & 1] : fine;
+    kernel_args a = {.count = 0};
+    arg(&a, sizeof(cl_mem), coarse);
+    arg(&a, sizeof(cl_mem), fine);
+    arg(&a, sizeof width, &width);
+    arg(&a, sizeof height, &height);
+    arg(&a, sizeof from_coarse, &from_coarse);
+    return launch(ctx, plan, "bp_messages_start", &a, (size_t)(s.width + 1) / 2 + 2,
+                  (size_t)s.height + 2);
+}
+
+static pv_status level_rounds(pv_context *ctx, const bp_plan *plan, const pv_bp_job *job,
+                              const pv_bp_tile *tile, const bp_buffers *b, int level)
+{
+    level_size s = level_of(tile, level);
+    cl_int offset = (cl_int)data_offset(tile, level, job->ndisp);
+    cl_int width = s.width, height = s.height, colour = 0;
+    cl_float disc_max = job->disc_max, inv_n = job->inv_ndisp;
+    kernel_args a = {.count = 0};
+    arg(&a, sizeof(cl_mem), &b->msgs[level & 1]);
+    arg(&a, sizeof(cl_mem), &b->data);
+    arg(&a, sizeof offset, &offset);
+    arg(&a, sizeof width, &width);
+    arg(&a, sizeof height, &height);
+    arg(&a, sizeof colour, &colour);
+    arg(&a, sizeof disc_max, &disc_max);
+    arg(&a, sizeof inv_n, &inv_n);
+    pv_status status = PV_OK;
+    for (int t = 0; status == PV_OK && t < job->iterations; t++) {
+        colour = (t + 1) & 1; /* F&H's order; arguments are read at enqueue */
+        status = launch(ctx, plan, "bp_round", &a, div_up((size_t)s.width, 2), (size_t)s.height);
+    }
+    return status;
+}
+
+static pv_status write_disparities(pv_context *ctx, const bp_plan *plan, const pv_image *left,
+                                   const pv_bp_job *job, const pv_bp_tile *tile,
+                                   const bp_buffers *b)
+{
+    cl_int width = tile->width, height = tile->height;
+    cl_int out_x = tile->out_x - tile->x, out_y = tile->out_y - tile->y;
+    cl_int out_w = tile->out_width, out_h = tile->out_height;
+    cl_int tx = tile->x, ty = tile->y, image_width = left->width, min_disp = job->min_disp;
+    kernel_args a = {.count = 0};
+    arg(&a, sizeof(cl_mem), &b->msgs[0]);
+    arg(&a, sizeof(cl_mem), &b->data);
+    arg(&a, sizeof width, &width);
+    arg(&a, sizeof height, &height);
+    arg(&a, sizeof out_x, &out_x);
+    arg(&a, sizeof out_y, &out_y);
+    arg(&a, sizeof out_w, &out_w);
+    arg(&a, sizeof out_h, &out_h);
+    arg(&a, sizeof tx, &tx);
+    arg(&a, sizeof ty, &ty);
+    arg(&a, sizeof image_width, &image_width);
+    arg(&a, sizeof min_disp, &min_disp);
+    arg(&a, sizeof(cl_mem), &b->disparity);
+    return launch(ctx, plan, "bp_disparity", &a, (size_t)out_w, (size_t)out_h);
+}
+
+static pv_status run_tile(pv_context *ctx, const bp_plan *plan, const pv_image *left,
+                          const pv_bp_job *job, const pv_bp_tile *tile, const bp_buffers *b)
+{
+    int finest_small;
+    pv_status status = data_costs(ctx, plan, left, job, tile, b);
+    if (status == PV_OK)
+        status = small_levels(ctx, plan, job, tile, b, &finest_small);
+    for (int level = finest_small - 1; status == PV_OK && level >= 0; level--) {
+        status = start_level(ctx, plan, tile, b, level);
+        if (status == PV_OK)
+            status = level_rounds(ctx, plan, job, tile, b, level);
+    }
+    if (status == PV_OK)
+        status = write_disparities(ctx, plan, left, job, tile, b);
+    return status;
+}
+
+static pv_status run(pv_context *ctx, const pv_image *left, const pv_image *right,
+                     const pv_bp_job *job, pv_image *disparity)
+{
+    bp_plan plan;
+    bp_buffers b;
+    memset(&b, 0, sizeof b);
+    pv_status status = make_plan(ctx, left, job, &plan);
+    if (status == PV_OK)
+        status = get_buffers(ctx, left, job, &b);
+    if (status == PV_OK)
+        status = upload_inputs(ctx, left, right, job, &b);
+    if (status == PV_OK)
+        status = prepare_images(ctx, &plan, left, job, &b);
+    for (int t = 0; status == PV_OK && t < job->tile_count; t++)
+        status = run_tile(ctx, &plan, left, job, &job->tiles[t], &b);
+    if (status == PV_OK)
+        status = pv_cl_download_image(ctx, b.disparity, disparity);
+    return status;
+}
+
+pv_status pv_cl_stereo_bp(pv_context *ctx, const pv_image *left, const pv_image *right,
+                          const pv_bp_job *job, pv_image *disparity)
+{
+    pv_status status = run(ctx, left, right, job, disparity);
+    /* drain the queue and account the events even after a failure */
+    pv_status finished = pv_cl_finish(ctx);
+    return status != PV_OK ? status : finished;
+}

@@ -1,0 +1,230 @@
+/* 3D motion estimation cases: the paper's table (cubic volumes of edge
+ * 50, 75, ..., 250; R = 5 warps, 50 Jacobi iterations per warp, a 15-tap
+ * Gaussian), CPU vs OpenCL through a plan (buffers kept between runs, as
+ * in the paper), with the per-stage breakdown printed under each row.
+ *
+ * The CPU reference takes minutes at the large sizes, so above edge 75 it
+ * runs once without warm-up; the OpenCL side always uses --runs/--warmup. */
+#include "bench.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define FLOW_BENCH_WAVES 8
+#define FLOW_BENCH_MOTION 1.0 /* voxels, per component */
+
+typedef struct flow_inputs {
+    pv_volume fixed, moving;
+    pv_flow_field truth;
+    pv_flow_plan *plan;
+    pv_flow_field *output;
+} flow_inputs;
+
+static pv_status run_flow(pv_context *ctx, void *user)
+{
+    (void)ctx;
+    flow_inputs *in = user;
+    return pv_flow_plan_run(in->plan, &in->fixed, &in->moving, in->output);
+}
+
+static uint32_t next_random(uint32_t *state)
+{
+    *state ^= *state << 13;
+    *state ^= *state >> 17;
+    *state ^= *state << 5;
+    return *state;
+}
+
+static double random01(uint32_t *state)
+{
+    return (double)(next_random(state) >> 8) / 16777216.0;
+}
+
+/* moving = a sum of separable plane-wave products (wavelengths ~8 .. 25
+ * voxels), built from 1D tables so 250^3 takes a moment, not a minute. */
+static int make_moving(int n, pv_volume *moving)
+{
+    float *table = malloc((size_t)FLOW_BENCH_WAVES * 3 * (size_t)n * sizeof *table);
+    if (!table || pv_volume_alloc(moving, n, n, n) != PV_OK) {
+        free(table);
+        return cli_fail("cannot allocate a %d^3 volume", n);
+    }
+    uint32_t state = 2024u;
+    for (int w = 0; w < FLOW_BENCH_WAVES; w++)
+        for (int a = 0; a < 3; a++) {
+            double k = 0.25 + 0.5 * random01(&state), phase = 6.283185 * random01(&state);
+            for (int i = 0; i < n; i++)
+                table[((size_t)w * 3 + a) * n + i] = (float)cos(k * i + phase);
+        }
+    #pragma omp parallel for
+    for (int z = 0; z < n; z++)
+        for (int y = 0; y < n; y++)
+            for (int x = 0; x < n; x++) {
+                float v = 0.5f;
+                for (int w = 0; w < FLOW_BENCH_WAVES; w++)
+                    v += 0.4f / FLOW_BENCH_WAVES * table[(size_t)w * 3 * n + x] *
+                         table[((size_t)w * 3 + 1) * n + y] * table[((size_t)w * 3 + 2) * n + z];
+                moving->data[((size_t)z * n + y) * n + x] = v;
+            }
+    free(table);
+    return 0;
+}
+
+/* A smooth divergence-free field, one period over twice the volume. */
+static void make_truth(int n, pv_flow_field *truth)
+{
+    const double step = 6.283185 / (2.0 * n);
+    #pragma omp parallel for
+    for (int z = 0; z < n; z++)
+        for (int y = 0; y < n; y++)
+            for (int x = 0; x < n; x++) {
+                size_t i = ((size_t)z * n + y) * n + x;
+                truth->u.data[i] = (float)(FLOW_BENCH_MOTION * sin(step * (y + z)));
+                truth->v.data[i] = (float)(FLOW_BENCH_MOTION * sin(step * (x + z) + 1.0));
+                truth->w.data[i] = (float)(FLOW_BENCH_MOTION * cos(step * (x + y)));
+            }
+}
+
+/* fixed(x) = moving(x + truth(x)), so the flow to find is the truth. */
+static int make_inputs(pv_context *cpu, int n, flow_inputs *in)
+{
+    if (make_moving(n, &in->moving))
+        return 1;
+    if (pv_volume_alloc(&in->fixed, n, n, n) != PV_OK ||
+        pv_flow_field_alloc(&in->truth, n, n, n) != PV_OK)
+        return cli_fail("cannot allocate a %d^3 problem", n);
+    make_truth(n, &in->truth);
+    pv_status status = pv_flow_warp(cpu, &in->moving, &in->truth, &in->fixed);
+    return status == PV_OK ? 0 : cli_fail_status(status, "flow warp");
+}
+
+static void free_inputs(flow_inputs *in)
+{
+    pv_volume_free(&in->fixed);
+    pv_volume_free(&in->moving);
+    pv_flow_field_free(&in->truth);
+}
+
+static void bench_params(pv_flow_params *params)
+{
+    pv_flow_params_default(params);
+    params->alpha = 1e-3f;
+    params->rho = 2.0f;
+    params->kernel_size = 15;
+    params->warps = 5;
+    params->iterations = 50;
+}
+
+typedef struct backend_run {
+    pv_timing timing;
+    pv_flow_stats stats;
+    double epe;
+} backend_run;
+
+static int time_backend(const bench_config *config, pv_context *ctx, int n, flow_inputs *in,
+                        pv_flow_field *output, backend_run *result)
+{
+    pv_flow_params params;
+    bench_params(&params);
+    pv_status status = pv_flow_plan_create(ctx, n, n, n, &params, &in->plan);
+    if (status != PV_OK)
+        return cli_fail_status(status, "flow plan");
+    in->output = output;
+    status = bench_time(config, ctx, run_flow, in, &result->timing);
+    if (status == PV_OK)
+        status = pv_flow_plan_stats(in->plan, &result->stats);
+    if (status == PV_OK)
+        status = pv_flow_endpoint_error(output, &in->truth, 3, &result->epe, NULL);
+    pv_flow_plan_destroy(in->plan);
+    in->plan = NULL;
+    return status == PV_OK ? 0 : cli_fail_status(status, "flow");
+}
+
+static double agreement(const pv_flow_field *a, const pv_flow_field *b)
+{
+    const pv_volume *pa[3] = {&a->u, &a->v, &a->w}, *pb[3] = {&b->u, &b->v, &b->w};
+    size_t total = (size_t)a->u.nx * (size_t)a->u.ny * (size_t)a->u.nz, same = 0;
+    for (size_t i = 0; i < total; i++) {
+        int ok = 1;
+        for (int c = 0; c < 3; c++)
+            ok &= fabsf(pa[c]->data[i] - pb[c]->data[i]) <= (float)PV_FLOW_TOLERANCE;
+        same += ok;
+    }
+    return (double)same / (double)total;
+}
+
+static void print_stages(const char *name, const backend_run *r)
+{
+    const pv_flow_stats *s = &r->stats;
+    printf("       %-6s stages ms: pyramid %.3f  gradients %.3f  resample %.3f  tensor+smooth "
+           "%.3f  jacobi %.3f  (%d iterations)  mean EPE %.4f voxel\n",
+           name, s->pyramid_ms, s->gradient_ms, s->resample_ms, s->tensor_ms, s->jacobi_ms,
+           s->iterations, r->epe);
+}
+
+static int run_case(const bench_config *config, const bench_contexts *contexts, int n,
+                    flow_inputs *in, bench_result *r)
+{
+    pv_flow_field cpu_out, cl_out;
+    if (pv_flow_field_alloc(&cpu_out, n, n, n) != PV_OK ||
+        pv_flow_field_alloc(&cl_out, n, n, n) != PV_OK)
+        return cli_fail("cannot allocate the flow outputs");
+    bench_config cpu_config = *config;
+    if (n > 75) {
+        cpu_config.runs = 1;
+        cpu_config.warmup = 0;
+    }
+    backend_run cpu, cl;
+    int rc = time_backend(&cpu_config, contexts->cpu, n, in, &cpu_out, &cpu);
+    if (rc == 0 && contexts->opencl)
+        rc = time_backend(config, contexts->opencl, n, in, &cl_out, &cl);
+    if (rc == 0) {
+        r->cpu_ms = cpu.timing.total_ms;
+        r->have_opencl = contexts->opencl != NULL;
+        if (r->have_opencl) {
+            r->cl_kernel_ms = cl.timing.kernel_ms;
+            r->cl_total_ms = cl.timing.total_ms;
+            r->cl_upload_ms = cl.timing.upload_ms;
+            r->cl_download_ms = cl.timing.download_ms;
+            r->agreement = agreement(&cl_out, &cpu_out);
+        }
+        bench_print_row(r);
+        print_stages("cpu", &cpu);
+        if (r->have_opencl)
+            print_stages("opencl", &cl);
+    }
+    pv_flow_field_free(&cpu_out);
+    pv_flow_field_free(&cl_out);
+    return rc;
+}
+
+int bench_flow_cases(const bench_config *config, const bench_contexts *contexts,
+                     bench_result *results, int max, int *count)
+{
+    for (int n = 50; n <= 250; n += 25) {
+        char name[32];
+        snprintf(name, sizeof name, "flow3d-%d", n);
+        if (!bench_wants(config, "flow", name, n == 50))
+            continue;
+        if (*count >= max)
+            return cli_fail("too many bench cases");
+        bench_result *r = &results[*count];
+        memset(r, 0, sizeof *r);
+        snprintf(r->op, sizeof r->op, "flow");
+        snprintf(r->name, sizeof r->name, "%s", name);
+        snprintf(r->params, sizeof r->params, "%d^3 R5 N50 k15", n);
+        r->cpu_threads = pv_context_cpu_threads(contexts->cpu);
+        r->cpu_quality = -1.0;
+        flow_inputs in;
+        memset(&in, 0, sizeof in);
+        int rc = make_inputs(contexts->cpu, n, &in);
+        if (rc == 0)
+            rc = run_case(config, contexts, n, &in, r);
+        free_inputs(&in);
+        if (rc)
+            return 1;
+        (*count)++;
+    }
+    return 0;
+}

@@ -1,0 +1,571 @@
+/* Front end of the auto-tuner: options, the per-device cache file and the
+ * API that applies or overrides launch parameters.  The search itself is
+ * in backends/opencl/tune.c.
+ *
+ * Cache file (text, one per device identity):
+ *     parvis-tune 1
+ *     device <CL_DEVICE_NAME>
+ *     driver <CL_DRIVER_VERSION>
+ *     parvis <version>
+ *     param <family> <NAME> <value>      (any number of lines)
+ *     end <FNV-1a 64 of every byte before this line, 16 hex digits>
+ * A file is used only when all of it parses, the identity lines match the
+ * context's device and the checksum matches; otherwise it is ignored with
+ * a logged warning.  It is written to a temporary name and renamed, so a
+ * reader never sees half a file. */
+#include "internal.h"
+#include "tune_internal.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define TUNE_MAGIC "parvis-tune 1"
+#define TUNE_MAX_ENTRIES 64
+#define TUNE_MAX_FILE (64 * 1024)
+#define TUNE_MAX_VALUE (1 << 20)
+
+void pv_tune_options_default(pv_tune_options *options)
+{
+    if (!options)
+        return;
+    memset(options, 0, sizeof *options);
+    options->runs = 3;
+    options->write_cache = 1;
+}
+
+#ifdef PV_HAVE_OPENCL
+
+typedef struct tune_entry {
+    char family[32];
+    char name[48];
+    int value;
+} tune_entry;
+
+typedef struct tune_file {
+    tune_entry entries[TUNE_MAX_ENTRIES];
+    int count;
+} tune_file;
+
+typedef struct device_identity {
+    char name[128];
+    char driver[64];
+} device_identity;
+
+/* ------------------------------------------------------------- identity */
+
+static int context_identity(pv_context *ctx, device_identity *id)
+{
+    pv_device_info devices[64];
+    int count = 0;
+    if (ctx->device_index < 0 || pv_device_list(devices, 64, &count) != PV_OK ||
+        ctx->device_index >= count || ctx->device_index >= 64)
+        return 0;
+    snprintf(id->name, sizeof id->name, "%s", devices[ctx->device_index].name);
+    snprintf(id->driver, sizeof id->driver, "%s", devices[ctx->device_index].driver_version);
+    return 1;
+}
+
+static uint64_t fnv1a(uint64_t hash, const char *bytes, size_t size)
+{
+    for (size_t i = 0; i < size; i++) {
+        hash ^= (unsigned char)bytes[i];
+        hash *= 1099511628211ull;
+    }
+    return hash;
+}
+
+#define FNV_START 14695981039346656037ull
+
+static uint64_t identity_hash(const device_identity *id)
+{
+    uint64_t hash = fnv1a(FNV_START, id->name, strlen(id->name) + 1);
+    hash = fnv1a(hash, id->driver, strlen(id->driver) + 1);
+    return fnv1a(hash, PV_VERSION_STRING, strlen(PV_VERSION_STRING) + 1);
+}
+
+/* $PARVIS_TUNE_DIR, else $XDG_CACHE_HOME/parvis, else $HOME/.cache/parvis. */
+static int cache_dir(char *dir, size_t size, int create)
+{
+    const char *own = getenv("PARVIS_TUNE_DIR");
+    const char *xdg = getenv("XDG_CACHE_HOME");
+    const char *home = getenv("HOME");
+    int n;
+    if (own && *own)
+        n = snprintf(dir, size, "%s", own);
+    else if (xdg && *xdg)
+        n = snprintf(dir, size, "%s/parvis", xdg);
+    else if (home && *home) {
+        n = snprintf(dir, size, "%s/.cache", home);
+        if (create && n > 0 && (size_t)n < size)
+            mkdir(dir, 0755);
+        n = snprintf(dir, size, "%s/.cache/parvis", home);
+    } else
+        return 0;
+    if (n <= 0 || (size_t)n >= size)
+        return 0;
+    if (create && !(own && *own) && xdg && *xdg) {
+        char parent[4096];
+        snprintf(parent, sizeof parent, "%s", xdg);
+        mkdir(parent, 0755);
+    }
+    return !create || mkdir(dir, 0755) == 0 || errno == EEXIST;
+}
+
+static int identity_path(const device_identity *id, char *path, size_t size, int create)
+{
+    char dir[3072];
+    if (!cache_dir(dir, sizeof dir, create))
+        return 0;
+    int n = snprintf(path, size, "%s/tune-%016llx.txt", dir,
+                     (unsigned long long)identity_hash(id));
+    return n > 0 && (size_t)n < size;
+}
+
+/* -------------------------------------------------------------- parsing */
+
+/* The text of a file (NUL-terminated, malloc'ed) or NULL when absent or
+ * too large to be ours. */
+static char *read_text(const char *path, size_t *size)
+{
+    FILE *file = fopen(path, "rb");
+    if (!file)
+        return NULL;
+    char *text = malloc(TUNE_MAX_FILE + 1);
+    size_t n = text ? fread(text, 1, TUNE_MAX_FILE + 1, file) : 0;
+    fclose(file);
+    if (!text || n > TUNE_MAX_FILE) {
+        free(text);
+        return NULL;
+    }
+    text[n] = '\0';
+    *size = n;
+    return text;
+}
+
+/* Next line of text at *pos into line (without the newline); 0 at the end
+ * or when a line is too long. */
+static int next_line(const char *text, size_t size, size_t *pos, char *line, size_t line_size)
+{
+    if (*pos >= size)
+        return 0;
+    const char *start = text + *pos;
+    const char *end = memchr(start, '\n', size - *pos);
+    size_t length = end ? (size_t)(end - start) : size - *pos;
+    if (length >= line_size || !end)
+        return 0;
+    memcpy(line, start, length);
+    line[length] = '\0';
+    *pos += length + 1;
+    return 1;
+}
+
+static int expect_field(const char *line, const char *key, const char *value)
+{
+    size_t key_length = strlen(key);
+    return strncmp(line, key, key_length) == 0 && line[key_length] == ' ' &&
+           strcmp(line + key_length + 1, value) == 0;
+}
+
+static int parse_param(pv_context *ctx, const char *line, tune_entry *entry)
+{
+    char family[32], name[48], extra[2];
+    int value;
+    if (sscanf(line, "param %31s %47s %d %1s", family, name, &value, extra) != 3)
+        return 0;
+    int current;
+    if (value < 0 || value > TUNE_MAX_VALUE || !pv_cl_tune_family_known(family) ||
+        pv_cl_tune_get(ctx, family, name, &current) != PV_OK)
+        return 0;
+    snprintf(entry->family, sizeof entry->family, "%s", family);
+    snprintf(entry->name, sizeof entry->name, "%s", name);
+    entry->value = value;
+    return 1;
+}
+
+static int parse_end(const char *line, uint64_t checksum)
+{
+    unsigned long long stored;
+    char extra[2];
+    return sscanf(line, "end %16llx %1s", &stored, extra) == 1 && stored == checksum;
+}
+
+/* 1 and the entries when the whole text is a valid file for id; otherwise
+ * 0 with *why saying what is wrong. */
+static int parse_file(pv_context *ctx, const char *text, size_t size, const device_identity *id,
+                      tune_file *file, const char **why)
+{
+    char line[512];
+    size_t pos = 0;
+    file->count = 0;
+    *why = "not a parvis tuning file";
+    if (!next_line(text, size, &pos, line, sizeof line) || strcmp(line, TUNE_MAGIC) != 0)
+        return 0;
+    *why = "written for another device, driver or parvis version";
+    if (!next_line(text, size, &pos, line, sizeof line) || !expect_field(line, "device", id->name) ||
+        !next_line(text, size, &pos, line, sizeof line) || !expect_field(line, "driver", id->driver) ||
+        !next_line(text, size, &pos, line, sizeof line) ||
+        !expect_field(line, "parvis", PV_VERSION_STRING))
+        return 0;
+    *why = "corrupt (bad entry, truncated, or checksum mismatch)";
+    for (;;) {
+        size_t line_start = pos;
+        if (!next_line(text, size, &pos, line, sizeof line))
+            return 0;
+        if (strncmp(line, "end ", 4) == 0)
+            return parse_end(line, fnv1a(FNV_START, text, line_start)) && pos == size;
+        if (file->count == TUNE_MAX_ENTRIES || !parse_param(ctx, line, &file->entries[file->count]))
+            return 0;
+        file->count++;
+    }
+}
+
+/* Loads ctx's cache file: 1 with entries, 0 when absent or unusable
+ * (unusable files are logged). */
+static int load_file(pv_context *ctx, const device_identity *id, tune_file *file)
+{
+    char path[4200];
+    size_t size = 0;
+    file->count = 0;
+    if (!identity_path(id, path, sizeof path, 0))
+        return 0;
+    char *text = read_text(path, &size);
+    if (!text) {
+        if (access(path, F_OK) == 0)
+            pv_log(ctx, "tune: warning: ignoring %s: unreadable or too large", path);
+        return 0;
+    }
+    const char *why = "";
+    int ok = parse_file(ctx, text, size, id, file, &why);
+    free(text);
+    if (!ok) {
+        pv_log(ctx, "tune: warning: ignoring %s: %s", path, why);
+        file->count = 0;
+    }
+    return ok;
+}
+
+/* -------------------------------------------------------------- writing */
+
+static int append(char *text, size_t size, size_t *used, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+static int append(char *text, size_t size, size_t *used, const char *fmt, ...)
+{
+    va_list args;
+    va_start(args, fmt);
+    int n = vsnprintf(text + *used, size - *used, fmt, args);
+    va_end(args);
+    if (n < 0 || (size_t)n >= size - *used)
+        return 0;
+    *used += (size_t)n;
+    return 1;
+}
+
+static int format_file(const device_identity *id, const tune_file *file, char *text, size_t size,
+                       size_t *used)
+{
+    *used = 0;
+    int ok = append(text, size, used, "%s\ndevice %s\ndriver %s\nparvis %s\n", TUNE_MAGIC, id->name,
+                    id->driver, PV_VERSION_STRING);
+    for (int i = 0; ok && i < file->count; i++)
+        ok = append(text, size, used, "param %s %s %d\n", file->entries[i].family,
+                    file->entries[i].name, file->entries[i].value);
+    uint64_t checksum = fnv1a(FNV_START, text, *used);
+    return ok && append(text, size, used, "end %016llx\n", (unsigned long long)checksum);
+}
+
+static pv_status write_file(pv_context *ctx, const device_identity *id, const tune_file *file)
+{
+    char path[4200], temporary[4300];
+    if (!identity_path(id, path, sizeof path, 1))
+        return pv_fail(ctx, PV_ERR_IO, "tune: no cache directory (set PARVIS_TUNE_DIR, "
+                                       "XDG_CACHE_HOME or HOME)");
+    char *text = malloc(TUNE_MAX_FILE);
+    size_t used = 0;
+    if (!text || !format_file(id, file, text, TUNE_MAX_FILE, &used)) {
+        free(text);
+        return pv_fail(ctx, PV_ERR_NOMEM, "tune: cannot format the cache file");
+    }
+    snprintf(temporary, sizeof temporary, "%s.%ld.tmp", path, (long)getpid());
+    FILE *out = fopen(temporary, "wb");
+    int ok = out && fwrite(text, 1, used, out) == used;
+    ok = (out && fclose(out) == 0) && ok;
+    free(text);
+    if (!ok || rename(temporary, path) != 0) {
+        remove(temporary);
+        return pv_fail(ctx, PV_ERR_IO, "tune: cannot write %s", path);
+    }
+    pv_log(ctx, "tune: wrote %s", path);
+    return PV_OK;
+}
+
+/* The file's entries with every entry of `family` replaced by result's. */
+static void merge_result(tune_file *file, const char *family, const pv_tune_result *result)
+{
+    int kept = 0;
+    for (int i = 0; i < file->count; i++)
+        if (strcmp(file->entries[i].family, family) != 0)
+            file->entries[kept++] = file->entries[i];
+    file->count = kept;
+    for (int i = 0; i < result->param_count && file->count < TUNE_MAX_ENTRIES; i++) {
+        tune_entry *entry = &file->entries[file->count++];
+        snprintf(entry->family, sizeof entry->family, "%s", family);
+        snprintf(entry->name, sizeof entry->name, "%s", result->params[i].name);
+        entry->value = result->params[i].value;
+    }
+}
+
+static pv_status store_results(pv_context *ctx, const pv_tune_result *results, int count)
+{
+    device_identity id;
+    if (!context_identity(ctx, &id))
+        return pv_fail(ctx, PV_ERR_NO_DEVICE, "tune: cannot identify the context's device");
+    tune_file file;
+    load_file(ctx, &id, &file);
+    for (int i = 0; i < count; i++)
+        merge_result(&file, results[i].op, &results[i]);
+    return write_file(ctx, &id, &file);
+}
+
+/* --------------------------------------------------------------- loading */
+
+static pv_status apply_file(pv_context *ctx, const tune_file *file)
+{
+    for (int i = 0; i < file->count; i++) {
+        pv_status status = pv_cl_tune_set(ctx, file->entries[i].family, file->entries[i].name,
+                                          file->entries[i].value);
+        if (status != PV_OK)
+            return status;
+    }
+    return PV_OK;
+}
+
+static pv_status load_into(pv_context *ctx, int *applied)
+{
+    device_identity id;
+    tune_file file;
+    *applied = 0;
+    pv_status status = pv_cl_tune_mark_cache_read(ctx);
+    if (status != PV_OK || !context_identity(ctx, &id) || !load_file(ctx, &id, &file))
+        return status;
+    status = apply_file(ctx, &file);
+    if (status == PV_OK) {
+        *applied = file.count;
+        pv_log(ctx, "tune: applied %d tuned parameter(s) for %s", file.count, id.name);
+    }
+    return status;
+}
+
+static int autoload_disabled(void)
+{
+    const char *off = getenv("PARVIS_NO_TUNE");
+    return off && strcmp(off, "1") == 0;
+}
+
+void pv_tune_autoload(pv_context *ctx)
+{
+    int applied;
+    if (ctx->backend != PV_BACKEND_OPENCL || pv_cl_tune_cache_read(ctx))
+        return;
+    if (autoload_disabled()) {
+        pv_cl_tune_mark_cache_read(ctx);
+        return;
+    }
+    char saved[sizeof ctx->last_error];
+    memcpy(saved, ctx->last_error, sizeof saved);
+    load_into(ctx, &applied); /* a failure leaves the defaults: never fatal */
+    memcpy(ctx->last_error, saved, sizeof saved);
+}
+
+#else /* no OpenCL: nothing to tune */
+
+void pv_tune_autoload(pv_context *ctx)
+{
+    (void)ctx;
+}
+
+#endif
+
+/* ------------------------------------------------------------------- API */
+
+static pv_status check_family(pv_context *ctx, const char *what, const char *family,
+                              const char *name)
+{
+    if (!ctx)
+        return pv_fail(NULL, PV_ERR_INVALID, "%s: ctx is NULL", what);
+    if (!family)
+        return pv_fail(ctx, PV_ERR_INVALID, "%s: family is NULL", what);
+    if (strcmp(family, "bp") != 0 && strcmp(family, "sad") != 0)
+        return pv_fail(ctx, PV_ERR_INVALID, "%s: family '%s' is not 'bp' or 'sad'", what, family);
+    if (!name)
+        return pv_fail(ctx, PV_ERR_INVALID, "%s: name is NULL", what);
+    return PV_OK;
+}
+
+static int on_opencl(const pv_context *ctx)
+{
+    return ctx->backend == PV_BACKEND_OPENCL;
+}
+
+pv_status pv_tune_set(pv_context *ctx, const char *family, const char *name, int value)
+{
+    pv_status status = check_family(ctx, "pv_tune_set", family, name);
+    if (status != PV_OK)
+        return status;
+    if (value < 0 || value > TUNE_MAX_VALUE)
+        return pv_fail(ctx, PV_ERR_INVALID, "pv_tune_set: value %d is not in 0..%d", value,
+                       TUNE_MAX_VALUE);
+    if (!on_opencl(ctx))
+        return PV_OK;
+#ifdef PV_HAVE_OPENCL
+    pv_tune_autoload(ctx); /* a later first call must not overwrite this value */
+    return pv_cl_tune_set(ctx, family, name, value);
+#else
+    return PV_OK;
+#endif
+}
+
+pv_status pv_tune_get(pv_context *ctx, const char *family, const char *name, int *value)
+{
+    pv_status status = check_family(ctx, "pv_tune_get", family, name);
+    if (status != PV_OK)
+        return status;
+    if (!value)
+        return pv_fail(ctx, PV_ERR_INVALID, "pv_tune_get: value is NULL");
+    if (!on_opencl(ctx))
+        return pv_fail(ctx, PV_ERR_UNSUPPORTED, "pv_tune_get: the CPU backend has no launch parameters");
+#ifdef PV_HAVE_OPENCL
+    pv_tune_autoload(ctx);
+    return pv_cl_tune_get(ctx, family, name, value);
+#else
+    return PV_ERR_UNSUPPORTED;
+#endif
+}
+
+pv_status pv_tune_list(pv_context *ctx, const char *family, pv_tune_param *params, int capacity,
+                       int *count)
+{
+    pv_status status = check_family(ctx, "pv_tune_list", family, "");
+    if (status != PV_OK)
+        return status;
+    if (!count || capacity < 0 || (capacity > 0 && !params))
+        return pv_fail(ctx, PV_ERR_INVALID, "pv_tune_list: params/capacity/count are inconsistent");
+    *count = 0;
+    if (!on_opencl(ctx))
+        return PV_OK;
+#ifdef PV_HAVE_OPENCL
+    pv_tune_autoload(ctx);
+    return pv_cl_tune_list(ctx, family, params, capacity, count);
+#else
+    return PV_OK;
+#endif
+}
+
+pv_status pv_tune_use_defaults(pv_context *ctx)
+{
+    if (!ctx)
+        return pv_fail(NULL, PV_ERR_INVALID, "pv_tune_use_defaults: ctx is NULL");
+    if (!on_opencl(ctx))
+        return PV_OK;
+#ifdef PV_HAVE_OPENCL
+    pv_status status = pv_cl_tune_mark_cache_read(ctx);
+    return status == PV_OK ? pv_cl_tune_reset(ctx) : status;
+#else
+    return PV_OK;
+#endif
+}
+
+pv_status pv_tune_load(pv_context *ctx, int *applied)
+{
+    int none = 0;
+    if (!applied)
+        applied = &none;
+    if (!ctx)
+        return pv_fail(NULL, PV_ERR_INVALID, "pv_tune_load: ctx is NULL");
+    *applied = 0;
+    if (!on_opencl(ctx))
+        return PV_OK;
+#ifdef PV_HAVE_OPENCL
+    return load_into(ctx, applied);
+#else
+    return PV_OK;
+#endif
+}
+
+pv_status pv_tune_cache_path(pv_context *ctx, char *path, size_t size)
+{
+    if (!ctx)
+        return pv_fail(NULL, PV_ERR_INVALID, "pv_tune_cache_path: ctx is NULL");
+    if (!path || size == 0)
+        return pv_fail(ctx, PV_ERR_INVALID, "pv_tune_cache_path: path is NULL or size is 0");
+    if (!on_opencl(ctx))
+        return pv_fail(ctx, PV_ERR_UNSUPPORTED, "pv_tune_cache_path: the CPU backend is not tuned");
+#ifdef PV_HAVE_OPENCL
+    device_identity id;
+    if (!context_identity(ctx, &id))
+        return pv_fail(ctx, PV_ERR_NO_DEVICE, "pv_tune_cache_path: cannot identify the device");
+    if (!identity_path(&id, path, size, 0))
+        return pv_fail(ctx, PV_ERR_INVALID, "pv_tune_cache_path: no cache directory or path too long");
+    return PV_OK;
+#else
+    return PV_ERR_UNSUPPORTED;
+#endif
+}
+
+static const char *const tune_ops[] = {"bp", "sad"};
+
+static pv_status check_options(pv_context *ctx, const pv_tune_options *options,
+                               const pv_tune_result *results, int capacity, const int *count)
+{
+    if (!ctx)
+        return pv_fail(NULL, PV_ERR_INVALID, "pv_tune: ctx is NULL");
+    if (!options)
+        return pv_fail(ctx, PV_ERR_INVALID, "pv_tune: options is NULL");
+    if (!results || capacity < 1 || !count)
+        return pv_fail(ctx, PV_ERR_INVALID, "pv_tune: results/capacity/count are missing");
+    if (options->op && strcmp(options->op, "bp") != 0 && strcmp(options->op, "sad") != 0)
+        return pv_fail(ctx, PV_ERR_INVALID, "pv_tune: options.op '%s' is not 'bp' or 'sad'",
+                       options->op);
+    if (options->max_candidates < 0 || options->runs < 1 || options->runs > 1000)
+        return pv_fail(ctx, PV_ERR_INVALID, "pv_tune: options.max_candidates %d / runs %d out of range",
+                       options->max_candidates, options->runs);
+    if (options->width < 0 || options->height < 0 || options->ndisp < 0 ||
+        options->width > 8192 || options->height > 8192 || options->ndisp > 1024)
+        return pv_fail(ctx, PV_ERR_INVALID, "pv_tune: options.width/height/ndisp %dx%d/%d out of range",
+                       options->width, options->height, options->ndisp);
+    if (!on_opencl(ctx))
+        return pv_fail(ctx, PV_ERR_UNSUPPORTED, "pv_tune: the CPU backend has nothing to tune");
+    return PV_OK;
+}
+
+pv_status pv_tune(pv_context *ctx, const pv_tune_options *options, pv_tune_result *results,
+                  int capacity, int *count)
+{
+    pv_status status = check_options(ctx, options, results, capacity, count);
+    if (status != PV_OK)
+        return status;
+#ifdef PV_HAVE_OPENCL
+    *count = 0;
+    pv_tune_autoload(ctx);
+    for (size_t i = 0; i < sizeof tune_ops / sizeof tune_ops[0] && status == PV_OK; i++) {
+        if (options->op && strcmp(options->op, tune_ops[i]) != 0)
+            continue;
+        if (*count == capacity)
+            return pv_fail(ctx, PV_ERR_INVALID, "pv_tune: capacity %d is too small", capacity);
+        memset(&results[*count], 0, sizeof results[*count]);
+        status = pv_cl_tune_search(ctx, tune_ops[i], options, &results[*count]);
+        if (status == PV_OK)
+            (*count)++;
+    }
+    if (status == PV_OK && options->write_cache)
+        status = store_results(ctx, results, *count);
+    return status;
+#else
+    (void)tune_ops;
+    return PV_ERR_UNSUPPORTED;
+#endif
+}

@@ -1,0 +1,761 @@
+/* Tests of the features module: SIFT detection/description and matching.
+ *
+ *   - known answers on every backend: a Gaussian blob is found at its
+ *     centre and scale; the transposed real image (sampled on the same
+ *     grid at every octave) gives the transposed keypoints, angles
+ *     pi/2 - t and mirrored descriptors; a constant image has none; the top-K cap keeps
+ *     exactly the K strongest; matching finds planted correspondences;
+ *   - OpenCL against the CPU backend: >= 99% of keypoints paired within
+ *     0.05 px both ways, descriptors within 1e-3, same nearest neighbours;
+ *     and determinism (two runs give identical bytes);
+ *   - VLFeat (when configured): >= 95% of VLFeat's keypoints have one of
+ *     ours within 1 px and 10% in scale, >= 95% of those with the
+ *     orientation within 0.1 rad; repeatability under a rotation and a
+ *     scaling of a real image no more than 2 points below VLFeat's;
+ *   - bad input: PV_ERR_INVALID, outputs untouched.
+ *
+ * OpenCL parts are skipped without a device, under PARVIS_BACKEND=cpu or
+ * with PARVIS_TEST_SKIP_OPENCL=1 (valgrind runs). */
+#include "test_util.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifdef PV_HAVE_VLFEAT
+#include <vl/sift.h>
+#endif
+
+#define PI_F 3.14159265358979f
+
+static pv_context *g_cpu;
+static pv_context *g_opencl;
+static pv_image g_venus;      /* u8, the real test image */
+
+static const pv_backend_kind cpu_kind = PV_BACKEND_CPU;
+static const pv_backend_kind opencl_kind = PV_BACKEND_OPENCL;
+
+/* ------------------------------------------------------------------ setup */
+
+static int opencl_disabled_by_env(void)
+{
+    const char *skip = getenv("PARVIS_TEST_SKIP_OPENCL");
+    return skip && strcmp(skip, "1") == 0;
+}
+
+static int group_setup(void **state)
+{
+    (void)state;
+    g_cpu = tu_context(PV_BACKEND_CPU);
+    if (!g_cpu)
+        return -1;
+    g_opencl = opencl_disabled_by_env() ? NULL : tu_context(PV_BACKEND_OPENCL);
+    if (g_opencl && pv_context_backend(g_opencl) != PV_BACKEND_OPENCL) {
+        pv_context_destroy(g_opencl);
+        g_opencl = NULL;
+    }
+    return pv_image_read(tu_data_path("stereo/venus/left.pgm"), PV_PIXEL_U8, &g_venus) == PV_OK
+               ? 0 : -1;
+}
+
+static int group_teardown(void **state)
+{
+    (void)state;
+    pv_context_destroy(g_cpu);
+    if (g_opencl)
+        pv_context_destroy(g_opencl);
+    pv_image_free(&g_venus);
+    return 0;
+}
+
+static pv_context *backend_ctx(void **state)
+{
+    const pv_backend_kind kind = *(const pv_backend_kind *)*state;
+    if (kind == PV_BACKEND_CPU)
+        return g_cpu;
+    if (!g_opencl)
+        skip();
+    return g_opencl;
+}
+
+static pv_context *opencl_or_skip(void)
+{
+    if (!g_opencl)
+        skip();
+    return g_opencl;
+}
+
+/* ---------------------------------------------------------------- helpers */
+
+static pv_image crop_u8(const pv_image *src, int x0, int y0, int w, int h)
+{
+    pv_image out;
+    assert_int_equal(pv_image_alloc(&out, w, h, PV_PIXEL_U8), PV_OK);
+    for (int y = 0; y < h; y++)
+        memcpy((uint8_t *)out.data + (size_t)y * w,
+               (const uint8_t *)src->data + (ptrdiff_t)(y0 + y) * src->stride + x0, (size_t)w);
+    return out;
+}
+
+static float bilinear_u8(const pv_image *src, float x, float y)
+{
+    if (x < 0.0f || y < 0.0f || x > (float)(src->width - 1) || y > (float)(src->height - 1))
+        return 0.0f;
+    int x0 = (int)x, y0 = (int)y;
+    int x1 = x0 + 1 < src->width ? x0 + 1 : x0, y1 = y0 + 1 < src->height ? y0 + 1 : y0;
+    float fx = x - (float)x0, fy = y - (float)y0;
+    float a = pv_image_get(src, x0, y0), b = pv_image_get(src, x1, y0);
+    float c = pv_image_get(src, x0, y1), d = pv_image_get(src, x1, y1);
+    return (a * (1 - fx) + b * fx) * (1 - fy) + (c * (1 - fx) + d * fx) * fy;
+}
+
+/* A similarity about the image centre: B(p) = A(T^-1 p), T = scale * rotation. */
+typedef struct similarity {
+    float scale, angle, cx_a, cy_a, cx_b, cy_b;
+} similarity;
+
+static void map_point(const similarity *t, float x, float y, float *u, float *v)
+{
+    float c = cosf(t->angle), s = sinf(t->angle), dx = x - t->cx_a, dy = y - t->cy_a;
+    *u = t->scale * (c * dx - s * dy) + t->cx_b;
+    *v = t->scale * (s * dx + c * dy) + t->cy_b;
+}
+
+static pv_image warp_u8(const pv_image *src, const similarity *t, int w, int h)
+{
+    pv_image out;
+    assert_int_equal(pv_image_alloc(&out, w, h, PV_PIXEL_U8), PV_OK);
+    float c = cosf(t->angle), s = sinf(t->angle);
+    for (int v = 0; v < h; v++)
+        for (int u = 0; u < w; u++) {
+            float du = ((float)u - t->cx_b) / t->scale, dv = ((float)v - t->cy_b) / t->scale;
+            float x = c * du + s * dv + t->cx_a, y = -s * du + c * dv + t->cy_a;
+            float value = bilinear_u8(src, x, y) + 0.5f;
+            ((uint8_t *)out.data)[(size_t)v * w + u] = (uint8_t)(value > 255.0f ? 255.0f : value);
+        }
+    return out;
+}
+
+static pv_sift_features detect(pv_context *ctx, const pv_image *image, const pv_sift_params *params)
+{
+    pv_sift_plan *plan = NULL;
+    pv_sift_features f = {0, NULL, NULL, NULL};
+    assert_int_equal(pv_sift_plan_create(ctx, image->width, image->height, params, &plan), PV_OK);
+    pv_status status = pv_sift_detect(plan, image, &f);
+    if (status != PV_OK)
+        fail_msg("pv_sift_detect: %s", pv_context_last_error(ctx));
+    pv_sift_plan_destroy(plan);
+    return f;
+}
+
+/* ----------------------------------------------------------- known answers */
+
+/* A Gaussian blob of sigma 4 at (60.3, 51.7) on a 128 x 112 image. */
+static void test_blob(void **state)
+{
+    pv_context *ctx = backend_ctx(state);
+    pv_image image;
+    assert_int_equal(pv_image_alloc(&image, 128, 112, PV_PIXEL_F32), PV_OK);
+    const float bx = 60.3f, by = 51.7f, bs = 4.0f;
+    for (int y = 0; y < image.height; y++)
+        for (int x = 0; x < image.width; x++) {
+            float dx = (float)x - bx, dy = (float)y - by;
+            ((float *)image.data)[(size_t)y * image.width + x] =
+                0.2f + 0.6f * expf(-(dx * dx + dy * dy) / (2.0f * bs * bs));
+        }
+    for (int first = -1; first <= 0; first++) {
+        pv_sift_params params;
+        pv_sift_params_default(&params);
+        params.first_octave = first;
+        pv_sift_features f = detect(ctx, &image, &params);
+        int strongest = -1;
+        for (int i = 0; i < f.count; i++)
+            if (strongest < 0 || fabsf(f.keypoints[i].response) > fabsf(f.keypoints[strongest].response))
+                strongest = i;
+        assert_true(strongest >= 0);
+        const pv_sift_keypoint *k = &f.keypoints[strongest];
+        /* A bright blob is a DoG minimum; the scale-normalised DoG peaks
+         * near sigma = blob sigma. */
+        assert_true(k->response < 0.0f);
+        assert_true(fabsf(k->x - bx) < 0.2f && fabsf(k->y - by) < 0.2f);
+        assert_true(k->sigma > 0.8f * bs && k->sigma < 1.5f * bs);
+        pv_sift_features_free(&f);
+    }
+    pv_image_free(&image);
+}
+
+static void test_constant_image_has_no_keypoints(void **state)
+{
+    pv_context *ctx = backend_ctx(state);
+    pv_image image;
+    assert_int_equal(pv_image_alloc(&image, 64, 48, PV_PIXEL_U8), PV_OK);
+    memset(image.data, 90, 64 * 48);
+    pv_sift_features f = detect(ctx, &image, NULL);
+    assert_int_equal(f.count, 0);
+    assert_non_null(f.keypoints);
+    pv_sift_features_free(&f);
+    pv_image_free(&image);
+}
+
+/* The transposed image R(u, v) = I(v, u) samples every octave on the same
+ * grid, so its keypoints are exactly (up to rounding) the transposed ones:
+ * (x, y) -> (y, x), the angle t -> pi/2 - t, and the descriptor mirrored:
+ * spatial row j -> 3 - j in the keypoint frame, orientation bin o -> -o. */
+static pv_image transpose_u8(const pv_image *src)
+{
+    pv_image out;
+    assert_int_equal(pv_image_alloc(&out, src->height, src->width, PV_PIXEL_U8), PV_OK);
+    for (int v = 0; v < out.height; v++)
+        for (int u = 0; u < out.width; u++)
+            ((uint8_t *)out.data)[(size_t)v * out.width + u] =
+                ((const uint8_t *)src->data)[(ptrdiff_t)u * src->stride + v];
+    return out;
+}
+
+static void mirror_descriptor(float *d)
+{
+    float copy[128];
+    memcpy(copy, d, sizeof copy);
+    for (int j = 0; j < 4; j++)
+        for (int i = 0; i < 4; i++)
+            for (int o = 0; o < 8; o++)
+                d[(3 - j) * 32 + i * 8 + (8 - o) % 8] = copy[j * 32 + i * 8 + o];
+}
+
+static void test_transpose(void **state)
+{
+    pv_context *ctx = backend_ctx(state);
+    for (int first = -1; first <= 0; first++) {
+        pv_sift_params params;
+        pv_sift_params_default(&params);
+        params.first_octave = first;
+        pv_image a = crop_u8(&g_venus, 60, 40, 250 + 60 * first, 190 + 40 * first);
+        pv_image b = transpose_u8(&a);
+        pv_sift_features fa = detect(ctx, &a, &params), fb = detect(ctx, &b, &params);
+        assert_true(fa.count > 20);
+        for (int i = 0; i < fa.count; i++) {
+            pv_sift_keypoint *k = &fa.keypoints[i];
+            float x = k->x;
+            k->x = k->y;
+            k->y = x;
+            k->angle = fmodf(2.5f * PI_F - k->angle, 2.0f * PI_F);
+            mirror_descriptor(fa.descriptors + (size_t)i * 128);
+        }
+        pv_sift_agreement ag;
+        assert_int_equal(pv_sift_compare(&fb, &fa, 0.01f, 1e-3f, 1e-3f, &ag), PV_OK);
+        printf("    transpose, first octave %d: %d / %d keypoints, %.1f%% paired, angle ok %.1f%%, "
+               "descriptor max diff %.2g\n", first, fa.count, fb.count, 100.0 * ag.paired_fraction,
+               100.0 * ag.angle_ok_fraction, ag.max_descriptor_diff);
+        assert_true(ag.paired_fraction >= 0.99);
+        assert_true(ag.angle_ok_fraction >= 0.99);
+        assert_true(ag.max_descriptor_diff < 1e-3);
+        pv_sift_features_free(&fa);
+        pv_sift_features_free(&fb);
+        pv_image_free(&a);
+        pv_image_free(&b);
+    }
+}
+
+static void test_top_k_cap(void **state)
+{
+    pv_context *ctx = backend_ctx(state);
+    pv_image a = crop_u8(&g_venus, 100, 100, 200, 160);
+    pv_sift_params params;
+    pv_sift_params_default(&params);
+    pv_sift_features all = detect(ctx, &a, &params);
+    assert_true(all.count > 40);
+    params.max_keypoints = 25;
+    pv_sift_features top = detect(ctx, &a, &params);
+    assert_int_equal(top.count, 25);
+    /* Every kept keypoint is one of the full set, in the same relative
+     * order, and none left out is stronger than the weakest kept. */
+    float weakest = INFINITY;
+    int j = 0;
+    for (int i = 0; i < top.count; i++) {
+        while (j < all.count && memcmp(&all.keypoints[j], &top.keypoints[i], sizeof(pv_sift_keypoint)))
+            j++;
+        assert_true(j < all.count);
+        weakest = fminf(weakest, fabsf(top.keypoints[i].response));
+        j++;
+    }
+    int stronger = 0;
+    for (int i = 0; i < all.count; i++)
+        stronger += fabsf(all.keypoints[i].response) > weakest;
+    assert_true(stronger <= 25);
+    pv_sift_features_free(&all);
+    pv_sift_features_free(&top);
+    pv_image_free(&a);
+}
+
+static void test_descriptor_properties(void **state)
+{
+    pv_context *ctx = backend_ctx(state);
+    pv_image a = crop_u8(&g_venus, 0, 0, 160, 120);
+    pv_sift_features f = detect(ctx, &a, NULL);
+    assert_true(f.count > 10);
+    for (int i = 0; i < f.count; i++) {
+        const float *d = f.descriptors + (size_t)i * 128;
+        double norm = 0.0;
+        for (int k = 0; k < 128; k++) {
+            assert_true(d[k] >= 0.0f && d[k] <= 0.5f);
+            norm += (double)d[k] * d[k];
+            float expect = fminf(512.0f * d[k], 255.0f);
+            assert_int_equal(f.descriptors_u8[(size_t)i * 128 + k], (uint8_t)expect);
+        }
+        assert_true(fabs(sqrt(norm) - 1.0) < 1e-4);
+        const pv_sift_keypoint *k = &f.keypoints[i];
+        assert_true(k->angle >= 0.0f && k->angle < 2.0f * PI_F);
+        assert_true(k->x >= 0.0f && k->x <= 159.0f && k->y >= 0.0f && k->y <= 119.0f);
+        float expect_sigma = 1.6f * exp2f((float)k->octave + k->scale / 3.0f);
+        assert_true(fabsf(k->sigma - expect_sigma) <= 1e-4f * expect_sigma);
+        /* Deterministic order: octave never decreases. */
+        if (i > 0)
+            assert_true(f.keypoints[i - 1].octave <= k->octave);
+    }
+    pv_sift_features_free(&f);
+    pv_image_free(&a);
+}
+
+/* --------------------------------------------------------------- matching */
+
+static pv_sift_features random_descriptors(int count, uint32_t seed)
+{
+    pv_sift_features f = {count, calloc((size_t)count, sizeof(pv_sift_keypoint)),
+                          malloc((size_t)count * 128 * sizeof(float)), NULL};
+    assert_non_null(f.keypoints);
+    assert_non_null(f.descriptors);
+    for (int i = 0; i < count; i++) {
+        float *d = f.descriptors + (size_t)i * 128;
+        double norm = 0.0;
+        for (int k = 0; k < 128; k++) {
+            d[k] = tu_rand01(&seed);
+            norm += (double)d[k] * d[k];
+        }
+        for (int k = 0; k < 128; k++)
+            d[k] = (float)(d[k] / sqrt(norm));
+    }
+    return f;
+}
+
+static void free_plain(pv_sift_features *f)
+{
+    free(f->keypoints);
+    free(f->descriptors);
+}
+
+/* train[perm[i]] = query[i] + small noise for i < planted; the rest of
+ * the train set is unrelated. */
+static void test_match_planted(void **state)
+{
+    pv_context *ctx = backend_ctx(state);
+    const int nq = 150, nt = 300, planted = 100;
+    pv_sift_features q = random_descriptors(nq, 11u), t = random_descriptors(nt, 12u);
+    uint32_t seed = 99u;
+    for (int i = 0; i < planted; i++) {
+        int j = (i * 7 + 3) % nt;
+        for (int k = 0; k < 128; k++)
+            t.descriptors[(size_t)j * 128 + k] =
+                q.descriptors[(size_t)i * 128 + k] + 0.01f * (tu_rand01(&seed) - 0.5f);
+    }
+    pv_sift_match_params params;
+    pv_sift_match_params_default(&params);
+    for (int mutual = 0; mutual <= 1; mutual++) {
+        params.mutual = mutual;
+        pv_sift_matches m = {0, NULL};
+        assert_int_equal(pv_sift_match(ctx, &q, &t, &params, &m), PV_OK);
+        int correct = 0;
+        for (int i = 0; i < m.count; i++) {
+            const pv_sift_pair *p = &m.pairs[i];
+            assert_true(p->query < planted);
+            assert_true(p->distance < 0.8f * p->second);
+            correct += p->train == (p->query * 7 + 3) % nt;
+            if (i > 0)
+                assert_true(m.pairs[i - 1].query < p->query);
+        }
+        assert_int_equal(correct, m.count);
+        assert_int_equal(m.count, planted);
+        pv_sift_matches_free(&m);
+    }
+    free_plain(&q);
+    free_plain(&t);
+}
+
+static void test_match_ties_and_empty(void **state)
+{
+    pv_context *ctx = backend_ctx(state);
+    pv_sift_features q = random_descriptors(3, 5u), t = random_descriptors(4, 6u), empty = {0, NULL, NULL, NULL};
+    /* Two identical train rows: the lower index wins, and the ratio test
+     * (d1 == d2) rejects it unless disabled. */
+    memcpy(t.descriptors + 1 * 128, q.descriptors, 128 * sizeof(float));
+    memcpy(t.descriptors + 3 * 128, q.descriptors, 128 * sizeof(float));
+    pv_sift_match_params params = {1.0f, 0};
+    pv_sift_matches m = {0, NULL};
+    assert_int_equal(pv_sift_match(ctx, &q, &t, &params, &m), PV_OK);
+    assert_int_equal(m.count, 3);
+    assert_int_equal(m.pairs[0].train, 1);
+    assert_true(m.pairs[0].distance == 0.0f && m.pairs[0].second == 0.0f);
+    pv_sift_matches_free(&m);
+    params.ratio = 0.8f;
+    assert_int_equal(pv_sift_match(ctx, &q, &t, &params, &m), PV_OK);
+    for (int i = 0; i < m.count; i++)
+        assert_int_not_equal(m.pairs[i].query, 0);
+    pv_sift_matches_free(&m);
+    assert_int_equal(pv_sift_match(ctx, &q, &empty, &params, &m), PV_OK);
+    assert_int_equal(m.count, 0);
+    pv_sift_matches_free(&m);
+    assert_int_equal(pv_sift_match(ctx, &empty, &t, &params, &m), PV_OK);
+    assert_int_equal(m.count, 0);
+    pv_sift_matches_free(&m);
+    free_plain(&q);
+    free_plain(&t);
+}
+
+/* ------------------------------------------------------ OpenCL against CPU */
+
+static void assert_backends_agree(const pv_sift_features *cl, const pv_sift_features *cpu,
+                                  const char *what)
+{
+    pv_sift_agreement fwd, back;
+    assert_int_equal(pv_sift_compare(cl, cpu, PV_SIFT_POSITION_TOLERANCE, 1e-3f, 1e-2f, &fwd), PV_OK);
+    assert_int_equal(pv_sift_compare(cpu, cl, PV_SIFT_POSITION_TOLERANCE, 1e-3f, 1e-2f, &back), PV_OK);
+    printf("    %s: cpu %d, opencl %d keypoints; paired %.2f%% / %.2f%%, angle ok %.2f%%, "
+           "descriptor max diff %.3g\n", what, cpu->count, cl->count, 100.0 * fwd.paired_fraction,
+           100.0 * back.paired_fraction, 100.0 * fwd.angle_ok_fraction, fwd.max_descriptor_diff);
+    assert_true(fwd.paired_fraction >= PV_SIFT_MATCHED_FRACTION);
+    assert_true(back.paired_fraction >= PV_SIFT_MATCHED_FRACTION);
+    assert_true(fwd.max_descriptor_diff <= PV_SIFT_DESCRIPTOR_TOLERANCE);
+}
+
+static void test_cl_matches_cpu(void **state)
+{
+    (void)state;
+    pv_context *cl = opencl_or_skip();
+    pv_sift_params params;
+    pv_sift_params_default(&params);
+    for (int first = -1; first <= 0; first++) {
+        params.first_octave = first;
+        pv_image a = crop_u8(&g_venus, 20, 30, first < 0 ? 200 : 400, first < 0 ? 150 : 330);
+        pv_sift_features fc = detect(g_cpu, &a, &params), fg = detect(cl, &a, &params);
+        assert_backends_agree(&fg, &fc, first < 0 ? "venus crop, first octave -1" : "venus, first octave 0");
+        pv_sift_features_free(&fc);
+        pv_sift_features_free(&fg);
+        pv_image_free(&a);
+    }
+}
+
+static void test_deterministic(void **state)
+{
+    pv_context *ctx = backend_ctx(state);
+    pv_image a = crop_u8(&g_venus, 50, 50, 240, 200);
+    pv_sift_plan *plan = NULL;
+    assert_int_equal(pv_sift_plan_create(ctx, a.width, a.height, NULL, &plan), PV_OK);
+    pv_sift_features f1, f2;
+    assert_int_equal(pv_sift_detect(plan, &a, &f1), PV_OK);
+    assert_int_equal(pv_sift_detect(plan, &a, &f2), PV_OK);
+    assert_int_equal(f1.count, f2.count);
+    assert_memory_equal(f1.keypoints, f2.keypoints, (size_t)f1.count * sizeof(pv_sift_keypoint));
+    assert_memory_equal(f1.descriptors, f2.descriptors, (size_t)f1.count * 128 * sizeof(float));
+    pv_sift_features_free(&f1);
+    pv_sift_features_free(&f2);
+    pv_sift_plan_destroy(plan);
+    pv_image_free(&a);
+}
+
+static void test_cl_match_matches_cpu(void **state)
+{
+    (void)state;
+    pv_context *cl = opencl_or_skip();
+    pv_sift_features q = random_descriptors(200, 21u), t = random_descriptors(333, 22u);
+    pv_sift_match_params params = {1.0f, 0};
+    pv_sift_matches mc, mg;
+    assert_int_equal(pv_sift_match(g_cpu, &q, &t, &params, &mc), PV_OK);
+    assert_int_equal(pv_sift_match(cl, &q, &t, &params, &mg), PV_OK);
+    assert_int_equal(mc.count, mg.count);
+    for (int i = 0; i < mc.count; i++) {
+        assert_int_equal(mc.pairs[i].train, mg.pairs[i].train);
+        assert_true(fabsf(mc.pairs[i].distance - mg.pairs[i].distance) <= 1e-5f);
+    }
+    pv_sift_matches_free(&mc);
+    pv_sift_matches_free(&mg);
+    free_plain(&q);
+    free_plain(&t);
+}
+
+static void test_crosscheck_mode(void **state)
+{
+    (void)state;
+    pv_context *cl = opencl_or_skip();
+    pv_image a = crop_u8(&g_venus, 0, 0, 180, 140);
+    assert_int_equal(pv_context_set_crosscheck(cl, 1), PV_OK);
+    pv_sift_features f = detect(cl, &a, NULL);
+    assert_true(f.count > 0);
+    pv_sift_features_free(&f);
+    assert_int_equal(pv_context_set_crosscheck(cl, 0), PV_OK);
+    pv_image_free(&a);
+}
+
+/* ----------------------------------------------------------------- VLFeat */
+
+#ifdef PV_HAVE_VLFEAT
+/* VLFeat's keypoints, every orientation with its descriptor. */
+static pv_sift_features vlfeat_detect(const pv_image *image, const pv_sift_params *p, int octaves)
+{
+    const int w = image->width, h = image->height;
+    float *data = malloc((size_t)w * h * sizeof(float));
+    assert_non_null(data);
+    for (int y = 0; y < h; y++)
+        for (int x = 0; x < w; x++)
+            data[(size_t)y * w + x] = pv_image_get(image, x, y) * (1.0f / 255.0f);
+    VlSiftFilt *f = vl_sift_new(w, h, octaves, p->levels, p->first_octave);
+    vl_sift_set_peak_thresh(f, p->peak_thresh);
+    vl_sift_set_edge_thresh(f, p->edge_thresh);
+    int capacity = 1024, count = 0;
+    pv_sift_features out = {0, malloc((size_t)capacity * sizeof(pv_sift_keypoint)),
+                            malloc((size_t)capacity * 128 * sizeof(float)), NULL};
+    for (int err = vl_sift_process_first_octave(f, data); err != VL_ERR_EOF;
+         err = vl_sift_process_next_octave(f)) {
+        vl_sift_detect(f);
+        const VlSiftKeypoint *k = vl_sift_get_keypoints(f);
+        for (int i = 0; i < vl_sift_get_nkeypoints(f); i++) {
+            double angles[4];
+            int n = vl_sift_calc_keypoint_orientations(f, angles, &k[i]);
+            for (int a = 0; a < n; a++) {
+                if (count == capacity) {
+                    capacity *= 2;
+                    out.keypoints = realloc(out.keypoints, (size_t)capacity * sizeof(pv_sift_keypoint));
+                    out.descriptors = realloc(out.descriptors, (size_t)capacity * 128 * sizeof(float));
+                    assert_non_null(out.keypoints);
+                    assert_non_null(out.descriptors);
+                }
+                out.keypoints[count] = (pv_sift_keypoint){k[i].x, k[i].y, k[i].sigma,
+                                                          (float)angles[a], 0.0f, k[i].o, k[i].s};
+                vl_sift_calc_keypoint_descriptor(f, out.descriptors + (size_t)count * 128, &k[i],
+                                                 angles[a]);
+                count++;
+            }
+        }
+    }
+    out.count = count;
+    vl_sift_delete(f);
+    free(data);
+    return out;
+}
+
+static void test_vlfeat_agreement(void **state)
+{
+    (void)state;
+    for (int first = -1; first <= 0; first++) {
+        pv_sift_params params;
+        pv_sift_params_default(&params);
+        params.first_octave = first;
+        pv_sift_plan *plan;
+        assert_int_equal(pv_sift_plan_create(g_cpu, g_venus.width, g_venus.height, &params, &plan), PV_OK);
+        pv_sift_features ours;
+        assert_int_equal(pv_sift_detect(plan, &g_venus, &ours), PV_OK);
+        pv_sift_features vl = vlfeat_detect(&g_venus, &params, pv_sift_plan_octaves(plan));
+        pv_sift_plan_destroy(plan);
+        pv_sift_agreement ag;
+        assert_int_equal(pv_sift_compare(&ours, &vl, 1.0f, 0.1f, 0.1f, &ag), PV_OK);
+        printf("    VLFeat, first octave %d: vlfeat %d, ours %d keypoints; %.1f%% of VLFeat's "
+               "within 1 px / 10%% scale, orientation within 0.1 rad on %.1f%%, mean descriptor "
+               "L2 distance %.4f\n", first, vl.count, ours.count, 100.0 * ag.paired_fraction,
+               100.0 * ag.angle_ok_fraction, ag.mean_descriptor_dist);
+        assert_true(vl.count > 100);
+        assert_true(ag.paired_fraction >= 0.95);
+        assert_true(ag.angle_ok_fraction >= 0.95);
+        assert_true(ag.mean_descriptor_dist < 0.1);
+        pv_sift_features_free(&ours);
+        free_plain(&vl);
+    }
+}
+
+/* Share of a's keypoints (mapping well inside b) that b repeats within
+ * 1.5 px and 20% in scale. */
+static double repeatability(const pv_sift_features *a, const pv_sift_features *b,
+                            const similarity *t, const pv_image *ia, const pv_image *ib)
+{
+    int inside = 0, repeated = 0;
+    for (int i = 0; i < a->count; i++) {
+        const pv_sift_keypoint *k = &a->keypoints[i];
+        float u, v, margin = 12.0f + 3.0f * k->sigma * t->scale;
+        map_point(t, k->x, k->y, &u, &v);
+        float r_a = hypotf(k->x - t->cx_a, k->y - t->cy_a);
+        float limit_a = 0.5f * (float)(ia->width < ia->height ? ia->width : ia->height) - 12.0f - 3.0f * k->sigma;
+        if (u < margin || v < margin || u > (float)ib->width - 1 - margin ||
+            v > (float)ib->height - 1 - margin || r_a > limit_a)
+            continue;
+        inside++;
+        for (int j = 0; j < b->count; j++) {
+            const pv_sift_keypoint *m = &b->keypoints[j];
+            float ratio = m->sigma / (k->sigma * t->scale);
+            if (hypotf(m->x - u, m->y - v) <= 1.5f && ratio > 0.8f && ratio < 1.25f) {
+                repeated++;
+                break;
+            }
+        }
+    }
+    return inside ? (double)repeated / inside : 0.0;
+}
+
+static void test_repeatability_vs_vlfeat(void **state)
+{
+    (void)state;
+    const pv_image *a = &g_venus;
+    const float cx = 0.5f * (float)(a->width - 1), cy = 0.5f * (float)(a->height - 1);
+    const similarity transforms[] = {
+        {1.0f, 0.5236f, cx, cy, cx, cy},                  /* 30 degrees */
+        {1.5f, 0.0f, cx, cy, 1.5f * cx, 1.5f * cy},       /* x 1.5 */
+        {0.8f, 1.2f, cx, cy, cx, cy},                     /* 69 degrees, x 0.8 */
+    };
+    pv_sift_params params;
+    pv_sift_params_default(&params);
+    for (size_t i = 0; i < sizeof transforms / sizeof transforms[0]; i++) {
+        const similarity *t = &transforms[i];
+        int wb = (int)(2.0f * t->cx_b + 1.0f), hb = (int)(2.0f * t->cy_b + 1.0f);
+        pv_image b = warp_u8(a, t, wb, hb);
+        pv_sift_features oa = detect(g_cpu, a, &params), ob = detect(g_cpu, &b, &params);
+        pv_sift_plan *pa, *pb;
+        assert_int_equal(pv_sift_plan_create(g_cpu, a->width, a->height, &params, &pa), PV_OK);
+        assert_int_equal(pv_sift_plan_create(g_cpu, wb, hb, &params, &pb), PV_OK);
+        pv_sift_features va = vlfeat_detect(a, &params, pv_sift_plan_octaves(pa));
+        pv_sift_features vb = vlfeat_detect(&b, &params, pv_sift_plan_octaves(pb));
+        pv_sift_plan_destroy(pa);
+        pv_sift_plan_destroy(pb);
+        double ours = repeatability(&oa, &ob, t, a, &b), theirs = repeatability(&va, &vb, t, a, &b);
+        printf("    repeatability, scale %.2f rotation %.2f rad: ours %.1f%%, VLFeat %.1f%%\n",
+               (double)t->scale, (double)t->angle, 100.0 * ours, 100.0 * theirs);
+        assert_true(ours >= theirs - 0.02);
+        pv_sift_features_free(&oa);
+        pv_sift_features_free(&ob);
+        free_plain(&va);
+        free_plain(&vb);
+        pv_image_free(&b);
+    }
+}
+#endif
+
+/* -------------------------------------------------------------- bad input */
+
+static void test_plan_bad_input(void **state)
+{
+    (void)state;
+    pv_sift_plan *plan = (pv_sift_plan *)&plan;
+    pv_sift_plan *const sentinel = plan;
+    pv_sift_params p;
+    assert_int_equal(pv_sift_plan_create(NULL, 64, 64, NULL, &plan), PV_ERR_INVALID);
+    assert_int_equal(pv_sift_plan_create(g_cpu, 64, 64, NULL, NULL), PV_ERR_INVALID);
+    assert_int_equal(pv_sift_plan_create(g_cpu, 15, 64, NULL, &plan), PV_ERR_INVALID);
+    assert_int_equal(pv_sift_plan_create(g_cpu, 64, 8, NULL, &plan), PV_ERR_INVALID);
+    assert_int_equal(pv_sift_plan_create(g_cpu, 64, 0, NULL, &plan), PV_ERR_INVALID);
+    pv_sift_params_default(&p);
+    p.first_octave = 1;
+    assert_int_equal(pv_sift_plan_create(g_cpu, 64, 64, &p, &plan), PV_ERR_INVALID);
+    pv_sift_params_default(&p);
+    p.levels = 0;
+    assert_int_equal(pv_sift_plan_create(g_cpu, 64, 64, &p, &plan), PV_ERR_INVALID);
+    pv_sift_params_default(&p);
+    p.sigma0 = NAN;
+    assert_int_equal(pv_sift_plan_create(g_cpu, 64, 64, &p, &plan), PV_ERR_INVALID);
+    pv_sift_params_default(&p);
+    p.peak_thresh = -1.0f;
+    assert_int_equal(pv_sift_plan_create(g_cpu, 64, 64, &p, &plan), PV_ERR_INVALID);
+    pv_sift_params_default(&p);
+    p.edge_thresh = INFINITY;
+    assert_int_equal(pv_sift_plan_create(g_cpu, 64, 64, &p, &plan), PV_ERR_INVALID);
+    pv_sift_params_default(&p);
+    p.max_keypoints = -3;
+    assert_int_equal(pv_sift_plan_create(g_cpu, 64, 64, &p, &plan), PV_ERR_INVALID);
+    pv_sift_params_default(&p);
+    p.octaves = PV_SIFT_MAX_OCTAVES + 1;
+    assert_int_equal(pv_sift_plan_create(g_cpu, 64, 64, &p, &plan), PV_ERR_INVALID);
+    assert_ptr_equal(plan, sentinel);
+    /* More octaves than the size allows: clamped (64 px: 64 .. 8, four). */
+    p.octaves = 12;
+    assert_int_equal(pv_sift_plan_create(g_cpu, 64, 64, &p, &plan), PV_OK);
+    assert_int_equal(pv_sift_plan_octaves(plan), 4);
+    pv_sift_plan_destroy(plan);
+    assert_int_equal(pv_sift_plan_create(g_cpu, 64, 64, NULL, &plan), PV_OK);
+    assert_int_equal(pv_sift_plan_octaves(plan), 3);
+    pv_sift_plan_destroy(plan);
+}
+
+static void test_detect_bad_input(void **state)
+{
+    pv_context *ctx = backend_ctx(state);
+    pv_sift_plan *plan;
+    assert_int_equal(pv_sift_plan_create(ctx, 40, 30, NULL, &plan), PV_OK);
+    pv_image good, wrong, nan_image;
+    assert_int_equal(pv_image_alloc(&good, 40, 30, PV_PIXEL_U8), PV_OK);
+    assert_int_equal(pv_image_alloc(&wrong, 41, 30, PV_PIXEL_U8), PV_OK);
+    assert_int_equal(pv_image_alloc(&nan_image, 40, 30, PV_PIXEL_F32), PV_OK);
+    ((float *)nan_image.data)[17 * 40 + 3] = NAN;
+    pv_sift_features f = {-7, NULL, NULL, NULL};
+    assert_int_equal(pv_sift_detect(NULL, &good, &f), PV_ERR_INVALID);
+    assert_int_equal(pv_sift_detect(plan, NULL, &f), PV_ERR_INVALID);
+    assert_int_equal(pv_sift_detect(plan, &good, NULL), PV_ERR_INVALID);
+    assert_int_equal(pv_sift_detect(plan, &wrong, &f), PV_ERR_INVALID);
+    assert_int_equal(pv_sift_detect(plan, &nan_image, &f), PV_ERR_INVALID);
+    ((float *)nan_image.data)[17 * 40 + 3] = INFINITY;
+    assert_int_equal(pv_sift_detect(plan, &nan_image, &f), PV_ERR_INVALID);
+    assert_int_equal(f.count, -7);
+    assert_null(f.keypoints);
+    pv_sift_plan_destroy(plan);
+    pv_image_free(&good);
+    pv_image_free(&wrong);
+    pv_image_free(&nan_image);
+}
+
+static void test_match_bad_input(void **state)
+{
+    pv_context *ctx = backend_ctx(state);
+    pv_sift_features q = random_descriptors(4, 1u), broken = {3, NULL, NULL, NULL};
+    pv_sift_matches m = {-5, NULL};
+    pv_sift_match_params p = {0.0f, 0};
+    assert_int_equal(pv_sift_match(NULL, &q, &q, NULL, &m), PV_ERR_INVALID);
+    assert_int_equal(pv_sift_match(ctx, NULL, &q, NULL, &m), PV_ERR_INVALID);
+    assert_int_equal(pv_sift_match(ctx, &q, &broken, NULL, &m), PV_ERR_INVALID);
+    assert_int_equal(pv_sift_match(ctx, &q, &q, NULL, NULL), PV_ERR_INVALID);
+    assert_int_equal(pv_sift_match(ctx, &q, &q, &p, &m), PV_ERR_INVALID);
+    p.ratio = 1.5f;
+    assert_int_equal(pv_sift_match(ctx, &q, &q, &p, &m), PV_ERR_INVALID);
+    p.ratio = NAN;
+    assert_int_equal(pv_sift_match(ctx, &q, &q, &p, &m), PV_ERR_INVALID);
+    p.ratio = 0.8f;
+    p.mutual = 2;
+    assert_int_equal(pv_sift_match(ctx, &q, &q, &p, &m), PV_ERR_INVALID);
+    assert_int_equal(m.count, -5);
+    pv_sift_agreement ag;
+    assert_int_equal(pv_sift_compare(&q, NULL, 1.0f, 0.1f, 0.1f, &ag), PV_ERR_INVALID);
+    assert_int_equal(pv_sift_compare(&q, &q, -1.0f, 0.1f, 0.1f, &ag), PV_ERR_INVALID);
+    free_plain(&q);
+}
+
+#define ON_BOTH(test)                                                       \
+    {#test "/cpu", test, NULL, NULL, (void *)&cpu_kind},                    \
+    {#test "/opencl", test, NULL, NULL, (void *)&opencl_kind}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        ON_BOTH(test_blob),
+        ON_BOTH(test_constant_image_has_no_keypoints),
+        ON_BOTH(test_transpose),
+        ON_BOTH(test_top_k_cap),
+        ON_BOTH(test_descriptor_properties),
+        ON_BOTH(test_match_planted),
+        ON_BOTH(test_match_ties_and_empty),
+        ON_BOTH(test_deterministic),
+        cmocka_unit_test(test_cl_matches_cpu),
+        cmocka_unit_test(test_cl_match_matches_cpu),
+        cmocka_unit_test(test_crosscheck_mode),
+#ifdef PV_HAVE_VLFEAT
+        cmocka_unit_test(test_vlfeat_agreement),
+        cmocka_unit_test(test_repeatability_vs_vlfeat),
+#endif
+        cmocka_unit_test(test_plan_bad_input),
+        ON_BOTH(test_detect_bad_input),
+        ON_BOTH(test_match_bad_input),
+    };
+    return cmocka_run_group_tests_name("features", tests, group_setup, group_teardown);
+}

@@ -1,0 +1,416 @@
+/* Tests of the auto-tuner (include/parvis/tune.h).
+ *
+ *   - a short search for "bp" and for "sad" on the OpenCL device (small
+ *     synthetic workloads, few candidates): the kept parameters are
+ *     applied to the context, are no slower than the defaults, and give
+ *     the CPU oracle's disparities (BP: identical on >= 99.5% of pixels,
+ *     SAD: >= 99.9%, stereo.h's tolerances);
+ *   - the cache: written where PARVIS_TUNE_DIR points, read back into a
+ *     fresh context with the same values; a corrupt file, one with a bad
+ *     checksum, one for another device, and one naming an unknown
+ *     parameter are each ignored (defaults stay) with a logged warning;
+ *   - the API: set / get / list round trips, defaults restored by
+ *     pv_tune_use_defaults, bad arguments give PV_ERR_INVALID, the CPU
+ *     backend has nothing to tune.
+ *
+ * Everything runs in a scratch cache directory under the build tree.
+ * OpenCL parts are skipped without an OpenCL device or with
+ * PARVIS_TEST_SKIP_OPENCL=1. */
+#include "test_util.h"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static pv_context *g_cpu;
+static pv_context *g_opencl;
+
+static int opencl_disabled_by_env(void)
+{
+    const char *skip = getenv("PARVIS_TEST_SKIP_OPENCL");
+    return skip && strcmp(skip, "1") == 0;
+}
+
+static pv_context *new_opencl(void)
+{
+    pv_context *ctx = tu_context(PV_BACKEND_OPENCL);
+    if (ctx && pv_context_backend(ctx) != PV_BACKEND_OPENCL) {
+        pv_context_destroy(ctx);
+        ctx = NULL;
+    }
+    return ctx;
+}
+
+static char g_dir[4096];
+
+static int group_setup(void **state)
+{
+    (void)state;
+    snprintf(g_dir, sizeof g_dir, "%s", tu_tmp_path("tune"));
+    mkdir(g_dir, 0755);
+    setenv("PARVIS_TUNE_DIR", g_dir, 1);
+    setenv("PARVIS_NO_TUNE", "1", 1); /* the tests load explicitly */
+    g_cpu = tu_context(PV_BACKEND_CPU);
+    g_opencl = opencl_disabled_by_env() ? NULL : new_opencl();
+    return g_cpu ? 0 : -1;
+}
+
+static int group_teardown(void **state)
+{
+    (void)state;
+    pv_context_destroy(g_cpu);
+    if (g_opencl)
+        pv_context_destroy(g_opencl);
+    return 0;
+}
+
+static pv_context *opencl_or_skip(void)
+{
+    if (!g_opencl)
+        skip();
+    return g_opencl;
+}
+
+/* ---------------------------------------------------------------- helpers */
+
+static void cache_path(pv_context *ctx, char *path, size_t size)
+{
+    assert_int_equal(pv_tune_cache_path(ctx, path, size), PV_OK);
+    assert_true(strncmp(path, g_dir, strlen(g_dir)) == 0);
+}
+
+static void write_text(const char *path, const char *text)
+{
+    FILE *file = fopen(path, "wb");
+    assert_non_null(file);
+    assert_int_equal(fputs(text, file) >= 0, 1);
+    assert_int_equal(fclose(file), 0);
+}
+
+static char *read_text(const char *path)
+{
+    FILE *file = fopen(path, "rb");
+    assert_non_null(file);
+    char *text = calloc(65536, 1);
+    assert_non_null(text);
+    size_t n = fread(text, 1, 65535, file);
+    fclose(file);
+    text[n] = '\0';
+    return text;
+}
+
+/* FNV-1a 64, as the cache file's checksum line. */
+static unsigned long long fnv1a(const char *text, size_t size)
+{
+    unsigned long long hash = 14695981039346656037ull;
+    for (size_t i = 0; i < size; i++) {
+        hash ^= (unsigned char)text[i];
+        hash *= 1099511628211ull;
+    }
+    return hash;
+}
+
+/* A well-formed file (valid checksum) with the given identity and body. */
+static void write_signed(const char *path, const char *device, const char *driver,
+                         const char *body)
+{
+    char text[8192];
+    int n = snprintf(text, sizeof text, "parvis-tune 1\ndevice %s\ndriver %s\nparvis %s\n%s",
+                     device, driver, pv_version(), body);
+    assert_true(n > 0 && (size_t)n < sizeof text - 32);
+    snprintf(text + n, sizeof text - (size_t)n, "end %016llx\n", fnv1a(text, (size_t)n));
+    write_text(path, text);
+}
+
+static void device_identity(pv_context *ctx, char *name, char *driver)
+{
+    pv_device_info devices[16];
+    int count = 0;
+    assert_int_equal(pv_device_list(devices, 16, &count), PV_OK);
+    for (int i = 0; i < count && i < 16; i++)
+        if (strcmp(devices[i].name, pv_context_device_name(ctx)) == 0) {
+            strcpy(name, devices[i].name);
+            strcpy(driver, devices[i].driver_version);
+            return;
+        }
+    fail_msg("the context's device is not listed");
+}
+
+/* Runs pv_tune_load with PARVIS_LOG=1 and stderr captured; returns the
+ * number of parameters applied and whether a warning was logged. */
+static int load_capturing(pv_context *ctx, int *warned)
+{
+    const char *log_path = tu_tmp_path("tune-log.txt");
+    fflush(stderr);
+    int saved = dup(2);
+    int fd = open(log_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    assert_true(saved >= 0 && fd >= 0);
+    dup2(fd, 2);
+    close(fd);
+    setenv("PARVIS_LOG", "1", 1);
+    int applied = -1;
+    pv_status status = pv_tune_load(ctx, &applied);
+    unsetenv("PARVIS_LOG");
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    assert_int_equal(status, PV_OK);
+    char *log = read_text(log_path);
+    *warned = strstr(log, "warning: ignoring") != NULL;
+    free(log);
+    return applied;
+}
+
+static int param_value(pv_context *ctx, const char *family, const char *name)
+{
+    int value = -1;
+    assert_int_equal(pv_tune_get(ctx, family, name, &value), PV_OK);
+    return value;
+}
+
+/* ----------------------------------------------------------------- search */
+
+static void random_pair(pv_image *left, pv_image *right, int width, int height, int shift)
+{
+    assert_int_equal(pv_image_alloc(left, width, height, PV_PIXEL_U8), PV_OK);
+    assert_int_equal(pv_image_alloc(right, width, height, PV_PIXEL_U8), PV_OK);
+    tu_fill_random(left, 77u);
+    for (int y = 0; y < height; y++)
+        for (int x = 0; x < width; x++) {
+            int xs = x + shift < width ? x + shift : width - 1;
+            ((uint8_t *)right->data)[y * width + x] = ((uint8_t *)left->data)[y * width + xs];
+        }
+}
+
+static double identical_share(const pv_image *a, const pv_image *b)
+{
+    size_t same = 0, total = (size_t)a->width * (size_t)a->height;
+    for (size_t i = 0; i < total; i++)
+        same += ((const float *)a->data)[i] == ((const float *)b->data)[i];
+    return (double)same / (double)total;
+}
+
+/* The tuned context still gives the CPU's answer on a fresh pair. */
+static void check_tuned_output(pv_context *ctx, const char *op)
+{
+    pv_image left, right, a, b;
+    random_pair(&left, &right, 72, 40, 5);
+    assert_int_equal(pv_image_alloc(&a, 72, 40, PV_PIXEL_F32), PV_OK);
+    assert_int_equal(pv_image_alloc(&b, 72, 40, PV_PIXEL_F32), PV_OK);
+    double limit;
+    if (strcmp(op, "bp") == 0) {
+        pv_bp_params params;
+        pv_bp_params_default(&params);
+        params.ndisp = 12;
+        params.levels = 3;
+        assert_int_equal(pv_stereo_bp(g_cpu, &left, &right, &params, &a), PV_OK);
+        assert_int_equal(pv_stereo_bp(ctx, &left, &right, &params, &b), PV_OK);
+        limit = 0.995;
+    } else {
+        pv_sad_params params;
+        pv_sad_params_default(&params);
+        params.ndisp = 12;
+        params.window = 7;
+        assert_int_equal(pv_stereo_sad(g_cpu, &left, &right, &params, &a), PV_OK);
+        assert_int_equal(pv_stereo_sad(ctx, &left, &right, &params, &b), PV_OK);
+        limit = 0.999;
+    }
+    assert_true(identical_share(&a, &b) >= limit);
+    pv_image_free(&left);
+    pv_image_free(&right);
+    pv_image_free(&a);
+    pv_image_free(&b);
+}
+
+static void check_search(const char *op, int candidates)
+{
+    pv_context *ctx = opencl_or_skip();
+    char path[4096];
+    cache_path(ctx, path, sizeof path);
+    pv_tune_options options;
+    pv_tune_options_default(&options);
+    options.op = op;
+    options.max_candidates = candidates;
+    options.runs = 1;
+    options.width = 64;
+    options.height = 48;
+    options.ndisp = 16;
+    pv_tune_result results[2];
+    int count = 0;
+    pv_status status = pv_tune(ctx, &options, results, 2, &count);
+    if (status != PV_OK)
+        fail_msg("pv_tune(%s): %s", op, pv_context_last_error(ctx));
+    assert_int_equal(count, 1);
+    const pv_tune_result *r = &results[0];
+    print_message("tune %s: %d tried, %d rejected, default %.3f ms, best %.3f ms\n", op, r->tried,
+                  r->rejected, r->default_ms, r->best_ms);
+    assert_string_equal(r->op, op);
+    assert_true(r->tried >= 1 && r->tried <= candidates);
+    assert_true(r->default_ms > 0.0 && r->best_ms > 0.0 && r->best_ms <= r->default_ms);
+    assert_true(r->param_count >= 4);
+    for (int i = 0; i < r->param_count; i++)
+        assert_int_equal(param_value(ctx, op, r->params[i].name), r->params[i].value);
+    check_tuned_output(ctx, op);
+
+    /* a fresh context reads the same values back */
+    pv_context *fresh = new_opencl();
+    assert_non_null(fresh);
+    int warned = 1;
+    int applied = load_capturing(fresh, &warned);
+    assert_false(warned);
+    assert_true(applied >= r->param_count);
+    for (int i = 0; i < r->param_count; i++)
+        assert_int_equal(param_value(fresh, op, r->params[i].name), r->params[i].value);
+    pv_context_destroy(fresh);
+}
+
+static void test_search_bp(void **state)
+{
+    (void)state;
+    check_search("bp", 3);
+}
+
+static void test_search_sad(void **state)
+{
+    (void)state;
+    check_search("sad", 2);
+}
+
+/* ------------------------------------------------------------ bad caches */
+
+/* Each file must be ignored with a warning, leaving the defaults. */
+static void check_ignored(const char *what)
+{
+    pv_context *ctx = new_opencl();
+    assert_non_null(ctx);
+    int default_x = param_value(ctx, "bp", "BP_WG_X");
+    int warned = 0;
+    int applied = load_capturing(ctx, &warned);
+    print_message("%s: applied %d, warned %d\n", what, applied, warned);
+    assert_int_equal(applied, 0);
+    assert_true(warned);
+    assert_int_equal(param_value(ctx, "bp", "BP_WG_X"), default_x);
+    pv_context_destroy(ctx);
+}
+
+static void test_corrupt_files(void **state)
+{
+    (void)state;
+    pv_context *ctx = opencl_or_skip();
+    char path[4096], name[256], driver[128];
+    cache_path(ctx, path, sizeof path);
+    device_identity(ctx, name, driver);
+
+    write_text(path, "\x7f" "ELF garbage that is no tuning file\n");
+    check_ignored("garbage");
+
+    write_signed(path, name, driver, "param bp BP_WG_X 8\n");
+    char *text = read_text(path);
+    char *digit = strstr(text, "BP_WG_X 8");
+    assert_non_null(digit);
+    digit[8] = '4'; /* value changed after signing */
+    write_text(path, text);
+    free(text);
+    check_ignored("checksum mismatch");
+
+    write_signed(path, "Another GPU 9000", driver, "param bp BP_WG_X 8\n");
+    check_ignored("another device");
+
+    write_signed(path, name, "0.0-other-driver", "param bp BP_WG_X 8\n");
+    check_ignored("another driver");
+
+    write_signed(path, name, driver, "param bp BP_NO_SUCH_PARAM 8\n");
+    check_ignored("unknown parameter");
+
+    write_signed(path, name, driver, "param bp BP_WG_X -5\n");
+    check_ignored("value out of range");
+
+    write_signed(path, name, driver, "param bp BP_WG_X 8\n");
+    text = read_text(path);
+    text[strlen(text) - 5] = '\0'; /* truncated */
+    write_text(path, text);
+    free(text);
+    check_ignored("truncated");
+
+    /* and a good one is used */
+    write_signed(path, name, driver, "param bp BP_WG_X 8\nparam sad SAD_WG_Y 2\n");
+    pv_context *good = new_opencl();
+    int warned = 1;
+    assert_int_equal(load_capturing(good, &warned), 2);
+    assert_false(warned);
+    assert_int_equal(param_value(good, "bp", "BP_WG_X"), 8);
+    assert_int_equal(param_value(good, "sad", "SAD_WG_Y"), 2);
+    pv_context_destroy(good);
+    remove(path);
+}
+
+/* ------------------------------------------------------------------- API */
+
+static void test_api(void **state)
+{
+    (void)state;
+    pv_context *ctx = opencl_or_skip();
+    pv_tune_param params[PV_TUNE_MAX_PARAMS];
+    int count = 0;
+    assert_int_equal(pv_tune_list(ctx, "bp", params, PV_TUNE_MAX_PARAMS, &count), PV_OK);
+    assert_true(count >= 5);
+    assert_int_equal(pv_tune_set(ctx, "bp", "BP_LOCAL_VALUES", 7), PV_OK);
+    assert_int_equal(param_value(ctx, "bp", "BP_LOCAL_VALUES"), 7);
+    assert_int_equal(pv_tune_use_defaults(ctx), PV_OK);
+    for (int i = 0; i < count; i++)
+        assert_int_equal(param_value(ctx, "bp", params[i].name), params[i].value);
+    int value;
+    assert_int_equal(pv_tune_set(ctx, "bp", "NO_SUCH", 1), PV_ERR_INVALID);
+    assert_int_equal(pv_tune_set(ctx, "nope", "BP_WG_X", 1), PV_ERR_INVALID);
+    assert_int_equal(pv_tune_set(ctx, "bp", "BP_WG_X", -1), PV_ERR_INVALID);
+    assert_int_equal(pv_tune_get(ctx, "bp", "NO_SUCH", &value), PV_ERR_INVALID);
+    assert_int_equal(pv_tune_get(ctx, "bp", "BP_WG_X", NULL), PV_ERR_INVALID);
+    assert_int_equal(pv_tune_list(ctx, "bp", NULL, 3, &count), PV_ERR_INVALID);
+}
+
+static void test_bad_options(void **state)
+{
+    (void)state;
+    pv_tune_options options;
+    pv_tune_options_default(&options);
+    pv_tune_result results[2];
+    int count = 0;
+    assert_int_equal(pv_tune(NULL, &options, results, 2, &count), PV_ERR_INVALID);
+    assert_int_equal(pv_tune(g_cpu, NULL, results, 2, &count), PV_ERR_INVALID);
+    assert_int_equal(pv_tune(g_cpu, &options, NULL, 2, &count), PV_ERR_INVALID);
+    assert_int_equal(pv_tune(g_cpu, &options, results, 0, &count), PV_ERR_INVALID);
+    options.op = "fft";
+    assert_int_equal(pv_tune(g_cpu, &options, results, 2, &count), PV_ERR_INVALID);
+    options.op = NULL;
+    options.runs = 0;
+    assert_int_equal(pv_tune(g_cpu, &options, results, 2, &count), PV_ERR_INVALID);
+    options.runs = 3;
+    options.width = -2;
+    assert_int_equal(pv_tune(g_cpu, &options, results, 2, &count), PV_ERR_INVALID);
+    options.width = 0;
+    /* the CPU backend has no launch parameters */
+    assert_int_equal(pv_tune(g_cpu, &options, results, 2, &count), PV_ERR_UNSUPPORTED);
+    assert_int_equal(pv_tune_set(g_cpu, "bp", "BP_WG_X", 8), PV_OK);
+    int value;
+    assert_int_equal(pv_tune_get(g_cpu, "bp", "BP_WG_X", &value), PV_ERR_UNSUPPORTED);
+    int applied = -1;
+    assert_int_equal(pv_tune_load(g_cpu, &applied), PV_OK);
+    assert_int_equal(applied, 0);
+    assert_int_equal(pv_tune_load(NULL, &applied), PV_ERR_INVALID);
+    assert_int_equal(pv_tune_use_defaults(NULL), PV_ERR_INVALID);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_bad_options),
+        cmocka_unit_test(test_api),
+        cmocka_unit_test(test_corrupt_files),
+        cmocka_unit_test(test_search_bp),
+        cmocka_unit_test(test_search_sad),
+    };
+    return cmocka_run_group_tests(tests, group_setup, group_teardown);
+}
