@@ -67,6 +67,8 @@ int bench_bp_cases(const bench_config *config, const bench_contexts *contexts,
                    bench_result *results, int max, int *count);
 int bench_register_cases(const bench_config *config, const bench_contexts *contexts,
                          bench_result *results, int max, int *count);
+int bench_octreg_cases(const bench_config *config, const bench_contexts *contexts,
+                       bench_result *results, int max, int *count);
 int bench_flow_cases(const bench_config *config, const bench_contexts *contexts,
                      bench_result *results, int max, int *count);
 int bench_features_cases(const bench_config *config, const bench_contexts *contexts,

@@ -87,6 +87,8 @@ int main(int argc, char **argv)
     if (rc == 0)
         rc = bench_register_cases(&config, &contexts, results, BENCH_MAX_RESULTS, &count);
     if (rc == 0)
+        rc = bench_octreg_cases(&config, &contexts, results, BENCH_MAX_RESULTS, &count);
+    if (rc == 0)
         rc = bench_flow_cases(&config, &contexts, results, BENCH_MAX_RESULTS, &count);
     if (rc == 0)
         rc = bench_features_cases(&config, &contexts, results, BENCH_MAX_RESULTS, &count);

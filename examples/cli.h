@@ -46,6 +46,8 @@ int cli_write_disparity_png(const char *path, const pv_image *disparity, float l
 int cli_stereo(int argc, char **argv);
 int cli_phasecorr(int argc, char **argv);
 int cli_ncc(int argc, char **argv);
+int cli_octreg(int argc, char **argv);
+int cli_synth_oct(int argc, char **argv);
 int cli_flow(int argc, char **argv);
 int cli_sift(int argc, char **argv);
 int cli_match(int argc, char **argv);

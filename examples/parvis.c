@@ -38,6 +38,15 @@ static const char usage[] =
     "         [--ndisp N] [--no-write] [--show]\n"
     "                          search the OpenCL device's best kernel parameters, check\n"
     "                          each against the CPU, store the winners in the tuning cache\n"
+    "  octreg REF TARGET [--size NZxNXxNY] [-o SHIFTS.csv] [--registered OUT.raw|.nii]\n"
+    "         [--enface OUT.png] [--slow OUT.png] [--subpixel] [--stripes N]\n"
+    "         [--subvolume W] [--step S] [--tolerance T] [--pad fft|linear|none] [--json]\n"
+    "                          stripe-wise AO-OCT registration; CSV bscan,dx,dy,dz,peak,valid\n"
+    "                          with TARGET(x, k, z) ~ REF(x - dx, k - dy, z - dz); volumes are\n"
+    "                          raw float32 (depth fastest, then A-lines, then B-scans) or NIfTI\n"
+    "  synth-oct REF TARGET TRACE.csv [--size NZxNXxNY] [--seed S] [--noise N]\n"
+    "         [--tremor T] [--saccades K] [--integer]\n"
+    "                          synthetic AO-OCT pair and its true motion trace\n"
     "  version                 print the library version\n"
     "\n"
     "common options: --backend auto|cpu|opencl  --device I  --crosscheck\n"
@@ -87,6 +96,10 @@ int main(int argc, char **argv)
         return cli_stereo(argc - 1, argv + 1);
     if (strcmp(command, "phasecorr") == 0)
         return cli_phasecorr(argc - 1, argv + 1);
+    if (strcmp(command, "octreg") == 0)
+        return cli_octreg(argc - 1, argv + 1);
+    if (strcmp(command, "synth-oct") == 0)
+        return cli_synth_oct(argc - 1, argv + 1);
     if (strcmp(command, "ncc") == 0)
         return cli_ncc(argc - 1, argv + 1);
     if (strcmp(command, "flow") == 0 || strcmp(command, "flow3d") == 0)

@@ -261,24 +261,9 @@ static pv_status make_plan(pv_context *ctx, const pv_image *left, const pv_sad_p
 
 static pv_status upload(pv_context *ctx, const char *slot, const pv_image *image, cl_mem *buffer)
 {
-    const size_t row_bytes = (size_t)image->width * pixel_bytes(image);
-    const size_t bytes = row_bytes * (size_t)image->height;
+    const size_t bytes = (size_t)image->width * (size_t)image->height * pixel_bytes(image);
     pv_status status = pv_cl_scratch(ctx, slot, bytes, buffer);
-    if (status != PV_OK)
-        return status;
-    if (image->stride == image->width)
-        return pv_cl_write(ctx, *buffer, 0, bytes, image->data);
-    char *dense = malloc(bytes);
-    if (!dense)
-        return pv_fail(ctx, PV_ERR_NOMEM, "stereo_sad: no memory to pack a %dx%d image",
-                       image->width, image->height);
-    const size_t pitch = (size_t)image->stride * pixel_bytes(image);
-    for (int y = 0; y < image->height; y++)
-        memcpy(dense + (size_t)y * row_bytes, (const char *)image->data + (size_t)y * pitch,
-               row_bytes);
-    status = pv_cl_write(ctx, *buffer, 0, bytes, dense);
-    free(dense);
-    return status;
+    return status == PV_OK ? pv_cl_write_image(ctx, *buffer, image) : status;
 }
 
 /* ---------------------------------------------------------------- kernels */

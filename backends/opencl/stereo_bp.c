@@ -383,7 +383,7 @@ static pv_status level_rounds(pv_context *ctx, const bp_plan *plan, const pv_bp_
     arg(&a, sizeof inv_n, &inv_n);
     pv_status status = PV_OK;
     for (int t = 0; status == PV_OK && t < job->iterations; t++) {
-        colour = (t + 1) & 1; /* F&H's order; arguments are read at enqueue */
+        colour = (t + 1) & 1; /* F&H's order; launch() sets the arguments anew */
         status = launch(ctx, plan, "bp_round", &a, div_up((size_t)s.width, 2), (size_t)s.height);
     }
     return status;

@@ -1,0 +1,180 @@
+/* octreg cases: stripe-wise AO-OCT registration of one target volume at the
+ * sizes of the thesis's table 9.1 (depth x A-lines x B-scans), CPU backend
+ * against OpenCL end to end (the target's upload included, as in the
+ * thesis), with the reference's pre-computation (the plan) timed apart and
+ * shown in the params column.
+ *
+ * Inputs are synthetic (pv_octreg_synthesize) with a known integer motion
+ * trace; quality is the share of B-scans marked valid whose shifts are
+ * within one voxel of the truth on every axis; agreement is the share of
+ * B-scans with identical integer shifts and valid flags on both backends.
+ * The CPU backend needs minutes per run at the large sizes, so it is timed
+ * once there (no warm-up); the OpenCL side runs the configured median. */
+#include "bench.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct oct_case {
+    int n[3];   /* depth, A-lines, B-scans */
+    int quick;
+} oct_case;
+
+static const oct_case oct_cases[] = {
+    {{64, 64, 64}, 1},    {{128, 128, 128}, 1}, {{256, 256, 256}, 0}, {{512, 256, 256}, 0},
+    {{256, 512, 256}, 0}, {{256, 256, 512}, 0}, {{512, 512, 512}, 0},
+};
+
+/* Past this many voxels the CPU backend is timed once. */
+#define OCT_CPU_SINGLE_RUN ((size_t)1 << 22)
+
+typedef struct oct_inputs {
+    pv_volume reference, target;
+    pv_octreg_shift *trace, *found;
+    pv_octreg_plan *plan;
+} oct_inputs;
+
+static int make_inputs(const int n[3], oct_inputs *in)
+{
+    pv_octreg_synth_params p;
+    pv_octreg_synth_params_default(&p);
+    memcpy(p.size, n, sizeof p.size);
+    p.integer_shifts = 1;
+    p.start[1] = 2.0;
+    /* Motion scaled with the volume, as eye motion is in time. */
+    for (int a = 0; a < 3; a++)
+        p.drift[a] *= n[2] / 64.0;
+    in->trace = calloc((size_t)n[2], sizeof *in->trace);
+    in->found = calloc((size_t)n[2], sizeof *in->found);
+    if (!in->trace || !in->found || pv_volume_alloc(&in->reference, n[0], n[1], n[2]) != PV_OK ||
+        pv_volume_alloc(&in->target, n[0], n[1], n[2]) != PV_OK)
+        return cli_fail("cannot allocate two %dx%dx%d volumes", n[0], n[1], n[2]);
+    pv_status status = pv_octreg_synthesize(&p, &in->reference, &in->target, in->trace);
+    return status == PV_OK ? 0 : cli_fail_status(status, "synthetic AO-OCT volumes");
+}
+
+static void free_inputs(oct_inputs *in)
+{
+    pv_volume_free(&in->reference);
+    pv_volume_free(&in->target);
+    free(in->trace);
+    free(in->found);
+}
+
+static pv_status run_register(pv_context *ctx, void *user)
+{
+    (void)ctx;
+    oct_inputs *in = user;
+    return pv_octreg_register(in->plan, &in->target, in->found, NULL);
+}
+
+static double within_one(const oct_inputs *in, int planes)
+{
+    int valid = 0, good = 0;
+    for (int k = 0; k < planes; k++) {
+        if (!in->found[k].valid)
+            continue;
+        valid++;
+        good += fabs(in->found[k].dx - in->trace[k].dx) <= 1.0 &&
+                fabs(in->found[k].dy - in->trace[k].dy) <= 1.0 &&
+                fabs(in->found[k].dz - in->trace[k].dz) <= 1.0;
+    }
+    return valid ? (double)good / valid : 0.0;
+}
+
+/* Plan (timed apart), then the timed registrations; found keeps the last. */
+static int time_backend(const bench_config *config, pv_context *ctx, oct_inputs *in,
+                        double *precompute_ms, pv_timing *timing)
+{
+    pv_timing plan_timing = {0, 0, 0, 0};
+    pv_status status = pv_octreg_plan_create(ctx, &in->reference, NULL, &in->plan);
+    if (status == PV_OK) {
+        pv_context_last_timing(ctx, &plan_timing);
+        status = bench_time(config, ctx, run_register, in, timing);
+    }
+    pv_octreg_plan_destroy(in->plan);
+    in->plan = NULL;
+    *precompute_ms = plan_timing.total_ms;
+    return status == PV_OK ? 0 : cli_fail_status(status, "octreg");
+}
+
+static double agreement(const pv_octreg_shift *a, const pv_octreg_shift *b, int planes)
+{
+    int same = 0;
+    for (int k = 0; k < planes; k++)
+        same += a[k].valid == b[k].valid && a[k].dx == b[k].dx && a[k].dy == b[k].dy &&
+                a[k].dz == b[k].dz;
+    return (double)same / planes;
+}
+
+static void name_case(const int n[3], char *out, size_t size)
+{
+    if (n[0] == n[1] && n[1] == n[2])
+        snprintf(out, size, "oct %d^3", n[0]);
+    else
+        snprintf(out, size, "oct %dx%dx%d", n[0], n[1], n[2]);
+}
+
+static int bench_case(const bench_config *config, const bench_contexts *contexts,
+                      const oct_case *c, oct_inputs *in, bench_result *r)
+{
+    memset(r, 0, sizeof *r);
+    snprintf(r->op, sizeof r->op, "octreg");
+    name_case(c->n, r->name, sizeof r->name);
+    r->cpu_threads = pv_context_cpu_threads(contexts->cpu);
+    r->quality_name = "within1";
+    bench_config cpu_config = *config;
+    if ((size_t)c->n[0] * c->n[1] * c->n[2] > OCT_CPU_SINGLE_RUN) {
+        cpu_config.runs = 1;
+        cpu_config.warmup = 0;
+    }
+    double cpu_pre = 0.0, cl_pre = 0.0;
+    pv_timing cpu, cl;
+    int planes = c->n[2];
+    pv_octreg_shift *cpu_found = malloc((size_t)planes * sizeof *cpu_found);
+    if (!cpu_found)
+        return cli_fail("out of memory");
+    int rc = time_backend(&cpu_config, contexts->cpu, in, &cpu_pre, &cpu);
+    if (rc == 0) {
+        memcpy(cpu_found, in->found, (size_t)planes * sizeof *cpu_found);
+        r->cpu_ms = cpu.total_ms;
+        r->cpu_quality = within_one(in, planes);
+    }
+    r->have_opencl = rc == 0 && contexts->opencl != NULL;
+    if (r->have_opencl && (rc = time_backend(config, contexts->opencl, in, &cl_pre, &cl)) == 0) {
+        r->cl_kernel_ms = cl.kernel_ms;
+        r->cl_total_ms = cl.total_ms;
+        r->cl_upload_ms = cl.upload_ms;
+        r->cl_download_ms = cl.download_ms;
+        r->cl_quality = within_one(in, planes);
+        r->agreement = agreement(cpu_found, in->found, planes);
+    }
+    snprintf(r->params, sizeof r->params, "precompute cpu %.0f ms, cl %.0f ms", cpu_pre, cl_pre);
+    free(cpu_found);
+    return rc;
+}
+
+int bench_octreg_cases(const bench_config *config, const bench_contexts *contexts,
+                       bench_result *results, int max, int *count)
+{
+    for (size_t i = 0; i < sizeof oct_cases / sizeof oct_cases[0]; i++) {
+        char name[48];
+        name_case(oct_cases[i].n, name, sizeof name);
+        if (!bench_wants(config, "octreg", name, oct_cases[i].quick))
+            continue;
+        if (*count >= max)
+            return cli_fail("too many bench cases");
+        oct_inputs in;
+        memset(&in, 0, sizeof in);
+        int rc = make_inputs(oct_cases[i].n, &in);
+        if (rc == 0)
+            rc = bench_case(config, contexts, &oct_cases[i], &in, &results[*count]);
+        if (rc == 0)
+            bench_print_row(&results[(*count)++]);
+        free_inputs(&in);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}

@@ -1,0 +1,363 @@
+/* parvis octreg / parvis synth-oct: stripe-wise AO-OCT volume registration,
+ * and synthetic AO-OCT pairs with their true motion trace.
+ *
+ * Volumes are raw little-endian float32 with --size NZxNXxNY (depth fastest,
+ * then A-lines, then B-scans: the order AO-OCT files are acquired in), or
+ * NIfTI-1 (.nii / .nii.gz, same axis order) when the library has NIfTI. */
+#include "cli.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* =================================================================== I/O */
+
+static int ends_with(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), m = strlen(suffix);
+    return n >= m && strcmp(s + n - m, suffix) == 0;
+}
+
+static int is_nifti(const char *path)
+{
+    return ends_with(path, ".nii") || ends_with(path, ".nii.gz");
+}
+
+/* "NZxNXxNY", axes fastest first. */
+static int parse_oct_size(const char *text, int size[3])
+{
+    char *end = NULL;
+    const char *p = text;
+    for (int a = 0; a < 3; a++) {
+        long v = strtol(p, &end, 10);
+        if (end == p || v < 1 || v > (1 << 16) || (a < 2 && *end != 'x'))
+            return -1;
+        size[a] = (int)v;
+        p = end + 1;
+    }
+    return *end == '\0' ? 0 : -1;
+}
+
+static int read_volume(const char *path, const int size[3], pv_volume *out)
+{
+    pv_status status = size[0] > 0 ? pv_volume_read_raw(path, size[0], size[1], size[2], out)
+                       : is_nifti(path) ? pv_volume_read_nifti(path, out)
+                                        : PV_ERR_INVALID;
+    if (status == PV_ERR_INVALID && size[0] <= 0 && !is_nifti(path))
+        return cli_fail("%s: give --size NZxNXxNY for raw float32 volumes", path);
+    return status == PV_OK ? 0 : cli_fail_status(status, path);
+}
+
+static int write_volume(const char *path, const pv_volume *volume)
+{
+    pv_status status = is_nifti(path) ? pv_volume_write_nifti(path, volume)
+                                      : pv_volume_write_raw(path, volume);
+    return status == PV_OK ? 0 : cli_fail_status(status, path);
+}
+
+static int write_shifts_csv(const char *path, const pv_octreg_shift *s, int count)
+{
+    FILE *out = path ? fopen(path, "w") : stdout;
+    if (!out)
+        return cli_fail("%s: cannot open for writing", path);
+    fprintf(out, "bscan,dx,dy,dz,peak,valid\n");
+    for (int k = 0; k < count; k++)
+        fprintf(out, "%d,%.4f,%.4f,%.4f,%.6f,%d\n", k, s[k].dx, s[k].dy, s[k].dz, s[k].peak,
+                s[k].valid);
+    if (path && fclose(out) != 0)
+        return cli_fail("%s: write failed", path);
+    return 0;
+}
+
+/* A projection as an 8-bit PNG: scaled from its 1st..99th percentile range
+ * (gaps, at NaN, black). */
+static int compare_floats(const void *a, const void *b)
+{
+    float x = *(const float *)a, y = *(const float *)b;
+    return (x > y) - (x < y);
+}
+
+static int write_projection_png(const char *path, const pv_image *image)
+{
+    size_t n = (size_t)image->width * image->height, finite = 0;
+    float *sorted = malloc(n * sizeof *sorted);
+    pv_image picture;
+    if (!sorted || pv_image_alloc(&picture, image->width, image->height, PV_PIXEL_U8) != PV_OK) {
+        free(sorted);
+        return cli_fail("no memory for the projection picture");
+    }
+    const float *v = image->data;
+    for (size_t i = 0; i < n; i++)
+        if (v[i] == v[i])
+            sorted[finite++] = v[i];
+    qsort(sorted, finite, sizeof *sorted, compare_floats);
+    float lo = finite ? sorted[finite / 100] : 0.0f;
+    float hi = finite ? sorted[finite - 1 - finite / 100] : 1.0f;
+    unsigned char *px = picture.data;
+    for (size_t i = 0; i < n; i++) {
+        float t = v[i] == v[i] && hi > lo ? (v[i] - lo) / (hi - lo) : 0.0f;
+        px[i] = (unsigned char)(t <= 0.0f ? 0 : t >= 1.0f ? 255 : (int)(t * 255.0f + 0.5f));
+    }
+    pv_status status = pv_image_write_png(path, &picture);
+    pv_image_free(&picture);
+    free(sorted);
+    return status == PV_OK ? 0 : cli_fail_status(status, path);
+}
+
+/* ================================================================ octreg */
+
+typedef struct octreg_args {
+    const char *reference, *target, *shifts_path, *registered_path, *enface_path, *slow_path;
+    int size[3];
+    int want_json;
+    pv_octreg_options options;
+    cli_backend_options backend;
+} octreg_args;
+
+static int take_octreg_number(const char *arg, const char *value, octreg_args *a)
+{
+    float f;
+    if (strcmp(arg, "--stripes") == 0)
+        return cli_parse_int(value, 2, 100000, &a->options.stripes) ? -1 : 1;
+    if (strcmp(arg, "--subvolume") == 0)
+        return cli_parse_int(value, 3, 1 << 16, &a->options.subvolume_width) ? -1 : 1;
+    if (strcmp(arg, "--step") == 0)
+        return cli_parse_int(value, 1, 1 << 16, &a->options.subvolume_step) ? -1 : 1;
+    if (strcmp(arg, "--batch") == 0)
+        return cli_parse_int(value, 0, 4096, &a->options.batch) ? -1 : 1;
+    if (strcmp(arg, "--tolerance") == 0) {
+        if (cli_parse_float(value, &f))
+            return -1;
+        a->options.tolerance = f;
+        return 1;
+    }
+    return 0;
+}
+
+static int take_octreg_valued(int argc, char **argv, int *i, octreg_args *a)
+{
+    static const char *const valued[] = {"-o", "--registered", "--enface", "--slow", "--size",
+                                         "--stripes", "--subvolume", "--step", "--batch",
+                                         "--tolerance", "--pad"};
+    const char *arg = argv[*i];
+    size_t known = 0;
+    for (size_t k = 0; k < sizeof valued / sizeof valued[0]; k++)
+        known |= strcmp(arg, valued[k]) == 0;
+    if (!known)
+        return 0;
+    const char *value = cli_value(argc, argv, i);
+    if (!value)
+        return -1;
+    int taken = take_octreg_number(arg, value, a);
+    if (taken != 0)
+        return taken > 0 ? 1 : (cli_fail("%s '%s': bad value", arg, value), -1);
+    if (strcmp(arg, "-o") == 0)
+        a->shifts_path = value;
+    else if (strcmp(arg, "--registered") == 0)
+        a->registered_path = value;
+    else if (strcmp(arg, "--enface") == 0)
+        a->enface_path = value;
+    else if (strcmp(arg, "--slow") == 0)
+        a->slow_path = value;
+    else if (strcmp(arg, "--size") == 0 && parse_oct_size(value, a->size))
+        return cli_fail("--size '%s': expected NZxNXxNY (depth fastest)", value), -1;
+    else if (strcmp(arg, "--pad") == 0) {
+        if (strcmp(value, "fft") && strcmp(value, "linear") && strcmp(value, "none"))
+            return cli_fail("--pad '%s': expected fft, linear or none", value), -1;
+        a->options.pad = !strcmp(value, "fft") ? PV_PAD_FFT
+                         : !strcmp(value, "linear") ? PV_PAD_LINEAR
+                                                    : PV_PAD_NONE;
+    }
+    return 1;
+}
+
+static int parse_octreg_args(int argc, char **argv, octreg_args *a)
+{
+    int positional = 0;
+    for (int i = 1; i < argc; i++) {
+        int taken = cli_take_backend_option(argc, argv, &i, &a->backend);
+        if (taken == 0)
+            taken = take_octreg_valued(argc, argv, &i, a);
+        if (taken == 0 && strcmp(argv[i], "--subpixel") == 0)
+            taken = a->options.subpixel = 1;
+        if (taken == 0 && strcmp(argv[i], "--json") == 0)
+            taken = a->want_json = 1;
+        if (taken < 0)
+            return 1;
+        if (taken > 0)
+            continue;
+        if (argv[i][0] == '-' && argv[i][1] != '\0')
+            return cli_fail("octreg: unknown option '%s'", argv[i]);
+        if (positional > 1)
+            return cli_fail("octreg: unexpected argument '%s'", argv[i]);
+        *(positional++ == 0 ? &a->reference : &a->target) = argv[i];
+    }
+    if (!a->reference || !a->target)
+        return cli_fail("octreg: needs REF and TARGET (see 'parvis help')");
+    return 0;
+}
+
+static void print_json(const octreg_args *a, pv_context *ctx, const pv_octreg_info *info,
+                       double precompute_ms, const pv_timing *t)
+{
+    printf("{\"bscans\": %d, \"valid\": %d, \"stripes\": %d, \"good_stripes\": %d, "
+           "\"subvolumes\": %d, \"subpixel\": %s, \"backend\": \"%s\", \"device\": ",
+           a->size[2] > 0 ? a->size[2] : -1, info->valid_bscans, info->stripes,
+           info->good_stripes, info->subvolumes, a->options.subpixel ? "true" : "false",
+           pv_backend_name(pv_context_backend(ctx)));
+    cli_json_string(stdout, pv_context_device_name(ctx));
+    printf(", \"precompute_ms\": %.3f, \"register_ms\": %.3f, \"kernel_ms\": %.3f, "
+           "\"upload_ms\": %.3f}\n",
+           precompute_ms, t->total_ms, t->kernel_ms, t->upload_ms);
+}
+
+/* Reconstruction outputs the arguments ask for. */
+static int reconstruct(const octreg_args *a, pv_octreg_plan *plan, const pv_volume *target,
+                       const pv_octreg_shift *shifts)
+{
+    if (!a->registered_path && !a->enface_path && !a->slow_path)
+        return 0;
+    pv_volume registered = {0, 0, 0, 0, 0, NULL};
+    pv_image enface = {0, 0, 0, PV_PIXEL_F32, NULL}, slow = enface;
+    int rc = 0;
+    if ((a->registered_path && pv_volume_alloc(&registered, target->nx, target->ny, target->nz)) ||
+        (a->enface_path && pv_image_alloc(&enface, target->ny, target->nz, PV_PIXEL_F32)) ||
+        (a->slow_path && pv_image_alloc(&slow, target->nz, target->nx, PV_PIXEL_F32)))
+        rc = cli_fail("no memory for the reconstruction");
+    pv_status status = rc ? PV_OK
+                          : pv_octreg_reconstruct(plan, target, shifts, 0.0f,
+                                                  a->registered_path ? &registered : NULL,
+                                                  a->enface_path ? &enface : NULL,
+                                                  a->slow_path ? &slow : NULL, NULL);
+    if (!rc && status != PV_OK)
+        rc = cli_fail_status(status, "octreg reconstruction");
+    if (!rc && a->registered_path)
+        rc = write_volume(a->registered_path, &registered);
+    if (!rc && a->enface_path)
+        rc = write_projection_png(a->enface_path, &enface);
+    if (!rc && a->slow_path)
+        rc = write_projection_png(a->slow_path, &slow);
+    pv_volume_free(&registered);
+    pv_image_free(&enface);
+    pv_image_free(&slow);
+    return rc;
+}
+
+static int run_octreg(octreg_args *a, pv_context *ctx, const pv_volume *reference,
+                      const pv_volume *target)
+{
+    pv_octreg_plan *plan = NULL;
+    pv_status status = pv_octreg_plan_create(ctx, reference, &a->options, &plan);
+    if (status != PV_OK)
+        return cli_fail_status(status, "octreg plan");
+    pv_timing pre = {0, 0, 0, 0}, t = {0, 0, 0, 0};
+    pv_context_last_timing(ctx, &pre);
+    pv_octreg_shift *shifts = calloc((size_t)target->nz, sizeof *shifts);
+    pv_octreg_info info;
+    status = shifts ? pv_octreg_register(plan, target, shifts, &info) : PV_ERR_NOMEM;
+    int rc = status == PV_OK ? 0 : cli_fail_status(status, "octreg");
+    pv_context_last_timing(ctx, &t);
+    a->size[2] = target->nz;
+    if (rc == 0 && (a->shifts_path || !a->want_json))
+        rc = write_shifts_csv(a->shifts_path, shifts, target->nz);
+    if (rc == 0)
+        rc = reconstruct(a, plan, target, shifts);
+    if (rc == 0 && a->want_json)
+        print_json(a, ctx, &info, pre.total_ms, &t);
+    free(shifts);
+    pv_octreg_plan_destroy(plan);
+    return rc;
+}
+
+int cli_octreg(int argc, char **argv)
+{
+    octreg_args a;
+    memset(&a, 0, sizeof a);
+    pv_octreg_options_default(&a.options);
+    cli_backend_options_default(&a.backend);
+    if (parse_octreg_args(argc, argv, &a))
+        return 1;
+    pv_volume reference, target;
+    if (read_volume(a.reference, a.size, &reference))
+        return 1;
+    if (read_volume(a.target, a.size, &target)) {
+        pv_volume_free(&reference);
+        return 1;
+    }
+    pv_context *ctx = cli_context(&a.backend);
+    int rc = ctx ? run_octreg(&a, ctx, &reference, &target) : 1;
+    pv_context_destroy(ctx);
+    pv_volume_free(&reference);
+    pv_volume_free(&target);
+    return rc;
+}
+
+/* ============================================================= synth-oct */
+
+static int take_synth_option(int argc, char **argv, int *i, pv_octreg_synth_params *p)
+{
+    const char *arg = argv[*i];
+    if (strcmp(arg, "--integer") == 0)
+        return p->integer_shifts = 1;
+    if (strcmp(arg, "--size") && strcmp(arg, "--seed") && strcmp(arg, "--noise") &&
+        strcmp(arg, "--saccades") && strcmp(arg, "--tremor"))
+        return 0;
+    const char *value = cli_value(argc, argv, i);
+    float f = 0.0f;
+    int n = 0;
+    if (!value)
+        return -1;
+    if (strcmp(arg, "--size") == 0)
+        return parse_oct_size(value, p->size) ? (cli_fail("--size '%s': expected NZxNXxNY",
+                                                          value), -1) : 1;
+    if (strcmp(arg, "--seed") == 0 || strcmp(arg, "--saccades") == 0) {
+        if (cli_parse_int(value, 0, 1 << 30, &n))
+            return cli_fail("%s '%s': expected a count", arg, value), -1;
+        if (strcmp(arg, "--seed") == 0)
+            p->seed = (uint32_t)n;
+        else
+            p->saccades = n;
+        return 1;
+    }
+    if (cli_parse_float(value, &f) || f < 0.0f)
+        return cli_fail("%s '%s': expected a number >= 0", arg, value), -1;
+    *(strcmp(arg, "--noise") == 0 ? &p->noise : &p->tremor) = f;
+    return 1;
+}
+
+int cli_synth_oct(int argc, char **argv)
+{
+    pv_octreg_synth_params p;
+    pv_octreg_synth_params_default(&p);
+    const char *paths[3] = {NULL, NULL, NULL};
+    int positional = 0;
+    for (int i = 1; i < argc; i++) {
+        int taken = take_synth_option(argc, argv, &i, &p);
+        if (taken < 0)
+            return 1;
+        if (taken > 0)
+            continue;
+        if ((argv[i][0] == '-' && argv[i][1] != '\0') || positional > 2)
+            return cli_fail("synth-oct: unexpected argument '%s'", argv[i]);
+        paths[positional++] = argv[i];
+    }
+    if (positional != 3)
+        return cli_fail("synth-oct: needs REF TARGET TRACE.csv (see 'parvis help')");
+    pv_volume reference, target;
+    if (pv_volume_alloc(&reference, p.size[0], p.size[1], p.size[2]) != PV_OK ||
+        pv_volume_alloc(&target, p.size[0], p.size[1], p.size[2]) != PV_OK)
+        return cli_fail("no memory for two %dx%dx%d volumes", p.size[0], p.size[1], p.size[2]);
+    pv_octreg_shift *trace = calloc((size_t)p.size[2], sizeof *trace);
+    pv_status status = trace ? pv_octreg_synthesize(&p, &reference, &target, trace)
+                             : PV_ERR_NOMEM;
+    int rc = status == PV_OK ? 0 : cli_fail_status(status, "synth-oct");
+    if (rc == 0)
+        rc = write_volume(paths[0], &reference);
+    if (rc == 0)
+        rc = write_volume(paths[1], &target);
+    if (rc == 0)
+        rc = write_shifts_csv(paths[2], trace, p.size[2]);
+    free(trace);
+    pv_volume_free(&reference);
+    pv_volume_free(&target);
+    return rc;
+}
