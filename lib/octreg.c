@@ -285,8 +285,8 @@ static pv_status check_scan(pv_context *ctx, const char *op, const char *name, v
     if (!scan.finite)
         return pv_fail(ctx, PV_ERR_INVALID, "%s: %s contains NaN or Inf", op, name);
     if (!scan.textured)
-        return pv_fail(ctx, PV_ERR_INVALID, "%s: %s is constant (e.g. all zero): nothing to register",
-                       op, name);
+        return pv_fail(ctx, PV_ERR_INVALID,
+                       "%s: %s is constant (e.g. all zero): nothing to register", op, name);
     return PV_OK;
 }
 

@@ -246,6 +246,9 @@ static memory_limits default_limits(pv_context *ctx)
             limits.budget = (size_t)(info->global_memory / 2);
         if (info->max_alloc)
             limits.max_buffer = (size_t)info->max_alloc;
+        /* the kernels index buffers with int */
+        if (limits.max_buffer > (size_t)INT_MAX * sizeof(float))
+            limits.max_buffer = (size_t)INT_MAX * sizeof(float);
     }
 #else
     (void)ctx;
