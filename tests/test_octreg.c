@@ -426,7 +426,10 @@ static void test_average_of_registered_targets(void **state)
                                            coverage),
                          PV_OK);
         assert_int_equal(pv_octreg_register(plan, &fx.fractional, single, NULL), PV_OK);
-        assert_memory_equal(single, shifts + NB, sizeof single);
+        for (int k = 0; k < NB; k++) {
+            assert_true(axis_error(&single[k], &shifts[NB + k]) == 0.0);
+            assert_int_equal(single[k].valid, shifts[NB + k].valid);
+        }
         double before = mean_abs_difference(&fx.target, &fx.reference, gap);
         double after = mean_abs_difference(&averaged, &fx.reference, gap);
         print_message("  average on %s: mean |target - reference| %.4f, |average - reference| "
@@ -549,8 +552,12 @@ static void test_constant_and_nan_volumes(void **state)
     assert_null(plan);
     plan = make_plan(ctx, NULL);
     pv_octreg_shift shifts[NB], untouched[NB];
-    for (int k = 0; k < NB; k++)
-        shifts[k] = (pv_octreg_shift){123.0, 456.0, 789.0, 1.0, 7};
+    memset(shifts, 0, sizeof shifts);   /* padding bytes too: compared below */
+    for (int k = 0; k < NB; k++) {
+        shifts[k].dx = 123.0;
+        shifts[k].dy = 456.0;
+        shifts[k].valid = 7;
+    }
     memcpy(untouched, shifts, sizeof shifts);
     expect_invalid(ctx, pv_octreg_register(plan, &zero, shifts, NULL));
     zero.data[5] = NAN;
