@@ -7,7 +7,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#define BENCH_MAX_RESULTS 64
+#define BENCH_MAX_RESULTS 128
 
 static const char usage[] =
     "usage: parvis-bench [--quick] [--case NAME] [--runs N] [--warmup N] [--json FILE]\n"

@@ -1,6 +1,7 @@
 /* Contexts: backend and device selection (options, then environment),
  * the selection note, and the queries a caller needs. */
 #include "internal.h"
+#include "tune_internal.h"
 
 #include <ctype.h>
 #include <stdio.h>
@@ -252,6 +253,7 @@ pv_status pv_context_create(pv_context **out, const pv_context_options *options)
         return status;
     }
     pv_log(ctx, "%s", ctx->selection_note);
+    pv_tune_autoload(ctx); /* tuned launch parameters apply from the first call */
     *out = ctx;
     return PV_OK;
 }

@@ -367,9 +367,45 @@ static pv_status alloc_features(pv_context *ctx, int count, pv_sift_features *ou
     return pv_fail(ctx, PV_ERR_NOMEM, "sift_detect: no memory for %d keypoints", count);
 }
 
-static pv_status build_features(pv_context *ctx, const pv_sift_raw *raw, int cap,
-                                 pv_sift_features *out)
+static int keys_sorted(const pv_sift_raw *raw)
 {
+    for (int i = 1; i < raw->count; i++)
+        if (raw->keys[i - 1] >= raw->keys[i])
+            return 0;
+    return 1;
+}
+
+static void fill_u8(const float *src, uint8_t *dst, size_t n)
+{
+#ifdef _OPENMP
+#pragma omp parallel for schedule(static) if (n > ((size_t)1 << 18))
+#endif
+    for (size_t i = 0; i < n; i++)
+        dst[i] = descriptor_u8(src[i]);
+}
+
+/* The caller's result.  When the backend's list is already in key order
+ * and within the cap (the OpenCL backend's always is, apart from the cap),
+ * its keypoint and descriptor arrays are handed over as they are: no sort
+ * and no copy; only the u8 descriptors are made.  raw gives up what it
+ * hands over. */
+static pv_status build_features(pv_context *ctx, pv_sift_raw *raw, int cap,
+                                pv_sift_features *out)
+{
+    if ((cap == 0 || raw->count <= cap) && keys_sorted(raw)) {
+        size_t n = (size_t)raw->count * PV_SIFT_DESCRIPTOR_SIZE;
+        out->descriptors_u8 = malloc(n > 0 ? n : 1);
+        if (!out->descriptors_u8)
+            return pv_fail(ctx, PV_ERR_NOMEM, "sift_detect: no memory for %d keypoints",
+                           raw->count);
+        fill_u8(raw->descriptors, out->descriptors_u8, n);
+        out->count = raw->count;
+        out->keypoints = raw->keypoints;
+        out->descriptors = raw->descriptors;
+        raw->keypoints = NULL;
+        raw->descriptors = NULL;
+        return PV_OK;
+    }
     int *order = malloc((raw->count > 0 ? (size_t)raw->count : 1) * sizeof *order);
     if (!order)
         return pv_fail(ctx, PV_ERR_NOMEM, "sift_detect: no memory to sort %d keypoints",
@@ -379,12 +415,11 @@ static pv_status build_features(pv_context *ctx, const pv_sift_raw *raw, int cap
     for (int i = 0; status == PV_OK && i < count; i++) {
         const float *src = raw->descriptors + (size_t)order[i] * PV_SIFT_DESCRIPTOR_SIZE;
         float *dst = out->descriptors + (size_t)i * PV_SIFT_DESCRIPTOR_SIZE;
-        uint8_t *dst8 = out->descriptors_u8 + (size_t)i * PV_SIFT_DESCRIPTOR_SIZE;
         out->keypoints[i] = raw->keypoints[order[i]];
         memcpy(dst, src, PV_SIFT_DESCRIPTOR_SIZE * sizeof(float));
-        for (int k = 0; k < PV_SIFT_DESCRIPTOR_SIZE; k++)
-            dst8[k] = descriptor_u8(src[k]);
     }
+    if (status == PV_OK)
+        fill_u8(out->descriptors, out->descriptors_u8, (size_t)count * PV_SIFT_DESCRIPTOR_SIZE);
     free(order);
     return status;
 }

@@ -2,13 +2,17 @@
  *
  * The plan keeps the whole scale space on the device (DoG and Gaussian
  * pyramids as two buffers with per-octave offsets), the candidate and
- * keypoint lists and the descriptor buffer, so a detection uploads the
- * image once and downloads only the keypoints.  Per octave: downsample,
- * one merged row pass and one merged column pass for all its levels (the
- * column pass also writes the DoG), extrema with compaction; then one
- * launch refines and orients all candidates of all octaves, and one
- * launch describes all keypoints.  Two counts are read back on the way
- * (candidates, keypoints) to size the next launches. */
+ * keypoint lists and the descriptor buffer, all sized geometrically and
+ * kept between calls.  A detection is enqueued in one go: the first base,
+ * per octave one merged row pass and one merged column pass (the
+ * downsampling of the previous octave fused into both), then extrema
+ * counted per row / scanned / written in key order, keypoints counted per
+ * candidate / scanned / scattered in key order in the caller's record
+ * layout, and descriptors.  Launches are sized by the capacities and exit
+ * past the device-side counts, so the host waits once, for the two totals,
+ * and then copies the sorted result straight into the arrays it returns.
+ * When a list was too short the plan grows and the detection runs again
+ * (only on a plan's first calls). */
 #include "opencl.h"
 
 #include <stdlib.h>
@@ -19,6 +23,9 @@ static const pv_cl_param_default features_defaults[] = {
     {"SIFT_WG_Y", 8},          /* ... and height                               */
     {"SIFT_ROW_STEPS", 4},     /* merged row pass: outputs per item along x     */
     {"SIFT_COL_STEPS", 4},     /* merged column pass: outputs per item along y  */
+    {"SIFT_EXT_WG", 64},       /* extrema: items per row group                  */
+    {"SIFT_EXT_RUN", 16},      /* extrema: consecutive pixels per item (<= 32)  */
+    {"SIFT_SCAN_WG", 256},     /* scan: items of the one scan group             */
     {"SIFT_KP_WG", 64},        /* refinement + orientation: items per group     */
     {"SIFT_DESC_SPLIT", 4},    /* descriptor: items per cell (x 16 cells)       */
     {"SIFT_MATCH_WG", 64},     /* matching: queries per group                   */
@@ -30,6 +37,10 @@ const pv_cl_param_family pv_cl_params_features = {
 
 #define MAX_ORIENTATIONS 4
 #define DESC_SIZE PV_SIFT_DESCRIPTOR_SIZE
+#define MAX_ATTEMPTS 4
+
+/* The scatter kernel writes pv_sift_keypoint records word by word. */
+_Static_assert(sizeof(pv_sift_keypoint) == 7 * sizeof(float), "pv_sift_keypoint is 7 words");
 
 /* Mirrors of the kernels' structs (same member order and alignment). */
 typedef struct octave_info {
@@ -42,22 +53,47 @@ typedef struct sift_settings {
     cl_int levels;
 } sift_settings;
 
+/* The plan's kernels, looked up once (with the plan's launch parameters). */
+enum {
+    K_PREPARE_U8, K_PREPARE_F32, K_ROWS, K_COLS, K_EXTREMA, K_SCAN, K_KEYPOINTS, K_SCATTER,
+    K_DESCRIPTORS, K_COUNT
+};
+
+static const char *const kernel_names[K_COUNT] = {
+    "sift_prepare_u8", "sift_prepare_f32", "sift_blur_rows", "sift_blur_cols", "sift_extrema",
+    "sift_scan", "sift_keypoints", "sift_scatter", "sift_descriptors",
+};
+
+/* Launch parameters, read once when the plan is made, so the shapes always
+ * match the kernels built with them. */
+typedef struct launch_shape {
+    int wg_x, wg_y, row_steps, col_steps, ext_wg, ext_run, scan_wg, kp_wg, desc_split;
+} launch_shape;
+
 typedef struct cl_sift_plan {
     pv_sift_geometry g;
+    launch_shape shape;
+    cl_kernel kernels[K_COUNT];
     int max_radius;            /* over the levels */
     cl_mem weights;            /* level taps, then base taps */
     cl_mem level_info;         /* int2 (radius, offset) per level */
     cl_mem base_info;
     cl_mem octave_table;       /* octave_info per octave */
     octave_info octaves[PV_SIFT_MAX_OCTAVES];
+    cl_uint row_start[PV_SIFT_MAX_OCTAVES + 1]; /* first row group of each octave */
+    cl_mem row_table;          /* row_start on the device */
+    cl_mem row_counts;         /* per row group: extrema, then their offsets */
     cl_mem input;              /* the caller's image, dense */
-    cl_mem base;               /* current octave's base level */
+    cl_mem base;               /* the first octave's base level */
     cl_mem rows;               /* row-pass results, levels + 2 planes */
     cl_mem gauss, dog;         /* pyramids */
-    cl_mem counters;           /* [0] candidates, [1] keypoints */
-    cl_mem candidates;
+    cl_mem counters;           /* [0] candidates, [1] keypoints (totals of the scans) */
+    /* Candidates, in key order, and per candidate its keypoints. */
+    cl_mem candidates, cand_geom, cand_scale, cand_angles, cand_count, block_sums;
     cl_uint candidate_capacity;
-    cl_mem kp_geom, kp_extra, kp_key, descriptors;
+    /* Keypoints, in key order: records (pv_sift_keypoint), keys, geometry
+     * in octave pixels for the descriptors, descriptors. */
+    cl_mem records, kp_key, kp_geom, descriptors;
     cl_uint keypoint_capacity;
 } cl_sift_plan;
 
@@ -83,14 +119,32 @@ static pv_status features_kernel(pv_context *ctx, const char *name, cl_kernel *k
     return status == PV_OK ? pv_cl_kernel(ctx, "features", options, name, kernel) : status;
 }
 
+static pv_status set_args(pv_context *ctx, cl_kernel kernel, const kernel_arg *args, int count)
+{
+    pv_status status = PV_OK;
+    for (int i = 0; i < count && status == PV_OK; i++)
+        status = pv_cl_arg(ctx, kernel, (cl_uint)i, args[i].size, args[i].value);
+    return status;
+}
+
+/* Matching (no plan): the kernel for the context's current parameters. */
 static pv_status launch(pv_context *ctx, const char *name, const kernel_arg *args, int count,
                         cl_uint dims, const size_t *global, const size_t *local)
 {
     cl_kernel kernel;
     pv_status status = features_kernel(ctx, name, &kernel);
-    for (int i = 0; i < count && status == PV_OK; i++)
-        status = pv_cl_arg(ctx, kernel, (cl_uint)i, args[i].size, args[i].value);
+    if (status == PV_OK)
+        status = set_args(ctx, kernel, args, count);
     return status == PV_OK ? pv_cl_launch(ctx, kernel, dims, global, local) : status;
+}
+
+/* Detection: the plan's kernel `which`. */
+static pv_status plan_launch(pv_context *ctx, const cl_sift_plan *plan, int which,
+                             const kernel_arg *args, int count, cl_uint dims,
+                             const size_t *global, const size_t *local)
+{
+    pv_status status = set_args(ctx, plan->kernels[which], args, count);
+    return status == PV_OK ? pv_cl_launch(ctx, plan->kernels[which], dims, global, local) : status;
 }
 
 static pv_status finish(pv_context *ctx, pv_status status)
@@ -101,11 +155,20 @@ static pv_status finish(pv_context *ctx, pv_status status)
 
 /* ------------------------------------------------------------------ plan */
 
+static void release_candidate_buffers(cl_sift_plan *plan)
+{
+    cl_mem *buffers[] = {&plan->candidates, &plan->cand_geom, &plan->cand_scale,
+                         &plan->cand_angles, &plan->cand_count, &plan->block_sums};
+    for (size_t i = 0; i < sizeof buffers / sizeof buffers[0]; i++)
+        pv_cl_release(buffers[i]);
+    plan->candidate_capacity = 0;
+}
+
 static void release_keypoint_buffers(cl_sift_plan *plan)
 {
-    pv_cl_release(&plan->kp_geom);
-    pv_cl_release(&plan->kp_extra);
+    pv_cl_release(&plan->records);
     pv_cl_release(&plan->kp_key);
+    pv_cl_release(&plan->kp_geom);
     pv_cl_release(&plan->descriptors);
     plan->keypoint_capacity = 0;
 }
@@ -117,10 +180,12 @@ void pv_cl_sift_destroy(pv_context *ctx, void *opaque)
     if (!plan)
         return;
     cl_mem *buffers[] = {&plan->weights, &plan->level_info, &plan->base_info,
-                         &plan->octave_table, &plan->input, &plan->base, &plan->rows,
-                         &plan->gauss, &plan->dog, &plan->counters, &plan->candidates};
+                         &plan->octave_table, &plan->row_table, &plan->row_counts,
+                         &plan->input, &plan->base, &plan->rows, &plan->gauss, &plan->dog,
+                         &plan->counters};
     for (size_t i = 0; i < sizeof buffers / sizeof buffers[0]; i++)
         pv_cl_release(buffers[i]);
+    release_candidate_buffers(plan);
     release_keypoint_buffers(plan);
     free(plan);
 }
@@ -130,17 +195,22 @@ static size_t plane_of(const pv_sift_geometry *g, int o)
     return (size_t)g->octave_width[o] * (size_t)g->octave_height[o];
 }
 
-/* Offsets of every octave in the pyramids; totals in floats. */
+/* Offsets of every octave in the pyramids (totals in floats) and the first
+ * extrema row group of each octave. */
 static void layout_octaves(cl_sift_plan *plan, size_t *dog_total, size_t *gauss_total)
 {
     const pv_sift_geometry *g = &plan->g;
     const int levels = g->params.levels;
     size_t dog = 0, gauss = 0;
+    cl_uint rows = 0;
     for (int o = 0; o < g->octaves; o++) {
         plan->octaves[o] = (octave_info){g->octave_width[o], g->octave_height[o], dog, gauss};
+        plan->row_start[o] = rows;
         dog += plane_of(g, o) * (size_t)(levels + 2);
         gauss += plane_of(g, o) * (size_t)levels;
+        rows += (cl_uint)(levels * g->octave_height[o]);
     }
+    plan->row_start[g->octaves] = rows;
     *dog_total = dog;
     *gauss_total = gauss;
 }
@@ -176,6 +246,10 @@ static pv_status upload_tables(pv_context *ctx, cl_sift_plan *plan, const pv_sif
         status = pv_cl_buffer(ctx, CL_MEM_READ_ONLY, sizeof plan->octaves, &plan->octave_table);
     if (status == PV_OK)
         status = pv_cl_write(ctx, plan->octave_table, 0, sizeof plan->octaves, plan->octaves);
+    if (status == PV_OK)
+        status = pv_cl_buffer(ctx, CL_MEM_READ_ONLY, sizeof plan->row_start, &plan->row_table);
+    if (status == PV_OK)
+        status = pv_cl_write(ctx, plan->row_table, 0, sizeof plan->row_start, plan->row_start);
     return status;
 }
 
@@ -209,23 +283,47 @@ static pv_status alloc_pyramids(pv_context *ctx, cl_sift_plan *plan)
         status = pv_cl_buffer(ctx, CL_MEM_READ_WRITE, bytes, &plan->gauss);
     if (status == PV_OK)
         status = pv_cl_buffer(ctx, CL_MEM_READ_WRITE, 2 * sizeof(cl_uint), &plan->counters);
+    if (status == PV_OK)
+        status = pv_cl_buffer(ctx, CL_MEM_READ_WRITE,
+                              (size_t)plan->row_start[g->octaves] * sizeof(cl_uint),
+                              &plan->row_counts);
     return status;
 }
 
 /* Local memory of the merged passes must fit the device. */
 static pv_status check_local_memory(pv_context *ctx, const cl_sift_plan *plan)
 {
-    const size_t wg_x = (size_t)param(ctx, "SIFT_WG_X"), wg_y = (size_t)param(ctx, "SIFT_WG_Y");
+    const launch_shape *s = &plan->shape;
+    const size_t wg_x = (size_t)s->wg_x, wg_y = (size_t)s->wg_y;
     const size_t r = (size_t)(plan->max_radius > plan->g.base_radius ? plan->max_radius
                                                                      : plan->g.base_radius);
-    size_t rows = wg_y * (wg_x * (size_t)param(ctx, "SIFT_ROW_STEPS") + 2 * r) * sizeof(float);
-    size_t cols = wg_x * (wg_y * (size_t)param(ctx, "SIFT_COL_STEPS") + 2 * r) * sizeof(float);
+    size_t rows = wg_y * (wg_x * (size_t)s->row_steps + 2 * r) * sizeof(float);
+    size_t cols = wg_x * (wg_y * (size_t)s->col_steps + 2 * r) * sizeof(float);
     size_t need = rows > cols ? rows : cols;
     if (need > pv_cl_device_info(ctx)->local_memory)
         return pv_fail(ctx, PV_ERR_UNSUPPORTED,
                        "sift: blur radius %zu needs %zu bytes of local memory, the device has %llu",
                        r, need, (unsigned long long)pv_cl_device_info(ctx)->local_memory);
+    if (s->ext_run < 1 || s->ext_run > 32)
+        return pv_fail(ctx, PV_ERR_UNSUPPORTED, "sift: SIFT_EXT_RUN %d is not in 1..32",
+                       s->ext_run);
     return PV_OK;
+}
+
+static pv_status load_shape_and_kernels(pv_context *ctx, cl_sift_plan *plan)
+{
+    static const char *const names[] = {"SIFT_WG_X", "SIFT_WG_Y", "SIFT_ROW_STEPS",
+                                        "SIFT_COL_STEPS", "SIFT_EXT_WG", "SIFT_EXT_RUN",
+                                        "SIFT_SCAN_WG", "SIFT_KP_WG", "SIFT_DESC_SPLIT"};
+    int *fields[] = {&plan->shape.wg_x, &plan->shape.wg_y, &plan->shape.row_steps,
+                     &plan->shape.col_steps, &plan->shape.ext_wg, &plan->shape.ext_run,
+                     &plan->shape.scan_wg, &plan->shape.kp_wg, &plan->shape.desc_split};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        *fields[i] = pv_cl_param(ctx, "features", names[i], 1);
+    pv_status status = PV_OK;
+    for (int k = 0; k < K_COUNT && status == PV_OK; k++)
+        status = features_kernel(ctx, kernel_names[k], &plan->kernels[k]);
+    return status;
 }
 
 pv_status pv_cl_sift_create(pv_context *ctx, const pv_sift_geometry *geometry, void **out)
@@ -235,7 +333,9 @@ pv_status pv_cl_sift_create(pv_context *ctx, const pv_sift_geometry *geometry, v
         return pv_fail(ctx, PV_ERR_NOMEM, "sift_plan_create: no memory for the OpenCL plan");
     plan->g = *geometry;
     plan->g.base_weights = plan->g.level_weights = NULL; /* only on the device */
-    pv_status status = alloc_pyramids(ctx, plan);
+    pv_status status = load_shape_and_kernels(ctx, plan);
+    if (status == PV_OK)
+        status = alloc_pyramids(ctx, plan);
     if (status == PV_OK)
         status = upload_tables(ctx, plan, geometry);
     if (status == PV_OK)
@@ -264,30 +364,52 @@ static pv_status prepare_input(pv_context *ctx, cl_sift_plan *plan, const pv_ima
         {sizeof(cl_mem), &plan->input}, {sizeof(cl_mem), &target}, {sizeof in_w, &in_w},
         {sizeof in_h, &in_h}, {sizeof upsample, &upsample}, {sizeof scale, &scale},
     };
-    size_t local[2] = {(size_t)param(ctx, "SIFT_WG_X"), (size_t)param(ctx, "SIFT_WG_Y")};
+    size_t local[2] = {(size_t)plan->shape.wg_x, (size_t)plan->shape.wg_y};
     size_t global[2] = {(size_t)g->octave_width[0], (size_t)g->octave_height[0]};
-    return launch(ctx, image->type == PV_PIXEL_U8 ? "sift_prepare_u8" : "sift_prepare_f32", args,
-                  6, 2, global, local);
+    return plan_launch(ctx, plan, image->type == PV_PIXEL_U8 ? K_PREPARE_U8 : K_PREPARE_F32,
+                       args, 6, 2, global, local);
 }
 
-/* Row pass of nlevels blurs of src (at src_offset floats) into dst. */
-static pv_status blur_rows(pv_context *ctx, cl_sift_plan *plan, cl_mem src, cl_ulong src_offset,
-                           cl_mem dst, cl_ulong dst_offset, cl_mem info, cl_int nlevels,
-                           cl_int max_radius, int o)
+/* Where an octave's base samples come from: (x, y) is
+ * buffer[offset + step y pitch + step x]. */
+typedef struct base_source {
+    cl_mem buffer;
+    cl_ulong offset;
+    cl_int pitch, step;
+} base_source;
+
+/* The base of octave o: the first octave's blurred base, else every second
+ * sample of octave o-1's level S (read in place, no copy). */
+static base_source base_of(const cl_sift_plan *plan, int o)
 {
-    const int wg_x = param(ctx, "SIFT_WG_X"), wg_y = param(ctx, "SIFT_WG_Y");
-    const int tile = wg_x * param(ctx, "SIFT_ROW_STEPS");
+    if (o == 0)
+        return (base_source){plan->base, 0, plan->g.octave_width[0], 1};
+    const pv_sift_geometry *g = &plan->g;
+    cl_ulong offset = plan->octaves[o - 1].gauss_offset +
+                      (cl_ulong)(g->params.levels - 1) * plane_of(g, o - 1);
+    return (base_source){plan->gauss, offset, g->octave_width[o - 1], 2};
+}
+
+/* Row pass of nlevels blurs of src into plan->rows. */
+static pv_status blur_rows(pv_context *ctx, cl_sift_plan *plan, const base_source *src,
+                           cl_mem info, cl_int nlevels, cl_int max_radius, int o)
+{
+    const int wg_x = plan->shape.wg_x, wg_y = plan->shape.wg_y;
+    const int tile = wg_x * plan->shape.row_steps;
     cl_int w = plan->g.octave_width[o], h = plan->g.octave_height[o];
+    cl_ulong dst_offset = 0;
     const kernel_arg args[] = {
-        {sizeof(cl_mem), &src},   {sizeof src_offset, &src_offset}, {sizeof(cl_mem), &dst},
-        {sizeof dst_offset, &dst_offset}, {sizeof(cl_mem), &plan->weights},
-        {sizeof(cl_mem), &info},  {sizeof nlevels, &nlevels}, {sizeof max_radius, &max_radius},
-        {sizeof w, &w},           {sizeof h, &h},
+        {sizeof(cl_mem), &src->buffer}, {sizeof src->offset, &src->offset},
+        {sizeof src->pitch, &src->pitch}, {sizeof src->step, &src->step},
+        {sizeof(cl_mem), &plan->rows}, {sizeof dst_offset, &dst_offset},
+        {sizeof(cl_mem), &plan->weights}, {sizeof(cl_mem), &info},
+        {sizeof nlevels, &nlevels}, {sizeof max_radius, &max_radius},
+        {sizeof w, &w}, {sizeof h, &h},
         {(size_t)wg_y * ((size_t)tile + 2 * (size_t)max_radius) * sizeof(float), NULL},
     };
     size_t local[2] = {(size_t)wg_x, (size_t)wg_y};
     size_t global[2] = {round_up_div((size_t)w, (size_t)tile) * (size_t)wg_x, (size_t)h};
-    return launch(ctx, "sift_blur_rows", args, 11, 2, global, local);
+    return plan_launch(ctx, plan, K_ROWS, args, 13, 2, global, local);
 }
 
 typedef struct cols_job {
@@ -301,13 +423,15 @@ typedef struct cols_job {
 } cols_job;
 
 static pv_status blur_cols(pv_context *ctx, cl_sift_plan *plan, const cols_job *job, int o,
-                           cl_mem base)
+                           const base_source *base)
 {
-    const int wg_x = param(ctx, "SIFT_WG_X"), wg_y = param(ctx, "SIFT_WG_Y");
-    const int tile = wg_y * param(ctx, "SIFT_COL_STEPS");
+    const int wg_x = plan->shape.wg_x, wg_y = plan->shape.wg_y;
+    const int tile = wg_y * plan->shape.col_steps;
     cl_int w = plan->g.octave_width[o], h = plan->g.octave_height[o];
     const kernel_arg args[] = {
-        {sizeof(cl_mem), &plan->rows}, {sizeof(cl_mem), &base},
+        {sizeof(cl_mem), &plan->rows}, {sizeof(cl_mem), &base->buffer},
+        {sizeof base->offset, &base->offset}, {sizeof base->pitch, &base->pitch},
+        {sizeof base->step, &base->step},
         {sizeof(cl_mem), &job->gauss}, {sizeof job->gauss_offset, &job->gauss_offset},
         {sizeof(cl_mem), &job->dog},   {sizeof job->dog_offset, &job->dog_offset},
         {sizeof job->with_dog, &job->with_dog}, {sizeof(cl_mem), &plan->weights},
@@ -318,7 +442,7 @@ static pv_status blur_cols(pv_context *ctx, cl_sift_plan *plan, const cols_job *
     };
     size_t local[2] = {(size_t)wg_x, (size_t)wg_y};
     size_t global[2] = {(size_t)w, round_up_div((size_t)h, (size_t)tile) * (size_t)wg_y};
-    return launch(ctx, "sift_blur_cols", args, 15, 2, global, local);
+    return plan_launch(ctx, plan, K_COLS, args, 18, 2, global, local);
 }
 
 /* The first octave's base: the prepared input in `base`, its row pass in
@@ -330,130 +454,52 @@ static pv_status build_first_base(pv_context *ctx, cl_sift_plan *plan, const pv_
     pv_status status = prepare_input(ctx, plan, image, plan->base);
     if (status != PV_OK || g->base_radius == 0)
         return status;
-    status = blur_rows(ctx, plan, plan->base, 0, plan->rows, 0, plan->base_info, 1,
-                       g->base_radius, 0);
+    const base_source src = base_of(plan, 0), unused = {plan->rows, 0, 1, 1};
+    status = blur_rows(ctx, plan, &src, plan->base_info, 1, g->base_radius, 0);
     cols_job job = {plan->base, 0, plan->rows, 0, 0, plan->base_info, 1, 1, g->base_radius};
-    return status == PV_OK ? blur_cols(ctx, plan, &job, 0, plan->rows) : status;
-}
-
-static pv_status build_next_base(pv_context *ctx, cl_sift_plan *plan, int o)
-{
-    const pv_sift_geometry *g = &plan->g;
-    cl_ulong src_offset = plan->octaves[o - 1].gauss_offset +
-                          (cl_ulong)(g->params.levels - 1) * plane_of(g, o - 1);
-    cl_int src_w = g->octave_width[o - 1], w = g->octave_width[o], h = g->octave_height[o];
-    const kernel_arg args[] = {
-        {sizeof(cl_mem), &plan->gauss}, {sizeof src_offset, &src_offset}, {sizeof src_w, &src_w},
-        {sizeof(cl_mem), &plan->base},  {sizeof w, &w}, {sizeof h, &h},
-    };
-    size_t local[2] = {(size_t)param(ctx, "SIFT_WG_X"), (size_t)param(ctx, "SIFT_WG_Y")};
-    size_t global[2] = {(size_t)w, (size_t)h};
-    return launch(ctx, "sift_downsample", args, 6, 2, global, local);
+    return status == PV_OK ? blur_cols(ctx, plan, &job, 0, &unused) : status;
 }
 
 static pv_status build_octave(pv_context *ctx, cl_sift_plan *plan, int o)
 {
     const cl_int nlevels = plan->g.params.levels + 2;
-    pv_status status = blur_rows(ctx, plan, plan->base, 0, plan->rows, 0, plan->level_info,
-                                 nlevels, plan->max_radius, o);
+    const base_source base = base_of(plan, o);
+    pv_status status = blur_rows(ctx, plan, &base, plan->level_info, nlevels, plan->max_radius, o);
     cols_job job = {plan->gauss, plan->octaves[o].gauss_offset, plan->dog,
                     plan->octaves[o].dog_offset, 1, plan->level_info, nlevels,
                     plan->g.params.levels, plan->max_radius};
-    return status == PV_OK ? blur_cols(ctx, plan, &job, o, plan->base) : status;
+    return status == PV_OK ? blur_cols(ctx, plan, &job, o, &base) : status;
 }
 
-static pv_status find_extrema(pv_context *ctx, cl_sift_plan *plan, int o)
+/* ------------------------------------------------- extrema and keypoints */
+
+static pv_status extrema(pv_context *ctx, cl_sift_plan *plan, cl_int pass)
 {
-    cl_ulong dog_offset = plan->octaves[o].dog_offset;
-    cl_int w = plan->g.octave_width[o], h = plan->g.octave_height[o], octave = o;
+    cl_int octaves = plan->g.octaves, levels = plan->g.params.levels;
     cl_float threshold = 0.8f * plan->g.params.peak_thresh;
     cl_uint capacity = plan->candidate_capacity;
     const kernel_arg args[] = {
-        {sizeof(cl_mem), &plan->dog}, {sizeof dog_offset, &dog_offset}, {sizeof w, &w},
-        {sizeof h, &h}, {sizeof threshold, &threshold}, {sizeof octave, &octave},
-        {sizeof(cl_mem), &plan->candidates}, {sizeof(cl_mem), &plan->counters},
-        {sizeof capacity, &capacity},
+        {sizeof(cl_mem), &plan->dog}, {sizeof(cl_mem), &plan->octave_table},
+        {sizeof octaves, &octaves}, {sizeof(cl_mem), &plan->row_table},
+        {sizeof levels, &levels}, {sizeof threshold, &threshold}, {sizeof pass, &pass},
+        {sizeof(cl_mem), &plan->row_counts}, {sizeof(cl_mem), &plan->counters},
+        {sizeof(cl_mem), &plan->candidates}, {sizeof capacity, &capacity},
     };
-    size_t local[3] = {(size_t)param(ctx, "SIFT_WG_X"), (size_t)param(ctx, "SIFT_WG_Y"), 1};
-    size_t global[3] = {(size_t)w, (size_t)h, (size_t)plan->g.params.levels};
-    return launch(ctx, "sift_extrema", args, 9, 3, global, local);
+    size_t local = (size_t)plan->shape.ext_wg;
+    size_t global = (size_t)plan->row_start[plan->g.octaves] * local;
+    return plan_launch(ctx, plan, K_EXTREMA, args, 11, 1, &global, &local);
 }
 
-static pv_status reset_counters(pv_context *ctx, cl_sift_plan *plan)
+/* Exclusive scan of n counts in place; the sum into counters[which]. */
+static pv_status scan(pv_context *ctx, cl_sift_plan *plan, cl_mem values, cl_uint n, int which)
 {
-    const cl_uint zero[2] = {0, 0};
-    return pv_cl_write(ctx, plan->counters, 0, sizeof zero, zero);
-}
-
-/* Every octave's extrema; *count may exceed the list's capacity. */
-static pv_status extrema_pass(pv_context *ctx, cl_sift_plan *plan, cl_uint *count)
-{
-    pv_status status = reset_counters(ctx, plan);
-    for (int o = 0; o < plan->g.octaves && status == PV_OK; o++)
-        status = find_extrema(ctx, plan, o);
-    return status == PV_OK ? pv_cl_read(ctx, plan->counters, 0, sizeof *count, count) : status;
-}
-
-static pv_status grow_candidates(pv_context *ctx, cl_sift_plan *plan, cl_uint needed)
-{
-    pv_cl_release(&plan->candidates);
-    plan->candidate_capacity = 0;
-    cl_uint capacity = needed < 4096 ? 4096 : needed + needed / 4;
-    pv_status status = pv_cl_buffer(ctx, CL_MEM_READ_WRITE, (size_t)capacity * sizeof(cl_int4),
-                                    &plan->candidates);
-    if (status == PV_OK)
-        plan->candidate_capacity = capacity;
-    return status;
-}
-
-/* The scale space of every octave, then the complete candidate list. */
-static pv_status detect_candidates(pv_context *ctx, cl_sift_plan *plan, const pv_image *image,
-                                   cl_uint *count)
-{
-    pv_status status = PV_OK;
-    if (!plan->candidates)
-        status = grow_candidates(ctx, plan, 0);
-    if (status == PV_OK)
-        status = build_first_base(ctx, plan, image);
-    for (int o = 0; o < plan->g.octaves && status == PV_OK; o++) {
-        if (o > 0)
-            status = build_next_base(ctx, plan, o);
-        if (status == PV_OK)
-            status = build_octave(ctx, plan, o);
-    }
-    if (status == PV_OK)
-        status = extrema_pass(ctx, plan, count);
-    /* A truncated list would drop arbitrary extrema: grow and scan again. */
-    if (status == PV_OK && *count > plan->candidate_capacity) {
-        status = grow_candidates(ctx, plan, *count);
-        if (status == PV_OK)
-            status = extrema_pass(ctx, plan, count);
-    }
-    return status;
-}
-
-/* -------------------------------------------------------------- keypoints */
-
-static pv_status ensure_keypoint_capacity(pv_context *ctx, cl_sift_plan *plan, size_t needed)
-{
-    if (needed <= plan->keypoint_capacity)
-        return PV_OK;
-    if (needed > (size_t)UINT32_MAX / 2)
-        return pv_fail(ctx, PV_ERR_NOMEM, "sift_detect: %zu keypoint slots are too many", needed);
-    release_keypoint_buffers(plan);
-    size_t capacity = needed < 4096 ? 4096 : needed + needed / 4;
-    pv_status status = pv_cl_buffer(ctx, CL_MEM_READ_WRITE, capacity * sizeof(cl_float4),
-                                    &plan->kp_geom);
-    if (status == PV_OK)
-        status = pv_cl_buffer(ctx, CL_MEM_READ_WRITE, capacity * sizeof(cl_float2), &plan->kp_extra);
-    if (status == PV_OK)
-        status = pv_cl_buffer(ctx, CL_MEM_READ_WRITE, capacity * sizeof(cl_ulong), &plan->kp_key);
-    if (status == PV_OK)
-        status = pv_cl_buffer(ctx, CL_MEM_READ_WRITE, capacity * DESC_SIZE * sizeof(float),
-                              &plan->descriptors);
-    if (status == PV_OK)
-        plan->keypoint_capacity = (cl_uint)capacity;
-    return status;
+    cl_uint offset = (cl_uint)which;
+    const kernel_arg args[] = {
+        {sizeof(cl_mem), &values}, {sizeof n, &n}, {sizeof(cl_mem), &plan->counters},
+        {sizeof offset, &offset},
+    };
+    size_t local = (size_t)plan->shape.scan_wg, global = local;
+    return plan_launch(ctx, plan, K_SCAN, args, 4, 1, &global, &local);
 }
 
 static sift_settings settings_of(const pv_sift_params *p)
@@ -463,33 +509,149 @@ static sift_settings settings_of(const pv_sift_params *p)
     return s;
 }
 
-static pv_status orient_candidates(pv_context *ctx, cl_sift_plan *plan, cl_uint candidates)
+static size_t keypoint_groups(const cl_sift_plan *plan)
+{
+    return round_up_div(plan->candidate_capacity, (size_t)plan->shape.kp_wg);
+}
+
+static pv_status keypoints(pv_context *ctx, cl_sift_plan *plan)
 {
     sift_settings set = settings_of(&plan->g.params);
+    cl_uint capacity = plan->candidate_capacity;
     const kernel_arg args[] = {
-        {sizeof(cl_mem), &plan->dog},        {sizeof(cl_mem), &plan->gauss},
+        {sizeof(cl_mem), &plan->dog},         {sizeof(cl_mem), &plan->gauss},
         {sizeof(cl_mem), &plan->octave_table}, {sizeof(cl_mem), &plan->candidates},
-        {sizeof candidates, &candidates},    {sizeof set, &set},
-        {sizeof(cl_mem), &plan->kp_geom},    {sizeof(cl_mem), &plan->kp_extra},
-        {sizeof(cl_mem), &plan->kp_key},     {sizeof(cl_mem), &plan->counters},
+        {sizeof(cl_mem), &plan->counters},    {sizeof capacity, &capacity},
+        {sizeof set, &set},                   {sizeof(cl_mem), &plan->cand_geom},
+        {sizeof(cl_mem), &plan->cand_scale},  {sizeof(cl_mem), &plan->cand_angles},
+        {sizeof(cl_mem), &plan->cand_count},  {sizeof(cl_mem), &plan->block_sums},
     };
-    size_t local = (size_t)param(ctx, "SIFT_KP_WG"), global = candidates;
-    return launch(ctx, "sift_keypoints", args, 10, 1, &global, &local);
+    size_t local = (size_t)plan->shape.kp_wg, global = keypoint_groups(plan) * local;
+    return plan_launch(ctx, plan, K_KEYPOINTS, args, 12, 1, &global, &local);
 }
 
-static pv_status describe_keypoints(pv_context *ctx, cl_sift_plan *plan, cl_uint count)
+static pv_status scatter(pv_context *ctx, cl_sift_plan *plan)
+{
+    cl_uint capacity = plan->candidate_capacity, kp_capacity = plan->keypoint_capacity;
+    cl_int first = plan->g.params.first_octave;
+    const kernel_arg args[] = {
+        {sizeof(cl_mem), &plan->candidates}, {sizeof(cl_mem), &plan->counters},
+        {sizeof capacity, &capacity},        {sizeof(cl_mem), &plan->cand_geom},
+        {sizeof(cl_mem), &plan->cand_scale}, {sizeof(cl_mem), &plan->cand_angles},
+        {sizeof(cl_mem), &plan->cand_count}, {sizeof(cl_mem), &plan->block_sums},
+        {sizeof kp_capacity, &kp_capacity},  {sizeof first, &first},
+        {sizeof(cl_mem), &plan->records},    {sizeof(cl_mem), &plan->kp_key},
+        {sizeof(cl_mem), &plan->kp_geom},
+    };
+    size_t local = (size_t)plan->shape.kp_wg, global = keypoint_groups(plan) * local;
+    return plan_launch(ctx, plan, K_SCATTER, args, 13, 1, &global, &local);
+}
+
+static pv_status describe(pv_context *ctx, cl_sift_plan *plan)
 {
     cl_float magnif = plan->g.params.magnif;
+    cl_uint kp_capacity = plan->keypoint_capacity;
     const kernel_arg args[] = {
-        {sizeof(cl_mem), &plan->gauss},   {sizeof(cl_mem), &plan->octave_table},
-        {sizeof(cl_mem), &plan->kp_geom}, {sizeof(cl_mem), &plan->kp_key},
-        {sizeof magnif, &magnif},         {sizeof(cl_mem), &plan->descriptors},
+        {sizeof(cl_mem), &plan->gauss},    {sizeof(cl_mem), &plan->octave_table},
+        {sizeof(cl_mem), &plan->kp_geom},  {sizeof(cl_mem), &plan->kp_key},
+        {sizeof magnif, &magnif},          {sizeof(cl_mem), &plan->counters},
+        {sizeof kp_capacity, &kp_capacity}, {sizeof(cl_mem), &plan->descriptors},
     };
-    size_t local = 16 * (size_t)param(ctx, "SIFT_DESC_SPLIT"), global = (size_t)count * local;
-    return launch(ctx, "sift_descriptors", args, 6, 1, &global, &local);
+    size_t local = 16 * (size_t)plan->shape.desc_split;
+    size_t global = (size_t)plan->keypoint_capacity * local;
+    return plan_launch(ctx, plan, K_DESCRIPTORS, args, 8, 1, &global, &local);
 }
 
-/* ---------------------------------------------------------------- results */
+/* ------------------------------------------------------------- capacities */
+
+static pv_status grow_candidates(pv_context *ctx, cl_sift_plan *plan, size_t needed)
+{
+    if (needed > (size_t)UINT32_MAX / 8)
+        return pv_fail(ctx, PV_ERR_NOMEM, "sift_detect: %zu candidates are too many", needed);
+    release_candidate_buffers(plan);
+    size_t kp_wg = (size_t)plan->shape.kp_wg;
+    size_t capacity = round_up_div(needed, kp_wg) * kp_wg;
+    pv_status status = pv_cl_buffer(ctx, CL_MEM_READ_WRITE, capacity * sizeof(cl_int4),
+                                    &plan->candidates);
+    if (status == PV_OK)
+        status = pv_cl_buffer(ctx, CL_MEM_READ_WRITE, capacity * sizeof(cl_float4),
+                              &plan->cand_geom);
+    if (status == PV_OK)
+        status = pv_cl_buffer(ctx, CL_MEM_READ_WRITE, capacity * sizeof(cl_float),
+                              &plan->cand_scale);
+    if (status == PV_OK)
+        status = pv_cl_buffer(ctx, CL_MEM_READ_WRITE, capacity * sizeof(cl_float4),
+                              &plan->cand_angles);
+    if (status == PV_OK)
+        status = pv_cl_buffer(ctx, CL_MEM_READ_WRITE, capacity * sizeof(cl_uint),
+                              &plan->cand_count);
+    if (status == PV_OK)
+        status = pv_cl_buffer(ctx, CL_MEM_READ_WRITE, capacity / kp_wg * sizeof(cl_uint),
+                              &plan->block_sums);
+    if (status == PV_OK)
+        plan->candidate_capacity = (cl_uint)capacity;
+    return status;
+}
+
+static pv_status grow_keypoints(pv_context *ctx, cl_sift_plan *plan, size_t needed)
+{
+    if (needed > (size_t)UINT32_MAX / 8)
+        return pv_fail(ctx, PV_ERR_NOMEM, "sift_detect: %zu keypoint slots are too many", needed);
+    release_keypoint_buffers(plan);
+    pv_status status = pv_cl_buffer(ctx, CL_MEM_READ_WRITE, needed * sizeof(pv_sift_keypoint),
+                                    &plan->records);
+    if (status == PV_OK)
+        status = pv_cl_buffer(ctx, CL_MEM_READ_WRITE, needed * sizeof(cl_ulong), &plan->kp_key);
+    if (status == PV_OK)
+        status = pv_cl_buffer(ctx, CL_MEM_READ_WRITE, needed * sizeof(cl_float4), &plan->kp_geom);
+    if (status == PV_OK)
+        status = pv_cl_buffer(ctx, CL_MEM_READ_WRITE, needed * DESC_SIZE * sizeof(float),
+                              &plan->descriptors);
+    if (status == PV_OK)
+        plan->keypoint_capacity = (cl_uint)needed;
+    return status;
+}
+
+/* First sizes from the first octave's area (natural images give about one
+ * candidate per 250 pixels and one keypoint per 500); a detection that
+ * finds more grows them (by a quarter more than it found) and runs again,
+ * so a plan settles after its first call. */
+static pv_status initial_capacities(pv_context *ctx, cl_sift_plan *plan)
+{
+    const size_t area = plane_of(&plan->g, 0);
+    pv_status status = PV_OK;
+    if (!plan->candidate_capacity)
+        status = grow_candidates(ctx, plan, area / 128 > 1024 ? area / 128 : 1024);
+    if (status == PV_OK && !plan->keypoint_capacity)
+        status = grow_keypoints(ctx, plan, area / 256 > 1024 ? area / 256 : 1024);
+    return status;
+}
+
+/* ---------------------------------------------------------------- detect */
+
+/* Every stage, enqueued back to back (no host wait): scale space, ordered
+ * extrema, keypoints, their ordered placement, descriptors. */
+static pv_status enqueue_detection(pv_context *ctx, cl_sift_plan *plan, const pv_image *image)
+{
+    pv_status status = build_first_base(ctx, plan, image);
+    for (int o = 0; o < plan->g.octaves && status == PV_OK; o++)
+        status = build_octave(ctx, plan, o);
+    if (status == PV_OK)
+        status = extrema(ctx, plan, 0);
+    if (status == PV_OK)
+        status = scan(ctx, plan, plan->row_counts, plan->row_start[plan->g.octaves], 0);
+    if (status == PV_OK)
+        status = extrema(ctx, plan, 1);
+    if (status == PV_OK)
+        status = keypoints(ctx, plan);
+    if (status == PV_OK)
+        status = scan(ctx, plan, plan->block_sums, (cl_uint)keypoint_groups(plan), 1);
+    if (status == PV_OK)
+        status = scatter(ctx, plan);
+    if (status == PV_OK)
+        status = describe(ctx, plan);
+    return status;
+}
 
 static pv_status alloc_raw(pv_context *ctx, cl_uint count, pv_sift_raw *raw)
 {
@@ -497,6 +659,7 @@ static pv_status alloc_raw(pv_context *ctx, cl_uint count, pv_sift_raw *raw)
     raw->keypoints = malloc(n * sizeof *raw->keypoints);
     raw->keys = malloc(n * sizeof *raw->keys);
     raw->descriptors = malloc(n * DESC_SIZE * sizeof(float));
+    raw->count = (int)count;
     if (raw->keypoints && raw->keys && raw->descriptors)
         return PV_OK;
     free(raw->keypoints);
@@ -506,66 +669,56 @@ static pv_status alloc_raw(pv_context *ctx, cl_uint count, pv_sift_raw *raw)
     return pv_fail(ctx, PV_ERR_NOMEM, "sift_detect: no memory for %u keypoints", count);
 }
 
-/* Octave coordinates to input pixels, with the CPU backend's float steps. */
-static void fill_keypoints(const cl_sift_plan *plan, const cl_float4 *geom,
-                           const cl_float2 *extra, cl_uint count, pv_sift_raw *raw)
+/* The result, already in key order and in the caller's layout: three
+ * copies straight into the arrays handed to the front end. */
+static pv_status download(pv_context *ctx, cl_sift_plan *plan, cl_uint count, pv_sift_raw *raw)
 {
-    const int first = plan->g.params.first_octave;
-    for (cl_uint i = 0; i < count; i++) {
-        int o = (int)(raw->keys[i] >> 38);
-        float xper = exp2f((float)(o + first));
-        raw->keypoints[i] = (pv_sift_keypoint){geom[i].s[0] * xper, geom[i].s[1] * xper,
-                                               geom[i].s[2] * xper, geom[i].s[3], extra[i].s[0],
-                                               o + first, extra[i].s[1]};
-    }
-    raw->count = (int)count;
-}
-
-static pv_status download_keypoints(pv_context *ctx, cl_sift_plan *plan, cl_uint count,
-                                    pv_sift_raw *raw)
-{
-    cl_float4 *geom = malloc((count ? count : 1) * sizeof *geom);
-    cl_float2 *extra = malloc((count ? count : 1) * sizeof *extra);
-    pv_status status = geom && extra ? alloc_raw(ctx, count, raw)
-                                     : pv_fail(ctx, PV_ERR_NOMEM, "sift_detect: no memory for keypoints");
-    if (status == PV_OK && count > 0) {
-        status = pv_cl_read(ctx, plan->kp_geom, 0, count * sizeof *geom, geom);
-        if (status == PV_OK)
-            status = pv_cl_read(ctx, plan->kp_extra, 0, count * sizeof *extra, extra);
-        if (status == PV_OK)
-            status = pv_cl_read(ctx, plan->kp_key, 0, count * sizeof(cl_ulong), raw->keys);
-        if (status == PV_OK)
-            status = pv_cl_read(ctx, plan->descriptors, 0, (size_t)count * DESC_SIZE * sizeof(float),
-                                raw->descriptors);
-    }
+    pv_status status = alloc_raw(ctx, count, raw);
+    if (status != PV_OK || count == 0)
+        return status;
+    status = pv_cl_read(ctx, plan->records, 0, count * sizeof *raw->keypoints, raw->keypoints);
     if (status == PV_OK)
-        fill_keypoints(plan, geom, extra, count, raw);
-    else if (raw->keypoints) {
+        status = pv_cl_read(ctx, plan->kp_key, 0, count * sizeof *raw->keys, raw->keys);
+    if (status == PV_OK)
+        status = pv_cl_read(ctx, plan->descriptors, 0, (size_t)count * DESC_SIZE * sizeof(float),
+                            raw->descriptors);
+    if (status != PV_OK) {
         free(raw->keypoints);
         free(raw->keys);
         free(raw->descriptors);
         memset(raw, 0, sizeof *raw);
     }
-    free(geom);
-    free(extra);
     return status;
 }
 
 static pv_status detect_on_device(pv_context *ctx, cl_sift_plan *plan, const pv_image *image,
                                   pv_sift_raw *raw)
 {
-    cl_uint candidates = 0, keypoints = 0;
-    pv_status status = detect_candidates(ctx, plan, image, &candidates);
-    if (status == PV_OK)
-        status = ensure_keypoint_capacity(ctx, plan, (size_t)candidates * MAX_ORIENTATIONS);
-    if (status == PV_OK && candidates > 0)
-        status = orient_candidates(ctx, plan, candidates);
-    if (status == PV_OK)
-        status = pv_cl_read(ctx, plan->counters, sizeof(cl_uint), sizeof keypoints, &keypoints);
-    if (status == PV_OK && keypoints > 0)
-        status = describe_keypoints(ctx, plan, keypoints);
-    if (status == PV_OK)
-        status = download_keypoints(ctx, plan, keypoints, raw);
+    pv_status status = initial_capacities(ctx, plan);
+    cl_uint counts[2] = {0, 0};
+    for (int attempt = 0; status == PV_OK; attempt++) {
+        status = enqueue_detection(ctx, plan, image);
+        /* The one wait of the call: the two totals. */
+        if (status == PV_OK)
+            status = pv_cl_read(ctx, plan->counters, 0, sizeof counts, counts);
+        if (status != PV_OK)
+            break;
+        const int short_c = counts[0] > plan->candidate_capacity;
+        const int short_k = counts[1] > plan->keypoint_capacity;
+        if (!short_c && !short_k)
+            return download(ctx, plan, counts[1], raw);
+        if (attempt + 1 == MAX_ATTEMPTS)
+            return pv_fail(ctx, PV_ERR_OPENCL, "sift_detect: the keypoint lists did not settle");
+        /* Keypoints of the candidates that did not fit were not counted:
+         * scale the estimate by the share that was seen. */
+        double keypoints = counts[1];
+        if (short_c)
+            keypoints *= (double)counts[0] / plan->candidate_capacity;
+        if (short_c)
+            status = grow_candidates(ctx, plan, (size_t)counts[0] + counts[0] / 4);
+        if (status == PV_OK && keypoints > plan->keypoint_capacity)
+            status = grow_keypoints(ctx, plan, (size_t)(keypoints * 1.25) + 1);
+    }
     return status;
 }
 
@@ -586,33 +739,65 @@ static pv_status upload_descriptors(pv_context *ctx, const char *slot, const flo
     return status;
 }
 
+/* Train chunks per query group: enough work groups for about four per
+ * compute unit, each chunk at least two local tiles long. */
+static int match_chunks(pv_context *ctx, int nq, int nt)
+{
+    const int wg = param(ctx, "SIFT_MATCH_WG"), tile = param(ctx, "SIFT_MATCH_TILE");
+    int units = pv_cl_device_info(ctx)->compute_units;
+    int groups = (nq + wg - 1) / wg;
+    int want = (4 * (units > 0 ? units : 16) + groups - 1) / groups;
+    int most = (nt + 2 * tile - 1) / (2 * tile);
+    int chunks = want < most ? want : most;
+    return chunks < 1 ? 1 : chunks;
+}
+
 static pv_status nearest_on_device(pv_context *ctx, const float *query, cl_int nq,
                                    const float *train, cl_int nt, int *best, float *d1, float *d2)
 {
-    cl_mem q, t, b, e1, e2;
+    const cl_int chunks = match_chunks(ctx, nq, nt);
+    const cl_int per_chunk = (nt + chunks - 1) / chunks;
+    const size_t partial = (size_t)chunks * (size_t)nq;
+    cl_mem q, t, b, e1, e2, out;
     pv_status status = upload_descriptors(ctx, "sift.query", query, nq, &q);
     if (status == PV_OK)
         status = upload_descriptors(ctx, "sift.train", train, nt, &t);
     if (status == PV_OK)
-        status = pv_cl_scratch(ctx, "sift.best", (size_t)nq * sizeof(cl_int), &b);
+        status = pv_cl_scratch(ctx, "sift.best", partial * sizeof(cl_int), &b);
     if (status == PV_OK)
-        status = pv_cl_scratch(ctx, "sift.d1", (size_t)nq * sizeof(float), &e1);
+        status = pv_cl_scratch(ctx, "sift.d1", partial * sizeof(float), &e1);
     if (status == PV_OK)
-        status = pv_cl_scratch(ctx, "sift.d2", (size_t)nq * sizeof(float), &e2);
+        status = pv_cl_scratch(ctx, "sift.d2", partial * sizeof(float), &e2);
+    if (status == PV_OK)
+        status = pv_cl_scratch(ctx, "sift.nearest", 3 * (size_t)nq * sizeof(cl_int), &out);
+    int *host = status == PV_OK ? malloc(3 * (size_t)nq * sizeof *host) : NULL;
+    if (status == PV_OK && !host)
+        status = pv_fail(ctx, PV_ERR_NOMEM, "sift_match: no memory for %d queries", nq);
     if (status != PV_OK)
         return status;
     const kernel_arg args[] = {
         {sizeof(cl_mem), &q}, {sizeof nq, &nq}, {sizeof(cl_mem), &t}, {sizeof nt, &nt},
+        {sizeof per_chunk, &per_chunk},
         {sizeof(cl_mem), &b}, {sizeof(cl_mem), &e1}, {sizeof(cl_mem), &e2},
     };
-    size_t local = (size_t)param(ctx, "SIFT_MATCH_WG"), global = (size_t)nq;
-    status = launch(ctx, "sift_nearest", args, 7, 1, &global, &local);
+    const kernel_arg merge_args[] = {
+        {sizeof(cl_mem), &b}, {sizeof(cl_mem), &e1}, {sizeof(cl_mem), &e2},
+        {sizeof nq, &nq}, {sizeof chunks, &chunks}, {sizeof(cl_mem), &out},
+    };
+    size_t local[2] = {(size_t)param(ctx, "SIFT_MATCH_WG"), 1};
+    size_t global[2] = {(size_t)nq, (size_t)chunks};
+    status = launch(ctx, "sift_nearest", args, 8, 2, global, local);
     if (status == PV_OK)
-        status = pv_cl_read(ctx, b, 0, (size_t)nq * sizeof(cl_int), best);
+        status = launch(ctx, "sift_nearest_merge", merge_args, 6, 1, global, local);
+    /* One copy back: best, d1, d2. */
     if (status == PV_OK)
-        status = pv_cl_read(ctx, e1, 0, (size_t)nq * sizeof(float), d1);
-    if (status == PV_OK)
-        status = pv_cl_read(ctx, e2, 0, (size_t)nq * sizeof(float), d2);
+        status = pv_cl_read(ctx, out, 0, 3 * (size_t)nq * sizeof *host, host);
+    if (status == PV_OK) {
+        memcpy(best, host, (size_t)nq * sizeof *best);
+        memcpy(d1, host + nq, (size_t)nq * sizeof *d1);
+        memcpy(d2, host + 2 * (size_t)nq, (size_t)nq * sizeof *d2);
+    }
+    free(host);
     return status;
 }
 

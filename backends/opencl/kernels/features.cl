@@ -5,6 +5,9 @@
  *   SIFT_WG_X, SIFT_WG_Y      work-group shape of the image passes
  *   SIFT_ROW_STEPS            row pass: outputs per work item along x
  *   SIFT_COL_STEPS            column pass: outputs per work item along y
+ *   SIFT_EXT_WG               extrema: work items per row group
+ *   SIFT_EXT_RUN              extrema: consecutive pixels per item (<= 32)
+ *   SIFT_SCAN_WG              scan: work items of the single scan group
  *   SIFT_KP_WG                keypoint kernel: work items per group
  *   SIFT_DESC_SPLIT           descriptor: work items per spatial cell (16 cells)
  *   SIFT_MATCH_WG             matching: queries per group
@@ -13,6 +16,12 @@
  * Planes are dense (x fastest).  The scale space of every octave stays on
  * the device: the DoG and Gaussian pyramids are single buffers with
  * per-octave offsets, so the keypoint kernels see all octaves in one launch.
+ *
+ * The detection runs without atomics and without the host in the middle:
+ * extrema are counted per row, scanned and written in key order; the
+ * keypoint kernel counts per candidate, a scan places them, and the scatter
+ * writes the final records in key order, so no sort is needed anywhere and
+ * launches past the (device-side) counts exit at once.
  *
  * The CPU backend (backends/cpu/features.c) does the same float operations
  * in the same order; contraction into fma is off so the blur, the DoG and
@@ -75,21 +84,24 @@ DEFINE_PREPARE(f32, float)
  * staged once in local memory and every level's taps run over it.
  * info[l] = (radius, offset into weights) of level l; max_radius bounds
  * them.  dst plane l starts at dst + l * w * h.  `tile` holds SIFT_WG_Y *
- * (ROW_TILE + 2 max_radius) floats.
+ * (ROW_TILE + 2 max_radius) floats.  The base sample (x, y) is
+ * src[src_offset + step y pitch + step x]: step 2 reads the previous
+ * octave's level S directly (the downsampling fused into this pass).
  * Global size: (ceil(w / ROW_TILE) * SIFT_WG_X, h). */
 __kernel __attribute__((reqd_work_group_size(SIFT_WG_X, SIFT_WG_Y, 1)))
-void sift_blur_rows(__global const float *src, ulong src_offset, __global float *dst,
-                    ulong dst_offset, __constant float *weights, __constant int2 *info,
-                    int nlevels, int max_radius, int w, int h, __local float *tile)
+void sift_blur_rows(__global const float *src, ulong src_offset, int pitch, int step,
+                    __global float *dst, ulong dst_offset, __constant float *weights,
+                    __constant int2 *info, int nlevels, int max_radius, int w, int h,
+                    __local float *tile)
 {
     const int lx = get_local_id(0);
     const int x0 = get_group_id(0) * ROW_TILE;
     const int y = get_global_id(1);
     const int span = ROW_TILE + 2 * max_radius;
     __local float *line = tile + get_local_id(1) * span;
-    const size_t row = src_offset + (size_t)min(y, h - 1) * (size_t)w;
+    const size_t row = src_offset + (size_t)(step * min(y, h - 1)) * (size_t)pitch;
     for (int i = lx; i < span; i += SIFT_WG_X)
-        line[i] = src[row + clamp(x0 - max_radius + i, 0, w - 1)];
+        line[i] = src[row + (size_t)(step * clamp(x0 - max_radius + i, 0, w - 1))];
     barrier(CLK_LOCAL_MEM_FENCE);
     if (y >= h)
         return;
@@ -114,11 +126,13 @@ void sift_blur_rows(__global const float *src, ulong src_offset, __global float 
  * time; each work item keeps its previous level in registers so the DoG
  * (g_l - g_(l-1), with g_0 the base) costs no extra read.  Levels 1 .. S
  * are stored (gradients, next octave), levels S+1, S+2 only feed the DoG.
- * With dog == 0 (the base blur): one level, written to gauss.
+ * With dog == 0 (the base blur): one level, written to gauss.  The base
+ * sample (x, y) is base[base_offset + step y pitch + step x] (as in the row
+ * pass: step 2 reads the previous octave's level S).
  * Global size: (w, ceil(h / COL_TILE) * SIFT_WG_Y). */
 __kernel __attribute__((reqd_work_group_size(SIFT_WG_X, SIFT_WG_Y, 1)))
-void sift_blur_cols(__global const float *rows, __global const float *base,
-                    __global float *gauss, ulong gauss_offset, __global float *dog,
+void sift_blur_cols(__global const float *rows, __global const float *base, ulong base_offset,
+                    int base_pitch, int base_step, __global float *gauss, ulong gauss_offset, __global float *dog,
                     ulong dog_offset, int with_dog, __constant float *weights,
                     __constant int2 *info, int nlevels, int stored, int max_radius, int w, int h,
                     __local float *tile)
@@ -132,7 +146,9 @@ void sift_blur_cols(__global const float *rows, __global const float *base,
     float prev[SIFT_COL_STEPS];
     for (int s = 0; s < SIFT_COL_STEPS; s++) {
         const int y = min(y0 + ly + s * SIFT_WG_Y, h - 1);
-        prev[s] = with_dog ? base[(size_t)y * (size_t)w + xc] : 0.0f;
+        prev[s] = with_dog ? base[base_offset + (size_t)(base_step * y) * (size_t)base_pitch +
+                                  (size_t)(base_step * xc)]
+                           : 0.0f;
     }
     for (int l = 0; l < nlevels; l++) {
         __global const float *in = rows + (size_t)l * plane;
@@ -160,25 +176,28 @@ void sift_blur_cols(__global const float *rows, __global const float *base,
     }
 }
 
-/* Octave o's base: every second sample of octave o-1's level S.
- * Global size: (w, h) of octave o. */
-__kernel __attribute__((reqd_work_group_size(SIFT_WG_X, SIFT_WG_Y, 1)))
-void sift_downsample(__global const float *gauss, ulong src_offset, int src_w,
-                     __global float *dst, int w, int h)
-{
-    const int x = get_global_id(0), y = get_global_id(1);
-    if (x >= w || y >= h)
-        return;
-    dst[(size_t)y * (size_t)w + x] = gauss[src_offset + (size_t)(2 * y) * (size_t)src_w + 2 * x];
-}
+/* Per octave: (width, height) and the plane offsets of its DoG and
+ * Gaussian levels in the pyramids. */
+typedef struct octave_info {
+    int w, h;
+    ulong dog_offset, gauss_offset;
+} octave_info;
 
 /* --------------------------------------------------------------- extrema
  * Strict maxima (>= threshold) or minima (<= -threshold) over the 26
- * neighbours in DoG levels 1 .. S.  Extrema of a work group are appended
- * with one global atomic per group; the order of the list is arbitrary (the
- * host sorts the final keypoints by a unique key).  `counter` keeps counting
- * past capacity so the host can grow the list and run again.
- * Global size: (w, h, S) with z = level - 1. */
+ * neighbours in DoG levels 1 .. S.  No atomics: the candidate list comes
+ * out in key order (octave, level, y, x) by construction.  One work group
+ * per row of one level of one octave ("row group" g; groups of octave o
+ * start at row_start[o] and run level-major, then y), so the groups' order
+ * is the key order.  Pass 0 counts each row's extrema into rows[g];
+ * sift_scan turns the counts into offsets (the total into counters[0]);
+ * pass 1 writes them in x order, skipping rows without any.
+ * Within a row, item i takes SIFT_EXT_RUN consecutive pixels of each span
+ * of SIFT_EXT_WG * SIFT_EXT_RUN, keeps a bit mask of its extrema, and a
+ * local scan of the items' counts places them.
+ * Global size: (groups * SIFT_EXT_WG). */
+#define EXT_SPAN (SIFT_EXT_WG * SIFT_EXT_RUN)
+
 static int is_extremum(__global const float *d, size_t plane, int w, float v, float threshold)
 {
     const int sign = v >= threshold ? 1 : v <= -threshold ? -1 : 0;
@@ -196,41 +215,108 @@ static int is_extremum(__global const float *d, size_t plane, int w, float v, fl
     return 1;
 }
 
-__kernel __attribute__((reqd_work_group_size(SIFT_WG_X, SIFT_WG_Y, 1)))
-void sift_extrema(__global const float *dog, ulong dog_offset, int w, int h, float threshold,
-                  int octave, __global int4 *candidates, __global uint *counter, uint capacity)
+/* Exclusive scan of v over the work group (Hillis-Steele in `buf`, which
+ * holds 2 * size entries); *total receives the sum. */
+static uint group_scan(__local uint *buf, uint v, int lid, int size, uint *total)
 {
-    __local uint group_count, group_base;
-    const int x = get_global_id(0), y = get_global_id(1), level = get_global_id(2) + 1;
-    const int first = get_local_id(0) == 0 && get_local_id(1) == 0;
-    if (first)
-        group_count = 0;
+    int in = 0;
+    buf[lid] = v;
     barrier(CLK_LOCAL_MEM_FENCE);
-    const size_t plane = (size_t)w * (size_t)h;
-    int found = 0;
-    uint slot = 0;
-    if (x >= 1 && x < w - 1 && y >= 1 && y < h - 1) {
-        __global const float *d = dog + dog_offset + (size_t)level * plane + (size_t)y * (size_t)w + x;
-        found = is_extremum(d, plane, w, *d, threshold);
+    for (int offset = 1; offset < size; offset <<= 1) {
+        const int out = 1 - in;
+        buf[out * size + lid] = buf[in * size + lid] + (lid >= offset ? buf[in * size + lid - offset] : 0u);
+        barrier(CLK_LOCAL_MEM_FENCE);
+        in = out;
     }
-    if (found)
-        slot = atomic_inc(&group_count);
+    const uint inclusive = buf[in * size + lid];
+    *total = buf[in * size + size - 1];
     barrier(CLK_LOCAL_MEM_FENCE);
-    if (first && group_count)
-        group_base = atomic_add(counter, group_count);
-    barrier(CLK_LOCAL_MEM_FENCE);
-    if (found && group_base + slot < capacity)
-        candidates[group_base + slot] = (int4)(x, y, level, octave);
+    return inclusive - v;
+}
+
+__kernel __attribute__((reqd_work_group_size(SIFT_EXT_WG, 1, 1)))
+void sift_extrema(__global const float *dog, __constant octave_info *octaves, int octave_count,
+                  __constant uint *row_start, int levels, float threshold, int pass,
+                  __global uint *rows, __global const uint *counters,
+                  __global int4 *candidates, uint capacity)
+{
+    __local uint buf[2 * SIFT_EXT_WG];
+    const uint g = get_group_id(0);
+    const int lid = get_local_id(0);
+    int o = 0;
+    while (o + 1 < octave_count && row_start[o + 1] <= g)
+        o++;
+    const int w = octaves[o].w, h = octaves[o].h;
+    const int r = (int)(g - row_start[o]), level = r / h + 1, y = r % h;
+    const size_t plane = (size_t)w * (size_t)h;
+    uint next = 0, found = 0;
+    if (pass == 1) {
+        next = rows[g];
+        const uint end = g + 1 < row_start[octave_count] ? rows[g + 1] : counters[0];
+        if (end == next)
+            return;
+    }
+    __global const float *d = dog + octaves[o].dog_offset + (size_t)level * plane + (size_t)y * (size_t)w;
+    const int inside = y >= 1 && y < h - 1;
+    for (int x0 = 0; x0 < w; x0 += EXT_SPAN) {
+        const int xs = x0 + lid * SIFT_EXT_RUN;
+        uint mask = 0;
+        if (inside)
+            for (int i = 0; i < SIFT_EXT_RUN; i++) {
+                const int x = xs + i;
+                if (x >= 1 && x < w - 1 && is_extremum(d + x, plane, w, d[x], threshold))
+                    mask |= 1u << i;
+            }
+        const uint n = popcount(mask);
+        if (pass == 0) {
+            found += n;
+            continue;
+        }
+        uint total;
+        uint at = next + group_scan(buf, n, lid, SIFT_EXT_WG, &total);
+        for (int i = 0; i < SIFT_EXT_RUN; i++)
+            if (mask & (1u << i)) {
+                if (at < capacity)
+                    candidates[at] = (int4)(xs + i, y, level, o);
+                at++;
+            }
+        next += total;
+    }
+    if (pass == 0) {
+        uint total;
+        group_scan(buf, found, lid, SIFT_EXT_WG, &total);
+        if (lid == 0)
+            rows[g] = total;
+    }
+}
+
+/* ------------------------------------------------------------------ scan
+ * In-place exclusive scan of n counts by one work group of SIFT_SCAN_WG
+ * items (each sums a contiguous chunk, a local scan of the chunk sums,
+ * then each rewrites its chunk); the sum goes to counters[which].  Integer sums:
+ * exact and deterministic. */
+__kernel __attribute__((reqd_work_group_size(SIFT_SCAN_WG, 1, 1)))
+void sift_scan(__global uint *values, uint n, __global uint *counters, uint which)
+{
+    __local uint buf[2 * SIFT_SCAN_WG];
+    const int lid = get_local_id(0);
+    const uint chunk = (n + SIFT_SCAN_WG - 1) / SIFT_SCAN_WG;
+    const uint lo = min(n, (uint)lid * chunk), hi = min(n, lo + chunk);
+    uint sum = 0;
+    for (uint i = lo; i < hi; i++)
+        sum += values[i];
+    uint all;
+    uint run = group_scan(buf, sum, lid, SIFT_SCAN_WG, &all);
+    for (uint i = lo; i < hi; i++) {
+        const uint v = values[i];
+        values[i] = run;
+        run += v;
+    }
+    if (lid == 0)
+        counters[which] = all;
 }
 
 /* -------------------------------------------------------------- keypoints */
-
-/* Per octave: (width, height) and the plane offsets of its DoG and
- * Gaussian levels in the pyramids. */
-typedef struct octave_info {
-    int w, h;
-    ulong dog_offset, gauss_offset;
-} octave_info;
 
 typedef struct sift_settings {
     float peak_thresh, edge_thresh, sigma0, ori_window, ori_peak, magnif;
@@ -349,19 +435,12 @@ static void orientation_histogram(__global const float *level, int w, int h, flo
 }
 
 /* Refinement (up to 5 moves), contrast and edge tests, then up to 4
- * orientations; one work item per candidate.  Keypoints are appended
- * (arbitrary order; counters[1] counts them) as: geometry (x, y, sigma in octave pixels, angle),
- * (response, scale level), and the unique sort key. */
-__kernel __attribute__((reqd_work_group_size(SIFT_KP_WG, 1, 1)))
-void sift_keypoints(__global const float *dog, __global const float *gauss,
-                    __constant octave_info *octaves, __global const int4 *candidates,
-                    uint count, sift_settings set, __global float4 *kp_geom,
-                    __global float2 *kp_extra, __global ulong *kp_key, __global uint *counters)
+ * orientations of candidate `cand`; returns their number.  geom = (x, y,
+ * sigma in octave pixels, response), *scale = level + offset. */
+static int keypoint_of(__global const float *dog, __global const float *gauss,
+                       __constant octave_info *octaves, int4 cand, sift_settings set,
+                       float4 *geom, float *scale, float4 *angles)
 {
-    const uint c = get_global_id(0);
-    if (c >= count)
-        return;
-    const int4 cand = candidates[c];
     const int o = cand.w, level = cand.z;
     const int w = octaves[o].w, h = octaves[o].h;
     const long plane = (long)w * (long)h;
@@ -389,7 +468,7 @@ void sift_keypoints(__global const float *dog, __global const float *gauss,
                      fabs(b[2]) < 1.5f && xn >= 0.0f && xn <= (float)(w - 1) && yn >= 0.0f &&
                      yn <= (float)(h - 1) && sn >= 0.0f && sn <= (float)(set.levels + 2);
     if (!good)
-        return;
+        return 0;
     const float sigma = set.sigma0 * exp2(sn / (float)set.levels);
     float hist[ORI_BINS];
     orientation_histogram(gauss + octaves[o].gauss_offset + (size_t)(level - 1) * (size_t)plane,
@@ -398,21 +477,97 @@ void sift_keypoints(__global const float *dog, __global const float *gauss,
     for (int i = 0; i < ORI_BINS; i++)
         maxh = fmax(maxh, hist[i]);
     const float floor_h = set.ori_peak * maxh;
-    const ulong key = ((((ulong)o * 16u + (ulong)level) * 65536u + (ulong)cand.y) * 65536u +
-                       (ulong)cand.x) * 4u;
+    float found[MAX_ORIENTATIONS] = {0.0f, 0.0f, 0.0f, 0.0f};
     int n = 0;
     for (int i = 0; i < ORI_BINS && n < MAX_ORIENTATIONS; i++) {
         const float h0 = hist[i], hm = hist[(i + ORI_BINS - 1) % ORI_BINS];
         const float hp = hist[(i + 1) % ORI_BINS];
         if (h0 > floor_h && h0 > hm && h0 > hp) {
             const float di = -0.5f * (hp - hm) / (hp + hm - 2.0f * h0);
-            const float angle = TWO_PI_F * ((float)i + di + 0.5f) / (float)ORI_BINS;
-            const uint slot = atomic_inc(&counters[1]);
-            kp_geom[slot] = (float4)(xn, yn, sigma, angle);
-            kp_extra[slot] = (float2)(val, sn);
-            kp_key[slot] = key + (ulong)n;
-            n++;
+            found[n++] = TWO_PI_F * ((float)i + di + 0.5f) / (float)ORI_BINS;
         }
+    }
+    *geom = (float4)(xn, yn, sigma, val);
+    *scale = sn;
+    *angles = (float4)(found[0], found[1], found[2], found[3]);
+    return n;
+}
+
+/* One work item per candidate of the (ordered) candidate list, whose
+ * length is min(counters[0], capacity).  Per candidate: its keypoint count
+ * (0 .. 4) and data; per work group: the sum of its counts (block_sums),
+ * which sift_scan turns into the groups' first output slots.
+ * Global size: a multiple of SIFT_KP_WG covering the capacity. */
+__kernel __attribute__((reqd_work_group_size(SIFT_KP_WG, 1, 1)))
+void sift_keypoints(__global const float *dog, __global const float *gauss,
+                    __constant octave_info *octaves, __global const int4 *candidates,
+                    __global const uint *counters, uint capacity, sift_settings set,
+                    __global float4 *cand_geom, __global float *cand_scale,
+                    __global float4 *cand_angles, __global uint *cand_count,
+                    __global uint *block_sums)
+{
+    __local uint buf[2 * SIFT_KP_WG];
+    const uint c = get_global_id(0), count = min(counters[0], capacity);
+    int n = 0;
+    if (c < count) {
+        float4 geom, angles;
+        float scale;
+        n = keypoint_of(dog, gauss, octaves, candidates[c], set, &geom, &scale, &angles);
+        cand_count[c] = (uint)n;
+        if (n > 0) {
+            cand_geom[c] = geom;
+            cand_scale[c] = scale;
+            cand_angles[c] = angles;
+        }
+    }
+    uint total;
+    group_scan(buf, (uint)n, get_local_id(0), SIFT_KP_WG, &total);
+    if (get_local_id(0) == 0)
+        block_sums[get_group_id(0)] = total;
+}
+
+/* The keypoints in key order: candidate c's keypoints go to its group's
+ * offset (block_offsets, scanned) plus the counts of the group's earlier
+ * candidates.  Writes the caller's record layout (pv_sift_keypoint: x, y,
+ * sigma in input pixels, angle, response, octave, scale; 7 words), the
+ * sort key, and the descriptor kernel's geometry (octave pixels, angle).
+ * xper = 2^(o + first_octave) exactly (ldexp), as the CPU backend scales.
+ * Same launch shape as sift_keypoints. */
+__kernel __attribute__((reqd_work_group_size(SIFT_KP_WG, 1, 1)))
+void sift_scatter(__global const int4 *candidates, __global const uint *counters, uint capacity,
+                  __global const float4 *cand_geom, __global const float *cand_scale,
+                  __global const float4 *cand_angles, __global const uint *cand_count,
+                  __global const uint *block_offsets, uint kp_capacity, int first_octave,
+                  __global float *records, __global ulong *kp_key, __global float4 *kp_geom)
+{
+    __local uint buf[2 * SIFT_KP_WG];
+    const uint c = get_global_id(0), count = min(counters[0], capacity);
+    const uint n = c < count ? cand_count[c] : 0u;
+    uint total;
+    uint k = block_offsets[get_group_id(0)] + group_scan(buf, n, get_local_id(0), SIFT_KP_WG, &total);
+    if (n == 0)
+        return;
+    const int4 cand = candidates[c];
+    const float4 geom = cand_geom[c];
+    const float scale = cand_scale[c];
+    const float angles[MAX_ORIENTATIONS] = {cand_angles[c].x, cand_angles[c].y, cand_angles[c].z,
+                                            cand_angles[c].w};
+    const float xper = ldexp(1.0f, cand.w + first_octave);
+    const ulong key = ((((ulong)cand.w * 16u + (ulong)cand.z) * 65536u + (ulong)cand.y) * 65536u +
+                       (ulong)cand.x) * 4u;
+    for (uint i = 0; i < n; i++, k++) {
+        if (k >= kp_capacity)
+            return;
+        __global float *r = records + (size_t)k * 7;
+        r[0] = geom.x * xper;
+        r[1] = geom.y * xper;
+        r[2] = geom.z * xper;
+        r[3] = angles[i];
+        r[4] = geom.w;
+        r[5] = as_float(cand.w + first_octave);
+        r[6] = scale;
+        kp_key[k] = key + i;
+        kp_geom[k] = (float4)(geom.x, geom.y, geom.z, angles[i]);
     }
 }
 
@@ -435,13 +590,15 @@ static float cell_weight(float n, int cell)
 __kernel __attribute__((reqd_work_group_size(DESC_WG, 1, 1)))
 void sift_descriptors(__global const float *gauss, __constant octave_info *octaves,
                       __global const float4 *kp_geom, __global const ulong *kp_key, float magnif,
-                      __global float *descriptors)
+                      __global const uint *counters, uint kp_capacity, __global float *descriptors)
 {
     __local float partial[SIFT_DESC_SPLIT][DESC_SIZE];
     __local float desc[DESC_SIZE];
     __local float norm_parts[DESC_WG];
     const int lid = get_local_id(0), cell = lid % DESC_CELLS, part = lid / DESC_CELLS;
     const size_t k = get_group_id(0);
+    if (k >= min(counters[1], kp_capacity))
+        return;
     const float4 geom = kp_geom[k];
     const ulong key = kp_key[k];
     const int level = (int)((key >> 34) & 15u), o = (int)(key >> 38);
@@ -518,31 +675,45 @@ void sift_descriptors(__global const float *gauss, __constant octave_info *octav
 
 /* --------------------------------------------------------------- matching
  * Nearest and second nearest train descriptor of each query (squared L2,
- * summed in element order as on the CPU; ties keep the lower index).  Train
- * descriptors are staged SIFT_MATCH_TILE at a time in local memory and read
- * by all items at the same address (broadcast); each item's query lives in
- * registers.  Global size: ceil(nq / SIFT_MATCH_WG) * SIFT_MATCH_WG. */
+ * summed in element order as on the CPU; ties keep the lower index).
+ * Work group (qx, chunk): SIFT_MATCH_WG queries (one per item, held in
+ * registers as float4) against the train rows [chunk * per_chunk, ...);
+ * the train rows are staged SIFT_MATCH_TILE at a time in local memory and
+ * read as float4 by all items at the same address (broadcast).  Splitting
+ * the train set over chunks keeps the whole device busy on small sets;
+ * partial[chunk * nq + q] = (best, d1, d2) and sift_nearest_merge folds
+ * the chunks in order, which gives exactly the serial scan's answer.
+ * Global size: (ceil(nq / SIFT_MATCH_WG) * SIFT_MATCH_WG, chunks). */
+#define DESC_VEC (DESC_SIZE / 4)
+
 __kernel __attribute__((reqd_work_group_size(SIFT_MATCH_WG, 1, 1)))
-void sift_nearest(__global const float *query, int nq, __global const float *train, int nt,
-                  __global int *best, __global float *best_d2, __global float *second_d2)
+void sift_nearest(__global const float4 *query, int nq, __global const float4 *train, int nt,
+                  int per_chunk, __global int *best, __global float *best_d2,
+                  __global float *second_d2)
 {
-    __local float tile[SIFT_MATCH_TILE * DESC_SIZE];
-    const int q = get_global_id(0), lid = get_local_id(0);
-    float a[DESC_SIZE];
-    for (int k = 0; k < DESC_SIZE; k++)
-        a[k] = q < nq ? query[(size_t)q * DESC_SIZE + k] : 0.0f;
+    __local float4 tile[SIFT_MATCH_TILE * DESC_VEC];
+    const int q = get_global_id(0), lid = get_local_id(0), chunk = get_group_id(1);
+    const int t_lo = chunk * per_chunk, t_hi = min(nt, t_lo + per_chunk);
+    float4 a[DESC_VEC];
+    for (int k = 0; k < DESC_VEC; k++)
+        a[k] = q < nq ? query[(size_t)q * DESC_VEC + k] : (float4)(0.0f);
     float d1 = INFINITY, d2 = INFINITY;
     int b1 = -1;
-    for (int t0 = 0; t0 < nt; t0 += SIFT_MATCH_TILE) {
-        const int n = min(SIFT_MATCH_TILE, nt - t0);
-        for (int i = lid; i < n * DESC_SIZE; i += SIFT_MATCH_WG)
-            tile[i] = train[(size_t)t0 * DESC_SIZE + i];
+    for (int t0 = t_lo; t0 < t_hi; t0 += SIFT_MATCH_TILE) {
+        const int n = min(SIFT_MATCH_TILE, t_hi - t0);
+        barrier(CLK_LOCAL_MEM_FENCE);
+        for (int i = lid; i < n * DESC_VEC; i += SIFT_MATCH_WG)
+            tile[i] = train[(size_t)t0 * DESC_VEC + i];
         barrier(CLK_LOCAL_MEM_FENCE);
         for (int t = 0; t < n; t++) {
+            __local const float4 *b = tile + t * DESC_VEC;
             float acc = 0.0f;
-            for (int k = 0; k < DESC_SIZE; k++) {
-                const float diff = a[k] - tile[t * DESC_SIZE + k];
-                acc += diff * diff;
+            for (int k = 0; k < DESC_VEC; k++) {
+                const float4 diff = a[k] - b[k];
+                acc += diff.x * diff.x;
+                acc += diff.y * diff.y;
+                acc += diff.z * diff.z;
+                acc += diff.w * diff.w;
             }
             if (acc < d1) {
                 d2 = d1;
@@ -552,11 +723,39 @@ void sift_nearest(__global const float *query, int nq, __global const float *tra
                 d2 = acc;
             }
         }
-        barrier(CLK_LOCAL_MEM_FENCE);
     }
     if (q < nq) {
-        best[q] = b1;
-        best_d2[q] = d1;
-        second_d2[q] = d2;
+        const size_t at = (size_t)chunk * (size_t)nq + (size_t)q;
+        best[at] = b1;
+        best_d2[at] = d1;
+        second_d2[at] = d2;
     }
+}
+
+/* Fold the chunks' (best, d1, d2) in chunk order into one record per query:
+ * out = [best (nq ints) | d1 (nq) | d2 (nq)], read back in one copy.
+ * Global size: nq rounded up to SIFT_MATCH_WG. */
+__kernel __attribute__((reqd_work_group_size(SIFT_MATCH_WG, 1, 1)))
+void sift_nearest_merge(__global const int *best, __global const float *best_d2,
+                        __global const float *second_d2, int nq, int chunks, __global int *out)
+{
+    const int q = get_global_id(0);
+    if (q >= nq)
+        return;
+    int b1 = best[q];
+    float d1 = best_d2[q], d2 = second_d2[q];
+    for (int c = 1; c < chunks; c++) {
+        const size_t at = (size_t)c * (size_t)nq + (size_t)q;
+        const float e1 = best_d2[at];
+        if (e1 < d1) {
+            d2 = fmin(d1, second_d2[at]);
+            d1 = e1;
+            b1 = best[at];
+        } else if (e1 < d2) {
+            d2 = e1;
+        }
+    }
+    out[q] = b1;
+    out[nq + q] = as_int(d1);
+    out[2 * nq + q] = as_int(d2);
 }
