@@ -247,6 +247,41 @@ static void test_build_failure_keeps_log(void **state)
     pv_context_destroy(ctx);
 }
 
+static void round_trip_volume(pv_context *ctx, int nx, int ny, int nz)
+{
+    pv_volume in, out;
+    assert_int_equal(pv_volume_alloc(&in, nx, ny, nz), PV_OK);
+    assert_int_equal(pv_volume_alloc(&out, nx, ny, nz), PV_OK);
+    tu_fill_random_volume(&in, 77);
+    cl_mem buffer = NULL;
+    assert_int_equal(pv_cl_upload_volume(ctx, &in, &buffer), PV_OK);
+    assert_int_equal(pv_cl_download_volume(ctx, buffer, &out), PV_OK);
+    assert_int_equal(pv_cl_finish(ctx), PV_OK);
+    size_t bytes = (size_t)nx * ny * nz * sizeof(float);
+    assert_memory_equal(in.data, out.data, bytes);
+    pv_cl_release(&buffer);
+    pv_volume_free(&in);
+    pv_volume_free(&out);
+}
+
+/* Large transfers are staged through pinned chunks of 16 MiB: a 42 MB
+ * volume takes three chunks each way; a forced threshold of 1 byte sends
+ * a small one through a partial chunk. */
+static void test_pinned_transfers(void **state)
+{
+    (void)state;
+    pv_context *ctx = tu_context(PV_BACKEND_OPENCL);
+    if (!ctx)
+        skip();
+    round_trip_volume(ctx, 256, 256, 160);
+    setenv("PARVIS_PINNED_MIN", "1", 1);
+    round_trip_volume(ctx, 17, 5, 3);
+    setenv("PARVIS_PINNED_MIN", "0", 1);
+    round_trip_volume(ctx, 256, 256, 80);
+    unsetenv("PARVIS_PINNED_MIN");
+    pv_context_destroy(ctx);
+}
+
 static void test_launch_parameters(void **state)
 {
     (void)state;
@@ -278,6 +313,7 @@ int main(void)
         cmocka_unit_test(test_binary_cache),
         cmocka_unit_test(test_build_failure_keeps_log),
         cmocka_unit_test(test_launch_parameters),
+        cmocka_unit_test(test_pinned_transfers),
 #endif
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
