@@ -6,9 +6,10 @@
  * kept between calls.  A detection is enqueued in one go: the first base,
  * per octave one merged row pass and one merged column pass (the
  * downsampling of the previous octave fused into both), then extrema
- * counted per row / scanned / written in key order, keypoints counted per
- * candidate / scanned / scattered in key order in the caller's record
- * layout, and descriptors.  Launches are sized by the capacities and exit
+ * counted per row / scanned / written in key order, keypoints refined and
+ * oriented by one work group per candidate (the 36-bin histogram built by
+ * the group in local memory), counted per block / scanned / scattered in
+ * key order in the caller's record layout, and descriptors.  Launches are sized by the capacities and exit
  * past the device-side counts, so the host waits once, for the two totals,
  * and then copies the sorted result straight into the arrays it returns.
  * When a list was too short the plan grows and the detection runs again
@@ -26,7 +27,9 @@ static const pv_cl_param_default features_defaults[] = {
     {"SIFT_EXT_WG", 64},       /* extrema: items per row group                  */
     {"SIFT_EXT_RUN", 16},      /* extrema: consecutive pixels per item (<= 32)  */
     {"SIFT_SCAN_WG", 256},     /* scan: items of the one scan group             */
-    {"SIFT_KP_WG", 64},        /* refinement + orientation: items per group     */
+    {"SIFT_KP_WG", 64},        /* keypoint counts + scatter: items per group    */
+    {"SIFT_ORI_WG", 64},       /* refinement + orientation: items per candidate */
+    {"SIFT_ORI_STEPS", 4},     /* orientation: window samples per item, chunk   */
     {"SIFT_DESC_SPLIT", 4},    /* descriptor: items per cell (x 16 cells)       */
     {"SIFT_MATCH_WG", 64},     /* matching: queries per group                   */
     {"SIFT_MATCH_TILE", 32},   /* matching: train descriptors per local tile    */
@@ -55,19 +58,19 @@ typedef struct sift_settings {
 
 /* The plan's kernels, looked up once (with the plan's launch parameters). */
 enum {
-    K_PREPARE_U8, K_PREPARE_F32, K_ROWS, K_COLS, K_EXTREMA, K_SCAN, K_KEYPOINTS, K_SCATTER,
-    K_DESCRIPTORS, K_COUNT
+    K_PREPARE_U8, K_PREPARE_F32, K_ROWS, K_COLS, K_EXTREMA, K_SCAN, K_ORIENT, K_KEYPOINTS,
+    K_SCATTER, K_DESCRIPTORS, K_COUNT
 };
 
 static const char *const kernel_names[K_COUNT] = {
     "sift_prepare_u8", "sift_prepare_f32", "sift_blur_rows", "sift_blur_cols", "sift_extrema",
-    "sift_scan", "sift_keypoints", "sift_scatter", "sift_descriptors",
+    "sift_scan", "sift_orient", "sift_keypoints", "sift_scatter", "sift_descriptors",
 };
 
 /* Launch parameters, read once when the plan is made, so the shapes always
  * match the kernels built with them. */
 typedef struct launch_shape {
-    int wg_x, wg_y, row_steps, col_steps, ext_wg, ext_run, scan_wg, kp_wg, desc_split;
+    int wg_x, wg_y, row_steps, col_steps, ext_wg, ext_run, scan_wg, kp_wg, desc_split, ori_wg;
 } launch_shape;
 
 typedef struct cl_sift_plan {
@@ -304,6 +307,9 @@ static pv_status check_local_memory(pv_context *ctx, const cl_sift_plan *plan)
         return pv_fail(ctx, PV_ERR_UNSUPPORTED,
                        "sift: blur radius %zu needs %zu bytes of local memory, the device has %llu",
                        r, need, (unsigned long long)pv_cl_device_info(ctx)->local_memory);
+    if (s->ori_wg < 36)
+        return pv_fail(ctx, PV_ERR_UNSUPPORTED, "sift: SIFT_ORI_WG %d is below the 36 bins",
+                       s->ori_wg);
     if (s->ext_run < 1 || s->ext_run > 32)
         return pv_fail(ctx, PV_ERR_UNSUPPORTED, "sift: SIFT_EXT_RUN %d is not in 1..32",
                        s->ext_run);
@@ -314,10 +320,12 @@ static pv_status load_shape_and_kernels(pv_context *ctx, cl_sift_plan *plan)
 {
     static const char *const names[] = {"SIFT_WG_X", "SIFT_WG_Y", "SIFT_ROW_STEPS",
                                         "SIFT_COL_STEPS", "SIFT_EXT_WG", "SIFT_EXT_RUN",
-                                        "SIFT_SCAN_WG", "SIFT_KP_WG", "SIFT_DESC_SPLIT"};
+                                        "SIFT_SCAN_WG", "SIFT_KP_WG", "SIFT_DESC_SPLIT",
+                                        "SIFT_ORI_WG"};
     int *fields[] = {&plan->shape.wg_x, &plan->shape.wg_y, &plan->shape.row_steps,
                      &plan->shape.col_steps, &plan->shape.ext_wg, &plan->shape.ext_run,
-                     &plan->shape.scan_wg, &plan->shape.kp_wg, &plan->shape.desc_split};
+                     &plan->shape.scan_wg, &plan->shape.kp_wg, &plan->shape.desc_split,
+                     &plan->shape.ori_wg};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         *fields[i] = pv_cl_param(ctx, "features", names[i], 1);
     pv_status status = PV_OK;
@@ -514,7 +522,8 @@ static size_t keypoint_groups(const cl_sift_plan *plan)
     return round_up_div(plan->candidate_capacity, (size_t)plan->shape.kp_wg);
 }
 
-static pv_status keypoints(pv_context *ctx, cl_sift_plan *plan)
+/* Refinement and orientation: one work group per candidate slot. */
+static pv_status orient(pv_context *ctx, cl_sift_plan *plan)
 {
     sift_settings set = settings_of(&plan->g.params);
     cl_uint capacity = plan->candidate_capacity;
@@ -524,10 +533,22 @@ static pv_status keypoints(pv_context *ctx, cl_sift_plan *plan)
         {sizeof(cl_mem), &plan->counters},    {sizeof capacity, &capacity},
         {sizeof set, &set},                   {sizeof(cl_mem), &plan->cand_geom},
         {sizeof(cl_mem), &plan->cand_scale},  {sizeof(cl_mem), &plan->cand_angles},
-        {sizeof(cl_mem), &plan->cand_count},  {sizeof(cl_mem), &plan->block_sums},
+        {sizeof(cl_mem), &plan->cand_count},
+    };
+    size_t local = (size_t)plan->shape.ori_wg, global = (size_t)capacity * local;
+    return plan_launch(ctx, plan, K_ORIENT, args, 11, 1, &global, &local);
+}
+
+/* Keypoints per block of SIFT_KP_WG candidates (for the scan). */
+static pv_status keypoints(pv_context *ctx, cl_sift_plan *plan)
+{
+    cl_uint capacity = plan->candidate_capacity;
+    const kernel_arg args[] = {
+        {sizeof(cl_mem), &plan->counters},   {sizeof capacity, &capacity},
+        {sizeof(cl_mem), &plan->cand_count}, {sizeof(cl_mem), &plan->block_sums},
     };
     size_t local = (size_t)plan->shape.kp_wg, global = keypoint_groups(plan) * local;
-    return plan_launch(ctx, plan, K_KEYPOINTS, args, 12, 1, &global, &local);
+    return plan_launch(ctx, plan, K_KEYPOINTS, args, 4, 1, &global, &local);
 }
 
 static pv_status scatter(pv_context *ctx, cl_sift_plan *plan)
@@ -642,6 +663,8 @@ static pv_status enqueue_detection(pv_context *ctx, cl_sift_plan *plan, const pv
         status = scan(ctx, plan, plan->row_counts, plan->row_start[plan->g.octaves], 0);
     if (status == PV_OK)
         status = extrema(ctx, plan, 1);
+    if (status == PV_OK)
+        status = orient(ctx, plan);
     if (status == PV_OK)
         status = keypoints(ctx, plan);
     if (status == PV_OK)

@@ -13,7 +13,18 @@
  * The message array being computed is split between registers, local
  * memory and spilled private memory by the launch parameters BP_REG_VALUES
  * and BP_LOCAL_VALUES (the paper's hybrid), within the device's local
- * memory; the tuner searches them with the work-group shape. */
+ * memory; the tuner searches them with the work-group shape.
+ *
+ * Launch count: the hand-down of messages to a level runs fused with the
+ * level's first round (bp_round_inherit), so a level costs `iterations`
+ * launches; kernels are looked up once per call, and the per-level
+ * arguments of bp_round are set once per level (only the colour changes
+ * between rounds).  Uploads are not blocking; the only wait is the final
+ * download.
+ *
+ * Size classes: BP_NDISP_CLASS (set by the tuner to the class of its
+ * workload's ndisp, 0 = every ndisp) limits the family's tuned values to
+ * jobs of that class; other jobs run with the defaults of this table. */
 #include "opencl.h"
 
 #include <limits.h>
@@ -26,17 +37,40 @@ static const pv_cl_param_default bp_defaults[] = {
     {"BP_REG_VALUES", 32},         /* message values kept in registers (at most)     */
     {"BP_LOCAL_VALUES", 0},        /* message values per item in local memory (most) */
     {"BP_SMALL_LEVEL_PIXELS", 2048}, /* levels this small run in one work-group      */
+    {"BP_NDISP_CLASS", 0},         /* the values above apply to: 0 every ndisp,
+                                      1 ndisp <= 96, 2 ndisp > 96 (pv_cl_bp_ndisp_class) */
 };
 
 const pv_cl_param_family pv_cl_params_bp = {
     "bp", bp_defaults, sizeof bp_defaults / sizeof bp_defaults[0]};
 
+enum {
+    K_TO_FLOAT,
+    K_SMOOTH_ROWS,
+    K_SMOOTH_COLS,
+    K_DATA_COST,
+    K_DATA_COARSEN,
+    K_SMALL_LEVELS,
+    K_MESSAGES_START,
+    K_ROUND,
+    K_ROUND_INHERIT,
+    K_DISPARITY,
+    K_COUNT
+};
+
+static const char *const kernel_names[K_COUNT] = {
+    "bp_to_float",   "bp_smooth_rows",    "bp_smooth_cols", "bp_data_cost",     "bp_data_coarsen",
+    "bp_small_levels", "bp_messages_start", "bp_round",       "bp_round_inherit", "bp_disparity",
+};
+
 typedef struct bp_plan {
     int wg_x, wg_y;
+    int reg_values, local_values;
     int nreg, nloc, npriv;
     int small_pixels;
     size_t local[2];
-    char options[1024];
+    char options[512];
+    cl_kernel kernels[K_COUNT]; /* looked up on first use in this call */
 } bp_plan;
 
 typedef struct bp_buffers {
@@ -48,9 +82,33 @@ typedef struct bp_buffers {
     cl_mem disparity;
 } bp_buffers;
 
-static int bp_param(pv_context *ctx, const char *name)
+static int bp_default(const char *name)
 {
-    return pv_cl_param(ctx, "bp", name, 0);
+    for (size_t i = 0; i < sizeof bp_defaults / sizeof bp_defaults[0]; i++)
+        if (strcmp(bp_defaults[i].name, name) == 0)
+            return bp_defaults[i].value;
+    return 0;
+}
+
+int pv_cl_bp_ndisp_class(int ndisp);
+
+/* 1 for ndisp <= 96, 2 above: the message vector stays mostly in
+ * registers / local memory in the first class and spills in the second,
+ * so one tuned configuration does not serve both. */
+int pv_cl_bp_ndisp_class(int ndisp)
+{
+    return ndisp <= 96 ? 1 : 2;
+}
+
+/* A parameter of the family for a job of ndisp disparities: the tuned (or
+ * overridden) value when the family's values apply to ndisp's class, else
+ * the default. */
+static int bp_param(pv_context *ctx, const char *name, int ndisp)
+{
+    const int cls = pv_cl_param(ctx, "bp", "BP_NDISP_CLASS", 0);
+    if (cls != 0 && cls != pv_cl_bp_ndisp_class(ndisp))
+        return bp_default(name);
+    return pv_cl_param(ctx, "bp", name, bp_default(name));
 }
 
 static size_t div_up(size_t n, size_t d)
@@ -108,7 +166,7 @@ static void buffer_elements(const pv_bp_job *job, size_t *data, size_t *msgs)
  * as the device's local memory allows, the rest in private memory. */
 static void split_storage(pv_context *ctx, bp_plan *plan, int ndisp)
 {
-    const int reg = bp_param(ctx, "BP_REG_VALUES"), loc = bp_param(ctx, "BP_LOCAL_VALUES");
+    const int reg = plan->reg_values, loc = plan->local_values;
     plan->nreg = reg < 0 ? 0 : reg < ndisp ? reg : ndisp;
     plan->nloc = loc < 0 ? 0 : loc < ndisp - plan->nreg ? loc : ndisp - plan->nreg;
     const size_t items = (size_t)plan->wg_x * (size_t)plan->wg_y;
@@ -118,7 +176,7 @@ static void split_storage(pv_context *ctx, bp_plan *plan, int ndisp)
     plan->npriv = ndisp - plan->nreg - plan->nloc;
 }
 
-static pv_status check_shape(pv_context *ctx, const bp_plan *plan)
+static pv_status check_shape(pv_context *ctx, bp_plan *plan)
 {
     const long long items = (long long)plan->wg_x * plan->wg_y;
     if (plan->wg_x < 1 || plan->wg_y < 1 || items > pv_cl_device_info(ctx)->max_work_group_size)
@@ -132,15 +190,14 @@ static pv_status check_shape(pv_context *ctx, const bp_plan *plan)
 
 static pv_status plan_options(pv_context *ctx, bp_plan *plan, const pv_image *left, int ndisp)
 {
-    plan->options[0] = '\0';
-    pv_status status = pv_cl_param_defines(ctx, "bp", plan->options, sizeof plan->options);
-    if (status != PV_OK)
-        return status;
-    size_t used = strlen(plan->options);
-    int n = snprintf(plan->options + used, sizeof plan->options - used,
+    int n = snprintf(plan->options, sizeof plan->options,
+                     " -DBP_WG_X=%d -DBP_WG_Y=%d -DBP_REG_VALUES=%d -DBP_LOCAL_VALUES=%d"
+                     " -DBP_SMALL_LEVEL_PIXELS=%d"
                      " -DBP_NDISP=%d -DBP_NREG=%d -DBP_NLOC=%d -DBP_NPRIV=%d -DBP_PIXEL_U8=%d",
-                     ndisp, plan->nreg, plan->nloc, plan->npriv, left->type == PV_PIXEL_U8);
-    if (n < 0 || (size_t)n >= sizeof plan->options - used)
+                     plan->wg_x, plan->wg_y, plan->reg_values, plan->local_values,
+                     plan->small_pixels, ndisp, plan->nreg, plan->nloc, plan->npriv,
+                     left->type == PV_PIXEL_U8);
+    if (n < 0 || (size_t)n >= sizeof plan->options)
         return pv_fail(ctx, PV_ERR_INVALID, "stereo_bp: kernel options overflow");
     return PV_OK;
 }
@@ -149,9 +206,12 @@ static pv_status make_plan(pv_context *ctx, const pv_image *left, const pv_bp_jo
                            bp_plan *plan)
 {
     memset(plan, 0, sizeof *plan);
-    plan->wg_x = bp_param(ctx, "BP_WG_X");
-    plan->wg_y = bp_param(ctx, "BP_WG_Y");
-    plan->small_pixels = bp_param(ctx, "BP_SMALL_LEVEL_PIXELS");
+    const int ndisp = job->ndisp;
+    plan->wg_x = bp_param(ctx, "BP_WG_X", ndisp);
+    plan->wg_y = bp_param(ctx, "BP_WG_Y", ndisp);
+    plan->reg_values = bp_param(ctx, "BP_REG_VALUES", ndisp);
+    plan->local_values = bp_param(ctx, "BP_LOCAL_VALUES", ndisp);
+    plan->small_pixels = bp_param(ctx, "BP_SMALL_LEVEL_PIXELS", ndisp);
     pv_status status = check_shape(ctx, plan);
     if (status != PV_OK)
         return status;
@@ -219,32 +279,104 @@ static void arg(kernel_args *a, size_t size, const void *value)
     a->value[a->count++] = value;
 }
 
-static pv_status launch(pv_context *ctx, const bp_plan *plan, const char *name,
-                        const kernel_args *a, size_t gx, size_t gy)
+static pv_status kernel_of(pv_context *ctx, bp_plan *plan, int which, cl_kernel *kernel)
+{
+    if (!plan->kernels[which]) {
+        pv_status status = pv_cl_kernel(ctx, "stereo_bp", plan->options, kernel_names[which],
+                                        &plan->kernels[which]);
+        if (status != PV_OK)
+            return status;
+    }
+    *kernel = plan->kernels[which];
+    return PV_OK;
+}
+
+static pv_status set_args(pv_context *ctx, bp_plan *plan, int which, const kernel_args *a)
 {
     cl_kernel kernel;
-    pv_status status = pv_cl_kernel(ctx, "stereo_bp", plan->options, name, &kernel);
+    pv_status status = kernel_of(ctx, plan, which, &kernel);
     for (int i = 0; status == PV_OK && i < a->count; i++)
         status = pv_cl_arg(ctx, kernel, (cl_uint)i, a->size[i], a->value[i]);
+    return status;
+}
+
+/* Enqueue kernel `which` with the arguments it holds. */
+static pv_status enqueue(pv_context *ctx, bp_plan *plan, int which, size_t gx, size_t gy)
+{
+    cl_kernel kernel;
+    pv_status status = kernel_of(ctx, plan, which, &kernel);
     if (status != PV_OK)
         return status;
     const size_t global[2] = {gx ? gx : 1, gy ? gy : 1};
     return pv_cl_launch(ctx, kernel, 2, global, plan->local);
 }
 
-static pv_status upload_inputs(pv_context *ctx, const pv_image *left, const pv_image *right,
-                               const pv_bp_job *job, const bp_buffers *b)
+static pv_status launch(pv_context *ctx, bp_plan *plan, int which, const kernel_args *a,
+                        size_t gx, size_t gy)
 {
-    pv_status status = pv_cl_write_image(ctx, b->raw_left, left);
+    pv_status status = set_args(ctx, plan, which, a);
+    return status == PV_OK ? enqueue(ctx, plan, which, gx, gy) : status;
+}
+
+/* Uploads that do not block the host (the caller's pixels and the job's
+ * weights stay valid until the call has drained the queue); their events
+ * are accounted as upload time once the queue is drained. */
+typedef struct upload_events {
+    cl_event event[3];
+    int count;
+} upload_events;
+
+static pv_status write_image_async(pv_context *ctx, cl_mem buffer, const pv_image *image,
+                                   upload_events *events)
+{
+    const size_t pixel = pv_pixel_size(image->type);
+    const size_t row_bytes = (size_t)image->width * pixel, pitch = (size_t)image->stride * pixel;
+    const size_t rows = (size_t)image->height;
+    const size_t origin[3] = {0, 0, 0}, region[3] = {row_bytes, rows, 1};
+    cl_int err = clEnqueueWriteBufferRect(pv_cl_queue(ctx), buffer, CL_FALSE, origin, origin,
+                                          region, row_bytes, row_bytes * rows, pitch,
+                                          pitch * rows, image->data, 0, NULL,
+                                          &events->event[events->count]);
+    pv_status status = pv_cl_check(ctx, err, "clEnqueueWriteBufferRect");
     if (status == PV_OK)
-        status = pv_cl_write_image(ctx, b->raw_right, right);
-    if (status == PV_OK && job->weights)
-        status = pv_cl_write(ctx, b->weights, 0, (2 * (size_t)job->radius + 1) * sizeof(cl_float),
-                             job->weights);
+        events->count++;
     return status;
 }
 
-static pv_status prepare_images(pv_context *ctx, const bp_plan *plan, const pv_image *left,
+static pv_status upload_inputs(pv_context *ctx, const pv_image *left, const pv_image *right,
+                               const pv_bp_job *job, const bp_buffers *b, upload_events *events)
+{
+    pv_status status = write_image_async(ctx, b->raw_left, left, events);
+    if (status == PV_OK)
+        status = write_image_async(ctx, b->raw_right, right, events);
+    if (status == PV_OK && job->weights) {
+        cl_int err = clEnqueueWriteBuffer(pv_cl_queue(ctx), b->weights, CL_FALSE, 0,
+                                          (2 * (size_t)job->radius + 1) * sizeof(cl_float),
+                                          job->weights, 0, NULL, &events->event[events->count]);
+        status = pv_cl_check(ctx, err, "clEnqueueWriteBuffer");
+        if (status == PV_OK)
+            events->count++;
+    }
+    return status;
+}
+
+/* After the queue is drained: add the uploads' device time, release them. */
+static void account_uploads(pv_context *ctx, upload_events *events)
+{
+    for (int i = 0; i < events->count; i++) {
+        cl_ulong start = 0, end = 0;
+        if (clGetEventProfilingInfo(events->event[i], CL_PROFILING_COMMAND_START, sizeof start,
+                                    &start, NULL) == CL_SUCCESS &&
+            clGetEventProfilingInfo(events->event[i], CL_PROFILING_COMMAND_END, sizeof end, &end,
+                                    NULL) == CL_SUCCESS &&
+            end >= start)
+            ctx->timing.upload_ms += (double)(end - start) * 1e-6;
+        clReleaseEvent(events->event[i]);
+    }
+    events->count = 0;
+}
+
+static pv_status prepare_images(pv_context *ctx, bp_plan *plan, const pv_image *left,
                                 const pv_bp_job *job, const bp_buffers *b)
 {
     cl_int width = left->width, height = left->height, radius = job->radius;
@@ -257,7 +389,7 @@ static pv_status prepare_images(pv_context *ctx, const bp_plan *plan, const pv_i
         arg(&a, sizeof(cl_mem), &b->right);
         arg(&a, sizeof width, &width);
         arg(&a, sizeof height, &height);
-        return launch(ctx, plan, "bp_to_float", &a, gx, gy);
+        return launch(ctx, plan, K_TO_FLOAT, &a, gx, gy);
     }
     arg(&a, sizeof(cl_mem), &b->raw_left);
     arg(&a, sizeof(cl_mem), &b->raw_right);
@@ -266,7 +398,7 @@ static pv_status prepare_images(pv_context *ctx, const bp_plan *plan, const pv_i
     arg(&a, sizeof radius, &radius);
     arg(&a, sizeof width, &width);
     arg(&a, sizeof height, &height);
-    pv_status status = launch(ctx, plan, "bp_smooth_rows", &a, gx, gy);
+    pv_status status = launch(ctx, plan, K_SMOOTH_ROWS, &a, gx, gy);
     if (status != PV_OK)
         return status;
     kernel_args c = {.count = 0};
@@ -277,10 +409,10 @@ static pv_status prepare_images(pv_context *ctx, const bp_plan *plan, const pv_i
     arg(&c, sizeof radius, &radius);
     arg(&c, sizeof width, &width);
     arg(&c, sizeof height, &height);
-    return launch(ctx, plan, "bp_smooth_cols", &c, gx, gy);
+    return launch(ctx, plan, K_SMOOTH_COLS, &c, gx, gy);
 }
 
-static pv_status data_costs(pv_context *ctx, const bp_plan *plan, const pv_image *left,
+static pv_status data_costs(pv_context *ctx, bp_plan *plan, const pv_image *left,
                             const pv_bp_job *job, const pv_bp_tile *tile, const bp_buffers *b)
 {
     cl_int width = left->width, tx = tile->x, ty = tile->y, tw = tile->width, th = tile->height;
@@ -298,7 +430,7 @@ static pv_status data_costs(pv_context *ctx, const bp_plan *plan, const pv_image
     arg(&a, sizeof lambda, &lambda);
     arg(&a, sizeof data_max, &data_max);
     arg(&a, sizeof(cl_mem), &b->data);
-    pv_status status = launch(ctx, plan, "bp_data_cost", &a, (size_t)tw, (size_t)th);
+    pv_status status = launch(ctx, plan, K_DATA_COST, &a, (size_t)tw, (size_t)th);
     for (int level = 1; status == PV_OK && level < tile->levels; level++) {
         level_size fine = level_of(tile, level - 1), coarse = level_of(tile, level);
         cl_int fine_offset = (cl_int)data_offset(tile, level - 1, job->ndisp);
@@ -310,7 +442,7 @@ static pv_status data_costs(pv_context *ctx, const bp_plan *plan, const pv_image
         arg(&c, sizeof fw, &fw);
         arg(&c, sizeof fh, &fh);
         arg(&c, sizeof coarse_offset, &coarse_offset);
-        status = launch(ctx, plan, "bp_data_coarsen", &c, (size_t)coarse.width,
+        status = launch(ctx, plan, K_DATA_COARSEN, &c, (size_t)coarse.width,
                         (size_t)coarse.height);
     }
     return status;
@@ -319,7 +451,7 @@ static pv_status data_costs(pv_context *ctx, const bp_plan *plan, const pv_image
 /* The levels coarser than the first with more than small_pixels pixels,
  * in one launch; returns the finest level it handled in *finest
  * (tile->levels when none). */
-static pv_status small_levels(pv_context *ctx, const bp_plan *plan, const pv_bp_job *job,
+static pv_status small_levels(pv_context *ctx, bp_plan *plan, const pv_bp_job *job,
                               const pv_bp_tile *tile, const bp_buffers *b, int *finest)
 {
     *finest = tile->levels;
@@ -345,32 +477,58 @@ static pv_status small_levels(pv_context *ctx, const bp_plan *plan, const pv_bp_
     arg(&a, sizeof rounds, &rounds);
     arg(&a, sizeof disc_max, &disc_max);
     arg(&a, sizeof inv_n, &inv_n);
-    return launch(ctx, plan, "bp_small_levels", &a, plan->local[0], plan->local[1]);
+    return launch(ctx, plan, K_SMALL_LEVELS, &a, plan->local[0], plan->local[1]);
 }
 
-static pv_status start_level(pv_context *ctx, const bp_plan *plan, const pv_bp_tile *tile,
+/* Messages of the level `level` from zero (the coarsest level when no
+ * single-work-group launch handled it). */
+static pv_status start_level(pv_context *ctx, bp_plan *plan, const pv_bp_tile *tile,
                              const bp_buffers *b, int level)
 {
     level_size s = level_of(tile, level);
-    cl_int width = s.width, height = s.height, from_coarse = level < tile->levels - 1;
+    cl_int width = s.width, height = s.height, from_coarse = 0;
     const cl_mem *fine = &b->msgs[level & 1];
-    const cl_mem *coarse = from_coarse ? &b->msgs[(level + 1) & 1] : fine;
     kernel_args a = {.count = 0};
-    arg(&a, sizeof(cl_mem), coarse);
+    arg(&a, sizeof(cl_mem), fine);
     arg(&a, sizeof(cl_mem), fine);
     arg(&a, sizeof width, &width);
     arg(&a, sizeof height, &height);
     arg(&a, sizeof from_coarse, &from_coarse);
-    return launch(ctx, plan, "bp_messages_start", &a, (size_t)(s.width + 1) / 2 + 2,
+    return launch(ctx, plan, K_MESSAGES_START, &a, (size_t)(s.width + 1) / 2 + 2,
                   (size_t)s.height + 2);
 }
 
-static pv_status level_rounds(pv_context *ctx, const bp_plan *plan, const pv_bp_job *job,
-                              const pv_bp_tile *tile, const bp_buffers *b, int level)
+/* The hand-down from the coarser level fused with the first round. */
+static pv_status inherit_round(pv_context *ctx, bp_plan *plan, const pv_bp_job *job,
+                               const pv_bp_tile *tile, const bp_buffers *b, int level)
 {
     level_size s = level_of(tile, level);
     cl_int offset = (cl_int)data_offset(tile, level, job->ndisp);
-    cl_int width = s.width, height = s.height, colour = 0;
+    cl_int width = s.width, height = s.height;
+    cl_float disc_max = job->disc_max, inv_n = job->inv_ndisp;
+    kernel_args a = {.count = 0};
+    arg(&a, sizeof(cl_mem), &b->msgs[(level + 1) & 1]);
+    arg(&a, sizeof(cl_mem), &b->msgs[level & 1]);
+    arg(&a, sizeof(cl_mem), &b->data);
+    arg(&a, sizeof offset, &offset);
+    arg(&a, sizeof width, &width);
+    arg(&a, sizeof height, &height);
+    arg(&a, sizeof disc_max, &disc_max);
+    arg(&a, sizeof inv_n, &inv_n);
+    return launch(ctx, plan, K_ROUND_INHERIT, &a, (size_t)(s.width + 1) / 2 + 2,
+                  (size_t)s.height + 2);
+}
+
+/* Rounds first..iterations-1 of a level (round t updates colour (t+1)&1,
+ * F&H's order).  The arguments are set once; only the colour changes. */
+static pv_status level_rounds(pv_context *ctx, bp_plan *plan, const pv_bp_job *job,
+                              const pv_bp_tile *tile, const bp_buffers *b, int level, int first)
+{
+    if (first >= job->iterations)
+        return PV_OK;
+    level_size s = level_of(tile, level);
+    cl_int offset = (cl_int)data_offset(tile, level, job->ndisp);
+    cl_int width = s.width, height = s.height, colour = (first + 1) & 1;
     cl_float disc_max = job->disc_max, inv_n = job->inv_ndisp;
     kernel_args a = {.count = 0};
     arg(&a, sizeof(cl_mem), &b->msgs[level & 1]);
@@ -381,15 +539,32 @@ static pv_status level_rounds(pv_context *ctx, const bp_plan *plan, const pv_bp_
     arg(&a, sizeof colour, &colour);
     arg(&a, sizeof disc_max, &disc_max);
     arg(&a, sizeof inv_n, &inv_n);
-    pv_status status = PV_OK;
-    for (int t = 0; status == PV_OK && t < job->iterations; t++) {
-        colour = (t + 1) & 1; /* F&H's order; launch() sets the arguments anew */
-        status = launch(ctx, plan, "bp_round", &a, div_up((size_t)s.width, 2), (size_t)s.height);
+    pv_status status = set_args(ctx, plan, K_ROUND, &a);
+    cl_kernel kernel = plan->kernels[K_ROUND];
+    for (int t = first; status == PV_OK && t < job->iterations; t++) {
+        if (t > first) {
+            colour = (t + 1) & 1;
+            status = pv_cl_arg(ctx, kernel, 5, sizeof colour, &colour);
+        }
+        if (status == PV_OK)
+            status = enqueue(ctx, plan, K_ROUND, div_up((size_t)s.width, 2), (size_t)s.height);
     }
     return status;
 }
 
-static pv_status write_disparities(pv_context *ctx, const bp_plan *plan, const pv_image *left,
+/* A level's messages and rounds. */
+static pv_status run_level(pv_context *ctx, bp_plan *plan, const pv_bp_job *job,
+                           const pv_bp_tile *tile, const bp_buffers *b, int level)
+{
+    if (level == tile->levels - 1) {
+        pv_status status = start_level(ctx, plan, tile, b, level);
+        return status == PV_OK ? level_rounds(ctx, plan, job, tile, b, level, 0) : status;
+    }
+    pv_status status = inherit_round(ctx, plan, job, tile, b, level);
+    return status == PV_OK ? level_rounds(ctx, plan, job, tile, b, level, 1) : status;
+}
+
+static pv_status write_disparities(pv_context *ctx, bp_plan *plan, const pv_image *left,
                                    const pv_bp_job *job, const pv_bp_tile *tile,
                                    const bp_buffers *b)
 {
@@ -411,28 +586,25 @@ static pv_status write_disparities(pv_context *ctx, const bp_plan *plan, const p
     arg(&a, sizeof image_width, &image_width);
     arg(&a, sizeof min_disp, &min_disp);
     arg(&a, sizeof(cl_mem), &b->disparity);
-    return launch(ctx, plan, "bp_disparity", &a, (size_t)out_w, (size_t)out_h);
+    return launch(ctx, plan, K_DISPARITY, &a, (size_t)out_w, (size_t)out_h);
 }
 
-static pv_status run_tile(pv_context *ctx, const bp_plan *plan, const pv_image *left,
+static pv_status run_tile(pv_context *ctx, bp_plan *plan, const pv_image *left,
                           const pv_bp_job *job, const pv_bp_tile *tile, const bp_buffers *b)
 {
     int finest_small;
     pv_status status = data_costs(ctx, plan, left, job, tile, b);
     if (status == PV_OK)
         status = small_levels(ctx, plan, job, tile, b, &finest_small);
-    for (int level = finest_small - 1; status == PV_OK && level >= 0; level--) {
-        status = start_level(ctx, plan, tile, b, level);
-        if (status == PV_OK)
-            status = level_rounds(ctx, plan, job, tile, b, level);
-    }
+    for (int level = finest_small - 1; status == PV_OK && level >= 0; level--)
+        status = run_level(ctx, plan, job, tile, b, level);
     if (status == PV_OK)
         status = write_disparities(ctx, plan, left, job, tile, b);
     return status;
 }
 
 static pv_status run(pv_context *ctx, const pv_image *left, const pv_image *right,
-                     const pv_bp_job *job, pv_image *disparity)
+                     const pv_bp_job *job, pv_image *disparity, upload_events *events)
 {
     bp_plan plan;
     bp_buffers b;
@@ -441,7 +613,7 @@ static pv_status run(pv_context *ctx, const pv_image *left, const pv_image *righ
     if (status == PV_OK)
         status = get_buffers(ctx, left, job, &b);
     if (status == PV_OK)
-        status = upload_inputs(ctx, left, right, job, &b);
+        status = upload_inputs(ctx, left, right, job, &b, events);
     if (status == PV_OK)
         status = prepare_images(ctx, &plan, left, job, &b);
     for (int t = 0; status == PV_OK && t < job->tile_count; t++)
@@ -454,8 +626,10 @@ static pv_status run(pv_context *ctx, const pv_image *left, const pv_image *righ
 pv_status pv_cl_stereo_bp(pv_context *ctx, const pv_image *left, const pv_image *right,
                           const pv_bp_job *job, pv_image *disparity)
 {
-    pv_status status = run(ctx, left, right, job, disparity);
+    upload_events events = {.count = 0};
+    pv_status status = run(ctx, left, right, job, disparity, &events);
     /* drain the queue and account the events even after a failure */
     pv_status finished = pv_cl_finish(ctx);
+    account_uploads(ctx, &events);
     return status != PV_OK ? status : finished;
 }

@@ -22,6 +22,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* stereo_bp.c: the size class (1: ndisp <= 96, 2: above) that a tuned bp
+ * configuration is kept for (launch parameter BP_NDISP_CLASS). */
+int pv_cl_bp_ndisp_class(int ndisp);
+
 /* Marker: the context has read its tuning cache (or must not). */
 static const pv_cl_param_default tune_marker[] = {{"TUNE_CACHE_READ", 0}};
 const pv_cl_param_family pv_cl_params_tune = {"tune", tune_marker, 1};
@@ -497,6 +501,8 @@ pv_status pv_cl_tune_search(pv_context *ctx, const char *op, const pv_tune_optio
         search_bp(ctx, &s);
     else
         search_sad(ctx, &s);
+    if (strcmp(op, "bp") == 0) /* the kept values serve jobs of the workload's ndisp class */
+        set_value(family, &s.best, "BP_NDISP_CLASS", pv_cl_bp_ndisp_class(w.bp.ndisp));
     fill_result(&s, op, result);
     status = apply_config(ctx, family, &s.best);
     free_workload(&w);

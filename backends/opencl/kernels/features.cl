@@ -8,7 +8,9 @@
  *   SIFT_EXT_WG               extrema: work items per row group
  *   SIFT_EXT_RUN              extrema: consecutive pixels per item (<= 32)
  *   SIFT_SCAN_WG              scan: work items of the single scan group
- *   SIFT_KP_WG                keypoint kernel: work items per group
+ *   SIFT_KP_WG                keypoint block counts / scatter: items per group
+ *   SIFT_ORI_WG               refinement + orientation: items per candidate
+ *   SIFT_ORI_STEPS            orientation: window samples per item and chunk
  *   SIFT_DESC_SPLIT           descriptor: work items per spatial cell (16 cells)
  *   SIFT_MATCH_WG             matching: queries per group
  *   SIFT_MATCH_TILE           matching: train descriptors staged per step
@@ -19,7 +21,7 @@
  *
  * The detection runs without atomics and without the host in the middle:
  * extrema are counted per row, scanned and written in key order; the
- * keypoint kernel counts per candidate, a scan places them, and the scatter
+ * orientation kernel counts per candidate, a scan places them, and the scatter
  * writes the final records in key order, so no sort is needed anywhere and
  * launches past the (device-side) counts exit at once.
  *
@@ -397,49 +399,11 @@ static void gradient_at(__global const float *level, int w, int h, int x, int y,
     *ang = a < 0.0f ? a + TWO_PI_F : a;
 }
 
-static void orientation_histogram(__global const float *level, int w, int h, float x, float y,
-                                  float sigma, float window, float *hist)
-{
-    const int xi = (int)(x + 0.5f), yi = (int)(y + 0.5f);
-    const float sigmaw = window * sigma;
-    const int W = (int)fmax(floor(3.0f * sigmaw), 1.0f);
-    const float limit = (float)(W * W) + 0.6f, denom = 2.0f * sigmaw * sigmaw;
-    for (int i = 0; i < ORI_BINS; i++)
-        hist[i] = 0.0f;
-    for (int ys = max(-W, -yi); ys <= W && ys <= h - 1 - yi; ys++)
-        for (int xs = max(-W, -xi); xs <= W && xs <= w - 1 - xi; xs++) {
-            const float dx = (float)(xi + xs) - x, dy = (float)(yi + ys) - y;
-            const float r2 = dx * dx + dy * dy;
-            if (r2 >= limit)
-                continue;
-            float mod, ang;
-            gradient_at(level, w, h, xi + xs, yi + ys, &mod, &ang);
-            const float wgt = exp(-r2 / denom) * mod;
-            const float fbin = (float)ORI_BINS * ang / TWO_PI_F;
-            const int bin = (int)floor(fbin - 0.5f);
-            const float rbin = fbin - (float)bin - 0.5f;
-            hist[(bin + ORI_BINS) % ORI_BINS] += (1.0f - rbin) * wgt;
-            hist[(bin + 1) % ORI_BINS] += rbin * wgt;
-        }
-    for (int iter = 0; iter < 6; iter++) {
-        float prev = hist[ORI_BINS - 1];
-        const float first = hist[0];
-        int i;
-        for (i = 0; i < ORI_BINS - 1; i++) {
-            const float next = (prev + hist[i] + hist[i + 1]) / 3.0f;
-            prev = hist[i];
-            hist[i] = next;
-        }
-        hist[i] = (prev + hist[i] + first) / 3.0f;
-    }
-}
-
-/* Refinement (up to 5 moves), contrast and edge tests, then up to 4
- * orientations of candidate `cand`; returns their number.  geom = (x, y,
- * sigma in octave pixels, response), *scale = level + offset. */
-static int keypoint_of(__global const float *dog, __global const float *gauss,
-                       __constant octave_info *octaves, int4 cand, sift_settings set,
-                       float4 *geom, float *scale, float4 *angles)
+/* Refinement (up to 5 moves), contrast and edge tests of candidate `cand`;
+ * returns whether it survives.  geom = (x, y, sigma in octave pixels,
+ * response), *scale = level + offset. */
+static int refine_candidate(__global const float *dog, __constant octave_info *octaves, int4 cand,
+                            sift_settings set, float4 *geom, float *scale)
 {
     const int o = cand.w, level = cand.z;
     const int w = octaves[o].w, h = octaves[o].h;
@@ -469,10 +433,127 @@ static int keypoint_of(__global const float *dog, __global const float *gauss,
                      yn <= (float)(h - 1) && sn >= 0.0f && sn <= (float)(set.levels + 2);
     if (!good)
         return 0;
-    const float sigma = set.sigma0 * exp2(sn / (float)set.levels);
+    *geom = (float4)(xn, yn, set.sigma0 * exp2(sn / (float)set.levels), val);
+    *scale = sn;
+    return 1;
+}
+
+/* --------------------------------------------------------- orientation
+ * One work group of SIFT_ORI_WG items per candidate of the (ordered)
+ * candidate list, whose length is min(counters[0], capacity).  Item 0
+ * refines the candidate; then the window of the orientation histogram is
+ * walked in chunks of ORI_CHUNK samples (row-major, as the serial loop):
+ * every item computes its samples' two (bin, weight) contributions into
+ * local memory, and item b < 36 adds the chunk's contributions to bin b
+ * in sample order, so every bin sums exactly the serial sequence (no
+ * atomics, bit-identical to the CPU).  Item 0 smooths the histogram and
+ * picks the peaks.  Per candidate: its keypoint count (0 .. 4) and data.
+ * Global size: capacity * SIFT_ORI_WG (groups past the count exit). */
+#define ORI_CHUNK (SIFT_ORI_WG * SIFT_ORI_STEPS)
+#define NO_BIN 255
+
+__kernel __attribute__((reqd_work_group_size(SIFT_ORI_WG, 1, 1)))
+void sift_orient(__global const float *dog, __global const float *gauss,
+                 __constant octave_info *octaves, __global const int4 *candidates,
+                 __global const uint *counters, uint capacity, sift_settings set,
+                 __global float4 *cand_geom, __global float *cand_scale,
+                 __global float4 *cand_angles, __global uint *cand_count)
+{
+    __local uchar2 sample_bins[ORI_CHUNK];
+    __local float2 sample_weights[ORI_CHUNK];
+    __local float hist_l[ORI_BINS];
+    __local float4 geom_l;
+    __local float scale_l;
+    __local int good_l;
+    const uint c = get_group_id(0);
+    const int lid = get_local_id(0);
+    if (c >= min(counters[0], capacity))
+        return;
+    const int4 cand = candidates[c];
+    if (lid == 0) {
+        float4 geom = (float4)(0.0f);
+        float scale = 0.0f;
+        good_l = refine_candidate(dog, octaves, cand, set, &geom, &scale);
+        geom_l = geom;
+        scale_l = scale;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (!good_l) {
+        if (lid == 0)
+            cand_count[c] = 0u;
+        return;
+    }
+    const float4 geom = geom_l;
+    const int o = cand.w, level = cand.z;
+    const int w = octaves[o].w, h = octaves[o].h;
+    __global const float *lev =
+        gauss + octaves[o].gauss_offset + (size_t)(level - 1) * (size_t)w * (size_t)h;
+    const float x = geom.x, y = geom.y;
+    const int xi = (int)(x + 0.5f), yi = (int)(y + 0.5f);
+    const float sigmaw = set.ori_window * geom.z;
+    const int W = (int)fmax(floor(3.0f * sigmaw), 1.0f);
+    const float limit = (float)(W * W) + 0.6f, denom = 2.0f * sigmaw * sigmaw;
+    const int ys0 = max(-W, -yi), ys1 = min(W, h - 1 - yi);
+    const int xs0 = max(-W, -xi), xs1 = min(W, w - 1 - xi);
+    const int nx = xs1 - xs0 + 1, total = nx * (ys1 - ys0 + 1);
+    float acc = 0.0f;
+    for (int first = 0; first < total; first += ORI_CHUNK) {
+        for (int j = lid; j < ORI_CHUNK; j += SIFT_ORI_WG) {
+            const int s = first + j;
+            uchar2 bins = (uchar2)(NO_BIN, NO_BIN);
+            float2 weights = (float2)(0.0f, 0.0f);
+            if (s < total) {
+                const int ys = ys0 + s / nx, xs = xs0 + s % nx;
+                const float dx = (float)(xi + xs) - x, dy = (float)(yi + ys) - y;
+                const float r2 = dx * dx + dy * dy;
+                if (r2 < limit) {
+                    float mod, ang;
+                    gradient_at(lev, w, h, xi + xs, yi + ys, &mod, &ang);
+                    const float wgt = exp(-r2 / denom) * mod;
+                    const float fbin = (float)ORI_BINS * ang / TWO_PI_F;
+                    const int bin = (int)floor(fbin - 0.5f);
+                    const float rbin = fbin - (float)bin - 0.5f;
+                    bins = (uchar2)((uchar)((bin + ORI_BINS) % ORI_BINS),
+                                    (uchar)((bin + 1) % ORI_BINS));
+                    weights = (float2)((1.0f - rbin) * wgt, rbin * wgt);
+                }
+            }
+            sample_bins[j] = bins;
+            sample_weights[j] = weights;
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        if (lid < ORI_BINS) {
+            const int n = min(ORI_CHUNK, total - first);
+            const uchar me = (uchar)lid;
+            for (int j = 0; j < n; j++) {
+                const uchar2 b = sample_bins[j];
+                if (b.x == me)
+                    acc += sample_weights[j].x;
+                else if (b.y == me)
+                    acc += sample_weights[j].y;
+            }
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    if (lid < ORI_BINS)
+        hist_l[lid] = acc;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (lid != 0)
+        return;
     float hist[ORI_BINS];
-    orientation_histogram(gauss + octaves[o].gauss_offset + (size_t)(level - 1) * (size_t)plane,
-                          w, h, xn, yn, sigma, set.ori_window, hist);
+    for (int i = 0; i < ORI_BINS; i++)
+        hist[i] = hist_l[i];
+    for (int iter = 0; iter < 6; iter++) {
+        float prev = hist[ORI_BINS - 1];
+        const float head = hist[0];
+        int i;
+        for (i = 0; i < ORI_BINS - 1; i++) {
+            const float next = (prev + hist[i] + hist[i + 1]) / 3.0f;
+            prev = hist[i];
+            hist[i] = next;
+        }
+        hist[i] = (prev + hist[i] + head) / 3.0f;
+    }
     float maxh = 0.0f;
     for (int i = 0; i < ORI_BINS; i++)
         maxh = fmax(maxh, hist[i]);
@@ -487,41 +568,26 @@ static int keypoint_of(__global const float *dog, __global const float *gauss,
             found[n++] = TWO_PI_F * ((float)i + di + 0.5f) / (float)ORI_BINS;
         }
     }
-    *geom = (float4)(xn, yn, sigma, val);
-    *scale = sn;
-    *angles = (float4)(found[0], found[1], found[2], found[3]);
-    return n;
+    cand_count[c] = (uint)n;
+    if (n > 0) {
+        cand_geom[c] = geom;
+        cand_scale[c] = scale_l;
+        cand_angles[c] = (float4)(found[0], found[1], found[2], found[3]);
+    }
 }
 
-/* One work item per candidate of the (ordered) candidate list, whose
- * length is min(counters[0], capacity).  Per candidate: its keypoint count
- * (0 .. 4) and data; per work group: the sum of its counts (block_sums),
- * which sift_scan turns into the groups' first output slots.
- * Global size: a multiple of SIFT_KP_WG covering the capacity. */
+/* Per work group of SIFT_KP_WG candidates: the sum of their keypoint
+ * counts (block_sums), which sift_scan turns into the groups' first output
+ * slots.  Global size: a multiple of SIFT_KP_WG covering the capacity. */
 __kernel __attribute__((reqd_work_group_size(SIFT_KP_WG, 1, 1)))
-void sift_keypoints(__global const float *dog, __global const float *gauss,
-                    __constant octave_info *octaves, __global const int4 *candidates,
-                    __global const uint *counters, uint capacity, sift_settings set,
-                    __global float4 *cand_geom, __global float *cand_scale,
-                    __global float4 *cand_angles, __global uint *cand_count,
-                    __global uint *block_sums)
+void sift_keypoints(__global const uint *counters, uint capacity,
+                    __global const uint *cand_count, __global uint *block_sums)
 {
     __local uint buf[2 * SIFT_KP_WG];
     const uint c = get_global_id(0), count = min(counters[0], capacity);
-    int n = 0;
-    if (c < count) {
-        float4 geom, angles;
-        float scale;
-        n = keypoint_of(dog, gauss, octaves, candidates[c], set, &geom, &scale, &angles);
-        cand_count[c] = (uint)n;
-        if (n > 0) {
-            cand_geom[c] = geom;
-            cand_scale[c] = scale;
-            cand_angles[c] = angles;
-        }
-    }
+    const uint n = c < count ? cand_count[c] : 0u;
     uint total;
-    group_scan(buf, (uint)n, get_local_id(0), SIFT_KP_WG, &total);
+    group_scan(buf, n, get_local_id(0), SIFT_KP_WG, &total);
     if (get_local_id(0) == 0)
         block_sums[get_group_id(0)] = total;
 }

@@ -3,9 +3,10 @@
  * float operations in the same order, so both give the same bits.
  *
  * Defines from the host:
- *   launch parameters (family "bp"): BP_WG_X, BP_WG_Y (work-group shape),
- *     BP_REG_VALUES, BP_LOCAL_VALUES (message-array split caps),
- *     BP_SMALL_LEVEL_PIXELS (host only);
+ *   launch parameters (family "bp", as the host resolved them for this
+ *     job's ndisp): BP_WG_X, BP_WG_Y (work-group shape), BP_REG_VALUES,
+ *     BP_LOCAL_VALUES (message-array split caps), BP_SMALL_LEVEL_PIXELS
+ *     (host only);
  *   per program: BP_NDISP; BP_NREG, BP_NLOC, BP_NPRIV: how the message
  *     array being computed is split (the paper's hybrid): the first NREG
  *     values in a private array whose loops are fully unrolled (registers),
@@ -179,24 +180,33 @@ __kernel void bp_data_coarsen(__global float *data, int fine_offset, int fine_wi
 
 /* ---------------------------------------------------------------- messages */
 
-/* Slot (column, row) of both colours of a level: zero, or the coarse
- * parent's messages when it holds a pixel. */
+/* Slot (column, row) of colour c of a level, the directions in dir_mask
+ * (bit dir): zero, or the coarse parent's messages when it holds a pixel. */
+void inherit_colour(__global const float *coarse, level_geometry cg, __global float *fine,
+                    level_geometry fg, int column, int row, int from_coarse, int c, int dir_mask)
+{
+    const int y = row - 1, x = 2 * (column - 1) + ((y + c) & 1);
+    const int real = from_coarse && row >= 1 && row <= fg.height && column >= 1 &&
+                     x < fg.width;
+    const int source = real ? slot_of(cg, x >> 1, y >> 1) : 0;
+    const int source_colour = ((x >> 1) + (y >> 1)) & 1;
+    for (int dir = 0; dir < 4; dir++) {
+        if (!((dir_mask >> dir) & 1))
+            continue;
+        for (int d = 0; d < NDISP; d++) {
+            const int target = ((dir * 2 + c) * NDISP + d) * fg.plane + row * fg.pitch + column;
+            fine[target] = real ? coarse[((dir * 2 + source_colour) * NDISP + d) * cg.plane + source]
+                                : 0.0f;
+        }
+    }
+}
+
+/* Slot (column, row) of both colours of a level, all four directions. */
 void inherit_slot(__global const float *coarse, level_geometry cg, __global float *fine,
                   level_geometry fg, int column, int row, int from_coarse)
 {
-    for (int c = 0; c < 2; c++) {
-        const int y = row - 1, x = 2 * (column - 1) + ((y + c) & 1);
-        const int real = from_coarse && row >= 1 && row <= fg.height && column >= 1 &&
-                         x < fg.width;
-        const int source = real ? slot_of(cg, x >> 1, y >> 1) : 0;
-        const int source_colour = ((x >> 1) + (y >> 1)) & 1;
-        for (int dir = 0; dir < 4; dir++)
-            for (int d = 0; d < NDISP; d++) {
-                const int target = ((dir * 2 + c) * NDISP + d) * fg.plane + row * fg.pitch + column;
-                fine[target] = real ? coarse[((dir * 2 + source_colour) * NDISP + d) * cg.plane + source]
-                                    : 0.0f;
-            }
-    }
+    for (int c = 0; c < 2; c++)
+        inherit_colour(coarse, cg, fine, fg, column, row, from_coarse, c, 15);
 }
 
 /* Messages of a level: from its coarser level, or zero (from_coarse = 0). */
@@ -210,31 +220,32 @@ __kernel void bp_messages_start(__global const float *coarse, __global float *fi
 }
 
 /* The paper's eight steps: out = the normalised truncated-linear distance
- * transform of data + a + b + c (each a plane-strided vector). */
+ * transform of data + a + b + c (plane-strided vectors: data and out with
+ * stride plane, the incoming messages a, b, c with stride in_plane). */
 void send_message(__global const float *data, __global const float *a, __global const float *b,
-                  __global const float *c, __global float *out, int plane, float disc_max,
-                  float inv_n, __local float *lm, int lid)
+                  __global const float *c, __global float *out, int plane, int in_plane,
+                  float disc_max, float inv_n, __local float *lm, int lid)
 {
     float mr[NREG > 0 ? NREG : 1];
     float mp[NPRIV > 0 ? NPRIV : 1];
     float minimum = INFINITY;
 #pragma unroll
     for (int d = 0; d < NREG; d++) {
-        const int i = d * plane;
-        const float v = data[i] + a[i] + b[i] + c[i];
+        const int i = d * plane, k = d * in_plane;
+        const float v = data[i] + a[k] + b[k] + c[k];
         mr[d] = v;
         minimum = v < minimum ? v : minimum;
     }
     for (int d = 0; d < NLOC; d++) {
-        const int i = (NREG + d) * plane;
-        const float v = data[i] + a[i] + b[i] + c[i];
+        const int i = (NREG + d) * plane, k = (NREG + d) * in_plane;
+        const float v = data[i] + a[k] + b[k] + c[k];
         lm[d * GROUP_ITEMS + lid] = v;
         minimum = v < minimum ? v : minimum;
     }
 #pragma unroll 1
     for (int d = 0; d < NPRIV; d++) {
-        const int i = (NREG + NLOC + d) * plane;
-        const float v = data[i] + a[i] + b[i] + c[i];
+        const int i = (NREG + NLOC + d) * plane, k = (NREG + NLOC + d) * in_plane;
+        const float v = data[i] + a[k] + b[k] + c[k];
         mp[d] = v;
         minimum = v < minimum ? v : minimum;
     }
@@ -328,6 +339,31 @@ __global float *message_plane(__global float *msgs, level_geometry g, int dir, i
     return msgs + (dir * 2 + colour) * NDISP * g.plane;
 }
 
+/* Pixel (x, y) of colour `colour` at slot `own` sends its four messages,
+ * from the incoming vectors from_* (stride in_plane). */
+void send_four(__global float *msgs, __global const float *cost, __global const float *from_up,
+               __global const float *from_down, __global const float *from_left,
+               __global const float *from_right, int in_plane, level_geometry g, int colour,
+               int x, int y, int own, float disc_max, float inv_n, __local float *lm, int lid)
+{
+    if (y > 0)
+        send_message(cost, from_down, from_left, from_right,
+                     message_plane(msgs, g, DIR_UP, colour) + own, g.plane, in_plane, disc_max,
+                     inv_n, lm, lid);
+    if (y < g.height - 1)
+        send_message(cost, from_up, from_left, from_right,
+                     message_plane(msgs, g, DIR_DOWN, colour) + own, g.plane, in_plane, disc_max,
+                     inv_n, lm, lid);
+    if (x > 0)
+        send_message(cost, from_up, from_down, from_right,
+                     message_plane(msgs, g, DIR_LEFT, colour) + own, g.plane, in_plane, disc_max,
+                     inv_n, lm, lid);
+    if (x < g.width - 1)
+        send_message(cost, from_up, from_down, from_left,
+                     message_plane(msgs, g, DIR_RIGHT, colour) + own, g.plane, in_plane, disc_max,
+                     inv_n, lm, lid);
+}
+
 /* Pixel (2j + parity, y) of colour `colour` sends its four messages. */
 void update_pixel(__global float *msgs, __global const float *data, level_geometry g, int colour,
                   int j, int y, float disc_max, float inv_n, __local float *lm, int lid)
@@ -344,19 +380,8 @@ void update_pixel(__global float *msgs, __global const float *data, level_geomet
     __global const float *from_right =
         message_plane(msgs, g, DIR_LEFT, other) + (y + 1) * g.pitch + ((x + 1) >> 1) + 1;
     __global const float *cost = data + colour * NDISP * g.plane + own;
-    if (y > 0)
-        send_message(cost, from_down, from_left, from_right,
-                     message_plane(msgs, g, DIR_UP, colour) + own, g.plane, disc_max, inv_n, lm, lid);
-    if (y < g.height - 1)
-        send_message(cost, from_up, from_left, from_right,
-                     message_plane(msgs, g, DIR_DOWN, colour) + own, g.plane, disc_max, inv_n, lm, lid);
-    if (x > 0)
-        send_message(cost, from_up, from_down, from_right,
-                     message_plane(msgs, g, DIR_LEFT, colour) + own, g.plane, disc_max, inv_n, lm, lid);
-    if (x < g.width - 1)
-        send_message(cost, from_up, from_down, from_left,
-                     message_plane(msgs, g, DIR_RIGHT, colour) + own, g.plane, disc_max, inv_n, lm,
-                     lid);
+    send_four(msgs, cost, from_up, from_down, from_left, from_right, g.plane, g, colour, x, y, own,
+              disc_max, inv_n, lm, lid);
 }
 
 /* One checkerboard round of a level: one work-item per pixel of `colour`. */
@@ -368,6 +393,54 @@ void bp_round(__global float *msgs, __global const float *data, int data_offset_
     const int lid = get_local_id(1) * BP_WG_X + get_local_id(0);
     update_pixel(msgs, data + data_offset_, geometry_of(width, height), colour, get_global_id(0),
                  get_global_id(1), disc_max, inv_n, lm, lid);
+}
+
+/* What pixel (x, y) of a level holds in direction dir right after the
+ * hand-down from its coarser level: its parent's vector in coarse, or, for
+ * a position outside the level, the coarse level's slot 0 (a border slot:
+ * zeros in every plane). */
+__global const float *inherited(__global const float *coarse, level_geometry cg,
+                                level_geometry fg, int dir, int x, int y)
+{
+    if (x < 0 || y < 0 || x >= fg.width || y >= fg.height)
+        return coarse;
+    const int colour = ((x >> 1) + (y >> 1)) & 1;
+    return coarse + (dir * 2 + colour) * NDISP * cg.plane + slot_of(cg, x >> 1, y >> 1);
+}
+
+/* bp_messages_start (from a coarser level) fused with the level's first
+ * round (colour 1): one work-item per slot (column, row).  Colour 0 and the
+ * borders get the handed-down messages; a colour-1 pixel sends its messages
+ * from the handed-down ones of its neighbours, read straight from the
+ * coarse level (the same values, so the same bits), and keeps the
+ * handed-down vectors of the directions it does not send. */
+__kernel __attribute__((reqd_work_group_size(BP_WG_X, BP_WG_Y, 1)))
+void bp_round_inherit(__global const float *coarse, __global float *msgs,
+                      __global const float *data, int data_offset_, int width, int height,
+                      float disc_max, float inv_n)
+{
+    __local float lm[(NLOC > 0 ? NLOC : 1) * GROUP_ITEMS];
+    const int lid = get_local_id(1) * BP_WG_X + get_local_id(0);
+    const level_geometry g = geometry_of(width, height), cg = coarser(g);
+    const int column = get_global_id(0), row = get_global_id(1);
+    if (column >= g.pitch || row >= g.height + 2)
+        return;
+    inherit_colour(coarse, cg, msgs, g, column, row, 1, 0, 15);
+    const int y = row - 1, x = 2 * (column - 1) + ((y + 1) & 1);
+    if (row < 1 || row > g.height || column < 1 || x >= g.width) {
+        inherit_colour(coarse, cg, msgs, g, column, row, 1, 1, 15);
+        return;
+    }
+    const int sent = (y > 0) << DIR_UP | (y < g.height - 1) << DIR_DOWN | (x > 0) << DIR_LEFT |
+                     (x < g.width - 1) << DIR_RIGHT;
+    if (sent != 15)
+        inherit_colour(coarse, cg, msgs, g, column, row, 1, 1, 15 & ~sent);
+    const int own = slot_of(g, x, y);
+    send_four(msgs, data + data_offset_ + NDISP * g.plane + own,
+              inherited(coarse, cg, g, DIR_DOWN, x, y - 1), inherited(coarse, cg, g, DIR_UP, x, y + 1),
+              inherited(coarse, cg, g, DIR_RIGHT, x - 1, y),
+              inherited(coarse, cg, g, DIR_LEFT, x + 1, y), cg.plane, g, 1, x, y, own, disc_max,
+              inv_n, lm, lid);
 }
 
 /* The coarse levels small enough for one work-group: all of their rounds
