@@ -71,37 +71,6 @@ pv_status pv_gaussian_weights(float sigma, int taps, float *weights)
 
 /* ------------------------------------------------------------------- checks */
 
-/* Bytes from the first to one past the last element an image touches. */
-static uintptr_t image_span(const pv_image *image)
-{
-    size_t elements = (size_t)(image->height - 1) * (size_t)image->stride + (size_t)image->width;
-    return (uintptr_t)(elements * pv_pixel_size(image->type));
-}
-
-static uintptr_t volume_span(const pv_volume *volume)
-{
-    size_t elements = (size_t)(volume->ny - 1) * (size_t)volume->stride_y + (size_t)volume->nx;
-    if (volume->nz > 1)
-        elements += (size_t)(volume->nz - 1) * (size_t)volume->stride_z;
-    return (uintptr_t)(elements * sizeof(float));
-}
-
-static int ranges_overlap(const void *a, uintptr_t a_bytes, const void *b, uintptr_t b_bytes)
-{
-    uintptr_t a0 = (uintptr_t)a, b0 = (uintptr_t)b;
-    return a0 < b0 + b_bytes && b0 < a0 + a_bytes;
-}
-
-static int images_overlap(const pv_image *a, const pv_image *b)
-{
-    return ranges_overlap(a->data, image_span(a), b->data, image_span(b));
-}
-
-static int volumes_overlap(const pv_volume *a, const pv_volume *b)
-{
-    return ranges_overlap(a->data, volume_span(a), b->data, volume_span(b));
-}
-
 /* A valid f32 output of src's size that shares no memory with src. */
 static pv_status check_image_output(pv_context *ctx, const char *op, const char *name,
                                     const pv_image *src, const pv_image *out)
@@ -113,7 +82,7 @@ static pv_status check_image_output(pv_context *ctx, const char *op, const char 
     if (!pv_images_same_size(src, out))
         return pv_fail(ctx, PV_ERR_INVALID, "%s: %s is %dx%d but src is %dx%d", op, name,
                        out->width, out->height, src->width, src->height);
-    if (images_overlap(src, out))
+    if (pv_images_overlap(src, out))
         return pv_fail(ctx, PV_ERR_INVALID, "%s: %s shares memory with src", op, name);
     return PV_OK;
 }
@@ -126,7 +95,7 @@ static pv_status check_volume_output(pv_context *ctx, const char *op, const char
     if (!pv_volumes_same_size(src, out))
         return pv_fail(ctx, PV_ERR_INVALID, "%s: %s is %dx%dx%d but src is %dx%dx%d", op, name,
                        out->nx, out->ny, out->nz, src->nx, src->ny, src->nz);
-    if (volumes_overlap(src, out))
+    if (pv_volumes_overlap(src, out))
         return pv_fail(ctx, PV_ERR_INVALID, "%s: %s shares memory with src", op, name);
     return PV_OK;
 }
@@ -401,7 +370,7 @@ static pv_status check_gradient2d(pv_context *ctx, const pv_image *src, const pv
         status = check_image_output(ctx, "gradient", "gy", src, gy);
     if (status != PV_OK)
         return status;
-    if (gx && gy && images_overlap(gx, gy))
+    if (gx && gy && pv_images_overlap(gx, gy))
         return pv_fail(ctx, PV_ERR_INVALID, "gradient: gx and gy share memory");
     if (!scheme_is_valid(scheme))
         return pv_fail(ctx, PV_ERR_INVALID, "gradient: unknown scheme %d", (int)scheme);
@@ -434,7 +403,7 @@ static pv_status check_gradient3d_outputs(pv_context *ctx, const pv_volume *src,
         if (status != PV_OK)
             return status;
         for (int j = 0; j < i; j++)
-            if (outs[j] && volumes_overlap(outs[i], outs[j]))
+            if (outs[j] && pv_volumes_overlap(outs[i], outs[j]))
                 return pv_fail(ctx, PV_ERR_INVALID, "gradient3d: %s and %s share memory",
                                names[j], names[i]);
     }

@@ -276,20 +276,6 @@ pv_status pv_flow_plan_stats(const pv_flow_plan *plan, pv_flow_stats *stats)
 
 /* ---------------------------------------------------------- volume checks */
 
-static uintptr_t volume_span(const pv_volume *volume)
-{
-    size_t elements = (size_t)(volume->ny - 1) * (size_t)volume->stride_y + (size_t)volume->nx;
-    if (volume->nz > 1)
-        elements += (size_t)(volume->nz - 1) * (size_t)volume->stride_z;
-    return (uintptr_t)(elements * sizeof(float));
-}
-
-static int volumes_overlap(const pv_volume *a, const pv_volume *b)
-{
-    uintptr_t a0 = (uintptr_t)a->data, b0 = (uintptr_t)b->data;
-    return a0 < b0 + volume_span(b) && b0 < a0 + volume_span(a);
-}
-
 static int volume_has_size(const pv_volume *v, const int size[3])
 {
     return v->nx == size[0] && v->ny == size[1] && v->nz == size[2];
@@ -340,11 +326,11 @@ static pv_status check_field(pv_context *ctx, const char *op, const pv_flow_fiel
             return pv_fail(ctx, PV_ERR_INVALID, "%s: %s is %dx%dx%d, expected %dx%dx%d", op,
                            names[i], part->nx, part->ny, part->nz, size[0], size[1], size[2]);
         for (int k = 0; k < 2; k++)
-            if (inputs[k] && volumes_overlap(part, inputs[k]))
+            if (inputs[k] && pv_volumes_overlap(part, inputs[k]))
                 return pv_fail(ctx, PV_ERR_INVALID, "%s: %s shares memory with an input", op,
                                names[i]);
         for (int j = 0; j < i; j++)
-            if (volumes_overlap(part, field_part(flow, j)))
+            if (pv_volumes_overlap(part, field_part(flow, j)))
                 return pv_fail(ctx, PV_ERR_INVALID, "%s: %s and %s share memory", op, names[j],
                                names[i]);
     }
@@ -568,7 +554,7 @@ static pv_status check_warp_args(pv_context *ctx, const pv_volume *moving,
     if (!volume_has_size(warped, size))
         return pv_fail(ctx, PV_ERR_INVALID, "%s: warped is %dx%dx%d but moving is %dx%dx%d", op,
                        warped->nx, warped->ny, warped->nz, size[0], size[1], size[2]);
-    if (volumes_overlap(warped, moving))
+    if (pv_volumes_overlap(warped, moving))
         return pv_fail(ctx, PV_ERR_INVALID, "%s: warped shares memory with moving", op);
     static const char *const names[3] = {"flow.u", "flow.v", "flow.w"};
     if (!flow)
@@ -581,7 +567,7 @@ static pv_status check_warp_args(pv_context *ctx, const pv_volume *moving,
         if (!volume_is_finite(part, ctx->cpu_threads))
             return pv_fail(ctx, PV_ERR_INVALID, "%s: %s holds NaN or infinite values", op,
                            names[i]);
-        if (volumes_overlap(part, warped))
+        if (pv_volumes_overlap(part, warped))
             return pv_fail(ctx, PV_ERR_INVALID, "%s: %s shares memory with warped", op,
                            names[i]);
     }

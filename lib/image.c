@@ -71,6 +71,37 @@ int pv_volumes_same_size(const pv_volume *a, const pv_volume *b)
     return a->nx == b->nx && a->ny == b->ny && a->nz == b->nz;
 }
 
+/* Bytes from the first to one past the last element an image touches. */
+static uintptr_t image_span(const pv_image *image)
+{
+    size_t elements = (size_t)(image->height - 1) * (size_t)image->stride + (size_t)image->width;
+    return (uintptr_t)(elements * pv_pixel_size(image->type));
+}
+
+static uintptr_t volume_span(const pv_volume *volume)
+{
+    size_t elements = (size_t)(volume->ny - 1) * (size_t)volume->stride_y + (size_t)volume->nx;
+    if (volume->nz > 1)
+        elements += (size_t)(volume->nz - 1) * (size_t)volume->stride_z;
+    return (uintptr_t)(elements * sizeof(float));
+}
+
+static int ranges_overlap(const void *a, uintptr_t a_bytes, const void *b, uintptr_t b_bytes)
+{
+    uintptr_t a0 = (uintptr_t)a, b0 = (uintptr_t)b;
+    return a0 < b0 + b_bytes && b0 < a0 + a_bytes;
+}
+
+int pv_images_overlap(const pv_image *a, const pv_image *b)
+{
+    return ranges_overlap(a->data, image_span(a), b->data, image_span(b));
+}
+
+int pv_volumes_overlap(const pv_volume *a, const pv_volume *b)
+{
+    return ranges_overlap(a->data, volume_span(a), b->data, volume_span(b));
+}
+
 pv_status pv_image_alloc(pv_image *image, int width, int height, pv_pixel_type type)
 {
     size_t count, bytes;

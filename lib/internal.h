@@ -56,6 +56,10 @@ int pv_image_is_valid(const pv_image *image);
 int pv_volume_is_valid(const pv_volume *volume);
 int pv_images_same_size(const pv_image *a, const pv_image *b);
 int pv_volumes_same_size(const pv_volume *a, const pv_volume *b);
+/* Whether two valid images / volumes share any byte of memory (outputs
+ * must not alias inputs). */
+int pv_images_overlap(const pv_image *a, const pv_image *b);
+int pv_volumes_overlap(const pv_volume *a, const pv_volume *b);
 /* Bytes of one pixel of the type (0 for an unknown type). */
 size_t pv_pixel_size(pv_pixel_type type);
 /* a * b into *out; 0 on overflow. */

@@ -1232,18 +1232,6 @@ static int image_is_finite(const pv_context *ctx, const pv_image *image)
     return scan_image(image, pass_threads(ctx)).finite;
 }
 
-static uintptr_t image_bytes(const pv_image *image)
-{
-    size_t elements = (size_t)(image->height - 1) * (size_t)image->stride + (size_t)image->width;
-    return (uintptr_t)(elements * pv_pixel_size(image->type));
-}
-
-static int images_overlap(const pv_image *a, const pv_image *b)
-{
-    uintptr_t a0 = (uintptr_t)a->data, b0 = (uintptr_t)b->data;
-    return a0 < b0 + image_bytes(b) && b0 < a0 + image_bytes(a);
-}
-
 static pv_status check_ncc_output(pv_context *ctx, const pv_image *templ, const pv_image *image,
                                   const pv_image *out, int map_w, int map_h)
 {
@@ -1252,7 +1240,7 @@ static pv_status check_ncc_output(pv_context *ctx, const pv_image *templ, const 
     if (out->width != map_w || out->height != map_h)
         return pv_fail(ctx, PV_ERR_INVALID, "normxcorr2: out is %dx%d but the map is %dx%d",
                        out->width, out->height, map_w, map_h);
-    if (images_overlap(out, templ) || images_overlap(out, image))
+    if (pv_images_overlap(out, templ) || pv_images_overlap(out, image))
         return pv_fail(ctx, PV_ERR_INVALID, "normxcorr2: out shares memory with an input");
     return PV_OK;
 }

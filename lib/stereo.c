@@ -31,18 +31,6 @@ void pv_sad_params_default(pv_sad_params *params)
 
 /* ------------------------------------------------------------------- checks */
 
-static uintptr_t image_span(const pv_image *image)
-{
-    size_t elements = (size_t)(image->height - 1) * (size_t)image->stride + (size_t)image->width;
-    return (uintptr_t)(elements * pv_pixel_size(image->type));
-}
-
-static int images_overlap(const pv_image *a, const pv_image *b)
-{
-    uintptr_t a0 = (uintptr_t)a->data, b0 = (uintptr_t)b->data;
-    return a0 < b0 + image_span(b) && b0 < a0 + image_span(a);
-}
-
 static pv_status check_images(pv_context *ctx, const pv_image *left, const pv_image *right,
                               const pv_image *disparity)
 {
@@ -62,7 +50,7 @@ static pv_status check_images(pv_context *ctx, const pv_image *left, const pv_im
     if (!pv_images_same_size(left, disparity))
         return pv_fail(ctx, PV_ERR_INVALID, "stereo_sad: disparity is %dx%d but left is %dx%d",
                        disparity->width, disparity->height, left->width, left->height);
-    if (images_overlap(disparity, left) || images_overlap(disparity, right))
+    if (pv_images_overlap(disparity, left) || pv_images_overlap(disparity, right))
         return pv_fail(ctx, PV_ERR_INVALID, "stereo_sad: disparity shares memory with an input");
     return PV_OK;
 }

@@ -232,16 +232,18 @@ typedef struct memory_limits {
     size_t max_buffer;  /* bytes of the largest single buffer */
 } memory_limits;
 
+#ifdef PV_HAVE_OPENCL
+/* backends/opencl/stereo_bp.c: the context's device, as its runtime
+ * described it at creation (no enumeration per call). */
+const pv_device_info *pv_cl_bp_device(pv_context *ctx);
+#endif
+
 static memory_limits default_limits(pv_context *ctx)
 {
     memory_limits limits = {SIZE_MAX, SIZE_MAX};
 #ifdef PV_HAVE_OPENCL
-    pv_device_info devices[64];
-    int count = 0;
-    if (ctx->backend == PV_BACKEND_OPENCL && ctx->device_index >= 0 &&
-        pv_device_list(devices, 64, &count) == PV_OK && ctx->device_index < count &&
-        ctx->device_index < 64) {
-        const pv_device_info *info = &devices[ctx->device_index];
+    if (ctx->backend == PV_BACKEND_OPENCL && ctx->device_index >= 0 && ctx->backend_state) {
+        const pv_device_info *info = pv_cl_bp_device(ctx);
         if (info->global_memory)
             limits.budget = (size_t)(info->global_memory / 2);
         if (info->max_alloc)

@@ -531,6 +531,61 @@ static void test_cross_storage_splits(void **state)
     pv_image_free(&right);
 }
 
+/* Few rounds per level: the hand-down fused with the first round
+ * (bp_round_inherit) is then all or most of a level's work. */
+static void test_cross_few_rounds(void **state)
+{
+    (void)state;
+    opencl_or_skip();
+    const int width = 61, height = 43;
+    pv_image left = new_image(width, height, PV_PIXEL_U8), right = new_image(width, height, PV_PIXEL_U8);
+    const bands b = {{2, 9, 5}};
+    make_band_pair(&left, &right, &b, 11u);
+    pv_bp_params params = tuned_params(11);
+    params.levels = 4;
+    static const int rounds[] = {1, 2, 3};
+    static const int small[] = {0, 200};
+    for (size_t s = 0; s < sizeof small / sizeof small[0]; s++)
+        for (size_t r = 0; r < sizeof rounds / sizeof rounds[0]; r++) {
+            char what[96];
+            set_bp_param("BP_SMALL_LEVEL_PIXELS", small[s]);
+            params.iterations = rounds[r];
+            snprintf(what, sizeof what, "61x43/11, 4 levels, %d round(s), small %d", rounds[r],
+                     small[s]);
+            check_agreement(&left, &right, &params, what);
+        }
+    assert_int_equal(pv_tune_use_defaults(g_opencl), PV_OK);
+    pv_image_free(&left);
+    pv_image_free(&right);
+}
+
+/* Tuned values kept for one ndisp class (BP_NDISP_CLASS) are not used for
+ * jobs of the other class: an impossible group width only fails there. */
+static void test_ndisp_class(void **state)
+{
+    (void)state;
+    pv_context *cl = opencl_or_skip();
+    const int width = 64, height = 32;
+    pv_image left = new_image(width, height, PV_PIXEL_U8), right = new_image(width, height, PV_PIXEL_U8);
+    pv_image out = new_image(width, height, PV_PIXEL_F32);
+    const bands b = {{1, 5, 3}};
+    make_band_pair(&left, &right, &b, 3u);
+    pv_bp_params params = tuned_params(16);
+    params.levels = 3;
+    set_bp_param("BP_WG_X", 65536);
+    set_bp_param("BP_NDISP_CLASS", 2); /* for ndisp > 96 only */
+    assert_int_equal(pv_stereo_bp(cl, &left, &right, &params, &out), PV_OK);
+    set_bp_param("BP_NDISP_CLASS", 1); /* for ndisp <= 96 */
+    assert_int_equal(pv_stereo_bp(cl, &left, &right, &params, &out), PV_ERR_INVALID);
+    set_bp_param("BP_NDISP_CLASS", 0); /* every ndisp */
+    assert_int_equal(pv_stereo_bp(cl, &left, &right, &params, &out), PV_ERR_INVALID);
+    assert_int_equal(pv_tune_use_defaults(g_opencl), PV_OK);
+    assert_int_equal(pv_stereo_bp(cl, &left, &right, &params, &out), PV_OK);
+    pv_image_free(&left);
+    pv_image_free(&right);
+    pv_image_free(&out);
+}
+
 /* f32 input in strided, guarded buffers; output guarded too. */
 static void test_cross_f32_strided(void **state)
 {
@@ -811,6 +866,8 @@ int main(void)
         cmocka_unit_test(test_cross_tsukuba),
         cmocka_unit_test(test_cross_storage_splits),
         cmocka_unit_test(test_cross_f32_strided),
+        cmocka_unit_test(test_cross_few_rounds),
+        cmocka_unit_test(test_ndisp_class),
         cmocka_unit_test(test_crosscheck_mode),
         BOTH(test_tiles_requested),
         BOTH(test_tiles_from_budget),

@@ -253,6 +253,8 @@ static void check_search(const char *op, int candidates)
     assert_true(r->param_count >= 4);
     for (int i = 0; i < r->param_count; i++)
         assert_int_equal(param_value(ctx, op, r->params[i].name), r->params[i].value);
+    if (strcmp(op, "bp") == 0) /* kept for the workload's ndisp class (16: <= 96) */
+        assert_int_equal(param_value(ctx, "bp", "BP_NDISP_CLASS"), 1);
     check_tuned_output(ctx, op);
 
     /* a fresh context reads the same values back */

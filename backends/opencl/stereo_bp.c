@@ -5,10 +5,12 @@
  * call; the smoothed images, the data-cost pyramid and the messages of
  * every level and round stay on the device.  Buffers are per-context
  * scratch slots, so repeated calls on one size allocate nothing.  Per tile:
- * the finest data costs, one launch per coarser level, then from the
- * coarsest level: the levels small enough for one work-group in a single
- * launch (all their rounds, BP_SMALL_LEVEL_PIXELS), and for each larger
- * level one launch that hands the messages down plus one per round.
+ * the finest data costs with the next level's (one launch), one launch per
+ * further level, then from the coarsest level: the levels small enough for
+ * one work-group in a single launch (all their rounds,
+ * BP_SMALL_LEVEL_PIXELS), and for each larger level one launch per round,
+ * the first also handing the messages down from the coarser level.
+ * Without smoothing the data costs read the uploaded pixels directly.
  *
  * The message array being computed is split between registers, local
  * memory and spilled private memory by the launch parameters BP_REG_VALUES
@@ -45,10 +47,10 @@ const pv_cl_param_family pv_cl_params_bp = {
     "bp", bp_defaults, sizeof bp_defaults / sizeof bp_defaults[0]};
 
 enum {
-    K_TO_FLOAT,
     K_SMOOTH_ROWS,
     K_SMOOTH_COLS,
     K_DATA_COST,
+    K_DATA_COST_PAIR,
     K_DATA_COARSEN,
     K_SMALL_LEVELS,
     K_MESSAGES_START,
@@ -59,8 +61,9 @@ enum {
 };
 
 static const char *const kernel_names[K_COUNT] = {
-    "bp_to_float",   "bp_smooth_rows",    "bp_smooth_cols", "bp_data_cost",     "bp_data_coarsen",
-    "bp_small_levels", "bp_messages_start", "bp_round",       "bp_round_inherit", "bp_disparity",
+    "bp_smooth_rows",  "bp_smooth_cols",    "bp_data_cost",     "bp_data_cost_pair",
+    "bp_data_coarsen", "bp_small_levels",   "bp_messages_start", "bp_round",
+    "bp_round_inherit", "bp_disparity",
 };
 
 typedef struct bp_plan {
@@ -68,6 +71,7 @@ typedef struct bp_plan {
     int reg_values, local_values;
     int nreg, nloc, npriv;
     int small_pixels;
+    int small_items;    /* work-items of bp_small_levels (one row) */
     size_t local[2];
     char options[512];
     cl_kernel kernels[K_COUNT]; /* looked up on first use in this call */
@@ -114,6 +118,14 @@ static int bp_param(pv_context *ctx, const char *name, int ndisp)
 static size_t div_up(size_t n, size_t d)
 {
     return (n + d - 1) / d;
+}
+
+const pv_device_info *pv_cl_bp_device(pv_context *ctx);
+
+/* For lib/stereo_bp.c's memory limits: the context's device. */
+const pv_device_info *pv_cl_bp_device(pv_context *ctx)
+{
+    return pv_cl_device_info(ctx);
 }
 
 /* ---------------------------------------------------------------- geometry */
@@ -176,6 +188,21 @@ static void split_storage(pv_context *ctx, bp_plan *plan, int ndisp)
     plan->npriv = ndisp - plan->nreg - plan->nloc;
 }
 
+/* One row of as many work-items as the device allows (at most 1024, a
+ * multiple of 32) and the local-memory part of the message array fits:
+ * the single-work-group levels then update up to 1024 pixels at once. */
+static int small_group_items(pv_context *ctx, const bp_plan *plan)
+{
+    const long long max = pv_cl_device_info(ctx)->max_work_group_size;
+    const size_t local = (size_t)pv_cl_device_info(ctx)->local_memory;
+    long long items = max < 1024 ? max : 1024;
+    if (plan->nloc > 0 && (long long)(local / ((size_t)plan->nloc * sizeof(cl_float))) < items)
+        items = (long long)(local / ((size_t)plan->nloc * sizeof(cl_float)));
+    if (items >= 32)
+        items -= items % 32;
+    return items < 1 ? 1 : (int)items;
+}
+
 static pv_status check_shape(pv_context *ctx, bp_plan *plan)
 {
     const long long items = (long long)plan->wg_x * plan->wg_y;
@@ -188,15 +215,17 @@ static pv_status check_shape(pv_context *ctx, bp_plan *plan)
     return PV_OK;
 }
 
-static pv_status plan_options(pv_context *ctx, bp_plan *plan, const pv_image *left, int ndisp)
+static pv_status plan_options(pv_context *ctx, bp_plan *plan, const pv_image *left, int ndisp,
+                              int from_smoothed)
 {
     int n = snprintf(plan->options, sizeof plan->options,
                      " -DBP_WG_X=%d -DBP_WG_Y=%d -DBP_REG_VALUES=%d -DBP_LOCAL_VALUES=%d"
                      " -DBP_SMALL_LEVEL_PIXELS=%d"
-                     " -DBP_NDISP=%d -DBP_NREG=%d -DBP_NLOC=%d -DBP_NPRIV=%d -DBP_PIXEL_U8=%d",
+                     " -DBP_NDISP=%d -DBP_NREG=%d -DBP_NLOC=%d -DBP_NPRIV=%d -DBP_PIXEL_U8=%d"
+                     " -DBP_COST_FROM_RAW=%d -DBP_SMALL_ITEMS=%d",
                      plan->wg_x, plan->wg_y, plan->reg_values, plan->local_values,
                      plan->small_pixels, ndisp, plan->nreg, plan->nloc, plan->npriv,
-                     left->type == PV_PIXEL_U8);
+                     left->type == PV_PIXEL_U8, !from_smoothed, plan->small_items);
     if (n < 0 || (size_t)n >= sizeof plan->options)
         return pv_fail(ctx, PV_ERR_INVALID, "stereo_bp: kernel options overflow");
     return PV_OK;
@@ -216,11 +245,12 @@ static pv_status make_plan(pv_context *ctx, const pv_image *left, const pv_bp_jo
     if (status != PV_OK)
         return status;
     split_storage(ctx, plan, job->ndisp);
+    plan->small_items = small_group_items(ctx, plan);
     plan->local[0] = (size_t)plan->wg_x;
     plan->local[1] = (size_t)plan->wg_y;
     pv_log(ctx, "stereo_bp: groups of %dx%d, message array %d registers + %d local + %d private",
            plan->wg_x, plan->wg_y, plan->nreg, plan->nloc, plan->npriv);
-    return plan_options(ctx, plan, left, job->ndisp);
+    return plan_options(ctx, plan, left, job->ndisp, job->weights != NULL);
 }
 
 /* --------------------------------------------------------------- buffers */
@@ -246,9 +276,9 @@ static pv_status get_buffers(pv_context *ctx, const pv_image *left, const pv_bp_
     pv_status status = pv_cl_scratch(ctx, "bp.raw_left", raw, &b->raw_left);
     if (status == PV_OK)
         status = pv_cl_scratch(ctx, "bp.raw_right", raw, &b->raw_right);
-    if (status == PV_OK)
+    if (status == PV_OK && job->weights)
         status = float_buffer(ctx, "bp.left", pixels, &b->left);
-    if (status == PV_OK)
+    if (status == PV_OK && job->weights)
         status = float_buffer(ctx, "bp.right", pixels, &b->right);
     if (status == PV_OK && job->weights)
         status = float_buffer(ctx, "bp.tmp", 2 * pixels, &b->tmp);
@@ -376,21 +406,16 @@ static void account_uploads(pv_context *ctx, upload_events *events)
     events->count = 0;
 }
 
+/* The smoothed f32 images (without smoothing, the data costs read the
+ * uploaded pixels directly). */
 static pv_status prepare_images(pv_context *ctx, bp_plan *plan, const pv_image *left,
                                 const pv_bp_job *job, const bp_buffers *b)
 {
+    if (!job->weights)
+        return PV_OK;
     cl_int width = left->width, height = left->height, radius = job->radius;
-    kernel_args a = {.count = 0};
     const size_t gx = (size_t)width, gy = (size_t)height;
-    if (!job->weights) {
-        arg(&a, sizeof(cl_mem), &b->raw_left);
-        arg(&a, sizeof(cl_mem), &b->raw_right);
-        arg(&a, sizeof(cl_mem), &b->left);
-        arg(&a, sizeof(cl_mem), &b->right);
-        arg(&a, sizeof width, &width);
-        arg(&a, sizeof height, &height);
-        return launch(ctx, plan, K_TO_FLOAT, &a, gx, gy);
-    }
+    kernel_args a = {.count = 0};
     arg(&a, sizeof(cl_mem), &b->raw_left);
     arg(&a, sizeof(cl_mem), &b->raw_right);
     arg(&a, sizeof(cl_mem), &b->tmp);
@@ -412,15 +437,20 @@ static pv_status prepare_images(pv_context *ctx, bp_plan *plan, const pv_image *
     return launch(ctx, plan, K_SMOOTH_COLS, &c, gx, gy);
 }
 
+/* The data-cost pyramid of a tile: the finest level together with the
+ * next coarser one (bp_data_cost_pair), then one launch per further
+ * level. */
 static pv_status data_costs(pv_context *ctx, bp_plan *plan, const pv_image *left,
                             const pv_bp_job *job, const pv_bp_tile *tile, const bp_buffers *b)
 {
     cl_int width = left->width, tx = tile->x, ty = tile->y, tw = tile->width, th = tile->height;
     cl_int min_disp = job->min_disp;
     cl_float lambda = job->lambda, data_max = job->data_max;
+    cl_int level1_offset = (cl_int)data_offset(tile, 1, job->ndisp);
+    const int pair = tile->levels >= 2;
     kernel_args a = {.count = 0};
-    arg(&a, sizeof(cl_mem), &b->left);
-    arg(&a, sizeof(cl_mem), &b->right);
+    arg(&a, sizeof(cl_mem), job->weights ? &b->left : &b->raw_left);
+    arg(&a, sizeof(cl_mem), job->weights ? &b->right : &b->raw_right);
     arg(&a, sizeof width, &width);
     arg(&a, sizeof tx, &tx);
     arg(&a, sizeof ty, &ty);
@@ -430,8 +460,15 @@ static pv_status data_costs(pv_context *ctx, bp_plan *plan, const pv_image *left
     arg(&a, sizeof lambda, &lambda);
     arg(&a, sizeof data_max, &data_max);
     arg(&a, sizeof(cl_mem), &b->data);
-    pv_status status = launch(ctx, plan, K_DATA_COST, &a, (size_t)tw, (size_t)th);
-    for (int level = 1; status == PV_OK && level < tile->levels; level++) {
+    pv_status status;
+    if (pair) {
+        arg(&a, sizeof level1_offset, &level1_offset);
+        level_size coarse = level_of(tile, 1);
+        status = launch(ctx, plan, K_DATA_COST_PAIR, &a, (size_t)coarse.width,
+                        (size_t)coarse.height);
+    } else
+        status = launch(ctx, plan, K_DATA_COST, &a, (size_t)tw, (size_t)th);
+    for (int level = 2; status == PV_OK && level < tile->levels; level++) {
         level_size fine = level_of(tile, level - 1), coarse = level_of(tile, level);
         cl_int fine_offset = (cl_int)data_offset(tile, level - 1, job->ndisp);
         cl_int coarse_offset = (cl_int)data_offset(tile, level, job->ndisp);
@@ -463,6 +500,22 @@ static pv_status small_levels(pv_context *ctx, bp_plan *plan, const pv_bp_job *j
     }
     if (*finest == tile->levels)
         return PV_OK;
+    /* a device that cannot run the group as compiled (registers) runs
+     * these levels with one launch per round instead */
+    cl_kernel kernel;
+    pv_status status = kernel_of(ctx, plan, K_SMALL_LEVELS, &kernel);
+    if (status != PV_OK)
+        return status;
+    size_t fits = 0;
+    if (clGetKernelWorkGroupInfo(kernel, pv_cl_device(ctx), CL_KERNEL_WORK_GROUP_SIZE, sizeof fits,
+                                 &fits, NULL) != CL_SUCCESS ||
+        fits < (size_t)plan->small_items) {
+        pv_log(ctx, "stereo_bp: %s runs bp_small_levels with at most %zu of its %d work-items; "
+               "one launch per round instead", pv_cl_device_info(ctx)->name, fits,
+               plan->small_items);
+        *finest = tile->levels;
+        return PV_OK;
+    }
     cl_int tw = tile->width, th = tile->height, coarsest = tile->levels - 1, last = *finest;
     cl_int rounds = job->iterations;
     cl_float disc_max = job->disc_max, inv_n = job->inv_ndisp;
@@ -477,7 +530,9 @@ static pv_status small_levels(pv_context *ctx, bp_plan *plan, const pv_bp_job *j
     arg(&a, sizeof rounds, &rounds);
     arg(&a, sizeof disc_max, &disc_max);
     arg(&a, sizeof inv_n, &inv_n);
-    return launch(ctx, plan, K_SMALL_LEVELS, &a, plan->local[0], plan->local[1]);
+    status = set_args(ctx, plan, K_SMALL_LEVELS, &a);
+    const size_t group[2] = {(size_t)plan->small_items, 1};
+    return status == PV_OK ? pv_cl_launch(ctx, kernel, 2, group, group) : status;
 }
 
 /* Messages of the level `level` from zero (the coarsest level when no

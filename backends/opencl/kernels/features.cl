@@ -196,7 +196,9 @@ typedef struct octave_info {
  * pass 1 writes them in x order, skipping rows without any.
  * Within a row, item i takes SIFT_EXT_RUN consecutive pixels of each span
  * of SIFT_EXT_WG * SIFT_EXT_RUN, keeps a bit mask of its extrema, and a
- * local scan of the items' counts places them.
+ * local scan of the items' counts places them (the pixels are tested with
+ * item i on every SIFT_EXT_WG-th pixel from i, for coalesced reads, and
+ * the flags regrouped through local memory).
  * Global size: (groups * SIFT_EXT_WG). */
 #define EXT_SPAN (SIFT_EXT_WG * SIFT_EXT_RUN)
 
@@ -243,6 +245,7 @@ void sift_extrema(__global const float *dog, __constant octave_info *octaves, in
                   __global int4 *candidates, uint capacity)
 {
     __local uint buf[2 * SIFT_EXT_WG];
+    __local uchar flags[EXT_SPAN];
     const uint g = get_group_id(0);
     const int lid = get_local_id(0);
     int o = 0;
@@ -263,12 +266,18 @@ void sift_extrema(__global const float *dog, __constant octave_info *octaves, in
     for (int x0 = 0; x0 < w; x0 += EXT_SPAN) {
         const int xs = x0 + lid * SIFT_EXT_RUN;
         uint mask = 0;
-        if (inside)
+        if (inside) {
+            /* Tested with neighbouring items on neighbouring pixels (coalesced
+             * reads), then regrouped into each item's run through `flags`. */
             for (int i = 0; i < SIFT_EXT_RUN; i++) {
-                const int x = xs + i;
-                if (x >= 1 && x < w - 1 && is_extremum(d + x, plane, w, d[x], threshold))
-                    mask |= 1u << i;
+                const int j = lid + i * SIFT_EXT_WG, x = x0 + j;
+                flags[j] = x >= 1 && x < w - 1 && is_extremum(d + x, plane, w, d[x], threshold);
             }
+            barrier(CLK_LOCAL_MEM_FENCE);
+            for (int i = 0; i < SIFT_EXT_RUN; i++)
+                mask |= (uint)flags[lid * SIFT_EXT_RUN + i] << i;
+            barrier(CLK_LOCAL_MEM_FENCE);
+        }
         const uint n = popcount(mask);
         if (pass == 0) {
             found += n;
@@ -643,14 +652,28 @@ void sift_scatter(__global const int4 *candidates, __global const uint *counters
  * row of the cell's support (a rotated 2x2-bin square, scanned through its
  * bounding box), with VLFeat's trilinear weights, into 8 private bins; the
  * partial histograms are summed in a fixed order, so the result does not
- * depend on scheduling.  No atomics: deterministic. */
+ * depend on scheduling.  No atomics: deterministic.
+ * A sample lies in up to four cells' supports, so its costly part (the
+ * gradient, the window weight, the angle bin) is computed once: the union
+ * of the cells' boxes is walked in chunks of DESC_CHUNK samples (row-major)
+ * that all items fill in local memory, and then each item runs its rows
+ * through the chunk in the same order as a direct scan would. */
 #define DESC_WG (DESC_CELLS * SIFT_DESC_SPLIT)
+#define DESC_CHUNK (DESC_WG * 8)
 
 static float cell_weight(float n, int cell)
 {
     const int bin = (int)floor(n - 0.5f);
     const float r = n - ((float)bin + 0.5f);
     return cell == bin ? 1.0f - r : cell == bin + 1 ? r : 0.0f;
+}
+
+/* Whether cell_weight(n, c) is non-zero for some cell c in -2 .. 1. */
+static int in_some_cell(float n)
+{
+    const int bin = (int)floor(n - 0.5f);
+    const float r = n - ((float)bin + 0.5f);
+    return (bin >= -2 && bin <= 1) || (bin >= -3 && bin <= 0 && r != 0.0f);
 }
 
 __kernel __attribute__((reqd_work_group_size(DESC_WG, 1, 1)))
@@ -661,6 +684,9 @@ void sift_descriptors(__global const float *gauss, __constant octave_info *octav
     __local float partial[SIFT_DESC_SPLIT][DESC_SIZE];
     __local float desc[DESC_SIZE];
     __local float norm_parts[DESC_WG];
+    __local int4 boxes[DESC_CELLS];
+    __local float s_nx[DESC_CHUNK], s_ny[DESC_CHUNK], s_wm[DESC_CHUNK], s_rt[DESC_CHUNK];
+    __local int s_bint[DESC_CHUNK];
     const int lid = get_local_id(0), cell = lid % DESC_CELLS, part = lid / DESC_CELLS;
     const size_t k = get_group_id(0);
     if (k >= min(counters[1], kp_capacity))
@@ -684,26 +710,63 @@ void sift_descriptors(__global const float *gauss, __constant octave_info *octav
     const int y_hi = min(min(W, h - yi - 2), (int)ceil(py) + reach - yi);
     const int x_lo = max(max(-W, 1 - xi), (int)floor(px) - reach - xi);
     const int x_hi = min(min(W, w - xi - 2), (int)ceil(px) + reach - xi);
+    /* The union box (every bound already inside the image's interior). */
+    if (part == 0)
+        boxes[cell] = (int4)(x_lo, x_hi, y_lo, y_hi);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    int4 u = boxes[0];
+    for (int c = 1; c < DESC_CELLS; c++) {
+        const int4 b = boxes[c];
+        u = (int4)(min(u.x, b.x), max(u.y, b.y), min(u.z, b.z), max(u.w, b.w));
+    }
+    const int uw = u.y - u.x + 1, uh = u.w - u.z + 1;
+    const int total = uw > 0 && uh > 0 ? uw * uh : 0;
     float bins[8] = {0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f};
-    for (int dyi = y_lo + part; dyi <= y_hi; dyi += SIFT_DESC_SPLIT)
-        for (int dxi = x_lo; dxi <= x_hi; dxi++) {
+    for (int first = 0; first < total; first += DESC_CHUNK) {
+        for (int j = lid; j < DESC_CHUNK; j += DESC_WG) {
+            const int s = first + j;
+            if (s >= total)
+                break;
+            const int dyi = u.z + s / uw, dxi = u.x + s % uw;
             const float dx = (float)(xi + dxi) - x, dy = (float)(yi + dyi) - y;
             const float nx = (ct * dx + st * dy) / sbp, ny = (-st * dx + ct * dy) / sbp;
-            const float wx = cell_weight(nx, cx), wy = cell_weight(ny, cy);
-            if (wx == 0.0f || wy == 0.0f)
-                continue;
-            float mod, ang;
-            gradient_at(g, w, h, xi + dxi, yi + dyi, &mod, &ang);
-            float theta = ang - angle;
-            theta = theta < 0.0f ? theta + TWO_PI_F : theta;
-            const float nt = 8.0f * theta / TWO_PI_F;
-            const float win = exp(-(nx * nx + ny * ny) / 8.0f);
-            const int bint = (int)floor(nt);
-            const float rt = nt - (float)bint;
-            const float wxy = win * mod * fabs(wx) * fabs(wy);
-            bins[(bint + 8) % 8] += wxy * (1.0f - rt);
-            bins[(bint + 1) % 8] += wxy * rt;
+            s_nx[j] = nx;
+            s_ny[j] = ny;
+            if (in_some_cell(nx) && in_some_cell(ny)) {
+                float mod, ang;
+                gradient_at(g, w, h, xi + dxi, yi + dyi, &mod, &ang);
+                float theta = ang - angle;
+                theta = theta < 0.0f ? theta + TWO_PI_F : theta;
+                const float nt = 8.0f * theta / TWO_PI_F;
+                const float win = exp(-(nx * nx + ny * ny) / 8.0f);
+                const int bint = (int)floor(nt);
+                s_wm[j] = win * mod;
+                s_bint[j] = bint;
+                s_rt[j] = nt - (float)bint;
+            }
         }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        const int n = min(DESC_CHUNK, total - first);
+        for (int dyi = y_lo + part; dyi <= y_hi; dyi += SIFT_DESC_SPLIT) {
+            const int row = (dyi - u.z) * uw - first;
+            const int a = row + x_lo - u.x, b = row + x_hi - u.x;
+            if (b < 0)
+                continue;
+            if (a >= n)
+                break;
+            for (int j = max(a, 0), end = min(b, n - 1); j <= end; j++) {
+                const float wx = cell_weight(s_nx[j], cx), wy = cell_weight(s_ny[j], cy);
+                if (wx == 0.0f || wy == 0.0f)
+                    continue;
+                const int bint = s_bint[j];
+                const float rt = s_rt[j];
+                const float wxy = s_wm[j] * fabs(wx) * fabs(wy);
+                bins[(bint + 8) % 8] += wxy * (1.0f - rt);
+                bins[(bint + 1) % 8] += wxy * rt;
+            }
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
     for (int t = 0; t < 8; t++)
         partial[part][((cy + 2) * 4 + (cx + 2)) * 8 + t] = bins[t];
     barrier(CLK_LOCAL_MEM_FENCE);

@@ -6,13 +6,14 @@
  *   launch parameters (family "bp", as the host resolved them for this
  *     job's ndisp): BP_WG_X, BP_WG_Y (work-group shape), BP_REG_VALUES,
  *     BP_LOCAL_VALUES (message-array split caps), BP_SMALL_LEVEL_PIXELS
- *     (host only);
+ *     (host only); BP_SMALL_ITEMS: the work-items of bp_small_levels;
  *   per program: BP_NDISP; BP_NREG, BP_NLOC, BP_NPRIV: how the message
  *     array being computed is split (the paper's hybrid): the first NREG
  *     values in a private array whose loops are fully unrolled (registers),
  *     the next NLOC in local memory (NLOC values per work-item), the last
  *     NPRIV in a private array indexed in a loop (spilled to the device's
- *     per-thread memory); BP_PIXEL_U8: input pixel type.
+ *     per-thread memory); BP_PIXEL_U8: input pixel type; BP_COST_FROM_RAW:
+ *     the data costs read the input pixels (no smoothing).
  *
  * Layout (colour-split, so that the work-items of one checkerboard colour
  * read and write contiguous memory): a level of w x h pixels keeps, per
@@ -82,18 +83,6 @@ int data_offset(level_geometry g, int level)
 
 /* ------------------------------------------------------------ image set-up */
 
-__kernel void bp_to_float(__global const pixel_t *left, __global const pixel_t *right,
-                          __global float *left_out, __global float *right_out, int width,
-                          int height)
-{
-    const int x = get_global_id(0), y = get_global_id(1);
-    if (x >= width || y >= height)
-        return;
-    const int i = y * width + x;
-    left_out[i] = convert_float(left[i]);
-    right_out[i] = convert_float(right[i]);
-}
-
 /* Row pass of the smoothing, both images (tmp holds two images). */
 __kernel void bp_smooth_rows(__global const pixel_t *left, __global const pixel_t *right,
                              __global float *tmp, __constant float *weights, int radius,
@@ -133,23 +122,77 @@ __kernel void bp_smooth_cols(__global const float *tmp, __global float *left_out
 
 /* -------------------------------------------------------------- data costs */
 
+/* The data costs read the smoothed f32 images, or, without smoothing
+ * (BP_COST_FROM_RAW), the caller's pixels directly (the same values). */
+#if BP_COST_FROM_RAW
+typedef pixel_t cost_input_t;
+#else
+typedef float cost_input_t;
+#endif
+
+/* Finest-level cost of pixel (x, y) of the tile (in range) at disparity
+ * index d; `value` is the left pixel, row the image row's start. */
+float pixel_cost(__global const cost_input_t *right, int row, int width, int xa, float value,
+                 int disparity, float lambda, float data_max)
+{
+    const int xr = clamp(xa - disparity, 0, width - 1);
+    float diff = fabs(value - convert_float(right[row + xr]));
+    diff = diff < data_max ? diff : data_max;
+    return lambda * diff;
+}
+
 /* Finest level of a tile at (tile_x, tile_y) of an image `width` wide. */
-__kernel void bp_data_cost(__global const float *left, __global const float *right, int width,
-                           int tile_x, int tile_y, int tile_width, int tile_height, int min_disp,
-                           float lambda, float data_max, __global float *data)
+__kernel void bp_data_cost(__global const cost_input_t *left, __global const cost_input_t *right,
+                           int width, int tile_x, int tile_y, int tile_width, int tile_height,
+                           int min_disp, float lambda, float data_max, __global float *data)
 {
     const int x = get_global_id(0), y = get_global_id(1);
     if (x >= tile_width || y >= tile_height)
         return;
     const level_geometry g = geometry_of(tile_width, tile_height);
     const int xa = tile_x + x, row = (tile_y + y) * width;
-    const float value = left[row + xa];
+    const float value = convert_float(left[row + xa]);
     __global float *out = data + ((x + y) & 1) * NDISP * g.plane + slot_of(g, x, y);
+    for (int d = 0; d < NDISP; d++)
+        out[d * g.plane] = pixel_cost(right, row, width, xa, value, min_disp + d, lambda, data_max);
+}
+
+/* The finest level and the next coarser one (at coarse_offset) in one
+ * pass: one work-item per coarse pixel computes its (up to) 2x2 children,
+ * stores them, and stores their sum in raster order (coarsen_pixel's). */
+__kernel void bp_data_cost_pair(__global const cost_input_t *left,
+                                __global const cost_input_t *right, int width, int tile_x,
+                                int tile_y, int tile_width, int tile_height, int min_disp,
+                                float lambda, float data_max, __global float *data,
+                                int coarse_offset)
+{
+    const level_geometry fg = geometry_of(tile_width, tile_height), cg = coarser(fg);
+    const int cx = get_global_id(0), cy = get_global_id(1);
+    if (cx >= cg.width || cy >= cg.height)
+        return;
+    float value[4];
+    int row[4], xa[4], inside[4];
+    __global float *out[4];
+    for (int c = 0; c < 4; c++) {
+        const int fx = 2 * cx + (c & 1), fy = 2 * cy + (c >> 1);
+        inside[c] = fx < fg.width && fy < fg.height;
+        xa[c] = tile_x + fx;
+        row[c] = (tile_y + fy) * width;
+        value[c] = inside[c] ? convert_float(left[row[c] + xa[c]]) : 0.0f;
+        out[c] = data + ((fx + fy) & 1) * NDISP * fg.plane + slot_of(fg, fx, fy);
+    }
+    __global float *coarse =
+        data + coarse_offset + ((cx + cy) & 1) * NDISP * cg.plane + slot_of(cg, cx, cy);
     for (int d = 0; d < NDISP; d++) {
-        const int xr = clamp(xa - (min_disp + d), 0, width - 1);
-        float diff = fabs(value - right[row + xr]);
-        diff = diff < data_max ? diff : data_max;
-        out[d * g.plane] = lambda * diff;
+        float acc = 0.0f;
+        for (int c = 0; c < 4; c++)
+            if (inside[c]) {
+                const float cost = pixel_cost(right, row[c], width, xa[c], value[c],
+                                              min_disp + d, lambda, data_max);
+                out[c][d * fg.plane] = cost;
+                acc += cost;
+            }
+        coarse[d * cg.plane] = acc;
     }
 }
 
@@ -224,7 +267,7 @@ __kernel void bp_messages_start(__global const float *coarse, __global float *fi
  * stride plane, the incoming messages a, b, c with stride in_plane). */
 void send_message(__global const float *data, __global const float *a, __global const float *b,
                   __global const float *c, __global float *out, int plane, int in_plane,
-                  float disc_max, float inv_n, __local float *lm, int lid)
+                  float disc_max, float inv_n, __local float *lm, int lid, int lstride)
 {
     float mr[NREG > 0 ? NREG : 1];
     float mp[NPRIV > 0 ? NPRIV : 1];
@@ -239,7 +282,7 @@ void send_message(__global const float *data, __global const float *a, __global 
     for (int d = 0; d < NLOC; d++) {
         const int i = (NREG + d) * plane, k = (NREG + d) * in_plane;
         const float v = data[i] + a[k] + b[k] + c[k];
-        lm[d * GROUP_ITEMS + lid] = v;
+        lm[d * lstride + lid] = v;
         minimum = v < minimum ? v : minimum;
     }
 #pragma unroll 1
@@ -261,10 +304,10 @@ void send_message(__global const float *data, __global const float *a, __global 
     }
     for (int d = 0; d < NLOC; d++) {
         const float v = prev + 1.0f;
-        float m = lm[d * GROUP_ITEMS + lid];
+        float m = lm[d * lstride + lid];
         if (v < m)
             m = v;
-        lm[d * GROUP_ITEMS + lid] = m;
+        lm[d * lstride + lid] = m;
         prev = m;
     }
 #pragma unroll 1
@@ -286,10 +329,10 @@ void send_message(__global const float *data, __global const float *a, __global 
     }
     for (int d = NLOC - 1; d >= 0; d--) {
         const float v = prev + 1.0f;
-        float m = lm[d * GROUP_ITEMS + lid];
+        float m = lm[d * lstride + lid];
         if (v < m)
             m = v;
-        lm[d * GROUP_ITEMS + lid] = m;
+        lm[d * lstride + lid] = m;
         prev = m;
     }
 #pragma unroll
@@ -310,10 +353,10 @@ void send_message(__global const float *data, __global const float *a, __global 
         sum += mr[d];
     }
     for (int d = 0; d < NLOC; d++) {
-        float m = lm[d * GROUP_ITEMS + lid];
+        float m = lm[d * lstride + lid];
         if (cap < m)
             m = cap;
-        lm[d * GROUP_ITEMS + lid] = m;
+        lm[d * lstride + lid] = m;
         sum += m;
     }
 #pragma unroll 1
@@ -328,7 +371,7 @@ void send_message(__global const float *data, __global const float *a, __global 
     for (int d = 0; d < NREG; d++)
         out[d * plane] = mr[d] - mean;
     for (int d = 0; d < NLOC; d++)
-        out[(NREG + d) * plane] = lm[d * GROUP_ITEMS + lid] - mean;
+        out[(NREG + d) * plane] = lm[d * lstride + lid] - mean;
 #pragma unroll 1
     for (int d = 0; d < NPRIV; d++)
         out[(NREG + NLOC + d) * plane] = mp[d] - mean;
@@ -344,29 +387,31 @@ __global float *message_plane(__global float *msgs, level_geometry g, int dir, i
 void send_four(__global float *msgs, __global const float *cost, __global const float *from_up,
                __global const float *from_down, __global const float *from_left,
                __global const float *from_right, int in_plane, level_geometry g, int colour,
-               int x, int y, int own, float disc_max, float inv_n, __local float *lm, int lid)
+               int x, int y, int own, float disc_max, float inv_n, __local float *lm, int lid,
+               int lstride)
 {
     if (y > 0)
         send_message(cost, from_down, from_left, from_right,
                      message_plane(msgs, g, DIR_UP, colour) + own, g.plane, in_plane, disc_max,
-                     inv_n, lm, lid);
+                     inv_n, lm, lid, lstride);
     if (y < g.height - 1)
         send_message(cost, from_up, from_left, from_right,
                      message_plane(msgs, g, DIR_DOWN, colour) + own, g.plane, in_plane, disc_max,
-                     inv_n, lm, lid);
+                     inv_n, lm, lid, lstride);
     if (x > 0)
         send_message(cost, from_up, from_down, from_right,
                      message_plane(msgs, g, DIR_LEFT, colour) + own, g.plane, in_plane, disc_max,
-                     inv_n, lm, lid);
+                     inv_n, lm, lid, lstride);
     if (x < g.width - 1)
         send_message(cost, from_up, from_down, from_left,
                      message_plane(msgs, g, DIR_RIGHT, colour) + own, g.plane, in_plane, disc_max,
-                     inv_n, lm, lid);
+                     inv_n, lm, lid, lstride);
 }
 
 /* Pixel (2j + parity, y) of colour `colour` sends its four messages. */
 void update_pixel(__global float *msgs, __global const float *data, level_geometry g, int colour,
-                  int j, int y, float disc_max, float inv_n, __local float *lm, int lid)
+                  int j, int y, float disc_max, float inv_n, __local float *lm, int lid,
+                  int lstride)
 {
     const int x = 2 * j + ((y + colour) & 1);
     if (x >= g.width || y >= g.height)
@@ -381,7 +426,7 @@ void update_pixel(__global float *msgs, __global const float *data, level_geomet
         message_plane(msgs, g, DIR_LEFT, other) + (y + 1) * g.pitch + ((x + 1) >> 1) + 1;
     __global const float *cost = data + colour * NDISP * g.plane + own;
     send_four(msgs, cost, from_up, from_down, from_left, from_right, g.plane, g, colour, x, y, own,
-              disc_max, inv_n, lm, lid);
+              disc_max, inv_n, lm, lid, lstride);
 }
 
 /* One checkerboard round of a level: one work-item per pixel of `colour`. */
@@ -390,9 +435,9 @@ void bp_round(__global float *msgs, __global const float *data, int data_offset_
               int height, int colour, float disc_max, float inv_n)
 {
     __local float lm[(NLOC > 0 ? NLOC : 1) * GROUP_ITEMS];
-    const int lid = get_local_id(1) * BP_WG_X + get_local_id(0);
+    const int lid = get_local_id(1) * BP_WG_X + get_local_id(0), lstride = GROUP_ITEMS;
     update_pixel(msgs, data + data_offset_, geometry_of(width, height), colour, get_global_id(0),
-                 get_global_id(1), disc_max, inv_n, lm, lid);
+                 get_global_id(1), disc_max, inv_n, lm, lid, lstride);
 }
 
 /* What pixel (x, y) of a level holds in direction dir right after the
@@ -420,7 +465,7 @@ void bp_round_inherit(__global const float *coarse, __global float *msgs,
                       float disc_max, float inv_n)
 {
     __local float lm[(NLOC > 0 ? NLOC : 1) * GROUP_ITEMS];
-    const int lid = get_local_id(1) * BP_WG_X + get_local_id(0);
+    const int lid = get_local_id(1) * BP_WG_X + get_local_id(0), lstride = GROUP_ITEMS;
     const level_geometry g = geometry_of(width, height), cg = coarser(g);
     const int column = get_global_id(0), row = get_global_id(1);
     if (column >= g.pitch || row >= g.height + 2)
@@ -440,19 +485,22 @@ void bp_round_inherit(__global const float *coarse, __global float *msgs,
               inherited(coarse, cg, g, DIR_DOWN, x, y - 1), inherited(coarse, cg, g, DIR_UP, x, y + 1),
               inherited(coarse, cg, g, DIR_RIGHT, x - 1, y),
               inherited(coarse, cg, g, DIR_LEFT, x + 1, y), cg.plane, g, 1, x, y, own, disc_max,
-              inv_n, lm, lid);
+              inv_n, lm, lid, lstride);
 }
 
 /* The coarse levels small enough for one work-group: all of their rounds
  * (and the hand-over between them) in one launch, levels `coarsest` down
- * to `finest`, with messages in msgs0 (even levels) and msgs1 (odd). */
-__kernel __attribute__((reqd_work_group_size(BP_WG_X, BP_WG_Y, 1)))
+ * to `finest`, with messages in msgs0 (even levels) and msgs1 (odd).  Its
+ * group is one row of BP_SMALL_ITEMS work-items (the host picks as many as
+ * the device and the local memory allow), not the rounds' shape. */
+#define SMALL_ITEMS BP_SMALL_ITEMS
+__kernel __attribute__((reqd_work_group_size(SMALL_ITEMS, 1, 1)))
 void bp_small_levels(__global float *msgs0, __global float *msgs1, __global const float *data,
                      int width, int height, int coarsest, int finest, int rounds,
                      float disc_max, float inv_n)
 {
-    __local float lm[(NLOC > 0 ? NLOC : 1) * GROUP_ITEMS];
-    const int lid = get_local_id(1) * BP_WG_X + get_local_id(0);
+    __local float lm[(NLOC > 0 ? NLOC : 1) * SMALL_ITEMS];
+    const int lid = get_local_id(0), lstride = SMALL_ITEMS;
     const level_geometry top = geometry_of(width, height);
     for (int level = coarsest; level >= finest; level--) {
         level_geometry g = top;
@@ -461,15 +509,15 @@ void bp_small_levels(__global float *msgs0, __global float *msgs1, __global cons
         __global float *msgs = (level & 1) ? msgs1 : msgs0;
         __global const float *parent = (level & 1) ? msgs0 : msgs1;
         const level_geometry cg = coarser(g);
-        for (int i = lid; i < g.pitch * (g.height + 2); i += GROUP_ITEMS)
+        for (int i = lid; i < g.pitch * (g.height + 2); i += SMALL_ITEMS)
             inherit_slot(parent, cg, msgs, g, i % g.pitch, i / g.pitch, level < coarsest);
         barrier(CLK_GLOBAL_MEM_FENCE);
         __global const float *cost = data + data_offset(top, level);
         const int half_width = (g.width + 1) / 2;
         for (int t = 0; t < rounds; t++) {
-            for (int i = lid; i < half_width * g.height; i += GROUP_ITEMS)
+            for (int i = lid; i < half_width * g.height; i += SMALL_ITEMS)
                 update_pixel(msgs, cost, g, (t + 1) & 1, i % half_width, i / half_width, disc_max, inv_n, lm,
-                             lid);
+                             lid, lstride);
             barrier(CLK_GLOBAL_MEM_FENCE);
         }
     }
