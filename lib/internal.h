@@ -65,6 +65,12 @@ size_t pv_pixel_size(pv_pixel_type type);
 /* a * b into *out; 0 on overflow. */
 int pv_size_mul(size_t a, size_t b, size_t *out);
 
+/* The image checks both stereo front ends share (lib/stereo.c): valid
+ * images, equal sizes and types, an f32 disparity that aliases no input.
+ * op names the operation in the message. */
+pv_status pv_stereo_check_images(pv_context *ctx, const char *op, const pv_image *left,
+                                 const pv_image *right, const pv_image *disparity);
+
 /* ---- cross-check -------------------------------------------------------- */
 
 /* True when this call must also run on the CPU backend. */

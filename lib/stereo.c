@@ -31,27 +31,27 @@ void pv_sad_params_default(pv_sad_params *params)
 
 /* ------------------------------------------------------------------- checks */
 
-static pv_status check_images(pv_context *ctx, const pv_image *left, const pv_image *right,
-                              const pv_image *disparity)
+pv_status pv_stereo_check_images(pv_context *ctx, const char *op, const pv_image *left,
+                                 const pv_image *right, const pv_image *disparity)
 {
     if (!pv_image_is_valid(left))
-        return pv_fail(ctx, PV_ERR_INVALID, "stereo_sad: left is NULL or not a valid image");
+        return pv_fail(ctx, PV_ERR_INVALID, "%s: left is NULL or not a valid image", op);
     if (!pv_image_is_valid(right))
-        return pv_fail(ctx, PV_ERR_INVALID, "stereo_sad: right is NULL or not a valid image");
+        return pv_fail(ctx, PV_ERR_INVALID, "%s: right is NULL or not a valid image", op);
     if (!pv_image_is_valid(disparity))
-        return pv_fail(ctx, PV_ERR_INVALID, "stereo_sad: disparity is NULL or not a valid image");
+        return pv_fail(ctx, PV_ERR_INVALID, "%s: disparity is NULL or not a valid image", op);
     if (!pv_images_same_size(left, right))
-        return pv_fail(ctx, PV_ERR_INVALID, "stereo_sad: right is %dx%d but left is %dx%d",
+        return pv_fail(ctx, PV_ERR_INVALID, "%s: right is %dx%d but left is %dx%d", op,
                        right->width, right->height, left->width, left->height);
     if (left->type != right->type)
-        return pv_fail(ctx, PV_ERR_INVALID, "stereo_sad: left and right pixel types differ");
+        return pv_fail(ctx, PV_ERR_INVALID, "%s: left and right pixel types differ", op);
     if (disparity->type != PV_PIXEL_F32)
-        return pv_fail(ctx, PV_ERR_INVALID, "stereo_sad: disparity must be an f32 image");
+        return pv_fail(ctx, PV_ERR_INVALID, "%s: disparity must be an f32 image", op);
     if (!pv_images_same_size(left, disparity))
-        return pv_fail(ctx, PV_ERR_INVALID, "stereo_sad: disparity is %dx%d but left is %dx%d",
+        return pv_fail(ctx, PV_ERR_INVALID, "%s: disparity is %dx%d but left is %dx%d", op,
                        disparity->width, disparity->height, left->width, left->height);
     if (pv_images_overlap(disparity, left) || pv_images_overlap(disparity, right))
-        return pv_fail(ctx, PV_ERR_INVALID, "stereo_sad: disparity shares memory with an input");
+        return pv_fail(ctx, PV_ERR_INVALID, "%s: disparity shares memory with an input", op);
     return PV_OK;
 }
 
@@ -105,7 +105,7 @@ static pv_status check_sad(pv_context *ctx, const pv_image *left, const pv_image
         return pv_fail(NULL, PV_ERR_INVALID, "stereo_sad: ctx is NULL");
     if (!params)
         return pv_fail(ctx, PV_ERR_INVALID, "stereo_sad: params is NULL");
-    pv_status status = check_images(ctx, left, right, disparity);
+    pv_status status = pv_stereo_check_images(ctx, "stereo_sad", left, right, disparity);
     if (status != PV_OK)
         return status;
     return check_params(ctx, params, left->width, left->height);

@@ -89,41 +89,6 @@ size_t pv_bp_memory_estimate(int width, int height, int ndisp, int levels)
 
 /* ------------------------------------------------------------------- checks */
 
-static uintptr_t image_span(const pv_image *image)
-{
-    size_t elements = (size_t)(image->height - 1) * (size_t)image->stride + (size_t)image->width;
-    return (uintptr_t)(elements * pv_pixel_size(image->type));
-}
-
-static int images_overlap(const pv_image *a, const pv_image *b)
-{
-    uintptr_t a0 = (uintptr_t)a->data, b0 = (uintptr_t)b->data;
-    return a0 < b0 + image_span(b) && b0 < a0 + image_span(a);
-}
-
-static pv_status check_images(pv_context *ctx, const pv_image *left, const pv_image *right,
-                              const pv_image *disparity)
-{
-    if (!pv_image_is_valid(left))
-        return pv_fail(ctx, PV_ERR_INVALID, "stereo_bp: left is NULL or not a valid image");
-    if (!pv_image_is_valid(right))
-        return pv_fail(ctx, PV_ERR_INVALID, "stereo_bp: right is NULL or not a valid image");
-    if (!pv_image_is_valid(disparity))
-        return pv_fail(ctx, PV_ERR_INVALID, "stereo_bp: disparity is NULL or not a valid image");
-    if (!pv_images_same_size(left, right))
-        return pv_fail(ctx, PV_ERR_INVALID, "stereo_bp: right is %dx%d but left is %dx%d",
-                       right->width, right->height, left->width, left->height);
-    if (left->type != right->type)
-        return pv_fail(ctx, PV_ERR_INVALID, "stereo_bp: left and right pixel types differ");
-    if (disparity->type != PV_PIXEL_F32)
-        return pv_fail(ctx, PV_ERR_INVALID, "stereo_bp: disparity must be an f32 image");
-    if (!pv_images_same_size(left, disparity))
-        return pv_fail(ctx, PV_ERR_INVALID, "stereo_bp: disparity is %dx%d but left is %dx%d",
-                       disparity->width, disparity->height, left->width, left->height);
-    if (images_overlap(disparity, left) || images_overlap(disparity, right))
-        return pv_fail(ctx, PV_ERR_INVALID, "stereo_bp: disparity shares memory with an input");
-    return PV_OK;
-}
 
 static int is_finite_positive(float value)
 {
@@ -215,7 +180,7 @@ static pv_status check_bp(pv_context *ctx, const pv_image *left, const pv_image 
         return pv_fail(NULL, PV_ERR_INVALID, "stereo_bp: ctx is NULL");
     if (!params)
         return pv_fail(ctx, PV_ERR_INVALID, "stereo_bp: params is NULL");
-    pv_status status = check_images(ctx, left, right, disparity);
+    pv_status status = pv_stereo_check_images(ctx, "stereo_bp", left, right, disparity);
     if (status == PV_OK)
         status = check_range(ctx, params, left->width);
     if (status == PV_OK)

@@ -70,7 +70,8 @@ static const char *const kernel_names[K_COUNT] = {
 /* Launch parameters, read once when the plan is made, so the shapes always
  * match the kernels built with them. */
 typedef struct launch_shape {
-    int wg_x, wg_y, row_steps, col_steps, ext_wg, ext_run, scan_wg, kp_wg, desc_split, ori_wg;
+    int wg_x, wg_y, row_steps, col_steps, ext_wg, ext_run, scan_wg, kp_wg, desc_split, ori_wg,
+        ori_steps;
 } launch_shape;
 
 typedef struct cl_sift_plan {
@@ -307,9 +308,10 @@ static pv_status check_local_memory(pv_context *ctx, const cl_sift_plan *plan)
         return pv_fail(ctx, PV_ERR_UNSUPPORTED,
                        "sift: blur radius %zu needs %zu bytes of local memory, the device has %llu",
                        r, need, (unsigned long long)pv_cl_device_info(ctx)->local_memory);
-    if (s->ori_wg < 36)
-        return pv_fail(ctx, PV_ERR_UNSUPPORTED, "sift: SIFT_ORI_WG %d is below the 36 bins",
-                       s->ori_wg);
+    if (s->ori_wg < 36 || s->ori_steps < 1 || s->ori_wg * s->ori_steps % 16 != 0)
+        return pv_fail(ctx, PV_ERR_UNSUPPORTED,
+                       "sift: SIFT_ORI_WG %d (>= 36) x SIFT_ORI_STEPS %d is not a multiple of 16",
+                       s->ori_wg, s->ori_steps);
     if (s->ext_run < 1 || s->ext_run > 32)
         return pv_fail(ctx, PV_ERR_UNSUPPORTED, "sift: SIFT_EXT_RUN %d is not in 1..32",
                        s->ext_run);
@@ -321,11 +323,11 @@ static pv_status load_shape_and_kernels(pv_context *ctx, cl_sift_plan *plan)
     static const char *const names[] = {"SIFT_WG_X", "SIFT_WG_Y", "SIFT_ROW_STEPS",
                                         "SIFT_COL_STEPS", "SIFT_EXT_WG", "SIFT_EXT_RUN",
                                         "SIFT_SCAN_WG", "SIFT_KP_WG", "SIFT_DESC_SPLIT",
-                                        "SIFT_ORI_WG"};
+                                        "SIFT_ORI_WG", "SIFT_ORI_STEPS"};
     int *fields[] = {&plan->shape.wg_x, &plan->shape.wg_y, &plan->shape.row_steps,
                      &plan->shape.col_steps, &plan->shape.ext_wg, &plan->shape.ext_run,
                      &plan->shape.scan_wg, &plan->shape.kp_wg, &plan->shape.desc_split,
-                     &plan->shape.ori_wg};
+                     &plan->shape.ori_wg, &plan->shape.ori_steps};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         *fields[i] = pv_cl_param(ctx, "features", names[i], 1);
     pv_status status = PV_OK;

@@ -454,8 +454,9 @@ static int refine_candidate(__global const float *dog, __constant octave_info *o
  * walked in chunks of ORI_CHUNK samples (row-major, as the serial loop):
  * every item computes its samples' two (bin, weight) contributions into
  * local memory, and item b < 36 adds the chunk's contributions to bin b
- * in sample order (finding them 16 samples per read, bytewise), so every bin sums exactly the serial sequence (no
- * atomics, bit-identical to the CPU).  Item 0 smooths the histogram and
+ * in sample order (finding them 16 samples per read, bytewise), so every
+ * bin sums exactly the serial sequence (no atomics, bit-identical to the
+ * CPU).  Item 0 smooths the histogram and
  * picks the peaks.  Per candidate: its keypoint count (0 .. 4) and data.
  * Global size: capacity * SIFT_ORI_WG (groups past the count exit). */
 #define ORI_CHUNK (SIFT_ORI_WG * SIFT_ORI_STEPS)
@@ -552,10 +553,11 @@ void sift_orient(__global const float *dog, __global const float *gauss,
                     const uint mc = zero_bytes(words[e] ^ cur), mp = zero_bytes(words[e] ^ prv);
                     uint m = mc | mp;
                     while (m) {
-                        const uint bit = m & (0u - m);
 #ifdef __ENDIAN_LITTLE__
+                        const uint bit = m & (0u - m); /* lowest byte first */
                         const int byte = (31 - (int)clz(bit)) >> 3;
 #else
+                        const uint bit = 1u << (31 - (int)clz(m)); /* highest first */
                         const int byte = 3 - ((31 - (int)clz(bit)) >> 3);
 #endif
                         const float2 wv = sample_weights[q * 16 + e * 4 + byte];
