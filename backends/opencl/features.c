@@ -6,11 +6,12 @@
  * kept between calls.  A detection is enqueued in one go: the first base,
  * per octave one merged row pass and one merged column pass (the
  * downsampling of the previous octave fused into both), then extrema
- * counted per row / scanned / written in key order, keypoints refined and
- * oriented by one work group per candidate (the 36-bin histogram built by
- * the group in local memory), counted per block / scanned / scattered in
- * key order in the caller's record layout, and descriptors.  Launches are sized by the capacities and exit
- * past the device-side counts, so the host waits once, for the two totals,
+ * counted per row (their masks kept) / scanned / written in key order,
+ * keypoints refined and oriented by one work group per candidate (the
+ * 36-bin histogram built by the group in local memory), counted per block
+ * / scanned / scattered in key order in the caller's record layout, and
+ * descriptors.  Launches are sized by the capacities and exit past the
+ * device-side counts, so the host waits once, for the two totals,
  * and then copies the sorted result straight into the arrays it returns.
  * When a list was too short the plan grows and the detection runs again
  * (only on a plan's first calls). */
@@ -85,8 +86,10 @@ typedef struct cl_sift_plan {
     cl_mem octave_table;       /* octave_info per octave */
     octave_info octaves[PV_SIFT_MAX_OCTAVES];
     cl_uint row_start[PV_SIFT_MAX_OCTAVES + 1]; /* first row group of each octave */
-    cl_mem row_table;          /* row_start on the device */
+    cl_uint mask_start[PV_SIFT_MAX_OCTAVES]; /* first extrema mask word of each octave */
+    cl_mem row_table;          /* row_start, then mask_start, on the device */
     cl_mem row_counts;         /* per row group: extrema, then their offsets */
+    cl_mem masks;              /* extrema bit masks of the counting pass, per row/span/item */
     cl_mem input;              /* the caller's image, dense */
     cl_mem base;               /* the first octave's base level */
     cl_mem rows;               /* row-pass results, levels + 2 planes */
@@ -184,7 +187,7 @@ void pv_cl_sift_destroy(pv_context *ctx, void *opaque)
     if (!plan)
         return;
     cl_mem *buffers[] = {&plan->weights, &plan->level_info, &plan->base_info,
-                         &plan->octave_table, &plan->row_table, &plan->row_counts,
+                         &plan->octave_table, &plan->row_table, &plan->row_counts, &plan->masks,
                          &plan->input, &plan->base, &plan->rows, &plan->gauss, &plan->dog,
                          &plan->counters};
     for (size_t i = 0; i < sizeof buffers / sizeof buffers[0]; i++)
@@ -250,10 +253,14 @@ static pv_status upload_tables(pv_context *ctx, cl_sift_plan *plan, const pv_sif
         status = pv_cl_buffer(ctx, CL_MEM_READ_ONLY, sizeof plan->octaves, &plan->octave_table);
     if (status == PV_OK)
         status = pv_cl_write(ctx, plan->octave_table, 0, sizeof plan->octaves, plan->octaves);
+    /* row_start[0 .. octaves], then mask_start[0 .. octaves - 1]. */
+    cl_uint row_table[PV_SIFT_MAX_OCTAVES + 1 + PV_SIFT_MAX_OCTAVES] = {0};
+    memcpy(row_table, plan->row_start, (size_t)(g->octaves + 1) * sizeof *row_table);
+    memcpy(row_table + g->octaves + 1, plan->mask_start, (size_t)g->octaves * sizeof *row_table);
     if (status == PV_OK)
-        status = pv_cl_buffer(ctx, CL_MEM_READ_ONLY, sizeof plan->row_start, &plan->row_table);
+        status = pv_cl_buffer(ctx, CL_MEM_READ_ONLY, sizeof row_table, &plan->row_table);
     if (status == PV_OK)
-        status = pv_cl_write(ctx, plan->row_table, 0, sizeof plan->row_start, plan->row_start);
+        status = pv_cl_write(ctx, plan->row_table, 0, sizeof row_table, row_table);
     return status;
 }
 
@@ -269,7 +276,19 @@ static pv_status alloc_pyramids(pv_context *ctx, cl_sift_plan *plan)
     const pv_sift_geometry *g = &plan->g;
     size_t dog_floats, gauss_floats, plane0 = plane_of(g, 0), bytes;
     layout_octaves(plan, &dog_floats, &gauss_floats);
-    pv_status status = bytes_of(ctx, plane0 * (size_t)(g->params.levels + 2), &bytes);
+    /* Extrema masks: per row group, one word per item and span of the row. */
+    const size_t span = (size_t)plan->shape.ext_wg * (size_t)plan->shape.ext_run;
+    size_t words = 0;
+    for (int o = 0; o < g->octaves; o++) {
+        plan->mask_start[o] = (cl_uint)words;
+        words += (size_t)(plan->row_start[o + 1] - plan->row_start[o]) *
+                 round_up_div((size_t)g->octave_width[o], span) * (size_t)plan->shape.ext_wg;
+    }
+    if (words > UINT32_MAX)
+        return pv_fail(ctx, PV_ERR_NOMEM, "sift_plan_create: the image is too large");
+    pv_status status = pv_cl_buffer(ctx, CL_MEM_READ_WRITE, words * sizeof(cl_uint), &plan->masks);
+    if (status == PV_OK)
+        status = bytes_of(ctx, plane0 * (size_t)(g->params.levels + 2), &bytes);
     if (status == PV_OK)
         status = pv_cl_buffer(ctx, CL_MEM_READ_WRITE, bytes, &plan->rows);
     if (status == PV_OK)
@@ -494,10 +513,11 @@ static pv_status extrema(pv_context *ctx, cl_sift_plan *plan, cl_int pass)
         {sizeof levels, &levels}, {sizeof threshold, &threshold}, {sizeof pass, &pass},
         {sizeof(cl_mem), &plan->row_counts}, {sizeof(cl_mem), &plan->counters},
         {sizeof(cl_mem), &plan->candidates}, {sizeof capacity, &capacity},
+        {sizeof(cl_mem), &plan->masks},
     };
     size_t local = (size_t)plan->shape.ext_wg;
     size_t global = (size_t)plan->row_start[plan->g.octaves] * local;
-    return plan_launch(ctx, plan, K_EXTREMA, args, 11, 1, &global, &local);
+    return plan_launch(ctx, plan, K_EXTREMA, args, 12, 1, &global, &local);
 }
 
 /* Exclusive scan of n counts in place; the sum into counters[which]. */

@@ -198,7 +198,9 @@ typedef struct octave_info {
  * of SIFT_EXT_WG * SIFT_EXT_RUN, keeps a bit mask of its extrema, and a
  * local scan of the items' counts places them (the pixels are tested with
  * item i on every SIFT_EXT_WG-th pixel from i, for coalesced reads, and
- * the flags regrouped through local memory).
+ * the flags regrouped through local memory).  Pass 0 keeps every item's
+ * mask (masks, from row_start[octave_count + 1 + o] per octave) and pass 1
+ * reads them back instead of testing the pixels again.
  * Global size: (groups * SIFT_EXT_WG). */
 #define EXT_SPAN (SIFT_EXT_WG * SIFT_EXT_RUN)
 
@@ -242,7 +244,7 @@ __kernel __attribute__((reqd_work_group_size(SIFT_EXT_WG, 1, 1)))
 void sift_extrema(__global const float *dog, __constant octave_info *octaves, int octave_count,
                   __constant uint *row_start, int levels, float threshold, int pass,
                   __global uint *rows, __global const uint *counters,
-                  __global int4 *candidates, uint capacity)
+                  __global int4 *candidates, uint capacity, __global uint *masks)
 {
     __local uint buf[2 * SIFT_EXT_WG];
     __local uchar flags[EXT_SPAN];
@@ -263,10 +265,15 @@ void sift_extrema(__global const float *dog, __constant octave_info *octaves, in
     }
     __global const float *d = dog + octaves[o].dog_offset + (size_t)level * plane + (size_t)y * (size_t)w;
     const int inside = y >= 1 && y < h - 1;
-    for (int x0 = 0; x0 < w; x0 += EXT_SPAN) {
+    const int spans = (w + EXT_SPAN - 1) / EXT_SPAN;
+    __global uint *row_masks =
+        masks + row_start[octave_count + 1 + o] + (size_t)r * (size_t)spans * SIFT_EXT_WG + lid;
+    for (int x0 = 0; x0 < w; x0 += EXT_SPAN, row_masks += SIFT_EXT_WG) {
         const int xs = x0 + lid * SIFT_EXT_RUN;
         uint mask = 0;
-        if (inside) {
+        if (pass == 1) {
+            mask = *row_masks;
+        } else if (inside) {
             /* Tested with neighbouring items on neighbouring pixels (coalesced
              * reads), then regrouped into each item's run through `flags`. */
             for (int i = 0; i < SIFT_EXT_RUN; i++) {
@@ -280,6 +287,7 @@ void sift_extrema(__global const float *dog, __constant octave_info *octaves, in
         }
         const uint n = popcount(mask);
         if (pass == 0) {
+            *row_masks = mask;
             found += n;
             continue;
         }
