@@ -6,12 +6,10 @@
  * kept between calls.  A detection is enqueued in one go: the first base,
  * per octave one merged row pass and one merged column pass (the
  * downsampling of the previous octave fused into both), then extrema
- * counted per row (their masks kept) / scanned / written in key order,
- * keypoints refined and oriented by one work group per candidate (the
- * 36-bin histogram built by the group in local memory), counted per block
- * / scanned / scattered in key order in the caller's record layout, and
- * descriptors.  Launches are sized by the capacities and exit past the
- * device-side counts, so the host waits once, for the two totals,
+ * counted per row / scanned / written in key order, keypoints counted per
+ * candidate / scanned / scattered in key order in the caller's record
+ * layout, and descriptors.  Launches are sized by the capacities and exit
+ * past the device-side counts, so the host waits once, for the two totals,
  * and then copies the sorted result straight into the arrays it returns.
  * When a list was too short the plan grows and the detection runs again
  * (only on a plan's first calls). */
@@ -28,9 +26,7 @@ static const pv_cl_param_default features_defaults[] = {
     {"SIFT_EXT_WG", 64},       /* extrema: items per row group                  */
     {"SIFT_EXT_RUN", 16},      /* extrema: consecutive pixels per item (<= 32)  */
     {"SIFT_SCAN_WG", 256},     /* scan: items of the one scan group             */
-    {"SIFT_KP_WG", 64},        /* keypoint counts + scatter: items per group    */
-    {"SIFT_ORI_WG", 64},       /* refinement + orientation: items per candidate */
-    {"SIFT_ORI_STEPS", 4},     /* orientation: window samples per item, chunk   */
+    {"SIFT_KP_WG", 64},        /* refinement + orientation: items per group     */
     {"SIFT_DESC_SPLIT", 4},    /* descriptor: items per cell (x 16 cells)       */
     {"SIFT_MATCH_WG", 64},     /* matching: queries per group                   */
     {"SIFT_MATCH_TILE", 32},   /* matching: train descriptors per local tile    */
@@ -59,20 +55,19 @@ typedef struct sift_settings {
 
 /* The plan's kernels, looked up once (with the plan's launch parameters). */
 enum {
-    K_PREPARE_U8, K_PREPARE_F32, K_ROWS, K_COLS, K_EXTREMA, K_SCAN, K_ORIENT, K_KEYPOINTS,
-    K_SCATTER, K_DESCRIPTORS, K_COUNT
+    K_PREPARE_U8, K_PREPARE_F32, K_ROWS, K_COLS, K_EXTREMA, K_SCAN, K_KEYPOINTS, K_SCATTER,
+    K_DESCRIPTORS, K_COUNT
 };
 
 static const char *const kernel_names[K_COUNT] = {
     "sift_prepare_u8", "sift_prepare_f32", "sift_blur_rows", "sift_blur_cols", "sift_extrema",
-    "sift_scan", "sift_orient", "sift_keypoints", "sift_scatter", "sift_descriptors",
+    "sift_scan", "sift_keypoints", "sift_scatter", "sift_descriptors",
 };
 
 /* Launch parameters, read once when the plan is made, so the shapes always
  * match the kernels built with them. */
 typedef struct launch_shape {
-    int wg_x, wg_y, row_steps, col_steps, ext_wg, ext_run, scan_wg, kp_wg, desc_split, ori_wg,
-        ori_steps;
+    int wg_x, wg_y, row_steps, col_steps, ext_wg, ext_run, scan_wg, kp_wg, desc_split;
 } launch_shape;
 
 typedef struct cl_sift_plan {
@@ -86,10 +81,8 @@ typedef struct cl_sift_plan {
     cl_mem octave_table;       /* octave_info per octave */
     octave_info octaves[PV_SIFT_MAX_OCTAVES];
     cl_uint row_start[PV_SIFT_MAX_OCTAVES + 1]; /* first row group of each octave */
-    cl_uint mask_start[PV_SIFT_MAX_OCTAVES]; /* first extrema mask word of each octave */
-    cl_mem row_table;          /* row_start, then mask_start, on the device */
+    cl_mem row_table;          /* row_start on the device */
     cl_mem row_counts;         /* per row group: extrema, then their offsets */
-    cl_mem masks;              /* extrema bit masks of the counting pass, per row/span/item */
     cl_mem input;              /* the caller's image, dense */
     cl_mem base;               /* the first octave's base level */
     cl_mem rows;               /* row-pass results, levels + 2 planes */
@@ -187,7 +180,7 @@ void pv_cl_sift_destroy(pv_context *ctx, void *opaque)
     if (!plan)
         return;
     cl_mem *buffers[] = {&plan->weights, &plan->level_info, &plan->base_info,
-                         &plan->octave_table, &plan->row_table, &plan->row_counts, &plan->masks,
+                         &plan->octave_table, &plan->row_table, &plan->row_counts,
                          &plan->input, &plan->base, &plan->rows, &plan->gauss, &plan->dog,
                          &plan->counters};
     for (size_t i = 0; i < sizeof buffers / sizeof buffers[0]; i++)
@@ -253,14 +246,10 @@ static pv_status upload_tables(pv_context *ctx, cl_sift_plan *plan, const pv_sif
         status = pv_cl_buffer(ctx, CL_MEM_READ_ONLY, sizeof plan->octaves, &plan->octave_table);
     if (status == PV_OK)
         status = pv_cl_write(ctx, plan->octave_table, 0, sizeof plan->octaves, plan->octaves);
-    /* row_start[0 .. octaves], then mask_start[0 .. octaves - 1]. */
-    cl_uint row_table[PV_SIFT_MAX_OCTAVES + 1 + PV_SIFT_MAX_OCTAVES] = {0};
-    memcpy(row_table, plan->row_start, (size_t)(g->octaves + 1) * sizeof *row_table);
-    memcpy(row_table + g->octaves + 1, plan->mask_start, (size_t)g->octaves * sizeof *row_table);
     if (status == PV_OK)
-        status = pv_cl_buffer(ctx, CL_MEM_READ_ONLY, sizeof row_table, &plan->row_table);
+        status = pv_cl_buffer(ctx, CL_MEM_READ_ONLY, sizeof plan->row_start, &plan->row_table);
     if (status == PV_OK)
-        status = pv_cl_write(ctx, plan->row_table, 0, sizeof row_table, row_table);
+        status = pv_cl_write(ctx, plan->row_table, 0, sizeof plan->row_start, plan->row_start);
     return status;
 }
 
@@ -276,19 +265,7 @@ static pv_status alloc_pyramids(pv_context *ctx, cl_sift_plan *plan)
     const pv_sift_geometry *g = &plan->g;
     size_t dog_floats, gauss_floats, plane0 = plane_of(g, 0), bytes;
     layout_octaves(plan, &dog_floats, &gauss_floats);
-    /* Extrema masks: per row group, one word per item and span of the row. */
-    const size_t span = (size_t)plan->shape.ext_wg * (size_t)plan->shape.ext_run;
-    size_t words = 0;
-    for (int o = 0; o < g->octaves; o++) {
-        plan->mask_start[o] = (cl_uint)words;
-        words += (size_t)(plan->row_start[o + 1] - plan->row_start[o]) *
-                 round_up_div((size_t)g->octave_width[o], span) * (size_t)plan->shape.ext_wg;
-    }
-    if (words > UINT32_MAX)
-        return pv_fail(ctx, PV_ERR_NOMEM, "sift_plan_create: the image is too large");
-    pv_status status = pv_cl_buffer(ctx, CL_MEM_READ_WRITE, words * sizeof(cl_uint), &plan->masks);
-    if (status == PV_OK)
-        status = bytes_of(ctx, plane0 * (size_t)(g->params.levels + 2), &bytes);
+    pv_status status = bytes_of(ctx, plane0 * (size_t)(g->params.levels + 2), &bytes);
     if (status == PV_OK)
         status = pv_cl_buffer(ctx, CL_MEM_READ_WRITE, bytes, &plan->rows);
     if (status == PV_OK)
@@ -327,10 +304,6 @@ static pv_status check_local_memory(pv_context *ctx, const cl_sift_plan *plan)
         return pv_fail(ctx, PV_ERR_UNSUPPORTED,
                        "sift: blur radius %zu needs %zu bytes of local memory, the device has %llu",
                        r, need, (unsigned long long)pv_cl_device_info(ctx)->local_memory);
-    if (s->ori_wg < 36 || s->ori_steps < 1 || s->ori_wg * s->ori_steps % 16 != 0)
-        return pv_fail(ctx, PV_ERR_UNSUPPORTED,
-                       "sift: SIFT_ORI_WG %d (>= 36) x SIFT_ORI_STEPS %d is not a multiple of 16",
-                       s->ori_wg, s->ori_steps);
     if (s->ext_run < 1 || s->ext_run > 32)
         return pv_fail(ctx, PV_ERR_UNSUPPORTED, "sift: SIFT_EXT_RUN %d is not in 1..32",
                        s->ext_run);
@@ -341,12 +314,10 @@ static pv_status load_shape_and_kernels(pv_context *ctx, cl_sift_plan *plan)
 {
     static const char *const names[] = {"SIFT_WG_X", "SIFT_WG_Y", "SIFT_ROW_STEPS",
                                         "SIFT_COL_STEPS", "SIFT_EXT_WG", "SIFT_EXT_RUN",
-                                        "SIFT_SCAN_WG", "SIFT_KP_WG", "SIFT_DESC_SPLIT",
-                                        "SIFT_ORI_WG", "SIFT_ORI_STEPS"};
+                                        "SIFT_SCAN_WG", "SIFT_KP_WG", "SIFT_DESC_SPLIT"};
     int *fields[] = {&plan->shape.wg_x, &plan->shape.wg_y, &plan->shape.row_steps,
                      &plan->shape.col_steps, &plan->shape.ext_wg, &plan->shape.ext_run,
-                     &plan->shape.scan_wg, &plan->shape.kp_wg, &plan->shape.desc_split,
-                     &plan->shape.ori_wg, &plan->shape.ori_steps};
+                     &plan->shape.scan_wg, &plan->shape.kp_wg, &plan->shape.desc_split};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         *fields[i] = pv_cl_param(ctx, "features", names[i], 1);
     pv_status status = PV_OK;
@@ -513,11 +484,10 @@ static pv_status extrema(pv_context *ctx, cl_sift_plan *plan, cl_int pass)
         {sizeof levels, &levels}, {sizeof threshold, &threshold}, {sizeof pass, &pass},
         {sizeof(cl_mem), &plan->row_counts}, {sizeof(cl_mem), &plan->counters},
         {sizeof(cl_mem), &plan->candidates}, {sizeof capacity, &capacity},
-        {sizeof(cl_mem), &plan->masks},
     };
     size_t local = (size_t)plan->shape.ext_wg;
     size_t global = (size_t)plan->row_start[plan->g.octaves] * local;
-    return plan_launch(ctx, plan, K_EXTREMA, args, 12, 1, &global, &local);
+    return plan_launch(ctx, plan, K_EXTREMA, args, 11, 1, &global, &local);
 }
 
 /* Exclusive scan of n counts in place; the sum into counters[which]. */
@@ -544,8 +514,7 @@ static size_t keypoint_groups(const cl_sift_plan *plan)
     return round_up_div(plan->candidate_capacity, (size_t)plan->shape.kp_wg);
 }
 
-/* Refinement and orientation: one work group per candidate slot. */
-static pv_status orient(pv_context *ctx, cl_sift_plan *plan)
+static pv_status keypoints(pv_context *ctx, cl_sift_plan *plan)
 {
     sift_settings set = settings_of(&plan->g.params);
     cl_uint capacity = plan->candidate_capacity;
@@ -555,22 +524,10 @@ static pv_status orient(pv_context *ctx, cl_sift_plan *plan)
         {sizeof(cl_mem), &plan->counters},    {sizeof capacity, &capacity},
         {sizeof set, &set},                   {sizeof(cl_mem), &plan->cand_geom},
         {sizeof(cl_mem), &plan->cand_scale},  {sizeof(cl_mem), &plan->cand_angles},
-        {sizeof(cl_mem), &plan->cand_count},
-    };
-    size_t local = (size_t)plan->shape.ori_wg, global = (size_t)capacity * local;
-    return plan_launch(ctx, plan, K_ORIENT, args, 11, 1, &global, &local);
-}
-
-/* Keypoints per block of SIFT_KP_WG candidates (for the scan). */
-static pv_status keypoints(pv_context *ctx, cl_sift_plan *plan)
-{
-    cl_uint capacity = plan->candidate_capacity;
-    const kernel_arg args[] = {
-        {sizeof(cl_mem), &plan->counters},   {sizeof capacity, &capacity},
-        {sizeof(cl_mem), &plan->cand_count}, {sizeof(cl_mem), &plan->block_sums},
+        {sizeof(cl_mem), &plan->cand_count},  {sizeof(cl_mem), &plan->block_sums},
     };
     size_t local = (size_t)plan->shape.kp_wg, global = keypoint_groups(plan) * local;
-    return plan_launch(ctx, plan, K_KEYPOINTS, args, 4, 1, &global, &local);
+    return plan_launch(ctx, plan, K_KEYPOINTS, args, 12, 1, &global, &local);
 }
 
 static pv_status scatter(pv_context *ctx, cl_sift_plan *plan)
@@ -685,8 +642,6 @@ static pv_status enqueue_detection(pv_context *ctx, cl_sift_plan *plan, const pv
         status = scan(ctx, plan, plan->row_counts, plan->row_start[plan->g.octaves], 0);
     if (status == PV_OK)
         status = extrema(ctx, plan, 1);
-    if (status == PV_OK)
-        status = orient(ctx, plan);
     if (status == PV_OK)
         status = keypoints(ctx, plan);
     if (status == PV_OK)

@@ -8,9 +8,7 @@
  *   SIFT_EXT_WG               extrema: work items per row group
  *   SIFT_EXT_RUN              extrema: consecutive pixels per item (<= 32)
  *   SIFT_SCAN_WG              scan: work items of the single scan group
- *   SIFT_KP_WG                keypoint block counts / scatter: items per group
- *   SIFT_ORI_WG               refinement + orientation: items per candidate
- *   SIFT_ORI_STEPS            orientation: window samples per item and chunk
+ *   SIFT_KP_WG                keypoint kernel: work items per group
  *   SIFT_DESC_SPLIT           descriptor: work items per spatial cell (16 cells)
  *   SIFT_MATCH_WG             matching: queries per group
  *   SIFT_MATCH_TILE           matching: train descriptors staged per step
@@ -21,7 +19,7 @@
  *
  * The detection runs without atomics and without the host in the middle:
  * extrema are counted per row, scanned and written in key order; the
- * orientation kernel counts per candidate, a scan places them, and the scatter
+ * keypoint kernel counts per candidate, a scan places them, and the scatter
  * writes the final records in key order, so no sort is needed anywhere and
  * launches past the (device-side) counts exit at once.
  *
@@ -196,11 +194,7 @@ typedef struct octave_info {
  * pass 1 writes them in x order, skipping rows without any.
  * Within a row, item i takes SIFT_EXT_RUN consecutive pixels of each span
  * of SIFT_EXT_WG * SIFT_EXT_RUN, keeps a bit mask of its extrema, and a
- * local scan of the items' counts places them (the pixels are tested with
- * item i on every SIFT_EXT_WG-th pixel from i, for coalesced reads, and
- * the flags regrouped through local memory).  Pass 0 keeps every item's
- * mask (masks, from row_start[octave_count + 1 + o] per octave) and pass 1
- * reads them back instead of testing the pixels again.
+ * local scan of the items' counts places them.
  * Global size: (groups * SIFT_EXT_WG). */
 #define EXT_SPAN (SIFT_EXT_WG * SIFT_EXT_RUN)
 
@@ -244,10 +238,9 @@ __kernel __attribute__((reqd_work_group_size(SIFT_EXT_WG, 1, 1)))
 void sift_extrema(__global const float *dog, __constant octave_info *octaves, int octave_count,
                   __constant uint *row_start, int levels, float threshold, int pass,
                   __global uint *rows, __global const uint *counters,
-                  __global int4 *candidates, uint capacity, __global uint *masks)
+                  __global int4 *candidates, uint capacity)
 {
     __local uint buf[2 * SIFT_EXT_WG];
-    __local uchar flags[EXT_SPAN];
     const uint g = get_group_id(0);
     const int lid = get_local_id(0);
     int o = 0;
@@ -265,29 +258,17 @@ void sift_extrema(__global const float *dog, __constant octave_info *octaves, in
     }
     __global const float *d = dog + octaves[o].dog_offset + (size_t)level * plane + (size_t)y * (size_t)w;
     const int inside = y >= 1 && y < h - 1;
-    const int spans = (w + EXT_SPAN - 1) / EXT_SPAN;
-    __global uint *row_masks =
-        masks + row_start[octave_count + 1 + o] + (size_t)r * (size_t)spans * SIFT_EXT_WG + lid;
-    for (int x0 = 0; x0 < w; x0 += EXT_SPAN, row_masks += SIFT_EXT_WG) {
+    for (int x0 = 0; x0 < w; x0 += EXT_SPAN) {
         const int xs = x0 + lid * SIFT_EXT_RUN;
         uint mask = 0;
-        if (pass == 1) {
-            mask = *row_masks;
-        } else if (inside) {
-            /* Tested with neighbouring items on neighbouring pixels (coalesced
-             * reads), then regrouped into each item's run through `flags`. */
+        if (inside)
             for (int i = 0; i < SIFT_EXT_RUN; i++) {
-                const int j = lid + i * SIFT_EXT_WG, x = x0 + j;
-                flags[j] = x >= 1 && x < w - 1 && is_extremum(d + x, plane, w, d[x], threshold);
+                const int x = xs + i;
+                if (x >= 1 && x < w - 1 && is_extremum(d + x, plane, w, d[x], threshold))
+                    mask |= 1u << i;
             }
-            barrier(CLK_LOCAL_MEM_FENCE);
-            for (int i = 0; i < SIFT_EXT_RUN; i++)
-                mask |= (uint)flags[lid * SIFT_EXT_RUN + i] << i;
-            barrier(CLK_LOCAL_MEM_FENCE);
-        }
         const uint n = popcount(mask);
         if (pass == 0) {
-            *row_masks = mask;
             found += n;
             continue;
         }
@@ -416,11 +397,49 @@ static void gradient_at(__global const float *level, int w, int h, int x, int y,
     *ang = a < 0.0f ? a + TWO_PI_F : a;
 }
 
-/* Refinement (up to 5 moves), contrast and edge tests of candidate `cand`;
- * returns whether it survives.  geom = (x, y, sigma in octave pixels,
- * response), *scale = level + offset. */
-static int refine_candidate(__global const float *dog, __constant octave_info *octaves, int4 cand,
-                            sift_settings set, float4 *geom, float *scale)
+static void orientation_histogram(__global const float *level, int w, int h, float x, float y,
+                                  float sigma, float window, float *hist)
+{
+    const int xi = (int)(x + 0.5f), yi = (int)(y + 0.5f);
+    const float sigmaw = window * sigma;
+    const int W = (int)fmax(floor(3.0f * sigmaw), 1.0f);
+    const float limit = (float)(W * W) + 0.6f, denom = 2.0f * sigmaw * sigmaw;
+    for (int i = 0; i < ORI_BINS; i++)
+        hist[i] = 0.0f;
+    for (int ys = max(-W, -yi); ys <= W && ys <= h - 1 - yi; ys++)
+        for (int xs = max(-W, -xi); xs <= W && xs <= w - 1 - xi; xs++) {
+            const float dx = (float)(xi + xs) - x, dy = (float)(yi + ys) - y;
+            const float r2 = dx * dx + dy * dy;
+            if (r2 >= limit)
+                continue;
+            float mod, ang;
+            gradient_at(level, w, h, xi + xs, yi + ys, &mod, &ang);
+            const float wgt = exp(-r2 / denom) * mod;
+            const float fbin = (float)ORI_BINS * ang / TWO_PI_F;
+            const int bin = (int)floor(fbin - 0.5f);
+            const float rbin = fbin - (float)bin - 0.5f;
+            hist[(bin + ORI_BINS) % ORI_BINS] += (1.0f - rbin) * wgt;
+            hist[(bin + 1) % ORI_BINS] += rbin * wgt;
+        }
+    for (int iter = 0; iter < 6; iter++) {
+        float prev = hist[ORI_BINS - 1];
+        const float first = hist[0];
+        int i;
+        for (i = 0; i < ORI_BINS - 1; i++) {
+            const float next = (prev + hist[i] + hist[i + 1]) / 3.0f;
+            prev = hist[i];
+            hist[i] = next;
+        }
+        hist[i] = (prev + hist[i] + first) / 3.0f;
+    }
+}
+
+/* Refinement (up to 5 moves), contrast and edge tests, then up to 4
+ * orientations of candidate `cand`; returns their number.  geom = (x, y,
+ * sigma in octave pixels, response), *scale = level + offset. */
+static int keypoint_of(__global const float *dog, __global const float *gauss,
+                       __constant octave_info *octaves, int4 cand, sift_settings set,
+                       float4 *geom, float *scale, float4 *angles)
 {
     const int o = cand.w, level = cand.z;
     const int w = octaves[o].w, h = octaves[o].h;
@@ -450,152 +469,10 @@ static int refine_candidate(__global const float *dog, __constant octave_info *o
                      yn <= (float)(h - 1) && sn >= 0.0f && sn <= (float)(set.levels + 2);
     if (!good)
         return 0;
-    *geom = (float4)(xn, yn, set.sigma0 * exp2(sn / (float)set.levels), val);
-    *scale = sn;
-    return 1;
-}
-
-/* --------------------------------------------------------- orientation
- * One work group of SIFT_ORI_WG items per candidate of the (ordered)
- * candidate list, whose length is min(counters[0], capacity).  Item 0
- * refines the candidate; then the window of the orientation histogram is
- * walked in chunks of ORI_CHUNK samples (row-major, as the serial loop):
- * every item computes its samples' two (bin, weight) contributions into
- * local memory, and item b < 36 adds the chunk's contributions to bin b
- * in sample order (finding them 16 samples per read, bytewise), so every
- * bin sums exactly the serial sequence (no atomics, bit-identical to the
- * CPU).  Item 0 smooths the histogram and
- * picks the peaks.  Per candidate: its keypoint count (0 .. 4) and data.
- * Global size: capacity * SIFT_ORI_WG (groups past the count exit). */
-#define ORI_CHUNK (SIFT_ORI_WG * SIFT_ORI_STEPS)
-#define NO_BIN 255
-
-/* 0x80 in every zero byte of x, 0 elsewhere (exact: no carry crosses bytes). */
-static uint zero_bytes(uint x)
-{
-    return ~(((x & 0x7F7F7F7Fu) + 0x7F7F7F7Fu) | x | 0x7F7F7F7Fu);
-}
-
-__kernel __attribute__((reqd_work_group_size(SIFT_ORI_WG, 1, 1)))
-void sift_orient(__global const float *dog, __global const float *gauss,
-                 __constant octave_info *octaves, __global const int4 *candidates,
-                 __global const uint *counters, uint capacity, sift_settings set,
-                 __global float4 *cand_geom, __global float *cand_scale,
-                 __global float4 *cand_angles, __global uint *cand_count)
-{
-    __local uint4 sample_bins_v[ORI_CHUNK / 16]; /* first bin per sample, as bytes */
-    __local float2 sample_weights[ORI_CHUNK];
-    __local uchar *sample_bins = (__local uchar *)sample_bins_v;
-    __local float hist_l[ORI_BINS];
-    __local float4 geom_l;
-    __local float scale_l;
-    __local int good_l;
-    const uint c = get_group_id(0);
-    const int lid = get_local_id(0);
-    if (c >= min(counters[0], capacity))
-        return;
-    const int4 cand = candidates[c];
-    if (lid == 0) {
-        float4 geom = (float4)(0.0f);
-        float scale = 0.0f;
-        good_l = refine_candidate(dog, octaves, cand, set, &geom, &scale);
-        geom_l = geom;
-        scale_l = scale;
-    }
-    barrier(CLK_LOCAL_MEM_FENCE);
-    if (!good_l) {
-        if (lid == 0)
-            cand_count[c] = 0u;
-        return;
-    }
-    const float4 geom = geom_l;
-    const int o = cand.w, level = cand.z;
-    const int w = octaves[o].w, h = octaves[o].h;
-    __global const float *lev =
-        gauss + octaves[o].gauss_offset + (size_t)(level - 1) * (size_t)w * (size_t)h;
-    const float x = geom.x, y = geom.y;
-    const int xi = (int)(x + 0.5f), yi = (int)(y + 0.5f);
-    const float sigmaw = set.ori_window * geom.z;
-    const int W = (int)fmax(floor(3.0f * sigmaw), 1.0f);
-    const float limit = (float)(W * W) + 0.6f, denom = 2.0f * sigmaw * sigmaw;
-    const int ys0 = max(-W, -yi), ys1 = min(W, h - 1 - yi);
-    const int xs0 = max(-W, -xi), xs1 = min(W, w - 1 - xi);
-    const int nx = xs1 - xs0 + 1, total = nx * (ys1 - ys0 + 1);
-    float acc = 0.0f;
-    for (int first = 0; first < total; first += ORI_CHUNK) {
-        for (int j = lid; j < ORI_CHUNK; j += SIFT_ORI_WG) {
-            const int s = first + j;
-            uchar bin0 = NO_BIN;
-            float2 weights = (float2)(0.0f, 0.0f);
-            if (s < total) {
-                const int ys = ys0 + s / nx, xs = xs0 + s % nx;
-                const float dx = (float)(xi + xs) - x, dy = (float)(yi + ys) - y;
-                const float r2 = dx * dx + dy * dy;
-                if (r2 < limit) {
-                    float mod, ang;
-                    gradient_at(lev, w, h, xi + xs, yi + ys, &mod, &ang);
-                    const float wgt = exp(-r2 / denom) * mod;
-                    const float fbin = (float)ORI_BINS * ang / TWO_PI_F;
-                    const int bin = (int)floor(fbin - 0.5f);
-                    const float rbin = fbin - (float)bin - 0.5f;
-                    bin0 = (uchar)((bin + ORI_BINS) % ORI_BINS);
-                    weights = (float2)((1.0f - rbin) * wgt, rbin * wgt);
-                }
-            }
-            sample_bins[j] = bin0;
-            sample_weights[j] = weights;
-        }
-        barrier(CLK_LOCAL_MEM_FENCE);
-        if (lid < ORI_BINS) {
-            /* Bin lid takes the first weight of samples whose first bin is
-             * lid and the second of those whose first bin is lid - 1 (mod
-             * 36), in sample order: 16 samples' bins per read, the matches
-             * found bytewise, visited in increasing byte (= sample) order. */
-            const uint cur = (uint)lid * 0x01010101u;
-            const uint prv = (uint)((lid + ORI_BINS - 1) % ORI_BINS) * 0x01010101u;
-            const int quads = (min(ORI_CHUNK, total - first) + 15) / 16;
-            for (int q = 0; q < quads; q++) {
-                const uint4 v = sample_bins_v[q];
-                const uint words[4] = {v.x, v.y, v.z, v.w};
-                for (int e = 0; e < 4; e++) {
-                    const uint mc = zero_bytes(words[e] ^ cur), mp = zero_bytes(words[e] ^ prv);
-                    uint m = mc | mp;
-                    while (m) {
-#ifdef __ENDIAN_LITTLE__
-                        const uint bit = m & (0u - m); /* lowest byte first */
-                        const int byte = (31 - (int)clz(bit)) >> 3;
-#else
-                        const uint bit = 1u << (31 - (int)clz(m)); /* highest first */
-                        const int byte = 3 - ((31 - (int)clz(bit)) >> 3);
-#endif
-                        const float2 wv = sample_weights[q * 16 + e * 4 + byte];
-                        acc += (mc & bit) ? wv.x : wv.y;
-                        m ^= bit;
-                    }
-                }
-            }
-        }
-        barrier(CLK_LOCAL_MEM_FENCE);
-    }
-    if (lid < ORI_BINS)
-        hist_l[lid] = acc;
-    barrier(CLK_LOCAL_MEM_FENCE);
-    if (lid != 0)
-        return;
+    const float sigma = set.sigma0 * exp2(sn / (float)set.levels);
     float hist[ORI_BINS];
-    for (int i = 0; i < ORI_BINS; i++)
-        hist[i] = hist_l[i];
-    for (int iter = 0; iter < 6; iter++) {
-        float prev = hist[ORI_BINS - 1];
-        const float head = hist[0];
-        int i;
-        for (i = 0; i < ORI_BINS - 1; i++) {
-            const float next = (prev + hist[i] + hist[i + 1]) / 3.0f;
-            prev = hist[i];
-            hist[i] = next;
-        }
-        hist[i] = (prev + hist[i] + head) / 3.0f;
-    }
+    orientation_histogram(gauss + octaves[o].gauss_offset + (size_t)(level - 1) * (size_t)plane,
+                          w, h, xn, yn, sigma, set.ori_window, hist);
     float maxh = 0.0f;
     for (int i = 0; i < ORI_BINS; i++)
         maxh = fmax(maxh, hist[i]);
@@ -610,26 +487,41 @@ void sift_orient(__global const float *dog, __global const float *gauss,
             found[n++] = TWO_PI_F * ((float)i + di + 0.5f) / (float)ORI_BINS;
         }
     }
-    cand_count[c] = (uint)n;
-    if (n > 0) {
-        cand_geom[c] = geom;
-        cand_scale[c] = scale_l;
-        cand_angles[c] = (float4)(found[0], found[1], found[2], found[3]);
-    }
+    *geom = (float4)(xn, yn, sigma, val);
+    *scale = sn;
+    *angles = (float4)(found[0], found[1], found[2], found[3]);
+    return n;
 }
 
-/* Per work group of SIFT_KP_WG candidates: the sum of their keypoint
- * counts (block_sums), which sift_scan turns into the groups' first output
- * slots.  Global size: a multiple of SIFT_KP_WG covering the capacity. */
+/* One work item per candidate of the (ordered) candidate list, whose
+ * length is min(counters[0], capacity).  Per candidate: its keypoint count
+ * (0 .. 4) and data; per work group: the sum of its counts (block_sums),
+ * which sift_scan turns into the groups' first output slots.
+ * Global size: a multiple of SIFT_KP_WG covering the capacity. */
 __kernel __attribute__((reqd_work_group_size(SIFT_KP_WG, 1, 1)))
-void sift_keypoints(__global const uint *counters, uint capacity,
-                    __global const uint *cand_count, __global uint *block_sums)
+void sift_keypoints(__global const float *dog, __global const float *gauss,
+                    __constant octave_info *octaves, __global const int4 *candidates,
+                    __global const uint *counters, uint capacity, sift_settings set,
+                    __global float4 *cand_geom, __global float *cand_scale,
+                    __global float4 *cand_angles, __global uint *cand_count,
+                    __global uint *block_sums)
 {
     __local uint buf[2 * SIFT_KP_WG];
     const uint c = get_global_id(0), count = min(counters[0], capacity);
-    const uint n = c < count ? cand_count[c] : 0u;
+    int n = 0;
+    if (c < count) {
+        float4 geom, angles;
+        float scale;
+        n = keypoint_of(dog, gauss, octaves, candidates[c], set, &geom, &scale, &angles);
+        cand_count[c] = (uint)n;
+        if (n > 0) {
+            cand_geom[c] = geom;
+            cand_scale[c] = scale;
+            cand_angles[c] = angles;
+        }
+    }
     uint total;
-    group_scan(buf, n, get_local_id(0), SIFT_KP_WG, &total);
+    group_scan(buf, (uint)n, get_local_id(0), SIFT_KP_WG, &total);
     if (get_local_id(0) == 0)
         block_sums[get_group_id(0)] = total;
 }
@@ -685,28 +577,14 @@ void sift_scatter(__global const int4 *candidates, __global const uint *counters
  * row of the cell's support (a rotated 2x2-bin square, scanned through its
  * bounding box), with VLFeat's trilinear weights, into 8 private bins; the
  * partial histograms are summed in a fixed order, so the result does not
- * depend on scheduling.  No atomics: deterministic.
- * A sample lies in up to four cells' supports, so its costly part (the
- * gradient, the window weight, the angle bin) is computed once: the union
- * of the cells' boxes is walked in chunks of DESC_CHUNK samples (row-major)
- * that all items fill in local memory, and then each item runs its rows
- * through the chunk in the same order as a direct scan would. */
+ * depend on scheduling.  No atomics: deterministic. */
 #define DESC_WG (DESC_CELLS * SIFT_DESC_SPLIT)
-#define DESC_CHUNK (DESC_WG * 8)
 
 static float cell_weight(float n, int cell)
 {
     const int bin = (int)floor(n - 0.5f);
     const float r = n - ((float)bin + 0.5f);
     return cell == bin ? 1.0f - r : cell == bin + 1 ? r : 0.0f;
-}
-
-/* Whether cell_weight(n, c) is non-zero for some cell c in -2 .. 1. */
-static int in_some_cell(float n)
-{
-    const int bin = (int)floor(n - 0.5f);
-    const float r = n - ((float)bin + 0.5f);
-    return (bin >= -2 && bin <= 1) || (bin >= -3 && bin <= 0 && r != 0.0f);
 }
 
 __kernel __attribute__((reqd_work_group_size(DESC_WG, 1, 1)))
@@ -717,9 +595,6 @@ void sift_descriptors(__global const float *gauss, __constant octave_info *octav
     __local float partial[SIFT_DESC_SPLIT][DESC_SIZE];
     __local float desc[DESC_SIZE];
     __local float norm_parts[DESC_WG];
-    __local int4 boxes[DESC_CELLS];
-    __local float s_nx[DESC_CHUNK], s_ny[DESC_CHUNK], s_wm[DESC_CHUNK], s_rt[DESC_CHUNK];
-    __local int s_bint[DESC_CHUNK];
     const int lid = get_local_id(0), cell = lid % DESC_CELLS, part = lid / DESC_CELLS;
     const size_t k = get_group_id(0);
     if (k >= min(counters[1], kp_capacity))
@@ -743,63 +618,26 @@ void sift_descriptors(__global const float *gauss, __constant octave_info *octav
     const int y_hi = min(min(W, h - yi - 2), (int)ceil(py) + reach - yi);
     const int x_lo = max(max(-W, 1 - xi), (int)floor(px) - reach - xi);
     const int x_hi = min(min(W, w - xi - 2), (int)ceil(px) + reach - xi);
-    /* The union box (every bound already inside the image's interior). */
-    if (part == 0)
-        boxes[cell] = (int4)(x_lo, x_hi, y_lo, y_hi);
-    barrier(CLK_LOCAL_MEM_FENCE);
-    int4 u = boxes[0];
-    for (int c = 1; c < DESC_CELLS; c++) {
-        const int4 b = boxes[c];
-        u = (int4)(min(u.x, b.x), max(u.y, b.y), min(u.z, b.z), max(u.w, b.w));
-    }
-    const int uw = u.y - u.x + 1, uh = u.w - u.z + 1;
-    const int total = uw > 0 && uh > 0 ? uw * uh : 0;
     float bins[8] = {0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f};
-    for (int first = 0; first < total; first += DESC_CHUNK) {
-        for (int j = lid; j < DESC_CHUNK; j += DESC_WG) {
-            const int s = first + j;
-            if (s >= total)
-                break;
-            const int dyi = u.z + s / uw, dxi = u.x + s % uw;
+    for (int dyi = y_lo + part; dyi <= y_hi; dyi += SIFT_DESC_SPLIT)
+        for (int dxi = x_lo; dxi <= x_hi; dxi++) {
             const float dx = (float)(xi + dxi) - x, dy = (float)(yi + dyi) - y;
             const float nx = (ct * dx + st * dy) / sbp, ny = (-st * dx + ct * dy) / sbp;
-            s_nx[j] = nx;
-            s_ny[j] = ny;
-            if (in_some_cell(nx) && in_some_cell(ny)) {
-                float mod, ang;
-                gradient_at(g, w, h, xi + dxi, yi + dyi, &mod, &ang);
-                float theta = ang - angle;
-                theta = theta < 0.0f ? theta + TWO_PI_F : theta;
-                const float nt = 8.0f * theta / TWO_PI_F;
-                const float win = exp(-(nx * nx + ny * ny) / 8.0f);
-                const int bint = (int)floor(nt);
-                s_wm[j] = win * mod;
-                s_bint[j] = bint;
-                s_rt[j] = nt - (float)bint;
-            }
-        }
-        barrier(CLK_LOCAL_MEM_FENCE);
-        const int n = min(DESC_CHUNK, total - first);
-        for (int dyi = y_lo + part; dyi <= y_hi; dyi += SIFT_DESC_SPLIT) {
-            const int row = (dyi - u.z) * uw - first;
-            const int a = row + x_lo - u.x, b = row + x_hi - u.x;
-            if (b < 0)
+            const float wx = cell_weight(nx, cx), wy = cell_weight(ny, cy);
+            if (wx == 0.0f || wy == 0.0f)
                 continue;
-            if (a >= n)
-                break;
-            for (int j = max(a, 0), end = min(b, n - 1); j <= end; j++) {
-                const float wx = cell_weight(s_nx[j], cx), wy = cell_weight(s_ny[j], cy);
-                if (wx == 0.0f || wy == 0.0f)
-                    continue;
-                const int bint = s_bint[j];
-                const float rt = s_rt[j];
-                const float wxy = s_wm[j] * fabs(wx) * fabs(wy);
-                bins[(bint + 8) % 8] += wxy * (1.0f - rt);
-                bins[(bint + 1) % 8] += wxy * rt;
-            }
+            float mod, ang;
+            gradient_at(g, w, h, xi + dxi, yi + dyi, &mod, &ang);
+            float theta = ang - angle;
+            theta = theta < 0.0f ? theta + TWO_PI_F : theta;
+            const float nt = 8.0f * theta / TWO_PI_F;
+            const float win = exp(-(nx * nx + ny * ny) / 8.0f);
+            const int bint = (int)floor(nt);
+            const float rt = nt - (float)bint;
+            const float wxy = win * mod * fabs(wx) * fabs(wy);
+            bins[(bint + 8) % 8] += wxy * (1.0f - rt);
+            bins[(bint + 1) % 8] += wxy * rt;
         }
-        barrier(CLK_LOCAL_MEM_FENCE);
-    }
     for (int t = 0; t < 8; t++)
         partial[part][((cy + 2) * 4 + (cx + 2)) * 8 + t] = bins[t];
     barrier(CLK_LOCAL_MEM_FENCE);
