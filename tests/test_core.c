@@ -94,6 +94,8 @@ static void test_context_bad_arguments(void **state)
 static void test_environment_overrides(void **state)
 {
     (void)state;
+    if (tu_skip_opencl())
+        skip();
     pv_context *ctx = NULL;
     setenv("PARVIS_BACKEND", "cpu", 1);
     setenv("PARVIS_CROSSCHECK", "1", 1);
@@ -117,6 +119,8 @@ static void test_environment_overrides(void **state)
 static void test_auto_selection(void **state)
 {
     (void)state;
+    if (tu_skip_opencl())
+        skip();
     pv_device_info devices[16];
     int count = -1, gpus = 0;
     assert_int_equal(pv_device_list(devices, 16, &count), PV_OK);
@@ -139,6 +143,8 @@ static void test_auto_selection(void **state)
 static void test_opencl_context(void **state)
 {
     (void)state;
+    if (tu_skip_opencl())
+        skip();
     pv_context *ctx = tu_context(PV_BACKEND_OPENCL);
     int count = 0;
     pv_device_list(NULL, 0, &count);
@@ -206,7 +212,7 @@ static pv_status blur_once(void)
 static void test_binary_cache(void **state)
 {
     (void)state;
-    if (!tu_have_opencl())
+    if (tu_skip_opencl() || !tu_have_opencl())
         skip();
     const char *root = tu_tmp_path("xdg-cache");
     char dir[4096];

@@ -9,8 +9,16 @@
 #define TU_SENTINEL_U8 0xA5
 #define TU_SENTINEL_F32 (-12345.678f)
 
+int tu_skip_opencl(void)
+{
+    const char *skip = getenv("PARVIS_TEST_SKIP_OPENCL");
+    return skip && strcmp(skip, "1") == 0;
+}
+
 pv_context *tu_context(pv_backend_kind kind)
 {
+    if (kind != PV_BACKEND_CPU && tu_skip_opencl())
+        return NULL;
     pv_context_options options;
     pv_context_options_default(&options);
     options.backend = kind;

@@ -17,6 +17,9 @@
 /* A context on the given backend, or NULL when it cannot be had (the
  * OpenCL backend on a host without OpenCL).  The CPU backend always works. */
 pv_context *tu_context(pv_backend_kind kind);
+/* 1 when PARVIS_TEST_SKIP_OPENCL=1 asks the suites to leave OpenCL alone
+ * (valgrind runs of the CPU backend: the ICD loader and PoCL are noisy). */
+int tu_skip_opencl(void);
 /* 1 when an OpenCL device is usable for the tests. */
 int tu_have_opencl(void);
 
