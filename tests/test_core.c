@@ -182,7 +182,7 @@ static void corrupt_cache_files(const char *dir)
     for (struct dirent *e; (e = readdir(d));) {
         if (!strstr(e->d_name, ".clbin"))
             continue;
-        char path[4096];
+        char path[4096 + 256 + 2];
         snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
         FILE *f = fopen(path, "r+b");
         assert_non_null(f);

@@ -32,57 +32,9 @@
 #define SENTINEL 7.0f        /* fill of outputs that must stay untouched */
 #define GUARD_VALUE (-4321.5f)
 
-static pv_context *g_cpu;    /* always available */
-static pv_context *g_opencl; /* NULL when OpenCL parts are skipped */
 
-static const pv_backend_kind cpu_kind = PV_BACKEND_CPU;
-static const pv_backend_kind opencl_kind = PV_BACKEND_OPENCL;
 
 /* ------------------------------------------------------------------ setup */
-
-static int opencl_disabled_by_env(void)
-{
-    const char *skip = getenv("PARVIS_TEST_SKIP_OPENCL");
-    return skip && strcmp(skip, "1") == 0;
-}
-
-static int group_setup(void **state)
-{
-    (void)state;
-    g_cpu = tu_context(PV_BACKEND_CPU);
-    if (!g_cpu)
-        return -1;
-    g_opencl = opencl_disabled_by_env() ? NULL : tu_context(PV_BACKEND_OPENCL);
-    /* PARVIS_BACKEND=cpu overrides the requested backend: not an OpenCL run. */
-    if (g_opencl && pv_context_backend(g_opencl) != PV_BACKEND_OPENCL) {
-        pv_context_destroy(g_opencl);
-        g_opencl = NULL;
-    }
-    return 0;
-}
-
-static int group_teardown(void **state)
-{
-    (void)state;
-    pv_context_destroy(g_cpu);
-    if (g_opencl)
-        pv_context_destroy(g_opencl);
-    return 0;
-}
-
-static pv_context *opencl_or_skip(void)
-{
-    if (!g_opencl)
-        skip();
-    return g_opencl;
-}
-
-/* The context of the backend a known-answer test was registered for. */
-static pv_context *backend_ctx(void **state)
-{
-    const pv_backend_kind kind = *(const pv_backend_kind *)*state;
-    return kind == PV_BACKEND_CPU ? g_cpu : opencl_or_skip();
-}
 
 /* ---------------------------------------------------------------- helpers */
 
@@ -264,7 +216,7 @@ static void test_weights_bad_input(void **state)
 
 static void test_blur_constant(void **state)
 {
-    pv_context *ctx = backend_ctx(state);
+    pv_context *ctx = tu_backend_ctx(state);
     pv_image src = new_image(37, 23, PV_PIXEL_U8), dst = new_image(37, 23, PV_PIXEL_F32);
     fill_image(&src, 77.0f);
     assert_int_equal(pv_gaussian_blur(ctx, &src, &dst, 2.0f, 0), PV_OK);
@@ -278,7 +230,7 @@ static void test_blur_constant(void **state)
 /* A unit impulse far from the borders blurs into w[i] * w[j]. */
 static void test_blur_delta(void **state)
 {
-    pv_context *ctx = backend_ctx(state);
+    pv_context *ctx = tu_backend_ctx(state);
     const int w = 31, h = 27, cx = 15, cy = 13;
     const float sigma = 1.5f;
     const int taps = pv_gaussian_taps_for_sigma(sigma), r = taps / 2;
@@ -303,7 +255,7 @@ static void test_blur_delta(void **state)
  * its sum (the weights sum to 1). */
 static void test_blur_sum_preserved(void **state)
 {
-    pv_context *ctx = backend_ctx(state);
+    pv_context *ctx = tu_backend_ctx(state);
     const int w = 48, h = 40, taps = 9, r = taps / 2;
     pv_image src = new_image(w, h, PV_PIXEL_F32), dst = new_image(w, h, PV_PIXEL_F32);
     uint32_t seed = 99;
@@ -324,7 +276,7 @@ static void test_blur_sum_preserved(void **state)
 
 static void test_blur3d_delta_and_constant(void **state)
 {
-    pv_context *ctx = backend_ctx(state);
+    pv_context *ctx = tu_backend_ctx(state);
     const int nx = 15, ny = 13, nz = 11, c[3] = {7, 6, 5}, taps = 5, r = 2;
     float weights[5];
     weights_for(1.0f, taps, weights);
@@ -354,7 +306,7 @@ static void test_blur3d_delta_and_constant(void **state)
  * forward scheme's 0 at the far borders. */
 static void test_gradient_ramp(void **state)
 {
-    pv_context *ctx = backend_ctx(state);
+    pv_context *ctx = tu_backend_ctx(state);
     const int w = 37, h = 23;
     pv_image src = new_image(w, h, PV_PIXEL_F32);
     pv_image gx = new_image(w, h, PV_PIXEL_F32), gy = new_image(w, h, PV_PIXEL_F32);
@@ -388,7 +340,7 @@ static float central_of_square(int c, int n, float scale)
 
 static void test_gradient_borders_one_sided(void **state)
 {
-    pv_context *ctx = backend_ctx(state);
+    pv_context *ctx = tu_backend_ctx(state);
     const int w = 19, h = 11;
     pv_image src = new_image(w, h, PV_PIXEL_F32);
     pv_image gx = new_image(w, h, PV_PIXEL_F32), gy = new_image(w, h, PV_PIXEL_F32);
@@ -409,7 +361,7 @@ static void test_gradient_borders_one_sided(void **state)
 /* u8 input, one output at a time (the other NULL), and axes of one sample. */
 static void test_gradient_u8_single_outputs(void **state)
 {
-    pv_context *ctx = backend_ctx(state);
+    pv_context *ctx = tu_backend_ctx(state);
     const int w = 37, h = 23;
     pv_image src = new_image(w, h, PV_PIXEL_U8), g = new_image(w, h, PV_PIXEL_F32);
     for (int y = 0; y < h; y++)
@@ -435,7 +387,7 @@ static void test_gradient_u8_single_outputs(void **state)
  * 0.5 (2 nz - 3) at the borders; forward gz = z + 0.5 and 0 at the end. */
 static void test_gradient3d_known(void **state)
 {
-    pv_context *ctx = backend_ctx(state);
+    pv_context *ctx = tu_backend_ctx(state);
     const int nx = 17, ny = 13, nz = 9;
     pv_volume src = new_volume(nx, ny, nz);
     pv_volume gx = new_volume(nx, ny, nz), gy = new_volume(nx, ny, nz), gz = new_volume(nx, ny, nz);
@@ -482,7 +434,7 @@ static void compare_blur2d(pv_context *cl, int w, int h, pv_pixel_type type, flo
     pv_image ref = new_image(w, h, PV_PIXEL_F32);
     tu_fill_random(&src, seed);
     assert_int_equal(pv_gaussian_blur(cl, &src, &out, sigma, taps), PV_OK);
-    assert_int_equal(pv_gaussian_blur(g_cpu, &src, &ref, sigma, taps), PV_OK);
+    assert_int_equal(pv_gaussian_blur(tu_cpu, &src, &ref, sigma, taps), PV_OK);
     assert_within(tu_rel_linf(&out, &ref), CROSS_TOLERANCE, "OpenCL vs CPU blur");
     assert_true(tu_guard_intact(&out, guard));
     assert_true(tu_guard_intact(&src, guard));
@@ -494,7 +446,7 @@ static void compare_blur2d(pv_context *cl, int w, int h, pv_pixel_type type, flo
 static void test_cl_blur2d(void **state)
 {
     (void)state;
-    pv_context *cl = opencl_or_skip();
+    pv_context *cl = tu_opencl_or_skip();
     static const pv_pixel_type types[] = {PV_PIXEL_U8, PV_PIXEL_F32};
     static const float sigmas[] = {0.7f, 1.3f, 3.0f, 9.0f};
     for (int t = 0; t < 2; t++)
@@ -520,7 +472,7 @@ static void compare_blur3d(pv_context *cl, int nx, int ny, int nz, float sigma, 
     pv_volume ref = new_volume(nx, ny, nz);
     tu_fill_random_volume(&src.v, seed);
     assert_int_equal(pv_gaussian_blur3d(cl, &src.v, &out.v, sigma, taps), PV_OK);
-    assert_int_equal(pv_gaussian_blur3d(g_cpu, &src.v, &ref, sigma, taps), PV_OK);
+    assert_int_equal(pv_gaussian_blur3d(tu_cpu, &src.v, &ref, sigma, taps), PV_OK);
     for (int z = 0; z < nz; z++) {
         pv_image a = {nx, ny, out.v.stride_y, PV_PIXEL_F32, voxel(&out.v, 0, 0, z)};
         pv_image b = {nx, ny, ref.stride_y, PV_PIXEL_F32, voxel(&ref, 0, 0, z)};
@@ -536,7 +488,7 @@ static void compare_blur3d(pv_context *cl, int nx, int ny, int nz, float sigma, 
 static void test_cl_blur3d(void **state)
 {
     (void)state;
-    pv_context *cl = opencl_or_skip();
+    pv_context *cl = tu_opencl_or_skip();
     compare_blur3d(cl, 17, 13, 9, 1.2f, 0, 21);
     compare_blur3d(cl, 17, 13, 9, 2.5f, 0, 22); /* radius 8: wider than nz */
     compare_blur3d(cl, 17, 13, 1, 1.0f, 0, 23);
@@ -554,7 +506,7 @@ static void compare_gradient2d(pv_context *cl, int w, int h, pv_pixel_type type,
     pv_image rx = new_image(w, h, PV_PIXEL_F32), ry = new_image(w, h, PV_PIXEL_F32);
     tu_fill_random(&src, seed);
     assert_int_equal(pv_gradient(cl, &src, &gx, &gy, scheme), PV_OK);
-    assert_int_equal(pv_gradient(g_cpu, &src, &rx, &ry, scheme), PV_OK);
+    assert_int_equal(pv_gradient(tu_cpu, &src, &rx, &ry, scheme), PV_OK);
     assert_within(tu_rel_linf(&gx, &rx), CROSS_TOLERANCE, "OpenCL vs CPU gx");
     assert_within(tu_rel_linf(&gy, &ry), CROSS_TOLERANCE, "OpenCL vs CPU gy");
     assert_true(tu_guard_intact(&gx, guard));
@@ -569,7 +521,7 @@ static void compare_gradient2d(pv_context *cl, int w, int h, pv_pixel_type type,
 static void test_cl_gradient2d(void **state)
 {
     (void)state;
-    pv_context *cl = opencl_or_skip();
+    pv_context *cl = tu_opencl_or_skip();
     for (int scheme = 0; scheme < 2; scheme++) {
         compare_gradient2d(cl, 37, 23, PV_PIXEL_U8, (pv_gradient_scheme)scheme, 31);
         compare_gradient2d(cl, 37, 23, PV_PIXEL_F32, (pv_gradient_scheme)scheme, 32);
@@ -590,7 +542,7 @@ static void compare_gradient3d(pv_context *cl, int nx, int ny, int nz, pv_gradie
         ref[a] = new_volume(nx, ny, nz);
     }
     assert_int_equal(pv_gradient3d(cl, &src.v, &g[0].v, &g[1].v, &g[2].v, scheme), PV_OK);
-    assert_int_equal(pv_gradient3d(g_cpu, &src.v, &ref[0], &ref[1], &ref[2], scheme), PV_OK);
+    assert_int_equal(pv_gradient3d(tu_cpu, &src.v, &ref[0], &ref[1], &ref[2], scheme), PV_OK);
     for (int a = 0; a < 3; a++) {
         for (int z = 0; z < nz; z++) {
             pv_image x = {nx, ny, g[a].v.stride_y, PV_PIXEL_F32, voxel(&g[a].v, 0, 0, z)};
@@ -607,7 +559,7 @@ static void compare_gradient3d(pv_context *cl, int nx, int ny, int nz, pv_gradie
 static void test_cl_gradient3d(void **state)
 {
     (void)state;
-    pv_context *cl = opencl_or_skip();
+    pv_context *cl = tu_opencl_or_skip();
     for (int scheme = 0; scheme < 2; scheme++) {
         compare_gradient3d(cl, 17, 13, 9, (pv_gradient_scheme)scheme, 41);
         compare_gradient3d(cl, 3, 1, 2, (pv_gradient_scheme)scheme, 42);
@@ -643,7 +595,7 @@ static void run_all_ops(pv_context *ctx)
 
 static void test_crosscheck(void **state)
 {
-    pv_context *ctx = backend_ctx(state);
+    pv_context *ctx = tu_backend_ctx(state);
     assert_int_equal(pv_context_set_crosscheck(ctx, 1), PV_OK);
     run_all_ops(ctx);
     assert_int_equal(pv_context_set_crosscheck(ctx, 0), PV_OK);
@@ -654,7 +606,7 @@ static void test_crosscheck(void **state)
 static void test_blur_bad_input(void **state)
 {
     (void)state;
-    pv_context *ctx = g_cpu;
+    pv_context *ctx = tu_cpu;
     pv_image src = new_image(16, 12, PV_PIXEL_F32), dst = new_image(16, 12, PV_PIXEL_F32);
     tu_fill_random(&src, 61);
     fill_image(&dst, SENTINEL);
@@ -724,7 +676,7 @@ static void test_blur_bad_input(void **state)
 static void test_blur3d_bad_input(void **state)
 {
     (void)state;
-    pv_context *ctx = g_cpu;
+    pv_context *ctx = tu_cpu;
     pv_volume src = new_volume(9, 7, 5), dst = new_volume(9, 7, 5);
     fill_volume(&dst, SENTINEL);
 #define EXPECT_INVALID(call)                                   \
@@ -760,7 +712,7 @@ static void test_blur3d_bad_input(void **state)
 static void test_gradient_bad_input(void **state)
 {
     (void)state;
-    pv_context *ctx = g_cpu;
+    pv_context *ctx = tu_cpu;
     pv_image src = new_image(16, 12, PV_PIXEL_U8);
     pv_image gx = new_image(16, 12, PV_PIXEL_F32), gy = new_image(16, 12, PV_PIXEL_F32);
     fill_image(&gx, SENTINEL);
@@ -799,7 +751,7 @@ static void test_gradient_bad_input(void **state)
 static void test_gradient3d_bad_input(void **state)
 {
     (void)state;
-    pv_context *ctx = g_cpu;
+    pv_context *ctx = tu_cpu;
     pv_volume src = new_volume(9, 7, 5);
     pv_volume g[3] = {new_volume(9, 7, 5), new_volume(9, 7, 5), new_volume(9, 7, 5)};
     for (int a = 0; a < 3; a++)
@@ -834,8 +786,8 @@ static void test_gradient3d_bad_input(void **state)
 
 /* A known-answer test once per backend, named test/cpu and test/opencl. */
 #define ON_BOTH(test)                                                       \
-    {#test "/cpu", test, NULL, NULL, (void *)&cpu_kind},                    \
-    {#test "/opencl", test, NULL, NULL, (void *)&opencl_kind}
+    {#test "/cpu", test, NULL, NULL, (void *)&tu_cpu_kind},                    \
+    {#test "/opencl", test, NULL, NULL, (void *)&tu_opencl_kind}
 
 int main(void)
 {
@@ -861,5 +813,5 @@ int main(void)
         cmocka_unit_test(test_gradient_bad_input),
         cmocka_unit_test(test_gradient3d_bad_input),
     };
-    return cmocka_run_group_tests_name("filter", tests, group_setup, group_teardown);
+    return cmocka_run_group_tests_name("filter", tests, tu_group_setup, tu_group_teardown);
 }

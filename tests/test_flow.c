@@ -34,55 +34,9 @@
 #define TWO_PI 6.28318530717958647692
 #define WAVES 12
 
-static pv_context *g_cpu;
-static pv_context *g_opencl;
 
-static const pv_backend_kind cpu_kind = PV_BACKEND_CPU;
-static const pv_backend_kind opencl_kind = PV_BACKEND_OPENCL;
 
 /* ------------------------------------------------------------------ setup */
-
-static int opencl_disabled_by_env(void)
-{
-    const char *skip = getenv("PARVIS_TEST_SKIP_OPENCL");
-    return skip && strcmp(skip, "1") == 0;
-}
-
-static int group_setup(void **state)
-{
-    (void)state;
-    g_cpu = tu_context(PV_BACKEND_CPU);
-    if (!g_cpu)
-        return -1;
-    g_opencl = opencl_disabled_by_env() ? NULL : tu_context(PV_BACKEND_OPENCL);
-    if (g_opencl && pv_context_backend(g_opencl) != PV_BACKEND_OPENCL) {
-        pv_context_destroy(g_opencl);
-        g_opencl = NULL;
-    }
-    return 0;
-}
-
-static int group_teardown(void **state)
-{
-    (void)state;
-    pv_context_destroy(g_cpu);
-    if (g_opencl)
-        pv_context_destroy(g_opencl);
-    return 0;
-}
-
-static pv_context *opencl_or_skip(void)
-{
-    if (!g_opencl)
-        skip();
-    return g_opencl;
-}
-
-static pv_context *backend_ctx(void **state)
-{
-    const pv_backend_kind kind = *(const pv_backend_kind *)*state;
-    return kind == PV_BACKEND_CPU ? g_cpu : opencl_or_skip();
-}
 
 /* ------------------------------------------------------------- synthetic */
 
@@ -235,7 +189,7 @@ static void test_defaults(void **state)
 
 static void test_small_motion(void **state)
 {
-    pv_context *ctx = backend_ctx(state);
+    pv_context *ctx = tu_backend_ctx(state);
     scene s = {.motion = 0.55, .div_free = 0, .flat = 0};
     make_waves(&s, 11u, 0.3, 1.0);
     problem p;
@@ -249,7 +203,7 @@ static void test_small_motion(void **state)
 
 static void test_large_motion_pyramid(void **state)
 {
-    pv_context *ctx = backend_ctx(state);
+    pv_context *ctx = tu_backend_ctx(state);
     scene s = {.motion = 2.3, .div_free = 0, .flat = 0};
     make_waves(&s, 23u, 0.25, 0.7);
     problem p;
@@ -267,7 +221,7 @@ static void test_large_motion_pyramid(void **state)
 
 static void test_image_2d(void **state)
 {
-    pv_context *ctx = backend_ctx(state);
+    pv_context *ctx = tu_backend_ctx(state);
     scene s = {.motion = 0.7, .div_free = 0, .flat = 1};
     make_waves(&s, 5u, 0.25, 0.9);
     problem p;
@@ -285,7 +239,7 @@ static void test_image_2d(void **state)
 /* With a tolerance the iterations stop early and the answer stays good. */
 static void test_convergence_stop(void **state)
 {
-    pv_context *ctx = backend_ctx(state);
+    pv_context *ctx = tu_backend_ctx(state);
     scene s = {.motion = 0.55, .div_free = 0, .flat = 0};
     make_waves(&s, 11u, 0.3, 1.0);
     problem p;
@@ -315,7 +269,7 @@ static void test_convergence_stop(void **state)
 /* A plan runs repeatedly with identical results. */
 static void test_plan_reuse(void **state)
 {
-    pv_context *ctx = backend_ctx(state);
+    pv_context *ctx = tu_backend_ctx(state);
     scene s = {.motion = 0.5, .div_free = 0, .flat = 0};
     make_waves(&s, 3u, 0.25, 0.9);
     problem p;
@@ -342,7 +296,7 @@ static void test_plan_reuse(void **state)
 
 static void test_divergence_term(void **state)
 {
-    pv_context *ctx = backend_ctx(state);
+    pv_context *ctx = tu_backend_ctx(state);
     scene s = {.motion = 0.55, .div_free = 1, .flat = 0};
     make_waves(&s, 41u, 0.3, 1.0);
     problem p;
@@ -365,7 +319,7 @@ static void test_divergence_term(void **state)
 /* At the largest beta accepted the iteration stays bounded. */
 static void test_divergence_stable_at_limit(void **state)
 {
-    pv_context *ctx = backend_ctx(state);
+    pv_context *ctx = tu_backend_ctx(state);
     scene s = {.motion = 0.5, .div_free = 1, .flat = 0};
     make_waves(&s, 43u, 0.3, 1.0);
     problem p;
@@ -384,7 +338,7 @@ static void test_divergence_stable_at_limit(void **state)
 
 static void test_warp_known(void **state)
 {
-    pv_context *ctx = backend_ctx(state);
+    pv_context *ctx = tu_backend_ctx(state);
     const int nx = 9, ny = 7, nz = 6;
     pv_volume moving, warped;
     pv_flow_field flow;
@@ -478,7 +432,7 @@ static void compare_backends(pv_context *cl, const scene *s, const int n[3],
     for (int c = 0; c < 3; c++)
         guarded_alloc(&gflow[c], n[0], n[1], n[2]);
     pv_flow_field cl_flow = {gflow[0].v, gflow[1].v, gflow[2].v};
-    assert_int_equal(pv_flow3d(g_cpu, &p.fixed, &p.moving, params, &p.flow), PV_OK);
+    assert_int_equal(pv_flow3d(tu_cpu, &p.fixed, &p.moving, params, &p.flow), PV_OK);
     pv_status status = pv_flow3d(cl, &gfixed.v, &gmoving.v, params, &cl_flow);
     if (status != PV_OK)
         fail_msg("%s: %s (%s)", what, pv_status_string(status), pv_context_last_error(cl));
@@ -498,7 +452,7 @@ static void compare_backends(pv_context *cl, const scene *s, const int n[3],
 static void test_cl_agreement(void **state)
 {
     (void)state;
-    pv_context *cl = opencl_or_skip();
+    pv_context *cl = tu_opencl_or_skip();
     scene s = {.motion = 1.5, .div_free = 0, .flat = 0};
     make_waves(&s, 77u, 0.25, 0.8);
     pv_flow_params params;
@@ -525,7 +479,7 @@ static void test_cl_agreement(void **state)
 static void test_cl_warp_agreement(void **state)
 {
     (void)state;
-    pv_context *cl = opencl_or_skip();
+    pv_context *cl = tu_opencl_or_skip();
     scene s = {.motion = 2.0, .div_free = 0, .flat = 0};
     make_waves(&s, 9u, 0.25, 0.9);
     problem p;
@@ -533,7 +487,7 @@ static void test_cl_warp_agreement(void **state)
     pv_volume a, b;
     assert_int_equal(pv_volume_alloc(&a, 21, 19, 17), PV_OK);
     assert_int_equal(pv_volume_alloc(&b, 21, 19, 17), PV_OK);
-    assert_int_equal(pv_flow_warp(g_cpu, &p.moving, &p.truth, &a), PV_OK);
+    assert_int_equal(pv_flow_warp(tu_cpu, &p.moving, &p.truth, &a), PV_OK);
     assert_int_equal(pv_flow_warp(cl, &p.moving, &p.truth, &b), PV_OK);
     double worst = 0.0;
     for (int z = 0; z < 17; z++)
@@ -554,7 +508,7 @@ static void test_cl_warp_agreement(void **state)
 static void test_crosscheck_mode(void **state)
 {
     (void)state;
-    pv_context *cl = opencl_or_skip();
+    pv_context *cl = tu_opencl_or_skip();
     scene s = {.motion = 0.5, .div_free = 0, .flat = 0};
     make_waves(&s, 4u, 0.25, 0.9);
     problem p;
@@ -608,7 +562,7 @@ static void expect_invalid(pv_context *ctx, const pv_volume *fixed, const pv_vol
 
 static void test_bad_input(void **state)
 {
-    pv_context *ctx = backend_ctx(state);
+    pv_context *ctx = tu_backend_ctx(state);
     scene s = {.motion = 0.5, .div_free = 0, .flat = 0};
     make_waves(&s, 2u, 0.25, 0.9);
     problem p;
@@ -741,8 +695,8 @@ static void test_evaluation_helpers(void **state)
 }
 
 #define ON_BOTH(test)                                                       \
-    {#test "/cpu", test, NULL, NULL, (void *)&cpu_kind},                    \
-    {#test "/opencl", test, NULL, NULL, (void *)&opencl_kind}
+    {#test "/cpu", test, NULL, NULL, (void *)&tu_cpu_kind},                    \
+    {#test "/opencl", test, NULL, NULL, (void *)&tu_opencl_kind}
 
 int main(void)
 {
@@ -762,5 +716,5 @@ int main(void)
         cmocka_unit_test(test_crosscheck_mode),
         ON_BOTH(test_bad_input),
     };
-    return cmocka_run_group_tests_name("flow", tests, group_setup, group_teardown);
+    return cmocka_run_group_tests_name("flow", tests, tu_group_setup, tu_group_teardown);
 }

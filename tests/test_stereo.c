@@ -35,57 +35,9 @@
 #define MAX_DIFFERING 0.001
 #define SUBPIXEL_TOLERANCE 1e-3f
 
-static pv_context *g_cpu;    /* always available */
-static pv_context *g_opencl; /* NULL when OpenCL parts are skipped */
 
-static const pv_backend_kind cpu_kind = PV_BACKEND_CPU;
-static const pv_backend_kind opencl_kind = PV_BACKEND_OPENCL;
 
 /* ------------------------------------------------------------------ setup */
-
-static int opencl_disabled_by_env(void)
-{
-    const char *skip = getenv("PARVIS_TEST_SKIP_OPENCL");
-    return skip && strcmp(skip, "1") == 0;
-}
-
-static int group_setup(void **state)
-{
-    (void)state;
-    g_cpu = tu_context(PV_BACKEND_CPU);
-    if (!g_cpu)
-        return -1;
-    g_opencl = opencl_disabled_by_env() ? NULL : tu_context(PV_BACKEND_OPENCL);
-    /* PARVIS_BACKEND=cpu overrides the requested backend: not an OpenCL run. */
-    if (g_opencl && pv_context_backend(g_opencl) != PV_BACKEND_OPENCL) {
-        pv_context_destroy(g_opencl);
-        g_opencl = NULL;
-    }
-    return 0;
-}
-
-static int group_teardown(void **state)
-{
-    (void)state;
-    pv_context_destroy(g_cpu);
-    if (g_opencl)
-        pv_context_destroy(g_opencl);
-    return 0;
-}
-
-static pv_context *opencl_or_skip(void)
-{
-    if (!g_opencl)
-        skip();
-    return g_opencl;
-}
-
-/* The context of the backend a known-answer test was registered for. */
-static pv_context *backend_ctx(void **state)
-{
-    const pv_backend_kind kind = *(const pv_backend_kind *)*state;
-    return kind == PV_BACKEND_CPU ? g_cpu : opencl_or_skip();
-}
 
 /* ---------------------------------------------------------------- helpers */
 
@@ -349,7 +301,7 @@ static void check_definition(pv_context *ctx, pv_pixel_type type, const pv_sad_p
 
 static void test_definition(void **state)
 {
-    pv_context *ctx = backend_ctx(state);
+    pv_context *ctx = tu_backend_ctx(state);
     pv_pixel_type types[2] = {PV_PIXEL_U8, PV_PIXEL_F32};
     for (int t = 0; t < 2; t++) {
         pv_sad_params params = sad_params(-3, 12, 5);
@@ -373,7 +325,7 @@ static void test_definition(void **state)
 
 static void test_bands_u8(void **state)
 {
-    pv_context *ctx = backend_ctx(state);
+    pv_context *ctx = tu_backend_ctx(state);
     const bands b = {3, {4, 9, 15}};
     check_bands(ctx, PV_PIXEL_U8, 97, 41, &b, 0, 20, 5);
     check_bands(ctx, PV_PIXEL_U8, 203, 37, &b, 0, 24, 9);
@@ -382,7 +334,7 @@ static void test_bands_u8(void **state)
 
 static void test_bands_f32(void **state)
 {
-    pv_context *ctx = backend_ctx(state);
+    pv_context *ctx = tu_backend_ctx(state);
     const bands b = {3, {4, 9, 15}};
     check_bands(ctx, PV_PIXEL_F32, 97, 41, &b, 0, 20, 5);
     check_bands(ctx, PV_PIXEL_F32, 151, 29, &b, 2, 16, 9);
@@ -390,7 +342,7 @@ static void test_bands_f32(void **state)
 
 static void test_negative_disparities(void **state)
 {
-    pv_context *ctx = backend_ctx(state);
+    pv_context *ctx = tu_backend_ctx(state);
     const bands b = {3, {-6, 1, 5}};
     check_bands(ctx, PV_PIXEL_U8, 120, 33, &b, -8, 16, 5);
     check_bands(ctx, PV_PIXEL_F32, 120, 33, &b, -8, 16, 5);
@@ -446,7 +398,7 @@ static double middlebury_error(pv_context *ctx, const stereo_set *set)
 
 static void test_middlebury(void **state)
 {
-    pv_context *ctx = backend_ctx(state);
+    pv_context *ctx = tu_backend_ctx(state);
     const stereo_set *sets[] = {&tsukuba, &venus};
     for (int i = 0; i < 2; i++) {
         double bad = middlebury_error(ctx, sets[i]);
@@ -462,7 +414,7 @@ static void test_middlebury(void **state)
  * a + 2 .. a + 11 are seen by no right pixel. */
 static void test_lr_check_occlusion(void **state)
 {
-    pv_context *ctx = backend_ctx(state);
+    pv_context *ctx = tu_backend_ctx(state);
     const int width = 120, height = 40, window = 5, radius = window / 2;
     const bands b = {2, {2, 12}};
     const int a = width / 2;
@@ -512,7 +464,7 @@ static void make_fractional_pair(pv_image *left, pv_image *right, double shift)
 /* A shift of 5.3 px: the integer winner is 5, the parabola lands near 5.3. */
 static void test_subpixel(void **state)
 {
-    pv_context *ctx = backend_ctx(state);
+    pv_context *ctx = tu_backend_ctx(state);
     const int width = 90, height = 30, window = 9, radius = window / 2;
     const double shift = 5.3;
     pv_image left = new_image(width, height, PV_PIXEL_F32);
@@ -550,7 +502,7 @@ static void test_subpixel(void **state)
  * the exact matches. */
 static void test_uniqueness(void **state)
 {
-    pv_context *ctx = backend_ctx(state);
+    pv_context *ctx = tu_backend_ctx(state);
     const int width = 80, height = 24, window = 5, radius = window / 2, shift = 3;
     pv_image left = new_image(width, height, PV_PIXEL_U8);
     pv_image right = new_image(width, height, PV_PIXEL_U8);
@@ -592,11 +544,11 @@ static void test_uniqueness(void **state)
 static void compare_backends(const pv_image *left, const pv_image *right,
                              const pv_sad_params *params)
 {
-    pv_context *cl = opencl_or_skip();
+    pv_context *cl = tu_opencl_or_skip();
     const int width = left->width, height = left->height;
     pv_image expected = new_guarded(width, height, PV_PIXEL_F32);
     pv_image got = new_guarded(width, height, PV_PIXEL_F32);
-    run_sad(g_cpu, left, right, params, &expected);
+    run_sad(tu_cpu, left, right, params, &expected);
     run_sad(cl, left, right, params, &got);
     assert_true(tu_guard_intact(&expected, GUARD));
     assert_true(tu_guard_intact(&got, GUARD));
@@ -630,7 +582,7 @@ static void free_pair(pv_image *left, pv_image *right)
 static void test_cross_random_u8(void **state)
 {
     (void)state;
-    opencl_or_skip();
+    tu_opencl_or_skip();
     pv_image left, right;
     random_pair(&left, &right, 131, 57, PV_PIXEL_U8, 11u);
     pv_sad_params params = sad_params(0, 24, 5);
@@ -649,7 +601,7 @@ static void test_cross_random_u8(void **state)
 static void test_cross_random_f32(void **state)
 {
     (void)state;
-    opencl_or_skip();
+    tu_opencl_or_skip();
     pv_image left, right;
     random_pair(&left, &right, 113, 45, PV_PIXEL_F32, 21u);
     pv_sad_params params = sad_params(0, 20, 9);
@@ -666,7 +618,7 @@ static void test_cross_random_f32(void **state)
 static void test_cross_bands(void **state)
 {
     (void)state;
-    opencl_or_skip();
+    tu_opencl_or_skip();
     const bands b = {3, {4, 9, 15}};
     pv_pixel_type types[2] = {PV_PIXEL_U8, PV_PIXEL_F32};
     for (int t = 0; t < 2; t++) {
@@ -687,7 +639,7 @@ static void test_cross_bands(void **state)
 static void test_cross_wide_range(void **state)
 {
     (void)state;
-    opencl_or_skip();
+    tu_opencl_or_skip();
     pv_image left, right;
     random_pair(&left, &right, 640, 20, PV_PIXEL_U8, 31u);
     pv_sad_params params = sad_params(-20, 600, 5);
@@ -704,7 +656,7 @@ static void test_cross_wide_range(void **state)
 static void test_cross_large_window(void **state)
 {
     (void)state;
-    opencl_or_skip();
+    tu_opencl_or_skip();
     pv_image left, right;
     random_pair(&left, &right, 90, 70, PV_PIXEL_U8, 51u);
     pv_sad_params params = sad_params(0, 8, 67);
@@ -721,7 +673,7 @@ static void test_cross_large_window(void **state)
 static void test_cross_middlebury(void **state)
 {
     (void)state;
-    opencl_or_skip();
+    tu_opencl_or_skip();
     pv_image left, right;
     read_pair("tsukuba", &left, &right);
     pv_sad_params params = sad_params(0, 16, 9);
@@ -744,7 +696,7 @@ static void test_cross_middlebury(void **state)
 static void test_crosscheck_mode(void **state)
 {
     (void)state;
-    pv_context *cl = opencl_or_skip();
+    pv_context *cl = tu_opencl_or_skip();
     pv_image left, right;
     read_pair("venus", &left, &right);
     pv_image disparity = new_image(left.width, left.height, PV_PIXEL_F32);
@@ -898,7 +850,7 @@ static void check_edge_params(pv_context *ctx)
 
 static void test_bad_input(void **state)
 {
-    pv_context *ctx = backend_ctx(state);
+    pv_context *ctx = tu_backend_ctx(state);
     check_bad_pointers(ctx);
     check_bad_images(ctx);
     check_bad_params(ctx);
@@ -968,8 +920,8 @@ static void test_disparity_error(void **state)
 /* ------------------------------------------------------------------- main */
 
 #define ON_BOTH(test)                                                                 \
-    cmocka_unit_test_prestate(test, (void *)&cpu_kind),                               \
-        cmocka_unit_test_prestate(test, (void *)&opencl_kind)
+    cmocka_unit_test_prestate(test, (void *)&tu_cpu_kind),                               \
+        cmocka_unit_test_prestate(test, (void *)&tu_opencl_kind)
 
 int main(void)
 {
@@ -993,5 +945,5 @@ int main(void)
         cmocka_unit_test(test_cross_middlebury),
         cmocka_unit_test(test_crosscheck_mode),
     };
-    return cmocka_run_group_tests_name("stereo", tests, group_setup, group_teardown);
+    return cmocka_run_group_tests_name("stereo", tests, tu_group_setup, tu_group_teardown);
 }

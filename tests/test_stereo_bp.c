@@ -40,57 +40,18 @@
 #define MAX_DIFFERING 0.005  /* OpenCL vs CPU (stereo.h) */
 #define TILE_AGREEMENT 0.99  /* tiled vs whole, away from the seams */
 
-static pv_context *g_cpu;    /* always available */
-static pv_context *g_opencl; /* NULL when OpenCL parts are skipped */
 
-static const pv_backend_kind cpu_kind = PV_BACKEND_CPU;
-static const pv_backend_kind opencl_kind = PV_BACKEND_OPENCL;
 
 /* ------------------------------------------------------------------ setup */
 
-static int opencl_disabled_by_env(void)
-{
-    const char *skip = getenv("PARVIS_TEST_SKIP_OPENCL");
-    return skip && strcmp(skip, "1") == 0;
-}
-
 static int group_setup(void **state)
 {
-    (void)state;
-    g_cpu = tu_context(PV_BACKEND_CPU);
-    if (!g_cpu)
+    if (tu_group_setup(state) != 0)
         return -1;
-    g_opencl = opencl_disabled_by_env() ? NULL : tu_context(PV_BACKEND_OPENCL);
-    if (g_opencl && pv_context_backend(g_opencl) != PV_BACKEND_OPENCL) {
-        pv_context_destroy(g_opencl);
-        g_opencl = NULL;
-    }
     /* the tests set the launch parameters they want */
-    if (g_opencl && pv_tune_use_defaults(g_opencl) != PV_OK)
+    if (tu_opencl && pv_tune_use_defaults(tu_opencl) != PV_OK)
         return -1;
     return 0;
-}
-
-static int group_teardown(void **state)
-{
-    (void)state;
-    pv_context_destroy(g_cpu);
-    if (g_opencl)
-        pv_context_destroy(g_opencl);
-    return 0;
-}
-
-static pv_context *opencl_or_skip(void)
-{
-    if (!g_opencl)
-        skip();
-    return g_opencl;
-}
-
-static pv_context *backend_ctx(void **state)
-{
-    const pv_backend_kind kind = *(const pv_backend_kind *)*state;
-    return kind == PV_BACKEND_CPU ? g_cpu : opencl_or_skip();
 }
 
 /* ---------------------------------------------------------------- helpers */
@@ -231,21 +192,21 @@ static void test_tsukuba_tuned(void **state)
 {
     (void)state;
     pv_bp_params params = tuned_params(tsukuba.ndisp);
-    check_middlebury(g_cpu, &tsukuba, &params, 0.045);
+    check_middlebury(tu_cpu, &tsukuba, &params, 0.045);
 }
 
 static void test_venus_tuned(void **state)
 {
     (void)state;
     pv_bp_params params = tuned_params(venus.ndisp);
-    check_middlebury(g_cpu, &venus, &params, 0.025);
+    check_middlebury(tu_cpu, &venus, &params, 0.025);
 }
 
 static void test_cones_tuned(void **state)
 {
     (void)state;
     pv_bp_params params = tuned_params(cones.ndisp);
-    check_middlebury(g_cpu, &cones, &params, 0.16);
+    check_middlebury(tu_cpu, &cones, &params, 0.16);
 }
 
 /* The paper's defaults (sigma 1.0, 10 iterations) measure 5.06% here (an
@@ -257,10 +218,10 @@ static void test_tsukuba_paper_defaults(void **state)
     pv_bp_params params;
     pv_bp_params_default(&params);
     params.ndisp = tsukuba.ndisp;
-    check_middlebury(backend_ctx(state), &tsukuba, &params, 0.055);
+    check_middlebury(tu_backend_ctx(state), &tsukuba, &params, 0.055);
     params.sigma = 0.7f;
     params.iterations = 5;
-    check_middlebury(backend_ctx(state), &tsukuba, &params, 0.045);
+    check_middlebury(tu_backend_ctx(state), &tsukuba, &params, 0.045);
 }
 
 /* ------------------------------------------------------ synthetic bands */
@@ -335,13 +296,13 @@ static void check_bands(pv_context *ctx, pv_pixel_type type, const bands *b, int
 static void test_bands_u8(void **state)
 {
     const bands b = {{3, 9, 5}};
-    check_bands(backend_ctx(state), PV_PIXEL_U8, &b, 0, 12);
+    check_bands(tu_backend_ctx(state), PV_PIXEL_U8, &b, 0, 12);
 }
 
 static void test_bands_negative_f32(void **state)
 {
     const bands b = {{-4, 2, -1}};
-    check_bands(backend_ctx(state), PV_PIXEL_F32, &b, -6, 10);
+    check_bands(tu_backend_ctx(state), PV_PIXEL_F32, &b, -6, 10);
 }
 
 /* ------------------------------------------ a direct BP from the definition */
@@ -434,7 +395,7 @@ static void direct_run(direct_bp *bp, const pv_image *left, const pv_image *righ
 
 static void test_matches_definition(void **state)
 {
-    pv_context *ctx = backend_ctx(state);
+    pv_context *ctx = tu_backend_ctx(state);
     const int width = 40, height = 30;
     pv_image left = new_image(width, height, PV_PIXEL_U8), right = new_image(width, height, PV_PIXEL_U8);
     pv_image got = new_image(width, height, PV_PIXEL_F32), want = new_image(width, height, PV_PIXEL_F32);
@@ -468,10 +429,10 @@ static void test_matches_definition(void **state)
 static void check_agreement(const pv_image *left, const pv_image *right, const pv_bp_params *params,
                             const char *what)
 {
-    pv_context *cl = opencl_or_skip();
+    pv_context *cl = tu_opencl_or_skip();
     pv_image a = new_image(left->width, left->height, PV_PIXEL_F32);
     pv_image b = new_image(left->width, left->height, PV_PIXEL_F32);
-    run_bp(g_cpu, left, right, params, &a);
+    run_bp(tu_cpu, left, right, params, &a);
     run_bp(cl, left, right, params, &b);
     double share = identical_share(&a, &b);
     print_message("%s: %.3f%% identical\n", what, 100.0 * share);
@@ -482,13 +443,13 @@ static void check_agreement(const pv_image *left, const pv_image *right, const p
 
 static void set_bp_param(const char *name, int value)
 {
-    assert_int_equal(pv_tune_set(g_opencl, "bp", name, value), PV_OK);
+    assert_int_equal(pv_tune_set(tu_opencl, "bp", name, value), PV_OK);
 }
 
 static void test_cross_tsukuba(void **state)
 {
     (void)state;
-    opencl_or_skip();
+    tu_opencl_or_skip();
     stereo_pair pair = load_pair(&tsukuba);
     pv_bp_params params;
     pv_bp_params_default(&params);
@@ -503,7 +464,7 @@ static void test_cross_tsukuba(void **state)
 static void test_cross_storage_splits(void **state)
 {
     (void)state;
-    opencl_or_skip();
+    tu_opencl_or_skip();
     const int width = 67, height = 45;
     pv_image left = new_image(width, height, PV_PIXEL_U8), right = new_image(width, height, PV_PIXEL_U8);
     const bands b = {{1, 11, 6}};
@@ -526,7 +487,7 @@ static void test_cross_storage_splits(void **state)
                  splits[i][1], splits[i][2], splits[i][3], splits[i][4]);
         check_agreement(&left, &right, &params, what);
     }
-    assert_int_equal(pv_tune_use_defaults(g_opencl), PV_OK);
+    assert_int_equal(pv_tune_use_defaults(tu_opencl), PV_OK);
     pv_image_free(&left);
     pv_image_free(&right);
 }
@@ -536,7 +497,7 @@ static void test_cross_storage_splits(void **state)
 static void test_cross_few_rounds(void **state)
 {
     (void)state;
-    opencl_or_skip();
+    tu_opencl_or_skip();
     const int width = 61, height = 43;
     pv_image left = new_image(width, height, PV_PIXEL_U8), right = new_image(width, height, PV_PIXEL_U8);
     const bands b = {{2, 9, 5}};
@@ -554,7 +515,7 @@ static void test_cross_few_rounds(void **state)
                      small[s]);
             check_agreement(&left, &right, &params, what);
         }
-    assert_int_equal(pv_tune_use_defaults(g_opencl), PV_OK);
+    assert_int_equal(pv_tune_use_defaults(tu_opencl), PV_OK);
     pv_image_free(&left);
     pv_image_free(&right);
 }
@@ -564,7 +525,7 @@ static void test_cross_few_rounds(void **state)
 static void test_ndisp_class(void **state)
 {
     (void)state;
-    pv_context *cl = opencl_or_skip();
+    pv_context *cl = tu_opencl_or_skip();
     const int width = 64, height = 32;
     pv_image left = new_image(width, height, PV_PIXEL_U8), right = new_image(width, height, PV_PIXEL_U8);
     pv_image out = new_image(width, height, PV_PIXEL_F32);
@@ -579,7 +540,7 @@ static void test_ndisp_class(void **state)
     assert_int_equal(pv_stereo_bp(cl, &left, &right, &params, &out), PV_ERR_INVALID);
     set_bp_param("BP_NDISP_CLASS", 0); /* every ndisp */
     assert_int_equal(pv_stereo_bp(cl, &left, &right, &params, &out), PV_ERR_INVALID);
-    assert_int_equal(pv_tune_use_defaults(g_opencl), PV_OK);
+    assert_int_equal(pv_tune_use_defaults(tu_opencl), PV_OK);
     assert_int_equal(pv_stereo_bp(cl, &left, &right, &params, &out), PV_OK);
     pv_image_free(&left);
     pv_image_free(&right);
@@ -590,7 +551,7 @@ static void test_ndisp_class(void **state)
 static void test_cross_f32_strided(void **state)
 {
     (void)state;
-    pv_context *cl = opencl_or_skip();
+    pv_context *cl = tu_opencl_or_skip();
     const int width = 53, height = 37;
     pv_image left, right, out_cpu, out_cl;
     tu_guarded_alloc(&left, width, height, PV_PIXEL_F32, GUARD);
@@ -604,7 +565,7 @@ static void test_cross_f32_strided(void **state)
     params.lambda = 20.0f;
     params.data_max = 0.1f;
     params.levels = 4;
-    run_bp(g_cpu, &left, &right, &params, &out_cpu);
+    run_bp(tu_cpu, &left, &right, &params, &out_cpu);
     run_bp(cl, &left, &right, &params, &out_cl);
     assert_true(tu_guard_intact(&out_cpu, GUARD));
     assert_true(tu_guard_intact(&out_cl, GUARD));
@@ -621,7 +582,7 @@ static void test_cross_f32_strided(void **state)
 static void test_crosscheck_mode(void **state)
 {
     (void)state;
-    pv_context *cl = opencl_or_skip();
+    pv_context *cl = tu_opencl_or_skip();
     const int width = 48, height = 32;
     pv_image left = new_image(width, height, PV_PIXEL_U8), right = new_image(width, height, PV_PIXEL_U8);
     pv_image disparity = new_image(width, height, PV_PIXEL_F32);
@@ -689,7 +650,7 @@ static void test_tiles_requested(void **state)
     pv_bp_params params = tuned_params(tsukuba.ndisp);
     params.tile_width = 192;
     params.tile_height = 144;
-    check_tiles(backend_ctx(state), &params, 2, 2);
+    check_tiles(tu_backend_ctx(state), &params, 2, 2);
 }
 
 /* A budget below the whole image's estimate, above a third of it: the
@@ -700,12 +661,12 @@ static void test_tiles_from_budget(void **state)
     size_t whole = pv_bp_memory_estimate(384, 288, tsukuba.ndisp, params.levels);
     assert_true(whole > 0);
     params.memory_budget = whole * 3 / 4;
-    check_tiles(backend_ctx(state), &params, 2, 1);
+    check_tiles(tu_backend_ctx(state), &params, 2, 1);
 }
 
 static void test_budget_too_small(void **state)
 {
-    pv_context *ctx = backend_ctx(state);
+    pv_context *ctx = tu_backend_ctx(state);
     const int width = 64, height = 48;
     pv_image left = new_image(width, height, PV_PIXEL_U8), right = new_image(width, height, PV_PIXEL_U8);
     pv_image disparity = new_image(width, height, PV_PIXEL_F32);
@@ -774,7 +735,7 @@ static void padding_negative(pv_bp_params *p) { p->tile_padding = -1; }
 
 static void test_bad_params(void **state)
 {
-    pv_context *ctx = backend_ctx(state);
+    pv_context *ctx = tu_backend_ctx(state);
     const int width = 40, height = 30;
     pv_image left = new_image(width, height, PV_PIXEL_U8), right = new_image(width, height, PV_PIXEL_U8);
     pv_image disparity = new_image(width, height, PV_PIXEL_F32);
@@ -806,7 +767,7 @@ static void test_bad_params(void **state)
 
 static void test_bad_images(void **state)
 {
-    pv_context *ctx = backend_ctx(state);
+    pv_context *ctx = tu_backend_ctx(state);
     const int width = 40, height = 30;
     pv_image left = new_image(width, height, PV_PIXEL_U8), right = new_image(width, height, PV_PIXEL_U8);
     pv_image small = new_image(width - 1, height, PV_PIXEL_U8);
@@ -845,8 +806,8 @@ static void test_bad_images(void **state)
 /* ------------------------------------------------------------------- main */
 
 #define BOTH(test)                                                                        \
-    cmocka_unit_test_prestate(test, (void *)&cpu_kind),                                   \
-        cmocka_unit_test_prestate(test, (void *)&opencl_kind)
+    cmocka_unit_test_prestate(test, (void *)&tu_cpu_kind),                                   \
+        cmocka_unit_test_prestate(test, (void *)&tu_opencl_kind)
 
 int main(void)
 {
@@ -872,5 +833,5 @@ int main(void)
         BOTH(test_tiles_requested),
         BOTH(test_tiles_from_budget),
     };
-    return cmocka_run_group_tests(tests, group_setup, group_teardown);
+    return cmocka_run_group_tests(tests, group_setup, tu_group_teardown);
 }

@@ -37,6 +37,48 @@ int tu_have_opencl(void)
     return 1;
 }
 
+pv_context *tu_cpu;
+pv_context *tu_opencl;
+const pv_backend_kind tu_cpu_kind = PV_BACKEND_CPU;
+const pv_backend_kind tu_opencl_kind = PV_BACKEND_OPENCL;
+
+int tu_group_setup(void **state)
+{
+    (void)state;
+    tu_cpu = tu_context(PV_BACKEND_CPU);
+    if (!tu_cpu)
+        return -1;
+    tu_opencl = tu_context(PV_BACKEND_OPENCL);
+    /* PARVIS_BACKEND=cpu overrides the requested backend: not an OpenCL run. */
+    if (tu_opencl && pv_context_backend(tu_opencl) != PV_BACKEND_OPENCL) {
+        pv_context_destroy(tu_opencl);
+        tu_opencl = NULL;
+    }
+    return 0;
+}
+
+int tu_group_teardown(void **state)
+{
+    (void)state;
+    pv_context_destroy(tu_cpu);
+    pv_context_destroy(tu_opencl);
+    tu_cpu = tu_opencl = NULL;
+    return 0;
+}
+
+pv_context *tu_opencl_or_skip(void)
+{
+    if (!tu_opencl)
+        skip();
+    return tu_opencl;
+}
+
+pv_context *tu_backend_ctx(void **state)
+{
+    const pv_backend_kind kind = *(const pv_backend_kind *)*state;
+    return kind == PV_BACKEND_CPU ? tu_cpu : tu_opencl_or_skip();
+}
+
 uint32_t tu_rand(uint32_t *state)
 {
     uint32_t x = *state ? *state : 0x9E3779B9u;

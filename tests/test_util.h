@@ -23,6 +23,21 @@ int tu_skip_opencl(void);
 /* 1 when an OpenCL device is usable for the tests. */
 int tu_have_opencl(void);
 
+/* A shared group fixture for suites that run each known-answer test on
+ * both backends: tu_group_setup makes tu_cpu (always) and tu_opencl (NULL
+ * when OpenCL is absent, skipped by PARVIS_TEST_SKIP_OPENCL=1, or
+ * overridden by PARVIS_BACKEND=cpu).  Tests registered with
+ * &tu_cpu_kind / &tu_opencl_kind as their state get their context from
+ * tu_backend_ctx(state), which skips the OpenCL variant when there is none. */
+extern pv_context *tu_cpu;
+extern pv_context *tu_opencl;
+extern const pv_backend_kind tu_cpu_kind;
+extern const pv_backend_kind tu_opencl_kind;
+int tu_group_setup(void **state);
+int tu_group_teardown(void **state);
+pv_context *tu_opencl_or_skip(void);
+pv_context *tu_backend_ctx(void **state);
+
 /* Deterministic pseudo-random numbers (xorshift32). */
 uint32_t tu_rand(uint32_t *state);
 float tu_rand01(uint32_t *state);
