@@ -71,6 +71,10 @@ int pv_size_mul(size_t a, size_t b, size_t *out);
 pv_status pv_stereo_check_images(pv_context *ctx, const char *op, const pv_image *left,
                                  const pv_image *right, const pv_image *disparity);
 
+/* Share (0..1) of pixels whose disparities differ between two equally
+ * sized f32 maps (both INFINITY, or within 1e-3, counts as the same). */
+double pv_disparity_differing_share(const pv_image *a, const pv_image *b);
+
 /* ---- cross-check -------------------------------------------------------- */
 
 /* True when this call must also run on the CPU backend. */

@@ -120,7 +120,7 @@ static int same_disparity(float a, float b)
     return isfinite(a) && isfinite(b) && fabsf(a - b) <= PV_SAD_SUBPIXEL_TOLERANCE;
 }
 
-static double differing_share(const pv_image *a, const pv_image *b)
+double pv_disparity_differing_share(const pv_image *a, const pv_image *b)
 {
     size_t differing = 0;
     for (int y = 0; y < a->height; y++) {
@@ -142,7 +142,7 @@ static pv_status crosscheck_sad(pv_context *ctx, const pv_image *left, const pv_
     pv_status status = pv_cpu_backend.stereo_sad(ctx, left, right, params, &ref);
     ctx->timing = saved;
     if (status == PV_OK) {
-        double share = differing_share(disparity, &ref);
+        double share = pv_disparity_differing_share(disparity, &ref);
         if (share > PV_SAD_MAX_DIFFERING)
             status = pv_fail(ctx, PV_ERR_MISMATCH,
                              "stereo_sad cross-check: %.3f%% of pixels differ (> 0.1%%)",

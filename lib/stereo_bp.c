@@ -346,18 +346,6 @@ static pv_status plan_tiles(pv_context *ctx, const pv_image *left, const pv_bp_p
 
 /* -------------------------------------------------------------- cross-check */
 
-static double differing_share(const pv_image *a, const pv_image *b)
-{
-    size_t differing = 0;
-    for (int y = 0; y < a->height; y++) {
-        const float *row_a = (const float *)a->data + (ptrdiff_t)y * a->stride;
-        const float *row_b = (const float *)b->data + (ptrdiff_t)y * b->stride;
-        for (int x = 0; x < a->width; x++)
-            differing += row_a[x] != row_b[x];
-    }
-    return (double)differing / ((double)a->width * (double)a->height);
-}
-
 static pv_status crosscheck_bp(pv_context *ctx, const pv_image *left, const pv_image *right,
                                const pv_bp_job *job, const pv_image *disparity)
 {
@@ -368,7 +356,7 @@ static pv_status crosscheck_bp(pv_context *ctx, const pv_image *left, const pv_i
     pv_status status = pv_cpu_backend.stereo_bp(ctx, left, right, job, &ref);
     ctx->timing = saved;
     if (status == PV_OK) {
-        double share = differing_share(disparity, &ref);
+        double share = pv_disparity_differing_share(disparity, &ref);
         if (share > PV_BP_MAX_DIFFERING)
             status = pv_fail(ctx, PV_ERR_MISMATCH,
                              "stereo_bp cross-check: %.3f%% of pixels differ (> 0.5%%)",
