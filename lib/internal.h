@@ -71,9 +71,11 @@ int pv_size_mul(size_t a, size_t b, size_t *out);
 pv_status pv_stereo_check_images(pv_context *ctx, const char *op, const pv_image *left,
                                  const pv_image *right, const pv_image *disparity);
 
-/* Share (0..1) of pixels whose disparities differ between two equally
- * sized f32 maps (both INFINITY, or within 1e-3, counts as the same). */
-double pv_disparity_differing_share(const pv_image *a, const pv_image *b);
+/* Cross-check of a device disparity map against the CPU's: PV_OK when at
+ * most max_share (0..1) of the pixels differ (both INFINITY, or within
+ * 1e-3, counts as the same), else PV_ERR_MISMATCH naming op. */
+pv_status pv_disparity_crosscheck(pv_context *ctx, const char *op, const pv_image *device,
+                                  const pv_image *cpu, double max_share);
 
 /* ---- cross-check -------------------------------------------------------- */
 

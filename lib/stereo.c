@@ -120,7 +120,7 @@ static int same_disparity(float a, float b)
     return isfinite(a) && isfinite(b) && fabsf(a - b) <= PV_SAD_SUBPIXEL_TOLERANCE;
 }
 
-double pv_disparity_differing_share(const pv_image *a, const pv_image *b)
+static double differing_share(const pv_image *a, const pv_image *b)
 {
     size_t differing = 0;
     for (int y = 0; y < a->height; y++) {
@@ -132,6 +132,16 @@ double pv_disparity_differing_share(const pv_image *a, const pv_image *b)
     return (double)differing / ((double)a->width * (double)a->height);
 }
 
+pv_status pv_disparity_crosscheck(pv_context *ctx, const char *op, const pv_image *device,
+                                  const pv_image *cpu, double max_share)
+{
+    double share = differing_share(device, cpu);
+    if (share <= max_share)
+        return PV_OK;
+    return pv_fail(ctx, PV_ERR_MISMATCH, "%s cross-check: %.3f%% of pixels differ (> %.1f%%)", op,
+                   100.0 * share, 100.0 * max_share);
+}
+
 static pv_status crosscheck_sad(pv_context *ctx, const pv_image *left, const pv_image *right,
                                 const pv_sad_params *params, const pv_image *disparity)
 {
@@ -141,13 +151,8 @@ static pv_status crosscheck_sad(pv_context *ctx, const pv_image *left, const pv_
     pv_timing saved = ctx->timing;
     pv_status status = pv_cpu_backend.stereo_sad(ctx, left, right, params, &ref);
     ctx->timing = saved;
-    if (status == PV_OK) {
-        double share = pv_disparity_differing_share(disparity, &ref);
-        if (share > PV_SAD_MAX_DIFFERING)
-            status = pv_fail(ctx, PV_ERR_MISMATCH,
-                             "stereo_sad cross-check: %.3f%% of pixels differ (> 0.1%%)",
-                             100.0 * share);
-    }
+    if (status == PV_OK)
+        status = pv_disparity_crosscheck(ctx, "stereo_sad", disparity, &ref, PV_SAD_MAX_DIFFERING);
     pv_image_free(&ref);
     return status;
 }

@@ -355,13 +355,8 @@ static pv_status crosscheck_bp(pv_context *ctx, const pv_image *left, const pv_i
     pv_timing saved = ctx->timing;
     pv_status status = pv_cpu_backend.stereo_bp(ctx, left, right, job, &ref);
     ctx->timing = saved;
-    if (status == PV_OK) {
-        double share = pv_disparity_differing_share(disparity, &ref);
-        if (share > PV_BP_MAX_DIFFERING)
-            status = pv_fail(ctx, PV_ERR_MISMATCH,
-                             "stereo_bp cross-check: %.3f%% of pixels differ (> 0.5%%)",
-                             100.0 * share);
-    }
+    if (status == PV_OK)
+        status = pv_disparity_crosscheck(ctx, "stereo_bp", disparity, &ref, PV_BP_MAX_DIFFERING);
     pv_image_free(&ref);
     return status;
 }

@@ -44,31 +44,6 @@ static void assert_within(double error, double tolerance, const char *what)
         fail_msg("%s: error %g > %g", what, error, tolerance);
 }
 
-static float *fpixel(const pv_image *image, int x, int y)
-{
-    return (float *)image->data + (ptrdiff_t)y * image->stride + x;
-}
-
-static void fill_image(pv_image *image, float value)
-{
-    for (int y = 0; y < image->height; y++)
-        for (int x = 0; x < image->width; x++) {
-            if (image->type == PV_PIXEL_U8)
-                ((uint8_t *)image->data)[(ptrdiff_t)y * image->stride + x] = (uint8_t)value;
-            else
-                *fpixel(image, x, y) = value;
-        }
-}
-
-static int image_all_equal(const pv_image *image, float value)
-{
-    for (int y = 0; y < image->height; y++)
-        for (int x = 0; x < image->width; x++)
-            if (pv_image_get(image, x, y) != value)
-                return 0;
-    return 1;
-}
-
 static pv_image new_image(int width, int height, pv_pixel_type type)
 {
     pv_image image;
@@ -218,11 +193,11 @@ static void test_blur_constant(void **state)
 {
     pv_context *ctx = tu_backend_ctx(state);
     pv_image src = new_image(37, 23, PV_PIXEL_U8), dst = new_image(37, 23, PV_PIXEL_F32);
-    fill_image(&src, 77.0f);
+    tu_fill_image(&src, 77.0f);
     assert_int_equal(pv_gaussian_blur(ctx, &src, &dst, 2.0f, 0), PV_OK);
     for (int y = 0; y < dst.height; y++)
         for (int x = 0; x < dst.width; x++)
-            assert_within(fabs(*fpixel(&dst, x, y) - 77.0) / 77.0, 1e-5, "constant stays");
+            assert_within(fabs(*tu_fpixel(&dst, x, y) - 77.0) / 77.0, 1e-5, "constant stays");
     pv_image_free(&src);
     pv_image_free(&dst);
 }
@@ -237,7 +212,7 @@ static void test_blur_delta(void **state)
     float weights[64];
     weights_for(sigma, taps, weights);
     pv_image src = new_image(w, h, PV_PIXEL_F32), dst = new_image(w, h, PV_PIXEL_F32);
-    *fpixel(&src, cx, cy) = 1.0f;
+    *tu_fpixel(&src, cx, cy) = 1.0f;
     assert_int_equal(pv_gaussian_blur(ctx, &src, &dst, sigma, 0), PV_OK);
     for (int y = 0; y < h; y++)
         for (int x = 0; x < w; x++) {
@@ -245,7 +220,7 @@ static void test_blur_delta(void **state)
             double expected = abs(dx) <= r && abs(dy) <= r
                                   ? (double)weights[dx + r] * (double)weights[dy + r]
                                   : 0.0;
-            assert_within(fabs(*fpixel(&dst, x, y) - expected), 1e-7, "delta response");
+            assert_within(fabs(*tu_fpixel(&dst, x, y) - expected), 1e-7, "delta response");
         }
     pv_image_free(&src);
     pv_image_free(&dst);
@@ -262,13 +237,13 @@ static void test_blur_sum_preserved(void **state)
     double sum_in = 0.0, sum_out = 0.0;
     for (int y = r; y < h - r; y++)
         for (int x = r; x < w - r; x++) {
-            *fpixel(&src, x, y) = tu_rand01(&seed);
-            sum_in += *fpixel(&src, x, y);
+            *tu_fpixel(&src, x, y) = tu_rand01(&seed);
+            sum_in += *tu_fpixel(&src, x, y);
         }
     assert_int_equal(pv_gaussian_blur(ctx, &src, &dst, 1.7f, taps), PV_OK);
     for (int y = 0; y < h; y++)
         for (int x = 0; x < w; x++)
-            sum_out += *fpixel(&dst, x, y);
+            sum_out += *tu_fpixel(&dst, x, y);
     assert_within(fabs(sum_out - sum_in) / sum_in, 1e-5, "sum preserved");
     pv_image_free(&src);
     pv_image_free(&dst);
@@ -312,15 +287,15 @@ static void test_gradient_ramp(void **state)
     pv_image gx = new_image(w, h, PV_PIXEL_F32), gy = new_image(w, h, PV_PIXEL_F32);
     for (int y = 0; y < h; y++)
         for (int x = 0; x < w; x++)
-            *fpixel(&src, x, y) = 0.5f * (float)x - 2.0f * (float)y + 3.0f;
+            *tu_fpixel(&src, x, y) = 0.5f * (float)x - 2.0f * (float)y + 3.0f;
     assert_int_equal(pv_gradient(ctx, &src, &gx, &gy, PV_GRADIENT_CENTRAL), PV_OK);
-    assert_true(image_all_equal(&gx, 0.5f));
-    assert_true(image_all_equal(&gy, -2.0f));
+    assert_true(tu_image_all_equal(&gx, 0.5f));
+    assert_true(tu_image_all_equal(&gy, -2.0f));
     assert_int_equal(pv_gradient(ctx, &src, &gx, &gy, PV_GRADIENT_FORWARD), PV_OK);
     for (int y = 0; y < h; y++)
         for (int x = 0; x < w; x++) {
-            assert_true(*fpixel(&gx, x, y) == (x == w - 1 ? 0.0f : 0.5f));
-            assert_true(*fpixel(&gy, x, y) == (y == h - 1 ? 0.0f : -2.0f));
+            assert_true(*tu_fpixel(&gx, x, y) == (x == w - 1 ? 0.0f : 0.5f));
+            assert_true(*tu_fpixel(&gy, x, y) == (y == h - 1 ? 0.0f : -2.0f));
         }
     pv_image_free(&src);
     pv_image_free(&gx);
@@ -346,12 +321,12 @@ static void test_gradient_borders_one_sided(void **state)
     pv_image gx = new_image(w, h, PV_PIXEL_F32), gy = new_image(w, h, PV_PIXEL_F32);
     for (int y = 0; y < h; y++)
         for (int x = 0; x < w; x++)
-            *fpixel(&src, x, y) = (float)(x * x + 3 * y * y);
+            *tu_fpixel(&src, x, y) = (float)(x * x + 3 * y * y);
     assert_int_equal(pv_gradient(ctx, &src, &gx, &gy, PV_GRADIENT_CENTRAL), PV_OK);
     for (int y = 0; y < h; y++)
         for (int x = 0; x < w; x++) {
-            assert_true(*fpixel(&gx, x, y) == central_of_square(x, w, 1.0f));
-            assert_true(*fpixel(&gy, x, y) == central_of_square(y, h, 3.0f));
+            assert_true(*tu_fpixel(&gx, x, y) == central_of_square(x, w, 1.0f));
+            assert_true(*tu_fpixel(&gy, x, y) == central_of_square(y, h, 3.0f));
         }
     pv_image_free(&src);
     pv_image_free(&gx);
@@ -368,17 +343,17 @@ static void test_gradient_u8_single_outputs(void **state)
         for (int x = 0; x < w; x++)
             ((uint8_t *)src.data)[y * w + x] = (uint8_t)(3 * x + 2 * y);
     assert_int_equal(pv_gradient(ctx, &src, &g, NULL, PV_GRADIENT_CENTRAL), PV_OK);
-    assert_true(image_all_equal(&g, 3.0f));
+    assert_true(tu_image_all_equal(&g, 3.0f));
     assert_int_equal(pv_gradient(ctx, &src, NULL, &g, PV_GRADIENT_CENTRAL), PV_OK);
-    assert_true(image_all_equal(&g, 2.0f));
+    assert_true(tu_image_all_equal(&g, 2.0f));
     pv_image_free(&g);
     pv_image_free(&src);
 
     pv_image column = new_image(1, h, PV_PIXEL_F32), gx = new_image(1, h, PV_PIXEL_F32);
-    fill_image(&column, 5.0f);
-    fill_image(&gx, SENTINEL);
+    tu_fill_image(&column, 5.0f);
+    tu_fill_image(&gx, SENTINEL);
     assert_int_equal(pv_gradient(ctx, &column, &gx, NULL, PV_GRADIENT_CENTRAL), PV_OK);
-    assert_true(image_all_equal(&gx, 0.0f));
+    assert_true(tu_image_all_equal(&gx, 0.0f));
     pv_image_free(&column);
     pv_image_free(&gx);
 }
@@ -609,11 +584,11 @@ static void test_blur_bad_input(void **state)
     pv_context *ctx = tu_cpu;
     pv_image src = new_image(16, 12, PV_PIXEL_F32), dst = new_image(16, 12, PV_PIXEL_F32);
     tu_fill_random(&src, 61);
-    fill_image(&dst, SENTINEL);
+    tu_fill_image(&dst, SENTINEL);
 #define EXPECT_INVALID(call)                                   \
     do {                                                       \
         assert_int_equal((call), PV_ERR_INVALID);              \
-        assert_true(image_all_equal(&dst, SENTINEL));          \
+        assert_true(tu_image_all_equal(&dst, SENTINEL));          \
     } while (0)
     EXPECT_INVALID(pv_gaussian_blur(NULL, &src, &dst, 1.0f, 0));
     assert_true(pv_last_error()[0] != '\0');
@@ -644,9 +619,9 @@ static void test_blur_bad_input(void **state)
     EXPECT_INVALID(pv_gaussian_blur(ctx, &src, &bad, 1.0f, 0));
     assert_non_null(strstr(pv_context_last_error(ctx), "dst"));
     pv_image dst_u8 = new_image(16, 12, PV_PIXEL_U8);
-    fill_image(&dst_u8, 9.0f);
+    tu_fill_image(&dst_u8, 9.0f);
     assert_int_equal(pv_gaussian_blur(ctx, &src, &dst_u8, 1.0f, 0), PV_ERR_INVALID);
-    assert_true(image_all_equal(&dst_u8, 9.0f));
+    assert_true(tu_image_all_equal(&dst_u8, 9.0f));
     pv_image_free(&dst_u8);
     EXPECT_INVALID(pv_gaussian_blur(ctx, &dst, &dst, 1.0f, 0));
     pv_image shifted = dst;
@@ -715,13 +690,13 @@ static void test_gradient_bad_input(void **state)
     pv_context *ctx = tu_cpu;
     pv_image src = new_image(16, 12, PV_PIXEL_U8);
     pv_image gx = new_image(16, 12, PV_PIXEL_F32), gy = new_image(16, 12, PV_PIXEL_F32);
-    fill_image(&gx, SENTINEL);
-    fill_image(&gy, SENTINEL);
+    tu_fill_image(&gx, SENTINEL);
+    tu_fill_image(&gy, SENTINEL);
 #define EXPECT_INVALID(call)                                   \
     do {                                                       \
         assert_int_equal((call), PV_ERR_INVALID);              \
-        assert_true(image_all_equal(&gx, SENTINEL));           \
-        assert_true(image_all_equal(&gy, SENTINEL));           \
+        assert_true(tu_image_all_equal(&gx, SENTINEL));           \
+        assert_true(tu_image_all_equal(&gy, SENTINEL));           \
     } while (0)
     EXPECT_INVALID(pv_gradient(NULL, &src, &gx, &gy, PV_GRADIENT_CENTRAL));
     EXPECT_INVALID(pv_gradient(ctx, NULL, &gx, &gy, PV_GRADIENT_CENTRAL));

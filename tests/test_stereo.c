@@ -55,35 +55,6 @@ static pv_image new_guarded(int width, int height, pv_pixel_type type)
     return image;
 }
 
-static float *fpixel(const pv_image *image, int x, int y)
-{
-    return (float *)image->data + (ptrdiff_t)y * image->stride + x;
-}
-
-static void set_pixel(pv_image *image, int x, int y, float value)
-{
-    if (image->type == PV_PIXEL_U8)
-        ((uint8_t *)image->data)[(ptrdiff_t)y * image->stride + x] = (uint8_t)value;
-    else
-        *fpixel(image, x, y) = value;
-}
-
-static void fill_image(pv_image *image, float value)
-{
-    for (int y = 0; y < image->height; y++)
-        for (int x = 0; x < image->width; x++)
-            set_pixel(image, x, y, value);
-}
-
-static int image_all_equal(const pv_image *image, float value)
-{
-    for (int y = 0; y < image->height; y++)
-        for (int x = 0; x < image->width; x++)
-            if (pv_image_get(image, x, y) != value)
-                return 0;
-    return 1;
-}
-
 static pv_sad_params sad_params(int min_disp, int ndisp, int window)
 {
     pv_sad_params params;
@@ -139,7 +110,7 @@ static void make_band_pair(pv_image *left, pv_image *right, const bands *b, uint
     for (int y = 0; y < left->height; y++)
         for (int xr = 0; xr < width; xr++) {
             int xs = clamp_int(xr + b->disp[band_of(xr, width, b->count)], 0, width - 1);
-            set_pixel(right, xr, y, pv_image_get(left, xs, y));
+            tu_set_pixel(right, xr, y, pv_image_get(left, xs, y));
         }
 }
 
@@ -172,7 +143,7 @@ static int check_clean_pixels(const pv_image *disparity, int radius, const bands
             if (!clean_disparity(x, disparity->width, radius, b, &d))
                 continue;
             clean++;
-            float got = *fpixel(disparity, x, y);
+            float got = *tu_fpixel(disparity, x, y);
             if (got != (float)d)
                 fail_msg("pixel (%d, %d): disparity %g, expected %d", x, y, (double)got, d);
         }
@@ -279,14 +250,14 @@ static void check_definition(pv_context *ctx, pv_pixel_type type, const pv_sad_p
     uint32_t seed = 4242u;
     for (int y = 0; y < height; y++)
         for (int x = 0; x < width; x++) {
-            set_pixel(&left, x, y, (float)(tu_rand(&seed) >> 30));
-            set_pixel(&right, x, y, (float)(tu_rand(&seed) >> 30));
+            tu_set_pixel(&left, x, y, (float)(tu_rand(&seed) >> 30));
+            tu_set_pixel(&right, x, y, (float)(tu_rand(&seed) >> 30));
         }
     run_sad(ctx, &left, &right, params, &disparity);
     int differing = 0;
     for (int y = 0; y < height; y++)
         for (int x = 0; x < width; x++)
-            differing += !same_disparity(*fpixel(&disparity, x, y),
+            differing += !same_disparity(*tu_fpixel(&disparity, x, y),
                                          direct_result(&left, &right, params, x, y));
     const int on_cpu = pv_context_backend(ctx) == PV_BACKEND_CPU;
     const int allowed = on_cpu ? 0 : (int)(MAX_DIFFERING * width * height);
@@ -432,15 +403,15 @@ static void test_lr_check_occlusion(void **state)
     for (int y = 0; y < height; y++) {
         for (int x = a + 2 + radius; x < a + 12 - radius; x++) {
             occluded++;
-            removed += isinf(*fpixel(&checked, x, y));
-            removed_before += isinf(*fpixel(&plain, x, y));
+            removed += isinf(*tu_fpixel(&checked, x, y));
+            removed_before += isinf(*tu_fpixel(&plain, x, y));
         }
         for (int x = 0; x < width; x++) {
             int d;
             if (!clean_disparity(x, width, radius, &b, &d))
                 continue;
             clean++;
-            kept += *fpixel(&checked, x, y) == (float)d;
+            kept += *tu_fpixel(&checked, x, y) == (float)d;
         }
     }
     assert_int_equal(removed_before, 0);
@@ -456,8 +427,8 @@ static void make_fractional_pair(pv_image *left, pv_image *right, double shift)
 {
     for (int y = 0; y < left->height; y++)
         for (int x = 0; x < left->width; x++) {
-            *fpixel(left, x, y) = smooth_texture(x, y);
-            *fpixel(right, x, y) = smooth_texture(x + shift, y);
+            *tu_fpixel(left, x, y) = smooth_texture(x, y);
+            *tu_fpixel(right, x, y) = smooth_texture(x + shift, y);
         }
 }
 
@@ -481,9 +452,9 @@ static void test_subpixel(void **state)
     double total_error = 0.0;
     for (int y = 0; y < height; y++)
         for (int x = radius + 6; x < width - radius; x++) {
-            float d = *fpixel(&refined, x, y);
+            float d = *tu_fpixel(&refined, x, y);
             pixels++;
-            integral += *fpixel(&integer, x, y) == 5.0f;
+            integral += *tu_fpixel(&integer, x, y) == 5.0f;
             total_error += fabs(d - shift);
             close += fabs(d - shift) <= 0.25;
         }
@@ -514,17 +485,17 @@ static void test_uniqueness(void **state)
             /* right one grey level brighter: the best cost is window^2, not 0 */
             float v = fminf(pv_image_get(&tile, x % 6, y), 254.0f);
             float w = fminf(pv_image_get(&tile, (x + shift) % 6, y), 254.0f);
-            set_pixel(&left, x, y, v);
-            set_pixel(&right, x, y, w + 1.0f);
+            tu_set_pixel(&left, x, y, v);
+            tu_set_pixel(&right, x, y, w + 1.0f);
         }
     pv_sad_params params = sad_params(0, 16, window);
     params.uniqueness = 0.05f;
     run_sad(ctx, &left, &right, &params, &disparity);
     for (int y = 0; y < height; y++)
         for (int x = 16 + radius; x < width - radius; x++)
-            if (!isinf(*fpixel(&disparity, x, y)))
+            if (!isinf(*tu_fpixel(&disparity, x, y)))
                 fail_msg("periodic pixel (%d, %d) kept disparity %g", x, y,
-                         (double)*fpixel(&disparity, x, y));
+                         (double)*tu_fpixel(&disparity, x, y));
 
     const bands b = {3, {4, 9, 15}};
     make_band_pair(&left, &right, &b, 5u);
@@ -555,7 +526,7 @@ static void compare_backends(const pv_image *left, const pv_image *right,
     int differing = 0;
     for (int y = 0; y < height; y++)
         for (int x = 0; x < width; x++)
-            differing += !same_disparity(*fpixel(&got, x, y), *fpixel(&expected, x, y));
+            differing += !same_disparity(*tu_fpixel(&got, x, y), *tu_fpixel(&expected, x, y));
     if (differing > MAX_DIFFERING * width * height)
         fail_msg("%d of %d pixels differ (window %d, ndisp %d, subpixel %d, lr %d, uniq %g)",
                  differing, width * height, params->window, params->ndisp, params->subpixel,
@@ -731,7 +702,7 @@ static void bad_case_init(bad_case *c)
     tu_fill_random(&c->left, 1u);
     tu_fill_random(&c->right, 2u);
     c->disparity = new_guarded(40, 30, PV_PIXEL_F32);
-    fill_image(&c->disparity, SENTINEL);
+    tu_fill_image(&c->disparity, SENTINEL);
     c->params = sad_params(0, 16, 5);
 }
 
@@ -749,7 +720,7 @@ static void expect_invalid_with(pv_context *ctx, const pv_image *left, const pv_
     pv_status status = pv_stereo_sad(ctx, left, right, params, disparity);
     if (status != PV_ERR_INVALID)
         fail_msg("%s: %s instead of PV_ERR_INVALID", what, pv_status_string(status));
-    if (!image_all_equal(&c->disparity, SENTINEL) || !tu_guard_intact(&c->disparity, GUARD))
+    if (!tu_image_all_equal(&c->disparity, SENTINEL) || !tu_guard_intact(&c->disparity, GUARD))
         fail_msg("%s: the output was written", what);
     assert_true(strlen(pv_last_error()) > 0);
 }
@@ -880,13 +851,13 @@ static void test_disparity_error(void **state)
     (void)state;
     pv_image disparity = new_image(5, 4, PV_PIXEL_F32);
     pv_image gt = new_image(5, 4, PV_PIXEL_U8);
-    fill_image(&disparity, 3.0f);
-    fill_image(&gt, 12.0f);               /* 3 px at scale 4 */
-    set_pixel(&gt, 0, 0, 0.0f);           /* unknown: ignored */
-    set_pixel(&disparity, 1, 0, 4.5f);    /* off by 1.5: bad */
-    set_pixel(&disparity, 2, 0, 4.0f);    /* off by exactly 1: good */
-    set_pixel(&disparity, 3, 0, INFINITY); /* invalid: bad */
-    set_pixel(&disparity, 4, 3, 1.0f);    /* bad, but on the border */
+    tu_fill_image(&disparity, 3.0f);
+    tu_fill_image(&gt, 12.0f);               /* 3 px at scale 4 */
+    tu_set_pixel(&gt, 0, 0, 0.0f);           /* unknown: ignored */
+    tu_set_pixel(&disparity, 1, 0, 4.5f);    /* off by 1.5: bad */
+    tu_set_pixel(&disparity, 2, 0, 4.0f);    /* off by exactly 1: good */
+    tu_set_pixel(&disparity, 3, 0, INFINITY); /* invalid: bad */
+    tu_set_pixel(&disparity, 4, 3, 1.0f);    /* bad, but on the border */
     double bad = -1.0;
     assert_int_equal(pv_disparity_error(&disparity, &gt, 4.0f, 1.0f, 0, &bad), PV_OK);
     assert_true(fabs(bad - 3.0 / 19.0) < 1e-12);
@@ -896,7 +867,7 @@ static void test_disparity_error(void **state)
     assert_true(fabs(bad - 4.0 / 19.0) < 1e-12);
 
     pv_image gt_f32 = new_image(5, 4, PV_PIXEL_F32);
-    fill_image(&gt_f32, 3.0f);
+    tu_fill_image(&gt_f32, 3.0f);
     assert_int_equal(pv_disparity_error(&disparity, &gt_f32, 1.0f, 1.0f, 0, &bad), PV_OK);
     assert_true(fabs(bad - 3.0 / 20.0) < 1e-12);
 

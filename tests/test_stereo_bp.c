@@ -63,35 +63,6 @@ static pv_image new_image(int width, int height, pv_pixel_type type)
     return image;
 }
 
-static float *fpixel(const pv_image *image, int x, int y)
-{
-    return (float *)image->data + (ptrdiff_t)y * image->stride + x;
-}
-
-static void set_pixel(pv_image *image, int x, int y, float value)
-{
-    if (image->type == PV_PIXEL_U8)
-        ((uint8_t *)image->data)[(ptrdiff_t)y * image->stride + x] = (uint8_t)value;
-    else
-        *fpixel(image, x, y) = value;
-}
-
-static void fill_image(pv_image *image, float value)
-{
-    for (int y = 0; y < image->height; y++)
-        for (int x = 0; x < image->width; x++)
-            set_pixel(image, x, y, value);
-}
-
-static int image_all_equal(const pv_image *image, float value)
-{
-    for (int y = 0; y < image->height; y++)
-        for (int x = 0; x < image->width; x++)
-            if (pv_image_get(image, x, y) != value)
-                return 0;
-    return 1;
-}
-
 static void run_bp(pv_context *ctx, const pv_image *left, const pv_image *right,
                    const pv_bp_params *params, pv_image *disparity)
 {
@@ -119,7 +90,7 @@ static double identical_share(const pv_image *a, const pv_image *b)
     size_t same = 0;
     for (int y = 0; y < a->height; y++)
         for (int x = 0; x < a->width; x++)
-            same += *fpixel(a, x, y) == *fpixel(b, x, y);
+            same += *tu_fpixel(a, x, y) == *tu_fpixel(b, x, y);
     return (double)same / ((double)a->width * (double)a->height);
 }
 
@@ -245,7 +216,7 @@ static void make_band_pair(pv_image *left, pv_image *right, const bands *b, uint
         for (int xr = 0; xr < width; xr++) {
             int xs = xr + b->disp[band_of(xr, width)];
             xs = xs < 0 ? 0 : xs >= width ? width - 1 : xs;
-            set_pixel(right, xr, y, pv_image_get(left, xs, y));
+            tu_set_pixel(right, xr, y, pv_image_get(left, xs, y));
         }
 }
 
@@ -263,7 +234,7 @@ static double band_accuracy(const pv_image *disparity, const bands *b, int margi
                     band_of(xr + margin, width) != i)
                     continue;
                 checked++;
-                exact += *fpixel(disparity, x, y) == (float)b->disp[i];
+                exact += *tu_fpixel(disparity, x, y) == (float)b->disp[i];
             }
     assert_true(checked > (size_t)width * (size_t)disparity->height / 2);
     return (double)exact / (double)checked;
@@ -389,7 +360,7 @@ static void direct_run(direct_bp *bp, const pv_image *left, const pv_image *righ
                     best = d;
                 }
             }
-            *fpixel(disparity, x, y) = (float)(p->min_disp + best);
+            *tu_fpixel(disparity, x, y) = (float)(p->min_disp + best);
         }
 }
 
@@ -617,7 +588,7 @@ static double agreement_off_seams(const pv_image *a, const pv_image *b, int nx, 
             if (near)
                 continue;
             checked++;
-            same += *fpixel(a, x, y) == *fpixel(b, x, y);
+            same += *tu_fpixel(a, x, y) == *tu_fpixel(b, x, y);
         }
     assert_true(checked > 0);
     return (double)same / (double)checked;
@@ -632,7 +603,7 @@ static void check_tiles(pv_context *ctx, const pv_bp_params *tiled, int nx, int 
     params.tile_width = params.tile_height = 0;
     params.memory_budget = 0;
     run_bp(ctx, &pair.left, &pair.right, &params, &whole);
-    fill_image(&parts, SENTINEL);
+    tu_fill_image(&parts, SENTINEL);
     run_bp(ctx, &pair.left, &pair.right, tiled, &parts);
     double share = agreement_off_seams(&whole, &parts, nx, ny, tiled->tile_padding);
     double bad = bad_share(&tsukuba, &pair, &parts);
@@ -672,12 +643,12 @@ static void test_budget_too_small(void **state)
     pv_image disparity = new_image(width, height, PV_PIXEL_F32);
     tu_fill_random(&left, 1u);
     tu_fill_random(&right, 2u);
-    fill_image(&disparity, SENTINEL);
+    tu_fill_image(&disparity, SENTINEL);
     pv_bp_params params = tuned_params(16);
     params.memory_budget = 1000;
     assert_int_equal(pv_stereo_bp(ctx, &left, &right, &params, &disparity), PV_ERR_DEVICE_MEMORY);
     assert_true(strstr(pv_context_last_error(ctx), "memory") != NULL);
-    assert_true(image_all_equal(&disparity, SENTINEL));
+    assert_true(tu_image_all_equal(&disparity, SENTINEL));
     pv_image_free(&left);
     pv_image_free(&right);
     pv_image_free(&disparity);
@@ -750,12 +721,12 @@ static void test_bad_params(void **state)
         pv_bp_params params = tuned_params(8);
         params.levels = 4;
         changes[i](&params);
-        fill_image(&disparity, SENTINEL);
+        tu_fill_image(&disparity, SENTINEL);
         pv_status status = pv_stereo_bp(ctx, &left, &right, &params, &disparity);
         if (status != PV_ERR_INVALID)
             fail_msg("change %zu: got %s", i, pv_status_string(status));
         assert_true(strlen(pv_context_last_error(ctx)) > 0);
-        assert_true(image_all_equal(&disparity, SENTINEL));
+        assert_true(tu_image_all_equal(&disparity, SENTINEL));
     }
     pv_bp_params params = tuned_params(8);
     params.levels = 5; /* 2^4 = 16 <= 30: accepted */
@@ -778,7 +749,7 @@ static void test_bad_images(void **state)
     tu_fill_random(&left, 1u);
     tu_fill_random(&right, 2u);
     pv_bp_params params = tuned_params(8);
-    fill_image(&disparity, SENTINEL);
+    tu_fill_image(&disparity, SENTINEL);
     assert_int_equal(pv_stereo_bp(NULL, &left, &right, &params, &disparity), PV_ERR_INVALID);
     assert_int_equal(pv_stereo_bp(ctx, NULL, &right, &params, &disparity), PV_ERR_INVALID);
     assert_int_equal(pv_stereo_bp(ctx, &left, NULL, &params, &disparity), PV_ERR_INVALID);
@@ -793,7 +764,7 @@ static void test_bad_images(void **state)
     pv_image broken = left;
     broken.stride = width - 1;
     assert_int_equal(pv_stereo_bp(ctx, &broken, &right, &params, &disparity), PV_ERR_INVALID);
-    assert_true(image_all_equal(&disparity, SENTINEL));
+    assert_true(tu_image_all_equal(&disparity, SENTINEL));
     pv_image_free(&left);
     pv_image_free(&right);
     pv_image_free(&small);

@@ -199,6 +199,35 @@ const char *tu_tmp_path(const char *name)
     return path;
 }
 
+float *tu_fpixel(const pv_image *image, int x, int y)
+{
+    return (float *)image->data + (ptrdiff_t)y * image->stride + x;
+}
+
+void tu_set_pixel(pv_image *image, int x, int y, float value)
+{
+    if (image->type == PV_PIXEL_U8)
+        ((uint8_t *)image->data)[(ptrdiff_t)y * image->stride + x] = (uint8_t)value;
+    else
+        *tu_fpixel(image, x, y) = value;
+}
+
+void tu_fill_image(pv_image *image, float value)
+{
+    for (int y = 0; y < image->height; y++)
+        for (int x = 0; x < image->width; x++)
+            tu_set_pixel(image, x, y, value);
+}
+
+int tu_image_all_equal(const pv_image *image, float value)
+{
+    for (int y = 0; y < image->height; y++)
+        for (int x = 0; x < image->width; x++)
+            if (pv_image_get(image, x, y) != value)
+                return 0;
+    return 1;
+}
+
 double tu_rel_linf(const pv_image *a, const pv_image *b)
 {
     double max_diff = 0.0, max_ref = 1.0;

@@ -58,6 +58,13 @@ const char *tu_data_path(const char *relative);
 /* A scratch path under the build tree's tests/tmp (created on demand). */
 const char *tu_tmp_path(const char *name);
 
+/* Pixel helpers for u8 or f32 images: the address of an f32 pixel, a
+ * write (u8 values truncated), a fill, and whether every pixel equals value. */
+float *tu_fpixel(const pv_image *image, int x, int y);
+void tu_set_pixel(pv_image *image, int x, int y, float value);
+void tu_fill_image(pv_image *image, float value);
+int tu_image_all_equal(const pv_image *image, float value);
+
 /* Relative L-infinity error of two f32 images: max|a-b| / max(1, max|b|). */
 double tu_rel_linf(const pv_image *a, const pv_image *b);
 
