@@ -902,6 +902,36 @@ pv_status pv_phase_correlate(pv_context *ctx, const pv_image *reference, const p
 
 /* ========================================================== public: plans */
 
+/* The checks both plan constructors share, after their reference check. */
+static pv_status check_plan_args(pv_context *ctx, const char *op,
+                                 const pv_phasecorr_options *options, int max_batch,
+                                 pv_phasecorr_plan **plan, pv_phasecorr_options *resolved)
+{
+    pv_status status = resolve_options(ctx, op, options, resolved);
+    if (status == PV_OK)
+        status = check_batch(ctx, op, max_batch);
+    if (status == PV_OK && !plan)
+        status = pv_fail(ctx, PV_ERR_INVALID, "%s: plan is NULL", op);
+    return status;
+}
+
+/* A plan of `dims` dimensions around a reference already viewed as a volume. */
+static pv_status build_plan(pv_context *ctx, const char *op, const int size[3], int dims,
+                            const pv_phasecorr_options *resolved, int max_batch,
+                            const pv_volume *reference, data_scan scan, pv_phasecorr_plan **plan)
+{
+    pv_phasecorr_plan *made = NULL;
+    pv_status status = plan_new(ctx, op, size, dims, resolved, max_batch, 0, &made);
+    if (status == PV_OK)
+        status = plan_reference(made, reference, scan);
+    if (status != PV_OK) {
+        plan_free(made);
+        return status;
+    }
+    *plan = made;
+    return PV_OK;
+}
+
 pv_status pv_phasecorr_plan_create3d(pv_context *ctx, const pv_volume *reference,
                                      const pv_phasecorr_options *options, int max_batch,
                                      pv_phasecorr_plan **plan)
@@ -912,11 +942,7 @@ pv_status pv_phasecorr_plan_create3d(pv_context *ctx, const pv_volume *reference
     if (status == PV_OK)
         status = check_volume_arg(ctx, op, "reference", reference);
     if (status == PV_OK)
-        status = resolve_options(ctx, op, options, &resolved);
-    if (status == PV_OK)
-        status = check_batch(ctx, op, max_batch);
-    if (status == PV_OK && !plan)
-        status = pv_fail(ctx, PV_ERR_INVALID, "%s: plan is NULL", op);
+        status = check_plan_args(ctx, op, options, max_batch, plan, &resolved);
     if (status != PV_OK)
         return status;
     data_scan scan = scan_volume(reference, pass_threads(ctx));
@@ -925,18 +951,10 @@ pv_status pv_phasecorr_plan_create3d(pv_context *ctx, const pv_volume *reference
         return status;
     int size[3];
     volume_size(reference, size);
-    pv_phasecorr_plan *made = NULL;
     pv_call_begin(ctx);
-    status = plan_new(ctx, op, size, 3, &resolved, max_batch, 0, &made);
-    if (status == PV_OK)
-        status = plan_reference(made, reference, scan);
+    status = build_plan(ctx, op, size, 3, &resolved, max_batch, reference, scan, plan);
     pv_call_end(ctx);
-    if (status != PV_OK) {
-        plan_free(made);
-        return status;
-    }
-    *plan = made;
-    return PV_OK;
+    return status;
 }
 
 pv_status pv_phasecorr_plan_create(pv_context *ctx, const pv_image *reference,
@@ -949,11 +967,7 @@ pv_status pv_phasecorr_plan_create(pv_context *ctx, const pv_image *reference,
     if (status == PV_OK)
         status = check_image_arg(ctx, op, "reference", reference);
     if (status == PV_OK)
-        status = resolve_options(ctx, op, options, &resolved);
-    if (status == PV_OK)
-        status = check_batch(ctx, op, max_batch);
-    if (status == PV_OK && !plan)
-        status = pv_fail(ctx, PV_ERR_INVALID, "%s: plan is NULL", op);
+        status = check_plan_args(ctx, op, options, max_batch, plan, &resolved);
     if (status != PV_OK)
         return status;
     data_scan scan = scan_image(reference, pass_threads(ctx));
@@ -962,23 +976,15 @@ pv_status pv_phasecorr_plan_create(pv_context *ctx, const pv_image *reference,
         return status;
     int size[3];
     image_size(reference, size);
-    pv_phasecorr_plan *made = NULL;
     pv_volume view;
     float *copy = NULL;
     pv_call_begin(ctx);
     status = image_as_volume(ctx, reference, &copy, &view);
     if (status == PV_OK)
-        status = plan_new(ctx, op, size, 2, &resolved, max_batch, 0, &made);
-    if (status == PV_OK)
-        status = plan_reference(made, &view, scan);
+        status = build_plan(ctx, op, size, 2, &resolved, max_batch, &view, scan, plan);
     pv_call_end(ctx);
     free(copy);
-    if (status != PV_OK) {
-        plan_free(made);
-        return status;
-    }
-    *plan = made;
-    return PV_OK;
+    return status;
 }
 
 void pv_phasecorr_plan_destroy(pv_phasecorr_plan *plan)
