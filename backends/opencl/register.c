@@ -397,7 +397,7 @@ static pv_status max_two_stage(pv_context *ctx, cl_pc_plan *p, int count)
                            {sizeof points, &points}, {sizeof n[0], &n[0]},
                            {sizeof n[1], &n[1]}, {sizeof n[2], &n[2]},
                            {sizeof p->records, &p->records}};
-    pv_status status = launch(ctx, "pc_max_partial", first, 5, 2, partial, local);
+    pv_status status = launch(ctx, "argmax_partial", first, 5, 2, partial, local);
     if (status == PV_OK)
         status = launch(ctx, "pc_max_final", second, 9, 2, final, local);
     return status;

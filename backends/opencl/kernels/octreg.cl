@@ -177,69 +177,9 @@ void oct_plane_power(__global const float2 *planes, uint plane_bins, __global co
     out[(size_t)slot * bins + bin] = cross_power(m.x, m.y, f, scale);
 }
 
-/* ------------------------------------------------------------- arg-max
- * Larger value wins; equal values go to the smaller index, so the result is
- * the first maximum in memory order however the work is split. */
-static void take_better(float *value, uint *index, float other_value, uint other_index)
-{
-    if (other_value > *value || (other_value == *value && other_index < *index)) {
-        *value = other_value;
-        *index = other_index;
-    }
-}
-
-static void reduce_local(__local float *values, __local uint *indices)
-{
-    const int lid = get_local_id(0);
-    for (int step = OCT_REDUCE_WG / 2; step > 0; step >>= 1) {
-        barrier(CLK_LOCAL_MEM_FENCE);
-        if (lid < step) {
-            float v = values[lid];
-            uint i = indices[lid];
-            take_better(&v, &i, values[lid + step], indices[lid + step]);
-            values[lid] = v;
-            indices[lid] = i;
-        }
-    }
-    barrier(CLK_LOCAL_MEM_FENCE);
-}
-
-/* Stage 1: group g of map m reduces elements g * WG + lid, stepping by
- * groups * WG.  Global (groups * OCT_REDUCE_WG, maps). */
-__kernel __attribute__((reqd_work_group_size(OCT_REDUCE_WG, 1, 1)))
-void oct_max_partial(__global const float *maps, uint count, uint groups,
-                     __global float *part_values, __global uint *part_indices)
-{
-    __local float values[OCT_REDUCE_WG];
-    __local uint indices[OCT_REDUCE_WG];
-    const int lid = get_local_id(0);
-    const uint group = get_group_id(0), map = get_global_id(1);
-    __global const float *data = maps + (size_t)map * count;
-    float best = -INFINITY;
-    uint best_index = UINT_MAX;
-    for (uint i = group * OCT_REDUCE_WG + lid; i < count; i += groups * OCT_REDUCE_WG)
-        if (data[i] > best) {
-            best = data[i];
-            best_index = i;
-        }
-    values[lid] = best;
-    indices[lid] = best_index;
-    reduce_local(values, indices);
-    if (lid == 0) {
-        part_values[(size_t)map * groups + group] = values[0];
-        part_indices[(size_t)map * groups + group] = indices[0];
-    }
-}
-
-static int wrap(int i, int n)
-{
-    return i < 0 ? i + n : i >= n ? i - n : i;
-}
-
-static size_t grid_index(int x, int y, int z, int nx, int ny)
-{
-    return (size_t)x + (size_t)nx * ((size_t)y + (size_t)ny * (size_t)z);
-}
+/* ------------------------------------------------------------- arg-max */
+#define ARGMAX_WG OCT_REDUCE_WG
+#include "argmax.cl"
 
 /* Stage 2: one group per map reduces the partials, then records the peak
  * and its six wrapped neighbours at records[(first + map) * 7]: value, then
@@ -251,17 +191,9 @@ void oct_max_final(__global const float *part_values, __global const uint *part_
 {
     __local float values[OCT_REDUCE_WG];
     __local uint indices[OCT_REDUCE_WG];
-    const int lid = get_local_id(0);
     const uint map = get_global_id(1);
-    float best = -INFINITY;
-    uint best_index = UINT_MAX;
-    for (uint g = lid; g < groups; g += OCT_REDUCE_WG)
-        take_better(&best, &best_index, part_values[(size_t)map * groups + g],
-                    part_indices[(size_t)map * groups + g]);
-    values[lid] = best;
-    indices[lid] = best_index;
-    reduce_local(values, indices);
-    if (lid != 0)
+    reduce_partials(part_values, part_indices, groups, map, values, indices);
+    if (get_local_id(0) != 0)
         return;
     __global const float *data = maps + (size_t)map * count;
     const uint at = indices[0];

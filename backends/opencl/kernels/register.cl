@@ -103,69 +103,9 @@ void pc_cross_power(__global float2 *spectra, __global const float2 *reference,
         kept[i] = (float2)(re, im);
 }
 
-/* ------------------------------------------------------------ arg-max
- * Larger value wins; equal values go to the smaller index, so the result
- * is the first maximum in memory order however the work is split. */
-static void take_better(float *value, uint *index, float other_value, uint other_index)
-{
-    if (other_value > *value || (other_value == *value && other_index < *index)) {
-        *value = other_value;
-        *index = other_index;
-    }
-}
-
-static void reduce_local(__local float *values, __local uint *indices)
-{
-    const int lid = get_local_id(0);
-    for (int step = PC_REDUCE_WG / 2; step > 0; step >>= 1) {
-        barrier(CLK_LOCAL_MEM_FENCE);
-        if (lid < step) {
-            float v = values[lid];
-            uint i = indices[lid];
-            take_better(&v, &i, values[lid + step], indices[lid + step]);
-            values[lid] = v;
-            indices[lid] = i;
-        }
-    }
-    barrier(CLK_LOCAL_MEM_FENCE);
-}
-
-/* Stage 1: group g of map b reduces elements g*WG + lid, stepping by
- * groups*WG.  Global (groups * PC_REDUCE_WG, batch). */
-__kernel __attribute__((reqd_work_group_size(PC_REDUCE_WG, 1, 1)))
-void pc_max_partial(__global const float *maps, uint count, uint groups,
-                    __global float *part_values, __global uint *part_indices)
-{
-    __local float values[PC_REDUCE_WG];
-    __local uint indices[PC_REDUCE_WG];
-    const int lid = get_local_id(0);
-    const uint group = get_group_id(0), map = get_global_id(1);
-    __global const float *data = maps + (size_t)map * count;
-    float best = -INFINITY;
-    uint best_index = UINT_MAX;
-    for (uint i = group * PC_REDUCE_WG + lid; i < count; i += groups * PC_REDUCE_WG)
-        if (data[i] > best) {
-            best = data[i];
-            best_index = i;
-        }
-    values[lid] = best;
-    indices[lid] = best_index;
-    reduce_local(values, indices);
-    if (lid == 0) {
-        part_values[map * groups + group] = values[0];
-        part_indices[map * groups + group] = indices[0];
-    }
-}
-
-static size_t grid_index(int x, int y, int z, int px, int py)
-{
-    return (size_t)x + (size_t)px * ((size_t)y + (size_t)py * (size_t)z);
-}
-
-static int wrap(int i, int n)
-{
-    return i < 0 ? i + n : i >= n ? i - n : i;
-}
+/* ------------------------------------------------------------ arg-max */
+#define ARGMAX_WG PC_REDUCE_WG
+#include "argmax.cl"
 
 /* The peak record of one map, 8 words: the peak value and its six
  * neighbours (wrapped) as float bits, then the peak's index:
@@ -194,17 +134,9 @@ void pc_max_final(__global const float *part_values, __global const uint *part_i
 {
     __local float values[PC_REDUCE_WG];
     __local uint indices[PC_REDUCE_WG];
-    const int lid = get_local_id(0);
     const uint map = get_global_id(1);
-    float best = -INFINITY;
-    uint best_index = UINT_MAX;
-    for (uint g = lid; g < groups; g += PC_REDUCE_WG)
-        take_better(&best, &best_index, part_values[map * groups + g],
-                    part_indices[map * groups + g]);
-    values[lid] = best;
-    indices[lid] = best_index;
-    reduce_local(values, indices);
-    if (lid == 0)
+    reduce_partials(part_values, part_indices, groups, map, values, indices);
+    if (get_local_id(0) == 0)
         write_record(maps + (size_t)map * count, indices[0], px, py, pz, records + map * 8);
 }
 
@@ -234,20 +166,9 @@ void pc_max_atomic(__global const float *maps, uint count, uint groups,
 {
     __local float values[PC_REDUCE_WG];
     __local uint indices[PC_REDUCE_WG];
-    const int lid = get_local_id(0);
     const uint group = get_group_id(0), map = get_global_id(1);
-    __global const float *data = maps + (size_t)map * count;
-    float best = -INFINITY;
-    uint best_index = UINT_MAX;
-    for (uint i = group * PC_REDUCE_WG + lid; i < count; i += groups * PC_REDUCE_WG)
-        if (data[i] > best) {
-            best = data[i];
-            best_index = i;
-        }
-    values[lid] = best;
-    indices[lid] = best_index;
-    reduce_local(values, indices);
-    if (lid == 0 && indices[0] != UINT_MAX)
+    reduce_strided(maps + (size_t)map * count, count, group, groups, values, indices);
+    if (get_local_id(0) == 0 && indices[0] != UINT_MAX)
         atom_max(&keys[map], peak_key(values[0], indices[0]));
 }
 
