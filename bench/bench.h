@@ -5,15 +5,32 @@
 
 #include "../examples/cli.h"
 
+/* Samples kept per backend and row (--runs is limited to this). */
+#define BENCH_MAX_SAMPLES 100
+
 typedef struct bench_config {
     int runs;                 /* timed runs per backend (median reported) */
     int warmup;               /* untimed runs first */
-    int quick;                /* small cases only */
+    int quick;                /* the quick suite's cases only */
     const char *only;         /* run cases whose name contains this, or NULL */
     const char *json_path;    /* write JSON here, or NULL */
     const char *data_dir;     /* directory holding stereo/<set>/ */
     cli_backend_options device;
+    const char *devices;      /* --devices all|LIST (multi-device cases), or NULL */
+    int full;                 /* --full: every case of every family */
+    const char *paper;        /* --paper NAME: that paper's cases, or NULL */
+    const char *csv_path;     /* write one CSV row per case here, or NULL */
+    const char *plot_dir;     /* write gnuplot PNGs here, or NULL */
 } bench_config;
+
+/* Every timed run of one backend on one row (the first BENCH_MAX_SAMPLES). */
+typedef struct bench_series {
+    int count;
+    double total_ms[BENCH_MAX_SAMPLES];
+    double kernel_ms[BENCH_MAX_SAMPLES];
+    double upload_ms[BENCH_MAX_SAMPLES];
+    double download_ms[BENCH_MAX_SAMPLES];
+} bench_series;
 
 typedef struct bench_result {
     char op[32];
@@ -30,6 +47,15 @@ typedef struct bench_result {
     double cpu_quality;       /* e.g. bad > 1 px share; < 0 when not applicable */
     double cl_quality;
     const char *quality_name; /* e.g. "bad1" */
+    /* The cross-check: agreement must reach threshold (the operation's
+     * documented tolerance); 0 where there is nothing to compare. */
+    double threshold;
+    double roofline_bytes;    /* minimum bytes moved (bench_roofline.h); 0: none */
+    char fft_engine[16];      /* "clfft", "vkfft", "fftw" where FFTs are used */
+    double size;              /* elements (pixels, voxels, descriptors) for plots */
+    char variant[32];         /* the row's series within its op, for plots */
+    bench_series cpu_samples;
+    bench_series cl_samples;
 } bench_result;
 
 /* One timed run of an operation on ctx; fills the context's timing. */
@@ -38,26 +64,56 @@ typedef pv_status (*bench_run_fn)(pv_context *ctx, void *user);
 /* Warm up, then time `runs` runs; medians of total and kernel ms. */
 pv_status bench_time(const bench_config *config, pv_context *ctx, bench_run_fn run, void *user,
                      pv_timing *median);
+/* The same, keeping every sample in *series (may be NULL). */
+pv_status bench_time_series(const bench_config *config, pv_context *ctx, bench_run_fn run,
+                            void *user, pv_timing *median, bench_series *series);
+
+/* The medians of a series' samples (count >= 1). */
+void bench_series_medians(const bench_series *series, pv_timing *median);
+
+/* Copy a backend's medians and samples into a row (series may be NULL);
+ * the OpenCL one also sets have_opencl. */
+void bench_fill_cpu(bench_result *r, const pv_timing *median, const bench_series *series);
+void bench_fill_opencl(bench_result *r, const pv_timing *median, const bench_series *series);
 
 /* The contexts a bench run compares: the CPU backend and the OpenCL device
- * (a GPU when present, else any OpenCL device; NULL when there is none). */
+ * (a GPU when present, else any OpenCL device; NULL when there is none),
+ * with each one's copy bandwidth measured once (GB/s, read + write; 0
+ * when not measured). */
 typedef struct bench_contexts {
     pv_context *cpu;
     pv_context *opencl;
+    double cpu_bandwidth;
+    double opencl_bandwidth;
 } bench_contexts;
 
 int bench_open_contexts(const bench_config *config, bench_contexts *contexts);
 void bench_close_contexts(bench_contexts *contexts);
 
-/* Whether --quick/--case select a case (--case matches the op name exactly
- * or a substring of the case name). */
+/* Whether the selection runs a case (--quick/--full/--case/--paper):
+ * --case matches the op name exactly or a substring of the case name.
+ * Each selected case advances the progress line on stderr. */
 int bench_wants(const bench_config *config, const char *op, const char *name, int quick_case);
 
-/* Report rows as they come, and the JSON file at the end. */
+/* Count the cases a run will take (families called with counting on, so
+ * bench_wants only counts), for the progress line's total. */
+void bench_progress_counting(int on);
+int bench_progress_total(void);
+
+/* Whether a row passes its cross-check, and its roofline fraction (of the
+ * OpenCL kernel time, else the CPU time; 0 when not applicable). */
+int bench_row_passes(const bench_result *r);
+double bench_row_roofline(const bench_result *r);
+
+/* Report rows as they come, the table again at the end with the failed
+ * cross-checks, and the machine-readable files. */
 void bench_print_header(const bench_contexts *contexts);
 void bench_print_row(const bench_result *result);
+int bench_print_summary(const bench_result *results, int count);
 int bench_write_json(const char *path, const bench_contexts *contexts, const bench_config *config,
                      const bench_result *results, int count);
+int bench_write_csv(const char *path, const bench_result *results, int count);
+int bench_write_plots(const char *dir, const bench_result *results, int count);
 
 /* Case families.  Each appends rows to results (capacity max) and returns
  * 0, or 1 after printing why it failed. */
@@ -73,5 +129,60 @@ int bench_flow_cases(const bench_config *config, const bench_contexts *contexts,
                      bench_result *results, int max, int *count);
 int bench_features_cases(const bench_config *config, const bench_contexts *contexts,
                          bench_result *results, int max, int *count);
+int bench_multi_cases(const bench_config *config, const bench_contexts *contexts,
+                      bench_result *results, int max, int *count);
+
+/* Parameterised single cases, for --paper (bench_papers.c).  Each runs one
+ * case on both backends, appends its row(s) and prints them. */
+typedef struct bench_rows {
+    bench_result *results;
+    int max;
+    int *count;
+} bench_rows;
+
+/* Append a copy of row and print it (1 with a message when full). */
+int bench_add_row(bench_rows *rows, const bench_result *row);
+
+/* SAD on a bundled set (set != NULL) or a synthetic width x height pair. */
+typedef struct bench_sad_spec {
+    const char *name;
+    const char *set;
+    int width, height;
+    int ndisp, window;
+} bench_sad_spec;
+int bench_sad_case(const bench_config *config, const bench_contexts *contexts,
+                   const bench_sad_spec *spec, bench_rows *rows);
+
+/* BP on a bundled set, each pixel repeated `upsample` times per axis, with
+ * the given parameters; tuned: also a row with the tuning cache's values. */
+typedef struct bench_bp_spec {
+    const char *name;
+    const char *set;
+    int upsample;
+    float gt_scale;           /* of the (upsampled) ground truth */
+    int border;
+    pv_bp_params params;
+    int tuned;
+} bench_bp_spec;
+int bench_bp_case(const bench_config *config, const bench_contexts *contexts,
+                  const bench_bp_spec *spec, bench_rows *rows);
+
+/* SIFT detect + describe on the Venus image mirror-tiled to the size. */
+int bench_sift_case(const bench_config *config, const bench_contexts *contexts, const char *name,
+                    int width, int height, bench_rows *rows);
+/* AO-OCT registration of a depth x A-lines x B-scans target. */
+int bench_octreg_case(const bench_config *config, const bench_contexts *contexts,
+                      const int size[3], bench_rows *rows);
+/* 3D optical flow on n^3 volumes (R 5, N 50, 15 taps). */
+int bench_flow_case(const bench_config *config, const bench_contexts *contexts, int n,
+                    bench_rows *rows);
+
+/* --paper NAME (sad, bp, sift, oct, flow): that paper's cases beside its
+ * published figures.  0, or 1 after printing why it failed. */
+int bench_paper_run(const bench_config *config, const bench_contexts *contexts,
+                    bench_result *results, int max, int *count);
+/* Whether NAME is a paper bench_paper_run knows; the list for the usage. */
+int bench_paper_known(const char *name);
+const char *bench_paper_names(void);
 
 #endif

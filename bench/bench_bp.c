@@ -5,9 +5,12 @@
  * 7 iterations, lambda 0.1, data_max 15, disc_max ndisp / 7.5, no
  * smoothing), float messages.  Each case is run on the CPU and on OpenCL
  * with the default launch parameters, then once more on OpenCL with the
- * device's tuned parameters from the tuning cache ("-tuned" rows; run
- * `parvis tune` first, else they repeat the defaults). */
+ * device's tuned parameters from the tuning cache ("-tuned" rows, left out
+ * of the quick suite; run `parvis tune` first, else they repeat the
+ * defaults).  --paper bp runs the paper's own parameters (bench_papers.c). */
 #include "bench.h"
+
+#include "bench_roofline.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -25,10 +28,14 @@ typedef struct bp_case {
 
 static const bp_case cases[] = {
     {"bp-tsukuba", "tsukuba", 1, 16, 16.0f, 18, 1},
-    {"bp-venus", "venus", 1, 21, 8.0f, 10, 1},
-    {"bp-cones-quarter", "cones-quarter", 1, 64, 4.0f, 10, 1},
+    {"bp-venus", "venus", 1, 21, 8.0f, 10, 0},
+    {"bp-cones-quarter", "cones-quarter", 1, 64, 4.0f, 10, 0},
     {"bp-cones-900x750", "cones-quarter", 2, 256, 2.0f, 20, 0},
 };
+
+/* The documented cross-check (include/parvis/stereo.h): identical
+ * disparities on >= 99.5% of pixels. */
+#define BP_AGREEMENT_THRESHOLD 0.995
 
 typedef struct bp_inputs {
     pv_image left, right, truth;
@@ -63,7 +70,7 @@ static int upsample(pv_image *image, int factor)
     return 0;
 }
 
-static int load_set(const bench_config *config, const bp_case *c, bp_inputs *in)
+static int load_set(const bench_config *config, const bench_bp_spec *c, bp_inputs *in)
 {
     static const char *const files[] = {"left.pgm", "right.pgm", "gt.pgm"};
     pv_image *images[] = {&in->left, &in->right, &in->truth};
@@ -88,7 +95,7 @@ static double agreement(const pv_image *a, const pv_image *b)
     return (double)same / (double)total;
 }
 
-static double quality(const bp_case *c, const bp_inputs *in, const pv_image *disparity)
+static double quality(const bench_bp_spec *c, const bp_inputs *in, const pv_image *disparity)
 {
     double bad = -1.0;
     if (pv_disparity_error(disparity, &in->truth, c->gt_scale, 1.0f, c->border, &bad) != PV_OK)
@@ -97,39 +104,40 @@ static double quality(const bp_case *c, const bp_inputs *in, const pv_image *dis
 }
 
 static int time_backend(const bench_config *config, pv_context *ctx, bp_inputs *in,
-                        pv_image *output, pv_timing *timing)
+                        pv_image *output, pv_timing *timing, bench_series *series)
 {
     in->output = output;
-    pv_status status = bench_time(config, ctx, run_bp, in, timing);
+    pv_status status = bench_time_series(config, ctx, run_bp, in, timing, series);
     return status == PV_OK ? 0 : cli_fail_status(status, "stereo bp");
 }
 
-static void fill_opencl(bench_result *r, const pv_timing *cl, const bp_case *c,
+static void fill_opencl(bench_result *r, const pv_timing *cl, const bench_bp_spec *c,
                         const bp_inputs *in, const pv_image *cl_out, const pv_image *cpu_out)
 {
-    r->have_opencl = 1;
-    r->cl_kernel_ms = cl->kernel_ms;
-    r->cl_total_ms = cl->total_ms;
-    r->cl_upload_ms = cl->upload_ms;
-    r->cl_download_ms = cl->download_ms;
+    bench_fill_opencl(r, cl, NULL);
     r->agreement = agreement(cl_out, cpu_out);
     r->cl_quality = quality(c, in, cl_out);
 }
 
-static void name_row(bench_result *r, const bp_case *c, const bp_inputs *in, int tuned)
+static void name_row(bench_result *r, const bench_bp_spec *c, const bp_inputs *in, int tuned)
 {
     snprintf(r->op, sizeof r->op, "bp");
     snprintf(r->name, sizeof r->name, "%s%s", c->name, tuned ? "-tuned" : "");
     snprintf(r->params, sizeof r->params, "%dx%d d%d L%d i%d %s", in->left.width,
-             in->left.height, c->ndisp, in->params.levels, in->params.iterations,
+             in->left.height, in->params.ndisp, in->params.levels, in->params.iterations,
              tuned ? "tuned" : "default");
+    snprintf(r->variant, sizeof r->variant, "%s", tuned ? "tuned" : "default");
     r->quality_name = "bad>1px";
+    r->threshold = BP_AGREEMENT_THRESHOLD;
+    r->size = (double)in->left.width * in->left.height;
+    r->roofline_bytes = roofline_bp_bytes(in->left.width, in->left.height);
 }
 
-/* The default row (CPU + OpenCL with default launch parameters) and the
- * tuned row (the same CPU figures, OpenCL with the cached parameters). */
+/* The default row (CPU + OpenCL with default launch parameters) and, when
+ * asked, the tuned row (the same CPU figures, OpenCL with the cached
+ * parameters). */
 static int run_case(const bench_config *config, const bench_contexts *contexts,
-                    const bp_case *c, bp_inputs *in, bench_result *rows, int *filled)
+                    const bench_bp_spec *c, bp_inputs *in, bench_result *rows, int *filled)
 {
     pv_image cpu_out, cl_out;
     *filled = 0;
@@ -137,18 +145,21 @@ static int run_case(const bench_config *config, const bench_contexts *contexts,
         pv_image_alloc(&cl_out, in->left.width, in->left.height, PV_PIXEL_F32) != PV_OK)
         return cli_fail("cannot allocate outputs");
     pv_timing cpu, cl;
-    int rc = time_backend(config, contexts->cpu, in, &cpu_out, &cpu);
-    for (int tuned = 0; rc == 0 && tuned < (contexts->opencl ? 2 : 1); tuned++) {
+    int rc = time_backend(config, contexts->cpu, in, &cpu_out, &cpu, &rows[0].cpu_samples);
+    int variants = contexts->opencl && c->tuned ? 2 : 1;
+    for (int tuned = 0; rc == 0 && tuned < variants; tuned++) {
         bench_result *r = &rows[tuned];
+        bench_series cpu_samples = rows[0].cpu_samples;
         memset(r, 0, sizeof *r);
         name_row(r, c, in, tuned);
         r->cpu_threads = pv_context_cpu_threads(contexts->cpu);
-        r->cpu_ms = cpu.total_ms;
+        bench_fill_cpu(r, &cpu, &cpu_samples);
         r->cpu_quality = quality(c, in, &cpu_out);
         if (contexts->opencl) {
             pv_status status = tuned ? pv_tune_load(contexts->opencl, NULL)
                                      : pv_tune_use_defaults(contexts->opencl);
-            rc = status == PV_OK ? time_backend(config, contexts->opencl, in, &cl_out, &cl)
+            rc = status == PV_OK ? time_backend(config, contexts->opencl, in, &cl_out, &cl,
+                                                &r->cl_samples)
                                  : cli_fail_status(status, "tuning parameters");
             if (rc == 0)
                 fill_opencl(r, &cl, c, in, &cl_out, &cpu_out);
@@ -170,6 +181,7 @@ static void free_inputs(bp_inputs *in)
     pv_image_free(&in->truth);
 }
 
+/* cudaBeliefProp's parameters (see the top of this file). */
 static void set_params(const bp_case *c, pv_bp_params *params)
 {
     pv_bp_params_default(params);
@@ -180,27 +192,46 @@ static void set_params(const bp_case *c, pv_bp_params *params)
     params->disc_max = pv_bp_recommended_disc_max(c->ndisp);
 }
 
+int bench_bp_case(const bench_config *config, const bench_contexts *contexts,
+                  const bench_bp_spec *spec, bench_rows *rows)
+{
+    bench_result *pair = calloc(2, sizeof *pair);
+    if (!pair)
+        return cli_fail("out of memory");
+    bp_inputs in;
+    memset(&in, 0, sizeof in);
+    int filled = 0;
+    int rc = load_set(config, spec, &in);
+    if (rc == 0) {
+        in.params = spec->params;
+        rc = run_case(config, contexts, spec, &in, pair, &filled);
+    }
+    free_inputs(&in);
+    for (int k = 0; k < filled && rc == 0; k++)
+        rc = bench_add_row(rows, &pair[k]);
+    free(pair);
+    return rc;
+}
+
 int bench_bp_cases(const bench_config *config, const bench_contexts *contexts,
                    bench_result *results, int max, int *count)
 {
+    bench_rows rows = {results, max, count};
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         const bp_case *c = &cases[i];
         if (!bench_wants(config, "bp", c->name, c->quick))
             continue;
-        if (*count + 2 > max)
-            return cli_fail("too many bench cases");
-        bp_inputs in;
-        memset(&in, 0, sizeof in);
-        int filled = 0;
-        int rc = load_set(config, c, &in);
-        if (rc == 0) {
-            set_params(c, &in.params);
-            rc = run_case(config, contexts, c, &in, &results[*count], &filled);
-        }
-        free_inputs(&in);
-        for (int k = 0; k < filled; k++)
-            bench_print_row(&results[(*count)++]);
-        if (rc)
+        /* The quick suite leaves the tuned rows out: they double the time. */
+        bench_bp_spec spec;
+        memset(&spec, 0, sizeof spec);
+        spec.name = c->name;
+        spec.set = c->set;
+        spec.upsample = c->upsample;
+        spec.gt_scale = c->gt_scale;
+        spec.border = c->border;
+        spec.tuned = !config->quick;
+        set_params(c, &spec.params);
+        if (bench_bp_case(config, contexts, &spec, &rows))
             return 1;
     }
     return 0;

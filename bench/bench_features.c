@@ -1,7 +1,8 @@
-/* SIFT cases: detect + describe at 1280x720, 1920x1080, 3840x2160 and
- * 7680x4320 (first octave 0, the issue's GPU targets), on the bundled Venus
+/* SIFT cases: detect + describe at 640x480 (the quick suite's), 1280x720,
+ * 1920x1080, 3840x2160 and 7680x4320 (first octave 0, the issue's GPU
+ * targets), on the bundled Venus
  * image mirror-tiled to the size (natural-image texture at its own scale);
- * and brute-force matching of ~2000 and ~10000 descriptors with planted
+ * and brute-force matching of 1000 (quick), 2000 and 10000 descriptors with planted
  * correspondences.  Agreement: the share of keypoints the backends pair
  * within 0.05 px (both ways, the smaller), or of identical matches.
  * Quality (VLFeat builds): share of VLFeat's keypoints that a backend
@@ -10,6 +11,8 @@
 #include "config.h"
 
 #include "bench.h"
+
+#include "bench_roofline.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -26,8 +29,9 @@ typedef struct sift_case {
 } sift_case;
 
 static const sift_case sift_cases[] = {
-    {"sift-720p", 1280, 720, 1},
-    {"sift-1080p", 1920, 1080, 1},
+    {"sift-vga", 640, 480, 1},
+    {"sift-720p", 1280, 720, 0},
+    {"sift-1080p", 1920, 1080, 0},
     {"sift-4k", 3840, 2160, 0},
     {"sift-8k", 7680, 4320, 0},
 };
@@ -39,9 +43,17 @@ typedef struct match_case {
 } match_case;
 
 static const match_case match_cases[] = {
-    {"match-2k", 2000, 1},
+    {"match-1k", 1000, 1},
+    {"match-2k", 2000, 0},
     {"match-10k", 10000, 0},
 };
+
+/* The documented cross-checks (include/parvis/features.h, lib/features.c):
+ * keypoints paired within PV_SIFT_POSITION_TOLERANCE on at least
+ * PV_SIFT_MATCHED_FRACTION of them; matching: every query's nearest
+ * neighbour the same. */
+#define SIFT_AGREEMENT_THRESHOLD PV_SIFT_MATCHED_FRACTION
+#define MATCH_AGREEMENT_THRESHOLD 1.0
 
 /* ------------------------------------------------------------------ inputs */
 
@@ -52,7 +64,7 @@ static int mirror(int i, int n)
     return i < n ? i : period - 1 - i;
 }
 
-static int make_image(const bench_config *config, const sift_case *c, pv_image *image)
+static int make_image(const bench_config *config, int width, int height, pv_image *image)
 {
     char path[4096];
     pv_image venus;
@@ -60,13 +72,13 @@ static int make_image(const bench_config *config, const sift_case *c, pv_image *
     pv_status status = pv_image_read(path, PV_PIXEL_U8, &venus);
     if (status != PV_OK)
         return cli_fail_status(status, path);
-    if (pv_image_alloc(image, c->width, c->height, PV_PIXEL_U8) != PV_OK) {
+    if (pv_image_alloc(image, width, height, PV_PIXEL_U8) != PV_OK) {
         pv_image_free(&venus);
-        return cli_fail("cannot allocate a %dx%d image", c->width, c->height);
+        return cli_fail("cannot allocate a %dx%d image", width, height);
     }
-    for (int y = 0; y < c->height; y++)
-        for (int x = 0; x < c->width; x++)
-            ((uint8_t *)image->data)[(size_t)y * c->width + x] =
+    for (int y = 0; y < height; y++)
+        for (int x = 0; x < width; x++)
+            ((uint8_t *)image->data)[(size_t)y * width + x] =
                 ((const uint8_t *)venus.data)[(ptrdiff_t)mirror(y, venus.height) * venus.stride +
                                               mirror(x, venus.width)];
     pv_image_free(&venus);
@@ -95,7 +107,7 @@ static pv_status run_detect(pv_context *ctx, void *user)
 }
 
 static int time_detect(const bench_config *config, pv_context *ctx, const pv_image *image,
-                       detect_job *job, pv_timing *timing, int *octaves)
+                       detect_job *job, pv_timing *timing, bench_series *series, int *octaves)
 {
     pv_sift_params params;
     pv_sift_params_default(&params);
@@ -104,7 +116,7 @@ static int time_detect(const bench_config *config, pv_context *ctx, const pv_ima
     pv_status status = pv_sift_plan_create(ctx, image->width, image->height, &params, &job->plan);
     if (status == PV_OK) {
         *octaves = pv_sift_plan_octaves(job->plan);
-        status = bench_time(config, ctx, run_detect, job, timing);
+        status = bench_time_series(config, ctx, run_detect, job, timing, series);
     }
     pv_sift_plan_destroy(job->plan);
     return status == PV_OK ? 0 : cli_fail_status(status, "sift detect");
@@ -196,21 +208,20 @@ static void fill_detect_row(bench_result *r, const pv_image *image, int octaves,
                             const detect_job *cpu, const pv_timing *cpu_t, const detect_job *cl,
                             const pv_timing *cl_t)
 {
-    r->cpu_ms = cpu_t->total_ms;
+    bench_fill_cpu(r, cpu_t, NULL);
     r->cpu_quality = vlfeat_quality(image, octaves, &cpu->result);
     snprintf(r->params, sizeof r->params, "%dx%d o0 %d oct, %d kp", image->width, image->height,
              octaves, cpu->result.count);
+    r->size = (double)image->width * image->height;
+    r->roofline_bytes = roofline_sift_bytes(image->width, image->height,
+                                            cl ? cl->result.count : cpu->result.count);
     if (!cl)
         return;
-    r->have_opencl = 1;
     /* The targets exclude the image upload: e2e - upload (medians). */
     size_t used = strlen(r->params);
     snprintf(r->params + used, sizeof r->params - used, ", e2e-up %.2f",
              cl_t->total_ms - cl_t->upload_ms);
-    r->cl_kernel_ms = cl_t->kernel_ms;
-    r->cl_total_ms = cl_t->total_ms;
-    r->cl_upload_ms = cl_t->upload_ms;
-    r->cl_download_ms = cl_t->download_ms;
+    bench_fill_opencl(r, cl_t, NULL);
     double fwd = paired(&cl->result, &cpu->result, PV_SIFT_POSITION_TOLERANCE, 1e-3f);
     double back = paired(&cpu->result, &cl->result, PV_SIFT_POSITION_TOLERANCE, 1e-3f);
     r->agreement = fwd < back ? fwd : back;
@@ -218,23 +229,24 @@ static void fill_detect_row(bench_result *r, const pv_image *image, int octaves,
 }
 
 static int bench_detect(const bench_config *config, const bench_contexts *contexts,
-                        const sift_case *c, bench_result *r)
+                        const char *name, int width, int height, bench_result *r)
 {
     pv_image image;
     memset(r, 0, sizeof *r);
     snprintf(r->op, sizeof r->op, "sift");
-    snprintf(r->name, sizeof r->name, "%s", c->name);
+    snprintf(r->name, sizeof r->name, "%s", name);
     r->quality_name = "vlfeat";
     r->cpu_quality = r->cl_quality = -1.0;
     r->cpu_threads = pv_context_cpu_threads(contexts->cpu);
-    if (make_image(config, c, &image))
+    r->threshold = SIFT_AGREEMENT_THRESHOLD;
+    if (make_image(config, width, height, &image))
         return 1;
     detect_job cpu, cl;
     pv_timing cpu_t, cl_t;
     int octaves = 0;
-    int rc = time_detect(config, contexts->cpu, &image, &cpu, &cpu_t, &octaves);
+    int rc = time_detect(config, contexts->cpu, &image, &cpu, &cpu_t, &r->cpu_samples, &octaves);
     if (rc == 0 && contexts->opencl)
-        rc = time_detect(config, contexts->opencl, &image, &cl, &cl_t, &octaves);
+        rc = time_detect(config, contexts->opencl, &image, &cl, &cl_t, &r->cl_samples, &octaves);
     if (rc == 0)
         fill_detect_row(r, &image, octaves, &cpu, &cpu_t, contexts->opencl ? &cl : NULL, &cl_t);
     if (cpu.have_result)
@@ -242,6 +254,19 @@ static int bench_detect(const bench_config *config, const bench_contexts *contex
     if (contexts->opencl && cl.have_result)
         pv_sift_features_free(&cl.result);
     pv_image_free(&image);
+    return rc;
+}
+
+int bench_sift_case(const bench_config *config, const bench_contexts *contexts, const char *name,
+                    int width, int height, bench_rows *rows)
+{
+    bench_result *row = malloc(sizeof *row);
+    if (!row)
+        return cli_fail("out of memory");
+    int rc = bench_detect(config, contexts, name, width, height, row);
+    if (rc == 0)
+        rc = bench_add_row(rows, row);
+    free(row);
     return rc;
 }
 
@@ -323,15 +348,19 @@ static int bench_match(const bench_config *config, const bench_contexts *context
     r->quality_name = NULL;
     r->cpu_quality = r->cl_quality = -1.0;
     r->cpu_threads = pv_context_cpu_threads(contexts->cpu);
+    r->threshold = MATCH_AGREEMENT_THRESHOLD;
+    r->size = c->count;
     pv_sift_features query = {0, NULL, NULL, NULL}, train = {0, NULL, NULL, NULL};
     int rc = make_descriptors(c->count, &query, &train);
     match_job cpu = {&query, &train, {0, NULL}, 0}, cl = {&query, &train, {0, NULL}, 0};
     pv_timing cpu_t, cl_t;
     pv_status status = PV_OK;
-    if (rc == 0 && (status = bench_time(config, contexts->cpu, run_match, &cpu, &cpu_t)) != PV_OK)
+    if (rc == 0 && (status = bench_time_series(config, contexts->cpu, run_match, &cpu, &cpu_t,
+                                               &r->cpu_samples)) != PV_OK)
         rc = cli_fail_status(status, "sift match (cpu)");
     if (rc == 0 && contexts->opencl &&
-        (status = bench_time(config, contexts->opencl, run_match, &cl, &cl_t)) != PV_OK)
+        (status = bench_time_series(config, contexts->opencl, run_match, &cl, &cl_t,
+                                    &r->cl_samples)) != PV_OK)
         rc = cli_fail_status(status, "sift match (opencl)");
     if (rc == 0) {
         snprintf(r->params, sizeof r->params, "%dx%d ratio 0.8, %d matches", c->count, c->count,
@@ -341,13 +370,10 @@ static int bench_match(const bench_config *config, const bench_contexts *context
             snprintf(r->params + used, sizeof r->params - used, ", e2e-up %.2f",
                      cl_t.total_ms - cl_t.upload_ms);
         }
-        r->cpu_ms = cpu_t.total_ms;
+        bench_fill_cpu(r, &cpu_t, NULL);
+        r->roofline_bytes = roofline_match_bytes(c->count, c->count, cpu.result.count);
         if (contexts->opencl) {
-            r->have_opencl = 1;
-            r->cl_kernel_ms = cl_t.kernel_ms;
-            r->cl_total_ms = cl_t.total_ms;
-            r->cl_upload_ms = cl_t.upload_ms;
-            r->cl_download_ms = cl_t.download_ms;
+            bench_fill_opencl(r, &cl_t, NULL);
             r->agreement = matches_agreement(&cl.result, &cpu.result);
         }
     }
@@ -365,14 +391,13 @@ static int bench_match(const bench_config *config, const bench_contexts *context
 int bench_features_cases(const bench_config *config, const bench_contexts *contexts,
                          bench_result *results, int max, int *count)
 {
+    bench_rows rows = {results, max, count};
     for (size_t i = 0; i < sizeof sift_cases / sizeof sift_cases[0]; i++) {
-        if (!bench_wants(config, "sift", sift_cases[i].name, sift_cases[i].quick))
+        const sift_case *c = &sift_cases[i];
+        if (!bench_wants(config, "sift", c->name, c->quick))
             continue;
-        if (*count >= max)
-            return cli_fail("too many bench cases");
-        if (bench_detect(config, contexts, &sift_cases[i], &results[*count]))
+        if (bench_sift_case(config, contexts, c->name, c->width, c->height, &rows))
             return 1;
-        bench_print_row(&results[(*count)++]);
     }
     for (size_t i = 0; i < sizeof match_cases / sizeof match_cases[0]; i++) {
         if (!bench_wants(config, "match", match_cases[i].name, match_cases[i].quick))

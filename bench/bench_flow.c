@@ -1,5 +1,5 @@
-/* 3D motion estimation cases: the paper's table (cubic volumes of edge
- * 50, 75, ..., 250; R = 5 warps, 50 Jacobi iterations per warp, a 15-tap
+/* 3D motion estimation cases: edge 32 for the quick suite, then the
+ * paper's table (cubic volumes of edge 50, 75, ..., 250; R = 5 warps, 50 Jacobi iterations per warp, a 15-tap
  * Gaussian), CPU vs OpenCL through a plan (buffers kept between runs, as
  * in the paper), with the per-stage breakdown printed under each row.
  *
@@ -7,12 +7,18 @@
  * runs once without warm-up; the OpenCL side always uses --runs/--warmup. */
 #include "bench.h"
 
+#include "bench_roofline.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define FLOW_BENCH_WAVES 8
 #define FLOW_BENCH_MOTION 1.0 /* voxels, per component */
+
+/* The documented cross-check (include/parvis/flow.h): every voxel's flow
+ * within PV_FLOW_TOLERANCE of the CPU's. */
+#define FLOW_AGREEMENT_THRESHOLD 1.0
 
 typedef struct flow_inputs {
     pv_volume fixed, moving;
@@ -118,6 +124,7 @@ static void bench_params(pv_flow_params *params)
 
 typedef struct backend_run {
     pv_timing timing;
+    bench_series series;
     pv_flow_stats stats;
     double epe;
 } backend_run;
@@ -131,7 +138,7 @@ static int time_backend(const bench_config *config, pv_context *ctx, int n, flow
     if (status != PV_OK)
         return cli_fail_status(status, "flow plan");
     in->output = output;
-    status = bench_time(config, ctx, run_flow, in, &result->timing);
+    status = bench_time_series(config, ctx, run_flow, in, &result->timing, &result->series);
     if (status == PV_OK)
         status = pv_flow_plan_stats(in->plan, &result->stats);
     if (status == PV_OK)
@@ -164,67 +171,87 @@ static void print_stages(const char *name, const backend_run *r)
 }
 
 static int run_case(const bench_config *config, const bench_contexts *contexts, int n,
-                    flow_inputs *in, bench_result *r)
+                    flow_inputs *in, bench_result *r, bench_rows *rows)
 {
     pv_flow_field cpu_out, cl_out;
-    if (pv_flow_field_alloc(&cpu_out, n, n, n) != PV_OK ||
-        pv_flow_field_alloc(&cl_out, n, n, n) != PV_OK)
+    backend_run *runs = calloc(2, sizeof *runs);
+    if (!runs || pv_flow_field_alloc(&cpu_out, n, n, n) != PV_OK ||
+        pv_flow_field_alloc(&cl_out, n, n, n) != PV_OK) {
+        free(runs);
         return cli_fail("cannot allocate the flow outputs");
+    }
     bench_config cpu_config = *config;
     if (n > 75) {
         cpu_config.runs = 1;
         cpu_config.warmup = 0;
     }
-    backend_run cpu, cl;
-    int rc = time_backend(&cpu_config, contexts->cpu, n, in, &cpu_out, &cpu);
+    backend_run *cpu = &runs[0], *cl = &runs[1];
+    int rc = time_backend(&cpu_config, contexts->cpu, n, in, &cpu_out, cpu);
     if (rc == 0 && contexts->opencl)
-        rc = time_backend(config, contexts->opencl, n, in, &cl_out, &cl);
+        rc = time_backend(config, contexts->opencl, n, in, &cl_out, cl);
     if (rc == 0) {
-        r->cpu_ms = cpu.timing.total_ms;
-        r->have_opencl = contexts->opencl != NULL;
-        if (r->have_opencl) {
-            r->cl_kernel_ms = cl.timing.kernel_ms;
-            r->cl_total_ms = cl.timing.total_ms;
-            r->cl_upload_ms = cl.timing.upload_ms;
-            r->cl_download_ms = cl.timing.download_ms;
+        bench_fill_cpu(r, &cpu->timing, &cpu->series);
+        if (contexts->opencl) {
+            bench_fill_opencl(r, &cl->timing, &cl->series);
             r->agreement = agreement(&cl_out, &cpu_out);
         }
-        bench_print_row(r);
-        print_stages("cpu", &cpu);
+        rc = bench_add_row(rows, r);
+    }
+    if (rc == 0) {
+        print_stages("cpu", cpu);
         if (r->have_opencl)
-            print_stages("opencl", &cl);
+            print_stages("opencl", cl);
     }
     pv_flow_field_free(&cpu_out);
     pv_flow_field_free(&cl_out);
+    free(runs);
+    return rc;
+}
+
+static void describe_row(const bench_contexts *contexts, int n, bench_result *r)
+{
+    memset(r, 0, sizeof *r);
+    snprintf(r->op, sizeof r->op, "flow");
+    snprintf(r->name, sizeof r->name, "flow3d-%d", n);
+    snprintf(r->params, sizeof r->params, "%d^3 R5 N50 k15", n);
+    r->cpu_threads = pv_context_cpu_threads(contexts->cpu);
+    r->cpu_quality = -1.0;
+    r->threshold = FLOW_AGREEMENT_THRESHOLD;
+    r->size = (double)n * n * n;
+    r->roofline_bytes = roofline_flow_bytes(n);
+}
+
+int bench_flow_case(const bench_config *config, const bench_contexts *contexts, int n,
+                    bench_rows *rows)
+{
+    bench_result *r = malloc(sizeof *r);
+    if (!r)
+        return cli_fail("out of memory");
+    describe_row(contexts, n, r);
+    flow_inputs in;
+    memset(&in, 0, sizeof in);
+    int rc = make_inputs(contexts->cpu, n, &in);
+    if (rc == 0)
+        rc = run_case(config, contexts, n, &in, r, rows);
+    free_inputs(&in);
+    free(r);
     return rc;
 }
 
 int bench_flow_cases(const bench_config *config, const bench_contexts *contexts,
                      bench_result *results, int max, int *count)
 {
-    for (int n = 50; n <= 250; n += 25) {
+    bench_rows rows = {results, max, count};
+    /* Edge 32 keeps the quick suite short; 50 .. 250 are the paper's. */
+    static const int edges[] = {32, 50, 75, 100, 125, 150, 175, 200, 225, 250};
+    for (size_t i = 0; i < sizeof edges / sizeof edges[0]; i++) {
+        int n = edges[i];
         char name[32];
         snprintf(name, sizeof name, "flow3d-%d", n);
-        if (!bench_wants(config, "flow", name, n == 50))
+        if (!bench_wants(config, "flow", name, n == 32))
             continue;
-        if (*count >= max)
-            return cli_fail("too many bench cases");
-        bench_result *r = &results[*count];
-        memset(r, 0, sizeof *r);
-        snprintf(r->op, sizeof r->op, "flow");
-        snprintf(r->name, sizeof r->name, "%s", name);
-        snprintf(r->params, sizeof r->params, "%d^3 R5 N50 k15", n);
-        r->cpu_threads = pv_context_cpu_threads(contexts->cpu);
-        r->cpu_quality = -1.0;
-        flow_inputs in;
-        memset(&in, 0, sizeof in);
-        int rc = make_inputs(contexts->cpu, n, &in);
-        if (rc == 0)
-            rc = run_case(config, contexts, n, &in, r);
-        free_inputs(&in);
-        if (rc)
+        if (bench_flow_case(config, contexts, n, &rows))
             return 1;
-        (*count)++;
     }
     return 0;
 }

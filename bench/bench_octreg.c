@@ -12,6 +12,8 @@
  * once there (no warm-up); the OpenCL side runs the configured median. */
 #include "bench.h"
 
+#include "bench_roofline.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,9 +24,13 @@ typedef struct oct_case {
 } oct_case;
 
 static const oct_case oct_cases[] = {
-    {{64, 64, 64}, 1},    {{128, 128, 128}, 1}, {{256, 256, 256}, 0}, {{512, 256, 256}, 0},
+    {{64, 64, 64}, 1},    {{128, 128, 128}, 0}, {{256, 256, 256}, 0}, {{512, 256, 256}, 0},
     {{256, 512, 256}, 0}, {{256, 256, 512}, 0}, {{512, 512, 512}, 0},
 };
+
+/* The documented cross-check (include/parvis/octreg.h): identical integer
+ * shifts and valid flags on >= 99% of the B-scans. */
+#define OCT_AGREEMENT_THRESHOLD 0.99
 
 /* Past this many voxels the CPU backend is timed once. */
 #define OCT_CPU_SINGLE_RUN ((size_t)1 << 22)
@@ -85,13 +91,13 @@ static double within_one(const oct_inputs *in, int planes)
 
 /* Plan (timed apart), then the timed registrations; found keeps the last. */
 static int time_backend(const bench_config *config, pv_context *ctx, oct_inputs *in,
-                        double *precompute_ms, pv_timing *timing)
+                        double *precompute_ms, pv_timing *timing, bench_series *series)
 {
     pv_timing plan_timing = {0, 0, 0, 0};
     pv_status status = pv_octreg_plan_create(ctx, &in->reference, NULL, &in->plan);
     if (status == PV_OK) {
         pv_context_last_timing(ctx, &plan_timing);
-        status = bench_time(config, ctx, run_register, in, timing);
+        status = bench_time_series(config, ctx, run_register, in, timing, series);
     }
     pv_octreg_plan_destroy(in->plan);
     in->plan = NULL;
@@ -117,36 +123,36 @@ static void name_case(const int n[3], char *out, size_t size)
 }
 
 static int bench_case(const bench_config *config, const bench_contexts *contexts,
-                      const oct_case *c, oct_inputs *in, bench_result *r)
+                      const int n[3], oct_inputs *in, bench_result *r)
 {
     memset(r, 0, sizeof *r);
     snprintf(r->op, sizeof r->op, "octreg");
-    name_case(c->n, r->name, sizeof r->name);
+    name_case(n, r->name, sizeof r->name);
     r->cpu_threads = pv_context_cpu_threads(contexts->cpu);
     r->quality_name = "within1";
+    r->threshold = OCT_AGREEMENT_THRESHOLD;
+    r->size = (double)n[0] * n[1] * n[2];
+    r->roofline_bytes = roofline_octreg_bytes(n);
     bench_config cpu_config = *config;
-    if ((size_t)c->n[0] * c->n[1] * c->n[2] > OCT_CPU_SINGLE_RUN) {
+    if ((size_t)n[0] * n[1] * n[2] > OCT_CPU_SINGLE_RUN) {
         cpu_config.runs = 1;
         cpu_config.warmup = 0;
     }
     double cpu_pre = 0.0, cl_pre = 0.0;
     pv_timing cpu, cl;
-    int planes = c->n[2];
+    int planes = n[2];
     pv_octreg_shift *cpu_found = malloc((size_t)planes * sizeof *cpu_found);
     if (!cpu_found)
         return cli_fail("out of memory");
-    int rc = time_backend(&cpu_config, contexts->cpu, in, &cpu_pre, &cpu);
+    int rc = time_backend(&cpu_config, contexts->cpu, in, &cpu_pre, &cpu, &r->cpu_samples);
     if (rc == 0) {
         memcpy(cpu_found, in->found, (size_t)planes * sizeof *cpu_found);
-        r->cpu_ms = cpu.total_ms;
+        bench_fill_cpu(r, &cpu, NULL);
         r->cpu_quality = within_one(in, planes);
     }
-    r->have_opencl = rc == 0 && contexts->opencl != NULL;
-    if (r->have_opencl && (rc = time_backend(config, contexts->opencl, in, &cl_pre, &cl)) == 0) {
-        r->cl_kernel_ms = cl.kernel_ms;
-        r->cl_total_ms = cl.total_ms;
-        r->cl_upload_ms = cl.upload_ms;
-        r->cl_download_ms = cl.download_ms;
+    if (rc == 0 && contexts->opencl &&
+        (rc = time_backend(config, contexts->opencl, in, &cl_pre, &cl, &r->cl_samples)) == 0) {
+        bench_fill_opencl(r, &cl, NULL);
         r->cl_quality = within_one(in, planes);
         r->agreement = agreement(cpu_found, in->found, planes);
     }
@@ -155,26 +161,35 @@ static int bench_case(const bench_config *config, const bench_contexts *contexts
     return rc;
 }
 
+int bench_octreg_case(const bench_config *config, const bench_contexts *contexts,
+                      const int size[3], bench_rows *rows)
+{
+    bench_result *row = malloc(sizeof *row);
+    if (!row)
+        return cli_fail("out of memory");
+    oct_inputs in;
+    memset(&in, 0, sizeof in);
+    int rc = make_inputs(size, &in);
+    if (rc == 0)
+        rc = bench_case(config, contexts, size, &in, row);
+    if (rc == 0)
+        rc = bench_add_row(rows, row);
+    free_inputs(&in);
+    free(row);
+    return rc;
+}
+
 int bench_octreg_cases(const bench_config *config, const bench_contexts *contexts,
                        bench_result *results, int max, int *count)
 {
+    bench_rows rows = {results, max, count};
     for (size_t i = 0; i < sizeof oct_cases / sizeof oct_cases[0]; i++) {
         char name[48];
         name_case(oct_cases[i].n, name, sizeof name);
         if (!bench_wants(config, "octreg", name, oct_cases[i].quick))
             continue;
-        if (*count >= max)
-            return cli_fail("too many bench cases");
-        oct_inputs in;
-        memset(&in, 0, sizeof in);
-        int rc = make_inputs(oct_cases[i].n, &in);
-        if (rc == 0)
-            rc = bench_case(config, contexts, &oct_cases[i], &in, &results[*count]);
-        if (rc == 0)
-            bench_print_row(&results[(*count)++]);
-        free_inputs(&in);
-        if (rc)
-            return rc;
+        if (bench_octreg_case(config, contexts, oct_cases[i].n, &rows))
+            return 1;
     }
     return 0;
 }

@@ -10,6 +10,8 @@
  * the image at a known offset.  Quality is the share of exact answers. */
 #include "bench.h"
 
+#include "bench_roofline.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,7 +22,7 @@ typedef struct pc_case {
 } pc_case;
 
 static const pc_case pc_cases[] = {
-    {{64, 64, 64}, 1},     {{128, 128, 128}, 1}, {{256, 256, 256}, 0}, {{512, 256, 256}, 0},
+    {{64, 64, 64}, 1},     {{128, 128, 128}, 0}, {{256, 256, 256}, 0}, {{512, 256, 256}, 0},
     {{256, 512, 256}, 0},  {{256, 256, 512}, 0}, {{512, 512, 512}, 0},
 };
 
@@ -34,8 +36,14 @@ typedef struct ncc_case {
 
 static const ncc_case ncc_cases[] = {
     {"512^2 t64", 512, 64, 1},
-    {"512^2 equal", 512, 512, 1},
+    {"512^2 equal", 512, 512, 0},
 };
+
+/* The documented cross-checks (include/parvis/register.h): the same
+ * integer peak (a share of 1 of the one shift), NCC maps within 1e-4
+ * everywhere. */
+#define PC_AGREEMENT_THRESHOLD 1.0
+#define NCC_AGREEMENT_THRESHOLD 1.0
 
 static uint32_t next_random(uint32_t *state)
 {
@@ -114,7 +122,7 @@ static double exact_shift(const pv_shift *s)
 
 /* Time one mode on one context; plans are made first (not timed). */
 static int time_pc(const bench_config *config, pv_context *ctx, pc_mode mode, pc_inputs *in,
-                   pv_timing *timing, pv_shift *found)
+                   pv_timing *timing, bench_series *series, pv_shift *found)
 {
     static const bench_run_fn runs[] = {run_oneshot, run_cached, run_fft_pair};
     pv_status status = PV_OK;
@@ -123,7 +131,7 @@ static int time_pc(const bench_config *config, pv_context *ctx, pc_mode mode, pc
     if (mode != PC_ONESHOT)
         status = pv_phasecorr_plan_create3d(ctx, &in->reference, NULL, 1, &in->plan);
     if (status == PV_OK)
-        status = bench_time(config, ctx, runs[mode], in, timing);
+        status = bench_time_series(config, ctx, runs[mode], in, timing, series);
     pv_phasecorr_plan_destroy(in->plan);
     in->plan = NULL;
     *found = in->shift;
@@ -141,6 +149,7 @@ static void name_volume(const int n[3], char *out, size_t size)
 /* The CPU side of one size, shared by the rows of every GPU engine. */
 typedef struct pc_cpu_times {
     pv_timing timing[3];
+    bench_series series[3];
     pv_shift shift[3];
 } pc_cpu_times;
 
@@ -161,9 +170,16 @@ static void describe_row(pc_mode mode, const pc_cpu_times *cpu, const pv_timing 
         snprintf(params, size, "%s", pc_mode_names[mode]);
 }
 
-static void fill_pc_row(const pc_case *c, pc_mode mode, const char *engine,
-                        const pc_cpu_times *cpu, int cpu_threads, const pv_timing *cl,
-                        const pv_shift *cl_shift, bench_result *r)
+static double pc_roofline(const int n[3], pc_mode mode)
+{
+    if (mode == PC_ONESHOT)
+        return roofline_pc3d_oneshot_bytes(n);
+    return mode == PC_CACHED ? roofline_pc3d_cached_bytes(n) : roofline_fft_pair_bytes(n);
+}
+
+/* The parts of a row that do not depend on the OpenCL side. */
+static void fill_pc_cpu(const pc_case *c, pc_mode mode, const char *engine,
+                        const pc_cpu_times *cpu, int cpu_threads, bench_result *r)
 {
     memset(r, 0, sizeof *r);
     char size[32];
@@ -171,43 +187,33 @@ static void fill_pc_row(const pc_case *c, pc_mode mode, const char *engine,
     snprintf(r->op, sizeof r->op, mode == PC_FFT_PAIR ? "fft" : "pc3d");
     snprintf(r->name, sizeof r->name, "%s %s%s%s", size, pc_mode_names[mode], engine ? " " : "",
              engine ? engine : "");
-    describe_row(mode, cpu, cl, r->params, sizeof r->params);
+    snprintf(r->variant, sizeof r->variant, "%s %s", pc_mode_names[mode], engine ? engine : "fftw");
+    snprintf(r->fft_engine, sizeof r->fft_engine, "%s", engine ? engine : "fftw");
     r->cpu_threads = cpu_threads;
-    r->cpu_ms = cpu->timing[mode].total_ms;
+    bench_fill_cpu(r, &cpu->timing[mode], &cpu->series[mode]);
     r->quality_name = "exact";
     r->cpu_quality = mode == PC_FFT_PAIR ? -1.0 : exact_shift(&cpu->shift[mode]);
-    r->have_opencl = cl != NULL;
+    /* The bare pair has no result to compare. */
+    r->threshold = mode == PC_FFT_PAIR ? 0.0 : PC_AGREEMENT_THRESHOLD;
+    r->size = (double)c->n[0] * c->n[1] * c->n[2];
+    r->roofline_bytes = pc_roofline(c->n, mode);
+}
+
+static void fill_pc_row(const pc_case *c, pc_mode mode, const char *engine,
+                        const pc_cpu_times *cpu, int cpu_threads, const pv_timing *cl,
+                        const bench_series *cl_series, const pv_shift *cl_shift, bench_result *r)
+{
+    fill_pc_cpu(c, mode, engine, cpu, cpu_threads, r);
+    describe_row(mode, cpu, cl, r->params, sizeof r->params);
     if (!cl)
         return;
-    r->cl_kernel_ms = cl->kernel_ms;
-    r->cl_total_ms = cl->total_ms;
-    r->cl_upload_ms = cl->upload_ms;
-    r->cl_download_ms = cl->download_ms;
+    bench_fill_opencl(r, cl, cl_series);
     r->cl_quality = exact_shift(cl_shift);
     const pv_shift *a = &cpu->shift[mode];
     r->agreement = mode != PC_FFT_PAIR && a->dx == cl_shift->dx && a->dy == cl_shift->dy &&
                            a->dz == cl_shift->dz
                        ? 1.0
                        : 0.0;
-}
-
-static int wanted(const bench_config *config, const char *name, int quick)
-{
-    return !(config->quick && !quick) && !(config->only && !strstr(name, config->only));
-}
-
-typedef struct pc_rows {
-    bench_result *results;
-    int max, *count;
-} pc_rows;
-
-static int add_row(pc_rows *rows, const bench_result *row)
-{
-    if (*rows->count >= rows->max)
-        return cli_fail("too many bench cases");
-    rows->results[(*rows->count)++] = *row;
-    bench_print_row(row);
-    return 0;
 }
 
 /* The pair rows are kept to the sizes the issue quotes cuFFT at. */
@@ -219,7 +225,7 @@ static int pair_wanted(const pc_case *c)
 /* The GPU rows of one engine: one-shot, cached, and the bare pair. */
 static int pc_engine_rows(const bench_config *config, const bench_contexts *contexts,
                           const pc_case *c, pv_fft_engine engine, const pc_cpu_times *cpu,
-                          pc_inputs *in, pc_rows *rows)
+                          pc_inputs *in, bench_rows *rows)
 {
     char engine_name[16];
     snprintf(engine_name, sizeof engine_name, "%s", engine == PV_FFT_VKFFT ? "vkfft" : "clfft");
@@ -232,50 +238,65 @@ static int pc_engine_rows(const bench_config *config, const bench_contexts *cont
             continue;
         pv_timing cl;
         pv_shift cl_shift;
-        bench_result row;
-        rc = time_pc(config, contexts->opencl, (pc_mode)mode, in, &cl, &cl_shift);
+        bench_result *row = malloc(sizeof *row);
+        if (!row)
+            return cli_fail("out of memory");
+        rc = time_pc(config, contexts->opencl, (pc_mode)mode, in, &cl, &row->cl_samples, &cl_shift);
         if (rc == 0) {
-            fill_pc_row(c, (pc_mode)mode, engine_name, cpu, threads, &cl, &cl_shift, &row);
-            rc = add_row(rows, &row);
+            bench_series cl_series = row->cl_samples;
+            fill_pc_row(c, (pc_mode)mode, engine_name, cpu, threads, &cl, &cl_series, &cl_shift,
+                        row);
+            rc = bench_add_row(rows, row);
         }
+        free(row);
     }
     pv_context_set_fft_engine(contexts->opencl, PV_FFT_AUTO);
     return rc;
 }
 
-static int pc_size_rows(const bench_config *config, const bench_contexts *contexts,
-                        const pc_case *c, pc_inputs *in, pc_rows *rows)
+static int pc_cpu_only_rows(const pc_case *c, const pc_cpu_times *cpu, int threads, int modes,
+                            bench_rows *rows)
 {
-    pc_cpu_times cpu;
-    memset(&cpu, 0, sizeof cpu);
+    bench_result *row = malloc(sizeof *row);
+    int rc = row ? 0 : cli_fail("out of memory");
+    for (int mode = PC_ONESHOT; rc == 0 && mode < modes; mode++) {
+        fill_pc_row(c, (pc_mode)mode, NULL, cpu, threads, NULL, NULL, NULL, row);
+        rc = bench_add_row(rows, row);
+    }
+    free(row);
+    return rc;
+}
+
+static int pc_size_rows(const bench_config *config, const bench_contexts *contexts,
+                        const pc_case *c, pc_inputs *in, bench_rows *rows)
+{
+    pc_cpu_times *cpu = calloc(1, sizeof *cpu);
+    if (!cpu)
+        return cli_fail("out of memory");
     int rc = 0;
     int modes = pair_wanted(c) ? PC_FFT_PAIR + 1 : PC_FFT_PAIR;
     for (int mode = PC_ONESHOT; rc == 0 && mode < modes; mode++)
-        rc = time_pc(config, contexts->cpu, (pc_mode)mode, in, &cpu.timing[mode], &cpu.shift[mode]);
-    if (rc == 0 && !contexts->opencl) {
-        int threads = pv_context_cpu_threads(contexts->cpu);
-        for (int mode = PC_ONESHOT; rc == 0 && mode < modes; mode++) {
-            bench_result row;
-            fill_pc_row(c, (pc_mode)mode, NULL, &cpu, threads, NULL, NULL, &row);
-            rc = add_row(rows, &row);
-        }
-        return rc;
-    }
+        rc = time_pc(config, contexts->cpu, (pc_mode)mode, in, &cpu->timing[mode],
+                     &cpu->series[mode], &cpu->shift[mode]);
+    int threads = pv_context_cpu_threads(contexts->cpu);
+    if (rc == 0 && !contexts->opencl)
+        rc = pc_cpu_only_rows(c, cpu, threads, modes, rows);
     static const pv_fft_engine engines[] = {PV_FFT_CLFFT, PV_FFT_VKFFT};
-    for (size_t e = 0; rc == 0 && e < sizeof engines / sizeof engines[0]; e++)
+    for (size_t e = 0; rc == 0 && contexts->opencl && e < sizeof engines / sizeof engines[0]; e++)
         if (pv_fft_engine_available(engines[e]))
-            rc = pc_engine_rows(config, contexts, c, engines[e], &cpu, in, rows);
+            rc = pc_engine_rows(config, contexts, c, engines[e], cpu, in, rows);
+    free(cpu);
     return rc;
 }
 
 static int pc_cases_run(const bench_config *config, const bench_contexts *contexts,
                         bench_result *results, int max, int *count)
 {
-    pc_rows rows = {results, max, count};
+    bench_rows rows = {results, max, count};
     for (size_t i = 0; i < sizeof pc_cases / sizeof pc_cases[0]; i++) {
         char name[48];
         name_volume(pc_cases[i].n, name, sizeof name);
-        if (!wanted(config, name, pc_cases[i].quick) && !wanted(config, "pc3d", pc_cases[i].quick))
+        if (!bench_wants(config, "pc3d", name, pc_cases[i].quick))
             continue;
         pc_inputs in;
         memset(&in, 0, sizeof in);
@@ -353,23 +374,25 @@ static int bench_ncc_case(const bench_config *config, const bench_contexts *cont
     snprintf(r->name, sizeof r->name, "%s%s%s", c->name, engine ? " " : "", engine ? engine : "");
     snprintf(r->params, sizeof r->params, "%dx%d in %dx%d", c->templ, c->templ, c->image,
              c->image);
+    snprintf(r->variant, sizeof r->variant, "%s %s", c->templ == c->image ? "equal" : "template",
+             engine ? engine : "fftw");
+    snprintf(r->fft_engine, sizeof r->fft_engine, "%s", engine ? engine : "fftw");
     r->cpu_threads = pv_context_cpu_threads(contexts->cpu);
     r->quality_name = "exact";
+    r->threshold = NCC_AGREEMENT_THRESHOLD;
+    r->size = (double)c->image * c->image;
+    r->roofline_bytes = roofline_ncc_bytes(c->image, c->templ);
     pv_image cpu_map;
     pv_timing cpu, cl;
     if (pv_image_alloc(&cpu_map, in->map.width, in->map.height, PV_PIXEL_F32) != PV_OK)
         return cli_fail("cannot allocate the NCC map");
-    pv_status status = bench_time(config, contexts->cpu, run_ncc, in, &cpu);
+    pv_status status = bench_time_series(config, contexts->cpu, run_ncc, in, &cpu, &r->cpu_samples);
     memcpy(cpu_map.data, in->map.data, (size_t)in->map.width * in->map.height * sizeof(float));
-    r->cpu_ms = cpu.total_ms;
+    bench_fill_cpu(r, &cpu, NULL);
     r->cpu_quality = in->result.x == in->x && in->result.y == in->y;
     if (status == PV_OK && contexts->opencl) {
-        status = bench_time(config, contexts->opencl, run_ncc, in, &cl);
-        r->have_opencl = 1;
-        r->cl_kernel_ms = cl.kernel_ms;
-        r->cl_total_ms = cl.total_ms;
-        r->cl_upload_ms = cl.upload_ms;
-        r->cl_download_ms = cl.download_ms;
+        status = bench_time_series(config, contexts->opencl, run_ncc, in, &cl, &r->cl_samples);
+        bench_fill_opencl(r, &cl, NULL);
         r->cl_quality = in->result.x == in->x && in->result.y == in->y;
         r->agreement = map_agreement(&in->map, &cpu_map);
     }
@@ -411,7 +434,7 @@ static int ncc_cases_run(const bench_config *config, const bench_contexts *conte
 {
     for (size_t i = 0; i < sizeof ncc_cases / sizeof ncc_cases[0]; i++) {
         const ncc_case *c = &ncc_cases[i];
-        if (!wanted(config, c->name, c->quick) && !wanted(config, "ncc", c->quick))
+        if (!bench_wants(config, "ncc", c->name, c->quick))
             continue;
         ncc_inputs in;
         memset(&in, 0, sizeof in);

@@ -3,27 +3,30 @@
  * disparities and a 7x7 window. */
 #include "bench.h"
 
+#include "bench_roofline.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 typedef struct stereo_case {
-    const char *name;
-    const char *set;          /* directory under stereo/, or NULL: synthetic */
-    int width, height;        /* synthetic size */
-    int ndisp, window;
+    bench_sad_spec spec;
     float gt_scale;
     int border;
     int quick;                /* part of --quick */
 } stereo_case;
 
 static const stereo_case cases[] = {
-    {"tsukuba", "tsukuba", 0, 0, 16, 9, 16.0f, 18, 1},
-    {"venus", "venus", 0, 0, 21, 9, 8.0f, 10, 1},
-    {"cones-quarter", "cones-quarter", 0, 0, 64, 9, 4.0f, 10, 1},
-    {"venus-paper", "venus", 0, 0, 64, 5, 8.0f, 10, 1},
-    {"synthetic-1080p", NULL, 1920, 1080, 128, 7, 1.0f, 10, 0},
+    {{"tsukuba", "tsukuba", 0, 0, 16, 9}, 16.0f, 18, 1},
+    {{"venus", "venus", 0, 0, 21, 9}, 8.0f, 10, 0},
+    {{"cones-quarter", "cones-quarter", 0, 0, 64, 9}, 4.0f, 10, 0},
+    {{"venus-paper", "venus", 0, 0, 64, 5}, 8.0f, 10, 1},
+    {{"synthetic-1080p", NULL, 1920, 1080, 128, 7}, 1.0f, 10, 0},
 };
+
+/* The documented cross-check (include/parvis/stereo.h): identical
+ * disparities on >= 99.9% of pixels. */
+#define SAD_AGREEMENT_THRESHOLD 0.999
 
 typedef struct stereo_inputs {
     pv_image left, right, truth;
@@ -37,7 +40,7 @@ static pv_status run_sad(pv_context *ctx, void *user)
     return pv_stereo_sad(ctx, &in->left, &in->right, &in->params, in->output);
 }
 
-static int load_set(const bench_config *config, const stereo_case *c, stereo_inputs *in)
+static int load_set(const bench_config *config, const bench_sad_spec *c, stereo_inputs *in)
 {
     static const char *const files[] = {"left.pgm", "right.pgm", "gt.pgm"};
     pv_image *images[] = {&in->left, &in->right, &in->truth};
@@ -67,7 +70,7 @@ static int band_disparity(int x, int width, int ndisp)
     return (ndisp - 1) * (band + 1) / 4 + 1;
 }
 
-static int make_synthetic(const stereo_case *c, stereo_inputs *in)
+static int make_synthetic(const bench_sad_spec *c, stereo_inputs *in)
 {
     if (pv_image_alloc(&in->left, c->width, c->height, PV_PIXEL_U8) != PV_OK ||
         pv_image_alloc(&in->right, c->width, c->height, PV_PIXEL_U8) != PV_OK ||
@@ -98,7 +101,14 @@ static double agreement(const pv_image *a, const pv_image *b)
     return (double)same / (double)total;
 }
 
-static double quality(const stereo_case *c, const stereo_inputs *in, const pv_image *disparity)
+/* Ground-truth scale and border of a case: the bundled sets' own, else
+ * the synthetic pair's (scale 1, a 10-pixel border). */
+typedef struct truth_frame {
+    float gt_scale;
+    int border;
+} truth_frame;
+
+static double quality(const truth_frame *c, const stereo_inputs *in, const pv_image *disparity)
 {
     double bad = -1.0;
     if (pv_disparity_error(disparity, &in->truth, c->gt_scale, 1.0f, c->border, &bad) != PV_OK)
@@ -107,33 +117,29 @@ static double quality(const stereo_case *c, const stereo_inputs *in, const pv_im
 }
 
 static int time_backend(const bench_config *config, pv_context *ctx, stereo_inputs *in,
-                        pv_image *output, pv_timing *timing)
+                        pv_image *output, pv_timing *timing, bench_series *series)
 {
     in->output = output;
-    pv_status status = bench_time(config, ctx, run_sad, in, timing);
+    pv_status status = bench_time_series(config, ctx, run_sad, in, timing, series);
     return status == PV_OK ? 0 : cli_fail_status(status, "stereo sad");
 }
 
 static int run_case(const bench_config *config, const bench_contexts *contexts,
-                    const stereo_case *c, stereo_inputs *in, bench_result *r)
+                    const truth_frame *c, stereo_inputs *in, bench_result *r)
 {
     pv_image cpu_out, cl_out;
     if (pv_image_alloc(&cpu_out, in->left.width, in->left.height, PV_PIXEL_F32) != PV_OK ||
         pv_image_alloc(&cl_out, in->left.width, in->left.height, PV_PIXEL_F32) != PV_OK)
         return cli_fail("cannot allocate outputs");
     pv_timing cpu, cl;
-    int rc = time_backend(config, contexts->cpu, in, &cpu_out, &cpu);
+    int rc = time_backend(config, contexts->cpu, in, &cpu_out, &cpu, &r->cpu_samples);
     if (rc == 0 && contexts->opencl)
-        rc = time_backend(config, contexts->opencl, in, &cl_out, &cl);
+        rc = time_backend(config, contexts->opencl, in, &cl_out, &cl, &r->cl_samples);
     if (rc == 0) {
-        r->cpu_ms = cpu.total_ms;
+        bench_fill_cpu(r, &cpu, NULL);
         r->cpu_quality = quality(c, in, &cpu_out);
-        r->have_opencl = contexts->opencl != NULL;
-        if (r->have_opencl) {
-            r->cl_kernel_ms = cl.kernel_ms;
-            r->cl_total_ms = cl.total_ms;
-            r->cl_upload_ms = cl.upload_ms;
-            r->cl_download_ms = cl.download_ms;
+        if (contexts->opencl) {
+            bench_fill_opencl(r, &cl, NULL);
             r->agreement = agreement(&cl_out, &cpu_out);
             r->cl_quality = quality(c, in, &cl_out);
         }
@@ -150,8 +156,33 @@ static void free_inputs(stereo_inputs *in)
     pv_image_free(&in->truth);
 }
 
+/* The ground truth's frame: the bundled sets' from the case table (by set
+ * name), a synthetic pair's scale 1 with a 10-pixel border. */
+static truth_frame frame_of(const bench_sad_spec *spec)
+{
+    truth_frame frame = {1.0f, 10};
+    for (size_t i = 0; spec->set && i < sizeof cases / sizeof cases[0]; i++)
+        if (cases[i].spec.set && strcmp(cases[i].spec.set, spec->set) == 0) {
+            frame.gt_scale = cases[i].gt_scale;
+            frame.border = cases[i].border;
+        }
+    return frame;
+}
+
+static void describe_row(const bench_contexts *contexts, const bench_sad_spec *c,
+                         const stereo_inputs *in, bench_result *r)
+{
+    snprintf(r->params, sizeof r->params, "%dx%d d%d w%d", in->left.width, in->left.height,
+             c->ndisp, c->window);
+    r->cpu_threads = pv_context_cpu_threads(contexts->cpu);
+    r->quality_name = "bad>1px";
+    r->threshold = SAD_AGREEMENT_THRESHOLD;
+    r->size = (double)in->left.width * in->left.height;
+    r->roofline_bytes = roofline_sad_bytes(in->left.width, in->left.height);
+}
+
 static int bench_case(const bench_config *config, const bench_contexts *contexts,
-                      const stereo_case *c, bench_result *r)
+                      const bench_sad_spec *c, bench_result *r)
 {
     stereo_inputs in;
     memset(&in, 0, sizeof in);
@@ -160,31 +191,40 @@ static int bench_case(const bench_config *config, const bench_contexts *contexts
     snprintf(r->op, sizeof r->op, "sad");
     snprintf(r->name, sizeof r->name, "%s", c->name);
     if (rc == 0) {
-        snprintf(r->params, sizeof r->params, "%dx%d d%d w%d", in.left.width, in.left.height,
-                 c->ndisp, c->window);
+        describe_row(contexts, c, &in, r);
         pv_sad_params_default(&in.params);
         in.params.ndisp = c->ndisp;
         in.params.window = c->window;
-        r->cpu_threads = pv_context_cpu_threads(contexts->cpu);
-        r->quality_name = "bad>1px";
-        rc = run_case(config, contexts, c, &in, r);
+        truth_frame frame = frame_of(c);
+        rc = run_case(config, contexts, &frame, &in, r);
     }
     free_inputs(&in);
+    return rc;
+}
+
+int bench_sad_case(const bench_config *config, const bench_contexts *contexts,
+                   const bench_sad_spec *spec, bench_rows *rows)
+{
+    bench_result *row = malloc(sizeof *row);
+    if (!row)
+        return cli_fail("out of memory");
+    int rc = bench_case(config, contexts, spec, row);
+    if (rc == 0)
+        rc = bench_add_row(rows, row);
+    free(row);
     return rc;
 }
 
 int bench_stereo_cases(const bench_config *config, const bench_contexts *contexts,
                        bench_result *results, int max, int *count)
 {
+    bench_rows rows = {results, max, count};
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         const stereo_case *c = &cases[i];
-        if (!bench_wants(config, "sad", c->name, c->quick))
+        if (!bench_wants(config, "sad", c->spec.name, c->quick))
             continue;
-        if (*count >= max)
-            return cli_fail("too many bench cases");
-        if (bench_case(config, contexts, c, &results[*count]))
+        if (bench_sad_case(config, contexts, &c->spec, &rows))
             return 1;
-        bench_print_row(&results[(*count)++]);
     }
     return 0;
 }

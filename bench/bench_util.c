@@ -1,7 +1,16 @@
+/* parvis-bench: the timing loop, the contexts (with their copy bandwidth),
+ * the case selection and its progress line. */
 #include "bench.h"
+
+#include "bench_roofline.h"
 
 #include <stdlib.h>
 #include <string.h>
+
+/* Copy sizes of the bandwidth probe: past the caches everywhere, and
+ * larger on a GPU, whose memory is several times faster. */
+#define BANDWIDTH_BYTES_GPU ((size_t)256 << 20)
+#define BANDWIDTH_BYTES_OTHER ((size_t)64 << 20)
 
 static int compare_doubles(const void *a, const void *b)
 {
@@ -9,50 +18,125 @@ static int compare_doubles(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-static double median(double *values, int count)
+/* Median of values[0..count) (sorts a copy; values stay in run order). */
+static double median(const double *values, int count)
 {
-    qsort(values, (size_t)count, sizeof *values, compare_doubles);
-    return count % 2 ? values[count / 2] : 0.5 * (values[count / 2 - 1] + values[count / 2]);
+    double sorted[BENCH_MAX_SAMPLES];
+    memcpy(sorted, values, (size_t)count * sizeof *sorted);
+    qsort(sorted, (size_t)count, sizeof *sorted, compare_doubles);
+    return count % 2 ? sorted[count / 2] : 0.5 * (sorted[count / 2 - 1] + sorted[count / 2]);
 }
 
-pv_status bench_time(const bench_config *config, pv_context *ctx, bench_run_fn run, void *user,
-                     pv_timing *result)
+void bench_series_medians(const bench_series *s, pv_timing *median_out)
+{
+    median_out->total_ms = median(s->total_ms, s->count);
+    median_out->kernel_ms = median(s->kernel_ms, s->count);
+    median_out->upload_ms = median(s->upload_ms, s->count);
+    median_out->download_ms = median(s->download_ms, s->count);
+}
+
+pv_status bench_time_series(const bench_config *config, pv_context *ctx, bench_run_fn run,
+                            void *user, pv_timing *result, bench_series *series)
 {
     for (int i = 0; i < config->warmup; i++) {
         pv_status status = run(ctx, user);
         if (status != PV_OK)
             return status;
     }
-    int runs = config->runs > 0 ? config->runs : 1;
-    double *samples = calloc((size_t)runs * 4, sizeof *samples);
-    if (!samples)
-        return PV_ERR_NOMEM;
-    pv_status status = PV_OK;
-    for (int i = 0; i < runs && status == PV_OK; i++) {
+    bench_series local;
+    bench_series *s = series ? series : &local;
+    int runs = config->runs < 1 ? 1 : config->runs > BENCH_MAX_SAMPLES ? BENCH_MAX_SAMPLES
+                                                                       : config->runs;
+    s->count = 0;
+    for (int i = 0; i < runs; i++) {
+        pv_status status = run(ctx, user);
+        if (status != PV_OK)
+            return status;
         pv_timing timing;
-        status = run(ctx, user);
         pv_context_last_timing(ctx, &timing);
-        samples[i] = timing.total_ms;
-        samples[runs + i] = timing.kernel_ms;
-        samples[2 * runs + i] = timing.upload_ms;
-        samples[3 * runs + i] = timing.download_ms;
+        s->total_ms[i] = timing.total_ms;
+        s->kernel_ms[i] = timing.kernel_ms;
+        s->upload_ms[i] = timing.upload_ms;
+        s->download_ms[i] = timing.download_ms;
+        s->count = i + 1;
     }
-    if (status == PV_OK) {
-        result->total_ms = median(samples, runs);
-        result->kernel_ms = median(samples + runs, runs);
-        result->upload_ms = median(samples + 2 * runs, runs);
-        result->download_ms = median(samples + 3 * runs, runs);
-    }
-    free(samples);
-    return status;
+    bench_series_medians(s, result);
+    return PV_OK;
 }
 
-int bench_wants(const bench_config *config, const char *op, const char *name, int quick_case)
+pv_status bench_time(const bench_config *config, pv_context *ctx, bench_run_fn run, void *user,
+                     pv_timing *result)
+{
+    return bench_time_series(config, ctx, run, user, result, NULL);
+}
+
+void bench_fill_cpu(bench_result *r, const pv_timing *median, const bench_series *series)
+{
+    r->cpu_ms = median->total_ms;
+    if (series)
+        r->cpu_samples = *series;
+}
+
+void bench_fill_opencl(bench_result *r, const pv_timing *median, const bench_series *series)
+{
+    r->have_opencl = 1;
+    r->cl_kernel_ms = median->kernel_ms;
+    r->cl_total_ms = median->total_ms;
+    r->cl_upload_ms = median->upload_ms;
+    r->cl_download_ms = median->download_ms;
+    if (series)
+        r->cl_samples = *series;
+}
+
+int bench_add_row(bench_rows *rows, const bench_result *row)
+{
+    if (*rows->count >= rows->max)
+        return cli_fail("too many bench cases");
+    rows->results[(*rows->count)++] = *row;
+    bench_print_row(row);
+    return 0;
+}
+
+/* ------------------------------------------------------------ selection */
+
+static int progress_counting, progress_total, progress_done;
+
+void bench_progress_counting(int on)
+{
+    progress_counting = on;
+    if (on)
+        progress_total = progress_done = 0;
+}
+
+int bench_progress_total(void)
+{
+    return progress_total;
+}
+
+static int selected(const bench_config *config, const char *op, const char *name, int quick_case)
 {
     if (config->quick && !quick_case)
         return 0;
     return !config->only || strcmp(config->only, op) == 0 || strstr(name, config->only) != NULL;
 }
+
+int bench_wants(const bench_config *config, const char *op, const char *name, int quick_case)
+{
+    if (!selected(config, op, name, quick_case))
+        return 0;
+    if (progress_counting) {
+        progress_total++;
+        return 0;
+    }
+    progress_done++;
+    if (progress_total > 0)
+        fprintf(stderr, "[%d/%d] %s %s ...\n", progress_done, progress_total, op, name);
+    else
+        fprintf(stderr, "[%d] %s %s ...\n", progress_done, op, name);
+    return 1;
+}
+
+/* ------------------------------------------------------------- contexts */
 
 static int first_gpu(void)
 {
@@ -66,17 +150,35 @@ static int first_gpu(void)
     return count > 0 ? 0 : -1;
 }
 
-int bench_open_contexts(const bench_config *config, bench_contexts *contexts)
+/* The copy bandwidth of ctx, 0 (with a note) when it cannot be measured. */
+static double measure_bandwidth(pv_context *ctx, size_t bytes)
 {
-    cli_backend_options cpu = config->device;
-    cpu.backend = PV_BACKEND_CPU;
-    cpu.device_index = -1;
-    contexts->cpu = cli_context(&cpu);
-    contexts->opencl = NULL;
-    if (!contexts->cpu)
-        return 1;
-    if (config->device.backend == PV_BACKEND_CPU)
-        return 0;
+    double rate = 0.0;
+    pv_status status = pv_context_copy_bandwidth(ctx, bytes, &rate);
+    if (status == PV_OK)
+        return rate;
+    fprintf(stderr, "parvis-bench: copy bandwidth of %s not measured: %s\n",
+            pv_context_device_name(ctx), pv_context_last_error(ctx));
+    return 0.0;
+}
+
+static size_t opencl_probe_bytes(int device_index)
+{
+    pv_device_info devices[64];
+    int count = 0;
+    if (pv_device_list(devices, 64, &count) == PV_OK && device_index >= 0 && device_index < count &&
+        device_index < 64) {
+        const pv_device_info *d = &devices[device_index];
+        size_t bytes = d->type == PV_DEVICE_GPU ? BANDWIDTH_BYTES_GPU : BANDWIDTH_BYTES_OTHER;
+        while (d->max_alloc && bytes > d->max_alloc / 2 && bytes > 4096)
+            bytes /= 2;
+        return bytes;
+    }
+    return BANDWIDTH_BYTES_OTHER;
+}
+
+static int open_opencl(const bench_config *config, bench_contexts *contexts)
+{
     cli_backend_options opencl = config->device;
     opencl.backend = PV_BACKEND_OPENCL;
     if (opencl.device_index < 0)
@@ -87,7 +189,30 @@ int bench_open_contexts(const bench_config *config, bench_contexts *contexts)
         return 0;
     }
     contexts->opencl = cli_context(&opencl);
-    return contexts->opencl || config->device.backend != PV_BACKEND_OPENCL ? 0 : 1;
+    if (!contexts->opencl)
+        return config->device.backend == PV_BACKEND_OPENCL;
+    contexts->opencl_bandwidth =
+        measure_bandwidth(contexts->opencl, opencl_probe_bytes(opencl.device_index));
+    return 0;
+}
+
+int bench_open_contexts(const bench_config *config, bench_contexts *contexts)
+{
+    memset(contexts, 0, sizeof *contexts);
+    cli_backend_options cpu = config->device;
+    cpu.backend = PV_BACKEND_CPU;
+    cpu.device_index = -1;
+    contexts->cpu = cli_context(&cpu);
+    if (!contexts->cpu)
+        return 1;
+    contexts->cpu_bandwidth = measure_bandwidth(contexts->cpu, BANDWIDTH_BYTES_OTHER);
+    if (config->device.backend == PV_BACKEND_CPU)
+        return 0;
+    if (open_opencl(config, contexts)) {
+        bench_close_contexts(contexts);
+        return 1;
+    }
+    return 0;
 }
 
 void bench_close_contexts(bench_contexts *contexts)
@@ -95,91 +220,4 @@ void bench_close_contexts(bench_contexts *contexts)
     pv_context_destroy(contexts->cpu);
     pv_context_destroy(contexts->opencl);
     contexts->cpu = contexts->opencl = NULL;
-}
-
-void bench_print_header(const bench_contexts *contexts)
-{
-    printf("parvis-bench %s\n", pv_version());
-    printf("CPU backend : %s\n", pv_context_device_name(contexts->cpu));
-    printf("OpenCL      : %s\n",
-           contexts->opencl ? pv_context_device_name(contexts->opencl) : "none (CPU only)");
-    printf("times: median ms after warm-up; kernel = device event time, e2e = with transfers\n\n");
-    printf("%-6s %-16s %-18s %10s %11s %10s %9s %9s %8s %15s\n", "op", "case", "params", "cpu ms",
-           "kernel ms", "e2e ms", "x(kern)", "x(e2e)", "agree", "quality cpu/cl");
-}
-
-static void print_quality(const bench_result *r)
-{
-    if (r->cpu_quality < 0) {
-        printf(" %15s\n", "-");
-        return;
-    }
-    char text[64];
-    if (r->have_opencl)
-        snprintf(text, sizeof text, "%.2f/%.2f%%", 100 * r->cpu_quality, 100 * r->cl_quality);
-    else
-        snprintf(text, sizeof text, "%.2f%%", 100 * r->cpu_quality);
-    printf(" %15s %s\n", text, r->quality_name ? r->quality_name : "");
-}
-
-void bench_print_row(const bench_result *r)
-{
-    printf("%-6s %-16s %-18s %10.3f", r->op, r->name, r->params, r->cpu_ms);
-    if (r->have_opencl)
-        printf(" %11.4f %10.3f %8.1fx %8.1fx %7.3f%%", r->cl_kernel_ms, r->cl_total_ms,
-               r->cpu_ms / r->cl_kernel_ms, r->cpu_ms / r->cl_total_ms, 100 * r->agreement);
-    else
-        printf(" %11s %10s %9s %9s %8s", "-", "-", "-", "-", "-");
-    print_quality(r);
-    fflush(stdout);
-}
-
-static void json_result(FILE *out, const bench_result *r)
-{
-    fprintf(out, "    {\"op\": ");
-    cli_json_string(out, r->op);
-    fprintf(out, ", \"case\": ");
-    cli_json_string(out, r->name);
-    fprintf(out, ", \"params\": ");
-    cli_json_string(out, r->params);
-    fprintf(out, ", \"cpu_threads\": %d, \"cpu_ms\": %.6f", r->cpu_threads, r->cpu_ms);
-    if (r->have_opencl)
-        fprintf(out, ", \"opencl_kernel_ms\": %.6f, \"opencl_total_ms\": %.6f, "
-                     "\"opencl_upload_ms\": %.6f, \"opencl_download_ms\": %.6f, "
-                     "\"speedup_kernel\": %.3f, \"speedup_total\": %.3f, \"agreement\": %.6f",
-                r->cl_kernel_ms, r->cl_total_ms, r->cl_upload_ms, r->cl_download_ms,
-                r->cpu_ms / r->cl_kernel_ms, r->cpu_ms / r->cl_total_ms, r->agreement);
-    if (r->cpu_quality >= 0) {
-        fprintf(out, ", \"quality_metric\": ");
-        cli_json_string(out, r->quality_name ? r->quality_name : "");
-        fprintf(out, ", \"cpu_quality\": %.6f", r->cpu_quality);
-        if (r->have_opencl)
-            fprintf(out, ", \"opencl_quality\": %.6f", r->cl_quality);
-    }
-    fprintf(out, "}");
-}
-
-int bench_write_json(const char *path, const bench_contexts *contexts, const bench_config *config,
-                     const bench_result *results, int count)
-{
-    FILE *out = fopen(path, "w");
-    if (!out)
-        return cli_fail("cannot write %s", path);
-    fprintf(out, "{\n  \"parvis_version\": ");
-    cli_json_string(out, pv_version());
-    fprintf(out, ",\n  \"cpu\": ");
-    cli_json_string(out, pv_context_device_name(contexts->cpu));
-    fprintf(out, ",\n  \"opencl_device\": ");
-    if (contexts->opencl)
-        cli_json_string(out, pv_context_device_name(contexts->opencl));
-    else
-        fprintf(out, "null");
-    fprintf(out, ",\n  \"runs\": %d,\n  \"warmup\": %d,\n  \"results\": [\n", config->runs,
-            config->warmup);
-    for (int i = 0; i < count; i++) {
-        json_result(out, &results[i]);
-        fprintf(out, i + 1 < count ? ",\n" : "\n");
-    }
-    fprintf(out, "  ]\n}\n");
-    return fclose(out) == 0 ? 0 : cli_fail("cannot write %s", path);
 }

@@ -32,6 +32,24 @@ int cli_take_backend_option(int argc, char **argv, int *i, cli_backend_options *
 /* Create a context; prints the error and returns NULL on failure. */
 pv_context *cli_context(const cli_backend_options *options);
 
+/* --devices all|LIST: the multi-device option of octreg, flow and
+ * stereo --method bp. */
+#define CLI_MAX_DEVICES 64
+/* "all" (*count = 0: every device of the chosen platform) or a comma list
+ * of device indices such as "0,2,3" (repeats allowed).  0 on success. */
+int cli_parse_devices(const char *text, int *indices, int capacity, int *count);
+/* If argv[*i] is --devices, consume it and its checked value into *devices
+ * and return 1; -1 on a bad value (message printed), 0 otherwise. */
+int cli_take_devices_option(int argc, char **argv, int *i, const char **devices);
+/* A device group from --backend/--crosscheck and a --devices value;
+ * prints the error and returns NULL on failure. */
+pv_device_group *cli_device_group(const cli_backend_options *options, const char *devices);
+/* "N devices: name (k items, t ms), ..." for the group's last call. */
+void cli_print_group_split(FILE *out, pv_device_group *group);
+
+/* Monotonic clock in milliseconds. */
+double cli_now_ms(void);
+
 /* The value following argv[*i] (advancing *i), or NULL with a message. */
 const char *cli_value(int argc, char **argv, int *i);
 
@@ -58,5 +76,9 @@ int cli_tune(int argc, char **argv);
 int cli_bp_take_option(int argc, char **argv, int *i, pv_bp_params *bp);
 pv_status cli_bp_run(pv_context *ctx, const pv_image *left, const pv_image *right,
                      const pv_sad_params *range, const pv_bp_params *options, pv_image *disparity);
+/* The same with the tiles spread over a device group (--devices). */
+pv_status cli_bp_run_group(pv_device_group *group, const pv_image *left, const pv_image *right,
+                           const pv_sad_params *range, const pv_bp_params *options,
+                           pv_image *disparity);
 
 #endif

@@ -55,3 +55,13 @@ pv_status cli_bp_run(pv_context *ctx, const pv_image *left, const pv_image *righ
     bp.ndisp = range->ndisp;
     return pv_stereo_bp(ctx, left, right, &bp, disparity);
 }
+
+pv_status cli_bp_run_group(pv_device_group *group, const pv_image *left, const pv_image *right,
+                           const pv_sad_params *range, const pv_bp_params *options,
+                           pv_image *disparity)
+{
+    pv_bp_params bp = *options;
+    bp.min_disp = range->min_disp;
+    bp.ndisp = range->ndisp;
+    return pv_stereo_bp_group(group, left, right, &bp, disparity);
+}

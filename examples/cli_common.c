@@ -5,6 +5,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 int cli_fail(const char *fmt, ...)
 {
@@ -115,6 +116,89 @@ pv_context *cli_context(const cli_backend_options *options)
         return NULL;
     }
     return ctx;
+}
+
+double cli_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
+}
+
+int cli_parse_devices(const char *text, int *indices, int capacity, int *count)
+{
+    *count = 0;
+    if (strcmp(text, "all") == 0)
+        return 0;
+    const char *p = text;
+    for (;;) {
+        char *end = NULL;
+        errno = 0;
+        long index = strtol(p, &end, 10);
+        if (errno || end == p || index < 0 || index > 1023 || *count >= capacity ||
+            (*end != ',' && *end != '\0'))
+            return -1;
+        indices[(*count)++] = (int)index;
+        if (*end == '\0')
+            return 0;
+        p = end + 1;
+    }
+}
+
+int cli_take_devices_option(int argc, char **argv, int *i, const char **devices)
+{
+    if (strcmp(argv[*i], "--devices") != 0)
+        return 0;
+    const char *value = cli_value(argc, argv, i);
+    int indices[CLI_MAX_DEVICES], count = 0;
+    if (!value)
+        return -1;
+    if (cli_parse_devices(value, indices, CLI_MAX_DEVICES, &count) != 0) {
+        cli_fail("--devices '%s': expected 'all' or device indices such as 0,1 "
+                 "(see 'parvis devices')", value);
+        return -1;
+    }
+    *devices = value;
+    return 1;
+}
+
+pv_device_group *cli_device_group(const cli_backend_options *options, const char *devices)
+{
+    int indices[CLI_MAX_DEVICES], count = 0;
+    if (options->device_index >= 0) {
+        cli_fail("give --device or --devices, not both");
+        return NULL;
+    }
+    if (cli_parse_devices(devices, indices, CLI_MAX_DEVICES, &count) != 0) {
+        cli_fail("--devices '%s': expected 'all' or device indices such as 0,1", devices);
+        return NULL;
+    }
+    pv_context_options base;
+    pv_context_options_default(&base);
+    base.backend = options->backend;
+    if (options->crosscheck)
+        base.flags |= PV_CONTEXT_CROSSCHECK;
+    pv_device_group *group = NULL;
+    pv_status status = pv_device_group_create(&group, &base, count ? indices : NULL, count);
+    if (status != PV_OK) {
+        cli_fail_status(status, "cannot create the device group");
+        return NULL;
+    }
+    return group;
+}
+
+void cli_print_group_split(FILE *out, pv_device_group *group)
+{
+    int size = pv_device_group_size(group);
+    fprintf(out, "%d device%s:", size, size == 1 ? "" : "s");
+    for (int i = 0; i < size; i++) {
+        pv_timing t = {0, 0, 0, 0};
+        pv_device_group_last_timing(group, i, &t);
+        fprintf(out, "%s %s (%d items, %.3f ms)", i ? "," : "",
+                pv_context_device_name(pv_device_group_context(group, i)),
+                pv_device_group_last_items(group, i), t.total_ms);
+    }
+    fputc('\n', out);
 }
 
 void cli_json_string(FILE *out, const char *s)

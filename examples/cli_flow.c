@@ -4,8 +4,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Most frames one command reads. */
+#define FLOW_MAX_FRAMES 1024
+
 typedef struct flow_args {
     const char *fixed, *moving, *output, *warped;
+    const char *frames[FLOW_MAX_FRAMES]; /* every volume given; fixed, moving the first two */
+    int frame_count;
+    const char *devices;  /* --devices all|LIST, or NULL: one context */
     int size[3];          /* --size: raw float32 volumes when size[0] > 0 */
     int want_time, want_json;
     pv_flow_params params;
@@ -89,6 +95,8 @@ static int parse_flow_args(int argc, char **argv, flow_args *args)
     for (int i = 1; i < argc; i++) {
         int taken = cli_take_backend_option(argc, argv, &i, &args->backend);
         if (taken == 0)
+            taken = cli_take_devices_option(argc, argv, &i, &args->devices);
+        if (taken == 0)
             taken = take_valued(argc, argv, &i, args);
         if (taken == 0)
             taken = take_flag(argv[i], args);
@@ -98,16 +106,17 @@ static int parse_flow_args(int argc, char **argv, flow_args *args)
             continue;
         if (argv[i][0] == '-' && argv[i][1] != '\0')
             return cli_fail("flow: unknown option '%s'", argv[i]);
-        if (positional == 0)
-            args->fixed = argv[i];
-        else if (positional == 1)
-            args->moving = argv[i];
-        else
-            return cli_fail("flow: unexpected argument '%s'", argv[i]);
-        positional++;
+        if (positional >= FLOW_MAX_FRAMES)
+            return cli_fail("flow: more than %d volumes", FLOW_MAX_FRAMES);
+        args->frames[positional++] = argv[i];
     }
-    if (!args->fixed || !args->moving)
+    args->frame_count = positional;
+    args->fixed = args->frames[0];
+    args->moving = args->frames[1];
+    if (positional < 2)
         return cli_fail("flow: needs FIXED and MOVING volumes (see 'parvis help')");
+    if (positional > 2 && args->warped)
+        return cli_fail("flow: --warped takes one FIXED MOVING pair");
     if (!args->output && !args->warped && !args->want_json && !args->want_time)
         return cli_fail("flow: nothing to do: give -o FLOW, --warped OUT, --time or --json");
     return 0;
@@ -223,6 +232,146 @@ static int run_flow(const flow_args *args, pv_context *ctx, const pv_volume *fix
     return rc;
 }
 
+/* ========================================================== frame sequences */
+
+/* OUT with "_<i>" before a NIfTI extension (or at the end of a raw prefix),
+ * when the sequence has several pairs. */
+static void pair_path(const char *output, int pair, int pairs, char *path, size_t size)
+{
+    if (pairs == 1) {
+        snprintf(path, size, "%s", output);
+        return;
+    }
+    const char *ext = ends_with(output, ".nii.gz") ? ".nii.gz"
+                      : ends_with(output, ".nii")  ? ".nii"
+                      : ends_with(output, ".hdr")  ? ".hdr"
+                                                   : "";
+    int stem = (int)(strlen(output) - strlen(ext));
+    snprintf(path, size, "%.*s_%d%s", stem, output, pair, ext);
+}
+
+static void free_frames(pv_volume *frames, int count)
+{
+    for (int i = 0; frames && i < count; i++)
+        pv_volume_free(&frames[i]);
+    free(frames);
+}
+
+static void free_flows(pv_flow_field *flows, int count)
+{
+    for (int i = 0; flows && i < count; i++)
+        pv_flow_field_free(&flows[i]);
+    free(flows);
+}
+
+static pv_volume *read_frames(const flow_args *args)
+{
+    pv_volume *frames = calloc((size_t)args->frame_count, sizeof *frames);
+    if (!frames) {
+        cli_fail("no memory for %d volumes", args->frame_count);
+        return NULL;
+    }
+    for (int i = 0; i < args->frame_count; i++)
+        if (read_volume(args, args->frames[i], &frames[i])) {
+            free_frames(frames, i);
+            return NULL;
+        }
+    return frames;
+}
+
+static pv_flow_field *alloc_flows(const pv_volume *like, int count)
+{
+    pv_flow_field *flows = calloc((size_t)count, sizeof *flows);
+    for (int i = 0; flows && i < count; i++)
+        if (pv_flow_field_alloc(&flows[i], like->nx, like->ny, like->nz) != PV_OK) {
+            free_flows(flows, i);
+            flows = NULL;
+        }
+    if (!flows)
+        cli_fail("no memory for %d flow fields", count);
+    return flows;
+}
+
+/* Without --devices: one plan on one context, the pairs in turn. */
+static pv_status flows_in_turn(const flow_args *args, pv_context *ctx, const pv_volume *frames,
+                               pv_flow_field *flows, double *total_ms)
+{
+    double start = cli_now_ms();
+    pv_flow_plan *plan = NULL;
+    pv_status status = pv_flow_plan_create(ctx, frames[0].nx, frames[0].ny, frames[0].nz,
+                                           &args->params, &plan);
+    for (int i = 0; status == PV_OK && i < args->frame_count - 1; i++)
+        status = pv_flow_plan_run(plan, &frames[i], &frames[i + 1], &flows[i]);
+    *total_ms = cli_now_ms() - start;
+    pv_flow_plan_destroy(plan);
+    return status;
+}
+
+static pv_status flows_on_group(const flow_args *args, pv_device_group *group,
+                                const pv_volume *frames, pv_flow_field *flows, double *total_ms)
+{
+    pv_status status = pv_flow3d_sequence(group, frames, args->frame_count, &args->params, flows);
+    pv_timing whole = {0, 0, 0, 0};
+    pv_device_group_last_timing(group, PV_DEVICE_GROUP_WHOLE, &whole);
+    *total_ms = whole.total_ms;
+    return status;
+}
+
+static int write_sequence(const flow_args *args, const pv_flow_field *flows, int pairs)
+{
+    for (int i = 0; args->output && i < pairs; i++) {
+        char path[4096];
+        pair_path(args->output, i, pairs, path, sizeof path);
+        if (write_flow(path, &flows[i]))
+            return 1;
+    }
+    return 0;
+}
+
+static void report_sequence(const flow_args *args, const pv_volume *frames,
+                            pv_device_group *group, double total_ms)
+{
+    int pairs = args->frame_count - 1, devices = group ? pv_device_group_size(group) : 1;
+    if (args->want_time && !args->want_json) {
+        printf("flow sequence %dx%dx%d, %d pairs: %.3f ms; ", frames[0].nx, frames[0].ny,
+               frames[0].nz, pairs, total_ms);
+        if (group)
+            cli_print_group_split(stdout, group);
+        else
+            printf("one context\n");
+    }
+    if (args->want_json)
+        printf("{\"op\": \"flow3d_sequence\", \"nx\": %d, \"ny\": %d, \"nz\": %d, "
+               "\"pairs\": %d, \"devices\": %d, \"total_ms\": %.4f}\n",
+               frames[0].nx, frames[0].ny, frames[0].nz, pairs, devices, total_ms);
+}
+
+static int flow_sequence(const flow_args *args)
+{
+    int pairs = args->frame_count - 1;
+    pv_volume *frames = read_frames(args);
+    pv_flow_field *flows = frames ? alloc_flows(&frames[0], pairs) : NULL;
+    pv_device_group *group =
+        flows && args->devices ? cli_device_group(&args->backend, args->devices) : NULL;
+    pv_context *ctx = flows && !args->devices ? cli_context(&args->backend) : NULL;
+    int rc = !group && !ctx;
+    double total_ms = 0.0;
+    if (rc == 0) {
+        pv_status status = group ? flows_on_group(args, group, frames, flows, &total_ms)
+                                 : flows_in_turn(args, ctx, frames, flows, &total_ms);
+        rc = status == PV_OK ? 0 : cli_fail_status(status, "flow");
+    }
+    if (rc == 0)
+        rc = write_sequence(args, flows, pairs);
+    if (rc == 0)
+        report_sequence(args, frames, group, total_ms);
+    pv_device_group_destroy(group);
+    pv_context_destroy(ctx);
+    free_flows(flows, pairs);
+    free_frames(frames, args->frame_count);
+    return rc;
+}
+
 int cli_flow(int argc, char **argv)
 {
     flow_args args;
@@ -231,6 +380,8 @@ int cli_flow(int argc, char **argv)
     cli_backend_options_default(&args.backend);
     if (parse_flow_args(argc, argv, &args))
         return 1;
+    if (args.frame_count > 2 || args.devices)
+        return flow_sequence(&args);
     pv_volume fixed, moving;
     if (read_volume(&args, args.fixed, &fixed))
         return 1;

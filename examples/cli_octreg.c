@@ -105,8 +105,14 @@ static int write_projection_png(const char *path, const pv_image *image)
 
 /* ================================================================ octreg */
 
+/* Most targets one command registers. */
+#define OCTREG_MAX_TARGETS 4096
+
 typedef struct octreg_args {
     const char *reference, *target, *shifts_path, *registered_path, *enface_path, *slow_path;
+    const char **targets;     /* every TARGET given; target is the first */
+    int target_count;
+    const char *devices;      /* --devices all|LIST, or NULL: one context */
     int size[3];
     int want_json;
     pv_octreg_options options;
@@ -176,6 +182,8 @@ static int parse_octreg_args(int argc, char **argv, octreg_args *a)
     for (int i = 1; i < argc; i++) {
         int taken = cli_take_backend_option(argc, argv, &i, &a->backend);
         if (taken == 0)
+            taken = cli_take_devices_option(argc, argv, &i, &a->devices);
+        if (taken == 0)
             taken = take_octreg_valued(argc, argv, &i, a);
         if (taken == 0 && strcmp(argv[i], "--subpixel") == 0)
             taken = a->options.subpixel = 1;
@@ -187,12 +195,18 @@ static int parse_octreg_args(int argc, char **argv, octreg_args *a)
             continue;
         if (argv[i][0] == '-' && argv[i][1] != '\0')
             return cli_fail("octreg: unknown option '%s'", argv[i]);
-        if (positional > 1)
-            return cli_fail("octreg: unexpected argument '%s'", argv[i]);
-        *(positional++ == 0 ? &a->reference : &a->target) = argv[i];
+        if (positional > OCTREG_MAX_TARGETS)
+            return cli_fail("octreg: more than %d targets", OCTREG_MAX_TARGETS);
+        if (positional++ == 0)
+            a->reference = argv[i];
+        else
+            a->targets[a->target_count++] = argv[i];
     }
-    if (!a->reference || !a->target)
+    if (!a->reference || a->target_count == 0)
         return cli_fail("octreg: needs REF and TARGET (see 'parvis help')");
+    a->target = a->targets[0];
+    if (a->target_count > 1 && (a->registered_path || a->enface_path || a->slow_path))
+        return cli_fail("octreg: --registered, --enface and --slow take one TARGET");
     return 0;
 }
 
@@ -268,23 +282,150 @@ static int run_octreg(octreg_args *a, pv_context *ctx, const pv_volume *referenc
     return rc;
 }
 
+/* ======================================================= target sequences */
+
+/* One CSV for the whole sequence: the volume index leads each row. */
+static int write_sequence_csv(const char *path, const pv_octreg_shift *s, int volumes, int planes)
+{
+    if (volumes == 1)
+        return write_shifts_csv(path, s, planes);
+    FILE *out = path ? fopen(path, "w") : stdout;
+    if (!out)
+        return cli_fail("%s: cannot open for writing", path);
+    fprintf(out, "volume,bscan,dx,dy,dz,peak,valid\n");
+    for (int v = 0; v < volumes; v++)
+        for (int k = 0; k < planes; k++) {
+            const pv_octreg_shift *e = &s[(size_t)v * planes + k];
+            fprintf(out, "%d,%d,%.4f,%.4f,%.4f,%.6f,%d\n", v, k, e->dx, e->dy, e->dz, e->peak,
+                    e->valid);
+        }
+    if (path && fclose(out) != 0)
+        return cli_fail("%s: write failed", path);
+    return 0;
+}
+
+static void free_volumes(pv_volume *volumes, int count)
+{
+    for (int i = 0; volumes && i < count; i++)
+        pv_volume_free(&volumes[i]);
+    free(volumes);
+}
+
+static pv_volume *read_targets(const octreg_args *a)
+{
+    pv_volume *targets = calloc((size_t)a->target_count, sizeof *targets);
+    if (!targets) {
+        cli_fail("no memory for %d targets", a->target_count);
+        return NULL;
+    }
+    for (int i = 0; i < a->target_count; i++)
+        if (read_volume(a->targets[i], a->size, &targets[i])) {
+            free_volumes(targets, i);
+            return NULL;
+        }
+    return targets;
+}
+
+/* Without --devices: one plan on one context, the targets in turn. */
+static pv_status register_in_turn(pv_context *ctx, const octreg_args *a,
+                                  const pv_volume *reference, const pv_volume *targets,
+                                  pv_octreg_shift *shifts, double *total_ms)
+{
+    double start = cli_now_ms();
+    pv_octreg_plan *plan = NULL;
+    pv_status status = pv_octreg_plan_create(ctx, reference, &a->options, &plan);
+    for (int i = 0; status == PV_OK && i < a->target_count; i++)
+        status = pv_octreg_register(plan, &targets[i], shifts + (size_t)i * reference->nz, NULL);
+    pv_octreg_plan_destroy(plan);
+    *total_ms = cli_now_ms() - start;
+    return status;
+}
+
+static void print_sequence_json(const octreg_args *a, int planes, const pv_octreg_shift *shifts,
+                                double total_ms, int devices)
+{
+    int valid = 0;
+    for (size_t i = 0; i < (size_t)a->target_count * planes; i++)
+        valid += shifts[i].valid;
+    printf("{\"volumes\": %d, \"bscans\": %d, \"valid\": %d, \"devices\": %d, "
+           "\"total_ms\": %.3f}\n",
+           a->target_count, planes, valid, devices, total_ms);
+}
+
+static int run_sequence(octreg_args *a, const pv_volume *reference, const pv_volume *targets)
+{
+    int planes = reference->nz;
+    pv_octreg_shift *shifts = calloc((size_t)a->target_count * planes, sizeof *shifts);
+    if (!shifts)
+        return cli_fail("no memory for the shifts");
+    pv_device_group *group = a->devices ? cli_device_group(&a->backend, a->devices) : NULL;
+    pv_context *ctx = a->devices ? NULL : cli_context(&a->backend);
+    double total_ms = 0.0;
+    pv_status status = PV_ERR_INVALID;
+    if (group) {
+        status = pv_octreg_register_sequence(group, reference, targets, a->target_count,
+                                             &a->options, shifts, NULL);
+        pv_timing whole = {0, 0, 0, 0};
+        pv_device_group_last_timing(group, PV_DEVICE_GROUP_WHOLE, &whole);
+        total_ms = whole.total_ms;
+    } else if (ctx) {
+        status = register_in_turn(ctx, a, reference, targets, shifts, &total_ms);
+    }
+    int rc = group || ctx ? (status == PV_OK ? 0 : cli_fail_status(status, "octreg")) : 1;
+    if (rc == 0 && (a->shifts_path || !a->want_json))
+        rc = write_sequence_csv(a->shifts_path, shifts, a->target_count, planes);
+    if (rc == 0 && a->want_json)
+        print_sequence_json(a, planes, shifts, total_ms, group ? pv_device_group_size(group) : 1);
+    if (rc == 0 && group && !a->want_json && a->shifts_path)
+        cli_print_group_split(stdout, group);
+    free(shifts);
+    pv_device_group_destroy(group);
+    pv_context_destroy(ctx);
+    return rc;
+}
+
+static int octreg_sequence(octreg_args *a)
+{
+    pv_volume reference;
+    if (read_volume(a->reference, a->size, &reference))
+        return 1;
+    pv_volume *targets = read_targets(a);
+    int rc = targets ? run_sequence(a, &reference, targets) : 1;
+    free_volumes(targets, a->target_count);
+    pv_volume_free(&reference);
+    return rc;
+}
+
+static int octreg_pair(octreg_args *a);
+
 int cli_octreg(int argc, char **argv)
 {
     octreg_args a;
     memset(&a, 0, sizeof a);
     pv_octreg_options_default(&a.options);
     cli_backend_options_default(&a.backend);
-    if (parse_octreg_args(argc, argv, &a))
-        return 1;
+    a.targets = calloc(OCTREG_MAX_TARGETS, sizeof *a.targets);
+    if (!a.targets)
+        return cli_fail("out of memory");
+    int rc = parse_octreg_args(argc, argv, &a) ? 1
+             : a.target_count > 1 || a.devices ? octreg_sequence(&a)
+                                               : octreg_pair(&a);
+    free(a.targets);
+    return rc;
+}
+
+/* One REF and one TARGET on one context (reconstruction outputs allowed). */
+static int octreg_pair(octreg_args *a)
+{
     pv_volume reference, target;
-    if (read_volume(a.reference, a.size, &reference))
+    if (read_volume(a->reference, a->size, &reference))
         return 1;
-    if (read_volume(a.target, a.size, &target)) {
+    if (read_volume(a->target, a->size, &target)) {
         pv_volume_free(&reference);
         return 1;
     }
-    pv_context *ctx = cli_context(&a.backend);
-    int rc = ctx ? run_octreg(&a, ctx, &reference, &target) : 1;
+    pv_context *ctx = cli_context(&a->backend);
+    int rc = ctx ? run_octreg(a, ctx, &reference, &target) : 1;
     pv_context_destroy(ctx);
     pv_volume_free(&reference);
     pv_volume_free(&target);

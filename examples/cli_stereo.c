@@ -11,6 +11,7 @@ typedef struct stereo_args {
     pv_sad_params sad;
     int method_bp;    /* --method bp */
     pv_bp_params bp;  /* its options (cli_bp.c) */
+    const char *devices; /* --devices all|LIST (bp only), or NULL: one context */
     cli_backend_options backend;
 } stereo_args;
 
@@ -76,6 +77,8 @@ static int parse_stereo_args(int argc, char **argv, stereo_args *args)
     for (int i = 1; i < argc; i++) {
         int taken = cli_take_backend_option(argc, argv, &i, &args->backend);
         if (taken == 0)
+            taken = cli_take_devices_option(argc, argv, &i, &args->devices);
+        if (taken == 0)
             taken = take_valued(argc, argv, &i, args);
         if (taken == 0)
             taken = take_flag(argv[i], args);
@@ -97,13 +100,15 @@ static int parse_stereo_args(int argc, char **argv, stereo_args *args)
     }
     if (!args->left || !args->right)
         return cli_fail("stereo: needs LEFT and RIGHT images (see 'parvis help')");
+    if (args->devices && !args->method_bp)
+        return cli_fail("stereo: --devices applies to --method bp");
     if (!args->output && !args->png && !args->want_json && !args->want_time && !args->ground_truth)
         return cli_fail("stereo: nothing to do: give -o OUT.pfm, --png, --gt, --time or --json");
     return 0;
 }
 
-static void print_json(const stereo_args *args, pv_context *ctx, const pv_image *disparity,
-                       const pv_timing *timing, double bad_fraction)
+static void print_json(const stereo_args *args, pv_context *ctx, int devices,
+                       const pv_image *disparity, const pv_timing *timing, double bad_fraction)
 {
     size_t valid = 0, total = (size_t)disparity->width * (size_t)disparity->height;
     for (int y = 0; y < disparity->height; y++)
@@ -115,6 +120,8 @@ static void print_json(const stereo_args *args, pv_context *ctx, const pv_image 
            args->sad.ndisp,
            args->sad.window, pv_backend_name(pv_context_backend(ctx)));
     cli_json_string(stdout, pv_context_device_name(ctx));
+    if (devices > 0) /* a device group ran it */
+        printf(", \"devices\": %d", devices);
     printf(", \"valid_fraction\": %.6f, \"kernel_ms\": %.4f, \"total_ms\": %.4f", (double)valid / (double)total,
            timing->kernel_ms, timing->total_ms);
     if (bad_fraction >= 0)
@@ -146,33 +153,45 @@ static int write_outputs(const stereo_args *args, const pv_image *disparity)
     return 0;
 }
 
-static int run_stereo(const stereo_args *args, pv_context *ctx, const pv_image *left,
-                      const pv_image *right)
+/* group: --devices; its member 0 is ctx.  Timing: the group's whole call. */
+static int run_stereo(const stereo_args *args, pv_context *ctx, pv_device_group *group,
+                      const pv_image *left, const pv_image *right)
 {
     pv_image disparity;
     pv_status status = pv_image_alloc(&disparity, left->width, left->height, PV_PIXEL_F32);
     if (status != PV_OK)
         return cli_fail_status(status, "disparity map");
-    if (args->method_bp)
+    if (group)
+        status = cli_bp_run_group(group, left, right, &args->sad, &args->bp, &disparity);
+    else if (args->method_bp)
         status = cli_bp_run(ctx, left, right, &args->sad, &args->bp, &disparity);
     else
         status = pv_stereo_sad(ctx, left, right, &args->sad, &disparity);
     int rc = status == PV_OK ? 0 : cli_fail_status(status, "stereo");
     pv_timing timing = {0, 0, 0, 0};
-    pv_context_last_timing(ctx, &timing);
+    if (group)
+        pv_device_group_last_timing(group, PV_DEVICE_GROUP_WHOLE, &timing);
+    else
+        pv_context_last_timing(ctx, &timing);
     double bad_fraction = -1.0;
     if (rc == 0 && args->ground_truth)
         rc = evaluate(args, &disparity, &bad_fraction);
     if (rc == 0)
         rc = write_outputs(args, &disparity);
-    if (rc == 0 && args->want_time)
+    if (rc == 0 && args->want_time && !group)
         printf("stereo %s: %.3f ms (kernel %.3f ms) on %s\n",
                args->method_bp ? "bp" : "sad", timing.total_ms, timing.kernel_ms,
                pv_context_device_name(ctx));
+    if (rc == 0 && args->want_time && group) {
+        printf("stereo bp: %.3f ms (kernel %.3f ms summed over devices) on ", timing.total_ms,
+               timing.kernel_ms);
+        cli_print_group_split(stdout, group);
+    }
     if (rc == 0 && args->ground_truth && !args->want_json)
         printf("bad > 1 px: %.2f%% of known pixels\n", 100.0 * bad_fraction);
     if (rc == 0 && args->want_json)
-        print_json(args, ctx, &disparity, &timing, bad_fraction);
+        print_json(args, ctx, group ? pv_device_group_size(group) : 0, &disparity, &timing,
+                   bad_fraction);
     pv_image_free(&disparity);
     return rc;
 }
@@ -197,9 +216,13 @@ int cli_stereo(int argc, char **argv)
         return cli_fail_status(status, args.right);
     }
     int rc = 1;
-    pv_context *ctx = cli_context(&args.backend);
-    if (ctx)
-        rc = run_stereo(&args, ctx, &left, &right);
+    pv_device_group *group = args.devices ? cli_device_group(&args.backend, args.devices) : NULL;
+    pv_context *ctx = group ? NULL : args.devices ? NULL : cli_context(&args.backend);
+    if (group)
+        rc = run_stereo(&args, pv_device_group_context(group, 0), group, &left, &right);
+    else if (ctx)
+        rc = run_stereo(&args, ctx, NULL, &left, &right);
+    pv_device_group_destroy(group);
     pv_context_destroy(ctx);
     pv_image_free(&left);
     pv_image_free(&right);

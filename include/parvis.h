@@ -13,5 +13,6 @@
 #include "parvis/flow.h"
 #include "parvis/volume_io.h"
 #include "parvis/features.h"
+#include "parvis/multi.h"
 
 #endif

@@ -238,6 +238,10 @@ typedef struct pv_backend_ops {
                            int reset);
     pv_status (*oct_read)(pv_context *ctx, void *plan, float gap, pv_volume *registered,
                           pv_image *enface, pv_image *slow);
+
+    /* Device-to-device copy bandwidth (pv_context_copy_bandwidth): bytes
+     * read plus written per second / 1e9, bytes > 0. */
+    pv_status (*copy_bandwidth)(pv_context *ctx, size_t bytes, double *gb_per_s);
 } pv_backend_ops;
 
 extern const pv_backend_ops pv_cpu_backend;

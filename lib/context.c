@@ -324,3 +324,16 @@ pv_status pv_context_last_timing(const pv_context *ctx, pv_timing *timing)
     *timing = ctx->timing;
     return PV_OK;
 }
+
+pv_status pv_context_copy_bandwidth(pv_context *ctx, size_t bytes, double *gb_per_s)
+{
+    if (!ctx || !gb_per_s)
+        return pv_fail(ctx, PV_ERR_INVALID, "pv_context_copy_bandwidth: ctx or gb_per_s is NULL");
+    if (bytes == 0)
+        return pv_fail(ctx, PV_ERR_INVALID, "pv_context_copy_bandwidth: bytes is 0");
+    if (!ctx->ops->copy_bandwidth)
+        return pv_fail(ctx, PV_ERR_UNSUPPORTED,
+                       "pv_context_copy_bandwidth: the %s backend cannot measure it",
+                       ctx->ops->name);
+    return ctx->ops->copy_bandwidth(ctx, bytes, gb_per_s);
+}

@@ -8,6 +8,7 @@
 #include <limits.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* Documented cross-check tolerance (stereo.h): share of pixels on which
  * the OpenCL disparities may differ from the CPU oracle's. */
@@ -317,7 +318,7 @@ static pv_status fit_grid(pv_context *ctx, tile_grid *g, const memory_limits *li
 }
 
 static pv_status plan_tiles(pv_context *ctx, const pv_image *left, const pv_bp_params *params,
-                            pv_bp_tile **tiles, int *count)
+                            const memory_limits *device_limits, pv_bp_tile **tiles, int *count)
 {
     tile_grid g = {left->width, left->height, 1, 1, params->tile_padding, params->levels,
                    params->ndisp};
@@ -325,7 +326,7 @@ static pv_status plan_tiles(pv_context *ctx, const pv_image *left, const pv_bp_p
         g.nx = tile_side(left->width, params->tile_width);
     if (params->tile_height > 0 && params->tile_height < left->height)
         g.ny = tile_side(left->height, params->tile_height);
-    memory_limits limits = default_limits(ctx);
+    memory_limits limits = *device_limits;
     if (params->memory_budget > 0)
         limits.budget = params->memory_budget;
     pv_status status = fit_grid(ctx, &g, &limits);
@@ -396,27 +397,58 @@ static pv_bp_job make_job(const pv_bp_params *params, const float *weights, int 
     return job;
 }
 
-static pv_status run_bp(pv_context *ctx, const pv_image *left, const pv_image *right,
-                        const pv_bp_params *params, pv_image *disparity)
+/* Tiles and smoothing taps for params, within limits. */
+static pv_status make_tiling(pv_context *ctx, const memory_limits *limits, const pv_image *left,
+                             const pv_bp_params *params, pv_bp_tiling *tiling)
+{
+    memset(tiling, 0, sizeof *tiling);
+    tiling->params = *params;
+    pv_status status = plan_tiles(ctx, left, params, limits, &tiling->tiles, &tiling->tile_count);
+    if (status == PV_OK)
+        status = make_weights(ctx, params->sigma, &tiling->weights, &tiling->radius);
+    if (status != PV_OK)
+        pv_bp_tiling_free(tiling);
+    return status;
+}
+
+void pv_bp_tiling_free(pv_bp_tiling *tiling)
+{
+    if (!tiling)
+        return;
+    free(tiling->weights);
+    free(tiling->tiles);
+    memset(tiling, 0, sizeof *tiling);
+}
+
+static pv_bp_job tiling_job(const pv_bp_tiling *tiling, int first, int count)
+{
+    return make_job(&tiling->params, tiling->weights, tiling->radius, tiling->tiles + first, count);
+}
+
+static pv_status check_backend(pv_context *ctx)
 {
     if (!ctx->ops->stereo_bp)
         return pv_fail(ctx, PV_ERR_UNSUPPORTED, "stereo_bp: the %s backend lacks belief propagation",
                        ctx->ops->name);
-    pv_bp_tile *tiles = NULL;
-    int count = 0;
-    float *weights = NULL;
-    int radius = 0;
-    pv_status status = plan_tiles(ctx, left, params, &tiles, &count);
-    if (status == PV_OK)
-        status = make_weights(ctx, params->sigma, &weights, &radius);
-    if (status == PV_OK) {
-        pv_bp_job job = make_job(params, weights, radius, tiles, count);
-        status = ctx->ops->stereo_bp(ctx, left, right, &job, disparity);
-        if (status == PV_OK && pv_crosscheck_wanted(ctx))
-            status = crosscheck_bp(ctx, left, right, &job, disparity);
-    }
-    free(weights);
-    free(tiles);
+    return PV_OK;
+}
+
+static pv_status run_bp(pv_context *ctx, const pv_image *left, const pv_image *right,
+                        const pv_bp_params *params, pv_image *disparity)
+{
+    pv_status status = check_backend(ctx);
+    if (status != PV_OK)
+        return status;
+    memory_limits limits = default_limits(ctx);
+    pv_bp_tiling tiling;
+    status = make_tiling(ctx, &limits, left, params, &tiling);
+    if (status != PV_OK)
+        return status;
+    pv_bp_job job = tiling_job(&tiling, 0, tiling.tile_count);
+    status = ctx->ops->stereo_bp(ctx, left, right, &job, disparity);
+    if (status == PV_OK && pv_crosscheck_wanted(ctx))
+        status = crosscheck_bp(ctx, left, right, &job, disparity);
+    pv_bp_tiling_free(&tiling);
     return status;
 }
 
@@ -431,4 +463,57 @@ pv_status pv_stereo_bp(pv_context *ctx, const pv_image *left, const pv_image *ri
     status = run_bp(ctx, left, right, params, disparity);
     pv_call_end(ctx);
     return status;
+}
+
+/* ------------------------------------------------------------ device groups */
+
+/* The tightest limits of the contexts: a tile must fit every device. */
+static memory_limits group_limits(pv_context *const *contexts, int count)
+{
+    memory_limits limits = {SIZE_MAX, SIZE_MAX};
+    for (int i = 0; i < count; i++) {
+        memory_limits own = default_limits(contexts[i]);
+        if (own.budget < limits.budget)
+            limits.budget = own.budget;
+        if (own.max_buffer < limits.max_buffer)
+            limits.max_buffer = own.max_buffer;
+    }
+    return limits;
+}
+
+pv_status pv_bp_tiling_plan(pv_context *const *contexts, int count, const pv_image *left,
+                            const pv_image *right, const pv_bp_params *params,
+                            const pv_image *disparity, int min_tiles, pv_bp_tiling *tiling)
+{
+    pv_status status = check_bp(contexts[0], left, right, params, disparity);
+    for (int i = 0; status == PV_OK && i < count; i++)
+        status = check_backend(contexts[i]);
+    if (status != PV_OK)
+        return status;
+    pv_bp_params split = *params;
+    /* Bands of rows keep each tile's memory contiguous in the images. */
+    if (split.tile_width == 0 && split.tile_height == 0 && min_tiles > 1)
+        split.tile_height = tile_side(left->height, min_tiles);
+    memory_limits limits = group_limits(contexts, count);
+    return make_tiling(contexts[0], &limits, left, &split, tiling);
+}
+
+pv_status pv_bp_run_tiles(pv_context *ctx, const pv_image *left, const pv_image *right,
+                          const pv_bp_tiling *tiling, int first, int count, pv_image *disparity)
+{
+    pv_tune_autoload(ctx);
+    pv_call_begin(ctx);
+    pv_bp_job job = tiling_job(tiling, first, count);
+    pv_status status = ctx->ops->stereo_bp(ctx, left, right, &job, disparity);
+    pv_call_end(ctx);
+    return status;
+}
+
+pv_status pv_bp_crosscheck_tiling(pv_context *ctx, const pv_image *left, const pv_image *right,
+                                  const pv_bp_tiling *tiling, const pv_image *disparity)
+{
+    if (!pv_crosscheck_wanted(ctx))
+        return PV_OK;
+    pv_bp_job job = tiling_job(tiling, 0, tiling->tile_count);
+    return crosscheck_bp(ctx, left, right, &job, disparity);
 }

@@ -162,6 +162,32 @@ static void test_opencl_context(void **state)
     assert_int_equal(pv_context_create(&ctx, &options), PV_ERR_NO_DEVICE);
 }
 
+/* The copy probe: bad arguments leave the output alone; a real copy on
+ * each backend gives a positive, finite rate. */
+static void test_copy_bandwidth(void **state)
+{
+    (void)state;
+    pv_context *cpu = tu_context(PV_BACKEND_CPU);
+    assert_non_null(cpu);
+    double rate = -1.0;
+    assert_int_equal(pv_context_copy_bandwidth(NULL, 1024, &rate), PV_ERR_INVALID);
+    assert_int_equal(pv_context_copy_bandwidth(cpu, 1024, NULL), PV_ERR_INVALID);
+    assert_int_equal(pv_context_copy_bandwidth(cpu, 0, &rate), PV_ERR_INVALID);
+    assert_true(rate == -1.0);
+    assert_non_null(strstr(pv_context_last_error(cpu), "bytes"));
+    assert_int_equal(pv_context_copy_bandwidth(cpu, (size_t)8 << 20, &rate), PV_OK);
+    assert_true(rate > 0.0 && isfinite(rate));
+    pv_context_destroy(cpu);
+    pv_context *opencl = tu_skip_opencl() ? NULL : tu_context(PV_BACKEND_OPENCL);
+    if (!opencl)
+        return;
+    rate = -1.0;
+    assert_int_equal(pv_context_copy_bandwidth(opencl, 0, &rate), PV_ERR_INVALID);
+    assert_int_equal(pv_context_copy_bandwidth(opencl, (size_t)8 << 20, &rate), PV_OK);
+    assert_true(rate > 0.0 && isfinite(rate));
+    pv_context_destroy(opencl);
+}
+
 #ifdef PV_HAVE_OPENCL
 static int count_cache_files(const char *dir)
 {
@@ -315,6 +341,7 @@ int main(void)
         cmocka_unit_test(test_environment_overrides),
         cmocka_unit_test(test_auto_selection),
         cmocka_unit_test(test_opencl_context),
+        cmocka_unit_test(test_copy_bandwidth),
 #ifdef PV_HAVE_OPENCL
         cmocka_unit_test(test_binary_cache),
         cmocka_unit_test(test_build_failure_keeps_log),

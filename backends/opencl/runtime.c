@@ -22,7 +22,16 @@ typedef enum event_kind { EVENT_KERNEL, EVENT_UPLOAD, EVENT_DOWNLOAD } event_kin
 typedef struct timed_event {
     cl_event event;
     event_kind kind;
+    cl_kernel kernel; /* launches: named in the PARVIS_PROFILE summary */
 } timed_event;
+
+/* PARVIS_PROFILE=1: kernel time summed per kernel name, logged when the
+ * context is released (a debugging aid; nothing is kept otherwise). */
+typedef struct profile_entry {
+    char name[64];
+    double ms;
+    long launches;
+} profile_entry;
 
 typedef struct built_program {
     char *key;            /* "program|options" */
@@ -77,6 +86,8 @@ typedef struct pv_cl_state {
     size_t event_count, event_capacity;
     release_hook *hooks;
     size_t hook_count;
+    profile_entry *profile;
+    size_t profile_count;
     pinned_stage stages[2];
 } pv_cl_state;
 
@@ -303,6 +314,17 @@ static void release_programs(pv_cl_state *state)
     free(state->programs);
 }
 
+/* The PARVIS_PROFILE summary, one line per kernel name. */
+static void log_profile(pv_context *ctx, pv_cl_state *state)
+{
+    for (size_t i = 0; i < state->profile_count; i++) {
+        const profile_entry *e = &state->profile[i];
+        pv_log(ctx, "profile: %-28s %6ld launches %10.3f ms %9.4f ms/launch", e->name,
+               e->launches, e->ms, e->ms / (double)e->launches);
+    }
+    free(state->profile);
+}
+
 static void release_events(pv_cl_state *state)
 {
     for (size_t i = 0; i < state->event_count; i++)
@@ -321,6 +343,7 @@ void pv_cl_runtime_release(pv_context *ctx)
         state->hooks[i].fn(ctx, state->hooks[i].arg);
     free(state->hooks);
     release_stages(state);
+    log_profile(ctx, state);
     release_events(state);
     release_programs(state);
     for (size_t i = 0; i < state->scratch_count; i++)
@@ -485,14 +508,30 @@ static unsigned char *cache_load(uint64_t key, size_t *size)
     return binary;
 }
 
+/* A new file of its own for one writer: threads of one process (contexts
+ * of a device group) may store the same program at the same moment. */
+static FILE *open_unique(const char *path, char *temporary, size_t size)
+{
+    snprintf(temporary, size, "%s.XXXXXX", path);
+    int fd = mkstemp(temporary);
+    if (fd < 0)
+        return NULL;
+    fchmod(fd, 0644); /* mkstemp's 0600 would hide the cache from a shared account's readers */
+    FILE *file = fdopen(fd, "wb");
+    if (!file) {
+        close(fd);
+        remove(temporary);
+    }
+    return file;
+}
+
 /* Written to a temporary name and renamed, so readers never see a half file. */
 static void cache_store(uint64_t key, const unsigned char *binary, size_t size)
 {
     char path[4096], temporary[4200];
     if (cache_disabled() || !cache_path(key, path, sizeof path))
         return;
-    snprintf(temporary, sizeof temporary, "%s.%ld.tmp", path, (long)getpid());
-    FILE *file = fopen(temporary, "wb");
+    FILE *file = open_unique(path, temporary, sizeof temporary);
     if (!file)
         return;
     cache_header header;
@@ -781,8 +820,39 @@ static pv_status track_event(pv_context *ctx, cl_event event, event_kind kind)
         state->event_capacity = capacity;
     }
     state->events[state->event_count].event = event;
+    state->events[state->event_count].kernel = NULL;
     state->events[state->event_count++].kind = kind;
     return PV_OK;
+}
+
+static int profiling(void)
+{
+    const char *value = getenv("PARVIS_PROFILE");
+    return value && strcmp(value, "1") == 0;
+}
+
+/* Add one launch's time to its kernel's entry (a failed allocation only
+ * loses the entry). */
+static void profile_add(pv_cl_state *state, cl_kernel kernel, double ms)
+{
+    char name[64] = "?";
+    if (kernel)
+        clGetKernelInfo(kernel, CL_KERNEL_FUNCTION_NAME, sizeof name, name, NULL);
+    name[sizeof name - 1] = '\0';
+    size_t i = 0;
+    while (i < state->profile_count && strcmp(state->profile[i].name, name) != 0)
+        i++;
+    if (i == state->profile_count) {
+        profile_entry *grown = realloc(state->profile, (i + 1) * sizeof *grown);
+        if (!grown)
+            return;
+        state->profile = grown;
+        state->profile_count++;
+        memset(&grown[i], 0, sizeof grown[i]);
+        memcpy(grown[i].name, name, sizeof name);
+    }
+    state->profile[i].ms += ms;
+    state->profile[i].launches++;
 }
 
 static double event_ms(cl_event event)
@@ -801,8 +871,11 @@ pv_status pv_cl_finish(pv_context *ctx)
 {
     pv_cl_state *state = state_of(ctx);
     pv_status status = pv_cl_check(ctx, clFinish(state->queue), "clFinish");
+    const int profile = profiling();
     for (size_t i = 0; i < state->event_count; i++) {
         double ms = event_ms(state->events[i].event);
+        if (profile && state->events[i].kind == EVENT_KERNEL)
+            profile_add(state, state->events[i].kernel, ms);
         switch (state->events[i].kind) {
         case EVENT_KERNEL: ctx->timing.kernel_ms += ms; break;
         case EVENT_UPLOAD: ctx->timing.upload_ms += ms; break;
@@ -970,6 +1043,34 @@ pv_status pv_cl_read(pv_context *ctx, cl_mem buffer, size_t offset, size_t bytes
     return status == PV_OK ? track_event(ctx, event, EVENT_DOWNLOAD) : status;
 }
 
+pv_status pv_cl_read_staged(pv_context *ctx, cl_mem buffer, size_t offset, size_t bytes,
+                            void *host)
+{
+    if (pinned_threshold() == SIZE_MAX)
+        return pv_cl_read(ctx, buffer, offset, bytes, host);
+    return pinned_read(ctx, buffer, offset, bytes, host);
+}
+
+pv_status pv_cl_write_async(pv_context *ctx, cl_mem buffer, size_t offset, size_t bytes,
+                            const void *host)
+{
+    cl_event event;
+    cl_int err = clEnqueueWriteBuffer(pv_cl_queue(ctx), buffer, CL_FALSE, offset, bytes, host, 0,
+                                      NULL, &event);
+    pv_status status = pv_cl_check(ctx, err, "clEnqueueWriteBuffer(async)");
+    return status == PV_OK ? track_event(ctx, event, EVENT_UPLOAD) : status;
+}
+
+pv_status pv_cl_read_async(pv_context *ctx, cl_mem buffer, size_t offset, size_t bytes,
+                           void *host)
+{
+    cl_event event;
+    cl_int err = clEnqueueReadBuffer(pv_cl_queue(ctx), buffer, CL_FALSE, offset, bytes, host, 0,
+                                     NULL, &event);
+    pv_status status = pv_cl_check(ctx, err, "clEnqueueReadBuffer(async)");
+    return status == PV_OK ? track_event(ctx, event, EVENT_DOWNLOAD) : status;
+}
+
 /* A strided host block <-> a dense device block, in one rectangular copy. */
 static pv_status copy_rect(pv_context *ctx, cl_mem buffer, int to_device, size_t row_bytes,
                            size_t rows, size_t slices, size_t host_row_pitch,
@@ -1085,5 +1186,8 @@ pv_status pv_cl_launch(pv_context *ctx, cl_kernel kernel, cl_uint dims, const si
         return pv_fail(ctx, PV_ERR_OPENCL, "clEnqueueNDRangeKernel(%s) failed: %s (%d)", name,
                        pv_cl_error_name(err), (int)err);
     }
-    return track_event(ctx, event, EVENT_KERNEL);
+    pv_status status = track_event(ctx, event, EVENT_KERNEL);
+    if (status == PV_OK)
+        state_of(ctx)->events[state_of(ctx)->event_count - 1].kernel = kernel;
+    return status;
 }

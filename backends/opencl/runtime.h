@@ -76,6 +76,19 @@ pv_status pv_cl_scratch(pv_context *ctx, const char *slot, size_t bytes, cl_mem 
 pv_status pv_cl_write(pv_context *ctx, cl_mem buffer, size_t offset, size_t bytes,
                       const void *host);
 pv_status pv_cl_read(pv_context *ctx, cl_mem buffer, size_t offset, size_t bytes, void *host);
+/* Timed copies that do not wait (for pinned host memory, where the copy is
+ * a plain DMA): host must stay as it is (write) or becomes valid (read)
+ * until the next pv_cl_finish. */
+pv_status pv_cl_write_async(pv_context *ctx, cl_mem buffer, size_t offset, size_t bytes,
+                            const void *host);
+pv_status pv_cl_read_async(pv_context *ctx, cl_mem buffer, size_t offset, size_t bytes,
+                           void *host);
+/* pv_cl_read through the pinned stages whatever the size, for results
+ * read back on every call (the driver's pageable path costs more than the
+ * staging copy even for a small map); PARVIS_PINNED_MIN=0 still turns
+ * staging off. */
+pv_status pv_cl_read_staged(pv_context *ctx, cl_mem buffer, size_t offset, size_t bytes,
+                            void *host);
 pv_status pv_cl_upload_image(pv_context *ctx, const pv_image *image, cl_mem *buffer);
 pv_status pv_cl_download_image(pv_context *ctx, cl_mem buffer, pv_image *image);
 /* Timed rectangular copies between a strided host image/volume and an

@@ -139,6 +139,15 @@ typedef struct pv_timing {
 } pv_timing;
 pv_status pv_context_last_timing(const pv_context *ctx, pv_timing *timing);
 
+/* Measured copy bandwidth of the context's memory: a buffer of `bytes`
+ * copied to another on the same device (OpenCL: clEnqueueCopyBuffer timed
+ * by its event; CPU backend: memcpy split over the context's OpenMP
+ * threads), the best of a few repetitions after one untimed copy.
+ * *gb_per_s counts the bytes read plus the bytes written (2 * bytes) per
+ * second, in units of 1e9 bytes, so it compares directly with the bytes an
+ * operation must move.  bytes must be > 0 (and fit one device buffer). */
+pv_status pv_context_copy_bandwidth(pv_context *ctx, size_t bytes, double *gb_per_s);
+
 /* ----------------------------------------------------------------- devices */
 
 typedef enum pv_device_type {

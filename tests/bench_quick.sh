@@ -1,0 +1,121 @@
+#!/bin/sh
+# parvis-bench --quick: every operation's small case on the CPU backend and
+# the OpenCL device (PoCL in CI).  Fails when the bench fails, including a
+# cross-check below its threshold (exit status 1); then checks the JSON
+# record against the schema of docs/bench-json.md and the CSV's shape.
+set -u
+
+srcdir=${srcdir:-$(dirname "$0")/..}
+PYTHON=${PYTHON:-python3}
+out=tests/tmp/bench
+mkdir -p "$out" || exit 99
+
+fail() {
+    echo "FAIL: $*"
+    exit 1
+}
+
+start=$(date +%s)
+./parvis-bench --quick --data "$srcdir/tests/data" --json "$out/quick.json" \
+    --csv "$out/quick.csv" || fail "parvis-bench --quick exited $?"
+echo "parvis-bench --quick took $(( $(date +%s) - start )) s"
+
+if ! command -v "$PYTHON" >/dev/null 2>&1; then
+    echo "SKIP: no $PYTHON to check the JSON schema"
+    exit 77
+fi
+
+"$PYTHON" - "$out/quick.json" "$out/quick.csv" <<'EOF' || fail "JSON/CSV schema"
+import csv, json, sys
+
+doc = json.load(open(sys.argv[1]))
+
+def need(obj, key, kinds, where):
+    assert key in obj, "%s: no %r" % (where, key)
+    assert isinstance(obj[key], kinds), "%s: %r is %r" % (where, key, obj[key])
+    return obj[key]
+
+number = (int, float)
+text = (str,)
+maybe_text = (str, type(None))
+maybe_number = (int, float, type(None))
+
+assert need(doc, "schema", text, "top") == "parvis-bench/1"
+need(doc, "parvis_version", text, "top")
+host = need(doc, "host", dict, "top")
+need(host, "cpu_model", text, "host")
+need(host, "online_cpus", int, "host")
+cpu = need(doc, "cpu_backend", dict, "top")
+need(cpu, "device", text, "cpu_backend")
+assert need(cpu, "threads", int, "cpu_backend") >= 1
+need(cpu, "copy_bandwidth_gbs", maybe_number, "cpu_backend")
+opencl = need(doc, "opencl", (dict, type(None)), "top")
+if opencl is not None:
+    for key in ("device", "platform", "vendor", "driver_version", "opencl_version", "type"):
+        need(opencl, key, maybe_text, "opencl")
+    need(opencl, "copy_bandwidth_gbs", maybe_number, "opencl")
+assert need(doc, "selection", text, "top") == "quick"
+runs = need(doc, "runs", int, "top")
+need(doc, "warmup", int, "top")
+all_passed = need(doc, "all_passed", bool, "top")
+results = need(doc, "results", list, "top")
+assert results, "no results"
+
+def check_backend(b, where, samples_expected):
+    median = need(b, "median", dict, where)
+    for key in ("total_ms", "kernel_ms", "upload_ms", "download_ms"):
+        need(median, key, maybe_number, where + ".median")
+    assert median["total_ms"] > 0, where
+    samples = need(b, "samples", list, where)
+    assert len(samples) == samples_expected, (where, len(samples), samples_expected)
+    for s in samples:
+        for key in ("total_ms", "kernel_ms", "upload_ms", "download_ms"):
+            need(s, key, number, where + ".samples")
+
+passes = True
+for r in results:
+    where = "%s %s" % (r.get("op"), r.get("case"))
+    for key in ("op", "case", "params", "variant"):
+        need(r, key, text, where)
+    need(r, "size", number, where)
+    need(r, "fft_engine", maybe_text, where)
+    need(r, "cpu_threads", int, where)
+    need(r, "cpu_ms", number, where)
+    samples = runs
+    # large cases time the CPU backend once; the quick suite has none
+    check_backend(need(r, "cpu", dict, where), where + ".cpu", samples)
+    have_cl = r["opencl"] is not None
+    if have_cl:
+        check_backend(need(r, "opencl", dict, where), where + ".opencl", samples)
+        for key in ("opencl_kernel_ms", "opencl_total_ms", "speedup_kernel", "speedup_total",
+                    "agreement"):
+            need(r, key, number, where)
+    threshold = need(r, "threshold", number, where)
+    checked = need(r, "checked", bool, where)
+    ok = need(r, "pass", bool, where)
+    assert checked == (have_cl and threshold > 0), where
+    if checked:
+        assert ok == (r["agreement"] >= threshold), where
+    passes = passes and ok
+    need(r, "roofline_bytes", number, where)
+    need(r, "roofline_fraction", maybe_number, where)
+    quality = need(r, "quality", (dict, type(None)), where)
+    if quality is not None:
+        need(quality, "metric", text, where)
+    if r["op"] in ("pc3d", "ncc", "fft"):
+        engines = ("clfft", "vkfft") if have_cl else ("fftw",)
+        assert r["fft_engine"] in engines, (where, r["fft_engine"])
+assert passes == all_passed
+
+ops = {r["op"] for r in results}
+for op in ("sad", "bp", "pc3d", "ncc", "octreg", "flow", "sift", "match"):
+    assert op in ops, "the quick suite lacks %s" % op
+
+rows = list(csv.DictReader(open(sys.argv[2])))
+assert len(rows) == len(results), (len(rows), len(results))
+for row, r in zip(rows, results):
+    assert row["op"] == r["op"] and row["case"] == r["case"], (row, r["case"])
+    assert row["check"] in ("pass", "FAIL"), row
+print("bench JSON: %d rows, %d ops, schema ok" % (len(results), len(ops)))
+EOF
+echo "PASS"
