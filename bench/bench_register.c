@@ -311,6 +311,141 @@ static int pc_cases_run(const bench_config *config, const bench_contexts *contex
     return 0;
 }
 
+/* ============================================== 2D rows, one per engine */
+
+/* One 2D row: the case, the engine's name (NULL on the CPU alone), the
+ * inputs; fills *r and returns 0, or 1 after printing why it failed. */
+typedef int (*engine_row_fn)(const bench_config *config, const bench_contexts *contexts,
+                             const void *c, const char *engine, void *in, bench_result *r);
+
+/* One row per OpenCL FFT engine built in (one CPU-only row without OpenCL). */
+static int engine_rows(const bench_config *config, const bench_contexts *contexts,
+                       engine_row_fn row, const void *c, void *in, bench_result *results,
+                       int max, int *count)
+{
+    static const pv_fft_engine engines[] = {PV_FFT_CLFFT, PV_FFT_VKFFT};
+    int rc = 0;
+    for (size_t e = 0; rc == 0 && e < sizeof engines / sizeof engines[0]; e++) {
+        if (contexts->opencl && !pv_fft_engine_available(engines[e]))
+            continue;
+        if (*count >= max)
+            return cli_fail("too many bench cases");
+        const char *engine = NULL;
+        if (contexts->opencl) {
+            engine = engines[e] == PV_FFT_VKFFT ? "vkfft" : "clfft";
+            if (pv_context_set_fft_engine(contexts->opencl, engines[e]) != PV_OK)
+                return cli_fail("cannot select the %s engine", engine);
+        }
+        rc = row(config, contexts, c, engine, in, &results[*count]);
+        if (rc == 0)
+            bench_print_row(&results[(*count)++]);
+        if (!contexts->opencl)
+            break;
+    }
+    if (contexts->opencl)
+        pv_context_set_fft_engine(contexts->opencl, PV_FFT_AUTO);
+    return rc;
+}
+
+/* ======================================================== 2D phase correlation
+ * One-shot 2D correlations at the sizes the OpenCV and scikit-image peers
+ * are timed at (bench/peers/peers.py builds the same inputs): f32 noise,
+ * the moving image the reference circularly shifted by (7, -5). */
+
+typedef struct pc2d_case {
+    int n;      /* square side */
+    int quick;
+} pc2d_case;
+
+static const pc2d_case pc2d_cases[] = {{512, 1}, {1024, 0}, {2048, 0}};
+
+typedef struct pc2d_inputs {
+    pv_image reference, moving;
+    pv_shift shift;
+} pc2d_inputs;
+
+static int make_images(int n, pc2d_inputs *in)
+{
+    if (pv_image_alloc(&in->reference, n, n, PV_PIXEL_F32) != PV_OK ||
+        pv_image_alloc(&in->moving, n, n, PV_PIXEL_F32) != PV_OK)
+        return cli_fail("cannot allocate two %dx%d images", n, n);
+    uint32_t state = 2024u;
+    float *reference = in->reference.data, *moving = in->moving.data;
+    for (size_t i = 0; i < (size_t)n * n; i++)
+        reference[i] = random01(&state);
+    for (int y = 0; y < n; y++) {
+        int sy = ((y - pc_shift[1]) % n + n) % n;
+        for (int x = 0; x < n; x++)
+            moving[(size_t)y * n + x] = reference[(size_t)sy * n + ((x - pc_shift[0]) % n + n) % n];
+    }
+    return 0;
+}
+
+static pv_status run_pc2d(pv_context *ctx, void *user)
+{
+    pc2d_inputs *in = user;
+    return pv_phase_correlate(ctx, &in->reference, &in->moving, NULL, &in->shift);
+}
+
+static double exact_shift2d(const pv_shift *s)
+{
+    return s->dx == pc_shift[0] && s->dy == pc_shift[1] ? 1.0 : 0.0;
+}
+
+static int pc2d_row(const bench_config *config, const bench_contexts *contexts, const void *vc,
+                    const char *engine, void *vin, bench_result *r)
+{
+    const pc2d_case *c = vc;
+    pc2d_inputs *in = vin;
+    memset(r, 0, sizeof *r);
+    snprintf(r->op, sizeof r->op, "pc2d");
+    snprintf(r->name, sizeof r->name, "%d^2 one-shot%s%s", c->n, engine ? " " : "",
+             engine ? engine : "");
+    snprintf(r->params, sizeof r->params, "f32, shift (%d, %d)", pc_shift[0], pc_shift[1]);
+    snprintf(r->variant, sizeof r->variant, "one-shot %s", engine ? engine : "fftw");
+    snprintf(r->fft_engine, sizeof r->fft_engine, "%s", engine ? engine : "fftw");
+    r->cpu_threads = pv_context_cpu_threads(contexts->cpu);
+    r->quality_name = "exact";
+    r->threshold = PC_AGREEMENT_THRESHOLD;
+    r->size = (double)c->n * c->n;
+    const int n[2] = {c->n, c->n};
+    r->roofline_bytes = roofline_pc2d_oneshot_bytes(n);
+    pv_timing cpu, cl;
+    pv_status status = bench_time_series(config, contexts->cpu, run_pc2d, in, &cpu, &r->cpu_samples);
+    bench_fill_cpu(r, &cpu, NULL);
+    pv_shift cpu_shift = in->shift;
+    r->cpu_quality = exact_shift2d(&cpu_shift);
+    if (status == PV_OK && contexts->opencl) {
+        status = bench_time_series(config, contexts->opencl, run_pc2d, in, &cl, &r->cl_samples);
+        bench_fill_opencl(r, &cl, NULL);
+        r->cl_quality = exact_shift2d(&in->shift);
+        r->agreement = cpu_shift.dx == in->shift.dx && cpu_shift.dy == in->shift.dy;
+    }
+    return status == PV_OK ? 0 : cli_fail_status(status, "phase correlation 2D");
+}
+
+static int pc2d_cases_run(const bench_config *config, const bench_contexts *contexts,
+                          bench_result *results, int max, int *count)
+{
+    for (size_t i = 0; i < sizeof pc2d_cases / sizeof pc2d_cases[0]; i++) {
+        const pc2d_case *c = &pc2d_cases[i];
+        char name[32];
+        snprintf(name, sizeof name, "%d^2 one-shot", c->n);
+        if (!bench_wants(config, "pc2d", name, c->quick))
+            continue;
+        pc2d_inputs in;
+        memset(&in, 0, sizeof in);
+        int rc = make_images(c->n, &in);
+        if (rc == 0)
+            rc = engine_rows(config, contexts, pc2d_row, c, &in, results, max, count);
+        pv_image_free(&in.reference);
+        pv_image_free(&in.moving);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
 /* ==================================================================== NCC */
 
 typedef struct ncc_inputs {
@@ -400,33 +535,10 @@ static int bench_ncc_case(const bench_config *config, const bench_contexts *cont
     return status == PV_OK ? 0 : cli_fail_status(status, "normxcorr2");
 }
 
-/* One row per OpenCL FFT engine built in (one CPU-only row without OpenCL). */
-static int ncc_engine_rows(const bench_config *config, const bench_contexts *contexts,
-                           const ncc_case *c, ncc_inputs *in, bench_result *results, int max,
-                           int *count)
+static int ncc_row(const bench_config *config, const bench_contexts *contexts, const void *c,
+                   const char *engine, void *in, bench_result *r)
 {
-    static const pv_fft_engine engines[] = {PV_FFT_CLFFT, PV_FFT_VKFFT};
-    int rc = 0;
-    for (size_t e = 0; rc == 0 && e < sizeof engines / sizeof engines[0]; e++) {
-        if (contexts->opencl && !pv_fft_engine_available(engines[e]))
-            continue;
-        if (*count >= max)
-            return cli_fail("too many bench cases");
-        const char *engine = NULL;
-        if (contexts->opencl) {
-            engine = engines[e] == PV_FFT_VKFFT ? "vkfft" : "clfft";
-            if (pv_context_set_fft_engine(contexts->opencl, engines[e]) != PV_OK)
-                return cli_fail("cannot select the %s engine", engine);
-        }
-        rc = bench_ncc_case(config, contexts, c, engine, in, &results[*count]);
-        if (rc == 0)
-            bench_print_row(&results[(*count)++]);
-        if (!contexts->opencl)
-            break;
-    }
-    if (contexts->opencl)
-        pv_context_set_fft_engine(contexts->opencl, PV_FFT_AUTO);
-    return rc;
+    return bench_ncc_case(config, contexts, c, engine, in, r);
 }
 
 static int ncc_cases_run(const bench_config *config, const bench_contexts *contexts,
@@ -440,7 +552,7 @@ static int ncc_cases_run(const bench_config *config, const bench_contexts *conte
         memset(&in, 0, sizeof in);
         int rc = make_ncc_inputs(c, &in);
         if (rc == 0)
-            rc = ncc_engine_rows(config, contexts, c, &in, results, max, count);
+            rc = engine_rows(config, contexts, ncc_row, c, &in, results, max, count);
         pv_image_free(&in.image);
         pv_image_free(&in.templ);
         pv_image_free(&in.map);
@@ -454,5 +566,7 @@ int bench_register_cases(const bench_config *config, const bench_contexts *conte
                          bench_result *results, int max, int *count)
 {
     int rc = pc_cases_run(config, contexts, results, max, count);
+    if (rc == 0)
+        rc = pc2d_cases_run(config, contexts, results, max, count);
     return rc ? rc : ncc_cases_run(config, contexts, results, max, count);
 }

@@ -62,6 +62,13 @@ double roofline_pc3d_oneshot_bytes(const int n[3])
     return 2.0 * F32 * elements(n, 3) + roofline_fft_bytes(n, 3, 3) + SHIFT_BYTES;
 }
 
+double roofline_pc2d_oneshot_bytes(const int n[2])
+{
+    if (!n || !all_positive(n, 2))
+        return 0.0;
+    return 2.0 * F32 * elements(n, 2) + roofline_fft_bytes(n, 2, 3) + SHIFT_BYTES;
+}
+
 double roofline_pc3d_cached_bytes(const int n[3])
 {
     if (!n || !all_positive(n, 3))

@@ -40,6 +40,10 @@ double roofline_bp_bytes(int width, int height);
  * (3 floats). */
 double roofline_pc3d_oneshot_bytes(const int n[3]);
 
+/* 2D phase correlation of two f32 images of extent n[0] x n[1]: the same
+ * three transforms in 2D, the shift written. */
+double roofline_pc2d_oneshot_bytes(const int n[2]);
+
 /* The same against a cached reference spectrum: the mover read, the
  * reference's half spectrum read once, one forward and one inverse
  * transform, the shift written. */

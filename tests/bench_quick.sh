@@ -102,13 +102,13 @@ for r in results:
     quality = need(r, "quality", (dict, type(None)), where)
     if quality is not None:
         need(quality, "metric", text, where)
-    if r["op"] in ("pc3d", "ncc", "fft"):
+    if r["op"] in ("pc2d", "pc3d", "ncc", "fft"):
         engines = ("clfft", "vkfft") if have_cl else ("fftw",)
         assert r["fft_engine"] in engines, (where, r["fft_engine"])
 assert passes == all_passed
 
 ops = {r["op"] for r in results}
-for op in ("sad", "bp", "pc3d", "ncc", "octreg", "flow", "sift", "match"):
+for op in ("sad", "bp", "pc2d", "pc3d", "ncc", "octreg", "flow", "sift", "match"):
     assert op in ops, "the quick suite lacks %s" % op
 
 rows = list(csv.DictReader(open(sys.argv[2])))

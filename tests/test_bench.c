@@ -47,6 +47,10 @@ static void test_phase_correlation(void **state)
     assert_int_equal((long)roofline_pc3d_cached_bytes(small_volume), 4428);
     /* the volume read and written (512) + 2 transforms (3840) */
     assert_int_equal((long)roofline_fft_pair_bytes(small_volume), 4352);
+    /* 8 x 4 images: two f32 inputs (256) + 3 transforms x 2 passes of the
+     * 5 x 4 half spectrum (2 x 160 = 320 each: 1920) + the shift (12) */
+    const int plane[2] = {8, 4};
+    assert_int_equal((long)roofline_pc2d_oneshot_bytes(plane), 2188);
     /* 256^3: 2 x 4 x 2^24 = 134217728 input bytes; the half spectrum is
      * 129 x 256 x 256 complex, 135266304 bytes per pass, 9 passes */
     const int big[3] = {256, 256, 256};
@@ -86,6 +90,7 @@ static void test_bad_sizes(void **state)
     assert_true(roofline_sad_bytes(-1, 5) == 0.0);
     assert_true(roofline_pc3d_oneshot_bytes(zero) == 0.0);
     assert_true(roofline_pc3d_cached_bytes(NULL) == 0.0);
+    assert_true(roofline_pc2d_oneshot_bytes(zero) == 0.0);
     assert_true(roofline_ncc_bytes(0, 3) == 0.0);
     assert_true(roofline_octreg_bytes(zero) == 0.0);
     assert_true(roofline_flow_bytes(0) == 0.0);
