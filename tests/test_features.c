@@ -7,7 +7,8 @@
  *     exactly the K strongest; matching finds planted correspondences;
  *   - OpenCL against the CPU backend: >= 99% of keypoints paired within
  *     0.05 px both ways, descriptors within 1e-3, same nearest neighbours;
- *     and determinism (two runs give identical bytes);
+ *     and determinism (two runs give identical bytes); a window of a
+ *     larger image (stride > width, u8 and f32) gives its dense copy's bytes;
  *   - VLFeat (when configured): >= 95% of VLFeat's keypoints have one of
  *     ours within 1 px and 10% in scale, >= 95% of those with the
  *     orientation within 0.1 rad; repeatability under a rotation and a
@@ -462,6 +463,64 @@ static void test_deterministic(void **state)
     pv_image_free(&a);
 }
 
+/* The image as f32 in [0, 1], stride = width. */
+static pv_image to_f32(const pv_image *src)
+{
+    pv_image out;
+    assert_int_equal(pv_image_alloc(&out, src->width, src->height, PV_PIXEL_F32), PV_OK);
+    for (int y = 0; y < src->height; y++)
+        for (int x = 0; x < src->width; x++)
+            ((float *)out.data)[(size_t)y * src->width + x] =
+                (float)((const uint8_t *)src->data)[(ptrdiff_t)y * src->stride + x] / 255.0f;
+    return out;
+}
+
+/* A window of `whole` (stride > width), without copying. */
+static pv_image window_of(const pv_image *whole, int x0, int y0, int w, int h)
+{
+    pv_image view = *whole;
+    const size_t pixel = whole->type == PV_PIXEL_U8 ? 1 : sizeof(float);
+    view.data = (char *)whole->data + ((size_t)y0 * (size_t)whole->stride + (size_t)x0) * pixel;
+    view.width = w;
+    view.height = h;
+    return view;
+}
+
+static void assert_same_features(const pv_sift_features *a, const pv_sift_features *b)
+{
+    assert_int_equal(a->count, b->count);
+    assert_memory_equal(a->keypoints, b->keypoints, (size_t)a->count * sizeof(pv_sift_keypoint));
+    assert_memory_equal(a->descriptors, b->descriptors, (size_t)a->count * 128 * sizeof(float));
+}
+
+/* A window into a larger image (stride > width) gives exactly the result
+ * of its dense copy, for u8 and f32 input (the OpenCL plan packs the rows
+ * into its pinned staging buffer on the way up). */
+static void test_strided_input(void **state)
+{
+    pv_context *ctx = backend_ctx(state);
+    const int x0 = 30, y0 = 40, w = 220, h = 180;
+    pv_image whole_f = to_f32(&g_venus);
+    pv_image dense[2] = {crop_u8(&g_venus, x0, y0, w, h), {0}};
+    dense[1] = to_f32(&dense[0]);
+    const pv_image views[2] = {window_of(&g_venus, x0, y0, w, h),
+                               window_of(&whole_f, x0, y0, w, h)};
+    pv_sift_plan *plan = NULL;
+    assert_int_equal(pv_sift_plan_create(ctx, w, h, NULL, &plan), PV_OK);
+    for (int i = 0; i < 2; i++) {
+        pv_sift_features a, b;
+        assert_int_equal(pv_sift_detect(plan, &dense[i], &a), PV_OK);
+        assert_int_equal(pv_sift_detect(plan, &views[i], &b), PV_OK);
+        assert_true(a.count > 0);
+        assert_same_features(&a, &b);
+        pv_sift_features_free(&a);
+        pv_sift_features_free(&b);
+        pv_image_free(&dense[i]);
+    }
+    pv_sift_plan_destroy(plan);
+    pv_image_free(&whole_f);
+}
+
 static void test_cl_match_matches_cpu(void **state)
 {
     (void)state;
@@ -746,6 +805,7 @@ int main(void)
         ON_BOTH(test_match_planted),
         ON_BOTH(test_match_ties_and_empty),
         ON_BOTH(test_deterministic),
+        ON_BOTH(test_strided_input),
         cmocka_unit_test(test_cl_matches_cpu),
         cmocka_unit_test(test_cl_match_matches_cpu),
         cmocka_unit_test(test_crosscheck_mode),

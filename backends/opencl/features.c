@@ -1,22 +1,31 @@
 /* OpenCL SIFT: host side of kernels/features.cl.
  *
- * The plan keeps the whole scale space on the device (DoG and Gaussian
- * pyramids as two buffers with per-octave offsets), the candidate and
- * keypoint lists and the descriptor buffer, all sized geometrically and
- * kept between calls.  A detection is enqueued in one go: the first base,
- * per octave one merged row pass and one merged column pass (the
- * downsampling of the previous octave fused into both), then extrema
- * counted per row / scanned / written in key order, keypoints counted per
- * candidate / scanned / scattered in key order in the caller's record
+ * The plan keeps the whole scale space on the device (DoG, Gaussian and
+ * gradient pyramids as buffers with per-octave offsets), the candidate and
+ * keypoint lists, the descriptor buffer and a pinned host staging buffer,
+ * all sized geometrically and kept between calls.  A detection is enqueued
+ * in one go: the input (packed into the stage, DMA'd without a wait), the
+ * first base, per octave one merged row pass and one merged column pass
+ * (the downsampling of the previous octave fused into both; the blur radii
+ * are constants of the plan's program), then extrema counted per row (the
+ * gradient pyramid filled on the way) / scanned / written in key order,
+ * refinement and orientations by one work group per candidate, keypoints
+ * counted / scanned / scattered in key order in the caller's record
  * layout, and descriptors.  Launches are sized by the capacities and exit
  * past the device-side counts, so the host waits once, for the two totals,
- * and then copies the sorted result straight into the arrays it returns.
- * When a list was too short the plan grows and the detection runs again
- * (only on a plan's first calls). */
+ * and then reads the sorted result back in one go (through the stage when
+ * small) into the arrays it returns.  When a list was too short the plan
+ * grows and the detection runs again (only on a plan's first calls). */
+#define _DEFAULT_SOURCE /* madvise */
 #include "opencl.h"
 
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
 
 static const pv_cl_param_default features_defaults[] = {
     {"SIFT_WG_X", 32},         /* image passes: work-group width ...           */
@@ -26,8 +35,10 @@ static const pv_cl_param_default features_defaults[] = {
     {"SIFT_EXT_WG", 64},       /* extrema: items per row group                  */
     {"SIFT_EXT_RUN", 16},      /* extrema: consecutive pixels per item (<= 32)  */
     {"SIFT_SCAN_WG", 256},     /* scan: items of the one scan group             */
-    {"SIFT_KP_WG", 64},        /* refinement + orientation: items per group     */
-    {"SIFT_DESC_SPLIT", 4},    /* descriptor: items per cell (x 16 cells)       */
+    {"SIFT_KP_WG", 64},        /* keypoint counts + scatter: items per group    */
+    {"SIFT_ORI_WG", 32},       /* orientation: items per candidate             */
+    {"SIFT_ORI_GROUPS", 64},   /* orientation: groups per compute unit         */
+    {"SIFT_DESC_SPLIT", 8},    /* descriptor: items per cell (x 16 cells)       */
     {"SIFT_MATCH_WG", 64},     /* matching: queries per group                   */
     {"SIFT_MATCH_TILE", 32},   /* matching: train descriptors per local tile    */
 };
@@ -55,19 +66,20 @@ typedef struct sift_settings {
 
 /* The plan's kernels, looked up once (with the plan's launch parameters). */
 enum {
-    K_PREPARE_U8, K_PREPARE_F32, K_ROWS, K_COLS, K_EXTREMA, K_SCAN, K_KEYPOINTS, K_SCATTER,
-    K_DESCRIPTORS, K_COUNT
+    K_PREPARE_U8, K_PREPARE_F32, K_ROWS, K_COLS, K_EXTREMA, K_SCAN, K_ORIENT, K_BLOCK_COUNTS,
+    K_SCATTER, K_DESCRIPTORS, K_COUNT
 };
 
 static const char *const kernel_names[K_COUNT] = {
     "sift_prepare_u8", "sift_prepare_f32", "sift_blur_rows", "sift_blur_cols", "sift_extrema",
-    "sift_scan", "sift_keypoints", "sift_scatter", "sift_descriptors",
+    "sift_scan", "sift_orient", "sift_block_counts", "sift_scatter", "sift_descriptors",
 };
 
 /* Launch parameters, read once when the plan is made, so the shapes always
  * match the kernels built with them. */
 typedef struct launch_shape {
     int wg_x, wg_y, row_steps, col_steps, ext_wg, ext_run, scan_wg, kp_wg, desc_split;
+    int ori_wg, ori_groups;
 } launch_shape;
 
 typedef struct cl_sift_plan {
@@ -76,17 +88,18 @@ typedef struct cl_sift_plan {
     cl_kernel kernels[K_COUNT];
     int max_radius;            /* over the levels */
     cl_mem weights;            /* level taps, then base taps */
-    cl_mem level_info;         /* int2 (radius, offset) per level */
-    cl_mem base_info;
     cl_mem octave_table;       /* octave_info per octave */
     octave_info octaves[PV_SIFT_MAX_OCTAVES];
     cl_uint row_start[PV_SIFT_MAX_OCTAVES + 1]; /* first row group of each octave */
     cl_mem row_table;          /* row_start on the device */
     cl_mem row_counts;         /* per row group: extrema, then their offsets */
+    cl_mem ext_masks;          /* per row group: the extrema bit masks of pass 0 */
+    cl_uint mask_pitch;        /* masks per row group */
     cl_mem input;              /* the caller's image, dense */
     cl_mem base;               /* the first octave's base level */
     cl_mem rows;               /* row-pass results, levels + 2 planes */
     cl_mem gauss, dog;         /* pyramids */
+    cl_mem grad;               /* gradient (modulus, angle) of every gauss sample */
     cl_mem counters;           /* [0] candidates, [1] keypoints (totals of the scans) */
     /* Candidates, in key order, and per candidate its keypoints. */
     cl_mem candidates, cand_geom, cand_scale, cand_angles, cand_count, block_sums;
@@ -95,6 +108,11 @@ typedef struct cl_sift_plan {
      * in octave pixels for the descriptors, descriptors. */
     cl_mem records, kp_key, kp_geom, descriptors;
     cl_uint keypoint_capacity;
+    /* Pinned, mapped host memory that small inputs and results pass
+     * through (see "pinned stage"). */
+    cl_mem stage;
+    void *stage_host;
+    size_t stage_bytes;
 } cl_sift_plan;
 
 typedef struct kernel_arg {
@@ -116,6 +134,35 @@ static pv_status features_kernel(pv_context *ctx, const char *name, cl_kernel *k
 {
     char options[512] = "";
     pv_status status = pv_cl_param_defines(ctx, "features", options, sizeof options);
+    return status == PV_OK ? pv_cl_kernel(ctx, "features", options, name, kernel) : status;
+}
+
+/* The blur radii and tap offsets as constants of the plan's program (the
+ * kernels unroll their tap loops with them); unused levels get 0. */
+static pv_status blur_defines(pv_context *ctx, const pv_sift_geometry *g, char *buf, size_t size)
+{
+    const int nlevels = g->params.levels + 2;
+    size_t used = strlen(buf);
+    int n = snprintf(buf + used, size - used, " -DSIFT_NLEVELS=%d -DSIFT_RB=%d -DSIFT_OB=%d",
+                     nlevels, g->base_radius, g->level_taps);
+    for (int l = 1; l <= PV_SIFT_MAX_LEVELS + 2 && n >= 0 && (size_t)n < size - used; l++) {
+        used += (size_t)n;
+        n = snprintf(buf + used, size - used, " -DSIFT_R%d=%d -DSIFT_O%d=%d", l,
+                     l <= nlevels ? g->level_radius[l] : 0, l,
+                     l <= nlevels ? g->level_offset[l] : 0);
+    }
+    if (n < 0 || (size_t)n >= size - used)
+        return pv_fail(ctx, PV_ERR_INVALID, "sift: the blur defines overflow");
+    return PV_OK;
+}
+
+static pv_status plan_kernel(pv_context *ctx, const cl_sift_plan *plan, const char *name,
+                             cl_kernel *kernel)
+{
+    char options[1024] = "";
+    pv_status status = pv_cl_param_defines(ctx, "features", options, sizeof options);
+    if (status == PV_OK)
+        status = blur_defines(ctx, &plan->g, options, sizeof options);
     return status == PV_OK ? pv_cl_kernel(ctx, "features", options, name, kernel) : status;
 }
 
@@ -173,15 +220,26 @@ static void release_keypoint_buffers(cl_sift_plan *plan)
     plan->keypoint_capacity = 0;
 }
 
+static void release_stage(pv_context *ctx, cl_sift_plan *plan)
+{
+    if (plan->stage_host)
+        clEnqueueUnmapMemObject(pv_cl_queue(ctx), plan->stage, plan->stage_host, 0, NULL, NULL);
+    pv_cl_release(&plan->stage);
+    plan->stage_host = NULL;
+    plan->stage_bytes = 0;
+}
+
 void pv_cl_sift_destroy(pv_context *ctx, void *opaque)
 {
-    (void)ctx;
     cl_sift_plan *plan = opaque;
     if (!plan)
         return;
-    cl_mem *buffers[] = {&plan->weights, &plan->level_info, &plan->base_info,
+    release_stage(ctx, plan);
+    cl_mem *buffers[] = {&plan->weights,
                          &plan->octave_table, &plan->row_table, &plan->row_counts,
+                         &plan->ext_masks,
                          &plan->input, &plan->base, &plan->rows, &plan->gauss, &plan->dog,
+                         &plan->grad,
                          &plan->counters};
     for (size_t i = 0; i < sizeof buffers / sizeof buffers[0]; i++)
         pv_cl_release(buffers[i]);
@@ -219,13 +277,9 @@ static void layout_octaves(cl_sift_plan *plan, size_t *dog_total, size_t *gauss_
 static pv_status upload_tables(pv_context *ctx, cl_sift_plan *plan, const pv_sift_geometry *g)
 {
     const int nlevels = g->params.levels + 2, base_taps = 2 * g->base_radius + 1;
-    cl_int level_info[2 * (PV_SIFT_MAX_LEVELS + 2)], base_info[2] = {g->base_radius, g->level_taps};
-    for (int l = 1; l <= nlevels; l++) {
-        level_info[2 * (l - 1)] = g->level_radius[l];
-        level_info[2 * (l - 1) + 1] = g->level_offset[l];
+    for (int l = 1; l <= nlevels; l++)
         if (g->level_radius[l] > plan->max_radius)
             plan->max_radius = g->level_radius[l];
-    }
     size_t weight_bytes = (size_t)(g->level_taps + base_taps) * sizeof(float);
     pv_status status = pv_cl_buffer(ctx, CL_MEM_READ_ONLY, weight_bytes, &plan->weights);
     if (status == PV_OK)
@@ -234,14 +288,6 @@ static pv_status upload_tables(pv_context *ctx, cl_sift_plan *plan, const pv_sif
     if (status == PV_OK && g->base_radius > 0)
         status = pv_cl_write(ctx, plan->weights, (size_t)g->level_taps * sizeof(float),
                              (size_t)base_taps * sizeof(float), g->base_weights);
-    if (status == PV_OK)
-        status = pv_cl_buffer(ctx, CL_MEM_READ_ONLY, sizeof level_info, &plan->level_info);
-    if (status == PV_OK)
-        status = pv_cl_write(ctx, plan->level_info, 0, sizeof level_info, level_info);
-    if (status == PV_OK)
-        status = pv_cl_buffer(ctx, CL_MEM_READ_ONLY, sizeof base_info, &plan->base_info);
-    if (status == PV_OK)
-        status = pv_cl_write(ctx, plan->base_info, 0, sizeof base_info, base_info);
     if (status == PV_OK)
         status = pv_cl_buffer(ctx, CL_MEM_READ_ONLY, sizeof plan->octaves, &plan->octave_table);
     if (status == PV_OK)
@@ -258,6 +304,25 @@ static pv_status bytes_of(pv_context *ctx, size_t floats, size_t *bytes)
     if (!pv_size_mul(floats, sizeof(float), bytes))
         return pv_fail(ctx, PV_ERR_NOMEM, "sift_plan_create: the scale space size overflows");
     return PV_OK;
+}
+
+/* One bit per pixel of every DoG row tested for extrema (as one mask per
+ * item and span of the widest octave). */
+static pv_status alloc_masks(pv_context *ctx, cl_sift_plan *plan)
+{
+    const launch_shape *s = &plan->shape;
+    const size_t span = (size_t)s->ext_wg * (size_t)s->ext_run;
+    if (s->ext_wg < 1 || s->ext_run < 1 || s->ext_run > 32)
+        return pv_fail(ctx, PV_ERR_UNSUPPORTED,
+                       "sift: SIFT_EXT_WG %d / SIFT_EXT_RUN %d out of range", s->ext_wg,
+                       s->ext_run);
+    plan->mask_pitch = (cl_uint)(round_up_div((size_t)plan->g.octave_width[0], span) *
+                                 (size_t)s->ext_wg);
+    size_t masks, bytes;
+    if (!pv_size_mul(plan->mask_pitch, plan->row_start[plan->g.octaves], &masks) ||
+        !pv_size_mul(masks, sizeof(cl_uint), &bytes))
+        return pv_fail(ctx, PV_ERR_NOMEM, "sift_plan_create: the extrema masks overflow");
+    return pv_cl_buffer(ctx, CL_MEM_READ_WRITE, bytes, &plan->ext_masks);
 }
 
 static pv_status alloc_pyramids(pv_context *ctx, cl_sift_plan *plan)
@@ -282,11 +347,15 @@ static pv_status alloc_pyramids(pv_context *ctx, cl_sift_plan *plan)
     if (status == PV_OK)
         status = pv_cl_buffer(ctx, CL_MEM_READ_WRITE, bytes, &plan->gauss);
     if (status == PV_OK)
+        status = pv_cl_buffer(ctx, CL_MEM_READ_WRITE, 2 * bytes, &plan->grad);
+    if (status == PV_OK)
         status = pv_cl_buffer(ctx, CL_MEM_READ_WRITE, 2 * sizeof(cl_uint), &plan->counters);
     if (status == PV_OK)
         status = pv_cl_buffer(ctx, CL_MEM_READ_WRITE,
                               (size_t)plan->row_start[g->octaves] * sizeof(cl_uint),
                               &plan->row_counts);
+    if (status == PV_OK)
+        status = alloc_masks(ctx, plan);
     return status;
 }
 
@@ -314,15 +383,17 @@ static pv_status load_shape_and_kernels(pv_context *ctx, cl_sift_plan *plan)
 {
     static const char *const names[] = {"SIFT_WG_X", "SIFT_WG_Y", "SIFT_ROW_STEPS",
                                         "SIFT_COL_STEPS", "SIFT_EXT_WG", "SIFT_EXT_RUN",
-                                        "SIFT_SCAN_WG", "SIFT_KP_WG", "SIFT_DESC_SPLIT"};
+                                        "SIFT_SCAN_WG", "SIFT_KP_WG", "SIFT_DESC_SPLIT",
+                                        "SIFT_ORI_WG", "SIFT_ORI_GROUPS"};
     int *fields[] = {&plan->shape.wg_x, &plan->shape.wg_y, &plan->shape.row_steps,
                      &plan->shape.col_steps, &plan->shape.ext_wg, &plan->shape.ext_run,
-                     &plan->shape.scan_wg, &plan->shape.kp_wg, &plan->shape.desc_split};
+                     &plan->shape.scan_wg, &plan->shape.kp_wg, &plan->shape.desc_split,
+                     &plan->shape.ori_wg, &plan->shape.ori_groups};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         *fields[i] = pv_cl_param(ctx, "features", names[i], 1);
     pv_status status = PV_OK;
     for (int k = 0; k < K_COUNT && status == PV_OK; k++)
-        status = features_kernel(ctx, kernel_names[k], &plan->kernels[k]);
+        status = plan_kernel(ctx, plan, kernel_names[k], &plan->kernels[k]);
     return status;
 }
 
@@ -349,13 +420,80 @@ pv_status pv_cl_sift_create(pv_context *ctx, const pv_sift_geometry *geometry, v
     return PV_OK;
 }
 
+/* --------------------------------------------------------- pinned stage
+ * Pinned, mapped host memory of the plan: small inputs are packed into it
+ * and DMA'd without a wait, small results are DMA'd into it in one go.
+ * Up to STAGE_MAX bytes; larger transfers go through pv_cl_write/read,
+ * whose pinned chunks overlap the DMA with the host copies. */
+#define STAGE_MAX ((size_t)16 << 20)
+#define RESULT_BYTES (sizeof(pv_sift_keypoint) + sizeof(uint64_t) + DESC_SIZE * sizeof(float))
+
+static pv_status ensure_stage(pv_context *ctx, cl_sift_plan *plan, size_t bytes)
+{
+    if (bytes <= plan->stage_bytes)
+        return PV_OK;
+    release_stage(ctx, plan);
+    size_t want = (size_t)plan->keypoint_capacity * RESULT_BYTES;
+    want = want < STAGE_MAX ? want : STAGE_MAX;
+    want = want > bytes ? want : bytes;
+    pv_status status = pv_cl_buffer(ctx, CL_MEM_ALLOC_HOST_PTR | CL_MEM_READ_WRITE, want,
+                                    &plan->stage);
+    if (status != PV_OK)
+        return status;
+    cl_int err;
+    plan->stage_host = clEnqueueMapBuffer(pv_cl_queue(ctx), plan->stage, CL_TRUE,
+                                          CL_MAP_READ | CL_MAP_WRITE, 0, want, 0, NULL, NULL, &err);
+    status = pv_cl_check(ctx, err, "clEnqueueMapBuffer(sift stage)");
+    if (status == PV_OK)
+        plan->stage_bytes = want;
+    else
+        release_stage(ctx, plan);
+    return status;
+}
+
+/* memcpy in pieces over the OpenMP threads. */
+static void copy_parallel(void *dst, const void *src, size_t bytes)
+{
+    const size_t piece = (size_t)256 << 10;
+    const long pieces = (long)((bytes + piece - 1) / piece);
+#ifdef _OPENMP
+#pragma omp parallel for schedule(static) if (pieces > 1)
+#endif
+    for (long i = 0; i < pieces; i++) {
+        const size_t start = (size_t)i * piece;
+        memcpy((char *)dst + start, (const char *)src + start,
+               bytes - start < piece ? bytes - start : piece);
+    }
+}
+
 /* ------------------------------------------------------------ scale space */
+
+/* The caller's image into plan->input: through the stage (a packed copy
+ * on the host, then a DMA the host does not wait for) when it fits. */
+static pv_status upload_image(pv_context *ctx, cl_sift_plan *plan, const pv_image *image)
+{
+    const size_t pixel = pv_pixel_size(image->type), row = (size_t)image->width * pixel;
+    const size_t bytes = row * (size_t)image->height;
+    if (bytes > STAGE_MAX)
+        return pv_cl_write_image(ctx, plan->input, image);
+    pv_status status = ensure_stage(ctx, plan, bytes);
+    if (status != PV_OK)
+        return status;
+    const size_t pitch = (size_t)image->stride * pixel;
+    if (pitch == row)
+        copy_parallel(plan->stage_host, image->data, bytes);
+    else
+        for (int y = 0; y < image->height; y++)
+            memcpy((char *)plan->stage_host + (size_t)y * row,
+                   (const char *)image->data + (size_t)y * pitch, row);
+    return pv_cl_write_async(ctx, plan->input, 0, bytes, plan->stage_host);
+}
 
 static pv_status prepare_input(pv_context *ctx, cl_sift_plan *plan, const pv_image *image,
                                cl_mem target)
 {
     const pv_sift_geometry *g = &plan->g;
-    pv_status status = pv_cl_write_image(ctx, plan->input, image);
+    pv_status status = upload_image(ctx, plan, image);
     if (status != PV_OK)
         return status;
     cl_int in_w = g->width, in_h = g->height, upsample = g->params.first_octave < 0;
@@ -390,9 +528,10 @@ static base_source base_of(const cl_sift_plan *plan, int o)
     return (base_source){plan->gauss, offset, g->octave_width[o - 1], 2};
 }
 
-/* Row pass of nlevels blurs of src into plan->rows. */
+/* Row pass of src into plan->rows: every level's blur, or with `base` the
+ * first octave's base blur. */
 static pv_status blur_rows(pv_context *ctx, cl_sift_plan *plan, const base_source *src,
-                           cl_mem info, cl_int nlevels, cl_int max_radius, int o)
+                           cl_int base, cl_int max_radius, int o)
 {
     const int wg_x = plan->shape.wg_x, wg_y = plan->shape.wg_y;
     const int tile = wg_x * plan->shape.row_steps;
@@ -402,14 +541,13 @@ static pv_status blur_rows(pv_context *ctx, cl_sift_plan *plan, const base_sourc
         {sizeof(cl_mem), &src->buffer}, {sizeof src->offset, &src->offset},
         {sizeof src->pitch, &src->pitch}, {sizeof src->step, &src->step},
         {sizeof(cl_mem), &plan->rows}, {sizeof dst_offset, &dst_offset},
-        {sizeof(cl_mem), &plan->weights}, {sizeof(cl_mem), &info},
-        {sizeof nlevels, &nlevels}, {sizeof max_radius, &max_radius},
-        {sizeof w, &w}, {sizeof h, &h},
+        {sizeof(cl_mem), &plan->weights}, {sizeof base, &base},
+        {sizeof max_radius, &max_radius}, {sizeof w, &w}, {sizeof h, &h},
         {(size_t)wg_y * ((size_t)tile + 2 * (size_t)max_radius) * sizeof(float), NULL},
     };
     size_t local[2] = {(size_t)wg_x, (size_t)wg_y};
     size_t global[2] = {round_up_div((size_t)w, (size_t)tile) * (size_t)wg_x, (size_t)h};
-    return plan_launch(ctx, plan, K_ROWS, args, 13, 2, global, local);
+    return plan_launch(ctx, plan, K_ROWS, args, 12, 2, global, local);
 }
 
 typedef struct cols_job {
@@ -418,8 +556,7 @@ typedef struct cols_job {
     cl_mem dog;
     cl_ulong dog_offset;
     cl_int with_dog;
-    cl_mem info;
-    cl_int nlevels, stored, max_radius;
+    cl_int stored, max_radius;
 } cols_job;
 
 static pv_status blur_cols(pv_context *ctx, cl_sift_plan *plan, const cols_job *job, int o,
@@ -435,14 +572,13 @@ static pv_status blur_cols(pv_context *ctx, cl_sift_plan *plan, const cols_job *
         {sizeof(cl_mem), &job->gauss}, {sizeof job->gauss_offset, &job->gauss_offset},
         {sizeof(cl_mem), &job->dog},   {sizeof job->dog_offset, &job->dog_offset},
         {sizeof job->with_dog, &job->with_dog}, {sizeof(cl_mem), &plan->weights},
-        {sizeof(cl_mem), &job->info},  {sizeof job->nlevels, &job->nlevels},
         {sizeof job->stored, &job->stored}, {sizeof job->max_radius, &job->max_radius},
         {sizeof w, &w}, {sizeof h, &h},
         {(size_t)wg_x * ((size_t)tile + 2 * (size_t)job->max_radius) * sizeof(float), NULL},
     };
     size_t local[2] = {(size_t)wg_x, (size_t)wg_y};
     size_t global[2] = {(size_t)w, round_up_div((size_t)h, (size_t)tile) * (size_t)wg_y};
-    return plan_launch(ctx, plan, K_COLS, args, 18, 2, global, local);
+    return plan_launch(ctx, plan, K_COLS, args, 16, 2, global, local);
 }
 
 /* The first octave's base: the prepared input in `base`, its row pass in
@@ -455,19 +591,17 @@ static pv_status build_first_base(pv_context *ctx, cl_sift_plan *plan, const pv_
     if (status != PV_OK || g->base_radius == 0)
         return status;
     const base_source src = base_of(plan, 0), unused = {plan->rows, 0, 1, 1};
-    status = blur_rows(ctx, plan, &src, plan->base_info, 1, g->base_radius, 0);
-    cols_job job = {plan->base, 0, plan->rows, 0, 0, plan->base_info, 1, 1, g->base_radius};
+    status = blur_rows(ctx, plan, &src, 1, g->base_radius, 0);
+    cols_job job = {plan->base, 0, plan->rows, 0, 0, 1, g->base_radius};
     return status == PV_OK ? blur_cols(ctx, plan, &job, 0, &unused) : status;
 }
 
 static pv_status build_octave(pv_context *ctx, cl_sift_plan *plan, int o)
 {
-    const cl_int nlevels = plan->g.params.levels + 2;
     const base_source base = base_of(plan, o);
-    pv_status status = blur_rows(ctx, plan, &base, plan->level_info, nlevels, plan->max_radius, o);
+    pv_status status = blur_rows(ctx, plan, &base, 0, plan->max_radius, o);
     cols_job job = {plan->gauss, plan->octaves[o].gauss_offset, plan->dog,
-                    plan->octaves[o].dog_offset, 1, plan->level_info, nlevels,
-                    plan->g.params.levels, plan->max_radius};
+                    plan->octaves[o].dog_offset, 1, plan->g.params.levels, plan->max_radius};
     return status == PV_OK ? blur_cols(ctx, plan, &job, o, &base) : status;
 }
 
@@ -484,10 +618,12 @@ static pv_status extrema(pv_context *ctx, cl_sift_plan *plan, cl_int pass)
         {sizeof levels, &levels}, {sizeof threshold, &threshold}, {sizeof pass, &pass},
         {sizeof(cl_mem), &plan->row_counts}, {sizeof(cl_mem), &plan->counters},
         {sizeof(cl_mem), &plan->candidates}, {sizeof capacity, &capacity},
+        {sizeof(cl_mem), &plan->ext_masks}, {sizeof plan->mask_pitch, &plan->mask_pitch},
+        {sizeof(cl_mem), &plan->gauss}, {sizeof(cl_mem), &plan->grad},
     };
     size_t local = (size_t)plan->shape.ext_wg;
     size_t global = (size_t)plan->row_start[plan->g.octaves] * local;
-    return plan_launch(ctx, plan, K_EXTREMA, args, 11, 1, &global, &local);
+    return plan_launch(ctx, plan, K_EXTREMA, args, 15, 1, &global, &local);
 }
 
 /* Exclusive scan of n counts in place; the sum into counters[which]. */
@@ -514,20 +650,37 @@ static size_t keypoint_groups(const cl_sift_plan *plan)
     return round_up_div(plan->candidate_capacity, (size_t)plan->shape.kp_wg);
 }
 
-static pv_status keypoints(pv_context *ctx, cl_sift_plan *plan)
+/* Refinement and orientations: a fixed number of groups (enough to fill
+ * the device) walk the candidate list, whose length only the device knows. */
+static pv_status orientations(pv_context *ctx, cl_sift_plan *plan)
 {
     sift_settings set = settings_of(&plan->g.params);
     cl_uint capacity = plan->candidate_capacity;
     const kernel_arg args[] = {
-        {sizeof(cl_mem), &plan->dog},         {sizeof(cl_mem), &plan->gauss},
+        {sizeof(cl_mem), &plan->dog},         {sizeof(cl_mem), &plan->grad},
         {sizeof(cl_mem), &plan->octave_table}, {sizeof(cl_mem), &plan->candidates},
         {sizeof(cl_mem), &plan->counters},    {sizeof capacity, &capacity},
         {sizeof set, &set},                   {sizeof(cl_mem), &plan->cand_geom},
         {sizeof(cl_mem), &plan->cand_scale},  {sizeof(cl_mem), &plan->cand_angles},
-        {sizeof(cl_mem), &plan->cand_count},  {sizeof(cl_mem), &plan->block_sums},
+        {sizeof(cl_mem), &plan->cand_count},
+    };
+    int units = pv_cl_device_info(ctx)->compute_units;
+    size_t groups = (size_t)(units > 0 ? units : 16) * (size_t)plan->shape.ori_groups;
+    if (groups > capacity)
+        groups = capacity;
+    size_t local = (size_t)plan->shape.ori_wg, global = groups * local;
+    return plan_launch(ctx, plan, K_ORIENT, args, 11, 1, &global, &local);
+}
+
+static pv_status block_counts(pv_context *ctx, cl_sift_plan *plan)
+{
+    cl_uint capacity = plan->candidate_capacity;
+    const kernel_arg args[] = {
+        {sizeof(cl_mem), &plan->counters}, {sizeof capacity, &capacity},
+        {sizeof(cl_mem), &plan->cand_count}, {sizeof(cl_mem), &plan->block_sums},
     };
     size_t local = (size_t)plan->shape.kp_wg, global = keypoint_groups(plan) * local;
-    return plan_launch(ctx, plan, K_KEYPOINTS, args, 12, 1, &global, &local);
+    return plan_launch(ctx, plan, K_BLOCK_COUNTS, args, 4, 1, &global, &local);
 }
 
 static pv_status scatter(pv_context *ctx, cl_sift_plan *plan)
@@ -552,7 +705,7 @@ static pv_status describe(pv_context *ctx, cl_sift_plan *plan)
     cl_float magnif = plan->g.params.magnif;
     cl_uint kp_capacity = plan->keypoint_capacity;
     const kernel_arg args[] = {
-        {sizeof(cl_mem), &plan->gauss},    {sizeof(cl_mem), &plan->octave_table},
+        {sizeof(cl_mem), &plan->grad},     {sizeof(cl_mem), &plan->octave_table},
         {sizeof(cl_mem), &plan->kp_geom},  {sizeof(cl_mem), &plan->kp_key},
         {sizeof magnif, &magnif},          {sizeof(cl_mem), &plan->counters},
         {sizeof kp_capacity, &kp_capacity}, {sizeof(cl_mem), &plan->descriptors},
@@ -643,7 +796,9 @@ static pv_status enqueue_detection(pv_context *ctx, cl_sift_plan *plan, const pv
     if (status == PV_OK)
         status = extrema(ctx, plan, 1);
     if (status == PV_OK)
-        status = keypoints(ctx, plan);
+        status = orientations(ctx, plan);
+    if (status == PV_OK)
+        status = block_counts(ctx, plan);
     if (status == PV_OK)
         status = scan(ctx, plan, plan->block_sums, (cl_uint)keypoint_groups(plan), 1);
     if (status == PV_OK)
@@ -653,6 +808,24 @@ static pv_status enqueue_detection(pv_context *ctx, cl_sift_plan *plan, const pv
     return status;
 }
 
+/* A large result array is a fresh mapping on every call (beyond malloc's
+ * mmap threshold): filling it page by page costs a fault per 4 KiB, which
+ * at 8K is a good part of the download.  Transparent huge pages, where the
+ * system offers them on request, take one fault per 2 MiB. */
+static void advise_huge_pages(void *p, size_t bytes)
+{
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+    const uintptr_t huge = (uintptr_t)2 << 20;
+    const uintptr_t start = ((uintptr_t)p + huge - 1) & ~(huge - 1);
+    const uintptr_t end = ((uintptr_t)p + bytes) & ~(huge - 1);
+    if (end > start)
+        madvise((void *)start, end - start, MADV_HUGEPAGE); /* a hint: failure is harmless */
+#else
+    (void)p;
+    (void)bytes;
+#endif
+}
+
 static pv_status alloc_raw(pv_context *ctx, cl_uint count, pv_sift_raw *raw)
 {
     size_t n = count > 0 ? count : 1;
@@ -660,6 +833,8 @@ static pv_status alloc_raw(pv_context *ctx, cl_uint count, pv_sift_raw *raw)
     raw->keys = malloc(n * sizeof *raw->keys);
     raw->descriptors = malloc(n * DESC_SIZE * sizeof(float));
     raw->count = (int)count;
+    if (raw->descriptors)
+        advise_huge_pages(raw->descriptors, n * DESC_SIZE * sizeof(float));
     if (raw->keypoints && raw->keys && raw->descriptors)
         return PV_OK;
     free(raw->keypoints);
@@ -669,19 +844,54 @@ static pv_status alloc_raw(pv_context *ctx, cl_uint count, pv_sift_raw *raw)
     return pv_fail(ctx, PV_ERR_NOMEM, "sift_detect: no memory for %u keypoints", count);
 }
 
-/* The result, already in key order and in the caller's layout: three
- * copies straight into the arrays handed to the front end. */
-static pv_status download(pv_context *ctx, cl_sift_plan *plan, cl_uint count, pv_sift_raw *raw)
+/* The three arrays DMA'd into the stage back to back, one wait, then
+ * copied out: one synchronisation instead of three blocking reads through
+ * the driver's pageable path. */
+static pv_status read_staged(pv_context *ctx, cl_sift_plan *plan, cl_uint count, pv_sift_raw *raw)
 {
-    pv_status status = alloc_raw(ctx, count, raw);
-    if (status != PV_OK || count == 0)
+    const size_t kp = count * sizeof *raw->keypoints, keys = count * sizeof *raw->keys;
+    const size_t desc = (size_t)count * DESC_SIZE * sizeof(float);
+    pv_status status = ensure_stage(ctx, plan, kp + keys + desc);
+    char *at = plan->stage_host;
+    if (status == PV_OK)
+        status = pv_cl_read_async(ctx, plan->records, 0, kp, at);
+    if (status == PV_OK)
+        status = pv_cl_read_async(ctx, plan->kp_key, 0, keys, at + kp);
+    if (status == PV_OK)
+        status = pv_cl_read_async(ctx, plan->descriptors, 0, desc, at + kp + keys);
+    if (status == PV_OK)
+        status = pv_cl_finish(ctx);
+    if (status != PV_OK)
         return status;
-    status = pv_cl_read(ctx, plan->records, 0, count * sizeof *raw->keypoints, raw->keypoints);
+    memcpy(raw->keypoints, at, kp);
+    memcpy(raw->keys, at + kp, keys);
+    copy_parallel(raw->descriptors, at + kp + keys, desc);
+    return PV_OK;
+}
+
+static pv_status read_direct(pv_context *ctx, cl_sift_plan *plan, cl_uint count, pv_sift_raw *raw)
+{
+    pv_status status =
+        pv_cl_read(ctx, plan->records, 0, count * sizeof *raw->keypoints, raw->keypoints);
     if (status == PV_OK)
         status = pv_cl_read(ctx, plan->kp_key, 0, count * sizeof *raw->keys, raw->keys);
     if (status == PV_OK)
         status = pv_cl_read(ctx, plan->descriptors, 0, (size_t)count * DESC_SIZE * sizeof(float),
                             raw->descriptors);
+    return status;
+}
+
+/* The result, already in key order and in the caller's layout, into the
+ * arrays handed to the front end. */
+static pv_status download(pv_context *ctx, cl_sift_plan *plan, cl_uint count, pv_sift_raw *raw)
+{
+    pv_status status = alloc_raw(ctx, count, raw);
+    if (status != PV_OK || count == 0)
+        return status;
+    if ((size_t)count * RESULT_BYTES <= STAGE_MAX)
+        status = read_staged(ctx, plan, count, raw);
+    else
+        status = read_direct(ctx, plan, count, raw);
     if (status != PV_OK) {
         free(raw->keypoints);
         free(raw->keys);

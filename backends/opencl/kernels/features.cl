@@ -8,10 +8,14 @@
  *   SIFT_EXT_WG               extrema: work items per row group
  *   SIFT_EXT_RUN              extrema: consecutive pixels per item (<= 32)
  *   SIFT_SCAN_WG              scan: work items of the single scan group
- *   SIFT_KP_WG                keypoint kernel: work items per group
+ *   SIFT_KP_WG                keypoint counts / scatter: work items per group
+ *   SIFT_ORI_WG               orientation: work items per candidate
  *   SIFT_DESC_SPLIT           descriptor: work items per spatial cell (16 cells)
  *   SIFT_MATCH_WG             matching: queries per group
  *   SIFT_MATCH_TILE           matching: train descriptors staged per step
+ *   SIFT_ORI_GROUPS           (host only) orientation groups per compute unit
+ * and, for a plan's program, the blur radii and tap offsets (see "blur
+ * radii" below).
  *
  * Planes are dense (x fastest).  The scale space of every octave stays on
  * the device: the DoG and Gaussian pyramids are single buffers with
@@ -19,13 +23,15 @@
  *
  * The detection runs without atomics and without the host in the middle:
  * extrema are counted per row, scanned and written in key order; the
- * keypoint kernel counts per candidate, a scan places them, and the scatter
- * writes the final records in key order, so no sort is needed anywhere and
- * launches past the (device-side) counts exit at once.
+ * orientation kernel counts keypoints per candidate, a scan places them,
+ * and the scatter writes the final records in key order, so no sort is
+ * needed anywhere and launches past the (device-side) counts exit at once.
  *
  * The CPU backend (backends/cpu/features.c) does the same float operations
  * in the same order; contraction into fma is off so the blur, the DoG and
- * the refinement agree to the last bit where the device honours it. */
+ * the refinement agree to the last bit where the device honours it.  The
+ * orientation histogram groups the same terms differently (see
+ * sift_orient); it agrees to float rounding. */
 #pragma OPENCL FP_CONTRACT OFF
 
 #define ROW_TILE (SIFT_WG_X * SIFT_ROW_STEPS)
@@ -78,21 +84,66 @@ __kernel void sift_prepare_##SUFFIX(__global const TYPE *src, __global float *ds
 DEFINE_PREPARE(u8, uchar)
 DEFINE_PREPARE(f32, float)
 
+/* --------------------------------------------------------- blur radii
+ * The plan builds its program with every level's radius and tap offset
+ * as constants (SIFT_R<l>, SIFT_O<l> for l = 1 .. 10, SIFT_NLEVELS of
+ * them used; SIFT_RB, SIFT_OB for the first octave's base blur), so the
+ * tap loops unroll: each tap becomes a local load at a fixed offset and a
+ * multiply by a weight at a fixed constant address, and the row pass's
+ * levels share the loads of the samples they have in common.  The sums
+ * run in the same order as before (tap 0 .. 2r), so the results do not
+ * change.  Programs built without a plan (matching) get dummies. */
+#ifndef SIFT_NLEVELS
+#define SIFT_NLEVELS 1
+#define SIFT_RB 1
+#define SIFT_OB 0
+#define SIFT_R1 1
+#define SIFT_O1 0
+#define SIFT_R2 0
+#define SIFT_O2 0
+#define SIFT_R3 0
+#define SIFT_O3 0
+#define SIFT_R4 0
+#define SIFT_O4 0
+#define SIFT_R5 0
+#define SIFT_O5 0
+#define SIFT_R6 0
+#define SIFT_O6 0
+#define SIFT_R7 0
+#define SIFT_O7 0
+#define SIFT_R8 0
+#define SIFT_O8 0
+#define SIFT_R9 0
+#define SIFT_O9 0
+#define SIFT_R10 0
+#define SIFT_O10 0
+#endif
+#define FOR_LEVELS(DO) DO(1) DO(2) DO(3) DO(4) DO(5) DO(6) DO(7) DO(8) DO(9) DO(10)
+
+/* sum_k w[k] c[(k - r) stride], k = 0 .. 2r, in that order. */
+static float taps(__local const float *c, int stride, __constant const float *wl, const int r)
+{
+    float acc = 0.0f;
+#pragma unroll
+    for (int k = 0; k <= 2 * r; k++)
+        acc += wl[k] * c[(k - r) * stride];
+    return acc;
+}
+
 /* ------------------------------------------------------- merged row pass
- * All `nlevels` blurs of one base plane in one launch (the paper's merged
- * computation of an octave's scales): the input span of a tile row is
- * staged once in local memory and every level's taps run over it.
- * info[l] = (radius, offset into weights) of level l; max_radius bounds
- * them.  dst plane l starts at dst + l * w * h.  `tile` holds SIFT_WG_Y *
+ * All SIFT_NLEVELS blurs of one base plane in one launch (the paper's
+ * merged computation of an octave's scales), or with `base` set the first
+ * octave's base blur alone: the input span of a tile row is staged once in
+ * local memory and every level's taps run over it.  max_radius bounds the
+ * radii.  dst plane l starts at dst + l * w * h.  `tile` holds SIFT_WG_Y *
  * (ROW_TILE + 2 max_radius) floats.  The base sample (x, y) is
  * src[src_offset + step y pitch + step x]: step 2 reads the previous
  * octave's level S directly (the downsampling fused into this pass).
  * Global size: (ceil(w / ROW_TILE) * SIFT_WG_X, h). */
 __kernel __attribute__((reqd_work_group_size(SIFT_WG_X, SIFT_WG_Y, 1)))
 void sift_blur_rows(__global const float *src, ulong src_offset, int pitch, int step,
-                    __global float *dst, ulong dst_offset, __constant float *weights,
-                    __constant int2 *info, int nlevels, int max_radius, int w, int h,
-                    __local float *tile)
+                    __global float *dst, ulong dst_offset, __constant float *weights, int base,
+                    int max_radius, int w, int h, __local float *tile)
 {
     const int lx = get_local_id(0);
     const int x0 = get_group_id(0) * ROW_TILE;
@@ -106,19 +157,57 @@ void sift_blur_rows(__global const float *src, ulong src_offset, int pitch, int 
     if (y >= h)
         return;
     const size_t plane = (size_t)w * (size_t)h;
-    for (int l = 0; l < nlevels; l++) {
-        const int r = info[l].x;
-        __constant float *wl = weights + info[l].y;
-        for (int s = 0; s < SIFT_ROW_STEPS; s++) {
-            const int offset = lx + s * SIFT_WG_X;
-            if (x0 + offset >= w)
-                break;
-            float acc = 0.0f;
-            for (int k = 0; k <= 2 * r; k++)
-                acc += wl[k] * line[offset + max_radius - r + k];
-            dst[dst_offset + (size_t)l * plane + (size_t)y * (size_t)w + x0 + offset] = acc;
+    for (int s = 0; s < SIFT_ROW_STEPS; s++) {
+        const int offset = lx + s * SIFT_WG_X;
+        if (x0 + offset >= w)
+            break;
+        __local const float *c = line + offset + max_radius;
+        __global float *out = dst + dst_offset + (size_t)y * (size_t)w + x0 + offset;
+        if (base) {
+            *out = taps(c, 1, weights + SIFT_OB, SIFT_RB);
+            continue;
         }
+#define ROW_LEVEL(L)                                                                     \
+        if (L <= SIFT_NLEVELS)                                                           \
+            out[(size_t)(L - 1) * plane] = taps(c, 1, weights + SIFT_O##L, SIFT_R##L);
+        FOR_LEVELS(ROW_LEVEL)
+#undef ROW_LEVEL
     }
+}
+
+/* The outputs of one level in the column pass: its row-pass plane staged
+ * in `tile`, the column taps, the DoG against the previous level (held in
+ * prev), the stores. */
+typedef struct col_job {
+    __global float *gauss, *dog;
+    ulong gauss_offset, dog_offset;
+    size_t plane;
+    int w, h, x, xc, y0, max_radius, with_dog, stored;
+} col_job;
+
+static void col_level(const col_job *j, __global const float *in, __local float *tile, int l,
+                      __constant const float *wl, const int r, float *prev)
+{
+    const int lx = get_local_id(0), ly = get_local_id(1);
+    const int span = COL_TILE + 2 * j->max_radius;
+    for (int i = ly; i < span; i += SIFT_WG_Y)
+        tile[i * SIFT_WG_X + lx] =
+            in[(size_t)clamp(j->y0 - j->max_radius + i, 0, j->h - 1) * (size_t)j->w + j->xc];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int s = 0; s < SIFT_COL_STEPS; s++) {
+        const int offset = ly + s * SIFT_WG_Y;
+        const float acc = taps(tile + (offset + j->max_radius) * SIFT_WG_X + lx, SIFT_WG_X, wl, r);
+        const int y = j->y0 + offset;
+        if (j->x < j->w && y < j->h) {
+            const size_t at = (size_t)y * (size_t)j->w + j->x;
+            if (j->with_dog)
+                j->dog[j->dog_offset + (size_t)l * j->plane + at] = acc - prev[s];
+            if (l < j->stored)
+                j->gauss[j->gauss_offset + (size_t)l * j->plane + at] = acc;
+        }
+        prev[s] = acc;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
 }
 
 /* ---------------------------------------------------- merged column pass
@@ -126,54 +215,37 @@ void sift_blur_rows(__global const float *src, ulong src_offset, int pitch, int 
  * time; each work item keeps its previous level in registers so the DoG
  * (g_l - g_(l-1), with g_0 the base) costs no extra read.  Levels 1 .. S
  * are stored (gradients, next octave), levels S+1, S+2 only feed the DoG.
- * With dog == 0 (the base blur): one level, written to gauss.  The base
- * sample (x, y) is base[base_offset + step y pitch + step x] (as in the row
- * pass: step 2 reads the previous octave's level S).
+ * With with_dog == 0 (the base blur): one level, written to gauss.  The
+ * base sample (x, y) is base[base_offset + step y pitch + step x] (as in
+ * the row pass: step 2 reads the previous octave's level S).
  * Global size: (w, ceil(h / COL_TILE) * SIFT_WG_Y). */
 __kernel __attribute__((reqd_work_group_size(SIFT_WG_X, SIFT_WG_Y, 1)))
 void sift_blur_cols(__global const float *rows, __global const float *base, ulong base_offset,
-                    int base_pitch, int base_step, __global float *gauss, ulong gauss_offset, __global float *dog,
-                    ulong dog_offset, int with_dog, __constant float *weights,
-                    __constant int2 *info, int nlevels, int stored, int max_radius, int w, int h,
+                    int base_pitch, int base_step, __global float *gauss, ulong gauss_offset,
+                    __global float *dog, ulong dog_offset, int with_dog,
+                    __constant float *weights, int stored, int max_radius, int w, int h,
                     __local float *tile)
 {
-    const int lx = get_local_id(0), ly = get_local_id(1);
     const int x = get_global_id(0);
-    const int y0 = get_group_id(1) * COL_TILE;
-    const int span = COL_TILE + 2 * max_radius;
-    const int xc = min(x, w - 1);
-    const size_t plane = (size_t)w * (size_t)h;
+    col_job j = {gauss, dog, gauss_offset, dog_offset, (size_t)w * (size_t)h, w, h, x,
+                 min(x, w - 1), get_group_id(1) * COL_TILE, max_radius, with_dog, stored};
     float prev[SIFT_COL_STEPS];
     for (int s = 0; s < SIFT_COL_STEPS; s++) {
-        const int y = min(y0 + ly + s * SIFT_WG_Y, h - 1);
+        const int y = min(j.y0 + (int)get_local_id(1) + s * SIFT_WG_Y, h - 1);
         prev[s] = with_dog ? base[base_offset + (size_t)(base_step * y) * (size_t)base_pitch +
-                                  (size_t)(base_step * xc)]
+                                  (size_t)(base_step * j.xc)]
                            : 0.0f;
     }
-    for (int l = 0; l < nlevels; l++) {
-        __global const float *in = rows + (size_t)l * plane;
-        for (int i = ly; i < span; i += SIFT_WG_Y)
-            tile[i * SIFT_WG_X + lx] = in[(size_t)clamp(y0 - max_radius + i, 0, h - 1) * (size_t)w + xc];
-        barrier(CLK_LOCAL_MEM_FENCE);
-        const int r = info[l].x;
-        __constant float *wl = weights + info[l].y;
-        for (int s = 0; s < SIFT_COL_STEPS; s++) {
-            const int offset = ly + s * SIFT_WG_Y;
-            float acc = 0.0f;
-            for (int k = 0; k <= 2 * r; k++)
-                acc += wl[k] * tile[(offset + max_radius - r + k) * SIFT_WG_X + lx];
-            const int y = y0 + offset;
-            if (x < w && y < h) {
-                const size_t at = (size_t)y * (size_t)w + x;
-                if (with_dog)
-                    dog[dog_offset + (size_t)l * plane + at] = acc - prev[s];
-                if (l < stored)
-                    gauss[gauss_offset + (size_t)l * plane + at] = acc;
-            }
-            prev[s] = acc;
-        }
-        barrier(CLK_LOCAL_MEM_FENCE);
+    if (!with_dog) {
+        col_level(&j, rows, tile, 0, weights + SIFT_OB, SIFT_RB, prev);
+        return;
     }
+#define COL_LEVEL(L)                                                                     \
+    if (L <= SIFT_NLEVELS)                                                               \
+        col_level(&j, rows + (size_t)(L - 1) * j.plane, tile, L - 1, weights + SIFT_O##L, \
+                  SIFT_R##L, prev);
+    FOR_LEVELS(COL_LEVEL)
+#undef COL_LEVEL
 }
 
 /* Per octave: (width, height) and the plane offsets of its DoG and
@@ -182,6 +254,21 @@ typedef struct octave_info {
     int w, h;
     ulong dog_offset, gauss_offset;
 } octave_info;
+
+/* ------------------------------------------------------------ gradients */
+
+/* Central differences inside, one-sided at the borders (VLFeat). */
+static void gradient_at(__global const float *level, int w, int h, int x, int y, float *mod,
+                        float *ang)
+{
+    __global const float *p = level + (size_t)y * (size_t)w + x;
+    const float gx = x == 0 ? p[1] - p[0] : x == w - 1 ? p[0] - p[-1] : 0.5f * (p[1] - p[-1]);
+    const float gy = y == 0 ? p[w] - p[0] : y == h - 1 ? p[0] - p[-w] : 0.5f * (p[w] - p[-w]);
+    const float a = atan2(gy, gx);
+    *mod = sqrt(gx * gx + gy * gy);
+    *ang = a < 0.0f ? a + TWO_PI_F : a;
+}
+
 
 /* --------------------------------------------------------------- extrema
  * Strict maxima (>= threshold) or minima (<= -threshold) over the 26
@@ -192,9 +279,10 @@ typedef struct octave_info {
  * is the key order.  Pass 0 counts each row's extrema into rows[g];
  * sift_scan turns the counts into offsets (the total into counters[0]);
  * pass 1 writes them in x order, skipping rows without any.
- * Within a row, item i takes SIFT_EXT_RUN consecutive pixels of each span
- * of SIFT_EXT_WG * SIFT_EXT_RUN, keeps a bit mask of its extrema, and a
- * local scan of the items' counts places them.
+ * Within a row, item i owns SIFT_EXT_RUN consecutive pixels of each span
+ * of SIFT_EXT_WG * SIFT_EXT_RUN as a bit mask of its extrema (the pixels
+ * themselves are tested in a coalesced order, see span_mask), and a local
+ * scan of the items' counts places them.
  * Global size: (groups * SIFT_EXT_WG). */
 #define EXT_SPAN (SIFT_EXT_WG * SIFT_EXT_RUN)
 
@@ -234,13 +322,44 @@ static uint group_scan(__local uint *buf, uint v, int lid, int size, uint *total
     return inclusive - v;
 }
 
+/* The extremum bits of one span of a row: the items test consecutive
+ * pixels (coalesced loads: x = x0 + i SIFT_EXT_WG + lid), the flags are
+ * turned around in local memory, and item lid gets the bits of its run of
+ * SIFT_EXT_RUN consecutive pixels x0 + lid SIFT_EXT_RUN + i (bit i). */
+static uint span_mask(__global const float *d, size_t plane, int w, int x0, float threshold,
+                      __local uchar *flags, int lid)
+{
+    for (int i = 0; i < SIFT_EXT_RUN; i++) {
+        const int x = x0 + i * SIFT_EXT_WG + lid;
+        flags[i * SIFT_EXT_WG + lid] =
+            x >= 1 && x < w - 1 && is_extremum(d + x, plane, w, d[x], threshold);
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    uint mask = 0;
+    for (int i = 0; i < SIFT_EXT_RUN; i++)
+        mask |= (uint)flags[lid * SIFT_EXT_RUN + i] << i;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    return mask;
+}
+
+/* Pass 0 also keeps every item's run mask of every span in
+ * masks[g * mask_pitch + span * SIFT_EXT_WG + lid], so pass 1 only reads
+ * the masks of the rows that have extrema instead of testing again; and,
+ * since its row groups cover every row of every stored Gaussian level
+ * (DoG level l <-> Gaussian level l - 1), it fills the gradient pyramid
+ * on the way: grad has the Gaussian pyramid's layout, (modulus, angle)
+ * per sample, so the orientation and descriptor kernels read every
+ * pixel's gradient instead of computing it once per window and descriptor
+ * cell that covers it. */
 __kernel __attribute__((reqd_work_group_size(SIFT_EXT_WG, 1, 1)))
 void sift_extrema(__global const float *dog, __constant octave_info *octaves, int octave_count,
                   __constant uint *row_start, int levels, float threshold, int pass,
                   __global uint *rows, __global const uint *counters,
-                  __global int4 *candidates, uint capacity)
+                  __global int4 *candidates, uint capacity, __global uint *masks,
+                  uint mask_pitch, __global const float *gauss, __global float2 *grad)
 {
     __local uint buf[2 * SIFT_EXT_WG];
+    __local uchar flags[EXT_SPAN];
     const uint g = get_group_id(0);
     const int lid = get_local_id(0);
     int o = 0;
@@ -249,31 +368,38 @@ void sift_extrema(__global const float *dog, __constant octave_info *octaves, in
     const int w = octaves[o].w, h = octaves[o].h;
     const int r = (int)(g - row_start[o]), level = r / h + 1, y = r % h;
     const size_t plane = (size_t)w * (size_t)h;
-    uint next = 0, found = 0;
-    if (pass == 1) {
-        next = rows[g];
-        const uint end = g + 1 < row_start[octave_count] ? rows[g + 1] : counters[0];
-        if (end == next)
-            return;
-    }
-    __global const float *d = dog + octaves[o].dog_offset + (size_t)level * plane + (size_t)y * (size_t)w;
-    const int inside = y >= 1 && y < h - 1;
-    for (int x0 = 0; x0 < w; x0 += EXT_SPAN) {
-        const int xs = x0 + lid * SIFT_EXT_RUN;
-        uint mask = 0;
-        if (inside)
-            for (int i = 0; i < SIFT_EXT_RUN; i++) {
-                const int x = xs + i;
-                if (x >= 1 && x < w - 1 && is_extremum(d + x, plane, w, d[x], threshold))
-                    mask |= 1u << i;
-            }
-        const uint n = popcount(mask);
-        if (pass == 0) {
-            found += n;
-            continue;
+    __global uint *row_masks = masks + (size_t)g * mask_pitch + lid;
+    if (pass == 0) {
+        const size_t at = octaves[o].gauss_offset + (size_t)(level - 1) * plane;
+        for (int x = lid; x < w; x += SIFT_EXT_WG) {
+            float mod, ang;
+            gradient_at(gauss + at, w, h, x, y, &mod, &ang);
+            grad[at + (size_t)y * (size_t)w + x] = (float2)(mod, ang);
         }
+        uint found = 0;
+        __global const float *d =
+            dog + octaves[o].dog_offset + (size_t)level * plane + (size_t)y * (size_t)w;
+        if (y >= 1 && y < h - 1)
+            for (int x0 = 0, span = 0; x0 < w; x0 += EXT_SPAN, span++) {
+                const uint mask = span_mask(d, plane, w, x0, threshold, flags, lid);
+                row_masks[span * SIFT_EXT_WG] = mask;
+                found += popcount(mask);
+            }
         uint total;
-        uint at = next + group_scan(buf, n, lid, SIFT_EXT_WG, &total);
+        group_scan(buf, found, lid, SIFT_EXT_WG, &total);
+        if (lid == 0)
+            rows[g] = total;
+        return;
+    }
+    uint next = rows[g];
+    const uint end = g + 1 < row_start[octave_count] ? rows[g + 1] : counters[0];
+    if (end == next)
+        return;
+    for (int x0 = 0, span = 0; x0 < w; x0 += EXT_SPAN, span++) {
+        const int xs = x0 + lid * SIFT_EXT_RUN;
+        const uint mask = row_masks[span * SIFT_EXT_WG];
+        uint total;
+        uint at = next + group_scan(buf, popcount(mask), lid, SIFT_EXT_WG, &total);
         for (int i = 0; i < SIFT_EXT_RUN; i++)
             if (mask & (1u << i)) {
                 if (at < capacity)
@@ -281,12 +407,6 @@ void sift_extrema(__global const float *dog, __constant octave_info *octaves, in
                 at++;
             }
         next += total;
-    }
-    if (pass == 0) {
-        uint total;
-        group_scan(buf, found, lid, SIFT_EXT_WG, &total);
-        if (lid == 0)
-            rows[g] = total;
     }
 }
 
@@ -385,61 +505,30 @@ static void solve_offset(const dog_fit *f, float b[3])
             b[ii] -= b[i] * a[ii][i];
 }
 
-/* Central differences inside, one-sided at the borders (VLFeat). */
-static void gradient_at(__global const float *level, int w, int h, int x, int y, float *mod,
-                        float *ang)
-{
-    __global const float *p = level + (size_t)y * (size_t)w + x;
-    const float gx = x == 0 ? p[1] - p[0] : x == w - 1 ? p[0] - p[-1] : 0.5f * (p[1] - p[-1]);
-    const float gy = y == 0 ? p[w] - p[0] : y == h - 1 ? p[0] - p[-w] : 0.5f * (p[w] - p[-w]);
-    const float a = atan2(gy, gx);
-    *mod = sqrt(gx * gx + gy * gy);
-    *ang = a < 0.0f ? a + TWO_PI_F : a;
-}
 
-static void orientation_histogram(__global const float *level, int w, int h, float x, float y,
-                                  float sigma, float window, float *hist)
-{
-    const int xi = (int)(x + 0.5f), yi = (int)(y + 0.5f);
-    const float sigmaw = window * sigma;
-    const int W = (int)fmax(floor(3.0f * sigmaw), 1.0f);
-    const float limit = (float)(W * W) + 0.6f, denom = 2.0f * sigmaw * sigmaw;
-    for (int i = 0; i < ORI_BINS; i++)
-        hist[i] = 0.0f;
-    for (int ys = max(-W, -yi); ys <= W && ys <= h - 1 - yi; ys++)
-        for (int xs = max(-W, -xi); xs <= W && xs <= w - 1 - xi; xs++) {
-            const float dx = (float)(xi + xs) - x, dy = (float)(yi + ys) - y;
-            const float r2 = dx * dx + dy * dy;
-            if (r2 >= limit)
-                continue;
-            float mod, ang;
-            gradient_at(level, w, h, xi + xs, yi + ys, &mod, &ang);
-            const float wgt = exp(-r2 / denom) * mod;
-            const float fbin = (float)ORI_BINS * ang / TWO_PI_F;
-            const int bin = (int)floor(fbin - 0.5f);
-            const float rbin = fbin - (float)bin - 0.5f;
-            hist[(bin + ORI_BINS) % ORI_BINS] += (1.0f - rbin) * wgt;
-            hist[(bin + 1) % ORI_BINS] += rbin * wgt;
-        }
-    for (int iter = 0; iter < 6; iter++) {
-        float prev = hist[ORI_BINS - 1];
-        const float first = hist[0];
-        int i;
-        for (i = 0; i < ORI_BINS - 1; i++) {
-            const float next = (prev + hist[i] + hist[i + 1]) / 3.0f;
-            prev = hist[i];
-            hist[i] = next;
-        }
-        hist[i] = (prev + hist[i] + first) / 3.0f;
-    }
-}
 
-/* Refinement (up to 5 moves), contrast and edge tests, then up to 4
- * orientations of candidate `cand`; returns their number.  geom = (x, y,
- * sigma in octave pixels, response), *scale = level + offset. */
-static int keypoint_of(__global const float *dog, __global const float *gauss,
-                       __constant octave_info *octaves, int4 cand, sift_settings set,
-                       float4 *geom, float *scale, float4 *angles)
+/* ------------------------------------------------------ orientation
+ * One group of SIFT_ORI_WG items per candidate.  Every item refines the
+ * candidate (same loads, same arithmetic: the result is uniform over the
+ * group, so no barrier is needed to share it).  The window's samples are
+ * dealt to the items in turn (sample i to item i mod SIFT_ORI_WG, so
+ * neighbouring items read neighbouring pixels); each item adds its
+ * samples, in raster order, to its own histogram column in local memory,
+ * and bin b is then the sum of the columns in item order.  A fixed
+ * grouping of the serial loop's terms: deterministic, and within float
+ * rounding of the CPU's histogram, while the window's work is spread over
+ * the group instead of one work item. */
+#define ORI_LANES SIFT_ORI_WG
+#define ORI_PITCH (ORI_LANES + 1) /* a row per bin, padded: the column sums hit all banks */
+
+typedef struct refined_point {
+    float4 geom;   /* x, y, sigma (octave pixels), response */
+    float scale;   /* level + offset */
+} refined_point;
+
+/* Refinement (up to 5 moves), contrast and edge tests; 0 if rejected. */
+static int refine(__global const float *dog, __constant octave_info *octaves, int4 cand,
+                  sift_settings set, refined_point *out)
 {
     const int o = cand.w, level = cand.z;
     const int w = octaves[o].w, h = octaves[o].h;
@@ -467,16 +556,79 @@ static int keypoint_of(__global const float *dog, __global const float *gauss,
                      score >= 0.0f && fabs(b[0]) < 1.5f && fabs(b[1]) < 1.5f &&
                      fabs(b[2]) < 1.5f && xn >= 0.0f && xn <= (float)(w - 1) && yn >= 0.0f &&
                      yn <= (float)(h - 1) && sn >= 0.0f && sn <= (float)(set.levels + 2);
-    if (!good)
-        return 0;
-    const float sigma = set.sigma0 * exp2(sn / (float)set.levels);
-    float hist[ORI_BINS];
-    orientation_histogram(gauss + octaves[o].gauss_offset + (size_t)(level - 1) * (size_t)plane,
-                          w, h, xn, yn, sigma, set.ori_window, hist);
+    out->geom = (float4)(xn, yn, set.sigma0 * exp2(sn / (float)set.levels), val);
+    out->scale = sn;
+    return good;
+}
+
+/* The raw 36-bin histogram of the window around p into hist. */
+static void orientation_bins(__global const float2 *grad, int w, int h, float4 p,
+                             float window, __local float *columns, __local float *hist)
+{
+    const int lid = get_local_id(0);
+    const float x = p.x, y = p.y;
+    const int xi = (int)(x + 0.5f), yi = (int)(y + 0.5f);
+    const float sigmaw = window * p.z;
+    const int W = (int)fmax(floor(3.0f * sigmaw), 1.0f);
+    const float limit = (float)(W * W) + 0.6f, denom = 2.0f * sigmaw * sigmaw;
+    const int ys0 = max(-W, -yi), ys1 = min(W, h - 1 - yi);
+    const int xs0 = max(-W, -xi), xs1 = min(W, w - 1 - xi);
+    const int cols = xs1 - xs0 + 1, count = cols * (ys1 - ys0 + 1);
+    __local float *mine = columns + lid;
+    for (int b = 0; b < ORI_BINS; b++)
+        mine[b * ORI_PITCH] = 0.0f;
+    for (int i = lid; i < count; i += ORI_LANES) {
+        const int xs = xs0 + i % cols, ys = ys0 + i / cols;
+        const float dx = (float)(xi + xs) - x, dy = (float)(yi + ys) - y;
+        const float r2 = dx * dx + dy * dy;
+        if (r2 >= limit)
+            continue;
+        const float2 grd = grad[(size_t)(yi + ys) * (size_t)w + (size_t)(xi + xs)];
+        const float wgt = exp(-r2 / denom) * grd.x;
+        const float fbin = (float)ORI_BINS * grd.y / TWO_PI_F;
+        const int bin = (int)floor(fbin - 0.5f);
+        const float rbin = fbin - (float)bin - 0.5f;
+        mine[((bin + ORI_BINS) % ORI_BINS) * ORI_PITCH] += (1.0f - rbin) * wgt;
+        mine[((bin + 1) % ORI_BINS) * ORI_PITCH] += rbin * wgt;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int b = lid; b < ORI_BINS; b += ORI_LANES) {
+        __local const float *row = columns + b * ORI_PITCH;
+        float sum = row[0];
+        for (int l = 1; l < ORI_LANES; l++)
+            sum += row[l];
+        hist[b] = sum;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+}
+
+/* Six passes of the circular 3-tap box filter over hist (in place), each
+ * bin from the previous pass's values as the serial loop computes it:
+ * ((h[i-1] + h[i]) + h[i+1]) / 3. */
+static void smooth_bins(__local float *hist, __local float *spare)
+{
+    const int lid = get_local_id(0);
+    __local float *from = hist, *to = spare;
+    for (int iter = 0; iter < 6; iter++) {
+        for (int i = lid; i < ORI_BINS; i += ORI_LANES)
+            to[i] = (from[(i + ORI_BINS - 1) % ORI_BINS] + from[i] + from[(i + 1) % ORI_BINS]) /
+                    3.0f;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        __local float *t = from;
+        from = to;
+        to = t;
+    }
+    /* six passes: the result is back in hist */
+}
+
+/* Up to 4 orientations from the smoothed histogram (peaks >= ori_peak of
+ * the maximum, parabolic interpolation). */
+static int histogram_peaks(__local const float *hist, float ori_peak, float4 *angles)
+{
     float maxh = 0.0f;
     for (int i = 0; i < ORI_BINS; i++)
         maxh = fmax(maxh, hist[i]);
-    const float floor_h = set.ori_peak * maxh;
+    const float floor_h = ori_peak * maxh;
     float found[MAX_ORIENTATIONS] = {0.0f, 0.0f, 0.0f, 0.0f};
     int n = 0;
     for (int i = 0; i < ORI_BINS && n < MAX_ORIENTATIONS; i++) {
@@ -487,41 +639,62 @@ static int keypoint_of(__global const float *dog, __global const float *gauss,
             found[n++] = TWO_PI_F * ((float)i + di + 0.5f) / (float)ORI_BINS;
         }
     }
-    *geom = (float4)(xn, yn, sigma, val);
-    *scale = sn;
     *angles = (float4)(found[0], found[1], found[2], found[3]);
     return n;
 }
 
-/* One work item per candidate of the (ordered) candidate list, whose
- * length is min(counters[0], capacity).  Per candidate: its keypoint count
- * (0 .. 4) and data; per work group: the sum of its counts (block_sums),
- * which sift_scan turns into the groups' first output slots.
+/* Candidates c = group, group + groups, ... of the ordered list (length
+ * min(counters[0], capacity)): refinement, then up to 4 orientations.
+ * Writes cand_count[c] (0 .. 4) for every candidate and the keypoint data
+ * for those with any.  Walking the list with a fixed number of groups
+ * avoids launching one (mostly idle) group per slot of the capacity.
+ * Global size: (groups * SIFT_ORI_WG). */
+__kernel __attribute__((reqd_work_group_size(SIFT_ORI_WG, 1, 1)))
+void sift_orient(__global const float *dog, __global const float2 *grad,
+                 __constant octave_info *octaves, __global const int4 *candidates,
+                 __global const uint *counters, uint capacity, sift_settings set,
+                 __global float4 *cand_geom, __global float *cand_scale,
+                 __global float4 *cand_angles, __global uint *cand_count)
+{
+    __local float columns[ORI_BINS * ORI_PITCH];
+    __local float hist[ORI_BINS], spare[ORI_BINS];
+    const uint count = min(counters[0], capacity);
+    const int lid = get_local_id(0);
+    for (uint c = get_group_id(0); c < count; c += get_num_groups(0)) {
+        const int4 cand = candidates[c];
+        refined_point p;
+        int n = 0;
+        if (refine(dog, octaves, cand, set, &p)) {
+            const int o = cand.w, w = octaves[o].w, h = octaves[o].h;
+            const size_t plane =
+                octaves[o].gauss_offset + (size_t)(cand.z - 1) * (size_t)w * (size_t)h;
+            float4 angles;
+            orientation_bins(grad + plane, w, h, p.geom, set.ori_window, columns, hist);
+            smooth_bins(hist, spare);
+            n = histogram_peaks(hist, set.ori_peak, &angles);
+            if (lid == 0 && n > 0) {
+                cand_geom[c] = p.geom;
+                cand_scale[c] = p.scale;
+                cand_angles[c] = angles;
+            }
+            barrier(CLK_LOCAL_MEM_FENCE); /* hist is reused by the next candidate */
+        }
+        if (lid == 0)
+            cand_count[c] = (uint)n;
+    }
+}
+
+/* Per group of SIFT_KP_WG candidates: the sum of their keypoint counts
+ * (block_sums), which sift_scan turns into the groups' first output slots.
  * Global size: a multiple of SIFT_KP_WG covering the capacity. */
 __kernel __attribute__((reqd_work_group_size(SIFT_KP_WG, 1, 1)))
-void sift_keypoints(__global const float *dog, __global const float *gauss,
-                    __constant octave_info *octaves, __global const int4 *candidates,
-                    __global const uint *counters, uint capacity, sift_settings set,
-                    __global float4 *cand_geom, __global float *cand_scale,
-                    __global float4 *cand_angles, __global uint *cand_count,
-                    __global uint *block_sums)
+void sift_block_counts(__global const uint *counters, uint capacity,
+                       __global const uint *cand_count, __global uint *block_sums)
 {
     __local uint buf[2 * SIFT_KP_WG];
     const uint c = get_global_id(0), count = min(counters[0], capacity);
-    int n = 0;
-    if (c < count) {
-        float4 geom, angles;
-        float scale;
-        n = keypoint_of(dog, gauss, octaves, candidates[c], set, &geom, &scale, &angles);
-        cand_count[c] = (uint)n;
-        if (n > 0) {
-            cand_geom[c] = geom;
-            cand_scale[c] = scale;
-            cand_angles[c] = angles;
-        }
-    }
     uint total;
-    group_scan(buf, (uint)n, get_local_id(0), SIFT_KP_WG, &total);
+    group_scan(buf, c < count ? cand_count[c] : 0u, get_local_id(0), SIFT_KP_WG, &total);
     if (get_local_id(0) == 0)
         block_sums[get_group_id(0)] = total;
 }
@@ -532,7 +705,7 @@ void sift_keypoints(__global const float *dog, __global const float *gauss,
  * sigma in input pixels, angle, response, octave, scale; 7 words), the
  * sort key, and the descriptor kernel's geometry (octave pixels, angle).
  * xper = 2^(o + first_octave) exactly (ldexp), as the CPU backend scales.
- * Same launch shape as sift_keypoints. */
+ * Same launch shape as sift_block_counts. */
 __kernel __attribute__((reqd_work_group_size(SIFT_KP_WG, 1, 1)))
 void sift_scatter(__global const int4 *candidates, __global const uint *counters, uint capacity,
                   __global const float4 *cand_geom, __global const float *cand_scale,
@@ -587,8 +760,21 @@ static float cell_weight(float n, int cell)
     return cell == bin ? 1.0f - r : cell == bin + 1 ? r : 0.0f;
 }
 
+/* The part of range (integer offsets t) where lo < a t + b < hi can hold:
+ * a row's crossing of one cell's support, widened by a pixel against
+ * rounding (the loop still applies the exact weight test).  For a near 0
+ * the value hardly changes along the row: the whole range. */
+static int2 crossing(float a, float b, float lo, float hi, int2 range)
+{
+    if (fabs(a) < 1e-4f)
+        return range;
+    const float t0 = (lo - b) / a, t1 = (hi - b) / a;
+    return (int2)(max(range.x, (int)floor(fmin(t0, t1)) - 1),
+                  min(range.y, (int)ceil(fmax(t0, t1)) + 1));
+}
+
 __kernel __attribute__((reqd_work_group_size(DESC_WG, 1, 1)))
-void sift_descriptors(__global const float *gauss, __constant octave_info *octaves,
+void sift_descriptors(__global const float2 *grad, __constant octave_info *octaves,
                       __global const float4 *kp_geom, __global const ulong *kp_key, float magnif,
                       __global const uint *counters, uint kp_capacity, __global float *descriptors)
 {
@@ -603,7 +789,8 @@ void sift_descriptors(__global const float *gauss, __constant octave_info *octav
     const ulong key = kp_key[k];
     const int level = (int)((key >> 34) & 15u), o = (int)(key >> 38);
     const int w = octaves[o].w, h = octaves[o].h;
-    __global const float *g = gauss + octaves[o].gauss_offset + (size_t)(level - 1) * (size_t)w * (size_t)h;
+    const size_t plane = octaves[o].gauss_offset + (size_t)(level - 1) * (size_t)w * (size_t)h;
+    __global const float2 *gr = grad + plane;
     const float x = geom.x, y = geom.y, angle = geom.w;
     const int xi = (int)(x + 0.5f), yi = (int)(y + 0.5f);
     const float st = sin(angle), ct = cos(angle), sbp = magnif * geom.z;
@@ -619,25 +806,40 @@ void sift_descriptors(__global const float *gauss, __constant octave_info *octav
     const int x_lo = max(max(-W, 1 - xi), (int)floor(px) - reach - xi);
     const int x_hi = min(min(W, w - xi - 2), (int)ceil(px) + reach - xi);
     float bins[8] = {0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f};
-    for (int dyi = y_lo + part; dyi <= y_hi; dyi += SIFT_DESC_SPLIT)
-        for (int dxi = x_lo; dxi <= x_hi; dxi++) {
+    /* A cell's weight is non-zero for n in (cell - 0.5, cell + 1.5) on both
+     * axes: each row is walked only where it crosses that rotated square
+     * (about half of the bounding box), in the same order as before. */
+    const float ox = (float)xi - x;
+    for (int dyi = y_lo + part; dyi <= y_hi; dyi += SIFT_DESC_SPLIT) {
+        const float dyr = (float)(yi + dyi) - y;
+        int2 span = crossing(ct, ct * ox + st * dyr, sbp * ((float)cx - 0.5f),
+                             sbp * ((float)cx + 1.5f), (int2)(x_lo, x_hi));
+        span = crossing(-st, ct * dyr - st * ox, sbp * ((float)cy - 0.5f),
+                        sbp * ((float)cy + 1.5f), span);
+        for (int dxi = span.x; dxi <= span.y; dxi++) {
             const float dx = (float)(xi + dxi) - x, dy = (float)(yi + dyi) - y;
             const float nx = (ct * dx + st * dy) / sbp, ny = (-st * dx + ct * dy) / sbp;
             const float wx = cell_weight(nx, cx), wy = cell_weight(ny, cy);
             if (wx == 0.0f || wy == 0.0f)
                 continue;
-            float mod, ang;
-            gradient_at(g, w, h, xi + dxi, yi + dyi, &mod, &ang);
-            float theta = ang - angle;
+            const float2 grd = gr[(size_t)(yi + dyi) * (size_t)w + (size_t)(xi + dxi)];
+            const float mod = grd.x;
+            float theta = grd.y - angle;
             theta = theta < 0.0f ? theta + TWO_PI_F : theta;
             const float nt = 8.0f * theta / TWO_PI_F;
             const float win = exp(-(nx * nx + ny * ny) / 8.0f);
             const int bint = (int)floor(nt);
             const float rt = nt - (float)bint;
             const float wxy = win * mod * fabs(wx) * fabs(wy);
-            bins[(bint + 8) % 8] += wxy * (1.0f - rt);
-            bins[(bint + 1) % 8] += wxy * rt;
+            /* Fixed indices keep the bins in registers; adding 0 to the
+             * other six leaves them exactly as they were. */
+            const int b0 = (bint + 8) % 8, b1 = (bint + 1) % 8;
+            const float v0 = wxy * (1.0f - rt), v1 = wxy * rt;
+#pragma unroll
+            for (int t = 0; t < 8; t++)
+                bins[t] += t == b0 ? v0 : t == b1 ? v1 : 0.0f;
         }
+    }
     for (int t = 0; t < 8; t++)
         partial[part][((cy + 2) * 4 + (cx + 2)) * 8 + t] = bins[t];
     barrier(CLK_LOCAL_MEM_FENCE);
