@@ -16,7 +16,14 @@
  * arithmetic.  A checkerboard round reads only the other colour, so rows
  * run in parallel and the result does not depend on the thread count.
  * Everything that can fail (allocation) happens before the output is
- * written. */
+ * written.
+ *
+ * Two border conventions differ from Felzenszwalb & Huttenlocher's code,
+ * on purpose (measurements in stereo.h): a candidate x - d outside the
+ * right image compares with its border column (their code zeroes the
+ * whole cost of the first ndisp - 1 columns, which ruins wide ranges),
+ * and the pixels on the image border send messages too (theirs keep the
+ * handed-down ones). */
 #include "cpu.h"
 
 #include <stdlib.h>

@@ -5,24 +5,29 @@
  * call; the smoothed images, the data-cost pyramid and the messages of
  * every level and round stay on the device.  Buffers are per-context
  * scratch slots, so repeated calls on one size allocate nothing.  Per tile:
- * the finest data costs with the next level's (one launch), one launch per
- * further level, then from the coarsest level: the levels small enough for
- * one work-group in a single launch (all their rounds,
- * BP_SMALL_LEVEL_PIXELS), and for each larger level one launch per round,
- * the first also handing the messages down from the coarser level.
- * Without smoothing the data costs read the uploaded pixels directly.
+ * the finest data costs with up to four coarser levels (one launch,
+ * bp_data_pyramid), one launch per further level, then from the coarsest
+ * level: the levels small enough for one work-group in a single launch
+ * (all their rounds, BP_SMALL_LEVEL_PIXELS), and for each larger level one
+ * launch per round, the first also handing the messages down from the
+ * coarser level.  Without smoothing the data costs read the uploaded
+ * pixels directly.
  *
  * The message array being computed is split between registers, local
  * memory and spilled private memory by the launch parameters BP_REG_VALUES
  * and BP_LOCAL_VALUES (the paper's hybrid), within the device's local
  * memory; the tuner searches them with the work-group shape.
  *
- * Launch count: the hand-down of messages to a level runs fused with the
- * level's first round (bp_round_inherit), so a level costs `iterations`
- * launches; kernels are looked up once per call, and the per-level
- * arguments of bp_round are set once per level (only the colour changes
- * between rounds).  Uploads are not blocking; the only wait is the final
- * download.
+ * Host overhead (a small image's call is mostly launch latency): the
+ * hand-down of messages to a level runs fused with the level's first round
+ * (bp_round_inherit), so a level costs `iterations` launches; kernels are
+ * looked up once per call, and the per-level arguments of bp_round are set
+ * once per level (only the colour changes between rounds).  Uploads are
+ * not blocking; the only wait is the final download, through the
+ * runtime's pinned stages.  Every launch keeps its profiling event, as
+ * kernel_ms is their sum (on an H200 the events cost about 0.1 ms of a
+ * 1 ms Venus call; explicit clFlush calls between levels gained nothing
+ * measurable there).
  *
  * Size classes: BP_NDISP_CLASS (set by the tuner to the class of its
  * workload's ndisp, 0 = every ndisp) limits the family's tuned values to
@@ -50,7 +55,7 @@ enum {
     K_SMOOTH_ROWS,
     K_SMOOTH_COLS,
     K_DATA_COST,
-    K_DATA_COST_PAIR,
+    K_DATA_PYRAMID,
     K_DATA_COARSEN,
     K_SMALL_LEVELS,
     K_MESSAGES_START,
@@ -61,7 +66,7 @@ enum {
 };
 
 static const char *const kernel_names[K_COUNT] = {
-    "bp_smooth_rows",  "bp_smooth_cols",    "bp_data_cost",     "bp_data_cost_pair",
+    "bp_smooth_rows",  "bp_smooth_cols",    "bp_data_cost",     "bp_data_pyramid",
     "bp_data_coarsen", "bp_small_levels",   "bp_messages_start", "bp_round",
     "bp_round_inherit", "bp_disparity",
 };
@@ -71,8 +76,8 @@ typedef struct bp_plan {
     int reg_values, local_values;
     int nreg, nloc, npriv;
     int small_pixels;
-    int small_items;    /* work-items of bp_small_levels (one row) */
     size_t local[2];
+    int pyramid_side;   /* most finest pixels per side of a bp_data_pyramid group */
     char options[512];
     cl_kernel kernels[K_COUNT]; /* looked up on first use in this call */
 } bp_plan;
@@ -188,19 +193,30 @@ static void split_storage(pv_context *ctx, bp_plan *plan, int ndisp)
     plan->npriv = ndisp - plan->nreg - plan->nloc;
 }
 
-/* One row of as many work-items as the device allows (at most 1024, a
- * multiple of 32) and the local-memory part of the message array fits:
- * the single-work-group levels then update up to 1024 pixels at once. */
-static int small_group_items(pv_context *ctx, const bp_plan *plan)
+/* Work-items of bp_small_levels' one-row group: as many as the compiled
+ * kernel (its registers), the device and the local memory for NLOC values
+ * per item allow, at most 1024, a multiple of 32 where possible; the
+ * single-work-group levels then update up to 1024 pixels at once.  The
+ * kernel has no local memory of its own; 1 KiB of the device's is left
+ * spare (a group asking for all of it failed to launch on NVIDIA's
+ * driver).  0 when the kernel cannot say (those levels then run one
+ * launch per round). */
+static int small_group_items(pv_context *ctx, const bp_plan *plan, cl_kernel kernel)
 {
-    const long long max = pv_cl_device_info(ctx)->max_work_group_size;
-    const size_t local = (size_t)pv_cl_device_info(ctx)->local_memory;
-    long long items = max < 1024 ? max : 1024;
-    if (plan->nloc > 0 && (long long)(local / ((size_t)plan->nloc * sizeof(cl_float))) < items)
-        items = (long long)(local / ((size_t)plan->nloc * sizeof(cl_float)));
+    size_t fits = 0;
+    if (clGetKernelWorkGroupInfo(kernel, pv_cl_device(ctx), CL_KERNEL_WORK_GROUP_SIZE, sizeof fits,
+                                 &fits, NULL) != CL_SUCCESS)
+        return 0;
+    const size_t device_local = (size_t)pv_cl_device_info(ctx)->local_memory;
+    const size_t local = device_local > 1024 ? device_local - 1024 : 0;
+    size_t items = fits < 1024 ? fits : 1024;
+    if ((size_t)pv_cl_device_info(ctx)->max_work_group_size < items)
+        items = (size_t)pv_cl_device_info(ctx)->max_work_group_size;
+    if (plan->nloc > 0 && local / ((size_t)plan->nloc * sizeof(cl_float)) < items)
+        items = local / ((size_t)plan->nloc * sizeof(cl_float));
     if (items >= 32)
         items -= items % 32;
-    return items < 1 ? 1 : (int)items;
+    return (int)items;
 }
 
 static pv_status check_shape(pv_context *ctx, bp_plan *plan)
@@ -222,10 +238,10 @@ static pv_status plan_options(pv_context *ctx, bp_plan *plan, const pv_image *le
                      " -DBP_WG_X=%d -DBP_WG_Y=%d -DBP_REG_VALUES=%d -DBP_LOCAL_VALUES=%d"
                      " -DBP_SMALL_LEVEL_PIXELS=%d"
                      " -DBP_NDISP=%d -DBP_NREG=%d -DBP_NLOC=%d -DBP_NPRIV=%d -DBP_PIXEL_U8=%d"
-                     " -DBP_COST_FROM_RAW=%d -DBP_SMALL_ITEMS=%d",
+                     " -DBP_COST_FROM_RAW=%d",
                      plan->wg_x, plan->wg_y, plan->reg_values, plan->local_values,
                      plan->small_pixels, ndisp, plan->nreg, plan->nloc, plan->npriv,
-                     left->type == PV_PIXEL_U8, !from_smoothed, plan->small_items);
+                     left->type == PV_PIXEL_U8, !from_smoothed);
     if (n < 0 || (size_t)n >= sizeof plan->options)
         return pv_fail(ctx, PV_ERR_INVALID, "stereo_bp: kernel options overflow");
     return PV_OK;
@@ -245,7 +261,6 @@ static pv_status make_plan(pv_context *ctx, const pv_image *left, const pv_bp_jo
     if (status != PV_OK)
         return status;
     split_storage(ctx, plan, job->ndisp);
-    plan->small_items = small_group_items(ctx, plan);
     plan->local[0] = (size_t)plan->wg_x;
     plan->local[1] = (size_t)plan->wg_y;
     pv_log(ctx, "stereo_bp: groups of %dx%d, message array %d registers + %d local + %d private",
@@ -330,15 +345,21 @@ static pv_status set_args(pv_context *ctx, bp_plan *plan, int which, const kerne
     return status;
 }
 
-/* Enqueue kernel `which` with the arguments it holds. */
-static pv_status enqueue(pv_context *ctx, bp_plan *plan, int which, size_t gx, size_t gy)
+/* Enqueue kernel `which` with the arguments it holds, in groups `local`. */
+static pv_status enqueue_in(pv_context *ctx, bp_plan *plan, int which, size_t gx, size_t gy,
+                            const size_t *local)
 {
     cl_kernel kernel;
     pv_status status = kernel_of(ctx, plan, which, &kernel);
     if (status != PV_OK)
         return status;
     const size_t global[2] = {gx ? gx : 1, gy ? gy : 1};
-    return pv_cl_launch(ctx, kernel, 2, global, plan->local);
+    return pv_cl_launch(ctx, kernel, 2, global, local);
+}
+
+static pv_status enqueue(pv_context *ctx, bp_plan *plan, int which, size_t gx, size_t gy)
+{
+    return enqueue_in(ctx, plan, which, gx, gy, plan->local);
 }
 
 static pv_status launch(pv_context *ctx, bp_plan *plan, int which, const kernel_args *a,
@@ -437,38 +458,32 @@ static pv_status prepare_images(pv_context *ctx, bp_plan *plan, const pv_image *
     return launch(ctx, plan, K_SMOOTH_COLS, &c, gx, gy);
 }
 
-/* The data-cost pyramid of a tile: the finest level together with the
- * next coarser one (bp_data_cost_pair), then one launch per further
- * level. */
-static pv_status data_costs(pv_context *ctx, bp_plan *plan, const pv_image *left,
-                            const pv_bp_job *job, const pv_bp_tile *tile, const bp_buffers *b)
+/* Side of the largest square group (a power of two, at most 16: four
+ * coarser levels) that bp_data_pyramid can run on this device. */
+static pv_status pyramid_side(pv_context *ctx, bp_plan *plan, int *side)
 {
-    cl_int width = left->width, tx = tile->x, ty = tile->y, tw = tile->width, th = tile->height;
-    cl_int min_disp = job->min_disp;
-    cl_float lambda = job->lambda, data_max = job->data_max;
-    cl_int level1_offset = (cl_int)data_offset(tile, 1, job->ndisp);
-    const int pair = tile->levels >= 2;
-    kernel_args a = {.count = 0};
-    arg(&a, sizeof(cl_mem), job->weights ? &b->left : &b->raw_left);
-    arg(&a, sizeof(cl_mem), job->weights ? &b->right : &b->raw_right);
-    arg(&a, sizeof width, &width);
-    arg(&a, sizeof tx, &tx);
-    arg(&a, sizeof ty, &ty);
-    arg(&a, sizeof tw, &tw);
-    arg(&a, sizeof th, &th);
-    arg(&a, sizeof min_disp, &min_disp);
-    arg(&a, sizeof lambda, &lambda);
-    arg(&a, sizeof data_max, &data_max);
-    arg(&a, sizeof(cl_mem), &b->data);
-    pv_status status;
-    if (pair) {
-        arg(&a, sizeof level1_offset, &level1_offset);
-        level_size coarse = level_of(tile, 1);
-        status = launch(ctx, plan, K_DATA_COST_PAIR, &a, (size_t)coarse.width,
-                        (size_t)coarse.height);
-    } else
-        status = launch(ctx, plan, K_DATA_COST, &a, (size_t)tw, (size_t)th);
-    for (int level = 2; status == PV_OK && level < tile->levels; level++) {
+    cl_kernel kernel;
+    pv_status status = kernel_of(ctx, plan, K_DATA_PYRAMID, &kernel);
+    if (status != PV_OK)
+        return status;
+    size_t fits = 0;
+    if (clGetKernelWorkGroupInfo(kernel, pv_cl_device(ctx), CL_KERNEL_WORK_GROUP_SIZE, sizeof fits,
+                                 &fits, NULL) != CL_SUCCESS)
+        fits = 1;
+    if (fits > (size_t)pv_cl_device_info(ctx)->max_work_group_size)
+        fits = (size_t)pv_cl_device_info(ctx)->max_work_group_size;
+    *side = 16;
+    while (*side > 1 && (size_t)*side * (size_t)*side > fits)
+        *side /= 2;
+    return PV_OK;
+}
+
+/* Coarser levels fused .. levels-1 from the level above, one launch each. */
+static pv_status coarsen_levels(pv_context *ctx, bp_plan *plan, const pv_bp_job *job,
+                                const pv_bp_tile *tile, const bp_buffers *b, int fused)
+{
+    pv_status status = PV_OK;
+    for (int level = fused + 1; status == PV_OK && level < tile->levels; level++) {
         level_size fine = level_of(tile, level - 1), coarse = level_of(tile, level);
         cl_int fine_offset = (cl_int)data_offset(tile, level - 1, job->ndisp);
         cl_int coarse_offset = (cl_int)data_offset(tile, level, job->ndisp);
@@ -485,38 +500,63 @@ static pv_status data_costs(pv_context *ctx, bp_plan *plan, const pv_image *left
     return status;
 }
 
-/* The levels coarser than the first with more than small_pixels pixels,
- * in one launch; returns the finest level it handled in *finest
- * (tile->levels when none). */
-static pv_status small_levels(pv_context *ctx, bp_plan *plan, const pv_bp_job *job,
-                              const pv_bp_tile *tile, const bp_buffers *b, int *finest)
+/* The data-cost pyramid of a tile: the finest level and up to four
+ * coarser ones in one launch (bp_data_pyramid), one launch per further
+ * level. */
+static pv_status data_costs(pv_context *ctx, bp_plan *plan, const pv_image *left,
+                            const pv_bp_job *job, const pv_bp_tile *tile, const bp_buffers *b)
 {
-    *finest = tile->levels;
-    while (*finest > 0) {
-        level_size s = level_of(tile, *finest - 1);
+    cl_int width = left->width, tx = tile->x, ty = tile->y, tw = tile->width, th = tile->height;
+    cl_int min_disp = job->min_disp;
+    cl_float lambda = job->lambda, data_max = job->data_max;
+    cl_int fused = 0;
+    while (fused < tile->levels - 1 && (2 << fused) <= plan->pyramid_side)
+        fused++;
+    kernel_args a = {.count = 0};
+    arg(&a, sizeof(cl_mem), job->weights ? &b->left : &b->raw_left);
+    arg(&a, sizeof(cl_mem), job->weights ? &b->right : &b->raw_right);
+    arg(&a, sizeof width, &width);
+    arg(&a, sizeof tx, &tx);
+    arg(&a, sizeof ty, &ty);
+    arg(&a, sizeof tw, &tw);
+    arg(&a, sizeof th, &th);
+    arg(&a, sizeof min_disp, &min_disp);
+    arg(&a, sizeof lambda, &lambda);
+    arg(&a, sizeof data_max, &data_max);
+    arg(&a, sizeof(cl_mem), &b->data);
+    pv_status status;
+    if (fused > 0) {
+        arg(&a, sizeof fused, &fused);
+        const size_t side[2] = {(size_t)1 << fused, (size_t)1 << fused};
+        status = set_args(ctx, plan, K_DATA_PYRAMID, &a);
+        if (status == PV_OK)
+            status = enqueue_in(ctx, plan, K_DATA_PYRAMID, (size_t)tw, (size_t)th, side);
+    } else
+        status = launch(ctx, plan, K_DATA_COST, &a, (size_t)tw, (size_t)th);
+    return status == PV_OK ? coarsen_levels(ctx, plan, job, tile, b, fused) : status;
+}
+
+/* Levels from the coarsest down with at most small_pixels pixels: the
+ * finest of them, or tile->levels when none. */
+static int small_finest(const bp_plan *plan, const pv_bp_tile *tile)
+{
+    int finest = tile->levels;
+    while (finest > 0) {
+        level_size s = level_of(tile, finest - 1);
         if ((long long)s.width * s.height > plan->small_pixels)
             break;
-        (*finest)--;
+        finest--;
     }
-    if (*finest == tile->levels)
-        return PV_OK;
-    /* a device that cannot run the group as compiled (registers) runs
-     * these levels with one launch per round instead */
-    cl_kernel kernel;
-    pv_status status = kernel_of(ctx, plan, K_SMALL_LEVELS, &kernel);
-    if (status != PV_OK)
-        return status;
-    size_t fits = 0;
-    if (clGetKernelWorkGroupInfo(kernel, pv_cl_device(ctx), CL_KERNEL_WORK_GROUP_SIZE, sizeof fits,
-                                 &fits, NULL) != CL_SUCCESS ||
-        fits < (size_t)plan->small_items) {
-        pv_log(ctx, "stereo_bp: %s runs bp_small_levels with at most %zu of its %d work-items; "
-               "one launch per round instead", pv_cl_device_info(ctx)->name, fits,
-               plan->small_items);
-        *finest = tile->levels;
-        return PV_OK;
-    }
-    cl_int tw = tile->width, th = tile->height, coarsest = tile->levels - 1, last = *finest;
+    return finest;
+}
+
+/* Enqueue bp_small_levels for levels coarsest .. finest in one group of
+ * `items`; 0 when the driver refuses the group (resources), which is not
+ * an error: those levels then run one launch per round. */
+static int launch_small(pv_context *ctx, bp_plan *plan, cl_kernel kernel, const pv_bp_job *job,
+                        const pv_bp_tile *tile, const bp_buffers *b, int finest, int items)
+{
+    cl_int tw = tile->width, th = tile->height, coarsest = tile->levels - 1, last = finest;
     cl_int rounds = job->iterations;
     cl_float disc_max = job->disc_max, inv_n = job->inv_ndisp;
     kernel_args a = {.count = 0};
@@ -530,9 +570,39 @@ static pv_status small_levels(pv_context *ctx, bp_plan *plan, const pv_bp_job *j
     arg(&a, sizeof rounds, &rounds);
     arg(&a, sizeof disc_max, &disc_max);
     arg(&a, sizeof inv_n, &inv_n);
-    status = set_args(ctx, plan, K_SMALL_LEVELS, &a);
-    const size_t group[2] = {(size_t)plan->small_items, 1};
-    return status == PV_OK ? pv_cl_launch(ctx, kernel, 2, group, group) : status;
+    arg(&a, (size_t)(plan->nloc > 0 ? plan->nloc : 1) * (size_t)items * sizeof(cl_float), NULL);
+    char saved[sizeof ctx->last_error];
+    memcpy(saved, ctx->last_error, sizeof saved);
+    const size_t group[2] = {(size_t)items, 1};
+    if (set_args(ctx, plan, K_SMALL_LEVELS, &a) == PV_OK &&
+        pv_cl_launch(ctx, kernel, 2, group, group) == PV_OK)
+        return 1;
+    pv_log(ctx, "stereo_bp: bp_small_levels with %d work-items refused (%s); one launch per round",
+           items, ctx->last_error);
+    memcpy(ctx->last_error, saved, sizeof saved);
+    return 0;
+}
+
+/* The levels coarser than the first with more than small_pixels pixels,
+ * in one launch; returns the finest level it handled in *finest
+ * (tile->levels when none). */
+static pv_status small_levels(pv_context *ctx, bp_plan *plan, const pv_bp_job *job,
+                              const pv_bp_tile *tile, const bp_buffers *b, int *finest)
+{
+    *finest = small_finest(plan, tile);
+    if (*finest == tile->levels)
+        return PV_OK;
+    cl_kernel kernel;
+    pv_status status = kernel_of(ctx, plan, K_SMALL_LEVELS, &kernel);
+    if (status != PV_OK)
+        return status;
+    const int items = small_group_items(ctx, plan, kernel);
+    if (items < 1)
+        pv_log(ctx, "stereo_bp: no group size for bp_small_levels on %s; one launch per round",
+               pv_cl_device_info(ctx)->name);
+    if (items < 1 || !launch_small(ctx, plan, kernel, job, tile, b, *finest, items))
+        *finest = tile->levels;
+    return PV_OK;
 }
 
 /* Messages of the level `level` from zero (the coarsest level when no
@@ -559,7 +629,7 @@ static pv_status inherit_round(pv_context *ctx, bp_plan *plan, const pv_bp_job *
 {
     level_size s = level_of(tile, level);
     cl_int offset = (cl_int)data_offset(tile, level, job->ndisp);
-    cl_int width = s.width, height = s.height;
+    cl_int width = s.width, height = s.height, rounds = job->iterations;
     cl_float disc_max = job->disc_max, inv_n = job->inv_ndisp;
     kernel_args a = {.count = 0};
     arg(&a, sizeof(cl_mem), &b->msgs[(level + 1) & 1]);
@@ -570,6 +640,7 @@ static pv_status inherit_round(pv_context *ctx, bp_plan *plan, const pv_bp_job *
     arg(&a, sizeof height, &height);
     arg(&a, sizeof disc_max, &disc_max);
     arg(&a, sizeof inv_n, &inv_n);
+    arg(&a, sizeof rounds, &rounds);
     return launch(ctx, plan, K_ROUND_INHERIT, &a, (size_t)(s.width + 1) / 2 + 2,
                   (size_t)s.height + 2);
 }
@@ -658,6 +729,17 @@ static pv_status run_tile(pv_context *ctx, bp_plan *plan, const pv_image *left,
     return status;
 }
 
+/* The disparity map, read back through the runtime's pinned stages when
+ * the caller's image is dense (the driver's pageable path costs more than
+ * the staging copy, even for one small map). */
+static pv_status download(pv_context *ctx, cl_mem buffer, pv_image *disparity)
+{
+    if (disparity->stride != disparity->width)
+        return pv_cl_download_image(ctx, buffer, disparity);
+    const size_t bytes = (size_t)disparity->width * (size_t)disparity->height * sizeof(float);
+    return pv_cl_read_staged(ctx, buffer, 0, bytes, disparity->data);
+}
+
 static pv_status run(pv_context *ctx, const pv_image *left, const pv_image *right,
                      const pv_bp_job *job, pv_image *disparity, upload_events *events)
 {
@@ -665,6 +747,8 @@ static pv_status run(pv_context *ctx, const pv_image *left, const pv_image *righ
     bp_buffers b;
     memset(&b, 0, sizeof b);
     pv_status status = make_plan(ctx, left, job, &plan);
+    if (status == PV_OK)
+        status = pyramid_side(ctx, &plan, &plan.pyramid_side);
     if (status == PV_OK)
         status = get_buffers(ctx, left, job, &b);
     if (status == PV_OK)
@@ -674,7 +758,7 @@ static pv_status run(pv_context *ctx, const pv_image *left, const pv_image *righ
     for (int t = 0; status == PV_OK && t < job->tile_count; t++)
         status = run_tile(ctx, &plan, left, job, &job->tiles[t], &b);
     if (status == PV_OK)
-        status = pv_cl_download_image(ctx, b.disparity, disparity);
+        status = download(ctx, b.disparity, disparity);
     return status;
 }
 

@@ -6,7 +6,7 @@
  *   launch parameters (family "bp", as the host resolved them for this
  *     job's ndisp): BP_WG_X, BP_WG_Y (work-group shape), BP_REG_VALUES,
  *     BP_LOCAL_VALUES (message-array split caps), BP_SMALL_LEVEL_PIXELS
- *     (host only); BP_SMALL_ITEMS: the work-items of bp_small_levels;
+ *     (host only);
  *   per program: BP_NDISP; BP_NREG, BP_NLOC, BP_NPRIV: how the message
  *     array being computed is split (the paper's hybrid): the first NREG
  *     values in a private array whose loops are fully unrolled (registers),
@@ -157,59 +157,25 @@ __kernel void bp_data_cost(__global const cost_input_t *left, __global const cos
         out[d * g.plane] = pixel_cost(right, row, width, xa, value, min_disp + d, lambda, data_max);
 }
 
-/* The finest level and the next coarser one (at coarse_offset) in one
- * pass: one work-item per coarse pixel computes its (up to) 2x2 children,
- * stores them, and stores their sum in raster order (coarsen_pixel's). */
-__kernel void bp_data_cost_pair(__global const cost_input_t *left,
-                                __global const cost_input_t *right, int width, int tile_x,
-                                int tile_y, int tile_width, int tile_height, int min_disp,
-                                float lambda, float data_max, __global float *data,
-                                int coarse_offset)
+/* Disparity d of coarse pixel (x, y): the sum of its 2x2 children in
+ * raster order. */
+void coarsen_value(__global const float *fine, level_geometry fg, __global float *coarse,
+                   level_geometry cg, int x, int y, int d)
 {
-    const level_geometry fg = geometry_of(tile_width, tile_height), cg = coarser(fg);
-    const int cx = get_global_id(0), cy = get_global_id(1);
-    if (cx >= cg.width || cy >= cg.height)
-        return;
-    float value[4];
-    int row[4], xa[4], inside[4];
-    __global float *out[4];
+    float acc = 0.0f;
     for (int c = 0; c < 4; c++) {
-        const int fx = 2 * cx + (c & 1), fy = 2 * cy + (c >> 1);
-        inside[c] = fx < fg.width && fy < fg.height;
-        xa[c] = tile_x + fx;
-        row[c] = (tile_y + fy) * width;
-        value[c] = inside[c] ? convert_float(left[row[c] + xa[c]]) : 0.0f;
-        out[c] = data + ((fx + fy) & 1) * NDISP * fg.plane + slot_of(fg, fx, fy);
+        const int fx = 2 * x + (c & 1), fy = 2 * y + (c >> 1);
+        if (fx < fg.width && fy < fg.height)
+            acc += fine[(((fx + fy) & 1) * NDISP + d) * fg.plane + slot_of(fg, fx, fy)];
     }
-    __global float *coarse =
-        data + coarse_offset + ((cx + cy) & 1) * NDISP * cg.plane + slot_of(cg, cx, cy);
-    for (int d = 0; d < NDISP; d++) {
-        float acc = 0.0f;
-        for (int c = 0; c < 4; c++)
-            if (inside[c]) {
-                const float cost = pixel_cost(right, row[c], width, xa[c], value[c],
-                                              min_disp + d, lambda, data_max);
-                out[c][d * fg.plane] = cost;
-                acc += cost;
-            }
-        coarse[d * cg.plane] = acc;
-    }
+    coarse[(((x + y) & 1) * NDISP + d) * cg.plane + slot_of(cg, x, y)] = acc;
 }
 
-/* One coarse pixel: the sum of its 2x2 children in raster order. */
 void coarsen_pixel(__global const float *fine, level_geometry fg, __global float *coarse,
                    level_geometry cg, int x, int y)
 {
-    __global float *out = coarse + ((x + y) & 1) * NDISP * cg.plane + slot_of(cg, x, y);
-    for (int d = 0; d < NDISP; d++) {
-        float acc = 0.0f;
-        for (int c = 0; c < 4; c++) {
-            const int fx = 2 * x + (c & 1), fy = 2 * y + (c >> 1);
-            if (fx < fg.width && fy < fg.height)
-                acc += fine[(((fx + fy) & 1) * NDISP + d) * fg.plane + slot_of(fg, fx, fy)];
-        }
-        out[d * cg.plane] = acc;
-    }
+    for (int d = 0; d < NDISP; d++)
+        coarsen_value(fine, fg, coarse, cg, x, y, d);
 }
 
 __kernel void bp_data_coarsen(__global float *data, int fine_offset, int fine_width,
@@ -219,6 +185,47 @@ __kernel void bp_data_coarsen(__global float *data, int fine_offset, int fine_wi
     const int x = get_global_id(0), y = get_global_id(1);
     if (x < cg.width && y < cg.height)
         coarsen_pixel(data + fine_offset, fg, data + coarse_offset, cg, x, y);
+}
+
+/* The finest level and the next `fused` coarser ones in one launch.  A
+ * work-group is a square block of 2^fused x 2^fused finest pixels (block
+ * edges fall on every fused level's 2x2 blocks): each item stores its
+ * pixel's costs, then, level by level, the group's items share the sums
+ * of the block's level-l pixels (one pixel and disparity each, children in
+ * coarsen_value's order), read back from global memory, which the barrier
+ * makes visible inside the group. */
+__kernel void bp_data_pyramid(__global const cost_input_t *left,
+                              __global const cost_input_t *right, int width, int tile_x,
+                              int tile_y, int tile_width, int tile_height, int min_disp,
+                              float lambda, float data_max, __global float *data, int fused)
+{
+    const int x = get_global_id(0), y = get_global_id(1);
+    level_geometry g = geometry_of(tile_width, tile_height);
+    if (x < tile_width && y < tile_height) {
+        const int xa = tile_x + x, row = (tile_y + y) * width;
+        const float value = convert_float(left[row + xa]);
+        __global float *out = data + ((x + y) & 1) * NDISP * g.plane + slot_of(g, x, y);
+        for (int d = 0; d < NDISP; d++)
+            out[d * g.plane] = pixel_cost(right, row, width, xa, value, min_disp + d, lambda, data_max);
+    }
+    const int items = get_local_size(0) * get_local_size(1);
+    const int lid = get_local_id(1) * get_local_size(0) + get_local_id(0);
+    int offset = 0;
+    for (int l = 1; l <= fused; l++) {
+        barrier(CLK_GLOBAL_MEM_FENCE);
+        const level_geometry cg = coarser(g);
+        const int next = offset + 2 * NDISP * g.plane;
+        const int side = (int)get_local_size(0) >> l, count = side * side;
+        const int bx = (int)get_group_id(0) * side, by = (int)get_group_id(1) * side;
+        /* the block's level-l pixels times the disparities, over all items */
+        for (int i = lid; i < count * NDISP; i += items) {
+            const int p = i % count, cx = bx + p % side, cy = by + p / side;
+            if (cx < cg.width && cy < cg.height)
+                coarsen_value(data + offset, g, data + next, cg, cx, cy, i / count);
+        }
+        offset = next;
+        g = cg;
+    }
 }
 
 /* ---------------------------------------------------------------- messages */
@@ -453,16 +460,38 @@ __global const float *inherited(__global const float *coarse, level_geometry cg,
     return coarse + (dir * 2 + colour) * NDISP * cg.plane + slot_of(cg, x >> 1, y >> 1);
 }
 
+/* Directions in which the pixel (x, y) of a w x h level sends (bit dir):
+ * not towards outside the level. */
+int sent_mask(int x, int y, int width, int height)
+{
+    return (y > 0) << DIR_UP | (y < height - 1) << DIR_DOWN | (x > 0) << DIR_LEFT |
+           (x < width - 1) << DIR_RIGHT;
+}
+
+/* Slot (column, row) of colour 0 at the hand-down: all four directions, or,
+ * when a later round (rounds >= 2) overwrites the ones its pixel sends
+ * before anything reads them, only the others (the finer level may still
+ * inherit those). */
+void inherit_colour0(__global const float *coarse, level_geometry cg, __global float *msgs,
+                     level_geometry g, int column, int row, int rounds)
+{
+    const int y = row - 1, x = 2 * (column - 1) + (y & 1);
+    const int real = row >= 1 && row <= g.height && column >= 1 && x < g.width;
+    const int mask = real && rounds >= 2 ? 15 & ~sent_mask(x, y, g.width, g.height) : 15;
+    if (mask)
+        inherit_colour(coarse, cg, msgs, g, column, row, 1, 0, mask);
+}
+
 /* bp_messages_start (from a coarser level) fused with the level's first
  * round (colour 1): one work-item per slot (column, row).  Colour 0 and the
- * borders get the handed-down messages; a colour-1 pixel sends its messages
- * from the handed-down ones of its neighbours, read straight from the
- * coarse level (the same values, so the same bits), and keeps the
- * handed-down vectors of the directions it does not send. */
+ * borders get the handed-down messages (inherit_colour0); a colour-1 pixel
+ * sends its messages from the handed-down ones of its neighbours, read
+ * straight from the coarse level (the same values, so the same bits), and
+ * keeps the handed-down vectors of the directions it does not send. */
 __kernel __attribute__((reqd_work_group_size(BP_WG_X, BP_WG_Y, 1)))
 void bp_round_inherit(__global const float *coarse, __global float *msgs,
                       __global const float *data, int data_offset_, int width, int height,
-                      float disc_max, float inv_n)
+                      float disc_max, float inv_n, int rounds)
 {
     __local float lm[(NLOC > 0 ? NLOC : 1) * GROUP_ITEMS];
     const int lid = get_local_id(1) * BP_WG_X + get_local_id(0), lstride = GROUP_ITEMS;
@@ -470,14 +499,13 @@ void bp_round_inherit(__global const float *coarse, __global float *msgs,
     const int column = get_global_id(0), row = get_global_id(1);
     if (column >= g.pitch || row >= g.height + 2)
         return;
-    inherit_colour(coarse, cg, msgs, g, column, row, 1, 0, 15);
+    inherit_colour0(coarse, cg, msgs, g, column, row, rounds);
     const int y = row - 1, x = 2 * (column - 1) + ((y + 1) & 1);
     if (row < 1 || row > g.height || column < 1 || x >= g.width) {
         inherit_colour(coarse, cg, msgs, g, column, row, 1, 1, 15);
         return;
     }
-    const int sent = (y > 0) << DIR_UP | (y < g.height - 1) << DIR_DOWN | (x > 0) << DIR_LEFT |
-                     (x < g.width - 1) << DIR_RIGHT;
+    const int sent = sent_mask(x, y, g.width, g.height);
     if (sent != 15)
         inherit_colour(coarse, cg, msgs, g, column, row, 1, 1, 15 & ~sent);
     const int own = slot_of(g, x, y);
@@ -491,16 +519,15 @@ void bp_round_inherit(__global const float *coarse, __global float *msgs,
 /* The coarse levels small enough for one work-group: all of their rounds
  * (and the hand-over between them) in one launch, levels `coarsest` down
  * to `finest`, with messages in msgs0 (even levels) and msgs1 (odd).  Its
- * group is one row of BP_SMALL_ITEMS work-items (the host picks as many as
- * the device and the local memory allow), not the rounds' shape. */
-#define SMALL_ITEMS BP_SMALL_ITEMS
-__kernel __attribute__((reqd_work_group_size(SMALL_ITEMS, 1, 1)))
-void bp_small_levels(__global float *msgs0, __global float *msgs1, __global const float *data,
-                     int width, int height, int coarsest, int finest, int rounds,
-                     float disc_max, float inv_n)
+ * group is one row of as many work-items as the host found the compiled
+ * kernel, the device and the local memory allow (not the rounds' shape);
+ * lm holds NLOC values per item. */
+__kernel void bp_small_levels(__global float *msgs0, __global float *msgs1,
+                              __global const float *data, int width, int height, int coarsest,
+                              int finest, int rounds, float disc_max, float inv_n,
+                              __local float *lm)
 {
-    __local float lm[(NLOC > 0 ? NLOC : 1) * SMALL_ITEMS];
-    const int lid = get_local_id(0), lstride = SMALL_ITEMS;
+    const int lid = get_local_id(0), lstride = get_local_size(0);
     const level_geometry top = geometry_of(width, height);
     for (int level = coarsest; level >= finest; level--) {
         level_geometry g = top;
@@ -509,15 +536,15 @@ void bp_small_levels(__global float *msgs0, __global float *msgs1, __global cons
         __global float *msgs = (level & 1) ? msgs1 : msgs0;
         __global const float *parent = (level & 1) ? msgs0 : msgs1;
         const level_geometry cg = coarser(g);
-        for (int i = lid; i < g.pitch * (g.height + 2); i += SMALL_ITEMS)
+        for (int i = lid; i < g.pitch * (g.height + 2); i += lstride)
             inherit_slot(parent, cg, msgs, g, i % g.pitch, i / g.pitch, level < coarsest);
         barrier(CLK_GLOBAL_MEM_FENCE);
         __global const float *cost = data + data_offset(top, level);
         const int half_width = (g.width + 1) / 2;
         for (int t = 0; t < rounds; t++) {
-            for (int i = lid; i < half_width * g.height; i += SMALL_ITEMS)
-                update_pixel(msgs, cost, g, (t + 1) & 1, i % half_width, i / half_width, disc_max, inv_n, lm,
-                             lid, lstride);
+            for (int i = lid; i < half_width * g.height; i += lstride)
+                update_pixel(msgs, cost, g, (t + 1) & 1, i % half_width, i / half_width, disc_max,
+                             inv_n, lm, lid, lstride);
             barrier(CLK_GLOBAL_MEM_FENCE);
         }
     }
@@ -525,17 +552,11 @@ void bp_small_levels(__global float *msgs0, __global float *msgs1, __global cons
 
 /* ------------------------------------------------------------- disparities */
 
-/* argmin over d of data + the four incoming messages, for the tile's
- * output rectangle (out_x, out_y: relative to the tile). */
-__kernel void bp_disparity(__global const float *msgs, __global const float *data, int width,
-                           int height, int out_x, int out_y, int out_width, int out_height,
-                           int tile_x, int tile_y, int image_width, int min_disp,
-                           __global float *disparity)
+/* argmin over d of data + the four incoming messages of pixel (x, y)
+ * (ties: the smaller d). */
+int best_index(__global const float *msgs, __global const float *data, level_geometry g, int x,
+               int y)
 {
-    const int x = out_x + get_global_id(0), y = out_y + get_global_id(1);
-    if (get_global_id(0) >= out_width || get_global_id(1) >= out_height)
-        return;
-    const level_geometry g = geometry_of(width, height);
     const int colour = (x + y) & 1, other = colour ^ 1;
     __global const float *cost = data + colour * NDISP * g.plane + slot_of(g, x, y);
     __global const float *from_up =
@@ -556,5 +577,19 @@ __kernel void bp_disparity(__global const float *msgs, __global const float *dat
             best = d;
         }
     }
+    return best;
+}
+
+/* The disparities of the tile's output rectangle (out_x, out_y: relative
+ * to the tile), as f32 into an image-wide buffer. */
+__kernel void bp_disparity(__global const float *msgs, __global const float *data, int width,
+                           int height, int out_x, int out_y, int out_width, int out_height,
+                           int tile_x, int tile_y, int image_width, int min_disp,
+                           __global float *disparity)
+{
+    const int x = out_x + get_global_id(0), y = out_y + get_global_id(1);
+    if (get_global_id(0) >= out_width || get_global_id(1) >= out_height)
+        return;
+    const int best = best_index(msgs, data, geometry_of(width, height), x, y);
     disparity[(tile_y + y) * image_width + tile_x + x] = (float)(min_disp + best);
 }
