@@ -563,38 +563,45 @@ static int write_plot_data(FILE *out, const bench_result *results, int count, co
     return blocks;
 }
 
-static void write_plot_script(FILE *out, const char *dir, const char *op, char variants[][32],
-                              int blocks, int log_x)
+/* File names in the script are relative to its directory (gnuplot runs
+ * there), so the data and scripts can be rendered on another machine. */
+static void write_plot_script(FILE *out, const char *op, char variants[][32], int blocks,
+                              int log_x, int have_opencl)
 {
     fprintf(out, "set terminal png size 960,640\nset key left top\nset grid\n"
                  "set xlabel 'size (elements)'\n%s",
             log_x ? "set logscale x\n" : "");
-    fprintf(out, "set output '%s/%s-time.png'\nset title '%s: time against size'\n"
+    fprintf(out, "set output '%s-time.png'\nset title '%s: time against size'\n"
                  "set ylabel 'ms (median)'\nset logscale y\nplot ",
-            dir, op, op);
+            op, op);
     for (int b = 0; b < blocks; b++)
-        fprintf(out, "%s'%s/%s.dat' index %d using 1:2 with linespoints title '%s cpu', "
+        fprintf(out, "%s'%s.dat' index %d using 1:2 with linespoints title '%s cpu', "
                      "'' index %d using 1:3 with linespoints title '%s opencl kernel', "
                      "'' index %d using 1:4 with linespoints title '%s opencl e2e'",
-                b ? ", " : "", dir, op, b, variants[b], b, variants[b], b, variants[b]);
-    fprintf(out, "\nunset logscale y\nset output '%s/%s-speedup.png'\n"
+                b ? ", " : "", op, b, variants[b], b, variants[b], b, variants[b]);
+    fprintf(out, "\n");
+    if (!have_opencl)
+        return; /* no speedup without an OpenCL side */
+    fprintf(out, "unset logscale y\nset output '%s-speedup.png'\n"
                  "set title '%s: speedup of OpenCL over the CPU backend'\n"
                  "set ylabel 'CPU ms / OpenCL ms'\nplot ",
-            dir, op, op);
+            op, op);
     for (int b = 0; b < blocks; b++)
-        fprintf(out, "%s'%s/%s.dat' index %d using 1:5 with linespoints title '%s kernel', "
+        fprintf(out, "%s'%s.dat' index %d using 1:5 with linespoints title '%s kernel', "
                      "'' index %d using 1:6 with linespoints title '%s e2e'",
-                b ? ", " : "", dir, op, b, variants[b], b, variants[b]);
+                b ? ", " : "", op, b, variants[b], b, variants[b]);
     fprintf(out, "\n");
 }
 
-static int run_gnuplot(const char *gnuplot, const char *script)
+/* gnuplot on dir/script, run in dir. */
+static int run_gnuplot(const char *gnuplot, const char *dir, const char *script)
 {
     pid_t child = fork();
     if (child < 0)
         return cli_fail("cannot start gnuplot: %s", strerror(errno));
     if (child == 0) {
-        execl(gnuplot, "gnuplot", script, (char *)NULL);
+        if (chdir(dir) == 0)
+            execl(gnuplot, "gnuplot", script, (char *)NULL);
         _exit(127);
     }
     int status = 0;
@@ -603,6 +610,7 @@ static int run_gnuplot(const char *gnuplot, const char *script)
     return 0;
 }
 
+/* Write dir/op.dat and dir/op.gp, and render them when gnuplot is known. */
 static int plot_op(const char *gnuplot, const char *dir, const bench_result *results, int count,
                    const char *op)
 {
@@ -620,18 +628,23 @@ static int plot_op(const char *gnuplot, const char *dir, const bench_result *res
     FILE *script = fopen(script_path, "w");
     if (!script)
         return cli_fail("cannot write %s: %s", script_path, strerror(errno));
-    write_plot_script(script, dir, op, variants, blocks, hi >= 10.0 * lo);
+    int have_opencl = 0;
+    for (int i = 0; i < count; i++)
+        have_opencl |= strcmp(results[i].op, op) == 0 && results[i].have_opencl;
+    write_plot_script(script, op, variants, blocks, hi >= 10.0 * lo, have_opencl);
     if (fclose(script) != 0)
         return cli_fail("cannot write %s", script_path);
-    return run_gnuplot(gnuplot, script_path);
+    char script_name[64];
+    snprintf(script_name, sizeof script_name, "%s.gp", op);
+    return gnuplot ? run_gnuplot(gnuplot, dir, script_name) : 0;
 }
 
+/* Without gnuplot (a GPU host may lack it) the data and scripts are still
+ * written, to be rendered elsewhere with (cd DIR && gnuplot OP.gp). */
 int bench_write_plots(const char *dir, const bench_result *results, int count)
 {
-    char gnuplot[4096];
-    if (!find_gnuplot(gnuplot, sizeof gnuplot))
-        return cli_fail("--plot needs gnuplot, and none is in PATH (install gnuplot or "
-                        "gnuplot-nox)");
+    char found[4096];
+    const char *gnuplot = find_gnuplot(found, sizeof found) ? found : NULL;
     if (strchr(dir, '\''))
         return cli_fail("--plot: the directory name may not contain a quote");
     if (mkdir(dir, 0777) != 0 && errno != EEXIST)
@@ -643,8 +656,12 @@ int bench_write_plots(const char *dir, const bench_result *results, int count)
             continue;
         if (plot_op(gnuplot, dir, results, count, results[i].op))
             return 1;
-        printf("plot: %s/%s-time.png, %s/%s-speedup.png\n", dir, results[i].op, dir,
-               results[i].op);
+        if (gnuplot)
+            printf("plot: %s/%s-*.png\n", dir, results[i].op);
+        else
+            printf("plot: no gnuplot in PATH; wrote %s/%s.gp and .dat (render with: cd %s && "
+                   "gnuplot %s.gp)\n",
+                   dir, results[i].op, dir, results[i].op);
         plotted++;
     }
     if (!plotted)
