@@ -11,7 +11,9 @@
 # Run from the build directory that holds parvis and parvis-bench (e.g.
 # _build).  Each step's output goes to OUTDIR/<step>.log beside its JSON;
 # a step that fails or runs past STEP_TIMEOUT seconds (default 900) is
-# reported and the next one runs.
+# reported and the next one runs.  RUNS / WARMUP (default 5 / 2) set the
+# repetitions of the parvis steps, PEER_BUDGET (default 20) the seconds
+# peers.py may spend timing one case.
 set -uo pipefail
 out=${1:?usage: bench/results.sh OUTDIR [STAGE...]}
 shift
@@ -20,6 +22,9 @@ stages=("$@")
 src="$(cd "$(dirname "$0")/.." && pwd)"
 limit=${STEP_TIMEOUT:-900}
 python=${PYTHON:-python3}
+runs=${RUNS:-5}
+warmup=${WARMUP:-2}
+budget=${PEER_BUDGET:-20}
 mkdir -p "$out"
 
 step() {
@@ -40,21 +45,21 @@ for stage in "${stages[@]}"; do
         step quick ./parvis-bench --json "$out/quick.json" --csv "$out/quick.csv" ;;
     papers)
         for paper in sad bp sift oct flow; do
-            step "paper-$paper" ./parvis-bench --paper "$paper" --runs 5 --warmup 2 \
+            step "paper-$paper" ./parvis-bench --paper "$paper" --runs "$runs" --warmup "$warmup" \
                 --json "$out/paper-$paper.json"
         done ;;
     cases)
         for op in sad bp pc2d pc3d ncc sift match; do
-            step "bench-$op" ./parvis-bench --case "$op" --runs 5 --warmup 2 \
+            step "bench-$op" ./parvis-bench --case "$op" --runs "$runs" --warmup "$warmup" \
                 --json "$out/bench-$op.json" --plot "$out/plots"
         done ;;
     peers)
         step peers-2d "$python" "$src/bench/peers/peers.py" --case sad --case ncc --case pc2d \
-            --runs 5 --warmup 1 --budget 20 --json "$out/peers-2d.json"
+            --runs 5 --warmup 1 --budget "$budget" --json "$out/peers-2d.json"
         step peers-sift "$python" "$src/bench/peers/peers.py" --case sift \
-            --runs 5 --warmup 1 --budget 20 --json "$out/peers-sift.json"
+            --runs 5 --warmup 1 --budget "$budget" --json "$out/peers-sift.json"
         step peers-pc3d "$python" "$src/bench/peers/peers.py" --case pc3d \
-            --runs 5 --warmup 1 --budget 20 --json "$out/peers-pc3d.json"
+            --runs 5 --warmup 1 --budget "$budget" --json "$out/peers-pc3d.json"
         step report-sad "$python" "$src/bench/report.py" "$out/bench-sad.json" \
             "$out/peers-2d.json" --op sad --markdown "$out/peers-sad.md"
         step report-pc2d "$python" "$src/bench/report.py" "$out/bench-pc2d.json" \
@@ -66,7 +71,7 @@ for stage in "${stages[@]}"; do
         step report-pc3d "$python" "$src/bench/report.py" "$out/bench-pc3d.json" \
             "$out/peers-pc3d.json" --markdown "$out/peers-pc3d.md" ;;
     multi)
-        step multi ./parvis-bench --case multi --devices all --runs 3 --warmup 1 \
+        step multi ./parvis-bench --case multi --devices all --runs "$runs" --warmup "$warmup" \
             --json "$out/multi.json" ;;
     *)
         echo "unknown stage '$stage'" >&2
