@@ -451,21 +451,6 @@ static pv_status ensure_stage(pv_context *ctx, cl_sift_plan *plan, size_t bytes)
     return status;
 }
 
-/* memcpy in pieces over the OpenMP threads. */
-static void copy_parallel(void *dst, const void *src, size_t bytes)
-{
-    const size_t piece = (size_t)256 << 10;
-    const long pieces = (long)((bytes + piece - 1) / piece);
-#ifdef _OPENMP
-#pragma omp parallel for schedule(static) if (pieces > 1)
-#endif
-    for (long i = 0; i < pieces; i++) {
-        const size_t start = (size_t)i * piece;
-        memcpy((char *)dst + start, (const char *)src + start,
-               bytes - start < piece ? bytes - start : piece);
-    }
-}
-
 /* ------------------------------------------------------------ scale space */
 
 /* The caller's image into plan->input: through the stage (a packed copy
@@ -481,7 +466,7 @@ static pv_status upload_image(pv_context *ctx, cl_sift_plan *plan, const pv_imag
         return status;
     const size_t pitch = (size_t)image->stride * pixel;
     if (pitch == row)
-        copy_parallel(plan->stage_host, image->data, bytes);
+        pv_cl_copy_parallel(plan->stage_host, image->data, bytes);
     else
         for (int y = 0; y < image->height; y++)
             memcpy((char *)plan->stage_host + (size_t)y * row,
@@ -865,7 +850,7 @@ static pv_status read_staged(pv_context *ctx, cl_sift_plan *plan, cl_uint count,
         return status;
     memcpy(raw->keypoints, at, kp);
     memcpy(raw->keys, at + kp, keys);
-    copy_parallel(raw->descriptors, at + kp + keys, desc);
+    pv_cl_copy_parallel(raw->descriptors, at + kp + keys, desc);
     return PV_OK;
 }
 

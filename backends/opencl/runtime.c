@@ -932,11 +932,16 @@ static pv_status stage_idle(pv_context *ctx, pinned_stage *stage)
     return pv_cl_check(ctx, err, "clWaitForEvents(pinned stage)");
 }
 
-static void parallel_copy(void *dst, const void *src, size_t bytes)
+/* Below this a copy stays on the calling thread: waking the OpenMP team
+ * costs more than such a copy, and when the team's threads sleep or
+ * compete for cores its join can wait for a scheduler tick (about 4 ms). */
+#define PARALLEL_COPY_MIN ((size_t)1 << 20)
+
+void pv_cl_copy_parallel(void *dst, const void *src, size_t bytes)
 {
-    const size_t piece = (size_t)1 << 20;
-    long pieces = (long)((bytes + piece - 1) / piece);
-#pragma omp parallel for schedule(static)
+    const size_t piece = (size_t)256 << 10;
+    const long pieces = (long)((bytes + piece - 1) / piece);
+#pragma omp parallel for schedule(static) if (bytes >= PARALLEL_COPY_MIN)
     for (long i = 0; i < pieces; i++) {
         size_t start = (size_t)i * piece;
         size_t n = bytes - start < piece ? bytes - start : piece;
@@ -966,7 +971,7 @@ static pv_status pinned_write(pv_context *ctx, cl_mem buffer, size_t offset, siz
             status = stage_idle(ctx, stage);
         if (status != PV_OK)
             break;
-        parallel_copy(stage->host, (const char *)host + done, n);
+        pv_cl_copy_parallel(stage->host, (const char *)host + done, n);
         cl_event event;
         cl_int err = clEnqueueWriteBuffer(state->queue, buffer, CL_FALSE, offset + done, n,
                                           stage->host, 0, NULL, &event);
@@ -1011,7 +1016,7 @@ static pv_status pinned_read(pv_context *ctx, cl_mem buffer, size_t offset, size
         status = stage_idle(ctx, stage);
         if (status != PV_OK)
             break;
-        parallel_copy((char *)host + start, stage->host, n);
+        pv_cl_copy_parallel((char *)host + start, stage->host, n);
         size_t next = (i + 2) * PINNED_CHUNK;
         if (i + 2 < chunks)
             status = enqueue_pinned_read(ctx, stage, buffer, offset + next,
