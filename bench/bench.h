@@ -68,6 +68,9 @@ pv_status bench_time(const bench_config *config, pv_context *ctx, bench_run_fn r
 pv_status bench_time_series(const bench_config *config, pv_context *ctx, bench_run_fn run,
                             void *user, pv_timing *median, bench_series *series);
 
+/* Median of values[0..count) (sorts a copy; values stay in run order);
+ * NaN when count < 1. */
+double bench_median(const double *values, int count);
 /* The medians of a series' samples (count >= 1). */
 void bench_series_medians(const bench_series *series, pv_timing *median);
 

@@ -238,23 +238,6 @@ static void json_header(FILE *out, const bench_contexts *contexts, const bench_c
     fprintf(out, ",\n  \"runs\": %d,\n  \"warmup\": %d,\n", config->runs, config->warmup);
 }
 
-static int compare_doubles(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-/* Median of a series' values, NaN when it has none. */
-static double series_median(const double *values, int count)
-{
-    if (count <= 0)
-        return NAN;
-    double sorted[BENCH_MAX_SAMPLES];
-    memcpy(sorted, values, (size_t)count * sizeof *sorted);
-    qsort(sorted, (size_t)count, sizeof *sorted, compare_doubles);
-    return count % 2 ? sorted[count / 2] : 0.5 * (sorted[count / 2 - 1] + sorted[count / 2]);
-}
-
 static void json_backend(FILE *out, const char *name, double total, double kernel, double upload,
                          double download, const bench_series *s)
 {
@@ -368,7 +351,7 @@ static void json_result(FILE *out, const bench_result *r)
         json_flat_opencl(out, r);
     /* The CPU backend's kernel time is its compute time; it has no copies. */
     json_backend(out, "cpu", r->cpu_ms,
-                 series_median(r->cpu_samples.kernel_ms, r->cpu_samples.count), 0.0, 0.0,
+                 bench_median(r->cpu_samples.kernel_ms, r->cpu_samples.count), 0.0, 0.0,
                  &r->cpu_samples);
     if (r->have_opencl)
         json_backend(out, "opencl", r->cl_total_ms, r->cl_kernel_ms, r->cl_upload_ms,

@@ -4,6 +4,7 @@
 
 #include "bench_roofline.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,9 +19,10 @@ static int compare_doubles(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* Median of values[0..count) (sorts a copy; values stay in run order). */
-static double median(const double *values, int count)
+double bench_median(const double *values, int count)
 {
+    if (count <= 0)
+        return NAN;
     double sorted[BENCH_MAX_SAMPLES];
     memcpy(sorted, values, (size_t)count * sizeof *sorted);
     qsort(sorted, (size_t)count, sizeof *sorted, compare_doubles);
@@ -29,10 +31,10 @@ static double median(const double *values, int count)
 
 void bench_series_medians(const bench_series *s, pv_timing *median_out)
 {
-    median_out->total_ms = median(s->total_ms, s->count);
-    median_out->kernel_ms = median(s->kernel_ms, s->count);
-    median_out->upload_ms = median(s->upload_ms, s->count);
-    median_out->download_ms = median(s->download_ms, s->count);
+    median_out->total_ms = bench_median(s->total_ms, s->count);
+    median_out->kernel_ms = bench_median(s->kernel_ms, s->count);
+    median_out->upload_ms = bench_median(s->upload_ms, s->count);
+    median_out->download_ms = bench_median(s->download_ms, s->count);
 }
 
 pv_status bench_time_series(const bench_config *config, pv_context *ctx, bench_run_fn run,

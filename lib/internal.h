@@ -33,6 +33,9 @@ struct pv_context {
  * `return pv_fail(ctx, PV_ERR_INVALID, "...")`. */
 pv_status pv_fail(pv_context *ctx, pv_status status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+/* Put back pv_last_error()'s text after a failure the caller recovered
+ * from (the call as a whole succeeds). */
+void pv_set_thread_error(const char *message);
 
 /* Keep an OpenCL build log on the context (copied). */
 void pv_context_set_build_log(pv_context *ctx, const char *log);

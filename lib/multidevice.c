@@ -11,6 +11,9 @@
  * cache on disk) has its own locking. */
 #include "internal.h"
 
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -123,6 +126,10 @@ static pv_status add_platform(pv_device_group *group, pv_context *probe,
     int chosen = probe->device_index;
     if (found > PV_DEVICE_GROUP_MAX)
         found = PV_DEVICE_GROUP_MAX;
+    if (chosen >= found) {   /* the list changed under us: the probe alone */
+        group->contexts[group->size++] = probe;
+        return PV_OK;
+    }
     pv_context_options options;
     base_options(base, &options);
     for (int i = 0; status == PV_OK && i < found; i++) {
@@ -246,8 +253,7 @@ typedef struct group_task {
 typedef struct dispatch {
     pthread_mutex_t lock;
     int next_item;
-    int stopped;
-    pv_status status;
+    pv_status status;   /* the first failure; PV_OK stops nothing */
     char message[GROUP_MESSAGE_SIZE];
 } dispatch;
 
@@ -256,6 +262,7 @@ struct member_run {
     dispatch *dispatch;
     pv_context *ctx;
     int member;
+    int members;         /* threads of the call: they share the cores */
     void *plan;          /* the member's own state, made by task->begin */
     int begun;
     member_record record;
@@ -264,7 +271,7 @@ struct member_run {
 static int take_item(dispatch *d, int item_count)
 {
     pthread_mutex_lock(&d->lock);
-    int item = d->stopped || d->next_item >= item_count ? -1 : d->next_item++;
+    int item = d->status != PV_OK || d->next_item >= item_count ? -1 : d->next_item++;
     pthread_mutex_unlock(&d->lock);
     return item;
 }
@@ -279,7 +286,6 @@ static void record_failure(member_run *m, int item, pv_status status)
         snprintf(d->message, sizeof d->message, "%s: device %d (%s), item %d: %s", m->task->op,
                  m->member, pv_context_device_name(m->ctx), item, pv_last_error());
     }
-    d->stopped = 1;
     pthread_mutex_unlock(&d->lock);
 }
 
@@ -296,6 +302,9 @@ static void account(member_run *m)
 static pv_status run_item(member_run *m, int item)
 {
     if (!m->begun) {
+        /* Not every begin step is a timed library call: start from zero so
+         * the previous call's timing is not counted again. */
+        memset(&m->ctx->timing, 0, sizeof m->ctx->timing);
         pv_status status = m->task->begin ? m->task->begin(m) : PV_OK;
         account(m);
         if (status != PV_OK)
@@ -309,9 +318,37 @@ static pv_status run_item(member_run *m, int item)
     return status;
 }
 
+/* The host-side OpenMP work of each member (staging copies, plan set-up)
+ * gets its share of the cores: one full team per member would oversubscribe
+ * them, and a team whose threads wait for a core stalls its caller. */
+static int share_cores(int members)
+{
+#ifdef _OPENMP
+    int previous = omp_get_max_threads();
+    if (members > 1) {
+        int share = omp_get_num_procs() / members;
+        omp_set_num_threads(share > 1 ? share : 1);
+    }
+    return previous;
+#else
+    (void)members;
+    return 1;
+#endif
+}
+
+static void restore_threads(int previous)
+{
+#ifdef _OPENMP
+    omp_set_num_threads(previous);
+#else
+    (void)previous;
+#endif
+}
+
 static void *member_main(void *arg)
 {
     member_run *m = arg;
+    int threads = share_cores(m->members);
     double start = pv_now_ms();
     int item;
     while ((item = take_item(m->dispatch, m->task->item_count)) >= 0) {
@@ -324,6 +361,7 @@ static void *member_main(void *arg)
     if (m->begun && m->task->end)
         m->task->end(m);
     m->record.timing.total_ms = pv_now_ms() - start;
+    restore_threads(threads);
     return NULL;
 }
 
@@ -357,7 +395,8 @@ static pv_status run_task(pv_device_group *group, const group_task *task)
     memset(runs, 0, sizeof runs);
     int members = group->size < task->item_count ? group->size : task->item_count;
     for (int i = 0; i < group->size; i++)
-        runs[i] = (member_run){task, &d, group->contexts[i], i, NULL, 0, {{0, 0, 0, 0}, 0}};
+        runs[i] = (member_run){task, &d, group->contexts[i], i, members, NULL, 0,
+                               {{0, 0, 0, 0}, 0}};
     for (int i = 1; i < members; i++)
         started[i] = pthread_create(&threads[i], NULL, member_main, &runs[i]) == 0;
     member_main(&runs[0]);

@@ -31,6 +31,11 @@ const char *pv_last_error(void)
     return thread_last_error;
 }
 
+void pv_set_thread_error(const char *message)
+{
+    snprintf(thread_last_error, sizeof thread_last_error, "%s", message ? message : "");
+}
+
 pv_status pv_fail(pv_context *ctx, pv_status status, const char *fmt, ...)
 {
     va_list args;

@@ -3,19 +3,6 @@
 
 #define COPY_REPEATS 5
 
-/* Device time of one finished event, in ms (0 when profiling says nothing). */
-static double event_device_ms(cl_event event)
-{
-    cl_ulong start = 0, end = 0;
-    if (clGetEventProfilingInfo(event, CL_PROFILING_COMMAND_START, sizeof start, &start, NULL) !=
-            CL_SUCCESS ||
-        clGetEventProfilingInfo(event, CL_PROFILING_COMMAND_END, sizeof end, &end, NULL) !=
-            CL_SUCCESS ||
-        end < start)
-        return 0.0;
-    return (double)(end - start) * 1e-6;
-}
-
 /* One device-to-device copy, waited for; *ms is its event time. */
 static pv_status timed_copy(pv_context *ctx, cl_mem src, cl_mem dst, size_t bytes, double *ms)
 {
@@ -25,7 +12,7 @@ static pv_status timed_copy(pv_context *ctx, cl_mem src, cl_mem dst, size_t byte
     if (status != PV_OK)
         return status;
     status = pv_cl_check(ctx, clWaitForEvents(1, &event), "clWaitForEvents");
-    *ms = event_device_ms(event);
+    *ms = pv_cl_event_ms(event);
     clReleaseEvent(event);
     return status;
 }

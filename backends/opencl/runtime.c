@@ -855,7 +855,7 @@ static void profile_add(pv_cl_state *state, cl_kernel kernel, double ms)
     state->profile[i].launches++;
 }
 
-static double event_ms(cl_event event)
+double pv_cl_event_ms(cl_event event)
 {
     cl_ulong start = 0, end = 0;
     if (clGetEventProfilingInfo(event, CL_PROFILING_COMMAND_START, sizeof start, &start, NULL) !=
@@ -873,7 +873,7 @@ pv_status pv_cl_finish(pv_context *ctx)
     pv_status status = pv_cl_check(ctx, clFinish(state->queue), "clFinish");
     const int profile = profiling();
     for (size_t i = 0; i < state->event_count; i++) {
-        double ms = event_ms(state->events[i].event);
+        double ms = pv_cl_event_ms(state->events[i].event);
         if (profile && state->events[i].kind == EVENT_KERNEL)
             profile_add(state, state->events[i].kernel, ms);
         switch (state->events[i].kind) {

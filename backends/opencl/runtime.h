@@ -92,6 +92,8 @@ pv_status pv_cl_read_staged(pv_context *ctx, cl_mem buffer, size_t offset, size_
 /* memcpy over the OpenMP threads for large copies (into or out of pinned
  * staging memory); small ones stay on the calling thread. */
 void pv_cl_copy_parallel(void *dst, const void *src, size_t bytes);
+/* Device time of a finished, profiled event in ms (0 when unknown). */
+double pv_cl_event_ms(cl_event event);
 pv_status pv_cl_upload_image(pv_context *ctx, const pv_image *image, cl_mem *buffer);
 pv_status pv_cl_download_image(pv_context *ctx, cl_mem buffer, pv_image *image);
 /* Timed rectangular copies between a strided host image/volume and an

@@ -415,13 +415,7 @@ static pv_status upload_inputs(pv_context *ctx, const pv_image *left, const pv_i
 static void account_uploads(pv_context *ctx, upload_events *events)
 {
     for (int i = 0; i < events->count; i++) {
-        cl_ulong start = 0, end = 0;
-        if (clGetEventProfilingInfo(events->event[i], CL_PROFILING_COMMAND_START, sizeof start,
-                                    &start, NULL) == CL_SUCCESS &&
-            clGetEventProfilingInfo(events->event[i], CL_PROFILING_COMMAND_END, sizeof end, &end,
-                                    NULL) == CL_SUCCESS &&
-            end >= start)
-            ctx->timing.upload_ms += (double)(end - start) * 1e-6;
+        ctx->timing.upload_ms += pv_cl_event_ms(events->event[i]);
         clReleaseEvent(events->event[i]);
     }
     events->count = 0;
@@ -551,10 +545,12 @@ static int small_finest(const bp_plan *plan, const pv_bp_tile *tile)
 }
 
 /* Enqueue bp_small_levels for levels coarsest .. finest in one group of
- * `items`; 0 when the driver refuses the group (resources), which is not
- * an error: those levels then run one launch per round. */
-static int launch_small(pv_context *ctx, bp_plan *plan, cl_kernel kernel, const pv_bp_job *job,
-                        const pv_bp_tile *tile, const bp_buffers *b, int finest, int items)
+ * `items`: *launched 0 when the driver refuses the group (resources),
+ * which is not an error: those levels then run one launch per round.
+ * Setting the arguments can fail only on a real error, returned. */
+static pv_status launch_small(pv_context *ctx, bp_plan *plan, cl_kernel kernel,
+                              const pv_bp_job *job, const pv_bp_tile *tile, const bp_buffers *b,
+                              int finest, int items, int *launched)
 {
     cl_int tw = tile->width, th = tile->height, coarsest = tile->levels - 1, last = finest;
     cl_int rounds = job->iterations;
@@ -571,16 +567,22 @@ static int launch_small(pv_context *ctx, bp_plan *plan, cl_kernel kernel, const 
     arg(&a, sizeof disc_max, &disc_max);
     arg(&a, sizeof inv_n, &inv_n);
     arg(&a, (size_t)(plan->nloc > 0 ? plan->nloc : 1) * (size_t)items * sizeof(cl_float), NULL);
-    char saved[sizeof ctx->last_error];
+    pv_status status = set_args(ctx, plan, K_SMALL_LEVELS, &a);
+    if (status != PV_OK)
+        return status;
+    /* A refused launch records an error message; the call goes on. */
+    char saved[sizeof ctx->last_error], saved_thread[sizeof ctx->last_error];
     memcpy(saved, ctx->last_error, sizeof saved);
+    snprintf(saved_thread, sizeof saved_thread, "%s", pv_last_error());
     const size_t group[2] = {(size_t)items, 1};
-    if (set_args(ctx, plan, K_SMALL_LEVELS, &a) == PV_OK &&
-        pv_cl_launch(ctx, kernel, 2, group, group) == PV_OK)
-        return 1;
-    pv_log(ctx, "stereo_bp: bp_small_levels with %d work-items refused (%s); one launch per round",
-           items, ctx->last_error);
-    memcpy(ctx->last_error, saved, sizeof saved);
-    return 0;
+    *launched = pv_cl_launch(ctx, kernel, 2, group, group) == PV_OK;
+    if (!*launched) {
+        pv_log(ctx, "stereo_bp: bp_small_levels with %d work-items refused (%s); one launch "
+                    "per round", items, ctx->last_error);
+        memcpy(ctx->last_error, saved, sizeof saved);
+        pv_set_thread_error(saved_thread);
+    }
+    return PV_OK;
 }
 
 /* The levels coarser than the first with more than small_pixels pixels,
@@ -600,9 +602,12 @@ static pv_status small_levels(pv_context *ctx, bp_plan *plan, const pv_bp_job *j
     if (items < 1)
         pv_log(ctx, "stereo_bp: no group size for bp_small_levels on %s; one launch per round",
                pv_cl_device_info(ctx)->name);
-    if (items < 1 || !launch_small(ctx, plan, kernel, job, tile, b, *finest, items))
+    int launched = 0;
+    if (items >= 1)
+        status = launch_small(ctx, plan, kernel, job, tile, b, *finest, items, &launched);
+    if (!launched)
         *finest = tile->levels;
-    return PV_OK;
+    return status;
 }
 
 /* Messages of the level `level` from zero (the coarsest level when no
