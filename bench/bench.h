@@ -68,6 +68,10 @@ pv_status bench_time(const bench_config *config, pv_context *ctx, bench_run_fn r
 pv_status bench_time_series(const bench_config *config, pv_context *ctx, bench_run_fn run,
                             void *user, pv_timing *median, bench_series *series);
 
+/* The OpenCL device the bench compares with: the first GPU, else the first
+ * device; -1 when there is none. */
+int bench_first_gpu(void);
+
 /* Median of values[0..count) (sorts a copy; values stay in run order);
  * NaN when count < 1. */
 double bench_median(const double *values, int count);

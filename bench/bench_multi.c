@@ -42,15 +42,12 @@ struct multi_family {
 
 /* ------------------------------------------------------------ devices */
 
-/* The device a context made from the bench's options would take. */
-static int chosen_device(const bench_config *config, const pv_device_info *devices, int count)
+/* The device the bench's OpenCL context takes (bench_open_contexts). */
+static int chosen_device(const bench_config *config, int count)
 {
     if (config->device.device_index >= 0)
         return config->device.device_index < count ? config->device.device_index : -1;
-    for (int i = 0; i < count; i++)
-        if (devices[i].type == PV_DEVICE_GPU)
-            return i;
-    return count > 0 ? 0 : -1;
+    return bench_first_gpu();
 }
 
 /* --devices LIST as given, or every device of the chosen one's platform
@@ -68,7 +65,7 @@ static int device_indices(const bench_config *config, int *indices, int *count)
         return cli_fail("cannot list the OpenCL devices: %s", pv_last_error());
     if (found > MULTI_MAX_DEVICES)
         found = MULTI_MAX_DEVICES;
-    int chosen = chosen_device(config, listed, found);
+    int chosen = chosen_device(config, found);
     for (int i = 0; chosen >= 0 && i < found; i++)
         if (strcmp(listed[i].platform, listed[chosen].platform) == 0)
             indices[(*count)++] = i;

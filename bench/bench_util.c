@@ -140,7 +140,7 @@ int bench_wants(const bench_config *config, const char *op, const char *name, in
 
 /* ------------------------------------------------------------- contexts */
 
-static int first_gpu(void)
+int bench_first_gpu(void)
 {
     pv_device_info devices[64];
     int count = 0;
@@ -184,7 +184,7 @@ static int open_opencl(const bench_config *config, bench_contexts *contexts)
     cli_backend_options opencl = config->device;
     opencl.backend = PV_BACKEND_OPENCL;
     if (opencl.device_index < 0)
-        opencl.device_index = first_gpu();
+        opencl.device_index = bench_first_gpu();
     if (opencl.device_index < 0) {
         if (config->device.backend == PV_BACKEND_OPENCL)
             return cli_fail("no OpenCL device found");

@@ -130,13 +130,6 @@ static size_t round_up_div(size_t n, size_t d)
     return (n + d - 1) / d;
 }
 
-static pv_status features_kernel(pv_context *ctx, const char *name, cl_kernel *kernel)
-{
-    char options[512] = "";
-    pv_status status = pv_cl_param_defines(ctx, "features", options, sizeof options);
-    return status == PV_OK ? pv_cl_kernel(ctx, "features", options, name, kernel) : status;
-}
-
 /* The blur radii and tap offsets as constants of the plan's program (the
  * kernels unroll their tap loops with them); unused levels get 0. */
 static pv_status blur_defines(pv_context *ctx, const pv_sift_geometry *g, char *buf, size_t size)
@@ -156,14 +149,22 @@ static pv_status blur_defines(pv_context *ctx, const pv_sift_geometry *g, char *
     return PV_OK;
 }
 
-static pv_status plan_kernel(pv_context *ctx, const cl_sift_plan *plan, const char *name,
-                             cl_kernel *kernel)
+/* The program for the context's launch parameters, and for a plan's blur
+ * constants when g is given (matching has no plan: g NULL). */
+static pv_status features_kernel(pv_context *ctx, const pv_sift_geometry *g, const char *name,
+                                 cl_kernel *kernel)
 {
     char options[1024] = "";
     pv_status status = pv_cl_param_defines(ctx, "features", options, sizeof options);
-    if (status == PV_OK)
-        status = blur_defines(ctx, &plan->g, options, sizeof options);
+    if (status == PV_OK && g)
+        status = blur_defines(ctx, g, options, sizeof options);
     return status == PV_OK ? pv_cl_kernel(ctx, "features", options, name, kernel) : status;
+}
+
+static pv_status plan_kernel(pv_context *ctx, const cl_sift_plan *plan, const char *name,
+                             cl_kernel *kernel)
+{
+    return features_kernel(ctx, &plan->g, name, kernel);
 }
 
 static pv_status set_args(pv_context *ctx, cl_kernel kernel, const kernel_arg *args, int count)
@@ -179,7 +180,7 @@ static pv_status launch(pv_context *ctx, const char *name, const kernel_arg *arg
                         cl_uint dims, const size_t *global, const size_t *local)
 {
     cl_kernel kernel;
-    pv_status status = features_kernel(ctx, name, &kernel);
+    pv_status status = features_kernel(ctx, NULL, name, &kernel);
     if (status == PV_OK)
         status = set_args(ctx, kernel, args, count);
     return status == PV_OK ? pv_cl_launch(ctx, kernel, dims, global, local) : status;
