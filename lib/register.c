@@ -1102,11 +1102,23 @@ static pv_status check_movers(const char *op, const pv_phasecorr_plan *plan, con
     return PV_OK;
 }
 
-pv_status pv_phasecorr_plan_correlate3d(pv_phasecorr_plan *plan, const pv_volume *movers,
-                                        int count, pv_shift *shifts)
+/* What the shared mover loop needs to know of 2D or 3D movers: their
+ * size in the array, their check, and how a chunk of them is correlated. */
+typedef struct mover_kind {
+    int dims;
+    size_t size;
+    pv_status (*scan)(const pv_phasecorr_plan *plan, const char *op, const void *mover,
+                      data_scan *scan);
+    pv_status (*chunk)(pv_phasecorr_plan *plan, const void *movers, const int *textured,
+                       int count, pv_shift *shifts);
+} mover_kind;
+
+/* Check every mover first (nothing runs on a bad one), then correlate
+ * them in chunks of the plan's batch. */
+static pv_status correlate_movers(pv_phasecorr_plan *plan, const char *op, const mover_kind *kind,
+                                  const void *movers, int count, pv_shift *shifts)
 {
-    const char *op = "phasecorr_plan_correlate3d";
-    pv_status status = check_plan(op, plan, 3);
+    pv_status status = check_plan(op, plan, kind->dims);
     if (status == PV_OK)
         status = check_movers(op, plan, movers, count, shifts);
     if (status != PV_OK)
@@ -1114,29 +1126,48 @@ pv_status pv_phasecorr_plan_correlate3d(pv_phasecorr_plan *plan, const pv_volume
     int *textured = malloc((size_t)count * sizeof *textured);
     if (!textured)
         return pv_fail(plan->ctx, PV_ERR_NOMEM, "%s: out of memory", op);
+    const char *bytes = movers;
     for (int i = 0; status == PV_OK && i < count; i++) {
         data_scan scan;
-        status = check_plan_volume(plan, op, "a mover", &movers[i], &scan);
+        status = kind->scan(plan, op, bytes + (size_t)i * kind->size, &scan);
         textured[i] = scan.textured;
     }
-    if (status != PV_OK) {
-        free(textured);
-        return status;
+    if (status == PV_OK) {
+        pv_call_begin(plan->ctx);
+        for (int done = 0; status == PV_OK && done < count; done += plan->geometry.batch) {
+            int chunk = count - done < plan->geometry.batch ? count - done : plan->geometry.batch;
+            status = kind->chunk(plan, bytes + (size_t)done * kind->size, textured + done, chunk,
+                                 shifts + done);
+        }
+        pv_call_end(plan->ctx);
     }
-    pv_call_begin(plan->ctx);
-    for (int done = 0; status == PV_OK && done < count; done += plan->geometry.batch) {
-        int chunk = count - done < plan->geometry.batch ? count - done : plan->geometry.batch;
-        status = correlate_chunk(plan, movers + done, textured + done, chunk, shifts + done);
-    }
-    pv_call_end(plan->ctx);
     free(textured);
     return status;
 }
 
+static pv_status check_volume_mover(const pv_phasecorr_plan *plan, const char *op,
+                                   const void *mover, data_scan *scan)
+{
+    return check_plan_volume(plan, op, "a mover", mover, scan);
+}
+
+static pv_status check_image_mover(const pv_phasecorr_plan *plan, const char *op,
+                                  const void *mover, data_scan *scan)
+{
+    return check_plan_image(plan, op, "a mover", mover, scan);
+}
+
+static pv_status volume_chunk(pv_phasecorr_plan *plan, const void *movers, const int *textured,
+                              int count, pv_shift *shifts)
+{
+    return correlate_chunk(plan, movers, textured, count, shifts);
+}
+
 /* One chunk of 2D movers: converted to f32 volume views first. */
-static pv_status correlate_images(pv_phasecorr_plan *plan, const pv_image *movers,
+static pv_status correlate_images(pv_phasecorr_plan *plan, const void *mover_array,
                                   const int *textured, int count, pv_shift *shifts)
 {
+    const pv_image *movers = mover_array;
     pv_volume *views = calloc((size_t)count, sizeof *views);
     float **copies = calloc((size_t)count, sizeof *copies);
     pv_status status = views && copies
@@ -1153,35 +1184,18 @@ static pv_status correlate_images(pv_phasecorr_plan *plan, const pv_image *mover
     return status;
 }
 
+pv_status pv_phasecorr_plan_correlate3d(pv_phasecorr_plan *plan, const pv_volume *movers,
+                                        int count, pv_shift *shifts)
+{
+    static const mover_kind volumes = {3, sizeof(pv_volume), check_volume_mover, volume_chunk};
+    return correlate_movers(plan, "phasecorr_plan_correlate3d", &volumes, movers, count, shifts);
+}
+
 pv_status pv_phasecorr_plan_correlate(pv_phasecorr_plan *plan, const pv_image *movers, int count,
                                       pv_shift *shifts)
 {
-    const char *op = "phasecorr_plan_correlate";
-    pv_status status = check_plan(op, plan, 2);
-    if (status == PV_OK)
-        status = check_movers(op, plan, movers, count, shifts);
-    if (status != PV_OK)
-        return status;
-    int *textured = malloc((size_t)count * sizeof *textured);
-    if (!textured)
-        return pv_fail(plan->ctx, PV_ERR_NOMEM, "%s: out of memory", op);
-    for (int i = 0; status == PV_OK && i < count; i++) {
-        data_scan scan;
-        status = check_plan_image(plan, op, "a mover", &movers[i], &scan);
-        textured[i] = scan.textured;
-    }
-    if (status != PV_OK) {
-        free(textured);
-        return status;
-    }
-    pv_call_begin(plan->ctx);
-    for (int done = 0; status == PV_OK && done < count; done += plan->geometry.batch) {
-        int chunk = count - done < plan->geometry.batch ? count - done : plan->geometry.batch;
-        status = correlate_images(plan, movers + done, textured + done, chunk, shifts + done);
-    }
-    pv_call_end(plan->ctx);
-    free(textured);
-    return status;
+    static const mover_kind images = {2, sizeof(pv_image), check_image_mover, correlate_images};
+    return correlate_movers(plan, "phasecorr_plan_correlate", &images, movers, count, shifts);
 }
 
 /* ================================================= normalized cross-corr */
