@@ -68,6 +68,11 @@ pv_status bench_time(const bench_config *config, pv_context *ctx, bench_run_fn r
 pv_status bench_time_series(const bench_config *config, pv_context *ctx, bench_run_fn run,
                             void *user, pv_timing *median, bench_series *series);
 
+/* Middlebury bad > 1 px share of a disparity map against its ground truth
+ * (pv_disparity_error), -1 when it cannot be computed. */
+double bench_bad_pixels(const pv_image *disparity, const pv_image *truth, float gt_scale,
+                        int border);
+
 /* The OpenCL device the bench compares with: the first GPU, else the first
  * device; -1 when there is none. */
 int bench_first_gpu(void);

@@ -97,10 +97,7 @@ static double agreement(const pv_image *a, const pv_image *b)
 
 static double quality(const bench_bp_spec *c, const bp_inputs *in, const pv_image *disparity)
 {
-    double bad = -1.0;
-    if (pv_disparity_error(disparity, &in->truth, c->gt_scale, 1.0f, c->border, &bad) != PV_OK)
-        return -1.0;
-    return bad;
+    return bench_bad_pixels(disparity, &in->truth, c->gt_scale, c->border);
 }
 
 static int time_backend(const bench_config *config, pv_context *ctx, bp_inputs *in,

@@ -110,10 +110,7 @@ typedef struct truth_frame {
 
 static double quality(const truth_frame *c, const stereo_inputs *in, const pv_image *disparity)
 {
-    double bad = -1.0;
-    if (pv_disparity_error(disparity, &in->truth, c->gt_scale, 1.0f, c->border, &bad) != PV_OK)
-        return -1.0;
-    return bad;
+    return bench_bad_pixels(disparity, &in->truth, c->gt_scale, c->border);
 }
 
 static int time_backend(const bench_config *config, pv_context *ctx, stereo_inputs *in,

@@ -140,6 +140,15 @@ int bench_wants(const bench_config *config, const char *op, const char *name, in
 
 /* ------------------------------------------------------------- contexts */
 
+double bench_bad_pixels(const pv_image *disparity, const pv_image *truth, float gt_scale,
+                        int border)
+{
+    double bad = -1.0;
+    if (pv_disparity_error(disparity, truth, gt_scale, 1.0f, border, &bad) != PV_OK)
+        return -1.0;
+    return bad;
+}
+
 int bench_first_gpu(void)
 {
     pv_device_info devices[64];
