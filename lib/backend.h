@@ -103,15 +103,34 @@ typedef struct pv_sift_geometry {
     pv_sift_params params;                   /* resolved (octaves filled in) */
 } pv_sift_geometry;
 
-/* A backend's detection result (malloc'ed by the backend, count entries
- * each): key = ((((octave index * 16 + level) * 65536 + extremum y) * 65536
- * + extremum x) * 4 + orientation index), unique per keypoint. */
+/* A backend's detection result (malloc'ed by the backend, room for
+ * `capacity` >= count entries each, capacity 0 meaning count): key =
+ * ((((octave index * 16 + level) * 65536 + extremum y) * 65536 + extremum
+ * x) * 4 + orientation index), unique per keypoint.  descriptors_u8 may
+ * stay NULL (the front end derives it).  The spare arrays, with room for
+ * spare_capacity keypoints each, are an earlier result's that a backend
+ * may take over (moving them into the result and setting them to NULL)
+ * instead of allocating; the front end frees what is left of them. */
 typedef struct pv_sift_raw {
     int count;
+    int capacity;
     pv_sift_keypoint *keypoints;
     uint64_t *keys;
     float *descriptors;                      /* 128 per keypoint */
+    uint8_t *descriptors_u8;
+    pv_sift_keypoint *spare_keypoints;
+    float *spare_descriptors;
+    uint8_t *spare_u8;
+    int spare_capacity;
 } pv_sift_raw;
+
+/* The conventional u8 form of a descriptor value: min(512 v, 255),
+ * truncated (VLFeat's and Lowe's). */
+static inline uint8_t pv_sift_descriptor_u8(float v)
+{
+    float scaled = 512.0f * v;
+    return (uint8_t)(scaled < 255.0f ? (scaled > 0.0f ? scaled : 0.0f) : 255.0f);
+}
 
 /* octreg: AO-OCT stripe-wise registration (lib/octreg.c).  Volumes have
  * nx = depth, ny = A-lines, nz = B-scans ("planes").  The front end fixes

@@ -303,6 +303,10 @@ static void free_raw(pv_sift_raw *raw)
     free(raw->keypoints);
     free(raw->keys);
     free(raw->descriptors);
+    free(raw->descriptors_u8);
+    free(raw->spare_keypoints);
+    free(raw->spare_descriptors);
+    free(raw->spare_u8);
     memset(raw, 0, sizeof *raw);
 }
 
@@ -348,16 +352,11 @@ static int select_order(const pv_sift_raw *raw, int cap, int *order)
     return count;
 }
 
-static uint8_t descriptor_u8(float v)
-{
-    float scaled = 512.0f * v;
-    return (uint8_t)(scaled < 255.0f ? (scaled > 0.0f ? scaled : 0.0f) : 255.0f);
-}
-
 static pv_status alloc_features(pv_context *ctx, int count, pv_sift_features *out)
 {
     size_t n = count > 0 ? (size_t)count : 1;
     out->count = count;
+    out->capacity = count;
     out->keypoints = malloc(n * sizeof *out->keypoints);
     out->descriptors = malloc(n * PV_SIFT_DESCRIPTOR_SIZE * sizeof(float));
     out->descriptors_u8 = malloc(n * PV_SIFT_DESCRIPTOR_SIZE);
@@ -381,29 +380,33 @@ static void fill_u8(const float *src, uint8_t *dst, size_t n)
 #pragma omp parallel for schedule(static) if (n > ((size_t)1 << 18))
 #endif
     for (size_t i = 0; i < n; i++)
-        dst[i] = descriptor_u8(src[i]);
+        dst[i] = pv_sift_descriptor_u8(src[i]);
 }
 
 /* The caller's result.  When the backend's list is already in key order
  * and within the cap (the OpenCL backend's always is, apart from the cap),
- * its keypoint and descriptor arrays are handed over as they are: no sort
- * and no copy; only the u8 descriptors are made.  raw gives up what it
+ * its arrays are handed over as they are: no sort and no copy; the u8
+ * descriptors are made unless the backend made them.  raw gives up what it
  * hands over. */
 static pv_status build_features(pv_context *ctx, pv_sift_raw *raw, int cap,
                                 pv_sift_features *out)
 {
     if ((cap == 0 || raw->count <= cap) && keys_sorted(raw)) {
-        size_t n = (size_t)raw->count * PV_SIFT_DESCRIPTOR_SIZE;
-        out->descriptors_u8 = malloc(n > 0 ? n : 1);
-        if (!out->descriptors_u8)
-            return pv_fail(ctx, PV_ERR_NOMEM, "sift_detect: no memory for %d keypoints",
-                           raw->count);
-        fill_u8(raw->descriptors, out->descriptors_u8, n);
-        out->count = raw->count;
-        out->keypoints = raw->keypoints;
-        out->descriptors = raw->descriptors;
+        int capacity = raw->capacity > raw->count ? raw->capacity : raw->count;
+        if (!raw->descriptors_u8) {
+            size_t n = (size_t)raw->count * PV_SIFT_DESCRIPTOR_SIZE;
+            raw->descriptors_u8 = malloc(n > 0 ? n : 1);
+            if (!raw->descriptors_u8)
+                return pv_fail(ctx, PV_ERR_NOMEM, "sift_detect: no memory for %d keypoints",
+                               raw->count);
+            fill_u8(raw->descriptors, raw->descriptors_u8, n);
+            capacity = raw->count;
+        }
+        *out = (pv_sift_features){raw->count, raw->keypoints, raw->descriptors,
+                                  raw->descriptors_u8, capacity};
         raw->keypoints = NULL;
         raw->descriptors = NULL;
+        raw->descriptors_u8 = NULL;
         return PV_OK;
     }
     int *order = malloc((raw->count > 0 ? (size_t)raw->count : 1) * sizeof *order);
@@ -602,8 +605,8 @@ static pv_status crosscheck_detect(pv_sift_plan *plan, const pv_image *image,
     pv_status status = PV_OK;
     if (!plan->cpu_plan)
         status = pv_cpu_backend.sift_create(ctx, &plan->geometry, &plan->cpu_plan);
-    pv_sift_raw raw = {0, NULL, NULL, NULL};
-    pv_sift_features cpu = {0, NULL, NULL, NULL};
+    pv_sift_raw raw = {0};
+    pv_sift_features cpu = {0};
     if (status == PV_OK)
         status = pv_cpu_backend.sift_detect(ctx, plan->cpu_plan, image, &raw);
     if (status == PV_OK)
@@ -616,14 +619,14 @@ static pv_status crosscheck_detect(pv_sift_plan *plan, const pv_image *image,
     return status;
 }
 
-pv_status pv_sift_detect(pv_sift_plan *plan, const pv_image *image, pv_sift_features *features)
+/* Detection with an earlier result's arrays offered to the backend (raw's
+ * spares, freed here whatever happens). */
+static pv_status detect(pv_sift_plan *plan, const pv_image *image, pv_sift_raw raw,
+                        pv_sift_features *features)
 {
-    pv_status status = check_detect(plan, image, features);
-    if (status != PV_OK)
-        return status;
     pv_context *ctx = plan->ctx;
-    pv_sift_raw raw = {0, NULL, NULL, NULL};
-    pv_sift_features out = {0, NULL, NULL, NULL};
+    pv_status status;
+    pv_sift_features out = {0};
     pv_call_begin(ctx);
     status = ctx->ops->sift_detect(ctx, plan->backend_plan, image, &raw);
     if (status == PV_OK)
@@ -638,6 +641,32 @@ pv_status pv_sift_detect(pv_sift_plan *plan, const pv_image *image, pv_sift_feat
     }
     *features = out;
     return PV_OK;
+}
+
+pv_status pv_sift_detect(pv_sift_plan *plan, const pv_image *image, pv_sift_features *features)
+{
+    pv_status status = check_detect(plan, image, features);
+    return status == PV_OK ? detect(plan, image, (pv_sift_raw){0}, features) : status;
+}
+
+pv_status pv_sift_detect_into(pv_sift_plan *plan, const pv_image *image,
+                              pv_sift_features *features)
+{
+    pv_status status = check_detect(plan, image, features);
+    if (status != PV_OK)
+        return status;
+    pv_sift_raw raw = {0};
+    if (features->capacity > 0 && features->keypoints && features->descriptors &&
+        features->descriptors_u8) {
+        raw.spare_keypoints = features->keypoints;
+        raw.spare_descriptors = features->descriptors;
+        raw.spare_u8 = features->descriptors_u8;
+        raw.spare_capacity = features->capacity;
+    } else {
+        pv_sift_features_free(features);
+    }
+    memset(features, 0, sizeof *features);
+    return detect(plan, image, raw, features);
 }
 
 /* --------------------------------------------------------------- matching */

@@ -141,7 +141,7 @@ static pv_image warp_u8(const pv_image *src, const similarity *t, int w, int h)
 static pv_sift_features detect(pv_context *ctx, const pv_image *image, const pv_sift_params *params)
 {
     pv_sift_plan *plan = NULL;
-    pv_sift_features f = {0, NULL, NULL, NULL};
+    pv_sift_features f = {0};
     assert_int_equal(pv_sift_plan_create(ctx, image->width, image->height, params, &plan), PV_OK);
     pv_status status = pv_sift_detect(plan, image, &f);
     if (status != PV_OK)
@@ -323,7 +323,7 @@ static void test_descriptor_properties(void **state)
 static pv_sift_features random_descriptors(int count, uint32_t seed)
 {
     pv_sift_features f = {count, calloc((size_t)count, sizeof(pv_sift_keypoint)),
-                          malloc((size_t)count * 128 * sizeof(float)), NULL};
+                          malloc((size_t)count * 128 * sizeof(float)), NULL, 0};
     assert_non_null(f.keypoints);
     assert_non_null(f.descriptors);
     for (int i = 0; i < count; i++) {
@@ -385,7 +385,7 @@ static void test_match_planted(void **state)
 static void test_match_ties_and_empty(void **state)
 {
     pv_context *ctx = backend_ctx(state);
-    pv_sift_features q = random_descriptors(3, 5u), t = random_descriptors(4, 6u), empty = {0, NULL, NULL, NULL};
+    pv_sift_features q = random_descriptors(3, 5u), t = random_descriptors(4, 6u), empty = {0};
     /* Two identical train rows: the lower index wins, and the ratio test
      * (d1 == d2) rejects it unless disabled. */
     memcpy(t.descriptors + 1 * 128, q.descriptors, 128 * sizeof(float));
@@ -493,6 +493,109 @@ static void assert_same_features(const pv_sift_features *a, const pv_sift_featur
     assert_memory_equal(a->descriptors, b->descriptors, (size_t)a->count * 128 * sizeof(float));
 }
 
+static void assert_u8_of_floats(const pv_sift_features *f)
+{
+    for (size_t i = 0; i < (size_t)f->count * 128; i++) {
+        float scaled = 512.0f * f->descriptors[i];
+        int expected = scaled >= 255.0f ? 255 : (int)scaled;
+        assert_int_equal(f->descriptors_u8[i], expected);
+    }
+}
+
+/* A stream through pv_sift_detect_into: every result equals a fresh
+ * pv_sift_detect's, whatever the previous result held (more keypoints,
+ * fewer, none); the OpenCL backend writes into the previous arrays when
+ * they have room. */
+static void test_detect_into_stream(void **state)
+{
+    pv_context *ctx = backend_ctx(state);
+    const int w = 200, h = 160;
+    pv_image frames[4] = {crop_u8(&g_venus, 40, 30, w, h), crop_u8(&g_venus, 150, 180, w, h),
+                          {0}, crop_u8(&g_venus, 40, 30, w, h)};
+    assert_int_equal(pv_image_alloc(&frames[2], w, h, PV_PIXEL_U8), PV_OK);
+    memset(frames[2].data, 77, (size_t)w * h);
+    pv_sift_plan *plan = NULL;
+    assert_int_equal(pv_sift_plan_create(ctx, w, h, NULL, &plan), PV_OK);
+    pv_sift_features stream = {0};
+    for (int i = 0; i < 4; i++) {
+        const pv_sift_keypoint *before = stream.keypoints;
+        const int room = stream.capacity;
+        pv_sift_features fresh;
+        assert_int_equal(pv_sift_detect(plan, &frames[i], &fresh), PV_OK);
+        assert_int_equal(pv_sift_detect_into(plan, &frames[i], &stream), PV_OK);
+        assert_same_features(&stream, &fresh);
+        assert_memory_equal(stream.descriptors_u8, fresh.descriptors_u8, (size_t)fresh.count * 128);
+        assert_u8_of_floats(&stream);
+        assert_true(stream.capacity >= stream.count);
+        assert_true(i == 2 ? stream.count == 0 : stream.count > 0);
+        if (*(const pv_backend_kind *)*state == PV_BACKEND_OPENCL && room >= fresh.count &&
+            room > 0)
+            assert_ptr_equal(stream.keypoints, before);
+        pv_sift_features_free(&fresh);
+    }
+    pv_sift_features_free(&stream);
+    assert_int_equal(stream.capacity, 0);
+    pv_sift_plan_destroy(plan);
+    for (int i = 0; i < 4; i++)
+        pv_image_free(&frames[i]);
+}
+
+/* Grey 3x3 blocks of pseudo-random values: about 40000 keypoints at
+ * 960x720 with the first octave upsampled, a result (22 MB) beyond the
+ * OpenCL plan's own staging buffer. */
+static pv_image block_noise(int w, int h)
+{
+    pv_image out;
+    assert_int_equal(pv_image_alloc(&out, w, h, PV_PIXEL_U8), PV_OK);
+    const int bw = w / 3 + 1;
+    uint8_t *blocks = malloc((size_t)bw * (size_t)(h / 3 + 1));
+    assert_non_null(blocks);
+    uint32_t state = 12345u;
+    for (int i = 0; i < bw * (h / 3 + 1); i++) {
+        state = state * 1664525u + 1013904223u;
+        blocks[i] = (uint8_t)(state >> 24);
+    }
+    for (int y = 0; y < h; y++)
+        for (int x = 0; x < w; x++)
+            ((uint8_t *)out.data)[(size_t)y * (size_t)w + (size_t)x] = blocks[(y / 3) * bw + x / 3];
+    free(blocks);
+    return out;
+}
+
+/* Large results on the OpenCL backend: read back chunk by chunk, into
+ * arrays prepared while the device works (second fresh call) or into the
+ * previous result's (pv_sift_detect_into); all equal, and equal to the
+ * CPU's within the cross-check tolerances. */
+static void test_large_results(void **state)
+{
+    (void)state;
+    pv_context *cl = opencl_or_skip();
+    pv_image image = block_noise(960, 720);
+    pv_sift_params params;
+    pv_sift_params_default(&params);
+    params.first_octave = -1;
+    pv_sift_plan *plan = NULL;
+    assert_int_equal(pv_sift_plan_create(cl, image.width, image.height, &params, &plan), PV_OK);
+    pv_sift_features first, second, stream = {0};
+    assert_int_equal(pv_sift_detect(plan, &image, &first), PV_OK);
+    assert_true(first.count > 30000);
+    assert_int_equal(pv_sift_detect(plan, &image, &second), PV_OK);
+    assert_int_equal(pv_sift_detect_into(plan, &image, &stream), PV_OK);
+    assert_same_features(&second, &first);
+    assert_same_features(&stream, &first);
+    assert_memory_equal(second.descriptors_u8, first.descriptors_u8, (size_t)first.count * 128);
+    assert_memory_equal(stream.descriptors_u8, first.descriptors_u8, (size_t)first.count * 128);
+    assert_u8_of_floats(&first);
+    pv_sift_features cpu = detect(g_cpu, &image, &params);
+    assert_backends_agree(&first, &cpu, "block noise 960x720, first octave -1");
+    pv_sift_features_free(&cpu);
+    pv_sift_features_free(&first);
+    pv_sift_features_free(&second);
+    pv_sift_features_free(&stream);
+    pv_sift_plan_destroy(plan);
+    pv_image_free(&image);
+}
+
 /* A window into a larger image (stride > width) gives exactly the result
  * of its dense copy, for u8 and f32 input (the OpenCL plan packs the rows
  * into its pinned staging buffer on the way up). */
@@ -571,7 +674,7 @@ static pv_sift_features vlfeat_detect(const pv_image *image, const pv_sift_param
     vl_sift_set_edge_thresh(f, p->edge_thresh);
     int capacity = 1024, count = 0;
     pv_sift_features out = {0, malloc((size_t)capacity * sizeof(pv_sift_keypoint)),
-                            malloc((size_t)capacity * 128 * sizeof(float)), NULL};
+                            malloc((size_t)capacity * 128 * sizeof(float)), NULL, 0};
     for (int err = vl_sift_process_first_octave(f, data); err != VL_ERR_EOF;
          err = vl_sift_process_next_octave(f)) {
         vl_sift_detect(f);
@@ -749,7 +852,7 @@ static void test_detect_bad_input(void **state)
     assert_int_equal(pv_image_alloc(&wrong, 41, 30, PV_PIXEL_U8), PV_OK);
     assert_int_equal(pv_image_alloc(&nan_image, 40, 30, PV_PIXEL_F32), PV_OK);
     ((float *)nan_image.data)[17 * 40 + 3] = NAN;
-    pv_sift_features f = {-7, NULL, NULL, NULL};
+    pv_sift_features f = {.count = -7};
     assert_int_equal(pv_sift_detect(NULL, &good, &f), PV_ERR_INVALID);
     assert_int_equal(pv_sift_detect(plan, NULL, &f), PV_ERR_INVALID);
     assert_int_equal(pv_sift_detect(plan, &good, NULL), PV_ERR_INVALID);
@@ -759,6 +862,17 @@ static void test_detect_bad_input(void **state)
     assert_int_equal(pv_sift_detect(plan, &nan_image, &f), PV_ERR_INVALID);
     assert_int_equal(f.count, -7);
     assert_null(f.keypoints);
+    /* pv_sift_detect_into leaves its result alone on bad arguments */
+    pv_sift_features kept = {0};
+    assert_int_equal(pv_sift_detect_into(plan, &good, &kept), PV_OK);
+    const pv_sift_features copy = kept;
+    assert_int_equal(pv_sift_detect_into(NULL, &good, &kept), PV_ERR_INVALID);
+    assert_int_equal(pv_sift_detect_into(plan, NULL, &kept), PV_ERR_INVALID);
+    assert_int_equal(pv_sift_detect_into(plan, &good, NULL), PV_ERR_INVALID);
+    assert_int_equal(pv_sift_detect_into(plan, &wrong, &kept), PV_ERR_INVALID);
+    assert_int_equal(pv_sift_detect_into(plan, &nan_image, &kept), PV_ERR_INVALID);
+    assert_memory_equal(&kept, &copy, sizeof kept);
+    pv_sift_features_free(&kept);
     pv_sift_plan_destroy(plan);
     pv_image_free(&good);
     pv_image_free(&wrong);
@@ -768,7 +882,7 @@ static void test_detect_bad_input(void **state)
 static void test_match_bad_input(void **state)
 {
     pv_context *ctx = backend_ctx(state);
-    pv_sift_features q = random_descriptors(4, 1u), broken = {3, NULL, NULL, NULL};
+    pv_sift_features q = random_descriptors(4, 1u), broken = {.count = 3};
     pv_sift_matches m = {-5, NULL};
     pv_sift_match_params p = {0.0f, 0};
     assert_int_equal(pv_sift_match(NULL, &q, &q, NULL, &m), PV_ERR_INVALID);
@@ -806,7 +920,9 @@ int main(void)
         ON_BOTH(test_match_ties_and_empty),
         ON_BOTH(test_deterministic),
         ON_BOTH(test_strided_input),
+        ON_BOTH(test_detect_into_stream),
         cmocka_unit_test(test_cl_matches_cpu),
+        cmocka_unit_test(test_large_results),
         cmocka_unit_test(test_cl_match_matches_cpu),
         cmocka_unit_test(test_crosscheck_mode),
 #ifdef PV_HAVE_VLFEAT

@@ -584,7 +584,9 @@ static pv_status alloc_raw(pv_context *ctx, int slots, pv_sift_raw *raw)
     free(raw->keypoints);
     free(raw->keys);
     free(raw->descriptors);
-    memset(raw, 0, sizeof *raw);
+    raw->keypoints = NULL;
+    raw->keys = NULL;
+    raw->descriptors = NULL;
     return pv_fail(ctx, PV_ERR_NOMEM, "sift_detect: no memory for %d keypoint slots", slots);
 }
 

@@ -108,6 +108,7 @@ typedef struct cl_sift_plan {
      * in octave pixels for the descriptors, descriptors. */
     cl_mem records, kp_key, kp_geom, descriptors;
     cl_uint keypoint_capacity;
+    cl_uint last_count;        /* keypoints of the previous call */
     /* Pinned, mapped host memory that small inputs and results pass
      * through (see "pinned stage"). */
     cl_mem stage;
@@ -794,6 +795,20 @@ static pv_status enqueue_detection(pv_context *ctx, cl_sift_plan *plan, const pv
     return status;
 }
 
+/* Frees the result arrays (not the spares: the front end owns those). */
+static void free_result(pv_sift_raw *raw)
+{
+    free(raw->keypoints);
+    free(raw->keys);
+    free(raw->descriptors);
+    free(raw->descriptors_u8);
+    raw->keypoints = NULL;
+    raw->keys = NULL;
+    raw->descriptors = NULL;
+    raw->descriptors_u8 = NULL;
+    raw->count = raw->capacity = 0;
+}
+
 /* A large result array is a fresh mapping on every call (beyond malloc's
  * mmap threshold): filling it page by page costs a fault per 4 KiB, which
  * at 8K is a good part of the download.  Transparent huge pages, where the
@@ -812,22 +827,59 @@ static void advise_huge_pages(void *p, size_t bytes)
 #endif
 }
 
+/* The result arrays: an earlier result's (raw's spares) when they have
+ * room, else fresh ones. */
 static pv_status alloc_raw(pv_context *ctx, cl_uint count, pv_sift_raw *raw)
 {
     size_t n = count > 0 ? count : 1;
-    raw->keypoints = malloc(n * sizeof *raw->keypoints);
-    raw->keys = malloc(n * sizeof *raw->keys);
-    raw->descriptors = malloc(n * DESC_SIZE * sizeof(float));
+    const size_t desc_bytes = n * DESC_SIZE * sizeof(float);
     raw->count = (int)count;
-    if (raw->descriptors)
-        advise_huge_pages(raw->descriptors, n * DESC_SIZE * sizeof(float));
-    if (raw->keypoints && raw->keys && raw->descriptors)
+    raw->keys = malloc(n * sizeof *raw->keys);
+    if (raw->spare_capacity > 0 && (size_t)raw->spare_capacity >= n) {
+        raw->keypoints = raw->spare_keypoints;
+        raw->descriptors = raw->spare_descriptors;
+        raw->descriptors_u8 = raw->spare_u8;
+        raw->capacity = raw->spare_capacity;
+        raw->spare_keypoints = NULL;
+        raw->spare_descriptors = NULL;
+        raw->spare_u8 = NULL;
+        raw->spare_capacity = 0;
+    } else {
+        raw->keypoints = malloc(n * sizeof *raw->keypoints);
+        raw->descriptors = malloc(desc_bytes);
+        raw->descriptors_u8 = malloc(n * DESC_SIZE);
+        raw->capacity = (int)n;
+        if (raw->descriptors)
+            advise_huge_pages(raw->descriptors, desc_bytes);
+        if (raw->descriptors_u8)
+            advise_huge_pages(raw->descriptors_u8, n * DESC_SIZE);
+    }
+    if (raw->keypoints && raw->keys && raw->descriptors && raw->descriptors_u8)
         return PV_OK;
-    free(raw->keypoints);
-    free(raw->keys);
-    free(raw->descriptors);
-    memset(raw, 0, sizeof *raw);
+    free_result(raw);
     return pv_fail(ctx, PV_ERR_NOMEM, "sift_detect: no memory for %u keypoints", count);
+}
+
+/* Descriptors out of pinned memory: the float copy and the u8 form in one
+ * pass (the u8 form made later would read all the floats a second time). */
+typedef struct descriptor_sink {
+    float *floats;
+    uint8_t *bytes;
+} descriptor_sink;
+
+static void store_descriptors(void *user, size_t offset, const void *chunk, size_t bytes)
+{
+    const descriptor_sink *sink = user;
+    const size_t first = offset / sizeof(float), n = bytes / sizeof(float);
+    const float *src = chunk;
+    float *dst = sink->floats + first;
+    uint8_t *dst_u8 = sink->bytes + first;
+    const int threads = pv_cl_copy_threads(bytes);
+#pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1)
+    for (size_t i = 0; i < n; i++) {
+        dst[i] = src[i];
+        dst_u8[i] = pv_sift_descriptor_u8(src[i]);
+    }
 }
 
 /* The three arrays DMA'd into the stage back to back, one wait, then
@@ -851,19 +903,25 @@ static pv_status read_staged(pv_context *ctx, cl_sift_plan *plan, cl_uint count,
         return status;
     memcpy(raw->keypoints, at, kp);
     memcpy(raw->keys, at + kp, keys);
-    pv_cl_copy_parallel(raw->descriptors, at + kp + keys, desc);
+    descriptor_sink sink = {raw->descriptors, raw->descriptors_u8};
+    store_descriptors(&sink, 0, at + kp + keys, desc);
     return PV_OK;
 }
 
-static pv_status read_direct(pv_context *ctx, cl_sift_plan *plan, cl_uint count, pv_sift_raw *raw)
+/* Beyond the plan's stage: each array through the runtime's pinned ring,
+ * the descriptors chunk by chunk while the next chunks' DMA runs. */
+static pv_status read_chunked(pv_context *ctx, cl_sift_plan *plan, cl_uint count,
+                              pv_sift_raw *raw)
 {
     pv_status status =
-        pv_cl_read(ctx, plan->records, 0, count * sizeof *raw->keypoints, raw->keypoints);
+        pv_cl_read_staged(ctx, plan->records, 0, count * sizeof *raw->keypoints, raw->keypoints);
     if (status == PV_OK)
-        status = pv_cl_read(ctx, plan->kp_key, 0, count * sizeof *raw->keys, raw->keys);
+        status = pv_cl_read_staged(ctx, plan->kp_key, 0, count * sizeof *raw->keys, raw->keys);
+    descriptor_sink sink = {raw->descriptors, raw->descriptors_u8};
     if (status == PV_OK)
-        status = pv_cl_read(ctx, plan->descriptors, 0, (size_t)count * DESC_SIZE * sizeof(float),
-                            raw->descriptors);
+        status = pv_cl_read_chunked(ctx, plan->descriptors, 0,
+                                    (size_t)count * DESC_SIZE * sizeof(float), store_descriptors,
+                                    &sink);
     return status;
 }
 
@@ -877,14 +935,53 @@ static pv_status download(pv_context *ctx, cl_sift_plan *plan, cl_uint count, pv
     if ((size_t)count * RESULT_BYTES <= STAGE_MAX)
         status = read_staged(ctx, plan, count, raw);
     else
-        status = read_direct(ctx, plan, count, raw);
-    if (status != PV_OK) {
-        free(raw->keypoints);
-        free(raw->keys);
-        free(raw->descriptors);
-        memset(raw, 0, sizeof *raw);
-    }
+        status = read_chunked(ctx, plan, count, raw);
+    if (status != PV_OK)
+        free_result(raw);
     return status;
+}
+
+/* Large result arrays with no earlier result to reuse: allocated and
+ * touched page by page while the device runs the detection (sized for the
+ * previous call's count and an eighth more), so that the download does not
+ * take a page fault per page of fresh memory.  They are offered as spares;
+ * if too small they are simply freed. */
+#define PREPARE_RESULT_MIN ((size_t)4 << 20)
+
+static void touch_pages(void *p, size_t bytes)
+{
+    const size_t page = 4096;
+    const long pages = (long)((bytes + page - 1) / page);
+    const int threads = pv_cl_copy_threads(bytes);
+#pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1)
+    for (long i = 0; i < pages; i++)
+        ((volatile char *)p)[(size_t)i * page] = 0;
+}
+
+static void prepare_result(const cl_sift_plan *plan, pv_sift_raw *raw)
+{
+    const size_t want = (size_t)plan->last_count + plan->last_count / 8;
+    if (raw->spare_capacity > 0 || want * RESULT_BYTES < PREPARE_RESULT_MIN)
+        return;
+    const size_t desc_bytes = want * DESC_SIZE * sizeof(float);
+    pv_sift_keypoint *keypoints = malloc(want * sizeof *keypoints);
+    float *descriptors = malloc(desc_bytes);
+    uint8_t *descriptors_u8 = malloc(want * DESC_SIZE);
+    if (!keypoints || !descriptors || !descriptors_u8) {
+        free(keypoints);
+        free(descriptors);
+        free(descriptors_u8);
+        return; /* the download allocates what it needs */
+    }
+    advise_huge_pages(descriptors, desc_bytes);
+    advise_huge_pages(descriptors_u8, want * DESC_SIZE);
+    touch_pages(keypoints, want * sizeof *keypoints);
+    touch_pages(descriptors, desc_bytes);
+    touch_pages(descriptors_u8, want * DESC_SIZE);
+    raw->spare_keypoints = keypoints;
+    raw->spare_descriptors = descriptors;
+    raw->spare_u8 = descriptors_u8;
+    raw->spare_capacity = (int)want;
 }
 
 static pv_status detect_on_device(pv_context *ctx, cl_sift_plan *plan, const pv_image *image,
@@ -894,6 +991,8 @@ static pv_status detect_on_device(pv_context *ctx, cl_sift_plan *plan, const pv_
     cl_uint counts[2] = {0, 0};
     for (int attempt = 0; status == PV_OK; attempt++) {
         status = enqueue_detection(ctx, plan, image);
+        if (status == PV_OK && attempt == 0)
+            prepare_result(plan, raw);
         /* The one wait of the call: the two totals. */
         if (status == PV_OK)
             status = pv_cl_read(ctx, plan->counters, 0, sizeof counts, counts);
@@ -901,8 +1000,10 @@ static pv_status detect_on_device(pv_context *ctx, cl_sift_plan *plan, const pv_
             break;
         const int short_c = counts[0] > plan->candidate_capacity;
         const int short_k = counts[1] > plan->keypoint_capacity;
-        if (!short_c && !short_k)
+        if (!short_c && !short_k) {
+            plan->last_count = counts[1];
             return download(ctx, plan, counts[1], raw);
+        }
         if (attempt + 1 == MAX_ATTEMPTS)
             return pv_fail(ctx, PV_ERR_OPENCL, "sift_detect: the keypoint lists did not settle");
         /* Keypoints of the candidates that did not fit were not counted:

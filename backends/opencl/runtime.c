@@ -9,6 +9,9 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 #define PV_CL_MAX_PLATFORMS 16
 #define PV_CL_MAX_DEVICES 64
@@ -33,6 +36,15 @@ typedef struct profile_entry {
     long launches;
 } profile_entry;
 
+/* PARVIS_PROFILE=1 also keeps the device timeline of every wait: from the
+ * first command's submission to its start (lead), from the first start to
+ * the last end (span) and the commands' summed time (busy); span - busy is
+ * time the device sat idle between commands, waiting for the host. */
+typedef struct profile_timeline {
+    long waits;
+    double lead_ms, span_ms, busy_ms;
+} profile_timeline;
+
 typedef struct built_program {
     char *key;            /* "program|options" */
     cl_program program;
@@ -53,11 +65,13 @@ typedef struct param_override {
     int value;
 } param_override;
 
-/* A pinned (page-locked) host buffer that large transfers are staged
+/* Pinned (page-locked) host buffers that large transfers are staged
  * through: the driver copies pageable memory through its own small bounce
- * buffer, one thread, at a few GB/s; staging in 16 MiB chunks with a
- * multi-threaded memcpy overlapped with the DMA of the previous chunk is
+ * buffer, one thread, at a few GB/s (into freshly allocated memory far
+ * less); staging in 4 MiB chunks through a ring of four stages, with a
+ * multi-threaded memcpy overlapped with the DMA of the next chunks, is
  * several times faster. */
+#define PINNED_STAGES 4
 typedef struct pinned_stage {
     cl_mem buffer;
     void *host;       /* mapped for the context's lifetime */
@@ -88,7 +102,9 @@ typedef struct pv_cl_state {
     size_t hook_count;
     profile_entry *profile;
     size_t profile_count;
-    pinned_stage stages[2];
+    profile_timeline timeline;
+    pinned_stage stages[PINNED_STAGES];
+    unsigned next_stage;     /* of the ring, for the next upload */
 } pv_cl_state;
 
 static pv_cl_state *state_of(pv_context *ctx)
@@ -284,7 +300,7 @@ pv_status pv_cl_runtime_init(pv_context *ctx, int device_index)
 
 static void release_stages(pv_cl_state *state)
 {
-    for (int i = 0; i < 2; i++) {
+    for (int i = 0; i < PINNED_STAGES; i++) {
         pinned_stage *stage = &state->stages[i];
         if (stage->busy)
             clReleaseEvent(stage->busy);
@@ -322,6 +338,13 @@ static void log_profile(pv_context *ctx, pv_cl_state *state)
         pv_log(ctx, "profile: %-28s %6ld launches %10.3f ms %9.4f ms/launch", e->name,
                e->launches, e->ms, e->ms / (double)e->launches);
     }
+    const profile_timeline *t = &state->timeline;
+    if (t->waits > 0)
+        pv_log(ctx, "profile: %ld waits: queued->start %.3f ms, span %.3f ms, busy %.3f ms, "
+               "idle between commands %.3f ms (per wait %.4f / %.4f / %.4f / %.4f)",
+               t->waits, t->lead_ms, t->span_ms, t->busy_ms, t->span_ms - t->busy_ms,
+               t->lead_ms / t->waits, t->span_ms / t->waits, t->busy_ms / t->waits,
+               (t->span_ms - t->busy_ms) / t->waits);
     free(state->profile);
 }
 
@@ -825,10 +848,11 @@ static pv_status track_event(pv_context *ctx, cl_event event, event_kind kind)
     return PV_OK;
 }
 
+/* PARVIS_PROFILE=1: the summaries; 2: also every command of every wait. */
 static int profiling(void)
 {
     const char *value = getenv("PARVIS_PROFILE");
-    return value && strcmp(value, "1") == 0;
+    return value && (value[0] == '1' || value[0] == '2') && value[1] == '\0' ? value[0] - '0' : 0;
 }
 
 /* Add one launch's time to its kernel's entry (a failed allocation only
@@ -867,11 +891,66 @@ double pv_cl_event_ms(cl_event event)
     return (double)(end - start) * 1e-6;
 }
 
+static cl_ulong event_time(cl_event event, cl_profiling_info what)
+{
+    cl_ulong ns = 0;
+    return clGetEventProfilingInfo(event, what, sizeof ns, &ns, NULL) == CL_SUCCESS ? ns : 0;
+}
+
+/* Every command of one wait, in microseconds from the first submission:
+ * queued, submitted, started, ended. */
+static void log_commands(pv_context *ctx, pv_cl_state *state, cl_ulong origin)
+{
+    for (size_t i = 0; i < state->event_count; i++) {
+        const timed_event *t = &state->events[i];
+        char name[64] = "transfer";
+        if (t->kernel)
+            clGetKernelInfo(t->kernel, CL_KERNEL_FUNCTION_NAME, sizeof name, name, NULL);
+        name[sizeof name - 1] = '\0';
+        cl_ulong q = event_time(t->event, CL_PROFILING_COMMAND_QUEUED);
+        cl_ulong sub = event_time(t->event, CL_PROFILING_COMMAND_SUBMIT);
+        cl_ulong s = event_time(t->event, CL_PROFILING_COMMAND_START);
+        cl_ulong e = event_time(t->event, CL_PROFILING_COMMAND_END);
+        pv_log(ctx, "profile:   %-24s q %8.1f sub %8.1f start %8.1f end %8.1f us", name,
+               (double)(q - origin) * 1e-3, (double)(sub - origin) * 1e-3,
+               (double)(s - origin) * 1e-3, (double)(e - origin) * 1e-3);
+    }
+}
+
+/* The timeline of the events one wait drained (PARVIS_PROFILE=1). */
+static void profile_timeline_add(pv_context *ctx, pv_cl_state *state, int verbose)
+{
+    cl_ulong queued = CL_ULONG_MAX, start = CL_ULONG_MAX, end = 0;
+    double busy = 0.0;
+    for (size_t i = 0; i < state->event_count; i++) {
+        cl_event event = state->events[i].event;
+        cl_ulong q = event_time(event, CL_PROFILING_COMMAND_QUEUED);
+        cl_ulong s = event_time(event, CL_PROFILING_COMMAND_START);
+        cl_ulong e = event_time(event, CL_PROFILING_COMMAND_END);
+        if (!q || !s || e < s)
+            continue;
+        queued = q < queued ? q : queued;
+        start = s < start ? s : start;
+        end = e > end ? e : end;
+        busy += (double)(e - s) * 1e-6;
+    }
+    if (end == 0 || start < queued)
+        return;
+    if (verbose)
+        log_commands(ctx, state, queued);
+    state->timeline.waits++;
+    state->timeline.lead_ms += (double)(start - queued) * 1e-6;
+    state->timeline.span_ms += (double)(end - start) * 1e-6;
+    state->timeline.busy_ms += busy;
+}
+
 pv_status pv_cl_finish(pv_context *ctx)
 {
     pv_cl_state *state = state_of(ctx);
     pv_status status = pv_cl_check(ctx, clFinish(state->queue), "clFinish");
     const int profile = profiling();
+    if (profile)
+        profile_timeline_add(ctx, state, profile == 2);
     for (size_t i = 0; i < state->event_count; i++) {
         double ms = pv_cl_event_ms(state->events[i].event);
         if (profile && state->events[i].kind == EVENT_KERNEL)
@@ -889,7 +968,7 @@ pv_status pv_cl_finish(pv_context *ctx)
 
 /* ------------------------------------------------------------ transfers */
 
-#define PINNED_CHUNK ((size_t)16 << 20)
+#define PINNED_CHUNK ((size_t)4 << 20)
 
 /* Transfers from this size up go through the pinned stages
  * (PARVIS_PINNED_MIN=<bytes> overrides; 0 turns staging off). */
@@ -932,19 +1011,38 @@ static pv_status stage_idle(pv_context *ctx, pinned_stage *stage)
     return pv_cl_check(ctx, err, "clWaitForEvents(pinned stage)");
 }
 
-/* Below this a copy stays on the calling thread: waking the OpenMP team
- * costs more than such a copy, and when the team's threads sleep or
- * compete for cores its join can wait for a scheduler tick (about 4 ms). */
+/* Copies use a few threads, never the whole OpenMP team: a copy is
+ * bandwidth-bound well before 8 threads, and a full team competing with the
+ * driver's own threads for the cores can leave one thread waiting a
+ * scheduler tick (about 4 ms) at the join.  Below 1 MiB a copy stays on the
+ * calling thread: it takes tens of microseconds there, while waking even a
+ * few threads was seen to cost up to 0.3 ms.  Pieces of 256 KiB. */
+#define COPY_PIECE ((size_t)256 << 10)
 #define PARALLEL_COPY_MIN ((size_t)1 << 20)
+#define COPY_THREADS_MAX 8
+
+int pv_cl_copy_threads(size_t bytes)
+{
+    if (bytes < PARALLEL_COPY_MIN)
+        return 1;
+    size_t pieces = (bytes + COPY_PIECE - 1) / COPY_PIECE;
+    int threads = 1;
+#ifdef _OPENMP
+    threads = omp_get_max_threads() / 2;
+#endif
+    threads = threads < COPY_THREADS_MAX ? threads : COPY_THREADS_MAX;
+    threads = (size_t)threads < pieces ? threads : (int)pieces;
+    return threads > 1 ? threads : 1;
+}
 
 void pv_cl_copy_parallel(void *dst, const void *src, size_t bytes)
 {
-    const size_t piece = (size_t)256 << 10;
-    const long pieces = (long)((bytes + piece - 1) / piece);
-#pragma omp parallel for schedule(static) if (bytes >= PARALLEL_COPY_MIN)
+    const long pieces = (long)((bytes + COPY_PIECE - 1) / COPY_PIECE);
+    const int threads = pv_cl_copy_threads(bytes);
+#pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1)
     for (long i = 0; i < pieces; i++) {
-        size_t start = (size_t)i * piece;
-        size_t n = bytes - start < piece ? bytes - start : piece;
+        size_t start = (size_t)i * COPY_PIECE;
+        size_t n = bytes - start < COPY_PIECE ? bytes - start : COPY_PIECE;
         memcpy((char *)dst + start, (const char *)src + start, n);
     }
 }
@@ -958,26 +1056,65 @@ static pv_status stage_submitted(pv_context *ctx, pinned_stage *stage, cl_event 
     return track_event(ctx, event, kind);
 }
 
+/* The next stage of the ring, once its previous transfer is done:
+ * consecutive small uploads take different stages, so none waits. */
+static pv_status next_write_stage(pv_context *ctx, pinned_stage **stage)
+{
+    pv_cl_state *state = state_of(ctx);
+    *stage = &state->stages[state->next_stage++ % PINNED_STAGES];
+    pv_status status = ensure_stage(ctx, *stage);
+    return status == PV_OK ? stage_idle(ctx, *stage) : status;
+}
+
+static pv_status submit_write(pv_context *ctx, pinned_stage *stage, cl_mem buffer, size_t offset,
+                              size_t bytes)
+{
+    cl_event event;
+    cl_int err = clEnqueueWriteBuffer(pv_cl_queue(ctx), buffer, CL_FALSE, offset, bytes,
+                                      stage->host, 0, NULL, &event);
+    pv_status status = pv_cl_check(ctx, err, "clEnqueueWriteBuffer(pinned)");
+    return status == PV_OK ? stage_submitted(ctx, stage, event, EVENT_UPLOAD) : status;
+}
+
 static pv_status pinned_write(pv_context *ctx, cl_mem buffer, size_t offset, size_t bytes,
                               const void *host)
 {
-    pv_cl_state *state = state_of(ctx);
     pv_status status = PV_OK;
-    for (size_t done = 0, i = 0; done < bytes && status == PV_OK; done += PINNED_CHUNK, i++) {
-        pinned_stage *stage = &state->stages[i % 2];
+    for (size_t done = 0; done < bytes && status == PV_OK; done += PINNED_CHUNK) {
         size_t n = bytes - done < PINNED_CHUNK ? bytes - done : PINNED_CHUNK;
-        status = ensure_stage(ctx, stage);
-        if (status == PV_OK)
-            status = stage_idle(ctx, stage);
+        pinned_stage *stage;
+        status = next_write_stage(ctx, &stage);
         if (status != PV_OK)
             break;
         pv_cl_copy_parallel(stage->host, (const char *)host + done, n);
-        cl_event event;
-        cl_int err = clEnqueueWriteBuffer(state->queue, buffer, CL_FALSE, offset + done, n,
-                                          stage->host, 0, NULL, &event);
-        status = pv_cl_check(ctx, err, "clEnqueueWriteBuffer(pinned)");
-        if (status == PV_OK)
-            status = stage_submitted(ctx, stage, event, EVENT_UPLOAD);
+        status = submit_write(ctx, stage, buffer, offset + done, n);
+    }
+    return status;
+}
+
+static pv_status copy_rect(pv_context *ctx, cl_mem buffer, int to_device, size_t row_bytes,
+                           size_t rows, size_t slices, size_t host_row_pitch,
+                           size_t host_slice_pitch, void *host);
+
+pv_status pv_cl_write_rows_staged(pv_context *ctx, cl_mem buffer, size_t rows, size_t row_bytes,
+                                  size_t host_pitch, const void *host)
+{
+    if (host_pitch == row_bytes)
+        return pinned_write(ctx, buffer, 0, rows * row_bytes, host);
+    if (row_bytes > PINNED_CHUNK)
+        return copy_rect(ctx, buffer, 1, row_bytes, rows, 1, host_pitch, 0, (void *)host);
+    const size_t rows_per_chunk = PINNED_CHUNK / row_bytes;
+    pv_status status = PV_OK;
+    for (size_t first = 0; first < rows && status == PV_OK; first += rows_per_chunk) {
+        size_t n = rows - first < rows_per_chunk ? rows - first : rows_per_chunk;
+        pinned_stage *stage;
+        status = next_write_stage(ctx, &stage);
+        if (status != PV_OK)
+            break;
+        for (size_t r = 0; r < n; r++)
+            memcpy((char *)stage->host + r * row_bytes,
+                   (const char *)host + (first + r) * host_pitch, row_bytes);
+        status = submit_write(ctx, stage, buffer, first * row_bytes, n * row_bytes);
     }
     return status;
 }
@@ -997,32 +1134,51 @@ static pv_status enqueue_pinned_read(pv_context *ctx, pinned_stage *stage, cl_me
     return status == PV_OK ? stage_submitted(ctx, stage, event, EVENT_DOWNLOAD) : status;
 }
 
-/* Chunk i+1 is on its way while chunk i is copied out. */
-static pv_status pinned_read(pv_context *ctx, cl_mem buffer, size_t offset, size_t bytes,
-                             void *host)
+static size_t chunk_bytes(size_t bytes, size_t chunk)
+{
+    size_t start = chunk * PINNED_CHUNK;
+    return bytes - start < PINNED_CHUNK ? bytes - start : PINNED_CHUNK;
+}
+
+/* Chunks i+1 .. i+3 are on their way while chunk i is handed to the sink. */
+static pv_status chunked_read(pv_context *ctx, cl_mem buffer, size_t offset, size_t bytes,
+                              pv_cl_chunk_sink sink, void *user)
 {
     pv_cl_state *state = state_of(ctx);
     size_t chunks = (bytes + PINNED_CHUNK - 1) / PINNED_CHUNK;
     pv_status status = PV_OK;
-    for (size_t i = 0; i < chunks && i < 2 && status == PV_OK; i++) {
-        size_t start = i * PINNED_CHUNK;
-        size_t n = bytes - start < PINNED_CHUNK ? bytes - start : PINNED_CHUNK;
-        status = enqueue_pinned_read(ctx, &state->stages[i], buffer, offset + start, n);
-    }
+    for (size_t i = 0; i < chunks && i < PINNED_STAGES && status == PV_OK; i++)
+        status = enqueue_pinned_read(ctx, &state->stages[i], buffer, offset + i * PINNED_CHUNK,
+                                     chunk_bytes(bytes, i));
     for (size_t i = 0; i < chunks && status == PV_OK; i++) {
-        pinned_stage *stage = &state->stages[i % 2];
-        size_t start = i * PINNED_CHUNK;
-        size_t n = bytes - start < PINNED_CHUNK ? bytes - start : PINNED_CHUNK;
+        pinned_stage *stage = &state->stages[i % PINNED_STAGES];
         status = stage_idle(ctx, stage);
         if (status != PV_OK)
             break;
-        pv_cl_copy_parallel((char *)host + start, stage->host, n);
-        size_t next = (i + 2) * PINNED_CHUNK;
-        if (i + 2 < chunks)
-            status = enqueue_pinned_read(ctx, stage, buffer, offset + next,
-                                         bytes - next < PINNED_CHUNK ? bytes - next : PINNED_CHUNK);
+        sink(user, i * PINNED_CHUNK, stage->host, chunk_bytes(bytes, i));
+        size_t next = i + PINNED_STAGES;
+        if (next < chunks)
+            status = enqueue_pinned_read(ctx, stage, buffer, offset + next * PINNED_CHUNK,
+                                         chunk_bytes(bytes, next));
     }
     return status;
+}
+
+static void copy_sink(void *user, size_t offset, const void *chunk, size_t bytes)
+{
+    pv_cl_copy_parallel((char *)user + offset, chunk, bytes);
+}
+
+static pv_status pinned_read(pv_context *ctx, cl_mem buffer, size_t offset, size_t bytes,
+                             void *host)
+{
+    return chunked_read(ctx, buffer, offset, bytes, copy_sink, host);
+}
+
+pv_status pv_cl_read_chunked(pv_context *ctx, cl_mem buffer, size_t offset, size_t bytes,
+                             pv_cl_chunk_sink sink, void *user)
+{
+    return chunked_read(ctx, buffer, offset, bytes, sink, user);
 }
 
 pv_status pv_cl_write(pv_context *ctx, cl_mem buffer, size_t offset, size_t bytes,

@@ -89,9 +89,27 @@ pv_status pv_cl_read_async(pv_context *ctx, cl_mem buffer, size_t offset, size_t
  * staging off. */
 pv_status pv_cl_read_staged(pv_context *ctx, cl_mem buffer, size_t offset, size_t bytes,
                             void *host);
-/* memcpy over the OpenMP threads for large copies (into or out of pinned
- * staging memory); small ones stay on the calling thread. */
+/* Uploads through the pinned stages whatever their size and whatever
+ * PARVIS_PINNED_MIN says, without waiting: for inputs sent on every call
+ * (the driver's path from pageable memory was seen to delay the commands
+ * after a small upload by most of a millisecond).  `rows` rows of
+ * row_bytes, host_pitch bytes apart on the host, land densely at the
+ * buffer's start. */
+pv_status pv_cl_write_rows_staged(pv_context *ctx, cl_mem buffer, size_t rows, size_t row_bytes,
+                                  size_t host_pitch, const void *host);
+/* A read through the pinned stages (whatever PARVIS_PINNED_MIN says) that
+ * hands the result to sink chunk by chunk, while the DMA of the next chunks
+ * runs: for results the host transforms on their way out.  offset: the
+ * chunk's place within the read; chunks are 4 MiB except the last. */
+typedef void (*pv_cl_chunk_sink)(void *user, size_t offset, const void *chunk, size_t bytes);
+pv_status pv_cl_read_chunked(pv_context *ctx, cl_mem buffer, size_t offset, size_t bytes,
+                             pv_cl_chunk_sink sink, void *user);
+/* memcpy over a few OpenMP threads (pv_cl_copy_threads) for copies into
+ * or out of pinned staging memory. */
 void pv_cl_copy_parallel(void *dst, const void *src, size_t bytes);
+/* The threads a host copy of this size uses: one below 1 MiB, else up to 8
+ * and half the OpenMP threads, one per 256 KiB piece. */
+int pv_cl_copy_threads(size_t bytes);
 /* Device time of a finished, profiled event in ms (0 when unknown). */
 double pv_cl_event_ms(cl_event event);
 pv_status pv_cl_upload_image(pv_context *ctx, const pv_image *image, cl_mem *buffer);

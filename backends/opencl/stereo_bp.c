@@ -369,56 +369,27 @@ static pv_status launch(pv_context *ctx, bp_plan *plan, int which, const kernel_
     return status == PV_OK ? enqueue(ctx, plan, which, gx, gy) : status;
 }
 
-/* Uploads that do not block the host (the caller's pixels and the job's
- * weights stay valid until the call has drained the queue); their events
- * are accounted as upload time once the queue is drained. */
-typedef struct upload_events {
-    cl_event event[3];
-    int count;
-} upload_events;
-
-static pv_status write_image_async(pv_context *ctx, cl_mem buffer, const pv_image *image,
-                                   upload_events *events)
-{
-    const size_t pixel = pv_pixel_size(image->type);
-    const size_t row_bytes = (size_t)image->width * pixel, pitch = (size_t)image->stride * pixel;
-    const size_t rows = (size_t)image->height;
-    const size_t origin[3] = {0, 0, 0}, region[3] = {row_bytes, rows, 1};
-    cl_int err = clEnqueueWriteBufferRect(pv_cl_queue(ctx), buffer, CL_FALSE, origin, origin,
-                                          region, row_bytes, row_bytes * rows, pitch,
-                                          pitch * rows, image->data, 0, NULL,
-                                          &events->event[events->count]);
-    pv_status status = pv_cl_check(ctx, err, "clEnqueueWriteBufferRect");
-    if (status == PV_OK)
-        events->count++;
-    return status;
-}
-
+/* The inputs go up through the runtime's pinned stages without a wait:
+ * from the caller's pageable memory the driver delayed the first kernel by
+ * most of a millisecond on a Venus-sized pair. */
 static pv_status upload_inputs(pv_context *ctx, const pv_image *left, const pv_image *right,
-                               const pv_bp_job *job, const bp_buffers *b, upload_events *events)
+                               const pv_bp_job *job, const bp_buffers *b)
 {
-    pv_status status = write_image_async(ctx, b->raw_left, left, events);
-    if (status == PV_OK)
-        status = write_image_async(ctx, b->raw_right, right, events);
-    if (status == PV_OK && job->weights) {
-        cl_int err = clEnqueueWriteBuffer(pv_cl_queue(ctx), b->weights, CL_FALSE, 0,
-                                          (2 * (size_t)job->radius + 1) * sizeof(cl_float),
-                                          job->weights, 0, NULL, &events->event[events->count]);
-        status = pv_cl_check(ctx, err, "clEnqueueWriteBuffer");
-        if (status == PV_OK)
-            events->count++;
+    const pv_image *images[2] = {left, right};
+    const cl_mem buffers[2] = {b->raw_left, b->raw_right};
+    pv_status status = PV_OK;
+    for (int i = 0; i < 2 && status == PV_OK; i++) {
+        const size_t pixel = pv_pixel_size(images[i]->type);
+        status = pv_cl_write_rows_staged(ctx, buffers[i], (size_t)images[i]->height,
+                                         (size_t)images[i]->width * pixel,
+                                         (size_t)images[i]->stride * pixel, images[i]->data);
     }
+    if (status == PV_OK && job->weights)
+        status = pv_cl_write_rows_staged(ctx, b->weights, 1,
+                                         (2 * (size_t)job->radius + 1) * sizeof(cl_float),
+                                         (2 * (size_t)job->radius + 1) * sizeof(cl_float),
+                                         job->weights);
     return status;
-}
-
-/* After the queue is drained: add the uploads' device time, release them. */
-static void account_uploads(pv_context *ctx, upload_events *events)
-{
-    for (int i = 0; i < events->count; i++) {
-        ctx->timing.upload_ms += pv_cl_event_ms(events->event[i]);
-        clReleaseEvent(events->event[i]);
-    }
-    events->count = 0;
 }
 
 /* The smoothed f32 images (without smoothing, the data costs read the
@@ -746,7 +717,7 @@ static pv_status download(pv_context *ctx, cl_mem buffer, pv_image *disparity)
 }
 
 static pv_status run(pv_context *ctx, const pv_image *left, const pv_image *right,
-                     const pv_bp_job *job, pv_image *disparity, upload_events *events)
+                     const pv_bp_job *job, pv_image *disparity)
 {
     bp_plan plan;
     bp_buffers b;
@@ -757,7 +728,7 @@ static pv_status run(pv_context *ctx, const pv_image *left, const pv_image *righ
     if (status == PV_OK)
         status = get_buffers(ctx, left, job, &b);
     if (status == PV_OK)
-        status = upload_inputs(ctx, left, right, job, &b, events);
+        status = upload_inputs(ctx, left, right, job, &b);
     if (status == PV_OK)
         status = prepare_images(ctx, &plan, left, job, &b);
     for (int t = 0; status == PV_OK && t < job->tile_count; t++)
@@ -770,10 +741,8 @@ static pv_status run(pv_context *ctx, const pv_image *left, const pv_image *righ
 pv_status pv_cl_stereo_bp(pv_context *ctx, const pv_image *left, const pv_image *right,
                           const pv_bp_job *job, pv_image *disparity)
 {
-    upload_events events = {.count = 0};
-    pv_status status = run(ctx, left, right, job, disparity, &events);
+    pv_status status = run(ctx, left, right, job, disparity);
     /* drain the queue and account the events even after a failure */
     pv_status finished = pv_cl_finish(ctx);
-    account_uploads(ctx, &events);
     return status != PV_OK ? status : finished;
 }

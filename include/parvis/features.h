@@ -72,12 +72,15 @@ typedef struct pv_sift_keypoint {
 
 /* A result owned by the library: free with pv_sift_features_free.  The
  * descriptors of keypoint i are descriptors[128 i ..] (unit L2 norm) and
- * descriptors_u8[128 i ..] = min(512 v, 255), truncated. */
+ * descriptors_u8[128 i ..] = min(512 v, 255), truncated.  capacity: the
+ * keypoints the three arrays have room for (>= count), which
+ * pv_sift_detect_into reuses. */
 typedef struct pv_sift_features {
     int count;
     pv_sift_keypoint *keypoints;
     float *descriptors;
     uint8_t *descriptors_u8;
+    int capacity;
 } pv_sift_features;
 
 void pv_sift_features_free(pv_sift_features *features);
@@ -97,6 +100,16 @@ int pv_sift_plan_octaves(const pv_sift_plan *plan);
  * On success *features holds the result (count may be 0); on failure it is
  * untouched. */
 pv_status pv_sift_detect(pv_sift_plan *plan, const pv_image *image, pv_sift_features *features);
+
+/* pv_sift_detect for a stream of images: *features is zeroed or holds an
+ * earlier result (of either call), whose arrays are reused when they have
+ * room (the OpenCL backend writes into them; they are replaced when too
+ * small).  A fresh multi-megabyte result costs the system a page fault per
+ * page on its first use; at 7680x4320 (about 70000 keypoints, 45 MB) that
+ * is about 1 ms, more than the copy itself.  On success *features holds the
+ * new result; on failure it is freed and zeroed. */
+pv_status pv_sift_detect_into(pv_sift_plan *plan, const pv_image *image,
+                              pv_sift_features *features);
 
 /* ----------------------------------------------------------------- matching */
 
