@@ -7,6 +7,7 @@
 typedef struct stereo_args {
     const char *left, *right, *output, *png, *ground_truth;
     float gt_scale;
+    int gt_border;    /* pixels left out on each side when scoring */
     int want_time, want_json;
     pv_sad_params sad;
     int method_bp;    /* --method bp */
@@ -28,7 +29,7 @@ static int take_valued(int argc, char **argv, int *i, stereo_args *args)
 {
     static const char *const names[] = {"-o", "--method", "--ndisp", "--window", "--min-disp",
                                         "--uniqueness", "--png", "--gt", "--gt-scale",
-                                        "--lr-max-diff"};
+                                        "--lr-max-diff", "--gt-border"};
     const char *arg = argv[*i];
     size_t which = 0, count = sizeof names / sizeof names[0];
     while (which < count && strcmp(arg, names[which]) != 0)
@@ -50,6 +51,7 @@ static int take_valued(int argc, char **argv, int *i, stereo_args *args)
     case 7: args->ground_truth = value; break;
     case 8: bad = cli_parse_float(value, &args->gt_scale); break;
     case 9: bad = cli_parse_float(value, &args->sad.lr_max_diff); break;
+    case 10: bad = cli_parse_int(value, 0, 1 << 20, &args->gt_border); break;
     }
     if (bad && which != 1)
         cli_fail("%s '%s': not a valid number", arg, value);
@@ -135,7 +137,8 @@ static int evaluate(const stereo_args *args, const pv_image *disparity, double *
     pv_status status = pv_image_read(args->ground_truth, PV_PIXEL_F32, &truth);
     if (status != PV_OK)
         return cli_fail_status(status, args->ground_truth);
-    status = pv_disparity_error(disparity, &truth, args->gt_scale, 1.0f, 0, bad_fraction);
+    status = pv_disparity_error(disparity, &truth, args->gt_scale, 1.0f, args->gt_border,
+                                bad_fraction);
     pv_image_free(&truth);
     return status == PV_OK ? 0 : cli_fail_status(status, "ground-truth comparison");
 }

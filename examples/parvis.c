@@ -11,7 +11,7 @@ static const char usage[] =
     "  devices                 list backends and OpenCL devices\n"
     "  stereo LEFT RIGHT -o OUT.pfm --method sad --ndisp N [--window W]\n"
     "         [--min-disp M] [--subpixel] [--lr-check] [--uniqueness U]\n"
-    "         [--png VIS.png] [--gt GT.pgm --gt-scale S] [--time] [--json]\n"
+    "         [--png VIS.png] [--gt GT.pgm --gt-scale S [--gt-border B]] [--time] [--json]\n"
     "  stereo LEFT RIGHT ... --method bp --ndisp N [--levels L] [--iterations I]\n"
     "         [--lambda F] [--data-max F] [--disc-max F] [--sigma F] [--tile WxH]\n"
     "         [--tile-padding P] [--devices all|LIST]\n"
