@@ -125,11 +125,13 @@ typedef struct pv_sift_raw {
 } pv_sift_raw;
 
 /* The conventional u8 form of a descriptor value: min(512 v, 255),
- * truncated (VLFeat's and Lowe's). */
+ * truncated (VLFeat's and Lowe's); two selects, so that loops over it
+ * vectorise. */
 static inline uint8_t pv_sift_descriptor_u8(float v)
 {
     float scaled = 512.0f * v;
-    return (uint8_t)(scaled < 255.0f ? (scaled > 0.0f ? scaled : 0.0f) : 255.0f);
+    scaled = scaled < 255.0f ? scaled : 255.0f;
+    return (uint8_t)(scaled > 0.0f ? scaled : 0.0f);
 }
 
 /* octreg: AO-OCT stripe-wise registration (lib/octreg.c).  Volumes have

@@ -827,12 +827,34 @@ static void advise_huge_pages(void *p, size_t bytes)
 #endif
 }
 
+/* Fresh keypoint, descriptor and u8 arrays for n keypoints (huge pages
+ * asked for the large ones); on failure none is kept. */
+static int new_result_arrays(size_t n, pv_sift_keypoint **keypoints, float **descriptors,
+                             uint8_t **descriptors_u8)
+{
+    const size_t desc_bytes = n * DESC_SIZE * sizeof(float);
+    *keypoints = malloc(n * sizeof **keypoints);
+    *descriptors = malloc(desc_bytes);
+    *descriptors_u8 = malloc(n * DESC_SIZE);
+    if (*keypoints && *descriptors && *descriptors_u8) {
+        advise_huge_pages(*descriptors, desc_bytes);
+        advise_huge_pages(*descriptors_u8, n * DESC_SIZE);
+        return 1;
+    }
+    free(*keypoints);
+    free(*descriptors);
+    free(*descriptors_u8);
+    *keypoints = NULL;
+    *descriptors = NULL;
+    *descriptors_u8 = NULL;
+    return 0;
+}
+
 /* The result arrays: an earlier result's (raw's spares) when they have
  * room, else fresh ones. */
 static pv_status alloc_raw(pv_context *ctx, cl_uint count, pv_sift_raw *raw)
 {
     size_t n = count > 0 ? count : 1;
-    const size_t desc_bytes = n * DESC_SIZE * sizeof(float);
     raw->count = (int)count;
     raw->keys = malloc(n * sizeof *raw->keys);
     if (raw->spare_capacity > 0 && (size_t)raw->spare_capacity >= n) {
@@ -845,16 +867,10 @@ static pv_status alloc_raw(pv_context *ctx, cl_uint count, pv_sift_raw *raw)
         raw->spare_u8 = NULL;
         raw->spare_capacity = 0;
     } else {
-        raw->keypoints = malloc(n * sizeof *raw->keypoints);
-        raw->descriptors = malloc(desc_bytes);
-        raw->descriptors_u8 = malloc(n * DESC_SIZE);
+        new_result_arrays(n, &raw->keypoints, &raw->descriptors, &raw->descriptors_u8);
         raw->capacity = (int)n;
-        if (raw->descriptors)
-            advise_huge_pages(raw->descriptors, desc_bytes);
-        if (raw->descriptors_u8)
-            advise_huge_pages(raw->descriptors_u8, n * DESC_SIZE);
     }
-    if (raw->keypoints && raw->keys && raw->descriptors && raw->descriptors_u8)
+    if (raw->keypoints && raw->keys)
         return PV_OK;
     free_result(raw);
     return pv_fail(ctx, PV_ERR_NOMEM, "sift_detect: no memory for %u keypoints", count);
@@ -867,18 +883,14 @@ typedef struct descriptor_sink {
     uint8_t *bytes;
 } descriptor_sink;
 
-/* One descriptor; written so that it vectorises (the conversion is
- * pv_sift_descriptor_u8 for finite values). */
+/* One descriptor (restrict and simd: the loop vectorises). */
 static void store_descriptor(float *restrict dst, uint8_t *restrict dst_u8,
                              const float *restrict src)
 {
 #pragma omp simd
     for (int i = 0; i < DESC_SIZE; i++) {
-        float scaled = 512.0f * src[i];
-        scaled = scaled < 255.0f ? scaled : 255.0f;
-        scaled = scaled > 0.0f ? scaled : 0.0f;
         dst[i] = src[i];
-        dst_u8[i] = (uint8_t)scaled;
+        dst_u8[i] = pv_sift_descriptor_u8(src[i]);
     }
 }
 
@@ -992,24 +1004,11 @@ static void prepare_result(const cl_sift_plan *plan, pv_sift_raw *raw)
     const size_t want = (size_t)plan->last_count + plan->last_count / 8;
     if (raw->spare_capacity > 0 || want * RESULT_BYTES < PREPARE_RESULT_MIN)
         return;
-    const size_t desc_bytes = want * DESC_SIZE * sizeof(float);
-    pv_sift_keypoint *keypoints = malloc(want * sizeof *keypoints);
-    float *descriptors = malloc(desc_bytes);
-    uint8_t *descriptors_u8 = malloc(want * DESC_SIZE);
-    if (!keypoints || !descriptors || !descriptors_u8) {
-        free(keypoints);
-        free(descriptors);
-        free(descriptors_u8);
+    if (!new_result_arrays(want, &raw->spare_keypoints, &raw->spare_descriptors, &raw->spare_u8))
         return; /* the download allocates what it needs */
-    }
-    advise_huge_pages(descriptors, desc_bytes);
-    advise_huge_pages(descriptors_u8, want * DESC_SIZE);
-    touch_pages(keypoints, want * sizeof *keypoints);
-    touch_pages(descriptors, desc_bytes);
-    touch_pages(descriptors_u8, want * DESC_SIZE);
-    raw->spare_keypoints = keypoints;
-    raw->spare_descriptors = descriptors;
-    raw->spare_u8 = descriptors_u8;
+    touch_pages(raw->spare_keypoints, want * sizeof *raw->spare_keypoints);
+    touch_pages(raw->spare_descriptors, want * DESC_SIZE * sizeof(float));
+    touch_pages(raw->spare_u8, want * DESC_SIZE);
     raw->spare_capacity = (int)want;
 }
 

@@ -879,22 +879,18 @@ static void profile_add(pv_cl_state *state, cl_kernel kernel, double ms)
     state->profile[i].launches++;
 }
 
-double pv_cl_event_ms(cl_event event)
-{
-    cl_ulong start = 0, end = 0;
-    if (clGetEventProfilingInfo(event, CL_PROFILING_COMMAND_START, sizeof start, &start, NULL) !=
-            CL_SUCCESS ||
-        clGetEventProfilingInfo(event, CL_PROFILING_COMMAND_END, sizeof end, &end, NULL) !=
-            CL_SUCCESS ||
-        end < start)
-        return 0.0;
-    return (double)(end - start) * 1e-6;
-}
-
+/* One profiling timestamp of an event in ns, 0 when unknown. */
 static cl_ulong event_time(cl_event event, cl_profiling_info what)
 {
     cl_ulong ns = 0;
     return clGetEventProfilingInfo(event, what, sizeof ns, &ns, NULL) == CL_SUCCESS ? ns : 0;
+}
+
+double pv_cl_event_ms(cl_event event)
+{
+    cl_ulong start = event_time(event, CL_PROFILING_COMMAND_START);
+    cl_ulong end = event_time(event, CL_PROFILING_COMMAND_END);
+    return start && end >= start ? (double)(end - start) * 1e-6 : 0.0;
 }
 
 /* Every command of one wait, in microseconds from the first submission:
@@ -1141,8 +1137,8 @@ static size_t chunk_bytes(size_t bytes, size_t chunk)
 }
 
 /* Chunks i+1 .. i+3 are on their way while chunk i is handed to the sink. */
-static pv_status chunked_read(pv_context *ctx, cl_mem buffer, size_t offset, size_t bytes,
-                              pv_cl_chunk_sink sink, void *user)
+pv_status pv_cl_read_chunked(pv_context *ctx, cl_mem buffer, size_t offset, size_t bytes,
+                             pv_cl_chunk_sink sink, void *user)
 {
     pv_cl_state *state = state_of(ctx);
     size_t chunks = (bytes + PINNED_CHUNK - 1) / PINNED_CHUNK;
@@ -1172,13 +1168,7 @@ static void copy_sink(void *user, size_t offset, const void *chunk, size_t bytes
 static pv_status pinned_read(pv_context *ctx, cl_mem buffer, size_t offset, size_t bytes,
                              void *host)
 {
-    return chunked_read(ctx, buffer, offset, bytes, copy_sink, host);
-}
-
-pv_status pv_cl_read_chunked(pv_context *ctx, cl_mem buffer, size_t offset, size_t bytes,
-                             pv_cl_chunk_sink sink, void *user)
-{
-    return chunked_read(ctx, buffer, offset, bytes, sink, user);
+    return pv_cl_read_chunked(ctx, buffer, offset, bytes, copy_sink, host);
 }
 
 pv_status pv_cl_write(pv_context *ctx, cl_mem buffer, size_t offset, size_t bytes,
