@@ -1,18 +1,19 @@
-/* Volume I/O: raw little-endian float32 and, when configured with
- * niftilib (PV_HAVE_NIFTI), NIfTI-1 scalar volumes and vector fields.
- * niftilib's own diagnostics are switched off (debug level 0): failures are
- * reported through pv_last_error() like every other call. */
+/* Volume I/O: raw little-endian float32 and, when built with zlib
+ * (PV_HAVE_NIFTI), NIfTI-1 writing of scalar volumes and vector fields
+ * (reading is io_nifti.c's).  Nothing here prints: failures are reported
+ * through pv_last_error() like every other call. */
 #include "internal.h"
 
 #include <errno.h>
 #include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
 #ifdef PV_HAVE_NIFTI
-#include <nifti1_io.h>
+#include <zlib.h>
 #endif
 
 /* ------------------------------------------------------------------- raw */
@@ -127,92 +128,184 @@ int pv_volume_io_has_nifti(void)
     return 1;
 }
 
-/* Voxel i of the file's data as float, or 0 with *known = 0 for a
- * datatype this reader does not convert. */
-static double nifti_value(const nifti_image *nim, size_t i, int *known)
+static int ends_with_ignoring_case(const char *text, const char *suffix)
 {
-    *known = 1;
-    switch (nim->datatype) {
-    case DT_UINT8: return ((const uint8_t *)nim->data)[i];
-    case DT_INT8: return ((const int8_t *)nim->data)[i];
-    case DT_INT16: return ((const int16_t *)nim->data)[i];
-    case DT_UINT16: return ((const uint16_t *)nim->data)[i];
-    case DT_INT32: return ((const int32_t *)nim->data)[i];
-    case DT_UINT32: return ((const uint32_t *)nim->data)[i];
-    case DT_FLOAT32: return ((const float *)nim->data)[i];
-    case DT_FLOAT64: return ((const double *)nim->data)[i];
-    default: *known = 0; return 0.0;
+    size_t n = strlen(text), m = strlen(suffix);
+    if (n < m)
+        return 0;
+    for (size_t i = 0; i < m; i++) {
+        char c = text[n - m + i];
+        if (c >= 'A' && c <= 'Z')
+            c = (char)(c - 'A' + 'a');
+        if (c != suffix[i])
+            return 0;
     }
+    return 1;
 }
 
-static pv_status nifti_to_volume(const nifti_image *nim, const char *path, pv_volume *out)
+/* How a NIfTI-1 file name is written: one file (plain or gzip), or a
+ * .hdr header beside an .img data file. */
+typedef enum nifti_target { TARGET_NONE, TARGET_NII, TARGET_NII_GZ, TARGET_PAIR } nifti_target;
+
+/* Only the documented names are taken (niftilib used to append ".nii" to
+ * any other, so "x.txt" became "x.txt.nii"); the name before the
+ * extension must not be empty. */
+static nifti_target target_of(const char *path)
 {
-    if (nim->nx < 1 || nim->ny < 1 || nim->nz < 1 || !nim->data)
-        return pv_fail(NULL, PV_ERR_FORMAT, "pv_volume_read_nifti: %s has no voxel data", path);
-    pv_volume volume;
-    pv_status status = pv_volume_alloc(&volume, nim->nx, nim->ny, nim->nz);
-    if (status != PV_OK)
-        return status;
-    const double slope = nim->scl_slope != 0.0f ? nim->scl_slope : 1.0;
-    const double inter = nim->scl_slope != 0.0f ? nim->scl_inter : 0.0;
-    size_t count = (size_t)nim->nx * (size_t)nim->ny * (size_t)nim->nz;
-    int known = 1;
-    for (size_t i = 0; i < count && known; i++)
-        volume.data[i] = (float)(nifti_value(nim, i, &known) * slope + inter);
-    if (!known) {
-        pv_volume_free(&volume);
-        return pv_fail(NULL, PV_ERR_FORMAT, "pv_volume_read_nifti: %s: datatype %d unsupported",
-                       path, nim->datatype);
-    }
-    *out = volume;
+    const char *slash = strrchr(path, '/');
+    size_t name = strlen(slash ? slash + 1 : path);
+    if (ends_with_ignoring_case(path, ".nii.gz"))
+        return name > 7 ? TARGET_NII_GZ : TARGET_NONE;
+    if (ends_with_ignoring_case(path, ".nii"))
+        return name > 4 ? TARGET_NII : TARGET_NONE;
+    if (ends_with_ignoring_case(path, ".hdr"))
+        return name > 4 ? TARGET_PAIR : TARGET_NONE;
+    return TARGET_NONE;
+}
+
+/* NIfTI-1 stores each size in 16 bits. */
+static pv_status check_write_target(const char *op, const char *path, int nx, int ny, int nz)
+{
+    if (target_of(path) == TARGET_NONE)
+        return pv_fail(NULL, PV_ERR_INVALID,
+                       "%s: '%s' does not end in .nii, .nii.gz or .hdr", op, path);
+    if (nx > INT16_MAX || ny > INT16_MAX || nz > INT16_MAX)
+        return pv_fail(NULL, PV_ERR_INVALID,
+                       "%s: %dx%dx%d: NIfTI-1 sizes are at most 32767 a side", op, nx, ny, nz);
     return PV_OK;
 }
 
-pv_status pv_volume_read_nifti(const char *path, pv_volume *out)
+static void put_le16(unsigned char *p, int value)
 {
-    if (!path || !out)
-        return pv_fail(NULL, PV_ERR_INVALID, "pv_volume_read_nifti: path or out is NULL");
-    nifti_set_debug_level(0);
-    nifti_image *nim = nifti_image_read(path, 1);
-    if (!nim)
-        return pv_fail(NULL, PV_ERR_FORMAT, "pv_volume_read_nifti: cannot read %s as NIfTI", path);
-    pv_status status = nifti_to_volume(nim, path, out);
-    nifti_image_free(nim);
-    return status;
+    p[0] = (unsigned char)value;
+    p[1] = (unsigned char)((unsigned)value >> 8);
 }
 
-/* Write nim to path; niftilib's writer reports nothing, so success is the
- * file existing with at least header + data bytes. */
-static pv_status write_nim(nifti_image *nim, const char *path, const char *op)
+#define NIFTI_HEADER_BYTES 348
+#define NIFTI_SINGLE_OFFSET 352
+#define NIFTI_INTENT_VECTOR_CODE 1007
+#define NIFTI_FLOAT32 16
+
+/* A little-endian float32 NIfTI-1 header of unit voxels (and 4 zero
+ * extension bytes), written here rather than by niftilib, which prints
+ * its failures on stderr. */
+static void build_header(unsigned char h[NIFTI_SINGLE_OFFSET], const pv_volume *v, int components,
+                         int single_file)
 {
-    if (nifti_set_filenames(nim, path, 0, 1) != 0)
-        return pv_fail(NULL, PV_ERR_INVALID, "%s: %s is not a NIfTI file name", op, path);
-    remove(nim->fname);
-    nifti_image_write(nim);
-    struct stat info;
-    int compressed = strstr(nim->fname, ".gz") != NULL;
-    if (stat(nim->fname, &info) != 0 ||
-        (!compressed && (size_t)info.st_size < nim->nvox * (size_t)nim->nbyper))
-        return pv_fail(NULL, PV_ERR_IO, "%s: writing %s failed", op, path);
-    return PV_OK;
+    memset(h, 0, NIFTI_SINGLE_OFFSET);
+    h[0] = NIFTI_HEADER_BYTES & 0xff;
+    h[1] = NIFTI_HEADER_BYTES >> 8;
+    h[38] = 'r'; /* ANALYZE's "regular" */
+    int dims[8] = {components > 1 ? 5 : 3, v->nx, v->ny, v->nz, 1, components, 1, 1};
+    for (int i = 0; i < 8; i++)
+        put_le16(h + 40 + 2 * i, dims[i]);
+    if (components > 1)
+        put_le16(h + 68, NIFTI_INTENT_VECTOR_CODE);
+    put_le16(h + 70, NIFTI_FLOAT32);
+    put_le16(h + 72, 32);
+    for (int i = 0; i < 8; i++)
+        float_to_le(1.0f, h + 76 + 4 * i); /* pixdim[0] = qfac, then unit voxels */
+    float_to_le(single_file ? (float)NIFTI_SINGLE_OFFSET : 0.0f, h + 108);
+    float_to_le(1.0f, h + 112);  /* scl_slope: values as stored */
+    memcpy(h + 344, single_file ? "n+1" : "ni1", 4);
 }
 
-static nifti_image *new_float_nim(int nx, int ny, int nz, int components)
+/* An output that is a stdio file or a gzip stream. */
+typedef struct nifti_output {
+    FILE *file;
+    gzFile gz;
+    const char *path;
+} nifti_output;
+
+static int open_output(nifti_output *out, const char *path, int compressed)
 {
-    int dims[8] = {components > 1 ? 5 : 3, nx, ny, nz, 1, components, 1, 1};
-    nifti_image *nim = nifti_make_new_nim(dims, DT_FLOAT32, 1);
-    if (nim && components > 1)
-        nim->intent_code = NIFTI_INTENT_VECTOR;
-    return nim;
+    out->path = path;
+    out->file = NULL;
+    out->gz = NULL;
+    if (compressed)
+        out->gz = gzopen(path, "wb6");
+    else
+        out->file = fopen(path, "wb");
+    return out->gz || out->file;
 }
 
-static void copy_into(float *dst, const pv_volume *v)
+static int put_bytes(nifti_output *out, const void *bytes, size_t count)
 {
+    if (out->file)
+        return fwrite(bytes, 1, count, out->file) == count;
+    return count <= INT_MAX && gzwrite(out->gz, bytes, (unsigned)count) == (int)count;
+}
+
+/* Close; 1 when everything reached the file. */
+static int close_output(nifti_output *out)
+{
+    if (out->file)
+        return fclose(out->file) == 0;
+    return out->gz ? gzclose_w(out->gz) == Z_OK : 0;
+}
+
+static int put_volume(nifti_output *out, const pv_volume *v)
+{
+    unsigned char row[4096];
     for (int z = 0; z < v->nz; z++)
-        for (int y = 0; y < v->ny; y++)
-            memcpy(dst + ((size_t)z * v->ny + y) * v->nx,
-                   v->data + (ptrdiff_t)y * v->stride_y + (ptrdiff_t)z * v->stride_z,
-                   (size_t)v->nx * sizeof(float));
+        for (int y = 0; y < v->ny; y++) {
+            const float *in = v->data + (ptrdiff_t)y * v->stride_y + (ptrdiff_t)z * v->stride_z;
+            for (int x = 0; x < v->nx;) {
+                int n = v->nx - x < 1024 ? v->nx - x : 1024;
+                for (int i = 0; i < n; i++)
+                    float_to_le(in[x + i], row + 4 * i);
+                if (!put_bytes(out, row, 4 * (size_t)n))
+                    return 0;
+                x += n;
+            }
+        }
+    return 1;
+}
+
+/* The data file of a .hdr name: the same name ending in .img. */
+static int image_name(const char *path, char *out, size_t size)
+{
+    int n = snprintf(out, size, "%.*s.img", (int)(strlen(path) - 4), path);
+    return n > 0 && (size_t)n < size;
+}
+
+/* Writes the header and the volumes (components of a vector field one
+ * after the other); a failed write removes what it created. */
+static pv_status write_nifti(const char *op, const char *path, const pv_volume *const *volumes,
+                             int components)
+{
+    nifti_target target = target_of(path);
+    char data_path[4096] = "";
+    if (target == TARGET_PAIR && !image_name(path, data_path, sizeof data_path))
+        return pv_fail(NULL, PV_ERR_INVALID, "%s: '%s': name too long", op, path);
+    unsigned char header[NIFTI_SINGLE_OFFSET];
+    build_header(header, volumes[0], components, target != TARGET_PAIR);
+    nifti_output out, data = {NULL, NULL, NULL};
+    int ok = open_output(&out, path, target == TARGET_NII_GZ);
+    int error = errno;
+    if (ok)
+        ok = put_bytes(&out, header, target == TARGET_PAIR ? NIFTI_HEADER_BYTES : sizeof header);
+    nifti_output *sink = &out;
+    if (ok && target == TARGET_PAIR) {
+        ok = close_output(&out) && open_output(&data, data_path, 0);
+        error = errno;
+        out.file = NULL; /* closed */
+        sink = &data;
+    }
+    for (int c = 0; ok && c < components; c++)
+        ok = put_volume(sink, volumes[c]);
+    if (ok)
+        error = errno;
+    if (sink->file || sink->gz)
+        ok = close_output(sink) && ok;
+    if (!ok) {
+        remove(path);
+        if (data_path[0])
+            remove(data_path);
+        return pv_fail(NULL, PV_ERR_IO, "%s: writing '%s' failed: %s", op, path,
+                       error ? strerror(error) : "I/O error");
+    }
+    return PV_OK;
 }
 
 pv_status pv_volume_write_nifti(const char *path, const pv_volume *volume)
@@ -220,14 +313,11 @@ pv_status pv_volume_write_nifti(const char *path, const pv_volume *volume)
     const char *op = "pv_volume_write_nifti";
     if (!path || !pv_volume_is_valid(volume))
         return pv_fail(NULL, PV_ERR_INVALID, "%s: path is NULL or volume invalid", op);
-    nifti_set_debug_level(0);
-    nifti_image *nim = new_float_nim(volume->nx, volume->ny, volume->nz, 1);
-    if (!nim)
-        return pv_fail(NULL, PV_ERR_NOMEM, "%s: no memory for the NIfTI image", op);
-    copy_into(nim->data, volume);
-    pv_status status = write_nim(nim, path, op);
-    nifti_image_free(nim);
-    return status;
+    pv_status status = check_write_target(op, path, volume->nx, volume->ny, volume->nz);
+    if (status != PV_OK)
+        return status;
+    const pv_volume *volumes[1] = {volume};
+    return write_nifti(op, path, volumes, 1);
 }
 
 pv_status pv_flow_write_nifti(const char *path, const pv_flow_field *flow)
@@ -237,18 +327,12 @@ pv_status pv_flow_write_nifti(const char *path, const pv_flow_field *flow)
         !pv_volume_is_valid(&flow->w) || !pv_volumes_same_size(&flow->u, &flow->v) ||
         !pv_volumes_same_size(&flow->u, &flow->w))
         return pv_fail(NULL, PV_ERR_INVALID, "%s: path is NULL or flow is not a valid field", op);
-    nifti_set_debug_level(0);
     const pv_volume *u = &flow->u;
-    nifti_image *nim = new_float_nim(u->nx, u->ny, u->nz, 3);
-    if (!nim)
-        return pv_fail(NULL, PV_ERR_NOMEM, "%s: no memory for the NIfTI image", op);
-    size_t volume_count = (size_t)u->nx * (size_t)u->ny * (size_t)u->nz;
-    copy_into((float *)nim->data, &flow->u);
-    copy_into((float *)nim->data + volume_count, &flow->v);
-    copy_into((float *)nim->data + 2 * volume_count, &flow->w);
-    pv_status status = write_nim(nim, path, op);
-    nifti_image_free(nim);
-    return status;
+    pv_status status = check_write_target(op, path, u->nx, u->ny, u->nz);
+    if (status != PV_OK)
+        return status;
+    const pv_volume *volumes[3] = {&flow->u, &flow->v, &flow->w};
+    return write_nifti(op, path, volumes, 3);
 }
 
 #else /* !PV_HAVE_NIFTI */
@@ -261,16 +345,9 @@ int pv_volume_io_has_nifti(void)
 static pv_status no_nifti(const char *op)
 {
     return pv_fail(NULL, PV_ERR_UNSUPPORTED,
-                   "%s: this build has no NIfTI support (configure with niftilib, Debian "
-                   "package libnifti2-dev)",
+                   "%s: this build has no NIfTI support (configure with zlib, Debian "
+                   "package zlib1g-dev)",
                    op);
-}
-
-pv_status pv_volume_read_nifti(const char *path, pv_volume *out)
-{
-    (void)path;
-    (void)out;
-    return no_nifti("pv_volume_read_nifti");
 }
 
 pv_status pv_volume_write_nifti(const char *path, const pv_volume *volume)

@@ -2,9 +2,16 @@
  *
  * Raw files hold nx * ny * nz float32 values, x fastest, then y, then z,
  * little-endian, nothing else; the size comes from the caller.  NIfTI-1
- * (.nii, .nii.gz, .hdr/.img) goes through niftilib when the library was
- * configured with it (pv_volume_io_has_nifti()); otherwise those calls
- * return PV_ERR_UNSUPPORTED.  Errors are reported through pv_last_error(). */
+ * (.nii, .nii.gz, .hdr/.img pairs, ANALYZE 7.5 pairs for reading) is
+ * parsed by parvis itself and needs only zlib at build time
+ * (pv_volume_io_has_nifti(); without it those calls return
+ * PV_ERR_UNSUPPORTED).  Errors are reported through pv_last_error(); the
+ * library never prints.
+ *
+ * Hostile files: every header field that decides an allocation is checked
+ * against the bytes the file holds before anything is allocated (see
+ * docs/hardening.md); a short or corrupt file is PV_ERR_FORMAT, never
+ * zeros. */
 #ifndef PARVIS_VOLUME_IO_H
 #define PARVIS_VOLUME_IO_H
 
@@ -24,11 +31,20 @@ pv_status pv_volume_write_raw(const char *path, const pv_volume *volume);
 /* 1 when NIfTI-1 support was built in. */
 int pv_volume_io_has_nifti(void);
 
-/* A scalar NIfTI-1 volume of any numeric datatype, converted to float with
- * scl_slope / scl_inter applied; 2D files give nz = 1.  Only the first
- * volume of a 4D file is read. */
+/* A scalar NIfTI-1 volume of a real datatype (u)int8/16/32/64, float32 or
+ * float64, either byte order, converted to float with scl_slope /
+ * scl_inter applied (slope 0: none); 2D files give nz = 1.  Only the first
+ * volume of a 4D file (the first component of a vector field) is decoded.
+ * The header's dims, datatype/bitpix and vox_offset must describe data
+ * that the file holds (all of it for an uncompressed file; for .gz at most
+ * 1032 times the compressed size, and the stream must deliver the part
+ * read): otherwise PV_ERR_FORMAT with a message naming the field.  Memory:
+ * the output volume (4 bytes a voxel) and 128 KiB of buffers. */
 pv_status pv_volume_read_nifti(const char *path, pv_volume *out);
-/* Write a float32 NIfTI-1 volume with unit voxel size. */
+/* Write a float32 NIfTI-1 volume with unit voxel size.  The name must end
+ * in .nii, .nii.gz (gzip) or .hdr (a .hdr/.img pair), case ignored, and
+ * each size be at most 32767: otherwise PV_ERR_INVALID and nothing is
+ * written.  A failed write removes what it created (PV_ERR_IO). */
 pv_status pv_volume_write_nifti(const char *path, const pv_volume *volume);
 /* Write a flow field as a NIfTI-1 vector field: dim[5] = 3 with intent
  * NIFTI_INTENT_VECTOR, components u, v, w in voxels. */
