@@ -42,6 +42,8 @@ typedef struct png_reader {
     png_structp png;
     png_infop info;
     pv_image image;             /* the output while it is decoded */
+    int rows_allocated;         /* of image: it grows as rows arrive */
+    uint64_t idat_bytes;
     uint8_t *rows;              /* one row, or every row of an interlaced image */
     size_t row_bytes;           /* after the transforms */
     float *samples;
@@ -60,8 +62,36 @@ static pv_status png_read_error(const png_reader *r)
                    r->file->path, r->message);
 }
 
-/* Compressed data cannot hold more pixels than the deflate ratio allows,
- * whatever the header says. */
+/* The bytes of image data the file really holds: the sum of its IDAT
+ * chunks' lengths, found by walking the chunk list (junk after IEND, or
+ * ancillary chunks, do not count).  The stream is left at the start. */
+static pv_status count_idat_bytes(png_reader *r)
+{
+    pv_io_file *file = r->file;
+    uint8_t head[8];
+    uint64_t position = sizeof pv_io_png_signature;
+    r->idat_bytes = 0;
+    while (position + 12 <= file->size) {
+        if (fseeko(file->stream, (off_t)position, SEEK_SET) != 0 ||
+            fread(head, 1, sizeof head, file->stream) != sizeof head)
+            break;
+        uint64_t length = (uint64_t)head[0] << 24 | (uint64_t)head[1] << 16 |
+                          (uint64_t)head[2] << 8 | head[3];
+        if (memcmp(head + 4, "IDAT", 4) == 0)
+            r->idat_bytes += length;
+        if (memcmp(head + 4, "IEND", 4) == 0)
+            break;
+        position += 12 + length; /* length, type, data, CRC */
+    }
+    if (fseeko(file->stream, 0, SEEK_SET) != 0)
+        return pv_fail(NULL, PV_ERR_IO, "pv_image_read: '%s': cannot seek: %s", file->path,
+                       strerror(errno));
+    return PV_OK;
+}
+
+/* Deflate cannot expand data more than PV_IO_MAX_DEFLATE_RATIO times, so
+ * the IDAT bytes present bound the pixels the file can really hold,
+ * whatever the header says (bits counted before any expansion). */
 static pv_status check_png_size(const png_reader *r)
 {
     png_uint_32 width = png_get_image_width(r->png, r->info);
@@ -71,13 +101,14 @@ static pv_status check_png_size(const png_reader *r)
     uint64_t row_bits = (uint64_t)width * bits_per_pixel;
     uint64_t ratio_bits = 8 * (uint64_t)PV_IO_MAX_DEFLATE_RATIO;
     int fits = width > 0 && height > 0 && width <= INT_MAX && height <= INT_MAX;
-    if (fits && r->file->size <= UINT64_MAX / ratio_bits)
-        fits = row_bits <= r->file->size * ratio_bits / height;
+    if (fits && r->idat_bytes <= UINT64_MAX / ratio_bits)
+        fits = row_bits <= r->idat_bytes * ratio_bits / height;
     if (!fits)
         return pv_fail(NULL, PV_ERR_FORMAT,
                        "pv_image_read: '%s': the PNG header claims %lux%lu pixels, more than "
-                       "the %llu-byte file can hold", r->file->path, (unsigned long)width,
-                       (unsigned long)height, (unsigned long long)r->file->size);
+                       "its %llu bytes of image data (IDAT) can hold", r->file->path,
+                       (unsigned long)width, (unsigned long)height,
+                       (unsigned long long)r->idat_bytes);
     return PV_OK;
 }
 
@@ -117,34 +148,65 @@ static pv_status allocate_png_buffers(png_reader *r, int passes)
     if (!r->rows || !r->samples)
         return pv_fail(NULL, PV_ERR_NOMEM, "pv_image_read: '%s': cannot allocate row buffers",
                        r->file->path);
-    return pv_io_alloc_output(r->file, &r->image, width, height, r->type);
+    r->image = pv_image_wrap(NULL, width, height, r->type);
+    r->rows_allocated = 0;
+    return PV_OK;
 }
 
-static void store_png_row(png_reader *r, const uint8_t *row, int y)
+/* Room in the output for row y, growing it geometrically: a file whose
+ * data stops early (or is junk) costs memory only for the rows it really
+ * delivered, not for what its header claims. */
+static pv_status reserve_row(png_reader *r, int y)
 {
+    if (y < r->rows_allocated)
+        return PV_OK;
+    int height = r->image.height;
+    int rows = r->rows_allocated > height / 2 ? height : 2 * r->rows_allocated;
+    if (rows < 16)
+        rows = height < 16 ? height : 16;
+    if (rows <= y)
+        rows = y + 1;
+    size_t row_bytes = (size_t)r->image.width * pv_pixel_size(r->image.type), bytes;
+    void *grown = pv_size_mul(row_bytes, (size_t)rows, &bytes) ? realloc(r->image.data, bytes)
+                                                                : NULL;
+    if (!grown)
+        return pv_fail(NULL, PV_ERR_NOMEM, "pv_image_read: '%s': cannot allocate a %dx%d image",
+                       r->file->path, r->image.width, height);
+    r->image.data = grown;
+    r->rows_allocated = rows;
+    return PV_OK;
+}
+
+static pv_status store_png_row(png_reader *r, const uint8_t *row, int y)
+{
+    pv_status status = reserve_row(r, y);
+    if (status != PV_OK)
+        return status;
     int width = r->image.width;
     pv_io_unpack_samples(row, (size_t)width * (size_t)r->channels, r->kind, r->samples);
     pv_io_samples_to_grey(r->samples, width, r->channels);
     pv_io_store_row(&r->image, y, r->samples, r->maxval);
+    return PV_OK;
 }
 
 /* libpng merges the passes of an interlaced image into rows it is given
  * again in each pass, so those need the whole image; others stream. */
-static void read_png_rows(png_reader *r, int passes)
+static pv_status read_png_rows(png_reader *r, int passes)
 {
     int height = r->image.height;
     int interlaced = passes > 1;
+    pv_status status = PV_OK;
     for (int pass = 0; pass < passes; pass++) {
-        for (int y = 0; y < height; y++) {
+        for (int y = 0; y < height && status == PV_OK; y++) {
             uint8_t *row = r->rows + (interlaced ? (size_t)y * r->row_bytes : 0);
             png_read_row(r->png, row, NULL);
             if (!interlaced)
-                store_png_row(r, row, y);
+                status = store_png_row(r, row, y);
         }
     }
-    if (interlaced)
-        for (int y = 0; y < height; y++)
-            store_png_row(r, r->rows + (size_t)y * r->row_bytes, y);
+    for (int y = 0; interlaced && y < height && status == PV_OK; y++)
+        status = store_png_row(r, r->rows + (size_t)y * r->row_bytes, y);
+    return status;
 }
 
 static pv_status decode_png(png_reader *r)
@@ -160,7 +222,9 @@ static pv_status decode_png(png_reader *r)
     status = allocate_png_buffers(r, passes);
     if (status != PV_OK)
         return status;
-    read_png_rows(r, passes);
+    status = read_png_rows(r, passes);
+    if (status != PV_OK)
+        return status;
     /* Reaching IEND proves the file is complete. */
     png_read_end(r->png, NULL);
     return PV_OK;
@@ -176,9 +240,10 @@ pv_status pv_io_read_png(pv_io_file *file, pv_pixel_type type, pv_image *out)
     r.png = png_create_read_struct(PNG_LIBPNG_VER_STRING, r.message, record_png_error,
                                    ignore_png_warning);
     r.info = r.png ? png_create_info_struct(r.png) : NULL;
-    if (r.info)
+    status = count_idat_bytes(&r);
+    if (status == PV_OK && r.info)
         status = decode_png(&r);
-    else
+    else if (status == PV_OK)
         status = pv_fail(NULL, PV_ERR_NOMEM, "pv_image_read: '%s': cannot create libpng state",
                          file->path);
     png_destroy_read_struct(&r.png, &r.info, NULL);

@@ -3,6 +3,7 @@
  * Middlebury image, and malformed files that must fail cleanly without
  * touching the output. */
 #include "test_util.h"
+#include "io_limits.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -658,6 +659,99 @@ static void test_png_corrupt(void **state)
     expect_read_failure(path, PV_PIXEL_U8, PV_ERR_FORMAT);
 }
 
+/* ------------------------------------------- PNG allocation bounds */
+
+static void file_chunk(FILE *f, const char *type, const uint8_t *data, size_t length)
+{
+    uint8_t be[4] = {(uint8_t)(length >> 24), (uint8_t)(length >> 16), (uint8_t)(length >> 8),
+                     (uint8_t)length};
+    assert_int_equal(fwrite(be, 1, 4, f), 4);
+    assert_int_equal(fwrite(type, 1, 4, f), 4);
+    if (length)
+        assert_int_equal(fwrite(data, 1, length, f), length);
+    uint32_t crc = crc32_update(0xFFFFFFFFu, (const uint8_t *)type, 4);
+    crc = crc32_update(crc, data, length) ^ 0xFFFFFFFFu;
+    uint8_t c[4] = {(uint8_t)(crc >> 24), (uint8_t)(crc >> 16), (uint8_t)(crc >> 8),
+                    (uint8_t)crc};
+    assert_int_equal(fwrite(c, 1, 4, f), 4);
+}
+
+/* A 16000x16000 8-bit grey PNG header (256 Mpixel: 1 GB as f32) with
+ * `idat` bytes of image data and `after` bytes of junk after IEND. */
+static void write_inflated_png(const char *path, const uint8_t *idat, size_t idat_length,
+                               size_t after)
+{
+    static const uint8_t signature[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
+    const uint8_t ihdr[13] = {0, 0, 0x3e, 0x80, 0, 0, 0x3e, 0x80, 8, 0, 0, 0, 0};
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(signature, 1, 8, f), 8);
+    file_chunk(f, "IHDR", ihdr, sizeof ihdr);
+    file_chunk(f, "IDAT", idat, idat_length);
+    file_chunk(f, "IEND", NULL, 0);
+    for (size_t i = 0; i < after; i++)
+        putc((int)(i * 7919 % 251), f);
+    assert_int_equal(fclose(f), 0);
+}
+
+typedef struct limited_image_read {
+    const char *path;
+    pv_pixel_type type;
+} limited_image_read;
+
+static pv_status read_image_into_sentinel(const void *arg, int *untouched)
+{
+    const limited_image_read *read = arg;
+    pv_image out = sentinel_image(), before = out;
+    pv_status status = pv_image_read(read->path, read->type, &out);
+    *untouched = memcmp(&out, &before, sizeof out) == 0;
+    return status;
+}
+
+/* The read fails with a format error naming `what` while its address space
+ * may grow by 64 MiB only. */
+static void expect_bounded_refusal(const char *path, const char *what)
+{
+    for (int t = 0; t < 2; t++) {
+        limited_image_read read = {path, t ? PV_PIXEL_F32 : PV_PIXEL_U8};
+        io_limited_result r;
+        io_run_limited(read_image_into_sentinel, &read, 64, &r);
+        if (r.status != PV_ERR_FORMAT || !strstr(r.message, what))
+            fail_msg("%s: got %s (%s), expected a format error naming '%s'", path,
+                     pv_status_string(r.status), r.message, what);
+        assert_true(r.untouched);
+    }
+}
+
+/* Before: the bound used the whole file's size, so 300 KB of junk after
+ * IEND let a header claim 256 Mpixels (1 GB as f32) that were allocated
+ * before libpng found the data missing. */
+static void test_png_bound_by_idat_not_file_size(void **state)
+{
+    (void)state;
+    const char *path = tu_tmp_path("inflated.png");
+    const uint8_t tiny[] = {0x78, 0x01, 0x01, 0x00, 0x00, 0xff, 0xff, 0, 0, 0, 1};
+    write_inflated_png(path, tiny, sizeof tiny, 300000);
+    expect_bounded_refusal(path, "IDAT");
+}
+
+/* 300 KB of junk inside the IDAT passes the ratio bound; the output grows
+ * only as rows decode, so the junk costs a few rows, not the image. */
+static void test_png_junk_idat_costs_only_rows(void **state)
+{
+    (void)state;
+    const char *path = tu_tmp_path("junk_idat.png");
+    uint8_t *junk = malloc(300000);
+    assert_non_null(junk);
+    junk[0] = 0x78;
+    junk[1] = 0x01;
+    for (size_t i = 2; i < 300000; i++)
+        junk[i] = (uint8_t)(i * 2654435761u >> 13);
+    write_inflated_png(path, junk, 300000, 0);
+    free(junk);
+    expect_bounded_refusal(path, path);
+}
+
 /* ------------------------------------------------------ a real image */
 
 static void test_venus_left(void **state)
@@ -937,6 +1031,8 @@ int main(void)
         cmocka_unit_test(test_png_interlaced),
         cmocka_unit_test(test_png_truncated),
         cmocka_unit_test(test_png_corrupt),
+        cmocka_unit_test(test_png_bound_by_idat_not_file_size),
+        cmocka_unit_test(test_png_junk_idat_costs_only_rows),
         cmocka_unit_test(test_venus_left),
         cmocka_unit_test(test_write_by_extension),
         cmocka_unit_test(test_write_bad_arguments),
