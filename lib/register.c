@@ -105,7 +105,10 @@ pv_status pv_context_set_fft_engine(pv_context *ctx, pv_fft_engine engine)
     if (ctx->backend != PV_BACKEND_OPENCL)
         return PV_OK;
 #ifdef PV_HAVE_OPENCL
-    return pv_cl_fft_set_engine(ctx, engine);
+    pv_context_lock(ctx);
+    pv_status status = pv_cl_fft_set_engine(ctx, engine);
+    pv_context_unlock(ctx);
+    return status;
 #else
     return PV_OK;
 #endif
@@ -117,8 +120,12 @@ pv_status pv_context_fft_engine(pv_context *ctx, pv_fft_engine *engine)
         return pv_fail(ctx, PV_ERR_INVALID, "fft_engine: ctx or engine is NULL");
     *engine = PV_FFT_FFTW;
 #ifdef PV_HAVE_OPENCL
-    if (ctx->backend == PV_BACKEND_OPENCL)
-        return pv_cl_fft_engine_of(ctx, engine);
+    if (ctx->backend == PV_BACKEND_OPENCL) {
+        pv_context_lock(ctx);
+        pv_status status = pv_cl_fft_engine_of(ctx, engine);
+        pv_context_unlock(ctx);
+        return status;
+    }
 #endif
     return PV_OK;
 }
@@ -989,7 +996,10 @@ pv_status pv_phasecorr_plan_create(pv_context *ctx, const pv_image *reference,
 
 void pv_phasecorr_plan_destroy(pv_phasecorr_plan *plan)
 {
+    pv_context *ctx = plan ? plan->ctx : NULL;
+    pv_context_lock(ctx); /* a shared context's device state */
     plan_free(plan);
+    pv_context_unlock(ctx);
 }
 
 pv_status pv_phasecorr_plan_fft_size(const pv_phasecorr_plan *plan, int size[3])

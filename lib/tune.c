@@ -411,7 +411,7 @@ static int on_opencl(const pv_context *ctx)
     return ctx->backend == PV_BACKEND_OPENCL;
 }
 
-pv_status pv_tune_set(pv_context *ctx, const char *family, const char *name, int value)
+static pv_status tune_unlocked_set(pv_context *ctx, const char *family, const char *name, int value)
 {
     pv_status status = check_family(ctx, "pv_tune_set", family, name);
     if (status != PV_OK)
@@ -429,7 +429,7 @@ pv_status pv_tune_set(pv_context *ctx, const char *family, const char *name, int
 #endif
 }
 
-pv_status pv_tune_get(pv_context *ctx, const char *family, const char *name, int *value)
+static pv_status tune_unlocked_get(pv_context *ctx, const char *family, const char *name, int *value)
 {
     pv_status status = check_family(ctx, "pv_tune_get", family, name);
     if (status != PV_OK)
@@ -446,7 +446,7 @@ pv_status pv_tune_get(pv_context *ctx, const char *family, const char *name, int
 #endif
 }
 
-pv_status pv_tune_list(pv_context *ctx, const char *family, pv_tune_param *params, int capacity,
+static pv_status tune_unlocked_list(pv_context *ctx, const char *family, pv_tune_param *params, int capacity,
                        int *count)
 {
     pv_status status = check_family(ctx, "pv_tune_list", family, "");
@@ -465,7 +465,7 @@ pv_status pv_tune_list(pv_context *ctx, const char *family, pv_tune_param *param
 #endif
 }
 
-pv_status pv_tune_use_defaults(pv_context *ctx)
+static pv_status tune_unlocked_use_defaults(pv_context *ctx)
 {
     if (!ctx)
         return pv_fail(NULL, PV_ERR_INVALID, "pv_tune_use_defaults: ctx is NULL");
@@ -479,7 +479,7 @@ pv_status pv_tune_use_defaults(pv_context *ctx)
 #endif
 }
 
-pv_status pv_tune_load(pv_context *ctx, int *applied)
+static pv_status tune_unlocked_load(pv_context *ctx, int *applied)
 {
     int none = 0;
     if (!applied)
@@ -496,7 +496,7 @@ pv_status pv_tune_load(pv_context *ctx, int *applied)
 #endif
 }
 
-pv_status pv_tune_cache_path(pv_context *ctx, char *path, size_t size)
+static pv_status tune_unlocked_cache_path(pv_context *ctx, char *path, size_t size)
 {
     if (!ctx)
         return pv_fail(NULL, PV_ERR_INVALID, "pv_tune_cache_path: ctx is NULL");
@@ -542,7 +542,7 @@ static pv_status check_options(pv_context *ctx, const pv_tune_options *options,
     return PV_OK;
 }
 
-pv_status pv_tune(pv_context *ctx, const pv_tune_options *options, pv_tune_result *results,
+static pv_status tune_unlocked(pv_context *ctx, const pv_tune_options *options, pv_tune_result *results,
                   int capacity, int *count)
 {
     pv_status status = check_options(ctx, options, results, capacity, count);
@@ -568,4 +568,65 @@ pv_status pv_tune(pv_context *ctx, const pv_tune_options *options, pv_tune_resul
     (void)tune_ops;
     return PV_ERR_UNSUPPORTED;
 #endif
+}
+
+/* The public calls run under the context's lock: a shared context's
+ * parameter store and cache state change only inside one of them. */
+
+pv_status pv_tune_set(pv_context *ctx, const char *family, const char *name, int value)
+{
+    pv_context_lock(ctx);
+    pv_status status = tune_unlocked_set(ctx, family, name, value);
+    pv_context_unlock(ctx);
+    return status;
+}
+
+pv_status pv_tune_get(pv_context *ctx, const char *family, const char *name, int *value)
+{
+    pv_context_lock(ctx);
+    pv_status status = tune_unlocked_get(ctx, family, name, value);
+    pv_context_unlock(ctx);
+    return status;
+}
+
+pv_status pv_tune_list(pv_context *ctx, const char *family, pv_tune_param *params, int capacity,
+                       int *count)
+{
+    pv_context_lock(ctx);
+    pv_status status = tune_unlocked_list(ctx, family, params, capacity, count);
+    pv_context_unlock(ctx);
+    return status;
+}
+
+pv_status pv_tune_use_defaults(pv_context *ctx)
+{
+    pv_context_lock(ctx);
+    pv_status status = tune_unlocked_use_defaults(ctx);
+    pv_context_unlock(ctx);
+    return status;
+}
+
+pv_status pv_tune_load(pv_context *ctx, int *applied)
+{
+    pv_context_lock(ctx);
+    pv_status status = tune_unlocked_load(ctx, applied);
+    pv_context_unlock(ctx);
+    return status;
+}
+
+pv_status pv_tune_cache_path(pv_context *ctx, char *path, size_t size)
+{
+    pv_context_lock(ctx);
+    pv_status status = tune_unlocked_cache_path(ctx, path, size);
+    pv_context_unlock(ctx);
+    return status;
+}
+
+pv_status pv_tune(pv_context *ctx, const pv_tune_options *options, pv_tune_result *results,
+                  int capacity, int *count)
+{
+    pv_context_lock(ctx);
+    pv_status status = tune_unlocked(ctx, options, results, capacity, count);
+    pv_context_unlock(ctx);
+    return status;
 }
