@@ -755,6 +755,20 @@ static pv_status check_volume_arg(pv_context *ctx, const char *op, const char *n
     return PV_OK;
 }
 
+/* Phase correlation needs two samples along x at least: a one-sample
+ * axis has no shift to find, the CPU's FFTW would return a meaningless
+ * peak and an OpenCL engine may refuse the transform.  Decided here, so
+ * both backends give the same answer (and plans the same). */
+static pv_status check_correlation_width(pv_context *ctx, const char *op, const char *name,
+                                         int width)
+{
+    if (width < 2)
+        return pv_fail(ctx, PV_ERR_INVALID,
+                       "%s: %s is %d sample(s) wide; phase correlation needs at least 2 along x",
+                       op, name, width);
+    return PV_OK;
+}
+
 static pv_status check_batch(pv_context *ctx, const char *op, int max_batch)
 {
     if (max_batch < 1 || max_batch > PV_BATCH_MAX)
@@ -796,6 +810,8 @@ static pv_status check_pair3d(pv_context *ctx, const char *op, const pv_volume *
     pv_status status = check_ctx(ctx, op);
     if (status == PV_OK)
         status = check_volume_arg(ctx, op, "reference", reference);
+    if (status == PV_OK)
+        status = check_correlation_width(ctx, op, "reference", reference->nx);
     if (status == PV_OK)
         status = check_volume_arg(ctx, op, "moving", moving);
     if (status != PV_OK)
@@ -861,6 +877,8 @@ static pv_status check_pair2d(pv_context *ctx, const char *op, const pv_image *r
     pv_status status = check_ctx(ctx, op);
     if (status == PV_OK)
         status = check_image_arg(ctx, op, "reference", reference);
+    if (status == PV_OK)
+        status = check_correlation_width(ctx, op, "reference", reference->width);
     if (status == PV_OK)
         status = check_image_arg(ctx, op, "moving", moving);
     if (status != PV_OK)
@@ -949,6 +967,8 @@ pv_status pv_phasecorr_plan_create3d(pv_context *ctx, const pv_volume *reference
     if (status == PV_OK)
         status = check_volume_arg(ctx, op, "reference", reference);
     if (status == PV_OK)
+        status = check_correlation_width(ctx, op, "reference", reference->nx);
+    if (status == PV_OK)
         status = check_plan_args(ctx, op, options, max_batch, plan, &resolved);
     if (status != PV_OK)
         return status;
@@ -973,6 +993,8 @@ pv_status pv_phasecorr_plan_create(pv_context *ctx, const pv_image *reference,
     pv_status status = check_ctx(ctx, op);
     if (status == PV_OK)
         status = check_image_arg(ctx, op, "reference", reference);
+    if (status == PV_OK)
+        status = check_correlation_width(ctx, op, "reference", reference->width);
     if (status == PV_OK)
         status = check_plan_args(ctx, op, options, max_batch, plan, &resolved);
     if (status != PV_OK)

@@ -278,9 +278,75 @@ static int format_file(const device_identity *id, const tune_file *file, char *t
     return ok && append(text, size, used, "end %016llx\n", (unsigned long long)checksum);
 }
 
+/* A new file of its own in path's directory, made by mkstemp (O_EXCL:
+ * nothing planted at a predictable name can be followed). */
+static int open_temporary(const char *path, char *temporary, size_t size)
+{
+    int n = snprintf(temporary, size, "%s.XXXXXX", path);
+    if (n <= 0 || (size_t)n >= size)
+        return -1;
+    int fd = mkstemp(temporary);
+    if (fd >= 0)
+        fchmod(fd, 0644); /* readable like the rest of the cache */
+    return fd;
+}
+
+static int write_all(int fd, const char *text, size_t size)
+{
+    while (size > 0) {
+        ssize_t n = write(fd, text, size);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return 0;
+        text += n;
+        size -= (size_t)n;
+    }
+    return 1;
+}
+
+/* The final name must be a regular file or absent: a symbolic link there
+ * (or anything else) is refused rather than replaced or followed. */
+static pv_status check_final_name(pv_context *ctx, const char *path)
+{
+    struct stat st;
+    if (lstat(path, &st) != 0)
+        return errno == ENOENT ? PV_OK
+                               : pv_fail(ctx, PV_ERR_IO, "tune: cannot inspect %s: %s", path,
+                                         strerror(errno));
+    if (!S_ISREG(st.st_mode))
+        return pv_fail(ctx, PV_ERR_IO, "tune: %s is %s, not a regular file: refusing to write it",
+                       path, S_ISLNK(st.st_mode) ? "a symbolic link" : "something else");
+    return PV_OK;
+}
+
+/* Written to a private temporary file in the cache directory, flushed to
+ * the disk and renamed over the final name, so readers see the old file
+ * or the new one, never half of one. */
+static pv_status write_text(pv_context *ctx, const char *path, const char *text, size_t used)
+{
+    char temporary[4300];
+    pv_status status = check_final_name(ctx, path);
+    if (status != PV_OK)
+        return status;
+    int fd = open_temporary(path, temporary, sizeof temporary);
+    if (fd < 0)
+        return pv_fail(ctx, PV_ERR_IO, "tune: cannot create a file next to %s: %s", path,
+                       strerror(errno));
+    int ok = write_all(fd, text, used) && fsync(fd) == 0;
+    ok = close(fd) == 0 && ok;
+    if (ok)
+        ok = check_final_name(ctx, path) == PV_OK && rename(temporary, path) == 0;
+    if (!ok) {
+        unlink(temporary);
+        return pv_fail(ctx, PV_ERR_IO, "tune: cannot write %s: %s", path, strerror(errno));
+    }
+    return PV_OK;
+}
+
 static pv_status write_file(pv_context *ctx, const device_identity *id, const tune_file *file)
 {
-    char path[4200], temporary[4300];
+    char path[4200];
     if (!identity_path(id, path, sizeof path, 1))
         return pv_fail(ctx, PV_ERR_IO, "tune: no cache directory (set PARVIS_TUNE_DIR, "
                                        "XDG_CACHE_HOME or HOME)");
@@ -290,16 +356,34 @@ static pv_status write_file(pv_context *ctx, const device_identity *id, const tu
         free(text);
         return pv_fail(ctx, PV_ERR_NOMEM, "tune: cannot format the cache file");
     }
-    snprintf(temporary, sizeof temporary, "%s.%ld.tmp", path, (long)getpid());
-    FILE *out = fopen(temporary, "wb");
-    int ok = out && fwrite(text, 1, used, out) == used;
-    ok = (out && fclose(out) == 0) && ok;
+    pv_status status = write_text(ctx, path, text, used);
     free(text);
-    if (!ok || rename(temporary, path) != 0) {
-        remove(temporary);
-        return pv_fail(ctx, PV_ERR_IO, "tune: cannot write %s", path);
-    }
-    pv_log(ctx, "tune: wrote %s", path);
+    if (status == PV_OK)
+        pv_log(ctx, "tune: wrote %s", path);
+    return status;
+}
+
+/* Whether the cache file of ctx's device can be written: the directory
+ * exists (made if needed) and takes a new file, and the final name is not
+ * a link.  The probe file is removed again. */
+static pv_status check_writable(pv_context *ctx)
+{
+    device_identity id;
+    char path[4200], temporary[4300];
+    if (!context_identity(ctx, &id))
+        return pv_fail(ctx, PV_ERR_NO_DEVICE, "tune: cannot identify the context's device");
+    if (!identity_path(&id, path, sizeof path, 1))
+        return pv_fail(ctx, PV_ERR_IO, "tune: no usable cache directory (set PARVIS_TUNE_DIR, "
+                                       "XDG_CACHE_HOME or HOME to a writable place)");
+    pv_status status = check_final_name(ctx, path);
+    if (status != PV_OK)
+        return status;
+    int fd = open_temporary(path, temporary, sizeof temporary);
+    if (fd < 0)
+        return pv_fail(ctx, PV_ERR_IO, "tune: cannot write in the directory of %s: %s", path,
+                       strerror(errno));
+    close(fd);
+    unlink(temporary);
     return PV_OK;
 }
 
@@ -549,6 +633,9 @@ static pv_status tune_unlocked(pv_context *ctx, const pv_tune_options *options, 
     if (status != PV_OK)
         return status;
 #ifdef PV_HAVE_OPENCL
+    /* Before a search of minutes, not after it. */
+    if (options->write_cache && (status = check_writable(ctx)) != PV_OK)
+        return status;
     *count = 0;
     pv_tune_autoload(ctx);
     for (size_t i = 0; i < sizeof tune_ops / sizeof tune_ops[0] && status == PV_OK; i++) {
@@ -566,6 +653,20 @@ static pv_status tune_unlocked(pv_context *ctx, const pv_tune_options *options, 
     return status;
 #else
     (void)tune_ops;
+    return PV_ERR_UNSUPPORTED;
+#endif
+}
+
+static pv_status tune_unlocked_check_cache_writable(pv_context *ctx)
+{
+    if (!ctx)
+        return pv_fail(NULL, PV_ERR_INVALID, "pv_tune_check_cache_writable: ctx is NULL");
+    if (!on_opencl(ctx))
+        return pv_fail(ctx, PV_ERR_UNSUPPORTED,
+                       "pv_tune_check_cache_writable: the CPU backend is not tuned");
+#ifdef PV_HAVE_OPENCL
+    return check_writable(ctx);
+#else
     return PV_ERR_UNSUPPORTED;
 #endif
 }
@@ -627,6 +728,14 @@ pv_status pv_tune(pv_context *ctx, const pv_tune_options *options, pv_tune_resul
 {
     pv_context_lock(ctx);
     pv_status status = tune_unlocked(ctx, options, results, capacity, count);
+    pv_context_unlock(ctx);
+    return status;
+}
+
+pv_status pv_tune_check_cache_writable(pv_context *ctx)
+{
+    pv_context_lock(ctx);
+    pv_status status = tune_unlocked_check_cache_writable(ctx);
     pv_context_unlock(ctx);
     return status;
 }
