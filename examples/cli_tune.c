@@ -105,7 +105,10 @@ static int run_tune(const tune_args *args, pv_context *ctx)
         return show_current(ctx);
     pv_tune_result results[2];
     int count = 0;
-    pv_status status = pv_tune(ctx, &args->options, results, 2, &count);
+    pv_status status = args->options.write_cache ? pv_tune_check_cache_writable(ctx) : PV_OK;
+    if (status != PV_OK)
+        return cli_fail_status(status, "tune (the cache cannot be saved)");
+    status = pv_tune(ctx, &args->options, results, 2, &count);
     if (status != PV_OK)
         return cli_fail_status(status, "tune");
     for (int i = 0; i < count; i++) {

@@ -206,6 +206,31 @@ static int default_threads(void)
 #endif
 }
 
+/* Recursive: a call may make nested calls on its own context. */
+static int init_lock(pv_context *ctx)
+{
+    pthread_mutexattr_t attr;
+    if (pthread_mutexattr_init(&attr) != 0)
+        return -1;
+    int rc = pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_RECURSIVE);
+    if (rc == 0)
+        rc = pthread_mutex_init(&ctx->lock, &attr);
+    pthread_mutexattr_destroy(&attr);
+    return rc;
+}
+
+void pv_context_lock(pv_context *ctx)
+{
+    if (ctx)
+        pthread_mutex_lock(&ctx->lock);
+}
+
+void pv_context_unlock(pv_context *ctx)
+{
+    if (ctx)
+        pthread_mutex_unlock(&ctx->lock);
+}
+
 static pv_status resolve_options(const pv_context_options *options, pv_context_options *resolved)
 {
     pv_context_options_default(resolved);
@@ -237,6 +262,10 @@ pv_status pv_context_create(pv_context **out, const pv_context_options *options)
     pv_context *ctx = calloc(1, sizeof *ctx);
     if (!ctx)
         return pv_fail(NULL, PV_ERR_NOMEM, "pv_context_create: out of memory");
+    if (init_lock(ctx) != 0) {
+        free(ctx);
+        return pv_fail(NULL, PV_ERR_NOMEM, "pv_context_create: cannot create the context's mutex");
+    }
     ctx->cpu_threads = resolved.cpu_threads > 0 ? resolved.cpu_threads : default_threads();
     ctx->crosscheck = (resolved.flags & PV_CONTEXT_CROSSCHECK) != 0;
     if (resolved.backend == PV_BACKEND_CPU) {
@@ -249,6 +278,7 @@ pv_status pv_context_create(pv_context **out, const pv_context_options *options)
     }
     if (status != PV_OK) {
         free(ctx->build_log);
+        pthread_mutex_destroy(&ctx->lock);
         free(ctx);
         return status;
     }
@@ -262,9 +292,12 @@ void pv_context_destroy(pv_context *ctx)
 {
     if (!ctx)
         return;
+    pv_context_lock(ctx); /* a call still running on another thread finishes first */
     if (ctx->ops && ctx->ops->release)
         ctx->ops->release(ctx);
     free(ctx->build_log);
+    pv_context_unlock(ctx);
+    pthread_mutex_destroy(&ctx->lock);
     free(ctx);
 }
 
@@ -283,33 +316,76 @@ const char *pv_context_selection_note(const pv_context *ctx)
     return ctx ? ctx->selection_note : "";
 }
 
+/* The messages of a shared context change under other threads' calls:
+ * the getters hand out the calling thread's own copy, taken under the
+ * lock, that stays valid until the thread's next call of the same getter. */
+static _Thread_local char thread_context_error[sizeof ((pv_context *)0)->last_error];
+
 const char *pv_context_last_error(const pv_context *ctx)
 {
-    return ctx ? ctx->last_error : pv_last_error();
+    if (!ctx)
+        return pv_last_error();
+    pv_context *locked = (pv_context *)ctx;
+    pv_context_lock(locked);
+    memcpy(thread_context_error, ctx->last_error, sizeof thread_context_error);
+    pv_context_unlock(locked);
+    return thread_context_error;
+}
+
+/* The build log has no size limit: each thread keeps a malloc'ed copy,
+ * freed when the thread ends (or replaced on its next call). */
+static pthread_key_t build_log_key;
+static pthread_once_t build_log_once = PTHREAD_ONCE_INIT;
+static int build_log_key_ok;
+
+static void make_build_log_key(void)
+{
+    build_log_key_ok = pthread_key_create(&build_log_key, free) == 0;
 }
 
 const char *pv_context_build_log(const pv_context *ctx)
 {
-    return ctx && ctx->build_log ? ctx->build_log : "";
+    if (!ctx)
+        return "";
+    pthread_once(&build_log_once, make_build_log_key);
+    if (!build_log_key_ok)
+        return "";
+    pv_context *locked = (pv_context *)ctx;
+    pv_context_lock(locked);
+    char *copy = strdup(ctx->build_log ? ctx->build_log : "");
+    pv_context_unlock(locked);
+    free(pthread_getspecific(build_log_key));
+    pthread_setspecific(build_log_key, copy);
+    return copy ? copy : "";
 }
 
 void pv_context_set_build_log(pv_context *ctx, const char *log)
 {
+    pv_context_lock(ctx);
     free(ctx->build_log);
     ctx->build_log = log ? strdup(log) : NULL;
+    pv_context_unlock(ctx);
 }
 
 pv_status pv_context_set_crosscheck(pv_context *ctx, int enabled)
 {
     if (!ctx)
         return pv_fail(NULL, PV_ERR_INVALID, "pv_context_set_crosscheck: ctx is NULL");
+    pv_context_lock(ctx);
     ctx->crosscheck = enabled != 0;
+    pv_context_unlock(ctx);
     return PV_OK;
 }
 
 int pv_context_crosscheck(const pv_context *ctx)
 {
-    return ctx ? ctx->crosscheck : 0;
+    if (!ctx)
+        return 0;
+    pv_context *locked = (pv_context *)ctx;
+    pv_context_lock(locked);
+    int enabled = ctx->crosscheck;
+    pv_context_unlock(locked);
+    return enabled;
 }
 
 int pv_context_cpu_threads(const pv_context *ctx)
@@ -321,7 +397,10 @@ pv_status pv_context_last_timing(const pv_context *ctx, pv_timing *timing)
 {
     if (!ctx || !timing)
         return pv_fail(NULL, PV_ERR_INVALID, "pv_context_last_timing: ctx or timing is NULL");
+    pv_context *locked = (pv_context *)ctx;
+    pv_context_lock(locked);
     *timing = ctx->timing;
+    pv_context_unlock(locked);
     return PV_OK;
 }
 
@@ -335,5 +414,8 @@ pv_status pv_context_copy_bandwidth(pv_context *ctx, size_t bytes, double *gb_pe
         return pv_fail(ctx, PV_ERR_UNSUPPORTED,
                        "pv_context_copy_bandwidth: the %s backend cannot measure it",
                        ctx->ops->name);
-    return ctx->ops->copy_bandwidth(ctx, bytes, gb_per_s);
+    pv_context_lock(ctx);
+    pv_status status = ctx->ops->copy_bandwidth(ctx, bytes, gb_per_s);
+    pv_context_unlock(ctx);
+    return status;
 }

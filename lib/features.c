@@ -252,12 +252,14 @@ pv_status pv_sift_plan_create(pv_context *ctx, int width, int height,
     status = fill_base_taps(ctx, made);
     if (status == PV_OK)
         status = fill_level_taps(ctx, made);
+    pv_context_lock(ctx); /* a shared context's device state */
     if (status == PV_OK)
         status = ctx->ops->sift_create(ctx, g, &made->backend_plan);
-    if (status != PV_OK) {
+    if (status != PV_OK)
         free_plan(made);
+    pv_context_unlock(ctx);
+    if (status != PV_OK)
         return status;
-    }
     *plan = made;
     return PV_OK;
 }
@@ -266,10 +268,13 @@ void pv_sift_plan_destroy(pv_sift_plan *plan)
 {
     if (!plan)
         return;
-    plan->ctx->ops->sift_destroy(plan->ctx, plan->backend_plan);
+    pv_context *ctx = plan->ctx;
+    pv_context_lock(ctx); /* a shared context's device state */
+    ctx->ops->sift_destroy(ctx, plan->backend_plan);
     if (plan->cpu_plan)
-        pv_cpu_backend.sift_destroy(plan->ctx, plan->cpu_plan);
+        pv_cpu_backend.sift_destroy(ctx, plan->cpu_plan);
     free_plan(plan);
+    pv_context_unlock(ctx);
 }
 
 int pv_sift_plan_octaves(const pv_sift_plan *plan)

@@ -249,21 +249,27 @@ pv_status pv_flow_plan_create(pv_context *ctx, int nx, int ny, int nz,
         return pv_fail(ctx, PV_ERR_NOMEM, "pv_flow_plan_create: no memory for the plan");
     made->ctx = ctx;
     made->params = *params;
+    pv_context_lock(ctx); /* a shared context's device state */
     status = fill_setup(ctx, nx, ny, nz, made);
     if (status == PV_OK)
         status = ctx->ops->flow_create(ctx, &made->setup, &made->backend_plan);
-    if (status != PV_OK) {
+    if (status != PV_OK)
         plan_free(made);
+    pv_context_unlock(ctx);
+    if (status != PV_OK)
         return status;
-    }
     *plan = made;
     return PV_OK;
 }
 
 void pv_flow_plan_destroy(pv_flow_plan *plan)
 {
-    if (plan)
-        plan_free(plan);
+    if (!plan)
+        return;
+    pv_context *ctx = plan->ctx;
+    pv_context_lock(ctx); /* a shared context's device state */
+    plan_free(plan);
+    pv_context_unlock(ctx);
 }
 
 pv_status pv_flow_plan_stats(const pv_flow_plan *plan, pv_flow_stats *stats)

@@ -9,11 +9,20 @@
 #include "backend.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdarg.h>
 
 #define PV_PI 3.14159265358979323846
 
+/* A context may be shared between threads: every call on it runs under
+ * `lock` (recursive, so a call may make nested calls on the same context):
+ * pv_call_begin takes it and pv_call_end gives it back, plan creation and
+ * destruction take it with pv_context_lock.  Everything below, the
+ * backend state included, is only touched with the lock held, except the
+ * fields set once by pv_context_create (backend, ops, device_index,
+ * device_name, selection_note, cpu_threads). */
 struct pv_context {
+    pthread_mutex_t lock;
     pv_backend_kind backend;
     const pv_backend_ops *ops;     /* the backend this context runs on */
     void *backend_state;           /* owned by ops (OpenCL runtime state) */
@@ -37,14 +46,22 @@ pv_status pv_fail(pv_context *ctx, pv_status status, const char *fmt, ...)
  * from (the call as a whole succeeds). */
 void pv_set_thread_error(const char *message);
 
+/* Take / give back the context's lock (recursive; NULL is ignored).  For
+ * calls that touch the context outside pv_call_begin .. pv_call_end, such
+ * as making and destroying plans. */
+void pv_context_lock(pv_context *ctx);
+void pv_context_unlock(pv_context *ctx);
+
 /* Keep an OpenCL build log on the context (copied). */
 void pv_context_set_build_log(pv_context *ctx, const char *log);
 
 /* Monotonic clock in milliseconds. */
 double pv_now_ms(void);
 
-/* Start / finish timing one front-end call (fills timing.total_ms; the
- * backend adds kernel/upload/download). */
+/* Start / finish one front-end call: pv_call_begin takes the context's
+ * lock and starts the timing, pv_call_end fills timing.total_ms (the
+ * backend adds kernel/upload/download) and gives the lock back.  Every
+ * pv_call_begin must be matched by one pv_call_end on every path. */
 void pv_call_begin(pv_context *ctx);
 void pv_call_end(pv_context *ctx);
 

@@ -886,7 +886,10 @@ pv_status pv_octreg_plan_create(pv_context *ctx, const pv_volume *reference,
 
 void pv_octreg_plan_destroy(pv_octreg_plan *plan)
 {
+    pv_context *ctx = plan ? plan->ctx : NULL;
+    pv_context_lock(ctx); /* a shared context's device state */
     plan_free(plan);
+    pv_context_unlock(ctx);
 }
 
 /* ============================================================ cross-check */

@@ -105,7 +105,10 @@ pv_status pv_context_set_fft_engine(pv_context *ctx, pv_fft_engine engine)
     if (ctx->backend != PV_BACKEND_OPENCL)
         return PV_OK;
 #ifdef PV_HAVE_OPENCL
-    return pv_cl_fft_set_engine(ctx, engine);
+    pv_context_lock(ctx);
+    pv_status status = pv_cl_fft_set_engine(ctx, engine);
+    pv_context_unlock(ctx);
+    return status;
 #else
     return PV_OK;
 #endif
@@ -117,8 +120,12 @@ pv_status pv_context_fft_engine(pv_context *ctx, pv_fft_engine *engine)
         return pv_fail(ctx, PV_ERR_INVALID, "fft_engine: ctx or engine is NULL");
     *engine = PV_FFT_FFTW;
 #ifdef PV_HAVE_OPENCL
-    if (ctx->backend == PV_BACKEND_OPENCL)
-        return pv_cl_fft_engine_of(ctx, engine);
+    if (ctx->backend == PV_BACKEND_OPENCL) {
+        pv_context_lock(ctx);
+        pv_status status = pv_cl_fft_engine_of(ctx, engine);
+        pv_context_unlock(ctx);
+        return status;
+    }
 #endif
     return PV_OK;
 }
@@ -748,6 +755,20 @@ static pv_status check_volume_arg(pv_context *ctx, const char *op, const char *n
     return PV_OK;
 }
 
+/* Phase correlation needs two samples along x at least: a one-sample
+ * axis has no shift to find, the CPU's FFTW would return a meaningless
+ * peak and an OpenCL engine may refuse the transform.  Decided here, so
+ * both backends give the same answer (and plans the same). */
+static pv_status check_correlation_width(pv_context *ctx, const char *op, const char *name,
+                                         int width)
+{
+    if (width < 2)
+        return pv_fail(ctx, PV_ERR_INVALID,
+                       "%s: %s is %d sample(s) wide; phase correlation needs at least 2 along x",
+                       op, name, width);
+    return PV_OK;
+}
+
 static pv_status check_batch(pv_context *ctx, const char *op, int max_batch)
 {
     if (max_batch < 1 || max_batch > PV_BATCH_MAX)
@@ -789,6 +810,8 @@ static pv_status check_pair3d(pv_context *ctx, const char *op, const pv_volume *
     pv_status status = check_ctx(ctx, op);
     if (status == PV_OK)
         status = check_volume_arg(ctx, op, "reference", reference);
+    if (status == PV_OK)
+        status = check_correlation_width(ctx, op, "reference", reference->nx);
     if (status == PV_OK)
         status = check_volume_arg(ctx, op, "moving", moving);
     if (status != PV_OK)
@@ -854,6 +877,8 @@ static pv_status check_pair2d(pv_context *ctx, const char *op, const pv_image *r
     pv_status status = check_ctx(ctx, op);
     if (status == PV_OK)
         status = check_image_arg(ctx, op, "reference", reference);
+    if (status == PV_OK)
+        status = check_correlation_width(ctx, op, "reference", reference->width);
     if (status == PV_OK)
         status = check_image_arg(ctx, op, "moving", moving);
     if (status != PV_OK)
@@ -942,6 +967,8 @@ pv_status pv_phasecorr_plan_create3d(pv_context *ctx, const pv_volume *reference
     if (status == PV_OK)
         status = check_volume_arg(ctx, op, "reference", reference);
     if (status == PV_OK)
+        status = check_correlation_width(ctx, op, "reference", reference->nx);
+    if (status == PV_OK)
         status = check_plan_args(ctx, op, options, max_batch, plan, &resolved);
     if (status != PV_OK)
         return status;
@@ -967,6 +994,8 @@ pv_status pv_phasecorr_plan_create(pv_context *ctx, const pv_image *reference,
     if (status == PV_OK)
         status = check_image_arg(ctx, op, "reference", reference);
     if (status == PV_OK)
+        status = check_correlation_width(ctx, op, "reference", reference->width);
+    if (status == PV_OK)
         status = check_plan_args(ctx, op, options, max_batch, plan, &resolved);
     if (status != PV_OK)
         return status;
@@ -989,7 +1018,10 @@ pv_status pv_phasecorr_plan_create(pv_context *ctx, const pv_image *reference,
 
 void pv_phasecorr_plan_destroy(pv_phasecorr_plan *plan)
 {
+    pv_context *ctx = plan ? plan->ctx : NULL;
+    pv_context_lock(ctx); /* a shared context's device state */
     plan_free(plan);
+    pv_context_unlock(ctx);
 }
 
 pv_status pv_phasecorr_plan_fft_size(const pv_phasecorr_plan *plan, int size[3])

@@ -42,8 +42,11 @@ pv_status pv_fail(pv_context *ctx, pv_status status, const char *fmt, ...)
     va_start(args, fmt);
     vsnprintf(thread_last_error, sizeof thread_last_error, fmt, args);
     va_end(args);
-    if (ctx)
+    if (ctx) {
+        pv_context_lock(ctx); /* argument checks fail before the call takes it */
         memcpy(ctx->last_error, thread_last_error, sizeof ctx->last_error);
+        pv_context_unlock(ctx);
+    }
     pv_log(ctx, "error (%s): %s", pv_status_string(status), thread_last_error);
     return status;
 }
@@ -86,6 +89,7 @@ double pv_now_ms(void)
 
 void pv_call_begin(pv_context *ctx)
 {
+    pv_context_lock(ctx);
     memset(&ctx->timing, 0, sizeof ctx->timing);
     ctx->last_error[0] = '\0';
     ctx->call_start_ms = pv_now_ms();
@@ -97,4 +101,5 @@ void pv_call_end(pv_context *ctx)
     /* The CPU backend has no device: its compute time is the whole call. */
     if (ctx->ops == &pv_cpu_backend)
         ctx->timing.kernel_ms = ctx->timing.total_ms;
+    pv_context_unlock(ctx);
 }

@@ -237,6 +237,11 @@ static pv_status check_error_args(const pv_image *disparity, const pv_image *gro
                        (double)threshold);
     if (border < 0)
         return pv_fail(NULL, PV_ERR_INVALID, "disparity_error: border %d is negative", border);
+    /* A border that leaves no pixel would report a perfect score. */
+    if (border >= (disparity->width + 1) / 2 || border >= (disparity->height + 1) / 2)
+        return pv_fail(NULL, PV_ERR_INVALID,
+                       "disparity_error: border %d leaves no pixel of the %dx%d image", border,
+                       disparity->width, disparity->height);
     if (!bad_fraction)
         return pv_fail(NULL, PV_ERR_INVALID, "disparity_error: bad_fraction is NULL");
     return PV_OK;

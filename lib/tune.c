@@ -278,9 +278,75 @@ static int format_file(const device_identity *id, const tune_file *file, char *t
     return ok && append(text, size, used, "end %016llx\n", (unsigned long long)checksum);
 }
 
+/* A new file of its own in path's directory, made by mkstemp (O_EXCL:
+ * nothing planted at a predictable name can be followed). */
+static int open_temporary(const char *path, char *temporary, size_t size)
+{
+    int n = snprintf(temporary, size, "%s.XXXXXX", path);
+    if (n <= 0 || (size_t)n >= size)
+        return -1;
+    int fd = mkstemp(temporary);
+    if (fd >= 0)
+        fchmod(fd, 0644); /* readable like the rest of the cache */
+    return fd;
+}
+
+static int write_all(int fd, const char *text, size_t size)
+{
+    while (size > 0) {
+        ssize_t n = write(fd, text, size);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return 0;
+        text += n;
+        size -= (size_t)n;
+    }
+    return 1;
+}
+
+/* The final name must be a regular file or absent: a symbolic link there
+ * (or anything else) is refused rather than replaced or followed. */
+static pv_status check_final_name(pv_context *ctx, const char *path)
+{
+    struct stat st;
+    if (lstat(path, &st) != 0)
+        return errno == ENOENT ? PV_OK
+                               : pv_fail(ctx, PV_ERR_IO, "tune: cannot inspect %s: %s", path,
+                                         strerror(errno));
+    if (!S_ISREG(st.st_mode))
+        return pv_fail(ctx, PV_ERR_IO, "tune: %s is %s, not a regular file: refusing to write it",
+                       path, S_ISLNK(st.st_mode) ? "a symbolic link" : "something else");
+    return PV_OK;
+}
+
+/* Written to a private temporary file in the cache directory, flushed to
+ * the disk and renamed over the final name, so readers see the old file
+ * or the new one, never half of one. */
+static pv_status write_text(pv_context *ctx, const char *path, const char *text, size_t used)
+{
+    char temporary[4300];
+    pv_status status = check_final_name(ctx, path);
+    if (status != PV_OK)
+        return status;
+    int fd = open_temporary(path, temporary, sizeof temporary);
+    if (fd < 0)
+        return pv_fail(ctx, PV_ERR_IO, "tune: cannot create a file next to %s: %s", path,
+                       strerror(errno));
+    int ok = write_all(fd, text, used) && fsync(fd) == 0;
+    ok = close(fd) == 0 && ok;
+    if (ok)
+        ok = check_final_name(ctx, path) == PV_OK && rename(temporary, path) == 0;
+    if (!ok) {
+        unlink(temporary);
+        return pv_fail(ctx, PV_ERR_IO, "tune: cannot write %s: %s", path, strerror(errno));
+    }
+    return PV_OK;
+}
+
 static pv_status write_file(pv_context *ctx, const device_identity *id, const tune_file *file)
 {
-    char path[4200], temporary[4300];
+    char path[4200];
     if (!identity_path(id, path, sizeof path, 1))
         return pv_fail(ctx, PV_ERR_IO, "tune: no cache directory (set PARVIS_TUNE_DIR, "
                                        "XDG_CACHE_HOME or HOME)");
@@ -290,16 +356,34 @@ static pv_status write_file(pv_context *ctx, const device_identity *id, const tu
         free(text);
         return pv_fail(ctx, PV_ERR_NOMEM, "tune: cannot format the cache file");
     }
-    snprintf(temporary, sizeof temporary, "%s.%ld.tmp", path, (long)getpid());
-    FILE *out = fopen(temporary, "wb");
-    int ok = out && fwrite(text, 1, used, out) == used;
-    ok = (out && fclose(out) == 0) && ok;
+    pv_status status = write_text(ctx, path, text, used);
     free(text);
-    if (!ok || rename(temporary, path) != 0) {
-        remove(temporary);
-        return pv_fail(ctx, PV_ERR_IO, "tune: cannot write %s", path);
-    }
-    pv_log(ctx, "tune: wrote %s", path);
+    if (status == PV_OK)
+        pv_log(ctx, "tune: wrote %s", path);
+    return status;
+}
+
+/* Whether the cache file of ctx's device can be written: the directory
+ * exists (made if needed) and takes a new file, and the final name is not
+ * a link.  The probe file is removed again. */
+static pv_status check_writable(pv_context *ctx)
+{
+    device_identity id;
+    char path[4200], temporary[4300];
+    if (!context_identity(ctx, &id))
+        return pv_fail(ctx, PV_ERR_NO_DEVICE, "tune: cannot identify the context's device");
+    if (!identity_path(&id, path, sizeof path, 1))
+        return pv_fail(ctx, PV_ERR_IO, "tune: no usable cache directory (set PARVIS_TUNE_DIR, "
+                                       "XDG_CACHE_HOME or HOME to a writable place)");
+    pv_status status = check_final_name(ctx, path);
+    if (status != PV_OK)
+        return status;
+    int fd = open_temporary(path, temporary, sizeof temporary);
+    if (fd < 0)
+        return pv_fail(ctx, PV_ERR_IO, "tune: cannot write in the directory of %s: %s", path,
+                       strerror(errno));
+    close(fd);
+    unlink(temporary);
     return PV_OK;
 }
 
@@ -411,7 +495,7 @@ static int on_opencl(const pv_context *ctx)
     return ctx->backend == PV_BACKEND_OPENCL;
 }
 
-pv_status pv_tune_set(pv_context *ctx, const char *family, const char *name, int value)
+static pv_status tune_unlocked_set(pv_context *ctx, const char *family, const char *name, int value)
 {
     pv_status status = check_family(ctx, "pv_tune_set", family, name);
     if (status != PV_OK)
@@ -429,7 +513,7 @@ pv_status pv_tune_set(pv_context *ctx, const char *family, const char *name, int
 #endif
 }
 
-pv_status pv_tune_get(pv_context *ctx, const char *family, const char *name, int *value)
+static pv_status tune_unlocked_get(pv_context *ctx, const char *family, const char *name, int *value)
 {
     pv_status status = check_family(ctx, "pv_tune_get", family, name);
     if (status != PV_OK)
@@ -446,7 +530,7 @@ pv_status pv_tune_get(pv_context *ctx, const char *family, const char *name, int
 #endif
 }
 
-pv_status pv_tune_list(pv_context *ctx, const char *family, pv_tune_param *params, int capacity,
+static pv_status tune_unlocked_list(pv_context *ctx, const char *family, pv_tune_param *params, int capacity,
                        int *count)
 {
     pv_status status = check_family(ctx, "pv_tune_list", family, "");
@@ -465,7 +549,7 @@ pv_status pv_tune_list(pv_context *ctx, const char *family, pv_tune_param *param
 #endif
 }
 
-pv_status pv_tune_use_defaults(pv_context *ctx)
+static pv_status tune_unlocked_use_defaults(pv_context *ctx)
 {
     if (!ctx)
         return pv_fail(NULL, PV_ERR_INVALID, "pv_tune_use_defaults: ctx is NULL");
@@ -479,7 +563,7 @@ pv_status pv_tune_use_defaults(pv_context *ctx)
 #endif
 }
 
-pv_status pv_tune_load(pv_context *ctx, int *applied)
+static pv_status tune_unlocked_load(pv_context *ctx, int *applied)
 {
     int none = 0;
     if (!applied)
@@ -496,7 +580,7 @@ pv_status pv_tune_load(pv_context *ctx, int *applied)
 #endif
 }
 
-pv_status pv_tune_cache_path(pv_context *ctx, char *path, size_t size)
+static pv_status tune_unlocked_cache_path(pv_context *ctx, char *path, size_t size)
 {
     if (!ctx)
         return pv_fail(NULL, PV_ERR_INVALID, "pv_tune_cache_path: ctx is NULL");
@@ -542,13 +626,16 @@ static pv_status check_options(pv_context *ctx, const pv_tune_options *options,
     return PV_OK;
 }
 
-pv_status pv_tune(pv_context *ctx, const pv_tune_options *options, pv_tune_result *results,
+static pv_status tune_unlocked(pv_context *ctx, const pv_tune_options *options, pv_tune_result *results,
                   int capacity, int *count)
 {
     pv_status status = check_options(ctx, options, results, capacity, count);
     if (status != PV_OK)
         return status;
 #ifdef PV_HAVE_OPENCL
+    /* Before a search of minutes, not after it. */
+    if (options->write_cache && (status = check_writable(ctx)) != PV_OK)
+        return status;
     *count = 0;
     pv_tune_autoload(ctx);
     for (size_t i = 0; i < sizeof tune_ops / sizeof tune_ops[0] && status == PV_OK; i++) {
@@ -568,4 +655,87 @@ pv_status pv_tune(pv_context *ctx, const pv_tune_options *options, pv_tune_resul
     (void)tune_ops;
     return PV_ERR_UNSUPPORTED;
 #endif
+}
+
+static pv_status tune_unlocked_check_cache_writable(pv_context *ctx)
+{
+    if (!ctx)
+        return pv_fail(NULL, PV_ERR_INVALID, "pv_tune_check_cache_writable: ctx is NULL");
+    if (!on_opencl(ctx))
+        return pv_fail(ctx, PV_ERR_UNSUPPORTED,
+                       "pv_tune_check_cache_writable: the CPU backend is not tuned");
+#ifdef PV_HAVE_OPENCL
+    return check_writable(ctx);
+#else
+    return PV_ERR_UNSUPPORTED;
+#endif
+}
+
+/* The public calls run under the context's lock: a shared context's
+ * parameter store and cache state change only inside one of them. */
+
+pv_status pv_tune_set(pv_context *ctx, const char *family, const char *name, int value)
+{
+    pv_context_lock(ctx);
+    pv_status status = tune_unlocked_set(ctx, family, name, value);
+    pv_context_unlock(ctx);
+    return status;
+}
+
+pv_status pv_tune_get(pv_context *ctx, const char *family, const char *name, int *value)
+{
+    pv_context_lock(ctx);
+    pv_status status = tune_unlocked_get(ctx, family, name, value);
+    pv_context_unlock(ctx);
+    return status;
+}
+
+pv_status pv_tune_list(pv_context *ctx, const char *family, pv_tune_param *params, int capacity,
+                       int *count)
+{
+    pv_context_lock(ctx);
+    pv_status status = tune_unlocked_list(ctx, family, params, capacity, count);
+    pv_context_unlock(ctx);
+    return status;
+}
+
+pv_status pv_tune_use_defaults(pv_context *ctx)
+{
+    pv_context_lock(ctx);
+    pv_status status = tune_unlocked_use_defaults(ctx);
+    pv_context_unlock(ctx);
+    return status;
+}
+
+pv_status pv_tune_load(pv_context *ctx, int *applied)
+{
+    pv_context_lock(ctx);
+    pv_status status = tune_unlocked_load(ctx, applied);
+    pv_context_unlock(ctx);
+    return status;
+}
+
+pv_status pv_tune_cache_path(pv_context *ctx, char *path, size_t size)
+{
+    pv_context_lock(ctx);
+    pv_status status = tune_unlocked_cache_path(ctx, path, size);
+    pv_context_unlock(ctx);
+    return status;
+}
+
+pv_status pv_tune(pv_context *ctx, const pv_tune_options *options, pv_tune_result *results,
+                  int capacity, int *count)
+{
+    pv_context_lock(ctx);
+    pv_status status = tune_unlocked(ctx, options, results, capacity, count);
+    pv_context_unlock(ctx);
+    return status;
+}
+
+pv_status pv_tune_check_cache_writable(pv_context *ctx)
+{
+    pv_context_lock(ctx);
+    pv_status status = tune_unlocked_check_cache_writable(ctx);
+    pv_context_unlock(ctx);
+    return status;
 }

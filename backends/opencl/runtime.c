@@ -4,6 +4,7 @@
 #include "runtime.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,6 +49,8 @@ typedef struct profile_timeline {
 typedef struct built_program {
     char *key;            /* "program|options" */
     cl_program program;
+    uint64_t cache_key;   /* of the on-disk binary cache */
+    int from_cache;       /* program made from a cached binary */
     cl_kernel *kernels;
     char **kernel_names;
     size_t kernel_count;
@@ -105,6 +108,7 @@ typedef struct pv_cl_state {
     profile_timeline timeline;
     pinned_stage stages[PINNED_STAGES];
     unsigned next_stage;     /* of the ring, for the next upload */
+    pv_cl_faults faults;     /* PARVIS_FAULT */
 } pv_cl_state;
 
 static pv_cl_state *state_of(pv_context *ctx)
@@ -116,6 +120,12 @@ cl_context pv_cl_context(pv_context *ctx) { return state_of(ctx)->context; }
 cl_command_queue pv_cl_queue(pv_context *ctx) { return state_of(ctx)->queue; }
 cl_device_id pv_cl_device(pv_context *ctx) { return state_of(ctx)->device; }
 const pv_device_info *pv_cl_device_info(pv_context *ctx) { return &state_of(ctx)->info; }
+
+pv_cl_faults *pv_cl_faults_of(pv_context *ctx)
+{
+    pv_cl_state *state = state_of(ctx);
+    return state ? &state->faults : NULL;
+}
 
 /* ------------------------------------------------------------------ errors */
 
@@ -156,36 +166,152 @@ const char *pv_cl_error_name(cl_int err)
     }
 }
 
+/* Names an injected failure as such in its message. */
+static const char *injected_note(pv_context *ctx)
+{
+    return pv_cl_fault_take_pending(ctx) ? " [injected by PARVIS_FAULT]" : "";
+}
+
 pv_status pv_cl_check(pv_context *ctx, cl_int err, const char *call)
 {
     if (err == CL_SUCCESS)
         return PV_OK;
-    return pv_fail(ctx, PV_ERR_OPENCL, "%s failed: %s (%d)", call, pv_cl_error_name(err), (int)err);
+    return pv_fail(ctx, PV_ERR_OPENCL, "%s failed: %s (%d)%s", call, pv_cl_error_name(err),
+                   (int)err, injected_note(ctx));
 }
 
 /* --------------------------------------------------------------- devices */
 
 /* Every device of every platform, in platform order: the index space of
- * pv_device_list(), PARVIS_DEVICE and pv_context_options.device_index. */
-static int enumerate(cl_platform_id *platforms_of, cl_device_id *devices, int capacity)
+ * pv_device_list(), PARVIS_DEVICE and pv_context_options.device_index.
+ * Enumerated once per process, under pthread_once: ICD loaders and drivers
+ * were seen to crash, or to report no platform, when several threads made
+ * their first OpenCL calls at the same moment.  Every later query reads
+ * this table (devices do not come and go while a process runs). */
+typedef struct device_table {
+    int count;
+    char problem[512];   /* why count is 0, for the error message */
+    cl_platform_id platforms[PV_CL_MAX_DEVICES];
+    cl_device_id devices[PV_CL_MAX_DEVICES];
+    pv_device_info info[PV_CL_MAX_DEVICES];
+    char platform_version[PV_CL_MAX_DEVICES][128];
+} device_table;
+
+static device_table the_devices;
+static pthread_once_t devices_once = PTHREAD_ONCE_INIT;
+
+static void describe_device(cl_platform_id platform, cl_device_id device, int index,
+                            pv_device_info *info);
+
+/* mkdir -p of an absolute or relative path; 0 when it exists afterwards. */
+static int make_directories(const char *path)
 {
+    char partial[4096];
+    size_t len = strlen(path);
+    if (len == 0 || len >= sizeof partial)
+        return -1;
+    memcpy(partial, path, len + 1);
+    for (char *p = partial + 1; *p; p++) {
+        if (*p != '/')
+            continue;
+        *p = '\0';
+        if (mkdir(partial, 0755) != 0 && errno != EEXIST)
+            return -1;
+        *p = '/';
+    }
+    if (mkdir(partial, 0755) != 0 && errno != EEXIST)
+        return -1;
+    return access(partial, W_OK | X_OK);
+}
+
+/* PoCL keeps compiled kernels under $POCL_CACHE_DIR, else
+ * $XDG_CACHE_HOME/pocl/kcache, else $HOME/.cache/pocl/kcache, and reports
+ * no device at all when it cannot create that directory.  A cache is an
+ * optimisation, not a requirement: when the default place is unusable and
+ * the user set no POCL_CACHE_DIR, PoCL gets a private directory of this
+ * user under the temporary directory (its own, checked: not a link, owned
+ * by us, mode 0700).  Runs once, before the first OpenCL call. */
+static void ensure_pocl_cache_dir(void)
+{
+    const char *set = getenv("POCL_CACHE_DIR");
+    if (set && *set)
+        return;
+    const char *xdg = getenv("XDG_CACHE_HOME");
+    const char *home = getenv("HOME");
+    char dir[4096];
+    if (xdg && *xdg)
+        snprintf(dir, sizeof dir, "%s/pocl/kcache", xdg);
+    else if (home && *home)
+        snprintf(dir, sizeof dir, "%s/.cache/pocl/kcache", home);
+    else
+        dir[0] = '\0';
+    if (dir[0] && make_directories(dir) == 0)
+        return;
+    const char *tmp = getenv("TMPDIR");
+    char fallback[4096];
+    snprintf(fallback, sizeof fallback, "%s/parvis-pocl-%ld", tmp && *tmp ? tmp : "/tmp",
+             (long)getuid());
+    mkdir(fallback, 0700);
+    struct stat st;
+    if (lstat(fallback, &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != getuid() ||
+        (st.st_mode & 077) != 0) {
+        pv_log(NULL, "OpenCL: no usable kernel cache directory for PoCL (%s, %s)",
+               dir[0] ? dir : "no XDG_CACHE_HOME or HOME", fallback);
+        return;
+    }
+    setenv("POCL_CACHE_DIR", fallback, 0);
+    pv_log(NULL, "OpenCL: %s is not writable, PoCL caches its kernels in %s",
+           dir[0] ? dir : "the cache directory (no XDG_CACHE_HOME or HOME)", fallback);
+}
+
+static void enumerate_once(void)
+{
+    device_table *table = &the_devices;
+    ensure_pocl_cache_dir();
     cl_platform_id platforms[PV_CL_MAX_PLATFORMS];
     cl_uint platform_count = 0;
-    if (clGetPlatformIDs(PV_CL_MAX_PLATFORMS, platforms, &platform_count) != CL_SUCCESS)
-        return 0;
-    int total = 0;
+    cl_int err = clGetPlatformIDs(PV_CL_MAX_PLATFORMS, platforms, &platform_count);
+    if (err != CL_SUCCESS || platform_count == 0) {
+        snprintf(table->problem, sizeof table->problem,
+                 "no OpenCL platform found (clGetPlatformIDs: %s, %d): is an ICD installed?",
+                 pv_cl_error_name(err), (int)err);
+        return;
+    }
+    snprintf(table->problem, sizeof table->problem, "no OpenCL device found:");
     for (cl_uint p = 0; p < platform_count && p < PV_CL_MAX_PLATFORMS; p++) {
         cl_device_id found[PV_CL_MAX_DEVICES];
         cl_uint count = 0;
-        if (clGetDeviceIDs(platforms[p], CL_DEVICE_TYPE_ALL, PV_CL_MAX_DEVICES, found, &count) !=
-            CL_SUCCESS)
+        err = clGetDeviceIDs(platforms[p], CL_DEVICE_TYPE_ALL, PV_CL_MAX_DEVICES, found, &count);
+        if (err != CL_SUCCESS) {
+            char name[128] = "?";
+            clGetPlatformInfo(platforms[p], CL_PLATFORM_NAME, sizeof name, name, NULL);
+            name[sizeof name - 1] = '\0';
+            size_t used = strlen(table->problem);
+            snprintf(table->problem + used, sizeof table->problem - used,
+                     " platform '%s': clGetDeviceIDs failed: %s (%d);", name,
+                     pv_cl_error_name(err), (int)err);
             continue;
-        for (cl_uint d = 0; d < count && d < PV_CL_MAX_DEVICES && total < capacity; d++) {
-            platforms_of[total] = platforms[p];
-            devices[total++] = found[d];
+        }
+        char version[128] = "";
+        if (clGetPlatformInfo(platforms[p], CL_PLATFORM_VERSION, sizeof version, version, NULL) !=
+            CL_SUCCESS)
+            version[0] = '\0';
+        version[sizeof version - 1] = '\0';
+        for (cl_uint d = 0; d < count && d < PV_CL_MAX_DEVICES && table->count < PV_CL_MAX_DEVICES;
+             d++) {
+            int i = table->count++;
+            table->platforms[i] = platforms[p];
+            table->devices[i] = found[d];
+            describe_device(platforms[p], found[d], i, &table->info[i]);
+            memcpy(table->platform_version[i], version, sizeof version);
         }
     }
-    return total;
+}
+
+static const device_table *devices(void)
+{
+    pthread_once(&devices_once, enumerate_once);
+    return &the_devices;
 }
 
 /* Device strings longer than the field are truncated, not dropped. */
@@ -243,14 +369,12 @@ static void describe_device(cl_platform_id platform, cl_device_id device, int in
         info->max_work_group_size = (int)group;
 }
 
-pv_status pv_opencl_list_devices(pv_device_info *devices, int capacity, int *count)
+pv_status pv_opencl_list_devices(pv_device_info *list, int capacity, int *count)
 {
-    cl_platform_id platforms[PV_CL_MAX_DEVICES];
-    cl_device_id ids[PV_CL_MAX_DEVICES];
-    int total = enumerate(platforms, ids, PV_CL_MAX_DEVICES);
-    for (int i = 0; i < total && i < capacity; i++)
-        describe_device(platforms[i], ids[i], i, &devices[i]);
-    *count = total;
+    const device_table *table = devices();
+    for (int i = 0; i < table->count && i < capacity; i++)
+        list[i] = table->info[i];
+    *count = table->count;
     return PV_OK;
 }
 
@@ -270,26 +394,25 @@ static pv_status create_queue(pv_context *ctx, pv_cl_state *state)
 
 pv_status pv_cl_runtime_init(pv_context *ctx, int device_index)
 {
-    cl_platform_id platforms[PV_CL_MAX_DEVICES];
-    cl_device_id ids[PV_CL_MAX_DEVICES];
-    int total = enumerate(platforms, ids, PV_CL_MAX_DEVICES);
+    const device_table *table = devices();
+    int total = table->count;
     if (total == 0)
-        return pv_fail(ctx, PV_ERR_NO_DEVICE, "no OpenCL device found (is an ICD installed?)");
+        return pv_fail(ctx, PV_ERR_NO_DEVICE, "%s", table->problem);
     if (device_index < 0 || device_index >= total)
         return pv_fail(ctx, PV_ERR_NO_DEVICE, "OpenCL device index %d out of range (0..%d)",
                        device_index, total - 1);
     pv_cl_state *state = calloc(1, sizeof *state);
     if (!state)
         return pv_fail(ctx, PV_ERR_NOMEM, "OpenCL runtime: out of memory");
-    state->platform = platforms[device_index];
-    state->device = ids[device_index];
-    describe_device(state->platform, state->device, device_index, &state->info);
-    if (clGetPlatformInfo(state->platform, CL_PLATFORM_VERSION, sizeof state->platform_version,
-                          state->platform_version, NULL) != CL_SUCCESS)
-        state->platform_version[0] = '\0';
-    state->platform_version[sizeof state->platform_version - 1] = '\0';
+    state->platform = table->platforms[device_index];
+    state->device = table->devices[device_index];
+    state->info = table->info[device_index];
+    memcpy(state->platform_version, table->platform_version[device_index],
+           sizeof state->platform_version);
     ctx->backend_state = state;
-    pv_status status = create_queue(ctx, state);
+    pv_status status = pv_cl_faults_parse(ctx, getenv("PARVIS_FAULT"), &state->faults);
+    if (status == PV_OK)
+        status = create_queue(ctx, state);
     if (status != PV_OK) {
         pv_cl_runtime_release(ctx);
         return status;
@@ -555,8 +678,11 @@ static void cache_store(uint64_t key, const unsigned char *binary, size_t size)
     if (cache_disabled() || !cache_path(key, path, sizeof path))
         return;
     FILE *file = open_unique(path, temporary, sizeof temporary);
-    if (!file)
+    if (!file) {
+        pv_log(NULL, "binary cache: cannot write in the directory of %s (%s); running uncached",
+               path, strerror(errno));
         return;
+    }
     cache_header header;
     memcpy(header.magic, CACHE_MAGIC, 8);
     header.key = key;
@@ -564,8 +690,20 @@ static void cache_store(uint64_t key, const unsigned char *binary, size_t size)
     header.checksum = fnv1a(14695981039346656037ull, binary, size);
     int ok = fwrite(&header, sizeof header, 1, file) == 1 && fwrite(binary, 1, size, file) == size;
     ok = (fclose(file) == 0) && ok;
-    if (!ok || rename(temporary, path) != 0)
+    if (!ok || rename(temporary, path) != 0) {
+        pv_log(NULL, "binary cache: cannot store %s; running uncached", path);
         remove(temporary);
+    }
+}
+
+/* Drop a cache entry that loaded but does not work (a binary of another
+ * program behind a valid header, a driver that rejects it): the next run
+ * must not meet it again. */
+static void cache_remove(uint64_t key)
+{
+    char path[4096];
+    if (cache_path(key, path, sizeof path) && unlink(path) == 0)
+        pv_log(NULL, "binary cache: removed the unusable entry %s", path);
 }
 
 static unsigned char *program_binary(cl_program program, size_t *size)
@@ -605,8 +743,19 @@ static char *build_log(pv_cl_state *state, cl_program program)
     return log;
 }
 
-static cl_program try_cached_binary(pv_cl_state *state, uint64_t key, const char *options)
+/* clBuildProgram for one device, through the fault injection. */
+static cl_int build_program(pv_context *ctx, cl_program program, const char *options)
 {
+    cl_int err = pv_cl_fault(ctx, PV_CL_FAULT_BUILD);
+    if (err != CL_SUCCESS)
+        return err;
+    cl_device_id device = state_of(ctx)->device;
+    return clBuildProgram(program, 1, &device, options, NULL, NULL);
+}
+
+static cl_program try_cached_binary(pv_context *ctx, uint64_t key, const char *options)
+{
+    pv_cl_state *state = state_of(ctx);
     size_t size = 0;
     unsigned char *binary = cache_load(key, &size);
     if (!binary)
@@ -616,10 +765,15 @@ static cl_program try_cached_binary(pv_cl_state *state, uint64_t key, const char
     cl_program program = clCreateProgramWithBinary(state->context, 1, &state->device, &size,
                                                    binaries, &binary_status, &err);
     free(binary);
-    if (err != CL_SUCCESS || binary_status != CL_SUCCESS)
+    if (err != CL_SUCCESS || binary_status != CL_SUCCESS) {
+        if (program)
+            clReleaseProgram(program);
+        cache_remove(key);
         return NULL;
-    if (clBuildProgram(program, 1, &state->device, options, NULL, NULL) != CL_SUCCESS) {
+    }
+    if (build_program(ctx, program, options) != CL_SUCCESS) {
         clReleaseProgram(program);
+        cache_remove(key);
         return NULL;
     }
     return program;
@@ -634,12 +788,13 @@ static pv_status build_from_source(pv_context *ctx, const char *name, const char
     pv_status status = pv_cl_check(ctx, err, "clCreateProgramWithSource");
     if (status != PV_OK)
         return status;
-    err = clBuildProgram(program, 1, &state->device, options, NULL, NULL);
+    err = build_program(ctx, program, options);
     if (err != CL_SUCCESS) {
         char *log = build_log(state, program);
         pv_context_set_build_log(ctx, log);
-        status = pv_fail(ctx, PV_ERR_BUILD, "clBuildProgram of kernels/%s.cl failed: %s (%d); log: %.600s",
-                         name, pv_cl_error_name(err), (int)err, log ? log : "");
+        status = pv_fail(ctx, PV_ERR_BUILD,
+                         "clBuildProgram of kernels/%s.cl failed: %s (%d)%s; log: %.600s", name,
+                         pv_cl_error_name(err), (int)err, injected_note(ctx), log ? log : "");
         free(log);
         clReleaseProgram(program);
         return status;
@@ -648,15 +803,21 @@ static pv_status build_from_source(pv_context *ctx, const char *name, const char
     return PV_OK;
 }
 
+/* The program from the binary cache when it has a working entry (and
+ * use_cache), else built from source and stored.  *key: its cache key;
+ * *from_cache: whether the binary came from the cache. */
 static pv_status obtain_program(pv_context *ctx, const char *name, const char *options,
-                                cl_program *out)
+                                int use_cache, cl_program *out, uint64_t *key_out,
+                                int *from_cache)
 {
     pv_cl_state *state = state_of(ctx);
     const char *source = embedded_source(name);
     if (!source)
         return pv_fail(ctx, PV_ERR_INVALID, "no embedded OpenCL program '%s'", name);
     uint64_t key = cache_key(state, name, source, options);
-    cl_program program = try_cached_binary(state, key, options);
+    *key_out = key;
+    cl_program program = use_cache ? try_cached_binary(ctx, key, options) : NULL;
+    *from_cache = program != NULL;
     if (program) {
         *out = program;
         return PV_OK;
@@ -714,10 +875,39 @@ static pv_status program_entry(pv_context *ctx, const char *name, const char *op
         return PV_OK;
     }
     cl_program program = NULL;
-    pv_status status = obtain_program(ctx, name, options, &program);
+    uint64_t cache_key = 0;
+    int from_cache = 0;
+    pv_status status = obtain_program(ctx, name, options, 1, &program, &cache_key, &from_cache);
     if (status != PV_OK)
         return status;
-    return remember_program(ctx, key, program, out);
+    status = remember_program(ctx, key, program, out);
+    if (status == PV_OK) {
+        (*out)->cache_key = cache_key;
+        (*out)->from_cache = from_cache;
+    }
+    return status;
+}
+
+/* A cached binary that built but lacks a kernel (or whose kernel cannot be
+ * made) is not trusted: its cache entry goes, the program is built from
+ * source (and stored again) and replaces the entry's.  Kernels already made
+ * from the old program stay valid (they hold their own reference). */
+static pv_status rebuild_from_source(pv_context *ctx, built_program *entry, const char *name,
+                                     const char *options)
+{
+    pv_log(ctx, "binary cache: the cached kernels/%s.cl does not work, rebuilding from source",
+           name);
+    cache_remove(entry->cache_key);
+    cl_program program = NULL;
+    uint64_t cache_key = 0;
+    int from_cache = 0;
+    pv_status status = obtain_program(ctx, name, options, 0, &program, &cache_key, &from_cache);
+    if (status != PV_OK)
+        return status;
+    clReleaseProgram(entry->program);
+    entry->program = program;
+    entry->from_cache = 0;
+    return PV_OK;
 }
 
 static pv_status add_kernel(pv_context *ctx, built_program *entry, const char *kernel_name,
@@ -759,7 +949,13 @@ pv_status pv_cl_kernel(pv_context *ctx, const char *program, const char *options
             *kernel = entry->kernels[i];
             return PV_OK;
         }
-    return add_kernel(ctx, entry, kernel_name, kernel);
+    status = add_kernel(ctx, entry, kernel_name, kernel);
+    if (status != PV_OK && entry->from_cache) {
+        status = rebuild_from_source(ctx, entry, program, options ? options : "");
+        if (status == PV_OK)
+            status = add_kernel(ctx, entry, kernel_name, kernel);
+    }
+    return status;
 }
 
 /* -------------------------------------------------------------- buffers */
@@ -773,8 +969,8 @@ pv_status pv_cl_buffer(pv_context *ctx, cl_mem_flags flags, size_t bytes, cl_mem
         return pv_fail(ctx, PV_ERR_DEVICE_MEMORY,
                        "a %zu-byte buffer exceeds %s's CL_DEVICE_MAX_MEM_ALLOC_SIZE (%llu bytes)",
                        bytes, state->info.name, (unsigned long long)state->info.max_alloc);
-    cl_int err;
-    *buffer = clCreateBuffer(state->context, flags, bytes, NULL, &err);
+    cl_int err = pv_cl_fault(ctx, PV_CL_FAULT_ALLOC);
+    *buffer = err == CL_SUCCESS ? clCreateBuffer(state->context, flags, bytes, NULL, &err) : NULL;
     return pv_cl_check(ctx, err, "clCreateBuffer");
 }
 
@@ -984,13 +1180,20 @@ static pv_status ensure_stage(pv_context *ctx, pinned_stage *stage)
 {
     if (stage->host)
         return PV_OK;
-    cl_int err;
-    stage->buffer = clCreateBuffer(pv_cl_context(ctx), CL_MEM_ALLOC_HOST_PTR | CL_MEM_READ_WRITE,
-                                   PINNED_CHUNK, NULL, &err);
+    cl_int err = CL_SUCCESS;
+    if (!stage->buffer) { /* kept when only the map failed before */
+        err = pv_cl_fault(ctx, PV_CL_FAULT_ALLOC);
+        if (err == CL_SUCCESS)
+            stage->buffer = clCreateBuffer(pv_cl_context(ctx),
+                                           CL_MEM_ALLOC_HOST_PTR | CL_MEM_READ_WRITE,
+                                           PINNED_CHUNK, NULL, &err);
+    }
     pv_status status = pv_cl_check(ctx, err, "clCreateBuffer(pinned stage)");
     if (status != PV_OK)
         return status;
-    stage->host = clEnqueueMapBuffer(pv_cl_queue(ctx), stage->buffer, CL_TRUE,
+    err = pv_cl_fault(ctx, PV_CL_FAULT_ENQUEUE);
+    if (err == CL_SUCCESS)
+        stage->host = clEnqueueMapBuffer(pv_cl_queue(ctx), stage->buffer, CL_TRUE,
                                      CL_MAP_READ | CL_MAP_WRITE, 0, PINNED_CHUNK, 0, NULL, NULL,
                                      &err);
     return pv_cl_check(ctx, err, "clEnqueueMapBuffer(pinned stage)");
@@ -1066,7 +1269,9 @@ static pv_status submit_write(pv_context *ctx, pinned_stage *stage, cl_mem buffe
                               size_t bytes)
 {
     cl_event event;
-    cl_int err = clEnqueueWriteBuffer(pv_cl_queue(ctx), buffer, CL_FALSE, offset, bytes,
+    cl_int err = pv_cl_fault(ctx, PV_CL_FAULT_ENQUEUE);
+    if (err == CL_SUCCESS)
+        err = clEnqueueWriteBuffer(pv_cl_queue(ctx), buffer, CL_FALSE, offset, bytes,
                                       stage->host, 0, NULL, &event);
     pv_status status = pv_cl_check(ctx, err, "clEnqueueWriteBuffer(pinned)");
     return status == PV_OK ? stage_submitted(ctx, stage, event, EVENT_UPLOAD) : status;
@@ -1124,7 +1329,9 @@ static pv_status enqueue_pinned_read(pv_context *ctx, pinned_stage *stage, cl_me
     if (status != PV_OK)
         return status;
     cl_event event;
-    cl_int err = clEnqueueReadBuffer(pv_cl_queue(ctx), buffer, CL_FALSE, offset, n, stage->host,
+    cl_int err = pv_cl_fault(ctx, PV_CL_FAULT_ENQUEUE);
+    if (err == CL_SUCCESS)
+        err = clEnqueueReadBuffer(pv_cl_queue(ctx), buffer, CL_FALSE, offset, n, stage->host,
                                      0, NULL, &event);
     status = pv_cl_check(ctx, err, "clEnqueueReadBuffer(pinned)");
     return status == PV_OK ? stage_submitted(ctx, stage, event, EVENT_DOWNLOAD) : status;
@@ -1177,7 +1384,9 @@ pv_status pv_cl_write(pv_context *ctx, cl_mem buffer, size_t offset, size_t byte
     if (bytes >= pinned_threshold())
         return pinned_write(ctx, buffer, offset, bytes, host);
     cl_event event;
-    cl_int err = clEnqueueWriteBuffer(pv_cl_queue(ctx), buffer, CL_TRUE, offset, bytes, host, 0,
+    cl_int err = pv_cl_fault(ctx, PV_CL_FAULT_ENQUEUE);
+    if (err == CL_SUCCESS)
+        err = clEnqueueWriteBuffer(pv_cl_queue(ctx), buffer, CL_TRUE, offset, bytes, host, 0,
                                       NULL, &event);
     pv_status status = pv_cl_check(ctx, err, "clEnqueueWriteBuffer");
     return status == PV_OK ? track_event(ctx, event, EVENT_UPLOAD) : status;
@@ -1188,7 +1397,9 @@ pv_status pv_cl_read(pv_context *ctx, cl_mem buffer, size_t offset, size_t bytes
     if (bytes >= pinned_threshold())
         return pinned_read(ctx, buffer, offset, bytes, host);
     cl_event event;
-    cl_int err = clEnqueueReadBuffer(pv_cl_queue(ctx), buffer, CL_TRUE, offset, bytes, host, 0,
+    cl_int err = pv_cl_fault(ctx, PV_CL_FAULT_ENQUEUE);
+    if (err == CL_SUCCESS)
+        err = clEnqueueReadBuffer(pv_cl_queue(ctx), buffer, CL_TRUE, offset, bytes, host, 0,
                                      NULL, &event);
     pv_status status = pv_cl_check(ctx, err, "clEnqueueReadBuffer");
     return status == PV_OK ? track_event(ctx, event, EVENT_DOWNLOAD) : status;
@@ -1206,7 +1417,9 @@ pv_status pv_cl_write_async(pv_context *ctx, cl_mem buffer, size_t offset, size_
                             const void *host)
 {
     cl_event event;
-    cl_int err = clEnqueueWriteBuffer(pv_cl_queue(ctx), buffer, CL_FALSE, offset, bytes, host, 0,
+    cl_int err = pv_cl_fault(ctx, PV_CL_FAULT_ENQUEUE);
+    if (err == CL_SUCCESS)
+        err = clEnqueueWriteBuffer(pv_cl_queue(ctx), buffer, CL_FALSE, offset, bytes, host, 0,
                                       NULL, &event);
     pv_status status = pv_cl_check(ctx, err, "clEnqueueWriteBuffer(async)");
     return status == PV_OK ? track_event(ctx, event, EVENT_UPLOAD) : status;
@@ -1216,7 +1429,9 @@ pv_status pv_cl_read_async(pv_context *ctx, cl_mem buffer, size_t offset, size_t
                            void *host)
 {
     cl_event event;
-    cl_int err = clEnqueueReadBuffer(pv_cl_queue(ctx), buffer, CL_FALSE, offset, bytes, host, 0,
+    cl_int err = pv_cl_fault(ctx, PV_CL_FAULT_ENQUEUE);
+    if (err == CL_SUCCESS)
+        err = clEnqueueReadBuffer(pv_cl_queue(ctx), buffer, CL_FALSE, offset, bytes, host, 0,
                                      NULL, &event);
     pv_status status = pv_cl_check(ctx, err, "clEnqueueReadBuffer(async)");
     return status == PV_OK ? track_event(ctx, event, EVENT_DOWNLOAD) : status;
@@ -1233,12 +1448,12 @@ static pv_status copy_rect(pv_context *ctx, cl_mem buffer, int to_device, size_t
     size_t origin[3] = {0, 0, 0};
     size_t region[3] = {row_bytes, rows, slices};
     cl_event event;
-    cl_int err;
-    if (to_device)
+    cl_int err = pv_cl_fault(ctx, PV_CL_FAULT_ENQUEUE);
+    if (err == CL_SUCCESS && to_device)
         err = clEnqueueWriteBufferRect(pv_cl_queue(ctx), buffer, CL_TRUE, origin, origin, region,
                                        row_bytes, row_bytes * rows, host_row_pitch,
                                        host_slice_pitch, host, 0, NULL, &event);
-    else
+    else if (err == CL_SUCCESS)
         err = clEnqueueReadBufferRect(pv_cl_queue(ctx), buffer, CL_TRUE, origin, origin, region,
                                       row_bytes, row_bytes * rows, host_row_pitch,
                                       host_slice_pitch, host, 0, NULL, &event);
@@ -1328,14 +1543,16 @@ pv_status pv_cl_launch(pv_context *ctx, cl_kernel kernel, cl_uint dims, const si
     for (cl_uint i = 0; i < dims && i < 3; i++)
         rounded[i] = local ? (global[i] + local[i] - 1) / local[i] * local[i] : global[i];
     cl_event event;
-    cl_int err = clEnqueueNDRangeKernel(pv_cl_queue(ctx), kernel, dims, NULL, rounded, local, 0,
+    cl_int err = pv_cl_fault(ctx, PV_CL_FAULT_ENQUEUE);
+    if (err == CL_SUCCESS)
+        err = clEnqueueNDRangeKernel(pv_cl_queue(ctx), kernel, dims, NULL, rounded, local, 0,
                                         NULL, &event);
     if (err != CL_SUCCESS) {
         char name[128] = "";
         clGetKernelInfo(kernel, CL_KERNEL_FUNCTION_NAME, sizeof name, name, NULL);
         name[sizeof name - 1] = '\0';
-        return pv_fail(ctx, PV_ERR_OPENCL, "clEnqueueNDRangeKernel(%s) failed: %s (%d)", name,
-                       pv_cl_error_name(err), (int)err);
+        return pv_fail(ctx, PV_ERR_OPENCL, "clEnqueueNDRangeKernel(%s) failed: %s (%d)%s", name,
+                       pv_cl_error_name(err), (int)err, injected_note(ctx));
     }
     pv_status status = track_event(ctx, event, EVENT_KERNEL);
     if (status == PV_OK)

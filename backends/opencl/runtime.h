@@ -139,4 +139,37 @@ pv_status pv_cl_on_release(pv_context *ctx, pv_cl_release_fn fn, void *arg);
 pv_status pv_cl_arg(pv_context *ctx, cl_kernel kernel, cl_uint index, size_t size,
                     const void *value);
 
+/* ---- fault injection (runtime_fault.c) -----------------------------------
+ * PARVIS_FAULT=<kind>:<N>[,<kind>:<N>...], kind alloc, build or enqueue:
+ * the context's N-th device buffer allocation, program build or enqueued
+ * command (counted from 1 since the context was made) fails as if the
+ * driver had refused it (CL_MEM_OBJECT_ALLOCATION_FAILURE,
+ * CL_BUILD_PROGRAM_FAILURE, CL_OUT_OF_RESOURCES).  Read when the context
+ * is made; each fault fires once.  For testing the error paths. */
+typedef enum pv_cl_fault_kind {
+    PV_CL_FAULT_ALLOC = 0,
+    PV_CL_FAULT_BUILD = 1,
+    PV_CL_FAULT_ENQUEUE = 2,
+    PV_CL_FAULT_KINDS = 3
+} pv_cl_fault_kind;
+
+typedef struct pv_cl_faults {
+    long at[PV_CL_FAULT_KINDS];     /* the call that fails, 0 = none */
+    long calls[PV_CL_FAULT_KINDS];  /* calls made so far */
+    int fired;                      /* faults injected so far */
+    int pending;                    /* the last fault is not reported yet */
+} pv_cl_faults;
+
+/* Parse PARVIS_FAULT's value (NULL or "" = no faults) into faults. */
+pv_status pv_cl_faults_parse(pv_context *ctx, const char *spec, pv_cl_faults *faults);
+/* Count one call of `kind` on ctx: CL_SUCCESS, or the error it must fail with. */
+cl_int pv_cl_fault(pv_context *ctx, pv_cl_fault_kind kind);
+/* Whether the failure being reported was injected (then cleared). */
+int pv_cl_fault_take_pending(pv_context *ctx);
+/* For tests: faults fired on ctx, and calls of one kind made so far. */
+int pv_cl_faults_fired(pv_context *ctx);
+long pv_cl_fault_calls(pv_context *ctx, pv_cl_fault_kind kind);
+/* The context's fault state (runtime.c). */
+pv_cl_faults *pv_cl_faults_of(pv_context *ctx);
+
 #endif

@@ -80,6 +80,14 @@ pv_status pv_tune_list(pv_context *ctx, const char *family, pv_tune_param *param
 /* Path of ctx's cache file into path (size bytes). */
 pv_status pv_tune_cache_path(pv_context *ctx, char *path, size_t size);
 
+/* PV_OK when ctx's cache file can be written: its directory exists (it is
+ * made if needed) and takes a new file, and no symbolic link stands at the
+ * file's name; else PV_ERR_IO saying why (PV_ERR_UNSUPPORTED on the CPU
+ * backend).  pv_tune with write_cache checks the same before its search.
+ * The file is written through a private temporary file (mkstemp), synced
+ * and renamed; a symbolic link at its name is refused, never followed. */
+pv_status pv_tune_check_cache_writable(pv_context *ctx);
+
 #ifdef __cplusplus
 }
 #endif

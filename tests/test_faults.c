@@ -1,0 +1,208 @@
+/* Device fault injection (PARVIS_FAULT=alloc:N|build:N|enqueue:N): for one
+ * operation of each module, fail the N-th buffer allocation, program build
+ * or enqueued command of a fresh OpenCL context, for N spread over every
+ * such call the operation makes, and check that the call
+ *   - fails with an error status and a message saying what failed (or,
+ *     where the runtime can recover, as from a cached binary that fails to
+ *     build, succeeds with the right answer),
+ *   - leaves its outputs as they were,
+ *   - leaves the context usable: the same call again gives the answer of
+ *     a context that never saw a fault.
+ * Leaks are caught by the AddressSanitizer run (tests/sanitize.sh). */
+#include "test_util.h"
+#include "workload.h"
+
+#include "../backends/opencl/runtime.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Results of one context against another: the same device, same inputs. */
+#define FAULT_TOLERANCE 1e-6
+/* PARVIS_FAULT_POINTS=<P> tries P values of N per (operation, kind): 1,
+ * the last call, and evenly spread ones between (the sanitizer run, where
+ * every context costs more); 0, the default, tries every call (about 30 s
+ * on PoCL with 2 cores). */
+#define DEFAULT_POINTS 0
+
+static const char *const kind_names[PV_CL_FAULT_KINDS] = {"alloc", "build", "enqueue"};
+
+static pv_context *fault_context(const char *spec)
+{
+    if (spec)
+        setenv("PARVIS_FAULT", spec, 1);
+    pv_context *ctx = tu_context(PV_BACKEND_OPENCL);
+    unsetenv("PARVIS_FAULT");
+    if (ctx && pv_context_backend(ctx) != PV_BACKEND_OPENCL) {
+        pv_context_destroy(ctx);
+        ctx = NULL;
+    }
+    return ctx;
+}
+
+static long points_wanted(void)
+{
+    const char *value = getenv("PARVIS_FAULT_POINTS");
+    return value && *value ? strtol(value, NULL, 10) : DEFAULT_POINTS;
+}
+
+/* The i-th of `points` call numbers spread over 1..calls. */
+static long nth_call(long i, long points, long calls)
+{
+    if (points <= 1)
+        return 1;
+    return 1 + (i * (calls - 1)) / (points - 1);
+}
+
+/* One injected fault on op: checks as described at the top. */
+static void inject_once(const wl_op *op, pv_cl_fault_kind kind, long at, const wl_result *expected,
+                        wl_result *got)
+{
+    char spec[64];
+    snprintf(spec, sizeof spec, "%s:%ld", kind_names[kind], at);
+    pv_context *ctx = fault_context(spec);
+    assert_non_null(ctx);
+    int untouched = 1;
+    got->count = 0;
+    pv_status status = op->run(ctx, got, &untouched);
+    if (pv_cl_faults_fired(ctx) == 0)
+        fail_msg("%s with %s: the fault did not fire", op->name, spec);
+    if (status == PV_OK) {
+        /* Recovered (a cached binary rebuilt from source, say). */
+        if (wl_difference(got, expected) > FAULT_TOLERANCE)
+            fail_msg("%s with %s: succeeded with a wrong result", op->name, spec);
+    } else {
+        const char *message = pv_context_last_error(ctx);
+        if (strlen(message) == 0 || strlen(pv_last_error()) == 0)
+            fail_msg("%s with %s: %s without a message", op->name, spec, pv_status_string(status));
+        int known_partial = op->partial_on_read_failure && kind == PV_CL_FAULT_ENQUEUE &&
+                            strstr(message, "clEnqueueRead");
+        if (!untouched && !known_partial)
+            fail_msg("%s with %s: failed (%s) but changed its outputs", op->name, spec, message);
+    }
+    untouched = 1;
+    got->count = 0;
+    status = op->run(ctx, got, &untouched);
+    if (status != PV_OK)
+        fail_msg("%s after %s: the context no longer works: %s", op->name, spec,
+                 pv_context_last_error(ctx));
+    if (wl_difference(got, expected) > FAULT_TOLERANCE)
+        fail_msg("%s after %s: wrong result", op->name, spec);
+    pv_context_destroy(ctx);
+}
+
+static void sweep(const wl_op *op)
+{
+    pv_context *ctx = fault_context(NULL);
+    if (!ctx)
+        skip();
+    wl_result *expected = calloc(2, sizeof *expected);
+    assert_non_null(expected);
+    wl_result *got = expected + 1;
+    int untouched = 1;
+    if (op->run(ctx, expected, &untouched) != PV_OK)
+        fail_msg("%s without faults: %s", op->name, pv_context_last_error(ctx));
+    long calls[PV_CL_FAULT_KINDS];
+    for (int k = 0; k < PV_CL_FAULT_KINDS; k++)
+        calls[k] = pv_cl_fault_calls(ctx, (pv_cl_fault_kind)k);
+    pv_context_destroy(ctx);
+    assert_true(calls[PV_CL_FAULT_ENQUEUE] > 0);
+    const long wanted = points_wanted();
+    for (int k = 0; k < PV_CL_FAULT_KINDS; k++) {
+        long points = wanted <= 0 || calls[k] < wanted ? calls[k] : wanted;
+        for (long i = 0; i < points; i++)
+            inject_once(op, (pv_cl_fault_kind)k, wanted <= 0 ? i + 1 : nth_call(i, points, calls[k]),
+                        expected, got);
+    }
+    free(expected);
+}
+
+/* With no binary cache, every program of a fresh context is built from
+ * source: the build faults then hit real source builds. */
+static void test_build_faults_without_binary_cache(void **state)
+{
+    (void)state;
+    setenv("PARVIS_NO_BINARY_CACHE", "1", 1);
+    pv_context *ctx = fault_context("build:1");
+    unsetenv("PARVIS_NO_BINARY_CACHE");
+    if (!ctx)
+        skip();
+    setenv("PARVIS_NO_BINARY_CACHE", "1", 1);
+    wl_result *got = calloc(1, sizeof *got);
+    assert_non_null(got);
+    int untouched = 1;
+    pv_status status = wl_ops[0].run(ctx, got, &untouched);
+    assert_int_equal(status, PV_ERR_BUILD);
+    assert_non_null(strstr(pv_context_last_error(ctx), "PARVIS_FAULT"));
+    assert_true(untouched);
+    got->count = 0;
+    assert_int_equal(wl_ops[0].run(ctx, got, &untouched), PV_OK);
+    assert_true(got->count > 0);
+    unsetenv("PARVIS_NO_BINARY_CACHE");
+    free(got);
+    pv_context_destroy(ctx);
+}
+
+static void test_bad_fault_spec_is_refused(void **state)
+{
+    (void)state;
+    if (!tu_have_opencl())
+        skip();
+    const char *bad[] = {"alloc", "alloc:0", "alloc:-2", "alloc:x", "memory:3", "alloc:1,"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        setenv("PARVIS_FAULT", bad[i], 1);
+        pv_context_options options;
+        pv_context_options_default(&options);
+        options.backend = PV_BACKEND_OPENCL;
+        pv_context *ctx = (pv_context *)&options; /* must come back NULL */
+        assert_int_equal(pv_context_create(&ctx, &options), PV_ERR_INVALID);
+        assert_null(ctx);
+        assert_non_null(strstr(pv_last_error(), "PARVIS_FAULT"));
+    }
+    unsetenv("PARVIS_FAULT");
+}
+
+#define SWEEP_TEST(index)                                                                       \
+    static void test_sweep_##index(void **state)                                                \
+    {                                                                                           \
+        (void)state;                                                                            \
+        sweep(&wl_ops[index]);                                                                  \
+    }
+SWEEP_TEST(0)
+SWEEP_TEST(1)
+SWEEP_TEST(2)
+SWEEP_TEST(3)
+SWEEP_TEST(4)
+SWEEP_TEST(5)
+SWEEP_TEST(6)
+SWEEP_TEST(7)
+
+static int setup(void **state)
+{
+    (void)state;
+    unsetenv("PARVIS_FAULT");
+    return wl_init();
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    wl_free();
+    return 0;
+}
+
+int main(void)
+{
+    /* One test per module, in wl_ops order: filter, stereo SAD, BP, SIFT,
+     * phase correlation, NCC, octreg, flow. */
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_bad_fault_spec_is_refused),
+        cmocka_unit_test(test_build_faults_without_binary_cache),
+        cmocka_unit_test(test_sweep_0), cmocka_unit_test(test_sweep_1),
+        cmocka_unit_test(test_sweep_2), cmocka_unit_test(test_sweep_3),
+        cmocka_unit_test(test_sweep_4), cmocka_unit_test(test_sweep_5),
+        cmocka_unit_test(test_sweep_6), cmocka_unit_test(test_sweep_7),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}

@@ -1,0 +1,362 @@
+/* The shared operations of test_threads and test_faults (workload.h). */
+#include "workload.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define SENTINEL (-7.25f)
+
+static pv_image g_left, g_right;       /* 48x40 u8, right = left moved 3 px */
+static pv_image g_reference, g_moving; /* 32x32 f32, moving = reference moved (2, 1) */
+static pv_image g_templ, g_search;     /* NCC: 6x6 cut from 24x24 */
+static pv_image g_blob;                /* 64x64 f32 for SIFT */
+static pv_volume g_fixed, g_moved;     /* flow: 12^3 */
+static pv_volume g_oct_ref, g_oct_target;
+
+#define OCT_SIZE_X 32
+#define OCT_SIZE_Y 24
+#define OCT_BSCANS 24
+
+static uint32_t next_random(uint32_t *state)
+{
+    uint32_t x = *state;
+    x ^= x << 13;
+    x ^= x >> 17;
+    x ^= x << 5;
+    return *state = x;
+}
+
+static float random01(uint32_t *state)
+{
+    return (float)(next_random(state) >> 8) / 16777216.0f;
+}
+
+/* Smooth-ish texture: noise averaged over 3x3, so correlations peak cleanly. */
+static float texture(int x, int y, uint32_t seed)
+{
+    float sum = 0.0f;
+    for (int j = -1; j <= 1; j++)
+        for (int i = -1; i <= 1; i++) {
+            uint32_t s = seed ^ (uint32_t)((x + i) * 73856093) ^ (uint32_t)((y + j) * 19349663);
+            s = s ? s : 1;
+            next_random(&s);
+            sum += random01(&s);
+        }
+    return sum / 9.0f;
+}
+
+static int make_images(void)
+{
+    if (pv_image_alloc(&g_left, 48, 40, PV_PIXEL_U8) != PV_OK ||
+        pv_image_alloc(&g_right, 48, 40, PV_PIXEL_U8) != PV_OK ||
+        pv_image_alloc(&g_reference, 32, 32, PV_PIXEL_F32) != PV_OK ||
+        pv_image_alloc(&g_moving, 32, 32, PV_PIXEL_F32) != PV_OK ||
+        pv_image_alloc(&g_templ, 6, 6, PV_PIXEL_F32) != PV_OK ||
+        pv_image_alloc(&g_search, 24, 24, PV_PIXEL_F32) != PV_OK ||
+        pv_image_alloc(&g_blob, 64, 64, PV_PIXEL_F32) != PV_OK)
+        return -1;
+    for (int y = 0; y < 40; y++)
+        for (int x = 0; x < 48; x++) {
+            ((uint8_t *)g_left.data)[y * 48 + x] = (uint8_t)(255.0f * texture(x, y, 11));
+            ((uint8_t *)g_right.data)[y * 48 + x] = (uint8_t)(255.0f * texture(x + 3, y, 11));
+        }
+    for (int y = 0; y < 32; y++)
+        for (int x = 0; x < 32; x++) {
+            ((float *)g_reference.data)[y * 32 + x] = texture(x, y, 23);
+            ((float *)g_moving.data)[y * 32 + x] = texture((x + 30) % 32, (y + 31) % 32, 23);
+        }
+    for (int y = 0; y < 24; y++)
+        for (int x = 0; x < 24; x++)
+            ((float *)g_search.data)[y * 24 + x] = texture(x, y, 31);
+    for (int y = 0; y < 6; y++)
+        for (int x = 0; x < 6; x++)
+            ((float *)g_templ.data)[y * 6 + x] = ((float *)g_search.data)[(y + 7) * 24 + x + 5];
+    for (int y = 0; y < 64; y++)
+        for (int x = 0; x < 64; x++) {
+            float dx = (float)(x - 30), dy = (float)(y - 34);
+            ((float *)g_blob.data)[y * 64 + x] =
+                0.6f * expf(-(dx * dx + dy * dy) / 40.0f) + 0.4f * texture(x / 4, y / 4, 5);
+        }
+    return 0;
+}
+
+static int make_volumes(void)
+{
+    if (pv_volume_alloc(&g_fixed, 12, 12, 12) != PV_OK ||
+        pv_volume_alloc(&g_moved, 12, 12, 12) != PV_OK ||
+        pv_volume_alloc(&g_oct_ref, OCT_SIZE_X, OCT_SIZE_Y, OCT_BSCANS) != PV_OK ||
+        pv_volume_alloc(&g_oct_target, OCT_SIZE_X, OCT_SIZE_Y, OCT_BSCANS) != PV_OK)
+        return -1;
+    for (int z = 0; z < 12; z++)
+        for (int y = 0; y < 12; y++)
+            for (int x = 0; x < 12; x++) {
+                float a = sinf(0.5f * (float)x) * cosf(0.4f * (float)y) + 0.3f * sinf(0.6f * (float)z);
+                float b = sinf(0.5f * (float)x - 0.25f) * cosf(0.4f * (float)y) +
+                          0.3f * sinf(0.6f * (float)z);
+                g_fixed.data[(z * 12 + y) * 12 + x] = a;
+                g_moved.data[(z * 12 + y) * 12 + x] = b;
+            }
+    pv_octreg_synth_params p;
+    pv_octreg_synth_params_default(&p);
+    p.size[0] = OCT_SIZE_X;
+    p.size[1] = OCT_SIZE_Y;
+    p.size[2] = OCT_BSCANS;
+    p.seed = 3;
+    p.integer_shifts = 1;
+    p.saccades = 0;
+    return pv_octreg_synthesize(&p, &g_oct_ref, &g_oct_target, NULL) == PV_OK ? 0 : -1;
+}
+
+int wl_init(void)
+{
+    return make_images() == 0 && make_volumes() == 0 ? 0 : -1;
+}
+
+void wl_free(void)
+{
+    pv_image *images[] = {&g_left, &g_right, &g_reference, &g_moving, &g_templ, &g_search, &g_blob};
+    for (size_t i = 0; i < sizeof images / sizeof images[0]; i++)
+        pv_image_free(images[i]);
+    pv_volume *volumes[] = {&g_fixed, &g_moved, &g_oct_ref, &g_oct_target};
+    for (size_t i = 0; i < sizeof volumes / sizeof volumes[0]; i++)
+        pv_volume_free(volumes[i]);
+}
+
+/* ------------------------------------------------------------ helpers */
+
+static void fill_floats(float *data, size_t count, float value)
+{
+    for (size_t i = 0; i < count; i++)
+        data[i] = value;
+}
+
+static int all_equal(const float *data, size_t count, float value)
+{
+    for (size_t i = 0; i < count; i++)
+        if (data[i] != value)
+            return 0;
+    return 1;
+}
+
+static void put(wl_result *out, float value)
+{
+    if (out->count < WL_MAX_VALUES)
+        out->values[out->count++] = value;
+}
+
+static void put_floats(wl_result *out, const float *data, size_t count)
+{
+    for (size_t i = 0; i < count; i++)
+        put(out, data[i]);
+}
+
+/* Run an image-producing call into a sentinel-filled f32 image. */
+static pv_status image_result(pv_status status, pv_image *image, wl_result *out, int *untouched)
+{
+    size_t n = (size_t)image->width * (size_t)image->height;
+    if (status == PV_OK)
+        put_floats(out, image->data, n);
+    else
+        *untouched = all_equal(image->data, n, SENTINEL);
+    pv_image_free(image);
+    return status;
+}
+
+/* ---------------------------------------------------------- operations */
+
+static pv_status op_blur(pv_context *ctx, wl_result *out, int *untouched)
+{
+    pv_image dst;
+    if (pv_image_alloc(&dst, 32, 32, PV_PIXEL_F32) != PV_OK)
+        return PV_ERR_NOMEM;
+    fill_floats(dst.data, 32 * 32, SENTINEL);
+    return image_result(pv_gaussian_blur(ctx, &g_reference, &dst, 1.2f, 0), &dst, out, untouched);
+}
+
+static pv_status op_sad(pv_context *ctx, wl_result *out, int *untouched)
+{
+    pv_image disparity;
+    if (pv_image_alloc(&disparity, 48, 40, PV_PIXEL_F32) != PV_OK)
+        return PV_ERR_NOMEM;
+    fill_floats(disparity.data, 48 * 40, SENTINEL);
+    pv_sad_params params;
+    pv_sad_params_default(&params);
+    params.ndisp = 8;
+    return image_result(pv_stereo_sad(ctx, &g_left, &g_right, &params, &disparity), &disparity,
+                        out, untouched);
+}
+
+static pv_status op_bp(pv_context *ctx, wl_result *out, int *untouched)
+{
+    pv_image disparity;
+    if (pv_image_alloc(&disparity, 48, 40, PV_PIXEL_F32) != PV_OK)
+        return PV_ERR_NOMEM;
+    fill_floats(disparity.data, 48 * 40, SENTINEL);
+    pv_bp_params params;
+    pv_bp_params_default(&params);
+    params.ndisp = 8;
+    params.levels = 2;
+    params.iterations = 3;
+    return image_result(pv_stereo_bp(ctx, &g_left, &g_right, &params, &disparity), &disparity,
+                        out, untouched);
+}
+
+static pv_status op_sift(pv_context *ctx, wl_result *out, int *untouched)
+{
+    pv_sift_plan *plan = NULL;
+    pv_sift_features features;
+    memset(&features, 0, sizeof features);
+    pv_status status = pv_sift_plan_create(ctx, 64, 64, NULL, &plan);
+    if (status == PV_OK)
+        status = pv_sift_detect(plan, &g_blob, &features);
+    pv_sift_plan_destroy(plan);
+    if (status != PV_OK) {
+        *untouched = features.count == 0 && !features.keypoints && !features.descriptors;
+        return status;
+    }
+    put(out, (float)features.count);
+    for (int i = 0; i < features.count && i < 200; i++) {
+        put(out, features.keypoints[i].x);
+        put(out, features.keypoints[i].y);
+        put(out, features.keypoints[i].sigma);
+        put(out, features.descriptors[128 * i]);
+    }
+    pv_sift_features_free(&features);
+    return PV_OK;
+}
+
+static void put_shift(wl_result *out, const pv_shift *shift)
+{
+    put(out, (float)shift->dx);
+    put(out, (float)shift->dy);
+    put(out, (float)shift->dz);
+    put(out, (float)shift->peak);
+}
+
+static pv_status op_phasecorr(pv_context *ctx, wl_result *out, int *untouched)
+{
+    pv_shift shift, before;
+    memset(&shift, 0x5a, sizeof shift);
+    before = shift;
+    pv_phasecorr_options options;
+    pv_phasecorr_options_default(&options);
+    options.subpixel = PV_SUBPIXEL_UPSAMPLE;
+    options.upsample = 20;
+    pv_status status = pv_phase_correlate(ctx, &g_reference, &g_moving, &options, &shift);
+    if (status != PV_OK)
+        *untouched = memcmp(&shift, &before, sizeof shift) == 0;
+    else
+        put_shift(out, &shift);
+    return status;
+}
+
+static pv_status op_ncc(pv_context *ctx, wl_result *out, int *untouched)
+{
+    pv_image map;
+    if (pv_image_alloc(&map, 29, 29, PV_PIXEL_F32) != PV_OK)
+        return PV_ERR_NOMEM;
+    fill_floats(map.data, 29 * 29, SENTINEL);
+    pv_ncc_result result, before;
+    memset(&result, 0x5a, sizeof result);
+    before = result;
+    pv_status status = pv_normxcorr2(ctx, &g_templ, &g_search, 4, &map, &result);
+    if (status != PV_OK) {
+        *untouched = memcmp(&result, &before, sizeof result) == 0;
+    } else {
+        put(out, (float)result.x);
+        put(out, (float)result.y);
+        put(out, result.coefficient);
+    }
+    int map_untouched = 1;
+    status = image_result(status, &map, out, &map_untouched);
+    *untouched = *untouched && map_untouched;
+    return status;
+}
+
+static pv_status op_octreg(pv_context *ctx, wl_result *out, int *untouched)
+{
+    pv_octreg_options options;
+    pv_octreg_options_default(&options);
+    options.stripes = 4;
+    options.stripe_width = 2;
+    options.subvolume_width = 16;
+    options.subvolume_step = 8;
+    pv_octreg_shift shifts[OCT_BSCANS], before[OCT_BSCANS];
+    memset(shifts, 0x5a, sizeof shifts);
+    memcpy(before, shifts, sizeof shifts);
+    pv_octreg_plan *plan = NULL;
+    pv_status status = pv_octreg_plan_create(ctx, &g_oct_ref, &options, &plan);
+    if (status == PV_OK)
+        status = pv_octreg_register(plan, &g_oct_target, shifts, NULL);
+    pv_octreg_plan_destroy(plan);
+    if (status != PV_OK) {
+        *untouched = memcmp(shifts, before, sizeof shifts) == 0;
+        return status;
+    }
+    for (int k = 0; k < OCT_BSCANS; k++) {
+        put(out, (float)shifts[k].dx);
+        put(out, (float)shifts[k].dy);
+        put(out, (float)shifts[k].dz);
+        put(out, (float)shifts[k].valid);
+    }
+    return PV_OK;
+}
+
+static pv_status op_flow(pv_context *ctx, wl_result *out, int *untouched)
+{
+    pv_flow_field flow;
+    if (pv_flow_field_alloc(&flow, 12, 12, 12) != PV_OK)
+        return PV_ERR_NOMEM;
+    const size_t n = 12 * 12 * 12;
+    fill_floats(flow.u.data, n, SENTINEL);
+    fill_floats(flow.v.data, n, SENTINEL);
+    fill_floats(flow.w.data, n, SENTINEL);
+    pv_flow_params params;
+    pv_flow_params_default(&params);
+    params.rho = 1.0f;
+    params.kernel_size = 3;
+    params.warps = 1;
+    params.iterations = 4;
+    pv_flow_plan *plan = NULL;
+    pv_status status = pv_flow_plan_create(ctx, 12, 12, 12, &params, &plan);
+    if (status == PV_OK)
+        status = pv_flow_plan_run(plan, &g_fixed, &g_moved, &flow);
+    pv_flow_plan_destroy(plan);
+    if (status == PV_OK) {
+        put_floats(out, flow.u.data, n);
+        put_floats(out, flow.v.data, n);
+        put_floats(out, flow.w.data, n);
+    } else {
+        *untouched = all_equal(flow.u.data, n, SENTINEL) && all_equal(flow.v.data, n, SENTINEL) &&
+                     all_equal(flow.w.data, n, SENTINEL);
+    }
+    pv_flow_field_free(&flow);
+    return status;
+}
+
+const wl_op wl_ops[] = {
+    {"filter", op_blur, 0},   {"stereo_sad", op_sad, 0},     {"stereo_bp", op_bp, 0},
+    {"sift", op_sift, 0},     {"phasecorr", op_phasecorr, 0}, {"ncc", op_ncc, 0},
+    {"octreg", op_octreg, 0}, {"flow", op_flow, 1},
+};
+const int wl_op_count = (int)(sizeof wl_ops / sizeof wl_ops[0]);
+
+double wl_difference(const wl_result *a, const wl_result *b)
+{
+    if (a->count != b->count)
+        return INFINITY;
+    double worst = 0.0;
+    for (size_t i = 0; i < a->count; i++) {
+        float x = a->values[i], y = b->values[i];
+        if (isinf(x) || isinf(y) || isnan(x) || isnan(y)) {
+            if (!(x == y || (isnan(x) && isnan(y))))
+                return INFINITY;
+            continue;
+        }
+        double scale = fabs((double)y) > 1.0 ? fabs((double)y) : 1.0;
+        double d = fabs((double)x - (double)y) / scale;
+        worst = d > worst ? d : worst;
+    }
+    return worst;
+}
