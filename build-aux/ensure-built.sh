@@ -8,7 +8,9 @@ top="$(cd "$(dirname "$0")/.." && pwd)"
 packages=(build-essential autoconf automake libtool pkg-config
           ocl-icd-opencl-dev opencl-c-headers pocl-opencl-icd clinfo
           libclfft-dev libfftw3-dev libpng-dev libcmocka-dev
-          libvlfeat-dev libnifti2-dev libvkfft-dev)
+          libvlfeat-dev libnifti2-dev libvkfft-dev
+          python3 python3-dev python3-venv python3-pip python3-setuptools python3-wheel
+          python3-cffi python3-numpy python3-pytest python3-dask python3-distributed)
 missing=()
 if command -v dpkg-query >/dev/null; then
     for p in "${packages[@]}"; do

@@ -534,7 +534,10 @@ class Context:
                     subvolume_width: int = 32, subvolume_step: int = 16,
                     coarse_tolerance: float = 0.0, tolerance: float = 8.0, pad: str = "fft",
                     subpixel: bool = False, batch: int = 0) -> "OctregPlan":
-        """An OctregPlan holding the reference volume's spectra."""
+        """An OctregPlan holding the reference volume's spectra, for
+        registering many targets against one reference (float32, shape
+        (B-scans, A-lines, depth)).  Options and their C defaults are
+        described in OctregPlan."""
         return OctregPlan(self, reference, stripes=stripes, stripe_width=stripe_width,
                           subvolume_width=subvolume_width, subvolume_step=subvolume_step,
                           coarse_tolerance=coarse_tolerance, tolerance=tolerance, pad=pad,
