@@ -37,7 +37,7 @@ import distributed
 
 from . import _inputs, _outputs
 from ._plugin import Device, register
-from ._tasks import DeviceFailure, PlanSpec, run_item
+from ._tasks import DeviceFailure, ItemError, PlanSpec, run_item
 
 #: Called after each finished item with (done, total, failed).
 ProgressCallback = Callable[[int, int, int], None]
@@ -199,13 +199,18 @@ def _collect(client: distributed.Client, kind: str, jobs: List[_Job],
                 by_key[retry.key] = job
                 pending.add(retry)
                 continue
-            failures.append(ItemFailure(job.index, job.source,
-                                        f"{type(error).__name__}: {error}"))
+            failures.append(ItemFailure(job.index, job.source, _describe(error)))
         future.release()
         done += 1
         if progress is not None:
             progress(done, total, len(failures))
     return failures
+
+
+def _describe(error: BaseException) -> str:
+    if isinstance(error, ItemError):  # already "LibraryType: message"
+        return str(error)
+    return f"{type(error).__name__}: {error}"
 
 
 def _retry_elsewhere(client: distributed.Client, kind: str, job: _Job, error: BaseException,

@@ -92,7 +92,9 @@ def load(payload: Any, volume_shape: Optional[Shape3] = None) -> np.ndarray:
     except InputError:
         raise
     except Exception as error:
-        raise InputError(f"{payload}: {error}") from error
+        # Not chained: the library's exception need not survive pickling on
+        # its way to the client; its text is all the client needs.
+        raise InputError(f"{payload}: {error}") from None
 
 
 def _read_file(path: str, volume_shape: Optional[Shape3]) -> np.ndarray:

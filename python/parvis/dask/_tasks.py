@@ -27,6 +27,15 @@ from . import _inputs, _outputs
 from ._plugin import WorkerState, is_device_failure, worker_state
 
 
+class ItemError(RuntimeError):
+    """An operation failed on an item (a bad argument, a shape that does not
+    fit the plan ...).  ``args``: (the library's exception type name, its
+    message); carried this way because it must cross to the client."""
+
+    def __str__(self) -> str:
+        return f"{self.args[0]}: {self.args[1]}"
+
+
 class DeviceFailure(RuntimeError):
     """An item failed twice on one worker's device (the context was rebuilt
     in between).  ``args``: (worker address, message)."""
@@ -106,7 +115,10 @@ def run_item(kind: str, payloads: Sequence[Any], plan: PlanSpec, params: Dict[st
     operation = OPERATIONS[kind]
     arrays = [_inputs.load(p, volume_shape) for p in payloads]
     state = worker_state()
-    result = _run_on_device(state, operation, arrays, plan, params)
+    try:
+        result = _run_on_device(state, operation, arrays, plan, params)
+    except parvis.Error as error:
+        raise ItemError(type(error).__name__, str(error)) from None
     state.count_task()
     if output is None:
         return result
