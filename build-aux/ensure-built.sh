@@ -5,11 +5,7 @@
 set -euo pipefail
 top="$(cd "$(dirname "$0")/.." && pwd)"
 
-packages=(build-essential autoconf automake libtool pkg-config
-          ocl-icd-opencl-dev opencl-c-headers pocl-opencl-icd clinfo
-          libclfft-dev libfftw3-dev libpng-dev libcmocka-dev
-          libvlfeat-dev zlib1g-dev libjpeg-dev libvkfft-dev
-          clang libclang-rt-14-dev)
+mapfile -t packages < <(grep -v '^\s*\(#\|$\)' "$top/build-aux/debian-packages.txt")
 missing=()
 if command -v dpkg-query >/dev/null; then
     for p in "${packages[@]}"; do

@@ -1,13 +1,20 @@
 #!/usr/bin/env bash
 # Build parvis (installing what is missing) and run the whole test suite:
 # the CMocka suites on the CPU backend and on every OpenCL device found
-# (PoCL on a machine without a GPU), then 'make distcheck', which builds
-# the release tarball CPU-only (--disable-opencl) and runs its suites.
+# (PoCL on a machine without a GPU), then the Python package's pytest suite
+# (installed into _build/venv against the library installed in
+# _build/_prefix), then 'make distcheck', which builds the release tarball
+# CPU-only (--disable-opencl) and runs its suites.
 set -euo pipefail
 top="$(cd "$(dirname "$0")/.." && pwd)"
 "$top/build-aux/ensure-built.sh"
 cd "$top/_build"
 make -j"$(nproc)" check || { cat tests/*.log; exit 1; }
+
+python="$("$top/python/install.sh")"
+# From the build tree, so that the source tree's parvis/ (without its
+# compiled extension) does not shadow the installed package.
+"$python" -m pytest -q -p no:cacheprovider --rootdir "$top/python" "$top/python/tests"
 
 make -j"$(nproc)" -s distcheck
 echo "all tests passed"

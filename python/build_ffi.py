@@ -1,0 +1,289 @@
+"""Build the parvis._native extension with cffi in API mode.
+
+The declarations below are compiled against the installed headers
+(``#include <parvis.h>``), so any drift between them and the C library is a
+build error, not a crash.  Compiler and linker flags come from
+``pkg-config parvis``; the library's directory is recorded as the
+extension's run path, so no LD_LIBRARY_PATH is needed at run time.
+"""
+from __future__ import annotations
+
+import os
+import shlex
+import subprocess
+
+from cffi import FFI
+
+CDEF = r"""
+typedef enum pv_status {
+    PV_OK = 0, PV_ERR_INVALID = -1, PV_ERR_NOMEM = -2, PV_ERR_IO = -3,
+    PV_ERR_FORMAT = -4, PV_ERR_UNSUPPORTED = -5, PV_ERR_OPENCL = -6,
+    PV_ERR_BUILD = -7, PV_ERR_NO_DEVICE = -8, PV_ERR_MISMATCH = -9,
+    PV_ERR_DEVICE_MEMORY = -10
+} pv_status;
+const char *pv_status_string(pv_status status);
+const char *pv_last_error(void);
+const char *pv_version(void);
+
+typedef enum pv_pixel_type { PV_PIXEL_U8 = 1, PV_PIXEL_F32 = 2 } pv_pixel_type;
+typedef struct pv_image {
+    int width; int height; ptrdiff_t stride; pv_pixel_type type; void *data;
+} pv_image;
+typedef struct pv_volume {
+    int nx, ny, nz; ptrdiff_t stride_y; ptrdiff_t stride_z; float *data;
+} pv_volume;
+void pv_image_free(pv_image *image);
+void pv_volume_free(pv_volume *volume);
+
+typedef enum pv_backend_kind {
+    PV_BACKEND_AUTO = 0, PV_BACKEND_CPU = 1, PV_BACKEND_OPENCL = 2
+} pv_backend_kind;
+const char *pv_backend_name(pv_backend_kind kind);
+#define PV_CONTEXT_CROSSCHECK ...
+typedef struct pv_context_options {
+    pv_backend_kind backend; int device_index; unsigned flags; int cpu_threads;
+} pv_context_options;
+typedef struct pv_context pv_context;
+void pv_context_options_default(pv_context_options *options);
+pv_status pv_context_create(pv_context **out, const pv_context_options *options);
+void pv_context_destroy(pv_context *ctx);
+pv_backend_kind pv_context_backend(const pv_context *ctx);
+const char *pv_context_device_name(const pv_context *ctx);
+const char *pv_context_selection_note(const pv_context *ctx);
+const char *pv_context_last_error(const pv_context *ctx);
+pv_status pv_context_set_crosscheck(pv_context *ctx, int enabled);
+int pv_context_crosscheck(const pv_context *ctx);
+int pv_context_cpu_threads(const pv_context *ctx);
+typedef struct pv_timing {
+    double kernel_ms; double total_ms; double upload_ms; double download_ms;
+} pv_timing;
+pv_status pv_context_last_timing(const pv_context *ctx, pv_timing *timing);
+
+typedef enum pv_device_type {
+    PV_DEVICE_GPU = 1, PV_DEVICE_CPU = 2, PV_DEVICE_ACCELERATOR = 3, PV_DEVICE_OTHER = 4
+} pv_device_type;
+typedef struct pv_device_info {
+    int index; char name[128]; char vendor[128]; char platform[128];
+    char driver_version[64]; char opencl_version[64]; pv_device_type type;
+    uint64_t global_memory; uint64_t max_alloc; uint64_t local_memory;
+    int compute_units; int max_work_group_size;
+} pv_device_info;
+pv_status pv_device_list(pv_device_info *devices, int capacity, int *count);
+const char *pv_device_type_name(pv_device_type type);
+
+/* io.h, volume_io.h */
+pv_status pv_image_read(const char *path, pv_pixel_type type, pv_image *out);
+pv_status pv_image_write(const char *path, const pv_image *image);
+pv_status pv_volume_read_raw(const char *path, int nx, int ny, int nz, pv_volume *out);
+pv_status pv_volume_write_raw(const char *path, const pv_volume *volume);
+int pv_volume_io_has_nifti(void);
+pv_status pv_volume_read_nifti(const char *path, pv_volume *out);
+pv_status pv_volume_write_nifti(const char *path, const pv_volume *volume);
+
+/* filter.h */
+pv_status pv_gaussian_blur(pv_context *ctx, const pv_image *src, pv_image *dst,
+                           float sigma, int taps);
+pv_status pv_gaussian_blur3d(pv_context *ctx, const pv_volume *src, pv_volume *dst,
+                             float sigma, int taps);
+typedef enum pv_gradient_scheme {
+    PV_GRADIENT_CENTRAL = 0, PV_GRADIENT_FORWARD = 1
+} pv_gradient_scheme;
+pv_status pv_gradient(pv_context *ctx, const pv_image *src, pv_image *gx, pv_image *gy,
+                      pv_gradient_scheme scheme);
+pv_status pv_gradient3d(pv_context *ctx, const pv_volume *src, pv_volume *gx,
+                        pv_volume *gy, pv_volume *gz, pv_gradient_scheme scheme);
+
+/* stereo.h */
+typedef struct pv_sad_params {
+    int min_disp; int ndisp; int window; int subpixel; int lr_check;
+    float lr_max_diff; float uniqueness;
+} pv_sad_params;
+void pv_sad_params_default(pv_sad_params *params);
+pv_status pv_stereo_sad(pv_context *ctx, const pv_image *left, const pv_image *right,
+                        const pv_sad_params *params, pv_image *disparity);
+pv_status pv_disparity_error(const pv_image *disparity, const pv_image *ground_truth,
+                             float gt_scale, float threshold, int border, double *bad_fraction);
+typedef struct pv_bp_params {
+    int min_disp; int ndisp; int levels; int iterations; float lambda; float data_max;
+    float disc_max; float sigma; int tile_width; int tile_height; int tile_padding;
+    size_t memory_budget;
+} pv_bp_params;
+void pv_bp_params_default(pv_bp_params *params);
+pv_status pv_stereo_bp(pv_context *ctx, const pv_image *left, const pv_image *right,
+                       const pv_bp_params *params, pv_image *disparity);
+
+/* features.h */
+#define PV_SIFT_DESCRIPTOR_SIZE ...
+typedef struct pv_sift_params {
+    int first_octave; int octaves; int levels; float sigma0; float sigma_input;
+    float peak_thresh; float edge_thresh; float orientation_window;
+    float orientation_peak; float magnif; int max_keypoints;
+} pv_sift_params;
+void pv_sift_params_default(pv_sift_params *params);
+typedef struct pv_sift_keypoint {
+    float x, y; float sigma; float angle; float response; int octave; float scale;
+} pv_sift_keypoint;
+typedef struct pv_sift_features {
+    int count; pv_sift_keypoint *keypoints; float *descriptors;
+    uint8_t *descriptors_u8; int capacity;
+} pv_sift_features;
+void pv_sift_features_free(pv_sift_features *features);
+typedef struct pv_sift_plan pv_sift_plan;
+pv_status pv_sift_plan_create(pv_context *ctx, int width, int height,
+                              const pv_sift_params *params, pv_sift_plan **plan);
+void pv_sift_plan_destroy(pv_sift_plan *plan);
+int pv_sift_plan_octaves(const pv_sift_plan *plan);
+pv_status pv_sift_detect(pv_sift_plan *plan, const pv_image *image, pv_sift_features *features);
+pv_status pv_sift_detect_into(pv_sift_plan *plan, const pv_image *image,
+                              pv_sift_features *features);
+typedef struct pv_sift_match_params { float ratio; int mutual; } pv_sift_match_params;
+void pv_sift_match_params_default(pv_sift_match_params *params);
+typedef struct pv_sift_pair { int query; int train; float distance; float second; } pv_sift_pair;
+typedef struct pv_sift_matches { int count; pv_sift_pair *pairs; } pv_sift_matches;
+void pv_sift_matches_free(pv_sift_matches *matches);
+pv_status pv_sift_match(pv_context *ctx, const pv_sift_features *query,
+                        const pv_sift_features *train, const pv_sift_match_params *params,
+                        pv_sift_matches *matches);
+
+/* register.h */
+#define PV_REGISTER_NO_TEXTURE ...
+#define PV_REGISTER_AT_EDGE ...
+typedef enum pv_pad_mode { PV_PAD_NONE = 0, PV_PAD_FFT = 1, PV_PAD_LINEAR = 2 } pv_pad_mode;
+typedef enum pv_window_kind { PV_WINDOW_NONE = 0, PV_WINDOW_HANN = 1 } pv_window_kind;
+typedef enum pv_subpixel_method {
+    PV_SUBPIXEL_NONE = 0, PV_SUBPIXEL_UPSAMPLE = 1, PV_SUBPIXEL_PARABOLIC = 2
+} pv_subpixel_method;
+typedef struct pv_phasecorr_options {
+    pv_pad_mode pad; pv_window_kind window; pv_subpixel_method subpixel; int upsample;
+} pv_phasecorr_options;
+void pv_phasecorr_options_default(pv_phasecorr_options *options);
+typedef struct pv_shift { double dx, dy, dz; double peak; unsigned flags; } pv_shift;
+typedef enum pv_fft_engine {
+    PV_FFT_AUTO = 0, PV_FFT_CLFFT = 1, PV_FFT_VKFFT = 2, PV_FFT_FFTW = 3
+} pv_fft_engine;
+const char *pv_fft_engine_name(pv_fft_engine engine);
+int pv_fft_engine_available(pv_fft_engine engine);
+pv_status pv_context_set_fft_engine(pv_context *ctx, pv_fft_engine engine);
+pv_status pv_context_fft_engine(pv_context *ctx, pv_fft_engine *engine);
+pv_status pv_phase_correlate(pv_context *ctx, const pv_image *reference, const pv_image *moving,
+                             const pv_phasecorr_options *options, pv_shift *shift);
+pv_status pv_phase_correlate3d(pv_context *ctx, const pv_volume *reference,
+                               const pv_volume *moving, const pv_phasecorr_options *options,
+                               pv_shift *shift);
+typedef struct pv_phasecorr_plan pv_phasecorr_plan;
+pv_status pv_phasecorr_plan_create(pv_context *ctx, const pv_image *reference,
+                                   const pv_phasecorr_options *options, int max_batch,
+                                   pv_phasecorr_plan **plan);
+pv_status pv_phasecorr_plan_create3d(pv_context *ctx, const pv_volume *reference,
+                                     const pv_phasecorr_options *options, int max_batch,
+                                     pv_phasecorr_plan **plan);
+void pv_phasecorr_plan_destroy(pv_phasecorr_plan *plan);
+pv_status pv_phasecorr_plan_set_reference(pv_phasecorr_plan *plan, const pv_image *reference);
+pv_status pv_phasecorr_plan_set_reference3d(pv_phasecorr_plan *plan,
+                                            const pv_volume *reference);
+pv_status pv_phasecorr_plan_correlate(pv_phasecorr_plan *plan, const pv_image *movers, int count,
+                                      pv_shift *shifts);
+pv_status pv_phasecorr_plan_correlate3d(pv_phasecorr_plan *plan, const pv_volume *movers,
+                                        int count, pv_shift *shifts);
+pv_status pv_phasecorr_plan_fft_size(const pv_phasecorr_plan *plan, int size[3]);
+typedef struct pv_ncc_result {
+    int x, y; float coefficient; double sub_x, sub_y; unsigned flags;
+} pv_ncc_result;
+pv_status pv_normxcorr2(pv_context *ctx, const pv_image *templ, const pv_image *image,
+                        int min_overlap, pv_image *out, pv_ncc_result *result);
+
+/* octreg.h */
+typedef struct pv_octreg_options {
+    int stripes; int stripe_width; int subvolume_width; int subvolume_step;
+    double coarse_tolerance; double tolerance; pv_pad_mode pad; int subpixel; int batch;
+} pv_octreg_options;
+void pv_octreg_options_default(pv_octreg_options *options);
+typedef struct pv_octreg_shift { double dx, dy, dz; double peak; int valid; } pv_octreg_shift;
+typedef struct pv_octreg_info {
+    int stripes; int good_stripes; int valid_bscans; int subvolumes;
+} pv_octreg_info;
+typedef struct pv_octreg_plan pv_octreg_plan;
+pv_status pv_octreg_plan_create(pv_context *ctx, const pv_volume *reference,
+                                const pv_octreg_options *options, pv_octreg_plan **plan);
+void pv_octreg_plan_destroy(pv_octreg_plan *plan);
+pv_status pv_octreg_register(pv_octreg_plan *plan, const pv_volume *target,
+                             pv_octreg_shift *shifts, pv_octreg_info *info);
+pv_status pv_octreg_reconstruct(pv_octreg_plan *plan, const pv_volume *target,
+                                const pv_octreg_shift *shifts, float gap_value,
+                                pv_volume *registered, pv_image *enface, pv_image *slow,
+                                float *coverage);
+typedef struct pv_octreg_synth_params {
+    int size[3]; uint32_t seed; double noise; double drift[3]; double tremor;
+    int saccades; double saccade_size; double start[3]; int integer_shifts;
+} pv_octreg_synth_params;
+void pv_octreg_synth_params_default(pv_octreg_synth_params *params);
+pv_status pv_octreg_synthesize(const pv_octreg_synth_params *params, pv_volume *reference,
+                               pv_volume *target, pv_octreg_shift *trace);
+
+/* flow.h */
+typedef struct pv_flow_params {
+    float alpha; float beta; float rho; int kernel_size; int warps; int iterations;
+    int levels; float spacing; pv_gradient_scheme gradient; float tolerance; int check_every;
+} pv_flow_params;
+void pv_flow_params_default(pv_flow_params *params);
+typedef struct pv_flow_field { pv_volume u, v, w; } pv_flow_field;
+typedef struct pv_flow_stats {
+    double pyramid_ms; double gradient_ms; double resample_ms; double tensor_ms;
+    double jacobi_ms; int iterations;
+} pv_flow_stats;
+typedef struct pv_flow_plan pv_flow_plan;
+pv_status pv_flow_plan_create(pv_context *ctx, int nx, int ny, int nz,
+                              const pv_flow_params *params, pv_flow_plan **plan);
+void pv_flow_plan_destroy(pv_flow_plan *plan);
+pv_status pv_flow_plan_run(pv_flow_plan *plan, const pv_volume *fixed, const pv_volume *moving,
+                           pv_flow_field *flow);
+pv_status pv_flow_plan_stats(const pv_flow_plan *plan, pv_flow_stats *stats);
+pv_status pv_flow3d(pv_context *ctx, const pv_volume *fixed, const pv_volume *moving,
+                    const pv_flow_params *params, pv_flow_field *flow);
+pv_status pv_flow_warp(pv_context *ctx, const pv_volume *moving, const pv_flow_field *flow,
+                       pv_volume *warped);
+pv_status pv_flow_write_nifti(const char *path, const pv_flow_field *flow);
+"""
+
+
+def pkg_config(*args: str) -> list[str]:
+    """Run pkg-config for the installed parvis library and split its output."""
+    try:
+        out = subprocess.run(["pkg-config", *args, "parvis"], check=True,
+                             capture_output=True, text=True).stdout
+    except (OSError, subprocess.CalledProcessError) as err:
+        raise SystemExit(
+            "parvis: pkg-config could not find the installed C library "
+            f"({err}). Run 'make install' first and point PKG_CONFIG_PATH at "
+            "<prefix>/lib/pkgconfig.") from err
+    return shlex.split(out)
+
+
+def library_version() -> str:
+    return pkg_config("--modversion")[0]
+
+
+def make_builder() -> FFI:
+    include_dirs = [f[2:] for f in pkg_config("--cflags-only-I")]
+    library_dirs = [f[2:] for f in pkg_config("--libs-only-L")]
+    libraries = [f[2:] for f in pkg_config("--libs-only-l")]
+    libdir = pkg_config("--variable=libdir")
+    rpath = [f"-Wl,-rpath,{d}" for d in (libdir + library_dirs) if d]
+    builder = FFI()
+    builder.cdef(CDEF)
+    builder.set_source(
+        "parvis._native",
+        "#include <parvis.h>\n",
+        include_dirs=include_dirs,
+        library_dirs=library_dirs,
+        libraries=libraries,
+        extra_link_args=list(dict.fromkeys(rpath)),
+        extra_compile_args=["-std=c11"] if os.name == "posix" else [],
+    )
+    return builder
+
+
+ffibuilder = make_builder()
+
+if __name__ == "__main__":
+    ffibuilder.compile(verbose=True)

@@ -1,0 +1,129 @@
+"""numpy arrays <-> the C library's pv_image / pv_volume descriptions.
+
+Inputs that the C library can read in place (uint8 or float32, each row
+contiguous, rows at a positive stride that is a whole number of elements;
+for volumes the same per row and per plane) are passed without a copy: the
+C struct points at the array's memory and carries its row stride.  Other
+dtypes are converted once to float32 (integers keep their values, float64 is
+rounded); other layouts are copied once into C order.  bool, complex and
+non-numeric arrays are refused.
+"""
+from __future__ import annotations
+
+from typing import Any, Optional, Tuple
+
+import numpy as np
+
+from ._errors import invalid
+from ._native import ffi, lib
+
+U8 = np.dtype(np.uint8)
+F32 = np.dtype(np.float32)
+PIXEL_TYPE = {U8: lib.PV_PIXEL_U8, F32: lib.PV_PIXEL_F32}
+
+
+def _pointer(arr: np.ndarray) -> Any:
+    """A void* to arr's first element (arr must stay alive meanwhile)."""
+    if arr.flags.c_contiguous:
+        return ffi.from_buffer(arr)
+    return ffi.cast("void *", arr.ctypes.data)
+
+
+def _as_numeric(arr: Any, name: str, allowed: Tuple[np.dtype, ...]) -> np.ndarray:
+    a = np.asarray(arr)
+    if a.dtype in allowed:
+        return a
+    kind = a.dtype.kind
+    if kind not in "uif":
+        raise invalid(f"{name}: dtype {a.dtype} is not a real number type "
+                      f"(give {' or '.join(str(d) for d in allowed)})")
+    return a.astype(F32)
+
+
+def _check_size(a: np.ndarray, name: str, ndim: Tuple[int, ...]) -> None:
+    if a.ndim not in ndim:
+        want = " or ".join(f"{n}D" for n in ndim)
+        raise invalid(f"{name}: expected a {want} array, got shape {a.shape}")
+    if a.size == 0:
+        raise invalid(f"{name}: the array is empty (shape {a.shape})")
+    if max(a.shape) > 2**31 - 1:
+        raise invalid(f"{name}: a side of {max(a.shape)} exceeds the C int range")
+
+
+def image_array(arr: Any, name: str, allow_u8: bool = True) -> np.ndarray:
+    """arr as a 2D uint8/float32 array the C library can read in place."""
+    a = _as_numeric(arr, name, (U8, F32) if allow_u8 else (F32,))
+    _check_size(a, name, (2,))
+    item = a.itemsize
+    rs, cs = a.strides
+    if cs != item or (a.shape[0] > 1 and (rs <= 0 or rs % item or rs < a.shape[1] * item)):
+        a = np.ascontiguousarray(a)
+    return a
+
+
+def image_struct(a: np.ndarray) -> Any:
+    """pv_image* describing a 2D array prepared by image_array (no copy)."""
+    h, w = a.shape
+    stride = a.strides[0] // a.itemsize if h > 1 else w
+    return ffi.new("pv_image *", [w, h, stride, PIXEL_TYPE[a.dtype], _pointer(a)])
+
+
+def image_in(arr: Any, name: str, allow_u8: bool = True) -> Tuple[np.ndarray, Any]:
+    a = image_array(arr, name, allow_u8)
+    return a, image_struct(a)
+
+
+def volume_array(arr: Any, name: str) -> np.ndarray:
+    """arr as a 3D float32 array (z, y, x) readable in place."""
+    a = _as_numeric(arr, name, (F32,))
+    _check_size(a, name, (3,))
+    sz, sy, sx = a.strides
+    nz, ny, nx = a.shape
+    ok = sx == 4 and (ny == 1 or (sy > 0 and sy % 4 == 0 and sy >= nx * 4)) and \
+        (nz == 1 or (sz > 0 and sz % 4 == 0 and sz >= (sy if ny > 1 else nx * 4) * ny))
+    if not ok:
+        a = np.ascontiguousarray(a)
+    return a
+
+
+def volume_struct(a: np.ndarray) -> Any:
+    nz, ny, nx = a.shape
+    sy = a.strides[1] // 4 if ny > 1 else nx
+    sz = a.strides[0] // 4 if nz > 1 else sy * ny
+    return ffi.new("pv_volume *", [nx, ny, nz, sy, sz, ffi.cast("float *", _pointer(a))])
+
+
+def volume_in(arr: Any, name: str) -> Tuple[np.ndarray, Any]:
+    a = volume_array(arr, name)
+    return a, volume_struct(a)
+
+
+def output(out: Optional[np.ndarray], shape: Tuple[int, ...], name: str = "out") -> np.ndarray:
+    """A fresh float32 array of shape, or the caller's `out` after checking
+    that the C library can write it in place."""
+    if out is None:
+        return np.empty(shape, F32)
+    if not isinstance(out, np.ndarray):
+        raise invalid(f"{name}: expected a numpy array, got {type(out).__name__}")
+    if out.dtype != F32:
+        raise invalid(f"{name}: dtype must be float32, got {out.dtype}")
+    if out.shape != tuple(shape):
+        raise invalid(f"{name}: shape must be {tuple(shape)}, got {out.shape}")
+    if not out.flags.writeable:
+        raise invalid(f"{name}: the array is read-only")
+    fixed = image_array(out, name) if out.ndim == 2 else volume_array(out, name)
+    if fixed is not out:
+        raise invalid(f"{name}: its layout cannot be written in place "
+                      "(each row must be contiguous, at a positive stride)")
+    return out
+
+
+def refuse_overlap(out: np.ndarray, *inputs: np.ndarray, name: str = "out") -> None:
+    """The C library's outputs may not share memory with its inputs."""
+    for a in inputs:
+        if np.may_share_memory(out, a):
+            raise invalid(f"{name}: shares memory with an input")
+
+
+def out_struct(a: np.ndarray) -> Any:
+    return image_struct(a) if a.ndim == 2 else volume_struct(a)

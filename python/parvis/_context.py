@@ -1,0 +1,931 @@
+"""parvis.Context: one C pv_context, its operations and its plans."""
+from __future__ import annotations
+
+import threading
+import weakref
+from typing import Any, Dict, Optional, Tuple, Union
+
+import numpy as np
+
+from . import _arrays as A
+from ._errors import ClosedError, invalid, raise_status
+from ._native import ffi, lib
+from ._results import (Flow, Matches, NCCResult, OctregResult, PhaseCorrelation,
+                       PhaseCorrelationBatch, SiftFeatures)
+
+ArrayLike = Any
+
+_BACKENDS = {"auto": lib.PV_BACKEND_AUTO, "cpu": lib.PV_BACKEND_CPU,
+             "opencl": lib.PV_BACKEND_OPENCL}
+_PAD = {"none": lib.PV_PAD_NONE, "fft": lib.PV_PAD_FFT, "linear": lib.PV_PAD_LINEAR}
+_WINDOW = {"none": lib.PV_WINDOW_NONE, "hann": lib.PV_WINDOW_HANN}
+_SUBPIXEL = {"none": lib.PV_SUBPIXEL_NONE, "upsample": lib.PV_SUBPIXEL_UPSAMPLE,
+             "parabolic": lib.PV_SUBPIXEL_PARABOLIC}
+_GRADIENT = {"central": lib.PV_GRADIENT_CENTRAL, "forward": lib.PV_GRADIENT_FORWARD}
+_FFT = {"auto": lib.PV_FFT_AUTO, "clfft": lib.PV_FFT_CLFFT, "vkfft": lib.PV_FFT_VKFFT}
+
+_KEYPOINT_FLOATS = ffi.sizeof("pv_sift_keypoint") // 4
+_PAIR_WORDS = ffi.sizeof("pv_sift_pair") // 4
+_DESCRIPTOR = int(lib.PV_SIFT_DESCRIPTOR_SIZE)
+
+
+def _choice(table: Dict[str, int], value: str, name: str) -> int:
+    try:
+        return table[str(value).lower()]
+    except KeyError:
+        raise invalid(f"{name}: {value!r} is not one of {', '.join(table)}") from None
+
+
+def _int(value: Any, name: str) -> int:
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+        raise invalid(f"{name}: expected an integer, got {value!r}")
+    if not -2**31 <= int(value) < 2**31:
+        raise invalid(f"{name}: {value} is outside the C int range")
+    return int(value)
+
+
+def _float(value: Any, name: str) -> float:
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        raise invalid(f"{name}: expected a number, got {value!r}") from None
+
+
+def _shift_array(s: Any, ndim: int) -> np.ndarray:
+    return np.array([s.dx, s.dy, s.dz][:ndim], dtype=np.float64)
+
+
+def _phasecorr_options(upsample: int, subpixel: Optional[str], pad: str, window: str) -> Any:
+    upsample = _int(upsample, "upsample")
+    if subpixel is None:
+        subpixel = "upsample" if upsample > 1 else "none"
+    method = _choice(_SUBPIXEL, subpixel, "subpixel")
+    if method == lib.PV_SUBPIXEL_UPSAMPLE and upsample < 2:
+        raise invalid(f"upsample: {upsample} must be >= 2 with subpixel='upsample'")
+    return ffi.new("pv_phasecorr_options *", [_choice(_PAD, pad, "pad"),
+                                              _choice(_WINDOW, window, "window"), method,
+                                              upsample if upsample >= 2 else 100])
+
+
+def _sift_params(first_octave: int, octaves: int, levels: int, sigma0: float,
+                 sigma_input: float, peak_thresh: float, edge_thresh: float,
+                 orientation_window: float, orientation_peak: float, magnif: float,
+                 max_keypoints: int) -> Any:
+    return ffi.new("pv_sift_params *", [
+        _int(first_octave, "first_octave"), _int(octaves, "octaves"), _int(levels, "levels"),
+        _float(sigma0, "sigma0"), _float(sigma_input, "sigma_input"),
+        _float(peak_thresh, "peak_thresh"), _float(edge_thresh, "edge_thresh"),
+        _float(orientation_window, "orientation_window"),
+        _float(orientation_peak, "orientation_peak"), _float(magnif, "magnif"),
+        _int(max_keypoints, "max_keypoints")])
+
+
+def _octreg_options(stripes: int, stripe_width: int, subvolume_width: int, subvolume_step: int,
+                    coarse_tolerance: float, tolerance: float, pad: str, subpixel: bool,
+                    batch: int) -> Any:
+    return ffi.new("pv_octreg_options *", [
+        _int(stripes, "stripes"), _int(stripe_width, "stripe_width"),
+        _int(subvolume_width, "subvolume_width"), _int(subvolume_step, "subvolume_step"),
+        _float(coarse_tolerance, "coarse_tolerance"), _float(tolerance, "tolerance"),
+        _choice(_PAD, pad, "pad"), int(bool(subpixel)), _int(batch, "batch")])
+
+
+def _flow_params(alpha: float, beta: float, rho: float, kernel_size: int, warps: int,
+                 iterations: int, levels: int, spacing: float, gradient: str,
+                 tolerance: float, check_every: int) -> Any:
+    return ffi.new("pv_flow_params *", [
+        _float(alpha, "alpha"), _float(beta, "beta"), _float(rho, "rho"),
+        _int(kernel_size, "kernel_size"), _int(warps, "warps"), _int(iterations, "iterations"),
+        _int(levels, "levels"), _float(spacing, "spacing"),
+        _choice(_GRADIENT, gradient, "gradient"), _float(tolerance, "tolerance"),
+        _int(check_every, "check_every")])
+
+
+def _features_arrays(feats: Any, descriptor_dtype: Any) -> SiftFeatures:
+    """Copy a C SIFT result into fresh numpy arrays."""
+    n = feats.count
+    dtype = np.dtype(descriptor_dtype)
+    if n == 0:
+        return SiftFeatures(np.empty((0, 4), np.float32), np.empty((0, _DESCRIPTOR), dtype))
+    raw = np.frombuffer(ffi.buffer(feats.keypoints, n * _KEYPOINT_FLOATS * 4), np.float32)
+    keypoints = raw.reshape(n, _KEYPOINT_FLOATS)[:, :4].copy()
+    if dtype == np.uint8:
+        desc = np.frombuffer(ffi.buffer(feats.descriptors_u8, n * _DESCRIPTOR), np.uint8)
+    else:
+        desc = np.frombuffer(ffi.buffer(feats.descriptors, n * _DESCRIPTOR * 4), np.float32)
+    return SiftFeatures(keypoints, desc.reshape(n, _DESCRIPTOR).copy())
+
+
+def _check_descriptor_dtype(descriptor_dtype: Any) -> Any:
+    dtype = np.dtype(descriptor_dtype)
+    if dtype not in (np.dtype(np.uint8), np.dtype(np.float32)):
+        raise invalid(f"descriptor_dtype: {dtype} is not uint8 or float32")
+    return dtype
+
+
+def _descriptor_set(desc: ArrayLike, name: str) -> Tuple[Any, Tuple[Any, ...]]:
+    """A pv_sift_features holding only descriptors (what matching reads)."""
+    d = np.asarray(desc)
+    if d.ndim != 2 or d.shape[1] != _DESCRIPTOR:
+        raise invalid(f"{name}: expected shape (N, {_DESCRIPTOR}), got {d.shape}")
+    if d.dtype == np.uint8:
+        d = d.astype(np.float32) * np.float32(1.0 / 512.0)
+    elif d.dtype.kind in "uif":
+        d = np.ascontiguousarray(d, dtype=np.float32)
+    else:
+        raise invalid(f"{name}: dtype {d.dtype} is not a real number type")
+    n = d.shape[0]
+    if n == 0:
+        raise invalid(f"{name}: no descriptors")
+    keypoints = ffi.new("pv_sift_keypoint[]", n)
+    pointer = ffi.cast("float *", ffi.from_buffer(d))
+    feats = ffi.new("pv_sift_features *", [n, keypoints, pointer, ffi.NULL, n])
+    return feats, (d, keypoints, pointer)
+
+
+class Context:
+    """A parvis context: one backend and device, and the calls made on it.
+
+    Context(backend="auto", device=None, crosscheck=False, cpu_threads=0)
+
+    backend: "auto" (the first OpenCL GPU, else the CPU backend; a PoCL CPU
+    device is never picked), "cpu" (OpenMP + FFTW reference backend) or
+    "opencl" (a GPU if any, else any OpenCL device such as PoCL).
+    device: None (automatic), an index as parvis.devices() numbers them, or a
+    substring of a device name.  crosscheck: run every call on the CPU
+    backend too and raise parvis.Mismatch when the results differ beyond the
+    operation's documented tolerance.  cpu_threads: OpenMP threads of the
+    CPU backend (0: the default).  The environment (PARVIS_BACKEND,
+    PARVIS_DEVICE, PARVIS_CROSSCHECK) overrides these, as in the C library.
+
+    Conventions of every method:
+      * Images are 2D arrays (rows, columns); volumes 3D arrays (z, y, x).
+        x is the last axis.  Shifts and coordinates are given in the C
+        library's order (x first).
+      * uint8 and float32 inputs whose rows are contiguous are read in place,
+        other dtypes are converted once to float32 and other layouts copied
+        once (see parvis._arrays).  Results are fresh arrays, or the caller's
+        `out=` array (float32, exact shape, rows contiguous) written in place.
+      * Bad input raises parvis.InvalidArgument (a ValueError) and leaves
+        any `out=` array untouched; other failures raise the parvis.Error
+        subclass of the C status.
+      * The GIL is released while the C library works, so threads with
+        contexts of their own run in parallel.  One context serves one call
+        at a time: concurrent calls on the same context wait for each other.
+      * Use it as a context manager, or call close(); plans made on it are
+        closed with it.
+    """
+
+    def __init__(self, backend: str = "auto", device: Union[int, str, None] = None,
+                 crosscheck: bool = False, cpu_threads: int = 0) -> None:
+        self._ptr: Any = None
+        self._lock = threading.Lock()
+        self._plans: "weakref.WeakSet[_Plan]" = weakref.WeakSet()
+        options = ffi.new("pv_context_options *")
+        lib.pv_context_options_default(options)
+        options.backend = _choice(_BACKENDS, backend, "backend")
+        options.device_index = _device_index(device)
+        options.flags = lib.PV_CONTEXT_CROSSCHECK if crosscheck else 0
+        options.cpu_threads = _int(cpu_threads, "cpu_threads")
+        out = ffi.new("pv_context **")
+        status = lib.pv_context_create(out, options)
+        if status != lib.PV_OK:
+            raise_status(status)
+        self._ptr = out[0]
+
+    # ------------------------------------------------------------- lifetime
+    def close(self) -> None:
+        """Release the context and every plan made on it (idempotent)."""
+        with self._lock:
+            for plan in list(self._plans):
+                plan._release()
+            if self._ptr is not None:
+                lib.pv_context_destroy(self._ptr)
+                self._ptr = None
+
+    def __enter__(self) -> "Context":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:  # interpreter shutdown: the module may be gone
+            pass
+
+    @property
+    def closed(self) -> bool:
+        return self._ptr is None
+
+    def _live(self) -> Any:
+        if self._ptr is None:
+            raise ClosedError(lib.PV_ERR_INVALID, "the context is closed")
+        return self._ptr
+
+    def __repr__(self) -> str:
+        if self._ptr is None:
+            return "<parvis.Context closed>"
+        return f"<parvis.Context {self.backend} on {self.device_name!r}>"
+
+    # ----------------------------------------------------------- properties
+    @property
+    def backend(self) -> str:
+        """"cpu" or "opencl": where this context runs."""
+        return "opencl" if lib.pv_context_backend(self._live()) == lib.PV_BACKEND_OPENCL else "cpu"
+
+    @property
+    def device_name(self) -> str:
+        return ffi.string(lib.pv_context_device_name(self._live())).decode(errors="replace")
+
+    @property
+    def selection_note(self) -> str:
+        """One line saying how the backend was chosen."""
+        return ffi.string(lib.pv_context_selection_note(self._live())).decode(errors="replace")
+
+    @property
+    def cpu_threads(self) -> int:
+        return int(lib.pv_context_cpu_threads(self._live()))
+
+    @property
+    def crosscheck(self) -> bool:
+        """Cross-check mode (settable)."""
+        return bool(lib.pv_context_crosscheck(self._live()))
+
+    @crosscheck.setter
+    def crosscheck(self, enabled: bool) -> None:
+        with self._lock:
+            ptr = self._live()
+            status = lib.pv_context_set_crosscheck(ptr, int(bool(enabled)))
+            if status:
+                raise_status(status, ptr)
+
+    @property
+    def last_timing(self) -> Dict[str, float]:
+        """Times of the last successful call, in ms: "kernel" (device time;
+        the CPU backend reports its compute time), "upload", "download"
+        (host-device copies; 0 on the CPU) and "total" (end to end in C)."""
+        t = ffi.new("pv_timing *")
+        with self._lock:
+            ptr = self._live()
+            status = lib.pv_context_last_timing(ptr, t)
+            if status:
+                raise_status(status, ptr)
+        return {"kernel": t.kernel_ms, "upload": t.upload_ms,
+                "download": t.download_ms, "total": t.total_ms}
+
+    @property
+    def fft_engine(self) -> str:
+        """The FFT engine of the next plan: "FFTW" (CPU), "clFFT" or "VkFFT".
+        Set it to "auto", "clfft" or "vkfft" (OpenCL contexts)."""
+        engine = ffi.new("pv_fft_engine *")
+        self._call(lib.pv_context_fft_engine, engine)
+        return ffi.string(lib.pv_fft_engine_name(engine[0])).decode()
+
+    @fft_engine.setter
+    def fft_engine(self, name: str) -> None:
+        self._call(lib.pv_context_set_fft_engine, _choice(_FFT, name, "fft_engine"))
+
+    def _call(self, fn: Any, *args: Any) -> None:
+        """Run fn(ctx, *args) under the context's lock; raise on failure."""
+        with self._lock:
+            ptr = self._live()
+            status = fn(ptr, *args)
+            if status:
+                raise_status(status, ptr)
+
+    # --------------------------------------------------------------- filters
+    def gaussian_blur(self, image: ArrayLike, sigma: float, taps: int = 0,
+                      out: Optional[np.ndarray] = None) -> np.ndarray:
+        """Separable Gaussian blur of a 2D image (uint8/float32) or a 3D
+        float32 volume, borders replicated.  taps: odd tap count, or 0 for
+        2 ceil(3 sigma) + 1.  Returns float32 of the input's shape."""
+        src = np.asarray(image)
+        if src.ndim == 3:
+            a, s = A.volume_in(src, "image")
+            fn = lib.pv_gaussian_blur3d
+        else:
+            a, s = A.image_in(src, "image")
+            fn = lib.pv_gaussian_blur
+        dst = A.output(out, a.shape)
+        A.refuse_overlap(dst, a)
+        self._call(fn, s, A.out_struct(dst), _float(sigma, "sigma"), _int(taps, "taps"))
+        return dst
+
+    def gradients(self, image: ArrayLike, scheme: str = "central") -> Tuple[np.ndarray, ...]:
+        """Image gradients: (gx, gy) of a 2D image or (gx, gy, gz) of a 3D
+        volume, float32.  scheme "central": (f(x+1) - f(x-1)) / 2 inside,
+        one-sided at the borders; "forward": f(x+1) - f(x), 0 at the far
+        border."""
+        src = np.asarray(image)
+        code = _choice(_GRADIENT, scheme, "scheme")
+        if src.ndim == 3:
+            a, s = A.volume_in(src, "image")
+            outs = tuple(np.empty(a.shape, np.float32) for _ in range(3))
+            self._call(lib.pv_gradient3d, s, *(A.volume_struct(o) for o in outs), code)
+        else:
+            a, s = A.image_in(src, "image")
+            outs = tuple(np.empty(a.shape, np.float32) for _ in range(2))
+            self._call(lib.pv_gradient, s, *(A.image_struct(o) for o in outs), code)
+        return outs
+
+    # ---------------------------------------------------------------- stereo
+    def stereo_sad(self, left: ArrayLike, right: ArrayLike, ndisp: int = 64, *,
+                   min_disp: int = 0, window: int = 5, subpixel: bool = False,
+                   lr_check: bool = False, lr_max_diff: float = 1.0, uniqueness: float = 0.0,
+                   out: Optional[np.ndarray] = None) -> np.ndarray:
+        """SAD block-matching stereo; returns the float32 disparity of each
+        left pixel (shape of the inputs).
+
+        The left image is the reference: left column x matches right column
+        x - d for d in [min_disp, min_disp + ndisp).  Cost: the sum of
+        |L - R| over a window x window block (odd window, borders
+        replicated); the smallest cost wins, ties to the smaller d.
+        Invalid pixels (no candidate inside the right image, or rejected by
+        the checks) are +inf, as in Middlebury's PFM files.
+        subpixel: a parabola through the costs at d-1, d, d+1.
+        lr_check: invalidate where |d_LR - d_RL| > lr_max_diff.
+        uniqueness: reject a winner of cost c when a candidate outside
+        d-1..d+1 costs less than c (1 + uniqueness); 0 disables.
+        left, right: 2D, same shape, uint8 or float32 (same type)."""
+        la, ls = A.image_in(left, "left")
+        ra, rs = A.image_in(right, "right")
+        if ra.dtype != la.dtype and ra.shape == la.shape:
+            ra, rs = A.image_in(ra.astype(np.float32), "right")
+            la, ls = A.image_in(la.astype(np.float32), "left")
+        params = ffi.new("pv_sad_params *", [
+            _int(min_disp, "min_disp"), _int(ndisp, "ndisp"), _int(window, "window"),
+            int(bool(subpixel)), int(bool(lr_check)), _float(lr_max_diff, "lr_max_diff"),
+            _float(uniqueness, "uniqueness")])
+        dst = A.output(out, la.shape)
+        A.refuse_overlap(dst, la, ra)
+        self._call(lib.pv_stereo_sad, ls, rs, params, A.image_struct(dst))
+        return dst
+
+    def stereo_bp(self, left: ArrayLike, right: ArrayLike, ndisp: int = 16, *,
+                  min_disp: int = 0, levels: int = 5, iterations: int = 10,
+                  lambda_: float = 0.07, data_max: float = 15.0, disc_max: float = 1.7,
+                  sigma: float = 1.0, tile_width: int = 0, tile_height: int = 0,
+                  tile_padding: int = 20, memory_budget: int = 0,
+                  out: Optional[np.ndarray] = None) -> np.ndarray:
+        """Hierarchical belief-propagation stereo; returns the float32
+        disparity of each left pixel (always finite: BP labels every pixel).
+
+        Same convention as stereo_sad: left column x matches right column
+        x - d, d in [min_disp, min_disp + ndisp).  levels: pyramid levels
+        (2^(levels-1) <= the smaller side); iterations: message rounds per
+        level; lambda_ (the C field `lambda`): data-cost weight; data_max,
+        disc_max: truncations of the data and smoothness costs; sigma:
+        Gaussian pre-smoothing (0: none).  tile_width/tile_height/
+        tile_padding/memory_budget: image partitions (0: automatic).
+        The defaults are the paper's (see include/parvis/stereo.h)."""
+        la, ls = A.image_in(left, "left")
+        ra, rs = A.image_in(right, "right")
+        if ra.dtype != la.dtype and ra.shape == la.shape:
+            ra, rs = A.image_in(ra.astype(np.float32), "right")
+            la, ls = A.image_in(la.astype(np.float32), "left")
+        budget = int(memory_budget)
+        if budget < 0:
+            raise invalid(f"memory_budget: {budget} is negative")
+        params = ffi.new("pv_bp_params *", [
+            _int(min_disp, "min_disp"), _int(ndisp, "ndisp"), _int(levels, "levels"),
+            _int(iterations, "iterations"), _float(lambda_, "lambda_"),
+            _float(data_max, "data_max"), _float(disc_max, "disc_max"), _float(sigma, "sigma"),
+            _int(tile_width, "tile_width"), _int(tile_height, "tile_height"),
+            _int(tile_padding, "tile_padding"), budget])
+        dst = A.output(out, la.shape)
+        A.refuse_overlap(dst, la, ra)
+        self._call(lib.pv_stereo_bp, ls, rs, params, A.image_struct(dst))
+        return dst
+
+    # -------------------------------------------------------------- features
+    def sift(self, image: ArrayLike, *, first_octave: int = 0, octaves: int = 0,
+             levels: int = 3, sigma0: float = 1.6, sigma_input: float = 0.5,
+             peak_thresh: float = 0.01, edge_thresh: float = 10.0,
+             orientation_window: float = 1.5, orientation_peak: float = 0.8,
+             magnif: float = 3.0, max_keypoints: int = 0,
+             descriptor_dtype: Any = np.uint8) -> SiftFeatures:
+        """Detect and describe SIFT keypoints (Lowe 2004, VLFeat's conventions).
+
+        image: 2D uint8 (scaled to [0, 1]) or float32 (used as is: keep it in
+        [0, 1] for the default thresholds), at least 16 x 16, finite.
+        first_octave: -1 (upsampled 2x) or 0; octaves: 0 for automatic;
+        levels: scales per octave; max_keypoints: 0 for all, else the top K
+        by |response|.  Returns SiftFeatures(keypoints (N, 4) float32 x, y,
+        sigma, angle; descriptors (N, 128) of descriptor_dtype, uint8 or
+        float32).  For many images of one size, sift_plan() keeps the scale
+        space between calls."""
+        with self.sift_plan(np.shape(image), first_octave=first_octave, octaves=octaves,
+                            levels=levels, sigma0=sigma0, sigma_input=sigma_input,
+                            peak_thresh=peak_thresh, edge_thresh=edge_thresh,
+                            orientation_window=orientation_window,
+                            orientation_peak=orientation_peak, magnif=magnif,
+                            max_keypoints=max_keypoints) as plan:
+            return plan.detect(image, descriptor_dtype=descriptor_dtype)
+
+    def sift_plan(self, shape: Tuple[int, ...], **params: Any) -> "SiftPlan":
+        """A SiftPlan for images of shape (height, width); keyword arguments
+        as for sift() (without descriptor_dtype)."""
+        return SiftPlan(self, shape, **params)
+
+    def match(self, desc1: ArrayLike, desc2: ArrayLike, ratio: float = 0.8,
+              mutual: bool = False) -> Matches:
+        """Match descriptors: for each row of desc1 (query) its nearest and
+        second-nearest row of desc2 (train) by L2 distance (ties to the lower
+        index); kept when nearest < ratio * second (ratio 1 disables the
+        test) and, with mutual=True, when the two are each other's nearest.
+        desc1, desc2: (N, 128) uint8 (as sift() returns; divided by 512) or
+        float32.  Returns Matches(pairs, distances, second)."""
+        q, keep_q = _descriptor_set(desc1, "desc1")
+        t, keep_t = _descriptor_set(desc2, "desc2")
+        params = ffi.new("pv_sift_match_params *", [_float(ratio, "ratio"), int(bool(mutual))])
+        result = ffi.new("pv_sift_matches *")
+        self._call(lib.pv_sift_match, q, t, params, result)
+        try:
+            n = result.count
+            if n == 0:
+                return Matches(np.empty((0, 2), np.int32), np.empty(0, np.float32),
+                               np.empty(0, np.float32))
+            raw = np.frombuffer(ffi.buffer(result.pairs, n * _PAIR_WORDS * 4), np.int32)
+            raw = raw.reshape(n, _PAIR_WORDS)
+            floats = raw.view(np.float32)
+            return Matches(raw[:, :2].copy(), floats[:, 2].copy(), floats[:, 3].copy())
+        finally:
+            lib.pv_sift_matches_free(result)
+            del keep_q, keep_t
+
+    # ---------------------------------------------------------- registration
+    def phase_correlate(self, reference: ArrayLike, moving: ArrayLike, upsample: int = 1, *,
+                        subpixel: Optional[str] = None, pad: str = "none",
+                        window: str = "none") -> PhaseCorrelation:
+        """Phase correlation of two images (2D) or volumes (3D) of one shape.
+
+        Returns PhaseCorrelation(shift, peak, flags) with moving(p) ~
+        reference(p - shift); shift is [dx, dy] or [dx, dy, dz] (x = last
+        axis).  upsample: 1 gives the integer peak; > 1 refines it on a grid
+        of step 1/upsample (Guizar-Sicairos upsampled DFT).  subpixel:
+        None (from upsample), "none", "upsample" or "parabolic".  pad: "none"
+        (circular), "fft" (to FFT-friendly sizes) or "linear" (>= 2n - 1, no
+        wrap-around).  window: "none" or "hann".  Inputs holding NaN/inf are
+        refused; constant inputs give shift 0, peak 0 and NO_TEXTURE."""
+        options = _phasecorr_options(upsample, subpixel, pad, window)
+        shift = ffi.new("pv_shift *")
+        ndim = np.ndim(reference)
+        if ndim == 3:
+            ra, rs = A.volume_in(reference, "reference")
+            ma, ms = A.volume_in(moving, "moving")
+            self._call(lib.pv_phase_correlate3d, rs, ms, options, shift)
+        else:
+            ra, rs = A.image_in(reference, "reference")
+            ma, ms = A.image_in(moving, "moving")
+            self._call(lib.pv_phase_correlate, rs, ms, options, shift)
+        return PhaseCorrelation(_shift_array(shift, ra.ndim), shift.peak, int(shift.flags))
+
+    def phasecorr_plan(self, reference: ArrayLike, upsample: int = 1, *,
+                       subpixel: Optional[str] = None, pad: str = "none", window: str = "none",
+                       max_batch: int = 1) -> "PhaseCorrPlan":
+        """A PhaseCorrPlan: the reference's spectrum cached (on the device
+        for OpenCL), movers correlated max_batch at a time.  Options as for
+        phase_correlate."""
+        return PhaseCorrPlan(self, reference, upsample, subpixel=subpixel, pad=pad,
+                             window=window, max_batch=max_batch)
+
+    def ncc(self, template: ArrayLike, image: ArrayLike, *, min_overlap: int = 0,
+            compute_map: bool = True, out: Optional[np.ndarray] = None) -> NCCResult:
+        """Normalised cross-correlation of a template over an image (MATLAB's
+        normxcorr2, normalised over the overlapping pixels only).
+
+        Returns NCCResult(map, x, y, coefficient, sub_x, sub_y, flags): the
+        full coefficient map (float32, (H_i + H_t - 1, W_i + W_t - 1); None
+        with compute_map=False) and the best template offset.  Coefficients
+        are 0 where the overlap has fewer than min_overlap pixels or no
+        variance; values lie in [-1, 1]."""
+        ta, ts = A.image_in(template, "template")
+        ia, is_ = A.image_in(image, "image")
+        shape = (ia.shape[0] + ta.shape[0] - 1, ia.shape[1] + ta.shape[1] - 1)
+        dst = A.output(out, shape) if compute_map else None
+        if dst is not None:
+            A.refuse_overlap(dst, ta, ia)
+        result = ffi.new("pv_ncc_result *")
+        self._call(lib.pv_normxcorr2, ts, is_, _int(min_overlap, "min_overlap"),
+                   A.image_struct(dst) if dst is not None else ffi.NULL, result)
+        return NCCResult(dst, int(result.x), int(result.y), float(result.coefficient),
+                         float(result.sub_x), float(result.sub_y), int(result.flags))
+
+    # ---------------------------------------------------------------- octreg
+    def octreg(self, reference: ArrayLike, target: ArrayLike, *, registered: bool = False,
+               gap_value: float = 0.0, **options: Any) -> OctregResult:
+        """Register an AO-OCT target volume to a reference (stripe-wise,
+        coarse to fine by 3D phase correlation).
+
+        Volumes: float32 arrays of shape (B-scans, A-lines, depth), equal
+        shapes.  Returns OctregResult(shifts (B, 3) dx, dy, dz; peak; valid;
+        info; registered).  registered=True also reconstructs the target at
+        the reference's positions (gaps set to gap_value).  options:
+        stripes=10, stripe_width=3, subvolume_width=32, subvolume_step=16,
+        coarse_tolerance=0.0, tolerance=8.0, pad="fft", subpixel=False,
+        batch=0 (see OctregPlan).  For many targets against one reference,
+        octreg_plan() keeps the reference's spectra."""
+        with self.octreg_plan(reference, **options) as plan:
+            return plan.register(target, registered=registered, gap_value=gap_value)
+
+    def octreg_plan(self, reference: ArrayLike, *, stripes: int = 10, stripe_width: int = 3,
+                    subvolume_width: int = 32, subvolume_step: int = 16,
+                    coarse_tolerance: float = 0.0, tolerance: float = 8.0, pad: str = "fft",
+                    subpixel: bool = False, batch: int = 0) -> "OctregPlan":
+        """An OctregPlan holding the reference volume's spectra, for
+        registering many targets against one reference (float32, shape
+        (B-scans, A-lines, depth)).  Options and their C defaults are
+        described in OctregPlan."""
+        return OctregPlan(self, reference, stripes=stripes, stripe_width=stripe_width,
+                          subvolume_width=subvolume_width, subvolume_step=subvolume_step,
+                          coarse_tolerance=coarse_tolerance, tolerance=tolerance, pad=pad,
+                          subpixel=subpixel, batch=batch)
+
+    # ------------------------------------------------------------------ flow
+    def flow3d(self, fixed: ArrayLike, moving: ArrayLike, *, alpha: float = 0.05,
+               beta: float = 0.0, rho: float = 2.0, kernel_size: int = 15, warps: int = 5,
+               iterations: int = 50, levels: int = 1, spacing: float = 1.0,
+               gradient: str = "central", tolerance: float = 0.0,
+               check_every: int = 10) -> Flow:
+        """3D combined local-global optical flow with a divergence penalty.
+
+        fixed, moving: float32 volumes (z, y, x) of one shape (2D images are
+        taken as one-slice volumes), finite values.  Returns Flow(u, v, w)
+        with moving(p + flow(p)) ~ fixed(p).  alpha: smoothness weight (in
+        squared intensity units); beta: divergence weight (0 <= beta <= 2
+        alpha); rho/kernel_size: the structure tensor's Gaussian (kernel_size
+        0: from rho); warps, iterations: re-samplings and Jacobi iterations;
+        levels: pyramid levels; gradient: "central" or "forward"; tolerance:
+        > 0 stops a warp early (tested every check_every iterations).
+        Defaults: the paper's benchmark setting."""
+        params = _flow_params(alpha, beta, rho, kernel_size, warps, iterations, levels,
+                              spacing, gradient, tolerance, check_every)
+        fa, fs, ma, ms, shape2d = _flow_inputs(fixed, moving)
+        outs, field = _flow_field(fa.shape)
+        self._call(lib.pv_flow3d, fs, ms, params, field)
+        return _flow_result(outs, shape2d)
+
+    def flow_plan(self, shape: Tuple[int, ...], **params: Any) -> "FlowPlan":
+        """A FlowPlan for volumes of shape (z, y, x) (or images (y, x));
+        keyword arguments as for flow3d()."""
+        return FlowPlan(self, shape, **params)
+
+    def flow_warp(self, moving: ArrayLike, flow: Tuple[ArrayLike, ArrayLike, ArrayLike]
+                  ) -> np.ndarray:
+        """warped(p) = moving(p + flow(p)), trilinear, coordinates clamped to
+        the volume; flow is (u, v, w) as flow3d returns."""
+        ma, ms = A.volume_in(_as_volume(moving), "moving")
+        comps = [A.volume_array(_as_volume(c), n) for c, n in zip(flow, "uvw")]
+        if any(c.shape != ma.shape for c in comps):
+            raise invalid("flow: u, v, w must have the moving volume's shape")
+        field = ffi.new("pv_flow_field *")
+        field.u, field.v, field.w = (A.volume_struct(c)[0] for c in comps)
+        dst = np.empty(ma.shape, np.float32)
+        self._call(lib.pv_flow_warp, ms, field, A.volume_struct(dst))
+        return dst.reshape(np.shape(moving)) if np.ndim(moving) == 2 else dst
+
+
+def _as_volume(arr: ArrayLike) -> ArrayLike:
+    a = np.asarray(arr)
+    return a[np.newaxis] if a.ndim == 2 else a
+
+
+def _flow_inputs(fixed: ArrayLike, moving: ArrayLike) -> Tuple[Any, ...]:
+    shape2d = np.ndim(fixed) == 2
+    fa, fs = A.volume_in(_as_volume(fixed), "fixed")
+    ma, ms = A.volume_in(_as_volume(moving), "moving")
+    return fa, fs, ma, ms, shape2d
+
+
+def _flow_field(shape: Tuple[int, ...]) -> Tuple[Tuple[np.ndarray, ...], Any]:
+    """Three fresh float32 volumes and the pv_flow_field describing them."""
+    outs = tuple(np.empty(shape, np.float32) for _ in range(3))
+    field = ffi.new("pv_flow_field *")
+    field.u, field.v, field.w = (A.volume_struct(o)[0] for o in outs)
+    return outs, field
+
+
+def _flow_result(outs: Tuple[np.ndarray, ...], shape2d: bool) -> Flow:
+    if shape2d:
+        return Flow(*(o[0] for o in outs))
+    return Flow(*outs)
+
+
+def _device_index(device: Union[int, str, None]) -> int:
+    if device is None:
+        return -1
+    if isinstance(device, str):
+        from ._io import devices
+        for info in devices():
+            if device.lower() in info.name.lower():
+                return info.index
+        raise invalid(f"device: no OpenCL device name contains {device!r}")
+    return _int(device, "device")
+
+
+# ---------------------------------------------------------------------- plans
+class _Plan:
+    """State kept between calls on one context; close() or use `with`."""
+
+    _destroy: Any = None
+
+    def __init__(self, ctx: Context) -> None:
+        self._ctx = ctx
+        self._ptr: Any = None
+
+    def _adopt(self, ptr: Any) -> None:
+        self._ptr = ptr
+        self._ctx._plans.add(self)
+
+    def _release(self) -> None:
+        """Free the C plan; the caller holds the context's lock."""
+        if self._ptr is not None:
+            type(self)._destroy(self._ptr)
+            self._ptr = None
+
+    def close(self) -> None:
+        """Release the plan (idempotent)."""
+        with self._ctx._lock:
+            self._release()
+
+    @property
+    def closed(self) -> bool:
+        return self._ptr is None
+
+    def __enter__(self) -> Any:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:
+            pass
+
+    def _call(self, fn: Any, *args: Any) -> None:
+        with self._ctx._lock:
+            if self._ptr is None:
+                raise ClosedError(lib.PV_ERR_INVALID, f"the {type(self).__name__} is closed")
+            ctx = self._ctx._live()
+            status = fn(self._ptr, *args)
+            if status:
+                raise_status(status, ctx)
+
+    def _create(self, fn: Any, *args: Any, out_type: str) -> None:
+        out = ffi.new(out_type)
+        with self._ctx._lock:
+            ctx = self._ctx._live()
+            status = fn(ctx, *args, out)
+            if status:
+                raise_status(status, ctx)
+            self._adopt(out[0])
+
+
+class SiftPlan(_Plan):
+    """SIFT for a stream of images of one size: the scale space and the
+    result arrays are kept between detect() calls.  Made by
+    Context.sift_plan(shape, **params) (parameters as Context.sift)."""
+
+    _destroy = lib.pv_sift_plan_destroy
+
+    def __init__(self, ctx: Context, shape: Tuple[int, ...], **params: Any) -> None:
+        super().__init__(ctx)
+        if len(shape) != 2:
+            raise invalid(f"shape: expected (height, width), got {tuple(shape)}")
+        self.shape = (_int(shape[0], "height"), _int(shape[1], "width"))
+        self._features = ffi.new("pv_sift_features *")
+        self._create(lib.pv_sift_plan_create, self.shape[1], self.shape[0],
+                     _sift_params(**{**_SIFT_DEFAULTS, **params}), out_type="pv_sift_plan **")
+
+    def _release(self) -> None:
+        super()._release()
+        lib.pv_sift_features_free(self._features)
+
+    @property
+    def octaves(self) -> int:
+        """Octaves the plan uses (after defaults and clamping)."""
+        with self._ctx._lock:
+            if self._ptr is None:
+                raise ClosedError(lib.PV_ERR_INVALID, "the SiftPlan is closed")
+            return int(lib.pv_sift_plan_octaves(self._ptr))
+
+    def detect(self, image: ArrayLike, descriptor_dtype: Any = np.uint8) -> SiftFeatures:
+        """Keypoints and descriptors of an image of the plan's shape (see
+        Context.sift)."""
+        dtype = _check_descriptor_dtype(descriptor_dtype)
+        a, s = A.image_in(image, "image")
+        if a.shape != self.shape:
+            raise invalid(f"image: shape {a.shape} differs from the plan's {self.shape}")
+        with self._ctx._lock:
+            if self._ptr is None:
+                raise ClosedError(lib.PV_ERR_INVALID, "the SiftPlan is closed")
+            ctx = self._ctx._live()
+            status = lib.pv_sift_detect_into(self._ptr, s, self._features)
+            if status:
+                raise_status(status, ctx)
+            return _features_arrays(self._features, dtype)
+
+
+_SIFT_DEFAULTS = dict(first_octave=0, octaves=0, levels=3, sigma0=1.6, sigma_input=0.5,
+                      peak_thresh=0.01, edge_thresh=10.0, orientation_window=1.5,
+                      orientation_peak=0.8, magnif=3.0, max_keypoints=0)
+
+
+class PhaseCorrPlan(_Plan):
+    """Phase correlation against a cached reference (2D image or 3D volume).
+    Made by Context.phasecorr_plan(reference, upsample, ...)."""
+
+    def __init__(self, ctx: Context, reference: ArrayLike, upsample: int = 1, *,
+                 subpixel: Optional[str] = None, pad: str = "none", window: str = "none",
+                 max_batch: int = 1) -> None:
+        super().__init__(ctx)
+        options = _phasecorr_options(upsample, subpixel, pad, window)
+        self.ndim = np.ndim(reference)
+        if self.ndim == 3:
+            ra, rs = A.volume_in(reference, "reference")
+            fn = lib.pv_phasecorr_plan_create3d
+        else:
+            ra, rs = A.image_in(reference, "reference")
+            fn = lib.pv_phasecorr_plan_create
+        self.ndim = ra.ndim
+        self.shape = ra.shape
+        self._create(fn, rs, options, _int(max_batch, "max_batch"),
+                     out_type="pv_phasecorr_plan **")
+
+    _destroy = lib.pv_phasecorr_plan_destroy
+
+    def _mover(self, arr: ArrayLike, name: str) -> Tuple[np.ndarray, Any]:
+        if self.ndim == 3:
+            a, s = A.volume_in(arr, name)
+        else:
+            a, s = A.image_in(arr, name)
+        if a.shape != self.shape:
+            raise invalid(f"{name}: shape {a.shape} differs from the reference's {self.shape}")
+        return a, s
+
+    def set_reference(self, reference: ArrayLike) -> None:
+        """Replace the reference (same shape)."""
+        a, s = self._mover(reference, "reference")
+        fn = (lib.pv_phasecorr_plan_set_reference3d if self.ndim == 3
+              else lib.pv_phasecorr_plan_set_reference)
+        self._call(fn, s)
+
+    def correlate(self, moving: ArrayLike) -> PhaseCorrelation:
+        """Correlate one mover of the reference's shape (see
+        Context.phase_correlate for the result)."""
+        a, s = self._mover(moving, "moving")
+        shift = ffi.new("pv_shift *")
+        fn = (lib.pv_phasecorr_plan_correlate3d if self.ndim == 3
+              else lib.pv_phasecorr_plan_correlate)
+        self._call(fn, s, 1, shift)
+        return PhaseCorrelation(_shift_array(shift, self.ndim), shift.peak, int(shift.flags))
+
+    def correlate_many(self, movers: ArrayLike) -> PhaseCorrelationBatch:
+        """Correlate a stack of movers (shape (count,) + the reference's
+        shape, or a sequence of such arrays), max_batch at a time on the
+        device."""
+        items = [movers[i] for i in range(len(movers))]
+        if not items:
+            raise invalid("movers: the stack is empty")
+        kind = "pv_volume[]" if self.ndim == 3 else "pv_image[]"
+        structs = ffi.new(kind, len(items))
+        keep = []
+        for i, item in enumerate(items):
+            a, s = self._mover(item, f"movers[{i}]")
+            structs[i] = s[0]
+            keep.append(a)
+        shifts = ffi.new("pv_shift[]", len(items))
+        fn = (lib.pv_phasecorr_plan_correlate3d if self.ndim == 3
+              else lib.pv_phasecorr_plan_correlate)
+        self._call(fn, structs, len(items), shifts)
+        raw = np.frombuffer(ffi.buffer(shifts), dtype=np.dtype(
+            {"names": ["d", "peak", "flags"], "formats": [("f8", 3), "f8", "u4"],
+             "offsets": [0, 24, 32], "itemsize": ffi.sizeof("pv_shift")}))
+        return PhaseCorrelationBatch(raw["d"][:, :self.ndim].copy(), raw["peak"].copy(),
+                                     raw["flags"].copy())
+
+    @property
+    def fft_size(self) -> Tuple[int, ...]:
+        """Transform size per axis (x first) after padding."""
+        size = ffi.new("int[3]")
+        with self._ctx._lock:
+            if self._ptr is None:
+                raise ClosedError(lib.PV_ERR_INVALID, "the PhaseCorrPlan is closed")
+            status = lib.pv_phasecorr_plan_fft_size(self._ptr, size)
+            if status:
+                raise_status(status, self._ctx._live())
+        return tuple(size[i] for i in range(self.ndim))
+
+
+class OctregPlan(_Plan):
+    """AO-OCT registration against one reference volume (B-scans, A-lines,
+    depth): the spectra of the whole reference and of its sub-volumes are
+    kept.  Made by Context.octreg_plan(reference, **options).
+
+    Options (C defaults): stripes (10) coarse stripes of stripe_width (3)
+    B-scans; fine sub-volumes of subvolume_width (32, factors 2, 3, 5, 7)
+    B-scans every subvolume_step (16); coarse_tolerance (0: twice the stripe
+    spacing) and tolerance (8 voxels) of the spike and continuity filters;
+    pad "fft" | "linear" | "none"; subpixel refinement; batch (0: sized to
+    the device)."""
+
+    _destroy = lib.pv_octreg_plan_destroy
+
+    def __init__(self, ctx: Context, reference: ArrayLike, **options: Any) -> None:
+        super().__init__(ctx)
+        ra, rs = A.volume_in(reference, "reference")
+        self.shape = ra.shape
+        self._create(lib.pv_octreg_plan_create, rs, _octreg_options(**options),
+                     out_type="pv_octreg_plan **")
+
+    def register(self, target: ArrayLike, *, registered: bool = False,
+                 gap_value: float = 0.0) -> OctregResult:
+        """Register one target of the reference's shape (see OctregResult)."""
+        ta, ts = A.volume_in(target, "target")
+        if ta.shape != self.shape:
+            raise invalid(f"target: shape {ta.shape} differs from the reference's {self.shape}")
+        n = ta.shape[0]
+        shifts = ffi.new("pv_octreg_shift[]", n)
+        info = ffi.new("pv_octreg_info *")
+        self._call(lib.pv_octreg_register, ts, shifts, info)
+        volume = None
+        if registered:
+            volume = np.empty(self.shape, np.float32)
+            self._call(lib.pv_octreg_reconstruct, ts, shifts, _float(gap_value, "gap_value"),
+                       A.volume_struct(volume), ffi.NULL, ffi.NULL, ffi.NULL)
+        s, peak, valid = _octreg_arrays(shifts, n)
+        return OctregResult(s, peak, valid,
+                            {"stripes": info.stripes, "good_stripes": info.good_stripes,
+                             "valid_bscans": info.valid_bscans, "subvolumes": info.subvolumes},
+                            volume)
+
+    def reconstruct(self, target: ArrayLike, shifts: ArrayLike, valid: ArrayLike, *,
+                    gap_value: float = 0.0) -> np.ndarray:
+        """Resample a target's valid B-scans to the reference's positions
+        from given shifts ((B, 3) dx, dy, dz) and valid flags ((B,) bool)."""
+        ta, ts = A.volume_in(target, "target")
+        if ta.shape != self.shape:
+            raise invalid(f"target: shape {ta.shape} differs from the reference's {self.shape}")
+        n = ta.shape[0]
+        s = np.asarray(shifts, dtype=np.float64)
+        v = np.asarray(valid)
+        if s.shape != (n, 3) or v.shape != (n,):
+            raise invalid(f"shifts/valid: expected shapes ({n}, 3) and ({n},)")
+        c = ffi.new("pv_octreg_shift[]", n)
+        for k in range(n):
+            c[k] = [s[k, 0], s[k, 1], s[k, 2], 0.0, int(bool(v[k]))]
+        volume = np.empty(self.shape, np.float32)
+        self._call(lib.pv_octreg_reconstruct, ts, c, _float(gap_value, "gap_value"),
+                   A.volume_struct(volume), ffi.NULL, ffi.NULL, ffi.NULL)
+        return volume
+
+
+def _octreg_arrays(shifts: Any, n: int) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+    raw = np.frombuffer(ffi.buffer(shifts, n * ffi.sizeof("pv_octreg_shift")), dtype=np.dtype(
+        {"names": ["d", "peak", "valid"], "formats": [("f8", 3), "f8", "i4"],
+         "offsets": [0, 24, 32], "itemsize": ffi.sizeof("pv_octreg_shift")}))
+    return raw["d"].copy(), raw["peak"].copy(), raw["valid"] != 0
+
+
+class FlowPlan(_Plan):
+    """3D optical flow for volumes of one shape: pyramid, tensor and flow
+    buffers kept between run() calls.  Made by Context.flow_plan(shape,
+    **params) (parameters as Context.flow3d)."""
+
+    _destroy = lib.pv_flow_plan_destroy
+
+    def __init__(self, ctx: Context, shape: Tuple[int, ...], **params: Any) -> None:
+        super().__init__(ctx)
+        shape = tuple(shape)
+        self._image = len(shape) == 2
+        if self._image:
+            shape = (1,) + shape
+        if len(shape) != 3:
+            raise invalid(f"shape: expected (z, y, x) or (y, x), got {shape}")
+        self.shape = tuple(_int(s, "shape") for s in shape)
+        defaults = dict(alpha=0.05, beta=0.0, rho=2.0, kernel_size=15, warps=5, iterations=50,
+                        levels=1, spacing=1.0, gradient="central", tolerance=0.0,
+                        check_every=10)
+        self._create(lib.pv_flow_plan_create, self.shape[2], self.shape[1], self.shape[0],
+                     _flow_params(**{**defaults, **params}), out_type="pv_flow_plan **")
+
+    def run(self, fixed: ArrayLike, moving: ArrayLike) -> Flow:
+        """Flow from fixed to moving (both of the plan's shape)."""
+        fa, fs, ma, ms, shape2d = _flow_inputs(fixed, moving)
+        if fa.shape != self.shape or ma.shape != self.shape:
+            raise invalid(f"fixed/moving: shapes differ from the plan's {self.shape}")
+        outs, field = _flow_field(fa.shape)
+        self._call(lib.pv_flow_plan_run, fs, ms, field)
+        return _flow_result(outs, shape2d)
+
+    @property
+    def stats(self) -> Dict[str, float]:
+        """Time per stage of the last run (ms) and the Jacobi iterations run."""
+        s = ffi.new("pv_flow_stats *")
+        self._call(lib.pv_flow_plan_stats, s)
+        return {"pyramid": s.pyramid_ms, "gradient": s.gradient_ms, "resample": s.resample_ms,
+                "tensor": s.tensor_ms, "jacobi": s.jacobi_ms, "iterations": s.iterations}

@@ -1,0 +1,206 @@
+"""Module-level helpers: devices, version, image and volume files, synthetic data."""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Any, List, Optional, Tuple, Union
+
+import numpy as np
+
+from . import _arrays as A
+from ._errors import invalid, raise_status
+from ._native import ffi, lib
+from ._results import Flow, SyntheticOct
+
+PathLike = Union[str, "os.PathLike[str]"]
+
+
+@dataclass(frozen=True)
+class DeviceInfo:
+    """An OpenCL device as the C library lists it (index: what
+    Context(device=...) and PARVIS_DEVICE take)."""
+    index: int
+    name: str
+    vendor: str
+    platform: str
+    driver_version: str
+    opencl_version: str
+    type: str
+    global_memory: int
+    max_alloc: int
+    local_memory: int
+    compute_units: int
+    max_work_group_size: int
+
+
+def _text(chars: Any) -> str:
+    return ffi.string(chars).decode(errors="replace")
+
+
+def version() -> str:
+    """The C library's version string."""
+    return _text(lib.pv_version())
+
+
+def devices() -> List[DeviceInfo]:
+    """Every OpenCL device found (empty without OpenCL)."""
+    count = ffi.new("int *")
+    status = lib.pv_device_list(ffi.NULL, 0, count)
+    if status:
+        raise_status(status)
+    if count[0] == 0:
+        return []
+    infos = ffi.new("pv_device_info[]", count[0])
+    status = lib.pv_device_list(infos, count[0], count)
+    if status:
+        raise_status(status)
+    return [DeviceInfo(d.index, _text(d.name), _text(d.vendor), _text(d.platform),
+                       _text(d.driver_version), _text(d.opencl_version),
+                       _text(lib.pv_device_type_name(d.type)), d.global_memory, d.max_alloc,
+                       d.local_memory, d.compute_units, d.max_work_group_size)
+            for d in (infos[i] for i in range(min(count[0], len(infos))))]
+
+
+def _path(path: PathLike) -> bytes:
+    return os.fsencode(path)
+
+
+def imread(path: PathLike, dtype: Any = np.uint8) -> np.ndarray:
+    """Read a PGM/PPM (8/16-bit), PFM or PNG file as a 2D array.
+
+    dtype uint8: 8-bit data as is, 16-bit scaled by 255/maxval, PFM rounded
+    and clamped; float32: integer formats keep their values, PFM values as
+    stored (inf kept).  Colour is converted to grey (Rec. 601 luma).  PFM
+    rows are returned top to bottom."""
+    d = np.dtype(dtype)
+    if d not in A.PIXEL_TYPE:
+        raise invalid(f"dtype: {d} is not uint8 or float32")
+    image = ffi.new("pv_image *")
+    status = lib.pv_image_read(_path(path), A.PIXEL_TYPE[d], image)
+    if status:
+        raise_status(status)
+    try:
+        rows = np.frombuffer(ffi.buffer(image.data, image.height * image.stride * d.itemsize), d)
+        return rows.reshape(image.height, image.stride)[:, :image.width].copy()
+    finally:
+        lib.pv_image_free(image)
+
+
+def imwrite(path: PathLike, image: Any) -> None:
+    """Write a 2D uint8/float32 image by extension: .pgm (8-bit), .pfm
+    (float) or .png (8-bit grey); float data is clamped and rounded for the
+    8-bit formats."""
+    a, s = A.image_in(image, "image")
+    status = lib.pv_image_write(_path(path), s)
+    if status:
+        raise_status(status)
+
+
+def has_nifti() -> bool:
+    """True when the library was built with NIfTI-1 support."""
+    return bool(lib.pv_volume_io_has_nifti())
+
+
+def _volume_copy(volume: Any) -> np.ndarray:
+    try:
+        n = volume.stride_z * volume.nz
+        flat = np.frombuffer(ffi.buffer(volume.data, n * 4), np.float32)
+        full = flat.reshape(volume.nz, volume.stride_z)[:, :volume.stride_y * volume.ny]
+        return full.reshape(volume.nz, volume.ny, volume.stride_y)[:, :, :volume.nx].copy()
+    finally:
+        lib.pv_volume_free(volume)
+
+
+def read_volume(path: PathLike, shape: Optional[Tuple[int, int, int]] = None) -> np.ndarray:
+    """Read a float32 volume (z, y, x).
+
+    NIfTI-1 (.nii, .nii.gz, .hdr/.img) when shape is None (any numeric type,
+    scaled by scl_slope/scl_inter); raw little-endian float32 when shape
+    (z, y, x) is given (the file must hold exactly that many values)."""
+    volume = ffi.new("pv_volume *")
+    if shape is None:
+        status = lib.pv_volume_read_nifti(_path(path), volume)
+    else:
+        if len(shape) != 3:
+            raise invalid(f"shape: expected (z, y, x), got {shape}")
+        nz, ny, nx = (int(s) for s in shape)
+        status = lib.pv_volume_read_raw(_path(path), nx, ny, nz, volume)
+    if status:
+        raise_status(status)
+    return _volume_copy(volume)
+
+
+def write_volume(path: PathLike, volume: Any) -> None:
+    """Write a 3D float32 volume (z, y, x): NIfTI-1 for .nii / .nii.gz /
+    .hdr names, raw little-endian float32 otherwise."""
+    a, s = A.volume_in(volume, "volume")
+    name = os.fspath(path)
+    if name.endswith((".nii", ".nii.gz", ".hdr", ".img")):
+        status = lib.pv_volume_write_nifti(_path(path), s)
+    else:
+        status = lib.pv_volume_write_raw(_path(path), s)
+    if status:
+        raise_status(status)
+
+
+def write_flow(path: PathLike, flow: Union[Flow, Tuple[Any, Any, Any]]) -> None:
+    """Write a flow field (u, v, w) as a NIfTI-1 vector field."""
+    comps = [A.volume_array(c, n) for c, n in zip(flow, "uvw")]
+    if len({c.shape for c in comps}) != 1:
+        raise invalid("flow: u, v, w must have one shape")
+    field = ffi.new("pv_flow_field *")
+    field.u, field.v, field.w = (A.volume_struct(c)[0] for c in comps)
+    status = lib.pv_flow_write_nifti(_path(path), field)
+    if status:
+        raise_status(status)
+
+
+def disparity_error(disparity: Any, ground_truth: Any, gt_scale: float = 1.0,
+                    threshold: float = 1.0, border: int = 0) -> float:
+    """Middlebury error: the share (0..1) of pixels with known ground truth
+    (gt / gt_scale > 0) whose disparity differs by more than threshold,
+    leaving border pixels out on each side.  inf disparities count as bad."""
+    da, ds = A.image_in(disparity, "disparity")
+    ga, gs = A.image_in(ground_truth, "ground_truth")
+    if da.dtype != np.float32:
+        da, ds = A.image_in(da.astype(np.float32), "disparity")
+    bad = ffi.new("double *")
+    status = lib.pv_disparity_error(ds, gs, float(gt_scale), float(threshold), int(border), bad)
+    if status:
+        raise_status(status)
+    return float(bad[0])
+
+
+def synthesize_oct(shape: Tuple[int, int, int] = (40, 48, 64), seed: int = 1, *,
+                   noise: float = 0.05, drift: Tuple[float, float, float] = (4.0, 2.0, 1.5),
+                   tremor: float = 0.4, saccades: int = 2, saccade_size: float = 6.0,
+                   start: Tuple[float, float, float] = (0.0, 0.0, 0.0),
+                   integer_shifts: bool = False) -> SyntheticOct:
+    """An AO-OCT-like reference and target with a known eye-motion trace.
+
+    shape: (B-scans, A-lines, depth).  drift, start: (dx, dy, dz) in voxels
+    (thesis axes, as OctregResult.shifts).  Returns SyntheticOct(reference,
+    target, shifts, valid)."""
+    if len(shape) != 3 or min(shape) <= 0:
+        raise invalid(f"shape: expected three positive sizes, got {shape}")
+    params = ffi.new("pv_octreg_synth_params *")
+    lib.pv_octreg_synth_params_default(params)
+    params.size = [int(shape[2]), int(shape[1]), int(shape[0])]
+    params.seed = int(seed) & 0xFFFFFFFF
+    params.noise = float(noise)
+    params.drift = [float(v) for v in drift]
+    params.tremor = float(tremor)
+    params.saccades = int(saccades)
+    params.saccade_size = float(saccade_size)
+    params.start = [float(v) for v in start]
+    params.integer_shifts = int(bool(integer_shifts))
+    reference = np.empty(tuple(shape), np.float32)
+    target = np.empty(tuple(shape), np.float32)
+    trace = ffi.new("pv_octreg_shift[]", int(shape[0]))
+    status = lib.pv_octreg_synthesize(params, A.volume_struct(reference),
+                                      A.volume_struct(target), trace)
+    if status:
+        raise_status(status)
+    from ._context import _octreg_arrays
+    shifts, _, valid = _octreg_arrays(trace, int(shape[0]))
+    return SyntheticOct(reference, target, shifts, valid)

@@ -1,0 +1,151 @@
+"""Functions that run on the workers: one call per batch item.
+
+Each task reads its inputs (files are read here, on the worker), takes the
+worker's context (and a cached plan where the operation has one), runs the
+operation, and either returns the result or writes it atomically to its
+output file and returns that file's path.
+
+Device failures (an OpenCL error, a lost device, a context closed under
+the task) make the worker drop its plans and context and try the item once
+more on a fresh context; a second failure raises :class:`DeviceFailure`,
+which names the worker so that the client can send the item elsewhere.
+Other errors (an unreadable file, a bad argument) are raised as they are:
+they would fail the same way on any worker.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Dict, Optional, Sequence, Tuple
+
+import numpy as np
+
+import distributed
+
+import parvis
+
+from . import _inputs, _outputs
+from ._plugin import WorkerState, is_device_failure, worker_state
+
+
+class ItemError(RuntimeError):
+    """An operation failed on an item (a bad argument, a shape that does not
+    fit the plan ...).  ``args``: (the library's exception type name, its
+    message); carried this way because it must cross to the client."""
+
+    def __str__(self) -> str:
+        return f"{self.args[0]}: {self.args[1]}"
+
+
+class DeviceFailure(RuntimeError):
+    """An item failed twice on one worker's device (the context was rebuilt
+    in between).  ``args``: (worker address, message)."""
+
+    @property
+    def worker(self) -> str:
+        return str(self.args[0])
+
+    def __str__(self) -> str:
+        return f"device failure on worker {self.args[0]}: {self.args[1]}"
+
+
+#: A plan cached per worker: (cache key, the array it is built from, or
+#: None for plans that depend on the shape only, and build parameters).
+PlanSpec = Tuple[str, Optional[np.ndarray], Dict[str, Any]]
+
+
+def _octreg(state: WorkerState, ctx: parvis.Context, arrays: Sequence[np.ndarray],
+            plan: PlanSpec, params: Dict[str, Any]) -> Any:
+    key, reference, options = plan
+    octreg_plan = state.plan("octreg", key, lambda c: c.octreg_plan(reference, **options))
+    return octreg_plan.register(arrays[0], **params)
+
+
+def _phase(state: WorkerState, ctx: parvis.Context, arrays: Sequence[np.ndarray],
+           plan: PlanSpec, params: Dict[str, Any]) -> Any:
+    key, reference, options = plan
+    phase_plan = state.plan("phase_correlate", key,
+                            lambda c: c.phasecorr_plan(reference, **options))
+    return phase_plan.correlate(arrays[0])
+
+
+def _sift(state: WorkerState, ctx: parvis.Context, arrays: Sequence[np.ndarray],
+          plan: PlanSpec, params: Dict[str, Any]) -> Any:
+    image = arrays[0]
+    prefix, _, options = plan
+    key = f"{prefix}-{image.shape[0]}x{image.shape[1]}"
+    sift_plan = state.plan("sift", key, lambda c: c.sift_plan(image.shape, **options))
+    return sift_plan.detect(image, **params)
+
+
+def _flow3d(state: WorkerState, ctx: parvis.Context, arrays: Sequence[np.ndarray],
+            plan: PlanSpec, params: Dict[str, Any]) -> Any:
+    fixed, moving = arrays
+    prefix, _, options = plan
+    key = f"{prefix}-{'x'.join(str(n) for n in fixed.shape)}"
+    flow_plan = state.plan("flow3d", key, lambda c: c.flow_plan(fixed.shape, **options))
+    return flow_plan.run(fixed, moving)
+
+
+def _stereo(state: WorkerState, ctx: parvis.Context, arrays: Sequence[np.ndarray],
+            plan: PlanSpec, params: Dict[str, Any]) -> Any:
+    left, right = arrays
+    method = params.get("method", "sad")
+    options = {k: v for k, v in params.items() if k != "method"}
+    if method == "bp":
+        return ctx.stereo_bp(left, right, **options)
+    return ctx.stereo_sad(left, right, **options)
+
+
+Operation = Callable[[WorkerState, parvis.Context, Sequence[np.ndarray], PlanSpec,
+                      Dict[str, Any]], Any]
+
+OPERATIONS: Dict[str, Operation] = {
+    "octreg": _octreg,
+    "phase_correlate": _phase,
+    "sift": _sift,
+    "flow3d": _flow3d,
+    "stereo": _stereo,
+}
+
+
+def run_item(kind: str, payloads: Sequence[Any], plan: PlanSpec, params: Dict[str, Any],
+             output: Optional[str], volume_shape: Optional[_inputs.Shape3]) -> Any:
+    """Run one batch item on the calling worker (the batch functions submit
+    this).  Returns the result, or ``output`` after writing the result there."""
+    operation = OPERATIONS[kind]
+    arrays = [_inputs.load(p, volume_shape) for p in payloads]
+    state = worker_state()
+    try:
+        result = _run_on_device(state, operation, arrays, plan, params)
+    except parvis.Error as error:
+        raise ItemError(type(error).__name__, str(error)) from None
+    state.count_task()
+    if output is None:
+        return result
+    _outputs.write_result(kind, output, result)
+    return output
+
+
+def _run_on_device(state: WorkerState, operation: Operation, arrays: Sequence[np.ndarray],
+                   plan: PlanSpec, params: Dict[str, Any]) -> Any:
+    for attempt in (1, 2):
+        try:
+            with state.session() as ctx:
+                return operation(state, ctx, arrays, plan, params)
+        except Exception as error:
+            if not is_device_failure(error):
+                raise
+            state.rebuild()
+            if attempt == 2:
+                raise DeviceFailure(distributed.get_worker().address, str(error)) from error
+    raise AssertionError("unreachable")
+
+
+def lose_context(dask_worker: distributed.Worker) -> None:
+    """Close this worker's context as a failed device would (for tests and
+    drills, through ``client.run(lose_context, workers=[...])``): the next
+    task on it fails, rebuilds the context and runs again."""
+    plugin = dask_worker.plugins.get("parvis")
+    state = getattr(plugin, "state", None)
+    if state is not None:
+        state.lose_context()

@@ -1,0 +1,65 @@
+"""Shared fixtures: the repository's data, the build's CLI, contexts per backend."""
+from __future__ import annotations
+
+import os
+import pathlib
+
+import numpy as np
+import pytest
+
+import parvis
+
+REPO = pathlib.Path(__file__).resolve().parents[2]
+STEREO = REPO / "tests" / "data" / "stereo"
+CLI = pathlib.Path(os.environ.get("PARVIS_CLI", REPO / "_build" / "parvis"))
+
+
+def have_opencl() -> bool:
+    if os.environ.get("PARVIS_TEST_SKIP_OPENCL") == "1":
+        return False
+    try:
+        return len(parvis.devices()) > 0
+    except parvis.Error:
+        return False
+
+
+BACKENDS = ["cpu"] + (["opencl"] if have_opencl() else [])
+
+
+@pytest.fixture(scope="session")
+def cpu():
+    with parvis.Context("cpu") as ctx:
+        yield ctx
+
+
+@pytest.fixture(scope="session")
+def opencl():
+    if "opencl" not in BACKENDS:
+        pytest.skip("no OpenCL device")
+    with parvis.Context("opencl") as ctx:
+        yield ctx
+
+
+@pytest.fixture(scope="session", params=BACKENDS)
+def ctx(request):
+    """A context of each backend found (CPU always, OpenCL when a device exists)."""
+    with parvis.Context(request.param) as c:
+        yield c
+
+
+@pytest.fixture(scope="session")
+def tsukuba():
+    return (parvis.imread(STEREO / "tsukuba" / "left.pgm"),
+            parvis.imread(STEREO / "tsukuba" / "right.pgm"),
+            parvis.imread(STEREO / "tsukuba" / "gt.pgm"))
+
+
+def texture(shape, seed=0, smooth=1):
+    """Random texture, optionally box-smoothed (sub-pixel fits need some)."""
+    rng = np.random.default_rng(seed)
+    a = rng.random(shape)
+    for _ in range(smooth):
+        for axis in range(a.ndim):
+            a = (a + np.roll(a, 1, axis) + np.roll(a, -1, axis)) / 3.0
+    a = (a - a.min()) / (a.max() - a.min())
+    return a.astype(np.float32)

@@ -1,0 +1,85 @@
+"""CPU against OpenCL (PoCL on a machine without a GPU), within the C
+library's documented cross-check tolerances (include/parvis/*.h)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import parvis
+from conftest import STEREO, texture
+
+
+def test_sad(cpu, opencl, tsukuba):
+    left, right, _ = tsukuba
+    a = cpu.stereo_sad(left, right, 16, window=7, subpixel=True)
+    b = opencl.stereo_sad(left, right, 16, window=7, subpixel=True)
+    # identical disparities on >= 99.9% of pixels, sub-pixel values within 1e-3
+    close = (a == b) | (np.abs(a - b) <= 1e-3)
+    assert close.mean() >= 0.999
+
+
+def test_bp(cpu, opencl, tsukuba):
+    left, right, _ = tsukuba
+    a = cpu.stereo_bp(left[:128, :160], right[:128, :160], 16, levels=3, iterations=5)
+    b = opencl.stereo_bp(left[:128, :160], right[:128, :160], 16, levels=3, iterations=5)
+    assert (a == b).mean() >= 0.995   # identical on >= 99.5% of pixels
+
+
+def test_phase_correlation(cpu, opencl):
+    ref = texture((48, 64), seed=9, smooth=2)
+    mov = np.roll(ref, (3, -2), axis=(0, 1))
+    a = cpu.phase_correlate(ref, mov, upsample=50)
+    b = opencl.phase_correlate(ref, mov, upsample=50)
+    # sub-pixel within 1e-3 px, or one grid step 1/upsample when two points tie
+    np.testing.assert_allclose(a.shift, b.shift, atol=1 / 50 + 1e-9)
+    assert a.peak == pytest.approx(b.peak, abs=1e-3)
+
+
+def test_ncc_map(cpu, opencl):
+    image = texture((40, 50), seed=10)
+    templ = image[5:17, 20:36]
+    # Overlaps of a few pixels are ill-conditioned: at least half the template.
+    a = cpu.ncc(templ, image, min_overlap=templ.size // 2)
+    b = opencl.ncc(templ, image, min_overlap=templ.size // 2)
+    np.testing.assert_allclose(a.map, b.map, atol=1e-4)   # maps within 1e-4
+
+
+def test_blur_and_gradients(cpu, opencl):
+    image = parvis.imread(STEREO / "venus" / "left.pgm")[:100, :120]
+    a, b = cpu.gaussian_blur(image, 1.7), opencl.gaussian_blur(image, 1.7)
+    assert np.abs(a - b).max() <= 1e-5 * 255   # 1e-5 of the value range
+    for ga, gb in zip(cpu.gradients(image), opencl.gradients(image)):
+        assert np.abs(ga - gb).max() <= 1e-5 * 255
+
+
+def test_flow(cpu, opencl):
+    f = texture((12, 16, 18), seed=11, smooth=3)
+    g = np.roll(f, 1, axis=2)
+    kw = dict(alpha=1e-3, kernel_size=3, rho=1.0, warps=2, iterations=20)
+    for ca, cb in zip(cpu.flow3d(f, g, **kw), opencl.flow3d(f, g, **kw)):
+        assert np.abs(ca - cb).max() <= 1e-3   # PV_FLOW_TOLERANCE, voxels
+
+
+def test_sift(cpu, opencl):
+    image = parvis.imread(STEREO / "venus" / "left.pgm")[:200, :240]
+    ka, da = cpu.sift(image, descriptor_dtype=np.float32)
+    kb, db = opencl.sift(image, descriptor_dtype=np.float32)
+    # >= 99% of the CPU keypoints have an OpenCL partner within 0.05 px,
+    # descriptors within 1e-3.  A point may carry several orientations: the
+    # partner is the nearest one of about the same angle.
+    dist = np.linalg.norm(ka[:, None, :2] - kb[None, :, :2], axis=2)
+    turn = np.abs(np.angle(np.exp(1j * (ka[:, None, 3] - kb[None, :, 3]))))
+    dist = dist + 1e3 * (turn > 1e-2)
+    partner = dist.argmin(axis=1)
+    paired = dist[np.arange(len(ka)), partner] <= 0.05
+    assert paired.mean() >= 0.99
+    assert np.abs(da[paired] - db[partner[paired]]).max() <= 1e-3 + 1e-6
+
+
+def test_crosscheck_mode_passes():
+    if not parvis.devices():
+        pytest.skip("no OpenCL device")
+    with parvis.Context("opencl", crosscheck=True) as c:
+        ref = texture((32, 32), seed=12)
+        r = c.phase_correlate(ref, np.roll(ref, 2, axis=1))
+        np.testing.assert_array_equal(r.shift, [2, 0])
