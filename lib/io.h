@@ -20,6 +20,12 @@
  * allocation. */
 #define PV_IO_MAX_DEFLATE_RATIO 1032u
 
+/* A Huffman-coded JPEG spends at least one bit on each 8x8 block of the
+ * first scan's component, whose samples cover at most 4x4 pixels when it
+ * is subsampled: 8 * 64 * 16 pixels a byte at the very most (see
+ * io_jpeg.c). */
+#define PV_IO_MAX_JPEG_PIXELS_PER_BYTE 8192u
+
 /* ---- input files -------------------------------------------------------- */
 
 typedef struct pv_io_file {
@@ -113,6 +119,16 @@ pv_status pv_io_finish_output(pv_io_output *out, pv_status status);
 pv_status pv_io_read_pnm(pv_io_file *file, pv_pixel_type type, pv_image *out);
 pv_status pv_io_read_pfm(pv_io_file *file, pv_pixel_type type, pv_image *out);
 pv_status pv_io_read_png(pv_io_file *file, pv_pixel_type type, pv_image *out);
+pv_status pv_io_read_jpeg(pv_io_file *file, pv_pixel_type type, pv_image *out);
+
+/* The same files' headers alone, checked as the readers check them. */
+pv_status pv_io_info_pnm(pv_io_file *file, pv_image_info *info);
+pv_status pv_io_info_pfm(pv_io_file *file, pv_image_info *info);
+pv_status pv_io_info_png(pv_io_file *file, pv_image_info *info);
+pv_status pv_io_info_jpeg(pv_io_file *file, pv_image_info *info);
+
+/* 1 when JPEG support was built in. */
+int pv_io_have_jpeg(void);
 
 /* The 8 bytes every PNG file starts with. */
 extern const uint8_t pv_io_png_signature[8];

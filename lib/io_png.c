@@ -256,6 +256,46 @@ pv_status pv_io_read_png(pv_io_file *file, pv_pixel_type type, pv_image *out)
     return status;
 }
 
+/* The header alone, checked against the IDAT bytes as a read would be. */
+static pv_status read_png_header_info(png_reader *r, pv_image_info *info)
+{
+    if (setjmp(png_jmpbuf(r->png)))
+        return png_read_error(r);
+    png_init_io(r->png, r->file->stream);
+    png_read_info(r->png, r->info);
+    pv_status status = check_png_size(r);
+    if (status != PV_OK)
+        return status;
+    int color = png_get_color_type(r->png, r->info);
+    int channels = png_get_channels(r->png, r->info);
+    if (color == PNG_COLOR_TYPE_PALETTE)
+        channels = png_get_valid(r->png, r->info, PNG_INFO_tRNS) ? 4 : 3;
+    info->format = PV_IMAGE_FORMAT_PNG;
+    info->width = (int)png_get_image_width(r->png, r->info);
+    info->height = (int)png_get_image_height(r->png, r->info);
+    info->channels = channels;
+    info->bits = png_get_bit_depth(r->png, r->info);
+    return PV_OK;
+}
+
+pv_status pv_io_info_png(pv_io_file *file, pv_image_info *info)
+{
+    png_reader r;
+    memset(&r, 0, sizeof r);
+    r.file = file;
+    r.png = png_create_read_struct(PNG_LIBPNG_VER_STRING, r.message, record_png_error,
+                                   ignore_png_warning);
+    r.info = r.png ? png_create_info_struct(r.png) : NULL;
+    pv_status status = count_idat_bytes(&r);
+    if (status == PV_OK && r.info)
+        status = read_png_header_info(&r, info);
+    else if (status == PV_OK)
+        status = pv_fail(NULL, PV_ERR_NOMEM, "pv_image_read_info: '%s': cannot create libpng "
+                         "state", file->path);
+    png_destroy_read_struct(&r.png, &r.info, NULL);
+    return status;
+}
+
 /* ================================================================ writing */
 
 typedef struct png_writer {

@@ -478,6 +478,38 @@ pv_status pv_io_read_pnm(pv_io_file *file, pv_pixel_type type, pv_image *out)
     return read_raster(file, &r, type, out);
 }
 
+/* The header's facts, after the same size check the reader makes. */
+static pv_status raster_info(pv_io_file *file, const raster *r, pv_image_format format,
+                             pv_image_info *info)
+{
+    size_t row_bytes;
+    pv_status status = check_raster_fits(file, r, &row_bytes);
+    if (status != PV_OK)
+        return status;
+    info->format = format;
+    info->width = r->width;
+    info->height = r->height;
+    info->channels = r->channels;
+    info->bits = r->maxval == 0 ? 32 : r->maxval > 255 ? 16 : 8;
+    if (r->maxval != 0 && r->maxval < 255) {
+        int bits = 1;
+        while ((1u << bits) - 1 < r->maxval)
+            bits++;
+        info->bits = bits;
+    }
+    return PV_OK;
+}
+
+pv_status pv_io_info_pnm(pv_io_file *file, pv_image_info *info)
+{
+    raster r;
+    pv_status status = read_pnm_header(file, &r);
+    if (status != PV_OK)
+        return status;
+    return raster_info(file, &r, r.channels == 3 ? PV_IMAGE_FORMAT_PPM : PV_IMAGE_FORMAT_PGM,
+                       info);
+}
+
 /* ===================================================================== PFM */
 
 /* The scale's sign gives the byte order (negative: little-endian); its
@@ -533,6 +565,15 @@ pv_status pv_io_read_pfm(pv_io_file *file, pv_pixel_type type, pv_image *out)
     if (status != PV_OK)
         return status;
     return read_raster(file, &r, type, out);
+}
+
+pv_status pv_io_info_pfm(pv_io_file *file, pv_image_info *info)
+{
+    raster r;
+    pv_status status = read_pfm_header(file, &r);
+    if (status != PV_OK)
+        return status;
+    return raster_info(file, &r, PV_IMAGE_FORMAT_PFM, info);
 }
 
 /* ================================================================ writers */
@@ -633,25 +674,39 @@ pv_status pv_image_write_pfm(const char *path, const pv_image *image)
 
 /* ======================================================== format dispatch */
 
-typedef pv_status (*image_reader)(pv_io_file *file, pv_pixel_type type, pv_image *out);
+/* A format's reader and header reader. */
+typedef struct image_format {
+    pv_status (*read)(pv_io_file *file, pv_pixel_type type, pv_image *out);
+    pv_status (*info)(pv_io_file *file, pv_image_info *info);
+} image_format;
 
-static pv_status reader_for_magic(const pv_io_file *file, const uint8_t *magic, size_t length,
-                                  image_reader *reader)
+static const image_format pnm_format = {pv_io_read_pnm, pv_io_info_pnm};
+static const image_format pfm_format = {pv_io_read_pfm, pv_io_info_pfm};
+static const image_format png_format = {pv_io_read_png, pv_io_info_png};
+static const image_format jpeg_format = {pv_io_read_jpeg, pv_io_info_jpeg};
+
+static pv_status format_for_magic(const pv_io_file *file, const uint8_t *magic, size_t length,
+                                  const image_format **format)
 {
     if (length == 0)
         return pv_fail(NULL, PV_ERR_FORMAT, "pv_image_read: '%s' is empty", file->path);
     if (length >= sizeof pv_io_png_signature &&
         memcmp(magic, pv_io_png_signature, sizeof pv_io_png_signature) == 0) {
-        *reader = pv_io_read_png;
+        *format = &png_format;
+        return PV_OK;
+    }
+    /* SOI followed by the first marker. */
+    if (length >= 3 && magic[0] == 0xFF && magic[1] == 0xD8 && magic[2] == 0xFF) {
+        *format = &jpeg_format;
         return PV_OK;
     }
     if (length >= 2 && magic[0] == 'P') {
         if (magic[1] == '2' || magic[1] == '3' || magic[1] == '5' || magic[1] == '6') {
-            *reader = pv_io_read_pnm;
+            *format = &pnm_format;
             return PV_OK;
         }
         if (magic[1] == 'f' || magic[1] == 'F') {
-            *reader = pv_io_read_pfm;
+            *format = &pfm_format;
             return PV_OK;
         }
         if (magic[1] == '1' || magic[1] == '4' || magic[1] == '7')
@@ -660,11 +715,11 @@ static pv_status reader_for_magic(const pv_io_file *file, const uint8_t *magic, 
                            file->path, magic[1]);
     }
     return pv_fail(NULL, PV_ERR_FORMAT,
-                   "pv_image_read: '%s' is not a PGM, PPM, PFM or PNG file (unknown magic bytes)",
-                   file->path);
+                   "pv_image_read: '%s' is not a PGM, PPM, PFM, PNG or JPEG file (unknown magic "
+                   "bytes)", file->path);
 }
 
-static pv_status choose_reader(pv_io_file *file, image_reader *reader)
+static pv_status choose_format(pv_io_file *file, const image_format **format)
 {
     uint8_t magic[sizeof pv_io_png_signature];
     size_t length = fread(magic, 1, sizeof magic, file->stream);
@@ -673,7 +728,7 @@ static pv_status choose_reader(pv_io_file *file, image_reader *reader)
     if (fseek(file->stream, 0, SEEK_SET) != 0)
         return pv_fail(NULL, PV_ERR_IO, "pv_image_read: '%s': cannot seek: %s", file->path,
                        strerror(errno));
-    return reader_for_magic(file, magic, length, reader);
+    return format_for_magic(file, magic, length, format);
 }
 
 pv_status pv_image_read(const char *path, pv_pixel_type type, pv_image *out)
@@ -687,12 +742,36 @@ pv_status pv_image_read(const char *path, pv_pixel_type type, pv_image *out)
     pv_status status = pv_io_open_input(path, &file);
     if (status != PV_OK)
         return status;
-    image_reader reader = NULL;
-    status = choose_reader(&file, &reader);
+    const image_format *format = NULL;
+    status = choose_format(&file, &format);
     if (status == PV_OK)
-        status = reader(&file, type, out);
+        status = format->read(&file, type, out);
     fclose(file.stream);
     return status;
+}
+
+pv_status pv_image_read_info(const char *path, pv_image_info *info)
+{
+    if (!path || !info)
+        return pv_fail(NULL, PV_ERR_INVALID, "pv_image_read_info: path or info is NULL");
+    pv_io_file file;
+    pv_status status = pv_io_open_input(path, &file);
+    if (status != PV_OK)
+        return status;
+    const image_format *format = NULL;
+    pv_image_info found;
+    status = choose_format(&file, &format);
+    if (status == PV_OK)
+        status = format->info(&file, &found);
+    fclose(file.stream);
+    if (status == PV_OK)
+        *info = found;
+    return status;
+}
+
+int pv_image_io_has_jpeg(void)
+{
+    return pv_io_have_jpeg();
 }
 
 static int equal_ignoring_case(const char *a, const char *b)

@@ -3,8 +3,9 @@
 # the CMocka suites on the CPU backend and on every OpenCL device found
 # (PoCL on a machine without a GPU), then the Python package's pytest suite
 # (installed into _build/venv against the library installed in
-# _build/_prefix), then 'make distcheck', which builds the release tarball
-# CPU-only (--disable-opencl) and runs its suites.
+# _build/_prefix), the fuzz targets for a bounded time (tests/fuzz/run.sh,
+# PARVIS_FUZZ_SECONDS), then 'make distcheck', which builds the release
+# tarball CPU-only (--disable-opencl) and runs its suites.
 set -euo pipefail
 top="$(cd "$(dirname "$0")/.." && pwd)"
 "$top/build-aux/ensure-built.sh"
@@ -15,6 +16,14 @@ python="$("$top/python/install.sh")"
 # From the build tree, so that the source tree's parvis/ (without its
 # compiled extension) does not shadow the installed package.
 "$python" -m pytest -q -p no:cacheprovider --rootdir "$top/python" "$top/python/tests"
+
+# Fuzz targets (tests/fuzz/): every file reader under libFuzzer with ASan and
+# UBSan for PARVIS_FUZZ_SECONDS seconds each (default 30; 0 skips them).
+fuzz_seconds=${PARVIS_FUZZ_SECONDS:-30}
+if [ "$fuzz_seconds" -gt 0 ]; then
+    make -s fuzz
+    bash "$top/tests/fuzz/run.sh" "$fuzz_seconds"
+fi
 
 make -j"$(nproc)" -s distcheck
 echo "all tests passed"

@@ -13,6 +13,10 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#ifdef PV_HAVE_JPEG
+#include <jpeglib.h>
+#endif
+
 /* ------------------------------------------------------------ helpers */
 
 static void write_file(const char *path, const void *bytes, size_t length)
@@ -752,6 +756,254 @@ static void test_png_junk_idat_costs_only_rows(void **state)
     expect_bounded_refusal(path, path);
 }
 
+/* ---------------------------------------------------------------- JPEG */
+
+#ifdef PV_HAVE_JPEG
+
+/* A JPEG made by libjpeg's encoder: quality 100 (all quantisers 1),
+ * 4:4:4 sampling, so flat 8x8 blocks decode to their exact value. */
+static void write_jpeg(const char *path, const uint8_t *pixels, int width, int height,
+                       int components, int progressive)
+{
+    struct jpeg_compress_struct c;
+    struct jpeg_error_mgr err;
+    c.err = jpeg_std_error(&err);
+    jpeg_create_compress(&c);
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    jpeg_stdio_dest(&c, f);
+    c.image_width = (JDIMENSION)width;
+    c.image_height = (JDIMENSION)height;
+    c.input_components = components;
+    c.in_color_space = components == 3 ? JCS_RGB : JCS_GRAYSCALE;
+    jpeg_set_defaults(&c);
+    jpeg_set_quality(&c, 100, TRUE);
+    for (int i = 0; i < c.num_components; i++)
+        c.comp_info[i].h_samp_factor = c.comp_info[i].v_samp_factor = 1;
+    if (progressive)
+        jpeg_simple_progression(&c);
+    jpeg_start_compress(&c, TRUE);
+    for (int y = 0; y < height; y++) {
+        JSAMPROW row = (JSAMPROW)(pixels + (size_t)y * width * components);
+        jpeg_write_scanlines(&c, &row, 1);
+    }
+    jpeg_finish_compress(&c);
+    jpeg_destroy_compress(&c);
+    assert_int_equal(fclose(f), 0);
+}
+
+/* libjpeg's own RGB decode of a file, folded with the documented weights:
+ * the reference the reader's f32 output must equal. */
+static void reference_luma(const char *path, float *out, int width, int height)
+{
+    struct jpeg_decompress_struct d;
+    struct jpeg_error_mgr err;
+    d.err = jpeg_std_error(&err);
+    jpeg_create_decompress(&d);
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    jpeg_stdio_src(&d, f);
+    jpeg_read_header(&d, TRUE);
+    d.out_color_space = JCS_RGB;
+    jpeg_start_decompress(&d);
+    assert_int_equal(d.output_width, width);
+    uint8_t *row = malloc((size_t)width * 3);
+    assert_non_null(row);
+    for (int y = 0; y < height; y++) {
+        jpeg_read_scanlines(&d, &row, 1);
+        for (int x = 0; x < width; x++)
+            out[y * width + x] =
+                (float)(0.299 * row[3 * x] + 0.587 * row[3 * x + 1] + 0.114 * row[3 * x + 2]);
+    }
+    free(row);
+    jpeg_finish_decompress(&d);
+    jpeg_destroy_decompress(&d);
+    fclose(f);
+}
+
+/* Two flat 8x8 blocks, 100 and 200: exact at quality 100, baseline and
+ * progressive alike. */
+static void test_jpeg_grey_known_values(void **state)
+{
+    (void)state;
+    uint8_t pixels[16 * 8];
+    float expected[16 * 8];
+    for (int i = 0; i < 16 * 8; i++)
+        expected[i] = pixels[i] = (uint8_t)(i % 16 < 8 ? 100 : 200);
+    for (int progressive = 0; progressive <= 1; progressive++) {
+        const char *path = tu_tmp_path(progressive ? "grey_p.jpg" : "grey.jpg");
+        write_jpeg(path, pixels, 16, 8, 1, progressive);
+        expect_file_pixels(path, 16, 8, expected, expected, 0.0f);
+    }
+}
+
+/* A flat colour: the luma of the decoded RGB, 0.299 R + 0.587 G + 0.114 B
+ * (the original (200, 100, 50) gives 124.2; the YCbCr round trip moves
+ * each channel by at most 1, so the luma by at most 1), and exactly the
+ * luma of libjpeg's own RGB decode. */
+static void test_jpeg_colour_to_luma(void **state)
+{
+    (void)state;
+    enum { W = 24, H = 16 };
+    static uint8_t rgb[W * H * 3];
+    for (int i = 0; i < W * H; i++) {
+        rgb[3 * i] = 200;
+        rgb[3 * i + 1] = 100;
+        rgb[3 * i + 2] = 50;
+    }
+    const char *path = tu_tmp_path("colour.jpg");
+    write_jpeg(path, rgb, W, H, 3, 0);
+    static float reference[W * H], near[W * H], rounded[W * H];
+    reference_luma(path, reference, W, H);
+    for (int i = 0; i < W * H; i++) {
+        near[i] = 124.2f;
+        rounded[i] = (float)(int)(reference[i] + 0.5f);
+    }
+    pv_image image;
+    read_ok(path, PV_PIXEL_F32, &image);
+    expect_pixels(&image, near, 1.0f);
+    expect_pixels(&image, reference, 1e-4f);
+    pv_image_free(&image);
+    read_ok(path, PV_PIXEL_U8, &image);
+    expect_pixels(&image, rounded, 0.0f);
+    pv_image_free(&image);
+
+    pv_image_info info;
+    assert_int_equal(pv_image_read_info(path, &info), PV_OK);
+    assert_int_equal(info.format, PV_IMAGE_FORMAT_JPEG);
+    assert_int_equal(info.width, W);
+    assert_int_equal(info.height, H);
+    assert_int_equal(info.channels, 3);
+    assert_int_equal(info.bits, 8);
+}
+
+static uint8_t *noise_jpeg(const char *path, size_t *length)
+{
+    enum { W = 64, H = 48 };
+    static uint8_t rgb[W * H * 3];
+    uint32_t seed = 17;
+    for (size_t i = 0; i < sizeof rgb; i++)
+        rgb[i] = (uint8_t)(tu_rand(&seed) >> 24);
+    write_jpeg(path, rgb, W, H, 3, 0);
+    return slurp(path, length);
+}
+
+/* Cut anywhere, with a lying frame header, or with junk in place of
+ * markers: refused, never decoded into grey blocks, never printed. */
+static void test_jpeg_damaged(void **state)
+{
+    (void)state;
+    size_t length;
+    uint8_t *bytes = noise_jpeg(tu_tmp_path("noise.jpg"), &length);
+    const char *path = tu_tmp_path("damaged.jpg");
+    const size_t cuts[] = {3, 20, 200, length / 2, length - 2};
+    for (size_t i = 0; i < sizeof cuts / sizeof cuts[0]; i++) {
+        write_file(path, bytes, cuts[i]);
+        expect_read_failure(path, PV_PIXEL_U8, PV_ERR_FORMAT);
+        expect_read_failure(path, PV_PIXEL_F32, PV_ERR_FORMAT);
+    }
+    /* The SOF0 frame claims 65000 x 65000 (4 Gpixel) in a few KB. */
+    size_t sof = 2;
+    while (sof + 9 < length && !(bytes[sof] == 0xFF && bytes[sof + 1] == 0xC0))
+        sof++;
+    assert_true(sof + 9 < length);
+    uint8_t *lying = malloc(length);
+    assert_non_null(lying);
+    memcpy(lying, bytes, length);
+    lying[sof + 5] = lying[sof + 7] = 0xFD;
+    lying[sof + 6] = lying[sof + 8] = 0xE8;
+    write_file(path, lying, length);
+    expect_read_failure(path, PV_PIXEL_F32, PV_ERR_FORMAT);
+    assert_non_null(strstr(pv_last_error(), "65000x65000"));
+    pv_image_info info = {PV_IMAGE_FORMAT_PGM, 1, 2, 3, 4}, before = info;
+    assert_int_equal(pv_image_read_info(path, &info), PV_ERR_FORMAT);
+    assert_memory_equal(&info, &before, sizeof info);
+    /* Junk bytes between the header and the scan data. */
+    memcpy(lying, bytes, length);
+    for (size_t i = sof; i < sof + 40 && i < length; i++)
+        lying[i] = 0x55;
+    write_file(path, lying, length);
+    expect_read_failure(path, PV_PIXEL_U8, PV_ERR_FORMAT);
+    free(lying);
+    free(bytes);
+}
+
+static void bad_jpeg_reads(const void *arg)
+{
+    (void)arg;
+    size_t length;
+    uint8_t *bytes = noise_jpeg(tu_tmp_path("noise.jpg"), &length);
+    const char *path = tu_tmp_path("quiet.jpg");
+    pv_image out;
+    for (size_t cut = 3; cut < length; cut += length / 17) {
+        write_file(path, bytes, cut);
+        (void)pv_image_read(path, PV_PIXEL_U8, &out);
+    }
+    for (size_t i = length / 2; i < length / 2 + 8; i++)
+        bytes[i] = 0xFF;
+    write_file(path, bytes, length);
+    if (pv_image_read(path, PV_PIXEL_U8, &out) == PV_OK)
+        pv_image_free(&out);
+    free(bytes);
+}
+
+static void test_jpeg_never_prints(void **state)
+{
+    (void)state;
+    assert_int_equal(io_stderr_bytes_during(bad_jpeg_reads, NULL), 0);
+}
+
+#endif /* PV_HAVE_JPEG */
+
+/* -------------------------------------------------------------- info */
+
+static void expect_info(const char *path, pv_image_format format, int width, int height,
+                        int channels, int bits)
+{
+    pv_image_info info;
+    if (pv_image_read_info(path, &info) != PV_OK)
+        fail_msg("%s: %s", path, pv_last_error());
+    assert_int_equal(info.format, format);
+    assert_int_equal(info.width, width);
+    assert_int_equal(info.height, height);
+    assert_int_equal(info.channels, channels);
+    assert_int_equal(info.bits, bits);
+}
+
+static void test_image_read_info(void **state)
+{
+    (void)state;
+    write_file(tu_tmp_path("i16.pgm"), "P5 2 1 65535\n\0\1\2\3", 17);
+    expect_info(tu_tmp_path("i16.pgm"), PV_IMAGE_FORMAT_PGM, 2, 1, 1, 16);
+    write_file(tu_tmp_path("i.ppm"), "P3 1 1 15\n1 2 3\n", 16);
+    expect_info(tu_tmp_path("i.ppm"), PV_IMAGE_FORMAT_PPM, 1, 1, 3, 4);
+    write_file(tu_tmp_path("i.pfm"), "PF 1 1 -1\n\0\0\0\0\0\0\0\0\0\0\0\0", 22);
+    expect_info(tu_tmp_path("i.pfm"), PV_IMAGE_FORMAT_PFM, 1, 1, 3, 32);
+    const uint8_t rgba[] = {0, 1, 2, 3, 4};
+    png_spec spec = {1, 1, 8, 6, 0, NULL, 0, NULL, 0};
+    write_png_file(tu_tmp_path("i.png"), &spec, rgba, sizeof rgba);
+    expect_info(tu_tmp_path("i.png"), PV_IMAGE_FORMAT_PNG, 1, 1, 4, 8);
+    const uint8_t palette[6] = {0, 0, 0, 255, 255, 255}, index[2] = {0, 0x80};
+    spec = (png_spec){2, 1, 1, 3, 0, palette, 6, NULL, 0};
+    write_png_file(tu_tmp_path("p.png"), &spec, index, sizeof index);
+    expect_info(tu_tmp_path("p.png"), PV_IMAGE_FORMAT_PNG, 2, 1, 3, 1);
+
+    pv_image_info info = {PV_IMAGE_FORMAT_PGM, 1, 2, 3, 4}, before = info;
+    assert_int_equal(pv_image_read_info(NULL, &info), PV_ERR_INVALID);
+    assert_int_equal(pv_image_read_info(tu_tmp_path("i.png"), NULL), PV_ERR_INVALID);
+    write_file(tu_tmp_path("huge.pgm"), "P5 100000 100000 255\n\0", 22);
+    assert_int_equal(pv_image_read_info(tu_tmp_path("huge.pgm"), &info), PV_ERR_FORMAT);
+    assert_int_equal(pv_image_read_info(tu_tmp_path("absent.pgm"), &info), PV_ERR_IO);
+    assert_memory_equal(&info, &before, sizeof info);
+    assert_int_equal(pv_image_io_has_jpeg(),
+#ifdef PV_HAVE_JPEG
+                     1
+#else
+                     0
+#endif
+    );
+}
+
 /* ------------------------------------------------------ a real image */
 
 static void test_venus_left(void **state)
@@ -1033,6 +1285,13 @@ int main(void)
         cmocka_unit_test(test_png_corrupt),
         cmocka_unit_test(test_png_bound_by_idat_not_file_size),
         cmocka_unit_test(test_png_junk_idat_costs_only_rows),
+#ifdef PV_HAVE_JPEG
+        cmocka_unit_test(test_jpeg_grey_known_values),
+        cmocka_unit_test(test_jpeg_colour_to_luma),
+        cmocka_unit_test(test_jpeg_damaged),
+        cmocka_unit_test(test_jpeg_never_prints),
+#endif
+        cmocka_unit_test(test_image_read_info),
         cmocka_unit_test(test_venus_left),
         cmocka_unit_test(test_write_by_extension),
         cmocka_unit_test(test_write_bad_arguments),

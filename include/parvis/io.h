@@ -1,9 +1,12 @@
-/* parvis image I/O: PGM/PPM (8/16-bit), PFM and PNG.
+/* parvis image I/O: PGM/PPM (8/16-bit, binary or ASCII), PFM, PNG (1 to
+ * 16 bits) and, when built with libjpeg, JPEG (baseline and progressive).
  *
  * Colour images are converted to grey with the Rec. 601 luma weights
- * (0.299 R + 0.587 G + 0.114 B).  Malformed, truncated or absurdly large
- * files return PV_ERR_FORMAT, never crash or allocate beyond the file's
- * actual size.  Errors are reported through pv_last_error(). */
+ * (0.299 R + 0.587 G + 0.114 B), computed in floating point from the
+ * decoded samples; alpha is dropped.  Malformed, truncated or absurdly
+ * large files return PV_ERR_FORMAT, never crash, never print, and never
+ * allocate more than a documented multiple of the file's size (see
+ * docs/hardening.md).  Errors are reported through pv_last_error(). */
 #ifndef PARVIS_IO_H
 #define PARVIS_IO_H
 
@@ -15,12 +18,43 @@ extern "C" {
 
 /* Read any supported file (format from its magic bytes) into a newly
  * allocated image of pixel type `type`:
- *  - PV_PIXEL_U8: 8-bit data as is; 16-bit PGM scaled by 255/maxval;
- *    PFM values rounded and clamped to 0..255.
- *  - PV_PIXEL_F32: integer formats keep their values (0..maxval);
- *    PFM values as stored (INFINITY kept).
- * Free the result with pv_image_free. */
+ *  - PV_PIXEL_U8: 8-bit data as is; deeper integer data (16-bit PGM/PPM/
+ *    PNG, any maxval > 255) scaled by 255/maxval and rounded half up
+ *    (65535 -> 255, 32768 -> 128, 128 -> 0.498 -> 0); PFM values rounded
+ *    and clamped to 0..255.
+ *  - PV_PIXEL_F32: integer formats keep their values, 0..maxval (so an
+ *    8-bit file reads 0..255 and a 16-bit one 0..65535, exactly); PFM
+ *    values as stored (INFINITY kept).  Colour folds to fractional luma.
+ * PV_ERR_UNSUPPORTED for a JPEG when the library was built without
+ * libjpeg (pv_image_io_has_jpeg()).  Free the result with pv_image_free. */
 pv_status pv_image_read(const char *path, pv_pixel_type type, pv_image *out);
+
+typedef enum pv_image_format {
+    PV_IMAGE_FORMAT_PGM = 1,    /* P2, P5 */
+    PV_IMAGE_FORMAT_PPM,        /* P3, P6 */
+    PV_IMAGE_FORMAT_PFM,        /* Pf, PF */
+    PV_IMAGE_FORMAT_PNG,
+    PV_IMAGE_FORMAT_JPEG
+} pv_image_format;
+
+/* What a file holds before pv_image_read folds it to grey. */
+typedef struct pv_image_info {
+    pv_image_format format;
+    int width, height;
+    int channels;   /* samples a pixel in the file: 1 grey, 2 grey + alpha,
+                       3 colour, 4 colour + alpha (a PNG palette counts as
+                       colour) */
+    int bits;       /* bits a sample: 1 to 16 for integer data (16 for a
+                       maxval > 255), 32 for PFM floats */
+} pv_image_info;
+
+/* Read only the header of a supported file and check it as pv_image_read
+ * would (a header claiming more pixels than the file can hold is
+ * PV_ERR_FORMAT); *info is written on success only. */
+pv_status pv_image_read_info(const char *path, pv_image_info *info);
+
+/* 1 when JPEG reading was built in. */
+int pv_image_io_has_jpeg(void);
 
 /* 8-bit binary PGM of a u8 image, or of an f32 image clamped and rounded
  * to 0..255. */
