@@ -263,6 +263,15 @@ def test_command_line_help_and_usage_errors():
     assert nowhere.returncode == 2 and "--scheduler" in nowhere.stderr
 
 
+def test_cluster_example_runs_on_a_local_cluster():
+    example = Path(__file__).resolve().parents[1] / "examples" / "dask_cluster.py"
+    run = subprocess.run([sys.executable, str(example), "--local", "1", "--demo",
+                          "--backend", "cpu"], capture_output=True, text=True, timeout=180)
+    assert run.returncode == 0, run.stderr
+    assert "6 of 6 registered" in run.stdout
+    assert "1 plan builds, 5 plan hits" in run.stdout
+
+
 # ----------------------------------------------------------------- faults
 def test_lost_context_is_rebuilt(client, local):
     reference = texture((48, 48), seed=8, smooth=2)
