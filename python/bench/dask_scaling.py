@@ -289,6 +289,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     args = parser.parse_args(argv)
     global REPEAT
     REPEAT = max(1, args.repeat)
+    load_before = os.getloadavg()  # other processes' load skews every figure: say so
 
     with tempfile.TemporaryDirectory(dir=args.workdir) as tmp:
         root = Path(tmp)
@@ -304,10 +305,15 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             rows = scaling(workloads, args.workers, args.cores, root)
         else:
             rows = gpu(workloads, args.backend, args.device, args.cores, root)
+    load = os.getloadavg()
     print(table(rows))
+    print(f"cores {args.cores}, load average before/after {load_before[0]:.1f}/{load[0]:.1f}, "
+          f"OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY', '(unset)')}")
     if args.json:
         with open(args.json, "w") as handle:
-            json.dump({"mode": args.mode, "args": vars(args), "rows": rows}, handle, indent=1)
+            json.dump({"mode": args.mode, "args": vars(args), "rows": rows,
+                       "load_average": [load_before[0], load[0]],
+                       "omp_wait_policy": os.environ.get("OMP_WAIT_POLICY")}, handle, indent=1)
     return 0
 
 
