@@ -333,3 +333,32 @@ def test_opencl_workers_equal_single_process_opencl(deterministic):
     with parvis.Context("opencl") as ctx:
         for (l_img, r_img), got in zip(pairs, result):
             np.testing.assert_array_equal(got, ctx.stereo_sad(l_img, r_img, ndisp=16, window=5))
+
+
+def test_worker_without_its_device_hands_items_to_the_others(client, local):
+    """A worker whose device cannot be opened fails each item twice (context
+    rebuilt in between), then the client reruns the item on the other
+    workers: the batch completes."""
+    env = dict(os.environ, PARVIS_DEVICE="no-such-device", **DETERMINISTIC)
+    address = client.scheduler.address
+    before = set(client.scheduler_info()["workers"])
+    broken = subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_worker", address,
+                               "--nworkers", "1", "--nthreads", "1", "--no-dashboard"],
+                              env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        client.wait_for_workers(len(before) + 1, timeout=60)
+        victim = (set(client.scheduler_info()["workers"]) - before).pop()
+        reference = texture((40, 40), seed=12, smooth=2)
+        movings = [np.roll(reference, k, axis=1) for k in range(8)]
+        pvd.reset_stats(client)
+        result = pvd.phase_correlate(client, reference, movings, upsample=2)
+        assert result.ok, result.failures
+        for moving, got in zip(movings, result):
+            np.testing.assert_array_equal(
+                got.shift, local.phase_correlate(reference, moving, upsample=2).shift)
+        stats = pvd.worker_stats(client)[victim]
+        assert stats["tasks"] == 0 and stats["context_builds"] == 0
+        assert stats["device_failures"] >= 2       # it tried, and gave its items away
+    finally:
+        broken.terminate()
+        broken.wait(timeout=60)
