@@ -122,6 +122,9 @@ def test_stereo_sad_and_bp_equal_single_process(client, local):
                                                                 subpixel=True))
         np.testing.assert_array_equal(got_bp, local.stereo_bp(la, ra, ndisp=16, levels=4,
                                                               iterations=5))
+    stacked = np.stack([np.stack([l_img, r_img]), np.stack([r_img, l_img])])  # (2, 2, H, W)
+    from_stack = pvd.stereo(client, stacked, ndisp=16, window=7, subpixel=True)
+    np.testing.assert_array_equal(from_stack[0], sad[0])
 
 
 def test_sift_equals_single_process_one_plan_per_size(client, local):

@@ -25,11 +25,11 @@ device is sent once more to the other workers.
 
 from __future__ import annotations
 
+import os
 import time
 import warnings
 from dataclasses import dataclass, field
-from typing import (Any, Callable, Dict, Iterator, List, Literal, Optional, Sequence, Tuple,
-                    Union, overload)
+from typing import Any, Callable, Dict, Iterator, List, Literal, Optional, Tuple, Union, overload
 
 import numpy as np
 
@@ -238,6 +238,18 @@ def _scatter_reference(client: distributed.Client, key: str, array: np.ndarray) 
 
 
 # ============================================================== public API
+@overload
+def octreg(client: distributed.Client, reference: _inputs.Source, targets: Any, *,
+           wait: Literal[True] = ...,
+           **kwargs: Any) -> BatchResult: ...
+
+
+@overload
+def octreg(client: distributed.Client, reference: _inputs.Source, targets: Any, *,
+           wait: Literal[False],
+           **kwargs: Any) -> List[distributed.Future]: ...
+
+
 def octreg(client: distributed.Client, reference: _inputs.Source, targets: Any, *,
            output_dir: Optional[PathLike] = None, volume_shape: Optional[_inputs.Shape3] = None,
            registered: bool = False, gap_value: float = 0.0, backend: Optional[str] = None,
@@ -269,6 +281,18 @@ def octreg(client: distributed.Client, reference: _inputs.Source, targets: Any, 
                       volume_shape, wait, progress)
 
 
+@overload
+def phase_correlate(client: distributed.Client, reference: _inputs.Source, movings: Any, *,
+                    wait: Literal[True] = ...,
+                    **kwargs: Any) -> BatchResult: ...
+
+
+@overload
+def phase_correlate(client: distributed.Client, reference: _inputs.Source, movings: Any, *,
+                    wait: Literal[False],
+                    **kwargs: Any) -> List[distributed.Future]: ...
+
+
 def phase_correlate(client: distributed.Client, reference: _inputs.Source, movings: Any, *,
                     upsample: int = 1, output_dir: Optional[PathLike] = None,
                     volume_shape: Optional[_inputs.Shape3] = None,
@@ -294,6 +318,18 @@ def phase_correlate(client: distributed.Client, reference: _inputs.Source, movin
                       progress)
 
 
+@overload
+def sift(client: distributed.Client, images: Any, *,
+         wait: Literal[True] = ...,
+         **kwargs: Any) -> BatchResult: ...
+
+
+@overload
+def sift(client: distributed.Client, images: Any, *,
+         wait: Literal[False],
+         **kwargs: Any) -> List[distributed.Future]: ...
+
+
 def sift(client: distributed.Client, images: Any, *, output_dir: Optional[PathLike] = None,
          descriptor_dtype: Any = np.uint8, backend: Optional[str] = None, device: Device = None,
          wait: bool = True, progress: Optional[ProgressCallback] = None,
@@ -314,6 +350,18 @@ def sift(client: distributed.Client, images: Any, *, output_dir: Optional[PathLi
                       _inputs.stems(items, "sift"), plan,
                       {"descriptor_dtype": np.dtype(descriptor_dtype).str}, output_dir, None,
                       wait, progress)
+
+
+@overload
+def stereo(client: distributed.Client, pairs: Any, *,
+           wait: Literal[True] = ...,
+           **kwargs: Any) -> BatchResult: ...
+
+
+@overload
+def stereo(client: distributed.Client, pairs: Any, *,
+           wait: Literal[False],
+           **kwargs: Any) -> List[distributed.Future]: ...
 
 
 def stereo(client: distributed.Client, pairs: Any, *, method: Literal["sad", "bp"] = "sad",
@@ -345,6 +393,18 @@ def stereo(client: distributed.Client, pairs: Any, *, method: Literal["sad", "bp
                       [_inputs.label(p[0], i) for i, p in enumerate(pair_list)],
                       _inputs.stems(lefts, "stereo"), ("stereo", None, {}),
                       {"method": method, **params}, output_dir, None, wait, progress)
+
+
+@overload
+def flow3d_sequence(client: distributed.Client, volumes: Any, *,
+                    wait: Literal[True] = ...,
+                    **kwargs: Any) -> BatchResult: ...
+
+
+@overload
+def flow3d_sequence(client: distributed.Client, volumes: Any, *,
+                    wait: Literal[False],
+                    **kwargs: Any) -> List[distributed.Future]: ...
 
 
 def flow3d_sequence(client: distributed.Client, volumes: Any, *,

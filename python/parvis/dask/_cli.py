@@ -146,7 +146,8 @@ def _shape(args: argparse.Namespace) -> Optional[tuple]:
 
 
 def _run(args: argparse.Namespace, parser: argparse.ArgumentParser,
-         client: distributed.Client, progress: Optional[ProgressBar]) -> _batch.BatchResult:
+         client: distributed.Client, progress: Optional[ProgressBar]) -> Any:
+    """The batch call of args.command (a BatchResult: the command waits)."""
     paths = _inputs(args, parser)
     common: Dict[str, Any] = {"output_dir": args.output_dir, "progress": progress}
     if args.command == "octreg":
@@ -223,6 +224,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             register(client, keep_settings=True)
         progress = None if args.quiet else ProgressBar(f"parvis-dask {args.command}")
         result = _run(args, parser, client, progress)
+        assert isinstance(result, _batch.BatchResult)
         print(summary(args.command, result), flush=True)
         return 1 if result.failures else 0
     return 0  # pragma: no cover - the with block always returns
