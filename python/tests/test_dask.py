@@ -213,6 +213,9 @@ def test_file_outputs_rerun_skips_complete_and_redoes_truncated(client, local, t
         assert os.stat(path).st_mtime_ns == stamps[path]
     assert same_octreg(pvd.read_result("octreg", truncated),
                        local.octreg(reference, targets[2]))
+    futures = pvd.octreg(client, reference, paths, output_dir=out, volume_shape=OCT_SHAPE,
+                         wait=False)                # all complete: futures of their paths
+    assert [f.result() for f in futures] == list(first)
 
 
 def test_bad_files_fail_alone(client, local, tmp_path):

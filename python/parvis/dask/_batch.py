@@ -96,6 +96,7 @@ class _Job:
     source: str
     payloads: Tuple[Any, ...]
     output: Optional[str]
+    retried: bool = False  # sent once to the other workers after a device failure
 
 
 def _client_setup(client: distributed.Client, backend: Optional[str],
@@ -151,7 +152,8 @@ def _run_batch(client: distributed.Client, kind: str, sources: List[Tuple[Any, .
     futures = {job.index: _submit(client, kind, job, plan, params, volume_shape, tag)
                for job in jobs}
     if not wait:
-        return [futures[i] if i in futures else _done_future(client, results[i], tag, i)
+        # Skipped items get a future too, holding their output path.
+        return [futures[i] if i in futures else client.scatter(results[i], hash=False)
                 for i in range(len(sources))]
 
     failures = _collect(client, kind, jobs, futures, results, plan, params, volume_shape,
@@ -172,16 +174,11 @@ def _stage_once(client: distributed.Client, item: Any, staged: Dict[int, Any]) -
     return _inputs.stage(client, item)
 
 
-def _done_future(client: distributed.Client, value: Any, tag: str,
-                 index: int) -> distributed.Future:
-    return client.scatter(value, hash=False)
-
-
 def _collect(client: distributed.Client, kind: str, jobs: List[_Job],
              futures: Dict[int, distributed.Future], results: List[Any], plan: PlanSpec,
              params: Dict[str, Any], volume_shape: Optional[_inputs.Shape3], tag: str,
              progress: Optional[ProgressCallback], skipped: int) -> List[ItemFailure]:
-    by_key = {future.key: job for job, future in zip(jobs, futures.values())}
+    by_key = {futures[job.index].key: job for job in jobs}
     failures: List[ItemFailure] = []
     done = skipped
     total = len(results)
@@ -198,6 +195,7 @@ def _collect(client: distributed.Client, kind: str, jobs: List[_Job],
             if retry is not None:
                 by_key[retry.key] = job
                 pending.add(retry)
+                future.release()
                 continue
             failures.append(ItemFailure(job.index, job.source, _describe(error)))
         future.release()
@@ -222,9 +220,9 @@ def _retry_elsewhere(client: distributed.Client, kind: str, job: _Job, error: Ba
     if not isinstance(error, DeviceFailure):
         return None
     others = [w for w in client.scheduler_info()["workers"] if w != error.worker]
-    if not others or getattr(job, "retried", False):
+    if not others or job.retried:
         return None
-    job.retried = True  # type: ignore[attr-defined]
+    job.retried = True
     return _submit(client, kind, job, plan, params, volume_shape, tag, workers=others)
 
 

@@ -168,10 +168,9 @@ class WorkerState:
 
     def lose_context(self) -> None:
         """Close the context as a failing device would leave it: the next task
-        using it fails with :class:`ContextLost` and rebuilds.  For tests."""
-        with self._lock:
-            self._drop_all()
-            self._closed = True
+        fails with :class:`ContextLost`, rebuilds the context and runs again.
+        For drills and tests."""
+        self.close()
 
     def stats(self) -> Dict[str, Any]:
         """Counters and the context's description (a copy)."""
