@@ -8,8 +8,9 @@ input (what ``parvis-dask`` does):
 - stereo: SAD disparity maps of frame pairs (pairs/s).
 
 Every timed path reads its inputs from the files, computes, and writes its
-results atomically (``parvis.dask.atomic_write``), so the in-process loop
-and the cluster do the same work.  Contexts, plans and (for OpenCL) program
+results atomically (``parvis.dask.atomic_write``, fsync included), so the
+in-process loop and the cluster do the same work; ``--in-memory`` leaves
+the writing out (the cluster then returns the results to the client).  Contexts, plans and (for OpenCL) program
 builds are made by a warm-up on two items before the clock starts.
 
 Modes:
@@ -76,10 +77,12 @@ class Workload:
             names.append(name)
         return names
 
-    def run_dask(self, client: distributed.Client, items: Sequence[Any], out: Path) -> Any:
+    def run_dask(self, client: distributed.Client, items: Sequence[Any],
+                 out: Optional[Path]) -> Any:
         raise NotImplementedError
 
-    def run_local(self, ctx: parvis.Context, items: Sequence[Any], out: Path) -> None:
+    def run_local(self, ctx: parvis.Context, items: Sequence[Any],
+                 out: Optional[Path]) -> None:
         raise NotImplementedError
 
 
@@ -103,11 +106,13 @@ class OctWorkload(Workload):
             originals.append(path)
         self.inputs = [str(p) for p in self.link(originals, ".raw")]
 
-    def run_dask(self, client: distributed.Client, items: Sequence[Any], out: Path) -> Any:
+    def run_dask(self, client: distributed.Client, items: Sequence[Any],
+                 out: Optional[Path]) -> Any:
         return pvd.octreg(client, str(self.reference_path), list(items), output_dir=out,
                           volume_shape=self.shape)
 
-    def run_local(self, ctx: parvis.Context, items: Sequence[Any], out: Path) -> None:
+    def run_local(self, ctx: parvis.Context, items: Sequence[Any],
+                 out: Optional[Path]) -> None:
         reference = parvis.read_volume(self.reference_path, shape=self.shape)
         plan = self.plans.get(id(ctx))
         if plan is None:
@@ -115,8 +120,9 @@ class OctWorkload(Workload):
         for path in items:
             target = parvis.read_volume(path, shape=self.shape)
             result = plan.register(target)
-            _outputs.write_result("octreg", out / (_outputs.input_stem(path) + ".octreg.csv"),
-                                  result)
+            if out is not None:
+                _outputs.write_result("octreg",
+                                      out / (_outputs.input_stem(path) + ".octreg.csv"), result)
 
 
 class StereoWorkload(Workload):
@@ -148,16 +154,19 @@ class StereoWorkload(Workload):
                 shutil.copyfile(source, name)
         self.inputs = [(str(a), str(b)) for a, b in zip(left_names, right_names)]
 
-    def run_dask(self, client: distributed.Client, items: Sequence[Any], out: Path) -> Any:
+    def run_dask(self, client: distributed.Client, items: Sequence[Any],
+                 out: Optional[Path]) -> Any:
         return pvd.stereo(client, list(items), method="sad", ndisp=self.ndisp, output_dir=out)
 
-    def run_local(self, ctx: parvis.Context, items: Sequence[Any], out: Path) -> None:
+    def run_local(self, ctx: parvis.Context, items: Sequence[Any],
+                 out: Optional[Path]) -> None:
         for left_path, right_path in items:
             disparity = ctx.stereo_sad(parvis.imread(left_path), parvis.imread(right_path),
                                        ndisp=self.ndisp)
-            _outputs.write_result("stereo",
-                                  out / (_outputs.input_stem(left_path) + ".disp.pfm"),
-                                  disparity)
+            if out is not None:
+                _outputs.write_result("stereo",
+                                      out / (_outputs.input_stem(left_path) + ".disp.pfm"),
+                                      disparity)
 
 
 # ------------------------------------------------------------------ timing
@@ -170,16 +179,23 @@ def fresh_dir(root: Path, name: str) -> Path:
 
 #: Timed batches per measurement; the best rate is kept (set by --repeat).
 REPEAT = 1
+#: False (--in-memory): results stay in memory (returned to the client by
+#: the cluster, dropped by the in-process loop) instead of going to files.
+WRITE_FILES = True
+
+
+def output_dir(root: Path, name: str) -> Optional[Path]:
+    return fresh_dir(root, name) if WRITE_FILES else None
 
 
 def time_dask(workload: Workload, client: distributed.Client, root: Path) -> float:
     """Items per second of one batch on the cluster, after a warm-up."""
-    warm = workload.run_dask(client, workload.inputs[:2], fresh_dir(root, "warm"))
+    warm = workload.run_dask(client, workload.inputs[:2], output_dir(root, "warm"))
     if not warm.ok:
         raise RuntimeError(f"warm-up failed: {warm.failures}")
     best = 0.0
     for _ in range(REPEAT):
-        out = fresh_dir(root, "out")   # fresh: complete outputs would be skipped
+        out = output_dir(root, "out")   # fresh: complete outputs would be skipped
         start = time.perf_counter()
         result = workload.run_dask(client, workload.inputs, out)
         elapsed = time.perf_counter() - start
@@ -191,10 +207,10 @@ def time_dask(workload: Workload, client: distributed.Client, root: Path) -> flo
 
 def time_local(workload: Workload, ctx: parvis.Context, root: Path) -> float:
     """Items per second of the in-process loop, after a warm-up."""
-    workload.run_local(ctx, workload.inputs[:2], fresh_dir(root, "warm"))
+    workload.run_local(ctx, workload.inputs[:2], output_dir(root, "warm"))
     best = 0.0
     for _ in range(REPEAT):
-        out = fresh_dir(root, "out")
+        out = output_dir(root, "out")
         start = time.perf_counter()
         workload.run_local(ctx, workload.inputs, out)
         best = max(best, len(workload.inputs) / (time.perf_counter() - start))
@@ -285,10 +301,13 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                                                         "temporary directory, removed after)")
     parser.add_argument("--repeat", type=int, default=1,
                         help="timed batches per measurement (the best rate is kept)")
+    parser.add_argument("--in-memory", action="store_true",
+                        help="keep results in memory instead of writing one file per input")
     parser.add_argument("--json", default=None, help="also write the rows to this file")
     args = parser.parse_args(argv)
-    global REPEAT
+    global REPEAT, WRITE_FILES
     REPEAT = max(1, args.repeat)
+    WRITE_FILES = not args.in_memory
     load_before = os.getloadavg()  # other processes' load skews every figure: say so
 
     with tempfile.TemporaryDirectory(dir=args.workdir) as tmp:
