@@ -118,7 +118,8 @@ def _submit(client: distributed.Client, kind: str, job: _Job, plan: PlanSpec,
         key += "-retry"
     with warnings.catch_warnings():
         # numpy inputs ride inside their task on purpose (see _inputs).
-        warnings.filterwarnings("ignore", message="Large object")
+        warnings.filterwarnings("ignore", message="Large object")         # distributed < 2023
+        warnings.filterwarnings("ignore", message="Sending large graph")  # later versions
         placement: Dict[str, Any] = {}
         if workers is not None:
             placement = {"workers": workers, "allow_other_workers": False}
