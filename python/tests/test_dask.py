@@ -331,14 +331,21 @@ def test_opencl_workers_equal_single_process_opencl(deterministic):
     left = parvis.imread(STEREO / "tsukuba" / "left.pgm")
     right = parvis.imread(STEREO / "tsukuba" / "right.pgm")
     pairs = [(left, right), (left[:, 8:], right[:, 8:])]
+    reference = texture((48, 64), seed=13, smooth=2)
+    movings = [np.roll(reference, (k, -k), axis=(0, 1)) for k in range(3)]
     with local_cluster(2) as cluster, distributed.Client(cluster) as c:
-        result = pvd.stereo(c, pairs, backend="opencl", ndisp=16, window=5)
-        assert result.ok
+        disparities = pvd.stereo(c, pairs, backend="opencl", ndisp=16, window=5)
+        shifts = pvd.phase_correlate(c, reference, movings, upsample=8)
+        assert disparities.ok and shifts.ok
         backends = {s.get("backend") for s in pvd.worker_stats(c).values() if s["tasks"]}
         assert backends == {"opencl"}
     with parvis.Context("opencl") as ctx:
-        for (l_img, r_img), got in zip(pairs, result):
+        for (l_img, r_img), got in zip(pairs, disparities):
             np.testing.assert_array_equal(got, ctx.stereo_sad(l_img, r_img, ndisp=16, window=5))
+        for moving, got in zip(movings, shifts):
+            want = ctx.phase_correlate(reference, moving, upsample=8)
+            np.testing.assert_array_equal(got.shift, want.shift)
+            assert got.peak == want.peak
 
 
 def test_worker_without_its_device_hands_items_to_the_others(client, local):
