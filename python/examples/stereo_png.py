@@ -46,7 +46,7 @@ def main() -> None:
               f"{ctx.last_timing['total']:.2f} ms")
     gt_path = left_path.parent / "gt.pgm"
     if gt_path.exists() and not args.left and not args.crop:
-        scale = 8 if args.scene != "tsukuba" else 16
+        scale = {"tsukuba": 16, "venus": 8, "cones-quarter": 4}.get(args.scene, 8)
         bad = parvis.disparity_error(disparity, parvis.imread(gt_path), gt_scale=scale,
                                      threshold=1, border=10)
         print(f"bad pixels (> 1 px): {100 * bad:.2f}%")

@@ -122,6 +122,9 @@ def test_stereo_sad_and_bp_equal_single_process(client, local):
                                                                 subpixel=True))
         np.testing.assert_array_equal(got_bp, local.stereo_bp(la, ra, ndisp=16, levels=4,
                                                               iterations=5))
+    stacked = np.stack([np.stack([l_img, r_img]), np.stack([r_img, l_img])])  # (2, 2, H, W)
+    from_stack = pvd.stereo(client, stacked, ndisp=16, window=7, subpixel=True)
+    np.testing.assert_array_equal(from_stack[0], sad[0])
 
 
 def test_sift_equals_single_process_one_plan_per_size(client, local):
@@ -210,6 +213,9 @@ def test_file_outputs_rerun_skips_complete_and_redoes_truncated(client, local, t
         assert os.stat(path).st_mtime_ns == stamps[path]
     assert same_octreg(pvd.read_result("octreg", truncated),
                        local.octreg(reference, targets[2]))
+    futures = pvd.octreg(client, reference, paths, output_dir=out, volume_shape=OCT_SHAPE,
+                         wait=False)                # all complete: futures of their paths
+    assert [f.result() for f in futures] == list(first)
 
 
 def test_bad_files_fail_alone(client, local, tmp_path):
@@ -261,6 +267,15 @@ def test_command_line_help_and_usage_errors():
     nowhere = subprocess.run([sys.executable, "-m", "parvis.dask", "sift", "-o", "out", "x.pgm"],
                              capture_output=True, text=True, timeout=60)
     assert nowhere.returncode == 2 and "--scheduler" in nowhere.stderr
+
+
+def test_cluster_example_runs_on_a_local_cluster():
+    example = Path(__file__).resolve().parents[1] / "examples" / "dask_cluster.py"
+    run = subprocess.run([sys.executable, str(example), "--local", "1", "--demo",
+                          "--backend", "cpu"], capture_output=True, text=True, timeout=180)
+    assert run.returncode == 0, run.stderr
+    assert "6 of 6 registered" in run.stdout
+    assert "1 plan builds, 5 plan hits" in run.stdout
 
 
 # ----------------------------------------------------------------- faults
@@ -316,11 +331,47 @@ def test_opencl_workers_equal_single_process_opencl(deterministic):
     left = parvis.imread(STEREO / "tsukuba" / "left.pgm")
     right = parvis.imread(STEREO / "tsukuba" / "right.pgm")
     pairs = [(left, right), (left[:, 8:], right[:, 8:])]
+    reference = texture((48, 64), seed=13, smooth=2)
+    movings = [np.roll(reference, (k, -k), axis=(0, 1)) for k in range(3)]
     with local_cluster(2) as cluster, distributed.Client(cluster) as c:
-        result = pvd.stereo(c, pairs, backend="opencl", ndisp=16, window=5)
-        assert result.ok
+        disparities = pvd.stereo(c, pairs, backend="opencl", ndisp=16, window=5)
+        shifts = pvd.phase_correlate(c, reference, movings, upsample=8)
+        assert disparities.ok and shifts.ok
         backends = {s.get("backend") for s in pvd.worker_stats(c).values() if s["tasks"]}
         assert backends == {"opencl"}
     with parvis.Context("opencl") as ctx:
-        for (l_img, r_img), got in zip(pairs, result):
+        for (l_img, r_img), got in zip(pairs, disparities):
             np.testing.assert_array_equal(got, ctx.stereo_sad(l_img, r_img, ndisp=16, window=5))
+        for moving, got in zip(movings, shifts):
+            want = ctx.phase_correlate(reference, moving, upsample=8)
+            np.testing.assert_array_equal(got.shift, want.shift)
+            assert got.peak == want.peak
+
+
+def test_worker_without_its_device_hands_items_to_the_others(client, local):
+    """A worker whose device cannot be opened fails each item twice (context
+    rebuilt in between), then the client reruns the item on the other
+    workers: the batch completes."""
+    env = dict(os.environ, PARVIS_DEVICE="no-such-device", **DETERMINISTIC)
+    address = client.scheduler.address
+    before = set(client.scheduler_info()["workers"])
+    broken = subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_worker", address,
+                               "--nworkers", "1", "--nthreads", "1", "--no-dashboard"],
+                              env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        client.wait_for_workers(len(before) + 1, timeout=60)
+        victim = (set(client.scheduler_info()["workers"]) - before).pop()
+        reference = texture((40, 40), seed=12, smooth=2)
+        movings = [np.roll(reference, k, axis=1) for k in range(8)]
+        pvd.reset_stats(client)
+        result = pvd.phase_correlate(client, reference, movings, upsample=2)
+        assert result.ok, result.failures
+        for moving, got in zip(movings, result):
+            np.testing.assert_array_equal(
+                got.shift, local.phase_correlate(reference, moving, upsample=2).shift)
+        stats = pvd.worker_stats(client)[victim]
+        assert stats["tasks"] == 0 and stats["context_builds"] == 0
+        assert stats["device_failures"] >= 2       # it tried, and gave its items away
+    finally:
+        broken.terminate()
+        broken.wait(timeout=60)

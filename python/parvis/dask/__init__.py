@@ -25,13 +25,15 @@ from ._batch import (BatchResult, ItemFailure, ProgressCallback, flow3d_sequence
                      phase_correlate, sift, stereo)
 from ._inputs import InputError
 from ._outputs import atomic_write, is_complete, read_result, remove_stale_parts
+from ._progress import ProgressBar
 from ._plugin import (PLUGIN_NAME, ContextLost, ParvisWorkerPlugin, WorkerState,
                       assigned_device, register, reset_stats, worker_stats)
-from ._tasks import DeviceFailure, lose_context
+from ._tasks import DeviceFailure, ItemError, lose_context
 
 __all__ = [
     "octreg", "stereo", "flow3d_sequence", "sift", "phase_correlate",
-    "BatchResult", "ItemFailure", "ProgressCallback", "InputError", "DeviceFailure",
+    "BatchResult", "ItemFailure", "ProgressCallback", "ProgressBar", "InputError", "ItemError",
+    "DeviceFailure",
     "ContextLost", "ParvisWorkerPlugin", "WorkerState", "PLUGIN_NAME", "register",
     "worker_stats", "reset_stats", "assigned_device", "lose_context",
     "atomic_write", "is_complete", "read_result", "remove_stale_parts",

@@ -25,11 +25,11 @@ device is sent once more to the other workers.
 
 from __future__ import annotations
 
+import os
 import time
 import warnings
 from dataclasses import dataclass, field
-from typing import (Any, Callable, Dict, Iterator, List, Literal, Optional, Sequence, Tuple,
-                    Union, overload)
+from typing import Any, Callable, Dict, Iterator, List, Literal, Optional, Tuple, Union, overload
 
 import numpy as np
 
@@ -96,6 +96,7 @@ class _Job:
     source: str
     payloads: Tuple[Any, ...]
     output: Optional[str]
+    retried: bool = False  # sent once to the other workers after a device failure
 
 
 def _client_setup(client: distributed.Client, backend: Optional[str],
@@ -117,7 +118,8 @@ def _submit(client: distributed.Client, kind: str, job: _Job, plan: PlanSpec,
         key += "-retry"
     with warnings.catch_warnings():
         # numpy inputs ride inside their task on purpose (see _inputs).
-        warnings.filterwarnings("ignore", message="Large object")
+        warnings.filterwarnings("ignore", message="Large object")         # distributed < 2023
+        warnings.filterwarnings("ignore", message="Sending large graph")  # later versions
         placement: Dict[str, Any] = {}
         if workers is not None:
             placement = {"workers": workers, "allow_other_workers": False}
@@ -151,7 +153,8 @@ def _run_batch(client: distributed.Client, kind: str, sources: List[Tuple[Any, .
     futures = {job.index: _submit(client, kind, job, plan, params, volume_shape, tag)
                for job in jobs}
     if not wait:
-        return [futures[i] if i in futures else _done_future(client, results[i], tag, i)
+        # Skipped items get a future too, holding their output path.
+        return [futures[i] if i in futures else client.scatter(results[i], hash=False)
                 for i in range(len(sources))]
 
     failures = _collect(client, kind, jobs, futures, results, plan, params, volume_shape,
@@ -172,16 +175,11 @@ def _stage_once(client: distributed.Client, item: Any, staged: Dict[int, Any]) -
     return _inputs.stage(client, item)
 
 
-def _done_future(client: distributed.Client, value: Any, tag: str,
-                 index: int) -> distributed.Future:
-    return client.scatter(value, hash=False)
-
-
 def _collect(client: distributed.Client, kind: str, jobs: List[_Job],
              futures: Dict[int, distributed.Future], results: List[Any], plan: PlanSpec,
              params: Dict[str, Any], volume_shape: Optional[_inputs.Shape3], tag: str,
              progress: Optional[ProgressCallback], skipped: int) -> List[ItemFailure]:
-    by_key = {future.key: job for job, future in zip(jobs, futures.values())}
+    by_key = {futures[job.index].key: job for job in jobs}
     failures: List[ItemFailure] = []
     done = skipped
     total = len(results)
@@ -198,6 +196,7 @@ def _collect(client: distributed.Client, kind: str, jobs: List[_Job],
             if retry is not None:
                 by_key[retry.key] = job
                 pending.add(retry)
+                future.release()
                 continue
             failures.append(ItemFailure(job.index, job.source, _describe(error)))
         future.release()
@@ -222,9 +221,9 @@ def _retry_elsewhere(client: distributed.Client, kind: str, job: _Job, error: Ba
     if not isinstance(error, DeviceFailure):
         return None
     others = [w for w in client.scheduler_info()["workers"] if w != error.worker]
-    if not others or getattr(job, "retried", False):
+    if not others or job.retried:
         return None
-    job.retried = True  # type: ignore[attr-defined]
+    job.retried = True
     return _submit(client, kind, job, plan, params, volume_shape, tag, workers=others)
 
 
@@ -238,6 +237,18 @@ def _scatter_reference(client: distributed.Client, key: str, array: np.ndarray) 
 
 
 # ============================================================== public API
+@overload
+def octreg(client: distributed.Client, reference: _inputs.Source, targets: Any, *,
+           wait: Literal[True] = ...,
+           **kwargs: Any) -> BatchResult: ...
+
+
+@overload
+def octreg(client: distributed.Client, reference: _inputs.Source, targets: Any, *,
+           wait: Literal[False],
+           **kwargs: Any) -> List[distributed.Future]: ...
+
+
 def octreg(client: distributed.Client, reference: _inputs.Source, targets: Any, *,
            output_dir: Optional[PathLike] = None, volume_shape: Optional[_inputs.Shape3] = None,
            registered: bool = False, gap_value: float = 0.0, backend: Optional[str] = None,
@@ -269,6 +280,18 @@ def octreg(client: distributed.Client, reference: _inputs.Source, targets: Any, 
                       volume_shape, wait, progress)
 
 
+@overload
+def phase_correlate(client: distributed.Client, reference: _inputs.Source, movings: Any, *,
+                    wait: Literal[True] = ...,
+                    **kwargs: Any) -> BatchResult: ...
+
+
+@overload
+def phase_correlate(client: distributed.Client, reference: _inputs.Source, movings: Any, *,
+                    wait: Literal[False],
+                    **kwargs: Any) -> List[distributed.Future]: ...
+
+
 def phase_correlate(client: distributed.Client, reference: _inputs.Source, movings: Any, *,
                     upsample: int = 1, output_dir: Optional[PathLike] = None,
                     volume_shape: Optional[_inputs.Shape3] = None,
@@ -294,6 +317,18 @@ def phase_correlate(client: distributed.Client, reference: _inputs.Source, movin
                       progress)
 
 
+@overload
+def sift(client: distributed.Client, images: Any, *,
+         wait: Literal[True] = ...,
+         **kwargs: Any) -> BatchResult: ...
+
+
+@overload
+def sift(client: distributed.Client, images: Any, *,
+         wait: Literal[False],
+         **kwargs: Any) -> List[distributed.Future]: ...
+
+
 def sift(client: distributed.Client, images: Any, *, output_dir: Optional[PathLike] = None,
          descriptor_dtype: Any = np.uint8, backend: Optional[str] = None, device: Device = None,
          wait: bool = True, progress: Optional[ProgressCallback] = None,
@@ -314,6 +349,18 @@ def sift(client: distributed.Client, images: Any, *, output_dir: Optional[PathLi
                       _inputs.stems(items, "sift"), plan,
                       {"descriptor_dtype": np.dtype(descriptor_dtype).str}, output_dir, None,
                       wait, progress)
+
+
+@overload
+def stereo(client: distributed.Client, pairs: Any, *,
+           wait: Literal[True] = ...,
+           **kwargs: Any) -> BatchResult: ...
+
+
+@overload
+def stereo(client: distributed.Client, pairs: Any, *,
+           wait: Literal[False],
+           **kwargs: Any) -> List[distributed.Future]: ...
 
 
 def stereo(client: distributed.Client, pairs: Any, *, method: Literal["sad", "bp"] = "sad",
@@ -345,6 +392,18 @@ def stereo(client: distributed.Client, pairs: Any, *, method: Literal["sad", "bp
                       [_inputs.label(p[0], i) for i, p in enumerate(pair_list)],
                       _inputs.stems(lefts, "stereo"), ("stereo", None, {}),
                       {"method": method, **params}, output_dir, None, wait, progress)
+
+
+@overload
+def flow3d_sequence(client: distributed.Client, volumes: Any, *,
+                    wait: Literal[True] = ...,
+                    **kwargs: Any) -> BatchResult: ...
+
+
+@overload
+def flow3d_sequence(client: distributed.Client, volumes: Any, *,
+                    wait: Literal[False],
+                    **kwargs: Any) -> List[distributed.Future]: ...
 
 
 def flow3d_sequence(client: distributed.Client, volumes: Any, *,

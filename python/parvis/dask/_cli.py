@@ -145,9 +145,9 @@ def _shape(args: argparse.Namespace) -> Optional[tuple]:
     return tuple(args.size) if getattr(args, "size", None) else None
 
 
-def _run(args: argparse.Namespace, parser: argparse.ArgumentParser,
-         client: distributed.Client, progress: Optional[ProgressBar]) -> _batch.BatchResult:
-    paths = _inputs(args, parser)
+def _run(args: argparse.Namespace, paths: List[str], client: distributed.Client,
+         progress: Optional[ProgressBar]) -> Any:
+    """The batch call of args.command (a BatchResult: the command waits)."""
     common: Dict[str, Any] = {"output_dir": args.output_dir, "progress": progress}
     if args.command == "octreg":
         return _batch.octreg(client, args.reference, paths, volume_shape=_shape(args),
@@ -156,8 +156,6 @@ def _run(args: argparse.Namespace, parser: argparse.ArgumentParser,
                              subvolume_step=args.subvolume_step, tolerance=args.tolerance,
                              pad=args.pad, subpixel=args.subpixel, **common)
     if args.command == "stereo":
-        if len(paths) % 2:
-            parser.error("stereo: give the images as LEFT RIGHT pairs (an even count)")
         pairs = list(zip(paths[0::2], paths[1::2]))
         params: Dict[str, Any] = {"ndisp": args.ndisp, "min_disp": args.min_disp}
         if args.method == "sad":
@@ -212,6 +210,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     """Entry point of ``parvis-dask`` and ``python -m parvis.dask``."""
     parser = _build_parser()
     args = parser.parse_args(argv)
+    paths = _inputs(args, parser)  # usage errors before any cluster starts
+    if args.command == "stereo" and len(paths) % 2:
+        parser.error("stereo: give the images as LEFT RIGHT pairs (an even count)")
     with ExitStack() as stack:
         client = _client(args, stack)
         if args.backend is not None or args.device is not None:
@@ -222,7 +223,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         else:
             register(client, keep_settings=True)
         progress = None if args.quiet else ProgressBar(f"parvis-dask {args.command}")
-        result = _run(args, parser, client, progress)
+        result = _run(args, paths, client, progress)
+        assert isinstance(result, _batch.BatchResult)
         print(summary(args.command, result), flush=True)
         return 1 if result.failures else 0
     return 0  # pragma: no cover - the with block always returns

@@ -23,12 +23,13 @@ import hashlib
 import json
 import os
 from pathlib import Path
-from typing import Any, List, Optional, Sequence, Tuple, Union
+from typing import Any, List, Optional, Sequence, Tuple, Union, cast
 
 import numpy as np
 
 import parvis
 
+_da: Any
 try:  # dask.array is optional: without it only numpy arrays and files are taken
     import dask.array as _da
 except ImportError:  # pragma: no cover - dask[array] comes with the extra
@@ -64,19 +65,19 @@ def split_items(items: Any, item_ndim: int, what: str) -> List[Source]:
             raise ValueError(f"{what}: a stacked array must have {item_ndim + 1} dimensions "
                              f"(count first), not {items.ndim}")
         return [items[i] for i in range(items.shape[0])]
-    if is_path(items):
+    if isinstance(items, (str, os.PathLike)):
         raise TypeError(f"{what}: give a list of paths, not one path")
     return list(items)
 
 
 def label(item: Source, index: int) -> str:
     """How failures and progress name an item."""
-    return os.fspath(item) if is_path(item) else f"#{index}"
+    return os.fspath(item) if isinstance(item, (str, os.PathLike)) else f"#{index}"
 
 
 def stage(client: Any, item: Source) -> Any:
     """What a task carries for one input (see the module's notes)."""
-    if is_path(item):
+    if isinstance(item, (str, os.PathLike)):
         return os.fspath(item)
     if is_dask_array(item):
         return client.compute(item)
@@ -110,7 +111,8 @@ def _read_file(path: str, volume_shape: Optional[Shape3]) -> np.ndarray:
     if lower.endswith(RAW_SUFFIXES):
         if volume_shape is None:
             raise InputError(f"{path}: a raw volume needs volume_shape=(z, y, x)")
-        return parvis.read_volume(path, shape=tuple(int(v) for v in volume_shape))
+        nz, ny, nx = (int(v) for v in volume_shape)
+        return parvis.read_volume(path, shape=(nz, ny, nx))
     if lower.endswith(".npy"):
         return np.load(path, allow_pickle=False)
     raise InputError(f"{path}: unknown file type (images: {', '.join(IMAGE_SUFFIXES)}; "
@@ -119,10 +121,10 @@ def _read_file(path: str, volume_shape: Optional[Shape3]) -> np.ndarray:
 
 def materialise(item: Source, volume_shape: Optional[Shape3] = None) -> np.ndarray:
     """An input as a numpy array on the client (a reference volume or image)."""
-    if is_path(item):
+    if isinstance(item, (str, os.PathLike)):
         return load(os.fspath(item), volume_shape)
     if is_dask_array(item):
-        return np.asarray(item.compute())
+        return np.asarray(cast(Any, item).compute())
     return np.asarray(item)
 
 
@@ -134,7 +136,7 @@ def content_key(kind: str, array: np.ndarray, params: Any) -> str:
     digest.update(json.dumps(params, sort_keys=True, default=str).encode())
     data = np.ascontiguousarray(array)
     digest.update(f"{data.dtype.str}{data.shape}".encode())
-    digest.update(memoryview(data).cast("B"))
+    digest.update(data.data)  # the buffer itself: no copy of a large reference
     return f"{kind}-{digest.hexdigest()}"
 
 
@@ -142,7 +144,7 @@ def stems(sources: Sequence[Source], kind: str) -> List[str]:
     """Output base names: each file's name without its extension, or
     ``KIND-000012`` for an array item."""
     from ._outputs import input_stem
-    return [input_stem(item) if is_path(item) else f"{kind}-{i:06d}"
+    return [input_stem(item) if isinstance(item, (str, os.PathLike)) else f"{kind}-{i:06d}"
             for i, item in enumerate(sources)]
 
 

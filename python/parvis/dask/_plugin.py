@@ -56,21 +56,19 @@ def assigned_device(explicit: Device = None) -> Device:
 
 
 def is_device_failure(error: BaseException) -> bool:
-    """True for errors that say the context's device is unusable.
+    """True for errors that say the worker's device or context is unusable.
 
     These are worth a fresh context (and a retry), unlike a bad input,
     which fails again wherever it runs.
     """
-    status = getattr(error, "status", None)
-    name = str(getattr(status, "name", status) or "").lower()
-    if any(word in name for word in ("opencl", "no_device", "device_memory", "build", "nomem")):
-        return True
-    return isinstance(error, ContextLost)
+    return isinstance(error, (ContextLost, parvis.OpenCLError, parvis.NoDevice,
+                              parvis.DeviceMemoryError, parvis.BuildError))
 
 
 class ContextLost(RuntimeError):
-    """The worker's context was closed under a running task (fault injection
-    in tests, or a teardown racing a task)."""
+    """The worker has no usable context: it was closed under a running task
+    (a drill, or a teardown racing a task), or it could not be opened on the
+    worker's device.  Either way the item is not at fault."""
 
 
 class WorkerState:
@@ -105,8 +103,12 @@ class WorkerState:
         if self._closed:
             raise ContextLost("the worker's parvis context was closed")
         if self._context is None:
-            self._context = parvis.Context(backend=self.backend, device=self.device,
-                                           crosscheck=self.crosscheck)
+            try:
+                self._context = parvis.Context(backend=self.backend, device=self.device,
+                                               crosscheck=self.crosscheck)
+            except parvis.Error as error:
+                raise ContextLost(f"no {self.backend} context on device {self.device!r}: "
+                                  f"{error}") from None
             self._count("context_builds")
         return self._context
 
@@ -166,10 +168,9 @@ class WorkerState:
 
     def lose_context(self) -> None:
         """Close the context as a failing device would leave it: the next task
-        using it fails with :class:`ContextLost` and rebuilds.  For tests."""
-        with self._lock:
-            self._drop_all()
-            self._closed = True
+        fails with :class:`ContextLost`, rebuilds the context and runs again.
+        For drills and tests."""
+        self.close()
 
     def stats(self) -> Dict[str, Any]:
         """Counters and the context's description (a copy)."""

@@ -24,7 +24,7 @@ import distributed
 import parvis
 
 from . import _inputs, _outputs
-from ._plugin import WorkerState, is_device_failure, worker_state
+from ._plugin import PLUGIN_NAME, WorkerState, is_device_failure, worker_state
 
 
 class ItemError(RuntimeError):
@@ -145,7 +145,7 @@ def lose_context(dask_worker: distributed.Worker) -> None:
     """Close this worker's context as a failed device would (for tests and
     drills, through ``client.run(lose_context, workers=[...])``): the next
     task on it fails, rebuilds the context and runs again."""
-    plugin = dask_worker.plugins.get("parvis")
+    plugin = dask_worker.plugins.get(PLUGIN_NAME)
     state = getattr(plugin, "state", None)
     if state is not None:
         state.lose_context()
