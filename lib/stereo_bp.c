@@ -365,7 +365,7 @@ static pv_status refuse_memory(pv_context *ctx, const tile_grid *g, const memory
     size_t need = pv_bp_memory_estimate(tile.width, tile.height, g->ndisp, tile.levels);
     size_t whole = pv_bp_memory_estimate(g->width, g->height, g->ndisp, g->levels);
     return pv_fail(ctx, PV_ERR_DEVICE_MEMORY,
-                   "stereo_bp: needs %zu bytes for the whole %dx%d image with %d disparities "
+                   "stereo_bp: not enough memory: needs %zu bytes for the whole %dx%d image with %d disparities "
                    "and %zu bytes for even its smallest %dx%d tile (%d px padding), but only "
                    "%zu bytes are available (budget per tile %zu bytes%s); lower ndisp or "
                    "tile_padding, or raise the limit",
