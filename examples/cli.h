@@ -155,6 +155,7 @@ int cli_ncc(int argc, char **argv);
 int cli_octreg(int argc, char **argv);
 int cli_synth_oct(int argc, char **argv);
 int cli_flow(int argc, char **argv);
+int cli_synth_flow(int argc, char **argv);
 int cli_sift(int argc, char **argv);
 int cli_match(int argc, char **argv);
 int cli_tune(int argc, char **argv);

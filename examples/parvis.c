@@ -111,6 +111,8 @@ int main(int argc, char **argv)
         return cli_ncc(argc - 1, argv + 1);
     if (strcmp(command, "flow") == 0 || strcmp(command, "flow3d") == 0)
         return cli_flow(argc - 1, argv + 1);
+    if (strcmp(command, "synth-flow") == 0)
+        return cli_synth_flow(argc - 1, argv + 1);
     if (strcmp(command, "sift") == 0)
         return cli_sift(argc - 1, argv + 1);
     if (strcmp(command, "match") == 0)
