@@ -1,50 +1,54 @@
-/* parvis stereo --method bp: the belief-propagation options, kept apart
- * from cli_stereo.c, which calls these two functions. */
+/* parvis stereo --method bp: the belief-propagation option-table entries
+ * and the front end's defaults, kept apart from cli_stereo.c. */
 #include "cli.h"
 
 #include <stdio.h>
 #include <string.h>
 
-/* "WxH" with both in 1..max. */
-static int parse_size(const char *text, int *width, int *height)
+static int parse_tile(const char *value, void *field)
 {
-    char w[32], h[32];
-    const char *x = strchr(text, 'x');
-    if (!x || (size_t)(x - text) >= sizeof w || strlen(x + 1) >= sizeof h)
-        return 1;
-    memcpy(w, text, (size_t)(x - text));
-    w[x - text] = '\0';
-    strcpy(h, x + 1);
-    return cli_parse_int(w, 1, 1 << 20, width) || cli_parse_int(h, 1, 1 << 20, height);
+    pv_bp_params *bp = field;
+    return cli_parse_size2(value, 1 << 20, &bp->tile_width, &bp->tile_height);
 }
 
-int cli_bp_take_option(int argc, char **argv, int *i, pv_bp_params *bp)
+void cli_bp_options(pv_bp_params *bp, unsigned bp_bit, cli_option *entries)
 {
-    static const char *const names[] = {"--levels", "--iterations", "--lambda", "--data-max",
-                                        "--disc-max", "--sigma", "--tile", "--tile-padding"};
-    const char *arg = argv[*i];
-    size_t which = 0, count = sizeof names / sizeof names[0];
-    while (which < count && strcmp(arg, names[which]) != 0)
-        which++;
-    if (which == count)
-        return 0;
-    const char *value = cli_value(argc, argv, i);
-    if (!value)
-        return -1;
-    int bad = 0;
-    switch (which) {
-    case 0: bad = cli_parse_int(value, 1, 16, &bp->levels); break;
-    case 1: bad = cli_parse_int(value, 1, 1 << 20, &bp->iterations); break;
-    case 2: bad = cli_parse_float(value, &bp->lambda); break;
-    case 3: bad = cli_parse_float(value, &bp->data_max); break;
-    case 4: bad = cli_parse_float(value, &bp->disc_max); break;
-    case 5: bad = cli_parse_float(value, &bp->sigma); break;
-    case 6: bad = parse_size(value, &bp->tile_width, &bp->tile_height); break;
-    case 7: bad = cli_parse_int(value, 0, 1 << 20, &bp->tile_padding); break;
-    }
-    if (bad)
-        cli_fail("%s '%s': not a valid %s", arg, value, which == 6 ? "WxH size" : "number");
-    return bad ? -1 : 1;
+    const cli_option table[CLI_BP_OPTION_COUNT] = {
+        {.name = "--levels", .kind = CLI_INT, .field = &bp->levels, .min = 1, .max = 16,
+         .value_name = "L", .methods = bp_bit,
+         .help = "pyramid levels; 2^(L-1) must not exceed the smaller image side"},
+        {.name = "--iterations", .kind = CLI_INT, .field = &bp->iterations, .min = 1,
+         .max = 1 << 20, .value_name = "I", .methods = bp_bit,
+         .help = "message rounds per level"},
+        {.name = "--lambda", .kind = CLI_FLOAT, .field = &bp->lambda, .min = 0, .open_min = 1,
+         .max = 1e6, .value_name = "F", .methods = bp_bit, .help = "data-cost weight"},
+        {.name = "--data-max", .kind = CLI_FLOAT, .field = &bp->data_max, .min = 0,
+         .open_min = 1, .max = 1e6, .value_name = "F", .methods = bp_bit,
+         .help = "data-cost truncation (grey levels)"},
+        {.name = "--disc-max", .kind = CLI_FLOAT, .field = &bp->disc_max, .min = 0,
+         .open_min = 1, .max = 1e6, .value_name = "F", .methods = bp_bit, .no_default = 1,
+         .help = "smoothness truncation (disparities); default max(1.7, ndisp/7.5)"},
+        {.name = "--sigma", .kind = CLI_FLOAT, .field = &bp->sigma, .min = 0, .max = 100,
+         .value_name = "F", .methods = bp_bit, .help = "Gaussian pre-smoothing, 0 = none"},
+        {.name = "--tile", .kind = CLI_CUSTOM, .field = bp, .parse = parse_tile,
+         .value_name = "WxH", .expect = "WxH, both in 1..1048576", .methods = bp_bit,
+         .no_default = 1,
+         .help = "cut the image into tiles of this size (default: only when memory needs it)"},
+        {.name = "--tile-padding", .kind = CLI_INT, .field = &bp->tile_padding, .min = 0,
+         .max = 1 << 20, .value_name = "P", .methods = bp_bit,
+         .help = "pixels of context around each tile"},
+    };
+    memcpy(entries, table, sizeof table);
+}
+
+/* The paper's 1.7 suits ranges up to ~16 disparities; wider ranges need a
+ * truncation that grows with them (docs/stereo-cli.md has the sweep). */
+void cli_bp_derive_defaults(const cli_command *command, int ndisp, pv_bp_params *bp)
+{
+    if (cli_given(command, "--disc-max"))
+        return;
+    float scaled = pv_bp_recommended_disc_max(ndisp);
+    bp->disc_max = scaled > 1.7f ? scaled : 1.7f;
 }
 
 pv_status cli_bp_run(pv_context *ctx, const pv_image *left, const pv_image *right,

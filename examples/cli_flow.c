@@ -1,6 +1,7 @@
 /* parvis flow (alias flow3d): 3D motion estimation between two volumes. */
 #include "cli.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -8,118 +9,131 @@
 #define FLOW_MAX_FRAMES 1024
 
 typedef struct flow_args {
-    const char *fixed, *moving, *output, *warped;
-    const char *frames[FLOW_MAX_FRAMES]; /* every volume given; fixed, moving the first two */
+    const char *fixed, *moving, *output, *warped, *color, *truth;
+    const char *frames[FLOW_MAX_FRAMES]; /* every input given; fixed, moving the first two */
     int frame_count;
     const char *devices;  /* --devices all|LIST, or NULL: one context */
     int size[3];          /* --size: raw float32 volumes when size[0] > 0 */
-    int want_time, want_json;
+    int want_time, want_json, verbose, forward;
+    int gt_border;
+    float max_radius;     /* --max-radius of the colour coding; 0: the largest */
     pv_flow_params params;
     cli_backend_options backend;
+    cli_option *table;    /* the parsed option table (which options were given) */
+    int table_size;
 } flow_args;
 
-static int parse_size(const char *text, int size[3])
+static int parse_size3(const char *value, void *field)
 {
-    char *end;
-    for (int a = 0; a < 3; a++) {
-        long v = strtol(text, &end, 10);
-        if (end == text || v < 1 || v > (1 << 20) || (a < 2 && *end != 'x') || (a == 2 && *end))
-            return 1;
-        size[a] = (int)v;
-        text = end + 1;
-    }
-    return 0;
+    return cli_parse_size3(value, 1 << 20, field);
 }
 
-static int take_number(const char *arg, const char *value, flow_args *args)
-{
-    pv_flow_params *p = &args->params;
-    static const char *const floats[] = {"--alpha", "--beta", "--rho", "--tolerance", "--spacing"};
-    float *const float_slots[] = {&p->alpha, &p->beta, &p->rho, &p->tolerance, &p->spacing};
-    for (int i = 0; i < 5; i++)
-        if (strcmp(arg, floats[i]) == 0)
-            return cli_parse_float(value, float_slots[i]);
-    static const char *const ints[] = {"--kernel-size", "--warps", "--iterations", "--levels",
-                                       "--check-every"};
-    int *const int_slots[] = {&p->kernel_size, &p->warps, &p->iterations, &p->levels,
-                              &p->check_every};
-    for (int i = 0; i < 5; i++)
-        if (strcmp(arg, ints[i]) == 0)
-            return cli_parse_int(value, 0, 1 << 24, int_slots[i]);
-    return -1;
-}
+static const char flow_summary[] =
+    "CLG optical flow between two images (2D: PNG/PGM/PPM/PFM, nz = 1) or volumes (3D:\n"
+    "NIfTI, or raw float32 with --size).  More inputs: a sequence, pair i's flow in\n"
+    "OUT_i.ext.  Alias: flow3d.";
 
-/* Options with a value: 1 consumed, -1 error, 0 not ours. */
-static int take_valued(int argc, char **argv, int *i, flow_args *args)
-{
-    const char *arg = argv[*i];
-    static const char *const names[] = {"-o", "--warped", "--size", "--alpha", "--beta", "--rho",
-                                        "--tolerance", "--spacing", "--kernel-size", "--warps",
-                                        "--iterations", "--levels", "--check-every"};
-    size_t which = 0, count = sizeof names / sizeof names[0];
-    while (which < count && strcmp(arg, names[which]) != 0)
-        which++;
-    if (which == count)
-        return 0;
-    const char *value = cli_value(argc, argv, i);
-    if (!value)
-        return -1;
-    if (which == 0)
-        args->output = value;
-    else if (which == 1)
-        args->warped = value;
-    else if (which == 2) {
-        if (parse_size(value, args->size))
-            return cli_fail("--size '%s': expected NXxNYxNZ (x fastest)", value), -1;
-    } else if (take_number(arg, value, args) != 0)
-        return cli_fail("%s '%s': not a valid number", arg, value), -1;
-    return 1;
-}
-
-static int take_flag(const char *arg, flow_args *args)
-{
-    if (strcmp(arg, "--time") == 0)
-        args->want_time = 1;
-    else if (strcmp(arg, "--json") == 0)
-        args->want_json = 1;
-    else if (strcmp(arg, "--forward") == 0)
-        args->params.gradient = PV_GRADIENT_FORWARD;
-    else
-        return 0;
-    return 1;
-}
+static const char flow_conventions[] =
+    "  The flow (u, v[, w]) is in pixels/voxels with MOVING(x + u, y + v, z + w) ~ FIXED(x, y, z):\n"
+    "  u to the right (+x), v down the rows (+y), w along the slices (+z).\n"
+    "  Images are read as grey (colour: 0.299 R + 0.587 G + 0.114 B) and scaled to [0, 1]\n"
+    "  (divided by 255, or by the pair's largest value when that exceeds 255); volumes are\n"
+    "  used as given, so alpha is in squared intensity units.\n"
+    "  Defaults differ: images use pv_flow_params_default_2d (alpha 0.02, rho 1.5, kernel\n"
+    "  from rho, 4 levels, fewer when the image is small: the coarsest level keeps >= 16 px),\n"
+    "  volumes the 3D ones (alpha 0.05, rho 2, 15 taps, 1 level).\n"
+    "  -o by name: .flo = Middlebury (float 202021.25, int32 width, height, then (u, v)\n"
+    "  float32 pairs row by row, little-endian; 2D only); .nii/.nii.gz/.hdr = NIfTI vector\n"
+    "  field; anything else = prefix of raw float32 files PREFIX_u.raw, _v.raw, _w.raw.\n"
+    "  --color: Middlebury colour coding (hue = direction, white = still, full colour at\n"
+    "  --max-radius px, darker beyond).  --gt TRUTH.flo prints the mean endpoint error\n"
+    "  (EPE, px) and mean angular error (degrees) over known truth (|u|,|v| < 1e9).\n";
 
 static int parse_flow_args(int argc, char **argv, flow_args *args)
 {
-    int positional = 0;
-    for (int i = 1; i < argc; i++) {
-        int taken = cli_take_backend_option(argc, argv, &i, &args->backend);
-        if (taken == 0)
-            taken = cli_take_devices_option(argc, argv, &i, &args->devices);
-        if (taken == 0)
-            taken = take_valued(argc, argv, &i, args);
-        if (taken == 0)
-            taken = take_flag(argv[i], args);
-        if (taken < 0)
-            return 1;
-        if (taken > 0)
-            continue;
-        if (argv[i][0] == '-' && argv[i][1] != '\0')
-            return cli_fail("flow: unknown option '%s'", argv[i]);
-        if (positional >= FLOW_MAX_FRAMES)
-            return cli_fail("flow: more than %d volumes", FLOW_MAX_FRAMES);
-        args->frames[positional++] = argv[i];
-    }
-    args->frame_count = positional;
+    pv_flow_params *p = &args->params;
+    static cli_option table[40];
+    const cli_option entries[] = {
+        {.name = "-o", .kind = CLI_TEXT, .field = &args->output, .value_name = "FLOW",
+         .help = "the flow: .flo, .nii or a raw prefix (see below)"},
+        {.name = "--warped", .kind = CLI_TEXT, .field = &args->warped, .value_name = "OUT",
+         .help = "MOVING warped back onto FIXED (.nii, or raw float32; images: PFM/PNG/PGM)"},
+        {.name = "--color", .kind = CLI_TEXT, .field = &args->color, .value_name = "VIS.png",
+         .help = "colour-coded 2D flow"},
+        {.name = "--max-radius", .kind = CLI_FLOAT, .field = &args->max_radius, .min = 0,
+         .max = 1e6, .value_name = "R", .help = "flow magnitude of full colour; 0 = the largest"},
+        {.name = "--gt", .kind = CLI_TEXT, .field = &args->truth, .value_name = "TRUTH.flo",
+         .help = "score a 2D flow against the truth"},
+        {.name = "--gt-border", .kind = CLI_INT, .field = &args->gt_border, .min = 0,
+         .max = 1 << 20, .value_name = "B", .help = "pixels left out on each side when scoring"},
+        {.name = "--size", .kind = CLI_CUSTOM, .field = args->size, .parse = parse_size3,
+         .value_name = "NXxNYxNZ", .expect = "NXxNYxNZ (x fastest), each 1..1048576",
+         .no_default = 1, .help = "inputs are raw little-endian float32 of this size"},
+        {.name = "--alpha", .kind = CLI_FLOAT, .field = &p->alpha, .min = 0, .open_min = 1,
+         .max = 1e6, .value_name = "A", .no_default = 1,
+         .help = "smoothness weight (default 0.02 images, 0.05 volumes)"},
+        {.name = "--beta", .kind = CLI_FLOAT, .field = &p->beta, .min = 0, .max = 1e6,
+         .value_name = "B", .help = "divergence weight, at most 2 alpha"},
+        {.name = "--rho", .kind = CLI_FLOAT, .field = &p->rho, .min = 0, .open_min = 1,
+         .max = 100, .value_name = "S", .no_default = 1,
+         .help = "structure-tensor Gaussian sigma (default 1.5 images, 2 volumes)"},
+        {.name = "--kernel-size", .kind = CLI_INT, .field = &p->kernel_size, .min = 0, .max = 255,
+         .value_name = "K", .no_default = 1,
+         .help = "odd taps of that Gaussian, 0 = from rho (default 0 images, 15 volumes)"},
+        {.name = "--warps", .kind = CLI_INT, .field = &p->warps, .min = 1, .max = 1000,
+         .value_name = "R", .help = "re-samplings per level"},
+        {.name = "--iterations", .kind = CLI_INT, .field = &p->iterations, .min = 1,
+         .max = 1000000, .value_name = "N", .help = "Jacobi iterations per warp"},
+        {.name = "--levels", .kind = CLI_INT, .field = &p->levels, .min = 1,
+         .max = PV_FLOW_MAX_LEVELS, .value_name = "L", .no_default = 1,
+         .help = "pyramid levels, factor 2 (default 4 images, 1 volumes)"},
+        {.name = "--tolerance", .kind = CLI_FLOAT, .field = &p->tolerance, .min = 0, .max = 1,
+         .value_name = "T", .help = "stop a warp when the relative change is below T; 0 = off"},
+        {.name = "--check-every", .kind = CLI_INT, .field = &p->check_every, .min = 1,
+         .max = 1000000, .value_name = "K", .help = "iterations between convergence checks"},
+        {.name = "--spacing", .kind = CLI_FLOAT, .field = &p->spacing, .min = 0, .open_min = 1,
+         .max = 1e6, .value_name = "H", .help = "grid spacing of the Laplacian"},
+        {.name = "--forward", .kind = CLI_FLAG, .field = &args->forward,
+         .help = "forward instead of central differences"},
+        {.name = "--time", .kind = CLI_FLAG, .field = &args->want_time,
+         .help = "print the time per stage"},
+        {.name = "--json", .kind = CLI_FLAG, .field = &args->want_json,
+         .help = "print one JSON line instead of text"},
+        {.name = "--verbose", .kind = CLI_FLAG, .field = &args->verbose,
+         .help = "say what the inputs are and the parameters used"},
+        CLI_BACKEND_ENTRIES(&args->backend),
+        CLI_DEVICES_ENTRY(&args->devices, 0),
+    };
+    memcpy(table, entries, sizeof entries);
+    args->table = table;
+    args->table_size = CLI_COUNT(entries);
+    cli_command c = {.name = "flow", .synopsis = "FIXED MOVING [MORE...] [options]",
+                     .summary = flow_summary, .conventions = flow_conventions,
+                     .options = table, .option_count = args->table_size,
+                     .positional = args->frames, .min_positional = 2,
+                     .max_positional = FLOW_MAX_FRAMES, .positional_count = &args->frame_count};
+    int parsed = cli_parse(&c, argc, argv);
+    if (parsed != CLI_PARSED)
+        return parsed;
+    if (args->forward)
+        p->gradient = PV_GRADIENT_FORWARD;
     args->fixed = args->frames[0];
     args->moving = args->frames[1];
-    if (positional < 2)
-        return cli_fail("flow: needs FIXED and MOVING volumes (see 'parvis help')");
-    if (positional > 2 && args->warped)
-        return cli_fail("flow: --warped takes one FIXED MOVING pair");
-    if (!args->output && !args->warped && !args->want_json && !args->want_time)
-        return cli_fail("flow: nothing to do: give -o FLOW, --warped OUT, --time or --json");
-    return 0;
+    if (args->frame_count > 2 && (args->warped || args->truth || args->color))
+        return cli_fail("flow: --warped, --color and --gt take one FIXED MOVING pair");
+    if (p->kernel_size != 0 && p->kernel_size % 2 == 0)
+        return cli_fail("flow --kernel-size %d: must be odd (or 0)", p->kernel_size);
+    if (!args->output && !args->warped && !args->want_json && !args->want_time && !args->color &&
+        !args->truth)
+        return cli_fail("flow: nothing to do: give -o FLOW, --warped, --color, --gt, --time "
+                        "or --json");
+    return CLI_PARSED;
+}
+
+static int given(const flow_args *args, const char *name)
+{
+    cli_command c = {.options = args->table, .option_count = args->table_size};
+    return cli_given(&c, name);
 }
 
 static int ends_with(const char *s, const char *suffix)
@@ -133,8 +147,31 @@ static int is_nifti_name(const char *path)
     return ends_with(path, ".nii") || ends_with(path, ".nii.gz") || ends_with(path, ".hdr");
 }
 
+/* Not NIfTI, not raw (--size): an image for pv_image_read. */
+static int is_image_input(const flow_args *args, const char *path)
+{
+    return args->size[0] == 0 && !is_nifti_name(path);
+}
+
+/* An image as a volume with nz = 1, in the file's grey values. */
+static int read_image_volume(const flow_args *args, const char *path, pv_volume *volume)
+{
+    pv_image image;
+    if (cli_read_image(path, PV_PIXEL_F32, args->verbose, &image))
+        return 1;
+    pv_status status = pv_volume_alloc(volume, image.width, image.height, 1);
+    for (int y = 0; status == PV_OK && y < image.height; y++)
+        memcpy(volume->data + (ptrdiff_t)y * volume->stride_y,
+               (const float *)image.data + (ptrdiff_t)y * image.stride,
+               (size_t)image.width * sizeof(float));
+    pv_image_free(&image);
+    return status == PV_OK ? 0 : cli_fail_status(status, path);
+}
+
 static int read_volume(const flow_args *args, const char *path, pv_volume *volume)
 {
+    if (is_image_input(args, path))
+        return read_image_volume(args, path, volume);
     pv_status status = args->size[0] > 0
                            ? pv_volume_read_raw(path, args->size[0], args->size[1], args->size[2],
                                                 volume)
@@ -142,10 +179,81 @@ static int read_volume(const flow_args *args, const char *path, pv_volume *volum
     return status == PV_OK ? 0 : cli_fail_status(status, path);
 }
 
-/* NIfTI vector field for .nii names; otherwise three raw files
- * PATH_u.raw, PATH_v.raw, PATH_w.raw. */
+static float volume_max(const pv_volume *v)
+{
+    float largest = 0.0f;
+    for (int z = 0; z < v->nz; z++)
+        for (int y = 0; y < v->ny; y++)
+            for (int x = 0; x < v->nx; x++) {
+                float value = v->data[(ptrdiff_t)z * v->stride_z + (ptrdiff_t)y * v->stride_y + x];
+                if (value > largest)
+                    largest = value;
+            }
+    return largest;
+}
+
+/* Images to [0, 1]: by 255, or by the largest value above it, one scale
+ * for all frames so their intensities stay comparable. */
+static void normalise_images(const flow_args *args, pv_volume *frames, int count)
+{
+    float largest = 255.0f;
+    for (int i = 0; i < count; i++) {
+        float m = volume_max(&frames[i]);
+        largest = m > largest ? m : largest;
+    }
+    for (int i = 0; i < count; i++) {
+        pv_volume *v = &frames[i];
+        for (int y = 0; y < v->ny; y++)
+            for (int x = 0; x < v->nx; x++)
+                v->data[(ptrdiff_t)y * v->stride_y + x] /= largest;
+    }
+    if (args->verbose)
+        fprintf(stderr, "parvis: flow: images scaled to [0, 1] (divided by %g)\n",
+                (double)largest);
+}
+
+/* 2D defaults for what the user left unset; levels also fitted to the
+ * image so that the coarsest level keeps 16 pixels on its smaller side. */
+static void apply_2d_defaults(flow_args *args, int nx, int ny)
+{
+    pv_flow_params d;
+    pv_flow_params_default_2d(&d);
+    pv_flow_params *p = &args->params;
+    if (!given(args, "--alpha"))
+        p->alpha = d.alpha;
+    if (!given(args, "--rho"))
+        p->rho = d.rho;
+    if (!given(args, "--kernel-size"))
+        p->kernel_size = d.kernel_size;
+    if (!given(args, "--warps"))
+        p->warps = d.warps;
+    if (!given(args, "--iterations"))
+        p->iterations = d.iterations;
+    if (!given(args, "--levels")) {
+        p->levels = d.levels;
+        int side = nx < ny ? nx : ny;
+        while (p->levels > 1 && (side >> (p->levels - 1)) < 16)
+            p->levels--;
+    }
+}
+
+/* Options of a 2D pair given for volumes (or a 3D run): errors. */
+static int check_dimension(const flow_args *args, int nz)
+{
+    if (nz > 1 && (args->color || args->truth || (args->output && ends_with(args->output, ".flo"))))
+        return cli_fail("flow: --color, --gt and .flo output are for 2D flow (nz = 1), "
+                        "these inputs have nz = %d", nz);
+    return 0;
+}
+
+/* .flo for 2D, NIfTI vector field for .nii names; otherwise three raw
+ * files PATH_u.raw, PATH_v.raw, PATH_w.raw. */
 static int write_flow(const char *path, const pv_flow_field *flow)
 {
+    if (ends_with(path, ".flo")) {
+        pv_status status = pv_flow_write_flo(path, flow);
+        return status == PV_OK ? 0 : cli_fail_status(status, path);
+    }
     if (is_nifti_name(path)) {
         pv_status status = pv_flow_write_nifti(path, flow);
         return status == PV_OK ? 0 : cli_fail_status(status, path);
@@ -169,16 +277,33 @@ static int write_warped(pv_context *ctx, const flow_args *args, const pv_volume 
     if (pv_volume_alloc(&warped, moving->nx, moving->ny, moving->nz) != PV_OK)
         return cli_fail("no memory for the warped volume");
     pv_status status = pv_flow_warp(ctx, moving, flow, &warped);
-    if (status == PV_OK)
+    if (status == PV_OK && warped.nz == 1 && is_image_input(args, args->warped)) {
+        pv_image picture = pv_image_wrap(warped.data, warped.nx, warped.ny, PV_PIXEL_F32);
+        picture.stride = warped.stride_y;
+        if (!ends_with(args->warped, ".pfm")) /* 8-bit files: back to 0..255 */
+            for (int y = 0; y < warped.ny; y++)
+                for (int x = 0; x < warped.nx; x++)
+                    warped.data[(ptrdiff_t)y * warped.stride_y + x] *= 255.0f;
+        status = ends_with(args->warped, ".pfm") ? pv_image_write(args->warped, &picture)
+                                                  : cli_write_disparity_png(args->warped, &picture,
+                                                                            0.0f, 255.0f)
+                                                        ? PV_ERR_IO : PV_OK;
+    } else if (status == PV_OK) {
         status = is_nifti_name(args->warped) ? pv_volume_write_nifti(args->warped, &warped)
                                              : pv_volume_write_raw(args->warped, &warped);
+    }
     pv_volume_free(&warped);
     return status == PV_OK ? 0 : cli_fail_status(status, args->warped);
 }
 
 static void print_report(const flow_args *args, pv_context *ctx, const pv_volume *fixed,
-                         const pv_timing *timing, const pv_flow_stats *stats)
+                         const pv_timing *timing, const pv_flow_stats *stats,
+                         const pv_flow_error *error)
 {
+    if (args->truth && !args->want_json)
+        printf("flow vs %s: EPE %.4f px (max %.3f), angular error %.3f deg over %zu pixels\n",
+               args->truth, error->mean_endpoint, error->max_endpoint, error->mean_angular_deg,
+               error->known);
     if (args->want_time && !args->want_json)
         printf("flow %dx%dx%d: %.3f ms (kernel %.3f ms) on %s; stages ms: pyramid %.3f, "
                "gradients %.3f, resample %.3f, tensor %.3f, jacobi %.3f (%d iterations)\n",
@@ -187,18 +312,33 @@ static void print_report(const flow_args *args, pv_context *ctx, const pv_volume
                stats->resample_ms, stats->tensor_ms, stats->jacobi_ms, stats->iterations);
     if (!args->want_json)
         return;
-    printf("{\"op\": \"flow3d\", \"nx\": %d, \"ny\": %d, \"nz\": %d, \"backend\": \"%s\", "
+    printf("{\"op\": \"%s\", \"nx\": %d, \"ny\": %d, \"nz\": %d, \"backend\": \"%s\", "
            "\"device\": ",
-           fixed->nx, fixed->ny, fixed->nz, pv_backend_name(pv_context_backend(ctx)));
+           fixed->nz == 1 ? "flow2d" : "flow3d", fixed->nx, fixed->ny, fixed->nz, pv_backend_name(pv_context_backend(ctx)));
     cli_json_string(stdout, pv_context_device_name(ctx));
     printf(", \"alpha\": %g, \"beta\": %g, \"warps\": %d, \"iterations\": %d, \"levels\": %d, "
            "\"total_ms\": %.4f, \"kernel_ms\": %.4f, \"pyramid_ms\": %.4f, \"gradient_ms\": %.4f, "
            "\"resample_ms\": %.4f, \"tensor_ms\": %.4f, \"jacobi_ms\": %.4f, "
-           "\"jacobi_iterations\": %d}\n",
+           "\"jacobi_iterations\": %d",
            (double)args->params.alpha, (double)args->params.beta, args->params.warps,
            args->params.iterations, args->params.levels, timing->total_ms, timing->kernel_ms,
            stats->pyramid_ms, stats->gradient_ms, stats->resample_ms, stats->tensor_ms,
            stats->jacobi_ms, stats->iterations);
+    if (args->truth)
+        printf(", \"epe\": %.6f, \"max_epe\": %.6f, \"angular_deg\": %.6f", error->mean_endpoint,
+               error->max_endpoint, error->mean_angular_deg);
+    printf("}\n");
+}
+
+static int score(const flow_args *args, const pv_flow_field *flow, pv_flow_error *error)
+{
+    pv_flow_field truth;
+    pv_status status = pv_flow_read_flo(args->truth, &truth);
+    if (status != PV_OK)
+        return cli_fail_status(status, args->truth);
+    status = pv_flow_error_2d(flow, &truth, args->gt_border, error);
+    pv_flow_field_free(&truth);
+    return status == PV_OK ? 0 : cli_fail_status(status, "flow scoring");
 }
 
 static int run_flow(const flow_args *args, pv_context *ctx, const pv_volume *fixed,
@@ -225,8 +365,15 @@ static int run_flow(const flow_args *args, pv_context *ctx, const pv_volume *fix
         rc = write_flow(args->output, &flow);
     if (rc == 0 && args->warped)
         rc = write_warped(ctx, args, moving, &flow);
+    if (rc == 0 && args->color) {
+        status = pv_flow_write_color_png(args->color, &flow, args->max_radius);
+        rc = status == PV_OK ? 0 : cli_fail_status(status, args->color);
+    }
+    pv_flow_error error = {-1.0, -1.0, -1.0, 0};
+    if (rc == 0 && args->truth)
+        rc = score(args, &flow, &error);
     if (rc == 0)
-        print_report(args, ctx, fixed, &timing, &stats);
+        print_report(args, ctx, fixed, &timing, &stats, &error);
     pv_flow_field_free(&flow);
     pv_flow_plan_destroy(plan);
     return rc;
@@ -245,6 +392,7 @@ static void pair_path(const char *output, int pair, int pairs, char *path, size_
     const char *ext = ends_with(output, ".nii.gz") ? ".nii.gz"
                       : ends_with(output, ".nii")  ? ".nii"
                       : ends_with(output, ".hdr")  ? ".hdr"
+                      : ends_with(output, ".flo")  ? ".flo"
                                                    : "";
     int stem = (int)(strlen(output) - strlen(ext));
     snprintf(path, size, "%.*s_%d%s", stem, output, pair, ext);
@@ -264,7 +412,7 @@ static void free_flows(pv_flow_field *flows, int count)
     free(flows);
 }
 
-static pv_volume *read_frames(const flow_args *args)
+static pv_volume *read_frames(flow_args *args)
 {
     pv_volume *frames = calloc((size_t)args->frame_count, sizeof *frames);
     if (!frames) {
@@ -276,6 +424,20 @@ static pv_volume *read_frames(const flow_args *args)
             free_frames(frames, i);
             return NULL;
         }
+    if (check_dimension(args, frames[0].nz)) {
+        free_frames(frames, args->frame_count);
+        return NULL;
+    }
+    if (frames[0].nz == 1 && is_image_input(args, args->frames[0]))
+        normalise_images(args, frames, args->frame_count);
+    if (frames[0].nz == 1)
+        apply_2d_defaults(args, frames[0].nx, frames[0].ny);
+    const pv_flow_params *p = &args->params;
+    if (args->verbose)
+        fprintf(stderr, "parvis: flow %s: alpha %g, beta %g, rho %g, kernel %d, levels %d, "
+                "warps %d, iterations %d\n", frames[0].nz == 1 ? "2D" : "3D", (double)p->alpha,
+                (double)p->beta, (double)p->rho, p->kernel_size, p->levels, p->warps,
+                p->iterations);
     return frames;
 }
 
@@ -346,11 +508,10 @@ static void report_sequence(const flow_args *args, const pv_volume *frames,
                frames[0].nx, frames[0].ny, frames[0].nz, pairs, devices, total_ms);
 }
 
-static int flow_sequence(const flow_args *args)
+static int flow_sequence(const flow_args *args, pv_volume *frames)
 {
     int pairs = args->frame_count - 1;
-    pv_volume *frames = read_frames(args);
-    pv_flow_field *flows = frames ? alloc_flows(&frames[0], pairs) : NULL;
+    pv_flow_field *flows = alloc_flows(&frames[0], pairs);
     pv_device_group *group =
         flows && args->devices ? cli_device_group(&args->backend, args->devices) : NULL;
     pv_context *ctx = flows && !args->devices ? cli_context(&args->backend) : NULL;
@@ -378,23 +539,98 @@ int cli_flow(int argc, char **argv)
     memset(&args, 0, sizeof args);
     pv_flow_params_default(&args.params);
     cli_backend_options_default(&args.backend);
-    if (parse_flow_args(argc, argv, &args))
+    int parsed = parse_flow_args(argc, argv, &args);
+    if (parsed != CLI_PARSED)
+        return cli_parse_exit(parsed);
+    pv_volume *frames = read_frames(&args);
+    if (!frames)
         return 1;
     if (args.frame_count > 2 || args.devices)
-        return flow_sequence(&args);
-    pv_volume fixed, moving;
-    if (read_volume(&args, args.fixed, &fixed))
-        return 1;
-    if (read_volume(&args, args.moving, &moving)) {
-        pv_volume_free(&fixed);
-        return 1;
-    }
+        return flow_sequence(&args, frames);
     int rc = 1;
     pv_context *ctx = cli_context(&args.backend);
     if (ctx)
-        rc = run_flow(&args, ctx, &fixed, &moving);
+        rc = run_flow(&args, ctx, &frames[0], &frames[1]);
     pv_context_destroy(ctx);
+    free_frames(frames, args.frame_count);
+    return rc;
+}
+
+/* ============================================================ synth-flow */
+
+/* A smooth known field of largest magnitude about `magnitude` px: a slow
+ * sinusoidal shear plus a small rotation and zoom about the centre. */
+static void known_field(pv_flow_field *truth, float magnitude)
+{
+    const int nx = truth->u.nx, ny = truth->u.ny;
+    const float two_pi = 6.28318531f, cx = 0.5f * (float)(nx - 1), cy = 0.5f * (float)(ny - 1);
+    const float side = (float)(nx > ny ? nx : ny);
+    for (int y = 0; y < ny; y++)
+        for (int x = 0; x < nx; x++) {
+            float rx = ((float)x - cx) / side, ry = ((float)y - cy) / side;
+            float u = 0.6f * sinf(two_pi * (float)y / (float)ny + 0.5f) + 0.8f * (0.5f * rx - ry);
+            float v = 0.6f * cosf(two_pi * (float)x / (float)nx + 1.0f) + 0.8f * (rx + 0.5f * ry);
+            truth->u.data[(ptrdiff_t)y * truth->u.stride_y + x] = magnitude * u;
+            truth->v.data[(ptrdiff_t)y * truth->v.stride_y + x] = magnitude * v;
+        }
+}
+
+static int write_frame(const char *path, const pv_volume *v)
+{
+    pv_image picture = pv_image_wrap(v->data, v->nx, v->ny, PV_PIXEL_F32);
+    picture.stride = v->stride_y;
+    pv_status status = ends_with(path, ".pfm") ? pv_image_write(path, &picture) : PV_OK;
+    if (!ends_with(path, ".pfm") && cli_write_disparity_png(path, &picture, 0.0f, 255.0f))
+        return 1;
+    return status == PV_OK ? 0 : cli_fail_status(status, path);
+}
+
+int cli_synth_flow(int argc, char **argv)
+{
+    const char *paths[4] = {NULL, NULL, NULL, NULL};
+    float magnitude = 4.0f;
+    cli_backend_options backend;
+    cli_backend_options_default(&backend);
+    backend.backend = PV_BACKEND_CPU;
+    cli_option table[] = {
+        {.name = "--magnitude", .kind = CLI_FLOAT, .field = &magnitude, .min = 0, .open_min = 1,
+         .max = 1000, .value_name = "M", .help = "about the largest flow magnitude, px"},
+    };
+    cli_command c = {
+        .name = "synth-flow", .synopsis = "IMAGE FIXED MOVING TRUTH.flo [options]",
+        .summary = "A 2D pair with known flow: MOVING is IMAGE (grey), FIXED is MOVING sampled\n"
+                   "at x + truth(x) (bilinear), so that MOVING(x + u, y + v) = FIXED(x, y).",
+        .conventions = "  FIXED and MOVING: .pfm keeps float32 grey values (0..255), other names are\n"
+                       "  8-bit PNG.  TRUTH.flo: Middlebury .flo, u right, v down, pixels.\n",
+        .options = table, .option_count = CLI_COUNT(table), .positional = paths,
+        .min_positional = 4, .max_positional = 4};
+    int parsed = cli_parse(&c, argc, argv);
+    if (parsed != CLI_PARSED)
+        return cli_parse_exit(parsed);
+    pv_image image;
+    if (cli_read_image(paths[0], PV_PIXEL_F32, 0, &image))
+        return 1;
+    pv_volume moving = pv_volume_wrap(image.data, image.width, image.height, 1);
+    moving.stride_y = image.stride;
+    pv_volume fixed = {0};
+    pv_flow_field truth = {{0}, {0}, {0}};
+    pv_context *ctx = cli_context(&backend);
+    int rc = !ctx || pv_volume_alloc(&fixed, image.width, image.height, 1) != PV_OK ||
+             pv_flow_field_alloc(&truth, image.width, image.height, 1) != PV_OK;
+    if (rc == 0) {
+        known_field(&truth, magnitude);
+        pv_status status = pv_flow_warp(ctx, &moving, &truth, &fixed);
+        rc = status == PV_OK ? 0 : cli_fail_status(status, "synth-flow");
+    }
+    if (rc == 0)
+        rc = write_frame(paths[1], &fixed) || write_frame(paths[2], &moving);
+    if (rc == 0) {
+        pv_status status = pv_flow_write_flo(paths[3], &truth);
+        rc = status == PV_OK ? 0 : cli_fail_status(status, paths[3]);
+    }
+    pv_flow_field_free(&truth);
     pv_volume_free(&fixed);
-    pv_volume_free(&moving);
+    pv_context_destroy(ctx);
+    pv_image_free(&image);
     return rc;
 }

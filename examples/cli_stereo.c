@@ -4,109 +4,117 @@
 #include <math.h>
 #include <string.h>
 
+enum { METHOD_SAD, METHOD_BP };
+#define SAD_ONLY (1u << METHOD_SAD)
+#define BP_ONLY (1u << METHOD_BP)
+
 typedef struct stereo_args {
-    const char *left, *right, *output, *png, *ground_truth;
+    const char *files[2];
+    const char *output, *png, *ground_truth;
     float gt_scale;
+    float bad_thresh; /* --bad-thresh: an error above this many pixels is bad */
+    int gt_invalid;   /* --gt-invalid: 0 counts invalid pixels as bad, 1 skips them */
     int gt_border;    /* pixels left out on each side when scoring */
-    int want_time, want_json;
+    int want_time, want_json, verbose;
     pv_sad_params sad;
-    int method_bp;    /* --method bp */
+    int method;       /* METHOD_SAD or METHOD_BP */
     pv_bp_params bp;  /* its options (cli_bp.c) */
     const char *devices; /* --devices all|LIST (bp only), or NULL: one context */
     cli_backend_options backend;
 } stereo_args;
 
-static int parse_method(const char *value, int *method_bp)
-{
-    *method_bp = strcmp(value, "bp") == 0;
-    if (strcmp(value, "sad") == 0 || *method_bp)
-        return 0;
-    return cli_fail("--method '%s': this build knows 'sad' and 'bp'", value);
-}
+static const char *const method_names[] = {"sad", "bp", NULL};
 
-/* Options with a value.  Returns 1 if consumed, -1 on error, 0 if unknown. */
-static int take_valued(int argc, char **argv, int *i, stereo_args *args)
-{
-    static const char *const names[] = {"-o", "--method", "--ndisp", "--window", "--min-disp",
-                                        "--uniqueness", "--png", "--gt", "--gt-scale",
-                                        "--lr-max-diff", "--gt-border"};
-    const char *arg = argv[*i];
-    size_t which = 0, count = sizeof names / sizeof names[0];
-    while (which < count && strcmp(arg, names[which]) != 0)
-        which++;
-    if (which == count)
-        return 0;
-    const char *value = cli_value(argc, argv, i);
-    if (!value)
-        return -1;
-    int bad = 0;
-    switch (which) {
-    case 0: args->output = value; break;
-    case 1: bad = parse_method(value, &args->method_bp); break;
-    case 2: bad = cli_parse_int(value, 1, 1 << 20, &args->sad.ndisp); break;
-    case 3: bad = cli_parse_int(value, 1, 1 << 20, &args->sad.window); break;
-    case 4: bad = cli_parse_int(value, -(1 << 20), 1 << 20, &args->sad.min_disp); break;
-    case 5: bad = cli_parse_float(value, &args->sad.uniqueness); break;
-    case 6: args->png = value; break;
-    case 7: args->ground_truth = value; break;
-    case 8: bad = cli_parse_float(value, &args->gt_scale); break;
-    case 9: bad = cli_parse_float(value, &args->sad.lr_max_diff); break;
-    case 10: bad = cli_parse_int(value, 0, 1 << 20, &args->gt_border); break;
-    }
-    if (bad && which != 1)
-        cli_fail("%s '%s': not a valid number", arg, value);
-    return bad ? -1 : 1;
-}
+static const char summary[] =
+    "Disparity map of a rectified pair (PGM/PPM/PNG/PFM; colour is converted to grey).\n"
+    "sad: block matching, winner-take-all; bp: hierarchical belief propagation.";
 
-static int take_flag(const char *arg, stereo_args *args)
-{
-    if (strcmp(arg, "--subpixel") == 0)
-        args->sad.subpixel = 1;
-    else if (strcmp(arg, "--lr-check") == 0)
-        args->sad.lr_check = 1;
-    else if (strcmp(arg, "--time") == 0)
-        args->want_time = 1;
-    else if (strcmp(arg, "--json") == 0)
-        args->want_json = 1;
-    else
-        return 0;
-    return 1;
-}
+static const char conventions[] =
+    "  The left image is the reference: left column x matches right column x - d,\n"
+    "  d in [min-disp, min-disp + ndisp), in pixels (d >= 0 for a usual pair).\n"
+    "  -o writes a PFM (float32, Middlebury's layout); a pixel without a valid match\n"
+    "  (SAD's left-right or uniqueness rejection, or no candidate inside the right\n"
+    "  image) is +INFINITY.  BP labels every pixel.  --png maps min-disp..max to\n"
+    "  0..255, invalid pixels black.\n"
+    "  --gt GT: Middlebury ground truth (gt value / gt-scale = disparity, 0 = unknown);\n"
+    "  prints the share of known pixels whose error exceeds --bad-thresh px, with\n"
+    "  --gt-invalid bad (invalid pixels count as errors) or skip (left out of the\n"
+    "  count; the share of invalid known pixels is printed beside it).\n"
+    "  BP: when --disc-max is not given it is max(1.7, ndisp / 7.5).  Memory: BP needs\n"
+    "  about 12.7 x (width/2 + 2) x (height + 2) x ndisp x 4 bytes; above half the\n"
+    "  available memory (host RAM, or the OpenCL device's; PARVIS_MEMORY_LIMIT=bytes\n"
+    "  lowers it) the image is tiled, and when even small tiles do not fit the command\n"
+    "  stops before allocating (--verbose prints the figures).\n"
+    "  Options that do not apply to the chosen --method are errors.\n";
 
 static int parse_stereo_args(int argc, char **argv, stereo_args *args)
 {
-    int positional = 0;
-    for (int i = 1; i < argc; i++) {
-        int taken = cli_take_backend_option(argc, argv, &i, &args->backend);
-        if (taken == 0)
-            taken = cli_take_devices_option(argc, argv, &i, &args->devices);
-        if (taken == 0)
-            taken = take_valued(argc, argv, &i, args);
-        if (taken == 0)
-            taken = take_flag(argv[i], args);
-        if (taken == 0)
-            taken = cli_bp_take_option(argc, argv, &i, &args->bp);
-        if (taken < 0)
-            return 1;
-        if (taken > 0)
-            continue;
-        if (argv[i][0] == '-' && argv[i][1] != '\0')
-            return cli_fail("stereo: unknown option '%s'", argv[i]);
-        if (positional == 0)
-            args->left = argv[i];
-        else if (positional == 1)
-            args->right = argv[i];
-        else
-            return cli_fail("stereo: unexpected argument '%s'", argv[i]);
-        positional++;
-    }
-    if (!args->left || !args->right)
-        return cli_fail("stereo: needs LEFT and RIGHT images (see 'parvis help')");
-    if (args->devices && !args->method_bp)
-        return cli_fail("stereo: --devices applies to --method bp");
+    cli_option table[] = {
+        {.name = "-o", .kind = CLI_TEXT, .field = &args->output, .value_name = "OUT.pfm",
+         .help = "disparity map (PFM, float32)"},
+        {.name = "--method", .kind = CLI_CHOICE, .field = &args->method, .choices = "sad|bp",
+         .value_name = "sad|bp", .help = "matching method"},
+        {.name = "--ndisp", .kind = CLI_INT, .field = &args->sad.ndisp, .min = 1,
+         .max = 1 << 20, .value_name = "N", .required = 1,
+         .help = "number of disparities (at most the image width; bp: at least 2)"},
+        {.name = "--min-disp", .kind = CLI_INT, .field = &args->sad.min_disp, .min = -(1 << 20),
+         .max = 1 << 20, .value_name = "M", .help = "smallest disparity"},
+        {.name = "--window", .kind = CLI_INT, .field = &args->sad.window, .min = 1, .max = 1001,
+         .value_name = "W", .methods = SAD_ONLY, .help = "odd block size"},
+        {.name = "--subpixel", .kind = CLI_FLAG, .field = &args->sad.subpixel,
+         .methods = SAD_ONLY, .help = "parabola through the costs around the winner"},
+        {.name = "--lr-check", .kind = CLI_FLAG, .field = &args->sad.lr_check,
+         .methods = SAD_ONLY, .help = "invalidate pixels failing the left-right check"},
+        {.name = "--lr-max-diff", .kind = CLI_FLOAT, .field = &args->sad.lr_max_diff, .min = 0,
+         .max = 1e6, .value_name = "F", .methods = SAD_ONLY,
+         .help = "largest |d_LR - d_RL| that passes --lr-check"},
+        {.name = "--uniqueness", .kind = CLI_FLOAT, .field = &args->sad.uniqueness, .min = 0,
+         .max = 1e6, .value_name = "U", .methods = SAD_ONLY,
+         .help = "reject a winner another candidate beats within a factor (1 + U); 0 = off"},
+        {.name = "--png", .kind = CLI_TEXT, .field = &args->png, .value_name = "VIS.png",
+         .help = "8-bit picture of the disparities"},
+        {.name = "--gt", .kind = CLI_TEXT, .field = &args->ground_truth, .value_name = "GT",
+         .help = "score against a ground-truth disparity image"},
+        {.name = "--gt-scale", .kind = CLI_FLOAT, .field = &args->gt_scale, .min = 0,
+         .open_min = 1, .max = 1e6, .value_name = "S", .help = "ground truth = value / S"},
+        {.name = "--gt-border", .kind = CLI_INT, .field = &args->gt_border, .min = 0,
+         .max = 1 << 20, .value_name = "B", .help = "pixels left out on each side when scoring"},
+        {.name = "--bad-thresh", .kind = CLI_FLOAT, .field = &args->bad_thresh, .min = 0,
+         .open_min = 1, .max = 1e6, .value_name = "T",
+         .help = "error (px) above which a pixel is bad (Middlebury: 0.5, 1, 2, 4)"},
+        {.name = "--gt-invalid", .kind = CLI_CHOICE, .field = &args->gt_invalid,
+         .choices = "bad|skip", .value_name = "bad|skip",
+         .help = "invalid (INFINITY) pixels count as bad, or are left out"},
+        {.name = "--time", .kind = CLI_FLAG, .field = &args->want_time, .help = "print the time"},
+        {.name = "--json", .kind = CLI_FLAG, .field = &args->want_json,
+         .help = "print one JSON line instead of text"},
+        {.name = "--verbose", .kind = CLI_FLAG, .field = &args->verbose,
+         .help = "say what the inputs are and (bp) the memory a run needs"},
+        CLI_BACKEND_ENTRIES(&args->backend),
+        CLI_DEVICES_ENTRY(&args->devices, BP_ONLY),
+        {0}, {0}, {0}, {0}, {0}, {0}, {0}, {0},
+    };
+    cli_bp_options(&args->bp, BP_ONLY, &table[CLI_COUNT(table) - CLI_BP_OPTION_COUNT]);
+    cli_command c = {.name = "stereo", .synopsis = "LEFT RIGHT --ndisp N [options]",
+                     .summary = summary, .conventions = conventions, .options = table,
+                     .option_count = CLI_COUNT(table), .positional = args->files,
+                     .min_positional = 2, .max_positional = 2, .method_names = method_names,
+                     .method = &args->method};
+    int parsed = cli_parse(&c, argc, argv);
+    if (parsed != CLI_PARSED)
+        return parsed;
+    if (args->method == METHOD_SAD && args->sad.window % 2 == 0)
+        return cli_fail("stereo --window %d: must be odd", args->sad.window);
+    static const char *const scoring[] = {"--gt-scale", "--gt-border", "--bad-thresh",
+                                          "--gt-invalid"};
+    for (int k = 0; k < 4; k++)
+        if (!args->ground_truth && cli_given(&c, scoring[k]))
+            return cli_fail("stereo: %s applies with --gt", scoring[k]);
+    if (args->method == METHOD_BP)
+        cli_bp_derive_defaults(&c, args->sad.ndisp, &args->bp);
     if (!args->output && !args->png && !args->want_json && !args->want_time && !args->ground_truth)
         return cli_fail("stereo: nothing to do: give -o OUT.pfm, --png, --gt, --time or --json");
-    return 0;
+    return CLI_PARSED;
 }
 
 static void print_json(const stereo_args *args, pv_context *ctx, int devices,
@@ -118,27 +126,53 @@ static void print_json(const stereo_args *args, pv_context *ctx, int devices,
             valid += isfinite(((const float *)disparity->data)[(ptrdiff_t)y * disparity->stride + x]);
     printf("{\"method\": \"%s\", \"width\": %d, \"height\": %d, \"min_disp\": %d, \"ndisp\": %d, "
            "\"window\": %d, \"backend\": \"%s\", \"device\": ",
-           args->method_bp ? "bp" : "sad", disparity->width, disparity->height, args->sad.min_disp,
-           args->sad.ndisp,
-           args->sad.window, pv_backend_name(pv_context_backend(ctx)));
+           method_names[args->method], disparity->width, disparity->height, args->sad.min_disp,
+           args->sad.ndisp, args->sad.window, pv_backend_name(pv_context_backend(ctx)));
     cli_json_string(stdout, pv_context_device_name(ctx));
     if (devices > 0) /* a device group ran it */
         printf(", \"devices\": %d", devices);
+    if (args->method == METHOD_BP)
+        printf(", \"disc_max\": %g", (double)args->bp.disc_max);
     printf(", \"valid_fraction\": %.6f, \"kernel_ms\": %.4f, \"total_ms\": %.4f", (double)valid / (double)total,
            timing->kernel_ms, timing->total_ms);
-    if (bad_fraction >= 0)
-        printf(", \"bad1_fraction\": %.6f", bad_fraction);
+    if (bad_fraction >= 0) {
+        printf(", \"bad_thresh\": %g, \"gt_invalid\": \"%s\", \"bad_fraction\": %.6f",
+               (double)args->bad_thresh, args->gt_invalid ? "skip" : "bad", bad_fraction);
+        if (args->bad_thresh == 1.0f) /* the name earlier versions printed */
+            printf(", \"bad1_fraction\": %.6f", bad_fraction);
+    }
     printf("}\n");
 }
 
-static int evaluate(const stereo_args *args, const pv_image *disparity, double *bad_fraction)
+/* --gt-invalid skip: the truth made unknown (0) where the disparity is
+ * invalid, so those pixels leave the count; *skipped: how many known
+ * pixels that removed. */
+static void forget_invalid(const pv_image *disparity, pv_image *truth, size_t *skipped)
+{
+    *skipped = 0;
+    for (int y = 0; y < truth->height; y++)
+        for (int x = 0; x < truth->width; x++) {
+            float d = ((const float *)disparity->data)[(ptrdiff_t)y * disparity->stride + x];
+            float *t = (float *)truth->data + (ptrdiff_t)y * truth->stride + x;
+            if (!isfinite(d) && *t > 0.0f) {
+                *t = 0.0f;
+                ++*skipped;
+            }
+        }
+}
+
+static int evaluate(const stereo_args *args, const pv_image *disparity, double *bad_fraction,
+                    size_t *skipped)
 {
     pv_image truth;
     pv_status status = pv_image_read(args->ground_truth, PV_PIXEL_F32, &truth);
     if (status != PV_OK)
         return cli_fail_status(status, args->ground_truth);
-    status = pv_disparity_error(disparity, &truth, args->gt_scale, 1.0f, args->gt_border,
-                                bad_fraction);
+    *skipped = 0;
+    if (args->gt_invalid && truth.width == disparity->width && truth.height == disparity->height)
+        forget_invalid(disparity, &truth, skipped);
+    status = pv_disparity_error(disparity, &truth, args->gt_scale, args->bad_thresh,
+                                args->gt_border, bad_fraction);
     pv_image_free(&truth);
     return status == PV_OK ? 0 : cli_fail_status(status, "ground-truth comparison");
 }
@@ -156,17 +190,53 @@ static int write_outputs(const stereo_args *args, const pv_image *disparity)
     return 0;
 }
 
+/* --verbose, bp: what the run needs against what there is; a run that
+ * cannot fit stops here, before anything large is allocated. */
+static int report_bp_memory(const stereo_args *args, pv_context *ctx, const pv_image *left)
+{
+    pv_bp_params bp = args->bp;
+    bp.min_disp = args->sad.min_disp;
+    bp.ndisp = args->sad.ndisp;
+    pv_bp_memory_info info;
+    pv_status status = pv_bp_memory_plan(ctx, left->width, left->height, &bp, &info);
+    if (status != PV_OK)
+        return cli_fail_status(status, "stereo bp");
+    if (args->verbose)
+        fprintf(stderr,
+                "parvis: bp: disc-max %g; needs %.1f MiB for the whole image, %.1f MiB "
+                "available (budget per tile %.1f MiB): %dx%d tile%s of at most %.1f MiB\n",
+                (double)bp.disc_max,
+                (double)info.whole_bytes / 1048576.0, (double)info.available_bytes / 1048576.0,
+                (double)info.budget_bytes / 1048576.0, info.tiles_x, info.tiles_y,
+                info.tiles_x * info.tiles_y == 1 ? "" : "s", (double)info.tile_bytes / 1048576.0);
+    return 0;
+}
+
+static void print_score(const stereo_args *args, double bad_fraction, size_t skipped,
+                        const pv_image *disparity)
+{
+    printf("bad > %g px: %.2f%% of known pixels", (double)args->bad_thresh, 100.0 * bad_fraction);
+    if (args->gt_invalid)
+        printf(" (invalid pixels left out: %zu, %.2f%% of the image)", skipped,
+               100.0 * (double)skipped / ((double)disparity->width * disparity->height));
+    else
+        printf(" (invalid pixels counted as bad)");
+    printf("\n");
+}
+
 /* group: --devices; its member 0 is ctx.  Timing: the group's whole call. */
 static int run_stereo(const stereo_args *args, pv_context *ctx, pv_device_group *group,
                       const pv_image *left, const pv_image *right)
 {
+    if (args->method == METHOD_BP && report_bp_memory(args, ctx, left))
+        return 1;
     pv_image disparity;
     pv_status status = pv_image_alloc(&disparity, left->width, left->height, PV_PIXEL_F32);
     if (status != PV_OK)
         return cli_fail_status(status, "disparity map");
     if (group)
         status = cli_bp_run_group(group, left, right, &args->sad, &args->bp, &disparity);
-    else if (args->method_bp)
+    else if (args->method == METHOD_BP)
         status = cli_bp_run(ctx, left, right, &args->sad, &args->bp, &disparity);
     else
         status = pv_stereo_sad(ctx, left, right, &args->sad, &disparity);
@@ -177,21 +247,21 @@ static int run_stereo(const stereo_args *args, pv_context *ctx, pv_device_group 
     else
         pv_context_last_timing(ctx, &timing);
     double bad_fraction = -1.0;
+    size_t skipped = 0;
     if (rc == 0 && args->ground_truth)
-        rc = evaluate(args, &disparity, &bad_fraction);
+        rc = evaluate(args, &disparity, &bad_fraction, &skipped);
     if (rc == 0)
         rc = write_outputs(args, &disparity);
-    if (rc == 0 && args->want_time && !group)
-        printf("stereo %s: %.3f ms (kernel %.3f ms) on %s\n",
-               args->method_bp ? "bp" : "sad", timing.total_ms, timing.kernel_ms,
-               pv_context_device_name(ctx));
-    if (rc == 0 && args->want_time && group) {
+    if (rc == 0 && args->want_time && !group && !args->want_json)
+        printf("stereo %s: %.3f ms (kernel %.3f ms) on %s\n", method_names[args->method],
+               timing.total_ms, timing.kernel_ms, pv_context_device_name(ctx));
+    if (rc == 0 && args->want_time && group && !args->want_json) {
         printf("stereo bp: %.3f ms (kernel %.3f ms summed over devices) on ", timing.total_ms,
                timing.kernel_ms);
         cli_print_group_split(stdout, group);
     }
     if (rc == 0 && args->ground_truth && !args->want_json)
-        printf("bad > 1 px: %.2f%% of known pixels\n", 100.0 * bad_fraction);
+        print_score(args, bad_fraction, skipped, &disparity);
     if (rc == 0 && args->want_json)
         print_json(args, ctx, group ? pv_device_group_size(group) : 0, &disparity, &timing,
                    bad_fraction);
@@ -206,17 +276,17 @@ int cli_stereo(int argc, char **argv)
     pv_sad_params_default(&args.sad);
     pv_bp_params_default(&args.bp);
     args.gt_scale = 1.0f;
+    args.bad_thresh = 1.0f;
     cli_backend_options_default(&args.backend);
-    if (parse_stereo_args(argc, argv, &args))
-        return 1;
+    int parsed = parse_stereo_args(argc, argv, &args);
+    if (parsed != CLI_PARSED)
+        return cli_parse_exit(parsed);
     pv_image left, right;
-    pv_status status = pv_image_read(args.left, PV_PIXEL_U8, &left);
-    if (status != PV_OK)
-        return cli_fail_status(status, args.left);
-    status = pv_image_read(args.right, PV_PIXEL_U8, &right);
-    if (status != PV_OK) {
+    if (cli_read_image(args.files[0], PV_PIXEL_U8, args.verbose, &left))
+        return 1;
+    if (cli_read_image(args.files[1], PV_PIXEL_U8, args.verbose, &right)) {
         pv_image_free(&left);
-        return cli_fail_status(status, args.right);
+        return 1;
     }
     int rc = 1;
     pv_device_group *group = args.devices ? cli_device_group(&args.backend, args.devices) : NULL;

@@ -9,7 +9,7 @@ static const char usage[] =
     "\n"
     "commands:\n"
     "  devices                 list backends and OpenCL devices\n"
-    "  stereo LEFT RIGHT -o OUT.pfm --method sad --ndisp N [--window W]\n"
+    "  stereo LEFT RIGHT -o OUT.pfm [--method sad] --ndisp N [--window W]\n"
     "         [--min-disp M] [--subpixel] [--lr-check] [--uniqueness U]\n"
     "         [--png VIS.png] [--gt GT.pgm --gt-scale S [--gt-border B]] [--time] [--json]\n"
     "  stereo LEFT RIGHT ... --method bp --ndisp N [--levels L] [--iterations I]\n"
@@ -24,6 +24,10 @@ static const char usage[] =
     "  ncc TEMPLATE IMAGE [-o MAP.pfm] [--min-overlap N] [--time] [--json]\n"
     "                          normalized cross-correlation: prints 'x y coefficient'\n"
     "                          (the template's top-left corner in the image)\n"
+    "  flow FIXED.png MOVING.png -o FLOW.flo [--color VIS.png] [--gt TRUTH.flo]\n"
+    "                          2D optical flow of two images (Middlebury .flo out)\n"
+    "  synth-flow IMAGE FIXED MOVING TRUTH.flo [--magnitude M]\n"
+    "                          a 2D pair with a known smooth flow\n"
     "  flow FIXED MOVING [MORE...] -o FLOW.nii [--devices all|LIST] [--alpha A] [--beta B]\n"
     "         [--rho S] [--kernel-size K]\n"
     "         [--warps R] [--iterations N] [--levels L] [--tolerance T] [--check-every K]\n"
@@ -57,7 +61,34 @@ static const char usage[] =
     "common options: --backend auto|cpu|opencl  --device I  --crosscheck\n"
     "--devices all|0,2,3: run the items (targets, frame pairs, BP tiles) on several OpenCL\n"
     "         devices at once; 'all' is every device of the chosen device's platform\n"
-    "environment: PARVIS_BACKEND, PARVIS_DEVICE, PARVIS_CROSSCHECK=1, PARVIS_LOG=1\n";
+    "'parvis COMMAND --help': a command's options, ranges, defaults and output conventions\n"
+    "environment: PARVIS_BACKEND, PARVIS_DEVICE, PARVIS_CROSSCHECK=1, PARVIS_LOG=1,\n"
+    "         PARVIS_MEMORY_LIMIT=bytes[K|M|G] (caps the memory BP may plan with)\n";
+
+/* The commands not yet on option tables: their --help prints their lines
+ * of the usage above (from "  NAME " to the next command). */
+static int usage_help(const char *command, int argc, char **argv)
+{
+    int wanted = 0;
+    for (int i = 2; i < argc; i++)
+        wanted |= strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0;
+    if (!wanted)
+        return 0;
+    char start[64];
+    snprintf(start, sizeof start, "\n  %s ", command);
+    const char *p = strstr(usage, start);
+    if (!p)
+        return 0;
+    p += 1;
+    const char *end = p + 1;
+    /* the block ends at the next line that starts a command ("  x", not "   ") */
+    while ((end = strchr(end, '\n')) && end[1] == ' ' && end[2] == ' ' && end[3] == ' ')
+        end++;
+    printf("usage: parvis%.*s\n", (int)(end ? end - p : (long)strlen(p)) - 1, p + 1);
+    printf("\ncommon options: --backend auto|cpu|opencl  --device I  --crosscheck;  "
+           "-h, --help: this help\n");
+    return 1;
+}
 
 static void print_device(const pv_device_info *device)
 {
@@ -99,6 +130,15 @@ int main(int argc, char **argv)
     const char *command = argv[1];
     if (strcmp(command, "devices") == 0)
         return cmd_devices();
+    static const char *const by_usage[] = {"phasecorr", "ncc", "octreg", "synth-oct", "sift",
+                                           "match", "tune"};
+    for (size_t k = 0; k < sizeof by_usage / sizeof by_usage[0]; k++)
+        if (strcmp(command, by_usage[k]) == 0 && usage_help(command, argc, argv))
+            return 0;
+    if (strcmp(command, "devices") == 0 || strcmp(command, "version") == 0)
+        for (int i = 2; i < argc; i++)
+            if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0)
+                return printf("usage: parvis %s\n", command), 0;
     if (strcmp(command, "stereo") == 0)
         return cli_stereo(argc - 1, argv + 1);
     if (strcmp(command, "phasecorr") == 0)
@@ -111,6 +151,8 @@ int main(int argc, char **argv)
         return cli_ncc(argc - 1, argv + 1);
     if (strcmp(command, "flow") == 0 || strcmp(command, "flow3d") == 0)
         return cli_flow(argc - 1, argv + 1);
+    if (strcmp(command, "synth-flow") == 0)
+        return cli_synth_flow(argc - 1, argv + 1);
     if (strcmp(command, "sift") == 0)
         return cli_sift(argc - 1, argv + 1);
     if (strcmp(command, "match") == 0)

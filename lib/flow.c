@@ -53,6 +53,20 @@ void pv_flow_params_default(pv_flow_params *params)
     params->check_every = 10;
 }
 
+void pv_flow_params_default_2d(pv_flow_params *params)
+{
+    if (!params)
+        return;
+    pv_flow_params_default(params);
+    /* chosen on warped-image pairs with known flow (docs/flow2d.md) */
+    params->alpha = 0.02f;
+    params->rho = 1.5f;
+    params->kernel_size = 0;
+    params->levels = 4;
+    params->warps = 5;
+    params->iterations = 50;
+}
+
 /* ------------------------------------------------------------ flow fields */
 
 pv_status pv_flow_field_alloc(pv_flow_field *field, int nx, int ny, int nz)

@@ -5,10 +5,12 @@
 #include "internal.h"
 #include "tune_internal.h"
 
+#include <errno.h>
 #include <limits.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* Documented cross-check tolerance (stereo.h): share of pixels on which
  * the OpenCL disparities may differ from the CPU oracle's. */
@@ -196,6 +198,7 @@ static pv_status check_bp(pv_context *ctx, const pv_image *left, const pv_image 
 typedef struct memory_limits {
     size_t budget;      /* bytes one tile may use */
     size_t max_buffer;  /* bytes of the largest single buffer */
+    size_t available;   /* bytes the context's memory holds (for messages) */
 } memory_limits;
 
 #ifdef PV_HAVE_OPENCL
@@ -204,24 +207,81 @@ typedef struct memory_limits {
 const pv_device_info *pv_cl_bp_device(pv_context *ctx);
 #endif
 
-static memory_limits default_limits(pv_context *ctx)
+/* PARVIS_MEMORY_LIMIT: bytes (suffix K, M or G: binary multiples) that
+ * cap what BP takes as available; unset or empty: no cap.  -1 when the
+ * value is not such a count. */
+static int memory_limit_from_env(size_t *limit)
 {
-    memory_limits limits = {SIZE_MAX, SIZE_MAX};
+    const char *text = getenv("PARVIS_MEMORY_LIMIT");
+    *limit = SIZE_MAX;
+    if (!text || !*text)
+        return 0;
+    char *end = NULL;
+    errno = 0;
+    unsigned long long value = strtoull(text, &end, 10);
+    int shift = *end == 'K' || *end == 'k' ? 10 : *end == 'M' || *end == 'm' ? 20
+                : *end == 'G' || *end == 'g' ? 30 : 0;
+    if (shift)
+        end++;
+    if (errno || end == text || *end || text[0] == '-' || value == 0 ||
+        value > (unsigned long long)(SIZE_MAX >> shift))
+        return -1;
+    *limit = (size_t)value << shift;
+    return 0;
+}
+
+/* Physical memory of the host (0 when the system does not say). */
+static size_t host_memory(void)
+{
+    long pages = sysconf(_SC_PHYS_PAGES), page_size = sysconf(_SC_PAGE_SIZE);
+    size_t bytes;
+    if (pages <= 0 || page_size <= 0 || !pv_size_mul((size_t)pages, (size_t)page_size, &bytes))
+        return 0;
+    return bytes;
+}
+
+/* What the context's memory holds: the device's global memory on OpenCL,
+ * the host's RAM on the CPU; the largest single buffer (OpenCL's
+ * CL_DEVICE_MAX_MEM_ALLOC_SIZE, within int indexing). */
+static void device_memory(pv_context *ctx, size_t *available, size_t *max_buffer)
+{
+    *available = host_memory();
+    *max_buffer = SIZE_MAX;
 #ifdef PV_HAVE_OPENCL
     if (ctx->backend == PV_BACKEND_OPENCL && ctx->device_index >= 0 && ctx->backend_state) {
         const pv_device_info *info = pv_cl_bp_device(ctx);
         if (info->global_memory)
-            limits.budget = (size_t)(info->global_memory / 2);
+            *available = (size_t)info->global_memory;
         if (info->max_alloc)
-            limits.max_buffer = (size_t)info->max_alloc;
+            *max_buffer = (size_t)info->max_alloc;
         /* the kernels index buffers with int */
-        if (limits.max_buffer > (size_t)INT_MAX * sizeof(float))
-            limits.max_buffer = (size_t)INT_MAX * sizeof(float);
+        if (*max_buffer > (size_t)INT_MAX * sizeof(float))
+            *max_buffer = (size_t)INT_MAX * sizeof(float);
     }
 #else
     (void)ctx;
 #endif
-    return limits;
+    if (*available == 0)
+        *available = SIZE_MAX;
+}
+
+/* Available memory (capped by PARVIS_MEMORY_LIMIT); one tile may use half
+ * of it, leaving room for the images, the outputs and everything else. */
+static pv_status default_limits(pv_context *ctx, memory_limits *limits)
+{
+    size_t *available = &limits->available;
+    size_t cap;
+    if (memory_limit_from_env(&cap) != 0)
+        return pv_fail(ctx, PV_ERR_INVALID,
+                       "stereo_bp: PARVIS_MEMORY_LIMIT '%s' is not a byte count (e.g. 512M, 8G)",
+                       getenv("PARVIS_MEMORY_LIMIT"));
+    device_memory(ctx, available, &limits->max_buffer);
+    if (cap < *available)
+        *available = cap;
+    if (limits->max_buffer > *available)
+        limits->max_buffer = *available;
+    limits->budget = *available == SIZE_MAX ? SIZE_MAX : *available / 2;
+    return PV_OK;
 }
 
 typedef struct tile_grid {
@@ -297,6 +357,23 @@ static int tile_side(int total, int count)
     return (total + count - 1) / count;
 }
 
+/* The smallest tiles do not fit: name what they need and what there is. */
+static pv_status refuse_memory(pv_context *ctx, const tile_grid *g, const memory_limits *limits)
+{
+    pv_bp_tile tile;
+    tile_at(g, 0, 0, &tile);
+    size_t need = pv_bp_memory_estimate(tile.width, tile.height, g->ndisp, tile.levels);
+    size_t whole = pv_bp_memory_estimate(g->width, g->height, g->ndisp, g->levels);
+    return pv_fail(ctx, PV_ERR_DEVICE_MEMORY,
+                   "stereo_bp: not enough memory: needs %zu bytes for the whole %dx%d image with %d disparities "
+                   "and %zu bytes for even its smallest %dx%d tile (%d px padding), but only "
+                   "%zu bytes are available (budget per tile %zu bytes%s); lower ndisp or "
+                   "tile_padding, or raise the limit",
+                   whole, g->width, g->height, g->ndisp, need, tile.width, tile.height,
+                   g->padding, limits->available, limits->budget,
+                   getenv("PARVIS_MEMORY_LIMIT") ? ", PARVIS_MEMORY_LIMIT set" : "");
+}
+
 /* Split the longer tile side until a tile fits the limits. */
 static pv_status fit_grid(pv_context *ctx, tile_grid *g, const memory_limits *limits)
 {
@@ -309,10 +386,7 @@ static pv_status fit_grid(pv_context *ctx, tile_grid *g, const memory_limits *li
         else if (tw / 2 >= PV_BP_MIN_TILE)
             g->nx++;
         else
-            return pv_fail(ctx, PV_ERR_DEVICE_MEMORY,
-                           "stereo_bp: even %dx%d tiles with %d px padding and %d disparities exceed "
-                           "the memory budget (%zu bytes); lower params.ndisp or raise memory_budget",
-                           tw, th, g->padding, g->ndisp, limits->budget);
+            return refuse_memory(ctx, g, limits);
     }
     return PV_OK;
 }
@@ -328,7 +402,8 @@ static pv_status plan_tiles(pv_context *ctx, const pv_image *left, const pv_bp_p
         g.ny = tile_side(left->height, params->tile_height);
     memory_limits limits = *device_limits;
     if (params->memory_budget > 0)
-        limits.budget = params->memory_budget;
+        limits.budget = params->memory_budget < limits.available ? params->memory_budget
+                                                                 : limits.available;
     pv_status status = fit_grid(ctx, &g, &limits);
     if (status != PV_OK)
         return status;
@@ -342,6 +417,46 @@ static pv_status plan_tiles(pv_context *ctx, const pv_image *left, const pv_bp_p
     if (*count > 1)
         pv_log(ctx, "stereo_bp: %dx%d tiles of about %dx%d px, %d px padding", g.nx, g.ny,
                tile_side(g.width, g.nx), tile_side(g.height, g.ny), g.padding);
+    return PV_OK;
+}
+
+pv_status pv_bp_memory_plan(pv_context *ctx, int width, int height, const pv_bp_params *params,
+                            pv_bp_memory_info *info)
+{
+    if (!ctx || !params || !info)
+        return pv_fail(ctx, PV_ERR_INVALID, "bp_memory_plan: NULL argument");
+    if (width < 1 || height < 1)
+        return pv_fail(ctx, PV_ERR_INVALID, "bp_memory_plan: size %dx%d", width, height);
+    pv_status status = check_range(ctx, params, width);
+    if (status == PV_OK)
+        status = check_schedule(ctx, params, width, height);
+    memory_limits limits;
+    if (status == PV_OK)
+        status = default_limits(ctx, &limits);
+    if (status != PV_OK)
+        return status;
+    pv_image shape = {.width = width, .height = height, .stride = width, .type = PV_PIXEL_U8};
+    pv_bp_tile *tiles = NULL;
+    int count = 0;
+    pv_bp_memory_info out;
+    memset(&out, 0, sizeof out);
+    out.whole_bytes = pv_bp_memory_estimate(width, height, params->ndisp, params->levels);
+    out.available_bytes = limits.available;
+    out.budget_bytes = params->memory_budget > 0 && params->memory_budget < limits.available
+                           ? params->memory_budget : limits.budget;
+    status = plan_tiles(ctx, &shape, params, &limits, &tiles, &count);
+    if (status != PV_OK)
+        return status;
+    for (int i = 0; i < count; i++) {
+        size_t bytes = pv_bp_memory_estimate(tiles[i].width, tiles[i].height, params->ndisp,
+                                             tiles[i].levels);
+        if (bytes > out.tile_bytes)
+            out.tile_bytes = bytes;
+        out.tiles_x += tiles[i].y == tiles[0].y;
+    }
+    out.tiles_y = count / out.tiles_x;
+    free(tiles);
+    *info = out;
     return PV_OK;
 }
 
@@ -439,7 +554,10 @@ static pv_status run_bp(pv_context *ctx, const pv_image *left, const pv_image *r
     pv_status status = check_backend(ctx);
     if (status != PV_OK)
         return status;
-    memory_limits limits = default_limits(ctx);
+    memory_limits limits;
+    status = default_limits(ctx, &limits);
+    if (status != PV_OK)
+        return status;
     pv_bp_tiling tiling;
     status = make_tiling(ctx, &limits, left, params, &tiling);
     if (status != PV_OK)
@@ -468,17 +586,22 @@ pv_status pv_stereo_bp(pv_context *ctx, const pv_image *left, const pv_image *ri
 /* ------------------------------------------------------------ device groups */
 
 /* The tightest limits of the contexts: a tile must fit every device. */
-static memory_limits group_limits(pv_context *const *contexts, int count)
+static pv_status group_limits(pv_context *const *contexts, int count, memory_limits *limits)
 {
-    memory_limits limits = {SIZE_MAX, SIZE_MAX};
+    limits->budget = limits->max_buffer = limits->available = SIZE_MAX;
     for (int i = 0; i < count; i++) {
-        memory_limits own = default_limits(contexts[i]);
-        if (own.budget < limits.budget)
-            limits.budget = own.budget;
-        if (own.max_buffer < limits.max_buffer)
-            limits.max_buffer = own.max_buffer;
+        memory_limits own;
+        pv_status status = default_limits(contexts[i], &own);
+        if (status != PV_OK)
+            return status;
+        if (own.budget < limits->budget)
+            limits->budget = own.budget;
+        if (own.max_buffer < limits->max_buffer)
+            limits->max_buffer = own.max_buffer;
+        if (own.available < limits->available)
+            limits->available = own.available;
     }
-    return limits;
+    return PV_OK;
 }
 
 pv_status pv_bp_tiling_plan(pv_context *const *contexts, int count, const pv_image *left,
@@ -494,7 +617,10 @@ pv_status pv_bp_tiling_plan(pv_context *const *contexts, int count, const pv_ima
     /* Bands of rows keep each tile's memory contiguous in the images. */
     if (split.tile_width == 0 && split.tile_height == 0 && min_tiles > 1)
         split.tile_height = tile_side(left->height, min_tiles);
-    memory_limits limits = group_limits(contexts, count);
+    memory_limits limits;
+    status = group_limits(contexts, count, &limits);
+    if (status != PV_OK)
+        return status;
     return make_tiling(contexts[0], &limits, left, &split, tiling);
 }
 

@@ -694,6 +694,99 @@ static void test_evaluation_helpers(void **state)
     pv_flow_field_free(&b);
 }
 
+/* ------------------------------------------------------------ .flo files */
+
+static void write_bytes(const char *path, const void *bytes, size_t count)
+{
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(bytes, 1, count, f), count);
+    assert_int_equal(fclose(f), 0);
+}
+
+/* Known values survive a write and a read bit for bit, unknown markers
+ * (1e10) included; the error helper skips those. */
+static void test_flo_round_trip(void **state)
+{
+    (void)state;
+    pv_flow_field a, b;
+    assert_int_equal(pv_flow_field_alloc(&a, 7, 5, 1), PV_OK);
+    for (int y = 0; y < 5; y++)
+        for (int x = 0; x < 7; x++) {
+            *vox(&a.u, x, y, 0) = 0.25f * (float)x - 1.5f;
+            *vox(&a.v, x, y, 0) = -0.125f * (float)(x * y) + 3.0f;
+        }
+    *vox(&a.u, 6, 4, 0) = 1e10f;
+    const char *path = tu_tmp_path("round_trip.flo");
+    assert_int_equal(pv_flow_write_flo(path, &a), PV_OK);
+    assert_int_equal(pv_flow_read_flo(path, &b), PV_OK);
+    assert_int_equal(b.u.nx, 7);
+    assert_int_equal(b.u.ny, 5);
+    assert_int_equal(b.u.nz, 1);
+    double diff = -1.0;
+    assert_int_equal(pv_flow_max_difference(&a, &b, &diff), PV_OK);
+    assert_true(diff == 0.0);
+    /* estimate = truth + (0.3, 0.4): EPE 0.5 on every known pixel */
+    for (int y = 0; y < 5; y++)
+        for (int x = 0; x < 7; x++) {
+            *vox(&b.u, x, y, 0) += 0.3f;
+            *vox(&b.v, x, y, 0) += 0.4f;
+        }
+    pv_flow_error e;
+    assert_int_equal(pv_flow_error_2d(&b, &a, 0, &e), PV_OK);
+    assert_int_equal(e.known, 34);
+    assert_float_equal(e.mean_endpoint, 0.5, 1e-5);
+    assert_true(e.mean_angular_deg > 0.0);
+    assert_int_equal(pv_flow_write_color_png(tu_tmp_path("round_trip.png"), &a, 0.0f), PV_OK);
+    pv_flow_field_free(&a);
+    pv_flow_field_free(&b);
+}
+
+/* Hostile files: wrong magic, sizes beyond the file, a size that
+ * overflows, a truncated body and trailing bytes are all PV_ERR_FORMAT,
+ * and the output stays untouched. */
+static void test_flo_hostile(void **state)
+{
+    (void)state;
+    const char *path = tu_tmp_path("hostile.flo");
+    unsigned char file[12 + 2 * 2 * 8 + 1];
+    const float magic = 202021.25f;
+    memset(file, 0, sizeof file);
+    memcpy(file, &magic, 4); /* the hosts this builds on are little-endian */
+    struct { int32_t w, h; size_t bytes; } cases[] = {
+        {2, 2, 12 + 32 - 1}, /* truncated */
+        {2, 2, 12 + 32 + 1}, /* trailing byte */
+        {0x7fffffff, 0x7fffffff, 12 + 32}, /* claims far more than the file */
+        {-2, 2, 12 + 32},    /* negative */
+        {0, 2, 12},          /* empty */
+    };
+    pv_flow_field out;
+    memset(&out, 0x5a, sizeof out);
+    const pv_flow_field before = out;
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        memcpy(file + 4, &cases[k].w, 4);
+        memcpy(file + 8, &cases[k].h, 4);
+        write_bytes(path, file, cases[k].bytes);
+        assert_int_equal(pv_flow_read_flo(path, &out), PV_ERR_FORMAT);
+        assert_memory_equal(&out, &before, sizeof out);
+    }
+    const int32_t two = 2;
+    memcpy(file + 4, &two, 4);
+    memcpy(file + 8, &two, 4);
+    file[0] ^= 1; /* wrong magic */
+    write_bytes(path, file, 12 + 32);
+    assert_int_equal(pv_flow_read_flo(path, &out), PV_ERR_FORMAT);
+    write_bytes(path, file, 5); /* shorter than the header */
+    assert_int_equal(pv_flow_read_flo(path, &out), PV_ERR_FORMAT);
+    assert_int_equal(pv_flow_read_flo(tu_tmp_path("missing.flo"), &out), PV_ERR_IO);
+    assert_memory_equal(&out, &before, sizeof out);
+    assert_int_equal(pv_flow_read_flo(NULL, &out), PV_ERR_INVALID);
+    pv_flow_field volume;
+    assert_int_equal(pv_flow_field_alloc(&volume, 4, 4, 4), PV_OK);
+    assert_int_equal(pv_flow_write_flo(path, &volume), PV_ERR_INVALID); /* 3D */
+    pv_flow_field_free(&volume);
+}
+
 #define ON_BOTH(test)                                                       \
     {#test "/cpu", test, NULL, NULL, (void *)&tu_cpu_kind},                    \
     {#test "/opencl", test, NULL, NULL, (void *)&tu_opencl_kind}
@@ -703,6 +796,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_defaults),
         cmocka_unit_test(test_evaluation_helpers),
+        cmocka_unit_test(test_flo_round_trip),
+        cmocka_unit_test(test_flo_hostile),
         ON_BOTH(test_warp_known),
         ON_BOTH(test_small_motion),
         ON_BOTH(test_large_motion_pyramid),

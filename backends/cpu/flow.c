@@ -385,6 +385,11 @@ pv_status pv_cpu_flow_tensor(pv_context *ctx, void *plan, int level)
     const int *n = p->level[level].n;
     const size_t count = p->level[level].count;
     for (int c = 0; c < TENSOR_COMPONENTS; c++) {
+        if (n[2] == 1 && (c == 2 || c == 4 || c == 5 || c == 8)) {
+            /* a flat z axis: Iz = 0, so J13 = J23 = J33 = J34 = 0 */
+            memset(p->tensor[c], 0, count * sizeof(float));
+            continue;
+        }
         tensor_product(p, c, count, p->tmp, ctx->cpu_threads);
         pv_status status = smooth(ctx, p, n, p->tmp, p->tensor[c]);
         if (status != PV_OK)
@@ -546,6 +551,62 @@ static void jacobi_sweep(const jacobi_grid *g, const jacobi_fields *f, int threa
                 jacobi_voxel(g, f, x, y, z);
 }
 
+/* 2D (nz = 1) without the divergence term: w stays 0 and J13 = J23 = 0,
+ * so the voxel's 3x3 system reduces to the 2x2 of u and v (the adjugate
+ * solution with m13 = m23 = 0, divided through by m33).  One pass per row
+ * with the neighbour counts of the row; absent neighbours weigh 0 (their
+ * pointer is a valid row, so the loop has no branches and vectorises).
+ * The result equals the 3D path's within float rounding. */
+typedef struct row_2d {
+    const float *u, *v, *j11, *j12, *j22, *bu, *bv;
+    float *ou, *ov, *ow;
+    ptrdiff_t up, down;      /* offsets of the rows above / below (0: absent) */
+    float above, below, a;   /* 1 or 0: whether those rows exist */
+} row_2d;
+
+/* Pixel x given its left / right weights (1 or 0) and neighbour columns. */
+static inline void jacobi_pixel_2d(const row_2d *r, int x, float left, float right, int xl,
+                                   int xr)
+{
+    const float su = ((left * r->u[xl] + right * r->u[xr]) + r->above * r->u[x + r->up]) +
+                     r->below * r->u[x + r->down];
+    const float sv = ((left * r->v[xl] + right * r->v[xr]) + r->above * r->v[x + r->up]) +
+                     r->below * r->v[x + r->down];
+    const float diag = r->a * (((left + right) + r->above) + r->below);
+    const float m11 = r->j11[x] + diag, m22 = r->j22[x] + diag, m12 = r->j12[x];
+    const float r0 = r->a * su + r->bu[x], r1 = r->a * sv + r->bv[x];
+    const float det = m11 * m22 - m12 * m12;
+    r->ou[x] = (m22 * r0 - m12 * r1) / det;
+    r->ov[x] = (m11 * r1 - m12 * r0) / det;
+    r->ow[x] = 0.0f;
+}
+
+static void jacobi_row_2d(const jacobi_grid *g, const jacobi_fields *f, int y)
+{
+    const int nx = g->nx;
+    const size_t at = (size_t)y * (size_t)nx;
+    row_2d r = {f->in[0] + at, f->in[1] + at, f->t[0] + at, f->t[1] + at, f->t[3] + at,
+                f->t[6] + at, f->t[7] + at, f->out[0] + at, f->out[1] + at, f->out[2] + at,
+                y > 0 ? -(ptrdiff_t)nx : 0, y < g->ny - 1 ? nx : 0,
+                y > 0 ? 1.0f : 0.0f, y < g->ny - 1 ? 1.0f : 0.0f, g->a};
+    if (nx == 1) {
+        jacobi_pixel_2d(&r, 0, 0.0f, 0.0f, 0, 0);
+        return;
+    }
+    jacobi_pixel_2d(&r, 0, 0.0f, 1.0f, 0, 1);
+    #pragma omp simd
+    for (int x = 1; x < nx - 1; x++)
+        jacobi_pixel_2d(&r, x, 1.0f, 1.0f, x - 1, x + 1);
+    jacobi_pixel_2d(&r, nx - 1, 1.0f, 0.0f, nx - 2, nx - 1);
+}
+
+static void jacobi_sweep_2d(const jacobi_grid *g, const jacobi_fields *f, int threads)
+{
+    #pragma omp parallel for num_threads(threads) schedule(static)
+    for (int y = 0; y < g->ny; y++)
+        jacobi_row_2d(g, f, y);
+}
+
 /* ||new - old|| / ||new|| over all three components; per-slice sums added
  * in slice order so the result does not depend on the thread count. */
 static double relative_change(float *const old[3], float *const new_[3], const int n[3],
@@ -590,7 +651,10 @@ pv_status pv_cpu_flow_jacobi(pv_context *ctx, void *plan, int level, int count, 
             f.in[c] = p->flow[p->current][c];
             f.out[c] = p->flow[1 - p->current][c];
         }
-        jacobi_sweep(&g, &f, ctx->cpu_threads);
+        if (n[2] == 1 && g.d == 0.0f)
+            jacobi_sweep_2d(&g, &f, ctx->cpu_threads);
+        else
+            jacobi_sweep(&g, &f, ctx->cpu_threads);
         p->current = 1 - p->current;
     }
     if (change)

@@ -115,6 +115,44 @@ pv_status pv_flow_divergence(const pv_flow_field *flow, int border, double *mean
 pv_status pv_flow_max_difference(const pv_flow_field *a, const pv_flow_field *b,
                                  double *max_abs);
 
+/* ------------------------------------------------------------- 2D flow
+ *
+ * A 2D flow is a field with nz = 1 (w stays zero): plans take nz = 1 and
+ * run the 2D solver.  Convention as in 3D: MOVING(x + u, y + v) ~ FIXED(x, y),
+ * u to the right, v downwards, in pixels. */
+
+/* Defaults measured for 2D images with intensities in [0, 1] (docs/flow2d.md):
+ * the 3D defaults with a pyramid, more warps and a lighter smoothness. */
+void pv_flow_params_default_2d(pv_flow_params *params);
+
+/* Middlebury .flo: the float 202021.25, int32 width and height, then rows of
+ * (u, v) float32 pairs, little-endian.  The reader checks the magic and that
+ * the file is exactly as long as the header says (PV_ERR_FORMAT otherwise)
+ * before allocating; it allocates a width x height x 1 field (free with
+ * pv_flow_field_free), field untouched on error.  Components above 1e9 in
+ * magnitude mark unknown vectors (Middlebury ground truth). */
+pv_status pv_flow_read_flo(const char *path, pv_flow_field *field);
+/* Writes u and v of a field with nz = 1. */
+pv_status pv_flow_write_flo(const char *path, const pv_flow_field *field);
+
+/* The Middlebury (Baker et al.) colour coding of a 2D field as an RGB PNG:
+ * hue = direction, saturation = magnitude / max_radius (white = no motion,
+ * beyond max_radius darkened); max_radius 0: the largest known magnitude.
+ * Unknown vectors are black. */
+pv_status pv_flow_write_color_png(const char *path, const pv_flow_field *field, float max_radius);
+
+typedef struct pv_flow_error {
+    double mean_endpoint;     /* mean |(u, v) - (u_t, v_t)|, pixels */
+    double max_endpoint;
+    double mean_angular_deg;  /* mean angle between (u, v, 1) and (u_t, v_t, 1) */
+    size_t known;             /* pixels scored (known truth inside the border) */
+} pv_flow_error;
+
+/* Endpoint and angular error of a 2D estimate against a 2D truth (unknown
+ * truth vectors skipped), leaving out `border` pixels on each side. */
+pv_status pv_flow_error_2d(const pv_flow_field *estimate, const pv_flow_field *truth, int border,
+                           pv_flow_error *error);
+
 #ifdef __cplusplus
 }
 #endif

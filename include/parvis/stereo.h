@@ -114,9 +114,17 @@ typedef struct pv_bp_params {
     int tile_width;     /* tile size without padding; 0 = automatic (budget) */
     int tile_height;
     int tile_padding;   /* pixels added around each tile; default 20 */
-    size_t memory_budget; /* bytes one tile may use; 0 = the backend's default
-                             (OpenCL: half the device memory, buffers within
-                             CL_DEVICE_MAX_MEM_ALLOC_SIZE; CPU: no limit) */
+    size_t memory_budget; /* bytes one tile may use; 0 = half the available
+                             memory (at most the available memory either way).
+                             Available: the device's global memory on OpenCL
+                             (buffers within CL_DEVICE_MAX_MEM_ALLOC_SIZE), the
+                             host's physical RAM on the CPU; the environment
+                             variable PARVIS_MEMORY_LIMIT (bytes, suffix K/M/G)
+                             lowers it.  A run that needs more is tiled; when
+                             even the smallest tiles (16 px plus padding) need
+                             more, the call fails with PV_ERR_DEVICE_MEMORY
+                             naming the bytes needed and available, before
+                             allocating anything. */
 } pv_bp_params;
 
 /* The paper's defaults (levels 5, iterations 10, lambda 0.07, data_max 15,
@@ -129,6 +137,21 @@ float pv_bp_recommended_disc_max(int ndisp);
 /* Bytes a BP run on a width x height region needs for its data-cost
  * pyramid and messages (0 when the size overflows or an argument is bad). */
 size_t pv_bp_memory_estimate(int width, int height, int ndisp, int levels);
+
+/* What a pv_stereo_bp call on a width x height pair would use, in bytes,
+ * without running it. */
+typedef struct pv_bp_memory_info {
+    size_t whole_bytes;     /* one run over the whole image */
+    size_t available_bytes; /* the context's memory (see memory_budget) */
+    size_t budget_bytes;    /* what one tile may use */
+    size_t tile_bytes;      /* the largest tile's need (= whole_bytes untiled) */
+    int tiles_x, tiles_y;   /* the partition the call would use */
+} pv_bp_memory_info;
+
+/* Fails as pv_stereo_bp would (PV_ERR_DEVICE_MEMORY when nothing fits,
+ * PV_ERR_INVALID for a bad range or schedule); info untouched on error. */
+pv_status pv_bp_memory_plan(pv_context *ctx, int width, int height, const pv_bp_params *params,
+                            pv_bp_memory_info *info);
 
 /* left, right: same size, same pixel type (u8 or f32).  disparity: f32 of
  * the same size, caller-allocated, not aliasing an input. */
