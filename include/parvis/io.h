@@ -20,20 +20,20 @@ extern "C" {
  *  - PV_PIXEL_F32: integer formats keep their values (0..maxval);
  *    PFM values as stored (INFINITY kept).
  * Free the result with pv_image_free. */
-pv_status pv_image_read(const char *path, pv_pixel_type type, pv_image *out);
+PV_API pv_status pv_image_read(const char *path, pv_pixel_type type, pv_image *out);
 
 /* 8-bit binary PGM of a u8 image, or of an f32 image clamped and rounded
  * to 0..255. */
-pv_status pv_image_write_pgm(const char *path, const pv_image *image);
+PV_API pv_status pv_image_write_pgm(const char *path, const pv_image *image);
 
 /* Greyscale PFM ("Pf", little-endian, rows bottom to top) of an f32 image. */
-pv_status pv_image_write_pfm(const char *path, const pv_image *image);
+PV_API pv_status pv_image_write_pfm(const char *path, const pv_image *image);
 
 /* 8-bit grey PNG; f32 images are clamped and rounded to 0..255. */
-pv_status pv_image_write_png(const char *path, const pv_image *image);
+PV_API pv_status pv_image_write_png(const char *path, const pv_image *image);
 
 /* Write by file extension: .pgm, .pfm or .png. */
-pv_status pv_image_write(const char *path, const pv_image *image);
+PV_API pv_status pv_image_write(const char *path, const pv_image *image);
 
 #ifdef __cplusplus
 }

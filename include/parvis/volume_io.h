@@ -18,21 +18,21 @@ extern "C" {
 /* Read a raw volume of exactly nx * ny * nz values into a newly allocated
  * dense volume (free with pv_volume_free).  A file of any other length is
  * PV_ERR_FORMAT. */
-pv_status pv_volume_read_raw(const char *path, int nx, int ny, int nz, pv_volume *out);
-pv_status pv_volume_write_raw(const char *path, const pv_volume *volume);
+PV_API pv_status pv_volume_read_raw(const char *path, int nx, int ny, int nz, pv_volume *out);
+PV_API pv_status pv_volume_write_raw(const char *path, const pv_volume *volume);
 
 /* 1 when NIfTI-1 support was built in. */
-int pv_volume_io_has_nifti(void);
+PV_API int pv_volume_io_has_nifti(void);
 
 /* A scalar NIfTI-1 volume of any numeric datatype, converted to float with
  * scl_slope / scl_inter applied; 2D files give nz = 1.  Only the first
  * volume of a 4D file is read. */
-pv_status pv_volume_read_nifti(const char *path, pv_volume *out);
+PV_API pv_status pv_volume_read_nifti(const char *path, pv_volume *out);
 /* Write a float32 NIfTI-1 volume with unit voxel size. */
-pv_status pv_volume_write_nifti(const char *path, const pv_volume *volume);
+PV_API pv_status pv_volume_write_nifti(const char *path, const pv_volume *volume);
 /* Write a flow field as a NIfTI-1 vector field: dim[5] = 3 with intent
  * NIFTI_INTENT_VECTOR, components u, v, w in voxels. */
-pv_status pv_flow_write_nifti(const char *path, const pv_flow_field *flow);
+PV_API pv_status pv_flow_write_nifti(const char *path, const pv_flow_field *flow);
 
 #ifdef __cplusplus
 }
