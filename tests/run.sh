@@ -9,5 +9,12 @@ top="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$top/_build"
 make -j"$(nproc)" check || { cat tests/*.log; exit 1; }
 
+# Sanitizers: the CMocka suite under ASan+UBSan (CPU backend and PoCL) and
+# the thread test under TSan, in _build-asan / _build-tsan
+# (PARVIS_SKIP_SANITIZERS=1 leaves them out).
+if [ "${PARVIS_SKIP_SANITIZERS:-0}" != 1 ]; then
+    bash "$top/tests/sanitize.sh"
+fi
+
 make -j"$(nproc)" -s distcheck
 echo "all tests passed"

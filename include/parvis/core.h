@@ -3,7 +3,23 @@
  * Every function returns a pv_status (PV_OK = 0, errors negative).  A failing
  * call leaves its outputs untouched and records a human-readable message:
  * per context (pv_context_last_error) and per thread (pv_last_error) for the
- * calls that take no context.  The library never prints, exits or aborts. */
+ * calls that take no context.  The library never prints, exits or aborts.
+ *
+ * Threads.  Every function may be called from any thread.  A context may be
+ * shared by several threads: the calls on one context (and on the plans
+ * made from it) are serialised by a lock of the context, so they run one
+ * after another, never corrupt each other and give the results they give
+ * on one thread; for parallel work, give each thread its own context (or
+ * use a device group, parvis/multi.h).  Contexts may be made and destroyed
+ * from several threads at once (OpenCL platforms and devices are
+ * enumerated once per process).  pv_last_error() is per thread and always
+ * describes the calling thread's own last failure; pv_context_last_error()
+ * and pv_context_build_log() return the calling thread's own copy of the
+ * context's message, which on a shared context may come from another
+ * thread's call.  A context must not be destroyed while another thread
+ * still uses it or its plans.
+ *
+ * Hostile input and caches: docs/hardening-concurrency.md. */
 #ifndef PARVIS_CORE_H
 #define PARVIS_CORE_H
 
@@ -118,9 +134,11 @@ PV_API pv_backend_kind pv_context_backend(const pv_context *ctx);
 PV_API const char *pv_context_device_name(const pv_context *ctx);
 /* One line saying how the backend was selected (e.g. why AUTO took the CPU). */
 PV_API const char *pv_context_selection_note(const pv_context *ctx);
-/* Message of the last failed call on this context ("" if none). */
+/* Message of the last failed call on this context ("" if none), copied for
+ * the calling thread (valid until its next call of this function). */
 PV_API const char *pv_context_last_error(const pv_context *ctx);
-/* OpenCL program build log of the last build failure ("" if none). */
+/* OpenCL program build log of the last build failure ("" if none), copied
+ * for the calling thread (valid until its next call of this function). */
 PV_API const char *pv_context_build_log(const pv_context *ctx);
 
 PV_API pv_status pv_context_set_crosscheck(pv_context *ctx, int enabled);

@@ -130,7 +130,9 @@ PV_API pv_status pv_phase_correlate3d(pv_context *ctx, const pv_volume *referenc
  * mover costs one upload, one R2C, one C2R and a reduction.  Movers are
  * any images / volumes (or views of sub-volumes) of the reference's size.
  * A plan belongs to its context: destroy it before the context.  Calls
- * on one plan, like calls on one context, must not run concurrently. */
+ * on plans of one context are serialised with the context's calls (see
+ * parvis/core.h).  Phase correlation needs at least 2 samples along x
+ * (PV_ERR_INVALID otherwise, on every backend). */
 typedef struct pv_phasecorr_plan pv_phasecorr_plan;
 
 PV_API pv_status pv_phasecorr_plan_create(pv_context *ctx, const pv_image *reference,

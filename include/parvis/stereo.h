@@ -43,7 +43,8 @@ PV_API pv_status pv_stereo_sad(pv_context *ctx, const pv_image *left, const pv_i
 /* Middlebury-style error: share (0..1) of pixels with known ground truth
  * (gt > 0 after dividing by gt_scale; gt == 0 means unknown) whose disparity
  * differs by more than `threshold`, leaving out `border` pixels on each side.
- * Invalid (INFINITY) disparities count as bad.  gt is u8 or f32. */
+ * Invalid (INFINITY) disparities count as bad.  gt is u8 or f32.  A border
+ * that leaves no pixel (2 border >= width or height) is PV_ERR_INVALID. */
 PV_API pv_status pv_disparity_error(const pv_image *disparity, const pv_image *ground_truth,
                                     float gt_scale, float threshold, int border, double *bad_fraction);
 
