@@ -25,5 +25,12 @@ if [ "$fuzz_seconds" -gt 0 ]; then
     bash "$top/tests/fuzz/run.sh" "$fuzz_seconds"
 fi
 
+# Sanitizers: the CMocka suite under ASan+UBSan (CPU backend and PoCL) and
+# the thread test under TSan, in _build-asan / _build-tsan
+# (PARVIS_SKIP_SANITIZERS=1 leaves them out).
+if [ "${PARVIS_SKIP_SANITIZERS:-0}" != 1 ]; then
+    bash "$top/tests/sanitize.sh"
+fi
+
 make -j"$(nproc)" -s distcheck
 echo "all tests passed"

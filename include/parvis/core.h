@@ -3,13 +3,30 @@
  * Every function returns a pv_status (PV_OK = 0, errors negative).  A failing
  * call leaves its outputs untouched and records a human-readable message:
  * per context (pv_context_last_error) and per thread (pv_last_error) for the
- * calls that take no context.  The library never prints, exits or aborts. */
+ * calls that take no context.  The library never prints, exits or aborts.
+ *
+ * Threads.  Every function may be called from any thread.  A context may be
+ * shared by several threads: the calls on one context (and on the plans
+ * made from it) are serialised by a lock of the context, so they run one
+ * after another, never corrupt each other and give the results they give
+ * on one thread; for parallel work, give each thread its own context (or
+ * use a device group, parvis/multi.h).  Contexts may be made and destroyed
+ * from several threads at once (OpenCL platforms and devices are
+ * enumerated once per process).  pv_last_error() is per thread and always
+ * describes the calling thread's own last failure; pv_context_last_error()
+ * and pv_context_build_log() return the calling thread's own copy of the
+ * context's message, which on a shared context may come from another
+ * thread's call.  A context must not be destroyed while another thread
+ * still uses it or its plans.
+ *
+ * Hostile input and caches: docs/hardening-concurrency.md. */
 #ifndef PARVIS_CORE_H
 #define PARVIS_CORE_H
 
 #include <stddef.h>
 #include <stdint.h>
 
+#include "parvis/export.h"
 #include "parvis/version.h"
 
 #ifdef __cplusplus
@@ -31,14 +48,14 @@ typedef enum pv_status {
 } pv_status;
 
 /* Short constant name of a status ("invalid argument", ...). */
-const char *pv_status_string(pv_status status);
+PV_API const char *pv_status_string(pv_status status);
 
 /* Message of the last failure on the calling thread (any call). Never NULL. */
-const char *pv_last_error(void);
+PV_API const char *pv_last_error(void);
 
 /* Library version as a string, and as numbers (any pointer may be NULL). */
-const char *pv_version(void);
-void pv_version_numbers(int *major, int *minor, int *patch);
+PV_API const char *pv_version(void);
+PV_API void pv_version_numbers(int *major, int *minor, int *patch);
 
 /* ------------------------------------------------------------------ images */
 
@@ -68,17 +85,17 @@ typedef struct pv_volume {
 
 /* Allocate a dense image / volume (zeroed).  Free with pv_image_free /
  * pv_volume_free; those only free what these functions allocated. */
-pv_status pv_image_alloc(pv_image *image, int width, int height, pv_pixel_type type);
-void pv_image_free(pv_image *image);
-pv_status pv_volume_alloc(pv_volume *volume, int nx, int ny, int nz);
-void pv_volume_free(pv_volume *volume);
+PV_API pv_status pv_image_alloc(pv_image *image, int width, int height, pv_pixel_type type);
+PV_API void pv_image_free(pv_image *image);
+PV_API pv_status pv_volume_alloc(pv_volume *volume, int nx, int ny, int nz);
+PV_API void pv_volume_free(pv_volume *volume);
 
 /* Describe caller memory without copying (dense rows). */
-pv_image pv_image_wrap(void *data, int width, int height, pv_pixel_type type);
-pv_volume pv_volume_wrap(float *data, int nx, int ny, int nz);
+PV_API pv_image pv_image_wrap(void *data, int width, int height, pv_pixel_type type);
+PV_API pv_volume pv_volume_wrap(float *data, int nx, int ny, int nz);
 
 /* Pixel access helpers for tests and examples. */
-float pv_image_get(const pv_image *image, int x, int y);
+PV_API float pv_image_get(const pv_image *image, int x, int y);
 
 /* ---------------------------------------------------------------- contexts */
 
@@ -88,7 +105,7 @@ typedef enum pv_backend_kind {
     PV_BACKEND_OPENCL = 2  /* OpenCL: a GPU if any, else any OpenCL device */
 } pv_backend_kind;
 
-const char *pv_backend_name(pv_backend_kind kind);
+PV_API const char *pv_backend_name(pv_backend_kind kind);
 
 /* Context flags. */
 #define PV_CONTEXT_CROSSCHECK 0x1u /* run each call on the CPU too and compare */
@@ -103,29 +120,31 @@ typedef struct pv_context_options {
 typedef struct pv_context pv_context;
 
 /* Defaults: AUTO, automatic device, no flags, default threads. */
-void pv_context_options_default(pv_context_options *options);
+PV_API void pv_context_options_default(pv_context_options *options);
 
 /* Create a context.  options may be NULL (defaults).  The environment
  * overrides the options: PARVIS_BACKEND=auto|cpu|opencl,
  * PARVIS_DEVICE=<index or name substring>, PARVIS_CROSSCHECK=1.
  * On failure *out is NULL and pv_last_error() says why. */
-pv_status pv_context_create(pv_context **out, const pv_context_options *options);
-void pv_context_destroy(pv_context *ctx);
+PV_API pv_status pv_context_create(pv_context **out, const pv_context_options *options);
+PV_API void pv_context_destroy(pv_context *ctx);
 
 /* Where the context runs and why it was chosen. */
-pv_backend_kind pv_context_backend(const pv_context *ctx);
-const char *pv_context_device_name(const pv_context *ctx);
+PV_API pv_backend_kind pv_context_backend(const pv_context *ctx);
+PV_API const char *pv_context_device_name(const pv_context *ctx);
 /* One line saying how the backend was selected (e.g. why AUTO took the CPU). */
-const char *pv_context_selection_note(const pv_context *ctx);
-/* Message of the last failed call on this context ("" if none). */
-const char *pv_context_last_error(const pv_context *ctx);
-/* OpenCL program build log of the last build failure ("" if none). */
-const char *pv_context_build_log(const pv_context *ctx);
+PV_API const char *pv_context_selection_note(const pv_context *ctx);
+/* Message of the last failed call on this context ("" if none), copied for
+ * the calling thread (valid until its next call of this function). */
+PV_API const char *pv_context_last_error(const pv_context *ctx);
+/* OpenCL program build log of the last build failure ("" if none), copied
+ * for the calling thread (valid until its next call of this function). */
+PV_API const char *pv_context_build_log(const pv_context *ctx);
 
-pv_status pv_context_set_crosscheck(pv_context *ctx, int enabled);
-int pv_context_crosscheck(const pv_context *ctx);
+PV_API pv_status pv_context_set_crosscheck(pv_context *ctx, int enabled);
+PV_API int pv_context_crosscheck(const pv_context *ctx);
 /* OpenMP threads the CPU backend uses in this context. */
-int pv_context_cpu_threads(const pv_context *ctx);
+PV_API int pv_context_cpu_threads(const pv_context *ctx);
 
 /* Timing of the last successful operation on this context.
  * kernel_ms: time on the device (OpenCL event profiling; the CPU backend
@@ -137,7 +156,7 @@ typedef struct pv_timing {
     double upload_ms;
     double download_ms;
 } pv_timing;
-pv_status pv_context_last_timing(const pv_context *ctx, pv_timing *timing);
+PV_API pv_status pv_context_last_timing(const pv_context *ctx, pv_timing *timing);
 
 /* Measured copy bandwidth of the context's memory: a buffer of `bytes`
  * copied to another on the same device (OpenCL: clEnqueueCopyBuffer timed
@@ -146,7 +165,7 @@ pv_status pv_context_last_timing(const pv_context *ctx, pv_timing *timing);
  * *gb_per_s counts the bytes read plus the bytes written (2 * bytes) per
  * second, in units of 1e9 bytes, so it compares directly with the bytes an
  * operation must move.  bytes must be > 0 (and fit one device buffer). */
-pv_status pv_context_copy_bandwidth(pv_context *ctx, size_t bytes, double *gb_per_s);
+PV_API pv_status pv_context_copy_bandwidth(pv_context *ctx, size_t bytes, double *gb_per_s);
 
 /* ----------------------------------------------------------------- devices */
 
@@ -175,8 +194,8 @@ typedef struct pv_device_info {
 /* Fill up to capacity entries; *count receives the number of OpenCL devices
  * found (0 when OpenCL is absent or not built).  devices may be NULL when
  * capacity is 0, to count. */
-pv_status pv_device_list(pv_device_info *devices, int capacity, int *count);
-const char *pv_device_type_name(pv_device_type type);
+PV_API pv_status pv_device_list(pv_device_info *devices, int capacity, int *count);
+PV_API const char *pv_device_type_name(pv_device_type type);
 
 #ifdef __cplusplus
 }

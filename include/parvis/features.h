@@ -59,7 +59,7 @@ typedef struct pv_sift_params {
     int max_keypoints;       /* 0: all; else the top-K by |response| */
 } pv_sift_params;
 
-void pv_sift_params_default(pv_sift_params *params);
+PV_API void pv_sift_params_default(pv_sift_params *params);
 
 typedef struct pv_sift_keypoint {
     float x, y;              /* input pixels, origin at the top-left pixel's centre */
@@ -83,23 +83,23 @@ typedef struct pv_sift_features {
     int capacity;
 } pv_sift_features;
 
-void pv_sift_features_free(pv_sift_features *features);
+PV_API void pv_sift_features_free(pv_sift_features *features);
 
 /* A plan for one image size: the scale space (on the device for OpenCL)
  * and its buffers, kept between calls.  A plan belongs to its context:
  * destroy it before the context.  params may be NULL (defaults). */
 typedef struct pv_sift_plan pv_sift_plan;
 
-pv_status pv_sift_plan_create(pv_context *ctx, int width, int height,
-                              const pv_sift_params *params, pv_sift_plan **plan);
-void pv_sift_plan_destroy(pv_sift_plan *plan);
+PV_API pv_status pv_sift_plan_create(pv_context *ctx, int width, int height,
+                                     const pv_sift_params *params, pv_sift_plan **plan);
+PV_API void pv_sift_plan_destroy(pv_sift_plan *plan);
 /* The octave count the plan uses (after defaults and clamping). */
-int pv_sift_plan_octaves(const pv_sift_plan *plan);
+PV_API int pv_sift_plan_octaves(const pv_sift_plan *plan);
 
 /* Detect and describe.  image: u8 or f32 of the plan's size, no NaN/Inf.
  * On success *features holds the result (count may be 0); on failure it is
  * untouched. */
-pv_status pv_sift_detect(pv_sift_plan *plan, const pv_image *image, pv_sift_features *features);
+PV_API pv_status pv_sift_detect(pv_sift_plan *plan, const pv_image *image, pv_sift_features *features);
 
 /* pv_sift_detect for a stream of images: *features is zeroed or holds an
  * earlier result (of either call), whose arrays are reused when they have
@@ -108,8 +108,8 @@ pv_status pv_sift_detect(pv_sift_plan *plan, const pv_image *image, pv_sift_feat
  * page on its first use; at 7680x4320 (about 70000 keypoints, 45 MB) that
  * is about 1 ms, more than the copy itself.  On success *features holds the
  * new result; on failure it is freed and zeroed. */
-pv_status pv_sift_detect_into(pv_sift_plan *plan, const pv_image *image,
-                              pv_sift_features *features);
+PV_API pv_status pv_sift_detect_into(pv_sift_plan *plan, const pv_image *image,
+                                     pv_sift_features *features);
 
 /* ----------------------------------------------------------------- matching */
 
@@ -118,7 +118,7 @@ typedef struct pv_sift_match_params {
     int mutual;              /* keep only pairs that are each other's nearest; 0 */
 } pv_sift_match_params;
 
-void pv_sift_match_params_default(pv_sift_match_params *params);
+PV_API void pv_sift_match_params_default(pv_sift_match_params *params);
 
 typedef struct pv_sift_pair {
     int query;               /* index into the query set */
@@ -133,14 +133,14 @@ typedef struct pv_sift_matches {
     pv_sift_pair *pairs;
 } pv_sift_matches;
 
-void pv_sift_matches_free(pv_sift_matches *matches);
+PV_API void pv_sift_matches_free(pv_sift_matches *matches);
 
 /* Brute-force L2 nearest and second nearest of every query descriptor
  * among the train descriptors (ties go to the lower index), then the ratio
  * test and the optional mutual check.  params may be NULL (defaults). */
-pv_status pv_sift_match(pv_context *ctx, const pv_sift_features *query,
-                        const pv_sift_features *train, const pv_sift_match_params *params,
-                        pv_sift_matches *matches);
+PV_API pv_status pv_sift_match(pv_context *ctx, const pv_sift_features *query,
+                               const pv_sift_features *train, const pv_sift_match_params *params,
+                               pv_sift_matches *matches);
 
 /* ------------------------------------------------------------- comparison */
 
@@ -157,8 +157,8 @@ typedef struct pv_sift_agreement {
     double mean_descriptor_dist; /* mean L2 distance of paired descriptors */
 } pv_sift_agreement;
 
-pv_status pv_sift_compare(const pv_sift_features *a, const pv_sift_features *ref, float radius,
-                          float scale_tol, float angle_tol, pv_sift_agreement *agreement);
+PV_API pv_status pv_sift_compare(const pv_sift_features *a, const pv_sift_features *ref, float radius,
+                                 float scale_tol, float angle_tol, pv_sift_agreement *agreement);
 
 #ifdef __cplusplus
 }

@@ -15,21 +15,21 @@ extern "C" {
 
 /* Number of taps used for sigma when the caller passes taps = 0:
  * 2 * ceil(3 sigma) + 1, at least 3. */
-int pv_gaussian_taps_for_sigma(float sigma);
+PV_API int pv_gaussian_taps_for_sigma(float sigma);
 
 /* Fill `weights` (taps entries, odd taps >= 1) with the normalised Gaussian
  * of standard deviation sigma centred on the middle tap. */
-pv_status pv_gaussian_weights(float sigma, int taps, float *weights);
+PV_API pv_status pv_gaussian_weights(float sigma, int taps, float *weights);
 
 /* dst = src blurred by a separable Gaussian.  src is u8 or f32, dst must be
  * f32 of the same size (and may not alias src).  taps = 0 picks the count
  * from sigma; otherwise taps must be odd.  sigma > 0 and finite. */
-pv_status pv_gaussian_blur(pv_context *ctx, const pv_image *src, pv_image *dst,
-                           float sigma, int taps);
+PV_API pv_status pv_gaussian_blur(pv_context *ctx, const pv_image *src, pv_image *dst,
+                                  float sigma, int taps);
 
 /* The same in 3D; src and dst are volumes of equal size, not aliased. */
-pv_status pv_gaussian_blur3d(pv_context *ctx, const pv_volume *src, pv_volume *dst,
-                             float sigma, int taps);
+PV_API pv_status pv_gaussian_blur3d(pv_context *ctx, const pv_volume *src, pv_volume *dst,
+                                    float sigma, int taps);
 
 typedef enum pv_gradient_scheme {
     /* (f(x+1) - f(x-1)) / 2 inside, one-sided differences at the borders. */
@@ -41,12 +41,12 @@ typedef enum pv_gradient_scheme {
 
 /* gx, gy: f32 images of src's size; src is u8 or f32.  Either output may be
  * NULL to skip it (not both). */
-pv_status pv_gradient(pv_context *ctx, const pv_image *src, pv_image *gx, pv_image *gy,
-                      pv_gradient_scheme scheme);
+PV_API pv_status pv_gradient(pv_context *ctx, const pv_image *src, pv_image *gx, pv_image *gy,
+                             pv_gradient_scheme scheme);
 
 /* 3D gradients; any of gx, gy, gz may be NULL (not all three). */
-pv_status pv_gradient3d(pv_context *ctx, const pv_volume *src, pv_volume *gx,
-                        pv_volume *gy, pv_volume *gz, pv_gradient_scheme scheme);
+PV_API pv_status pv_gradient3d(pv_context *ctx, const pv_volume *src, pv_volume *gx,
+                               pv_volume *gy, pv_volume *gz, pv_gradient_scheme scheme);
 
 #ifdef __cplusplus
 }

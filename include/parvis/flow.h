@@ -56,7 +56,7 @@ typedef struct pv_flow_params {
 /* The paper's benchmark setting: alpha 0.05, beta 0, rho 2 with 15 taps,
  * 5 warps, 50 iterations, 1 level, h = 1, central gradients, fixed count
  * (check_every 10 for when a tolerance is set). */
-void pv_flow_params_default(pv_flow_params *params);
+PV_API void pv_flow_params_default(pv_flow_params *params);
 
 /* A flow field: three f32 volumes of equal size, in voxels. */
 typedef struct pv_flow_field {
@@ -64,8 +64,8 @@ typedef struct pv_flow_field {
 } pv_flow_field;
 
 /* Allocate / free a dense zeroed field (free only what alloc made). */
-pv_status pv_flow_field_alloc(pv_flow_field *field, int nx, int ny, int nz);
-void pv_flow_field_free(pv_flow_field *field);
+PV_API pv_status pv_flow_field_alloc(pv_flow_field *field, int nx, int ny, int nz);
+PV_API void pv_flow_field_free(pv_flow_field *field);
 
 /* Time per stage of the last run of a plan, in ms: device time on OpenCL
  * (event times), wall time on the CPU. */
@@ -84,36 +84,36 @@ typedef struct pv_flow_stats {
  * at every pyramid level; at most INT_MAX voxels. */
 typedef struct pv_flow_plan pv_flow_plan;
 
-pv_status pv_flow_plan_create(pv_context *ctx, int nx, int ny, int nz,
-                              const pv_flow_params *params, pv_flow_plan **plan);
-void pv_flow_plan_destroy(pv_flow_plan *plan);
+PV_API pv_status pv_flow_plan_create(pv_context *ctx, int nx, int ny, int nz,
+                                     const pv_flow_params *params, pv_flow_plan **plan);
+PV_API void pv_flow_plan_destroy(pv_flow_plan *plan);
 
 /* Estimate the flow from fixed to moving (both of the plan's size, finite
  * values) into flow (fields of the plan's size, apart from the inputs and
  * from each other).  Timing on the plan's context; stats per stage. */
-pv_status pv_flow_plan_run(pv_flow_plan *plan, const pv_volume *fixed, const pv_volume *moving,
-                           pv_flow_field *flow);
-pv_status pv_flow_plan_stats(const pv_flow_plan *plan, pv_flow_stats *stats);
+PV_API pv_status pv_flow_plan_run(pv_flow_plan *plan, const pv_volume *fixed, const pv_volume *moving,
+                                  pv_flow_field *flow);
+PV_API pv_status pv_flow_plan_stats(const pv_flow_plan *plan, pv_flow_stats *stats);
 
 /* One-shot: plan, run, destroy. */
-pv_status pv_flow3d(pv_context *ctx, const pv_volume *fixed, const pv_volume *moving,
-                    const pv_flow_params *params, pv_flow_field *flow);
+PV_API pv_status pv_flow3d(pv_context *ctx, const pv_volume *fixed, const pv_volume *moving,
+                           const pv_flow_params *params, pv_flow_field *flow);
 
 /* warped(x) = moving(x + flow(x)), trilinear, coordinates clamped to the
  * volume.  warped has moving's size and shares no memory with the inputs.
  * Cross-check tolerance 1e-5 relative. */
-pv_status pv_flow_warp(pv_context *ctx, const pv_volume *moving, const pv_flow_field *flow,
-                       pv_volume *warped);
+PV_API pv_status pv_flow_warp(pv_context *ctx, const pv_volume *moving, const pv_flow_field *flow,
+                              pv_volume *warped);
 
 /* Evaluation helpers (host only).  border: voxels this close to a face
  * (x and y faces, and z faces when nz > 1) are left out. */
-pv_status pv_flow_endpoint_error(const pv_flow_field *estimate, const pv_flow_field *truth,
-                                 int border, double *mean, double *max);
+PV_API pv_status pv_flow_endpoint_error(const pv_flow_field *estimate, const pv_flow_field *truth,
+                                        int border, double *mean, double *max);
 /* Mean |div w| with central differences (one-sided at the faces). */
-pv_status pv_flow_divergence(const pv_flow_field *flow, int border, double *mean_abs);
+PV_API pv_status pv_flow_divergence(const pv_flow_field *flow, int border, double *mean_abs);
 /* Largest |a - b| over the three components. */
-pv_status pv_flow_max_difference(const pv_flow_field *a, const pv_flow_field *b,
-                                 double *max_abs);
+PV_API pv_status pv_flow_max_difference(const pv_flow_field *a, const pv_flow_field *b,
+                                        double *max_abs);
 
 /* ------------------------------------------------------------- 2D flow
  *
@@ -123,7 +123,7 @@ pv_status pv_flow_max_difference(const pv_flow_field *a, const pv_flow_field *b,
 
 /* Defaults measured for 2D images with intensities in [0, 1] (docs/flow2d.md):
  * the 3D defaults with a pyramid, more warps and a lighter smoothness. */
-void pv_flow_params_default_2d(pv_flow_params *params);
+PV_API void pv_flow_params_default_2d(pv_flow_params *params);
 
 /* Middlebury .flo: the float 202021.25, int32 width and height, then rows of
  * (u, v) float32 pairs, little-endian.  The reader checks the magic and that
@@ -131,15 +131,15 @@ void pv_flow_params_default_2d(pv_flow_params *params);
  * before allocating; it allocates a width x height x 1 field (free with
  * pv_flow_field_free), field untouched on error.  Components above 1e9 in
  * magnitude mark unknown vectors (Middlebury ground truth). */
-pv_status pv_flow_read_flo(const char *path, pv_flow_field *field);
+PV_API pv_status pv_flow_read_flo(const char *path, pv_flow_field *field);
 /* Writes u and v of a field with nz = 1. */
-pv_status pv_flow_write_flo(const char *path, const pv_flow_field *field);
+PV_API pv_status pv_flow_write_flo(const char *path, const pv_flow_field *field);
 
 /* The Middlebury (Baker et al.) colour coding of a 2D field as an RGB PNG:
  * hue = direction, saturation = magnitude / max_radius (white = no motion,
  * beyond max_radius darkened); max_radius 0: the largest known magnitude.
  * Unknown vectors are black. */
-pv_status pv_flow_write_color_png(const char *path, const pv_flow_field *field, float max_radius);
+PV_API pv_status pv_flow_write_color_png(const char *path, const pv_flow_field *field, float max_radius);
 
 typedef struct pv_flow_error {
     double mean_endpoint;     /* mean |(u, v) - (u_t, v_t)|, pixels */
@@ -150,7 +150,7 @@ typedef struct pv_flow_error {
 
 /* Endpoint and angular error of a 2D estimate against a 2D truth (unknown
  * truth vectors skipped), leaving out `border` pixels on each side. */
-pv_status pv_flow_error_2d(const pv_flow_field *estimate, const pv_flow_field *truth, int border,
+PV_API pv_status pv_flow_error_2d(const pv_flow_field *estimate, const pv_flow_field *truth, int border,
                            pv_flow_error *error);
 
 #ifdef __cplusplus

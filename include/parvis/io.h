@@ -27,7 +27,7 @@ extern "C" {
  *    values as stored (INFINITY kept).  Colour folds to fractional luma.
  * PV_ERR_UNSUPPORTED for a JPEG when the library was built without
  * libjpeg (pv_image_io_has_jpeg()).  Free the result with pv_image_free. */
-pv_status pv_image_read(const char *path, pv_pixel_type type, pv_image *out);
+PV_API pv_status pv_image_read(const char *path, pv_pixel_type type, pv_image *out);
 
 typedef enum pv_image_format {
     PV_IMAGE_FORMAT_PGM = 1,    /* P2, P5 */
@@ -51,23 +51,23 @@ typedef struct pv_image_info {
 /* Read only the header of a supported file and check it as pv_image_read
  * would (a header claiming more pixels than the file can hold is
  * PV_ERR_FORMAT); *info is written on success only. */
-pv_status pv_image_read_info(const char *path, pv_image_info *info);
+PV_API pv_status pv_image_read_info(const char *path, pv_image_info *info);
 
 /* 1 when JPEG reading was built in. */
-int pv_image_io_has_jpeg(void);
+PV_API int pv_image_io_has_jpeg(void);
 
 /* 8-bit binary PGM of a u8 image, or of an f32 image clamped and rounded
  * to 0..255. */
-pv_status pv_image_write_pgm(const char *path, const pv_image *image);
+PV_API pv_status pv_image_write_pgm(const char *path, const pv_image *image);
 
 /* Greyscale PFM ("Pf", little-endian, rows bottom to top) of an f32 image. */
-pv_status pv_image_write_pfm(const char *path, const pv_image *image);
+PV_API pv_status pv_image_write_pfm(const char *path, const pv_image *image);
 
 /* 8-bit grey PNG; f32 images are clamped and rounded to 0..255. */
-pv_status pv_image_write_png(const char *path, const pv_image *image);
+PV_API pv_status pv_image_write_png(const char *path, const pv_image *image);
 
 /* Write by file extension: .pgm, .pfm or .png. */
-pv_status pv_image_write(const char *path, const pv_image *image);
+PV_API pv_status pv_image_write(const char *path, const pv_image *image);
 
 #ifdef __cplusplus
 }

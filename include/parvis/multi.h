@@ -55,26 +55,26 @@ typedef struct pv_device_group pv_device_group;
  * with count > 0, an index that names no OpenCL device, or indices with a
  * PV_BACKEND_CPU base: PV_ERR_INVALID.  Context creation errors pass
  * through.  On failure *out is NULL and pv_last_error() says why. */
-pv_status pv_device_group_create(pv_device_group **out, const pv_context_options *base,
-                                 const int *device_indices, int count);
-void pv_device_group_destroy(pv_device_group *group);
+PV_API pv_status pv_device_group_create(pv_device_group **out, const pv_context_options *base,
+                                        const int *device_indices, int count);
+PV_API void pv_device_group_destroy(pv_device_group *group);
 
 /* Devices (contexts) in the group; 0 for NULL. */
-int pv_device_group_size(const pv_device_group *group);
+PV_API int pv_device_group_size(const pv_device_group *group);
 
 /* The group's context of member `index` (0 .. size - 1), or NULL.  Owned by
  * the group: do not destroy it. */
-pv_context *pv_device_group_context(pv_device_group *group, int index);
+PV_API pv_context *pv_device_group_context(pv_device_group *group, int index);
 
 /* Timing of the last group call.  For member `index`: total_ms is the wall
  * time of its thread (plan set-up included), kernel_ms / upload_ms /
  * download_ms the sums over the calls it made.  For PV_DEVICE_GROUP_WHOLE:
  * total_ms is the call's wall time, the others are summed over members. */
-pv_status pv_device_group_last_timing(const pv_device_group *group, int index,
-                                      pv_timing *timing);
+PV_API pv_status pv_device_group_last_timing(const pv_device_group *group, int index,
+                                             pv_timing *timing);
 
 /* Items member `index` ran in the last group call (-1 for a bad index). */
-int pv_device_group_last_items(const pv_device_group *group, int index);
+PV_API int pv_device_group_last_items(const pv_device_group *group, int index);
 
 /* Register `count` target volumes against one reference: each device makes
  * a pv_octreg_plan from reference and options (NULL: defaults), then
@@ -83,10 +83,10 @@ int pv_device_group_last_items(const pv_device_group *group, int index);
  * entries, or NULL.  Targets must have the reference's size.  Equal, target
  * by target, to pv_octreg_register on one context.  Outputs are written only
  * when every target succeeded. */
-pv_status pv_octreg_register_sequence(pv_device_group *group, const pv_volume *reference,
-                                      const pv_volume *targets, int count,
-                                      const pv_octreg_options *options,
-                                      pv_octreg_shift *shifts, pv_octreg_info *infos);
+PV_API pv_status pv_octreg_register_sequence(pv_device_group *group, const pv_volume *reference,
+                                             const pv_volume *targets, int count,
+                                             const pv_octreg_options *options,
+                                             pv_octreg_shift *shifts, pv_octreg_info *infos);
 
 /* Flow between consecutive frames: flows[i] from frames[i] (fixed) to
  * frames[i + 1] (moving), i < count - 1; count >= 2, frames of one size,
@@ -95,8 +95,8 @@ pv_status pv_octreg_register_sequence(pv_device_group *group, const pv_volume *r
  * (NULL: defaults).  Equal, pair by pair, to pv_flow_plan_run on one
  * context.  A run that fails on a frame (NaN / Inf voxels) leaves the
  * fields of pairs already finished written and the others untouched. */
-pv_status pv_flow3d_sequence(pv_device_group *group, const pv_volume *frames, int count,
-                             const pv_flow_params *params, pv_flow_field *flows);
+PV_API pv_status pv_flow3d_sequence(pv_device_group *group, const pv_volume *frames, int count,
+                                    const pv_flow_params *params, pv_flow_field *flows);
 
 /* Belief propagation with the image's tiles (see pv_bp_params) spread over
  * the devices.  When params set no tile size, the image is cut into one
@@ -106,8 +106,8 @@ pv_status pv_flow3d_sequence(pv_device_group *group, const pv_volume *frames, in
  * pv_stereo_bp; disparity is written only when every tile succeeded.
  * Cross-check mode (on member 0's context) compares the assembled map with
  * the CPU backend's run of the same tiles. */
-pv_status pv_stereo_bp_group(pv_device_group *group, const pv_image *left, const pv_image *right,
-                             const pv_bp_params *params, pv_image *disparity);
+PV_API pv_status pv_stereo_bp_group(pv_device_group *group, const pv_image *left, const pv_image *right,
+                                    const pv_bp_params *params, pv_image *disparity);
 
 #ifdef __cplusplus
 }

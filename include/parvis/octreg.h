@@ -63,7 +63,7 @@ typedef struct pv_octreg_options {
                                  0 (default): sized to the device memory */
 } pv_octreg_options;
 
-void pv_octreg_options_default(pv_octreg_options *options);
+PV_API void pv_octreg_options_default(pv_octreg_options *options);
 
 /* One B-scan's result (or one B-scan of a true motion trace). */
 typedef struct pv_octreg_shift {
@@ -87,16 +87,16 @@ typedef struct pv_octreg_plan pv_octreg_plan;
  * or is too thin for the options (fewer B-scans than subvolume_width, or
  * than stripes + stripe_width - 1).  options may be NULL (defaults).
  * The context's timing after this call is the pre-computation's. */
-pv_status pv_octreg_plan_create(pv_context *ctx, const pv_volume *reference,
-                                const pv_octreg_options *options, pv_octreg_plan **plan);
-void pv_octreg_plan_destroy(pv_octreg_plan *plan);
+PV_API pv_status pv_octreg_plan_create(pv_context *ctx, const pv_volume *reference,
+                                       const pv_octreg_options *options, pv_octreg_plan **plan);
+PV_API void pv_octreg_plan_destroy(pv_octreg_plan *plan);
 
 /* Register one target volume of the reference's size.  shifts: caller
  * array of target->nz entries; info may be NULL.  A constant target or one
  * holding NaN / Inf is PV_ERR_INVALID; a constant B-scan inside a textured
  * target is only marked invalid. */
-pv_status pv_octreg_register(pv_octreg_plan *plan, const pv_volume *target,
-                             pv_octreg_shift *shifts, pv_octreg_info *info);
+PV_API pv_status pv_octreg_register(pv_octreg_plan *plan, const pv_volume *target,
+                                    pv_octreg_shift *shifts, pv_octreg_info *info);
 
 /* Reconstruct a registered volume from a target and its shifts (those of
  * pv_octreg_register or any others): each valid B-scan k is resampled to
@@ -112,18 +112,18 @@ pv_status pv_octreg_register(pv_octreg_plan *plan, const pv_volume *target,
  *   coverage    caller array of reference B-scan count floats: the summed
  *               y weights of the B-scans placed at each reference B-scan
  *               (0 marks a gap). */
-pv_status pv_octreg_reconstruct(pv_octreg_plan *plan, const pv_volume *target,
-                                const pv_octreg_shift *shifts, float gap_value,
-                                pv_volume *registered, pv_image *enface, pv_image *slow,
-                                float *coverage);
+PV_API pv_status pv_octreg_reconstruct(pv_octreg_plan *plan, const pv_volume *target,
+                                       const pv_octreg_shift *shifts, float gap_value,
+                                       pv_volume *registered, pv_image *enface, pv_image *slow,
+                                       float *coverage);
 
 /* Register `count` target volumes and average their reconstructions (each
  * target uploaded once).  shifts: count * B-scans entries (volume-major),
  * may be NULL; outputs as for pv_octreg_reconstruct (coverage sums over
  * all targets). */
-pv_status pv_octreg_average(pv_octreg_plan *plan, const pv_volume *targets, int count,
-                            pv_octreg_shift *shifts, float gap_value, pv_volume *averaged,
-                            pv_image *enface, pv_image *slow, float *coverage);
+PV_API pv_status pv_octreg_average(pv_octreg_plan *plan, const pv_volume *targets, int count,
+                                   pv_octreg_shift *shifts, float gap_value, pv_volume *averaged,
+                                   pv_image *enface, pv_image *slow, float *coverage);
 
 /* Cross-check (PARVIS_CROSSCHECK) tolerances against the CPU backend:
  * identical integer shifts and valid flags on >= 99% of the B-scans,
@@ -152,12 +152,12 @@ typedef struct pv_octreg_synth_params {
     int integer_shifts;    /* 1: round the trace to whole voxels (default 0) */
 } pv_octreg_synth_params;
 
-void pv_octreg_synth_params_default(pv_octreg_synth_params *params);
+PV_API void pv_octreg_synth_params_default(pv_octreg_synth_params *params);
 
 /* Fill caller-allocated reference and target volumes of params.size (f32,
  * any strides) and trace (size[2] entries; may be NULL). */
-pv_status pv_octreg_synthesize(const pv_octreg_synth_params *params, pv_volume *reference,
-                               pv_volume *target, pv_octreg_shift *trace);
+PV_API pv_status pv_octreg_synthesize(const pv_octreg_synth_params *params, pv_volume *reference,
+                                      pv_volume *target, pv_octreg_shift *trace);
 
 #ifdef __cplusplus
 }

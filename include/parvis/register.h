@@ -70,7 +70,7 @@ typedef struct pv_phasecorr_options {
     int upsample;                 /* PV_SUBPIXEL_UPSAMPLE factor, 2..10000; default 100 */
 } pv_phasecorr_options;
 
-void pv_phasecorr_options_default(pv_phasecorr_options *options);
+PV_API void pv_phasecorr_options_default(pv_phasecorr_options *options);
 
 typedef struct pv_shift {
     double dx, dy, dz;  /* moving(p) ~ reference(p - shift) */
@@ -96,18 +96,18 @@ typedef enum pv_fft_engine {
 } pv_fft_engine;
 
 /* "auto", "clFFT", "VkFFT", "FFTW"; "unknown" otherwise. */
-const char *pv_fft_engine_name(pv_fft_engine engine);
+PV_API const char *pv_fft_engine_name(pv_fft_engine engine);
 /* 1 when this build has the engine (PV_FFT_AUTO and PV_FFT_FFTW: always). */
-int pv_fft_engine_available(pv_fft_engine engine);
+PV_API int pv_fft_engine_available(pv_fft_engine engine);
 /* Pick the OpenCL FFT engine of ctx (PV_FFT_AUTO: back to the default).
  * PV_ERR_INVALID for PV_FFT_FFTW or an unknown value; PV_ERR_UNSUPPORTED
  * when the engine is not built in (on any context).  On a CPU context an
  * engine that is built in is accepted and has no effect. */
-pv_status pv_context_set_fft_engine(pv_context *ctx, pv_fft_engine engine);
+PV_API pv_status pv_context_set_fft_engine(pv_context *ctx, pv_fft_engine engine);
 /* The engine ctx's next plan will use: PV_FFT_FFTW on the CPU backend,
  * else PV_FFT_CLFFT or PV_FFT_VKFFT (PV_ERR_INVALID / PV_ERR_UNSUPPORTED
  * when PARVIS_FFT names an unknown or unbuilt engine). */
-pv_status pv_context_fft_engine(pv_context *ctx, pv_fft_engine *engine);
+PV_API pv_status pv_context_fft_engine(pv_context *ctx, pv_fft_engine *engine);
 
 /* Cross-check tolerances (the OpenCL result against the CPU backend):
  * the same integer peak; sub-pixel shifts within 1e-3 px (upsampled DFT:
@@ -118,11 +118,11 @@ pv_status pv_context_fft_engine(pv_context *ctx, pv_fft_engine *engine);
 
 /* reference and moving: same size, u8 or f32 (types may differ).
  * options may be NULL (defaults). */
-pv_status pv_phase_correlate(pv_context *ctx, const pv_image *reference, const pv_image *moving,
-                             const pv_phasecorr_options *options, pv_shift *shift);
-pv_status pv_phase_correlate3d(pv_context *ctx, const pv_volume *reference,
-                               const pv_volume *moving, const pv_phasecorr_options *options,
-                               pv_shift *shift);
+PV_API pv_status pv_phase_correlate(pv_context *ctx, const pv_image *reference, const pv_image *moving,
+                                    const pv_phasecorr_options *options, pv_shift *shift);
+PV_API pv_status pv_phase_correlate3d(pv_context *ctx, const pv_volume *reference,
+                                      const pv_volume *moving, const pv_phasecorr_options *options,
+                                      pv_shift *shift);
 
 /* ----------------------------------------------- plans (cached reference)
  * A plan keeps the reference's spectrum (on the device for OpenCL), the
@@ -130,38 +130,40 @@ pv_status pv_phase_correlate3d(pv_context *ctx, const pv_volume *reference,
  * mover costs one upload, one R2C, one C2R and a reduction.  Movers are
  * any images / volumes (or views of sub-volumes) of the reference's size.
  * A plan belongs to its context: destroy it before the context.  Calls
- * on one plan, like calls on one context, must not run concurrently. */
+ * on plans of one context are serialised with the context's calls (see
+ * parvis/core.h).  Phase correlation needs at least 2 samples along x
+ * (PV_ERR_INVALID otherwise, on every backend). */
 typedef struct pv_phasecorr_plan pv_phasecorr_plan;
 
-pv_status pv_phasecorr_plan_create(pv_context *ctx, const pv_image *reference,
-                                   const pv_phasecorr_options *options, int max_batch,
-                                   pv_phasecorr_plan **plan);
-pv_status pv_phasecorr_plan_create3d(pv_context *ctx, const pv_volume *reference,
-                                     const pv_phasecorr_options *options, int max_batch,
-                                     pv_phasecorr_plan **plan);
-void pv_phasecorr_plan_destroy(pv_phasecorr_plan *plan);
+PV_API pv_status pv_phasecorr_plan_create(pv_context *ctx, const pv_image *reference,
+                                          const pv_phasecorr_options *options, int max_batch,
+                                          pv_phasecorr_plan **plan);
+PV_API pv_status pv_phasecorr_plan_create3d(pv_context *ctx, const pv_volume *reference,
+                                            const pv_phasecorr_options *options, int max_batch,
+                                            pv_phasecorr_plan **plan);
+PV_API void pv_phasecorr_plan_destroy(pv_phasecorr_plan *plan);
 
 /* Replace the reference (same size as the plan's). */
-pv_status pv_phasecorr_plan_set_reference(pv_phasecorr_plan *plan, const pv_image *reference);
-pv_status pv_phasecorr_plan_set_reference3d(pv_phasecorr_plan *plan,
-                                            const pv_volume *reference);
+PV_API pv_status pv_phasecorr_plan_set_reference(pv_phasecorr_plan *plan, const pv_image *reference);
+PV_API pv_status pv_phasecorr_plan_set_reference3d(pv_phasecorr_plan *plan,
+                                                   const pv_volume *reference);
 
 /* Correlate count movers with the reference: shifts[i] for movers[i].
  * Movers go through the device max_batch at a time. */
-pv_status pv_phasecorr_plan_correlate(pv_phasecorr_plan *plan, const pv_image *movers, int count,
-                                      pv_shift *shifts);
-pv_status pv_phasecorr_plan_correlate3d(pv_phasecorr_plan *plan, const pv_volume *movers,
-                                        int count, pv_shift *shifts);
+PV_API pv_status pv_phasecorr_plan_correlate(pv_phasecorr_plan *plan, const pv_image *movers, int count,
+                                             pv_shift *shifts);
+PV_API pv_status pv_phasecorr_plan_correlate3d(pv_phasecorr_plan *plan, const pv_volume *movers,
+                                               int count, pv_shift *shifts);
 
 /* Transform size the plan uses per axis (after padding). */
-pv_status pv_phasecorr_plan_fft_size(const pv_phasecorr_plan *plan, int size[3]);
+PV_API pv_status pv_phasecorr_plan_fft_size(const pv_phasecorr_plan *plan, int size[3]);
 
 /* Benchmark aid: run only the plan's forward and inverse transforms, once,
  * over all of its max_batch buffers, and report their time as the call's
  * (pv_context_last_timing): the bare R2C + C2R pair of the plan's engine
  * and size, to set beside a correlation.  The reference and the results
  * of earlier correlations are left alone. */
-pv_status pv_phasecorr_plan_time_fft(pv_phasecorr_plan *plan);
+PV_API pv_status pv_phasecorr_plan_time_fft(pv_phasecorr_plan *plan);
 
 /* -------------------------------------------- normalized cross-correlation
  * The full coefficient map of the template sliding over the image, of size
@@ -188,8 +190,8 @@ typedef struct pv_ncc_result {
  * image or larger).  out: f32 image of the map's size, caller-allocated, or
  * NULL when only the result is wanted; result may be NULL (not both).
  * min_overlap >= 0 pixels. */
-pv_status pv_normxcorr2(pv_context *ctx, const pv_image *templ, const pv_image *image,
-                        int min_overlap, pv_image *out, pv_ncc_result *result);
+PV_API pv_status pv_normxcorr2(pv_context *ctx, const pv_image *templ, const pv_image *image,
+                               int min_overlap, pv_image *out, pv_ncc_result *result);
 
 #ifdef __cplusplus
 }

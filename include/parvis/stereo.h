@@ -31,21 +31,22 @@ typedef struct pv_sad_params {
     float uniqueness;
 } pv_sad_params;
 
-void pv_sad_params_default(pv_sad_params *params);
+PV_API void pv_sad_params_default(pv_sad_params *params);
 
 /* left, right: same size, same pixel type (u8 or f32).  disparity: f32
  * image of the same size, caller-allocated.  Cross-check tolerance: the
  * backends must give identical disparities on >= 99.9% of pixels (exact
  * cost ties on f32 input aside), and sub-pixel values within 1e-3. */
-pv_status pv_stereo_sad(pv_context *ctx, const pv_image *left, const pv_image *right,
-                        const pv_sad_params *params, pv_image *disparity);
+PV_API pv_status pv_stereo_sad(pv_context *ctx, const pv_image *left, const pv_image *right,
+                               const pv_sad_params *params, pv_image *disparity);
 
 /* Middlebury-style error: share (0..1) of pixels with known ground truth
  * (gt > 0 after dividing by gt_scale; gt == 0 means unknown) whose disparity
  * differs by more than `threshold`, leaving out `border` pixels on each side.
- * Invalid (INFINITY) disparities count as bad.  gt is u8 or f32. */
-pv_status pv_disparity_error(const pv_image *disparity, const pv_image *ground_truth,
-                             float gt_scale, float threshold, int border, double *bad_fraction);
+ * Invalid (INFINITY) disparities count as bad.  gt is u8 or f32.  A border
+ * that leaves no pixel (2 border >= width or height) is PV_ERR_INVALID. */
+PV_API pv_status pv_disparity_error(const pv_image *disparity, const pv_image *ground_truth,
+                                    float gt_scale, float threshold, int border, double *bad_fraction);
 
 
 /* ------------------------------------------------ belief propagation (BP)
@@ -129,14 +130,14 @@ typedef struct pv_bp_params {
 
 /* The paper's defaults (levels 5, iterations 10, lambda 0.07, data_max 15,
  * disc_max 1.7, sigma 1.0), ndisp 16, min_disp 0, padding 20, no tiles. */
-void pv_bp_params_default(pv_bp_params *params);
+PV_API void pv_bp_params_default(pv_bp_params *params);
 
 /* ndisp / 7.5: a smoothness truncation that scales with the range. */
-float pv_bp_recommended_disc_max(int ndisp);
+PV_API float pv_bp_recommended_disc_max(int ndisp);
 
 /* Bytes a BP run on a width x height region needs for its data-cost
  * pyramid and messages (0 when the size overflows or an argument is bad). */
-size_t pv_bp_memory_estimate(int width, int height, int ndisp, int levels);
+PV_API size_t pv_bp_memory_estimate(int width, int height, int ndisp, int levels);
 
 /* What a pv_stereo_bp call on a width x height pair would use, in bytes,
  * without running it. */
@@ -150,13 +151,13 @@ typedef struct pv_bp_memory_info {
 
 /* Fails as pv_stereo_bp would (PV_ERR_DEVICE_MEMORY when nothing fits,
  * PV_ERR_INVALID for a bad range or schedule); info untouched on error. */
-pv_status pv_bp_memory_plan(pv_context *ctx, int width, int height, const pv_bp_params *params,
+PV_API pv_status pv_bp_memory_plan(pv_context *ctx, int width, int height, const pv_bp_params *params,
                             pv_bp_memory_info *info);
 
 /* left, right: same size, same pixel type (u8 or f32).  disparity: f32 of
  * the same size, caller-allocated, not aliasing an input. */
-pv_status pv_stereo_bp(pv_context *ctx, const pv_image *left, const pv_image *right,
-                       const pv_bp_params *params, pv_image *disparity);
+PV_API pv_status pv_stereo_bp(pv_context *ctx, const pv_image *left, const pv_image *right,
+                              const pv_bp_params *params, pv_image *disparity);
 
 #ifdef __cplusplus
 }

@@ -36,7 +36,7 @@ typedef struct pv_tune_options {
 } pv_tune_options;
 
 /* Defaults: both ops, all candidates, 3 runs, default workloads, write. */
-void pv_tune_options_default(pv_tune_options *options);
+PV_API void pv_tune_options_default(pv_tune_options *options);
 
 typedef struct pv_tune_param {
     char name[48];
@@ -56,29 +56,29 @@ typedef struct pv_tune_result {
 /* Tune ctx's OpenCL device.  results: room for `capacity` entries (2 is
  * enough for all ops); *count receives the number filled.  The winners
  * are applied to ctx, and written to the cache when options.write_cache. */
-pv_status pv_tune(pv_context *ctx, const pv_tune_options *options, pv_tune_result *results,
-                  int capacity, int *count);
+PV_API pv_status pv_tune(pv_context *ctx, const pv_tune_options *options, pv_tune_result *results,
+                         int capacity, int *count);
 
 /* Apply the cached values for ctx's device.  *applied (may be NULL)
  * receives the number of parameters set (0: no usable cache entry). */
-pv_status pv_tune_load(pv_context *ctx, int *applied);
+PV_API pv_status pv_tune_load(pv_context *ctx, int *applied);
 
 /* Override one parameter on this context, for experiments (family "bp" or
  * "sad", names as pv_tune_list gives them), or read its value. */
-pv_status pv_tune_set(pv_context *ctx, const char *family, const char *name, int value);
-pv_status pv_tune_get(pv_context *ctx, const char *family, const char *name, int *value);
+PV_API pv_status pv_tune_set(pv_context *ctx, const char *family, const char *name, int value);
+PV_API pv_status pv_tune_get(pv_context *ctx, const char *family, const char *name, int *value);
 
 /* Put every tunable parameter of ctx back to its default and stop the
  * automatic cache reading on this context (for default-vs-tuned tests). */
-pv_status pv_tune_use_defaults(pv_context *ctx);
+PV_API pv_status pv_tune_use_defaults(pv_context *ctx);
 
 /* The parameters of a family with their current values on ctx: up to
  * capacity entries, *count receives the number filled. */
-pv_status pv_tune_list(pv_context *ctx, const char *family, pv_tune_param *params, int capacity,
-                       int *count);
+PV_API pv_status pv_tune_list(pv_context *ctx, const char *family, pv_tune_param *params, int capacity,
+                              int *count);
 
 /* Path of ctx's cache file into path (size bytes). */
-pv_status pv_tune_cache_path(pv_context *ctx, char *path, size_t size);
+PV_API pv_status pv_tune_cache_path(pv_context *ctx, char *path, size_t size);
 
 /* PV_OK when ctx's cache file can be written: its directory exists (it is
  * made if needed) and takes a new file, and no symbolic link stands at the
@@ -86,7 +86,7 @@ pv_status pv_tune_cache_path(pv_context *ctx, char *path, size_t size);
  * backend).  pv_tune with write_cache checks the same before its search.
  * The file is written through a private temporary file (mkstemp), synced
  * and renamed; a symbolic link at its name is refused, never followed. */
-pv_status pv_tune_check_cache_writable(pv_context *ctx);
+PV_API pv_status pv_tune_check_cache_writable(pv_context *ctx);
 
 #ifdef __cplusplus
 }

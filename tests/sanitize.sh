@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# Sanitizer runs, each in a build directory of its own:
+#   _build-asan: the whole CMocka suite under AddressSanitizer (leaks
+#                included) and UndefinedBehaviorSanitizer, on the CPU
+#                backend and on every OpenCL device (PoCL on a CPU-only
+#                machine); test_faults walks its injected failures there.
+#   _build-tsan: test_threads (one context hammered by several threads,
+#                contexts made by several threads at once) under
+#                ThreadSanitizer, on the CPU backend and on PoCL.
+# Suppressions (tests/sanitizers/*.supp) name third-party libraries only,
+# each with the reason.  Usage: tests/sanitize.sh [asan|tsan]... (default
+# both).  Extra configure arguments: SANITIZE_CONFIGURE_ARGS.
+set -euo pipefail
+top="$(cd "$(dirname "$0")/.." && pwd)"
+supp="$top/tests/sanitizers"
+jobs="$(nproc)"
+runs=("$@")
+[ "${#runs[@]}" -gt 0 ] || runs=(asan tsan)
+
+# The CMocka programs (make check's script tests are not sanitizer targets).
+cmocka_tests() {
+    sed -n 's/^check_PROGRAMS = //p; s/^\t\(tests\/test_.*\)/\1/p' "$top/Makefile.am" \
+        | tr -d '\\' | tr ' ' '\n' | grep '^tests/test_' | sort -u | tr '\n' ' '
+}
+
+configure_in() {
+    local dir="$1" flags="$2"
+    mkdir -p "$top/$dir"
+    cd "$top/$dir"
+    [ -x "$top/configure" ] || (cd "$top" && autoreconf -fi)
+    if [ ! -f Makefile ]; then
+        # shellcheck disable=SC2086
+        "$top/configure" -q --disable-shared CFLAGS="-O1 -g -fno-omit-frame-pointer $flags" \
+            LDFLAGS="$flags" ${SANITIZE_CONFIGURE_ARGS:-}
+    fi
+}
+
+run_asan() {
+    configure_in _build-asan "-fsanitize=address,undefined -fno-sanitize-recover=undefined"
+    local tests
+    tests="$(cmocka_tests)"
+    make -j"$jobs" -s check TESTS= >/dev/null
+    export ASAN_OPTIONS="detect_leaks=1:abort_on_error=0:detect_odr_violation=0"
+    export LSAN_OPTIONS="suppressions=$supp/lsan.supp:print_suppressions=0"
+    export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:suppressions=$supp/ubsan.supp"
+    # Fewer injected faults per operation: each fresh context costs more here.
+    export PARVIS_FAULT_POINTS="${PARVIS_FAULT_POINTS:-4}"
+    local start=$SECONDS
+    # shellcheck disable=SC2086
+    make -j"$jobs" check TESTS="$tests" || { cat tests/*.log; return 1; }
+    echo "asan+ubsan: CMocka suite passed in $((SECONDS - start)) s"
+}
+
+run_tsan() {
+    configure_in _build-tsan "-fsanitize=thread"
+    make -j"$jobs" -s tests/test_threads
+    # libgomp is not built with TSan: its barriers are invisible to it and
+    # every parallel region would look like a race.  One OpenMP thread
+    # keeps the regions on the calling thread (the library's own locking
+    # is what is under test, not OpenMP's).
+    export OMP_NUM_THREADS=1
+    export TSAN_OPTIONS="suppressions=$supp/tsan.supp:halt_on_error=1:second_deadlock_stack=1:report_signal_unsafe=0"
+    local start=$SECONDS
+    mkdir -p tests/cache
+    XDG_CACHE_HOME="$PWD/tests/cache" ./tests/test_threads
+    echo "tsan: test_threads passed in $((SECONDS - start)) s"
+}
+
+for run in "${runs[@]}"; do
+    case "$run" in
+    asan) run_asan ;;
+    tsan) run_tsan ;;
+    *) echo "unknown sanitizer run '$run' (asan or tsan)"; exit 2 ;;
+    esac
+done
