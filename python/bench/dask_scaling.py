@@ -19,6 +19,13 @@ Modes:
 workers (``--workers``), each worker running cores / workers OpenMP
 threads, beside the in-process loop on one context using every core.
 
+``--mode mixed``: one GPU worker (``PARVIS_BACKEND=opencl``, ``--device``)
+alone, then joined by each count of ``--cpu-workers`` CPU-backend workers
+(``PARVIS_BACKEND=cpu``), each worker its own ``dask worker`` process on the
+cluster's scheduler.  The rows give the pool's rate and how many items each
+kind of worker took, so a reader sees whether the CPU workers add their
+share or only hold up the batch's tail.
+
 ``--mode gpu``: one worker on ``--backend`` (default opencl) and
 ``--device``, against the in-process loop on a context of the same backend
 and device.  The papers' sizes: ``--oct-size 256 256 256 --oct-targets 32
@@ -36,6 +43,8 @@ import json
 import logging
 import os
 import shutil
+import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -189,10 +198,12 @@ def output_dir(root: Path, name: str) -> Optional[Path]:
 
 
 def time_dask(workload: Workload, client: distributed.Client, root: Path) -> float:
-    """Items per second of one batch on the cluster, after a warm-up."""
+    """Items per second of one batch on the cluster, after a warm-up; the
+    workers' counters start from zero after the warm-up."""
     warm = workload.run_dask(client, workload.inputs[:2], output_dir(root, "warm"))
     if not warm.ok:
         raise RuntimeError(f"warm-up failed: {warm.failures}")
+    pvd.reset_stats(client)
     best = 0.0
     for _ in range(REPEAT):
         out = output_dir(root, "out")   # fresh: complete outputs would be skipped
@@ -264,22 +275,86 @@ def gpu(workloads: Sequence[Workload], backend: str, device: Optional[str], core
     return rows
 
 
+def start_worker(address: str, backend: str, device: Optional[str],
+                 threads: int) -> subprocess.Popen:
+    """One ``dask worker`` process whose parvis context uses `backend`."""
+    env = dict(os.environ, PARVIS_BACKEND=backend, OMP_NUM_THREADS=str(threads))
+    if device is not None:
+        env["PARVIS_DEVICE"] = device
+    command = [sys.executable, "-m", "distributed.cli.dask_worker", address,
+               "--nworkers", "1", "--nthreads", "1", "--no-dashboard",
+               "--name", f"{backend}-{time.monotonic_ns()}"]
+    return subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+
+
+def items_by_backend(client: distributed.Client) -> Dict[str, int]:
+    """Tasks run since the last reset, summed by each worker's backend."""
+    counts: Dict[str, int] = {}
+    for stats in pvd.worker_stats(client).values():
+        backend = str(stats.get("backend", "?"))
+        counts[backend] = counts.get(backend, 0) + int(stats.get("tasks", 0))
+    return counts
+
+
+def mixed(workloads: Sequence[Workload], device: Optional[str], cpu_counts: Sequence[int],
+          cores: int, root: Path) -> List[Dict[str, Any]]:
+    """One GPU worker, then the same with CPU-backend workers beside it."""
+    rows = []
+    with distributed.LocalCluster(n_workers=0, processes=True, dashboard_address=":0",
+                                  silence_logs=logging.ERROR) as cluster, \
+            distributed.Client(cluster) as client:
+        workers = [start_worker(cluster.scheduler_address, "opencl", device, 2)]
+        try:
+            client.wait_for_workers(1, timeout=120)
+            pvd.register(client, backend="auto")
+            present = 0
+            for count in sorted(set([0] + list(cpu_counts))):
+                threads = max(1, (cores - 2) // max(1, count))
+                while present < count:
+                    workers.append(start_worker(cluster.scheduler_address, "cpu", None,
+                                                threads))
+                    present += 1
+                client.wait_for_workers(1 + count, timeout=120)
+                for workload in workloads:
+                    rate = time_dask(workload, client, root)
+                    taken = items_by_backend(client)
+                    rows.append({"workload": workload.name, "path": "mixed", "workers": 1 + count,
+                                 "device": f"1 gpu + {count} cpu x{threads}t",
+                                 "rate": rate, "unit": workload.unit,
+                                 "items_gpu": taken.get("opencl", 0),
+                                 "items_cpu": taken.get("cpu", 0)})
+        finally:
+            for worker in workers:
+                worker.terminate()
+            for worker in workers:
+                worker.wait(timeout=60)
+    return rows
+
+
 def table(rows: Sequence[Dict[str, Any]]) -> str:
     lines = [f"{'workload':8} {'path':10} {'workers':>7} {'threads/device':>24} "
              f"{'rate':>10}  unit   vs in-process"]
     base = {r["workload"]: r["rate"] for r in rows if r["path"] == "in-process"}
+    for r in rows:  # the mixed mode compares with its GPU worker alone
+        if r["path"] == "mixed" and r["workers"] == 1:
+            base.setdefault(r["workload"], r["rate"])
     for r in rows:
         where = r.get("device", r.get("threads_per_worker", ""))
         ratio = r["rate"] / base[r["workload"]] if base.get(r["workload"]) else float("nan")
         lines.append(f"{r['workload']:8} {r['path']:10} {r['workers']:>7} {str(where):>24} "
-                     f"{r['rate']:>10.3f}  {r['unit']:9} {ratio:.2f}x")
+                     f"{r['rate']:>10.3f}  {r['unit']:9} {ratio:.2f}x"
+                     + (f"  items gpu/cpu {r['items_gpu']}/{r['items_cpu']}"
+                        if "items_gpu" in r else ""))
     return "\n".join(lines)
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--mode", choices=("scaling", "gpu"), default="scaling")
+    parser.add_argument("--mode", choices=("scaling", "gpu", "mixed"), default="scaling")
+    parser.add_argument("--cpu-workers", type=int, nargs="+", default=[1, 2],
+                        help="mixed mode: CPU-backend workers beside the GPU worker")
     parser.add_argument("--workers", type=int, nargs="+", default=[1, 2, 4],
                         help="worker counts of the scaling mode")
     parser.add_argument("--cores", type=int, default=os.cpu_count() or 1,
@@ -322,6 +397,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                                             args.stereo_ndisp))
         if args.mode == "scaling":
             rows = scaling(workloads, args.workers, args.cores, root)
+        elif args.mode == "mixed":
+            rows = mixed(workloads, args.device, args.cpu_workers, args.cores, root)
         else:
             rows = gpu(workloads, args.backend, args.device, args.cores, root)
     load = os.getloadavg()
