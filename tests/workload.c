@@ -38,7 +38,7 @@ static float texture(int x, int y, uint32_t seed)
     float sum = 0.0f;
     for (int j = -1; j <= 1; j++)
         for (int i = -1; i <= 1; i++) {
-            uint32_t s = seed ^ (uint32_t)((x + i) * 73856093) ^ (uint32_t)((y + j) * 19349663);
+            uint32_t s = seed ^ ((uint32_t)(x + i) * 73856093u) ^ ((uint32_t)(y + j) * 19349663u);
             s = s ? s : 1;
             next_random(&s);
             sum += random01(&s);
