@@ -64,10 +64,18 @@ def measure(ctx: parvis.Context, method: Callable[[], object], bare: Callable[[]
     methods: List[float] = []
     bares: List[float] = []
     totals: List[float] = []
-    for _ in range(runs):
-        bares.append(timed(bare))
-        methods.append(timed(method))
-        totals.append(ctx.last_timing["total"])
+    for i in range(runs):
+        # Alternate which of the two goes first, so that a device that is
+        # slower (or faster) on the second of two back-to-back calls does
+        # not bias the difference.
+        if i % 2:
+            methods.append(timed(method))
+            totals.append(ctx.last_timing["total"])
+            bares.append(timed(bare))
+        else:
+            bares.append(timed(bare))
+            methods.append(timed(method))
+            totals.append(ctx.last_timing["total"])
     diffs = [(m - b) * 1e3 for m, b in zip(methods, bares)]
     return (statistics.median(methods), statistics.median(bares), statistics.median(totals),
             statistics.median(diffs))
