@@ -147,6 +147,12 @@ int cli_parse_size3(const char *text, int max, int size[3]);
  * 0 on success. */
 int cli_read_image(const char *path, pv_pixel_type type, int verbose, pv_image *out);
 
+/* The known 2D flow of `parvis synth-flow` and the 2D flow bench, of
+ * largest magnitude about `magnitude` px: a slow sinusoidal shear plus a
+ * small rotation and zoom about the centre.  Fills u and v of a field with
+ * nz = 1 (bench/peers/peers.py rebuilds it the same way). */
+void cli_synth_flow_truth(pv_flow_field *truth, float magnitude);
+
 /* Subcommands of the parvis tool. */
 int cli_stereo(int argc, char **argv);
 int cli_phasecorr(int argc, char **argv);

@@ -520,6 +520,25 @@ void cli_print_help(const cli_command *c, FILE *out)
         fprintf(out, "\noutput conventions:\n%s", c->conventions);
 }
 
+/* ------------------------------------------------------------ known flow */
+
+/* A smooth known field of largest magnitude about `magnitude` px: a slow
+ * sinusoidal shear plus a small rotation and zoom about the centre. */
+void cli_synth_flow_truth(pv_flow_field *truth, float magnitude)
+{
+    const int nx = truth->u.nx, ny = truth->u.ny;
+    const float two_pi = 6.28318531f, cx = 0.5f * (float)(nx - 1), cy = 0.5f * (float)(ny - 1);
+    const float side = (float)(nx > ny ? nx : ny);
+    for (int y = 0; y < ny; y++)
+        for (int x = 0; x < nx; x++) {
+            float rx = ((float)x - cx) / side, ry = ((float)y - cy) / side;
+            float u = 0.6f * sinf(two_pi * (float)y / (float)ny + 0.5f) + 0.8f * (0.5f * rx - ry);
+            float v = 0.6f * cosf(two_pi * (float)x / (float)nx + 1.0f) + 0.8f * (rx + 0.5f * ry);
+            truth->u.data[(ptrdiff_t)y * truth->u.stride_y + x] = magnitude * u;
+            truth->v.data[(ptrdiff_t)y * truth->v.stride_y + x] = magnitude * v;
+        }
+}
+
 /* ------------------------------------------------------------------ inputs */
 
 static const char *format_name(pv_image_format format)
