@@ -1,5 +1,8 @@
-/* 3D motion estimation cases: edge 32 for the quick suite, then the
- * paper's table (cubic volumes of edge 50, 75, ..., 250; R = 5 warps, 50 Jacobi iterations per warp, a 15-tap
+/* Optical flow cases.  2D: flow2d-venus, the Venus left image warped by
+ * the known smooth field of `parvis synth-flow` (cli_synth_flow_truth,
+ * magnitude 4 px), solved with the 2D defaults; EPE against that truth
+ * (bench/peers/peers.py runs OpenCV's Farneback and DIS on the same pair).
+ * 3D: edge 32 for the quick suite, then the paper's table (cubic volumes of edge 50, 75, ..., 250; R = 5 warps, 50 Jacobi iterations per warp, a 15-tap
  * Gaussian), CPU vs OpenCL through a plan (buffers kept between runs, as
  * in the paper), with the per-stage breakdown printed under each row.
  *
@@ -127,14 +130,31 @@ typedef struct backend_run {
     bench_series series;
     pv_flow_stats stats;
     double epe;
+    int two_d;
 } backend_run;
 
-static int time_backend(const bench_config *config, pv_context *ctx, int n, flow_inputs *in,
-                        pv_flow_field *output, backend_run *result)
+/* 2D flow: the border left out of the EPE (as tests/test_cli.sh). */
+#define FLOW2D_BORDER 8
+#define FLOW2D_MAGNITUDE 4.0f
+
+/* The mean EPE of a result: 3D voxels inside a border of 3, or 2D pixels
+ * with known truth inside FLOW2D_BORDER. */
+static pv_status mean_epe(const pv_flow_field *output, const pv_flow_field *truth, double *epe)
 {
-    pv_flow_params params;
-    bench_params(&params);
-    pv_status status = pv_flow_plan_create(ctx, n, n, n, &params, &in->plan);
+    if (truth->u.nz > 1)
+        return pv_flow_endpoint_error(output, truth, 3, epe, NULL);
+    pv_flow_error error;
+    pv_status status = pv_flow_error_2d(output, truth, FLOW2D_BORDER, &error);
+    if (status == PV_OK)
+        *epe = error.mean_endpoint;
+    return status;
+}
+
+static int time_backend(const bench_config *config, pv_context *ctx, const pv_flow_params *params,
+                        flow_inputs *in, pv_flow_field *output, backend_run *result)
+{
+    const pv_volume *f = &in->fixed;
+    pv_status status = pv_flow_plan_create(ctx, f->nx, f->ny, f->nz, params, &in->plan);
     if (status != PV_OK)
         return cli_fail_status(status, "flow plan");
     in->output = output;
@@ -142,7 +162,8 @@ static int time_backend(const bench_config *config, pv_context *ctx, int n, flow
     if (status == PV_OK)
         status = pv_flow_plan_stats(in->plan, &result->stats);
     if (status == PV_OK)
-        status = pv_flow_endpoint_error(output, &in->truth, 3, &result->epe, NULL);
+        status = mean_epe(output, &in->truth, &result->epe);
+    result->two_d = in->truth.u.nz == 1;
     pv_flow_plan_destroy(in->plan);
     in->plan = NULL;
     return status == PV_OK ? 0 : cli_fail_status(status, "flow");
@@ -165,35 +186,43 @@ static void print_stages(const char *name, const backend_run *r)
 {
     const pv_flow_stats *s = &r->stats;
     printf("       %-6s stages ms: pyramid %.3f  gradients %.3f  resample %.3f  tensor+smooth "
-           "%.3f  jacobi %.3f  (%d iterations)  mean EPE %.4f voxel\n",
+           "%.3f  jacobi %.3f  (%d iterations)  mean EPE %.4f %s\n",
            name, s->pyramid_ms, s->gradient_ms, s->resample_ms, s->tensor_ms, s->jacobi_ms,
-           s->iterations, r->epe);
+           s->iterations, r->epe, r->two_d ? "px" : "voxel");
 }
 
-static int run_case(const bench_config *config, const bench_contexts *contexts, int n,
-                    flow_inputs *in, bench_result *r, bench_rows *rows)
+/* slow_cpu: the CPU side runs once without warm-up (minutes a run). */
+static int run_case(const bench_config *config, const bench_contexts *contexts,
+                    const pv_flow_params *params, int slow_cpu, flow_inputs *in, bench_result *r,
+                    bench_rows *rows)
 {
-    pv_flow_field cpu_out, cl_out;
+    const int nx = in->fixed.nx, ny = in->fixed.ny, nz = in->fixed.nz;
+    pv_flow_field cpu_out = {{0}, {0}, {0}}, cl_out = cpu_out;
     backend_run *runs = calloc(2, sizeof *runs);
-    if (!runs || pv_flow_field_alloc(&cpu_out, n, n, n) != PV_OK ||
-        pv_flow_field_alloc(&cl_out, n, n, n) != PV_OK) {
+    if (!runs || pv_flow_field_alloc(&cpu_out, nx, ny, nz) != PV_OK ||
+        pv_flow_field_alloc(&cl_out, nx, ny, nz) != PV_OK) {
         free(runs);
+        pv_flow_field_free(&cpu_out);
         return cli_fail("cannot allocate the flow outputs");
     }
     bench_config cpu_config = *config;
-    if (n > 75) {
+    if (slow_cpu) {
         cpu_config.runs = 1;
         cpu_config.warmup = 0;
     }
     backend_run *cpu = &runs[0], *cl = &runs[1];
-    int rc = time_backend(&cpu_config, contexts->cpu, n, in, &cpu_out, cpu);
+    int rc = time_backend(&cpu_config, contexts->cpu, params, in, &cpu_out, cpu);
     if (rc == 0 && contexts->opencl)
-        rc = time_backend(config, contexts->opencl, n, in, &cl_out, cl);
+        rc = time_backend(config, contexts->opencl, params, in, &cl_out, cl);
     if (rc == 0) {
         bench_fill_cpu(r, &cpu->timing, &cpu->series);
+        if (nz == 1) /* 2D: the EPE is the row's quality */
+            r->cpu_quality = cpu->epe;
         if (contexts->opencl) {
             bench_fill_opencl(r, &cl->timing, &cl->series);
             r->agreement = agreement(&cl_out, &cpu_out);
+            if (nz == 1)
+                r->cl_quality = cl->epe;
         }
         rc = bench_add_row(rows, r);
     }
@@ -230,9 +259,71 @@ int bench_flow_case(const bench_config *config, const bench_contexts *contexts, 
     describe_row(contexts, n, r);
     flow_inputs in;
     memset(&in, 0, sizeof in);
+    pv_flow_params params;
+    bench_params(&params);
     int rc = make_inputs(contexts->cpu, n, &in);
     if (rc == 0)
-        rc = run_case(config, contexts, n, &in, r, rows);
+        rc = run_case(config, contexts, &params, n > 75, &in, r, rows);
+    free_inputs(&in);
+    free(r);
+    return rc;
+}
+
+/* ----------------------------------------------------------------- 2D */
+
+/* moving = the Venus left image in [0, 1]; fixed(x) = moving(x + truth(x)). */
+static int make_inputs_2d(const bench_config *config, pv_context *cpu, flow_inputs *in)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/stereo/venus/left.pgm", config->data_dir);
+    pv_image image;
+    pv_status status = pv_image_read(path, PV_PIXEL_F32, &image);
+    if (status != PV_OK)
+        return cli_fail_status(status, path);
+    const int nx = image.width, ny = image.height;
+    int rc = pv_volume_alloc(&in->moving, nx, ny, 1) != PV_OK ||
+             pv_volume_alloc(&in->fixed, nx, ny, 1) != PV_OK ||
+             pv_flow_field_alloc(&in->truth, nx, ny, 1) != PV_OK;
+    if (rc == 0) {
+        for (int y = 0; y < ny; y++)
+            for (int x = 0; x < nx; x++)
+                in->moving.data[(ptrdiff_t)y * in->moving.stride_y + x] =
+                    ((const float *)image.data)[(ptrdiff_t)y * image.stride + x] / 255.0f;
+        cli_synth_flow_truth(&in->truth, FLOW2D_MAGNITUDE);
+        status = pv_flow_warp(cpu, &in->moving, &in->truth, &in->fixed);
+        rc = status == PV_OK ? 0 : cli_fail_status(status, "flow warp");
+    } else {
+        cli_fail("cannot allocate a %dx%d flow problem", nx, ny);
+    }
+    pv_image_free(&image);
+    return rc;
+}
+
+static int bench_flow2d_case(const bench_config *config, const bench_contexts *contexts,
+                             bench_rows *rows)
+{
+    bench_result *r = calloc(1, sizeof *r);
+    if (!r)
+        return cli_fail("out of memory");
+    flow_inputs in;
+    memset(&in, 0, sizeof in);
+    pv_flow_params params;
+    pv_flow_params_default_2d(&params);
+    int rc = make_inputs_2d(config, contexts->cpu, &in);
+    if (rc == 0) {
+        snprintf(r->op, sizeof r->op, "flow");
+        snprintf(r->name, sizeof r->name, "flow2d-venus");
+        snprintf(r->params, sizeof r->params, "%dx%d L%d R%d N%d %gpx",
+                 in.fixed.nx, in.fixed.ny, params.levels, params.warps, params.iterations,
+                 (double)FLOW2D_MAGNITUDE);
+        snprintf(r->variant, sizeof r->variant, "2d");
+        r->cpu_threads = pv_context_cpu_threads(contexts->cpu);
+        r->cpu_quality = r->cl_quality = -1.0;
+        r->quality_name = "EPE px";
+        r->threshold = FLOW_AGREEMENT_THRESHOLD;
+        r->size = (double)in.fixed.nx * in.fixed.ny;
+        rc = run_case(config, contexts, &params, 0, &in, r, rows);
+    }
     free_inputs(&in);
     free(r);
     return rc;
@@ -242,6 +333,8 @@ int bench_flow_cases(const bench_config *config, const bench_contexts *contexts,
                      bench_result *results, int max, int *count)
 {
     bench_rows rows = {results, max, count};
+    if (bench_wants(config, "flow", "flow2d-venus", 1) && bench_flow2d_case(config, contexts, &rows))
+        return 1;
     /* Edge 32 keeps the quick suite short; 50 .. 250 are the paper's. */
     static const int edges[] = {32, 50, 75, 100, 125, 150, 175, 200, 225, 250};
     for (size_t i = 0; i < sizeof edges / sizeof edges[0]; i++) {

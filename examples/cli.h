@@ -27,7 +27,8 @@ typedef struct cli_backend_options {
 
 void cli_backend_options_default(cli_backend_options *options);
 /* If argv[*i] is --backend/--device/--crosscheck, consume it (and its value)
- * and return 1; return -1 on a bad value (message printed), 0 otherwise. */
+ * and return 1; return -1 on a bad value (message printed), 0 otherwise.
+ * (parvis-bench's scanner; the parvis commands use cli_parse.) */
 int cli_take_backend_option(int argc, char **argv, int *i, cli_backend_options *options);
 /* Create a context; prints the error and returns NULL on failure. */
 pv_context *cli_context(const cli_backend_options *options);
@@ -38,9 +39,6 @@ pv_context *cli_context(const cli_backend_options *options);
 /* "all" (*count = 0: every device of the chosen platform) or a comma list
  * of device indices such as "0,2,3" (repeats allowed).  0 on success. */
 int cli_parse_devices(const char *text, int *indices, int capacity, int *count);
-/* If argv[*i] is --devices, consume it and its checked value into *devices
- * and return 1; -1 on a bad value (message printed), 0 otherwise. */
-int cli_take_devices_option(int argc, char **argv, int *i, const char **devices);
 /* A device group from --backend/--crosscheck and a --devices value;
  * prints the error and returns NULL on failure. */
 pv_device_group *cli_device_group(const cli_backend_options *options, const char *devices);
@@ -144,9 +142,16 @@ int cli_parse_size2(const char *text, int max, int *width, int *height);
 int cli_parse_size3(const char *text, int max, int size[3]);
 
 /* pv_image_read, with the library's message on failure; verbose: a note
- * on stderr of the file's kind and, for colour files, the conversion to
- * grey (Rec. 601 luma).  0 on success. */
+ * on stderr of the file's format, size and sample depth and, for colour
+ * files, the conversion to grey (Rec. 601 luma), from pv_image_read_info.
+ * 0 on success. */
 int cli_read_image(const char *path, pv_pixel_type type, int verbose, pv_image *out);
+
+/* The known 2D flow of `parvis synth-flow` and the 2D flow bench, of
+ * largest magnitude about `magnitude` px: a slow sinusoidal shear plus a
+ * small rotation and zoom about the centre.  Fills u and v of a field with
+ * nz = 1 (bench/peers/peers.py rebuilds it the same way). */
+void cli_synth_flow_truth(pv_flow_field *truth, float magnitude);
 
 /* Subcommands of the parvis tool. */
 int cli_stereo(int argc, char **argv);

@@ -145,23 +145,6 @@ int cli_parse_devices(const char *text, int *indices, int capacity, int *count)
     }
 }
 
-int cli_take_devices_option(int argc, char **argv, int *i, const char **devices)
-{
-    if (strcmp(argv[*i], "--devices") != 0)
-        return 0;
-    const char *value = cli_value(argc, argv, i);
-    int indices[CLI_MAX_DEVICES], count = 0;
-    if (!value)
-        return -1;
-    if (cli_parse_devices(value, indices, CLI_MAX_DEVICES, &count) != 0) {
-        cli_fail("--devices '%s': expected 'all' or device indices such as 0,1 "
-                 "(see 'parvis devices')", value);
-        return -1;
-    }
-    *devices = value;
-    return 1;
-}
-
 pv_device_group *cli_device_group(const cli_backend_options *options, const char *devices)
 {
     int indices[CLI_MAX_DEVICES], count = 0;
@@ -411,6 +394,8 @@ static int take_positional(cli_command *c, const char *arg, int *count)
     if (arg[0] == '-' && arg[1] != '\0')
         return cli_fail("%s: unknown option '%s' (see 'parvis %s --help')", c->name, arg,
                         c->name);
+    if (c->max_positional == 0)
+        return cli_fail("%s: takes no arguments, got '%s'", c->name, arg);
     if (*count >= c->max_positional)
         return cli_fail("%s: unexpected argument '%s' (at most %d file%s)", c->name, arg,
                         c->max_positional, c->max_positional == 1 ? "" : "s");
@@ -535,45 +520,60 @@ void cli_print_help(const cli_command *c, FILE *out)
         fprintf(out, "\noutput conventions:\n%s", c->conventions);
 }
 
+/* ------------------------------------------------------------ known flow */
+
+/* A smooth known field of largest magnitude about `magnitude` px: a slow
+ * sinusoidal shear plus a small rotation and zoom about the centre. */
+void cli_synth_flow_truth(pv_flow_field *truth, float magnitude)
+{
+    const int nx = truth->u.nx, ny = truth->u.ny;
+    const float two_pi = 6.28318531f, cx = 0.5f * (float)(nx - 1), cy = 0.5f * (float)(ny - 1);
+    const float side = (float)(nx > ny ? nx : ny);
+    for (int y = 0; y < ny; y++)
+        for (int x = 0; x < nx; x++) {
+            float rx = ((float)x - cx) / side, ry = ((float)y - cy) / side;
+            float u = 0.6f * sinf(two_pi * (float)y / (float)ny + 0.5f) + 0.8f * (0.5f * rx - ry);
+            float v = 0.6f * cosf(two_pi * (float)x / (float)nx + 1.0f) + 0.8f * (rx + 0.5f * ry);
+            truth->u.data[(ptrdiff_t)y * truth->u.stride_y + x] = magnitude * u;
+            truth->v.data[(ptrdiff_t)y * truth->v.stride_y + x] = magnitude * v;
+        }
+}
+
 /* ------------------------------------------------------------------ inputs */
 
-/* The file's format and channels from its first bytes: *channels 1, 3, 4
- * (colour with alpha), 2 (grey with alpha) or 0 when unknown. */
-static const char *sniff_image(const char *path, int *channels)
+static const char *format_name(pv_image_format format)
 {
-    unsigned char head[32] = {0};
-    *channels = 0;
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return "unreadable";
-    size_t n = fread(head, 1, sizeof head, f);
-    fclose(f);
-    if (n >= 26 && memcmp(head, "\x89PNG\r\n\x1a\n", 8) == 0) {
-        static const int by_type[7] = {1, 0, 3, 3, 2, 0, 4}; /* PNG colour types */
-        *channels = head[25] <= 6 ? by_type[head[25]] : 0;
-        return "PNG";
+    switch (format) {
+    case PV_IMAGE_FORMAT_PGM: return "PGM";
+    case PV_IMAGE_FORMAT_PPM: return "PPM";
+    case PV_IMAGE_FORMAT_PFM: return "PFM";
+    case PV_IMAGE_FORMAT_PNG: return "PNG";
+    case PV_IMAGE_FORMAT_JPEG: return "JPEG";
     }
-    if (n >= 2 && head[0] == 'P') {
-        *channels = head[1] == '5' || head[1] == 'f' ? 1 : head[1] == '6' || head[1] == 'F' ? 3 : 0;
-        return head[1] == 'f' || head[1] == 'F' ? "PFM" : "PNM";
-    }
-    if (n >= 3 && head[0] == 0xFF && head[1] == 0xD8 && head[2] == 0xFF)
-        return "JPEG";
     return "unknown format";
+}
+
+/* --verbose: what the file holds and what reading it as grey did. */
+static void describe_image(const char *path, const pv_image_info *info)
+{
+    const char *what = info->channels >= 3   ? "colour, converted to grey (0.299 R + 0.587 G + 0.114 B)"
+                       : info->channels == 2 ? "grey with alpha, alpha dropped"
+                                             : "grey";
+    fprintf(stderr, "parvis: %s: %s, %dx%d, %d bit%s a sample, %s%s\n", path,
+            format_name(info->format), info->width, info->height, info->bits,
+            info->bits == 1 ? "" : "s", what,
+            info->channels == 4 ? ", alpha dropped" : "");
 }
 
 int cli_read_image(const char *path, pv_pixel_type type, int verbose, pv_image *out)
 {
-    int channels = 0;
-    const char *format = verbose ? sniff_image(path, &channels) : NULL;
-    pv_status status = pv_image_read(path, type, out);
+    pv_image_info info;
+    pv_status status = pv_image_read_info(path, &info);
+    if (status == PV_OK)
+        status = pv_image_read(path, type, out);
     if (status != PV_OK)
         return cli_fail_status(status, path);
     if (verbose)
-        fprintf(stderr, "parvis: %s: %s, %dx%d, %s\n", path, format, out->width, out->height,
-                channels >= 3   ? "colour, converted to grey (0.299 R + 0.587 G + 0.114 B)"
-                : channels == 2 ? "grey with alpha, read as grey"
-                : channels == 1 ? "grey"
-                                : "read as grey");
+        describe_image(path, &info);
     return 0;
 }

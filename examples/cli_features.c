@@ -9,78 +9,80 @@
 typedef struct features_args {
     const char *images[2];
     const char *output;
-    int want_json;
+    int want_json, verbose;
     pv_sift_params sift;
     pv_sift_match_params match;
     cli_backend_options backend;
 } features_args;
 
-/* Options with a value.  Returns 1 if consumed, -1 on error, 0 if unknown. */
-static int take_valued(int argc, char **argv, int *i, features_args *args)
-{
-    static const char *const names[] = {"-o", "--first-octave", "--peak-thresh", "--edge-thresh",
-                                        "--max-keypoints", "--levels", "--octaves", "--ratio"};
-    const char *arg = argv[*i];
-    size_t which = 0, count = sizeof names / sizeof names[0];
-    while (which < count && strcmp(arg, names[which]) != 0)
-        which++;
-    if (which == count)
-        return 0;
-    const char *value = cli_value(argc, argv, i);
-    if (!value)
-        return -1;
-    int bad = 0;
-    switch (which) {
-    case 0: args->output = value; break;
-    case 1: bad = cli_parse_int(value, -1, 0, &args->sift.first_octave); break;
-    case 2: bad = cli_parse_float(value, &args->sift.peak_thresh); break;
-    case 3: bad = cli_parse_float(value, &args->sift.edge_thresh); break;
-    case 4: bad = cli_parse_int(value, 0, 1 << 30, &args->sift.max_keypoints); break;
-    case 5: bad = cli_parse_int(value, 1, PV_SIFT_MAX_LEVELS, &args->sift.levels); break;
-    case 6: bad = cli_parse_int(value, 0, PV_SIFT_MAX_OCTAVES, &args->sift.octaves); break;
-    case 7: bad = cli_parse_float(value, &args->match.ratio); break;
-    }
-    if (bad)
-        cli_fail("%s '%s': not a valid value", arg, value);
-    return bad ? -1 : 1;
-}
+static const char sift_conventions[] =
+    "  -o KEYS.txt: two '#' comment lines, then one line per keypoint:\n"
+    "    x y sigma angle d0 ... d127\n"
+    "  x, y in input pixels with the origin at the centre of the top-left pixel, x right,\n"
+    "  y down; sigma (scale) in input pixels; angle in radians in [0, 2 pi), measured from\n"
+    "  +x towards +y (clockwise on screen); d0..d127 the descriptor, 4x4 cells of 8\n"
+    "  orientation bins, as integers min(512 v, 255) of the unit-norm float values v.\n"
+    "  Images: PGM/PPM/PNG/PFM/JPEG,\n"
+    "  colour read as grey, values taken as 8-bit (--peak-thresh is for values in [0, 1]).\n";
 
-static int take_flag(const char *arg, features_args *args)
-{
-    if (strcmp(arg, "--json") == 0)
-        args->want_json = 1;
-    else if (strcmp(arg, "--mutual") == 0)
-        args->match.mutual = 1;
-    else
-        return 0;
-    return 1;
-}
+static const char match_conventions[] =
+    "  Keypoints of both images are detected with the sift options, then each keypoint\n"
+    "  of IMG1 is paired with its nearest neighbour in IMG2 (L2 distance of the float\n"
+    "  descriptors), kept when it passes Lowe's ratio test (d1 < ratio x d2).\n"
+    "  -o MATCHES.txt: two '#' comment lines, then one line per match:\n"
+    "    x1 y1 x2 y2 distance\n"
+    "  (x1, y1) in IMG1 and (x2, y2) in IMG2, pixels as in 'parvis sift --help'; distance:\n"
+    "  the L2 distance of the unit-norm float descriptors.\n";
 
 static int parse_args(const char *command, int need, int argc, char **argv, features_args *args)
 {
-    int positional = 0;
-    for (int i = 1; i < argc; i++) {
-        int taken = cli_take_backend_option(argc, argv, &i, &args->backend);
-        if (taken == 0)
-            taken = take_valued(argc, argv, &i, args);
-        if (taken == 0)
-            taken = take_flag(argv[i], args);
-        if (taken < 0)
-            return 1;
-        if (taken > 0)
-            continue;
-        if (argv[i][0] == '-' && argv[i][1] != '\0')
-            return cli_fail("%s: unknown option '%s'", command, argv[i]);
-        if (positional >= need)
-            return cli_fail("%s: unexpected argument '%s'", command, argv[i]);
-        args->images[positional++] = argv[i];
-    }
-    if (positional < need)
-        return cli_fail("%s: needs %s (see 'parvis help')", command,
-                        need == 1 ? "an IMAGE" : "IMG1 and IMG2");
+    const int is_match = need == 2;
+    cli_option table[] = {
+        {.name = "-o", .kind = CLI_TEXT, .field = &args->output,
+         .value_name = is_match ? "MATCHES.txt" : "KEYS.txt",
+         .help = is_match ? "the matches (see below)" : "the keypoints (see below)"},
+        {.name = "--first-octave", .kind = CLI_INT, .field = &args->sift.first_octave, .min = -1,
+         .max = 0, .value_name = "O", .help = "-1: start from the image upsampled 2x"},
+        {.name = "--octaves", .kind = CLI_INT, .field = &args->sift.octaves, .min = 0,
+         .max = PV_SIFT_MAX_OCTAVES, .value_name = "N",
+         .help = "octaves; 0 = as many as the size allows"},
+        {.name = "--levels", .kind = CLI_INT, .field = &args->sift.levels, .min = 1,
+         .max = PV_SIFT_MAX_LEVELS, .value_name = "S", .help = "scales per octave"},
+        {.name = "--peak-thresh", .kind = CLI_FLOAT, .field = &args->sift.peak_thresh, .min = 0,
+         .max = 1e6, .value_name = "F", .help = "smallest |DoG| of a keypoint"},
+        {.name = "--edge-thresh", .kind = CLI_FLOAT, .field = &args->sift.edge_thresh, .min = 0,
+         .open_min = 1, .max = 1e6, .value_name = "F",
+         .help = "largest principal curvature ratio (edges above it are dropped)"},
+        {.name = "--max-keypoints", .kind = CLI_INT, .field = &args->sift.max_keypoints,
+         .min = 0, .max = 1 << 30, .value_name = "K",
+         .help = "keep the K strongest; 0 = all"},
+        {.name = "--json", .kind = CLI_FLAG, .field = &args->want_json,
+         .help = "print one JSON line"},
+        {.name = "--verbose", .kind = CLI_FLAG, .field = &args->verbose,
+         .help = "say what the input images are"},
+        CLI_BACKEND_ENTRIES(&args->backend),
+        /* match only: sift's table stops before these */
+        {.name = "--ratio", .kind = CLI_FLOAT, .field = &args->match.ratio, .min = 0,
+         .open_min = 1, .max = 1, .value_name = "R", .help = "Lowe's ratio; 1 disables the test"},
+        {.name = "--mutual", .kind = CLI_FLAG, .field = &args->match.mutual,
+         .help = "keep only pairs that are each other's nearest"},
+    };
+    const int match_options = 2;
+    cli_command c = {
+        .name = command,
+        .synopsis = is_match ? "IMG1 IMG2 -o MATCHES.txt [options]" : "IMAGE -o KEYS.txt [options]",
+        .summary = is_match ? "SIFT matches between two images."
+                            : "SIFT keypoints and descriptors of an image (Lowe 2004, VLFeat's "
+                              "conventions).",
+        .conventions = is_match ? match_conventions : sift_conventions, .options = table,
+        .option_count = CLI_COUNT(table) - (is_match ? 0 : match_options),
+        .positional = args->images, .min_positional = need, .max_positional = need};
+    int parsed = cli_parse(&c, argc, argv);
+    if (parsed != CLI_PARSED)
+        return parsed;
     if (!args->output && !args->want_json)
         return cli_fail("%s: nothing to do: give -o FILE or --json", command);
-    return 0;
+    return CLI_PARSED;
 }
 
 static void init_args(features_args *args)
@@ -96,11 +98,10 @@ static int detect_file(pv_context *ctx, const features_args *args, const char *p
                        pv_sift_features *features, int *octaves)
 {
     pv_image image;
-    pv_status status = pv_image_read(path, PV_PIXEL_U8, &image);
-    if (status != PV_OK)
-        return cli_fail_status(status, path);
+    if (cli_read_image(path, PV_PIXEL_U8, args->verbose, &image))
+        return 1;
     pv_sift_plan *plan = NULL;
-    status = pv_sift_plan_create(ctx, image.width, image.height, &args->sift, &plan);
+    pv_status status = pv_sift_plan_create(ctx, image.width, image.height, &args->sift, &plan);
     if (status == PV_OK)
         status = pv_sift_detect(plan, &image, features);
     if (status == PV_OK && octaves)
@@ -145,8 +146,9 @@ int cli_sift(int argc, char **argv)
 {
     features_args args;
     init_args(&args);
-    if (parse_args("sift", 1, argc, argv, &args))
-        return 1;
+    int parsed = parse_args("sift", 1, argc, argv, &args);
+    if (parsed != CLI_PARSED)
+        return cli_parse_exit(parsed);
     pv_context *ctx = cli_context(&args.backend);
     if (!ctx)
         return 1;
@@ -209,8 +211,9 @@ int cli_match(int argc, char **argv)
 {
     features_args args;
     init_args(&args);
-    if (parse_args("match", 2, argc, argv, &args))
-        return 1;
+    int parsed = parse_args("match", 2, argc, argv, &args);
+    if (parsed != CLI_PARSED)
+        return cli_parse_exit(parsed);
     pv_context *ctx = cli_context(&args.backend);
     if (!ctx)
         return 1;

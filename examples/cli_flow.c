@@ -558,23 +558,6 @@ int cli_flow(int argc, char **argv)
 
 /* ============================================================ synth-flow */
 
-/* A smooth known field of largest magnitude about `magnitude` px: a slow
- * sinusoidal shear plus a small rotation and zoom about the centre. */
-static void known_field(pv_flow_field *truth, float magnitude)
-{
-    const int nx = truth->u.nx, ny = truth->u.ny;
-    const float two_pi = 6.28318531f, cx = 0.5f * (float)(nx - 1), cy = 0.5f * (float)(ny - 1);
-    const float side = (float)(nx > ny ? nx : ny);
-    for (int y = 0; y < ny; y++)
-        for (int x = 0; x < nx; x++) {
-            float rx = ((float)x - cx) / side, ry = ((float)y - cy) / side;
-            float u = 0.6f * sinf(two_pi * (float)y / (float)ny + 0.5f) + 0.8f * (0.5f * rx - ry);
-            float v = 0.6f * cosf(two_pi * (float)x / (float)nx + 1.0f) + 0.8f * (rx + 0.5f * ry);
-            truth->u.data[(ptrdiff_t)y * truth->u.stride_y + x] = magnitude * u;
-            truth->v.data[(ptrdiff_t)y * truth->v.stride_y + x] = magnitude * v;
-        }
-}
-
 static int write_frame(const char *path, const pv_volume *v)
 {
     pv_image picture = pv_image_wrap(v->data, v->nx, v->ny, PV_PIXEL_F32);
@@ -618,7 +601,7 @@ int cli_synth_flow(int argc, char **argv)
     int rc = !ctx || pv_volume_alloc(&fixed, image.width, image.height, 1) != PV_OK ||
              pv_flow_field_alloc(&truth, image.width, image.height, 1) != PV_OK;
     if (rc == 0) {
-        known_field(&truth, magnitude);
+        cli_synth_flow_truth(&truth, magnitude);
         pv_status status = pv_flow_warp(ctx, &moving, &truth, &fixed);
         rc = status == PV_OK ? 0 : cli_fail_status(status, "synth-flow");
     }

@@ -22,19 +22,10 @@ static int is_nifti(const char *path)
     return ends_with(path, ".nii") || ends_with(path, ".nii.gz");
 }
 
-/* "NZxNXxNY", axes fastest first. */
-static int parse_oct_size(const char *text, int size[3])
+/* --size "NZxNXxNY", axes fastest first. */
+static int parse_oct_size(const char *value, void *field)
 {
-    char *end = NULL;
-    const char *p = text;
-    for (int a = 0; a < 3; a++) {
-        long v = strtol(p, &end, 10);
-        if (end == p || v < 1 || v > (1 << 16) || (a < 2 && *end != 'x'))
-            return -1;
-        size[a] = (int)v;
-        p = end + 1;
-    }
-    return *end == '\0' ? 0 : -1;
+    return cli_parse_size3(value, 1 << 16, field);
 }
 
 static int read_volume(const char *path, const int size[3], pv_volume *out)
@@ -110,6 +101,7 @@ static int write_projection_png(const char *path, const pv_image *image)
 
 typedef struct octreg_args {
     const char *reference, *target, *shifts_path, *registered_path, *enface_path, *slow_path;
+    const char **files;       /* REF, then every TARGET */
     const char **targets;     /* every TARGET given; target is the first */
     int target_count;
     const char *devices;      /* --devices all|LIST, or NULL: one context */
@@ -119,95 +111,81 @@ typedef struct octreg_args {
     cli_backend_options backend;
 } octreg_args;
 
-static int take_octreg_number(const char *arg, const char *value, octreg_args *a)
-{
-    float f;
-    if (strcmp(arg, "--stripes") == 0)
-        return cli_parse_int(value, 2, 100000, &a->options.stripes) ? -1 : 1;
-    if (strcmp(arg, "--subvolume") == 0)
-        return cli_parse_int(value, 3, 1 << 16, &a->options.subvolume_width) ? -1 : 1;
-    if (strcmp(arg, "--step") == 0)
-        return cli_parse_int(value, 1, 1 << 16, &a->options.subvolume_step) ? -1 : 1;
-    if (strcmp(arg, "--batch") == 0)
-        return cli_parse_int(value, 0, 4096, &a->options.batch) ? -1 : 1;
-    if (strcmp(arg, "--tolerance") == 0) {
-        if (cli_parse_float(value, &f))
-            return -1;
-        a->options.tolerance = f;
-        return 1;
-    }
-    return 0;
-}
+static const char octreg_conventions[] =
+    "  Axes (the thesis's names): z = depth along an A-line, x = A-line within a B-scan,\n"
+    "  y = B-scan index (slow axis).  Raw volumes are little-endian float32 with --size\n"
+    "  NZxNXxNY, depth fastest, then A-lines, then B-scans; NIfTI in the same order.\n"
+    "  Output CSV (stdout without -o): 'bscan,dx,dy,dz,peak,valid', one row per target\n"
+    "  B-scan k, with TARGET(x, k, z) ~ REF(x - dx, k - dy, z - dz), in voxels (the\n"
+    "  matching reference B-scan is k - dy); peak: the fine correlation peak; valid 0:\n"
+    "  rejected as an outlier, the shift interpolated from its neighbours.  Several\n"
+    "  targets: one CSV with a leading 'volume' column (0 = the first TARGET).\n"
+    "  --registered/--enface/--slow take one TARGET; --enface is the depth projection\n"
+    "  (A-lines x B-scans), --slow the projection along the A-lines (depth x B-scans),\n"
+    "  8-bit PNG scaled from the 1st to the 99th percentile, gaps black.\n";
 
-static int take_octreg_valued(int argc, char **argv, int *i, octreg_args *a)
-{
-    static const char *const valued[] = {"-o", "--registered", "--enface", "--slow", "--size",
-                                         "--stripes", "--subvolume", "--step", "--batch",
-                                         "--tolerance", "--pad"};
-    const char *arg = argv[*i];
-    size_t known = 0;
-    for (size_t k = 0; k < sizeof valued / sizeof valued[0]; k++)
-        known |= strcmp(arg, valued[k]) == 0;
-    if (!known)
-        return 0;
-    const char *value = cli_value(argc, argv, i);
-    if (!value)
-        return -1;
-    int taken = take_octreg_number(arg, value, a);
-    if (taken != 0)
-        return taken > 0 ? 1 : (cli_fail("%s '%s': bad value", arg, value), -1);
-    if (strcmp(arg, "-o") == 0)
-        a->shifts_path = value;
-    else if (strcmp(arg, "--registered") == 0)
-        a->registered_path = value;
-    else if (strcmp(arg, "--enface") == 0)
-        a->enface_path = value;
-    else if (strcmp(arg, "--slow") == 0)
-        a->slow_path = value;
-    else if (strcmp(arg, "--size") == 0 && parse_oct_size(value, a->size))
-        return cli_fail("--size '%s': expected NZxNXxNY (depth fastest)", value), -1;
-    else if (strcmp(arg, "--pad") == 0) {
-        if (strcmp(value, "fft") && strcmp(value, "linear") && strcmp(value, "none"))
-            return cli_fail("--pad '%s': expected fft, linear or none", value), -1;
-        a->options.pad = !strcmp(value, "fft") ? PV_PAD_FFT
-                         : !strcmp(value, "linear") ? PV_PAD_LINEAR
-                                                    : PV_PAD_NONE;
-    }
-    return 1;
-}
+/* Float views of the options' doubles, copied back after parsing. */
+typedef struct octreg_numbers {
+    float tolerance;
+    int pad;
+} octreg_numbers;
 
 static int parse_octreg_args(int argc, char **argv, octreg_args *a)
 {
-    int positional = 0;
-    for (int i = 1; i < argc; i++) {
-        int taken = cli_take_backend_option(argc, argv, &i, &a->backend);
-        if (taken == 0)
-            taken = cli_take_devices_option(argc, argv, &i, &a->devices);
-        if (taken == 0)
-            taken = take_octreg_valued(argc, argv, &i, a);
-        if (taken == 0 && strcmp(argv[i], "--subpixel") == 0)
-            taken = a->options.subpixel = 1;
-        if (taken == 0 && strcmp(argv[i], "--json") == 0)
-            taken = a->want_json = 1;
-        if (taken < 0)
-            return 1;
-        if (taken > 0)
-            continue;
-        if (argv[i][0] == '-' && argv[i][1] != '\0')
-            return cli_fail("octreg: unknown option '%s'", argv[i]);
-        if (positional > OCTREG_MAX_TARGETS)
-            return cli_fail("octreg: more than %d targets", OCTREG_MAX_TARGETS);
-        if (positional++ == 0)
-            a->reference = argv[i];
-        else
-            a->targets[a->target_count++] = argv[i];
-    }
-    if (!a->reference || a->target_count == 0)
-        return cli_fail("octreg: needs REF and TARGET (see 'parvis help')");
+    octreg_numbers n = {(float)a->options.tolerance, (int)a->options.pad};
+    cli_option table[] = {
+        {.name = "-o", .kind = CLI_TEXT, .field = &a->shifts_path, .value_name = "SHIFTS.csv",
+         .help = "the per-B-scan shifts (default: stdout)"},
+        {.name = "--size", .kind = CLI_CUSTOM, .field = a->size, .parse = parse_oct_size,
+         .value_name = "NZxNXxNY", .expect = "NZxNXxNY (depth fastest), each 1..65536",
+         .no_default = 1, .help = "inputs are raw float32 volumes of this size"},
+        {.name = "--registered", .kind = CLI_TEXT, .field = &a->registered_path,
+         .value_name = "OUT.raw|.nii", .help = "the target moved onto the reference"},
+        {.name = "--enface", .kind = CLI_TEXT, .field = &a->enface_path, .value_name = "OUT.png",
+         .help = "en-face projection of the registered target"},
+        {.name = "--slow", .kind = CLI_TEXT, .field = &a->slow_path, .value_name = "OUT.png",
+         .help = "slow-axis projection of the registered target"},
+        {.name = "--subpixel", .kind = CLI_FLAG, .field = &a->options.subpixel,
+         .help = "refine each valid fine peak to sub-voxel shifts"},
+        {.name = "--stripes", .kind = CLI_INT, .field = &a->options.stripes, .min = 2,
+         .max = 100000, .value_name = "N", .help = "coarse stripes"},
+        {.name = "--subvolume", .kind = CLI_INT, .field = &a->options.subvolume_width, .min = 3,
+         .max = 1 << 16, .value_name = "W",
+         .help = "reference B-scans per fine sub-volume (factors 2, 3, 5, 7 only)"},
+        {.name = "--step", .kind = CLI_INT, .field = &a->options.subvolume_step, .min = 1,
+         .max = 1 << 16, .value_name = "S", .help = "B-scans between sub-volume starts"},
+        {.name = "--tolerance", .kind = CLI_FLOAT, .field = &n.tolerance, .min = 0, .open_min = 1,
+         .max = 1e6, .value_name = "T", .help = "outlier distance limit, voxels"},
+        {.name = "--pad", .kind = CLI_CHOICE, .field = &n.pad, .choices = "none|fft|linear",
+         .value_name = "none|fft|linear",
+         .help = "B-scan padding in x and z (none: sizes with factors 2, 3, 5, 7)"},
+        {.name = "--batch", .kind = CLI_INT, .field = &a->options.batch, .min = 0, .max = 4096,
+         .value_name = "B", .help = "B-scans per device batch; 0 = sized to the memory"},
+        {.name = "--json", .kind = CLI_FLAG, .field = &a->want_json,
+         .help = "print one JSON line (the CSV only with -o)"},
+        CLI_BACKEND_ENTRIES(&a->backend),
+        CLI_DEVICES_ENTRY(&a->devices, 0),
+    };
+    int count = 0;
+    cli_command c = {.name = "octreg", .synopsis = "REF TARGET [TARGET...] [options]",
+                     .summary = "Stripe-wise AO-OCT volume registration (coarse to fine 3D phase "
+                                "correlation).",
+                     .conventions = octreg_conventions, .options = table,
+                     .option_count = CLI_COUNT(table), .positional = a->files,
+                     .min_positional = 2, .max_positional = OCTREG_MAX_TARGETS + 1,
+                     .positional_count = &count};
+    int parsed = cli_parse(&c, argc, argv);
+    if (parsed != CLI_PARSED)
+        return parsed;
+    a->options.tolerance = n.tolerance;
+    a->options.pad = (pv_pad_mode)n.pad;
+    a->reference = a->files[0];
+    a->targets = a->files + 1;
+    a->target_count = count - 1;
     a->target = a->targets[0];
     if (a->target_count > 1 && (a->registered_path || a->enface_path || a->slow_path))
         return cli_fail("octreg: --registered, --enface and --slow take one TARGET");
-    return 0;
+    return CLI_PARSED;
 }
 
 static void print_json(const octreg_args *a, pv_context *ctx, const pv_octreg_info *info,
@@ -404,13 +382,14 @@ int cli_octreg(int argc, char **argv)
     memset(&a, 0, sizeof a);
     pv_octreg_options_default(&a.options);
     cli_backend_options_default(&a.backend);
-    a.targets = calloc(OCTREG_MAX_TARGETS, sizeof *a.targets);
-    if (!a.targets)
+    a.files = calloc(OCTREG_MAX_TARGETS + 1, sizeof *a.files);
+    if (!a.files)
         return cli_fail("out of memory");
-    int rc = parse_octreg_args(argc, argv, &a) ? 1
+    int parsed = parse_octreg_args(argc, argv, &a);
+    int rc = parsed != CLI_PARSED              ? cli_parse_exit(parsed)
              : a.target_count > 1 || a.devices ? octreg_sequence(&a)
                                                : octreg_pair(&a);
-    free(a.targets);
+    free(a.files);
     return rc;
 }
 
@@ -434,55 +413,43 @@ static int octreg_pair(octreg_args *a)
 
 /* ============================================================= synth-oct */
 
-static int take_synth_option(int argc, char **argv, int *i, pv_octreg_synth_params *p)
-{
-    const char *arg = argv[*i];
-    if (strcmp(arg, "--integer") == 0)
-        return p->integer_shifts = 1;
-    if (strcmp(arg, "--size") && strcmp(arg, "--seed") && strcmp(arg, "--noise") &&
-        strcmp(arg, "--saccades") && strcmp(arg, "--tremor"))
-        return 0;
-    const char *value = cli_value(argc, argv, i);
-    float f = 0.0f;
-    int n = 0;
-    if (!value)
-        return -1;
-    if (strcmp(arg, "--size") == 0)
-        return parse_oct_size(value, p->size) ? (cli_fail("--size '%s': expected NZxNXxNY",
-                                                          value), -1) : 1;
-    if (strcmp(arg, "--seed") == 0 || strcmp(arg, "--saccades") == 0) {
-        if (cli_parse_int(value, 0, 1 << 30, &n))
-            return cli_fail("%s '%s': expected a count", arg, value), -1;
-        if (strcmp(arg, "--seed") == 0)
-            p->seed = (uint32_t)n;
-        else
-            p->saccades = n;
-        return 1;
-    }
-    if (cli_parse_float(value, &f) || f < 0.0f)
-        return cli_fail("%s '%s': expected a number >= 0", arg, value), -1;
-    *(strcmp(arg, "--noise") == 0 ? &p->noise : &p->tremor) = f;
-    return 1;
-}
-
 int cli_synth_oct(int argc, char **argv)
 {
     pv_octreg_synth_params p;
     pv_octreg_synth_params_default(&p);
     const char *paths[3] = {NULL, NULL, NULL};
-    int positional = 0;
-    for (int i = 1; i < argc; i++) {
-        int taken = take_synth_option(argc, argv, &i, &p);
-        if (taken < 0)
-            return 1;
-        if (taken > 0)
-            continue;
-        if ((argv[i][0] == '-' && argv[i][1] != '\0') || positional > 2)
-            return cli_fail("synth-oct: unexpected argument '%s'", argv[i]);
-        paths[positional++] = argv[i];
-    }
-    if (positional != 3)
-        return cli_fail("synth-oct: needs REF TARGET TRACE.csv (see 'parvis help')");
+    int seed = (int)p.seed;
+    float noise = (float)p.noise, tremor = (float)p.tremor;
+    cli_option table[] = {
+        {.name = "--size", .kind = CLI_CUSTOM, .field = p.size, .parse = parse_oct_size,
+         .value_name = "NZxNXxNY", .expect = "NZxNXxNY (depth fastest), each 1..65536",
+         .no_default = 1, .help = "volume size (default 64x48x40)"},
+        {.name = "--seed", .kind = CLI_INT, .field = &seed, .min = 0, .max = 1 << 30,
+         .value_name = "S", .help = "random seed"},
+        {.name = "--noise", .kind = CLI_FLOAT, .field = &noise, .min = 0, .max = 1e6,
+         .value_name = "N", .help = "noise std relative to the brightest layer"},
+        {.name = "--tremor", .kind = CLI_FLOAT, .field = &tremor, .min = 0, .max = 1e6,
+         .value_name = "T", .help = "tremor amplitude, voxels per axis"},
+        {.name = "--saccades", .kind = CLI_INT, .field = &p.saccades, .min = 0, .max = 1 << 30,
+         .value_name = "K", .help = "micro-saccade jumps"},
+        {.name = "--integer", .kind = CLI_FLAG, .field = &p.integer_shifts,
+         .help = "round the trace to whole voxels"},
+    };
+    cli_command c = {
+        .name = "synth-oct", .synopsis = "REF TARGET TRACE.csv [options]",
+        .summary = "A synthetic AO-OCT pair (layered retina, drift, tremor, saccades, noise) and\n"
+                   "its true motion trace.",
+        .conventions = "  REF and TARGET: NIfTI by name (.nii/.nii.gz), else raw float32, depth\n"
+                       "  fastest.  TRACE.csv: 'bscan,dx,dy,dz,peak,valid' as 'parvis octreg'\n"
+                       "  writes it: the true motion that octreg should find.\n",
+        .options = table, .option_count = CLI_COUNT(table), .positional = paths,
+        .min_positional = 3, .max_positional = 3};
+    int parsed = cli_parse(&c, argc, argv);
+    if (parsed != CLI_PARSED)
+        return cli_parse_exit(parsed);
+    p.seed = (uint32_t)seed;
+    p.noise = noise;
+    p.tremor = tremor;
     pv_volume reference, target;
     if (pv_volume_alloc(&reference, p.size[0], p.size[1], p.size[2]) != PV_OK ||
         pv_volume_alloc(&target, p.size[0], p.size[1], p.size[2]) != PV_OK)

@@ -3,122 +3,81 @@
  * cross-correlation. */
 #include "cli.h"
 
-#include <errno.h>
-#include <stdint.h>
-#include <stdlib.h>
 #include <string.h>
 
 /* ============================================================ phasecorr */
 
+enum { SUBPIXEL_CHOICE_NONE, SUBPIXEL_CHOICE_UPSAMPLE, SUBPIXEL_CHOICE_PARABOLIC };
+
 typedef struct phasecorr_args {
-    const char *reference, *moving;
+    const char *files[2];     /* REF, MOV */
     int size[3];              /* --size: raw float32 volumes when size[0] > 0 */
-    int want_json, want_time;
-    pv_fft_engine fft;        /* --fft: the OpenCL FFT engine */
+    int want_json, want_time, verbose, parabolic;
+    int window, pad, fft;     /* choice indices (the enums' values) */
     pv_phasecorr_options options;
     cli_backend_options backend;
 } phasecorr_args;
 
-/* "NXxNYxNZ", axes fastest first. */
-static int parse_size(const char *text, int size[3])
-{
-    char *end = NULL;
-    const char *p = text;
-    for (int a = 0; a < 3; a++) {
-        errno = 0;
-        long v = strtol(p, &end, 10);
-        if (errno || end == p || v < 1 || v > (1 << 20))
-            return -1;
-        size[a] = (int)v;
-        if (a < 2 && *end != 'x')
-            return -1;
-        p = end + 1;
-    }
-    return *end == '\0' ? 0 : -1;
-}
+static const char phasecorr_summary[] =
+    "Translation between two images (PGM/PPM/PNG/PFM/JPEG, colour read as grey) or two\n"
+    "volumes (NIfTI, or raw float32 with --size) by phase correlation.";
 
-static int parse_pad(const char *value, pv_pad_mode *pad)
-{
-    if (strcmp(value, "none") == 0)
-        *pad = PV_PAD_NONE;
-    else if (strcmp(value, "fft") == 0)
-        *pad = PV_PAD_FFT;
-    else if (strcmp(value, "linear") == 0)
-        *pad = PV_PAD_LINEAR;
-    else
-        return cli_fail("--pad '%s': expected none, fft or linear", value);
-    return 0;
-}
+static const char phasecorr_conventions[] =
+    "  Prints 'dx dy [dz] peak' with MOV(p) ~ REF(p - shift): a feature at x in REF is at\n"
+    "  x + dx in MOV (dx to the right, dy down the rows, dz along the slices), in pixels;\n"
+    "  whole pixels without --upsample/--parabolic, else 4 decimals.  The shift is\n"
+    "  wrapped into (-n/2, n/2] per axis (n: the padded size).  peak: the normalized\n"
+    "  correlation peak, 1 for identical inputs; a textureless input gives a warning and\n"
+    "  an undefined shift.  --size NXxNYxNZ: raw little-endian float32, x fastest.\n"
+    "  --fft applies to the opencl backend only.\n";
 
-static int take_phasecorr_valued(int argc, char **argv, int *i, phasecorr_args *args)
+static int parse_size_field(const char *value, void *field)
 {
-    const char *arg = argv[*i];
-    if (strcmp(arg, "--upsample") && strcmp(arg, "--window") && strcmp(arg, "--size") &&
-        strcmp(arg, "--pad") && strcmp(arg, "--fft"))
-        return 0;
-    const char *value = cli_value(argc, argv, i);
-    if (!value)
-        return -1;
-    if (strcmp(arg, "--upsample") == 0) {
-        if (cli_parse_int(value, 2, 10000, &args->options.upsample))
-            return cli_fail("--upsample '%s': expected an integer in 2..10000", value), -1;
-        args->options.subpixel = PV_SUBPIXEL_UPSAMPLE;
-    } else if (strcmp(arg, "--window") == 0) {
-        if (strcmp(value, "hann") != 0 && strcmp(value, "none") != 0)
-            return cli_fail("--window '%s': expected hann or none", value), -1;
-        args->options.window = strcmp(value, "hann") == 0 ? PV_WINDOW_HANN : PV_WINDOW_NONE;
-    } else if (strcmp(arg, "--size") == 0) {
-        if (parse_size(value, args->size))
-            return cli_fail("--size '%s': expected NXxNYxNZ (x fastest)", value), -1;
-    } else if (strcmp(arg, "--fft") == 0) {
-        if (strcmp(value, "clfft") != 0 && strcmp(value, "vkfft") != 0)
-            return cli_fail("--fft '%s': expected clfft or vkfft", value), -1;
-        args->fft = strcmp(value, "vkfft") == 0 ? PV_FFT_VKFFT : PV_FFT_CLFFT;
-    } else if (parse_pad(value, &args->options.pad)) {
-        return -1;
-    }
-    return 1;
-}
-
-static int take_phasecorr_flag(const char *arg, phasecorr_args *args)
-{
-    if (strcmp(arg, "--parabolic") == 0)
-        args->options.subpixel = PV_SUBPIXEL_PARABOLIC;
-    else if (strcmp(arg, "--json") == 0)
-        args->want_json = 1;
-    else if (strcmp(arg, "--time") == 0)
-        args->want_time = 1;
-    else
-        return 0;
-    return 1;
+    return cli_parse_size3(value, 1 << 20, field);
 }
 
 static int parse_phasecorr_args(int argc, char **argv, phasecorr_args *args)
 {
-    int positional = 0;
-    for (int i = 1; i < argc; i++) {
-        int taken = cli_take_backend_option(argc, argv, &i, &args->backend);
-        if (taken == 0)
-            taken = take_phasecorr_valued(argc, argv, &i, args);
-        if (taken == 0)
-            taken = take_phasecorr_flag(argv[i], args);
-        if (taken < 0)
-            return 1;
-        if (taken > 0)
-            continue;
-        if (argv[i][0] == '-' && argv[i][1] != '\0')
-            return cli_fail("phasecorr: unknown option '%s'", argv[i]);
-        if (positional == 0)
-            args->reference = argv[i];
-        else if (positional == 1)
-            args->moving = argv[i];
-        else
-            return cli_fail("phasecorr: unexpected argument '%s'", argv[i]);
-        positional++;
-    }
-    if (!args->reference || !args->moving)
-        return cli_fail("phasecorr: needs REF and MOV (see 'parvis help')");
-    return 0;
+    cli_option table[] = {
+        {.name = "--upsample", .kind = CLI_INT, .field = &args->options.upsample, .min = 2,
+         .max = 10000, .value_name = "F",
+         .help = "sub-pixel shift by upsampled DFT to 1/F px (Guizar-Sicairos)"},
+        {.name = "--parabolic", .kind = CLI_FLAG, .field = &args->parabolic,
+         .help = "sub-pixel shift by a parabola through the peak (not with --upsample)"},
+        {.name = "--window", .kind = CLI_CHOICE, .field = &args->window, .choices = "none|hann",
+         .value_name = "none|hann", .help = "window both inputs against edge wrap-around"},
+        {.name = "--pad", .kind = CLI_CHOICE, .field = &args->pad, .choices = "none|fft|linear",
+         .value_name = "none|fft|linear",
+         .help = "zero-pad to FFT-friendly sizes, or to 2n-1 (linear correlation)"},
+        {.name = "--size", .kind = CLI_CUSTOM, .field = args->size, .parse = parse_size_field,
+         .value_name = "NXxNYxNZ", .expect = "NXxNYxNZ (x fastest), each 1..1048576",
+         .no_default = 1, .help = "inputs are raw little-endian float32 volumes of this size"},
+        {.name = "--fft", .kind = CLI_CHOICE, .field = &args->fft, .choices = "auto|clfft|vkfft",
+         .value_name = "auto|clfft|vkfft", .help = "OpenCL FFT engine"},
+        {.name = "--time", .kind = CLI_FLAG, .field = &args->want_time, .help = "print the time"},
+        {.name = "--json", .kind = CLI_FLAG, .field = &args->want_json,
+         .help = "print one JSON line instead of text"},
+        {.name = "--verbose", .kind = CLI_FLAG, .field = &args->verbose,
+         .help = "say what the input images are"},
+        CLI_BACKEND_ENTRIES(&args->backend),
+    };
+    cli_command c = {.name = "phasecorr", .synopsis = "REF MOV [options]",
+                     .summary = phasecorr_summary, .conventions = phasecorr_conventions,
+                     .options = table, .option_count = CLI_COUNT(table),
+                     .positional = args->files, .min_positional = 2, .max_positional = 2};
+    int parsed = cli_parse(&c, argc, argv);
+    if (parsed != CLI_PARSED)
+        return parsed;
+    if (args->parabolic && cli_given(&c, "--upsample"))
+        return cli_fail("phasecorr: give --upsample or --parabolic, not both");
+    args->options.subpixel = args->parabolic                 ? PV_SUBPIXEL_PARABOLIC
+                             : cli_given(&c, "--upsample") ? PV_SUBPIXEL_UPSAMPLE
+                                                             : PV_SUBPIXEL_NONE;
+    args->options.window = (pv_window_kind)args->window;
+    args->options.pad = (pv_pad_mode)args->pad;
+    if (cli_given(&c, "--fft") && args->backend.backend == PV_BACKEND_CPU)
+        return cli_fail("phasecorr: --fft applies to the opencl backend, not cpu");
+    return CLI_PARSED;
 }
 
 static int has_suffix(const char *path, const char *suffix)
@@ -145,7 +104,7 @@ static int read_volume(const char *path, const int size[3], pv_volume *volume)
 /* Volumes when --size is given or an input is a NIfTI-1 file. */
 static int wants_volumes(const phasecorr_args *args)
 {
-    return args->size[0] > 0 || is_nifti(args->reference) || is_nifti(args->moving);
+    return args->size[0] > 0 || is_nifti(args->files[0]) || is_nifti(args->files[1]);
 }
 
 static void print_shift(const phasecorr_args *args, pv_context *ctx, const pv_shift *shift,
@@ -182,11 +141,11 @@ static void print_shift(const phasecorr_args *args, pv_context *ctx, const pv_sh
 static int correlate_volumes(const phasecorr_args *args, pv_context *ctx)
 {
     pv_volume reference, moving;
-    if ((!is_nifti(args->reference) || !is_nifti(args->moving)) && args->size[0] <= 0)
+    if ((!is_nifti(args->files[0]) || !is_nifti(args->files[1])) && args->size[0] <= 0)
         return cli_fail("phasecorr: a raw volume needs --size NXxNYxNZ");
-    if (read_volume(args->reference, args->size, &reference))
+    if (read_volume(args->files[0], args->size, &reference))
         return 1;
-    if (read_volume(args->moving, args->size, &moving)) {
+    if (read_volume(args->files[1], args->size, &moving)) {
         pv_volume_free(&reference);
         return 1;
     }
@@ -203,16 +162,14 @@ static int correlate_volumes(const phasecorr_args *args, pv_context *ctx)
 static int correlate_images(const phasecorr_args *args, pv_context *ctx)
 {
     pv_image reference, moving;
-    pv_status status = pv_image_read(args->reference, PV_PIXEL_F32, &reference);
-    if (status != PV_OK)
-        return cli_fail_status(status, args->reference);
-    status = pv_image_read(args->moving, PV_PIXEL_F32, &moving);
-    if (status != PV_OK) {
+    if (cli_read_image(args->files[0], PV_PIXEL_F32, args->verbose, &reference))
+        return 1;
+    if (cli_read_image(args->files[1], PV_PIXEL_F32, args->verbose, &moving)) {
         pv_image_free(&reference);
-        return cli_fail_status(status, args->moving);
+        return 1;
     }
     pv_shift shift;
-    status = pv_phase_correlate(ctx, &reference, &moving, &args->options, &shift);
+    pv_status status = pv_phase_correlate(ctx, &reference, &moving, &args->options, &shift);
     int rc = status == PV_OK ? 0 : cli_fail_status(status, "phasecorr");
     if (rc == 0)
         print_shift(args, ctx, &shift, 2);
@@ -227,12 +184,13 @@ int cli_phasecorr(int argc, char **argv)
     memset(&args, 0, sizeof args);
     pv_phasecorr_options_default(&args.options);
     cli_backend_options_default(&args.backend);
-    if (parse_phasecorr_args(argc, argv, &args))
-        return 1;
+    int parsed = parse_phasecorr_args(argc, argv, &args);
+    if (parsed != CLI_PARSED)
+        return cli_parse_exit(parsed);
     pv_context *ctx = cli_context(&args.backend);
     if (!ctx)
         return 1;
-    pv_status status = pv_context_set_fft_engine(ctx, args.fft);
+    pv_status status = args.fft ? pv_context_set_fft_engine(ctx, (pv_fft_engine)args.fft) : PV_OK;
     if (status != PV_OK) {
         pv_context_destroy(ctx);
         return cli_fail_status(status, "--fft");
@@ -245,59 +203,46 @@ int cli_phasecorr(int argc, char **argv)
 /* ================================================================== ncc */
 
 typedef struct ncc_args {
-    const char *templ, *image, *output;
+    const char *files[2];    /* TEMPLATE, IMAGE */
+    const char *output;
     int min_overlap;
-    int want_json, want_time;
+    int want_json, want_time, verbose;
     cli_backend_options backend;
 } ncc_args;
 
-static int take_ncc_option(int argc, char **argv, int *i, ncc_args *args)
-{
-    const char *arg = argv[*i];
-    if (strcmp(arg, "--json") == 0) {
-        args->want_json = 1;
-        return 1;
-    }
-    if (strcmp(arg, "--time") == 0) {
-        args->want_time = 1;
-        return 1;
-    }
-    if (strcmp(arg, "-o") && strcmp(arg, "--min-overlap"))
-        return 0;
-    const char *value = cli_value(argc, argv, i);
-    if (!value)
-        return -1;
-    if (strcmp(arg, "-o") == 0)
-        args->output = value;
-    else if (cli_parse_int(value, 0, 1 << 30, &args->min_overlap))
-        return cli_fail("--min-overlap '%s': expected a pixel count >= 0", value), -1;
-    return 1;
-}
+static const char ncc_conventions[] =
+    "  Prints 'x y coefficient': the best position of the template's top-left corner in\n"
+    "  the image (pixels, x right, y down; negative when the template hangs over the\n"
+    "  image's top or left edge) and its coefficient in [-1, 1].\n"
+    "  -o MAP.pfm: the full coefficient map (float32; .png/.pgm: clamped to 0..255, so use\n"
+    "  .pfm), (IMAGE.width + TEMPLATE.width - 1) x (IMAGE.height + TEMPLATE.height - 1) as\n"
+    "  MATLAB's normxcorr2: map pixel (u, v) puts the template's top-left corner at image\n"
+    "  position (u - TEMPLATE.width + 1, v - TEMPLATE.height + 1).  Each coefficient is\n"
+    "  normalized over the overlap only; 0 where the overlap has fewer than --min-overlap\n"
+    "  pixels or no variance.\n";
 
 static int parse_ncc_args(int argc, char **argv, ncc_args *args)
 {
-    int positional = 0;
-    for (int i = 1; i < argc; i++) {
-        int taken = cli_take_backend_option(argc, argv, &i, &args->backend);
-        if (taken == 0)
-            taken = take_ncc_option(argc, argv, &i, args);
-        if (taken < 0)
-            return 1;
-        if (taken > 0)
-            continue;
-        if (argv[i][0] == '-' && argv[i][1] != '\0')
-            return cli_fail("ncc: unknown option '%s'", argv[i]);
-        if (positional == 0)
-            args->templ = argv[i];
-        else if (positional == 1)
-            args->image = argv[i];
-        else
-            return cli_fail("ncc: unexpected argument '%s'", argv[i]);
-        positional++;
-    }
-    if (!args->templ || !args->image)
-        return cli_fail("ncc: needs TEMPLATE and IMAGE (see 'parvis help')");
-    return 0;
+    cli_option table[] = {
+        {.name = "-o", .kind = CLI_TEXT, .field = &args->output, .value_name = "MAP.pfm",
+         .help = "the coefficient map (see below)"},
+        {.name = "--min-overlap", .kind = CLI_INT, .field = &args->min_overlap, .min = 0,
+         .max = 1 << 30, .value_name = "N",
+         .help = "coefficients of overlaps smaller than N pixels are 0"},
+        {.name = "--time", .kind = CLI_FLAG, .field = &args->want_time, .help = "print the time"},
+        {.name = "--json", .kind = CLI_FLAG, .field = &args->want_json,
+         .help = "print one JSON line instead of text"},
+        {.name = "--verbose", .kind = CLI_FLAG, .field = &args->verbose,
+         .help = "say what the input images are"},
+        CLI_BACKEND_ENTRIES(&args->backend),
+    };
+    cli_command c = {
+        .name = "ncc", .synopsis = "TEMPLATE IMAGE [options]",
+        .summary = "Template matching by normalized cross-correlation (images: PGM/PPM/PNG/PFM/\n"
+                   "JPEG, colour read as grey).",
+        .conventions = ncc_conventions, .options = table, .option_count = CLI_COUNT(table),
+        .positional = args->files, .min_positional = 2, .max_positional = 2};
+    return cli_parse(&c, argc, argv);
 }
 
 static void print_match(const ncc_args *args, pv_context *ctx, const pv_ncc_result *r)
@@ -347,16 +292,15 @@ int cli_ncc(int argc, char **argv)
     ncc_args args;
     memset(&args, 0, sizeof args);
     cli_backend_options_default(&args.backend);
-    if (parse_ncc_args(argc, argv, &args))
-        return 1;
+    int parsed = parse_ncc_args(argc, argv, &args);
+    if (parsed != CLI_PARSED)
+        return cli_parse_exit(parsed);
     pv_image templ, image;
-    pv_status status = pv_image_read(args.templ, PV_PIXEL_F32, &templ);
-    if (status != PV_OK)
-        return cli_fail_status(status, args.templ);
-    status = pv_image_read(args.image, PV_PIXEL_F32, &image);
-    if (status != PV_OK) {
+    if (cli_read_image(args.files[0], PV_PIXEL_F32, args.verbose, &templ))
+        return 1;
+    if (cli_read_image(args.files[1], PV_PIXEL_F32, args.verbose, &image)) {
         pv_image_free(&templ);
-        return cli_fail_status(status, args.image);
+        return 1;
     }
     int rc = 1;
     pv_context *ctx = cli_context(&args.backend);

@@ -10,64 +10,63 @@ typedef struct tune_args {
     int show;          /* --show: print the current values only */
 } tune_args;
 
-static int parse_size(const char *text, int *width, int *height)
+static int parse_tune_size(const char *value, void *field)
 {
-    char w[32];
-    const char *x = strchr(text, 'x');
-    if (!x || (size_t)(x - text) >= sizeof w)
-        return 1;
-    memcpy(w, text, (size_t)(x - text));
-    w[x - text] = '\0';
-    return cli_parse_int(w, 1, 8192, width) || cli_parse_int(x + 1, 1, 8192, height);
+    int *size = field;
+    return cli_parse_size2(value, 8192, &size[0], &size[1]);
 }
 
-static int take_valued(int argc, char **argv, int *i, tune_args *args)
-{
-    static const char *const names[] = {"--op", "--candidates", "--runs", "--size", "--ndisp"};
-    const char *arg = argv[*i];
-    size_t which = 0, count = sizeof names / sizeof names[0];
-    while (which < count && strcmp(arg, names[which]) != 0)
-        which++;
-    if (which == count)
-        return 0;
-    const char *value = cli_value(argc, argv, i);
-    if (!value)
-        return -1;
-    int bad = 0;
-    switch (which) {
-    case 0:
-        if (strcmp(value, "bp") != 0 && strcmp(value, "sad") != 0) {
-            cli_fail("--op '%s': tunable ops are 'bp' and 'sad'", value);
-            return -1;
-        }
-        args->options.op = value;
-        break;
-    case 1: bad = cli_parse_int(value, 1, 10000, &args->options.max_candidates); break;
-    case 2: bad = cli_parse_int(value, 1, 1000, &args->options.runs); break;
-    case 3: bad = parse_size(value, &args->options.width, &args->options.height); break;
-    case 4: bad = cli_parse_int(value, 2, 1024, &args->options.ndisp); break;
-    }
-    if (bad)
-        cli_fail("%s '%s': not a valid value", arg, value);
-    return bad ? -1 : 1;
-}
+static const char tune_conventions[] =
+    "  Each candidate's result is checked against the CPU backend before it is timed;\n"
+    "  the winners (median of --runs) are written to the tuning cache of the device\n"
+    "  (path printed; PARVIS_TUNE_DIR sets its directory) unless --no-write.  Prints per op:\n"
+    "  'OP: N candidates (R rejected), default T ms, tuned T ms (Sx)' and the values.\n"
+    "  --show prints the values in use and the cache path, and runs nothing; the search\n"
+    "  options do not apply with it.  Needs an OpenCL device (--backend cpu is an error).\n";
 
 static int parse_tune_args(int argc, char **argv, tune_args *args)
 {
-    for (int i = 1; i < argc; i++) {
-        int taken = cli_take_backend_option(argc, argv, &i, &args->backend);
-        if (taken == 0)
-            taken = take_valued(argc, argv, &i, args);
-        if (taken == 0 && strcmp(argv[i], "--no-write") == 0)
-            taken = 1, args->options.write_cache = 0;
-        if (taken == 0 && strcmp(argv[i], "--show") == 0)
-            taken = 1, args->show = 1;
-        if (taken < 0)
-            return 1;
-        if (taken == 0)
-            return cli_fail("tune: unknown argument '%s'", argv[i]);
-    }
-    return 0;
+    int op = 0, no_write = 0, size[2] = {0, 0};
+    cli_option table[] = {
+        {.name = "--op", .kind = CLI_CHOICE, .field = &op, .choices = "all|bp|sad",
+         .value_name = "all|bp|sad", .help = "the op to tune"},
+        {.name = "--candidates", .kind = CLI_INT, .field = &args->options.max_candidates,
+         .min = 1, .max = 10000, .value_name = "N", .no_default = 1,
+         .help = "most candidates per op (default: every one the search makes)"},
+        {.name = "--runs", .kind = CLI_INT, .field = &args->options.runs, .min = 1, .max = 1000,
+         .value_name = "N", .help = "timed runs per candidate (the median counts)"},
+        {.name = "--size", .kind = CLI_CUSTOM, .field = size, .parse = parse_tune_size,
+         .value_name = "WxH", .expect = "WxH, each 1..8192", .no_default = 1,
+         .help = "synthetic workload size (default: the op's)"},
+        {.name = "--ndisp", .kind = CLI_INT, .field = &args->options.ndisp, .min = 2, .max = 1024,
+         .value_name = "N", .no_default = 1, .help = "disparity range (default: the op's)"},
+        {.name = "--no-write", .kind = CLI_FLAG, .field = &no_write,
+         .help = "do not store the winners"},
+        {.name = "--show", .kind = CLI_FLAG, .field = &args->show,
+         .help = "print the values in use and stop"},
+        CLI_BACKEND_ENTRIES(&args->backend),
+    };
+    cli_command c = {.name = "tune", .synopsis = "[options]",
+                     .summary = "Search the OpenCL device's best kernel launch parameters for BP "
+                                "and SAD.",
+                     .conventions = tune_conventions, .options = table,
+                     .option_count = CLI_COUNT(table), .positional = NULL};
+    int parsed = cli_parse(&c, argc, argv);
+    if (parsed != CLI_PARSED)
+        return parsed;
+    static const char *const search[] = {"--op", "--candidates", "--runs", "--size", "--ndisp",
+                                         "--no-write"};
+    for (size_t k = 0; args->show && k < sizeof search / sizeof search[0]; k++)
+        if (cli_given(&c, search[k]))
+            return cli_fail("tune: %s does not apply with --show", search[k]);
+    if (args->backend.backend == PV_BACKEND_CPU)
+        return cli_fail("tune: needs the opencl backend, not cpu");
+    static const char *const ops[] = {NULL, "bp", "sad"};
+    args->options.op = ops[op];
+    args->options.width = size[0];
+    args->options.height = size[1];
+    args->options.write_cache = !no_write;
+    return CLI_PARSED;
 }
 
 static void print_params(const char *family, const pv_tune_param *params, int count)
@@ -130,8 +129,9 @@ int cli_tune(int argc, char **argv)
     pv_tune_options_default(&args.options);
     cli_backend_options_default(&args.backend);
     args.backend.backend = PV_BACKEND_OPENCL;
-    if (parse_tune_args(argc, argv, &args))
-        return 1;
+    int parsed = parse_tune_args(argc, argv, &args);
+    if (parsed != CLI_PARSED)
+        return cli_parse_exit(parsed);
     pv_context *ctx = cli_context(&args.backend);
     if (!ctx)
         return 1;

@@ -1,5 +1,5 @@
-/* parvis: the command-line tool.  Subcommands: devices, stereo, phasecorr,
- * ncc, version. */
+/* parvis: the command-line tool.  Each subcommand parses its options with
+ * the table parser of cli_common.c ('parvis COMMAND --help'). */
 #include "cli.h"
 
 #include <string.h>
@@ -65,31 +65,6 @@ static const char usage[] =
     "environment: PARVIS_BACKEND, PARVIS_DEVICE, PARVIS_CROSSCHECK=1, PARVIS_LOG=1,\n"
     "         PARVIS_MEMORY_LIMIT=bytes[K|M|G] (caps the memory BP may plan with)\n";
 
-/* The commands not yet on option tables: their --help prints their lines
- * of the usage above (from "  NAME " to the next command). */
-static int usage_help(const char *command, int argc, char **argv)
-{
-    int wanted = 0;
-    for (int i = 2; i < argc; i++)
-        wanted |= strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0;
-    if (!wanted)
-        return 0;
-    char start[64];
-    snprintf(start, sizeof start, "\n  %s ", command);
-    const char *p = strstr(usage, start);
-    if (!p)
-        return 0;
-    p += 1;
-    const char *end = p + 1;
-    /* the block ends at the next line that starts a command ("  x", not "   ") */
-    while ((end = strchr(end, '\n')) && end[1] == ' ' && end[2] == ' ' && end[3] == ' ')
-        end++;
-    printf("usage: parvis%.*s\n", (int)(end ? end - p : (long)strlen(p)) - 1, p + 1);
-    printf("\ncommon options: --backend auto|cpu|opencl  --device I  --crosscheck;  "
-           "-h, --help: this help\n");
-    return 1;
-}
-
 static void print_device(const pv_device_info *device)
 {
     printf("  [%d] %s (%s)\n", device->index, device->name, pv_device_type_name(device->type));
@@ -101,8 +76,18 @@ static void print_device(const pv_device_info *device)
            (double)device->max_alloc / (1u << 30), (double)device->local_memory / 1024.0);
 }
 
-static int cmd_devices(void)
+static int cmd_devices(int argc, char **argv)
 {
+    cli_command c = {
+        .name = "devices", .synopsis = "",
+        .summary = "List the backends, the OpenCL devices and what --backend auto selects.",
+        .conventions = "  Each device: '[I] name (type)', its platform, driver and OpenCL version,\n"
+                       "  compute units and memory.  I is the index --device and --devices take\n"
+                       "  (PARVIS_DEVICE=I sets it for every command).\n",
+        .options = NULL, .option_count = 0};
+    int parsed = cli_parse(&c, argc, argv);
+    if (parsed != CLI_PARSED)
+        return cli_parse_exit(parsed);
     pv_device_info devices[64];
     int count = 0;
     pv_status status = pv_device_list(devices, 64, &count);
@@ -123,22 +108,26 @@ static int cmd_devices(void)
     return 0;
 }
 
+static int cmd_version(int argc, char **argv)
+{
+    cli_command c = {.name = "version", .synopsis = "",
+                     .summary = "Print the library version ('parvis X.Y.Z') and the image formats read.", .options = NULL,
+                     .option_count = 0};
+    int parsed = cli_parse(&c, argc, argv);
+    if (parsed != CLI_PARSED)
+        return cli_parse_exit(parsed);
+    printf("parvis %s\nimage formats: PGM PPM PFM PNG%s\n", pv_version(),
+           pv_image_io_has_jpeg() ? " JPEG" : "");
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2)
         return fputs(usage, stderr), 2;
     const char *command = argv[1];
     if (strcmp(command, "devices") == 0)
-        return cmd_devices();
-    static const char *const by_usage[] = {"phasecorr", "ncc", "octreg", "synth-oct", "sift",
-                                           "match", "tune"};
-    for (size_t k = 0; k < sizeof by_usage / sizeof by_usage[0]; k++)
-        if (strcmp(command, by_usage[k]) == 0 && usage_help(command, argc, argv))
-            return 0;
-    if (strcmp(command, "devices") == 0 || strcmp(command, "version") == 0)
-        for (int i = 2; i < argc; i++)
-            if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0)
-                return printf("usage: parvis %s\n", command), 0;
+        return cmd_devices(argc - 1, argv + 1);
     if (strcmp(command, "stereo") == 0)
         return cli_stereo(argc - 1, argv + 1);
     if (strcmp(command, "phasecorr") == 0)
@@ -160,7 +149,7 @@ int main(int argc, char **argv)
     if (strcmp(command, "tune") == 0)
         return cli_tune(argc - 1, argv + 1);
     if (strcmp(command, "version") == 0)
-        return printf("parvis %s\n", pv_version()), 0;
+        return cmd_version(argc - 1, argv + 1);
     if (strcmp(command, "help") == 0 || strcmp(command, "--help") == 0 || strcmp(command, "-h") == 0)
         return fputs(usage, stdout), 0;
     cli_fail("unknown command '%s' (try 'parvis help')", command);

@@ -58,6 +58,8 @@ typedef struct cpu_flow_plan {
     float *tensor[TENSOR_COMPONENTS];
     float *flow[2][3];
     int current; /* flow[current] holds the flow */
+    int spatial_valid; /* 1: tensor[0..5] hold the smoothed products of the
+                          current gradients (they change only with them) */
 } cpu_flow_plan;
 
 /* A strided read-only view of a volume, for the sampler. */
@@ -311,6 +313,7 @@ pv_status pv_cpu_flow_gradients(pv_context *ctx, void *plan, int level)
     pv_volume src = dense_volume(p->level[level].fixed, n);
     pv_volume gx = dense_volume(p->grad[0], n), gy = dense_volume(p->grad[1], n),
               gz = dense_volume(p->grad[2], n);
+    p->spatial_valid = 0;
     return pv_cpu_gradient3d(ctx, &src, &gx, &gy, &gz, p->setup.scheme);
 }
 
@@ -384,7 +387,9 @@ pv_status pv_cpu_flow_tensor(pv_context *ctx, void *plan, int level)
     cpu_flow_plan *p = plan;
     const int *n = p->level[level].n;
     const size_t count = p->level[level].count;
-    for (int c = 0; c < TENSOR_COMPONENTS; c++) {
+    /* J11 .. J33 depend on the level's gradients only, not on the warp:
+     * after the level's first warp only the It products are redone. */
+    for (int c = p->spatial_valid ? 6 : 0; c < TENSOR_COMPONENTS; c++) {
         if (n[2] == 1 && (c == 2 || c == 4 || c == 5 || c == 8)) {
             /* a flat z axis: Iz = 0, so J13 = J23 = J33 = J34 = 0 */
             memset(p->tensor[c], 0, count * sizeof(float));
@@ -395,6 +400,7 @@ pv_status pv_cpu_flow_tensor(pv_context *ctx, void *plan, int level)
         if (status != PV_OK)
             return status;
     }
+    p->spatial_valid = 1;
     finalize_rhs(p, count, ctx->cpu_threads);
     return PV_OK;
 }
@@ -565,7 +571,8 @@ typedef struct row_2d {
 } row_2d;
 
 /* Pixel x given its left / right weights (1 or 0) and neighbour columns. */
-static inline void jacobi_pixel_2d(const row_2d *r, int x, float left, float right, int xl,
+static inline __attribute__((always_inline)) void jacobi_pixel_2d(const row_2d *r, int x,
+                                                                 float left, float right, int xl,
                                    int xr)
 {
     const float su = ((left * r->u[xl] + right * r->u[xr]) + r->above * r->u[x + r->up]) +

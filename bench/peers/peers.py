@@ -283,6 +283,69 @@ def sift_octaves(width, height):
 def next_multiple_of_16(n):
     return (n + 15) // 16 * 16
 
+# ----------------------------------------------------------------- 2D flow
+# Keep in step with bench/bench_flow.c (flow2d-venus) and
+# cli_synth_flow_truth in examples/cli_common.c.
+
+FLOW2D_CASE = "flow2d-venus"
+FLOW2D_MAGNITUDE = 4.0
+FLOW2D_BORDER = 8
+
+
+def flow2d_pair(data_dir):
+    """(fixed, moving, truth): moving is Venus' left image in [0, 1],
+    truth the known smooth field (h x w x 2: u right, v down, pixels) and
+    fixed(x) = moving(x + truth(x)), bilinear with coordinates clamped."""
+    moving = read_pgm(os.path.join(data_dir, "stereo", "venus", "left.pgm")).astype(np.float32)
+    moving /= np.float32(255.0)
+    ny, nx = moving.shape
+    f32 = np.float32
+    y, x = np.mgrid[0:ny, 0:nx].astype(np.float32)
+    side = f32(max(nx, ny))
+    rx = (x - f32(0.5) * f32(nx - 1)) / side
+    ry = (y - f32(0.5) * f32(ny - 1)) / side
+    two_pi = f32(6.28318531)
+    u = f32(0.6) * np.sin(two_pi * y / f32(ny) + f32(0.5)) + f32(0.8) * (f32(0.5) * rx - ry)
+    v = f32(0.6) * np.cos(two_pi * x / f32(nx) + f32(1.0)) + f32(0.8) * (rx + f32(0.5) * ry)
+    truth = np.stack([f32(FLOW2D_MAGNITUDE) * u, f32(FLOW2D_MAGNITUDE) * v], axis=-1)
+    sx = np.clip(x + truth[..., 0], 0, nx - 1)
+    sy = np.clip(y + truth[..., 1], 0, ny - 1)
+    x0 = np.minimum(np.floor(sx).astype(np.int64), nx - 2)
+    y0 = np.minimum(np.floor(sy).astype(np.int64), ny - 2)
+    tx, ty = sx - x0, sy - y0
+    top = moving[y0, x0] * (1 - tx) + moving[y0, x0 + 1] * tx
+    bottom = moving[y0 + 1, x0] * (1 - tx) + moving[y0 + 1, x0 + 1] * tx
+    fixed = (top * (1 - ty) + bottom * ty).astype(np.float32)
+    return fixed, moving, truth
+
+
+def opencv_flow2d_cases(runner, cv2, data_dir):
+    """Farneback and DIS (medium preset) on the flow2d-venus pair, 8-bit
+    inputs, CPU; flow from fixed to moving, which is parvis's convention
+    (moving(x + flow(x)) ~ fixed(x)).  Quality: mean EPE in px."""
+    if not runner.wants("flow", FLOW2D_CASE, True):
+        return
+    fixed, moving, truth = flow2d_pair(data_dir)
+    to_u8 = lambda a: np.clip(np.rint(a * 255.0), 0, 255).astype(np.uint8)
+    fixed8, moving8 = to_u8(fixed), to_u8(moving)
+    b = FLOW2D_BORDER
+
+    def check(flow):
+        d = np.asarray(flow, dtype=np.float64)[b:-b, b:-b] - truth[b:-b, b:-b]
+        epe = float(np.mean(np.hypot(d[..., 0], d[..., 1])))
+        return "EPE %.4f px" % epe, {"quality_metric": "EPE px", "quality": epe}
+
+    inputs = "8-bit inputs, EPE over the pixels %d px inside the border" % b
+    runner.time("flow", FLOW2D_CASE, "opencv-farneback", "cpu",
+                lambda: cv2.calcOpticalFlowFarneback(fixed8, moving8, None, 0.5, 4, 15, 3, 5,
+                                                     1.2, 0),
+                "calcOpticalFlowFarneback pyr 0.5, 4 levels, win 15, 3 its, poly 5/1.2; "
+                + inputs, check)
+    dis = cv2.DISOpticalFlow_create(cv2.DISOPTICAL_FLOW_PRESET_MEDIUM)
+    runner.time("flow", FLOW2D_CASE, "opencv-dis", "cpu",
+                lambda: dis.calc(fixed8, moving8, None),
+                "DISOpticalFlow preset MEDIUM; " + inputs, check)
+
 # --------------------------------------------------------------------- timing
 
 
@@ -729,6 +792,9 @@ def main(argv):
                 print("note: OpenCV's OpenCL device is not a GPU; "
                       "OPENCV_OPENCL_DEVICE=:GPU:0 selects the first GPU")
             opencv_cases(runner, cv2, info, data_dir)
+            cv2.ocl.setUseOpenCL(False)
+            opencv_flow2d_cases(runner, cv2, data_dir)
+            cv2.ocl.setUseOpenCL(True)
         try:
             import skimage
             import skimage.registration  # noqa: F401
