@@ -14,8 +14,9 @@ out=tests/tmp/peers
 mkdir -p "$out" || exit 99
 
 # The Python with numpy and the most of cv2 and skimage, first found wins a
-# tie: $PYTHON, python3 on the PATH, then the system's (where the
-# distribution's packages install).  Prints "COUNT CV2 SKIMAGE" (0/1 each).
+# tie: $PYTHON alone when it is set, else python3 on the PATH, then the
+# system's (where the distribution's packages install).  probe_peers prints
+# "COUNT CV2 SKIMAGE" (0/1 each).
 probe_peers() {
     "$1" -c 'import importlib.util as u, sys
 if not u.find_spec("numpy"):
@@ -33,7 +34,7 @@ PYTHON_FOUND=
 best=-1
 HAVE_CV2=0
 HAVE_SKIMAGE=0
-for candidate in ${PYTHON:-} python3 /usr/bin/python3; do
+for candidate in ${PYTHON:-python3 /usr/bin/python3}; do
     command -v "$candidate" >/dev/null 2>&1 || continue
     found=$(probe_peers "$candidate") || continue
     # shellcheck disable=SC2086
@@ -45,7 +46,7 @@ done
 vlfeat=bench/peers/vlfeat_sift_peer
 [ -x "$vlfeat" ] || vlfeat=
 if [ -z "$PYTHON_FOUND" ]; then
-    echo "SKIP: no python3 with numpy (tried ${PYTHON:+$PYTHON, }python3, /usr/bin/python3)"
+    echo "SKIP: no Python with numpy (tried ${PYTHON:-python3 /usr/bin/python3})"
     exit 77
 fi
 if [ "$best" -eq 0 ] && [ -z "$vlfeat" ]; then
