@@ -199,4 +199,10 @@ int bench_paper_run(const bench_config *config, const bench_contexts *contexts,
 int bench_paper_known(const char *name);
 const char *bench_paper_names(void);
 
+/* Send stderr through a filter that drops the OpenCL compiler's "N
+ * warnings generated." lines (bench_stderr.c); stop restores stderr and
+ * returns how many were dropped. */
+void bench_stderr_filter_start(void);
+int bench_stderr_filter_stop(void);
+
 #endif

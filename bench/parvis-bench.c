@@ -211,12 +211,14 @@ int main(int argc, char **argv)
         config.data_dir = default_data_dir();
     resolve_selection(&config, &given);
     wait_passively_beside_cpu_device(&config, argv);
+    bench_stderr_filter_start();
     bench_result *results = calloc(BENCH_MAX_RESULTS, sizeof *results);
     if (!results)
         return cli_fail("out of memory");
     bench_contexts contexts;
     if (bench_open_contexts(&config, &contexts)) {
         free(results);
+        bench_stderr_filter_stop();
         return 1;
     }
     bench_print_header(&contexts);
@@ -229,5 +231,9 @@ int main(int argc, char **argv)
         rc = 1;
     free(results);
     bench_close_contexts(&contexts);
+    int dropped = bench_stderr_filter_stop();
+    if (dropped)
+        fprintf(stderr, "parvis-bench: %d \"warnings generated\" lines of the OpenCL compiler "
+                        "(PoCL building clFFT's kernels) left out\n", dropped);
     return rc;
 }
