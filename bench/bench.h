@@ -35,7 +35,7 @@ typedef struct bench_series {
 typedef struct bench_result {
     char op[32];
     char name[48];
-    char params[64];
+    char params[96];
     int cpu_threads;
     double cpu_ms;            /* CPU backend, median end to end */
     int have_opencl;
@@ -115,6 +115,8 @@ int bench_progress_total(void);
 /* Whether a row passes its cross-check, and its roofline fraction (of the
  * OpenCL kernel time, else the CPU time; 0 when not applicable). */
 int bench_row_passes(const bench_result *r);
+/* Whether a row's CPU or OpenCL samples spread beyond BENCH_SPREAD_LIMIT. */
+int bench_row_spreads(const bench_result *r);
 double bench_row_roofline(const bench_result *r);
 
 /* Report rows as they come, the table again at the end with the failed
@@ -196,5 +198,11 @@ int bench_paper_run(const bench_config *config, const bench_contexts *contexts,
 /* Whether NAME is a paper bench_paper_run knows; the list for the usage. */
 int bench_paper_known(const char *name);
 const char *bench_paper_names(void);
+
+/* Send stderr through a filter that drops the OpenCL compiler's "N
+ * warnings generated." lines (bench_stderr.c); stop restores stderr and
+ * returns how many were dropped. */
+void bench_stderr_filter_start(void);
+int bench_stderr_filter_stop(void);
 
 #endif

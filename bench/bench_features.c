@@ -230,10 +230,7 @@ static void fill_detect_row(bench_result *r, const pv_image *image, int octaves,
                                             cl ? cl->result.count : cpu->result.count);
     if (!cl)
         return;
-    /* The targets exclude the image upload: e2e - upload (medians). */
-    size_t used = strlen(r->params);
-    snprintf(r->params + used, sizeof r->params - used, ", e2e-up %.2f",
-             cl_t->total_ms - cl_t->upload_ms);
+    /* The targets exclude the image upload: the table's e2e-up column. */
     bench_fill_opencl(r, cl_t, NULL);
     double fwd = paired(&cl->result, &cpu->result, PV_SIFT_POSITION_TOLERANCE, 1e-3f);
     double back = paired(&cpu->result, &cl->result, PV_SIFT_POSITION_TOLERANCE, 1e-3f);
@@ -387,11 +384,6 @@ static int bench_match(const bench_config *config, const bench_contexts *context
     if (rc == 0) {
         snprintf(r->params, sizeof r->params, "%dx%d ratio 0.8, %d matches", c->count, c->count,
                  cpu.result.count);
-        if (contexts->opencl) {
-            size_t used = strlen(r->params);
-            snprintf(r->params + used, sizeof r->params - used, ", e2e-up %.2f",
-                     cl_t.total_ms - cl_t.upload_ms);
-        }
         bench_fill_cpu(r, &cpu_t, NULL);
         r->roofline_bytes = roofline_match_bytes(c->count, c->count, cpu.result.count);
         if (contexts->opencl) {

@@ -3,6 +3,7 @@
 #include "bench.h"
 
 #include "bench_roofline.h"
+#include "bench_spread.h"
 
 #include <errno.h>
 #include <math.h>
@@ -37,11 +38,13 @@ static double cpu_roofline(const bench_result *r)
 
 /* ----------------------------------------------------------------- table */
 
+/* Fixed-width columns first, the free-text params last, so a long params
+ * text never pushes a number out of its column. */
 static void print_columns(void)
 {
-    printf("%-6s %-24s %-26s %9s %3s %10s %9s %7s %7s %8s %-4s %6s %s\n", "op", "case", "params",
-           "cpu ms", "thr", "kernel ms", "e2e ms", "x(kern)", "x(e2e)", "agree", "chk", "roof",
-           "quality cpu/cl");
+    printf("%-6s %-26s %9s %3s %10s %9s %9s %7s %7s %8s %-4s %6s %-22s %s\n", "op", "case",
+           "cpu ms", "thr", "kernel ms", "e2e ms", "e2e-up", "x(kern)", "x(e2e)", "agree", "chk",
+           "roof", "quality cpu/cl", "params");
 }
 
 void bench_print_header(const bench_contexts *contexts)
@@ -56,23 +59,27 @@ void bench_print_header(const bench_contexts *contexts)
                contexts->opencl_bandwidth);
     else
         printf("OpenCL      : none (CPU only)\n");
-    printf("times: median ms after warm-up; kernel = device event time, e2e = with transfers;\n"
-           "chk: agreement against the operation's cross-check threshold; roof: minimum bytes\n"
-           "at the copy bandwidth over the kernel time\n\n");
+    printf("times: median ms after warm-up.  cpu ms: the CPU backend, end to end (thr: its\n"
+           "OpenMP threads); kernel ms: OpenCL device time (sum of kernel events); e2e ms:\n"
+           "OpenCL end to end with transfers; e2e-up: e2e less the host-to-device uploads;\n"
+           "x(kern), x(e2e): cpu ms over kernel ms / e2e ms.  agree: share of outputs on\n"
+           "which both backends agree, chk: that share against the operation's cross-check\n"
+           "threshold.  roof: minimum bytes at the measured copy bandwidth over the kernel\n"
+           "time.  A row whose samples spread more than %.0fx (slowest over fastest run) is\n"
+           "followed by a warning.\n\n",
+           BENCH_SPREAD_LIMIT);
     print_columns();
 }
 
-static void print_quality(const bench_result *r)
+static void format_quality(const bench_result *r, char *out, size_t size)
 {
-    if (r->cpu_quality < 0) {
-        printf(" -\n");
-        return;
-    }
-    if (r->have_opencl)
-        printf(" %.2f/%.2f%% %s\n", 100 * r->cpu_quality, 100 * r->cl_quality,
-               r->quality_name ? r->quality_name : "");
+    const char *name = r->quality_name ? r->quality_name : "";
+    if (r->cpu_quality < 0)
+        snprintf(out, size, "-");
+    else if (r->have_opencl)
+        snprintf(out, size, "%.2f/%.2f%% %s", 100 * r->cpu_quality, 100 * r->cl_quality, name);
     else
-        printf(" %.2f%% %s\n", 100 * r->cpu_quality, r->quality_name ? r->quality_name : "");
+        snprintf(out, size, "%.2f%% %s", 100 * r->cpu_quality, name);
 }
 
 static const char *check_word(const bench_result *r)
@@ -91,17 +98,47 @@ static void print_roofline(const bench_result *r)
         printf(" %6s", "-");
 }
 
+static int series_spreads(const bench_series *s)
+{
+    return bench_spread_exceeds(s->total_ms, s->count, BENCH_SPREAD_LIMIT);
+}
+
+int bench_row_spreads(const bench_result *r)
+{
+    return series_spreads(&r->cpu_samples) || (r->have_opencl && series_spreads(&r->cl_samples));
+}
+
+static void warn_series(const char *backend, const bench_series *s)
+{
+    if (!series_spreads(s))
+        return;
+    double low = s->total_ms[0], high = s->total_ms[0];
+    for (int i = 1; i < s->count; i++) {
+        low = s->total_ms[i] < low ? s->total_ms[i] : low;
+        high = s->total_ms[i] > high ? s->total_ms[i] : high;
+    }
+    printf("       warning: the %s samples spread %.1fx (%.3f .. %.3f ms over %d runs): "
+           "the machine was busy or a first-use cost was timed; do not trust this median\n",
+           backend, bench_spread(s->total_ms, s->count), low, high, s->count);
+}
+
 void bench_print_row(const bench_result *r)
 {
-    printf("%-6s %-24s %-26s %9.3f %3d", r->op, r->name, r->params, r->cpu_ms, r->cpu_threads);
+    printf("%-6s %-26s %9.3f %3d", r->op, r->name, r->cpu_ms, r->cpu_threads);
     if (r->have_opencl)
-        printf(" %10.4f %9.3f %6.1fx %6.1fx %7.3f%%", r->cl_kernel_ms, r->cl_total_ms,
-               r->cpu_ms / r->cl_kernel_ms, r->cpu_ms / r->cl_total_ms, 100 * r->agreement);
+        printf(" %10.4f %9.3f %9.3f %6.1fx %6.1fx %7.3f%%", r->cl_kernel_ms, r->cl_total_ms,
+               r->cl_total_ms - r->cl_upload_ms, r->cpu_ms / r->cl_kernel_ms,
+               r->cpu_ms / r->cl_total_ms, 100 * r->agreement);
     else
-        printf(" %10s %9s %7s %7s %8s", "-", "-", "-", "-", "-");
+        printf(" %10s %9s %9s %7s %7s %8s", "-", "-", "-", "-", "-", "-");
     printf(" %-4s", check_word(r));
     print_roofline(r);
-    print_quality(r);
+    char quality[64];
+    format_quality(r, quality, sizeof quality);
+    printf(" %-22s %s\n", quality, r->params);
+    warn_series("CPU", &r->cpu_samples);
+    if (r->have_opencl)
+        warn_series("OpenCL", &r->cl_samples);
     fflush(stdout);
 }
 
@@ -119,6 +156,13 @@ int bench_print_summary(const bench_result *results, int count)
             printf("cross-check FAILED: %s %s: agreement %.4f%% < threshold %.4f%%\n",
                    results[i].op, results[i].name, 100 * results[i].agreement,
                    100 * results[i].threshold);
+    int spread = 0;
+    for (int i = 0; i < count; i++)
+        spread += bench_row_spreads(&results[i]);
+    if (spread)
+        printf("%d of %d rows with samples spread more than %.0fx (see the warnings above): "
+               "rerun on an idle machine or with more --runs\n",
+               spread, count, BENCH_SPREAD_LIMIT);
     if (failed)
         printf("%d of %d rows below their cross-check threshold\n", failed, count);
     else

@@ -9,6 +9,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <sys/stat.h>
 
 #define BENCH_MAX_RESULTS 128
@@ -165,6 +166,36 @@ static int write_outputs(const bench_config *config, const bench_contexts *conte
     return rc;
 }
 
+/* When the OpenCL device the bench compares with runs on the same cores as
+ * the CPU backend (PoCL), OpenMP's default spin-waiting makes the two
+ * runtimes' threads fight: an OpenMP thread spins through its time slice
+ * at every barrier while its partner waits for a core held by a PoCL
+ * worker or another process, and FFTW's many short parallel regions then
+ * take 10 to 60 times longer in some runs than in others
+ * (docs/benchmarks.md).  Waiting passively removes that.  libgomp reads
+ * OMP_WAIT_POLICY once, when it is loaded, so the bench runs itself again
+ * with it set; an OMP_WAIT_POLICY the user set is left alone. */
+static void wait_passively_beside_cpu_device(const bench_config *config, char **argv)
+{
+    if (getenv("OMP_WAIT_POLICY") || config->device.backend == PV_BACKEND_CPU)
+        return;
+    int index = config->device.device_index >= 0 ? config->device.device_index
+                                                  : bench_first_gpu();
+    pv_device_info devices[64];
+    int count = 0;
+    if (index < 0 || pv_device_list(devices, 64, &count) != PV_OK || index >= count ||
+        index >= 64 || devices[index].type != PV_DEVICE_CPU)
+        return;
+    if (setenv("OMP_WAIT_POLICY", "passive", 1) != 0)
+        return;
+    fprintf(stderr, "parvis-bench: the OpenCL device %s shares the CPU backend's cores: "
+                    "OpenMP waits passively (OMP_WAIT_POLICY=passive; set it to override)\n",
+            devices[index].name);
+    fflush(NULL);
+    execv("/proc/self/exe", argv);
+    /* exec failed: go on with the policy already loaded */
+}
+
 int main(int argc, char **argv)
 {
     bench_config config;
@@ -179,12 +210,15 @@ int main(int argc, char **argv)
     if (!config.data_dir)
         config.data_dir = default_data_dir();
     resolve_selection(&config, &given);
+    wait_passively_beside_cpu_device(&config, argv);
+    bench_stderr_filter_start();
     bench_result *results = calloc(BENCH_MAX_RESULTS, sizeof *results);
     if (!results)
         return cli_fail("out of memory");
     bench_contexts contexts;
     if (bench_open_contexts(&config, &contexts)) {
         free(results);
+        bench_stderr_filter_stop();
         return 1;
     }
     bench_print_header(&contexts);
@@ -197,5 +231,9 @@ int main(int argc, char **argv)
         rc = 1;
     free(results);
     bench_close_contexts(&contexts);
+    int dropped = bench_stderr_filter_stop();
+    if (dropped)
+        fprintf(stderr, "parvis-bench: %d \"warnings generated\" lines of the OpenCL compiler "
+                        "(PoCL building clFFT's kernels) left out\n", dropped);
     return rc;
 }

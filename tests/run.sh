@@ -1,36 +1,159 @@
 #!/usr/bin/env bash
-# Build parvis (installing what is missing) and run the whole test suite:
-# the CMocka suites on the CPU backend and on every OpenCL device found
-# (PoCL on a machine without a GPU), then the Python package's pytest suite
-# (installed into _build/venv against the library installed in
-# _build/_prefix), the fuzz targets for a bounded time (tests/fuzz/run.sh,
-# PARVIS_FUZZ_SECONDS), then 'make distcheck', which builds the release
-# tarball CPU-only (--disable-opencl) and runs its suites.
-set -euo pipefail
+# Build parvis (installing what is missing) and run every check, one named
+# step after another:
+#   build      configure and build in _build/ (build-aux/ensure-built.sh)
+#   check      'make check': the CMocka suites on the CPU backend and on every
+#              OpenCL device found (PoCL without a GPU), the script tests
+#   install    install to a scratch prefix and build the README's example
+#              against it with pkg-config, shared and static (tests/test_install.sh)
+#   python     install the Python package into _build/venv against the
+#              library installed in _build/_prefix, then its pytest suite
+#   fuzz       every file reader under libFuzzer with ASan and UBSan for
+#              PARVIS_FUZZ_SECONDS seconds each (default 30; 0 skips)
+#   sanitize   the CMocka suites under ASan+UBSan (CPU backend and PoCL) and
+#              the thread test under TSan (PARVIS_SKIP_SANITIZERS=1 skips)
+#   distcheck  the release tarball, built CPU-only (--disable-opencl), with
+#              its suites and an install check
+# Each step's output goes to _build/tests/run-logs/STEP.log.  A failed step
+# does not stop the later ones (except the build); at the end a summary
+# lists every step, then the logs of what failed: for 'check' only the
+# failing tests' logs.  The exit status is 1 when any step failed.
+#
+# Usage: tests/run.sh [STEP...]   (default: every step, in the order above)
+#
+# To add a step: write a function run_NAME that returns 0 (pass), 77
+# (skipped: print why) or anything else (fail), and add NAME to all_steps.
+set -uo pipefail
 top="$(cd "$(dirname "$0")/.." && pwd)"
-"$top/build-aux/ensure-built.sh"
-cd "$top/_build"
-make -j"$(nproc)" check || { cat tests/*.log; exit 1; }
+build="$top/_build"
+logs="$build/tests/run-logs"
+jobs="$(nproc 2>/dev/null || echo 2)"
 
-python="$("$top/python/install.sh")"
-# From the build tree, so that the source tree's parvis/ (without its
-# compiled extension) does not shadow the installed package.
-"$python" -m pytest -q -p no:cacheprovider --rootdir "$top/python" "$top/python/tests"
+all_steps=(build check install python fuzz sanitize distcheck)
 
-# Fuzz targets (tests/fuzz/): every file reader under libFuzzer with ASan and
-# UBSan for PARVIS_FUZZ_SECONDS seconds each (default 30; 0 skips them).
-fuzz_seconds=${PARVIS_FUZZ_SECONDS:-30}
-if [ "$fuzz_seconds" -gt 0 ]; then
-    make -s fuzz
-    bash "$top/tests/fuzz/run.sh" "$fuzz_seconds"
-fi
+run_build() {
+    "$top/build-aux/ensure-built.sh"
+}
 
-# Sanitizers: the CMocka suite under ASan+UBSan (CPU backend and PoCL) and
-# the thread test under TSan, in _build-asan / _build-tsan
-# (PARVIS_SKIP_SANITIZERS=1 leaves them out).
-if [ "${PARVIS_SKIP_SANITIZERS:-0}" != 1 ]; then
+run_check() {
+    make -C "$build" -j"$jobs" check
+}
+
+run_install() {
+    bash "$top/tests/test_install.sh" "$build/tests/tmp/install"
+}
+
+run_python() {
+    local python
+    python="$("$top/python/install.sh")" || return 1
+    # From the build tree, so that the source tree's parvis/ (without its
+    # compiled extension) does not shadow the installed package.
+    (cd "$build" && "$python" -m pytest -q -p no:cacheprovider \
+        --rootdir "$top/python" "$top/python/tests")
+}
+
+run_fuzz() {
+    local seconds=${PARVIS_FUZZ_SECONDS:-30}
+    if [ "$seconds" -le 0 ]; then
+        echo "PARVIS_FUZZ_SECONDS=$seconds: fuzz targets skipped"
+        return 77
+    fi
+    make -C "$build" -s fuzz && bash "$top/tests/fuzz/run.sh" "$seconds"
+}
+
+run_sanitize() {
+    if [ "${PARVIS_SKIP_SANITIZERS:-0}" = 1 ]; then
+        echo "PARVIS_SKIP_SANITIZERS=1: sanitizer runs skipped"
+        return 77
+    fi
     bash "$top/tests/sanitize.sh"
-fi
+}
 
-make -j"$(nproc)" -s distcheck
-echo "all tests passed"
+run_distcheck() {
+    make -C "$build" -j"$jobs" -s distcheck
+}
+
+# ------------------------------------------------------------- reporting
+
+# The failing tests of the last 'make check' and their logs (the .trs
+# files name each test's result).
+show_failed_tests() {
+    local trs log any=0
+    while IFS= read -r trs; do
+        if grep -Eq '^:test-result: (FAIL|ERROR|XPASS)' "$trs"; then
+            log="${trs%.trs}.log"
+            any=1
+            echo "----- ${log#"$build"/} -----"
+            cat "$log"
+        fi
+    done < <(find "$build/tests" -name '*.trs' 2>/dev/null | sort)
+    [ "$any" = 1 ] || tail -n 60 "$logs/check.log"
+}
+
+# Skipped tests with the line that says why.
+skipped_tests() {
+    local trs log
+    while IFS= read -r trs; do
+        if grep -q '^:test-result: SKIP' "$trs"; then
+            log="${trs%.trs}.log"
+            printf '  skipped %s: %s\n' "${log#"$build"/}" \
+                "$(grep -m1 -E 'SKIP|skip' "$log" | cut -c1-120)"
+        fi
+    done < <(find "$build/tests" -name '*.trs' 2>/dev/null | sort)
+}
+
+steps=("$@")
+[ "${#steps[@]}" -gt 0 ] || steps=("${all_steps[@]}")
+for step in "${steps[@]}"; do
+    declare -F "run_$step" >/dev/null || { echo "tests/run.sh: unknown step '$step' (steps: ${all_steps[*]})"; exit 2; }
+done
+
+mkdir -p "$logs" 2>/dev/null || true
+declare -A result seconds
+failed=()
+for step in "${steps[@]}"; do
+    log="$logs/$step.log"
+    echo "==> $step (log: ${log#"$top"/})"
+    start=$(date +%s)
+    "run_$step" >"$log" 2>&1
+    status=$?
+    seconds[$step]=$(($(date +%s) - start))
+    case $status in
+        0) result[$step]=pass ;;
+        77) result[$step]=skip ;;
+        *) result[$step]="FAIL (exit $status)"; failed+=("$step") ;;
+    esac
+    echo "    ${result[$step]} in ${seconds[$step]} s"
+    if [ "$step" = build ] && [ $status -ne 0 ]; then
+        break
+    fi
+done
+
+echo
+echo "summary"
+for step in "${steps[@]}"; do
+    printf '  %-10s %-16s %6s\n' "$step" "${result[$step]:-not run}" \
+        "${seconds[$step]:+${seconds[$step]} s}"
+    if [ "$step" = check ] && [ -n "${result[check]:-}" ]; then
+        grep -E '^# (TOTAL|PASS|SKIP|FAIL|ERROR):' "$build/test-suite.log" 2>/dev/null |
+            tr '\n' ' ' | sed 's/^/             /; s/$/\n/'
+        skipped_tests
+    fi
+done
+
+for step in "${failed[@]}"; do
+    echo
+    echo "===== $step failed: ====="
+    if [ "$step" = check ]; then
+        show_failed_tests
+    else
+        tail -n 80 "$logs/$step.log"
+    fi
+done
+
+if [ "${#failed[@]}" -gt 0 ]; then
+    echo
+    echo "FAILED: ${failed[*]} (full logs in ${logs#"$top"/}/)"
+    exit 1
+fi
+echo "all steps passed"

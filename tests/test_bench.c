@@ -1,5 +1,7 @@
 /* The bench's roofline byte counts (bench/bench_roofline.c) on cases small
- * enough to count by hand, one realistic size, the fraction, and bad sizes. */
+ * enough to count by hand, one realistic size, the fraction, and bad sizes;
+ * the spread of a row's samples (bench/bench_spread.c) that the bench warns
+ * about. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -7,6 +9,9 @@
 #include <cmocka.h>
 
 #include "../bench/bench_roofline.h"
+#include "../bench/bench_spread.h"
+
+#include <math.h>
 
 /* Extent 8 x 4 x 2: the half spectrum holds (8 / 2 + 1) x 4 x 2 = 40
  * complex floats = 320 bytes; one pass reads and writes it: 640 bytes. */
@@ -98,9 +103,46 @@ static void test_bad_sizes(void **state)
     assert_true(roofline_match_bytes(10, 0, 1) == 0.0);
 }
 
+/* The rows of the issue that led to the warning: 2.3 ms beside 136 ms is
+ * a spread of 59x; samples within 2x of each other pass. */
+static void test_spread(void **state)
+{
+    (void)state;
+    const double steady[] = {10.0, 12.0, 19.9};
+    const double jumpy[] = {2.3, 136.0, 2.4};
+    assert_true(fabs(bench_spread(steady, 3) - 1.99) < 1e-12);
+    assert_false(bench_spread_exceeds(steady, 3, BENCH_SPREAD_LIMIT));
+    assert_true(fabs(bench_spread(jumpy, 3) - 136.0 / 2.3) < 1e-9);
+    assert_true(bench_spread_exceeds(jumpy, 3, BENCH_SPREAD_LIMIT));
+    /* exactly 2x is not beyond the limit */
+    const double twice[] = {5.0, 10.0};
+    assert_false(bench_spread_exceeds(twice, 2, BENCH_SPREAD_LIMIT));
+    assert_true(bench_spread_exceeds(twice, 2, 1.5));
+}
+
+/* One sample or none has no spread; zero, negative or NaN samples give no
+ * ratio, and no warning. */
+static void test_spread_degenerate(void **state)
+{
+    (void)state;
+    const double one[] = {3.0};
+    const double with_zero[] = {0.0, 5.0};
+    const double with_nan[] = {1.0, NAN};
+    const double negative[] = {-1.0, 5.0};
+    assert_true(bench_spread(one, 1) == 1.0);
+    assert_true(bench_spread(NULL, 0) == 1.0);
+    assert_true(bench_spread(with_zero, 2) == 0.0);
+    assert_true(bench_spread(with_nan, 2) == 0.0);
+    assert_true(bench_spread(negative, 2) == 0.0);
+    assert_false(bench_spread_exceeds(with_zero, 2, BENCH_SPREAD_LIMIT));
+    assert_false(bench_spread_exceeds(one, 1, 1.0));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_spread),
+        cmocka_unit_test(test_spread_degenerate),
         cmocka_unit_test(test_fft_passes),
         cmocka_unit_test(test_image_operations),
         cmocka_unit_test(test_phase_correlation),

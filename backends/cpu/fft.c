@@ -5,7 +5,10 @@
 #include <fftw3.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 /* Unused plans kept for later calls; more are destroyed, oldest first. */
 #define PV_FFT_CACHE_IDLE_MAX 16
@@ -29,28 +32,108 @@ static int fftw_ready;
 
 /* ----------------------------------------------------------- FFTW set-up */
 
-/* Measured plans run up to 3x faster than estimated ones (576^2: 31 ms
- * against 108 ms per R2C + C2R pair) and planning happens once per size,
- * but measuring a 512^3 transform takes minutes: by default only sizes up
- * to PV_FFT_MEASURE_MAX points are measured. */
+/* Planner effort.  FFTW_MEASURE finds plans up to 3x faster than
+ * FFTW_ESTIMATE on some sizes, but it times candidate algorithms, and on
+ * sizes with large prime factors that takes seconds (587x485: over 5 s to
+ * plan a 30 ms correlation) or minutes (512^3).  So by default nothing is
+ * measured: a size uses measured plans only when wisdom for it is on disk
+ * (from an earlier process run with PARVIS_FFTW_PLANNER=measure or
+ * patient), else estimated ones, and the first call never costs seconds.
+ * Explicit "measure" measures up to PV_FFT_MEASURE_MAX points and
+ * estimates larger sizes; "patient" has no limit. */
 #define PV_FFT_MEASURE_MAX ((size_t)1 << 24)
 
-static unsigned planner_flags(size_t points)
+typedef enum planner_effort {
+    EFFORT_DEFAULT,   /* stored wisdom, else estimate */
+    EFFORT_ESTIMATE,
+    EFFORT_MEASURE,
+    EFFORT_PATIENT
+} planner_effort;
+
+static planner_effort requested_effort(void)
 {
     const char *effort = getenv("PARVIS_FFTW_PLANNER");
-    if (effort && strcmp(effort, "estimate") == 0)
-        return FFTW_ESTIMATE;
-    if (effort && strcmp(effort, "measure") == 0)
-        return FFTW_MEASURE;
-    if (effort && strcmp(effort, "patient") == 0)
-        return FFTW_PATIENT;
-    return points <= PV_FFT_MEASURE_MAX ? FFTW_MEASURE : FFTW_ESTIMATE;
+    if (!effort)
+        return EFFORT_DEFAULT;
+    if (strcmp(effort, "estimate") == 0)
+        return EFFORT_ESTIMATE;
+    if (strcmp(effort, "measure") == 0)
+        return EFFORT_MEASURE;
+    if (strcmp(effort, "patient") == 0)
+        return EFFORT_PATIENT;
+    return EFFORT_DEFAULT;
 }
 
-static const char *wisdom_path(void)
+/* The wisdom file: PARVIS_FFTW_WISDOM (a path, or "off"), else
+ * $XDG_CACHE_HOME/parvis/fftw3f.wisdom, else ~/.cache/parvis/...; 0 when
+ * there is none.  The directories are created on demand. */
+static int wisdom_path(char *path, size_t size)
 {
-    const char *path = getenv("PARVIS_FFTW_WISDOM");
-    return path && *path ? path : NULL;
+    const char *own = getenv("PARVIS_FFTW_WISDOM");
+    if (own && strcmp(own, "off") == 0)
+        return 0;
+    if (own && *own) {
+        int n = snprintf(path, size, "%s", own);
+        return n > 0 && (size_t)n < size;
+    }
+    const char *xdg = getenv("XDG_CACHE_HOME");
+    const char *home = getenv("HOME");
+    char dir[3072];
+    if (xdg && *xdg)
+        snprintf(dir, sizeof dir, "%s", xdg);
+    else if (home && *home)
+        snprintf(dir, sizeof dir, "%s/.cache", home);
+    else
+        return 0;
+    int n = snprintf(path, size, "%s/parvis/fftw3f.wisdom", dir);
+    return n > 0 && (size_t)n < size;
+}
+
+/* mkdir -p of the cache directory part of a default wisdom path (the
+ * cache root and its parvis/ below). */
+static void make_parent_dirs(const char *path)
+{
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (!slash || slash == dir)
+        return;
+    *slash = '\0';
+    char *parent = strrchr(dir, '/');
+    if (parent && parent != dir) {
+        *parent = '\0';
+        mkdir(dir, 0755);
+        *parent = '/';
+    }
+    mkdir(dir, 0755);
+}
+
+/* Write the process's wisdom (merged with what the file holds now, which
+ * another process may have added) through a temporary file renamed over
+ * the old one, so a reader never sees half a file.  Failures only cost
+ * the saving. */
+static void save_wisdom(void)
+{
+    char path[4096], temp[4200];
+    if (!wisdom_path(path, sizeof path))
+        return;
+    make_parent_dirs(path);
+    fftwf_import_wisdom_from_filename(path);
+    snprintf(temp, sizeof temp, "%s.XXXXXX", path);
+    int fd = mkstemp(temp);
+    if (fd < 0)
+        return;
+    FILE *out = fdopen(fd, "w");
+    if (!out) {
+        close(fd);
+        unlink(temp);
+        return;
+    }
+    fftwf_export_wisdom_to_file(out);
+    int ok = fflush(out) == 0 && !ferror(out);
+    ok = (fclose(out) == 0) && ok;
+    if (!ok || rename(temp, path) != 0)
+        unlink(temp);
 }
 
 /* Called with cache_lock held. */
@@ -61,8 +144,9 @@ static void prepare_fftw(void)
     fftwf_init_threads();
     /* Other FFTW users in the process may plan without our lock. */
     fftwf_make_planner_thread_safe();
-    if (wisdom_path())
-        fftwf_import_wisdom_from_filename(wisdom_path());
+    char path[4096];
+    if (requested_effort() != EFFORT_ESTIMATE && wisdom_path(path, sizeof path))
+        fftwf_import_wisdom_from_filename(path);   /* absent or foreign: ignored */
     fftw_ready = 1;
 }
 
@@ -88,37 +172,66 @@ static int counts_for(const int size[3], size_t *real_count, size_t *complex_cou
            *complex_count <= ((size_t)-1) / (2 * sizeof(float));
 }
 
+static void destroy_pair(pv_cpu_fft *fft)
+{
+    if (fft->forward)
+        fftwf_destroy_plan(fft->forward);
+    if (fft->inverse)
+        fftwf_destroy_plan(fft->inverse);
+    fft->forward = fft->inverse = NULL;
+}
+
+static int plan_pair(pv_cpu_fft *fft, float *real, float *spectrum, unsigned flags)
+{
+    int n[3];
+    int rank = fftw_dims(fft->size, n);
+    fftwf_plan_with_nthreads(fft->threads);
+    fft->forward = fftwf_plan_dft_r2c(rank, n, real, (fftwf_complex *)spectrum, flags);
+    fft->inverse = fftwf_plan_dft_c2r(rank, n, (fftwf_complex *)spectrum, real, flags);
+    if (fft->forward && fft->inverse)
+        return 1;
+    destroy_pair(fft);
+    return 0;
+}
+
+/* The flags of an explicit effort (EFFORT_DEFAULT is handled apart). */
+static unsigned effort_flags(planner_effort effort, size_t points)
+{
+    if (effort == EFFORT_PATIENT)
+        return FFTW_PATIENT;
+    if (effort == EFFORT_MEASURE && points <= PV_FFT_MEASURE_MAX)
+        return FFTW_MEASURE;
+    return FFTW_ESTIMATE;
+}
+
 /* Plans on scratch arrays because FFTW_MEASURE overwrites what it is given. */
 static int make_plans(pv_cpu_fft *fft)
 {
     float *real = pv_cpu_fft_alloc(fft->real_count);
     float *spectrum = pv_cpu_fft_alloc(2 * fft->complex_count);
-    int n[3];
-    int rank = fftw_dims(fft->size, n);
-    unsigned flags = planner_flags(fft->real_count);
+    planner_effort effort = requested_effort();
+    int ok = 0;
     if (real && spectrum) {
-        fftwf_plan_with_nthreads(fft->threads);
-        fft->forward = fftwf_plan_dft_r2c(rank, n, real, (fftwf_complex *)spectrum, flags);
-        fft->inverse = fftwf_plan_dft_c2r(rank, n, (fftwf_complex *)spectrum, real, flags);
+        if (effort == EFFORT_DEFAULT)
+            /* A measured plan from stored wisdom costs no measuring; FFTW
+             * gives NULL when the wisdom does not cover this size. */
+            ok = plan_pair(fft, real, spectrum, FFTW_MEASURE | FFTW_WISDOM_ONLY) ||
+                 plan_pair(fft, real, spectrum, FFTW_ESTIMATE);
+        else {
+            unsigned flags = effort_flags(effort, fft->real_count);
+            ok = plan_pair(fft, real, spectrum, flags);
+            if (ok && flags != FFTW_ESTIMATE)
+                save_wisdom();
+        }
     }
     pv_cpu_fft_free(real);
     pv_cpu_fft_free(spectrum);
-    if (fft->forward && fft->inverse) {
-        if (wisdom_path())
-            fftwf_export_wisdom_to_filename(wisdom_path());
-        return 1;
-    }
-    if (fft->forward)
-        fftwf_destroy_plan(fft->forward);
-    if (fft->inverse)
-        fftwf_destroy_plan(fft->inverse);
-    return 0;
+    return ok;
 }
 
 static void destroy_entry(pv_cpu_fft *fft)
 {
-    fftwf_destroy_plan(fft->forward);
-    fftwf_destroy_plan(fft->inverse);
+    destroy_pair(fft);
     free(fft);
 }
 

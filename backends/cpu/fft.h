@@ -8,10 +8,12 @@
  * Plans are made once per (size, threads) and shared process-wide: FFTW's
  * planner is not thread-safe, so planning and destruction happen under one
  * mutex, while executing a made plan is safe from any thread.  Planner
- * effort: PARVIS_FFTW_PLANNER=estimate | measure | patient; by default
- * transforms of up to 2^24 points are measured, larger ones estimated.
- * PARVIS_FFTW_WISDOM=FILE imports wisdom on first use and saves it after
- * every new plan. */
+ * effort: by default measured plans come only from stored wisdom, other
+ * sizes are estimated (no call spends seconds planning);
+ * PARVIS_FFTW_PLANNER=measure (up to 2^24 points) or patient measures and
+ * saves the wisdom, =estimate ignores it.  The wisdom file is
+ * PARVIS_FFTW_WISDOM (a path, or "off"), by default
+ * $XDG_CACHE_HOME/parvis/fftw3f.wisdom (~/.cache/parvis/...). */
 #ifndef PV_CPU_FFT_H
 #define PV_CPU_FFT_H
 

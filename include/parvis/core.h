@@ -150,6 +150,7 @@ PV_API int pv_context_cpu_threads(const pv_context *ctx);
  * kernel_ms: time on the device (OpenCL event profiling; the CPU backend
  * reports its compute time).  total_ms: end to end, transfers included.
  * upload_ms / download_ms: host-device copies (0 on the CPU). */
+/* CPU backend: no device, so kernel_ms is the whole call (== total_ms), copies 0. */
 typedef struct pv_timing {
     double kernel_ms;
     double total_ms;
