@@ -64,7 +64,7 @@ typedef enum pv_device_type {
 } pv_device_type;
 typedef struct pv_device_info {
     int index; char name[128]; char vendor[128]; char platform[128];
-    char driver_version[64]; char opencl_version[64]; pv_device_type type;
+    char driver_version[256]; char opencl_version[256]; pv_device_type type;
     uint64_t global_memory; uint64_t max_alloc; uint64_t local_memory;
     int compute_units; int max_work_group_size;
 } pv_device_info;

@@ -182,8 +182,8 @@ typedef struct pv_device_info {
     char name[128];
     char vendor[128];
     char platform[128];
-    char driver_version[64];
-    char opencl_version[64];
+    char driver_version[256];
+    char opencl_version[256];
     pv_device_type type;
     uint64_t global_memory;    /* bytes */
     uint64_t max_alloc;        /* bytes, CL_DEVICE_MAX_MEM_ALLOC_SIZE */
