@@ -47,6 +47,7 @@ typedef struct bench_result {
     double cpu_quality;       /* e.g. bad > 1 px share; < 0 when not applicable */
     double cl_quality;
     const char *quality_name; /* e.g. "bad1" */
+    int quality_absolute;     /* 1: the quality is a value in quality_name's unit, not a share */
     /* The cross-check: agreement must reach threshold (the operation's
      * documented tolerance); 0 where there is nothing to compare. */
     double threshold;

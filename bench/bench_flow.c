@@ -320,6 +320,7 @@ static int bench_flow2d_case(const bench_config *config, const bench_contexts *c
         r->cpu_threads = pv_context_cpu_threads(contexts->cpu);
         r->cpu_quality = r->cl_quality = -1.0;
         r->quality_name = "EPE px";
+        r->quality_absolute = 1;
         r->threshold = FLOW_AGREEMENT_THRESHOLD;
         r->size = (double)in.fixed.nx * in.fixed.ny;
         rc = run_case(config, contexts, &params, 0, &in, r, rows);

@@ -74,12 +74,16 @@ void bench_print_header(const bench_contexts *contexts)
 static void format_quality(const bench_result *r, char *out, size_t size)
 {
     const char *name = r->quality_name ? r->quality_name : "";
+    double scale = r->quality_absolute ? 1.0 : 100.0; /* shares print as percentages */
+    const char *percent = r->quality_absolute ? "" : "%";
+    int digits = r->quality_absolute ? 4 : 2;
     if (r->cpu_quality < 0)
         snprintf(out, size, "-");
     else if (r->have_opencl)
-        snprintf(out, size, "%.2f/%.2f%% %s", 100 * r->cpu_quality, 100 * r->cl_quality, name);
+        snprintf(out, size, "%.*f/%.*f%s %s", digits, scale * r->cpu_quality, digits,
+                 scale * r->cl_quality, percent, name);
     else
-        snprintf(out, size, "%.2f%% %s", 100 * r->cpu_quality, name);
+        snprintf(out, size, "%.*f%s %s", digits, scale * r->cpu_quality, percent, name);
 }
 
 static const char *check_word(const bench_result *r)

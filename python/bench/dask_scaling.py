@@ -228,10 +228,21 @@ def time_local(workload: Workload, ctx: parvis.Context, root: Path) -> float:
     return best
 
 
-def local_cluster(workers: int, threads: int) -> distributed.LocalCluster:
-    return distributed.LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                                    dashboard_address=":0", silence_logs=logging.ERROR,
-                                    env={"OMP_NUM_THREADS": str(threads)})
+def worker_environment(threads: int) -> Dict[str, str]:
+    """What a worker process must see: its OpenMP threads, and the OpenCL
+    drivers the client sees (an ICD list given in the client's environment
+    is passed on as it is, since a child's start-up may reset it)."""
+    env = {"OMP_NUM_THREADS": str(threads)}
+    for name in ("OCL_ICD_FILENAMES", "OCL_ICD_VENDORS"):
+        if name in os.environ:
+            env[name] = os.environ[name]
+    return env
+
+
+def local_cluster(workers: int, threads: int, processes: bool = True) -> distributed.LocalCluster:
+    extra: Dict[str, Any] = {"env": worker_environment(threads)} if processes else {}
+    return distributed.LocalCluster(n_workers=workers, threads_per_worker=1, processes=processes,
+                                    dashboard_address=":0", silence_logs=logging.ERROR, **extra)
 
 
 def scaling(workloads: Sequence[Workload], worker_counts: Sequence[int], cores: int,
@@ -255,7 +266,7 @@ def scaling(workloads: Sequence[Workload], worker_counts: Sequence[int], cores: 
 
 
 def gpu(workloads: Sequence[Workload], backend: str, device: Optional[str], cores: int,
-        root: Path) -> List[Dict[str, Any]]:
+        root: Path, processes: bool = True) -> List[Dict[str, Any]]:
     rows = []
     dev: Any = int(device) if device is not None and device.isdigit() else device
     with parvis.Context(backend, device=dev) as ctx:
@@ -264,12 +275,13 @@ def gpu(workloads: Sequence[Workload], backend: str, device: Optional[str], core
             rate = time_local(workload, ctx, root)
             rows.append({"workload": workload.name, "path": "in-process", "workers": 0,
                          "device": name, "rate": rate, "unit": workload.unit})
-    with local_cluster(1, cores) as cluster, distributed.Client(cluster) as client:
+    with local_cluster(1, cores, processes) as cluster, distributed.Client(cluster) as client:
         pvd.register(client, backend=backend, device=dev)
         for workload in workloads:
             rate = time_dask(workload, client, root)
             stats = next(iter(pvd.worker_stats(client).values()))
-            rows.append({"workload": workload.name, "path": "dask", "workers": 1,
+            rows.append({"workload": workload.name,
+                         "path": "dask" if processes else "dask-thread", "workers": 1,
                          "device": stats.get("device_name", "?"), "rate": rate,
                          "unit": workload.unit})
     return rows
@@ -278,7 +290,7 @@ def gpu(workloads: Sequence[Workload], backend: str, device: Optional[str], core
 def start_worker(address: str, backend: str, device: Optional[str],
                  threads: int) -> subprocess.Popen:
     """One ``dask worker`` process whose parvis context uses `backend`."""
-    env = dict(os.environ, PARVIS_BACKEND=backend, OMP_NUM_THREADS=str(threads))
+    env = dict(os.environ, PARVIS_BACKEND=backend, **worker_environment(threads))
     if device is not None:
         env["PARVIS_DEVICE"] = device
     command = [sys.executable, "-m", "distributed.cli.dask_worker", address,
@@ -378,6 +390,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                         help="timed batches per measurement (the best rate is kept)")
     parser.add_argument("--in-memory", action="store_true",
                         help="keep results in memory instead of writing one file per input")
+    parser.add_argument("--thread-worker", action="store_true",
+                        help="gpu mode: the worker runs in the client's process (a thread, "
+                             "through the scheduler as usual) instead of a process of its own")
     parser.add_argument("--json", default=None, help="also write the rows to this file")
     args = parser.parse_args(argv)
     global REPEAT, WRITE_FILES
@@ -400,7 +415,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         elif args.mode == "mixed":
             rows = mixed(workloads, args.device, args.cpu_workers, args.cores, root)
         else:
-            rows = gpu(workloads, args.backend, args.device, args.cores, root)
+            rows = gpu(workloads, args.backend, args.device, args.cores, root,
+                       processes=not args.thread_worker)
     load = os.getloadavg()
     print(table(rows))
     print(f"cores {args.cores}, load average before/after {load_before[0]:.1f}/{load[0]:.1f}, "
