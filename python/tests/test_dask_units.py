@@ -209,3 +209,25 @@ def test_raw_volume_without_shape_is_an_input_error(tmp_path):
     with pytest.raises(pvd.InputError, match="unknown file type"):
         (tmp_path / "v.txt").write_text("1")
         _inputs.load(str(tmp_path / "v.txt"))
+
+
+def test_worker_threads_follow_the_environment(monkeypatch):
+    """A nanny applies its env after the worker process started with
+    OMP_NUM_THREADS=1: the context's thread count is read from the
+    environment as it is when the context opens."""
+    from parvis.dask._plugin import WorkerState, worker_threads
+    monkeypatch.delenv("PARVIS_CPU_THREADS", raising=False)
+    monkeypatch.setenv("OMP_NUM_THREADS", "2")
+    assert worker_threads() == 2
+    monkeypatch.setenv("PARVIS_CPU_THREADS", "1")
+    assert worker_threads() == 1
+    monkeypatch.setenv("PARVIS_CPU_THREADS", "zero")
+    assert worker_threads() == 2
+    monkeypatch.delenv("OMP_NUM_THREADS")
+    monkeypatch.delenv("PARVIS_CPU_THREADS")
+    assert worker_threads() == 0
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")
+    state = WorkerState("cpu")
+    with state.session() as ctx:
+        assert ctx.cpu_threads == 1
+    state.close()

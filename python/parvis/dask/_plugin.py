@@ -55,6 +55,24 @@ def assigned_device(explicit: Device = None) -> Device:
     return None
 
 
+def worker_threads() -> int:
+    """OpenMP threads for the worker's context: ``PARVIS_CPU_THREADS``, else
+    ``OMP_NUM_THREADS`` as the worker's environment says now, else 0 (the
+    OpenMP default).
+
+    The variable is read again here because a Dask nanny starts its worker
+    process with ``OMP_NUM_THREADS=1`` and only then applies the ``env`` it
+    was given; the OpenMP runtime has read the first value by then, so
+    ``LocalCluster(env={"OMP_NUM_THREADS": "8"})`` alone would leave every
+    worker on one thread.
+    """
+    for name in ("PARVIS_CPU_THREADS", "OMP_NUM_THREADS"):
+        text = os.environ.get(name, "").strip()
+        if text.isdigit() and int(text) > 0:
+            return int(text)
+    return 0
+
+
 def is_device_failure(error: BaseException) -> bool:
     """True for errors that say the worker's device or context is unusable.
 
@@ -105,7 +123,8 @@ class WorkerState:
         if self._context is None:
             try:
                 self._context = parvis.Context(backend=self.backend, device=self.device,
-                                               crosscheck=self.crosscheck)
+                                               crosscheck=self.crosscheck,
+                                               cpu_threads=worker_threads())
             except parvis.Error as error:
                 raise ContextLost(f"no {self.backend} context on device {self.device!r}: "
                                   f"{error}") from None
