@@ -109,6 +109,7 @@ typedef struct pv_bp_params {
     size_t memory_budget;
 } pv_bp_params;
 void pv_bp_params_default(pv_bp_params *params);
+float pv_bp_recommended_disc_max(int ndisp);
 pv_status pv_stereo_bp(pv_context *ctx, const pv_image *left, const pv_image *right,
                        const pv_bp_params *params, pv_image *disparity);
 

@@ -19,8 +19,8 @@ runs=("$@")
 
 # The CMocka programs (make check's script tests are not sanitizer targets).
 cmocka_tests() {
-    sed -n 's/^check_PROGRAMS = //p; s/^\t\(tests\/test_.*\)/\1/p' "$top/Makefile.am" \
-        | tr -d '\\' | tr ' ' '\n' | grep '^tests/test_' | sort -u | tr '\n' ' '
+    grep -E '^check_PROGRAMS \+?=' "$top/Makefile.am" | grep -o 'tests/test_[A-Za-z0-9_]*' \
+        | sort -u | tr '\n' ' '
 }
 
 configure_in() {

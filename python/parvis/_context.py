@@ -365,7 +365,8 @@ class Context:
 
     def stereo_bp(self, left: ArrayLike, right: ArrayLike, ndisp: int = 16, *,
                   min_disp: int = 0, levels: int = 5, iterations: int = 10,
-                  lambda_: float = 0.07, data_max: float = 15.0, disc_max: float = 1.7,
+                  lambda_: float = 0.07, data_max: float = 15.0,
+                  disc_max: Optional[float] = None,
                   sigma: float = 1.0, tile_width: int = 0, tile_height: int = 0,
                   tile_padding: int = 20, memory_budget: int = 0,
                   out: Optional[np.ndarray] = None) -> np.ndarray:
@@ -376,7 +377,9 @@ class Context:
         x - d, d in [min_disp, min_disp + ndisp).  levels: pyramid levels
         (2^(levels-1) <= the smaller side); iterations: message rounds per
         level; lambda_ (the C field `lambda`): data-cost weight; data_max,
-        disc_max: truncations of the data and smoothness costs; sigma:
+        disc_max: truncations of the data and smoothness costs (disc_max
+        None: max(1.7, ndisp / 7.5), the C default 1.7 raised for wide
+        ranges as `parvis stereo --method bp` does); sigma:
         Gaussian pre-smoothing (0: none).  tile_width/tile_height/
         tile_padding/memory_budget: image partitions (0: automatic).
         The defaults are the paper's (see include/parvis/stereo.h)."""
@@ -388,6 +391,8 @@ class Context:
         budget = int(memory_budget)
         if budget < 0:
             raise invalid(f"memory_budget: {budget} is negative")
+        if disc_max is None:
+            disc_max = max(1.7, float(lib.pv_bp_recommended_disc_max(_int(ndisp, "ndisp"))))
         params = ffi.new("pv_bp_params *", [
             _int(min_disp, "min_disp"), _int(ndisp, "ndisp"), _int(levels, "levels"),
             _int(iterations, "iterations"), _float(lambda_, "lambda_"),

@@ -10,6 +10,7 @@ import pytest
 
 import parvis
 from parvis._native import ffi, lib
+from conftest import texture
 
 
 def test_version_and_devices():
@@ -89,7 +90,7 @@ def test_defaults_are_the_c_defaults(method, struct, default_fn, rename):
     checked = 0
     for py_name, value in defaults.items():
         c_name = rename.get(py_name, py_name)
-        if c_name not in dir(c[0]):
+        if c_name not in dir(c[0]) or value is None:  # None: derived from other arguments
             continue
         c_value = getattr(c, c_name)
         if c_name in enums:
@@ -100,6 +101,20 @@ def test_defaults_are_the_c_defaults(method, struct, default_fn, rename):
     if method in ("stereo_sad", "stereo_bp"):
         assert defaults.get("ndisp", inspect.signature(
             getattr(parvis.Context, method)).parameters["ndisp"].default) == c.ndisp
+
+
+def test_bp_disc_max_default_scales_with_the_range():
+    """disc_max=None is max(1.7, ndisp / 7.5), as the CLI's BP default."""
+    assert signature_defaults(parvis.Context.stereo_bp)["disc_max"] is None
+    assert lib.pv_bp_recommended_disc_max(16) == pytest.approx(16 / 7.5)
+    left = texture((40, 64), seed=5)
+    right = np.roll(left, -3, axis=1)
+    with parvis.Context("cpu") as ctx:
+        for ndisp in (8, 32):
+            derived = ctx.stereo_bp(left, right, ndisp, levels=2, iterations=2)
+            explicit = ctx.stereo_bp(left, right, ndisp, levels=2, iterations=2,
+                                     disc_max=max(1.7, ndisp / 7.5))
+            np.testing.assert_array_equal(derived, explicit)
 
 
 def test_phasecorr_defaults_match_c():
