@@ -17,10 +17,15 @@ jobs="$(nproc)"
 runs=("$@")
 [ "${#runs[@]}" -gt 0 ] || runs=(asan tsan)
 
-# The CMocka programs (make check's script tests are not sanitizer targets).
+# The CMocka programs (make check's script tests are not sanitizer targets),
+# from Makefile.am's "check_PROGRAMS += tests/test_x" lines.  An empty list
+# is an error: it would make the run check nothing.
 cmocka_tests() {
-    sed -n 's/^check_PROGRAMS = //p; s/^\t\(tests\/test_.*\)/\1/p' "$top/Makefile.am" \
-        | tr -d '\\' | tr ' ' '\n' | grep '^tests/test_' | sort -u | tr '\n' ' '
+    local list
+    list="$(sed -n 's/^check_PROGRAMS *+\{0,1\}= *//p' "$top/Makefile.am" \
+        | grep -o 'tests/test_[A-Za-z0-9_]*' | sort -u | tr '\n' ' ')"
+    [ -n "$list" ] || { echo "sanitize.sh: no CMocka programs found in Makefile.am" >&2; return 1; }
+    echo "$list"
 }
 
 configure_in() {
