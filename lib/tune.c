@@ -23,7 +23,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-
 void pv_tune_options_default(pv_tune_options *options)
 {
     if (!options)
@@ -35,6 +34,7 @@ void pv_tune_options_default(pv_tune_options *options)
 
 #ifdef PV_HAVE_OPENCL
 
+/* The cache file's types (tune_internal.h) under this file's short names. */
 typedef pv_tune_entry tune_entry;
 typedef pv_tune_file tune_file;
 typedef pv_tune_identity device_identity;
