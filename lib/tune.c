@@ -23,11 +23,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define TUNE_MAGIC "parvis-tune 1"
-#define TUNE_MAX_ENTRIES 64
-#define TUNE_MAX_FILE (64 * 1024)
-#define TUNE_MAX_VALUE (1 << 20)
-
 void pv_tune_options_default(pv_tune_options *options)
 {
     if (!options)
@@ -39,21 +34,10 @@ void pv_tune_options_default(pv_tune_options *options)
 
 #ifdef PV_HAVE_OPENCL
 
-typedef struct tune_entry {
-    char family[32];
-    char name[48];
-    int value;
-} tune_entry;
-
-typedef struct tune_file {
-    tune_entry entries[TUNE_MAX_ENTRIES];
-    int count;
-} tune_file;
-
-typedef struct device_identity {
-    char name[128];
-    char driver[64];
-} device_identity;
+/* The cache file's types (tune_internal.h) under this file's short names. */
+typedef pv_tune_entry tune_entry;
+typedef pv_tune_file tune_file;
+typedef pv_tune_identity device_identity;
 
 /* ------------------------------------------------------------- identity */
 
@@ -69,22 +53,11 @@ static int context_identity(pv_context *ctx, device_identity *id)
     return 1;
 }
 
-static uint64_t fnv1a(uint64_t hash, const char *bytes, size_t size)
-{
-    for (size_t i = 0; i < size; i++) {
-        hash ^= (unsigned char)bytes[i];
-        hash *= 1099511628211ull;
-    }
-    return hash;
-}
-
-#define FNV_START 14695981039346656037ull
-
 static uint64_t identity_hash(const device_identity *id)
 {
-    uint64_t hash = fnv1a(FNV_START, id->name, strlen(id->name) + 1);
-    hash = fnv1a(hash, id->driver, strlen(id->driver) + 1);
-    return fnv1a(hash, PV_VERSION_STRING, strlen(PV_VERSION_STRING) + 1);
+    uint64_t hash = pv_tune_fnv1a(PV_TUNE_FNV_START, id->name, strlen(id->name) + 1);
+    hash = pv_tune_fnv1a(hash, id->driver, strlen(id->driver) + 1);
+    return pv_tune_fnv1a(hash, PV_VERSION_STRING, strlen(PV_VERSION_STRING) + 1);
 }
 
 /* $PARVIS_TUNE_DIR, else $XDG_CACHE_HOME/parvis, else $HOME/.cache/parvis. */
@@ -134,10 +107,10 @@ static char *read_text(const char *path, size_t *size)
     FILE *file = fopen(path, "rb");
     if (!file)
         return NULL;
-    char *text = malloc(TUNE_MAX_FILE + 1);
-    size_t n = text ? fread(text, 1, TUNE_MAX_FILE + 1, file) : 0;
+    char *text = malloc(PV_TUNE_MAX_FILE + 1);
+    size_t n = text ? fread(text, 1, PV_TUNE_MAX_FILE + 1, file) : 0;
     fclose(file);
-    if (!text || n > TUNE_MAX_FILE) {
+    if (!text || n > PV_TUNE_MAX_FILE) {
         free(text);
         return NULL;
     }
@@ -146,81 +119,13 @@ static char *read_text(const char *path, size_t *size)
     return text;
 }
 
-/* Next line of text at *pos into line (without the newline); 0 at the end
- * or when a line is too long. */
-static int next_line(const char *text, size_t size, size_t *pos, char *line, size_t line_size)
+/* Whether ctx knows the parameter (the cache may name one a later or
+ * earlier parvis had). */
+static int param_known(void *user, const char *family, const char *name)
 {
-    if (*pos >= size)
-        return 0;
-    const char *start = text + *pos;
-    const char *end = memchr(start, '\n', size - *pos);
-    size_t length = end ? (size_t)(end - start) : size - *pos;
-    if (length >= line_size || !end)
-        return 0;
-    memcpy(line, start, length);
-    line[length] = '\0';
-    *pos += length + 1;
-    return 1;
-}
-
-static int expect_field(const char *line, const char *key, const char *value)
-{
-    size_t key_length = strlen(key);
-    return strncmp(line, key, key_length) == 0 && line[key_length] == ' ' &&
-           strcmp(line + key_length + 1, value) == 0;
-}
-
-static int parse_param(pv_context *ctx, const char *line, tune_entry *entry)
-{
-    char family[32], name[48], extra[2];
-    int value;
-    if (sscanf(line, "param %31s %47s %d %1s", family, name, &value, extra) != 3)
-        return 0;
     int current;
-    if (value < 0 || value > TUNE_MAX_VALUE || !pv_cl_tune_family_known(family) ||
-        pv_cl_tune_get(ctx, family, name, &current) != PV_OK)
-        return 0;
-    snprintf(entry->family, sizeof entry->family, "%s", family);
-    snprintf(entry->name, sizeof entry->name, "%s", name);
-    entry->value = value;
-    return 1;
-}
-
-static int parse_end(const char *line, uint64_t checksum)
-{
-    unsigned long long stored;
-    char extra[2];
-    return sscanf(line, "end %16llx %1s", &stored, extra) == 1 && stored == checksum;
-}
-
-/* 1 and the entries when the whole text is a valid file for id; otherwise
- * 0 with *why saying what is wrong. */
-static int parse_file(pv_context *ctx, const char *text, size_t size, const device_identity *id,
-                      tune_file *file, const char **why)
-{
-    char line[512];
-    size_t pos = 0;
-    file->count = 0;
-    *why = "not a parvis tuning file";
-    if (!next_line(text, size, &pos, line, sizeof line) || strcmp(line, TUNE_MAGIC) != 0)
-        return 0;
-    *why = "written for another device, driver or parvis version";
-    if (!next_line(text, size, &pos, line, sizeof line) || !expect_field(line, "device", id->name) ||
-        !next_line(text, size, &pos, line, sizeof line) || !expect_field(line, "driver", id->driver) ||
-        !next_line(text, size, &pos, line, sizeof line) ||
-        !expect_field(line, "parvis", PV_VERSION_STRING))
-        return 0;
-    *why = "corrupt (bad entry, truncated, or checksum mismatch)";
-    for (;;) {
-        size_t line_start = pos;
-        if (!next_line(text, size, &pos, line, sizeof line))
-            return 0;
-        if (strncmp(line, "end ", 4) == 0)
-            return parse_end(line, fnv1a(FNV_START, text, line_start)) && pos == size;
-        if (file->count == TUNE_MAX_ENTRIES || !parse_param(ctx, line, &file->entries[file->count]))
-            return 0;
-        file->count++;
-    }
+    return pv_cl_tune_family_known(family) &&
+           pv_cl_tune_get(user, family, name, &current) == PV_OK;
 }
 
 /* Loads ctx's cache file: 1 with entries, 0 when absent or unusable
@@ -239,7 +144,7 @@ static int load_file(pv_context *ctx, const device_identity *id, tune_file *file
         return 0;
     }
     const char *why = "";
-    int ok = parse_file(ctx, text, size, id, file, &why);
+    int ok = pv_tune_parse_file(text, size, id, param_known, ctx, file, &why);
     free(text);
     if (!ok) {
         pv_log(ctx, "tune: warning: ignoring %s: %s", path, why);
@@ -269,12 +174,12 @@ static int format_file(const device_identity *id, const tune_file *file, char *t
                        size_t *used)
 {
     *used = 0;
-    int ok = append(text, size, used, "%s\ndevice %s\ndriver %s\nparvis %s\n", TUNE_MAGIC, id->name,
+    int ok = append(text, size, used, "%s\ndevice %s\ndriver %s\nparvis %s\n", PV_TUNE_MAGIC, id->name,
                     id->driver, PV_VERSION_STRING);
     for (int i = 0; ok && i < file->count; i++)
         ok = append(text, size, used, "param %s %s %d\n", file->entries[i].family,
                     file->entries[i].name, file->entries[i].value);
-    uint64_t checksum = fnv1a(FNV_START, text, *used);
+    uint64_t checksum = pv_tune_fnv1a(PV_TUNE_FNV_START, text, *used);
     return ok && append(text, size, used, "end %016llx\n", (unsigned long long)checksum);
 }
 
@@ -350,9 +255,9 @@ static pv_status write_file(pv_context *ctx, const device_identity *id, const tu
     if (!identity_path(id, path, sizeof path, 1))
         return pv_fail(ctx, PV_ERR_IO, "tune: no cache directory (set PARVIS_TUNE_DIR, "
                                        "XDG_CACHE_HOME or HOME)");
-    char *text = malloc(TUNE_MAX_FILE);
+    char *text = malloc(PV_TUNE_MAX_FILE);
     size_t used = 0;
-    if (!text || !format_file(id, file, text, TUNE_MAX_FILE, &used)) {
+    if (!text || !format_file(id, file, text, PV_TUNE_MAX_FILE, &used)) {
         free(text);
         return pv_fail(ctx, PV_ERR_NOMEM, "tune: cannot format the cache file");
     }
@@ -395,7 +300,7 @@ static void merge_result(tune_file *file, const char *family, const pv_tune_resu
         if (strcmp(file->entries[i].family, family) != 0)
             file->entries[kept++] = file->entries[i];
     file->count = kept;
-    for (int i = 0; i < result->param_count && file->count < TUNE_MAX_ENTRIES; i++) {
+    for (int i = 0; i < result->param_count && file->count < PV_TUNE_MAX_ENTRIES; i++) {
         tune_entry *entry = &file->entries[file->count++];
         snprintf(entry->family, sizeof entry->family, "%s", family);
         snprintf(entry->name, sizeof entry->name, "%s", result->params[i].name);
@@ -500,9 +405,9 @@ static pv_status tune_unlocked_set(pv_context *ctx, const char *family, const ch
     pv_status status = check_family(ctx, "pv_tune_set", family, name);
     if (status != PV_OK)
         return status;
-    if (value < 0 || value > TUNE_MAX_VALUE)
+    if (value < 0 || value > PV_TUNE_MAX_VALUE)
         return pv_fail(ctx, PV_ERR_INVALID, "pv_tune_set: value %d is not in 0..%d", value,
-                       TUNE_MAX_VALUE);
+                       PV_TUNE_MAX_VALUE);
     if (!on_opencl(ctx))
         return PV_OK;
 #ifdef PV_HAVE_OPENCL

@@ -6,6 +6,48 @@
 
 #include "internal.h"
 
+#include <stdint.h>
+
+/* ------------------------------------------------- the cache file's text */
+/* Format: the comment at the top of lib/tune.c.  The parser
+ * (lib/tune_file.c) makes no OpenCL call: it is fuzzed on its own. */
+
+#define PV_TUNE_MAGIC "parvis-tune 1"
+#define PV_TUNE_MAX_ENTRIES 64
+#define PV_TUNE_MAX_FILE (64 * 1024)
+#define PV_TUNE_MAX_VALUE (1 << 20)
+#define PV_TUNE_FNV_START 14695981039346656037ull
+
+typedef struct pv_tune_entry {
+    char family[32];
+    char name[48];
+    int value;
+} pv_tune_entry;
+
+typedef struct pv_tune_file {
+    pv_tune_entry entries[PV_TUNE_MAX_ENTRIES];
+    int count;
+} pv_tune_file;
+
+/* What a cache file is written for (with the parvis version). */
+typedef struct pv_tune_identity {
+    char name[128];
+    char driver[64];
+} pv_tune_identity;
+
+/* Whether a parameter named in a file is one the reader knows. */
+typedef int (*pv_tune_param_known)(void *user, const char *family, const char *name);
+
+uint64_t pv_tune_fnv1a(uint64_t hash, const char *bytes, size_t size);
+
+/* 1 and the entries when all `size` bytes of text (no terminator needed)
+ * are a valid file for id whose every parameter `known` accepts;
+ * otherwise 0 with *why saying what is wrong (file->count is then
+ * meaningless). */
+int pv_tune_parse_file(const char *text, size_t size, const pv_tune_identity *id,
+                       pv_tune_param_known known, void *user, pv_tune_file *file,
+                       const char **why);
+
 /* Read the tuning cache into an OpenCL ctx once, before its first tunable
  * call (no-op on the CPU backend, after pv_tune_use_defaults, or with
  * PARVIS_NO_TUNE=1).  Never fails: an unusable cache is logged and ignored. */

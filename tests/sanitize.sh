@@ -17,10 +17,15 @@ jobs="$(nproc)"
 runs=("$@")
 [ "${#runs[@]}" -gt 0 ] || runs=(asan tsan)
 
-# The CMocka programs (make check's script tests are not sanitizer targets).
+# The CMocka programs (make check's script tests are not sanitizer targets),
+# from Makefile.am's "check_PROGRAMS += tests/test_x" lines.  An empty list
+# is an error: it would make the run check nothing.
 cmocka_tests() {
-    grep -E '^check_PROGRAMS \+?=' "$top/Makefile.am" | grep -o 'tests/test_[A-Za-z0-9_]*' \
-        | sort -u | tr '\n' ' '
+    local list
+    list="$(sed -n 's/^check_PROGRAMS *+\{0,1\}= *//p' "$top/Makefile.am" \
+        | grep -o 'tests/test_[A-Za-z0-9_]*' | sort -u | tr '\n' ' ')"
+    [ -n "$list" ] || { echo "sanitize.sh: no CMocka programs found in Makefile.am" >&2; return 1; }
+    echo "$list"
 }
 
 configure_in() {
@@ -42,7 +47,14 @@ run_asan() {
     make -j"$jobs" -s check TESTS= >/dev/null
     # allocator_may_return_null: the suites ask for absurd sizes on purpose
     # and expect PV_ERR_NOMEM, not an abort.
-    export ASAN_OPTIONS="detect_leaks=1:allocator_may_return_null=1:detect_odr_violation=0"
+    # new_delete_type_mismatch=0: clFFT deletes its FFTAction objects
+    # through a base pointer with a different size (FFTRepo::deletePlan);
+    # ASan has no suppression by library for this check, only the switch.
+    # use_sigaltstack=0: PoCL compiles kernels with LLVM, which gives each
+    # thread an alternate signal stack of its own from the heap; ASan would
+    # try to unmap that one as its own when the thread ends ("unable to
+    # unmap", a CHECK failure in a thread of the creation race).
+    export ASAN_OPTIONS="detect_leaks=1:allocator_may_return_null=1:detect_odr_violation=0:new_delete_type_mismatch=0:use_sigaltstack=0"
     export LSAN_OPTIONS="suppressions=$supp/lsan.supp:print_suppressions=0"
     export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:suppressions=$supp/ubsan.supp"
     # Fewer injected faults per operation: each fresh context costs more here.

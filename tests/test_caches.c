@@ -5,6 +5,10 @@
  * backend or hide a bad argument (1-wide phase correlation, a disparity
  * error border that leaves no pixel). */
 #include "test_util.h"
+#include "io_limits.h"
+#ifdef PV_HAVE_OPENCL
+#include "../backends/opencl/runtime_cache.h"
+#endif
 
 #include <dirent.h>
 #include <errno.h>
@@ -252,6 +256,149 @@ static void test_swapped_binary_cache_entry_is_repaired(void **state)
         unsetenv("XDG_CACHE_HOME");
 }
 
+/* ------------------------------- a binary-cache entry claiming too much */
+
+#ifdef PV_HAVE_OPENCL
+#define CACHE_HEADER_SIZE 24 /* after magic[8] and the key: the size (u64) */
+#define ENTRY_KEY 0x1234567890abcdefull
+
+/* An entry for ENTRY_KEY whose header claims `claimed` bytes and a
+ * checksum of `body`, followed by body. */
+static void write_entry(const char *path, uint64_t claimed, const unsigned char *body,
+                        size_t body_size)
+{
+    pv_cl_cache_header header;
+    memcpy(header.magic, PV_CL_CACHE_MAGIC, 8);
+    header.key = ENTRY_KEY;
+    header.size = claimed;
+    header.checksum = pv_cl_fnv1a(PV_CL_FNV_START, body, body_size);
+    FILE *file = fopen(path, "wb");
+    assert_non_null(file);
+    assert_int_equal(fwrite(&header, sizeof header, 1, file), 1);
+    assert_int_equal(fwrite(body, 1, body_size, file), body_size);
+    assert_int_equal(fclose(file), 0);
+}
+
+/* The reader on the file at arg: "untouched" when it refused the entry
+ * without a failed allocation (under the child's address-space limit a
+ * reader that allocates what the header claims sees malloc fail with
+ * ENOMEM). */
+static pv_status read_entry_limited(const void *arg, int *untouched)
+{
+    FILE *file = fopen(arg, "rb");
+    if (!file)
+        return PV_ERR_IO;
+    size_t size = 0;
+    errno = 0;
+    unsigned char *binary = pv_cl_cache_read_entry(file, ENTRY_KEY, &size);
+    int out_of_memory = errno == ENOMEM;
+    fclose(file);
+    *untouched = binary == NULL && !out_of_memory;
+    free(binary);
+    return binary ? PV_OK : PV_ERR_FORMAT;
+}
+
+static int entry_reads_back(const char *path, size_t expected_size)
+{
+    FILE *file = fopen(path, "rb");
+    assert_non_null(file);
+    size_t size = 0;
+    unsigned char *binary = pv_cl_cache_read_entry(file, ENTRY_KEY, &size);
+    fclose(file);
+    free(binary);
+    return binary != NULL && size == expected_size;
+}
+#endif
+
+/* A header claiming (almost) 1 GiB in a file of a few hundred bytes: the
+ * reader compares the claim with the file's size before allocating (it
+ * used to allocate the claim, then find the file short).  Checked on the
+ * reader itself in a child whose address space may grow by 64 MiB only,
+ * then through a context: the entry is dropped and the program rebuilt. */
+static void test_binary_cache_entry_claiming_1gib_is_refused_unread(void **state)
+{
+    (void)state;
+#ifndef PV_HAVE_OPENCL
+    skip();
+#else
+    unsigned char body[300];
+    for (size_t i = 0; i < sizeof body; i++)
+        body[i] = (unsigned char)(i * 7);
+    char path[4096];
+    snprintf(path, sizeof path, "%s", tu_tmp_path("claims-1gib.clbin"));
+
+    write_entry(path, sizeof body, body, sizeof body);
+    assert_true(entry_reads_back(path, sizeof body)); /* the well-formed entry is read */
+    const uint64_t wrong[] = {((uint64_t)1 << 30) - 1, sizeof body + 1, sizeof body - 1};
+    for (size_t i = 0; i < sizeof wrong / sizeof wrong[0]; i++) {
+        write_entry(path, wrong[i], body, sizeof body);
+        io_limited_result r;
+        io_run_limited(read_entry_limited, path, 64, &r);
+        assert_int_equal(r.status, PV_ERR_FORMAT);
+        assert_true(r.untouched);
+    }
+
+    pv_context *probe = tu_context(PV_BACKEND_OPENCL);
+    int opencl = probe && pv_context_backend(probe) == PV_BACKEND_OPENCL;
+    pv_context_destroy(probe);
+    if (!opencl)
+        return;
+    char home[4096], dir[4200];
+    snprintf(home, sizeof home, "%s", tu_tmp_path("claims-cache"));
+    remove_tree(home);
+    mkdir(home, 0755);
+    snprintf(dir, sizeof dir, "%s/parvis", home);
+    const char *saved = getenv("XDG_CACHE_HOME");
+    char saved_copy[4096];
+    snprintf(saved_copy, sizeof saved_copy, "%s", saved ? saved : "");
+    setenv("XDG_CACHE_HOME", home, 1);
+
+    pv_image expected, got;
+    assert_int_equal(pv_image_alloc(&expected, 40, 24, PV_PIXEL_F32), PV_OK);
+    assert_int_equal(pv_image_alloc(&got, 40, 24, PV_PIXEL_F32), PV_OK);
+    pv_context *ctx = tu_context(PV_BACKEND_OPENCL);
+    assert_non_null(ctx);
+    assert_int_equal(sad_once(ctx, &expected), PV_OK);
+    pv_context_destroy(ctx);
+    file_list entries;
+    list_entries(dir, &entries);
+    assert_true(entries.count > 0);
+    const uint64_t claim = ((uint64_t)1 << 30) - 1;
+    for (int i = 0; i < entries.count; i++) {
+        char entry[4400];
+        snprintf(entry, sizeof entry, "%s/%s", dir, entries.names[i]);
+        FILE *file = fopen(entry, "r+b");
+        assert_non_null(file);
+        assert_int_equal(fseek(file, CACHE_HEADER_SIZE - 8, SEEK_SET), 0);
+        assert_int_equal(fwrite(&claim, sizeof claim, 1, file), 1);
+        assert_int_equal(fclose(file), 0);
+    }
+
+    ctx = tu_context(PV_BACKEND_OPENCL);
+    assert_non_null(ctx);
+    assert_int_equal(sad_once(ctx, &got), PV_OK);
+    assert_true(tu_rel_linf(&got, &expected) == 0.0);
+    pv_context_destroy(ctx);
+    for (int i = 0; i < entries.count; i++) { /* each stored again with its true size */
+        char entry[4400];
+        snprintf(entry, sizeof entry, "%s/%s", dir, entries.names[i]);
+        FILE *file = fopen(entry, "rb");
+        assert_non_null(file);
+        pv_cl_cache_header header;
+        assert_int_equal(fread(&header, sizeof header, 1, file), 1);
+        assert_int_equal(fseek(file, 0, SEEK_END), 0);
+        assert_true(header.size + sizeof header == (uint64_t)ftell(file));
+        fclose(file);
+    }
+    pv_image_free(&expected);
+    pv_image_free(&got);
+    if (saved_copy[0])
+        setenv("XDG_CACHE_HOME", saved_copy, 1);
+    else
+        unsetenv("XDG_CACHE_HOME");
+#endif
+}
+
 /* ------------------------------------------------------ the tuning cache */
 
 static pv_context *tune_context(const char *dir)
@@ -449,6 +596,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_opencl_starts_without_a_writable_cache),
         cmocka_unit_test(test_swapped_binary_cache_entry_is_repaired),
+        cmocka_unit_test(test_binary_cache_entry_claiming_1gib_is_refused_unread),
         cmocka_unit_test(test_tune_writer_refuses_planted_links),
         cmocka_unit_test(test_tune_without_cache_location_fails_first),
         cmocka_unit_test(test_one_wide_phase_correlation_is_refused_everywhere),

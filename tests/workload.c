@@ -274,6 +274,55 @@ static pv_status op_ncc(pv_context *ctx, wl_result *out, int *untouched)
     return status;
 }
 
+/* The reconstruction's four outputs, sentinel-filled before the call. */
+typedef struct oct_outputs {
+    pv_volume registered;
+    pv_image enface, slow;
+    float coverage[OCT_BSCANS];
+} oct_outputs;
+
+static pv_status oct_outputs_alloc(oct_outputs *o)
+{
+    memset(o, 0, sizeof *o);
+    if (pv_volume_alloc(&o->registered, OCT_SIZE_X, OCT_SIZE_Y, OCT_BSCANS) != PV_OK ||
+        pv_image_alloc(&o->enface, OCT_SIZE_Y, OCT_BSCANS, PV_PIXEL_F32) != PV_OK ||
+        pv_image_alloc(&o->slow, OCT_BSCANS, OCT_SIZE_X, PV_PIXEL_F32) != PV_OK)
+        return PV_ERR_NOMEM;
+    fill_floats(o->registered.data, (size_t)OCT_SIZE_X * OCT_SIZE_Y * OCT_BSCANS, SENTINEL);
+    fill_floats(o->enface.data, (size_t)OCT_SIZE_Y * OCT_BSCANS, SENTINEL);
+    fill_floats(o->slow.data, (size_t)OCT_BSCANS * OCT_SIZE_X, SENTINEL);
+    fill_floats(o->coverage, OCT_BSCANS, SENTINEL);
+    return PV_OK;
+}
+
+static int oct_outputs_untouched(const oct_outputs *o)
+{
+    return all_equal(o->registered.data, (size_t)OCT_SIZE_X * OCT_SIZE_Y * OCT_BSCANS, SENTINEL) &&
+           all_equal(o->enface.data, (size_t)OCT_SIZE_Y * OCT_BSCANS, SENTINEL) &&
+           all_equal(o->slow.data, (size_t)OCT_BSCANS * OCT_SIZE_X, SENTINEL) &&
+           all_equal(o->coverage, OCT_BSCANS, SENTINEL);
+}
+
+/* The images and coverage whole, every 7th voxel of the volume (the
+ * result holds WL_MAX_VALUES values). */
+static void put_oct_outputs(wl_result *out, const oct_outputs *o)
+{
+    put_floats(out, o->enface.data, (size_t)OCT_SIZE_Y * OCT_BSCANS);
+    put_floats(out, o->slow.data, (size_t)OCT_BSCANS * OCT_SIZE_X);
+    put_floats(out, o->coverage, OCT_BSCANS);
+    for (size_t i = 0; i < (size_t)OCT_SIZE_X * OCT_SIZE_Y * OCT_BSCANS; i += 7)
+        put(out, o->registered.data[i]);
+}
+
+static void oct_outputs_free(oct_outputs *o)
+{
+    pv_volume_free(&o->registered);
+    pv_image_free(&o->enface);
+    pv_image_free(&o->slow);
+}
+
+/* Registration (shifts), then the reconstruction with every output: each
+ * call's own outputs must be untouched when it fails. */
 static pv_status op_octreg(pv_context *ctx, wl_result *out, int *untouched)
 {
     pv_octreg_options options;
@@ -285,22 +334,35 @@ static pv_status op_octreg(pv_context *ctx, wl_result *out, int *untouched)
     pv_octreg_shift shifts[OCT_BSCANS], before[OCT_BSCANS];
     memset(shifts, 0x5a, sizeof shifts);
     memcpy(before, shifts, sizeof shifts);
+    oct_outputs recon;
+    if (oct_outputs_alloc(&recon) != PV_OK) {
+        oct_outputs_free(&recon);
+        return PV_ERR_NOMEM;
+    }
     pv_octreg_plan *plan = NULL;
     pv_status status = pv_octreg_plan_create(ctx, &g_oct_ref, &options, &plan);
     if (status == PV_OK)
         status = pv_octreg_register(plan, &g_oct_target, shifts, NULL);
-    pv_octreg_plan_destroy(plan);
     if (status != PV_OK) {
-        *untouched = memcmp(shifts, before, sizeof shifts) == 0;
-        return status;
+        *untouched = memcmp(shifts, before, sizeof shifts) == 0 && oct_outputs_untouched(&recon);
+    } else {
+        status = pv_octreg_reconstruct(plan, &g_oct_target, shifts, 0.0f, &recon.registered,
+                                       &recon.enface, &recon.slow, recon.coverage);
+        if (status != PV_OK)
+            *untouched = oct_outputs_untouched(&recon);
     }
-    for (int k = 0; k < OCT_BSCANS; k++) {
-        put(out, (float)shifts[k].dx);
-        put(out, (float)shifts[k].dy);
-        put(out, (float)shifts[k].dz);
-        put(out, (float)shifts[k].valid);
+    pv_octreg_plan_destroy(plan);
+    if (status == PV_OK) {
+        for (int k = 0; k < OCT_BSCANS; k++) {
+            put(out, (float)shifts[k].dx);
+            put(out, (float)shifts[k].dy);
+            put(out, (float)shifts[k].dz);
+            put(out, (float)shifts[k].valid);
+        }
+        put_oct_outputs(out, &recon);
     }
-    return PV_OK;
+    oct_outputs_free(&recon);
+    return status;
 }
 
 static pv_status op_flow(pv_context *ctx, wl_result *out, int *untouched)
@@ -336,9 +398,9 @@ static pv_status op_flow(pv_context *ctx, wl_result *out, int *untouched)
 }
 
 const wl_op wl_ops[] = {
-    {"filter", op_blur, 0},   {"stereo_sad", op_sad, 0},     {"stereo_bp", op_bp, 0},
-    {"sift", op_sift, 0},     {"phasecorr", op_phasecorr, 0}, {"ncc", op_ncc, 0},
-    {"octreg", op_octreg, 0}, {"flow", op_flow, 1},
+    {"filter", op_blur},   {"stereo_sad", op_sad},     {"stereo_bp", op_bp},
+    {"sift", op_sift},     {"phasecorr", op_phasecorr}, {"ncc", op_ncc},
+    {"octreg", op_octreg}, {"flow", op_flow},
 };
 const int wl_op_count = (int)(sizeof wl_ops / sizeof wl_ops[0]);
 

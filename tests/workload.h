@@ -23,10 +23,6 @@ typedef struct wl_op {
     /* Run on ctx into out.  *untouched: 1 when the call failed and left its
      * outputs as they were (always 1 on success). */
     pv_status (*run)(pv_context *ctx, wl_result *out, int *untouched);
-    /* 1 when a failed download may leave earlier parts of the output
-     * written (the flow field's components are read one after another;
-     * docs/hardening-concurrency.md). */
-    int partial_on_read_failure;
 } wl_op;
 
 /* filter, stereo SAD, BP, SIFT, phase correlation, NCC, octreg, flow. */

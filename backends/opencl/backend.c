@@ -7,7 +7,9 @@
 static pv_status timed_copy(pv_context *ctx, cl_mem src, cl_mem dst, size_t bytes, double *ms)
 {
     cl_event event;
-    cl_int err = clEnqueueCopyBuffer(pv_cl_queue(ctx), src, dst, 0, 0, bytes, 0, NULL, &event);
+    cl_int err = pv_cl_fault(ctx, PV_CL_FAULT_ENQUEUE);
+    if (err == CL_SUCCESS)
+        err = clEnqueueCopyBuffer(pv_cl_queue(ctx), src, dst, 0, 0, bytes, 0, NULL, &event);
     pv_status status = pv_cl_check(ctx, err, "clEnqueueCopyBuffer");
     if (status != PV_OK)
         return status;

@@ -442,9 +442,11 @@ static pv_status ensure_stage(pv_context *ctx, cl_sift_plan *plan, size_t bytes)
                                     &plan->stage);
     if (status != PV_OK)
         return status;
-    cl_int err;
-    plan->stage_host = clEnqueueMapBuffer(pv_cl_queue(ctx), plan->stage, CL_TRUE,
-                                          CL_MAP_READ | CL_MAP_WRITE, 0, want, 0, NULL, NULL, &err);
+    cl_int err = pv_cl_fault(ctx, PV_CL_FAULT_ENQUEUE);
+    if (err == CL_SUCCESS)
+        plan->stage_host = clEnqueueMapBuffer(pv_cl_queue(ctx), plan->stage, CL_TRUE,
+                                              CL_MAP_READ | CL_MAP_WRITE, 0, want, 0, NULL, NULL,
+                                              &err);
     status = pv_cl_check(ctx, err, "clEnqueueMapBuffer(sift stage)");
     if (status == PV_OK)
         plan->stage_bytes = want;

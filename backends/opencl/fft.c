@@ -180,8 +180,13 @@ static pv_status new_entry(pv_context *ctx, const pv_cl_fft_engine_ops *engine,
         free(fft);
         return status;
     }
+    /* The engine allocates the plans' device memory itself (clFFT's
+     * twiddle tables, VkFFT's buffers), out of PARVIS_FAULT's reach: the
+     * plan pair counts as one allocation, failed before the engine runs. */
     double start = pv_now_ms();
-    status = engine->create(ctx, &fft->shape, &fft->plan);
+    cl_int err = pv_cl_fault(ctx, PV_CL_FAULT_ALLOC);
+    status = err == CL_SUCCESS ? engine->create(ctx, &fft->shape, &fft->plan)
+                               : pv_cl_check(ctx, err, "FFT plan creation");
     fft->bake_ms = pv_now_ms() - start;
     if (status != PV_OK) {
         destroy_entry(fft);
@@ -325,8 +330,10 @@ static pv_status remember_transform(pv_context *ctx, pv_cl_fft *fft, cl_event st
 
 static pv_status marker(pv_context *ctx, cl_event *event)
 {
-    return pv_cl_check(ctx, clEnqueueMarkerWithWaitList(pv_cl_queue(ctx), 0, NULL, event),
-                       "clEnqueueMarkerWithWaitList");
+    cl_int err = pv_cl_fault(ctx, PV_CL_FAULT_ENQUEUE);
+    if (err == CL_SUCCESS)
+        err = clEnqueueMarkerWithWaitList(pv_cl_queue(ctx), 0, NULL, event);
+    return pv_cl_check(ctx, err, "clEnqueueMarkerWithWaitList");
 }
 
 /* Neither engine returns one event for a whole transform (VkFFT returns

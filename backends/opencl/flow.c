@@ -425,11 +425,8 @@ pv_status pv_cl_flow_jacobi(pv_context *ctx, void *plan, int level, int count, d
 
 static pv_status read_on_device(pv_context *ctx, cl_flow_plan *p, pv_flow_field *flow)
 {
-    pv_volume *parts[3] = {&flow->u, &flow->v, &flow->w};
-    pv_status status = PV_OK;
-    for (int c = 0; c < 3 && status == PV_OK; c++)
-        status = pv_cl_download_volume(ctx, p->flow[p->current][c], parts[c]);
-    return status;
+    pv_volume *const parts[3] = {&flow->u, &flow->v, &flow->w};
+    return pv_cl_download_volumes(ctx, p->flow[p->current], parts, 3);
 }
 
 pv_status pv_cl_flow_read(pv_context *ctx, void *plan, pv_flow_field *flow)

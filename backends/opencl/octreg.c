@@ -526,47 +526,81 @@ pv_status pv_cl_oct_place(pv_context *ctx, void *plan, const pv_oct_placement *p
     return finish(ctx, p, status);
 }
 
-static pv_status read_volume(pv_context *ctx, cl_oct_plan *p, float gap, pv_volume *out)
+static pv_status normalize_volume(pv_context *ctx, cl_oct_plan *p, float gap, cl_mem *dense)
 {
-    cl_mem dense;
     size_t count = plane_points(p) * (size_t)p->g.size[2];
     cl_uint n = (cl_uint)count;
-    pv_status status = pv_cl_scratch(ctx, "oct.out", count * sizeof(float), &dense);
-    kernel_arg args[] = {ARG(p->sum), ARG(p->weight), ARG(n), ARG(gap), ARG(dense)};
-    if (status == PV_OK)
-        status = launch_rows(ctx, "oct_normalize", args, 5, count, 1);
-    if (status == PV_OK)
-        status = pv_cl_download_volume(ctx, dense, out);
-    return status;
+    pv_status status = pv_cl_scratch(ctx, "oct.out", count * sizeof(float), dense);
+    kernel_arg args[] = {ARG(p->sum), ARG(p->weight), ARG(n), ARG(gap), ARG(*dense)};
+    return status == PV_OK ? launch_rows(ctx, "oct_normalize", args, 5, count, 1) : status;
 }
 
-static pv_status read_enface(pv_context *ctx, cl_oct_plan *p, float gap, pv_image *out)
+static pv_status make_enface(pv_context *ctx, cl_oct_plan *p, float gap, cl_mem *dense)
 {
-    cl_mem dense;
     cl_int depth = p->g.size[0];
     cl_uint lines = (cl_uint)((size_t)p->g.size[1] * p->g.size[2]);
-    pv_status status = pv_cl_scratch(ctx, "oct.enface", lines * sizeof(float), &dense);
+    pv_status status = pv_cl_scratch(ctx, "oct.enface", lines * sizeof(float), dense);
     kernel_arg args[] = {ARG(p->sum), ARG(p->weight), ARG(depth), ARG(lines), ARG(gap),
-                         ARG(dense)};
-    if (status == PV_OK)
-        status = launch_rows(ctx, "oct_enface", args, 6, lines, 1);
-    if (status == PV_OK)
-        status = pv_cl_download_image(ctx, dense, out);
+                         ARG(*dense)};
+    return status == PV_OK ? launch_rows(ctx, "oct_enface", args, 6, lines, 1) : status;
+}
+
+static pv_status make_slow(pv_context *ctx, cl_oct_plan *p, float gap, cl_mem *dense)
+{
+    cl_int depth = p->g.size[0], alines = p->g.size[1], planes = p->g.size[2];
+    size_t cells = (size_t)depth * planes;
+    pv_status status = pv_cl_scratch(ctx, "oct.slow", cells * sizeof(float), dense);
+    kernel_arg args[] = {ARG(p->sum), ARG(p->weight), ARG(depth), ARG(alines), ARG(planes),
+                         ARG(gap), ARG(*dense)};
+    return status == PV_OK ? launch_rows(ctx, "oct_slow", args, 7, cells, 1) : status;
+}
+
+/* An f32 image downloaded into a host temporary shaped like `like`. */
+static pv_status download_staged(pv_context *ctx, cl_mem dense, const pv_image *like,
+                                 pv_image *staged)
+{
+    if (pv_image_alloc_like(staged, like, PV_PIXEL_F32) != PV_OK)
+        return pv_fail(ctx, PV_ERR_NOMEM, "octreg: no host memory to stage a download");
+    pv_status status = pv_cl_download_image(ctx, dense, staged);
+    if (status != PV_OK)
+        pv_image_free(staged);
     return status;
 }
 
-static pv_status read_slow(pv_context *ctx, cl_oct_plan *p, float gap, pv_image *out)
+static void copy_image(const pv_image *from, pv_image *to)
 {
-    cl_mem dense;
-    cl_int depth = p->g.size[0], alines = p->g.size[1], planes = p->g.size[2];
-    size_t cells = (size_t)depth * planes;
-    pv_status status = pv_cl_scratch(ctx, "oct.slow", cells * sizeof(float), &dense);
-    kernel_arg args[] = {ARG(p->sum), ARG(p->weight), ARG(depth), ARG(alines), ARG(planes),
-                         ARG(gap), ARG(dense)};
-    if (status == PV_OK)
-        status = launch_rows(ctx, "oct_slow", args, 7, cells, 1);
-    if (status == PV_OK)
-        status = pv_cl_download_image(ctx, dense, out);
+    for (int y = 0; y < from->height; y++)
+        memcpy((float *)to->data + (size_t)y * to->stride,
+               (const float *)from->data + (size_t)y * from->stride,
+               (size_t)from->width * sizeof(float));
+}
+
+/* All or nothing: every requested output is computed on the device first;
+ * the two images are downloaded into host temporaries, the volume last
+ * and straight into the caller's, and the images are copied out only
+ * when every download has succeeded. */
+static pv_status read_outputs(pv_context *ctx, cl_oct_plan *p, float gap, pv_volume *registered,
+                              pv_image *enface, pv_image *slow)
+{
+    cl_mem dense_volume = NULL, dense_enface = NULL, dense_slow = NULL;
+    pv_status status = registered ? normalize_volume(ctx, p, gap, &dense_volume) : PV_OK;
+    if (status == PV_OK && enface)
+        status = make_enface(ctx, p, gap, &dense_enface);
+    if (status == PV_OK && slow)
+        status = make_slow(ctx, p, gap, &dense_slow);
+    pv_image staged_enface = {0}, staged_slow = {0};
+    if (status == PV_OK && enface)
+        status = download_staged(ctx, dense_enface, enface, &staged_enface);
+    if (status == PV_OK && slow)
+        status = download_staged(ctx, dense_slow, slow, &staged_slow);
+    if (status == PV_OK && registered)
+        status = pv_cl_download_volume(ctx, dense_volume, registered);
+    if (status == PV_OK && enface)
+        copy_image(&staged_enface, enface);
+    if (status == PV_OK && slow)
+        copy_image(&staged_slow, slow);
+    pv_image_free(&staged_enface);
+    pv_image_free(&staged_slow);
     return status;
 }
 
@@ -576,12 +610,5 @@ pv_status pv_cl_oct_read(pv_context *ctx, void *plan, float gap, pv_volume *regi
     cl_oct_plan *p = plan;
     if (!p->sum || !p->weight)
         return pv_fail(ctx, PV_ERR_INVALID, "octreg: nothing was reconstructed yet");
-    pv_status status = PV_OK;
-    if (registered)
-        status = read_volume(ctx, p, gap, registered);
-    if (status == PV_OK && enface)
-        status = read_enface(ctx, p, gap, enface);
-    if (status == PV_OK && slow)
-        status = read_slow(ctx, p, gap, slow);
-    return finish(ctx, p, status);
+    return finish(ctx, p, read_outputs(ctx, p, gap, registered, enface, slow));
 }

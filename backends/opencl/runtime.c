@@ -2,6 +2,7 @@
  * profiling queue, program builds with an on-disk binary cache, timed
  * transfers and launches, and per-context scratch buffers. */
 #include "runtime.h"
+#include "runtime_cache.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -560,28 +561,16 @@ pv_status pv_cl_param_store_override(pv_context *ctx, const char *family, const 
 
 /* ------------------------------------------------------ binary disk cache */
 
-#define CACHE_MAGIC "PVCLBIN1"
-
-static uint64_t fnv1a(uint64_t hash, const void *data, size_t size)
-{
-    const unsigned char *bytes = data;
-    for (size_t i = 0; i < size; i++) {
-        hash ^= bytes[i];
-        hash *= 1099511628211ull;
-    }
-    return hash;
-}
-
 static uint64_t fnv1a_string(uint64_t hash, const char *text)
 {
-    return fnv1a(hash, text, strlen(text) + 1);
+    return pv_cl_fnv1a(hash, text, strlen(text) + 1);
 }
 
 /* The cache key covers everything that changes the binary. */
 static uint64_t cache_key(const pv_cl_state *state, const char *name, const char *source,
                           const char *options)
 {
-    uint64_t hash = 14695981039346656037ull;
+    uint64_t hash = PV_CL_FNV_START;
     hash = fnv1a_string(hash, state->info.name);
     hash = fnv1a_string(hash, state->info.vendor);
     hash = fnv1a_string(hash, state->info.driver_version);
@@ -619,13 +608,6 @@ static int cache_path(uint64_t key, char *path, size_t size)
     return n > 0 && (size_t)n < size;
 }
 
-typedef struct cache_header {
-    char magic[8];
-    uint64_t key;
-    uint64_t size;
-    uint64_t checksum;
-} cache_header;
-
 /* Returns a malloc'ed binary, or NULL when absent, foreign or corrupt. */
 static unsigned char *cache_load(uint64_t key, size_t *size)
 {
@@ -635,22 +617,8 @@ static unsigned char *cache_load(uint64_t key, size_t *size)
     FILE *file = fopen(path, "rb");
     if (!file)
         return NULL;
-    cache_header header;
-    unsigned char *binary = NULL;
-    if (fread(&header, sizeof header, 1, file) == 1 &&
-        memcmp(header.magic, CACHE_MAGIC, 8) == 0 && header.key == key && header.size > 0 &&
-        header.size < ((uint64_t)1 << 30)) {
-        binary = malloc((size_t)header.size);
-        if (binary && (fread(binary, 1, (size_t)header.size, file) != header.size ||
-                       fnv1a(14695981039346656037ull, binary, (size_t)header.size) !=
-                           header.checksum)) {
-            free(binary);
-            binary = NULL;
-        }
-    }
+    unsigned char *binary = pv_cl_cache_read_entry(file, key, size);
     fclose(file);
-    if (binary)
-        *size = (size_t)header.size;
     return binary;
 }
 
@@ -683,11 +651,11 @@ static void cache_store(uint64_t key, const unsigned char *binary, size_t size)
                path, strerror(errno));
         return;
     }
-    cache_header header;
-    memcpy(header.magic, CACHE_MAGIC, 8);
+    pv_cl_cache_header header;
+    memcpy(header.magic, PV_CL_CACHE_MAGIC, 8);
     header.key = key;
     header.size = size;
-    header.checksum = fnv1a(14695981039346656037ull, binary, size);
+    header.checksum = pv_cl_fnv1a(PV_CL_FNV_START, binary, size);
     int ok = fwrite(&header, sizeof header, 1, file) == 1 && fwrite(binary, 1, size, file) == size;
     ok = (fclose(file) == 0) && ok;
     if (!ok || rename(temporary, path) != 0) {
@@ -1522,6 +1490,46 @@ pv_status pv_cl_upload_volume(pv_context *ctx, const pv_volume *volume, cl_mem *
 pv_status pv_cl_download_volume(pv_context *ctx, cl_mem buffer, pv_volume *volume)
 {
     return volume_rect(ctx, buffer, 0, volume);
+}
+
+static void copy_volume(const pv_volume *from, pv_volume *to)
+{
+    size_t row = (size_t)from->nx * sizeof(float);
+    for (int z = 0; z < from->nz; z++)
+        for (int y = 0; y < from->ny; y++)
+            memcpy(to->data + (ptrdiff_t)y * to->stride_y + (ptrdiff_t)z * to->stride_z,
+                   from->data + (ptrdiff_t)y * from->stride_y + (ptrdiff_t)z * from->stride_z,
+                   row);
+}
+
+/* The last volume needs no temporary: when its download fails nothing of
+ * the caller's has been written yet (a driver that fails a read half done
+ * may leave that one volume partly written; an enqueue that fails, the
+ * usual case, writes nothing). */
+pv_status pv_cl_download_volumes(pv_context *ctx, const cl_mem *buffers, pv_volume *const *volumes,
+                                 int count)
+{
+    pv_volume staged[8];
+    if (count < 1 || count > 8)
+        return pv_fail(ctx, PV_ERR_INVALID, "pv_cl_download_volumes: %d volumes", count);
+    pv_status status = PV_OK;
+    int made = 0;
+    for (; made < count - 1 && status == PV_OK; made++) {
+        status = pv_volume_alloc(&staged[made], volumes[made]->nx, volumes[made]->ny,
+                                 volumes[made]->nz);
+        if (status == PV_OK)
+            status = pv_cl_download_volume(ctx, buffers[made], &staged[made]);
+        else
+            status = pv_fail(ctx, status, "no host memory to stage a download");
+    }
+    if (status == PV_OK)
+        status = pv_cl_download_volume(ctx, buffers[count - 1], volumes[count - 1]);
+    for (int i = 0; i < made; i++) {
+        if (status == PV_OK)
+            copy_volume(&staged[i], volumes[i]);
+        pv_volume_free(&staged[i]);
+    }
+    return status;
 }
 
 /* -------------------------------------------------------------- launches */

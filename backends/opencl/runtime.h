@@ -120,6 +120,12 @@ pv_status pv_cl_write_image(pv_context *ctx, cl_mem buffer, const pv_image *imag
 pv_status pv_cl_write_volume(pv_context *ctx, cl_mem buffer, const pv_volume *volume);
 pv_status pv_cl_upload_volume(pv_context *ctx, const pv_volume *volume, cl_mem *buffer);
 pv_status pv_cl_download_volume(pv_context *ctx, cl_mem buffer, pv_volume *volume);
+/* buffers[i] into volumes[i] (i < count), all or nothing: every volume but
+ * the last is read into a host temporary and copied to the caller's only
+ * once the last one's download has succeeded, so a failed download leaves
+ * every volume as it was. */
+pv_status pv_cl_download_volumes(pv_context *ctx, const cl_mem *buffers, pv_volume *const *volumes,
+                                 int count);
 
 /* Enqueue a kernel.  global is rounded up to a multiple of local (local may
  * be NULL); the launch's event time is added to the call's kernel_ms. */

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Build the fuzz targets (tests/fuzz/fuzz_*.c) with clang, libFuzzer,
 # AddressSanitizer and UndefinedBehaviorSanitizer, straight from the
-# library's I/O sources, apart from the normal build.
+# library's I/O sources and the cache parsers, apart from the normal build.
 #   build.sh SRCDIR BUILDDIR OUTDIR
 # BUILDDIR is a configured build tree (its config.h and parvis/version.h
 # are used); the targets land in OUTDIR.  FUZZ_CC overrides the compiler.
@@ -14,7 +14,7 @@ mkdir -p "$out/obj"
 
 sanitize=(-fsanitize=address,undefined -fno-sanitize-recover=undefined)
 cflags=(-g -O1 -std=c11 -D_POSIX_C_SOURCE=200809L -fno-omit-frame-pointer
-        "${sanitize[@]}" -I"$build" -I"$build/include" -I"$src/include" -I"$src/lib"
+        "${sanitize[@]}" -I"$build" -I"$build/include" -I"$src/include" -I"$src/lib" -I"$src/backends/opencl"
         $(pkg-config --cflags libpng))
 libs=($(pkg-config --libs libpng) -lz -lm)
 grep -q '^#define PV_HAVE_JPEG 1' "$build/config.h" && libs+=(-ljpeg)
@@ -22,9 +22,10 @@ grep -q '^#define PV_HAVE_JPEG 1' "$build/config.h" && libs+=(-ljpeg)
 # The library code under test, instrumented for coverage.
 objects=()
 for s in tests/fuzz/link_stubs.c lib/status.c lib/image.c lib/io_pnm.c lib/io_png.c lib/io_jpeg.c lib/io_nifti.c \
-         lib/io_volume.c; do
+         lib/io_volume.c lib/tune_file.c backends/opencl/runtime_cache.c; do
     o="$out/obj/$(basename "${s%.c}").o"
-    if [ ! -f "$o" ] || [ "$src/$s" -nt "$o" ] || [ "$src/lib/io.h" -nt "$o" ]; then
+    if [ ! -f "$o" ] || [ "$src/$s" -nt "$o" ] || [ "$src/lib/io.h" -nt "$o" ] ||
+       [ "$src/lib/tune_internal.h" -nt "$o" ] || [ "$src/backends/opencl/runtime_cache.h" -nt "$o" ]; then
         "$cc" "${cflags[@]}" -fsanitize=fuzzer-no-link -c "$src/$s" -o "$o"
     fi
     objects+=("$o")

@@ -8,6 +8,7 @@ Run from anywhere: python3 tests/fuzz/make_corpus.py
 """
 import gzip
 import os
+import re
 import struct
 import subprocess
 import tempfile
@@ -140,6 +141,55 @@ def jpeg_seeds() -> Dict[str, bytes]:
         return {p.stem: p.read_bytes() for p in Path(tmp).glob("*.jpg")}
 
 
+def parvis_version() -> str:
+    """The version configure.ac gives (the tuning file names it)."""
+    text = (HERE.parent.parent / "configure.ac").read_text()
+    return re.search(r"AC_INIT\(\[parvis\], \[([^\]]+)\]", text).group(1)
+
+
+def fnv1a(data: bytes) -> int:
+    """FNV-1a 64, the checksum of both cache formats."""
+    value = 14695981039346656037
+    for byte in data:
+        value = ((value ^ byte) * 1099511628211) & 0xFFFFFFFFFFFFFFFF
+    return value
+
+
+def tune_seeds() -> Dict[str, bytes]:
+    """Tuning cache files for fuzz_tune_cache's identity."""
+    head = ("parvis-tune 1\ndevice fuzz device\ndriver fuzz driver 1.0\n"
+            f"parvis {parvis_version()}\n").encode()
+
+    def with_end(body: bytes) -> bytes:
+        return body + b"end %016x\n" % fnv1a(body)
+
+    params = b"param bp BP_WG_X 32\nparam bp BP_WG_Y 8\nparam sad SAD_WG_X 16\n"
+    valid = with_end(head + params)
+    return {
+        "valid": valid,
+        "empty": with_end(head),
+        "bad_checksum": head + params + b"end 0000000000000000\n",
+        "truncated": valid[: len(valid) - 10],
+        "other_device": with_end(head.replace(b"fuzz device", b"another")),
+    }
+
+
+def binary_cache_seeds() -> Dict[str, bytes]:
+    """Binary-cache entries for fuzz_binary_cache's key (host byte order)."""
+    key = 0x5056434C42494E31
+    binary = bytes(range(64)) * 4
+
+    def entry(size: int, checksum: int, body: bytes) -> bytes:
+        return b"PVCLBIN1" + struct.pack("=QQQ", key, size, checksum) + body
+
+    return {
+        "valid": entry(len(binary), fnv1a(binary), binary),
+        "short": entry(len(binary), fnv1a(binary), binary[:100]),
+        "claims_1gib": entry((1 << 30) - 1, 0, binary),
+        "bad_checksum": entry(len(binary), 1, binary),
+    }
+
+
 def write(target: str, seeds: Dict[str, bytes]) -> None:
     folder = CORPUS / target
     folder.mkdir(parents=True, exist_ok=True)
@@ -154,6 +204,8 @@ def main() -> None:
     write("fuzz_nifti", nifti_seeds())
     write("fuzz_nifti_gz", nifti_gz_seeds())
     write("fuzz_raw", raw_seeds())
+    write("fuzz_tune_cache", tune_seeds())
+    write("fuzz_binary_cache", binary_cache_seeds())
     jpegs = jpeg_seeds()
     whole = jpegs["colour_420"]
     jpegs["colour_cut"] = whole[: len(whole) // 2]
