@@ -244,6 +244,50 @@ pv_status pv_flow3d(pv_context *ctx, const pv_volume *fixed, const pv_volume *mo
 pv_status pv_flow_warp(pv_context *ctx, const pv_volume *moving, const pv_flow_field *flow,
                        pv_volume *warped);
 pv_status pv_flow_write_nifti(const char *path, const pv_flow_field *flow);
+
+/* multi.h */
+#define PV_DEVICE_GROUP_MAX ...
+#define PV_DEVICE_GROUP_WHOLE ...
+typedef struct pv_device_group pv_device_group;
+pv_status pv_device_group_create(pv_device_group **out, const pv_context_options *base,
+                                 const int *device_indices, int count);
+void pv_device_group_destroy(pv_device_group *group);
+int pv_device_group_size(const pv_device_group *group);
+pv_context *pv_device_group_context(pv_device_group *group, int index);
+pv_status pv_device_group_last_timing(const pv_device_group *group, int index,
+                                      pv_timing *timing);
+int pv_device_group_last_items(const pv_device_group *group, int index);
+pv_status pv_octreg_register_sequence(pv_device_group *group, const pv_volume *reference,
+                                      const pv_volume *targets, int count,
+                                      const pv_octreg_options *options,
+                                      pv_octreg_shift *shifts, pv_octreg_info *infos);
+pv_status pv_flow3d_sequence(pv_device_group *group, const pv_volume *frames, int count,
+                             const pv_flow_params *params, pv_flow_field *flows);
+pv_status pv_stereo_bp_group(pv_device_group *group, const pv_image *left, const pv_image *right,
+                             const pv_bp_params *params, pv_image *disparity);
+
+/* tune.h */
+#define PV_TUNE_MAX_PARAMS ...
+typedef struct pv_tune_options {
+    const char *op; int max_candidates; int runs; int width, height; int ndisp;
+    int write_cache;
+} pv_tune_options;
+void pv_tune_options_default(pv_tune_options *options);
+typedef struct pv_tune_param { char name[48]; int value; } pv_tune_param;
+typedef struct pv_tune_result {
+    char op[16]; int tried; int rejected; double default_ms; double best_ms; int param_count;
+    pv_tune_param params[...];   /* PV_TUNE_MAX_PARAMS */
+} pv_tune_result;
+pv_status pv_tune(pv_context *ctx, const pv_tune_options *options, pv_tune_result *results,
+                  int capacity, int *count);
+pv_status pv_tune_load(pv_context *ctx, int *applied);
+pv_status pv_tune_set(pv_context *ctx, const char *family, const char *name, int value);
+pv_status pv_tune_get(pv_context *ctx, const char *family, const char *name, int *value);
+pv_status pv_tune_use_defaults(pv_context *ctx);
+pv_status pv_tune_list(pv_context *ctx, const char *family, pv_tune_param *params, int capacity,
+                       int *count);
+pv_status pv_tune_cache_path(pv_context *ctx, char *path, size_t size);
+pv_status pv_tune_check_cache_writable(pv_context *ctx);
 """
 
 

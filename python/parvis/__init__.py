@@ -6,7 +6,8 @@ OpenMP/FFTW backends, with numpy arrays in and out.
         disparity = ctx.stereo_sad(left, right, ndisp=64, window=5)
         print(ctx.device_name, ctx.last_timing["total"], "ms")
 
-Start with help(parvis.Context).  Images are 2D arrays (rows, columns),
+Start with help(parvis.Context); parvis.DeviceGroup spreads a sequence of
+items over several devices.  Images are 2D arrays (rows, columns),
 volumes 3D arrays (z, y, x); coordinates and shifts are given x first, as
 in the C library.  Errors raise parvis.Error subclasses
 (parvis.InvalidArgument is also a ValueError).  Licence: BSD-3-Clause.
@@ -15,19 +16,22 @@ from ._errors import (BuildError, ClosedError, DeviceMemoryError, Error, FileErr
                       FormatError, InvalidArgument, Mismatch, NoDevice, OpenCLError,
                       OutOfMemory, Unsupported)
 from ._context import Context, FlowPlan, OctregPlan, PhaseCorrPlan, SiftPlan
+from ._group import DeviceGroup
 from ._io import (DeviceInfo, devices, disparity_error, has_nifti, imread, imwrite,
                   read_volume, synthesize_oct, version, write_flow, write_volume)
 from ._results import (AT_EDGE, NO_TEXTURE, Flow, Matches, NCCResult, OctregResult,
-                       PhaseCorrelation, PhaseCorrelationBatch, SiftFeatures, SyntheticOct)
+                       PhaseCorrelation, PhaseCorrelationBatch, SiftFeatures, SyntheticOct,
+                       TuneParam, TuneResult)
 
 __version__ = version()
 
 __all__ = [
-    "Context", "SiftPlan", "PhaseCorrPlan", "OctregPlan", "FlowPlan",
+    "Context", "DeviceGroup", "SiftPlan", "PhaseCorrPlan", "OctregPlan", "FlowPlan",
     "Error", "InvalidArgument", "OutOfMemory", "FileError", "FormatError", "Unsupported",
     "OpenCLError", "BuildError", "NoDevice", "Mismatch", "DeviceMemoryError", "ClosedError",
     "DeviceInfo", "devices", "version", "imread", "imwrite", "read_volume", "write_volume",
     "write_flow", "has_nifti", "disparity_error", "synthesize_oct",
     "SiftFeatures", "Matches", "PhaseCorrelation", "PhaseCorrelationBatch", "NCCResult",
-    "OctregResult", "Flow", "SyntheticOct", "NO_TEXTURE", "AT_EDGE", "__version__",
+    "OctregResult", "Flow", "SyntheticOct", "TuneParam", "TuneResult", "NO_TEXTURE", "AT_EDGE",
+    "__version__",
 ]

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import threading
 import weakref
-from typing import Any, Dict, Optional, Tuple, Union
+from typing import Any, Dict, List, Optional, Tuple, Union
 
 import numpy as np
 
@@ -11,7 +11,7 @@ from . import _arrays as A
 from ._errors import ClosedError, invalid, raise_status
 from ._native import ffi, lib
 from ._results import (Flow, Matches, NCCResult, OctregResult, PhaseCorrelation,
-                       PhaseCorrelationBatch, SiftFeatures)
+                       PhaseCorrelationBatch, SiftFeatures, TuneParam, TuneResult)
 
 ArrayLike = Any
 
@@ -99,6 +99,33 @@ def _flow_params(alpha: float, beta: float, rho: float, kernel_size: int, warps:
         _int(levels, "levels"), _float(spacing, "spacing"),
         _choice(_GRADIENT, gradient, "gradient"), _float(tolerance, "tolerance"),
         _int(check_every, "check_every")])
+
+
+def _stereo_inputs(left: ArrayLike, right: ArrayLike) -> Tuple[Any, ...]:
+    """The two views as C images; mixed uint8/float32 views are both made float32."""
+    la, ls = A.image_in(left, "left")
+    ra, rs = A.image_in(right, "right")
+    if ra.dtype != la.dtype and ra.shape == la.shape:
+        ra, rs = A.image_in(ra.astype(np.float32), "right")
+        la, ls = A.image_in(la.astype(np.float32), "left")
+    return la, ls, ra, rs
+
+
+def _bp_params(ndisp: int, min_disp: int, levels: int, iterations: int, lambda_: float,
+               data_max: float, disc_max: Optional[float], sigma: float, tile_width: int,
+               tile_height: int, tile_padding: int, memory_budget: int) -> Any:
+    """pv_bp_params; disc_max None scales with the range as the CLI's default."""
+    budget = int(memory_budget)
+    if budget < 0:
+        raise invalid(f"memory_budget: {budget} is negative")
+    if disc_max is None:
+        disc_max = max(1.7, float(lib.pv_bp_recommended_disc_max(_int(ndisp, "ndisp"))))
+    return ffi.new("pv_bp_params *", [
+        _int(min_disp, "min_disp"), _int(ndisp, "ndisp"), _int(levels, "levels"),
+        _int(iterations, "iterations"), _float(lambda_, "lambda_"),
+        _float(data_max, "data_max"), _float(disc_max, "disc_max"), _float(sigma, "sigma"),
+        _int(tile_width, "tile_width"), _int(tile_height, "tile_height"),
+        _int(tile_padding, "tile_padding"), budget])
 
 
 def _features_arrays(feats: Any, descriptor_dtype: Any) -> SiftFeatures:
@@ -349,11 +376,7 @@ class Context:
         uniqueness: reject a winner of cost c when a candidate outside
         d-1..d+1 costs less than c (1 + uniqueness); 0 disables.
         left, right: 2D, same shape, uint8 or float32 (same type)."""
-        la, ls = A.image_in(left, "left")
-        ra, rs = A.image_in(right, "right")
-        if ra.dtype != la.dtype and ra.shape == la.shape:
-            ra, rs = A.image_in(ra.astype(np.float32), "right")
-            la, ls = A.image_in(la.astype(np.float32), "left")
+        la, ls, ra, rs = _stereo_inputs(left, right)
         params = ffi.new("pv_sad_params *", [
             _int(min_disp, "min_disp"), _int(ndisp, "ndisp"), _int(window, "window"),
             int(bool(subpixel)), int(bool(lr_check)), _float(lr_max_diff, "lr_max_diff"),
@@ -383,22 +406,9 @@ class Context:
         Gaussian pre-smoothing (0: none).  tile_width/tile_height/
         tile_padding/memory_budget: image partitions (0: automatic).
         The defaults are the paper's (see include/parvis/stereo.h)."""
-        la, ls = A.image_in(left, "left")
-        ra, rs = A.image_in(right, "right")
-        if ra.dtype != la.dtype and ra.shape == la.shape:
-            ra, rs = A.image_in(ra.astype(np.float32), "right")
-            la, ls = A.image_in(la.astype(np.float32), "left")
-        budget = int(memory_budget)
-        if budget < 0:
-            raise invalid(f"memory_budget: {budget} is negative")
-        if disc_max is None:
-            disc_max = max(1.7, float(lib.pv_bp_recommended_disc_max(_int(ndisp, "ndisp"))))
-        params = ffi.new("pv_bp_params *", [
-            _int(min_disp, "min_disp"), _int(ndisp, "ndisp"), _int(levels, "levels"),
-            _int(iterations, "iterations"), _float(lambda_, "lambda_"),
-            _float(data_max, "data_max"), _float(disc_max, "disc_max"), _float(sigma, "sigma"),
-            _int(tile_width, "tile_width"), _int(tile_height, "tile_height"),
-            _int(tile_padding, "tile_padding"), budget])
+        la, ls, ra, rs = _stereo_inputs(left, right)
+        params = _bp_params(ndisp, min_disp, levels, iterations, lambda_, data_max, disc_max,
+                            sigma, tile_width, tile_height, tile_padding, memory_budget)
         dst = A.output(out, la.shape)
         A.refuse_overlap(dst, la, ra)
         self._call(lib.pv_stereo_bp, ls, rs, params, A.image_struct(dst))
@@ -590,6 +600,107 @@ class Context:
         dst = np.empty(ma.shape, np.float32)
         self._call(lib.pv_flow_warp, ms, field, A.volume_struct(dst))
         return dst.reshape(np.shape(moving)) if np.ndim(moving) == 2 else dst
+
+    # ---------------------------------------------------------------- tuning
+    def tune(self, op: Optional[str] = None, *, max_candidates: int = 0, runs: int = 3,
+             width: int = 0, height: int = 0, ndisp: int = 0,
+             write_cache: bool = True) -> List[TuneResult]:
+        """Auto-tune this context's OpenCL kernels (pv_tune): for op "bp",
+        "sad" or None (both), build each candidate launch configuration
+        (max_candidates per op; 0: all the search makes), check its output
+        against the CPU backend, time it (median of `runs` runs) on a
+        synthetic width x height workload of ndisp disparities (0: the op's
+        defaults) and keep the fastest.  The winners are applied to this
+        context and, with write_cache, stored in the cache file
+        (tune_cache_path()).  Returns one TuneResult per op searched.  The
+        CPU backend has nothing to tune: parvis.Unsupported."""
+        options = ffi.new("pv_tune_options *")
+        lib.pv_tune_options_default(options)
+        keep = ffi.new("char[]", _family(op, "op").encode()) if op is not None else ffi.NULL
+        options.op = keep
+        options.max_candidates = _int(max_candidates, "max_candidates")
+        options.runs = _int(runs, "runs")
+        options.width = _int(width, "width")
+        options.height = _int(height, "height")
+        options.ndisp = _int(ndisp, "ndisp")
+        options.write_cache = int(bool(write_cache))
+        capacity = 2
+        results = ffi.new("pv_tune_result[]", capacity)
+        count = ffi.new("int *")
+        self._call(lib.pv_tune, options, results, capacity, count)
+        return [TuneResult(ffi.string(r.op).decode(), int(r.tried), int(r.rejected),
+                           float(r.default_ms), float(r.best_ms),
+                           {ffi.string(p.name).decode(): int(p.value)
+                            for p in r.params[0:r.param_count]})
+                for r in results[0:count[0]]]
+
+    def tune_load(self) -> int:
+        """Apply the cached tuning of this context's device (pv_tune_load);
+        returns the number of parameters set (0: no usable cache entry, and
+        always on the CPU backend)."""
+        applied = ffi.new("int *")
+        self._call(lib.pv_tune_load, applied)
+        return int(applied[0])
+
+    def tune_set(self, family: str, name: str, value: int) -> None:
+        """Override one launch parameter on this context (family "bp" or
+        "sad", names as tune_list() gives them).  An unknown family or name,
+        or a negative value, raises parvis.InvalidArgument.  The CPU backend
+        has no launch parameters and ignores the call."""
+        self._call(lib.pv_tune_set, _family(family, "family").encode(), _name(name),
+                   _int(value, "value"))
+
+    def tune_get(self, family: str, name: str) -> int:
+        """The current value of one launch parameter (see tune_set); the CPU
+        backend raises parvis.Unsupported."""
+        value = ffi.new("int *")
+        self._call(lib.pv_tune_get, _family(family, "family").encode(), _name(name), value)
+        return int(value[0])
+
+    def tune_use_defaults(self) -> None:
+        """Put every launch parameter back to its default and stop reading
+        the tuning cache automatically on this context."""
+        self._call(lib.pv_tune_use_defaults)
+
+    def tune_list(self, family: Optional[str] = None) -> List[TuneParam]:
+        """The launch parameters of a family ("bp", "sad", or None for both)
+        with their current values; empty on the CPU backend."""
+        families = ["bp", "sad"] if family is None else [_family(family, "family")]
+        found: List[TuneParam] = []
+        for fam in families:
+            capacity = 256
+            params = ffi.new("pv_tune_param[]", capacity)
+            count = ffi.new("int *")
+            self._call(lib.pv_tune_list, fam.encode(), params, capacity, count)
+            found += [TuneParam(fam, ffi.string(p.name).decode(), int(p.value))
+                      for p in params[0:count[0]]]
+        return found
+
+    def tune_cache_path(self) -> str:
+        """Path of this context's tuning cache file ($PARVIS_TUNE_DIR, else
+        $XDG_CACHE_HOME/parvis, else ~/.cache/parvis); the CPU backend raises
+        parvis.Unsupported."""
+        path = ffi.new("char[]", 4096)
+        self._call(lib.pv_tune_cache_path, path, 4096)
+        return ffi.string(path).decode(errors="surrogateescape")
+
+    def tune_check_cache_writable(self) -> None:
+        """Return when the tuning cache file can be written, else raise
+        parvis.FileError saying why (parvis.Unsupported on the CPU backend)."""
+        self._call(lib.pv_tune_check_cache_writable)
+
+
+def _family(family: Any, name: str) -> str:
+    """A tuning family name; the C library checks it is "bp" or "sad"."""
+    if not isinstance(family, str) or "\0" in family:
+        raise invalid(f"{name}: expected 'bp' or 'sad', got {family!r}")
+    return family
+
+
+def _name(name: Any) -> bytes:
+    if not isinstance(name, str) or "\0" in name:
+        raise invalid(f"name: expected a parameter name, got {name!r}")
+    return name.encode()
 
 
 def _as_volume(arr: ArrayLike) -> ArrayLike:

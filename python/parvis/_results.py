@@ -113,3 +113,24 @@ class SyntheticOct(NamedTuple):
     target: np.ndarray
     shifts: np.ndarray
     valid: np.ndarray
+
+
+class TuneParam(NamedTuple):
+    """One tunable OpenCL launch parameter of a context: its kernel family
+    ("bp" or "sad"), its name (e.g. "BP_WG_X") and its current value."""
+    family: str
+    name: str
+    value: int
+
+
+class TuneResult(NamedTuple):
+    """The outcome of an auto-tuning search for one kernel family (op "bp"
+    or "sad"): candidates tried and rejected (failed to build or run, or
+    disagreed with the CPU backend), the median end-to-end times in ms with
+    the default and with the kept parameters, and the kept values by name."""
+    op: str
+    tried: int
+    rejected: int
+    default_ms: float
+    best_ms: float
+    params: Dict[str, int]
