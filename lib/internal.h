@@ -58,6 +58,15 @@ void pv_context_set_build_log(pv_context *ctx, const char *log);
 /* Monotonic clock in milliseconds. */
 double pv_now_ms(void);
 
+/* The user's cache root: $XDG_CACHE_HOME, else $HOME/.cache, into dir.
+ * 0 when neither is set or the name does not fit (nothing is cached then).
+ * The binary cache, FFTW wisdom, PoCL's kernel cache and the tuning cache
+ * all live below it. */
+int pv_cache_root(char *dir, size_t size);
+
+/* 1 when text ends in suffix (lower case), letters compared without case. */
+int pv_ends_with_ignoring_case(const char *text, const char *suffix);
+
 /* Start / finish one front-end call: pv_call_begin takes the context's
  * lock and starts the timing, pv_call_end fills timing.total_ms (the
  * backend adds kernel/upload/download) and gives the lock back.  Every

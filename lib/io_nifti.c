@@ -422,21 +422,6 @@ static pv_status check_gzip_end(nifti_stream *s, const nifti_layout *l)
 
 /* ============================================================== naming */
 
-static int ends_with(const char *text, const char *suffix)
-{
-    size_t n = strlen(text), m = strlen(suffix);
-    if (n < m)
-        return 0;
-    for (size_t i = 0; i < m; i++) {
-        char c = text[n - m + i];
-        if (c >= 'A' && c <= 'Z')
-            c = (char)(c - 'A' + 'a');
-        if (c != suffix[i])
-            return 0;
-    }
-    return 1;
-}
-
 /* The companion of a .hdr/.img file name: `from` (".hdr" or ".img") is
  * replaced by `to`, keeping a ".gz" tail; "" when path is not such a name
  * or the result does not fit. */
@@ -444,8 +429,8 @@ static void companion_name(const char *path, const char *from, const char *to, i
                            char *out, size_t size)
 {
     out[0] = '\0';
-    size_t n = strlen(path), tail = ends_with(path, ".gz") ? 3 : 0;
-    if (n < tail + 4 || !ends_with(path, tail ? (from[1] == 'h' ? ".hdr.gz" : ".img.gz") : from))
+    size_t n = strlen(path), tail = pv_ends_with_ignoring_case(path, ".gz") ? 3 : 0;
+    if (n < tail + 4 || !pv_ends_with_ignoring_case(path, tail ? (from[1] == 'h' ? ".hdr.gz" : ".img.gz") : from))
         return;
     int length = snprintf(out, size, "%.*s%s%s", (int)(n - tail - 4), path, to, gz ? ".gz" : "");
     if (length < 0 || (size_t)length >= size)
@@ -462,12 +447,12 @@ static int is_file(const char *path)
  * companion may be compressed or not, whatever the name given. */
 static pv_status pair_names(const char *path, char *header, char *data, size_t size)
 {
-    int is_image = ends_with(path, ".img") || ends_with(path, ".img.gz");
+    int is_image = pv_ends_with_ignoring_case(path, ".img") || pv_ends_with_ignoring_case(path, ".img.gz");
     char *other = is_image ? header : data;
     snprintf(is_image ? data : header, size, "%s", path);
     for (int gz = 0; gz <= 1; gz++) {
         companion_name(path, is_image ? ".img" : ".hdr", is_image ? ".hdr" : ".img",
-                       ends_with(path, ".gz") ? !gz : gz, other, size);
+                       pv_ends_with_ignoring_case(path, ".gz") ? !gz : gz, other, size);
         if (is_file(other))
             return PV_OK;
     }
@@ -517,7 +502,7 @@ pv_status pv_volume_read_nifti(const char *path, pv_volume *out)
     memset(&layout, 0, sizeof layout);
     memset(&header, 0, sizeof header);
     memset(&data, 0, sizeof data);
-    int is_image = ends_with(path, ".img") || ends_with(path, ".img.gz");
+    int is_image = pv_ends_with_ignoring_case(path, ".img") || pv_ends_with_ignoring_case(path, ".img.gz");
     pv_status status = PV_OK;
     if (is_image)
         status = pair_names(path, header_path, data_path, sizeof header_path);

@@ -128,7 +128,7 @@ int pv_volume_io_has_nifti(void)
     return 1;
 }
 
-static int ends_with_ignoring_case(const char *text, const char *suffix)
+int pv_ends_with_ignoring_case(const char *text, const char *suffix)
 {
     size_t n = strlen(text), m = strlen(suffix);
     if (n < m)
@@ -154,11 +154,11 @@ static nifti_target target_of(const char *path)
 {
     const char *slash = strrchr(path, '/');
     size_t name = strlen(slash ? slash + 1 : path);
-    if (ends_with_ignoring_case(path, ".nii.gz"))
+    if (pv_ends_with_ignoring_case(path, ".nii.gz"))
         return name > 7 ? TARGET_NII_GZ : TARGET_NONE;
-    if (ends_with_ignoring_case(path, ".nii"))
+    if (pv_ends_with_ignoring_case(path, ".nii"))
         return name > 4 ? TARGET_NII : TARGET_NONE;
-    if (ends_with_ignoring_case(path, ".hdr"))
+    if (pv_ends_with_ignoring_case(path, ".hdr"))
         return name > 4 ? TARGET_PAIR : TARGET_NONE;
     return TARGET_NONE;
 }

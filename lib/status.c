@@ -80,6 +80,20 @@ void pv_version_numbers(int *major, int *minor, int *patch)
         *patch = PV_VERSION_PATCH;
 }
 
+int pv_cache_root(char *dir, size_t size)
+{
+    const char *xdg = getenv("XDG_CACHE_HOME");
+    const char *home = getenv("HOME");
+    int n;
+    if (xdg && *xdg)
+        n = snprintf(dir, size, "%s", xdg);
+    else if (home && *home)
+        n = snprintf(dir, size, "%s/.cache", home);
+    else
+        return 0;
+    return n > 0 && (size_t)n < size;
+}
+
 double pv_now_ms(void)
 {
     struct timespec ts;

@@ -76,14 +76,8 @@ static int wisdom_path(char *path, size_t size)
         int n = snprintf(path, size, "%s", own);
         return n > 0 && (size_t)n < size;
     }
-    const char *xdg = getenv("XDG_CACHE_HOME");
-    const char *home = getenv("HOME");
     char dir[3072];
-    if (xdg && *xdg)
-        snprintf(dir, sizeof dir, "%s", xdg);
-    else if (home && *home)
-        snprintf(dir, sizeof dir, "%s/.cache", home);
-    else
+    if (!pv_cache_root(dir, sizeof dir))
         return 0;
     int n = snprintf(path, size, "%s/parvis/fftw3f.wisdom", dir);
     return n > 0 && (size_t)n < size;

@@ -237,15 +237,10 @@ static void ensure_pocl_cache_dir(void)
     const char *set = getenv("POCL_CACHE_DIR");
     if (set && *set)
         return;
-    const char *xdg = getenv("XDG_CACHE_HOME");
-    const char *home = getenv("HOME");
-    char dir[4096];
-    if (xdg && *xdg)
-        snprintf(dir, sizeof dir, "%s/pocl/kcache", xdg);
-    else if (home && *home)
-        snprintf(dir, sizeof dir, "%s/.cache/pocl/kcache", home);
-    else
-        dir[0] = '\0';
+    char dir[4096], root[3072];
+    dir[0] = '\0';
+    if (pv_cache_root(root, sizeof root))
+        snprintf(dir, sizeof dir, "%s/pocl/kcache", root);
     if (dir[0] && make_directories(dir) == 0)
         return;
     const char *tmp = getenv("TMPDIR");
@@ -590,14 +585,8 @@ static int cache_disabled(void)
 /* $XDG_CACHE_HOME/parvis, else $HOME/.cache/parvis; created on demand. */
 static int cache_path(uint64_t key, char *path, size_t size)
 {
-    const char *xdg = getenv("XDG_CACHE_HOME");
-    const char *home = getenv("HOME");
     char dir[3072];
-    if (xdg && *xdg)
-        snprintf(dir, sizeof dir, "%s", xdg);
-    else if (home && *home)
-        snprintf(dir, sizeof dir, "%s/.cache", home);
-    else
+    if (!pv_cache_root(dir, sizeof dir))
         return 0;
     mkdir(dir, 0755);
     size_t len = strlen(dir);

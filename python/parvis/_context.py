@@ -1,9 +1,10 @@
 """parvis.Context: one C pv_context, its operations and its plans."""
 from __future__ import annotations
 
+import abc
 import threading
 import weakref
-from typing import Any, Dict, List, Optional, Tuple, Union
+from typing import Any, Dict, List, Optional, Tuple, TypeVar, Union
 
 import numpy as np
 
@@ -170,7 +171,45 @@ def _descriptor_set(desc: ArrayLike, name: str) -> Tuple[Any, Tuple[Any, ...]]:
     return feats, (d, keypoints, pointer)
 
 
-class Context:
+_H = TypeVar("_H", bound="_Handle")
+
+
+class _Handle(abc.ABC):
+    """What every owner of one C object shares: ``with`` closes it, so does
+    garbage collection, ``closed`` tells, and ``_live()`` gives the pointer
+    or raises :class:`ClosedError`.  A subclass sets ``_ptr`` and
+    ``_what`` ("the context") and defines ``close()``."""
+
+    _ptr: Any = None
+    _what = "the object"
+
+    @abc.abstractmethod
+    def close(self) -> None:
+        """Release the C object (idempotent)."""
+
+    def __enter__(self: _H) -> _H:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:  # interpreter shutdown: the module may be gone
+            pass
+
+    @property
+    def closed(self) -> bool:
+        return self._ptr is None
+
+    def _live(self) -> Any:
+        if self._ptr is None:
+            raise ClosedError(lib.PV_ERR_INVALID, f"{self._what} is closed")
+        return self._ptr
+
+
+class Context(_Handle):
     """A parvis context: one backend and device, and the calls made on it.
 
     Context(backend="auto", device=None, crosscheck=False, cpu_threads=0)
@@ -203,6 +242,8 @@ class Context:
         closed with it.
     """
 
+    _what = "the context"
+
     def __init__(self, backend: str = "auto", device: Union[int, str, None] = None,
                  crosscheck: bool = False, cpu_threads: int = 0) -> None:
         self._ptr: Any = None
@@ -229,27 +270,6 @@ class Context:
             if self._ptr is not None:
                 lib.pv_context_destroy(self._ptr)
                 self._ptr = None
-
-    def __enter__(self) -> "Context":
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.close()
-
-    def __del__(self) -> None:
-        try:
-            self.close()
-        except Exception:  # interpreter shutdown: the module may be gone
-            pass
-
-    @property
-    def closed(self) -> bool:
-        return self._ptr is None
-
-    def _live(self) -> Any:
-        if self._ptr is None:
-            raise ClosedError(lib.PV_ERR_INVALID, "the context is closed")
-        return self._ptr
 
     def __repr__(self) -> str:
         if self._ptr is None:

@@ -7,7 +7,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 import numpy as np
 
 from . import _arrays as A
-from ._context import (_BACKENDS, _bp_params, _choice, _device_index, _flow_params, _int,
+from ._context import (_BACKENDS, _Handle, _bp_params, _choice, _device_index, _flow_params, _int,
                        _octreg_arrays, _octreg_options, _stereo_inputs)
 from ._errors import ClosedError, invalid, raise_status
 from ._native import ffi, lib
@@ -16,7 +16,7 @@ from ._results import Flow, OctregResult
 ArrayLike = Any
 
 
-class DeviceGroup:
+class DeviceGroup(_Handle):
     """Several contexts, one per device, sharing the items of a call.
 
     DeviceGroup(backend="auto", devices="all", crosscheck=False, cpu_threads=0)
@@ -36,6 +36,8 @@ class DeviceGroup:
     a failed item names the member and the item.  One group serves one call
     at a time.  Use it as a context manager, or call close().
     """
+
+    _what = "the device group"
 
     def __init__(self, backend: str = "auto",
                  devices: Union[str, Sequence[Union[int, str]]] = "all",
@@ -69,27 +71,6 @@ class DeviceGroup:
             if self._ptr is not None:
                 lib.pv_device_group_destroy(self._ptr)
                 self._ptr = None
-
-    def __enter__(self) -> "DeviceGroup":
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.close()
-
-    def __del__(self) -> None:
-        try:
-            self.close()
-        except Exception:  # interpreter shutdown: the module may be gone
-            pass
-
-    @property
-    def closed(self) -> bool:
-        return self._ptr is None
-
-    def _live(self) -> Any:
-        if self._ptr is None:
-            raise ClosedError(lib.PV_ERR_INVALID, "the device group is closed")
-        return self._ptr
 
     def __repr__(self) -> str:
         if self._ptr is None:
