@@ -288,6 +288,12 @@ pv_status pv_tune_list(pv_context *ctx, const char *family, pv_tune_param *param
                        int *count);
 pv_status pv_tune_cache_path(pv_context *ctx, char *path, size_t size);
 pv_status pv_tune_check_cache_writable(pv_context *ctx);
+
+/* flow.h: 2D flow defaults and Middlebury .flo files */
+void pv_flow_params_default_2d(pv_flow_params *params);
+void pv_flow_field_free(pv_flow_field *field);
+pv_status pv_flow_read_flo(const char *path, pv_flow_field *field);
+pv_status pv_flow_write_flo(const char *path, const pv_flow_field *field);
 """
 
 

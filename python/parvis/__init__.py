@@ -18,7 +18,8 @@ from ._errors import (BuildError, ClosedError, DeviceMemoryError, Error, FileErr
 from ._context import Context, FlowPlan, OctregPlan, PhaseCorrPlan, SiftPlan
 from ._group import DeviceGroup
 from ._io import (DeviceInfo, devices, disparity_error, has_nifti, imread, imwrite,
-                  read_volume, synthesize_oct, version, write_flow, write_volume)
+                  read_flo, read_volume, synthesize_oct, version, write_flo, write_flow,
+                  write_volume)
 from ._results import (AT_EDGE, NO_TEXTURE, Flow, Matches, NCCResult, OctregResult,
                        PhaseCorrelation, PhaseCorrelationBatch, SiftFeatures, SyntheticOct,
                        TuneParam, TuneResult)
@@ -30,7 +31,7 @@ __all__ = [
     "Error", "InvalidArgument", "OutOfMemory", "FileError", "FormatError", "Unsupported",
     "OpenCLError", "BuildError", "NoDevice", "Mismatch", "DeviceMemoryError", "ClosedError",
     "DeviceInfo", "devices", "version", "imread", "imwrite", "read_volume", "write_volume",
-    "write_flow", "has_nifti", "disparity_error", "synthesize_oct",
+    "write_flow", "read_flo", "write_flo", "has_nifti", "disparity_error", "synthesize_oct",
     "SiftFeatures", "Matches", "PhaseCorrelation", "PhaseCorrelationBatch", "NCCResult",
     "OctregResult", "Flow", "SyntheticOct", "TuneParam", "TuneResult", "NO_TEXTURE", "AT_EDGE",
     "__version__",
