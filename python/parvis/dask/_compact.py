@@ -38,12 +38,8 @@ class PackedImage:
         return image
 
 
-def _integer_type(low: float, high: float) -> Any:
-    for dtype in (np.uint8, np.int8, np.uint16, np.int16):
-        info = np.iinfo(dtype)
-        if info.min <= low and high <= info.max:
-            return dtype
-    return None
+#: Integer types tried, smallest first.
+PACKED_TYPES = (np.uint8, np.int16)
 
 
 def compact(result: Any) -> Any:
@@ -52,23 +48,19 @@ def compact(result: Any) -> Any:
     if (not isinstance(result, np.ndarray) or result.dtype != np.float32
             or result.ndim != 2 or result.size < MIN_PIXELS):
         return result
-    result = np.ascontiguousarray(result)
-    finite = np.isfinite(result)
-    if not finite.any():
-        return result
-    values = np.where(finite, result, 0.0).astype(np.float32)
-    low, high = float(values.min()), float(values.max())
-    dtype = _integer_type(np.floor(low), np.ceil(high))
-    if dtype is None:
-        return result
-    packed = np.rint(values).astype(dtype)
-    rebuilt = packed.astype(np.float32)
-    # Compare bits, not values: -0.0 and nan must come back as they were.
-    differ = np.flatnonzero(rebuilt.view(np.uint32) != result.view(np.uint32))
-    if differ.size > MAX_EXCEPTION_SHARE * result.size:
-        return result
-    flat = result.reshape(-1)
-    return PackedImage(packed, differ.astype(np.int64), flat[differ].copy())
+    image = np.ascontiguousarray(result)
+    bits = image.view(np.uint32)
+    for dtype in PACKED_TYPES:
+        # A plain cast, then a bitwise comparison of its way back: every
+        # pixel the type does not hold exactly (inf, nan, fractions, -0.0,
+        # values out of range) differs and is listed apart.  Four passes
+        # over the image, a few milliseconds for 1080p.
+        with np.errstate(invalid="ignore", over="ignore"):
+            packed = image.astype(dtype)
+        differ = np.flatnonzero(packed.astype(np.float32).view(np.uint32) != bits)
+        if differ.size <= MAX_EXCEPTION_SHARE * image.size:
+            return PackedImage(packed, differ, image.reshape(-1)[differ])
+    return result
 
 
 def expand(entry: Any) -> Any:
