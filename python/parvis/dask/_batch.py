@@ -335,7 +335,9 @@ def octreg(client: distributed.Client, reference: _inputs.Source, targets: Any, 
     (CSV file with ``output_dir``; the ``registered`` volume is returned in
     memory only).  volume_shape (z, y, x): the shape of raw float32 files.
     backend/device: install the worker plugin with these (see
-    :func:`parvis.dask.register`).  options: those of ``Context.octreg_plan``.
+    :func:`parvis.dask.register`).  items_per_task: targets per task (see
+    the module's notes; with ``registered`` each result holds a volume, so
+    keep it small).  options: those of ``Context.octreg_plan``.
     """
     _client_setup(client, backend, device)
     ref = _inputs.materialise(reference, volume_shape).astype(np.float32, copy=False)

@@ -122,16 +122,6 @@ Outcome = Tuple[bool, Any]
 READ_AHEAD = 2
 
 
-def run_item(kind: str, payloads: Sequence[Any], plan: PlanSpec, params: Dict[str, Any],
-             output: Optional[str], volume_shape: Optional[_inputs.Shape3]) -> Any:
-    """Run one batch item on the calling worker.  Returns the result, or
-    ``output`` after writing the result there; raises the item's error."""
-    ok, value = run_items(kind, [(0, payloads, output)], plan, params, volume_shape)[0]
-    if not ok:
-        raise value
-    return _compact.expand(value)
-
-
 def run_items(kind: str, items: Sequence[TaskItem], plan: PlanSpec, params: Dict[str, Any],
               volume_shape: Optional[_inputs.Shape3]) -> List[Outcome]:
     """Run several batch items on the calling worker (the batch functions
@@ -148,19 +138,19 @@ def run_items(kind: str, items: Sequence[TaskItem], plan: PlanSpec, params: Dict
     operation = OPERATIONS[kind]
     state = worker_state()
     pool = state.io_pool()
-    reads: List[Future] = []
-    finishing: List[Future] = []
-
-    def read_ahead(position: int) -> None:
-        while len(reads) < len(items) and len(reads) <= position + READ_AHEAD:
-            payloads = items[len(reads)][1]
-            reads.append(pool.submit(_load_all, payloads, volume_shape))
+    # Reads not yet consumed, by position: a consumed one is dropped at once
+    # so that the task holds at most READ_AHEAD + 1 items' inputs.
+    reads: Dict[int, "Future[List[np.ndarray]]"] = {}
+    finishing: List["Future[Any]"] = []
+    submitted = 0
 
     try:
         for position, (_, _, output) in enumerate(items):
-            read_ahead(position)
+            while submitted < len(items) and submitted <= position + READ_AHEAD:
+                reads[submitted] = pool.submit(_load_all, items[submitted][1], volume_shape)
+                submitted += 1
             try:
-                arrays = reads[position].result()
+                arrays = reads.pop(position).result()
                 result = _run_on_device(state, operation, arrays, plan, params)
             except (InputError, parvis.Error) as error:
                 finishing.append(_failed(error))
@@ -170,10 +160,12 @@ def run_items(kind: str, items: Sequence[TaskItem], plan: PlanSpec, params: Dict
             finishing.append(pool.submit(_finish, kind, output, result))
         return [_outcome(future) for future in finishing]
     finally:
-        # A task that stops early (a device failure) leaves no writer behind.
-        for future in reads + finishing:
+        # A task that stops early (a device failure) leaves no reader or
+        # writer behind.
+        pending = list(reads.values()) + finishing
+        for future in pending:
             future.cancel()
-        wait(reads + finishing)
+        wait(pending)
 
 
 def _load_all(payloads: Sequence[Any], volume_shape: Optional[_inputs.Shape3]
