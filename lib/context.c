@@ -1,6 +1,6 @@
 /* Contexts: backend and device selection (options, then environment),
  * the selection note, and the queries a caller needs. */
-#include "internal.h"
+#include "core/internal.h"
 #include "tune_internal.h"
 
 #include <ctype.h>
@@ -142,7 +142,7 @@ static pv_status use_opencl(pv_context *ctx, int device_index)
     ctx->backend = PV_BACKEND_OPENCL;
     ctx->ops = &pv_opencl_backend;
     ctx->device_index = device_index;
-    pv_status status = pv_opencl_backend.init(ctx, device_index);
+    pv_status status = pv_opencl_backend.device->init(ctx, device_index);
     if (status != PV_OK) {
         ctx->ops = NULL;
         ctx->backend_state = NULL;
@@ -293,8 +293,8 @@ void pv_context_destroy(pv_context *ctx)
     if (!ctx)
         return;
     pv_context_lock(ctx); /* a call still running on another thread finishes first */
-    if (ctx->ops && ctx->ops->release)
-        ctx->ops->release(ctx);
+    if (ctx->ops && ctx->ops->device->release)
+        ctx->ops->device->release(ctx);
     free(ctx->build_log);
     pv_context_unlock(ctx);
     pthread_mutex_destroy(&ctx->lock);
@@ -410,12 +410,12 @@ pv_status pv_context_copy_bandwidth(pv_context *ctx, size_t bytes, double *gb_pe
         return pv_fail(ctx, PV_ERR_INVALID, "pv_context_copy_bandwidth: ctx or gb_per_s is NULL");
     if (bytes == 0)
         return pv_fail(ctx, PV_ERR_INVALID, "pv_context_copy_bandwidth: bytes is 0");
-    if (!ctx->ops->copy_bandwidth)
+    if (!ctx->ops->device->copy_bandwidth)
         return pv_fail(ctx, PV_ERR_UNSUPPORTED,
                        "pv_context_copy_bandwidth: the %s backend cannot measure it",
                        ctx->ops->name);
     pv_context_lock(ctx);
-    pv_status status = ctx->ops->copy_bandwidth(ctx, bytes, gb_per_s);
+    pv_status status = ctx->ops->device->copy_bandwidth(ctx, bytes, gb_per_s);
     pv_context_unlock(ctx);
     return status;
 }

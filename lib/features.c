@@ -2,7 +2,7 @@
  * the octave geometry and Gaussian taps (computed here once so both
  * backends blur with identical weights), the deterministic output order,
  * the top-K cap, descriptor matching decisions and the cross-check. */
-#include "internal.h"
+#include "core/internal.h"
 
 #include <float.h>
 #include <limits.h>
@@ -254,7 +254,7 @@ pv_status pv_sift_plan_create(pv_context *ctx, int width, int height,
         status = fill_level_taps(ctx, made);
     pv_context_lock(ctx); /* a shared context's device state */
     if (status == PV_OK)
-        status = ctx->ops->sift_create(ctx, g, &made->backend_plan);
+        status = ctx->ops->features->create(ctx, g, &made->backend_plan);
     if (status != PV_OK)
         free_plan(made);
     pv_context_unlock(ctx);
@@ -270,9 +270,9 @@ void pv_sift_plan_destroy(pv_sift_plan *plan)
         return;
     pv_context *ctx = plan->ctx;
     pv_context_lock(ctx); /* a shared context's device state */
-    ctx->ops->sift_destroy(ctx, plan->backend_plan);
+    ctx->ops->features->destroy(ctx, plan->backend_plan);
     if (plan->cpu_plan)
-        pv_cpu_backend.sift_destroy(ctx, plan->cpu_plan);
+        pv_cpu_backend.features->destroy(ctx, plan->cpu_plan);
     free_plan(plan);
     pv_context_unlock(ctx);
 }
@@ -609,11 +609,11 @@ static pv_status crosscheck_detect(pv_sift_plan *plan, const pv_image *image,
     pv_timing saved = ctx->timing;
     pv_status status = PV_OK;
     if (!plan->cpu_plan)
-        status = pv_cpu_backend.sift_create(ctx, &plan->geometry, &plan->cpu_plan);
+        status = pv_cpu_backend.features->create(ctx, &plan->geometry, &plan->cpu_plan);
     pv_sift_raw raw = {0};
     pv_sift_features cpu = {0};
     if (status == PV_OK)
-        status = pv_cpu_backend.sift_detect(ctx, plan->cpu_plan, image, &raw);
+        status = pv_cpu_backend.features->detect(ctx, plan->cpu_plan, image, &raw);
     if (status == PV_OK)
         status = build_features(ctx, &raw, plan->geometry.params.max_keypoints, &cpu);
     if (status == PV_OK)
@@ -633,7 +633,7 @@ static pv_status detect(pv_sift_plan *plan, const pv_image *image, pv_sift_raw r
     pv_status status;
     pv_sift_features out = {0};
     pv_call_begin(ctx);
-    status = ctx->ops->sift_detect(ctx, plan->backend_plan, image, &raw);
+    status = ctx->ops->features->detect(ctx, plan->backend_plan, image, &raw);
     if (status == PV_OK)
         status = build_features(ctx, &raw, plan->geometry.params.max_keypoints, &out);
     free_raw(&raw);
@@ -700,7 +700,7 @@ static pv_status run_nearest(pv_context *ctx, const pv_backend_ops *ops,
         return pv_fail(ctx, PV_ERR_NOMEM, "sift_match: no memory for %d queries", query->count);
     if (query->count == 0)
         return PV_OK;
-    return ops->sift_nearest(ctx, query->descriptors, query->count, train->descriptors,
+    return ops->features->nearest(ctx, query->descriptors, query->count, train->descriptors,
                              train->count, r->best, r->d1, r->d2);
 }
 

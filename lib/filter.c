@@ -1,7 +1,7 @@
 /* Front end of the filter module: argument checks, the Gaussian taps
  * (computed here once so both backends apply identical weights), dispatch,
  * and the CPU cross-check. */
-#include "internal.h"
+#include "core/internal.h"
 
 #include <limits.h>
 #include <stdint.h>
@@ -145,7 +145,7 @@ static pv_status crosscheck_blur2d(pv_context *ctx, const pv_image *src, const p
     if (pv_image_alloc_like(&ref, dst, PV_PIXEL_F32) != PV_OK)
         return crosscheck_nomem(ctx, "gaussian_blur");
     pv_timing saved = ctx->timing;
-    pv_status status = pv_cpu_backend.gaussian2d(ctx, src, &ref, weights, radius);
+    pv_status status = pv_cpu_backend.filter->gaussian2d(ctx, src, &ref, weights, radius);
     ctx->timing = saved;
     if (status == PV_OK) {
         double error = pv_image_rel_linf(dst, &ref);
@@ -163,7 +163,7 @@ static pv_status crosscheck_blur3d(pv_context *ctx, const pv_volume *src, const 
     if (pv_volume_alloc_like(&ref, dst) != PV_OK)
         return crosscheck_nomem(ctx, "gaussian_blur3d");
     pv_timing saved = ctx->timing;
-    pv_status status = pv_cpu_backend.gaussian3d(ctx, src, &ref, weights, radius);
+    pv_status status = pv_cpu_backend.filter->gaussian3d(ctx, src, &ref, weights, radius);
     ctx->timing = saved;
     if (status == PV_OK) {
         double error = pv_volume_rel_linf(dst, &ref);
@@ -215,7 +215,7 @@ static pv_status crosscheck_gradient2d(pv_context *ctx, const pv_image *src, pv_
         return crosscheck_nomem(ctx, "gradient");
     }
     pv_timing saved = ctx->timing;
-    status = pv_cpu_backend.gradient2d(ctx, src, gx ? &refs[0] : NULL, gy ? &refs[1] : NULL,
+    status = pv_cpu_backend.filter->gradient2d(ctx, src, gx ? &refs[0] : NULL, gy ? &refs[1] : NULL,
                                        scheme);
     ctx->timing = saved;
     if (status == PV_OK) {
@@ -267,7 +267,7 @@ static pv_status crosscheck_gradient3d(pv_context *ctx, const pv_volume *src, pv
         return crosscheck_nomem(ctx, "gradient3d");
     }
     pv_timing saved = ctx->timing;
-    status = pv_cpu_backend.gradient3d(ctx, src, gx ? &refs[0] : NULL, gy ? &refs[1] : NULL,
+    status = pv_cpu_backend.filter->gradient3d(ctx, src, gx ? &refs[0] : NULL, gy ? &refs[1] : NULL,
                                        gz ? &refs[2] : NULL, scheme);
     ctx->timing = saved;
     if (status == PV_OK) {
@@ -315,7 +315,7 @@ pv_status pv_gaussian_blur(pv_context *ctx, const pv_image *src, pv_image *dst, 
     if (!weights)
         return PV_ERR_NOMEM;
     pv_call_begin(ctx);
-    status = ctx->ops->gaussian2d(ctx, src, dst, weights, taps / 2);
+    status = ctx->ops->filter->gaussian2d(ctx, src, dst, weights, taps / 2);
     if (status == PV_OK && pv_crosscheck_wanted(ctx))
         status = crosscheck_blur2d(ctx, src, dst, weights, taps / 2);
     pv_call_end(ctx);
@@ -346,7 +346,7 @@ pv_status pv_gaussian_blur3d(pv_context *ctx, const pv_volume *src, pv_volume *d
     if (!weights)
         return PV_ERR_NOMEM;
     pv_call_begin(ctx);
-    status = ctx->ops->gaussian3d(ctx, src, dst, weights, taps / 2);
+    status = ctx->ops->filter->gaussian3d(ctx, src, dst, weights, taps / 2);
     if (status == PV_OK && pv_crosscheck_wanted(ctx))
         status = crosscheck_blur3d(ctx, src, dst, weights, taps / 2);
     pv_call_end(ctx);
@@ -384,7 +384,7 @@ pv_status pv_gradient(pv_context *ctx, const pv_image *src, pv_image *gx, pv_ima
     if (status != PV_OK)
         return status;
     pv_call_begin(ctx);
-    status = ctx->ops->gradient2d(ctx, src, gx, gy, scheme);
+    status = ctx->ops->filter->gradient2d(ctx, src, gx, gy, scheme);
     if (status == PV_OK && pv_crosscheck_wanted(ctx))
         status = crosscheck_gradient2d(ctx, src, gx, gy, scheme);
     pv_call_end(ctx);
@@ -435,7 +435,7 @@ pv_status pv_gradient3d(pv_context *ctx, const pv_volume *src, pv_volume *gx, pv
     if (status != PV_OK)
         return status;
     pv_call_begin(ctx);
-    status = ctx->ops->gradient3d(ctx, src, gx, gy, gz, scheme);
+    status = ctx->ops->filter->gradient3d(ctx, src, gx, gy, gz, scheme);
     if (status == PV_OK && pv_crosscheck_wanted(ctx))
         status = crosscheck_gradient3d(ctx, src, gx, gy, gz, scheme);
     pv_call_end(ctx);

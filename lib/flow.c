@@ -12,7 +12,7 @@
  *     jacobi      N iterations (or until the relative change < tolerance)
  * The Jacobi update and the divergence term are derived in
  * backends/cpu/flow.c. */
-#include "internal.h"
+#include "core/internal.h"
 
 #include <limits.h>
 #include <stdlib.h>
@@ -222,9 +222,9 @@ static pv_status check_plan_args(pv_context *ctx, int nx, int ny, int nz,
 static void plan_free(pv_flow_plan *plan)
 {
     if (plan->backend_plan)
-        plan->ctx->ops->flow_destroy(plan->ctx, plan->backend_plan);
+        plan->ctx->ops->flow->destroy(plan->ctx, plan->backend_plan);
     if (plan->cpu_plan)
-        pv_cpu_backend.flow_destroy(plan->ctx, plan->cpu_plan);
+        pv_cpu_backend.flow->destroy(plan->ctx, plan->cpu_plan);
     free(plan->weights);
     free(plan);
 }
@@ -266,7 +266,7 @@ pv_status pv_flow_plan_create(pv_context *ctx, int nx, int ny, int nz,
     pv_context_lock(ctx); /* a shared context's device state */
     status = fill_setup(ctx, nx, ny, nz, made);
     if (status == PV_OK)
-        status = ctx->ops->flow_create(ctx, &made->setup, &made->backend_plan);
+        status = ctx->ops->flow->create(ctx, &made->setup, &made->backend_plan);
     if (status != PV_OK)
         plan_free(made);
     pv_context_unlock(ctx);
@@ -409,12 +409,12 @@ static pv_status solve(const flow_run *run, int level)
     const pv_flow_params *p = run->params;
     if (p->tolerance <= 0.0f) {
         run->stats->iterations += p->iterations;
-        return run->ops->flow_jacobi(run->ctx, run->plan, level, p->iterations, NULL);
+        return run->ops->flow->jacobi(run->ctx, run->plan, level, p->iterations, NULL);
     }
     for (int done = 0; done < p->iterations;) {
         int chunk = p->iterations - done < p->check_every ? p->iterations - done : p->check_every;
         double change = 0.0;
-        pv_status status = run->ops->flow_jacobi(run->ctx, run->plan, level, chunk, &change);
+        pv_status status = run->ops->flow->jacobi(run->ctx, run->plan, level, chunk, &change);
         if (status != PV_OK)
             return status;
         done += chunk;
@@ -432,12 +432,12 @@ static pv_status run_warps(const flow_run *run, int level)
     pv_status status = PV_OK;
     for (int r = 0; r < run->params->warps && status == PV_OK; r++) {
         stage_clock start = clock_now(ctx);
-        status = run->ops->flow_resample(ctx, run->plan, level);
+        status = run->ops->flow->resample(ctx, run->plan, level);
         stats->resample_ms += clock_since(ctx, run->ops, start);
         if (status != PV_OK)
             break;
         start = clock_now(ctx);
-        status = run->ops->flow_tensor(ctx, run->plan, level);
+        status = run->ops->flow->tensor(ctx, run->plan, level);
         stats->tensor_ms += clock_since(ctx, run->ops, start);
         if (status != PV_OK)
             break;
@@ -452,12 +452,12 @@ static pv_status run_level(const flow_run *run, int level)
 {
     pv_context *ctx = run->ctx;
     stage_clock start = clock_now(ctx);
-    pv_status status = run->ops->flow_begin_level(ctx, run->plan, level);
+    pv_status status = run->ops->flow->begin_level(ctx, run->plan, level);
     run->stats->pyramid_ms += clock_since(ctx, run->ops, start);
     if (status != PV_OK)
         return status;
     start = clock_now(ctx);
-    status = run->ops->flow_gradients(ctx, run->plan, level);
+    status = run->ops->flow->gradients(ctx, run->plan, level);
     run->stats->gradient_ms += clock_since(ctx, run->ops, start);
     return status == PV_OK ? run_warps(run, level) : status;
 }
@@ -467,11 +467,11 @@ static pv_status run_pipeline(const flow_run *run, const pv_volume *fixed,
 {
     memset(run->stats, 0, sizeof *run->stats);
     stage_clock start = clock_now(run->ctx);
-    pv_status status = run->ops->flow_load(run->ctx, run->plan, fixed, moving);
+    pv_status status = run->ops->flow->load(run->ctx, run->plan, fixed, moving);
     run->stats->pyramid_ms += clock_since(run->ctx, run->ops, start);
     for (int level = run->levels - 1; level >= 0 && status == PV_OK; level--)
         status = run_level(run, level);
-    return status == PV_OK ? run->ops->flow_read(run->ctx, run->plan, flow) : status;
+    return status == PV_OK ? run->ops->flow->read(run->ctx, run->plan, flow) : status;
 }
 
 /* ------------------------------------------------------------- cross-check */
@@ -482,7 +482,7 @@ static pv_status compare_with_cpu(pv_flow_plan *plan, const pv_volume *fixed,
     pv_context *ctx = plan->ctx;
     const int *size = plan->setup.size[0];
     if (!plan->cpu_plan) {
-        pv_status status = pv_cpu_backend.flow_create(ctx, &plan->setup, &plan->cpu_plan);
+        pv_status status = pv_cpu_backend.flow->create(ctx, &plan->setup, &plan->cpu_plan);
         if (status != PV_OK)
             return status;
     }
@@ -601,7 +601,7 @@ static pv_status crosscheck_warp(pv_context *ctx, const pv_volume *moving,
     if (pv_volume_alloc_like(&ref, warped) != PV_OK)
         return pv_fail(ctx, PV_ERR_NOMEM, "flow_warp cross-check: no memory for the CPU result");
     pv_timing saved = ctx->timing;
-    pv_status status = pv_cpu_backend.flow_warp(ctx, moving, flow, &ref);
+    pv_status status = pv_cpu_backend.flow->warp(ctx, moving, flow, &ref);
     ctx->timing = saved;
     if (status == PV_OK) {
         double error = pv_volume_rel_linf(warped, &ref);
@@ -620,7 +620,7 @@ pv_status pv_flow_warp(pv_context *ctx, const pv_volume *moving, const pv_flow_f
     if (status != PV_OK)
         return status;
     pv_call_begin(ctx);
-    status = ctx->ops->flow_warp(ctx, moving, flow, warped);
+    status = ctx->ops->flow->warp(ctx, moving, flow, warped);
     if (status == PV_OK && pv_crosscheck_wanted(ctx))
         status = crosscheck_warp(ctx, moving, flow, warped);
     pv_call_end(ctx);

@@ -9,7 +9,7 @@
 #ifndef PV_LIB_IO_H
 #define PV_LIB_IO_H
 
-#include "internal.h"
+#include "core/internal.h"
 
 #include <stdint.h>
 #include <stdio.h>

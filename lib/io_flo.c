@@ -5,7 +5,7 @@
  * pairs.  The reader trusts nothing: the magic, positive sizes, and a file
  * size equal to exactly what the header announces are checked before any
  * allocation. */
-#include "internal.h"
+#include "core/internal.h"
 
 #include <math.h>
 #include <png.h>

@@ -2,7 +2,7 @@
  * (PV_HAVE_NIFTI), NIfTI-1 writing of scalar volumes and vector fields
  * (reading is io_nifti.c's).  Nothing here prints: failures are reported
  * through pv_last_error() like every other call. */
-#include "internal.h"
+#include "core/internal.h"
 
 #include <errno.h>
 #include <limits.h>

@@ -9,7 +9,7 @@
  * no item cost nothing.  Contexts are never shared between threads; what
  * the library holds process-wide (the FFT plan caches, the program binary
  * cache on disk) has its own locking. */
-#include "internal.h"
+#include "stereo_internal.h"
 
 #ifdef _OPENMP
 #include <omp.h>

@@ -8,7 +8,7 @@
  *
  * Axis names follow the thesis (see octreg.h): planes are B-scans (y),
  * pv_volume's x is depth (z) and its y the A-lines (x). */
-#include "internal.h"
+#include "core/internal.h"
 
 #include <limits.h>
 #include <stdlib.h>
@@ -602,7 +602,7 @@ static pv_status alloc_work(pv_context *ctx, const pv_octreg_plan *plan, oct_wor
 static pv_status load_target(pv_octreg_plan *plan, oct_runner run, const char *op,
                              const pv_volume *target, oct_work *w)
 {
-    pv_status status = run.ops->oct_load(plan->ctx, run.plan, target, w->stats);
+    pv_status status = run.ops->octreg->load(plan->ctx, run.plan, target, w->stats);
     if (status != PV_OK)
         return status;
     return check_scan(plan->ctx, op, "target", scan_stats(w->stats, plan->geometry.size[2]));
@@ -612,9 +612,9 @@ static pv_status coarse_and_fine(pv_octreg_plan *plan, oct_runner run, oct_work 
                                  pv_octreg_info *info)
 {
     const pv_oct_geometry *g = &plan->geometry;
-    pv_status status = run.ops->oct_spectra(plan->ctx, run.plan);
+    pv_status status = run.ops->octreg->spectra(plan->ctx, run.plan);
     if (status == PV_OK)
-        status = run.ops->oct_coarse(plan->ctx, run.plan, plan->stripe_start, plan->stripes,
+        status = run.ops->octreg->coarse(plan->ctx, run.plan, plan->stripe_start, plan->stripes,
                                      w->coarse);
     if (status != PV_OK)
         return status;
@@ -624,7 +624,7 @@ static pv_status coarse_and_fine(pv_octreg_plan *plan, oct_runner run, oct_work 
         return pv_fail(plan->ctx, PV_ERR_NOMEM, "octreg: out of memory");
     for (int k = 0; k < g->size[2]; k++)
         w->sub[k] = nearest_subvolume(g, k - w->predicted[k]);
-    return run.ops->oct_fine(plan->ctx, run.plan, w->sub, w->fine);
+    return run.ops->octreg->fine(plan->ctx, run.plan, w->sub, w->fine);
 }
 
 /* Registration of the loaded target: shifts and info. */
@@ -759,7 +759,7 @@ static pv_status place_loaded(pv_octreg_plan *plan, oct_runner run, const pv_oct
         free(added);
         return status;
     }
-    status = run.ops->oct_place(plan->ctx, run.plan, &placement, reset);
+    status = run.ops->octreg->place(plan->ctx, run.plan, &placement, reset);
     for (int j = 0; status == PV_OK && coverage && j < planes; j++)
         coverage[j] = (reset ? 0.0f : coverage[j]) + added[j];
     free_tables(&tables);
@@ -774,9 +774,9 @@ static void plan_free(pv_octreg_plan *plan)
     if (!plan)
         return;
     if (plan->backend)
-        plan->ctx->ops->oct_destroy(plan->ctx, plan->backend);
+        plan->ctx->ops->octreg->destroy(plan->ctx, plan->backend);
     if (plan->check)
-        pv_cpu_backend.oct_destroy(plan->ctx, plan->check);
+        pv_cpu_backend.octreg->destroy(plan->ctx, plan->check);
     free(plan->sub_start);
     free(plan->twiddle);
     free(plan->stripe_start);
@@ -809,14 +809,14 @@ static pv_status prepare_reference(pv_octreg_plan *plan, oct_runner run, const p
     pv_oct_plane_stats *stats = calloc((size_t)g->size[2], sizeof *stats);
     if (!stats)
         return pv_fail(ctx, PV_ERR_NOMEM, "octreg_plan_create: out of memory");
-    pv_status status = run.ops->oct_load(ctx, run.plan, reference, stats);
+    pv_status status = run.ops->octreg->load(ctx, run.plan, reference, stats);
     if (status == PV_OK)
         status = check_scan(ctx, "octreg_plan_create", "reference", scan_stats(stats, g->size[2]));
     float *floors = status == PV_OK ? reference_floors(g, stats) : NULL;
     if (status == PV_OK && !floors)
         status = pv_fail(ctx, PV_ERR_NOMEM, "octreg_plan_create: out of memory");
     if (status == PV_OK)
-        status = run.ops->oct_reference(ctx, run.plan, floors);
+        status = run.ops->octreg->reference(ctx, run.plan, floors);
     free(floors);
     free(stats);
     return status;
@@ -825,16 +825,16 @@ static pv_status prepare_reference(pv_octreg_plan *plan, oct_runner run, const p
 static pv_status backend_plans(pv_octreg_plan *plan, const pv_volume *reference)
 {
     pv_context *ctx = plan->ctx;
-    if (!ctx->ops->oct_create)
+    if (!ctx->ops->octreg->create)
         return pv_fail(ctx, PV_ERR_UNSUPPORTED, "octreg: the %s backend has no octreg",
                        ctx->ops->name);
-    pv_status status = ctx->ops->oct_create(ctx, &plan->geometry, &plan->backend);
+    pv_status status = ctx->ops->octreg->create(ctx, &plan->geometry, &plan->backend);
     if (status == PV_OK)
         status = prepare_reference(plan, (oct_runner){ctx->ops, plan->backend}, reference);
     if (status != PV_OK || !pv_crosscheck_wanted(ctx))
         return status;
     pv_timing saved = ctx->timing;
-    status = pv_cpu_backend.oct_create(ctx, &plan->geometry, &plan->check);
+    status = pv_cpu_backend.octreg->create(ctx, &plan->geometry, &plan->check);
     if (status == PV_OK)
         status = prepare_reference(plan, (oct_runner){&pv_cpu_backend, plan->check}, reference);
     ctx->timing = saved;
@@ -1071,7 +1071,7 @@ static pv_status check_shift_values(pv_context *ctx, const char *op, const pv_oc
  * done; outputs are compared with the CPU's in cross-check mode. */
 static pv_status read_outputs(pv_octreg_plan *plan, oct_runner run, const recon_outputs *out)
 {
-    return run.ops->oct_read(plan->ctx, run.plan, out->gap, out->volume, out->enface, out->slow);
+    return run.ops->octreg->read(plan->ctx, run.plan, out->gap, out->volume, out->enface, out->slow);
 }
 
 static void free_scratch(recon_outputs *o)
@@ -1136,7 +1136,7 @@ static pv_status crosscheck_reconstruct(pv_octreg_plan *plan, const pv_volume *t
     pv_timing saved = ctx->timing;
     pv_status status = scratch_like(ctx, out, &v, &e, &s, &scratch);
     if (status == PV_OK) {
-        status = cpu.ops->oct_load(ctx, cpu.plan, target, stats);
+        status = cpu.ops->octreg->load(ctx, cpu.plan, target, stats);
         if (status == PV_OK)
             status = place_loaded(plan, cpu, shifts, 1, NULL);
         if (status == PV_OK && (scratch.volume || scratch.enface || scratch.slow))
@@ -1162,7 +1162,7 @@ static pv_status run_reconstruct(pv_octreg_plan *plan, const pv_volume *target,
                            ? PV_OK
                            : pv_fail(ctx, PV_ERR_NOMEM, "octreg_reconstruct: out of memory");
     if (status == PV_OK)
-        status = run.ops->oct_load(ctx, run.plan, target, stats);
+        status = run.ops->octreg->load(ctx, run.plan, target, stats);
     if (status == PV_OK && !scan_stats(stats, planes).finite)
         status = pv_fail(ctx, PV_ERR_INVALID, "octreg_reconstruct: target contains NaN or Inf");
     if (status == PV_OK)

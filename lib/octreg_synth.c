@@ -11,7 +11,7 @@
  *   - independent additive noise in the reference and the target.
  * Every random value comes from a hash of its lattice coordinates and the
  * seed, so the volumes do not depend on the thread count. */
-#include "internal.h"
+#include "core/internal.h"
 
 #include <stdlib.h>
 #include <string.h>

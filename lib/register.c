@@ -2,7 +2,7 @@
  * sizes, window weights, the sub-pixel searches (whose DFT tables are
  * built here in double, so both backends use identical numbers), the NCC
  * input normalization, and the CPU cross-check. */
-#include "internal.h"
+#include "core/internal.h"
 #include "register_internal.h"
 
 #include <float.h>
@@ -390,22 +390,22 @@ static void plan_free(pv_phasecorr_plan *plan)
     if (!plan)
         return;
     if (plan->backend)
-        plan->ctx->ops->pc_destroy(plan->ctx, plan->backend);
+        plan->ctx->ops->reg->pc_destroy(plan->ctx, plan->backend);
     if (plan->check)
-        pv_cpu_backend.pc_destroy(plan->ctx, plan->check);
+        pv_cpu_backend.reg->pc_destroy(plan->ctx, plan->check);
     free_windows(plan->window);
     free(plan);
 }
 
 static pv_status backend_plans(pv_context *ctx, pv_phasecorr_plan *plan)
 {
-    pv_status status = ctx->ops->pc_create(ctx, &plan->geometry, &plan->backend);
+    pv_status status = ctx->ops->reg->pc_create(ctx, &plan->geometry, &plan->backend);
     if (status != PV_OK || !pv_crosscheck_wanted(ctx))
         return status;
     pv_pc_geometry geometry = plan->geometry;
     geometry.transient = 0;
     pv_timing saved = ctx->timing;
-    status = pv_cpu_backend.pc_create(ctx, &geometry, &plan->check);
+    status = pv_cpu_backend.reg->pc_create(ctx, &geometry, &plan->check);
     ctx->timing = saved;
     return status;
 }
@@ -444,10 +444,10 @@ static pv_status plan_reference(pv_phasecorr_plan *plan, const pv_volume *refere
     pv_context *ctx = plan->ctx;
     float mean = input_mean(plan, reference);
     float floor = (float)(PV_PC_EMPTY_BIN * transformed_energy(plan, reference, mean));
-    pv_status status = ctx->ops->pc_reference(ctx, plan->backend, reference, mean, floor);
+    pv_status status = ctx->ops->reg->pc_reference(ctx, plan->backend, reference, mean, floor);
     if (status == PV_OK && plan->check) {
         pv_timing saved = ctx->timing;
-        status = pv_cpu_backend.pc_reference(ctx, plan->check, reference, mean, floor);
+        status = pv_cpu_backend.reg->pc_reference(ctx, plan->check, reference, mean, floor);
         ctx->timing = saved;
     }
     if (status == PV_OK)
@@ -601,7 +601,7 @@ static pv_status run_stage(pv_context *ctx, const pv_backend_ops *ops, void *bac
         window.count[a] = stage->count[a];
         window.table[a] = b->table[a];
     }
-    return ops->pc_upsample(ctx, backend, mover, &window, b->values);
+    return ops->reg->pc_upsample(ctx, backend, mover, &window, b->values);
 }
 
 static pv_status refine_upsampled(pv_context *ctx, const pv_backend_ops *ops, void *backend,
@@ -638,7 +638,7 @@ static pv_status correlate_on(pv_phasecorr_plan *plan, const pv_backend_ops *ops
                               int count, pv_pc_peak *peaks, pv_shift *shifts)
 {
     pv_context *ctx = plan->ctx;
-    pv_status status = ops->pc_correlate(ctx, backend, movers, means, count, peaks);
+    pv_status status = ops->reg->pc_correlate(ctx, backend, movers, means, count, peaks);
     for (int i = 0; status == PV_OK && i < count; i++) {
         if (!textured[i] || !plan->reference_textured) {
             untextured_result(&shifts[i]);
@@ -1387,7 +1387,7 @@ static pv_status crosscheck_ncc(pv_context *ctx, const pv_ncc_job *job, const pv
     if (pv_image_alloc_like(&ref, map, PV_PIXEL_F32) != PV_OK)
         return pv_fail(ctx, PV_ERR_NOMEM, "normxcorr2 cross-check: no memory for the CPU map");
     pv_timing saved = ctx->timing;
-    pv_status status = pv_cpu_backend.normxcorr2(ctx, job, &ref);
+    pv_status status = pv_cpu_backend.reg->normxcorr2(ctx, job, &ref);
     ctx->timing = saved;
     double error = status == PV_OK ? map_abs_diff(map, &ref) : 0.0;
     if (status == PV_OK && !(error <= PV_NCC_TOLERANCE))
@@ -1434,7 +1434,7 @@ static pv_status run_ncc(pv_context *ctx, const pv_image *templ, const pv_image 
     pv_ncc_job job;
     pv_status status = prepare_ncc_job(ctx, templ, image, t_stats, i_stats, min_overlap, &job);
     if (status == PV_OK)
-        status = ctx->ops->normxcorr2(ctx, &job, map);
+        status = ctx->ops->reg->normxcorr2(ctx, &job, map);
     if (status == PV_OK && pv_crosscheck_wanted(ctx))
         status = crosscheck_ncc(ctx, &job, map);
     pv_image_free(&job.templ);

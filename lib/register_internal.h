@@ -5,7 +5,7 @@
 #ifndef PV_REGISTER_INTERNAL_H
 #define PV_REGISTER_INTERNAL_H
 
-#include "internal.h"
+#include "core/internal.h"
 
 /* Run the plan's forward and inverse transforms once over its whole batch
  * (nothing else), finishing them, so the call's timing is the bare pair. */

@@ -1,7 +1,7 @@
 /* Front end of the stereo module: SAD block matching.  Arguments are
  * checked once here; the backends trust them.  Also the CPU cross-check
  * and the Middlebury error measure, which need no backend. */
-#include "internal.h"
+#include "stereo_internal.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -149,7 +149,7 @@ static pv_status crosscheck_sad(pv_context *ctx, const pv_image *left, const pv_
     if (pv_image_alloc_like(&ref, disparity, PV_PIXEL_F32) != PV_OK)
         return pv_fail(ctx, PV_ERR_NOMEM, "stereo_sad cross-check: no memory for the CPU result");
     pv_timing saved = ctx->timing;
-    pv_status status = pv_cpu_backend.stereo_sad(ctx, left, right, params, &ref);
+    pv_status status = pv_cpu_backend.stereo->sad(ctx, left, right, params, &ref);
     ctx->timing = saved;
     if (status == PV_OK)
         status = pv_disparity_crosscheck(ctx, "stereo_sad", disparity, &ref, PV_SAD_MAX_DIFFERING);
@@ -172,7 +172,7 @@ static void copy_u8_to_f32(const pv_image *src, pv_image *dst)
 static pv_status run_sad(pv_context *ctx, const pv_image *left, const pv_image *right,
                          const pv_sad_params *params, pv_image *disparity)
 {
-    pv_status status = ctx->ops->stereo_sad(ctx, left, right, params, disparity);
+    pv_status status = ctx->ops->stereo->sad(ctx, left, right, params, disparity);
     if (status == PV_OK && pv_crosscheck_wanted(ctx))
         status = crosscheck_sad(ctx, left, right, params, disparity);
     return status;

@@ -2,7 +2,7 @@
  * argument checks (once, here; the backends trust them), the smoothing
  * taps (computed once so both backends use identical weights), the
  * partition of the image into padded tiles, and the CPU cross-check. */
-#include "internal.h"
+#include "stereo_internal.h"
 #include "tune_internal.h"
 
 #include <errno.h>
@@ -469,7 +469,7 @@ static pv_status crosscheck_bp(pv_context *ctx, const pv_image *left, const pv_i
     if (pv_image_alloc_like(&ref, disparity, PV_PIXEL_F32) != PV_OK)
         return pv_fail(ctx, PV_ERR_NOMEM, "stereo_bp cross-check: no memory for the CPU result");
     pv_timing saved = ctx->timing;
-    pv_status status = pv_cpu_backend.stereo_bp(ctx, left, right, job, &ref);
+    pv_status status = pv_cpu_backend.bp->run(ctx, left, right, job, &ref);
     ctx->timing = saved;
     if (status == PV_OK)
         status = pv_disparity_crosscheck(ctx, "stereo_bp", disparity, &ref, PV_BP_MAX_DIFFERING);
@@ -542,7 +542,7 @@ static pv_bp_job tiling_job(const pv_bp_tiling *tiling, int first, int count)
 
 static pv_status check_backend(pv_context *ctx)
 {
-    if (!ctx->ops->stereo_bp)
+    if (!ctx->ops->bp->run)
         return pv_fail(ctx, PV_ERR_UNSUPPORTED, "stereo_bp: the %s backend lacks belief propagation",
                        ctx->ops->name);
     return PV_OK;
@@ -563,7 +563,7 @@ static pv_status run_bp(pv_context *ctx, const pv_image *left, const pv_image *r
     if (status != PV_OK)
         return status;
     pv_bp_job job = tiling_job(&tiling, 0, tiling.tile_count);
-    status = ctx->ops->stereo_bp(ctx, left, right, &job, disparity);
+    status = ctx->ops->bp->run(ctx, left, right, &job, disparity);
     if (status == PV_OK && pv_crosscheck_wanted(ctx))
         status = crosscheck_bp(ctx, left, right, &job, disparity);
     pv_bp_tiling_free(&tiling);
@@ -630,7 +630,7 @@ pv_status pv_bp_run_tiles(pv_context *ctx, const pv_image *left, const pv_image 
     pv_tune_autoload(ctx);
     pv_call_begin(ctx);
     pv_bp_job job = tiling_job(tiling, first, count);
-    pv_status status = ctx->ops->stereo_bp(ctx, left, right, &job, disparity);
+    pv_status status = ctx->ops->bp->run(ctx, left, right, &job, disparity);
     pv_call_end(ctx);
     return status;
 }

@@ -13,7 +13,7 @@
  * context's device and the checksum matches; otherwise it is ignored with
  * a logged warning.  It is written to a temporary name and renamed, so a
  * reader never sees half a file. */
-#include "internal.h"
+#include "core/internal.h"
 #include "tune_internal.h"
 
 #include <errno.h>

@@ -4,7 +4,7 @@
 #ifndef PV_TUNE_INTERNAL_H
 #define PV_TUNE_INTERNAL_H
 
-#include "internal.h"
+#include "core/internal.h"
 
 #include <stdint.h>
 

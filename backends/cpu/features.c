@@ -54,7 +54,7 @@ static float *alloc_planes(size_t plane, int count)
 
 /* ------------------------------------------------------------------ plan */
 
-void pv_cpu_sift_destroy(pv_context *ctx, void *opaque)
+static void pv_cpu_sift_destroy(pv_context *ctx, void *opaque)
 {
     (void)ctx;
     cpu_sift_plan *plan = opaque;
@@ -102,7 +102,7 @@ static int alloc_pyramid(cpu_sift_plan *plan)
     return 1;
 }
 
-pv_status pv_cpu_sift_create(pv_context *ctx, const pv_sift_geometry *geometry, void **out)
+static pv_status pv_cpu_sift_create(pv_context *ctx, const pv_sift_geometry *geometry, void **out)
 {
     cpu_sift_plan *plan = calloc(1, sizeof *plan);
     if (!plan)
@@ -630,7 +630,7 @@ static pv_status describe_candidates(pv_context *ctx, const cpu_sift_plan *plan,
     return PV_OK;
 }
 
-pv_status pv_cpu_sift_detect(pv_context *ctx, void *opaque, const pv_image *image,
+static pv_status pv_cpu_sift_detect(pv_context *ctx, void *opaque, const pv_image *image,
                              pv_sift_raw *raw)
 {
     cpu_sift_plan *plan = opaque;
@@ -664,7 +664,7 @@ static float distance2(const float *a, const float *b)
     return acc;
 }
 
-pv_status pv_cpu_sift_nearest(pv_context *ctx, const float *query, int query_count,
+static pv_status pv_cpu_sift_nearest(pv_context *ctx, const float *query, int query_count,
                               const float *train, int train_count, int *best, float *best_d2,
                               float *second_d2)
 {
@@ -689,3 +689,10 @@ pv_status pv_cpu_sift_nearest(pv_context *ctx, const float *query, int query_cou
     }
     return PV_OK;
 }
+
+const pv_features_ops pv_cpu_features_ops = {
+    .create = pv_cpu_sift_create,
+    .destroy = pv_cpu_sift_destroy,
+    .detect = pv_cpu_sift_detect,
+    .nearest = pv_cpu_sift_nearest,
+};

@@ -119,7 +119,7 @@ static void gaussian_cols_2d(const float *tmp, pv_image *dst, const float *weigh
                            (float *)dst->data + (ptrdiff_t)y * dst->stride);
 }
 
-pv_status pv_cpu_gaussian2d(pv_context *ctx, const pv_image *src, pv_image *dst,
+static pv_status pv_cpu_gaussian2d(pv_context *ctx, const pv_image *src, pv_image *dst,
                             const float *weights, int radius)
 {
     const int threads = ctx->cpu_threads;
@@ -176,7 +176,7 @@ static void gaussian_yz_3d(const pv_volume *src, pv_volume *dst, int axis, const
 
 /* Passes x, y, z as on the device; dst holds the x and z results, one dense
  * temporary the y result. */
-pv_status pv_cpu_gaussian3d(pv_context *ctx, const pv_volume *src, pv_volume *dst,
+static pv_status pv_cpu_gaussian3d(pv_context *ctx, const pv_volume *src, pv_volume *dst,
                             const float *weights, int radius)
 {
     const int threads = ctx->cpu_threads;
@@ -271,7 +271,7 @@ static float *image_row(const pv_image *image, int y)
     return (float *)image->data + (ptrdiff_t)y * image->stride;
 }
 
-pv_status pv_cpu_gradient2d(pv_context *ctx, const pv_image *src, pv_image *gx, pv_image *gy,
+static pv_status pv_cpu_gradient2d(pv_context *ctx, const pv_image *src, pv_image *gx, pv_image *gy,
                             pv_gradient_scheme scheme)
 {
     pv_image f;
@@ -291,7 +291,7 @@ pv_status pv_cpu_gradient2d(pv_context *ctx, const pv_image *src, pv_image *gx, 
     return PV_OK;
 }
 
-pv_status pv_cpu_gradient3d(pv_context *ctx, const pv_volume *src, pv_volume *gx, pv_volume *gy,
+static pv_status pv_cpu_gradient3d(pv_context *ctx, const pv_volume *src, pv_volume *gx, pv_volume *gy,
                             pv_volume *gz, pv_gradient_scheme scheme)
 {
     #pragma omp parallel for collapse(2) num_threads(ctx->cpu_threads) schedule(static)
@@ -309,3 +309,10 @@ pv_status pv_cpu_gradient3d(pv_context *ctx, const pv_volume *src, pv_volume *gx
         }
     return PV_OK;
 }
+
+const pv_filter_ops pv_cpu_filter_ops = {
+    .gaussian2d = pv_cpu_gaussian2d,
+    .gaussian3d = pv_cpu_gaussian3d,
+    .gradient2d = pv_cpu_gradient2d,
+    .gradient3d = pv_cpu_gradient3d,
+};

@@ -142,7 +142,7 @@ static int alloc_buffers(cpu_flow_plan *p)
     return ok;
 }
 
-pv_status pv_cpu_flow_create(pv_context *ctx, const pv_flow_setup *setup, void **plan)
+static pv_status pv_cpu_flow_create(pv_context *ctx, const pv_flow_setup *setup, void **plan)
 {
     cpu_flow_plan *p = calloc(1, sizeof *p);
     if (!p)
@@ -161,7 +161,7 @@ pv_status pv_cpu_flow_create(pv_context *ctx, const pv_flow_setup *setup, void *
     return PV_OK;
 }
 
-void pv_cpu_flow_destroy(pv_context *ctx, void *plan)
+static void pv_cpu_flow_destroy(pv_context *ctx, void *plan)
 {
     (void)ctx;
     if (plan)
@@ -206,7 +206,7 @@ static void downsample(const float *fine, const int fn[3], float *coarse, const 
             }
 }
 
-pv_status pv_cpu_flow_load(pv_context *ctx, void *plan, const pv_volume *fixed,
+static pv_status pv_cpu_flow_load(pv_context *ctx, void *plan, const pv_volume *fixed,
                            const pv_volume *moving)
 {
     cpu_flow_plan *p = plan;
@@ -285,7 +285,7 @@ static void upsample_flow(float *const coarse[3], const int cn[3], float *const 
             }
 }
 
-pv_status pv_cpu_flow_begin_level(pv_context *ctx, void *plan, int level)
+static pv_status pv_cpu_flow_begin_level(pv_context *ctx, void *plan, int level)
 {
     cpu_flow_plan *p = plan;
     if (level == p->setup.levels - 1) {
@@ -306,7 +306,7 @@ static pv_volume dense_volume(float *data, const int n[3])
     return pv_volume_wrap(data, n[0], n[1], n[2]);
 }
 
-pv_status pv_cpu_flow_gradients(pv_context *ctx, void *plan, int level)
+static pv_status pv_cpu_flow_gradients(pv_context *ctx, void *plan, int level)
 {
     cpu_flow_plan *p = plan;
     const int *n = p->level[level].n;
@@ -314,12 +314,12 @@ pv_status pv_cpu_flow_gradients(pv_context *ctx, void *plan, int level)
     pv_volume gx = dense_volume(p->grad[0], n), gy = dense_volume(p->grad[1], n),
               gz = dense_volume(p->grad[2], n);
     p->spatial_valid = 0;
-    return pv_cpu_gradient3d(ctx, &src, &gx, &gy, &gz, p->setup.scheme);
+    return pv_cpu_filter_ops.gradient3d(ctx, &src, &gx, &gy, &gz, p->setup.scheme);
 }
 
 /* ---------------------------------------------------------------- resample */
 
-pv_status pv_cpu_flow_resample(pv_context *ctx, void *plan, int level)
+static pv_status pv_cpu_flow_resample(pv_context *ctx, void *plan, int level)
 {
     cpu_flow_plan *p = plan;
     const int *n = p->level[level].n;
@@ -360,10 +360,10 @@ static pv_status smooth(pv_context *ctx, const cpu_flow_plan *p, const int n[3],
     if (n[2] == 1) {
         pv_image in = pv_image_wrap(src, n[0], n[1], PV_PIXEL_F32);
         pv_image out = pv_image_wrap(dst, n[0], n[1], PV_PIXEL_F32);
-        return pv_cpu_gaussian2d(ctx, &in, &out, p->weights, p->setup.radius);
+        return pv_cpu_filter_ops.gaussian2d(ctx, &in, &out, p->weights, p->setup.radius);
     }
     pv_volume in = dense_volume(src, n), out = dense_volume(dst, n);
-    return pv_cpu_gaussian3d(ctx, &in, &out, p->weights, p->setup.radius);
+    return pv_cpu_filter_ops.gaussian3d(ctx, &in, &out, p->weights, p->setup.radius);
 }
 
 /* b = J[1:3,1:3] U0 - J[1:3,4], written over J14 J24 J34. */
@@ -382,7 +382,7 @@ static void finalize_rhs(cpu_flow_plan *p, size_t count, int threads)
     }
 }
 
-pv_status pv_cpu_flow_tensor(pv_context *ctx, void *plan, int level)
+static pv_status pv_cpu_flow_tensor(pv_context *ctx, void *plan, int level)
 {
     cpu_flow_plan *p = plan;
     const int *n = p->level[level].n;
@@ -644,7 +644,7 @@ static double relative_change(float *const old[3], float *const new_[3], const i
     return norm > 0.0 ? sqrt(diff / norm) : INFINITY;
 }
 
-pv_status pv_cpu_flow_jacobi(pv_context *ctx, void *plan, int level, int count, double *change)
+static pv_status pv_cpu_flow_jacobi(pv_context *ctx, void *plan, int level, int count, double *change)
 {
     cpu_flow_plan *p = plan;
     const int *n = p->level[level].n;
@@ -677,7 +677,7 @@ static pv_volume *field_part(pv_flow_field *field, int c)
     return c == 0 ? &field->u : c == 1 ? &field->v : &field->w;
 }
 
-pv_status pv_cpu_flow_read(pv_context *ctx, void *plan, pv_flow_field *flow)
+static pv_status pv_cpu_flow_read(pv_context *ctx, void *plan, pv_flow_field *flow)
 {
     cpu_flow_plan *p = plan;
     const int *n = p->level[0].n;
@@ -695,7 +695,7 @@ pv_status pv_cpu_flow_read(pv_context *ctx, void *plan, pv_flow_field *flow)
 
 /* ------------------------------------------------------------------- warp */
 
-pv_status pv_cpu_flow_warp(pv_context *ctx, const pv_volume *moving, const pv_flow_field *flow,
+static pv_status pv_cpu_flow_warp(pv_context *ctx, const pv_volume *moving, const pv_flow_field *flow,
                            pv_volume *warped)
 {
     const grid_view g = volume_view(moving);
@@ -713,3 +713,16 @@ pv_status pv_cpu_flow_warp(pv_context *ctx, const pv_volume *moving, const pv_fl
         }
     return PV_OK;
 }
+
+const pv_flow_ops pv_cpu_flow_ops = {
+    .create = pv_cpu_flow_create,
+    .destroy = pv_cpu_flow_destroy,
+    .load = pv_cpu_flow_load,
+    .begin_level = pv_cpu_flow_begin_level,
+    .gradients = pv_cpu_flow_gradients,
+    .resample = pv_cpu_flow_resample,
+    .tensor = pv_cpu_flow_tensor,
+    .jacobi = pv_cpu_flow_jacobi,
+    .read = pv_cpu_flow_read,
+    .warp = pv_cpu_flow_warp,
+};

@@ -96,7 +96,7 @@ static int alloc_buffers(cpu_oct_plan *p)
     return p->means && p->ref_full && p->ref_sub && p->target && p->real && p->spectrum;
 }
 
-pv_status pv_cpu_oct_create(pv_context *ctx, const pv_oct_geometry *geometry, void **plan)
+static pv_status pv_cpu_oct_create(pv_context *ctx, const pv_oct_geometry *geometry, void **plan)
 {
     cpu_oct_plan *p = calloc(1, sizeof *p);
     if (!p)
@@ -114,7 +114,7 @@ pv_status pv_cpu_oct_create(pv_context *ctx, const pv_oct_geometry *geometry, vo
     return PV_OK;
 }
 
-void pv_cpu_oct_destroy(pv_context *ctx, void *plan)
+static void pv_cpu_oct_destroy(pv_context *ctx, void *plan)
 {
     (void)ctx;
     free_plan(plan);
@@ -147,7 +147,7 @@ static pv_oct_plane_stats plane_stats(const cpu_oct_plan *p, int k)
     return s;
 }
 
-pv_status pv_cpu_oct_load(pv_context *ctx, void *plan, const pv_volume *volume,
+static pv_status pv_cpu_oct_load(pv_context *ctx, void *plan, const pv_volume *volume,
                           pv_oct_plane_stats *stats)
 {
     cpu_oct_plan *p = plan;
@@ -200,7 +200,7 @@ static void unit_phase(pv_context *ctx, const float *spectrum, float *out, size_
     }
 }
 
-pv_status pv_cpu_oct_reference(pv_context *ctx, void *plan, const float *floors)
+static pv_status pv_cpu_oct_reference(pv_context *ctx, void *plan, const float *floors)
 {
     cpu_oct_plan *p = plan;
     pad_planes(ctx, p, 0, p->g.size[2], p->g.coarse_depth, p->real);
@@ -215,7 +215,7 @@ pv_status pv_cpu_oct_reference(pv_context *ctx, void *plan, const float *floors)
     return PV_OK;
 }
 
-pv_status pv_cpu_oct_spectra(pv_context *ctx, void *plan)
+static pv_status pv_cpu_oct_spectra(pv_context *ctx, void *plan)
 {
     cpu_oct_plan *p = plan;
     for (int k = 0; k < p->g.size[2]; k++) {
@@ -311,7 +311,7 @@ static pv_pc_peak describe_peak(const float *map, const int n[3], best_value bes
     return peak;
 }
 
-pv_status pv_cpu_oct_coarse(pv_context *ctx, void *plan, const int *start, int count,
+static pv_status pv_cpu_oct_coarse(pv_context *ctx, void *plan, const int *start, int count,
                             pv_pc_peak *peaks)
 {
     cpu_oct_plan *p = plan;
@@ -339,7 +339,7 @@ static void plane_power(pv_context *ctx, const cpu_oct_plan *p, int k, int s, fl
     }
 }
 
-pv_status pv_cpu_oct_fine(pv_context *ctx, void *plan, const int *sub, pv_pc_peak *peaks)
+static pv_status pv_cpu_oct_fine(pv_context *ctx, void *plan, const int *sub, pv_pc_peak *peaks)
 {
     cpu_oct_plan *p = plan;
     const int n[3] = {p->g.fft[0], p->g.fft[1], p->g.sub_width};
@@ -380,7 +380,7 @@ static int ensure_accumulators(cpu_oct_plan *p)
     return p->sum && p->weight;
 }
 
-pv_status pv_cpu_oct_place(pv_context *ctx, void *plan, const pv_oct_placement *placement,
+static pv_status pv_cpu_oct_place(pv_context *ctx, void *plan, const pv_oct_placement *placement,
                            int reset)
 {
     cpu_oct_plan *p = plan;
@@ -464,7 +464,7 @@ static void read_slow(pv_context *ctx, const cpu_oct_plan *p, float gap, pv_imag
     }
 }
 
-pv_status pv_cpu_oct_read(pv_context *ctx, void *plan, float gap, pv_volume *registered,
+static pv_status pv_cpu_oct_read(pv_context *ctx, void *plan, float gap, pv_volume *registered,
                           pv_image *enface, pv_image *slow)
 {
     cpu_oct_plan *p = plan;
@@ -478,3 +478,15 @@ pv_status pv_cpu_oct_read(pv_context *ctx, void *plan, float gap, pv_volume *reg
         read_slow(ctx, p, gap, slow);
     return PV_OK;
 }
+
+const pv_octreg_ops pv_cpu_octreg_ops = {
+    .create = pv_cpu_oct_create,
+    .destroy = pv_cpu_oct_destroy,
+    .load = pv_cpu_oct_load,
+    .reference = pv_cpu_oct_reference,
+    .spectra = pv_cpu_oct_spectra,
+    .coarse = pv_cpu_oct_coarse,
+    .fine = pv_cpu_oct_fine,
+    .place = pv_cpu_oct_place,
+    .read = pv_cpu_oct_read,
+};

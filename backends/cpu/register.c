@@ -96,7 +96,7 @@ static int alloc_buffers(cpu_pc_plan *p)
     return p->kept != NULL;
 }
 
-pv_status pv_cpu_pc_create(pv_context *ctx, const pv_pc_geometry *geometry, void **plan)
+static pv_status pv_cpu_pc_create(pv_context *ctx, const pv_pc_geometry *geometry, void **plan)
 {
     cpu_pc_plan *p = calloc(1, sizeof *p);
     if (!p)
@@ -119,7 +119,7 @@ pv_status pv_cpu_pc_create(pv_context *ctx, const pv_pc_geometry *geometry, void
     return PV_OK;
 }
 
-void pv_cpu_pc_destroy(pv_context *ctx, void *plan)
+static void pv_cpu_pc_destroy(pv_context *ctx, void *plan)
 {
     (void)ctx;
     free_plan(plan);
@@ -158,7 +158,7 @@ static long unit_phase(pv_context *ctx, const float *spectrum, float *out, size_
     return empty;
 }
 
-pv_status pv_cpu_pc_reference(pv_context *ctx, void *plan, const pv_volume *reference,
+static pv_status pv_cpu_pc_reference(pv_context *ctx, void *plan, const pv_volume *reference,
                               float mean, float floor)
 {
     cpu_pc_plan *p = plan;
@@ -264,7 +264,7 @@ static float *transform_input(pv_context *ctx, const cpu_pc_plan *p, const pv_vo
     return p->real;
 }
 
-pv_status pv_cpu_pc_correlate(pv_context *ctx, void *plan, const pv_volume *movers,
+static pv_status pv_cpu_pc_correlate(pv_context *ctx, void *plan, const pv_volume *movers,
                               const float *means, int count, pv_pc_peak *peaks)
 {
     cpu_pc_plan *p = plan;
@@ -309,7 +309,7 @@ static void contract_rows(pv_context *ctx, const float *in, size_t outer, int st
     }
 }
 
-pv_status pv_cpu_pc_upsample(pv_context *ctx, void *plan, int mover, const pv_dft_window *window,
+static pv_status pv_cpu_pc_upsample(pv_context *ctx, void *plan, int mover, const pv_dft_window *window,
                              float *values)
 {
     cpu_pc_plan *p = plan;
@@ -466,7 +466,7 @@ static void ncc_map(pv_context *ctx, const pv_ncc_job *job, const ncc_work *w, p
     }
 }
 
-pv_status pv_cpu_normxcorr2(pv_context *ctx, const pv_ncc_job *job, pv_image *map)
+static pv_status pv_cpu_normxcorr2(pv_context *ctx, const pv_ncc_job *job, pv_image *map)
 {
     int size[3] = {job->fft[0], job->fft[1], 1};
     pv_cpu_fft *fft = NULL;
@@ -496,3 +496,12 @@ pv_status pv_cpu_normxcorr2(pv_context *ctx, const pv_ncc_job *job, pv_image *ma
     pv_cpu_fft_release(fft);
     return PV_OK;
 }
+
+const pv_register_ops pv_cpu_register_ops = {
+    .pc_create = pv_cpu_pc_create,
+    .pc_destroy = pv_cpu_pc_destroy,
+    .pc_reference = pv_cpu_pc_reference,
+    .pc_correlate = pv_cpu_pc_correlate,
+    .pc_upsample = pv_cpu_pc_upsample,
+    .normxcorr2 = pv_cpu_normxcorr2,
+};

@@ -509,7 +509,7 @@ static int band_count(const pv_context *ctx, int height)
     return threads < height ? threads : height;
 }
 
-pv_status pv_cpu_stereo_sad(pv_context *ctx, const pv_image *left, const pv_image *right,
+static pv_status pv_cpu_stereo_sad(pv_context *ctx, const pv_image *left, const pv_image *right,
                             const pv_sad_params *params, pv_image *disparity)
 {
     sad_images im;
@@ -543,3 +543,7 @@ pv_status pv_cpu_stereo_sad(pv_context *ctx, const pv_image *left, const pv_imag
     free_images(&im);
     return status;
 }
+
+const pv_stereo_ops pv_cpu_stereo_ops = {
+    .sad = pv_cpu_stereo_sad,
+};

@@ -231,7 +231,7 @@ static void release_stage(pv_context *ctx, cl_sift_plan *plan)
     plan->stage_bytes = 0;
 }
 
-void pv_cl_sift_destroy(pv_context *ctx, void *opaque)
+static void pv_cl_sift_destroy(pv_context *ctx, void *opaque)
 {
     cl_sift_plan *plan = opaque;
     if (!plan)
@@ -399,7 +399,7 @@ static pv_status load_shape_and_kernels(pv_context *ctx, cl_sift_plan *plan)
     return status;
 }
 
-pv_status pv_cl_sift_create(pv_context *ctx, const pv_sift_geometry *geometry, void **out)
+static pv_status pv_cl_sift_create(pv_context *ctx, const pv_sift_geometry *geometry, void **out)
 {
     cl_sift_plan *plan = calloc(1, sizeof *plan);
     if (!plan)
@@ -1049,7 +1049,7 @@ static pv_status detect_on_device(pv_context *ctx, cl_sift_plan *plan, const pv_
     return status;
 }
 
-pv_status pv_cl_sift_detect(pv_context *ctx, void *opaque, const pv_image *image, pv_sift_raw *raw)
+static pv_status pv_cl_sift_detect(pv_context *ctx, void *opaque, const pv_image *image, pv_sift_raw *raw)
 {
     return finish(ctx, detect_on_device(ctx, opaque, image, raw));
 }
@@ -1128,10 +1128,17 @@ static pv_status nearest_on_device(pv_context *ctx, const float *query, cl_int n
     return status;
 }
 
-pv_status pv_cl_sift_nearest(pv_context *ctx, const float *query, int query_count,
+static pv_status pv_cl_sift_nearest(pv_context *ctx, const float *query, int query_count,
                              const float *train, int train_count, int *best, float *best_d2,
                              float *second_d2)
 {
     return finish(ctx, nearest_on_device(ctx, query, query_count, train, train_count, best,
                                          best_d2, second_d2));
 }
+
+const pv_features_ops pv_cl_features_ops = {
+    .create = pv_cl_sift_create,
+    .destroy = pv_cl_sift_destroy,
+    .detect = pv_cl_sift_detect,
+    .nearest = pv_cl_sift_nearest,
+};

@@ -4,7 +4,7 @@
  * of a header is checked against the bytes really there before it is
  * trusted, and nothing is allocated beyond the file's real size. */
 #include "fft_cache.h"
-#include "../../lib/internal.h"
+#include "../../lib/core/internal.h"
 
 #include <errno.h>
 #include <stdlib.h>

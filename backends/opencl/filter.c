@@ -209,7 +209,7 @@ static pv_status gaussian2d_on_device(pv_context *ctx, const pv_image *src, pv_i
     return status;
 }
 
-pv_status pv_cl_gaussian2d(pv_context *ctx, const pv_image *src, pv_image *dst,
+static pv_status pv_cl_gaussian2d(pv_context *ctx, const pv_image *src, pv_image *dst,
                            const float *weights, int radius)
 {
     return finish(ctx, gaussian2d_on_device(ctx, src, dst, weights, radius));
@@ -238,7 +238,7 @@ static pv_status gaussian3d_on_device(pv_context *ctx, const pv_volume *src, pv_
     return status;
 }
 
-pv_status pv_cl_gaussian3d(pv_context *ctx, const pv_volume *src, pv_volume *dst,
+static pv_status pv_cl_gaussian3d(pv_context *ctx, const pv_volume *src, pv_volume *dst,
                            const float *weights, int radius)
 {
     return finish(ctx, gaussian3d_on_device(ctx, src, dst, weights, radius));
@@ -288,7 +288,7 @@ static pv_status gradient2d_on_device(pv_context *ctx, const pv_image *src, pv_i
     return status;
 }
 
-pv_status pv_cl_gradient2d(pv_context *ctx, const pv_image *src, pv_image *gx, pv_image *gy,
+static pv_status pv_cl_gradient2d(pv_context *ctx, const pv_image *src, pv_image *gx, pv_image *gy,
                            pv_gradient_scheme scheme)
 {
     return finish(ctx, gradient2d_on_device(ctx, src, gx, gy, scheme));
@@ -312,8 +312,15 @@ static pv_status gradient3d_on_device(pv_context *ctx, const pv_volume *src, pv_
     return status;
 }
 
-pv_status pv_cl_gradient3d(pv_context *ctx, const pv_volume *src, pv_volume *gx, pv_volume *gy,
+static pv_status pv_cl_gradient3d(pv_context *ctx, const pv_volume *src, pv_volume *gx, pv_volume *gy,
                            pv_volume *gz, pv_gradient_scheme scheme)
 {
     return finish(ctx, gradient3d_on_device(ctx, src, gx, gy, gz, scheme));
 }
+
+const pv_filter_ops pv_cl_filter_ops = {
+    .gaussian2d = pv_cl_gaussian2d,
+    .gaussian3d = pv_cl_gaussian3d,
+    .gradient2d = pv_cl_gradient2d,
+    .gradient3d = pv_cl_gradient3d,
+};

@@ -167,7 +167,7 @@ static pv_status upload_weights(pv_context *ctx, cl_flow_plan *p)
     return finish(ctx, pv_cl_write(ctx, p->weights_buf, 0, bytes, p->weights));
 }
 
-pv_status pv_cl_flow_create(pv_context *ctx, const pv_flow_setup *setup, void **plan)
+static pv_status pv_cl_flow_create(pv_context *ctx, const pv_flow_setup *setup, void **plan)
 {
     cl_flow_plan *p = calloc(1, sizeof *p);
     size_t taps = 2 * (size_t)setup->radius + 1;
@@ -191,7 +191,7 @@ pv_status pv_cl_flow_create(pv_context *ctx, const pv_flow_setup *setup, void **
     return PV_OK;
 }
 
-void pv_cl_flow_destroy(pv_context *ctx, void *plan)
+static void pv_cl_flow_destroy(pv_context *ctx, void *plan)
 {
     (void)ctx;
     if (plan)
@@ -225,7 +225,7 @@ static pv_status load_on_device(pv_context *ctx, cl_flow_plan *p, const pv_volum
     return status;
 }
 
-pv_status pv_cl_flow_load(pv_context *ctx, void *plan, const pv_volume *fixed,
+static pv_status pv_cl_flow_load(pv_context *ctx, void *plan, const pv_volume *fixed,
                           const pv_volume *moving)
 {
     return finish(ctx, load_on_device(ctx, plan, fixed, moving));
@@ -250,7 +250,7 @@ static pv_status upsample_flow(pv_context *ctx, cl_mem *const coarse, const int 
     return launch_voxels(ctx, "flow_upsample", args, 12, fn);
 }
 
-pv_status pv_cl_flow_begin_level(pv_context *ctx, void *plan, int level)
+static pv_status pv_cl_flow_begin_level(pv_context *ctx, void *plan, int level)
 {
     cl_flow_plan *p = plan;
     if (level == p->setup.levels - 1) {
@@ -266,7 +266,7 @@ pv_status pv_cl_flow_begin_level(pv_context *ctx, void *plan, int level)
 
 /* --------------------------------------------------------------- stages */
 
-pv_status pv_cl_flow_gradients(pv_context *ctx, void *plan, int level)
+static pv_status pv_cl_flow_gradients(pv_context *ctx, void *plan, int level)
 {
     cl_flow_plan *p = plan;
     const int *n = p->setup.size[level];
@@ -286,7 +286,7 @@ static pv_status resample(pv_context *ctx, cl_mem fixed, cl_mem moving, cl_mem *
     return launch_voxels(ctx, "flow_resample", args, 10, n);
 }
 
-pv_status pv_cl_flow_resample(pv_context *ctx, void *plan, int level)
+static pv_status pv_cl_flow_resample(pv_context *ctx, void *plan, int level)
 {
     cl_flow_plan *p = plan;
     return finish(ctx, resample(ctx, p->fixed[level], p->moving[level], p->flow[p->current],
@@ -353,7 +353,7 @@ static pv_status tensor_on_device(pv_context *ctx, cl_flow_plan *p, int level)
     return status;
 }
 
-pv_status pv_cl_flow_tensor(pv_context *ctx, void *plan, int level)
+static pv_status pv_cl_flow_tensor(pv_context *ctx, void *plan, int level)
 {
     return finish(ctx, tensor_on_device(ctx, plan, level));
 }
@@ -416,7 +416,7 @@ static pv_status jacobi_on_device(pv_context *ctx, cl_flow_plan *p, int level, i
     return status;
 }
 
-pv_status pv_cl_flow_jacobi(pv_context *ctx, void *plan, int level, int count, double *change)
+static pv_status pv_cl_flow_jacobi(pv_context *ctx, void *plan, int level, int count, double *change)
 {
     return finish(ctx, jacobi_on_device(ctx, plan, level, count, change));
 }
@@ -429,7 +429,7 @@ static pv_status read_on_device(pv_context *ctx, cl_flow_plan *p, pv_flow_field 
     return pv_cl_download_volumes(ctx, p->flow[p->current], parts, 3);
 }
 
-pv_status pv_cl_flow_read(pv_context *ctx, void *plan, pv_flow_field *flow)
+static pv_status pv_cl_flow_read(pv_context *ctx, void *plan, pv_flow_field *flow)
 {
     return finish(ctx, read_on_device(ctx, plan, flow));
 }
@@ -463,8 +463,21 @@ static pv_status warp_on_device(pv_context *ctx, const pv_volume *moving,
     return status;
 }
 
-pv_status pv_cl_flow_warp(pv_context *ctx, const pv_volume *moving, const pv_flow_field *flow,
+static pv_status pv_cl_flow_warp(pv_context *ctx, const pv_volume *moving, const pv_flow_field *flow,
                           pv_volume *warped)
 {
     return finish(ctx, warp_on_device(ctx, moving, flow, warped));
 }
+
+const pv_flow_ops pv_cl_flow_ops = {
+    .create = pv_cl_flow_create,
+    .destroy = pv_cl_flow_destroy,
+    .load = pv_cl_flow_load,
+    .begin_level = pv_cl_flow_begin_level,
+    .gradients = pv_cl_flow_gradients,
+    .resample = pv_cl_flow_resample,
+    .tensor = pv_cl_flow_tensor,
+    .jacobi = pv_cl_flow_jacobi,
+    .read = pv_cl_flow_read,
+    .warp = pv_cl_flow_warp,
+};

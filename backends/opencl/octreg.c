@@ -207,7 +207,7 @@ static pv_status table_buffers(pv_context *ctx, cl_oct_plan *p)
     return status;
 }
 
-pv_status pv_cl_oct_create(pv_context *ctx, const pv_oct_geometry *geometry, void **plan)
+static pv_status pv_cl_oct_create(pv_context *ctx, const pv_oct_geometry *geometry, void **plan)
 {
     cl_oct_plan *p = calloc(1, sizeof *p);
     if (!p)
@@ -229,7 +229,7 @@ pv_status pv_cl_oct_create(pv_context *ctx, const pv_oct_geometry *geometry, voi
     return PV_OK;
 }
 
-void pv_cl_oct_destroy(pv_context *ctx, void *plan)
+static void pv_cl_oct_destroy(pv_context *ctx, void *plan)
 {
     (void)ctx;
     free_plan(plan);
@@ -246,7 +246,7 @@ static void unpack_stats(const float *record, pv_oct_plane_stats *s)
     s->finite = record[4] > 0.0f;
 }
 
-pv_status pv_cl_oct_load(pv_context *ctx, void *plan, const pv_volume *volume,
+static pv_status pv_cl_oct_load(pv_context *ctx, void *plan, const pv_volume *volume,
                          pv_oct_plane_stats *stats)
 {
     cl_oct_plan *p = plan;
@@ -324,7 +324,7 @@ static pv_status sub_references(pv_context *ctx, cl_oct_plan *p, int first, int 
     return status;
 }
 
-pv_status pv_cl_oct_reference(pv_context *ctx, void *plan, const float *floors)
+static pv_status pv_cl_oct_reference(pv_context *ctx, void *plan, const float *floors)
 {
     cl_oct_plan *p = plan;
     pv_status status = full_reference(ctx, p, floors[0]);
@@ -335,7 +335,7 @@ pv_status pv_cl_oct_reference(pv_context *ctx, void *plan, const float *floors)
     return finish(ctx, p, status);
 }
 
-pv_status pv_cl_oct_spectra(pv_context *ctx, void *plan)
+static pv_status pv_cl_oct_spectra(pv_context *ctx, void *plan)
 {
     cl_oct_plan *p = plan;
     pad_job job = {0, p->g.size[2], p->g.size[2], p->plane_input, 0};
@@ -420,7 +420,7 @@ static pv_status coarse_batch(pv_context *ctx, cl_oct_plan *p, int first, int co
     return status;
 }
 
-pv_status pv_cl_oct_coarse(pv_context *ctx, void *plan, const int *start, int count,
+static pv_status pv_cl_oct_coarse(pv_context *ctx, void *plan, const int *start, int count,
                            pv_pc_peak *peaks)
 {
     cl_oct_plan *p = plan;
@@ -453,7 +453,7 @@ static pv_status fine_batch(pv_context *ctx, cl_oct_plan *p, int first, int coun
     return status;
 }
 
-pv_status pv_cl_oct_fine(pv_context *ctx, void *plan, const int *sub, pv_pc_peak *peaks)
+static pv_status pv_cl_oct_fine(pv_context *ctx, void *plan, const int *sub, pv_pc_peak *peaks)
 {
     cl_oct_plan *p = plan;
     const int planes = p->g.size[2], n[3] = {p->g.fft[0], p->g.fft[1], p->g.sub_width};
@@ -508,7 +508,7 @@ static pv_status upload_placement(pv_context *ctx, const cl_oct_plan *p,
     return status;
 }
 
-pv_status pv_cl_oct_place(pv_context *ctx, void *plan, const pv_oct_placement *placement,
+static pv_status pv_cl_oct_place(pv_context *ctx, void *plan, const pv_oct_placement *placement,
                           int reset)
 {
     cl_oct_plan *p = plan;
@@ -604,7 +604,7 @@ static pv_status read_outputs(pv_context *ctx, cl_oct_plan *p, float gap, pv_vol
     return status;
 }
 
-pv_status pv_cl_oct_read(pv_context *ctx, void *plan, float gap, pv_volume *registered,
+static pv_status pv_cl_oct_read(pv_context *ctx, void *plan, float gap, pv_volume *registered,
                          pv_image *enface, pv_image *slow)
 {
     cl_oct_plan *p = plan;
@@ -612,3 +612,15 @@ pv_status pv_cl_oct_read(pv_context *ctx, void *plan, float gap, pv_volume *regi
         return pv_fail(ctx, PV_ERR_INVALID, "octreg: nothing was reconstructed yet");
     return finish(ctx, p, read_outputs(ctx, p, gap, registered, enface, slow));
 }
+
+const pv_octreg_ops pv_cl_octreg_ops = {
+    .create = pv_cl_oct_create,
+    .destroy = pv_cl_oct_destroy,
+    .load = pv_cl_oct_load,
+    .reference = pv_cl_oct_reference,
+    .spectra = pv_cl_oct_spectra,
+    .coarse = pv_cl_oct_coarse,
+    .fine = pv_cl_oct_fine,
+    .place = pv_cl_oct_place,
+    .read = pv_cl_oct_read,
+};

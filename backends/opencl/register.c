@@ -255,7 +255,7 @@ static int reduction_groups(pv_context *ctx, size_t points)
     return (int)(needed < most ? (needed ? needed : 1) : most);
 }
 
-pv_status pv_cl_pc_create(pv_context *ctx, const pv_pc_geometry *geometry, void **plan)
+static pv_status pv_cl_pc_create(pv_context *ctx, const pv_pc_geometry *geometry, void **plan)
 {
     cl_pc_plan *p = calloc(1, sizeof *p);
     if (!p)
@@ -295,7 +295,7 @@ pv_status pv_cl_pc_create(pv_context *ctx, const pv_pc_geometry *geometry, void 
 
 /* A transient plan's call may have stopped between its reference and its
  * mover: drain what it enqueued so its time stays in this call. */
-void pv_cl_pc_destroy(pv_context *ctx, void *plan)
+static void pv_cl_pc_destroy(pv_context *ctx, void *plan)
 {
     cl_pc_plan *p = plan;
     if (p && p->g.transient)
@@ -350,7 +350,7 @@ static pv_status reference_phases(pv_context *ctx, cl_pc_plan *p, float floor)
 /* The empty-bin count stays on the device (pc_cross_power reads it), so a
  * one-shot call goes on to its mover without waiting; a plan's reference
  * is finished here, so that its errors and time belong to this call. */
-pv_status pv_cl_pc_reference(pv_context *ctx, void *plan, const pv_volume *reference,
+static pv_status pv_cl_pc_reference(pv_context *ctx, void *plan, const pv_volume *reference,
                              float mean, float floor)
 {
     cl_pc_plan *p = plan;
@@ -453,7 +453,7 @@ static void unpack_peak(const cl_pc_plan *p, int i, pv_pc_peak *peak)
     }
 }
 
-pv_status pv_cl_pc_correlate(pv_context *ctx, void *plan, const pv_volume *movers,
+static pv_status pv_cl_pc_correlate(pv_context *ctx, void *plan, const pv_volume *movers,
                              const float *means, int count, pv_pc_peak *peaks)
 {
     cl_pc_plan *p = plan;
@@ -512,7 +512,7 @@ static pv_status read_real_parts(pv_context *ctx, cl_mem buffer, size_t count, f
     return status;
 }
 
-pv_status pv_cl_pc_upsample(pv_context *ctx, void *plan, int mover, const pv_dft_window *window,
+static pv_status pv_cl_pc_upsample(pv_context *ctx, void *plan, int mover, const pv_dft_window *window,
                             float *values)
 {
     cl_pc_plan *p = plan;
@@ -651,7 +651,7 @@ static pv_status ncc_coefficients(pv_context *ctx, const pv_ncc_job *job, ncc_bu
     return launch(ctx, "ncc_coefficients", args, 15, 2, global, local);
 }
 
-pv_status pv_cl_normxcorr2(pv_context *ctx, const pv_ncc_job *job, pv_image *map)
+static pv_status pv_cl_normxcorr2(pv_context *ctx, const pv_ncc_job *job, pv_image *map)
 {
     int size[3] = {job->fft[0], job->fft[1], 1};
     pv_cl_fft *fft = NULL;
@@ -672,3 +672,12 @@ pv_status pv_cl_normxcorr2(pv_context *ctx, const pv_ncc_job *job, pv_image *map
     pv_cl_fft_release(fft);
     return status;
 }
+
+const pv_register_ops pv_cl_register_ops = {
+    .pc_create = pv_cl_pc_create,
+    .pc_destroy = pv_cl_pc_destroy,
+    .pc_reference = pv_cl_pc_reference,
+    .pc_correlate = pv_cl_pc_correlate,
+    .pc_upsample = pv_cl_pc_upsample,
+    .normxcorr2 = pv_cl_normxcorr2,
+};

@@ -9,7 +9,7 @@
 #define CL_USE_DEPRECATED_OPENCL_1_2_APIS
 #include <CL/cl.h>
 
-#include "../../lib/internal.h"
+#include "../../lib/core/internal.h"
 
 /* Backend table hooks. */
 pv_status pv_cl_runtime_init(pv_context *ctx, int device_index);

@@ -375,7 +375,7 @@ static pv_status run(pv_context *ctx, const pv_image *left, const pv_image *righ
     return status;
 }
 
-pv_status pv_cl_stereo_sad(pv_context *ctx, const pv_image *left, const pv_image *right,
+static pv_status pv_cl_stereo_sad(pv_context *ctx, const pv_image *left, const pv_image *right,
                            const pv_sad_params *params, pv_image *disparity)
 {
     pv_status status = run(ctx, left, right, params, disparity);
@@ -383,3 +383,7 @@ pv_status pv_cl_stereo_sad(pv_context *ctx, const pv_image *left, const pv_image
     pv_status finished = pv_cl_finish(ctx);
     return status != PV_OK ? status : finished;
 }
+
+const pv_stereo_ops pv_cl_stereo_ops = {
+    .sad = pv_cl_stereo_sad,
+};

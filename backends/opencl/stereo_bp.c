@@ -738,7 +738,7 @@ static pv_status run(pv_context *ctx, const pv_image *left, const pv_image *righ
     return status;
 }
 
-pv_status pv_cl_stereo_bp(pv_context *ctx, const pv_image *left, const pv_image *right,
+static pv_status pv_cl_stereo_bp(pv_context *ctx, const pv_image *left, const pv_image *right,
                           const pv_bp_job *job, pv_image *disparity)
 {
     pv_status status = run(ctx, left, right, job, disparity);
@@ -746,3 +746,7 @@ pv_status pv_cl_stereo_bp(pv_context *ctx, const pv_image *left, const pv_image 
     pv_status finished = pv_cl_finish(ctx);
     return status != PV_OK ? status : finished;
 }
+
+const pv_bp_ops pv_cl_bp_ops = {
+    .run = pv_cl_stereo_bp,
+};

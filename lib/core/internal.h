@@ -1,5 +1,7 @@
-/* Internal: the context object, error recording and timing shared by the
- * front end and the backends.  Not installed. */
+/* Internal, ground floor: the context object, error recording, timing,
+ * argument checks and cross-check helpers shared by the front ends (lib/)
+ * and the backends (backends/).  Includes nothing above lib/core/.  Not
+ * installed. */
 #ifndef PV_INTERNAL_H
 #define PV_INTERNAL_H
 
@@ -94,18 +96,6 @@ size_t pv_pixel_size(pv_pixel_type type);
 /* a * b into *out; 0 on overflow. */
 int pv_size_mul(size_t a, size_t b, size_t *out);
 
-/* The image checks both stereo front ends share (lib/stereo.c): valid
- * images, equal sizes and types, an f32 disparity that aliases no input.
- * op names the operation in the message. */
-pv_status pv_stereo_check_images(pv_context *ctx, const char *op, const pv_image *left,
-                                 const pv_image *right, const pv_image *disparity);
-
-/* Cross-check of a device disparity map against the CPU's: PV_OK when at
- * most max_share (0..1) of the pixels differ (both INFINITY, or within
- * 1e-3, counts as the same), else PV_ERR_MISMATCH naming op. */
-pv_status pv_disparity_crosscheck(pv_context *ctx, const char *op, const pv_image *device,
-                                  const pv_image *cpu, double max_share);
-
 /* ---- cross-check -------------------------------------------------------- */
 
 /* True when this call must also run on the CPU backend. */
@@ -119,32 +109,5 @@ double pv_volume_rel_linf(const pv_volume *a, const pv_volume *b);
 /* Scratch copies for the CPU side of a cross-check (same size, dense). */
 pv_status pv_image_alloc_like(pv_image *out, const pv_image *like, pv_pixel_type type);
 pv_status pv_volume_alloc_like(pv_volume *out, const pv_volume *like);
-
-/* ---- BP tiles for device groups (lib/stereo_bp.c, used by multidevice.c) - */
-
-/* A checked BP run cut into tiles, shared read-only by the group's threads. */
-typedef struct pv_bp_tiling {
-    pv_bp_params params;    /* as planned (tile size set when split for devices) */
-    pv_bp_tile *tiles;
-    int tile_count;
-    float *weights;         /* smoothing taps (2 * radius + 1), or NULL */
-    int radius;
-} pv_bp_tiling;
-
-/* Check the arguments as pv_stereo_bp does (messages on contexts[0]) and
- * plan tiles that fit every context's device; when params set no tile
- * size and min_tiles > 1, cut the image into min_tiles bands of rows. */
-pv_status pv_bp_tiling_plan(pv_context *const *contexts, int count, const pv_image *left,
-                            const pv_image *right, const pv_bp_params *params,
-                            const pv_image *disparity, int min_tiles, pv_bp_tiling *tiling);
-void pv_bp_tiling_free(pv_bp_tiling *tiling);
-/* Run tiles first .. first + count - 1 on ctx, timed as one call; only
- * those tiles' out rectangles of disparity are meaningful afterwards. */
-pv_status pv_bp_run_tiles(pv_context *ctx, const pv_image *left, const pv_image *right,
-                          const pv_bp_tiling *tiling, int first, int count, pv_image *disparity);
-/* When ctx asks for cross-checks: the CPU backend's run of every tile
- * against an assembled disparity map. */
-pv_status pv_bp_crosscheck_tiling(pv_context *ctx, const pv_image *left, const pv_image *right,
-                                  const pv_bp_tiling *tiling, const pv_image *disparity);
 
 #endif

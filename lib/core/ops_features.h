@@ -1,0 +1,71 @@
+/* Internal: the features (SIFT) sub-table of a backend
+ * (lib/core/backend.h), and the geometry and raw result it exchanges with
+ * the front end.  Not installed. */
+#ifndef PV_OPS_FEATURES_H
+#define PV_OPS_FEATURES_H
+
+#include "parvis.h"
+
+/* features (SIFT): the front end fixes the octave geometry and the
+ * Gaussian taps, so both backends blur with identical weights.  Level l
+ * (1 .. levels + 2) of an octave is its base level blurred by
+ * level_weights + level_offset[l], radius level_radius[l]. */
+typedef struct pv_sift_geometry {
+    int width, height;                       /* input image */
+    int octaves;                             /* >= 1 */
+    int octave_width[PV_SIFT_MAX_OCTAVES];   /* first octave: input (x2 when upsampled) */
+    int octave_height[PV_SIFT_MAX_OCTAVES];
+    int base_radius;                         /* blur of the first base; 0: none */
+    const float *base_weights;               /* 2 base_radius + 1 taps */
+    int level_radius[PV_SIFT_MAX_LEVELS + 3];
+    int level_offset[PV_SIFT_MAX_LEVELS + 3];
+    int level_taps;                          /* total taps of all levels */
+    const float *level_weights;
+    pv_sift_params params;                   /* resolved (octaves filled in) */
+} pv_sift_geometry;
+
+/* A backend's detection result (malloc'ed by the backend, room for
+ * `capacity` >= count entries each, capacity 0 meaning count): key =
+ * ((((octave index * 16 + level) * 65536 + extremum y) * 65536 + extremum
+ * x) * 4 + orientation index), unique per keypoint.  descriptors_u8 may
+ * stay NULL (the front end derives it).  The spare arrays, with room for
+ * spare_capacity keypoints each, are an earlier result's that a backend
+ * may take over (moving them into the result and setting them to NULL)
+ * instead of allocating; the front end frees what is left of them. */
+typedef struct pv_sift_raw {
+    int count;
+    int capacity;
+    pv_sift_keypoint *keypoints;
+    uint64_t *keys;
+    float *descriptors;                      /* 128 per keypoint */
+    uint8_t *descriptors_u8;
+    pv_sift_keypoint *spare_keypoints;
+    float *spare_descriptors;
+    uint8_t *spare_u8;
+    int spare_capacity;
+} pv_sift_raw;
+
+/* The conventional u8 form of a descriptor value: min(512 v, 255),
+ * truncated (VLFeat's and Lowe's); two selects, so that loops over it
+ * vectorise. */
+static inline uint8_t pv_sift_descriptor_u8(float v)
+{
+    float scaled = 512.0f * v;
+    scaled = scaled < 255.0f ? scaled : 255.0f;
+    return (uint8_t)(scaled > 0.0f ? scaled : 0.0f);
+}
+
+typedef struct pv_features_ops {
+    /* features: image is u8 or f32 of the geometry's size; nearest fills,
+     * for each query row, the index of the nearest train row and the
+     * squared distances to the nearest and second nearest (INFINITY when
+     * missing); ties go to the lower index. */
+    pv_status (*create)(pv_context *ctx, const pv_sift_geometry *geometry, void **plan);
+    void (*destroy)(pv_context *ctx, void *plan);
+    pv_status (*detect)(pv_context *ctx, void *plan, const pv_image *image, pv_sift_raw *raw);
+    pv_status (*nearest)(pv_context *ctx, const float *query, int query_count,
+                              const float *train, int train_count, int *best, float *best_d2,
+                              float *second_d2);
+} pv_features_ops;
+
+#endif

@@ -1,0 +1,70 @@
+/* Internal: the register sub-table of a backend (lib/core/backend.h):
+ * phase correlation and normalised cross-correlation, and the geometry
+ * the front end prepares for them.  Not installed. */
+#ifndef PV_OPS_REGISTER_H
+#define PV_OPS_REGISTER_H
+
+#include "parvis.h"
+
+/* register: phase correlation runs on a backend plan of fixed geometry.
+ * The front end owns padding sizes, window weights and the sub-pixel
+ * search (it builds the DFT tables in double), so both backends compute
+ * on identical numbers. */
+typedef struct pv_pc_geometry {
+    int size[3];            /* input extent nx, ny, nz (nz = 1 for images) */
+    int fft[3];             /* transform extent, >= size (zero padded) */
+    int batch;              /* movers per pc_correlate call, >= 1 */
+    int keep_spectra;       /* keep each mover's cross-power spectrum for pc_upsample */
+    int transient;          /* one-shot plan: may use the context's scratch buffers */
+    int centered;           /* subtract each input's mean before padding / windowing */
+    const float *window[3]; /* per-axis weights (size[a] values each), or all NULL */
+} pv_pc_geometry;
+
+/* The correlation c = IDFT(R) with R = (M / |M|) conj(F / |F|) / n, where
+ * reference bins of power |F|^2 <= floor count as empty (R = 0 there) and
+ * n is the number of the full spectrum's non-empty reference bins, so two
+ * identical inputs give c = 1 at 0. */
+typedef struct pv_pc_peak {
+    float value;            /* the largest c (first in memory order on ties) */
+    int index[3];           /* its position in the transform grid */
+    float neighbors[3][2];  /* c at index - 1 and index + 1 per axis (wrapped) */
+} pv_pc_peak;
+
+/* An upsampled-DFT window: count[a] points per axis; table[a] holds
+ * count[a] rows of K_a interleaved complex weights, K = fft[0] / 2 + 1,
+ * fft[1], fft[2].  values[(wz * count[1] + wy) * count[0] + wx] =
+ * Re(sum_k Tz[wz][kz] Ty[wy][ky] Tx[wx][kx] R[kz][ky][kx]). */
+typedef struct pv_dft_window {
+    int count[3];
+    const float *table[3];
+} pv_dft_window;
+
+/* normxcorr2 inputs, prepared by the front end: dense f32 template and
+ * image (each centred on its mean and scaled to unit variance), the
+ * transform extent (>= the map size), and the variance floors below which
+ * an overlap counts as textureless. */
+typedef struct pv_ncc_job {
+    pv_image templ;
+    pv_image image;
+    int fft[2];
+    int min_overlap;
+    float templ_floor;
+    float image_floor;
+} pv_ncc_job;
+
+typedef struct pv_register_ops {
+    /* register: movers[] and reference are f32 volumes of geometry.size. */
+    pv_status (*pc_create)(pv_context *ctx, const pv_pc_geometry *geometry, void **plan);
+    void (*pc_destroy)(pv_context *ctx, void *plan);
+    pv_status (*pc_reference)(pv_context *ctx, void *plan, const pv_volume *reference,
+                              float mean, float floor);
+    /* means[i]: subtracted from movers[i] when geometry.centered. */
+    pv_status (*pc_correlate)(pv_context *ctx, void *plan, const pv_volume *movers,
+                              const float *means, int count, pv_pc_peak *peaks);
+    pv_status (*pc_upsample)(pv_context *ctx, void *plan, int mover,
+                             const pv_dft_window *window, float *values);
+    /* map: f32, (image + templ - 1) per axis. */
+    pv_status (*normxcorr2)(pv_context *ctx, const pv_ncc_job *job, pv_image *map);
+} pv_register_ops;
+
+#endif
