@@ -121,9 +121,9 @@ static void write_group_sum(__local int *partial, int mine, __global int *out)
     int lid = get_local_id(0);
     partial[lid] = mine;
     barrier(CLK_LOCAL_MEM_FENCE);
-    for (int half = GEOM_WG / 2; half > 0; half >>= 1) {
-        if (lid < half)
-            partial[lid] += partial[lid + half];
+    for (int step = GEOM_WG / 2; step > 0; step >>= 1) {
+        if (lid < step)
+            partial[lid] += partial[lid + step];
         barrier(CLK_LOCAL_MEM_FENCE);
     }
     if (lid == 0)
