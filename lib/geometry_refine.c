@@ -14,7 +14,9 @@
 #include <string.h>
 
 #define JACOBI_SWEEPS 60
-#define LM_ITERATIONS 20
+#define LM_ITERATIONS 10
+/* LM stops once a step lowers the cost by less than this share. */
+#define LM_MIN_GAIN 1e-9
 #define REFINE_ROUNDS 2
 
 /* ----------------------------------------------------------- linear algebra */
@@ -204,10 +206,13 @@ static int normal_matrix(const pv_estimation *est, const uint8_t *mask, double *
         }
         for (int r = 0; r < nrows; r++)
             for (int j = 0; j < 9; j++)
-                for (int k = 0; k < 9; k++)
+                for (int k = j; k < 9; k++)
                     ata[9 * j + k] += rows[r][j] * rows[r][k];
         used++;
     }
+    for (int j = 0; j < 9; j++)
+        for (int k = 0; k < j; k++)
+            ata[9 * j + k] = ata[9 * k + j];
     return used;
 }
 
@@ -242,10 +247,14 @@ static double transfer_cost(const pv_estimation *est, const uint8_t *mask, const
                               -p[1] * v / (w * w)};
         for (int j = 0; j < 8; j++) {
             jtr[j] += jx[j] * rx + jy[j] * ry;
-            for (int k = 0; k < 8; k++)
+            for (int k = j; k < 8; k++)
                 jtj[8 * j + k] += jx[j] * jx[k] + jy[j] * jy[k];
         }
     }
+    if (jtj)
+        for (int j = 0; j < 8; j++)
+            for (int k = 0; k < j; k++)
+                jtj[8 * j + k] = jtj[8 * k + j];
     return cost;
 }
 
@@ -280,7 +289,7 @@ static void refine_transfer(const pv_estimation *est, const uint8_t *mask, doubl
             memcpy(x, trial, sizeof x);
             cost = transfer_cost(est, mask, x, jtj, jtr);
             lambda *= 0.1;
-            if (gain <= 1e-14 * cost)
+            if (gain <= LM_MIN_GAIN * (cost + gain))
                 break;
         } else {
             lambda *= 10.0;
