@@ -145,6 +145,8 @@ int bench_flow_cases(const bench_config *config, const bench_contexts *contexts,
                      bench_result *results, int max, int *count);
 int bench_features_cases(const bench_config *config, const bench_contexts *contexts,
                          bench_result *results, int max, int *count);
+int bench_geometry_cases(const bench_config *config, const bench_contexts *contexts,
+                         bench_result *results, int max, int *count);
 int bench_multi_cases(const bench_config *config, const bench_contexts *contexts,
                       bench_result *results, int max, int *count);
 

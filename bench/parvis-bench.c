@@ -143,6 +143,8 @@ static int run_families(const bench_config *config, const bench_contexts *contex
     if (rc == 0)
         rc = bench_features_cases(config, contexts, results, BENCH_MAX_RESULTS, count);
     if (rc == 0)
+        rc = bench_geometry_cases(config, contexts, results, BENCH_MAX_RESULTS, count);
+    if (rc == 0)
         rc = bench_multi_cases(config, contexts, results, BENCH_MAX_RESULTS, count);
     return rc;
 }
