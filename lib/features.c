@@ -7,6 +7,7 @@
 #include <float.h>
 #include <limits.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,21 +22,53 @@ struct pv_sift_plan {
 
 /* ------------------------------------------------------------ parameters */
 
+/* The paper's settings (real-time): the input at its own resolution and
+ * Lowe's contrast threshold for three levels. */
+static void fast_params(pv_sift_params *p)
+{
+    p->first_octave = 0;
+    p->octaves = 0;
+    p->levels = 3;
+    p->sigma0 = 1.6f;
+    p->sigma_input = 0.5f;
+    p->peak_thresh = 0.01f;
+    p->edge_thresh = 10.0f;
+    p->orientation_window = 1.5f;
+    p->orientation_peak = 0.8f;
+    p->magnif = 3.0f;
+    p->max_keypoints = 0;
+}
+
+/* Reference quality: the 2x upsampled first octave (small-scale features,
+ * as OpenCV and Lowe's demo) and a lower contrast threshold, about the
+ * 0.04 / levels / 2 that OpenCV applies before refinement; docs/sift.md
+ * gives the correct-match counts behind the choice. */
+static void reference_params(pv_sift_params *p)
+{
+    fast_params(p);
+    p->first_octave = -1;
+    p->peak_thresh = PV_SIFT_REFERENCE_PEAK_THRESH;
+}
+
 void pv_sift_params_default(pv_sift_params *params)
 {
+    if (params)
+        reference_params(params);
+}
+
+pv_status pv_sift_params_preset(pv_sift_params *params, pv_sift_preset preset)
+{
     if (!params)
-        return;
-    params->first_octave = 0;
-    params->octaves = 0;
-    params->levels = 3;
-    params->sigma0 = 1.6f;
-    params->sigma_input = 0.5f;
-    params->peak_thresh = 0.01f;
-    params->edge_thresh = 10.0f;
-    params->orientation_window = 1.5f;
-    params->orientation_peak = 0.8f;
-    params->magnif = 3.0f;
-    params->max_keypoints = 0;
+        return pv_fail(NULL, PV_ERR_INVALID, "sift_params_preset: params is NULL");
+    switch (preset) {
+    case PV_SIFT_PRESET_FAST:
+        fast_params(params);
+        return PV_OK;
+    case PV_SIFT_PRESET_REFERENCE:
+        reference_params(params);
+        return PV_OK;
+    }
+    return pv_fail(NULL, PV_ERR_INVALID, "sift_params_preset: preset %d is unknown", (int)preset);
 }
 
 void pv_sift_match_params_default(pv_sift_match_params *params)
@@ -358,27 +391,34 @@ static pv_status crosscheck_detect(pv_sift_plan *plan, const pv_image *image,
 }
 
 /* Detection into the storage in raw (lent to the backend, freed here
- * whatever happens). */
-static pv_status detect(pv_sift_plan *plan, const pv_image *image, pv_sift_raw raw,
-                        pv_sift_features *features)
+ * whatever happens), with the context's call already begun.  On failure
+ * *features is untouched. */
+static pv_status detect_begun(pv_sift_plan *plan, const pv_image *image, pv_sift_raw raw,
+                              pv_sift_features *features)
 {
     pv_context *ctx = plan->ctx;
-    pv_status status;
     pv_sift_features out = {0};
-    pv_call_begin(ctx);
-    status = ctx->ops->features->detect(ctx, plan->backend_plan, image, &raw);
+    pv_status status = ctx->ops->features->detect(ctx, plan->backend_plan, image, &raw);
     if (status == PV_OK)
         status = pv_sift_result_build(ctx, &raw, plan->geometry.params.max_keypoints, &out);
     pv_sift_raw_free(&raw);
     if (status == PV_OK && pv_crosscheck_wanted(ctx))
         status = crosscheck_detect(plan, image, &out);
-    pv_call_end(ctx);
     if (status != PV_OK) {
         pv_sift_features_free(&out);
         return status;
     }
     *features = out;
     return PV_OK;
+}
+
+static pv_status detect(pv_sift_plan *plan, const pv_image *image, pv_sift_raw raw,
+                        pv_sift_features *features)
+{
+    pv_call_begin(plan->ctx);
+    pv_status status = detect_begun(plan, image, raw, features);
+    pv_call_end(plan->ctx);
+    return status;
 }
 
 pv_status pv_sift_detect(pv_sift_plan *plan, const pv_image *image, pv_sift_features *features)
@@ -414,4 +454,43 @@ pv_status pv_sift_detect_into(pv_sift_plan *plan, const pv_image *image,
 {
     pv_status status = check_detect(plan, image, features);
     return status == PV_OK ? detect(plan, image, lend_storage(features), features) : status;
+}
+
+/* ------------------------------------------------------------------ batch */
+
+static pv_status check_batch(pv_sift_plan *plan, const pv_image *images, int count,
+                             const pv_sift_features *results)
+{
+    if (!plan)
+        return pv_fail(NULL, PV_ERR_INVALID, "sift_detect_batch: plan is NULL");
+    if (count <= 0)
+        return pv_fail(plan->ctx, PV_ERR_INVALID, "sift_detect_batch: the batch is empty (%d)",
+                       count);
+    if (!images || !results)
+        return pv_fail(plan->ctx, PV_ERR_INVALID, "sift_detect_batch: images or results is NULL");
+    for (int i = 0; i < count; i++) {
+        pv_status status = check_detect(plan, &images[i], &results[i]);
+        if (status != PV_OK) {
+            char reason[256];
+            snprintf(reason, sizeof reason, "%s", pv_context_last_error(plan->ctx));
+            return pv_fail(plan->ctx, status, "sift_detect_batch: image %d: %s", i, reason);
+        }
+    }
+    return PV_OK;
+}
+
+pv_status pv_sift_detect_batch(pv_sift_plan *plan, const pv_image *images, int count,
+                               pv_sift_features *results)
+{
+    pv_status status = check_batch(plan, images, count, results);
+    if (status != PV_OK)
+        return status;
+    pv_call_begin(plan->ctx);
+    for (int i = 0; i < count && status == PV_OK; i++)
+        status = detect_begun(plan, &images[i], lend_storage(&results[i]), &results[i]);
+    pv_call_end(plan->ctx);
+    if (status != PV_OK)
+        for (int i = 0; i < count; i++)
+            pv_sift_features_free(&results[i]);
+    return status;
 }
