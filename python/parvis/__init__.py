@@ -17,6 +17,8 @@ from ._errors import (BuildError, ClosedError, DeviceMemoryError, Error, FileErr
                       OutOfMemory, Unsupported)
 from ._context import Context, FlowPlan, OctregPlan, PhaseCorrPlan, SiftPlan
 from ._group import DeviceGroup
+from ._geometry import (GeometryResult, find_fundamental, find_homography,
+                        matched_points)
 from ._io import (DeviceInfo, devices, disparity_error, has_nifti, imread, imwrite,
                   read_flo, read_volume, synthesize_oct, version, write_flo, write_flow,
                   write_volume)
@@ -34,5 +36,6 @@ __all__ = [
     "write_flow", "read_flo", "write_flo", "has_nifti", "disparity_error", "synthesize_oct",
     "SiftFeatures", "Matches", "PhaseCorrelation", "PhaseCorrelationBatch", "NCCResult",
     "OctregResult", "Flow", "SyntheticOct", "TuneParam", "TuneResult", "NO_TEXTURE", "AT_EDGE",
+    "find_homography", "find_fundamental", "matched_points", "GeometryResult",
     "__version__",
 ]
