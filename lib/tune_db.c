@@ -117,7 +117,8 @@ static int pocl_isa(const char *name, char *key, size_t size)
 }
 
 /* NVIDIA product names to architectures: data-centre models by their
- * code, GeForce/RTX cards by their series number. */
+ * code ("NVIDIA H100 PCIe", "NVIDIA A100-SXM4-80GB": words split at
+ * spaces and hyphens), GeForce/RTX cards by their series number. */
 static const char *nvidia_architecture(const char *token, const char *previous)
 {
     static const struct {
@@ -149,8 +150,8 @@ static int nvidia_arch(const char *name, char *key, size_t size)
 {
     char copy[128], previous[32] = "";
     snprintf(copy, sizeof copy, "%s", name);
-    for (char *save = NULL, *token = strtok_r(copy, " ", &save); token;
-         token = strtok_r(NULL, " ", &save)) {
+    for (char *save = NULL, *token = strtok_r(copy, " -", &save); token;
+         token = strtok_r(NULL, " -", &save)) {
         const char *arch = nvidia_architecture(token, previous);
         if (arch) {
             snprintf(key, size, "%s", arch);
