@@ -10,41 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* ------------------------------------------------------------- formatting */
-
-static int append(char *text, size_t size, size_t *used, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-
-static int append(char *text, size_t size, size_t *used, const char *fmt, ...)
-{
-    va_list args;
-    va_start(args, fmt);
-    int n = vsnprintf(text + *used, size - *used, fmt, args);
-    va_end(args);
-    if (n < 0 || (size_t)n >= size - *used)
-        return 0;
-    *used += (size_t)n;
-    return 1;
-}
-
-int pv_tune_db_format(const pv_tune_db_header *header, const pv_tune_file *file, char *text,
-                      size_t size, size_t *used)
-{
-    *used = 0;
-    int ok = size > 0 &&
-             append(text, size, used,
-                    "%s\nvendor %s\ntype %s\narch %s\ndevice %s\ndriver %s\nparvis %s\n"
-                    "local_memory %llu\nmax_work_group %d\n",
-                    PV_TUNE_DB_MAGIC, header->vendor, header->type, header->arch, header->device,
-                    header->driver, header->parvis, (unsigned long long)header->local_memory,
-                    header->max_work_group);
-    for (int i = 0; ok && i < file->count; i++)
-        ok = append(text, size, used, "param %s %s %d\n", file->entries[i].family,
-                    file->entries[i].name, file->entries[i].value);
-    uint64_t checksum = ok ? pv_tune_fnv1a(PV_TUNE_FNV_START, text, *used) : 0;
-    return ok && append(text, size, used, "end %016llx\n", (unsigned long long)checksum);
-}
-
 /* ----------------------------------------------------------- device words */
 
 const char *pv_tune_db_level_name(pv_tune_db_level level)

@@ -58,7 +58,8 @@ extern const size_t pv_tune_db_text_count;
 /* 1 with the header and entries when all `size` bytes of text are a valid
  * database entry whose every parameter `known` accepts; otherwise 0 with
  * *why saying what is wrong.  Lives beside pv_tune_parse_file
- * (lib/tune_file.c) and shares its line rules; makes no OpenCL call. */
+ * (lib/tune_file.c) and shares its line rules; makes no OpenCL call.
+ * pv_tune_db_format, its inverse, lives there too. */
 int pv_tune_parse_db(const char *text, size_t size, pv_tune_param_known known, void *user,
                      pv_tune_db_header *header, pv_tune_file *file, const char **why);
 
