@@ -3,7 +3,8 @@
 #ifndef PV_BENCH_H
 #define PV_BENCH_H
 
-#include "../examples/cli.h"
+#include "../examples/common/options.h"
+#include "../examples/common/tool.h"
 
 /* Samples kept per backend and row (--runs is limited to this). */
 #define BENCH_MAX_SAMPLES 100
