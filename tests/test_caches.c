@@ -39,30 +39,6 @@ static char *read_whole(const char *path, size_t *size)
     return data;
 }
 
-static void write_whole(const char *path, const void *data, size_t size)
-{
-    FILE *file = fopen(path, "wb");
-    assert_non_null(file);
-    assert_int_equal(fwrite(data, 1, size, file), size);
-    assert_int_equal(fclose(file), 0);
-}
-
-/* Whether a fresh process finds an OpenCL device. */
-static int child_sees_opencl(void)
-{
-    if (tu_skip_opencl())
-        return 0;
-    fflush(NULL);
-    pid_t pid = fork();
-    if (pid == 0) {
-        int count = 0;
-        _exit(pv_device_list(NULL, 0, &count) == PV_OK && count > 0 ? 0 : 1);
-    }
-    int status = 0;
-    return pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
-           WEXITSTATUS(status) == 0;
-}
-
 static pv_status blur_once(pv_context *ctx)
 {
     pv_image src, dst;
@@ -85,10 +61,10 @@ static pv_status blur_once(pv_context *ctx)
 static void test_opencl_starts_without_a_writable_cache(void **state)
 {
     (void)state;
-    if (!child_sees_opencl())
+    if (!tu_child_sees_opencl())
         skip();
     const char *blocker = tu_tmp_path("cache-blocker");
-    write_whole(blocker, "x", 1);
+    tu_write_file(blocker, "x", 1);
     const char *tmp = tu_tmp_path("cache-tmpdir");
     mkdir(tmp, 0700);
     fflush(NULL);
@@ -218,7 +194,7 @@ static void test_swapped_binary_cache_entry_is_repaired(void **state)
         assert_non_null(own);
         assert_true(size > 32);
         memcpy(donor + CACHE_HEADER_KEY, own + CACHE_HEADER_KEY, 8); /* its own key */
-        write_whole(path, donor, donor_size);
+        tu_write_file(path, donor, donor_size);
         free(own);
         swapped++;
     }
@@ -450,8 +426,8 @@ static void test_tune_writer_refuses_planted_links(void **state)
     assert_int_equal(pv_tune_cache_path(ctx, path, sizeof path), PV_OK);
     snprintf(victim, sizeof victim, "%s/victim-temporary", dir);
     snprintf(victim2, sizeof victim2, "%s/victim-final", dir);
-    write_whole(victim, "precious\n", 9);
-    write_whole(victim2, "precious too\n", 13);
+    tu_write_file(victim, "precious\n", 9);
+    tu_write_file(victim2, "precious too\n", 13);
     snprintf(planted, sizeof planted, "%s.%ld.tmp", path, (long)getpid());
     assert_int_equal(symlink(victim, planted), 0);
     assert_int_equal(symlink(victim2, path), 0);

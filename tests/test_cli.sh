@@ -77,11 +77,16 @@ bench_error "--runs '0': expected an integer in 1..100" --runs 0
 bench_error "--paper 'nope': expected one of sad, bp, sift, oct, flow" --paper nope
 bench_error "unknown option '--bogus' (see 'parvis-bench --help')" --bogus
 bench_error "--devices 'x': expected 'all' or device indices" --devices x
+# --device takes an index or part of a device's name, as PARVIS_DEVICE does
+bench_error "--device 'no such device': expected a device index or part of a device's name" \
+    --device "no such device"
 
 L="$data/tsukuba/left.pgm"
 R="$data/tsukuba/right.pgm"
 G="$data/tsukuba/gt.pgm"
 expect_error "expected an integer in 1..1048576" stereo "$L" "$R" --ndisp 0 -o "$out/d.pfm"
+expect_error "--device 'no such device': expected a device index" stereo "$L" "$R" --ndisp 16 \
+    --device "no such device" -o "$out/d.pfm"
 expect_error "--ndisp N is required" stereo "$L" "$R" -o "$out/d.pfm"
 expect_error "--window applies to --method sad, not bp" stereo "$L" "$R" --ndisp 16 \
     --method bp --window 5 -o "$out/d.pfm"

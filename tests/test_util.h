@@ -57,6 +57,11 @@ void tu_guarded_free(pv_image *image, int guard);
 const char *tu_data_path(const char *relative);
 /* A scratch path under the build tree's tests/tmp (created on demand). */
 const char *tu_tmp_path(const char *name);
+/* Write length bytes to path (asserting every step; length may be 0). */
+void tu_write_file(const char *path, const void *bytes, size_t length);
+/* Whether a fresh process finds an OpenCL device: asked in a child, so
+ * that this process's first OpenCL use stays the one under test. */
+int tu_child_sees_opencl(void);
 
 /* Pixel helpers for u8 or f32 images: the address of an f32 pixel, a
  * write (u8 values truncated), a fill, and whether every pixel equals value. */

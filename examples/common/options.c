@@ -48,6 +48,11 @@ int cli_parse_backend_field(const char *value, void *field)
     return cli_parse_backend(value, field);
 }
 
+int cli_parse_device_field(const char *value, void *field)
+{
+    return cli_parse_device(value, field);
+}
+
 int cli_parse_devices_field(const char *value, void *field)
 {
     int indices[CLI_MAX_DEVICES], count = 0;

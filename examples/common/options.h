@@ -71,14 +71,16 @@ void cli_print_help(const cli_command *command, FILE *out);
 /* Table entries of the options every command takes. */
 int cli_parse_backend_field(const char *value, void *field);
 int cli_parse_devices_field(const char *value, void *field);
+int cli_parse_device_field(const char *value, void *field);
 #define CLI_BACKEND_ENTRIES(options)                                                       \
     {.name = "--backend", .kind = CLI_CUSTOM, .field = &(options)->backend,                \
      .value_name = "auto|cpu|opencl", .expect = "auto, cpu or opencl",                   \
      .parse = cli_parse_backend_field, .no_default = 1,                                   \
      .help = "backend (default auto: the first OpenCL GPU, else the CPU)"},              \
-    {.name = "--device", .kind = CLI_INT, .field = &(options)->device_index, .min = 0,    \
-     .max = 1023, .value_name = "I", .no_default = 1,                                     \
-     .help = "OpenCL device index (see 'parvis devices')"},                              \
+    {.name = "--device", .kind = CLI_CUSTOM, .field = &(options)->device_index,          \
+     .value_name = "I|NAME", .expect = "a device index or part of a device's name",      \
+     .parse = cli_parse_device_field, .no_default = 1,                                   \
+     .help = "OpenCL device: index or part of its name (see 'parvis devices')"},         \
     {.name = "--crosscheck", .kind = CLI_FLAG, .field = &(options)->crosscheck,           \
      .help = "run the CPU backend too and fail when the results disagree"}
 #define CLI_DEVICES_ENTRY(devices, applies)                                                \

@@ -9,6 +9,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 int cli_fail(const char *fmt, ...)
@@ -60,6 +61,31 @@ int cli_parse_backend(const char *text, pv_backend_kind *out)
     else
         return -1;
     return 0;
+}
+
+static int contains_ignoring_case(const char *text, const char *part)
+{
+    size_t length = strlen(part);
+    for (; *text; text++)
+        if (strncasecmp(text, part, length) == 0)
+            return 1;
+    return 0;
+}
+
+int cli_parse_device(const char *text, int *index)
+{
+    if (cli_parse_int(text, 0, 1023, index) == 0)
+        return 0;
+    pv_device_info devices[CLI_MAX_DEVICES];
+    int count = 0;
+    if (!*text || pv_device_list(devices, CLI_MAX_DEVICES, &count) != PV_OK)
+        return -1;
+    for (int i = 0; i < count && i < CLI_MAX_DEVICES; i++)
+        if (contains_ignoring_case(devices[i].name, text)) {
+            *index = i;
+            return 0;
+        }
+    return -1;
 }
 
 void cli_backend_options_default(cli_backend_options *options)

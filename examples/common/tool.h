@@ -19,6 +19,11 @@ int cli_parse_int(const char *text, int min, int max, int *out);
 int cli_parse_float(const char *text, float *out);
 int cli_parse_backend(const char *text, pv_backend_kind *out);
 
+/* --device: an index into pv_device_list or a case-blind substring of a
+ * device's name (the first device it names), as PARVIS_DEVICE takes it.
+ * 0 on success. */
+int cli_parse_device(const char *text, int *index);
+
 /* Options every command takes. */
 typedef struct cli_backend_options {
     pv_backend_kind backend;
