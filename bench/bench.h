@@ -162,20 +162,10 @@ int bench_write_plots(const char *dir, const bench_result *results, int count);
 
 /* Case families.  Each appends rows to results (capacity max) and returns
  * 0, or 1 after printing why it failed. */
-int bench_stereo_cases(const bench_config *config, const bench_contexts *contexts,
-                       bench_result *results, int max, int *count);
-int bench_bp_cases(const bench_config *config, const bench_contexts *contexts,
-                   bench_result *results, int max, int *count);
-int bench_register_cases(const bench_config *config, const bench_contexts *contexts,
-                         bench_result *results, int max, int *count);
-int bench_octreg_cases(const bench_config *config, const bench_contexts *contexts,
-                       bench_result *results, int max, int *count);
-int bench_flow_cases(const bench_config *config, const bench_contexts *contexts,
-                     bench_result *results, int max, int *count);
-int bench_features_cases(const bench_config *config, const bench_contexts *contexts,
-                         bench_result *results, int max, int *count);
-int bench_multi_cases(const bench_config *config, const bench_contexts *contexts,
-                      bench_result *results, int max, int *count);
+typedef int bench_family_fn(const bench_config *config, const bench_contexts *contexts,
+                            bench_result *results, int max, int *count);
+bench_family_fn bench_stereo_cases, bench_bp_cases, bench_register_cases, bench_octreg_cases,
+    bench_flow_cases, bench_features_cases, bench_multi_cases;
 
 /* Parameterised single cases, for --paper (bench_papers.c).  Each runs one
  * case on both backends, appends its row(s) and prints them. */

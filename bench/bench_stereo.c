@@ -89,11 +89,6 @@ typedef struct truth_frame {
     int border;
 } truth_frame;
 
-static double quality(const truth_frame *c, const stereo_inputs *in, const pv_image *disparity)
-{
-    return bench_bad_pixels(disparity, &in->truth, c->gt_scale, c->border);
-}
-
 static int time_backend(const bench_config *config, pv_context *ctx, stereo_inputs *in,
                         pv_image *output, pv_timing *timing, bench_series *series)
 {
@@ -114,11 +109,11 @@ static int run_case(const bench_config *config, const bench_contexts *contexts,
         rc = time_backend(config, contexts->opencl, in, &cl_out, &cl, &r->cl_samples);
     if (rc == 0) {
         bench_fill_cpu(r, &cpu, NULL);
-        r->cpu_quality = quality(c, in, &cpu_out);
+        r->cpu_quality = bench_bad_pixels(&cpu_out, &in->truth, c->gt_scale, c->border);
         if (contexts->opencl) {
             bench_fill_opencl(r, &cl, NULL);
             r->agreement = bench_disparity_agreement(&cl_out, &cpu_out, SAD_AGREEMENT_TOLERANCE);
-            r->cl_quality = quality(c, in, &cl_out);
+            r->cl_quality = bench_bad_pixels(&cl_out, &in->truth, c->gt_scale, c->border);
         }
     }
     pv_image_free(&cpu_out);

@@ -39,6 +39,32 @@ static char *read_whole(const char *path, size_t *size)
     return data;
 }
 
+/* A fresh cache root for one test: XDG_CACHE_HOME points at an empty
+ * directory (home) whose parvis/ subdirectory (dir) the library fills;
+ * leave_cache_home puts the caller's XDG_CACHE_HOME back. */
+typedef struct cache_home {
+    char home[4096], dir[4200], saved[4096];
+} cache_home;
+
+static void enter_cache_home(cache_home *cache, const char *name)
+{
+    snprintf(cache->home, sizeof cache->home, "%s", tu_tmp_path(name));
+    remove_tree(cache->home);
+    mkdir(cache->home, 0755);
+    snprintf(cache->dir, sizeof cache->dir, "%s/parvis", cache->home);
+    const char *saved = getenv("XDG_CACHE_HOME");
+    snprintf(cache->saved, sizeof cache->saved, "%s", saved ? saved : "");
+    setenv("XDG_CACHE_HOME", cache->home, 1);
+}
+
+static void leave_cache_home(const cache_home *cache)
+{
+    if (cache->saved[0])
+        setenv("XDG_CACHE_HOME", cache->saved, 1);
+    else
+        unsetenv("XDG_CACHE_HOME");
+}
+
 static pv_status blur_once(pv_context *ctx)
 {
     pv_image src, dst;
@@ -149,38 +175,26 @@ static pv_status sad_once(pv_context *ctx, pv_image *disparity)
 static void test_swapped_binary_cache_entry_is_repaired(void **state)
 {
     (void)state;
-    pv_context *probe = tu_context(PV_BACKEND_OPENCL);
-    if (!probe || pv_context_backend(probe) != PV_BACKEND_OPENCL) {
-        pv_context_destroy(probe);
-        skip();
-    }
-    pv_context_destroy(probe);
-    char home[4096], dir[4200];
-    snprintf(home, sizeof home, "%s", tu_tmp_path("swap-cache"));
-    remove_tree(home);
-    mkdir(home, 0755);
-    snprintf(dir, sizeof dir, "%s/parvis", home);
-    const char *saved = getenv("XDG_CACHE_HOME");
-    char saved_copy[4096];
-    snprintf(saved_copy, sizeof saved_copy, "%s", saved ? saved : "");
-    setenv("XDG_CACHE_HOME", home, 1);
+    pv_context_destroy(tu_new_opencl_or_skip());
+    cache_home cache;
+    enter_cache_home(&cache, "swap-cache");
 
     pv_context *ctx = tu_context(PV_BACKEND_OPENCL);
     assert_non_null(ctx);
     assert_int_equal(blur_once(ctx), PV_OK);
     file_list filter_entries, all;
-    list_entries(dir, &filter_entries);
+    list_entries(cache.dir, &filter_entries);
     assert_true(filter_entries.count > 0);
     pv_image expected, got;
     assert_int_equal(pv_image_alloc(&expected, 40, 24, PV_PIXEL_F32), PV_OK);
     assert_int_equal(pv_image_alloc(&got, 40, 24, PV_PIXEL_F32), PV_OK);
     assert_int_equal(sad_once(ctx, &expected), PV_OK);
     pv_context_destroy(ctx);
-    list_entries(dir, &all);
+    list_entries(cache.dir, &all);
 
     char path[4400];
     size_t donor_size = 0;
-    snprintf(path, sizeof path, "%s/%s", dir, filter_entries.names[0]);
+    snprintf(path, sizeof path, "%s/%s", cache.dir, filter_entries.names[0]);
     char *donor = read_whole(path, &donor_size);
     assert_non_null(donor);
     assert_true(donor_size > 32);
@@ -188,7 +202,7 @@ static void test_swapped_binary_cache_entry_is_repaired(void **state)
     for (int i = 0; i < all.count; i++) {
         if (listed(&filter_entries, all.names[i]))
             continue;
-        snprintf(path, sizeof path, "%s/%s", dir, all.names[i]);
+        snprintf(path, sizeof path, "%s/%s", cache.dir, all.names[i]);
         size_t size = 0;
         char *own = read_whole(path, &size);
         assert_non_null(own);
@@ -208,7 +222,7 @@ static void test_swapped_binary_cache_entry_is_repaired(void **state)
     for (int i = 0; i < all.count; i++) {
         if (listed(&filter_entries, all.names[i]))
             continue;
-        snprintf(path, sizeof path, "%s/%s", dir, all.names[i]);
+        snprintf(path, sizeof path, "%s/%s", cache.dir, all.names[i]);
         size_t size = 0;
         char *now = read_whole(path, &size);
         assert_non_null(now); /* stored again */
@@ -226,10 +240,7 @@ static void test_swapped_binary_cache_entry_is_repaired(void **state)
     free(donor);
     pv_image_free(&expected);
     pv_image_free(&got);
-    if (saved_copy[0])
-        setenv("XDG_CACHE_HOME", saved_copy, 1);
-    else
-        unsetenv("XDG_CACHE_HOME");
+    leave_cache_home(&cache);
 }
 
 /* ------------------------------- a binary-cache entry claiming too much */
@@ -319,15 +330,8 @@ static void test_binary_cache_entry_claiming_1gib_is_refused_unread(void **state
     pv_context_destroy(probe);
     if (!opencl)
         return;
-    char home[4096], dir[4200];
-    snprintf(home, sizeof home, "%s", tu_tmp_path("claims-cache"));
-    remove_tree(home);
-    mkdir(home, 0755);
-    snprintf(dir, sizeof dir, "%s/parvis", home);
-    const char *saved = getenv("XDG_CACHE_HOME");
-    char saved_copy[4096];
-    snprintf(saved_copy, sizeof saved_copy, "%s", saved ? saved : "");
-    setenv("XDG_CACHE_HOME", home, 1);
+    cache_home cache;
+    enter_cache_home(&cache, "claims-cache");
 
     pv_image expected, got;
     assert_int_equal(pv_image_alloc(&expected, 40, 24, PV_PIXEL_F32), PV_OK);
@@ -337,12 +341,12 @@ static void test_binary_cache_entry_claiming_1gib_is_refused_unread(void **state
     assert_int_equal(sad_once(ctx, &expected), PV_OK);
     pv_context_destroy(ctx);
     file_list entries;
-    list_entries(dir, &entries);
+    list_entries(cache.dir, &entries);
     assert_true(entries.count > 0);
     const uint64_t claim = ((uint64_t)1 << 30) - 1;
     for (int i = 0; i < entries.count; i++) {
         char entry[4400];
-        snprintf(entry, sizeof entry, "%s/%s", dir, entries.names[i]);
+        snprintf(entry, sizeof entry, "%s/%s", cache.dir, entries.names[i]);
         FILE *file = fopen(entry, "r+b");
         assert_non_null(file);
         assert_int_equal(fseek(file, CACHE_HEADER_SIZE - 8, SEEK_SET), 0);
@@ -357,7 +361,7 @@ static void test_binary_cache_entry_claiming_1gib_is_refused_unread(void **state
     pv_context_destroy(ctx);
     for (int i = 0; i < entries.count; i++) { /* each stored again with its true size */
         char entry[4400];
-        snprintf(entry, sizeof entry, "%s/%s", dir, entries.names[i]);
+        snprintf(entry, sizeof entry, "%s/%s", cache.dir, entries.names[i]);
         FILE *file = fopen(entry, "rb");
         assert_non_null(file);
         pv_cl_cache_header header;
@@ -368,10 +372,7 @@ static void test_binary_cache_entry_claiming_1gib_is_refused_unread(void **state
     }
     pv_image_free(&expected);
     pv_image_free(&got);
-    if (saved_copy[0])
-        setenv("XDG_CACHE_HOME", saved_copy, 1);
-    else
-        unsetenv("XDG_CACHE_HOME");
+    leave_cache_home(&cache);
 #endif
 }
 
@@ -463,11 +464,7 @@ static void test_tune_writer_refuses_planted_links(void **state)
 static void test_tune_without_cache_location_fails_first(void **state)
 {
     (void)state;
-    pv_context *ctx = tu_context(PV_BACKEND_OPENCL);
-    if (!ctx || pv_context_backend(ctx) != PV_BACKEND_OPENCL) {
-        pv_context_destroy(ctx);
-        skip();
-    }
+    pv_context *ctx = tu_new_opencl_or_skip();
     char home[4096] = "", xdg[4096] = "";
     if (getenv("HOME"))
         snprintf(home, sizeof home, "%s", getenv("HOME"));

@@ -340,9 +340,7 @@ static void test_binary_cache(void **state)
 static void test_build_failure_keeps_log(void **state)
 {
     (void)state;
-    pv_context *ctx = tu_context(PV_BACKEND_OPENCL);
-    if (!ctx)
-        skip();
+    pv_context *ctx = tu_new_opencl_or_skip();
     cl_kernel kernel;
     pv_status status = pv_cl_kernel(ctx, "filter", "-DPV_FORCE_BUILD_ERROR=1 -Dfloat=int*)(",
                                     "gaussian_rows", &kernel);
@@ -376,9 +374,7 @@ static void round_trip_volume(pv_context *ctx, int nx, int ny, int nz)
 static void test_pinned_transfers(void **state)
 {
     (void)state;
-    pv_context *ctx = tu_context(PV_BACKEND_OPENCL);
-    if (!ctx)
-        skip();
+    pv_context *ctx = tu_new_opencl_or_skip();
     round_trip_volume(ctx, 256, 256, 160);
     setenv("PARVIS_PINNED_MIN", "1", 1);
     round_trip_volume(ctx, 17, 5, 3);
@@ -391,9 +387,7 @@ static void test_pinned_transfers(void **state)
 static void test_launch_parameters(void **state)
 {
     (void)state;
-    pv_context *ctx = tu_context(PV_BACKEND_OPENCL);
-    if (!ctx)
-        skip();
+    pv_context *ctx = tu_new_opencl_or_skip();
     int fallback = pv_cl_param(ctx, "sad", "NO_SUCH_PARAM", 1234);
     assert_int_equal(fallback, 1234);
     assert_int_equal(pv_cl_param_set(ctx, "sad", "NO_SUCH_PARAM", 3), PV_ERR_INVALID);

@@ -215,11 +215,7 @@ static void test_shared_cpu_context(void **state)
 static void test_shared_opencl_context(void **state)
 {
     (void)state;
-    pv_context *ctx = tu_context(PV_BACKEND_OPENCL);
-    if (!ctx || pv_context_backend(ctx) != PV_BACKEND_OPENCL) {
-        pv_context_destroy(ctx);
-        skip();
-    }
+    pv_context *ctx = tu_new_opencl_or_skip();
     hammer_shared_context(ctx);
     pv_context_destroy(ctx);
 }

@@ -75,6 +75,16 @@ pv_context *tu_opencl_or_skip(void)
     return tu_opencl;
 }
 
+pv_context *tu_new_opencl_or_skip(void)
+{
+    pv_context *ctx = tu_context(PV_BACKEND_OPENCL);
+    if (!ctx || pv_context_backend(ctx) != PV_BACKEND_OPENCL) {
+        pv_context_destroy(ctx);
+        skip();
+    }
+    return ctx;
+}
+
 pv_context *tu_backend_ctx(void **state)
 {
     const pv_backend_kind kind = *(const pv_backend_kind *)*state;
@@ -199,6 +209,16 @@ const char *tu_tmp_path(const char *name)
     mkdir("tests/tmp", 0755);
     snprintf(path, sizeof path, "tests/tmp/%s", name);
     return path;
+}
+
+void tu_octreg_synth_params(pv_octreg_synth_params *p, int depth, int alines, int bscans,
+                            uint32_t seed)
+{
+    pv_octreg_synth_params_default(p);
+    p->size[0] = depth;
+    p->size[1] = alines;
+    p->size[2] = bscans;
+    p->seed = seed;
 }
 
 void tu_write_file(const char *path, const void *bytes, size_t length)

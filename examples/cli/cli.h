@@ -25,6 +25,10 @@ int cli_write_disparity_png(const char *path, const pv_image *disparity, float l
  * files, the conversion to grey (Rec. 601 luma), from pv_image_read_info.
  * 0 on success. */
 int cli_read_image(const char *path, pv_pixel_type type, int verbose, pv_image *out);
+/* Both of files[0] and files[1] into pair[0] and pair[1] (neither on
+ * failure).  0 on success. */
+int cli_read_image_pair(const char *const files[2], pv_pixel_type type, int verbose,
+                        pv_image pair[2]);
 
 /* The known 2D flow of `parvis synth-flow` and the 2D flow bench, of
  * largest magnitude about `magnitude` px: a slow sinusoidal shear plus a

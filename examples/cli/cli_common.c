@@ -103,3 +103,15 @@ int cli_read_image(const char *path, pv_pixel_type type, int verbose, pv_image *
         describe_image(path, &info);
     return 0;
 }
+
+int cli_read_image_pair(const char *const files[2], pv_pixel_type type, int verbose,
+                        pv_image pair[2])
+{
+    if (cli_read_image(files[0], type, verbose, &pair[0]))
+        return 1;
+    if (cli_read_image(files[1], type, verbose, &pair[1])) {
+        pv_image_free(&pair[0]);
+        return 1;
+    }
+    return 0;
+}
