@@ -122,9 +122,8 @@ static pv_status cpu_compute_peak(pv_context *ctx, pv_compute_kind kind, double 
     return PV_OK;
 }
 
+/* No device state to set up or release: the host is the device. */
 const pv_device_ops pv_cpu_device_ops = {
-    .init = NULL,
-    .release = NULL,
     .copy_bandwidth = cpu_copy_bandwidth,
     .compute_peak = cpu_compute_peak,
 };
