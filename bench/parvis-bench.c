@@ -24,7 +24,9 @@ static const char summary[] =
     "operation on small bundled and synthetic cases.  --full runs every case,\n"
     "--case NAME the cases of an operation or whose name contains NAME, and\n"
     "--paper NAME one paper's cases beside its published figures.  Exits 1\n"
-    "when a cross-check falls below its threshold.";
+    "when a cross-check falls below its threshold.  --cold times every\n"
+    "operation's first call in fresh processes, with empty and with warm\n"
+    "caches, beside its steady time (--full: the papers' sizes).";
 
 static const char conventions[] =
     "  One row a case: median times (CPU, OpenCL kernel and end to end), speedups,\n"
@@ -71,6 +73,8 @@ static int parse_options(int argc, char **argv, bench_config *config, bench_opti
          .help = "the quick suite: every operation on small cases (the default selection)"},
         {.name = "--full", .kind = CLI_FLAG, .field = &config->full,
          .help = "every case of every family"},
+        {.name = "--cold", .kind = CLI_FLAG, .field = &config->cold,
+         .help = "each operation's first call in fresh processes, empty and warm caches"},
         {.name = "--case", .kind = CLI_TEXT, .field = &config->only, .value_name = "NAME",
          .help = "the cases of an operation, or whose name contains NAME"},
         {.name = "--paper", .kind = CLI_CUSTOM, .field = &config->paper, .value_name = "NAME",
@@ -123,7 +127,7 @@ static int run_families(const bench_config *config, const bench_contexts *contex
         return bench_paper_run(config, contexts, results, BENCH_MAX_RESULTS, count);
     static bench_family_fn *const families[] = {
         bench_stereo_cases, bench_bp_cases,       bench_register_cases, bench_octreg_cases,
-        bench_flow_cases,   bench_features_cases, bench_multi_cases};
+        bench_flow_cases,   bench_features_cases, bench_geometry_cases, bench_multi_cases};
     int rc = 0;
     for (size_t f = 0; f < sizeof families / sizeof families[0] && rc == 0; f++)
         rc = families[f](config, contexts, results, BENCH_MAX_RESULTS, count);
@@ -186,6 +190,8 @@ static void wait_passively_beside_cpu_device(const bench_config *config, char **
 
 int main(int argc, char **argv)
 {
+    if (argc > 1 && strcmp(argv[1], "--cold-child") == 0)
+        return bench_cold_child(argc, argv);
     bench_config config;
     memset(&config, 0, sizeof config);
     config.runs = 11;
@@ -198,6 +204,8 @@ int main(int argc, char **argv)
     if (!config.data_dir)
         config.data_dir = default_data_dir();
     resolve_selection(&config, &given);
+    if (config.cold)
+        return bench_cold_run(&config);
     wait_passively_beside_cpu_device(&config, argv);
     bench_stderr_filter_start();
     bench_result *results = calloc(BENCH_MAX_RESULTS, sizeof *results);
