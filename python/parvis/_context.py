@@ -229,6 +229,13 @@ class _Handle(abc.ABC):
             raise ClosedError(lib.PV_ERR_INVALID, f"{self._what} is closed")
         return self._ptr
 
+    def _drop(self, destroy: Any) -> None:
+        """Free the C object with ``destroy`` once; the caller holds the
+        object's lock."""
+        if self._ptr is not None:
+            destroy(self._ptr)
+            self._ptr = None
+
 
 class Context(_Handle):
     """A parvis context: one backend and device, and the calls made on it.
@@ -288,9 +295,7 @@ class Context(_Handle):
         with self._lock:
             for plan in list(self._plans):
                 plan._release()
-            if self._ptr is not None:
-                lib.pv_context_destroy(self._ptr)
-                self._ptr = None
+            self._drop(lib.pv_context_destroy)
 
     def __repr__(self) -> str:
         if self._ptr is None:
@@ -822,7 +827,7 @@ def _device_index(device: Union[int, str, None]) -> int:
 
 
 # ---------------------------------------------------------------------- plans
-class _Plan:
+class _Plan(_Handle):
     """State kept between calls on one context; close() or use `with`."""
 
     _destroy: Any = None
@@ -837,30 +842,12 @@ class _Plan:
 
     def _release(self) -> None:
         """Free the C plan; the caller holds the context's lock."""
-        if self._ptr is not None:
-            type(self)._destroy(self._ptr)
-            self._ptr = None
+        self._drop(type(self)._destroy)
 
     def close(self) -> None:
         """Release the plan (idempotent)."""
         with self._ctx._lock:
             self._release()
-
-    @property
-    def closed(self) -> bool:
-        return self._ptr is None
-
-    def __enter__(self) -> Any:
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.close()
-
-    def __del__(self) -> None:
-        try:
-            self.close()
-        except Exception:
-            pass
 
     def _call(self, fn: Any, *args: Any) -> None:
         with self._ctx._lock:
