@@ -3,7 +3,6 @@
  * built here in double, so both backends use identical numbers), the NCC
  * input normalization, and the CPU cross-check. */
 #include "core/internal.h"
-#include "register_internal.h"
 
 #include <float.h>
 #include <limits.h>
@@ -81,10 +80,10 @@ const char *pv_fft_engine_name(pv_fft_engine engine)
 
 int pv_fft_engine_available(pv_fft_engine engine)
 {
-    if (engine == PV_FFT_AUTO || engine == PV_FFT_FFTW)
+    if (pv_cpu_backend.reg->fft_engine_built(engine))
         return 1;
 #ifdef PV_HAVE_OPENCL
-    return pv_cl_fft_engine_built(engine);
+    return pv_opencl_backend.reg->fft_engine_built(engine);
 #else
     return 0;
 #endif
@@ -102,32 +101,23 @@ pv_status pv_context_set_fft_engine(pv_context *ctx, pv_fft_engine engine)
         return pv_fail(ctx, PV_ERR_UNSUPPORTED,
                        "set_fft_engine: this build has no %s (configure --with-vkfft)",
                        pv_fft_engine_name(engine));
-    if (ctx->backend != PV_BACKEND_OPENCL)
-        return PV_OK;
-#ifdef PV_HAVE_OPENCL
     pv_context_lock(ctx);
-    pv_status status = pv_cl_fft_set_engine(ctx, engine);
+    pv_status status = ctx->ops->reg->fft_set_engine(ctx, engine);
     pv_context_unlock(ctx);
     return status;
-#else
-    return PV_OK;
-#endif
 }
 
 pv_status pv_context_fft_engine(pv_context *ctx, pv_fft_engine *engine)
 {
     if (!ctx || !engine)
         return pv_fail(ctx, PV_ERR_INVALID, "fft_engine: ctx or engine is NULL");
-    *engine = PV_FFT_FFTW;
-#ifdef PV_HAVE_OPENCL
-    if (ctx->backend == PV_BACKEND_OPENCL) {
-        pv_context_lock(ctx);
-        pv_status status = pv_cl_fft_engine_of(ctx, engine);
-        pv_context_unlock(ctx);
-        return status;
-    }
-#endif
-    return PV_OK;
+    pv_fft_engine found = PV_FFT_FFTW;
+    pv_context_lock(ctx);
+    pv_status status = ctx->ops->reg->fft_engine_of(ctx, &found);
+    pv_context_unlock(ctx);
+    if (status == PV_OK)
+        *engine = found;
+    return status;
 }
 
 /* ================================================================== sizes */
@@ -1037,14 +1027,8 @@ pv_status pv_phasecorr_plan_time_fft(pv_phasecorr_plan *plan)
     if (!plan)
         return pv_fail(NULL, PV_ERR_INVALID, "phasecorr_plan_time_fft: plan is NULL");
     pv_context *ctx = plan->ctx;
-    pv_status status = PV_OK;
     pv_call_begin(ctx);
-    if (ctx->backend == PV_BACKEND_CPU)
-        status = pv_cpu_pc_time_fft(ctx, plan->backend);
-#ifdef PV_HAVE_OPENCL
-    else
-        status = pv_cl_pc_time_fft(ctx, plan->backend);
-#endif
+    pv_status status = ctx->ops->reg->pc_time_fft(ctx, plan->backend);
     pv_call_end(ctx);
     return status;
 }

@@ -7,7 +7,6 @@
  * the FFT libraries' rounding and, for NCC, by the order of the row scans. */
 #include "cpu.h"
 #include "fft.h"
-#include "../../lib/register_internal.h"
 
 #include <float.h>
 #include <stdlib.h>
@@ -277,7 +276,7 @@ static pv_status pv_cpu_pc_correlate(pv_context *ctx, void *plan, const pv_volum
     return PV_OK;
 }
 
-pv_status pv_cpu_pc_time_fft(pv_context *ctx, void *plan)
+static pv_status pv_cpu_pc_time_fft(pv_context *ctx, void *plan)
 {
     cpu_pc_plan *p = plan;
     (void)ctx;
@@ -497,6 +496,29 @@ static pv_status pv_cpu_normxcorr2(pv_context *ctx, const pv_ncc_job *job, pv_im
     return PV_OK;
 }
 
+/* ============================================================ FFT engine */
+
+/* The CPU backend transforms with FFTW alone: it reports that engine and
+ * accepts any choice, which concerns OpenCL contexts only. */
+static int fftw_engine_built(pv_fft_engine engine)
+{
+    return engine == PV_FFT_AUTO || engine == PV_FFT_FFTW;
+}
+
+static pv_status fftw_engine_of(pv_context *ctx, pv_fft_engine *engine)
+{
+    (void)ctx;
+    *engine = PV_FFT_FFTW;
+    return PV_OK;
+}
+
+static pv_status fftw_set_engine(pv_context *ctx, pv_fft_engine engine)
+{
+    (void)ctx;
+    (void)engine;
+    return PV_OK;
+}
+
 const pv_register_ops pv_cpu_register_ops = {
     .pc_create = pv_cpu_pc_create,
     .pc_destroy = pv_cpu_pc_destroy,
@@ -504,4 +526,8 @@ const pv_register_ops pv_cpu_register_ops = {
     .pc_correlate = pv_cpu_pc_correlate,
     .pc_upsample = pv_cpu_pc_upsample,
     .normxcorr2 = pv_cpu_normxcorr2,
+    .pc_time_fft = pv_cpu_pc_time_fft,
+    .fft_engine_built = fftw_engine_built,
+    .fft_engine_of = fftw_engine_of,
+    .fft_set_engine = fftw_set_engine,
 };

@@ -11,7 +11,6 @@
  * the mover.  FFTs go through fft.c (clFFT or VkFFT). */
 #include "opencl.h"
 #include "fft.h"
-#include "../../lib/register_internal.h"
 
 #include <float.h>
 #include <stdint.h>
@@ -303,7 +302,7 @@ static void pv_cl_pc_destroy(pv_context *ctx, void *plan)
     free_plan(p);
 }
 
-pv_status pv_cl_pc_time_fft(pv_context *ctx, void *plan)
+static pv_status pv_cl_pc_time_fft(pv_context *ctx, void *plan)
 {
     cl_pc_plan *p = plan;
     pv_status status = pv_cl_fft_forward(ctx, p->fft, p->real, p->spectra);
@@ -680,4 +679,8 @@ const pv_register_ops pv_cl_register_ops = {
     .pc_correlate = pv_cl_pc_correlate,
     .pc_upsample = pv_cl_pc_upsample,
     .normxcorr2 = pv_cl_normxcorr2,
+    .pc_time_fft = pv_cl_pc_time_fft,
+    .fft_engine_built = pv_cl_fft_engine_built,
+    .fft_engine_of = pv_cl_fft_engine_of,
+    .fft_set_engine = pv_cl_fft_set_engine,
 };
