@@ -13,6 +13,7 @@
  * The Jacobi update and the divergence term are derived in
  * backends/cpu/flow.c. */
 #include "core/internal.h"
+#include "core/tolerance.h"
 
 #include <limits.h>
 #include <stdlib.h>
@@ -23,8 +24,6 @@
  * the faces lower that bound (beta = 3 alpha diverged there in tests), so
  * 2 alpha is the accepted maximum. */
 #define PV_FLOW_MAX_BETA_RATIO 2.0f
-
-#define PV_FLOW_WARP_TOLERANCE 1e-5
 
 struct pv_flow_plan {
     pv_context *ctx;
@@ -597,20 +596,13 @@ static pv_status check_warp_args(pv_context *ctx, const pv_volume *moving,
 static pv_status crosscheck_warp(pv_context *ctx, const pv_volume *moving,
                                  const pv_flow_field *flow, const pv_volume *warped)
 {
-    pv_volume ref;
-    if (pv_volume_alloc_like(&ref, warped) != PV_OK)
-        return pv_fail(ctx, PV_ERR_NOMEM, "flow_warp cross-check: no memory for the CPU result");
-    pv_timing saved = ctx->timing;
-    pv_status status = pv_cpu_backend.flow->warp(ctx, moving, flow, &ref);
-    ctx->timing = saved;
-    if (status == PV_OK) {
-        double error = pv_volume_rel_linf(warped, &ref);
-        if (!(error <= PV_FLOW_WARP_TOLERANCE))
-            status = pv_fail(ctx, PV_ERR_MISMATCH, "flow_warp cross-check: relative error %g > %g",
-                             error, PV_FLOW_WARP_TOLERANCE);
-    }
-    pv_volume_free(&ref);
-    return status;
+    pv_oracle oracle;
+    pv_volume *ref;
+    pv_oracle_begin(ctx, "flow_warp", &oracle);
+    pv_status status = pv_oracle_add_volume(ctx, &oracle, warped, &ref);
+    if (status == PV_OK)
+        status = pv_cpu_backend.flow->warp(ctx, moving, flow, ref);
+    return pv_oracle_end(ctx, &oracle, status, PV_TOL_FLOW_WARP_REL);
 }
 
 pv_status pv_flow_warp(pv_context *ctx, const pv_volume *moving, const pv_flow_field *flow,

@@ -161,18 +161,18 @@ static double map_abs_diff(const pv_image *a, const pv_image *b)
 
 static pv_status crosscheck_ncc(pv_context *ctx, const pv_ncc_job *job, const pv_image *map)
 {
-    pv_image ref;
-    if (pv_image_alloc_like(&ref, map, PV_PIXEL_F32) != PV_OK)
-        return pv_fail(ctx, PV_ERR_NOMEM, "normxcorr2 cross-check: no memory for the CPU map");
-    pv_timing saved = ctx->timing;
-    pv_status status = pv_cpu_backend.reg->normxcorr2(ctx, job, &ref);
-    ctx->timing = saved;
-    double error = status == PV_OK ? map_abs_diff(map, &ref) : 0.0;
+    pv_oracle oracle;
+    pv_image *ref;
+    pv_oracle_begin(ctx, "normxcorr2", &oracle);
+    pv_status status = pv_oracle_add_image(ctx, &oracle, map, &ref);
+    if (status == PV_OK)
+        status = pv_cpu_backend.reg->normxcorr2(ctx, job, ref);
+    /* Absolute, not relative: coefficients lie in [-1, 1] by design. */
+    double error = status == PV_OK ? map_abs_diff(map, ref) : 0.0;
     if (status == PV_OK && !(error <= PV_TOL_NCC_MAP))
         status = pv_fail(ctx, PV_ERR_MISMATCH, "normxcorr2 cross-check: max |difference| %g > %g",
                          error, PV_TOL_NCC_MAP);
-    pv_image_free(&ref);
-    return status;
+    return pv_oracle_end(ctx, &oracle, status, PV_ORACLE_COMPARED_BY_CALLER);
 }
 
 static pv_status prepare_ncc_job(pv_context *ctx, const pv_image *templ, const pv_image *image,

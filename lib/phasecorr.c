@@ -157,10 +157,10 @@ static pv_status backend_plans(pv_context *ctx, pv_phasecorr_plan *plan)
         return status;
     pv_pc_geometry geometry = plan->geometry;
     geometry.transient = 0;
-    pv_timing saved = ctx->timing;
+    pv_oracle oracle;
+    pv_oracle_begin(ctx, "phase correlation", &oracle);
     status = pv_cpu_backend.reg->pc_create(ctx, &geometry, &plan->check);
-    ctx->timing = saved;
-    return status;
+    return pv_oracle_end(ctx, &oracle, status, PV_ORACLE_COMPARED_BY_CALLER);
 }
 
 pv_status pv_pc_plan_new(pv_context *ctx, const char *op, const int size[3], int dims,
@@ -199,9 +199,10 @@ pv_status pv_pc_plan_reference(pv_phasecorr_plan *plan, const pv_volume *referen
     float floor = (float)(PV_PC_EMPTY_BIN * transformed_energy(plan, reference, mean));
     pv_status status = ctx->ops->reg->pc_reference(ctx, plan->backend, reference, mean, floor);
     if (status == PV_OK && plan->check) {
-        pv_timing saved = ctx->timing;
+        pv_oracle oracle;
+        pv_oracle_begin(ctx, "phase correlation", &oracle);
         status = pv_cpu_backend.reg->pc_reference(ctx, plan->check, reference, mean, floor);
-        ctx->timing = saved;
+        status = pv_oracle_end(ctx, &oracle, status, PV_ORACLE_COMPARED_BY_CALLER);
     }
     if (status == PV_OK)
         plan->reference_textured = scan.textured;
@@ -427,11 +428,12 @@ static pv_status crosscheck_chunk(pv_phasecorr_plan *plan, const pv_volume *move
     pv_status status = ref_peaks && ref_shifts
                            ? PV_OK
                            : pv_fail(ctx, PV_ERR_NOMEM, "phase correlation cross-check: out of memory");
-    pv_timing saved = ctx->timing;
+    pv_oracle oracle;
+    pv_oracle_begin(ctx, "phase correlation", &oracle);
     if (status == PV_OK)
         status = correlate_on(plan, &pv_cpu_backend, plan->check, movers, means, textured,
                               count, ref_peaks, ref_shifts);
-    ctx->timing = saved;
+    status = pv_oracle_end(ctx, &oracle, status, PV_ORACLE_COMPARED_BY_CALLER);
     double tolerance = shift_tolerance(&plan->options);
     for (int i = 0; status == PV_OK && i < count; i++)
         status = compare_shift(ctx, i, &peaks[i], &ref_peaks[i], &shifts[i], &ref_shifts[i],

@@ -2,6 +2,7 @@
 #include "internal.h"
 
 #include <math.h>
+#include <string.h>
 
 int pv_crosscheck_wanted(const pv_context *ctx)
 {
@@ -51,4 +52,97 @@ double pv_volume_rel_linf(const pv_volume *a, const pv_volume *b)
                 linf_add(&state, row_a[x], row_b[x]);
         }
     return state.max_diff / state.max_ref;
+}
+
+/* ------------------------------------------------------------ the oracle */
+
+void pv_oracle_begin(pv_context *ctx, const char *op, pv_oracle *oracle)
+{
+    memset(oracle, 0, sizeof *oracle);
+    oracle->op = op;
+    oracle->saved = ctx->timing;
+}
+
+static pv_oracle_output *next_output(pv_context *ctx, pv_oracle *oracle)
+{
+    if (oracle->count == PV_ORACLE_MAX_OUTPUTS) {
+        (void)pv_fail(ctx, PV_ERR_INVALID, "%s cross-check: more than %d outputs", oracle->op,
+                      PV_ORACLE_MAX_OUTPUTS);
+        return NULL;
+    }
+    return &oracle->output[oracle->count];
+}
+
+static pv_status oracle_nomem(pv_context *ctx, const pv_oracle *oracle)
+{
+    return pv_fail(ctx, PV_ERR_NOMEM, "%s cross-check: no memory for the CPU result", oracle->op);
+}
+
+pv_status pv_oracle_add_image(pv_context *ctx, pv_oracle *oracle, const pv_image *device,
+                              pv_image **cpu)
+{
+    *cpu = NULL;
+    if (!device)
+        return PV_OK;
+    pv_oracle_output *out = next_output(ctx, oracle);
+    if (!out)
+        return PV_ERR_INVALID;
+    if (pv_image_alloc_like(&out->cpu_image, device, PV_PIXEL_F32) != PV_OK)
+        return oracle_nomem(ctx, oracle);
+    out->device_image = device;
+    oracle->count++;
+    *cpu = &out->cpu_image;
+    return PV_OK;
+}
+
+pv_status pv_oracle_add_volume(pv_context *ctx, pv_oracle *oracle, const pv_volume *device,
+                               pv_volume **cpu)
+{
+    *cpu = NULL;
+    if (!device)
+        return PV_OK;
+    pv_oracle_output *out = next_output(ctx, oracle);
+    if (!out)
+        return PV_ERR_INVALID;
+    if (pv_volume_alloc_like(&out->cpu_volume, device) != PV_OK)
+        return oracle_nomem(ctx, oracle);
+    out->device_volume = device;
+    oracle->count++;
+    *cpu = &out->cpu_volume;
+    return PV_OK;
+}
+
+/* The largest relative L-infinity difference over the outputs. */
+static double oracle_error(const pv_oracle *oracle)
+{
+    double worst = 0.0;
+    for (int i = 0; i < oracle->count; i++) {
+        const pv_oracle_output *out = &oracle->output[i];
+        double error = out->device_image ? pv_image_rel_linf(out->device_image, &out->cpu_image)
+                                         : pv_volume_rel_linf(out->device_volume,
+                                                              &out->cpu_volume);
+        if (!(error <= worst))
+            worst = error;
+    }
+    return worst;
+}
+
+pv_status pv_oracle_end(pv_context *ctx, pv_oracle *oracle, pv_status status, double tolerance)
+{
+    ctx->timing = oracle->saved;
+    if (status == PV_OK && tolerance >= 0.0) {
+        double error = oracle_error(oracle);
+        if (!(error <= tolerance))
+            status = pv_fail(ctx, PV_ERR_MISMATCH, "%s cross-check: relative error %g > %g",
+                             oracle->op, error, tolerance);
+    }
+    for (int i = 0; i < oracle->count; i++) {
+        pv_oracle_output *out = &oracle->output[i];
+        if (out->device_image)
+            pv_image_free(&out->cpu_image);
+        else
+            pv_volume_free(&out->cpu_volume);
+    }
+    oracle->count = 0;
+    return status;
 }
