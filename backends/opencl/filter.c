@@ -26,10 +26,7 @@ typedef struct grid {
     cl_int nx, ny, nz;
 } grid;
 
-typedef struct kernel_arg {
-    size_t size;
-    const void *value; /* NULL with a size: a __local buffer of that many bytes */
-} kernel_arg;
+typedef pv_cl_kernel_arg kernel_arg;
 
 static int param(pv_context *ctx, const char *name)
 {
@@ -39,25 +36,6 @@ static int param(pv_context *ctx, const char *name)
 static size_t round_up_div(size_t n, size_t d)
 {
     return (n + d - 1) / d;
-}
-
-static pv_status filter_kernel(pv_context *ctx, const char *name, cl_kernel *kernel)
-{
-    char options[512] = "";
-    pv_status status = pv_cl_param_defines(ctx, "filter", options, sizeof options);
-    if (status != PV_OK)
-        return status;
-    return pv_cl_kernel(ctx, "filter", options, name, kernel);
-}
-
-static pv_status set_args(pv_context *ctx, cl_kernel kernel, const kernel_arg *args, int count)
-{
-    for (int i = 0; i < count; i++) {
-        pv_status status = pv_cl_arg(ctx, kernel, (cl_uint)i, args[i].size, args[i].value);
-        if (status != PV_OK)
-            return status;
-    }
-    return PV_OK;
 }
 
 /* Drain the queue and account its events even after a failure, keeping the
@@ -115,7 +93,7 @@ static pv_status pass_axis(pv_context *ctx, cl_mem in, int in_u8, cl_mem out, cl
                            cl_int radius, grid g, cl_int axis)
 {
     cl_kernel kernel;
-    pv_status status = filter_kernel(ctx, in_u8 ? "gauss_axis_u8" : "gauss_axis_f32", &kernel);
+    pv_status status = pv_cl_module_kernel(ctx, "filter", in_u8 ? "gauss_axis_u8" : "gauss_axis_f32", &kernel);
     if (status != PV_OK)
         return status;
     const kernel_arg args[] = {
@@ -123,7 +101,7 @@ static pv_status pass_axis(pv_context *ctx, cl_mem in, int in_u8, cl_mem out, cl
         {sizeof radius, &radius}, {sizeof g.nx, &g.nx}, {sizeof g.ny, &g.ny},
         {sizeof g.nz, &g.nz},     {sizeof axis, &axis},
     };
-    status = set_args(ctx, kernel, args, 8);
+    status = pv_cl_set_args(ctx, kernel, args, 8);
     if (status != PV_OK)
         return status;
     size_t local[3] = {(size_t)param(ctx, "FILTER_WG_X"), (size_t)param(ctx, "FILTER_WG_Y"), 1};
@@ -142,7 +120,7 @@ static pv_status pass_rows(pv_context *ctx, cl_mem in, int in_u8, cl_mem out, cl
     if (!local_bytes)
         return pass_axis(ctx, in, in_u8, out, weights, radius, g, 0);
     cl_kernel kernel;
-    pv_status status = filter_kernel(ctx, in_u8 ? "gauss_rows_u8" : "gauss_rows_f32", &kernel);
+    pv_status status = pv_cl_module_kernel(ctx, "filter", in_u8 ? "gauss_rows_u8" : "gauss_rows_f32", &kernel);
     if (status != PV_OK)
         return status;
     const kernel_arg args[] = {
@@ -150,7 +128,7 @@ static pv_status pass_rows(pv_context *ctx, cl_mem in, int in_u8, cl_mem out, cl
         {sizeof radius, &radius}, {sizeof g.nx, &g.nx}, {sizeof g.ny, &g.ny},
         {local_bytes, NULL},
     };
-    status = set_args(ctx, kernel, args, 7);
+    status = pv_cl_set_args(ctx, kernel, args, 7);
     if (status != PV_OK)
         return status;
     size_t local[3] = {(size_t)wg_x, (size_t)wg_y, 1};
@@ -169,7 +147,7 @@ static pv_status pass_cols(pv_context *ctx, cl_mem in, cl_mem out, cl_mem weight
     if (!local_bytes)
         return pass_axis(ctx, in, 0, out, weights, radius, g, 1);
     cl_kernel kernel;
-    pv_status status = filter_kernel(ctx, "gauss_cols", &kernel);
+    pv_status status = pv_cl_module_kernel(ctx, "filter", "gauss_cols", &kernel);
     if (status != PV_OK)
         return status;
     const kernel_arg args[] = {
@@ -177,7 +155,7 @@ static pv_status pass_cols(pv_context *ctx, cl_mem in, cl_mem out, cl_mem weight
         {sizeof radius, &radius}, {sizeof g.nx, &g.nx}, {sizeof g.ny, &g.ny},
         {local_bytes, NULL},
     };
-    status = set_args(ctx, kernel, args, 7);
+    status = pv_cl_set_args(ctx, kernel, args, 7);
     if (status != PV_OK)
         return status;
     size_t local[3] = {(size_t)wg_x, (size_t)wg_y, 1};
@@ -254,14 +232,14 @@ static pv_status gradient_axis(pv_context *ctx, cl_mem in, int in_u8, grid g, cl
     cl_kernel kernel;
     pv_status status = pv_cl_scratch(ctx, slot, grid_floats_bytes(g), out);
     if (status == PV_OK)
-        status = filter_kernel(ctx, in_u8 ? "gradient_u8" : "gradient_f32", &kernel);
+        status = pv_cl_module_kernel(ctx, "filter", in_u8 ? "gradient_u8" : "gradient_f32", &kernel);
     if (status != PV_OK)
         return status;
     const kernel_arg args[] = {
         {sizeof in, &in},     {sizeof *out, out},   {sizeof g.nx, &g.nx},     {sizeof g.ny, &g.ny},
         {sizeof g.nz, &g.nz}, {sizeof axis, &axis}, {sizeof scheme, &scheme},
     };
-    status = set_args(ctx, kernel, args, 7);
+    status = pv_cl_set_args(ctx, kernel, args, 7);
     if (status != PV_OK)
         return status;
     size_t local[3] = {(size_t)param(ctx, "FILTER_GRAD_WG_X"), (size_t)param(ctx, "FILTER_GRAD_WG_Y"),

@@ -54,35 +54,17 @@ typedef struct cl_pc_plan {
 
 /* ================================================================ helpers */
 
-typedef struct kernel_arg {
-    size_t size;
-    const void *value;
-} kernel_arg;
+typedef pv_cl_kernel_arg kernel_arg;
 
 static int param(pv_context *ctx, const char *name)
 {
     return pv_cl_param(ctx, "register", name, 1);
 }
 
-static pv_status register_kernel(pv_context *ctx, const char *name, cl_kernel *kernel)
-{
-    char options[768] = "";
-    pv_status status = pv_cl_param_defines(ctx, "register", options, sizeof options);
-    if (status != PV_OK)
-        return status;
-    return pv_cl_kernel(ctx, "register", options, name, kernel);
-}
-
 static pv_status launch(pv_context *ctx, const char *name, const kernel_arg *args, int count,
                         cl_uint dims, const size_t *global, const size_t *local)
 {
-    cl_kernel kernel;
-    pv_status status = register_kernel(ctx, name, &kernel);
-    for (int i = 0; status == PV_OK && i < count; i++)
-        status = pv_cl_arg(ctx, kernel, (cl_uint)i, args[i].size, args[i].value);
-    if (status == PV_OK)
-        status = pv_cl_launch(ctx, kernel, dims, global, local);
-    return status;
+    return pv_cl_run_kernel(ctx, "register", name, args, count, dims, global, local);
 }
 
 /* Drain the queue (keeping the first error) and count the FFTs' time. */
