@@ -506,10 +506,10 @@ static pv_status compare_with_cpu(pv_flow_plan *plan, const pv_volume *fixed,
 static pv_status crosscheck_run(pv_flow_plan *plan, const pv_volume *fixed,
                                 const pv_volume *moving, const pv_flow_field *flow)
 {
-    pv_timing saved = plan->ctx->timing;
+    pv_oracle oracle;
+    pv_oracle_begin(plan->ctx, "flow", &oracle);
     pv_status status = compare_with_cpu(plan, fixed, moving, flow);
-    plan->ctx->timing = saved;
-    return status;
+    return pv_oracle_end(plan->ctx, &oracle, status, PV_ORACLE_COMPARED_BY_CALLER);
 }
 
 /* ------------------------------------------------------------- operations */

@@ -4,7 +4,7 @@ from __future__ import annotations
 import abc
 import threading
 import weakref
-from typing import Any, Dict, List, Optional, Tuple, TypeVar, Union
+from typing import Any, Dict, List, Optional, Sequence, Tuple, TypeVar, Union
 
 import numpy as np
 
@@ -435,28 +435,34 @@ class Context(_Handle):
         return dst
 
     # -------------------------------------------------------------- features
-    def sift(self, image: ArrayLike, *, first_octave: int = 0, octaves: int = 0,
-             levels: int = 3, sigma0: float = 1.6, sigma_input: float = 0.5,
-             peak_thresh: float = 0.01, edge_thresh: float = 10.0,
-             orientation_window: float = 1.5, orientation_peak: float = 0.8,
-             magnif: float = 3.0, max_keypoints: int = 0,
+    def sift(self, image: ArrayLike, *, preset: str = "reference",
+             first_octave: Optional[int] = None, octaves: Optional[int] = None,
+             levels: Optional[int] = None, sigma0: Optional[float] = None,
+             sigma_input: Optional[float] = None, peak_thresh: Optional[float] = None,
+             edge_thresh: Optional[float] = None, orientation_window: Optional[float] = None,
+             orientation_peak: Optional[float] = None, magnif: Optional[float] = None,
+             max_keypoints: Optional[int] = None,
              descriptor_dtype: Any = np.uint8) -> SiftFeatures:
         """Detect and describe SIFT keypoints (Lowe 2004, VLFeat's conventions).
 
         image: 2D uint8 (scaled to [0, 1]) or float32 (used as is: keep it in
         [0, 1] for the default thresholds), at least 16 x 16, finite.
+        preset: "reference" (the defaults: first octave -1, peak threshold
+        0.0067) or "fast" (the real-time paper's: first octave 0, peak
+        0.01); any other argument given overrides the preset's value.
         first_octave: -1 (upsampled 2x) or 0; octaves: 0 for automatic;
         levels: scales per octave; max_keypoints: 0 for all, else the top K
         by |response|.  Returns SiftFeatures(keypoints (N, 4) float32 x, y,
         sigma, angle; descriptors (N, 128) of descriptor_dtype, uint8 or
         float32).  For many images of one size, sift_plan() keeps the scale
         space between calls."""
-        with self.sift_plan(np.shape(image), first_octave=first_octave, octaves=octaves,
-                            levels=levels, sigma0=sigma0, sigma_input=sigma_input,
-                            peak_thresh=peak_thresh, edge_thresh=edge_thresh,
-                            orientation_window=orientation_window,
-                            orientation_peak=orientation_peak, magnif=magnif,
-                            max_keypoints=max_keypoints) as plan:
+        given = dict(first_octave=first_octave, octaves=octaves, levels=levels, sigma0=sigma0,
+                     sigma_input=sigma_input, peak_thresh=peak_thresh,
+                     edge_thresh=edge_thresh, orientation_window=orientation_window,
+                     orientation_peak=orientation_peak, magnif=magnif,
+                     max_keypoints=max_keypoints)
+        params = {k: v for k, v in given.items() if v is not None}
+        with self.sift_plan(np.shape(image), preset=preset, **params) as plan:
             return plan.detect(image, descriptor_dtype=descriptor_dtype)
 
     def sift_plan(self, shape: Tuple[int, ...], **params: Any) -> "SiftPlan":
@@ -834,8 +840,10 @@ class SiftPlan(_Plan):
             raise invalid(f"shape: expected (height, width), got {tuple(shape)}")
         self.shape = (_int(shape[0], "height"), _int(shape[1], "width"))
         self._features = ffi.new("pv_sift_features *")
+        preset = params.pop("preset", "reference")
         self._create(lib.pv_sift_plan_create, self.shape[1], self.shape[0],
-                     _sift_params(**{**_SIFT_DEFAULTS, **params}), out_type="pv_sift_plan **")
+                     _sift_params(**{**_sift_preset(preset), **params}),
+                     out_type="pv_sift_plan **")
 
     def _release(self) -> None:
         super()._release()
@@ -865,10 +873,49 @@ class SiftPlan(_Plan):
                 raise_status(status, ctx)
             return _features_arrays(self._features, dtype)
 
+    def detect_batch(self, images: Sequence[ArrayLike],
+                     descriptor_dtype: Any = np.uint8) -> List[SiftFeatures]:
+        """Keypoints and descriptors of many images of the plan's shape in
+        one library call (frames of a video, a photo collection); one
+        SiftFeatures per image, in order.  An empty batch is refused."""
+        dtype = _check_descriptor_dtype(descriptor_dtype)
+        if len(images) == 0:
+            raise invalid("images: the batch is empty")
+        inputs = [A.image_in(image, f"images[{i}]") for i, image in enumerate(images)]
+        for i, (a, _) in enumerate(inputs):
+            if a.shape != self.shape:
+                raise invalid(f"images[{i}]: shape {a.shape} differs from the plan's {self.shape}")
+        views = ffi.new("pv_image[]", len(inputs))
+        for i, (_, s) in enumerate(inputs):
+            views[i] = s[0]
+        results = ffi.new("pv_sift_features[]", len(inputs))
+        with self._ctx._lock:
+            if self._ptr is None:
+                raise ClosedError(lib.PV_ERR_INVALID, "the SiftPlan is closed")
+            ctx = self._ctx._live()
+            try:
+                status = lib.pv_sift_detect_batch(self._ptr, views, len(inputs), results)
+                if status:
+                    raise_status(status, ctx)
+                return [_features_arrays(results + i, dtype) for i in range(len(inputs))]
+            finally:
+                for i in range(len(inputs)):
+                    lib.pv_sift_features_free(results + i)
 
-_SIFT_DEFAULTS = dict(first_octave=0, octaves=0, levels=3, sigma0=1.6, sigma_input=0.5,
-                      peak_thresh=0.01, edge_thresh=10.0, orientation_window=1.5,
-                      orientation_peak=0.8, magnif=3.0, max_keypoints=0)
+
+_SIFT_PRESETS = {"reference": lib.PV_SIFT_PRESET_REFERENCE, "fast": lib.PV_SIFT_PRESET_FAST}
+_SIFT_FIELDS = ("first_octave", "octaves", "levels", "sigma0", "sigma_input", "peak_thresh",
+                "edge_thresh", "orientation_window", "orientation_peak", "magnif",
+                "max_keypoints")
+
+
+def _sift_preset(name: str) -> Dict[str, Any]:
+    """The settings of a named preset, as the library defines them."""
+    params = ffi.new("pv_sift_params *")
+    status = lib.pv_sift_params_preset(params, _choice(_SIFT_PRESETS, name, "preset"))
+    if status:
+        raise_status(status, None)
+    return {field: getattr(params, field) for field in _SIFT_FIELDS}
 
 
 class PhaseCorrPlan(_Plan):
