@@ -387,55 +387,54 @@ static pv_status compare_shifts(pv_context *ctx, const pv_octreg_shift *found,
     return PV_OK;
 }
 
+/* Register target on one backend's plan: its shifts and info. */
+static pv_status register_target(pv_octreg_plan *plan, oct_runner run, const pv_volume *target,
+                                 pv_octreg_shift *shifts, pv_octreg_info *info)
+{
+    oct_work w;
+    pv_status status = alloc_work(plan->ctx, plan, &w);
+    if (status != PV_OK)
+        return status;
+    status = load_target(plan, run, "octreg_register", target, &w);
+    if (status == PV_OK)
+        status = register_loaded(plan, run, &w, shifts, info);
+    free_work(&w);
+    return status;
+}
+
 static pv_status crosscheck_register(pv_octreg_plan *plan, const pv_volume *target,
                                      const pv_octreg_shift *found)
 {
     pv_context *ctx = plan->ctx;
     int planes = plan->geometry.size[2];
-    oct_runner cpu = {&pv_cpu_backend, plan->check};
     pv_octreg_shift *reference = calloc((size_t)planes, sizeof *reference);
-    oct_work w;
+    if (!reference)
+        return pv_fail(ctx, PV_ERR_NOMEM, "octreg cross-check: out of memory");
     pv_octreg_info info;
-    pv_status status = reference ? alloc_work(ctx, plan, &w)
-                                 : pv_fail(ctx, PV_ERR_NOMEM, "octreg cross-check: out of memory");
-    if (!reference || status != PV_OK) {
-        free(reference);
-        return status;
-    }
     pv_oracle oracle;
     pv_oracle_begin(ctx, "octreg_register", &oracle);
-    status = load_target(plan, cpu, "octreg_register", target, &w);
-    if (status == PV_OK)
-        status = register_loaded(plan, cpu, &w, reference, &info);
+    pv_status status = register_target(plan, (oct_runner){&pv_cpu_backend, plan->check}, target,
+                                       reference, &info);
     status = pv_oracle_end(ctx, &oracle, status, PV_ORACLE_COMPARED_BY_CALLER);
     if (status == PV_OK)
         status = compare_shifts(ctx, found, reference, planes);
-    free_work(&w);
     free(reference);
     return status;
 }
 
 /* ============================================================ public API */
 
-
 static pv_status run_register(pv_octreg_plan *plan, const pv_volume *target,
                               pv_octreg_shift *shifts, pv_octreg_info *info)
 {
     pv_context *ctx = plan->ctx;
-    oct_runner run = {ctx->ops, plan->backend};
     int planes = plan->geometry.size[2];
     pv_octreg_shift *found = calloc((size_t)planes, sizeof *found);
-    oct_work w;
-    pv_status status = found ? alloc_work(ctx, plan, &w)
-                             : pv_fail(ctx, PV_ERR_NOMEM, "octreg_register: out of memory");
-    if (!found || status != PV_OK) {
-        free(found);
-        return status;
-    }
+    if (!found)
+        return pv_fail(ctx, PV_ERR_NOMEM, "octreg_register: out of memory");
     pv_octreg_info summary;
-    status = load_target(plan, run, "octreg_register", target, &w);
-    if (status == PV_OK)
-        status = register_loaded(plan, run, &w, found, &summary);
+    pv_status status = register_target(plan, (oct_runner){ctx->ops, plan->backend}, target,
+                                       found, &summary);
     if (status == PV_OK && plan->check)
         status = crosscheck_register(plan, target, found);
     if (status == PV_OK) {
@@ -443,7 +442,6 @@ static pv_status run_register(pv_octreg_plan *plan, const pv_volume *target,
         if (info)
             *info = summary;
     }
-    free_work(&w);
     free(found);
     return status;
 }

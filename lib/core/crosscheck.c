@@ -63,53 +63,44 @@ void pv_oracle_begin(pv_context *ctx, const char *op, pv_oracle *oracle)
     oracle->saved = ctx->timing;
 }
 
-static pv_oracle_output *next_output(pv_context *ctx, pv_oracle *oracle)
+/* One more output: a dense scratch twin of `image` or else of `volume`. */
+static pv_status add_output(pv_context *ctx, pv_oracle *oracle, const pv_image *image,
+                            const pv_volume *volume)
 {
-    if (oracle->count == PV_ORACLE_MAX_OUTPUTS) {
-        (void)pv_fail(ctx, PV_ERR_INVALID, "%s cross-check: more than %d outputs", oracle->op,
-                      PV_ORACLE_MAX_OUTPUTS);
-        return NULL;
-    }
-    return &oracle->output[oracle->count];
-}
-
-static pv_status oracle_nomem(pv_context *ctx, const pv_oracle *oracle)
-{
-    return pv_fail(ctx, PV_ERR_NOMEM, "%s cross-check: no memory for the CPU result", oracle->op);
+    if (oracle->count == PV_ORACLE_MAX_OUTPUTS)
+        return pv_fail(ctx, PV_ERR_INVALID, "%s cross-check: more than %d outputs", oracle->op,
+                       PV_ORACLE_MAX_OUTPUTS);
+    pv_oracle_output *out = &oracle->output[oracle->count];
+    memset(out, 0, sizeof *out);
+    pv_status status = image ? pv_image_alloc_like(&out->cpu_image, image, PV_PIXEL_F32)
+                             : pv_volume_alloc_like(&out->cpu_volume, volume);
+    if (status != PV_OK)
+        return pv_fail(ctx, PV_ERR_NOMEM, "%s cross-check: no memory for the CPU result",
+                       oracle->op);
+    out->device_image = image;
+    out->device_volume = image ? NULL : volume;
+    oracle->count++;
+    return PV_OK;
 }
 
 pv_status pv_oracle_add_image(pv_context *ctx, pv_oracle *oracle, const pv_image *device,
                               pv_image **cpu)
 {
     *cpu = NULL;
-    if (!device)
-        return PV_OK;
-    pv_oracle_output *out = next_output(ctx, oracle);
-    if (!out)
-        return PV_ERR_INVALID;
-    if (pv_image_alloc_like(&out->cpu_image, device, PV_PIXEL_F32) != PV_OK)
-        return oracle_nomem(ctx, oracle);
-    out->device_image = device;
-    oracle->count++;
-    *cpu = &out->cpu_image;
-    return PV_OK;
+    pv_status status = device ? add_output(ctx, oracle, device, NULL) : PV_OK;
+    if (device && status == PV_OK)
+        *cpu = &oracle->output[oracle->count - 1].cpu_image;
+    return status;
 }
 
 pv_status pv_oracle_add_volume(pv_context *ctx, pv_oracle *oracle, const pv_volume *device,
                                pv_volume **cpu)
 {
     *cpu = NULL;
-    if (!device)
-        return PV_OK;
-    pv_oracle_output *out = next_output(ctx, oracle);
-    if (!out)
-        return PV_ERR_INVALID;
-    if (pv_volume_alloc_like(&out->cpu_volume, device) != PV_OK)
-        return oracle_nomem(ctx, oracle);
-    out->device_volume = device;
-    oracle->count++;
-    *cpu = &out->cpu_volume;
-    return PV_OK;
+    pv_status status = device ? add_output(ctx, oracle, NULL, device) : PV_OK;
+    if (device && status == PV_OK)
+        *cpu = &oracle->output[oracle->count - 1].cpu_volume;
+    return status;
 }
 
 /* The largest relative L-infinity difference over the outputs. */
