@@ -203,22 +203,31 @@ static float *make_weights(pv_context *ctx, const char *op, float sigma, int tap
     return weights;
 }
 
+/* Both blurs once checked: the taps, then the run and its cross-check in
+ * one call.  dims says whether src and dst are images (2) or volumes (3). */
+static pv_status blur(pv_context *ctx, const char *op, int dims, const void *src, void *dst,
+                      float sigma, int taps)
+{
+    float *weights = make_weights(ctx, op, sigma, taps);
+    if (!weights)
+        return PV_ERR_NOMEM;
+    const pv_filter_ops *ops = ctx->ops->filter;
+    pv_call_begin(ctx);
+    pv_status status = dims == 2 ? ops->gaussian2d(ctx, src, dst, weights, taps / 2)
+                                 : ops->gaussian3d(ctx, src, dst, weights, taps / 2);
+    if (status == PV_OK && pv_crosscheck_wanted(ctx))
+        status = dims == 2 ? crosscheck_blur2d(ctx, src, dst, weights, taps / 2)
+                           : crosscheck_blur3d(ctx, src, dst, weights, taps / 2);
+    pv_call_end(ctx);
+    free(weights);
+    return status;
+}
+
 pv_status pv_gaussian_blur(pv_context *ctx, const pv_image *src, pv_image *dst, float sigma,
                            int taps)
 {
     pv_status status = check_blur2d(ctx, src, dst, sigma, &taps);
-    if (status != PV_OK)
-        return status;
-    float *weights = make_weights(ctx, "gaussian_blur", sigma, taps);
-    if (!weights)
-        return PV_ERR_NOMEM;
-    pv_call_begin(ctx);
-    status = ctx->ops->filter->gaussian2d(ctx, src, dst, weights, taps / 2);
-    if (status == PV_OK && pv_crosscheck_wanted(ctx))
-        status = crosscheck_blur2d(ctx, src, dst, weights, taps / 2);
-    pv_call_end(ctx);
-    free(weights);
-    return status;
+    return status == PV_OK ? blur(ctx, "gaussian_blur", 2, src, dst, sigma, taps) : status;
 }
 
 static pv_status check_blur3d(pv_context *ctx, const pv_volume *src, const pv_volume *dst,
@@ -238,18 +247,7 @@ pv_status pv_gaussian_blur3d(pv_context *ctx, const pv_volume *src, pv_volume *d
                              int taps)
 {
     pv_status status = check_blur3d(ctx, src, dst, sigma, &taps);
-    if (status != PV_OK)
-        return status;
-    float *weights = make_weights(ctx, "gaussian_blur3d", sigma, taps);
-    if (!weights)
-        return PV_ERR_NOMEM;
-    pv_call_begin(ctx);
-    status = ctx->ops->filter->gaussian3d(ctx, src, dst, weights, taps / 2);
-    if (status == PV_OK && pv_crosscheck_wanted(ctx))
-        status = crosscheck_blur3d(ctx, src, dst, weights, taps / 2);
-    pv_call_end(ctx);
-    free(weights);
-    return status;
+    return status == PV_OK ? blur(ctx, "gaussian_blur3d", 3, src, dst, sigma, taps) : status;
 }
 
 static pv_status check_gradient2d(pv_context *ctx, const pv_image *src, const pv_image *gx,
