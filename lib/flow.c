@@ -330,10 +330,10 @@ static pv_status check_input(pv_context *ctx, const char *op, const char *name,
     return PV_OK;
 }
 
-/* Each flow component valid, of the expected size, apart from the inputs
- * and from the other components. */
-static pv_status check_field(pv_context *ctx, const char *op, const pv_flow_field *flow,
-                             const int size[3], const pv_volume *const inputs[2])
+/* Each flow component valid and of the expected size, and finite when
+ * it is an input (warping). */
+static pv_status check_parts(pv_context *ctx, const char *op, const pv_flow_field *flow,
+                             const int size[3], int is_input)
 {
     static const char *const names[3] = {"flow.u", "flow.v", "flow.w"};
     if (!flow)
@@ -345,11 +345,26 @@ static pv_status check_field(pv_context *ctx, const char *op, const pv_flow_fiel
         if (!volume_has_size(part, size))
             return pv_fail(ctx, PV_ERR_INVALID, "%s: %s is %dx%dx%d, expected %dx%dx%d", op,
                            names[i], part->nx, part->ny, part->nz, size[0], size[1], size[2]);
-        for (int k = 0; k < 2; k++)
-            if (inputs[k] && pv_volumes_overlap(part, inputs[k]))
-                return pv_fail(ctx, PV_ERR_INVALID, "%s: %s shares memory with an input", op,
-                               names[i]);
-        for (int j = 0; j < i; j++)
+        if (is_input && !volume_is_finite(part, ctx->cpu_threads))
+            return pv_fail(ctx, PV_ERR_INVALID, "%s: %s holds NaN or infinite values", op,
+                           names[i]);
+    }
+    return PV_OK;
+}
+
+/* No flow component shares memory with `others` (count of them, NULL
+ * entries skipped) or, for an output field, with another component. */
+static pv_status check_parts_apart(pv_context *ctx, const char *op, const pv_flow_field *flow,
+                                   const pv_volume *const *others, int count, int is_output)
+{
+    static const char *const names[3] = {"flow.u", "flow.v", "flow.w"};
+    for (int i = 0; i < 3; i++) {
+        const pv_volume *part = field_part(flow, i);
+        for (int k = 0; k < count; k++)
+            if (others[k] && pv_volumes_overlap(part, others[k]))
+                return pv_fail(ctx, PV_ERR_INVALID, "%s: %s shares memory with %s", op,
+                               names[i], is_output ? "an input" : "warped");
+        for (int j = 0; is_output && j < i; j++)
             if (pv_volumes_overlap(part, field_part(flow, j)))
                 return pv_fail(ctx, PV_ERR_INVALID, "%s: %s and %s share memory", op, names[j],
                                names[i]);
@@ -368,8 +383,10 @@ static pv_status check_run_args(pv_flow_plan *plan, const pv_volume *fixed,
     pv_status status = check_input(ctx, op, "fixed", fixed, size);
     if (status == PV_OK)
         status = check_input(ctx, op, "moving", moving, size);
+    if (status == PV_OK)
+        status = check_parts(ctx, op, flow, size, 0);
     const pv_volume *const inputs[2] = {fixed, moving};
-    return status == PV_OK ? check_field(ctx, op, flow, size, inputs) : status;
+    return status == PV_OK ? check_parts_apart(ctx, op, flow, inputs, 2, 1) : status;
 }
 
 /* --------------------------------------------------------------- pipeline */
@@ -576,22 +593,9 @@ static pv_status check_warp_args(pv_context *ctx, const pv_volume *moving,
                        warped->nx, warped->ny, warped->nz, size[0], size[1], size[2]);
     if (pv_volumes_overlap(warped, moving))
         return pv_fail(ctx, PV_ERR_INVALID, "%s: warped shares memory with moving", op);
-    static const char *const names[3] = {"flow.u", "flow.v", "flow.w"};
-    if (!flow)
-        return pv_fail(ctx, PV_ERR_INVALID, "%s: flow is NULL", op);
-    for (int i = 0; i < 3; i++) {
-        const pv_volume *part = field_part(flow, i);
-        if (!pv_volume_is_valid(part) || !volume_has_size(part, size))
-            return pv_fail(ctx, PV_ERR_INVALID, "%s: %s is not a valid volume of moving's size",
-                           op, names[i]);
-        if (!volume_is_finite(part, ctx->cpu_threads))
-            return pv_fail(ctx, PV_ERR_INVALID, "%s: %s holds NaN or infinite values", op,
-                           names[i]);
-        if (pv_volumes_overlap(part, warped))
-            return pv_fail(ctx, PV_ERR_INVALID, "%s: %s shares memory with warped", op,
-                           names[i]);
-    }
-    return PV_OK;
+    pv_status status = check_parts(ctx, op, flow, size, 1);
+    const pv_volume *const outputs[1] = {warped};
+    return status == PV_OK ? check_parts_apart(ctx, op, flow, outputs, 1, 0) : status;
 }
 
 static pv_status crosscheck_warp(pv_context *ctx, const pv_volume *moving,
