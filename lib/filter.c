@@ -124,27 +124,20 @@ static int scheme_is_valid(pv_gradient_scheme scheme)
 
 /* --------------------------------------------------------------- cross-check */
 
-static pv_status crosscheck_blur2d(pv_context *ctx, const pv_image *src, const pv_image *dst,
-                                   const float *weights, int radius)
+/* The CPU blur of src (images when dims is 2, else volumes) against dst. */
+static pv_status crosscheck_blur(pv_context *ctx, const char *op, int dims, const void *src,
+                                 const void *dst, const float *weights, int radius)
 {
     pv_oracle oracle;
-    pv_image *ref;
-    pv_oracle_begin(ctx, "gaussian_blur", &oracle);
-    pv_status status = pv_oracle_add_image(ctx, &oracle, dst, &ref);
+    pv_image *ref_image = NULL;
+    pv_volume *ref_volume = NULL;
+    pv_oracle_begin(ctx, op, &oracle);
+    pv_status status = dims == 2 ? pv_oracle_add_image(ctx, &oracle, dst, &ref_image)
+                                 : pv_oracle_add_volume(ctx, &oracle, dst, &ref_volume);
     if (status == PV_OK)
-        status = pv_cpu_backend.filter->gaussian2d(ctx, src, ref, weights, radius);
-    return pv_oracle_end(ctx, &oracle, status, PV_TOL_FILTER_REL);
-}
-
-static pv_status crosscheck_blur3d(pv_context *ctx, const pv_volume *src, const pv_volume *dst,
-                                   const float *weights, int radius)
-{
-    pv_oracle oracle;
-    pv_volume *ref;
-    pv_oracle_begin(ctx, "gaussian_blur3d", &oracle);
-    pv_status status = pv_oracle_add_volume(ctx, &oracle, dst, &ref);
-    if (status == PV_OK)
-        status = pv_cpu_backend.filter->gaussian3d(ctx, src, ref, weights, radius);
+        status = dims == 2
+                     ? pv_cpu_backend.filter->gaussian2d(ctx, src, ref_image, weights, radius)
+                     : pv_cpu_backend.filter->gaussian3d(ctx, src, ref_volume, weights, radius);
     return pv_oracle_end(ctx, &oracle, status, PV_TOL_FILTER_REL);
 }
 
@@ -216,8 +209,7 @@ static pv_status blur(pv_context *ctx, const char *op, int dims, const void *src
     pv_status status = dims == 2 ? ops->gaussian2d(ctx, src, dst, weights, taps / 2)
                                  : ops->gaussian3d(ctx, src, dst, weights, taps / 2);
     if (status == PV_OK && pv_crosscheck_wanted(ctx))
-        status = dims == 2 ? crosscheck_blur2d(ctx, src, dst, weights, taps / 2)
-                           : crosscheck_blur3d(ctx, src, dst, weights, taps / 2);
+        status = crosscheck_blur(ctx, op, dims, src, dst, weights, taps / 2);
     pv_call_end(ctx);
     free(weights);
     return status;

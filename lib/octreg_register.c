@@ -387,18 +387,25 @@ static pv_status compare_shifts(pv_context *ctx, const pv_octreg_shift *found,
     return PV_OK;
 }
 
-/* Register target on one backend's plan: its shifts and info. */
+/* Register target on one backend's plan: *shifts (allocated here, one per
+ * B-scan; NULL on failure) and the info. */
 static pv_status register_target(pv_octreg_plan *plan, oct_runner run, const pv_volume *target,
-                                 pv_octreg_shift *shifts, pv_octreg_info *info)
+                                 pv_octreg_shift **shifts, pv_octreg_info *info)
 {
     oct_work w;
-    pv_status status = alloc_work(plan->ctx, plan, &w);
-    if (status != PV_OK)
-        return status;
-    status = load_target(plan, run, "octreg_register", target, &w);
-    if (status == PV_OK)
-        status = register_loaded(plan, run, &w, shifts, info);
-    free_work(&w);
+    *shifts = calloc((size_t)plan->geometry.size[2], sizeof **shifts);
+    pv_status status = *shifts ? alloc_work(plan->ctx, plan, &w)
+                               : pv_fail(plan->ctx, PV_ERR_NOMEM, "octreg_register: out of memory");
+    if (status == PV_OK) {
+        status = load_target(plan, run, "octreg_register", target, &w);
+        if (status == PV_OK)
+            status = register_loaded(plan, run, &w, *shifts, info);
+        free_work(&w);
+    }
+    if (status != PV_OK) {
+        free(*shifts);
+        *shifts = NULL;
+    }
     return status;
 }
 
@@ -406,18 +413,15 @@ static pv_status crosscheck_register(pv_octreg_plan *plan, const pv_volume *targ
                                      const pv_octreg_shift *found)
 {
     pv_context *ctx = plan->ctx;
-    int planes = plan->geometry.size[2];
-    pv_octreg_shift *reference = calloc((size_t)planes, sizeof *reference);
-    if (!reference)
-        return pv_fail(ctx, PV_ERR_NOMEM, "octreg cross-check: out of memory");
+    pv_octreg_shift *reference = NULL;
     pv_octreg_info info;
     pv_oracle oracle;
     pv_oracle_begin(ctx, "octreg_register", &oracle);
     pv_status status = register_target(plan, (oct_runner){&pv_cpu_backend, plan->check}, target,
-                                       reference, &info);
+                                       &reference, &info);
     status = pv_oracle_end(ctx, &oracle, status, PV_ORACLE_COMPARED_BY_CALLER);
     if (status == PV_OK)
-        status = compare_shifts(ctx, found, reference, planes);
+        status = compare_shifts(ctx, found, reference, plan->geometry.size[2]);
     free(reference);
     return status;
 }
@@ -428,17 +432,14 @@ static pv_status run_register(pv_octreg_plan *plan, const pv_volume *target,
                               pv_octreg_shift *shifts, pv_octreg_info *info)
 {
     pv_context *ctx = plan->ctx;
-    int planes = plan->geometry.size[2];
-    pv_octreg_shift *found = calloc((size_t)planes, sizeof *found);
-    if (!found)
-        return pv_fail(ctx, PV_ERR_NOMEM, "octreg_register: out of memory");
+    pv_octreg_shift *found = NULL;
     pv_octreg_info summary;
     pv_status status = register_target(plan, (oct_runner){ctx->ops, plan->backend}, target,
-                                       found, &summary);
+                                       &found, &summary);
     if (status == PV_OK && plan->check)
         status = crosscheck_register(plan, target, found);
     if (status == PV_OK) {
-        memcpy(shifts, found, (size_t)planes * sizeof *shifts);
+        memcpy(shifts, found, (size_t)plan->geometry.size[2] * sizeof *shifts);
         if (info)
             *info = summary;
     }
