@@ -21,6 +21,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -419,6 +420,11 @@ static void measure_row(const char *self, int op_index, const char *backend, int
         snprintf(row->error, sizeof row->error, "mkdtemp: %s", strerror(errno));
         return;
     }
+    /* The driver's own cache directory (CUDA_CACHE_PATH below), made
+     * here so that no driver has to create a missing parent. */
+    char driver_dir[4200];
+    snprintf(driver_dir, sizeof driver_dir, "%s/nv", dir);
+    mkdir(driver_dir, 0700);
     char op_arg[16], device_arg[16], full_arg[4], runs_arg[16];
     snprintf(op_arg, sizeof op_arg, "%d", op_index);
     snprintf(device_arg, sizeof device_arg, "%d", device);
