@@ -3,6 +3,7 @@
  * taps (computed once so both backends use identical weights), the
  * partition of the image into padded tiles, and the CPU cross-check. */
 #include "stereo_internal.h"
+#include "core/tolerance.h"
 #include "tune_internal.h"
 
 #include <errno.h>
@@ -11,10 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-/* Documented cross-check tolerance (stereo.h): share of pixels on which
- * the OpenCL disparities may differ from the CPU oracle's. */
-#define PV_BP_MAX_DIFFERING 0.005
 
 /* Deepest pyramid accepted; 2^15 pixels per coarsest pixel is far past use. */
 #define PV_BP_MAX_LEVELS 16
@@ -465,16 +462,16 @@ pv_status pv_bp_memory_plan(pv_context *ctx, int width, int height, const pv_bp_
 static pv_status crosscheck_bp(pv_context *ctx, const pv_image *left, const pv_image *right,
                                const pv_bp_job *job, const pv_image *disparity)
 {
-    pv_image ref;
-    if (pv_image_alloc_like(&ref, disparity, PV_PIXEL_F32) != PV_OK)
-        return pv_fail(ctx, PV_ERR_NOMEM, "stereo_bp cross-check: no memory for the CPU result");
-    pv_timing saved = ctx->timing;
-    pv_status status = pv_cpu_backend.bp->run(ctx, left, right, job, &ref);
-    ctx->timing = saved;
+    pv_oracle oracle;
+    pv_image *ref;
+    pv_oracle_begin(ctx, "stereo_bp", &oracle);
+    pv_status status = pv_oracle_add_image(ctx, &oracle, disparity, &ref);
     if (status == PV_OK)
-        status = pv_disparity_crosscheck(ctx, "stereo_bp", disparity, &ref, PV_BP_MAX_DIFFERING);
-    pv_image_free(&ref);
-    return status;
+        status = pv_cpu_backend.bp->run(ctx, left, right, job, ref);
+    if (status == PV_OK)
+        status = pv_disparity_crosscheck(ctx, "stereo_bp", disparity, ref,
+                                         PV_TOL_BP_DIFFERING_SHARE);
+    return pv_oracle_end(ctx, &oracle, status, PV_ORACLE_COMPARED_BY_CALLER);
 }
 
 /* ------------------------------------------------------------------ running */

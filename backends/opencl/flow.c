@@ -39,10 +39,7 @@ typedef struct cl_flow_plan {
     int current;             /* flow[current] holds the flow */
 } cl_flow_plan;
 
-typedef struct kernel_arg {
-    size_t size;
-    const void *value; /* NULL with a size: a __local buffer of that many bytes */
-} kernel_arg;
+typedef pv_cl_kernel_arg kernel_arg;
 
 #define ARG(x) {sizeof(x), &(x)}
 
@@ -61,24 +58,11 @@ static size_t level_count(const int n[3])
     return (size_t)n[0] * (size_t)n[1] * (size_t)n[2];
 }
 
-static pv_status flow_kernel(pv_context *ctx, const char *name, cl_kernel *kernel)
-{
-    char options[512] = "";
-    pv_status status = pv_cl_param_defines(ctx, "flow", options, sizeof options);
-    if (status != PV_OK)
-        return status;
-    return pv_cl_kernel(ctx, "flow", options, name, kernel);
-}
-
 /* Set the arguments and launch `name` over global with local. */
 static pv_status launch(pv_context *ctx, const char *name, const kernel_arg *args, int count,
                         cl_uint dims, const size_t *global, const size_t *local)
 {
-    cl_kernel kernel;
-    pv_status status = flow_kernel(ctx, name, &kernel);
-    for (int i = 0; i < count && status == PV_OK; i++)
-        status = pv_cl_arg(ctx, kernel, (cl_uint)i, args[i].size, args[i].value);
-    return status == PV_OK ? pv_cl_launch(ctx, kernel, dims, global, local) : status;
+    return pv_cl_run_kernel(ctx, "flow", name, args, count, dims, global, local);
 }
 
 /* A per-voxel launch over a level of size n[3]. */

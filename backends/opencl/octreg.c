@@ -50,10 +50,7 @@ typedef struct cl_oct_plan {
 
 /* ================================================================ helpers */
 
-typedef struct kernel_arg {
-    size_t size;
-    const void *value;
-} kernel_arg;
+typedef pv_cl_kernel_arg kernel_arg;
 
 #define ARG(x) {sizeof(x), &(x)}
 
@@ -65,16 +62,7 @@ static int param(pv_context *ctx, const char *name)
 static pv_status launch(pv_context *ctx, const char *name, const kernel_arg *args, int count,
                         cl_uint dims, const size_t *global, const size_t *local)
 {
-    char options[512] = "";
-    cl_kernel kernel;
-    pv_status status = pv_cl_param_defines(ctx, "octreg", options, sizeof options);
-    if (status == PV_OK)
-        status = pv_cl_kernel(ctx, "octreg", options, name, &kernel);
-    for (int i = 0; status == PV_OK && i < count; i++)
-        status = pv_cl_arg(ctx, kernel, (cl_uint)i, args[i].size, args[i].value);
-    if (status == PV_OK)
-        status = pv_cl_launch(ctx, kernel, dims, global, local);
-    return status;
+    return pv_cl_run_kernel(ctx, "octreg", name, args, count, dims, global, local);
 }
 
 /* 1D over items x `rows` (the second dimension indexes batch slots). */

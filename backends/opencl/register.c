@@ -11,7 +11,6 @@
  * the mover.  FFTs go through fft.c (clFFT or VkFFT). */
 #include "opencl.h"
 #include "fft.h"
-#include "../../lib/register_internal.h"
 
 #include <float.h>
 #include <stdint.h>
@@ -55,35 +54,17 @@ typedef struct cl_pc_plan {
 
 /* ================================================================ helpers */
 
-typedef struct kernel_arg {
-    size_t size;
-    const void *value;
-} kernel_arg;
+typedef pv_cl_kernel_arg kernel_arg;
 
 static int param(pv_context *ctx, const char *name)
 {
     return pv_cl_param(ctx, "register", name, 1);
 }
 
-static pv_status register_kernel(pv_context *ctx, const char *name, cl_kernel *kernel)
-{
-    char options[768] = "";
-    pv_status status = pv_cl_param_defines(ctx, "register", options, sizeof options);
-    if (status != PV_OK)
-        return status;
-    return pv_cl_kernel(ctx, "register", options, name, kernel);
-}
-
 static pv_status launch(pv_context *ctx, const char *name, const kernel_arg *args, int count,
                         cl_uint dims, const size_t *global, const size_t *local)
 {
-    cl_kernel kernel;
-    pv_status status = register_kernel(ctx, name, &kernel);
-    for (int i = 0; status == PV_OK && i < count; i++)
-        status = pv_cl_arg(ctx, kernel, (cl_uint)i, args[i].size, args[i].value);
-    if (status == PV_OK)
-        status = pv_cl_launch(ctx, kernel, dims, global, local);
-    return status;
+    return pv_cl_run_kernel(ctx, "register", name, args, count, dims, global, local);
 }
 
 /* Drain the queue (keeping the first error) and count the FFTs' time. */
@@ -303,7 +284,7 @@ static void pv_cl_pc_destroy(pv_context *ctx, void *plan)
     free_plan(p);
 }
 
-pv_status pv_cl_pc_time_fft(pv_context *ctx, void *plan)
+static pv_status pv_cl_pc_time_fft(pv_context *ctx, void *plan)
 {
     cl_pc_plan *p = plan;
     pv_status status = pv_cl_fft_forward(ctx, p->fft, p->real, p->spectra);
@@ -680,4 +661,8 @@ const pv_register_ops pv_cl_register_ops = {
     .pc_correlate = pv_cl_pc_correlate,
     .pc_upsample = pv_cl_pc_upsample,
     .normxcorr2 = pv_cl_normxcorr2,
+    .pc_time_fft = pv_cl_pc_time_fft,
+    .fft_engine_built = pv_cl_fft_engine_built,
+    .fft_engine_of = pv_cl_fft_engine_of,
+    .fft_set_engine = pv_cl_fft_set_engine,
 };

@@ -113,4 +113,33 @@ double pv_volume_rel_linf(const pv_volume *a, const pv_volume *b);
 pv_status pv_image_alloc_like(pv_image *out, const pv_image *like, pv_pixel_type type);
 pv_status pv_volume_alloc_like(pv_volume *out, const pv_volume *like);
 
+/* The CPU oracle's run inside a front-end call.  pv_oracle_begin saves the
+ * call's timing (the oracle's time is not the call's); each add gives a
+ * dense f32 scratch output shaped like a device output (*cpu NULL when
+ * device is NULL: not wanted); pv_oracle_end restores the timing, and when
+ * status is PV_OK and tolerance >= 0 fails with PV_ERR_MISMATCH if the
+ * largest relative L-infinity difference of the outputs exceeds it (pass
+ * PV_ORACLE_COMPARED_BY_CALLER after comparing by other means), frees the
+ * scratch and returns the status.  Every begin needs one end. */
+#define PV_ORACLE_MAX_OUTPUTS 4
+#define PV_ORACLE_COMPARED_BY_CALLER (-1.0)
+typedef struct pv_oracle_output {
+    const pv_image *device_image;    /* one of the two device outputs is set */
+    const pv_volume *device_volume;
+    pv_image cpu_image;
+    pv_volume cpu_volume;
+} pv_oracle_output;
+typedef struct pv_oracle {
+    const char *op;
+    pv_timing saved;
+    int count;
+    pv_oracle_output output[PV_ORACLE_MAX_OUTPUTS];
+} pv_oracle;
+void pv_oracle_begin(pv_context *ctx, const char *op, pv_oracle *oracle);
+pv_status pv_oracle_add_image(pv_context *ctx, pv_oracle *oracle, const pv_image *device,
+                              pv_image **cpu);
+pv_status pv_oracle_add_volume(pv_context *ctx, pv_oracle *oracle, const pv_volume *device,
+                               pv_volume **cpu);
+pv_status pv_oracle_end(pv_context *ctx, pv_oracle *oracle, pv_status status, double tolerance);
+
 #endif
