@@ -1,6 +1,7 @@
 /* Front end of the auto-tuner: options, the per-device cache file and the
- * API that applies or overrides launch parameters.  The search itself is
- * in backends/opencl/tune.c.
+ * API that applies or overrides launch parameters, all through the
+ * device sub-table's parameter slots.  The search itself is in
+ * lib/tune_search.c.
  *
  * Cache file (text, one per device identity):
  *     parvis-tune 1
@@ -32,7 +33,12 @@ void pv_tune_options_default(pv_tune_options *options)
     options->write_cache = 1;
 }
 
-#ifdef PV_HAVE_OPENCL
+/* Whether ctx's backend has launch parameters to tune (the CPU backend
+ * has none: the tuning calls do nothing there). */
+static int has_params(const pv_context *ctx)
+{
+    return ctx->ops->device->param_list != NULL;
+}
 
 /* The cache file's types (tune_internal.h) under this file's short names. */
 typedef pv_tune_entry tune_entry;
@@ -41,15 +47,15 @@ typedef pv_tune_identity device_identity;
 
 /* ------------------------------------------------------------- identity */
 
+/* The device as the context described it when it was made. */
 static int context_identity(pv_context *ctx, device_identity *id)
 {
-    pv_device_info devices[64];
-    int count = 0;
-    if (ctx->device_index < 0 || pv_device_list(devices, 64, &count) != PV_OK ||
-        ctx->device_index >= count || ctx->device_index >= 64)
+    if (!has_params(ctx) || !ctx->device.name[0])
         return 0;
-    snprintf(id->name, sizeof id->name, "%s", devices[ctx->device_index].name);
-    snprintf(id->driver, sizeof id->driver, "%s", devices[ctx->device_index].driver_version);
+    snprintf(id->name, sizeof id->name, "%s", ctx->device.name);
+    /* the identity keeps the driver string's start (as it always has) */
+    snprintf(id->driver, sizeof id->driver, "%.*s", (int)sizeof id->driver - 1,
+             ctx->device.driver_version);
     return 1;
 }
 
@@ -124,8 +130,9 @@ static char *read_text(const char *path, size_t *size)
 static int param_known(void *user, const char *family, const char *name)
 {
     int current;
-    return pv_cl_tune_family_known(family) &&
-           pv_cl_tune_get(user, family, name, &current) == PV_OK;
+    pv_context *ctx = user;
+    return pv_tune_family_known(family) &&
+           ctx->ops->device->param_get(ctx, family, name, &current) == PV_OK;
 }
 
 /* Loads ctx's cache file: 1 with entries, 0 when absent or unusable
@@ -325,8 +332,8 @@ static pv_status store_results(pv_context *ctx, const pv_tune_result *results, i
 static pv_status apply_file(pv_context *ctx, const tune_file *file)
 {
     for (int i = 0; i < file->count; i++) {
-        pv_status status = pv_cl_tune_set(ctx, file->entries[i].family, file->entries[i].name,
-                                          file->entries[i].value);
+        pv_status status = ctx->ops->device->param_set(ctx, file->entries[i].family,
+                                                       file->entries[i].name, file->entries[i].value);
         if (status != PV_OK)
             return status;
     }
@@ -338,10 +345,10 @@ static pv_status load_into(pv_context *ctx, int *applied)
     device_identity id;
     tune_file file;
     *applied = 0;
-    pv_status status = pv_cl_tune_mark_cache_read(ctx);
-    if (status != PV_OK || !context_identity(ctx, &id) || !load_file(ctx, &id, &file))
-        return status;
-    status = apply_file(ctx, &file);
+    ctx->tune_cache_read = 1;
+    if (!context_identity(ctx, &id) || !load_file(ctx, &id, &file))
+        return PV_OK;
+    pv_status status = apply_file(ctx, &file);
     if (status == PV_OK) {
         *applied = file.count;
         pv_log(ctx, "tune: applied %d tuned parameter(s) for %s", file.count, id.name);
@@ -358,10 +365,10 @@ static int autoload_disabled(void)
 void pv_tune_autoload(pv_context *ctx)
 {
     int applied;
-    if (ctx->backend != PV_BACKEND_OPENCL || pv_cl_tune_cache_read(ctx))
+    if (!has_params(ctx) || ctx->tune_cache_read)
         return;
     if (autoload_disabled()) {
-        pv_cl_tune_mark_cache_read(ctx);
+        ctx->tune_cache_read = 1;
         return;
     }
     char saved[sizeof ctx->last_error];
@@ -369,15 +376,6 @@ void pv_tune_autoload(pv_context *ctx)
     load_into(ctx, &applied); /* a failure leaves the defaults: never fatal */
     memcpy(ctx->last_error, saved, sizeof saved);
 }
-
-#else /* no OpenCL: nothing to tune */
-
-void pv_tune_autoload(pv_context *ctx)
-{
-    (void)ctx;
-}
-
-#endif
 
 /* ------------------------------------------------------------------- API */
 
@@ -388,16 +386,11 @@ static pv_status check_family(pv_context *ctx, const char *what, const char *fam
         return pv_fail(NULL, PV_ERR_INVALID, "%s: ctx is NULL", what);
     if (!family)
         return pv_fail(ctx, PV_ERR_INVALID, "%s: family is NULL", what);
-    if (strcmp(family, "bp") != 0 && strcmp(family, "sad") != 0)
-        return pv_fail(ctx, PV_ERR_INVALID, "%s: family '%s' is not 'bp' or 'sad'", what, family);
+    if (!pv_tune_family_known(family))
+        return pv_fail(ctx, PV_ERR_INVALID, "%s: family '%s' is not a tunable family", what, family);
     if (!name)
         return pv_fail(ctx, PV_ERR_INVALID, "%s: name is NULL", what);
     return PV_OK;
-}
-
-static int on_opencl(const pv_context *ctx)
-{
-    return ctx->backend == PV_BACKEND_OPENCL;
 }
 
 static pv_status tune_unlocked_set(pv_context *ctx, const char *family, const char *name, int value)
@@ -408,14 +401,10 @@ static pv_status tune_unlocked_set(pv_context *ctx, const char *family, const ch
     if (value < 0 || value > PV_TUNE_MAX_VALUE)
         return pv_fail(ctx, PV_ERR_INVALID, "pv_tune_set: value %d is not in 0..%d", value,
                        PV_TUNE_MAX_VALUE);
-    if (!on_opencl(ctx))
+    if (!has_params(ctx))
         return PV_OK;
-#ifdef PV_HAVE_OPENCL
     pv_tune_autoload(ctx); /* a later first call must not overwrite this value */
-    return pv_cl_tune_set(ctx, family, name, value);
-#else
-    return PV_OK;
-#endif
+    return ctx->ops->device->param_set(ctx, family, name, value);
 }
 
 static pv_status tune_unlocked_get(pv_context *ctx, const char *family, const char *name, int *value)
@@ -425,14 +414,10 @@ static pv_status tune_unlocked_get(pv_context *ctx, const char *family, const ch
         return status;
     if (!value)
         return pv_fail(ctx, PV_ERR_INVALID, "pv_tune_get: value is NULL");
-    if (!on_opencl(ctx))
+    if (!has_params(ctx))
         return pv_fail(ctx, PV_ERR_UNSUPPORTED, "pv_tune_get: the CPU backend has no launch parameters");
-#ifdef PV_HAVE_OPENCL
     pv_tune_autoload(ctx);
-    return pv_cl_tune_get(ctx, family, name, value);
-#else
-    return PV_ERR_UNSUPPORTED;
-#endif
+    return ctx->ops->device->param_get(ctx, family, name, value);
 }
 
 static pv_status tune_unlocked_list(pv_context *ctx, const char *family, pv_tune_param *params, int capacity,
@@ -444,28 +429,23 @@ static pv_status tune_unlocked_list(pv_context *ctx, const char *family, pv_tune
     if (!count || capacity < 0 || (capacity > 0 && !params))
         return pv_fail(ctx, PV_ERR_INVALID, "pv_tune_list: params/capacity/count are inconsistent");
     *count = 0;
-    if (!on_opencl(ctx))
+    if (!has_params(ctx))
         return PV_OK;
-#ifdef PV_HAVE_OPENCL
     pv_tune_autoload(ctx);
-    return pv_cl_tune_list(ctx, family, params, capacity, count);
-#else
-    return PV_OK;
-#endif
+    return ctx->ops->device->param_list(ctx, family, params, capacity, count);
 }
 
 static pv_status tune_unlocked_use_defaults(pv_context *ctx)
 {
     if (!ctx)
         return pv_fail(NULL, PV_ERR_INVALID, "pv_tune_use_defaults: ctx is NULL");
-    if (!on_opencl(ctx))
+    if (!has_params(ctx))
         return PV_OK;
-#ifdef PV_HAVE_OPENCL
-    pv_status status = pv_cl_tune_mark_cache_read(ctx);
-    return status == PV_OK ? pv_cl_tune_reset(ctx) : status;
-#else
-    return PV_OK;
-#endif
+    ctx->tune_cache_read = 1;
+    pv_status status = PV_OK;
+    for (int i = 0; pv_tune_family(i) && status == PV_OK; i++)
+        status = ctx->ops->device->param_reset(ctx, pv_tune_family(i));
+    return status;
 }
 
 static pv_status tune_unlocked_load(pv_context *ctx, int *applied)
@@ -476,13 +456,9 @@ static pv_status tune_unlocked_load(pv_context *ctx, int *applied)
     if (!ctx)
         return pv_fail(NULL, PV_ERR_INVALID, "pv_tune_load: ctx is NULL");
     *applied = 0;
-    if (!on_opencl(ctx))
+    if (!has_params(ctx))
         return PV_OK;
-#ifdef PV_HAVE_OPENCL
     return load_into(ctx, applied);
-#else
-    return PV_OK;
-#endif
 }
 
 static pv_status tune_unlocked_cache_path(pv_context *ctx, char *path, size_t size)
@@ -491,21 +467,15 @@ static pv_status tune_unlocked_cache_path(pv_context *ctx, char *path, size_t si
         return pv_fail(NULL, PV_ERR_INVALID, "pv_tune_cache_path: ctx is NULL");
     if (!path || size == 0)
         return pv_fail(ctx, PV_ERR_INVALID, "pv_tune_cache_path: path is NULL or size is 0");
-    if (!on_opencl(ctx))
+    if (!has_params(ctx))
         return pv_fail(ctx, PV_ERR_UNSUPPORTED, "pv_tune_cache_path: the CPU backend is not tuned");
-#ifdef PV_HAVE_OPENCL
     device_identity id;
     if (!context_identity(ctx, &id))
         return pv_fail(ctx, PV_ERR_NO_DEVICE, "pv_tune_cache_path: cannot identify the device");
     if (!identity_path(&id, path, size, 0))
         return pv_fail(ctx, PV_ERR_INVALID, "pv_tune_cache_path: no cache directory or path too long");
     return PV_OK;
-#else
-    return PV_ERR_UNSUPPORTED;
-#endif
 }
-
-static const char *const tune_ops[] = {"bp", "sad"};
 
 static pv_status check_options(pv_context *ctx, const pv_tune_options *options,
                                const pv_tune_result *results, int capacity, const int *count)
@@ -516,8 +486,8 @@ static pv_status check_options(pv_context *ctx, const pv_tune_options *options,
         return pv_fail(ctx, PV_ERR_INVALID, "pv_tune: options is NULL");
     if (!results || capacity < 1 || !count)
         return pv_fail(ctx, PV_ERR_INVALID, "pv_tune: results/capacity/count are missing");
-    if (options->op && strcmp(options->op, "bp") != 0 && strcmp(options->op, "sad") != 0)
-        return pv_fail(ctx, PV_ERR_INVALID, "pv_tune: options.op '%s' is not 'bp' or 'sad'",
+    if (options->op && !pv_tune_family_known(options->op))
+        return pv_fail(ctx, PV_ERR_INVALID, "pv_tune: options.op '%s' is not a tunable op",
                        options->op);
     if (options->max_candidates < 0 || options->runs < 1 || options->runs > 1000)
         return pv_fail(ctx, PV_ERR_INVALID, "pv_tune: options.max_candidates %d / runs %d out of range",
@@ -526,7 +496,7 @@ static pv_status check_options(pv_context *ctx, const pv_tune_options *options,
         options->width > 8192 || options->height > 8192 || options->ndisp > 1024)
         return pv_fail(ctx, PV_ERR_INVALID, "pv_tune: options.width/height/ndisp %dx%d/%d out of range",
                        options->width, options->height, options->ndisp);
-    if (!on_opencl(ctx))
+    if (!has_params(ctx))
         return pv_fail(ctx, PV_ERR_UNSUPPORTED, "pv_tune: the CPU backend has nothing to tune");
     return PV_OK;
 }
@@ -537,43 +507,34 @@ static pv_status tune_unlocked(pv_context *ctx, const pv_tune_options *options, 
     pv_status status = check_options(ctx, options, results, capacity, count);
     if (status != PV_OK)
         return status;
-#ifdef PV_HAVE_OPENCL
     /* Before a search of minutes, not after it. */
     if (options->write_cache && (status = check_writable(ctx)) != PV_OK)
         return status;
     *count = 0;
     pv_tune_autoload(ctx);
-    for (size_t i = 0; i < sizeof tune_ops / sizeof tune_ops[0] && status == PV_OK; i++) {
-        if (options->op && strcmp(options->op, tune_ops[i]) != 0)
+    for (int i = 0; pv_tune_family(i) && status == PV_OK; i++) {
+        if (options->op && strcmp(options->op, pv_tune_family(i)) != 0)
             continue;
         if (*count == capacity)
             return pv_fail(ctx, PV_ERR_INVALID, "pv_tune: capacity %d is too small", capacity);
         memset(&results[*count], 0, sizeof results[*count]);
-        status = pv_cl_tune_search(ctx, tune_ops[i], options, &results[*count]);
+        status = pv_tune_search(ctx, pv_tune_family(i), options, &results[*count]);
         if (status == PV_OK)
             (*count)++;
     }
     if (status == PV_OK && options->write_cache)
         status = store_results(ctx, results, *count);
     return status;
-#else
-    (void)tune_ops;
-    return PV_ERR_UNSUPPORTED;
-#endif
 }
 
 static pv_status tune_unlocked_check_cache_writable(pv_context *ctx)
 {
     if (!ctx)
         return pv_fail(NULL, PV_ERR_INVALID, "pv_tune_check_cache_writable: ctx is NULL");
-    if (!on_opencl(ctx))
+    if (!has_params(ctx))
         return pv_fail(ctx, PV_ERR_UNSUPPORTED,
                        "pv_tune_check_cache_writable: the CPU backend is not tuned");
-#ifdef PV_HAVE_OPENCL
     return check_writable(ctx);
-#else
-    return PV_ERR_UNSUPPORTED;
-#endif
 }
 
 /* The public calls run under the context's lock: a shared context's

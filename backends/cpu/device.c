@@ -49,8 +49,16 @@ static pv_status cpu_copy_bandwidth(pv_context *ctx, size_t bytes, double *gb_pe
     return PV_OK;
 }
 
+/* The host needs no set-up (the front end describes it in ctx->device)
+ * and the CPU backend's loops take no launch parameters. */
 const pv_device_ops pv_cpu_device_ops = {
+    .list = NULL,
     .init = NULL,
     .release = NULL,
     .copy_bandwidth = cpu_copy_bandwidth,
+    .param_family = NULL,
+    .param_get = NULL,
+    .param_set = NULL,
+    .param_list = NULL,
+    .param_reset = NULL,
 };

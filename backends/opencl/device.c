@@ -1,4 +1,5 @@
-/* The OpenCL backend's device sub-table: set-up and release, and the
+/* The OpenCL backend's device sub-table: enumeration, set-up and release
+ * (the runtime), the launch-parameter slots (params.c), and the
  * copy-bandwidth probe. */
 #include "opencl.h"
 
@@ -47,7 +48,13 @@ static pv_status cl_copy_bandwidth(pv_context *ctx, size_t bytes, double *gb_per
 }
 
 const pv_device_ops pv_cl_device_ops = {
+    .list = pv_cl_list_devices,
     .init = pv_cl_runtime_init,
     .release = pv_cl_runtime_release,
     .copy_bandwidth = cl_copy_bandwidth,
+    .param_family = pv_cl_param_family_name,
+    .param_get = pv_cl_param_get,
+    .param_set = pv_cl_param_set,
+    .param_list = pv_cl_param_list,
+    .param_reset = pv_cl_param_reset,
 };

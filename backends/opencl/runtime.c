@@ -92,8 +92,8 @@ typedef struct pv_cl_state {
     cl_device_id device;
     cl_context context;
     cl_command_queue queue;
-    pv_device_info info;
     char platform_version[128];
+    char misspelled[96];     /* an unknown parameter looked up, until reported */
     built_program *programs;
     size_t program_count;
     scratch_slot *scratch;
@@ -120,7 +120,7 @@ static pv_cl_state *state_of(pv_context *ctx)
 cl_context pv_cl_context(pv_context *ctx) { return state_of(ctx)->context; }
 cl_command_queue pv_cl_queue(pv_context *ctx) { return state_of(ctx)->queue; }
 cl_device_id pv_cl_device(pv_context *ctx) { return state_of(ctx)->device; }
-const pv_device_info *pv_cl_device_info(pv_context *ctx) { return &state_of(ctx)->info; }
+const pv_device_info *pv_cl_device_info(pv_context *ctx) { return &ctx->device; }
 
 pv_cl_faults *pv_cl_faults_of(pv_context *ctx)
 {
@@ -365,7 +365,7 @@ static void describe_device(cl_platform_id platform, cl_device_id device, int in
         info->max_work_group_size = (int)group;
 }
 
-pv_status pv_opencl_list_devices(pv_device_info *list, int capacity, int *count)
+pv_status pv_cl_list_devices(pv_device_info *list, int capacity, int *count)
 {
     const device_table *table = devices();
     for (int i = 0; i < table->count && i < capacity; i++)
@@ -402,7 +402,7 @@ pv_status pv_cl_runtime_init(pv_context *ctx, int device_index)
         return pv_fail(ctx, PV_ERR_NOMEM, "OpenCL runtime: out of memory");
     state->platform = table->platforms[device_index];
     state->device = table->devices[device_index];
-    state->info = table->info[device_index];
+    ctx->device = table->info[device_index];
     memcpy(state->platform_version, table->platform_version[device_index],
            sizeof state->platform_version);
     ctx->backend_state = state;
@@ -413,7 +413,6 @@ pv_status pv_cl_runtime_init(pv_context *ctx, int device_index)
         pv_cl_runtime_release(ctx);
         return status;
     }
-    snprintf(ctx->device_name, sizeof ctx->device_name, "%s", state->info.name);
     return PV_OK;
 }
 
@@ -554,6 +553,25 @@ pv_status pv_cl_param_store_override(pv_context *ctx, const char *family, const 
     return PV_OK;
 }
 
+void pv_cl_param_misspelled(pv_context *ctx, const char *family, const char *name)
+{
+    pv_cl_state *state = state_of(ctx);
+    if (state && !state->misspelled[0])
+        snprintf(state->misspelled, sizeof state->misspelled, "%s.%s", family, name);
+}
+
+pv_status pv_cl_param_check(pv_context *ctx, int forget)
+{
+    pv_cl_state *state = state_of(ctx);
+    if (!state || !state->misspelled[0])
+        return PV_OK;
+    pv_status status = pv_fail(ctx, PV_ERR_INVALID, "no launch parameter %s (a misspelled name)",
+                               state->misspelled);
+    if (forget)
+        state->misspelled[0] = '\0';
+    return status;
+}
+
 /* ------------------------------------------------------ binary disk cache */
 
 static uint64_t fnv1a_string(uint64_t hash, const char *text)
@@ -562,13 +580,13 @@ static uint64_t fnv1a_string(uint64_t hash, const char *text)
 }
 
 /* The cache key covers everything that changes the binary. */
-static uint64_t cache_key(const pv_cl_state *state, const char *name, const char *source,
-                          const char *options)
+static uint64_t cache_key(const pv_context *ctx, const pv_cl_state *state, const char *name,
+                          const char *source, const char *options)
 {
     uint64_t hash = PV_CL_FNV_START;
-    hash = fnv1a_string(hash, state->info.name);
-    hash = fnv1a_string(hash, state->info.vendor);
-    hash = fnv1a_string(hash, state->info.driver_version);
+    hash = fnv1a_string(hash, ctx->device.name);
+    hash = fnv1a_string(hash, ctx->device.vendor);
+    hash = fnv1a_string(hash, ctx->device.driver_version);
     hash = fnv1a_string(hash, state->platform_version);
     hash = fnv1a_string(hash, PV_VERSION_STRING);
     hash = fnv1a_string(hash, name);
@@ -771,7 +789,7 @@ static pv_status obtain_program(pv_context *ctx, const char *name, const char *o
     const char *source = embedded_source(name);
     if (!source)
         return pv_fail(ctx, PV_ERR_INVALID, "no embedded OpenCL program '%s'", name);
-    uint64_t key = cache_key(state, name, source, options);
+    uint64_t key = cache_key(ctx, state, name, source, options);
     *key_out = key;
     cl_program program = use_cache ? try_cached_binary(ctx, key, options) : NULL;
     *from_cache = program != NULL;
@@ -898,7 +916,9 @@ pv_status pv_cl_kernel(pv_context *ctx, const char *program, const char *options
                        const char *kernel_name, cl_kernel *kernel)
 {
     built_program *entry;
-    pv_status status = program_entry(ctx, program, options ? options : "", &entry);
+    pv_status status = pv_cl_param_check(ctx, 0);
+    if (status == PV_OK)
+        status = program_entry(ctx, program, options ? options : "", &entry);
     if (status != PV_OK)
         return status;
     for (size_t i = 0; i < entry->kernel_count; i++)
@@ -922,10 +942,10 @@ pv_status pv_cl_buffer(pv_context *ctx, cl_mem_flags flags, size_t bytes, cl_mem
     pv_cl_state *state = state_of(ctx);
     if (bytes == 0)
         bytes = 1;
-    if (state->info.max_alloc && bytes > state->info.max_alloc)
+    if (ctx->device.max_alloc && bytes > ctx->device.max_alloc)
         return pv_fail(ctx, PV_ERR_DEVICE_MEMORY,
                        "a %zu-byte buffer exceeds %s's CL_DEVICE_MAX_MEM_ALLOC_SIZE (%llu bytes)",
-                       bytes, state->info.name, (unsigned long long)state->info.max_alloc);
+                       bytes, ctx->device.name, (unsigned long long)ctx->device.max_alloc);
     cl_int err = pv_cl_fault(ctx, PV_CL_FAULT_ALLOC);
     *buffer = err == CL_SUCCESS ? clCreateBuffer(state->context, flags, bytes, NULL, &err) : NULL;
     return pv_cl_check(ctx, err, "clCreateBuffer");
@@ -1112,7 +1132,8 @@ pv_status pv_cl_finish(pv_context *ctx)
         clReleaseEvent(state->events[i].event);
     }
     state->event_count = 0;
-    return status;
+    pv_status checked = pv_cl_param_check(ctx, 1);
+    return status != PV_OK ? status : checked;
 }
 
 /* ------------------------------------------------------------ transfers */
@@ -1539,6 +1560,9 @@ pv_status pv_cl_launch(pv_context *ctx, cl_kernel kernel, cl_uint dims, const si
     size_t rounded[3];
     for (cl_uint i = 0; i < dims && i < 3; i++)
         rounded[i] = local ? (global[i] + local[i] - 1) / local[i] * local[i] : global[i];
+    pv_status checked = pv_cl_param_check(ctx, 0);
+    if (checked != PV_OK)
+        return checked;
     cl_event event;
     cl_int err = pv_cl_fault(ctx, PV_CL_FAULT_ENQUEUE);
     if (err == CL_SUCCESS)

@@ -45,7 +45,7 @@ static const pv_cl_param_default bp_defaults[] = {
     {"BP_LOCAL_VALUES", 0},        /* message values per item in local memory (most) */
     {"BP_SMALL_LEVEL_PIXELS", 2048}, /* levels this small run in one work-group      */
     {"BP_NDISP_CLASS", 0},         /* the values above apply to: 0 every ndisp,
-                                      1 ndisp <= 96, 2 ndisp > 96 (pv_cl_bp_ndisp_class) */
+                                      1 ndisp <= 96, 2 ndisp > 96 (pv_bp_ndisp_class) */
 };
 
 const pv_cl_param_family pv_cl_params_bp = {
@@ -99,23 +99,13 @@ static int bp_default(const char *name)
     return 0;
 }
 
-int pv_cl_bp_ndisp_class(int ndisp);
-
-/* 1 for ndisp <= 96, 2 above: the message vector stays mostly in
- * registers / local memory in the first class and spills in the second,
- * so one tuned configuration does not serve both. */
-int pv_cl_bp_ndisp_class(int ndisp)
-{
-    return ndisp <= 96 ? 1 : 2;
-}
-
 /* A parameter of the family for a job of ndisp disparities: the tuned (or
  * overridden) value when the family's values apply to ndisp's class, else
  * the default. */
 static int bp_param(pv_context *ctx, const char *name, int ndisp)
 {
     const int cls = pv_cl_param(ctx, "bp", "BP_NDISP_CLASS", 0);
-    if (cls != 0 && cls != pv_cl_bp_ndisp_class(ndisp))
+    if (cls != 0 && cls != pv_bp_ndisp_class(ndisp))
         return bp_default(name);
     return pv_cl_param(ctx, "bp", name, bp_default(name));
 }
@@ -123,14 +113,6 @@ static int bp_param(pv_context *ctx, const char *name, int ndisp)
 static size_t div_up(size_t n, size_t d)
 {
     return (n + d - 1) / d;
-}
-
-const pv_device_info *pv_cl_bp_device(pv_context *ctx);
-
-/* For lib/stereo_bp.c's memory limits: the context's device. */
-const pv_device_info *pv_cl_bp_device(pv_context *ctx)
-{
-    return pv_cl_device_info(ctx);
 }
 
 /* ---------------------------------------------------------------- geometry */
