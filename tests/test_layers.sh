@@ -1,5 +1,5 @@
 #!/bin/sh
-# The library's layers, checked on its sources (docs/architecture.md):
+# The library's layers, checked on its sources (docs/layers.md):
 #
 #   include/parvis/   the public API
 #   lib/core/         the ground floor: context, status, images, the backend

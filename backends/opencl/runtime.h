@@ -150,6 +150,33 @@ pv_status pv_cl_download_volumes(pv_context *ctx, const cl_mem *buffers, pv_volu
 pv_status pv_cl_launch(pv_context *ctx, cl_kernel kernel, cl_uint dims, const size_t *global,
                        const size_t *local);
 
+/* ---- the modules' one way to launch (runtime_profile.c) ----------------- */
+
+/* One kernel argument, in the kernel's order: PV_CL_ARG(x) for a variable
+ * x, {bytes, NULL} for a __local array. */
+typedef struct pv_cl_kernel_arg {
+    size_t size;
+    const void *value;
+} pv_cl_kernel_arg;
+#define PV_CL_ARG(x) {sizeof(x), &(x)}
+
+/* Kernel `name` of the embedded program `program` built with the launch
+ * parameters of `family` as -D defines, then `extra` (more defines, may
+ * be NULL).  Cached as pv_cl_kernel's. */
+pv_status pv_cl_family_kernel(pv_context *ctx, const char *program, const char *family,
+                              const char *extra, const char *name, cl_kernel *kernel);
+/* Set args[0 .. count) on kernel and launch it (pv_cl_launch). */
+pv_status pv_cl_launch_args(pv_context *ctx, cl_kernel kernel, const pv_cl_kernel_arg *args,
+                            int count, cl_uint dims, const size_t *global, const size_t *local);
+/* Both: kernel `name` of program built with family's parameters, its
+ * arguments, its launch. */
+pv_status pv_cl_run(pv_context *ctx, const char *program, const char *family, const char *name,
+                    const pv_cl_kernel_arg *args, int count, cl_uint dims, const size_t *global,
+                    const size_t *local);
+/* The end of a call: pv_cl_finish even after a failure (so that every
+ * event is accounted and released), keeping the first error. */
+pv_status pv_cl_finish_after(pv_context *ctx, pv_status status);
+
 /* Wait for the queue and account the events' times. */
 pv_status pv_cl_finish(pv_context *ctx);
 
