@@ -21,6 +21,7 @@ typedef struct bench_config {
     const char *paper;        /* --paper NAME: that paper's cases, or NULL */
     const char *csv_path;     /* write one CSV row per case here, or NULL */
     const char *plot_dir;     /* write gnuplot PNGs here, or NULL */
+    int cold;                 /* --cold: first calls in fresh processes (bench_cold.c) */
 } bench_config;
 
 /* Every timed run of one backend on one row (the first BENCH_MAX_SAMPLES). */
@@ -144,6 +145,8 @@ int bench_flow_cases(const bench_config *config, const bench_contexts *contexts,
                      bench_result *results, int max, int *count);
 int bench_features_cases(const bench_config *config, const bench_contexts *contexts,
                          bench_result *results, int max, int *count);
+int bench_geometry_cases(const bench_config *config, const bench_contexts *contexts,
+                         bench_result *results, int max, int *count);
 int bench_multi_cases(const bench_config *config, const bench_contexts *contexts,
                       bench_result *results, int max, int *count);
 
@@ -199,6 +202,13 @@ int bench_paper_run(const bench_config *config, const bench_contexts *contexts,
 /* Whether NAME is a paper bench_paper_run knows; the list for the usage. */
 int bench_paper_known(const char *name);
 const char *bench_paper_names(void);
+
+/* --cold: every operation's first call in fresh processes, with empty and
+ * with warm caches, beside its steady time (bench_cold.c); 0, or 1 when a
+ * measurement failed.  bench_cold_child is the hidden --cold-child entry
+ * of the processes it starts. */
+int bench_cold_run(const bench_config *config);
+int bench_cold_child(int argc, char **argv);
 
 /* Send stderr through a filter that drops the OpenCL compiler's "N
  * warnings generated." lines (bench_stderr.c); stop restores stderr and

@@ -22,12 +22,15 @@ static const char usage[] =
     "usage: parvis-bench [--quick | --full | --case NAME | --paper NAME] [--runs N]\n"
     "                    [--warmup N] [--json FILE] [--csv FILE] [--plot DIR] [--data DIR]\n"
     "                    [--backend auto|cpu|opencl] [--device I] [--devices all|LIST]\n"
+    "                    [--cold]\n"
     "Compares the CPU backend with an OpenCL device (the first GPU, else any\n"
     "OpenCL device).  Without a selection it runs the quick suite: every\n"
     "operation on small bundled and synthetic cases.  --full runs every case,\n"
     "--case NAME the cases of an operation or whose name contains NAME, and\n"
     "--paper NAME (sad, bp, sift, oct, flow) one paper's cases beside its\n"
-    "published figures.  Exits 1 when a cross-check falls below its threshold.\n";
+    "published figures.  Exits 1 when a cross-check falls below its threshold.\n"
+    "--cold times every operation's first call in fresh processes, with empty and\n"
+    "with warm caches, beside its steady time (--full: the papers' sizes).\n";
 
 typedef struct bench_options {
     int runs_given, warmup_given;
@@ -56,6 +59,8 @@ static int parse_flag(const char *arg, bench_config *config)
         config->quick = 1;
     else if (strcmp(arg, "--full") == 0)
         config->full = 1;
+    else if (strcmp(arg, "--cold") == 0)
+        config->cold = 1;
     else if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
         fputs(usage, stdout);
         exit(0);
@@ -138,6 +143,8 @@ static int run_families(const bench_config *config, const bench_contexts *contex
     if (rc == 0)
         rc = bench_features_cases(config, contexts, results, BENCH_MAX_RESULTS, count);
     if (rc == 0)
+        rc = bench_geometry_cases(config, contexts, results, BENCH_MAX_RESULTS, count);
+    if (rc == 0)
         rc = bench_multi_cases(config, contexts, results, BENCH_MAX_RESULTS, count);
     return rc;
 }
@@ -198,6 +205,8 @@ static void wait_passively_beside_cpu_device(const bench_config *config, char **
 
 int main(int argc, char **argv)
 {
+    if (argc > 1 && strcmp(argv[1], "--cold-child") == 0)
+        return bench_cold_child(argc, argv);
     bench_config config;
     memset(&config, 0, sizeof config);
     config.runs = 11;
@@ -210,6 +219,8 @@ int main(int argc, char **argv)
     if (!config.data_dir)
         config.data_dir = default_data_dir();
     resolve_selection(&config, &given);
+    if (config.cold)
+        return bench_cold_run(&config);
     wait_passively_beside_cpu_device(&config, argv);
     bench_stderr_filter_start();
     bench_result *results = calloc(BENCH_MAX_RESULTS, sizeof *results);

@@ -12,6 +12,8 @@ typedef struct features_args {
     int want_json, verbose;
     pv_sift_params sift;
     pv_sift_match_params match;
+    const char *homography, *fundamental; /* model files to write, or NULL */
+    pv_ransac_params ransac;
     cli_backend_options backend;
 } features_args;
 
@@ -32,7 +34,11 @@ static const char match_conventions[] =
     "  -o MATCHES.txt: two '#' comment lines, then one line per match:\n"
     "    x1 y1 x2 y2 distance\n"
     "  (x1, y1) in IMG1 and (x2, y2) in IMG2, pixels as in 'parvis sift --help'; distance:\n"
-    "  the L2 distance of the unit-norm float descriptors.\n";
+    "  the L2 distance of the unit-norm float descriptors.\n"
+    "  --homography H.txt / --fundamental F.txt: RANSAC on the matches (docs/geometry.md);\n"
+    "  the file holds the 3x3 model, one row per line (H maps IMG1 to IMG2; F has\n"
+    "  x2^T F x1 = 0), and MATCHES.txt gains a column per model, inlier_H then inlier_F:\n"
+    "  1 for an inlier (within --ransac-threshold px), 0 for an outlier.\n";
 
 static int parse_args(const char *command, int need, int argc, char **argv, features_args *args)
 {
@@ -66,8 +72,15 @@ static int parse_args(const char *command, int need, int argc, char **argv, feat
          .open_min = 1, .max = 1, .value_name = "R", .help = "Lowe's ratio; 1 disables the test"},
         {.name = "--mutual", .kind = CLI_FLAG, .field = &args->match.mutual,
          .help = "keep only pairs that are each other's nearest"},
+        {.name = "--homography", .kind = CLI_TEXT, .field = &args->homography,
+         .value_name = "H.txt", .help = "RANSAC homography of the matches (see below)"},
+        {.name = "--fundamental", .kind = CLI_TEXT, .field = &args->fundamental,
+         .value_name = "F.txt", .help = "RANSAC fundamental matrix of the matches"},
+        {.name = "--ransac-threshold", .kind = CLI_FLOAT, .field = &args->ransac.threshold,
+         .min = 0, .open_min = 1, .max = 1e6, .value_name = "PX",
+         .help = "inlier distance of the RANSAC models"},
     };
-    const int match_options = 2;
+    const int match_options = 5;
     cli_command c = {
         .name = command,
         .synopsis = is_match ? "IMG1 IMG2 -o MATCHES.txt [options]" : "IMAGE -o KEYS.txt [options]",
@@ -90,6 +103,7 @@ static void init_args(features_args *args)
     memset(args, 0, sizeof *args);
     pv_sift_params_default(&args->sift);
     pv_sift_match_params_default(&args->match);
+    pv_ransac_params_default(&args->ransac);
     cli_backend_options_default(&args->backend);
 }
 
@@ -170,8 +184,14 @@ int cli_sift(int argc, char **argv)
     return rc;
 }
 
+/* The matches' RANSAC results: inlier flags per model asked for (NULL if not). */
+typedef struct match_models {
+    uint8_t *inliers[2];     /* homography, fundamental */
+} match_models;
+
 static int write_matches(const features_args *args, const pv_sift_features *a,
-                         const pv_sift_features *b, const pv_sift_matches *m)
+                         const pv_sift_features *b, const pv_sift_matches *m,
+                         const match_models *models)
 {
     FILE *out = fopen(args->output, "w");
     if (!out)
@@ -179,14 +199,54 @@ static int write_matches(const features_args *args, const pv_sift_features *a,
     fprintf(out, "# parvis match %s %s: %d matches of %d / %d keypoints, ratio %g%s\n",
             args->images[0], args->images[1], m->count, a->count, b->count,
             (double)args->match.ratio, args->match.mutual ? ", mutual" : "");
-    fprintf(out, "# x1 y1 x2 y2 distance\n");
+    fprintf(out, "# x1 y1 x2 y2 distance%s%s\n", models->inliers[0] ? " inlier_H" : "",
+            models->inliers[1] ? " inlier_F" : "");
     for (int i = 0; i < m->count; i++) {
         const pv_sift_keypoint *p = &a->keypoints[m->pairs[i].query];
         const pv_sift_keypoint *q = &b->keypoints[m->pairs[i].train];
-        fprintf(out, "%.4f %.4f %.4f %.4f %.6f\n", (double)p->x, (double)p->y, (double)q->x,
+        fprintf(out, "%.4f %.4f %.4f %.4f %.6f", (double)p->x, (double)p->y, (double)q->x,
                 (double)q->y, (double)m->pairs[i].distance);
+        for (int k = 0; k < 2; k++)
+            if (models->inliers[k])
+                fprintf(out, " %d", models->inliers[k][i]);
+        fputc('\n', out);
     }
     return fclose(out) == 0 ? 0 : cli_fail("error writing '%s'", args->output);
+}
+
+static int write_model(const char *path, const double *model)
+{
+    FILE *out = fopen(path, "w");
+    if (!out)
+        return cli_fail("cannot write '%s'", path);
+    for (int r = 0; r < 3; r++)
+        fprintf(out, "%.12g %.12g %.12g\n", model[3 * r], model[3 * r + 1], model[3 * r + 2]);
+    return fclose(out) == 0 ? 0 : cli_fail("error writing '%s'", path);
+}
+
+/* RANSAC for each model file asked for: the file, and the inlier flags. */
+static int estimate_models(pv_context *ctx, const features_args *args, const pv_sift_features *a,
+                           const pv_sift_features *b, const pv_sift_matches *m,
+                           match_models *models, int *inlier_counts)
+{
+    const char *paths[2] = {args->homography, args->fundamental};
+    const pv_geometry_model kinds[2] = {PV_GEOMETRY_HOMOGRAPHY, PV_GEOMETRY_FUNDAMENTAL};
+    for (int k = 0; k < 2; k++) {
+        if (!paths[k])
+            continue;
+        models->inliers[k] = malloc(m->count > 0 ? (size_t)m->count : 1);
+        if (!models->inliers[k])
+            return cli_fail("no memory for %d inlier flags", m->count);
+        pv_geometry_result r;
+        pv_status status = pv_find_geometry_sift(ctx, kinds[k], a, b, m, &args->ransac, &r,
+                                                 models->inliers[k]);
+        if (status != PV_OK)
+            return cli_fail_status(status, k == 0 ? "homography" : "fundamental matrix");
+        inlier_counts[k] = r.inlier_count;
+        if (write_model(paths[k], r.model))
+            return 1;
+    }
+    return 0;
 }
 
 static int match_features(pv_context *ctx, const features_args *args, const pv_sift_features *a,
@@ -196,13 +256,23 @@ static int match_features(pv_context *ctx, const features_args *args, const pv_s
     pv_status status = pv_sift_match(ctx, a, b, &args->match, &m);
     if (status != PV_OK)
         return cli_fail_status(status, "match");
-    int rc = args->output ? write_matches(args, a, b, &m) : 0;
+    match_models models = {{NULL, NULL}};
+    int inlier_counts[2] = {-1, -1};
+    int rc = estimate_models(ctx, args, a, b, &m, &models, inlier_counts);
+    if (rc == 0 && args->output)
+        rc = write_matches(args, a, b, &m, &models);
     if (rc == 0 && args->want_json) {
         printf("{\"keypoints1\": %d, \"keypoints2\": %d, \"matches\": %d, ", a->count, b->count,
                m.count);
+        if (models.inliers[0])
+            printf("\"inliers_H\": %d, ", inlier_counts[0]);
+        if (models.inliers[1])
+            printf("\"inliers_F\": %d, ", inlier_counts[1]);
         print_timing_json(ctx);
         printf("}\n");
     }
+    free(models.inliers[0]);
+    free(models.inliers[1]);
     pv_sift_matches_free(&m);
     return rc;
 }

@@ -288,6 +288,29 @@ pv_status pv_tune_list(pv_context *ctx, const char *family, pv_tune_param *param
                        int *count);
 pv_status pv_tune_cache_path(pv_context *ctx, char *path, size_t size);
 pv_status pv_tune_check_cache_writable(pv_context *ctx);
+
+/* geometry.h */
+#define PV_HOMOGRAPHY_SAMPLE 4
+#define PV_FUNDAMENTAL_SAMPLE 8
+#define PV_RANSAC_BATCH 256
+#define PV_RANSAC_MAX_ITERATIONS ...
+typedef enum pv_geometry_model {
+    PV_GEOMETRY_HOMOGRAPHY = 0, PV_GEOMETRY_FUNDAMENTAL = 1
+} pv_geometry_model;
+typedef struct pv_ransac_params {
+    int iterations; float threshold; double confidence; uint64_t seed; int refine;
+} pv_ransac_params;
+void pv_ransac_params_default(pv_ransac_params *params);
+typedef struct pv_geometry_result {
+    double model[9]; int inlier_count; int hypotheses; int best_hypothesis;
+    int best_sample_inliers;
+} pv_geometry_result;
+pv_status pv_find_homography(pv_context *ctx, const float *points1, const float *points2,
+                             int count, const pv_ransac_params *params,
+                             pv_geometry_result *result, uint8_t *inliers);
+pv_status pv_find_fundamental(pv_context *ctx, const float *points1, const float *points2,
+                              int count, const pv_ransac_params *params,
+                              pv_geometry_result *result, uint8_t *inliers);
 """
 
 

@@ -12,4 +12,5 @@ const pv_backend_ops pv_cpu_backend = {
     .features = &pv_cpu_features_ops,
     .flow = &pv_cpu_flow_ops,
     .octreg = &pv_cpu_octreg_ops,
+    .geometry = &pv_cpu_geometry_ops,
 };

@@ -13,5 +13,6 @@ extern const pv_register_ops pv_cpu_register_ops;
 extern const pv_features_ops pv_cpu_features_ops;
 extern const pv_flow_ops pv_cpu_flow_ops;
 extern const pv_octreg_ops pv_cpu_octreg_ops;
+extern const pv_geometry_ops pv_cpu_geometry_ops;
 
 #endif

@@ -12,4 +12,5 @@ const pv_backend_ops pv_opencl_backend = {
     .features = &pv_cl_features_ops,
     .flow = &pv_cl_flow_ops,
     .octreg = &pv_cl_octreg_ops,
+    .geometry = &pv_cl_geometry_ops,
 };

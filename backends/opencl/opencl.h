@@ -15,6 +15,7 @@ extern const pv_cl_param_family pv_cl_params_flow;
 extern const pv_cl_param_family pv_cl_params_features;
 
 extern const pv_cl_param_family pv_cl_params_octreg;
+extern const pv_cl_param_family pv_cl_params_geometry; /* geometry.c */
 
 /* The module sub-tables this backend's backend.c composes. */
 extern const pv_device_ops pv_cl_device_ops;
@@ -25,5 +26,6 @@ extern const pv_register_ops pv_cl_register_ops;
 extern const pv_features_ops pv_cl_features_ops;
 extern const pv_flow_ops pv_cl_flow_ops;
 extern const pv_octreg_ops pv_cl_octreg_ops;
+extern const pv_geometry_ops pv_cl_geometry_ops;
 
 #endif

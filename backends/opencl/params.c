@@ -16,6 +16,7 @@ static const pv_cl_param_family *const families[] = {
     &pv_cl_params_flow,
     &pv_cl_params_features,
     &pv_cl_params_octreg,
+    &pv_cl_params_geometry,
 };
 
 #define FAMILY_COUNT (sizeof families / sizeof families[0])

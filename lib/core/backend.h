@@ -20,6 +20,7 @@
 #include "ops_features.h"
 #include "ops_flow.h"
 #include "ops_octreg.h"
+#include "ops_geometry.h"
 
 typedef struct pv_backend_ops {
     const char *name;
@@ -31,6 +32,7 @@ typedef struct pv_backend_ops {
     const pv_features_ops *features;
     const pv_flow_ops *flow;
     const pv_octreg_ops *octreg;
+    const pv_geometry_ops *geometry;
 } pv_backend_ops;
 
 extern const pv_backend_ops pv_cpu_backend;

@@ -17,6 +17,8 @@ from ._errors import (BuildError, ClosedError, DeviceMemoryError, Error, FileErr
                       OutOfMemory, Unsupported)
 from ._context import Context, FlowPlan, OctregPlan, PhaseCorrPlan, SiftPlan
 from ._group import DeviceGroup
+from ._geometry import (GeometryResult, find_fundamental, find_homography,
+                        matched_points)
 from ._io import (DeviceInfo, devices, disparity_error, has_nifti, imread, imwrite,
                   read_volume, synthesize_oct, version, write_flow, write_volume)
 from ._results import (AT_EDGE, NO_TEXTURE, Flow, Matches, NCCResult, OctregResult,
@@ -33,5 +35,6 @@ __all__ = [
     "write_flow", "has_nifti", "disparity_error", "synthesize_oct",
     "SiftFeatures", "Matches", "PhaseCorrelation", "PhaseCorrelationBatch", "NCCResult",
     "OctregResult", "Flow", "SyntheticOct", "TuneParam", "TuneResult", "NO_TEXTURE", "AT_EDGE",
+    "find_homography", "find_fundamental", "matched_points", "GeometryResult",
     "__version__",
 ]

@@ -190,6 +190,29 @@ def binary_cache_seeds() -> Dict[str, bytes]:
     }
 
 
+def fft_cache_seeds() -> Dict[str, bytes]:
+    """FFT-cache entries for fuzz_fft_cache's key (host byte order)."""
+    key = 0x5056464654433031
+    programs = [(11, bytes(range(48))), (22, b"kernel\x00binary" * 3), (33, b"\x00")]
+
+    def payload(records) -> bytes:
+        return b"".join(struct.pack("=QQ", h, len(b)) + b for h, b in records)
+
+    def entry(count: int, body: bytes, checksum=None) -> bytes:
+        check = fnv1a(body) if checksum is None else checksum
+        return b"PVFFTC01" + struct.pack("=QQQQ", key, count, len(body), check) + body
+
+    whole = payload(programs)
+    return {
+        "valid": entry(len(programs), whole),
+        "one_program": entry(1, payload(programs[:1])),
+        "count_too_high": entry(len(programs) + 1, whole),
+        "record_overruns": entry(1, struct.pack("=QQ", 1, 1 << 40) + b"x"),
+        "bad_checksum": entry(len(programs), whole, 1),
+        "short": entry(len(programs), whole)[:-5],
+    }
+
+
 def write(target: str, seeds: Dict[str, bytes]) -> None:
     folder = CORPUS / target
     folder.mkdir(parents=True, exist_ok=True)
@@ -206,6 +229,7 @@ def main() -> None:
     write("fuzz_raw", raw_seeds())
     write("fuzz_tune_cache", tune_seeds())
     write("fuzz_binary_cache", binary_cache_seeds())
+    write("fuzz_fft_cache", fft_cache_seeds())
     jpegs = jpeg_seeds()
     whole = jpegs["colour_420"]
     jpegs["colour_cut"] = whole[: len(whole) // 2]

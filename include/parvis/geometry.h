@@ -1,0 +1,101 @@
+/* parvis geometry: robust two-view models from point matches.
+ *
+ * RANSAC estimation of a homography H (x2 ~ H x1) or of a fundamental
+ * matrix F (x2^T F x1 = 0) from matched points x1 <-> x2.
+ *
+ * - Points are Hartley-normalised per image (centroid to the origin, mean
+ *   distance sqrt(2)).
+ * - Hypothesis h draws its minimal sample (4 matches for H, 8 for F) from a
+ *   counter-based random stream keyed by (seed, h, attempt), so the sample
+ *   of every hypothesis is fixed by the seed alone and both backends score
+ *   the very same samples.  Samples whose points are degenerate (three of
+ *   the four collinear in either image, for H) are redrawn.
+ * - The backend solves each sample's minimal model (a 9-unknown null space
+ *   by Gaussian elimination with complete pivoting: 4-point DLT for H,
+ *   8-point for F) and counts its inliers over all matches, in batches of
+ *   PV_RANSAC_BATCH hypotheses.  The best count wins, ties to the lowest
+ *   hypothesis index.
+ * - After each batch the run stops when `iterations` hypotheses were drawn
+ *   or when N = log(1 - confidence) / log(1 - w^s) hypotheses suffice for
+ *   the best inlier share w so far (s: sample size).
+ * - With refine on, the winner is refined by least squares on its inliers
+ *   in double precision (H: linear DLT then Gauss-Newton on the transfer
+ *   error; F: linear 8-point then the nearest rank-2 matrix), and the
+ *   inliers are those of the refined model.
+ *
+ * Distances, both in pixels: for H the transfer error |H x1 - x2| in image
+ * 2; for F the Sampson distance (first-order geometric distance to the
+ * epipolar constraint).  A match is an inlier when its distance is below
+ * `threshold`.
+ *
+ * Both backends compute in float with the same operations in the same
+ * order, so they pick the same hypothesis; the final model, mask and count
+ * are computed on the host from the winner and so are then the same too. */
+#ifndef PARVIS_GEOMETRY_H
+#define PARVIS_GEOMETRY_H
+
+#include "parvis/core.h"
+#include "parvis/features.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define PV_HOMOGRAPHY_SAMPLE 4     /* matches in a homography's minimal sample */
+#define PV_FUNDAMENTAL_SAMPLE 8    /* matches in a fundamental matrix's sample */
+#define PV_RANSAC_BATCH 256        /* hypotheses per backend call */
+#define PV_RANSAC_MAX_ITERATIONS (1 << 20)
+
+typedef enum pv_geometry_model {
+    PV_GEOMETRY_HOMOGRAPHY = 0,
+    PV_GEOMETRY_FUNDAMENTAL = 1
+} pv_geometry_model;
+
+typedef struct pv_ransac_params {
+    int iterations;          /* most hypotheses drawn, 1 .. PV_RANSAC_MAX_ITERATIONS; 2048 */
+    float threshold;         /* inlier distance in pixels, > 0; 2 */
+    double confidence;       /* early stop, in [0, 1]; 0.999.  1 disables the early stop */
+    uint64_t seed;           /* the random stream's key; 1 */
+    int refine;              /* 1: least-squares refinement on the inliers; 0: the minimal model */
+} pv_ransac_params;
+
+PV_API void pv_ransac_params_default(pv_ransac_params *params);
+
+typedef struct pv_geometry_result {
+    double model[9];         /* the 3x3 model, row-major, scaled to unit Frobenius norm
+                                (H: then signed so that H[2][2] >= 0) */
+    int inlier_count;        /* matches within threshold of the model */
+    int hypotheses;          /* hypotheses scored before the stop */
+    int best_hypothesis;     /* index of the winning sample */
+    int best_sample_inliers; /* inliers of the winning minimal model (backend count) */
+} pv_geometry_result;
+
+/* Estimate H (image 1 to image 2) or F from count matches: points1[2 i],
+ * points1[2 i + 1] is x, y of match i in image 1, points2 likewise in
+ * image 2.  count >= the sample size; finite values; neither point set may
+ * lie on one line.  params may be NULL (defaults).  inliers may be NULL;
+ * else it receives count flags (1: inlier).  On failure *result and
+ * inliers are untouched. */
+PV_API pv_status pv_find_homography(pv_context *ctx, const float *points1, const float *points2,
+                                    int count, const pv_ransac_params *params,
+                                    pv_geometry_result *result, uint8_t *inliers);
+PV_API pv_status pv_find_fundamental(pv_context *ctx, const float *points1, const float *points2,
+                                     int count, const pv_ransac_params *params,
+                                     pv_geometry_result *result, uint8_t *inliers);
+
+/* The same on SIFT matches: match i pairs features1's keypoint
+ * matches->pairs[i].query with features2's keypoint pairs[i].train, as
+ * pv_sift_match(ctx, features1, features2, ...) returns them; inliers has
+ * matches->count flags. */
+PV_API pv_status pv_find_geometry_sift(pv_context *ctx, pv_geometry_model model,
+                                       const pv_sift_features *features1,
+                                       const pv_sift_features *features2,
+                                       const pv_sift_matches *matches,
+                                       const pv_ransac_params *params,
+                                       pv_geometry_result *result, uint8_t *inliers);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
