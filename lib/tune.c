@@ -70,27 +70,18 @@ static uint64_t identity_hash(const device_identity *id)
 static int cache_dir(char *dir, size_t size, int create)
 {
     const char *own = getenv("PARVIS_TUNE_DIR");
-    const char *xdg = getenv("XDG_CACHE_HOME");
-    const char *home = getenv("HOME");
+    char root[3072];
     int n;
     if (own && *own)
         n = snprintf(dir, size, "%s", own);
-    else if (xdg && *xdg)
-        n = snprintf(dir, size, "%s/parvis", xdg);
-    else if (home && *home) {
-        n = snprintf(dir, size, "%s/.cache", home);
-        if (create && n > 0 && (size_t)n < size)
-            mkdir(dir, 0755);
-        n = snprintf(dir, size, "%s/.cache/parvis", home);
+    else if (pv_cache_root(root, sizeof root)) {
+        if (create)
+            mkdir(root, 0755);
+        n = snprintf(dir, size, "%s/parvis", root);
     } else
         return 0;
     if (n <= 0 || (size_t)n >= size)
         return 0;
-    if (create && !(own && *own) && xdg && *xdg) {
-        char parent[4096];
-        snprintf(parent, sizeof parent, "%s", xdg);
-        mkdir(parent, 0755);
-    }
     return !create || mkdir(dir, 0755) == 0 || errno == EEXIST;
 }
 
@@ -232,19 +223,31 @@ static pv_status check_final_name(pv_context *ctx, const char *path)
     return PV_OK;
 }
 
+/* A new private temporary file beside path, whose final name must not be
+ * a link or anything but a regular file: *fd, or the failure. */
+static pv_status open_beside(pv_context *ctx, const char *path, char *temporary, size_t size,
+                             int *fd)
+{
+    pv_status status = check_final_name(ctx, path);
+    if (status != PV_OK)
+        return status;
+    *fd = open_temporary(path, temporary, size);
+    if (*fd < 0)
+        return pv_fail(ctx, PV_ERR_IO, "tune: cannot create a file in the directory of %s: %s",
+                       path, strerror(errno));
+    return PV_OK;
+}
+
 /* Written to a private temporary file in the cache directory, flushed to
  * the disk and renamed over the final name, so readers see the old file
  * or the new one, never half of one. */
 static pv_status write_text(pv_context *ctx, const char *path, const char *text, size_t used)
 {
     char temporary[4300];
-    pv_status status = check_final_name(ctx, path);
+    int fd;
+    pv_status status = open_beside(ctx, path, temporary, sizeof temporary, &fd);
     if (status != PV_OK)
         return status;
-    int fd = open_temporary(path, temporary, sizeof temporary);
-    if (fd < 0)
-        return pv_fail(ctx, PV_ERR_IO, "tune: cannot create a file next to %s: %s", path,
-                       strerror(errno));
     int ok = write_all(fd, text, used) && fsync(fd) == 0;
     ok = close(fd) == 0 && ok;
     if (ok)
@@ -287,13 +290,10 @@ static pv_status check_writable(pv_context *ctx)
     if (!identity_path(&id, path, sizeof path, 1))
         return pv_fail(ctx, PV_ERR_IO, "tune: no usable cache directory (set PARVIS_TUNE_DIR, "
                                        "XDG_CACHE_HOME or HOME to a writable place)");
-    pv_status status = check_final_name(ctx, path);
+    int fd;
+    pv_status status = open_beside(ctx, path, temporary, sizeof temporary, &fd);
     if (status != PV_OK)
         return status;
-    int fd = open_temporary(path, temporary, sizeof temporary);
-    if (fd < 0)
-        return pv_fail(ctx, PV_ERR_IO, "tune: cannot write in the directory of %s: %s", path,
-                       strerror(errno));
     close(fd);
     unlink(temporary);
     return PV_OK;
@@ -538,70 +538,62 @@ static pv_status tune_unlocked_check_cache_writable(pv_context *ctx)
 }
 
 /* The public calls run under the context's lock: a shared context's
- * parameter store and cache state change only inside one of them. */
+ * parameter store and cache state change only inside one of them.  Each
+ * takes the lock, then its work (an argument of unlock_after) runs, then
+ * unlock_after gives the lock back. */
+
+static pv_status unlock_after(pv_context *ctx, pv_status status)
+{
+    pv_context_unlock(ctx);
+    return status;
+}
 
 pv_status pv_tune_set(pv_context *ctx, const char *family, const char *name, int value)
 {
     pv_context_lock(ctx);
-    pv_status status = tune_unlocked_set(ctx, family, name, value);
-    pv_context_unlock(ctx);
-    return status;
+    return unlock_after(ctx, tune_unlocked_set(ctx, family, name, value));
 }
 
 pv_status pv_tune_get(pv_context *ctx, const char *family, const char *name, int *value)
 {
     pv_context_lock(ctx);
-    pv_status status = tune_unlocked_get(ctx, family, name, value);
-    pv_context_unlock(ctx);
-    return status;
+    return unlock_after(ctx, tune_unlocked_get(ctx, family, name, value));
 }
 
 pv_status pv_tune_list(pv_context *ctx, const char *family, pv_tune_param *params, int capacity,
                        int *count)
 {
     pv_context_lock(ctx);
-    pv_status status = tune_unlocked_list(ctx, family, params, capacity, count);
-    pv_context_unlock(ctx);
-    return status;
+    return unlock_after(ctx, tune_unlocked_list(ctx, family, params, capacity, count));
 }
 
 pv_status pv_tune_use_defaults(pv_context *ctx)
 {
     pv_context_lock(ctx);
-    pv_status status = tune_unlocked_use_defaults(ctx);
-    pv_context_unlock(ctx);
-    return status;
+    return unlock_after(ctx, tune_unlocked_use_defaults(ctx));
 }
 
 pv_status pv_tune_load(pv_context *ctx, int *applied)
 {
     pv_context_lock(ctx);
-    pv_status status = tune_unlocked_load(ctx, applied);
-    pv_context_unlock(ctx);
-    return status;
+    return unlock_after(ctx, tune_unlocked_load(ctx, applied));
 }
 
 pv_status pv_tune_cache_path(pv_context *ctx, char *path, size_t size)
 {
     pv_context_lock(ctx);
-    pv_status status = tune_unlocked_cache_path(ctx, path, size);
-    pv_context_unlock(ctx);
-    return status;
+    return unlock_after(ctx, tune_unlocked_cache_path(ctx, path, size));
 }
 
 pv_status pv_tune(pv_context *ctx, const pv_tune_options *options, pv_tune_result *results,
                   int capacity, int *count)
 {
     pv_context_lock(ctx);
-    pv_status status = tune_unlocked(ctx, options, results, capacity, count);
-    pv_context_unlock(ctx);
-    return status;
+    return unlock_after(ctx, tune_unlocked(ctx, options, results, capacity, count));
 }
 
 pv_status pv_tune_check_cache_writable(pv_context *ctx)
 {
     pv_context_lock(ctx);
-    pv_status status = tune_unlocked_check_cache_writable(ctx);
-    pv_context_unlock(ctx);
-    return status;
+    return unlock_after(ctx, tune_unlocked_check_cache_writable(ctx));
 }

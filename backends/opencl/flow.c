@@ -259,8 +259,8 @@ static pv_status resample(pv_context *ctx, cl_mem fixed, cl_mem moving, cl_mem *
 static pv_status pv_cl_flow_resample(pv_context *ctx, void *plan, int level)
 {
     cl_flow_plan *p = plan;
-    return pv_cl_finish_after(ctx, resample(ctx, p->fixed[level], p->moving[level], p->flow[p->current],
-                                p->it, p->setup.size[level], 1));
+    return pv_cl_finish_after(ctx, resample(ctx, p->fixed[level], p->moving[level],
+                                            p->flow[p->current], p->it, p->setup.size[level], 1));
 }
 
 /* Local memory of a tiled pass: `lines` lines of `length` outputs plus the
@@ -292,8 +292,8 @@ static pv_status smooth_pass(pv_context *ctx, cl_flow_plan *p, cl_mem src, cl_me
         global[0] = round_up_div((size_t)n[0], (size_t)tile) * (size_t)wg_x;
     else
         global[1] = round_up_div((size_t)n[1], (size_t)tile) * (size_t)wg_y;
-    return pv_cl_run(ctx, "flow", "flow", axis == 0 ? "flow_smooth_rows" : "flow_smooth_cols", args, 7, 3, global,
-                  local);
+    return pv_cl_run(ctx, "flow", "flow", axis == 0 ? "flow_smooth_rows" : "flow_smooth_cols",
+                     args, 7, 3, global, local);
 }
 
 static pv_status smooth_z_rhs(pv_context *ctx, cl_flow_plan *p, cl_mem src, cl_mem dst,

@@ -346,7 +346,8 @@ static pv_status find_peaks(pv_context *ctx, cl_oct_plan *p, max_job j)
     kernel_arg partial[] = {ARG(j.maps), ARG(count), ARG(groups), ARG(p->part_values),
                             ARG(p->part_indices)};
     size_t global1[2] = {groups * wg, (size_t)j.maps_used}, local[2] = {wg, 1};
-    pv_status status = pv_cl_run(ctx, "octreg", "octreg", "argmax_partial", partial, 5, 2, global1, local);
+    pv_status status = pv_cl_run(ctx, "octreg", "octreg", "argmax_partial", partial, 5, 2, global1,
+                                 local);
     kernel_arg final[] = {ARG(p->part_values), ARG(p->part_indices), ARG(groups), ARG(j.maps),
                           ARG(count), ARG(nx), ARG(ny), ARG(nz), ARG(first), ARG(p->peaks),
                           ARG(p->peak_indices)};

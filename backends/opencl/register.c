@@ -374,7 +374,8 @@ static pv_status max_two_stage(pv_context *ctx, cl_pc_plan *p, int count)
                            {sizeof points, &points}, {sizeof n[0], &n[0]},
                            {sizeof n[1], &n[1]}, {sizeof n[2], &n[2]},
                            {sizeof p->records, &p->records}};
-    pv_status status = pv_cl_run(ctx, "register", "register", "argmax_partial", first, 5, 2, partial, local);
+    pv_status status = pv_cl_run(ctx, "register", "register", "argmax_partial", first, 5, 2,
+                                 partial, local);
     if (status == PV_OK)
         status = pv_cl_run(ctx, "register", "register", "pc_max_final", second, 9, 2, final, local);
     return status;
@@ -394,9 +395,11 @@ static pv_status max_atomic(pv_context *ctx, cl_pc_plan *p, int count)
                            {sizeof points, &points}, {sizeof maps, &maps},
                            {sizeof n[0], &n[0]}, {sizeof n[1], &n[1]}, {sizeof n[2], &n[2]},
                            {sizeof p->records, &p->records}};
-    pv_status status = pv_cl_run(ctx, "register", "register", "pc_max_atomic", reduce, 4, 2, global, local);
+    pv_status status = pv_cl_run(ctx, "register", "register", "pc_max_atomic", reduce, 4, 2,
+                                 global, local);
     if (status == PV_OK)
-        status = pv_cl_run(ctx, "register", "register", "pc_peak_record", record, 8, 1, record_global, NULL);
+        status = pv_cl_run(ctx, "register", "register", "pc_peak_record", record, 8, 1,
+                           record_global, NULL);
     return status;
 }
 
@@ -591,9 +594,11 @@ static pv_status integral_image(pv_context *ctx, cl_mem src, int w, int h, cl_in
     size_t scan_wg = (size_t)param(ctx, "NCC_SCAN_WG");
     size_t row_global[2] = {scan_wg, (size_t)h + 1}, row_local[2] = {scan_wg, 1};
     size_t col_global[1] = {(size_t)w + 1}, col_local[1] = {(size_t)param(ctx, "NCC_COL_WG")};
-    pv_status status = pv_cl_run(ctx, "register", "register", "ncc_prefix_rows", rows, 5, 2, row_global, row_local);
+    pv_status status = pv_cl_run(ctx, "register", "register", "ncc_prefix_rows", rows, 5, 2,
+                                 row_global, row_local);
     if (status == PV_OK)
-        status = pv_cl_run(ctx, "register", "register", "ncc_prefix_cols", cols, 3, 1, col_global, col_local);
+        status = pv_cl_run(ctx, "register", "register", "ncc_prefix_cols", cols, 3, 1, col_global,
+                           col_local);
     return status;
 }
 

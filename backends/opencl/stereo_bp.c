@@ -286,6 +286,22 @@ static pv_status upload_inputs(pv_context *ctx, const pv_image *left, const pv_i
     return status;
 }
 
+/* One smoothing pass: three buffers (rows: both inputs to the temporary;
+ * columns: the temporary to both outputs), then the taps and the size. */
+static pv_status smooth_pass(pv_context *ctx, bp_plan *plan, int which, const cl_mem *buffers,
+                             const bp_buffers *b, const pv_image *left, cl_int radius)
+{
+    cl_int width = left->width, height = left->height;
+    kernel_args a = {.count = 0};
+    for (int i = 0; i < 3; i++)
+        arg(&a, sizeof(cl_mem), &buffers[i]);
+    arg(&a, sizeof(cl_mem), &b->weights);
+    arg(&a, sizeof radius, &radius);
+    arg(&a, sizeof width, &width);
+    arg(&a, sizeof height, &height);
+    return pv_cl_bp_launch(ctx, plan, which, &a, (size_t)width, (size_t)height);
+}
+
 /* The smoothed f32 images (without smoothing, the data costs read the
  * uploaded pixels directly). */
 static pv_status prepare_images(pv_context *ctx, bp_plan *plan, const pv_image *left,
@@ -293,28 +309,11 @@ static pv_status prepare_images(pv_context *ctx, bp_plan *plan, const pv_image *
 {
     if (!job->weights)
         return PV_OK;
-    cl_int width = left->width, height = left->height, radius = job->radius;
-    const size_t gx = (size_t)width, gy = (size_t)height;
-    kernel_args a = {.count = 0};
-    arg(&a, sizeof(cl_mem), &b->raw_left);
-    arg(&a, sizeof(cl_mem), &b->raw_right);
-    arg(&a, sizeof(cl_mem), &b->tmp);
-    arg(&a, sizeof(cl_mem), &b->weights);
-    arg(&a, sizeof radius, &radius);
-    arg(&a, sizeof width, &width);
-    arg(&a, sizeof height, &height);
-    pv_status status = pv_cl_bp_launch(ctx, plan, K_SMOOTH_ROWS, &a, gx, gy);
-    if (status != PV_OK)
-        return status;
-    kernel_args c = {.count = 0};
-    arg(&c, sizeof(cl_mem), &b->tmp);
-    arg(&c, sizeof(cl_mem), &b->left);
-    arg(&c, sizeof(cl_mem), &b->right);
-    arg(&c, sizeof(cl_mem), &b->weights);
-    arg(&c, sizeof radius, &radius);
-    arg(&c, sizeof width, &width);
-    arg(&c, sizeof height, &height);
-    return pv_cl_bp_launch(ctx, plan, K_SMOOTH_COLS, &c, gx, gy);
+    const cl_mem rows[3] = {b->raw_left, b->raw_right, b->tmp};
+    const cl_mem cols[3] = {b->tmp, b->left, b->right};
+    pv_status status = smooth_pass(ctx, plan, K_SMOOTH_ROWS, rows, b, left, job->radius);
+    return status == PV_OK ? smooth_pass(ctx, plan, K_SMOOTH_COLS, cols, b, left, job->radius)
+                           : status;
 }
 
 /* Side of the largest square group (a power of two, at most 16: four
@@ -354,7 +353,7 @@ static pv_status coarsen_levels(pv_context *ctx, bp_plan *plan, const pv_bp_job 
         arg(&c, sizeof fh, &fh);
         arg(&c, sizeof coarse_offset, &coarse_offset);
         status = pv_cl_bp_launch(ctx, plan, K_DATA_COARSEN, &c, (size_t)coarse.width,
-                        (size_t)coarse.height);
+                                 (size_t)coarse.height);
     }
     return status;
 }

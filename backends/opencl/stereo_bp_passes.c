@@ -129,29 +129,49 @@ static pv_status start_level(pv_context *ctx, bp_plan *plan, const pv_bp_tile *t
     arg(&a, sizeof height, &height);
     arg(&a, sizeof from_coarse, &from_coarse);
     return pv_cl_bp_launch(ctx, plan, K_MESSAGES_START, &a, (size_t)(s.width + 1) / 2 + 2,
-                  (size_t)s.height + 2);
+                           (size_t)s.height + 2);
+}
+
+/* What the rounds over one level hand their kernel, kept alive until the
+ * launch. */
+typedef struct level_values {
+    cl_int offset, width, height;
+    cl_float disc_max, inv_n;
+} level_values;
+
+static level_values values_of(const pv_bp_job *job, const pv_bp_tile *tile, int level)
+{
+    const level_size s = pv_cl_bp_level_of(tile, level);
+    const level_values v = {(cl_int)pv_cl_bp_data_offset(tile, level, job->ndisp), s.width,
+                            s.height, job->disc_max, job->inv_ndisp};
+    return v;
+}
+
+/* The level's messages, its data costs, offset, width and height: bp_round's
+ * first five arguments, bp_round_inherit's second to sixth. */
+static void add_level_args(kernel_args *a, const bp_buffers *b, int level, const level_values *v)
+{
+    arg(a, sizeof(cl_mem), &b->msgs[level & 1]);
+    arg(a, sizeof(cl_mem), &b->data);
+    arg(a, sizeof v->offset, &v->offset);
+    arg(a, sizeof v->width, &v->width);
+    arg(a, sizeof v->height, &v->height);
 }
 
 /* The hand-down from the coarser level fused with the first round. */
 static pv_status inherit_round(pv_context *ctx, bp_plan *plan, const pv_bp_job *job,
                                const pv_bp_tile *tile, const bp_buffers *b, int level)
 {
-    level_size s = pv_cl_bp_level_of(tile, level);
-    cl_int offset = (cl_int)pv_cl_bp_data_offset(tile, level, job->ndisp);
-    cl_int width = s.width, height = s.height, rounds = job->iterations;
-    cl_float disc_max = job->disc_max, inv_n = job->inv_ndisp;
+    const level_values v = values_of(job, tile, level);
+    cl_int rounds = job->iterations;
     kernel_args a = {.count = 0};
     arg(&a, sizeof(cl_mem), &b->msgs[(level + 1) & 1]);
-    arg(&a, sizeof(cl_mem), &b->msgs[level & 1]);
-    arg(&a, sizeof(cl_mem), &b->data);
-    arg(&a, sizeof offset, &offset);
-    arg(&a, sizeof width, &width);
-    arg(&a, sizeof height, &height);
-    arg(&a, sizeof disc_max, &disc_max);
-    arg(&a, sizeof inv_n, &inv_n);
+    add_level_args(&a, b, level, &v);
+    arg(&a, sizeof v.disc_max, &v.disc_max);
+    arg(&a, sizeof v.inv_n, &v.inv_n);
     arg(&a, sizeof rounds, &rounds);
-    return pv_cl_bp_launch(ctx, plan, K_ROUND_INHERIT, &a, (size_t)(s.width + 1) / 2 + 2,
-                  (size_t)s.height + 2);
+    return pv_cl_bp_launch(ctx, plan, K_ROUND_INHERIT, &a, (size_t)(v.width + 1) / 2 + 2,
+                           (size_t)v.height + 2);
 }
 
 /* Rounds first..iterations-1 of a level (round t updates colour (t+1)&1,
@@ -161,23 +181,17 @@ static pv_status level_rounds(pv_context *ctx, bp_plan *plan, const pv_bp_job *j
 {
     if (first >= job->iterations)
         return PV_OK;
-    level_size s = pv_cl_bp_level_of(tile, level);
-    cl_int offset = (cl_int)pv_cl_bp_data_offset(tile, level, job->ndisp);
-    cl_int width = s.width, height = s.height, colour = (first + 1) & 1;
-    cl_float disc_max = job->disc_max, inv_n = job->inv_ndisp;
+    const level_values v = values_of(job, tile, level);
+    cl_int colour = (first + 1) & 1;
     kernel_args a = {.count = 0};
-    arg(&a, sizeof(cl_mem), &b->msgs[level & 1]);
-    arg(&a, sizeof(cl_mem), &b->data);
-    arg(&a, sizeof offset, &offset);
-    arg(&a, sizeof width, &width);
-    arg(&a, sizeof height, &height);
+    add_level_args(&a, b, level, &v);
     arg(&a, sizeof colour, &colour);
-    arg(&a, sizeof disc_max, &disc_max);
-    arg(&a, sizeof inv_n, &inv_n);
+    arg(&a, sizeof v.disc_max, &v.disc_max);
+    arg(&a, sizeof v.inv_n, &v.inv_n);
     /* every argument once, then only the colour changes between rounds */
     pv_status status = pv_cl_bp_set_args(ctx, plan, K_ROUND, &a);
     cl_kernel kernel = plan->kernels[K_ROUND];
-    const size_t global[2] = {div_up((size_t)s.width, 2), (size_t)s.height};
+    const size_t global[2] = {div_up((size_t)v.width, 2), (size_t)v.height};
     for (int t = first; status == PV_OK && t < job->iterations; t++) {
         if (t > first) {
             colour = (t + 1) & 1;
