@@ -30,15 +30,19 @@ typedef struct sift_case {
     int width, height;
     int quick;
     int fresh_results;
+    pv_sift_preset preset;   /* FAST: the paper's settings; REFERENCE: the defaults */
 } sift_case;
 
 static const sift_case sift_cases[] = {
-    {"sift-vga", 640, 480, 1, 0},
-    {"sift-720p", 1280, 720, 0, 0},
-    {"sift-1080p", 1920, 1080, 0, 0},
-    {"sift-4k", 3840, 2160, 0, 0},
-    {"sift-8k", 7680, 4320, 0, 0},
-    {"sift-8k-fresh", 7680, 4320, 0, 1},
+    {"sift-vga", 640, 480, 1, 0, PV_SIFT_PRESET_FAST},
+    {"sift-720p", 1280, 720, 0, 0, PV_SIFT_PRESET_FAST},
+    {"sift-1080p", 1920, 1080, 0, 0, PV_SIFT_PRESET_FAST},
+    {"sift-4k", 3840, 2160, 0, 0, PV_SIFT_PRESET_FAST},
+    {"sift-8k", 7680, 4320, 0, 0, PV_SIFT_PRESET_FAST},
+    {"sift-8k-fresh", 7680, 4320, 0, 1, PV_SIFT_PRESET_FAST},
+    {"sift-720p-default", 1280, 720, 0, 0, PV_SIFT_PRESET_REFERENCE},
+    {"sift-1080p-default", 1920, 1080, 0, 0, PV_SIFT_PRESET_REFERENCE},
+    {"sift-8k-default", 7680, 4320, 0, 0, PV_SIFT_PRESET_REFERENCE},
 };
 
 typedef struct match_case {
@@ -118,11 +122,11 @@ static pv_status run_detect(pv_context *ctx, void *user)
 }
 
 static int time_detect(const bench_config *config, pv_context *ctx, const pv_image *image,
-                       int fresh_results, detect_job *job, pv_timing *timing,
+                       int fresh_results, pv_sift_preset preset, detect_job *job, pv_timing *timing,
                        bench_series *series, int *octaves)
 {
     pv_sift_params params;
-    pv_sift_params_default(&params);
+    pv_sift_params_preset(&params, preset);
     memset(job, 0, sizeof *job);
     job->image = image;
     job->fresh_results = fresh_results;
@@ -147,11 +151,12 @@ static double paired(const pv_sift_features *a, const pv_sift_features *ref, flo
 #ifdef PV_HAVE_VLFEAT
 /* VLFeat's keypoint positions and scales (orientations are not needed
  * for the paired share). */
-static int vlfeat_keypoints(const pv_image *image, int octaves, pv_sift_features *out)
+static int vlfeat_keypoints(const pv_image *image, int octaves, pv_sift_preset preset,
+                            pv_sift_features *out)
 {
     const int w = image->width, h = image->height;
     pv_sift_params p;
-    pv_sift_params_default(&p);
+    pv_sift_params_preset(&p, preset);
     float *data = malloc((size_t)w * h * sizeof(float));
     int capacity = 4096, count = 0;
     pv_sift_keypoint *kps = malloc((size_t)capacity * sizeof *kps);
@@ -197,10 +202,11 @@ static int vlfeat_keypoints(const pv_image *image, int octaves, pv_sift_features
     return 0;
 }
 
-static double vlfeat_quality(const pv_image *image, int octaves, const pv_sift_features *ours)
+static double vlfeat_quality(const pv_image *image, int octaves, pv_sift_preset preset,
+                             const pv_sift_features *ours)
 {
     pv_sift_features vl;
-    if (image->width * (double)image->height > 1920.0 * 1080.0 || vlfeat_keypoints(image, octaves, &vl))
+    if (image->width * (double)image->height > 1920.0 * 1080.0 || vlfeat_keypoints(image, octaves, preset, &vl))
         return -1.0;
     double q = paired(ours, &vl, 1.0f, 0.1f);
     free(vl.keypoints);
@@ -208,7 +214,8 @@ static double vlfeat_quality(const pv_image *image, int octaves, const pv_sift_f
     return q;
 }
 #else
-static double vlfeat_quality(const pv_image *image, int octaves, const pv_sift_features *ours)
+static double vlfeat_quality(const pv_image *image, int octaves, pv_sift_preset preset,
+                             const pv_sift_features *ours)
 {
     (void)image;
     (void)octaves;
@@ -217,12 +224,12 @@ static double vlfeat_quality(const pv_image *image, int octaves, const pv_sift_f
 }
 #endif
 
-static void fill_detect_row(bench_result *r, const pv_image *image, int octaves,
+static void fill_detect_row(bench_result *r, const pv_image *image, int octaves, pv_sift_preset preset,
                             const detect_job *cpu, const pv_timing *cpu_t, const detect_job *cl,
                             const pv_timing *cl_t)
 {
     bench_fill_cpu(r, cpu_t, NULL);
-    r->cpu_quality = vlfeat_quality(image, octaves, &cpu->result);
+    r->cpu_quality = vlfeat_quality(image, octaves, preset, &cpu->result);
     snprintf(r->params, sizeof r->params, "%dx%d o0 %d oct, %d kp", image->width, image->height,
              octaves, cpu->result.count);
     r->size = (double)image->width * image->height;
@@ -235,12 +242,12 @@ static void fill_detect_row(bench_result *r, const pv_image *image, int octaves,
     double fwd = paired(&cl->result, &cpu->result, PV_SIFT_POSITION_TOLERANCE, 1e-3f);
     double back = paired(&cpu->result, &cl->result, PV_SIFT_POSITION_TOLERANCE, 1e-3f);
     r->agreement = fwd < back ? fwd : back;
-    r->cl_quality = vlfeat_quality(image, octaves, &cl->result);
+    r->cl_quality = vlfeat_quality(image, octaves, preset, &cl->result);
 }
 
 static int bench_detect(const bench_config *config, const bench_contexts *contexts,
                         const char *name, int width, int height, int fresh_results,
-                        bench_result *r)
+                        pv_sift_preset preset, bench_result *r)
 {
     pv_image image;
     memset(r, 0, sizeof *r);
@@ -255,13 +262,13 @@ static int bench_detect(const bench_config *config, const bench_contexts *contex
     detect_job cpu, cl;
     pv_timing cpu_t, cl_t;
     int octaves = 0;
-    int rc = time_detect(config, contexts->cpu, &image, fresh_results, &cpu, &cpu_t,
+    int rc = time_detect(config, contexts->cpu, &image, fresh_results, preset, &cpu, &cpu_t,
                          &r->cpu_samples, &octaves);
     if (rc == 0 && contexts->opencl)
-        rc = time_detect(config, contexts->opencl, &image, fresh_results, &cl, &cl_t,
+        rc = time_detect(config, contexts->opencl, &image, fresh_results, preset, &cl, &cl_t,
                          &r->cl_samples, &octaves);
     if (rc == 0)
-        fill_detect_row(r, &image, octaves, &cpu, &cpu_t, contexts->opencl ? &cl : NULL, &cl_t);
+        fill_detect_row(r, &image, octaves, preset, &cpu, &cpu_t, contexts->opencl ? &cl : NULL, &cl_t);
     if (cpu.have_result)
         pv_sift_features_free(&cpu.result);
     if (contexts->opencl && cl.have_result)
@@ -271,12 +278,13 @@ static int bench_detect(const bench_config *config, const bench_contexts *contex
 }
 
 static int sift_row(const bench_config *config, const bench_contexts *contexts, const char *name,
-                    int width, int height, int fresh_results, bench_rows *rows)
+                    int width, int height, int fresh_results, pv_sift_preset preset,
+                    bench_rows *rows)
 {
     bench_result *row = malloc(sizeof *row);
     if (!row)
         return cli_fail("out of memory");
-    int rc = bench_detect(config, contexts, name, width, height, fresh_results, row);
+    int rc = bench_detect(config, contexts, name, width, height, fresh_results, preset, row);
     if (rc == 0)
         rc = bench_add_row(rows, row);
     free(row);
@@ -286,7 +294,7 @@ static int sift_row(const bench_config *config, const bench_contexts *contexts, 
 int bench_sift_case(const bench_config *config, const bench_contexts *contexts, const char *name,
                     int width, int height, bench_rows *rows)
 {
-    return sift_row(config, contexts, name, width, height, 0, rows);
+    return sift_row(config, contexts, name, width, height, 0, PV_SIFT_PRESET_FAST, rows);
 }
 
 /* ------------------------------------------------------------------- match */
@@ -410,7 +418,8 @@ int bench_features_cases(const bench_config *config, const bench_contexts *conte
         const sift_case *c = &sift_cases[i];
         if (!bench_wants(config, "sift", c->name, c->quick))
             continue;
-        if (sift_row(config, contexts, c->name, c->width, c->height, c->fresh_results, &rows))
+        if (sift_row(config, contexts, c->name, c->width, c->height, c->fresh_results, c->preset,
+                     &rows))
             return 1;
     }
     for (size_t i = 0; i < sizeof match_cases / sizeof match_cases[0]; i++) {

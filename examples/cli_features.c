@@ -9,6 +9,7 @@
 typedef struct features_args {
     const char *images[2];
     const char *output;
+    const char *preset;
     int want_json, verbose;
     pv_sift_params sift;
     pv_sift_match_params match;
@@ -40,6 +41,23 @@ static const char match_conventions[] =
     "  x2^T F x1 = 0), and MATCHES.txt gains a column per model, inlier_H then inlier_F:\n"
     "  1 for an inlier (within --ransac-threshold px), 0 for an outlier.\n";
 
+/* --preset sets every SIFT setting at once, wherever it stands, before
+ * the options that change single settings are read. */
+static int apply_preset(const char *command, int argc, char **argv, pv_sift_params *sift)
+{
+    for (int i = 0; i + 1 < argc; i++) {
+        if (strcmp(argv[i], "--preset") != 0)
+            continue;
+        if (strcmp(argv[i + 1], "fast") == 0)
+            pv_sift_params_preset(sift, PV_SIFT_PRESET_FAST);
+        else if (strcmp(argv[i + 1], "reference") == 0)
+            pv_sift_params_preset(sift, PV_SIFT_PRESET_REFERENCE);
+        else
+            return cli_fail("%s: --preset %s: expected fast or reference", command, argv[i + 1]);
+    }
+    return 0;
+}
+
 static int parse_args(const char *command, int need, int argc, char **argv, features_args *args)
 {
     const int is_match = need == 2;
@@ -47,6 +65,10 @@ static int parse_args(const char *command, int need, int argc, char **argv, feat
         {.name = "-o", .kind = CLI_TEXT, .field = &args->output,
          .value_name = is_match ? "MATCHES.txt" : "KEYS.txt",
          .help = is_match ? "the matches (see below)" : "the keypoints (see below)"},
+        {.name = "--preset", .kind = CLI_TEXT, .field = &args->preset,
+         .value_name = "NAME",
+         .help = "reference (the default) or fast (the real-time paper's settings: first "
+                 "octave 0, peak 0.01); single options override it"},
         {.name = "--first-octave", .kind = CLI_INT, .field = &args->sift.first_octave, .min = -1,
          .max = 0, .value_name = "O", .help = "-1: start from the image upsampled 2x"},
         {.name = "--octaves", .kind = CLI_INT, .field = &args->sift.octaves, .min = 0,
@@ -90,6 +112,8 @@ static int parse_args(const char *command, int need, int argc, char **argv, feat
         .conventions = is_match ? match_conventions : sift_conventions, .options = table,
         .option_count = CLI_COUNT(table) - (is_match ? 0 : match_options),
         .positional = args->images, .min_positional = need, .max_positional = need};
+    if (apply_preset(command, argc, argv, &args->sift))
+        return CLI_ERROR;
     int parsed = cli_parse(&c, argc, argv);
     if (parsed != CLI_PARSED)
         return parsed;

@@ -16,6 +16,7 @@
  * reader never sees half a file. */
 #include "core/internal.h"
 #include "tune_internal.h"
+#include "tune_db.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -118,7 +119,7 @@ static char *read_text(const char *path, size_t *size)
 
 /* Whether ctx knows the parameter (the cache may name one a later or
  * earlier parvis had). */
-static int param_known(void *user, const char *family, const char *name)
+int pv_tune_knows_param(void *user, const char *family, const char *name)
 {
     int current;
     pv_context *ctx = user;
@@ -142,7 +143,7 @@ static int load_file(pv_context *ctx, const device_identity *id, tune_file *file
         return 0;
     }
     const char *why = "";
-    int ok = pv_tune_parse_file(text, size, id, param_known, ctx, file, &why);
+    int ok = pv_tune_parse_file(text, size, id, pv_tune_knows_param, ctx, file, &why);
     free(text);
     if (!ok) {
         pv_log(ctx, "tune: warning: ignoring %s: %s", path, why);
@@ -329,7 +330,7 @@ static pv_status store_results(pv_context *ctx, const pv_tune_result *results, i
 
 /* --------------------------------------------------------------- loading */
 
-static pv_status apply_file(pv_context *ctx, const tune_file *file)
+pv_status pv_tune_apply_file(pv_context *ctx, const pv_tune_file *file)
 {
     for (int i = 0; i < file->count; i++) {
         pv_status status = ctx->ops->device->param_set(ctx, file->entries[i].family,
@@ -348,11 +349,19 @@ static pv_status load_into(pv_context *ctx, int *applied)
     ctx->tune_cache_read = 1;
     if (!context_identity(ctx, &id) || !load_file(ctx, &id, &file))
         return PV_OK;
-    pv_status status = apply_file(ctx, &file);
+    pv_status status = pv_tune_apply_file(ctx, &file);
     if (status == PV_OK) {
         *applied = file.count;
         pv_log(ctx, "tune: applied %d tuned parameter(s) for %s", file.count, id.name);
     }
+    return status;
+}
+
+pv_status pv_tune_reset_families(pv_context *ctx)
+{
+    pv_status status = PV_OK;
+    for (int i = 0; pv_tune_family(i) && status == PV_OK; i++)
+        status = ctx->ops->device->param_reset(ctx, pv_tune_family(i));
     return status;
 }
 
@@ -369,11 +378,13 @@ void pv_tune_autoload(pv_context *ctx)
         return;
     if (autoload_disabled()) {
         ctx->tune_cache_read = 1;
+        pv_tune_db_note_source(ctx, "defaults");
         return;
     }
     char saved[sizeof ctx->last_error];
     memcpy(saved, ctx->last_error, sizeof saved);
     load_into(ctx, &applied); /* a failure leaves the defaults: never fatal */
+    pv_tune_db_after_cache(ctx, applied); /* no cache: the tuning database */
     memcpy(ctx->last_error, saved, sizeof saved);
 }
 
@@ -442,10 +453,8 @@ static pv_status tune_unlocked_use_defaults(pv_context *ctx)
     if (!has_params(ctx))
         return PV_OK;
     ctx->tune_cache_read = 1;
-    pv_status status = PV_OK;
-    for (int i = 0; pv_tune_family(i) && status == PV_OK; i++)
-        status = ctx->ops->device->param_reset(ctx, pv_tune_family(i));
-    return status;
+    pv_tune_db_note_source(ctx, "defaults");
+    return pv_tune_reset_families(ctx);
 }
 
 static pv_status tune_unlocked_load(pv_context *ctx, int *applied)
@@ -458,7 +467,10 @@ static pv_status tune_unlocked_load(pv_context *ctx, int *applied)
     *applied = 0;
     if (!has_params(ctx))
         return PV_OK;
-    return load_into(ctx, applied);
+    pv_status status = load_into(ctx, applied);
+    if (*applied > 0)
+        pv_tune_db_note_source(ctx, "cache");
+    return status;
 }
 
 static pv_status tune_unlocked_cache_path(pv_context *ctx, char *path, size_t size)
@@ -522,6 +534,8 @@ static pv_status tune_unlocked(pv_context *ctx, const pv_tune_options *options, 
         if (status == PV_OK)
             (*count)++;
     }
+    if (*count > 0)
+        pv_tune_db_note_source(ctx, "search");
     if (status == PV_OK && options->write_cache)
         status = store_results(ctx, results, *count);
     return status;

@@ -55,6 +55,14 @@ int pv_tune_parse_file(const char *text, size_t size, const pv_tune_identity *id
  * unusable cache is logged and ignored. */
 void pv_tune_autoload(pv_context *ctx);
 
+/* Through ctx's parameter slots (lib/tune.c), for the cache file and the
+ * tuning database alike: whether ctx (user) has family.name among its
+ * tunable parameters; every entry of file applied; every tunable family
+ * back to its defaults. */
+int pv_tune_knows_param(void *user, const char *family, const char *name);
+pv_status pv_tune_apply_file(pv_context *ctx, const pv_tune_file *file);
+pv_status pv_tune_reset_families(pv_context *ctx);
+
 /* ------------------------------------------------ the search (tune_search.c) */
 
 /* The tunable families (each the op whose launch parameters it holds):

@@ -121,6 +121,10 @@ typedef struct pv_sift_params {
     float orientation_peak; float magnif; int max_keypoints;
 } pv_sift_params;
 void pv_sift_params_default(pv_sift_params *params);
+typedef enum pv_sift_preset {
+    PV_SIFT_PRESET_REFERENCE = 0, PV_SIFT_PRESET_FAST = 1
+} pv_sift_preset;
+pv_status pv_sift_params_preset(pv_sift_params *params, pv_sift_preset preset);
 typedef struct pv_sift_keypoint {
     float x, y; float sigma; float angle; float response; int octave; float scale;
 } pv_sift_keypoint;
@@ -137,6 +141,8 @@ int pv_sift_plan_octaves(const pv_sift_plan *plan);
 pv_status pv_sift_detect(pv_sift_plan *plan, const pv_image *image, pv_sift_features *features);
 pv_status pv_sift_detect_into(pv_sift_plan *plan, const pv_image *image,
                               pv_sift_features *features);
+pv_status pv_sift_detect_batch(pv_sift_plan *plan, const pv_image *images, int count,
+                               pv_sift_features *results);
 typedef struct pv_sift_match_params { float ratio; int mutual; } pv_sift_match_params;
 void pv_sift_match_params_default(pv_sift_match_params *params);
 typedef struct pv_sift_pair { int query; int train; float distance; float second; } pv_sift_pair;
@@ -311,6 +317,12 @@ pv_status pv_find_homography(pv_context *ctx, const float *points1, const float 
 pv_status pv_find_fundamental(pv_context *ctx, const float *points1, const float *points2,
                               int count, const pv_ransac_params *params,
                               pv_geometry_result *result, uint8_t *inliers);
+
+/* flow.h: 2D flow defaults and Middlebury .flo files */
+void pv_flow_params_default_2d(pv_flow_params *params);
+void pv_flow_field_free(pv_flow_field *field);
+pv_status pv_flow_read_flo(const char *path, pv_flow_field *field);
+pv_status pv_flow_write_flo(const char *path, const pv_flow_field *field);
 """
 
 

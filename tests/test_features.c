@@ -263,7 +263,7 @@ static void test_top_k_cap(void **state)
     pv_context *ctx = backend_ctx(state);
     pv_image a = crop_u8(&g_venus, 100, 100, 200, 160);
     pv_sift_params params;
-    pv_sift_params_default(&params);
+    assert_int_equal(pv_sift_params_preset(&params, PV_SIFT_PRESET_FAST), PV_OK);
     pv_sift_features all = detect(ctx, &a, &params);
     assert_true(all.count > 40);
     params.max_keypoints = 25;
@@ -307,7 +307,9 @@ static void test_descriptor_properties(void **state)
         assert_true(fabs(sqrt(norm) - 1.0) < 1e-4);
         const pv_sift_keypoint *k = &f.keypoints[i];
         assert_true(k->angle >= 0.0f && k->angle < 2.0f * PI_F);
-        assert_true(k->x >= 0.0f && k->x <= 159.0f && k->y >= 0.0f && k->y <= 119.0f);
+        /* The default first octave -1 samples the input at half pixels:
+         * keypoints may lie up to half a pixel outside its centres. */
+        assert_true(k->x >= -0.5f && k->x <= 159.5f && k->y >= -0.5f && k->y <= 119.5f);
         float expect_sigma = 1.6f * exp2f((float)k->octave + k->scale / 3.0f);
         assert_true(fabsf(k->sigma - expect_sigma) <= 1e-4f * expect_sigma);
         /* Deterministic order: octave never decreases. */
@@ -433,7 +435,7 @@ static void test_cl_matches_cpu(void **state)
     (void)state;
     pv_context *cl = opencl_or_skip();
     pv_sift_params params;
-    pv_sift_params_default(&params);
+    assert_int_equal(pv_sift_params_preset(&params, PV_SIFT_PRESET_FAST), PV_OK);
     for (int first = -1; first <= 0; first++) {
         params.first_octave = first;
         pv_image a = crop_u8(&g_venus, 20, 30, first < 0 ? 200 : 400, first < 0 ? 150 : 330);
@@ -572,7 +574,7 @@ static void test_large_results(void **state)
     pv_context *cl = opencl_or_skip();
     pv_image image = block_noise(960, 720);
     pv_sift_params params;
-    pv_sift_params_default(&params);
+    assert_int_equal(pv_sift_params_preset(&params, PV_SIFT_PRESET_FAST), PV_OK);
     params.first_octave = -1;
     pv_sift_plan *plan = NULL;
     assert_int_equal(pv_sift_plan_create(cl, image.width, image.height, &params, &plan), PV_OK);
@@ -771,7 +773,7 @@ static void test_repeatability_vs_vlfeat(void **state)
         {0.8f, 1.2f, cx, cy, cx, cy},                     /* 69 degrees, x 0.8 */
     };
     pv_sift_params params;
-    pv_sift_params_default(&params);
+    assert_int_equal(pv_sift_params_preset(&params, PV_SIFT_PRESET_FAST), PV_OK);
     for (size_t i = 0; i < sizeof transforms / sizeof transforms[0]; i++) {
         const similarity *t = &transforms[i];
         int wb = (int)(2.0f * t->cx_b + 1.0f), hb = (int)(2.0f * t->cy_b + 1.0f);
@@ -832,13 +834,15 @@ static void test_plan_bad_input(void **state)
     p.octaves = PV_SIFT_MAX_OCTAVES + 1;
     assert_int_equal(pv_sift_plan_create(g_cpu, 64, 64, &p, &plan), PV_ERR_INVALID);
     assert_ptr_equal(plan, sentinel);
-    /* More octaves than the size allows: clamped (64 px: 64 .. 8, four). */
+    /* More octaves than the size allows: clamped (64 px upsampled by the
+     * default first octave -1: 128 .. 8, five). */
     p.octaves = 12;
     assert_int_equal(pv_sift_plan_create(g_cpu, 64, 64, &p, &plan), PV_OK);
-    assert_int_equal(pv_sift_plan_octaves(plan), 4);
+    assert_int_equal(pv_sift_plan_octaves(plan), 5);
     pv_sift_plan_destroy(plan);
+    /* The default count keeps the smallest octave >= 16 px: 128 .. 16. */
     assert_int_equal(pv_sift_plan_create(g_cpu, 64, 64, NULL, &plan), PV_OK);
-    assert_int_equal(pv_sift_plan_octaves(plan), 3);
+    assert_int_equal(pv_sift_plan_octaves(plan), 4);
     pv_sift_plan_destroy(plan);
 }
 
@@ -904,6 +908,68 @@ static void test_match_bad_input(void **state)
     free_plain(&q);
 }
 
+/* The presets: FAST is the paper's settings, REFERENCE the defaults. */
+static void test_presets(void **state)
+{
+    (void)state;
+    pv_sift_params fast, reference, defaults;
+    assert_int_equal(pv_sift_params_preset(&fast, PV_SIFT_PRESET_FAST), PV_OK);
+    assert_int_equal(pv_sift_params_preset(&reference, PV_SIFT_PRESET_REFERENCE), PV_OK);
+    pv_sift_params_default(&defaults);
+    assert_memory_equal(&reference, &defaults, sizeof defaults);
+    assert_int_equal(fast.first_octave, 0);
+    assert_float_equal(fast.peak_thresh, 0.01f, 0.0f);
+    assert_int_equal(reference.first_octave, -1);
+    assert_float_equal(reference.peak_thresh, PV_SIFT_REFERENCE_PEAK_THRESH, 0.0f);
+    assert_int_equal(fast.levels, 3);
+    assert_float_equal(fast.sigma0, 1.6f, 0.0f);
+    pv_sift_params untouched = fast;
+    assert_int_equal(pv_sift_params_preset(&untouched, (pv_sift_preset)7), PV_ERR_INVALID);
+    assert_memory_equal(&untouched, &fast, sizeof fast);
+    assert_int_equal(pv_sift_params_preset(NULL, PV_SIFT_PRESET_FAST), PV_ERR_INVALID);
+}
+
+/* A batch gives, image by image, what single calls give, reusing the
+ * results it is handed; bad batches touch nothing. */
+static void test_detect_batch(void **state)
+{
+    pv_context *ctx = backend_ctx(state);
+    enum { N = 3 };
+    const int w = 160, h = 120;
+    pv_image frames[N] = {crop_u8(&g_venus, 10, 20, w, h), crop_u8(&g_venus, 150, 90, w, h),
+                          crop_u8(&g_venus, 220, 200, w, h)};
+    pv_sift_plan *plan = NULL;
+    assert_int_equal(pv_sift_plan_create(ctx, w, h, NULL, &plan), PV_OK);
+    pv_sift_features batch[N] = {{0}};
+    for (int round = 0; round < 2; round++) {
+        assert_int_equal(pv_sift_detect_batch(plan, frames, N, batch), PV_OK);
+        for (int i = 0; i < N; i++) {
+            pv_sift_features single;
+            assert_int_equal(pv_sift_detect(plan, &frames[i], &single), PV_OK);
+            assert_true(single.count > 0);
+            assert_same_features(&batch[i], &single);
+            assert_memory_equal(batch[i].descriptors_u8, single.descriptors_u8,
+                                (size_t)single.count * 128);
+            pv_sift_features_free(&single);
+        }
+    }
+    const pv_sift_keypoint *kept = batch[0].keypoints;
+    assert_int_equal(pv_sift_detect_batch(plan, frames, 0, batch), PV_ERR_INVALID);
+    assert_int_equal(pv_sift_detect_batch(plan, frames, -1, batch), PV_ERR_INVALID);
+    assert_int_equal(pv_sift_detect_batch(plan, NULL, N, batch), PV_ERR_INVALID);
+    assert_int_equal(pv_sift_detect_batch(plan, frames, N, NULL), PV_ERR_INVALID);
+    assert_int_equal(pv_sift_detect_batch(NULL, frames, N, batch), PV_ERR_INVALID);
+    pv_image mixed[2] = {frames[0], crop_u8(&g_venus, 0, 0, w + 1, h)};
+    assert_int_equal(pv_sift_detect_batch(plan, mixed, 2, batch), PV_ERR_INVALID);
+    assert_ptr_equal(batch[0].keypoints, kept); /* untouched */
+    pv_image_free(&mixed[1]);
+    for (int i = 0; i < N; i++) {
+        pv_sift_features_free(&batch[i]);
+        pv_image_free(&frames[i]);
+    }
+    pv_sift_plan_destroy(plan);
+}
+
 #define ON_BOTH(test)                                                       \
     {#test "/cpu", test, NULL, NULL, (void *)&cpu_kind},                    \
     {#test "/opencl", test, NULL, NULL, (void *)&opencl_kind}
@@ -921,6 +987,8 @@ int main(void)
         ON_BOTH(test_deterministic),
         ON_BOTH(test_strided_input),
         ON_BOTH(test_detect_into_stream),
+        ON_BOTH(test_detect_batch),
+        cmocka_unit_test(test_presets),
         cmocka_unit_test(test_cl_matches_cpu),
         cmocka_unit_test(test_large_results),
         cmocka_unit_test(test_cl_match_matches_cpu),

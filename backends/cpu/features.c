@@ -573,23 +573,6 @@ static int process_candidate(const cpu_sift_plan *plan, const candidate *c,
     return n;
 }
 
-static pv_status alloc_raw(pv_context *ctx, int slots, pv_sift_raw *raw)
-{
-    size_t n = slots > 0 ? (size_t)slots : 1;
-    raw->keypoints = malloc(n * sizeof *raw->keypoints);
-    raw->keys = malloc(n * sizeof *raw->keys);
-    raw->descriptors = alloc_planes(n, PV_SIFT_DESCRIPTOR_SIZE);
-    if (raw->keypoints && raw->keys && raw->descriptors)
-        return PV_OK;
-    free(raw->keypoints);
-    free(raw->keys);
-    free(raw->descriptors);
-    raw->keypoints = NULL;
-    raw->keys = NULL;
-    raw->descriptors = NULL;
-    return pv_fail(ctx, PV_ERR_NOMEM, "sift_detect: no memory for %d keypoint slots", slots);
-}
-
 /* Keep the filled slots, in candidate order. */
 static void compact_slots(pv_sift_raw *raw, const int *filled, int candidates)
 {
@@ -613,7 +596,7 @@ static pv_status describe_candidates(pv_context *ctx, const cpu_sift_plan *plan,
     if (count > INT32_MAX / MAX_ORIENTATIONS)
         return pv_fail(ctx, PV_ERR_NOMEM, "sift_detect: %d extrema are too many", count);
     int *filled = malloc((count > 0 ? (size_t)count : 1) * sizeof *filled);
-    pv_status status = filled ? alloc_raw(ctx, count * MAX_ORIENTATIONS, raw)
+    pv_status status = filled ? pv_sift_raw_reserve(ctx, raw, count * MAX_ORIENTATIONS, 0)
                               : pv_fail(ctx, PV_ERR_NOMEM, "sift_detect: no memory for %d extrema", count);
     if (status != PV_OK) {
         free(filled);
@@ -626,6 +609,7 @@ static pv_status describe_candidates(pv_context *ctx, const cpu_sift_plan *plan,
                                       raw->descriptors + slot * PV_SIFT_DESCRIPTOR_SIZE);
     }
     compact_slots(raw, filled, count);
+    raw->u8_filled = 0;
     free(filled);
     return PV_OK;
 }

@@ -24,26 +24,36 @@ typedef struct pv_sift_geometry {
     pv_sift_params params;                   /* resolved (octaves filled in) */
 } pv_sift_geometry;
 
-/* A backend's detection result (malloc'ed by the backend, room for
- * `capacity` >= count entries each, capacity 0 meaning count): key =
- * ((((octave index * 16 + level) * 65536 + extremum y) * 65536 + extremum
- * x) * 4 + orientation index), unique per keypoint.  descriptors_u8 may
- * stay NULL (the front end derives it).  The spare arrays, with room for
- * spare_capacity keypoints each, are an earlier result's that a backend
- * may take over (moving them into the result and setting them to NULL)
- * instead of allocating; the front end frees what is left of them. */
+/* A detection result and its storage.  Ownership rule: the front end owns
+ * a pv_sift_raw and everything in it, always; for one detect call it lends
+ * it to the backend, with whatever storage it holds (the arrays of the
+ * caller's earlier result, or none).  The backend writes the result into
+ * that storage and, when it needs more room, calls pv_sift_raw_reserve,
+ * the only way the arrays grow.  After the call (success or failure) the
+ * front end hands the arrays to the caller's result or frees them with
+ * pv_sift_raw_free.
+ *
+ * key of a keypoint = ((((octave index * 16 + level) * 65536 + extremum y)
+ * * 65536 + extremum x) * 4 + orientation index), unique per keypoint.
+ * u8_filled: the backend wrote descriptors_u8 (else the front end derives
+ * it from the float descriptors). */
 typedef struct pv_sift_raw {
     int count;
-    int capacity;
+    int capacity;                            /* room in each array, >= count */
     pv_sift_keypoint *keypoints;
     uint64_t *keys;
     float *descriptors;                      /* 128 per keypoint */
-    uint8_t *descriptors_u8;
-    pv_sift_keypoint *spare_keypoints;
-    float *spare_descriptors;
-    uint8_t *spare_u8;
-    int spare_capacity;
+    uint8_t *descriptors_u8;                 /* 128 per keypoint */
+    int u8_filled;
 } pv_sift_raw;
+
+/* Room for at least `count` keypoints in all four arrays; arrays that are
+ * too small are replaced by fresh ones (their contents are dropped).
+ * prefault: touch the pages of fresh arrays now (worth it while a device
+ * works, so that filling them later takes no page faults).  On failure raw
+ * holds no arrays (count and capacity 0). */
+pv_status pv_sift_raw_reserve(pv_context *ctx, pv_sift_raw *raw, int count, int prefault);
+void pv_sift_raw_free(pv_sift_raw *raw);
 
 /* The conventional u8 form of a descriptor value: min(512 v, 255),
  * truncated (VLFeat's and Lowe's); two selects, so that loops over it

@@ -4,7 +4,7 @@ from __future__ import annotations
 import abc
 import threading
 import weakref
-from typing import Any, Dict, List, Optional, Tuple, TypeVar, Union
+from typing import Any, Dict, List, Optional, Sequence, Tuple, TypeVar, Union
 
 import numpy as np
 
@@ -100,6 +100,27 @@ def _flow_params(alpha: float, beta: float, rho: float, kernel_size: int, warps:
         _int(levels, "levels"), _float(spacing, "spacing"),
         _choice(_GRADIENT, gradient, "gradient"), _float(tolerance, "tolerance"),
         _int(check_every, "check_every")])
+
+
+def _flow_defaults(image_shape: Optional[Tuple[int, int]] = None) -> Dict[str, Any]:
+    """The C library's default flow parameters as flow3d's keywords:
+    pv_flow_params_default, or for images (rows, columns) given,
+    pv_flow_params_default_2d with the pyramid cut, as `parvis flow` does,
+    so that its coarsest level keeps 16 pixels on the smaller side."""
+    p = ffi.new("pv_flow_params *")
+    if image_shape is None:
+        lib.pv_flow_params_default(p)
+    else:
+        lib.pv_flow_params_default_2d(p)
+    gradient = {code: name for name, code in _GRADIENT.items()}[p.gradient]
+    params = dict(alpha=p.alpha, beta=p.beta, rho=p.rho, kernel_size=p.kernel_size,
+                  warps=p.warps, iterations=p.iterations, levels=p.levels, spacing=p.spacing,
+                  gradient=gradient, tolerance=p.tolerance, check_every=p.check_every)
+    if image_shape is not None:
+        side = min(int(n) for n in image_shape)
+        while params["levels"] > 1 and (side >> (params["levels"] - 1)) < 16:
+            params["levels"] -= 1
+    return params
 
 
 def _stereo_inputs(left: ArrayLike, right: ArrayLike) -> Tuple[Any, ...]:
@@ -435,28 +456,34 @@ class Context(_Handle):
         return dst
 
     # -------------------------------------------------------------- features
-    def sift(self, image: ArrayLike, *, first_octave: int = 0, octaves: int = 0,
-             levels: int = 3, sigma0: float = 1.6, sigma_input: float = 0.5,
-             peak_thresh: float = 0.01, edge_thresh: float = 10.0,
-             orientation_window: float = 1.5, orientation_peak: float = 0.8,
-             magnif: float = 3.0, max_keypoints: int = 0,
+    def sift(self, image: ArrayLike, *, preset: str = "reference",
+             first_octave: Optional[int] = None, octaves: Optional[int] = None,
+             levels: Optional[int] = None, sigma0: Optional[float] = None,
+             sigma_input: Optional[float] = None, peak_thresh: Optional[float] = None,
+             edge_thresh: Optional[float] = None, orientation_window: Optional[float] = None,
+             orientation_peak: Optional[float] = None, magnif: Optional[float] = None,
+             max_keypoints: Optional[int] = None,
              descriptor_dtype: Any = np.uint8) -> SiftFeatures:
         """Detect and describe SIFT keypoints (Lowe 2004, VLFeat's conventions).
 
         image: 2D uint8 (scaled to [0, 1]) or float32 (used as is: keep it in
         [0, 1] for the default thresholds), at least 16 x 16, finite.
+        preset: "reference" (the defaults: first octave -1, peak threshold
+        0.0067) or "fast" (the real-time paper's: first octave 0, peak
+        0.01); any other argument given overrides the preset's value.
         first_octave: -1 (upsampled 2x) or 0; octaves: 0 for automatic;
         levels: scales per octave; max_keypoints: 0 for all, else the top K
         by |response|.  Returns SiftFeatures(keypoints (N, 4) float32 x, y,
         sigma, angle; descriptors (N, 128) of descriptor_dtype, uint8 or
         float32).  For many images of one size, sift_plan() keeps the scale
         space between calls."""
-        with self.sift_plan(np.shape(image), first_octave=first_octave, octaves=octaves,
-                            levels=levels, sigma0=sigma0, sigma_input=sigma_input,
-                            peak_thresh=peak_thresh, edge_thresh=edge_thresh,
-                            orientation_window=orientation_window,
-                            orientation_peak=orientation_peak, magnif=magnif,
-                            max_keypoints=max_keypoints) as plan:
+        given = dict(first_octave=first_octave, octaves=octaves, levels=levels, sigma0=sigma0,
+                     sigma_input=sigma_input, peak_thresh=peak_thresh,
+                     edge_thresh=edge_thresh, orientation_window=orientation_window,
+                     orientation_peak=orientation_peak, magnif=magnif,
+                     max_keypoints=max_keypoints)
+        params = {k: v for k, v in given.items() if v is not None}
+        with self.sift_plan(np.shape(image), preset=preset, **params) as plan:
             return plan.detect(image, descriptor_dtype=descriptor_dtype)
 
     def sift_plan(self, shape: Tuple[int, ...], **params: Any) -> "SiftPlan":
@@ -602,9 +629,42 @@ class Context(_Handle):
         self._call(lib.pv_flow3d, fs, ms, params, field)
         return _flow_result(outs, shape2d)
 
+    def flow2d(self, fixed: ArrayLike, moving: ArrayLike, *, alpha: Optional[float] = None,
+               beta: Optional[float] = None, rho: Optional[float] = None,
+               kernel_size: Optional[int] = None, warps: Optional[int] = None,
+               iterations: Optional[int] = None, levels: Optional[int] = None,
+               spacing: Optional[float] = None, gradient: Optional[str] = None,
+               tolerance: Optional[float] = None, check_every: Optional[int] = None) -> Flow:
+        """2D optical flow between two images, with the C library's image
+        defaults (pv_flow_params_default_2d: alpha 0.02, rho 1.5 with taps
+        from rho, 4 pyramid levels, 5 warps, 50 iterations; see
+        docs/flow2d.md) for every parameter left None.  Without `levels`
+        the pyramid is cut so that its coarsest level keeps 16 pixels on the
+        smaller side (as `parvis flow` does).
+
+        fixed, moving: float32 images (rows, columns) of one shape, finite
+        values; the defaults suit intensities in [0, 1].  Returns Flow(u, v,
+        w) of 2D arrays, moving(x + u, y + v) ~ fixed(x, y), u to the right,
+        v down the rows, w zero.  Parameters as flow3d; write the result
+        with parvis.write_flo."""
+        if np.ndim(fixed) != 2 or np.ndim(moving) != 2:
+            raise invalid(f"fixed/moving: flow2d takes 2D images, got {np.ndim(fixed)}D "
+                          f"and {np.ndim(moving)}D (flow3d takes volumes)")
+        given = dict(alpha=alpha, beta=beta, rho=rho, kernel_size=kernel_size, warps=warps,
+                     iterations=iterations, levels=levels, spacing=spacing, gradient=gradient,
+                     tolerance=tolerance, check_every=check_every)
+        chosen = _flow_defaults(np.shape(fixed))
+        chosen.update({name: value for name, value in given.items() if value is not None})
+        params = _flow_params(**chosen)
+        fa, fs, ma, ms, shape2d = _flow_inputs(fixed, moving)
+        outs, field = _flow_field(fa.shape)
+        self._call(lib.pv_flow3d, fs, ms, params, field)
+        return _flow_result(outs, shape2d)
+
     def flow_plan(self, shape: Tuple[int, ...], **params: Any) -> "FlowPlan":
         """A FlowPlan for volumes of shape (z, y, x) (or images (y, x));
-        keyword arguments as for flow3d()."""
+        keyword arguments as for flow3d().  Parameters not given take the
+        3D defaults for volumes and the 2D ones (as flow2d) for images."""
         return FlowPlan(self, shape, **params)
 
     def flow_warp(self, moving: ArrayLike, flow: Tuple[ArrayLike, ArrayLike, ArrayLike]
@@ -834,8 +894,10 @@ class SiftPlan(_Plan):
             raise invalid(f"shape: expected (height, width), got {tuple(shape)}")
         self.shape = (_int(shape[0], "height"), _int(shape[1], "width"))
         self._features = ffi.new("pv_sift_features *")
+        preset = params.pop("preset", "reference")
         self._create(lib.pv_sift_plan_create, self.shape[1], self.shape[0],
-                     _sift_params(**{**_SIFT_DEFAULTS, **params}), out_type="pv_sift_plan **")
+                     _sift_params(**{**_sift_preset(preset), **params}),
+                     out_type="pv_sift_plan **")
 
     def _release(self) -> None:
         super()._release()
@@ -865,10 +927,49 @@ class SiftPlan(_Plan):
                 raise_status(status, ctx)
             return _features_arrays(self._features, dtype)
 
+    def detect_batch(self, images: Sequence[ArrayLike],
+                     descriptor_dtype: Any = np.uint8) -> List[SiftFeatures]:
+        """Keypoints and descriptors of many images of the plan's shape in
+        one library call (frames of a video, a photo collection); one
+        SiftFeatures per image, in order.  An empty batch is refused."""
+        dtype = _check_descriptor_dtype(descriptor_dtype)
+        if len(images) == 0:
+            raise invalid("images: the batch is empty")
+        inputs = [A.image_in(image, f"images[{i}]") for i, image in enumerate(images)]
+        for i, (a, _) in enumerate(inputs):
+            if a.shape != self.shape:
+                raise invalid(f"images[{i}]: shape {a.shape} differs from the plan's {self.shape}")
+        views = ffi.new("pv_image[]", len(inputs))
+        for i, (_, s) in enumerate(inputs):
+            views[i] = s[0]
+        results = ffi.new("pv_sift_features[]", len(inputs))
+        with self._ctx._lock:
+            if self._ptr is None:
+                raise ClosedError(lib.PV_ERR_INVALID, "the SiftPlan is closed")
+            ctx = self._ctx._live()
+            try:
+                status = lib.pv_sift_detect_batch(self._ptr, views, len(inputs), results)
+                if status:
+                    raise_status(status, ctx)
+                return [_features_arrays(results + i, dtype) for i in range(len(inputs))]
+            finally:
+                for i in range(len(inputs)):
+                    lib.pv_sift_features_free(results + i)
 
-_SIFT_DEFAULTS = dict(first_octave=0, octaves=0, levels=3, sigma0=1.6, sigma_input=0.5,
-                      peak_thresh=0.01, edge_thresh=10.0, orientation_window=1.5,
-                      orientation_peak=0.8, magnif=3.0, max_keypoints=0)
+
+_SIFT_PRESETS = {"reference": lib.PV_SIFT_PRESET_REFERENCE, "fast": lib.PV_SIFT_PRESET_FAST}
+_SIFT_FIELDS = ("first_octave", "octaves", "levels", "sigma0", "sigma_input", "peak_thresh",
+                "edge_thresh", "orientation_window", "orientation_peak", "magnif",
+                "max_keypoints")
+
+
+def _sift_preset(name: str) -> Dict[str, Any]:
+    """The settings of a named preset, as the library defines them."""
+    params = ffi.new("pv_sift_params *")
+    status = lib.pv_sift_params_preset(params, _choice(_SIFT_PRESETS, name, "preset"))
+    if status:
+        raise_status(status, None)
+    return {field: getattr(params, field) for field in _SIFT_FIELDS}
 
 
 class PhaseCorrPlan(_Plan):
@@ -1030,7 +1131,9 @@ def _octreg_arrays(shifts: Any, n: int) -> Tuple[np.ndarray, np.ndarray, np.ndar
 class FlowPlan(_Plan):
     """3D optical flow for volumes of one shape: pyramid, tensor and flow
     buffers kept between run() calls.  Made by Context.flow_plan(shape,
-    **params) (parameters as Context.flow3d)."""
+    **params) (parameters as Context.flow3d; those not given take the C
+    library's defaults: the 3D ones for a volume shape (z, y, x), the 2D
+    ones of Context.flow2d for an image shape (y, x))."""
 
     _destroy = lib.pv_flow_plan_destroy
 
@@ -1043,9 +1146,7 @@ class FlowPlan(_Plan):
         if len(shape) != 3:
             raise invalid(f"shape: expected (z, y, x) or (y, x), got {shape}")
         self.shape = tuple(_int(s, "shape") for s in shape)
-        defaults = dict(alpha=0.05, beta=0.0, rho=2.0, kernel_size=15, warps=5, iterations=50,
-                        levels=1, spacing=1.0, gradient="central", tolerance=0.0,
-                        check_every=10)
+        defaults = _flow_defaults(self.shape[1:] if self._image else None)
         self._create(lib.pv_flow_plan_create, self.shape[2], self.shape[1], self.shape[0],
                      _flow_params(**{**defaults, **params}), out_type="pv_flow_plan **")
 

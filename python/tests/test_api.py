@@ -76,7 +76,6 @@ def signature_defaults(fn):
 @pytest.mark.parametrize("method, struct, default_fn, rename", [
     ("stereo_sad", "pv_sad_params", lib.pv_sad_params_default, {}),
     ("stereo_bp", "pv_bp_params", lib.pv_bp_params_default, {"lambda_": "lambda"}),
-    ("sift", "pv_sift_params", lib.pv_sift_params_default, {}),
     ("match", "pv_sift_match_params", lib.pv_sift_match_params_default, {}),
     ("octreg_plan", "pv_octreg_options", lib.pv_octreg_options_default, {}),
     ("flow3d", "pv_flow_params", lib.pv_flow_params_default, {}),
@@ -145,3 +144,23 @@ def test_package_is_typed():
 def test_device_by_name_unknown():
     with pytest.raises(parvis.InvalidArgument, match="no OpenCL device"):
         parvis.Context("opencl", device="no such device name")
+
+
+def test_sift_presets_are_the_c_presets(cpu):
+    """sift()'s defaults come from the reference preset, which is the C
+    default; preset="fast" gives the C fast preset; other arguments
+    override the preset; unknown names are refused."""
+    from parvis._context import _sift_preset
+    c = c_struct("pv_sift_params", lib.pv_sift_params_default)
+    reference = _sift_preset("reference")
+    for name, value in reference.items():
+        assert getattr(c, name) == pytest.approx(value, rel=1e-6), name
+    assert _sift_preset("fast")["first_octave"] == 0
+    assert _sift_preset("fast")["peak_thresh"] == pytest.approx(0.01)
+    image = np.random.default_rng(3).random((48, 64)).astype(np.float32)
+    with cpu.sift_plan(image.shape, preset="fast") as plan:
+        assert plan.octaves == 2  # 48 px: floor(log2 48) - 3
+    with cpu.sift_plan(image.shape, preset="fast", first_octave=-1) as plan:
+        assert plan.octaves == 3  # upsampled: one octave more
+    with pytest.raises(parvis.InvalidArgument):
+        cpu.sift(image, preset="slow")

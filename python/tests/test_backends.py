@@ -76,6 +76,26 @@ def test_sift(cpu, opencl):
     assert np.abs(da[paired] - db[partner[paired]]).max() <= 1e-3 + 1e-6
 
 
+def test_sift_detect_batch(cpu, opencl):
+    """A batch gives, image by image, what single calls give, on both
+    backends; an empty batch is refused."""
+    venus = parvis.imread(STEREO / "venus" / "left.pgm")
+    frames = [venus[:120, :160], venus[100:220, 50:210], venus[200:320, 150:310]]
+    for ctx in (cpu, opencl):
+        with ctx.sift_plan((120, 160), preset="fast") as plan:
+            batch = plan.detect_batch(frames, descriptor_dtype=np.float32)
+            assert len(batch) == len(frames)
+            for got, frame in zip(batch, frames):
+                want = plan.detect(frame, descriptor_dtype=np.float32)
+                assert len(want[0]) > 0
+                np.testing.assert_array_equal(got[0], want[0])
+                np.testing.assert_array_equal(got[1], want[1])
+            with pytest.raises(parvis.InvalidArgument):
+                plan.detect_batch([])
+            with pytest.raises(parvis.InvalidArgument):
+                plan.detect_batch([venus[:120, :161]])
+
+
 def test_crosscheck_mode_passes():
     if not parvis.devices():
         pytest.skip("no OpenCL device")
