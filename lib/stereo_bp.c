@@ -198,12 +198,6 @@ typedef struct memory_limits {
     size_t available;   /* bytes the context's memory holds (for messages) */
 } memory_limits;
 
-#ifdef PV_HAVE_OPENCL
-/* backends/opencl/stereo_bp.c: the context's device, as its runtime
- * described it at creation (no enumeration per call). */
-const pv_device_info *pv_cl_bp_device(pv_context *ctx);
-#endif
-
 /* PARVIS_MEMORY_LIMIT: bytes (suffix K, M or G: binary multiples) that
  * cap what BP takes as available; unset or empty: no cap.  -1 when the
  * value is not such a count. */
@@ -246,7 +240,7 @@ static void device_memory(pv_context *ctx, size_t *available, size_t *max_buffer
     *max_buffer = SIZE_MAX;
 #ifdef PV_HAVE_OPENCL
     if (ctx->backend == PV_BACKEND_OPENCL && ctx->device_index >= 0 && ctx->backend_state) {
-        const pv_device_info *info = pv_cl_bp_device(ctx);
+        const pv_device_info *info = &ctx->device; /* described at creation */
         if (info->global_memory)
             *available = (size_t)info->global_memory;
         if (info->max_alloc)

@@ -8,7 +8,6 @@
 extern const pv_cl_param_family pv_cl_params_filter;
 extern const pv_cl_param_family pv_cl_params_sad;
 extern const pv_cl_param_family pv_cl_params_bp;   /* stereo_bp.c */
-extern const pv_cl_param_family pv_cl_params_tune; /* tune.c: cache-read marker */
 extern const pv_cl_param_family pv_cl_params_register;
 extern const pv_cl_param_family pv_cl_params_fft;  /* fft.c: FFT engine choice */
 extern const pv_cl_param_family pv_cl_params_flow;
@@ -28,20 +27,5 @@ extern const pv_features_ops pv_cl_features_ops;
 extern const pv_flow_ops pv_cl_flow_ops;
 extern const pv_octreg_ops pv_cl_octreg_ops;
 extern const pv_geometry_ops pv_cl_geometry_ops;
-
-/* launch.c: one kernel argument (value NULL with a size: a __local buffer
- * of that many bytes); a module's kernel built with its parameter defines;
- * arguments set in order; and both followed by the launch. */
-typedef struct pv_cl_kernel_arg {
-    size_t size;
-    const void *value;
-} pv_cl_kernel_arg;
-pv_status pv_cl_module_kernel(pv_context *ctx, const char *module, const char *name,
-                              cl_kernel *kernel);
-pv_status pv_cl_set_args(pv_context *ctx, cl_kernel kernel, const pv_cl_kernel_arg *args,
-                         int count);
-pv_status pv_cl_run_kernel(pv_context *ctx, const char *module, const char *name,
-                           const pv_cl_kernel_arg *args, int count, cl_uint dims,
-                           const size_t *global, const size_t *local);
 
 #endif

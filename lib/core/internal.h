@@ -1,7 +1,8 @@
 /* Internal, ground floor: the context object, error recording, timing,
  * argument checks and cross-check helpers shared by the front ends (lib/)
- * and the backends (backends/).  Includes nothing above lib/core/.  Not
- * installed. */
+ * and the backends (backends/).  Includes nothing above lib/core/, and
+ * every function declared here is defined in lib/core/, so a backend that
+ * uses them depends on the ground floor alone.  Not installed. */
 #ifndef PV_INTERNAL_H
 #define PV_INTERNAL_H
 
@@ -22,19 +23,26 @@
  * destruction take it with pv_context_lock.  Everything below, the
  * backend state included, is only touched with the lock held, except the
  * fields set once by pv_context_create (backend, ops, device_index,
- * device_name, selection_note, cpu_threads). */
+ * device, selection_note, cpu_threads). */
 struct pv_context {
     pthread_mutex_t lock;
     pv_backend_kind backend;
     const pv_backend_ops *ops;     /* the backend this context runs on */
-    void *backend_state;           /* owned by ops (OpenCL runtime state) */
+    void *backend_state;           /* owned by ops->device (the OpenCL runtime's state) */
     int crosscheck;
     int cpu_threads;
     int device_index;              /* -1 on the CPU backend */
-    char device_name[128];
+    /* What the context runs on, filled once when it is made (by
+     * ops->device->init, or by the front end for the CPU backend): name,
+     * vendor, driver, compute units and memory limits.  Nobody enumerates
+     * devices again to learn them. */
+    pv_device_info device;
     char selection_note[256];
     char last_error[1024];
     char *build_log;               /* malloc'ed, or NULL */
+    /* The tuning cache was read into the launch parameters (or must not
+     * be: PARVIS_NO_TUNE, pv_tune_use_defaults); lib/tune.c's flag. */
+    int tune_cache_read;
     pv_timing timing;              /* of the call in progress / last call */
     double call_start_ms;
     /* Where the launch parameters came from ("cache", "database: <entry>
@@ -57,7 +65,8 @@ void pv_set_thread_error(const char *message);
 void pv_context_lock(pv_context *ctx);
 void pv_context_unlock(pv_context *ctx);
 
-/* Keep an OpenCL build log on the context (copied). */
+/* Keep a kernel build log on the context (copied; NULL clears it), for
+ * pv_context_build_log. */
 void pv_context_set_build_log(pv_context *ctx, const char *log);
 
 /* Monotonic clock in milliseconds. */
