@@ -350,7 +350,11 @@ static pv_status prepare(pv_estimation *est)
     est->index = malloc((size_t)est->count * sizeof *est->index);
     if (!est->points || !est->mask || !est->scratch || !est->index)
         return pv_fail(est->ctx, PV_ERR_NOMEM, "%s: no memory for %d matches", est->op, est->count);
-    for (int i = 0; i < est->count; i++)
+    const int n = est->count;
+    const int threads = n >= PV_GEOMETRY_PARALLEL_MIN && est->ctx->cpu_threads > 1
+                            ? est->ctx->cpu_threads : 1;
+    #pragma omp parallel for num_threads(threads) schedule(static)
+    for (int i = 0; i < n; i++)
         for (int image = 0; image < 2; image++) {
             double p[2];
             pv_normalised_point(est, i, image, p);

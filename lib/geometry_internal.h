@@ -5,6 +5,10 @@
 
 #include "core/internal.h"
 
+/* Passes over fewer matches than this stay on one thread: starting the
+ * others would cost more than the pass. */
+#define PV_GEOMETRY_PARALLEL_MIN 4096
+
 /* Hartley normalisation of one image: normalised = scale * (p - c). */
 typedef struct pv_normaliser {
     double cx, cy, scale;

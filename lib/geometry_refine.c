@@ -26,9 +26,6 @@
 #define REFINE_ROUNDS 2
 /* Chunks of a reduction (fixed, so sums do not depend on the thread count). */
 #define REDUCE_CHUNKS 64
-/* Passes over fewer matches than this stay on one thread: starting the
- * others would cost more than it saves. */
-#define PARALLEL_MIN 4096
 /* The widest sum of one pass (F's A^T A terms). */
 #define SUM_WIDTH 36
 
@@ -207,7 +204,7 @@ static double pixel_distance2(const pv_estimation *est, const double *m, int i)
 static int pass_threads(const pv_estimation *est, int n)
 {
     int threads = est->ctx->cpu_threads > 0 ? est->ctx->cpu_threads : 1;
-    return n >= PARALLEL_MIN ? threads : 1;
+    return n >= PV_GEOMETRY_PARALLEL_MIN ? threads : 1;
 }
 
 /* The inlier flags of model m (pixels) into mask; returns their count. */
