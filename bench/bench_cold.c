@@ -362,10 +362,27 @@ typedef struct cold_row {
 
 /* The child's environment: the caller's, with the cache variables set to
  * dir and those that would override the child's choices removed. */
-static char **child_environment(const char *dir)
+/* The environment as this process started, before any driver loaded: a
+ * driver may add variables of its own to environ when it initialises
+ * (the NVIDIA OpenCL driver's child then finds no device), and a child
+ * measuring a first call must start as a shell would start it. */
+static char **start_environment;
+
+__attribute__((constructor)) static void remember_start_environment(void)
 {
     size_t count = 0;
     while (environ[count])
+        count++;
+    start_environment = calloc(count + 1, sizeof *start_environment);
+    for (size_t i = 0; start_environment && i < count; i++)
+        start_environment[i] = strdup(environ[i]);
+}
+
+static char **child_environment(const char *dir)
+{
+    char **const source = start_environment ? start_environment : environ;
+    size_t count = 0;
+    while (source[count])
         count++;
     char **env = calloc(count + 3, sizeof *env);
     if (!env)
@@ -379,10 +396,10 @@ static char **child_environment(const char *dir)
     for (size_t i = 0; i < count; i++) {
         int keep = 1;
         for (size_t d = 0; d < sizeof dropped / sizeof dropped[0]; d++)
-            if (strncmp(environ[i], dropped[d], strlen(dropped[d])) == 0)
+            if (strncmp(source[i], dropped[d], strlen(dropped[d])) == 0)
                 keep = 0;
         if (keep)
-            env[n++] = environ[i];
+            env[n++] = source[i];
     }
     env[n++] = xdg;
     env[n++] = cuda;
