@@ -63,7 +63,7 @@ typedef struct pv_sift_params {
 /* Defaults: the reference preset. */
 PV_API void pv_sift_params_default(pv_sift_params *params);
 
-#define PV_SIFT_REFERENCE_PEAK_THRESH 0.0067f
+#define PV_SIFT_REFERENCE_PEAK_THRESH 0.0f
 
 /* Named settings.  REFERENCE (the defaults): first octave -1 and a peak
  * threshold of PV_SIFT_REFERENCE_PEAK_THRESH, chosen so that real image
