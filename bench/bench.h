@@ -3,10 +3,13 @@
 #ifndef PV_BENCH_H
 #define PV_BENCH_H
 
-#include "../examples/cli.h"
+#include "../examples/common/options.h"
+#include "../examples/common/tool.h"
+
+#include "bench_spread.h"
 
 /* Samples kept per backend and row (--runs is limited to this). */
-#define BENCH_MAX_SAMPLES 100
+#define BENCH_MAX_SAMPLES BENCH_SPREAD_MAX_VALUES
 
 typedef struct bench_config {
     int runs;                 /* timed runs per backend (median reported) */
@@ -53,6 +56,8 @@ typedef struct bench_result {
      * documented tolerance); 0 where there is nothing to compare. */
     double threshold;
     double roofline_bytes;    /* minimum bytes moved (bench_roofline.h); 0: none */
+    double roofline_ops;      /* operations the algorithm does (bench_ops.h); 0: none */
+    int ops_integer;          /* 1: integer operations, set against the integer peak */
     char fft_engine[16];      /* "clfft", "vkfft", "fftw" where FFTs are used */
     double size;              /* elements (pixels, voxels, descriptors) for plots */
     char variant[32];         /* the row's series within its op, for plots */
@@ -75,13 +80,24 @@ pv_status bench_time_series(const bench_config *config, pv_context *ctx, bench_r
 double bench_bad_pixels(const pv_image *disparity, const pv_image *truth, float gt_scale,
                         int border);
 
+/* A bundled Middlebury set (data_dir/stereo/<set>/): left and right as
+ * u8, the ground truth as f32.  0, or 1 after printing why it failed. */
+int bench_load_stereo_set(const bench_config *config, const char *set, pv_image *left,
+                          pv_image *right, pv_image *truth);
+
+/* The share of pixels on which two disparity maps agree: within
+ * tolerance, or both invalid (infinite). */
+double bench_disparity_agreement(const pv_image *a, const pv_image *b, float tolerance);
+
+/* bench_time_series, with the library's message (naming `what`) on
+ * failure: 0 or 1. */
+int bench_time_or_fail(const bench_config *config, pv_context *ctx, bench_run_fn run, void *user,
+                       pv_timing *median, bench_series *series, const char *what);
+
 /* The OpenCL device the bench compares with: the first GPU, else the first
  * device; -1 when there is none. */
 int bench_first_gpu(void);
 
-/* Median of values[0..count) (sorts a copy; values stay in run order);
- * NaN when count < 1. */
-double bench_median(const double *values, int count);
 /* The medians of a series' samples (count >= 1). */
 void bench_series_medians(const bench_series *series, pv_timing *median);
 
@@ -92,13 +108,19 @@ void bench_fill_opencl(bench_result *r, const pv_timing *median, const bench_ser
 
 /* The contexts a bench run compares: the CPU backend and the OpenCL device
  * (a GPU when present, else any OpenCL device; NULL when there is none),
- * with each one's copy bandwidth measured once (GB/s, read + write; 0
- * when not measured). */
+ * with each one's copy bandwidth (GB/s, read + write) and compute peaks
+ * measured once (0 when not measured). */
+typedef struct bench_limits {
+    double bandwidth;         /* copy bandwidth, GB/s read + write; 0: not measured */
+    double float_peak;        /* fp32 GFLOP/s (pv_context_compute_peak); 0: not measured */
+    double int_peak;          /* integer Gop/s; 0: not measured */
+} bench_limits;
+
 typedef struct bench_contexts {
     pv_context *cpu;
     pv_context *opencl;
-    double cpu_bandwidth;
-    double opencl_bandwidth;
+    bench_limits cpu_limits;
+    bench_limits opencl_limits;
 } bench_contexts;
 
 int bench_open_contexts(const bench_config *config, bench_contexts *contexts);
@@ -114,12 +136,20 @@ int bench_wants(const bench_config *config, const char *op, const char *name, in
 void bench_progress_counting(int on);
 int bench_progress_total(void);
 
-/* Whether a row passes its cross-check, and its roofline fraction (of the
- * OpenCL kernel time, else the CPU time; 0 when not applicable). */
+/* Whether a row passes its cross-check. */
 int bench_row_passes(const bench_result *r);
 /* Whether a row's CPU or OpenCL samples spread beyond BENCH_SPREAD_LIMIT. */
 int bench_row_spreads(const bench_result *r);
-double bench_row_roofline(const bench_result *r);
+/* A row's fractions of its two limits: the time the copy bandwidth needs
+ * for its bytes, and the time the compute peak of its operations' kind
+ * needs for its operations, each over the OpenCL kernel time (opencl = 1;
+ * the row must have one) or the CPU backend's time (opencl = 0); 0 when
+ * not applicable.  The row's headline side is opencl = r->have_opencl. */
+double bench_row_memory_fraction(const bench_result *r, int opencl);
+double bench_row_compute_fraction(const bench_result *r, int opencl);
+/* The limit that binds, the one whose ideal time is the longer: "memory"
+ * or "compute"; "-" when neither fraction applies. */
+const char *bench_row_bound(const bench_result *r, int opencl);
 
 /* Report rows as they come, the table again at the end with the failed
  * cross-checks, and the machine-readable files. */
@@ -133,22 +163,10 @@ int bench_write_plots(const char *dir, const bench_result *results, int count);
 
 /* Case families.  Each appends rows to results (capacity max) and returns
  * 0, or 1 after printing why it failed. */
-int bench_stereo_cases(const bench_config *config, const bench_contexts *contexts,
-                       bench_result *results, int max, int *count);
-int bench_bp_cases(const bench_config *config, const bench_contexts *contexts,
-                   bench_result *results, int max, int *count);
-int bench_register_cases(const bench_config *config, const bench_contexts *contexts,
-                         bench_result *results, int max, int *count);
-int bench_octreg_cases(const bench_config *config, const bench_contexts *contexts,
-                       bench_result *results, int max, int *count);
-int bench_flow_cases(const bench_config *config, const bench_contexts *contexts,
-                     bench_result *results, int max, int *count);
-int bench_features_cases(const bench_config *config, const bench_contexts *contexts,
-                         bench_result *results, int max, int *count);
-int bench_geometry_cases(const bench_config *config, const bench_contexts *contexts,
-                         bench_result *results, int max, int *count);
-int bench_multi_cases(const bench_config *config, const bench_contexts *contexts,
-                      bench_result *results, int max, int *count);
+typedef int bench_family_fn(const bench_config *config, const bench_contexts *contexts,
+                            bench_result *results, int max, int *count);
+bench_family_fn bench_stereo_cases, bench_bp_cases, bench_register_cases, bench_octreg_cases,
+    bench_flow_cases, bench_features_cases, bench_geometry_cases, bench_multi_cases;
 
 /* Parameterised single cases, for --paper (bench_papers.c).  Each runs one
  * case on both backends, appends its row(s) and prints them. */

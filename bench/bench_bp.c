@@ -10,6 +10,7 @@
  * defaults).  --paper bp runs the paper's own parameters (bench_papers.c). */
 #include "bench.h"
 
+#include "bench_ops.h"
 #include "bench_roofline.h"
 
 #include <math.h>
@@ -70,29 +71,22 @@ static int upsample(pv_image *image, int factor)
     return 0;
 }
 
+/* The set, each image upsampled. */
 static int load_set(const bench_config *config, const bench_bp_spec *c, bp_inputs *in)
 {
-    static const char *const files[] = {"left.pgm", "right.pgm", "gt.pgm"};
+    if (bench_load_stereo_set(config, c->set, &in->left, &in->right, &in->truth))
+        return 1;
     pv_image *images[] = {&in->left, &in->right, &in->truth};
-    for (int i = 0; i < 3; i++) {
-        char path[4096];
-        snprintf(path, sizeof path, "%s/stereo/%s/%s", config->data_dir, c->set, files[i]);
-        pv_status status = pv_image_read(path, i < 2 ? PV_PIXEL_U8 : PV_PIXEL_F32, images[i]);
-        if (status != PV_OK)
-            return cli_fail_status(status, path);
+    for (int i = 0; i < 3; i++)
         if (upsample(images[i], c->upsample))
             return 1;
-    }
     return 0;
 }
 
+/* BP's cross-check asks for identical disparities. */
 static double agreement(const pv_image *a, const pv_image *b)
 {
-    size_t same = 0, total = (size_t)a->width * (size_t)a->height;
-    const float *pa = a->data, *pb = b->data;
-    for (size_t i = 0; i < total; i++)
-        same += pa[i] == pb[i];
-    return (double)same / (double)total;
+    return bench_disparity_agreement(a, b, 0.0f);
 }
 
 static double quality(const bench_bp_spec *c, const bp_inputs *in, const pv_image *disparity)
@@ -104,8 +98,7 @@ static int time_backend(const bench_config *config, pv_context *ctx, bp_inputs *
                         pv_image *output, pv_timing *timing, bench_series *series)
 {
     in->output = output;
-    pv_status status = bench_time_series(config, ctx, run_bp, in, timing, series);
-    return status == PV_OK ? 0 : cli_fail_status(status, "stereo bp");
+    return bench_time_or_fail(config, ctx, run_bp, in, timing, series, "stereo bp");
 }
 
 static void fill_opencl(bench_result *r, const pv_timing *cl, const bench_bp_spec *c,
@@ -128,6 +121,8 @@ static void name_row(bench_result *r, const bench_bp_spec *c, const bp_inputs *i
     r->threshold = BP_AGREEMENT_THRESHOLD;
     r->size = (double)in->left.width * in->left.height;
     r->roofline_bytes = roofline_bp_bytes(in->left.width, in->left.height);
+    r->roofline_ops = ops_bp(in->left.width, in->left.height, in->params.ndisp, in->params.levels,
+                             in->params.iterations);
 }
 
 /* The default row (CPU + OpenCL with default launch parameters) and, when

@@ -21,6 +21,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -259,6 +260,27 @@ typedef struct cold_sample {
     double context_ms, first_ms, steady_ms;
 } cold_sample;
 
+/* The index of the OpenCL device named `name` ("-": none, -1), or -1 with
+ * the names this process sees in `seen`: a child may see the devices in
+ * another order than its parent, so the parent passes the name. */
+static int child_device(const char *name, char *seen, size_t size)
+{
+    seen[0] = '\0';
+    if (strcmp(name, "-") == 0)
+        return -1;
+    pv_device_info devices[64];
+    int count = 0;
+    if (pv_device_list(devices, 64, &count) != PV_OK)
+        count = 0;
+    for (int i = 0; i < count && i < 64; i++) {
+        if (strcmp(devices[i].name, name) == 0)
+            return i;
+        size_t used = strlen(seen);
+        snprintf(seen + used, size - used, "%s[%d] %s", used ? ", " : "", i, devices[i].name);
+    }
+    return -1;
+}
+
 static pv_context *child_context(pv_backend_kind backend, int device_index)
 {
     pv_context_options options;
@@ -286,17 +308,24 @@ static pv_status child_measure(const cold_op *op, pv_context *ctx, cold_inputs *
     return status;
 }
 
-/* parvis-bench --cold-child OP BACKEND DEVICE FULL RUNS: one line on
+/* parvis-bench --cold-child OP BACKEND DEVICE_NAME FULL RUNS: one line on
  * stdout, "ok CONTEXT_MS FIRST_MS STEADY_MS" or "error MESSAGE". */
 int bench_cold_child(int argc, char **argv)
 {
     if (argc != 7)
         return 2;
-    int op_index = atoi(argv[2]), device_index = atoi(argv[4]);
+    int op_index = atoi(argv[2]);
     int runs = atoi(argv[6]);
     pv_backend_kind backend = strcmp(argv[3], "cpu") == 0 ? PV_BACKEND_CPU : PV_BACKEND_OPENCL;
     if (op_index < 0 || op_index >= COLD_OP_COUNT || runs < 1 || runs > BENCH_MAX_SAMPLES)
         return 2;
+    char seen[1024];
+    int device_index = child_device(argv[4], seen, sizeof seen);
+    if (backend == PV_BACKEND_OPENCL && device_index < 0) {
+        printf("error no OpenCL device named '%s' in this process (it sees: %s)\n", argv[4],
+               seen[0] ? seen : "none");
+        return 1;
+    }
     const cold_op *op = &cold_ops[op_index];
     cold_inputs in;
     memset(&in, 0, sizeof in);
@@ -407,8 +436,8 @@ static int remove_entry(const char *path, const struct stat *st, int flag, struc
     return 0;
 }
 
-static void measure_row(const char *self, int op_index, const char *backend, int device,
-                        const bench_config *config, cold_row *row)
+static void measure_row(const char *self, int op_index, const char *backend,
+                        const char *device_name, const bench_config *config, cold_row *row)
 {
     char dir[4096];
     const char *tmp = getenv("TMPDIR");
@@ -419,12 +448,17 @@ static void measure_row(const char *self, int op_index, const char *backend, int
         snprintf(row->error, sizeof row->error, "mkdtemp: %s", strerror(errno));
         return;
     }
-    char op_arg[16], device_arg[16], full_arg[4], runs_arg[16];
+    /* The driver's own cache directory (CUDA_CACHE_PATH below), made
+     * here so that no driver has to create a missing parent. */
+    char driver_dir[4200];
+    snprintf(driver_dir, sizeof driver_dir, "%s/nv", dir);
+    mkdir(driver_dir, 0700);
+    char op_arg[16], full_arg[4], runs_arg[16];
     snprintf(op_arg, sizeof op_arg, "%d", op_index);
-    snprintf(device_arg, sizeof device_arg, "%d", device);
     snprintf(full_arg, sizeof full_arg, "%d", config->full ? 1 : 0);
     snprintf(runs_arg, sizeof runs_arg, "%d", config->runs);
-    char *const args[] = {(char *)self, "--cold-child", op_arg, (char *)backend, device_arg,
+    char *const args[] = {(char *)self, "--cold-child", op_arg, (char *)backend,
+                          (char *)(strcmp(backend, "cpu") == 0 ? "-" : device_name),
                           full_arg, runs_arg, NULL};
     char **env = child_environment(dir);
     row->ok = env &&
@@ -547,7 +581,7 @@ int bench_cold_run(const bench_config *config)
                 continue;
             cold_row *row = &rows[count++];
             memset(row, 0, sizeof *row);
-            measure_row(self, i, b == 0 ? "cpu" : "opencl", device, config, row);
+            measure_row(self, i, b == 0 ? "cpu" : "opencl", device_name, config, row);
             print_row(row);
             failed |= !row->ok;
         }

@@ -12,6 +12,7 @@
 
 #include "bench.h"
 
+#include "bench_ops.h"
 #include "bench_roofline.h"
 
 #include <math.h>
@@ -235,6 +236,10 @@ static void fill_detect_row(bench_result *r, const pv_image *image, int octaves,
     r->size = (double)image->width * image->height;
     r->roofline_bytes = roofline_sift_bytes(image->width, image->height,
                                             cl ? cl->result.count : cpu->result.count);
+    pv_sift_params defaults;
+    pv_sift_params_default(&defaults);
+    r->roofline_ops = ops_sift(image->width, image->height, octaves, defaults.levels,
+                               cl ? cl->result.count : cpu->result.count);
     if (!cl)
         return;
     /* The targets exclude the image upload: the table's e2e-up column. */
@@ -394,6 +399,7 @@ static int bench_match(const bench_config *config, const bench_contexts *context
                  cpu.result.count);
         bench_fill_cpu(r, &cpu_t, NULL);
         r->roofline_bytes = roofline_match_bytes(c->count, c->count, cpu.result.count);
+        r->roofline_ops = ops_match(c->count, c->count);
         if (contexts->opencl) {
             bench_fill_opencl(r, &cl_t, NULL);
             r->agreement = matches_agreement(&cl.result, &cpu.result);

@@ -10,6 +10,7 @@
  * runs once without warm-up; the OpenCL side always uses --runs/--warmup. */
 #include "bench.h"
 
+#include "bench_ops.h"
 #include "bench_roofline.h"
 
 #include <math.h>
@@ -248,6 +249,9 @@ static void describe_row(const bench_contexts *contexts, int n, bench_result *r)
     r->threshold = FLOW_AGREEMENT_THRESHOLD;
     r->size = (double)n * n * n;
     r->roofline_bytes = roofline_flow_bytes(n);
+    pv_flow_params params;
+    bench_params(&params);
+    r->roofline_ops = ops_flow(n, params.warps, params.iterations, params.kernel_size);
 }
 
 int bench_flow_case(const bench_config *config, const bench_contexts *contexts, int n,

@@ -12,6 +12,7 @@
  * once there (no warm-up); the OpenCL side runs the configured median. */
 #include "bench.h"
 
+#include "bench_ops.h"
 #include "bench_roofline.h"
 
 #include <math.h>
@@ -133,6 +134,7 @@ static int bench_case(const bench_config *config, const bench_contexts *contexts
     r->threshold = OCT_AGREEMENT_THRESHOLD;
     r->size = (double)n[0] * n[1] * n[2];
     r->roofline_bytes = roofline_octreg_bytes(n);
+    r->roofline_ops = ops_octreg(n);
     bench_config cpu_config = *config;
     if ((size_t)n[0] * n[1] * n[2] > OCT_CPU_SINGLE_RUN) {
         cpu_config.runs = 1;

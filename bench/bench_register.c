@@ -10,6 +10,7 @@
  * the image at a known offset.  Quality is the share of exact answers. */
 #include "bench.h"
 
+#include "bench_ops.h"
 #include "bench_roofline.h"
 
 #include <math.h>
@@ -174,6 +175,15 @@ static double pc_roofline(const int n[3], pc_mode mode)
     return mode == PC_CACHED ? roofline_pc3d_cached_bytes(n) : roofline_fft_pair_bytes(n);
 }
 
+/* One-shot: both forward transforms and the inverse; cached: the mover's
+ * forward and the inverse. */
+static double pc_ops(const int n[3], pc_mode mode)
+{
+    if (mode == PC_FFT_PAIR)
+        return ops_fft_pair(n);
+    return ops_phase_correlation(n, 3, mode == PC_ONESHOT ? 3 : 2);
+}
+
 /* The parts of a row that do not depend on the OpenCL side. */
 static void fill_pc_cpu(const pc_case *c, pc_mode mode, const char *engine,
                         const pc_cpu_times *cpu, int cpu_threads, bench_result *r)
@@ -194,6 +204,7 @@ static void fill_pc_cpu(const pc_case *c, pc_mode mode, const char *engine,
     r->threshold = mode == PC_FFT_PAIR ? 0.0 : PC_AGREEMENT_THRESHOLD;
     r->size = (double)c->n[0] * c->n[1] * c->n[2];
     r->roofline_bytes = pc_roofline(c->n, mode);
+    r->roofline_ops = pc_ops(c->n, mode);
 }
 
 static void fill_pc_row(const pc_case *c, pc_mode mode, const char *engine,
@@ -415,6 +426,7 @@ static int pc2d_row(const bench_config *config, const bench_contexts *contexts, 
     r->size = (double)c->n * c->n;
     const int n[2] = {c->n, c->n};
     r->roofline_bytes = roofline_pc2d_oneshot_bytes(n);
+    r->roofline_ops = ops_phase_correlation(n, 2, 3);
     pv_timing cl;
     pv_status status = PV_OK;
     if (!in->cpu_timed) {
@@ -535,6 +547,7 @@ static int bench_ncc_case(const bench_config *config, const bench_contexts *cont
     r->threshold = NCC_AGREEMENT_THRESHOLD;
     r->size = (double)c->image * c->image;
     r->roofline_bytes = roofline_ncc_bytes(c->image, c->templ);
+    r->roofline_ops = ops_ncc(c->image, c->templ);
     pv_timing cl;
     pv_status status = PV_OK;
     if (!in->cpu_timed) {

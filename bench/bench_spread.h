@@ -1,5 +1,5 @@
-/* How far a row's timed samples spread: the largest over the smallest.
- * A spread beyond BENCH_SPREAD_LIMIT means the runs did not measure the
+/* The median of a row's timed samples, and how far they spread: the
+ * largest over the smallest.  A spread beyond BENCH_SPREAD_LIMIT means the runs did not measure the
  * same thing (another process took the cores, a first-use cost landed in
  * a timed run, threads competed), so the median alone should not be
  * trusted; the bench says so beside the row.  No library dependency, so
@@ -8,6 +8,12 @@
 #define PV_BENCH_SPREAD_H
 
 #define BENCH_SPREAD_LIMIT 2.0
+/* The most values bench_median takes (a row's samples, BENCH_MAX_SAMPLES). */
+#define BENCH_SPREAD_MAX_VALUES 100
+
+/* Median of values[0..count) (sorts a copy; values stay in run order);
+ * NaN when count < 1 or count > BENCH_SPREAD_MAX_VALUES. */
+double bench_median(const double *values, int count);
 
 /* max / min of values[0..count); 1 for fewer than two values; 0 when a
  * value is not positive and finite (no ratio can be formed). */

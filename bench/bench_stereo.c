@@ -3,6 +3,7 @@
  * disparities and a 7x7 window. */
 #include "bench.h"
 
+#include "bench_ops.h"
 #include "bench_roofline.h"
 
 #include <math.h>
@@ -27,6 +28,9 @@ static const stereo_case cases[] = {
 /* The documented cross-check (include/parvis/stereo.h): identical
  * disparities on >= 99.9% of pixels. */
 #define SAD_AGREEMENT_THRESHOLD 0.999
+/* Disparities within this of each other count as identical (sub-pixel
+ * refinement may round differently on the two backends). */
+#define SAD_AGREEMENT_TOLERANCE 1e-3f
 
 typedef struct stereo_inputs {
     pv_image left, right, truth;
@@ -38,20 +42,6 @@ static pv_status run_sad(pv_context *ctx, void *user)
 {
     stereo_inputs *in = user;
     return pv_stereo_sad(ctx, &in->left, &in->right, &in->params, in->output);
-}
-
-static int load_set(const bench_config *config, const bench_sad_spec *c, stereo_inputs *in)
-{
-    static const char *const files[] = {"left.pgm", "right.pgm", "gt.pgm"};
-    pv_image *images[] = {&in->left, &in->right, &in->truth};
-    for (int i = 0; i < 3; i++) {
-        char path[4096];
-        snprintf(path, sizeof path, "%s/stereo/%s/%s", config->data_dir, c->set, files[i]);
-        pv_status status = pv_image_read(path, i < 2 ? PV_PIXEL_U8 : PV_PIXEL_F32, images[i]);
-        if (status != PV_OK)
-            return cli_fail_status(status, path);
-    }
-    return 0;
 }
 
 static uint32_t next_random(uint32_t *state)
@@ -92,15 +82,6 @@ static int make_synthetic(const bench_sad_spec *c, stereo_inputs *in)
     return 0;
 }
 
-static double agreement(const pv_image *a, const pv_image *b)
-{
-    size_t same = 0, total = (size_t)a->width * (size_t)a->height;
-    const float *pa = a->data, *pb = b->data;
-    for (size_t i = 0; i < total; i++)
-        same += (isinf(pa[i]) && isinf(pb[i])) || fabsf(pa[i] - pb[i]) <= 1e-3f;
-    return (double)same / (double)total;
-}
-
 /* Ground-truth scale and border of a case: the bundled sets' own, else
  * the synthetic pair's (scale 1, a 10-pixel border). */
 typedef struct truth_frame {
@@ -108,17 +89,11 @@ typedef struct truth_frame {
     int border;
 } truth_frame;
 
-static double quality(const truth_frame *c, const stereo_inputs *in, const pv_image *disparity)
-{
-    return bench_bad_pixels(disparity, &in->truth, c->gt_scale, c->border);
-}
-
 static int time_backend(const bench_config *config, pv_context *ctx, stereo_inputs *in,
                         pv_image *output, pv_timing *timing, bench_series *series)
 {
     in->output = output;
-    pv_status status = bench_time_series(config, ctx, run_sad, in, timing, series);
-    return status == PV_OK ? 0 : cli_fail_status(status, "stereo sad");
+    return bench_time_or_fail(config, ctx, run_sad, in, timing, series, "stereo sad");
 }
 
 static int run_case(const bench_config *config, const bench_contexts *contexts,
@@ -134,11 +109,11 @@ static int run_case(const bench_config *config, const bench_contexts *contexts,
         rc = time_backend(config, contexts->opencl, in, &cl_out, &cl, &r->cl_samples);
     if (rc == 0) {
         bench_fill_cpu(r, &cpu, NULL);
-        r->cpu_quality = quality(c, in, &cpu_out);
+        r->cpu_quality = bench_bad_pixels(&cpu_out, &in->truth, c->gt_scale, c->border);
         if (contexts->opencl) {
             bench_fill_opencl(r, &cl, NULL);
-            r->agreement = agreement(&cl_out, &cpu_out);
-            r->cl_quality = quality(c, in, &cl_out);
+            r->agreement = bench_disparity_agreement(&cl_out, &cpu_out, SAD_AGREEMENT_TOLERANCE);
+            r->cl_quality = bench_bad_pixels(&cl_out, &in->truth, c->gt_scale, c->border);
         }
     }
     pv_image_free(&cpu_out);
@@ -176,6 +151,8 @@ static void describe_row(const bench_contexts *contexts, const bench_sad_spec *c
     r->threshold = SAD_AGREEMENT_THRESHOLD;
     r->size = (double)in->left.width * in->left.height;
     r->roofline_bytes = roofline_sad_bytes(in->left.width, in->left.height);
+    r->roofline_ops = ops_sad(in->left.width, in->left.height, c->ndisp);
+    r->ops_integer = 1;
 }
 
 static int bench_case(const bench_config *config, const bench_contexts *contexts,
@@ -183,7 +160,7 @@ static int bench_case(const bench_config *config, const bench_contexts *contexts
 {
     stereo_inputs in;
     memset(&in, 0, sizeof in);
-    int rc = c->set ? load_set(config, c, &in) : make_synthetic(c, &in);
+    int rc = c->set ? bench_load_stereo_set(config, c->set, &in.left, &in.right, &in.truth) : make_synthetic(c, &in);
     memset(r, 0, sizeof *r);
     snprintf(r->op, sizeof r->op, "sad");
     snprintf(r->name, sizeof r->name, "%s", c->name);

@@ -1,4 +1,4 @@
-/* parvis-bench: the timing loop, the contexts (with their copy bandwidth),
+/* parvis-bench: the timing loop, the contexts (with their measured limits),
  * the case selection and its progress line. */
 #include "bench.h"
 
@@ -12,22 +12,6 @@
  * larger on a GPU, whose memory is several times faster. */
 #define BANDWIDTH_BYTES_GPU ((size_t)256 << 20)
 #define BANDWIDTH_BYTES_OTHER ((size_t)64 << 20)
-
-static int compare_doubles(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-double bench_median(const double *values, int count)
-{
-    if (count <= 0)
-        return NAN;
-    double sorted[BENCH_MAX_SAMPLES];
-    memcpy(sorted, values, (size_t)count * sizeof *sorted);
-    qsort(sorted, (size_t)count, sizeof *sorted, compare_doubles);
-    return count % 2 ? sorted[count / 2] : 0.5 * (sorted[count / 2 - 1] + sorted[count / 2]);
-}
 
 void bench_series_medians(const bench_series *s, pv_timing *median_out)
 {
@@ -149,6 +133,37 @@ double bench_bad_pixels(const pv_image *disparity, const pv_image *truth, float 
     return bad;
 }
 
+int bench_load_stereo_set(const bench_config *config, const char *set, pv_image *left,
+                          pv_image *right, pv_image *truth)
+{
+    static const char *const files[] = {"left.pgm", "right.pgm", "gt.pgm"};
+    pv_image *images[] = {left, right, truth};
+    for (int i = 0; i < 3; i++) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/stereo/%s/%s", config->data_dir, set, files[i]);
+        pv_status status = pv_image_read(path, i < 2 ? PV_PIXEL_U8 : PV_PIXEL_F32, images[i]);
+        if (status != PV_OK)
+            return cli_fail_status(status, path);
+    }
+    return 0;
+}
+
+double bench_disparity_agreement(const pv_image *a, const pv_image *b, float tolerance)
+{
+    size_t same = 0, total = (size_t)a->width * (size_t)a->height;
+    const float *pa = a->data, *pb = b->data;
+    for (size_t i = 0; i < total; i++)
+        same += (isinf(pa[i]) && isinf(pb[i])) || fabsf(pa[i] - pb[i]) <= tolerance;
+    return (double)same / (double)total;
+}
+
+int bench_time_or_fail(const bench_config *config, pv_context *ctx, bench_run_fn run, void *user,
+                       pv_timing *median, bench_series *series, const char *what)
+{
+    pv_status status = bench_time_series(config, ctx, run, user, median, series);
+    return status == PV_OK ? 0 : cli_fail_status(status, what);
+}
+
 int bench_first_gpu(void)
 {
     pv_device_info devices[64];
@@ -161,16 +176,26 @@ int bench_first_gpu(void)
     return count > 0 ? 0 : -1;
 }
 
-/* The copy bandwidth of ctx, 0 (with a note) when it cannot be measured. */
-static double measure_bandwidth(pv_context *ctx, size_t bytes)
+/* A probe's rate, 0 (with a note naming `what`) when it could not run. */
+static double probe_rate(pv_context *ctx, pv_status status, double rate, const char *what)
 {
-    double rate = 0.0;
-    pv_status status = pv_context_copy_bandwidth(ctx, bytes, &rate);
     if (status == PV_OK)
         return rate;
-    fprintf(stderr, "parvis-bench: copy bandwidth of %s not measured: %s\n",
+    fprintf(stderr, "parvis-bench: %s of %s not measured: %s\n", what,
             pv_context_device_name(ctx), pv_context_last_error(ctx));
     return 0.0;
+}
+
+/* The copy bandwidth and compute peaks of ctx (0 for any not measured). */
+static void measure_limits(pv_context *ctx, size_t copy_bytes, bench_limits *limits)
+{
+    double rate = 0.0;
+    pv_status status = pv_context_copy_bandwidth(ctx, copy_bytes, &rate);
+    limits->bandwidth = probe_rate(ctx, status, rate, "copy bandwidth");
+    status = pv_context_compute_peak(ctx, PV_COMPUTE_FLOAT, &rate);
+    limits->float_peak = probe_rate(ctx, status, rate, "fp32 peak");
+    status = pv_context_compute_peak(ctx, PV_COMPUTE_INT, &rate);
+    limits->int_peak = probe_rate(ctx, status, rate, "integer peak");
 }
 
 static size_t opencl_probe_bytes(int device_index)
@@ -202,8 +227,8 @@ static int open_opencl(const bench_config *config, bench_contexts *contexts)
     contexts->opencl = cli_context(&opencl);
     if (!contexts->opencl)
         return config->device.backend == PV_BACKEND_OPENCL;
-    contexts->opencl_bandwidth =
-        measure_bandwidth(contexts->opencl, opencl_probe_bytes(opencl.device_index));
+    measure_limits(contexts->opencl, opencl_probe_bytes(opencl.device_index),
+                   &contexts->opencl_limits);
     return 0;
 }
 
@@ -216,7 +241,7 @@ int bench_open_contexts(const bench_config *config, bench_contexts *contexts)
     contexts->cpu = cli_context(&cpu);
     if (!contexts->cpu)
         return 1;
-    contexts->cpu_bandwidth = measure_bandwidth(contexts->cpu, BANDWIDTH_BYTES_OTHER);
+    measure_limits(contexts->cpu, BANDWIDTH_BYTES_OTHER, &contexts->cpu_limits);
     if (config->device.backend == PV_BACKEND_CPU)
         return 0;
     if (open_opencl(config, contexts)) {

@@ -18,19 +18,21 @@
 #define QUICK_RUNS 3
 #define QUICK_WARMUP 1
 
-static const char usage[] =
-    "usage: parvis-bench [--quick | --full | --case NAME | --paper NAME] [--runs N]\n"
-    "                    [--warmup N] [--json FILE] [--csv FILE] [--plot DIR] [--data DIR]\n"
-    "                    [--backend auto|cpu|opencl] [--device I] [--devices all|LIST]\n"
-    "                    [--cold]\n"
+static const char summary[] =
     "Compares the CPU backend with an OpenCL device (the first GPU, else any\n"
     "OpenCL device).  Without a selection it runs the quick suite: every\n"
     "operation on small bundled and synthetic cases.  --full runs every case,\n"
     "--case NAME the cases of an operation or whose name contains NAME, and\n"
-    "--paper NAME (sad, bp, sift, oct, flow) one paper's cases beside its\n"
-    "published figures.  Exits 1 when a cross-check falls below its threshold.\n"
-    "--cold times every operation's first call in fresh processes, with empty and\n"
-    "with warm caches, beside its steady time (--full: the papers' sizes).\n";
+    "--paper NAME one paper's cases beside its published figures.  Exits 1\n"
+    "when a cross-check falls below its threshold.  --cold times every\n"
+    "operation's first call in fresh processes, with empty and with warm\n"
+    "caches, beside its steady time (--full: the papers' sizes).";
+
+static const char conventions[] =
+    "  One row a case: median times (CPU, OpenCL kernel and end to end), speedups,\n"
+    "  the share of outputs on which the backends agree against the operation's\n"
+    "  threshold, the fraction of the copy-bandwidth and compute limits reached\n"
+    "  and which of the two binds (docs/benchmarks.md, docs/bench-json.md).\n";
 
 typedef struct bench_options {
     int runs_given, warmup_given;
@@ -53,64 +55,56 @@ static const char *default_data_dir(void)
     return PV_DATADIR;
 }
 
-static int parse_flag(const char *arg, bench_config *config)
+static int parse_paper(const char *value, void *field)
 {
-    if (strcmp(arg, "--quick") == 0)
-        config->quick = 1;
-    else if (strcmp(arg, "--full") == 0)
-        config->full = 1;
-    else if (strcmp(arg, "--cold") == 0)
-        config->cold = 1;
-    else if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
-        fputs(usage, stdout);
-        exit(0);
-    } else
-        return 0;
-    return 1;
-}
-
-static int parse_value(const char *arg, const char *value, bench_config *config,
-                       bench_options *given)
-{
-    if (strcmp(arg, "--case") == 0)
-        config->only = value;
-    else if (strcmp(arg, "--paper") == 0) {
-        if (!bench_paper_known(value))
-            return cli_fail("unknown --paper '%s' (one of %s)", value, bench_paper_names());
-        config->paper = value;
-    } else if (strcmp(arg, "--json") == 0)
-        config->json_path = value;
-    else if (strcmp(arg, "--csv") == 0)
-        config->csv_path = value;
-    else if (strcmp(arg, "--plot") == 0)
-        config->plot_dir = value;
-    else if (strcmp(arg, "--data") == 0)
-        config->data_dir = value;
-    else if (strcmp(arg, "--devices") == 0)
-        config->devices = value;
-    else if (strcmp(arg, "--runs") == 0) {
-        given->runs_given = 1;
-        if (cli_parse_int(value, 1, BENCH_MAX_SAMPLES, &config->runs))
-            return cli_fail("bad --runs (1 .. %d)", BENCH_MAX_SAMPLES);
-    } else if (strcmp(arg, "--warmup") == 0) {
-        given->warmup_given = 1;
-        if (cli_parse_int(value, 0, 100000, &config->warmup))
-            return cli_fail("bad --warmup");
-    } else
-        return cli_fail("unknown option '%s'\n%s", arg, usage);
+    if (!bench_paper_known(value))
+        return -1;
+    *(const char **)field = value;
     return 0;
 }
 
-static int parse_option(int argc, char **argv, int *i, bench_config *config, bench_options *given)
+/* The command line into config; CLI_PARSED, CLI_HELP or CLI_ERROR. */
+static int parse_options(int argc, char **argv, bench_config *config, bench_options *given)
 {
-    int taken = cli_take_backend_option(argc, argv, i, &config->device);
-    if (taken != 0)
-        return taken < 0;
-    if (parse_flag(argv[*i], config))
-        return 0;
-    const char *arg = argv[*i];
-    const char *value = cli_value(argc, argv, i);
-    return value ? parse_value(arg, value, config, given) : 1;
+    char paper_names[160];
+    snprintf(paper_names, sizeof paper_names, "one of %s", bench_paper_names());
+    cli_option options[] = {
+        {.name = "--quick", .kind = CLI_FLAG, .field = &config->quick,
+         .help = "the quick suite: every operation on small cases (the default selection)"},
+        {.name = "--full", .kind = CLI_FLAG, .field = &config->full,
+         .help = "every case of every family"},
+        {.name = "--cold", .kind = CLI_FLAG, .field = &config->cold,
+         .help = "each operation's first call in fresh processes, empty and warm caches"},
+        {.name = "--case", .kind = CLI_TEXT, .field = &config->only, .value_name = "NAME",
+         .help = "the cases of an operation, or whose name contains NAME"},
+        {.name = "--paper", .kind = CLI_CUSTOM, .field = &config->paper, .value_name = "NAME",
+         .parse = parse_paper, .expect = paper_names,
+         .help = "one paper's cases beside its published figures"},
+        {.name = "--runs", .kind = CLI_INT, .field = &config->runs, .min = 1,
+         .max = BENCH_MAX_SAMPLES, .value_name = "N",
+         .help = "timed runs per backend, the median reported (quick suite: 3)"},
+        {.name = "--warmup", .kind = CLI_INT, .field = &config->warmup, .min = 0, .max = 100000,
+         .value_name = "N", .help = "untimed runs first (quick suite: 1)"},
+        {.name = "--json", .kind = CLI_TEXT, .field = &config->json_path, .value_name = "FILE",
+         .help = "write the results as JSON (docs/bench-json.md)"},
+        {.name = "--csv", .kind = CLI_TEXT, .field = &config->csv_path, .value_name = "FILE",
+         .help = "write one CSV row per case"},
+        {.name = "--plot", .kind = CLI_TEXT, .field = &config->plot_dir, .value_name = "DIR",
+         .help = "write gnuplot PNGs of the size sweeps"},
+        {.name = "--data", .kind = CLI_TEXT, .field = &config->data_dir, .value_name = "DIR",
+         .no_default = 1,
+         .help = "directory holding stereo/<set>/ (default $PARVIS_DATA, else the bundled data)"},
+        CLI_BACKEND_ENTRIES(&config->device),
+        CLI_DEVICES_ENTRY(&config->devices, 0),
+    };
+    cli_command command = {.name = "parvis-bench", .program = "parvis-bench",
+                           .synopsis = "[options]", .summary = summary,
+                           .conventions = conventions, .options = options,
+                           .option_count = CLI_COUNT(options)};
+    int parsed = cli_parse(&command, argc, argv);
+    given->runs_given = cli_given(&command, "--runs");
+    given->warmup_given = cli_given(&command, "--warmup");
+    return parsed;
 }
 
 /* No selection means the quick suite; --full and --paper take every size. */
@@ -131,21 +125,12 @@ static int run_families(const bench_config *config, const bench_contexts *contex
 {
     if (config->paper)
         return bench_paper_run(config, contexts, results, BENCH_MAX_RESULTS, count);
-    int rc = bench_stereo_cases(config, contexts, results, BENCH_MAX_RESULTS, count);
-    if (rc == 0)
-        rc = bench_bp_cases(config, contexts, results, BENCH_MAX_RESULTS, count);
-    if (rc == 0)
-        rc = bench_register_cases(config, contexts, results, BENCH_MAX_RESULTS, count);
-    if (rc == 0)
-        rc = bench_octreg_cases(config, contexts, results, BENCH_MAX_RESULTS, count);
-    if (rc == 0)
-        rc = bench_flow_cases(config, contexts, results, BENCH_MAX_RESULTS, count);
-    if (rc == 0)
-        rc = bench_features_cases(config, contexts, results, BENCH_MAX_RESULTS, count);
-    if (rc == 0)
-        rc = bench_geometry_cases(config, contexts, results, BENCH_MAX_RESULTS, count);
-    if (rc == 0)
-        rc = bench_multi_cases(config, contexts, results, BENCH_MAX_RESULTS, count);
+    static bench_family_fn *const families[] = {
+        bench_stereo_cases, bench_bp_cases,       bench_register_cases, bench_octreg_cases,
+        bench_flow_cases,   bench_features_cases, bench_geometry_cases, bench_multi_cases};
+    int rc = 0;
+    for (size_t f = 0; f < sizeof families / sizeof families[0] && rc == 0; f++)
+        rc = families[f](config, contexts, results, BENCH_MAX_RESULTS, count);
     return rc;
 }
 
@@ -213,9 +198,9 @@ int main(int argc, char **argv)
     config.warmup = 3;
     cli_backend_options_default(&config.device);
     bench_options given = {0, 0};
-    for (int i = 1; i < argc; i++)
-        if (parse_option(argc, argv, &i, &config, &given))
-            return 1;
+    int parsed = parse_options(argc, argv, &config, &given);
+    if (parsed != CLI_PARSED)
+        return cli_parse_exit(parsed);
     if (!config.data_dir)
         config.data_dir = default_data_dir();
     resolve_selection(&config, &given);

@@ -419,3 +419,19 @@ pv_status pv_context_copy_bandwidth(pv_context *ctx, size_t bytes, double *gb_pe
     pv_context_unlock(ctx);
     return status;
 }
+
+pv_status pv_context_compute_peak(pv_context *ctx, pv_compute_kind kind, double *gops)
+{
+    if (!ctx || !gops)
+        return pv_fail(ctx, PV_ERR_INVALID, "pv_context_compute_peak: ctx or gops is NULL");
+    if (kind != PV_COMPUTE_FLOAT && kind != PV_COMPUTE_INT)
+        return pv_fail(ctx, PV_ERR_INVALID, "pv_context_compute_peak: unknown kind %d",
+                       (int)kind);
+    if (!ctx->ops->device->compute_peak)
+        return pv_fail(ctx, PV_ERR_UNSUPPORTED,
+                       "pv_context_compute_peak: the %s backend cannot measure it", ctx->ops->name);
+    pv_context_lock(ctx);
+    pv_status status = ctx->ops->device->compute_peak(ctx, kind, gops);
+    pv_context_unlock(ctx);
+    return status;
+}

@@ -1,5 +1,7 @@
-/* Internal to the image I/O module: what io_pnm.c (PGM/PPM/PFM, and the
- * format dispatch of pv_image_read / pv_image_write) shares with io_png.c.
+/* Internal to the image I/O module: the helpers of io_common.c that the
+ * format files (io_pnm.c: PGM/PPM/PFM, io_png.c, io_jpeg.c) share, and the
+ * format readers that io_image.c (the dispatch of pv_image_read /
+ * pv_image_write) calls.  No format file calls another.
  *
  * Readers decode one row at a time into float samples, fold colour into
  * Rec. 601 luma, and store the grey row into the output image with the

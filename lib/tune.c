@@ -15,6 +15,7 @@
  * reader never sees half a file. */
 #include "core/internal.h"
 #include "tune_internal.h"
+#include "tune_db.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -362,11 +363,13 @@ void pv_tune_autoload(pv_context *ctx)
         return;
     if (autoload_disabled()) {
         pv_cl_tune_mark_cache_read(ctx);
+        pv_tune_db_note_source(ctx, "defaults");
         return;
     }
     char saved[sizeof ctx->last_error];
     memcpy(saved, ctx->last_error, sizeof saved);
     load_into(ctx, &applied); /* a failure leaves the defaults: never fatal */
+    pv_tune_db_after_cache(ctx, applied); /* no cache: the tuning database */
     memcpy(ctx->last_error, saved, sizeof saved);
 }
 
@@ -462,6 +465,7 @@ static pv_status tune_unlocked_use_defaults(pv_context *ctx)
         return PV_OK;
 #ifdef PV_HAVE_OPENCL
     pv_status status = pv_cl_tune_mark_cache_read(ctx);
+    pv_tune_db_note_source(ctx, "defaults");
     return status == PV_OK ? pv_cl_tune_reset(ctx) : status;
 #else
     return PV_OK;
@@ -479,7 +483,10 @@ static pv_status tune_unlocked_load(pv_context *ctx, int *applied)
     if (!on_opencl(ctx))
         return PV_OK;
 #ifdef PV_HAVE_OPENCL
-    return load_into(ctx, applied);
+    pv_status status = load_into(ctx, applied);
+    if (*applied > 0)
+        pv_tune_db_note_source(ctx, "cache");
+    return status;
 #else
     return PV_OK;
 #endif
@@ -553,6 +560,8 @@ static pv_status tune_unlocked(pv_context *ctx, const pv_tune_options *options, 
         if (status == PV_OK)
             (*count)++;
     }
+    if (*count > 0)
+        pv_tune_db_note_source(ctx, "search");
     if (status == PV_OK && options->write_cache)
         status = store_results(ctx, results, *count);
     return status;

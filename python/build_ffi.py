@@ -317,6 +317,12 @@ pv_status pv_find_homography(pv_context *ctx, const float *points1, const float 
 pv_status pv_find_fundamental(pv_context *ctx, const float *points1, const float *points2,
                               int count, const pv_ransac_params *params,
                               pv_geometry_result *result, uint8_t *inliers);
+
+/* flow.h: 2D flow defaults and Middlebury .flo files */
+void pv_flow_params_default_2d(pv_flow_params *params);
+void pv_flow_field_free(pv_flow_field *field);
+pv_status pv_flow_read_flo(const char *path, pv_flow_field *field);
+pv_status pv_flow_write_flo(const char *path, const pv_flow_field *field);
 """
 
 

@@ -48,12 +48,14 @@ need(host, "online_cpus", int, "host")
 cpu = need(doc, "cpu_backend", dict, "top")
 need(cpu, "device", text, "cpu_backend")
 assert need(cpu, "threads", int, "cpu_backend") >= 1
-need(cpu, "copy_bandwidth_gbs", maybe_number, "cpu_backend")
+for key in ("copy_bandwidth_gbs", "float_peak_gflops", "int_peak_gops"):
+    need(cpu, key, maybe_number, "cpu_backend")
 opencl = need(doc, "opencl", (dict, type(None)), "top")
 if opencl is not None:
     for key in ("device", "platform", "vendor", "driver_version", "opencl_version", "type"):
         need(opencl, key, maybe_text, "opencl")
-    need(opencl, "copy_bandwidth_gbs", maybe_number, "opencl")
+    for key in ("copy_bandwidth_gbs", "float_peak_gflops", "int_peak_gops"):
+        need(opencl, key, maybe_number, "opencl")
 assert need(doc, "selection", text, "top") == "quick"
 runs = need(doc, "runs", int, "top")
 need(doc, "warmup", int, "top")
@@ -99,6 +101,22 @@ for r in results:
     passes = passes and ok
     need(r, "roofline_bytes", number, where)
     need(r, "roofline_fraction", maybe_number, where)
+    # both limits: the compute fraction beside the bytes', and which binds
+    # (the one nearer its limit, as the two share the measured time)
+    compute_ops = need(r, "compute_ops", maybe_number, where)
+    kind = need(r, "ops_kind", maybe_text, where)
+    assert (kind is None) == (compute_ops is None), where
+    assert kind in (None, "float", "int"), (where, kind)
+    compute = need(r, "compute_fraction", maybe_number, where)
+    memory = r["roofline_fraction"]
+    bound = need(r, "bound", maybe_text, where)
+    need(r, "cpu_compute_fraction", maybe_number, where)
+    need(r, "cpu_bound", maybe_text, where)
+    if memory is None and compute is None:
+        assert bound is None, where
+    else:
+        expect = "compute" if (compute or 0) > (memory or 0) else "memory"
+        assert bound == expect, (where, bound, memory, compute)
     quality = need(r, "quality", (dict, type(None)), where)
     if quality is not None:
         need(quality, "metric", text, where)
@@ -110,12 +128,14 @@ assert passes == all_passed
 ops = {r["op"] for r in results}
 for op in ("sad", "bp", "pc2d", "pc3d", "ncc", "octreg", "flow", "sift", "match"):
     assert op in ops, "the quick suite lacks %s" % op
+    assert any(r["compute_ops"] for r in results if r["op"] == op), "%s counts no operations" % op
 
 rows = list(csv.DictReader(open(sys.argv[2])))
 assert len(rows) == len(results), (len(rows), len(results))
 for row, r in zip(rows, results):
     assert row["op"] == r["op"] and row["case"] == r["case"], (row, r["case"])
     assert row["check"] in ("pass", "FAIL"), row
+    assert row["bound"] == (r["bound"] or ""), (row["bound"], r["bound"])
 print("bench JSON: %d rows, %d ops, schema ok" % (len(results), len(ops)))
 EOF
 echo "PASS"

@@ -1,6 +1,7 @@
-/* The bench's roofline byte counts (bench/bench_roofline.c) on cases small
- * enough to count by hand, one realistic size, the fraction, and bad sizes;
- * the spread of a row's samples (bench/bench_spread.c) that the bench warns
+/* The bench's roofline byte counts (bench/bench_roofline.c) and operation
+ * counts (bench/bench_ops.c) on cases small enough to count by hand, one
+ * realistic size, the fractions, and bad sizes; the median and spread of a
+ * row's samples (bench/bench_spread.c) that the bench reports and warns
  * about. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -8,6 +9,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "../bench/bench_ops.h"
 #include "../bench/bench_roofline.h"
 #include "../bench/bench_spread.h"
 
@@ -138,6 +140,95 @@ static void test_spread_degenerate(void **state)
     assert_false(bench_spread_exceeds(one, 1, 1.0));
 }
 
+/* Real FFTs: 2.5 N log2 N.  8 x 4 x 2 is 64 points: 2.5 x 64 x 6 = 960;
+ * 8 x 4 is 32: 2.5 x 32 x 5 = 400. */
+static void test_ops_fft_and_phase_correlation(void **state)
+{
+    (void)state;
+    assert_true(ops_fft(small_volume, 3) == 960.0);
+    assert_true(ops_fft(small_volume, 2) == 400.0);
+    /* 3 transforms (2880) + 12 x the 40-element half spectrum (480) */
+    assert_true(ops_phase_correlation(small_volume, 3, 3) == 3360.0);
+    /* cached: 2 transforms (1920) + 480 */
+    assert_true(ops_phase_correlation(small_volume, 3, 2) == 2400.0);
+    assert_true(ops_fft_pair(small_volume) == 1920.0);
+    /* 8 x 4 x 3 B-scans: per B-scan 2 x 400 + 12 x (5 x 4) = 1040 */
+    const int oct[3] = {8, 4, 3};
+    assert_true(ops_octreg(oct) == 3120.0);
+    /* 5^2 image, 4^2 template: the 8 x 8 map; 3 x 960 + 6 x (5 x 8) +
+     * (8 + 10) x 64 = 2880 + 240 + 1152 */
+    assert_true(ops_ncc(5, 4) == 4272.0);
+}
+
+static void test_ops_image_operations(void **state)
+{
+    (void)state;
+    /* 8 a pixel and disparity: 8 x 200 x 16 */
+    assert_true(ops_sad(10, 20, 16) == 25600.0);
+    /* 8 x 8, 4 labels, 2 levels, 3 iterations:
+     *   level 0: messages 0.5 x 64 x 3 x 4 x 11 x 4 = 16896, data 64 x 4 x 3 = 768
+     *   level 1: messages 0.5 x 16 x 3 x 4 x 11 x 4 = 4224, sums 16 x 4 x 4 = 256
+     *   beliefs 64 x 4 x 5 = 1280 */
+    assert_true(ops_bp(8, 8, 4, 2, 3) == 23424.0);
+    /* 2^3 voxels, 1 warp of 2 iterations, 3 taps: 58 + 9 x 3 x 3 x 2 (162)
+     * + 2 x 128 (256) = 476 a voxel */
+    assert_true(ops_flow(2, 1, 2, 3) == 3808.0);
+    /* (2 x 128 + 2) x 10 x 20 */
+    assert_true(ops_match(10, 20) == 51600.0);
+}
+
+/* SIFT on 10 x 10, 3 levels: the base blur sigma sqrt(1.6^2 - 0.5^2) =
+ * 1.52 has radius ceil(6.08) = 7, 15 taps, 60 a pixel; the 5 incremental
+ * sigmas 1.226, 1.545, 1.947, 2.453, 3.090 have radii 5, 7, 8, 10, 13:
+ * 11 + 15 + 17 + 21 + 27 = 91 taps, 364 a pixel; 5 differences and 3 x 26
+ * comparisons make 447 a pixel of an octave. */
+static void test_ops_sift(void **state)
+{
+    (void)state;
+    assert_true(ops_sift(10, 10, 1, 3, 0) == 100.0 * (60.0 + 447.0));
+    /* a second octave of 25 pixels */
+    assert_true(ops_sift(10, 10, 2, 3, 0) == 100.0 * (60.0 + 447.0) + 25.0 * 447.0);
+    /* each keypoint: 450 x 20 + 2000 x 30 */
+    assert_true(ops_sift(10, 10, 1, 3, 2) == 50700.0 + 2.0 * 69000.0);
+}
+
+static void test_ops_fraction_and_bad_sizes(void **state)
+{
+    (void)state;
+    /* 2e9 operations at 1000 GOP/s take 2 ms; measured 4 ms: half */
+    assert_true(ops_fraction(2e9, 1000.0, 4.0) == 0.5);
+    assert_true(ops_fraction(0.0, 1000.0, 4.0) == 0.0);
+    assert_true(ops_fraction(2e9, 0.0, 4.0) == 0.0);
+    assert_true(ops_fraction(2e9, 1000.0, -1.0) == 0.0);
+    const int zero[3] = {8, 0, 2};
+    assert_true(ops_fft(NULL, 3) == 0.0);
+    assert_true(ops_fft(zero, 3) == 0.0);
+    assert_true(ops_phase_correlation(small_volume, 3, 0) == 0.0);
+    assert_true(ops_fft_pair(NULL) == 0.0);
+    assert_true(ops_octreg(zero) == 0.0);
+    assert_true(ops_ncc(0, 4) == 0.0);
+    assert_true(ops_sad(10, 0, 16) == 0.0);
+    assert_true(ops_bp(8, 8, 4, 0, 3) == 0.0);
+    assert_true(ops_flow(2, 1, 2, 0) == 0.0);
+    assert_true(ops_sift(10, 10, 1, 0, 0) == 0.0);
+    assert_true(ops_match(-1, 20) == 0.0);
+}
+
+/* The median the rows report: the middle sample, or the mean of the two
+ * middle ones; the input keeps its order; no samples or too many: NaN. */
+static void test_median(void **state)
+{
+    (void)state;
+    const double odd[] = {3.0, 1.0, 2.0};
+    const double even[] = {4.0, 1.0, 3.0, 2.0};
+    assert_true(bench_median(odd, 3) == 2.0);
+    assert_true(odd[0] == 3.0 && odd[1] == 1.0);
+    assert_true(bench_median(even, 4) == 2.5);
+    assert_true(isnan(bench_median(odd, 0)));
+    assert_true(isnan(bench_median(NULL, 3)));
+    assert_true(isnan(bench_median(odd, BENCH_SPREAD_MAX_VALUES + 1)));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -149,6 +240,11 @@ int main(void)
         cmocka_unit_test(test_ncc_and_octreg),
         cmocka_unit_test(test_fraction),
         cmocka_unit_test(test_bad_sizes),
+        cmocka_unit_test(test_ops_fft_and_phase_correlation),
+        cmocka_unit_test(test_ops_image_operations),
+        cmocka_unit_test(test_ops_sift),
+        cmocka_unit_test(test_ops_fraction_and_bad_sizes),
+        cmocka_unit_test(test_median),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

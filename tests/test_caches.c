@@ -39,28 +39,30 @@ static char *read_whole(const char *path, size_t *size)
     return data;
 }
 
-static void write_whole(const char *path, const void *data, size_t size)
+/* A fresh cache root for one test: XDG_CACHE_HOME points at an empty
+ * directory (home) whose parvis/ subdirectory (dir) the library fills;
+ * leave_cache_home puts the caller's XDG_CACHE_HOME back. */
+typedef struct cache_home {
+    char home[4096], dir[4200], saved[4096];
+} cache_home;
+
+static void enter_cache_home(cache_home *cache, const char *name)
 {
-    FILE *file = fopen(path, "wb");
-    assert_non_null(file);
-    assert_int_equal(fwrite(data, 1, size, file), size);
-    assert_int_equal(fclose(file), 0);
+    snprintf(cache->home, sizeof cache->home, "%s", tu_tmp_path(name));
+    remove_tree(cache->home);
+    mkdir(cache->home, 0755);
+    snprintf(cache->dir, sizeof cache->dir, "%s/parvis", cache->home);
+    const char *saved = getenv("XDG_CACHE_HOME");
+    snprintf(cache->saved, sizeof cache->saved, "%s", saved ? saved : "");
+    setenv("XDG_CACHE_HOME", cache->home, 1);
 }
 
-/* Whether a fresh process finds an OpenCL device. */
-static int child_sees_opencl(void)
+static void leave_cache_home(const cache_home *cache)
 {
-    if (tu_skip_opencl())
-        return 0;
-    fflush(NULL);
-    pid_t pid = fork();
-    if (pid == 0) {
-        int count = 0;
-        _exit(pv_device_list(NULL, 0, &count) == PV_OK && count > 0 ? 0 : 1);
-    }
-    int status = 0;
-    return pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
-           WEXITSTATUS(status) == 0;
+    if (cache->saved[0])
+        setenv("XDG_CACHE_HOME", cache->saved, 1);
+    else
+        unsetenv("XDG_CACHE_HOME");
 }
 
 static pv_status blur_once(pv_context *ctx)
@@ -85,10 +87,10 @@ static pv_status blur_once(pv_context *ctx)
 static void test_opencl_starts_without_a_writable_cache(void **state)
 {
     (void)state;
-    if (!child_sees_opencl())
+    if (!tu_child_sees_opencl())
         skip();
     const char *blocker = tu_tmp_path("cache-blocker");
-    write_whole(blocker, "x", 1);
+    tu_write_file(blocker, "x", 1);
     const char *tmp = tu_tmp_path("cache-tmpdir");
     mkdir(tmp, 0700);
     fflush(NULL);
@@ -173,38 +175,26 @@ static pv_status sad_once(pv_context *ctx, pv_image *disparity)
 static void test_swapped_binary_cache_entry_is_repaired(void **state)
 {
     (void)state;
-    pv_context *probe = tu_context(PV_BACKEND_OPENCL);
-    if (!probe || pv_context_backend(probe) != PV_BACKEND_OPENCL) {
-        pv_context_destroy(probe);
-        skip();
-    }
-    pv_context_destroy(probe);
-    char home[4096], dir[4200];
-    snprintf(home, sizeof home, "%s", tu_tmp_path("swap-cache"));
-    remove_tree(home);
-    mkdir(home, 0755);
-    snprintf(dir, sizeof dir, "%s/parvis", home);
-    const char *saved = getenv("XDG_CACHE_HOME");
-    char saved_copy[4096];
-    snprintf(saved_copy, sizeof saved_copy, "%s", saved ? saved : "");
-    setenv("XDG_CACHE_HOME", home, 1);
+    pv_context_destroy(tu_new_opencl_or_skip());
+    cache_home cache;
+    enter_cache_home(&cache, "swap-cache");
 
     pv_context *ctx = tu_context(PV_BACKEND_OPENCL);
     assert_non_null(ctx);
     assert_int_equal(blur_once(ctx), PV_OK);
     file_list filter_entries, all;
-    list_entries(dir, &filter_entries);
+    list_entries(cache.dir, &filter_entries);
     assert_true(filter_entries.count > 0);
     pv_image expected, got;
     assert_int_equal(pv_image_alloc(&expected, 40, 24, PV_PIXEL_F32), PV_OK);
     assert_int_equal(pv_image_alloc(&got, 40, 24, PV_PIXEL_F32), PV_OK);
     assert_int_equal(sad_once(ctx, &expected), PV_OK);
     pv_context_destroy(ctx);
-    list_entries(dir, &all);
+    list_entries(cache.dir, &all);
 
     char path[4400];
     size_t donor_size = 0;
-    snprintf(path, sizeof path, "%s/%s", dir, filter_entries.names[0]);
+    snprintf(path, sizeof path, "%s/%s", cache.dir, filter_entries.names[0]);
     char *donor = read_whole(path, &donor_size);
     assert_non_null(donor);
     assert_true(donor_size > 32);
@@ -212,13 +202,13 @@ static void test_swapped_binary_cache_entry_is_repaired(void **state)
     for (int i = 0; i < all.count; i++) {
         if (listed(&filter_entries, all.names[i]))
             continue;
-        snprintf(path, sizeof path, "%s/%s", dir, all.names[i]);
+        snprintf(path, sizeof path, "%s/%s", cache.dir, all.names[i]);
         size_t size = 0;
         char *own = read_whole(path, &size);
         assert_non_null(own);
         assert_true(size > 32);
         memcpy(donor + CACHE_HEADER_KEY, own + CACHE_HEADER_KEY, 8); /* its own key */
-        write_whole(path, donor, donor_size);
+        tu_write_file(path, donor, donor_size);
         free(own);
         swapped++;
     }
@@ -232,7 +222,7 @@ static void test_swapped_binary_cache_entry_is_repaired(void **state)
     for (int i = 0; i < all.count; i++) {
         if (listed(&filter_entries, all.names[i]))
             continue;
-        snprintf(path, sizeof path, "%s/%s", dir, all.names[i]);
+        snprintf(path, sizeof path, "%s/%s", cache.dir, all.names[i]);
         size_t size = 0;
         char *now = read_whole(path, &size);
         assert_non_null(now); /* stored again */
@@ -250,10 +240,7 @@ static void test_swapped_binary_cache_entry_is_repaired(void **state)
     free(donor);
     pv_image_free(&expected);
     pv_image_free(&got);
-    if (saved_copy[0])
-        setenv("XDG_CACHE_HOME", saved_copy, 1);
-    else
-        unsetenv("XDG_CACHE_HOME");
+    leave_cache_home(&cache);
 }
 
 /* ------------------------------- a binary-cache entry claiming too much */
@@ -343,15 +330,8 @@ static void test_binary_cache_entry_claiming_1gib_is_refused_unread(void **state
     pv_context_destroy(probe);
     if (!opencl)
         return;
-    char home[4096], dir[4200];
-    snprintf(home, sizeof home, "%s", tu_tmp_path("claims-cache"));
-    remove_tree(home);
-    mkdir(home, 0755);
-    snprintf(dir, sizeof dir, "%s/parvis", home);
-    const char *saved = getenv("XDG_CACHE_HOME");
-    char saved_copy[4096];
-    snprintf(saved_copy, sizeof saved_copy, "%s", saved ? saved : "");
-    setenv("XDG_CACHE_HOME", home, 1);
+    cache_home cache;
+    enter_cache_home(&cache, "claims-cache");
 
     pv_image expected, got;
     assert_int_equal(pv_image_alloc(&expected, 40, 24, PV_PIXEL_F32), PV_OK);
@@ -361,12 +341,12 @@ static void test_binary_cache_entry_claiming_1gib_is_refused_unread(void **state
     assert_int_equal(sad_once(ctx, &expected), PV_OK);
     pv_context_destroy(ctx);
     file_list entries;
-    list_entries(dir, &entries);
+    list_entries(cache.dir, &entries);
     assert_true(entries.count > 0);
     const uint64_t claim = ((uint64_t)1 << 30) - 1;
     for (int i = 0; i < entries.count; i++) {
         char entry[4400];
-        snprintf(entry, sizeof entry, "%s/%s", dir, entries.names[i]);
+        snprintf(entry, sizeof entry, "%s/%s", cache.dir, entries.names[i]);
         FILE *file = fopen(entry, "r+b");
         assert_non_null(file);
         assert_int_equal(fseek(file, CACHE_HEADER_SIZE - 8, SEEK_SET), 0);
@@ -381,7 +361,7 @@ static void test_binary_cache_entry_claiming_1gib_is_refused_unread(void **state
     pv_context_destroy(ctx);
     for (int i = 0; i < entries.count; i++) { /* each stored again with its true size */
         char entry[4400];
-        snprintf(entry, sizeof entry, "%s/%s", dir, entries.names[i]);
+        snprintf(entry, sizeof entry, "%s/%s", cache.dir, entries.names[i]);
         FILE *file = fopen(entry, "rb");
         assert_non_null(file);
         pv_cl_cache_header header;
@@ -392,10 +372,7 @@ static void test_binary_cache_entry_claiming_1gib_is_refused_unread(void **state
     }
     pv_image_free(&expected);
     pv_image_free(&got);
-    if (saved_copy[0])
-        setenv("XDG_CACHE_HOME", saved_copy, 1);
-    else
-        unsetenv("XDG_CACHE_HOME");
+    leave_cache_home(&cache);
 #endif
 }
 
@@ -450,8 +427,8 @@ static void test_tune_writer_refuses_planted_links(void **state)
     assert_int_equal(pv_tune_cache_path(ctx, path, sizeof path), PV_OK);
     snprintf(victim, sizeof victim, "%s/victim-temporary", dir);
     snprintf(victim2, sizeof victim2, "%s/victim-final", dir);
-    write_whole(victim, "precious\n", 9);
-    write_whole(victim2, "precious too\n", 13);
+    tu_write_file(victim, "precious\n", 9);
+    tu_write_file(victim2, "precious too\n", 13);
     snprintf(planted, sizeof planted, "%s.%ld.tmp", path, (long)getpid());
     assert_int_equal(symlink(victim, planted), 0);
     assert_int_equal(symlink(victim2, path), 0);
@@ -487,11 +464,7 @@ static void test_tune_writer_refuses_planted_links(void **state)
 static void test_tune_without_cache_location_fails_first(void **state)
 {
     (void)state;
-    pv_context *ctx = tu_context(PV_BACKEND_OPENCL);
-    if (!ctx || pv_context_backend(ctx) != PV_BACKEND_OPENCL) {
-        pv_context_destroy(ctx);
-        skip();
-    }
+    pv_context *ctx = tu_new_opencl_or_skip();
     char home[4096] = "", xdg[4096] = "";
     if (getenv("HOME"))
         snprintf(home, sizeof home, "%s", getenv("HOME"));

@@ -58,10 +58,35 @@ help_has synth-oct "[0..1e+06; default 0.4]"
 help_has tune "[1..1000; default 3]"
 ./parvis devices --help | grep -q "OpenCL devices:" && fail "devices --help listed the devices"
 
+# parvis-bench reads its options through the same table parser: help from
+# the table, ranges and names checked before anything runs
+./parvis-bench --help >"$out/help" 2>"$out/stderr" || fail "parvis-bench --help exited non-zero"
+grep -q "^usage: parvis-bench" "$out/help" || fail "parvis-bench --help: no usage on stdout"
+grep -qF "[1..100; default 11]" "$out/help" || fail "parvis-bench --help lacks --runs' range"
+[ -s "$out/stderr" ] && fail "parvis-bench --help wrote to stderr"
+bench_error() {
+    want=$1
+    shift
+    if ./parvis-bench "$@" >"$out/stdout" 2>"$out/stderr"; then
+        fail "parvis-bench $* succeeded"
+    elif ! grep -qF -- "$want" "$out/stderr"; then
+        fail "parvis-bench $*: stderr lacks '$want': $(cat "$out/stderr")"
+    fi
+}
+bench_error "--runs '0': expected an integer in 1..100" --runs 0
+bench_error "--paper 'nope': expected one of sad, bp, sift, oct, flow" --paper nope
+bench_error "unknown option '--bogus' (see 'parvis-bench --help')" --bogus
+bench_error "--devices 'x': expected 'all' or device indices" --devices x
+# --device takes an index or part of a device's name, as PARVIS_DEVICE does
+bench_error "--device 'no such device': expected a device index or part of a device's name" \
+    --device "no such device"
+
 L="$data/tsukuba/left.pgm"
 R="$data/tsukuba/right.pgm"
 G="$data/tsukuba/gt.pgm"
 expect_error "expected an integer in 1..1048576" stereo "$L" "$R" --ndisp 0 -o "$out/d.pfm"
+expect_error "--device 'no such device': expected a device index" stereo "$L" "$R" --ndisp 16 \
+    --device "no such device" -o "$out/d.pfm"
 expect_error "--ndisp N is required" stereo "$L" "$R" -o "$out/d.pfm"
 expect_error "--window applies to --method sad, not bp" stereo "$L" "$R" --ndisp 16 \
     --method bp --window 5 -o "$out/d.pfm"

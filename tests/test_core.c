@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #ifdef PV_HAVE_OPENCL
 #include "../backends/opencl/runtime.h"
@@ -188,6 +190,78 @@ static void test_copy_bandwidth(void **state)
     pv_context_destroy(opencl);
 }
 
+/* A dependent scalar chain x = x * a + b on one thread: 2 FLOPs a step,
+ * one step at a time.  The compute probe, with independent chains on
+ * every thread, must do at least as well; GFLOP/s. */
+static double scalar_chain_gflops(void)
+{
+    volatile float a = 0.999f, b = 1e-3f;
+    const int steps = 1 << 22;
+    float x = 0.5f, fa = a, fb = b;
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (int s = 0; s < steps; s++)
+        x = x * fa + fb;
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    a = x;
+    double seconds = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+    return 2.0 * steps / (seconds > 0.0 ? seconds : 1e-9) * 1e-9;
+}
+
+/* What a CPU could do at the very most: 64 operations a cycle (two
+ * 16-lane fused multiply-add units) at 6 GHz on every online core.  A
+ * probe the compiler folded away would claim more. */
+static double cpu_ceiling_gops(void)
+{
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    return 64.0 * 6.0 * (double)(cores > 0 ? cores : 1);
+}
+
+/* The probe's rate on ctx, checked against the scalar floor (a quarter
+ * of it: the 2 shared cores of CI can take the probe's best runs away)
+ * and, on CPU devices, against the ceiling. */
+static void check_compute_peak(pv_context *ctx, int cpu_device, double floor_gflops)
+{
+    for (int kind = PV_COMPUTE_FLOAT; kind <= PV_COMPUTE_INT; kind++) {
+        double gops = -1.0;
+        assert_int_equal(pv_context_compute_peak(ctx, (pv_compute_kind)kind, &gops), PV_OK);
+        assert_true(isfinite(gops) && gops > 0.0);
+        if (kind == PV_COMPUTE_FLOAT)
+            assert_true(gops >= 0.25 * floor_gflops);
+        if (cpu_device)
+            assert_true(gops <= cpu_ceiling_gops());
+    }
+}
+
+/* The compute probe: bad arguments leave the output alone; each backend's
+ * rates lie between a scalar chain's and what the hardware can do. */
+static void test_compute_peak(void **state)
+{
+    (void)state;
+    pv_context *cpu = tu_context(PV_BACKEND_CPU);
+    assert_non_null(cpu);
+    double gops = -1.0;
+    assert_int_equal(pv_context_compute_peak(NULL, PV_COMPUTE_FLOAT, &gops), PV_ERR_INVALID);
+    assert_int_equal(pv_context_compute_peak(cpu, PV_COMPUTE_FLOAT, NULL), PV_ERR_INVALID);
+    assert_int_equal(pv_context_compute_peak(cpu, (pv_compute_kind)7, &gops), PV_ERR_INVALID);
+    assert_true(gops == -1.0);
+    assert_non_null(strstr(pv_context_last_error(cpu), "kind"));
+    double floor_gflops = scalar_chain_gflops();
+    check_compute_peak(cpu, 1, floor_gflops);
+    pv_context_destroy(cpu);
+    pv_context *opencl = tu_skip_opencl() ? NULL : tu_context(PV_BACKEND_OPENCL);
+    if (!opencl)
+        return;
+    pv_device_info devices[16];
+    int count = 0, cpu_device = 0;
+    if (pv_device_list(devices, 16, &count) == PV_OK)
+        for (int i = 0; i < count && i < 16; i++)
+            if (strcmp(devices[i].name, pv_context_device_name(opencl)) == 0)
+                cpu_device = devices[i].type == PV_DEVICE_CPU;
+    check_compute_peak(opencl, cpu_device, cpu_device ? floor_gflops : 0.0);
+    pv_context_destroy(opencl);
+}
+
 #ifdef PV_HAVE_OPENCL
 static int count_cache_files(const char *dir)
 {
@@ -266,9 +340,7 @@ static void test_binary_cache(void **state)
 static void test_build_failure_keeps_log(void **state)
 {
     (void)state;
-    pv_context *ctx = tu_context(PV_BACKEND_OPENCL);
-    if (!ctx)
-        skip();
+    pv_context *ctx = tu_new_opencl_or_skip();
     cl_kernel kernel;
     pv_status status = pv_cl_kernel(ctx, "filter", "-DPV_FORCE_BUILD_ERROR=1 -Dfloat=int*)(",
                                     "gaussian_rows", &kernel);
@@ -302,9 +374,7 @@ static void round_trip_volume(pv_context *ctx, int nx, int ny, int nz)
 static void test_pinned_transfers(void **state)
 {
     (void)state;
-    pv_context *ctx = tu_context(PV_BACKEND_OPENCL);
-    if (!ctx)
-        skip();
+    pv_context *ctx = tu_new_opencl_or_skip();
     round_trip_volume(ctx, 256, 256, 160);
     setenv("PARVIS_PINNED_MIN", "1", 1);
     round_trip_volume(ctx, 17, 5, 3);
@@ -317,9 +387,7 @@ static void test_pinned_transfers(void **state)
 static void test_launch_parameters(void **state)
 {
     (void)state;
-    pv_context *ctx = tu_context(PV_BACKEND_OPENCL);
-    if (!ctx)
-        skip();
+    pv_context *ctx = tu_new_opencl_or_skip();
     int fallback = pv_cl_param(ctx, "sad", "NO_SUCH_PARAM", 1234);
     assert_int_equal(fallback, 1234);
     assert_int_equal(pv_cl_param_set(ctx, "sad", "NO_SUCH_PARAM", 3), PV_ERR_INVALID);
@@ -342,6 +410,7 @@ int main(void)
         cmocka_unit_test(test_auto_selection),
         cmocka_unit_test(test_opencl_context),
         cmocka_unit_test(test_copy_bandwidth),
+        cmocka_unit_test(test_compute_peak),
 #ifdef PV_HAVE_OPENCL
         cmocka_unit_test(test_binary_cache),
         cmocka_unit_test(test_build_failure_keeps_log),

@@ -696,14 +696,6 @@ static void test_evaluation_helpers(void **state)
 
 /* ------------------------------------------------------------ .flo files */
 
-static void write_bytes(const char *path, const void *bytes, size_t count)
-{
-    FILE *f = fopen(path, "wb");
-    assert_non_null(f);
-    assert_int_equal(fwrite(bytes, 1, count, f), count);
-    assert_int_equal(fclose(f), 0);
-}
-
 /* Known values survive a write and a read bit for bit, unknown markers
  * (1e10) included; the error helper skips those. */
 static void test_flo_round_trip(void **state)
@@ -766,7 +758,7 @@ static void test_flo_hostile(void **state)
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
         memcpy(file + 4, &cases[k].w, 4);
         memcpy(file + 8, &cases[k].h, 4);
-        write_bytes(path, file, cases[k].bytes);
+        tu_write_file(path, file, cases[k].bytes);
         assert_int_equal(pv_flow_read_flo(path, &out), PV_ERR_FORMAT);
         assert_memory_equal(&out, &before, sizeof out);
     }
@@ -774,9 +766,9 @@ static void test_flo_hostile(void **state)
     memcpy(file + 4, &two, 4);
     memcpy(file + 8, &two, 4);
     file[0] ^= 1; /* wrong magic */
-    write_bytes(path, file, 12 + 32);
+    tu_write_file(path, file, 12 + 32);
     assert_int_equal(pv_flow_read_flo(path, &out), PV_ERR_FORMAT);
-    write_bytes(path, file, 5); /* shorter than the header */
+    tu_write_file(path, file, 5); /* shorter than the header */
     assert_int_equal(pv_flow_read_flo(path, &out), PV_ERR_FORMAT);
     assert_int_equal(pv_flow_read_flo(tu_tmp_path("missing.flo"), &out), PV_ERR_IO);
     assert_memory_equal(&out, &before, sizeof out);

@@ -19,15 +19,6 @@
 
 /* ------------------------------------------------------------ helpers */
 
-static void write_file(const char *path, const void *bytes, size_t length)
-{
-    FILE *f = fopen(path, "wb");
-    assert_non_null(f);
-    if (length)
-        assert_int_equal(fwrite(bytes, 1, length, f), length);
-    assert_int_equal(fclose(f), 0);
-}
-
 /* The whole file into a malloc'ed buffer. */
 static uint8_t *slurp(const char *path, size_t *length)
 {
@@ -226,7 +217,7 @@ static void write_png_file(const char *path, const png_spec *spec, const uint8_t
 {
     byte_buffer png = {{0}, 0};
     build_png(&png, spec, scanlines, length);
-    write_file(path, png.data, png.length);
+    tu_write_file(path, png.data, png.length);
 }
 
 /* The 3x2 colour test card and its luma, worked out by hand:
@@ -298,7 +289,7 @@ static void test_pgm_16bit_read(void **state)
     static const char file[] = "P5\n# a comment\n3 # width\n2\n# maxval next\n1000\n"
                                "\x00\x00\x03\xe8\x01\xf4" /* 0 1000 500 */
                                "\x01\x01\x03\xe7\x00\x01"; /* 257 999 1 */
-    write_file(path, file, sizeof file - 1);
+    tu_write_file(path, file, sizeof file - 1);
     const float f32[6] = {0, 1000, 500, 257, 999, 1};
     /* u8: round(v * 255 / 1000) */
     const float u8[6] = {0, 255, 128, 66, 255, 0};
@@ -310,7 +301,7 @@ static void test_pgm_small_maxval_kept_as_is(void **state)
     (void)state;
     const char *path = tu_tmp_path("maxval15.pgm");
     static const char file[] = "P5 2 2 15\n\x00\x05\x0a\x0f";
-    write_file(path, file, sizeof file - 1);
+    tu_write_file(path, file, sizeof file - 1);
     const float values[4] = {0, 5, 10, 15};
     expect_file_pixels(path, 2, 2, values, values, 0.0f);
 }
@@ -322,7 +313,7 @@ static void test_ppm_colour_to_luma(void **state)
     uint8_t file[64];
     int header = snprintf((char *)file, sizeof file, "P6\n3 2\n255\n");
     memcpy(file + header, card_rgb, sizeof card_rgb);
-    write_file(path, file, (size_t)header + sizeof card_rgb);
+    tu_write_file(path, file, (size_t)header + sizeof card_rgb);
     expect_file_pixels(path, 3, 2, card_luma_u8, card_luma, 1e-3f);
 }
 
@@ -333,7 +324,7 @@ static void test_ppm_16bit_colour_to_luma(void **state)
     static const char file[] = "P6\n2 1\n65535\n"
                                "\xff\xff\x00\x00\x00\x00"  /* pure red at full scale */
                                "\x80\x00\x80\x00\x80\x00"; /* grey 32768 */
-    write_file(path, file, sizeof file - 1);
+    tu_write_file(path, file, sizeof file - 1);
     const float f32[2] = {0.299f * 65535.0f, 32768.0f};
     /* u8: luma * 255 / 65535 -> 76.245 and 127.50 */
     const float u8[2] = {76, 128};
@@ -345,7 +336,7 @@ static void test_ascii_pgm_and_ppm(void **state)
     (void)state;
     const char *pgm = tu_tmp_path("plain.pgm");
     static const char grey[] = "P2\n# plain\n3 2\n300\n0 150 300\n  299\n\n1 2";
-    write_file(pgm, grey, sizeof grey - 1);
+    tu_write_file(pgm, grey, sizeof grey - 1);
     const float grey_f32[6] = {0, 150, 300, 299, 1, 2};
     const float grey_u8[6] = {0, 128, 255, 254, 1, 2}; /* round(v * 255 / 300) */
     expect_file_pixels(pgm, 3, 2, grey_u8, grey_f32, 0.0f);
@@ -356,7 +347,7 @@ static void test_ascii_pgm_and_ppm(void **state)
     for (int i = 0; i < 6; i++)
         length += snprintf(text + length, sizeof text - (size_t)length, "%d %d %d\n",
                            card_rgb[i][0], card_rgb[i][1], card_rgb[i][2]);
-    write_file(ppm, text, (size_t)length);
+    tu_write_file(ppm, text, (size_t)length);
     expect_file_pixels(ppm, 3, 2, card_luma_u8, card_luma, 1e-3f);
 }
 
@@ -422,7 +413,7 @@ static void test_pfm_big_endian_rows_bottom_up(void **state)
     const float stored[4] = {1, 2, 3, 4};
     for (int i = 0; i < 4; i++)
         put_be_float(file + header + 4 * i, stored[i]);
-    write_file(path, file, header + 16);
+    tu_write_file(path, file, header + 16);
     const float image[4] = {3, 4, 1, 2};
     expect_file_pixels(path, 2, 2, image, image, 0.0f);
 }
@@ -436,7 +427,7 @@ static void test_pfm_colour_little_endian_to_luma(void **state)
     for (int i = 0; i < 3; i++)
         for (int c = 0; c < 3; c++)
             put_le_float(file + header + 12 * i + 4 * c, card_rgb[i][c]);
-    write_file(path, file, header + 36);
+    tu_write_file(path, file, header + 36);
     expect_file_pixels(path, 3, 1, card_luma_u8, card_luma, 1e-3f);
 }
 
@@ -616,7 +607,7 @@ static void test_png_truncated(void **state)
     const size_t cuts[] = {8, 12, 20, 33, 40, length / 2, length - 13, length - 1};
     const char *cut_path = tu_tmp_path("truncated.png");
     for (size_t i = 0; i < sizeof cuts / sizeof cuts[0]; i++) {
-        write_file(cut_path, bytes, cuts[i]);
+        tu_write_file(cut_path, bytes, cuts[i]);
         expect_read_failure(cut_path, PV_PIXEL_U8, PV_ERR_FORMAT);
         expect_read_failure(cut_path, PV_PIXEL_F32, PV_ERR_FORMAT);
     }
@@ -633,7 +624,7 @@ static void test_png_corrupt(void **state)
 
     build_png(&png, &spec, rows, sizeof rows);
     png.data[29] ^= 0x01; /* the IHDR CRC */
-    write_file(path, png.data, png.length);
+    tu_write_file(path, png.data, png.length);
     expect_read_failure(path, PV_PIXEL_U8, PV_ERR_FORMAT);
 
     build_png(&png, &spec, rows, sizeof rows);
@@ -641,25 +632,25 @@ static void test_png_corrupt(void **state)
     uint32_t crc = crc32_update(0xFFFFFFFFu, png.data + 37, 4 + 2 + 5 + 6 + 4) ^ 0xFFFFFFFFu;
     for (int i = 0; i < 4; i++)
         png.data[37 + 4 + 17 + i] = (uint8_t)(crc >> (24 - 8 * i));
-    write_file(path, png.data, png.length);
+    tu_write_file(path, png.data, png.length);
     expect_read_failure(path, PV_PIXEL_U8, PV_ERR_FORMAT);
 
     /* Too few rows in the image data. */
     build_png(&png, &spec, rows, 3);
-    write_file(path, png.data, png.length);
+    tu_write_file(path, png.data, png.length);
     expect_read_failure(path, PV_PIXEL_U8, PV_ERR_FORMAT);
 
     /* A header claiming 10^6 x 10^6 (libpng's own limit) on a file of a
      * few dozen bytes: refused before a terabyte is asked for. */
     spec.width = spec.height = 1000000;
     build_png(&png, &spec, rows, sizeof rows);
-    write_file(path, png.data, png.length);
+    tu_write_file(path, png.data, png.length);
     expect_read_failure(path, PV_PIXEL_U8, PV_ERR_FORMAT);
 
     /* Bit depth 16 is not allowed with a palette. */
     spec = (png_spec){2, 2, 16, 3, 0, NULL, 0, NULL, 0};
     build_png(&png, &spec, rows, sizeof rows);
-    write_file(path, png.data, png.length);
+    tu_write_file(path, png.data, png.length);
     expect_read_failure(path, PV_PIXEL_U8, PV_ERR_FORMAT);
 }
 
@@ -898,7 +889,7 @@ static void test_jpeg_damaged(void **state)
     const char *path = tu_tmp_path("damaged.jpg");
     const size_t cuts[] = {3, 20, 200, length / 2, length - 2};
     for (size_t i = 0; i < sizeof cuts / sizeof cuts[0]; i++) {
-        write_file(path, bytes, cuts[i]);
+        tu_write_file(path, bytes, cuts[i]);
         expect_read_failure(path, PV_PIXEL_U8, PV_ERR_FORMAT);
         expect_read_failure(path, PV_PIXEL_F32, PV_ERR_FORMAT);
     }
@@ -912,7 +903,7 @@ static void test_jpeg_damaged(void **state)
     memcpy(lying, bytes, length);
     lying[sof + 5] = lying[sof + 7] = 0xFD;
     lying[sof + 6] = lying[sof + 8] = 0xE8;
-    write_file(path, lying, length);
+    tu_write_file(path, lying, length);
     expect_read_failure(path, PV_PIXEL_F32, PV_ERR_FORMAT);
     assert_non_null(strstr(pv_last_error(), "65000x65000"));
     pv_image_info info = {PV_IMAGE_FORMAT_PGM, 1, 2, 3, 4}, before = info;
@@ -922,7 +913,7 @@ static void test_jpeg_damaged(void **state)
     memcpy(lying, bytes, length);
     for (size_t i = sof; i < sof + 40 && i < length; i++)
         lying[i] = 0x55;
-    write_file(path, lying, length);
+    tu_write_file(path, lying, length);
     expect_read_failure(path, PV_PIXEL_U8, PV_ERR_FORMAT);
     free(lying);
     free(bytes);
@@ -936,12 +927,12 @@ static void bad_jpeg_reads(const void *arg)
     const char *path = tu_tmp_path("quiet.jpg");
     pv_image out;
     for (size_t cut = 3; cut < length; cut += length / 17) {
-        write_file(path, bytes, cut);
+        tu_write_file(path, bytes, cut);
         (void)pv_image_read(path, PV_PIXEL_U8, &out);
     }
     for (size_t i = length / 2; i < length / 2 + 8; i++)
         bytes[i] = 0xFF;
-    write_file(path, bytes, length);
+    tu_write_file(path, bytes, length);
     if (pv_image_read(path, PV_PIXEL_U8, &out) == PV_OK)
         pv_image_free(&out);
     free(bytes);
@@ -973,11 +964,11 @@ static void expect_info(const char *path, pv_image_format format, int width, int
 static void test_image_read_info(void **state)
 {
     (void)state;
-    write_file(tu_tmp_path("i16.pgm"), "P5 2 1 65535\n\0\1\2\3", 17);
+    tu_write_file(tu_tmp_path("i16.pgm"), "P5 2 1 65535\n\0\1\2\3", 17);
     expect_info(tu_tmp_path("i16.pgm"), PV_IMAGE_FORMAT_PGM, 2, 1, 1, 16);
-    write_file(tu_tmp_path("i.ppm"), "P3 1 1 15\n1 2 3\n", 16);
+    tu_write_file(tu_tmp_path("i.ppm"), "P3 1 1 15\n1 2 3\n", 16);
     expect_info(tu_tmp_path("i.ppm"), PV_IMAGE_FORMAT_PPM, 1, 1, 3, 4);
-    write_file(tu_tmp_path("i.pfm"), "PF 1 1 -1\n\0\0\0\0\0\0\0\0\0\0\0\0", 22);
+    tu_write_file(tu_tmp_path("i.pfm"), "PF 1 1 -1\n\0\0\0\0\0\0\0\0\0\0\0\0", 22);
     expect_info(tu_tmp_path("i.pfm"), PV_IMAGE_FORMAT_PFM, 1, 1, 3, 32);
     const uint8_t rgba[] = {0, 1, 2, 3, 4};
     png_spec spec = {1, 1, 8, 6, 0, NULL, 0, NULL, 0};
@@ -991,7 +982,7 @@ static void test_image_read_info(void **state)
     pv_image_info info = {PV_IMAGE_FORMAT_PGM, 1, 2, 3, 4}, before = info;
     assert_int_equal(pv_image_read_info(NULL, &info), PV_ERR_INVALID);
     assert_int_equal(pv_image_read_info(tu_tmp_path("i.png"), NULL), PV_ERR_INVALID);
-    write_file(tu_tmp_path("huge.pgm"), "P5 100000 100000 255\n\0", 22);
+    tu_write_file(tu_tmp_path("huge.pgm"), "P5 100000 100000 255\n\0", 22);
     assert_int_equal(pv_image_read_info(tu_tmp_path("huge.pgm"), &info), PV_ERR_FORMAT);
     assert_int_equal(pv_image_read_info(tu_tmp_path("absent.pgm"), &info), PV_ERR_IO);
     assert_memory_equal(&info, &before, sizeof info);
@@ -1218,7 +1209,7 @@ static void test_malformed_files(void **state)
     const char *path = tu_tmp_path("malformed");
     for (size_t i = 0; i < sizeof malformed_cases / sizeof malformed_cases[0]; i++) {
         const malformed_case *c = &malformed_cases[i];
-        write_file(path, c->bytes, c->length);
+        tu_write_file(path, c->bytes, c->length);
         pv_image out = sentinel_image(), before = out;
         for (int t = 0; t < 2; t++) {
             pv_pixel_type type = t ? PV_PIXEL_F32 : PV_PIXEL_U8;
@@ -1239,13 +1230,13 @@ static void test_header_edge_cases_accepted(void **state)
     /* Whitespace of every kind, a comment right after the magic, CR line
      * ends, and trailing bytes after the raster (a second image). */
     static const char file[] = "P5#c\r\n\t2\v\f1\r255\r\x07\x08P5 1 1 255 \x01";
-    write_file(path, file, sizeof file - 1);
+    tu_write_file(path, file, sizeof file - 1);
     const float values[2] = {7, 8};
     expect_file_pixels(path, 2, 1, values, values, 0.0f);
 
     /* The byte after maxval may itself be a '#': it is pixel data. */
     static const char hash[] = "P5 1 1 255\n#";
-    write_file(path, hash, sizeof hash - 1);
+    tu_write_file(path, hash, sizeof hash - 1);
     const float hash_value[1] = {'#'};
     expect_file_pixels(path, 1, 1, hash_value, hash_value, 0.0f);
 
@@ -1254,7 +1245,7 @@ static void test_header_edge_cases_accepted(void **state)
     uint8_t bytes[64] = "Pf 1 1 +2.5e-3\n";
     size_t header = strlen((const char *)bytes);
     put_be_float(bytes + header, 42.0f);
-    write_file(pfm, bytes, header + 4);
+    tu_write_file(pfm, bytes, header + 4);
     const float answer[1] = {42};
     expect_file_pixels(pfm, 1, 1, answer, answer, 0.0f);
 }

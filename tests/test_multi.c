@@ -36,11 +36,7 @@ static fixture fx;
 static int make_oct_inputs(void)
 {
     pv_octreg_synth_params p;
-    pv_octreg_synth_params_default(&p);
-    p.size[0] = ND;
-    p.size[1] = NA;
-    p.size[2] = NB;
-    p.seed = 11;
+    tu_octreg_synth_params(&p, ND, NA, NB, 11);
     for (int i = 0; i < TARGETS; i++) {
         p.start[0] = 0.5 * i;
         p.start[1] = 1.0 + i;

@@ -42,11 +42,7 @@ static fixture fx;
  * reference: out of bounds), drifts, trembles and jumps twice. */
 static void integer_params(pv_octreg_synth_params *p)
 {
-    pv_octreg_synth_params_default(p);
-    p->size[0] = ND;
-    p->size[1] = NA;
-    p->size[2] = NB;
-    p->seed = 7;
+    tu_octreg_synth_params(p, ND, NA, NB, 7);
     p->start[1] = 3.0;
     p->integer_shifts = 1;
 }
@@ -342,32 +338,34 @@ static void check_placement(const pv_volume *registered, const float *coverage, 
     }
 }
 
+/* The mean of B-scan j's samples along depth (along_depth: at A-line i)
+ * or along the A-lines (at depth i), gaps left out; gap when all are. */
+static double mean_without_gaps(const pv_volume *v, int along_depth, int i, int j, float gap)
+{
+    double total = 0.0;
+    int n = 0;
+    for (int k = 0; k < (along_depth ? ND : NA); k++) {
+        float value = along_depth ? at(v, k, i, j) : at(v, i, k, j);
+        if (value != gap) {
+            total += value;
+            n++;
+        }
+    }
+    return n ? total / n : gap;
+}
+
 static void check_projections(const pv_volume *v, const pv_image *enface, const pv_image *slow,
                               float gap)
 {
     for (int j = 0; j < NB; j++)
         for (int a = 0; a < NA; a++) {
-            double total = 0.0;
-            int n = 0;
-            for (int d = 0; d < ND; d++)
-                if (at(v, d, a, j) != gap) {
-                    total += at(v, d, a, j);
-                    n++;
-                }
             float got = ((const float *)enface->data)[j * enface->stride + a];
-            assert_float_equal(got, n ? total / n : gap, 1e-4);
+            assert_float_equal(got, mean_without_gaps(v, 1, a, j, gap), 1e-4);
         }
     for (int d = 0; d < ND; d++)
         for (int j = 0; j < NB; j++) {
-            double total = 0.0;
-            int n = 0;
-            for (int a = 0; a < NA; a++)
-                if (at(v, d, a, j) != gap) {
-                    total += at(v, d, a, j);
-                    n++;
-                }
             float got = ((const float *)slow->data)[d * slow->stride + j];
-            assert_float_equal(got, n ? total / n : gap, 1e-4);
+            assert_float_equal(got, mean_without_gaps(v, 0, d, j, gap), 1e-4);
         }
 }
 

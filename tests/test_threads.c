@@ -76,27 +76,10 @@ static int creation_race_child(void)
     return failed;
 }
 
-/* Whether a fresh process finds an OpenCL device (asked in a child, so
- * that this process's first OpenCL use stays the race under test). */
-static int child_sees_opencl(void)
-{
-    if (tu_skip_opencl())
-        return 0;
-    fflush(NULL);
-    pid_t pid = fork();
-    if (pid == 0) {
-        int count = 0;
-        _exit(pv_device_list(NULL, 0, &count) == PV_OK && count > 0 ? 0 : 1);
-    }
-    int status = 0;
-    return pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
-           WEXITSTATUS(status) == 0;
-}
-
 static void test_concurrent_opencl_context_creation(void **state)
 {
     (void)state;
-    if (!child_sees_opencl())
+    if (!tu_child_sees_opencl())
         skip();
     for (int attempt = 0; attempt < FIRST_USE_TRIES; attempt++) {
         fflush(NULL);
@@ -232,11 +215,7 @@ static void test_shared_cpu_context(void **state)
 static void test_shared_opencl_context(void **state)
 {
     (void)state;
-    pv_context *ctx = tu_context(PV_BACKEND_OPENCL);
-    if (!ctx || pv_context_backend(ctx) != PV_BACKEND_OPENCL) {
-        pv_context_destroy(ctx);
-        skip();
-    }
+    pv_context *ctx = tu_new_opencl_or_skip();
     hammer_shared_context(ctx);
     pv_context_destroy(ctx);
 }

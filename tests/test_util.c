@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #define TU_SENTINEL_U8 0xA5
 #define TU_SENTINEL_F32 (-12345.678f)
@@ -71,6 +73,16 @@ pv_context *tu_opencl_or_skip(void)
     if (!tu_opencl)
         skip();
     return tu_opencl;
+}
+
+pv_context *tu_new_opencl_or_skip(void)
+{
+    pv_context *ctx = tu_context(PV_BACKEND_OPENCL);
+    if (!ctx || pv_context_backend(ctx) != PV_BACKEND_OPENCL) {
+        pv_context_destroy(ctx);
+        skip();
+    }
+    return ctx;
 }
 
 pv_context *tu_backend_ctx(void **state)
@@ -197,6 +209,40 @@ const char *tu_tmp_path(const char *name)
     mkdir("tests/tmp", 0755);
     snprintf(path, sizeof path, "tests/tmp/%s", name);
     return path;
+}
+
+void tu_octreg_synth_params(pv_octreg_synth_params *p, int depth, int alines, int bscans,
+                            uint32_t seed)
+{
+    pv_octreg_synth_params_default(p);
+    p->size[0] = depth;
+    p->size[1] = alines;
+    p->size[2] = bscans;
+    p->seed = seed;
+}
+
+void tu_write_file(const char *path, const void *bytes, size_t length)
+{
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    if (length)
+        assert_int_equal(fwrite(bytes, 1, length, f), length);
+    assert_int_equal(fclose(f), 0);
+}
+
+int tu_child_sees_opencl(void)
+{
+    if (tu_skip_opencl())
+        return 0;
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        int count = 0;
+        _exit(pv_device_list(NULL, 0, &count) == PV_OK && count > 0 ? 0 : 1);
+    }
+    int status = 0;
+    return pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
+           WEXITSTATUS(status) == 0;
 }
 
 float *tu_fpixel(const pv_image *image, int x, int y)

@@ -36,6 +36,9 @@ extern const pv_backend_kind tu_opencl_kind;
 int tu_group_setup(void **state);
 int tu_group_teardown(void **state);
 pv_context *tu_opencl_or_skip(void);
+/* A new OpenCL context of the caller's own (to destroy), or skip the test
+ * when there is none. */
+pv_context *tu_new_opencl_or_skip(void);
 pv_context *tu_backend_ctx(void **state);
 
 /* Deterministic pseudo-random numbers (xorshift32). */
@@ -57,6 +60,15 @@ void tu_guarded_free(pv_image *image, int guard);
 const char *tu_data_path(const char *relative);
 /* A scratch path under the build tree's tests/tmp (created on demand). */
 const char *tu_tmp_path(const char *name);
+/* pv_octreg_synth_params_default with the volume's size (depth, A-lines,
+ * B-scans) and the scene's seed set. */
+void tu_octreg_synth_params(pv_octreg_synth_params *p, int depth, int alines, int bscans,
+                            uint32_t seed);
+/* Write length bytes to path (asserting every step; length may be 0). */
+void tu_write_file(const char *path, const void *bytes, size_t length);
+/* Whether a fresh process finds an OpenCL device: asked in a child, so
+ * that this process's first OpenCL use stays the one under test. */
+int tu_child_sees_opencl(void);
 
 /* Pixel helpers for u8 or f32 images: the address of an f32 pixel, a
  * write (u8 values truncated), a fill, and whether every pixel equals value. */

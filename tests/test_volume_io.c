@@ -21,15 +21,6 @@
  * space: far below what any of the claimed sizes would take. */
 #define HEADROOM_MIB 64
 
-static void write_file(const char *path, const void *bytes, size_t length)
-{
-    FILE *f = fopen(path, "wb");
-    assert_non_null(f);
-    if (length)
-        assert_int_equal(fwrite(bytes, 1, length, f), length);
-    assert_int_equal(fclose(f), 0);
-}
-
 static int file_exists(const char *path)
 {
     return access(path, F_OK) == 0;
@@ -135,7 +126,7 @@ static void write_nii(const char *path, const nifti_spec *s, const void *data, s
     build_header(bytes, s);
     if (length)
         memcpy(bytes + offset, data, length);
-    write_file(path, bytes, offset + length);
+    tu_write_file(path, bytes, offset + length);
 }
 
 static void write_gz(const char *path, const void *bytes, size_t length)
@@ -254,8 +245,8 @@ static void test_nifti_known_values(void **state)
         build_header(h, &pair);
         for (int i = 0; i < 2; i++)
             put16(img + 2 * i, u16[i], analyze);
-        write_file(tu_tmp_path("pair.hdr"), h, 348);
-        write_file(tu_tmp_path("pair.img"), img, sizeof img);
+        tu_write_file(tu_tmp_path("pair.hdr"), h, 348);
+        tu_write_file(tu_tmp_path("pair.img"), img, sizeof img);
         const float want[2] = {65535, 7};
         v = read_nifti_ok(tu_tmp_path("pair.hdr"));
         expect_volume_equal(&v, want, 1, 2, 1);
@@ -308,7 +299,7 @@ static void write_case(const char *path, const hostile_case *c)
     if (c->gzip)
         write_gz(path, bytes, length);
     else
-        write_file(path, bytes, length);
+        tu_write_file(path, bytes, length);
 }
 
 #define CUBE(n, type, bits) {3, n, n, n, 1, 1, 1, 1}, type, bits
@@ -359,7 +350,7 @@ static void test_nifti_hostile_headers(void **state)
             remove(tu_tmp_path("lonely.img"));
         write_case(path, c);
         if (strcmp(c->name, "swapped.hdr") == 0)
-            write_file(tu_tmp_path("swapped.img"), "\0\0\0\0", 4);
+            tu_write_file(tu_tmp_path("swapped.img"), "\0\0\0\0", 4);
         expect_refused(path, c->field);
     }
 }
@@ -385,12 +376,12 @@ static void test_nifti_damaged_gzip(void **state)
     snprintf(path, sizeof path, "%s", tu_tmp_path("damaged.nii.gz"));
     const size_t cuts[] = {10, 30, length / 2, length - 9};
     for (size_t i = 0; i < sizeof cuts / sizeof cuts[0]; i++) {
-        write_file(path, bytes, cuts[i]);
+        tu_write_file(path, bytes, cuts[i]);
         expect_refused(path, path);
     }
     for (size_t i = length / 3; i < length / 3 + 64; i++)
         bytes[i] ^= 0x5a;
-    write_file(path, bytes, length);
+    tu_write_file(path, bytes, length);
     expect_refused(path, "corrupt");
 }
 

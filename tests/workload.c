@@ -1,6 +1,8 @@
 /* The shared operations of test_threads and test_faults (workload.h). */
 #include "workload.h"
 
+#include "test_util.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -98,11 +100,7 @@ static int make_volumes(void)
                 g_moved.data[(z * 12 + y) * 12 + x] = b;
             }
     pv_octreg_synth_params p;
-    pv_octreg_synth_params_default(&p);
-    p.size[0] = OCT_SIZE_X;
-    p.size[1] = OCT_SIZE_Y;
-    p.size[2] = OCT_BSCANS;
-    p.seed = 3;
+    tu_octreg_synth_params(&p, OCT_SIZE_X, OCT_SIZE_Y, OCT_BSCANS, 3);
     p.integer_shifts = 1;
     p.saccades = 0;
     return pv_octreg_synthesize(&p, &g_oct_ref, &g_oct_target, NULL) == PV_OK ? 0 : -1;

@@ -285,7 +285,7 @@ def next_multiple_of_16(n):
 
 # ----------------------------------------------------------------- 2D flow
 # Keep in step with bench/bench_flow.c (flow2d-venus) and
-# cli_synth_flow_truth in examples/cli_common.c.
+# cli_synth_flow_truth in examples/common/tool.c.
 
 FLOW2D_CASE = "flow2d-venus"
 FLOW2D_MAGNITUDE = 4.0

@@ -168,6 +168,20 @@ PV_API pv_status pv_context_last_timing(const pv_context *ctx, pv_timing *timing
  * operation must move.  bytes must be > 0 (and fit one device buffer). */
 PV_API pv_status pv_context_copy_bandwidth(pv_context *ctx, size_t bytes, double *gb_per_s);
 
+/* Measured arithmetic peak of the context's device, the compute limit
+ * beside the copy bandwidth: a probe kernel of independent dependency
+ * chains, long enough to hide latency, over enough work items (OpenCL) or
+ * OpenMP threads (CPU backend) to fill the device, the best of a few
+ * timed runs after an untimed one.  PV_COMPUTE_FLOAT chains x = x * a + b
+ * in fp32 and counts 2 operations a step (a fused multiply-add is 2
+ * FLOPs); PV_COMPUTE_INT chains x = (x + a) ^ b in 32-bit integers and
+ * counts 2.  *gops: operations per second / 1e9. */
+typedef enum pv_compute_kind {
+    PV_COMPUTE_FLOAT = 0,
+    PV_COMPUTE_INT = 1
+} pv_compute_kind;
+PV_API pv_status pv_context_compute_peak(pv_context *ctx, pv_compute_kind kind, double *gops);
+
 /* ----------------------------------------------------------------- devices */
 
 typedef enum pv_device_type {

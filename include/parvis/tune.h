@@ -12,8 +12,10 @@
  * A context reads it on its first BP call (or through pv_tune_load);
  * PARVIS_NO_TUNE=1 turns the automatic reading off.  A corrupt file, or one
  * written for another device, driver or version, is ignored with a warning
- * through the log (PARVIS_LOG=1), never trusted.  Absent a tuned entry the
- * defaults apply.  On the CPU backend these calls do nothing and return
+ * through the log (PARVIS_LOG=1), never trusted.  Absent a usable cache
+ * file, the first tunable call applies the tuning database's entry for
+ * the device (built into the library: same device, else architecture,
+ * else vendor; docs/tuning.md), and absent that the defaults.  On the CPU backend these calls do nothing and return
  * PV_OK (pv_tune: PV_ERR_UNSUPPORTED). */
 #ifndef PARVIS_TUNE_H
 #define PARVIS_TUNE_H
@@ -87,6 +89,21 @@ PV_API pv_status pv_tune_cache_path(pv_context *ctx, char *path, size_t size);
  * The file is written through a private temporary file (mkstemp), synced
  * and renamed; a symbolic link at its name is refused, never followed. */
 PV_API pv_status pv_tune_check_cache_writable(pv_context *ctx);
+
+/* Where ctx's launch parameters come from, into source (size bytes; 112
+ * hold any answer): "cache" (the local tuning cache), "database: <entry>
+ * (device|architecture|vendor match)" (the tuning database built into the
+ * library, used when no local cache fits), "search" (pv_tune ran on ctx),
+ * "defaults", or "none" on the CPU backend.  pv_tune_set overrides single
+ * values on top of any of these. */
+PV_API pv_status pv_tune_source(pv_context *ctx, char *source, size_t size);
+
+/* ctx's device and its local tuning cache as an entry of the tuning
+ * database (text, NUL-terminated, into size bytes; 8192 hold any entry of
+ * today's parameters): the text docs/tuning.md asks contributors to send.
+ * PV_ERR_IO when the cache holds nothing usable for this device (run
+ * pv_tune first), PV_ERR_UNSUPPORTED on the CPU backend. */
+PV_API pv_status pv_tune_export(pv_context *ctx, char *text, size_t size);
 
 #ifdef __cplusplus
 }

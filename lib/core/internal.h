@@ -37,6 +37,9 @@ struct pv_context {
     char *build_log;               /* malloc'ed, or NULL */
     pv_timing timing;              /* of the call in progress / last call */
     double call_start_ms;
+    /* Where the launch parameters came from ("cache", "database: <entry>
+     * (<level> match)", "search", "defaults"): lib/tune_db.c's note. */
+    char tune_source[112];
 };
 
 /* Record a failure: formats the message into ctx (may be NULL) and the

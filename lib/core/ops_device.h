@@ -13,6 +13,9 @@ typedef struct pv_device_ops {
     /* Device-to-device copy bandwidth (pv_context_copy_bandwidth): bytes
      * read plus written per second / 1e9, bytes > 0. */
     pv_status (*copy_bandwidth)(pv_context *ctx, size_t bytes, double *gb_per_s);
+    /* Arithmetic peak (pv_context_compute_peak): operations per second /
+     * 1e9 of the probe of `kind`. */
+    pv_status (*compute_peak)(pv_context *ctx, pv_compute_kind kind, double *gops);
 } pv_device_ops;
 
 #endif

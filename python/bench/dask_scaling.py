@@ -10,8 +10,9 @@ input (what ``parvis-dask`` does):
 Every timed path reads its inputs from the files, computes, and writes its
 results atomically (``parvis.dask.atomic_write``, fsync included), so the
 in-process loop and the cluster do the same work; ``--in-memory`` leaves
-the writing out (the cluster then returns the results to the client).  Contexts, plans and (for OpenCL) program
-builds are made by a warm-up on two items before the clock starts.
+the writing out (the cluster then returns the results to the client).
+Contexts, plans and (for OpenCL) program builds are made by a warm-up on
+two items before the clock starts.
 
 Modes:
 
@@ -27,9 +28,24 @@ kind of worker took, so a reader sees whether the CPU workers add their
 share or only hold up the batch's tail.
 
 ``--mode gpu``: one worker on ``--backend`` (default opencl) and
-``--device``, against the in-process loop on a context of the same backend
-and device.  The papers' sizes: ``--oct-size 256 256 256 --oct-targets 32
---stereo-size 1920 1080 --stereo-pairs 200``.
+``--device``, against the in-process paths on the same device: the loop on
+one context, and the device-group path (``parvis.DeviceGroup`` of that one
+device: ``octreg_sequence`` for OCT; SAD has no sequence call, so its group
+path is one thread per device context).  The ratios and the per-item
+difference are taken against the group path.  The papers' sizes:
+``--oct-size 256 256 256 --oct-targets 32 --stereo-size 1920 1080
+--stereo-pairs 200``.
+
+``--mode overhead``: what one worker adds per item to the in-process loop
+on ``--backend`` (default opencl; ``cpu`` to measure the distributed layer
+alone): the two paths alternate, batch by batch, ``--repeat`` times, and
+the median per-item difference of the rounds is reported, which a machine
+whose load drifts does not bias.
+
+``--mode multi-gpu``: one ``dask worker`` process per device of ``--gpus``
+(each started with ``PARVIS_DEVICE=<device>``, or with
+``CUDA_VISIBLE_DEVICES`` from ``--cuda-visible``), against the in-process
+device group over the same devices.
 
 Inputs are synthesised: ``--distinct`` different volumes / pairs, linked
 under as many names as the batch needs (reads come from the page cache
@@ -46,6 +62,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple
@@ -94,6 +111,63 @@ class Workload:
                  out: Optional[Path]) -> None:
         raise NotImplementedError
 
+    def run_group(self, group: "InProcessGroup", items: Sequence[Any],
+                  out: Optional[Path]) -> None:
+        raise NotImplementedError
+
+
+class InProcessGroup:
+    """The in-process path over several devices: a parvis.DeviceGroup (its
+    sequence calls spread items over one thread per device) and one context
+    per device for the operations the group has no sequence call for."""
+
+    def __init__(self, backend: str, devices: Sequence[Any], cores: int) -> None:
+        threads = cores if backend == "cpu" else 0
+        # A CPU-backend group is one context on every core; device indices
+        # are refused there.
+        spec: Any = "all" if backend == "cpu" else list(devices)
+        self.group = parvis.DeviceGroup(backend, devices=spec, cpu_threads=threads)
+        self.contexts = [parvis.Context(backend, device=None if backend == "cpu" else d,
+                                        cpu_threads=threads)
+                         for d in (devices if backend != "cpu" else [None])]
+
+    @property
+    def size(self) -> int:
+        return len(self.contexts)
+
+    def each(self, items: Sequence[Any], work: Any) -> None:
+        """work(context, item) over items, one thread per context taking the
+        next item as it finishes one (the device group's own scheme)."""
+        queue = list(reversed(items))
+        lock = threading.Lock()
+        errors: List[BaseException] = []
+
+        def drain(ctx: parvis.Context) -> None:
+            while True:
+                with lock:
+                    if not queue or errors:
+                        return
+                    item = queue.pop()
+                try:
+                    work(ctx, item)
+                except BaseException as error:  # reported by the caller's thread
+                    with lock:
+                        errors.append(error)
+                    return
+
+        threads = [threading.Thread(target=drain, args=(c,)) for c in self.contexts]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        if errors:
+            raise errors[0]
+
+    def close(self) -> None:
+        for ctx in self.contexts:
+            ctx.close()
+        self.group.close()
+
 
 class OctWorkload(Workload):
     name = "oct"
@@ -118,7 +192,19 @@ class OctWorkload(Workload):
     def run_dask(self, client: distributed.Client, items: Sequence[Any],
                  out: Optional[Path]) -> Any:
         return pvd.octreg(client, str(self.reference_path), list(items), output_dir=out,
-                          volume_shape=self.shape)
+                          volume_shape=self.shape, **task_option())
+
+    def run_group(self, group: InProcessGroup, items: Sequence[Any],
+                  out: Optional[Path]) -> None:
+        # The group's sequence call takes the targets in memory: read them
+        # all first (the reading is timed too).
+        reference = parvis.read_volume(self.reference_path, shape=self.shape)
+        targets = [parvis.read_volume(path, shape=self.shape) for path in items]
+        results = group.group.octreg_sequence(reference, targets)
+        if out is not None:
+            for path, result in zip(items, results):
+                _outputs.write_result("octreg",
+                                      out / (_outputs.input_stem(path) + ".octreg.csv"), result)
 
     def run_local(self, ctx: parvis.Context, items: Sequence[Any],
                  out: Optional[Path]) -> None:
@@ -165,7 +251,14 @@ class StereoWorkload(Workload):
 
     def run_dask(self, client: distributed.Client, items: Sequence[Any],
                  out: Optional[Path]) -> Any:
-        return pvd.stereo(client, list(items), method="sad", ndisp=self.ndisp, output_dir=out)
+        return pvd.stereo(client, list(items), method="sad", ndisp=self.ndisp, output_dir=out,
+                          **task_option())
+
+    def run_group(self, group: InProcessGroup, items: Sequence[Any],
+                  out: Optional[Path]) -> None:
+        # No sequence call for SAD in the group: one thread per device
+        # context, each taking the next pair.
+        group.each(items, lambda ctx, pair: self.run_local(ctx, [pair], out))
 
     def run_local(self, ctx: parvis.Context, items: Sequence[Any],
                  out: Optional[Path]) -> None:
@@ -188,6 +281,15 @@ def fresh_dir(root: Path, name: str) -> Path:
 
 #: Timed batches per measurement; the best rate is kept (set by --repeat).
 REPEAT = 1
+#: Items per task of the cluster's batches (None: parvis.dask's choice).
+ITEMS_PER_TASK: Optional[int] = None
+
+
+def task_option() -> Dict[str, Any]:
+    """The batch calls' items_per_task, when --items-per-task gave one."""
+    return {} if ITEMS_PER_TASK is None else {"items_per_task": ITEMS_PER_TASK}
+
+
 #: False (--in-memory): results stay in memory (returned to the client by
 #: the cluster, dropped by the in-process loop) instead of going to files.
 WRITE_FILES = True
@@ -228,6 +330,18 @@ def time_local(workload: Workload, ctx: parvis.Context, root: Path) -> float:
     return best
 
 
+def time_group(workload: Workload, group: InProcessGroup, root: Path) -> float:
+    """Items per second of the in-process group path, after a warm-up."""
+    workload.run_group(group, workload.inputs[:2 * group.size], output_dir(root, "warm"))
+    best = 0.0
+    for _ in range(REPEAT):
+        out = output_dir(root, "out")
+        start = time.perf_counter()
+        workload.run_group(group, workload.inputs, out)
+        best = max(best, len(workload.inputs) / (time.perf_counter() - start))
+    return best
+
+
 def worker_environment(threads: int) -> Dict[str, str]:
     """What a worker process must see: its OpenMP threads, and the OpenCL
     drivers the client sees (an ICD list given in the client's environment
@@ -239,10 +353,14 @@ def worker_environment(threads: int) -> Dict[str, str]:
     return env
 
 
-def local_cluster(workers: int, threads: int, processes: bool = True) -> distributed.LocalCluster:
+def local_cluster(workers: int, threads: int, processes: bool = True,
+                  worker_threads: int = 1) -> distributed.LocalCluster:
+    """workers processes (or threads of this one), each with worker_threads
+    task threads and `threads` OpenMP threads."""
     extra: Dict[str, Any] = {"env": worker_environment(threads)} if processes else {}
-    return distributed.LocalCluster(n_workers=workers, threads_per_worker=1, processes=processes,
-                                    dashboard_address=":0", silence_logs=logging.ERROR, **extra)
+    return distributed.LocalCluster(n_workers=workers, threads_per_worker=worker_threads,
+                                    processes=processes, dashboard_address=":0",
+                                    silence_logs=logging.ERROR, **extra)
 
 
 def scaling(workloads: Sequence[Workload], worker_counts: Sequence[int], cores: int,
@@ -265,17 +383,34 @@ def scaling(workloads: Sequence[Workload], worker_counts: Sequence[int], cores: 
     return rows
 
 
+def device_argument(device: Optional[str]) -> Any:
+    """A --device value as parvis takes it: an index, a name substring or None."""
+    return int(device) if device is not None and device.isdigit() else device
+
+
 def gpu(workloads: Sequence[Workload], backend: str, device: Optional[str], cores: int,
-        root: Path, processes: bool = True) -> List[Dict[str, Any]]:
+        root: Path, processes: bool = True, worker_threads: int = 1) -> List[Dict[str, Any]]:
+    """One worker on one device against the in-process paths on that device:
+    the loop on one context and the device group of that one device."""
     rows = []
-    dev: Any = int(device) if device is not None and device.isdigit() else device
-    with parvis.Context(backend, device=dev) as ctx:
+    dev = device_argument(device)
+    threads = cores if backend == "cpu" else 0
+    with parvis.Context(backend, device=dev, cpu_threads=threads) as ctx:
         name = ctx.device_name
         for workload in workloads:
             rate = time_local(workload, ctx, root)
             rows.append({"workload": workload.name, "path": "in-process", "workers": 0,
                          "device": name, "rate": rate, "unit": workload.unit})
-    with local_cluster(1, cores, processes) as cluster, distributed.Client(cluster) as client:
+    group = InProcessGroup(backend, [dev if dev is not None else 0], cores)
+    try:
+        for workload in workloads:
+            rows.append({"workload": workload.name, "path": "in-process group", "workers": 0,
+                         "device": name, "rate": time_group(workload, group, root),
+                         "unit": workload.unit})
+    finally:
+        group.close()
+    with local_cluster(1, cores, processes, worker_threads) as cluster, \
+            distributed.Client(cluster) as client:
         pvd.register(client, backend=backend, device=dev)
         for workload in workloads:
             rate = time_dask(workload, client, root)
@@ -287,12 +422,100 @@ def gpu(workloads: Sequence[Workload], backend: str, device: Optional[str], core
     return rows
 
 
-def start_worker(address: str, backend: str, device: Optional[str],
-                 threads: int) -> subprocess.Popen:
+def multi_gpu(workloads: Sequence[Workload], backend: str, gpus: Sequence[str],
+              cuda_ids: Optional[Sequence[str]], cores: int,
+              root: Path) -> List[Dict[str, Any]]:
+    """One worker process per GPU against the in-process device group over
+    the same GPUs.  gpus: the devices as parvis numbers or names them
+    (parvis.devices()); the group opens them, and each worker gets one as
+    its PARVIS_DEVICE.  cuda_ids (same order): start worker k with
+    CUDA_VISIBLE_DEVICES=cuda_ids[k] instead, so that it sees that GPU alone
+    and opens it by the automatic choice."""
+    if cuda_ids is not None and len(cuda_ids) != len(gpus):
+        raise ValueError("--cuda-visible: give one id per --gpus entry")
+    rows = []
+    devices = [device_argument(g) for g in gpus]
+    group = InProcessGroup(backend, devices, cores)
+    try:
+        names = ", ".join(ctx.device_name for ctx in group.contexts)
+        for workload in workloads:
+            rows.append({"workload": workload.name, "path": "in-process group",
+                         "workers": 0, "device": names,
+                         "rate": time_group(workload, group, root), "unit": workload.unit})
+    finally:
+        group.close()
+    threads = max(1, cores // max(1, len(gpus)))
+    with distributed.LocalCluster(n_workers=0, processes=True, dashboard_address=":0",
+                                  silence_logs=logging.ERROR) as cluster, \
+            distributed.Client(cluster) as client:
+        workers = []
+        try:
+            for k, gpu_id in enumerate(gpus):
+                extra = ({"CUDA_VISIBLE_DEVICES": str(cuda_ids[k])} if cuda_ids is not None
+                         else {"PARVIS_DEVICE": str(gpu_id)})
+                workers.append(start_worker(cluster.scheduler_address, backend,
+                                            None, threads, extra))
+            client.wait_for_workers(len(gpus), timeout=180)
+            pvd.register(client, backend=backend)
+            for workload in workloads:
+                rate = time_dask(workload, client, root)
+                opened = sorted(str(s.get("device_name", "?"))
+                                for s in pvd.worker_stats(client).values())
+                rows.append({"workload": workload.name, "path": "dask",
+                             "workers": len(gpus), "device": ", ".join(opened),
+                             "rate": rate, "unit": workload.unit})
+        finally:
+            stop_workers(workers)
+    return rows
+
+
+def overhead(workloads: Sequence[Workload], backend: str, device: Optional[str], cores: int,
+             rounds: int, root: Path) -> List[Dict[str, Any]]:
+    """What one worker adds per item to the in-process loop on the same
+    backend, measured on a loaded machine: the two paths alternate, batch by
+    batch, `rounds` times, and the median per-item difference of the rounds
+    is reported (slow drifts of the machine's load cancel out)."""
+    rows = []
+    dev = device_argument(device)
+    threads = cores if backend == "cpu" else 0
+    with parvis.Context(backend, device=dev, cpu_threads=threads) as ctx, \
+            local_cluster(1, cores) as cluster, distributed.Client(cluster) as client:
+        pvd.register(client, backend=backend, device=dev)
+        for workload in workloads:
+            workload.run_local(ctx, workload.inputs[:2], output_dir(root, "warm"))
+            warm = workload.run_dask(client, workload.inputs[:2], output_dir(root, "warm"))
+            if not warm.ok:
+                raise RuntimeError(f"warm-up failed: {warm.failures}")
+            local_ms, dask_ms = [], []
+            for _ in range(rounds):
+                for times, run in ((local_ms, lambda out: workload.run_local(
+                        ctx, workload.inputs, out)),
+                                   (dask_ms, lambda out: workload.run_dask(
+                        client, workload.inputs, out).raise_on_failure())):
+                    out = output_dir(root, "out")
+                    start = time.perf_counter()
+                    run(out)
+                    times.append(1e3 * (time.perf_counter() - start) / len(workload.inputs))
+            differences = sorted(d - l for d, l in zip(dask_ms, local_ms))
+            for path, times in (("in-process", local_ms), ("dask", dask_ms)):
+                median = sorted(times)[len(times) // 2]
+                rows.append({"workload": workload.name, "path": path,
+                             "workers": 0 if path == "in-process" else 1,
+                             "device": ctx.device_name, "rate": 1e3 / median,
+                             "unit": workload.unit, "ms_per_item": median,
+                             "extra_ms_per_item": (differences[len(differences) // 2]
+                                                   if path == "dask" else 0.0),
+                             "rounds": rounds})
+    return rows
+
+
+def start_worker(address: str, backend: str, device: Optional[str], threads: int,
+                 extra_env: Optional[Dict[str, str]] = None) -> subprocess.Popen:
     """One ``dask worker`` process whose parvis context uses `backend`."""
     env = dict(os.environ, PARVIS_BACKEND=backend, **worker_environment(threads))
     if device is not None:
         env["PARVIS_DEVICE"] = device
+    env.update(extra_env or {})
     command = [sys.executable, "-m", "distributed.cli.dask_worker", address,
                "--nworkers", "1", "--nthreads", "1", "--no-dashboard",
                "--name", f"{backend}-{time.monotonic_ns()}"]
@@ -337,57 +560,97 @@ def mixed(workloads: Sequence[Workload], device: Optional[str], cpu_counts: Sequ
                                  "items_gpu": taken.get("opencl", 0),
                                  "items_cpu": taken.get("cpu", 0)})
         finally:
-            for worker in workers:
-                worker.terminate()
-            for worker in workers:
-                worker.wait(timeout=60)
+            stop_workers(workers)
     return rows
 
 
-def table(rows: Sequence[Dict[str, Any]]) -> str:
-    lines = [f"{'workload':8} {'path':10} {'workers':>7} {'threads/device':>24} "
-             f"{'rate':>10}  unit   vs in-process"]
-    base = {r["workload"]: r["rate"] for r in rows if r["path"] == "in-process"}
-    for r in rows:  # the mixed mode compares with its GPU worker alone
+def stop_workers(workers: Sequence[subprocess.Popen]) -> None:
+    for worker in workers:
+        worker.terminate()
+    for worker in workers:
+        worker.wait(timeout=60)
+
+
+def baselines(rows: Sequence[Dict[str, Any]]) -> Dict[str, float]:
+    """The rate each workload's rows are compared with: the in-process
+    device group where measured, else the in-process loop, else (mixed mode)
+    the GPU worker alone."""
+    base: Dict[str, float] = {}
+    for path in ("in-process group", "in-process"):
+        for r in rows:
+            if r["path"] == path:
+                base.setdefault(r["workload"], r["rate"])
+    for r in rows:
         if r["path"] == "mixed" and r["workers"] == 1:
             base.setdefault(r["workload"], r["rate"])
+    return base
+
+
+def table(rows: Sequence[Dict[str, Any]]) -> str:
+    """The rows as text: rate, ratio to the baseline and, per item, the time
+    the path adds to (or saves from) the baseline."""
+    lines = [f"{'workload':8} {'path':16} {'workers':>7} {'threads/device':>24} "
+             f"{'rate':>10}  {'unit':9} {'ratio':>6} {'ms/item vs base':>16}"]
+    base = baselines(rows)
     for r in rows:
         where = r.get("device", r.get("threads_per_worker", ""))
-        ratio = r["rate"] / base[r["workload"]] if base.get(r["workload"]) else float("nan")
-        lines.append(f"{r['workload']:8} {r['path']:10} {r['workers']:>7} {str(where):>24} "
-                     f"{r['rate']:>10.3f}  {r['unit']:9} {ratio:.2f}x"
+        ratio, extra = float("nan"), float("nan")
+        if base.get(r["workload"]) and r["rate"] > 0:
+            ratio = r["rate"] / base[r["workload"]]
+            extra = r.get("extra_ms_per_item",
+                          1e3 * (1.0 / r["rate"] - 1.0 / base[r["workload"]]))
+        lines.append(f"{r['workload']:8} {r['path']:16} {r['workers']:>7} {str(where):>24} "
+                     f"{r['rate']:>10.3f}  {r['unit']:9} {ratio:>5.2f}x {extra:>+16.3f}"
                      + (f"  items gpu/cpu {r['items_gpu']}/{r['items_cpu']}"
                         if "items_gpu" in r else ""))
     return "\n".join(lines)
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
+def parse_arguments(argv: Optional[Sequence[str]]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                     epilog=__doc__.split("\n\n", 1)[1],
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--mode", choices=("scaling", "gpu", "mixed"), default="scaling")
+    parser.add_argument("--mode", choices=("scaling", "gpu", "multi-gpu", "mixed", "overhead"),
+                        default="scaling", help="what to compare (see below)")
     parser.add_argument("--cpu-workers", type=int, nargs="+", default=[1, 2],
                         help="mixed mode: CPU-backend workers beside the GPU worker")
     parser.add_argument("--workers", type=int, nargs="+", default=[1, 2, 4],
                         help="worker counts of the scaling mode")
     parser.add_argument("--cores", type=int, default=os.cpu_count() or 1,
                         help="cores to share among a cluster's workers")
-    parser.add_argument("--backend", default="opencl", help="gpu mode: backend")
-    parser.add_argument("--device", default=None, help="gpu mode: device index or name")
+    parser.add_argument("--backend", default="opencl", choices=("cpu", "opencl"),
+                        help="gpu, multi-gpu and overhead modes: backend (default opencl)")
+    parser.add_argument("--device", default=None,
+                        help="gpu, mixed and overhead modes: device index or name substring")
+    parser.add_argument("--gpus", nargs="+", default=None, metavar="DEVICE",
+                        help="multi-gpu mode: the devices (parvis indices or name substrings), "
+                             "one worker each (default: every GPU of parvis.devices())")
+    parser.add_argument("--cuda-visible", nargs="+", default=None, metavar="ID",
+                        help="multi-gpu mode: start worker k with CUDA_VISIBLE_DEVICES=ID[k] "
+                             "instead of PARVIS_DEVICE (one id per --gpus entry)")
+    parser.add_argument("--worker-threads", type=int, default=1,
+                        help="gpu mode: task threads of the worker (its context serves one "
+                             "at a time; more overlap tasks' reading and writing)")
+    parser.add_argument("--items-per-task", type=int, default=None,
+                        help="items per Dask task (default: parvis.dask's choice)")
     parser.add_argument("--workloads", nargs="+", choices=("oct", "stereo"),
-                        default=["oct", "stereo"])
+                        default=["oct", "stereo"], help="which workloads to time")
     parser.add_argument("--oct-size", type=int, nargs=3, default=[48, 64, 96],
-                        metavar=("BSCANS", "ALINES", "DEPTH"))
-    parser.add_argument("--oct-targets", type=int, default=12)
+                        metavar=("BSCANS", "ALINES", "DEPTH"), help="OCT volume shape")
+    parser.add_argument("--oct-targets", type=int, default=12,
+                        help="OCT targets per batch")
     parser.add_argument("--stereo-size", type=int, nargs=2, default=[480, 360],
-                        metavar=("WIDTH", "HEIGHT"))
-    parser.add_argument("--stereo-pairs", type=int, default=24)
-    parser.add_argument("--stereo-ndisp", type=int, default=64)
+                        metavar=("WIDTH", "HEIGHT"), help="stereo image size")
+    parser.add_argument("--stereo-pairs", type=int, default=24, help="stereo pairs per batch")
+    parser.add_argument("--stereo-ndisp", type=int, default=64,
+                        help="disparities searched (SAD)")
     parser.add_argument("--distinct", type=int, default=4,
                         help="different inputs synthesised per workload")
     parser.add_argument("--workdir", default=None, help="where the files go (default: a "
                                                         "temporary directory, removed after)")
     parser.add_argument("--repeat", type=int, default=1,
-                        help="timed batches per measurement (the best rate is kept)")
+                        help="timed batches per measurement (the best rate is kept; overhead "
+                             "mode: rounds of both paths, medians reported)")
     parser.add_argument("--in-memory", action="store_true",
                         help="keep results in memory instead of writing one file per input")
     parser.add_argument("--thread-worker", action="store_true",
@@ -395,9 +658,29 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                              "through the scheduler as usual) instead of a process of its own")
     parser.add_argument("--json", default=None, help="also write the rows to this file")
     args = parser.parse_args(argv)
-    global REPEAT, WRITE_FILES
-    REPEAT = max(1, args.repeat)
+    for name in ("repeat", "worker_threads", "cores", "oct_targets", "stereo_pairs", "distinct"):
+        if getattr(args, name) < 1:
+            parser.error(f"--{name.replace('_', '-')} must be at least 1")
+    if args.items_per_task is not None and args.items_per_task < 1:
+        parser.error("--items-per-task must be at least 1")
+    if args.mode == "multi-gpu":
+        if args.gpus is None:
+            args.gpus = [str(d.index) for d in parvis.devices() if d.type.lower() == "gpu"]
+            if not args.gpus:
+                parser.error("multi-gpu: no OpenCL GPU found (name the devices with --gpus)")
+        if args.cuda_visible is not None and len(args.cuda_visible) != len(args.gpus):
+            parser.error("--cuda-visible: give one id per --gpus entry")
+        if args.backend == "cpu":
+            parser.error("multi-gpu: needs --backend opencl")
+    return args
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    args = parse_arguments(argv)
+    global REPEAT, WRITE_FILES, ITEMS_PER_TASK
+    REPEAT = args.repeat
     WRITE_FILES = not args.in_memory
+    ITEMS_PER_TASK = args.items_per_task
     load_before = os.getloadavg()  # other processes' load skews every figure: say so
 
     with tempfile.TemporaryDirectory(dir=args.workdir) as tmp:
@@ -414,9 +697,14 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             rows = scaling(workloads, args.workers, args.cores, root)
         elif args.mode == "mixed":
             rows = mixed(workloads, args.device, args.cpu_workers, args.cores, root)
+        elif args.mode == "overhead":
+            rows = overhead(workloads, args.backend, args.device, args.cores, args.repeat, root)
+        elif args.mode == "multi-gpu":
+            rows = multi_gpu(workloads, args.backend, args.gpus, args.cuda_visible, args.cores,
+                             root)
         else:
             rows = gpu(workloads, args.backend, args.device, args.cores, root,
-                       processes=not args.thread_worker)
+                       processes=not args.thread_worker, worker_threads=args.worker_threads)
     load = os.getloadavg()
     print(table(rows))
     print(f"cores {args.cores}, load average before/after {load_before[0]:.1f}/{load[0]:.1f}, "

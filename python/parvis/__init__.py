@@ -20,7 +20,8 @@ from ._group import DeviceGroup
 from ._geometry import (GeometryResult, find_fundamental, find_homography,
                         matched_points)
 from ._io import (DeviceInfo, devices, disparity_error, has_nifti, imread, imwrite,
-                  read_volume, synthesize_oct, version, write_flow, write_volume)
+                  read_flo, read_volume, synthesize_oct, version, write_flo, write_flow,
+                  write_volume)
 from ._results import (AT_EDGE, NO_TEXTURE, Flow, Matches, NCCResult, OctregResult,
                        PhaseCorrelation, PhaseCorrelationBatch, SiftFeatures, SyntheticOct,
                        TuneParam, TuneResult)
@@ -32,7 +33,7 @@ __all__ = [
     "Error", "InvalidArgument", "OutOfMemory", "FileError", "FormatError", "Unsupported",
     "OpenCLError", "BuildError", "NoDevice", "Mismatch", "DeviceMemoryError", "ClosedError",
     "DeviceInfo", "devices", "version", "imread", "imwrite", "read_volume", "write_volume",
-    "write_flow", "has_nifti", "disparity_error", "synthesize_oct",
+    "write_flow", "read_flo", "write_flo", "has_nifti", "disparity_error", "synthesize_oct",
     "SiftFeatures", "Matches", "PhaseCorrelation", "PhaseCorrelationBatch", "NCCResult",
     "OctregResult", "Flow", "SyntheticOct", "TuneParam", "TuneResult", "NO_TEXTURE", "AT_EDGE",
     "find_homography", "find_fundamental", "matched_points", "GeometryResult",

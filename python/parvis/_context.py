@@ -102,6 +102,27 @@ def _flow_params(alpha: float, beta: float, rho: float, kernel_size: int, warps:
         _int(check_every, "check_every")])
 
 
+def _flow_defaults(image_shape: Optional[Tuple[int, int]] = None) -> Dict[str, Any]:
+    """The C library's default flow parameters as flow3d's keywords:
+    pv_flow_params_default, or for images (rows, columns) given,
+    pv_flow_params_default_2d with the pyramid cut, as `parvis flow` does,
+    so that its coarsest level keeps 16 pixels on the smaller side."""
+    p = ffi.new("pv_flow_params *")
+    if image_shape is None:
+        lib.pv_flow_params_default(p)
+    else:
+        lib.pv_flow_params_default_2d(p)
+    gradient = {code: name for name, code in _GRADIENT.items()}[p.gradient]
+    params = dict(alpha=p.alpha, beta=p.beta, rho=p.rho, kernel_size=p.kernel_size,
+                  warps=p.warps, iterations=p.iterations, levels=p.levels, spacing=p.spacing,
+                  gradient=gradient, tolerance=p.tolerance, check_every=p.check_every)
+    if image_shape is not None:
+        side = min(int(n) for n in image_shape)
+        while params["levels"] > 1 and (side >> (params["levels"] - 1)) < 16:
+            params["levels"] -= 1
+    return params
+
+
 def _stereo_inputs(left: ArrayLike, right: ArrayLike) -> Tuple[Any, ...]:
     """The two views as C images; mixed uint8/float32 views are both made float32."""
     la, ls = A.image_in(left, "left")
@@ -208,6 +229,13 @@ class _Handle(abc.ABC):
             raise ClosedError(lib.PV_ERR_INVALID, f"{self._what} is closed")
         return self._ptr
 
+    def _drop(self, destroy: Any) -> None:
+        """Free the C object with ``destroy`` once; the caller holds the
+        object's lock."""
+        if self._ptr is not None:
+            destroy(self._ptr)
+            self._ptr = None
+
 
 class Context(_Handle):
     """A parvis context: one backend and device, and the calls made on it.
@@ -267,9 +295,7 @@ class Context(_Handle):
         with self._lock:
             for plan in list(self._plans):
                 plan._release()
-            if self._ptr is not None:
-                lib.pv_context_destroy(self._ptr)
-                self._ptr = None
+            self._drop(lib.pv_context_destroy)
 
     def __repr__(self) -> str:
         if self._ptr is None:
@@ -608,9 +634,42 @@ class Context(_Handle):
         self._call(lib.pv_flow3d, fs, ms, params, field)
         return _flow_result(outs, shape2d)
 
+    def flow2d(self, fixed: ArrayLike, moving: ArrayLike, *, alpha: Optional[float] = None,
+               beta: Optional[float] = None, rho: Optional[float] = None,
+               kernel_size: Optional[int] = None, warps: Optional[int] = None,
+               iterations: Optional[int] = None, levels: Optional[int] = None,
+               spacing: Optional[float] = None, gradient: Optional[str] = None,
+               tolerance: Optional[float] = None, check_every: Optional[int] = None) -> Flow:
+        """2D optical flow between two images, with the C library's image
+        defaults (pv_flow_params_default_2d: alpha 0.02, rho 1.5 with taps
+        from rho, 4 pyramid levels, 5 warps, 50 iterations; see
+        docs/flow2d.md) for every parameter left None.  Without `levels`
+        the pyramid is cut so that its coarsest level keeps 16 pixels on the
+        smaller side (as `parvis flow` does).
+
+        fixed, moving: float32 images (rows, columns) of one shape, finite
+        values; the defaults suit intensities in [0, 1].  Returns Flow(u, v,
+        w) of 2D arrays, moving(x + u, y + v) ~ fixed(x, y), u to the right,
+        v down the rows, w zero.  Parameters as flow3d; write the result
+        with parvis.write_flo."""
+        if np.ndim(fixed) != 2 or np.ndim(moving) != 2:
+            raise invalid(f"fixed/moving: flow2d takes 2D images, got {np.ndim(fixed)}D "
+                          f"and {np.ndim(moving)}D (flow3d takes volumes)")
+        given = dict(alpha=alpha, beta=beta, rho=rho, kernel_size=kernel_size, warps=warps,
+                     iterations=iterations, levels=levels, spacing=spacing, gradient=gradient,
+                     tolerance=tolerance, check_every=check_every)
+        chosen = _flow_defaults(np.shape(fixed))
+        chosen.update({name: value for name, value in given.items() if value is not None})
+        params = _flow_params(**chosen)
+        fa, fs, ma, ms, shape2d = _flow_inputs(fixed, moving)
+        outs, field = _flow_field(fa.shape)
+        self._call(lib.pv_flow3d, fs, ms, params, field)
+        return _flow_result(outs, shape2d)
+
     def flow_plan(self, shape: Tuple[int, ...], **params: Any) -> "FlowPlan":
         """A FlowPlan for volumes of shape (z, y, x) (or images (y, x));
-        keyword arguments as for flow3d()."""
+        keyword arguments as for flow3d().  Parameters not given take the
+        3D defaults for volumes and the 2D ones (as flow2d) for images."""
         return FlowPlan(self, shape, **params)
 
     def flow_warp(self, moving: ArrayLike, flow: Tuple[ArrayLike, ArrayLike, ArrayLike]
@@ -768,7 +827,7 @@ def _device_index(device: Union[int, str, None]) -> int:
 
 
 # ---------------------------------------------------------------------- plans
-class _Plan:
+class _Plan(_Handle):
     """State kept between calls on one context; close() or use `with`."""
 
     _destroy: Any = None
@@ -783,30 +842,12 @@ class _Plan:
 
     def _release(self) -> None:
         """Free the C plan; the caller holds the context's lock."""
-        if self._ptr is not None:
-            type(self)._destroy(self._ptr)
-            self._ptr = None
+        self._drop(type(self)._destroy)
 
     def close(self) -> None:
         """Release the plan (idempotent)."""
         with self._ctx._lock:
             self._release()
-
-    @property
-    def closed(self) -> bool:
-        return self._ptr is None
-
-    def __enter__(self) -> Any:
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.close()
-
-    def __del__(self) -> None:
-        try:
-            self.close()
-        except Exception:
-            pass
 
     def _call(self, fn: Any, *args: Any) -> None:
         with self._ctx._lock:
@@ -1077,7 +1118,9 @@ def _octreg_arrays(shifts: Any, n: int) -> Tuple[np.ndarray, np.ndarray, np.ndar
 class FlowPlan(_Plan):
     """3D optical flow for volumes of one shape: pyramid, tensor and flow
     buffers kept between run() calls.  Made by Context.flow_plan(shape,
-    **params) (parameters as Context.flow3d)."""
+    **params) (parameters as Context.flow3d; those not given take the C
+    library's defaults: the 3D ones for a volume shape (z, y, x), the 2D
+    ones of Context.flow2d for an image shape (y, x))."""
 
     _destroy = lib.pv_flow_plan_destroy
 
@@ -1090,9 +1133,7 @@ class FlowPlan(_Plan):
         if len(shape) != 3:
             raise invalid(f"shape: expected (z, y, x) or (y, x), got {shape}")
         self.shape = tuple(_int(s, "shape") for s in shape)
-        defaults = dict(alpha=0.05, beta=0.0, rho=2.0, kernel_size=15, warps=5, iterations=50,
-                        levels=1, spacing=1.0, gradient="central", tolerance=0.0,
-                        check_every=10)
+        defaults = _flow_defaults(self.shape[1:] if self._image else None)
         self._create(lib.pv_flow_plan_create, self.shape[2], self.shape[1], self.shape[0],
                      _flow_params(**{**defaults, **params}), out_type="pv_flow_plan **")
 

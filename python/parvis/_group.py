@@ -68,9 +68,7 @@ class DeviceGroup(_Handle):
     def close(self) -> None:
         """Release the group and its contexts (idempotent)."""
         with self._lock:
-            if self._ptr is not None:
-                lib.pv_device_group_destroy(self._ptr)
-                self._ptr = None
+            self._drop(lib.pv_device_group_destroy)
 
     def __repr__(self) -> str:
         if self._ptr is None:

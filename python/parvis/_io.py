@@ -155,6 +155,59 @@ def write_flow(path: PathLike, flow: Union[Flow, Tuple[Any, Any, Any]]) -> None:
         raise_status(status)
 
 
+def read_flo(path: PathLike) -> Flow:
+    """Read a Middlebury .flo file: Flow(u, v, w), each float32 (rows,
+    columns), w zero.  Unknown vectors (components above 1e9 in magnitude,
+    as in Middlebury's ground truth) are kept as stored."""
+    field = ffi.new("pv_flow_field *")
+    status = lib.pv_flow_read_flo(_path(path), field)
+    if status:
+        raise_status(status)
+    try:
+        u, v, w = (_plane_copy(part) for part in (field.u, field.v, field.w))
+    finally:
+        lib.pv_flow_field_free(field)
+    return Flow(u, v, w)
+
+
+def _plane_copy(volume: Any) -> np.ndarray:
+    """The first z-slice of a C volume as a fresh (rows, columns) array."""
+    rows = np.frombuffer(ffi.buffer(volume.data, volume.ny * volume.stride_y * 4), np.float32)
+    return rows.reshape(volume.ny, volume.stride_y)[:, :volume.nx].copy()
+
+
+def write_flo(path: PathLike, flow: Union[Flow, Tuple[Any, ...]]) -> None:
+    """Write the u and v of a 2D flow as a Middlebury .flo file.
+
+    flow: a Flow (as Context.flow2d returns it) or a (u, v) or (u, v, w)
+    tuple of float32 (rows, columns) arrays of one shape (one-slice volumes
+    (1, rows, columns) are taken too); w is not stored and must be zero."""
+    parts = tuple(flow)
+    if len(parts) not in (2, 3):
+        raise invalid(f"flow: expected (u, v) or (u, v, w), got {len(parts)} arrays")
+    comps = [A.volume_array(_one_slice(c, n), n) for c, n in zip(parts[:2], "uv")]
+    if comps[0].shape != comps[1].shape:
+        raise invalid(f"flow: u {comps[0].shape} and v {comps[1].shape} differ in shape")
+    if comps[0].shape[0] != 1:
+        raise invalid(f"flow: .flo holds a 2D flow, got volumes of {comps[0].shape[0]} slices")
+    if len(parts) == 3 and np.any(np.asarray(parts[2]) != 0):
+        raise invalid("flow: w is not zero; .flo holds u and v only")
+    field = ffi.new("pv_flow_field *")
+    field.u, field.v = (A.volume_struct(c)[0] for c in comps)
+    status = lib.pv_flow_write_flo(_path(path), field)
+    if status:
+        raise_status(status)
+
+
+def _one_slice(component: Any, name: str) -> np.ndarray:
+    a = np.asarray(component)
+    if a.ndim == 2:
+        return a[np.newaxis]
+    if a.ndim == 3:
+        return a
+    raise invalid(f"flow: {name} must be 2D (rows, columns), got {a.ndim} dimensions")
+
+
 def disparity_error(disparity: Any, ground_truth: Any, gt_scale: float = 1.0,
                     threshold: float = 1.0, border: int = 0) -> float:
     """Middlebury error: the share (0..1) of pixels with known ground truth

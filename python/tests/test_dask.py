@@ -122,6 +122,15 @@ def test_stereo_sad_and_bp_equal_single_process(client, local):
                                                                 subpixel=True))
         np.testing.assert_array_equal(got_bp, local.stereo_bp(la, ra, ndisp=16, levels=4,
                                                               iterations=5))
+    # Whole-pixel maps with inf travel packed (uint8 + the inf pixels): still exact.
+    checked = pvd.stereo(client, pairs, ndisp=16, window=7, lr_check=True, items_per_task=2)
+    assert checked.ok and any(np.isinf(d).any() for d in checked)
+    for (lp, rp), got in zip(pairs, checked):
+        la = parvis.imread(lp) if isinstance(lp, str) else lp
+        ra = parvis.imread(rp) if isinstance(rp, str) else rp
+        want = local.stereo_sad(la, ra, ndisp=16, window=7, lr_check=True)
+        assert got.dtype == np.float32
+        np.testing.assert_array_equal(got.view(np.uint32), want.view(np.uint32))
     stacked = np.stack([np.stack([l_img, r_img]), np.stack([r_img, l_img])])  # (2, 2, H, W)
     from_stack = pvd.stereo(client, stacked, ndisp=16, window=7, subpixel=True)
     np.testing.assert_array_equal(from_stack[0], sad[0])
@@ -172,13 +181,18 @@ def test_flow3d_sequence_equals_single_process(client, local, against):
             np.testing.assert_array_equal(getattr(got, component), getattr(want, component))
 
 
-def test_futures_come_back_in_input_order(client, local):
+@pytest.mark.parametrize("per_task", [None, 2])
+def test_futures_come_back_in_input_order(client, local, per_task):
     reference = texture((32, 32), seed=6, smooth=2)
     movings = [np.roll(reference, k, axis=1) for k in range(5)]
-    futures = pvd.phase_correlate(client, reference, movings, wait=False)
-    assert len(futures) == 5
-    shifts = [f.result().shift[0] for f in futures]
+    wrong_shape = np.zeros((16, 16), np.float32)
+    futures = pvd.phase_correlate(client, reference, movings + [wrong_shape], wait=False,
+                                  items_per_task=per_task)
+    assert len(futures) == 6
+    shifts = [f.result().shift[0] for f in futures[:5]]
     assert shifts == [0, 1, 2, 3, 4]
+    with pytest.raises(pvd.ItemError, match="InvalidArgument"):
+        futures[5].result()
 
 
 # ----------------------------------------------------------------- files
@@ -218,7 +232,8 @@ def test_file_outputs_rerun_skips_complete_and_redoes_truncated(client, local, t
     assert [f.result() for f in futures] == list(first)
 
 
-def test_bad_files_fail_alone(client, local, tmp_path):
+@pytest.mark.parametrize("per_task", [None, 5])   # 5: every item in one task
+def test_bad_files_fail_alone(client, local, tmp_path, per_task):
     images = [texture((64, 64), seed=s, smooth=2) for s in range(3)]
     paths = []
     for i, image in enumerate(images):
@@ -229,7 +244,7 @@ def test_bad_files_fail_alone(client, local, tmp_path):
     corrupt.write_bytes(b"P5\n64 64\n255\n" + bytes(100))   # truncated pixel data
     missing = tmp_path / "missing.png"
     inputs = [paths[0], str(corrupt), paths[1], str(missing), paths[2]]
-    result = pvd.sift(client, inputs, output_dir=tmp_path / "out")
+    result = pvd.sift(client, inputs, output_dir=tmp_path / "out", items_per_task=per_task)
     assert [f.index for f in result.failures] == [1, 3]
     assert all("InputError" in f.error for f in result.failures)
     assert result.failures[0].source == str(corrupt)

@@ -231,3 +231,59 @@ def test_worker_threads_follow_the_environment(monkeypatch):
     with state.session() as ctx:
         assert ctx.cpu_threads == 1
     state.close()
+
+
+# ------------------------------------------------- compact results, tasks
+def bits_equal(a: np.ndarray, b: np.ndarray) -> bool:
+    return a.shape == b.shape and a.dtype == b.dtype and \
+        np.array_equal(np.ascontiguousarray(a).view(np.uint32),
+                       np.ascontiguousarray(b).view(np.uint32))
+
+
+def test_disparity_maps_pack_losslessly(results):
+    from parvis.dask._compact import PackedImage, compact, expand
+    disparity = results["stereo"]                     # whole values and inf (lr_check)
+    packed = compact(disparity)
+    assert isinstance(packed, PackedImage) and packed.values.dtype == np.uint8
+    assert packed.positions.size == np.count_nonzero(np.isinf(disparity))
+    assert bits_equal(expand(packed), disparity)
+    signed = disparity - 12.0                          # negative disparities: int16
+    special = signed.copy()
+    special[0, :3] = (np.nan, -0.0, 2.5)               # listed apart, bits kept
+    for image in (signed, special):
+        packed = compact(image)
+        assert isinstance(packed, PackedImage) and packed.values.dtype == np.int16
+        assert bits_equal(expand(packed), image)
+
+
+def test_results_that_do_not_pack_travel_unchanged(results):
+    from parvis.dask._compact import compact, expand
+    fractions = results["stereo"] + np.float32(0.25)   # sub-pixel disparities
+    large = np.full((100, 100), 1e6, np.float32)       # beyond int16
+    small = np.zeros((8, 8), np.float32)               # not worth packing
+    for item in (fractions, large, small, results["octreg"], results["sift"]):
+        assert compact(item) is item
+        assert expand(item) is item
+
+
+def test_task_size_groups_items_per_worker():
+    from parvis.dask._batch import MAX_ITEMS_PER_TASK, task_size
+    assert task_size(200, 1) == MAX_ITEMS_PER_TASK     # capped
+    assert task_size(32, 1) == 8                       # about four tasks per worker
+    assert task_size(6, 2) == 1
+    assert task_size(0, 0) == 1
+    assert task_size(200, 1, requested=3) == 3
+    with pytest.raises(ValueError):
+        task_size(10, 1, requested=0)
+
+
+def test_every_command_option_has_help():
+    from parvis.dask._cli import _build_parser
+    parser = _build_parser()
+    commands = next(a for a in parser._actions if a.choices and "octreg" in a.choices)
+    assert set(commands.choices) == {"octreg", "stereo", "flow3d", "sift", "phase"}
+    for name, sub in commands.choices.items():
+        for action in sub._actions:
+            assert action.help, f"parvis-dask {name}: {action.option_strings or action.dest}"
+        assert "Inputs:" in sub.description and "Outputs:" in sub.description, name
+        assert sub.epilog.startswith("example:\n  parvis-dask " + name), name

@@ -25,8 +25,8 @@ for s in tests/fuzz/link_stubs.c lib/core/status.c lib/core/image.c lib/io_pnm.c
          lib/io_volume.c lib/tune_file.c backends/opencl/runtime_cache.c backends/opencl/fft_cache.c; do
     o="$out/obj/$(basename "${s%.c}").o"
     if [ ! -f "$o" ] || [ "$src/$s" -nt "$o" ] || [ "$src/lib/io.h" -nt "$o" ] ||
-       [ "$src/lib/tune_internal.h" -nt "$o" ] || [ "$src/backends/opencl/runtime_cache.h" -nt "$o" ] ||
-       [ "$src/backends/opencl/fft_cache.h" -nt "$o" ]; then
+       [ "$src/lib/tune_internal.h" -nt "$o" ] || [ "$src/lib/tune_db.h" -nt "$o" ] ||
+       [ "$src/backends/opencl/runtime_cache.h" -nt "$o" ] || [ "$src/backends/opencl/fft_cache.h" -nt "$o" ]; then
         "$cc" "${cflags[@]}" -fsanitize=fuzzer-no-link -c "$src/$s" -o "$o"
     fi
     objects+=("$o")

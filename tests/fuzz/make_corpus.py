@@ -174,6 +174,29 @@ def tune_seeds() -> Dict[str, bytes]:
     }
 
 
+def tune_db_seeds() -> Dict[str, bytes]:
+    """Tuning database entries (lib/tune_db.h's format)."""
+    head = ("parvis-tune-db 1\nvendor NVIDIA Corporation\ntype gpu\narch hopper\n"
+            "device NVIDIA H100 80GB HBM3\ndriver 550.54.15\n"
+            f"parvis {parvis_version()}\nlocal_memory 49152\nmax_work_group 1024\n").encode()
+
+    def with_end(body: bytes) -> bytes:
+        return body + b"end %016x\n" % fnv1a(body)
+
+    params = b"param bp BP_WG_X 32\nparam bp BP_WG_Y 4\nparam sad SAD_WG_X 64\n"
+    valid = with_end(head + params)
+    return {
+        "valid": valid,
+        "no_arch": with_end(head.replace(b"arch hopper", b"arch ") + params),
+        "empty": with_end(head),
+        "bad_checksum": head + params + b"end 0000000000000000\n",
+        "truncated": valid[: len(valid) - 10],
+        "bad_type": with_end(head.replace(b"type gpu", b"type fpga") + params),
+        "cache_file": with_end(b"parvis-tune 1\ndevice fuzz device\ndriver 1.0\n"
+                               + f"parvis {parvis_version()}\n".encode() + params),
+    }
+
+
 def binary_cache_seeds() -> Dict[str, bytes]:
     """Binary-cache entries for fuzz_binary_cache's key (host byte order)."""
     key = 0x5056434C42494E31
@@ -228,6 +251,7 @@ def main() -> None:
     write("fuzz_nifti_gz", nifti_gz_seeds())
     write("fuzz_raw", raw_seeds())
     write("fuzz_tune_cache", tune_seeds())
+    write("fuzz_tune_db", tune_db_seeds())
     write("fuzz_binary_cache", binary_cache_seeds())
     write("fuzz_fft_cache", fft_cache_seeds())
     jpegs = jpeg_seeds()

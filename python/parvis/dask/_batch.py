@@ -2,8 +2,12 @@
 
 Every function takes a ``distributed.Client`` and a list of inputs (numpy
 arrays, dask arrays or file paths; or one stacked array, items along its
-first axis), submits one task per item and returns, by default, a
-:class:`BatchResult` whose entries follow the input order.  Each entry
+first axis), submits tasks of a few items each (``items_per_task``; by
+default about four tasks per worker, at most 16 items each) and returns, by
+default, a :class:`BatchResult` whose entries follow the input order.  A
+worker reads the next items of its task while its device computes the
+current one, and writes (or packs for the trip back) each result while the
+device computes the next.  Each entry
 equals what the same call gives in one process on a context of the same
 backend (``parvis.Context(...).octreg(reference, target)`` and so on).
 
@@ -18,8 +22,8 @@ input order; each resolves to the entry (or raises the item's error).
 
 An item that fails (a file that cannot be read, a bad argument) becomes an
 :class:`ItemFailure` in :attr:`BatchResult.failures` and its entry is None;
-the other items complete.  A worker lost mid-batch has its items rerun
-elsewhere by the scheduler.  An item that fails twice on one worker's
+the other items complete.  A worker lost mid-batch has its tasks rerun
+elsewhere by the scheduler.  A task whose item fails twice on one worker's
 device is sent once more to the other workers.
 """
 
@@ -37,7 +41,8 @@ import distributed
 
 from . import _inputs, _outputs
 from ._plugin import Device, register
-from ._tasks import DeviceFailure, ItemError, PlanSpec, run_item
+from ._compact import expand
+from ._tasks import DeviceFailure, ItemError, Outcome, PlanSpec, run_items
 
 #: Called after each finished item with (done, total, failed).
 ProgressCallback = Callable[[int, int, int], None]
@@ -96,7 +101,38 @@ class _Job:
     source: str
     payloads: Tuple[Any, ...]
     output: Optional[str]
+
+
+@dataclass
+class _Task:
+    """Items sent to a worker together (see :func:`task_size`)."""
+    jobs: List[_Job]
+    number: int
     retried: bool = False  # sent once to the other workers after a device failure
+
+
+#: Items per task is chosen so that each worker gets about this many tasks.
+TASKS_PER_WORKER = 4
+#: ... and no task holds more items than this (progress, memory, balance).
+MAX_ITEMS_PER_TASK = 16
+
+
+def task_size(items: int, workers: int, requested: Optional[int] = None) -> int:
+    """How many items one task carries.
+
+    A task costs the scheduler and the worker about a millisecond, and its
+    first input is read before the device can start; grouping items spreads
+    both over the group, and inside a task the worker reads ahead and writes
+    behind.  The default gives each worker about ``TASKS_PER_WORKER`` tasks
+    (so that a lost worker or a slow one holds up little), at most
+    ``MAX_ITEMS_PER_TASK`` items each.  ``requested``: the caller's choice.
+    """
+    if requested is not None:
+        if int(requested) < 1:
+            raise ValueError(f"items_per_task must be at least 1, not {requested}")
+        return int(requested)
+    share = -(-items // max(1, workers * TASKS_PER_WORKER))
+    return max(1, min(MAX_ITEMS_PER_TASK, share))
 
 
 def _client_setup(client: distributed.Client, backend: Optional[str],
@@ -110,34 +146,43 @@ def _client_setup(client: distributed.Client, backend: Optional[str],
         register(client, keep_settings=True)
 
 
-def _submit(client: distributed.Client, kind: str, job: _Job, plan: PlanSpec,
-            params: Dict[str, Any], volume_shape: Optional[_inputs.Shape3], tag: str,
-            workers: Optional[List[str]] = None) -> distributed.Future:
-    key = f"parvis-{kind}-{tag}-{job.index}"
-    if workers is not None:
-        key += "-retry"
-    with warnings.catch_warnings():
-        # numpy inputs ride inside their task on purpose (see _inputs).
-        warnings.filterwarnings("ignore", message="Large object")         # distributed < 2023
-        warnings.filterwarnings("ignore", message="Sending large graph")  # later versions
+@dataclass
+class _Batch:
+    """What every task of one batch shares."""
+    client: distributed.Client
+    kind: str
+    plan: PlanSpec
+    params: Dict[str, Any]
+    volume_shape: Optional[_inputs.Shape3]
+    tag: str  # keeps this batch's task keys apart from others'
+
+    def submit(self, task: _Task, workers: Optional[List[str]] = None) -> distributed.Future:
+        key = f"parvis-{self.kind}-{self.tag}-{task.number}"
         placement: Dict[str, Any] = {}
         if workers is not None:
+            key += "-retry"
             placement = {"workers": workers, "allow_other_workers": False}
-        return client.submit(run_item, kind, list(job.payloads), plan, params, job.output,
-                             volume_shape, key=key, pure=False, **placement)
+        items = [(job.index, list(job.payloads), job.output) for job in task.jobs]
+        with warnings.catch_warnings():
+            # numpy inputs ride inside their task on purpose (see _inputs).
+            warnings.filterwarnings("ignore", message="Large object")         # distributed < 2023
+            warnings.filterwarnings("ignore", message="Sending large graph")  # later versions
+            return self.client.submit(run_items, self.kind, items, self.plan, self.params,
+                                      self.volume_shape, key=key, pure=False, **placement)
 
 
 def _run_batch(client: distributed.Client, kind: str, sources: List[Tuple[Any, ...]],
                labels: List[str], names: List[str], plan: PlanSpec,
                params: Dict[str, Any], output_dir: Optional[PathLike],
                volume_shape: Optional[_inputs.Shape3], wait: bool,
-               progress: Optional[ProgressCallback]) -> Union[BatchResult, List[Any]]:
+               progress: Optional[ProgressCallback],
+               per_task: Optional[int]) -> Union[BatchResult, List[Any]]:
     start = time.perf_counter()
     _inputs.check_unique(names, kind)
     outputs = _inputs.output_paths(output_dir, names, _outputs.output_suffix(kind))
     if output_dir is not None:
         _outputs.remove_stale_parts([p for p in outputs if p is not None])
-    tag = f"{time.time_ns():x}"  # keeps this batch's task keys apart from others'
+    batch = _Batch(client, kind, plan, params, volume_shape, f"{time.time_ns():x}")
     results: List[Any] = [None] * len(sources)
     jobs: List[_Job] = []
     skipped = 0
@@ -150,19 +195,38 @@ def _run_batch(client: distributed.Client, kind: str, sources: List[Tuple[Any, .
         payloads = tuple(_stage_once(client, item, staged) for item in items)
         jobs.append(_Job(index, source, payloads, output))
 
-    futures = {job.index: _submit(client, kind, job, plan, params, volume_shape, tag)
-               for job in jobs}
+    size = task_size(len(jobs), len(client.scheduler_info()["workers"]), per_task)
+    tasks = [_Task(jobs[i:i + size], i // size) for i in range(0, len(jobs), size)]
+    futures = [batch.submit(task) for task in tasks]
     if not wait:
-        # Skipped items get a future too, holding their output path.
-        return [futures[i] if i in futures else client.scatter(results[i], hash=False)
-                for i in range(len(sources))]
+        return _item_futures(client, kind, batch.tag, tasks, futures, results)
 
-    failures = _collect(client, kind, jobs, futures, results, plan, params, volume_shape,
-                        tag, progress, skipped)
+    failures = _collect(batch, tasks, futures, results, progress, skipped)
     if output_dir is not None:
         _outputs.remove_stale_parts([p for p in outputs if p is not None])
     return BatchResult(results, sorted(failures, key=lambda f: f.index), skipped,
                        time.perf_counter() - start)
+
+
+def _entry(outcomes: List[Outcome], position: int) -> Any:
+    """Item ``position`` of a task's outcomes: its entry, or its error raised."""
+    ok, value = outcomes[position]
+    if not ok:
+        raise value
+    return expand(value)
+
+
+def _item_futures(client: distributed.Client, kind: str, tag: str, tasks: List[_Task],
+                  futures: List[distributed.Future], results: List[Any]) -> List[Any]:
+    """One future per input, in input order, for ``wait=False``."""
+    by_index: Dict[int, Any] = {}
+    for task, future in zip(tasks, futures):
+        for position, job in enumerate(task.jobs):
+            by_index[job.index] = client.submit(_entry, future, position, pure=False,
+                                                key=f"parvis-{kind}-{tag}-item-{job.index}")
+    # Skipped items get a future too, holding their output path.
+    return [by_index[i] if i in by_index else client.scatter(results[i], hash=False)
+            for i in range(len(results))]
 
 
 def _stage_once(client: distributed.Client, item: Any, staged: Dict[int, Any]) -> Any:
@@ -175,32 +239,38 @@ def _stage_once(client: distributed.Client, item: Any, staged: Dict[int, Any]) -
     return _inputs.stage(client, item)
 
 
-def _collect(client: distributed.Client, kind: str, jobs: List[_Job],
-             futures: Dict[int, distributed.Future], results: List[Any], plan: PlanSpec,
-             params: Dict[str, Any], volume_shape: Optional[_inputs.Shape3], tag: str,
-             progress: Optional[ProgressCallback], skipped: int) -> List[ItemFailure]:
-    by_key = {futures[job.index].key: job for job in jobs}
+def _collect(batch: _Batch, tasks: List[_Task], futures: List[distributed.Future],
+             results: List[Any], progress: Optional[ProgressCallback],
+             skipped: int) -> List[ItemFailure]:
+    """Fill ``results`` as tasks finish (each task's results are fetched
+    while the workers compute the next ones); returns the failures."""
+    by_key = {future.key: task for task, future in zip(tasks, futures)}
     failures: List[ItemFailure] = []
     done = skipped
     total = len(results)
     if progress is not None:
         progress(done, total, 0)
-    pending = distributed.as_completed(list(futures.values()))
+    pending = distributed.as_completed(futures)
     for future in pending:
-        job = by_key[future.key]
+        task = by_key[future.key]
         if future.status == "finished":
-            results[job.index] = future.result()
+            for job, (ok, value) in zip(task.jobs, future.result()):
+                if ok:
+                    results[job.index] = expand(value)
+                else:
+                    failures.append(ItemFailure(job.index, job.source, _describe(value)))
         else:
             error = future.exception()
-            retry = _retry_elsewhere(client, kind, job, error, plan, params, volume_shape, tag)
+            retry = _retry_elsewhere(batch, task, error)
             if retry is not None:
-                by_key[retry.key] = job
+                by_key[retry.key] = task
                 pending.add(retry)
                 future.release()
                 continue
-            failures.append(ItemFailure(job.index, job.source, _describe(error)))
+            failures.extend(ItemFailure(job.index, job.source, _describe(error))
+                            for job in task.jobs)
         future.release()
-        done += 1
+        done += len(task.jobs)
         if progress is not None:
             progress(done, total, len(failures))
     return failures
@@ -212,19 +282,17 @@ def _describe(error: BaseException) -> str:
     return f"{type(error).__name__}: {error}"
 
 
-def _retry_elsewhere(client: distributed.Client, kind: str, job: _Job, error: BaseException,
-                     plan: PlanSpec, params: Dict[str, Any],
-                     volume_shape: Optional[_inputs.Shape3],
-                     tag: str) -> Optional[distributed.Future]:
-    """A second chance, on the other workers, for an item whose device
+def _retry_elsewhere(batch: _Batch, task: _Task,
+                     error: BaseException) -> Optional[distributed.Future]:
+    """A second chance, on the other workers, for a task whose device
     failed twice on one worker; None when that does not apply."""
     if not isinstance(error, DeviceFailure):
         return None
-    others = [w for w in client.scheduler_info()["workers"] if w != error.worker]
-    if not others or job.retried:
+    others = [w for w in batch.client.scheduler_info()["workers"] if w != error.worker]
+    if not others or task.retried:
         return None
-    job.retried = True
-    return _submit(client, kind, job, plan, params, volume_shape, tag, workers=others)
+    task.retried = True
+    return batch.submit(task, workers=others)
 
 
 def _scatter_reference(client: distributed.Client, key: str, array: np.ndarray) -> Any:
@@ -254,6 +322,7 @@ def octreg(client: distributed.Client, reference: _inputs.Source, targets: Any, 
            registered: bool = False, gap_value: float = 0.0, backend: Optional[str] = None,
            device: Device = None, wait: bool = True,
            progress: Optional[ProgressCallback] = None,
+           items_per_task: Optional[int] = None,
            **options: Any) -> Union[BatchResult, List[distributed.Future]]:
     """Register many AO-OCT target volumes to one reference.
 
@@ -266,7 +335,9 @@ def octreg(client: distributed.Client, reference: _inputs.Source, targets: Any, 
     (CSV file with ``output_dir``; the ``registered`` volume is returned in
     memory only).  volume_shape (z, y, x): the shape of raw float32 files.
     backend/device: install the worker plugin with these (see
-    :func:`parvis.dask.register`).  options: those of ``Context.octreg_plan``.
+    :func:`parvis.dask.register`).  items_per_task: targets per task (see
+    the module's notes; with ``registered`` each result holds a volume, so
+    keep it small).  options: those of ``Context.octreg_plan``.
     """
     _client_setup(client, backend, device)
     ref = _inputs.materialise(reference, volume_shape).astype(np.float32, copy=False)
@@ -277,7 +348,8 @@ def octreg(client: distributed.Client, reference: _inputs.Source, targets: Any, 
                       [_inputs.label(t, i) for i, t in enumerate(items)],
                       _inputs.stems(items, "octreg"), plan,
                       {"registered": registered, "gap_value": gap_value}, output_dir,
-                      volume_shape, wait, progress)
+                      volume_shape, wait, progress,
+                      items_per_task)
 
 
 @overload
@@ -297,6 +369,7 @@ def phase_correlate(client: distributed.Client, reference: _inputs.Source, movin
                     volume_shape: Optional[_inputs.Shape3] = None,
                     backend: Optional[str] = None, device: Device = None, wait: bool = True,
                     progress: Optional[ProgressCallback] = None,
+                    items_per_task: Optional[int] = None,
                     **options: Any) -> Union[BatchResult, List[distributed.Future]]:
     """Phase-correlate many images (or volumes) with one reference.
 
@@ -314,7 +387,8 @@ def phase_correlate(client: distributed.Client, reference: _inputs.Source, movin
     return _run_batch(client, "phase_correlate", [(m,) for m in items],
                       [_inputs.label(m, i) for i, m in enumerate(items)],
                       _inputs.stems(items, "phase"), plan, {}, output_dir, volume_shape, wait,
-                      progress)
+                      progress,
+                      items_per_task)
 
 
 @overload
@@ -332,6 +406,7 @@ def sift(client: distributed.Client, images: Any, *,
 def sift(client: distributed.Client, images: Any, *, output_dir: Optional[PathLike] = None,
          descriptor_dtype: Any = np.uint8, backend: Optional[str] = None, device: Device = None,
          wait: bool = True, progress: Optional[ProgressCallback] = None,
+         items_per_task: Optional[int] = None,
          **params: Any) -> Union[BatchResult, List[distributed.Future]]:
     """SIFT keypoints and descriptors of many images.
 
@@ -348,7 +423,8 @@ def sift(client: distributed.Client, images: Any, *, output_dir: Optional[PathLi
                       [_inputs.label(m, i) for i, m in enumerate(items)],
                       _inputs.stems(items, "sift"), plan,
                       {"descriptor_dtype": np.dtype(descriptor_dtype).str}, output_dir, None,
-                      wait, progress)
+                      wait, progress,
+                      items_per_task)
 
 
 @overload
@@ -367,6 +443,7 @@ def stereo(client: distributed.Client, pairs: Any, *, method: Literal["sad", "bp
            output_dir: Optional[PathLike] = None, backend: Optional[str] = None,
            device: Device = None, wait: bool = True,
            progress: Optional[ProgressCallback] = None,
+           items_per_task: Optional[int] = None,
            **params: Any) -> Union[BatchResult, List[distributed.Future]]:
     """Disparity maps of many stereo pairs.
 
@@ -391,7 +468,8 @@ def stereo(client: distributed.Client, pairs: Any, *, method: Literal["sad", "bp
     return _run_batch(client, "stereo", pair_list,
                       [_inputs.label(p[0], i) for i, p in enumerate(pair_list)],
                       _inputs.stems(lefts, "stereo"), ("stereo", None, {}),
-                      {"method": method, **params}, output_dir, None, wait, progress)
+                      {"method": method, **params}, output_dir, None, wait, progress,
+                      items_per_task)
 
 
 @overload
@@ -412,6 +490,7 @@ def flow3d_sequence(client: distributed.Client, volumes: Any, *,
                     volume_shape: Optional[_inputs.Shape3] = None, backend: Optional[str] = None,
                     device: Device = None, wait: bool = True,
                     progress: Optional[ProgressCallback] = None,
+                    items_per_task: Optional[int] = None,
                     **params: Any) -> Union[BatchResult, List[distributed.Future]]:
     """3D optical flow along a sequence of volumes.
 
@@ -434,4 +513,5 @@ def flow3d_sequence(client: distributed.Client, volumes: Any, *,
     return _run_batch(client, "flow3d", pairs,
                       [_inputs.label(p[1], i + 1) for i, p in enumerate(pairs)],
                       _inputs.stems(frames, "flow3d")[1:], (prefix, None, dict(params)), {},
-                      output_dir, volume_shape, wait, progress)
+                      output_dir, volume_shape, wait, progress,
+                      items_per_task)

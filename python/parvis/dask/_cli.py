@@ -20,6 +20,7 @@ import argparse
 import logging
 import os
 import sys
+import textwrap
 from contextlib import ExitStack
 from typing import Any, Dict, List, Optional, Sequence
 
@@ -31,7 +32,7 @@ from ._progress import ProgressBar
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
-    where = parser.add_argument_group("cluster")
+    where = parser.add_argument_group("cluster (one of --scheduler, --scheduler-file, --local)")
     choice = where.add_mutually_exclusive_group(required=True)
     choice.add_argument("--scheduler", metavar="ADDRESS",
                         help="address of a running Dask scheduler (tcp://host:8786)")
@@ -41,6 +42,10 @@ def _common(parser: argparse.ArgumentParser) -> None:
                         help="start a local cluster of N worker processes on this machine")
     where.add_argument("--threads", metavar="T", type=int, default=0,
                        help="with --local: OpenMP threads per worker (default: cores / N)")
+    where.add_argument("--items-per-task", metavar="K", type=int, default=None,
+                       help="inputs sent to a worker in one task (default: about four tasks "
+                            "per worker, at most 16 inputs each); a worker reads a task's "
+                            "next inputs and writes its results while the device computes")
     device = parser.add_argument_group("device")
     device.add_argument("--backend", choices=("auto", "cpu", "opencl"), default=None,
                         help="backend of every worker's context (default: keep the workers' "
@@ -50,80 +55,171 @@ def _common(parser: argparse.ArgumentParser) -> None:
                              "worker's PARVIS_DEVICE or the GPU CUDA_VISIBLE_DEVICES leaves it)")
     files = parser.add_argument_group("files")
     files.add_argument("-o", "--output-dir", required=True, metavar="DIR",
-                       help="directory of the result files (one per input)")
+                       help="directory of the result files (one per input; created if "
+                            "missing; complete files already there are kept and skipped)")
     files.add_argument("--list", metavar="FILE",
-                       help="read the inputs from FILE, one per line (stereo: LEFT RIGHT)")
-    files.add_argument("--quiet", action="store_true", help="no progress bar")
+                       help="read the inputs from FILE, one per line (stereo: LEFT RIGHT); "
+                            "blank lines and lines starting with # are left out")
+    files.add_argument("--quiet", action="store_true",
+                       help="no progress bar on standard error")
 
 
 def _volume_size(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--size", nargs=3, type=int, metavar=("Z", "Y", "X"),
-                        help="shape of raw float32 volumes (x fastest); NIfTI files need none")
+                        help="shape of raw float32 volumes (.raw, .f32, .bin; x fastest); "
+                             "NIfTI files carry their own")
+
+
+#: Text shared by every sub-command's --help.
+_OUTPUT_NOTE = ("Each input gets one output file in DIR, named after it, written "
+                "atomically; running the command again skips complete outputs and redoes "
+                "missing or truncated ones.  Standard output ends with a summary listing every "
+                "failed input; exit status 0 when all completed, 1 when some failed, 2 for a "
+                "usage error.")
+
+
+def _command(commands: Any, name: str, summary: str, inputs: str, outputs: str,
+             example: str) -> argparse.ArgumentParser:
+    """A sub-command whose --help says what it reads, what it writes and
+    how it is called."""
+    return commands.add_parser(
+        name, help=summary, formatter_class=argparse.RawDescriptionHelpFormatter,
+        description=f"{summary[0].upper()}{summary[1:]}.\n\n"
+                    + textwrap.fill(f"Inputs: {inputs}", 79) + "\n\n"
+                    + textwrap.fill(f"Outputs: {outputs} {_OUTPUT_NOTE}", 79),
+        epilog=f"example:\n  {example}")
 
 
 def _build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="parvis-dask", description="Run parvis over many files on a Dask cluster.",
+        prog="parvis-dask", description="Run parvis over many files on a Dask cluster.  "
+                                        "'parvis-dask COMMAND --help' describes each command.",
         epilog="Results: OCT registration CSV (.octreg.csv), disparity PFM (.disp.pfm), flow "
                "(.flow.npz: u, v, w), SIFT (.sift.npz: keypoints, descriptors), phase "
                "correlation JSON (.shift.json).  See docs/dask.md.")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    octreg = commands.add_parser("octreg", help="register AO-OCT target volumes to a reference")
-    octreg.add_argument("reference", help="reference volume")
+    octreg = _command(
+        commands, "octreg", "register AO-OCT target volumes to a reference",
+        "a reference volume and target volumes of its shape (B-scans, A-lines, depth): "
+        "NIfTI-1 (.nii, .nii.gz), raw float32 (.raw, .f32, .bin, with --size) or .npy.",
+        "TARGET.octreg.csv per target: a '# stripes=.. good_stripes=.. valid_bscans=.. "
+        "subvolumes=..' line, then 'bscan,dx,dy,dz,peak,valid' rows (one per B-scan, "
+        "shifts in voxels), then '# end'.",
+        "parvis-dask octreg --local 4 -o registered/ reference.nii scans/*.nii")
+    octreg.add_argument("reference", help="reference volume (read once, sent to every worker)")
     octreg.add_argument("inputs", nargs="*", metavar="TARGET", help="target volumes")
     _volume_size(octreg)
-    octreg.add_argument("--stripes", type=int, default=10)
-    octreg.add_argument("--stripe-width", type=int, default=3)
-    octreg.add_argument("--subvolume-width", type=int, default=32)
-    octreg.add_argument("--subvolume-step", type=int, default=16)
-    octreg.add_argument("--tolerance", type=float, default=8.0)
-    octreg.add_argument("--pad", choices=("fft", "linear", "none"), default="fft")
-    octreg.add_argument("--subpixel", action="store_true")
+    octreg.add_argument("--stripes", type=int, default=10,
+                        help="coarse stripes sampled across the volume (default 10)")
+    octreg.add_argument("--stripe-width", type=int, default=3,
+                        help="B-scans per coarse stripe (default 3)")
+    octreg.add_argument("--subvolume-width", type=int, default=32,
+                        help="B-scans per fine sub-volume (factors 2, 3, 5, 7; default 32)")
+    octreg.add_argument("--subvolume-step", type=int, default=16,
+                        help="B-scans between fine sub-volumes (default 16)")
+    octreg.add_argument("--tolerance", type=float, default=8.0,
+                        help="largest distance in voxels between the positions of "
+                             "neighbouring B-scans before one is marked invalid (default 8)")
+    octreg.add_argument("--pad", choices=("fft", "linear", "none"), default="fft",
+                        help="zero padding of each B-scan in x and z: to a fast FFT size, "
+                             "to twice the size (no wrap-around) or none (sizes must then "
+                             "have factors 2, 3, 5, 7 only; default fft)")
+    octreg.add_argument("--subpixel", action="store_true",
+                        help="refine each shift below one voxel")
     _common(octreg)
 
-    stereo = commands.add_parser("stereo", help="disparity maps of stereo pairs")
+    stereo = _command(
+        commands, "stereo", "disparity maps of stereo pairs",
+        "LEFT RIGHT image pairs given one after the other (or 'LEFT RIGHT' lines with "
+        "--list): PGM/PPM/PNG (8-bit) or PFM (float), rectified, left as reference.",
+        "LEFT.disp.pfm per pair: the float32 disparity of each left pixel (greyscale "
+        "little-endian PFM; inf where SAD finds no valid match).",
+        "parvis-dask stereo --local 2 -o disp/ --method bp --ndisp 64 l1.png r1.png "
+        "l2.png r2.png")
     stereo.add_argument("inputs", nargs="*", metavar="IMAGE",
                         help="LEFT RIGHT [LEFT RIGHT ...] images")
-    stereo.add_argument("--method", choices=("sad", "bp"), default="sad")
-    stereo.add_argument("--ndisp", type=int, default=64)
-    stereo.add_argument("--min-disp", type=int, default=0)
-    stereo.add_argument("--window", type=int, default=5, help="SAD block size (odd)")
+    stereo.add_argument("--method", choices=("sad", "bp"), default="sad",
+                        help="SAD block matching or belief propagation (default sad)")
+    stereo.add_argument("--ndisp", type=int, default=64,
+                        help="disparities searched, from --min-disp up (default 64)")
+    stereo.add_argument("--min-disp", type=int, default=0,
+                        help="smallest disparity searched (default 0)")
+    stereo.add_argument("--window", type=int, default=5, help="SAD block size (odd; default 5)")
     stereo.add_argument("--subpixel", action="store_true", help="SAD: sub-pixel disparities")
-    stereo.add_argument("--levels", type=int, default=5, help="BP pyramid levels")
-    stereo.add_argument("--iterations", type=int, default=10, help="BP rounds per level")
-    stereo.add_argument("--sigma", type=float, default=1.0, help="BP pre-smoothing")
+    stereo.add_argument("--levels", type=int, default=5, help="BP pyramid levels (default 5)")
+    stereo.add_argument("--iterations", type=int, default=10,
+                        help="BP message rounds per level (default 10)")
+    stereo.add_argument("--sigma", type=float, default=1.0,
+                        help="BP Gaussian pre-smoothing (0: none; default 1)")
     _common(stereo)
 
-    flow = commands.add_parser("flow3d", help="3D optical flow along a volume sequence")
+    flow = _command(
+        commands, "flow3d", "3D optical flow along a volume sequence",
+        "volumes of one shape (z, y, x) in time order: NIfTI-1, raw float32 (with --size) "
+        "or .npy; at least two.",
+        "MOVING.flow.npz per volume after the first: arrays u, v, w (float32, voxels) with "
+        "moving(p + flow(p)) ~ fixed(p), the fixed volume being the previous one (or the "
+        "first with --against first).",
+        "parvis-dask flow3d --scheduler-file sched.json -o flow/ --against first frames/*.nii")
     flow.add_argument("inputs", nargs="*", metavar="VOLUME", help="volumes, in time order")
     _volume_size(flow)
     flow.add_argument("--against", choices=("previous", "first"), default="previous",
                       help="flow of each volume from the previous one or from the first")
-    flow.add_argument("--alpha", type=float, default=0.05)
-    flow.add_argument("--beta", type=float, default=0.0)
-    flow.add_argument("--rho", type=float, default=2.0)
-    flow.add_argument("--warps", type=int, default=5)
-    flow.add_argument("--iterations", type=int, default=50)
-    flow.add_argument("--levels", type=int, default=1)
+    flow.add_argument("--alpha", type=float, default=0.05,
+                      help="smoothness weight, in squared intensity units (default 0.05)")
+    flow.add_argument("--beta", type=float, default=0.0,
+                      help="divergence (volume-preserving) weight, 0 .. 2 alpha (default 0)")
+    flow.add_argument("--rho", type=float, default=2.0,
+                      help="standard deviation of the structure tensor's Gaussian, voxels "
+                           "(default 2)")
+    flow.add_argument("--warps", type=int, default=5,
+                      help="re-samplings of the moving volume per level (default 5)")
+    flow.add_argument("--iterations", type=int, default=50,
+                      help="Jacobi iterations per warp (default 50)")
+    flow.add_argument("--levels", type=int, default=1,
+                      help="pyramid levels, factor 2 each (default 1)")
     _common(flow)
 
-    sift = commands.add_parser("sift", help="SIFT keypoints and descriptors of images")
-    sift.add_argument("inputs", nargs="*", metavar="IMAGE")
-    sift.add_argument("--first-octave", type=int, choices=(-1, 0), default=0)
-    sift.add_argument("--peak-thresh", type=float, default=0.01)
-    sift.add_argument("--edge-thresh", type=float, default=10.0)
-    sift.add_argument("--max-keypoints", type=int, default=0, help="0: all")
+    sift = _command(
+        commands, "sift", "SIFT keypoints and descriptors of images",
+        "images: PGM/PPM/PNG (8-bit) or PFM (float); colour is turned to grey.",
+        "IMAGE.sift.npz per image: keypoints (N x 4 float32: x, y, sigma, angle) and "
+        "descriptors (N x 128 uint8).",
+        "parvis-dask sift --local 2 -o features/ --list images.txt")
+    sift.add_argument("inputs", nargs="*", metavar="IMAGE", help="images")
+    sift.add_argument("--first-octave", type=int, choices=(-1, 0), default=0,
+                      help="-1: start from the image upsampled 2x (more, smaller keypoints); "
+                           "0: from the image (default)")
+    sift.add_argument("--peak-thresh", type=float, default=0.01,
+                      help="smallest |DoG| of a keypoint, intensities in [0, 1] "
+                           "(default 0.01)")
+    sift.add_argument("--edge-thresh", type=float, default=10.0,
+                      help="largest principal-curvature ratio kept (edge rejection; "
+                           "default 10)")
+    sift.add_argument("--max-keypoints", type=int, default=0,
+                      help="keep the strongest K keypoints (0: all)")
     _common(sift)
 
-    phase = commands.add_parser("phase", help="phase-correlate images or volumes with a "
-                                              "reference")
-    phase.add_argument("reference")
-    phase.add_argument("inputs", nargs="*", metavar="MOVING")
+    phase = _command(
+        commands, "phase", "phase-correlate images or volumes with a reference",
+        "a reference and moving images (PGM/PPM/PNG/PFM) or volumes (NIfTI-1, raw float32 "
+        "with --size, .npy) of its shape.",
+        "MOVING.shift.json per input: {\"shift\": [x, y(, z)], \"peak\": p, \"flags\": f}, "
+        "the shift that moves the reference onto the moving input.",
+        "parvis-dask phase --local 2 -o shifts/ --upsample 20 reference.pgm moving*.pgm")
+    phase.add_argument("reference", help="reference image or volume (read once, sent to "
+                                         "every worker)")
+    phase.add_argument("inputs", nargs="*", metavar="MOVING",
+                       help="images or volumes of the reference's shape")
     _volume_size(phase)
-    phase.add_argument("--upsample", type=int, default=1, help="sub-pixel factor (1: integer)")
-    phase.add_argument("--pad", choices=("none", "fft", "linear"), default="none")
-    phase.add_argument("--window", choices=("none", "hann"), default="none")
+    phase.add_argument("--upsample", type=int, default=1,
+                       help="sub-pixel factor: the peak refined on a 1/N grid (1: integer)")
+    phase.add_argument("--pad", choices=("none", "fft", "linear"), default="none",
+                       help="zero padding: none (circular correlation), to a fast FFT size, "
+                            "or to twice the size (default none)")
+    phase.add_argument("--window", choices=("none", "hann"), default="none",
+                       help="window applied before the transform (default none)")
     _common(phase)
     return parser
 
@@ -148,7 +244,8 @@ def _shape(args: argparse.Namespace) -> Optional[tuple]:
 def _run(args: argparse.Namespace, paths: List[str], client: distributed.Client,
          progress: Optional[ProgressBar]) -> Any:
     """The batch call of args.command (a BatchResult: the command waits)."""
-    common: Dict[str, Any] = {"output_dir": args.output_dir, "progress": progress}
+    common: Dict[str, Any] = {"output_dir": args.output_dir, "progress": progress,
+                              "items_per_task": args.items_per_task}
     if args.command == "octreg":
         return _batch.octreg(client, args.reference, paths, volume_shape=_shape(args),
                              stripes=args.stripes, stripe_width=args.stripe_width,
@@ -213,6 +310,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     paths = _inputs(args, parser)  # usage errors before any cluster starts
     if args.command == "stereo" and len(paths) % 2:
         parser.error("stereo: give the images as LEFT RIGHT pairs (an even count)")
+    if args.items_per_task is not None and args.items_per_task < 1:
+        parser.error("--items-per-task must be at least 1")
     with ExitStack() as stack:
         client = _client(args, stack)
         if args.backend is not None or args.device is not None:

@@ -21,6 +21,7 @@ from __future__ import annotations
 import os
 import threading
 from collections import OrderedDict
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from typing import Any, Callable, Dict, Iterator, Optional, Union
 
@@ -30,6 +31,9 @@ import parvis
 
 #: Name under which the plugin is registered on the workers.
 PLUGIN_NAME = "parvis"
+
+#: Threads per worker that read inputs and write results beside the device.
+IO_THREADS = 2
 
 #: A device as :class:`parvis.Context` takes it: an index, a name substring,
 #: or None for the library's automatic choice.
@@ -112,6 +116,7 @@ class WorkerState:
         self._plans: "OrderedDict[str, Any]" = OrderedDict()
         self._counters: Dict[str, int] = {}
         self._closed = False
+        self._io: Optional[ThreadPoolExecutor] = None
 
     # -------------------------------------------------------------- context
     def _count(self, name: str, amount: int = 1) -> None:
@@ -158,6 +163,23 @@ class WorkerState:
                 _, dropped = self._plans.popitem(last=False)
                 _close_quietly(dropped)
             return plan
+
+    def io_pool(self) -> ThreadPoolExecutor:
+        """The worker's threads for reading inputs and writing results beside
+        the device work (made at first use, kept until :meth:`stop`)."""
+        with self._lock:
+            if self._io is None:
+                self._io = ThreadPoolExecutor(max_workers=IO_THREADS,
+                                              thread_name_prefix="parvis-io")
+            return self._io
+
+    def stop(self) -> None:
+        """Close everything and end the I/O threads (worker teardown)."""
+        self.close()
+        with self._lock:
+            pool, self._io = self._io, None
+        if pool is not None:
+            pool.shutdown(wait=True)
 
     def count_task(self) -> None:
         with self._lock:
@@ -262,7 +284,7 @@ class ParvisWorkerPlugin(distributed.WorkerPlugin):
 
     def teardown(self, worker: distributed.Worker) -> None:
         if self.state is not None:
-            self.state.close()
+            self.state.stop()
 
 
 def worker_state() -> WorkerState:

@@ -1,9 +1,11 @@
-"""Functions that run on the workers: one call per batch item.
+"""Functions that run on the workers: one task per group of batch items.
 
-Each task reads its inputs (files are read here, on the worker), takes the
-worker's context (and a cached plan where the operation has one), runs the
-operation, and either returns the result or writes it atomically to its
-output file and returns that file's path.
+Each task reads its items' inputs (files are read here, on the worker),
+takes the worker's context (and a cached plan where the operation has one),
+runs the operation on each item, and either returns the results (in a
+compact form, see :mod:`._compact`) or writes each atomically to its output
+file and returns that file's path.  Reading ahead and writing behind run on
+the worker's I/O threads, beside the device work.
 
 Device failures (an OpenCL error, a lost device, a context closed under
 the task) make the worker drop its plans and context and try the item once
@@ -15,7 +17,8 @@ they would fail the same way on any worker.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Dict, Optional, Sequence, Tuple
+from concurrent.futures import Future, wait
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -23,7 +26,8 @@ import distributed
 
 import parvis
 
-from . import _inputs, _outputs
+from . import _compact, _inputs, _outputs
+from ._inputs import InputError
 from ._plugin import PLUGIN_NAME, WorkerState, is_device_failure, worker_state
 
 
@@ -108,22 +112,90 @@ OPERATIONS: Dict[str, Operation] = {
 }
 
 
-def run_item(kind: str, payloads: Sequence[Any], plan: PlanSpec, params: Dict[str, Any],
-             output: Optional[str], volume_shape: Optional[_inputs.Shape3]) -> Any:
-    """Run one batch item on the calling worker (the batch functions submit
-    this).  Returns the result, or ``output`` after writing the result there."""
+#: One item of a task: its index in the batch, its staged inputs and its
+#: output path (None: the result goes back in memory).
+TaskItem = Tuple[int, Sequence[Any], Optional[str]]
+#: What a task returns per item: (True, entry) or (False, the exception).
+Outcome = Tuple[bool, Any]
+
+#: Inputs read ahead of the device: one item computing, this many waiting.
+READ_AHEAD = 2
+
+
+def run_items(kind: str, items: Sequence[TaskItem], plan: PlanSpec, params: Dict[str, Any],
+              volume_shape: Optional[_inputs.Shape3]) -> List[Outcome]:
+    """Run several batch items on the calling worker (the batch functions
+    submit this), one outcome per item, in order.
+
+    The items go through a pipeline: the worker's I/O threads read the next
+    items' inputs while the device computes the current one, and encode and
+    write (or compact) each result while the device computes the next, so
+    the device waits neither for files nor for serialisation.  An item whose
+    input cannot be read or whose call fails gets (False, error) and the
+    others go on; a device that fails twice raises :class:`DeviceFailure`
+    for the whole task, which the client then sends to other workers.
+    """
     operation = OPERATIONS[kind]
-    arrays = [_inputs.load(p, volume_shape) for p in payloads]
     state = worker_state()
+    pool = state.io_pool()
+    # Reads not yet consumed, by position: a consumed one is dropped at once
+    # so that the task holds at most READ_AHEAD + 1 items' inputs.
+    reads: Dict[int, "Future[List[np.ndarray]]"] = {}
+    finishing: List["Future[Any]"] = []
+    submitted = 0
+
     try:
-        result = _run_on_device(state, operation, arrays, plan, params)
-    except parvis.Error as error:
-        raise ItemError(type(error).__name__, str(error)) from None
-    state.count_task()
+        for position, (_, _, output) in enumerate(items):
+            while submitted < len(items) and submitted <= position + READ_AHEAD:
+                reads[submitted] = pool.submit(_load_all, items[submitted][1], volume_shape)
+                submitted += 1
+            try:
+                arrays = reads.pop(position).result()
+                result = _run_on_device(state, operation, arrays, plan, params)
+            except (InputError, parvis.Error) as error:
+                finishing.append(_failed(error))
+                continue
+            del arrays
+            state.count_task()
+            finishing.append(pool.submit(_finish, kind, output, result))
+        return [_outcome(future) for future in finishing]
+    finally:
+        # A task that stops early (a device failure) leaves no reader or
+        # writer behind.
+        pending = list(reads.values()) + finishing
+        for future in pending:
+            future.cancel()
+        wait(pending)
+
+
+def _load_all(payloads: Sequence[Any], volume_shape: Optional[_inputs.Shape3]
+              ) -> List[np.ndarray]:
+    return [_inputs.load(p, volume_shape) for p in payloads]
+
+
+def _finish(kind: str, output: Optional[str], result: Any) -> Any:
+    """The entry of a computed item: its output path once written, or the
+    result in its compact form for the trip to the client."""
     if output is None:
-        return result
+        return _compact.compact(result)
     _outputs.write_result(kind, output, result)
     return output
+
+
+def _failed(error: BaseException) -> "Future[Any]":
+    future: "Future[Any]" = Future()
+    if isinstance(error, parvis.Error):
+        # The library's exception type need not unpickle on the client.
+        error = ItemError(type(error).__name__, str(error))
+    future.set_exception(error)
+    return future
+
+
+def _outcome(future: "Future[Any]") -> Outcome:
+    try:
+        return True, future.result()
+    except (InputError, ItemError, OSError, ValueError) as error:
+        return False, error
 
 
 def _run_on_device(state: WorkerState, operation: Operation, arrays: Sequence[np.ndarray],

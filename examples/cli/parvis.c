@@ -58,7 +58,7 @@ static const char usage[] =
     "                          synthetic AO-OCT pair and its true motion trace\n"
     "  version                 print the library version\n"
     "\n"
-    "common options: --backend auto|cpu|opencl  --device I  --crosscheck\n"
+    "common options: --backend auto|cpu|opencl  --device I|NAME  --crosscheck\n"
     "--devices all|0,2,3: run the items (targets, frame pairs, BP tiles) on several OpenCL\n"
     "         devices at once; 'all' is every device of the chosen device's platform\n"
     "'parvis COMMAND --help': a command's options, ranges, defaults and output conventions\n"

@@ -1,13 +1,17 @@
 /* parvis tune: search the OpenCL device's best launch parameters for the
- * BP and SAD kernels and store them in the tuning cache (tune.h). */
+ * BP and SAD kernels and store them in the tuning cache (tune.h); show
+ * where the parameters in use come from; export the cache as an entry of
+ * the tuning database (docs/tuning.md). */
 #include "cli.h"
 
+#include <stdio.h>
 #include <string.h>
 
 typedef struct tune_args {
     pv_tune_options options;
     cli_backend_options backend;
     int show;          /* --show: print the current values only */
+    int export_entry;  /* --export: print the database entry on stdout */
 } tune_args;
 
 static int parse_tune_size(const char *value, void *field)
@@ -21,8 +25,12 @@ static const char tune_conventions[] =
     "  the winners (median of --runs) are written to the tuning cache of the device\n"
     "  (path printed; PARVIS_TUNE_DIR sets its directory) unless --no-write.  Prints per op:\n"
     "  'OP: N candidates (R rejected), default T ms, tuned T ms (Sx)' and the values.\n"
-    "  --show prints the values in use and the cache path, and runs nothing; the search\n"
-    "  options do not apply with it.  Needs an OpenCL device (--backend cpu is an error).\n";
+    "  --show prints the values in use, where they come from (cache, database entry,\n"
+    "  search or defaults) and the cache path, and runs nothing; the search options do\n"
+    "  not apply with it.  --export prints, after the search (or with --show, without\n"
+    "  one), the device's tuning cache as a tuning database entry on stdout, all else\n"
+    "  going to stderr: save it as lib/tune_db/<vendor>-<device>.txt to contribute it.\n"
+    "  Needs an OpenCL device (--backend cpu is an error).\n";
 
 static int parse_tune_args(int argc, char **argv, tune_args *args)
 {
@@ -44,6 +52,8 @@ static int parse_tune_args(int argc, char **argv, tune_args *args)
          .help = "do not store the winners"},
         {.name = "--show", .kind = CLI_FLAG, .field = &args->show,
          .help = "print the values in use and stop"},
+        {.name = "--export", .kind = CLI_FLAG, .field = &args->export_entry,
+         .help = "print the tuning database entry of this device on stdout"},
         CLI_BACKEND_ENTRIES(&args->backend),
     };
     cli_command c = {.name = "tune", .synopsis = "[options]",
@@ -59,6 +69,8 @@ static int parse_tune_args(int argc, char **argv, tune_args *args)
     for (size_t k = 0; args->show && k < sizeof search / sizeof search[0]; k++)
         if (cli_given(&c, search[k]))
             return cli_fail("tune: %s does not apply with --show", search[k]);
+    if (args->export_entry && no_write)
+        return cli_fail("tune: --export prints the cache: it does not go with --no-write");
     if (args->backend.backend == PV_BACKEND_CPU)
         return cli_fail("tune: needs the opencl backend, not cpu");
     static const char *const ops[] = {NULL, "bp", "sad"};
@@ -69,28 +81,43 @@ static int parse_tune_args(int argc, char **argv, tune_args *args)
     return CLI_PARSED;
 }
 
-static void print_params(const char *family, const pv_tune_param *params, int count)
+static void print_params(FILE *out, const char *family, const pv_tune_param *params, int count)
 {
-    printf("  %s:", family);
+    fprintf(out, "  %s:", family);
     for (int i = 0; i < count; i++)
-        printf(" %s=%d", params[i].name, params[i].value);
-    printf("\n");
+        fprintf(out, " %s=%d", params[i].name, params[i].value);
+    fprintf(out, "\n");
 }
 
-static int show_current(pv_context *ctx)
+static int show_current(pv_context *ctx, FILE *out)
 {
     static const char *const families[] = {"bp", "sad"};
-    char path[4096];
+    char path[4096], source[128];
     if (pv_tune_cache_path(ctx, path, sizeof path) == PV_OK)
-        printf("cache file: %s\n", path);
+        fprintf(out, "cache file: %s\n", path);
+    pv_status status = pv_tune_source(ctx, source, sizeof source);
+    if (status != PV_OK)
+        return cli_fail_status(status, "tune --show");
+    fprintf(out, "source: %s\n", source);
     for (int f = 0; f < 2; f++) {
         pv_tune_param params[PV_TUNE_MAX_PARAMS];
         int count = 0;
-        pv_status status = pv_tune_list(ctx, families[f], params, PV_TUNE_MAX_PARAMS, &count);
+        status = pv_tune_list(ctx, families[f], params, PV_TUNE_MAX_PARAMS, &count);
         if (status != PV_OK)
             return cli_fail_status(status, "tune --show");
-        print_params(families[f], params, count);
+        print_params(out, families[f], params, count);
     }
+    return 0;
+}
+
+/* The device's tuning cache as a database entry, alone on stdout. */
+static int export_entry(pv_context *ctx)
+{
+    char text[8192];
+    pv_status status = pv_tune_export(ctx, text, sizeof text);
+    if (status != PV_OK)
+        return cli_fail_status(status, "tune --export");
+    fputs(text, stdout);
     return 0;
 }
 
@@ -99,9 +126,13 @@ static int run_tune(const tune_args *args, pv_context *ctx)
     if (pv_context_backend(ctx) != PV_BACKEND_OPENCL)
         return cli_fail("tune: needs an OpenCL device (the context runs on %s)",
                         pv_backend_name(pv_context_backend(ctx)));
-    printf("tuning on %s\n", pv_context_device_name(ctx));
-    if (args->show)
-        return show_current(ctx);
+    /* With --export, stdout holds the entry alone: a file to contribute. */
+    FILE *out = args->export_entry ? stderr : stdout;
+    fprintf(out, "tuning on %s\n", pv_context_device_name(ctx));
+    if (args->show) {
+        int rc = show_current(ctx, out);
+        return rc == 0 && args->export_entry ? export_entry(ctx) : rc;
+    }
     pv_tune_result results[2];
     int count = 0;
     pv_status status = args->options.write_cache ? pv_tune_check_cache_writable(ctx) : PV_OK;
@@ -112,14 +143,14 @@ static int run_tune(const tune_args *args, pv_context *ctx)
         return cli_fail_status(status, "tune");
     for (int i = 0; i < count; i++) {
         const pv_tune_result *r = &results[i];
-        printf("%s: %d candidates (%d rejected), default %.3f ms, tuned %.3f ms (%.2fx)\n", r->op,
-               r->tried, r->rejected, r->default_ms, r->best_ms, r->default_ms / r->best_ms);
-        print_params(r->op, r->params, r->param_count);
+        fprintf(out, "%s: %d candidates (%d rejected), default %.3f ms, tuned %.3f ms (%.2fx)\n",
+                r->op, r->tried, r->rejected, r->default_ms, r->best_ms, r->default_ms / r->best_ms);
+        print_params(out, r->op, r->params, r->param_count);
     }
     char path[4096];
     if (args->options.write_cache && pv_tune_cache_path(ctx, path, sizeof path) == PV_OK)
-        printf("written to %s\n", path);
-    return 0;
+        fprintf(out, "written to %s\n", path);
+    return args->export_entry ? export_entry(ctx) : 0;
 }
 
 int cli_tune(int argc, char **argv)

@@ -36,8 +36,12 @@ static int parse_size_field(const char *value, void *field)
     return cli_parse_size3(value, 1 << 20, field);
 }
 
+/* The defaults, then the command line. */
 static int parse_phasecorr_args(int argc, char **argv, phasecorr_args *args)
 {
+    memset(args, 0, sizeof *args);
+    pv_phasecorr_options_default(&args->options);
+    cli_backend_options_default(&args->backend);
     cli_option table[] = {
         {.name = "--upsample", .kind = CLI_INT, .field = &args->options.upsample, .min = 2,
          .max = 10000, .value_name = "F",
@@ -138,6 +142,16 @@ static void print_shift(const phasecorr_args *args, pv_context *ctx, const pv_sh
                pv_context_device_name(ctx));
 }
 
+/* The shift printed, or the library's message: the exit status. */
+static int report_shift(const phasecorr_args *args, pv_context *ctx, pv_status status,
+                        const pv_shift *shift, int dims)
+{
+    if (status != PV_OK)
+        return cli_fail_status(status, "phasecorr");
+    print_shift(args, ctx, shift, dims);
+    return 0;
+}
+
 static int correlate_volumes(const phasecorr_args *args, pv_context *ctx)
 {
     pv_volume reference, moving;
@@ -151,9 +165,7 @@ static int correlate_volumes(const phasecorr_args *args, pv_context *ctx)
     }
     pv_shift shift;
     pv_status status = pv_phase_correlate3d(ctx, &reference, &moving, &args->options, &shift);
-    int rc = status == PV_OK ? 0 : cli_fail_status(status, "phasecorr");
-    if (rc == 0)
-        print_shift(args, ctx, &shift, 3);
+    int rc = report_shift(args, ctx, status, &shift, 3);
     pv_volume_free(&reference);
     pv_volume_free(&moving);
     return rc;
@@ -161,29 +173,20 @@ static int correlate_volumes(const phasecorr_args *args, pv_context *ctx)
 
 static int correlate_images(const phasecorr_args *args, pv_context *ctx)
 {
-    pv_image reference, moving;
-    if (cli_read_image(args->files[0], PV_PIXEL_F32, args->verbose, &reference))
+    pv_image images[2]; /* the reference, then the moving image */
+    if (cli_read_image_pair(args->files, PV_PIXEL_F32, args->verbose, images))
         return 1;
-    if (cli_read_image(args->files[1], PV_PIXEL_F32, args->verbose, &moving)) {
-        pv_image_free(&reference);
-        return 1;
-    }
     pv_shift shift;
-    pv_status status = pv_phase_correlate(ctx, &reference, &moving, &args->options, &shift);
-    int rc = status == PV_OK ? 0 : cli_fail_status(status, "phasecorr");
-    if (rc == 0)
-        print_shift(args, ctx, &shift, 2);
-    pv_image_free(&reference);
-    pv_image_free(&moving);
+    pv_status status = pv_phase_correlate(ctx, &images[0], &images[1], &args->options, &shift);
+    int rc = report_shift(args, ctx, status, &shift, 2);
+    for (int i = 0; i < 2; i++)
+        pv_image_free(&images[i]);
     return rc;
 }
 
 int cli_phasecorr(int argc, char **argv)
 {
     phasecorr_args args;
-    memset(&args, 0, sizeof args);
-    pv_phasecorr_options_default(&args.options);
-    cli_backend_options_default(&args.backend);
     int parsed = parse_phasecorr_args(argc, argv, &args);
     if (parsed != CLI_PARSED)
         return cli_parse_exit(parsed);
@@ -221,8 +224,11 @@ static const char ncc_conventions[] =
     "  normalized over the overlap only; 0 where the overlap has fewer than --min-overlap\n"
     "  pixels or no variance.\n";
 
+/* The defaults, then the command line. */
 static int parse_ncc_args(int argc, char **argv, ncc_args *args)
 {
+    memset(args, 0, sizeof *args);
+    cli_backend_options_default(&args->backend);
     cli_option table[] = {
         {.name = "-o", .kind = CLI_TEXT, .field = &args->output, .value_name = "MAP.pfm",
          .help = "the coefficient map (see below)"},
@@ -290,24 +296,18 @@ static int run_ncc(const ncc_args *args, pv_context *ctx, const pv_image *templ,
 int cli_ncc(int argc, char **argv)
 {
     ncc_args args;
-    memset(&args, 0, sizeof args);
-    cli_backend_options_default(&args.backend);
     int parsed = parse_ncc_args(argc, argv, &args);
     if (parsed != CLI_PARSED)
         return cli_parse_exit(parsed);
-    pv_image templ, image;
-    if (cli_read_image(args.files[0], PV_PIXEL_F32, args.verbose, &templ))
+    pv_image inputs[2]; /* the template, then the image */
+    if (cli_read_image_pair(args.files, PV_PIXEL_F32, args.verbose, inputs))
         return 1;
-    if (cli_read_image(args.files[1], PV_PIXEL_F32, args.verbose, &image)) {
-        pv_image_free(&templ);
-        return 1;
-    }
     int rc = 1;
     pv_context *ctx = cli_context(&args.backend);
     if (ctx)
-        rc = run_ncc(&args, ctx, &templ, &image);
+        rc = run_ncc(&args, ctx, &inputs[0], &inputs[1]);
     pv_context_destroy(ctx);
-    pv_image_free(&templ);
-    pv_image_free(&image);
+    pv_image_free(&inputs[0]);
+    pv_image_free(&inputs[1]);
     return rc;
 }

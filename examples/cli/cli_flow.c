@@ -49,8 +49,12 @@ static const char flow_conventions[] =
     "  --max-radius px, darker beyond).  --gt TRUTH.flo prints the mean endpoint error\n"
     "  (EPE, px) and mean angular error (degrees) over known truth (|u|,|v| < 1e9).\n";
 
+/* The defaults, then the command line. */
 static int parse_flow_args(int argc, char **argv, flow_args *args)
 {
+    memset(args, 0, sizeof *args);
+    pv_flow_params_default(&args->params);
+    cli_backend_options_default(&args->backend);
     pv_flow_params *p = &args->params;
     static cli_option table[40];
     const cli_option entries[] = {
@@ -536,9 +540,6 @@ static int flow_sequence(const flow_args *args, pv_volume *frames)
 int cli_flow(int argc, char **argv)
 {
     flow_args args;
-    memset(&args, 0, sizeof args);
-    pv_flow_params_default(&args.params);
-    cli_backend_options_default(&args.backend);
     int parsed = parse_flow_args(argc, argv, &args);
     if (parsed != CLI_PARSED)
         return cli_parse_exit(parsed);

@@ -47,8 +47,15 @@ static const char conventions[] =
     "  stops before allocating (--verbose prints the figures).\n"
     "  Options that do not apply to the chosen --method are errors.\n";
 
+/* The defaults, then the command line. */
 static int parse_stereo_args(int argc, char **argv, stereo_args *args)
 {
+    memset(args, 0, sizeof *args);
+    pv_sad_params_default(&args->sad);
+    pv_bp_params_default(&args->bp);
+    args->gt_scale = 1.0f;
+    args->bad_thresh = 1.0f;
+    cli_backend_options_default(&args->backend);
     cli_option table[] = {
         {.name = "-o", .kind = CLI_TEXT, .field = &args->output, .value_name = "OUT.pfm",
          .help = "disparity map (PFM, float32)"},
@@ -272,22 +279,13 @@ static int run_stereo(const stereo_args *args, pv_context *ctx, pv_device_group 
 int cli_stereo(int argc, char **argv)
 {
     stereo_args args;
-    memset(&args, 0, sizeof args);
-    pv_sad_params_default(&args.sad);
-    pv_bp_params_default(&args.bp);
-    args.gt_scale = 1.0f;
-    args.bad_thresh = 1.0f;
-    cli_backend_options_default(&args.backend);
     int parsed = parse_stereo_args(argc, argv, &args);
     if (parsed != CLI_PARSED)
         return cli_parse_exit(parsed);
-    pv_image left, right;
-    if (cli_read_image(args.files[0], PV_PIXEL_U8, args.verbose, &left))
+    pv_image pair[2];
+    if (cli_read_image_pair(args.files, PV_PIXEL_U8, args.verbose, pair))
         return 1;
-    if (cli_read_image(args.files[1], PV_PIXEL_U8, args.verbose, &right)) {
-        pv_image_free(&left);
-        return 1;
-    }
+    pv_image left = pair[0], right = pair[1];
     int rc = 1;
     pv_device_group *group = args.devices ? cli_device_group(&args.backend, args.devices) : NULL;
     pv_context *ctx = group ? NULL : args.devices ? NULL : cli_context(&args.backend);

@@ -1,224 +1,12 @@
-#include "cli.h"
+/* The option-table parser of the command-line programs: every option is
+ * declared once (name, kind, field, range, help) and this file parses,
+ * range-checks and prints --help from the declarations. */
+#include "options.h"
 
 #include <errno.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-
-int cli_fail(const char *fmt, ...)
-{
-    va_list args;
-    va_start(args, fmt);
-    fputs("parvis: ", stderr);
-    vfprintf(stderr, fmt, args);
-    fputc('\n', stderr);
-    va_end(args);
-    return 1;
-}
-
-int cli_fail_status(pv_status status, const char *what)
-{
-    return cli_fail("%s: %s: %s", what, pv_status_string(status), pv_last_error());
-}
-
-int cli_parse_int(const char *text, int min, int max, int *out)
-{
-    char *end = NULL;
-    errno = 0;
-    long value = strtol(text, &end, 10);
-    if (errno || !*text || *end || value < min || value > max)
-        return -1;
-    *out = (int)value;
-    return 0;
-}
-
-int cli_parse_float(const char *text, float *out)
-{
-    char *end = NULL;
-    errno = 0;
-    float value = strtof(text, &end);
-    if (errno || !*text || *end || !isfinite(value))
-        return -1;
-    *out = value;
-    return 0;
-}
-
-int cli_parse_backend(const char *text, pv_backend_kind *out)
-{
-    if (strcmp(text, "auto") == 0)
-        *out = PV_BACKEND_AUTO;
-    else if (strcmp(text, "cpu") == 0)
-        *out = PV_BACKEND_CPU;
-    else if (strcmp(text, "opencl") == 0)
-        *out = PV_BACKEND_OPENCL;
-    else
-        return -1;
-    return 0;
-}
-
-void cli_backend_options_default(cli_backend_options *options)
-{
-    options->backend = PV_BACKEND_AUTO;
-    options->device_index = -1;
-    options->crosscheck = 0;
-}
-
-const char *cli_value(int argc, char **argv, int *i)
-{
-    if (*i + 1 >= argc) {
-        cli_fail("%s needs a value", argv[*i]);
-        return NULL;
-    }
-    return argv[++*i];
-}
-
-int cli_take_backend_option(int argc, char **argv, int *i, cli_backend_options *options)
-{
-    const char *arg = argv[*i];
-    if (strcmp(arg, "--crosscheck") == 0) {
-        options->crosscheck = 1;
-        return 1;
-    }
-    if (strcmp(arg, "--backend") != 0 && strcmp(arg, "--device") != 0)
-        return 0;
-    const char *value = cli_value(argc, argv, i);
-    if (!value)
-        return -1;
-    if (strcmp(arg, "--backend") == 0 && cli_parse_backend(value, &options->backend) != 0) {
-        cli_fail("--backend '%s': expected auto, cpu or opencl", value);
-        return -1;
-    }
-    if (strcmp(arg, "--device") == 0 && cli_parse_int(value, 0, 1023, &options->device_index)) {
-        cli_fail("--device '%s': expected a device index (see 'parvis devices')", value);
-        return -1;
-    }
-    return 1;
-}
-
-pv_context *cli_context(const cli_backend_options *options)
-{
-    pv_context_options context_options;
-    pv_context_options_default(&context_options);
-    context_options.backend = options->backend;
-    context_options.device_index = options->device_index;
-    if (options->crosscheck)
-        context_options.flags |= PV_CONTEXT_CROSSCHECK;
-    if (options->device_index >= 0 && options->backend == PV_BACKEND_CPU) {
-        cli_fail("--device applies to the opencl backend, not cpu");
-        return NULL;
-    }
-    pv_context *ctx = NULL;
-    pv_status status = pv_context_create(&ctx, &context_options);
-    if (status != PV_OK) {
-        cli_fail_status(status, "cannot create a context");
-        return NULL;
-    }
-    return ctx;
-}
-
-double cli_now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
-}
-
-int cli_parse_devices(const char *text, int *indices, int capacity, int *count)
-{
-    *count = 0;
-    if (strcmp(text, "all") == 0)
-        return 0;
-    const char *p = text;
-    for (;;) {
-        char *end = NULL;
-        errno = 0;
-        long index = strtol(p, &end, 10);
-        if (errno || end == p || index < 0 || index > 1023 || *count >= capacity ||
-            (*end != ',' && *end != '\0'))
-            return -1;
-        indices[(*count)++] = (int)index;
-        if (*end == '\0')
-            return 0;
-        p = end + 1;
-    }
-}
-
-pv_device_group *cli_device_group(const cli_backend_options *options, const char *devices)
-{
-    int indices[CLI_MAX_DEVICES], count = 0;
-    if (options->device_index >= 0) {
-        cli_fail("give --device or --devices, not both");
-        return NULL;
-    }
-    if (cli_parse_devices(devices, indices, CLI_MAX_DEVICES, &count) != 0) {
-        cli_fail("--devices '%s': expected 'all' or device indices such as 0,1", devices);
-        return NULL;
-    }
-    pv_context_options base;
-    pv_context_options_default(&base);
-    base.backend = options->backend;
-    if (options->crosscheck)
-        base.flags |= PV_CONTEXT_CROSSCHECK;
-    pv_device_group *group = NULL;
-    pv_status status = pv_device_group_create(&group, &base, count ? indices : NULL, count);
-    if (status != PV_OK) {
-        cli_fail_status(status, "cannot create the device group");
-        return NULL;
-    }
-    return group;
-}
-
-void cli_print_group_split(FILE *out, pv_device_group *group)
-{
-    int size = pv_device_group_size(group);
-    fprintf(out, "%d device%s:", size, size == 1 ? "" : "s");
-    for (int i = 0; i < size; i++) {
-        pv_timing t = {0, 0, 0, 0};
-        pv_device_group_last_timing(group, i, &t);
-        fprintf(out, "%s %s (%d items, %.3f ms)", i ? "," : "",
-                pv_context_device_name(pv_device_group_context(group, i)),
-                pv_device_group_last_items(group, i), t.total_ms);
-    }
-    fputc('\n', out);
-}
-
-void cli_json_string(FILE *out, const char *s)
-{
-    fputc('"', out);
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\')
-            fprintf(out, "\\%c", c);
-        else if (c < 0x20)
-            fprintf(out, "\\u%04x", c);
-        else
-            fputc(c, out);
-    }
-    fputc('"', out);
-}
-
-int cli_write_disparity_png(const char *path, const pv_image *disparity, float lo, float hi)
-{
-    pv_image picture;
-    pv_status status = pv_image_alloc(&picture, disparity->width, disparity->height, PV_PIXEL_U8);
-    if (status != PV_OK)
-        return cli_fail_status(status, "visualisation");
-    float scale = hi > lo ? 255.0f / (hi - lo) : 0.0f;
-    for (int y = 0; y < disparity->height; y++)
-        for (int x = 0; x < disparity->width; x++) {
-            float d = ((const float *)disparity->data)[(ptrdiff_t)y * disparity->stride + x];
-            float v = isfinite(d) ? (d - lo) * scale : 0.0f;
-            ((unsigned char *)picture.data)[(ptrdiff_t)y * picture.stride + x] =
-                (unsigned char)(v < 0 ? 0 : v > 255 ? 255 : v + 0.5f);
-        }
-    status = pv_image_write_png(path, &picture);
-    pv_image_free(&picture);
-    return status == PV_OK ? 0 : cli_fail_status(status, path);
-}
-
-/* ------------------------------------------------------------ option tables */
 
 int cli_parse_size2(const char *text, int max, int *width, int *height)
 {
@@ -258,6 +46,11 @@ int cli_parse_size3(const char *text, int max, int size[3])
 int cli_parse_backend_field(const char *value, void *field)
 {
     return cli_parse_backend(value, field);
+}
+
+int cli_parse_device_field(const char *value, void *field)
+{
+    return cli_parse_device(value, field);
 }
 
 int cli_parse_devices_field(const char *value, void *field)
@@ -389,11 +182,22 @@ static int wants_help(int argc, char **argv)
     return 0;
 }
 
+/* How the user invokes the command: "parvis stereo" or "parvis-bench". */
+static const char *invocation(const cli_command *c, char *out, size_t size)
+{
+    if (c->program)
+        snprintf(out, size, "%s", c->program);
+    else
+        snprintf(out, size, "parvis %s", c->name);
+    return out;
+}
+
 static int take_positional(cli_command *c, const char *arg, int *count)
 {
+    char how[80];
     if (arg[0] == '-' && arg[1] != '\0')
-        return cli_fail("%s: unknown option '%s' (see 'parvis %s --help')", c->name, arg,
-                        c->name);
+        return cli_fail("%s: unknown option '%s' (see '%s --help')", c->name, arg,
+                        invocation(c, how, sizeof how));
     if (c->max_positional == 0)
         return cli_fail("%s: takes no arguments, got '%s'", c->name, arg);
     if (*count >= c->max_positional)
@@ -454,8 +258,10 @@ int cli_parse(cli_command *c, int argc, char **argv)
     }
     if (c->positional_count)
         *c->positional_count = count;
+    char how[80];
     if (count < c->min_positional)
-        return cli_fail("%s: needs %s (see 'parvis %s --help')", c->name, c->synopsis, c->name);
+        return cli_fail("%s: needs %s (see '%s --help')", c->name, c->synopsis,
+                        invocation(c, how, sizeof how));
     return check_options(c) ? CLI_ERROR : CLI_PARSED;
 }
 
@@ -512,7 +318,9 @@ static void print_option(const cli_command *c, const cli_option *o, FILE *out)
 
 void cli_print_help(const cli_command *c, FILE *out)
 {
-    fprintf(out, "usage: parvis %s %s\n\n%s\n\noptions:\n", c->name, c->synopsis, c->summary);
+    char how[80];
+    fprintf(out, "usage: %s %s\n\n%s\n\noptions:\n", invocation(c, how, sizeof how), c->synopsis,
+            c->summary);
     for (int k = 0; k < c->option_count; k++)
         print_option(c, &c->options[k], out);
     fprintf(out, "  %-24s %s\n", "-h, --help", "this help");
@@ -520,60 +328,3 @@ void cli_print_help(const cli_command *c, FILE *out)
         fprintf(out, "\noutput conventions:\n%s", c->conventions);
 }
 
-/* ------------------------------------------------------------ known flow */
-
-/* A smooth known field of largest magnitude about `magnitude` px: a slow
- * sinusoidal shear plus a small rotation and zoom about the centre. */
-void cli_synth_flow_truth(pv_flow_field *truth, float magnitude)
-{
-    const int nx = truth->u.nx, ny = truth->u.ny;
-    const float two_pi = 6.28318531f, cx = 0.5f * (float)(nx - 1), cy = 0.5f * (float)(ny - 1);
-    const float side = (float)(nx > ny ? nx : ny);
-    for (int y = 0; y < ny; y++)
-        for (int x = 0; x < nx; x++) {
-            float rx = ((float)x - cx) / side, ry = ((float)y - cy) / side;
-            float u = 0.6f * sinf(two_pi * (float)y / (float)ny + 0.5f) + 0.8f * (0.5f * rx - ry);
-            float v = 0.6f * cosf(two_pi * (float)x / (float)nx + 1.0f) + 0.8f * (rx + 0.5f * ry);
-            truth->u.data[(ptrdiff_t)y * truth->u.stride_y + x] = magnitude * u;
-            truth->v.data[(ptrdiff_t)y * truth->v.stride_y + x] = magnitude * v;
-        }
-}
-
-/* ------------------------------------------------------------------ inputs */
-
-static const char *format_name(pv_image_format format)
-{
-    switch (format) {
-    case PV_IMAGE_FORMAT_PGM: return "PGM";
-    case PV_IMAGE_FORMAT_PPM: return "PPM";
-    case PV_IMAGE_FORMAT_PFM: return "PFM";
-    case PV_IMAGE_FORMAT_PNG: return "PNG";
-    case PV_IMAGE_FORMAT_JPEG: return "JPEG";
-    }
-    return "unknown format";
-}
-
-/* --verbose: what the file holds and what reading it as grey did. */
-static void describe_image(const char *path, const pv_image_info *info)
-{
-    const char *what = info->channels >= 3   ? "colour, converted to grey (0.299 R + 0.587 G + 0.114 B)"
-                       : info->channels == 2 ? "grey with alpha, alpha dropped"
-                                             : "grey";
-    fprintf(stderr, "parvis: %s: %s, %dx%d, %d bit%s a sample, %s%s\n", path,
-            format_name(info->format), info->width, info->height, info->bits,
-            info->bits == 1 ? "" : "s", what,
-            info->channels == 4 ? ", alpha dropped" : "");
-}
-
-int cli_read_image(const char *path, pv_pixel_type type, int verbose, pv_image *out)
-{
-    pv_image_info info;
-    pv_status status = pv_image_read_info(path, &info);
-    if (status == PV_OK)
-        status = pv_image_read(path, type, out);
-    if (status != PV_OK)
-        return cli_fail_status(status, path);
-    if (verbose)
-        describe_image(path, &info);
-    return 0;
-}

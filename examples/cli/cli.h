@@ -1,0 +1,65 @@
+/* The parvis command-line tool: its subcommands and the helpers only
+ * they share (device groups, disparity pictures, image reading).  The
+ * option-table parser and the helpers parvis-bench shares with it are in
+ * examples/common/. */
+#ifndef PV_CLI_H
+#define PV_CLI_H
+
+#include <stdio.h>
+
+#include "../common/options.h"
+#include "../common/tool.h"
+
+/* A device group from --backend/--crosscheck and a --devices value;
+ * prints the error and returns NULL on failure. */
+pv_device_group *cli_device_group(const cli_backend_options *options, const char *devices);
+/* "N devices: name (k items, t ms), ..." for the group's last call. */
+void cli_print_group_split(FILE *out, pv_device_group *group);
+
+/* Disparity map as an 8-bit picture: d scaled from [lo, hi] to 0..255,
+ * invalid pixels black. */
+int cli_write_disparity_png(const char *path, const pv_image *disparity, float lo, float hi);
+
+/* pv_image_read, with the library's message on failure; verbose: a note
+ * on stderr of the file's format, size and sample depth and, for colour
+ * files, the conversion to grey (Rec. 601 luma), from pv_image_read_info.
+ * 0 on success. */
+int cli_read_image(const char *path, pv_pixel_type type, int verbose, pv_image *out);
+/* Both of files[0] and files[1] into pair[0] and pair[1] (neither on
+ * failure).  0 on success. */
+int cli_read_image_pair(const char *const files[2], pv_pixel_type type, int verbose,
+                        pv_image pair[2]);
+
+/* The known 2D flow of `parvis synth-flow` and the 2D flow bench, of
+ * largest magnitude about `magnitude` px: a slow sinusoidal shear plus a
+ * small rotation and zoom about the centre.  Fills u and v of a field with
+ * nz = 1 (bench/peers/peers.py rebuilds it the same way). */
+void cli_synth_flow_truth(pv_flow_field *truth, float magnitude);
+
+/* Subcommands of the parvis tool. */
+int cli_stereo(int argc, char **argv);
+int cli_phasecorr(int argc, char **argv);
+int cli_ncc(int argc, char **argv);
+int cli_octreg(int argc, char **argv);
+int cli_synth_oct(int argc, char **argv);
+int cli_flow(int argc, char **argv);
+int cli_synth_flow(int argc, char **argv);
+int cli_sift(int argc, char **argv);
+int cli_match(int argc, char **argv);
+int cli_tune(int argc, char **argv);
+
+/* cli_bp.c: `stereo --method bp`: its option-table entries (method bit
+ * `bp_bit`), the front end's defaults for what the user left unset, the
+ * memory report, and the run with range's min_disp and ndisp. */
+#define CLI_BP_OPTION_COUNT 8
+void cli_bp_options(pv_bp_params *bp, unsigned bp_bit, cli_option *entries);
+/* disc_max from the range unless --disc-max was given. */
+void cli_bp_derive_defaults(const cli_command *command, int ndisp, pv_bp_params *bp);
+pv_status cli_bp_run(pv_context *ctx, const pv_image *left, const pv_image *right,
+                     const pv_sad_params *range, const pv_bp_params *options, pv_image *disparity);
+/* The same with the tiles spread over a device group (--devices). */
+pv_status cli_bp_run_group(pv_device_group *group, const pv_image *left, const pv_image *right,
+                           const pv_sad_params *range, const pv_bp_params *options,
+                           pv_image *disparity);
+
+#endif

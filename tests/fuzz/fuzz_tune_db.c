@@ -1,0 +1,125 @@
+/* The tuning database entry's parser (pv_tune_parse_db, lib/tune_file.c),
+ * on the bytes as they come.  The parser is run a second time with the
+ * checksum of a final "end <16 hex digits>" line recomputed, so that the
+ * fuzzer reaches the header and entry checks behind it.  An entry
+ * accepted must keep the format's promises: a known device type, limits
+ * in range, terminated strings, at most PV_TUNE_MAX_ENTRIES parameters of
+ * a known family with values in range; and, formatted again, it parses
+ * back to the same fields. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tune_db.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/* The two families the tuner has; any parameter name within them. */
+static int known(void *user, const char *family, const char *name)
+{
+    (void)user;
+    return (strcmp(family, "bp") == 0 || strcmp(family, "sad") == 0) && name[0] != '\0';
+}
+
+static int terminated(const char *field, size_t size)
+{
+    return memchr(field, '\0', size) != NULL;
+}
+
+static void check_header(const pv_tune_db_header *h)
+{
+    if (!terminated(h->vendor, sizeof h->vendor) || !terminated(h->type, sizeof h->type) ||
+        !terminated(h->arch, sizeof h->arch) || !terminated(h->device, sizeof h->device) ||
+        !terminated(h->driver, sizeof h->driver) || !terminated(h->parvis, sizeof h->parvis))
+        __builtin_trap();
+    if (strcmp(h->type, "cpu") != 0 && strcmp(h->type, "gpu") != 0 &&
+        strcmp(h->type, "accelerator") != 0 && strcmp(h->type, "other") != 0)
+        __builtin_trap();
+    if (h->local_memory < 1 || h->local_memory > (1ull << 40) || h->max_work_group < 1 ||
+        h->max_work_group > (1 << 20))
+        __builtin_trap();
+}
+
+static void check_params(const pv_tune_file *file)
+{
+    if (file->count < 0 || file->count > PV_TUNE_MAX_ENTRIES)
+        __builtin_trap();
+    for (int i = 0; i < file->count; i++) {
+        const pv_tune_entry *e = &file->entries[i];
+        if (e->value < 0 || e->value > PV_TUNE_MAX_VALUE ||
+            !terminated(e->family, sizeof e->family) || !terminated(e->name, sizeof e->name) ||
+            !known(NULL, e->family, e->name))
+            __builtin_trap();
+    }
+}
+
+/* An accepted entry, formatted again, parses back to the same fields
+ * (the text may differ: the parameter lines take "+8" for "8"). */
+static void check_round_trip(const pv_tune_db_header *header, const pv_tune_file *file)
+{
+    char *again = malloc(PV_TUNE_MAX_FILE);
+    pv_tune_db_header header2;
+    pv_tune_file *file2 = malloc(sizeof *file2);
+    size_t used = 0;
+    const char *why = NULL;
+    if (again && file2) {
+        if (!pv_tune_db_format(header, file, again, PV_TUNE_MAX_FILE, &used) ||
+            !pv_tune_parse_db(again, used, known, NULL, &header2, file2, &why) ||
+            memcmp(&header2, header, sizeof header2) != 0 || file2->count != file->count)
+            __builtin_trap();
+        for (int i = 0; i < file->count; i++)
+            if (strcmp(file2->entries[i].family, file->entries[i].family) != 0 ||
+                strcmp(file2->entries[i].name, file->entries[i].name) != 0 ||
+                file2->entries[i].value != file->entries[i].value)
+                __builtin_trap();
+    }
+    free(again);
+    free(file2);
+}
+
+static void parse(const char *text, size_t size)
+{
+    pv_tune_db_header header;
+    pv_tune_file file;
+    const char *why = NULL;
+    if (pv_tune_parse_db(text, size, known, NULL, &header, &file, &why)) {
+        check_header(&header);
+        check_params(&file);
+        check_round_trip(&header, &file);
+    } else if (!why || !*why)
+        __builtin_trap();
+}
+
+/* With "end " + 16 hex digits + "\n" at the very end, the same text with
+ * the right checksum there. */
+static void parse_with_fixed_checksum(const char *text, size_t size)
+{
+    const size_t tail = 4 + 16 + 1;
+    if (size < tail || memcmp(text + size - tail, "end ", 4) != 0 || text[size - 1] != '\n')
+        return;
+    size_t body = size - tail;
+    if (body > 0 && text[body - 1] != '\n')
+        return;
+    char *copy = malloc(size + 1);
+    if (!copy)
+        return;
+    memcpy(copy, text, body);
+    snprintf(copy + body, tail + 1, "end %016llx\n",
+             (unsigned long long)pv_tune_fnv1a(PV_TUNE_FNV_START, text, body));
+    parse(copy, size);
+    free(copy);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    /* An exact-size heap copy: any read past the end is seen by ASan. */
+    char *text = malloc(size ? size : 1);
+    if (!text)
+        return 0;
+    memcpy(text, data, size);
+    parse(text, size);
+    parse_with_fixed_checksum(text, size);
+    free(text);
+    return 0;
+}
