@@ -24,7 +24,8 @@ is missing is left out of the table and named on stderr.
 
 Usage (from the build tree or with --build):
   /usr/bin/python3 bench/peers/sift_accuracy.py [--build _build]
-      [--data tests/data/stereo] [--parvis-options "--peak-thresh 0"]...
+      [--data tests/data/stereo] [--photos tsukuba,venus] [--check]
+      [--parvis-options "--peak-thresh 0"]...
       [--markdown docs/sift.md] [--json out.json]
 
 --markdown replaces the text between the markers
@@ -254,13 +255,13 @@ def detectors(build: str, backend: str,
     return found
 
 
-def run(build: str, data: str, backend: str, variants: Sequence[str],
+def run(build: str, data: str, backend: str, variants: Sequence[str], photos: Sequence[str],
         workdir: str) -> Dict[str, object]:
     """Every pair through every detector: {"pairs": [...], "results": {...}}."""
     found = detectors(build, backend, variants)
     pairs: List[str] = []
     results: Dict[str, List[Dict[str, int]]] = {name: [] for name in found}
-    for photo in PHOTOS:
+    for photo in photos:
         source = os.path.join(data, photo, "left.pgm")
         image = cv2.imread(source, cv2.IMREAD_GRAYSCALE)
         if image is None:
@@ -311,6 +312,32 @@ def markdown(report: Dict[str, object]) -> str:
     return "\n".join(lines) + "\n"
 
 
+# --check: parvis's defaults must keep up with each peer on every pair.
+# OpenCV and VLFeat's vl_sift defaults: at least as many correct matches.
+# VLFeat's sift program runs the same algorithm at the same settings and
+# differs on about 1 % of keypoints: at least 98 % of its correct matches.
+CHECK_SHARE = {"VLFeat (sift program defaults)": 0.98}
+
+
+def check(report: Dict[str, object]) -> List[str]:
+    """The pairs where parvis's defaults fall behind a peer (see CHECK_SHARE)."""
+    results: Dict[str, List[Dict[str, int]]] = report["results"]  # type: ignore[assignment]
+    pairs: List[str] = report["pairs"]  # type: ignore[assignment]
+    ours = results.get("parvis (defaults)")
+    if ours is None:
+        return ["parvis did not run"]
+    problems = []
+    for name, theirs in results.items():
+        if not (name.startswith("VLFeat") or name.startswith("OpenCV")):
+            continue
+        share = CHECK_SHARE.get(name, 1.0)
+        for pair, a, b in zip(pairs, ours, theirs):
+            if a["correct"] < share * b["correct"]:
+                problems.append("%s: parvis %d correct matches, %s %d (at least %.0f %% wanted)"
+                                % (pair, a["correct"], name, b["correct"], 100 * share))
+    return problems
+
+
 def replace_section(path: str, table: str) -> None:
     """Put the table between the markers of the markdown file."""
     with open(path, encoding="utf-8") as f:
@@ -336,6 +363,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                    help="PARVIS_BACKEND for parvis (the counts do not depend on it)")
     p.add_argument("--parvis-options", metavar="OPTIONS", action="append", default=[],
                    help="an extra parvis row with these `parvis sift` options (repeatable)")
+    p.add_argument("--photos", default=",".join(PHOTOS),
+                   help="comma-separated sets under --data (default: %(default)s)")
+    p.add_argument("--check", action="store_true",
+                   help="exit 1 when parvis's defaults fall behind a peer on a pair")
     p.add_argument("--markdown", metavar="FILE", help="replace the marked table in FILE")
     p.add_argument("--json", metavar="FILE", help="write the counts as JSON")
     args = p.parse_args(argv)
@@ -343,7 +374,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         print("sift_accuracy: needs OpenCV (cv2) to make the warped images", file=sys.stderr)
         return 77
     with tempfile.TemporaryDirectory(prefix="sift-accuracy-") as workdir:
-        report = run(args.build, args.data, args.backend, args.parvis_options, workdir)
+        report = run(args.build, args.data, args.backend, args.parvis_options,
+                     [p for p in args.photos.split(",") if p], workdir)
     table = markdown(report)
     print(table)
     if args.json:
@@ -351,6 +383,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             json.dump(report, f, indent=1)
     if args.markdown:
         replace_section(args.markdown, table)
+    if args.check:
+        problems = check(report)
+        for problem in problems:
+            print("sift_accuracy: behind: " + problem, file=sys.stderr)
+        return 1 if problems else 0
     return 0
 
 
