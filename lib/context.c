@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #ifdef _OPENMP
 #include <omp.h>
 #endif
@@ -49,7 +50,7 @@ pv_status pv_device_list(pv_device_info *devices, int capacity, int *count)
     if (!count || capacity < 0 || (capacity > 0 && !devices))
         return pv_fail(NULL, PV_ERR_INVALID, "pv_device_list: count is NULL or devices/capacity bad");
 #ifdef PV_HAVE_OPENCL
-    return pv_opencl_list_devices(devices, capacity, count);
+    return pv_opencl_backend.device->list(devices, capacity, count);
 #else
     *count = 0;
     return PV_OK;
@@ -126,13 +127,36 @@ static int first_gpu_index(void)
 
 #endif
 
+/* Physical memory of the host (0 when the system does not say). */
+static uint64_t host_memory(void)
+{
+    long pages = sysconf(_SC_PHYS_PAGES), page_size = sysconf(_SC_PAGE_SIZE);
+    if (pages <= 0 || page_size <= 0 || (uint64_t)pages > UINT64_MAX / (uint64_t)page_size)
+        return 0;
+    return (uint64_t)pages * (uint64_t)page_size;
+}
+
+/* The CPU backend's device: the host, as many compute units as threads;
+ * no single-allocation limit (max_alloc 0) and no local memory. */
+static void describe_host(pv_context *ctx)
+{
+    pv_device_info *device = &ctx->device;
+    memset(device, 0, sizeof *device);
+    device->index = -1;
+    snprintf(device->name, sizeof device->name, "CPU (OpenMP, %d threads)", ctx->cpu_threads);
+    snprintf(device->driver_version, sizeof device->driver_version, "parvis %s", PV_VERSION_STRING);
+    device->type = PV_DEVICE_CPU;
+    device->global_memory = host_memory();
+    device->compute_units = ctx->cpu_threads;
+    device->max_work_group_size = 1;
+}
+
 static void use_cpu(pv_context *ctx, const char *why)
 {
     ctx->backend = PV_BACKEND_CPU;
     ctx->ops = &pv_cpu_backend;
     ctx->device_index = -1;
-    snprintf(ctx->device_name, sizeof ctx->device_name, "CPU (OpenMP, %d threads)",
-             ctx->cpu_threads);
+    describe_host(ctx);
     snprintf(ctx->selection_note, sizeof ctx->selection_note, "%s", why);
 }
 
@@ -160,7 +184,7 @@ static pv_status select_opencl(pv_context *ctx, int device_index)
     pv_status status = use_opencl(ctx, chosen);
     if (status == PV_OK)
         snprintf(ctx->selection_note, sizeof ctx->selection_note,
-                 "opencl requested: device %d (%s)", chosen, ctx->device_name);
+                 "opencl requested: device %d (%s)", chosen, ctx->device.name);
     return status;
 #else
     (void)device_index;
@@ -182,7 +206,7 @@ static pv_status select_auto(pv_context *ctx, int device_index)
     }
     if (use_opencl(ctx, gpu) == PV_OK) {
         snprintf(ctx->selection_note, sizeof ctx->selection_note,
-                 "auto: OpenCL GPU %d (%s)", gpu, ctx->device_name);
+                 "auto: OpenCL GPU %d (%s)", gpu, ctx->device.name);
         return PV_OK;
     }
     char why[sizeof ctx->selection_note];
@@ -217,18 +241,6 @@ static int init_lock(pv_context *ctx)
         rc = pthread_mutex_init(&ctx->lock, &attr);
     pthread_mutexattr_destroy(&attr);
     return rc;
-}
-
-void pv_context_lock(pv_context *ctx)
-{
-    if (ctx)
-        pthread_mutex_lock(&ctx->lock);
-}
-
-void pv_context_unlock(pv_context *ctx)
-{
-    if (ctx)
-        pthread_mutex_unlock(&ctx->lock);
 }
 
 static pv_status resolve_options(const pv_context_options *options, pv_context_options *resolved)
@@ -308,7 +320,7 @@ pv_backend_kind pv_context_backend(const pv_context *ctx)
 
 const char *pv_context_device_name(const pv_context *ctx)
 {
-    return ctx ? ctx->device_name : "";
+    return ctx ? ctx->device.name : "";
 }
 
 const char *pv_context_selection_note(const pv_context *ctx)
@@ -357,14 +369,6 @@ const char *pv_context_build_log(const pv_context *ctx)
     free(pthread_getspecific(build_log_key));
     pthread_setspecific(build_log_key, copy);
     return copy ? copy : "";
-}
-
-void pv_context_set_build_log(pv_context *ctx, const char *log)
-{
-    pv_context_lock(ctx);
-    free(ctx->build_log);
-    ctx->build_log = log ? strdup(log) : NULL;
-    pv_context_unlock(ctx);
 }
 
 pv_status pv_context_set_crosscheck(pv_context *ctx, int enabled)

@@ -2,6 +2,7 @@
  * (computed here once so both backends apply identical weights), dispatch,
  * and the CPU cross-check. */
 #include "core/internal.h"
+#include "core/tolerance.h"
 
 #include <limits.h>
 #include <stdint.h>
@@ -11,9 +12,6 @@
  * sigma ~ 680), small enough that the weights fit any device's constant
  * memory and an absurd value is reported instead of attempted. */
 #define PV_FILTER_MAX_TAPS 4095
-
-/* Documented cross-check tolerance (relative L-infinity). */
-#define PV_FILTER_TOLERANCE 1e-5
 
 /* ------------------------------------------------------------------ weights */
 
@@ -126,157 +124,50 @@ static int scheme_is_valid(pv_gradient_scheme scheme)
 
 /* --------------------------------------------------------------- cross-check */
 
-static pv_status mismatch(pv_context *ctx, const char *op, double error)
+/* The CPU blur of src (images when dims is 2, else volumes) against dst. */
+static pv_status crosscheck_blur(pv_context *ctx, const char *op, int dims, const void *src,
+                                 const void *dst, const float *weights, int radius)
 {
-    return pv_fail(ctx, PV_ERR_MISMATCH, "%s cross-check: relative error %g > %g", op, error,
-                   PV_FILTER_TOLERANCE);
-}
-
-static pv_status crosscheck_nomem(pv_context *ctx, const char *op)
-{
-    return pv_fail(ctx, PV_ERR_NOMEM, "%s cross-check: no memory for the CPU result", op);
-}
-
-/* The CPU result of the blur on a scratch image, compared with dst. */
-static pv_status crosscheck_blur2d(pv_context *ctx, const pv_image *src, const pv_image *dst,
-                                   const float *weights, int radius)
-{
-    pv_image ref;
-    if (pv_image_alloc_like(&ref, dst, PV_PIXEL_F32) != PV_OK)
-        return crosscheck_nomem(ctx, "gaussian_blur");
-    pv_timing saved = ctx->timing;
-    pv_status status = pv_cpu_backend.filter->gaussian2d(ctx, src, &ref, weights, radius);
-    ctx->timing = saved;
-    if (status == PV_OK) {
-        double error = pv_image_rel_linf(dst, &ref);
-        if (!(error <= PV_FILTER_TOLERANCE))
-            status = mismatch(ctx, "gaussian_blur", error);
-    }
-    pv_image_free(&ref);
-    return status;
-}
-
-static pv_status crosscheck_blur3d(pv_context *ctx, const pv_volume *src, const pv_volume *dst,
-                                   const float *weights, int radius)
-{
-    pv_volume ref;
-    if (pv_volume_alloc_like(&ref, dst) != PV_OK)
-        return crosscheck_nomem(ctx, "gaussian_blur3d");
-    pv_timing saved = ctx->timing;
-    pv_status status = pv_cpu_backend.filter->gaussian3d(ctx, src, &ref, weights, radius);
-    ctx->timing = saved;
-    if (status == PV_OK) {
-        double error = pv_volume_rel_linf(dst, &ref);
-        if (!(error <= PV_FILTER_TOLERANCE))
-            status = mismatch(ctx, "gaussian_blur3d", error);
-    }
-    pv_volume_free(&ref);
-    return status;
-}
-
-/* Scratch CPU outputs mirroring which of the caller's outputs are wanted. */
-static pv_status alloc_image_refs(pv_image *const outs[], pv_image refs[], int count)
-{
-    for (int i = 0; i < count; i++)
-        refs[i].data = NULL;
-    for (int i = 0; i < count; i++) {
-        if (outs[i] && pv_image_alloc_like(&refs[i], outs[i], PV_PIXEL_F32) != PV_OK)
-            return PV_ERR_NOMEM;
-    }
-    return PV_OK;
-}
-
-static void free_image_refs(pv_image refs[], int count)
-{
-    for (int i = 0; i < count; i++)
-        if (refs[i].data)
-            pv_image_free(&refs[i]);
-}
-
-static double max_image_error(pv_image *const outs[], const pv_image refs[], int count)
-{
-    double worst = 0.0;
-    for (int i = 0; i < count; i++) {
-        double error = outs[i] ? pv_image_rel_linf(outs[i], &refs[i]) : 0.0;
-        if (!(error <= worst))
-            worst = error;
-    }
-    return worst;
+    pv_oracle oracle;
+    pv_image *ref_image = NULL;
+    pv_volume *ref_volume = NULL;
+    pv_oracle_begin(ctx, op, &oracle);
+    pv_status status = dims == 2 ? pv_oracle_add_image(ctx, &oracle, dst, &ref_image)
+                                 : pv_oracle_add_volume(ctx, &oracle, dst, &ref_volume);
+    if (status == PV_OK)
+        status = dims == 2
+                     ? pv_cpu_backend.filter->gaussian2d(ctx, src, ref_image, weights, radius)
+                     : pv_cpu_backend.filter->gaussian3d(ctx, src, ref_volume, weights, radius);
+    return pv_oracle_end(ctx, &oracle, status, PV_TOL_FILTER_REL);
 }
 
 static pv_status crosscheck_gradient2d(pv_context *ctx, const pv_image *src, pv_image *gx,
                                        pv_image *gy, pv_gradient_scheme scheme)
 {
-    pv_image *const outs[2] = {gx, gy};
-    pv_image refs[2];
-    pv_status status = alloc_image_refs(outs, refs, 2);
-    if (status != PV_OK) {
-        free_image_refs(refs, 2);
-        return crosscheck_nomem(ctx, "gradient");
-    }
-    pv_timing saved = ctx->timing;
-    status = pv_cpu_backend.filter->gradient2d(ctx, src, gx ? &refs[0] : NULL, gy ? &refs[1] : NULL,
-                                       scheme);
-    ctx->timing = saved;
-    if (status == PV_OK) {
-        double error = max_image_error(outs, refs, 2);
-        if (!(error <= PV_FILTER_TOLERANCE))
-            status = mismatch(ctx, "gradient", error);
-    }
-    free_image_refs(refs, 2);
-    return status;
-}
-
-static pv_status alloc_volume_refs(pv_volume *const outs[], pv_volume refs[], int count)
-{
-    for (int i = 0; i < count; i++)
-        refs[i].data = NULL;
-    for (int i = 0; i < count; i++) {
-        if (outs[i] && pv_volume_alloc_like(&refs[i], outs[i]) != PV_OK)
-            return PV_ERR_NOMEM;
-    }
-    return PV_OK;
-}
-
-static void free_volume_refs(pv_volume refs[], int count)
-{
-    for (int i = 0; i < count; i++)
-        if (refs[i].data)
-            pv_volume_free(&refs[i]);
-}
-
-static double max_volume_error(pv_volume *const outs[], const pv_volume refs[], int count)
-{
-    double worst = 0.0;
-    for (int i = 0; i < count; i++) {
-        double error = outs[i] ? pv_volume_rel_linf(outs[i], &refs[i]) : 0.0;
-        if (!(error <= worst))
-            worst = error;
-    }
-    return worst;
+    pv_oracle oracle;
+    pv_image *ref_x = NULL, *ref_y = NULL;
+    pv_oracle_begin(ctx, "gradient", &oracle);
+    pv_status status = pv_oracle_add_image(ctx, &oracle, gx, &ref_x);
+    if (status == PV_OK)
+        status = pv_oracle_add_image(ctx, &oracle, gy, &ref_y);
+    if (status == PV_OK)
+        status = pv_cpu_backend.filter->gradient2d(ctx, src, ref_x, ref_y, scheme);
+    return pv_oracle_end(ctx, &oracle, status, PV_TOL_FILTER_REL);
 }
 
 static pv_status crosscheck_gradient3d(pv_context *ctx, const pv_volume *src, pv_volume *gx,
                                        pv_volume *gy, pv_volume *gz, pv_gradient_scheme scheme)
 {
     pv_volume *const outs[3] = {gx, gy, gz};
-    pv_volume refs[3];
-    pv_status status = alloc_volume_refs(outs, refs, 3);
-    if (status != PV_OK) {
-        free_volume_refs(refs, 3);
-        return crosscheck_nomem(ctx, "gradient3d");
-    }
-    pv_timing saved = ctx->timing;
-    status = pv_cpu_backend.filter->gradient3d(ctx, src, gx ? &refs[0] : NULL, gy ? &refs[1] : NULL,
-                                       gz ? &refs[2] : NULL, scheme);
-    ctx->timing = saved;
-    if (status == PV_OK) {
-        double error = max_volume_error(outs, refs, 3);
-        if (!(error <= PV_FILTER_TOLERANCE))
-            status = mismatch(ctx, "gradient3d", error);
-    }
-    free_volume_refs(refs, 3);
-    return status;
+    pv_volume *refs[3] = {NULL, NULL, NULL};
+    pv_oracle oracle;
+    pv_oracle_begin(ctx, "gradient3d", &oracle);
+    pv_status status = PV_OK;
+    for (int a = 0; status == PV_OK && a < 3; a++)
+        status = pv_oracle_add_volume(ctx, &oracle, outs[a], &refs[a]);
+    if (status == PV_OK)
+        status = pv_cpu_backend.filter->gradient3d(ctx, src, refs[0], refs[1], refs[2], scheme);
+    return pv_oracle_end(ctx, &oracle, status, PV_TOL_FILTER_REL);
 }
 
 /* --------------------------------------------------------------- operations */
@@ -305,22 +196,30 @@ static float *make_weights(pv_context *ctx, const char *op, float sigma, int tap
     return weights;
 }
 
+/* Both blurs once checked: the taps, then the run and its cross-check in
+ * one call.  dims says whether src and dst are images (2) or volumes (3). */
+static pv_status blur(pv_context *ctx, const char *op, int dims, const void *src, void *dst,
+                      float sigma, int taps)
+{
+    float *weights = make_weights(ctx, op, sigma, taps);
+    if (!weights)
+        return PV_ERR_NOMEM;
+    const pv_filter_ops *ops = ctx->ops->filter;
+    pv_call_begin(ctx);
+    pv_status status = dims == 2 ? ops->gaussian2d(ctx, src, dst, weights, taps / 2)
+                                 : ops->gaussian3d(ctx, src, dst, weights, taps / 2);
+    if (status == PV_OK && pv_crosscheck_wanted(ctx))
+        status = crosscheck_blur(ctx, op, dims, src, dst, weights, taps / 2);
+    pv_call_end(ctx);
+    free(weights);
+    return status;
+}
+
 pv_status pv_gaussian_blur(pv_context *ctx, const pv_image *src, pv_image *dst, float sigma,
                            int taps)
 {
     pv_status status = check_blur2d(ctx, src, dst, sigma, &taps);
-    if (status != PV_OK)
-        return status;
-    float *weights = make_weights(ctx, "gaussian_blur", sigma, taps);
-    if (!weights)
-        return PV_ERR_NOMEM;
-    pv_call_begin(ctx);
-    status = ctx->ops->filter->gaussian2d(ctx, src, dst, weights, taps / 2);
-    if (status == PV_OK && pv_crosscheck_wanted(ctx))
-        status = crosscheck_blur2d(ctx, src, dst, weights, taps / 2);
-    pv_call_end(ctx);
-    free(weights);
-    return status;
+    return status == PV_OK ? blur(ctx, "gaussian_blur", 2, src, dst, sigma, taps) : status;
 }
 
 static pv_status check_blur3d(pv_context *ctx, const pv_volume *src, const pv_volume *dst,
@@ -340,18 +239,7 @@ pv_status pv_gaussian_blur3d(pv_context *ctx, const pv_volume *src, pv_volume *d
                              int taps)
 {
     pv_status status = check_blur3d(ctx, src, dst, sigma, &taps);
-    if (status != PV_OK)
-        return status;
-    float *weights = make_weights(ctx, "gaussian_blur3d", sigma, taps);
-    if (!weights)
-        return PV_ERR_NOMEM;
-    pv_call_begin(ctx);
-    status = ctx->ops->filter->gaussian3d(ctx, src, dst, weights, taps / 2);
-    if (status == PV_OK && pv_crosscheck_wanted(ctx))
-        status = crosscheck_blur3d(ctx, src, dst, weights, taps / 2);
-    pv_call_end(ctx);
-    free(weights);
-    return status;
+    return status == PV_OK ? blur(ctx, "gaussian_blur3d", 3, src, dst, sigma, taps) : status;
 }
 
 static pv_status check_gradient2d(pv_context *ctx, const pv_image *src, const pv_image *gx,

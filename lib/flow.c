@@ -1,7 +1,8 @@
 /* Front end of the flow module: parameter and argument checks, the pyramid
  * geometry and the Gaussian taps (computed once, so both backends use the
  * same numbers), the warping / level loop that drives the backend's
- * stages, per-stage timing, the cross-check, and the evaluation helpers.
+ * stages, per-stage timing and the cross-check.  The evaluation helpers
+ * (endpoint error, divergence, field difference) are in flow_eval.c.
  *
  * The algorithm, per level from coarsest to finest:
  *   begin_level   flow = 0 (coarsest) or 2 x the up-sampled coarser flow
@@ -13,6 +14,7 @@
  * The Jacobi update and the divergence term are derived in
  * backends/cpu/flow.c. */
 #include "core/internal.h"
+#include "core/tolerance.h"
 
 #include <limits.h>
 #include <stdlib.h>
@@ -23,8 +25,6 @@
  * the faces lower that bound (beta = 3 alpha diverged there in tests), so
  * 2 alpha is the accepted maximum. */
 #define PV_FLOW_MAX_BETA_RATIO 2.0f
-
-#define PV_FLOW_WARP_TOLERANCE 1e-5
 
 struct pv_flow_plan {
     pv_context *ctx;
@@ -330,10 +330,10 @@ static pv_status check_input(pv_context *ctx, const char *op, const char *name,
     return PV_OK;
 }
 
-/* Each flow component valid, of the expected size, apart from the inputs
- * and from the other components. */
-static pv_status check_field(pv_context *ctx, const char *op, const pv_flow_field *flow,
-                             const int size[3], const pv_volume *const inputs[2])
+/* Each flow component valid and of the expected size, and finite when
+ * it is an input (warping). */
+static pv_status check_parts(pv_context *ctx, const char *op, const pv_flow_field *flow,
+                             const int size[3], int is_input)
 {
     static const char *const names[3] = {"flow.u", "flow.v", "flow.w"};
     if (!flow)
@@ -345,11 +345,26 @@ static pv_status check_field(pv_context *ctx, const char *op, const pv_flow_fiel
         if (!volume_has_size(part, size))
             return pv_fail(ctx, PV_ERR_INVALID, "%s: %s is %dx%dx%d, expected %dx%dx%d", op,
                            names[i], part->nx, part->ny, part->nz, size[0], size[1], size[2]);
-        for (int k = 0; k < 2; k++)
-            if (inputs[k] && pv_volumes_overlap(part, inputs[k]))
-                return pv_fail(ctx, PV_ERR_INVALID, "%s: %s shares memory with an input", op,
-                               names[i]);
-        for (int j = 0; j < i; j++)
+        if (is_input && !volume_is_finite(part, ctx->cpu_threads))
+            return pv_fail(ctx, PV_ERR_INVALID, "%s: %s holds NaN or infinite values", op,
+                           names[i]);
+    }
+    return PV_OK;
+}
+
+/* No flow component shares memory with `others` (count of them, NULL
+ * entries skipped) or, for an output field, with another component. */
+static pv_status check_parts_apart(pv_context *ctx, const char *op, const pv_flow_field *flow,
+                                   const pv_volume *const *others, int count, int is_output)
+{
+    static const char *const names[3] = {"flow.u", "flow.v", "flow.w"};
+    for (int i = 0; i < 3; i++) {
+        const pv_volume *part = field_part(flow, i);
+        for (int k = 0; k < count; k++)
+            if (others[k] && pv_volumes_overlap(part, others[k]))
+                return pv_fail(ctx, PV_ERR_INVALID, "%s: %s shares memory with %s", op,
+                               names[i], is_output ? "an input" : "warped");
+        for (int j = 0; is_output && j < i; j++)
             if (pv_volumes_overlap(part, field_part(flow, j)))
                 return pv_fail(ctx, PV_ERR_INVALID, "%s: %s and %s share memory", op, names[j],
                                names[i]);
@@ -368,8 +383,10 @@ static pv_status check_run_args(pv_flow_plan *plan, const pv_volume *fixed,
     pv_status status = check_input(ctx, op, "fixed", fixed, size);
     if (status == PV_OK)
         status = check_input(ctx, op, "moving", moving, size);
+    if (status == PV_OK)
+        status = check_parts(ctx, op, flow, size, 0);
     const pv_volume *const inputs[2] = {fixed, moving};
-    return status == PV_OK ? check_field(ctx, op, flow, size, inputs) : status;
+    return status == PV_OK ? check_parts_apart(ctx, op, flow, inputs, 2, 1) : status;
 }
 
 /* --------------------------------------------------------------- pipeline */
@@ -506,10 +523,10 @@ static pv_status compare_with_cpu(pv_flow_plan *plan, const pv_volume *fixed,
 static pv_status crosscheck_run(pv_flow_plan *plan, const pv_volume *fixed,
                                 const pv_volume *moving, const pv_flow_field *flow)
 {
-    pv_timing saved = plan->ctx->timing;
+    pv_oracle oracle;
+    pv_oracle_begin(plan->ctx, "flow", &oracle);
     pv_status status = compare_with_cpu(plan, fixed, moving, flow);
-    plan->ctx->timing = saved;
-    return status;
+    return pv_oracle_end(plan->ctx, &oracle, status, PV_ORACLE_COMPARED_BY_CALLER);
 }
 
 /* ------------------------------------------------------------- operations */
@@ -576,41 +593,21 @@ static pv_status check_warp_args(pv_context *ctx, const pv_volume *moving,
                        warped->nx, warped->ny, warped->nz, size[0], size[1], size[2]);
     if (pv_volumes_overlap(warped, moving))
         return pv_fail(ctx, PV_ERR_INVALID, "%s: warped shares memory with moving", op);
-    static const char *const names[3] = {"flow.u", "flow.v", "flow.w"};
-    if (!flow)
-        return pv_fail(ctx, PV_ERR_INVALID, "%s: flow is NULL", op);
-    for (int i = 0; i < 3; i++) {
-        const pv_volume *part = field_part(flow, i);
-        if (!pv_volume_is_valid(part) || !volume_has_size(part, size))
-            return pv_fail(ctx, PV_ERR_INVALID, "%s: %s is not a valid volume of moving's size",
-                           op, names[i]);
-        if (!volume_is_finite(part, ctx->cpu_threads))
-            return pv_fail(ctx, PV_ERR_INVALID, "%s: %s holds NaN or infinite values", op,
-                           names[i]);
-        if (pv_volumes_overlap(part, warped))
-            return pv_fail(ctx, PV_ERR_INVALID, "%s: %s shares memory with warped", op,
-                           names[i]);
-    }
-    return PV_OK;
+    pv_status status = check_parts(ctx, op, flow, size, 1);
+    const pv_volume *const outputs[1] = {warped};
+    return status == PV_OK ? check_parts_apart(ctx, op, flow, outputs, 1, 0) : status;
 }
 
 static pv_status crosscheck_warp(pv_context *ctx, const pv_volume *moving,
                                  const pv_flow_field *flow, const pv_volume *warped)
 {
-    pv_volume ref;
-    if (pv_volume_alloc_like(&ref, warped) != PV_OK)
-        return pv_fail(ctx, PV_ERR_NOMEM, "flow_warp cross-check: no memory for the CPU result");
-    pv_timing saved = ctx->timing;
-    pv_status status = pv_cpu_backend.flow->warp(ctx, moving, flow, &ref);
-    ctx->timing = saved;
-    if (status == PV_OK) {
-        double error = pv_volume_rel_linf(warped, &ref);
-        if (!(error <= PV_FLOW_WARP_TOLERANCE))
-            status = pv_fail(ctx, PV_ERR_MISMATCH, "flow_warp cross-check: relative error %g > %g",
-                             error, PV_FLOW_WARP_TOLERANCE);
-    }
-    pv_volume_free(&ref);
-    return status;
+    pv_oracle oracle;
+    pv_volume *ref;
+    pv_oracle_begin(ctx, "flow_warp", &oracle);
+    pv_status status = pv_oracle_add_volume(ctx, &oracle, warped, &ref);
+    if (status == PV_OK)
+        status = pv_cpu_backend.flow->warp(ctx, moving, flow, ref);
+    return pv_oracle_end(ctx, &oracle, status, PV_TOL_FLOW_WARP_REL);
 }
 
 pv_status pv_flow_warp(pv_context *ctx, const pv_volume *moving, const pv_flow_field *flow,
@@ -625,123 +622,4 @@ pv_status pv_flow_warp(pv_context *ctx, const pv_volume *moving, const pv_flow_f
         status = crosscheck_warp(ctx, moving, flow, warped);
     pv_call_end(ctx);
     return status;
-}
-
-/* ------------------------------------------------------------- evaluation */
-
-static int field_is_valid(const pv_flow_field *f)
-{
-    return f && pv_volume_is_valid(&f->u) && pv_volume_is_valid(&f->v) &&
-           pv_volume_is_valid(&f->w) && pv_volumes_same_size(&f->u, &f->v) &&
-           pv_volumes_same_size(&f->u, &f->w);
-}
-
-static float at(const pv_volume *v, int x, int y, int z)
-{
-    return v->data[x + (ptrdiff_t)y * v->stride_y + (ptrdiff_t)z * v->stride_z];
-}
-
-/* The evaluated box: voxels at least `border` from the faces. */
-typedef struct box {
-    int lo[3], hi[3]; /* inclusive lo, exclusive hi */
-} box;
-
-static int make_box(const pv_volume *v, int border, box *b)
-{
-    const int n[3] = {v->nx, v->ny, v->nz};
-    for (int a = 0; a < 3; a++) {
-        int edge = a == 2 && n[2] == 1 ? 0 : border;
-        b->lo[a] = edge;
-        b->hi[a] = n[a] - edge;
-        if (b->hi[a] <= b->lo[a])
-            return 0;
-    }
-    return 1;
-}
-
-pv_status pv_flow_endpoint_error(const pv_flow_field *estimate, const pv_flow_field *truth,
-                                 int border, double *mean, double *max)
-{
-    const char *op = "pv_flow_endpoint_error";
-    if (!field_is_valid(estimate) || !field_is_valid(truth) ||
-        !pv_volumes_same_size(&estimate->u, &truth->u))
-        return pv_fail(NULL, PV_ERR_INVALID, "%s: estimate and truth are not valid fields of one size", op);
-    box b;
-    if (border < 0 || !make_box(&truth->u, border, &b))
-        return pv_fail(NULL, PV_ERR_INVALID, "%s: border %d leaves no voxel", op, border);
-    double sum = 0.0, worst = 0.0;
-    size_t count = 0;
-    for (int z = b.lo[2]; z < b.hi[2]; z++)
-        for (int y = b.lo[1]; y < b.hi[1]; y++)
-            for (int x = b.lo[0]; x < b.hi[0]; x++) {
-                double du = (double)at(&estimate->u, x, y, z) - at(&truth->u, x, y, z);
-                double dv = (double)at(&estimate->v, x, y, z) - at(&truth->v, x, y, z);
-                double dw = (double)at(&estimate->w, x, y, z) - at(&truth->w, x, y, z);
-                double e = sqrt(du * du + dv * dv + dw * dw);
-                sum += e;
-                worst = e > worst || isnan(e) ? e : worst;
-                count++;
-            }
-    if (mean)
-        *mean = sum / (double)count;
-    if (max)
-        *max = worst;
-    return PV_OK;
-}
-
-/* Central difference along one axis, one-sided at the faces, 0 on a flat axis. */
-static double derivative(const pv_volume *v, int x, int y, int z, int axis)
-{
-    int c[3] = {x, y, z};
-    const int n[3] = {v->nx, v->ny, v->nz};
-    int lo = c[axis] > 0 ? c[axis] - 1 : 0;
-    int hi = c[axis] + 1 < n[axis] ? c[axis] + 1 : n[axis] - 1;
-    if (hi == lo)
-        return 0.0;
-    int p[3] = {x, y, z}, q[3] = {x, y, z};
-    p[axis] = hi;
-    q[axis] = lo;
-    return ((double)at(v, p[0], p[1], p[2]) - at(v, q[0], q[1], q[2])) / (hi - lo);
-}
-
-pv_status pv_flow_divergence(const pv_flow_field *flow, int border, double *mean_abs)
-{
-    const char *op = "pv_flow_divergence";
-    if (!field_is_valid(flow) || !mean_abs)
-        return pv_fail(NULL, PV_ERR_INVALID, "%s: flow is not a valid field or mean_abs is NULL", op);
-    box b;
-    if (border < 0 || !make_box(&flow->u, border, &b))
-        return pv_fail(NULL, PV_ERR_INVALID, "%s: border %d leaves no voxel", op, border);
-    double sum = 0.0;
-    size_t count = 0;
-    for (int z = b.lo[2]; z < b.hi[2]; z++)
-        for (int y = b.lo[1]; y < b.hi[1]; y++)
-            for (int x = b.lo[0]; x < b.hi[0]; x++) {
-                double div = derivative(&flow->u, x, y, z, 0) + derivative(&flow->v, x, y, z, 1) +
-                             derivative(&flow->w, x, y, z, 2);
-                sum += fabs(div);
-                count++;
-            }
-    *mean_abs = sum / (double)count;
-    return PV_OK;
-}
-
-pv_status pv_flow_max_difference(const pv_flow_field *a, const pv_flow_field *b, double *max_abs)
-{
-    if (!field_is_valid(a) || !field_is_valid(b) || !pv_volumes_same_size(&a->u, &b->u) ||
-        !max_abs)
-        return pv_fail(NULL, PV_ERR_INVALID,
-                       "pv_flow_max_difference: a and b are not valid fields of one size");
-    double worst = 0.0;
-    for (int i = 0; i < 3; i++) {
-        const pv_volume *va = field_part(a, i), *vb = field_part(b, i);
-        for (int z = 0; z < va->nz; z++)
-            for (int y = 0; y < va->ny; y++)
-                for (int x = 0; x < va->nx; x++) {
-                    double d = fabs((double)at(va, x, y, z) - at(vb, x, y, z));
-                    worst = d > worst || isnan(d) ? d : worst;
-                }
-    }
-    *max_abs = worst;
-    return PV_OK;
 }

@@ -337,14 +337,6 @@ static pv_status run_ransac(pv_estimation *est)
 
 /* ------------------------------------------------------------- estimation */
 
-void pv_normalised_point(const pv_estimation *est, int match, int image, double out[2])
-{
-    const float *pts = image == 0 ? est->points1 : est->points2;
-    const pv_normaliser *n = &est->n[image];
-    out[0] = n->scale * (pts[2 * match] - n->cx);
-    out[1] = n->scale * (pts[2 * match + 1] - n->cy);
-}
-
 static pv_status prepare(pv_estimation *est)
 {
     pv_status status = normalise_set(est->ctx, est->op, est->points1, est->count, 1, &est->n[0]);
@@ -355,9 +347,14 @@ static pv_status prepare(pv_estimation *est)
     est->points = malloc(4 * (size_t)est->count * sizeof *est->points);
     est->mask = malloc((size_t)est->count * sizeof *est->mask);
     est->scratch = malloc((size_t)est->count * sizeof *est->scratch);
-    if (!est->points || !est->mask || !est->scratch)
+    est->index = malloc((size_t)est->count * sizeof *est->index);
+    if (!est->points || !est->mask || !est->scratch || !est->index)
         return pv_fail(est->ctx, PV_ERR_NOMEM, "%s: no memory for %d matches", est->op, est->count);
-    for (int i = 0; i < est->count; i++)
+    const int n = est->count;
+    const int threads = n >= PV_GEOMETRY_PARALLEL_MIN && est->ctx->cpu_threads > 1
+                            ? est->ctx->cpu_threads : 1;
+    #pragma omp parallel for num_threads(threads) schedule(static)
+    for (int i = 0; i < n; i++)
         for (int image = 0; image < 2; image++) {
             double p[2];
             pv_normalised_point(est, i, image, p);
@@ -372,20 +369,29 @@ static void free_estimation(pv_estimation *est)
     free(est->points);
     free(est->mask);
     free(est->scratch);
+    free(est->index);
 }
 
-/* RANSAC, then refinement; the final model in pixels into result. */
+/* RANSAC, then refinement; the final model in pixels into result.  The
+ * stages' times go to the log (PARVIS_LOG=1), to see where a call's host
+ * time goes. */
 static pv_status estimate(pv_estimation *est, pv_geometry_result *result)
 {
+    const double start = pv_now_ms();
     pv_status status = prepare(est);
+    const double prepared = pv_now_ms();
     if (status == PV_OK)
         status = run_ransac(est);
+    const double scored = pv_now_ms();
     if (status != PV_OK)
         return status;
     double model[9];
     for (int i = 0; i < 9; i++)
         model[i] = est->best_model[i];
     pv_finish_model(est, model, result);
+    pv_log(est->ctx, "%s: %d matches: prepare %.3f ms, ransac %.3f ms (%d hypotheses), "
+           "finish %.3f ms", est->op, est->count, prepared - start, scored - prepared,
+           est->hypotheses, pv_now_ms() - scored);
     result->hypotheses = est->hypotheses;
     result->best_hypothesis = est->best_index;
     result->best_sample_inliers = est->best_count;

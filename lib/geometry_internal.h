@@ -5,6 +5,10 @@
 
 #include "core/internal.h"
 
+/* Passes over fewer matches than this stay on one thread: starting the
+ * others would cost more than the pass. */
+#define PV_GEOMETRY_PARALLEL_MIN 4096
+
 /* Hartley normalisation of one image: normalised = scale * (p - c). */
 typedef struct pv_normaliser {
     double cx, cy, scale;
@@ -22,6 +26,7 @@ typedef struct pv_estimation {
     float *points;             /* count x 4 normalised x1, y1, x2, y2 (the backends' input) */
     uint8_t *mask;             /* the current inlier mask */
     uint8_t *scratch;          /* a second mask of count entries */
+    int *index;                /* count entries: the refinement's inlier list */
     /* RANSAC's outcome */
     int hypotheses;
     int best_index;
@@ -29,8 +34,16 @@ typedef struct pv_estimation {
     float best_model[9];       /* in normalised coordinates */
 } pv_estimation;
 
-/* Match `match`'s point in image 0 or 1, normalised, in double. */
-void pv_normalised_point(const pv_estimation *est, int match, int image, double out[2]);
+/* Match `match`'s point in image 0 or 1, normalised, in double (inline:
+ * the refinement's passes call it for every inlier). */
+static inline void pv_normalised_point(const pv_estimation *est, int match, int image,
+                                       double out[2])
+{
+    const float *pts = image == 0 ? est->points1 : est->points2;
+    const pv_normaliser *n = &est->n[image];
+    out[0] = n->scale * (pts[2 * match] - n->cx);
+    out[1] = n->scale * (pts[2 * match + 1] - n->cy);
+}
 
 /* From the winner's model (normalised coordinates): the refinement when
  * params.refine asks for it, the model in pixels (unit Frobenius norm,

@@ -2,15 +2,11 @@
  * checked once here; the backends trust them.  Also the CPU cross-check
  * and the Middlebury error measure, which need no backend. */
 #include "stereo_internal.h"
+#include "core/tolerance.h"
 
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
-
-/* Share of pixels on which the OpenCL disparities may differ from the CPU
- * oracle's (stereo.h), and how close sub-pixel values must be. */
-#define PV_SAD_MAX_DIFFERING 0.001
-#define PV_SAD_SUBPIXEL_TOLERANCE 1e-3f
 
 /* Widest window whose u8 costs (255 * window^2) stay below UINT32_MAX, which
  * both backends use as "no candidate".  Wider windows run on f32 copies. */
@@ -117,10 +113,11 @@ static int same_disparity(float a, float b)
 {
     if (a == b)
         return 1;
-    return isfinite(a) && isfinite(b) && fabsf(a - b) <= PV_SAD_SUBPIXEL_TOLERANCE;
+    return isfinite(a) && isfinite(b) && fabsf(a - b) <= PV_TOL_SAD_SUBPIXEL;
 }
 
-static double differing_share(const pv_image *a, const pv_image *b)
+/* Share of pixels whose disparities differ beyond sub-pixel rounding. */
+static double share_of_differing_disparities(const pv_image *a, const pv_image *b)
 {
     size_t differing = 0;
     for (int y = 0; y < a->height; y++) {
@@ -135,7 +132,7 @@ static double differing_share(const pv_image *a, const pv_image *b)
 pv_status pv_disparity_crosscheck(pv_context *ctx, const char *op, const pv_image *device,
                                   const pv_image *cpu, double max_share)
 {
-    double share = differing_share(device, cpu);
+    double share = share_of_differing_disparities(device, cpu);
     if (share <= max_share)
         return PV_OK;
     return pv_fail(ctx, PV_ERR_MISMATCH, "%s cross-check: %.3f%% of pixels differ (> %.1f%%)", op,
@@ -145,16 +142,16 @@ pv_status pv_disparity_crosscheck(pv_context *ctx, const char *op, const pv_imag
 static pv_status crosscheck_sad(pv_context *ctx, const pv_image *left, const pv_image *right,
                                 const pv_sad_params *params, const pv_image *disparity)
 {
-    pv_image ref;
-    if (pv_image_alloc_like(&ref, disparity, PV_PIXEL_F32) != PV_OK)
-        return pv_fail(ctx, PV_ERR_NOMEM, "stereo_sad cross-check: no memory for the CPU result");
-    pv_timing saved = ctx->timing;
-    pv_status status = pv_cpu_backend.stereo->sad(ctx, left, right, params, &ref);
-    ctx->timing = saved;
+    pv_oracle oracle;
+    pv_image *ref;
+    pv_oracle_begin(ctx, "stereo_sad", &oracle);
+    pv_status status = pv_oracle_add_image(ctx, &oracle, disparity, &ref);
     if (status == PV_OK)
-        status = pv_disparity_crosscheck(ctx, "stereo_sad", disparity, &ref, PV_SAD_MAX_DIFFERING);
-    pv_image_free(&ref);
-    return status;
+        status = pv_cpu_backend.stereo->sad(ctx, left, right, params, ref);
+    if (status == PV_OK)
+        status = pv_disparity_crosscheck(ctx, "stereo_sad", disparity, ref,
+                                         PV_TOL_SAD_DIFFERING_SHARE);
+    return pv_oracle_end(ctx, &oracle, status, PV_ORACLE_COMPARED_BY_CALLER);
 }
 
 /* ------------------------------------------------------------------ matching */

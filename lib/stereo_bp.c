@@ -3,6 +3,7 @@
  * taps (computed once so both backends use identical weights), the
  * partition of the image into padded tiles, and the CPU cross-check. */
 #include "stereo_internal.h"
+#include "core/tolerance.h"
 #include "tune_internal.h"
 
 #include <errno.h>
@@ -11,10 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-/* Documented cross-check tolerance (stereo.h): share of pixels on which
- * the OpenCL disparities may differ from the CPU oracle's. */
-#define PV_BP_MAX_DIFFERING 0.005
 
 /* Deepest pyramid accepted; 2^15 pixels per coarsest pixel is far past use. */
 #define PV_BP_MAX_LEVELS 16
@@ -201,12 +198,6 @@ typedef struct memory_limits {
     size_t available;   /* bytes the context's memory holds (for messages) */
 } memory_limits;
 
-#ifdef PV_HAVE_OPENCL
-/* backends/opencl/stereo_bp.c: the context's device, as its runtime
- * described it at creation (no enumeration per call). */
-const pv_device_info *pv_cl_bp_device(pv_context *ctx);
-#endif
-
 /* PARVIS_MEMORY_LIMIT: bytes (suffix K, M or G: binary multiples) that
  * cap what BP takes as available; unset or empty: no cap.  -1 when the
  * value is not such a count. */
@@ -249,7 +240,7 @@ static void device_memory(pv_context *ctx, size_t *available, size_t *max_buffer
     *max_buffer = SIZE_MAX;
 #ifdef PV_HAVE_OPENCL
     if (ctx->backend == PV_BACKEND_OPENCL && ctx->device_index >= 0 && ctx->backend_state) {
-        const pv_device_info *info = pv_cl_bp_device(ctx);
+        const pv_device_info *info = &ctx->device; /* described at creation */
         if (info->global_memory)
             *available = (size_t)info->global_memory;
         if (info->max_alloc)
@@ -465,16 +456,16 @@ pv_status pv_bp_memory_plan(pv_context *ctx, int width, int height, const pv_bp_
 static pv_status crosscheck_bp(pv_context *ctx, const pv_image *left, const pv_image *right,
                                const pv_bp_job *job, const pv_image *disparity)
 {
-    pv_image ref;
-    if (pv_image_alloc_like(&ref, disparity, PV_PIXEL_F32) != PV_OK)
-        return pv_fail(ctx, PV_ERR_NOMEM, "stereo_bp cross-check: no memory for the CPU result");
-    pv_timing saved = ctx->timing;
-    pv_status status = pv_cpu_backend.bp->run(ctx, left, right, job, &ref);
-    ctx->timing = saved;
+    pv_oracle oracle;
+    pv_image *ref;
+    pv_oracle_begin(ctx, "stereo_bp", &oracle);
+    pv_status status = pv_oracle_add_image(ctx, &oracle, disparity, &ref);
     if (status == PV_OK)
-        status = pv_disparity_crosscheck(ctx, "stereo_bp", disparity, &ref, PV_BP_MAX_DIFFERING);
-    pv_image_free(&ref);
-    return status;
+        status = pv_cpu_backend.bp->run(ctx, left, right, job, ref);
+    if (status == PV_OK)
+        status = pv_disparity_crosscheck(ctx, "stereo_bp", disparity, ref,
+                                         PV_TOL_BP_DIFFERING_SHARE);
+    return pv_oracle_end(ctx, &oracle, status, PV_ORACLE_COMPARED_BY_CALLER);
 }
 
 /* ------------------------------------------------------------------ running */

@@ -1,6 +1,7 @@
 /* Front end of the auto-tuner: options, the per-device cache file and the
- * API that applies or overrides launch parameters.  The search itself is
- * in backends/opencl/tune.c.
+ * API that applies or overrides launch parameters, all through the
+ * device sub-table's parameter slots.  The search itself is in
+ * lib/tune_search.c.
  *
  * Cache file (text, one per device identity):
  *     parvis-tune 1
@@ -33,7 +34,12 @@ void pv_tune_options_default(pv_tune_options *options)
     options->write_cache = 1;
 }
 
-#ifdef PV_HAVE_OPENCL
+/* Whether ctx's backend has launch parameters to tune (the CPU backend
+ * has none: the tuning calls do nothing there). */
+static int has_params(const pv_context *ctx)
+{
+    return ctx->ops->device->param_list != NULL;
+}
 
 /* The cache file's types (tune_internal.h) under this file's short names. */
 typedef pv_tune_entry tune_entry;
@@ -42,15 +48,15 @@ typedef pv_tune_identity device_identity;
 
 /* ------------------------------------------------------------- identity */
 
+/* The device as the context described it when it was made. */
 static int context_identity(pv_context *ctx, device_identity *id)
 {
-    pv_device_info devices[64];
-    int count = 0;
-    if (ctx->device_index < 0 || pv_device_list(devices, 64, &count) != PV_OK ||
-        ctx->device_index >= count || ctx->device_index >= 64)
+    if (!has_params(ctx) || !ctx->device.name[0])
         return 0;
-    snprintf(id->name, sizeof id->name, "%s", devices[ctx->device_index].name);
-    snprintf(id->driver, sizeof id->driver, "%s", devices[ctx->device_index].driver_version);
+    snprintf(id->name, sizeof id->name, "%s", ctx->device.name);
+    /* the identity keeps the driver string's start (as it always has) */
+    snprintf(id->driver, sizeof id->driver, "%.*s", (int)sizeof id->driver - 1,
+             ctx->device.driver_version);
     return 1;
 }
 
@@ -65,27 +71,18 @@ static uint64_t identity_hash(const device_identity *id)
 static int cache_dir(char *dir, size_t size, int create)
 {
     const char *own = getenv("PARVIS_TUNE_DIR");
-    const char *xdg = getenv("XDG_CACHE_HOME");
-    const char *home = getenv("HOME");
+    char root[3072];
     int n;
     if (own && *own)
         n = snprintf(dir, size, "%s", own);
-    else if (xdg && *xdg)
-        n = snprintf(dir, size, "%s/parvis", xdg);
-    else if (home && *home) {
-        n = snprintf(dir, size, "%s/.cache", home);
-        if (create && n > 0 && (size_t)n < size)
-            mkdir(dir, 0755);
-        n = snprintf(dir, size, "%s/.cache/parvis", home);
+    else if (pv_cache_root(root, sizeof root)) {
+        if (create)
+            mkdir(root, 0755);
+        n = snprintf(dir, size, "%s/parvis", root);
     } else
         return 0;
     if (n <= 0 || (size_t)n >= size)
         return 0;
-    if (create && !(own && *own) && xdg && *xdg) {
-        char parent[4096];
-        snprintf(parent, sizeof parent, "%s", xdg);
-        mkdir(parent, 0755);
-    }
     return !create || mkdir(dir, 0755) == 0 || errno == EEXIST;
 }
 
@@ -122,11 +119,12 @@ static char *read_text(const char *path, size_t *size)
 
 /* Whether ctx knows the parameter (the cache may name one a later or
  * earlier parvis had). */
-static int param_known(void *user, const char *family, const char *name)
+int pv_tune_knows_param(void *user, const char *family, const char *name)
 {
     int current;
-    return pv_cl_tune_family_known(family) &&
-           pv_cl_tune_get(user, family, name, &current) == PV_OK;
+    pv_context *ctx = user;
+    return pv_tune_family_known(family) &&
+           ctx->ops->device->param_get(ctx, family, name, &current) == PV_OK;
 }
 
 /* Loads ctx's cache file: 1 with entries, 0 when absent or unusable
@@ -145,7 +143,7 @@ static int load_file(pv_context *ctx, const device_identity *id, tune_file *file
         return 0;
     }
     const char *why = "";
-    int ok = pv_tune_parse_file(text, size, id, param_known, ctx, file, &why);
+    int ok = pv_tune_parse_file(text, size, id, pv_tune_knows_param, ctx, file, &why);
     free(text);
     if (!ok) {
         pv_log(ctx, "tune: warning: ignoring %s: %s", path, why);
@@ -226,19 +224,31 @@ static pv_status check_final_name(pv_context *ctx, const char *path)
     return PV_OK;
 }
 
+/* A new private temporary file beside path, whose final name must not be
+ * a link or anything but a regular file: *fd, or the failure. */
+static pv_status open_beside(pv_context *ctx, const char *path, char *temporary, size_t size,
+                             int *fd)
+{
+    pv_status status = check_final_name(ctx, path);
+    if (status != PV_OK)
+        return status;
+    *fd = open_temporary(path, temporary, size);
+    if (*fd < 0)
+        return pv_fail(ctx, PV_ERR_IO, "tune: cannot create a file in the directory of %s: %s",
+                       path, strerror(errno));
+    return PV_OK;
+}
+
 /* Written to a private temporary file in the cache directory, flushed to
  * the disk and renamed over the final name, so readers see the old file
  * or the new one, never half of one. */
 static pv_status write_text(pv_context *ctx, const char *path, const char *text, size_t used)
 {
     char temporary[4300];
-    pv_status status = check_final_name(ctx, path);
+    int fd;
+    pv_status status = open_beside(ctx, path, temporary, sizeof temporary, &fd);
     if (status != PV_OK)
         return status;
-    int fd = open_temporary(path, temporary, sizeof temporary);
-    if (fd < 0)
-        return pv_fail(ctx, PV_ERR_IO, "tune: cannot create a file next to %s: %s", path,
-                       strerror(errno));
     int ok = write_all(fd, text, used) && fsync(fd) == 0;
     ok = close(fd) == 0 && ok;
     if (ok)
@@ -281,13 +291,10 @@ static pv_status check_writable(pv_context *ctx)
     if (!identity_path(&id, path, sizeof path, 1))
         return pv_fail(ctx, PV_ERR_IO, "tune: no usable cache directory (set PARVIS_TUNE_DIR, "
                                        "XDG_CACHE_HOME or HOME to a writable place)");
-    pv_status status = check_final_name(ctx, path);
+    int fd;
+    pv_status status = open_beside(ctx, path, temporary, sizeof temporary, &fd);
     if (status != PV_OK)
         return status;
-    int fd = open_temporary(path, temporary, sizeof temporary);
-    if (fd < 0)
-        return pv_fail(ctx, PV_ERR_IO, "tune: cannot write in the directory of %s: %s", path,
-                       strerror(errno));
     close(fd);
     unlink(temporary);
     return PV_OK;
@@ -323,11 +330,11 @@ static pv_status store_results(pv_context *ctx, const pv_tune_result *results, i
 
 /* --------------------------------------------------------------- loading */
 
-static pv_status apply_file(pv_context *ctx, const tune_file *file)
+pv_status pv_tune_apply_file(pv_context *ctx, const pv_tune_file *file)
 {
     for (int i = 0; i < file->count; i++) {
-        pv_status status = pv_cl_tune_set(ctx, file->entries[i].family, file->entries[i].name,
-                                          file->entries[i].value);
+        pv_status status = ctx->ops->device->param_set(ctx, file->entries[i].family,
+                                                       file->entries[i].name, file->entries[i].value);
         if (status != PV_OK)
             return status;
     }
@@ -339,14 +346,22 @@ static pv_status load_into(pv_context *ctx, int *applied)
     device_identity id;
     tune_file file;
     *applied = 0;
-    pv_status status = pv_cl_tune_mark_cache_read(ctx);
-    if (status != PV_OK || !context_identity(ctx, &id) || !load_file(ctx, &id, &file))
-        return status;
-    status = apply_file(ctx, &file);
+    ctx->tune_cache_read = 1;
+    if (!context_identity(ctx, &id) || !load_file(ctx, &id, &file))
+        return PV_OK;
+    pv_status status = pv_tune_apply_file(ctx, &file);
     if (status == PV_OK) {
         *applied = file.count;
         pv_log(ctx, "tune: applied %d tuned parameter(s) for %s", file.count, id.name);
     }
+    return status;
+}
+
+pv_status pv_tune_reset_families(pv_context *ctx)
+{
+    pv_status status = PV_OK;
+    for (int i = 0; pv_tune_family(i) && status == PV_OK; i++)
+        status = ctx->ops->device->param_reset(ctx, pv_tune_family(i));
     return status;
 }
 
@@ -359,10 +374,10 @@ static int autoload_disabled(void)
 void pv_tune_autoload(pv_context *ctx)
 {
     int applied;
-    if (ctx->backend != PV_BACKEND_OPENCL || pv_cl_tune_cache_read(ctx))
+    if (!has_params(ctx) || ctx->tune_cache_read)
         return;
     if (autoload_disabled()) {
-        pv_cl_tune_mark_cache_read(ctx);
+        ctx->tune_cache_read = 1;
         pv_tune_db_note_source(ctx, "defaults");
         return;
     }
@@ -373,15 +388,6 @@ void pv_tune_autoload(pv_context *ctx)
     memcpy(ctx->last_error, saved, sizeof saved);
 }
 
-#else /* no OpenCL: nothing to tune */
-
-void pv_tune_autoload(pv_context *ctx)
-{
-    (void)ctx;
-}
-
-#endif
-
 /* ------------------------------------------------------------------- API */
 
 static pv_status check_family(pv_context *ctx, const char *what, const char *family,
@@ -391,16 +397,11 @@ static pv_status check_family(pv_context *ctx, const char *what, const char *fam
         return pv_fail(NULL, PV_ERR_INVALID, "%s: ctx is NULL", what);
     if (!family)
         return pv_fail(ctx, PV_ERR_INVALID, "%s: family is NULL", what);
-    if (strcmp(family, "bp") != 0 && strcmp(family, "sad") != 0)
-        return pv_fail(ctx, PV_ERR_INVALID, "%s: family '%s' is not 'bp' or 'sad'", what, family);
+    if (!pv_tune_family_known(family))
+        return pv_fail(ctx, PV_ERR_INVALID, "%s: family '%s' is not a tunable family", what, family);
     if (!name)
         return pv_fail(ctx, PV_ERR_INVALID, "%s: name is NULL", what);
     return PV_OK;
-}
-
-static int on_opencl(const pv_context *ctx)
-{
-    return ctx->backend == PV_BACKEND_OPENCL;
 }
 
 static pv_status tune_unlocked_set(pv_context *ctx, const char *family, const char *name, int value)
@@ -411,14 +412,10 @@ static pv_status tune_unlocked_set(pv_context *ctx, const char *family, const ch
     if (value < 0 || value > PV_TUNE_MAX_VALUE)
         return pv_fail(ctx, PV_ERR_INVALID, "pv_tune_set: value %d is not in 0..%d", value,
                        PV_TUNE_MAX_VALUE);
-    if (!on_opencl(ctx))
+    if (!has_params(ctx))
         return PV_OK;
-#ifdef PV_HAVE_OPENCL
     pv_tune_autoload(ctx); /* a later first call must not overwrite this value */
-    return pv_cl_tune_set(ctx, family, name, value);
-#else
-    return PV_OK;
-#endif
+    return ctx->ops->device->param_set(ctx, family, name, value);
 }
 
 static pv_status tune_unlocked_get(pv_context *ctx, const char *family, const char *name, int *value)
@@ -428,14 +425,10 @@ static pv_status tune_unlocked_get(pv_context *ctx, const char *family, const ch
         return status;
     if (!value)
         return pv_fail(ctx, PV_ERR_INVALID, "pv_tune_get: value is NULL");
-    if (!on_opencl(ctx))
+    if (!has_params(ctx))
         return pv_fail(ctx, PV_ERR_UNSUPPORTED, "pv_tune_get: the CPU backend has no launch parameters");
-#ifdef PV_HAVE_OPENCL
     pv_tune_autoload(ctx);
-    return pv_cl_tune_get(ctx, family, name, value);
-#else
-    return PV_ERR_UNSUPPORTED;
-#endif
+    return ctx->ops->device->param_get(ctx, family, name, value);
 }
 
 static pv_status tune_unlocked_list(pv_context *ctx, const char *family, pv_tune_param *params, int capacity,
@@ -447,29 +440,21 @@ static pv_status tune_unlocked_list(pv_context *ctx, const char *family, pv_tune
     if (!count || capacity < 0 || (capacity > 0 && !params))
         return pv_fail(ctx, PV_ERR_INVALID, "pv_tune_list: params/capacity/count are inconsistent");
     *count = 0;
-    if (!on_opencl(ctx))
+    if (!has_params(ctx))
         return PV_OK;
-#ifdef PV_HAVE_OPENCL
     pv_tune_autoload(ctx);
-    return pv_cl_tune_list(ctx, family, params, capacity, count);
-#else
-    return PV_OK;
-#endif
+    return ctx->ops->device->param_list(ctx, family, params, capacity, count);
 }
 
 static pv_status tune_unlocked_use_defaults(pv_context *ctx)
 {
     if (!ctx)
         return pv_fail(NULL, PV_ERR_INVALID, "pv_tune_use_defaults: ctx is NULL");
-    if (!on_opencl(ctx))
+    if (!has_params(ctx))
         return PV_OK;
-#ifdef PV_HAVE_OPENCL
-    pv_status status = pv_cl_tune_mark_cache_read(ctx);
+    ctx->tune_cache_read = 1;
     pv_tune_db_note_source(ctx, "defaults");
-    return status == PV_OK ? pv_cl_tune_reset(ctx) : status;
-#else
-    return PV_OK;
-#endif
+    return pv_tune_reset_families(ctx);
 }
 
 static pv_status tune_unlocked_load(pv_context *ctx, int *applied)
@@ -480,16 +465,12 @@ static pv_status tune_unlocked_load(pv_context *ctx, int *applied)
     if (!ctx)
         return pv_fail(NULL, PV_ERR_INVALID, "pv_tune_load: ctx is NULL");
     *applied = 0;
-    if (!on_opencl(ctx))
+    if (!has_params(ctx))
         return PV_OK;
-#ifdef PV_HAVE_OPENCL
     pv_status status = load_into(ctx, applied);
     if (*applied > 0)
         pv_tune_db_note_source(ctx, "cache");
     return status;
-#else
-    return PV_OK;
-#endif
 }
 
 static pv_status tune_unlocked_cache_path(pv_context *ctx, char *path, size_t size)
@@ -498,21 +479,15 @@ static pv_status tune_unlocked_cache_path(pv_context *ctx, char *path, size_t si
         return pv_fail(NULL, PV_ERR_INVALID, "pv_tune_cache_path: ctx is NULL");
     if (!path || size == 0)
         return pv_fail(ctx, PV_ERR_INVALID, "pv_tune_cache_path: path is NULL or size is 0");
-    if (!on_opencl(ctx))
+    if (!has_params(ctx))
         return pv_fail(ctx, PV_ERR_UNSUPPORTED, "pv_tune_cache_path: the CPU backend is not tuned");
-#ifdef PV_HAVE_OPENCL
     device_identity id;
     if (!context_identity(ctx, &id))
         return pv_fail(ctx, PV_ERR_NO_DEVICE, "pv_tune_cache_path: cannot identify the device");
     if (!identity_path(&id, path, size, 0))
         return pv_fail(ctx, PV_ERR_INVALID, "pv_tune_cache_path: no cache directory or path too long");
     return PV_OK;
-#else
-    return PV_ERR_UNSUPPORTED;
-#endif
 }
-
-static const char *const tune_ops[] = {"bp", "sad"};
 
 static pv_status check_options(pv_context *ctx, const pv_tune_options *options,
                                const pv_tune_result *results, int capacity, const int *count)
@@ -523,8 +498,8 @@ static pv_status check_options(pv_context *ctx, const pv_tune_options *options,
         return pv_fail(ctx, PV_ERR_INVALID, "pv_tune: options is NULL");
     if (!results || capacity < 1 || !count)
         return pv_fail(ctx, PV_ERR_INVALID, "pv_tune: results/capacity/count are missing");
-    if (options->op && strcmp(options->op, "bp") != 0 && strcmp(options->op, "sad") != 0)
-        return pv_fail(ctx, PV_ERR_INVALID, "pv_tune: options.op '%s' is not 'bp' or 'sad'",
+    if (options->op && !pv_tune_family_known(options->op))
+        return pv_fail(ctx, PV_ERR_INVALID, "pv_tune: options.op '%s' is not a tunable op",
                        options->op);
     if (options->max_candidates < 0 || options->runs < 1 || options->runs > 1000)
         return pv_fail(ctx, PV_ERR_INVALID, "pv_tune: options.max_candidates %d / runs %d out of range",
@@ -533,7 +508,7 @@ static pv_status check_options(pv_context *ctx, const pv_tune_options *options,
         options->width > 8192 || options->height > 8192 || options->ndisp > 1024)
         return pv_fail(ctx, PV_ERR_INVALID, "pv_tune: options.width/height/ndisp %dx%d/%d out of range",
                        options->width, options->height, options->ndisp);
-    if (!on_opencl(ctx))
+    if (!has_params(ctx))
         return pv_fail(ctx, PV_ERR_UNSUPPORTED, "pv_tune: the CPU backend has nothing to tune");
     return PV_OK;
 }
@@ -544,19 +519,18 @@ static pv_status tune_unlocked(pv_context *ctx, const pv_tune_options *options, 
     pv_status status = check_options(ctx, options, results, capacity, count);
     if (status != PV_OK)
         return status;
-#ifdef PV_HAVE_OPENCL
     /* Before a search of minutes, not after it. */
     if (options->write_cache && (status = check_writable(ctx)) != PV_OK)
         return status;
     *count = 0;
     pv_tune_autoload(ctx);
-    for (size_t i = 0; i < sizeof tune_ops / sizeof tune_ops[0] && status == PV_OK; i++) {
-        if (options->op && strcmp(options->op, tune_ops[i]) != 0)
+    for (int i = 0; pv_tune_family(i) && status == PV_OK; i++) {
+        if (options->op && strcmp(options->op, pv_tune_family(i)) != 0)
             continue;
         if (*count == capacity)
             return pv_fail(ctx, PV_ERR_INVALID, "pv_tune: capacity %d is too small", capacity);
         memset(&results[*count], 0, sizeof results[*count]);
-        status = pv_cl_tune_search(ctx, tune_ops[i], options, &results[*count]);
+        status = pv_tune_search(ctx, pv_tune_family(i), options, &results[*count]);
         if (status == PV_OK)
             (*count)++;
     }
@@ -565,91 +539,75 @@ static pv_status tune_unlocked(pv_context *ctx, const pv_tune_options *options, 
     if (status == PV_OK && options->write_cache)
         status = store_results(ctx, results, *count);
     return status;
-#else
-    (void)tune_ops;
-    return PV_ERR_UNSUPPORTED;
-#endif
 }
 
 static pv_status tune_unlocked_check_cache_writable(pv_context *ctx)
 {
     if (!ctx)
         return pv_fail(NULL, PV_ERR_INVALID, "pv_tune_check_cache_writable: ctx is NULL");
-    if (!on_opencl(ctx))
+    if (!has_params(ctx))
         return pv_fail(ctx, PV_ERR_UNSUPPORTED,
                        "pv_tune_check_cache_writable: the CPU backend is not tuned");
-#ifdef PV_HAVE_OPENCL
     return check_writable(ctx);
-#else
-    return PV_ERR_UNSUPPORTED;
-#endif
 }
 
 /* The public calls run under the context's lock: a shared context's
- * parameter store and cache state change only inside one of them. */
+ * parameter store and cache state change only inside one of them.  Each
+ * takes the lock, then its work (an argument of unlock_after) runs, then
+ * unlock_after gives the lock back. */
+
+static pv_status unlock_after(pv_context *ctx, pv_status status)
+{
+    pv_context_unlock(ctx);
+    return status;
+}
 
 pv_status pv_tune_set(pv_context *ctx, const char *family, const char *name, int value)
 {
     pv_context_lock(ctx);
-    pv_status status = tune_unlocked_set(ctx, family, name, value);
-    pv_context_unlock(ctx);
-    return status;
+    return unlock_after(ctx, tune_unlocked_set(ctx, family, name, value));
 }
 
 pv_status pv_tune_get(pv_context *ctx, const char *family, const char *name, int *value)
 {
     pv_context_lock(ctx);
-    pv_status status = tune_unlocked_get(ctx, family, name, value);
-    pv_context_unlock(ctx);
-    return status;
+    return unlock_after(ctx, tune_unlocked_get(ctx, family, name, value));
 }
 
 pv_status pv_tune_list(pv_context *ctx, const char *family, pv_tune_param *params, int capacity,
                        int *count)
 {
     pv_context_lock(ctx);
-    pv_status status = tune_unlocked_list(ctx, family, params, capacity, count);
-    pv_context_unlock(ctx);
-    return status;
+    return unlock_after(ctx, tune_unlocked_list(ctx, family, params, capacity, count));
 }
 
 pv_status pv_tune_use_defaults(pv_context *ctx)
 {
     pv_context_lock(ctx);
-    pv_status status = tune_unlocked_use_defaults(ctx);
-    pv_context_unlock(ctx);
-    return status;
+    return unlock_after(ctx, tune_unlocked_use_defaults(ctx));
 }
 
 pv_status pv_tune_load(pv_context *ctx, int *applied)
 {
     pv_context_lock(ctx);
-    pv_status status = tune_unlocked_load(ctx, applied);
-    pv_context_unlock(ctx);
-    return status;
+    return unlock_after(ctx, tune_unlocked_load(ctx, applied));
 }
 
 pv_status pv_tune_cache_path(pv_context *ctx, char *path, size_t size)
 {
     pv_context_lock(ctx);
-    pv_status status = tune_unlocked_cache_path(ctx, path, size);
-    pv_context_unlock(ctx);
-    return status;
+    return unlock_after(ctx, tune_unlocked_cache_path(ctx, path, size));
 }
 
 pv_status pv_tune(pv_context *ctx, const pv_tune_options *options, pv_tune_result *results,
                   int capacity, int *count)
 {
     pv_context_lock(ctx);
-    pv_status status = tune_unlocked(ctx, options, results, capacity, count);
-    pv_context_unlock(ctx);
-    return status;
+    return unlock_after(ctx, tune_unlocked(ctx, options, results, capacity, count));
 }
 
 pv_status pv_tune_check_cache_writable(pv_context *ctx)
 {
     pv_context_lock(ctx);
-    pv_status status = tune_unlocked_check_cache_writable(ctx);
-    pv_context_unlock(ctx);
-    return status;
+    return unlock_after(ctx, tune_unlocked_check_cache_writable(ctx));
 }

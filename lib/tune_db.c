@@ -235,41 +235,13 @@ void pv_tune_db_note_source(pv_context *ctx, const char *source)
 
 #ifdef PV_HAVE_OPENCL
 
-/* What OpenCL reports about ctx's device. */
+/* ctx's device, as described when ctx was made. */
 static int context_device_info(pv_context *ctx, pv_device_info *info)
 {
-    int count = 0;
-    if (ctx->device_index < 0 || pv_device_list(NULL, 0, &count) != PV_OK ||
-        ctx->device_index >= count)
+    if (ctx->device_index < 0)
         return 0;
-    pv_device_info *devices = calloc((size_t)count, sizeof *devices);
-    int filled = 0;
-    int ok = devices && pv_device_list(devices, count, &filled) == PV_OK &&
-             ctx->device_index < filled;
-    if (ok)
-        *info = devices[ctx->device_index];
-    free(devices);
-    return ok;
-}
-
-/* Whether ctx has the parameter an entry names (the database may hold an
- * entry of a later or earlier parvis). */
-static int param_known(void *user, const char *family, const char *name)
-{
-    int current;
-    return pv_cl_tune_family_known(family) &&
-           pv_cl_tune_get(user, family, name, &current) == PV_OK;
-}
-
-static pv_status apply_params(pv_context *ctx, const pv_tune_file *params)
-{
-    for (int i = 0; i < params->count; i++) {
-        pv_status status = pv_cl_tune_set(ctx, params->entries[i].family, params->entries[i].name,
-                                          params->entries[i].value);
-        if (status != PV_OK)
-            return status;
-    }
-    return PV_OK;
+    *info = ctx->device;
+    return 1;
 }
 
 static void log_skipped(void *user, const char *name, const char *why)
@@ -294,11 +266,11 @@ void pv_tune_db_after_cache(pv_context *ctx, int cache_applied)
     }
     pv_tune_db_describe(&info, &device);
     pv_tune_db_level level = pv_tune_db_select(pv_tune_db_texts, pv_tune_db_text_count, &device,
-                                               param_known, ctx, log_skipped, ctx, choice);
+                                               pv_tune_knows_param, ctx, log_skipped, ctx, choice);
     if (level == PV_TUNE_DB_NONE)
         pv_log(ctx, "tune: no tuning cache or database entry for %s: the defaults apply", info.name);
-    else if (apply_params(ctx, &choice->params) != PV_OK) {
-        pv_cl_tune_reset(ctx);
+    else if (pv_tune_apply_file(ctx, &choice->params) != PV_OK) {
+        pv_tune_reset_families(ctx);
         pv_log(ctx, "tune: database entry %s could not be applied: the defaults apply",
                choice->name);
     } else {
@@ -347,7 +319,7 @@ static pv_status read_cache(pv_context *ctx, const pv_device_info *info, pv_tune
         return pv_fail(ctx, PV_ERR_IO, "pv_tune_export: no tuning cache %s for %s (run parvis tune)",
                        path, info->name);
     const char *why = "";
-    int ok = pv_tune_parse_file(text, size, &id, param_known, ctx, file, &why);
+    int ok = pv_tune_parse_file(text, size, &id, pv_tune_knows_param, ctx, file, &why);
     free(text);
     if (!ok || file->count == 0)
         return pv_fail(ctx, PV_ERR_IO, "pv_tune_export: the tuning cache %s is unusable: %s", path,

@@ -1,6 +1,7 @@
-/* Internal: the tuner's hooks between the front end (lib/tune.c: options,
- * the cache file) and the OpenCL backend (backends/opencl/tune.c: the
- * parameter families and the candidate search).  Not installed. */
+/* Internal: the tuner's parts, all front end: the API and the cache file
+ * (lib/tune.c, lib/tune_file.c) and the candidate search
+ * (lib/tune_search.c).  They reach the backend's launch parameters only
+ * through the device sub-table's parameter slots.  Not installed. */
 #ifndef PV_TUNE_INTERNAL_H
 #define PV_TUNE_INTERNAL_H
 
@@ -48,26 +49,30 @@ int pv_tune_parse_file(const char *text, size_t size, const pv_tune_identity *id
                        pv_tune_param_known known, void *user, pv_tune_file *file,
                        const char **why);
 
-/* Read the tuning cache into an OpenCL ctx once, before its first tunable
- * call (no-op on the CPU backend, after pv_tune_use_defaults, or with
- * PARVIS_NO_TUNE=1).  Never fails: an unusable cache is logged and ignored. */
+/* Read the tuning cache into ctx once, before its first tunable call
+ * (no-op on a backend without launch parameters, after
+ * pv_tune_use_defaults, or with PARVIS_NO_TUNE=1).  Never fails: an
+ * unusable cache is logged and ignored. */
 void pv_tune_autoload(pv_context *ctx);
 
-#ifdef PV_HAVE_OPENCL
-/* 1 when family is one the tuner covers ("bp", "sad"). */
-int pv_cl_tune_family_known(const char *family);
-pv_status pv_cl_tune_set(pv_context *ctx, const char *family, const char *name, int value);
-pv_status pv_cl_tune_get(pv_context *ctx, const char *family, const char *name, int *value);
-pv_status pv_cl_tune_list(pv_context *ctx, const char *family, pv_tune_param *params,
-                          int capacity, int *count);
-/* Every tunable parameter back to its default. */
-pv_status pv_cl_tune_reset(pv_context *ctx);
-/* Whether the cache was read (or reading was switched off) on ctx. */
-int pv_cl_tune_cache_read(pv_context *ctx);
-pv_status pv_cl_tune_mark_cache_read(pv_context *ctx);
-/* Search one op's family on ctx; the winner is left applied to ctx. */
-pv_status pv_cl_tune_search(pv_context *ctx, const char *op, const pv_tune_options *options,
-                            pv_tune_result *result);
-#endif
+/* Through ctx's parameter slots (lib/tune.c), for the cache file and the
+ * tuning database alike: whether ctx (user) has family.name among its
+ * tunable parameters; every entry of file applied; every tunable family
+ * back to its defaults. */
+int pv_tune_knows_param(void *user, const char *family, const char *name);
+pv_status pv_tune_apply_file(pv_context *ctx, const pv_tune_file *file);
+pv_status pv_tune_reset_families(pv_context *ctx);
+
+/* ------------------------------------------------ the search (tune_search.c) */
+
+/* The tunable families (each the op whose launch parameters it holds):
+ * the index-th one's name, NULL past the last; whether family is one. */
+const char *pv_tune_family(int index);
+int pv_tune_family_known(const char *family);
+/* Search one op's family on ctx through its backend's parameter slots,
+ * every candidate checked against the CPU backend; the winner is left
+ * applied to ctx. */
+pv_status pv_tune_search(pv_context *ctx, const char *op, const pv_tune_options *options,
+                         pv_tune_result *result);
 
 #endif

@@ -1,6 +1,8 @@
 /* Core: status strings, version, images, contexts and backend selection,
  * device listing, timing, and the OpenCL runtime's program binary cache. */
 #include "test_util.h"
+#include "../lib/core/internal.h"
+#include "../lib/core/tolerance.h"
 
 #include <dirent.h>
 #include <math.h>
@@ -398,10 +400,89 @@ static void test_launch_parameters(void **state)
 }
 #endif
 
+/* The cross-check oracle helper (lib/core/crosscheck.c): scratch outputs
+ * shaped like the device's, the call's timing put back after the oracle's
+ * run, and the outputs compared against a named tolerance. */
+static void fill_image(pv_image *image, float value)
+{
+    for (int y = 0; y < image->height; y++)
+        for (int x = 0; x < image->width; x++)
+            ((float *)image->data)[(ptrdiff_t)y * image->stride + x] = value;
+}
+
+static void fill_volume(pv_volume *volume, float value)
+{
+    for (int z = 0; z < volume->nz; z++)
+        for (int y = 0; y < volume->ny; y++)
+            for (int x = 0; x < volume->nx; x++)
+                volume->data[z * volume->stride_z + y * volume->stride_y + x] = value;
+}
+
+/* One oracle run over `device` whose CPU twin differs at one pixel by
+ * `relative` of the value 100; returns what pv_oracle_end says. */
+static pv_status oracle_run(pv_context *ctx, const pv_image *device, const pv_volume *volume,
+                            double relative)
+{
+    pv_oracle oracle;
+    pv_image *ref = NULL;
+    pv_volume *ref_volume = NULL, *unwanted = NULL;
+    pv_oracle_begin(ctx, "oracle test", &oracle);
+    assert_int_equal(pv_oracle_add_image(ctx, &oracle, device, &ref), PV_OK);
+    assert_int_equal(pv_oracle_add_volume(ctx, &oracle, NULL, &unwanted), PV_OK);
+    assert_null(unwanted);
+    assert_int_equal(pv_oracle_add_volume(ctx, &oracle, volume, &ref_volume), PV_OK);
+    assert_int_equal(ref->width, device->width);
+    assert_int_equal(ref->height, device->height);
+    assert_int_equal(ref_volume->nz, volume->nz);
+    fill_image(ref, 100.0f);
+    fill_volume(ref_volume, 1.0f);
+    ((float *)ref->data)[1] = (float)(100.0 * (1.0 + relative));
+    ctx->timing.total_ms = 99.0; /* what the oracle's own run would record */
+    return pv_oracle_end(ctx, &oracle, PV_OK, PV_TOL_FILTER_REL);
+}
+
+static void test_oracle_helper(void **state)
+{
+    (void)state;
+    pv_context *ctx = tu_context(PV_BACKEND_CPU);
+    pv_image device;
+    pv_volume volume;
+    assert_int_equal(pv_image_alloc(&device, 5, 3, PV_PIXEL_F32), PV_OK);
+    assert_int_equal(pv_volume_alloc(&volume, 2, 3, 4), PV_OK);
+    fill_image(&device, 100.0f);
+    fill_volume(&volume, 1.0f);
+    ctx->timing.total_ms = 7.0;
+    /* Half the tolerance passes, twice the tolerance is a mismatch; the
+     * call's timing comes back either way. */
+    assert_int_equal(oracle_run(ctx, &device, &volume, 0.5 * PV_TOL_FILTER_REL), PV_OK);
+    assert_true(ctx->timing.total_ms == 7.0);
+    assert_int_equal(oracle_run(ctx, &device, &volume, 2.0 * PV_TOL_FILTER_REL),
+                     PV_ERR_MISMATCH);
+    assert_true(ctx->timing.total_ms == 7.0);
+    /* A failed oracle run is reported as it is, without a comparison. */
+    pv_oracle oracle;
+    pv_image *ref[PV_ORACLE_MAX_OUTPUTS + 1];
+    pv_oracle_begin(ctx, "oracle test", &oracle);
+    assert_int_equal(pv_oracle_add_image(ctx, &oracle, &device, &ref[0]), PV_OK);
+    assert_int_equal(pv_oracle_end(ctx, &oracle, PV_ERR_NOMEM, PV_TOL_FILTER_REL), PV_ERR_NOMEM);
+    /* More outputs than the helper holds is refused. */
+    pv_oracle_begin(ctx, "oracle test", &oracle);
+    for (int i = 0; i < PV_ORACLE_MAX_OUTPUTS; i++)
+        assert_int_equal(pv_oracle_add_image(ctx, &oracle, &device, &ref[i]), PV_OK);
+    pv_status status = pv_oracle_add_image(ctx, &oracle, &device, &ref[PV_ORACLE_MAX_OUTPUTS]);
+    assert_int_equal(status, PV_ERR_INVALID);
+    assert_null(ref[PV_ORACLE_MAX_OUTPUTS]);
+    assert_int_equal(pv_oracle_end(ctx, &oracle, status, PV_TOL_FILTER_REL), PV_ERR_INVALID);
+    pv_image_free(&device);
+    pv_volume_free(&volume);
+    pv_context_destroy(ctx);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_status_strings),
+        cmocka_unit_test(test_oracle_helper),
         cmocka_unit_test(test_version),
         cmocka_unit_test(test_image_alloc_and_validity),
         cmocka_unit_test(test_cpu_context),

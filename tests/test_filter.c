@@ -21,6 +21,7 @@
  *     libtool --mode=execute valgrind --leak-check=full --error-exitcode=1 \
  *     tests/test_filter */
 #include "test_util.h"
+#include "../lib/core/tolerance.h"
 
 #include <limits.h>
 #include <math.h>
@@ -28,7 +29,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define CROSS_TOLERANCE 1e-5 /* documented OpenCL-vs-CPU tolerance */
 #define SENTINEL 7.0f        /* fill of outputs that must stay untouched */
 #define GUARD_VALUE (-4321.5f)
 
@@ -410,7 +410,7 @@ static void compare_blur2d(pv_context *cl, int w, int h, pv_pixel_type type, flo
     tu_fill_random(&src, seed);
     assert_int_equal(pv_gaussian_blur(cl, &src, &out, sigma, taps), PV_OK);
     assert_int_equal(pv_gaussian_blur(tu_cpu, &src, &ref, sigma, taps), PV_OK);
-    assert_within(tu_rel_linf(&out, &ref), CROSS_TOLERANCE, "OpenCL vs CPU blur");
+    assert_within(tu_rel_linf(&out, &ref), PV_TOL_FILTER_REL, "OpenCL vs CPU blur");
     assert_true(tu_guard_intact(&out, guard));
     assert_true(tu_guard_intact(&src, guard));
     tu_guarded_free(&src, guard);
@@ -451,7 +451,7 @@ static void compare_blur3d(pv_context *cl, int nx, int ny, int nz, float sigma, 
     for (int z = 0; z < nz; z++) {
         pv_image a = {nx, ny, out.v.stride_y, PV_PIXEL_F32, voxel(&out.v, 0, 0, z)};
         pv_image b = {nx, ny, ref.stride_y, PV_PIXEL_F32, voxel(&ref, 0, 0, z)};
-        assert_within(tu_rel_linf(&a, &b), CROSS_TOLERANCE, "OpenCL vs CPU blur3d");
+        assert_within(tu_rel_linf(&a, &b), PV_TOL_FILTER_REL, "OpenCL vs CPU blur3d");
     }
     assert_true(guarded_volume_intact(&out));
     assert_true(guarded_volume_intact(&src));
@@ -482,8 +482,8 @@ static void compare_gradient2d(pv_context *cl, int w, int h, pv_pixel_type type,
     tu_fill_random(&src, seed);
     assert_int_equal(pv_gradient(cl, &src, &gx, &gy, scheme), PV_OK);
     assert_int_equal(pv_gradient(tu_cpu, &src, &rx, &ry, scheme), PV_OK);
-    assert_within(tu_rel_linf(&gx, &rx), CROSS_TOLERANCE, "OpenCL vs CPU gx");
-    assert_within(tu_rel_linf(&gy, &ry), CROSS_TOLERANCE, "OpenCL vs CPU gy");
+    assert_within(tu_rel_linf(&gx, &rx), PV_TOL_FILTER_REL, "OpenCL vs CPU gx");
+    assert_within(tu_rel_linf(&gy, &ry), PV_TOL_FILTER_REL, "OpenCL vs CPU gy");
     assert_true(tu_guard_intact(&gx, guard));
     assert_true(tu_guard_intact(&gy, guard));
     tu_guarded_free(&src, guard);
@@ -522,7 +522,7 @@ static void compare_gradient3d(pv_context *cl, int nx, int ny, int nz, pv_gradie
         for (int z = 0; z < nz; z++) {
             pv_image x = {nx, ny, g[a].v.stride_y, PV_PIXEL_F32, voxel(&g[a].v, 0, 0, z)};
             pv_image y = {nx, ny, ref[a].stride_y, PV_PIXEL_F32, voxel(&ref[a], 0, 0, z)};
-            assert_within(tu_rel_linf(&x, &y), CROSS_TOLERANCE, "OpenCL vs CPU gradient3d");
+            assert_within(tu_rel_linf(&x, &y), PV_TOL_FILTER_REL, "OpenCL vs CPU gradient3d");
         }
         assert_true(guarded_volume_intact(&g[a]));
         guarded_volume_free(&g[a]);

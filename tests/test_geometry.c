@@ -11,6 +11,10 @@
  *     hypothesis count, the same model bit for bit and the same inlier
  *     mask, for H and for F (the backends do the same float operations in
  *     the same order); the cross-check mode accepts the device's run;
+ *   - the host's refinement spreads its passes over OpenMP threads in fixed
+ *     chunks: CPU contexts of 1 and 3 threads give the same model bit for
+ *     bit and the same mask, for H and F, on sets large enough (10 000
+ *     matches) to take the parallel path;
  *   - the early stop: a clean set stops well before `iterations`, and
  *     confidence 1 runs them all;
  *   - the SIFT convenience gives the point call's answer;
@@ -333,6 +337,59 @@ static void test_backends_agree_fundamental(void **state)
     free_matches(&m);
 }
 
+/* ---------------------------------------------------------- thread count */
+
+static pv_context *cpu_context_with_threads(int threads)
+{
+    pv_context_options options;
+    pv_context_options_default(&options);
+    options.backend = PV_BACKEND_CPU;
+    options.cpu_threads = threads;
+    pv_context *ctx = NULL;
+    assert_int_equal(pv_context_create(&ctx, &options), PV_OK);
+    assert_int_equal(pv_context_cpu_threads(ctx), threads);
+    return ctx;
+}
+
+static void same_for_thread_counts(pv_geometry_model model, const matches *m)
+{
+    pv_context *one = cpu_context_with_threads(1), *three = cpu_context_with_threads(3);
+    uint8_t *mask_one = malloc((size_t)m->count), *mask_three = malloc((size_t)m->count);
+    assert_non_null(mask_one);
+    assert_non_null(mask_three);
+    pv_geometry_result a, b;
+    pv_status (*find)(pv_context *, const float *, const float *, int, const pv_ransac_params *,
+                      pv_geometry_result *, uint8_t *) =
+        model == PV_GEOMETRY_HOMOGRAPHY ? pv_find_homography : pv_find_fundamental;
+    assert_int_equal(find(one, m->p1, m->p2, m->count, NULL, &a, mask_one), PV_OK);
+    assert_int_equal(find(three, m->p1, m->p2, m->count, NULL, &b, mask_three), PV_OK);
+    print_message("%s, %d matches: %d inliers on 1 thread, %d on 3\n",
+                  model == PV_GEOMETRY_HOMOGRAPHY ? "H" : "F", m->count, a.inlier_count,
+                  b.inlier_count);
+    assert_int_equal(a.best_hypothesis, b.best_hypothesis);
+    assert_int_equal(a.inlier_count, b.inlier_count);
+    assert_memory_equal(a.model, b.model, sizeof a.model);
+    assert_memory_equal(mask_one, mask_three, (size_t)m->count);
+    if (model == PV_GEOMETRY_HOMOGRAPHY)
+        assert_true(homography_error(a.model) < TRUTH_TOLERANCE_PX);
+    free(mask_one);
+    free(mask_three);
+    pv_context_destroy(one);
+    pv_context_destroy(three);
+}
+
+static void test_thread_count_independent(void **state)
+{
+    (void)state;
+    matches m;
+    make_homography_matches(&m, 10000, 0.5, 31);
+    same_for_thread_counts(PV_GEOMETRY_HOMOGRAPHY, &m);
+    free_matches(&m);
+    make_two_views(&m, 10000, 0.3, 37);
+    same_for_thread_counts(PV_GEOMETRY_FUNDAMENTAL, &m);
+    free_matches(&m);
+}
+
 /* ------------------------------------------------------------ early stop */
 
 static void test_early_stop(void **state)
@@ -505,6 +562,7 @@ int main(void)
         cmocka_unit_test_prestate(test_fundamental_known, (void *)&tu_opencl_kind),
         cmocka_unit_test(test_backends_agree_homography),
         cmocka_unit_test(test_backends_agree_fundamental),
+        cmocka_unit_test(test_thread_count_independent),
         cmocka_unit_test_prestate(test_early_stop, (void *)&tu_cpu_kind),
         cmocka_unit_test_prestate(test_early_stop, (void *)&tu_opencl_kind),
         cmocka_unit_test_prestate(test_sift_convenience, (void *)&tu_cpu_kind),

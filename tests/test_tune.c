@@ -11,12 +11,24 @@
  *     parameter are each ignored (defaults stay) with a logged warning;
  *   - the API: set / get / list round trips, defaults restored by
  *     pv_tune_use_defaults, bad arguments give PV_ERR_INVALID, the CPU
- *     backend has nothing to tune.
+ *     backend has nothing to tune;
+ *   - the layers under it: every tunable family is one of the backend
+ *     table's parameter families, the table's parameter slots refuse an
+ *     unknown family or name, a kernel module's lookup of a misspelled
+ *     parameter fails the call that made it (and only that call), and the
+ *     context describes its device (the OpenCL runtime's description, or
+ *     the host's) without anyone enumerating devices again.
  *
  * Everything runs in a scratch cache directory under the build tree.
  * OpenCL parts are skipped without an OpenCL device or with
  * PARVIS_TEST_SKIP_OPENCL=1. */
 #include "test_util.h"
+
+#include "../lib/core/internal.h"
+#include "../lib/tune_internal.h"
+#ifdef PV_HAVE_OPENCL
+#include "../backends/opencl/runtime.h"
+#endif
 
 #include <fcntl.h>
 #include <stdio.h>
@@ -362,6 +374,7 @@ static void test_api(void **state)
     assert_int_equal(pv_tune_set(ctx, "bp", "BP_LOCAL_VALUES", 7), PV_OK);
     assert_int_equal(param_value(ctx, "bp", "BP_LOCAL_VALUES"), 7);
     assert_int_equal(pv_tune_use_defaults(ctx), PV_OK);
+    assert_true(ctx->tune_cache_read); /* a later first call reads no cache over them */
     for (int i = 0; i < count; i++)
         assert_int_equal(param_value(ctx, "bp", params[i].name), params[i].value);
     int value;
@@ -371,6 +384,92 @@ static void test_api(void **state)
     assert_int_equal(pv_tune_get(ctx, "bp", "NO_SUCH", &value), PV_ERR_INVALID);
     assert_int_equal(pv_tune_get(ctx, "bp", "BP_WG_X", NULL), PV_ERR_INVALID);
     assert_int_equal(pv_tune_list(ctx, "bp", NULL, 3, &count), PV_ERR_INVALID);
+}
+
+/* ------------------------------------------------------- the table's slots */
+
+/* Whether the backend's table lists family among its parameter families. */
+static int table_has_family(const pv_context *ctx, const char *family)
+{
+    for (int i = 0; ctx->ops->device->param_family(i); i++)
+        if (strcmp(ctx->ops->device->param_family(i), family) == 0)
+            return 1;
+    return 0;
+}
+
+static void test_parameter_slots(void **state)
+{
+    (void)state;
+    pv_context *ctx = opencl_or_skip();
+    assert_non_null(pv_tune_family(0));
+    for (int i = 0; pv_tune_family(i); i++)
+        assert_true(table_has_family(ctx, pv_tune_family(i)));
+    assert_false(pv_tune_family_known("fft")); /* a family, but not a tunable one */
+    assert_true(table_has_family(ctx, "fft"));
+    int value = -5;
+    const pv_device_ops *device = ctx->ops->device;
+    assert_int_equal(device->param_get(ctx, "nope", "BP_WG_X", &value), PV_ERR_INVALID);
+    assert_int_equal(device->param_get(ctx, "bp", "BP_WGX", &value), PV_ERR_INVALID);
+    assert_int_equal(value, -5); /* untouched on error */
+    assert_int_equal(device->param_set(ctx, "sad", "SAD_WG", 4), PV_ERR_INVALID);
+    assert_int_equal(device->param_reset(ctx, "nope"), PV_ERR_INVALID);
+    assert_int_equal(device->param_set(ctx, "sad", "SAD_WG_X", 32), PV_OK);
+    assert_int_equal(device->param_get(ctx, "sad", "SAD_WG_X", &value), PV_OK);
+    assert_int_equal(value, 32);
+    assert_int_equal(device->param_reset(ctx, "sad"), PV_OK);
+    /* the CPU backend has no parameter slots at all */
+    assert_null(g_cpu->ops->device->param_list);
+}
+
+#ifdef PV_HAVE_OPENCL
+/* A kernel module that looks up a parameter the table lacks does not get
+ * to run on a made-up value: its call fails, naming the parameter. */
+static void test_misspelled_lookup_fails_the_call(void **state)
+{
+    (void)state;
+    pv_context *ctx = opencl_or_skip();
+    pv_image left, right, out;
+    assert_int_equal(pv_image_alloc(&left, 64, 48, PV_PIXEL_U8), PV_OK);
+    assert_int_equal(pv_image_alloc(&right, 64, 48, PV_PIXEL_U8), PV_OK);
+    assert_int_equal(pv_image_alloc(&out, 64, 48, PV_PIXEL_F32), PV_OK);
+    memset(left.data, 40, 64 * 48);
+    memset(right.data, 40, 64 * 48);
+    pv_sad_params params;
+    pv_sad_params_default(&params);
+    params.ndisp = 16;
+    pv_context_lock(ctx);
+    assert_int_equal(pv_cl_param(ctx, "sad", "SAD_WG_XX", 9), 9);
+    pv_context_unlock(ctx);
+    assert_int_equal(pv_stereo_sad(ctx, &left, &right, &params, &out), PV_ERR_INVALID);
+    assert_non_null(strstr(pv_context_last_error(ctx), "sad.SAD_WG_XX"));
+    assert_int_equal(pv_stereo_sad(ctx, &left, &right, &params, &out), PV_OK);
+    pv_image_free(&left);
+    pv_image_free(&right);
+    pv_image_free(&out);
+}
+#endif
+
+/* The context's device description, filled once when it was made. */
+static void test_device_description(void **state)
+{
+    (void)state;
+    const pv_device_info *host = &g_cpu->device;
+    assert_int_equal(host->type, PV_DEVICE_CPU);
+    assert_string_equal(host->name, pv_context_device_name(g_cpu));
+    assert_true(host->compute_units >= 1);
+    assert_true(host->global_memory > 0);
+    pv_context *ctx = opencl_or_skip();
+    pv_device_info listed[16];
+    int count = 0;
+    assert_int_equal(pv_device_list(listed, 16, &count), PV_OK);
+    assert_true(ctx->device_index < count);
+    const pv_device_info *device = &ctx->device;
+    assert_string_equal(device->name, listed[ctx->device_index].name);
+    assert_string_equal(device->driver_version, listed[ctx->device_index].driver_version);
+    assert_true(device->max_alloc > 0 && device->max_alloc <= device->global_memory);
+    assert_true(device->local_memory > 0);
+    assert_true(device->compute_units >= 1);
+    assert_string_equal(device->name, pv_context_device_name(ctx));
 }
 
 static void test_bad_options(void **state)
@@ -410,6 +509,11 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_bad_options),
         cmocka_unit_test(test_api),
+        cmocka_unit_test(test_parameter_slots),
+#ifdef PV_HAVE_OPENCL
+        cmocka_unit_test(test_misspelled_lookup_fails_the_call),
+#endif
+        cmocka_unit_test(test_device_description),
         cmocka_unit_test(test_corrupt_files),
         cmocka_unit_test(test_search_bp),
         cmocka_unit_test(test_search_sad),

@@ -15,4 +15,9 @@ extern const pv_flow_ops pv_cpu_flow_ops;
 extern const pv_octreg_ops pv_cpu_octreg_ops;
 extern const pv_geometry_ops pv_cpu_geometry_ops;
 
+/* peak_search.c: the first largest value of a dense n[0] x n[1] x n[2]
+ * correlation map (x fastest), its grid index and its six neighbours
+ * (wrapped), in pv_pc_peak form. */
+pv_pc_peak pv_cpu_map_peak(pv_context *ctx, const float *map, const int n[3]);
+
 #endif

@@ -122,8 +122,17 @@ static pv_status cpu_compute_peak(pv_context *ctx, pv_compute_kind kind, double 
     return PV_OK;
 }
 
-/* No device state to set up or release: the host is the device. */
+/* The host needs no set-up (the front end describes it in ctx->device)
+ * and the CPU backend's loops take no launch parameters. */
 const pv_device_ops pv_cpu_device_ops = {
+    .list = NULL,
+    .init = NULL,
+    .release = NULL,
     .copy_bandwidth = cpu_copy_bandwidth,
     .compute_peak = cpu_compute_peak,
+    .param_family = NULL,
+    .param_get = NULL,
+    .param_set = NULL,
+    .param_list = NULL,
+    .param_reset = NULL,
 };

@@ -262,55 +262,6 @@ static void stripe_power(pv_context *ctx, const cpu_oct_plan *p, int start, floa
         }
 }
 
-typedef struct best_value {
-    float value;
-    size_t index;
-} best_value;
-
-/* Larger value wins; equal values go to the smaller index, so the answer
- * does not depend on how the search was split. */
-static best_value better(best_value a, best_value b)
-{
-    return b.value > a.value || (b.value == a.value && b.index < a.index) ? b : a;
-}
-
-static best_value find_max(pv_context *ctx, const float *map, size_t count)
-{
-    best_value best = {map[0], 0};
-#pragma omp parallel num_threads(thread_count(ctx))
-    {
-        best_value mine = {map[0], 0};
-#pragma omp for schedule(static) nowait
-        for (size_t i = 0; i < count; i++)
-            if (map[i] > mine.value)
-                mine = (best_value){map[i], i};
-#pragma omp critical(pv_octreg_max)
-        best = better(best, mine);
-    }
-    return best;
-}
-
-static int wrap(int i, int n)
-{
-    return i < 0 ? i + n : i >= n ? i - n : i;
-}
-
-static pv_pc_peak describe_peak(const float *map, const int n[3], best_value best)
-{
-    pv_pc_peak peak;
-    int at[3] = {(int)(best.index % (size_t)n[0]), (int)(best.index / (size_t)n[0] % (size_t)n[1]),
-                 (int)(best.index / ((size_t)n[0] * n[1]))};
-    peak.value = best.value;
-    memcpy(peak.index, at, sizeof at);
-    for (int a = 0; a < 3; a++)
-        for (int side = 0; side < 2; side++) {
-            int q[3] = {at[0], at[1], at[2]};
-            q[a] = wrap(q[a] + (side ? 1 : -1), n[a]);
-            peak.neighbors[a][side] = map[((size_t)q[2] * n[1] + q[1]) * n[0] + q[0]];
-        }
-    return peak;
-}
-
 static pv_status pv_cpu_oct_coarse(pv_context *ctx, void *plan, const int *start, int count,
                             pv_pc_peak *peaks)
 {
@@ -320,7 +271,7 @@ static pv_status pv_cpu_oct_coarse(pv_context *ctx, void *plan, const int *start
     for (int i = 0; i < count; i++) {
         stripe_power(ctx, p, start[i], scale, p->spectrum);
         pv_cpu_fft_inverse(p->full_fft, p->spectrum, p->real);
-        peaks[i] = describe_peak(p->real, n, find_max(ctx, p->real, p->full_real));
+        peaks[i] = pv_cpu_map_peak(ctx, p->real, n);
     }
     return PV_OK;
 }
@@ -347,7 +298,7 @@ static pv_status pv_cpu_oct_fine(pv_context *ctx, void *plan, const int *sub, pv
     for (int k = 0; k < p->g.size[2]; k++) {
         plane_power(ctx, p, k, sub[k], scale, p->spectrum);
         pv_cpu_fft_inverse(p->sub_fft, p->spectrum, p->real);
-        peaks[k] = describe_peak(p->real, n, find_max(ctx, p->real, p->sub_real));
+        peaks[k] = pv_cpu_map_peak(ctx, p->real, n);
     }
     return PV_OK;
 }

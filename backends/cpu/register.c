@@ -7,7 +7,6 @@
  * the FFT libraries' rounding and, for NCC, by the order of the row scans. */
 #include "cpu.h"
 #include "fft.h"
-#include "../../lib/register_internal.h"
 
 #include <float.h>
 #include <stdlib.h>
@@ -194,59 +193,6 @@ static void cross_power(pv_context *ctx, const cpu_pc_plan *p, float *spectrum, 
     }
 }
 
-/* ============================================================= peak search */
-
-typedef struct best_value {
-    float value;
-    size_t index;
-} best_value;
-
-/* Larger value wins; equal values go to the smaller index, so the answer
- * does not depend on how the search was split. */
-static best_value better(best_value a, best_value b)
-{
-    if (b.value > a.value || (b.value == a.value && b.index < a.index))
-        return b;
-    return a;
-}
-
-static best_value find_max(pv_context *ctx, const float *map, size_t count)
-{
-    best_value best = {map[0], 0};
-#pragma omp parallel num_threads(thread_count(ctx))
-    {
-        best_value mine = {map[0], 0};
-#pragma omp for schedule(static) nowait
-        for (size_t i = 0; i < count; i++)
-            if (map[i] > mine.value)
-                mine = (best_value){map[i], i};
-#pragma omp critical(pv_register_max)
-        best = better(best, mine);
-    }
-    return best;
-}
-
-static int wrap(int i, int n)
-{
-    return i < 0 ? i + n : i >= n ? i - n : i;
-}
-
-static void describe_peak(const cpu_pc_plan *p, const float *map, best_value best,
-                          pv_pc_peak *peak)
-{
-    const int *n = p->g.fft;
-    int at[3] = {(int)(best.index % (size_t)n[0]), (int)(best.index / (size_t)n[0] % (size_t)n[1]),
-                 (int)(best.index / ((size_t)n[0] * n[1]))};
-    peak->value = best.value;
-    memcpy(peak->index, at, sizeof at);
-    for (int a = 0; a < 3; a++)
-        for (int side = 0; side < 2; side++) {
-            int q[3] = {at[0], at[1], at[2]};
-            q[a] = wrap(q[a] + (side ? 1 : -1), n[a]);
-            peak->neighbors[a][side] = map[((size_t)q[2] * n[1] + q[1]) * n[0] + q[0]];
-        }
-}
-
 /* Without padding, window or centring the transform input is the mover
  * itself: when it is dense and aligned as FFTW planned, the R2C reads it
  * in place (an out-of-place R2C preserves its input) and the copy, a full
@@ -272,12 +218,12 @@ static pv_status pv_cpu_pc_correlate(pv_context *ctx, void *plan, const pv_volum
         pv_cpu_fft_forward(p->fft, transform_input(ctx, p, &movers[i], means[i]), p->spectrum);
         cross_power(ctx, p, p->spectrum, p->kept ? p->kept[i] : NULL);
         pv_cpu_fft_inverse(p->fft, p->spectrum, p->real);
-        describe_peak(p, p->real, find_max(ctx, p->real, p->real_count), &peaks[i]);
+        peaks[i] = pv_cpu_map_peak(ctx, p->real, p->g.fft);
     }
     return PV_OK;
 }
 
-pv_status pv_cpu_pc_time_fft(pv_context *ctx, void *plan)
+static pv_status pv_cpu_pc_time_fft(pv_context *ctx, void *plan)
 {
     cpu_pc_plan *p = plan;
     (void)ctx;
@@ -497,6 +443,29 @@ static pv_status pv_cpu_normxcorr2(pv_context *ctx, const pv_ncc_job *job, pv_im
     return PV_OK;
 }
 
+/* ============================================================ FFT engine */
+
+/* The CPU backend transforms with FFTW alone: it reports that engine and
+ * accepts any choice, which concerns OpenCL contexts only. */
+static int fftw_engine_built(pv_fft_engine engine)
+{
+    return engine == PV_FFT_AUTO || engine == PV_FFT_FFTW;
+}
+
+static pv_status fftw_engine_of(pv_context *ctx, pv_fft_engine *engine)
+{
+    (void)ctx;
+    *engine = PV_FFT_FFTW;
+    return PV_OK;
+}
+
+static pv_status fftw_set_engine(pv_context *ctx, pv_fft_engine engine)
+{
+    (void)ctx;
+    (void)engine;
+    return PV_OK;
+}
+
 const pv_register_ops pv_cpu_register_ops = {
     .pc_create = pv_cpu_pc_create,
     .pc_destroy = pv_cpu_pc_destroy,
@@ -504,4 +473,8 @@ const pv_register_ops pv_cpu_register_ops = {
     .pc_correlate = pv_cpu_pc_correlate,
     .pc_upsample = pv_cpu_pc_upsample,
     .normxcorr2 = pv_cpu_normxcorr2,
+    .pc_time_fft = pv_cpu_pc_time_fft,
+    .fft_engine_built = fftw_engine_built,
+    .fft_engine_of = fftw_engine_of,
+    .fft_set_engine = fftw_set_engine,
 };

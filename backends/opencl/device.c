@@ -1,5 +1,8 @@
 /* The OpenCL backend's device sub-table: set-up and release, the
  * copy-bandwidth probe and the compute-peak probe (kernels/device.cl). */
+/* The OpenCL backend's device sub-table: enumeration, set-up and release
+ * (the runtime), the launch-parameter slots (params.c), and the
+ * copy-bandwidth probe. */
 #include "opencl.h"
 
 /* Timed runs of a probe, after one untimed run. */
@@ -126,8 +129,14 @@ static pv_status cl_compute_peak(pv_context *ctx, pv_compute_kind kind, double *
 }
 
 const pv_device_ops pv_cl_device_ops = {
+    .list = pv_cl_list_devices,
     .init = pv_cl_runtime_init,
     .release = pv_cl_runtime_release,
     .copy_bandwidth = cl_copy_bandwidth,
     .compute_peak = cl_compute_peak,
+    .param_family = pv_cl_param_family_name,
+    .param_get = pv_cl_param_get,
+    .param_set = pv_cl_param_set,
+    .param_list = pv_cl_param_list,
+    .param_reset = pv_cl_param_reset,
 };

@@ -26,10 +26,8 @@ typedef struct grid {
     cl_int nx, ny, nz;
 } grid;
 
-typedef struct kernel_arg {
-    size_t size;
-    const void *value; /* NULL with a size: a __local buffer of that many bytes */
-} kernel_arg;
+/* The runtime's kernel argument (runtime.h), under this file's short name. */
+typedef pv_cl_kernel_arg kernel_arg;
 
 static int param(pv_context *ctx, const char *name)
 {
@@ -41,31 +39,11 @@ static size_t round_up_div(size_t n, size_t d)
     return (n + d - 1) / d;
 }
 
-static pv_status filter_kernel(pv_context *ctx, const char *name, cl_kernel *kernel)
+/* Kernel `name` of kernels/filter.cl with args, over global in groups local. */
+static pv_status run_filter(pv_context *ctx, const char *name, const kernel_arg *args, int count,
+                            const size_t *global, const size_t *local)
 {
-    char options[512] = "";
-    pv_status status = pv_cl_param_defines(ctx, "filter", options, sizeof options);
-    if (status != PV_OK)
-        return status;
-    return pv_cl_kernel(ctx, "filter", options, name, kernel);
-}
-
-static pv_status set_args(pv_context *ctx, cl_kernel kernel, const kernel_arg *args, int count)
-{
-    for (int i = 0; i < count; i++) {
-        pv_status status = pv_cl_arg(ctx, kernel, (cl_uint)i, args[i].size, args[i].value);
-        if (status != PV_OK)
-            return status;
-    }
-    return PV_OK;
-}
-
-/* Drain the queue and account its events even after a failure, keeping the
- * first error. */
-static pv_status finish(pv_context *ctx, pv_status status)
-{
-    pv_status finished = pv_cl_finish(ctx);
-    return status != PV_OK ? status : finished;
+    return pv_cl_run(ctx, "filter", "filter", name, args, count, 3, global, local);
 }
 
 /* ------------------------------------------------------------- transfers */
@@ -114,21 +92,28 @@ static size_t tile_bytes(pv_context *ctx, int lines, int length, int radius)
 static pv_status pass_axis(pv_context *ctx, cl_mem in, int in_u8, cl_mem out, cl_mem weights,
                            cl_int radius, grid g, cl_int axis)
 {
-    cl_kernel kernel;
-    pv_status status = filter_kernel(ctx, in_u8 ? "gauss_axis_u8" : "gauss_axis_f32", &kernel);
-    if (status != PV_OK)
-        return status;
     const kernel_arg args[] = {
         {sizeof in, &in},         {sizeof out, &out}, {sizeof weights, &weights},
         {sizeof radius, &radius}, {sizeof g.nx, &g.nx}, {sizeof g.ny, &g.ny},
         {sizeof g.nz, &g.nz},     {sizeof axis, &axis},
     };
-    status = set_args(ctx, kernel, args, 8);
-    if (status != PV_OK)
-        return status;
     size_t local[3] = {(size_t)param(ctx, "FILTER_WG_X"), (size_t)param(ctx, "FILTER_WG_Y"), 1};
     size_t global[3] = {(size_t)g.nx, (size_t)g.ny, (size_t)g.nz};
-    return pv_cl_launch(ctx, kernel, 3, global, local);
+    return run_filter(ctx, in_u8 ? "gauss_axis_u8" : "gauss_axis_f32", args, 8, global, local);
+}
+
+/* A tiled Gaussian pass: its seven arguments, the last the tile's local
+ * memory, over a 3D range. */
+static pv_status launch_tiled(pv_context *ctx, const char *name, cl_mem in, cl_mem out,
+                              cl_mem weights, cl_int radius, grid g, size_t local_bytes,
+                              const size_t local[3], const size_t global[3])
+{
+    const kernel_arg args[] = {
+        {sizeof in, &in},         {sizeof out, &out},   {sizeof weights, &weights},
+        {sizeof radius, &radius}, {sizeof g.nx, &g.nx}, {sizeof g.ny, &g.ny},
+        {local_bytes, NULL},
+    };
+    return run_filter(ctx, name, args, 7, global, local);
 }
 
 /* x pass; falls back to the untiled kernel when the tile (very wide
@@ -141,22 +126,11 @@ static pv_status pass_rows(pv_context *ctx, cl_mem in, int in_u8, cl_mem out, cl
     size_t local_bytes = tile_bytes(ctx, wg_y, tile, radius);
     if (!local_bytes)
         return pass_axis(ctx, in, in_u8, out, weights, radius, g, 0);
-    cl_kernel kernel;
-    pv_status status = filter_kernel(ctx, in_u8 ? "gauss_rows_u8" : "gauss_rows_f32", &kernel);
-    if (status != PV_OK)
-        return status;
-    const kernel_arg args[] = {
-        {sizeof in, &in},         {sizeof out, &out},   {sizeof weights, &weights},
-        {sizeof radius, &radius}, {sizeof g.nx, &g.nx}, {sizeof g.ny, &g.ny},
-        {local_bytes, NULL},
-    };
-    status = set_args(ctx, kernel, args, 7);
-    if (status != PV_OK)
-        return status;
     size_t local[3] = {(size_t)wg_x, (size_t)wg_y, 1};
     size_t global[3] = {round_up_div((size_t)g.nx, (size_t)tile) * (size_t)wg_x, (size_t)g.ny,
                         (size_t)g.nz};
-    return pv_cl_launch(ctx, kernel, 3, global, local);
+    return launch_tiled(ctx, in_u8 ? "gauss_rows_u8" : "gauss_rows_f32", in, out, weights, radius,
+                        g, local_bytes, local, global);
 }
 
 /* y pass (f32 in), tiled like the rows. */
@@ -168,22 +142,11 @@ static pv_status pass_cols(pv_context *ctx, cl_mem in, cl_mem out, cl_mem weight
     size_t local_bytes = tile_bytes(ctx, wg_x, tile, radius);
     if (!local_bytes)
         return pass_axis(ctx, in, 0, out, weights, radius, g, 1);
-    cl_kernel kernel;
-    pv_status status = filter_kernel(ctx, "gauss_cols", &kernel);
-    if (status != PV_OK)
-        return status;
-    const kernel_arg args[] = {
-        {sizeof in, &in},         {sizeof out, &out},   {sizeof weights, &weights},
-        {sizeof radius, &radius}, {sizeof g.nx, &g.nx}, {sizeof g.ny, &g.ny},
-        {local_bytes, NULL},
-    };
-    status = set_args(ctx, kernel, args, 7);
-    if (status != PV_OK)
-        return status;
     size_t local[3] = {(size_t)wg_x, (size_t)wg_y, 1};
     size_t global[3] = {(size_t)g.nx, round_up_div((size_t)g.ny, (size_t)tile) * (size_t)wg_y,
                         (size_t)g.nz};
-    return pv_cl_launch(ctx, kernel, 3, global, local);
+    return launch_tiled(ctx, "gauss_cols", in, out, weights, radius, g, local_bytes, local,
+                        global);
 }
 
 /* -------------------------------------------------------------- Gaussian */
@@ -212,7 +175,7 @@ static pv_status gaussian2d_on_device(pv_context *ctx, const pv_image *src, pv_i
 static pv_status pv_cl_gaussian2d(pv_context *ctx, const pv_image *src, pv_image *dst,
                            const float *weights, int radius)
 {
-    return finish(ctx, gaussian2d_on_device(ctx, src, dst, weights, radius));
+    return pv_cl_finish_after(ctx, gaussian2d_on_device(ctx, src, dst, weights, radius));
 }
 
 /* x: src -> tmp, y: tmp -> src (the uploaded copy is ours to overwrite),
@@ -241,7 +204,7 @@ static pv_status gaussian3d_on_device(pv_context *ctx, const pv_volume *src, pv_
 static pv_status pv_cl_gaussian3d(pv_context *ctx, const pv_volume *src, pv_volume *dst,
                            const float *weights, int radius)
 {
-    return finish(ctx, gaussian3d_on_device(ctx, src, dst, weights, radius));
+    return pv_cl_finish_after(ctx, gaussian3d_on_device(ctx, src, dst, weights, radius));
 }
 
 /* -------------------------------------------------------------- gradients */
@@ -251,23 +214,17 @@ static pv_status pv_cl_gaussian3d(pv_context *ctx, const pv_volume *src, pv_volu
 static pv_status gradient_axis(pv_context *ctx, cl_mem in, int in_u8, grid g, cl_int axis,
                                cl_int scheme, const char *slot, cl_mem *out)
 {
-    cl_kernel kernel;
     pv_status status = pv_cl_scratch(ctx, slot, grid_floats_bytes(g), out);
-    if (status == PV_OK)
-        status = filter_kernel(ctx, in_u8 ? "gradient_u8" : "gradient_f32", &kernel);
     if (status != PV_OK)
         return status;
     const kernel_arg args[] = {
         {sizeof in, &in},     {sizeof *out, out},   {sizeof g.nx, &g.nx},     {sizeof g.ny, &g.ny},
         {sizeof g.nz, &g.nz}, {sizeof axis, &axis}, {sizeof scheme, &scheme},
     };
-    status = set_args(ctx, kernel, args, 7);
-    if (status != PV_OK)
-        return status;
     size_t local[3] = {(size_t)param(ctx, "FILTER_GRAD_WG_X"), (size_t)param(ctx, "FILTER_GRAD_WG_Y"),
                        1};
     size_t global[3] = {(size_t)g.nx, (size_t)g.ny, (size_t)g.nz};
-    return pv_cl_launch(ctx, kernel, 3, global, local);
+    return run_filter(ctx, in_u8 ? "gradient_u8" : "gradient_f32", args, 7, global, local);
 }
 
 static pv_status gradient2d_on_device(pv_context *ctx, const pv_image *src, pv_image *gx,
@@ -291,7 +248,7 @@ static pv_status gradient2d_on_device(pv_context *ctx, const pv_image *src, pv_i
 static pv_status pv_cl_gradient2d(pv_context *ctx, const pv_image *src, pv_image *gx, pv_image *gy,
                            pv_gradient_scheme scheme)
 {
-    return finish(ctx, gradient2d_on_device(ctx, src, gx, gy, scheme));
+    return pv_cl_finish_after(ctx, gradient2d_on_device(ctx, src, gx, gy, scheme));
 }
 
 static pv_status gradient3d_on_device(pv_context *ctx, const pv_volume *src, pv_volume *gx,
@@ -315,7 +272,7 @@ static pv_status gradient3d_on_device(pv_context *ctx, const pv_volume *src, pv_
 static pv_status pv_cl_gradient3d(pv_context *ctx, const pv_volume *src, pv_volume *gx, pv_volume *gy,
                            pv_volume *gz, pv_gradient_scheme scheme)
 {
-    return finish(ctx, gradient3d_on_device(ctx, src, gx, gy, gz, scheme));
+    return pv_cl_finish_after(ctx, gradient3d_on_device(ctx, src, gx, gy, gz, scheme));
 }
 
 const pv_filter_ops pv_cl_filter_ops = {

@@ -39,10 +39,8 @@ typedef struct cl_flow_plan {
     int current;             /* flow[current] holds the flow */
 } cl_flow_plan;
 
-typedef struct kernel_arg {
-    size_t size;
-    const void *value; /* NULL with a size: a __local buffer of that many bytes */
-} kernel_arg;
+/* The runtime's kernel argument (runtime.h), under this file's short name. */
+typedef pv_cl_kernel_arg kernel_arg;
 
 #define ARG(x) {sizeof(x), &(x)}
 
@@ -61,48 +59,20 @@ static size_t level_count(const int n[3])
     return (size_t)n[0] * (size_t)n[1] * (size_t)n[2];
 }
 
-static pv_status flow_kernel(pv_context *ctx, const char *name, cl_kernel *kernel)
-{
-    char options[512] = "";
-    pv_status status = pv_cl_param_defines(ctx, "flow", options, sizeof options);
-    if (status != PV_OK)
-        return status;
-    return pv_cl_kernel(ctx, "flow", options, name, kernel);
-}
-
-/* Set the arguments and launch `name` over global with local. */
-static pv_status launch(pv_context *ctx, const char *name, const kernel_arg *args, int count,
-                        cl_uint dims, const size_t *global, const size_t *local)
-{
-    cl_kernel kernel;
-    pv_status status = flow_kernel(ctx, name, &kernel);
-    for (int i = 0; i < count && status == PV_OK; i++)
-        status = pv_cl_arg(ctx, kernel, (cl_uint)i, args[i].size, args[i].value);
-    return status == PV_OK ? pv_cl_launch(ctx, kernel, dims, global, local) : status;
-}
-
 /* A per-voxel launch over a level of size n[3]. */
 static pv_status launch_voxels(pv_context *ctx, const char *name, const kernel_arg *args,
                                int count, const int n[3])
 {
     size_t local[3] = {(size_t)param(ctx, "FLOW_WG_X"), (size_t)param(ctx, "FLOW_WG_Y"), 1};
     size_t global[3] = {(size_t)n[0], (size_t)n[1], (size_t)n[2]};
-    return launch(ctx, name, args, count, 3, global, local);
+    return pv_cl_run(ctx, "flow", "flow", name, args, count, 3, global, local);
 }
 
 static pv_status launch_linear(pv_context *ctx, const char *name, const kernel_arg *args,
                                int count, size_t items)
 {
     size_t local = (size_t)param(ctx, "FLOW_WG_X") * (size_t)param(ctx, "FLOW_WG_Y");
-    return launch(ctx, name, args, count, 1, &items, &local);
-}
-
-/* Drain the queue and account its events even after a failure, keeping
- * the first error. */
-static pv_status finish(pv_context *ctx, pv_status status)
-{
-    pv_status finished = pv_cl_finish(ctx);
-    return status != PV_OK ? status : finished;
+    return pv_cl_run(ctx, "flow", "flow", name, args, count, 1, &items, &local);
 }
 
 /* ------------------------------------------------------------------- plan */
@@ -164,7 +134,7 @@ static pv_status alloc_buffers(pv_context *ctx, cl_flow_plan *p)
 static pv_status upload_weights(pv_context *ctx, cl_flow_plan *p)
 {
     size_t bytes = (2 * (size_t)p->setup.radius + 1) * sizeof(float);
-    return finish(ctx, pv_cl_write(ctx, p->weights_buf, 0, bytes, p->weights));
+    return pv_cl_finish_after(ctx, pv_cl_write(ctx, p->weights_buf, 0, bytes, p->weights));
 }
 
 static pv_status pv_cl_flow_create(pv_context *ctx, const pv_flow_setup *setup, void **plan)
@@ -228,7 +198,7 @@ static pv_status load_on_device(pv_context *ctx, cl_flow_plan *p, const pv_volum
 static pv_status pv_cl_flow_load(pv_context *ctx, void *plan, const pv_volume *fixed,
                           const pv_volume *moving)
 {
-    return finish(ctx, load_on_device(ctx, plan, fixed, moving));
+    return pv_cl_finish_after(ctx, load_on_device(ctx, plan, fixed, moving));
 }
 
 /* ------------------------------------------------------------ begin level */
@@ -255,13 +225,13 @@ static pv_status pv_cl_flow_begin_level(pv_context *ctx, void *plan, int level)
     cl_flow_plan *p = plan;
     if (level == p->setup.levels - 1) {
         p->current = 0;
-        return finish(ctx, zero_flow(ctx, p->flow[0], p->setup.size[level]));
+        return pv_cl_finish_after(ctx, zero_flow(ctx, p->flow[0], p->setup.size[level]));
     }
     pv_status status = upsample_flow(ctx, p->flow[p->current], p->setup.size[level + 1],
                                      p->flow[1 - p->current], p->setup.size[level]);
     if (status == PV_OK)
         p->current = 1 - p->current;
-    return finish(ctx, status);
+    return pv_cl_finish_after(ctx, status);
 }
 
 /* --------------------------------------------------------------- stages */
@@ -273,7 +243,7 @@ static pv_status pv_cl_flow_gradients(pv_context *ctx, void *plan, int level)
     cl_int nx = n[0], ny = n[1], nz = n[2], scheme = (cl_int)p->setup.scheme;
     const kernel_arg args[] = {ARG(p->fixed[level]), ARG(p->grad), ARG(nx), ARG(ny), ARG(nz),
                                ARG(scheme)};
-    return finish(ctx, launch_voxels(ctx, "flow_gradients", args, 6, n));
+    return pv_cl_finish_after(ctx, launch_voxels(ctx, "flow_gradients", args, 6, n));
 }
 
 static pv_status resample(pv_context *ctx, cl_mem fixed, cl_mem moving, cl_mem *const flow,
@@ -289,8 +259,8 @@ static pv_status resample(pv_context *ctx, cl_mem fixed, cl_mem moving, cl_mem *
 static pv_status pv_cl_flow_resample(pv_context *ctx, void *plan, int level)
 {
     cl_flow_plan *p = plan;
-    return finish(ctx, resample(ctx, p->fixed[level], p->moving[level], p->flow[p->current],
-                                p->it, p->setup.size[level], 1));
+    return pv_cl_finish_after(ctx, resample(ctx, p->fixed[level], p->moving[level],
+                                            p->flow[p->current], p->it, p->setup.size[level], 1));
 }
 
 /* Local memory of a tiled pass: `lines` lines of `length` outputs plus the
@@ -322,8 +292,8 @@ static pv_status smooth_pass(pv_context *ctx, cl_flow_plan *p, cl_mem src, cl_me
         global[0] = round_up_div((size_t)n[0], (size_t)tile) * (size_t)wg_x;
     else
         global[1] = round_up_div((size_t)n[1], (size_t)tile) * (size_t)wg_y;
-    return launch(ctx, axis == 0 ? "flow_smooth_rows" : "flow_smooth_cols", args, 7, 3, global,
-                  local);
+    return pv_cl_run(ctx, "flow", "flow", axis == 0 ? "flow_smooth_rows" : "flow_smooth_cols",
+                     args, 7, 3, global, local);
 }
 
 static pv_status smooth_z_rhs(pv_context *ctx, cl_flow_plan *p, cl_mem src, cl_mem dst,
@@ -355,7 +325,7 @@ static pv_status tensor_on_device(pv_context *ctx, cl_flow_plan *p, int level)
 
 static pv_status pv_cl_flow_tensor(pv_context *ctx, void *plan, int level)
 {
-    return finish(ctx, tensor_on_device(ctx, plan, level));
+    return pv_cl_finish_after(ctx, tensor_on_device(ctx, plan, level));
 }
 
 /* ------------------------------------------------------------------ Jacobi */
@@ -390,7 +360,7 @@ static pv_status measure_change(pv_context *ctx, cl_flow_plan *p, const int n[3]
     float *partial = malloc(2 * (size_t)groups * sizeof *partial);
     if (!partial)
         return pv_fail(ctx, PV_ERR_NOMEM, "flow: no memory for %d partial sums", groups);
-    pv_status status = launch(ctx, "flow_change", args, 8, 1, &global, &local);
+    pv_status status = pv_cl_run(ctx, "flow", "flow", "flow_change", args, 8, 1, &global, &local);
     if (status == PV_OK)
         status = pv_cl_read(ctx, p->partial, 0, 2 * (size_t)groups * sizeof *partial, partial);
     double diff = 0.0, norm = 0.0;
@@ -418,7 +388,7 @@ static pv_status jacobi_on_device(pv_context *ctx, cl_flow_plan *p, int level, i
 
 static pv_status pv_cl_flow_jacobi(pv_context *ctx, void *plan, int level, int count, double *change)
 {
-    return finish(ctx, jacobi_on_device(ctx, plan, level, count, change));
+    return pv_cl_finish_after(ctx, jacobi_on_device(ctx, plan, level, count, change));
 }
 
 /* -------------------------------------------------------------------- read */
@@ -431,7 +401,7 @@ static pv_status read_on_device(pv_context *ctx, cl_flow_plan *p, pv_flow_field 
 
 static pv_status pv_cl_flow_read(pv_context *ctx, void *plan, pv_flow_field *flow)
 {
-    return finish(ctx, read_on_device(ctx, plan, flow));
+    return pv_cl_finish_after(ctx, read_on_device(ctx, plan, flow));
 }
 
 /* -------------------------------------------------------------------- warp */
@@ -466,7 +436,7 @@ static pv_status warp_on_device(pv_context *ctx, const pv_volume *moving,
 static pv_status pv_cl_flow_warp(pv_context *ctx, const pv_volume *moving, const pv_flow_field *flow,
                           pv_volume *warped)
 {
-    return finish(ctx, warp_on_device(ctx, moving, flow, warped));
+    return pv_cl_finish_after(ctx, warp_on_device(ctx, moving, flow, warped));
 }
 
 const pv_flow_ops pv_cl_flow_ops = {

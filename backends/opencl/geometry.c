@@ -1,8 +1,13 @@
-/* OpenCL RANSAC scoring (geometry module): the matches stay on the device
- * for the whole estimation; each batch uploads its samples, solves every
- * hypothesis' minimal model (ransac_solve, one item per hypothesis) and
- * counts inliers (ransac_score_h / _f, one work group per hypothesis), then
- * reads the counts and models back. */
+/* OpenCL RANSAC scoring (geometry module): the matches are uploaded once
+ * per estimation and stay on the device; each batch uploads its samples,
+ * solves every hypothesis' minimal model (ransac_solve, one item per
+ * hypothesis) and counts inliers (ransac_score_h / _f, one work group per
+ * hypothesis), then reads the counts and models back.
+ *
+ * The device buffers are the context's scratch buffers (kept between
+ * calls, grown when a call has more matches), so a call allocates nothing
+ * on the device; a batch queues its upload, both kernels and both
+ * read-backs without waiting and synchronises once. */
 #include "opencl.h"
 
 #include <stdio.h>
@@ -21,7 +26,7 @@ typedef struct cl_ransac_plan {
     int capacity;            /* hypotheses the per-batch buffers hold */
     cl_mem points;           /* count float4: x1, y1, x2, y2 */
     cl_mem samples, models, counts;
-} cl_ransac_plan;
+} cl_ransac_plan;            /* the cl_mem are the context's scratch buffers: not released here */
 
 static int sample_size(pv_geometry_model model)
 {
@@ -45,15 +50,6 @@ static pv_status geometry_kernel(pv_context *ctx, const char *name, cl_kernel *k
     return status == PV_OK ? pv_cl_kernel(ctx, "geometry", options, name, kernel) : status;
 }
 
-static void release_plan(cl_ransac_plan *plan)
-{
-    pv_cl_release(&plan->points);
-    pv_cl_release(&plan->samples);
-    pv_cl_release(&plan->models);
-    pv_cl_release(&plan->counts);
-    free(plan);
-}
-
 static pv_status cl_ransac_create(pv_context *ctx, const pv_ransac_job *job, void **out)
 {
     cl_ransac_plan *plan = calloc(1, sizeof *plan);
@@ -64,21 +60,20 @@ static pv_status cl_ransac_create(pv_context *ctx, const pv_ransac_job *job, voi
     plan->capacity = PV_RANSAC_BATCH;
     const size_t cap = (size_t)plan->capacity;
     const size_t point_bytes = 4 * (size_t)job->count * sizeof(float);
-    pv_status status = pv_cl_buffer(ctx, CL_MEM_READ_ONLY, point_bytes, &plan->points);
+    /* The samples' slot is sized for F's 8 indices, so H and F share it. */
+    pv_status status = pv_cl_scratch(ctx, "geometry.points", point_bytes, &plan->points);
     if (status == PV_OK)
-        status = pv_cl_buffer(ctx, CL_MEM_READ_ONLY,
-                              cap * (size_t)sample_size(job->model) * sizeof(cl_int),
-                              &plan->samples);
+        status = pv_cl_scratch(ctx, "geometry.samples", cap * PV_FUNDAMENTAL_SAMPLE * sizeof(cl_int),
+                               &plan->samples);
     if (status == PV_OK)
-        status = pv_cl_buffer(ctx, CL_MEM_READ_WRITE, cap * 9 * sizeof(float), &plan->models);
+        status = pv_cl_scratch(ctx, "geometry.models", cap * 9 * sizeof(float), &plan->models);
     if (status == PV_OK)
-        status = pv_cl_buffer(ctx, CL_MEM_READ_WRITE, cap * sizeof(cl_int), &plan->counts);
+        status = pv_cl_scratch(ctx, "geometry.counts", cap * sizeof(cl_int), &plan->counts);
+    /* In queue order before the first batch's kernels; no wait here. */
     if (status == PV_OK)
         status = pv_cl_write(ctx, plan->points, 0, point_bytes, job->points);
-    if (status == PV_OK)
-        status = pv_cl_finish(ctx);
     if (status != PV_OK) {
-        release_plan(plan);
+        free(plan);
         return status;
     }
     *out = plan;
@@ -88,8 +83,7 @@ static pv_status cl_ransac_create(pv_context *ctx, const pv_ransac_job *job, voi
 static void cl_ransac_destroy(pv_context *ctx, void *opaque)
 {
     (void)ctx;
-    if (opaque)
-        release_plan(opaque);
+    free(opaque);
 }
 
 static pv_status launch_solve(pv_context *ctx, cl_ransac_plan *plan, cl_int hypotheses)
@@ -150,15 +144,19 @@ static pv_status score_on_device(pv_context *ctx, cl_ransac_plan *plan, const in
         return pv_fail(ctx, PV_ERR_INVALID, "ransac: %d hypotheses in one batch, at most %d",
                        hypotheses, plan->capacity);
     size_t sample_bytes = (size_t)hypotheses * (size_t)sample_size(plan->job.model) * sizeof(cl_int);
-    pv_status status = pv_cl_write(ctx, plan->samples, 0, sample_bytes, samples);
+    /* Nothing waits until cl_ransac_score's finish: samples stays as it is
+     * until then, and models and counts become valid then. */
+    pv_status status = pv_cl_write_async(ctx, plan->samples, 0, sample_bytes, samples);
     if (status == PV_OK)
         status = launch_solve(ctx, plan, hypotheses);
     if (status == PV_OK)
         status = launch_score(ctx, plan, hypotheses);
     if (status == PV_OK)
-        status = pv_cl_read(ctx, plan->counts, 0, (size_t)hypotheses * sizeof(cl_int), counts);
+        status = pv_cl_read_async(ctx, plan->counts, 0, (size_t)hypotheses * sizeof(cl_int),
+                                  counts);
     if (status == PV_OK)
-        status = pv_cl_read(ctx, plan->models, 0, (size_t)hypotheses * 9 * sizeof(float), models);
+        status = pv_cl_read_async(ctx, plan->models, 0, (size_t)hypotheses * 9 * sizeof(float),
+                                  models);
     return status;
 }
 

@@ -50,10 +50,8 @@ typedef struct cl_oct_plan {
 
 /* ================================================================ helpers */
 
-typedef struct kernel_arg {
-    size_t size;
-    const void *value;
-} kernel_arg;
+/* The runtime's kernel argument (runtime.h), under this file's short name. */
+typedef pv_cl_kernel_arg kernel_arg;
 
 #define ARG(x) {sizeof(x), &(x)}
 
@@ -62,27 +60,12 @@ static int param(pv_context *ctx, const char *name)
     return pv_cl_param(ctx, "octreg", name, 1);
 }
 
-static pv_status launch(pv_context *ctx, const char *name, const kernel_arg *args, int count,
-                        cl_uint dims, const size_t *global, const size_t *local)
-{
-    char options[512] = "";
-    cl_kernel kernel;
-    pv_status status = pv_cl_param_defines(ctx, "octreg", options, sizeof options);
-    if (status == PV_OK)
-        status = pv_cl_kernel(ctx, "octreg", options, name, &kernel);
-    for (int i = 0; status == PV_OK && i < count; i++)
-        status = pv_cl_arg(ctx, kernel, (cl_uint)i, args[i].size, args[i].value);
-    if (status == PV_OK)
-        status = pv_cl_launch(ctx, kernel, dims, global, local);
-    return status;
-}
-
 /* 1D over items x `rows` (the second dimension indexes batch slots). */
 static pv_status launch_rows(pv_context *ctx, const char *name, const kernel_arg *args, int count,
                              size_t items, size_t rows)
 {
     size_t global[2] = {items, rows}, local[2] = {(size_t)param(ctx, "OCT_WG"), 1};
-    return launch(ctx, name, args, count, 2, global, local);
+    return pv_cl_run(ctx, "octreg", "octreg", name, args, count, 2, global, local);
 }
 
 static pv_status launch_grid(pv_context *ctx, const char *name, const kernel_arg *args,
@@ -90,18 +73,18 @@ static pv_status launch_grid(pv_context *ctx, const char *name, const kernel_arg
 {
     size_t global[3] = {nx, ny, nz};
     size_t local[3] = {(size_t)param(ctx, "OCT_PAD_WG_X"), (size_t)param(ctx, "OCT_PAD_WG_Y"), 1};
-    return launch(ctx, name, args, count, 3, global, local);
+    return pv_cl_run(ctx, "octreg", "octreg", name, args, count, 3, global, local);
 }
 
 /* Drain the queue (keeping the first error) and count the FFTs' time. */
 static pv_status finish(pv_context *ctx, cl_oct_plan *p, pv_status status)
 {
-    pv_status finished = pv_cl_finish(ctx);
+    status = pv_cl_finish_after(ctx, status);
     pv_cl_fft *ffts[3] = {p->plane_fft, p->sub_fft, p->full_fft};
     for (int i = 0; i < 3; i++)
         if (ffts[i])
             pv_cl_fft_collect(ctx, ffts[i]);
-    return status != PV_OK ? status : finished;
+    return status;
 }
 
 static size_t plane_points(const cl_oct_plan *p)
@@ -257,7 +240,7 @@ static pv_status pv_cl_oct_load(pv_context *ctx, void *plan, const pv_volume *vo
     size_t local[2] = {global[0], 1};
     pv_status status = pv_cl_write_volume(ctx, p->volume, volume);
     if (status == PV_OK)
-        status = launch(ctx, "oct_stats", args, 3, 2, global, local);
+        status = pv_cl_run(ctx, "octreg", "octreg", "oct_stats", args, 3, 2, global, local);
     if (status == PV_OK)
         status = pv_cl_read(ctx, p->stats, 0, planes * OCT_STATS * sizeof(float), p->host_stats);
     status = finish(ctx, p, status);
@@ -363,13 +346,14 @@ static pv_status find_peaks(pv_context *ctx, cl_oct_plan *p, max_job j)
     kernel_arg partial[] = {ARG(j.maps), ARG(count), ARG(groups), ARG(p->part_values),
                             ARG(p->part_indices)};
     size_t global1[2] = {groups * wg, (size_t)j.maps_used}, local[2] = {wg, 1};
-    pv_status status = launch(ctx, "argmax_partial", partial, 5, 2, global1, local);
+    pv_status status = pv_cl_run(ctx, "octreg", "octreg", "argmax_partial", partial, 5, 2, global1,
+                                 local);
     kernel_arg final[] = {ARG(p->part_values), ARG(p->part_indices), ARG(groups), ARG(j.maps),
                           ARG(count), ARG(nx), ARG(ny), ARG(nz), ARG(first), ARG(p->peaks),
                           ARG(p->peak_indices)};
     size_t global2[2] = {wg, (size_t)j.maps_used};
     if (status == PV_OK)
-        status = launch(ctx, "oct_max_final", final, 11, 2, global2, local);
+        status = pv_cl_run(ctx, "octreg", "octreg", "oct_max_final", final, 11, 2, global2, local);
     return status;
 }
 

@@ -8,7 +8,6 @@
 extern const pv_cl_param_family pv_cl_params_filter;
 extern const pv_cl_param_family pv_cl_params_sad;
 extern const pv_cl_param_family pv_cl_params_bp;   /* stereo_bp.c */
-extern const pv_cl_param_family pv_cl_params_tune; /* tune.c: cache-read marker */
 extern const pv_cl_param_family pv_cl_params_register;
 extern const pv_cl_param_family pv_cl_params_fft;  /* fft.c: FFT engine choice */
 extern const pv_cl_param_family pv_cl_params_flow;

@@ -11,7 +11,6 @@
  * the mover.  FFTs go through fft.c (clFFT or VkFFT). */
 #include "opencl.h"
 #include "fft.h"
-#include "../../lib/register_internal.h"
 
 #include <float.h>
 #include <stdint.h>
@@ -55,50 +54,27 @@ typedef struct cl_pc_plan {
 
 /* ================================================================ helpers */
 
-typedef struct kernel_arg {
-    size_t size;
-    const void *value;
-} kernel_arg;
+/* The runtime's kernel argument (runtime.h), under this file's short name. */
+typedef pv_cl_kernel_arg kernel_arg;
 
 static int param(pv_context *ctx, const char *name)
 {
     return pv_cl_param(ctx, "register", name, 1);
 }
 
-static pv_status register_kernel(pv_context *ctx, const char *name, cl_kernel *kernel)
-{
-    char options[768] = "";
-    pv_status status = pv_cl_param_defines(ctx, "register", options, sizeof options);
-    if (status != PV_OK)
-        return status;
-    return pv_cl_kernel(ctx, "register", options, name, kernel);
-}
-
-static pv_status launch(pv_context *ctx, const char *name, const kernel_arg *args, int count,
-                        cl_uint dims, const size_t *global, const size_t *local)
-{
-    cl_kernel kernel;
-    pv_status status = register_kernel(ctx, name, &kernel);
-    for (int i = 0; status == PV_OK && i < count; i++)
-        status = pv_cl_arg(ctx, kernel, (cl_uint)i, args[i].size, args[i].value);
-    if (status == PV_OK)
-        status = pv_cl_launch(ctx, kernel, dims, global, local);
-    return status;
-}
-
 /* Drain the queue (keeping the first error) and count the FFTs' time. */
 static pv_status finish(pv_context *ctx, pv_cl_fft *fft, pv_status status)
 {
-    pv_status finished = pv_cl_finish(ctx);
+    status = pv_cl_finish_after(ctx, status);
     pv_cl_fft_collect(ctx, fft);
-    return status != PV_OK ? status : finished;
+    return status;
 }
 
 static pv_status launch_1d(pv_context *ctx, const char *name, const kernel_arg *args, int count,
                            size_t items)
 {
     size_t global[1] = {items}, local[1] = {(size_t)param(ctx, "PC_WG")};
-    return launch(ctx, name, args, count, 1, global, local);
+    return pv_cl_run(ctx, "register", "register", name, args, count, 1, global, local);
 }
 
 /* Copy a possibly strided volume densely to buffer at byte offset. */
@@ -145,7 +121,7 @@ static pv_status pad_into(pv_context *ctx, const pad_job *j)
         {sizeof j->windowed, &j->windowed}};
     size_t global[3] = {(size_t)j->fft[0], (size_t)j->fft[1], (size_t)j->fft[2]};
     size_t local[3] = {(size_t)param(ctx, "PC_PAD_WG_X"), (size_t)param(ctx, "PC_PAD_WG_Y"), 1};
-    return launch(ctx, "pc_pad", args, 13, 3, global, local);
+    return pv_cl_run(ctx, "register", "register", "pc_pad", args, 13, 3, global, local);
 }
 
 /* ========================================================== plan buffers */
@@ -303,7 +279,7 @@ static void pv_cl_pc_destroy(pv_context *ctx, void *plan)
     free_plan(p);
 }
 
-pv_status pv_cl_pc_time_fft(pv_context *ctx, void *plan)
+static pv_status pv_cl_pc_time_fft(pv_context *ctx, void *plan)
 {
     cl_pc_plan *p = plan;
     pv_status status = pv_cl_fft_forward(ctx, p->fft, p->real, p->spectra);
@@ -397,9 +373,10 @@ static pv_status max_two_stage(pv_context *ctx, cl_pc_plan *p, int count)
                            {sizeof points, &points}, {sizeof n[0], &n[0]},
                            {sizeof n[1], &n[1]}, {sizeof n[2], &n[2]},
                            {sizeof p->records, &p->records}};
-    pv_status status = launch(ctx, "argmax_partial", first, 5, 2, partial, local);
+    pv_status status = pv_cl_run(ctx, "register", "register", "argmax_partial", first, 5, 2,
+                                 partial, local);
     if (status == PV_OK)
-        status = launch(ctx, "pc_max_final", second, 9, 2, final, local);
+        status = pv_cl_run(ctx, "register", "register", "pc_max_final", second, 9, 2, final, local);
     return status;
 }
 
@@ -417,9 +394,11 @@ static pv_status max_atomic(pv_context *ctx, cl_pc_plan *p, int count)
                            {sizeof points, &points}, {sizeof maps, &maps},
                            {sizeof n[0], &n[0]}, {sizeof n[1], &n[1]}, {sizeof n[2], &n[2]},
                            {sizeof p->records, &p->records}};
-    pv_status status = launch(ctx, "pc_max_atomic", reduce, 4, 2, global, local);
+    pv_status status = pv_cl_run(ctx, "register", "register", "pc_max_atomic", reduce, 4, 2,
+                                 global, local);
     if (status == PV_OK)
-        status = launch(ctx, "pc_peak_record", record, 8, 1, record_global, NULL);
+        status = pv_cl_run(ctx, "register", "register", "pc_peak_record", record, 8, 1,
+                           record_global, NULL);
     return status;
 }
 
@@ -482,7 +461,7 @@ static pv_status contract(pv_context *ctx, cl_mem in, cl_ulong in_offset, cl_uin
                          {sizeof table, &table},   {sizeof count, &count},
                          {sizeof out, &out}};
     size_t global[2] = {outer, (size_t)count}, local[2] = {(size_t)param(ctx, "PC_DFT_WG"), 1};
-    return launch(ctx, "pc_dft_contract", args, 7, 2, global, local);
+    return pv_cl_run(ctx, "register", "register", "pc_dft_contract", args, 7, 2, global, local);
 }
 
 static pv_status upload_tables(pv_context *ctx, const cl_pc_plan *p, const pv_dft_window *window,
@@ -614,9 +593,11 @@ static pv_status integral_image(pv_context *ctx, cl_mem src, int w, int h, cl_in
     size_t scan_wg = (size_t)param(ctx, "NCC_SCAN_WG");
     size_t row_global[2] = {scan_wg, (size_t)h + 1}, row_local[2] = {scan_wg, 1};
     size_t col_global[1] = {(size_t)w + 1}, col_local[1] = {(size_t)param(ctx, "NCC_COL_WG")};
-    pv_status status = launch(ctx, "ncc_prefix_rows", rows, 5, 2, row_global, row_local);
+    pv_status status = pv_cl_run(ctx, "register", "register", "ncc_prefix_rows", rows, 5, 2,
+                                 row_global, row_local);
     if (status == PV_OK)
-        status = launch(ctx, "ncc_prefix_cols", cols, 3, 1, col_global, col_local);
+        status = pv_cl_run(ctx, "register", "register", "ncc_prefix_cols", cols, 3, 1, col_global,
+                           col_local);
     return status;
 }
 
@@ -648,7 +629,7 @@ static pv_status ncc_coefficients(pv_context *ctx, const pv_ncc_job *job, ncc_bu
                          {sizeof b->map, &b->map}};
     size_t global[2] = {(size_t)(n[0] + n[2] - 1), (size_t)(n[1] + n[3] - 1)};
     size_t local[2] = {(size_t)param(ctx, "NCC_WG_X"), (size_t)param(ctx, "NCC_WG_Y")};
-    return launch(ctx, "ncc_coefficients", args, 15, 2, global, local);
+    return pv_cl_run(ctx, "register", "register", "ncc_coefficients", args, 15, 2, global, local);
 }
 
 static pv_status pv_cl_normxcorr2(pv_context *ctx, const pv_ncc_job *job, pv_image *map)
@@ -680,4 +661,8 @@ const pv_register_ops pv_cl_register_ops = {
     .pc_correlate = pv_cl_pc_correlate,
     .pc_upsample = pv_cl_pc_upsample,
     .normxcorr2 = pv_cl_normxcorr2,
+    .pc_time_fft = pv_cl_pc_time_fft,
+    .fft_engine_built = pv_cl_fft_engine_built,
+    .fft_engine_of = pv_cl_fft_engine_of,
+    .fft_set_engine = pv_cl_fft_set_engine,
 };

@@ -11,11 +11,14 @@
 
 #include "../../lib/core/internal.h"
 
-/* Backend table hooks. */
+/* The device sub-table's hooks (device.c composes them). */
 pv_status pv_cl_runtime_init(pv_context *ctx, int device_index);
 void pv_cl_runtime_release(pv_context *ctx);
+/* Every device of every platform (pv_device_list's index space). */
+pv_status pv_cl_list_devices(pv_device_info *devices, int capacity, int *count);
 
-/* Handles of the context's device (valid after init). */
+/* Handles of the context's device (valid after init).  Its description
+ * (limits, name) is ctx->device. */
 cl_context pv_cl_context(pv_context *ctx);
 cl_command_queue pv_cl_queue(pv_context *ctx);
 cl_device_id pv_cl_device(pv_context *ctx);
@@ -48,16 +51,31 @@ typedef struct pv_cl_param_family {
     size_t count;
 } pv_cl_param_family;
 
-/* Launch-parameter table: the value of parameter `name` of kernel family
- * `family` (tuned override if set, else the default table).  Returns
- * `fallback` when the table has no such entry. */
+/* Launch-parameter table (params.c): the value of parameter `name` of
+ * kernel family `family` (tuned override if set, else the default).  A
+ * family or name the table does not have is a mistake in the caller that
+ * must not pass unseen: it is recorded on the context, `fallback` is
+ * returned, and the call's kernel fetches, launches and final wait fail
+ * with PV_ERR_INVALID naming it (pv_cl_param_check). */
 int pv_cl_param(pv_context *ctx, const char *family, const char *name, int fallback);
 /* Override one parameter on this context (for the tuner and experiments). */
 pv_status pv_cl_param_set(pv_context *ctx, const char *family, const char *name, int value);
-/* Internal to params.c / runtime.c: the context's override store. */
+/* The device sub-table's parameter slots (lib/core/ops_device.h). */
+const char *pv_cl_param_family_name(int index);
+pv_status pv_cl_param_get(pv_context *ctx, const char *family, const char *name, int *value);
+pv_status pv_cl_param_list(pv_context *ctx, const char *family, pv_tune_param *params,
+                           int capacity, int *count);
+pv_status pv_cl_param_reset(pv_context *ctx, const char *family);
+/* Internal to params.c / the runtime: the context's override store, and
+ * the record of a lookup of an unknown parameter. */
 int pv_cl_param_override(pv_context *ctx, const char *family, const char *name, int *value);
 pv_status pv_cl_param_store_override(pv_context *ctx, const char *family, const char *name,
                                      int value);
+void pv_cl_param_misspelled(pv_context *ctx, const char *family, const char *name);
+/* PV_OK, or PV_ERR_INVALID (recorded on ctx) when a pv_cl_param lookup
+ * named an unknown parameter; forget: clear the record (pv_cl_finish, at
+ * the end of a call, does), so that only the call that made it fails. */
+pv_status pv_cl_param_check(pv_context *ctx, int forget);
 /* Append " -DNAME=value" for every parameter of `family` to buf. */
 pv_status pv_cl_param_defines(pv_context *ctx, const char *family, char *buf, size_t size);
 
@@ -131,6 +149,33 @@ pv_status pv_cl_download_volumes(pv_context *ctx, const cl_mem *buffers, pv_volu
  * be NULL); the launch's event time is added to the call's kernel_ms. */
 pv_status pv_cl_launch(pv_context *ctx, cl_kernel kernel, cl_uint dims, const size_t *global,
                        const size_t *local);
+
+/* ---- the modules' one way to launch (runtime_profile.c) ----------------- */
+
+/* One kernel argument, in the kernel's order: PV_CL_ARG(x) for a variable
+ * x, {bytes, NULL} for a __local array. */
+typedef struct pv_cl_kernel_arg {
+    size_t size;
+    const void *value;
+} pv_cl_kernel_arg;
+#define PV_CL_ARG(x) {sizeof(x), &(x)}
+
+/* Kernel `name` of the embedded program `program` built with the launch
+ * parameters of `family` as -D defines, then `extra` (more defines, may
+ * be NULL).  Cached as pv_cl_kernel's. */
+pv_status pv_cl_family_kernel(pv_context *ctx, const char *program, const char *family,
+                              const char *extra, const char *name, cl_kernel *kernel);
+/* Set args[0 .. count) on kernel and launch it (pv_cl_launch). */
+pv_status pv_cl_launch_args(pv_context *ctx, cl_kernel kernel, const pv_cl_kernel_arg *args,
+                            int count, cl_uint dims, const size_t *global, const size_t *local);
+/* Both: kernel `name` of program built with family's parameters, its
+ * arguments, its launch. */
+pv_status pv_cl_run(pv_context *ctx, const char *program, const char *family, const char *name,
+                    const pv_cl_kernel_arg *args, int count, cl_uint dims, const size_t *global,
+                    const size_t *local);
+/* The end of a call: pv_cl_finish even after a failure (so that every
+ * event is accounted and released), keeping the first error. */
+pv_status pv_cl_finish_after(pv_context *ctx, pv_status status);
 
 /* Wait for the queue and account the events' times. */
 pv_status pv_cl_finish(pv_context *ctx);

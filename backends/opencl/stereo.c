@@ -378,10 +378,7 @@ static pv_status run(pv_context *ctx, const pv_image *left, const pv_image *righ
 static pv_status pv_cl_stereo_sad(pv_context *ctx, const pv_image *left, const pv_image *right,
                            const pv_sad_params *params, pv_image *disparity)
 {
-    pv_status status = run(ctx, left, right, params, disparity);
-    /* drain the queue and account the events even after a failure */
-    pv_status finished = pv_cl_finish(ctx);
-    return status != PV_OK ? status : finished;
+    return pv_cl_finish_after(ctx, run(ctx, left, right, params, disparity));
 }
 
 const pv_stereo_ops pv_cl_stereo_ops = {

@@ -32,7 +32,7 @@
  * Size classes: BP_NDISP_CLASS (set by the tuner to the class of its
  * workload's ndisp, 0 = every ndisp) limits the family's tuned values to
  * jobs of that class; other jobs run with the defaults of this table. */
-#include "opencl.h"
+#include "stereo_bp_host.h"
 
 #include <limits.h>
 #include <stdio.h>
@@ -45,51 +45,17 @@ static const pv_cl_param_default bp_defaults[] = {
     {"BP_LOCAL_VALUES", 0},        /* message values per item in local memory (most) */
     {"BP_SMALL_LEVEL_PIXELS", 2048}, /* levels this small run in one work-group      */
     {"BP_NDISP_CLASS", 0},         /* the values above apply to: 0 every ndisp,
-                                      1 ndisp <= 96, 2 ndisp > 96 (pv_cl_bp_ndisp_class) */
+                                      1 ndisp <= 96, 2 ndisp > 96 (pv_bp_ndisp_class) */
 };
 
 const pv_cl_param_family pv_cl_params_bp = {
     "bp", bp_defaults, sizeof bp_defaults / sizeof bp_defaults[0]};
-
-enum {
-    K_SMOOTH_ROWS,
-    K_SMOOTH_COLS,
-    K_DATA_COST,
-    K_DATA_PYRAMID,
-    K_DATA_COARSEN,
-    K_SMALL_LEVELS,
-    K_MESSAGES_START,
-    K_ROUND,
-    K_ROUND_INHERIT,
-    K_DISPARITY,
-    K_COUNT
-};
 
 static const char *const kernel_names[K_COUNT] = {
     "bp_smooth_rows",  "bp_smooth_cols",    "bp_data_cost",     "bp_data_pyramid",
     "bp_data_coarsen", "bp_small_levels",   "bp_messages_start", "bp_round",
     "bp_round_inherit", "bp_disparity",
 };
-
-typedef struct bp_plan {
-    int wg_x, wg_y;
-    int reg_values, local_values;
-    int nreg, nloc, npriv;
-    int small_pixels;
-    size_t local[2];
-    int pyramid_side;   /* most finest pixels per side of a bp_data_pyramid group */
-    char options[512];
-    cl_kernel kernels[K_COUNT]; /* looked up on first use in this call */
-} bp_plan;
-
-typedef struct bp_buffers {
-    cl_mem raw_left, raw_right;  /* the caller's pixels, packed */
-    cl_mem left, right;          /* f32, smoothed */
-    cl_mem tmp, weights;         /* smoothing */
-    cl_mem data;                 /* data-cost pyramid of one tile */
-    cl_mem msgs[2];              /* messages: even levels, odd levels */
-    cl_mem disparity;
-} bp_buffers;
 
 static int bp_default(const char *name)
 {
@@ -99,48 +65,20 @@ static int bp_default(const char *name)
     return 0;
 }
 
-int pv_cl_bp_ndisp_class(int ndisp);
-
-/* 1 for ndisp <= 96, 2 above: the message vector stays mostly in
- * registers / local memory in the first class and spills in the second,
- * so one tuned configuration does not serve both. */
-int pv_cl_bp_ndisp_class(int ndisp)
-{
-    return ndisp <= 96 ? 1 : 2;
-}
-
 /* A parameter of the family for a job of ndisp disparities: the tuned (or
  * overridden) value when the family's values apply to ndisp's class, else
  * the default. */
 static int bp_param(pv_context *ctx, const char *name, int ndisp)
 {
     const int cls = pv_cl_param(ctx, "bp", "BP_NDISP_CLASS", 0);
-    if (cls != 0 && cls != pv_cl_bp_ndisp_class(ndisp))
+    if (cls != 0 && cls != pv_bp_ndisp_class(ndisp))
         return bp_default(name);
     return pv_cl_param(ctx, "bp", name, bp_default(name));
 }
 
-static size_t div_up(size_t n, size_t d)
-{
-    return (n + d - 1) / d;
-}
-
-const pv_device_info *pv_cl_bp_device(pv_context *ctx);
-
-/* For lib/stereo_bp.c's memory limits: the context's device. */
-const pv_device_info *pv_cl_bp_device(pv_context *ctx)
-{
-    return pv_cl_device_info(ctx);
-}
-
 /* ---------------------------------------------------------------- geometry */
 
-typedef struct level_size {
-    int width, height;
-    size_t plane;
-} level_size;
-
-static level_size level_of(const pv_bp_tile *tile, int level)
+level_size pv_cl_bp_level_of(const pv_bp_tile *tile, int level)
 {
     level_size s = {tile->width, tile->height, 0};
     for (int l = 0; l < level; l++) {
@@ -151,11 +89,11 @@ static level_size level_of(const pv_bp_tile *tile, int level)
     return s;
 }
 
-static size_t data_offset(const pv_bp_tile *tile, int level, int ndisp)
+size_t pv_cl_bp_data_offset(const pv_bp_tile *tile, int level, int ndisp)
 {
     size_t offset = 0;
     for (int l = 0; l < level; l++)
-        offset += 2 * (size_t)ndisp * level_of(tile, l).plane;
+        offset += 2 * (size_t)ndisp * pv_cl_bp_level_of(tile, l).plane;
     return offset;
 }
 
@@ -166,11 +104,11 @@ static void buffer_elements(const pv_bp_job *job, size_t *data, size_t *msgs)
     *data = msgs[0] = msgs[1] = 0;
     for (int t = 0; t < job->tile_count; t++) {
         const pv_bp_tile *tile = &job->tiles[t];
-        size_t pyramid = data_offset(tile, tile->levels, job->ndisp);
+        size_t pyramid = pv_cl_bp_data_offset(tile, tile->levels, job->ndisp);
         if (pyramid > *data)
             *data = pyramid;
         for (int l = 0; l < 2 && l < tile->levels; l++) {
-            size_t count = 8 * (size_t)job->ndisp * level_of(tile, l).plane;
+            size_t count = 8 * (size_t)job->ndisp * pv_cl_bp_level_of(tile, l).plane;
             if (count > msgs[l])
                 msgs[l] = count;
         }
@@ -191,32 +129,6 @@ static void split_storage(pv_context *ctx, bp_plan *plan, int ndisp)
     while (plan->nloc > 0 && (size_t)plan->nloc * items * sizeof(cl_float) > local)
         plan->nloc--;
     plan->npriv = ndisp - plan->nreg - plan->nloc;
-}
-
-/* Work-items of bp_small_levels' one-row group: as many as the compiled
- * kernel (its registers), the device and the local memory for NLOC values
- * per item allow, at most 1024, a multiple of 32 where possible; the
- * single-work-group levels then update up to 1024 pixels at once.  The
- * kernel has no local memory of its own; 1 KiB of the device's is left
- * spare (a group asking for all of it failed to launch on NVIDIA's
- * driver).  0 when the kernel cannot say (those levels then run one
- * launch per round). */
-static int small_group_items(pv_context *ctx, const bp_plan *plan, cl_kernel kernel)
-{
-    size_t fits = 0;
-    if (clGetKernelWorkGroupInfo(kernel, pv_cl_device(ctx), CL_KERNEL_WORK_GROUP_SIZE, sizeof fits,
-                                 &fits, NULL) != CL_SUCCESS)
-        return 0;
-    const size_t device_local = (size_t)pv_cl_device_info(ctx)->local_memory;
-    const size_t local = device_local > 1024 ? device_local - 1024 : 0;
-    size_t items = fits < 1024 ? fits : 1024;
-    if ((size_t)pv_cl_device_info(ctx)->max_work_group_size < items)
-        items = (size_t)pv_cl_device_info(ctx)->max_work_group_size;
-    if (plan->nloc > 0 && local / ((size_t)plan->nloc * sizeof(cl_float)) < items)
-        items = local / ((size_t)plan->nloc * sizeof(cl_float));
-    if (items >= 32)
-        items -= items % 32;
-    return (int)items;
 }
 
 static pv_status check_shape(pv_context *ctx, bp_plan *plan)
@@ -312,19 +224,7 @@ static pv_status get_buffers(pv_context *ctx, const pv_image *left, const pv_bp_
 
 /* ---------------------------------------------------------------- kernels */
 
-typedef struct kernel_args {
-    size_t size[16];
-    const void *value[16];
-    int count;
-} kernel_args;
-
-static void arg(kernel_args *a, size_t size, const void *value)
-{
-    a->size[a->count] = size;
-    a->value[a->count++] = value;
-}
-
-static pv_status kernel_of(pv_context *ctx, bp_plan *plan, int which, cl_kernel *kernel)
+pv_status pv_cl_bp_kernel_of(pv_context *ctx, bp_plan *plan, int which, cl_kernel *kernel)
 {
     if (!plan->kernels[which]) {
         pv_status status = pv_cl_kernel(ctx, "stereo_bp", plan->options, kernel_names[which],
@@ -336,37 +236,31 @@ static pv_status kernel_of(pv_context *ctx, bp_plan *plan, int which, cl_kernel 
     return PV_OK;
 }
 
-static pv_status set_args(pv_context *ctx, bp_plan *plan, int which, const kernel_args *a)
+pv_status pv_cl_bp_set_args(pv_context *ctx, bp_plan *plan, int which, const kernel_args *a)
 {
     cl_kernel kernel;
-    pv_status status = kernel_of(ctx, plan, which, &kernel);
+    pv_status status = pv_cl_bp_kernel_of(ctx, plan, which, &kernel);
     for (int i = 0; status == PV_OK && i < a->count; i++)
-        status = pv_cl_arg(ctx, kernel, (cl_uint)i, a->size[i], a->value[i]);
+        status = pv_cl_arg(ctx, kernel, (cl_uint)i, a->item[i].size, a->item[i].value);
     return status;
 }
 
-/* Enqueue kernel `which` with the arguments it holds, in groups `local`. */
-static pv_status enqueue_in(pv_context *ctx, bp_plan *plan, int which, size_t gx, size_t gy,
-                            const size_t *local)
+/* Kernel `which` with arguments a over gx x gy, in groups `local`. */
+static pv_status launch_in(pv_context *ctx, bp_plan *plan, int which, const kernel_args *a,
+                           size_t gx, size_t gy, const size_t *local)
 {
     cl_kernel kernel;
-    pv_status status = kernel_of(ctx, plan, which, &kernel);
-    if (status != PV_OK)
-        return status;
+    pv_status status = pv_cl_bp_kernel_of(ctx, plan, which, &kernel);
     const size_t global[2] = {gx ? gx : 1, gy ? gy : 1};
-    return pv_cl_launch(ctx, kernel, 2, global, local);
+    return status == PV_OK ? pv_cl_launch_args(ctx, kernel, a->item, a->count, 2, global, local)
+                           : status;
 }
 
-static pv_status enqueue(pv_context *ctx, bp_plan *plan, int which, size_t gx, size_t gy)
+/* The same in the launch parameters' groups. */
+pv_status pv_cl_bp_launch(pv_context *ctx, bp_plan *plan, int which, const kernel_args *a,
+                          size_t gx, size_t gy)
 {
-    return enqueue_in(ctx, plan, which, gx, gy, plan->local);
-}
-
-static pv_status launch(pv_context *ctx, bp_plan *plan, int which, const kernel_args *a,
-                        size_t gx, size_t gy)
-{
-    pv_status status = set_args(ctx, plan, which, a);
-    return status == PV_OK ? enqueue(ctx, plan, which, gx, gy) : status;
+    return launch_in(ctx, plan, which, a, gx, gy, plan->local);
 }
 
 /* The inputs go up through the runtime's pinned stages without a wait:
@@ -392,6 +286,22 @@ static pv_status upload_inputs(pv_context *ctx, const pv_image *left, const pv_i
     return status;
 }
 
+/* One smoothing pass: three buffers (rows: both inputs to the temporary;
+ * columns: the temporary to both outputs), then the taps and the size. */
+static pv_status smooth_pass(pv_context *ctx, bp_plan *plan, int which, const cl_mem *buffers,
+                             const bp_buffers *b, const pv_image *left, cl_int radius)
+{
+    cl_int width = left->width, height = left->height;
+    kernel_args a = {.count = 0};
+    for (int i = 0; i < 3; i++)
+        arg(&a, sizeof(cl_mem), &buffers[i]);
+    arg(&a, sizeof(cl_mem), &b->weights);
+    arg(&a, sizeof radius, &radius);
+    arg(&a, sizeof width, &width);
+    arg(&a, sizeof height, &height);
+    return pv_cl_bp_launch(ctx, plan, which, &a, (size_t)width, (size_t)height);
+}
+
 /* The smoothed f32 images (without smoothing, the data costs read the
  * uploaded pixels directly). */
 static pv_status prepare_images(pv_context *ctx, bp_plan *plan, const pv_image *left,
@@ -399,28 +309,11 @@ static pv_status prepare_images(pv_context *ctx, bp_plan *plan, const pv_image *
 {
     if (!job->weights)
         return PV_OK;
-    cl_int width = left->width, height = left->height, radius = job->radius;
-    const size_t gx = (size_t)width, gy = (size_t)height;
-    kernel_args a = {.count = 0};
-    arg(&a, sizeof(cl_mem), &b->raw_left);
-    arg(&a, sizeof(cl_mem), &b->raw_right);
-    arg(&a, sizeof(cl_mem), &b->tmp);
-    arg(&a, sizeof(cl_mem), &b->weights);
-    arg(&a, sizeof radius, &radius);
-    arg(&a, sizeof width, &width);
-    arg(&a, sizeof height, &height);
-    pv_status status = launch(ctx, plan, K_SMOOTH_ROWS, &a, gx, gy);
-    if (status != PV_OK)
-        return status;
-    kernel_args c = {.count = 0};
-    arg(&c, sizeof(cl_mem), &b->tmp);
-    arg(&c, sizeof(cl_mem), &b->left);
-    arg(&c, sizeof(cl_mem), &b->right);
-    arg(&c, sizeof(cl_mem), &b->weights);
-    arg(&c, sizeof radius, &radius);
-    arg(&c, sizeof width, &width);
-    arg(&c, sizeof height, &height);
-    return launch(ctx, plan, K_SMOOTH_COLS, &c, gx, gy);
+    const cl_mem rows[3] = {b->raw_left, b->raw_right, b->tmp};
+    const cl_mem cols[3] = {b->tmp, b->left, b->right};
+    pv_status status = smooth_pass(ctx, plan, K_SMOOTH_ROWS, rows, b, left, job->radius);
+    return status == PV_OK ? smooth_pass(ctx, plan, K_SMOOTH_COLS, cols, b, left, job->radius)
+                           : status;
 }
 
 /* Side of the largest square group (a power of two, at most 16: four
@@ -428,7 +321,7 @@ static pv_status prepare_images(pv_context *ctx, bp_plan *plan, const pv_image *
 static pv_status pyramid_side(pv_context *ctx, bp_plan *plan, int *side)
 {
     cl_kernel kernel;
-    pv_status status = kernel_of(ctx, plan, K_DATA_PYRAMID, &kernel);
+    pv_status status = pv_cl_bp_kernel_of(ctx, plan, K_DATA_PYRAMID, &kernel);
     if (status != PV_OK)
         return status;
     size_t fits = 0;
@@ -449,9 +342,9 @@ static pv_status coarsen_levels(pv_context *ctx, bp_plan *plan, const pv_bp_job 
 {
     pv_status status = PV_OK;
     for (int level = fused + 1; status == PV_OK && level < tile->levels; level++) {
-        level_size fine = level_of(tile, level - 1), coarse = level_of(tile, level);
-        cl_int fine_offset = (cl_int)data_offset(tile, level - 1, job->ndisp);
-        cl_int coarse_offset = (cl_int)data_offset(tile, level, job->ndisp);
+        level_size fine = pv_cl_bp_level_of(tile, level - 1), coarse = pv_cl_bp_level_of(tile, level);
+        cl_int fine_offset = (cl_int)pv_cl_bp_data_offset(tile, level - 1, job->ndisp);
+        cl_int coarse_offset = (cl_int)pv_cl_bp_data_offset(tile, level, job->ndisp);
         cl_int fw = fine.width, fh = fine.height;
         kernel_args c = {.count = 0};
         arg(&c, sizeof(cl_mem), &b->data);
@@ -459,8 +352,8 @@ static pv_status coarsen_levels(pv_context *ctx, bp_plan *plan, const pv_bp_job 
         arg(&c, sizeof fw, &fw);
         arg(&c, sizeof fh, &fh);
         arg(&c, sizeof coarse_offset, &coarse_offset);
-        status = launch(ctx, plan, K_DATA_COARSEN, &c, (size_t)coarse.width,
-                        (size_t)coarse.height);
+        status = pv_cl_bp_launch(ctx, plan, K_DATA_COARSEN, &c, (size_t)coarse.width,
+                                 (size_t)coarse.height);
     }
     return status;
 }
@@ -493,177 +386,10 @@ static pv_status data_costs(pv_context *ctx, bp_plan *plan, const pv_image *left
     if (fused > 0) {
         arg(&a, sizeof fused, &fused);
         const size_t side[2] = {(size_t)1 << fused, (size_t)1 << fused};
-        status = set_args(ctx, plan, K_DATA_PYRAMID, &a);
-        if (status == PV_OK)
-            status = enqueue_in(ctx, plan, K_DATA_PYRAMID, (size_t)tw, (size_t)th, side);
+        status = launch_in(ctx, plan, K_DATA_PYRAMID, &a, (size_t)tw, (size_t)th, side);
     } else
-        status = launch(ctx, plan, K_DATA_COST, &a, (size_t)tw, (size_t)th);
+        status = pv_cl_bp_launch(ctx, plan, K_DATA_COST, &a, (size_t)tw, (size_t)th);
     return status == PV_OK ? coarsen_levels(ctx, plan, job, tile, b, fused) : status;
-}
-
-/* Levels from the coarsest down with at most small_pixels pixels: the
- * finest of them, or tile->levels when none. */
-static int small_finest(const bp_plan *plan, const pv_bp_tile *tile)
-{
-    int finest = tile->levels;
-    while (finest > 0) {
-        level_size s = level_of(tile, finest - 1);
-        if ((long long)s.width * s.height > plan->small_pixels)
-            break;
-        finest--;
-    }
-    return finest;
-}
-
-/* Enqueue bp_small_levels for levels coarsest .. finest in one group of
- * `items`: *launched 0 when the driver refuses the group (resources),
- * which is not an error: those levels then run one launch per round.
- * Setting the arguments can fail only on a real error, returned. */
-static pv_status launch_small(pv_context *ctx, bp_plan *plan, cl_kernel kernel,
-                              const pv_bp_job *job, const pv_bp_tile *tile, const bp_buffers *b,
-                              int finest, int items, int *launched)
-{
-    cl_int tw = tile->width, th = tile->height, coarsest = tile->levels - 1, last = finest;
-    cl_int rounds = job->iterations;
-    cl_float disc_max = job->disc_max, inv_n = job->inv_ndisp;
-    kernel_args a = {.count = 0};
-    arg(&a, sizeof(cl_mem), &b->msgs[0]);
-    arg(&a, sizeof(cl_mem), &b->msgs[1]);
-    arg(&a, sizeof(cl_mem), &b->data);
-    arg(&a, sizeof tw, &tw);
-    arg(&a, sizeof th, &th);
-    arg(&a, sizeof coarsest, &coarsest);
-    arg(&a, sizeof last, &last);
-    arg(&a, sizeof rounds, &rounds);
-    arg(&a, sizeof disc_max, &disc_max);
-    arg(&a, sizeof inv_n, &inv_n);
-    arg(&a, (size_t)(plan->nloc > 0 ? plan->nloc : 1) * (size_t)items * sizeof(cl_float), NULL);
-    pv_status status = set_args(ctx, plan, K_SMALL_LEVELS, &a);
-    if (status != PV_OK)
-        return status;
-    /* A refused launch records an error message; the call goes on. */
-    char saved[sizeof ctx->last_error], saved_thread[sizeof ctx->last_error];
-    memcpy(saved, ctx->last_error, sizeof saved);
-    snprintf(saved_thread, sizeof saved_thread, "%s", pv_last_error());
-    const size_t group[2] = {(size_t)items, 1};
-    *launched = pv_cl_launch(ctx, kernel, 2, group, group) == PV_OK;
-    if (!*launched) {
-        pv_log(ctx, "stereo_bp: bp_small_levels with %d work-items refused (%s); one launch "
-                    "per round", items, ctx->last_error);
-        memcpy(ctx->last_error, saved, sizeof saved);
-        pv_set_thread_error(saved_thread);
-    }
-    return PV_OK;
-}
-
-/* The levels coarser than the first with more than small_pixels pixels,
- * in one launch; returns the finest level it handled in *finest
- * (tile->levels when none). */
-static pv_status small_levels(pv_context *ctx, bp_plan *plan, const pv_bp_job *job,
-                              const pv_bp_tile *tile, const bp_buffers *b, int *finest)
-{
-    *finest = small_finest(plan, tile);
-    if (*finest == tile->levels)
-        return PV_OK;
-    cl_kernel kernel;
-    pv_status status = kernel_of(ctx, plan, K_SMALL_LEVELS, &kernel);
-    if (status != PV_OK)
-        return status;
-    const int items = small_group_items(ctx, plan, kernel);
-    if (items < 1)
-        pv_log(ctx, "stereo_bp: no group size for bp_small_levels on %s; one launch per round",
-               pv_cl_device_info(ctx)->name);
-    int launched = 0;
-    if (items >= 1)
-        status = launch_small(ctx, plan, kernel, job, tile, b, *finest, items, &launched);
-    if (!launched)
-        *finest = tile->levels;
-    return status;
-}
-
-/* Messages of the level `level` from zero (the coarsest level when no
- * single-work-group launch handled it). */
-static pv_status start_level(pv_context *ctx, bp_plan *plan, const pv_bp_tile *tile,
-                             const bp_buffers *b, int level)
-{
-    level_size s = level_of(tile, level);
-    cl_int width = s.width, height = s.height, from_coarse = 0;
-    const cl_mem *fine = &b->msgs[level & 1];
-    kernel_args a = {.count = 0};
-    arg(&a, sizeof(cl_mem), fine);
-    arg(&a, sizeof(cl_mem), fine);
-    arg(&a, sizeof width, &width);
-    arg(&a, sizeof height, &height);
-    arg(&a, sizeof from_coarse, &from_coarse);
-    return launch(ctx, plan, K_MESSAGES_START, &a, (size_t)(s.width + 1) / 2 + 2,
-                  (size_t)s.height + 2);
-}
-
-/* The hand-down from the coarser level fused with the first round. */
-static pv_status inherit_round(pv_context *ctx, bp_plan *plan, const pv_bp_job *job,
-                               const pv_bp_tile *tile, const bp_buffers *b, int level)
-{
-    level_size s = level_of(tile, level);
-    cl_int offset = (cl_int)data_offset(tile, level, job->ndisp);
-    cl_int width = s.width, height = s.height, rounds = job->iterations;
-    cl_float disc_max = job->disc_max, inv_n = job->inv_ndisp;
-    kernel_args a = {.count = 0};
-    arg(&a, sizeof(cl_mem), &b->msgs[(level + 1) & 1]);
-    arg(&a, sizeof(cl_mem), &b->msgs[level & 1]);
-    arg(&a, sizeof(cl_mem), &b->data);
-    arg(&a, sizeof offset, &offset);
-    arg(&a, sizeof width, &width);
-    arg(&a, sizeof height, &height);
-    arg(&a, sizeof disc_max, &disc_max);
-    arg(&a, sizeof inv_n, &inv_n);
-    arg(&a, sizeof rounds, &rounds);
-    return launch(ctx, plan, K_ROUND_INHERIT, &a, (size_t)(s.width + 1) / 2 + 2,
-                  (size_t)s.height + 2);
-}
-
-/* Rounds first..iterations-1 of a level (round t updates colour (t+1)&1,
- * F&H's order).  The arguments are set once; only the colour changes. */
-static pv_status level_rounds(pv_context *ctx, bp_plan *plan, const pv_bp_job *job,
-                              const pv_bp_tile *tile, const bp_buffers *b, int level, int first)
-{
-    if (first >= job->iterations)
-        return PV_OK;
-    level_size s = level_of(tile, level);
-    cl_int offset = (cl_int)data_offset(tile, level, job->ndisp);
-    cl_int width = s.width, height = s.height, colour = (first + 1) & 1;
-    cl_float disc_max = job->disc_max, inv_n = job->inv_ndisp;
-    kernel_args a = {.count = 0};
-    arg(&a, sizeof(cl_mem), &b->msgs[level & 1]);
-    arg(&a, sizeof(cl_mem), &b->data);
-    arg(&a, sizeof offset, &offset);
-    arg(&a, sizeof width, &width);
-    arg(&a, sizeof height, &height);
-    arg(&a, sizeof colour, &colour);
-    arg(&a, sizeof disc_max, &disc_max);
-    arg(&a, sizeof inv_n, &inv_n);
-    pv_status status = set_args(ctx, plan, K_ROUND, &a);
-    cl_kernel kernel = plan->kernels[K_ROUND];
-    for (int t = first; status == PV_OK && t < job->iterations; t++) {
-        if (t > first) {
-            colour = (t + 1) & 1;
-            status = pv_cl_arg(ctx, kernel, 5, sizeof colour, &colour);
-        }
-        if (status == PV_OK)
-            status = enqueue(ctx, plan, K_ROUND, div_up((size_t)s.width, 2), (size_t)s.height);
-    }
-    return status;
-}
-
-/* A level's messages and rounds. */
-static pv_status run_level(pv_context *ctx, bp_plan *plan, const pv_bp_job *job,
-                           const pv_bp_tile *tile, const bp_buffers *b, int level)
-{
-    if (level == tile->levels - 1) {
-        pv_status status = start_level(ctx, plan, tile, b, level);
-        return status == PV_OK ? level_rounds(ctx, plan, job, tile, b, level, 0) : status;
-    }
-    pv_status status = inherit_round(ctx, plan, job, tile, b, level);
-    return status == PV_OK ? level_rounds(ctx, plan, job, tile, b, level, 1) : status;
 }
 
 static pv_status write_disparities(pv_context *ctx, bp_plan *plan, const pv_image *left,
@@ -688,18 +414,15 @@ static pv_status write_disparities(pv_context *ctx, bp_plan *plan, const pv_imag
     arg(&a, sizeof image_width, &image_width);
     arg(&a, sizeof min_disp, &min_disp);
     arg(&a, sizeof(cl_mem), &b->disparity);
-    return launch(ctx, plan, K_DISPARITY, &a, (size_t)out_w, (size_t)out_h);
+    return pv_cl_bp_launch(ctx, plan, K_DISPARITY, &a, (size_t)out_w, (size_t)out_h);
 }
 
 static pv_status run_tile(pv_context *ctx, bp_plan *plan, const pv_image *left,
                           const pv_bp_job *job, const pv_bp_tile *tile, const bp_buffers *b)
 {
-    int finest_small;
     pv_status status = data_costs(ctx, plan, left, job, tile, b);
     if (status == PV_OK)
-        status = small_levels(ctx, plan, job, tile, b, &finest_small);
-    for (int level = finest_small - 1; status == PV_OK && level >= 0; level--)
-        status = run_level(ctx, plan, job, tile, b, level);
+        status = pv_cl_bp_message_passes(ctx, plan, job, tile, b);
     if (status == PV_OK)
         status = write_disparities(ctx, plan, left, job, tile, b);
     return status;
@@ -741,10 +464,7 @@ static pv_status run(pv_context *ctx, const pv_image *left, const pv_image *righ
 static pv_status pv_cl_stereo_bp(pv_context *ctx, const pv_image *left, const pv_image *right,
                           const pv_bp_job *job, pv_image *disparity)
 {
-    pv_status status = run(ctx, left, right, job, disparity);
-    /* drain the queue and account the events even after a failure */
-    pv_status finished = pv_cl_finish(ctx);
-    return status != PV_OK ? status : finished;
+    return pv_cl_finish_after(ctx, run(ctx, left, right, job, disparity));
 }
 
 const pv_bp_ops pv_cl_bp_ops = {

@@ -69,28 +69,12 @@ PV_API pv_status pv_disparity_error(const pv_image *disparity, const pv_image *g
  * messages after the last round (ties: the smaller d).
  *
  * Where this differs from Felzenszwalb & Huttenlocher's reference code,
- * on purpose: (1) that code leaves the whole data cost of the first
- * ndisp - 1 columns at zero (its neighbours fill them in).  That is a
- * little better on the narrow ranges (tsukuba 3.92% against 3.95% with
- * lambda 0.1, 4.85% against 5.06% with the paper's defaults; venus 2.10%
- * against 2.20%) but far worse on wide ones, where those columns are a
- * large share of the image (cones-quarter/64 14.7% against 12.1%,
- * 900x750/256 37.5% against 23.4%), so the border column is replicated
- * instead; leaving only the out-of-image disparities at zero is worse
- * still (venus 4.4%, cones-quarter 21%); (2) it never updates the pixels
- * on the image border, which keep their handed-down messages; here every
- * pixel sends, the outside counting as zero messages (same results within
- * 0.05%); (3) its Gaussian keeps
- * ceil(4 sigma) taps per side, here ceil(3 sigma) (no measurable change).
- * With the paper's defaults (sigma 1.0, 10 iterations) tsukuba measures
- * 5.06% bad > 1 px (known pixels, 18 px border excluded), an exact copy of
- * that code 4.85%; what costs accuracy is sigma 1.0, which blurs the thin
- * lamp arm and the occlusion edges.  A sweep of every convention the paper
- * leaves free, alone and combined, gets no faithful variant below about
- * 4.8% at sigma 1.0 (best 4.80-4.83%), and 20 or 40 rounds per level give
- * 4.85%.  Sigma alone, 10 iterations: 0.5 4.38%, 0.7 3.86%, 0.8 4.02%,
- * 0.9 4.40%, 1.0 5.06%, 1.1 5.18%; sigma 0.7 with 5 iterations (F&H's own
- * code defaults) 3.94%.
+ * on purpose: the data cost of the first ndisp - 1 columns replicates the
+ * right image's border column (that code leaves it at zero); every pixel,
+ * the image border included, sends messages (the outside counting as zero
+ * messages); the Gaussian keeps ceil(3 sigma) taps per side.  The
+ * measurements behind these choices, and the accuracy of the paper's
+ * defaults: docs/RESULTS.md, "Belief-propagation stereo".
  *
  * Partitions (paper section 9): when the estimated memory of one run
  * (pv_bp_memory_estimate) exceeds memory_budget, or when tile_width /

@@ -9,14 +9,18 @@
  * and parvis version:
  *   $PARVIS_TUNE_DIR, else $XDG_CACHE_HOME/parvis, else $HOME/.cache/parvis,
  *   file tune-<16 hex digits>.txt
- * A context reads it on its first BP call (or through pv_tune_load);
+ * A context reads it once, when it is made (or through pv_tune_load);
  * PARVIS_NO_TUNE=1 turns the automatic reading off.  A corrupt file, or one
  * written for another device, driver or version, is ignored with a warning
  * through the log (PARVIS_LOG=1), never trusted.  Absent a usable cache
  * file, the first tunable call applies the tuning database's entry for
  * the device (built into the library: same device, else architecture,
- * else vendor; docs/tuning.md), and absent that the defaults.  On the CPU backend these calls do nothing and return
- * PV_OK (pv_tune: PV_ERR_UNSUPPORTED). */
+ * else vendor; docs/tuning.md), and absent that the defaults.  The CPU
+ * backend has no launch parameters: there pv_tune_set, pv_tune_list,
+ * pv_tune_load and pv_tune_use_defaults do nothing and return PV_OK
+ * (pv_tune_list with *count 0), while pv_tune, pv_tune_get,
+ * pv_tune_cache_path and pv_tune_check_cache_writable return
+ * PV_ERR_UNSUPPORTED. */
 #ifndef PARVIS_TUNE_H
 #define PARVIS_TUNE_H
 
@@ -79,7 +83,8 @@ PV_API pv_status pv_tune_use_defaults(pv_context *ctx);
 PV_API pv_status pv_tune_list(pv_context *ctx, const char *family, pv_tune_param *params, int capacity,
                               int *count);
 
-/* Path of ctx's cache file into path (size bytes). */
+/* Path of ctx's cache file into path (size bytes); the device is named by
+ * the description ctx took when it was made. */
 PV_API pv_status pv_tune_cache_path(pv_context *ctx, char *path, size_t size);
 
 /* PV_OK when ctx's cache file can be written: its directory exists (it is

@@ -38,8 +38,6 @@ typedef struct pv_backend_ops {
 extern const pv_backend_ops pv_cpu_backend;
 #ifdef PV_HAVE_OPENCL
 extern const pv_backend_ops pv_opencl_backend;
-/* Device enumeration lives with the OpenCL runtime. */
-pv_status pv_opencl_list_devices(pv_device_info *devices, int capacity, int *count);
 #endif
 
 #endif

@@ -2,6 +2,7 @@
 #include "internal.h"
 
 #include <math.h>
+#include <string.h>
 
 int pv_crosscheck_wanted(const pv_context *ctx)
 {
@@ -51,4 +52,88 @@ double pv_volume_rel_linf(const pv_volume *a, const pv_volume *b)
                 linf_add(&state, row_a[x], row_b[x]);
         }
     return state.max_diff / state.max_ref;
+}
+
+/* ------------------------------------------------------------ the oracle */
+
+void pv_oracle_begin(pv_context *ctx, const char *op, pv_oracle *oracle)
+{
+    memset(oracle, 0, sizeof *oracle);
+    oracle->op = op;
+    oracle->saved = ctx->timing;
+}
+
+/* One more output: a dense scratch twin of `image` or else of `volume`. */
+static pv_status add_output(pv_context *ctx, pv_oracle *oracle, const pv_image *image,
+                            const pv_volume *volume)
+{
+    if (oracle->count == PV_ORACLE_MAX_OUTPUTS)
+        return pv_fail(ctx, PV_ERR_INVALID, "%s cross-check: more than %d outputs", oracle->op,
+                       PV_ORACLE_MAX_OUTPUTS);
+    pv_oracle_output *out = &oracle->output[oracle->count];
+    memset(out, 0, sizeof *out);
+    pv_status status = image ? pv_image_alloc_like(&out->cpu_image, image, PV_PIXEL_F32)
+                             : pv_volume_alloc_like(&out->cpu_volume, volume);
+    if (status != PV_OK)
+        return pv_fail(ctx, PV_ERR_NOMEM, "%s cross-check: no memory for the CPU result",
+                       oracle->op);
+    out->device_image = image;
+    out->device_volume = image ? NULL : volume;
+    oracle->count++;
+    return PV_OK;
+}
+
+pv_status pv_oracle_add_image(pv_context *ctx, pv_oracle *oracle, const pv_image *device,
+                              pv_image **cpu)
+{
+    *cpu = NULL;
+    pv_status status = device ? add_output(ctx, oracle, device, NULL) : PV_OK;
+    if (device && status == PV_OK)
+        *cpu = &oracle->output[oracle->count - 1].cpu_image;
+    return status;
+}
+
+pv_status pv_oracle_add_volume(pv_context *ctx, pv_oracle *oracle, const pv_volume *device,
+                               pv_volume **cpu)
+{
+    *cpu = NULL;
+    pv_status status = device ? add_output(ctx, oracle, NULL, device) : PV_OK;
+    if (device && status == PV_OK)
+        *cpu = &oracle->output[oracle->count - 1].cpu_volume;
+    return status;
+}
+
+/* The largest relative L-infinity difference over the outputs. */
+static double oracle_error(const pv_oracle *oracle)
+{
+    double worst = 0.0;
+    for (int i = 0; i < oracle->count; i++) {
+        const pv_oracle_output *out = &oracle->output[i];
+        double error = out->device_image ? pv_image_rel_linf(out->device_image, &out->cpu_image)
+                                         : pv_volume_rel_linf(out->device_volume,
+                                                              &out->cpu_volume);
+        if (!(error <= worst))
+            worst = error;
+    }
+    return worst;
+}
+
+pv_status pv_oracle_end(pv_context *ctx, pv_oracle *oracle, pv_status status, double tolerance)
+{
+    ctx->timing = oracle->saved;
+    if (status == PV_OK && tolerance >= 0.0) {
+        double error = oracle_error(oracle);
+        if (!(error <= tolerance))
+            status = pv_fail(ctx, PV_ERR_MISMATCH, "%s cross-check: relative error %g > %g",
+                             oracle->op, error, tolerance);
+    }
+    for (int i = 0; i < oracle->count; i++) {
+        pv_oracle_output *out = &oracle->output[i];
+        if (out->device_image)
+            pv_image_free(&out->cpu_image);
+        else
+            pv_volume_free(&out->cpu_volume);
+    }
+    oracle->count = 0;
+    return status;
 }

@@ -1,7 +1,8 @@
 /* Internal, ground floor: the context object, error recording, timing,
  * argument checks and cross-check helpers shared by the front ends (lib/)
- * and the backends (backends/).  Includes nothing above lib/core/.  Not
- * installed. */
+ * and the backends (backends/).  Includes nothing above lib/core/, and
+ * every function declared here is defined in lib/core/, so a backend that
+ * uses them depends on the ground floor alone.  Not installed. */
 #ifndef PV_INTERNAL_H
 #define PV_INTERNAL_H
 
@@ -22,19 +23,26 @@
  * destruction take it with pv_context_lock.  Everything below, the
  * backend state included, is only touched with the lock held, except the
  * fields set once by pv_context_create (backend, ops, device_index,
- * device_name, selection_note, cpu_threads). */
+ * device, selection_note, cpu_threads). */
 struct pv_context {
     pthread_mutex_t lock;
     pv_backend_kind backend;
     const pv_backend_ops *ops;     /* the backend this context runs on */
-    void *backend_state;           /* owned by ops (OpenCL runtime state) */
+    void *backend_state;           /* owned by ops->device (the OpenCL runtime's state) */
     int crosscheck;
     int cpu_threads;
     int device_index;              /* -1 on the CPU backend */
-    char device_name[128];
+    /* What the context runs on, filled once when it is made (by
+     * ops->device->init, or by the front end for the CPU backend): name,
+     * vendor, driver, compute units and memory limits.  Nobody enumerates
+     * devices again to learn them. */
+    pv_device_info device;
     char selection_note[256];
     char last_error[1024];
     char *build_log;               /* malloc'ed, or NULL */
+    /* The tuning cache was read into the launch parameters (or must not
+     * be: PARVIS_NO_TUNE, pv_tune_use_defaults); lib/tune.c's flag. */
+    int tune_cache_read;
     pv_timing timing;              /* of the call in progress / last call */
     double call_start_ms;
     /* Where the launch parameters came from ("cache", "database: <entry>
@@ -57,7 +65,8 @@ void pv_set_thread_error(const char *message);
 void pv_context_lock(pv_context *ctx);
 void pv_context_unlock(pv_context *ctx);
 
-/* Keep an OpenCL build log on the context (copied). */
+/* Keep a kernel build log on the context (copied; NULL clears it), for
+ * pv_context_build_log. */
 void pv_context_set_build_log(pv_context *ctx, const char *log);
 
 /* Monotonic clock in milliseconds. */
@@ -112,5 +121,34 @@ double pv_volume_rel_linf(const pv_volume *a, const pv_volume *b);
 /* Scratch copies for the CPU side of a cross-check (same size, dense). */
 pv_status pv_image_alloc_like(pv_image *out, const pv_image *like, pv_pixel_type type);
 pv_status pv_volume_alloc_like(pv_volume *out, const pv_volume *like);
+
+/* The CPU oracle's run inside a front-end call.  pv_oracle_begin saves the
+ * call's timing (the oracle's time is not the call's); each add gives a
+ * dense f32 scratch output shaped like a device output (*cpu NULL when
+ * device is NULL: not wanted); pv_oracle_end restores the timing, and when
+ * status is PV_OK and tolerance >= 0 fails with PV_ERR_MISMATCH if the
+ * largest relative L-infinity difference of the outputs exceeds it (pass
+ * PV_ORACLE_COMPARED_BY_CALLER after comparing by other means), frees the
+ * scratch and returns the status.  Every begin needs one end. */
+#define PV_ORACLE_MAX_OUTPUTS 4
+#define PV_ORACLE_COMPARED_BY_CALLER (-1.0)
+typedef struct pv_oracle_output {
+    const pv_image *device_image;    /* one of the two device outputs is set */
+    const pv_volume *device_volume;
+    pv_image cpu_image;
+    pv_volume cpu_volume;
+} pv_oracle_output;
+typedef struct pv_oracle {
+    const char *op;
+    pv_timing saved;
+    int count;
+    pv_oracle_output output[PV_ORACLE_MAX_OUTPUTS];
+} pv_oracle;
+void pv_oracle_begin(pv_context *ctx, const char *op, pv_oracle *oracle);
+pv_status pv_oracle_add_image(pv_context *ctx, pv_oracle *oracle, const pv_image *device,
+                              pv_image **cpu);
+pv_status pv_oracle_add_volume(pv_context *ctx, pv_oracle *oracle, const pv_volume *device,
+                               pv_volume **cpu);
+pv_status pv_oracle_end(pv_context *ctx, pv_oracle *oracle, pv_status status, double tolerance);
 
 #endif

@@ -26,6 +26,16 @@ typedef struct pv_bp_job {
     int tile_count;
 } pv_bp_job;
 
+/* A BP job's size class for tuned launch parameters (BP_NDISP_CLASS): 1
+ * for ndisp <= 96, 2 above.  The message vector stays mostly in registers
+ * and local memory in the first class and spills in the second, so one
+ * tuned configuration does not serve both.  The tuner records the class
+ * it tuned for, the OpenCL module applies tuned values to that class only. */
+static inline int pv_bp_ndisp_class(int ndisp)
+{
+    return ndisp <= 96 ? 1 : 2;
+}
+
 typedef struct pv_bp_ops {
     /* left/right as the caller gave them; disparity f32. */
     pv_status (*run)(pv_context *ctx, const pv_image *left, const pv_image *right,

@@ -7,7 +7,7 @@
 #include "parvis.h"
 #include "ops_register.h"
 
-/* octreg: AO-OCT stripe-wise registration (lib/octreg.c).  Volumes have
+/* octreg: AO-OCT stripe-wise registration (lib/octreg*.c).  Volumes have
  * nx = depth, ny = A-lines, nz = B-scans ("planes").  The front end fixes
  * the geometry and the tables, and runs the spike detection, prediction and
  * filtering on the small arrays the backends return. */

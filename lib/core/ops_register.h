@@ -65,6 +65,17 @@ typedef struct pv_register_ops {
                              const pv_dft_window *window, float *values);
     /* map: f32, (image + templ - 1) per axis. */
     pv_status (*normxcorr2)(pv_context *ctx, const pv_ncc_job *job, pv_image *map);
+    /* Run the plan's forward and inverse transforms once over its whole
+     * batch (nothing else), finished, so the call's timing is the bare pair. */
+    pv_status (*pc_time_fft)(pv_context *ctx, void *plan);
+    /* The FFT engine choice.  engine_built: whether this build of the
+     * backend can run `engine` (no context needed); engine_of: the engine
+     * the context's transforms use; set_engine: choose it (PV_FFT_AUTO:
+     * PARVIS_FFT, else the build's default).  A backend with a single
+     * engine reports it and ignores the choice. */
+    int (*fft_engine_built)(pv_fft_engine engine);
+    pv_status (*fft_engine_of)(pv_context *ctx, pv_fft_engine *engine);
+    pv_status (*fft_set_engine)(pv_context *ctx, pv_fft_engine engine);
 } pv_register_ops;
 
 #endif

@@ -1,4 +1,5 @@
-/* Status names, error recording, logging and the library version. */
+/* Status names, error recording, logging, the library version and the
+ * context services every layer uses (its lock, its build log). */
 #include "internal.h"
 
 #include <stdio.h>
@@ -99,6 +100,26 @@ double pv_now_ms(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
+}
+
+void pv_context_lock(pv_context *ctx)
+{
+    if (ctx)
+        pthread_mutex_lock(&ctx->lock);
+}
+
+void pv_context_unlock(pv_context *ctx)
+{
+    if (ctx)
+        pthread_mutex_unlock(&ctx->lock);
+}
+
+void pv_context_set_build_log(pv_context *ctx, const char *log)
+{
+    pv_context_lock(ctx);
+    free(ctx->build_log);
+    ctx->build_log = log ? strdup(log) : NULL;
+    pv_context_unlock(ctx);
 }
 
 void pv_call_begin(pv_context *ctx)

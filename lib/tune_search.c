@@ -1,5 +1,7 @@
-/* The auto-tuner's search on an OpenCL context (lib/tune.c owns the API
- * and the cache file).
+/* The auto-tuner's search, a client of the library: it runs the public
+ * operations on the context and changes their launch parameters through
+ * the device sub-table's parameter slots (lib/tune.c owns the API and the
+ * cache file).
  *
  * For each op, a synthetic workload with a known answer is run once on
  * the CPU backend: that output is the oracle.  Then candidates are run on
@@ -15,105 +17,26 @@
  * a compute unit's local memory, the message split that fills that share;
  * later stages sweep one remaining parameter at a time from the best so
  * far.  SAD is searched the same way over its group shape and tile sizes. */
-#include "opencl.h"
-#include "../../lib/tune_internal.h"
+#include "core/internal.h"
+#include "tune_internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* stereo_bp.c: the size class (1: ndisp <= 96, 2: above) that a tuned bp
- * configuration is kept for (launch parameter BP_NDISP_CLASS). */
-int pv_cl_bp_ndisp_class(int ndisp);
-
-/* Marker: the context has read its tuning cache (or must not). */
-static const pv_cl_param_default tune_marker[] = {{"TUNE_CACHE_READ", 0}};
-const pv_cl_param_family pv_cl_params_tune = {"tune", tune_marker, 1};
-
-static const pv_cl_param_family *const tuned_families[] = {&pv_cl_params_bp, &pv_cl_params_sad};
-
 #define TUNE_MAX_CONFIGS 96
-
-/* ------------------------------------------------------------ parameters */
-
-static const pv_cl_param_family *family_of(const char *family)
-{
-    for (size_t i = 0; i < sizeof tuned_families / sizeof tuned_families[0]; i++)
-        if (strcmp(tuned_families[i]->family, family) == 0)
-            return tuned_families[i];
-    return NULL;
-}
-
-static int param_index(const pv_cl_param_family *family, const char *name)
-{
-    for (size_t i = 0; family && i < family->count; i++)
-        if (strcmp(family->params[i].name, name) == 0)
-            return (int)i;
-    return -1;
-}
-
-int pv_cl_tune_family_known(const char *family)
-{
-    return family_of(family) != NULL;
-}
-
-pv_status pv_cl_tune_set(pv_context *ctx, const char *family, const char *name, int value)
-{
-    if (param_index(family_of(family), name) < 0)
-        return pv_fail(ctx, PV_ERR_INVALID, "tune: no parameter %s.%s", family, name);
-    return pv_cl_param_set(ctx, family, name, value);
-}
-
-pv_status pv_cl_tune_get(pv_context *ctx, const char *family, const char *name, int *value)
-{
-    const pv_cl_param_family *table = family_of(family);
-    int i = param_index(table, name);
-    if (i < 0)
-        return pv_fail(ctx, PV_ERR_INVALID, "tune: no parameter %s.%s", family, name);
-    *value = pv_cl_param(ctx, family, name, table->params[i].value);
-    return PV_OK;
-}
-
-pv_status pv_cl_tune_list(pv_context *ctx, const char *family, pv_tune_param *params,
-                          int capacity, int *count)
-{
-    const pv_cl_param_family *table = family_of(family);
-    *count = 0;
-    for (size_t i = 0; table && i < table->count && *count < capacity; i++) {
-        snprintf(params[*count].name, sizeof params[*count].name, "%s", table->params[i].name);
-        params[*count].value = pv_cl_param(ctx, family, table->params[i].name, table->params[i].value);
-        (*count)++;
-    }
-    return PV_OK;
-}
-
-pv_status pv_cl_tune_reset(pv_context *ctx)
-{
-    for (size_t f = 0; f < sizeof tuned_families / sizeof tuned_families[0]; f++) {
-        const pv_cl_param_family *table = tuned_families[f];
-        for (size_t i = 0; i < table->count; i++) {
-            pv_status status =
-                pv_cl_param_set(ctx, table->family, table->params[i].name, table->params[i].value);
-            if (status != PV_OK)
-                return status;
-        }
-    }
-    return PV_OK;
-}
-
-int pv_cl_tune_cache_read(pv_context *ctx)
-{
-    return pv_cl_param(ctx, "tune", "TUNE_CACHE_READ", 0) != 0;
-}
-
-pv_status pv_cl_tune_mark_cache_read(pv_context *ctx)
-{
-    return pv_cl_param_set(ctx, "tune", "TUNE_CACHE_READ", 1);
-}
 
 /* --------------------------------------------------------------- configs */
 
-/* One value per parameter of the family, in the family's order. */
+/* The family's parameter names, in the backend's order, and one value per
+ * parameter in that order. */
+typedef struct family_params {
+    const char *family;
+    pv_tune_param names[PV_TUNE_MAX_PARAMS];
+    int count;
+    const char *missing;   /* a parameter the search named but the family lacks */
+} family_params;
+
 typedef struct config {
     int value[PV_TUNE_MAX_PARAMS];
 } config;
@@ -123,44 +46,65 @@ typedef struct config_list {
     int count;
 } config_list;
 
-static config current_config(pv_context *ctx, const pv_cl_param_family *family)
+/* The family's current values on ctx, its parameter names into family. */
+static pv_status current_config(pv_context *ctx, family_params *family, config *c)
 {
-    config c;
-    memset(&c, 0, sizeof c);
-    for (size_t i = 0; i < family->count && i < PV_TUNE_MAX_PARAMS; i++)
-        c.value[i] = pv_cl_param(ctx, family->family, family->params[i].name, family->params[i].value);
-    return c;
+    pv_tune_param params[PV_TUNE_MAX_PARAMS];
+    int count = 0;
+    pv_status status = ctx->ops->device->param_list(ctx, family->family, params,
+                                                    PV_TUNE_MAX_PARAMS, &count);
+    if (status != PV_OK)
+        return status;
+    memset(c, 0, sizeof *c);
+    family->count = count;
+    for (int i = 0; i < count; i++) {
+        family->names[i] = params[i];
+        c->value[i] = params[i].value;
+    }
+    return PV_OK;
 }
 
-static config default_config(const pv_cl_param_family *family)
+/* The family's defaults: its values just after a reset. */
+static pv_status default_config(pv_context *ctx, family_params *family, config *c)
 {
-    config c;
-    memset(&c, 0, sizeof c);
-    for (size_t i = 0; i < family->count && i < PV_TUNE_MAX_PARAMS; i++)
-        c.value[i] = family->params[i].value;
-    return c;
+    pv_status status = ctx->ops->device->param_reset(ctx, family->family);
+    return status == PV_OK ? current_config(ctx, family, c) : status;
 }
 
-static void set_value(const pv_cl_param_family *family, config *c, const char *name, int value)
+static int param_index(const family_params *family, const char *name)
+{
+    for (int i = 0; i < family->count; i++)
+        if (strcmp(family->names[i].name, name) == 0)
+            return i;
+    return -1;
+}
+
+/* Set one parameter of a candidate.  A name the backend's family lacks
+ * (the search's names out of step with the table) is kept in
+ * family->missing and fails the search. */
+static void set_value(family_params *family, config *c, const char *name, int value)
 {
     int i = param_index(family, name);
     if (i >= 0)
         c->value[i] = value;
+    else if (!family->missing)
+        family->missing = name;
 }
 
-static void add_config(config_list *list, const config *c, size_t params)
+static void add_config(config_list *list, const config *c, int params)
 {
     for (int i = 0; i < list->count; i++)
-        if (memcmp(list->item[i].value, c->value, params * sizeof(int)) == 0)
+        if (memcmp(list->item[i].value, c->value, (size_t)params * sizeof(int)) == 0)
             return;
     if (list->count < TUNE_MAX_CONFIGS)
         list->item[list->count++] = *c;
 }
 
-static pv_status apply_config(pv_context *ctx, const pv_cl_param_family *family, const config *c)
+static pv_status apply_config(pv_context *ctx, const family_params *family, const config *c)
 {
-    for (size_t i = 0; i < family->count && i < PV_TUNE_MAX_PARAMS; i++) {
-        pv_status status = pv_cl_param_set(ctx, family->family, family->params[i].name, c->value[i]);
+    for (int i = 0; i < family->count; i++) {
+        pv_status status = ctx->ops->device->param_set(ctx, family->family, family->names[i].name,
+                                                       c->value[i]);
         if (status != PV_OK)
             return status;
     }
@@ -310,7 +254,7 @@ static double time_runs(pv_context *ctx, workload *w, int runs)
 
 /* Build, check against the oracle, then time.  Returns the median ms, or
  * a negative value when the candidate is rejected. */
-static double evaluate(pv_context *ctx, const pv_cl_param_family *family, const config *c,
+static double evaluate(pv_context *ctx, const family_params *family, const config *c,
                        workload *w, int runs)
 {
     if (apply_config(ctx, family, c) != PV_OK || run_workload(ctx, w, &w->output) != PV_OK)
@@ -324,7 +268,7 @@ static double evaluate(pv_context *ctx, const pv_cl_param_family *family, const 
 }
 
 typedef struct search_state {
-    const pv_cl_param_family *family;
+    family_params *family;
     workload *w;
     config best;
     double best_ms;
@@ -337,8 +281,8 @@ static void log_config(pv_context *ctx, const search_state *s, const config *c, 
 {
     char text[512] = "";
     size_t used = 0;
-    for (size_t i = 0; i < s->family->count && used < sizeof text; i++) {
-        int n = snprintf(text + used, sizeof text - used, " %s=%d", s->family->params[i].name,
+    for (int i = 0; i < s->family->count && used < sizeof text; i++) {
+        int n = snprintf(text + used, sizeof text - used, " %s=%d", s->family->names[i].name,
                          c->value[i]);
         if (n < 0)
             break;
@@ -385,7 +329,7 @@ static void sweep(pv_context *ctx, search_state *s, const char *name, const int 
 
 static int group_fits(pv_context *ctx, int wg_x, int wg_y)
 {
-    return (long long)wg_x * wg_y <= pv_cl_device_info(ctx)->max_work_group_size;
+    return (long long)wg_x * wg_y <= ctx->device.max_work_group_size;
 }
 
 /* BP stage 1: per group shape (32 wide, as the paper) and per number of
@@ -395,7 +339,7 @@ static void bp_candidates(pv_context *ctx, const search_state *s, int ndisp, con
 {
     static const int heights[] = {1, 2, 4, 8};
     static const int sharing[] = {1, 2, 4, 8};
-    const size_t local = (size_t)pv_cl_device_info(ctx)->local_memory;
+    const size_t local = (size_t)ctx->device.local_memory;
     const int initial_registers = ndisp < 16 ? ndisp : 16;
     for (size_t h = 0; h < sizeof heights / sizeof heights[0]; h++) {
         if (!group_fits(ctx, 32, heights[h]))
@@ -408,7 +352,7 @@ static void bp_candidates(pv_context *ctx, const search_state *s, int ndisp, con
         set_value(s->family, &c, "BP_LOCAL_VALUES", 0);
         add_config(list, &c, s->family->count);
         for (size_t g = 0; g < sizeof sharing / sizeof sharing[0]; g++) {
-            size_t fit = local / ((size_t)sharing[g] * items * sizeof(cl_float));
+            size_t fit = local / ((size_t)sharing[g] * items * sizeof(float));
             int values = (int)(fit < (size_t)(ndisp - initial_registers) ? fit
                                                                          : (size_t)(ndisp - initial_registers));
             if (values <= 0)
@@ -429,6 +373,8 @@ static void search_bp(pv_context *ctx, search_state *s)
     sweep(ctx, s, "BP_SMALL_LEVEL_PIXELS", small, 4);
     static const int registers[] = {0, 8, 16, 32, 64};
     sweep(ctx, s, "BP_REG_VALUES", registers, 5);
+    /* the kept values serve jobs of the workload's ndisp class */
+    set_value(s->family, &s->best, "BP_NDISP_CLASS", pv_bp_ndisp_class(s->w->bp.ndisp));
 }
 
 /* SAD stage 1: group shapes x columns per item; then strip height and the
@@ -463,50 +409,105 @@ static void search_sad(pv_context *ctx, search_state *s)
 
 /* ----------------------------------------------------------------- search */
 
+/* The tunable families: one search per family, the family named as the op
+ * whose launch parameters it holds.  The only list of them. */
+typedef struct tuned_family {
+    const char *family;
+    void (*search)(pv_context *ctx, search_state *s);
+} tuned_family;
+
+static const tuned_family tuned_families[] = {
+    {"bp", search_bp},
+    {"sad", search_sad},
+};
+
+#define TUNED_COUNT ((int)(sizeof tuned_families / sizeof tuned_families[0]))
+
+const char *pv_tune_family(int index)
+{
+    return index >= 0 && index < TUNED_COUNT ? tuned_families[index].family : NULL;
+}
+
+int pv_tune_family_known(const char *family)
+{
+    for (int i = 0; family && i < TUNED_COUNT; i++)
+        if (strcmp(tuned_families[i].family, family) == 0)
+            return 1;
+    return 0;
+}
+
+static const tuned_family *tuned_family_of(const char *family)
+{
+    for (int i = 0; i < TUNED_COUNT; i++)
+        if (strcmp(tuned_families[i].family, family) == 0)
+            return &tuned_families[i];
+    return NULL;
+}
+
 static void fill_result(const search_state *s, const char *op, pv_tune_result *result)
 {
     snprintf(result->op, sizeof result->op, "%s", op);
     result->best_ms = s->best_ms;
     result->param_count = 0;
-    for (size_t i = 0; i < s->family->count && i < PV_TUNE_MAX_PARAMS; i++) {
+    for (int i = 0; i < s->family->count; i++) {
         pv_tune_param *p = &result->params[result->param_count++];
-        snprintf(p->name, sizeof p->name, "%s", s->family->params[i].name);
+        snprintf(p->name, sizeof p->name, "%s", s->family->names[i].name);
         p->value = s->best.value[i];
     }
 }
 
-pv_status pv_cl_tune_search(pv_context *ctx, const char *op, const pv_tune_options *options,
-                            pv_tune_result *result)
+/* The search from the defaults, the winner applied; on failure the
+ * family's values on entry are put back. */
+static pv_status search_from_defaults(pv_context *ctx, const tuned_family *tuned,
+                                      family_params *family, search_state *s,
+                                      const config *original)
 {
-    const pv_cl_param_family *family = family_of(op);
-    if (!family)
+    s->best_ms = evaluate(ctx, family, &s->best, s->w, s->runs);
+    s->result->default_ms = s->best_ms;
+    if (s->best_ms < 0) {
+        apply_config(ctx, family, original);
+        return pv_fail(ctx, PV_ERR_MISMATCH,
+                       "tune: '%s' with the default parameters fails or disagrees with the CPU",
+                       tuned->family);
+    }
+    tuned->search(ctx, s);
+    if (family->missing) {
+        apply_config(ctx, family, original);
+        return pv_fail(ctx, PV_ERR_INVALID, "tune: the backend's '%s' family has no parameter %s",
+                       tuned->family, family->missing);
+    }
+    fill_result(s, tuned->family, s->result);
+    return apply_config(ctx, family, &s->best);
+}
+
+pv_status pv_tune_search(pv_context *ctx, const char *op, const pv_tune_options *options,
+                         pv_tune_result *result)
+{
+    const tuned_family *tuned = tuned_family_of(op);
+    if (!tuned)
         return pv_fail(ctx, PV_ERR_INVALID, "tune: unknown op '%s'", op);
+    if (!ctx->ops->device->param_list)
+        return pv_fail(ctx, PV_ERR_UNSUPPORTED, "tune: the %s backend has no launch parameters",
+                       ctx->ops->name);
+    family_params family = {.family = tuned->family};
+    config original, defaults;
+    pv_status status = current_config(ctx, &family, &original);
+    if (status == PV_OK)
+        status = default_config(ctx, &family, &defaults);
     workload w;
-    pv_status status = make_workload(ctx, op, options, &w);
-    if (status != PV_OK)
+    if (status == PV_OK)
+        status = make_workload(ctx, op, options, &w);
+    if (status != PV_OK) {
+        apply_config(ctx, &family, &original);
         return status;
-    const config original = current_config(ctx, family);
-    search_state s = {family, &w, default_config(family), -1.0,
+    }
+    search_state s = {&family, &w, defaults, -1.0,
                       options->max_candidates > 0 ? options->max_candidates : -1, options->runs,
                       result};
-    s.best_ms = evaluate(ctx, family, &s.best, &w, s.runs);
-    result->default_ms = s.best_ms;
-    if (s.best_ms < 0) {
-        apply_config(ctx, family, &original);
-        free_workload(&w);
-        return pv_fail(ctx, PV_ERR_MISMATCH,
-                       "tune: '%s' with the default parameters fails or disagrees with the CPU", op);
-    }
-    if (strcmp(op, "bp") == 0)
-        search_bp(ctx, &s);
-    else
-        search_sad(ctx, &s);
-    if (strcmp(op, "bp") == 0) /* the kept values serve jobs of the workload's ndisp class */
-        set_value(family, &s.best, "BP_NDISP_CLASS", pv_cl_bp_ndisp_class(w.bp.ndisp));
-    fill_result(&s, op, result);
-    status = apply_config(ctx, family, &s.best);
+    status = search_from_defaults(ctx, tuned, &family, &s, &original);
     free_workload(&w);
-    pv_log(ctx, "tune: %s: default %.3f ms, best %.3f ms after %d candidates (%d rejected)", op,
-           result->default_ms, result->best_ms, result->tried, result->rejected);
+    if (status == PV_OK)
+        pv_log(ctx, "tune: %s: default %.3f ms, best %.3f ms after %d candidates (%d rejected)", op,
+               result->default_ms, result->best_ms, result->tried, result->rejected);
     return status;
 }

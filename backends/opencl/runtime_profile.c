@@ -1,0 +1,249 @@
+/* The OpenCL runtime's timing: every command's event kept until the call's
+ * wait adds its device time to the call's timing, the PARVIS_PROFILE
+ * summaries, and kernel launches. */
+#include "runtime_state.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* --------------------------------------------------------------- events */
+
+pv_status pv_cl_track_event(pv_context *ctx, cl_event event, event_kind kind)
+{
+    pv_cl_state *state = pv_cl_state_of(ctx);
+    if (state->event_count == state->event_capacity) {
+        size_t capacity = state->event_capacity ? 2 * state->event_capacity : 32;
+        timed_event *grown = realloc(state->events, capacity * sizeof *grown);
+        if (!grown) {
+            clWaitForEvents(1, &event);
+            clReleaseEvent(event);
+            return pv_fail(ctx, PV_ERR_NOMEM, "event list: out of memory");
+        }
+        state->events = grown;
+        state->event_capacity = capacity;
+    }
+    state->events[state->event_count].event = event;
+    state->events[state->event_count].kernel = NULL;
+    state->events[state->event_count++].kind = kind;
+    return PV_OK;
+}
+
+/* PARVIS_PROFILE=1: the summaries; 2: also every command of every wait. */
+static int profiling(void)
+{
+    const char *value = getenv("PARVIS_PROFILE");
+    return value && (value[0] == '1' || value[0] == '2') && value[1] == '\0' ? value[0] - '0' : 0;
+}
+
+/* Add one launch's time to its kernel's entry (a failed allocation only
+ * loses the entry). */
+static void profile_add(pv_cl_state *state, cl_kernel kernel, double ms)
+{
+    char name[64] = "?";
+    if (kernel)
+        clGetKernelInfo(kernel, CL_KERNEL_FUNCTION_NAME, sizeof name, name, NULL);
+    name[sizeof name - 1] = '\0';
+    size_t i = 0;
+    while (i < state->profile_count && strcmp(state->profile[i].name, name) != 0)
+        i++;
+    if (i == state->profile_count) {
+        profile_entry *grown = realloc(state->profile, (i + 1) * sizeof *grown);
+        if (!grown)
+            return;
+        state->profile = grown;
+        state->profile_count++;
+        memset(&grown[i], 0, sizeof grown[i]);
+        memcpy(grown[i].name, name, sizeof name);
+    }
+    state->profile[i].ms += ms;
+    state->profile[i].launches++;
+}
+
+/* One profiling timestamp of an event in ns, 0 when unknown. */
+static cl_ulong event_time(cl_event event, cl_profiling_info what)
+{
+    cl_ulong ns = 0;
+    return clGetEventProfilingInfo(event, what, sizeof ns, &ns, NULL) == CL_SUCCESS ? ns : 0;
+}
+
+double pv_cl_event_ms(cl_event event)
+{
+    cl_ulong start = event_time(event, CL_PROFILING_COMMAND_START);
+    cl_ulong end = event_time(event, CL_PROFILING_COMMAND_END);
+    return start && end >= start ? (double)(end - start) * 1e-6 : 0.0;
+}
+
+/* Every command of one wait, in microseconds from the first submission:
+ * queued, submitted, started, ended. */
+static void log_commands(pv_context *ctx, pv_cl_state *state, cl_ulong origin)
+{
+    for (size_t i = 0; i < state->event_count; i++) {
+        const timed_event *t = &state->events[i];
+        char name[64] = "transfer";
+        if (t->kernel)
+            clGetKernelInfo(t->kernel, CL_KERNEL_FUNCTION_NAME, sizeof name, name, NULL);
+        name[sizeof name - 1] = '\0';
+        cl_ulong q = event_time(t->event, CL_PROFILING_COMMAND_QUEUED);
+        cl_ulong sub = event_time(t->event, CL_PROFILING_COMMAND_SUBMIT);
+        cl_ulong s = event_time(t->event, CL_PROFILING_COMMAND_START);
+        cl_ulong e = event_time(t->event, CL_PROFILING_COMMAND_END);
+        pv_log(ctx, "profile:   %-24s q %8.1f sub %8.1f start %8.1f end %8.1f us", name,
+               (double)(q - origin) * 1e-3, (double)(sub - origin) * 1e-3,
+               (double)(s - origin) * 1e-3, (double)(e - origin) * 1e-3);
+    }
+}
+
+/* The timeline of the events one wait drained (PARVIS_PROFILE=1). */
+static void profile_timeline_add(pv_context *ctx, pv_cl_state *state, int verbose)
+{
+    cl_ulong queued = CL_ULONG_MAX, start = CL_ULONG_MAX, end = 0;
+    double busy = 0.0;
+    for (size_t i = 0; i < state->event_count; i++) {
+        cl_event event = state->events[i].event;
+        cl_ulong q = event_time(event, CL_PROFILING_COMMAND_QUEUED);
+        cl_ulong s = event_time(event, CL_PROFILING_COMMAND_START);
+        cl_ulong e = event_time(event, CL_PROFILING_COMMAND_END);
+        if (!q || !s || e < s)
+            continue;
+        queued = q < queued ? q : queued;
+        start = s < start ? s : start;
+        end = e > end ? e : end;
+        busy += (double)(e - s) * 1e-6;
+    }
+    if (end == 0 || start < queued)
+        return;
+    if (verbose)
+        log_commands(ctx, state, queued);
+    state->timeline.waits++;
+    state->timeline.lead_ms += (double)(start - queued) * 1e-6;
+    state->timeline.span_ms += (double)(end - start) * 1e-6;
+    state->timeline.busy_ms += busy;
+}
+
+pv_status pv_cl_finish(pv_context *ctx)
+{
+    pv_cl_state *state = pv_cl_state_of(ctx);
+    pv_status status = pv_cl_check(ctx, clFinish(state->queue), "clFinish");
+    const int profile = profiling();
+    if (profile)
+        profile_timeline_add(ctx, state, profile == 2);
+    for (size_t i = 0; i < state->event_count; i++) {
+        double ms = pv_cl_event_ms(state->events[i].event);
+        if (profile && state->events[i].kind == EVENT_KERNEL)
+            profile_add(state, state->events[i].kernel, ms);
+        switch (state->events[i].kind) {
+        case EVENT_KERNEL: ctx->timing.kernel_ms += ms; break;
+        case EVENT_UPLOAD: ctx->timing.upload_ms += ms; break;
+        case EVENT_DOWNLOAD: ctx->timing.download_ms += ms; break;
+        }
+        clReleaseEvent(state->events[i].event);
+    }
+    state->event_count = 0;
+    pv_status checked = pv_cl_param_check(ctx, 1);
+    return status != PV_OK ? status : checked;
+}
+
+/* The PARVIS_PROFILE summary, one line per kernel name. */
+static void log_profile(pv_context *ctx, pv_cl_state *state)
+{
+    for (size_t i = 0; i < state->profile_count; i++) {
+        const profile_entry *e = &state->profile[i];
+        pv_log(ctx, "profile: %-28s %6ld launches %10.3f ms %9.4f ms/launch", e->name,
+               e->launches, e->ms, e->ms / (double)e->launches);
+    }
+    const profile_timeline *t = &state->timeline;
+    if (t->waits > 0)
+        pv_log(ctx, "profile: %ld waits: queued->start %.3f ms, span %.3f ms, busy %.3f ms, "
+               "idle between commands %.3f ms (per wait %.4f / %.4f / %.4f / %.4f)",
+               t->waits, t->lead_ms, t->span_ms, t->busy_ms, t->span_ms - t->busy_ms,
+               t->lead_ms / t->waits, t->span_ms / t->waits, t->busy_ms / t->waits,
+               (t->span_ms - t->busy_ms) / t->waits);
+    free(state->profile);
+}
+
+void pv_cl_release_profile(pv_context *ctx, pv_cl_state *state)
+{
+    log_profile(ctx, state);
+    for (size_t i = 0; i < state->event_count; i++)
+        clReleaseEvent(state->events[i].event);
+    free(state->events);
+}
+
+/* -------------------------------------------------------------- launches */
+
+pv_status pv_cl_arg(pv_context *ctx, cl_kernel kernel, cl_uint index, size_t size,
+                    const void *value)
+{
+    cl_int err = clSetKernelArg(kernel, index, size, value);
+    if (err == CL_SUCCESS)
+        return PV_OK;
+    return pv_fail(ctx, PV_ERR_OPENCL, "clSetKernelArg(%u) failed: %s (%d)", (unsigned)index,
+                   pv_cl_error_name(err), (int)err);
+}
+
+pv_status pv_cl_launch(pv_context *ctx, cl_kernel kernel, cl_uint dims, const size_t *global,
+                       const size_t *local)
+{
+    size_t rounded[3];
+    for (cl_uint i = 0; i < dims && i < 3; i++)
+        rounded[i] = local ? (global[i] + local[i] - 1) / local[i] * local[i] : global[i];
+    pv_status checked = pv_cl_param_check(ctx, 0);
+    if (checked != PV_OK)
+        return checked;
+    cl_event event;
+    cl_int err = pv_cl_fault(ctx, PV_CL_FAULT_ENQUEUE);
+    if (err == CL_SUCCESS)
+        err = clEnqueueNDRangeKernel(pv_cl_queue(ctx), kernel, dims, NULL, rounded, local, 0,
+                                        NULL, &event);
+    if (err != CL_SUCCESS) {
+        char name[128] = "";
+        clGetKernelInfo(kernel, CL_KERNEL_FUNCTION_NAME, sizeof name, name, NULL);
+        name[sizeof name - 1] = '\0';
+        return pv_fail(ctx, PV_ERR_OPENCL, "clEnqueueNDRangeKernel(%s) failed: %s (%d)%s", name,
+                       pv_cl_error_name(err), (int)err, pv_cl_injected_note(ctx));
+    }
+    pv_status status = pv_cl_track_event(ctx, event, EVENT_KERNEL);
+    if (status == PV_OK)
+        pv_cl_state_of(ctx)->events[pv_cl_state_of(ctx)->event_count - 1].kernel = kernel;
+    return status;
+}
+
+pv_status pv_cl_family_kernel(pv_context *ctx, const char *program, const char *family,
+                              const char *extra, const char *name, cl_kernel *kernel)
+{
+    char options[1024] = "";
+    pv_status status = pv_cl_param_defines(ctx, family, options, sizeof options);
+    if (status == PV_OK && extra) {
+        size_t used = strlen(options);
+        int n = snprintf(options + used, sizeof options - used, "%s", extra);
+        if (n < 0 || (size_t)n >= sizeof options - used)
+            status = pv_fail(ctx, PV_ERR_INVALID, "build options of %s overflow", name);
+    }
+    return status == PV_OK ? pv_cl_kernel(ctx, program, options, name, kernel) : status;
+}
+
+pv_status pv_cl_launch_args(pv_context *ctx, cl_kernel kernel, const pv_cl_kernel_arg *args,
+                            int count, cl_uint dims, const size_t *global, const size_t *local)
+{
+    pv_status status = PV_OK;
+    for (int i = 0; i < count && status == PV_OK; i++)
+        status = pv_cl_arg(ctx, kernel, (cl_uint)i, args[i].size, args[i].value);
+    return status == PV_OK ? pv_cl_launch(ctx, kernel, dims, global, local) : status;
+}
+
+pv_status pv_cl_run(pv_context *ctx, const char *program, const char *family, const char *name,
+                    const pv_cl_kernel_arg *args, int count, cl_uint dims, const size_t *global,
+                    const size_t *local)
+{
+    cl_kernel kernel;
+    pv_status status = pv_cl_family_kernel(ctx, program, family, NULL, name, &kernel);
+    return status == PV_OK ? pv_cl_launch_args(ctx, kernel, args, count, dims, global, local)
+                           : status;
+}
+
+pv_status pv_cl_finish_after(pv_context *ctx, pv_status status)
+{
+    pv_status finished = pv_cl_finish(ctx);
+    return status != PV_OK ? status : finished;
+}

@@ -1,0 +1,150 @@
+/* Internal to the OpenCL runtime (backends/opencl/runtime*.c): the state a
+ * context's runtime keeps, and the runtime files' hooks into each other.
+ * The modules see only runtime.h.
+ *
+ *   runtime.c           the state, errors, set-up and release, the launch-
+ *                       parameter store
+ *   runtime_device.c    device enumeration (once per process) and choice
+ *   runtime_program.c   program builds and kernels
+ *   runtime_binary.c    the on-disk cache of program binaries
+ *   runtime_transfer.c  buffers, scratch buffers, timed and staged transfers
+ *   runtime_profile.c   events, timing, PARVIS_PROFILE, launches */
+#ifndef PV_CL_RUNTIME_STATE_H
+#define PV_CL_RUNTIME_STATE_H
+
+#include "runtime.h"
+
+#include <stdint.h>
+
+#define PV_CL_MAX_PLATFORMS 16
+#define PV_CL_MAX_DEVICES 64
+
+typedef enum event_kind { EVENT_KERNEL, EVENT_UPLOAD, EVENT_DOWNLOAD } event_kind;
+
+typedef struct timed_event {
+    cl_event event;
+    event_kind kind;
+    cl_kernel kernel; /* launches: named in the PARVIS_PROFILE summary */
+} timed_event;
+
+/* PARVIS_PROFILE=1: kernel time summed per kernel name, logged when the
+ * context is released (a debugging aid; nothing is kept otherwise). */
+typedef struct profile_entry {
+    char name[64];
+    double ms;
+    long launches;
+} profile_entry;
+
+/* PARVIS_PROFILE=1 also keeps the device timeline of every wait: from the
+ * first command's submission to its start (lead), from the first start to
+ * the last end (span) and the commands' summed time (busy); span - busy is
+ * time the device sat idle between commands, waiting for the host. */
+typedef struct profile_timeline {
+    long waits;
+    double lead_ms, span_ms, busy_ms;
+} profile_timeline;
+
+typedef struct built_program {
+    char *key;            /* "program|options" */
+    cl_program program;
+    uint64_t cache_key;   /* of the on-disk binary cache */
+    int from_cache;       /* program made from a cached binary */
+    cl_kernel *kernels;
+    char **kernel_names;
+    size_t kernel_count;
+} built_program;
+
+typedef struct scratch_slot {
+    const char *slot;
+    cl_mem buffer;
+    size_t bytes;
+} scratch_slot;
+
+typedef struct param_override {
+    char family[32];
+    char name[48];
+    int value;
+} param_override;
+
+/* Pinned (page-locked) host buffers that large transfers are staged
+ * through: the driver copies pageable memory through its own small bounce
+ * buffer, one thread, at a few GB/s (into freshly allocated memory far
+ * less); staging in 4 MiB chunks through a ring of four stages, with a
+ * multi-threaded memcpy overlapped with the DMA of the next chunks, is
+ * several times faster. */
+#define PINNED_STAGES 4
+typedef struct pinned_stage {
+    cl_mem buffer;
+    void *host;       /* mapped for the context's lifetime */
+    cl_event busy;    /* the last transfer that used it, or NULL */
+} pinned_stage;
+
+typedef struct release_hook {
+    pv_cl_release_fn fn;
+    void *arg;
+} release_hook;
+
+typedef struct pv_cl_state {
+    cl_platform_id platform;
+    cl_device_id device;
+    cl_context context;
+    cl_command_queue queue;
+    char platform_version[128];
+    char misspelled[96];     /* an unknown parameter looked up, until reported */
+    built_program *programs;
+    size_t program_count;
+    scratch_slot *scratch;
+    size_t scratch_count;
+    param_override *overrides;
+    size_t override_count;
+    timed_event *events;
+    size_t event_count, event_capacity;
+    release_hook *hooks;
+    size_t hook_count;
+    profile_entry *profile;
+    size_t profile_count;
+    profile_timeline timeline;
+    pinned_stage stages[PINNED_STAGES];
+    unsigned next_stage;     /* of the ring, for the next upload */
+    pv_cl_faults faults;     /* PARVIS_FAULT */
+} pv_cl_state;
+
+static inline pv_cl_state *pv_cl_state_of(pv_context *ctx)
+{
+    return (pv_cl_state *)ctx->backend_state;
+}
+
+/* runtime.c: " (injected by PARVIS_FAULT)" when the failure being reported
+ * was injected, else "". */
+const char *pv_cl_injected_note(pv_context *ctx);
+
+/* runtime_device.c: the device_index-th device into state and
+ * ctx->device, as enumerated once per process (PV_ERR_NO_DEVICE when
+ * there is none such). */
+pv_status pv_cl_device_pick(pv_context *ctx, pv_cl_state *state, int device_index);
+
+/* runtime_program.c: release every program and kernel of state. */
+void pv_cl_release_programs(pv_cl_state *state);
+
+/* runtime_binary.c: the on-disk binary cache (PARVIS_NO_BINARY_CACHE=1
+ * turns it off).  The key covers everything that changes the binary. */
+uint64_t pv_cl_binary_key(const pv_context *ctx, const pv_cl_state *state, const char *name,
+                          const char *source, const char *options);
+unsigned char *pv_cl_binary_load(uint64_t key, size_t *size);
+void pv_cl_binary_store(uint64_t key, const unsigned char *binary, size_t size);
+void pv_cl_binary_remove(uint64_t key);
+/* The built program's binary (malloc'ed), or NULL. */
+unsigned char *pv_cl_program_binary(cl_program program, size_t *size);
+
+/* runtime_transfer.c: unmap and release the pinned stages, then wait for
+ * the queue; release the scratch buffers. */
+void pv_cl_release_stages(pv_cl_state *state);
+void pv_cl_release_scratch(pv_cl_state *state);
+
+/* runtime_profile.c: keep an enqueued command's event until the next
+ * pv_cl_finish accounts its time (on failure the event is waited for and
+ * released); log the PARVIS_PROFILE summary and release the events. */
+pv_status pv_cl_track_event(pv_context *ctx, cl_event event, event_kind kind);
+void pv_cl_release_profile(pv_context *ctx, pv_cl_state *state);
+
+#endif

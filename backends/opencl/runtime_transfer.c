@@ -1,0 +1,510 @@
+/* The OpenCL runtime's memory: device buffers (checked against the
+ * device's allocation limit), scratch buffers kept between calls, and timed
+ * transfers, large ones staged through pinned host memory. */
+#include "runtime_state.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+/* -------------------------------------------------------------- buffers */
+
+pv_status pv_cl_buffer(pv_context *ctx, cl_mem_flags flags, size_t bytes, cl_mem *buffer)
+{
+    pv_cl_state *state = pv_cl_state_of(ctx);
+    if (bytes == 0)
+        bytes = 1;
+    if (ctx->device.max_alloc && bytes > ctx->device.max_alloc)
+        return pv_fail(ctx, PV_ERR_DEVICE_MEMORY,
+                       "a %zu-byte buffer exceeds %s's CL_DEVICE_MAX_MEM_ALLOC_SIZE (%llu bytes)",
+                       bytes, ctx->device.name, (unsigned long long)ctx->device.max_alloc);
+    cl_int err = pv_cl_fault(ctx, PV_CL_FAULT_ALLOC);
+    *buffer = err == CL_SUCCESS ? clCreateBuffer(state->context, flags, bytes, NULL, &err) : NULL;
+    return pv_cl_check(ctx, err, "clCreateBuffer");
+}
+
+void pv_cl_release(cl_mem *buffer)
+{
+    if (buffer && *buffer) {
+        clReleaseMemObject(*buffer);
+        *buffer = NULL;
+    }
+}
+
+static scratch_slot *find_slot(pv_cl_state *state, const char *slot)
+{
+    for (size_t i = 0; i < state->scratch_count; i++)
+        if (strcmp(state->scratch[i].slot, slot) == 0)
+            return &state->scratch[i];
+    return NULL;
+}
+
+static pv_status new_slot(pv_context *ctx, const char *slot, scratch_slot **out)
+{
+    pv_cl_state *state = pv_cl_state_of(ctx);
+    scratch_slot *grown = realloc(state->scratch, (state->scratch_count + 1) * sizeof *grown);
+    if (!grown)
+        return pv_fail(ctx, PV_ERR_NOMEM, "scratch buffers: out of memory");
+    state->scratch = grown;
+    *out = &state->scratch[state->scratch_count++];
+    (*out)->slot = slot;
+    (*out)->buffer = NULL;
+    (*out)->bytes = 0;
+    return PV_OK;
+}
+
+pv_status pv_cl_scratch(pv_context *ctx, const char *slot, size_t bytes, cl_mem *buffer)
+{
+    scratch_slot *entry = find_slot(pv_cl_state_of(ctx), slot);
+    pv_status status = entry ? PV_OK : new_slot(ctx, slot, &entry);
+    if (status != PV_OK)
+        return status;
+    if (entry->bytes < bytes || !entry->buffer) {
+        pv_cl_release(&entry->buffer);
+        entry->bytes = 0;
+        status = pv_cl_buffer(ctx, CL_MEM_READ_WRITE, bytes, &entry->buffer);
+        if (status != PV_OK)
+            return status;
+        entry->bytes = bytes;
+    }
+    *buffer = entry->buffer;
+    return PV_OK;
+}
+
+void pv_cl_release_scratch(pv_cl_state *state)
+{
+    for (size_t i = 0; i < state->scratch_count; i++)
+        clReleaseMemObject(state->scratch[i].buffer);
+    free(state->scratch);
+}
+
+/* ------------------------------------------------------------ transfers */
+
+#define PINNED_CHUNK ((size_t)4 << 20)
+
+/* Transfers from this size up go through the pinned stages
+ * (PARVIS_PINNED_MIN=<bytes> overrides; 0 turns staging off). */
+static size_t pinned_threshold(void)
+{
+    const char *value = getenv("PARVIS_PINNED_MIN");
+    if (value && *value) {
+        char *end = NULL;
+        unsigned long long bytes = strtoull(value, &end, 10);
+        if (*end == '\0')
+            return bytes == 0 ? SIZE_MAX : (size_t)bytes;
+    }
+    return (size_t)4 << 20;
+}
+
+static pv_status ensure_stage(pv_context *ctx, pinned_stage *stage)
+{
+    if (stage->host)
+        return PV_OK;
+    cl_int err = CL_SUCCESS;
+    if (!stage->buffer) { /* kept when only the map failed before */
+        err = pv_cl_fault(ctx, PV_CL_FAULT_ALLOC);
+        if (err == CL_SUCCESS)
+            stage->buffer = clCreateBuffer(pv_cl_context(ctx),
+                                           CL_MEM_ALLOC_HOST_PTR | CL_MEM_READ_WRITE,
+                                           PINNED_CHUNK, NULL, &err);
+    }
+    pv_status status = pv_cl_check(ctx, err, "clCreateBuffer(pinned stage)");
+    if (status != PV_OK)
+        return status;
+    err = pv_cl_fault(ctx, PV_CL_FAULT_ENQUEUE);
+    if (err == CL_SUCCESS)
+        stage->host = clEnqueueMapBuffer(pv_cl_queue(ctx), stage->buffer, CL_TRUE,
+                                     CL_MAP_READ | CL_MAP_WRITE, 0, PINNED_CHUNK, 0, NULL, NULL,
+                                     &err);
+    return pv_cl_check(ctx, err, "clEnqueueMapBuffer(pinned stage)");
+}
+
+/* Wait until the stage's previous transfer is done. */
+static pv_status stage_idle(pv_context *ctx, pinned_stage *stage)
+{
+    if (!stage->busy)
+        return PV_OK;
+    cl_int err = clWaitForEvents(1, &stage->busy);
+    clReleaseEvent(stage->busy);
+    stage->busy = NULL;
+    return pv_cl_check(ctx, err, "clWaitForEvents(pinned stage)");
+}
+
+/* Copies use a few threads, never the whole OpenMP team: a copy is
+ * bandwidth-bound well before 8 threads, and a full team competing with the
+ * driver's own threads for the cores can leave one thread waiting a
+ * scheduler tick (about 4 ms) at the join.  Below 1 MiB a copy stays on the
+ * calling thread: it takes tens of microseconds there, while waking even a
+ * few threads was seen to cost up to 0.3 ms.  Pieces of 256 KiB. */
+#define COPY_PIECE ((size_t)256 << 10)
+#define PARALLEL_COPY_MIN ((size_t)1 << 20)
+#define COPY_THREADS_MAX 8
+
+int pv_cl_copy_threads(size_t bytes)
+{
+    if (bytes < PARALLEL_COPY_MIN)
+        return 1;
+    size_t pieces = (bytes + COPY_PIECE - 1) / COPY_PIECE;
+    int threads = 1;
+#ifdef _OPENMP
+    threads = omp_get_max_threads() / 2;
+#endif
+    threads = threads < COPY_THREADS_MAX ? threads : COPY_THREADS_MAX;
+    threads = (size_t)threads < pieces ? threads : (int)pieces;
+    return threads > 1 ? threads : 1;
+}
+
+void pv_cl_copy_parallel(void *dst, const void *src, size_t bytes)
+{
+    const long pieces = (long)((bytes + COPY_PIECE - 1) / COPY_PIECE);
+    const int threads = pv_cl_copy_threads(bytes);
+#pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1)
+    for (long i = 0; i < pieces; i++) {
+        size_t start = (size_t)i * COPY_PIECE;
+        size_t n = bytes - start < COPY_PIECE ? bytes - start : COPY_PIECE;
+        memcpy((char *)dst + start, (const char *)src + start, n);
+    }
+}
+
+/* Record the transfer's event for timing and as the stage's busy mark. */
+static pv_status stage_submitted(pv_context *ctx, pinned_stage *stage, cl_event event,
+                                 event_kind kind)
+{
+    clRetainEvent(event);
+    stage->busy = event;
+    return pv_cl_track_event(ctx, event, kind);
+}
+
+/* The next stage of the ring, once its previous transfer is done:
+ * consecutive small uploads take different stages, so none waits. */
+static pv_status next_write_stage(pv_context *ctx, pinned_stage **stage)
+{
+    pv_cl_state *state = pv_cl_state_of(ctx);
+    *stage = &state->stages[state->next_stage++ % PINNED_STAGES];
+    pv_status status = ensure_stage(ctx, *stage);
+    return status == PV_OK ? stage_idle(ctx, *stage) : status;
+}
+
+static pv_status submit_write(pv_context *ctx, pinned_stage *stage, cl_mem buffer, size_t offset,
+                              size_t bytes)
+{
+    cl_event event;
+    cl_int err = pv_cl_fault(ctx, PV_CL_FAULT_ENQUEUE);
+    if (err == CL_SUCCESS)
+        err = clEnqueueWriteBuffer(pv_cl_queue(ctx), buffer, CL_FALSE, offset, bytes,
+                                      stage->host, 0, NULL, &event);
+    pv_status status = pv_cl_check(ctx, err, "clEnqueueWriteBuffer(pinned)");
+    return status == PV_OK ? stage_submitted(ctx, stage, event, EVENT_UPLOAD) : status;
+}
+
+/* `rows` rows of row_bytes, host_pitch bytes apart on the host, up through
+ * the stages to the buffer's `offset`, densely: whole rows per chunk
+ * (row_bytes <= PINNED_CHUNK), a contiguous chunk copied by several
+ * threads. */
+static pv_status staged_rows(pv_context *ctx, cl_mem buffer, size_t offset, size_t rows,
+                             size_t row_bytes, size_t host_pitch, const void *host)
+{
+    const size_t rows_per_chunk = PINNED_CHUNK / row_bytes;
+    pv_status status = PV_OK;
+    for (size_t first = 0; first < rows && status == PV_OK; first += rows_per_chunk) {
+        size_t n = rows - first < rows_per_chunk ? rows - first : rows_per_chunk;
+        pinned_stage *stage;
+        status = next_write_stage(ctx, &stage);
+        if (status != PV_OK)
+            break;
+        const char *from = (const char *)host + first * host_pitch;
+        if (host_pitch == row_bytes)
+            pv_cl_copy_parallel(stage->host, from, n * row_bytes);
+        else
+            for (size_t r = 0; r < n; r++)
+                memcpy((char *)stage->host + r * row_bytes, from + r * host_pitch, row_bytes);
+        status = submit_write(ctx, stage, buffer, offset + first * row_bytes, n * row_bytes);
+    }
+    return status;
+}
+
+/* bytes in PINNED_CHUNK pieces (rows of one byte). */
+static pv_status pinned_write(pv_context *ctx, cl_mem buffer, size_t offset, size_t bytes,
+                              const void *host)
+{
+    return staged_rows(ctx, buffer, offset, bytes, 1, 1, host);
+}
+
+static pv_status copy_rect(pv_context *ctx, cl_mem buffer, int to_device, size_t row_bytes,
+                           size_t rows, size_t slices, size_t host_row_pitch,
+                           size_t host_slice_pitch, void *host);
+
+pv_status pv_cl_write_rows_staged(pv_context *ctx, cl_mem buffer, size_t rows, size_t row_bytes,
+                                  size_t host_pitch, const void *host)
+{
+    if (host_pitch == row_bytes)
+        return pinned_write(ctx, buffer, 0, rows * row_bytes, host);
+    if (row_bytes > PINNED_CHUNK)
+        return copy_rect(ctx, buffer, 1, row_bytes, rows, 1, host_pitch, 0, (void *)host);
+    return staged_rows(ctx, buffer, 0, rows, row_bytes, host_pitch, host);
+}
+
+static pv_status enqueue_pinned_read(pv_context *ctx, pinned_stage *stage, cl_mem buffer,
+                                     size_t offset, size_t n)
+{
+    pv_status status = ensure_stage(ctx, stage);
+    if (status == PV_OK)
+        status = stage_idle(ctx, stage);
+    if (status != PV_OK)
+        return status;
+    cl_event event;
+    cl_int err = pv_cl_fault(ctx, PV_CL_FAULT_ENQUEUE);
+    if (err == CL_SUCCESS)
+        err = clEnqueueReadBuffer(pv_cl_queue(ctx), buffer, CL_FALSE, offset, n, stage->host,
+                                     0, NULL, &event);
+    status = pv_cl_check(ctx, err, "clEnqueueReadBuffer(pinned)");
+    return status == PV_OK ? stage_submitted(ctx, stage, event, EVENT_DOWNLOAD) : status;
+}
+
+static size_t chunk_bytes(size_t bytes, size_t chunk)
+{
+    size_t start = chunk * PINNED_CHUNK;
+    return bytes - start < PINNED_CHUNK ? bytes - start : PINNED_CHUNK;
+}
+
+/* Chunks i+1 .. i+3 are on their way while chunk i is handed to the sink. */
+pv_status pv_cl_read_chunked(pv_context *ctx, cl_mem buffer, size_t offset, size_t bytes,
+                             pv_cl_chunk_sink sink, void *user)
+{
+    pv_cl_state *state = pv_cl_state_of(ctx);
+    size_t chunks = (bytes + PINNED_CHUNK - 1) / PINNED_CHUNK;
+    pv_status status = PV_OK;
+    for (size_t i = 0; i < chunks && i < PINNED_STAGES && status == PV_OK; i++)
+        status = enqueue_pinned_read(ctx, &state->stages[i], buffer, offset + i * PINNED_CHUNK,
+                                     chunk_bytes(bytes, i));
+    for (size_t i = 0; i < chunks && status == PV_OK; i++) {
+        pinned_stage *stage = &state->stages[i % PINNED_STAGES];
+        status = stage_idle(ctx, stage);
+        if (status != PV_OK)
+            break;
+        sink(user, i * PINNED_CHUNK, stage->host, chunk_bytes(bytes, i));
+        size_t next = i + PINNED_STAGES;
+        if (next < chunks)
+            status = enqueue_pinned_read(ctx, stage, buffer, offset + next * PINNED_CHUNK,
+                                         chunk_bytes(bytes, next));
+    }
+    return status;
+}
+
+static void copy_sink(void *user, size_t offset, const void *chunk, size_t bytes)
+{
+    pv_cl_copy_parallel((char *)user + offset, chunk, bytes);
+}
+
+static pv_status pinned_read(pv_context *ctx, cl_mem buffer, size_t offset, size_t bytes,
+                             void *host)
+{
+    return pv_cl_read_chunked(ctx, buffer, offset, bytes, copy_sink, host);
+}
+
+/* One timed copy straight between host memory and a buffer (no staging);
+ * blocking: it has finished on return. */
+static pv_status direct_copy(pv_context *ctx, cl_mem buffer, int to_device, cl_bool blocking,
+                             size_t offset, size_t bytes, void *host)
+{
+    static const char *const calls[2][2] = {
+        {"clEnqueueReadBuffer(async)", "clEnqueueReadBuffer"},
+        {"clEnqueueWriteBuffer(async)", "clEnqueueWriteBuffer"},
+    };
+    cl_event event;
+    cl_int err = pv_cl_fault(ctx, PV_CL_FAULT_ENQUEUE);
+    if (err == CL_SUCCESS && to_device)
+        err = clEnqueueWriteBuffer(pv_cl_queue(ctx), buffer, blocking, offset, bytes, host, 0,
+                                   NULL, &event);
+    else if (err == CL_SUCCESS)
+        err = clEnqueueReadBuffer(pv_cl_queue(ctx), buffer, blocking, offset, bytes, host, 0,
+                                  NULL, &event);
+    pv_status status = pv_cl_check(ctx, err, calls[to_device != 0][blocking == CL_TRUE]);
+    return status == PV_OK
+               ? pv_cl_track_event(ctx, event, to_device ? EVENT_UPLOAD : EVENT_DOWNLOAD)
+               : status;
+}
+
+pv_status pv_cl_write(pv_context *ctx, cl_mem buffer, size_t offset, size_t bytes,
+                      const void *host)
+{
+    if (bytes >= pinned_threshold())
+        return pinned_write(ctx, buffer, offset, bytes, host);
+    return direct_copy(ctx, buffer, 1, CL_TRUE, offset, bytes, (void *)host);
+}
+
+pv_status pv_cl_read(pv_context *ctx, cl_mem buffer, size_t offset, size_t bytes, void *host)
+{
+    if (bytes >= pinned_threshold())
+        return pinned_read(ctx, buffer, offset, bytes, host);
+    return direct_copy(ctx, buffer, 0, CL_TRUE, offset, bytes, host);
+}
+
+pv_status pv_cl_read_staged(pv_context *ctx, cl_mem buffer, size_t offset, size_t bytes,
+                            void *host)
+{
+    if (pinned_threshold() == SIZE_MAX)
+        return pv_cl_read(ctx, buffer, offset, bytes, host);
+    return pinned_read(ctx, buffer, offset, bytes, host);
+}
+
+pv_status pv_cl_write_async(pv_context *ctx, cl_mem buffer, size_t offset, size_t bytes,
+                            const void *host)
+{
+    return direct_copy(ctx, buffer, 1, CL_FALSE, offset, bytes, (void *)host);
+}
+
+pv_status pv_cl_read_async(pv_context *ctx, cl_mem buffer, size_t offset, size_t bytes,
+                           void *host)
+{
+    return direct_copy(ctx, buffer, 0, CL_FALSE, offset, bytes, host);
+}
+
+/* A strided host block <-> a dense device block, in one rectangular copy. */
+static pv_status copy_rect(pv_context *ctx, cl_mem buffer, int to_device, size_t row_bytes,
+                           size_t rows, size_t slices, size_t host_row_pitch,
+                           size_t host_slice_pitch, void *host)
+{
+    if (host_row_pitch == row_bytes && (slices == 1 || host_slice_pitch == row_bytes * rows))
+        return to_device ? pv_cl_write(ctx, buffer, 0, row_bytes * rows * slices, host)
+                         : pv_cl_read(ctx, buffer, 0, row_bytes * rows * slices, host);
+    size_t origin[3] = {0, 0, 0};
+    size_t region[3] = {row_bytes, rows, slices};
+    cl_event event;
+    cl_int err = pv_cl_fault(ctx, PV_CL_FAULT_ENQUEUE);
+    if (err == CL_SUCCESS && to_device)
+        err = clEnqueueWriteBufferRect(pv_cl_queue(ctx), buffer, CL_TRUE, origin, origin, region,
+                                       row_bytes, row_bytes * rows, host_row_pitch,
+                                       host_slice_pitch, host, 0, NULL, &event);
+    else if (err == CL_SUCCESS)
+        err = clEnqueueReadBufferRect(pv_cl_queue(ctx), buffer, CL_TRUE, origin, origin, region,
+                                      row_bytes, row_bytes * rows, host_row_pitch,
+                                      host_slice_pitch, host, 0, NULL, &event);
+    pv_status status = pv_cl_check(ctx, err, to_device ? "clEnqueueWriteBufferRect"
+                                                       : "clEnqueueReadBufferRect");
+    return status == PV_OK ? pv_cl_track_event(ctx, event, to_device ? EVENT_UPLOAD : EVENT_DOWNLOAD)
+                           : status;
+}
+
+static pv_status image_rect(pv_context *ctx, cl_mem buffer, int to_device, const pv_image *image)
+{
+    size_t pixel = pv_pixel_size(image->type);
+    size_t row_bytes = (size_t)image->width * pixel;
+    size_t pitch = (size_t)image->stride * pixel;
+    return copy_rect(ctx, buffer, to_device, row_bytes, (size_t)image->height, 1, pitch,
+                     pitch * (size_t)image->height, image->data);
+}
+
+static pv_status volume_rect(pv_context *ctx, cl_mem buffer, int to_device, const pv_volume *volume)
+{
+    size_t row_bytes = (size_t)volume->nx * sizeof(float);
+    return copy_rect(ctx, buffer, to_device, row_bytes, (size_t)volume->ny, (size_t)volume->nz,
+                     (size_t)volume->stride_y * sizeof(float),
+                     (size_t)volume->stride_z * sizeof(float), volume->data);
+}
+
+pv_status pv_cl_write_image(pv_context *ctx, cl_mem buffer, const pv_image *image)
+{
+    return image_rect(ctx, buffer, 1, image);
+}
+
+/* A new dense buffer holding image or volume (one of them is NULL); no
+ * buffer is left on failure. */
+static pv_status upload_new(pv_context *ctx, const pv_image *image, const pv_volume *volume,
+                            cl_mem *buffer)
+{
+    size_t bytes = image ? (size_t)image->width * (size_t)image->height * pv_pixel_size(image->type)
+                         : (size_t)volume->nx * (size_t)volume->ny * (size_t)volume->nz *
+                               sizeof(float);
+    pv_status status = pv_cl_buffer(ctx, CL_MEM_READ_WRITE, bytes, buffer);
+    if (status != PV_OK)
+        return status;
+    status = image ? image_rect(ctx, *buffer, 1, image) : volume_rect(ctx, *buffer, 1, volume);
+    if (status != PV_OK)
+        pv_cl_release(buffer);
+    return status;
+}
+
+pv_status pv_cl_upload_image(pv_context *ctx, const pv_image *image, cl_mem *buffer)
+{
+    return upload_new(ctx, image, NULL, buffer);
+}
+
+pv_status pv_cl_download_image(pv_context *ctx, cl_mem buffer, pv_image *image)
+{
+    return image_rect(ctx, buffer, 0, image);
+}
+
+pv_status pv_cl_write_volume(pv_context *ctx, cl_mem buffer, const pv_volume *volume)
+{
+    return volume_rect(ctx, buffer, 1, volume);
+}
+
+pv_status pv_cl_upload_volume(pv_context *ctx, const pv_volume *volume, cl_mem *buffer)
+{
+    return upload_new(ctx, NULL, volume, buffer);
+}
+
+pv_status pv_cl_download_volume(pv_context *ctx, cl_mem buffer, pv_volume *volume)
+{
+    return volume_rect(ctx, buffer, 0, volume);
+}
+
+static void copy_volume(const pv_volume *from, pv_volume *to)
+{
+    size_t row = (size_t)from->nx * sizeof(float);
+    for (int z = 0; z < from->nz; z++)
+        for (int y = 0; y < from->ny; y++)
+            memcpy(to->data + (ptrdiff_t)y * to->stride_y + (ptrdiff_t)z * to->stride_z,
+                   from->data + (ptrdiff_t)y * from->stride_y + (ptrdiff_t)z * from->stride_z,
+                   row);
+}
+
+/* The last volume needs no temporary: when its download fails nothing of
+ * the caller's has been written yet (a driver that fails a read half done
+ * may leave that one volume partly written; an enqueue that fails, the
+ * usual case, writes nothing). */
+pv_status pv_cl_download_volumes(pv_context *ctx, const cl_mem *buffers, pv_volume *const *volumes,
+                                 int count)
+{
+    pv_volume staged[8];
+    if (count < 1 || count > 8)
+        return pv_fail(ctx, PV_ERR_INVALID, "pv_cl_download_volumes: %d volumes", count);
+    pv_status status = PV_OK;
+    int made = 0;
+    for (; made < count - 1 && status == PV_OK; made++) {
+        status = pv_volume_alloc(&staged[made], volumes[made]->nx, volumes[made]->ny,
+                                 volumes[made]->nz);
+        if (status == PV_OK)
+            status = pv_cl_download_volume(ctx, buffers[made], &staged[made]);
+        else
+            status = pv_fail(ctx, status, "no host memory to stage a download");
+    }
+    if (status == PV_OK)
+        status = pv_cl_download_volume(ctx, buffers[count - 1], volumes[count - 1]);
+    for (int i = 0; i < made; i++) {
+        if (status == PV_OK)
+            copy_volume(&staged[i], volumes[i]);
+        pv_volume_free(&staged[i]);
+    }
+    return status;
+}
+
+void pv_cl_release_stages(pv_cl_state *state)
+{
+    for (int i = 0; i < PINNED_STAGES; i++) {
+        pinned_stage *stage = &state->stages[i];
+        if (stage->busy)
+            clReleaseEvent(stage->busy);
+        if (stage->host)
+            clEnqueueUnmapMemObject(state->queue, stage->buffer, stage->host, 0, NULL, NULL);
+        if (stage->buffer)
+            clReleaseMemObject(stage->buffer);
+        memset(stage, 0, sizeof *stage);
+    }
+    if (state->queue)
+        clFinish(state->queue);
+}

@@ -1,0 +1,82 @@
+/* Internal to the OpenCL BP module: what its two files share.
+ * stereo_bp.c: the parameters, the plan, the buffers, the images and the
+ * data-cost pyramid, and the disparities; stereo_bp_passes.c: the message
+ * passes from the coarsest level down. */
+#ifndef PV_CL_STEREO_BP_HOST_H
+#define PV_CL_STEREO_BP_HOST_H
+
+#include "opencl.h"
+
+enum {
+    K_SMOOTH_ROWS,
+    K_SMOOTH_COLS,
+    K_DATA_COST,
+    K_DATA_PYRAMID,
+    K_DATA_COARSEN,
+    K_SMALL_LEVELS,
+    K_MESSAGES_START,
+    K_ROUND,
+    K_ROUND_INHERIT,
+    K_DISPARITY,
+    K_COUNT
+};
+
+typedef struct bp_plan {
+    int wg_x, wg_y;
+    int reg_values, local_values;
+    int nreg, nloc, npriv;
+    int small_pixels;
+    size_t local[2];
+    int pyramid_side;   /* most finest pixels per side of a bp_data_pyramid group */
+    char options[512];
+    cl_kernel kernels[K_COUNT]; /* looked up on first use in this call */
+} bp_plan;
+
+typedef struct bp_buffers {
+    cl_mem raw_left, raw_right;  /* the caller's pixels, packed */
+    cl_mem left, right;          /* f32, smoothed */
+    cl_mem tmp, weights;         /* smoothing */
+    cl_mem data;                 /* data-cost pyramid of one tile */
+    cl_mem msgs[2];              /* messages: even levels, odd levels */
+    cl_mem disparity;
+} bp_buffers;
+
+typedef struct level_size {
+    int width, height;
+    size_t plane;
+} level_size;
+
+/* A kernel's arguments, gathered one by one. */
+typedef struct kernel_args {
+    pv_cl_kernel_arg item[16];
+    int count;
+} kernel_args;
+
+static inline void arg(kernel_args *a, size_t size, const void *value)
+{
+    a->item[a->count].size = size;
+    a->item[a->count++].value = value;
+}
+
+static inline size_t div_up(size_t n, size_t d)
+{
+    return (n + d - 1) / d;
+}
+
+/* Size of a tile's level, and the offset of its data costs in the pyramid. */
+level_size pv_cl_bp_level_of(const pv_bp_tile *tile, int level);
+size_t pv_cl_bp_data_offset(const pv_bp_tile *tile, int level, int ndisp);
+
+/* Kernel `which` of the plan (looked up on first use in the call); its
+ * arguments set; launched with them over gx x gy in the plan's groups. */
+pv_status pv_cl_bp_kernel_of(pv_context *ctx, bp_plan *plan, int which, cl_kernel *kernel);
+pv_status pv_cl_bp_set_args(pv_context *ctx, bp_plan *plan, int which, const kernel_args *a);
+pv_status pv_cl_bp_launch(pv_context *ctx, bp_plan *plan, int which, const kernel_args *a,
+                          size_t gx, size_t gy);
+
+/* stereo_bp_passes.c: every level's messages and rounds for one tile,
+ * from the coarsest level down (the data-cost pyramid is ready). */
+pv_status pv_cl_bp_message_passes(pv_context *ctx, bp_plan *plan, const pv_bp_job *job,
+                                  const pv_bp_tile *tile, const bp_buffers *b);
+
+#endif

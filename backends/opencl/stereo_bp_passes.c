@@ -1,0 +1,226 @@
+/* OpenCL hierarchical belief propagation: the message passes of one tile
+ * (stereo_bp.c describes the whole).  From the coarsest level: the levels
+ * small enough for one work-group in a single launch (all their rounds,
+ * BP_SMALL_LEVEL_PIXELS), then per larger level one launch per round, the
+ * first also handing the messages down from the coarser level. */
+#include "stereo_bp_host.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* Work-items of bp_small_levels' one-row group: as many as the compiled
+ * kernel (its registers), the device and the local memory for NLOC values
+ * per item allow, at most 1024, a multiple of 32 where possible; the
+ * single-work-group levels then update up to 1024 pixels at once.  The
+ * kernel has no local memory of its own; 1 KiB of the device's is left
+ * spare (a group asking for all of it failed to launch on NVIDIA's
+ * driver).  0 when the kernel cannot say (those levels then run one
+ * launch per round). */
+static int small_group_items(pv_context *ctx, const bp_plan *plan, cl_kernel kernel)
+{
+    size_t fits = 0;
+    if (clGetKernelWorkGroupInfo(kernel, pv_cl_device(ctx), CL_KERNEL_WORK_GROUP_SIZE, sizeof fits,
+                                 &fits, NULL) != CL_SUCCESS)
+        return 0;
+    const size_t device_local = (size_t)pv_cl_device_info(ctx)->local_memory;
+    const size_t local = device_local > 1024 ? device_local - 1024 : 0;
+    size_t items = fits < 1024 ? fits : 1024;
+    if ((size_t)pv_cl_device_info(ctx)->max_work_group_size < items)
+        items = (size_t)pv_cl_device_info(ctx)->max_work_group_size;
+    if (plan->nloc > 0 && local / ((size_t)plan->nloc * sizeof(cl_float)) < items)
+        items = local / ((size_t)plan->nloc * sizeof(cl_float));
+    if (items >= 32)
+        items -= items % 32;
+    return (int)items;
+}
+
+/* Levels from the coarsest down with at most small_pixels pixels: the
+ * finest of them, or tile->levels when none. */
+static int small_finest(const bp_plan *plan, const pv_bp_tile *tile)
+{
+    int finest = tile->levels;
+    while (finest > 0) {
+        level_size s = pv_cl_bp_level_of(tile, finest - 1);
+        if ((long long)s.width * s.height > plan->small_pixels)
+            break;
+        finest--;
+    }
+    return finest;
+}
+
+/* Enqueue bp_small_levels for levels coarsest .. finest in one group of
+ * `items`: *launched 0 when the driver refuses the group (resources),
+ * which is not an error: those levels then run one launch per round.
+ * Setting the arguments can fail only on a real error, returned. */
+static pv_status launch_small(pv_context *ctx, bp_plan *plan, cl_kernel kernel,
+                              const pv_bp_job *job, const pv_bp_tile *tile, const bp_buffers *b,
+                              int finest, int items, int *launched)
+{
+    cl_int tw = tile->width, th = tile->height, coarsest = tile->levels - 1, last = finest;
+    cl_int rounds = job->iterations;
+    cl_float disc_max = job->disc_max, inv_n = job->inv_ndisp;
+    kernel_args a = {.count = 0};
+    arg(&a, sizeof(cl_mem), &b->msgs[0]);
+    arg(&a, sizeof(cl_mem), &b->msgs[1]);
+    arg(&a, sizeof(cl_mem), &b->data);
+    arg(&a, sizeof tw, &tw);
+    arg(&a, sizeof th, &th);
+    arg(&a, sizeof coarsest, &coarsest);
+    arg(&a, sizeof last, &last);
+    arg(&a, sizeof rounds, &rounds);
+    arg(&a, sizeof disc_max, &disc_max);
+    arg(&a, sizeof inv_n, &inv_n);
+    arg(&a, (size_t)(plan->nloc > 0 ? plan->nloc : 1) * (size_t)items * sizeof(cl_float), NULL);
+    pv_status status = pv_cl_bp_set_args(ctx, plan, K_SMALL_LEVELS, &a);
+    if (status != PV_OK)
+        return status;
+    /* A refused launch records an error message; the call goes on. */
+    char saved[sizeof ctx->last_error], saved_thread[sizeof ctx->last_error];
+    memcpy(saved, ctx->last_error, sizeof saved);
+    snprintf(saved_thread, sizeof saved_thread, "%s", pv_last_error());
+    const size_t group[2] = {(size_t)items, 1};
+    *launched = pv_cl_launch(ctx, kernel, 2, group, group) == PV_OK;
+    if (!*launched) {
+        pv_log(ctx, "stereo_bp: bp_small_levels with %d work-items refused (%s); one launch "
+                    "per round", items, ctx->last_error);
+        memcpy(ctx->last_error, saved, sizeof saved);
+        pv_set_thread_error(saved_thread);
+    }
+    return PV_OK;
+}
+
+/* The levels coarser than the first with more than small_pixels pixels,
+ * in one launch; returns the finest level it handled in *finest
+ * (tile->levels when none). */
+static pv_status small_levels(pv_context *ctx, bp_plan *plan, const pv_bp_job *job,
+                              const pv_bp_tile *tile, const bp_buffers *b, int *finest)
+{
+    *finest = small_finest(plan, tile);
+    if (*finest == tile->levels)
+        return PV_OK;
+    cl_kernel kernel;
+    pv_status status = pv_cl_bp_kernel_of(ctx, plan, K_SMALL_LEVELS, &kernel);
+    if (status != PV_OK)
+        return status;
+    const int items = small_group_items(ctx, plan, kernel);
+    if (items < 1)
+        pv_log(ctx, "stereo_bp: no group size for bp_small_levels on %s; one launch per round",
+               pv_cl_device_info(ctx)->name);
+    int launched = 0;
+    if (items >= 1)
+        status = launch_small(ctx, plan, kernel, job, tile, b, *finest, items, &launched);
+    if (!launched)
+        *finest = tile->levels;
+    return status;
+}
+
+/* Messages of the level `level` from zero (the coarsest level when no
+ * single-work-group launch handled it). */
+static pv_status start_level(pv_context *ctx, bp_plan *plan, const pv_bp_tile *tile,
+                             const bp_buffers *b, int level)
+{
+    level_size s = pv_cl_bp_level_of(tile, level);
+    cl_int width = s.width, height = s.height, from_coarse = 0;
+    const cl_mem *fine = &b->msgs[level & 1];
+    kernel_args a = {.count = 0};
+    arg(&a, sizeof(cl_mem), fine);
+    arg(&a, sizeof(cl_mem), fine);
+    arg(&a, sizeof width, &width);
+    arg(&a, sizeof height, &height);
+    arg(&a, sizeof from_coarse, &from_coarse);
+    return pv_cl_bp_launch(ctx, plan, K_MESSAGES_START, &a, (size_t)(s.width + 1) / 2 + 2,
+                           (size_t)s.height + 2);
+}
+
+/* What the rounds over one level hand their kernel, kept alive until the
+ * launch. */
+typedef struct level_values {
+    cl_int offset, width, height;
+    cl_float disc_max, inv_n;
+} level_values;
+
+static level_values values_of(const pv_bp_job *job, const pv_bp_tile *tile, int level)
+{
+    const level_size s = pv_cl_bp_level_of(tile, level);
+    const level_values v = {(cl_int)pv_cl_bp_data_offset(tile, level, job->ndisp), s.width,
+                            s.height, job->disc_max, job->inv_ndisp};
+    return v;
+}
+
+/* The level's messages, its data costs, offset, width and height: bp_round's
+ * first five arguments, bp_round_inherit's second to sixth. */
+static void add_level_args(kernel_args *a, const bp_buffers *b, int level, const level_values *v)
+{
+    arg(a, sizeof(cl_mem), &b->msgs[level & 1]);
+    arg(a, sizeof(cl_mem), &b->data);
+    arg(a, sizeof v->offset, &v->offset);
+    arg(a, sizeof v->width, &v->width);
+    arg(a, sizeof v->height, &v->height);
+}
+
+/* The hand-down from the coarser level fused with the first round. */
+static pv_status inherit_round(pv_context *ctx, bp_plan *plan, const pv_bp_job *job,
+                               const pv_bp_tile *tile, const bp_buffers *b, int level)
+{
+    const level_values v = values_of(job, tile, level);
+    cl_int rounds = job->iterations;
+    kernel_args a = {.count = 0};
+    arg(&a, sizeof(cl_mem), &b->msgs[(level + 1) & 1]);
+    add_level_args(&a, b, level, &v);
+    arg(&a, sizeof v.disc_max, &v.disc_max);
+    arg(&a, sizeof v.inv_n, &v.inv_n);
+    arg(&a, sizeof rounds, &rounds);
+    return pv_cl_bp_launch(ctx, plan, K_ROUND_INHERIT, &a, (size_t)(v.width + 1) / 2 + 2,
+                           (size_t)v.height + 2);
+}
+
+/* Rounds first..iterations-1 of a level (round t updates colour (t+1)&1,
+ * F&H's order).  The arguments are set once; only the colour changes. */
+static pv_status level_rounds(pv_context *ctx, bp_plan *plan, const pv_bp_job *job,
+                              const pv_bp_tile *tile, const bp_buffers *b, int level, int first)
+{
+    if (first >= job->iterations)
+        return PV_OK;
+    const level_values v = values_of(job, tile, level);
+    cl_int colour = (first + 1) & 1;
+    kernel_args a = {.count = 0};
+    add_level_args(&a, b, level, &v);
+    arg(&a, sizeof colour, &colour);
+    arg(&a, sizeof v.disc_max, &v.disc_max);
+    arg(&a, sizeof v.inv_n, &v.inv_n);
+    /* every argument once, then only the colour changes between rounds */
+    pv_status status = pv_cl_bp_set_args(ctx, plan, K_ROUND, &a);
+    cl_kernel kernel = plan->kernels[K_ROUND];
+    const size_t global[2] = {div_up((size_t)v.width, 2), (size_t)v.height};
+    for (int t = first; status == PV_OK && t < job->iterations; t++) {
+        if (t > first) {
+            colour = (t + 1) & 1;
+            status = pv_cl_arg(ctx, kernel, 5, sizeof colour, &colour);
+        }
+        if (status == PV_OK)
+            status = pv_cl_launch(ctx, kernel, 2, global, plan->local);
+    }
+    return status;
+}
+
+/* A level's messages and rounds. */
+static pv_status run_level(pv_context *ctx, bp_plan *plan, const pv_bp_job *job,
+                           const pv_bp_tile *tile, const bp_buffers *b, int level)
+{
+    if (level == tile->levels - 1) {
+        pv_status status = start_level(ctx, plan, tile, b, level);
+        return status == PV_OK ? level_rounds(ctx, plan, job, tile, b, level, 0) : status;
+    }
+    pv_status status = inherit_round(ctx, plan, job, tile, b, level);
+    return status == PV_OK ? level_rounds(ctx, plan, job, tile, b, level, 1) : status;
+}
+
+pv_status pv_cl_bp_message_passes(pv_context *ctx, bp_plan *plan, const pv_bp_job *job,
+                                  const pv_bp_tile *tile, const bp_buffers *b)
+{
+    int finest_small;
+    pv_status status = small_levels(ctx, plan, job, tile, b, &finest_small);
+    for (int level = finest_small - 1; status == PV_OK && level >= 0; level--)
+        status = run_level(ctx, plan, job, tile, b, level);
+    return status;
+}

@@ -1,0 +1,196 @@
+/* Front end of the register module: the passes over inputs that phase
+ * correlation and normxcorr2 share (finiteness, texture, means and
+ * energies, computed so the result does not depend on the number of
+ * threads), the f32 view of an image, and the common argument checks. */
+#include "register_internal.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+
+/* ============================================================ data checks */
+
+/* Threads for the front end's passes over inputs; small inputs stay on
+ * one thread, where starting a team costs more than the pass. */
+#define PV_PARALLEL_MIN_POINTS 65536
+
+int pv_reg_threads(const pv_context *ctx)
+{
+    return ctx && ctx->cpu_threads > 0 ? ctx->cpu_threads : 1;
+}
+
+static long volume_rows(const pv_volume *v)
+{
+    return (long)v->ny * v->nz;
+}
+
+static const float *volume_row(const pv_volume *v, long row)
+{
+    return v->data + (row / v->ny) * v->stride_z + (row % v->ny) * v->stride_y;
+}
+
+/* Finite values and their range, one pass, split over rows (minimum,
+ * maximum and a flag do not depend on the split). */
+pv_data_scan pv_reg_scan_volume(const pv_volume *v, int threads)
+{
+    float lo = INFINITY, hi = -INFINITY;
+    int finite = 1;
+    const long rows = volume_rows(v);
+    const int nx = v->nx;
+#pragma omp parallel for num_threads(threads) schedule(static) \
+    reduction(min : lo) reduction(max : hi) reduction(& : finite) \
+    if ((double)rows * nx > PV_PARALLEL_MIN_POINTS)
+    for (long r = 0; r < rows; r++) {
+        const float *row = volume_row(v, r);
+        for (int x = 0; x < nx; x++) {
+            float value = row[x];
+            finite &= isfinite(value) != 0;
+            lo = value < lo ? value : lo;
+            hi = value > hi ? value : hi;
+        }
+    }
+    pv_data_scan scan = {finite, finite && hi > lo};
+    return scan;
+}
+
+pv_data_scan pv_reg_scan_image(const pv_image *image, int threads)
+{
+    pv_data_scan scan = {1, 0};
+    if (image->type == PV_PIXEL_F32) {
+        pv_volume view = pv_volume_wrap(image->data, image->width, image->height, 1);
+        view.stride_y = image->stride;
+        return pv_reg_scan_volume(&view, threads);
+    }
+    const uint8_t *data = image->data, first = data[0];
+    for (int y = 0; y < image->height && !scan.textured; y++)
+        for (int x = 0; x < image->width; x++)
+            if (data[(ptrdiff_t)y * image->stride + x] != first) {
+                scan.textured = 1;
+                break;
+            }
+    return scan;
+}
+
+pv_status pv_reg_check_finite(pv_context *ctx, const char *op, const char *name,
+                              pv_data_scan scan)
+{
+    if (!scan.finite)
+        return pv_fail(ctx, PV_ERR_INVALID, "%s: %s contains NaN or Inf", op, name);
+    return PV_OK;
+}
+
+pv_status pv_reg_image_as_volume(pv_context *ctx, const pv_image *image, float **copy,
+                                 pv_volume *view)
+{
+    *copy = NULL;
+    if (image->type == PV_PIXEL_F32) {
+        *view = pv_volume_wrap(image->data, image->width, image->height, 1);
+        view->stride_y = image->stride;
+        view->stride_z = image->stride * image->height;
+        return PV_OK;
+    }
+    size_t count = (size_t)image->width * (size_t)image->height;
+    float *data = malloc(count * sizeof *data);
+    if (!data)
+        return pv_fail(ctx, PV_ERR_NOMEM, "no memory to convert a %dx%d image to float",
+                       image->width, image->height);
+    const uint8_t *src = image->data;
+    for (int y = 0; y < image->height; y++)
+        for (int x = 0; x < image->width; x++)
+            data[(size_t)y * image->width + x] = (float)src[(ptrdiff_t)y * image->stride + x];
+    *copy = data;
+    *view = pv_volume_wrap(data, image->width, image->height, 1);
+    return PV_OK;
+}
+
+/* ============================================================ input levels */
+
+/* A sum over a volume's rows of fn(row), in double: per-row sums in
+ * parallel, then added in row order, so the result does not depend on the
+ * number of threads. */
+typedef double (*row_sum_fn)(const float *row, long index, const pv_volume *v,
+                             const void *arg);
+
+static double sum_over_rows(const pv_volume *v, int threads, row_sum_fn fn, const void *arg)
+{
+    const long rows = volume_rows(v);
+    double *partial = malloc((size_t)rows * sizeof *partial), sum = 0.0;
+    if (!partial) {
+        for (long r = 0; r < rows; r++)
+            sum += fn(volume_row(v, r), r, v, arg);
+        return sum;
+    }
+#pragma omp parallel for num_threads(threads) schedule(static) \
+    if ((double)rows * v->nx > PV_PARALLEL_MIN_POINTS)
+    for (long r = 0; r < rows; r++)
+        partial[r] = fn(volume_row(v, r), r, v, arg);
+    for (long r = 0; r < rows; r++)
+        sum += partial[r];
+    free(partial);
+    return sum;
+}
+
+static double row_sum(const float *row, long index, const pv_volume *v, const void *arg)
+{
+    (void)index;
+    (void)arg;
+    double sum = 0.0;
+    for (int x = 0; x < v->nx; x++)
+        sum += row[x];
+    return sum;
+}
+
+double pv_reg_volume_mean(const pv_volume *v, int threads)
+{
+    return sum_over_rows(v, threads, row_sum, NULL) / ((double)v->nx * v->ny * v->nz);
+}
+
+typedef struct energy_args {
+    const float *const *window;
+    float mean;
+} energy_args;
+
+static double row_energy(const float *row, long index, const pv_volume *v, const void *arg)
+{
+    const energy_args *e = arg;
+    const int y = (int)(index % v->ny), z = (int)(index / v->ny);
+    double sum = 0.0;
+    for (int x = 0; x < v->nx; x++) {
+        double d = (double)row[x] - e->mean;
+        if (e->window[0])
+            d *= (double)e->window[0][x] * e->window[1][y] * e->window[2][z];
+        sum += d * d;
+    }
+    return sum;
+}
+
+double pv_reg_windowed_energy(const pv_volume *v, const float *const window[3], float mean,
+                              int threads)
+{
+    energy_args args = {window, mean};
+    return sum_over_rows(v, threads, row_energy, &args);
+}
+
+/* ======================================================== argument checks */
+
+pv_status pv_reg_check_ctx(pv_context *ctx, const char *op)
+{
+    if (!ctx)
+        return pv_fail(NULL, PV_ERR_INVALID, "%s: ctx is NULL", op);
+    return PV_OK;
+}
+
+pv_status pv_reg_check_image(pv_context *ctx, const char *op, const char *name,
+                             const pv_image *image)
+{
+    if (!pv_image_is_valid(image))
+        return pv_fail(ctx, PV_ERR_INVALID, "%s: %s is NULL or not a valid image", op, name);
+    return PV_OK;
+}
+
+pv_status pv_reg_check_volume(pv_context *ctx, const char *op, const char *name,
+                              const pv_volume *volume)
+{
+    if (!pv_volume_is_valid(volume))
+        return pv_fail(ctx, PV_ERR_INVALID, "%s: %s is NULL or not a valid volume", op, name);
+    return PV_OK;
+}
