@@ -302,6 +302,210 @@ int bench_sift_case(const bench_config *config, const bench_contexts *contexts, 
     return sift_row(config, contexts, name, width, height, 0, PV_SIFT_PRESET_FAST, rows);
 }
 
+/* ------------------------------------------------------------------- batch */
+
+/* Throughput of a stream of frames: BATCH_FRAMES different frames (Venus
+ * tiled from different offsets) through one plan, timed as one call per
+ * frame (pv_sift_detect_into in a loop, the "-loop" row) and as one
+ * pv_sift_detect_batch call (the case's own row); both rows give images/s. */
+#define BATCH_FRAMES 8
+
+typedef struct batch_case {
+    const char *name;
+    int width, height;
+} batch_case;
+
+static const batch_case batch_cases[] = {
+    {"sift-batch-vga", 640, 480},
+    {"sift-batch-720p", 1280, 720},
+};
+
+typedef struct batch_job {
+    pv_sift_plan *plan;
+    const pv_image *frames;
+    pv_sift_features results[BATCH_FRAMES];
+    int one_call;            /* 1: pv_sift_detect_batch; 0: a loop of detect_into */
+} batch_job;
+
+static void add_timing(pv_timing *sum, const pv_timing *t)
+{
+    sum->total_ms += t->total_ms;
+    sum->kernel_ms += t->kernel_ms;
+    sum->upload_ms += t->upload_ms;
+    sum->download_ms += t->download_ms;
+}
+
+/* The whole stream once; *timing: the context's timing of the one batch
+ * call, or the sum over the per-frame calls (the context keeps only the
+ * last call's). */
+static pv_status run_stream(pv_context *ctx, batch_job *job, pv_timing *timing)
+{
+    pv_timing t;
+    memset(timing, 0, sizeof *timing);
+    if (job->one_call) {
+        pv_status status = pv_sift_detect_batch(job->plan, job->frames, BATCH_FRAMES, job->results);
+        if (status == PV_OK && pv_context_last_timing(ctx, &t) == PV_OK)
+            add_timing(timing, &t);
+        return status;
+    }
+    pv_status status = PV_OK;
+    for (int i = 0; i < BATCH_FRAMES && status == PV_OK; i++) {
+        status = pv_sift_detect_into(job->plan, &job->frames[i], &job->results[i]);
+        if (status == PV_OK && pv_context_last_timing(ctx, &t) == PV_OK)
+            add_timing(timing, &t);
+    }
+    return status;
+}
+
+static int compare_doubles(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median_of(const double *values, int count)
+{
+    double sorted[BENCH_MAX_SAMPLES];
+    memcpy(sorted, values, (size_t)count * sizeof *sorted);
+    qsort(sorted, (size_t)count, sizeof *sorted, compare_doubles);
+    return count % 2 ? sorted[count / 2] : 0.5 * (sorted[count / 2 - 1] + sorted[count / 2]);
+}
+
+/* bench_time_series for a stream: warm-up, then the configured runs, each
+ * sample the whole stream's time; *median: the medians of the samples. */
+static pv_status time_stream(const bench_config *config, pv_context *ctx, batch_job *job,
+                             pv_timing *median, bench_series *series)
+{
+    pv_timing t;
+    for (int i = 0; i < config->warmup; i++) {
+        pv_status status = run_stream(ctx, job, &t);
+        if (status != PV_OK)
+            return status;
+    }
+    int runs = config->runs < 1 ? 1 : config->runs > BENCH_MAX_SAMPLES ? BENCH_MAX_SAMPLES
+                                                                       : config->runs;
+    series->count = 0;
+    for (int i = 0; i < runs; i++) {
+        pv_status status = run_stream(ctx, job, &t);
+        if (status != PV_OK)
+            return status;
+        series->total_ms[i] = t.total_ms;
+        series->kernel_ms[i] = t.kernel_ms;
+        series->upload_ms[i] = t.upload_ms;
+        series->download_ms[i] = t.download_ms;
+        series->count = i + 1;
+    }
+    memset(median, 0, sizeof *median);
+    median->total_ms = median_of(series->total_ms, runs);
+    median->kernel_ms = median_of(series->kernel_ms, runs);
+    median->upload_ms = median_of(series->upload_ms, runs);
+    median->download_ms = median_of(series->download_ms, runs);
+    return PV_OK;
+}
+
+static void free_batch_results(batch_job *job)
+{
+    for (int i = 0; i < BATCH_FRAMES; i++)
+        pv_sift_features_free(&job->results[i]);
+}
+
+/* Frame i: Venus mirror-tiled from offset (37 i, 23 i), so every frame
+ * differs as the frames of a panning video do. */
+static int make_frames(const bench_config *config, const batch_case *c, pv_image *frames)
+{
+    pv_image tile;
+    if (make_image(config, c->width + 37 * BATCH_FRAMES, c->height + 23 * BATCH_FRAMES, &tile))
+        return 1;
+    int rc = 0;
+    for (int i = 0; i < BATCH_FRAMES && rc == 0; i++) {
+        if (pv_image_alloc(&frames[i], c->width, c->height, PV_PIXEL_U8) != PV_OK) {
+            rc = cli_fail("cannot allocate a %dx%d frame", c->width, c->height);
+            break;
+        }
+        for (int y = 0; y < c->height; y++)
+            memcpy((uint8_t *)frames[i].data + (size_t)y * c->width,
+                   (const uint8_t *)tile.data + (size_t)(y + 23 * i) * tile.width + 37 * i,
+                   (size_t)c->width);
+    }
+    pv_image_free(&tile);
+    return rc;
+}
+
+static int time_batch(const bench_config *config, pv_context *ctx, const pv_image *frames,
+                      int one_call, batch_job *job, pv_timing *timing, bench_series *series)
+{
+    pv_sift_params params;
+    pv_sift_params_preset(&params, PV_SIFT_PRESET_FAST);
+    memset(job, 0, sizeof *job);
+    job->frames = frames;
+    job->one_call = one_call;
+    pv_status status = pv_sift_plan_create(ctx, frames[0].width, frames[0].height, &params,
+                                           &job->plan);
+    if (status == PV_OK)
+        status = time_stream(config, ctx, job, timing, series);
+    pv_sift_plan_destroy(job->plan);
+    return status == PV_OK ? 0 : cli_fail_status(status, one_call ? "sift batch" : "sift loop");
+}
+
+/* One row: the whole stream's time per backend, images/s in the params,
+ * agreement of the backends over every frame (the smallest share). */
+static int batch_row(const bench_config *config, const bench_contexts *contexts,
+                     const batch_case *c, const pv_image *frames, int one_call, bench_result *r)
+{
+    memset(r, 0, sizeof *r);
+    snprintf(r->op, sizeof r->op, "sift");
+    snprintf(r->name, sizeof r->name, "%s%s", c->name, one_call ? "" : "-loop");
+    snprintf(r->variant, sizeof r->variant, "%s", one_call ? "batch" : "loop");
+    r->cpu_quality = r->cl_quality = -1.0;
+    r->cpu_threads = pv_context_cpu_threads(contexts->cpu);
+    r->threshold = SIFT_AGREEMENT_THRESHOLD;
+    r->size = (double)c->width * c->height * BATCH_FRAMES;
+    batch_job cpu, cl;
+    pv_timing cpu_t, cl_t;
+    int rc = time_batch(config, contexts->cpu, frames, one_call, &cpu, &cpu_t, &r->cpu_samples);
+    if (rc == 0)
+        bench_fill_cpu(r, &cpu_t, NULL);
+    if (rc == 0 && contexts->opencl) {
+        rc = time_batch(config, contexts->opencl, frames, one_call, &cl, &cl_t, &r->cl_samples);
+        if (rc == 0) {
+            bench_fill_opencl(r, &cl_t, NULL);
+            r->agreement = 1.0;
+            for (int i = 0; i < BATCH_FRAMES; i++) {
+                double fwd = paired(&cl.results[i], &cpu.results[i], PV_SIFT_POSITION_TOLERANCE, 1e-3f);
+                double back = paired(&cpu.results[i], &cl.results[i], PV_SIFT_POSITION_TOLERANCE, 1e-3f);
+                r->agreement = fmin(r->agreement, fmin(fwd, back));
+            }
+        }
+        free_batch_results(&cl);
+    }
+    if (rc == 0) {
+        double cl_rate = r->have_opencl && r->cl_total_ms > 0.0 ? 1e3 * BATCH_FRAMES / r->cl_total_ms : 0.0;
+        snprintf(r->params, sizeof r->params, "%dx%d x%d %s, img/s cpu %.1f cl %.1f", c->width,
+                 c->height, BATCH_FRAMES, one_call ? "one batch" : "one call each",
+                 1e3 * BATCH_FRAMES / r->cpu_ms, cl_rate);
+    }
+    free_batch_results(&cpu);
+    return rc;
+}
+
+static int batch_rows(const bench_config *config, const bench_contexts *contexts,
+                      const batch_case *c, bench_rows *rows)
+{
+    pv_image frames[BATCH_FRAMES];
+    memset(frames, 0, sizeof frames);
+    bench_result *row = malloc(sizeof *row);
+    int rc = row ? make_frames(config, c, frames) : cli_fail("out of memory");
+    for (int one_call = 0; one_call <= 1 && rc == 0; one_call++) {
+        rc = batch_row(config, contexts, c, frames, one_call, row);
+        if (rc == 0)
+            rc = bench_add_row(rows, row);
+    }
+    for (int i = 0; i < BATCH_FRAMES; i++)
+        pv_image_free(&frames[i]);
+    free(row);
+    return rc;
+}
+
 /* ------------------------------------------------------------------- match */
 
 /* Unit descriptors; train[i] for even i is query[i] plus noise, the odd
@@ -426,6 +630,12 @@ int bench_features_cases(const bench_config *config, const bench_contexts *conte
             continue;
         if (sift_row(config, contexts, c->name, c->width, c->height, c->fresh_results, c->preset,
                      &rows))
+            return 1;
+    }
+    for (size_t i = 0; i < sizeof batch_cases / sizeof batch_cases[0]; i++) {
+        if (!bench_wants(config, "sift", batch_cases[i].name, 0))
+            continue;
+        if (batch_rows(config, contexts, &batch_cases[i], &rows))
             return 1;
     }
     for (size_t i = 0; i < sizeof match_cases / sizeof match_cases[0]; i++) {

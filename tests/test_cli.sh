@@ -109,6 +109,8 @@ expect_error "expected an integer in 1..8" sift "$L" --levels 0 --json
 expect_error "expected a number, > 0" sift "$L" --edge-thresh 0 --json
 expect_error "unknown option '--ratio'" sift "$L" --ratio 0.5 --json
 expect_error "nothing to do" sift "$L"
+expect_error "-o must contain {}" sift "$L" "$R" -o "$out/keys.txt"
+expect_error "would write the same output" sift "$L" "$data/venus/left.pgm" -o "$out/{}.txt"
 expect_error "expected a number, > 0 and <= 1" match "$L" "$R" --ratio 1.5 --json
 expect_error "expected an integer in 2..100000" octreg a b --stripes 1
 expect_error "expected NZxNXxNY (depth fastest), each 1..65536" octreg a b --size 4x4
@@ -120,6 +122,24 @@ expect_error "needs the opencl backend, not cpu" tune --backend cpu
 expect_error "takes no arguments" devices extra
 expect_error "expected an integer in 1..12" flow "$L" "$R" --levels 13 --time
 expect_error "must be odd (or 0)" flow "$L" "$R" --kernel-size 4 --time
+
+# sift with several images: one output per image ({} = its name), the same
+# keypoints as a run on that image alone (left and right, of one size, go
+# through one batch; venus through another plan)
+cp "$data/venus/left.pgm" "$out/venus.pgm"
+if ./parvis sift "$L" "$R" "$out/venus.pgm" -o "$out/many-{}.txt" --preset fast --backend cpu \
+    >"$out/stdout" 2>"$out/stderr"; then
+    for name in left venus right; do
+        [ -s "$out/many-$name.txt" ] || fail "sift with several images wrote no many-$name.txt"
+    done
+    ./parvis sift "$R" -o "$out/alone.txt" --preset fast --backend cpu ||
+        fail "sift of one image"
+    # the first comment line names the input; the keypoints must be identical
+    [ "$(tail -n +2 "$out/alone.txt")" = "$(tail -n +2 "$out/many-right.txt")" ] ||
+        fail "sift in a batch differs from sift alone"
+else
+    fail "sift with several images: $(cat "$out/stderr")"
+fi
 
 # --bad-thresh: a looser threshold never counts more bad pixels
 score() {

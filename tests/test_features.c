@@ -231,6 +231,10 @@ static void test_transpose(void **state)
         pv_sift_params params;
         pv_sift_params_default(&params);
         params.first_octave = first;
+        /* The transposed image sums the same floats in another order; with
+         * the default threshold 0, extrema whose |D| is at rounding level
+         * come and go with that order.  The symmetry is checked above it. */
+        params.peak_thresh = 0.005f;
         pv_image a = crop_u8(&g_venus, 60, 40, 250 + 60 * first, 190 + 40 * first);
         pv_image b = transpose_u8(&a);
         pv_sift_features fa = detect(ctx, &a, &params), fb = detect(ctx, &b, &params);
@@ -299,7 +303,10 @@ static void test_descriptor_properties(void **state)
         const float *d = f.descriptors + (size_t)i * 128;
         double norm = 0.0;
         for (int k = 0; k < 128; k++) {
-            assert_true(d[k] >= 0.0f && d[k] <= 0.5f);
+            /* Clamped at 0.2 then renormalised: an element is at most
+             * 0.2 / |clamped| <= 1 (1 when one bin holds all the weight,
+             * as on the nearly flat patches the threshold 0 keeps). */
+            assert_true(d[k] >= 0.0f && d[k] <= 1.0f);
             norm += (double)d[k] * d[k];
             float expect = fminf(512.0f * d[k], 255.0f);
             assert_int_equal(f.descriptors_u8[(size_t)i * 128 + k], (uint8_t)expect);

@@ -119,6 +119,17 @@ else
     note "the VLFeat peer is not built (no libvlfeat-dev at configure time): its SIFT row is not checked"
 fi
 
+# Correct matches under known homographies (docs/sift.md): on the Tsukuba
+# pairs parvis's defaults must keep up with OpenCV and VLFeat
+# (bench/peers/sift_accuracy.py --check states the shares).
+if [ "$HAVE_CV2" = 1 ] && [ -n "$vlfeat" ] && [ -x ./parvis ]; then
+    "$PYTHON" "$srcdir/bench/peers/sift_accuracy.py" --build . --data "$srcdir/tests/data/stereo" \
+        --photos tsukuba --check --json "$out/sift-accuracy.json" >/dev/null ||
+        fail "sift_accuracy.py --check: parvis's defaults fell behind a peer (or it failed)"
+else
+    note "OpenCV or the VLFeat peer is missing: the correct-match check is not run"
+fi
+
 # shellcheck disable=SC2086
 "$PYTHON" "$srcdir/bench/report.py" "$srcdir/tests/data/bench/parvis-sample.json" $files \
     --markdown "$out/report.md" --json "$out/joined.json" >/dev/null || fail "report.py exited $?"

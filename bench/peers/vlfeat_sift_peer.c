@@ -4,19 +4,30 @@
  *
  *   vlfeat_sift_peer --image PATH [--tile WxH] [--case NAME]
  *                    [--runs N] [--warmup N] [--budget SECONDS]
+ *                    [--first-octave N] [--peak-thresh T] [--features OUT]
  *
  * The image is read with parvis's I/O; --tile mirror-tiles it to WxH the
  * way bench/bench_features.c builds its inputs (the bench uses the bundled
- * Venus left image).  Parameters are pv_sift_params_default's: first
- * octave 0, 3 levels, peak threshold 0.01 on [0, 1] values, edge threshold
- * 10, descriptor magnification 3, and parvis's octave count.  Each timed
+ * Venus left image).  Parameters are pv_sift_params_default's (first
+ * octave -1, 3 levels, peak threshold 0 on [0, 1] values, edge
+ * threshold 10, descriptor magnification 3, and parvis's octave count);
+ * --first-octave and --peak-thresh replace those two (VLFeat's own
+ * defaults are first octave -1 in its `sift` program, 0 in vl_sift, and
+ * peak threshold 0).  Each timed
  * run converts the 8-bit image to floats (as pv_sift_detect does) and
  * computes every keypoint's orientations and descriptors; the filter is
  * made once, untimed, like a parvis plan.  VLFeat runs on one thread.
  *
  * Prints one JSON line in bench/peers/peers.py's row format:
  *   {"op": "sift", "case": ..., "peer": "vlfeat", "path": "cpu", "ms": ...,
- *    "runs": ..., "samples": [...], "note": ..., "keypoints": ...} */
+ *    "runs": ..., "samples": [...], "note": ..., "keypoints": ...}
+ *
+ * --features OUT also writes the last run's oriented keypoints for
+ * bench/peers/sift_accuracy.py: one record per descriptor of 132 float32
+ * in the machine's byte order, x y sigma angle (VLFeat's frame: pixels,
+ * origin at the centre of the top-left pixel, angle as VLFeat gives it)
+ * then the 128 descriptor values.  Runs default to 1 and warm-up to 0
+ * then. */
 #include <parvis.h>
 
 #include <vl/sift.h>
@@ -36,12 +47,16 @@ typedef struct options {
     int width, height;  /* 0: the image's own size */
     int runs, warmup;
     double budget_s;
+    int first_octave;       /* -2: pv_sift_params_default's */
+    float peak_thresh;      /* < 0: pv_sift_params_default's */
+    const char *features;   /* where to write the keypoints, or NULL */
 } options;
 
 static int usage(void)
 {
     fputs("usage: vlfeat_sift_peer --image PATH [--tile WxH] [--case NAME]\n"
-          "                        [--runs N] [--warmup N] [--budget SECONDS]\n",
+          "                        [--runs N] [--warmup N] [--budget SECONDS]\n"
+          "                        [--first-octave N] [--peak-thresh T] [--features OUT]\n",
           stderr);
     return 2;
 }
@@ -74,7 +89,17 @@ static int parse(int argc, char **argv, options *o)
             o->budget_s = strtod(value, &end);
             if (*end || !(o->budget_s > 0.0))
                 return 1;
-        } else
+        } else if (strcmp(arg, "--first-octave") == 0) {
+            o->first_octave = (int)strtol(value, &end, 10);
+            if (*end || o->first_octave < -1 || o->first_octave > 8)
+                return 1;
+        } else if (strcmp(arg, "--peak-thresh") == 0) {
+            o->peak_thresh = strtof(value, &end);
+            if (*end || !(o->peak_thresh >= 0.0f) || !isfinite(o->peak_thresh))
+                return 1;
+        } else if (strcmp(arg, "--features") == 0)
+            o->features = value;
+        else
             return 1;
     }
     return o->image == NULL;
@@ -130,6 +155,7 @@ typedef struct sift_run {
     float *image;
     size_t count;
     float *descriptors;     /* grown as needed */
+    float *frames;          /* x y sigma angle of each descriptor, grown with them */
     size_t capacity;        /* descriptors it holds */
     int keypoints;          /* detected */
     int oriented;           /* with descriptors (one per orientation) */
@@ -146,8 +172,17 @@ static int describe(sift_run *r, const VlSiftKeypoint *k)
             if (!more)
                 return 1;
             r->descriptors = more;
+            float *frames = realloc(r->frames, grown * 4 * sizeof(float));
+            if (!frames)
+                return 1;
+            r->frames = frames;
             r->capacity = grown;
         }
+        float *frame = r->frames + (size_t)r->oriented * 4;
+        frame[0] = k->x;
+        frame[1] = k->y;
+        frame[2] = k->sigma;
+        frame[3] = (float)angles[a];
         vl_sift_calc_keypoint_descriptor(r->filter, r->descriptors + (size_t)r->oriented * 128, k,
                                          angles[a]);
         r->oriented++;
@@ -174,6 +209,21 @@ static int run_once(sift_run *r)
     return 0;
 }
 
+/* The last run's records (frame, then descriptor) for the accuracy script. */
+static int write_features(const char *path, const sift_run *r)
+{
+    FILE *out = fopen(path, "wb");
+    int failed = out == NULL;
+    for (int i = 0; i < r->oriented && !failed; i++)
+        failed = fwrite(r->frames + (size_t)i * 4, sizeof(float), 4, out) != 4 ||
+                 fwrite(r->descriptors + (size_t)i * 128, sizeof(float), 128, out) != 128;
+    if (out && fclose(out) != 0)
+        failed = 1;
+    if (failed)
+        fprintf(stderr, "vlfeat_sift_peer: cannot write %s\n", path);
+    return failed;
+}
+
 static int compare(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -196,19 +246,27 @@ static void json_string(const char *s)
 
 int main(int argc, char **argv)
 {
-    options o = {NULL, NULL, 0, 0, 11, 3, 60.0};
+    options o = {NULL, NULL, 0, 0, -1, -1, 60.0, -2, -1.0f, NULL};
     if (parse(argc, argv, &o))
         return usage();
+    if (o.runs < 0)
+        o.runs = o.features ? 1 : 11;
+    if (o.warmup < 0)
+        o.warmup = o.features ? 0 : 3;
     int width = 0, height = 0;
     uint8_t *pixels = load(&o, &width, &height);
     if (!pixels)
         return 1;
     pv_sift_params p;
     pv_sift_params_default(&p);
+    if (o.first_octave >= -1)
+        p.first_octave = o.first_octave;
+    if (o.peak_thresh >= 0.0f)
+        p.peak_thresh = o.peak_thresh;
     int octaves = floor_log2(width < height ? width : height) - p.first_octave - 3;
     if (octaves < 1)
         octaves = 1;
-    sift_run r = {NULL, pixels, NULL, (size_t)width * (size_t)height, NULL, 0, 0, 0};
+    sift_run r = {NULL, pixels, NULL, (size_t)width * (size_t)height, NULL, NULL, 0, 0, 0};
     r.image = malloc(r.count * sizeof(float));
     r.filter = r.image ? vl_sift_new(width, height, octaves, p.levels, p.first_octave) : NULL;
     double *samples = malloc(MAX_RUNS * sizeof(double));
@@ -240,6 +298,8 @@ int main(int argc, char **argv)
         fputs("vlfeat_sift_peer: out of memory for descriptors\n", stderr);
         return 1;
     }
+    if (o.features && write_features(o.features, &r))
+        return 1;
     double *sorted = malloc((size_t)runs * sizeof(double));
     if (!sorted)
         return 1;
@@ -272,6 +332,7 @@ int main(int argc, char **argv)
     free(samples);
     vl_sift_delete(r.filter);
     free(r.descriptors);
+    free(r.frames);
     free(r.image);
     free(pixels);
     return 0;

@@ -6,8 +6,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* parvis sift takes up to this many images in one run. */
+#define SIFT_MAX_IMAGES 1024
+/* Same-size images detected in one pv_sift_detect_batch call, at most. */
+#define SIFT_BATCH 16
+
 typedef struct features_args {
-    const char *images[2];
+    const char *images[SIFT_MAX_IMAGES];
+    int image_count;
     const char *output;
     const char *preset;
     int want_json, verbose;
@@ -26,7 +32,12 @@ static const char sift_conventions[] =
     "  +x towards +y (clockwise on screen); d0..d127 the descriptor, 4x4 cells of 8\n"
     "  orientation bins, as integers min(512 v, 255) of the unit-norm float values v.\n"
     "  Images: PGM/PPM/PNG/PFM/JPEG,\n"
-    "  colour read as grey, values taken as 8-bit (--peak-thresh is for values in [0, 1]).\n";
+    "  colour read as grey, values taken as 8-bit (--peak-thresh is for values in [0, 1]).\n"
+    "  Several images: KEYS.txt must contain {}, which stands for each image's file name\n"
+    "  without folder and extension (a.png b.pgm -o out/{}.txt writes out/a.txt and\n"
+    "  out/b.txt; two images of one name are refused); consecutive images of one size\n"
+    "  share a plan and are detected in batches (pv_sift_detect_batch); --json prints one\n"
+    "  line per image.\n";
 
 static const char match_conventions[] =
     "  Keypoints of both images are detected with the sift options, then each keypoint\n"
@@ -105,13 +116,16 @@ static int parse_args(const char *command, int need, int argc, char **argv, feat
     const int match_options = 5;
     cli_command c = {
         .name = command,
-        .synopsis = is_match ? "IMG1 IMG2 -o MATCHES.txt [options]" : "IMAGE -o KEYS.txt [options]",
+        .synopsis = is_match ? "IMG1 IMG2 -o MATCHES.txt [options]"
+                             : "IMAGE... -o KEYS.txt [options]",
         .summary = is_match ? "SIFT matches between two images."
                             : "SIFT keypoints and descriptors of an image (Lowe 2004, VLFeat's "
                               "conventions).",
         .conventions = is_match ? match_conventions : sift_conventions, .options = table,
         .option_count = CLI_COUNT(table) - (is_match ? 0 : match_options),
-        .positional = args->images, .min_positional = need, .max_positional = need};
+        .positional = args->images, .min_positional = need,
+        .max_positional = is_match ? need : SIFT_MAX_IMAGES,
+        .positional_count = &args->image_count};
     if (apply_preset(command, argc, argv, &args->sift))
         return CLI_ERROR;
     int parsed = cli_parse(&c, argc, argv);
@@ -149,13 +163,14 @@ static int detect_file(pv_context *ctx, const features_args *args, const char *p
     return status == PV_OK ? 0 : cli_fail_status(status, path);
 }
 
-static int write_keypoints(const features_args *args, const pv_sift_features *f, int octaves)
+static int write_keypoints(const features_args *args, const char *path, const char *image,
+                           const pv_sift_features *f, int octaves)
 {
-    FILE *out = fopen(args->output, "w");
+    FILE *out = fopen(path, "w");
     if (!out)
-        return cli_fail("cannot write '%s'", args->output);
+        return cli_fail("cannot write '%s'", path);
     fprintf(out, "# parvis sift %s: %d keypoints, first octave %d, %d octaves, %d levels, "
-            "peak %g, edge %g\n", args->images[0], f->count, args->sift.first_octave, octaves,
+            "peak %g, edge %g\n", image, f->count, args->sift.first_octave, octaves,
             args->sift.levels, (double)args->sift.peak_thresh, (double)args->sift.edge_thresh);
     fprintf(out, "# x y sigma angle d0 ... d127 (pixels, origin at the centre of the top-left "
             "pixel, y down; angle in radians; descriptor as u8)\n");
@@ -167,7 +182,7 @@ static int write_keypoints(const features_args *args, const pv_sift_features *f,
             fprintf(out, " %u", (unsigned)f->descriptors_u8[(size_t)i * PV_SIFT_DESCRIPTOR_SIZE + d]);
         fputc('\n', out);
     }
-    return fclose(out) == 0 ? 0 : cli_fail("error writing '%s'", args->output);
+    return fclose(out) == 0 ? 0 : cli_fail("error writing '%s'", path);
 }
 
 static void print_timing_json(pv_context *ctx)
@@ -180,6 +195,138 @@ static void print_timing_json(pv_context *ctx)
            t.kernel_ms, t.total_ms, t.upload_ms, t.download_ms);
 }
 
+/* An image's file name without folder and extension, into stem. */
+static void image_stem(const char *image, char *stem, size_t size)
+{
+    const char *base = strrchr(image, '/');
+    base = base ? base + 1 : image;
+    const char *dot = strrchr(base, '.');
+    size_t length = dot && dot != base ? (size_t)(dot - base) : strlen(base);
+    snprintf(stem, size, "%.*s", (int)(length < size ? length : size - 1), base);
+}
+
+/* The output file of one image: the -o pattern with its first {} replaced
+ * by the image's stem (the pattern itself when it has none). */
+static int output_path(const char *pattern, const char *image, char *path, size_t size)
+{
+    const char *mark = strstr(pattern, "{}");
+    char stem[1024];
+    image_stem(image, stem, sizeof stem);
+    int n = mark ? snprintf(path, size, "%.*s%s%s", (int)(mark - pattern), pattern, stem, mark + 2)
+                 : snprintf(path, size, "%s", pattern);
+    return n < 0 || (size_t)n >= size ? cli_fail("sift: output name for '%s' is too long", image) : 0;
+}
+
+/* Several images need a {} in -o and distinct stems (no output written
+ * twice). */
+static int check_outputs(const features_args *args)
+{
+    if (args->image_count < 2 || !args->output)
+        return 0;
+    if (!strstr(args->output, "{}"))
+        return cli_fail("sift: %d images: -o must contain {} (one output per image)",
+                        args->image_count);
+    for (int i = 0; i < args->image_count; i++)
+        for (int j = 0; j < i; j++) {
+            char a[1024], b[1024];
+            image_stem(args->images[i], a, sizeof a);
+            image_stem(args->images[j], b, sizeof b);
+            if (strcmp(a, b) == 0)
+                return cli_fail("sift: '%s' and '%s' would write the same output",
+                                args->images[j], args->images[i]);
+        }
+    return 0;
+}
+
+/* Consecutive images of one size, waiting for one batch call. */
+typedef struct sift_group {
+    pv_image images[SIFT_BATCH];
+    int first;               /* index of images[0] in the command line */
+    int count;
+    pv_sift_plan *plan;      /* kept while the size stays the same */
+    int plan_width, plan_height;
+} sift_group;
+
+static void print_image_json(pv_context *ctx, const char *image, const pv_sift_features *f,
+                             int octaves)
+{
+    printf("{\"image\": ");
+    cli_json_string(stdout, image);
+    printf(", \"keypoints\": %d, \"octaves\": %d, ", f->count, octaves);
+    print_timing_json(ctx);
+    printf("}\n");
+}
+
+/* Detect the group's images in one batch, write their outputs, empty the
+ * group (its images freed). */
+static int flush_group(pv_context *ctx, const features_args *args, sift_group *g)
+{
+    const int width = g->images[0].width, height = g->images[0].height;
+    pv_status status = PV_OK;
+    if (g->plan && (g->plan_width != width || g->plan_height != height)) {
+        pv_sift_plan_destroy(g->plan);
+        g->plan = NULL;
+    }
+    if (!g->plan) {
+        status = pv_sift_plan_create(ctx, width, height, &args->sift, &g->plan);
+        g->plan_width = width;
+        g->plan_height = height;
+    }
+    pv_sift_features results[SIFT_BATCH];
+    memset(results, 0, sizeof results);
+    if (status == PV_OK)
+        status = pv_sift_detect_batch(g->plan, g->images, g->count, results);
+    int rc = status == PV_OK ? 0 : cli_fail_status(status, args->images[g->first]);
+    const int octaves = g->plan ? pv_sift_plan_octaves(g->plan) : 0;
+    for (int i = 0; i < g->count && rc == 0; i++) {
+        const char *image = args->images[g->first + i];
+        char path[4096];
+        if (args->output)
+            rc = output_path(args->output, image, path, sizeof path);
+        if (rc == 0 && args->output)
+            rc = write_keypoints(args, path, image, &results[i], octaves);
+        if (rc == 0 && args->want_json)
+            print_image_json(ctx, image, &results[i], octaves);
+    }
+    for (int i = 0; i < g->count; i++) {
+        pv_sift_features_free(&results[i]);
+        pv_image_free(&g->images[i]);
+    }
+    g->count = 0;
+    return rc;
+}
+
+/* Every image of the command line, in order, batched by size. */
+static int sift_images(pv_context *ctx, const features_args *args)
+{
+    sift_group g;
+    memset(&g, 0, sizeof g);
+    int rc = 0;
+    for (int i = 0; i < args->image_count && rc == 0; i++) {
+        pv_image image;
+        if (cli_read_image(args->images[i], PV_PIXEL_U8, args->verbose, &image)) {
+            rc = 1;
+            break;
+        }
+        if (g.count > 0 && (g.count == SIFT_BATCH || image.width != g.images[0].width ||
+                            image.height != g.images[0].height))
+            rc = flush_group(ctx, args, &g);
+        if (rc) {
+            pv_image_free(&image);
+            break;
+        }
+        if (g.count == 0)
+            g.first = i;
+        g.images[g.count++] = image;
+    }
+    if (rc == 0 && g.count > 0)
+        rc = flush_group(ctx, args, &g);
+    for (int i = 0; i < g.count; i++)
+        pv_image_free(&g.images[i]);
+    pv_sift_plan_destroy(g.plan);
+    return rc;
+}
+
 int cli_sift(int argc, char **argv)
 {
     features_args args;
@@ -187,23 +334,12 @@ int cli_sift(int argc, char **argv)
     int parsed = parse_args("sift", 1, argc, argv, &args);
     if (parsed != CLI_PARSED)
         return cli_parse_exit(parsed);
+    if (check_outputs(&args))
+        return 1;
     pv_context *ctx = cli_context(&args.backend);
     if (!ctx)
         return 1;
-    pv_sift_features f;
-    int octaves = 0;
-    int rc = detect_file(ctx, &args, args.images[0], &f, &octaves);
-    if (rc == 0 && args.output)
-        rc = write_keypoints(&args, &f, octaves);
-    if (rc == 0 && args.want_json) {
-        printf("{\"image\": ");
-        cli_json_string(stdout, args.images[0]);
-        printf(", \"keypoints\": %d, \"octaves\": %d, ", f.count, octaves);
-        print_timing_json(ctx);
-        printf("}\n");
-    }
-    if (rc == 0)
-        pv_sift_features_free(&f);
+    int rc = sift_images(ctx, &args);
     pv_context_destroy(ctx);
     return rc;
 }

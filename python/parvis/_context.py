@@ -474,7 +474,7 @@ class Context(_Handle):
         image: 2D uint8 (scaled to [0, 1]) or float32 (used as is: keep it in
         [0, 1] for the default thresholds), at least 16 x 16, finite.
         preset: "reference" (the defaults: first octave -1, peak threshold
-        0.0067) or "fast" (the real-time paper's: first octave 0, peak
+        0) or "fast" (the real-time paper's: first octave 0, peak
         0.01); any other argument given overrides the preset's value.
         first_octave: -1 (upsampled 2x) or 0; octaves: 0 for automatic;
         levels: scales per octave; max_keypoints: 0 for all, else the top K
