@@ -155,17 +155,11 @@ pv_status pv_disparity_crosscheck(pv_context *ctx, const char *op, const pv_imag
     return pv_oracle_end(ctx, &oracle, status, PV_ORACLE_COMPARED_BY_CALLER);
 }
 
+/* The CPU reference for the SAD cross-check. */
 static pv_status cpu_sad(pv_context *ctx, const pv_image *left, const pv_image *right,
                          const void *params, pv_image *ref)
 {
     return pv_cpu_backend.stereo->sad(ctx, left, right, params, ref);
-}
-
-static pv_status crosscheck_sad(pv_context *ctx, const pv_image *left, const pv_image *right,
-                                const pv_sad_params *params, const pv_image *disparity)
-{
-    return pv_disparity_crosscheck(ctx, "stereo_sad", left, right, cpu_sad, params, disparity,
-                                   PV_TOL_SAD_DIFFERING_SHARE);
 }
 
 /* ------------------------------------------------------------------ matching */
@@ -185,7 +179,8 @@ static pv_status run_sad(pv_context *ctx, const pv_image *left, const pv_image *
 {
     pv_status status = ctx->ops->stereo->sad(ctx, left, right, params, disparity);
     if (status == PV_OK && pv_crosscheck_wanted(ctx))
-        status = crosscheck_sad(ctx, left, right, params, disparity);
+        status = pv_disparity_crosscheck(ctx, "stereo_sad", left, right, cpu_sad, params,
+                                         disparity, PV_TOL_SAD_DIFFERING_SHARE);
     return status;
 }
 
