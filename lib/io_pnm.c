@@ -394,22 +394,35 @@ static pv_status write_pgm_data(pv_io_output *out, const pv_image *image, uint8_
     return status;
 }
 
-pv_status pv_image_write_pgm(const char *path, const pv_image *image)
+/* Writes image to path as function: a row buffer of bytes_per_sample per
+ * pixel, then write_data's header and rows into a new file that replaces
+ * path only when complete. */
+typedef pv_status (*data_writer)(pv_io_output *out, const pv_image *image, uint8_t *row);
+
+static pv_status write_netpbm(const char *function, const char *path, const pv_image *image,
+                              size_t bytes_per_sample, data_writer write_data)
 {
-    static const char function[] = "pv_image_write_pgm";
+    size_t row_bytes = 0;
     pv_status status = pv_io_check_write_args(function, path, image);
     if (status != PV_OK)
         return status;
-    uint8_t *row = malloc((size_t)image->width);
+    uint8_t *row = pv_size_mul((size_t)image->width, bytes_per_sample, &row_bytes)
+                       ? malloc(row_bytes)
+                       : NULL;
     if (!row)
         return pv_fail(NULL, PV_ERR_NOMEM, "%s: '%s': cannot allocate a row buffer", function,
                        path);
     pv_io_output out;
     status = pv_io_open_output(&out, function, path);
     if (status == PV_OK)
-        status = pv_io_finish_output(&out, write_pgm_data(&out, image, row));
+        status = pv_io_finish_output(&out, write_data(&out, image, row));
     free(row);
     return status;
+}
+
+pv_status pv_image_write_pgm(const char *path, const pv_image *image)
+{
+    return write_netpbm("pv_image_write_pgm", path, image, 1, write_pgm_data);
 }
 
 static void store_le32(uint8_t *p, uint32_t value)
@@ -452,19 +465,5 @@ static pv_status write_pfm_data(pv_io_output *out, const pv_image *image, uint8_
 /* u8 images are accepted too: their values are written as floats. */
 pv_status pv_image_write_pfm(const char *path, const pv_image *image)
 {
-    static const char function[] = "pv_image_write_pfm";
-    size_t row_bytes = 0;
-    pv_status status = pv_io_check_write_args(function, path, image);
-    if (status != PV_OK)
-        return status;
-    uint8_t *row = pv_size_mul((size_t)image->width, 4, &row_bytes) ? malloc(row_bytes) : NULL;
-    if (!row)
-        return pv_fail(NULL, PV_ERR_NOMEM, "%s: '%s': cannot allocate a row buffer", function,
-                       path);
-    pv_io_output out;
-    status = pv_io_open_output(&out, function, path);
-    if (status == PV_OK)
-        status = pv_io_finish_output(&out, write_pfm_data(&out, image, row));
-    free(row);
-    return status;
+    return write_netpbm("pv_image_write_pfm", path, image, 4, write_pfm_data);
 }
