@@ -2,20 +2,21 @@
 # Embed OpenCL kernel sources into a C file as string literals.
 # usage: embed-kernels.sh OUTPUT.c FILE.cl...
 # Each FILE.cl becomes an entry named after its base name without ".cl".
-# A line '#include "NAME.cl"' is replaced by that file (from FILE.cl's
-# directory), so programs can share helpers without the OpenCL compiler
-# needing an include path; included files are not entries themselves.
+# A line '#include "PATH.cl"' or '#include "PATH.h"' is replaced by that
+# file (PATH relative to FILE.cl's directory), so programs can share helpers,
+# and plain-C headers shared with the CPU backend, without the OpenCL
+# compiler needing an include path; included files are not entries.
 set -e
 out=$1
 shift
 tmp="$out.tmp"
 
-# Print FILE with its #include "X.cl" lines expanded (one level deep).
+# Print FILE with its #include "X.cl" / "X.h" lines expanded (one level deep).
 expand() {
     dir=$(dirname "$1")
     while IFS= read -r line || [ -n "$line" ]; do
         case "$line" in
-            '#include "'*'.cl"')
+            '#include "'*'.cl"' | '#include "'*'.h"')
                 inc=${line#'#include "'}
                 inc=${inc%'"'}
                 [ -f "$dir/$inc" ] || { echo "embed-kernels.sh: $1: no $dir/$inc" >&2; exit 1; }

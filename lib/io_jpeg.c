@@ -118,13 +118,20 @@ static pv_status allocate_jpeg_buffers(jpeg_reader *r)
     return pv_io_alloc_output(r->file, &r->image, width, (int)r->cinfo.output_height, r->type);
 }
 
+/* The header, read and checked against the size limits; libjpeg's errors
+ * jump to the caller's setjmp, which must be set. */
+static pv_status read_checked_header(jpeg_reader *r)
+{
+    start_jpeg(r);
+    jpeg_read_header(&r->cinfo, TRUE);
+    return check_jpeg_size(r);
+}
+
 static pv_status decode_jpeg(jpeg_reader *r)
 {
     if (setjmp(r->failure.jump))
         return jpeg_read_error(r);
-    start_jpeg(r);
-    jpeg_read_header(&r->cinfo, TRUE);
-    pv_status status = check_jpeg_size(r);
+    pv_status status = read_checked_header(r);
     if (status != PV_OK)
         return status;
     r->cinfo.out_color_space = r->cinfo.num_components == 1 ? JCS_GRAYSCALE : JCS_RGB;
@@ -178,9 +185,7 @@ static pv_status info_jpeg(jpeg_reader *r, pv_image_info *info)
 {
     if (setjmp(r->failure.jump))
         return jpeg_read_error(r);
-    start_jpeg(r);
-    jpeg_read_header(&r->cinfo, TRUE);
-    pv_status status = check_jpeg_size(r);
+    pv_status status = read_checked_header(r);
     if (status != PV_OK)
         return status;
     info->width = (int)r->cinfo.image_width;

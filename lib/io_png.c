@@ -209,13 +209,20 @@ static pv_status read_png_rows(png_reader *r, int passes)
     return status;
 }
 
+/* The header, read and checked against the size limits; libpng's errors
+ * jump to the caller's setjmp, which must be set. */
+static pv_status read_checked_info(png_reader *r)
+{
+    png_init_io(r->png, r->file->stream);
+    png_read_info(r->png, r->info);
+    return check_png_size(r);
+}
+
 static pv_status decode_png(png_reader *r)
 {
     if (setjmp(png_jmpbuf(r->png)))
         return png_read_error(r);
-    png_init_io(r->png, r->file->stream);
-    png_read_info(r->png, r->info);
-    pv_status status = check_png_size(r);
+    pv_status status = read_checked_info(r);
     if (status != PV_OK)
         return status;
     int passes = set_grey_transforms(r);
@@ -261,9 +268,7 @@ static pv_status read_png_header_info(png_reader *r, pv_image_info *info)
 {
     if (setjmp(png_jmpbuf(r->png)))
         return png_read_error(r);
-    png_init_io(r->png, r->file->stream);
-    png_read_info(r->png, r->info);
-    pv_status status = check_png_size(r);
+    pv_status status = read_checked_info(r);
     if (status != PV_OK)
         return status;
     int color = png_get_color_type(r->png, r->info);

@@ -268,24 +268,16 @@ static pv_status read_pnm_header(pv_io_file *file, raster *r)
     return PV_OK;
 }
 
-pv_status pv_io_read_pnm(pv_io_file *file, pv_pixel_type type, pv_image *out)
-{
-    raster r;
-    pv_status status = read_pnm_header(file, &r);
-    if (status != PV_OK)
-        return status;
-    return read_raster(file, &r, type, out);
-}
-
 /* The header's facts, after the same size check the reader makes. */
-static pv_status raster_info(pv_io_file *file, const raster *r, pv_image_format format,
-                             pv_image_info *info)
+static pv_status raster_info(pv_io_file *file, const raster *r, pv_image_info *info)
 {
     size_t row_bytes;
     pv_status status = check_raster_fits(file, r, &row_bytes);
     if (status != PV_OK)
         return status;
-    info->format = format;
+    info->format = r->kind == PV_IO_SAMPLE_F32_LE || r->kind == PV_IO_SAMPLE_F32_BE
+                       ? PV_IMAGE_FORMAT_PFM
+                       : r->channels == 3 ? PV_IMAGE_FORMAT_PPM : PV_IMAGE_FORMAT_PGM;
     info->width = r->width;
     info->height = r->height;
     info->channels = r->channels;
@@ -297,16 +289,6 @@ static pv_status raster_info(pv_io_file *file, const raster *r, pv_image_format 
         info->bits = bits;
     }
     return PV_OK;
-}
-
-pv_status pv_io_info_pnm(pv_io_file *file, pv_image_info *info)
-{
-    raster r;
-    pv_status status = read_pnm_header(file, &r);
-    if (status != PV_OK)
-        return status;
-    return raster_info(file, &r, r.channels == 3 ? PV_IMAGE_FORMAT_PPM : PV_IMAGE_FORMAT_PGM,
-                       info);
 }
 
 /* ===================================================================== PFM */
@@ -357,22 +339,38 @@ static pv_status read_pfm_header(pv_io_file *file, raster *r)
     return PV_OK;
 }
 
-pv_status pv_io_read_pfm(pv_io_file *file, pv_pixel_type type, pv_image *out)
+/* The four entry points: a header by read_header, then the header's facts
+ * into info when one is given, else the image (as type) into out. */
+typedef pv_status (*header_reader)(pv_io_file *file, raster *r);
+
+static pv_status read_netpbm(pv_io_file *file, header_reader read_header, pv_pixel_type type,
+                             pv_image *out, pv_image_info *info)
 {
     raster r;
-    pv_status status = read_pfm_header(file, &r);
+    pv_status status = read_header(file, &r);
     if (status != PV_OK)
         return status;
-    return read_raster(file, &r, type, out);
+    return info ? raster_info(file, &r, info) : read_raster(file, &r, type, out);
+}
+
+pv_status pv_io_read_pnm(pv_io_file *file, pv_pixel_type type, pv_image *out)
+{
+    return read_netpbm(file, read_pnm_header, type, out, NULL);
+}
+
+pv_status pv_io_info_pnm(pv_io_file *file, pv_image_info *info)
+{
+    return read_netpbm(file, read_pnm_header, PV_PIXEL_U8, NULL, info);
+}
+
+pv_status pv_io_read_pfm(pv_io_file *file, pv_pixel_type type, pv_image *out)
+{
+    return read_netpbm(file, read_pfm_header, type, out, NULL);
 }
 
 pv_status pv_io_info_pfm(pv_io_file *file, pv_image_info *info)
 {
-    raster r;
-    pv_status status = read_pfm_header(file, &r);
-    if (status != PV_OK)
-        return status;
-    return raster_info(file, &r, PV_IMAGE_FORMAT_PFM, info);
+    return read_netpbm(file, read_pfm_header, PV_PIXEL_U8, NULL, info);
 }
 
 /* ================================================================ writers */
@@ -396,22 +394,35 @@ static pv_status write_pgm_data(pv_io_output *out, const pv_image *image, uint8_
     return status;
 }
 
-pv_status pv_image_write_pgm(const char *path, const pv_image *image)
+/* Writes image to path as function: a row buffer of bytes_per_sample per
+ * pixel, then write_data's header and rows into a new file that replaces
+ * path only when complete. */
+typedef pv_status (*data_writer)(pv_io_output *out, const pv_image *image, uint8_t *row);
+
+static pv_status write_netpbm(const char *function, const char *path, const pv_image *image,
+                              size_t bytes_per_sample, data_writer write_data)
 {
-    static const char function[] = "pv_image_write_pgm";
+    size_t row_bytes = 0;
     pv_status status = pv_io_check_write_args(function, path, image);
     if (status != PV_OK)
         return status;
-    uint8_t *row = malloc((size_t)image->width);
+    uint8_t *row = pv_size_mul((size_t)image->width, bytes_per_sample, &row_bytes)
+                       ? malloc(row_bytes)
+                       : NULL;
     if (!row)
         return pv_fail(NULL, PV_ERR_NOMEM, "%s: '%s': cannot allocate a row buffer", function,
                        path);
     pv_io_output out;
     status = pv_io_open_output(&out, function, path);
     if (status == PV_OK)
-        status = pv_io_finish_output(&out, write_pgm_data(&out, image, row));
+        status = pv_io_finish_output(&out, write_data(&out, image, row));
     free(row);
     return status;
+}
+
+pv_status pv_image_write_pgm(const char *path, const pv_image *image)
+{
+    return write_netpbm("pv_image_write_pgm", path, image, 1, write_pgm_data);
 }
 
 static void store_le32(uint8_t *p, uint32_t value)
@@ -454,19 +465,5 @@ static pv_status write_pfm_data(pv_io_output *out, const pv_image *image, uint8_
 /* u8 images are accepted too: their values are written as floats. */
 pv_status pv_image_write_pfm(const char *path, const pv_image *image)
 {
-    static const char function[] = "pv_image_write_pfm";
-    size_t row_bytes = 0;
-    pv_status status = pv_io_check_write_args(function, path, image);
-    if (status != PV_OK)
-        return status;
-    uint8_t *row = pv_size_mul((size_t)image->width, 4, &row_bytes) ? malloc(row_bytes) : NULL;
-    if (!row)
-        return pv_fail(NULL, PV_ERR_NOMEM, "%s: '%s': cannot allocate a row buffer", function,
-                       path);
-    pv_io_output out;
-    status = pv_io_open_output(&out, function, path);
-    if (status == PV_OK)
-        status = pv_io_finish_output(&out, write_pfm_data(&out, image, row));
-    free(row);
-    return status;
+    return write_netpbm("pv_image_write_pfm", path, image, 4, write_pfm_data);
 }

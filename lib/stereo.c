@@ -129,8 +129,9 @@ static double share_of_differing_disparities(const pv_image *a, const pv_image *
     return (double)differing / ((double)a->width * (double)a->height);
 }
 
-pv_status pv_disparity_crosscheck(pv_context *ctx, const char *op, const pv_image *device,
-                                  const pv_image *cpu, double max_share)
+/* PV_OK when at most max_share of the pixels of device and cpu differ. */
+static pv_status compare_disparities(pv_context *ctx, const char *op, const pv_image *device,
+                                     const pv_image *cpu, double max_share)
 {
     double share = share_of_differing_disparities(device, cpu);
     if (share <= max_share)
@@ -139,19 +140,26 @@ pv_status pv_disparity_crosscheck(pv_context *ctx, const char *op, const pv_imag
                    100.0 * share, 100.0 * max_share);
 }
 
-static pv_status crosscheck_sad(pv_context *ctx, const pv_image *left, const pv_image *right,
-                                const pv_sad_params *params, const pv_image *disparity)
+pv_status pv_disparity_crosscheck(pv_context *ctx, const char *op, const pv_image *left,
+                                  const pv_image *right, pv_disparity_reference reference,
+                                  const void *settings, const pv_image *device, double max_share)
 {
     pv_oracle oracle;
     pv_image *ref;
-    pv_oracle_begin(ctx, "stereo_sad", &oracle);
-    pv_status status = pv_oracle_add_image(ctx, &oracle, disparity, &ref);
+    pv_oracle_begin(ctx, op, &oracle);
+    pv_status status = pv_oracle_add_image(ctx, &oracle, device, &ref);
     if (status == PV_OK)
-        status = pv_cpu_backend.stereo->sad(ctx, left, right, params, ref);
+        status = reference(ctx, left, right, settings, ref);
     if (status == PV_OK)
-        status = pv_disparity_crosscheck(ctx, "stereo_sad", disparity, ref,
-                                         PV_TOL_SAD_DIFFERING_SHARE);
+        status = compare_disparities(ctx, op, device, ref, max_share);
     return pv_oracle_end(ctx, &oracle, status, PV_ORACLE_COMPARED_BY_CALLER);
+}
+
+/* The CPU reference for the SAD cross-check. */
+static pv_status cpu_sad(pv_context *ctx, const pv_image *left, const pv_image *right,
+                         const void *params, pv_image *ref)
+{
+    return pv_cpu_backend.stereo->sad(ctx, left, right, params, ref);
 }
 
 /* ------------------------------------------------------------------ matching */
@@ -171,7 +179,8 @@ static pv_status run_sad(pv_context *ctx, const pv_image *left, const pv_image *
 {
     pv_status status = ctx->ops->stereo->sad(ctx, left, right, params, disparity);
     if (status == PV_OK && pv_crosscheck_wanted(ctx))
-        status = crosscheck_sad(ctx, left, right, params, disparity);
+        status = pv_disparity_crosscheck(ctx, "stereo_sad", left, right, cpu_sad, params,
+                                         disparity, PV_TOL_SAD_DIFFERING_SHARE);
     return status;
 }
 

@@ -453,19 +453,17 @@ pv_status pv_bp_memory_plan(pv_context *ctx, int width, int height, const pv_bp_
 
 /* -------------------------------------------------------------- cross-check */
 
+static pv_status cpu_bp(pv_context *ctx, const pv_image *left, const pv_image *right,
+                        const void *job, pv_image *ref)
+{
+    return pv_cpu_backend.bp->run(ctx, left, right, job, ref);
+}
+
 static pv_status crosscheck_bp(pv_context *ctx, const pv_image *left, const pv_image *right,
                                const pv_bp_job *job, const pv_image *disparity)
 {
-    pv_oracle oracle;
-    pv_image *ref;
-    pv_oracle_begin(ctx, "stereo_bp", &oracle);
-    pv_status status = pv_oracle_add_image(ctx, &oracle, disparity, &ref);
-    if (status == PV_OK)
-        status = pv_cpu_backend.bp->run(ctx, left, right, job, ref);
-    if (status == PV_OK)
-        status = pv_disparity_crosscheck(ctx, "stereo_bp", disparity, ref,
-                                         PV_TOL_BP_DIFFERING_SHARE);
-    return pv_oracle_end(ctx, &oracle, status, PV_ORACLE_COMPARED_BY_CALLER);
+    return pv_disparity_crosscheck(ctx, "stereo_bp", left, right, cpu_bp, job, disparity,
+                                   PV_TOL_BP_DIFFERING_SHARE);
 }
 
 /* ------------------------------------------------------------------ running */

@@ -12,11 +12,19 @@
 pv_status pv_stereo_check_images(pv_context *ctx, const char *op, const pv_image *left,
                                  const pv_image *right, const pv_image *disparity);
 
-/* Cross-check of a device disparity map against the CPU's: PV_OK when at
- * most max_share (0..1) of the pixels differ (both INFINITY, or within
- * 1e-3, counts as the same), else PV_ERR_MISMATCH naming op. */
-pv_status pv_disparity_crosscheck(pv_context *ctx, const char *op, const pv_image *device,
-                                  const pv_image *cpu, double max_share);
+/* The CPU backend's disparity map of left/right under settings (the op's
+ * parameters or job), into ref. */
+typedef pv_status (*pv_disparity_reference)(pv_context *ctx, const pv_image *left,
+                                            const pv_image *right, const void *settings,
+                                            pv_image *ref);
+
+/* Cross-check of a device disparity map against the CPU's, made by
+ * reference under the oracle: PV_OK when at most max_share (0..1) of the
+ * pixels differ (both INFINITY, or within 1e-3, counts as the same), else
+ * PV_ERR_MISMATCH naming op. */
+pv_status pv_disparity_crosscheck(pv_context *ctx, const char *op, const pv_image *left,
+                                  const pv_image *right, pv_disparity_reference reference,
+                                  const void *settings, const pv_image *device, double max_share);
 
 /* ---- BP tiles for device groups (lib/stereo_bp.c, used by multidevice.c) - */
 

@@ -98,25 +98,6 @@ static int identity_path(const device_identity *id, char *path, size_t size, int
 
 /* -------------------------------------------------------------- parsing */
 
-/* The text of a file (NUL-terminated, malloc'ed) or NULL when absent or
- * too large to be ours. */
-static char *read_text(const char *path, size_t *size)
-{
-    FILE *file = fopen(path, "rb");
-    if (!file)
-        return NULL;
-    char *text = malloc(PV_TUNE_MAX_FILE + 1);
-    size_t n = text ? fread(text, 1, PV_TUNE_MAX_FILE + 1, file) : 0;
-    fclose(file);
-    if (!text || n > PV_TUNE_MAX_FILE) {
-        free(text);
-        return NULL;
-    }
-    text[n] = '\0';
-    *size = n;
-    return text;
-}
-
 /* Whether ctx knows the parameter (the cache may name one a later or
  * earlier parvis had). */
 int pv_tune_knows_param(void *user, const char *family, const char *name)
@@ -136,7 +117,7 @@ static int load_file(pv_context *ctx, const device_identity *id, tune_file *file
     file->count = 0;
     if (!identity_path(id, path, sizeof path, 0))
         return 0;
-    char *text = read_text(path, &size);
+    char *text = pv_tune_read_text(path, &size);
     if (!text) {
         if (access(path, F_OK) == 0)
             pv_log(ctx, "tune: warning: ignoring %s: unreadable or too large", path);
@@ -154,32 +135,17 @@ static int load_file(pv_context *ctx, const device_identity *id, tune_file *file
 
 /* -------------------------------------------------------------- writing */
 
-static int append(char *text, size_t size, size_t *used, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-
-static int append(char *text, size_t size, size_t *used, const char *fmt, ...)
-{
-    va_list args;
-    va_start(args, fmt);
-    int n = vsnprintf(text + *used, size - *used, fmt, args);
-    va_end(args);
-    if (n < 0 || (size_t)n >= size - *used)
-        return 0;
-    *used += (size_t)n;
-    return 1;
-}
-
 static int format_file(const device_identity *id, const tune_file *file, char *text, size_t size,
                        size_t *used)
 {
     *used = 0;
-    int ok = append(text, size, used, "%s\ndevice %s\ndriver %s\nparvis %s\n", PV_TUNE_MAGIC, id->name,
-                    id->driver, PV_VERSION_STRING);
+    int ok = pv_tune_append(text, size, used, "%s\ndevice %s\ndriver %s\nparvis %s\n",
+                            PV_TUNE_MAGIC, id->name, id->driver, PV_VERSION_STRING);
     for (int i = 0; ok && i < file->count; i++)
-        ok = append(text, size, used, "param %s %s %d\n", file->entries[i].family,
-                    file->entries[i].name, file->entries[i].value);
+        ok = pv_tune_append(text, size, used, "param %s %s %d\n", file->entries[i].family,
+                            file->entries[i].name, file->entries[i].value);
     uint64_t checksum = pv_tune_fnv1a(PV_TUNE_FNV_START, text, *used);
-    return ok && append(text, size, used, "end %016llx\n", (unsigned long long)checksum);
+    return ok && pv_tune_append(text, size, used, "end %016llx\n", (unsigned long long)checksum);
 }
 
 /* A new file of its own in path's directory, made by mkstemp (O_EXCL:

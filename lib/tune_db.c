@@ -286,22 +286,6 @@ void pv_tune_db_after_cache(pv_context *ctx, int cache_applied)
 
 /* ------------------------------------------------------------------ export */
 
-static char *read_cache_text(const char *path, size_t *size)
-{
-    FILE *file = fopen(path, "rb");
-    if (!file)
-        return NULL;
-    char *text = malloc(PV_TUNE_MAX_FILE + 1);
-    size_t n = text ? fread(text, 1, PV_TUNE_MAX_FILE + 1, file) : 0;
-    fclose(file);
-    if (!text || n > PV_TUNE_MAX_FILE) {
-        free(text);
-        return NULL;
-    }
-    *size = n;
-    return text;
-}
-
 /* The cache's entries for the device described by info. */
 static pv_status read_cache(pv_context *ctx, const pv_device_info *info, pv_tune_file *file)
 {
@@ -314,7 +298,7 @@ static pv_status read_cache(pv_context *ctx, const pv_device_info *info, pv_tune
     pv_status status = pv_tune_cache_path(ctx, path, sizeof path);
     if (status != PV_OK)
         return status;
-    char *text = read_cache_text(path, &size);
+    char *text = pv_tune_read_text(path, &size);
     if (!text)
         return pv_fail(ctx, PV_ERR_IO, "pv_tune_export: no tuning cache %s for %s (run parvis tune)",
                        path, info->name);

@@ -8,6 +8,7 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 uint64_t pv_tune_fnv1a(uint64_t hash, const char *bytes, size_t size)
@@ -176,12 +177,27 @@ int pv_tune_parse_db(const char *text, size_t size, pv_tune_param_known known, v
     return parse_entries(text, size, pos, known, user, file, why);
 }
 
-/* Formatting an entry (the parser's inverse). */
+/* Reading a file and formatting an entry (the parser's inverse); the
+ * reader and pv_tune_append serve lib/tune.c and lib/tune_db.c too. */
 
-static int append(char *text, size_t size, size_t *used, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
+char *pv_tune_read_text(const char *path, size_t *size)
+{
+    FILE *file = fopen(path, "rb");
+    if (!file)
+        return NULL;
+    char *text = malloc(PV_TUNE_MAX_FILE + 1);
+    size_t n = text ? fread(text, 1, PV_TUNE_MAX_FILE + 1, file) : 0;
+    fclose(file);
+    if (!text || n > PV_TUNE_MAX_FILE) {
+        free(text);
+        return NULL;
+    }
+    text[n] = '\0';
+    *size = n;
+    return text;
+}
 
-static int append(char *text, size_t size, size_t *used, const char *fmt, ...)
+int pv_tune_append(char *text, size_t size, size_t *used, const char *fmt, ...)
 {
     va_list args;
     va_start(args, fmt);
@@ -198,15 +214,15 @@ int pv_tune_db_format(const pv_tune_db_header *header, const pv_tune_file *file,
 {
     *used = 0;
     int ok = size > 0 &&
-             append(text, size, used,
-                    "%s\nvendor %s\ntype %s\narch %s\ndevice %s\ndriver %s\nparvis %s\n"
-                    "local_memory %llu\nmax_work_group %d\n",
-                    PV_TUNE_DB_MAGIC, header->vendor, header->type, header->arch, header->device,
-                    header->driver, header->parvis, (unsigned long long)header->local_memory,
-                    header->max_work_group);
+             pv_tune_append(text, size, used,
+                            "%s\nvendor %s\ntype %s\narch %s\ndevice %s\ndriver %s\nparvis %s\n"
+                            "local_memory %llu\nmax_work_group %d\n",
+                            PV_TUNE_DB_MAGIC, header->vendor, header->type, header->arch,
+                            header->device, header->driver, header->parvis,
+                            (unsigned long long)header->local_memory, header->max_work_group);
     for (int i = 0; ok && i < file->count; i++)
-        ok = append(text, size, used, "param %s %s %d\n", file->entries[i].family,
-                    file->entries[i].name, file->entries[i].value);
+        ok = pv_tune_append(text, size, used, "param %s %s %d\n", file->entries[i].family,
+                            file->entries[i].name, file->entries[i].value);
     uint64_t checksum = ok ? pv_tune_fnv1a(PV_TUNE_FNV_START, text, *used) : 0;
-    return ok && append(text, size, used, "end %016llx\n", (unsigned long long)checksum);
+    return ok && pv_tune_append(text, size, used, "end %016llx\n", (unsigned long long)checksum);
 }

@@ -49,6 +49,16 @@ int pv_tune_parse_file(const char *text, size_t size, const pv_tune_identity *id
                        pv_tune_param_known known, void *user, pv_tune_file *file,
                        const char **why);
 
+/* The text of a tuning file (malloc'ed, NUL-terminated, *size its length
+ * without the NUL), or NULL when absent, unreadable or longer than
+ * PV_TUNE_MAX_FILE (too large to be one of ours). */
+char *pv_tune_read_text(const char *path, size_t *size);
+
+/* printf onto text[*used..size): 1 and *used advanced, or 0 when it does
+ * not fit (text then holds a cut line, and the caller gives up). */
+int pv_tune_append(char *text, size_t size, size_t *used, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
 /* Read the tuning cache into ctx once, before its first tunable call
  * (no-op on a backend without launch parameters, after
  * pv_tune_use_defaults, or with PARVIS_NO_TUNE=1).  Never fails: an

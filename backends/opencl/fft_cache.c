@@ -16,31 +16,21 @@ static pv_fft_cache_stats counters;
 
 /* ----------------------------------------------------------------- keys */
 
-uint64_t pv_fft_cache_hash(uint64_t hash, const void *data, size_t size)
-{
-    const unsigned char *bytes = data;
-    for (size_t i = 0; i < size; i++) {
-        hash ^= bytes[i];
-        hash *= 1099511628211ull;
-    }
-    return hash;
-}
-
 /* Strings with their terminating NUL, so that "ab"+"c" and "a"+"bc" differ. */
 static uint64_t hash_string(uint64_t hash, const char *text)
 {
-    return pv_fft_cache_hash(hash, text, strlen(text) + 1);
+    return pv_cl_fnv1a(hash, text, strlen(text) + 1);
 }
 
 static uint64_t hash_int(uint64_t hash, int value)
 {
     int64_t wide = value;
-    return pv_fft_cache_hash(hash, &wide, sizeof wide);
+    return pv_cl_fnv1a(hash, &wide, sizeof wide);
 }
 
 uint64_t pv_fft_cache_key(const pv_fft_cache_identity *id)
 {
-    uint64_t hash = hash_string(PV_FFT_CACHE_FNV_START, PV_FFT_CACHE_MAGIC);
+    uint64_t hash = hash_string(PV_CL_FNV_START, PV_FFT_CACHE_MAGIC);
     hash = hash_string(hash, id->device);
     hash = hash_string(hash, id->vendor);
     hash = hash_string(hash, id->driver);
@@ -99,7 +89,7 @@ int pv_fft_cache_parse(const unsigned char *data, size_t size, uint64_t key,
     if (memcmp(header.magic, PV_FFT_CACHE_MAGIC, 8) != 0 || header.key != key ||
         header.count == 0 || header.count > PV_FFT_CACHE_MAX_PROGRAMS ||
         header.size != payload_size || payload_size >= PV_FFT_CACHE_MAX_BYTES ||
-        pv_fft_cache_hash(PV_FFT_CACHE_FNV_START, payload, (size_t)payload_size) !=
+        pv_cl_fnv1a(PV_CL_FNV_START, payload, (size_t)payload_size) !=
             header.checksum ||
         !walk_programs(payload, payload_size, header.count, NULL))
         return 0;
@@ -120,12 +110,11 @@ int pv_fft_cache_parse(const unsigned char *data, size_t size, uint64_t key,
 
 int pv_fft_cache_read(FILE *file, uint64_t key, pv_fft_cache_entry *entry)
 {
-    struct stat st;
-    if (!file || fstat(fileno(file), &st) != 0 || !S_ISREG(st.st_mode) ||
-        st.st_size < (off_t)sizeof(pv_fft_cache_header) ||
-        (uint64_t)st.st_size >= PV_FFT_CACHE_MAX_BYTES)
+    uint64_t file_size;
+    if (!pv_cl_cache_regular_size(file, &file_size) || file_size < sizeof(pv_fft_cache_header) ||
+        file_size >= PV_FFT_CACHE_MAX_BYTES)
         return 0;
-    size_t size = (size_t)st.st_size;
+    size_t size = (size_t)file_size;
     unsigned char *data = malloc(size);
     if (!data)
         return 0;
@@ -163,12 +152,12 @@ static int payload_size(const pv_fft_cache_program *programs, size_t count, uint
 
 static uint64_t payload_checksum(const pv_fft_cache_program *programs, size_t count)
 {
-    uint64_t hash = PV_FFT_CACHE_FNV_START;
+    uint64_t hash = PV_CL_FNV_START;
     for (size_t i = 0; i < count; i++) {
         uint64_t length = programs[i].size;
-        hash = pv_fft_cache_hash(hash, &programs[i].source_hash, 8);
-        hash = pv_fft_cache_hash(hash, &length, 8);
-        hash = pv_fft_cache_hash(hash, programs[i].binary, programs[i].size);
+        hash = pv_cl_fnv1a(hash, &programs[i].source_hash, 8);
+        hash = pv_cl_fnv1a(hash, &length, 8);
+        hash = pv_cl_fnv1a(hash, programs[i].binary, programs[i].size);
     }
     return hash;
 }
@@ -255,23 +244,6 @@ int pv_fft_cache_load(uint64_t key, pv_fft_cache_entry *entry)
     return ok;
 }
 
-/* A file of its own for one writer (threads or processes making the same
- * plan at once each write their own, and the last rename wins). */
-static FILE *open_unique(const char *path, char *temporary, size_t size)
-{
-    snprintf(temporary, size, "%s.XXXXXX", path);
-    int fd = mkstemp(temporary);
-    if (fd < 0)
-        return NULL;
-    fchmod(fd, 0644); /* mkstemp's 0600 would hide the cache from a shared account's readers */
-    FILE *file = fdopen(fd, "wb");
-    if (!file) {
-        close(fd);
-        unlink(temporary);
-    }
-    return file;
-}
-
 static void count_store(int ok)
 {
     if (ok)
@@ -280,9 +252,24 @@ static void count_store(int ok)
         __atomic_fetch_add(&counters.store_failures, 1, __ATOMIC_RELAXED);
 }
 
+/* The entry being stored: its key and programs. */
+typedef struct store_request {
+    uint64_t key;
+    const pv_fft_cache_program *programs;
+    size_t count;
+} store_request;
+
+static int write_request(FILE *file, const void *data)
+{
+    const store_request *request = data;
+    return pv_fft_cache_write(file, request->key, request->programs, request->count);
+}
+
+/* Written to a temporary name and renamed (threads or processes making the
+ * same plan at once each write their own, and the last rename wins). */
 int pv_fft_cache_store(uint64_t key, const pv_fft_cache_program *programs, size_t count)
 {
-    char path[4096], temporary[4200];
+    char path[4096];
     if (!pv_fft_cache_enabled())
         return 0;
     if (!pv_fft_cache_path(key, path, sizeof path)) {
@@ -290,20 +277,8 @@ int pv_fft_cache_store(uint64_t key, const pv_fft_cache_program *programs, size_
         count_store(0);
         return 0;
     }
-    FILE *file = open_unique(path, temporary, sizeof temporary);
-    if (!file) {
-        pv_log(NULL, "FFT cache: cannot write in the directory of %s (%s); running uncached",
-               path, strerror(errno));
-        count_store(0);
-        return 0;
-    }
-    int ok = pv_fft_cache_write(file, key, programs, count);
-    ok = (fclose(file) == 0) && ok;
-    if (!ok || rename(temporary, path) != 0) {
-        pv_log(NULL, "FFT cache: cannot store %s; running uncached", path);
-        unlink(temporary);
-        ok = 0;
-    }
+    store_request request = {key, programs, count};
+    int ok = pv_cl_cache_write_atomic(path, "FFT cache", write_request, &request);
     count_store(ok);
     return ok;
 }

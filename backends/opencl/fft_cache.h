@@ -21,6 +21,8 @@
 #ifndef PV_CL_FFT_CACHE_H
 #define PV_CL_FFT_CACHE_H
 
+#include "runtime_cache.h"
+
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -40,7 +42,7 @@ typedef struct pv_fft_cache_header {
 
 /* One compiled program of a plan. */
 typedef struct pv_fft_cache_program {
-    uint64_t source_hash;          /* pv_fft_cache_hash of its source text */
+    uint64_t source_hash;          /* pv_cl_fnv1a of its source text */
     size_t size;
     const unsigned char *binary;   /* owned by whoever filled the struct */
 } pv_fft_cache_program;
@@ -74,9 +76,6 @@ typedef struct pv_fft_cache_stats {
     unsigned long store_failures;  /* entries that could not be written */
 } pv_fft_cache_stats;
 
-/* FNV-1a 64, continuing from hash (start: PV_FFT_CACHE_FNV_START). */
-#define PV_FFT_CACHE_FNV_START 14695981039346656037ull
-uint64_t pv_fft_cache_hash(uint64_t hash, const void *data, size_t size);
 uint64_t pv_fft_cache_key(const pv_fft_cache_identity *identity);
 
 /* Parse an entry held in data[0..size) for key: 1 and *entry filled (a

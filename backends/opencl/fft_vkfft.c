@@ -84,10 +84,10 @@ static built_program *next_program(plan_builds *builds)
 
 static uint64_t source_hash(cl_uint count, const char **strings, const size_t *lengths)
 {
-    uint64_t hash = PV_FFT_CACHE_FNV_START;
+    uint64_t hash = PV_CL_FNV_START;
     for (cl_uint i = 0; i < count; i++) {
         size_t length = lengths && lengths[i] ? lengths[i] : strlen(strings[i]);
-        hash = pv_fft_cache_hash(hash, strings[i], length);
+        hash = pv_cl_fnv1a(hash, strings[i], length);
     }
     return hash;
 }

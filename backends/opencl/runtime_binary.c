@@ -66,46 +66,33 @@ unsigned char *pv_cl_binary_load(uint64_t key, size_t *size)
     return binary;
 }
 
-/* A new file of its own for one writer: threads of one process (contexts
- * of a device group) may store the same program at the same moment. */
-static FILE *open_unique(const char *path, char *temporary, size_t size)
+/* The entry being stored: its key and binary. */
+typedef struct binary_entry {
+    uint64_t key;
+    const unsigned char *binary;
+    size_t size;
+} binary_entry;
+
+static int write_entry(FILE *file, const void *data)
 {
-    snprintf(temporary, size, "%s.XXXXXX", path);
-    int fd = mkstemp(temporary);
-    if (fd < 0)
-        return NULL;
-    fchmod(fd, 0644); /* mkstemp's 0600 would hide the cache from a shared account's readers */
-    FILE *file = fdopen(fd, "wb");
-    if (!file) {
-        close(fd);
-        remove(temporary);
-    }
-    return file;
+    const binary_entry *entry = data;
+    pv_cl_cache_header header;
+    memcpy(header.magic, PV_CL_CACHE_MAGIC, 8);
+    header.key = entry->key;
+    header.size = entry->size;
+    header.checksum = pv_cl_fnv1a(PV_CL_FNV_START, entry->binary, entry->size);
+    return fwrite(&header, sizeof header, 1, file) == 1 &&
+           fwrite(entry->binary, 1, entry->size, file) == entry->size;
 }
 
 /* Written to a temporary name and renamed, so readers never see a half file. */
 void pv_cl_binary_store(uint64_t key, const unsigned char *binary, size_t size)
 {
-    char path[4096], temporary[4200];
+    char path[4096];
     if (cache_disabled() || !cache_path(key, path, sizeof path))
         return;
-    FILE *file = open_unique(path, temporary, sizeof temporary);
-    if (!file) {
-        pv_log(NULL, "binary cache: cannot write in the directory of %s (%s); running uncached",
-               path, strerror(errno));
-        return;
-    }
-    pv_cl_cache_header header;
-    memcpy(header.magic, PV_CL_CACHE_MAGIC, 8);
-    header.key = key;
-    header.size = size;
-    header.checksum = pv_cl_fnv1a(PV_CL_FNV_START, binary, size);
-    int ok = fwrite(&header, sizeof header, 1, file) == 1 && fwrite(binary, 1, size, file) == size;
-    ok = (fclose(file) == 0) && ok;
-    if (!ok || rename(temporary, path) != 0) {
-        pv_log(NULL, "binary cache: cannot store %s; running uncached", path);
-        remove(temporary);
-    }
+    binary_entry entry = {key, binary, size};
+    pv_cl_cache_write_atomic(path, "binary cache", write_entry, &entry);
 }
 
 /* Drop a cache entry that loaded but does not work (a binary of another

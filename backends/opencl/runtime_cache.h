@@ -24,6 +24,19 @@ typedef struct pv_cl_cache_header {
 #define PV_CL_FNV_START 14695981039346656037ull
 uint64_t pv_cl_fnv1a(uint64_t hash, const void *data, size_t size);
 
+/* The size of file when it is a regular file: 1 and *size, else 0.  Both
+ * caches check a header's claims against it before allocating. */
+int pv_cl_cache_regular_size(FILE *file, uint64_t *size);
+
+/* Writes a cache file so that readers never see half of one: write(file,
+ * data) fills a new temporary file beside path (one per writer, so threads
+ * and processes storing the same entry at once do not meet), which is
+ * renamed over path only when everything was written; otherwise it is
+ * removed.  cache_name prefixes the log lines (e.g. "binary cache").
+ * Returns 1 when path holds the new file, 0 otherwise. */
+int pv_cl_cache_write_atomic(const char *path, const char *cache_name,
+                             int (*write)(FILE *file, const void *data), const void *data);
+
 /* The binary of the entry held by file (read from its start) when it is
  * one for key, complete (the file holds exactly the header and `size`
  * bytes, checked before allocating) and its checksum matches: a malloc'ed
