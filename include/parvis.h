@@ -13,6 +13,7 @@
 #include "parvis/flow.h"
 #include "parvis/volume_io.h"
 #include "parvis/features.h"
+#include "parvis/colour.h"
 #include "parvis/geometry.h"
 #include "parvis/multi.h"
 

@@ -338,7 +338,7 @@ static pv_status check_detect(pv_sift_plan *plan, const pv_image *image,
     if (!plan)
         return pv_fail(NULL, PV_ERR_INVALID, "sift_detect: plan is NULL");
     pv_context *ctx = plan->ctx;
-    if (!pv_image_is_valid(image))
+    if (!pv_image_is_valid_any_type(image))
         return pv_fail(ctx, PV_ERR_INVALID, "sift_detect: image is NULL or not a valid image");
     if (image->width != plan->geometry.width || image->height != plan->geometry.height)
         return pv_fail(ctx, PV_ERR_INVALID, "sift_detect: image is %dx%d but the plan is for %dx%d",

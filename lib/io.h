@@ -3,9 +3,9 @@
  * format readers that io_image.c (the dispatch of pv_image_read /
  * pv_image_write) calls.  No format file calls another.
  *
- * Readers decode one row at a time into float samples, fold colour into
- * Rec. 601 luma, and store the grey row into the output image with the
- * conversion that parvis/io.h documents.  They work on a local pv_image
+ * Readers decode one row at a time into float samples and store them into
+ * the output image with the conversion that parvis/io.h documents (colour
+ * folded into Rec. 601 luma for grey pixel types).  They work on a local pv_image
  * and hand it to the caller only on success, so a failed read leaves the
  * caller's struct untouched.  Not installed. */
 #ifndef PV_LIB_IO_H
@@ -66,14 +66,15 @@ size_t pv_io_sample_bytes(pv_io_sample_kind kind);
 /* Decode `count` packed samples into floats. */
 void pv_io_unpack_samples(const uint8_t *raw, size_t count, pv_io_sample_kind kind, float *out);
 
-/* Fold interleaved samples (1 or 3 channels) into `width` grey values, in
- * place: grey[x] ends up in samples[x]. */
-void pv_io_samples_to_grey(float *samples, int width, int channels);
-
-/* Store a grey row into row y.  F32 images take the values as they are;
- * u8 images take them rounded and clamped, rescaled by 255 / maxval when
- * maxval exceeds 255 (deep integer data).  Float sources pass 255. */
-void pv_io_store_row(pv_image *image, int y, const float *grey, unsigned maxval);
+/* Store a decoded row of `width` pixels of 1 (grey) or 3 (RGB) interleaved
+ * samples into row y of the image, as parvis/io.h documents for its pixel
+ * type: grey types fold colour to Rec. 601 luma (in place: the samples are
+ * changed), colour types replicate grey; U8 and RGB8 take the values
+ * rounded and clamped, rescaled by 255 / maxval when maxval exceeds 255;
+ * U16 and RGB16 take them times 257 when maxval is at most 255, else
+ * rescaled by 65535 / maxval; F32 takes them as they are.  Float sources
+ * pass 255. */
+void pv_io_store_samples(pv_image *image, int y, float *samples, int channels, unsigned maxval);
 
 /* Rec. 601 luma, in double so that equal channels give their value back
  * exactly after rounding to float. */
@@ -104,8 +105,12 @@ typedef struct pv_io_output {
     int regular;            /* a regular file, which a failed write removes */
 } pv_io_output;
 
-/* PV_ERR_INVALID unless path is non-NULL and image is a valid image. */
+/* PV_ERR_INVALID unless path is non-NULL and image is a valid grey (U8 or
+ * F32) image. */
 pv_status pv_io_check_write_args(const char *function, const char *path, const pv_image *image);
+/* The same, accepting the 16-bit and colour pixel types too. */
+pv_status pv_io_check_write_args_any_type(const char *function, const char *path,
+                                          const pv_image *image);
 
 pv_status pv_io_open_output(pv_io_output *out, const char *function, const char *path);
 

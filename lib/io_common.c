@@ -120,7 +120,7 @@ void pv_io_unpack_samples(const uint8_t *raw, size_t count, pv_io_sample_kind ki
     }
 }
 
-void pv_io_samples_to_grey(float *samples, int width, int channels)
+static void samples_to_grey(float *samples, int width, int channels)
 {
     if (channels != 3)
         return;
@@ -130,21 +130,76 @@ void pv_io_samples_to_grey(float *samples, int width, int channels)
     }
 }
 
-void pv_io_store_row(pv_image *image, int y, const float *grey, unsigned maxval)
+/* Round half up and clamp to 0..65535; NaN gives 0. */
+static uint16_t to_u16(float value)
 {
-    if (image->type == PV_PIXEL_F32) {
-        float *row = (float *)image->data + (ptrdiff_t)y * image->stride;
-        memcpy(row, grey, (size_t)image->width * sizeof(float));
-        return;
-    }
-    uint8_t *row = (uint8_t *)image->data + (ptrdiff_t)y * image->stride;
-    if (maxval <= 255) {
-        for (int x = 0; x < image->width; x++)
-            row[x] = pv_io_to_u8(grey[x]);
-        return;
-    }
+    if (!(value > 0.0f))
+        return 0;
+    if (value >= 65535.0f)
+        return 65535;
+    return (uint16_t)(value + 0.5f);
+}
+
+/* 8-bit output: deep integer data rescaled by 255 / maxval. */
+static uint8_t sample_to_u8(float value, unsigned maxval)
+{
+    return pv_io_to_u8(maxval <= 255 ? value : value * 255.0f / (float)maxval);
+}
+
+/* 16-bit output: what 8-bit output would hold times 257 for data of up to
+ * 8 bits (and floats), deep integer data rescaled by 65535 / maxval. */
+static uint16_t sample_to_u16(float value, unsigned maxval)
+{
+    return to_u16(maxval <= 255 ? value * 257.0f : value * 65535.0f / (float)maxval);
+}
+
+/* Channel c of pixel x of a row of 1 (grey, replicated) or 3 channels. */
+static float channel_of(const float *samples, int channels, int x, int c)
+{
+    return channels == 3 ? samples[3 * (size_t)x + (size_t)c] : samples[x];
+}
+
+static void store_rgb_row(pv_image *image, int y, const float *samples, int channels,
+                          unsigned maxval)
+{
+    const ptrdiff_t start = 3 * (ptrdiff_t)y * image->stride;
+    uint8_t *rgb8 = (uint8_t *)image->data + start;
+    uint16_t *rgb16 = (uint16_t *)image->data + start;
     for (int x = 0; x < image->width; x++)
-        row[x] = pv_io_to_u8(grey[x] * 255.0f / (float)maxval);
+        for (int c = 0; c < 3; c++) {
+            float v = channel_of(samples, channels, x, c);
+            if (image->type == PV_PIXEL_RGB8)
+                rgb8[3 * x + c] = sample_to_u8(v, maxval);
+            else
+                rgb16[3 * x + c] = sample_to_u16(v, maxval);
+        }
+}
+
+static void store_grey_row(pv_image *image, int y, const float *grey, unsigned maxval)
+{
+    const ptrdiff_t start = (ptrdiff_t)y * image->stride;
+    if (image->type == PV_PIXEL_F32) {
+        memcpy((float *)image->data + start, grey, (size_t)image->width * sizeof(float));
+        return;
+    }
+    uint8_t *u8 = (uint8_t *)image->data + start;
+    uint16_t *u16 = (uint16_t *)image->data + start;
+    for (int x = 0; x < image->width; x++) {
+        if (image->type == PV_PIXEL_U16)
+            u16[x] = sample_to_u16(grey[x], maxval);
+        else
+            u8[x] = sample_to_u8(grey[x], maxval);
+    }
+}
+
+void pv_io_store_samples(pv_image *image, int y, float *samples, int channels, unsigned maxval)
+{
+    if (image->type == PV_PIXEL_RGB8 || image->type == PV_PIXEL_RGB16) {
+        store_rgb_row(image, y, samples, channels, maxval);
+        return;
+    }
+    samples_to_grey(samples, image->width, channels);
+    store_grey_row(image, y, samples, maxval);
 }
 
 void pv_io_row_to_u8(const pv_image *image, int y, uint8_t *out)
@@ -161,15 +216,27 @@ void pv_io_row_to_u8(const pv_image *image, int y, uint8_t *out)
 
 /* ======================================================= output files */
 
-pv_status pv_io_check_write_args(const char *function, const char *path, const pv_image *image)
+static pv_status check_write_args(const char *function, const char *path, const pv_image *image,
+                                  int (*is_valid)(const pv_image *))
 {
     if (!path)
         return pv_fail(NULL, PV_ERR_INVALID, "%s: path is NULL", function);
-    if (!pv_image_is_valid(image))
+    if (!is_valid(image))
         return pv_fail(NULL, PV_ERR_INVALID,
                        "%s: '%s': the image is NULL or malformed (data, size, stride or type)",
                        function, path);
     return PV_OK;
+}
+
+pv_status pv_io_check_write_args(const char *function, const char *path, const pv_image *image)
+{
+    return check_write_args(function, path, image, pv_image_is_valid);
+}
+
+pv_status pv_io_check_write_args_any_type(const char *function, const char *path,
+                                          const pv_image *image)
+{
+    return check_write_args(function, path, image, pv_image_is_valid_any_type);
 }
 
 pv_status pv_io_open_output(pv_io_output *out, const char *function, const char *path)

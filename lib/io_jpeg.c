@@ -148,8 +148,7 @@ static pv_status decode_jpeg(jpeg_reader *r)
                            r->file->path);
         pv_io_unpack_samples(r->row, (size_t)width * (size_t)channels, PV_IO_SAMPLE_U8,
                              r->samples);
-        pv_io_samples_to_grey(r->samples, width, channels);
-        pv_io_store_row(&r->image, y, r->samples, 255);
+        pv_io_store_samples(&r->image, y, r->samples, channels, 255);
     }
     /* Reading to EOI catches data damaged after the last row. */
     jpeg_finish_decompress(&r->cinfo);

@@ -184,8 +184,7 @@ static pv_status store_png_row(png_reader *r, const uint8_t *row, int y)
         return status;
     int width = r->image.width;
     pv_io_unpack_samples(row, (size_t)width * (size_t)r->channels, r->kind, r->samples);
-    pv_io_samples_to_grey(r->samples, width, r->channels);
-    pv_io_store_row(&r->image, y, r->samples, r->maxval);
+    pv_io_store_samples(&r->image, y, r->samples, r->channels, r->maxval);
     return PV_OK;
 }
 
@@ -321,19 +320,49 @@ static pv_status png_write_error(const png_writer *w)
                    w->out->path, w->message);
 }
 
+/* The PNG colour type and bit depth that keep an image's pixel type: 8-bit
+ * grey for U8 and F32 (clamped and rounded), else the type's own. */
+static void png_layout_of(pv_pixel_type type, int *colour_type, int *depth)
+{
+    *colour_type = type == PV_PIXEL_RGB8 || type == PV_PIXEL_RGB16 ? PNG_COLOR_TYPE_RGB
+                                                                   : PNG_COLOR_TYPE_GRAY;
+    *depth = type == PV_PIXEL_U16 || type == PV_PIXEL_RGB16 ? 16 : 8;
+}
+
+/* Row y as the bytes of a PNG row: 16-bit samples big-endian. */
+static void pack_png_row(const pv_image *image, int y, uint8_t *out)
+{
+    const size_t samples = (size_t)image->width * (image->type == PV_PIXEL_RGB16 ? 3 : 1);
+    const void *row = (const char *)image->data +
+                      (ptrdiff_t)y * image->stride * (ptrdiff_t)pv_pixel_size(image->type);
+    if (image->type == PV_PIXEL_U16 || image->type == PV_PIXEL_RGB16) {
+        const uint16_t *deep = row;
+        for (size_t i = 0; i < samples; i++) {
+            out[2 * i] = (uint8_t)(deep[i] >> 8);
+            out[2 * i + 1] = (uint8_t)deep[i];
+        }
+    } else if (image->type == PV_PIXEL_RGB8) {
+        memcpy(out, row, 3 * (size_t)image->width);
+    } else {
+        pv_io_row_to_u8(image, y, out);
+    }
+}
+
 static pv_status encode_png(png_writer *w)
 {
+    int colour_type, depth;
     if (setjmp(png_jmpbuf(w->png)))
         return png_write_error(w);
     png_init_io(w->png, w->out->stream);
     /* PNG allows 2^31 - 1 pixels a side; libpng's default limit is lower. */
     png_set_user_limits(w->png, PNG_UINT_31_MAX, PNG_UINT_31_MAX);
+    png_layout_of(w->image->type, &colour_type, &depth);
     png_set_IHDR(w->png, w->info, (png_uint_32)w->image->width, (png_uint_32)w->image->height,
-                 8, PNG_COLOR_TYPE_GRAY, PNG_INTERLACE_NONE, PNG_COMPRESSION_TYPE_DEFAULT,
+                 depth, colour_type, PNG_INTERLACE_NONE, PNG_COMPRESSION_TYPE_DEFAULT,
                  PNG_FILTER_TYPE_DEFAULT);
     png_write_info(w->png, w->info);
     for (int y = 0; y < w->image->height; y++) {
-        pv_io_row_to_u8(w->image, y, w->row);
+        pack_png_row(w->image, y, w->row);
         png_write_row(w->png, w->row);
     }
     png_write_end(w->png, NULL);
@@ -343,7 +372,7 @@ static pv_status encode_png(png_writer *w)
 pv_status pv_image_write_png(const char *path, const pv_image *image)
 {
     static const char function[] = "pv_image_write_png";
-    pv_status status = pv_io_check_write_args(function, path, image);
+    pv_status status = pv_io_check_write_args_any_type(function, path, image);
     if (status != PV_OK)
         return status;
     png_writer w;
@@ -351,7 +380,9 @@ pv_status pv_image_write_png(const char *path, const pv_image *image)
     memset(&w, 0, sizeof w);
     w.out = &out;
     w.image = image;
-    w.row = malloc((size_t)image->width);
+    /* A row's bytes: the pixel type's, one for F32 (written as 8-bit). */
+    size_t pixel_bytes = image->type == PV_PIXEL_F32 ? 1 : pv_pixel_size(image->type);
+    w.row = malloc((size_t)image->width * pixel_bytes);
     w.png = png_create_write_struct(PNG_LIBPNG_VER_STRING, w.message, record_png_error,
                                     ignore_png_warning);
     w.info = w.png ? png_create_info_struct(w.png) : NULL;

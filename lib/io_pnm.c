@@ -201,8 +201,8 @@ static pv_status read_raster_rows(pv_io_file *file, const raster *r, uint8_t *ra
                                     : read_binary_row(file, r, raw, row_bytes, samples);
         if (status != PV_OK)
             return status;
-        pv_io_samples_to_grey(samples, r->width, r->channels);
-        pv_io_store_row(image, r->bottom_up ? r->height - 1 - i : i, samples, maxval);
+        pv_io_store_samples(image, r->bottom_up ? r->height - 1 - i : i, samples, r->channels,
+                            maxval);
     }
     return PV_OK;
 }

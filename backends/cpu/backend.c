@@ -13,4 +13,5 @@ const pv_backend_ops pv_cpu_backend = {
     .flow = &pv_cpu_flow_ops,
     .octreg = &pv_cpu_octreg_ops,
     .geometry = &pv_cpu_geometry_ops,
+    .colour = &pv_cpu_colour_ops,
 };

@@ -14,6 +14,7 @@ extern const pv_features_ops pv_cpu_features_ops;
 extern const pv_flow_ops pv_cpu_flow_ops;
 extern const pv_octreg_ops pv_cpu_octreg_ops;
 extern const pv_geometry_ops pv_cpu_geometry_ops;
+extern const pv_colour_ops pv_cpu_colour_ops;
 
 /* peak_search.c: the first largest value of a dense n[0] x n[1] x n[2]
  * correlation map (x fastest), its grid index and its six neighbours

@@ -7,7 +7,7 @@
  * on some devices) and the order of the descriptor sums differ.  Every
  * stage is deterministic for any thread count: candidates are gathered in
  * raster order through per-row counts, keypoints in candidate order. */
-#include "cpu.h"
+#include "colour.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -122,9 +122,9 @@ static pv_status pv_cpu_sift_create(pv_context *ctx, const pv_sift_geometry *geo
 static float input_value(const pv_image *image, int x, int y, float scale)
 {
     ptrdiff_t i = (ptrdiff_t)y * image->stride + x;
-    if (image->type == PV_PIXEL_U8)
-        return (float)((const uint8_t *)image->data)[i] * scale;
-    return ((const float *)image->data)[i];
+    if (image->type == PV_PIXEL_F32)
+        return ((const float *)image->data)[i];
+    return pv_cpu_grey_at(image, i) * scale;
 }
 
 /* VLFeat's 2x upsampling: even samples copy, odd ones average their two

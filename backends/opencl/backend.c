@@ -13,4 +13,5 @@ const pv_backend_ops pv_opencl_backend = {
     .flow = &pv_cl_flow_ops,
     .octreg = &pv_cl_octreg_ops,
     .geometry = &pv_cl_geometry_ops,
+    .colour = &pv_cl_colour_ops,
 };

@@ -97,11 +97,15 @@ static pv_status prepare_input(pv_context *ctx, cl_sift_plan *plan, const pv_ima
                                cl_mem target)
 {
     const pv_sift_geometry *g = &plan->g;
-    pv_status status = upload_image(ctx, plan, image);
+    cl_float scale = 1.0f / 255.0f;
+    /* 16-bit and colour input: its raw pixels go up, its scaled grey
+     * values come into plan->input as the f32 input's would. */
+    const int grey = pv_pixel_is_grey(image->type);
+    pv_status status = grey ? upload_image(ctx, plan, image)
+                            : pv_cl_grey_into(ctx, image, scale, plan->input);
     if (status != PV_OK)
         return status;
     cl_int in_w = g->width, in_h = g->height, upsample = g->params.first_octave < 0;
-    cl_float scale = 1.0f / 255.0f;
     const kernel_arg args[] = {
         {sizeof(cl_mem), &plan->input}, {sizeof(cl_mem), &target}, {sizeof in_w, &in_w},
         {sizeof in_h, &in_h}, {sizeof upsample, &upsample}, {sizeof scale, &scale},

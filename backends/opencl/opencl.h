@@ -16,6 +16,7 @@ extern const pv_cl_param_family pv_cl_params_features;
 
 extern const pv_cl_param_family pv_cl_params_octreg;
 extern const pv_cl_param_family pv_cl_params_geometry; /* geometry.c */
+extern const pv_cl_param_family pv_cl_params_colour;
 
 /* The module sub-tables this backend's backend.c composes. */
 extern const pv_device_ops pv_cl_device_ops;
@@ -27,5 +28,13 @@ extern const pv_features_ops pv_cl_features_ops;
 extern const pv_flow_ops pv_cl_flow_ops;
 extern const pv_octreg_ops pv_cl_octreg_ops;
 extern const pv_geometry_ops pv_cl_geometry_ops;
+extern const pv_colour_ops pv_cl_colour_ops;
+
+/* colour.c: the grey value of each pixel of a valid image of any pixel
+ * type, times scale, into the dense f32 device buffer dst (width * height
+ * floats): the raw pixels are uploaded (fewer bytes than floats for 8- and
+ * 16-bit data) and converted on the device.  For inputs of other
+ * modules (SIFT); enqueued only, the caller finishes. */
+pv_status pv_cl_grey_into(pv_context *ctx, const pv_image *in, float scale, cl_mem dst);
 
 #endif

@@ -17,6 +17,7 @@ static const pv_cl_param_family *const families[] = {
     &pv_cl_params_features,
     &pv_cl_params_octreg,
     &pv_cl_params_geometry,
+    &pv_cl_params_colour,
 };
 
 #define FAMILY_COUNT (sizeof families / sizeof families[0])

@@ -59,13 +59,21 @@ PV_API void pv_version_numbers(int *major, int *minor, int *patch);
 
 /* ------------------------------------------------------------------ images */
 
+/* Pixel types.  Grey: U8, U16, F32.  Colour: RGB8 and RGB16, three
+ * interleaved samples (R, G, B) a pixel.  16-bit samples are in host byte
+ * order.  Every operation takes U8 and F32; SIFT (parvis/features.h) and
+ * pv_to_grey (parvis/colour.h) also take U16, RGB8 and RGB16. */
 typedef enum pv_pixel_type {
     PV_PIXEL_U8 = 1,
-    PV_PIXEL_F32 = 2
+    PV_PIXEL_F32 = 2,
+    PV_PIXEL_U16 = 3,
+    PV_PIXEL_RGB8 = 4,
+    PV_PIXEL_RGB16 = 5
 } pv_pixel_type;
 
-/* A 2D single-channel image.  Row y starts at element y * stride
- * (stride >= width, in elements of the pixel type).  The caller owns data. */
+/* A 2D image.  Row y starts at pixel y * stride (stride >= width, in
+ * pixels of the pixel type, so a colour pixel's three samples count as
+ * one).  The caller owns data. */
 typedef struct pv_image {
     int width;
     int height;
@@ -94,7 +102,10 @@ PV_API void pv_volume_free(pv_volume *volume);
 PV_API pv_image pv_image_wrap(void *data, int width, int height, pv_pixel_type type);
 PV_API pv_volume pv_volume_wrap(float *data, int nx, int ny, int nz);
 
-/* Pixel access helpers for tests and examples. */
+/* Pixel access helper for tests and examples: the value of a grey pixel,
+ * the Rec. 601 luma (0.299 R + 0.587 G + 0.114 B, in float) of a colour
+ * one, on the pixel type's own scale (0..255 or 0..65535); NAN when the
+ * image is invalid or (x, y) is outside it. */
 PV_API float pv_image_get(const pv_image *image, int x, int y);
 
 /* ---------------------------------------------------------------- contexts */

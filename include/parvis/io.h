@@ -1,9 +1,10 @@
 /* parvis image I/O: PGM/PPM (8/16-bit, binary or ASCII), PFM, PNG (1 to
  * 16 bits) and, when built with libjpeg, JPEG (baseline and progressive).
  *
- * Colour images are converted to grey with the Rec. 601 luma weights
- * (0.299 R + 0.587 G + 0.114 B), computed in floating point from the
- * decoded samples; alpha is dropped.  Malformed, truncated or absurdly
+ * Read as a grey pixel type, colour images are converted to grey with the
+ * Rec. 601 luma weights (0.299 R + 0.587 G + 0.114 B), computed in
+ * floating point from the decoded samples; read as PV_PIXEL_RGB8 or
+ * PV_PIXEL_RGB16 they keep their colour.  Alpha is dropped.  Malformed, truncated or absurdly
  * large files return PV_ERR_FORMAT, never crash, never print, and never
  * allocate more than a documented multiple of the file's size (see
  * docs/hardening.md).  Errors are reported through pv_last_error(). */
@@ -25,6 +26,16 @@ extern "C" {
  *  - PV_PIXEL_F32: integer formats keep their values, 0..maxval (so an
  *    8-bit file reads 0..255 and a 16-bit one 0..65535, exactly); PFM
  *    values as stored (INFINITY kept).  Colour folds to fractional luma.
+ *  - PV_PIXEL_U16: 16-bit data as is; data of up to 8 bits (and PFM)
+ *    as PV_PIXEL_U8 would read it, times 257 (255 -> 65535); other deeper
+ *    data scaled by 65535/maxval and rounded half up.  Colour folds to
+ *    luma before the rounding.
+ *  - PV_PIXEL_RGB8, PV_PIXEL_RGB16: colour kept, each channel converted
+ *    as PV_PIXEL_U8 / PV_PIXEL_U16 convert grey; a grey file gives three
+ *    equal channels.
+ * Alpha is dropped for every type.  The 16-bit and colour types keep a
+ * file's depth and channels for SIFT (parvis/features.h) and pv_to_grey
+ * (parvis/colour.h), which convert to grey on the device.
  * PV_ERR_UNSUPPORTED for a JPEG when the library was built without
  * libjpeg (pv_image_io_has_jpeg()).  Free the result with pv_image_free. */
 PV_API pv_status pv_image_read(const char *path, pv_pixel_type type, pv_image *out);
@@ -63,7 +74,9 @@ PV_API pv_status pv_image_write_pgm(const char *path, const pv_image *image);
 /* Greyscale PFM ("Pf", little-endian, rows bottom to top) of an f32 image. */
 PV_API pv_status pv_image_write_pfm(const char *path, const pv_image *image);
 
-/* 8-bit grey PNG; f32 images are clamped and rounded to 0..255. */
+/* PNG in the image's own layout: 8-bit grey for u8, 16-bit grey for u16,
+ * 8- or 16-bit RGB for the colour types; f32 images become 8-bit grey,
+ * clamped and rounded to 0..255. */
 PV_API pv_status pv_image_write_png(const char *path, const pv_image *image);
 
 /* Write by file extension: .pgm, .pfm or .png. */

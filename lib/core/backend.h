@@ -21,6 +21,7 @@
 #include "ops_flow.h"
 #include "ops_octreg.h"
 #include "ops_geometry.h"
+#include "ops_colour.h"
 
 typedef struct pv_backend_ops {
     const char *name;
@@ -33,6 +34,7 @@ typedef struct pv_backend_ops {
     const pv_flow_ops *flow;
     const pv_octreg_ops *octreg;
     const pv_geometry_ops *geometry;
+    const pv_colour_ops *colour;
 } pv_backend_ops;
 
 extern const pv_backend_ops pv_cpu_backend;

@@ -10,8 +10,16 @@ size_t pv_pixel_size(pv_pixel_type type)
     switch (type) {
     case PV_PIXEL_U8: return 1;
     case PV_PIXEL_F32: return sizeof(float);
+    case PV_PIXEL_U16: return sizeof(uint16_t);
+    case PV_PIXEL_RGB8: return 3;
+    case PV_PIXEL_RGB16: return 3 * sizeof(uint16_t);
     }
     return 0;
+}
+
+int pv_pixel_is_grey(pv_pixel_type type)
+{
+    return type == PV_PIXEL_U8 || type == PV_PIXEL_F32;
 }
 
 int pv_size_mul(size_t a, size_t b, size_t *out)
@@ -32,7 +40,7 @@ static int span_elements(size_t rows, size_t stride, size_t width, size_t *out)
     return 1;
 }
 
-int pv_image_is_valid(const pv_image *image)
+int pv_image_is_valid_any_type(const pv_image *image)
 {
     size_t elements, bytes;
     if (!image || !image->data || image->width <= 0 || image->height <= 0)
@@ -43,6 +51,11 @@ int pv_image_is_valid(const pv_image *image)
                        &elements))
         return 0;
     return pv_size_mul(elements, pv_pixel_size(image->type), &bytes) && bytes <= PTRDIFF_MAX;
+}
+
+int pv_image_is_valid(const pv_image *image)
+{
+    return pv_image_is_valid_any_type(image) && pv_pixel_is_grey(image->type);
 }
 
 int pv_volume_is_valid(const pv_volume *volume)
@@ -102,20 +115,33 @@ int pv_volumes_overlap(const pv_volume *a, const pv_volume *b)
     return ranges_overlap(a->data, volume_span(a), b->data, volume_span(b));
 }
 
+/* count zeroed elements of `element` bytes for `function`, refusing a
+ * byte count that overflows or exceeds PTRDIFF_MAX. */
+static pv_status alloc_zeroed(const char *function, size_t count, size_t element, void **data)
+{
+    size_t bytes;
+    if (!pv_size_mul(count, element, &bytes) || bytes > PTRDIFF_MAX)
+        return pv_fail(NULL, PV_ERR_NOMEM, "%s: %zu elements of %zu bytes overflow", function,
+                       count, element);
+    *data = calloc(count, element);
+    if (!*data)
+        return pv_fail(NULL, PV_ERR_NOMEM, "%s: cannot allocate %zu bytes", function, bytes);
+    return PV_OK;
+}
+
 pv_status pv_image_alloc(pv_image *image, int width, int height, pv_pixel_type type)
 {
-    size_t count, bytes;
+    size_t count;
+    void *data = NULL;
     if (!image || width <= 0 || height <= 0 || pv_pixel_size(type) == 0)
         return pv_fail(NULL, PV_ERR_INVALID, "pv_image_alloc: bad image pointer, size %dx%d or type",
                        width, height);
-    if (!pv_size_mul((size_t)width, (size_t)height, &count) ||
-        !pv_size_mul(count, pv_pixel_size(type), &bytes) || bytes > PTRDIFF_MAX)
+    if (!pv_size_mul((size_t)width, (size_t)height, &count))
         return pv_fail(NULL, PV_ERR_NOMEM, "pv_image_alloc: %dx%d overflows", width, height);
-    void *data = calloc(count, pv_pixel_size(type));
-    if (!data)
-        return pv_fail(NULL, PV_ERR_NOMEM, "pv_image_alloc: cannot allocate %zu bytes", bytes);
-    *image = pv_image_wrap(data, width, height, type);
-    return PV_OK;
+    pv_status status = alloc_zeroed("pv_image_alloc", count, pv_pixel_size(type), &data);
+    if (status == PV_OK)
+        *image = pv_image_wrap(data, width, height, type);
+    return status;
 }
 
 void pv_image_free(pv_image *image)
@@ -128,18 +154,17 @@ void pv_image_free(pv_image *image)
 
 pv_status pv_volume_alloc(pv_volume *volume, int nx, int ny, int nz)
 {
-    size_t plane, count, bytes;
+    size_t plane, count;
+    void *data = NULL;
     if (!volume || nx <= 0 || ny <= 0 || nz <= 0)
         return pv_fail(NULL, PV_ERR_INVALID, "pv_volume_alloc: bad volume pointer or size %dx%dx%d",
                        nx, ny, nz);
-    if (!pv_size_mul((size_t)nx, (size_t)ny, &plane) || !pv_size_mul(plane, (size_t)nz, &count) ||
-        !pv_size_mul(count, sizeof(float), &bytes) || bytes > PTRDIFF_MAX)
+    if (!pv_size_mul((size_t)nx, (size_t)ny, &plane) || !pv_size_mul(plane, (size_t)nz, &count))
         return pv_fail(NULL, PV_ERR_NOMEM, "pv_volume_alloc: %dx%dx%d overflows", nx, ny, nz);
-    float *data = calloc(count, sizeof(float));
-    if (!data)
-        return pv_fail(NULL, PV_ERR_NOMEM, "pv_volume_alloc: cannot allocate %zu bytes", bytes);
-    *volume = pv_volume_wrap(data, nx, ny, nz);
-    return PV_OK;
+    pv_status status = alloc_zeroed("pv_volume_alloc", count, sizeof(float), &data);
+    if (status == PV_OK)
+        *volume = pv_volume_wrap(data, nx, ny, nz);
+    return status;
 }
 
 void pv_volume_free(pv_volume *volume)
@@ -162,13 +187,27 @@ pv_volume pv_volume_wrap(float *data, int nx, int ny, int nz)
     return volume;
 }
 
+/* Rec. 601 luma of an interleaved RGB pixel, in float (as pv_to_grey). */
+static float luma_of(float r, float g, float b)
+{
+    return 0.299f * r + 0.587f * g + 0.114f * b;
+}
+
 float pv_image_get(const pv_image *image, int x, int y)
 {
-    if (!pv_image_is_valid(image) || x < 0 || y < 0 || x >= image->width || y >= image->height)
+    if (!pv_image_is_valid_any_type(image) || x < 0 || y < 0 || x >= image->width ||
+        y >= image->height)
         return NAN;
     ptrdiff_t i = (ptrdiff_t)y * image->stride + x;
-    if (image->type == PV_PIXEL_U8)
-        return ((const uint8_t *)image->data)[i];
+    const uint8_t *u8 = image->data;
+    const uint16_t *u16 = image->data;
+    switch (image->type) {
+    case PV_PIXEL_U8: return u8[i];
+    case PV_PIXEL_U16: return u16[i];
+    case PV_PIXEL_RGB8: return luma_of(u8[3 * i], u8[3 * i + 1], u8[3 * i + 2]);
+    case PV_PIXEL_RGB16: return luma_of(u16[3 * i], u16[3 * i + 1], u16[3 * i + 2]);
+    case PV_PIXEL_F32: break;
+    }
     return ((const float *)image->data)[i];
 }
 

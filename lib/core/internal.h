@@ -94,8 +94,14 @@ void pv_log(const pv_context *ctx, const char *fmt, ...) __attribute__((format(p
 /* ---- argument checks shared by the front-end files ---------------------- */
 
 /* A well-formed image: non-NULL data, positive sizes, stride >= width, a
- * known pixel type, and a total element count that fits in size_t. */
+ * known pixel type, and a total element count that fits in size_t.
+ * pv_image_is_valid also asks for a grey U8 or F32 image, the types that
+ * every operation takes; pv_image_is_valid_any_type accepts the 16-bit
+ * and colour types too (SIFT, pv_to_grey, the image reader). */
 int pv_image_is_valid(const pv_image *image);
+int pv_image_is_valid_any_type(const pv_image *image);
+/* U8 or F32. */
+int pv_pixel_is_grey(pv_pixel_type type);
 int pv_volume_is_valid(const pv_volume *volume);
 int pv_images_same_size(const pv_image *a, const pv_image *b);
 int pv_volumes_same_size(const pv_volume *a, const pv_volume *b);

@@ -6,6 +6,11 @@
 #ifndef PV_TOLERANCE_H
 #define PV_TOLERANCE_H
 
+/* colour: relative L-infinity of pv_to_grey.  Both backends do the same
+ * float multiplies and adds in the same order without contraction, so the
+ * grey images are bit-identical; the margin is a few ulps. */
+#define PV_TOL_COLOUR_REL 1e-6
+
 /* filter: relative L-infinity (of the reference's largest value) of blurs
  * and gradients.  Both backends sum the same taps in float; a different
  * summation order (work-group tiling, FMA contraction) moves a result by a
