@@ -423,14 +423,16 @@ static void test_match_ties_and_empty(void **state)
 
 /* ------------------------------------------------------ OpenCL against CPU */
 
-static void assert_backends_agree(const pv_sift_features *cl, const pv_sift_features *cpu,
+/* Agreement of a result with a reference one (OpenCL with CPU, or two
+ * inputs that differ by float rounding) to the backends' tolerances. */
+static void assert_backends_agree(const pv_sift_features *a, const pv_sift_features *ref,
                                   const char *what)
 {
     pv_sift_agreement fwd, back;
-    assert_int_equal(pv_sift_compare(cl, cpu, PV_SIFT_POSITION_TOLERANCE, 1e-3f, 1e-2f, &fwd), PV_OK);
-    assert_int_equal(pv_sift_compare(cpu, cl, PV_SIFT_POSITION_TOLERANCE, 1e-3f, 1e-2f, &back), PV_OK);
-    printf("    %s: cpu %d, opencl %d keypoints; paired %.2f%% / %.2f%%, angle ok %.2f%%, "
-           "descriptor max diff %.3g\n", what, cpu->count, cl->count, 100.0 * fwd.paired_fraction,
+    assert_int_equal(pv_sift_compare(a, ref, PV_SIFT_POSITION_TOLERANCE, 1e-3f, 1e-2f, &fwd), PV_OK);
+    assert_int_equal(pv_sift_compare(ref, a, PV_SIFT_POSITION_TOLERANCE, 1e-3f, 1e-2f, &back), PV_OK);
+    printf("    %s: %d against %d keypoints; paired %.2f%% / %.2f%%, angle ok %.2f%%, "
+           "descriptor max diff %.3g\n", what, a->count, ref->count, 100.0 * fwd.paired_fraction,
            100.0 * back.paired_fraction, 100.0 * fwd.angle_ok_fraction, fwd.max_descriptor_diff);
     assert_true(fwd.paired_fraction >= PV_SIFT_MATCHED_FRACTION);
     assert_true(back.paired_fraction >= PV_SIFT_MATCHED_FRACTION);
@@ -869,6 +871,9 @@ static void test_detect_bad_input(void **state)
     assert_int_equal(pv_sift_detect(plan, &good, NULL), PV_ERR_INVALID);
     assert_int_equal(pv_sift_detect(plan, &wrong, &f), PV_ERR_INVALID);
     assert_int_equal(pv_sift_detect(plan, &nan_image, &f), PV_ERR_INVALID);
+    pv_image unknown = good;
+    unknown.type = (pv_pixel_type)99;
+    assert_int_equal(pv_sift_detect(plan, &unknown, &f), PV_ERR_INVALID);
     ((float *)nan_image.data)[17 * 40 + 3] = INFINITY;
     assert_int_equal(pv_sift_detect(plan, &nan_image, &f), PV_ERR_INVALID);
     assert_int_equal(f.count, -7);
@@ -977,6 +982,122 @@ static void test_detect_batch(void **state)
     pv_sift_plan_destroy(plan);
 }
 
+/* ------------------------------------------------- colour and 16-bit input */
+
+/* A colour picture made from venus: three differently shifted views as R,
+ * G and B, so its luma is a genuine mix of channels.  deep: 16-bit samples
+ * (the 8-bit ones times 257). */
+static pv_image venus_colour(int x0, int y0, int w, int h, int deep)
+{
+    pv_image out;
+    assert_int_equal(pv_image_alloc(&out, w, h, deep ? PV_PIXEL_RGB16 : PV_PIXEL_RGB8), PV_OK);
+    const int shift[3][2] = {{0, 0}, {3, 1}, {-2, 4}};
+    for (int y = 0; y < h; y++)
+        for (int x = 0; x < w; x++)
+            for (int c = 0; c < 3; c++) {
+                int v = (int)pv_image_get(&g_venus, x0 + x + shift[c][0], y0 + y + shift[c][1]);
+                v = c == 2 ? 255 - v : v;
+                size_t i = 3 * ((size_t)y * (size_t)w + (size_t)x) + (size_t)c;
+                if (deep)
+                    ((uint16_t *)out.data)[i] = (uint16_t)(v * 257);
+                else
+                    ((uint8_t *)out.data)[i] = (uint8_t)v;
+            }
+    return out;
+}
+
+/* pv_to_grey's image (on the CPU) scaled to SIFT's [0, 1] as u8 input is:
+ * what SIFT computes from colour or 16-bit input before its pyramid. */
+static pv_image grey_unit_of(const pv_image *image)
+{
+    pv_image grey;
+    assert_int_equal(pv_image_alloc(&grey, image->width, image->height, PV_PIXEL_F32), PV_OK);
+    assert_int_equal(pv_to_grey(g_cpu, image, &grey), PV_OK);
+    for (size_t i = 0; i < (size_t)image->width * (size_t)image->height; i++)
+        ((float *)grey.data)[i] *= 1.0f / 255.0f;
+    return grey;
+}
+
+/* On each backend, SIFT of a colour or 16-bit image is exactly SIFT of
+ * its grey image: the conversion on the device (or the CPU's) computes
+ * the same floats as pv_to_grey on the host. */
+static void test_colour_input_is_its_grey(void **state)
+{
+    pv_context *ctx = backend_ctx(state);
+    pv_sift_params params;
+    assert_int_equal(pv_sift_params_preset(&params, PV_SIFT_PRESET_FAST), PV_OK);
+    params.first_octave = -1;
+    pv_image inputs[3] = {venus_colour(40, 30, 190, 140, 0), venus_colour(40, 30, 190, 140, 1)};
+    assert_int_equal(pv_image_alloc(&inputs[2], 190, 140, PV_PIXEL_U16), PV_OK);
+    for (int y = 0; y < 140; y++)
+        for (int x = 0; x < 190; x++)
+            ((uint16_t *)inputs[2].data)[y * 190 + x] =
+                (uint16_t)(pv_image_get(&g_venus, 40 + x, 30 + y) * 257.0f + 11.0f);
+    for (int i = 0; i < 3; i++) {
+        pv_image grey = grey_unit_of(&inputs[i]);
+        pv_sift_features direct = detect(ctx, &inputs[i], &params);
+        pv_sift_features folded = detect(ctx, &grey, &params);
+        printf("    pixel type %d: %d keypoints\n", (int)inputs[i].type, direct.count);
+        assert_true(direct.count > 10);
+        assert_same_features(&direct, &folded);
+        pv_sift_features_free(&direct);
+        pv_sift_features_free(&folded);
+        pv_image_free(&grey);
+        pv_image_free(&inputs[i]);
+    }
+}
+
+/* A colour PNG read natively and given to SIFT agrees with the same file
+ * folded to grey by the host reader (luma in double, rounded to float,
+ * then scaled to [0, 1] here): the grey values differ by float rounding
+ * only, so the keypoints agree to the backends' tolerances. */
+static void test_colour_file_matches_host_fold(void **state)
+{
+    pv_context *ctx = backend_ctx(state);
+    pv_sift_params params;
+    assert_int_equal(pv_sift_params_preset(&params, PV_SIFT_PRESET_FAST), PV_OK);
+    pv_image rgb = venus_colour(60, 40, 210, 160, 0), native, folded;
+    const char *path = tu_tmp_path("sift_colour.png");
+    assert_int_equal(pv_image_write_png(path, &rgb), PV_OK);
+    assert_int_equal(pv_image_read(path, PV_PIXEL_RGB8, &native), PV_OK);
+    assert_int_equal(pv_image_read(path, PV_PIXEL_F32, &folded), PV_OK);
+    for (size_t i = 0; i < (size_t)folded.width * (size_t)folded.height; i++)
+        ((float *)folded.data)[i] *= 1.0f / 255.0f;
+    pv_sift_features fn = detect(ctx, &native, &params), ff = detect(ctx, &folded, &params);
+    assert_backends_agree(&fn, &ff, "RGB8 file against its host fold");
+    pv_sift_features_free(&fn);
+    pv_sift_features_free(&ff);
+    pv_image_free(&rgb);
+    pv_image_free(&native);
+    pv_image_free(&folded);
+}
+
+/* Two pairs that must agree to the backends' tolerances: the OpenCL and
+ * CPU backends on 8- and 16-bit colour input, and (on each backend) a
+ * 16-bit picture and its 8-bit original, whose grey values differ by float
+ * rounding only (1/257 scaling). */
+static void test_colour_backends_and_depths_agree(void **state)
+{
+    (void)state;
+    pv_context *cl = opencl_or_skip();
+    pv_sift_params params;
+    assert_int_equal(pv_sift_params_preset(&params, PV_SIFT_PRESET_FAST), PV_OK);
+    params.first_octave = -1;
+    pv_image rgb8 = venus_colour(20, 30, 200, 150, 0), rgb16 = venus_colour(20, 30, 200, 150, 1);
+    pv_sift_features c8 = detect(g_cpu, &rgb8, &params), g8 = detect(cl, &rgb8, &params);
+    pv_sift_features c16 = detect(g_cpu, &rgb16, &params), g16 = detect(cl, &rgb16, &params);
+    assert_backends_agree(&g8, &c8, "RGB8 venus, OpenCL against CPU");
+    assert_backends_agree(&g16, &c16, "RGB16 venus, OpenCL against CPU");
+    assert_backends_agree(&c16, &c8, "RGB16 against RGB8 venus, CPU");
+    assert_backends_agree(&g16, &g8, "RGB16 against RGB8 venus, OpenCL");
+    pv_sift_features_free(&c8);
+    pv_sift_features_free(&g8);
+    pv_sift_features_free(&c16);
+    pv_sift_features_free(&g16);
+    pv_image_free(&rgb8);
+    pv_image_free(&rgb16);
+}
+
 #define ON_BOTH(test)                                                       \
     {#test "/cpu", test, NULL, NULL, (void *)&cpu_kind},                    \
     {#test "/opencl", test, NULL, NULL, (void *)&opencl_kind}
@@ -995,6 +1116,9 @@ int main(void)
         ON_BOTH(test_strided_input),
         ON_BOTH(test_detect_into_stream),
         ON_BOTH(test_detect_batch),
+        ON_BOTH(test_colour_input_is_its_grey),
+        ON_BOTH(test_colour_file_matches_host_fold),
+        cmocka_unit_test(test_colour_backends_and_depths_agree),
         cmocka_unit_test(test_presets),
         cmocka_unit_test(test_cl_matches_cpu),
         cmocka_unit_test(test_large_results),

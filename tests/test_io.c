@@ -858,6 +858,16 @@ static void test_jpeg_colour_to_luma(void **state)
     read_ok(path, PV_PIXEL_U8, &image);
     expect_pixels(&image, rounded, 0.0f);
     pv_image_free(&image);
+    /* Kept in colour: the decoded samples, near what was encoded, whose
+     * float luma is the grey read's (double) luma to float rounding. */
+    read_ok(path, PV_PIXEL_RGB8, &image);
+    for (int i = 0; i < W * H; i++) {
+        const int x = i % W, y = i / W, want[3] = {200, 100, 50};
+        for (int c = 0; c < 3; c++)
+            assert_true(abs((int)((const uint8_t *)image.data)[3 * i + c] - want[c]) <= 2);
+        assert_true(fabsf(pv_image_get(&image, x, y) - reference[i]) <= 1e-4f);
+    }
+    pv_image_free(&image);
 
     pv_image_info info;
     assert_int_equal(pv_image_read_info(path, &info), PV_OK);
@@ -1211,8 +1221,10 @@ static void test_malformed_files(void **state)
         const malformed_case *c = &malformed_cases[i];
         tu_write_file(path, c->bytes, c->length);
         pv_image out = sentinel_image(), before = out;
-        for (int t = 0; t < 2; t++) {
-            pv_pixel_type type = t ? PV_PIXEL_F32 : PV_PIXEL_U8;
+        static const pv_pixel_type types[] = {PV_PIXEL_U8, PV_PIXEL_F32, PV_PIXEL_U16,
+                                              PV_PIXEL_RGB8, PV_PIXEL_RGB16};
+        for (size_t t = 0; t < sizeof types / sizeof types[0]; t++) {
+            pv_pixel_type type = types[t];
             pv_status status = pv_image_read(path, type, &out);
             if (status != PV_ERR_FORMAT)
                 fail_msg("%s: got %s, expected format error", c->name, pv_status_string(status));
@@ -1248,6 +1260,150 @@ static void test_header_edge_cases_accepted(void **state)
     tu_write_file(pfm, bytes, header + 4);
     const float answer[1] = {42};
     expect_file_pixels(pfm, 1, 1, answer, answer, 0.0f);
+}
+
+/* ------------------------------------------- colour and 16-bit pixel types */
+
+/* Sample c of pixel (x, y) of a U16/RGB8/RGB16 image (grey: c = 0). */
+static unsigned sample_at(const pv_image *image, int x, int y, int c)
+{
+    const int channels = image->type == PV_PIXEL_RGB8 || image->type == PV_PIXEL_RGB16 ? 3 : 1;
+    size_t i = ((size_t)y * (size_t)image->stride + (size_t)x) * (size_t)channels + (size_t)c;
+    if (image->type == PV_PIXEL_U16 || image->type == PV_PIXEL_RGB16)
+        return ((const uint16_t *)image->data)[i];
+    return ((const uint8_t *)image->data)[i];
+}
+
+/* Every sample of `image` equals `expected` (channels samples a pixel). */
+static void expect_samples(const pv_image *image, const unsigned *expected, int channels)
+{
+    for (int y = 0; y < image->height; y++)
+        for (int x = 0; x < image->width; x++)
+            for (int c = 0; c < channels; c++) {
+                unsigned want = expected[((size_t)y * (size_t)image->width + (size_t)x) *
+                                             (size_t)channels + (size_t)c];
+                if (sample_at(image, x, y, c) != want)
+                    fail_msg("pixel (%d, %d) sample %d: got %u, expected %u", x, y, c,
+                             sample_at(image, x, y, c), want);
+            }
+}
+
+/* Reads `path` as `type`, checks its size and samples. */
+static void expect_file_samples(const char *path, pv_pixel_type type, int width, int height,
+                                const unsigned *expected)
+{
+    pv_image image;
+    read_ok(path, type, &image);
+    assert_int_equal(image.width, width);
+    assert_int_equal(image.height, height);
+    expect_samples(&image, expected, type == PV_PIXEL_RGB8 || type == PV_PIXEL_RGB16 ? 3 : 1);
+    pv_image_free(&image);
+}
+
+/* PNG keeps U16, RGB8 and RGB16 images exactly, from strided memory. */
+static void test_png_native_round_trips(void **state)
+{
+    (void)state;
+    static const pv_pixel_type types[] = {PV_PIXEL_U16, PV_PIXEL_RGB8, PV_PIXEL_RGB16};
+    const int w = 19, h = 7;
+    for (size_t t = 0; t < sizeof types / sizeof types[0]; t++) {
+        const int channels = types[t] == PV_PIXEL_U16 ? 1 : 3;
+        const unsigned top = types[t] == PV_PIXEL_RGB8 ? 255u : 65535u;
+        pv_image whole, back;
+        assert_int_equal(pv_image_alloc(&whole, w + 4, h, types[t]), PV_OK);
+        uint32_t seed = 9u + (uint32_t)t;
+        for (size_t i = 0; i < (size_t)(w + 4) * h * (size_t)channels; i++) {
+            unsigned v = tu_rand(&seed) % (top + 1);
+            if (top == 255u)
+                ((uint8_t *)whole.data)[i] = (uint8_t)v;
+            else
+                ((uint16_t *)whole.data)[i] = (uint16_t)v;
+        }
+        pv_image source = whole; /* the right w columns: stride > width */
+        source.width = w;
+        source.data = (char *)whole.data + 4 * (types[t] == PV_PIXEL_RGB8 ? 3 : 2 * channels);
+        const char *path = tu_tmp_path("native.png");
+        assert_int_equal(pv_image_write_png(path, &source), PV_OK);
+        read_ok(path, types[t], &back);
+        for (int y = 0; y < h; y++)
+            for (int x = 0; x < w; x++)
+                for (int c = 0; c < channels; c++)
+                    assert_int_equal(sample_at(&back, x, y, c), sample_at(&source, x, y, c));
+        pv_image_free(&back);
+        pv_image_info info;
+        assert_int_equal(pv_image_read_info(path, &info), PV_OK);
+        assert_int_equal(info.channels, channels);
+        assert_int_equal(info.bits, top == 255u ? 8 : 16);
+        pv_image_free(&whole);
+    }
+}
+
+/* A colour PPM read natively, at both depths, and the grey types' values
+ * agreeing with pv_image_get's luma of the colour read. */
+static void test_ppm_read_as_colour(void **state)
+{
+    (void)state;
+    const char *path = tu_tmp_path("card_native.ppm");
+    uint8_t file[64];
+    int header = snprintf((char *)file, sizeof file, "P6\n3 2\n255\n");
+    memcpy(file + header, card_rgb, sizeof card_rgb);
+    tu_write_file(path, file, (size_t)header + sizeof card_rgb);
+    unsigned rgb8[18], rgb16[18];
+    for (int i = 0; i < 18; i++) {
+        rgb8[i] = card_rgb[i / 3][i % 3];
+        rgb16[i] = rgb8[i] * 257u;
+    }
+    expect_file_samples(path, PV_PIXEL_RGB8, 3, 2, rgb8);
+    expect_file_samples(path, PV_PIXEL_RGB16, 3, 2, rgb16);
+    /* 16-bit grey: the luma, rounded half up, of the 8-bit values x 257 */
+    unsigned u16[6];
+    for (int i = 0; i < 6; i++)
+        u16[i] = (unsigned)(card_luma[i] * 257.0f + 0.5f);
+    expect_file_samples(path, PV_PIXEL_U16, 3, 2, u16);
+    pv_image colour;
+    read_ok(path, PV_PIXEL_RGB8, &colour);
+    for (int i = 0; i < 6; i++)
+        assert_true(fabsf(pv_image_get(&colour, i % 3, i / 3) - card_luma[i]) < 1e-3f);
+    pv_image_free(&colour);
+
+    const char *deep = tu_tmp_path("deep_native.ppm");
+    static const char deep_file[] = "P6\n2 1\n65535\n"
+                                    "\xff\xff\x00\x00\x12\x34"
+                                    "\x80\x00\x80\x00\x00\x80";
+    tu_write_file(deep, deep_file, sizeof deep_file - 1);
+    const unsigned deep16[6] = {65535, 0, 0x1234, 32768, 32768, 128};
+    /* 8-bit: round(v * 255 / 65535): 0x1234 = 4660 -> 18.13, 32768 -> 127.5 */
+    const unsigned deep8[6] = {255, 0, 18, 128, 128, 0};
+    expect_file_samples(deep, PV_PIXEL_RGB16, 2, 1, deep16);
+    expect_file_samples(deep, PV_PIXEL_RGB8, 2, 1, deep8);
+}
+
+/* Grey files read as colour replicate; 8-bit data read as 16-bit is x 257;
+ * deeper data keeps (16-bit) or is scaled by 65535 / maxval. */
+static void test_grey_read_as_colour_and_16_bit(void **state)
+{
+    (void)state;
+    const char *path = tu_tmp_path("grey_native.pgm");
+    static const char file[] = "P5\n3 1\n255\n\x00\x80\xff";
+    tu_write_file(path, file, sizeof file - 1);
+    const unsigned u16[3] = {0, 128 * 257, 65535};
+    const unsigned rgb8[9] = {0, 0, 0, 128, 128, 128, 255, 255, 255};
+    const unsigned rgb16[9] = {0, 0, 0, 32896, 32896, 32896, 65535, 65535, 65535};
+    expect_file_samples(path, PV_PIXEL_U16, 3, 1, u16);
+    expect_file_samples(path, PV_PIXEL_RGB8, 3, 1, rgb8);
+    expect_file_samples(path, PV_PIXEL_RGB16, 3, 1, rgb16);
+
+    const char *deep = tu_tmp_path("deep_native.pgm");
+    static const char deep_file[] = "P5\n3 1\n1000\n\x00\x00\x03\xe8\x01\xf4"; /* 0 1000 500 */
+    tu_write_file(deep, deep_file, sizeof deep_file - 1);
+    const unsigned deep16[3] = {0, 65535, 32768}; /* 500 * 65.535 = 32767.5 -> 32768 */
+    expect_file_samples(deep, PV_PIXEL_U16, 3, 1, deep16);
+
+    const char *full = tu_tmp_path("full_native.pgm");
+    static const char full_file[] = "P5\n2 1\n65535\n\x12\x34\xff\xfe";
+    tu_write_file(full, full_file, sizeof full_file - 1);
+    const unsigned full16[2] = {0x1234, 0xfffe};
+    expect_file_samples(full, PV_PIXEL_U16, 2, 1, full16);
 }
 
 int main(void)
@@ -1292,6 +1448,9 @@ int main(void)
         cmocka_unit_test(test_unreadable_paths_are_io_errors),
         cmocka_unit_test(test_malformed_files),
         cmocka_unit_test(test_header_edge_cases_accepted),
+        cmocka_unit_test(test_png_native_round_trips),
+        cmocka_unit_test(test_ppm_read_as_colour),
+        cmocka_unit_test(test_grey_read_as_colour_and_16_bit),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
