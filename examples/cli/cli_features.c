@@ -31,8 +31,10 @@ static const char sift_conventions[] =
     "  y down; sigma (scale) in input pixels; angle in radians in [0, 2 pi), measured from\n"
     "  +x towards +y (clockwise on screen); d0..d127 the descriptor, 4x4 cells of 8\n"
     "  orientation bins, as integers min(512 v, 255) of the unit-norm float values v.\n"
-    "  Images: PGM/PPM/PNG/PFM/JPEG,\n"
-    "  colour read as grey, values taken as 8-bit (--peak-thresh is for values in [0, 1]).\n"
+    "  Images: PGM/PPM/PNG/PFM/JPEG, read in their own depth and channels: colour (RGB,\n"
+    "  8 or 16 bits) and 16-bit grey go to the device as they are and become grey there\n"
+    "  (Rec. 601 luma; 16-bit values / 257, so a 16-bit picture behaves as its 8-bit\n"
+    "  version); values are on the 8-bit scale (--peak-thresh is for values in [0, 1]).\n"
     "  Several images: KEYS.txt must contain {}, which stands for each image's file name\n"
     "  without folder and extension (a.png b.pgm -o out/{}.txt writes out/a.txt and\n"
     "  out/b.txt; two images of one name are refused); consecutive images of one size\n"
@@ -42,7 +44,8 @@ static const char sift_conventions[] =
 static const char match_conventions[] =
     "  Keypoints of both images are detected with the sift options, then each keypoint\n"
     "  of IMG1 is paired with its nearest neighbour in IMG2 (L2 distance of the float\n"
-    "  descriptors), kept when it passes Lowe's ratio test (d1 < ratio x d2).\n"
+    "  descriptors), kept when it passes Lowe's ratio test (d1 < ratio x d2).  Images are\n"
+    "  read as 'parvis sift --help' says: colour and 16-bit ones become grey on the device.\n"
     "  -o MATCHES.txt: two '#' comment lines, then one line per match:\n"
     "    x1 y1 x2 y2 distance\n"
     "  (x1, y1) in IMG1 and (x2, y2) in IMG2, pixels as in 'parvis sift --help'; distance:\n"
@@ -145,12 +148,34 @@ static void init_args(features_args *args)
     cli_backend_options_default(&args->backend);
 }
 
-/* Read an image as u8 and detect its keypoints. */
+/* The pixel type that keeps a file's channels and depth for SIFT, which
+ * converts colour and 16-bit data to grey on the device: RGB8 / RGB16 for
+ * colour, U16 for deep grey, U8 for the rest (PFM included, its values
+ * taken as 8-bit). */
+static pv_pixel_type native_type(const pv_image_info *info)
+{
+    const int deep = info->bits > 8 && info->bits <= 16;
+    if (info->channels >= 3)
+        return deep ? PV_PIXEL_RGB16 : PV_PIXEL_RGB8;
+    return deep ? PV_PIXEL_U16 : PV_PIXEL_U8;
+}
+
+/* Read an image file as SIFT takes it (native_type). */
+static int read_sift_input(const char *path, int verbose, pv_image *image)
+{
+    pv_image_info info;
+    pv_status status = pv_image_read_info(path, &info);
+    if (status != PV_OK)
+        return cli_fail_status(status, path);
+    return cli_read_image(path, native_type(&info), verbose, image);
+}
+
+/* Read an image and detect its keypoints. */
 static int detect_file(pv_context *ctx, const features_args *args, const char *path,
                        pv_sift_features *features, int *octaves)
 {
     pv_image image;
-    if (cli_read_image(path, PV_PIXEL_U8, args->verbose, &image))
+    if (read_sift_input(path, args->verbose, &image))
         return 1;
     pv_sift_plan *plan = NULL;
     pv_status status = pv_sift_plan_create(ctx, image.width, image.height, &args->sift, &plan);
@@ -304,7 +329,7 @@ static int sift_images(pv_context *ctx, const features_args *args)
     int rc = 0;
     for (int i = 0; i < args->image_count && rc == 0; i++) {
         pv_image image;
-        if (cli_read_image(args->images[i], PV_PIXEL_U8, args->verbose, &image)) {
+        if (read_sift_input(args->images[i], args->verbose, &image)) {
             rc = 1;
             break;
         }
@@ -327,18 +352,31 @@ static int sift_images(pv_context *ctx, const features_args *args)
     return rc;
 }
 
+/* start_command's answer when the command may go on. */
+#define COMMAND_READY (-1)
+
+/* Parse the command line of `command` (need: its image count) and open
+ * the context: COMMAND_READY with *ctx, or the exit code (--help: 0). */
+static int start_command(const char *command, int need, int argc, char **argv,
+                         features_args *args, pv_context **ctx)
+{
+    init_args(args);
+    int parsed = parse_args(command, need, argc, argv, args);
+    if (parsed != CLI_PARSED)
+        return cli_parse_exit(parsed);
+    if (need == 1 && check_outputs(args))
+        return 1;
+    *ctx = cli_context(&args->backend);
+    return *ctx ? COMMAND_READY : 1;
+}
+
 int cli_sift(int argc, char **argv)
 {
     features_args args;
-    init_args(&args);
-    int parsed = parse_args("sift", 1, argc, argv, &args);
-    if (parsed != CLI_PARSED)
-        return cli_parse_exit(parsed);
-    if (check_outputs(&args))
-        return 1;
-    pv_context *ctx = cli_context(&args.backend);
-    if (!ctx)
-        return 1;
+    pv_context *ctx = NULL;
+    int started = start_command("sift", 1, argc, argv, &args, &ctx);
+    if (started != COMMAND_READY)
+        return started;
     int rc = sift_images(ctx, &args);
     pv_context_destroy(ctx);
     return rc;
@@ -440,13 +478,10 @@ static int match_features(pv_context *ctx, const features_args *args, const pv_s
 int cli_match(int argc, char **argv)
 {
     features_args args;
-    init_args(&args);
-    int parsed = parse_args("match", 2, argc, argv, &args);
-    if (parsed != CLI_PARSED)
-        return cli_parse_exit(parsed);
-    pv_context *ctx = cli_context(&args.backend);
-    if (!ctx)
-        return 1;
+    pv_context *ctx = NULL;
+    int started = start_command("match", 2, argc, argv, &args, &ctx);
+    if (started != COMMAND_READY)
+        return started;
     pv_sift_features a, b;
     int rc = detect_file(ctx, &args, args.images[0], &a, NULL);
     if (rc == 0) {
