@@ -25,7 +25,9 @@ const char *pv_status_string(pv_status status);
 const char *pv_last_error(void);
 const char *pv_version(void);
 
-typedef enum pv_pixel_type { PV_PIXEL_U8 = 1, PV_PIXEL_F32 = 2 } pv_pixel_type;
+typedef enum pv_pixel_type {
+    PV_PIXEL_U8 = 1, PV_PIXEL_F32 = 2, PV_PIXEL_U16 = 3, PV_PIXEL_RGB8 = 4, PV_PIXEL_RGB16 = 5
+} pv_pixel_type;
 typedef struct pv_image {
     int width; int height; ptrdiff_t stride; pv_pixel_type type; void *data;
 } pv_image;
@@ -133,6 +135,7 @@ typedef struct pv_sift_features {
     uint8_t *descriptors_u8; int capacity;
 } pv_sift_features;
 void pv_sift_features_free(pv_sift_features *features);
+pv_status pv_to_grey(pv_context *ctx, const pv_image *in, pv_image *out);
 typedef struct pv_sift_plan pv_sift_plan;
 pv_status pv_sift_plan_create(pv_context *ctx, int width, int height,
                               const pv_sift_params *params, pv_sift_plan **plan);

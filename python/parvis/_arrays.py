@@ -61,6 +61,39 @@ def image_array(arr: Any, name: str, allow_u8: bool = True) -> np.ndarray:
     return a
 
 
+U16 = np.dtype(np.uint16)
+# Pixel types of the inputs that SIFT and to_grey take: grey (H, W) arrays
+# keyed by dtype, colour (H, W, 3) arrays by dtype.
+GREY_ANY_TYPE = {U8: lib.PV_PIXEL_U8, U16: lib.PV_PIXEL_U16, F32: lib.PV_PIXEL_F32}
+COLOUR_TYPE = {U8: lib.PV_PIXEL_RGB8, U16: lib.PV_PIXEL_RGB16}
+
+
+def grey_or_colour_in(arr: Any, name: str) -> Tuple[np.ndarray, Any]:
+    """arr as an input that the library converts to grey itself, and its
+    pv_image*: (H, W) uint8, uint16 or float32 (other real dtypes become
+    float32) or (H, W, 3) uint8 / uint16 RGB, read in place when each
+    pixel's samples and each row's pixels are contiguous."""
+    a = np.asarray(arr)
+    if a.ndim != 3:
+        a = _as_numeric(a, name, tuple(GREY_ANY_TYPE))
+        _check_size(a, name, (2,))
+        pixel_type = GREY_ANY_TYPE[a.dtype]
+    else:
+        if a.shape[2] != 3 or a.dtype not in COLOUR_TYPE:
+            raise invalid(f"{name}: a colour image must be (H, W, 3) uint8 or uint16, got "
+                          f"shape {a.shape} of {a.dtype}")
+        _check_size(a, name, (3,))
+        pixel_type = COLOUR_TYPE[a.dtype]
+    pixel = a.itemsize * (3 if a.ndim == 3 else 1)
+    rs = a.strides[0]
+    packed = a.strides[1] == pixel and (a.ndim == 2 or a.strides[2] == a.itemsize)
+    if not packed or (a.shape[0] > 1 and (rs <= 0 or rs % pixel or rs < a.shape[1] * pixel)):
+        a = np.ascontiguousarray(a)
+    h, w = a.shape[:2]
+    stride = a.strides[0] // pixel if h > 1 else w
+    return a, ffi.new("pv_image *", [w, h, stride, pixel_type, _pointer(a)])
+
+
 def image_struct(a: np.ndarray) -> Any:
     """pv_image* describing a 2D array prepared by image_array (no copy)."""
     h, w = a.shape

@@ -472,7 +472,10 @@ class Context(_Handle):
         """Detect and describe SIFT keypoints (Lowe 2004, VLFeat's conventions).
 
         image: 2D uint8 (scaled to [0, 1]) or float32 (used as is: keep it in
-        [0, 1] for the default thresholds), at least 16 x 16, finite.
+        [0, 1] for the default thresholds), at least 16 x 16, finite; or 2D
+        uint16, or (H, W, 3) uint8 / uint16 RGB, sent to the device as they
+        are and converted to grey there as to_grey() does (then scaled to
+        [0, 1] as uint8 is, so a 16-bit picture behaves as its 8-bit one).
         preset: "reference" (the defaults: first octave -1, peak threshold
         0) or "fast" (the real-time paper's: first octave 0, peak
         0.01); any other argument given overrides the preset's value.
@@ -488,8 +491,21 @@ class Context(_Handle):
                      orientation_peak=orientation_peak, magnif=magnif,
                      max_keypoints=max_keypoints)
         params = {k: v for k, v in given.items() if v is not None}
-        with self.sift_plan(np.shape(image), preset=preset, **params) as plan:
+        with self.sift_plan(np.shape(image)[:2], preset=preset, **params) as plan:
             return plan.detect(image, descriptor_dtype=descriptor_dtype)
+
+    def to_grey(self, image: ArrayLike, out: Optional[np.ndarray] = None) -> np.ndarray:
+        """The grey value of each pixel as float32 (H, W), on this context's
+        backend.  image: (H, W, 3) uint8 / uint16 RGB (Rec. 601 luma
+        0.299 R + 0.587 G + 0.114 B, in float), or (H, W) uint8, uint16 or
+        float32 (values kept).  16-bit data is divided by 257, so it lands
+        on the 0..255 range of 8-bit data (65535 -> 255).  out: optional
+        float32 (H, W) array with contiguous rows, written in place."""
+        a, s = A.grey_or_colour_in(image, "image")
+        dst = A.output(out, a.shape[:2])
+        A.refuse_overlap(dst, a)
+        self._call(lib.pv_to_grey, s, A.image_struct(dst))
+        return dst
 
     def sift_plan(self, shape: Tuple[int, ...], **params: Any) -> "SiftPlan":
         """A SiftPlan for images of shape (height, width); keyword arguments
@@ -902,8 +918,8 @@ class SiftPlan(_Plan):
         """Keypoints and descriptors of an image of the plan's shape (see
         Context.sift)."""
         dtype = _check_descriptor_dtype(descriptor_dtype)
-        a, s = A.image_in(image, "image")
-        if a.shape != self.shape:
+        a, s = A.grey_or_colour_in(image, "image")
+        if a.shape[:2] != self.shape:
             raise invalid(f"image: shape {a.shape} differs from the plan's {self.shape}")
         with self._ctx._lock:
             if self._ptr is None:
@@ -922,9 +938,9 @@ class SiftPlan(_Plan):
         dtype = _check_descriptor_dtype(descriptor_dtype)
         if len(images) == 0:
             raise invalid("images: the batch is empty")
-        inputs = [A.image_in(image, f"images[{i}]") for i, image in enumerate(images)]
+        inputs = [A.grey_or_colour_in(image, f"images[{i}]") for i, image in enumerate(images)]
         for i, (a, _) in enumerate(inputs):
-            if a.shape != self.shape:
+            if a.shape[:2] != self.shape:
                 raise invalid(f"images[{i}]: shape {a.shape} differs from the plan's {self.shape}")
         views = ffi.new("pv_image[]", len(inputs))
         for i, (_, s) in enumerate(inputs):

@@ -65,23 +65,32 @@ def _path(path: PathLike) -> bytes:
     return os.fsencode(path)
 
 
-def imread(path: PathLike, dtype: Any = np.uint8) -> np.ndarray:
-    """Read a PGM/PPM (8/16-bit), PFM or PNG file as a 2D array.
+def imread(path: PathLike, dtype: Any = np.uint8, colour: bool = False) -> np.ndarray:
+    """Read a PGM/PPM (8/16-bit), PFM, PNG or JPEG file as an array.
 
     dtype uint8: 8-bit data as is, 16-bit scaled by 255/maxval, PFM rounded
-    and clamped; float32: integer formats keep their values, PFM values as
-    stored (inf kept).  Colour is converted to grey (Rec. 601 luma).  PFM
-    rows are returned top to bottom."""
+    and clamped; uint16: 16-bit data as is, 8-bit data (and PFM) as uint8
+    reads it times 257, other deep data scaled by 65535/maxval; float32:
+    integer formats keep their values, PFM values as stored (inf kept).
+    colour False: a 2D array, colour converted to grey (Rec. 601 luma);
+    colour True (uint8 or uint16 only): an (H, W, 3) RGB array, grey files
+    with three equal channels, for sift() and to_grey(), which convert on
+    the device.  PFM rows are returned top to bottom."""
     d = np.dtype(dtype)
-    if d not in A.PIXEL_TYPE:
-        raise invalid(f"dtype: {d} is not uint8 or float32")
+    types = A.COLOUR_TYPE if colour else A.GREY_ANY_TYPE
+    if d not in types:
+        allowed = "uint8 or uint16" if colour else "uint8, uint16 or float32"
+        raise invalid(f"dtype: {d} is not {allowed}")
+    channels = 3 if colour else 1
     image = ffi.new("pv_image *")
-    status = lib.pv_image_read(_path(path), A.PIXEL_TYPE[d], image)
+    status = lib.pv_image_read(_path(path), types[d], image)
     if status:
         raise_status(status)
     try:
-        rows = np.frombuffer(ffi.buffer(image.data, image.height * image.stride * d.itemsize), d)
-        return rows.reshape(image.height, image.stride)[:, :image.width].copy()
+        count = image.height * image.stride * channels
+        rows = np.frombuffer(ffi.buffer(image.data, count * d.itemsize), d)
+        rows = rows.reshape(image.height, image.stride, channels)[:, :image.width]
+        return (rows if colour else rows[:, :, 0]).copy()
     finally:
         lib.pv_image_free(image)
 
