@@ -32,18 +32,20 @@ typedef struct sift_case {
     int quick;
     int fresh_results;
     pv_sift_preset preset;   /* FAST: the paper's settings; REFERENCE: the defaults */
+    pv_pixel_type input;     /* U8 grey, or RGB8 colour converted to grey on the device */
 } sift_case;
 
 static const sift_case sift_cases[] = {
-    {"sift-vga", 640, 480, 1, 0, PV_SIFT_PRESET_FAST},
-    {"sift-720p", 1280, 720, 0, 0, PV_SIFT_PRESET_FAST},
-    {"sift-1080p", 1920, 1080, 0, 0, PV_SIFT_PRESET_FAST},
-    {"sift-4k", 3840, 2160, 0, 0, PV_SIFT_PRESET_FAST},
-    {"sift-8k", 7680, 4320, 0, 0, PV_SIFT_PRESET_FAST},
-    {"sift-8k-fresh", 7680, 4320, 0, 1, PV_SIFT_PRESET_FAST},
-    {"sift-720p-default", 1280, 720, 0, 0, PV_SIFT_PRESET_REFERENCE},
-    {"sift-1080p-default", 1920, 1080, 0, 0, PV_SIFT_PRESET_REFERENCE},
-    {"sift-8k-default", 7680, 4320, 0, 0, PV_SIFT_PRESET_REFERENCE},
+    {"sift-vga", 640, 480, 1, 0, PV_SIFT_PRESET_FAST, PV_PIXEL_U8},
+    {"sift-720p", 1280, 720, 0, 0, PV_SIFT_PRESET_FAST, PV_PIXEL_U8},
+    {"sift-1080p", 1920, 1080, 0, 0, PV_SIFT_PRESET_FAST, PV_PIXEL_U8},
+    {"sift-rgb-1080p", 1920, 1080, 0, 0, PV_SIFT_PRESET_FAST, PV_PIXEL_RGB8},
+    {"sift-4k", 3840, 2160, 0, 0, PV_SIFT_PRESET_FAST, PV_PIXEL_U8},
+    {"sift-8k", 7680, 4320, 0, 0, PV_SIFT_PRESET_FAST, PV_PIXEL_U8},
+    {"sift-8k-fresh", 7680, 4320, 0, 1, PV_SIFT_PRESET_FAST, PV_PIXEL_U8},
+    {"sift-720p-default", 1280, 720, 0, 0, PV_SIFT_PRESET_REFERENCE, PV_PIXEL_U8},
+    {"sift-1080p-default", 1920, 1080, 0, 0, PV_SIFT_PRESET_REFERENCE, PV_PIXEL_U8},
+    {"sift-8k-default", 7680, 4320, 0, 0, PV_SIFT_PRESET_REFERENCE, PV_PIXEL_U8},
 };
 
 typedef struct match_case {
@@ -74,23 +76,36 @@ static int mirror(int i, int n)
     return i < n ? i : period - 1 - i;
 }
 
-static int make_image(const bench_config *config, int width, int height, pv_image *image)
+/* Sample (x, y) of venus mirror-tiled without end. */
+static uint8_t tiled(const pv_image *venus, int x, int y)
 {
+    return ((const uint8_t *)venus->data)[(ptrdiff_t)mirror(y, venus->height) * venus->stride +
+                                          mirror(x, venus->width)];
+}
+
+/* Venus tiled to the size: grey (U8), or colour (RGB8) with three views
+ * shifted apart as R, G and B, so that its luma mixes the channels. */
+static int make_image(const bench_config *config, int width, int height, pv_pixel_type type,
+                      pv_image *image)
+{
+    static const int shift[3][2] = {{0, 0}, {3, 1}, {-2, 4}};
     char path[4096];
     pv_image venus;
     snprintf(path, sizeof path, "%s/stereo/venus/left.pgm", config->data_dir);
     pv_status status = pv_image_read(path, PV_PIXEL_U8, &venus);
     if (status != PV_OK)
         return cli_fail_status(status, path);
-    if (pv_image_alloc(image, width, height, PV_PIXEL_U8) != PV_OK) {
+    if (pv_image_alloc(image, width, height, type) != PV_OK) {
         pv_image_free(&venus);
         return cli_fail("cannot allocate a %dx%d image", width, height);
     }
+    const int channels = type == PV_PIXEL_RGB8 ? 3 : 1;
+    uint8_t *out = image->data;
     for (int y = 0; y < height; y++)
         for (int x = 0; x < width; x++)
-            ((uint8_t *)image->data)[(size_t)y * width + x] =
-                ((const uint8_t *)venus.data)[(ptrdiff_t)mirror(y, venus.height) * venus.stride +
-                                              mirror(x, venus.width)];
+            for (int c = 0; c < channels; c++)
+                out[((size_t)y * width + x) * channels + c] =
+                    tiled(&venus, x + shift[c][0], y + shift[c][1]);
     pv_image_free(&venus);
     return 0;
 }
@@ -207,7 +222,9 @@ static double vlfeat_quality(const pv_image *image, int octaves, pv_sift_preset 
                              const pv_sift_features *ours)
 {
     pv_sift_features vl;
-    if (image->width * (double)image->height > 1920.0 * 1080.0 || vlfeat_keypoints(image, octaves, preset, &vl))
+    /* VLFeat reads the grey u8 images only */
+    if (image->type != PV_PIXEL_U8 || image->width * (double)image->height > 1920.0 * 1080.0 ||
+        vlfeat_keypoints(image, octaves, preset, &vl))
         return -1.0;
     double q = paired(ours, &vl, 1.0f, 0.1f);
     free(vl.keypoints);
@@ -231,8 +248,9 @@ static void fill_detect_row(bench_result *r, const pv_image *image, int octaves,
 {
     bench_fill_cpu(r, cpu_t, NULL);
     r->cpu_quality = vlfeat_quality(image, octaves, preset, &cpu->result);
-    snprintf(r->params, sizeof r->params, "%dx%d o0 %d oct, %d kp", image->width, image->height,
-             octaves, cpu->result.count);
+    snprintf(r->params, sizeof r->params, "%dx%d%s o0 %d oct, %d kp", image->width,
+             image->height, image->type == PV_PIXEL_RGB8 ? " RGB8" : "", octaves,
+             cpu->result.count);
     r->size = (double)image->width * image->height;
     r->roofline_bytes = roofline_sift_bytes(image->width, image->height,
                                             cl ? cl->result.count : cpu->result.count);
@@ -251,26 +269,26 @@ static void fill_detect_row(bench_result *r, const pv_image *image, int octaves,
 }
 
 static int bench_detect(const bench_config *config, const bench_contexts *contexts,
-                        const char *name, int width, int height, int fresh_results,
-                        pv_sift_preset preset, bench_result *r)
+                        const sift_case *c, bench_result *r)
 {
+    const pv_sift_preset preset = c->preset;
     pv_image image;
     memset(r, 0, sizeof *r);
     snprintf(r->op, sizeof r->op, "sift");
-    snprintf(r->name, sizeof r->name, "%s", name);
+    snprintf(r->name, sizeof r->name, "%s", c->name);
     r->quality_name = "vlfeat";
     r->cpu_quality = r->cl_quality = -1.0;
     r->cpu_threads = pv_context_cpu_threads(contexts->cpu);
     r->threshold = SIFT_AGREEMENT_THRESHOLD;
-    if (make_image(config, width, height, &image))
+    if (make_image(config, c->width, c->height, c->input, &image))
         return 1;
     detect_job cpu, cl;
     pv_timing cpu_t, cl_t;
     int octaves = 0;
-    int rc = time_detect(config, contexts->cpu, &image, fresh_results, preset, &cpu, &cpu_t,
+    int rc = time_detect(config, contexts->cpu, &image, c->fresh_results, preset, &cpu, &cpu_t,
                          &r->cpu_samples, &octaves);
     if (rc == 0 && contexts->opencl)
-        rc = time_detect(config, contexts->opencl, &image, fresh_results, preset, &cl, &cl_t,
+        rc = time_detect(config, contexts->opencl, &image, c->fresh_results, preset, &cl, &cl_t,
                          &r->cl_samples, &octaves);
     if (rc == 0)
         fill_detect_row(r, &image, octaves, preset, &cpu, &cpu_t, contexts->opencl ? &cl : NULL, &cl_t);
@@ -282,14 +300,13 @@ static int bench_detect(const bench_config *config, const bench_contexts *contex
     return rc;
 }
 
-static int sift_row(const bench_config *config, const bench_contexts *contexts, const char *name,
-                    int width, int height, int fresh_results, pv_sift_preset preset,
-                    bench_rows *rows)
+static int sift_row(const bench_config *config, const bench_contexts *contexts,
+                    const sift_case *c, bench_rows *rows)
 {
     bench_result *row = malloc(sizeof *row);
     if (!row)
         return cli_fail("out of memory");
-    int rc = bench_detect(config, contexts, name, width, height, fresh_results, preset, row);
+    int rc = bench_detect(config, contexts, c, row);
     if (rc == 0)
         rc = bench_add_row(rows, row);
     free(row);
@@ -299,7 +316,8 @@ static int sift_row(const bench_config *config, const bench_contexts *contexts, 
 int bench_sift_case(const bench_config *config, const bench_contexts *contexts, const char *name,
                     int width, int height, bench_rows *rows)
 {
-    return sift_row(config, contexts, name, width, height, 0, PV_SIFT_PRESET_FAST, rows);
+    const sift_case c = {name, width, height, 0, 0, PV_SIFT_PRESET_FAST, PV_PIXEL_U8};
+    return sift_row(config, contexts, &c, rows);
 }
 
 /* ------------------------------------------------------------------- batch */
@@ -414,7 +432,8 @@ static void free_batch_results(batch_job *job)
 static int make_frames(const bench_config *config, const batch_case *c, pv_image *frames)
 {
     pv_image tile;
-    if (make_image(config, c->width + 37 * BATCH_FRAMES, c->height + 23 * BATCH_FRAMES, &tile))
+    if (make_image(config, c->width + 37 * BATCH_FRAMES, c->height + 23 * BATCH_FRAMES,
+                   PV_PIXEL_U8, &tile))
         return 1;
     int rc = 0;
     for (int i = 0; i < BATCH_FRAMES && rc == 0; i++) {
@@ -628,8 +647,7 @@ int bench_features_cases(const bench_config *config, const bench_contexts *conte
         const sift_case *c = &sift_cases[i];
         if (!bench_wants(config, "sift", c->name, c->quick))
             continue;
-        if (sift_row(config, contexts, c->name, c->width, c->height, c->fresh_results, c->preset,
-                     &rows))
+        if (sift_row(config, contexts, c, &rows))
             return 1;
     }
     for (size_t i = 0; i < sizeof batch_cases / sizeof batch_cases[0]; i++) {
