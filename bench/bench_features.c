@@ -609,14 +609,12 @@ static int bench_match(const bench_config *config, const bench_contexts *context
     int rc = make_descriptors(c->count, &query, &train);
     match_job cpu = {&query, &train, {0, NULL}, 0}, cl = {&query, &train, {0, NULL}, 0};
     pv_timing cpu_t, cl_t;
-    pv_status status = PV_OK;
-    if (rc == 0 && (status = bench_time_series(config, contexts->cpu, run_match, &cpu, &cpu_t,
-                                               &r->cpu_samples)) != PV_OK)
-        rc = cli_fail_status(status, "sift match (cpu)");
-    if (rc == 0 && contexts->opencl &&
-        (status = bench_time_series(config, contexts->opencl, run_match, &cl, &cl_t,
-                                    &r->cl_samples)) != PV_OK)
-        rc = cli_fail_status(status, "sift match (opencl)");
+    if (rc == 0)
+        rc = bench_time_or_fail(config, contexts->cpu, run_match, &cpu, &cpu_t, &r->cpu_samples,
+                                "sift match (cpu)");
+    if (rc == 0 && contexts->opencl)
+        rc = bench_time_or_fail(config, contexts->opencl, run_match, &cl, &cl_t, &r->cl_samples,
+                                "sift match (opencl)");
     if (rc == 0) {
         snprintf(r->params, sizeof r->params, "%dx%d ratio 0.8, %d matches", c->count, c->count,
                  cpu.result.count);

@@ -243,23 +243,34 @@ static pv_status read_magic(pv_io_file *file, char magic[2])
     return PV_OK;
 }
 
-static pv_status read_pnm_header(pv_io_file *file, raster *r)
+/* The magic number and the image size, which PGM, PPM and PFM headers all
+ * start with, into magic and r. */
+static pv_status read_magic_and_size(pv_io_file *file, char magic[2], raster *r)
 {
-    char magic[2];
-    unsigned long width, height, maxval;
+    unsigned long width, height;
     pv_status status = read_magic(file, magic);
     if (status == PV_OK)
         status = read_header_number(file, "width", 1, INT_MAX, &width);
     if (status == PV_OK)
         status = read_header_number(file, "height", 1, INT_MAX, &height);
+    if (status == PV_OK) {
+        r->width = (int)width;
+        r->height = (int)height;
+    }
+    return status;
+}
+
+static pv_status read_pnm_header(pv_io_file *file, raster *r)
+{
+    char magic[2];
+    unsigned long maxval;
+    pv_status status = read_magic_and_size(file, magic, r);
     if (status == PV_OK)
         status = read_header_number(file, "maxval", 1, 65535, &maxval);
     if (status == PV_OK)
         status = read_header_end(file);
     if (status != PV_OK)
         return status;
-    r->width = (int)width;
-    r->height = (int)height;
     r->channels = magic[1] == '3' || magic[1] == '6' ? 3 : 1;
     r->ascii = magic[1] == '2' || magic[1] == '3';
     r->kind = maxval > 255 ? PV_IO_SAMPLE_U16_BE : PV_IO_SAMPLE_U8;
@@ -318,19 +329,12 @@ static pv_status read_pfm_scale(pv_io_file *file, int *little_endian)
 static pv_status read_pfm_header(pv_io_file *file, raster *r)
 {
     char magic[2];
-    unsigned long width, height;
     int little_endian = 0;
-    pv_status status = read_magic(file, magic);
-    if (status == PV_OK)
-        status = read_header_number(file, "width", 1, INT_MAX, &width);
-    if (status == PV_OK)
-        status = read_header_number(file, "height", 1, INT_MAX, &height);
+    pv_status status = read_magic_and_size(file, magic, r);
     if (status == PV_OK)
         status = read_pfm_scale(file, &little_endian);
     if (status != PV_OK)
         return status;
-    r->width = (int)width;
-    r->height = (int)height;
     r->channels = magic[1] == 'F' ? 3 : 1;
     r->ascii = 0;
     r->kind = little_endian ? PV_IO_SAMPLE_F32_LE : PV_IO_SAMPLE_F32_BE;

@@ -304,20 +304,16 @@ static void test_grey_operations_refuse_colour(void **state)
 
 /* ===================================================================== main */
 
-#define ON_BOTH(test)                                                       \
-    {#test "/cpu", test, NULL, NULL, (void *)&tu_cpu_kind},                    \
-    {#test "/opencl", test, NULL, NULL, (void *)&tu_opencl_kind}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        ON_BOTH(test_known_pixels),
-        ON_BOTH(test_16_bit_matches_8_bit),
+        TU_ON_BOTH(test_known_pixels),
+        TU_ON_BOTH(test_16_bit_matches_8_bit),
         cmocka_unit_test(test_cl_matches_cpu),
         cmocka_unit_test(test_crosscheck_mode),
-        ON_BOTH(test_bad_input),
+        TU_ON_BOTH(test_bad_input),
         cmocka_unit_test(test_core_pixel_types),
-        ON_BOTH(test_grey_operations_refuse_colour),
+        TU_ON_BOTH(test_grey_operations_refuse_colour),
     };
     return cmocka_run_group_tests_name("colour", tests, tu_group_setup, tu_group_teardown);
 }

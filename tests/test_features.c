@@ -34,8 +34,6 @@ static pv_context *g_cpu;
 static pv_context *g_opencl;
 static pv_image g_venus;      /* u8, the real test image */
 
-static const pv_backend_kind cpu_kind = PV_BACKEND_CPU;
-static const pv_backend_kind opencl_kind = PV_BACKEND_OPENCL;
 
 /* ------------------------------------------------------------------ setup */
 
@@ -148,6 +146,14 @@ static pv_sift_features detect(pv_context *ctx, const pv_image *image, const pv_
         fail_msg("pv_sift_detect: %s", pv_context_last_error(ctx));
     pv_sift_plan_destroy(plan);
     return f;
+}
+
+/* The real-time paper's settings (PV_SIFT_PRESET_FAST). */
+static pv_sift_params fast_params(void)
+{
+    pv_sift_params params;
+    assert_int_equal(pv_sift_params_preset(&params, PV_SIFT_PRESET_FAST), PV_OK);
+    return params;
 }
 
 /* ----------------------------------------------------------- known answers */
@@ -266,8 +272,7 @@ static void test_top_k_cap(void **state)
 {
     pv_context *ctx = backend_ctx(state);
     pv_image a = crop_u8(&g_venus, 100, 100, 200, 160);
-    pv_sift_params params;
-    assert_int_equal(pv_sift_params_preset(&params, PV_SIFT_PRESET_FAST), PV_OK);
+    pv_sift_params params = fast_params();
     pv_sift_features all = detect(ctx, &a, &params);
     assert_true(all.count > 40);
     params.max_keypoints = 25;
@@ -443,8 +448,7 @@ static void test_cl_matches_cpu(void **state)
 {
     (void)state;
     pv_context *cl = opencl_or_skip();
-    pv_sift_params params;
-    assert_int_equal(pv_sift_params_preset(&params, PV_SIFT_PRESET_FAST), PV_OK);
+    pv_sift_params params = fast_params();
     for (int first = -1; first <= 0; first++) {
         params.first_octave = first;
         pv_image a = crop_u8(&g_venus, 20, 30, first < 0 ? 200 : 400, first < 0 ? 150 : 330);
@@ -582,8 +586,7 @@ static void test_large_results(void **state)
     (void)state;
     pv_context *cl = opencl_or_skip();
     pv_image image = block_noise(960, 720);
-    pv_sift_params params;
-    assert_int_equal(pv_sift_params_preset(&params, PV_SIFT_PRESET_FAST), PV_OK);
+    pv_sift_params params = fast_params();
     params.first_octave = -1;
     pv_sift_plan *plan = NULL;
     assert_int_equal(pv_sift_plan_create(cl, image.width, image.height, &params, &plan), PV_OK);
@@ -781,8 +784,7 @@ static void test_repeatability_vs_vlfeat(void **state)
         {1.5f, 0.0f, cx, cy, 1.5f * cx, 1.5f * cy},       /* x 1.5 */
         {0.8f, 1.2f, cx, cy, cx, cy},                     /* 69 degrees, x 0.8 */
     };
-    pv_sift_params params;
-    assert_int_equal(pv_sift_params_preset(&params, PV_SIFT_PRESET_FAST), PV_OK);
+    pv_sift_params params = fast_params();
     for (size_t i = 0; i < sizeof transforms / sizeof transforms[0]; i++) {
         const similarity *t = &transforms[i];
         int wb = (int)(2.0f * t->cx_b + 1.0f), hb = (int)(2.0f * t->cy_b + 1.0f);
@@ -1024,8 +1026,7 @@ static pv_image grey_unit_of(const pv_image *image)
 static void test_colour_input_is_its_grey(void **state)
 {
     pv_context *ctx = backend_ctx(state);
-    pv_sift_params params;
-    assert_int_equal(pv_sift_params_preset(&params, PV_SIFT_PRESET_FAST), PV_OK);
+    pv_sift_params params = fast_params();
     params.first_octave = -1;
     pv_image inputs[3] = {venus_colour(40, 30, 190, 140, 0), venus_colour(40, 30, 190, 140, 1)};
     assert_int_equal(pv_image_alloc(&inputs[2], 190, 140, PV_PIXEL_U16), PV_OK);
@@ -1054,8 +1055,7 @@ static void test_colour_input_is_its_grey(void **state)
 static void test_colour_file_matches_host_fold(void **state)
 {
     pv_context *ctx = backend_ctx(state);
-    pv_sift_params params;
-    assert_int_equal(pv_sift_params_preset(&params, PV_SIFT_PRESET_FAST), PV_OK);
+    pv_sift_params params = fast_params();
     pv_image rgb = venus_colour(60, 40, 210, 160, 0), native, folded;
     const char *path = tu_tmp_path("sift_colour.png");
     assert_int_equal(pv_image_write_png(path, &rgb), PV_OK);
@@ -1080,8 +1080,7 @@ static void test_colour_backends_and_depths_agree(void **state)
 {
     (void)state;
     pv_context *cl = opencl_or_skip();
-    pv_sift_params params;
-    assert_int_equal(pv_sift_params_preset(&params, PV_SIFT_PRESET_FAST), PV_OK);
+    pv_sift_params params = fast_params();
     params.first_octave = -1;
     pv_image rgb8 = venus_colour(20, 30, 200, 150, 0), rgb16 = venus_colour(20, 30, 200, 150, 1);
     pv_sift_features c8 = detect(g_cpu, &rgb8, &params), g8 = detect(cl, &rgb8, &params);
@@ -1098,26 +1097,22 @@ static void test_colour_backends_and_depths_agree(void **state)
     pv_image_free(&rgb16);
 }
 
-#define ON_BOTH(test)                                                       \
-    {#test "/cpu", test, NULL, NULL, (void *)&cpu_kind},                    \
-    {#test "/opencl", test, NULL, NULL, (void *)&opencl_kind}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        ON_BOTH(test_blob),
-        ON_BOTH(test_constant_image_has_no_keypoints),
-        ON_BOTH(test_transpose),
-        ON_BOTH(test_top_k_cap),
-        ON_BOTH(test_descriptor_properties),
-        ON_BOTH(test_match_planted),
-        ON_BOTH(test_match_ties_and_empty),
-        ON_BOTH(test_deterministic),
-        ON_BOTH(test_strided_input),
-        ON_BOTH(test_detect_into_stream),
-        ON_BOTH(test_detect_batch),
-        ON_BOTH(test_colour_input_is_its_grey),
-        ON_BOTH(test_colour_file_matches_host_fold),
+        TU_ON_BOTH(test_blob),
+        TU_ON_BOTH(test_constant_image_has_no_keypoints),
+        TU_ON_BOTH(test_transpose),
+        TU_ON_BOTH(test_top_k_cap),
+        TU_ON_BOTH(test_descriptor_properties),
+        TU_ON_BOTH(test_match_planted),
+        TU_ON_BOTH(test_match_ties_and_empty),
+        TU_ON_BOTH(test_deterministic),
+        TU_ON_BOTH(test_strided_input),
+        TU_ON_BOTH(test_detect_into_stream),
+        TU_ON_BOTH(test_detect_batch),
+        TU_ON_BOTH(test_colour_input_is_its_grey),
+        TU_ON_BOTH(test_colour_file_matches_host_fold),
         cmocka_unit_test(test_colour_backends_and_depths_agree),
         cmocka_unit_test(test_presets),
         cmocka_unit_test(test_cl_matches_cpu),
@@ -1129,8 +1124,8 @@ int main(void)
         cmocka_unit_test(test_repeatability_vs_vlfeat),
 #endif
         cmocka_unit_test(test_plan_bad_input),
-        ON_BOTH(test_detect_bad_input),
-        ON_BOTH(test_match_bad_input),
+        TU_ON_BOTH(test_detect_bad_input),
+        TU_ON_BOTH(test_match_bad_input),
     };
     return cmocka_run_group_tests_name("features", tests, group_setup, group_teardown);
 }

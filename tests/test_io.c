@@ -89,6 +89,19 @@ static void expect_pixels(const pv_image *image, const float *expected, float to
         }
 }
 
+/* Reads `path` as `type` and expects `source`'s size and pixel values. */
+static void expect_round_trip(const char *path, pv_pixel_type type, const pv_image *source)
+{
+    pv_image back;
+    read_ok(path, type, &back);
+    assert_int_equal(back.width, source->width);
+    assert_int_equal(back.height, source->height);
+    for (int y = 0; y < source->height; y++)
+        for (int x = 0; x < source->width; x++)
+            assert_true(pv_image_get(&back, x, y) == pv_image_get(source, x, y));
+    pv_image_free(&back);
+}
+
 /* Reads `path` as u8 and as f32 and compares both with expectations. */
 static void expect_file_pixels(const char *path, int width, int height, const float *u8,
                                const float *f32, float f32_tolerance)
@@ -104,6 +117,18 @@ static void expect_file_pixels(const char *path, int width, int height, const fl
     assert_int_equal(image.height, height);
     expect_pixels(&image, f32, f32_tolerance);
     pv_image_free(&image);
+}
+
+typedef pv_status (*image_writer)(const char *path, const pv_image *image);
+
+/* Writes image with `write` to the scratch file `name`, then reads it back
+ * as u8 and as f32 and compares both with expectations (exactly). */
+static void expect_written_pixels(image_writer write, const char *name, const pv_image *image,
+                                  const float *u8, const float *f32)
+{
+    const char *path = tu_tmp_path(name);
+    assert_int_equal(write(path, image), PV_OK);
+    expect_file_pixels(path, image->width, image->height, u8, f32, 0.0f);
 }
 
 /* ------------------------------------------- hand-made PNG files */
@@ -233,24 +258,12 @@ static void test_pgm_u8_round_trip(void **state)
 {
     (void)state;
     const char *path = tu_tmp_path("round_trip_u8.pgm");
-    pv_image source, back;
+    pv_image source;
     tu_guarded_alloc(&source, 37, 23, PV_PIXEL_U8, 3); /* stride wider than the rows */
     tu_fill_random(&source, 42);
     assert_int_equal(pv_image_write_pgm(path, &source), PV_OK);
-
-    read_ok(path, PV_PIXEL_U8, &back);
-    assert_int_equal(back.width, 37);
-    assert_int_equal(back.height, 23);
-    for (int y = 0; y < 23; y++)
-        for (int x = 0; x < 37; x++)
-            assert_true(pv_image_get(&back, x, y) == pv_image_get(&source, x, y));
-    pv_image_free(&back);
-
-    read_ok(path, PV_PIXEL_F32, &back);
-    for (int y = 0; y < 23; y++)
-        for (int x = 0; x < 37; x++)
-            assert_true(pv_image_get(&back, x, y) == pv_image_get(&source, x, y));
-    pv_image_free(&back);
+    expect_round_trip(path, PV_PIXEL_U8, &source);
+    expect_round_trip(path, PV_PIXEL_F32, &source);
     assert_true(tu_guard_intact(&source, 3));
     tu_guarded_free(&source, 3);
 }
@@ -273,12 +286,10 @@ static void test_pgm_header_written_as_netpbm_says(void **state)
 static void test_pgm_f32_write_clamps_and_rounds(void **state)
 {
     (void)state;
-    const char *path = tu_tmp_path("clamped.pgm");
     float values[8] = {-5.0f, 0.4f, 0.5f, 127.49f, 254.6f, 300.0f, NAN, INFINITY};
     const float expected[8] = {0, 0, 1, 127, 255, 255, 0, 255};
     pv_image image = pv_image_wrap(values, 4, 2, PV_PIXEL_F32);
-    assert_int_equal(pv_image_write_pgm(path, &image), PV_OK);
-    expect_file_pixels(path, 4, 2, expected, expected, 0.0f);
+    expect_written_pixels(pv_image_write_pgm, "clamped.pgm", &image, expected, expected);
 }
 
 static void test_pgm_16bit_read(void **state)
@@ -306,14 +317,21 @@ static void test_pgm_small_maxval_kept_as_is(void **state)
     expect_file_pixels(path, 2, 2, values, values, 0.0f);
 }
 
-static void test_ppm_colour_to_luma(void **state)
+/* The colour card as an 8-bit binary PPM named `name`; its path. */
+static const char *write_card_ppm(const char *name)
 {
-    (void)state;
-    const char *path = tu_tmp_path("card.ppm");
+    const char *path = tu_tmp_path(name);
     uint8_t file[64];
     int header = snprintf((char *)file, sizeof file, "P6\n3 2\n255\n");
     memcpy(file + header, card_rgb, sizeof card_rgb);
     tu_write_file(path, file, (size_t)header + sizeof card_rgb);
+    return path;
+}
+
+static void test_ppm_colour_to_luma(void **state)
+{
+    (void)state;
+    const char *path = write_card_ppm("card.ppm");
     expect_file_pixels(path, 3, 2, card_luma_u8, card_luma, 1e-3f);
 }
 
@@ -434,23 +452,19 @@ static void test_pfm_colour_little_endian_to_luma(void **state)
 static void test_pfm_to_u8_rounds_and_clamps(void **state)
 {
     (void)state;
-    const char *path = tu_tmp_path("to_u8.pfm");
     float values[6] = {-1.0f, 2.5f, 254.4f, 1000.0f, INFINITY, -INFINITY};
     pv_image image = pv_image_wrap(values, 6, 1, PV_PIXEL_F32);
-    assert_int_equal(pv_image_write_pfm(path, &image), PV_OK);
     const float u8[6] = {0, 3, 254, 255, 255, 0};
-    expect_file_pixels(path, 6, 1, u8, values, 0.0f);
+    expect_written_pixels(pv_image_write_pfm, "to_u8.pfm", &image, u8, values);
 }
 
 static void test_pfm_of_u8_image_keeps_values(void **state)
 {
     (void)state;
-    const char *path = tu_tmp_path("from_u8.pfm");
     uint8_t values[4] = {0, 7, 128, 255};
     pv_image image = pv_image_wrap(values, 2, 2, PV_PIXEL_U8);
-    assert_int_equal(pv_image_write_pfm(path, &image), PV_OK);
     const float expected[4] = {0, 7, 128, 255};
-    expect_file_pixels(path, 2, 2, expected, expected, 0.0f);
+    expect_written_pixels(pv_image_write_pfm, "from_u8.pfm", &image, expected, expected);
 }
 
 /* ------------------------------------------------------------- PNG */
@@ -459,29 +473,21 @@ static void test_png_grey_round_trip(void **state)
 {
     (void)state;
     const char *path = tu_tmp_path("round_trip.png");
-    pv_image source, back;
+    pv_image source;
     tu_guarded_alloc(&source, 61, 17, PV_PIXEL_U8, 2);
     tu_fill_random(&source, 7);
     assert_int_equal(pv_image_write_png(path, &source), PV_OK);
-    read_ok(path, PV_PIXEL_U8, &back);
-    assert_int_equal(back.width, 61);
-    assert_int_equal(back.height, 17);
-    for (int y = 0; y < 17; y++)
-        for (int x = 0; x < 61; x++)
-            assert_true(pv_image_get(&back, x, y) == pv_image_get(&source, x, y));
-    pv_image_free(&back);
+    expect_round_trip(path, PV_PIXEL_U8, &source);
     tu_guarded_free(&source, 2);
 }
 
 static void test_png_of_f32_clamps_and_rounds(void **state)
 {
     (void)state;
-    const char *path = tu_tmp_path("clamped.png");
     float values[6] = {-3.0f, 0.5f, 99.5f, 254.5f, 1e9f, NAN};
     pv_image image = pv_image_wrap(values, 3, 2, PV_PIXEL_F32);
-    assert_int_equal(pv_image_write_png(path, &image), PV_OK);
     const float expected[6] = {0, 1, 100, 255, 255, 0};
-    expect_file_pixels(path, 3, 2, expected, expected, 0.0f);
+    expect_written_pixels(pv_image_write_png, "clamped.png", &image, expected, expected);
 }
 
 static void test_png_rgb_and_rgba(void **state)
@@ -1343,11 +1349,7 @@ static void test_png_native_round_trips(void **state)
 static void test_ppm_read_as_colour(void **state)
 {
     (void)state;
-    const char *path = tu_tmp_path("card_native.ppm");
-    uint8_t file[64];
-    int header = snprintf((char *)file, sizeof file, "P6\n3 2\n255\n");
-    memcpy(file + header, card_rgb, sizeof card_rgb);
-    tu_write_file(path, file, (size_t)header + sizeof card_rgb);
+    const char *path = write_card_ppm("card_native.ppm");
     unsigned rgb8[18], rgb16[18];
     for (int i = 0; i < 18; i++) {
         rgb8[i] = card_rgb[i / 3][i % 3];

@@ -33,6 +33,11 @@ extern pv_context *tu_cpu;
 extern pv_context *tu_opencl;
 extern const pv_backend_kind tu_cpu_kind;
 extern const pv_backend_kind tu_opencl_kind;
+/* A test registered twice, named test/cpu and test/opencl, with those
+ * states. */
+#define TU_ON_BOTH(test)                                                    \
+    {#test "/cpu", test, NULL, NULL, (void *)&tu_cpu_kind},                 \
+    {#test "/opencl", test, NULL, NULL, (void *)&tu_opencl_kind}
 int tu_group_setup(void **state);
 int tu_group_teardown(void **state);
 pv_context *tu_opencl_or_skip(void);

@@ -30,10 +30,13 @@ pv_status pv_cl_grey_into(pv_context *ctx, const pv_image *in, float scale, cl_m
     if (pixels > UINT32_MAX)
         return pv_fail(ctx, PV_ERR_UNSUPPORTED, "to_grey: %dx%d pixels are too many", in->width,
                        in->height);
+    const size_t pixel = pv_pixel_size(in->type);
     cl_mem raw;
-    pv_status status = pv_cl_scratch(ctx, "colour.in", pixels * pv_pixel_size(in->type), &raw);
+    pv_status status = pv_cl_scratch(ctx, "colour.in", pixels * pixel, &raw);
+    /* Through the pinned stages: an input sent on every call (runtime.h). */
     if (status == PV_OK)
-        status = pv_cl_write_image(ctx, raw, in);
+        status = pv_cl_write_rows_staged(ctx, raw, (size_t)in->height, (size_t)in->width * pixel,
+                                         (size_t)in->stride * pixel, in->data);
     if (status != PV_OK)
         return status;
     cl_uint count = (cl_uint)pixels;

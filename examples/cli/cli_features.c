@@ -352,34 +352,32 @@ static int sift_images(pv_context *ctx, const features_args *args)
     return rc;
 }
 
-/* start_command's answer when the command may go on. */
-#define COMMAND_READY (-1)
+/* The work of a command once its arguments are parsed and its context is
+ * open: the exit code. */
+typedef int (*command_body)(pv_context *ctx, const features_args *args);
 
-/* Parse the command line of `command` (need: its image count) and open
- * the context: COMMAND_READY with *ctx, or the exit code (--help: 0). */
-static int start_command(const char *command, int need, int argc, char **argv,
-                         features_args *args, pv_context **ctx)
+/* Parse the command line of `command` (need: its image count), open the
+ * context, run body: the exit code (--help: 0). */
+static int run_command(const char *command, int need, int argc, char **argv, command_body body)
 {
-    init_args(args);
-    int parsed = parse_args(command, need, argc, argv, args);
+    features_args args;
+    init_args(&args);
+    int parsed = parse_args(command, need, argc, argv, &args);
     if (parsed != CLI_PARSED)
         return cli_parse_exit(parsed);
-    if (need == 1 && check_outputs(args))
+    if (need == 1 && check_outputs(&args))
         return 1;
-    *ctx = cli_context(&args->backend);
-    return *ctx ? COMMAND_READY : 1;
+    pv_context *ctx = cli_context(&args.backend);
+    if (!ctx)
+        return 1;
+    int rc = body(ctx, &args);
+    pv_context_destroy(ctx);
+    return rc;
 }
 
 int cli_sift(int argc, char **argv)
 {
-    features_args args;
-    pv_context *ctx = NULL;
-    int started = start_command("sift", 1, argc, argv, &args, &ctx);
-    if (started != COMMAND_READY)
-        return started;
-    int rc = sift_images(ctx, &args);
-    pv_context_destroy(ctx);
-    return rc;
+    return run_command("sift", 1, argc, argv, sift_images);
 }
 
 /* The matches' RANSAC results: inlier flags per model asked for (NULL if not). */
@@ -475,23 +473,23 @@ static int match_features(pv_context *ctx, const features_args *args, const pv_s
     return rc;
 }
 
-int cli_match(int argc, char **argv)
+/* Keypoints of both images, then their matches. */
+static int match_images(pv_context *ctx, const features_args *args)
 {
-    features_args args;
-    pv_context *ctx = NULL;
-    int started = start_command("match", 2, argc, argv, &args, &ctx);
-    if (started != COMMAND_READY)
-        return started;
     pv_sift_features a, b;
-    int rc = detect_file(ctx, &args, args.images[0], &a, NULL);
+    int rc = detect_file(ctx, args, args->images[0], &a, NULL);
     if (rc == 0) {
-        rc = detect_file(ctx, &args, args.images[1], &b, NULL);
+        rc = detect_file(ctx, args, args->images[1], &b, NULL);
         if (rc == 0) {
-            rc = match_features(ctx, &args, &a, &b);
+            rc = match_features(ctx, args, &a, &b);
             pv_sift_features_free(&b);
         }
         pv_sift_features_free(&a);
     }
-    pv_context_destroy(ctx);
     return rc;
+}
+
+int cli_match(int argc, char **argv)
+{
+    return run_command("match", 2, argc, argv, match_images);
 }

@@ -115,15 +115,20 @@ int pv_volumes_overlap(const pv_volume *a, const pv_volume *b)
     return ranges_overlap(a->data, volume_span(a), b->data, volume_span(b));
 }
 
-/* count zeroed elements of `element` bytes for `function`, refusing a
- * byte count that overflows or exceeds PTRDIFF_MAX. */
-static pv_status alloc_zeroed(const char *function, size_t count, size_t element, void **data)
+/* A zeroed block of dims[0] x ... x dims[count - 1] elements of `element`
+ * bytes for `function`, refusing a size that overflows or exceeds
+ * PTRDIFF_MAX bytes. */
+static pv_status alloc_zeroed(const char *function, const size_t *dims, int count,
+                              size_t element, void **data)
 {
-    size_t bytes;
-    if (!pv_size_mul(count, element, &bytes) || bytes > PTRDIFF_MAX)
+    size_t elements = 1, bytes;
+    for (int i = 0; i < count; i++)
+        if (!pv_size_mul(elements, dims[i], &elements))
+            return pv_fail(NULL, PV_ERR_NOMEM, "%s: the size overflows", function);
+    if (!pv_size_mul(elements, element, &bytes) || bytes > PTRDIFF_MAX)
         return pv_fail(NULL, PV_ERR_NOMEM, "%s: %zu elements of %zu bytes overflow", function,
-                       count, element);
-    *data = calloc(count, element);
+                       elements, element);
+    *data = calloc(elements, element);
     if (!*data)
         return pv_fail(NULL, PV_ERR_NOMEM, "%s: cannot allocate %zu bytes", function, bytes);
     return PV_OK;
@@ -131,40 +136,38 @@ static pv_status alloc_zeroed(const char *function, size_t count, size_t element
 
 pv_status pv_image_alloc(pv_image *image, int width, int height, pv_pixel_type type)
 {
-    size_t count;
     void *data = NULL;
     if (!image || width <= 0 || height <= 0 || pv_pixel_size(type) == 0)
         return pv_fail(NULL, PV_ERR_INVALID, "pv_image_alloc: bad image pointer, size %dx%d or type",
                        width, height);
-    if (!pv_size_mul((size_t)width, (size_t)height, &count))
-        return pv_fail(NULL, PV_ERR_NOMEM, "pv_image_alloc: %dx%d overflows", width, height);
-    pv_status status = alloc_zeroed("pv_image_alloc", count, pv_pixel_size(type), &data);
+    const size_t dims[2] = {(size_t)width, (size_t)height};
+    pv_status status = alloc_zeroed("pv_image_alloc", dims, 2, pv_pixel_size(type), &data);
     if (status == PV_OK)
         *image = pv_image_wrap(data, width, height, type);
     return status;
 }
 
+pv_status pv_volume_alloc(pv_volume *volume, int nx, int ny, int nz)
+{
+    void *data = NULL;
+    if (!volume || nx <= 0 || ny <= 0 || nz <= 0)
+        return pv_fail(NULL, PV_ERR_INVALID, "pv_volume_alloc: bad volume pointer or size %dx%dx%d",
+                       nx, ny, nz);
+    const size_t dims[3] = {(size_t)nx, (size_t)ny, (size_t)nz};
+    pv_status status = alloc_zeroed("pv_volume_alloc", dims, 3, sizeof(float), &data);
+    if (status == PV_OK)
+        *volume = pv_volume_wrap(data, nx, ny, nz);
+    return status;
+}
+
+/* The free functions take NULL, and leave data NULL so that a second call
+ * is harmless. */
 void pv_image_free(pv_image *image)
 {
     if (!image)
         return;
     free(image->data);
     image->data = NULL;
-}
-
-pv_status pv_volume_alloc(pv_volume *volume, int nx, int ny, int nz)
-{
-    size_t plane, count;
-    void *data = NULL;
-    if (!volume || nx <= 0 || ny <= 0 || nz <= 0)
-        return pv_fail(NULL, PV_ERR_INVALID, "pv_volume_alloc: bad volume pointer or size %dx%dx%d",
-                       nx, ny, nz);
-    if (!pv_size_mul((size_t)nx, (size_t)ny, &plane) || !pv_size_mul(plane, (size_t)nz, &count))
-        return pv_fail(NULL, PV_ERR_NOMEM, "pv_volume_alloc: %dx%dx%d overflows", nx, ny, nz);
-    pv_status status = alloc_zeroed("pv_volume_alloc", count, sizeof(float), &data);
-    if (status == PV_OK)
-        *volume = pv_volume_wrap(data, nx, ny, nz);
-    return status;
 }
 
 void pv_volume_free(pv_volume *volume)
