@@ -1020,6 +1020,15 @@ static pv_image grey_unit_of(const pv_image *image)
     return grey;
 }
 
+/* Frees count results and image_count images. */
+static void free_all(pv_sift_features *results, int count, pv_image *images, int image_count)
+{
+    for (int i = 0; i < count; i++)
+        pv_sift_features_free(&results[i]);
+    for (int i = 0; i < image_count; i++)
+        pv_image_free(&images[i]);
+}
+
 /* On each backend, SIFT of a colour or 16-bit image is exactly SIFT of
  * its grey image: the conversion on the device (or the CPU's) computes
  * the same floats as pv_to_grey on the host. */
@@ -1036,16 +1045,13 @@ static void test_colour_input_is_its_grey(void **state)
                 (uint16_t)(pv_image_get(&g_venus, 40 + x, 30 + y) * 257.0f + 11.0f);
     for (int i = 0; i < 3; i++) {
         pv_image grey = grey_unit_of(&inputs[i]);
-        pv_sift_features direct = detect(ctx, &inputs[i], &params);
-        pv_sift_features folded = detect(ctx, &grey, &params);
-        printf("    pixel type %d: %d keypoints\n", (int)inputs[i].type, direct.count);
-        assert_true(direct.count > 10);
-        assert_same_features(&direct, &folded);
-        pv_sift_features_free(&direct);
-        pv_sift_features_free(&folded);
-        pv_image_free(&grey);
-        pv_image_free(&inputs[i]);
+        pv_sift_features f[2] = {detect(ctx, &inputs[i], &params), detect(ctx, &grey, &params)};
+        printf("    pixel type %d: %d keypoints\n", (int)inputs[i].type, f[0].count);
+        assert_true(f[0].count > 10);
+        assert_same_features(&f[0], &f[1]);
+        free_all(f, 2, &grey, 1);
     }
+    free_all(NULL, 0, inputs, 3);
 }
 
 /* A colour PNG read natively and given to SIFT agrees with the same file
@@ -1056,20 +1062,19 @@ static void test_colour_file_matches_host_fold(void **state)
 {
     pv_context *ctx = backend_ctx(state);
     pv_sift_params params = fast_params();
-    pv_image rgb = venus_colour(60, 40, 210, 160, 0), native, folded;
+    enum { SOURCE, NATIVE, FOLDED };
+    pv_image images[3] = {venus_colour(60, 40, 210, 160, 0)};
     const char *path = tu_tmp_path("sift_colour.png");
-    assert_int_equal(pv_image_write_png(path, &rgb), PV_OK);
-    assert_int_equal(pv_image_read(path, PV_PIXEL_RGB8, &native), PV_OK);
-    assert_int_equal(pv_image_read(path, PV_PIXEL_F32, &folded), PV_OK);
-    for (size_t i = 0; i < (size_t)folded.width * (size_t)folded.height; i++)
-        ((float *)folded.data)[i] *= 1.0f / 255.0f;
-    pv_sift_features fn = detect(ctx, &native, &params), ff = detect(ctx, &folded, &params);
-    assert_backends_agree(&fn, &ff, "RGB8 file against its host fold");
-    pv_sift_features_free(&fn);
-    pv_sift_features_free(&ff);
-    pv_image_free(&rgb);
-    pv_image_free(&native);
-    pv_image_free(&folded);
+    assert_int_equal(pv_image_write_png(path, &images[SOURCE]), PV_OK);
+    assert_int_equal(pv_image_read(path, PV_PIXEL_RGB8, &images[NATIVE]), PV_OK);
+    assert_int_equal(pv_image_read(path, PV_PIXEL_F32, &images[FOLDED]), PV_OK);
+    float *grey = images[FOLDED].data;
+    for (size_t i = 0; i < (size_t)images[FOLDED].width * (size_t)images[FOLDED].height; i++)
+        grey[i] *= 1.0f / 255.0f;
+    pv_sift_features f[2] = {detect(ctx, &images[NATIVE], &params),
+                             detect(ctx, &images[FOLDED], &params)};
+    assert_backends_agree(&f[0], &f[1], "RGB8 file against its host fold");
+    free_all(f, 2, images, 3);
 }
 
 /* Two pairs that must agree to the backends' tolerances: the OpenCL and
@@ -1082,19 +1087,15 @@ static void test_colour_backends_and_depths_agree(void **state)
     pv_context *cl = opencl_or_skip();
     pv_sift_params params = fast_params();
     params.first_octave = -1;
-    pv_image rgb8 = venus_colour(20, 30, 200, 150, 0), rgb16 = venus_colour(20, 30, 200, 150, 1);
-    pv_sift_features c8 = detect(g_cpu, &rgb8, &params), g8 = detect(cl, &rgb8, &params);
-    pv_sift_features c16 = detect(g_cpu, &rgb16, &params), g16 = detect(cl, &rgb16, &params);
-    assert_backends_agree(&g8, &c8, "RGB8 venus, OpenCL against CPU");
-    assert_backends_agree(&g16, &c16, "RGB16 venus, OpenCL against CPU");
-    assert_backends_agree(&c16, &c8, "RGB16 against RGB8 venus, CPU");
-    assert_backends_agree(&g16, &g8, "RGB16 against RGB8 venus, OpenCL");
-    pv_sift_features_free(&c8);
-    pv_sift_features_free(&g8);
-    pv_sift_features_free(&c16);
-    pv_sift_features_free(&g16);
-    pv_image_free(&rgb8);
-    pv_image_free(&rgb16);
+    pv_image rgb[2] = {venus_colour(20, 30, 200, 150, 0), venus_colour(20, 30, 200, 150, 1)};
+    /* CPU and OpenCL results of the 8-bit, then of the 16-bit picture */
+    pv_sift_features f[4] = {detect(g_cpu, &rgb[0], &params), detect(cl, &rgb[0], &params),
+                             detect(g_cpu, &rgb[1], &params), detect(cl, &rgb[1], &params)};
+    assert_backends_agree(&f[1], &f[0], "RGB8 venus, OpenCL against CPU");
+    assert_backends_agree(&f[3], &f[2], "RGB16 venus, OpenCL against CPU");
+    assert_backends_agree(&f[2], &f[0], "RGB16 against RGB8 venus, CPU");
+    assert_backends_agree(&f[3], &f[1], "RGB16 against RGB8 venus, OpenCL");
+    free_all(f, 4, rgb, 2);
 }
 
 int main(void)
