@@ -674,9 +674,4 @@ static pv_status pv_cpu_sift_nearest(pv_context *ctx, const float *query, int qu
     return PV_OK;
 }
 
-const pv_features_ops pv_cpu_features_ops = {
-    .create = pv_cpu_sift_create,
-    .destroy = pv_cpu_sift_destroy,
-    .detect = pv_cpu_sift_detect,
-    .nearest = pv_cpu_sift_nearest,
-};
+const pv_features_ops pv_cpu_features_ops = {PV_FEATURES_SLOTS(PV_OPS_BIND, pv_cpu_sift_)};

@@ -475,15 +475,4 @@ static pv_status pv_cpu_flow_warp(pv_context *ctx, const pv_volume *moving, cons
     return PV_OK;
 }
 
-const pv_flow_ops pv_cpu_flow_ops = {
-    .create = pv_cpu_flow_create,
-    .destroy = pv_cpu_flow_destroy,
-    .load = pv_cpu_flow_load,
-    .begin_level = pv_cpu_flow_begin_level,
-    .gradients = pv_cpu_flow_gradients,
-    .resample = pv_cpu_flow_resample,
-    .tensor = pv_cpu_flow_tensor,
-    .jacobi = pv_cpu_flow_jacobi,
-    .read = pv_cpu_flow_read,
-    .warp = pv_cpu_flow_warp,
-};
+const pv_flow_ops pv_cpu_flow_ops = {PV_FLOW_SLOTS(PV_OPS_BIND, pv_cpu_flow_)};

@@ -430,14 +430,4 @@ static pv_status pv_cpu_oct_read(pv_context *ctx, void *plan, float gap, pv_volu
     return PV_OK;
 }
 
-const pv_octreg_ops pv_cpu_octreg_ops = {
-    .create = pv_cpu_oct_create,
-    .destroy = pv_cpu_oct_destroy,
-    .load = pv_cpu_oct_load,
-    .reference = pv_cpu_oct_reference,
-    .spectra = pv_cpu_oct_spectra,
-    .coarse = pv_cpu_oct_coarse,
-    .fine = pv_cpu_oct_fine,
-    .place = pv_cpu_oct_place,
-    .read = pv_cpu_oct_read,
-};
+const pv_octreg_ops pv_cpu_octreg_ops = {PV_OCTREG_SLOTS(PV_OPS_BIND, pv_cpu_oct_)};

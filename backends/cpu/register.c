@@ -447,34 +447,23 @@ static pv_status pv_cpu_normxcorr2(pv_context *ctx, const pv_ncc_job *job, pv_im
 
 /* The CPU backend transforms with FFTW alone: it reports that engine and
  * accepts any choice, which concerns OpenCL contexts only. */
-static int fftw_engine_built(pv_fft_engine engine)
+static int pv_cpu_fft_engine_built(pv_fft_engine engine)
 {
     return engine == PV_FFT_AUTO || engine == PV_FFT_FFTW;
 }
 
-static pv_status fftw_engine_of(pv_context *ctx, pv_fft_engine *engine)
+static pv_status pv_cpu_fft_engine_of(pv_context *ctx, pv_fft_engine *engine)
 {
     (void)ctx;
     *engine = PV_FFT_FFTW;
     return PV_OK;
 }
 
-static pv_status fftw_set_engine(pv_context *ctx, pv_fft_engine engine)
+static pv_status pv_cpu_fft_set_engine(pv_context *ctx, pv_fft_engine engine)
 {
     (void)ctx;
     (void)engine;
     return PV_OK;
 }
 
-const pv_register_ops pv_cpu_register_ops = {
-    .pc_create = pv_cpu_pc_create,
-    .pc_destroy = pv_cpu_pc_destroy,
-    .pc_reference = pv_cpu_pc_reference,
-    .pc_correlate = pv_cpu_pc_correlate,
-    .pc_upsample = pv_cpu_pc_upsample,
-    .normxcorr2 = pv_cpu_normxcorr2,
-    .pc_time_fft = pv_cpu_pc_time_fft,
-    .fft_engine_built = fftw_engine_built,
-    .fft_engine_of = fftw_engine_of,
-    .fft_set_engine = fftw_set_engine,
-};
+const pv_register_ops pv_cpu_register_ops = {PV_REGISTER_SLOTS(PV_OPS_BIND, pv_cpu_)};

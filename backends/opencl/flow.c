@@ -439,15 +439,4 @@ static pv_status pv_cl_flow_warp(pv_context *ctx, const pv_volume *moving, const
     return pv_cl_finish_after(ctx, warp_on_device(ctx, moving, flow, warped));
 }
 
-const pv_flow_ops pv_cl_flow_ops = {
-    .create = pv_cl_flow_create,
-    .destroy = pv_cl_flow_destroy,
-    .load = pv_cl_flow_load,
-    .begin_level = pv_cl_flow_begin_level,
-    .gradients = pv_cl_flow_gradients,
-    .resample = pv_cl_flow_resample,
-    .tensor = pv_cl_flow_tensor,
-    .jacobi = pv_cl_flow_jacobi,
-    .read = pv_cl_flow_read,
-    .warp = pv_cl_flow_warp,
-};
+const pv_flow_ops pv_cl_flow_ops = {PV_FLOW_SLOTS(PV_OPS_BIND, pv_cl_flow_)};

@@ -168,8 +168,4 @@ static pv_status cl_ransac_score(pv_context *ctx, void *opaque, const int *sampl
     return status != PV_OK ? status : finished;
 }
 
-const pv_geometry_ops pv_cl_geometry_ops = {
-    .ransac_create = cl_ransac_create,
-    .ransac_destroy = cl_ransac_destroy,
-    .ransac_score = cl_ransac_score,
-};
+const pv_geometry_ops pv_cl_geometry_ops = {PV_GEOMETRY_SLOTS(PV_OPS_BIND, cl_)};

@@ -597,14 +597,4 @@ static pv_status pv_cl_oct_read(pv_context *ctx, void *plan, float gap, pv_volum
     return finish(ctx, p, read_outputs(ctx, p, gap, registered, enface, slow));
 }
 
-const pv_octreg_ops pv_cl_octreg_ops = {
-    .create = pv_cl_oct_create,
-    .destroy = pv_cl_oct_destroy,
-    .load = pv_cl_oct_load,
-    .reference = pv_cl_oct_reference,
-    .spectra = pv_cl_oct_spectra,
-    .coarse = pv_cl_oct_coarse,
-    .fine = pv_cl_oct_fine,
-    .place = pv_cl_oct_place,
-    .read = pv_cl_oct_read,
-};
+const pv_octreg_ops pv_cl_octreg_ops = {PV_OCTREG_SLOTS(PV_OPS_BIND, pv_cl_oct_)};

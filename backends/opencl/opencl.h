@@ -18,14 +18,6 @@ extern const pv_cl_param_family pv_cl_params_octreg;
 extern const pv_cl_param_family pv_cl_params_geometry; /* geometry.c */
 
 /* The module sub-tables this backend's backend.c composes. */
-extern const pv_device_ops pv_cl_device_ops;
-extern const pv_filter_ops pv_cl_filter_ops;
-extern const pv_stereo_ops pv_cl_stereo_ops;
-extern const pv_bp_ops pv_cl_bp_ops;
-extern const pv_register_ops pv_cl_register_ops;
-extern const pv_features_ops pv_cl_features_ops;
-extern const pv_flow_ops pv_cl_flow_ops;
-extern const pv_octreg_ops pv_cl_octreg_ops;
-extern const pv_geometry_ops pv_cl_geometry_ops;
+PV_BACKEND_MODULES(PV_BACKEND_DECLARE, pv_cl_)
 
 #endif

@@ -654,15 +654,4 @@ static pv_status pv_cl_normxcorr2(pv_context *ctx, const pv_ncc_job *job, pv_ima
     return status;
 }
 
-const pv_register_ops pv_cl_register_ops = {
-    .pc_create = pv_cl_pc_create,
-    .pc_destroy = pv_cl_pc_destroy,
-    .pc_reference = pv_cl_pc_reference,
-    .pc_correlate = pv_cl_pc_correlate,
-    .pc_upsample = pv_cl_pc_upsample,
-    .normxcorr2 = pv_cl_normxcorr2,
-    .pc_time_fft = pv_cl_pc_time_fft,
-    .fft_engine_built = pv_cl_fft_engine_built,
-    .fft_engine_of = pv_cl_fft_engine_of,
-    .fft_set_engine = pv_cl_fft_set_engine,
-};
+const pv_register_ops pv_cl_register_ops = {PV_REGISTER_SLOTS(PV_OPS_BIND, pv_cl_)};

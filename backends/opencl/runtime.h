@@ -15,7 +15,7 @@
 pv_status pv_cl_runtime_init(pv_context *ctx, int device_index);
 void pv_cl_runtime_release(pv_context *ctx);
 /* Every device of every platform (pv_device_list's index space). */
-pv_status pv_cl_list_devices(pv_device_info *devices, int capacity, int *count);
+pv_status pv_cl_runtime_list(pv_device_info *devices, int capacity, int *count);
 
 /* Handles of the context's device (valid after init).  Its description
  * (limits, name) is ctx->device. */
