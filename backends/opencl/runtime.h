@@ -84,6 +84,16 @@ pv_status pv_cl_param_defines(pv_context *ctx, const char *family, char *buf, si
 pv_status pv_cl_buffer(pv_context *ctx, cl_mem_flags flags, size_t bytes, cl_mem *buffer);
 void pv_cl_release(cl_mem *buffer);
 
+/* One read-write buffer of a set made by pv_cl_buffers. */
+typedef struct pv_cl_buffer_spec {
+    cl_mem *buffer;
+    size_t bytes;
+} pv_cl_buffer_spec;
+
+/* pv_cl_buffer(CL_MEM_READ_WRITE) for each spec in turn, up to the first
+ * failure (the buffers made before it stay for the caller to release). */
+pv_status pv_cl_buffers(pv_context *ctx, const pv_cl_buffer_spec *specs, size_t count);
+
 /* A device buffer kept on the context between calls under `slot` (a string
  * literal naming its use, e.g. "sad.left"), grown when a call needs more.
  * Saves an allocation per call on repeated sizes.  Do not release it. */

@@ -28,7 +28,8 @@
 
 /* The pair of slots of a module whose work runs on a backend plan:
  * `create` builds one from the front end's set-up (of type `setup`) and
- * `destroy` frees it. */
+ * `destroy` frees it: a plan that `create` made (the front end never
+ * passes NULL), or one whose set-up stopped part way (lib/core/plan.h). */
 #define PV_OPS_PLAN_SLOTS(X, P, create, destroy, setup)                                           \
     X(P, pv_status, create, (pv_context *ctx, const setup *setup_in, void **plan))                \
     X(P, void, destroy, (pv_context *ctx, void *plan))
