@@ -391,8 +391,8 @@ static void test_api(void **state)
 /* Whether the backend's table lists family among its parameter families. */
 static int table_has_family(const pv_context *ctx, const char *family)
 {
-    for (int i = 0; ctx->ops->device->param_family(i); i++)
-        if (strcmp(ctx->ops->device->param_family(i), family) == 0)
+    for (int i = 0; ctx->ops->device->param_family_name(i); i++)
+        if (strcmp(ctx->ops->device->param_family_name(i), family) == 0)
             return 1;
     return 0;
 }

@@ -3,7 +3,7 @@
  * backends/common/colour_math.h). */
 #include "colour.h"
 
-static pv_status pv_cpu_to_grey(pv_context *ctx, const pv_image *in, pv_image *out, float scale)
+static pv_status pv_cpu_colour_to_grey(pv_context *ctx, const pv_image *in, pv_image *out, float scale)
 {
     const int threads = ctx->cpu_threads;
     #pragma omp parallel for num_threads(threads) schedule(static)
@@ -15,6 +15,4 @@ static pv_status pv_cpu_to_grey(pv_context *ctx, const pv_image *in, pv_image *o
     return PV_OK;
 }
 
-const pv_colour_ops pv_cpu_colour_ops = {
-    .to_grey = pv_cpu_to_grey,
-};
+const pv_colour_ops pv_cpu_colour_ops = {PV_COLOUR_SLOTS(PV_OPS_BIND, pv_cpu_colour_)};

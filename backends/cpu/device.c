@@ -122,17 +122,6 @@ static pv_status cpu_compute_peak(pv_context *ctx, pv_compute_kind kind, double 
     return PV_OK;
 }
 
-/* The host needs no set-up (the front end describes it in ctx->device)
+/* Only the probes: the host needs no set-up (the front end describes it in ctx->device)
  * and the CPU backend's loops take no launch parameters. */
-const pv_device_ops pv_cpu_device_ops = {
-    .list = NULL,
-    .init = NULL,
-    .release = NULL,
-    .copy_bandwidth = cpu_copy_bandwidth,
-    .compute_peak = cpu_compute_peak,
-    .param_family = NULL,
-    .param_get = NULL,
-    .param_set = NULL,
-    .param_list = NULL,
-    .param_reset = NULL,
-};
+const pv_device_ops pv_cpu_device_ops = {PV_DEVICE_PROBE_SLOTS(PV_OPS_BIND, cpu_)};

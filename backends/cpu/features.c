@@ -8,6 +8,7 @@
  * stage is deterministic for any thread count: candidates are gathered in
  * raster order through per-row counts, keypoints in candidate order. */
 #include "colour.h"
+#include "../common/sift_math.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -104,9 +105,9 @@ static int alloc_pyramid(cpu_sift_plan *plan)
 
 static pv_status pv_cpu_sift_create(pv_context *ctx, const pv_sift_geometry *geometry, void **out)
 {
-    cpu_sift_plan *plan = calloc(1, sizeof *plan);
+    cpu_sift_plan *plan = pv_plan_new(ctx, sizeof *plan, "the CPU SIFT plan");
     if (!plan)
-        return pv_fail(ctx, PV_ERR_NOMEM, "sift_plan_create: no memory for the CPU plan");
+        return PV_ERR_NOMEM;
     plan->g = *geometry;
     if (!copy_weights(plan, geometry) || !alloc_pyramid(plan)) {
         pv_cpu_sift_destroy(ctx, plan);
@@ -303,69 +304,9 @@ static pv_status find_extrema(pv_context *ctx, const cpu_sift_plan *plan, int o,
 
 /* ------------------------------------------------------------ refinement */
 
-/* The DoG around an octave position, and the derivatives there. */
-typedef struct dog_fit {
-    float v, dx, dy, ds, dxx, dyy, dss, dxy, dxs, dys;
-} dog_fit;
-
-static dog_fit fit_at(const float *d, size_t plane, int w)
-{
-#define AT(X, Y, S) d[(ptrdiff_t)(S) * (ptrdiff_t)plane + (ptrdiff_t)(Y) * w + (X)]
-    dog_fit f;
-    f.v = AT(0, 0, 0);
-    f.dx = 0.5f * (AT(1, 0, 0) - AT(-1, 0, 0));
-    f.dy = 0.5f * (AT(0, 1, 0) - AT(0, -1, 0));
-    f.ds = 0.5f * (AT(0, 0, 1) - AT(0, 0, -1));
-    f.dxx = AT(1, 0, 0) + AT(-1, 0, 0) - 2.0f * f.v;
-    f.dyy = AT(0, 1, 0) + AT(0, -1, 0) - 2.0f * f.v;
-    f.dss = AT(0, 0, 1) + AT(0, 0, -1) - 2.0f * f.v;
-    f.dxy = 0.25f * (AT(1, 1, 0) + AT(-1, -1, 0) - AT(-1, 1, 0) - AT(1, -1, 0));
-    f.dxs = 0.25f * (AT(1, 0, 1) + AT(-1, 0, -1) - AT(-1, 0, 1) - AT(1, 0, -1));
-    f.dys = 0.25f * (AT(0, 1, 1) + AT(0, -1, -1) - AT(0, -1, 1) - AT(0, 1, -1));
-#undef AT
-    return f;
-}
-
-/* Solve H b = -grad by Gaussian elimination with partial pivoting (as
- * VLFeat); b = 0 when H is singular. */
-static void solve_offset(const dog_fit *f, float b[3])
-{
-    float a[3][3] = {{f->dxx, f->dxy, f->dxs}, {f->dxy, f->dyy, f->dys}, {f->dxs, f->dys, f->dss}};
-    b[0] = -f->dx;
-    b[1] = -f->dy;
-    b[2] = -f->ds;
-    for (int j = 0; j < 3; j++) {
-        int pivot = j;
-        float best = 0.0f;
-        for (int i = j; i < 3; i++)
-            if (fabsf(a[i][j]) > best) {
-                best = fabsf(a[i][j]);
-                pivot = i;
-            }
-        if (best < 1e-10f) {
-            b[0] = b[1] = b[2] = 0.0f;
-            return;
-        }
-        float p = a[pivot][j];
-        for (int jj = j; jj < 3; jj++) {
-            float t = a[pivot][jj];
-            a[pivot][jj] = a[j][jj];
-            a[j][jj] = t / p;
-        }
-        float t = b[pivot];
-        b[pivot] = b[j];
-        b[j] = t / p;
-        for (int i = j + 1; i < 3; i++) {
-            float x = a[i][j];
-            for (int jj = j; jj < 3; jj++)
-                a[i][jj] -= x * a[j][jj];
-            b[i] -= x * b[j];
-        }
-    }
-    for (int i = 2; i > 0; i--)
-        for (int ii = i - 1; ii >= 0; ii--)
-            b[ii] -= b[i] * a[ii][i];
-}
+/* The DoG fit at a position and its sub-pixel offset: pv_sm_fit_at and
+ * pv_sm_solve_offset of backends/common/sift_math.h, one text with the
+ * OpenCL program's. */
 
 /* A refined keypoint in octave coordinates. */
 typedef struct refined {
@@ -379,13 +320,14 @@ static int refine(const cpu_sift_plan *plan, const candidate *c, refined *out)
     const int w = g->octave_width[c->octave], h = g->octave_height[c->octave];
     const size_t plane = plane_size(g, c->octave);
     int x = c->x, y = c->y, dx = 0, dy = 0;
-    dog_fit f;
+    pv_sm_dog_fit f;
     float b[3];
     for (int step = 0; step < REFINE_STEPS; step++) {
         x += dx;
         y += dy;
-        f = fit_at(plan->dog[c->octave] + (size_t)c->level * plane + (size_t)y * w + x, plane, w);
-        solve_offset(&f, b);
+        const float *at = plan->dog[c->octave] + (size_t)c->level * plane + (size_t)y * w + x;
+        f = pv_sm_fit_at(at, plane, w);
+        pv_sm_solve_offset(&f, b);
         dx = (b[0] > 0.6f && x < w - 2) - (b[0] < -0.6f && x > 1);
         dy = (b[1] > 0.6f && y < h - 2) - (b[1] < -0.6f && y > 1);
         if (dx == 0 && dy == 0)
@@ -674,9 +616,4 @@ static pv_status pv_cpu_sift_nearest(pv_context *ctx, const float *query, int qu
     return PV_OK;
 }
 
-const pv_features_ops pv_cpu_features_ops = {
-    .create = pv_cpu_sift_create,
-    .destroy = pv_cpu_sift_destroy,
-    .detect = pv_cpu_sift_detect,
-    .nearest = pv_cpu_sift_nearest,
-};
+const pv_features_ops pv_cpu_features_ops = {PV_FEATURES_SLOTS(PV_OPS_BIND, pv_cpu_sift_)};

@@ -4,6 +4,7 @@
 
 #include <fftw3.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
@@ -156,16 +157,6 @@ static int fftw_dims(const int size[3], int n[3])
     return rank;
 }
 
-static int counts_for(const int size[3], size_t *real_count, size_t *complex_count)
-{
-    size_t plane, half_plane;
-    return pv_size_mul((size_t)size[0], (size_t)size[1], &plane) &&
-           pv_size_mul(plane, (size_t)size[2], real_count) &&
-           pv_size_mul((size_t)(size[0] / 2 + 1), (size_t)size[1], &half_plane) &&
-           pv_size_mul(half_plane, (size_t)size[2], complex_count) &&
-           *complex_count <= ((size_t)-1) / (2 * sizeof(float));
-}
-
 static void destroy_pair(pv_cpu_fft *fft)
 {
     if (fft->forward)
@@ -247,15 +238,6 @@ static int idle_count(void)
     return count;
 }
 
-static void unlink_entry(pv_cpu_fft *fft)
-{
-    for (pv_cpu_fft **p = &cache_head; *p; p = &(*p)->next)
-        if (*p == fft) {
-            *p = fft->next;
-            return;
-        }
-}
-
 static void evict_idle_beyond(int keep)
 {
     while (idle_count() > keep) {
@@ -263,7 +245,7 @@ static void evict_idle_beyond(int keep)
         for (pv_cpu_fft *e = cache_head; e; e = e->next)
             if (e->users == 0 && (!oldest || e->last_use < oldest->last_use))
                 oldest = e;
-        unlink_entry(oldest);
+        PV_LIST_UNLINK(pv_cpu_fft, &cache_head, oldest);
         destroy_entry(oldest);
     }
 }
@@ -275,7 +257,7 @@ static pv_status new_entry(pv_context *ctx, const int size[3], int threads, pv_c
         return pv_fail(ctx, PV_ERR_NOMEM, "FFT plan cache: out of memory");
     memcpy(fft->size, size, sizeof fft->size);
     fft->threads = threads;
-    if (!counts_for(size, &fft->real_count, &fft->complex_count)) {
+    if (!pv_r2c_counts(size, 1, &fft->real_count, &fft->complex_count)) {
         free(fft);
         return pv_fail(ctx, PV_ERR_NOMEM, "FFT of %dx%dx%d: size overflows", size[0], size[1],
                        size[2]);
@@ -353,6 +335,37 @@ void pv_cpu_fft_free(float *buffer)
 {
     if (buffer)
         fftwf_free(buffer);
+}
+
+/* Every slice starts a whole number of these floats into its block: 64
+ * bytes, at least the alignment FFTW's SIMD code asks of fftwf_malloc. */
+#define SLICE_ALIGN_FLOATS ((size_t)16)
+
+/* count rounded up to whole alignment units; 0 when that overflows. */
+static int slice_span(size_t count, size_t *span)
+{
+    if (count > SIZE_MAX - (SLICE_ALIGN_FLOATS - 1))
+        return 0;
+    *span = (count + SLICE_ALIGN_FLOATS - 1) / SLICE_ALIGN_FLOATS * SLICE_ALIGN_FLOATS;
+    return 1;
+}
+
+float *pv_cpu_fft_alloc_slices(const pv_cpu_slice *slices, size_t n)
+{
+    size_t total = 0, span;
+    for (size_t i = 0; i < n; i++) {
+        if (!slice_span(slices[i].count, &span) || span > SIZE_MAX - total)
+            return NULL;
+        total += span;
+    }
+    float *block = pv_cpu_fft_alloc(total);
+    if (!block)
+        return NULL;
+    for (size_t i = 0, at = 0; i < n; i++, at += span) {
+        slice_span(slices[i].count, &span);
+        *slices[i].array = block + at;
+    }
+    return block;
 }
 
 /* The plans were made on fftwf_malloc'ed arrays (alignment offset 0). */

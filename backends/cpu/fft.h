@@ -33,6 +33,20 @@ size_t pv_cpu_fft_complex_count(const pv_cpu_fft *fft);
 float *pv_cpu_fft_alloc(size_t count);
 void pv_cpu_fft_free(float *buffer);
 
+/* One array of a block carved by pv_cpu_fft_alloc_slices: *array receives
+ * count floats. */
+typedef struct pv_cpu_slice {
+    float **array;
+    size_t count;
+} pv_cpu_slice;
+
+/* The arrays of slices[0 .. n - 1] carved out of one pv_cpu_fft_alloc block
+ * (so one allocation, one check and one free serve a plan's buffers), each
+ * at FFTW's alignment.  Returns the block, which the caller frees with
+ * pv_cpu_fft_free, or NULL with the arrays untouched when the sizes
+ * overflow or memory is short. */
+float *pv_cpu_fft_alloc_slices(const pv_cpu_slice *slices, size_t n);
+
 /* 1 when the transforms may read real input straight from data: FFTW
  * executes a plan on other arrays only at the alignment it planned for. */
 int pv_cpu_fft_can_read(const pv_cpu_fft *fft, const float *data);

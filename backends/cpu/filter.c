@@ -310,9 +310,4 @@ static pv_status pv_cpu_gradient3d(pv_context *ctx, const pv_volume *src, pv_vol
     return PV_OK;
 }
 
-const pv_filter_ops pv_cpu_filter_ops = {
-    .gaussian2d = pv_cpu_gaussian2d,
-    .gaussian3d = pv_cpu_gaussian3d,
-    .gradient2d = pv_cpu_gradient2d,
-    .gradient3d = pv_cpu_gradient3d,
-};
+const pv_filter_ops pv_cpu_filter_ops = {PV_FILTER_SLOTS(PV_OPS_BIND, pv_cpu_)};

@@ -101,8 +101,10 @@ static size_t level_count(const int n[3])
 
 /* ------------------------------------------------------------------- plan */
 
-static void free_plan(cpu_flow_plan *p)
+static void pv_cpu_flow_destroy(pv_context *ctx, void *plan)
 {
+    cpu_flow_plan *p = plan;
+    (void)ctx;
     for (int l = 0; l < PV_FLOW_MAX_LEVELS; l++) {
         free(p->level[l].fixed);
         free(p->level[l].moving);
@@ -144,14 +146,14 @@ static int alloc_buffers(cpu_flow_plan *p)
 
 static pv_status pv_cpu_flow_create(pv_context *ctx, const pv_flow_setup *setup, void **plan)
 {
-    cpu_flow_plan *p = calloc(1, sizeof *p);
+    cpu_flow_plan *p = pv_plan_new(ctx, sizeof *p, "the CPU flow plan");
     if (!p)
-        return pv_fail(ctx, PV_ERR_NOMEM, "flow: no memory for the CPU plan");
+        return PV_ERR_NOMEM;
     p->setup = *setup;
     size_t taps = 2 * (size_t)setup->radius + 1;
     p->weights = alloc_floats(taps);
     if (!p->weights || !alloc_buffers(p)) {
-        free_plan(p);
+        pv_cpu_flow_destroy(ctx, p);
         return pv_fail(ctx, PV_ERR_NOMEM, "flow: no memory for the %dx%dx%d CPU buffers",
                        setup->size[0][0], setup->size[0][1], setup->size[0][2]);
     }
@@ -159,13 +161,6 @@ static pv_status pv_cpu_flow_create(pv_context *ctx, const pv_flow_setup *setup,
     p->setup.weights = p->weights;
     *plan = p;
     return PV_OK;
-}
-
-static void pv_cpu_flow_destroy(pv_context *ctx, void *plan)
-{
-    (void)ctx;
-    if (plan)
-        free_plan(plan);
 }
 
 /* ---------------------------------------------------------------- pyramid */
@@ -475,15 +470,4 @@ static pv_status pv_cpu_flow_warp(pv_context *ctx, const pv_volume *moving, cons
     return PV_OK;
 }
 
-const pv_flow_ops pv_cpu_flow_ops = {
-    .create = pv_cpu_flow_create,
-    .destroy = pv_cpu_flow_destroy,
-    .load = pv_cpu_flow_load,
-    .begin_level = pv_cpu_flow_begin_level,
-    .gradients = pv_cpu_flow_gradients,
-    .resample = pv_cpu_flow_resample,
-    .tensor = pv_cpu_flow_tensor,
-    .jacobi = pv_cpu_flow_jacobi,
-    .read = pv_cpu_flow_read,
-    .warp = pv_cpu_flow_warp,
-};
+const pv_flow_ops pv_cpu_flow_ops = {PV_FLOW_SLOTS(PV_OPS_BIND, pv_cpu_flow_)};

@@ -107,8 +107,4 @@ static pv_status cpu_ransac_score(pv_context *ctx, void *opaque, const int *samp
     return PV_OK;
 }
 
-const pv_geometry_ops pv_cpu_geometry_ops = {
-    .ransac_create = cpu_ransac_create,
-    .ransac_destroy = cpu_ransac_destroy,
-    .ransac_score = cpu_ransac_score,
-};
+const pv_geometry_ops pv_cpu_geometry_ops = {PV_GEOMETRY_SLOTS(PV_OPS_BIND, cpu_)};

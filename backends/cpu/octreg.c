@@ -26,6 +26,8 @@ typedef struct cpu_oct_plan {
     float *target;          /* planes 2D spectra of the target */
     float *real, *spectrum; /* scratch for the largest transform */
     float *sum, *weight;    /* reconstruction accumulators (allocated on use) */
+    float *block;           /* the one allocation means ... spectrum are carved from */
+    float *accumulators;    /* the one sum and weight are carved from */
 } cpu_oct_plan;
 
 static int thread_count(const pv_context *ctx)
@@ -45,21 +47,15 @@ static const float *plane_data(const cpu_oct_plan *p, int k, int a)
 
 /* ========================================================== plan lifetime */
 
-static void free_plan(cpu_oct_plan *p)
+static void pv_cpu_oct_destroy(pv_context *ctx, void *plan)
 {
-    if (!p)
-        return;
+    cpu_oct_plan *p = plan;
+    (void)ctx;
     pv_cpu_fft_release(p->plane_fft);
     pv_cpu_fft_release(p->sub_fft);
     pv_cpu_fft_release(p->full_fft);
-    free(p->means);
-    pv_cpu_fft_free(p->ref_full);
-    pv_cpu_fft_free(p->ref_sub);
-    pv_cpu_fft_free(p->target);
-    pv_cpu_fft_free(p->real);
-    pv_cpu_fft_free(p->spectrum);
-    free(p->sum);
-    free(p->weight);
+    pv_cpu_fft_free(p->block);
+    pv_cpu_fft_free(p->accumulators);
     free(p);
 }
 
@@ -87,37 +83,29 @@ static pv_status acquire_transforms(pv_context *ctx, cpu_oct_plan *p)
 static int alloc_buffers(cpu_oct_plan *p)
 {
     size_t planes = (size_t)p->g.size[2];
-    p->means = malloc(planes * sizeof *p->means);
-    p->ref_full = pv_cpu_fft_alloc(2 * p->full_complex);
-    p->ref_sub = pv_cpu_fft_alloc(2 * p->sub_complex * (size_t)p->g.sub_count);
-    p->target = pv_cpu_fft_alloc(2 * p->plane_complex * planes);
-    p->real = pv_cpu_fft_alloc(p->full_real);
-    p->spectrum = pv_cpu_fft_alloc(2 * p->full_complex);
-    return p->means && p->ref_full && p->ref_sub && p->target && p->real && p->spectrum;
+    const pv_cpu_slice slices[] = {
+        {&p->means, planes},
+        {&p->ref_full, 2 * p->full_complex},
+        {&p->ref_sub, 2 * p->sub_complex * (size_t)p->g.sub_count},
+        {&p->target, 2 * p->plane_complex * planes},
+        {&p->real, p->full_real},
+        {&p->spectrum, 2 * p->full_complex},
+    };
+    p->block = pv_cpu_fft_alloc_slices(slices, sizeof slices / sizeof slices[0]);
+    return p->block != NULL;
 }
 
 static pv_status pv_cpu_oct_create(pv_context *ctx, const pv_oct_geometry *geometry, void **plan)
 {
-    cpu_oct_plan *p = calloc(1, sizeof *p);
+    cpu_oct_plan *p = pv_plan_new(ctx, sizeof *p, "octreg plan");
     if (!p)
-        return pv_fail(ctx, PV_ERR_NOMEM, "octreg plan: out of memory");
+        return PV_ERR_NOMEM;
     p->g = *geometry;
     pv_status status = acquire_transforms(ctx, p);
     if (status == PV_OK && !alloc_buffers(p))
         status = pv_fail(ctx, PV_ERR_NOMEM, "octreg plan: no memory for the %dx%dx%d spectra",
                          geometry->fft[0], geometry->fft[1], geometry->coarse_depth);
-    if (status != PV_OK) {
-        free_plan(p);
-        return status;
-    }
-    *plan = p;
-    return PV_OK;
-}
-
-static void pv_cpu_oct_destroy(pv_context *ctx, void *plan)
-{
-    (void)ctx;
-    free_plan(plan);
+    return pv_plan_hand_over(ctx, status, p, pv_cpu_oct_destroy, plan);
 }
 
 /* ============================================================ statistics */
@@ -324,11 +312,10 @@ static int sample_plane(const cpu_oct_plan *p, int k, float pd, float pa, float 
 static int ensure_accumulators(cpu_oct_plan *p)
 {
     size_t count = plane_points(p) * (size_t)p->g.size[2];
-    if (!p->sum)
-        p->sum = malloc(count * sizeof *p->sum);
-    if (!p->weight)
-        p->weight = malloc(count * sizeof *p->weight);
-    return p->sum && p->weight;
+    const pv_cpu_slice slices[] = {{&p->sum, count}, {&p->weight, count}};
+    if (!p->accumulators)
+        p->accumulators = pv_cpu_fft_alloc_slices(slices, 2);
+    return p->accumulators != NULL;
 }
 
 static pv_status pv_cpu_oct_place(pv_context *ctx, void *plan, const pv_oct_placement *placement,
@@ -430,14 +417,4 @@ static pv_status pv_cpu_oct_read(pv_context *ctx, void *plan, float gap, pv_volu
     return PV_OK;
 }
 
-const pv_octreg_ops pv_cpu_octreg_ops = {
-    .create = pv_cpu_oct_create,
-    .destroy = pv_cpu_oct_destroy,
-    .load = pv_cpu_oct_load,
-    .reference = pv_cpu_oct_reference,
-    .spectra = pv_cpu_oct_spectra,
-    .coarse = pv_cpu_oct_coarse,
-    .fine = pv_cpu_oct_fine,
-    .place = pv_cpu_oct_place,
-    .read = pv_cpu_oct_read,
-};
+const pv_octreg_ops pv_cpu_octreg_ops = {PV_OCTREG_SLOTS(PV_OPS_BIND, pv_cpu_oct_)};

@@ -24,7 +24,9 @@ typedef struct cpu_pc_plan {
     float *reference;       /* unit-phase reference spectrum */
     float *real;            /* padded input, then the correlation map */
     float *spectrum;
-    float **kept;           /* per batch slot: the cross-power spectrum, or NULL */
+    float *kept;            /* keep_spectra: each batch slot's cross-power spectrum
+                               (kept_spectrum), else NULL */
+    float *block;           /* the one allocation the arrays are carved from */
 } cpu_pc_plan;
 
 /* ================================================================= shared */
@@ -65,41 +67,41 @@ static void load_padded(pv_context *ctx, const pv_pc_geometry *g, const pv_volum
 
 /* ========================================================== plan lifetime */
 
-static void free_plan(cpu_pc_plan *p)
+static void pv_cpu_pc_destroy(pv_context *ctx, void *plan)
 {
-    if (!p)
-        return;
+    cpu_pc_plan *p = plan;
+    (void)ctx;
     pv_cpu_fft_release(p->fft);
-    pv_cpu_fft_free(p->reference);
-    pv_cpu_fft_free(p->real);
-    pv_cpu_fft_free(p->spectrum);
-    for (int i = 0; p->kept && i < p->g.batch; i++)
-        pv_cpu_fft_free(p->kept[i]);
-    free(p->kept);
+    pv_cpu_fft_free(p->block);
     free(p);
 }
 
 static int alloc_buffers(cpu_pc_plan *p)
 {
-    p->reference = pv_cpu_fft_alloc(2 * p->complex_count);
-    p->real = pv_cpu_fft_alloc(p->real_count);
-    p->spectrum = pv_cpu_fft_alloc(2 * p->complex_count);
-    if (!p->reference || !p->real || !p->spectrum)
+    size_t spectrum = 2 * p->complex_count, kept = 0;
+    if (p->g.keep_spectra && !pv_size_mul(spectrum, (size_t)p->g.batch, &kept))
         return 0;
+    const pv_cpu_slice slices[] = {
+        {&p->reference, spectrum}, {&p->real, p->real_count}, {&p->spectrum, spectrum},
+        {&p->kept, kept},
+    };
+    p->block = pv_cpu_fft_alloc_slices(slices, sizeof slices / sizeof slices[0]);
     if (!p->g.keep_spectra)
-        return 1;
-    p->kept = calloc((size_t)p->g.batch, sizeof *p->kept);
-    for (int i = 0; p->kept && i < p->g.batch; i++)
-        if (!(p->kept[i] = pv_cpu_fft_alloc(2 * p->complex_count)))
-            return 0;
-    return p->kept != NULL;
+        p->kept = NULL;
+    return p->block != NULL;
+}
+
+/* The cross-power spectrum kept for batch slot `slot`. */
+static float *kept_spectrum(const cpu_pc_plan *p, int slot)
+{
+    return p->kept + (size_t)slot * 2 * p->complex_count;
 }
 
 static pv_status pv_cpu_pc_create(pv_context *ctx, const pv_pc_geometry *geometry, void **plan)
 {
-    cpu_pc_plan *p = calloc(1, sizeof *p);
+    cpu_pc_plan *p = pv_plan_new(ctx, sizeof *p, "phase correlation plan");
     if (!p)
-        return pv_fail(ctx, PV_ERR_NOMEM, "phase correlation plan: out of memory");
+        return PV_ERR_NOMEM;
     p->g = *geometry;
     pv_status status = pv_cpu_fft_acquire(ctx, geometry->fft, &p->fft);
     if (status == PV_OK) {
@@ -110,18 +112,7 @@ static pv_status pv_cpu_pc_create(pv_context *ctx, const pv_pc_geometry *geometr
                              "phase correlation plan: no memory for %dx%dx%d buffers",
                              geometry->fft[0], geometry->fft[1], geometry->fft[2]);
     }
-    if (status != PV_OK) {
-        free_plan(p);
-        return status;
-    }
-    *plan = p;
-    return PV_OK;
-}
-
-static void pv_cpu_pc_destroy(pv_context *ctx, void *plan)
-{
-    (void)ctx;
-    free_plan(plan);
+    return pv_plan_hand_over(ctx, status, p, pv_cpu_pc_destroy, plan);
 }
 
 /* ================================================================ spectra */
@@ -216,7 +207,7 @@ static pv_status pv_cpu_pc_correlate(pv_context *ctx, void *plan, const pv_volum
     cpu_pc_plan *p = plan;
     for (int i = 0; i < count; i++) {
         pv_cpu_fft_forward(p->fft, transform_input(ctx, p, &movers[i], means[i]), p->spectrum);
-        cross_power(ctx, p, p->spectrum, p->kept ? p->kept[i] : NULL);
+        cross_power(ctx, p, p->spectrum, p->kept ? kept_spectrum(p, i) : NULL);
         pv_cpu_fft_inverse(p->fft, p->spectrum, p->real);
         peaks[i] = pv_cpu_map_peak(ctx, p->real, p->g.fft);
     }
@@ -271,7 +262,8 @@ static pv_status pv_cpu_pc_upsample(pv_context *ctx, void *plan, int mover, cons
         free(v);
         return pv_fail(ctx, PV_ERR_NOMEM, "upsampled DFT: out of memory");
     }
-    contract_rows(ctx, p->kept[mover], (size_t)n[2] * n[1], kx, window->table[0], c[0], a);
+    contract_rows(ctx, kept_spectrum(p, mover), (size_t)n[2] * n[1], kx, window->table[0], c[0],
+                  a);
     contract_rows(ctx, a, (size_t)c[0] * n[2], n[1], window->table[1], c[1], b);
     contract_rows(ctx, b, (size_t)c[1] * c[0], n[2], window->table[2], c[2], v);
     for (size_t i = 0; i < v_count; i++)
@@ -285,39 +277,24 @@ static pv_status pv_cpu_pc_upsample(pv_context *ctx, void *plan, int mover, cons
 /* ================================================================== NCC */
 
 typedef struct ncc_work {
+    float *block;                       /* the one allocation the arrays are carved from */
     float *image_pad, *templ_pad;       /* transform inputs; image_pad ends as the cross term */
     float *image_spec, *templ_spec;
     float *sum_i, *sum_i2, *sum_t, *sum_t2; /* integral images, (w + 1) x (h + 1) */
 } ncc_work;
-
-static void free_ncc_work(ncc_work *w)
-{
-    pv_cpu_fft_free(w->image_pad);
-    pv_cpu_fft_free(w->templ_pad);
-    pv_cpu_fft_free(w->image_spec);
-    pv_cpu_fft_free(w->templ_spec);
-    free(w->sum_i);
-    free(w->sum_i2);
-    free(w->sum_t);
-    free(w->sum_t2);
-}
 
 static int alloc_ncc_work(const pv_ncc_job *job, const pv_cpu_fft *fft, ncc_work *w)
 {
     size_t real = pv_cpu_fft_real_count(fft), spec = 2 * pv_cpu_fft_complex_count(fft);
     size_t image_sums = (size_t)(job->image.width + 1) * (job->image.height + 1);
     size_t templ_sums = (size_t)(job->templ.width + 1) * (job->templ.height + 1);
-    memset(w, 0, sizeof *w);
-    w->image_pad = pv_cpu_fft_alloc(real);
-    w->templ_pad = pv_cpu_fft_alloc(real);
-    w->image_spec = pv_cpu_fft_alloc(spec);
-    w->templ_spec = pv_cpu_fft_alloc(spec);
-    w->sum_i = malloc(image_sums * sizeof(float));
-    w->sum_i2 = malloc(image_sums * sizeof(float));
-    w->sum_t = malloc(templ_sums * sizeof(float));
-    w->sum_t2 = malloc(templ_sums * sizeof(float));
-    return w->image_pad && w->templ_pad && w->image_spec && w->templ_spec && w->sum_i &&
-           w->sum_i2 && w->sum_t && w->sum_t2;
+    const pv_cpu_slice slices[] = {
+        {&w->image_pad, real},       {&w->templ_pad, real},   {&w->image_spec, spec},
+        {&w->templ_spec, spec},      {&w->sum_i, image_sums}, {&w->sum_i2, image_sums},
+        {&w->sum_t, templ_sums},     {&w->sum_t2, templ_sums},
+    };
+    w->block = pv_cpu_fft_alloc_slices(slices, sizeof slices / sizeof slices[0]);
+    return w->block != NULL;
 }
 
 static void pad_image(const pv_image *src, int pw, int ph, float *dst)
@@ -421,7 +398,6 @@ static pv_status pv_cpu_normxcorr2(pv_context *ctx, const pv_ncc_job *job, pv_im
     if (status != PV_OK)
         return status;
     if (!alloc_ncc_work(job, fft, &w)) {
-        free_ncc_work(&w);
         pv_cpu_fft_release(fft);
         return pv_fail(ctx, PV_ERR_NOMEM, "normxcorr2: no memory for %dx%d work buffers",
                        job->fft[0], job->fft[1]);
@@ -438,7 +414,7 @@ static pv_status pv_cpu_normxcorr2(pv_context *ctx, const pv_ncc_job *job, pv_im
     integral_image(ctx, &job->templ, 0, w.sum_t);
     integral_image(ctx, &job->templ, 1, w.sum_t2);
     ncc_map(ctx, job, &w, map);
-    free_ncc_work(&w);
+    pv_cpu_fft_free(w.block);
     pv_cpu_fft_release(fft);
     return PV_OK;
 }
@@ -447,34 +423,23 @@ static pv_status pv_cpu_normxcorr2(pv_context *ctx, const pv_ncc_job *job, pv_im
 
 /* The CPU backend transforms with FFTW alone: it reports that engine and
  * accepts any choice, which concerns OpenCL contexts only. */
-static int fftw_engine_built(pv_fft_engine engine)
+static int pv_cpu_fft_engine_built(pv_fft_engine engine)
 {
     return engine == PV_FFT_AUTO || engine == PV_FFT_FFTW;
 }
 
-static pv_status fftw_engine_of(pv_context *ctx, pv_fft_engine *engine)
+static pv_status pv_cpu_fft_engine_of(pv_context *ctx, pv_fft_engine *engine)
 {
     (void)ctx;
     *engine = PV_FFT_FFTW;
     return PV_OK;
 }
 
-static pv_status fftw_set_engine(pv_context *ctx, pv_fft_engine engine)
+static pv_status pv_cpu_fft_set_engine(pv_context *ctx, pv_fft_engine engine)
 {
     (void)ctx;
     (void)engine;
     return PV_OK;
 }
 
-const pv_register_ops pv_cpu_register_ops = {
-    .pc_create = pv_cpu_pc_create,
-    .pc_destroy = pv_cpu_pc_destroy,
-    .pc_reference = pv_cpu_pc_reference,
-    .pc_correlate = pv_cpu_pc_correlate,
-    .pc_upsample = pv_cpu_pc_upsample,
-    .normxcorr2 = pv_cpu_normxcorr2,
-    .pc_time_fft = pv_cpu_pc_time_fft,
-    .fft_engine_built = fftw_engine_built,
-    .fft_engine_of = fftw_engine_of,
-    .fft_set_engine = fftw_set_engine,
-};
+const pv_register_ops pv_cpu_register_ops = {PV_REGISTER_SLOTS(PV_OPS_BIND, pv_cpu_)};

@@ -544,6 +544,4 @@ static pv_status pv_cpu_stereo_sad(pv_context *ctx, const pv_image *left, const 
     return status;
 }
 
-const pv_stereo_ops pv_cpu_stereo_ops = {
-    .sad = pv_cpu_stereo_sad,
-};
+const pv_stereo_ops pv_cpu_stereo_ops = {PV_STEREO_SLOTS(PV_OPS_BIND, pv_cpu_stereo_)};

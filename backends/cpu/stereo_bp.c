@@ -399,7 +399,7 @@ static void run_tile(bp_work *w, const pv_image *left, const pv_bp_tile *tile,
     }
 }
 
-static pv_status pv_cpu_stereo_bp(pv_context *ctx, const pv_image *left, const pv_image *right,
+static pv_status pv_cpu_bp_run(pv_context *ctx, const pv_image *left, const pv_image *right,
                            const pv_bp_job *job, pv_image *disparity)
 {
     bp_work w;
@@ -414,6 +414,4 @@ static pv_status pv_cpu_stereo_bp(pv_context *ctx, const pv_image *left, const p
     return PV_OK;
 }
 
-const pv_bp_ops pv_cpu_bp_ops = {
-    .run = pv_cpu_stereo_bp,
-};
+const pv_bp_ops pv_cpu_bp_ops = {PV_BP_SLOTS(PV_OPS_BIND, pv_cpu_bp_)};

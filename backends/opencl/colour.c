@@ -46,7 +46,7 @@ pv_status pv_cl_grey_into(pv_context *ctx, const pv_image *in, float scale, cl_m
     return pv_cl_run(ctx, "colour", "colour", kernel_for(in->type), args, 4, 1, &pixels, &local);
 }
 
-static pv_status pv_cl_to_grey(pv_context *ctx, const pv_image *in, pv_image *out, float scale)
+static pv_status pv_cl_colour_to_grey(pv_context *ctx, const pv_image *in, pv_image *out, float scale)
 {
     cl_mem grey;
     const size_t bytes = (size_t)in->width * (size_t)in->height * sizeof(float);
@@ -58,6 +58,4 @@ static pv_status pv_cl_to_grey(pv_context *ctx, const pv_image *in, pv_image *ou
     return pv_cl_finish_after(ctx, status);
 }
 
-const pv_colour_ops pv_cl_colour_ops = {
-    .to_grey = pv_cl_to_grey,
-};
+const pv_colour_ops pv_cl_colour_ops = {PV_COLOUR_SLOTS(PV_OPS_BIND, pv_cl_colour_)};

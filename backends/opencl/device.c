@@ -129,14 +129,7 @@ static pv_status cl_compute_peak(pv_context *ctx, pv_compute_kind kind, double *
 }
 
 const pv_device_ops pv_cl_device_ops = {
-    .list = pv_cl_list_devices,
-    .init = pv_cl_runtime_init,
-    .release = pv_cl_runtime_release,
-    .copy_bandwidth = cl_copy_bandwidth,
-    .compute_peak = cl_compute_peak,
-    .param_family = pv_cl_param_family_name,
-    .param_get = pv_cl_param_get,
-    .param_set = pv_cl_param_set,
-    .param_list = pv_cl_param_list,
-    .param_reset = pv_cl_param_reset,
+    PV_DEVICE_SETUP_SLOTS(PV_OPS_BIND, pv_cl_runtime_)
+    PV_DEVICE_PROBE_SLOTS(PV_OPS_BIND, cl_)
+    PV_DEVICE_PARAM_SLOTS(PV_OPS_BIND, pv_cl_)
 };

@@ -391,9 +391,4 @@ static pv_status pv_cl_sift_detect(pv_context *ctx, void *opaque, const pv_image
     return pv_cl_sift_finish(ctx, detect_on_device(ctx, opaque, image, raw));
 }
 
-const pv_features_ops pv_cl_features_ops = {
-    .create = pv_cl_sift_create,
-    .destroy = pv_cl_sift_destroy,
-    .detect = pv_cl_sift_detect,
-    .nearest = pv_cl_sift_nearest,
-};
+const pv_features_ops pv_cl_features_ops = {PV_FEATURES_SLOTS(PV_OPS_BIND, pv_cl_sift_)};

@@ -244,9 +244,9 @@ static pv_status load_shape_and_kernels(pv_context *ctx, cl_sift_plan *plan)
 
 pv_status pv_cl_sift_create(pv_context *ctx, const pv_sift_geometry *geometry, void **out)
 {
-    cl_sift_plan *plan = calloc(1, sizeof *plan);
+    cl_sift_plan *plan = pv_plan_new(ctx, sizeof *plan, "the OpenCL SIFT plan");
     if (!plan)
-        return pv_fail(ctx, PV_ERR_NOMEM, "sift_plan_create: no memory for the OpenCL plan");
+        return PV_ERR_NOMEM;
     plan->g = *geometry;
     plan->g.base_weights = plan->g.level_weights = NULL; /* only on the device */
     pv_status status = load_shape_and_kernels(ctx, plan);
@@ -299,23 +299,15 @@ pv_status pv_cl_sift_grow_candidates(pv_context *ctx, cl_sift_plan *plan, size_t
     release_candidate_buffers(plan);
     size_t kp_wg = (size_t)plan->shape.kp_wg;
     size_t capacity = round_up_div(needed, kp_wg) * kp_wg;
-    pv_status status = pv_cl_buffer(ctx, CL_MEM_READ_WRITE, capacity * sizeof(cl_int4),
-                                    &plan->candidates);
-    if (status == PV_OK)
-        status = pv_cl_buffer(ctx, CL_MEM_READ_WRITE, capacity * sizeof(cl_float4),
-                              &plan->cand_geom);
-    if (status == PV_OK)
-        status = pv_cl_buffer(ctx, CL_MEM_READ_WRITE, capacity * sizeof(cl_float),
-                              &plan->cand_scale);
-    if (status == PV_OK)
-        status = pv_cl_buffer(ctx, CL_MEM_READ_WRITE, capacity * sizeof(cl_float4),
-                              &plan->cand_angles);
-    if (status == PV_OK)
-        status = pv_cl_buffer(ctx, CL_MEM_READ_WRITE, capacity * sizeof(cl_uint),
-                              &plan->cand_count);
-    if (status == PV_OK)
-        status = pv_cl_buffer(ctx, CL_MEM_READ_WRITE, capacity / kp_wg * sizeof(cl_uint),
-                              &plan->block_sums);
+    const pv_cl_buffer_spec specs[] = {
+        {&plan->candidates, capacity * sizeof(cl_int4)},
+        {&plan->cand_geom, capacity * sizeof(cl_float4)},
+        {&plan->cand_scale, capacity * sizeof(cl_float)},
+        {&plan->cand_angles, capacity * sizeof(cl_float4)},
+        {&plan->cand_count, capacity * sizeof(cl_uint)},
+        {&plan->block_sums, capacity / kp_wg * sizeof(cl_uint)},
+    };
+    pv_status status = pv_cl_buffers(ctx, specs, sizeof specs / sizeof specs[0]);
     if (status == PV_OK)
         plan->candidate_capacity = (cl_uint)capacity;
     return status;
@@ -326,15 +318,13 @@ pv_status pv_cl_sift_grow_keypoints(pv_context *ctx, cl_sift_plan *plan, size_t 
     if (needed > (size_t)UINT32_MAX / 8)
         return pv_fail(ctx, PV_ERR_NOMEM, "sift_detect: %zu keypoint slots are too many", needed);
     release_keypoint_buffers(plan);
-    pv_status status = pv_cl_buffer(ctx, CL_MEM_READ_WRITE, needed * sizeof(pv_sift_keypoint),
-                                    &plan->records);
-    if (status == PV_OK)
-        status = pv_cl_buffer(ctx, CL_MEM_READ_WRITE, needed * sizeof(cl_ulong), &plan->kp_key);
-    if (status == PV_OK)
-        status = pv_cl_buffer(ctx, CL_MEM_READ_WRITE, needed * sizeof(cl_float4), &plan->kp_geom);
-    if (status == PV_OK)
-        status = pv_cl_buffer(ctx, CL_MEM_READ_WRITE, needed * DESC_SIZE * sizeof(float),
-                              &plan->descriptors);
+    const pv_cl_buffer_spec specs[] = {
+        {&plan->records, needed * sizeof(pv_sift_keypoint)},
+        {&plan->kp_key, needed * sizeof(cl_ulong)},
+        {&plan->kp_geom, needed * sizeof(cl_float4)},
+        {&plan->descriptors, needed * DESC_SIZE * sizeof(float)},
+    };
+    pv_status status = pv_cl_buffers(ctx, specs, sizeof specs / sizeof specs[0]);
     if (status == PV_OK)
         plan->keypoint_capacity = (cl_uint)needed;
     return status;

@@ -142,21 +142,11 @@ static void destroy_entry(pv_cl_fft *fft)
     free(fft);
 }
 
-static int counts_for(const int size[3], int batch, size_t *real_count, size_t *complex_count)
-{
-    size_t plane, half_plane, total;
-    return pv_size_mul((size_t)size[0], (size_t)size[1], &plane) &&
-           pv_size_mul(plane, (size_t)size[2], real_count) &&
-           pv_size_mul((size_t)(size[0] / 2 + 1), (size_t)size[1], &half_plane) &&
-           pv_size_mul(half_plane, (size_t)size[2], complex_count) &&
-           pv_size_mul(*complex_count, 2 * sizeof(float) * (size_t)batch, &total);
-}
-
 static pv_status fill_shape(pv_context *ctx, const int size[3], int batch, pv_cl_fft_shape *s)
 {
     memcpy(s->size, size, sizeof s->size);
     s->batch = batch;
-    if (!counts_for(size, batch, &s->real_count, &s->complex_count))
+    if (!pv_r2c_counts(size, (size_t)batch, &s->real_count, &s->complex_count))
         return pv_fail(ctx, PV_ERR_NOMEM, "FFT of %dx%dx%d x %d: size overflows", size[0],
                        size[1], size[2], batch);
     s->context = pv_cl_context(ctx);
@@ -201,15 +191,6 @@ static pv_status new_entry(pv_context *ctx, const pv_cl_fft_engine_ops *engine,
 }
 
 /* ----------------------------------------------------- context lifetime */
-
-static void unlink_entry(pv_cl_fft *fft)
-{
-    for (pv_cl_fft **p = &cache_head; *p; p = &(*p)->next)
-        if (*p == fft) {
-            *p = fft->next;
-            return;
-        }
-}
 
 /* Called with cache_lock held. */
 static void forget_context(cl_context context)
@@ -281,7 +262,7 @@ void pv_cl_fft_release(pv_cl_fft *fft)
     pthread_mutex_lock(&cache_lock);
     fft->users--;
     if (fft->users == 0 && fft->orphaned) {
-        unlink_entry(fft);
+        PV_LIST_UNLINK(pv_cl_fft, &cache_head, fft);
         destroy_entry(fft);
     }
     pthread_mutex_unlock(&cache_lock);
@@ -344,7 +325,13 @@ static pv_status enqueue(pv_context *ctx, pv_cl_fft *fft, int forward, cl_mem in
     pv_status status = marker(ctx, &start);
     if (status != PV_OK)
         return status;
-    status = fft->engine->enqueue(ctx, fft->plan, forward, in, out);
+    /* One enqueue for PARVIS_FAULT: the kernels the engine launches inside
+     * are its own. */
+    cl_int err = pv_cl_fault(ctx, PV_CL_FAULT_ENQUEUE);
+    if (err != CL_SUCCESS)
+        status = pv_cl_check(ctx, err, fft->engine->enqueue_call);
+    else
+        status = fft->engine->enqueue(ctx, fft->plan, forward, in, out);
     if (status == PV_OK)
         status = marker(ctx, &end);
     if (status != PV_OK) {

@@ -154,11 +154,6 @@ static pv_status clfft_enqueue(pv_context *ctx, void *plan, int forward, cl_mem 
 {
     clfft_pair *pair = plan;
     cl_command_queue queue = pv_cl_queue(ctx);
-    /* One enqueue for PARVIS_FAULT: the kernels clFFT launches inside are
-     * its own. */
-    cl_int err = pv_cl_fault(ctx, PV_CL_FAULT_ENQUEUE);
-    if (err != CL_SUCCESS)
-        return pv_cl_check(ctx, err, "clfftEnqueueTransform");
     return clfft_check(ctx,
                        clfftEnqueueTransform(forward ? pair->forward : pair->inverse,
                                              forward ? CLFFT_FORWARD : CLFFT_BACKWARD, 1, &queue,
@@ -169,4 +164,5 @@ static pv_status clfft_enqueue(pv_context *ctx, void *plan, int forward, cl_mem 
 
 const pv_cl_fft_engine_ops pv_cl_fft_clfft_ops = {
     PV_FFT_CLFFT, "clFFT", clfft_length_ok, clfft_create, clfft_destroy, clfft_enqueue,
+    "clfftEnqueueTransform",
 };

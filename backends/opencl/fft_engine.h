@@ -28,8 +28,10 @@ typedef struct pv_cl_fft_engine_ops {
      * object.  Failures are recorded on ctx. */
     pv_status (*create)(pv_context *ctx, pv_cl_fft_shape *shape, void **plan);
     void (*destroy)(void *plan);
-    /* Enqueue one direction for the whole batch on ctx's queue. */
+    /* Enqueue one direction for the whole batch on ctx's queue (fft.c has
+     * already passed PARVIS_FAULT's enqueue check, naming enqueue_call). */
     pv_status (*enqueue)(pv_context *ctx, void *plan, int forward, cl_mem in, cl_mem out);
+    const char *enqueue_call;                /* the library's enqueue, for messages */
 } pv_cl_fft_engine_ops;
 
 extern const pv_cl_fft_engine_ops pv_cl_fft_clfft_ops;

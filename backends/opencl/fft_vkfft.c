@@ -419,15 +419,11 @@ static pv_status vkfft_enqueue(pv_context *ctx, void *plan, int forward, cl_mem 
     launch.commandQueue = &pair->queue;
     launch.inputBuffer = &pair->real_slot;
     launch.buffer = &pair->spectrum_slot;
-    /* One enqueue for PARVIS_FAULT: the kernels VkFFT launches inside are
-     * its own. */
-    cl_int err = pv_cl_fault(ctx, PV_CL_FAULT_ENQUEUE);
-    if (err != CL_SUCCESS)
-        return pv_cl_check(ctx, err, "VkFFTAppend");
     return vkfft_check(ctx, VkFFTAppend(&pair->app, forward ? -1 : 1, &launch),
                        forward ? "VkFFTAppend(forward)" : "VkFFTAppend(inverse)");
 }
 
 const pv_cl_fft_engine_ops pv_cl_fft_vkfft_ops = {
     PV_FFT_VKFFT, "VkFFT", vkfft_length_ok, vkfft_create, vkfft_destroy, vkfft_enqueue,
+    "VkFFTAppend",
 };

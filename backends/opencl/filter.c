@@ -275,9 +275,4 @@ static pv_status pv_cl_gradient3d(pv_context *ctx, const pv_volume *src, pv_volu
     return pv_cl_finish_after(ctx, gradient3d_on_device(ctx, src, gx, gy, gz, scheme));
 }
 
-const pv_filter_ops pv_cl_filter_ops = {
-    .gaussian2d = pv_cl_gaussian2d,
-    .gaussian3d = pv_cl_gaussian3d,
-    .gradient2d = pv_cl_gradient2d,
-    .gradient3d = pv_cl_gradient3d,
-};
+const pv_filter_ops pv_cl_filter_ops = {PV_FILTER_SLOTS(PV_OPS_BIND, pv_cl_)};

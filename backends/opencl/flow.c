@@ -77,8 +77,10 @@ static pv_status launch_linear(pv_context *ctx, const char *name, const kernel_a
 
 /* ------------------------------------------------------------------- plan */
 
-static void release_plan(cl_flow_plan *p)
+static void pv_cl_flow_destroy(pv_context *ctx, void *plan)
 {
+    cl_flow_plan *p = plan;
+    (void)ctx;
     for (int l = 0; l < PV_FLOW_MAX_LEVELS; l++) {
         pv_cl_release(&p->fixed[l]);
         pv_cl_release(&p->moving[l]);
@@ -86,12 +88,9 @@ static void release_plan(cl_flow_plan *p)
     for (int s = 0; s < 2; s++)
         for (int c = 0; c < 3; c++)
             pv_cl_release(&p->flow[s][c]);
-    pv_cl_release(&p->grad);
-    pv_cl_release(&p->it);
-    pv_cl_release(&p->tensor);
-    pv_cl_release(&p->tmp);
-    pv_cl_release(&p->weights_buf);
-    pv_cl_release(&p->partial);
+    cl_mem *owned[] = {&p->grad, &p->it, &p->tensor, &p->tmp, &p->weights_buf, &p->partial};
+    for (size_t i = 0; i < sizeof owned / sizeof owned[0]; i++)
+        pv_cl_release(owned[i]);
     free(p->weights);
     free(p);
 }
@@ -153,19 +152,7 @@ static pv_status pv_cl_flow_create(pv_context *ctx, const pv_flow_setup *setup, 
     pv_status status = alloc_buffers(ctx, p);
     if (status == PV_OK)
         status = upload_weights(ctx, p);
-    if (status != PV_OK) {
-        release_plan(p);
-        return status;
-    }
-    *plan = p;
-    return PV_OK;
-}
-
-static void pv_cl_flow_destroy(pv_context *ctx, void *plan)
-{
-    (void)ctx;
-    if (plan)
-        release_plan(plan);
+    return pv_plan_hand_over(ctx, status, p, pv_cl_flow_destroy, plan);
 }
 
 /* ---------------------------------------------------------------- pyramid */
@@ -439,15 +426,4 @@ static pv_status pv_cl_flow_warp(pv_context *ctx, const pv_volume *moving, const
     return pv_cl_finish_after(ctx, warp_on_device(ctx, moving, flow, warped));
 }
 
-const pv_flow_ops pv_cl_flow_ops = {
-    .create = pv_cl_flow_create,
-    .destroy = pv_cl_flow_destroy,
-    .load = pv_cl_flow_load,
-    .begin_level = pv_cl_flow_begin_level,
-    .gradients = pv_cl_flow_gradients,
-    .resample = pv_cl_flow_resample,
-    .tensor = pv_cl_flow_tensor,
-    .jacobi = pv_cl_flow_jacobi,
-    .read = pv_cl_flow_read,
-    .warp = pv_cl_flow_warp,
-};
+const pv_flow_ops pv_cl_flow_ops = {PV_FLOW_SLOTS(PV_OPS_BIND, pv_cl_flow_)};

@@ -50,11 +50,17 @@ static pv_status geometry_kernel(pv_context *ctx, const char *name, cl_kernel *k
     return status == PV_OK ? pv_cl_kernel(ctx, "geometry", options, name, kernel) : status;
 }
 
+static void cl_ransac_destroy(pv_context *ctx, void *opaque)
+{
+    (void)ctx;
+    free(opaque);
+}
+
 static pv_status cl_ransac_create(pv_context *ctx, const pv_ransac_job *job, void **out)
 {
-    cl_ransac_plan *plan = calloc(1, sizeof *plan);
+    cl_ransac_plan *plan = pv_plan_new(ctx, sizeof *plan, "ransac plan");
     if (!plan)
-        return pv_fail(ctx, PV_ERR_NOMEM, "ransac: no memory for a plan");
+        return PV_ERR_NOMEM;
     plan->job = *job;
     plan->job.points = NULL;
     plan->capacity = PV_RANSAC_BATCH;
@@ -72,18 +78,7 @@ static pv_status cl_ransac_create(pv_context *ctx, const pv_ransac_job *job, voi
     /* In queue order before the first batch's kernels; no wait here. */
     if (status == PV_OK)
         status = pv_cl_write(ctx, plan->points, 0, point_bytes, job->points);
-    if (status != PV_OK) {
-        free(plan);
-        return status;
-    }
-    *out = plan;
-    return PV_OK;
-}
-
-static void cl_ransac_destroy(pv_context *ctx, void *opaque)
-{
-    (void)ctx;
-    free(opaque);
+    return pv_plan_hand_over(ctx, status, plan, cl_ransac_destroy, out);
 }
 
 static pv_status launch_solve(pv_context *ctx, cl_ransac_plan *plan, cl_int hypotheses)
@@ -168,8 +163,4 @@ static pv_status cl_ransac_score(pv_context *ctx, void *opaque, const int *sampl
     return status != PV_OK ? status : finished;
 }
 
-const pv_geometry_ops pv_cl_geometry_ops = {
-    .ransac_create = cl_ransac_create,
-    .ransac_destroy = cl_ransac_destroy,
-    .ransac_score = cl_ransac_score,
-};
+const pv_geometry_ops pv_cl_geometry_ops = {PV_GEOMETRY_SLOTS(PV_OPS_BIND, cl_)};

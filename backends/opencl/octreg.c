@@ -43,9 +43,9 @@ typedef struct cl_oct_plan {
     cl_mem full_input, full_spectra, sub_input, sub_spectra;
     cl_mem sub_index, starts, twiddle, part_values, part_indices, peaks, peak_indices;
     cl_mem sum, weight;         /* reconstruction accumulators (made on use) */
-    float *host_records;
-    cl_uint *host_indices;
+    float *host_records;    /* one allocation, also holding the two below */
     float *host_stats;
+    cl_uint *host_indices;
 } cl_oct_plan;
 
 /* ================================================================ helpers */
@@ -94,10 +94,10 @@ static size_t plane_points(const cl_oct_plan *p)
 
 /* ========================================================== plan lifetime */
 
-static void free_plan(cl_oct_plan *p)
+static void pv_cl_oct_destroy(pv_context *ctx, void *plan)
 {
-    if (!p)
-        return;
+    cl_oct_plan *p = plan;
+    (void)ctx;
     cl_mem *owned[] = {&p->volume, &p->stats, &p->plane_input, &p->target, &p->ref_full,
                        &p->ref_sub, &p->full_input, &p->full_spectra, &p->sub_input,
                        &p->sub_spectra, &p->sub_index, &p->starts, &p->twiddle,
@@ -109,8 +109,6 @@ static void free_plan(cl_oct_plan *p)
     pv_cl_fft_release(p->sub_fft);
     pv_cl_fft_release(p->full_fft);
     free(p->host_records);
-    free(p->host_indices);
-    free(p->host_stats);
     free(p);
 }
 
@@ -135,16 +133,11 @@ static pv_status acquire_transforms(pv_context *ctx, cl_oct_plan *p)
     return PV_OK;
 }
 
-typedef struct buffer_spec {
-    cl_mem *buffer;
-    size_t bytes;
-} buffer_spec;
-
 static pv_status data_buffers(pv_context *ctx, cl_oct_plan *p)
 {
     const size_t planes = (size_t)p->g.size[2], complex = 2 * sizeof(float);
     const size_t fine = (size_t)p->g.fine_batch, coarse = (size_t)p->g.coarse_batch;
-    buffer_spec specs[] = {
+    const pv_cl_buffer_spec specs[] = {
         {&p->volume, plane_points(p) * planes * sizeof(float)},
         {&p->stats, planes * OCT_STATS * sizeof(float)},
         {&p->plane_input, p->plane_real * planes * sizeof(float)},
@@ -156,10 +149,7 @@ static pv_status data_buffers(pv_context *ctx, cl_oct_plan *p)
         {&p->sub_input, p->sub_real * fine * sizeof(float)},
         {&p->sub_spectra, p->sub_complex * fine * complex},
     };
-    pv_status status = PV_OK;
-    for (size_t i = 0; status == PV_OK && i < sizeof specs / sizeof specs[0]; i++)
-        status = pv_cl_buffer(ctx, CL_MEM_READ_WRITE, specs[i].bytes, specs[i].buffer);
-    return status;
+    return pv_cl_buffers(ctx, specs, sizeof specs / sizeof specs[0]);
 }
 
 static pv_status table_buffers(pv_context *ctx, cl_oct_plan *p)
@@ -168,7 +158,7 @@ static pv_status table_buffers(pv_context *ctx, cl_oct_plan *p)
     const size_t maps = (size_t)(p->g.fine_batch > p->g.coarse_batch ? p->g.fine_batch
                                                                      : p->g.coarse_batch);
     const size_t twiddles = 2 * (size_t)p->g.stripe_width * (size_t)p->g.coarse_depth;
-    buffer_spec specs[] = {
+    const pv_cl_buffer_spec specs[] = {
         {&p->sub_index, planes * sizeof(cl_int)},
         {&p->starts, records * sizeof(cl_int)},
         {&p->twiddle, twiddles * sizeof(float)},
@@ -177,24 +167,26 @@ static pv_status table_buffers(pv_context *ctx, cl_oct_plan *p)
         {&p->peaks, records * OCT_RECORD * sizeof(float)},
         {&p->peak_indices, records * sizeof(cl_uint)},
     };
-    pv_status status = PV_OK;
-    for (size_t i = 0; status == PV_OK && i < sizeof specs / sizeof specs[0]; i++)
-        status = pv_cl_buffer(ctx, CL_MEM_READ_WRITE, specs[i].bytes, specs[i].buffer);
+    pv_status status = pv_cl_buffers(ctx, specs, sizeof specs / sizeof specs[0]);
     if (status == PV_OK)
         status = pv_cl_write(ctx, p->twiddle, 0, twiddles * sizeof(float), p->g.twiddle);
-    p->host_records = malloc(records * OCT_RECORD * sizeof(float));
-    p->host_indices = malloc(records * sizeof(cl_uint));
-    p->host_stats = malloc(planes * OCT_STATS * sizeof(float));
-    if (status == PV_OK && (!p->host_records || !p->host_indices || !p->host_stats))
+    /* The host copies share one allocation: floats first, then indices. */
+    const size_t floats = records * OCT_RECORD + planes * OCT_STATS;
+    p->host_records = malloc(floats * sizeof(float) + records * sizeof(cl_uint));
+    if (p->host_records) {
+        p->host_stats = p->host_records + records * OCT_RECORD;
+        p->host_indices = (cl_uint *)(p->host_stats + planes * OCT_STATS);
+    }
+    if (status == PV_OK && !p->host_records)
         status = pv_fail(ctx, PV_ERR_NOMEM, "octreg plan: out of memory");
     return status;
 }
 
 static pv_status pv_cl_oct_create(pv_context *ctx, const pv_oct_geometry *geometry, void **plan)
 {
-    cl_oct_plan *p = calloc(1, sizeof *p);
+    cl_oct_plan *p = pv_plan_new(ctx, sizeof *p, "octreg plan");
     if (!p)
-        return pv_fail(ctx, PV_ERR_NOMEM, "octreg plan: out of memory");
+        return PV_ERR_NOMEM;
     p->g = *geometry;
     p->groups = param(ctx, "OCT_REDUCE_GROUPS");
     p->records = geometry->size[2];
@@ -204,18 +196,7 @@ static pv_status pv_cl_oct_create(pv_context *ctx, const pv_oct_geometry *geomet
     if (status == PV_OK)
         status = table_buffers(ctx, p);
     status = finish(ctx, p, status);
-    if (status != PV_OK) {
-        free_plan(p);
-        return status;
-    }
-    *plan = p;
-    return PV_OK;
-}
-
-static void pv_cl_oct_destroy(pv_context *ctx, void *plan)
-{
-    (void)ctx;
-    free_plan(plan);
+    return pv_plan_hand_over(ctx, status, p, pv_cl_oct_destroy, plan);
 }
 
 /* =========================================================== load, stats */
@@ -597,14 +578,4 @@ static pv_status pv_cl_oct_read(pv_context *ctx, void *plan, float gap, pv_volum
     return finish(ctx, p, read_outputs(ctx, p, gap, registered, enface, slow));
 }
 
-const pv_octreg_ops pv_cl_octreg_ops = {
-    .create = pv_cl_oct_create,
-    .destroy = pv_cl_oct_destroy,
-    .load = pv_cl_oct_load,
-    .reference = pv_cl_oct_reference,
-    .spectra = pv_cl_oct_spectra,
-    .coarse = pv_cl_oct_coarse,
-    .fine = pv_cl_oct_fine,
-    .place = pv_cl_oct_place,
-    .read = pv_cl_oct_read,
-};
+const pv_octreg_ops pv_cl_octreg_ops = {PV_OCTREG_SLOTS(PV_OPS_BIND, pv_cl_oct_)};

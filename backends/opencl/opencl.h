@@ -19,16 +19,7 @@ extern const pv_cl_param_family pv_cl_params_geometry; /* geometry.c */
 extern const pv_cl_param_family pv_cl_params_colour;
 
 /* The module sub-tables this backend's backend.c composes. */
-extern const pv_device_ops pv_cl_device_ops;
-extern const pv_filter_ops pv_cl_filter_ops;
-extern const pv_stereo_ops pv_cl_stereo_ops;
-extern const pv_bp_ops pv_cl_bp_ops;
-extern const pv_register_ops pv_cl_register_ops;
-extern const pv_features_ops pv_cl_features_ops;
-extern const pv_flow_ops pv_cl_flow_ops;
-extern const pv_octreg_ops pv_cl_octreg_ops;
-extern const pv_geometry_ops pv_cl_geometry_ops;
-extern const pv_colour_ops pv_cl_colour_ops;
+PV_BACKEND_MODULES(PV_BACKEND_DECLARE, pv_cl_)
 
 /* colour.c: the grey value of each pixel of a valid image of any pixel
  * type, times scale, into the dense f32 device buffer dst (width * height

@@ -147,8 +147,11 @@ static void release_buffers(cl_pc_plan *p)
             pv_cl_release(owned[i]);
 }
 
-static void free_plan(cl_pc_plan *p)
+/* Frees a plan, also one whose set-up stopped part way. */
+static void discard_plan(pv_context *ctx, void *plan)
 {
+    cl_pc_plan *p = plan;
+    (void)ctx;
     if (!p)
         return;
     release_buffers(p);
@@ -233,9 +236,9 @@ static int reduction_groups(pv_context *ctx, size_t points)
 
 static pv_status pv_cl_pc_create(pv_context *ctx, const pv_pc_geometry *geometry, void **plan)
 {
-    cl_pc_plan *p = calloc(1, sizeof *p);
+    cl_pc_plan *p = pv_plan_new(ctx, sizeof *p, "phase correlation plan");
     if (!p)
-        return pv_fail(ctx, PV_ERR_NOMEM, "phase correlation plan: out of memory");
+        return PV_ERR_NOMEM;
     p->g = *geometry;
     p->input_count = (size_t)geometry->size[0] * geometry->size[1] * geometry->size[2];
     p->direct = !geometry->centered && memcmp(geometry->size, geometry->fft,
@@ -261,12 +264,7 @@ static pv_status pv_cl_pc_create(pv_context *ctx, const pv_pc_geometry *geometry
     if (status == PV_OK)
         status = upload_windows(ctx, p);
     status = finish(ctx, p->fft, status);
-    if (status != PV_OK) {
-        free_plan(p);
-        return status;
-    }
-    *plan = p;
-    return PV_OK;
+    return pv_plan_hand_over(ctx, status, p, discard_plan, plan);
 }
 
 /* A transient plan's call may have stopped between its reference and its
@@ -276,7 +274,7 @@ static void pv_cl_pc_destroy(pv_context *ctx, void *plan)
     cl_pc_plan *p = plan;
     if (p && p->g.transient)
         (void)finish(ctx, p->fft, PV_OK);
-    free_plan(p);
+    discard_plan(ctx, p);
 }
 
 static pv_status pv_cl_pc_time_fft(pv_context *ctx, void *plan)
@@ -654,15 +652,4 @@ static pv_status pv_cl_normxcorr2(pv_context *ctx, const pv_ncc_job *job, pv_ima
     return status;
 }
 
-const pv_register_ops pv_cl_register_ops = {
-    .pc_create = pv_cl_pc_create,
-    .pc_destroy = pv_cl_pc_destroy,
-    .pc_reference = pv_cl_pc_reference,
-    .pc_correlate = pv_cl_pc_correlate,
-    .pc_upsample = pv_cl_pc_upsample,
-    .normxcorr2 = pv_cl_normxcorr2,
-    .pc_time_fft = pv_cl_pc_time_fft,
-    .fft_engine_built = pv_cl_fft_engine_built,
-    .fft_engine_of = pv_cl_fft_engine_of,
-    .fft_set_engine = pv_cl_fft_set_engine,
-};
+const pv_register_ops pv_cl_register_ops = {PV_REGISTER_SLOTS(PV_OPS_BIND, pv_cl_)};

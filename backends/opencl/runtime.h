@@ -15,7 +15,7 @@
 pv_status pv_cl_runtime_init(pv_context *ctx, int device_index);
 void pv_cl_runtime_release(pv_context *ctx);
 /* Every device of every platform (pv_device_list's index space). */
-pv_status pv_cl_list_devices(pv_device_info *devices, int capacity, int *count);
+pv_status pv_cl_runtime_list(pv_device_info *devices, int capacity, int *count);
 
 /* Handles of the context's device (valid after init).  Its description
  * (limits, name) is ctx->device. */
@@ -83,6 +83,16 @@ pv_status pv_cl_param_defines(pv_context *ctx, const char *family, char *buf, si
  * (PV_ERR_DEVICE_MEMORY with a clear message).  Release with pv_cl_release. */
 pv_status pv_cl_buffer(pv_context *ctx, cl_mem_flags flags, size_t bytes, cl_mem *buffer);
 void pv_cl_release(cl_mem *buffer);
+
+/* One read-write buffer of a set made by pv_cl_buffers. */
+typedef struct pv_cl_buffer_spec {
+    cl_mem *buffer;
+    size_t bytes;
+} pv_cl_buffer_spec;
+
+/* pv_cl_buffer(CL_MEM_READ_WRITE) for each spec in turn, up to the first
+ * failure (the buffers made before it stay for the caller to release). */
+pv_status pv_cl_buffers(pv_context *ctx, const pv_cl_buffer_spec *specs, size_t count);
 
 /* A device buffer kept on the context between calls under `slot` (a string
  * literal naming its use, e.g. "sad.left"), grown when a call needs more.

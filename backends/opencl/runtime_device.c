@@ -195,7 +195,7 @@ static void describe_device(cl_platform_id platform, cl_device_id device, int in
         info->max_work_group_size = (int)group;
 }
 
-pv_status pv_cl_list_devices(pv_device_info *list, int capacity, int *count)
+pv_status pv_cl_runtime_list(pv_device_info *list, int capacity, int *count)
 {
     const device_table *table = devices();
     for (int i = 0; i < table->count && i < capacity; i++)

@@ -26,6 +26,14 @@ pv_status pv_cl_buffer(pv_context *ctx, cl_mem_flags flags, size_t bytes, cl_mem
     return pv_cl_check(ctx, err, "clCreateBuffer");
 }
 
+pv_status pv_cl_buffers(pv_context *ctx, const pv_cl_buffer_spec *specs, size_t count)
+{
+    pv_status status = PV_OK;
+    for (size_t i = 0; status == PV_OK && i < count; i++)
+        status = pv_cl_buffer(ctx, CL_MEM_READ_WRITE, specs[i].bytes, specs[i].buffer);
+    return status;
+}
+
 void pv_cl_release(cl_mem *buffer)
 {
     if (buffer && *buffer) {

@@ -381,6 +381,4 @@ static pv_status pv_cl_stereo_sad(pv_context *ctx, const pv_image *left, const p
     return pv_cl_finish_after(ctx, run(ctx, left, right, params, disparity));
 }
 
-const pv_stereo_ops pv_cl_stereo_ops = {
-    .sad = pv_cl_stereo_sad,
-};
+const pv_stereo_ops pv_cl_stereo_ops = {PV_STEREO_SLOTS(PV_OPS_BIND, pv_cl_stereo_)};

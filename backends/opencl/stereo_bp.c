@@ -461,12 +461,10 @@ static pv_status run(pv_context *ctx, const pv_image *left, const pv_image *righ
     return status;
 }
 
-static pv_status pv_cl_stereo_bp(pv_context *ctx, const pv_image *left, const pv_image *right,
+static pv_status pv_cl_bp_run(pv_context *ctx, const pv_image *left, const pv_image *right,
                           const pv_bp_job *job, pv_image *disparity)
 {
     return pv_cl_finish_after(ctx, run(ctx, left, right, job, disparity));
 }
 
-const pv_bp_ops pv_cl_bp_ops = {
-    .run = pv_cl_stereo_bp,
-};
+const pv_bp_ops pv_cl_bp_ops = {PV_BP_SLOTS(PV_OPS_BIND, pv_cl_bp_)};

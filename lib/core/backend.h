@@ -2,7 +2,7 @@
  * arguments once and calls through this table; backends trust their input.
  *
  * A backend is a composition of sub-tables, one per module.  Each
- * backends/<kind>/<module>.c defines its module's sub-table (declared in
+ * backends/<kind>/<module>.c defines its module's sub-table (its slots listed in
  * lib/core/ops_<module>.h) with static entry points, and
  * backends/<kind>/backend.c only composes them.  Front ends reach a backend
  * only through ctx->ops (or pv_cpu_backend, the oracle of cross-checks),
@@ -23,18 +23,34 @@
 #include "ops_geometry.h"
 #include "ops_colour.h"
 
+/* The modules of a backend: X(P, member, module, slot list) per sub-table,
+ * whose type pv_<module>_ops is declared here from the slot list of
+ * lib/core/ops_<module>.h, and which is reached as ops-><member>.
+ * A backend names its sub-tables P<module>_ops; it declares them with
+ * PV_BACKEND_DECLARE and composes them with PV_BACKEND_COMPOSE, so a new
+ * module is one line here (and its sub-table in each backend). */
+#define PV_BACKEND_MODULES(X, P)                                                                  \
+    X(P, device, device, PV_DEVICE_SLOTS)                                                         \
+    X(P, filter, filter, PV_FILTER_SLOTS)                                                         \
+    X(P, stereo, stereo, PV_STEREO_SLOTS)                                                         \
+    X(P, bp, bp, PV_BP_SLOTS)                                                                     \
+    X(P, reg, register, PV_REGISTER_SLOTS)                                                        \
+    X(P, features, features, PV_FEATURES_SLOTS)                                                   \
+    X(P, flow, flow, PV_FLOW_SLOTS)                                                               \
+    X(P, octreg, octreg, PV_OCTREG_SLOTS)                                                         \
+    X(P, geometry, geometry, PV_GEOMETRY_SLOTS)                                                   \
+    X(P, colour, colour, PV_COLOUR_SLOTS)
+
+#define PV_BACKEND_TYPE(P, member, module, slots) PV_OPS_STRUCT(pv_##module##_ops, slots);
+#define PV_BACKEND_MEMBER(P, member, module, slots) const pv_##module##_ops *member;
+#define PV_BACKEND_DECLARE(P, member, module, slots) extern const pv_##module##_ops P##module##_ops;
+#define PV_BACKEND_COMPOSE(P, member, module, slots) .member = &P##module##_ops,
+
+PV_BACKEND_MODULES(PV_BACKEND_TYPE, )
+
 typedef struct pv_backend_ops {
     const char *name;
-    const pv_device_ops *device;
-    const pv_filter_ops *filter;
-    const pv_stereo_ops *stereo;
-    const pv_bp_ops *bp;
-    const pv_register_ops *reg;
-    const pv_features_ops *features;
-    const pv_flow_ops *flow;
-    const pv_octreg_ops *octreg;
-    const pv_geometry_ops *geometry;
-    const pv_colour_ops *colour;
+    PV_BACKEND_MODULES(PV_BACKEND_MEMBER, )
 } pv_backend_ops;
 
 extern const pv_backend_ops pv_cpu_backend;

@@ -10,6 +10,7 @@
 
 #include "parvis.h"
 #include "backend.h"
+#include "plan.h"
 
 #include <math.h>
 #include <pthread.h>

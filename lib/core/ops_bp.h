@@ -5,6 +5,7 @@
 #define PV_OPS_BP_H
 
 #include "parvis.h"
+#include "ops_slots.h"
 
 /* stereo_bp: BP over a list of tiles, prepared by the front end.  Each
  * tile runs BP on its region (x, y, width, height of the full image, data
@@ -36,10 +37,10 @@ static inline int pv_bp_ndisp_class(int ndisp)
     return ndisp <= 96 ? 1 : 2;
 }
 
-typedef struct pv_bp_ops {
-    /* left/right as the caller gave them; disparity f32. */
-    pv_status (*run)(pv_context *ctx, const pv_image *left, const pv_image *right,
-                           const pv_bp_job *job, pv_image *disparity);
-} pv_bp_ops;
+/* run: left/right as the caller gave them; disparity f32. */
+#define PV_BP_SLOTS(X, P)                                                                         \
+    X(P, pv_status, run,                                                                          \
+      (pv_context *ctx, const pv_image *left, const pv_image *right, const pv_bp_job *job,        \
+       pv_image *disparity))
 
 #endif

@@ -4,12 +4,12 @@
 #define PV_OPS_COLOUR_H
 
 #include "parvis.h"
+#include "ops_slots.h"
 
-typedef struct pv_colour_ops {
-    /* colour: in is a valid image of any pixel type, out a valid f32 image
-     * of its size not overlapping it; out = grey(in) * scale, with grey as
-     * parvis/colour.h defines it (pv_to_grey passes scale 1). */
-    pv_status (*to_grey)(pv_context *ctx, const pv_image *in, pv_image *out, float scale);
-} pv_colour_ops;
+/* to_grey: in is a valid image of any pixel type, out a valid f32 image
+ * of its size not overlapping it; out = grey(in) * scale, with grey as
+ * parvis/colour.h defines it (pv_to_grey passes scale 1). */
+#define PV_COLOUR_SLOTS(X, P)                                                                     \
+    X(P, pv_status, to_grey, (pv_context *ctx, const pv_image *in, pv_image *out, float scale))
 
 #endif

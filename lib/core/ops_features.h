@@ -5,6 +5,7 @@
 #define PV_OPS_FEATURES_H
 
 #include "parvis.h"
+#include "ops_slots.h"
 
 /* features (SIFT): the front end fixes the octave geometry and the
  * Gaussian taps, so both backends blur with identical weights.  Level l
@@ -65,17 +66,16 @@ static inline uint8_t pv_sift_descriptor_u8(float v)
     return (uint8_t)(scaled > 0.0f ? scaled : 0.0f);
 }
 
-typedef struct pv_features_ops {
-    /* features: image is u8 or f32 of the geometry's size; nearest fills,
-     * for each query row, the index of the nearest train row and the
-     * squared distances to the nearest and second nearest (INFINITY when
-     * missing); ties go to the lower index. */
-    pv_status (*create)(pv_context *ctx, const pv_sift_geometry *geometry, void **plan);
-    void (*destroy)(pv_context *ctx, void *plan);
-    pv_status (*detect)(pv_context *ctx, void *plan, const pv_image *image, pv_sift_raw *raw);
-    pv_status (*nearest)(pv_context *ctx, const float *query, int query_count,
-                              const float *train, int train_count, int *best, float *best_d2,
-                              float *second_d2);
-} pv_features_ops;
+/* features: image is u8 or f32 of the geometry's size; nearest fills,
+ * for each query row, the index of the nearest train row and the squared
+ * distances to the nearest and second nearest (INFINITY when missing);
+ * ties go to the lower index. */
+#define PV_FEATURES_SLOTS(X, P)                                                                   \
+    PV_OPS_PLAN_SLOTS(X, P, create, destroy, pv_sift_geometry)                                    \
+    X(P, pv_status, detect,                                                                       \
+      (pv_context *ctx, void *plan, const pv_image *image, pv_sift_raw *raw))                     \
+    X(P, pv_status, nearest,                                                                      \
+      (pv_context *ctx, const float *query, int query_count, const float *train,                  \
+       int train_count, int *best, float *best_d2, float *second_d2))
 
 #endif

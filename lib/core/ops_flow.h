@@ -4,6 +4,7 @@
 #define PV_OPS_FLOW_H
 
 #include "parvis.h"
+#include "ops_slots.h"
 
 /* flow: a plan of fixed pyramid geometry (level 0 finest).  The front end
  * computes the level sizes, the Gaussian taps and the coefficients in
@@ -18,25 +19,22 @@ typedef struct pv_flow_setup {
     pv_gradient_scheme scheme;
 } pv_flow_setup;
 
-typedef struct pv_flow_ops {
-    /* flow: stages on plan-owned buffers, driven by lib/flow.c.  load:
-     * upload both volumes and build the pyramids; begin_level: the flow of
-     * `level` (zero at the coarsest, else up-sampled from level + 1);
-     * jacobi: `count` iterations, and when change is not NULL the relative
-     * change ||w_k - w_k-1|| / ||w_k|| of the last one; read: the level-0
-     * flow. */
-    pv_status (*create)(pv_context *ctx, const pv_flow_setup *setup, void **plan);
-    void (*destroy)(pv_context *ctx, void *plan);
-    pv_status (*load)(pv_context *ctx, void *plan, const pv_volume *fixed,
-                           const pv_volume *moving);
-    pv_status (*begin_level)(pv_context *ctx, void *plan, int level);
-    pv_status (*gradients)(pv_context *ctx, void *plan, int level);
-    pv_status (*resample)(pv_context *ctx, void *plan, int level);
-    pv_status (*tensor)(pv_context *ctx, void *plan, int level);
-    pv_status (*jacobi)(pv_context *ctx, void *plan, int level, int count, double *change);
-    pv_status (*read)(pv_context *ctx, void *plan, pv_flow_field *flow);
-    pv_status (*warp)(pv_context *ctx, const pv_volume *moving, const pv_flow_field *flow,
-                           pv_volume *warped);
-} pv_flow_ops;
+/* flow: stages on plan-owned buffers, driven by lib/flow.c.  load: upload
+ * both volumes and build the pyramids; begin_level: the flow of `level`
+ * (zero at the coarsest, else up-sampled from level + 1); jacobi: `count`
+ * iterations, and when change is not NULL the relative change
+ * ||w_k - w_k-1|| / ||w_k|| of the last one; read: the level-0 flow. */
+#define PV_FLOW_SLOTS(X, P)                                                                       \
+    PV_OPS_PLAN_SLOTS(X, P, create, destroy, pv_flow_setup)                                       \
+    X(P, pv_status, load,                                                                         \
+      (pv_context *ctx, void *plan, const pv_volume *fixed, const pv_volume *moving))             \
+    X(P, pv_status, begin_level, (pv_context *ctx, void *plan, int level))                        \
+    X(P, pv_status, gradients, (pv_context *ctx, void *plan, int level))                          \
+    X(P, pv_status, resample, (pv_context *ctx, void *plan, int level))                           \
+    X(P, pv_status, tensor, (pv_context *ctx, void *plan, int level))                             \
+    X(P, pv_status, jacobi, (pv_context *ctx, void *plan, int level, int count, double *change))  \
+    X(P, pv_status, read, (pv_context *ctx, void *plan, pv_flow_field *flow))                     \
+    X(P, pv_status, warp,                                                                         \
+      (pv_context *ctx, const pv_volume *moving, const pv_flow_field *flow, pv_volume *warped))
 
 #endif

@@ -11,6 +11,7 @@
 #define PV_OPS_GEOMETRY_H
 
 #include "parvis.h"
+#include "ops_slots.h"
 
 /* One estimation's matches, already normalised.  A match is an inlier of
  * model M when
@@ -29,17 +30,17 @@ typedef struct pv_ransac_job {
     float scale2_sq;         /* the same for image 2 */
 } pv_ransac_job;
 
-typedef struct pv_geometry_ops {
-    /* A plan holding the job's matches (on the device for OpenCL). */
-    pv_status (*ransac_create)(pv_context *ctx, const pv_ransac_job *job, void **plan);
-    void (*ransac_destroy)(pv_context *ctx, void *plan);
-    /* samples: hypotheses x sample size match indices (sample size 4 for
-     * H, 8 for F).  models: hypotheses x 9 floats, row-major, scaled so
-     * that the largest |entry| is 1, all zero for a degenerate sample;
-     * counts: the inliers of each model (0 for a degenerate sample). */
-    pv_status (*ransac_score)(pv_context *ctx, void *plan, const int *samples, int hypotheses,
-                              float *models, int *counts);
-} pv_geometry_ops;
+/* ransac_create: a plan holding the job's matches (on the device for
+ * OpenCL).  ransac_score: samples are hypotheses x sample size match
+ * indices (sample size 4 for H, 8 for F); models: hypotheses x 9 floats,
+ * row-major, scaled so that the largest |entry| is 1, all zero for a
+ * degenerate sample; counts: the inliers of each model (0 for a degenerate
+ * sample). */
+#define PV_GEOMETRY_SLOTS(X, P)                                                                   \
+    PV_OPS_PLAN_SLOTS(X, P, ransac_create, ransac_destroy, pv_ransac_job)                         \
+    X(P, pv_status, ransac_score,                                                                 \
+      (pv_context *ctx, void *plan, const int *samples, int hypotheses, float *models,            \
+       int *counts))
 
 /* The smallest pivot, relative to the largest entry of the sample's
  * system, below which a sample counts as degenerate. */

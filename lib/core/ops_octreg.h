@@ -5,6 +5,7 @@
 #define PV_OPS_OCTREG_H
 
 #include "parvis.h"
+#include "ops_slots.h"
 #include "ops_register.h"
 
 /* octreg: AO-OCT stripe-wise registration (lib/octreg*.c).  Volumes have
@@ -43,29 +44,27 @@ typedef struct pv_oct_placement {
     int entries;
 } pv_oct_placement;
 
-typedef struct pv_octreg_ops {
-    /* octreg: load makes `volume` the plan's current volume and returns its
-     * per-plane stats; reference turns the current volume into the unit-phase
-     * spectra of the whole (floors[0]) and of each sub-volume (floors[1 + s]),
-     * each plane less its mean; spectra transforms the current volume's planes
-     * as a target; coarse correlates target stripes starting at start[i] with
-     * the whole reference; fine correlates target plane k with sub-volume
-     * sub[k]; place accumulates the current volume per the placement; read
-     * writes the accumulated reconstruction (any output may be NULL). */
-    pv_status (*create)(pv_context *ctx, const pv_oct_geometry *geometry, void **plan);
-    void (*destroy)(pv_context *ctx, void *plan);
-    pv_status (*load)(pv_context *ctx, void *plan, const pv_volume *volume,
-                          pv_oct_plane_stats *stats);
-    pv_status (*reference)(pv_context *ctx, void *plan, const float *floors);
-    pv_status (*spectra)(pv_context *ctx, void *plan);
-    pv_status (*coarse)(pv_context *ctx, void *plan, const int *start, int count,
-                            pv_pc_peak *peaks);
-    pv_status (*fine)(pv_context *ctx, void *plan, const int *sub, pv_pc_peak *peaks);
-    pv_status (*place)(pv_context *ctx, void *plan, const pv_oct_placement *placement,
-                           int reset);
-    pv_status (*read)(pv_context *ctx, void *plan, float gap, pv_volume *registered,
-                          pv_image *enface, pv_image *slow);
-
-} pv_octreg_ops;
+/* octreg: load makes `volume` the plan's current volume and returns its
+ * per-plane stats; reference turns the current volume into the unit-phase
+ * spectra of the whole (floors[0]) and of each sub-volume (floors[1 + s]),
+ * each plane less its mean; spectra transforms the current volume's planes
+ * as a target; coarse correlates target stripes starting at start[i] with
+ * the whole reference; fine correlates target plane k with sub-volume
+ * sub[k]; place accumulates the current volume per the placement; read
+ * writes the accumulated reconstruction (any output may be NULL). */
+#define PV_OCTREG_SLOTS(X, P)                                                                     \
+    PV_OPS_PLAN_SLOTS(X, P, create, destroy, pv_oct_geometry)                                     \
+    X(P, pv_status, load,                                                                         \
+      (pv_context *ctx, void *plan, const pv_volume *volume, pv_oct_plane_stats *stats))          \
+    X(P, pv_status, reference, (pv_context *ctx, void *plan, const float *floors))                \
+    X(P, pv_status, spectra, (pv_context *ctx, void *plan))                                       \
+    X(P, pv_status, coarse,                                                                       \
+      (pv_context *ctx, void *plan, const int *start, int count, pv_pc_peak *peaks))              \
+    X(P, pv_status, fine, (pv_context *ctx, void *plan, const int *sub, pv_pc_peak *peaks))       \
+    X(P, pv_status, place,                                                                        \
+      (pv_context *ctx, void *plan, const pv_oct_placement *placement, int reset))                \
+    X(P, pv_status, read,                                                                         \
+      (pv_context *ctx, void *plan, float gap, pv_volume *registered, pv_image *enface,           \
+       pv_image *slow))
 
 #endif

@@ -5,6 +5,7 @@
 #define PV_OPS_REGISTER_H
 
 #include "parvis.h"
+#include "ops_slots.h"
 
 /* register: phase correlation runs on a backend plan of fixed geometry.
  * The front end owns padding sizes, window weights and the sub-pixel
@@ -52,30 +53,29 @@ typedef struct pv_ncc_job {
     float image_floor;
 } pv_ncc_job;
 
-typedef struct pv_register_ops {
-    /* register: movers[] and reference are f32 volumes of geometry.size. */
-    pv_status (*pc_create)(pv_context *ctx, const pv_pc_geometry *geometry, void **plan);
-    void (*pc_destroy)(pv_context *ctx, void *plan);
-    pv_status (*pc_reference)(pv_context *ctx, void *plan, const pv_volume *reference,
-                              float mean, float floor);
-    /* means[i]: subtracted from movers[i] when geometry.centered. */
-    pv_status (*pc_correlate)(pv_context *ctx, void *plan, const pv_volume *movers,
-                              const float *means, int count, pv_pc_peak *peaks);
-    pv_status (*pc_upsample)(pv_context *ctx, void *plan, int mover,
-                             const pv_dft_window *window, float *values);
-    /* map: f32, (image + templ - 1) per axis. */
-    pv_status (*normxcorr2)(pv_context *ctx, const pv_ncc_job *job, pv_image *map);
-    /* Run the plan's forward and inverse transforms once over its whole
-     * batch (nothing else), finished, so the call's timing is the bare pair. */
-    pv_status (*pc_time_fft)(pv_context *ctx, void *plan);
-    /* The FFT engine choice.  engine_built: whether this build of the
-     * backend can run `engine` (no context needed); engine_of: the engine
-     * the context's transforms use; set_engine: choose it (PV_FFT_AUTO:
-     * PARVIS_FFT, else the build's default).  A backend with a single
-     * engine reports it and ignores the choice. */
-    int (*fft_engine_built)(pv_fft_engine engine);
-    pv_status (*fft_engine_of)(pv_context *ctx, pv_fft_engine *engine);
-    pv_status (*fft_set_engine)(pv_context *ctx, pv_fft_engine engine);
-} pv_register_ops;
+/* register: movers[] and reference are f32 volumes of geometry.size.
+ * pc_correlate: means[i] is subtracted from movers[i] when
+ * geometry.centered.  normxcorr2: map is f32, (image + templ - 1) per
+ * axis.  pc_time_fft: the plan's forward and inverse transforms once over
+ * its whole batch (nothing else), finished, so the call's timing is the
+ * bare pair.  The FFT engine choice: fft_engine_built, whether this build
+ * of the backend can run `engine` (no context needed); fft_engine_of, the
+ * engine the context's transforms use; fft_set_engine, choose it
+ * (PV_FFT_AUTO: PARVIS_FFT, else the build's default).  A backend with a
+ * single engine reports it and ignores the choice. */
+#define PV_REGISTER_SLOTS(X, P)                                                                   \
+    PV_OPS_PLAN_SLOTS(X, P, pc_create, pc_destroy, pv_pc_geometry)                                \
+    X(P, pv_status, pc_reference,                                                                 \
+      (pv_context *ctx, void *plan, const pv_volume *reference, float mean, float floor))         \
+    X(P, pv_status, pc_correlate,                                                                 \
+      (pv_context *ctx, void *plan, const pv_volume *movers, const float *means, int count,        \
+       pv_pc_peak *peaks))                                                                        \
+    X(P, pv_status, pc_upsample,                                                                  \
+      (pv_context *ctx, void *plan, int mover, const pv_dft_window *window, float *values))       \
+    X(P, pv_status, normxcorr2, (pv_context *ctx, const pv_ncc_job *job, pv_image *map))          \
+    X(P, pv_status, pc_time_fft, (pv_context *ctx, void *plan))                                   \
+    X(P, int, fft_engine_built, (pv_fft_engine engine))                                           \
+    X(P, pv_status, fft_engine_of, (pv_context *ctx, pv_fft_engine *engine))                      \
+    X(P, pv_status, fft_set_engine, (pv_context *ctx, pv_fft_engine engine))
 
 #endif

@@ -4,10 +4,11 @@
 #define PV_OPS_STEREO_H
 
 #include "parvis.h"
+#include "ops_slots.h"
 
-typedef struct pv_stereo_ops {
-    pv_status (*sad)(pv_context *ctx, const pv_image *left, const pv_image *right,
-                            const pv_sad_params *params, pv_image *disparity);
-} pv_stereo_ops;
+#define PV_STEREO_SLOTS(X, P)                                                                     \
+    X(P, pv_status, sad,                                                                          \
+      (pv_context *ctx, const pv_image *left, const pv_image *right, const pv_sad_params *params, \
+       pv_image *disparity))
 
 #endif

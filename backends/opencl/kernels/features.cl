@@ -443,67 +443,7 @@ typedef struct sift_settings {
     int levels;
 } sift_settings;
 
-typedef struct dog_fit {
-    float v, dx, dy, ds, dxx, dyy, dss, dxy, dxs, dys;
-} dog_fit;
-
-static dog_fit fit_at(__global const float *d, long plane, int w)
-{
-#define AT(X, Y, S) d[(long)(S) * plane + (long)(Y) * w + (X)]
-    dog_fit f;
-    f.v = AT(0, 0, 0);
-    f.dx = 0.5f * (AT(1, 0, 0) - AT(-1, 0, 0));
-    f.dy = 0.5f * (AT(0, 1, 0) - AT(0, -1, 0));
-    f.ds = 0.5f * (AT(0, 0, 1) - AT(0, 0, -1));
-    f.dxx = AT(1, 0, 0) + AT(-1, 0, 0) - 2.0f * f.v;
-    f.dyy = AT(0, 1, 0) + AT(0, -1, 0) - 2.0f * f.v;
-    f.dss = AT(0, 0, 1) + AT(0, 0, -1) - 2.0f * f.v;
-    f.dxy = 0.25f * (AT(1, 1, 0) + AT(-1, -1, 0) - AT(-1, 1, 0) - AT(1, -1, 0));
-    f.dxs = 0.25f * (AT(1, 0, 1) + AT(-1, 0, -1) - AT(-1, 0, 1) - AT(1, 0, -1));
-    f.dys = 0.25f * (AT(0, 1, 1) + AT(0, -1, -1) - AT(0, -1, 1) - AT(0, 1, -1));
-#undef AT
-    return f;
-}
-
-/* H b = -grad by Gaussian elimination with partial pivoting (VLFeat). */
-static void solve_offset(const dog_fit *f, float b[3])
-{
-    float a[3][3] = {{f->dxx, f->dxy, f->dxs}, {f->dxy, f->dyy, f->dys}, {f->dxs, f->dys, f->dss}};
-    b[0] = -f->dx;
-    b[1] = -f->dy;
-    b[2] = -f->ds;
-    for (int j = 0; j < 3; j++) {
-        int pivot = j;
-        float best = 0.0f;
-        for (int i = j; i < 3; i++)
-            if (fabs(a[i][j]) > best) {
-                best = fabs(a[i][j]);
-                pivot = i;
-            }
-        if (best < 1e-10f) {
-            b[0] = b[1] = b[2] = 0.0f;
-            return;
-        }
-        const float p = a[pivot][j];
-        for (int jj = j; jj < 3; jj++) {
-            const float t = a[pivot][jj];
-            a[pivot][jj] = a[j][jj];
-            a[j][jj] = t / p;
-        }
-        const float t = b[pivot];
-        b[pivot] = b[j];
-        b[j] = t / p;
-        for (int i = j + 1; i < 3; i++) {
-            const float x = a[i][j];
-            for (int jj = j; jj < 3; jj++)
-                a[i][jj] -= x * a[j][jj];
-            b[i] -= x * b[j];
-        }
-    }
-    for (int i = 2; i > 0; i--)
-        for (int ii = i - 1; ii >= 0; ii--)
-            b[ii] -= b[i] * a[ii][i];
-}
+#include "../../common/sift_math.h"
 
 
 
@@ -535,13 +475,13 @@ static int refine(__global const float *dog, __constant octave_info *octaves, in
     const long plane = (long)w * (long)h;
     __global const float *d = dog + octaves[o].dog_offset + (long)level * plane;
     int x = cand.x, y = cand.y, dx = 0, dy = 0;
-    dog_fit f;
+    pv_sm_dog_fit f;
     float b[3];
     for (int step = 0; step < 5; step++) {
         x += dx;
         y += dy;
-        f = fit_at(d + (long)y * w + x, plane, w);
-        solve_offset(&f, b);
+        f = pv_sm_fit_at(d + (long)y * w + x, plane, w);
+        pv_sm_solve_offset(&f, b);
         dx = (b[0] > 0.6f && x < w - 2) - (b[0] < -0.6f && x > 1);
         dy = (b[1] > 0.6f && y < h - 2) - (b[1] < -0.6f && y > 1);
         if (dx == 0 && dy == 0)
