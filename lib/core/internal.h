@@ -108,6 +108,35 @@ size_t pv_pixel_size(pv_pixel_type type);
 /* a * b into *out; 0 on overflow. */
 int pv_size_mul(size_t a, size_t b, size_t *out);
 
+/* ---- scratch: several working arrays in one allocation ------------------ */
+
+/* A call that needs N working arrays writes one layout function that
+ * assigns each array with pv_scratch_take; pv_scratch_carve runs it once
+ * to add up the sizes, makes one block, and runs it again to point every
+ * array into the block.  One allocation, one failure check and one free
+ * (pv_scratch_free) replace N of each.  Every array starts on a
+ * PV_SCRATCH_ALIGN boundary: a cache line, so that threads writing
+ * neighbouring arrays do not share one, and enough for any SIMD load. */
+#define PV_SCRATCH_ALIGN ((size_t)64)
+typedef struct pv_scratch {
+    unsigned char *block;   /* the allocation; NULL while the sizes are added up */
+    size_t size;            /* bytes laid out so far */
+    int overflow;           /* a size did not fit in size_t */
+} pv_scratch;
+/* Lays out the arrays of `arrays` (the caller's struct of pointers). */
+typedef void pv_scratch_layout(pv_scratch *scratch, void *arrays);
+/* The next count elements of element_size bytes: their place in the block,
+ * or NULL while the sizes are being added up. */
+void *pv_scratch_take(pv_scratch *scratch, size_t count, size_t element_size);
+/* Make the block (zero-filled when zeroed) into *scratch and point the
+ * arrays into it.  PV_ERR_NOMEM (nothing recorded: the caller says what
+ * it was for) when a size overflows or memory is short; every array is
+ * then NULL and *scratch untouched. */
+pv_status pv_scratch_carve(pv_scratch *scratch, pv_scratch_layout *lay_out, void *arrays,
+                           int zeroed);
+/* Free the block (NULL-safe, and safe on an all-zero scratch). */
+void pv_scratch_free(pv_scratch *scratch);
+
 /* ---- cross-check -------------------------------------------------------- */
 
 /* True when this call must also run on the CPU backend. */
