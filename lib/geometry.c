@@ -222,6 +222,9 @@ static int batch_best(const int *counts, int hypotheses)
 }
 
 typedef struct batch_buffers {
+    size_t sample;           /* indices a hypothesis draws */
+    int crosscheck;
+    pv_scratch scratch;      /* holds the arrays below */
     int *samples;
     float *models;
     int *counts;
@@ -229,27 +232,21 @@ typedef struct batch_buffers {
     int *cpu_counts;
 } batch_buffers;
 
-static void free_batch(batch_buffers *b)
+static void lay_out_batch(pv_scratch *scratch, void *arrays)
 {
-    free(b->samples);
-    free(b->models);
-    free(b->counts);
-    free(b->cpu_models);
-    free(b->cpu_counts);
+    batch_buffers *b = arrays;
+    const size_t n = PV_RANSAC_BATCH;
+    b->samples = pv_scratch_take(scratch, n * b->sample, sizeof *b->samples);
+    b->models = pv_scratch_take(scratch, n * 9, sizeof *b->models);
+    b->counts = pv_scratch_take(scratch, n, sizeof *b->counts);
+    b->cpu_models = b->crosscheck ? pv_scratch_take(scratch, n * 9, sizeof *b->cpu_models) : NULL;
+    b->cpu_counts = b->crosscheck ? pv_scratch_take(scratch, n, sizeof *b->cpu_counts) : NULL;
 }
 
 static pv_status alloc_batch(pv_estimation *est, int crosscheck, batch_buffers *b)
 {
-    const size_t n = PV_RANSAC_BATCH;
-    b->samples = malloc(n * (size_t)est->sample * sizeof *b->samples);
-    b->models = malloc(n * 9 * sizeof *b->models);
-    b->counts = malloc(n * sizeof *b->counts);
-    if (crosscheck) {
-        b->cpu_models = malloc(n * 9 * sizeof *b->cpu_models);
-        b->cpu_counts = malloc(n * sizeof *b->cpu_counts);
-    }
-    if (!b->samples || !b->models || !b->counts ||
-        (crosscheck && (!b->cpu_models || !b->cpu_counts)))
+    *b = (batch_buffers){.sample = (size_t)est->sample, .crosscheck = crosscheck};
+    if (pv_scratch_carve(&b->scratch, lay_out_batch, b, 0) != PV_OK)
         return pv_fail(est->ctx, PV_ERR_NOMEM, "%s: no memory for a batch of hypotheses", est->op);
     return PV_OK;
 }
@@ -318,7 +315,7 @@ static pv_status run_ransac(pv_estimation *est)
                          est->params.threshold * est->params.threshold,
                          (float)(est->n[0].scale * est->n[0].scale),
                          (float)(est->n[1].scale * est->n[1].scale)};
-    batch_buffers b = {NULL, NULL, NULL, NULL, NULL};
+    batch_buffers b;
     void *plan = NULL, *cpu_plan = NULL;
     pv_status status = alloc_batch(est, crosscheck, &b);
     if (status == PV_OK)
@@ -331,7 +328,7 @@ static pv_status run_ransac(pv_estimation *est)
         ctx->ops->geometry->ransac_destroy(ctx, plan);
     if (cpu_plan)
         pv_cpu_backend.geometry->ransac_destroy(ctx, cpu_plan);
-    free_batch(&b);
+    pv_scratch_free(&b.scratch);
     return status;
 }
 
