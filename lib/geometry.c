@@ -32,11 +32,9 @@ void pv_ransac_params_default(pv_ransac_params *params)
 {
     if (!params)
         return;
-    params->iterations = 2048;
-    params->threshold = 2.0f;
-    params->confidence = 0.999;
-    params->seed = 1;
-    params->refine = 1;
+    *params = (pv_ransac_params){
+        .iterations = 2048, .threshold = 2.0f, .confidence = 0.999, .seed = 1, .refine = 1,
+    };
 }
 
 /* ------------------------------------------------------------------ checks */
@@ -70,18 +68,16 @@ static pv_status check_finite(pv_context *ctx, const char *op, const float *poin
 static pv_status check_points(pv_context *ctx, const char *op, int sample, const float *points1,
                               const float *points2, int count, const pv_geometry_result *result)
 {
-    if (!ctx)
-        return pv_fail(NULL, PV_ERR_INVALID, "%s: ctx is NULL", op);
-    if (!points1 || !points2)
-        return pv_fail(ctx, PV_ERR_INVALID, "%s: points%d is NULL", op, points1 ? 2 : 1);
-    if (!result)
-        return pv_fail(ctx, PV_ERR_INVALID, "%s: result is NULL", op);
+    pv_status status = PV_CHECK_REQUIRED(ctx, op, {"points1", points1}, {"points2", points2},
+                                         {"result", result});
+    if (status != PV_OK)
+        return status;
     if (count < sample)
         return pv_fail(ctx, PV_ERR_INVALID, "%s: %d matches, at least %d are needed", op, count,
                        sample);
     if ((size_t)count > SIZE_MAX / (4 * sizeof(double)))
         return pv_fail(ctx, PV_ERR_NOMEM, "%s: %d matches overflow a buffer size", op, count);
-    pv_status status = check_finite(ctx, op, points1, count, 1);
+    status = check_finite(ctx, op, points1, count, 1);
     return status == PV_OK ? check_finite(ctx, op, points2, count, 2) : status;
 }
 
@@ -324,10 +320,8 @@ static pv_status run_ransac(pv_estimation *est)
         status = pv_cpu_backend.geometry->ransac_create(ctx, &job, &cpu_plan);
     if (status == PV_OK)
         status = run_batches(est, plan, cpu_plan, &b);
-    if (plan)
-        ctx->ops->geometry->ransac_destroy(ctx, plan);
-    if (cpu_plan)
-        pv_cpu_backend.geometry->ransac_destroy(ctx, cpu_plan);
+    pv_destroy_plan_pair(ctx, ctx->ops->geometry->ransac_destroy, plan,
+                         pv_cpu_backend.geometry->ransac_destroy, cpu_plan);
     pv_scratch_free(&b.scratch);
     return status;
 }
@@ -453,8 +447,9 @@ static pv_status check_sift(pv_context *ctx, pv_geometry_model model, const pv_s
                             const pv_sift_features *f2, const pv_sift_matches *matches)
 {
     const char *op = "find_geometry_sift";
-    if (!ctx)
-        return pv_fail(NULL, PV_ERR_INVALID, "%s: ctx is NULL", op);
+    pv_status status = pv_check_required(ctx, op, NULL, 0);
+    if (status != PV_OK)
+        return status;
     if (model != PV_GEOMETRY_HOMOGRAPHY && model != PV_GEOMETRY_FUNDAMENTAL)
         return pv_fail(ctx, PV_ERR_INVALID, "%s: model %d is not a pv_geometry_model", op,
                        (int)model);

@@ -142,10 +142,8 @@ void pv_pc_plan_free(pv_phasecorr_plan *plan)
 {
     if (!plan)
         return;
-    if (plan->backend)
-        plan->ctx->ops->reg->pc_destroy(plan->ctx, plan->backend);
-    if (plan->check)
-        pv_cpu_backend.reg->pc_destroy(plan->ctx, plan->check);
+    pv_destroy_plan_pair(plan->ctx, plan->ctx->ops->reg->pc_destroy, plan->backend,
+                         pv_cpu_backend.reg->pc_destroy, plan->check);
     free_windows(plan->window);
     free(plan);
 }
@@ -183,12 +181,11 @@ pv_status pv_pc_plan_new(pv_context *ctx, const char *op, const int size[3], int
         status = make_windows(ctx, plan);
     if (status == PV_OK)
         status = backend_plans(ctx, plan);
-    if (status != PV_OK) {
+    if (status == PV_OK)
+        *out = plan;
+    else
         pv_pc_plan_free(plan);
-        return status;
-    }
-    *out = plan;
-    return PV_OK;
+    return status;
 }
 
 pv_status pv_pc_plan_reference(pv_phasecorr_plan *plan, const pv_volume *reference,

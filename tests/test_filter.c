@@ -277,33 +277,59 @@ static void test_blur3d_delta_and_constant(void **state)
     pv_volume_free(&dst);
 }
 
+/* An f32 source filled with f(x, y) and two gradient outputs of its size. */
+typedef struct gradient_case {
+    pv_image src, gx, gy;
+} gradient_case;
+
+static gradient_case new_gradient_case(int w, int h, float (*f)(int x, int y))
+{
+    gradient_case c = {new_image(w, h, PV_PIXEL_F32), new_image(w, h, PV_PIXEL_F32),
+                       new_image(w, h, PV_PIXEL_F32)};
+    for (int y = 0; y < h; y++)
+        for (int x = 0; x < w; x++)
+            *tu_fpixel(&c.src, x, y) = f(x, y);
+    return c;
+}
+
+static void free_gradient_case(gradient_case *c)
+{
+    pv_image_free(&c->src);
+    pv_image_free(&c->gx);
+    pv_image_free(&c->gy);
+}
+
+static float ramp(int x, int y)
+{
+    return 0.5f * (float)x - 2.0f * (float)y + 3.0f;
+}
+
 /* f = 0.5 x - 2 y + 3: exact derivatives everywhere (central), and the
  * forward scheme's 0 at the far borders. */
 static void test_gradient_ramp(void **state)
 {
     pv_context *ctx = tu_backend_ctx(state);
-    const int w = 37, h = 23;
-    pv_image src = new_image(w, h, PV_PIXEL_F32);
-    pv_image gx = new_image(w, h, PV_PIXEL_F32), gy = new_image(w, h, PV_PIXEL_F32);
-    for (int y = 0; y < h; y++)
-        for (int x = 0; x < w; x++)
-            *tu_fpixel(&src, x, y) = 0.5f * (float)x - 2.0f * (float)y + 3.0f;
-    assert_int_equal(pv_gradient(ctx, &src, &gx, &gy, PV_GRADIENT_CENTRAL), PV_OK);
-    assert_true(tu_image_all_equal(&gx, 0.5f));
-    assert_true(tu_image_all_equal(&gy, -2.0f));
-    assert_int_equal(pv_gradient(ctx, &src, &gx, &gy, PV_GRADIENT_FORWARD), PV_OK);
+    gradient_case c = new_gradient_case(37, 23, ramp);
+    const int w = c.src.width, h = c.src.height;
+    assert_int_equal(pv_gradient(ctx, &c.src, &c.gx, &c.gy, PV_GRADIENT_CENTRAL), PV_OK);
+    assert_true(tu_image_all_equal(&c.gx, 0.5f));
+    assert_true(tu_image_all_equal(&c.gy, -2.0f));
+    assert_int_equal(pv_gradient(ctx, &c.src, &c.gx, &c.gy, PV_GRADIENT_FORWARD), PV_OK);
     for (int y = 0; y < h; y++)
         for (int x = 0; x < w; x++) {
-            assert_true(*tu_fpixel(&gx, x, y) == (x == w - 1 ? 0.0f : 0.5f));
-            assert_true(*tu_fpixel(&gy, x, y) == (y == h - 1 ? 0.0f : -2.0f));
+            assert_true(*tu_fpixel(&c.gx, x, y) == (x == w - 1 ? 0.0f : 0.5f));
+            assert_true(*tu_fpixel(&c.gy, x, y) == (y == h - 1 ? 0.0f : -2.0f));
         }
-    pv_image_free(&src);
-    pv_image_free(&gx);
-    pv_image_free(&gy);
+    free_gradient_case(&c);
 }
 
 /* f = x^2 + 3 y^2 (u8 would overflow: f32): central differences 2x and 6y
  * inside, one-sided f(1) - f(0) and f(n-1) - f(n-2) at the borders. */
+static float squares(int x, int y)
+{
+    return (float)(x * x + 3 * y * y);
+}
+
 static float central_of_square(int c, int n, float scale)
 {
     if (c == 0)
@@ -316,21 +342,15 @@ static float central_of_square(int c, int n, float scale)
 static void test_gradient_borders_one_sided(void **state)
 {
     pv_context *ctx = tu_backend_ctx(state);
-    const int w = 19, h = 11;
-    pv_image src = new_image(w, h, PV_PIXEL_F32);
-    pv_image gx = new_image(w, h, PV_PIXEL_F32), gy = new_image(w, h, PV_PIXEL_F32);
-    for (int y = 0; y < h; y++)
-        for (int x = 0; x < w; x++)
-            *tu_fpixel(&src, x, y) = (float)(x * x + 3 * y * y);
-    assert_int_equal(pv_gradient(ctx, &src, &gx, &gy, PV_GRADIENT_CENTRAL), PV_OK);
+    gradient_case c = new_gradient_case(19, 11, squares);
+    const int w = c.src.width, h = c.src.height;
+    assert_int_equal(pv_gradient(ctx, &c.src, &c.gx, &c.gy, PV_GRADIENT_CENTRAL), PV_OK);
     for (int y = 0; y < h; y++)
         for (int x = 0; x < w; x++) {
-            assert_true(*tu_fpixel(&gx, x, y) == central_of_square(x, w, 1.0f));
-            assert_true(*tu_fpixel(&gy, x, y) == central_of_square(y, h, 3.0f));
+            assert_true(*tu_fpixel(&c.gx, x, y) == central_of_square(x, w, 1.0f));
+            assert_true(*tu_fpixel(&c.gy, x, y) == central_of_square(y, h, 3.0f));
         }
-    pv_image_free(&src);
-    pv_image_free(&gx);
-    pv_image_free(&gy);
+    free_gradient_case(&c);
 }
 
 /* u8 input, one output at a time (the other NULL), and axes of one sample. */

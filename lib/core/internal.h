@@ -93,6 +93,24 @@ void pv_log(const pv_context *ctx, const char *fmt, ...) __attribute__((format(p
 
 /* ---- argument checks shared by the front-end files ---------------------- */
 
+/* A pointer argument a call cannot do without, by the name its messages
+ * give it. */
+typedef struct pv_required_arg {
+    const char *name;
+    const void *value;
+} pv_required_arg;
+/* The check a call starts with: ctx set, then each of the count arguments
+ * non-NULL.  PV_ERR_INVALID with "<op>: <name> is NULL" for the first one
+ * missing (ctx first); args may be NULL when count is 0.
+ * PV_CHECK_REQUIRED(ctx, op, {"plan", plan}, {"params", params}) counts
+ * the list itself. */
+pv_status pv_check_required(pv_context *ctx, const char *op, const pv_required_arg *args,
+                            int count);
+#define PV_CHECK_REQUIRED(ctx, op, ...)                                                    \
+    pv_check_required((ctx), (op), (const pv_required_arg[]){__VA_ARGS__},                 \
+                      (int)(sizeof((const pv_required_arg[]){__VA_ARGS__}) /                \
+                            sizeof(pv_required_arg)))
+
 /* A well-formed image: non-NULL data, positive sizes, stride >= width, a
  * known pixel type, and a total element count that fits in size_t. */
 int pv_image_is_valid(const pv_image *image);
@@ -179,5 +197,14 @@ pv_status pv_oracle_add_image(pv_context *ctx, pv_oracle *oracle, const pv_image
 pv_status pv_oracle_add_volume(pv_context *ctx, pv_oracle *oracle, const pv_volume *device,
                                pv_volume **cpu);
 pv_status pv_oracle_end(pv_context *ctx, pv_oracle *oracle, pv_status status, double tolerance);
+
+/* A module's plan-destroy slot (all modules give it this shape). */
+typedef void pv_plan_destroy_fn(pv_context *ctx, void *plan);
+/* A front-end plan holds a plan on its context's backend and, when
+ * cross-checked, a twin on the CPU oracle: destroy both through their
+ * modules' slots, under the context's lock (a shared context's device
+ * state).  Either plan may be NULL. */
+void pv_destroy_plan_pair(pv_context *ctx, pv_plan_destroy_fn *backend_destroy,
+                          void *backend_plan, pv_plan_destroy_fn *cpu_destroy, void *cpu_plan);
 
 #endif
