@@ -272,8 +272,7 @@ void pv_flow_plan_destroy(pv_flow_plan *plan)
 {
     if (!plan)
         return;
-    pv_destroy_plan_pair(plan->ctx, plan->ctx->ops->flow->destroy, plan->backend_plan,
-                         pv_cpu_backend.flow->destroy, plan->cpu_plan);
+    PV_DESTROY_PLAN_PAIR(plan->ctx, flow, destroy, plan->backend_plan, plan->cpu_plan);
     free(plan->weights);
     free(plan);
 }

@@ -320,8 +320,7 @@ static pv_status run_ransac(pv_estimation *est)
         status = pv_cpu_backend.geometry->ransac_create(ctx, &job, &cpu_plan);
     if (status == PV_OK)
         status = run_batches(est, plan, cpu_plan, &b);
-    pv_destroy_plan_pair(ctx, ctx->ops->geometry->ransac_destroy, plan,
-                         pv_cpu_backend.geometry->ransac_destroy, cpu_plan);
+    PV_DESTROY_PLAN_PAIR(ctx, geometry, ransac_destroy, plan, cpu_plan);
     pv_scratch_free(&b.scratch);
     return status;
 }

@@ -239,8 +239,7 @@ static void plan_free(pv_octreg_plan *plan)
 {
     if (!plan)
         return;
-    pv_destroy_plan_pair(plan->ctx, plan->ctx->ops->octreg->destroy, plan->backend,
-                         pv_cpu_backend.octreg->destroy, plan->check);
+    PV_DESTROY_PLAN_PAIR(plan->ctx, octreg, destroy, plan->backend, plan->check);
     free(plan->sub_start);
     free(plan->twiddle);
     free(plan->stripe_start);

@@ -105,32 +105,29 @@ static double transformed_energy(const pv_phasecorr_plan *plan, const pv_volume 
 
 /* ================================================================ windows */
 
-static float *hann_weights(int n)
+static void fill_hann(float *w, int n)
 {
-    float *w = malloc((size_t)n * sizeof *w);
-    for (int i = 0; w && i < n; i++)
+    for (int i = 0; i < n; i++)
         w[i] = n == 1 ? 1.0f : (float)(0.5 - 0.5 * cos(2.0 * PV_PI * i / (n - 1)));
-    return w;
 }
 
-static void free_windows(float *window[3])
+/* One weight array per axis, in one block. */
+static void lay_out_windows(pv_scratch *scratch, void *arrays)
 {
-    for (int a = 0; a < 3; a++) {
-        free(window[a]);
-        window[a] = NULL;
-    }
+    pv_phasecorr_plan *plan = arrays;
+    for (int a = 0; a < 3; a++)
+        plan->window[a] = pv_scratch_take(scratch, (size_t)plan->geometry.size[a],
+                                          sizeof *plan->window[a]);
 }
 
 static pv_status make_windows(pv_context *ctx, pv_phasecorr_plan *plan)
 {
     if (plan->options.window != PV_WINDOW_HANN)
         return PV_OK;
+    if (pv_scratch_carve(&plan->window_block, lay_out_windows, plan, 0) != PV_OK)
+        return pv_fail(ctx, PV_ERR_NOMEM, "no memory for the window weights");
     for (int a = 0; a < 3; a++) {
-        plan->window[a] = hann_weights(plan->geometry.size[a]);
-        if (!plan->window[a]) {
-            free_windows(plan->window);
-            return pv_fail(ctx, PV_ERR_NOMEM, "no memory for the window weights");
-        }
+        fill_hann(plan->window[a], plan->geometry.size[a]);
         plan->geometry.window[a] = plan->window[a];
     }
     return PV_OK;
@@ -142,9 +139,8 @@ void pv_pc_plan_free(pv_phasecorr_plan *plan)
 {
     if (!plan)
         return;
-    pv_destroy_plan_pair(plan->ctx, plan->ctx->ops->reg->pc_destroy, plan->backend,
-                         pv_cpu_backend.reg->pc_destroy, plan->check);
-    free_windows(plan->window);
+    PV_DESTROY_PLAN_PAIR(plan->ctx, reg, pc_destroy, plan->backend, plan->check);
+    pv_scratch_free(&plan->window_block);
     free(plan);
 }
 

@@ -206,5 +206,10 @@ typedef void pv_plan_destroy_fn(pv_context *ctx, void *plan);
  * state).  Either plan may be NULL. */
 void pv_destroy_plan_pair(pv_context *ctx, pv_plan_destroy_fn *backend_destroy,
                           void *backend_plan, pv_plan_destroy_fn *cpu_destroy, void *cpu_plan);
+/* The same through module's slot `slot` on both backends, naming them once:
+ * PV_DESTROY_PLAN_PAIR(ctx, flow, destroy, plan->backend, plan->check). */
+#define PV_DESTROY_PLAN_PAIR(ctx, module, slot, backend_plan, cpu_plan)                    \
+    pv_destroy_plan_pair((ctx), (ctx)->ops->module->slot, (backend_plan),                   \
+                         pv_cpu_backend.module->slot, (cpu_plan))
 
 #endif
