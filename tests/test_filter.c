@@ -608,8 +608,7 @@ static void test_crosscheck(void **state)
 
 static void test_blur_bad_input(void **state)
 {
-    (void)state;
-    pv_context *ctx = tu_cpu;
+    pv_context *ctx = tu_backend_ctx(state);
     pv_image src = new_image(16, 12, PV_PIXEL_F32), dst = new_image(16, 12, PV_PIXEL_F32);
     tu_fill_random(&src, 61);
     tu_fill_image(&dst, SENTINEL);
@@ -674,8 +673,7 @@ static void test_blur_bad_input(void **state)
 
 static void test_blur3d_bad_input(void **state)
 {
-    (void)state;
-    pv_context *ctx = tu_cpu;
+    pv_context *ctx = tu_backend_ctx(state);
     pv_volume src = new_volume(9, 7, 5), dst = new_volume(9, 7, 5);
     fill_volume(&dst, SENTINEL);
 #define OUTPUTS_UNTOUCHED volume_all_equal(&dst, SENTINEL)
@@ -706,8 +704,7 @@ static void test_blur3d_bad_input(void **state)
 
 static void test_gradient_bad_input(void **state)
 {
-    (void)state;
-    pv_context *ctx = tu_cpu;
+    pv_context *ctx = tu_backend_ctx(state);
     pv_image src = new_image(16, 12, PV_PIXEL_U8);
     pv_image gx = new_image(16, 12, PV_PIXEL_F32), gy = new_image(16, 12, PV_PIXEL_F32);
     tu_fill_image(&gx, SENTINEL);
@@ -740,8 +737,7 @@ static void test_gradient_bad_input(void **state)
 
 static void test_gradient3d_bad_input(void **state)
 {
-    (void)state;
-    pv_context *ctx = tu_cpu;
+    pv_context *ctx = tu_backend_ctx(state);
     pv_volume src = new_volume(9, 7, 5);
     pv_volume g[3] = {new_volume(9, 7, 5), new_volume(9, 7, 5), new_volume(9, 7, 5)};
     for (int a = 0; a < 3; a++)
@@ -775,6 +771,8 @@ static void test_gradient3d_bad_input(void **state)
 #define ON_BOTH(test)                                                       \
     {#test "/cpu", test, NULL, NULL, (void *)&tu_cpu_kind},                    \
     {#test "/opencl", test, NULL, NULL, (void *)&tu_opencl_kind}
+/* A test of the front end's checks, which run before any backend. */
+#define ON_CPU(test) {#test, test, NULL, NULL, (void *)&tu_cpu_kind}
 
 int main(void)
 {
@@ -795,10 +793,10 @@ int main(void)
         cmocka_unit_test(test_cl_gradient2d),
         cmocka_unit_test(test_cl_gradient3d),
         ON_BOTH(test_crosscheck),
-        cmocka_unit_test(test_blur_bad_input),
-        cmocka_unit_test(test_blur3d_bad_input),
-        cmocka_unit_test(test_gradient_bad_input),
-        cmocka_unit_test(test_gradient3d_bad_input),
+        ON_CPU(test_blur_bad_input),
+        ON_CPU(test_blur3d_bad_input),
+        ON_CPU(test_gradient_bad_input),
+        ON_CPU(test_gradient3d_bad_input),
     };
     return cmocka_run_group_tests_name("filter", tests, tu_group_setup, tu_group_teardown);
 }
