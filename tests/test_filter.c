@@ -121,10 +121,19 @@ static int guarded_volume_intact(const guarded_volume *g)
     return 1;
 }
 
-static void guarded_volume_free(guarded_volume *g)
+/* Every guarded buffer is checked for writes outside its data (inputs
+ * and outputs alike) when it is let go. */
+static void guarded_volume_release(guarded_volume *g)
 {
+    assert_true(guarded_volume_intact(g));
     free(g->base);
     g->base = NULL;
+}
+
+static void guarded_image_release(pv_image *image, int guard)
+{
+    assert_true(tu_guard_intact(image, guard));
+    tu_guarded_free(image, guard);
 }
 
 static void weights_for(float sigma, int taps, float *weights)
@@ -431,10 +440,8 @@ static void compare_blur2d(pv_context *cl, int w, int h, pv_pixel_type type, flo
     assert_int_equal(pv_gaussian_blur(cl, &src, &out, sigma, taps), PV_OK);
     assert_int_equal(pv_gaussian_blur(tu_cpu, &src, &ref, sigma, taps), PV_OK);
     assert_within(tu_rel_linf(&out, &ref), PV_TOL_FILTER_REL, "OpenCL vs CPU blur");
-    assert_true(tu_guard_intact(&out, guard));
-    assert_true(tu_guard_intact(&src, guard));
-    tu_guarded_free(&src, guard);
-    tu_guarded_free(&out, guard);
+    guarded_image_release(&src, guard);
+    guarded_image_release(&out, guard);
     pv_image_free(&ref);
 }
 
@@ -473,10 +480,8 @@ static void compare_blur3d(pv_context *cl, int nx, int ny, int nz, float sigma, 
         pv_image b = {nx, ny, ref.stride_y, PV_PIXEL_F32, voxel(&ref, 0, 0, z)};
         assert_within(tu_rel_linf(&a, &b), PV_TOL_FILTER_REL, "OpenCL vs CPU blur3d");
     }
-    assert_true(guarded_volume_intact(&out));
-    assert_true(guarded_volume_intact(&src));
-    guarded_volume_free(&src);
-    guarded_volume_free(&out);
+    guarded_volume_release(&src);
+    guarded_volume_release(&out);
     pv_volume_free(&ref);
 }
 
@@ -504,11 +509,9 @@ static void compare_gradient2d(pv_context *cl, int w, int h, pv_pixel_type type,
     assert_int_equal(pv_gradient(tu_cpu, &src, &rx, &ry, scheme), PV_OK);
     assert_within(tu_rel_linf(&gx, &rx), PV_TOL_FILTER_REL, "OpenCL vs CPU gx");
     assert_within(tu_rel_linf(&gy, &ry), PV_TOL_FILTER_REL, "OpenCL vs CPU gy");
-    assert_true(tu_guard_intact(&gx, guard));
-    assert_true(tu_guard_intact(&gy, guard));
-    tu_guarded_free(&src, guard);
-    tu_guarded_free(&gx, guard);
-    tu_guarded_free(&gy, guard);
+    guarded_image_release(&src, guard);
+    guarded_image_release(&gx, guard);
+    guarded_image_release(&gy, guard);
     pv_image_free(&rx);
     pv_image_free(&ry);
 }
@@ -544,11 +547,10 @@ static void compare_gradient3d(pv_context *cl, int nx, int ny, int nz, pv_gradie
             pv_image y = {nx, ny, ref[a].stride_y, PV_PIXEL_F32, voxel(&ref[a], 0, 0, z)};
             assert_within(tu_rel_linf(&x, &y), PV_TOL_FILTER_REL, "OpenCL vs CPU gradient3d");
         }
-        assert_true(guarded_volume_intact(&g[a]));
-        guarded_volume_free(&g[a]);
+        guarded_volume_release(&g[a]);
         pv_volume_free(&ref[a]);
     }
-    guarded_volume_free(&src);
+    guarded_volume_release(&src);
 }
 
 static void test_cl_gradient3d(void **state)
