@@ -141,48 +141,52 @@ static pv_status crosscheck_blur(pv_context *ctx, const char *op, int dims, cons
     return pv_oracle_end(ctx, &oracle, status, PV_TOL_FILTER_REL);
 }
 
-static pv_status crosscheck_gradient2d(pv_context *ctx, const pv_image *src, pv_image *gx,
-                                       pv_image *gy, pv_gradient_scheme scheme)
+/* The CPU gradient of src (images when dims is 2, else volumes) against the
+ * non-NULL outputs (gz unused in 2D). */
+static pv_status crosscheck_gradient(pv_context *ctx, const char *op, int dims, const void *src,
+                                     void *const outs[3], pv_gradient_scheme scheme)
 {
+    pv_image *ref_images[3] = {NULL, NULL, NULL};
+    pv_volume *ref_volumes[3] = {NULL, NULL, NULL};
     pv_oracle oracle;
-    pv_image *ref_x = NULL, *ref_y = NULL;
-    pv_oracle_begin(ctx, "gradient", &oracle);
-    pv_status status = pv_oracle_add_image(ctx, &oracle, gx, &ref_x);
-    if (status == PV_OK)
-        status = pv_oracle_add_image(ctx, &oracle, gy, &ref_y);
-    if (status == PV_OK)
-        status = pv_cpu_backend.filter->gradient2d(ctx, src, ref_x, ref_y, scheme);
-    return pv_oracle_end(ctx, &oracle, status, PV_TOL_FILTER_REL);
-}
-
-static pv_status crosscheck_gradient3d(pv_context *ctx, const pv_volume *src, pv_volume *gx,
-                                       pv_volume *gy, pv_volume *gz, pv_gradient_scheme scheme)
-{
-    pv_volume *const outs[3] = {gx, gy, gz};
-    pv_volume *refs[3] = {NULL, NULL, NULL};
-    pv_oracle oracle;
-    pv_oracle_begin(ctx, "gradient3d", &oracle);
+    pv_oracle_begin(ctx, op, &oracle);
     pv_status status = PV_OK;
-    for (int a = 0; status == PV_OK && a < 3; a++)
-        status = pv_oracle_add_volume(ctx, &oracle, outs[a], &refs[a]);
+    for (int a = 0; status == PV_OK && a < dims; a++)
+        status = dims == 2 ? pv_oracle_add_image(ctx, &oracle, outs[a], &ref_images[a])
+                           : pv_oracle_add_volume(ctx, &oracle, outs[a], &ref_volumes[a]);
+    const pv_filter_ops *cpu = pv_cpu_backend.filter;
     if (status == PV_OK)
-        status = pv_cpu_backend.filter->gradient3d(ctx, src, refs[0], refs[1], refs[2], scheme);
+        status = dims == 2 ? cpu->gradient2d(ctx, src, ref_images[0], ref_images[1], scheme)
+                           : cpu->gradient3d(ctx, src, ref_volumes[0], ref_volumes[1],
+                                             ref_volumes[2], scheme);
     return pv_oracle_end(ctx, &oracle, status, PV_TOL_FILTER_REL);
 }
 
 /* --------------------------------------------------------------- operations */
 
-static pv_status check_blur2d(pv_context *ctx, const pv_image *src, const pv_image *dst,
-                              float sigma, int *taps)
+/* ctx set and src a valid image (dims 2) or volume (dims 3). */
+static pv_status check_source(pv_context *ctx, const char *op, int dims, const void *src)
 {
-    if (!ctx)
-        return pv_fail(NULL, PV_ERR_INVALID, "gaussian_blur: ctx is NULL");
-    if (!pv_image_is_valid(src))
-        return pv_fail(ctx, PV_ERR_INVALID, "gaussian_blur: src is NULL or not a valid image");
-    pv_status status = check_image_output(ctx, "gaussian_blur", "dst", src, dst);
+    pv_status status = pv_check_required(ctx, op, NULL, 0);
     if (status != PV_OK)
         return status;
-    return check_blur_params(ctx, "gaussian_blur", sigma, taps);
+    if (dims == 2 ? !pv_image_is_valid(src) : !pv_volume_is_valid(src))
+        return pv_fail(ctx, PV_ERR_INVALID, "%s: src is NULL or not a valid %s", op,
+                       dims == 2 ? "image" : "volume");
+    return PV_OK;
+}
+
+/* The arguments of both blurs; taps = 0 is resolved from sigma. */
+static pv_status check_blur(pv_context *ctx, const char *op, int dims, const void *src,
+                            const void *dst, float sigma, int *taps)
+{
+    pv_status status = check_source(ctx, op, dims, src);
+    if (status == PV_OK)
+        status = dims == 2 ? check_image_output(ctx, op, "dst", src, dst)
+                           : check_volume_output(ctx, op, "dst", src, dst);
+    if (status == PV_OK)
+        status = check_blur_params(ctx, op, sigma, taps);
+    return status;
 }
 
 static float *make_weights(pv_context *ctx, const char *op, float sigma, int taps)
@@ -218,40 +222,25 @@ static pv_status blur(pv_context *ctx, const char *op, int dims, const void *src
 pv_status pv_gaussian_blur(pv_context *ctx, const pv_image *src, pv_image *dst, float sigma,
                            int taps)
 {
-    pv_status status = check_blur2d(ctx, src, dst, sigma, &taps);
+    pv_status status = check_blur(ctx, "gaussian_blur", 2, src, dst, sigma, &taps);
     return status == PV_OK ? blur(ctx, "gaussian_blur", 2, src, dst, sigma, taps) : status;
-}
-
-static pv_status check_blur3d(pv_context *ctx, const pv_volume *src, const pv_volume *dst,
-                              float sigma, int *taps)
-{
-    if (!ctx)
-        return pv_fail(NULL, PV_ERR_INVALID, "gaussian_blur3d: ctx is NULL");
-    if (!pv_volume_is_valid(src))
-        return pv_fail(ctx, PV_ERR_INVALID, "gaussian_blur3d: src is NULL or not a valid volume");
-    pv_status status = check_volume_output(ctx, "gaussian_blur3d", "dst", src, dst);
-    if (status != PV_OK)
-        return status;
-    return check_blur_params(ctx, "gaussian_blur3d", sigma, taps);
 }
 
 pv_status pv_gaussian_blur3d(pv_context *ctx, const pv_volume *src, pv_volume *dst, float sigma,
                              int taps)
 {
-    pv_status status = check_blur3d(ctx, src, dst, sigma, &taps);
+    pv_status status = check_blur(ctx, "gaussian_blur3d", 3, src, dst, sigma, &taps);
     return status == PV_OK ? blur(ctx, "gaussian_blur3d", 3, src, dst, sigma, taps) : status;
 }
 
 static pv_status check_gradient2d(pv_context *ctx, const pv_image *src, const pv_image *gx,
                                   const pv_image *gy, pv_gradient_scheme scheme)
 {
-    if (!ctx)
-        return pv_fail(NULL, PV_ERR_INVALID, "gradient: ctx is NULL");
-    if (!pv_image_is_valid(src))
-        return pv_fail(ctx, PV_ERR_INVALID, "gradient: src is NULL or not a valid image");
+    pv_status status = check_source(ctx, "gradient", 2, src);
+    if (status != PV_OK)
+        return status;
     if (!gx && !gy)
         return pv_fail(ctx, PV_ERR_INVALID, "gradient: gx and gy are both NULL");
-    pv_status status = PV_OK;
     if (gx)
         status = check_image_output(ctx, "gradient", "gx", src, gx);
     if (status == PV_OK && gy)
@@ -265,18 +254,27 @@ static pv_status check_gradient2d(pv_context *ctx, const pv_image *src, const pv
     return PV_OK;
 }
 
+/* Both gradients once checked: the run and its cross-check in one call.
+ * dims says whether src and outs are images (2) or volumes (3). */
+static pv_status gradient(pv_context *ctx, const char *op, int dims, const void *src,
+                          void *const outs[3], pv_gradient_scheme scheme)
+{
+    const pv_filter_ops *ops = ctx->ops->filter;
+    pv_call_begin(ctx);
+    pv_status status = dims == 2 ? ops->gradient2d(ctx, src, outs[0], outs[1], scheme)
+                                 : ops->gradient3d(ctx, src, outs[0], outs[1], outs[2], scheme);
+    if (status == PV_OK && pv_crosscheck_wanted(ctx))
+        status = crosscheck_gradient(ctx, op, dims, src, outs, scheme);
+    pv_call_end(ctx);
+    return status;
+}
+
 pv_status pv_gradient(pv_context *ctx, const pv_image *src, pv_image *gx, pv_image *gy,
                       pv_gradient_scheme scheme)
 {
+    void *const outs[3] = {gx, gy, NULL};
     pv_status status = check_gradient2d(ctx, src, gx, gy, scheme);
-    if (status != PV_OK)
-        return status;
-    pv_call_begin(ctx);
-    status = ctx->ops->filter->gradient2d(ctx, src, gx, gy, scheme);
-    if (status == PV_OK && pv_crosscheck_wanted(ctx))
-        status = crosscheck_gradient2d(ctx, src, gx, gy, scheme);
-    pv_call_end(ctx);
-    return status;
+    return status == PV_OK ? gradient(ctx, "gradient", 2, src, outs, scheme) : status;
 }
 
 /* Each non-NULL output valid, of src's size, apart from src and the others. */
@@ -301,14 +299,13 @@ static pv_status check_gradient3d_outputs(pv_context *ctx, const pv_volume *src,
 static pv_status check_gradient3d(pv_context *ctx, const pv_volume *src, pv_volume *gx,
                                   pv_volume *gy, pv_volume *gz, pv_gradient_scheme scheme)
 {
-    if (!ctx)
-        return pv_fail(NULL, PV_ERR_INVALID, "gradient3d: ctx is NULL");
-    if (!pv_volume_is_valid(src))
-        return pv_fail(ctx, PV_ERR_INVALID, "gradient3d: src is NULL or not a valid volume");
+    pv_status status = check_source(ctx, "gradient3d", 3, src);
+    if (status != PV_OK)
+        return status;
     if (!gx && !gy && !gz)
         return pv_fail(ctx, PV_ERR_INVALID, "gradient3d: gx, gy and gz are all NULL");
     pv_volume *const outs[3] = {gx, gy, gz};
-    pv_status status = check_gradient3d_outputs(ctx, src, outs);
+    status = check_gradient3d_outputs(ctx, src, outs);
     if (status != PV_OK)
         return status;
     if (!scheme_is_valid(scheme))
@@ -319,13 +316,7 @@ static pv_status check_gradient3d(pv_context *ctx, const pv_volume *src, pv_volu
 pv_status pv_gradient3d(pv_context *ctx, const pv_volume *src, pv_volume *gx, pv_volume *gy,
                         pv_volume *gz, pv_gradient_scheme scheme)
 {
+    void *const outs[3] = {gx, gy, gz};
     pv_status status = check_gradient3d(ctx, src, gx, gy, gz, scheme);
-    if (status != PV_OK)
-        return status;
-    pv_call_begin(ctx);
-    status = ctx->ops->filter->gradient3d(ctx, src, gx, gy, gz, scheme);
-    if (status == PV_OK && pv_crosscheck_wanted(ctx))
-        status = crosscheck_gradient3d(ctx, src, gx, gy, gz, scheme);
-    pv_call_end(ctx);
-    return status;
+    return status == PV_OK ? gradient(ctx, "gradient3d", 3, src, outs, scheme) : status;
 }

@@ -40,17 +40,16 @@ void pv_flow_params_default(pv_flow_params *params)
 {
     if (!params)
         return;
-    params->alpha = 0.05f;
-    params->beta = 0.0f;
-    params->rho = 2.0f;
-    params->kernel_size = 15;
-    params->warps = 5;
-    params->iterations = 50;
-    params->levels = 1;
-    params->spacing = 1.0f;
-    params->gradient = PV_GRADIENT_CENTRAL;
-    params->tolerance = 0.0f;
-    params->check_every = 10;
+    /* One literal, grouped as the header documents the fields: a field
+     * added later and left out here is zero, never stale. */
+    *params = (pv_flow_params){
+        /* energy: smoothness, divergence, K_rho (standard deviation, taps) */
+        .alpha = 0.05f, .beta = 0.0f, .rho = 2.0f, .kernel_size = 15,
+        /* solver: the paper's fixed count; the test interval for a tolerance */
+        .warps = 5, .iterations = 50, .levels = 1, .tolerance = 0.0f, .check_every = 10,
+        /* discretisation */
+        .spacing = 1.0f, .gradient = PV_GRADIENT_CENTRAL,
+    };
 }
 
 void pv_flow_params_default_2d(pv_flow_params *params)
@@ -58,13 +57,12 @@ void pv_flow_params_default_2d(pv_flow_params *params)
     if (!params)
         return;
     pv_flow_params_default(params);
-    /* chosen on warped-image pairs with known flow (docs/flow2d.md) */
+    /* chosen on warped-image pairs with known flow (docs/flow2d.md); the
+     * 3D warps and iterations suit 2D too */
     params->alpha = 0.02f;
     params->rho = 1.5f;
     params->kernel_size = 0;
     params->levels = 4;
-    params->warps = 5;
-    params->iterations = 50;
 }
 
 /* ------------------------------------------------------------ flow fields */
@@ -200,34 +198,21 @@ static pv_status check_plan_args(pv_context *ctx, int nx, int ny, int nz,
                                  const pv_flow_params *params, pv_flow_plan **plan)
 {
     const char *op = "pv_flow_plan_create";
-    if (!ctx)
-        return pv_fail(NULL, PV_ERR_INVALID, "%s: ctx is NULL", op);
-    if (!plan)
-        return pv_fail(ctx, PV_ERR_INVALID, "%s: plan is NULL", op);
-    if (!params)
-        return pv_fail(ctx, PV_ERR_INVALID, "%s: params is NULL", op);
+    pv_status status = PV_CHECK_REQUIRED(ctx, op, {"plan", plan}, {"params", params});
+    if (status != PV_OK)
+        return status;
     if (nx < 1 || ny < 1 || nz < 1)
         return pv_fail(ctx, PV_ERR_INVALID, "%s: size %dx%dx%d is not positive", op, nx, ny, nz);
     if ((double)nx * (double)ny * (double)nz > (double)INT_MAX)
         return pv_fail(ctx, PV_ERR_INVALID, "%s: %dx%dx%d has more than INT_MAX voxels", op, nx,
                        ny, nz);
-    pv_status status = check_weights(ctx, op, params);
+    status = check_weights(ctx, op, params);
     if (status == PV_OK)
         status = check_counts(ctx, op, params);
     return status;
 }
 
 /* ------------------------------------------------------------------- plans */
-
-static void plan_free(pv_flow_plan *plan)
-{
-    if (plan->backend_plan)
-        plan->ctx->ops->flow->destroy(plan->ctx, plan->backend_plan);
-    if (plan->cpu_plan)
-        pv_cpu_backend.flow->destroy(plan->ctx, plan->cpu_plan);
-    free(plan->weights);
-    free(plan);
-}
 
 static pv_status fill_setup(pv_context *ctx, int nx, int ny, int nz, pv_flow_plan *plan)
 {
@@ -252,6 +237,21 @@ static pv_status fill_setup(pv_context *ctx, int nx, int ny, int nz, pv_flow_pla
     return PV_OK;
 }
 
+/* The plan's parameters and sizes and its backend plan, made under the
+ * context's lock (a shared context's device state). */
+static pv_status set_up_plan(pv_context *ctx, int nx, int ny, int nz,
+                             const pv_flow_params *params, pv_flow_plan *plan)
+{
+    plan->ctx = ctx;
+    plan->params = *params;
+    pv_context_lock(ctx);
+    pv_status status = fill_setup(ctx, nx, ny, nz, plan);
+    if (status == PV_OK)
+        status = ctx->ops->flow->create(ctx, &plan->setup, &plan->backend_plan);
+    pv_context_unlock(ctx);
+    return status;
+}
+
 pv_status pv_flow_plan_create(pv_context *ctx, int nx, int ny, int nz,
                               const pv_flow_params *params, pv_flow_plan **plan)
 {
@@ -259,31 +259,22 @@ pv_status pv_flow_plan_create(pv_context *ctx, int nx, int ny, int nz,
     if (status != PV_OK)
         return status;
     pv_flow_plan *made = calloc(1, sizeof *made);
-    if (!made)
-        return pv_fail(ctx, PV_ERR_NOMEM, "pv_flow_plan_create: no memory for the plan");
-    made->ctx = ctx;
-    made->params = *params;
-    pv_context_lock(ctx); /* a shared context's device state */
-    status = fill_setup(ctx, nx, ny, nz, made);
+    status = made ? set_up_plan(ctx, nx, ny, nz, params, made)
+                  : pv_fail(ctx, PV_ERR_NOMEM, "pv_flow_plan_create: no memory for the plan");
     if (status == PV_OK)
-        status = ctx->ops->flow->create(ctx, &made->setup, &made->backend_plan);
-    if (status != PV_OK)
-        plan_free(made);
-    pv_context_unlock(ctx);
-    if (status != PV_OK)
-        return status;
-    *plan = made;
-    return PV_OK;
+        *plan = made;
+    else
+        pv_flow_plan_destroy(made);
+    return status;
 }
 
 void pv_flow_plan_destroy(pv_flow_plan *plan)
 {
     if (!plan)
         return;
-    pv_context *ctx = plan->ctx;
-    pv_context_lock(ctx); /* a shared context's device state */
-    plan_free(plan);
-    pv_context_unlock(ctx);
+    PV_DESTROY_PLAN_PAIR(plan->ctx, flow, destroy, plan->backend_plan, plan->cpu_plan);
+    free(plan->weights);
+    free(plan);
 }
 
 pv_status pv_flow_plan_stats(const pv_flow_plan *plan, pv_flow_stats *stats)
@@ -317,15 +308,17 @@ static int volume_is_finite(const pv_volume *v, int threads)
     return !bad;
 }
 
-static pv_status check_input(pv_context *ctx, const char *op, const char *name,
-                             const pv_volume *v, const int size[3])
+/* v valid and of the expected size; free of NaN and infinities when it is
+ * read (an input). */
+static pv_status check_volume(pv_context *ctx, const char *op, const char *name,
+                              const pv_volume *v, const int size[3], int is_input)
 {
     if (!pv_volume_is_valid(v))
         return pv_fail(ctx, PV_ERR_INVALID, "%s: %s is NULL or not a valid volume", op, name);
     if (!volume_has_size(v, size))
         return pv_fail(ctx, PV_ERR_INVALID, "%s: %s is %dx%dx%d, expected %dx%dx%d", op, name,
                        v->nx, v->ny, v->nz, size[0], size[1], size[2]);
-    if (!volume_is_finite(v, ctx->cpu_threads))
+    if (is_input && !volume_is_finite(v, ctx->cpu_threads))
         return pv_fail(ctx, PV_ERR_INVALID, "%s: %s holds NaN or infinite voxels", op, name);
     return PV_OK;
 }
@@ -338,18 +331,10 @@ static pv_status check_parts(pv_context *ctx, const char *op, const pv_flow_fiel
     static const char *const names[3] = {"flow.u", "flow.v", "flow.w"};
     if (!flow)
         return pv_fail(ctx, PV_ERR_INVALID, "%s: flow is NULL", op);
-    for (int i = 0; i < 3; i++) {
-        const pv_volume *part = field_part(flow, i);
-        if (!pv_volume_is_valid(part))
-            return pv_fail(ctx, PV_ERR_INVALID, "%s: %s is not a valid volume", op, names[i]);
-        if (!volume_has_size(part, size))
-            return pv_fail(ctx, PV_ERR_INVALID, "%s: %s is %dx%dx%d, expected %dx%dx%d", op,
-                           names[i], part->nx, part->ny, part->nz, size[0], size[1], size[2]);
-        if (is_input && !volume_is_finite(part, ctx->cpu_threads))
-            return pv_fail(ctx, PV_ERR_INVALID, "%s: %s holds NaN or infinite values", op,
-                           names[i]);
-    }
-    return PV_OK;
+    pv_status status = PV_OK;
+    for (int i = 0; i < 3 && status == PV_OK; i++)
+        status = check_volume(ctx, op, names[i], field_part(flow, i), size, is_input);
+    return status;
 }
 
 /* No flow component shares memory with `others` (count of them, NULL
@@ -380,9 +365,9 @@ static pv_status check_run_args(pv_flow_plan *plan, const pv_volume *fixed,
         return pv_fail(NULL, PV_ERR_INVALID, "%s: plan is NULL", op);
     pv_context *ctx = plan->ctx;
     const int *size = plan->setup.size[0];
-    pv_status status = check_input(ctx, op, "fixed", fixed, size);
+    pv_status status = check_volume(ctx, op, "fixed", fixed, size, 1);
     if (status == PV_OK)
-        status = check_input(ctx, op, "moving", moving, size);
+        status = check_volume(ctx, op, "moving", moving, size, 1);
     if (status == PV_OK)
         status = check_parts(ctx, op, flow, size, 0);
     const pv_volume *const inputs[2] = {fixed, moving};
@@ -531,15 +516,19 @@ static pv_status crosscheck_run(pv_flow_plan *plan, const pv_volume *fixed,
 
 /* ------------------------------------------------------------- operations */
 
-static pv_status plan_run_unchecked(pv_flow_plan *plan, const pv_volume *fixed,
-                                    const pv_volume *moving, pv_flow_field *flow)
+/* One call (timed, under the context's lock) of a run whose arguments
+ * check_run_args accepted. */
+static pv_status plan_run_checked(pv_flow_plan *plan, const pv_volume *fixed,
+                                  const pv_volume *moving, pv_flow_field *flow)
 {
     pv_context *ctx = plan->ctx;
     flow_run run = {ctx, ctx->ops, plan->backend_plan, &plan->params, plan->setup.levels,
                     &plan->stats};
+    pv_call_begin(ctx);
     pv_status status = run_pipeline(&run, fixed, moving, flow);
     if (status == PV_OK && pv_crosscheck_wanted(ctx))
         status = crosscheck_run(plan, fixed, moving, flow);
+    pv_call_end(ctx);
     return status;
 }
 
@@ -547,30 +536,23 @@ pv_status pv_flow_plan_run(pv_flow_plan *plan, const pv_volume *fixed, const pv_
                            pv_flow_field *flow)
 {
     pv_status status = check_run_args(plan, fixed, moving, flow);
-    if (status != PV_OK)
-        return status;
-    pv_call_begin(plan->ctx);
-    status = plan_run_unchecked(plan, fixed, moving, flow);
-    pv_call_end(plan->ctx);
-    return status;
+    return status == PV_OK ? plan_run_checked(plan, fixed, moving, flow) : status;
 }
 
 pv_status pv_flow3d(pv_context *ctx, const pv_volume *fixed, const pv_volume *moving,
                     const pv_flow_params *params, pv_flow_field *flow)
 {
-    if (!ctx)
-        return pv_fail(NULL, PV_ERR_INVALID, "pv_flow3d: ctx is NULL");
+    pv_status status = pv_check_required(ctx, "pv_flow3d", NULL, 0);
+    if (status != PV_OK)
+        return status;
     if (!pv_volume_is_valid(fixed))
         return pv_fail(ctx, PV_ERR_INVALID, "pv_flow3d: fixed is NULL or not a valid volume");
     pv_flow_plan *plan = NULL;
-    pv_status status = pv_flow_plan_create(ctx, fixed->nx, fixed->ny, fixed->nz, params, &plan);
+    status = pv_flow_plan_create(ctx, fixed->nx, fixed->ny, fixed->nz, params, &plan);
     if (status == PV_OK)
         status = check_run_args(plan, fixed, moving, flow);
-    if (status == PV_OK) {
-        pv_call_begin(ctx);
-        status = plan_run_unchecked(plan, fixed, moving, flow);
-        pv_call_end(ctx);
-    }
+    if (status == PV_OK)
+        status = plan_run_checked(plan, fixed, moving, flow);
     pv_flow_plan_destroy(plan);
     return status;
 }
@@ -581,19 +563,18 @@ static pv_status check_warp_args(pv_context *ctx, const pv_volume *moving,
                                  const pv_flow_field *flow, const pv_volume *warped)
 {
     const char *op = "pv_flow_warp";
-    if (!ctx)
-        return pv_fail(NULL, PV_ERR_INVALID, "%s: ctx is NULL", op);
+    pv_status status = pv_check_required(ctx, op, NULL, 0);
+    if (status != PV_OK)
+        return status;
     if (!pv_volume_is_valid(moving))
         return pv_fail(ctx, PV_ERR_INVALID, "%s: moving is NULL or not a valid volume", op);
     const int size[3] = {moving->nx, moving->ny, moving->nz};
-    if (!pv_volume_is_valid(warped))
-        return pv_fail(ctx, PV_ERR_INVALID, "%s: warped is NULL or not a valid volume", op);
-    if (!volume_has_size(warped, size))
-        return pv_fail(ctx, PV_ERR_INVALID, "%s: warped is %dx%dx%d but moving is %dx%dx%d", op,
-                       warped->nx, warped->ny, warped->nz, size[0], size[1], size[2]);
+    status = check_volume(ctx, op, "warped", warped, size, 0);
+    if (status != PV_OK)
+        return status;
     if (pv_volumes_overlap(warped, moving))
         return pv_fail(ctx, PV_ERR_INVALID, "%s: warped shares memory with moving", op);
-    pv_status status = check_parts(ctx, op, flow, size, 1);
+    status = check_parts(ctx, op, flow, size, 1);
     const pv_volume *const outputs[1] = {warped};
     return status == PV_OK ? check_parts_apart(ctx, op, flow, outputs, 1, 0) : status;
 }

@@ -32,11 +32,9 @@ void pv_ransac_params_default(pv_ransac_params *params)
 {
     if (!params)
         return;
-    params->iterations = 2048;
-    params->threshold = 2.0f;
-    params->confidence = 0.999;
-    params->seed = 1;
-    params->refine = 1;
+    *params = (pv_ransac_params){
+        .iterations = 2048, .threshold = 2.0f, .confidence = 0.999, .seed = 1, .refine = 1,
+    };
 }
 
 /* ------------------------------------------------------------------ checks */
@@ -70,18 +68,16 @@ static pv_status check_finite(pv_context *ctx, const char *op, const float *poin
 static pv_status check_points(pv_context *ctx, const char *op, int sample, const float *points1,
                               const float *points2, int count, const pv_geometry_result *result)
 {
-    if (!ctx)
-        return pv_fail(NULL, PV_ERR_INVALID, "%s: ctx is NULL", op);
-    if (!points1 || !points2)
-        return pv_fail(ctx, PV_ERR_INVALID, "%s: points%d is NULL", op, points1 ? 2 : 1);
-    if (!result)
-        return pv_fail(ctx, PV_ERR_INVALID, "%s: result is NULL", op);
+    pv_status status = PV_CHECK_REQUIRED(ctx, op, {"points1", points1}, {"points2", points2},
+                                         {"result", result});
+    if (status != PV_OK)
+        return status;
     if (count < sample)
         return pv_fail(ctx, PV_ERR_INVALID, "%s: %d matches, at least %d are needed", op, count,
                        sample);
     if ((size_t)count > SIZE_MAX / (4 * sizeof(double)))
         return pv_fail(ctx, PV_ERR_NOMEM, "%s: %d matches overflow a buffer size", op, count);
-    pv_status status = check_finite(ctx, op, points1, count, 1);
+    status = check_finite(ctx, op, points1, count, 1);
     return status == PV_OK ? check_finite(ctx, op, points2, count, 2) : status;
 }
 
@@ -222,6 +218,9 @@ static int batch_best(const int *counts, int hypotheses)
 }
 
 typedef struct batch_buffers {
+    size_t sample;           /* indices a hypothesis draws */
+    int crosscheck;
+    pv_scratch scratch;      /* holds the arrays below */
     int *samples;
     float *models;
     int *counts;
@@ -229,27 +228,21 @@ typedef struct batch_buffers {
     int *cpu_counts;
 } batch_buffers;
 
-static void free_batch(batch_buffers *b)
+static void lay_out_batch(pv_scratch *scratch, void *arrays)
 {
-    free(b->samples);
-    free(b->models);
-    free(b->counts);
-    free(b->cpu_models);
-    free(b->cpu_counts);
+    batch_buffers *b = arrays;
+    const size_t n = PV_RANSAC_BATCH;
+    b->samples = pv_scratch_take(scratch, n * b->sample, sizeof *b->samples);
+    b->models = pv_scratch_take(scratch, n * 9, sizeof *b->models);
+    b->counts = pv_scratch_take(scratch, n, sizeof *b->counts);
+    b->cpu_models = b->crosscheck ? pv_scratch_take(scratch, n * 9, sizeof *b->cpu_models) : NULL;
+    b->cpu_counts = b->crosscheck ? pv_scratch_take(scratch, n, sizeof *b->cpu_counts) : NULL;
 }
 
 static pv_status alloc_batch(pv_estimation *est, int crosscheck, batch_buffers *b)
 {
-    const size_t n = PV_RANSAC_BATCH;
-    b->samples = malloc(n * (size_t)est->sample * sizeof *b->samples);
-    b->models = malloc(n * 9 * sizeof *b->models);
-    b->counts = malloc(n * sizeof *b->counts);
-    if (crosscheck) {
-        b->cpu_models = malloc(n * 9 * sizeof *b->cpu_models);
-        b->cpu_counts = malloc(n * sizeof *b->cpu_counts);
-    }
-    if (!b->samples || !b->models || !b->counts ||
-        (crosscheck && (!b->cpu_models || !b->cpu_counts)))
+    *b = (batch_buffers){.sample = (size_t)est->sample, .crosscheck = crosscheck};
+    if (pv_scratch_carve(&b->scratch, lay_out_batch, b, 0) != PV_OK)
         return pv_fail(est->ctx, PV_ERR_NOMEM, "%s: no memory for a batch of hypotheses", est->op);
     return PV_OK;
 }
@@ -318,7 +311,7 @@ static pv_status run_ransac(pv_estimation *est)
                          est->params.threshold * est->params.threshold,
                          (float)(est->n[0].scale * est->n[0].scale),
                          (float)(est->n[1].scale * est->n[1].scale)};
-    batch_buffers b = {NULL, NULL, NULL, NULL, NULL};
+    batch_buffers b;
     void *plan = NULL, *cpu_plan = NULL;
     pv_status status = alloc_batch(est, crosscheck, &b);
     if (status == PV_OK)
@@ -327,11 +320,8 @@ static pv_status run_ransac(pv_estimation *est)
         status = pv_cpu_backend.geometry->ransac_create(ctx, &job, &cpu_plan);
     if (status == PV_OK)
         status = run_batches(est, plan, cpu_plan, &b);
-    if (plan)
-        ctx->ops->geometry->ransac_destroy(ctx, plan);
-    if (cpu_plan)
-        pv_cpu_backend.geometry->ransac_destroy(ctx, cpu_plan);
-    free_batch(&b);
+    PV_DESTROY_PLAN_PAIR(ctx, geometry, ransac_destroy, plan, cpu_plan);
+    pv_scratch_free(&b.scratch);
     return status;
 }
 
@@ -456,8 +446,9 @@ static pv_status check_sift(pv_context *ctx, pv_geometry_model model, const pv_s
                             const pv_sift_features *f2, const pv_sift_matches *matches)
 {
     const char *op = "find_geometry_sift";
-    if (!ctx)
-        return pv_fail(NULL, PV_ERR_INVALID, "%s: ctx is NULL", op);
+    pv_status status = pv_check_required(ctx, op, NULL, 0);
+    if (status != PV_OK)
+        return status;
     if (model != PV_GEOMETRY_HOMOGRAPHY && model != PV_GEOMETRY_FUNDAMENTAL)
         return pv_fail(ctx, PV_ERR_INVALID, "%s: model %d is not a pv_geometry_model", op,
                        (int)model);

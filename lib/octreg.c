@@ -15,15 +15,17 @@ void pv_octreg_options_default(pv_octreg_options *options)
 {
     if (!options)
         return;
-    options->stripes = 10;
-    options->stripe_width = 3;
-    options->subvolume_width = 32;
-    options->subvolume_step = 16;
-    options->coarse_tolerance = 0.0;
-    options->tolerance = 8.0;
-    options->pad = PV_PAD_FFT;
-    options->subpixel = 0;
-    options->batch = 0;
+    /* One literal, in the header's order; a field added later and left
+     * out here is zero, never stale. */
+    *options = (pv_octreg_options){
+        /* coarse step: stripes of B-scans, and its step limit (0: derived) */
+        .stripes = 10, .stripe_width = 3, .coarse_tolerance = 0.0,
+        /* fine step: sub-volumes of the reference, and the outlier distance */
+        .subvolume_width = 32, .subvolume_step = 16, .tolerance = 8.0,
+        /* transforms and batching: the thesis's padding, integer peaks,
+         * batches sized to the device */
+        .pad = PV_PAD_FFT, .subpixel = 0, .batch = 0,
+    };
 }
 
 static pv_status check_counts(pv_context *ctx, const pv_octreg_options *o)
@@ -237,10 +239,7 @@ static void plan_free(pv_octreg_plan *plan)
 {
     if (!plan)
         return;
-    if (plan->backend)
-        plan->ctx->ops->octreg->destroy(plan->ctx, plan->backend);
-    if (plan->check)
-        pv_cpu_backend.octreg->destroy(plan->ctx, plan->check);
+    PV_DESTROY_PLAN_PAIR(plan->ctx, octreg, destroy, plan->backend, plan->check);
     free(plan->sub_start);
     free(plan->twiddle);
     free(plan->stripe_start);
@@ -316,10 +315,9 @@ pv_status pv_octreg_plan_create(pv_context *ctx, const pv_volume *reference,
                                 const pv_octreg_options *options, pv_octreg_plan **plan)
 {
     const char *op = "octreg_plan_create";
-    if (!ctx)
-        return pv_fail(NULL, PV_ERR_INVALID, "%s: ctx is NULL", op);
-    if (!plan)
-        return pv_fail(ctx, PV_ERR_INVALID, "%s: plan is NULL", op);
+    pv_status status = PV_CHECK_REQUIRED(ctx, op, {"plan", plan});
+    if (status != PV_OK)
+        return status;
     if (!pv_volume_is_valid(reference))
         return pv_fail(ctx, PV_ERR_INVALID, "%s: reference is NULL or not a valid volume", op);
     pv_octreg_plan *made = calloc(1, sizeof *made);
@@ -332,7 +330,7 @@ pv_status pv_octreg_plan_create(pv_context *ctx, const pv_volume *reference,
         pv_octreg_options_default(&made->options);
     int size[3];
     volume_size(reference, size);
-    pv_status status = check_options(ctx, &made->options);
+    status = check_options(ctx, &made->options);
     if (status == PV_OK)
         status = make_geometry(ctx, made, size);
     if (status == PV_OK) {
@@ -340,20 +338,16 @@ pv_status pv_octreg_plan_create(pv_context *ctx, const pv_volume *reference,
         status = backend_plans(made, reference);
         pv_call_end(ctx);
     }
-    if (status != PV_OK) {
+    if (status == PV_OK)
+        *plan = made;
+    else
         plan_free(made);
-        return status;
-    }
-    *plan = made;
-    return PV_OK;
+    return status;
 }
 
 void pv_octreg_plan_destroy(pv_octreg_plan *plan)
 {
-    pv_context *ctx = plan ? plan->ctx : NULL;
-    pv_context_lock(ctx); /* a shared context's device state */
     plan_free(plan);
-    pv_context_unlock(ctx);
 }
 
 

@@ -10,16 +10,23 @@
 /* ======================================================== reconstruction */
 
 typedef struct placement_tables {
+    size_t planes;
+    int with_coverage;
+    pv_scratch scratch;     /* holds the arrays below */
     int *plane_start, *plane;
     float *weight, *offset;
+    float *coverage;        /* each reference plane's share of the target; NULL when unwanted */
 } placement_tables;
 
-static void free_tables(placement_tables *t)
+static void lay_out_tables(pv_scratch *scratch, void *arrays)
 {
-    free(t->plane_start);
-    free(t->plane);
-    free(t->weight);
-    free(t->offset);
+    placement_tables *t = arrays;
+    t->plane_start = pv_scratch_take(scratch, t->planes + 1, sizeof *t->plane_start);
+    t->plane = pv_scratch_take(scratch, 2 * t->planes, sizeof *t->plane);
+    t->weight = pv_scratch_take(scratch, 2 * t->planes, sizeof *t->weight);
+    t->offset = pv_scratch_take(scratch, 4 * t->planes, sizeof *t->offset);
+    t->coverage = t->with_coverage ? pv_scratch_take(scratch, t->planes, sizeof *t->coverage)
+                                   : NULL;
 }
 
 /* Where valid plane k lands: planes j0 and j0 + 1 around k - dy, with
@@ -44,18 +51,15 @@ static int landing(const pv_octreg_shift *s, int k, int planes, int target[2], f
     return count;
 }
 
+/* The placement of the valid planes of shifts in CSR form into *out, whose
+ * arrays live in t (free them with pv_scratch_free(&t->scratch)). */
 static pv_status build_placement(pv_context *ctx, const pv_octreg_shift *shifts, int planes,
-                                 placement_tables *t, pv_oct_placement *out, float *coverage)
+                                 int with_coverage, placement_tables *t, pv_oct_placement *out)
 {
-    memset(t, 0, sizeof *t);
-    t->plane_start = calloc((size_t)planes + 1, sizeof *t->plane_start);
-    t->plane = malloc(2 * (size_t)planes * sizeof *t->plane);
-    t->weight = malloc(2 * (size_t)planes * sizeof *t->weight);
-    t->offset = malloc(4 * (size_t)planes * sizeof *t->offset);
-    if (!t->plane_start || !t->plane || !t->weight || !t->offset) {
-        free_tables(t);
+    *t = (placement_tables){.planes = (size_t)planes, .with_coverage = with_coverage};
+    if (pv_scratch_carve(&t->scratch, lay_out_tables, t, 1) != PV_OK)
         return pv_fail(ctx, PV_ERR_NOMEM, "octreg reconstruction: out of memory");
-    }
+    float *coverage = t->coverage;
     /* Count per reference plane, then fill in plane order (CSR). */
     for (int k = 0; k < planes; k++) {
         int j[2];
@@ -67,8 +71,6 @@ static pv_status build_placement(pv_context *ctx, const pv_octreg_shift *shifts,
     for (int j = 0; j < planes; j++)
         t->plane_start[j + 1] += t->plane_start[j];
     /* plane_start[j] counts up while filling, then is shifted back. */
-    for (int j = 0; coverage && j < planes; j++)
-        coverage[j] = 0.0f;
     for (int k = 0; k < planes; k++) {
         int j[2];
         float w[2];
@@ -100,19 +102,14 @@ pv_status pv_oct_place_loaded(pv_octreg_plan *plan, oct_runner run,
     placement_tables tables;
     pv_oct_placement placement;
     int planes = plan->geometry.size[2];
-    float *added = coverage ? calloc((size_t)planes, sizeof *added) : NULL;
-    if (coverage && !added)
-        return pv_fail(plan->ctx, PV_ERR_NOMEM, "octreg reconstruction: out of memory");
-    pv_status status = build_placement(plan->ctx, shifts, planes, &tables, &placement, added);
-    if (status != PV_OK) {
-        free(added);
+    pv_status status = build_placement(plan->ctx, shifts, planes, coverage != NULL, &tables,
+                                       &placement);
+    if (status != PV_OK)
         return status;
-    }
     status = run.ops->octreg->place(plan->ctx, run.plan, &placement, reset);
     for (int j = 0; status == PV_OK && coverage && j < planes; j++)
-        coverage[j] = (reset ? 0.0f : coverage[j]) + added[j];
-    free_tables(&tables);
-    free(added);
+        coverage[j] = (reset ? 0.0f : coverage[j]) + tables.coverage[j];
+    pv_scratch_free(&tables.scratch);
     return status;
 }
 

@@ -244,6 +244,8 @@ static void write_shifts(const fine_point *points, const int *valid, const doubl
 /* ============================================================== pipeline */
 
 typedef struct oct_work {
+    size_t planes, stripes;
+    pv_scratch scratch;     /* holds the arrays below */
     pv_oct_plane_stats *stats;
     pv_pc_peak *coarse;
     pv_pc_peak *fine;
@@ -252,43 +254,31 @@ typedef struct oct_work {
     int *usable;
     int *valid;
     int *scratch_int;       /* 2 * planes */
-    double *scratch;        /* 3 * planes */
+    double *scratch_double; /* 3 * planes */
     fine_point *points;
 } oct_work;
 
-static void free_work(oct_work *w)
+static void lay_out_work(pv_scratch *scratch, void *arrays)
 {
-    free(w->stats);
-    free(w->coarse);
-    free(w->fine);
-    free(w->predicted);
-    free(w->sub);
-    free(w->usable);
-    free(w->valid);
-    free(w->scratch_int);
-    free(w->scratch);
-    free(w->points);
+    oct_work *w = arrays;
+    w->stats = pv_scratch_take(scratch, w->planes, sizeof *w->stats);
+    w->coarse = pv_scratch_take(scratch, w->stripes, sizeof *w->coarse);
+    w->fine = pv_scratch_take(scratch, w->planes, sizeof *w->fine);
+    w->predicted = pv_scratch_take(scratch, w->planes, sizeof *w->predicted);
+    w->sub = pv_scratch_take(scratch, w->planes, sizeof *w->sub);
+    w->usable = pv_scratch_take(scratch, w->planes, sizeof *w->usable);
+    w->valid = pv_scratch_take(scratch, w->planes, sizeof *w->valid);
+    w->scratch_int = pv_scratch_take(scratch, 2 * w->planes, sizeof *w->scratch_int);
+    w->scratch_double = pv_scratch_take(scratch, 3 * w->planes, sizeof *w->scratch_double);
+    w->points = pv_scratch_take(scratch, w->planes, sizeof *w->points);
 }
 
+/* The working arrays, zero-filled. */
 static pv_status alloc_work(pv_context *ctx, const pv_octreg_plan *plan, oct_work *w)
 {
-    size_t planes = (size_t)plan->geometry.size[2];
-    memset(w, 0, sizeof *w);
-    w->stats = calloc(planes, sizeof *w->stats);
-    w->coarse = calloc((size_t)plan->stripes, sizeof *w->coarse);
-    w->fine = calloc(planes, sizeof *w->fine);
-    w->predicted = calloc(planes, sizeof *w->predicted);
-    w->sub = calloc(planes, sizeof *w->sub);
-    w->usable = calloc(planes, sizeof *w->usable);
-    w->valid = calloc(planes, sizeof *w->valid);
-    w->scratch_int = calloc(2 * planes, sizeof *w->scratch_int);
-    w->scratch = calloc(3 * planes, sizeof *w->scratch);
-    w->points = calloc(planes, sizeof *w->points);
-    if (!w->stats || !w->coarse || !w->fine || !w->predicted || !w->sub || !w->usable ||
-        !w->valid || !w->scratch_int || !w->scratch || !w->points) {
-        free_work(w);
+    *w = (oct_work){.planes = (size_t)plan->geometry.size[2], .stripes = (size_t)plan->stripes};
+    if (pv_scratch_carve(&w->scratch, lay_out_work, w, 1) != PV_OK)
         return pv_fail(ctx, PV_ERR_NOMEM, "octreg: out of memory");
-    }
     return PV_OK;
 }
 
@@ -335,7 +325,7 @@ static pv_status register_loaded(pv_octreg_plan *plan, oct_runner run, oct_work 
         w->usable[k] = pv_oct_plane_textured(&w->stats[k]);
     }
     filter_points(w->points, w->usable, planes, plan->options.tolerance, w->scratch_int,
-                  w->scratch_int + planes, w->scratch, w->valid);
+                  w->scratch_int + planes, w->scratch_double, w->valid);
     for (int k = 0; plan->options.subpixel && k < planes; k++) {
         if (!w->valid[k])
             continue;
@@ -344,7 +334,7 @@ static pv_status register_loaded(pv_octreg_plan *plan, oct_runner run, oct_work 
         w->points[k].position += f.position;
         w->points[k].dz += f.dz;
     }
-    write_shifts(w->points, w->valid, w->predicted, w->fine, planes, w->scratch, shifts);
+    write_shifts(w->points, w->valid, w->predicted, w->fine, planes, w->scratch_double, shifts);
     info->valid_bscans = 0;
     for (int k = 0; k < planes; k++)
         info->valid_bscans += w->valid[k];
@@ -400,7 +390,7 @@ static pv_status register_target(pv_octreg_plan *plan, oct_runner run, const pv_
         status = load_target(plan, run, "octreg_register", target, &w);
         if (status == PV_OK)
             status = register_loaded(plan, run, &w, *shifts, info);
-        free_work(&w);
+        pv_scratch_free(&w.scratch);
     }
     if (status != PV_OK) {
         free(*shifts);
@@ -484,6 +474,6 @@ pv_status pv_oct_average_targets(pv_octreg_plan *plan, const pv_volume *targets,
         if (status == PV_OK)
             status = pv_oct_place_loaded(plan, run, shifts, i == 0, coverage);
     }
-    free_work(&w);
+    pv_scratch_free(&w.scratch);
     return status;
 }

@@ -105,32 +105,29 @@ static double transformed_energy(const pv_phasecorr_plan *plan, const pv_volume 
 
 /* ================================================================ windows */
 
-static float *hann_weights(int n)
+static void fill_hann(float *w, int n)
 {
-    float *w = malloc((size_t)n * sizeof *w);
-    for (int i = 0; w && i < n; i++)
+    for (int i = 0; i < n; i++)
         w[i] = n == 1 ? 1.0f : (float)(0.5 - 0.5 * cos(2.0 * PV_PI * i / (n - 1)));
-    return w;
 }
 
-static void free_windows(float *window[3])
+/* One weight array per axis, in one block. */
+static void lay_out_windows(pv_scratch *scratch, void *arrays)
 {
-    for (int a = 0; a < 3; a++) {
-        free(window[a]);
-        window[a] = NULL;
-    }
+    pv_phasecorr_plan *plan = arrays;
+    for (int a = 0; a < 3; a++)
+        plan->window[a] = pv_scratch_take(scratch, (size_t)plan->geometry.size[a],
+                                          sizeof *plan->window[a]);
 }
 
 static pv_status make_windows(pv_context *ctx, pv_phasecorr_plan *plan)
 {
     if (plan->options.window != PV_WINDOW_HANN)
         return PV_OK;
+    if (pv_scratch_carve(&plan->window_block, lay_out_windows, plan, 0) != PV_OK)
+        return pv_fail(ctx, PV_ERR_NOMEM, "no memory for the window weights");
     for (int a = 0; a < 3; a++) {
-        plan->window[a] = hann_weights(plan->geometry.size[a]);
-        if (!plan->window[a]) {
-            free_windows(plan->window);
-            return pv_fail(ctx, PV_ERR_NOMEM, "no memory for the window weights");
-        }
+        fill_hann(plan->window[a], plan->geometry.size[a]);
         plan->geometry.window[a] = plan->window[a];
     }
     return PV_OK;
@@ -142,11 +139,8 @@ void pv_pc_plan_free(pv_phasecorr_plan *plan)
 {
     if (!plan)
         return;
-    if (plan->backend)
-        plan->ctx->ops->reg->pc_destroy(plan->ctx, plan->backend);
-    if (plan->check)
-        pv_cpu_backend.reg->pc_destroy(plan->ctx, plan->check);
-    free_windows(plan->window);
+    PV_DESTROY_PLAN_PAIR(plan->ctx, reg, pc_destroy, plan->backend, plan->check);
+    pv_scratch_free(&plan->window_block);
     free(plan);
 }
 
@@ -183,12 +177,11 @@ pv_status pv_pc_plan_new(pv_context *ctx, const char *op, const int size[3], int
         status = make_windows(ctx, plan);
     if (status == PV_OK)
         status = backend_plans(ctx, plan);
-    if (status != PV_OK) {
+    if (status == PV_OK)
+        *out = plan;
+    else
         pv_pc_plan_free(plan);
-        return status;
-    }
-    *out = plan;
-    return PV_OK;
+    return status;
 }
 
 pv_status pv_pc_plan_reference(pv_phasecorr_plan *plan, const pv_volume *reference,

@@ -13,70 +13,47 @@
 
 /* What the shared calls need to know of an image or a volume argument. */
 typedef struct input_kind {
-    int dims;
+    int dims;                        /* 2: pv_image, 3: pv_volume */
     size_t bytes;                    /* size of one input in an array of them */
-    pv_status (*check)(pv_context *ctx, const char *op, const char *name, const void *input);
-    void (*extent)(const void *input, int size[3]);
-    pv_data_scan (*scan)(const void *input, int threads);
-    /* An f32 volume view, converting into *copy when needed (else NULL). */
-    pv_status (*view)(pv_context *ctx, const void *input, float **copy, pv_volume *view);
 } input_kind;
 
-static pv_status check_image(pv_context *ctx, const char *op, const char *name,
-                             const void *input)
+static const input_kind images = {2, sizeof(pv_image)};
+static const input_kind volumes = {3, sizeof(pv_volume)};
+
+static pv_status input_check(const input_kind *kind, pv_context *ctx, const char *op,
+                             const char *name, const void *input)
 {
-    return pv_reg_check_image(ctx, op, name, input);
+    return kind->dims == 2 ? pv_reg_check_image(ctx, op, name, input)
+                           : pv_reg_check_volume(ctx, op, name, input);
 }
 
-static void image_extent(const void *input, int size[3])
+/* An image is a volume one sample deep. */
+static void input_extent(const input_kind *kind, const void *input, int size[3])
 {
     const pv_image *image = input;
-    size[0] = image->width;
-    size[1] = image->height;
-    size[2] = 1;
-}
-
-static pv_data_scan scan_image(const void *input, int threads)
-{
-    return pv_reg_scan_image(input, threads);
-}
-
-static pv_status view_image(pv_context *ctx, const void *input, float **copy, pv_volume *view)
-{
-    return pv_reg_image_as_volume(ctx, input, copy, view);
-}
-
-static pv_status check_volume(pv_context *ctx, const char *op, const char *name,
-                              const void *input)
-{
-    return pv_reg_check_volume(ctx, op, name, input);
-}
-
-static void volume_extent(const void *input, int size[3])
-{
     const pv_volume *volume = input;
-    size[0] = volume->nx;
-    size[1] = volume->ny;
-    size[2] = volume->nz;
+    size[0] = kind->dims == 2 ? image->width : volume->nx;
+    size[1] = kind->dims == 2 ? image->height : volume->ny;
+    size[2] = kind->dims == 2 ? 1 : volume->nz;
 }
 
-static pv_data_scan scan_volume(const void *input, int threads)
+static pv_data_scan input_scan(const input_kind *kind, const void *input, int threads)
 {
-    return pv_reg_scan_volume(input, threads);
+    return kind->dims == 2 ? pv_reg_scan_image(input, threads)
+                           : pv_reg_scan_volume(input, threads);
 }
 
-static pv_status view_volume(pv_context *ctx, const void *input, float **copy, pv_volume *view)
+/* An f32 volume view of the input, converting into *copy when needed (else
+ * NULL); a volume is its own view. */
+static pv_status input_view(const input_kind *kind, pv_context *ctx, const void *input,
+                            float **copy, pv_volume *view)
 {
-    (void)ctx;
+    if (kind->dims == 2)
+        return pv_reg_image_as_volume(ctx, input, copy, view);
     *copy = NULL;
     *view = *(const pv_volume *)input;
     return PV_OK;
 }
-
-static const input_kind images = {2, sizeof(pv_image), check_image, image_extent, scan_image,
-                                  view_image};
-static const input_kind volumes = {3, sizeof(pv_volume), check_volume, volume_extent,
-                                   scan_volume, view_volume};
 
 /* ================================================================ checks */
 
@@ -94,15 +71,14 @@ static void format_extent(char *text, size_t capacity, int dims, const int size[
  * peak and an OpenCL engine may refuse the transform.  Decided here, so
  * both backends give the same answer (and plans the same). */
 static pv_status check_reference(pv_context *ctx, const char *op, const input_kind *kind,
-                                 const void *reference)
+                                 const void *reference, int size[3])
 {
     pv_status status = pv_reg_check_ctx(ctx, op);
     if (status == PV_OK)
-        status = kind->check(ctx, op, "reference", reference);
+        status = input_check(kind, ctx, op, "reference", reference);
     if (status != PV_OK)
         return status;
-    int size[3];
-    kind->extent(reference, size);
+    input_extent(kind, reference, size);
     if (size[0] < 2)
         return pv_fail(ctx, PV_ERR_INVALID,
                        "%s: reference is %d sample(s) wide; phase correlation needs at least 2 "
@@ -117,7 +93,7 @@ static pv_status check_extent(pv_context *ctx, const char *op, const char *name,
                               const char *whose)
 {
     int size[3];
-    kind->extent(input, size);
+    input_extent(kind, input, size);
     if (memcmp(size, expected, sizeof size) == 0)
         return PV_OK;
     char found[48], wanted[48];
@@ -131,7 +107,7 @@ static pv_status check_extent(pv_context *ctx, const char *op, const char *name,
 static pv_status scan_input(pv_context *ctx, const char *op, const char *name,
                             const input_kind *kind, const void *input, pv_data_scan *scan)
 {
-    *scan = kind->scan(input, pv_reg_threads(ctx));
+    *scan = input_scan(kind, input, pv_reg_threads(ctx));
     return pv_reg_check_finite(ctx, op, name, *scan);
 }
 
@@ -140,14 +116,12 @@ static pv_status scan_input(pv_context *ctx, const char *op, const char *name,
 static pv_status check_pair(pv_context *ctx, const char *op, const input_kind *kind,
                             const void *reference, const void *moving, const pv_shift *shift)
 {
-    pv_status status = check_reference(ctx, op, kind, reference);
-    if (status == PV_OK)
-        status = kind->check(ctx, op, "moving", moving);
-    if (status != PV_OK)
-        return status;
     int size[3];
-    kind->extent(reference, size);
-    status = check_extent(ctx, op, "moving", kind, moving, size, "reference");
+    pv_status status = check_reference(ctx, op, kind, reference, size);
+    if (status == PV_OK)
+        status = input_check(kind, ctx, op, "moving", moving);
+    if (status == PV_OK)
+        status = check_extent(ctx, op, "moving", kind, moving, size, "reference");
     if (status == PV_OK && !shift)
         status = pv_fail(ctx, PV_ERR_INVALID, "%s: shift is NULL", op);
     return status;
@@ -161,13 +135,13 @@ static pv_status correlate_once(pv_context *ctx, const char *op, const input_kin
                                 pv_shift *shift)
 {
     int size[3];
-    kind->extent(reference, size);
+    input_extent(kind, reference, size);
     pv_volume ref_view, mov_view;
     float *ref_copy = NULL, *mov_copy = NULL;
     pv_phasecorr_plan *plan = NULL;
-    pv_status status = kind->view(ctx, reference, &ref_copy, &ref_view);
+    pv_status status = input_view(kind, ctx, reference, &ref_copy, &ref_view);
     if (status == PV_OK)
-        status = kind->view(ctx, moving, &mov_copy, &mov_view);
+        status = input_view(kind, ctx, moving, &mov_copy, &mov_view);
     if (status == PV_OK)
         status = pv_pc_plan_new(ctx, op, size, kind->dims, options, 1, 1, &plan);
     if (status == PV_OK)
@@ -236,7 +210,7 @@ static pv_status set_viewed_reference(pv_phasecorr_plan *plan, const input_kind 
 {
     pv_volume view;
     float *copy = NULL;
-    pv_status status = kind->view(plan->ctx, reference, &copy, &view);
+    pv_status status = input_view(kind, plan->ctx, reference, &copy, &view);
     if (status == PV_OK)
         status = pv_pc_plan_reference(plan, &view, scan);
     free(copy);
@@ -249,15 +223,14 @@ static pv_status create_plan(pv_context *ctx, const char *op, const input_kind *
 {
     pv_phasecorr_options resolved;
     pv_data_scan scan;
-    pv_status status = check_reference(ctx, op, kind, reference);
+    int size[3];
+    pv_status status = check_reference(ctx, op, kind, reference, size);
     if (status == PV_OK)
         status = check_plan_args(ctx, op, options, max_batch, plan, &resolved);
     if (status == PV_OK)
         status = scan_input(ctx, op, "reference", kind, reference, &scan);
     if (status != PV_OK)
         return status;
-    int size[3];
-    kind->extent(reference, size);
     pv_phasecorr_plan *made = NULL;
     pv_call_begin(ctx);
     status = pv_pc_plan_new(ctx, op, size, kind->dims, &resolved, max_batch, 0, &made);
@@ -289,10 +262,7 @@ pv_status pv_phasecorr_plan_create(pv_context *ctx, const pv_image *reference,
 
 void pv_phasecorr_plan_destroy(pv_phasecorr_plan *plan)
 {
-    pv_context *ctx = plan ? plan->ctx : NULL;
-    pv_context_lock(ctx); /* a shared context's device state */
     pv_pc_plan_free(plan);
-    pv_context_unlock(ctx);
 }
 
 pv_status pv_phasecorr_plan_fft_size(const pv_phasecorr_plan *plan, int size[3])
@@ -330,7 +300,7 @@ static pv_status check_plan_input(const pv_phasecorr_plan *plan, const char *op,
                                   const char *name, const input_kind *kind, const void *input,
                                   pv_data_scan *scan)
 {
-    pv_status status = kind->check(plan->ctx, op, name, input);
+    pv_status status = input_check(kind, plan->ctx, op, name, input);
     if (status == PV_OK)
         status = check_extent(plan->ctx, op, name, kind, input, plan->geometry.size,
                               "the plan's");
@@ -387,7 +357,7 @@ static pv_status correlate_viewed(pv_phasecorr_plan *plan, const input_kind *kin
                            ? PV_OK
                            : pv_fail(plan->ctx, PV_ERR_NOMEM, "phase correlation: out of memory");
     for (int i = 0; status == PV_OK && i < count; i++)
-        status = kind->view(plan->ctx, movers + (size_t)i * kind->bytes, &copies[i], &views[i]);
+        status = input_view(kind, plan->ctx, movers + (size_t)i * kind->bytes, &copies[i], &views[i]);
     if (status == PV_OK)
         status = pv_pc_correlate_chunk(plan, views, textured, count, shifts);
     for (int i = 0; copies && i < count; i++)

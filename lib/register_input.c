@@ -174,9 +174,7 @@ double pv_reg_windowed_energy(const pv_volume *v, const float *const window[3], 
 
 pv_status pv_reg_check_ctx(pv_context *ctx, const char *op)
 {
-    if (!ctx)
-        return pv_fail(NULL, PV_ERR_INVALID, "%s: ctx is NULL", op);
-    return PV_OK;
+    return pv_check_required(ctx, op, NULL, 0);
 }
 
 pv_status pv_reg_check_image(pv_context *ctx, const char *op, const char *name,

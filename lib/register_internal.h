@@ -48,7 +48,8 @@ struct pv_phasecorr_plan {
     pv_context *ctx;
     pv_phasecorr_options options;
     pv_pc_geometry geometry;
-    float *window[3];
+    float *window[3];        /* Hann weights per axis (NULL without a window) ... */
+    pv_scratch window_block; /* ... which live here */
     void *backend;           /* ctx->ops's plan */
     void *check;             /* the CPU backend's plan for the cross-check, or NULL */
     int dims;                /* 2: images, 3: volumes */

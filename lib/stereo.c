@@ -16,13 +16,13 @@ void pv_sad_params_default(pv_sad_params *params)
 {
     if (!params)
         return;
-    params->min_disp = 0;
-    params->ndisp = 64;
-    params->window = 5;
-    params->subpixel = 0;
-    params->lr_check = 0;
-    params->lr_max_diff = 1.0f;
-    params->uniqueness = 0.0f;
+    /* One literal; a field added later and left out here is zero, never
+     * stale.  The refinements (sub-pixel, left-right check, uniqueness)
+     * start off. */
+    *params = (pv_sad_params){
+        .min_disp = 0, .ndisp = 64, .window = 5,
+        .subpixel = 0, .lr_check = 0, .lr_max_diff = 1.0f, .uniqueness = 0.0f,
+    };
 }
 
 /* ------------------------------------------------------------------- checks */
@@ -97,11 +97,9 @@ static pv_status check_params(pv_context *ctx, const pv_sad_params *params, int 
 static pv_status check_sad(pv_context *ctx, const pv_image *left, const pv_image *right,
                            const pv_sad_params *params, const pv_image *disparity)
 {
-    if (!ctx)
-        return pv_fail(NULL, PV_ERR_INVALID, "stereo_sad: ctx is NULL");
-    if (!params)
-        return pv_fail(ctx, PV_ERR_INVALID, "stereo_sad: params is NULL");
-    pv_status status = pv_stereo_check_images(ctx, "stereo_sad", left, right, disparity);
+    pv_status status = PV_CHECK_REQUIRED(ctx, "stereo_sad", {"params", params});
+    if (status == PV_OK)
+        status = pv_stereo_check_images(ctx, "stereo_sad", left, right, disparity);
     if (status != PV_OK)
         return status;
     return check_params(ctx, params, left->width, left->height);
@@ -184,24 +182,41 @@ static pv_status run_sad(pv_context *ctx, const pv_image *left, const pv_image *
     return status;
 }
 
+/* An f32 copy of the u8 image `src` (called `name` in the message). */
+static pv_status f32_copy(pv_context *ctx, const pv_image *src, const char *name, pv_image *copy)
+{
+    if (pv_image_alloc_like(copy, src, PV_PIXEL_F32) != PV_OK)
+        return pv_fail(ctx, PV_ERR_NOMEM, "stereo_sad: no memory for an f32 copy of %s", name);
+    copy_u8_to_f32(src, copy);
+    return PV_OK;
+}
+
 /* u8 costs of windows wider than PV_SAD_U8_MAX_WINDOW could reach the
  * backends' "no candidate" marker: match exact f32 copies instead. */
 static pv_status run_sad_on_f32_copies(pv_context *ctx, const pv_image *left,
                                        const pv_image *right, const pv_sad_params *params,
                                        pv_image *disparity)
 {
-    pv_image left_f32, right_f32;
-    if (pv_image_alloc_like(&left_f32, left, PV_PIXEL_F32) != PV_OK)
-        return pv_fail(ctx, PV_ERR_NOMEM, "stereo_sad: no memory for an f32 copy of left");
-    if (pv_image_alloc_like(&right_f32, right, PV_PIXEL_F32) != PV_OK) {
-        pv_image_free(&left_f32);
-        return pv_fail(ctx, PV_ERR_NOMEM, "stereo_sad: no memory for an f32 copy of right");
-    }
-    copy_u8_to_f32(left, &left_f32);
-    copy_u8_to_f32(right, &right_f32);
-    pv_status status = run_sad(ctx, &left_f32, &right_f32, params, disparity);
-    pv_image_free(&left_f32);
-    pv_image_free(&right_f32);
+    pv_image copies[2] = {{0}, {0}};
+    pv_status status = f32_copy(ctx, left, "left", &copies[0]);
+    if (status == PV_OK)
+        status = f32_copy(ctx, right, "right", &copies[1]);
+    if (status == PV_OK)
+        status = run_sad(ctx, &copies[0], &copies[1], params, disparity);
+    for (int i = 0; i < 2; i++)
+        pv_image_free(&copies[i]);
+    return status;
+}
+
+/* One call (timed, under the context's lock) of a checked match. */
+static pv_status sad_call(pv_context *ctx, const pv_image *left, const pv_image *right,
+                          const pv_sad_params *params, pv_image *disparity)
+{
+    const int wide_u8 = left->type == PV_PIXEL_U8 && params->window > PV_SAD_U8_MAX_WINDOW;
+    pv_call_begin(ctx);
+    pv_status status = wide_u8 ? run_sad_on_f32_copies(ctx, left, right, params, disparity)
+                               : run_sad(ctx, left, right, params, disparity);
+    pv_call_end(ctx);
     return status;
 }
 
@@ -209,15 +224,7 @@ pv_status pv_stereo_sad(pv_context *ctx, const pv_image *left, const pv_image *r
                         const pv_sad_params *params, pv_image *disparity)
 {
     pv_status status = check_sad(ctx, left, right, params, disparity);
-    if (status != PV_OK)
-        return status;
-    pv_call_begin(ctx);
-    if (left->type == PV_PIXEL_U8 && params->window > PV_SAD_U8_MAX_WINDOW)
-        status = run_sad_on_f32_copies(ctx, left, right, params, disparity);
-    else
-        status = run_sad(ctx, left, right, params, disparity);
-    pv_call_end(ctx);
-    return status;
+    return status == PV_OK ? sad_call(ctx, left, right, params, disparity) : status;
 }
 
 /* ------------------------------------------------------------- error measure */

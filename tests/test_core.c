@@ -478,11 +478,64 @@ static void test_oracle_helper(void **state)
     pv_context_destroy(ctx);
 }
 
+/* The scratch helper: three arrays of different element sizes carved from
+ * one block, each on its own aligned line, zero-filled on request; a size
+ * that overflows size_t fails with every array NULL. */
+typedef struct scratch_arrays {
+    size_t count;
+    double *wide;
+    int *narrow;
+    char *bytes;
+} scratch_arrays;
+
+static void lay_out_scratch_arrays(pv_scratch *scratch, void *arrays)
+{
+    scratch_arrays *a = arrays;
+    a->wide = pv_scratch_take(scratch, a->count, sizeof *a->wide);
+    a->narrow = pv_scratch_take(scratch, 3 * a->count, sizeof *a->narrow);
+    a->bytes = pv_scratch_take(scratch, 1, sizeof *a->bytes);
+}
+
+static void test_scratch_carving(void **state)
+{
+    (void)state;
+    scratch_arrays a = {.count = 5};
+    pv_scratch scratch = {0};
+    assert_int_equal(pv_scratch_carve(&scratch, lay_out_scratch_arrays, &a, 1), PV_OK);
+    /* 40 bytes, 60 bytes and 1 byte each take one 64-byte line, in order. */
+    assert_ptr_equal(a.wide, (void *)scratch.block);
+    assert_ptr_equal(a.narrow, (void *)(scratch.block + 64));
+    assert_ptr_equal(a.bytes, (void *)(scratch.block + 128));
+    assert_int_equal(scratch.size, 192);
+    assert_int_equal((uintptr_t)scratch.block % PV_SCRATCH_ALIGN, 0);
+    for (size_t i = 0; i < a.count; i++)
+        assert_true(a.wide[i] == 0.0);
+    for (size_t i = 0; i < 3 * a.count; i++)
+        assert_int_equal(a.narrow[i], 0);
+    pv_scratch_free(&scratch);
+    assert_null(scratch.block);
+    pv_scratch_free(&scratch);  /* a second free is harmless */
+
+    scratch_arrays huge = {.count = SIZE_MAX / 2};
+    assert_int_equal(pv_scratch_carve(&scratch, lay_out_scratch_arrays, &huge, 0),
+                     PV_ERR_NOMEM);
+    assert_null(scratch.block);
+    assert_null(huge.wide);
+    assert_null(huge.narrow);
+    assert_null(huge.bytes);
+    assert_int_equal(pv_scratch_carve(NULL, lay_out_scratch_arrays, &a, 0), PV_ERR_INVALID);
+    assert_int_equal(pv_scratch_carve(&scratch, NULL, &a, 0), PV_ERR_INVALID);
+    assert_int_equal(pv_scratch_carve(&scratch, lay_out_scratch_arrays, NULL, 0),
+                     PV_ERR_INVALID);
+    pv_scratch_free(NULL);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_status_strings),
         cmocka_unit_test(test_oracle_helper),
+        cmocka_unit_test(test_scratch_carving),
         cmocka_unit_test(test_version),
         cmocka_unit_test(test_image_alloc_and_validity),
         cmocka_unit_test(test_cpu_context),

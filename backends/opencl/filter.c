@@ -151,60 +151,54 @@ static pv_status pass_cols(pv_context *ctx, cl_mem in, cl_mem out, cl_mem weight
 
 /* -------------------------------------------------------------- Gaussian */
 
-static pv_status gaussian2d_on_device(pv_context *ctx, const pv_image *src, pv_image *dst,
-                                      const float *weights, cl_int radius)
+/* Blur the uploaded source `in` (dense, u8 only when 2D): x into the
+ * scratch "filter.tmp", y into an f32 buffer, then, for volumes, z back
+ * into "filter.tmp"; *result is the buffer holding the blur.  A volume's
+ * y pass overwrites its uploaded copy (ours), so a volume needs two
+ * buffers in all; an image, which may be u8, gets "filter.dst". */
+static pv_status blur_on_device(pv_context *ctx, cl_mem in, int in_u8, grid g, int along_z,
+                                const float *weights, cl_int radius, cl_mem *result)
 {
-    grid g = {src->width, src->height, 1};
-    cl_mem in, tmp, out, w;
+    cl_mem w, tmp, out = in;
     pv_status status = upload_weights(ctx, weights, radius, &w);
     if (status == PV_OK)
-        status = upload_image(ctx, "filter.src", src, &in);
-    if (status == PV_OK)
         status = pv_cl_scratch(ctx, "filter.tmp", grid_floats_bytes(g), &tmp);
-    if (status == PV_OK)
+    if (status == PV_OK && !along_z)
         status = pv_cl_scratch(ctx, "filter.dst", grid_floats_bytes(g), &out);
     if (status == PV_OK)
-        status = pass_rows(ctx, in, src->type == PV_PIXEL_U8, tmp, w, radius, g);
+        status = pass_rows(ctx, in, in_u8, tmp, w, radius, g);
     if (status == PV_OK)
         status = pass_cols(ctx, tmp, out, w, radius, g);
-    if (status == PV_OK)
-        status = pv_cl_download_image(ctx, out, dst);
+    if (status == PV_OK && along_z)
+        status = pass_axis(ctx, out, 0, tmp, w, radius, g, 2);
+    *result = along_z ? tmp : out;
     return status;
 }
 
 static pv_status pv_cl_gaussian2d(pv_context *ctx, const pv_image *src, pv_image *dst,
-                           const float *weights, int radius)
+                                  const float *weights, int radius)
 {
-    return pv_cl_finish_after(ctx, gaussian2d_on_device(ctx, src, dst, weights, radius));
-}
-
-/* x: src -> tmp, y: tmp -> src (the uploaded copy is ours to overwrite),
- * z: src -> tmp; two volumes of device memory in all. */
-static pv_status gaussian3d_on_device(pv_context *ctx, const pv_volume *src, pv_volume *dst,
-                                      const float *weights, cl_int radius)
-{
-    grid g = {src->nx, src->ny, src->nz};
-    cl_mem a, b, w;
-    pv_status status = upload_weights(ctx, weights, radius, &w);
+    grid g = {src->width, src->height, 1};
+    cl_mem in, out;
+    pv_status status = upload_image(ctx, "filter.src", src, &in);
     if (status == PV_OK)
-        status = upload_volume(ctx, "filter.src", src, &a);
+        status = blur_on_device(ctx, in, src->type == PV_PIXEL_U8, g, 0, weights, radius, &out);
     if (status == PV_OK)
-        status = pv_cl_scratch(ctx, "filter.tmp", grid_floats_bytes(g), &b);
-    if (status == PV_OK)
-        status = pass_rows(ctx, a, 0, b, w, radius, g);
-    if (status == PV_OK)
-        status = pass_cols(ctx, b, a, w, radius, g);
-    if (status == PV_OK)
-        status = pass_axis(ctx, a, 0, b, w, radius, g, 2);
-    if (status == PV_OK)
-        status = pv_cl_download_volume(ctx, b, dst);
-    return status;
+        status = pv_cl_download_image(ctx, out, dst);
+    return pv_cl_finish_after(ctx, status);
 }
 
 static pv_status pv_cl_gaussian3d(pv_context *ctx, const pv_volume *src, pv_volume *dst,
-                           const float *weights, int radius)
+                                  const float *weights, int radius)
 {
-    return pv_cl_finish_after(ctx, gaussian3d_on_device(ctx, src, dst, weights, radius));
+    grid g = {src->nx, src->ny, src->nz};
+    cl_mem in, out;
+    pv_status status = upload_volume(ctx, "filter.src", src, &in);
+    if (status == PV_OK)
+        status = blur_on_device(ctx, in, 0, g, 1, weights, radius, &out);
+    if (status == PV_OK)
+        status = pv_cl_download_volume(ctx, out, dst);
+    return pv_cl_finish_after(ctx, status);
 }
 
 /* -------------------------------------------------------------- gradients */
@@ -227,52 +221,50 @@ static pv_status gradient_axis(pv_context *ctx, cl_mem in, int in_u8, grid g, cl
     return run_filter(ctx, in_u8 ? "gradient_u8" : "gradient_f32", args, 7, global, local);
 }
 
-static pv_status gradient2d_on_device(pv_context *ctx, const pv_image *src, pv_image *gx,
-                                      pv_image *gy, pv_gradient_scheme scheme)
+/* The derivatives of the uploaded source `in` along each axis whose bit is
+ * set in `wanted` (1 x, 2 y, 4 z), each into its own scratch slot. */
+static pv_status gradients_on_device(pv_context *ctx, cl_mem in, int in_u8, grid g, int wanted,
+                                     cl_int scheme, cl_mem buffers[3])
 {
-    static const char *const slots[2] = {"filter.gx", "filter.gy"};
-    pv_image *const outs[2] = {gx, gy};
-    grid g = {src->width, src->height, 1};
-    cl_mem in, buffers[2] = {NULL, NULL};
-    pv_status status = upload_image(ctx, "filter.src", src, &in);
-    for (int axis = 0; axis < 2 && status == PV_OK; axis++)
-        if (outs[axis])
-            status = gradient_axis(ctx, in, src->type == PV_PIXEL_U8, g, axis, (cl_int)scheme,
-                                   slots[axis], &buffers[axis]);
-    for (int axis = 0; axis < 2 && status == PV_OK; axis++)
-        if (outs[axis])
-            status = pv_cl_download_image(ctx, buffers[axis], outs[axis]);
+    static const char *const slots[3] = {"filter.gx", "filter.gy", "filter.gz"};
+    pv_status status = PV_OK;
+    for (int axis = 0; axis < 3 && status == PV_OK; axis++)
+        if (wanted & (1 << axis))
+            status = gradient_axis(ctx, in, in_u8, g, axis, scheme, slots[axis], &buffers[axis]);
     return status;
 }
 
-static pv_status pv_cl_gradient2d(pv_context *ctx, const pv_image *src, pv_image *gx, pv_image *gy,
-                           pv_gradient_scheme scheme)
+static pv_status pv_cl_gradient2d(pv_context *ctx, const pv_image *src, pv_image *gx,
+                                  pv_image *gy, pv_gradient_scheme scheme)
 {
-    return pv_cl_finish_after(ctx, gradient2d_on_device(ctx, src, gx, gy, scheme));
+    pv_image *const outs[2] = {gx, gy};
+    grid g = {src->width, src->height, 1};
+    cl_mem in, buffers[3] = {NULL, NULL, NULL};
+    pv_status status = upload_image(ctx, "filter.src", src, &in);
+    if (status == PV_OK)
+        status = gradients_on_device(ctx, in, src->type == PV_PIXEL_U8, g,
+                                     (gx != NULL) | (gy != NULL) << 1, (cl_int)scheme, buffers);
+    for (int axis = 0; axis < 2 && status == PV_OK; axis++)
+        if (outs[axis])
+            status = pv_cl_download_image(ctx, buffers[axis], outs[axis]);
+    return pv_cl_finish_after(ctx, status);
 }
 
-static pv_status gradient3d_on_device(pv_context *ctx, const pv_volume *src, pv_volume *gx,
-                                      pv_volume *gy, pv_volume *gz, pv_gradient_scheme scheme)
+static pv_status pv_cl_gradient3d(pv_context *ctx, const pv_volume *src, pv_volume *gx,
+                                  pv_volume *gy, pv_volume *gz, pv_gradient_scheme scheme)
 {
-    static const char *const slots[3] = {"filter.gx", "filter.gy", "filter.gz"};
     pv_volume *const outs[3] = {gx, gy, gz};
     grid g = {src->nx, src->ny, src->nz};
     cl_mem in, buffers[3] = {NULL, NULL, NULL};
     pv_status status = upload_volume(ctx, "filter.src", src, &in);
-    for (int axis = 0; axis < 3 && status == PV_OK; axis++)
-        if (outs[axis])
-            status = gradient_axis(ctx, in, 0, g, axis, (cl_int)scheme, slots[axis],
-                                   &buffers[axis]);
+    if (status == PV_OK)
+        status = gradients_on_device(ctx, in, 0, g,
+                                     (gx != NULL) | (gy != NULL) << 1 | (gz != NULL) << 2,
+                                     (cl_int)scheme, buffers);
     for (int axis = 0; axis < 3 && status == PV_OK; axis++)
         if (outs[axis])
             status = pv_cl_download_volume(ctx, buffers[axis], outs[axis]);
-    return status;
-}
-
-static pv_status pv_cl_gradient3d(pv_context *ctx, const pv_volume *src, pv_volume *gx, pv_volume *gy,
-                           pv_volume *gz, pv_gradient_scheme scheme)
-{
-    return pv_cl_finish_after(ctx, gradient3d_on_device(ctx, src, gx, gy, gz, scheme));
+    return pv_cl_finish_after(ctx, status);
 }
 
 const pv_filter_ops pv_cl_filter_ops = {PV_FILTER_SLOTS(PV_OPS_BIND, pv_cl_)};

@@ -137,3 +137,14 @@ pv_status pv_oracle_end(pv_context *ctx, pv_oracle *oracle, pv_status status, do
     oracle->count = 0;
     return status;
 }
+
+void pv_destroy_plan_pair(pv_context *ctx, pv_plan_destroy_fn backend_destroy,
+                          void *backend_plan, pv_plan_destroy_fn cpu_destroy, void *cpu_plan)
+{
+    pv_context_lock(ctx);
+    if (backend_plan && backend_destroy)
+        backend_destroy(ctx, backend_plan);
+    if (cpu_plan && cpu_destroy)
+        cpu_destroy(ctx, cpu_plan);
+    pv_context_unlock(ctx);
+}

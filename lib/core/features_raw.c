@@ -11,14 +11,36 @@
 #include <sys/mman.h>
 #endif
 
+/* The raw result's arrays, listed once for the checks and the frees that
+ * treat them alike.  They are separate allocations: the front end hands
+ * keypoints and descriptors over to the caller's pv_sift_features. */
+#define RAW_ARRAYS 4
+static void list_arrays(const pv_sift_raw *raw, void *arrays[RAW_ARRAYS])
+{
+    arrays[0] = raw->keypoints;
+    arrays[1] = raw->keys;
+    arrays[2] = raw->descriptors;
+    arrays[3] = raw->descriptors_u8;
+}
+
+static int all_allocated(const pv_sift_raw *raw)
+{
+    void *arrays[RAW_ARRAYS];
+    list_arrays(raw, arrays);
+    for (int i = 0; i < RAW_ARRAYS; i++)
+        if (!arrays[i])
+            return 0;
+    return 1;
+}
+
 void pv_sift_raw_free(pv_sift_raw *raw)
 {
     if (!raw)
         return;
-    free(raw->keypoints);
-    free(raw->keys);
-    free(raw->descriptors);
-    free(raw->descriptors_u8);
+    void *arrays[RAW_ARRAYS];
+    list_arrays(raw, arrays);
+    for (int i = 0; i < RAW_ARRAYS; i++)
+        free(arrays[i]);
     memset(raw, 0, sizeof *raw);
 }
 
@@ -65,8 +87,7 @@ static void *new_array(size_t bytes, int prefault)
 
 pv_status pv_sift_raw_reserve(pv_context *ctx, pv_sift_raw *raw, int count, int prefault)
 {
-    if (count <= raw->capacity && raw->keypoints && raw->keys && raw->descriptors &&
-        raw->descriptors_u8)
+    if (count <= raw->capacity && all_allocated(raw))
         return PV_OK;
     pv_sift_raw_free(raw);
     const size_t n = count > 0 ? (size_t)count : 1;
@@ -78,7 +99,7 @@ pv_status pv_sift_raw_reserve(pv_context *ctx, pv_sift_raw *raw, int count, int 
     raw->keys = malloc(n * sizeof *raw->keys);
     raw->descriptors = new_array(desc_f32, prefault);
     raw->descriptors_u8 = new_array(desc_u8, prefault);
-    if (raw->keypoints && raw->keys && raw->descriptors && raw->descriptors_u8) {
+    if (all_allocated(raw)) {
         raw->capacity = (int)n;
         return PV_OK;
     }

@@ -94,6 +94,24 @@ void pv_log(const pv_context *ctx, const char *fmt, ...) __attribute__((format(p
 
 /* ---- argument checks shared by the front-end files ---------------------- */
 
+/* A pointer argument a call cannot do without, by the name its messages
+ * give it. */
+typedef struct pv_required_arg {
+    const char *name;
+    const void *value;
+} pv_required_arg;
+/* The check a call starts with: ctx set, then each of the count arguments
+ * non-NULL.  PV_ERR_INVALID with "<op>: <name> is NULL" for the first one
+ * missing (ctx first); args may be NULL when count is 0.
+ * PV_CHECK_REQUIRED(ctx, op, {"plan", plan}, {"params", params}) counts
+ * the list itself. */
+pv_status pv_check_required(pv_context *ctx, const char *op, const pv_required_arg *args,
+                            int count);
+#define PV_CHECK_REQUIRED(ctx, op, ...)                                                    \
+    pv_check_required((ctx), (op), (const pv_required_arg[]){__VA_ARGS__},                 \
+                      (int)(sizeof((const pv_required_arg[]){__VA_ARGS__}) /                \
+                            sizeof(pv_required_arg)))
+
 /* A well-formed image: non-NULL data, positive sizes, stride >= width, a
  * known pixel type, and a total element count that fits in size_t.
  * pv_image_is_valid also asks for a grey U8 or F32 image, the types that
@@ -114,6 +132,35 @@ int pv_volumes_overlap(const pv_volume *a, const pv_volume *b);
 size_t pv_pixel_size(pv_pixel_type type);
 /* a * b into *out; 0 on overflow. */
 int pv_size_mul(size_t a, size_t b, size_t *out);
+
+/* ---- scratch: several working arrays in one allocation ------------------ */
+
+/* A call that needs N working arrays writes one layout function that
+ * assigns each array with pv_scratch_take; pv_scratch_carve runs it once
+ * to add up the sizes, makes one block, and runs it again to point every
+ * array into the block.  One allocation, one failure check and one free
+ * (pv_scratch_free) replace N of each.  Every array starts on a
+ * PV_SCRATCH_ALIGN boundary: a cache line, so that threads writing
+ * neighbouring arrays do not share one, and enough for any SIMD load. */
+#define PV_SCRATCH_ALIGN ((size_t)64)
+typedef struct pv_scratch {
+    unsigned char *block;   /* the allocation; NULL while the sizes are added up */
+    size_t size;            /* bytes laid out so far */
+    int overflow;           /* a size did not fit in size_t */
+} pv_scratch;
+/* Lays out the arrays of `arrays` (the caller's struct of pointers). */
+typedef void pv_scratch_layout(pv_scratch *scratch, void *arrays);
+/* The next count elements of element_size bytes: their place in the block,
+ * or NULL while the sizes are being added up. */
+void *pv_scratch_take(pv_scratch *scratch, size_t count, size_t element_size);
+/* Make the block (zero-filled when zeroed) into *scratch and point the
+ * arrays into it.  PV_ERR_NOMEM (nothing recorded: the caller says what
+ * it was for) when a size overflows or memory is short; every array is
+ * then NULL and *scratch untouched. */
+pv_status pv_scratch_carve(pv_scratch *scratch, pv_scratch_layout *lay_out, void *arrays,
+                           int zeroed);
+/* Free the block (NULL-safe, and safe on an all-zero scratch). */
+void pv_scratch_free(pv_scratch *scratch);
 
 /* ---- cross-check -------------------------------------------------------- */
 
@@ -157,5 +204,17 @@ pv_status pv_oracle_add_image(pv_context *ctx, pv_oracle *oracle, const pv_image
 pv_status pv_oracle_add_volume(pv_context *ctx, pv_oracle *oracle, const pv_volume *device,
                                pv_volume **cpu);
 pv_status pv_oracle_end(pv_context *ctx, pv_oracle *oracle, pv_status status, double tolerance);
+
+/* A front-end plan holds a plan on its context's backend and, when
+ * cross-checked, a twin on the CPU oracle: destroy both through their
+ * modules' slots, under the context's lock (a shared context's device
+ * state).  Either plan may be NULL. */
+void pv_destroy_plan_pair(pv_context *ctx, pv_plan_destroy_fn backend_destroy,
+                          void *backend_plan, pv_plan_destroy_fn cpu_destroy, void *cpu_plan);
+/* The same through module's slot `slot` on both backends, naming them once:
+ * PV_DESTROY_PLAN_PAIR(ctx, flow, destroy, plan->backend, plan->check). */
+#define PV_DESTROY_PLAN_PAIR(ctx, module, slot, backend_plan, cpu_plan)                    \
+    pv_destroy_plan_pair((ctx), (ctx)->ops->module->slot, (backend_plan),                   \
+                         pv_cpu_backend.module->slot, (cpu_plan))
 
 #endif

@@ -52,18 +52,31 @@ pv_status pv_fail(pv_context *ctx, pv_status status, const char *fmt, ...)
     return status;
 }
 
+pv_status pv_check_required(pv_context *ctx, const char *op, const pv_required_arg *args,
+                            int count)
+{
+    if (!ctx)
+        return pv_fail(NULL, PV_ERR_INVALID, "%s: ctx is NULL", op);
+    for (int i = 0; args && i < count; i++)
+        if (!args[i].value)
+            return pv_fail(ctx, PV_ERR_INVALID, "%s: %s is NULL", op, args[i].name);
+    return PV_OK;
+}
+
 void pv_log(const pv_context *ctx, const char *fmt, ...)
 {
     (void)ctx;
     const char *enabled = getenv("PARVIS_LOG");
     if (!enabled || strcmp(enabled, "1") != 0)
         return;
+    /* Formatted first and written with one call: stderr is unbuffered,
+     * and piecewise writes from several threads would interleave. */
+    char line[1024];
     va_list args;
     va_start(args, fmt);
-    fputs("parvis: ", stderr);
-    vfprintf(stderr, fmt, args);
-    fputc('\n', stderr);
+    vsnprintf(line, sizeof line, fmt, args);
     va_end(args);
+    fprintf(stderr, "parvis: %s\n", line);
 }
 
 const char *pv_version(void)

@@ -16,9 +16,6 @@
  * on devices that honour the pragma. */
 #pragma OPENCL FP_CONTRACT OFF
 
-#define ROW_TILE (FILTER_WG_X * FILTER_ROW_STEPS)
-#define COL_TILE (FILTER_WG_Y * FILTER_COL_STEPS)
-
 static float load_u8(__global const uchar *p, size_t i) { return convert_float(p[i]); }
 static float load_f32(__global const float *p, size_t i) { return p[i]; }
 
@@ -27,76 +24,35 @@ static size_t dense_index(int x, int y, int z, int nx, int ny)
     return (size_t)x + (size_t)nx * ((size_t)y + (size_t)ny * (size_t)z);
 }
 
-/* ---------------------------------------------------------------- row pass
- * Each work group filters FILTER_WG_Y rows of ROW_TILE outputs.  The rows'
- * input span (ROW_TILE + 2r values) is staged once in local memory because
- * every input value is read by 2r + 1 outputs.  `tile` holds
- * FILTER_WG_Y * (ROW_TILE + 2r) floats (sized by the host).
- * Global size: (ceil(nx / ROW_TILE) * FILTER_WG_X, ny, nz). */
+/* ---------------------------------------------------------- tiled passes
+ * The x pass of 2D and 3D blurs (u8 or f32 input) and their y pass, in
+ * the shape separable.cl describes, with this family's parameters. */
+#define SEPARABLE_WG_X FILTER_WG_X
+#define SEPARABLE_WG_Y FILTER_WG_Y
+#define SEPARABLE_ROW_STEPS FILTER_ROW_STEPS
+#define SEPARABLE_COL_STEPS FILTER_COL_STEPS
+#include "separable.cl"
+
+DEFINE_SEPARABLE_ROWS(rows_u8, uchar, load_u8)
+DEFINE_SEPARABLE_ROWS(rows_f32, float, load_f32)
+
 #define DEFINE_GAUSS_ROWS(SUFFIX, TYPE)                                                  \
 __kernel __attribute__((reqd_work_group_size(FILTER_WG_X, FILTER_WG_Y, 1)))             \
 void gauss_rows_##SUFFIX(__global const TYPE *src, __global float *dst,                 \
                          __constant float *weights, int radius, int nx, int ny,         \
                          __local float *tile)                                            \
 {                                                                                        \
-    const int lx = get_local_id(0);                                                      \
-    const int x0 = get_group_id(0) * ROW_TILE;                                           \
-    const int y = get_global_id(1);                                                      \
-    const int z = get_global_id(2);                                                      \
-    const int span = ROW_TILE + 2 * radius;                                              \
-    __local float *line = tile + get_local_id(1) * span;                                 \
-    /* Rows past the image still load (a clamped row) so every item hits the barrier. */ \
-    const size_t row = dense_index(0, min(y, ny - 1), z, nx, ny);                        \
-    for (int i = lx; i < span; i += FILTER_WG_X)                                         \
-        line[i] = load_##SUFFIX(src, row + clamp(x0 - radius + i, 0, nx - 1));           \
-    barrier(CLK_LOCAL_MEM_FENCE);                                                        \
-    if (y >= ny)                                                                         \
-        return;                                                                          \
-    for (int s = 0; s < FILTER_ROW_STEPS; s++) {                                         \
-        const int offset = lx + s * FILTER_WG_X;                                         \
-        if (x0 + offset >= nx)                                                           \
-            break;                                                                       \
-        float acc = 0.0f;                                                                \
-        for (int k = 0; k <= 2 * radius; k++)                                            \
-            acc += weights[k] * line[offset + k];                                        \
-        dst[row + x0 + offset] = acc;                                                    \
-    }                                                                                    \
+    rows_##SUFFIX(src, dst, weights, radius, nx, ny, get_global_id(2), tile);            \
 }
 
 DEFINE_GAUSS_ROWS(u8, uchar)
 DEFINE_GAUSS_ROWS(f32, float)
 
-/* ------------------------------------------------------------- column pass
- * Each work group filters COL_TILE rows of FILTER_WG_X columns of one
- * slice, staging (COL_TILE + 2r) x FILTER_WG_X inputs in local memory.
- * Used for the y pass of 2D and 3D blurs.
- * Global size: (nx, ceil(ny / COL_TILE) * FILTER_WG_Y, nz). */
 __kernel __attribute__((reqd_work_group_size(FILTER_WG_X, FILTER_WG_Y, 1)))
 void gauss_cols(__global const float *src, __global float *dst, __constant float *weights,
                 int radius, int nx, int ny, __local float *tile)
 {
-    const int lx = get_local_id(0);
-    const int ly = get_local_id(1);
-    const int x = get_global_id(0);
-    const int y0 = get_group_id(1) * COL_TILE;
-    const int z = get_global_id(2);
-    const int span = COL_TILE + 2 * radius;
-    /* Columns past the image load a clamped column so every item hits the barrier. */
-    const int xc = min(x, nx - 1);
-    for (int i = ly; i < span; i += FILTER_WG_Y)
-        tile[i * FILTER_WG_X + lx] = src[dense_index(xc, clamp(y0 - radius + i, 0, ny - 1), z, nx, ny)];
-    barrier(CLK_LOCAL_MEM_FENCE);
-    if (x >= nx)
-        return;
-    for (int s = 0; s < FILTER_COL_STEPS; s++) {
-        const int offset = ly + s * FILTER_WG_Y;
-        if (y0 + offset >= ny)
-            break;
-        float acc = 0.0f;
-        for (int k = 0; k <= 2 * radius; k++)
-            acc += weights[k] * tile[(offset + k) * FILTER_WG_X + lx];
-        dst[dense_index(x, y0 + offset, z, nx, ny)] = acc;
-    }
+    separable_cols(src, dst, weights, radius, nx, ny, get_global_id(2), tile);
 }
 
 /* --------------------------------------------------------- untiled passes
@@ -106,12 +62,23 @@ void gauss_cols(__global const float *src, __global float *dst, __constant float
  * would need z-blocked work groups, and as the fallback when a row or
  * column tile does not fit in local memory (very wide kernels).
  * Global size: (nx, ny, nz). */
-static void axis_geometry(int axis, int x, int y, int z, int nx, int ny, int nz,
-                          int *coord, int *length, size_t *step)
+typedef struct axis_walk {
+    int coord, length;   /* this item's place on the line, and the line's length */
+    size_t step, here;   /* elements between neighbours on the line; this item's element */
+} axis_walk;
+
+/* This work item's element and the line along `axis` through it; 0 when
+ * the item lies past the data. */
+static int walk_axis(int axis, int nx, int ny, int nz, axis_walk *walk)
 {
-    *coord = axis == 0 ? x : axis == 1 ? y : z;
-    *length = axis == 0 ? nx : axis == 1 ? ny : nz;
-    *step = axis == 0 ? 1 : axis == 1 ? (size_t)nx : (size_t)nx * (size_t)ny;
+    const int x = get_global_id(0), y = get_global_id(1), z = get_global_id(2);
+    if (x >= nx || y >= ny || z >= nz)
+        return 0;
+    walk->coord = axis == 0 ? x : axis == 1 ? y : z;
+    walk->length = axis == 0 ? nx : axis == 1 ? ny : nz;
+    walk->step = axis == 0 ? 1 : axis == 1 ? (size_t)nx : (size_t)nx * (size_t)ny;
+    walk->here = dense_index(x, y, z, nx, ny);
+    return 1;
 }
 
 #define DEFINE_GAUSS_AXIS(SUFFIX, TYPE)                                                  \
@@ -119,20 +86,16 @@ __kernel void gauss_axis_##SUFFIX(__global const TYPE *src, __global float *dst,
                                   __constant float *weights, int radius,                \
                                   int nx, int ny, int nz, int axis)                      \
 {                                                                                        \
-    const int x = get_global_id(0), y = get_global_id(1), z = get_global_id(2);          \
-    if (x >= nx || y >= ny || z >= nz)                                                   \
+    axis_walk walk;                                                                      \
+    if (!walk_axis(axis, nx, ny, nz, &walk))                                             \
         return;                                                                          \
-    int coord, length;                                                                   \
-    size_t step;                                                                         \
-    axis_geometry(axis, x, y, z, nx, ny, nz, &coord, &length, &step);                    \
-    const size_t here = dense_index(x, y, z, nx, ny);                                    \
-    const size_t line = here - (size_t)coord * step;                                     \
+    const size_t line = walk.here - (size_t)walk.coord * walk.step;                      \
     float acc = 0.0f;                                                                    \
     for (int k = 0; k <= 2 * radius; k++) {                                              \
-        const int c = clamp(coord - radius + k, 0, length - 1);                          \
-        acc += weights[k] * load_##SUFFIX(src, line + (size_t)c * step);                 \
+        const int c = clamp(walk.coord - radius + k, 0, walk.length - 1);                \
+        acc += weights[k] * load_##SUFFIX(src, line + (size_t)c * walk.step);            \
     }                                                                                    \
-    dst[here] = acc;                                                                     \
+    dst[walk.here] = acc;                                                                \
 }
 
 DEFINE_GAUSS_AXIS(u8, uchar)
@@ -150,23 +113,19 @@ __kernel __attribute__((reqd_work_group_size(FILTER_GRAD_WG_X, FILTER_GRAD_WG_Y,
 void gradient_##SUFFIX(__global const TYPE *src, __global float *dst,                   \
                        int nx, int ny, int nz, int axis, int scheme)                     \
 {                                                                                        \
-    const int x = get_global_id(0), y = get_global_id(1), z = get_global_id(2);          \
-    if (x >= nx || y >= ny || z >= nz)                                                   \
+    axis_walk walk;                                                                      \
+    if (!walk_axis(axis, nx, ny, nz, &walk))                                             \
         return;                                                                          \
-    int coord, length;                                                                   \
-    size_t step;                                                                         \
-    axis_geometry(axis, x, y, z, nx, ny, nz, &coord, &length, &step);                    \
-    const size_t here = dense_index(x, y, z, nx, ny);                                    \
-    const int lo = scheme == 0 ? max(coord - 1, 0) : coord;                              \
-    const int hi = min(coord + 1, length - 1);                                           \
+    const int lo = scheme == 0 ? max(walk.coord - 1, 0) : walk.coord;                   \
+    const int hi = min(walk.coord + 1, walk.length - 1);                                 \
     if (hi == lo) {                                                                      \
-        dst[here] = 0.0f;                                                                \
+        dst[walk.here] = 0.0f;                                                           \
         return;                                                                          \
     }                                                                                    \
     const float scale = hi - lo == 2 ? 0.5f : 1.0f;                                      \
-    const float f_hi = load_##SUFFIX(src, here + (size_t)(hi - coord) * step);           \
-    const float f_lo = load_##SUFFIX(src, here - (size_t)(coord - lo) * step);           \
-    dst[here] = (f_hi - f_lo) * scale;                                                   \
+    const size_t up = walk.here + (size_t)(hi - walk.coord) * walk.step;                 \
+    const size_t down = walk.here - (size_t)(walk.coord - lo) * walk.step;               \
+    dst[walk.here] = (load_##SUFFIX(src, up) - load_##SUFFIX(src, down)) * scale;        \
 }
 
 DEFINE_GRADIENT(u8, uchar)

@@ -19,8 +19,6 @@
  * derivation of the Jacobi update is written there. */
 #pragma OPENCL FP_CONTRACT OFF
 
-#define ROW_TILE (FLOW_SMOOTH_WG_X * FLOW_ROW_STEPS)
-#define COL_TILE (FLOW_SMOOTH_WG_Y * FLOW_COL_STEPS)
 #define TENSOR_COMPONENTS 9
 
 static size_t voxel(int x, int y, int z, int nx, int ny)
@@ -173,64 +171,33 @@ __kernel void flow_products(__global const float *grad, __global const float *it
     t[8 * m + i] = gz * gt;
 }
 
-/* x pass over all nine components in one launch: global dimension 2 runs
- * over z + nz * component.  Each group stages FLOW_SMOOTH_WG_Y rows of
- * ROW_TILE + 2r inputs in local memory (every input feeds 2r + 1 outputs).
- * Global: (ceil(nx / ROW_TILE) * FLOW_SMOOTH_WG_X, ny, 9 nz). */
+/* x and y passes over all nine components in one launch each: global
+ * dimension 2 runs over z + nz * component, a slice index to the shared
+ * tiled passes of separable.cl, with this family's tile parameters.
+ * x: (ceil(nx / ROW_TILE) * FLOW_SMOOTH_WG_X, ny, 9 nz);
+ * y: (nx, ceil(ny / COL_TILE) * FLOW_SMOOTH_WG_Y, 9 nz), where ROW_TILE
+ * and COL_TILE are the wgs times the steps. */
+#define SEPARABLE_WG_X FLOW_SMOOTH_WG_X
+#define SEPARABLE_WG_Y FLOW_SMOOTH_WG_Y
+#define SEPARABLE_ROW_STEPS FLOW_ROW_STEPS
+#define SEPARABLE_COL_STEPS FLOW_COL_STEPS
+#include "separable.cl"
+
+static float load_component(__global const float *p, size_t i) { return p[i]; }
+DEFINE_SEPARABLE_ROWS(smooth_rows, float, load_component)
+
 __kernel __attribute__((reqd_work_group_size(FLOW_SMOOTH_WG_X, FLOW_SMOOTH_WG_Y, 1)))
 void flow_smooth_rows(__global const float *src, __global float *dst, __constant float *weights,
                       int radius, int nx, int ny, __local float *tile)
 {
-    const int lx = get_local_id(0);
-    const int x0 = get_group_id(0) * ROW_TILE;
-    const int y = get_global_id(1);
-    const int zc = get_global_id(2); /* z + nz * component: rows are contiguous alike */
-    const int span = ROW_TILE + 2 * radius;
-    __local float *line = tile + get_local_id(1) * span;
-    /* Rows past the volume load a clamped row so every item reaches the barrier. */
-    const size_t row = voxel(0, min(y, ny - 1), zc, nx, ny);
-    for (int i = lx; i < span; i += FLOW_SMOOTH_WG_X)
-        line[i] = src[row + clamp(x0 - radius + i, 0, nx - 1)];
-    barrier(CLK_LOCAL_MEM_FENCE);
-    if (y >= ny)
-        return;
-    for (int s = 0; s < FLOW_ROW_STEPS; s++) {
-        const int offset = lx + s * FLOW_SMOOTH_WG_X;
-        if (x0 + offset >= nx)
-            break;
-        float acc = 0.0f;
-        for (int k = 0; k <= 2 * radius; k++)
-            acc += weights[k] * line[offset + k];
-        dst[row + x0 + offset] = acc;
-    }
+    smooth_rows(src, dst, weights, radius, nx, ny, get_global_id(2), tile);
 }
 
-/* y pass, tiled like the rows: COL_TILE rows of FLOW_SMOOTH_WG_X columns
- * plus the apron.  Global: (nx, ceil(ny / COL_TILE) * FLOW_SMOOTH_WG_Y, 9 nz). */
 __kernel __attribute__((reqd_work_group_size(FLOW_SMOOTH_WG_X, FLOW_SMOOTH_WG_Y, 1)))
 void flow_smooth_cols(__global const float *src, __global float *dst, __constant float *weights,
                       int radius, int nx, int ny, __local float *tile)
 {
-    const int lx = get_local_id(0), ly = get_local_id(1);
-    const int x = get_global_id(0);
-    const int y0 = get_group_id(1) * COL_TILE;
-    const int zc = get_global_id(2);
-    const int span = COL_TILE + 2 * radius;
-    const int xc = min(x, nx - 1);
-    for (int i = ly; i < span; i += FLOW_SMOOTH_WG_Y)
-        tile[i * FLOW_SMOOTH_WG_X + lx] = src[voxel(xc, clamp(y0 - radius + i, 0, ny - 1), zc, nx, ny)];
-    barrier(CLK_LOCAL_MEM_FENCE);
-    if (x >= nx)
-        return;
-    for (int s = 0; s < FLOW_COL_STEPS; s++) {
-        const int offset = ly + s * FLOW_SMOOTH_WG_Y;
-        if (y0 + offset >= ny)
-            break;
-        float acc = 0.0f;
-        for (int k = 0; k <= 2 * radius; k++)
-            acc += weights[k] * tile[(offset + k) * FLOW_SMOOTH_WG_X + lx];
-        dst[voxel(x, y0 + offset, zc, nx, ny)] = acc;
-    }
+    separable_cols(src, dst, weights, radius, nx, ny, get_global_id(2), tile);
 }
 
 /* z pass of all nine components fused with the right-hand side: each work
