@@ -37,6 +37,7 @@ void pv_bp_params_default(pv_bp_params *params)
     params->tile_height = 0;
     params->tile_padding = 20;
     params->memory_budget = 0;
+    params->message_precision = PV_BP_MESSAGES_F32;
 }
 
 float pv_bp_recommended_disc_max(int ndisp)
@@ -139,6 +140,11 @@ static pv_status check_costs(pv_context *ctx, const pv_bp_params *params)
     if (!is_finite_positive(params->disc_max))
         return pv_fail(ctx, PV_ERR_INVALID, "stereo_bp: params.disc_max %g is not finite and > 0",
                        (double)params->disc_max);
+    if (params->message_precision != PV_BP_MESSAGES_F32 &&
+        params->message_precision != PV_BP_MESSAGES_F16)
+        return pv_fail(ctx, PV_ERR_INVALID,
+                       "stereo_bp: params.message_precision %d is neither PV_BP_MESSAGES_F32 "
+                       "nor PV_BP_MESSAGES_F16", (int)params->message_precision);
     if (!(isfinite(params->sigma) && params->sigma >= 0.0f))
         return pv_fail(ctx, PV_ERR_INVALID, "stereo_bp: params.sigma %g is not finite and >= 0",
                        (double)params->sigma);
@@ -494,6 +500,7 @@ static pv_bp_job make_job(const pv_bp_params *params, const float *weights, int 
     job.data_max = params->data_max;
     job.disc_max = params->disc_max;
     job.inv_ndisp = 1.0f / (float)params->ndisp;
+    job.half_messages = params->message_precision == PV_BP_MESSAGES_F16;
     job.weights = weights;
     job.radius = radius;
     job.tiles = tiles;

@@ -44,6 +44,9 @@ static const pv_cl_param_default bp_defaults[] = {
     {"BP_REG_VALUES", 32},         /* message values kept in registers (at most)     */
     {"BP_LOCAL_VALUES", 0},        /* message values per item in local memory (most) */
     {"BP_SMALL_LEVEL_PIXELS", 2048}, /* levels this small run in one work-group      */
+    {"BP_FUSED_PASSES", 0},        /* 1: five passes over a message array, not eight */
+    {"BP_DIR_ITEMS", 1},           /* work-items per pixel in bp_round: 1, or 4 (one
+                                      per direction)                                  */
     {"BP_NDISP_CLASS", 0},         /* the values above apply to: 0 every ndisp,
                                       1 ndisp <= 96, 2 ndisp > 96 (pv_bp_ndisp_class) */
 };
@@ -140,6 +143,12 @@ static pv_status check_shape(pv_context *ctx, bp_plan *plan)
                        "(at most %d work-items per group)",
                        plan->wg_x, plan->wg_y, pv_cl_device_info(ctx)->name,
                        pv_cl_device_info(ctx)->max_work_group_size);
+    if ((plan->fused_passes != 0 && plan->fused_passes != 1) ||
+        (plan->dir_items != 1 && plan->dir_items != 4))
+        return pv_fail(ctx, PV_ERR_INVALID,
+                       "stereo_bp: launch parameters bp.BP_FUSED_PASSES %d (0 or 1) or "
+                       "bp.BP_DIR_ITEMS %d (1 or 4) out of range",
+                       plan->fused_passes, plan->dir_items);
     return PV_OK;
 }
 
@@ -150,10 +159,12 @@ static pv_status plan_options(pv_context *ctx, bp_plan *plan, const pv_image *le
                      " -DBP_WG_X=%d -DBP_WG_Y=%d -DBP_REG_VALUES=%d -DBP_LOCAL_VALUES=%d"
                      " -DBP_SMALL_LEVEL_PIXELS=%d"
                      " -DBP_NDISP=%d -DBP_NREG=%d -DBP_NLOC=%d -DBP_NPRIV=%d -DBP_PIXEL_U8=%d"
-                     " -DBP_COST_FROM_RAW=%d",
+                     " -DBP_COST_FROM_RAW=%d -DBP_FUSED_PASSES=%d -DBP_DIR_ITEMS=%d"
+                     " -DBP_HALF_MESSAGES=%d",
                      plan->wg_x, plan->wg_y, plan->reg_values, plan->local_values,
                      plan->small_pixels, ndisp, plan->nreg, plan->nloc, plan->npriv,
-                     left->type == PV_PIXEL_U8, !from_smoothed);
+                     left->type == PV_PIXEL_U8, !from_smoothed, plan->fused_passes,
+                     plan->dir_items, plan->half_messages);
     if (n < 0 || (size_t)n >= sizeof plan->options)
         return pv_fail(ctx, PV_ERR_INVALID, "stereo_bp: kernel options overflow");
     return PV_OK;
@@ -169,28 +180,42 @@ static pv_status make_plan(pv_context *ctx, const pv_image *left, const pv_bp_jo
     plan->reg_values = bp_param(ctx, "BP_REG_VALUES", ndisp);
     plan->local_values = bp_param(ctx, "BP_LOCAL_VALUES", ndisp);
     plan->small_pixels = bp_param(ctx, "BP_SMALL_LEVEL_PIXELS", ndisp);
+    plan->fused_passes = bp_param(ctx, "BP_FUSED_PASSES", ndisp);
+    plan->dir_items = bp_param(ctx, "BP_DIR_ITEMS", ndisp);
+    plan->half_messages = job->half_messages;
     pv_status status = check_shape(ctx, plan);
     if (status != PV_OK)
         return status;
     split_storage(ctx, plan, job->ndisp);
     plan->local[0] = (size_t)plan->wg_x;
     plan->local[1] = (size_t)plan->wg_y;
-    pv_log(ctx, "stereo_bp: groups of %dx%d, message array %d registers + %d local + %d private",
-           plan->wg_x, plan->wg_y, plan->nreg, plan->nloc, plan->npriv);
+    plan->local[2] = 1;
+    pv_log(ctx, "stereo_bp: groups of %dx%d, message array %d registers + %d local + %d private, "
+                "%s passes, %d item(s) per pixel, %s messages",
+           plan->wg_x, plan->wg_y, plan->nreg, plan->nloc, plan->npriv,
+           plan->fused_passes ? "five" : "eight", plan->dir_items,
+           plan->half_messages ? "f16" : "f32");
     return plan_options(ctx, plan, left, job->ndisp, job->weights != NULL);
 }
 
 /* --------------------------------------------------------------- buffers */
 
-static pv_status float_buffer(pv_context *ctx, const char *slot, size_t count, cl_mem *buffer)
+/* A scratch buffer of count elements of `size` bytes, indexable with int. */
+static pv_status sized_buffer(pv_context *ctx, const char *slot, size_t count, size_t size,
+                              cl_mem *buffer)
 {
     size_t bytes;
-    if (count > (size_t)INT_MAX || !pv_size_mul(count, sizeof(cl_float), &bytes))
+    if (count > (size_t)INT_MAX || !pv_size_mul(count, size, &bytes))
         return pv_fail(ctx, PV_ERR_DEVICE_MEMORY,
                        "stereo_bp: %zu elements in one buffer exceed what the kernels index; "
                        "use tiles (params.tile_width/tile_height or memory_budget)",
                        count);
     return pv_cl_scratch(ctx, slot, bytes, buffer);
+}
+
+static pv_status float_buffer(pv_context *ctx, const char *slot, size_t count, cl_mem *buffer)
+{
+    return sized_buffer(ctx, slot, count, sizeof(cl_float), buffer);
 }
 
 static pv_status get_buffers(pv_context *ctx, const pv_image *left, const pv_bp_job *job,
@@ -213,10 +238,12 @@ static pv_status get_buffers(pv_context *ctx, const pv_image *left, const pv_bp_
         status = float_buffer(ctx, "bp.weights", 2 * (size_t)job->radius + 1, &b->weights);
     if (status == PV_OK)
         status = float_buffer(ctx, "bp.data", data, &b->data);
+    /* messages: f32, or half (cl_half) when the job asks for it */
+    const size_t message = job->half_messages ? sizeof(cl_half) : sizeof(cl_float);
     if (status == PV_OK)
-        status = float_buffer(ctx, "bp.msgs0", msgs[0], &b->msgs[0]);
+        status = sized_buffer(ctx, "bp.msgs0", msgs[0], message, &b->msgs[0]);
     if (status == PV_OK)
-        status = float_buffer(ctx, "bp.msgs1", msgs[1] ? msgs[1] : 1, &b->msgs[1]);
+        status = sized_buffer(ctx, "bp.msgs1", msgs[1] ? msgs[1] : 1, message, &b->msgs[1]);
     if (status == PV_OK)
         status = float_buffer(ctx, "bp.disparity", pixels, &b->disparity);
     return status;

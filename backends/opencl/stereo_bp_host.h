@@ -26,7 +26,10 @@ typedef struct bp_plan {
     int reg_values, local_values;
     int nreg, nloc, npriv;
     int small_pixels;
-    size_t local[2];
+    int fused_passes;   /* BP_FUSED_PASSES */
+    int dir_items;      /* BP_DIR_ITEMS: work-items per pixel in bp_round */
+    int half_messages;  /* messages stored as half (the job's precision) */
+    size_t local[3];
     int pyramid_side;   /* most finest pixels per side of a bp_data_pyramid group */
     char options[512];
     cl_kernel kernels[K_COUNT]; /* looked up on first use in this call */

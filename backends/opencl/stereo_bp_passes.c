@@ -191,14 +191,15 @@ static pv_status level_rounds(pv_context *ctx, bp_plan *plan, const pv_bp_job *j
     /* every argument once, then only the colour changes between rounds */
     pv_status status = pv_cl_bp_set_args(ctx, plan, K_ROUND, &a);
     cl_kernel kernel = plan->kernels[K_ROUND];
-    const size_t global[2] = {div_up((size_t)v.width, 2), (size_t)v.height};
+    const size_t global[3] = {div_up((size_t)v.width, 2), (size_t)v.height,
+                              (size_t)plan->dir_items};
     for (int t = first; status == PV_OK && t < job->iterations; t++) {
         if (t > first) {
             colour = (t + 1) & 1;
             status = pv_cl_arg(ctx, kernel, 5, sizeof colour, &colour);
         }
         if (status == PV_OK)
-            status = pv_cl_launch(ctx, kernel, 2, global, plan->local);
+            status = pv_cl_launch(ctx, kernel, 3, global, plan->local);
     }
     return status;
 }
