@@ -421,19 +421,19 @@ static void run_tile(bp_work *w, const pv_image *left, const pv_bp_tile *tile,
     }
 }
 
+/* Everything is allocated up front (alloc_work), so nothing below fails. */
 static pv_status pv_cpu_stereo_bp(pv_context *ctx, const pv_image *left, const pv_image *right,
                            const pv_bp_job *job, pv_image *disparity)
 {
     bp_work w;
     pv_status status = alloc_work(ctx, &w, left, job);
-    if (status != PV_OK)
-        return status;
-    const int threads = thread_count(ctx);
-    prepare_images(&w, left, right, job, threads);
-    for (int t = 0; t < job->tile_count; t++)
-        run_tile(&w, left, &job->tiles[t], job, disparity, threads);
-    free_work(&w);
-    return PV_OK;
+    if (status == PV_OK) {
+        prepare_images(&w, left, right, job, thread_count(ctx));
+        for (int t = 0; t < job->tile_count; t++)
+            run_tile(&w, left, &job->tiles[t], job, disparity, thread_count(ctx));
+        free_work(&w);
+    }
+    return status;
 }
 
 const pv_bp_ops pv_cpu_bp_ops = {

@@ -16,7 +16,11 @@
  * The message array being computed is split between registers, local
  * memory and spilled private memory by the launch parameters BP_REG_VALUES
  * and BP_LOCAL_VALUES (the paper's hybrid), within the device's local
- * memory; the tuner searches them with the work-group shape.
+ * memory; the tuner searches them with the work-group shape.  For wide
+ * ranges, where most of that array spills, BP_FUSED_PASSES and
+ * BP_DIR_ITEMS change how a round walks it without changing a bit of
+ * the result, and the job's message precision (the caller's choice) how
+ * messages are stored (docs/bp-at-scale.md).
  *
  * Host overhead (a small image's call is mostly launch latency): the
  * hand-down of messages to a level runs fused with the level's first round
@@ -318,15 +322,12 @@ static pv_status upload_inputs(pv_context *ctx, const pv_image *left, const pv_i
 static pv_status smooth_pass(pv_context *ctx, bp_plan *plan, int which, const cl_mem *buffers,
                              const bp_buffers *b, const pv_image *left, cl_int radius)
 {
-    cl_int width = left->width, height = left->height;
+    const cl_mem *const inputs[4] = {&buffers[0], &buffers[1], &buffers[2], &b->weights};
+    const cl_int sizes[3] = {radius, left->width, left->height};
     kernel_args a = {.count = 0};
-    for (int i = 0; i < 3; i++)
-        arg(&a, sizeof(cl_mem), &buffers[i]);
-    arg(&a, sizeof(cl_mem), &b->weights);
-    arg(&a, sizeof radius, &radius);
-    arg(&a, sizeof width, &width);
-    arg(&a, sizeof height, &height);
-    return pv_cl_bp_launch(ctx, plan, which, &a, (size_t)width, (size_t)height);
+    arg_buffers(&a, inputs, 4);
+    arg_ints(&a, sizes, 3);
+    return pv_cl_bp_launch(ctx, plan, which, &a, (size_t)left->width, (size_t)left->height);
 }
 
 /* The smoothed f32 images (without smoothing, the data costs read the
@@ -370,15 +371,12 @@ static pv_status coarsen_levels(pv_context *ctx, bp_plan *plan, const pv_bp_job 
     pv_status status = PV_OK;
     for (int level = fused + 1; status == PV_OK && level < tile->levels; level++) {
         level_size fine = pv_cl_bp_level_of(tile, level - 1), coarse = pv_cl_bp_level_of(tile, level);
-        cl_int fine_offset = (cl_int)pv_cl_bp_data_offset(tile, level - 1, job->ndisp);
-        cl_int coarse_offset = (cl_int)pv_cl_bp_data_offset(tile, level, job->ndisp);
-        cl_int fw = fine.width, fh = fine.height;
+        const cl_int values[4] = {(cl_int)pv_cl_bp_data_offset(tile, level - 1, job->ndisp),
+                                  fine.width, fine.height,
+                                  (cl_int)pv_cl_bp_data_offset(tile, level, job->ndisp)};
         kernel_args c = {.count = 0};
         arg(&c, sizeof(cl_mem), &b->data);
-        arg(&c, sizeof fine_offset, &fine_offset);
-        arg(&c, sizeof fw, &fw);
-        arg(&c, sizeof fh, &fh);
-        arg(&c, sizeof coarse_offset, &coarse_offset);
+        arg_ints(&c, values, 4);
         status = pv_cl_bp_launch(ctx, plan, K_DATA_COARSEN, &c, (size_t)coarse.width,
                                  (size_t)coarse.height);
     }
@@ -391,31 +389,27 @@ static pv_status coarsen_levels(pv_context *ctx, bp_plan *plan, const pv_bp_job 
 static pv_status data_costs(pv_context *ctx, bp_plan *plan, const pv_image *left,
                             const pv_bp_job *job, const pv_bp_tile *tile, const bp_buffers *b)
 {
-    cl_int width = left->width, tx = tile->x, ty = tile->y, tw = tile->width, th = tile->height;
-    cl_int min_disp = job->min_disp;
-    cl_float lambda = job->lambda, data_max = job->data_max;
+    const size_t tw = (size_t)tile->width, th = (size_t)tile->height;
     cl_int fused = 0;
     while (fused < tile->levels - 1 && (2 << fused) <= plan->pyramid_side)
         fused++;
+    const cl_mem *const images[2] = {job->weights ? &b->left : &b->raw_left,
+                                     job->weights ? &b->right : &b->raw_right};
+    const cl_int place[6] = {left->width, tile->x, tile->y, tile->width, tile->height,
+                             job->min_disp};
+    const cl_float costs[2] = {job->lambda, job->data_max};
     kernel_args a = {.count = 0};
-    arg(&a, sizeof(cl_mem), job->weights ? &b->left : &b->raw_left);
-    arg(&a, sizeof(cl_mem), job->weights ? &b->right : &b->raw_right);
-    arg(&a, sizeof width, &width);
-    arg(&a, sizeof tx, &tx);
-    arg(&a, sizeof ty, &ty);
-    arg(&a, sizeof tw, &tw);
-    arg(&a, sizeof th, &th);
-    arg(&a, sizeof min_disp, &min_disp);
-    arg(&a, sizeof lambda, &lambda);
-    arg(&a, sizeof data_max, &data_max);
+    arg_buffers(&a, images, 2);
+    arg_ints(&a, place, 6);
+    arg_floats(&a, costs, 2);
     arg(&a, sizeof(cl_mem), &b->data);
     pv_status status;
     if (fused > 0) {
-        arg(&a, sizeof fused, &fused);
+        arg_ints(&a, &fused, 1);
         const size_t side[2] = {(size_t)1 << fused, (size_t)1 << fused};
-        status = launch_in(ctx, plan, K_DATA_PYRAMID, &a, (size_t)tw, (size_t)th, side);
+        status = launch_in(ctx, plan, K_DATA_PYRAMID, &a, tw, th, side);
     } else
-        status = pv_cl_bp_launch(ctx, plan, K_DATA_COST, &a, (size_t)tw, (size_t)th);
+        status = pv_cl_bp_launch(ctx, plan, K_DATA_COST, &a, tw, th);
     return status == PV_OK ? coarsen_levels(ctx, plan, job, tile, b, fused) : status;
 }
 
@@ -423,25 +417,18 @@ static pv_status write_disparities(pv_context *ctx, bp_plan *plan, const pv_imag
                                    const pv_bp_job *job, const pv_bp_tile *tile,
                                    const bp_buffers *b)
 {
-    cl_int width = tile->width, height = tile->height;
-    cl_int out_x = tile->out_x - tile->x, out_y = tile->out_y - tile->y;
-    cl_int out_w = tile->out_width, out_h = tile->out_height;
-    cl_int tx = tile->x, ty = tile->y, image_width = left->width, min_disp = job->min_disp;
+    /* the tile's size, its output rectangle (relative to it), its place in
+     * the image and the image's width, the range's start */
+    const cl_int place[10] = {tile->width, tile->height, tile->out_x - tile->x,
+                              tile->out_y - tile->y, tile->out_width, tile->out_height,
+                              tile->x, tile->y, left->width, job->min_disp};
+    const cl_mem *const inputs[2] = {&b->msgs[0], &b->data};
     kernel_args a = {.count = 0};
-    arg(&a, sizeof(cl_mem), &b->msgs[0]);
-    arg(&a, sizeof(cl_mem), &b->data);
-    arg(&a, sizeof width, &width);
-    arg(&a, sizeof height, &height);
-    arg(&a, sizeof out_x, &out_x);
-    arg(&a, sizeof out_y, &out_y);
-    arg(&a, sizeof out_w, &out_w);
-    arg(&a, sizeof out_h, &out_h);
-    arg(&a, sizeof tx, &tx);
-    arg(&a, sizeof ty, &ty);
-    arg(&a, sizeof image_width, &image_width);
-    arg(&a, sizeof min_disp, &min_disp);
+    arg_buffers(&a, inputs, 2);
+    arg_ints(&a, place, 10);
     arg(&a, sizeof(cl_mem), &b->disparity);
-    return pv_cl_bp_launch(ctx, plan, K_DISPARITY, &a, (size_t)out_w, (size_t)out_h);
+    return pv_cl_bp_launch(ctx, plan, K_DISPARITY, &a, (size_t)tile->out_width,
+                           (size_t)tile->out_height);
 }
 
 static pv_status run_tile(pv_context *ctx, bp_plan *plan, const pv_image *left,
@@ -466,8 +453,9 @@ static pv_status download(pv_context *ctx, cl_mem buffer, pv_image *disparity)
     return pv_cl_read_staged(ctx, buffer, 0, bytes, disparity->data);
 }
 
-static pv_status run(pv_context *ctx, const pv_image *left, const pv_image *right,
-                     const pv_bp_job *job, pv_image *disparity)
+/* The whole call; the queue is drained before returning, even on error. */
+static pv_status pv_cl_stereo_bp(pv_context *ctx, const pv_image *left, const pv_image *right,
+                                 const pv_bp_job *job, pv_image *disparity)
 {
     bp_plan plan;
     bp_buffers b;
@@ -485,13 +473,7 @@ static pv_status run(pv_context *ctx, const pv_image *left, const pv_image *righ
         status = run_tile(ctx, &plan, left, job, &job->tiles[t], &b);
     if (status == PV_OK)
         status = download(ctx, b.disparity, disparity);
-    return status;
-}
-
-static pv_status pv_cl_stereo_bp(pv_context *ctx, const pv_image *left, const pv_image *right,
-                          const pv_bp_job *job, pv_image *disparity)
-{
-    return pv_cl_finish_after(ctx, run(ctx, left, right, job, disparity));
+    return pv_cl_finish_after(ctx, status);
 }
 
 const pv_bp_ops pv_cl_bp_ops = {

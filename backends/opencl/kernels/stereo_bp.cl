@@ -6,7 +6,10 @@
  *   launch parameters (family "bp", as the host resolved them for this
  *     job's ndisp): BP_WG_X, BP_WG_Y (work-group shape), BP_REG_VALUES,
  *     BP_LOCAL_VALUES (message-array split caps), BP_SMALL_LEVEL_PIXELS
- *     (host only);
+ *     (host only), BP_FUSED_PASSES (five passes over the message array
+ *     instead of eight, stereo_bp_send.cl), BP_DIR_ITEMS (1, or 4: bp_round
+ *     with one work-item per pixel and direction);
+ *   per job: BP_HALF_MESSAGES: messages stored as half (stereo_bp_send.cl);
  *   per program: BP_NDISP; BP_NREG, BP_NLOC, BP_NPRIV: how the message
  *     array being computed is split (the paper's hybrid): the first NREG
  *     values in a private array whose loops are fully unrolled (registers),
@@ -22,7 +25,8 @@
  * colour's planes.  The border of zeros stands for the messages from
  * outside the image.  Data costs: plane (c * NDISP + d); messages, stored
  * at the sender (what it sends towards dir): plane ((dir * 2 + c) * NDISP
- * + d).  A round updates one colour and reads only the other. */
+ * + d), in msg_t (float or half).  A round updates one colour and reads
+ * only the other. */
 #pragma OPENCL FP_CONTRACT OFF
 
 #define NDISP BP_NDISP
@@ -432,8 +436,8 @@ __kernel void bp_small_levels(__global msg_t *msgs0, __global msg_t *msgs1,
         const int half_width = (g.width + 1) / 2;
         for (int t = 0; t < rounds; t++) {
             for (int i = lid; i < half_width * g.height; i += lstride)
-                update_pixel(msgs, cost, g, (t + 1) & 1, i % half_width, i / half_width, 15, disc_max,
-                             inv_n, lm, lid, lstride);
+                update_pixel(msgs, cost, g, (t + 1) & 1, i % half_width, i / half_width, 15,
+                             disc_max, inv_n, lm, lid, lstride);
             barrier(CLK_GLOBAL_MEM_FENCE);
         }
     }
