@@ -173,10 +173,8 @@ static pv_status check_schedule(pv_context *ctx, const pv_bp_params *params, int
 static pv_status check_bp(pv_context *ctx, const pv_image *left, const pv_image *right,
                           const pv_bp_params *params, const pv_image *disparity)
 {
-    if (!ctx)
-        return pv_fail(NULL, PV_ERR_INVALID, "stereo_bp: ctx is NULL");
-    if (!params)
-        return pv_fail(ctx, PV_ERR_INVALID, "stereo_bp: params is NULL");
+    if (!ctx || !params)
+        return pv_fail(ctx, PV_ERR_INVALID, "stereo_bp: %s is NULL", ctx ? "params" : "ctx");
     pv_status status = pv_stereo_check_images(ctx, "stereo_bp", left, right, disparity);
     if (status == PV_OK)
         status = check_range(ctx, params, left->width);

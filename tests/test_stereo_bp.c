@@ -231,6 +231,25 @@ static void make_band_pair(pv_image *left, pv_image *right, const bands *b, uint
         }
 }
 
+/* A u8 band pair of the given size (no ground truth). */
+static stereo_pair band_pair(int width, int height, const bands *b, uint32_t seed)
+{
+    stereo_pair pair = {new_image(width, height, PV_PIXEL_U8),
+                        new_image(width, height, PV_PIXEL_U8), {0}};
+    make_band_pair(&pair.left, &pair.right, b, seed);
+    return pair;
+}
+
+/* Two unrelated u8 random images (for argument checks). */
+static stereo_pair random_pair(int width, int height)
+{
+    stereo_pair pair = {new_image(width, height, PV_PIXEL_U8),
+                        new_image(width, height, PV_PIXEL_U8), {0}};
+    tu_fill_random(&pair.left, 1u);
+    tu_fill_random(&pair.right, 2u);
+    return pair;
+}
+
 /* Share of exact disparities among left pixels whose match lies at least
  * `margin` columns inside one band and inside the image. */
 static double band_accuracy(const pv_image *disparity, const bands *b, int margin)
@@ -379,10 +398,9 @@ static void test_matches_definition(void **state)
 {
     pv_context *ctx = tu_backend_ctx(state);
     const int width = 40, height = 30;
-    pv_image left = new_image(width, height, PV_PIXEL_U8), right = new_image(width, height, PV_PIXEL_U8);
     pv_image got = new_image(width, height, PV_PIXEL_F32), want = new_image(width, height, PV_PIXEL_F32);
     const bands b = {{2, 6, 4}};
-    make_band_pair(&left, &right, &b, 7u);
+    stereo_pair pair = band_pair(width, height, &b, 7u);
     pv_bp_params params = tuned_params(8);
     params.levels = 1;
     params.iterations = 6;
@@ -392,16 +410,15 @@ static void test_matches_definition(void **state)
     for (int i = 0; i < 4; i++)
         bp.msg[i] = calloc(count, sizeof(double));
     assert_non_null(bp.data);
-    direct_run(&bp, &left, &right, &params, &want);
-    run_bp(ctx, &left, &right, &params, &got);
+    direct_run(&bp, &pair.left, &pair.right, &params, &want);
+    run_bp(ctx, &pair.left, &pair.right, &params, &got);
     double share = identical_share(&got, &want);
     print_message("against the definition: %.2f%% identical\n", 100.0 * share);
     assert_true(share >= 0.98);
     free(bp.data);
     for (int i = 0; i < 4; i++)
         free(bp.msg[i]);
-    pv_image_free(&left);
-    pv_image_free(&right);
+    free_pair(&pair);
     pv_image_free(&got);
     pv_image_free(&want);
 }
@@ -448,9 +465,8 @@ static void test_cross_storage_splits(void **state)
     (void)state;
     tu_opencl_or_skip();
     const int width = 67, height = 45;
-    pv_image left = new_image(width, height, PV_PIXEL_U8), right = new_image(width, height, PV_PIXEL_U8);
     const bands b = {{1, 11, 6}};
-    make_band_pair(&left, &right, &b, 5u);
+    stereo_pair pair = band_pair(width, height, &b, 5u);
     pv_bp_params params = tuned_params(13);
     params.sigma = 0.8f;
     static const int splits[][5] = {
@@ -467,11 +483,10 @@ static void test_cross_storage_splits(void **state)
         set_bp_param("BP_SMALL_LEVEL_PIXELS", splits[i][4]);
         snprintf(what, sizeof what, "67x45/13, groups %dx%d, split %d/%d, small %d", splits[i][0],
                  splits[i][1], splits[i][2], splits[i][3], splits[i][4]);
-        check_agreement(&left, &right, &params, what);
+        check_agreement(&pair.left, &pair.right, &params, what);
     }
     assert_int_equal(pv_tune_use_defaults(tu_opencl), PV_OK);
-    pv_image_free(&left);
-    pv_image_free(&right);
+    free_pair(&pair);
 }
 
 /* More levels than bp_data_pyramid fuses (the finest and four coarser):
@@ -482,18 +497,16 @@ static void test_cross_deep_pyramid(void **state)
     (void)state;
     tu_opencl_or_skip();
     const int width = 71, height = 65;
-    pv_image left = new_image(width, height, PV_PIXEL_U8), right = new_image(width, height, PV_PIXEL_U8);
     const bands b = {{1, 8, 4}};
-    make_band_pair(&left, &right, &b, 13u);
+    stereo_pair pair = band_pair(width, height, &b, 13u);
     pv_bp_params params = tuned_params(10);
     for (int levels = 6; levels <= 7; levels++) {
         char what[64];
         params.levels = levels;
         snprintf(what, sizeof what, "71x65/10, %d levels", levels);
-        check_agreement(&left, &right, &params, what);
+        check_agreement(&pair.left, &pair.right, &params, what);
     }
-    pv_image_free(&left);
-    pv_image_free(&right);
+    free_pair(&pair);
 }
 
 /* Few rounds per level: the hand-down fused with the first round
@@ -503,9 +516,8 @@ static void test_cross_few_rounds(void **state)
     (void)state;
     tu_opencl_or_skip();
     const int width = 61, height = 43;
-    pv_image left = new_image(width, height, PV_PIXEL_U8), right = new_image(width, height, PV_PIXEL_U8);
     const bands b = {{2, 9, 5}};
-    make_band_pair(&left, &right, &b, 11u);
+    stereo_pair pair = band_pair(width, height, &b, 11u);
     pv_bp_params params = tuned_params(11);
     params.levels = 4;
     static const int rounds[] = {1, 2, 3};
@@ -517,11 +529,10 @@ static void test_cross_few_rounds(void **state)
             params.iterations = rounds[r];
             snprintf(what, sizeof what, "61x43/11, 4 levels, %d round(s), small %d", rounds[r],
                      small[s]);
-            check_agreement(&left, &right, &params, what);
+            check_agreement(&pair.left, &pair.right, &params, what);
         }
     assert_int_equal(pv_tune_use_defaults(tu_opencl), PV_OK);
-    pv_image_free(&left);
-    pv_image_free(&right);
+    free_pair(&pair);
 }
 
 /* Tuned values kept for one ndisp class (BP_NDISP_CLASS) are not used for
@@ -531,23 +542,21 @@ static void test_ndisp_class(void **state)
     (void)state;
     pv_context *cl = tu_opencl_or_skip();
     const int width = 64, height = 32;
-    pv_image left = new_image(width, height, PV_PIXEL_U8), right = new_image(width, height, PV_PIXEL_U8);
     pv_image out = new_image(width, height, PV_PIXEL_F32);
     const bands b = {{1, 5, 3}};
-    make_band_pair(&left, &right, &b, 3u);
+    stereo_pair pair = band_pair(width, height, &b, 3u);
     pv_bp_params params = tuned_params(16);
     params.levels = 3;
     set_bp_param("BP_WG_X", 65536);
     set_bp_param("BP_NDISP_CLASS", 2); /* for ndisp > 96 only */
-    assert_int_equal(pv_stereo_bp(cl, &left, &right, &params, &out), PV_OK);
+    assert_int_equal(pv_stereo_bp(cl, &pair.left, &pair.right, &params, &out), PV_OK);
     set_bp_param("BP_NDISP_CLASS", 1); /* for ndisp <= 96 */
-    assert_int_equal(pv_stereo_bp(cl, &left, &right, &params, &out), PV_ERR_INVALID);
+    assert_int_equal(pv_stereo_bp(cl, &pair.left, &pair.right, &params, &out), PV_ERR_INVALID);
     set_bp_param("BP_NDISP_CLASS", 0); /* every ndisp */
-    assert_int_equal(pv_stereo_bp(cl, &left, &right, &params, &out), PV_ERR_INVALID);
+    assert_int_equal(pv_stereo_bp(cl, &pair.left, &pair.right, &params, &out), PV_ERR_INVALID);
     assert_int_equal(pv_tune_use_defaults(tu_opencl), PV_OK);
-    assert_int_equal(pv_stereo_bp(cl, &left, &right, &params, &out), PV_OK);
-    pv_image_free(&left);
-    pv_image_free(&right);
+    assert_int_equal(pv_stereo_bp(cl, &pair.left, &pair.right, &params, &out), PV_OK);
+    free_pair(&pair);
     pv_image_free(&out);
 }
 
@@ -588,18 +597,16 @@ static void test_crosscheck_mode(void **state)
     (void)state;
     pv_context *cl = tu_opencl_or_skip();
     const int width = 48, height = 32;
-    pv_image left = new_image(width, height, PV_PIXEL_U8), right = new_image(width, height, PV_PIXEL_U8);
     pv_image disparity = new_image(width, height, PV_PIXEL_F32);
     const bands b = {{1, 4, 2}};
-    make_band_pair(&left, &right, &b, 3u);
+    stereo_pair pair = band_pair(width, height, &b, 3u);
     pv_bp_params params = tuned_params(6);
     params.levels = 3;
     assert_int_equal(pv_context_set_crosscheck(cl, 1), PV_OK);
-    pv_status status = pv_stereo_bp(cl, &left, &right, &params, &disparity);
+    pv_status status = pv_stereo_bp(cl, &pair.left, &pair.right, &params, &disparity);
     assert_int_equal(pv_context_set_crosscheck(cl, 0), PV_OK);
     assert_int_equal(status, PV_OK);
-    pv_image_free(&left);
-    pv_image_free(&right);
+    free_pair(&pair);
     pv_image_free(&disparity);
 }
 
@@ -622,9 +629,8 @@ static void test_cross_schedules(void **state)
     (void)state;
     tu_opencl_or_skip();
     const int width = 67, height = 45;
-    pv_image left = new_image(width, height, PV_PIXEL_U8), right = new_image(width, height, PV_PIXEL_U8);
     const bands b = {{1, 11, 6}};
-    make_band_pair(&left, &right, &b, 7u);
+    stereo_pair pair = band_pair(width, height, &b, 7u);
     pv_bp_params params = tuned_params(13);
     set_bp_param("BP_WG_X", 16);
     set_bp_param("BP_WG_Y", 2);
@@ -641,11 +647,10 @@ static void test_cross_schedules(void **state)
             snprintf(what, sizeof what, "67x45/13, %s messages, %s passes, %d item(s) per pixel%s",
                      half ? "f16" : "f32", fused ? "five" : "eight", items,
                      variant == 4 ? ", one-group small levels" : "");
-            check_agreement(&left, &right, &params, what);
+            check_agreement(&pair.left, &pair.right, &params, what);
         }
     assert_int_equal(pv_tune_use_defaults(tu_opencl), PV_OK);
-    pv_image_free(&left);
-    pv_image_free(&right);
+    free_pair(&pair);
 }
 
 /* 256 disparities, the range of the large benchmark case: with the
@@ -657,9 +662,8 @@ static void test_cross_wide_range(void **state)
     (void)state;
     tu_opencl_or_skip();
     const int width = 272, height = 24;
-    pv_image left = new_image(width, height, PV_PIXEL_U8), right = new_image(width, height, PV_PIXEL_U8);
     const bands b = {{37, 201, 118}};
-    make_band_pair(&left, &right, &b, 19u);
+    stereo_pair pair = band_pair(width, height, &b, 19u);
     pv_bp_params params = tuned_params(256);
     params.levels = 3;
     params.iterations = 4;
@@ -670,11 +674,10 @@ static void test_cross_wide_range(void **state)
             params.message_precision = half ? PV_BP_MESSAGES_F16 : PV_BP_MESSAGES_F32;
             snprintf(what, sizeof what, "272x24/256, %s messages, %s", half ? "f16" : "f32",
                      fused ? "five passes, four items per pixel" : "default schedule");
-            check_agreement(&left, &right, &params, what);
+            check_agreement(&pair.left, &pair.right, &params, what);
         }
     assert_int_equal(pv_tune_use_defaults(tu_opencl), PV_OK);
-    pv_image_free(&left);
-    pv_image_free(&right);
+    free_pair(&pair);
 }
 
 /* Half messages against float ones on the CPU: the Middlebury accuracy
@@ -714,23 +717,20 @@ static void test_bad_schedule(void **state)
     (void)state;
     pv_context *cl = tu_opencl_or_skip();
     const int width = 40, height = 30;
-    pv_image left = new_image(width, height, PV_PIXEL_U8), right = new_image(width, height, PV_PIXEL_U8);
+    stereo_pair pair = random_pair(width, height);
     pv_image disparity = new_image(width, height, PV_PIXEL_F32);
-    tu_fill_random(&left, 1u);
-    tu_fill_random(&right, 2u);
     pv_bp_params params = tuned_params(8);
     params.levels = 3;
     static const int bad[][2] = {{2, 1}, {0, 2}, {0, 0}, {1, 8}};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         set_schedule(bad[i][0], bad[i][1]);
         tu_fill_image(&disparity, SENTINEL);
-        assert_int_equal(pv_stereo_bp(cl, &left, &right, &params, &disparity), PV_ERR_INVALID);
+        assert_int_equal(pv_stereo_bp(cl, &pair.left, &pair.right, &params, &disparity), PV_ERR_INVALID);
         assert_true(tu_image_all_equal(&disparity, SENTINEL));
     }
     assert_int_equal(pv_tune_use_defaults(tu_opencl), PV_OK);
-    assert_int_equal(pv_stereo_bp(cl, &left, &right, &params, &disparity), PV_OK);
-    pv_image_free(&left);
-    pv_image_free(&right);
+    assert_int_equal(pv_stereo_bp(cl, &pair.left, &pair.right, &params, &disparity), PV_OK);
+    free_pair(&pair);
     pv_image_free(&disparity);
 }
 
@@ -803,18 +803,15 @@ static void test_budget_too_small(void **state)
 {
     pv_context *ctx = tu_backend_ctx(state);
     const int width = 64, height = 48;
-    pv_image left = new_image(width, height, PV_PIXEL_U8), right = new_image(width, height, PV_PIXEL_U8);
+    stereo_pair pair = random_pair(width, height);
     pv_image disparity = new_image(width, height, PV_PIXEL_F32);
-    tu_fill_random(&left, 1u);
-    tu_fill_random(&right, 2u);
     tu_fill_image(&disparity, SENTINEL);
     pv_bp_params params = tuned_params(16);
     params.memory_budget = 1000;
-    assert_int_equal(pv_stereo_bp(ctx, &left, &right, &params, &disparity), PV_ERR_DEVICE_MEMORY);
+    assert_int_equal(pv_stereo_bp(ctx, &pair.left, &pair.right, &params, &disparity), PV_ERR_DEVICE_MEMORY);
     assert_true(strstr(pv_context_last_error(ctx), "memory") != NULL);
     assert_true(tu_image_all_equal(&disparity, SENTINEL));
-    pv_image_free(&left);
-    pv_image_free(&right);
+    free_pair(&pair);
     pv_image_free(&disparity);
 }
 
@@ -875,10 +872,8 @@ static void test_bad_params(void **state)
 {
     pv_context *ctx = tu_backend_ctx(state);
     const int width = 40, height = 30;
-    pv_image left = new_image(width, height, PV_PIXEL_U8), right = new_image(width, height, PV_PIXEL_U8);
+    stereo_pair pair = random_pair(width, height);
     pv_image disparity = new_image(width, height, PV_PIXEL_F32);
-    tu_fill_random(&left, 1u);
-    tu_fill_random(&right, 2u);
     const params_change changes[] = {ndisp_one, ndisp_too_wide, min_disp_outside,
                                      min_disp_far_left, levels_zero, levels_too_deep,
                                      iterations_zero, lambda_nan, lambda_zero, data_max_negative,
@@ -890,7 +885,7 @@ static void test_bad_params(void **state)
         params.levels = 4;
         changes[i](&params);
         tu_fill_image(&disparity, SENTINEL);
-        pv_status status = pv_stereo_bp(ctx, &left, &right, &params, &disparity);
+        pv_status status = pv_stereo_bp(ctx, &pair.left, &pair.right, &params, &disparity);
         if (status != PV_ERR_INVALID)
             fail_msg("change %zu: got %s", i, pv_status_string(status));
         assert_true(strlen(pv_context_last_error(ctx)) > 0);
@@ -898,9 +893,8 @@ static void test_bad_params(void **state)
     }
     pv_bp_params params = tuned_params(8);
     params.levels = 5; /* 2^4 = 16 <= 30: accepted */
-    assert_int_equal(pv_stereo_bp(ctx, &left, &right, &params, &disparity), PV_OK);
-    pv_image_free(&left);
-    pv_image_free(&right);
+    assert_int_equal(pv_stereo_bp(ctx, &pair.left, &pair.right, &params, &disparity), PV_OK);
+    free_pair(&pair);
     pv_image_free(&disparity);
 }
 
@@ -908,33 +902,30 @@ static void test_bad_images(void **state)
 {
     pv_context *ctx = tu_backend_ctx(state);
     const int width = 40, height = 30;
-    pv_image left = new_image(width, height, PV_PIXEL_U8), right = new_image(width, height, PV_PIXEL_U8);
+    stereo_pair pair = random_pair(width, height);
     pv_image small = new_image(width - 1, height, PV_PIXEL_U8);
     pv_image f32 = new_image(width, height, PV_PIXEL_F32);
     pv_image u8_out = new_image(width, height, PV_PIXEL_U8);
     pv_image disparity = new_image(width, height, PV_PIXEL_F32);
     pv_image wide_out = new_image(width + 1, height, PV_PIXEL_F32);
-    tu_fill_random(&left, 1u);
-    tu_fill_random(&right, 2u);
     pv_bp_params params = tuned_params(8);
     tu_fill_image(&disparity, SENTINEL);
-    assert_int_equal(pv_stereo_bp(NULL, &left, &right, &params, &disparity), PV_ERR_INVALID);
-    assert_int_equal(pv_stereo_bp(ctx, NULL, &right, &params, &disparity), PV_ERR_INVALID);
-    assert_int_equal(pv_stereo_bp(ctx, &left, NULL, &params, &disparity), PV_ERR_INVALID);
-    assert_int_equal(pv_stereo_bp(ctx, &left, &right, NULL, &disparity), PV_ERR_INVALID);
-    assert_int_equal(pv_stereo_bp(ctx, &left, &right, &params, NULL), PV_ERR_INVALID);
-    assert_int_equal(pv_stereo_bp(ctx, &left, &small, &params, &disparity), PV_ERR_INVALID);
-    assert_int_equal(pv_stereo_bp(ctx, &left, &f32, &params, &disparity), PV_ERR_INVALID);
-    assert_int_equal(pv_stereo_bp(ctx, &left, &right, &params, &u8_out), PV_ERR_INVALID);
-    assert_int_equal(pv_stereo_bp(ctx, &left, &right, &params, &wide_out), PV_ERR_INVALID);
+    assert_int_equal(pv_stereo_bp(NULL, &pair.left, &pair.right, &params, &disparity), PV_ERR_INVALID);
+    assert_int_equal(pv_stereo_bp(ctx, NULL, &pair.right, &params, &disparity), PV_ERR_INVALID);
+    assert_int_equal(pv_stereo_bp(ctx, &pair.left, NULL, &params, &disparity), PV_ERR_INVALID);
+    assert_int_equal(pv_stereo_bp(ctx, &pair.left, &pair.right, NULL, &disparity), PV_ERR_INVALID);
+    assert_int_equal(pv_stereo_bp(ctx, &pair.left, &pair.right, &params, NULL), PV_ERR_INVALID);
+    assert_int_equal(pv_stereo_bp(ctx, &pair.left, &small, &params, &disparity), PV_ERR_INVALID);
+    assert_int_equal(pv_stereo_bp(ctx, &pair.left, &f32, &params, &disparity), PV_ERR_INVALID);
+    assert_int_equal(pv_stereo_bp(ctx, &pair.left, &pair.right, &params, &u8_out), PV_ERR_INVALID);
+    assert_int_equal(pv_stereo_bp(ctx, &pair.left, &pair.right, &params, &wide_out), PV_ERR_INVALID);
     pv_image aliased = pv_image_wrap(f32.data, width, height, PV_PIXEL_F32);
     assert_int_equal(pv_stereo_bp(ctx, &f32, &f32, &params, &aliased), PV_ERR_INVALID);
-    pv_image broken = left;
+    pv_image broken = pair.left;
     broken.stride = width - 1;
-    assert_int_equal(pv_stereo_bp(ctx, &broken, &right, &params, &disparity), PV_ERR_INVALID);
+    assert_int_equal(pv_stereo_bp(ctx, &broken, &pair.right, &params, &disparity), PV_ERR_INVALID);
     assert_true(tu_image_all_equal(&disparity, SENTINEL));
-    pv_image_free(&left);
-    pv_image_free(&right);
+    free_pair(&pair);
     pv_image_free(&small);
     pv_image_free(&f32);
     pv_image_free(&u8_out);
