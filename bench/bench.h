@@ -25,6 +25,9 @@ typedef struct bench_config {
     const char *csv_path;     /* write one CSV row per case here, or NULL */
     const char *plot_dir;     /* write gnuplot PNGs here, or NULL */
     int cold;                 /* --cold: first calls in fresh processes (bench_cold.c) */
+    const char *params;       /* --param: "FAMILY.NAME=VALUE[,...]" launch parameters set
+                                 on the OpenCL context before every timed series, or NULL */
+    int bp_messages;          /* --bp-messages: 0 f32, 1 f16 (pv_bp_params.message_precision) */
 } bench_config;
 
 /* Every timed run of one backend on one row (the first BENCH_MAX_SAMPLES). */

@@ -223,6 +223,8 @@ int bench_bp_cases(const bench_config *config, const bench_contexts *contexts,
         spec.border = c->border;
         spec.tuned = !config->quick;
         set_params(c, &spec.params);
+        spec.params.message_precision = config->bp_messages ? PV_BP_MESSAGES_F16
+                                                            : PV_BP_MESSAGES_F32;
         if (bench_bp_case(config, contexts, &spec, &rows))
             return 1;
     }

@@ -157,9 +157,31 @@ double bench_disparity_agreement(const pv_image *a, const pv_image *b, float tol
     return (double)same / (double)total;
 }
 
+/* --param's "FAMILY.NAME=VALUE,..." onto an OpenCL context (the CPU
+ * backend has no launch parameters): 0, or 1 after a message. */
+static int apply_params(const bench_config *config, pv_context *ctx)
+{
+    if (!config->params || pv_context_backend(ctx) != PV_BACKEND_OPENCL)
+        return 0;
+    char family[64], name[64];
+    int value, used;
+    for (const char *p = config->params; *p; p += *p == ',') {
+        if (sscanf(p, "%63[^.,=].%63[^.,=]=%d%n", family, name, &value, &used) != 3 ||
+            (p[used] != ',' && p[used] != '\0'))
+            return cli_fail("--param '%s': not FAMILY.NAME=VALUE[,...]", config->params);
+        pv_status status = pv_tune_set(ctx, family, name, value);
+        if (status != PV_OK)
+            return cli_fail_status(status, "--param");
+        p += used;
+    }
+    return 0;
+}
+
 int bench_time_or_fail(const bench_config *config, pv_context *ctx, bench_run_fn run, void *user,
                        pv_timing *median, bench_series *series, const char *what)
 {
+    if (apply_params(config, ctx))
+        return 1;
     pv_status status = bench_time_series(config, ctx, run, user, median, series);
     return status == PV_OK ? 0 : cli_fail_status(status, what);
 }

@@ -94,6 +94,13 @@ static int parse_options(int argc, char **argv, bench_config *config, bench_opti
         {.name = "--data", .kind = CLI_TEXT, .field = &config->data_dir, .value_name = "DIR",
          .no_default = 1,
          .help = "directory holding stereo/<set>/ (default $PARVIS_DATA, else the bundled data)"},
+        {.name = "--param", .kind = CLI_TEXT, .field = &config->params,
+         .value_name = "FAMILY.NAME=VALUE[,...]",
+         .help = "launch parameters set on the OpenCL context before each timed series, "
+                 "over the defaults or the tuned values (e.g. bp.BP_DIR_ITEMS=4)"},
+        {.name = "--bp-messages", .kind = CLI_CHOICE, .field = &config->bp_messages,
+         .choices = "f32|f16", .value_name = "f32|f16",
+         .help = "message precision of the BP cases (default f32)"},
         CLI_BACKEND_ENTRIES(&config->device),
         CLI_DEVICES_ENTRY(&config->devices, 0),
     };

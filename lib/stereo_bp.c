@@ -25,18 +25,10 @@ void pv_bp_params_default(pv_bp_params *params)
 {
     if (!params)
         return;
-    params->min_disp = 0;
-    params->ndisp = 16;
-    params->levels = 5;
-    params->iterations = 10;
-    params->lambda = 0.07f;
-    params->data_max = 15.0f;
-    params->disc_max = 1.7f;
-    params->sigma = 1.0f;
-    params->tile_width = 0;
-    params->tile_height = 0;
-    params->tile_padding = 20;
-    params->memory_budget = 0;
+    /* what is not named is 0: min_disp, no tiles, no budget, f32 messages */
+    *params = (pv_bp_params){.ndisp = 16, .levels = 5, .iterations = 10, .lambda = 0.07f,
+                             .data_max = 15.0f, .disc_max = 1.7f, .sigma = 1.0f,
+                             .tile_padding = 20, .message_precision = PV_BP_MESSAGES_F32};
 }
 
 float pv_bp_recommended_disc_max(int ndisp)
@@ -139,6 +131,11 @@ static pv_status check_costs(pv_context *ctx, const pv_bp_params *params)
     if (!is_finite_positive(params->disc_max))
         return pv_fail(ctx, PV_ERR_INVALID, "stereo_bp: params.disc_max %g is not finite and > 0",
                        (double)params->disc_max);
+    if (params->message_precision != PV_BP_MESSAGES_F32 &&
+        params->message_precision != PV_BP_MESSAGES_F16)
+        return pv_fail(ctx, PV_ERR_INVALID,
+                       "stereo_bp: params.message_precision %d is neither PV_BP_MESSAGES_F32 "
+                       "nor PV_BP_MESSAGES_F16", (int)params->message_precision);
     if (!(isfinite(params->sigma) && params->sigma >= 0.0f))
         return pv_fail(ctx, PV_ERR_INVALID, "stereo_bp: params.sigma %g is not finite and >= 0",
                        (double)params->sigma);
@@ -176,10 +173,8 @@ static pv_status check_schedule(pv_context *ctx, const pv_bp_params *params, int
 static pv_status check_bp(pv_context *ctx, const pv_image *left, const pv_image *right,
                           const pv_bp_params *params, const pv_image *disparity)
 {
-    if (!ctx)
-        return pv_fail(NULL, PV_ERR_INVALID, "stereo_bp: ctx is NULL");
-    if (!params)
-        return pv_fail(ctx, PV_ERR_INVALID, "stereo_bp: params is NULL");
+    if (!ctx || !params)
+        return pv_fail(ctx, PV_ERR_INVALID, "stereo_bp: %s is NULL", ctx ? "params" : "ctx");
     pv_status status = pv_stereo_check_images(ctx, "stereo_bp", left, right, disparity);
     if (status == PV_OK)
         status = check_range(ctx, params, left->width);
@@ -486,19 +481,13 @@ static pv_status make_weights(pv_context *ctx, float sigma, float **weights, int
 static pv_bp_job make_job(const pv_bp_params *params, const float *weights, int radius,
                           const pv_bp_tile *tiles, int count)
 {
-    pv_bp_job job;
-    job.min_disp = params->min_disp;
-    job.ndisp = params->ndisp;
-    job.iterations = params->iterations;
-    job.lambda = params->lambda;
-    job.data_max = params->data_max;
-    job.disc_max = params->disc_max;
-    job.inv_ndisp = 1.0f / (float)params->ndisp;
-    job.weights = weights;
-    job.radius = radius;
-    job.tiles = tiles;
-    job.tile_count = count;
-    return job;
+    return (pv_bp_job){.min_disp = params->min_disp, .ndisp = params->ndisp,
+                       .iterations = params->iterations, .lambda = params->lambda,
+                       .data_max = params->data_max, .disc_max = params->disc_max,
+                       .inv_ndisp = 1.0f / (float)params->ndisp,
+                       .half_messages = params->message_precision == PV_BP_MESSAGES_F16,
+                       .weights = weights, .radius = radius, .tiles = tiles,
+                       .tile_count = count};
 }
 
 /* Tiles and smoothing taps for params, within limits. */

@@ -14,14 +14,20 @@
  *     random pairs, u8 and f32 input, strided guarded buffers, odd sizes
  *     and ranges, every message-storage split (registers / local /
  *     private), work-group shape and one-group small-level threshold,
- *     pyramids deeper than the fused data-cost launch; and the cross-check
- *     mode returns PV_OK;
+ *     pyramids deeper than the fused data-cost launch, every message
+ *     schedule (BP_FUSED_PASSES, BP_DIR_ITEMS) in both message precisions,
+ *     and 256 disparities; and the cross-check mode returns PV_OK;
+ *   - half messages (CPU): the Middlebury limits above still hold and the
+ *     disparities equal the float-message ones on >= 99% of the pixels
+ *     (measured: tsukuba 99.83%, cones-quarter 99.53%);
  *   - partitions: a tiled run agrees with the whole-image run on >= 99%
  *     of the pixels farther than the padding from every seam, when tiles
  *     are asked for and when a memory budget forces them; a budget no
  *     tile fits gives PV_ERR_DEVICE_MEMORY and leaves the output alone;
  *   - bad input: every invalid argument gives PV_ERR_INVALID and leaves
- *     the output untouched (levels too deep for the image included).
+ *     the output untouched (levels too deep for the image, an unknown
+ *     message precision and schedule launch parameters out of range
+ *     included).
  *
  * OpenCL parts are skipped when no OpenCL device can be had, when
  * PARVIS_BACKEND forces the CPU, or when PARVIS_TEST_SKIP_OPENCL=1.  For
@@ -40,6 +46,7 @@
 #define GUARD 3              /* sentinel border of guarded images */
 #define MAX_DIFFERING 0.005  /* OpenCL vs CPU (stereo.h) */
 #define TILE_AGREEMENT 0.99  /* tiled vs whole, away from the seams */
+#define HALF_AGREEMENT 0.99  /* f16 vs f32 messages, CPU (measured >= 99.5%) */
 
 
 
@@ -224,6 +231,25 @@ static void make_band_pair(pv_image *left, pv_image *right, const bands *b, uint
         }
 }
 
+/* A u8 band pair of the given size (no ground truth). */
+static stereo_pair band_pair(int width, int height, const bands *b, uint32_t seed)
+{
+    stereo_pair pair = {new_image(width, height, PV_PIXEL_U8),
+                        new_image(width, height, PV_PIXEL_U8), {0}};
+    make_band_pair(&pair.left, &pair.right, b, seed);
+    return pair;
+}
+
+/* Two unrelated u8 random images (for argument checks). */
+static stereo_pair random_pair(int width, int height)
+{
+    stereo_pair pair = {new_image(width, height, PV_PIXEL_U8),
+                        new_image(width, height, PV_PIXEL_U8), {0}};
+    tu_fill_random(&pair.left, 1u);
+    tu_fill_random(&pair.right, 2u);
+    return pair;
+}
+
 /* Share of exact disparities among left pixels whose match lies at least
  * `margin` columns inside one band and inside the image. */
 static double band_accuracy(const pv_image *disparity, const bands *b, int margin)
@@ -372,10 +398,9 @@ static void test_matches_definition(void **state)
 {
     pv_context *ctx = tu_backend_ctx(state);
     const int width = 40, height = 30;
-    pv_image left = new_image(width, height, PV_PIXEL_U8), right = new_image(width, height, PV_PIXEL_U8);
     pv_image got = new_image(width, height, PV_PIXEL_F32), want = new_image(width, height, PV_PIXEL_F32);
     const bands b = {{2, 6, 4}};
-    make_band_pair(&left, &right, &b, 7u);
+    stereo_pair pair = band_pair(width, height, &b, 7u);
     pv_bp_params params = tuned_params(8);
     params.levels = 1;
     params.iterations = 6;
@@ -385,16 +410,15 @@ static void test_matches_definition(void **state)
     for (int i = 0; i < 4; i++)
         bp.msg[i] = calloc(count, sizeof(double));
     assert_non_null(bp.data);
-    direct_run(&bp, &left, &right, &params, &want);
-    run_bp(ctx, &left, &right, &params, &got);
+    direct_run(&bp, &pair.left, &pair.right, &params, &want);
+    run_bp(ctx, &pair.left, &pair.right, &params, &got);
     double share = identical_share(&got, &want);
     print_message("against the definition: %.2f%% identical\n", 100.0 * share);
     assert_true(share >= 0.98);
     free(bp.data);
     for (int i = 0; i < 4; i++)
         free(bp.msg[i]);
-    pv_image_free(&left);
-    pv_image_free(&right);
+    free_pair(&pair);
     pv_image_free(&got);
     pv_image_free(&want);
 }
@@ -441,9 +465,8 @@ static void test_cross_storage_splits(void **state)
     (void)state;
     tu_opencl_or_skip();
     const int width = 67, height = 45;
-    pv_image left = new_image(width, height, PV_PIXEL_U8), right = new_image(width, height, PV_PIXEL_U8);
     const bands b = {{1, 11, 6}};
-    make_band_pair(&left, &right, &b, 5u);
+    stereo_pair pair = band_pair(width, height, &b, 5u);
     pv_bp_params params = tuned_params(13);
     params.sigma = 0.8f;
     static const int splits[][5] = {
@@ -460,11 +483,10 @@ static void test_cross_storage_splits(void **state)
         set_bp_param("BP_SMALL_LEVEL_PIXELS", splits[i][4]);
         snprintf(what, sizeof what, "67x45/13, groups %dx%d, split %d/%d, small %d", splits[i][0],
                  splits[i][1], splits[i][2], splits[i][3], splits[i][4]);
-        check_agreement(&left, &right, &params, what);
+        check_agreement(&pair.left, &pair.right, &params, what);
     }
     assert_int_equal(pv_tune_use_defaults(tu_opencl), PV_OK);
-    pv_image_free(&left);
-    pv_image_free(&right);
+    free_pair(&pair);
 }
 
 /* More levels than bp_data_pyramid fuses (the finest and four coarser):
@@ -475,18 +497,16 @@ static void test_cross_deep_pyramid(void **state)
     (void)state;
     tu_opencl_or_skip();
     const int width = 71, height = 65;
-    pv_image left = new_image(width, height, PV_PIXEL_U8), right = new_image(width, height, PV_PIXEL_U8);
     const bands b = {{1, 8, 4}};
-    make_band_pair(&left, &right, &b, 13u);
+    stereo_pair pair = band_pair(width, height, &b, 13u);
     pv_bp_params params = tuned_params(10);
     for (int levels = 6; levels <= 7; levels++) {
         char what[64];
         params.levels = levels;
         snprintf(what, sizeof what, "71x65/10, %d levels", levels);
-        check_agreement(&left, &right, &params, what);
+        check_agreement(&pair.left, &pair.right, &params, what);
     }
-    pv_image_free(&left);
-    pv_image_free(&right);
+    free_pair(&pair);
 }
 
 /* Few rounds per level: the hand-down fused with the first round
@@ -496,9 +516,8 @@ static void test_cross_few_rounds(void **state)
     (void)state;
     tu_opencl_or_skip();
     const int width = 61, height = 43;
-    pv_image left = new_image(width, height, PV_PIXEL_U8), right = new_image(width, height, PV_PIXEL_U8);
     const bands b = {{2, 9, 5}};
-    make_band_pair(&left, &right, &b, 11u);
+    stereo_pair pair = band_pair(width, height, &b, 11u);
     pv_bp_params params = tuned_params(11);
     params.levels = 4;
     static const int rounds[] = {1, 2, 3};
@@ -510,11 +529,10 @@ static void test_cross_few_rounds(void **state)
             params.iterations = rounds[r];
             snprintf(what, sizeof what, "61x43/11, 4 levels, %d round(s), small %d", rounds[r],
                      small[s]);
-            check_agreement(&left, &right, &params, what);
+            check_agreement(&pair.left, &pair.right, &params, what);
         }
     assert_int_equal(pv_tune_use_defaults(tu_opencl), PV_OK);
-    pv_image_free(&left);
-    pv_image_free(&right);
+    free_pair(&pair);
 }
 
 /* Tuned values kept for one ndisp class (BP_NDISP_CLASS) are not used for
@@ -524,23 +542,21 @@ static void test_ndisp_class(void **state)
     (void)state;
     pv_context *cl = tu_opencl_or_skip();
     const int width = 64, height = 32;
-    pv_image left = new_image(width, height, PV_PIXEL_U8), right = new_image(width, height, PV_PIXEL_U8);
     pv_image out = new_image(width, height, PV_PIXEL_F32);
     const bands b = {{1, 5, 3}};
-    make_band_pair(&left, &right, &b, 3u);
+    stereo_pair pair = band_pair(width, height, &b, 3u);
     pv_bp_params params = tuned_params(16);
     params.levels = 3;
     set_bp_param("BP_WG_X", 65536);
     set_bp_param("BP_NDISP_CLASS", 2); /* for ndisp > 96 only */
-    assert_int_equal(pv_stereo_bp(cl, &left, &right, &params, &out), PV_OK);
+    assert_int_equal(pv_stereo_bp(cl, &pair.left, &pair.right, &params, &out), PV_OK);
     set_bp_param("BP_NDISP_CLASS", 1); /* for ndisp <= 96 */
-    assert_int_equal(pv_stereo_bp(cl, &left, &right, &params, &out), PV_ERR_INVALID);
+    assert_int_equal(pv_stereo_bp(cl, &pair.left, &pair.right, &params, &out), PV_ERR_INVALID);
     set_bp_param("BP_NDISP_CLASS", 0); /* every ndisp */
-    assert_int_equal(pv_stereo_bp(cl, &left, &right, &params, &out), PV_ERR_INVALID);
+    assert_int_equal(pv_stereo_bp(cl, &pair.left, &pair.right, &params, &out), PV_ERR_INVALID);
     assert_int_equal(pv_tune_use_defaults(tu_opencl), PV_OK);
-    assert_int_equal(pv_stereo_bp(cl, &left, &right, &params, &out), PV_OK);
-    pv_image_free(&left);
-    pv_image_free(&right);
+    assert_int_equal(pv_stereo_bp(cl, &pair.left, &pair.right, &params, &out), PV_OK);
+    free_pair(&pair);
     pv_image_free(&out);
 }
 
@@ -581,18 +597,140 @@ static void test_crosscheck_mode(void **state)
     (void)state;
     pv_context *cl = tu_opencl_or_skip();
     const int width = 48, height = 32;
-    pv_image left = new_image(width, height, PV_PIXEL_U8), right = new_image(width, height, PV_PIXEL_U8);
     pv_image disparity = new_image(width, height, PV_PIXEL_F32);
     const bands b = {{1, 4, 2}};
-    make_band_pair(&left, &right, &b, 3u);
+    stereo_pair pair = band_pair(width, height, &b, 3u);
     pv_bp_params params = tuned_params(6);
     params.levels = 3;
     assert_int_equal(pv_context_set_crosscheck(cl, 1), PV_OK);
-    pv_status status = pv_stereo_bp(cl, &left, &right, &params, &disparity);
+    pv_status status = pv_stereo_bp(cl, &pair.left, &pair.right, &params, &disparity);
     assert_int_equal(pv_context_set_crosscheck(cl, 0), PV_OK);
     assert_int_equal(status, PV_OK);
-    pv_image_free(&left);
-    pv_image_free(&right);
+    free_pair(&pair);
+    pv_image_free(&disparity);
+}
+
+/* ------------------------------------------ message schedules and precision */
+
+/* The launch parameters of the message schedule: the fused passes and the
+ * work-items per pixel of bp_round. */
+static void set_schedule(int fused_passes, int dir_items)
+{
+    set_bp_param("BP_FUSED_PASSES", fused_passes);
+    set_bp_param("BP_DIR_ITEMS", dir_items);
+}
+
+/* Every schedule (eight or five passes, one or four work-items per pixel)
+ * in both message precisions gives the CPU oracle's bits, with the message
+ * array split over registers, local and private memory, and with the
+ * single-work-group levels on and off. */
+static void test_cross_schedules(void **state)
+{
+    (void)state;
+    tu_opencl_or_skip();
+    const int width = 67, height = 45;
+    const bands b = {{1, 11, 6}};
+    stereo_pair pair = band_pair(width, height, &b, 7u);
+    pv_bp_params params = tuned_params(13);
+    set_bp_param("BP_WG_X", 16);
+    set_bp_param("BP_WG_Y", 2);
+    set_bp_param("BP_REG_VALUES", 4);
+    set_bp_param("BP_LOCAL_VALUES", 5);
+    for (int half = 0; half <= 1; half++)
+        for (int variant = 0; variant < 5; variant++) {
+            /* variant 4: the default schedule with the one-group small levels */
+            const int fused = variant & 1, items = variant & 2 ? 4 : 1;
+            char what[112];
+            set_schedule(fused, items);
+            set_bp_param("BP_SMALL_LEVEL_PIXELS", variant == 4 ? 100000 : 0);
+            params.message_precision = half ? PV_BP_MESSAGES_F16 : PV_BP_MESSAGES_F32;
+            snprintf(what, sizeof what, "67x45/13, %s messages, %s passes, %d item(s) per pixel%s",
+                     half ? "f16" : "f32", fused ? "five" : "eight", items,
+                     variant == 4 ? ", one-group small levels" : "");
+            check_agreement(&pair.left, &pair.right, &params, what);
+        }
+    assert_int_equal(pv_tune_use_defaults(tu_opencl), PV_OK);
+    free_pair(&pair);
+}
+
+/* 256 disparities, the range of the large benchmark case: with the
+ * default split most of the message array spills to private memory.  The
+ * default schedule and the fused one with a work-item per direction, in
+ * both precisions, give the CPU oracle's bits. */
+static void test_cross_wide_range(void **state)
+{
+    (void)state;
+    tu_opencl_or_skip();
+    const int width = 272, height = 24;
+    const bands b = {{37, 201, 118}};
+    stereo_pair pair = band_pair(width, height, &b, 19u);
+    pv_bp_params params = tuned_params(256);
+    params.levels = 3;
+    params.iterations = 4;
+    for (int half = 0; half <= 1; half++)
+        for (int fused = 0; fused <= 1; fused++) {
+            char what[96];
+            set_schedule(fused, fused ? 4 : 1);
+            params.message_precision = half ? PV_BP_MESSAGES_F16 : PV_BP_MESSAGES_F32;
+            snprintf(what, sizeof what, "272x24/256, %s messages, %s", half ? "f16" : "f32",
+                     fused ? "five passes, four items per pixel" : "default schedule");
+            check_agreement(&pair.left, &pair.right, &params, what);
+        }
+    assert_int_equal(pv_tune_use_defaults(tu_opencl), PV_OK);
+    free_pair(&pair);
+}
+
+/* Half messages against float ones on the CPU: the Middlebury accuracy
+ * limits of the float tests still hold, and the two precisions agree on
+ * most pixels (HALF_AGREEMENT; measured values in docs/bp-at-scale.md). */
+static void check_half_precision(const stereo_set *set, double limit)
+{
+    stereo_pair pair = load_pair(set);
+    pv_image full = new_image(pair.left.width, pair.left.height, PV_PIXEL_F32);
+    pv_image half = new_image(pair.left.width, pair.left.height, PV_PIXEL_F32);
+    pv_bp_params params = tuned_params(set->ndisp);
+    run_bp(tu_cpu, &pair.left, &pair.right, &params, &full);
+    params.message_precision = PV_BP_MESSAGES_F16;
+    run_bp(tu_cpu, &pair.left, &pair.right, &params, &half);
+    const double bad_full = bad_share(set, &pair, &full), bad_half = bad_share(set, &pair, &half);
+    const double same = identical_share(&full, &half);
+    print_message("%s: f32 %.2f%% / f16 %.2f%% bad > 1 px (limit %.1f%%), %.3f%% identical\n",
+                  set->name, 100.0 * bad_full, 100.0 * bad_half, 100.0 * limit, 100.0 * same);
+    assert_true(bad_half <= limit);
+    assert_true(same >= HALF_AGREEMENT);
+    pv_image_free(&full);
+    pv_image_free(&half);
+    free_pair(&pair);
+}
+
+static void test_half_precision_middlebury(void **state)
+{
+    (void)state;
+    check_half_precision(&tsukuba, 0.045);
+    check_half_precision(&cones, 0.16);
+}
+
+/* Launch parameters of the schedule outside their values: PV_ERR_INVALID,
+ * the output untouched. */
+static void test_bad_schedule(void **state)
+{
+    (void)state;
+    pv_context *cl = tu_opencl_or_skip();
+    const int width = 40, height = 30;
+    stereo_pair pair = random_pair(width, height);
+    pv_image disparity = new_image(width, height, PV_PIXEL_F32);
+    pv_bp_params params = tuned_params(8);
+    params.levels = 3;
+    static const int bad[][2] = {{2, 1}, {0, 2}, {0, 0}, {1, 8}};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        set_schedule(bad[i][0], bad[i][1]);
+        tu_fill_image(&disparity, SENTINEL);
+        assert_int_equal(pv_stereo_bp(cl, &pair.left, &pair.right, &params, &disparity), PV_ERR_INVALID);
+        assert_true(tu_image_all_equal(&disparity, SENTINEL));
+    }
+    assert_int_equal(pv_tune_use_defaults(tu_opencl), PV_OK);
+    assert_int_equal(pv_stereo_bp(cl, &pair.left, &pair.right, &params, &disparity), PV_OK);
+    free_pair(&pair);
     pv_image_free(&disparity);
 }
 
@@ -665,18 +803,15 @@ static void test_budget_too_small(void **state)
 {
     pv_context *ctx = tu_backend_ctx(state);
     const int width = 64, height = 48;
-    pv_image left = new_image(width, height, PV_PIXEL_U8), right = new_image(width, height, PV_PIXEL_U8);
+    stereo_pair pair = random_pair(width, height);
     pv_image disparity = new_image(width, height, PV_PIXEL_F32);
-    tu_fill_random(&left, 1u);
-    tu_fill_random(&right, 2u);
     tu_fill_image(&disparity, SENTINEL);
     pv_bp_params params = tuned_params(16);
     params.memory_budget = 1000;
-    assert_int_equal(pv_stereo_bp(ctx, &left, &right, &params, &disparity), PV_ERR_DEVICE_MEMORY);
+    assert_int_equal(pv_stereo_bp(ctx, &pair.left, &pair.right, &params, &disparity), PV_ERR_DEVICE_MEMORY);
     assert_true(strstr(pv_context_last_error(ctx), "memory") != NULL);
     assert_true(tu_image_all_equal(&disparity, SENTINEL));
-    pv_image_free(&left);
-    pv_image_free(&right);
+    free_pair(&pair);
     pv_image_free(&disparity);
 }
 
@@ -707,6 +842,7 @@ static void test_params_default(void **state)
     assert_true(params.disc_max == 1.7f);
     assert_true(params.sigma == 1.0f);
     assert_int_equal(params.tile_padding, 20);
+    assert_int_equal(params.message_precision, PV_BP_MESSAGES_F32);
     assert_true(pv_bp_recommended_disc_max(60) == 8.0f);
     pv_bp_params_default(NULL); /* no crash */
 }
@@ -729,26 +865,27 @@ static void sigma_nan(pv_bp_params *p) { p->sigma = NAN; }
 static void sigma_huge(pv_bp_params *p) { p->sigma = 1e6f; }
 static void tile_negative(pv_bp_params *p) { p->tile_width = -4; }
 static void padding_negative(pv_bp_params *p) { p->tile_padding = -1; }
+static void precision_unknown(pv_bp_params *p) { p->message_precision = (pv_bp_message_precision)2; }
+static void precision_negative(pv_bp_params *p) { p->message_precision = (pv_bp_message_precision)-1; }
 
 static void test_bad_params(void **state)
 {
     pv_context *ctx = tu_backend_ctx(state);
     const int width = 40, height = 30;
-    pv_image left = new_image(width, height, PV_PIXEL_U8), right = new_image(width, height, PV_PIXEL_U8);
+    stereo_pair pair = random_pair(width, height);
     pv_image disparity = new_image(width, height, PV_PIXEL_F32);
-    tu_fill_random(&left, 1u);
-    tu_fill_random(&right, 2u);
     const params_change changes[] = {ndisp_one, ndisp_too_wide, min_disp_outside,
                                      min_disp_far_left, levels_zero, levels_too_deep,
                                      iterations_zero, lambda_nan, lambda_zero, data_max_negative,
                                      disc_max_inf, sigma_negative, sigma_nan, sigma_huge,
-                                     tile_negative, padding_negative};
+                                     tile_negative, padding_negative, precision_unknown,
+                                     precision_negative};
     for (size_t i = 0; i < sizeof changes / sizeof changes[0]; i++) {
         pv_bp_params params = tuned_params(8);
         params.levels = 4;
         changes[i](&params);
         tu_fill_image(&disparity, SENTINEL);
-        pv_status status = pv_stereo_bp(ctx, &left, &right, &params, &disparity);
+        pv_status status = pv_stereo_bp(ctx, &pair.left, &pair.right, &params, &disparity);
         if (status != PV_ERR_INVALID)
             fail_msg("change %zu: got %s", i, pv_status_string(status));
         assert_true(strlen(pv_context_last_error(ctx)) > 0);
@@ -756,9 +893,8 @@ static void test_bad_params(void **state)
     }
     pv_bp_params params = tuned_params(8);
     params.levels = 5; /* 2^4 = 16 <= 30: accepted */
-    assert_int_equal(pv_stereo_bp(ctx, &left, &right, &params, &disparity), PV_OK);
-    pv_image_free(&left);
-    pv_image_free(&right);
+    assert_int_equal(pv_stereo_bp(ctx, &pair.left, &pair.right, &params, &disparity), PV_OK);
+    free_pair(&pair);
     pv_image_free(&disparity);
 }
 
@@ -766,33 +902,30 @@ static void test_bad_images(void **state)
 {
     pv_context *ctx = tu_backend_ctx(state);
     const int width = 40, height = 30;
-    pv_image left = new_image(width, height, PV_PIXEL_U8), right = new_image(width, height, PV_PIXEL_U8);
+    stereo_pair pair = random_pair(width, height);
     pv_image small = new_image(width - 1, height, PV_PIXEL_U8);
     pv_image f32 = new_image(width, height, PV_PIXEL_F32);
     pv_image u8_out = new_image(width, height, PV_PIXEL_U8);
     pv_image disparity = new_image(width, height, PV_PIXEL_F32);
     pv_image wide_out = new_image(width + 1, height, PV_PIXEL_F32);
-    tu_fill_random(&left, 1u);
-    tu_fill_random(&right, 2u);
     pv_bp_params params = tuned_params(8);
     tu_fill_image(&disparity, SENTINEL);
-    assert_int_equal(pv_stereo_bp(NULL, &left, &right, &params, &disparity), PV_ERR_INVALID);
-    assert_int_equal(pv_stereo_bp(ctx, NULL, &right, &params, &disparity), PV_ERR_INVALID);
-    assert_int_equal(pv_stereo_bp(ctx, &left, NULL, &params, &disparity), PV_ERR_INVALID);
-    assert_int_equal(pv_stereo_bp(ctx, &left, &right, NULL, &disparity), PV_ERR_INVALID);
-    assert_int_equal(pv_stereo_bp(ctx, &left, &right, &params, NULL), PV_ERR_INVALID);
-    assert_int_equal(pv_stereo_bp(ctx, &left, &small, &params, &disparity), PV_ERR_INVALID);
-    assert_int_equal(pv_stereo_bp(ctx, &left, &f32, &params, &disparity), PV_ERR_INVALID);
-    assert_int_equal(pv_stereo_bp(ctx, &left, &right, &params, &u8_out), PV_ERR_INVALID);
-    assert_int_equal(pv_stereo_bp(ctx, &left, &right, &params, &wide_out), PV_ERR_INVALID);
+    assert_int_equal(pv_stereo_bp(NULL, &pair.left, &pair.right, &params, &disparity), PV_ERR_INVALID);
+    assert_int_equal(pv_stereo_bp(ctx, NULL, &pair.right, &params, &disparity), PV_ERR_INVALID);
+    assert_int_equal(pv_stereo_bp(ctx, &pair.left, NULL, &params, &disparity), PV_ERR_INVALID);
+    assert_int_equal(pv_stereo_bp(ctx, &pair.left, &pair.right, NULL, &disparity), PV_ERR_INVALID);
+    assert_int_equal(pv_stereo_bp(ctx, &pair.left, &pair.right, &params, NULL), PV_ERR_INVALID);
+    assert_int_equal(pv_stereo_bp(ctx, &pair.left, &small, &params, &disparity), PV_ERR_INVALID);
+    assert_int_equal(pv_stereo_bp(ctx, &pair.left, &f32, &params, &disparity), PV_ERR_INVALID);
+    assert_int_equal(pv_stereo_bp(ctx, &pair.left, &pair.right, &params, &u8_out), PV_ERR_INVALID);
+    assert_int_equal(pv_stereo_bp(ctx, &pair.left, &pair.right, &params, &wide_out), PV_ERR_INVALID);
     pv_image aliased = pv_image_wrap(f32.data, width, height, PV_PIXEL_F32);
     assert_int_equal(pv_stereo_bp(ctx, &f32, &f32, &params, &aliased), PV_ERR_INVALID);
-    pv_image broken = left;
+    pv_image broken = pair.left;
     broken.stride = width - 1;
-    assert_int_equal(pv_stereo_bp(ctx, &broken, &right, &params, &disparity), PV_ERR_INVALID);
+    assert_int_equal(pv_stereo_bp(ctx, &broken, &pair.right, &params, &disparity), PV_ERR_INVALID);
     assert_true(tu_image_all_equal(&disparity, SENTINEL));
-    pv_image_free(&left);
-    pv_image_free(&right);
+    free_pair(&pair);
     pv_image_free(&small);
     pv_image_free(&f32);
     pv_image_free(&u8_out);
@@ -828,6 +961,10 @@ int main(void)
         cmocka_unit_test(test_cross_deep_pyramid),
         cmocka_unit_test(test_ndisp_class),
         cmocka_unit_test(test_crosscheck_mode),
+        cmocka_unit_test(test_cross_schedules),
+        cmocka_unit_test(test_cross_wide_range),
+        cmocka_unit_test(test_half_precision_middlebury),
+        cmocka_unit_test(test_bad_schedule),
         BOTH(test_tiles_requested),
         BOTH(test_tiles_from_budget),
     };

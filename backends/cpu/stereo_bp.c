@@ -6,7 +6,10 @@
  * the 2x2 sums (children in raster order), each message (data + three
  * incoming, left to right; forward pass, backward pass, truncation with the
  * running sum, mean = sum * inv_ndisp) and the final sum (data + from
- * above, below, left, right).  So both backends give the same bits.
+ * above, below, left, right).  So both backends give the same bits.  With
+ * half messages (pv_bp_params.message_precision) each stored message is
+ * rounded to half here as the kernels' vstore_half_rte rounds it, and kept
+ * in a float, which holds that value exactly: the same bits again.
  *
  * Messages are stored at the sender: msg[dir] of pixel p is what p sends
  * to its neighbour in direction dir.  Arrays carry a one-pixel border of
@@ -280,7 +283,23 @@ static void inherit_messages(const bp_messages *fine, const bp_messages *coarse,
 typedef struct bp_consts {
     int n;
     float disc_max, inv_n;
+    int half_messages;  /* store messages rounded to half */
 } bp_consts;
+
+/* f rounded to the nearest IEEE binary16 value, ties to even (what the
+ * kernels' vstore_half_rte stores), as a float, which holds it exactly:
+ * 11 significant bits, the ulp never below 2^-24 (half's subnormals),
+ * infinity from 65520 up.  Zero, infinities and NaN pass unchanged. */
+static float round_to_half(float f)
+{
+    if (!isfinite(f) || f == 0.0f)
+        return f;
+    int exponent;
+    frexpf(f, &exponent); /* |f| = m 2^exponent, 0.5 <= m < 1 */
+    const int ulp = exponent - 11 > -24 ? exponent - 11 : -24;
+    const float rounded = ldexpf(rintf(ldexpf(f, -ulp)), ulp);
+    return fabsf(rounded) >= 65520.0f ? copysignf(INFINITY, f) : rounded;
+}
 
 /* The paper's eight steps: out = normalised truncated-linear distance
  * transform of data + a + b + c. */
@@ -315,6 +334,9 @@ static void send(const float *data, const float *a, const float *b, const float 
     const float mean = sum * k->inv_n;
     for (int d = 0; d < n; d++)
         out[d] -= mean;
+    if (k->half_messages)
+        for (int d = 0; d < n; d++)
+            out[d] = round_to_half(out[d]);
 }
 
 static void update_pixel(const bp_messages *m, const float *data, int x, int y,
@@ -381,7 +403,7 @@ static void write_disparities(const bp_messages *m, const float *data, const pv_
 static void run_tile(bp_work *w, const pv_image *left, const pv_bp_tile *tile,
                      const pv_bp_job *job, pv_image *disparity, int threads)
 {
-    const bp_consts k = {job->ndisp, job->disc_max, job->inv_ndisp};
+    const bp_consts k = {job->ndisp, job->disc_max, job->inv_ndisp, job->half_messages};
     finest_costs(w, left, tile, job, threads);
     for (int level = 1; level < tile->levels; level++)
         coarser_costs(w, tile, level, threads);
@@ -399,19 +421,19 @@ static void run_tile(bp_work *w, const pv_image *left, const pv_bp_tile *tile,
     }
 }
 
+/* Everything is allocated up front (alloc_work), so nothing below fails. */
 static pv_status pv_cpu_bp_run(pv_context *ctx, const pv_image *left, const pv_image *right,
-                           const pv_bp_job *job, pv_image *disparity)
+                               const pv_bp_job *job, pv_image *disparity)
 {
     bp_work w;
     pv_status status = alloc_work(ctx, &w, left, job);
-    if (status != PV_OK)
-        return status;
-    const int threads = thread_count(ctx);
-    prepare_images(&w, left, right, job, threads);
-    for (int t = 0; t < job->tile_count; t++)
-        run_tile(&w, left, &job->tiles[t], job, disparity, threads);
-    free_work(&w);
-    return PV_OK;
+    if (status == PV_OK) {
+        prepare_images(&w, left, right, job, thread_count(ctx));
+        for (int t = 0; t < job->tile_count; t++)
+            run_tile(&w, left, &job->tiles[t], job, disparity, thread_count(ctx));
+        free_work(&w);
+    }
+    return status;
 }
 
 const pv_bp_ops pv_cpu_bp_ops = {PV_BP_SLOTS(PV_OPS_BIND, pv_cpu_bp_)};

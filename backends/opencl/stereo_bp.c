@@ -16,7 +16,11 @@
  * The message array being computed is split between registers, local
  * memory and spilled private memory by the launch parameters BP_REG_VALUES
  * and BP_LOCAL_VALUES (the paper's hybrid), within the device's local
- * memory; the tuner searches them with the work-group shape.
+ * memory; the tuner searches them with the work-group shape.  For wide
+ * ranges, where most of that array spills, BP_FUSED_PASSES and
+ * BP_DIR_ITEMS change how a round walks it without changing a bit of
+ * the result, and the job's message precision (the caller's choice) how
+ * messages are stored (docs/bp-at-scale.md).
  *
  * Host overhead (a small image's call is mostly launch latency): the
  * hand-down of messages to a level runs fused with the level's first round
@@ -44,6 +48,9 @@ static const pv_cl_param_default bp_defaults[] = {
     {"BP_REG_VALUES", 32},         /* message values kept in registers (at most)     */
     {"BP_LOCAL_VALUES", 0},        /* message values per item in local memory (most) */
     {"BP_SMALL_LEVEL_PIXELS", 2048}, /* levels this small run in one work-group      */
+    {"BP_FUSED_PASSES", 0},        /* 1: five passes over a message array, not eight */
+    {"BP_DIR_ITEMS", 1},           /* work-items per pixel in bp_round: 1, or 4 (one
+                                      per direction)                                  */
     {"BP_NDISP_CLASS", 0},         /* the values above apply to: 0 every ndisp,
                                       1 ndisp <= 96, 2 ndisp > 96 (pv_bp_ndisp_class) */
 };
@@ -140,6 +147,12 @@ static pv_status check_shape(pv_context *ctx, bp_plan *plan)
                        "(at most %d work-items per group)",
                        plan->wg_x, plan->wg_y, pv_cl_device_info(ctx)->name,
                        pv_cl_device_info(ctx)->max_work_group_size);
+    if ((plan->fused_passes != 0 && plan->fused_passes != 1) ||
+        (plan->dir_items != 1 && plan->dir_items != 4))
+        return pv_fail(ctx, PV_ERR_INVALID,
+                       "stereo_bp: launch parameters bp.BP_FUSED_PASSES %d (0 or 1) or "
+                       "bp.BP_DIR_ITEMS %d (1 or 4) out of range",
+                       plan->fused_passes, plan->dir_items);
     return PV_OK;
 }
 
@@ -150,10 +163,12 @@ static pv_status plan_options(pv_context *ctx, bp_plan *plan, const pv_image *le
                      " -DBP_WG_X=%d -DBP_WG_Y=%d -DBP_REG_VALUES=%d -DBP_LOCAL_VALUES=%d"
                      " -DBP_SMALL_LEVEL_PIXELS=%d"
                      " -DBP_NDISP=%d -DBP_NREG=%d -DBP_NLOC=%d -DBP_NPRIV=%d -DBP_PIXEL_U8=%d"
-                     " -DBP_COST_FROM_RAW=%d",
+                     " -DBP_COST_FROM_RAW=%d -DBP_FUSED_PASSES=%d -DBP_DIR_ITEMS=%d"
+                     " -DBP_HALF_MESSAGES=%d",
                      plan->wg_x, plan->wg_y, plan->reg_values, plan->local_values,
                      plan->small_pixels, ndisp, plan->nreg, plan->nloc, plan->npriv,
-                     left->type == PV_PIXEL_U8, !from_smoothed);
+                     left->type == PV_PIXEL_U8, !from_smoothed, plan->fused_passes,
+                     plan->dir_items, plan->half_messages);
     if (n < 0 || (size_t)n >= sizeof plan->options)
         return pv_fail(ctx, PV_ERR_INVALID, "stereo_bp: kernel options overflow");
     return PV_OK;
@@ -169,28 +184,42 @@ static pv_status make_plan(pv_context *ctx, const pv_image *left, const pv_bp_jo
     plan->reg_values = bp_param(ctx, "BP_REG_VALUES", ndisp);
     plan->local_values = bp_param(ctx, "BP_LOCAL_VALUES", ndisp);
     plan->small_pixels = bp_param(ctx, "BP_SMALL_LEVEL_PIXELS", ndisp);
+    plan->fused_passes = bp_param(ctx, "BP_FUSED_PASSES", ndisp);
+    plan->dir_items = bp_param(ctx, "BP_DIR_ITEMS", ndisp);
+    plan->half_messages = job->half_messages;
     pv_status status = check_shape(ctx, plan);
     if (status != PV_OK)
         return status;
     split_storage(ctx, plan, job->ndisp);
     plan->local[0] = (size_t)plan->wg_x;
     plan->local[1] = (size_t)plan->wg_y;
-    pv_log(ctx, "stereo_bp: groups of %dx%d, message array %d registers + %d local + %d private",
-           plan->wg_x, plan->wg_y, plan->nreg, plan->nloc, plan->npriv);
+    plan->local[2] = 1;
+    pv_log(ctx, "stereo_bp: groups of %dx%d, message array %d registers + %d local + %d private, "
+                "%s passes, %d item(s) per pixel, %s messages",
+           plan->wg_x, plan->wg_y, plan->nreg, plan->nloc, plan->npriv,
+           plan->fused_passes ? "five" : "eight", plan->dir_items,
+           plan->half_messages ? "f16" : "f32");
     return plan_options(ctx, plan, left, job->ndisp, job->weights != NULL);
 }
 
 /* --------------------------------------------------------------- buffers */
 
-static pv_status float_buffer(pv_context *ctx, const char *slot, size_t count, cl_mem *buffer)
+/* A scratch buffer of count elements of `size` bytes, indexable with int. */
+static pv_status sized_buffer(pv_context *ctx, const char *slot, size_t count, size_t size,
+                              cl_mem *buffer)
 {
     size_t bytes;
-    if (count > (size_t)INT_MAX || !pv_size_mul(count, sizeof(cl_float), &bytes))
+    if (count > (size_t)INT_MAX || !pv_size_mul(count, size, &bytes))
         return pv_fail(ctx, PV_ERR_DEVICE_MEMORY,
                        "stereo_bp: %zu elements in one buffer exceed what the kernels index; "
                        "use tiles (params.tile_width/tile_height or memory_budget)",
                        count);
     return pv_cl_scratch(ctx, slot, bytes, buffer);
+}
+
+static pv_status float_buffer(pv_context *ctx, const char *slot, size_t count, cl_mem *buffer)
+{
+    return sized_buffer(ctx, slot, count, sizeof(cl_float), buffer);
 }
 
 static pv_status get_buffers(pv_context *ctx, const pv_image *left, const pv_bp_job *job,
@@ -213,10 +242,12 @@ static pv_status get_buffers(pv_context *ctx, const pv_image *left, const pv_bp_
         status = float_buffer(ctx, "bp.weights", 2 * (size_t)job->radius + 1, &b->weights);
     if (status == PV_OK)
         status = float_buffer(ctx, "bp.data", data, &b->data);
+    /* messages: f32, or half (cl_half) when the job asks for it */
+    const size_t message = job->half_messages ? sizeof(cl_half) : sizeof(cl_float);
     if (status == PV_OK)
-        status = float_buffer(ctx, "bp.msgs0", msgs[0], &b->msgs[0]);
+        status = sized_buffer(ctx, "bp.msgs0", msgs[0], message, &b->msgs[0]);
     if (status == PV_OK)
-        status = float_buffer(ctx, "bp.msgs1", msgs[1] ? msgs[1] : 1, &b->msgs[1]);
+        status = sized_buffer(ctx, "bp.msgs1", msgs[1] ? msgs[1] : 1, message, &b->msgs[1]);
     if (status == PV_OK)
         status = float_buffer(ctx, "bp.disparity", pixels, &b->disparity);
     return status;
@@ -291,15 +322,12 @@ static pv_status upload_inputs(pv_context *ctx, const pv_image *left, const pv_i
 static pv_status smooth_pass(pv_context *ctx, bp_plan *plan, int which, const cl_mem *buffers,
                              const bp_buffers *b, const pv_image *left, cl_int radius)
 {
-    cl_int width = left->width, height = left->height;
+    const cl_mem *const inputs[4] = {&buffers[0], &buffers[1], &buffers[2], &b->weights};
+    const cl_int sizes[3] = {radius, left->width, left->height};
     kernel_args a = {.count = 0};
-    for (int i = 0; i < 3; i++)
-        arg(&a, sizeof(cl_mem), &buffers[i]);
-    arg(&a, sizeof(cl_mem), &b->weights);
-    arg(&a, sizeof radius, &radius);
-    arg(&a, sizeof width, &width);
-    arg(&a, sizeof height, &height);
-    return pv_cl_bp_launch(ctx, plan, which, &a, (size_t)width, (size_t)height);
+    arg_buffers(&a, inputs, 4);
+    arg_ints(&a, sizes, 3);
+    return pv_cl_bp_launch(ctx, plan, which, &a, (size_t)left->width, (size_t)left->height);
 }
 
 /* The smoothed f32 images (without smoothing, the data costs read the
@@ -343,15 +371,12 @@ static pv_status coarsen_levels(pv_context *ctx, bp_plan *plan, const pv_bp_job 
     pv_status status = PV_OK;
     for (int level = fused + 1; status == PV_OK && level < tile->levels; level++) {
         level_size fine = pv_cl_bp_level_of(tile, level - 1), coarse = pv_cl_bp_level_of(tile, level);
-        cl_int fine_offset = (cl_int)pv_cl_bp_data_offset(tile, level - 1, job->ndisp);
-        cl_int coarse_offset = (cl_int)pv_cl_bp_data_offset(tile, level, job->ndisp);
-        cl_int fw = fine.width, fh = fine.height;
+        const cl_int values[4] = {(cl_int)pv_cl_bp_data_offset(tile, level - 1, job->ndisp),
+                                  fine.width, fine.height,
+                                  (cl_int)pv_cl_bp_data_offset(tile, level, job->ndisp)};
         kernel_args c = {.count = 0};
         arg(&c, sizeof(cl_mem), &b->data);
-        arg(&c, sizeof fine_offset, &fine_offset);
-        arg(&c, sizeof fw, &fw);
-        arg(&c, sizeof fh, &fh);
-        arg(&c, sizeof coarse_offset, &coarse_offset);
+        arg_ints(&c, values, 4);
         status = pv_cl_bp_launch(ctx, plan, K_DATA_COARSEN, &c, (size_t)coarse.width,
                                  (size_t)coarse.height);
     }
@@ -364,31 +389,27 @@ static pv_status coarsen_levels(pv_context *ctx, bp_plan *plan, const pv_bp_job 
 static pv_status data_costs(pv_context *ctx, bp_plan *plan, const pv_image *left,
                             const pv_bp_job *job, const pv_bp_tile *tile, const bp_buffers *b)
 {
-    cl_int width = left->width, tx = tile->x, ty = tile->y, tw = tile->width, th = tile->height;
-    cl_int min_disp = job->min_disp;
-    cl_float lambda = job->lambda, data_max = job->data_max;
+    const size_t tw = (size_t)tile->width, th = (size_t)tile->height;
     cl_int fused = 0;
     while (fused < tile->levels - 1 && (2 << fused) <= plan->pyramid_side)
         fused++;
+    const cl_mem *const images[2] = {job->weights ? &b->left : &b->raw_left,
+                                     job->weights ? &b->right : &b->raw_right};
+    const cl_int place[6] = {left->width, tile->x, tile->y, tile->width, tile->height,
+                             job->min_disp};
+    const cl_float costs[2] = {job->lambda, job->data_max};
     kernel_args a = {.count = 0};
-    arg(&a, sizeof(cl_mem), job->weights ? &b->left : &b->raw_left);
-    arg(&a, sizeof(cl_mem), job->weights ? &b->right : &b->raw_right);
-    arg(&a, sizeof width, &width);
-    arg(&a, sizeof tx, &tx);
-    arg(&a, sizeof ty, &ty);
-    arg(&a, sizeof tw, &tw);
-    arg(&a, sizeof th, &th);
-    arg(&a, sizeof min_disp, &min_disp);
-    arg(&a, sizeof lambda, &lambda);
-    arg(&a, sizeof data_max, &data_max);
+    arg_buffers(&a, images, 2);
+    arg_ints(&a, place, 6);
+    arg_floats(&a, costs, 2);
     arg(&a, sizeof(cl_mem), &b->data);
     pv_status status;
     if (fused > 0) {
-        arg(&a, sizeof fused, &fused);
+        arg_ints(&a, &fused, 1);
         const size_t side[2] = {(size_t)1 << fused, (size_t)1 << fused};
-        status = launch_in(ctx, plan, K_DATA_PYRAMID, &a, (size_t)tw, (size_t)th, side);
+        status = launch_in(ctx, plan, K_DATA_PYRAMID, &a, tw, th, side);
     } else
-        status = pv_cl_bp_launch(ctx, plan, K_DATA_COST, &a, (size_t)tw, (size_t)th);
+        status = pv_cl_bp_launch(ctx, plan, K_DATA_COST, &a, tw, th);
     return status == PV_OK ? coarsen_levels(ctx, plan, job, tile, b, fused) : status;
 }
 
@@ -396,25 +417,18 @@ static pv_status write_disparities(pv_context *ctx, bp_plan *plan, const pv_imag
                                    const pv_bp_job *job, const pv_bp_tile *tile,
                                    const bp_buffers *b)
 {
-    cl_int width = tile->width, height = tile->height;
-    cl_int out_x = tile->out_x - tile->x, out_y = tile->out_y - tile->y;
-    cl_int out_w = tile->out_width, out_h = tile->out_height;
-    cl_int tx = tile->x, ty = tile->y, image_width = left->width, min_disp = job->min_disp;
+    /* the tile's size, its output rectangle (relative to it), its place in
+     * the image and the image's width, the range's start */
+    const cl_int place[10] = {tile->width, tile->height, tile->out_x - tile->x,
+                              tile->out_y - tile->y, tile->out_width, tile->out_height,
+                              tile->x, tile->y, left->width, job->min_disp};
+    const cl_mem *const inputs[2] = {&b->msgs[0], &b->data};
     kernel_args a = {.count = 0};
-    arg(&a, sizeof(cl_mem), &b->msgs[0]);
-    arg(&a, sizeof(cl_mem), &b->data);
-    arg(&a, sizeof width, &width);
-    arg(&a, sizeof height, &height);
-    arg(&a, sizeof out_x, &out_x);
-    arg(&a, sizeof out_y, &out_y);
-    arg(&a, sizeof out_w, &out_w);
-    arg(&a, sizeof out_h, &out_h);
-    arg(&a, sizeof tx, &tx);
-    arg(&a, sizeof ty, &ty);
-    arg(&a, sizeof image_width, &image_width);
-    arg(&a, sizeof min_disp, &min_disp);
+    arg_buffers(&a, inputs, 2);
+    arg_ints(&a, place, 10);
     arg(&a, sizeof(cl_mem), &b->disparity);
-    return pv_cl_bp_launch(ctx, plan, K_DISPARITY, &a, (size_t)out_w, (size_t)out_h);
+    return pv_cl_bp_launch(ctx, plan, K_DISPARITY, &a, (size_t)tile->out_width,
+                           (size_t)tile->out_height);
 }
 
 static pv_status run_tile(pv_context *ctx, bp_plan *plan, const pv_image *left,
@@ -439,8 +453,9 @@ static pv_status download(pv_context *ctx, cl_mem buffer, pv_image *disparity)
     return pv_cl_read_staged(ctx, buffer, 0, bytes, disparity->data);
 }
 
-static pv_status run(pv_context *ctx, const pv_image *left, const pv_image *right,
-                     const pv_bp_job *job, pv_image *disparity)
+/* The whole call; the queue is drained before returning, even on error. */
+static pv_status pv_cl_bp_run(pv_context *ctx, const pv_image *left, const pv_image *right,
+                             const pv_bp_job *job, pv_image *disparity)
 {
     bp_plan plan;
     bp_buffers b;
@@ -458,13 +473,7 @@ static pv_status run(pv_context *ctx, const pv_image *left, const pv_image *righ
         status = run_tile(ctx, &plan, left, job, &job->tiles[t], &b);
     if (status == PV_OK)
         status = download(ctx, b.disparity, disparity);
-    return status;
-}
-
-static pv_status pv_cl_bp_run(pv_context *ctx, const pv_image *left, const pv_image *right,
-                          const pv_bp_job *job, pv_image *disparity)
-{
-    return pv_cl_finish_after(ctx, run(ctx, left, right, job, disparity));
+    return pv_cl_finish_after(ctx, status);
 }
 
 const pv_bp_ops pv_cl_bp_ops = {PV_BP_SLOTS(PV_OPS_BIND, pv_cl_bp_)};

@@ -26,7 +26,10 @@ typedef struct bp_plan {
     int reg_values, local_values;
     int nreg, nloc, npriv;
     int small_pixels;
-    size_t local[2];
+    int fused_passes;   /* BP_FUSED_PASSES */
+    int dir_items;      /* BP_DIR_ITEMS: work-items per pixel in bp_round */
+    int half_messages;  /* messages stored as half (the job's precision) */
+    size_t local[3];
     int pyramid_side;   /* most finest pixels per side of a bp_data_pyramid group */
     char options[512];
     cl_kernel kernels[K_COUNT]; /* looked up on first use in this call */
@@ -46,9 +49,15 @@ typedef struct level_size {
     size_t plane;
 } level_size;
 
-/* A kernel's arguments, gathered one by one. */
+/* A kernel's arguments, gathered in order.  Scalars are copied into the
+ * list (so they live as long as it does); buffers and local sizes point
+ * at the caller's. */
 typedef struct kernel_args {
     pv_cl_kernel_arg item[16];
+    union {
+        cl_int i;
+        cl_float f;
+    } scalar[16];
     int count;
 } kernel_args;
 
@@ -56,6 +65,28 @@ static inline void arg(kernel_args *a, size_t size, const void *value)
 {
     a->item[a->count].size = size;
     a->item[a->count++].value = value;
+}
+
+static inline void arg_buffers(kernel_args *a, const cl_mem *const *buffers, int count)
+{
+    for (int i = 0; i < count; i++)
+        arg(a, sizeof(cl_mem), buffers[i]);
+}
+
+static inline void arg_ints(kernel_args *a, const cl_int *values, int count)
+{
+    for (int i = 0; i < count; i++) {
+        a->scalar[a->count].i = values[i];
+        arg(a, sizeof(cl_int), &a->scalar[a->count].i);
+    }
+}
+
+static inline void arg_floats(kernel_args *a, const cl_float *values, int count)
+{
+    for (int i = 0; i < count; i++) {
+        a->scalar[a->count].f = values[i];
+        arg(a, sizeof(cl_float), &a->scalar[a->count].f);
+    }
 }
 
 static inline size_t div_up(size_t n, size_t d)

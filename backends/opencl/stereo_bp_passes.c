@@ -34,6 +34,13 @@ static int small_group_items(pv_context *ctx, const bp_plan *plan, cl_kernel ker
     return (int)items;
 }
 
+/* disc_max and 1 / ndisp: the last float arguments of every round kernel. */
+static void add_cost_args(kernel_args *a, const pv_bp_job *job)
+{
+    const cl_float costs[2] = {job->disc_max, job->inv_ndisp};
+    arg_floats(a, costs, 2);
+}
+
 /* Levels from the coarsest down with at most small_pixels pixels: the
  * finest of them, or tile->levels when none. */
 static int small_finest(const bp_plan *plan, const pv_bp_tile *tile)
@@ -56,20 +63,14 @@ static pv_status launch_small(pv_context *ctx, bp_plan *plan, cl_kernel kernel,
                               const pv_bp_job *job, const pv_bp_tile *tile, const bp_buffers *b,
                               int finest, int items, int *launched)
 {
-    cl_int tw = tile->width, th = tile->height, coarsest = tile->levels - 1, last = finest;
-    cl_int rounds = job->iterations;
-    cl_float disc_max = job->disc_max, inv_n = job->inv_ndisp;
+    const cl_mem *const buffers[3] = {&b->msgs[0], &b->msgs[1], &b->data};
+    /* the tile's size, levels coarsest .. finest, rounds per level */
+    const cl_int schedule[5] = {tile->width, tile->height, tile->levels - 1, finest,
+                                job->iterations};
     kernel_args a = {.count = 0};
-    arg(&a, sizeof(cl_mem), &b->msgs[0]);
-    arg(&a, sizeof(cl_mem), &b->msgs[1]);
-    arg(&a, sizeof(cl_mem), &b->data);
-    arg(&a, sizeof tw, &tw);
-    arg(&a, sizeof th, &th);
-    arg(&a, sizeof coarsest, &coarsest);
-    arg(&a, sizeof last, &last);
-    arg(&a, sizeof rounds, &rounds);
-    arg(&a, sizeof disc_max, &disc_max);
-    arg(&a, sizeof inv_n, &inv_n);
+    arg_buffers(&a, buffers, 3);
+    arg_ints(&a, schedule, 5);
+    add_cost_args(&a, job);
     arg(&a, (size_t)(plan->nloc > 0 ? plan->nloc : 1) * (size_t)items * sizeof(cl_float), NULL);
     pv_status status = pv_cl_bp_set_args(ctx, plan, K_SMALL_LEVELS, &a);
     if (status != PV_OK)
@@ -120,58 +121,41 @@ static pv_status start_level(pv_context *ctx, bp_plan *plan, const pv_bp_tile *t
                              const bp_buffers *b, int level)
 {
     level_size s = pv_cl_bp_level_of(tile, level);
-    cl_int width = s.width, height = s.height, from_coarse = 0;
-    const cl_mem *fine = &b->msgs[level & 1];
+    const cl_mem *const fine[2] = {&b->msgs[level & 1], &b->msgs[level & 1]};
+    const cl_int size[3] = {s.width, s.height, 0 /* not from a coarser level */};
     kernel_args a = {.count = 0};
-    arg(&a, sizeof(cl_mem), fine);
-    arg(&a, sizeof(cl_mem), fine);
-    arg(&a, sizeof width, &width);
-    arg(&a, sizeof height, &height);
-    arg(&a, sizeof from_coarse, &from_coarse);
+    arg_buffers(&a, fine, 2);
+    arg_ints(&a, size, 3);
     return pv_cl_bp_launch(ctx, plan, K_MESSAGES_START, &a, (size_t)(s.width + 1) / 2 + 2,
                            (size_t)s.height + 2);
 }
 
-/* What the rounds over one level hand their kernel, kept alive until the
- * launch. */
-typedef struct level_values {
-    cl_int offset, width, height;
-    cl_float disc_max, inv_n;
-} level_values;
-
-static level_values values_of(const pv_bp_job *job, const pv_bp_tile *tile, int level)
-{
-    const level_size s = pv_cl_bp_level_of(tile, level);
-    const level_values v = {(cl_int)pv_cl_bp_data_offset(tile, level, job->ndisp), s.width,
-                            s.height, job->disc_max, job->inv_ndisp};
-    return v;
-}
-
 /* The level's messages, its data costs, offset, width and height: bp_round's
  * first five arguments, bp_round_inherit's second to sixth. */
-static void add_level_args(kernel_args *a, const bp_buffers *b, int level, const level_values *v)
+static void add_level_args(kernel_args *a, const pv_bp_job *job, const pv_bp_tile *tile,
+                           const bp_buffers *b, int level)
 {
-    arg(a, sizeof(cl_mem), &b->msgs[level & 1]);
-    arg(a, sizeof(cl_mem), &b->data);
-    arg(a, sizeof v->offset, &v->offset);
-    arg(a, sizeof v->width, &v->width);
-    arg(a, sizeof v->height, &v->height);
+    const level_size s = pv_cl_bp_level_of(tile, level);
+    const cl_mem *const buffers[2] = {&b->msgs[level & 1], &b->data};
+    const cl_int place[3] = {(cl_int)pv_cl_bp_data_offset(tile, level, job->ndisp), s.width,
+                             s.height};
+    arg_buffers(a, buffers, 2);
+    arg_ints(a, place, 3);
 }
 
 /* The hand-down from the coarser level fused with the first round. */
 static pv_status inherit_round(pv_context *ctx, bp_plan *plan, const pv_bp_job *job,
                                const pv_bp_tile *tile, const bp_buffers *b, int level)
 {
-    const level_values v = values_of(job, tile, level);
-    cl_int rounds = job->iterations;
+    const level_size s = pv_cl_bp_level_of(tile, level);
+    const cl_int rounds = job->iterations;
     kernel_args a = {.count = 0};
     arg(&a, sizeof(cl_mem), &b->msgs[(level + 1) & 1]);
-    add_level_args(&a, b, level, &v);
-    arg(&a, sizeof v.disc_max, &v.disc_max);
-    arg(&a, sizeof v.inv_n, &v.inv_n);
-    arg(&a, sizeof rounds, &rounds);
-    return pv_cl_bp_launch(ctx, plan, K_ROUND_INHERIT, &a, (size_t)(v.width + 1) / 2 + 2,
-                           (size_t)v.height + 2);
+    add_level_args(&a, job, tile, b, level);
+    add_cost_args(&a, job);
+    arg_ints(&a, &rounds, 1);
+    return pv_cl_bp_launch(ctx, plan, K_ROUND_INHERIT, &a, (size_t)(s.width + 1) / 2 + 2,
+                           (size_t)s.height + 2);
 }
 
 /* Rounds first..iterations-1 of a level (round t updates colour (t+1)&1,
@@ -181,24 +165,24 @@ static pv_status level_rounds(pv_context *ctx, bp_plan *plan, const pv_bp_job *j
 {
     if (first >= job->iterations)
         return PV_OK;
-    const level_values v = values_of(job, tile, level);
+    const level_size s = pv_cl_bp_level_of(tile, level);
     cl_int colour = (first + 1) & 1;
     kernel_args a = {.count = 0};
-    add_level_args(&a, b, level, &v);
-    arg(&a, sizeof colour, &colour);
-    arg(&a, sizeof v.disc_max, &v.disc_max);
-    arg(&a, sizeof v.inv_n, &v.inv_n);
+    add_level_args(&a, job, tile, b, level);
+    arg_ints(&a, &colour, 1);
+    add_cost_args(&a, job);
     /* every argument once, then only the colour changes between rounds */
     pv_status status = pv_cl_bp_set_args(ctx, plan, K_ROUND, &a);
     cl_kernel kernel = plan->kernels[K_ROUND];
-    const size_t global[2] = {div_up((size_t)v.width, 2), (size_t)v.height};
+    const size_t global[3] = {div_up((size_t)s.width, 2), (size_t)s.height,
+                              (size_t)plan->dir_items};
     for (int t = first; status == PV_OK && t < job->iterations; t++) {
         if (t > first) {
             colour = (t + 1) & 1;
             status = pv_cl_arg(ctx, kernel, 5, sizeof colour, &colour);
         }
         if (status == PV_OK)
-            status = pv_cl_launch(ctx, kernel, 2, global, plan->local);
+            status = pv_cl_launch(ctx, kernel, 3, global, plan->local);
     }
     return status;
 }

@@ -83,8 +83,22 @@ PV_API pv_status pv_disparity_error(const pv_image *disparity, const pv_image *g
  * costs still come from the whole images) and only the tile's own pixels
  * are kept.  Tiles whose size cannot hold `levels` levels use fewer.
  *
+ * Message precision (message_precision): messages are stored as float32
+ * (PV_BP_MESSAGES_F32, the default) or rounded to IEEE half
+ * (PV_BP_MESSAGES_F16: half the message memory traffic; every sum and pass
+ * still runs in float32).  A normalised message lies within
+ * min(disc_max, ndisp - 1) of zero, so half never overflows; its 11
+ * significant bits move some disparities against float32 messages
+ * (docs/bp-at-scale.md has the measured shares), so it is an opt-in.
+ *
  * Cross-check tolerance: both backends do the same float32 operations in
- * the same order; identical disparities on >= 99.5% of pixels. */
+ * the same order, and round half messages the same way; identical
+ * disparities on >= 99.5% of pixels, in either precision. */
+typedef enum pv_bp_message_precision {
+    PV_BP_MESSAGES_F32 = 0,
+    PV_BP_MESSAGES_F16 = 1
+} pv_bp_message_precision;
+
 typedef struct pv_bp_params {
     int min_disp;       /* smallest disparity (may be negative); default 0 */
     int ndisp;          /* number of disparities, 2 .. image width; default 16 */
@@ -109,11 +123,14 @@ typedef struct pv_bp_params {
                              even the smallest tiles (16 px plus padding) need
                              more, the call fails with PV_ERR_DEVICE_MEMORY
                              naming the bytes needed and available, before
-                             allocating anything. */
+                             allocating anything.  The estimate counts
+                             float32 messages whatever the precision. */
+    pv_bp_message_precision message_precision; /* default PV_BP_MESSAGES_F32 */
 } pv_bp_params;
 
 /* The paper's defaults (levels 5, iterations 10, lambda 0.07, data_max 15,
- * disc_max 1.7, sigma 1.0), ndisp 16, min_disp 0, padding 20, no tiles. */
+ * disc_max 1.7, sigma 1.0), ndisp 16, min_disp 0, padding 20, no tiles,
+ * float32 messages. */
 PV_API void pv_bp_params_default(pv_bp_params *params);
 
 /* ndisp / 7.5: a smoothness truncation that scales with the range. */

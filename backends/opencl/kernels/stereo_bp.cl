@@ -6,7 +6,10 @@
  *   launch parameters (family "bp", as the host resolved them for this
  *     job's ndisp): BP_WG_X, BP_WG_Y (work-group shape), BP_REG_VALUES,
  *     BP_LOCAL_VALUES (message-array split caps), BP_SMALL_LEVEL_PIXELS
- *     (host only);
+ *     (host only), BP_FUSED_PASSES (five passes over the message array
+ *     instead of eight, stereo_bp_send.cl), BP_DIR_ITEMS (1, or 4: bp_round
+ *     with one work-item per pixel and direction);
+ *   per job: BP_HALF_MESSAGES: messages stored as half (stereo_bp_send.cl);
  *   per program: BP_NDISP; BP_NREG, BP_NLOC, BP_NPRIV: how the message
  *     array being computed is split (the paper's hybrid): the first NREG
  *     values in a private array whose loops are fully unrolled (registers),
@@ -22,7 +25,8 @@
  * colour's planes.  The border of zeros stands for the messages from
  * outside the image.  Data costs: plane (c * NDISP + d); messages, stored
  * at the sender (what it sends towards dir): plane ((dir * 2 + c) * NDISP
- * + d).  A round updates one colour and reads only the other. */
+ * + d), in msg_t (float or half).  A round updates one colour and reads
+ * only the other. */
 #pragma OPENCL FP_CONTRACT OFF
 
 #define NDISP BP_NDISP
@@ -230,9 +234,11 @@ __kernel void bp_data_pyramid(__global const cost_input_t *left,
 
 /* ---------------------------------------------------------------- messages */
 
+#include "stereo_bp_send.cl"
+
 /* Slot (column, row) of colour c of a level, the directions in dir_mask
  * (bit dir): zero, or the coarse parent's messages when it holds a pixel. */
-void inherit_colour(__global const float *coarse, level_geometry cg, __global float *fine,
+void inherit_colour(__global const msg_t *coarse, level_geometry cg, __global msg_t *fine,
                     level_geometry fg, int column, int row, int from_coarse, int c, int dir_mask)
 {
     const int y = row - 1, x = 2 * (column - 1) + ((y + c) & 1);
@@ -245,14 +251,16 @@ void inherit_colour(__global const float *coarse, level_geometry cg, __global fl
             continue;
         for (int d = 0; d < NDISP; d++) {
             const int target = ((dir * 2 + c) * NDISP + d) * fg.plane + row * fg.pitch + column;
-            fine[target] = real ? coarse[((dir * 2 + source_colour) * NDISP + d) * cg.plane + source]
-                                : 0.0f;
+            store_msg(fine, target,
+                      real ? load_msg(coarse, ((dir * 2 + source_colour) * NDISP + d) * cg.plane +
+                                                  source)
+                           : 0.0f);
         }
     }
 }
 
 /* Slot (column, row) of both colours of a level, all four directions. */
-void inherit_slot(__global const float *coarse, level_geometry cg, __global float *fine,
+void inherit_slot(__global const msg_t *coarse, level_geometry cg, __global msg_t *fine,
                   level_geometry fg, int column, int row, int from_coarse)
 {
     for (int c = 0; c < 2; c++)
@@ -260,7 +268,7 @@ void inherit_slot(__global const float *coarse, level_geometry cg, __global floa
 }
 
 /* Messages of a level: from its coarser level, or zero (from_coarse = 0). */
-__kernel void bp_messages_start(__global const float *coarse, __global float *fine, int width,
+__kernel void bp_messages_start(__global const msg_t *coarse, __global msg_t *fine, int width,
                                 int height, int from_coarse)
 {
     const level_geometry fg = geometry_of(width, height), cg = coarser(fg);
@@ -269,195 +277,9 @@ __kernel void bp_messages_start(__global const float *coarse, __global float *fi
         inherit_slot(coarse, cg, fine, fg, column, row, from_coarse);
 }
 
-/* The paper's eight steps: out = the normalised truncated-linear distance
- * transform of data + a + b + c (plane-strided vectors: data and out with
- * stride plane, the incoming messages a, b, c with stride in_plane). */
-void send_message(__global const float *data, __global const float *a, __global const float *b,
-                  __global const float *c, __global float *out, int plane, int in_plane,
-                  float disc_max, float inv_n, __local float *lm, int lid, int lstride)
-{
-    float mr[NREG > 0 ? NREG : 1];
-    float mp[NPRIV > 0 ? NPRIV : 1];
-    float minimum = INFINITY;
-#pragma unroll
-    for (int d = 0; d < NREG; d++) {
-        const int i = d * plane, k = d * in_plane;
-        const float v = data[i] + a[k] + b[k] + c[k];
-        mr[d] = v;
-        minimum = v < minimum ? v : minimum;
-    }
-    for (int d = 0; d < NLOC; d++) {
-        const int i = (NREG + d) * plane, k = (NREG + d) * in_plane;
-        const float v = data[i] + a[k] + b[k] + c[k];
-        lm[d * lstride + lid] = v;
-        minimum = v < minimum ? v : minimum;
-    }
-#pragma unroll 1
-    for (int d = 0; d < NPRIV; d++) {
-        const int i = (NREG + NLOC + d) * plane, k = (NREG + NLOC + d) * in_plane;
-        const float v = data[i] + a[k] + b[k] + c[k];
-        mp[d] = v;
-        minimum = v < minimum ? v : minimum;
-    }
-
-    /* forward pass: m[d] = min(m[d], m[d - 1] + 1) */
-    float prev = INFINITY;
-#pragma unroll
-    for (int d = 0; d < NREG; d++) {
-        const float v = prev + 1.0f;
-        if (v < mr[d])
-            mr[d] = v;
-        prev = mr[d];
-    }
-    for (int d = 0; d < NLOC; d++) {
-        const float v = prev + 1.0f;
-        float m = lm[d * lstride + lid];
-        if (v < m)
-            m = v;
-        lm[d * lstride + lid] = m;
-        prev = m;
-    }
-#pragma unroll 1
-    for (int d = 0; d < NPRIV; d++) {
-        const float v = prev + 1.0f;
-        if (v < mp[d])
-            mp[d] = v;
-        prev = mp[d];
-    }
-
-    /* backward pass: m[d] = min(m[d], m[d + 1] + 1) */
-    prev = INFINITY;
-#pragma unroll 1
-    for (int d = NPRIV - 1; d >= 0; d--) {
-        const float v = prev + 1.0f;
-        if (v < mp[d])
-            mp[d] = v;
-        prev = mp[d];
-    }
-    for (int d = NLOC - 1; d >= 0; d--) {
-        const float v = prev + 1.0f;
-        float m = lm[d * lstride + lid];
-        if (v < m)
-            m = v;
-        lm[d * lstride + lid] = m;
-        prev = m;
-    }
-#pragma unroll
-    for (int d = NREG - 1; d >= 0; d--) {
-        const float v = prev + 1.0f;
-        if (v < mr[d])
-            mr[d] = v;
-        prev = mr[d];
-    }
-
-    /* truncation at minimum + disc_max, and the sum for the mean */
-    const float cap = minimum + disc_max;
-    float sum = 0.0f;
-#pragma unroll
-    for (int d = 0; d < NREG; d++) {
-        if (cap < mr[d])
-            mr[d] = cap;
-        sum += mr[d];
-    }
-    for (int d = 0; d < NLOC; d++) {
-        float m = lm[d * lstride + lid];
-        if (cap < m)
-            m = cap;
-        lm[d * lstride + lid] = m;
-        sum += m;
-    }
-#pragma unroll 1
-    for (int d = 0; d < NPRIV; d++) {
-        if (cap < mp[d])
-            mp[d] = cap;
-        sum += mp[d];
-    }
-
-    const float mean = sum * inv_n;
-#pragma unroll
-    for (int d = 0; d < NREG; d++)
-        out[d * plane] = mr[d] - mean;
-    for (int d = 0; d < NLOC; d++)
-        out[(NREG + d) * plane] = lm[d * lstride + lid] - mean;
-#pragma unroll 1
-    for (int d = 0; d < NPRIV; d++)
-        out[(NREG + NLOC + d) * plane] = mp[d] - mean;
-}
-
-__global float *message_plane(__global float *msgs, level_geometry g, int dir, int colour)
+__global msg_t *message_plane(__global msg_t *msgs, level_geometry g, int dir, int colour)
 {
     return msgs + (dir * 2 + colour) * NDISP * g.plane;
-}
-
-/* Pixel (x, y) of colour `colour` at slot `own` sends its four messages,
- * from the incoming vectors from_* (stride in_plane). */
-void send_four(__global float *msgs, __global const float *cost, __global const float *from_up,
-               __global const float *from_down, __global const float *from_left,
-               __global const float *from_right, int in_plane, level_geometry g, int colour,
-               int x, int y, int own, float disc_max, float inv_n, __local float *lm, int lid,
-               int lstride)
-{
-    if (y > 0)
-        send_message(cost, from_down, from_left, from_right,
-                     message_plane(msgs, g, DIR_UP, colour) + own, g.plane, in_plane, disc_max,
-                     inv_n, lm, lid, lstride);
-    if (y < g.height - 1)
-        send_message(cost, from_up, from_left, from_right,
-                     message_plane(msgs, g, DIR_DOWN, colour) + own, g.plane, in_plane, disc_max,
-                     inv_n, lm, lid, lstride);
-    if (x > 0)
-        send_message(cost, from_up, from_down, from_right,
-                     message_plane(msgs, g, DIR_LEFT, colour) + own, g.plane, in_plane, disc_max,
-                     inv_n, lm, lid, lstride);
-    if (x < g.width - 1)
-        send_message(cost, from_up, from_down, from_left,
-                     message_plane(msgs, g, DIR_RIGHT, colour) + own, g.plane, in_plane, disc_max,
-                     inv_n, lm, lid, lstride);
-}
-
-/* Pixel (2j + parity, y) of colour `colour` sends its four messages. */
-void update_pixel(__global float *msgs, __global const float *data, level_geometry g, int colour,
-                  int j, int y, float disc_max, float inv_n, __local float *lm, int lid,
-                  int lstride)
-{
-    const int x = 2 * j + ((y + colour) & 1);
-    if (x >= g.width || y >= g.height)
-        return;
-    const int other = colour ^ 1, own = slot_of(g, x, y);
-    __global const float *from_up = message_plane(msgs, g, DIR_DOWN, other) + y * g.pitch + (x >> 1) + 1;
-    __global const float *from_down =
-        message_plane(msgs, g, DIR_UP, other) + (y + 2) * g.pitch + (x >> 1) + 1;
-    __global const float *from_left =
-        message_plane(msgs, g, DIR_RIGHT, other) + (y + 1) * g.pitch + ((x + 1) >> 1);
-    __global const float *from_right =
-        message_plane(msgs, g, DIR_LEFT, other) + (y + 1) * g.pitch + ((x + 1) >> 1) + 1;
-    __global const float *cost = data + colour * NDISP * g.plane + own;
-    send_four(msgs, cost, from_up, from_down, from_left, from_right, g.plane, g, colour, x, y, own,
-              disc_max, inv_n, lm, lid, lstride);
-}
-
-/* One checkerboard round of a level: one work-item per pixel of `colour`. */
-__kernel __attribute__((reqd_work_group_size(BP_WG_X, BP_WG_Y, 1)))
-void bp_round(__global float *msgs, __global const float *data, int data_offset_, int width,
-              int height, int colour, float disc_max, float inv_n)
-{
-    __local float lm[(NLOC > 0 ? NLOC : 1) * GROUP_ITEMS];
-    const int lid = get_local_id(1) * BP_WG_X + get_local_id(0), lstride = GROUP_ITEMS;
-    update_pixel(msgs, data + data_offset_, geometry_of(width, height), colour, get_global_id(0),
-                 get_global_id(1), disc_max, inv_n, lm, lid, lstride);
-}
-
-/* What pixel (x, y) of a level holds in direction dir right after the
- * hand-down from its coarser level: its parent's vector in coarse, or, for
- * a position outside the level, the coarse level's slot 0 (a border slot:
- * zeros in every plane). */
-__global const float *inherited(__global const float *coarse, level_geometry cg,
-                                level_geometry fg, int dir, int x, int y)
-{
-    if (x < 0 || y < 0 || x >= fg.width || y >= fg.height)
-        return coarse;
-    const int colour = ((x >> 1) + (y >> 1)) & 1;
-    return coarse + (dir * 2 + colour) * NDISP * cg.plane + slot_of(cg, x >> 1, y >> 1);
 }
 
 /* Directions in which the pixel (x, y) of a w x h level sends (bit dir):
@@ -468,11 +290,82 @@ int sent_mask(int x, int y, int width, int height)
            (x < width - 1) << DIR_RIGHT;
 }
 
+/* Pixel (x, y) of colour `colour` at slot `own` sends its messages in the
+ * directions of dirs (bit dir) that stay inside the level, from the
+ * incoming vectors from_* (stride in_plane): towards dir, the three that
+ * do not come from dir, in the order up, down, left, right. */
+void send_four(__global msg_t *msgs, __global const float *cost, __global const msg_t *from_up,
+               __global const msg_t *from_down, __global const msg_t *from_left,
+               __global const msg_t *from_right, int in_plane, level_geometry g, int colour,
+               int x, int y, int own, int dirs, float disc_max, float inv_n, __local float *lm,
+               int lid, int lstride)
+{
+    const int sends = dirs & sent_mask(x, y, g.width, g.height);
+#pragma unroll
+    for (int dir = 0; dir < 4; dir++) {
+        if (!((sends >> dir) & 1))
+            continue;
+        __global const msg_t *a = dir == DIR_UP ? from_down : from_up;
+        __global const msg_t *b = dir <= DIR_DOWN ? from_left : from_down;
+        __global const msg_t *c = dir <= DIR_LEFT ? from_right : from_left;
+        send_message(cost, a, b, c, message_plane(msgs, g, dir, colour) + own, g.plane, in_plane,
+                     disc_max, inv_n, lm, lid, lstride);
+    }
+}
+
+/* Pixel (2j + parity, y) of colour `colour` sends its four messages. */
+void update_pixel(__global msg_t *msgs, __global const float *data, level_geometry g, int colour,
+                  int j, int y, int dirs, float disc_max, float inv_n, __local float *lm, int lid,
+                  int lstride)
+{
+    const int x = 2 * j + ((y + colour) & 1);
+    if (x >= g.width || y >= g.height)
+        return;
+    const int other = colour ^ 1, own = slot_of(g, x, y);
+    __global const msg_t *from_up = message_plane(msgs, g, DIR_DOWN, other) + y * g.pitch + (x >> 1) + 1;
+    __global const msg_t *from_down =
+        message_plane(msgs, g, DIR_UP, other) + (y + 2) * g.pitch + (x >> 1) + 1;
+    __global const msg_t *from_left =
+        message_plane(msgs, g, DIR_RIGHT, other) + (y + 1) * g.pitch + ((x + 1) >> 1);
+    __global const msg_t *from_right =
+        message_plane(msgs, g, DIR_LEFT, other) + (y + 1) * g.pitch + ((x + 1) >> 1) + 1;
+    __global const float *cost = data + colour * NDISP * g.plane + own;
+    send_four(msgs, cost, from_up, from_down, from_left, from_right, g.plane, g, colour, x, y, own,
+              dirs, disc_max, inv_n, lm, lid, lstride);
+}
+
+/* One checkerboard round of a level: one work-item per pixel of `colour`,
+ * or, with BP_DIR_ITEMS = 4, four, one per direction (get_global_id(2)):
+ * four times the work-items, each with a quarter of the serial work. */
+__kernel __attribute__((reqd_work_group_size(BP_WG_X, BP_WG_Y, 1)))
+void bp_round(__global msg_t *msgs, __global const float *data, int data_offset_, int width,
+              int height, int colour, float disc_max, float inv_n)
+{
+    __local float lm[(NLOC > 0 ? NLOC : 1) * GROUP_ITEMS];
+    const int lid = get_local_id(1) * BP_WG_X + get_local_id(0), lstride = GROUP_ITEMS;
+    const int dirs = BP_DIR_ITEMS == 4 ? 1 << get_global_id(2) : 15;
+    update_pixel(msgs, data + data_offset_, geometry_of(width, height), colour, get_global_id(0),
+                 get_global_id(1), dirs, disc_max, inv_n, lm, lid, lstride);
+}
+
+/* What pixel (x, y) of a level holds in direction dir right after the
+ * hand-down from its coarser level: its parent's vector in coarse, or, for
+ * a position outside the level, the coarse level's slot 0 (a border slot:
+ * zeros in every plane). */
+__global const msg_t *inherited(__global const msg_t *coarse, level_geometry cg,
+                                level_geometry fg, int dir, int x, int y)
+{
+    if (x < 0 || y < 0 || x >= fg.width || y >= fg.height)
+        return coarse;
+    const int colour = ((x >> 1) + (y >> 1)) & 1;
+    return coarse + (dir * 2 + colour) * NDISP * cg.plane + slot_of(cg, x >> 1, y >> 1);
+}
+
 /* Slot (column, row) of colour 0 at the hand-down: all four directions, or,
  * when a later round (rounds >= 2) overwrites the ones its pixel sends
  * before anything reads them, only the others (the finer level may still
  * inherit those). */
-void inherit_colour0(__global const float *coarse, level_geometry cg, __global float *msgs,
+void inherit_colour0(__global const msg_t *coarse, level_geometry cg, __global msg_t *msgs,
                      level_geometry g, int column, int row, int rounds)
 {
     const int y = row - 1, x = 2 * (column - 1) + (y & 1);
@@ -489,7 +382,7 @@ void inherit_colour0(__global const float *coarse, level_geometry cg, __global f
  * straight from the coarse level (the same values, so the same bits), and
  * keeps the handed-down vectors of the directions it does not send. */
 __kernel __attribute__((reqd_work_group_size(BP_WG_X, BP_WG_Y, 1)))
-void bp_round_inherit(__global const float *coarse, __global float *msgs,
+void bp_round_inherit(__global const msg_t *coarse, __global msg_t *msgs,
                       __global const float *data, int data_offset_, int width, int height,
                       float disc_max, float inv_n, int rounds)
 {
@@ -512,7 +405,7 @@ void bp_round_inherit(__global const float *coarse, __global float *msgs,
     send_four(msgs, data + data_offset_ + NDISP * g.plane + own,
               inherited(coarse, cg, g, DIR_DOWN, x, y - 1), inherited(coarse, cg, g, DIR_UP, x, y + 1),
               inherited(coarse, cg, g, DIR_RIGHT, x - 1, y),
-              inherited(coarse, cg, g, DIR_LEFT, x + 1, y), cg.plane, g, 1, x, y, own, disc_max,
+              inherited(coarse, cg, g, DIR_LEFT, x + 1, y), cg.plane, g, 1, x, y, own, 15, disc_max,
               inv_n, lm, lid, lstride);
 }
 
@@ -522,7 +415,7 @@ void bp_round_inherit(__global const float *coarse, __global float *msgs,
  * group is one row of as many work-items as the host found the compiled
  * kernel, the device and the local memory allow (not the rounds' shape);
  * lm holds NLOC values per item. */
-__kernel void bp_small_levels(__global float *msgs0, __global float *msgs1,
+__kernel void bp_small_levels(__global msg_t *msgs0, __global msg_t *msgs1,
                               __global const float *data, int width, int height, int coarsest,
                               int finest, int rounds, float disc_max, float inv_n,
                               __local float *lm)
@@ -533,8 +426,8 @@ __kernel void bp_small_levels(__global float *msgs0, __global float *msgs1,
         level_geometry g = top;
         for (int l = 0; l < level; l++)
             g = coarser(g);
-        __global float *msgs = (level & 1) ? msgs1 : msgs0;
-        __global const float *parent = (level & 1) ? msgs0 : msgs1;
+        __global msg_t *msgs = (level & 1) ? msgs1 : msgs0;
+        __global const msg_t *parent = (level & 1) ? msgs0 : msgs1;
         const level_geometry cg = coarser(g);
         for (int i = lid; i < g.pitch * (g.height + 2); i += lstride)
             inherit_slot(parent, cg, msgs, g, i % g.pitch, i / g.pitch, level < coarsest);
@@ -543,8 +436,8 @@ __kernel void bp_small_levels(__global float *msgs0, __global float *msgs1,
         const int half_width = (g.width + 1) / 2;
         for (int t = 0; t < rounds; t++) {
             for (int i = lid; i < half_width * g.height; i += lstride)
-                update_pixel(msgs, cost, g, (t + 1) & 1, i % half_width, i / half_width, disc_max,
-                             inv_n, lm, lid, lstride);
+                update_pixel(msgs, cost, g, (t + 1) & 1, i % half_width, i / half_width, 15,
+                             disc_max, inv_n, lm, lid, lstride);
             barrier(CLK_GLOBAL_MEM_FENCE);
         }
     }
@@ -554,24 +447,25 @@ __kernel void bp_small_levels(__global float *msgs0, __global float *msgs1,
 
 /* argmin over d of data + the four incoming messages of pixel (x, y)
  * (ties: the smaller d). */
-int best_index(__global const float *msgs, __global const float *data, level_geometry g, int x,
+int best_index(__global const msg_t *msgs, __global const float *data, level_geometry g, int x,
                int y)
 {
     const int colour = (x + y) & 1, other = colour ^ 1;
     __global const float *cost = data + colour * NDISP * g.plane + slot_of(g, x, y);
-    __global const float *from_up =
+    __global const msg_t *from_up =
         msgs + (DIR_DOWN * 2 + other) * NDISP * g.plane + y * g.pitch + (x >> 1) + 1;
-    __global const float *from_down =
+    __global const msg_t *from_down =
         msgs + (DIR_UP * 2 + other) * NDISP * g.plane + (y + 2) * g.pitch + (x >> 1) + 1;
-    __global const float *from_left =
+    __global const msg_t *from_left =
         msgs + (DIR_RIGHT * 2 + other) * NDISP * g.plane + (y + 1) * g.pitch + ((x + 1) >> 1);
-    __global const float *from_right =
+    __global const msg_t *from_right =
         msgs + (DIR_LEFT * 2 + other) * NDISP * g.plane + (y + 1) * g.pitch + ((x + 1) >> 1) + 1;
     int best = 0;
     float best_value = INFINITY;
     for (int d = 0; d < NDISP; d++) {
         const int i = d * g.plane;
-        const float v = cost[i] + from_up[i] + from_down[i] + from_left[i] + from_right[i];
+        const float v = cost[i] + load_msg(from_up, i) + load_msg(from_down, i) +
+                        load_msg(from_left, i) + load_msg(from_right, i);
         if (v < best_value) {
             best_value = v;
             best = d;
@@ -582,7 +476,7 @@ int best_index(__global const float *msgs, __global const float *data, level_geo
 
 /* The disparities of the tile's output rectangle (out_x, out_y: relative
  * to the tile), as f32 into an image-wide buffer. */
-__kernel void bp_disparity(__global const float *msgs, __global const float *data, int width,
+__kernel void bp_disparity(__global const msg_t *msgs, __global const float *data, int width,
                            int height, int out_x, int out_y, int out_width, int out_height,
                            int tile_x, int tile_y, int image_width, int min_disp,
                            __global float *disparity)
