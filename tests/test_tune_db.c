@@ -165,6 +165,18 @@ static pv_tune_db_level lookup(const test_entry *entries, size_t count,
 
 /* ------------------------------------------------------------------- keys */
 
+typedef void (*key_function)(const char *from, char *key, size_t size);
+
+/* Each case's key is the expected one. */
+static void check_keys(key_function key_of, const char *const (*cases)[2], size_t count)
+{
+    for (size_t i = 0; i < count; i++) {
+        char key[64];
+        key_of(cases[i][0], key, sizeof key);
+        assert_string_equal(key, cases[i][1]);
+    }
+}
+
 static void test_vendor_keys(void **state)
 {
     (void)state;
@@ -178,11 +190,7 @@ static void test_vendor_keys(void **state)
         {"Qualcomm Technologies, Inc", "qualcomm"},
         {"", ""},
     };
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        char key[32];
-        pv_tune_db_vendor_key(cases[i][0], key, sizeof key);
-        assert_string_equal(key, cases[i][1]);
-    }
+    check_keys(pv_tune_db_vendor_key, cases, sizeof cases / sizeof cases[0]);
 }
 
 static void test_arch_keys(void **state)
@@ -208,11 +216,7 @@ static void test_arch_keys(void **state)
         {"Intel(R) UHD Graphics 770", ""},
         {"", ""},
     };
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        char key[64];
-        pv_tune_db_arch_key(cases[i][0], key, sizeof key);
-        assert_string_equal(key, cases[i][1]);
-    }
+    check_keys(pv_tune_db_arch_key, cases, sizeof cases / sizeof cases[0]);
 }
 
 /* ----------------------------------------------------------------- format */
@@ -519,24 +523,34 @@ static void test_database_applied_without_cache(void **state)
     pv_context_destroy(ctx);
 }
 
-/* A cache file for ctx's device (valid checksum) holding the two values. */
-static void write_cache(pv_context *ctx, int bp_wg_y, int sad_wg_x)
+/* A cache file for ctx's device (valid checksum) holding file's entries. */
+static void write_cache_entries(pv_context *ctx, const pv_tune_file *file)
 {
     pv_device_info info;
     device_info(ctx, &info);
-    char path[4096], text[2048];
+    char path[4096], text[8192];
     assert_int_equal(pv_tune_cache_path(ctx, path, sizeof path), PV_OK);
-    int n = snprintf(text, sizeof text,
-                     "parvis-tune 1\ndevice %s\ndriver %.63s\nparvis %s\nparam bp BP_WG_Y %d\n"
-                     "param sad SAD_WG_X %d\n",
-                     info.name, info.driver_version, pv_version(), bp_wg_y, sad_wg_x);
+    int n = snprintf(text, sizeof text, "parvis-tune 1\ndevice %s\ndriver %.63s\nparvis %s\n",
+                     info.name, info.driver_version, pv_version());
+    for (int i = 0; i < file->count && n > 0 && (size_t)n < sizeof text; i++)
+        n += snprintf(text + n, sizeof text - (size_t)n, "param %s %s %d\n",
+                      file->entries[i].family, file->entries[i].name, file->entries[i].value);
     assert_true(n > 0 && (size_t)n < sizeof text - 32);
     snprintf(text + n, sizeof text - (size_t)n, "end %016llx\n",
              (unsigned long long)pv_tune_fnv1a(PV_TUNE_FNV_START, text, (size_t)n));
-    FILE *file = fopen(path, "wb");
-    assert_non_null(file);
-    assert_true(fputs(text, file) >= 0);
-    assert_int_equal(fclose(file), 0);
+    FILE *out = fopen(path, "wb");
+    assert_non_null(out);
+    assert_true(fputs(text, out) >= 0);
+    assert_int_equal(fclose(out), 0);
+}
+
+/* A cache file for ctx's device holding the two values. */
+static void write_cache(pv_context *ctx, int bp_wg_y, int sad_wg_x)
+{
+    pv_tune_file file = {.count = 2};
+    file.entries[0] = (pv_tune_entry){"bp", "BP_WG_Y", bp_wg_y};
+    file.entries[1] = (pv_tune_entry){"sad", "SAD_WG_X", sad_wg_x};
+    write_cache_entries(ctx, &file);
 }
 
 /* The values of the test cache. */
@@ -652,6 +666,66 @@ static void test_export(void **state)
     pv_context_destroy(ctx);
 }
 
+/* A cache holding every parameter of every tunable family (each value
+ * moved off its default) is exported as one entry, and that entry, taken
+ * by the lookup and applied to a fresh context, gives it every value. */
+static void test_export_every_family(void **state)
+{
+    (void)state;
+    pv_context *ctx = new_opencl_or_skip();
+    remove_cache(ctx);
+    pv_tune_file *written = calloc(1, sizeof *written);
+    assert_non_null(written);
+    int families = 0;
+    for (int f = 0; pv_tune_family_name(f); f++, families++) {
+        pv_tune_param params[PV_TUNE_MAX_PARAMS];
+        int count = 0;
+        assert_int_equal(pv_tune_list(ctx, pv_tune_family_name(f), params, PV_TUNE_MAX_PARAMS,
+                                      &count), PV_OK);
+        assert_true(count >= 1);
+        for (int i = 0; i < count; i++) {
+            assert_true(written->count < PV_TUNE_MAX_ENTRIES);
+            pv_tune_entry *e = &written->entries[written->count++];
+            snprintf(e->family, sizeof e->family, "%.31s", pv_tune_family_name(f));
+            snprintf(e->name, sizeof e->name, "%.47s", params[i].name);
+            e->value = params[i].value + 1 + written->count;
+        }
+    }
+    assert_int_equal(families, 8);
+    write_cache_entries(ctx, written);
+    char *text = malloc(16384);
+    assert_non_null(text);
+    assert_int_equal(pv_tune_export(ctx, text, 16384), PV_OK);
+    for (int f = 0; pv_tune_family_name(f); f++) { /* every family in the text */
+        char word[64];
+        snprintf(word, sizeof word, "param %s ", pv_tune_family_name(f));
+        assert_non_null(strstr(text, word));
+    }
+
+    pv_device_info info;
+    pv_tune_db_device device;
+    device_info(ctx, &info);
+    pv_tune_db_describe(&info, &device);
+    pv_tune_db_text entry = {"exported", text};
+    pv_tune_db_choice *choice = malloc(sizeof *choice);
+    assert_non_null(choice);
+    assert_int_equal(pv_tune_db_select(&entry, 1, &device, context_known, ctx, NULL, NULL, choice),
+                     PV_TUNE_DB_DEVICE);
+    assert_int_equal(choice->params.count, written->count);
+    remove_cache(ctx);
+    pv_context *fresh = new_opencl_or_skip();
+    assert_int_equal(pv_tune_use_defaults(fresh), PV_OK);
+    assert_int_equal(pv_tune_apply_file(fresh, &choice->params), PV_OK);
+    for (int i = 0; i < written->count; i++)
+        assert_int_equal(param_value(fresh, written->entries[i].family, written->entries[i].name),
+                         written->entries[i].value);
+    pv_context_destroy(fresh);
+    pv_context_destroy(ctx);
+    free(choice);
+    free(text);
+    free(written);
+}
+
 static void test_bad_arguments(void **state)
 {
     (void)state;
@@ -757,6 +831,7 @@ int main(void)
         cmocka_unit_test(test_local_cache_wins),
         cmocka_unit_test(test_defaults_when_asked),
         cmocka_unit_test(test_export),
+        cmocka_unit_test(test_export_every_family),
         cmocka_unit_test(test_concurrent_first_use),
     };
     return cmocka_run_group_tests(tests, group_setup, NULL);
