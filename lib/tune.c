@@ -439,14 +439,23 @@ static pv_status tune_unlocked_load(pv_context *ctx, int *applied)
     return status;
 }
 
-static pv_status tune_unlocked_cache_path(pv_context *ctx, char *path, size_t size)
+pv_status pv_tune_check_text_call(pv_context *ctx, const char *what, const char *buffer_name,
+                                  const char *buffer, size_t size)
 {
     if (!ctx)
-        return pv_fail(NULL, PV_ERR_INVALID, "pv_tune_cache_path: ctx is NULL");
-    if (!path || size == 0)
-        return pv_fail(ctx, PV_ERR_INVALID, "pv_tune_cache_path: path is NULL or size is 0");
+        return pv_fail(NULL, PV_ERR_INVALID, "%s: ctx is NULL", what);
+    if (!buffer || size == 0)
+        return pv_fail(ctx, PV_ERR_INVALID, "%s: %s is NULL or size is 0", what, buffer_name);
     if (!has_params(ctx))
-        return pv_fail(ctx, PV_ERR_UNSUPPORTED, "pv_tune_cache_path: the CPU backend is not tuned");
+        return pv_fail(ctx, PV_ERR_UNSUPPORTED, "%s: the CPU backend is not tuned", what);
+    return PV_OK;
+}
+
+static pv_status tune_unlocked_cache_path(pv_context *ctx, char *path, size_t size)
+{
+    pv_status status = pv_tune_check_text_call(ctx, "pv_tune_cache_path", "path", path, size);
+    if (status != PV_OK)
+        return status;
     device_identity id;
     if (!context_identity(ctx, &id))
         return pv_fail(ctx, PV_ERR_NO_DEVICE, "pv_tune_cache_path: cannot identify the device");

@@ -91,6 +91,12 @@ double pv_tune_workload_time(pv_context *ctx, pv_tune_workload *workload);
 /* The disparity range of a stereo workload. */
 int pv_tune_workload_ndisp(const pv_tune_workload *workload);
 
+/* The first checks of a call that fills a caller's buffer (what: the
+ * call's name, buffer_name: the argument's): ctx, the buffer and its size,
+ * and a backend with launch parameters (else PV_ERR_UNSUPPORTED). */
+pv_status pv_tune_check_text_call(pv_context *ctx, const char *what, const char *buffer_name,
+                                  const char *buffer, size_t size);
+
 /* ------------------------------------------------ the search (tune_search.c) */
 
 /* The tunable families (each the op whose launch parameters it holds):

@@ -183,13 +183,21 @@ static pv_status alloc_images(pv_context *ctx, pv_tune_workload *w, int count, i
     return PV_OK;
 }
 
+/* count images of the requested size (else width x height), the first a
+ * texture drawn from seed. */
+static pv_status make_textured(pv_context *ctx, pv_tune_workload *w, const pv_tune_options *options,
+                               int count, int width, int height, uint32_t seed)
+{
+    pv_status status = alloc_images(ctx, w, count, pick(options->width, width),
+                                    pick(options->height, height));
+    if (status == PV_OK)
+        fill_texture(&w->image[0], seed, 0.0f);
+    return status;
+}
+
 static pv_status make_filter(pv_context *ctx, pv_tune_workload *w, const pv_tune_options *options)
 {
-    pv_status status = alloc_images(ctx, w, 4, pick(options->width, 1024),
-                                    pick(options->height, 1024));
-    if (status == PV_OK)
-        fill_texture(&w->image[0], 11u, 0.0f);
-    return status;
+    return make_textured(ctx, w, options, 4, 1024, 1024, 11u);
 }
 
 static pv_status run_filter(pv_context *ctx, pv_tune_workload *w)
@@ -282,9 +290,7 @@ static pv_status make_flow(pv_context *ctx, pv_tune_workload *w, const pv_tune_o
 static pv_status run_flow(pv_context *ctx, pv_tune_workload *w)
 {
     pv_flow_params params;
-    pv_flow_params_default(&params);
-    params.rho = 1.0f;
-    params.kernel_size = 0;
+    pv_flow_params_default(&params); /* 15 taps: volumes of side >= 24 take them */
     params.warps = 2;
     params.iterations = 10;
     pv_flow_field flow = {w->volume[2], w->volume[3], w->volume[4]};
@@ -295,11 +301,7 @@ static pv_status run_flow(pv_context *ctx, pv_tune_workload *w)
 
 static pv_status make_features(pv_context *ctx, pv_tune_workload *w, const pv_tune_options *options)
 {
-    pv_status status = alloc_images(ctx, w, 1, pick(options->width, 640),
-                                    pick(options->height, 480));
-    if (status == PV_OK)
-        fill_texture(&w->image[0], 37u, 0.0f);
-    return status;
+    return make_textured(ctx, w, options, 1, 640, 480, 37u);
 }
 
 /* Detection (every pyramid and keypoint kernel) and matching of the

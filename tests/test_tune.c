@@ -27,7 +27,7 @@
  * Everything runs in a scratch cache directory under the build tree.
  * OpenCL parts are skipped without an OpenCL device or with
  * PARVIS_TEST_SKIP_OPENCL=1. */
-#include "test_util.h"
+#include "test_tune_util.h"
 
 #include "../lib/core/internal.h"
 #include "../lib/tune_internal.h"
@@ -66,9 +66,7 @@ static char g_dir[4096];
 static int group_setup(void **state)
 {
     (void)state;
-    snprintf(g_dir, sizeof g_dir, "%s", tu_tmp_path("tune"));
-    mkdir(g_dir, 0755);
-    setenv("PARVIS_TUNE_DIR", g_dir, 1);
+    tt_use_scratch_cache(g_dir, sizeof g_dir, "tune");
     setenv("PARVIS_NO_TUNE", "1", 1); /* the tests load explicitly */
     g_cpu = tu_context(PV_BACKEND_CPU);
     g_opencl = opencl_disabled_by_env() ? NULL : new_opencl();
@@ -210,26 +208,19 @@ static double identical_share(const pv_image *a, const pv_image *b)
     return (double)same / (double)total;
 }
 
-/* A stereo op with 12 disparities (BP: 3 levels). */
-typedef pv_status (*stereo_op)(pv_context *ctx, const pv_image *left, const pv_image *right,
-                               pv_image *out);
-
-static pv_status bp12(pv_context *ctx, const pv_image *left, const pv_image *right, pv_image *out)
+/* BP (3 levels) or SAD (window 7) with 12 disparities. */
+static pv_status stereo12(pv_context *ctx, int is_bp, const pv_image *left, const pv_image *right,
+                          pv_image *out)
 {
-    pv_bp_params params;
-    pv_bp_params_default(&params);
-    params.ndisp = 12;
-    params.levels = 3;
-    return pv_stereo_bp(ctx, left, right, &params, out);
-}
-
-static pv_status sad12(pv_context *ctx, const pv_image *left, const pv_image *right, pv_image *out)
-{
-    pv_sad_params params;
-    pv_sad_params_default(&params);
-    params.ndisp = 12;
-    params.window = 7;
-    return pv_stereo_sad(ctx, left, right, &params, out);
+    pv_bp_params bp;
+    pv_sad_params sad;
+    pv_bp_params_default(&bp);
+    pv_sad_params_default(&sad);
+    bp.ndisp = sad.ndisp = 12;
+    bp.levels = 3;
+    sad.window = 7;
+    return is_bp ? pv_stereo_bp(ctx, left, right, &bp, out)
+                 : pv_stereo_sad(ctx, left, right, &sad, out);
 }
 
 /* The tuned context still gives the CPU's answer on a fresh pair (BP:
@@ -241,9 +232,8 @@ static void check_tuned_output(pv_context *ctx, const char *op)
     assert_int_equal(pv_image_alloc(&a, 72, 40, PV_PIXEL_F32), PV_OK);
     assert_int_equal(pv_image_alloc(&b, 72, 40, PV_PIXEL_F32), PV_OK);
     const int is_bp = strcmp(op, "bp") == 0;
-    stereo_op run = is_bp ? bp12 : sad12;
-    assert_int_equal(run(g_cpu, &left, &right, &a), PV_OK);
-    assert_int_equal(run(ctx, &left, &right, &b), PV_OK);
+    assert_int_equal(stereo12(g_cpu, is_bp, &left, &right, &a), PV_OK);
+    assert_int_equal(stereo12(ctx, is_bp, &left, &right, &b), PV_OK);
     assert_true(identical_share(&a, &b) >= (is_bp ? 0.995 : 0.999));
     pv_image_free(&left);
     pv_image_free(&right);

@@ -28,7 +28,7 @@
  *
  * OpenCL parts are skipped without an OpenCL device or with
  * PARVIS_TEST_SKIP_OPENCL=1. */
-#include "test_util.h"
+#include "test_tune_util.h"
 
 #include "tune_db.h"
 
@@ -44,9 +44,7 @@ static char g_dir[4096];
 static int group_setup(void **state)
 {
     (void)state;
-    snprintf(g_dir, sizeof g_dir, "%s", tu_tmp_path("tune_db"));
-    mkdir(g_dir, 0755);
-    setenv("PARVIS_TUNE_DIR", g_dir, 1);
+    tt_use_scratch_cache(g_dir, sizeof g_dir, "tune_db");
     unsetenv("PARVIS_NO_TUNE");
     return 0;
 }
