@@ -241,9 +241,23 @@ static void check_tuned_output(pv_context *ctx, const char *op)
     pv_image_free(&b);
 }
 
+/* The progress callback's record: the results it was given. */
+typedef struct progress_log {
+    int calls;
+    pv_tune_result last;
+} progress_log;
+
+static void record_progress(void *user, const pv_tune_result *result)
+{
+    progress_log *log = user;
+    log->calls++;
+    log->last = *result;
+}
+
 /* One family's short search on a tiny workload: the kept values are
- * applied, are no slower than the defaults, and a fresh context reads them
- * back from the cache. */
+ * applied, are no slower than the defaults, were reported through the
+ * progress callback, and a fresh context reads them back from the
+ * cache. */
 static void check_search(const char *op, int candidates)
 {
     pv_context *ctx = opencl_or_skip();
@@ -257,6 +271,9 @@ static void check_search(const char *op, int candidates)
     options.width = 64;
     options.height = 48;
     options.ndisp = 16;
+    progress_log progress = {0};
+    options.progress = record_progress;
+    options.progress_user = &progress;
     pv_tune_result results[2];
     int count = 0;
     pv_status status = pv_tune(ctx, &options, results, 2, &count);
@@ -264,6 +281,8 @@ static void check_search(const char *op, int candidates)
         fail_msg("pv_tune(%s): %s", op, pv_context_last_error(ctx));
     assert_int_equal(count, 1);
     const pv_tune_result *r = &results[0];
+    assert_int_equal(progress.calls, 1);
+    assert_memory_equal(&progress.last, r, sizeof *r);
     print_message("tune %s: %d tried, %d rejected, %d timed once, default %.3f ms, best %.3f ms, "
                   "%.1f s\n", op, r->tried, r->rejected, r->pruned, r->default_ms, r->best_ms,
                   r->search_ms / 1000.0);
