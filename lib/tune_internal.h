@@ -103,10 +103,14 @@ pv_status pv_tune_check_text_call(pv_context *ctx, const char *what, const char 
  * the index-th one's name, NULL past the last; whether family is one. */
 const char *pv_tune_family(int index);
 int pv_tune_family_known(const char *family);
+/* The index-th family's share of a time budget (relative), 0 past the last. */
+int pv_tune_family_weight(int index);
 /* Search one op's family on ctx through its backend's parameter slots,
  * every candidate checked against the CPU backend; the winner is left
- * applied to ctx.  result->search_ms receives the search's wall time. */
+ * applied to ctx.  No candidate starts after deadline_ms (pv_now_ms's
+ * clock; 0: no deadline), the defaults are always measured.
+ * result->search_ms receives the search's wall time. */
 pv_status pv_tune_search(pv_context *ctx, const char *op, const pv_tune_options *options,
-                         pv_tune_result *result);
+                         double deadline_ms, pv_tune_result *result);
 
 #endif

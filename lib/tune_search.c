@@ -141,6 +141,7 @@ typedef struct search_state {
     config best;
     double best_ms;
     int budget;          /* candidates still allowed, < 0: no limit */
+    double deadline_ms;  /* pv_now_ms() after which no candidate starts; 0: none */
     int runs;
     pv_tune_result *result;
     measured memo[TUNE_MEMO];
@@ -224,6 +225,10 @@ static int already_measured(const search_state *s, const config *c)
 static void try_configs(pv_context *ctx, search_state *s, const config_list *list)
 {
     for (int i = 0; i < list->count && s->budget != 0; i++) {
+        if (s->deadline_ms > 0 && pv_now_ms() >= s->deadline_ms) {
+            s->budget = 0; /* the family's time is spent: keep the best so far */
+            break;
+        }
         if (already_measured(s, &list->item[i]))
             continue; /* the best so far among them: measured before */
         double ms = evaluate(ctx, s, &list->item[i]);
@@ -461,12 +466,13 @@ AXES_SEARCH(geometry)
 typedef struct tuned_family {
     const char *family;
     void (*search)(pv_context *ctx, search_state *s);
+    int weight;          /* its share of a time budget: about its candidates */
 } tuned_family;
 
 static const tuned_family tuned_families[] = {
-    {"filter", search_filter},     {"sad", search_sad},   {"bp", search_bp},
-    {"register", search_register}, {"flow", search_flow}, {"features", search_features},
-    {"octreg", search_octreg},     {"geometry", search_geometry},
+    {"filter", search_filter, 2},     {"sad", search_sad, 2},   {"bp", search_bp, 4},
+    {"register", search_register, 3}, {"flow", search_flow, 2}, {"features", search_features, 3},
+    {"octreg", search_octreg, 2},     {"geometry", search_geometry, 1},
 };
 
 #define TUNED_COUNT ((int)(sizeof tuned_families / sizeof tuned_families[0]))
@@ -479,6 +485,11 @@ const char *pv_tune_family(int index)
 const char *pv_tune_family_name(int index)
 {
     return pv_tune_family(index);
+}
+
+int pv_tune_family_weight(int index)
+{
+    return index >= 0 && index < TUNED_COUNT ? tuned_families[index].weight : 0;
 }
 
 int pv_tune_family_known(const char *family)
@@ -535,7 +546,7 @@ static pv_status search_from_defaults(pv_context *ctx, const tuned_family *tuned
 }
 
 pv_status pv_tune_search(pv_context *ctx, const char *op, const pv_tune_options *options,
-                         pv_tune_result *result)
+                         double deadline_ms, pv_tune_result *result)
 {
     const tuned_family *tuned = tuned_family_of(op);
     if (!tuned)
@@ -561,8 +572,8 @@ pv_status pv_tune_search(pv_context *ctx, const char *op, const pv_tune_options 
         return status;
     }
     *s = (search_state){&family, w, defaults, -1.0,
-                        options->max_candidates > 0 ? options->max_candidates : -1, options->runs,
-                        result, .memo_count = 0};
+                        options->max_candidates > 0 ? options->max_candidates : -1, deadline_ms,
+                        options->runs, result, .memo_count = 0};
     status = search_from_defaults(ctx, tuned, &family, s, &original);
     pv_tune_workload_free(w);
     free(s);

@@ -279,6 +279,7 @@ typedef struct pv_tune_options {
     const char *op; int max_candidates; int runs; int width, height; int ndisp;
     int write_cache;
     void (*progress)(void *user, const struct pv_tune_result *result); void *progress_user;
+    double budget_s;
 } pv_tune_options;
 const char *pv_tune_family_name(int index);
 void pv_tune_options_default(pv_tune_options *options);

@@ -7,7 +7,8 @@
  *     SAD still give the CPU oracle's disparities on a fresh pair (BP:
  *     identical on >= 99.5% of pixels, SAD: >= 99.9%, stereo.h's
  *     tolerances); an unknown family (or "fft", the engine choice) is
- *     refused; a candidate the kernels cannot honour is refused by the
+ *     refused; a spent time budget keeps the defaults; a candidate the
+ *     kernels cannot honour is refused by the
  *     backend, and one that runs but computes something else (a reduction
  *     group that is not a power of two) is caught by the oracle;
  *   - the cache: written where PARVIS_TUNE_DIR points, read back into a
@@ -36,6 +37,7 @@
 #endif
 
 #include <fcntl.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -338,6 +340,32 @@ static void test_search_every_family(void **state)
     assert_int_equal(families, 8); /* filter sad bp register flow features octreg geometry */
 }
 
+/* A spent time budget starts no candidate: the defaults alone are
+ * measured and kept. */
+static void test_budget_stops_search(void **state)
+{
+    (void)state;
+    pv_context *ctx = opencl_or_skip();
+    pv_tune_options options;
+    pv_tune_options_default(&options);
+    options.op = "geometry";
+    options.width = 64;
+    options.height = 48;
+    options.runs = 1;
+    options.write_cache = 0;
+    options.budget_s = 1e-6;
+    pv_tune_result result;
+    int count = 0;
+    assert_int_equal(pv_tune(ctx, &options, &result, 1, &count), PV_OK);
+    assert_int_equal(count, 1);
+    assert_int_equal(result.tried, 0);
+    assert_true(result.default_ms > 0.0 && result.best_ms == result.default_ms);
+    options.budget_s = -1.0;
+    assert_int_equal(pv_tune(ctx, &options, &result, 1, &count), PV_ERR_INVALID);
+    options.budget_s = NAN;
+    assert_int_equal(pv_tune(ctx, &options, &result, 1, &count), PV_ERR_INVALID);
+}
+
 /* Unknown families are refused before any work; "fft" (the engine choice)
  * is a parameter family but not a searched one. */
 static void test_unknown_family(void **state)
@@ -617,6 +645,7 @@ int main(void)
         cmocka_unit_test(test_search_bp),
         cmocka_unit_test(test_search_sad),
         cmocka_unit_test(test_unknown_family),
+        cmocka_unit_test(test_budget_stops_search),
         cmocka_unit_test(test_oracle_rejects_wrong_candidate),
         cmocka_unit_test(test_search_every_family),
     };

@@ -12,6 +12,7 @@
 
 typedef struct tune_args {
     pv_tune_options options;
+    float budget;      /* --budget: seconds for the whole search, 0: none */
     cli_backend_options backend;
     int show;          /* --show: print the current values only */
     int export_entry;  /* --export: print the database entry on stdout */
@@ -29,6 +30,8 @@ static const char tune_conventions[] =
     "  (path printed; PARVIS_TUNE_DIR sets its directory) unless --no-write.  Prints per\n"
     "  family as it finishes: 'FAMILY: N candidates (R rejected, P timed once), default\n"
     "  T ms, tuned T ms (Sx), S s' and the values, then the whole search's time.\n"
+    "  --budget (default 120 s) bounds the search: a family out of its share starts no\n"
+    "  more candidates and keeps its best so far.\n"
     "  --show prints the values in use, where they come from (cache, database entry,\n"
     "  search or defaults) and the cache path, and runs nothing; the search options do\n"
     "  not apply with it.  --export prints, after the search (or with --show, without\n"
@@ -59,6 +62,9 @@ static int parse_tune_args(int argc, char **argv, tune_args *args)
          .help = "most candidates per family (default: every one the search makes)"},
         {.name = "--runs", .kind = CLI_INT, .field = &args->options.runs, .min = 1, .max = 1000,
          .value_name = "N", .help = "timed runs per candidate (the median counts)"},
+        {.name = "--budget", .kind = CLI_FLOAT, .field = &args->budget, .min = 0, .max = 86400,
+         .value_name = "S", .help = "seconds for the whole search, shared among the families "
+                                    "(0: no limit)"},
         {.name = "--size", .kind = CLI_CUSTOM, .field = size, .parse = parse_tune_size,
          .value_name = "WxH", .expect = "WxH, each 1..8192", .no_default = 1,
          .help = "synthetic workload size (default: each family's)"},
@@ -80,8 +86,8 @@ static int parse_tune_args(int argc, char **argv, tune_args *args)
     int parsed = cli_parse(&c, argc, argv);
     if (parsed != CLI_PARSED)
         return parsed;
-    static const char *const search[] = {"--op", "--candidates", "--runs", "--size", "--ndisp",
-                                         "--no-write"};
+    static const char *const search[] = {"--op",    "--candidates", "--runs",    "--size",
+                                         "--ndisp", "--no-write",   "--budget"};
     for (size_t k = 0; args->show && k < sizeof search / sizeof search[0]; k++)
         if (cli_given(&c, search[k]))
             return cli_fail("tune: %s does not apply with --show", search[k]);
@@ -93,6 +99,7 @@ static int parse_tune_args(int argc, char **argv, tune_args *args)
     args->options.width = size[0];
     args->options.height = size[1];
     args->options.write_cache = !no_write;
+    args->options.budget_s = args->budget;
     return CLI_PARSED;
 }
 
@@ -188,6 +195,7 @@ int cli_tune(int argc, char **argv)
     pv_tune_options_default(&args.options);
     cli_backend_options_default(&args.backend);
     args.backend.backend = PV_BACKEND_OPENCL;
+    args.budget = 120.0f; /* a full tune in two minutes on a big GPU */
     int parsed = parse_tune_args(argc, argv, &args);
     if (parsed != CLI_PARSED)
         return cli_parse_exit(parsed);

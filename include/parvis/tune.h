@@ -49,9 +49,15 @@ typedef struct pv_tune_options {
      * progress for a caller that shows it. */
     void (*progress)(void *user, const struct pv_tune_result *result);
     void *progress_user;
+    /* Seconds for the whole search (0: no limit).  It is shared among the
+     * families by weight (BP the most), a family's unused time passing to
+     * the next; a family out of time starts no more candidates and keeps
+     * its best so far (its defaults are always measured). */
+    double budget_s;
 } pv_tune_options;
 
-/* Defaults: every family, all candidates, 3 runs, default workloads, write. */
+/* Defaults: every family, all candidates, 3 runs, default workloads, write,
+ * no time budget. */
 PV_API void pv_tune_options_default(pv_tune_options *options);
 
 typedef struct pv_tune_param {
