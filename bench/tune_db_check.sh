@@ -13,7 +13,9 @@
 #   5. the local tune as a database entry -> OUTDIR/<vendor>-<device>.txt,
 #      to be committed as lib/tune_db/<that name> (docs/tuning.md)
 # BENCH_ARGS (default: --full --runs 5 --warmup 2) selects the bench rows,
-# TUNE_ARGS (default: none) adds options to `parvis tune`, PYTHON (default
+# TUNE_ARGS (default: none) adds options to `parvis tune` (its default
+# --budget of 120 s is the target; TUNE_ARGS="--budget 0" searches every
+# candidate, for an entry measured without a clock), PYTHON (default
 # python3, standard library only) reads the JSON.  Exits 1 when a step
 # fails, 0 otherwise (the ratios are a report, not a verdict).
 set -uo pipefail
