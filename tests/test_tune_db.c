@@ -163,58 +163,50 @@ static pv_tune_db_level lookup(const test_entry *entries, size_t count,
 
 /* ------------------------------------------------------------------- keys */
 
-typedef void (*key_function)(const char *from, char *key, size_t size);
-
-/* Each case's key is the expected one. */
-static void check_keys(key_function key_of, const char *const (*cases)[2], size_t count)
+/* Vendor keys (V) and architecture keys (A), each case with its
+ * expected key. */
+static void test_keys(void **state)
 {
-    for (size_t i = 0; i < count; i++) {
+    (void)state;
+    static const struct {
+        char kind;
+        const char *from, *key;
+    } cases[] = {
+        {'V', "NVIDIA Corporation", "nvidia"},
+        {'V', "Advanced Micro Devices, Inc.", "amd"},
+        {'V', "AuthenticAMD", "amd"},
+        {'V', "GenuineIntel", "intel"},
+        {'V', "Intel(R) Corporation", "intel"},
+        {'V', "Apple", "apple"},
+        {'V', "Qualcomm Technologies, Inc", "qualcomm"},
+        {'V', "", ""},
+        {'A', "pthread-skylake-avx512-AMD EPYC", "skylake-avx512"},
+        {'A', "cpu-x86-64-v3-13th Gen Intel(R) Core(TM) i7-13700", "x86-64-v3"},
+        {'A', "cpu-znver3-AMD Ryzen 9 5950X 16-Core Processor", "znver3"},
+        {'A', "pthread-haswell-Intel(R) Xeon(R) CPU E5-2680 v3 @ 2.50GHz", "haswell"},
+        {'A', "NVIDIA H100 80GB HBM3", "hopper"},
+        {'A', "NVIDIA H100 PCIe", "hopper"},
+        {'A', "NVIDIA H200", "hopper"},
+        {'A', "NVIDIA GH200 480GB", "hopper"},
+        {'A', "NVIDIA A100-SXM4-80GB", "ampere"},
+        {'A', "NVIDIA A100 80GB PCIe", "ampere"},
+        {'A', "NVIDIA GeForce RTX 4090", "ada"},
+        {'A', "NVIDIA GeForce RTX 3060 Ti", "ampere"},
+        {'A', "NVIDIA GeForce GTX 1080", "pascal"},
+        {'A', "Tesla V100-SXM2-16GB", "volta"},
+        {'A', "Tesla T4", "turing"},
+        {'A', "gfx90a:sramecc+:xnack-", "gfx90a"},
+        {'A', "Intel(R) UHD Graphics 770", ""},
+        {'A', "", ""},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char key[64];
-        key_of(cases[i][0], key, sizeof key);
-        assert_string_equal(key, cases[i][1]);
+        if (cases[i].kind == 'V')
+            pv_tune_db_vendor_key(cases[i].from, key, sizeof key);
+        else
+            pv_tune_db_arch_key(cases[i].from, key, sizeof key);
+        assert_string_equal(key, cases[i].key);
     }
-}
-
-static void test_vendor_keys(void **state)
-{
-    (void)state;
-    static const char *const cases[][2] = {
-        {"NVIDIA Corporation", "nvidia"},
-        {"Advanced Micro Devices, Inc.", "amd"},
-        {"AuthenticAMD", "amd"},
-        {"GenuineIntel", "intel"},
-        {"Intel(R) Corporation", "intel"},
-        {"Apple", "apple"},
-        {"Qualcomm Technologies, Inc", "qualcomm"},
-        {"", ""},
-    };
-    check_keys(pv_tune_db_vendor_key, cases, sizeof cases / sizeof cases[0]);
-}
-
-static void test_arch_keys(void **state)
-{
-    (void)state;
-    static const char *const cases[][2] = {
-        {"pthread-skylake-avx512-AMD EPYC", "skylake-avx512"},
-        {"cpu-x86-64-v3-13th Gen Intel(R) Core(TM) i7-13700", "x86-64-v3"},
-        {"cpu-znver3-AMD Ryzen 9 5950X 16-Core Processor", "znver3"},
-        {"pthread-haswell-Intel(R) Xeon(R) CPU E5-2680 v3 @ 2.50GHz", "haswell"},
-        {"NVIDIA H100 80GB HBM3", "hopper"},
-        {"NVIDIA H100 PCIe", "hopper"},
-        {"NVIDIA H200", "hopper"},
-        {"NVIDIA GH200 480GB", "hopper"},
-        {"NVIDIA A100-SXM4-80GB", "ampere"},
-        {"NVIDIA A100 80GB PCIe", "ampere"},
-        {"NVIDIA GeForce RTX 4090", "ada"},
-        {"NVIDIA GeForce RTX 3060 Ti", "ampere"},
-        {"NVIDIA GeForce GTX 1080", "pascal"},
-        {"Tesla V100-SXM2-16GB", "volta"},
-        {"Tesla T4", "turing"},
-        {"gfx90a:sramecc+:xnack-", "gfx90a"},
-        {"Intel(R) UHD Graphics 770", ""},
-        {"", ""},
-    };
-    check_keys(pv_tune_db_arch_key, cases, sizeof cases / sizeof cases[0]);
 }
 
 /* ----------------------------------------------------------------- format */
@@ -817,8 +809,7 @@ static void test_concurrent_first_use(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_vendor_keys),
-        cmocka_unit_test(test_arch_keys),
+        cmocka_unit_test(test_keys),
         cmocka_unit_test(test_format_round_trip),
         cmocka_unit_test(test_fallback_order),
         cmocka_unit_test(test_limits),
