@@ -64,6 +64,8 @@ typedef struct bench_result {
     char fft_engine[16];      /* "clfft", "vkfft", "fftw" where FFTs are used */
     double size;              /* elements (pixels, voxels, descriptors) for plots */
     char variant[32];         /* the row's series within its op, for plots */
+    char launch[48];          /* where the OpenCL launch parameters came from:
+                                 "" = the context's (bench_row_launch) */
     bench_series cpu_samples;
     bench_series cl_samples;
 } bench_result;
@@ -157,6 +159,11 @@ const char *bench_row_bound(const bench_result *r, int opencl);
 /* Report rows as they come, the table again at the end with the failed
  * cross-checks, and the machine-readable files. */
 void bench_print_header(const bench_contexts *contexts);
+/* Where ctx's launch parameters come from, as rows show it: "default",
+ * "db:<entry>", "cache", "search", or "-" without OpenCL. */
+void bench_launch_source(pv_context *ctx, char *label, size_t size);
+/* A row's launch-parameter source: its own, else the OpenCL context's. */
+const char *bench_row_launch(const bench_result *r);
 void bench_print_row(const bench_result *result);
 int bench_print_summary(const bench_result *results, int count);
 int bench_write_json(const char *path, const bench_contexts *contexts, const bench_config *config,

@@ -4,10 +4,12 @@
  * cudaBeliefProp's large case).  Parameters as cudaBeliefProp's (levels 5,
  * 7 iterations, lambda 0.1, data_max 15, disc_max ndisp / 7.5, no
  * smoothing), float messages.  Each case is run on the CPU and on OpenCL
- * with the default launch parameters, then once more on OpenCL with the
- * device's tuned parameters from the tuning cache ("-tuned" rows, left out
- * of the quick suite; run `parvis tune` first, else they repeat the
- * defaults).  --paper bp runs the paper's own parameters (bench_papers.c). */
+ * with the launch parameters the context has (the tuning cache, else the
+ * tuning database's entry for the device, else the defaults: the row's
+ * params column names which), then once more on OpenCL after reading the
+ * tuning cache again ("-tuned" rows, left out of the quick suite; without
+ * a cache they repeat the first).  --paper bp runs the paper's own
+ * parameters (bench_papers.c). */
 #include "bench.h"
 
 #include "bench_ops.h"
@@ -113,9 +115,8 @@ static void name_row(bench_result *r, const bench_bp_spec *c, const bp_inputs *i
 {
     snprintf(r->op, sizeof r->op, "bp");
     snprintf(r->name, sizeof r->name, "%s%s", c->name, tuned ? "-tuned" : "");
-    snprintf(r->params, sizeof r->params, "%dx%d d%d L%d i%d %s", in->left.width,
-             in->left.height, in->params.ndisp, in->params.levels, in->params.iterations,
-             tuned ? "tuned" : "default");
+    snprintf(r->params, sizeof r->params, "%dx%d d%d L%d i%d", in->left.width, in->left.height,
+             in->params.ndisp, in->params.levels, in->params.iterations);
     snprintf(r->variant, sizeof r->variant, "%s", tuned ? "tuned" : "default");
     r->quality_name = "bad>1px";
     r->threshold = BP_AGREEMENT_THRESHOLD;
@@ -125,9 +126,21 @@ static void name_row(bench_result *r, const bench_bp_spec *c, const bp_inputs *i
                              in->params.iterations);
 }
 
-/* The default row (CPU + OpenCL with default launch parameters) and, when
- * asked, the tuned row (the same CPU figures, OpenCL with the cached
- * parameters). */
+/* The row's OpenCL launch parameters: as the context has them (the
+ * tuning cache, else the tuning database's entry, else the defaults), or
+ * for the tuned row the cache read again (where there is none the row
+ * repeats the first). */
+static int choose_params(pv_context *ctx, int tuned, bench_result *r)
+{
+    pv_status status = tuned ? pv_tune_load(ctx, NULL) : PV_OK;
+    if (status != PV_OK)
+        return cli_fail_status(status, "tuning parameters");
+    bench_launch_source(ctx, r->launch, sizeof r->launch);
+    return 0;
+}
+
+/* The row with the context's launch parameters and, when asked, the tuned
+ * row (the same CPU figures, OpenCL with the cached parameters). */
 static int run_case(const bench_config *config, const bench_contexts *contexts,
                     const bench_bp_spec *c, bp_inputs *in, bench_result *rows, int *filled)
 {
@@ -148,19 +161,15 @@ static int run_case(const bench_config *config, const bench_contexts *contexts,
         bench_fill_cpu(r, &cpu, &cpu_samples);
         r->cpu_quality = quality(c, in, &cpu_out);
         if (contexts->opencl) {
-            pv_status status = tuned ? pv_tune_load(contexts->opencl, NULL)
-                                     : pv_tune_use_defaults(contexts->opencl);
-            rc = status == PV_OK ? time_backend(config, contexts->opencl, in, &cl_out, &cl,
-                                                &r->cl_samples)
-                                 : cli_fail_status(status, "tuning parameters");
+            rc = choose_params(contexts->opencl, tuned, r);
+            if (rc == 0)
+                rc = time_backend(config, contexts->opencl, in, &cl_out, &cl, &r->cl_samples);
             if (rc == 0)
                 fill_opencl(r, &cl, c, in, &cl_out, &cpu_out);
         }
         if (rc == 0)
             (*filled)++;
     }
-    if (contexts->opencl)
-        pv_tune_use_defaults(contexts->opencl); /* later cases run with the defaults */
     pv_image_free(&cpu_out);
     pv_image_free(&cl_out);
     return rc;

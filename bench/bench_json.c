@@ -248,6 +248,8 @@ static void json_result(FILE *out, const bench_result *r)
     fprintf(out, ", ");
     json_key_string(out, "params", r->params);
     fprintf(out, ", ");
+    json_key_string(out, "launch_params", bench_row_launch(r));
+    fprintf(out, ", ");
     json_key_string(out, "variant", r->variant);
     fprintf(out, ", \"size\": ");
     json_number(out, r->size);

@@ -70,8 +70,32 @@ static void print_limits(const char *side, pv_context *ctx, const bench_limits *
            pv_context_device_name(ctx), limits->bandwidth, limits->float_peak, limits->int_peak);
 }
 
+/* The OpenCL context's launch-parameter source when the bench started. */
+static char report_launch[48] = "-";
+
+void bench_launch_source(pv_context *ctx, char *label, size_t size)
+{
+    char source[128];
+    static const char database[] = "database: ";
+    if (!ctx || pv_tune_source(ctx, source, sizeof source) != PV_OK || !strcmp(source, "none"))
+        snprintf(label, size, "-");
+    else if (!strcmp(source, "defaults"))
+        snprintf(label, size, "default");
+    else if (!strncmp(source, database, sizeof database - 1)) /* "database: NAME (... match)" */
+        snprintf(label, size, "db:%.*s", (int)strcspn(source + sizeof database - 1, " "),
+                 source + sizeof database - 1);
+    else
+        snprintf(label, size, "%s", source);
+}
+
+const char *bench_row_launch(const bench_result *r)
+{
+    return !r->have_opencl ? "-" : r->launch[0] ? r->launch : report_launch;
+}
+
 void bench_print_header(const bench_contexts *contexts)
 {
+    bench_launch_source(contexts->opencl, report_launch, sizeof report_launch);
     report_cpu = contexts->cpu_limits;
     report_opencl = contexts->opencl_limits;
     printf("parvis-bench %s\n", pv_version());
@@ -80,6 +104,8 @@ void bench_print_header(const bench_contexts *contexts)
         print_limits("OpenCL     ", contexts->opencl, &contexts->opencl_limits);
     else
         printf("OpenCL      : none (CPU only)\n");
+    printf("launch parameters: %s (the params column names each row's: default, db:<entry> of\n"
+           "the tuning database, or cache, the local tuning cache)\n", report_launch);
     printf("times: median ms after warm-up.  cpu ms: the CPU backend, end to end (thr: its\n"
            "OpenMP threads); kernel ms: OpenCL device time (sum of kernel events); e2e ms:\n"
            "OpenCL end to end with transfers; e2e-up: e2e less the host-to-device uploads;\n"
@@ -170,7 +196,7 @@ void bench_print_row(const bench_result *r)
     print_limits_columns(r);
     char quality[64];
     format_quality(r, quality, sizeof quality);
-    printf(" %-22s %s\n", quality, r->params);
+    printf(" %-22s %s params: %s\n", quality, r->params, bench_row_launch(r));
     warn_series("CPU", &r->cpu_samples);
     if (r->have_opencl)
         warn_series("OpenCL", &r->cl_samples);

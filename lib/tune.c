@@ -439,14 +439,23 @@ static pv_status tune_unlocked_load(pv_context *ctx, int *applied)
     return status;
 }
 
-static pv_status tune_unlocked_cache_path(pv_context *ctx, char *path, size_t size)
+pv_status pv_tune_check_text_call(pv_context *ctx, const char *what, const char *buffer_name,
+                                  const char *buffer, size_t size)
 {
     if (!ctx)
-        return pv_fail(NULL, PV_ERR_INVALID, "pv_tune_cache_path: ctx is NULL");
-    if (!path || size == 0)
-        return pv_fail(ctx, PV_ERR_INVALID, "pv_tune_cache_path: path is NULL or size is 0");
+        return pv_fail(NULL, PV_ERR_INVALID, "%s: ctx is NULL", what);
+    if (!buffer || size == 0)
+        return pv_fail(ctx, PV_ERR_INVALID, "%s: %s is NULL or size is 0", what, buffer_name);
     if (!has_params(ctx))
-        return pv_fail(ctx, PV_ERR_UNSUPPORTED, "pv_tune_cache_path: the CPU backend is not tuned");
+        return pv_fail(ctx, PV_ERR_UNSUPPORTED, "%s: the CPU backend is not tuned", what);
+    return PV_OK;
+}
+
+static pv_status tune_unlocked_cache_path(pv_context *ctx, char *path, size_t size)
+{
+    pv_status status = pv_tune_check_text_call(ctx, "pv_tune_cache_path", "path", path, size);
+    if (status != PV_OK)
+        return status;
     device_identity id;
     if (!context_identity(ctx, &id))
         return pv_fail(ctx, PV_ERR_NO_DEVICE, "pv_tune_cache_path: cannot identify the device");
@@ -467,6 +476,9 @@ static pv_status check_options(pv_context *ctx, const pv_tune_options *options,
     if (options->op && !pv_tune_family_known(options->op))
         return pv_fail(ctx, PV_ERR_INVALID, "pv_tune: options.op '%s' is not a tunable op",
                        options->op);
+    if (!(options->budget_s >= 0 && options->budget_s <= 86400))
+        return pv_fail(ctx, PV_ERR_INVALID, "pv_tune: options.budget_s %g is not in 0..86400",
+                       options->budget_s);
     if (options->max_candidates < 0 || options->runs < 1 || options->runs > 1000)
         return pv_fail(ctx, PV_ERR_INVALID, "pv_tune: options.max_candidates %d / runs %d out of range",
                        options->max_candidates, options->runs);
@@ -477,6 +489,21 @@ static pv_status check_options(pv_context *ctx, const pv_tune_options *options,
     if (!has_params(ctx))
         return pv_fail(ctx, PV_ERR_UNSUPPORTED, "pv_tune: the CPU backend has nothing to tune");
     return PV_OK;
+}
+
+/* Family index's deadline within a budget ending at `end` (0: none): the
+ * time left, shared among the families still to search by weight, so a
+ * family that finishes early leaves its time to the later ones. */
+static double family_deadline(const pv_tune_options *options, int index, double end)
+{
+    if (end <= 0)
+        return 0.0;
+    int weights = 0;
+    for (int i = index; pv_tune_family(i); i++)
+        if (!options->op || strcmp(options->op, pv_tune_family(i)) == 0)
+            weights += pv_tune_family_weight(i);
+    const double now = pv_now_ms();
+    return now + (end - now) * pv_tune_family_weight(index) / (weights > 0 ? weights : 1);
 }
 
 static pv_status tune_unlocked(pv_context *ctx, const pv_tune_options *options, pv_tune_result *results,
@@ -490,13 +517,17 @@ static pv_status tune_unlocked(pv_context *ctx, const pv_tune_options *options, 
         return status;
     *count = 0;
     pv_tune_autoload(ctx);
+    const double end = options->budget_s > 0 ? pv_now_ms() + 1000.0 * options->budget_s : 0.0;
     for (int i = 0; pv_tune_family(i) && status == PV_OK; i++) {
         if (options->op && strcmp(options->op, pv_tune_family(i)) != 0)
             continue;
         if (*count == capacity)
             return pv_fail(ctx, PV_ERR_INVALID, "pv_tune: capacity %d is too small", capacity);
         memset(&results[*count], 0, sizeof results[*count]);
-        status = pv_tune_search(ctx, pv_tune_family(i), options, &results[*count]);
+        status = pv_tune_search(ctx, pv_tune_family(i), options, family_deadline(options, i, end),
+                                &results[*count]);
+        if (status == PV_OK && options->progress)
+            options->progress(options->progress_user, &results[*count]);
         if (status == PV_OK)
             (*count)++;
     }

@@ -396,14 +396,11 @@ pv_status pv_tune_source(pv_context *ctx, char *source, size_t size)
 
 pv_status pv_tune_export(pv_context *ctx, char *text, size_t size)
 {
-    if (!ctx)
-        return pv_fail(NULL, PV_ERR_INVALID, "pv_tune_export: ctx is NULL");
-    if (!text || size == 0)
-        return pv_fail(ctx, PV_ERR_INVALID, "pv_tune_export: text is NULL or size is 0");
-    if (!has_launch_params(ctx))
-        return pv_fail(ctx, PV_ERR_UNSUPPORTED, "pv_tune_export: the CPU backend is not tuned");
+    pv_status status = pv_tune_check_text_call(ctx, "pv_tune_export", "text", text, size);
+    if (status != PV_OK)
+        return status;
     pv_context_lock(ctx);
-    pv_status status = export_unlocked(ctx, text, size);
+    status = export_unlocked(ctx, text, size);
     pv_context_unlock(ctx);
     return status;
 }

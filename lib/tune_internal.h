@@ -73,16 +73,44 @@ int pv_tune_knows_param(void *user, const char *family, const char *name);
 pv_status pv_tune_apply_file(pv_context *ctx, const pv_tune_file *file);
 pv_status pv_tune_reset_families(pv_context *ctx);
 
+/* ---------------------------------------- the workloads (tune_workloads.c) */
+
+/* A family's synthetic input and the public calls that run its kernels
+ * (sizes from options: width, height, ndisp; 0 = the family's default). */
+typedef struct pv_tune_workload pv_tune_workload;
+
+pv_status pv_tune_workload_make(pv_context *ctx, const char *family,
+                                const pv_tune_options *options, pv_tune_workload **workload);
+void pv_tune_workload_free(pv_tune_workload *workload);
+/* One run compared with the CPU oracle: PV_ERR_MISMATCH (message on ctx)
+ * when it disagrees beyond the tolerances of lib/core/tolerance.h, the
+ * call's own status when it fails. */
+pv_status pv_tune_workload_check(pv_context *ctx, pv_tune_workload *workload);
+/* End-to-end ms of one unchecked run, negative when it fails. */
+double pv_tune_workload_time(pv_context *ctx, pv_tune_workload *workload);
+/* The disparity range of a stereo workload. */
+int pv_tune_workload_ndisp(const pv_tune_workload *workload);
+
+/* The first checks of a call that fills a caller's buffer (what: the
+ * call's name, buffer_name: the argument's): ctx, the buffer and its size,
+ * and a backend with launch parameters (else PV_ERR_UNSUPPORTED). */
+pv_status pv_tune_check_text_call(pv_context *ctx, const char *what, const char *buffer_name,
+                                  const char *buffer, size_t size);
+
 /* ------------------------------------------------ the search (tune_search.c) */
 
 /* The tunable families (each the op whose launch parameters it holds):
  * the index-th one's name, NULL past the last; whether family is one. */
 const char *pv_tune_family(int index);
 int pv_tune_family_known(const char *family);
+/* The index-th family's share of a time budget (relative), 0 past the last. */
+int pv_tune_family_weight(int index);
 /* Search one op's family on ctx through its backend's parameter slots,
  * every candidate checked against the CPU backend; the winner is left
- * applied to ctx. */
+ * applied to ctx.  No candidate starts after deadline_ms (pv_now_ms's
+ * clock; 0: no deadline), the defaults are always measured.
+ * result->search_ms receives the search's wall time. */
 pv_status pv_tune_search(pv_context *ctx, const char *op, const pv_tune_options *options,
-                         pv_tune_result *result);
+                         double deadline_ms, pv_tune_result *result);
 
 #endif

@@ -1,22 +1,26 @@
 /* The auto-tuner's search, a client of the library: it runs the public
  * operations on the context and changes their launch parameters through
  * the device sub-table's parameter slots (lib/tune.c owns the API and the
- * cache file).
+ * cache file, lib/tune_workloads.c the inputs and the oracle).
  *
- * For each op, a synthetic workload with a known answer is run once on
- * the CPU backend: that output is the oracle.  Then candidates are run on
- * the device: each is built, run once and compared with the oracle
- * (failures to build or run, and disagreements beyond the op's documented
- * tolerance, reject it), and only then timed (median of `runs` end-to-end
- * calls).  The fastest candidate that passed is kept and applied.
+ * The defaults are measured first.  Each candidate is then built, run
+ * once and compared with the CPU oracle (failures to build or run, and
+ * disagreements beyond the op's documented tolerance, reject it), timed
+ * once, and only when that run is within 1.5x of the best so far timed
+ * again up to `runs` end-to-end runs (median, the first run counted).  No
+ * configuration is measured twice in a search.
  *
- * The search is short, after the BP paper's section 6.1: at each
+ * The candidates are few.  BP follows its paper's section 6.1: at each
  * occupancy level one well-formed configuration suffices, the one that
- * keeps the most of the message array in fast memory at that occupancy.
- * So stage 1 tries, per work-group shape and per number of groups sharing
- * a compute unit's local memory, the message split that fills that share;
- * later stages sweep one remaining parameter at a time from the best so
- * far.  SAD is searched the same way over its group shape and tile sizes. */
+ * keeps the most of the message array in fast memory at that occupancy;
+ * so stage 1 tries, per work-group shape and per number of groups sharing
+ * a compute unit's local memory, the message split that fills that share,
+ * and later stages sweep one remaining parameter at a time from the best
+ * so far.  SAD is searched the same way over its group shape and tile
+ * sizes.  The other families descend one coordinate at a time (a
+ * parameter, or a work-group shape) through a short list of values: the
+ * work-group sizes that divide the device's largest, and a few tile steps
+ * around the default. */
 #include "core/internal.h"
 #include "tune_internal.h"
 
@@ -111,125 +115,11 @@ static pv_status apply_config(pv_context *ctx, const family_params *family, cons
     return PV_OK;
 }
 
-/* -------------------------------------------------------------- workloads */
-
-typedef struct workload {
-    pv_image left, right, oracle, output;
-    pv_bp_params bp;
-    pv_sad_params sad;
-    int is_bp;
-    double tolerance;    /* share of pixels that may differ from the oracle */
-} workload;
-
-static uint32_t next_random(uint32_t *state)
-{
-    *state ^= *state << 13;
-    *state ^= *state >> 17;
-    *state ^= *state << 5;
-    return *state;
-}
-
-/* Random texture; the right view shifted by one of three disparities per
- * vertical band, so the matching has real structure to find. */
-static void fill_pair(pv_image *left, pv_image *right, int ndisp)
-{
-    uint32_t state = 2463534242u;
-    uint8_t *l = left->data, *r = right->data;
-    const int width = left->width;
-    for (int y = 0; y < left->height; y++)
-        for (int x = 0; x < width; x++)
-            l[(size_t)y * (size_t)width + (size_t)x] = (uint8_t)(next_random(&state) >> 24);
-    for (int y = 0; y < left->height; y++)
-        for (int x = 0; x < width; x++) {
-            int d = (ndisp - 1) * (1 + 3 * x / width) / 4;
-            int xs = x + d < width ? x + d : width - 1;
-            r[(size_t)y * (size_t)width + (size_t)x] = l[(size_t)y * (size_t)width + (size_t)xs];
-        }
-}
-
-static void free_workload(workload *w)
-{
-    pv_image_free(&w->left);
-    pv_image_free(&w->right);
-    pv_image_free(&w->oracle);
-    pv_image_free(&w->output);
-}
-
-static int pick(int requested, int fallback)
-{
-    return requested > 0 ? requested : fallback;
-}
-
-static pv_status run_workload(pv_context *ctx, workload *w, pv_image *out)
-{
-    if (w->is_bp)
-        return pv_stereo_bp(ctx, &w->left, &w->right, &w->bp, out);
-    return pv_stereo_sad(ctx, &w->left, &w->right, &w->sad, out);
-}
-
-static void set_workload_params(workload *w, int ndisp)
-{
-    pv_bp_params_default(&w->bp);
-    w->bp.ndisp = ndisp;
-    w->bp.iterations = 7;
-    w->bp.lambda = 0.1f;
-    w->bp.disc_max = pv_bp_recommended_disc_max(ndisp);
-    w->bp.sigma = 0.0f;
-    while (w->bp.levels > 1 && (1 << (w->bp.levels - 1)) > (w->left.width < w->left.height ? w->left.width : w->left.height))
-        w->bp.levels--;
-    pv_sad_params_default(&w->sad);
-    w->sad.ndisp = ndisp;
-    w->sad.window = 9;
-}
-
-/* The synthetic pair and its CPU oracle. */
-static pv_status make_workload(pv_context *ctx, const char *op, const pv_tune_options *options,
-                               workload *w)
-{
-    memset(w, 0, sizeof *w);
-    w->is_bp = strcmp(op, "bp") == 0;
-    w->tolerance = w->is_bp ? 0.005 : 0.001; /* stereo.h's cross-check tolerances */
-    const int width = pick(options->width, w->is_bp ? 450 : 640);
-    const int height = pick(options->height, w->is_bp ? 375 : 480);
-    int ndisp = pick(options->ndisp, 64);
-    if (ndisp > width / 2)
-        ndisp = width / 2 < 2 ? 2 : width / 2;
-    if (pv_image_alloc(&w->left, width, height, PV_PIXEL_U8) != PV_OK ||
-        pv_image_alloc(&w->right, width, height, PV_PIXEL_U8) != PV_OK ||
-        pv_image_alloc(&w->oracle, width, height, PV_PIXEL_F32) != PV_OK ||
-        pv_image_alloc(&w->output, width, height, PV_PIXEL_F32) != PV_OK) {
-        free_workload(w);
-        return pv_fail(ctx, PV_ERR_NOMEM, "tune: no memory for a %dx%d workload", width, height);
-    }
-    fill_pair(&w->left, &w->right, ndisp);
-    set_workload_params(w, ndisp);
-    pv_context_options cpu_options;
-    pv_context_options_default(&cpu_options);
-    cpu_options.backend = PV_BACKEND_CPU;
-    cpu_options.cpu_threads = ctx->cpu_threads;
-    pv_context *cpu = NULL;
-    pv_status status = pv_context_create(&cpu, &cpu_options);
-    if (status == PV_OK)
-        status = run_workload(cpu, w, &w->oracle);
-    if (status != PV_OK)
-        status = pv_fail(ctx, status, "tune: the CPU oracle for '%s' failed: %s", op,
-                         cpu ? pv_context_last_error(cpu) : pv_last_error());
-    pv_context_destroy(cpu);
-    if (status != PV_OK)
-        free_workload(w);
-    return status;
-}
-
-static double differing_share(const pv_image *a, const pv_image *b)
-{
-    size_t differing = 0, total = (size_t)a->width * (size_t)a->height;
-    const float *pa = a->data, *pb = b->data;
-    for (size_t i = 0; i < total; i++)
-        differing += !(pa[i] == pb[i]);
-    return (double)differing / (double)total;
-}
-
 /* ------------------------------------------------------------- evaluation */
+
+/* A candidate over this share of the best time so far is timed once only:
+ * no median of several runs brings it back. */
+#define TUNE_PRUNE_FACTOR 1.5
 
 static int compare_doubles(const void *a, const void *b)
 {
@@ -237,45 +127,75 @@ static int compare_doubles(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* Median end-to-end ms of `runs` calls, or a negative value on failure. */
-static double time_runs(pv_context *ctx, workload *w, int runs)
-{
-    double times[1000];
-    for (int i = 0; i < runs; i++) {
-        pv_timing timing;
-        if (run_workload(ctx, w, &w->output) != PV_OK ||
-            pv_context_last_timing(ctx, &timing) != PV_OK)
-            return -1.0;
-        times[i] = timing.total_ms;
-    }
-    qsort(times, (size_t)runs, sizeof times[0], compare_doubles);
-    return times[runs / 2];
-}
+#define TUNE_MEMO 256
 
-/* Build, check against the oracle, then time.  Returns the median ms, or
- * a negative value when the candidate is rejected. */
-static double evaluate(pv_context *ctx, const family_params *family, const config *c,
-                       workload *w, int runs)
-{
-    if (apply_config(ctx, family, c) != PV_OK || run_workload(ctx, w, &w->output) != PV_OK)
-        return -1.0;
-    double share = differing_share(&w->output, &w->oracle);
-    if (share > w->tolerance) {
-        pv_log(ctx, "tune: candidate rejected: %.3f%% of pixels differ from the CPU", 100.0 * share);
-        return -1.0;
-    }
-    return time_runs(ctx, w, runs);
-}
+/* A configuration already measured: its time (negative: rejected). */
+typedef struct measured {
+    config c;
+    double ms;
+} measured;
 
 typedef struct search_state {
     family_params *family;
-    workload *w;
+    pv_tune_workload *w;
     config best;
     double best_ms;
     int budget;          /* candidates still allowed, < 0: no limit */
+    double deadline_ms;  /* pv_now_ms() after which no candidate starts; 0: none */
     int runs;
     pv_tune_result *result;
+    measured memo[TUNE_MEMO];
+    int memo_count;
 } search_state;
+
+/* Median ms of `runs` end-to-end runs whose first sample is `first`. */
+static double median_runs(pv_context *ctx, search_state *s, double first)
+{
+    double times[1000];
+    times[0] = first;
+    for (int i = 1; i < s->runs; i++)
+        if ((times[i] = pv_tune_workload_time(ctx, s->w)) < 0)
+            return -1.0;
+    qsort(times, (size_t)s->runs, sizeof times[0], compare_doubles);
+    return times[s->runs / 2];
+}
+
+/* Build and check against the oracle, then time once; a candidate that
+ * is not clearly slower than the best so far is timed `runs` times (the
+ * first sample reused).  Returns the ms, negative when rejected. */
+static double measure(pv_context *ctx, search_state *s, const config *c)
+{
+    if (apply_config(ctx, s->family, c) != PV_OK) /* a value the backend refuses */
+        return -1.0;
+    pv_status status = pv_tune_workload_check(ctx, s->w);
+    if (status != PV_OK) {
+        pv_log(ctx, "tune: %s candidate rejected: %s", s->family->family,
+               pv_context_last_error(ctx));
+        return -1.0;
+    }
+    /* The defaults come first, in a process where nothing may have run
+     * yet: one more untimed run takes the first-use costs (scratch
+     * buffers, lazy set-up) out of the time every candidate is judged by. */
+    if (s->best_ms < 0 && pv_tune_workload_time(ctx, s->w) < 0)
+        return -1.0;
+    double first = pv_tune_workload_time(ctx, s->w);
+    if (first < 0)
+        return -1.0;
+    if (s->best_ms > 0 && first > TUNE_PRUNE_FACTOR * s->best_ms) {
+        s->result->pruned++;
+        return first;
+    }
+    return median_runs(ctx, s, first);
+}
+
+/* measure(), its result kept: no configuration is measured twice. */
+static double evaluate(pv_context *ctx, search_state *s, const config *c)
+{
+    double ms = measure(ctx, s, c);
+    if (s->memo_count < TUNE_MEMO)
+        s->memo[s->memo_count++] = (measured){*c, ms};
+    return ms;
+}
 
 static void log_config(pv_context *ctx, const search_state *s, const config *c, double ms)
 {
@@ -294,12 +214,24 @@ static void log_config(pv_context *ctx, const search_state *s, const config *c, 
         pv_log(ctx, "tune: %s %.3f ms:%s", s->family->family, ms, text);
 }
 
+static int already_measured(const search_state *s, const config *c)
+{
+    for (int i = 0; i < s->memo_count; i++)
+        if (memcmp(&s->memo[i].c, c, sizeof *c) == 0)
+            return 1;
+    return 0;
+}
+
 static void try_configs(pv_context *ctx, search_state *s, const config_list *list)
 {
     for (int i = 0; i < list->count && s->budget != 0; i++) {
-        if (memcmp(&list->item[i], &s->best, sizeof s->best) == 0)
-            continue;
-        double ms = evaluate(ctx, s->family, &list->item[i], s->w, s->runs);
+        if (s->deadline_ms > 0 && pv_now_ms() >= s->deadline_ms) {
+            s->budget = 0; /* the family's time is spent: keep the best so far */
+            break;
+        }
+        if (already_measured(s, &list->item[i]))
+            continue; /* the best so far among them: measured before */
+        double ms = evaluate(ctx, s, &list->item[i]);
         s->result->tried++;
         if (s->budget > 0)
             s->budget--;
@@ -367,14 +299,15 @@ static void bp_candidates(pv_context *ctx, const search_state *s, int ndisp, con
 static void search_bp(pv_context *ctx, search_state *s)
 {
     config_list list = {.count = 0};
-    bp_candidates(ctx, s, s->w->bp.ndisp, &list);
+    bp_candidates(ctx, s, pv_tune_workload_ndisp(s->w), &list);
     try_configs(ctx, s, &list);
     static const int small[] = {0, 512, 2048, 8192};
     sweep(ctx, s, "BP_SMALL_LEVEL_PIXELS", small, 4);
     static const int registers[] = {0, 8, 16, 32, 64};
     sweep(ctx, s, "BP_REG_VALUES", registers, 5);
     /* the kept values serve jobs of the workload's ndisp class */
-    set_value(s->family, &s->best, "BP_NDISP_CLASS", pv_bp_ndisp_class(s->w->bp.ndisp));
+    set_value(s->family, &s->best, "BP_NDISP_CLASS",
+              pv_bp_ndisp_class(pv_tune_workload_ndisp(s->w)));
 }
 
 /* SAD stage 1: group shapes x columns per item; then strip height and the
@@ -407,18 +340,139 @@ static void search_sad(pv_context *ctx, search_state *s)
     sweep(ctx, s, "SAD_DISP_PER_PASS", pass, 3);
 }
 
+/* ------------------------------------------- the other families: axes */
+
+/* One coordinate of the descent: a parameter swept over its values (a
+ * list, or the work-group sizes that suit the device), or a work-group
+ * shape (two parameters) over the shapes that suit it. */
+typedef enum axis_kind { AXIS_VALUES, AXIS_GROUP, AXIS_SHAPE } axis_kind;
+
+typedef struct tune_axis {
+    axis_kind kind;
+    const char *name;    /* the parameter; a shape's width */
+    const char *height;  /* a shape's height */
+    int values[4];       /* AXIS_VALUES: 0 ends the list */
+} tune_axis;
+
+#define VALUES(name, ...) {AXIS_VALUES, name, NULL, {__VA_ARGS__}}
+#define GROUP(name) {AXIS_GROUP, name, NULL, {0}}
+#define SHAPE(x, y) {AXIS_SHAPE, x, y, {0}}
+#define AXES_END {AXIS_VALUES, NULL, NULL, {0}}
+
+/* A work-group size suits the device when it divides its largest one
+ * (so the occupancy steps evenly) and is at least a warp. */
+static int group_suits(const pv_context *ctx, long long items)
+{
+    const long long most = (long long)ctx->device.max_work_group_size;
+    return items >= 32 && items <= most && most % items == 0;
+}
+
+static void group_configs(pv_context *ctx, const search_state *s, const tune_axis *axis,
+                          config_list *list)
+{
+    static const int sizes[] = {64, 128, 256, 512};
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
+        if (group_suits(ctx, sizes[i])) {
+            config c = s->best;
+            set_value(s->family, &c, axis->name, sizes[i]);
+            add_config(list, &c, s->family->count);
+        }
+}
+
+static void shape_configs(pv_context *ctx, const search_state *s, const tune_axis *axis,
+                          config_list *list)
+{
+    static const int shapes[][2] = {{16, 8}, {32, 4}, {32, 8}, {64, 4}, {16, 16}, {128, 2}};
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
+        if (group_suits(ctx, (long long)shapes[i][0] * shapes[i][1])) {
+            config c = s->best;
+            set_value(s->family, &c, axis->name, shapes[i][0]);
+            set_value(s->family, &c, axis->height, shapes[i][1]);
+            add_config(list, &c, s->family->count);
+        }
+}
+
+static void value_configs(const search_state *s, const tune_axis *axis, config_list *list)
+{
+    for (int i = 0; i < 4 && axis->values[i]; i++) {
+        config c = s->best;
+        set_value(s->family, &c, axis->name, axis->values[i] == -1 ? 0 : axis->values[i]);
+        add_config(list, &c, s->family->count);
+    }
+}
+
+/* Coordinate descent: each axis in turn from the best so far. */
+static void descend(pv_context *ctx, search_state *s, const tune_axis *axes)
+{
+    for (const tune_axis *axis = axes; axis->name; axis++) {
+        config_list list = {.count = 0};
+        if (axis->kind == AXIS_GROUP)
+            group_configs(ctx, s, axis, &list);
+        else if (axis->kind == AXIS_SHAPE)
+            shape_configs(ctx, s, axis, &list);
+        else
+            value_configs(s, axis, &list);
+        try_configs(ctx, s, &list);
+    }
+}
+
+/* The axes of each family, most influential first (the value -1 stands
+ * for 0, which ends a list). */
+static const tune_axis filter_axes[] = {
+    SHAPE("FILTER_WG_X", "FILTER_WG_Y"), VALUES("FILTER_ROW_STEPS", 2, 4, 8),
+    VALUES("FILTER_COL_STEPS", 2, 4, 8), SHAPE("FILTER_GRAD_WG_X", "FILTER_GRAD_WG_Y"), AXES_END};
+
+static const tune_axis register_axes[] = {
+    GROUP("PC_WG"), SHAPE("PC_PAD_WG_X", "PC_PAD_WG_Y"), VALUES("PC_REDUCE_ATOMIC", -1, 1),
+    GROUP("PC_REDUCE_WG"), VALUES("PC_REDUCE_GROUPS", 256, 1024, 4096), VALUES("PC_DFT_WG", 32, 64, 128),
+    GROUP("NCC_SCAN_WG"), VALUES("NCC_COL_WG", 32, 64, 128), SHAPE("NCC_WG_X", "NCC_WG_Y"), AXES_END};
+
+static const tune_axis flow_axes[] = {
+    SHAPE("FLOW_WG_X", "FLOW_WG_Y"), SHAPE("FLOW_SMOOTH_WG_X", "FLOW_SMOOTH_WG_Y"),
+    VALUES("FLOW_ROW_STEPS", 2, 4, 8), VALUES("FLOW_COL_STEPS", 2, 4, 8), GROUP("FLOW_REDUCE_WG"),
+    VALUES("FLOW_REDUCE_GROUPS", 64, 256, 1024), AXES_END};
+
+static const tune_axis features_axes[] = {
+    SHAPE("SIFT_WG_X", "SIFT_WG_Y"), VALUES("SIFT_ROW_STEPS", 2, 4, 8),
+    VALUES("SIFT_COL_STEPS", 2, 4, 8), GROUP("SIFT_EXT_WG"), VALUES("SIFT_EXT_RUN", 8, 16, 32),
+    GROUP("SIFT_KP_WG"), VALUES("SIFT_ORI_WG", 16, 32, 64), VALUES("SIFT_ORI_GROUPS", 16, 64, 256),
+    VALUES("SIFT_DESC_SPLIT", 4, 8, 16), GROUP("SIFT_MATCH_WG"), VALUES("SIFT_MATCH_TILE", 16, 32, 64),
+    AXES_END};
+
+static const tune_axis octreg_axes[] = {
+    GROUP("OCT_WG"), SHAPE("OCT_PAD_WG_X", "OCT_PAD_WG_Y"), GROUP("OCT_STATS_WG"),
+    GROUP("OCT_REDUCE_WG"), VALUES("OCT_REDUCE_GROUPS", 16, 64, 256), AXES_END};
+
+static const tune_axis geometry_axes[] = {GROUP("GEOM_WG"), AXES_END};
+
+#define AXES_SEARCH(family)                                                                    \
+    static void search_##family(pv_context *ctx, search_state *s)                              \
+    {                                                                                          \
+        descend(ctx, s, family##_axes);                                                        \
+    }
+AXES_SEARCH(filter)
+AXES_SEARCH(register)
+AXES_SEARCH(flow)
+AXES_SEARCH(features)
+AXES_SEARCH(octreg)
+AXES_SEARCH(geometry)
+
 /* ----------------------------------------------------------------- search */
 
 /* The tunable families: one search per family, the family named as the op
- * whose launch parameters it holds.  The only list of them. */
+ * whose launch parameters it holds, in the backend table's order.  The
+ * only list of them.  ("fft" holds the FFT engine, the caller's choice:
+ * not searched.) */
 typedef struct tuned_family {
     const char *family;
     void (*search)(pv_context *ctx, search_state *s);
+    int weight;          /* its share of a time budget: about its candidates */
 } tuned_family;
 
 static const tuned_family tuned_families[] = {
-    {"bp", search_bp},
-    {"sad", search_sad},
+    {"filter", search_filter, 2},     {"sad", search_sad, 2},   {"bp", search_bp, 4},
+    {"register", search_register, 3}, {"flow", search_flow, 2}, {"features", search_features, 3},
+    {"octreg", search_octreg, 2},     {"geometry", search_geometry, 1},
 };
 
 #define TUNED_COUNT ((int)(sizeof tuned_families / sizeof tuned_families[0]))
@@ -426,6 +480,16 @@ static const tuned_family tuned_families[] = {
 const char *pv_tune_family(int index)
 {
     return index >= 0 && index < TUNED_COUNT ? tuned_families[index].family : NULL;
+}
+
+const char *pv_tune_family_name(int index)
+{
+    return pv_tune_family(index);
+}
+
+int pv_tune_family_weight(int index)
+{
+    return index >= 0 && index < TUNED_COUNT ? tuned_families[index].weight : 0;
 }
 
 int pv_tune_family_known(const char *family)
@@ -456,13 +520,14 @@ static void fill_result(const search_state *s, const char *op, pv_tune_result *r
     }
 }
 
-/* The search from the defaults, the winner applied; on failure the
- * family's values on entry are put back. */
+/* The search from the defaults (measured first: every later candidate is
+ * judged against them), the winner applied; on failure the family's
+ * values on entry are put back. */
 static pv_status search_from_defaults(pv_context *ctx, const tuned_family *tuned,
                                       family_params *family, search_state *s,
                                       const config *original)
 {
-    s->best_ms = evaluate(ctx, family, &s->best, s->w, s->runs);
+    s->best_ms = evaluate(ctx, s, &s->best);
     s->result->default_ms = s->best_ms;
     if (s->best_ms < 0) {
         apply_config(ctx, family, original);
@@ -481,7 +546,7 @@ static pv_status search_from_defaults(pv_context *ctx, const tuned_family *tuned
 }
 
 pv_status pv_tune_search(pv_context *ctx, const char *op, const pv_tune_options *options,
-                         pv_tune_result *result)
+                         double deadline_ms, pv_tune_result *result)
 {
     const tuned_family *tuned = tuned_family_of(op);
     if (!tuned)
@@ -489,25 +554,34 @@ pv_status pv_tune_search(pv_context *ctx, const char *op, const pv_tune_options 
     if (!ctx->ops->device->param_list)
         return pv_fail(ctx, PV_ERR_UNSUPPORTED, "tune: the %s backend has no launch parameters",
                        ctx->ops->name);
+    const double start = pv_now_ms();
     family_params family = {.family = tuned->family};
     config original, defaults;
     pv_status status = current_config(ctx, &family, &original);
     if (status == PV_OK)
         status = default_config(ctx, &family, &defaults);
-    workload w;
+    pv_tune_workload *w = NULL;
     if (status == PV_OK)
-        status = make_workload(ctx, op, options, &w);
+        status = pv_tune_workload_make(ctx, op, options, &w);
+    search_state *s = status == PV_OK ? calloc(1, sizeof *s) : NULL;
+    if (status == PV_OK && !s)
+        status = pv_fail(ctx, PV_ERR_NOMEM, "tune: no memory for the search");
     if (status != PV_OK) {
+        pv_tune_workload_free(w);
         apply_config(ctx, &family, &original);
         return status;
     }
-    search_state s = {&family, &w, defaults, -1.0,
-                      options->max_candidates > 0 ? options->max_candidates : -1, options->runs,
-                      result};
-    status = search_from_defaults(ctx, tuned, &family, &s, &original);
-    free_workload(&w);
+    *s = (search_state){&family, w, defaults, -1.0,
+                        options->max_candidates > 0 ? options->max_candidates : -1, deadline_ms,
+                        options->runs, result, .memo_count = 0};
+    status = search_from_defaults(ctx, tuned, &family, s, &original);
+    pv_tune_workload_free(w);
+    free(s);
+    result->search_ms = pv_now_ms() - start;
     if (status == PV_OK)
-        pv_log(ctx, "tune: %s: default %.3f ms, best %.3f ms after %d candidates (%d rejected)", op,
-               result->default_ms, result->best_ms, result->tried, result->rejected);
+        pv_log(ctx, "tune: %s: default %.3f ms, best %.3f ms after %d candidates (%d rejected, "
+                    "%d timed once), %.1f s",
+               op, result->default_ms, result->best_ms, result->tried, result->rejected,
+               result->pruned, result->search_ms / 1000.0);
     return status;
 }

@@ -280,14 +280,19 @@ pv_status pv_stereo_bp_group(pv_device_group *group, const pv_image *left, const
 
 /* tune.h */
 #define PV_TUNE_MAX_PARAMS ...
+struct pv_tune_result;
 typedef struct pv_tune_options {
     const char *op; int max_candidates; int runs; int width, height; int ndisp;
     int write_cache;
+    void (*progress)(void *user, const struct pv_tune_result *result); void *progress_user;
+    double budget_s;
 } pv_tune_options;
+const char *pv_tune_family_name(int index);
 void pv_tune_options_default(pv_tune_options *options);
 typedef struct pv_tune_param { char name[48]; int value; } pv_tune_param;
 typedef struct pv_tune_result {
-    char op[16]; int tried; int rejected; double default_ms; double best_ms; int param_count;
+    char op[16]; int tried; int rejected; int pruned; double search_ms;
+    double default_ms; double best_ms; int param_count;
     pv_tune_param params[...];   /* PV_TUNE_MAX_PARAMS */
 } pv_tune_result;
 pv_status pv_tune(pv_context *ctx, const pv_tune_options *options, pv_tune_result *results,

@@ -1,10 +1,16 @@
 /* Tests of the auto-tuner (include/parvis/tune.h).
  *
- *   - a short search for "bp" and for "sad" on the OpenCL device (small
- *     synthetic workloads, few candidates): the kept parameters are
- *     applied to the context, are no slower than the defaults, and give
- *     the CPU oracle's disparities (BP: identical on >= 99.5% of pixels,
- *     SAD: >= 99.9%, stereo.h's tolerances);
+ *   - a short search for every tunable family on the OpenCL device (tiny
+ *     synthetic workloads, one to three candidates): the kept parameters
+ *     (every parameter of the family) are applied to the context, are no
+ *     slower than the defaults and are read back from the cache; BP and
+ *     SAD still give the CPU oracle's disparities on a fresh pair (BP:
+ *     identical on >= 99.5% of pixels, SAD: >= 99.9%, stereo.h's
+ *     tolerances); an unknown family (or "fft", the engine choice) is
+ *     refused; a spent time budget keeps the defaults; a candidate the
+ *     kernels cannot honour is refused by the
+ *     backend, and one that runs but computes something else (a reduction
+ *     group that is not a power of two) is caught by the oracle;
  *   - the cache: written where PARVIS_TUNE_DIR points, read back into a
  *     fresh context with the same values; a corrupt file, one with a bad
  *     checksum, one for another device, and one naming an unknown
@@ -22,7 +28,7 @@
  * Everything runs in a scratch cache directory under the build tree.
  * OpenCL parts are skipped without an OpenCL device or with
  * PARVIS_TEST_SKIP_OPENCL=1. */
-#include "test_util.h"
+#include "test_tune_util.h"
 
 #include "../lib/core/internal.h"
 #include "../lib/tune_internal.h"
@@ -31,6 +37,7 @@
 #endif
 
 #include <fcntl.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,9 +68,7 @@ static char g_dir[4096];
 static int group_setup(void **state)
 {
     (void)state;
-    snprintf(g_dir, sizeof g_dir, "%s", tu_tmp_path("tune"));
-    mkdir(g_dir, 0755);
-    setenv("PARVIS_TUNE_DIR", g_dir, 1);
+    tt_use_scratch_cache(g_dir, sizeof g_dir, "tune");
     setenv("PARVIS_NO_TUNE", "1", 1); /* the tests load explicitly */
     g_cpu = tu_context(PV_BACKEND_CPU);
     g_opencl = opencl_disabled_by_env() ? NULL : new_opencl();
@@ -205,38 +210,56 @@ static double identical_share(const pv_image *a, const pv_image *b)
     return (double)same / (double)total;
 }
 
-/* The tuned context still gives the CPU's answer on a fresh pair. */
+/* BP (3 levels) or SAD (window 7) with 12 disparities. */
+static pv_status stereo12(pv_context *ctx, int is_bp, const pv_image *left, const pv_image *right,
+                          pv_image *out)
+{
+    pv_bp_params bp;
+    pv_sad_params sad;
+    pv_bp_params_default(&bp);
+    pv_sad_params_default(&sad);
+    bp.ndisp = sad.ndisp = 12;
+    bp.levels = 3;
+    sad.window = 7;
+    return is_bp ? pv_stereo_bp(ctx, left, right, &bp, out)
+                 : pv_stereo_sad(ctx, left, right, &sad, out);
+}
+
+/* The tuned context still gives the CPU's answer on a fresh pair (BP:
+ * identical disparities on >= 99.5% of pixels, SAD: >= 99.9%). */
 static void check_tuned_output(pv_context *ctx, const char *op)
 {
     pv_image left, right, a, b;
     random_pair(&left, &right, 72, 40, 5);
     assert_int_equal(pv_image_alloc(&a, 72, 40, PV_PIXEL_F32), PV_OK);
     assert_int_equal(pv_image_alloc(&b, 72, 40, PV_PIXEL_F32), PV_OK);
-    double limit;
-    if (strcmp(op, "bp") == 0) {
-        pv_bp_params params;
-        pv_bp_params_default(&params);
-        params.ndisp = 12;
-        params.levels = 3;
-        assert_int_equal(pv_stereo_bp(g_cpu, &left, &right, &params, &a), PV_OK);
-        assert_int_equal(pv_stereo_bp(ctx, &left, &right, &params, &b), PV_OK);
-        limit = 0.995;
-    } else {
-        pv_sad_params params;
-        pv_sad_params_default(&params);
-        params.ndisp = 12;
-        params.window = 7;
-        assert_int_equal(pv_stereo_sad(g_cpu, &left, &right, &params, &a), PV_OK);
-        assert_int_equal(pv_stereo_sad(ctx, &left, &right, &params, &b), PV_OK);
-        limit = 0.999;
-    }
-    assert_true(identical_share(&a, &b) >= limit);
+    const int is_bp = strcmp(op, "bp") == 0;
+    assert_int_equal(stereo12(g_cpu, is_bp, &left, &right, &a), PV_OK);
+    assert_int_equal(stereo12(ctx, is_bp, &left, &right, &b), PV_OK);
+    assert_true(identical_share(&a, &b) >= (is_bp ? 0.995 : 0.999));
     pv_image_free(&left);
     pv_image_free(&right);
     pv_image_free(&a);
     pv_image_free(&b);
 }
 
+/* The progress callback's record: the results it was given. */
+typedef struct progress_log {
+    int calls;
+    pv_tune_result last;
+} progress_log;
+
+static void record_progress(void *user, const pv_tune_result *result)
+{
+    progress_log *log = user;
+    log->calls++;
+    log->last = *result;
+}
+
+/* One family's short search on a tiny workload: the kept values are
+ * applied, are no slower than the defaults, were reported through the
+ * progress callback, and a fresh context reads them back from the
+ * cache. */
 static void check_search(const char *op, int candidates)
 {
     pv_context *ctx = opencl_or_skip();
@@ -250,6 +273,9 @@ static void check_search(const char *op, int candidates)
     options.width = 64;
     options.height = 48;
     options.ndisp = 16;
+    progress_log progress = {0};
+    options.progress = record_progress;
+    options.progress_user = &progress;
     pv_tune_result results[2];
     int count = 0;
     pv_status status = pv_tune(ctx, &options, results, 2, &count);
@@ -257,17 +283,22 @@ static void check_search(const char *op, int candidates)
         fail_msg("pv_tune(%s): %s", op, pv_context_last_error(ctx));
     assert_int_equal(count, 1);
     const pv_tune_result *r = &results[0];
-    print_message("tune %s: %d tried, %d rejected, default %.3f ms, best %.3f ms\n", op, r->tried,
-                  r->rejected, r->default_ms, r->best_ms);
+    assert_int_equal(progress.calls, 1);
+    assert_memory_equal(&progress.last, r, sizeof *r);
+    print_message("tune %s: %d tried, %d rejected, %d timed once, default %.3f ms, best %.3f ms, "
+                  "%.1f s\n", op, r->tried, r->rejected, r->pruned, r->default_ms, r->best_ms,
+                  r->search_ms / 1000.0);
     assert_string_equal(r->op, op);
     assert_true(r->tried >= 1 && r->tried <= candidates);
+    assert_true(r->pruned <= r->tried);
     assert_true(r->default_ms > 0.0 && r->best_ms > 0.0 && r->best_ms <= r->default_ms);
-    assert_true(r->param_count >= 4);
+    assert_true(r->search_ms > 0.0);
+    pv_tune_param listed[PV_TUNE_MAX_PARAMS];
+    int listed_count = 0;
+    assert_int_equal(pv_tune_list(ctx, op, listed, PV_TUNE_MAX_PARAMS, &listed_count), PV_OK);
+    assert_int_equal(r->param_count, listed_count); /* every parameter of the family kept */
     for (int i = 0; i < r->param_count; i++)
         assert_int_equal(param_value(ctx, op, r->params[i].name), r->params[i].value);
-    if (strcmp(op, "bp") == 0) /* kept for the workload's ndisp class (16: <= 96) */
-        assert_int_equal(param_value(ctx, "bp", "BP_NDISP_CLASS"), 1);
-    check_tuned_output(ctx, op);
 
     /* a fresh context reads the same values back */
     pv_context *fresh = new_opencl();
@@ -285,12 +316,108 @@ static void test_search_bp(void **state)
 {
     (void)state;
     check_search("bp", 3);
+    /* kept for the workload's ndisp class (16: <= 96) */
+    assert_int_equal(param_value(g_opencl, "bp", "BP_NDISP_CLASS"), 1);
+    check_tuned_output(g_opencl, "bp");
 }
 
 static void test_search_sad(void **state)
 {
     (void)state;
     check_search("sad", 2);
+    check_tuned_output(g_opencl, "sad");
+}
+
+/* Every other family: one candidate beside the defaults keeps the test
+ * short (each candidate is a kernel build on PoCL). */
+static void test_search_every_family(void **state)
+{
+    (void)state;
+    int families = 0;
+    for (int i = 0; pv_tune_family_name(i); i++, families++)
+        if (strcmp(pv_tune_family_name(i), "bp") != 0 && strcmp(pv_tune_family_name(i), "sad") != 0)
+            check_search(pv_tune_family_name(i), 1);
+    assert_int_equal(families, 8); /* filter sad bp register flow features octreg geometry */
+}
+
+/* A spent time budget starts no candidate: the defaults alone are
+ * measured and kept. */
+static void test_budget_stops_search(void **state)
+{
+    (void)state;
+    pv_context *ctx = opencl_or_skip();
+    pv_tune_options options;
+    pv_tune_options_default(&options);
+    options.op = "geometry";
+    options.width = 64;
+    options.height = 48;
+    options.runs = 1;
+    options.write_cache = 0;
+    options.budget_s = 1e-6;
+    pv_tune_result result;
+    int count = 0;
+    assert_int_equal(pv_tune(ctx, &options, &result, 1, &count), PV_OK);
+    assert_int_equal(count, 1);
+    assert_int_equal(result.tried, 0);
+    assert_true(result.default_ms > 0.0 && result.best_ms == result.default_ms);
+    options.budget_s = -1.0;
+    assert_int_equal(pv_tune(ctx, &options, &result, 1, &count), PV_ERR_INVALID);
+    options.budget_s = NAN;
+    assert_int_equal(pv_tune(ctx, &options, &result, 1, &count), PV_ERR_INVALID);
+}
+
+/* Unknown families are refused before any work; "fft" (the engine choice)
+ * is a parameter family but not a searched one. */
+static void test_unknown_family(void **state)
+{
+    (void)state;
+    pv_context *ctx = opencl_or_skip();
+    pv_tune_options options;
+    pv_tune_options_default(&options);
+    pv_tune_result results[1];
+    int count = -1;
+    static const char *const refused[] = {"nope", "fft", "", "BP"};
+    for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
+        options.op = refused[i];
+        assert_int_equal(pv_tune(ctx, &options, results, 1, &count), PV_ERR_INVALID);
+        assert_int_equal(count, -1); /* untouched */
+    }
+    assert_null(pv_tune_family_name(-1));
+    assert_null(pv_tune_family_name(8));
+    assert_int_equal(pv_tune_set(ctx, "nope", "BP_WG_X", 32), PV_ERR_INVALID);
+}
+
+/* The oracle check of a candidate: the defaults pass; a value the kernels
+ * cannot honour is refused by the backend, and one that runs but computes
+ * something else is caught by the comparison with the CPU. */
+static pv_status check_with(pv_context *ctx, const char *family, const char *name, int value)
+{
+    pv_tune_options options;
+    pv_tune_options_default(&options);
+    options.width = 64;
+    options.height = 48;
+    options.ndisp = 16;
+    pv_tune_workload *w = NULL;
+    assert_int_equal(pv_tune_workload_make(ctx, family, &options, &w), PV_OK);
+    assert_int_equal(pv_tune_workload_check(ctx, w), PV_OK);
+    int saved = param_value(ctx, family, name);
+    assert_int_equal(pv_tune_set(ctx, family, name, value), PV_OK);
+    pv_status status = pv_tune_workload_check(ctx, w);
+    assert_int_equal(pv_tune_set(ctx, family, name, saved), PV_OK);
+    assert_int_equal(pv_tune_workload_check(ctx, w), PV_OK);
+    pv_tune_workload_free(w);
+    return status;
+}
+
+static void test_oracle_rejects_wrong_candidate(void **state)
+{
+    (void)state;
+    pv_context *ctx = opencl_or_skip();
+    assert_int_equal(check_with(ctx, "features", "SIFT_EXT_RUN", 64), PV_ERR_UNSUPPORTED);
+    /* the arg-max and inlier-count reductions halve their group each step:
+     * a group of 96 (not a power of two) drops part of every group's values */
+    assert_int_equal(check_with(ctx, "register", "PC_REDUCE_WG", 96), PV_ERR_MISMATCH);
+    assert_int_equal(check_with(ctx, "geometry", "GEOM_WG", 96), PV_ERR_MISMATCH);
 }
 
 /* ------------------------------------------------------------ bad caches */
@@ -517,6 +644,10 @@ int main(void)
         cmocka_unit_test(test_corrupt_files),
         cmocka_unit_test(test_search_bp),
         cmocka_unit_test(test_search_sad),
+        cmocka_unit_test(test_unknown_family),
+        cmocka_unit_test(test_budget_stops_search),
+        cmocka_unit_test(test_oracle_rejects_wrong_candidate),
+        cmocka_unit_test(test_search_every_family),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

@@ -28,7 +28,7 @@
  *
  * OpenCL parts are skipped without an OpenCL device or with
  * PARVIS_TEST_SKIP_OPENCL=1. */
-#include "test_util.h"
+#include "test_tune_util.h"
 
 #include "tune_db.h"
 
@@ -44,9 +44,7 @@ static char g_dir[4096];
 static int group_setup(void **state)
 {
     (void)state;
-    snprintf(g_dir, sizeof g_dir, "%s", tu_tmp_path("tune_db"));
-    mkdir(g_dir, 0755);
-    setenv("PARVIS_TUNE_DIR", g_dir, 1);
+    tt_use_scratch_cache(g_dir, sizeof g_dir, "tune_db");
     unsetenv("PARVIS_NO_TUNE");
     return 0;
 }
@@ -165,53 +163,49 @@ static pv_tune_db_level lookup(const test_entry *entries, size_t count,
 
 /* ------------------------------------------------------------------- keys */
 
-static void test_vendor_keys(void **state)
+/* Vendor keys (V) and architecture keys (A), each case with its
+ * expected key. */
+static void test_keys(void **state)
 {
     (void)state;
-    static const char *const cases[][2] = {
-        {"NVIDIA Corporation", "nvidia"},
-        {"Advanced Micro Devices, Inc.", "amd"},
-        {"AuthenticAMD", "amd"},
-        {"GenuineIntel", "intel"},
-        {"Intel(R) Corporation", "intel"},
-        {"Apple", "apple"},
-        {"Qualcomm Technologies, Inc", "qualcomm"},
-        {"", ""},
-    };
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        char key[32];
-        pv_tune_db_vendor_key(cases[i][0], key, sizeof key);
-        assert_string_equal(key, cases[i][1]);
-    }
-}
-
-static void test_arch_keys(void **state)
-{
-    (void)state;
-    static const char *const cases[][2] = {
-        {"pthread-skylake-avx512-AMD EPYC", "skylake-avx512"},
-        {"cpu-x86-64-v3-13th Gen Intel(R) Core(TM) i7-13700", "x86-64-v3"},
-        {"cpu-znver3-AMD Ryzen 9 5950X 16-Core Processor", "znver3"},
-        {"pthread-haswell-Intel(R) Xeon(R) CPU E5-2680 v3 @ 2.50GHz", "haswell"},
-        {"NVIDIA H100 80GB HBM3", "hopper"},
-        {"NVIDIA H100 PCIe", "hopper"},
-        {"NVIDIA H200", "hopper"},
-        {"NVIDIA GH200 480GB", "hopper"},
-        {"NVIDIA A100-SXM4-80GB", "ampere"},
-        {"NVIDIA A100 80GB PCIe", "ampere"},
-        {"NVIDIA GeForce RTX 4090", "ada"},
-        {"NVIDIA GeForce RTX 3060 Ti", "ampere"},
-        {"NVIDIA GeForce GTX 1080", "pascal"},
-        {"Tesla V100-SXM2-16GB", "volta"},
-        {"Tesla T4", "turing"},
-        {"gfx90a:sramecc+:xnack-", "gfx90a"},
-        {"Intel(R) UHD Graphics 770", ""},
-        {"", ""},
+    static const struct {
+        char kind;
+        const char *from, *key;
+    } cases[] = {
+        {'V', "NVIDIA Corporation", "nvidia"},
+        {'V', "Advanced Micro Devices, Inc.", "amd"},
+        {'V', "AuthenticAMD", "amd"},
+        {'V', "GenuineIntel", "intel"},
+        {'V', "Intel(R) Corporation", "intel"},
+        {'V', "Apple", "apple"},
+        {'V', "Qualcomm Technologies, Inc", "qualcomm"},
+        {'V', "", ""},
+        {'A', "pthread-skylake-avx512-AMD EPYC", "skylake-avx512"},
+        {'A', "cpu-x86-64-v3-13th Gen Intel(R) Core(TM) i7-13700", "x86-64-v3"},
+        {'A', "cpu-znver3-AMD Ryzen 9 5950X 16-Core Processor", "znver3"},
+        {'A', "pthread-haswell-Intel(R) Xeon(R) CPU E5-2680 v3 @ 2.50GHz", "haswell"},
+        {'A', "NVIDIA H100 80GB HBM3", "hopper"},
+        {'A', "NVIDIA H100 PCIe", "hopper"},
+        {'A', "NVIDIA H200", "hopper"},
+        {'A', "NVIDIA GH200 480GB", "hopper"},
+        {'A', "NVIDIA A100-SXM4-80GB", "ampere"},
+        {'A', "NVIDIA A100 80GB PCIe", "ampere"},
+        {'A', "NVIDIA GeForce RTX 4090", "ada"},
+        {'A', "NVIDIA GeForce RTX 3060 Ti", "ampere"},
+        {'A', "NVIDIA GeForce GTX 1080", "pascal"},
+        {'A', "Tesla V100-SXM2-16GB", "volta"},
+        {'A', "Tesla T4", "turing"},
+        {'A', "gfx90a:sramecc+:xnack-", "gfx90a"},
+        {'A', "Intel(R) UHD Graphics 770", ""},
+        {'A', "", ""},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char key[64];
-        pv_tune_db_arch_key(cases[i][0], key, sizeof key);
-        assert_string_equal(key, cases[i][1]);
+        if (cases[i].kind == 'V')
+            pv_tune_db_vendor_key(cases[i].from, key, sizeof key);
+        else
+            pv_tune_db_arch_key(cases[i].from, key, sizeof key);
+        assert_string_equal(key, cases[i].key);
     }
 }
 
@@ -519,24 +513,34 @@ static void test_database_applied_without_cache(void **state)
     pv_context_destroy(ctx);
 }
 
-/* A cache file for ctx's device (valid checksum) holding the two values. */
-static void write_cache(pv_context *ctx, int bp_wg_y, int sad_wg_x)
+/* A cache file for ctx's device (valid checksum) holding file's entries. */
+static void write_cache_entries(pv_context *ctx, const pv_tune_file *file)
 {
     pv_device_info info;
     device_info(ctx, &info);
-    char path[4096], text[2048];
+    char path[4096], text[8192];
     assert_int_equal(pv_tune_cache_path(ctx, path, sizeof path), PV_OK);
-    int n = snprintf(text, sizeof text,
-                     "parvis-tune 1\ndevice %s\ndriver %.63s\nparvis %s\nparam bp BP_WG_Y %d\n"
-                     "param sad SAD_WG_X %d\n",
-                     info.name, info.driver_version, pv_version(), bp_wg_y, sad_wg_x);
+    int n = snprintf(text, sizeof text, "parvis-tune 1\ndevice %s\ndriver %.63s\nparvis %s\n",
+                     info.name, info.driver_version, pv_version());
+    for (int i = 0; i < file->count && n > 0 && (size_t)n < sizeof text; i++)
+        n += snprintf(text + n, sizeof text - (size_t)n, "param %s %s %d\n",
+                      file->entries[i].family, file->entries[i].name, file->entries[i].value);
     assert_true(n > 0 && (size_t)n < sizeof text - 32);
     snprintf(text + n, sizeof text - (size_t)n, "end %016llx\n",
              (unsigned long long)pv_tune_fnv1a(PV_TUNE_FNV_START, text, (size_t)n));
-    FILE *file = fopen(path, "wb");
-    assert_non_null(file);
-    assert_true(fputs(text, file) >= 0);
-    assert_int_equal(fclose(file), 0);
+    FILE *out = fopen(path, "wb");
+    assert_non_null(out);
+    assert_true(fputs(text, out) >= 0);
+    assert_int_equal(fclose(out), 0);
+}
+
+/* A cache file for ctx's device holding the two values. */
+static void write_cache(pv_context *ctx, int bp_wg_y, int sad_wg_x)
+{
+    pv_tune_file file = {.count = 2};
+    file.entries[0] = (pv_tune_entry){"bp", "BP_WG_Y", bp_wg_y};
+    file.entries[1] = (pv_tune_entry){"sad", "SAD_WG_X", sad_wg_x};
+    write_cache_entries(ctx, &file);
 }
 
 /* The values of the test cache. */
@@ -652,6 +656,66 @@ static void test_export(void **state)
     pv_context_destroy(ctx);
 }
 
+/* A cache holding every parameter of every tunable family (each value
+ * moved off its default) is exported as one entry, and that entry, taken
+ * by the lookup and applied to a fresh context, gives it every value. */
+static void test_export_every_family(void **state)
+{
+    (void)state;
+    pv_context *ctx = new_opencl_or_skip();
+    remove_cache(ctx);
+    pv_tune_file *written = calloc(1, sizeof *written);
+    assert_non_null(written);
+    int families = 0;
+    for (int f = 0; pv_tune_family_name(f); f++, families++) {
+        pv_tune_param params[PV_TUNE_MAX_PARAMS];
+        int count = 0;
+        assert_int_equal(pv_tune_list(ctx, pv_tune_family_name(f), params, PV_TUNE_MAX_PARAMS,
+                                      &count), PV_OK);
+        assert_true(count >= 1);
+        for (int i = 0; i < count; i++) {
+            assert_true(written->count < PV_TUNE_MAX_ENTRIES);
+            pv_tune_entry *e = &written->entries[written->count++];
+            snprintf(e->family, sizeof e->family, "%.31s", pv_tune_family_name(f));
+            snprintf(e->name, sizeof e->name, "%.47s", params[i].name);
+            e->value = params[i].value + 1 + written->count;
+        }
+    }
+    assert_int_equal(families, 8);
+    write_cache_entries(ctx, written);
+    char *text = malloc(16384);
+    assert_non_null(text);
+    assert_int_equal(pv_tune_export(ctx, text, 16384), PV_OK);
+    for (int f = 0; pv_tune_family_name(f); f++) { /* every family in the text */
+        char word[64];
+        snprintf(word, sizeof word, "param %s ", pv_tune_family_name(f));
+        assert_non_null(strstr(text, word));
+    }
+
+    pv_device_info info;
+    pv_tune_db_device device;
+    device_info(ctx, &info);
+    pv_tune_db_describe(&info, &device);
+    pv_tune_db_text entry = {"exported", text};
+    pv_tune_db_choice *choice = malloc(sizeof *choice);
+    assert_non_null(choice);
+    assert_int_equal(pv_tune_db_select(&entry, 1, &device, context_known, ctx, NULL, NULL, choice),
+                     PV_TUNE_DB_DEVICE);
+    assert_int_equal(choice->params.count, written->count);
+    remove_cache(ctx);
+    pv_context *fresh = new_opencl_or_skip();
+    assert_int_equal(pv_tune_use_defaults(fresh), PV_OK);
+    assert_int_equal(pv_tune_apply_file(fresh, &choice->params), PV_OK);
+    for (int i = 0; i < written->count; i++)
+        assert_int_equal(param_value(fresh, written->entries[i].family, written->entries[i].name),
+                         written->entries[i].value);
+    pv_context_destroy(fresh);
+    pv_context_destroy(ctx);
+    free(choice);
+    free(text);
+    free(written);
+}
+
 static void test_bad_arguments(void **state)
 {
     (void)state;
@@ -745,8 +809,7 @@ static void test_concurrent_first_use(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_vendor_keys),
-        cmocka_unit_test(test_arch_keys),
+        cmocka_unit_test(test_keys),
         cmocka_unit_test(test_format_round_trip),
         cmocka_unit_test(test_fallback_order),
         cmocka_unit_test(test_limits),
@@ -757,6 +820,7 @@ int main(void)
         cmocka_unit_test(test_local_cache_wins),
         cmocka_unit_test(test_defaults_when_asked),
         cmocka_unit_test(test_export),
+        cmocka_unit_test(test_export_every_family),
         cmocka_unit_test(test_concurrent_first_use),
     };
     return cmocka_run_group_tests(tests, group_setup, NULL);

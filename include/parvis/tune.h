@@ -1,10 +1,14 @@
 /* parvis tune: per-device auto-tuning of the OpenCL kernels' launch and
  * memory parameters (work-group shape, message-storage split, tile sizes).
  *
- * pv_tune searches, per kernel family ("bp", "sad"), a short list of
- * candidate configurations (the BP paper's section 6.1: one well-formed
- * configuration per occupancy level), builds each, checks its output
- * against the CPU backend before timing it, and keeps the fastest.  The
+ * pv_tune searches, per kernel family (every module with launch
+ * parameters: pv_tune_family_name), a short list of candidate
+ * configurations (for BP the paper's section 6.1: one well-formed
+ * configuration per occupancy level; elsewhere one parameter at a time,
+ * with work-group sizes that fit the device), builds each, checks its
+ * output against the CPU backend before timing it, and keeps the
+ * fastest.  The FFT engine choice ("fft" family) is the caller's
+ * (pv_context_set_fft_engine, PARVIS_FFT) and is not searched.  The
  * result is written to a cache file keyed by device name, driver version
  * and parvis version:
  *   $PARVIS_TUNE_DIR, else $XDG_CACHE_HOME/parvis, else $HOME/.cache/parvis,
@@ -32,16 +36,28 @@ extern "C" {
 
 #define PV_TUNE_MAX_PARAMS 16
 
+struct pv_tune_result;
+
 typedef struct pv_tune_options {
-    const char *op;       /* "bp", "sad", or NULL for both */
+    const char *op;       /* one family (pv_tune_family_name), or NULL for all */
     int max_candidates;   /* per op; 0 = every candidate the search makes */
     int runs;             /* timed runs per candidate (median); default 3 */
     int width, height;    /* synthetic workload; 0 = the op's default size */
     int ndisp;            /* 0 = the op's default range */
     int write_cache;      /* 1: store the winners in the cache file */
+    /* Called after each family's search with its result (may be NULL):
+     * progress for a caller that shows it. */
+    void (*progress)(void *user, const struct pv_tune_result *result);
+    void *progress_user;
+    /* Seconds for the whole search (0: no limit).  It is shared among the
+     * families by weight (BP the most), a family's unused time passing to
+     * the next; a family out of time starts no more candidates and keeps
+     * its best so far (its defaults are always measured). */
+    double budget_s;
 } pv_tune_options;
 
-/* Defaults: both ops, all candidates, 3 runs, default workloads, write. */
+/* Defaults: every family, all candidates, 3 runs, default workloads, write,
+ * no time budget. */
 PV_API void pv_tune_options_default(pv_tune_options *options);
 
 typedef struct pv_tune_param {
@@ -53,14 +69,20 @@ typedef struct pv_tune_result {
     char op[16];
     int tried;            /* candidates built and run */
     int rejected;         /* failed to build or run, or disagreed with the CPU */
+    int pruned;           /* timed once only: over 1.5x the best so far */
+    double search_ms;     /* wall time of this family's search, workload included */
     double default_ms;    /* median end-to-end time with the default parameters */
     double best_ms;       /* the same with the kept parameters */
     int param_count;
     pv_tune_param params[PV_TUNE_MAX_PARAMS]; /* the kept values */
 } pv_tune_result;
 
-/* Tune ctx's OpenCL device.  results: room for `capacity` entries (2 is
- * enough for all ops); *count receives the number filled.  The winners
+/* The index-th tunable family ("filter", "sad", "bp", "register", "flow",
+ * "features", "octreg", "geometry"), NULL past the last. */
+PV_API const char *pv_tune_family_name(int index);
+
+/* Tune ctx's OpenCL device.  results: room for `capacity` entries (one
+ * per family); *count receives the number filled.  The winners
  * are applied to ctx, and written to the cache when options.write_cache. */
 PV_API pv_status pv_tune(pv_context *ctx, const pv_tune_options *options, pv_tune_result *results,
                          int capacity, int *count);
@@ -69,8 +91,9 @@ PV_API pv_status pv_tune(pv_context *ctx, const pv_tune_options *options, pv_tun
  * receives the number of parameters set (0: no usable cache entry). */
 PV_API pv_status pv_tune_load(pv_context *ctx, int *applied);
 
-/* Override one parameter on this context, for experiments (family "bp" or
- * "sad", names as pv_tune_list gives them), or read its value. */
+/* Override one parameter on this context, for experiments (a family of
+ * pv_tune_family_name, names as pv_tune_list gives them), or read its
+ * value. */
 PV_API pv_status pv_tune_set(pv_context *ctx, const char *family, const char *name, int value);
 PV_API pv_status pv_tune_get(pv_context *ctx, const char *family, const char *name, int *value);
 

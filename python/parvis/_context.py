@@ -716,8 +716,9 @@ class Context(_Handle):
     def tune(self, op: Optional[str] = None, *, max_candidates: int = 0, runs: int = 3,
              width: int = 0, height: int = 0, ndisp: int = 0,
              write_cache: bool = True) -> List[TuneResult]:
-        """Auto-tune this context's OpenCL kernels (pv_tune): for op "bp",
-        "sad" or None (both), build each candidate launch configuration
+        """Auto-tune this context's OpenCL kernels (pv_tune): for op, one
+        tunable family ("filter", "sad", "bp", "register", "flow",
+        "features", "octreg", "geometry") or None (all of them), build each candidate launch configuration
         (max_candidates per op; 0: all the search makes), check its output
         against the CPU backend, time it (median of `runs` runs) on a
         synthetic width x height workload of ndisp disparities (0: the op's
@@ -735,7 +736,7 @@ class Context(_Handle):
         options.height = _int(height, "height")
         options.ndisp = _int(ndisp, "ndisp")
         options.write_cache = int(bool(write_cache))
-        capacity = 2
+        capacity = 16  # one result per tunable family
         results = ffi.new("pv_tune_result[]", capacity)
         count = ffi.new("int *")
         self._call(lib.pv_tune, options, results, capacity, count)
@@ -754,8 +755,8 @@ class Context(_Handle):
         return int(applied[0])
 
     def tune_set(self, family: str, name: str, value: int) -> None:
-        """Override one launch parameter on this context (family "bp" or
-        "sad", names as tune_list() gives them).  An unknown family or name,
+        """Override one launch parameter on this context (a tunable family,
+        names as tune_list() gives them).  An unknown family or name,
         or a negative value, raises parvis.InvalidArgument.  The CPU backend
         has no launch parameters and ignores the call."""
         self._call(lib.pv_tune_set, _family(family, "family").encode(), _name(name),
@@ -774,9 +775,9 @@ class Context(_Handle):
         self._call(lib.pv_tune_use_defaults)
 
     def tune_list(self, family: Optional[str] = None) -> List[TuneParam]:
-        """The launch parameters of a family ("bp", "sad", or None for both)
+        """The launch parameters of a tunable family (or None: every one)
         with their current values; empty on the CPU backend."""
-        families = ["bp", "sad"] if family is None else [_family(family, "family")]
+        families = (_tune_families() if family is None else [_family(family, "family")])
         found: List[TuneParam] = []
         for fam in families:
             capacity = 256
@@ -802,10 +803,19 @@ class Context(_Handle):
 
 
 def _family(family: Any, name: str) -> str:
-    """A tuning family name; the C library checks it is "bp" or "sad"."""
+    """A tuning family name; the C library checks it is one of
+    _tune_families()."""
     if not isinstance(family, str) or "\0" in family:
-        raise invalid(f"{name}: expected 'bp' or 'sad', got {family!r}")
+        raise invalid(f"{name}: expected a tuning family such as 'bp', got {family!r}")
     return family
+
+
+def _tune_families() -> List[str]:
+    """The tunable families, in the library's order (pv_tune_family_name)."""
+    names = []
+    while lib.pv_tune_family_name(len(names)) != ffi.NULL:
+        names.append(ffi.string(lib.pv_tune_family_name(len(names))).decode())
+    return names
 
 
 def _name(name: Any) -> bytes:
