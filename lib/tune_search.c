@@ -303,6 +303,9 @@ static void search_bp(pv_context *ctx, search_state *s)
     try_configs(ctx, s, &list);
     static const int small[] = {0, 512, 2048, 8192};
     sweep(ctx, s, "BP_SMALL_LEVEL_PIXELS", small, 4);
+    static const int fused[] = {0, 1}, dir_items[] = {1, 4};
+    sweep(ctx, s, "BP_FUSED_PASSES", fused, 2);
+    sweep(ctx, s, "BP_DIR_ITEMS", dir_items, 2);
     static const int registers[] = {0, 8, 16, 32, 64};
     sweep(ctx, s, "BP_REG_VALUES", registers, 5);
     /* the kept values serve jobs of the workload's ndisp class */
