@@ -23,6 +23,7 @@
  *
  * OpenCL parts are skipped without a device, under PARVIS_BACKEND=cpu or
  * with PARVIS_TEST_SKIP_OPENCL=1. */
+#include "match_set.h"
 #include "test_util.h"
 
 #include <math.h>
@@ -34,32 +35,9 @@
 #define NOISE_PX 0.3
 #define TRUTH_TOLERANCE_PX 1.0
 
-typedef struct matches {
-    int count;
-    float *p1, *p2;
-    uint8_t *truth;          /* 1: made by the model, 0: an outlier */
-    double *clean2;          /* noise-free image-2 point of each true match */
-} matches;
-
-static void free_matches(matches *m)
+static void alloc_matches(match_set *m, int count)
 {
-    free(m->p1);
-    free(m->p2);
-    free(m->truth);
-    free(m->clean2);
-}
-
-static void alloc_matches(matches *m, int count)
-{
-    m->count = count;
-    m->p1 = malloc(2 * (size_t)count * sizeof *m->p1);
-    m->p2 = malloc(2 * (size_t)count * sizeof *m->p2);
-    m->truth = malloc((size_t)count);
-    m->clean2 = malloc(2 * (size_t)count * sizeof *m->clean2);
-    assert_non_null(m->p1);
-    assert_non_null(m->p2);
-    assert_non_null(m->truth);
-    assert_non_null(m->clean2);
+    assert_int_equal(match_set_alloc(m, count), 0);
 }
 
 static double gaussian(uint32_t *state)
@@ -68,35 +46,21 @@ static double gaussian(uint32_t *state)
     return sqrt(-2.0 * log(u)) * cos(2.0 * 3.14159265358979 * v);
 }
 
-static void apply_h(const double *h, double x, double y, double *out)
-{
-    double w = h[6] * x + h[7] * y + h[8];
-    out[0] = (h[0] * x + h[1] * y + h[2]) / w;
-    out[1] = (h[3] * x + h[4] * y + h[5]) / w;
-}
-
 /* A rotation by 0.2 rad, scale 1.1, a shift and a mild perspective. */
 static const double truth_h[9] = {1.078, -0.2185, 40.0, 0.2185, 1.078, -25.0, 1.2e-4, -0.8e-4, 1.0};
 
-static void make_homography_matches(matches *m, int count, double outlier_share, uint32_t seed)
+static void make_homography_matches(match_set *m, int count, double outlier_share, uint32_t seed)
 {
     uint32_t state = seed;
     alloc_matches(m, count);
     for (int i = 0; i < count; i++) {
-        double x = WIDTH * tu_rand01(&state), y = HEIGHT * tu_rand01(&state), q[2];
-        apply_h(truth_h, x, y, q);
-        m->p1[2 * i] = (float)x;
-        m->p1[2 * i + 1] = (float)y;
-        m->clean2[2 * i] = q[0];
-        m->clean2[2 * i + 1] = q[1];
-        m->truth[i] = tu_rand01(&state) >= outlier_share;
-        if (m->truth[i]) {
-            m->p2[2 * i] = (float)(q[0] + NOISE_PX * gaussian(&state));
-            m->p2[2 * i + 1] = (float)(q[1] + NOISE_PX * gaussian(&state));
-        } else {
-            m->p2[2 * i] = (float)(WIDTH * tu_rand01(&state));
-            m->p2[2 * i + 1] = (float)(HEIGHT * tu_rand01(&state));
-        }
+        double x = WIDTH * tu_rand01(&state), y = HEIGHT * tu_rand01(&state), q[2], seen[2];
+        match_apply_h(truth_h, x, y, q);
+        int inlier = tu_rand01(&state) >= outlier_share;
+        for (int axis = 0; axis < 2; axis++)
+            seen[axis] = inlier ? q[axis] + NOISE_PX * gaussian(&state)
+                                : (axis ? HEIGHT : WIDTH) * tu_rand01(&state);
+        match_set_put(m, i, x, y, q, inlier, seen[0], seen[1]);
     }
 }
 
@@ -104,19 +68,11 @@ static void make_homography_matches(matches *m, int count, double outlier_share,
  * 9 x 9 grid over image 1. */
 static double homography_error(const double *estimate)
 {
-    double worst = 0.0;
-    for (int gy = 0; gy <= 8; gy++)
-        for (int gx = 0; gx <= 8; gx++) {
-            double x = WIDTH * gx / 8.0, y = HEIGHT * gy / 8.0, a[2], b[2];
-            apply_h(estimate, x, y, a);
-            apply_h(truth_h, x, y, b);
-            worst = fmax(worst, hypot(a[0] - b[0], a[1] - b[1]));
-        }
-    return worst;
+    return match_homography_error(estimate, truth_h, WIDTH, HEIGHT);
 }
 
 /* Share of the true inliers flagged, and of the outliers flagged. */
-static void mask_quality(const matches *m, const uint8_t *mask, double *found, double *false_share)
+static void mask_quality(const match_set *m, const uint8_t *mask, double *found, double *false_share)
 {
     int inliers = 0, hit = 0, outliers = 0, wrong = 0;
     for (int i = 0; i < m->count; i++) {
@@ -143,7 +99,7 @@ static int mask_sum(const uint8_t *mask, int count)
 static void test_homography_known(void **state)
 {
     pv_context *ctx = tu_backend_ctx(state);
-    matches m;
+    match_set m;
     make_homography_matches(&m, 2000, 0.5, 11);
     uint8_t *mask = malloc((size_t)m.count);
     assert_non_null(mask);
@@ -167,7 +123,7 @@ static void test_homography_known(void **state)
     print_message("minimal model: %.4f px from the truth\n", homography_error(r.model));
     assert_true(homography_error(r.model) < 5.0);
     free(mask);
-    free_matches(&m);
+    match_set_free(&m);
 }
 
 /* ---------------------------------------------------------- two views */
@@ -194,7 +150,7 @@ static void project(const camera *c, const double *x, double *out)
     out[1] = c->k[4] * p[1] / p[2] + c->k[5];
 }
 
-static void make_two_views(matches *m, int count, double outlier_share, uint32_t seed)
+static void make_two_views(match_set *m, int count, double outlier_share, uint32_t seed)
 {
     uint32_t state = seed;
     camera c1 = {{500, 0, 320, 0, 500, 240, 0, 0, 1}, {0}, {0, 0, 0}};
@@ -208,21 +164,17 @@ static void make_two_views(matches *m, int count, double outlier_share, uint32_t
     for (int i = 0; i < count; i++) {
         double z = 4.0 + 6.0 * tu_rand01(&state);
         double x[3] = {(tu_rand01(&state) - 0.5) * z * 0.9, (tu_rand01(&state) - 0.5) * z * 0.7, z};
-        double a[2], b[2];
+        double a[2], b[2], seen[2];
         project(&c1, x, a);
         project(&c2, x, b);
-        m->p1[2 * i] = (float)a[0];
-        m->p1[2 * i + 1] = (float)a[1];
-        m->clean2[2 * i] = b[0];
-        m->clean2[2 * i + 1] = b[1];
-        m->truth[i] = tu_rand01(&state) >= outlier_share;
-        m->p2[2 * i] = (float)(m->truth[i] ? b[0] + NOISE_PX * gaussian(&state) : WIDTH * tu_rand01(&state));
-        m->p2[2 * i + 1] = (float)(m->truth[i] ? b[1] + NOISE_PX * gaussian(&state)
-                                               : HEIGHT * tu_rand01(&state));
-        if (m->truth[i]) {
-            m->p1[2 * i] += (float)(NOISE_PX * gaussian(&state));
-            m->p1[2 * i + 1] += (float)(NOISE_PX * gaussian(&state));
-        }
+        int inlier = tu_rand01(&state) >= outlier_share;
+        for (int axis = 0; axis < 2; axis++)
+            seen[axis] = inlier ? b[axis] + NOISE_PX * gaussian(&state)
+                                : (axis ? HEIGHT : WIDTH) * tu_rand01(&state);
+        /* The true matches are noisy in image 1 too (drawn after image 2's). */
+        for (int axis = 0; inlier && axis < 2; axis++)
+            a[axis] = (float)a[axis] + (float)(NOISE_PX * gaussian(&state));
+        match_set_put(m, i, a[0], a[1], b, inlier, seen[0], seen[1]);
     }
 }
 
@@ -244,7 +196,7 @@ static double det3(const double *m)
 static void test_fundamental_known(void **state)
 {
     pv_context *ctx = tu_backend_ctx(state);
-    matches m;
+    match_set m;
     make_two_views(&m, 1500, 0.3, 5);
     uint8_t *mask = malloc((size_t)m.count);
     assert_non_null(mask);
@@ -278,12 +230,12 @@ static void test_fundamental_known(void **state)
     assert_true(fabs(det3(r.model)) < 1e-9);
     assert_int_equal(r.inlier_count, mask_sum(mask, m.count));
     free(mask);
-    free_matches(&m);
+    match_set_free(&m);
 }
 
 /* ------------------------------------------------------ backend agreement */
 
-static void agree_on(pv_geometry_model model, const matches *m)
+static void agree_on(pv_geometry_model model, const match_set *m)
 {
     pv_context *cl = tu_opencl_or_skip();
     if (!cl)
@@ -322,19 +274,19 @@ static void agree_on(pv_geometry_model model, const matches *m)
 static void test_backends_agree_homography(void **state)
 {
     (void)state;
-    matches m;
+    match_set m;
     make_homography_matches(&m, 3000, 0.5, 23);
     agree_on(PV_GEOMETRY_HOMOGRAPHY, &m);
-    free_matches(&m);
+    match_set_free(&m);
 }
 
 static void test_backends_agree_fundamental(void **state)
 {
     (void)state;
-    matches m;
+    match_set m;
     make_two_views(&m, 2000, 0.4, 29);
     agree_on(PV_GEOMETRY_FUNDAMENTAL, &m);
-    free_matches(&m);
+    match_set_free(&m);
 }
 
 /* ---------------------------------------------------------- thread count */
@@ -351,7 +303,7 @@ static pv_context *cpu_context_with_threads(int threads)
     return ctx;
 }
 
-static void same_for_thread_counts(pv_geometry_model model, const matches *m)
+static void same_for_thread_counts(pv_geometry_model model, const match_set *m)
 {
     pv_context *one = cpu_context_with_threads(1), *three = cpu_context_with_threads(3);
     uint8_t *mask_one = malloc((size_t)m->count), *mask_three = malloc((size_t)m->count);
@@ -381,13 +333,13 @@ static void same_for_thread_counts(pv_geometry_model model, const matches *m)
 static void test_thread_count_independent(void **state)
 {
     (void)state;
-    matches m;
+    match_set m;
     make_homography_matches(&m, 10000, 0.5, 31);
     same_for_thread_counts(PV_GEOMETRY_HOMOGRAPHY, &m);
-    free_matches(&m);
+    match_set_free(&m);
     make_two_views(&m, 10000, 0.3, 37);
     same_for_thread_counts(PV_GEOMETRY_FUNDAMENTAL, &m);
-    free_matches(&m);
+    match_set_free(&m);
 }
 
 /* ------------------------------------------------------------ early stop */
@@ -395,7 +347,7 @@ static void test_thread_count_independent(void **state)
 static void test_early_stop(void **state)
 {
     pv_context *ctx = tu_backend_ctx(state);
-    matches m;
+    match_set m;
     make_homography_matches(&m, 500, 0.1, 31);
     pv_ransac_params p;
     pv_ransac_params_default(&p);
@@ -413,7 +365,7 @@ static void test_early_stop(void **state)
     assert_int_equal(pv_find_homography(ctx, m.p1, m.p2, m.count, &p, &again, NULL), PV_OK);
     assert_memory_equal(&r, &again, sizeof r);
     assert_true(r.best_hypothesis >= 0 && r.best_hypothesis < r.hypotheses);
-    free_matches(&m);
+    match_set_free(&m);
 }
 
 /* ----------------------------------------------------------------- SIFT */
@@ -421,7 +373,7 @@ static void test_early_stop(void **state)
 static void test_sift_convenience(void **state)
 {
     pv_context *ctx = tu_backend_ctx(state);
-    matches m;
+    match_set m;
     make_homography_matches(&m, 400, 0.3, 37);
     /* Keypoints stored in reverse order in image 2, so the pairs matter. */
     pv_sift_keypoint *k1 = calloc((size_t)m.count, sizeof *k1), *k2 = calloc((size_t)m.count, sizeof *k2);
@@ -459,7 +411,7 @@ static void test_sift_convenience(void **state)
     free(k1);
     free(k2);
     free(pairs);
-    free_matches(&m);
+    match_set_free(&m);
 }
 
 /* ------------------------------------------------------------ bad input */
@@ -487,7 +439,7 @@ static void expect_invalid(pv_context *ctx, pv_geometry_model model, const float
 static void test_bad_input(void **state)
 {
     pv_context *ctx = tu_backend_ctx(state);
-    matches m;
+    match_set m;
     make_homography_matches(&m, 40, 0.0, 41);
     /* Too few matches: 3 for H, 7 for F. */
     expect_invalid(ctx, PV_GEOMETRY_HOMOGRAPHY, m.p1, m.p2, 3, NULL);
@@ -550,7 +502,7 @@ static void test_bad_input(void **state)
     const float bent2[8] = {1, 1, 11, 2, 21, 3, 6, 9};
     expect_invalid(ctx, PV_GEOMETRY_HOMOGRAPHY, bent, bent2, 4, NULL);
     assert_non_null(strstr(pv_last_error(), "degenerate"));
-    free_matches(&m);
+    match_set_free(&m);
 }
 
 int main(void)

@@ -22,7 +22,7 @@ import os
 import sys
 import textwrap
 from contextlib import ExitStack
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import distributed
 
@@ -90,6 +90,90 @@ def _command(commands: Any, name: str, summary: str, inputs: str, outputs: str,
         epilog=f"example:\n  {example}")
 
 
+#: Each command's own settings, in --help order: the flag and add_argument's keywords.
+_SETTINGS: Dict[str, Sequence[Tuple[str, Dict[str, Any]]]] = {
+    "octreg": (
+        ("--stripes", dict(type=int, default=10,
+                           help="coarse stripes sampled across the volume (default 10)")),
+        ("--stripe-width", dict(type=int, default=3,
+                                help="B-scans per coarse stripe (default 3)")),
+        ("--subvolume-width", dict(type=int, default=32,
+                                   help="B-scans per fine sub-volume (factors 2, 3, 5, 7; "
+                                        "default 32)")),
+        ("--subvolume-step", dict(type=int, default=16,
+                                  help="B-scans between fine sub-volumes (default 16)")),
+        ("--tolerance", dict(type=float, default=8.0,
+                             help="largest distance in voxels between the positions of "
+                                  "neighbouring B-scans before one is marked invalid (default "
+                                  "8)")),
+        ("--pad", dict(choices=("fft", "linear", "none"), default="fft",
+                       help="zero padding of each B-scan in x and z: to a fast FFT size, to "
+                            "twice the size (no wrap-around) or none (sizes must then have "
+                            "factors 2, 3, 5, 7 only; default fft)")),
+        ("--subpixel", dict(action="store_true", help="refine each shift below one voxel")),
+    ),
+    "stereo": (
+        ("--method", dict(choices=("sad", "bp"), default="sad",
+                          help="SAD block matching or belief propagation (default sad)")),
+        ("--ndisp", dict(type=int, default=64,
+                         help="disparities searched, from --min-disp up (default 64)")),
+        ("--min-disp", dict(type=int, default=0, help="smallest disparity searched (default 0)")),
+        ("--window", dict(type=int, default=5, help="SAD block size (odd; default 5)")),
+        ("--subpixel", dict(action="store_true", help="SAD: sub-pixel disparities")),
+        ("--levels", dict(type=int, default=5, help="BP pyramid levels (default 5)")),
+        ("--iterations", dict(type=int, default=10,
+                              help="BP message rounds per level (default 10)")),
+        ("--sigma", dict(type=float, default=1.0,
+                         help="BP Gaussian pre-smoothing (0: none; default 1)")),
+    ),
+    "flow3d": (
+        ("--against", dict(choices=("previous", "first"), default="previous",
+                           help="flow of each volume from the previous one or from the first")),
+        ("--alpha", dict(type=float, default=0.05,
+                         help="smoothness weight, in squared intensity units (default 0.05)")),
+        ("--beta", dict(type=float, default=0.0,
+                        help="divergence (volume-preserving) weight, 0 .. 2 alpha (default 0)")),
+        ("--rho", dict(type=float, default=2.0,
+                       help="standard deviation of the structure tensor's Gaussian, voxels "
+                            "(default 2)")),
+        ("--warps", dict(type=int, default=5,
+                         help="re-samplings of the moving volume per level (default 5)")),
+        ("--iterations", dict(type=int, default=50,
+                              help="Jacobi iterations per warp (default 50)")),
+        ("--levels", dict(type=int, default=1, help="pyramid levels, factor 2 each (default 1)")),
+    ),
+    "sift": (
+        ("--first-octave", dict(type=int, choices=(-1, 0), default=0,
+                                help="-1: start from the image upsampled 2x (more, smaller "
+                                     "keypoints); 0: from the image (default)")),
+        ("--peak-thresh", dict(type=float, default=0.01,
+                               help="smallest |DoG| of a keypoint, intensities in [0, 1] "
+                                    "(default 0.01)")),
+        ("--edge-thresh", dict(type=float, default=10.0,
+                               help="largest principal-curvature ratio kept (edge rejection; "
+                                    "default 10)")),
+        ("--max-keypoints", dict(type=int, default=0,
+                                 help="keep the strongest K keypoints (0: all)")),
+    ),
+    "phase": (
+        ("--upsample", dict(type=int, default=1,
+                            help="sub-pixel factor: the peak refined on a 1/N grid (1: "
+                                 "integer)")),
+        ("--pad", dict(choices=("none", "fft", "linear"), default="none",
+                       help="zero padding: none (circular correlation), to a fast FFT size, or "
+                            "to twice the size (default none)")),
+        ("--window", dict(choices=("none", "hann"), default="none",
+                          help="window applied before the transform (default none)")),
+    ),
+}
+
+
+def _add_settings(parser: argparse.ArgumentParser, command: str) -> None:
+    """Add the command's own settings (_SETTINGS) to its parser."""
+    for flag, keywords in _SETTINGS[command]:
+        parser.add_argument(flag, **keywords)
+
+
 def _build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="parvis-dask", description="Run parvis over many files on a Dask cluster.  "
@@ -110,23 +194,7 @@ def _build_parser() -> argparse.ArgumentParser:
     octreg.add_argument("reference", help="reference volume (read once, sent to every worker)")
     octreg.add_argument("inputs", nargs="*", metavar="TARGET", help="target volumes")
     _volume_size(octreg)
-    octreg.add_argument("--stripes", type=int, default=10,
-                        help="coarse stripes sampled across the volume (default 10)")
-    octreg.add_argument("--stripe-width", type=int, default=3,
-                        help="B-scans per coarse stripe (default 3)")
-    octreg.add_argument("--subvolume-width", type=int, default=32,
-                        help="B-scans per fine sub-volume (factors 2, 3, 5, 7; default 32)")
-    octreg.add_argument("--subvolume-step", type=int, default=16,
-                        help="B-scans between fine sub-volumes (default 16)")
-    octreg.add_argument("--tolerance", type=float, default=8.0,
-                        help="largest distance in voxels between the positions of "
-                             "neighbouring B-scans before one is marked invalid (default 8)")
-    octreg.add_argument("--pad", choices=("fft", "linear", "none"), default="fft",
-                        help="zero padding of each B-scan in x and z: to a fast FFT size, "
-                             "to twice the size (no wrap-around) or none (sizes must then "
-                             "have factors 2, 3, 5, 7 only; default fft)")
-    octreg.add_argument("--subpixel", action="store_true",
-                        help="refine each shift below one voxel")
+    _add_settings(octreg, "octreg")
     _common(octreg)
 
     stereo = _command(
@@ -139,19 +207,7 @@ def _build_parser() -> argparse.ArgumentParser:
         "l2.png r2.png")
     stereo.add_argument("inputs", nargs="*", metavar="IMAGE",
                         help="LEFT RIGHT [LEFT RIGHT ...] images")
-    stereo.add_argument("--method", choices=("sad", "bp"), default="sad",
-                        help="SAD block matching or belief propagation (default sad)")
-    stereo.add_argument("--ndisp", type=int, default=64,
-                        help="disparities searched, from --min-disp up (default 64)")
-    stereo.add_argument("--min-disp", type=int, default=0,
-                        help="smallest disparity searched (default 0)")
-    stereo.add_argument("--window", type=int, default=5, help="SAD block size (odd; default 5)")
-    stereo.add_argument("--subpixel", action="store_true", help="SAD: sub-pixel disparities")
-    stereo.add_argument("--levels", type=int, default=5, help="BP pyramid levels (default 5)")
-    stereo.add_argument("--iterations", type=int, default=10,
-                        help="BP message rounds per level (default 10)")
-    stereo.add_argument("--sigma", type=float, default=1.0,
-                        help="BP Gaussian pre-smoothing (0: none; default 1)")
+    _add_settings(stereo, "stereo")
     _common(stereo)
 
     flow = _command(
@@ -164,21 +220,7 @@ def _build_parser() -> argparse.ArgumentParser:
         "parvis-dask flow3d --scheduler-file sched.json -o flow/ --against first frames/*.nii")
     flow.add_argument("inputs", nargs="*", metavar="VOLUME", help="volumes, in time order")
     _volume_size(flow)
-    flow.add_argument("--against", choices=("previous", "first"), default="previous",
-                      help="flow of each volume from the previous one or from the first")
-    flow.add_argument("--alpha", type=float, default=0.05,
-                      help="smoothness weight, in squared intensity units (default 0.05)")
-    flow.add_argument("--beta", type=float, default=0.0,
-                      help="divergence (volume-preserving) weight, 0 .. 2 alpha (default 0)")
-    flow.add_argument("--rho", type=float, default=2.0,
-                      help="standard deviation of the structure tensor's Gaussian, voxels "
-                           "(default 2)")
-    flow.add_argument("--warps", type=int, default=5,
-                      help="re-samplings of the moving volume per level (default 5)")
-    flow.add_argument("--iterations", type=int, default=50,
-                      help="Jacobi iterations per warp (default 50)")
-    flow.add_argument("--levels", type=int, default=1,
-                      help="pyramid levels, factor 2 each (default 1)")
+    _add_settings(flow, "flow3d")
     _common(flow)
 
     sift = _command(
@@ -188,17 +230,7 @@ def _build_parser() -> argparse.ArgumentParser:
         "descriptors (N x 128 uint8).",
         "parvis-dask sift --local 2 -o features/ --list images.txt")
     sift.add_argument("inputs", nargs="*", metavar="IMAGE", help="images")
-    sift.add_argument("--first-octave", type=int, choices=(-1, 0), default=0,
-                      help="-1: start from the image upsampled 2x (more, smaller keypoints); "
-                           "0: from the image (default)")
-    sift.add_argument("--peak-thresh", type=float, default=0.01,
-                      help="smallest |DoG| of a keypoint, intensities in [0, 1] "
-                           "(default 0.01)")
-    sift.add_argument("--edge-thresh", type=float, default=10.0,
-                      help="largest principal-curvature ratio kept (edge rejection; "
-                           "default 10)")
-    sift.add_argument("--max-keypoints", type=int, default=0,
-                      help="keep the strongest K keypoints (0: all)")
+    _add_settings(sift, "sift")
     _common(sift)
 
     phase = _command(
@@ -213,13 +245,7 @@ def _build_parser() -> argparse.ArgumentParser:
     phase.add_argument("inputs", nargs="*", metavar="MOVING",
                        help="images or volumes of the reference's shape")
     _volume_size(phase)
-    phase.add_argument("--upsample", type=int, default=1,
-                       help="sub-pixel factor: the peak refined on a 1/N grid (1: integer)")
-    phase.add_argument("--pad", choices=("none", "fft", "linear"), default="none",
-                       help="zero padding: none (circular correlation), to a fast FFT size, "
-                            "or to twice the size (default none)")
-    phase.add_argument("--window", choices=("none", "hann"), default="none",
-                       help="window applied before the transform (default none)")
+    _add_settings(phase, "phase")
     _common(phase)
     return parser
 
