@@ -145,14 +145,12 @@ static int bench_ransac(const bench_config *config, const bench_contexts *contex
     int rc = make_data(c, &data);
     ransac_job cpu = {c, &data, {{0}, 0, 0, 0, 0}}, cl = cpu;
     pv_timing cpu_t, cl_t;
-    pv_status status = PV_OK;
-    if (rc == 0 && (status = bench_time_series(config, contexts->cpu, run_ransac, &cpu, &cpu_t,
-                                               &r->cpu_samples)) != PV_OK)
-        rc = cli_fail_status(status, "ransac (cpu)");
-    if (rc == 0 && contexts->opencl &&
-        (status = bench_time_series(config, contexts->opencl, run_ransac, &cl, &cl_t,
-                                    &r->cl_samples)) != PV_OK)
-        rc = cli_fail_status(status, "ransac (opencl)");
+    if (rc == 0)
+        rc = bench_time_or_fail(config, contexts->cpu, run_ransac, &cpu, &cpu_t, &r->cpu_samples,
+                                "ransac (cpu)");
+    if (rc == 0 && contexts->opencl)
+        rc = bench_time_or_fail(config, contexts->opencl, run_ransac, &cl, &cl_t, &r->cl_samples,
+                                "ransac (opencl)");
     if (rc == 0) {
         snprintf(r->params, sizeof r->params, "%d matches, %.0f%% outliers, %d hypotheses",
                  c->count, 100.0 * c->outliers, cpu.result.hypotheses);

@@ -39,6 +39,16 @@ static char *read_whole(const char *path, size_t *size)
     return data;
 }
 
+/* The cache entry `name` of dir, read whole; its path is left in path. */
+static char *read_entry(const char *dir, const char *name, char *path, size_t path_size,
+                        size_t *size)
+{
+    snprintf(path, path_size, "%s/%s", dir, name);
+    char *data = read_whole(path, size);
+    assert_non_null(data);
+    return data;
+}
+
 /* A fresh cache root for one test: XDG_CACHE_HOME points at an empty
  * directory (home) whose parvis/ subdirectory (dir) the library fills;
  * leave_cache_home puts the caller's XDG_CACHE_HOME back. */
@@ -194,18 +204,14 @@ static void test_swapped_binary_cache_entry_is_repaired(void **state)
 
     char path[4400];
     size_t donor_size = 0;
-    snprintf(path, sizeof path, "%s/%s", cache.dir, filter_entries.names[0]);
-    char *donor = read_whole(path, &donor_size);
-    assert_non_null(donor);
+    char *donor = read_entry(cache.dir, filter_entries.names[0], path, sizeof path, &donor_size);
     assert_true(donor_size > 32);
     int swapped = 0;
     for (int i = 0; i < all.count; i++) {
         if (listed(&filter_entries, all.names[i]))
             continue;
-        snprintf(path, sizeof path, "%s/%s", cache.dir, all.names[i]);
         size_t size = 0;
-        char *own = read_whole(path, &size);
-        assert_non_null(own);
+        char *own = read_entry(cache.dir, all.names[i], path, sizeof path, &size);
         assert_true(size > 32);
         memcpy(donor + CACHE_HEADER_KEY, own + CACHE_HEADER_KEY, 8); /* its own key */
         tu_write_file(path, donor, donor_size);
@@ -222,10 +228,8 @@ static void test_swapped_binary_cache_entry_is_repaired(void **state)
     for (int i = 0; i < all.count; i++) {
         if (listed(&filter_entries, all.names[i]))
             continue;
-        snprintf(path, sizeof path, "%s/%s", cache.dir, all.names[i]);
-        size_t size = 0;
-        char *now = read_whole(path, &size);
-        assert_non_null(now); /* stored again */
+        size_t size = 0; /* stored again: */
+        char *now = read_entry(cache.dir, all.names[i], path, sizeof path, &size);
         assert_false(size == donor_size && memcmp(now + 16, donor + 16, size - 16) == 0);
         free(now);
     }

@@ -129,6 +129,14 @@ void tu_fill_random_volume(pv_volume *volume, uint32_t seed)
                 volume->data[x + y * volume->stride_y + z * volume->stride_z] = tu_rand01(&state);
 }
 
+pv_volume tu_random_volume(int nx, int ny, int nz, uint32_t seed)
+{
+    pv_volume volume;
+    assert_int_equal(pv_volume_alloc(&volume, nx, ny, nz), PV_OK);
+    tu_fill_random_volume(&volume, seed);
+    return volume;
+}
+
 static size_t element_size(pv_pixel_type type)
 {
     return type == PV_PIXEL_U8 ? 1 : sizeof(float);

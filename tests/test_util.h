@@ -48,6 +48,8 @@ float tu_rand01(uint32_t *state);
 /* Fill with uniform noise: u8 in 0..255, f32 in [0, 1). */
 void tu_fill_random(pv_image *image, uint32_t seed);
 void tu_fill_random_volume(pv_volume *volume, uint32_t seed);
+/* A new nx x ny x nz volume of that noise (the test fails without memory). */
+pv_volume tu_random_volume(int nx, int ny, int nz, uint32_t seed);
 
 /* An image whose rows have `guard` sentinel elements on each side and
  * `guard` sentinel rows above and below; stride = width + 2 * guard. */
