@@ -235,58 +235,86 @@ static void test_fundamental_known(void **state)
 
 /* ------------------------------------------------------ backend agreement */
 
+typedef pv_status (*find_fn)(pv_context *, const float *, const float *, int,
+                             const pv_ransac_params *, pv_geometry_result *, uint8_t *);
+
+/* A match set to compare two runs on: one of each model. */
+typedef struct match_case {
+    pv_geometry_model model;
+    int count;
+    double outliers;
+    uint32_t seed;
+} match_case;
+
+static void make_case_matches(const match_case *c, match_set *m)
+{
+    if (c->model == PV_GEOMETRY_HOMOGRAPHY)
+        make_homography_matches(m, c->count, c->outliers, c->seed);
+    else
+        make_two_views(m, c->count, c->outliers, c->seed);
+}
+
+/* The model's search with params p (NULL: defaults) on contexts ctx[0]
+ * and ctx[1] (named in names for the log): the same winning hypothesis,
+ * inlier count, model bit for bit and mask.  Their results in r. */
+static void same_answer(pv_geometry_model model, const match_set *m, const pv_ransac_params *p,
+                        pv_context *const ctx[2], const char *const names[2],
+                        pv_geometry_result r[2])
+{
+    find_fn find = model == PV_GEOMETRY_HOMOGRAPHY ? pv_find_homography : pv_find_fundamental;
+    uint8_t *masks = malloc(2 * (size_t)m->count);
+    assert_non_null(masks);
+    for (int i = 0; i < 2; i++)
+        assert_int_equal(find(ctx[i], m->p1, m->p2, m->count, p, &r[i], masks + i * m->count),
+                         PV_OK);
+    print_message("%s, %d matches: %s hypothesis %d (%d inliers), %s %d (%d)\n",
+                  model == PV_GEOMETRY_HOMOGRAPHY ? "H" : "F", m->count, names[0],
+                  r[0].best_hypothesis, r[0].inlier_count, names[1], r[1].best_hypothesis,
+                  r[1].inlier_count);
+    assert_int_equal(r[0].best_hypothesis, r[1].best_hypothesis);
+    assert_int_equal(r[0].inlier_count, r[1].inlier_count);
+    assert_memory_equal(r[0].model, r[1].model, sizeof r[0].model);
+    assert_memory_equal(masks, masks + m->count, (size_t)m->count);
+    free(masks);
+}
+
+/* OpenCL against the CPU backend, every hypothesis scored; then the
+ * cross-check mode, which scores every batch on both and accepts. */
 static void agree_on(pv_geometry_model model, const match_set *m)
 {
     pv_context *cl = tu_opencl_or_skip();
     if (!cl)
         return;
-    uint8_t *mask_cpu = malloc((size_t)m->count), *mask_cl = malloc((size_t)m->count);
-    assert_non_null(mask_cpu);
-    assert_non_null(mask_cl);
     pv_ransac_params p;
     pv_ransac_params_default(&p);
     p.confidence = 1.0;      /* all hypotheses: every batch is compared */
     p.iterations = 1000;
-    pv_geometry_result a, b;
-    pv_status (*find)(pv_context *, const float *, const float *, int, const pv_ransac_params *,
-                      pv_geometry_result *, uint8_t *) =
-        model == PV_GEOMETRY_HOMOGRAPHY ? pv_find_homography : pv_find_fundamental;
-    assert_int_equal(find(tu_cpu, m->p1, m->p2, m->count, &p, &a, mask_cpu), PV_OK);
-    assert_int_equal(find(cl, m->p1, m->p2, m->count, &p, &b, mask_cl), PV_OK);
-    print_message("%s: CPU hypothesis %d (%d inliers), OpenCL %d (%d)\n",
-                  model == PV_GEOMETRY_HOMOGRAPHY ? "H" : "F", a.best_hypothesis,
-                  a.best_sample_inliers, b.best_hypothesis, b.best_sample_inliers);
-    assert_int_equal(a.best_hypothesis, b.best_hypothesis);
-    assert_int_equal(a.best_sample_inliers, b.best_sample_inliers);
-    assert_int_equal(a.hypotheses, b.hypotheses);
-    assert_int_equal(a.inlier_count, b.inlier_count);
-    assert_memory_equal(a.model, b.model, sizeof a.model);
-    assert_memory_equal(mask_cpu, mask_cl, (size_t)m->count);
-    /* The cross-check mode scores every batch on both and accepts. */
+    pv_context *const ctx[2] = {tu_cpu, cl};
+    static const char *const names[2] = {"CPU", "OpenCL"};
+    pv_geometry_result r[2];
+    same_answer(model, m, &p, ctx, names, r);
+    assert_int_equal(r[0].best_sample_inliers, r[1].best_sample_inliers);
+    assert_int_equal(r[0].hypotheses, r[1].hypotheses);
+    find_fn find = model == PV_GEOMETRY_HOMOGRAPHY ? pv_find_homography : pv_find_fundamental;
     assert_int_equal(pv_context_set_crosscheck(cl, 1), PV_OK);
     p.iterations = 600;
-    assert_int_equal(find(cl, m->p1, m->p2, m->count, &p, &b, NULL), PV_OK);
+    assert_int_equal(find(cl, m->p1, m->p2, m->count, &p, &r[1], NULL), PV_OK);
     assert_int_equal(pv_context_set_crosscheck(cl, 0), PV_OK);
-    free(mask_cpu);
-    free(mask_cl);
 }
 
-static void test_backends_agree_homography(void **state)
+static void test_backends_agree(void **state)
 {
     (void)state;
-    match_set m;
-    make_homography_matches(&m, 3000, 0.5, 23);
-    agree_on(PV_GEOMETRY_HOMOGRAPHY, &m);
-    match_set_free(&m);
-}
-
-static void test_backends_agree_fundamental(void **state)
-{
-    (void)state;
-    match_set m;
-    make_two_views(&m, 2000, 0.4, 29);
-    agree_on(PV_GEOMETRY_FUNDAMENTAL, &m);
-    match_set_free(&m);
+    static const match_case cases[] = {
+        {PV_GEOMETRY_HOMOGRAPHY, 3000, 0.5, 23},
+        {PV_GEOMETRY_FUNDAMENTAL, 2000, 0.4, 29},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        match_set m;
+        make_case_matches(&cases[i], &m);
+        agree_on(cases[i].model, &m);
+        match_set_free(&m);
+    }
 }
 
 /* ---------------------------------------------------------- thread count */
@@ -303,43 +331,26 @@ static pv_context *cpu_context_with_threads(int threads)
     return ctx;
 }
 
-static void same_for_thread_counts(pv_geometry_model model, const match_set *m)
-{
-    pv_context *one = cpu_context_with_threads(1), *three = cpu_context_with_threads(3);
-    uint8_t *mask_one = malloc((size_t)m->count), *mask_three = malloc((size_t)m->count);
-    assert_non_null(mask_one);
-    assert_non_null(mask_three);
-    pv_geometry_result a, b;
-    pv_status (*find)(pv_context *, const float *, const float *, int, const pv_ransac_params *,
-                      pv_geometry_result *, uint8_t *) =
-        model == PV_GEOMETRY_HOMOGRAPHY ? pv_find_homography : pv_find_fundamental;
-    assert_int_equal(find(one, m->p1, m->p2, m->count, NULL, &a, mask_one), PV_OK);
-    assert_int_equal(find(three, m->p1, m->p2, m->count, NULL, &b, mask_three), PV_OK);
-    print_message("%s, %d matches: %d inliers on 1 thread, %d on 3\n",
-                  model == PV_GEOMETRY_HOMOGRAPHY ? "H" : "F", m->count, a.inlier_count,
-                  b.inlier_count);
-    assert_int_equal(a.best_hypothesis, b.best_hypothesis);
-    assert_int_equal(a.inlier_count, b.inlier_count);
-    assert_memory_equal(a.model, b.model, sizeof a.model);
-    assert_memory_equal(mask_one, mask_three, (size_t)m->count);
-    if (model == PV_GEOMETRY_HOMOGRAPHY)
-        assert_true(homography_error(a.model) < TRUTH_TOLERANCE_PX);
-    free(mask_one);
-    free(mask_three);
-    pv_context_destroy(one);
-    pv_context_destroy(three);
-}
-
 static void test_thread_count_independent(void **state)
 {
     (void)state;
-    match_set m;
-    make_homography_matches(&m, 10000, 0.5, 31);
-    same_for_thread_counts(PV_GEOMETRY_HOMOGRAPHY, &m);
-    match_set_free(&m);
-    make_two_views(&m, 10000, 0.3, 37);
-    same_for_thread_counts(PV_GEOMETRY_FUNDAMENTAL, &m);
-    match_set_free(&m);
+    static const match_case cases[] = {
+        {PV_GEOMETRY_HOMOGRAPHY, 10000, 0.5, 31},
+        {PV_GEOMETRY_FUNDAMENTAL, 10000, 0.3, 37},
+    };
+    pv_context *const ctx[2] = {cpu_context_with_threads(1), cpu_context_with_threads(3)};
+    static const char *const names[2] = {"1 thread", "3 threads"};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        match_set m;
+        make_case_matches(&cases[i], &m);
+        pv_geometry_result r[2];
+        same_answer(cases[i].model, &m, NULL, ctx, names, r);
+        if (cases[i].model == PV_GEOMETRY_HOMOGRAPHY)
+            assert_true(homography_error(r[0].model) < TRUTH_TOLERANCE_PX);
+        match_set_free(&m);
+    }
+    pv_context_destroy(ctx[0]);
+    pv_context_destroy(ctx[1]);
 }
 
 /* ------------------------------------------------------------ early stop */
@@ -512,8 +523,7 @@ int main(void)
         cmocka_unit_test_prestate(test_homography_known, (void *)&tu_opencl_kind),
         cmocka_unit_test_prestate(test_fundamental_known, (void *)&tu_cpu_kind),
         cmocka_unit_test_prestate(test_fundamental_known, (void *)&tu_opencl_kind),
-        cmocka_unit_test(test_backends_agree_homography),
-        cmocka_unit_test(test_backends_agree_fundamental),
+        cmocka_unit_test(test_backends_agree),
         cmocka_unit_test(test_thread_count_independent),
         cmocka_unit_test_prestate(test_early_stop, (void *)&tu_cpu_kind),
         cmocka_unit_test_prestate(test_early_stop, (void *)&tu_opencl_kind),
