@@ -30,61 +30,23 @@
 
 #define PI_F 3.14159265358979f
 
-static pv_context *g_cpu;
-static pv_context *g_opencl;
 static pv_image g_venus;      /* u8, the real test image */
-
-static const pv_backend_kind cpu_kind = PV_BACKEND_CPU;
-static const pv_backend_kind opencl_kind = PV_BACKEND_OPENCL;
 
 /* ------------------------------------------------------------------ setup */
 
-static int opencl_disabled_by_env(void)
-{
-    const char *skip = getenv("PARVIS_TEST_SKIP_OPENCL");
-    return skip && strcmp(skip, "1") == 0;
-}
-
+/* test_util's contexts, and the image. */
 static int group_setup(void **state)
 {
-    (void)state;
-    g_cpu = tu_context(PV_BACKEND_CPU);
-    if (!g_cpu)
+    if (tu_group_setup(state) != 0)
         return -1;
-    g_opencl = opencl_disabled_by_env() ? NULL : tu_context(PV_BACKEND_OPENCL);
-    if (g_opencl && pv_context_backend(g_opencl) != PV_BACKEND_OPENCL) {
-        pv_context_destroy(g_opencl);
-        g_opencl = NULL;
-    }
     return pv_image_read(tu_data_path("stereo/venus/left.pgm"), PV_PIXEL_U8, &g_venus) == PV_OK
                ? 0 : -1;
 }
 
 static int group_teardown(void **state)
 {
-    (void)state;
-    pv_context_destroy(g_cpu);
-    if (g_opencl)
-        pv_context_destroy(g_opencl);
     pv_image_free(&g_venus);
-    return 0;
-}
-
-static pv_context *backend_ctx(void **state)
-{
-    const pv_backend_kind kind = *(const pv_backend_kind *)*state;
-    if (kind == PV_BACKEND_CPU)
-        return g_cpu;
-    if (!g_opencl)
-        skip();
-    return g_opencl;
-}
-
-static pv_context *opencl_or_skip(void)
-{
-    if (!g_opencl)
-        skip();
-    return g_opencl;
+    return tu_group_teardown(state);
 }
 
 /* ---------------------------------------------------------------- helpers */
@@ -155,7 +117,7 @@ static pv_sift_features detect(pv_context *ctx, const pv_image *image, const pv_
 /* A Gaussian blob of sigma 4 at (60.3, 51.7) on a 128 x 112 image. */
 static void test_blob(void **state)
 {
-    pv_context *ctx = backend_ctx(state);
+    pv_context *ctx = tu_backend_ctx(state);
     pv_image image;
     assert_int_equal(pv_image_alloc(&image, 128, 112, PV_PIXEL_F32), PV_OK);
     const float bx = 60.3f, by = 51.7f, bs = 4.0f;
@@ -188,7 +150,7 @@ static void test_blob(void **state)
 
 static void test_constant_image_has_no_keypoints(void **state)
 {
-    pv_context *ctx = backend_ctx(state);
+    pv_context *ctx = tu_backend_ctx(state);
     pv_image image;
     assert_int_equal(pv_image_alloc(&image, 64, 48, PV_PIXEL_U8), PV_OK);
     memset(image.data, 90, 64 * 48);
@@ -226,7 +188,7 @@ static void mirror_descriptor(float *d)
 
 static void test_transpose(void **state)
 {
-    pv_context *ctx = backend_ctx(state);
+    pv_context *ctx = tu_backend_ctx(state);
     for (int first = -1; first <= 0; first++) {
         pv_sift_params params;
         pv_sift_params_default(&params);
@@ -264,7 +226,7 @@ static void test_transpose(void **state)
 
 static void test_top_k_cap(void **state)
 {
-    pv_context *ctx = backend_ctx(state);
+    pv_context *ctx = tu_backend_ctx(state);
     pv_image a = crop_u8(&g_venus, 100, 100, 200, 160);
     pv_sift_params params;
     assert_int_equal(pv_sift_params_preset(&params, PV_SIFT_PRESET_FAST), PV_OK);
@@ -295,7 +257,7 @@ static void test_top_k_cap(void **state)
 
 static void test_descriptor_properties(void **state)
 {
-    pv_context *ctx = backend_ctx(state);
+    pv_context *ctx = tu_backend_ctx(state);
     pv_image a = crop_u8(&g_venus, 0, 0, 160, 120);
     pv_sift_features f = detect(ctx, &a, NULL);
     assert_true(f.count > 10);
@@ -358,7 +320,7 @@ static void free_plain(pv_sift_features *f)
  * the train set is unrelated. */
 static void test_match_planted(void **state)
 {
-    pv_context *ctx = backend_ctx(state);
+    pv_context *ctx = tu_backend_ctx(state);
     const int nq = 150, nt = 300, planted = 100;
     pv_sift_features q = random_descriptors(nq, 11u), t = random_descriptors(nt, 12u);
     uint32_t seed = 99u;
@@ -393,7 +355,7 @@ static void test_match_planted(void **state)
 
 static void test_match_ties_and_empty(void **state)
 {
-    pv_context *ctx = backend_ctx(state);
+    pv_context *ctx = tu_backend_ctx(state);
     pv_sift_features q = random_descriptors(3, 5u), t = random_descriptors(4, 6u), empty = {0};
     /* Two identical train rows: the lower index wins, and the ratio test
      * (d1 == d2) rejects it unless disabled. */
@@ -440,13 +402,13 @@ static void assert_backends_agree(const pv_sift_features *cl, const pv_sift_feat
 static void test_cl_matches_cpu(void **state)
 {
     (void)state;
-    pv_context *cl = opencl_or_skip();
+    pv_context *cl = tu_opencl_or_skip();
     pv_sift_params params;
     assert_int_equal(pv_sift_params_preset(&params, PV_SIFT_PRESET_FAST), PV_OK);
     for (int first = -1; first <= 0; first++) {
         params.first_octave = first;
         pv_image a = crop_u8(&g_venus, 20, 30, first < 0 ? 200 : 400, first < 0 ? 150 : 330);
-        pv_sift_features fc = detect(g_cpu, &a, &params), fg = detect(cl, &a, &params);
+        pv_sift_features fc = detect(tu_cpu, &a, &params), fg = detect(cl, &a, &params);
         assert_backends_agree(&fg, &fc, first < 0 ? "venus crop, first octave -1" : "venus, first octave 0");
         pv_sift_features_free(&fc);
         pv_sift_features_free(&fg);
@@ -456,7 +418,7 @@ static void test_cl_matches_cpu(void **state)
 
 static void test_deterministic(void **state)
 {
-    pv_context *ctx = backend_ctx(state);
+    pv_context *ctx = tu_backend_ctx(state);
     pv_image a = crop_u8(&g_venus, 50, 50, 240, 200);
     pv_sift_plan *plan = NULL;
     assert_int_equal(pv_sift_plan_create(ctx, a.width, a.height, NULL, &plan), PV_OK);
@@ -517,7 +479,7 @@ static void assert_u8_of_floats(const pv_sift_features *f)
  * they have room. */
 static void test_detect_into_stream(void **state)
 {
-    pv_context *ctx = backend_ctx(state);
+    pv_context *ctx = tu_backend_ctx(state);
     const int w = 200, h = 160;
     pv_image frames[4] = {crop_u8(&g_venus, 40, 30, w, h), crop_u8(&g_venus, 150, 180, w, h),
                           {0}, crop_u8(&g_venus, 40, 30, w, h)};
@@ -578,7 +540,7 @@ static pv_image block_noise(int w, int h)
 static void test_large_results(void **state)
 {
     (void)state;
-    pv_context *cl = opencl_or_skip();
+    pv_context *cl = tu_opencl_or_skip();
     pv_image image = block_noise(960, 720);
     pv_sift_params params;
     assert_int_equal(pv_sift_params_preset(&params, PV_SIFT_PRESET_FAST), PV_OK);
@@ -595,7 +557,7 @@ static void test_large_results(void **state)
     assert_memory_equal(second.descriptors_u8, first.descriptors_u8, (size_t)first.count * 128);
     assert_memory_equal(stream.descriptors_u8, first.descriptors_u8, (size_t)first.count * 128);
     assert_u8_of_floats(&first);
-    pv_sift_features cpu = detect(g_cpu, &image, &params);
+    pv_sift_features cpu = detect(tu_cpu, &image, &params);
     assert_backends_agree(&first, &cpu, "block noise 960x720, first octave -1");
     pv_sift_features_free(&cpu);
     pv_sift_features_free(&first);
@@ -610,7 +572,7 @@ static void test_large_results(void **state)
  * into its pinned staging buffer on the way up). */
 static void test_strided_input(void **state)
 {
-    pv_context *ctx = backend_ctx(state);
+    pv_context *ctx = tu_backend_ctx(state);
     const int x0 = 30, y0 = 40, w = 220, h = 180;
     pv_image whole_f = to_f32(&g_venus);
     pv_image dense[2] = {crop_u8(&g_venus, x0, y0, w, h), {0}};
@@ -636,11 +598,11 @@ static void test_strided_input(void **state)
 static void test_cl_match_matches_cpu(void **state)
 {
     (void)state;
-    pv_context *cl = opencl_or_skip();
+    pv_context *cl = tu_opencl_or_skip();
     pv_sift_features q = random_descriptors(200, 21u), t = random_descriptors(333, 22u);
     pv_sift_match_params params = {1.0f, 0};
     pv_sift_matches mc, mg;
-    assert_int_equal(pv_sift_match(g_cpu, &q, &t, &params, &mc), PV_OK);
+    assert_int_equal(pv_sift_match(tu_cpu, &q, &t, &params, &mc), PV_OK);
     assert_int_equal(pv_sift_match(cl, &q, &t, &params, &mg), PV_OK);
     assert_int_equal(mc.count, mg.count);
     for (int i = 0; i < mc.count; i++) {
@@ -656,7 +618,7 @@ static void test_cl_match_matches_cpu(void **state)
 static void test_crosscheck_mode(void **state)
 {
     (void)state;
-    pv_context *cl = opencl_or_skip();
+    pv_context *cl = tu_opencl_or_skip();
     pv_image a = crop_u8(&g_venus, 0, 0, 180, 140);
     assert_int_equal(pv_context_set_crosscheck(cl, 1), PV_OK);
     pv_sift_features f = detect(cl, &a, NULL);
@@ -721,7 +683,7 @@ static void test_vlfeat_agreement(void **state)
         pv_sift_params_default(&params);
         params.first_octave = first;
         pv_sift_plan *plan;
-        assert_int_equal(pv_sift_plan_create(g_cpu, g_venus.width, g_venus.height, &params, &plan), PV_OK);
+        assert_int_equal(pv_sift_plan_create(tu_cpu, g_venus.width, g_venus.height, &params, &plan), PV_OK);
         pv_sift_features ours;
         assert_int_equal(pv_sift_detect(plan, &g_venus, &ours), PV_OK);
         pv_sift_features vl = vlfeat_detect(&g_venus, &params, pv_sift_plan_octaves(plan));
@@ -785,10 +747,10 @@ static void test_repeatability_vs_vlfeat(void **state)
         const similarity *t = &transforms[i];
         int wb = (int)(2.0f * t->cx_b + 1.0f), hb = (int)(2.0f * t->cy_b + 1.0f);
         pv_image b = warp_u8(a, t, wb, hb);
-        pv_sift_features oa = detect(g_cpu, a, &params), ob = detect(g_cpu, &b, &params);
+        pv_sift_features oa = detect(tu_cpu, a, &params), ob = detect(tu_cpu, &b, &params);
         pv_sift_plan *pa, *pb;
-        assert_int_equal(pv_sift_plan_create(g_cpu, a->width, a->height, &params, &pa), PV_OK);
-        assert_int_equal(pv_sift_plan_create(g_cpu, wb, hb, &params, &pb), PV_OK);
+        assert_int_equal(pv_sift_plan_create(tu_cpu, a->width, a->height, &params, &pa), PV_OK);
+        assert_int_equal(pv_sift_plan_create(tu_cpu, wb, hb, &params, &pb), PV_OK);
         pv_sift_features va = vlfeat_detect(a, &params, pv_sift_plan_octaves(pa));
         pv_sift_features vb = vlfeat_detect(&b, &params, pv_sift_plan_octaves(pb));
         pv_sift_plan_destroy(pa);
@@ -815,47 +777,47 @@ static void test_plan_bad_input(void **state)
     pv_sift_plan *const sentinel = plan;
     pv_sift_params p;
     assert_int_equal(pv_sift_plan_create(NULL, 64, 64, NULL, &plan), PV_ERR_INVALID);
-    assert_int_equal(pv_sift_plan_create(g_cpu, 64, 64, NULL, NULL), PV_ERR_INVALID);
-    assert_int_equal(pv_sift_plan_create(g_cpu, 15, 64, NULL, &plan), PV_ERR_INVALID);
-    assert_int_equal(pv_sift_plan_create(g_cpu, 64, 8, NULL, &plan), PV_ERR_INVALID);
-    assert_int_equal(pv_sift_plan_create(g_cpu, 64, 0, NULL, &plan), PV_ERR_INVALID);
+    assert_int_equal(pv_sift_plan_create(tu_cpu, 64, 64, NULL, NULL), PV_ERR_INVALID);
+    assert_int_equal(pv_sift_plan_create(tu_cpu, 15, 64, NULL, &plan), PV_ERR_INVALID);
+    assert_int_equal(pv_sift_plan_create(tu_cpu, 64, 8, NULL, &plan), PV_ERR_INVALID);
+    assert_int_equal(pv_sift_plan_create(tu_cpu, 64, 0, NULL, &plan), PV_ERR_INVALID);
     pv_sift_params_default(&p);
     p.first_octave = 1;
-    assert_int_equal(pv_sift_plan_create(g_cpu, 64, 64, &p, &plan), PV_ERR_INVALID);
+    assert_int_equal(pv_sift_plan_create(tu_cpu, 64, 64, &p, &plan), PV_ERR_INVALID);
     pv_sift_params_default(&p);
     p.levels = 0;
-    assert_int_equal(pv_sift_plan_create(g_cpu, 64, 64, &p, &plan), PV_ERR_INVALID);
+    assert_int_equal(pv_sift_plan_create(tu_cpu, 64, 64, &p, &plan), PV_ERR_INVALID);
     pv_sift_params_default(&p);
     p.sigma0 = NAN;
-    assert_int_equal(pv_sift_plan_create(g_cpu, 64, 64, &p, &plan), PV_ERR_INVALID);
+    assert_int_equal(pv_sift_plan_create(tu_cpu, 64, 64, &p, &plan), PV_ERR_INVALID);
     pv_sift_params_default(&p);
     p.peak_thresh = -1.0f;
-    assert_int_equal(pv_sift_plan_create(g_cpu, 64, 64, &p, &plan), PV_ERR_INVALID);
+    assert_int_equal(pv_sift_plan_create(tu_cpu, 64, 64, &p, &plan), PV_ERR_INVALID);
     pv_sift_params_default(&p);
     p.edge_thresh = INFINITY;
-    assert_int_equal(pv_sift_plan_create(g_cpu, 64, 64, &p, &plan), PV_ERR_INVALID);
+    assert_int_equal(pv_sift_plan_create(tu_cpu, 64, 64, &p, &plan), PV_ERR_INVALID);
     pv_sift_params_default(&p);
     p.max_keypoints = -3;
-    assert_int_equal(pv_sift_plan_create(g_cpu, 64, 64, &p, &plan), PV_ERR_INVALID);
+    assert_int_equal(pv_sift_plan_create(tu_cpu, 64, 64, &p, &plan), PV_ERR_INVALID);
     pv_sift_params_default(&p);
     p.octaves = PV_SIFT_MAX_OCTAVES + 1;
-    assert_int_equal(pv_sift_plan_create(g_cpu, 64, 64, &p, &plan), PV_ERR_INVALID);
+    assert_int_equal(pv_sift_plan_create(tu_cpu, 64, 64, &p, &plan), PV_ERR_INVALID);
     assert_ptr_equal(plan, sentinel);
     /* More octaves than the size allows: clamped (64 px upsampled by the
      * default first octave -1: 128 .. 8, five). */
     p.octaves = 12;
-    assert_int_equal(pv_sift_plan_create(g_cpu, 64, 64, &p, &plan), PV_OK);
+    assert_int_equal(pv_sift_plan_create(tu_cpu, 64, 64, &p, &plan), PV_OK);
     assert_int_equal(pv_sift_plan_octaves(plan), 5);
     pv_sift_plan_destroy(plan);
     /* The default count keeps the smallest octave >= 16 px: 128 .. 16. */
-    assert_int_equal(pv_sift_plan_create(g_cpu, 64, 64, NULL, &plan), PV_OK);
+    assert_int_equal(pv_sift_plan_create(tu_cpu, 64, 64, NULL, &plan), PV_OK);
     assert_int_equal(pv_sift_plan_octaves(plan), 4);
     pv_sift_plan_destroy(plan);
 }
 
 static void test_detect_bad_input(void **state)
 {
-    pv_context *ctx = backend_ctx(state);
+    pv_context *ctx = tu_backend_ctx(state);
     pv_sift_plan *plan;
     assert_int_equal(pv_sift_plan_create(ctx, 40, 30, NULL, &plan), PV_OK);
     pv_image good, wrong, nan_image;
@@ -892,7 +854,7 @@ static void test_detect_bad_input(void **state)
 
 static void test_match_bad_input(void **state)
 {
-    pv_context *ctx = backend_ctx(state);
+    pv_context *ctx = tu_backend_ctx(state);
     pv_sift_features q = random_descriptors(4, 1u), broken = {.count = 3};
     pv_sift_matches m = {-5, NULL};
     pv_sift_match_params p = {0.0f, 0};
@@ -940,7 +902,7 @@ static void test_presets(void **state)
  * results it is handed; bad batches touch nothing. */
 static void test_detect_batch(void **state)
 {
-    pv_context *ctx = backend_ctx(state);
+    pv_context *ctx = tu_backend_ctx(state);
     enum { N = 3 };
     const int w = 160, h = 120;
     pv_image frames[N] = {crop_u8(&g_venus, 10, 20, w, h), crop_u8(&g_venus, 150, 90, w, h),
@@ -977,24 +939,20 @@ static void test_detect_batch(void **state)
     pv_sift_plan_destroy(plan);
 }
 
-#define ON_BOTH(test)                                                       \
-    {#test "/cpu", test, NULL, NULL, (void *)&cpu_kind},                    \
-    {#test "/opencl", test, NULL, NULL, (void *)&opencl_kind}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        ON_BOTH(test_blob),
-        ON_BOTH(test_constant_image_has_no_keypoints),
-        ON_BOTH(test_transpose),
-        ON_BOTH(test_top_k_cap),
-        ON_BOTH(test_descriptor_properties),
-        ON_BOTH(test_match_planted),
-        ON_BOTH(test_match_ties_and_empty),
-        ON_BOTH(test_deterministic),
-        ON_BOTH(test_strided_input),
-        ON_BOTH(test_detect_into_stream),
-        ON_BOTH(test_detect_batch),
+        TU_ON_BOTH(test_blob),
+        TU_ON_BOTH(test_constant_image_has_no_keypoints),
+        TU_ON_BOTH(test_transpose),
+        TU_ON_BOTH(test_top_k_cap),
+        TU_ON_BOTH(test_descriptor_properties),
+        TU_ON_BOTH(test_match_planted),
+        TU_ON_BOTH(test_match_ties_and_empty),
+        TU_ON_BOTH(test_deterministic),
+        TU_ON_BOTH(test_strided_input),
+        TU_ON_BOTH(test_detect_into_stream),
+        TU_ON_BOTH(test_detect_batch),
         cmocka_unit_test(test_presets),
         cmocka_unit_test(test_cl_matches_cpu),
         cmocka_unit_test(test_large_results),
@@ -1005,8 +963,8 @@ int main(void)
         cmocka_unit_test(test_repeatability_vs_vlfeat),
 #endif
         cmocka_unit_test(test_plan_bad_input),
-        ON_BOTH(test_detect_bad_input),
-        ON_BOTH(test_match_bad_input),
+        TU_ON_BOTH(test_detect_bad_input),
+        TU_ON_BOTH(test_match_bad_input),
     };
     return cmocka_run_group_tests_name("features", tests, group_setup, group_teardown);
 }

@@ -779,10 +779,6 @@ static void test_flo_hostile(void **state)
     pv_flow_field_free(&volume);
 }
 
-#define ON_BOTH(test)                                                       \
-    {#test "/cpu", test, NULL, NULL, (void *)&tu_cpu_kind},                    \
-    {#test "/opencl", test, NULL, NULL, (void *)&tu_opencl_kind}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -790,18 +786,18 @@ int main(void)
         cmocka_unit_test(test_evaluation_helpers),
         cmocka_unit_test(test_flo_round_trip),
         cmocka_unit_test(test_flo_hostile),
-        ON_BOTH(test_warp_known),
-        ON_BOTH(test_small_motion),
-        ON_BOTH(test_large_motion_pyramid),
-        ON_BOTH(test_image_2d),
-        ON_BOTH(test_convergence_stop),
-        ON_BOTH(test_plan_reuse),
-        ON_BOTH(test_divergence_term),
-        ON_BOTH(test_divergence_stable_at_limit),
+        TU_ON_BOTH(test_warp_known),
+        TU_ON_BOTH(test_small_motion),
+        TU_ON_BOTH(test_large_motion_pyramid),
+        TU_ON_BOTH(test_image_2d),
+        TU_ON_BOTH(test_convergence_stop),
+        TU_ON_BOTH(test_plan_reuse),
+        TU_ON_BOTH(test_divergence_term),
+        TU_ON_BOTH(test_divergence_stable_at_limit),
         cmocka_unit_test(test_cl_agreement),
         cmocka_unit_test(test_cl_warp_agreement),
         cmocka_unit_test(test_crosscheck_mode),
-        ON_BOTH(test_bad_input),
+        TU_ON_BOTH(test_bad_input),
     };
     return cmocka_run_group_tests_name("flow", tests, tu_group_setup, tu_group_teardown);
 }

@@ -890,24 +890,20 @@ static void test_disparity_error(void **state)
 
 /* ------------------------------------------------------------------- main */
 
-#define ON_BOTH(test)                                                                 \
-    cmocka_unit_test_prestate(test, (void *)&tu_cpu_kind),                               \
-        cmocka_unit_test_prestate(test, (void *)&tu_opencl_kind)
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_params_default),
         cmocka_unit_test(test_disparity_error),
-        ON_BOTH(test_definition),
-        ON_BOTH(test_bands_u8),
-        ON_BOTH(test_bands_f32),
-        ON_BOTH(test_negative_disparities),
-        ON_BOTH(test_middlebury),
-        ON_BOTH(test_lr_check_occlusion),
-        ON_BOTH(test_subpixel),
-        ON_BOTH(test_uniqueness),
-        ON_BOTH(test_bad_input),
+        TU_ON_BOTH(test_definition),
+        TU_ON_BOTH(test_bands_u8),
+        TU_ON_BOTH(test_bands_f32),
+        TU_ON_BOTH(test_negative_disparities),
+        TU_ON_BOTH(test_middlebury),
+        TU_ON_BOTH(test_lr_check_occlusion),
+        TU_ON_BOTH(test_subpixel),
+        TU_ON_BOTH(test_uniqueness),
+        TU_ON_BOTH(test_bad_input),
         cmocka_unit_test(test_cross_random_u8),
         cmocka_unit_test(test_cross_random_f32),
         cmocka_unit_test(test_cross_bands),

@@ -40,6 +40,11 @@ pv_context *tu_opencl_or_skip(void);
  * when there is none. */
 pv_context *tu_new_opencl_or_skip(void);
 pv_context *tu_backend_ctx(void **state);
+/* A known-answer test's two entries in a group's table: once per backend,
+ * named test/cpu and test/opencl. */
+#define TU_ON_BOTH(test)                                        \
+    {#test "/cpu", test, NULL, NULL, (void *)&tu_cpu_kind},     \
+    {#test "/opencl", test, NULL, NULL, (void *)&tu_opencl_kind}
 
 /* Deterministic pseudo-random numbers (xorshift32). */
 uint32_t tu_rand(uint32_t *state);
