@@ -105,9 +105,7 @@ static pv_sift_features detect(pv_context *ctx, const pv_image *image, const pv_
     pv_sift_plan *plan = NULL;
     pv_sift_features f = {0};
     assert_int_equal(pv_sift_plan_create(ctx, image->width, image->height, params, &plan), PV_OK);
-    pv_status status = pv_sift_detect(plan, image, &f);
-    if (status != PV_OK)
-        fail_msg("pv_sift_detect: %s", pv_context_last_error(ctx));
+    tu_expect_ok(ctx, pv_sift_detect(plan, image, &f), "pv_sift_detect");
     pv_sift_plan_destroy(plan);
     return f;
 }

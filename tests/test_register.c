@@ -172,9 +172,7 @@ static pv_shift correlate2d(pv_context *ctx, const float *ref, const float *mov,
     pv_image a = pv_image_wrap((void *)ref, w, h, PV_PIXEL_F32);
     pv_image b = pv_image_wrap((void *)mov, w, h, PV_PIXEL_F32);
     pv_shift shift;
-    pv_status status = pv_phase_correlate(ctx, &a, &b, options, &shift);
-    if (status != PV_OK)
-        fail_msg("pv_phase_correlate: %s", pv_context_last_error(ctx));
+    tu_expect_ok(ctx, pv_phase_correlate(ctx, &a, &b, options, &shift), "pv_phase_correlate");
     return shift;
 }
 
@@ -184,9 +182,7 @@ static pv_shift correlate3d(pv_context *ctx, const float *ref, const float *mov,
     pv_volume a = pv_volume_wrap((float *)ref, NX3, NY3, NZ3);
     pv_volume b = pv_volume_wrap((float *)mov, NX3, NY3, NZ3);
     pv_shift shift;
-    pv_status status = pv_phase_correlate3d(ctx, &a, &b, options, &shift);
-    if (status != PV_OK)
-        fail_msg("pv_phase_correlate3d: %s", pv_context_last_error(ctx));
+    tu_expect_ok(ctx, pv_phase_correlate3d(ctx, &a, &b, options, &shift), "pv_phase_correlate3d");
     return shift;
 }
 
@@ -774,8 +770,8 @@ static void check_against_brute_force(pv_context *ctx, int tw, int th, int iw, i
     pv_image map;
     assert_int_equal(pv_image_alloc(&map, iw + tw - 1, ih + th - 1, PV_PIXEL_F32), PV_OK);
     pv_ncc_result result;
-    if (pv_normxcorr2(ctx, &templ, &image, min_overlap, &map, &result) != PV_OK)
-        fail_msg("pv_normxcorr2: %s", pv_context_last_error(ctx));
+    tu_expect_ok(ctx, pv_normxcorr2(ctx, &templ, &image, min_overlap, &map, &result),
+                 "pv_normxcorr2");
     double worst = 0.0;
     for (int v = 0; v < map.height; v++)
         for (int u = 0; u < map.width; u++) {

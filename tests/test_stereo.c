@@ -68,10 +68,7 @@ static pv_sad_params sad_params(int min_disp, int ndisp, int window)
 static void run_sad(pv_context *ctx, const pv_image *left, const pv_image *right,
                     const pv_sad_params *params, pv_image *disparity)
 {
-    pv_status status = pv_stereo_sad(ctx, left, right, params, disparity);
-    if (status != PV_OK)
-        fail_msg("pv_stereo_sad on %s: %s (%s)", pv_backend_name(pv_context_backend(ctx)),
-                 pv_status_string(status), pv_context_last_error(ctx));
+    tu_expect_ok(ctx, pv_stereo_sad(ctx, left, right, params, disparity), "pv_stereo_sad");
 }
 
 static int clamp_int(int v, int lo, int hi)

@@ -91,6 +91,13 @@ pv_context *tu_backend_ctx(void **state)
     return kind == PV_BACKEND_CPU ? tu_cpu : tu_opencl_or_skip();
 }
 
+void tu_expect_ok(pv_context *ctx, pv_status status, const char *what)
+{
+    if (status != PV_OK)
+        fail_msg("%s on %s: %s (%s)", what, pv_backend_name(pv_context_backend(ctx)),
+                 pv_status_string(status), pv_context_last_error(ctx));
+}
+
 uint32_t tu_rand(uint32_t *state)
 {
     uint32_t x = *state ? *state : 0x9E3779B9u;

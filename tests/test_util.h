@@ -40,6 +40,9 @@ pv_context *tu_opencl_or_skip(void);
  * when there is none. */
 pv_context *tu_new_opencl_or_skip(void);
 pv_context *tu_backend_ctx(void **state);
+/* Fail the test unless status is PV_OK, naming what was called, on which
+ * backend, and ctx's message. */
+void tu_expect_ok(pv_context *ctx, pv_status status, const char *what);
 /* A known-answer test's two entries in a group's table: once per backend,
  * named test/cpu and test/opencl. */
 #define TU_ON_BOTH(test)                                        \
