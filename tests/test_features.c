@@ -399,8 +399,7 @@ static void assert_backends_agree(const pv_sift_features *cl, const pv_sift_feat
 
 static void test_cl_matches_cpu(void **state)
 {
-    (void)state;
-    pv_context *cl = tu_opencl_or_skip();
+    pv_context *cl = tu_backend_ctx(state);
     pv_sift_params params;
     assert_int_equal(pv_sift_params_preset(&params, PV_SIFT_PRESET_FAST), PV_OK);
     for (int first = -1; first <= 0; first++) {
@@ -537,8 +536,7 @@ static pv_image block_noise(int w, int h)
  * CPU's within the cross-check tolerances. */
 static void test_large_results(void **state)
 {
-    (void)state;
-    pv_context *cl = tu_opencl_or_skip();
+    pv_context *cl = tu_backend_ctx(state);
     pv_image image = block_noise(960, 720);
     pv_sift_params params;
     assert_int_equal(pv_sift_params_preset(&params, PV_SIFT_PRESET_FAST), PV_OK);
@@ -595,8 +593,7 @@ static void test_strided_input(void **state)
 
 static void test_cl_match_matches_cpu(void **state)
 {
-    (void)state;
-    pv_context *cl = tu_opencl_or_skip();
+    pv_context *cl = tu_backend_ctx(state);
     pv_sift_features q = random_descriptors(200, 21u), t = random_descriptors(333, 22u);
     pv_sift_match_params params = {1.0f, 0};
     pv_sift_matches mc, mg;
@@ -615,8 +612,7 @@ static void test_cl_match_matches_cpu(void **state)
 
 static void test_crosscheck_mode(void **state)
 {
-    (void)state;
-    pv_context *cl = tu_opencl_or_skip();
+    pv_context *cl = tu_backend_ctx(state);
     pv_image a = crop_u8(&g_venus, 0, 0, 180, 140);
     assert_int_equal(pv_context_set_crosscheck(cl, 1), PV_OK);
     pv_sift_features f = detect(cl, &a, NULL);
@@ -952,10 +948,10 @@ int main(void)
         TU_ON_BOTH(test_detect_into_stream),
         TU_ON_BOTH(test_detect_batch),
         cmocka_unit_test(test_presets),
-        cmocka_unit_test(test_cl_matches_cpu),
-        cmocka_unit_test(test_large_results),
-        cmocka_unit_test(test_cl_match_matches_cpu),
-        cmocka_unit_test(test_crosscheck_mode),
+        TU_ON_OPENCL(test_cl_matches_cpu),
+        TU_ON_OPENCL(test_large_results),
+        TU_ON_OPENCL(test_cl_match_matches_cpu),
+        TU_ON_OPENCL(test_crosscheck_mode),
 #ifdef PV_HAVE_VLFEAT
         cmocka_unit_test(test_vlfeat_agreement),
         cmocka_unit_test(test_repeatability_vs_vlfeat),

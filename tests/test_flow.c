@@ -444,8 +444,7 @@ static void compare_backends(pv_context *cl, const scene *s, const int n[3],
 
 static void test_cl_agreement(void **state)
 {
-    (void)state;
-    pv_context *cl = tu_opencl_or_skip();
+    pv_context *cl = tu_backend_ctx(state);
     scene s = make_scene(1.5, 0, 0, 77u, 0.25, 0.8);
     pv_flow_params params = test_params();
     params.warps = 5;
@@ -468,8 +467,7 @@ static void test_cl_agreement(void **state)
 
 static void test_cl_warp_agreement(void **state)
 {
-    (void)state;
-    pv_context *cl = tu_opencl_or_skip();
+    pv_context *cl = tu_backend_ctx(state);
     scene s = make_scene(2.0, 0, 0, 9u, 0.25, 0.9);
     problem p;
     problem_make(&p, &s, 21, 19, 17);
@@ -496,8 +494,7 @@ static void test_cl_warp_agreement(void **state)
 
 static void test_crosscheck_mode(void **state)
 {
-    (void)state;
-    pv_context *cl = tu_opencl_or_skip();
+    pv_context *cl = tu_backend_ctx(state);
     scene s = make_scene(0.5, 0, 0, 4u, 0.25, 0.9);
     problem p;
     problem_make(&p, &s, 18, 18, 18);
@@ -778,9 +775,9 @@ int main(void)
         TU_ON_BOTH(test_plan_reuse),
         TU_ON_BOTH(test_divergence_term),
         TU_ON_BOTH(test_divergence_stable_at_limit),
-        cmocka_unit_test(test_cl_agreement),
-        cmocka_unit_test(test_cl_warp_agreement),
-        cmocka_unit_test(test_crosscheck_mode),
+        TU_ON_OPENCL(test_cl_agreement),
+        TU_ON_OPENCL(test_cl_warp_agreement),
+        TU_ON_OPENCL(test_crosscheck_mode),
         TU_ON_BOTH(test_bad_input),
     };
     return cmocka_run_group_tests_name("flow", tests, tu_group_setup, tu_group_teardown);

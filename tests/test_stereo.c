@@ -663,8 +663,7 @@ static void test_cross_middlebury(void **state)
 /* The context flag runs the CPU oracle too and compares. */
 static void test_crosscheck_mode(void **state)
 {
-    (void)state;
-    pv_context *cl = tu_opencl_or_skip();
+    pv_context *cl = tu_backend_ctx(state);
     pv_image left, right;
     read_pair("venus", &left, &right);
     pv_image disparity = new_image(left.width, left.height, PV_PIXEL_F32);
@@ -907,7 +906,7 @@ int main(void)
         cmocka_unit_test(test_cross_wide_range),
         cmocka_unit_test(test_cross_large_window),
         cmocka_unit_test(test_cross_middlebury),
-        cmocka_unit_test(test_crosscheck_mode),
+        TU_ON_OPENCL(test_crosscheck_mode),
     };
     return cmocka_run_group_tests_name("stereo", tests, tu_group_setup, tu_group_teardown);
 }

@@ -48,6 +48,9 @@ void tu_expect_ok(pv_context *ctx, pv_status status, const char *what);
 #define TU_ON_BOTH(test)                                        \
     {#test "/cpu", test, NULL, NULL, (void *)&tu_cpu_kind},     \
     {#test "/opencl", test, NULL, NULL, (void *)&tu_opencl_kind}
+/* An OpenCL-only test's entry: tu_backend_ctx(state) gives it the group's
+ * OpenCL context, or skips it. */
+#define TU_ON_OPENCL(test) {#test, test, NULL, NULL, (void *)&tu_opencl_kind}
 
 /* Deterministic pseudo-random numbers (xorshift32). */
 uint32_t tu_rand(uint32_t *state);
