@@ -121,13 +121,6 @@ static int run_case(const bench_config *config, const bench_contexts *contexts,
     return rc;
 }
 
-static void free_inputs(stereo_inputs *in)
-{
-    pv_image_free(&in->left);
-    pv_image_free(&in->right);
-    pv_image_free(&in->truth);
-}
-
 /* The ground truth's frame: the bundled sets' from the case table (by set
  * name), a synthetic pair's scale 1 with a 10-pixel border. */
 static truth_frame frame_of(const bench_sad_spec *spec)
@@ -172,7 +165,7 @@ static int bench_case(const bench_config *config, const bench_contexts *contexts
         truth_frame frame = frame_of(c);
         rc = run_case(config, contexts, &frame, &in, r);
     }
-    free_inputs(&in);
+    bench_free_stereo_set(&in.left, &in.right, &in.truth);
     return rc;
 }
 

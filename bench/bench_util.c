@@ -148,6 +148,13 @@ int bench_load_stereo_set(const bench_config *config, const char *set, pv_image 
     return 0;
 }
 
+void bench_free_stereo_set(pv_image *left, pv_image *right, pv_image *truth)
+{
+    pv_image_free(left);
+    pv_image_free(right);
+    pv_image_free(truth);
+}
+
 double bench_disparity_agreement(const pv_image *a, const pv_image *b, float tolerance)
 {
     size_t same = 0, total = (size_t)a->width * (size_t)a->height;

@@ -217,8 +217,7 @@ static void test_transpose(void **state)
         assert_true(ag.max_descriptor_diff < 1e-3);
         pv_sift_features_free(&fa);
         pv_sift_features_free(&fb);
-        pv_image_free(&a);
-        pv_image_free(&b);
+        tu_free_images(&a, &b, NULL);
     }
 }
 
@@ -841,9 +840,7 @@ static void test_detect_bad_input(void **state)
     assert_memory_equal(&kept, &copy, sizeof kept);
     pv_sift_features_free(&kept);
     pv_sift_plan_destroy(plan);
-    pv_image_free(&good);
-    pv_image_free(&wrong);
-    pv_image_free(&nan_image);
+    tu_free_images(&good, &wrong, &nan_image, NULL);
 }
 
 static void test_match_bad_input(void **state)

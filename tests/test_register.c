@@ -469,8 +469,7 @@ static void test_u8_and_strided_images(void **state)
         assert_true(tu_guard_intact(&strided, 3));
     }
     tu_guarded_free(&strided, 3);
-    pv_image_free(&ref8);
-    pv_image_free(&mov8);
+    tu_free_images(&ref8, &mov8, NULL);
     free(ref);
     free(mov);
 }
@@ -692,8 +691,7 @@ static void test_fft_engines_agree(void **state)
         worst = fmax(worst, fabs(((float *)cl.map.data)[i] - ((float *)vk.map.data)[i]));
     if (!(worst <= 1e-4))
         fail_msg("NCC maps differ by %g between the engines", worst);
-    pv_image_free(&cl.map);
-    pv_image_free(&vk.map);
+    tu_free_images(&cl.map, &vk.map, NULL);
     free(ref);
     free(mov);
     free(ref3);
@@ -939,9 +937,7 @@ static void test_ncc_u8_and_strided_output(void **state)
                             ((float *)strided.data)[y * strided.stride + x]);
     }
     tu_guarded_free(&strided, 2);
-    pv_image_free(&dense);
-    pv_image_free(&image8);
-    pv_image_free(&templ8);
+    tu_free_images(&dense, &image8, &templ8, NULL);
 }
 
 static void test_ncc_bad_input(void **state)
@@ -971,8 +967,7 @@ static void test_ncc_bad_input(void **state)
     for (int i = 0; i < 48 * 40; i++)
         assert_true(((float *)map.data)[i] == 7.0f);
     assert_true(r.x == 7 && r.coefficient == 7.0f && r.flags == 7);
-    pv_image_free(&map);
-    pv_image_free(&wrong);
+    tu_free_images(&map, &wrong, NULL);
     free(im);
     free(t);
 }
@@ -998,8 +993,7 @@ static void test_ncc_opencl_matches_cpu(void **state)
     assert_int_equal(pv_context_set_crosscheck(f->cl, 1), PV_OK);
     assert_int_equal(pv_normxcorr2(f->cl, &templ, &image, 40, &b, NULL), PV_OK);
     assert_int_equal(pv_context_set_crosscheck(f->cl, 0), PV_OK);
-    pv_image_free(&a);
-    pv_image_free(&b);
+    tu_free_images(&a, &b, NULL);
     free(im);
     free(t);
 }

@@ -49,8 +49,7 @@ static void *create_and_use(void *arg)
             snprintf(self->error, sizeof self->error, "%s", pv_last_error());
         pv_context_destroy(ctx);
     }
-    pv_image_free(&src);
-    pv_image_free(&dst);
+    tu_free_images(&src, &dst, NULL);
     return NULL;
 }
 
