@@ -455,10 +455,7 @@ static void bp_release(multi_family *f)
     bp_state *s = f->state;
     if (!s)
         return;
-    pv_image_free(&s->left);
-    pv_image_free(&s->right);
-    pv_image_free(&s->disparity);
-    pv_image_free(&s->baseline);
+    bench_free_images(&s->left, &s->right, &s->disparity, &s->baseline, NULL);
     free(s);
     f->state = NULL;
 }

@@ -116,8 +116,7 @@ static int run_case(const bench_config *config, const bench_contexts *contexts,
             r->cl_quality = bench_bad_pixels(&cl_out, &in->truth, c->gt_scale, c->border);
         }
     }
-    pv_image_free(&cpu_out);
-    pv_image_free(&cl_out);
+    bench_free_images(&cpu_out, &cl_out, NULL);
     return rc;
 }
 
@@ -165,7 +164,7 @@ static int bench_case(const bench_config *config, const bench_contexts *contexts
         truth_frame frame = frame_of(c);
         rc = run_case(config, contexts, &frame, &in, r);
     }
-    bench_free_stereo_set(&in.left, &in.right, &in.truth);
+    bench_free_images(&in.left, &in.right, &in.truth, NULL);
     return rc;
 }
 

@@ -5,6 +5,7 @@
 #include "bench_roofline.h"
 
 #include <math.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -148,11 +149,13 @@ int bench_load_stereo_set(const bench_config *config, const char *set, pv_image 
     return 0;
 }
 
-void bench_free_stereo_set(pv_image *left, pv_image *right, pv_image *truth)
+void bench_free_images(pv_image *first, ...)
 {
-    pv_image_free(left);
-    pv_image_free(right);
-    pv_image_free(truth);
+    va_list rest;
+    va_start(rest, first);
+    for (pv_image *image = first; image; image = va_arg(rest, pv_image *))
+        pv_image_free(image);
+    va_end(rest);
 }
 
 double bench_disparity_agreement(const pv_image *a, const pv_image *b, float tolerance)
