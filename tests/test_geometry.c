@@ -96,15 +96,52 @@ static int mask_sum(const uint8_t *mask, int count)
     return sum;
 }
 
+/* Two synthetic camera views (below). */
+static void make_two_views(match_set *m, int count, double outlier_share, uint32_t seed);
+
+typedef pv_status (*find_fn)(pv_context *, const float *, const float *, int,
+                             const pv_ransac_params *, pv_geometry_result *, uint8_t *);
+
+static find_fn finder(pv_geometry_model model)
+{
+    return model == PV_GEOMETRY_HOMOGRAPHY ? pv_find_homography : pv_find_fundamental;
+}
+
+/* A match set of either model, and how it is made. */
+typedef struct match_case {
+    pv_geometry_model model;
+    int count;
+    double outliers;
+    uint32_t seed;
+} match_case;
+
+static void make_case_matches(const match_case *c, match_set *m)
+{
+    if (c->model == PV_GEOMETRY_HOMOGRAPHY)
+        make_homography_matches(m, c->count, c->outliers, c->seed);
+    else
+        make_two_views(m, c->count, c->outliers, c->seed);
+}
+
+/* The case's matches, and the model's search on them with the defaults;
+ * returns the inlier mask (to free). */
+static uint8_t *find_on_case(pv_context *ctx, const match_case *c, match_set *m,
+                             pv_geometry_result *r)
+{
+    make_case_matches(c, m);
+    uint8_t *mask = malloc((size_t)m->count);
+    assert_non_null(mask);
+    assert_int_equal(finder(c->model)(ctx, m->p1, m->p2, m->count, NULL, r, mask), PV_OK);
+    return mask;
+}
+
 static void test_homography_known(void **state)
 {
     pv_context *ctx = tu_backend_ctx(state);
+    static const match_case known = {PV_GEOMETRY_HOMOGRAPHY, 2000, 0.5, 11};
     match_set m;
-    make_homography_matches(&m, 2000, 0.5, 11);
-    uint8_t *mask = malloc((size_t)m.count);
-    assert_non_null(mask);
     pv_geometry_result r;
-    assert_int_equal(pv_find_homography(ctx, m.p1, m.p2, m.count, NULL, &r, mask), PV_OK);
+    uint8_t *mask = find_on_case(ctx, &known, &m, &r);
     double error = homography_error(r.model), found, false_share;
     mask_quality(&m, mask, &found, &false_share);
     print_message("homography: %.4f px from the truth, %d inliers, %.1f%% found, %.2f%% false, "
@@ -196,12 +233,10 @@ static double det3(const double *m)
 static void test_fundamental_known(void **state)
 {
     pv_context *ctx = tu_backend_ctx(state);
+    static const match_case known = {PV_GEOMETRY_FUNDAMENTAL, 1500, 0.3, 5};
     match_set m;
-    make_two_views(&m, 1500, 0.3, 5);
-    uint8_t *mask = malloc((size_t)m.count);
-    assert_non_null(mask);
     pv_geometry_result r;
-    assert_int_equal(pv_find_fundamental(ctx, m.p1, m.p2, m.count, NULL, &r, mask), PV_OK);
+    uint8_t *mask = find_on_case(ctx, &known, &m, &r);
     /* The noise-free correspondences (both images' clean points: image 1's
      * clean point is p1 less its noise, so use the epipolar residual of
      * the noisy p1 against the clean image-2 point as an upper bound). */
@@ -235,25 +270,6 @@ static void test_fundamental_known(void **state)
 
 /* ------------------------------------------------------ backend agreement */
 
-typedef pv_status (*find_fn)(pv_context *, const float *, const float *, int,
-                             const pv_ransac_params *, pv_geometry_result *, uint8_t *);
-
-/* A match set to compare two runs on: one of each model. */
-typedef struct match_case {
-    pv_geometry_model model;
-    int count;
-    double outliers;
-    uint32_t seed;
-} match_case;
-
-static void make_case_matches(const match_case *c, match_set *m)
-{
-    if (c->model == PV_GEOMETRY_HOMOGRAPHY)
-        make_homography_matches(m, c->count, c->outliers, c->seed);
-    else
-        make_two_views(m, c->count, c->outliers, c->seed);
-}
-
 /* The model's search with params p (NULL: defaults) on contexts ctx[0]
  * and ctx[1] (named in names for the log): the same winning hypothesis,
  * inlier count, model bit for bit and mask.  Their results in r. */
@@ -261,7 +277,7 @@ static void same_answer(pv_geometry_model model, const match_set *m, const pv_ra
                         pv_context *const ctx[2], const char *const names[2],
                         pv_geometry_result r[2])
 {
-    find_fn find = model == PV_GEOMETRY_HOMOGRAPHY ? pv_find_homography : pv_find_fundamental;
+    find_fn find = finder(model);
     uint8_t *masks = malloc(2 * (size_t)m->count);
     assert_non_null(masks);
     for (int i = 0; i < 2; i++)
@@ -295,7 +311,7 @@ static void agree_on(pv_geometry_model model, const match_set *m)
     same_answer(model, m, &p, ctx, names, r);
     assert_int_equal(r[0].best_sample_inliers, r[1].best_sample_inliers);
     assert_int_equal(r[0].hypotheses, r[1].hypotheses);
-    find_fn find = model == PV_GEOMETRY_HOMOGRAPHY ? pv_find_homography : pv_find_fundamental;
+    find_fn find = finder(model);
     assert_int_equal(pv_context_set_crosscheck(cl, 1), PV_OK);
     p.iterations = 600;
     assert_int_equal(find(cl, m->p1, m->p2, m->count, &p, &r[1], NULL), PV_OK);
