@@ -84,9 +84,6 @@ double bench_bad_pixels(const pv_image *disparity, const pv_image *truth, float 
  * u8, the ground truth as f32.  0, or 1 after printing why it failed. */
 int bench_load_stereo_set(const bench_config *config, const char *set, pv_image *left,
                           pv_image *right, pv_image *truth);
-/* pv_image_free on each image of a NULL-ended list (what
- * bench_load_stereo_set filled, say). */
-void bench_free_images(pv_image *first, ...);
 
 /* The share of pixels on which two disparity maps agree: within
  * tolerance, or both invalid (infinite). */

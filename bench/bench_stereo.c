@@ -2,6 +2,7 @@
  * (Venus, 64 disparities, 5x5) and a synthetic 1920x1080 pair with 128
  * disparities and a 7x7 window. */
 #include "bench.h"
+#include "../tests/image_list.h"
 
 #include "bench_ops.h"
 #include "bench_roofline.h"
@@ -116,7 +117,7 @@ static int run_case(const bench_config *config, const bench_contexts *contexts,
             r->cl_quality = bench_bad_pixels(&cl_out, &in->truth, c->gt_scale, c->border);
         }
     }
-    bench_free_images(&cpu_out, &cl_out, NULL);
+    image_list_free(&cpu_out, &cl_out, NULL);
     return rc;
 }
 
@@ -164,7 +165,7 @@ static int bench_case(const bench_config *config, const bench_contexts *contexts
         truth_frame frame = frame_of(c);
         rc = run_case(config, contexts, &frame, &in, r);
     }
-    bench_free_images(&in.left, &in.right, &in.truth, NULL);
+    image_list_free(&in.left, &in.right, &in.truth, NULL);
     return rc;
 }
 

@@ -5,7 +5,6 @@
 #include "bench_roofline.h"
 
 #include <math.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -147,15 +146,6 @@ int bench_load_stereo_set(const bench_config *config, const char *set, pv_image 
             return cli_fail_status(status, path);
     }
     return 0;
-}
-
-void bench_free_images(pv_image *first, ...)
-{
-    va_list rest;
-    va_start(rest, first);
-    for (pv_image *image = first; image; image = va_arg(rest, pv_image *))
-        pv_image_free(image);
-    va_end(rest);
 }
 
 double bench_disparity_agreement(const pv_image *a, const pv_image *b, float tolerance)

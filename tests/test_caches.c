@@ -84,7 +84,7 @@ static pv_status blur_once(pv_context *ctx)
     status = pv_image_alloc(&dst, 16, 16, PV_PIXEL_F32);
     if (status == PV_OK)
         status = pv_gaussian_blur(ctx, &src, &dst, 1.0f, 0);
-    tu_free_images(&src, &dst, NULL);
+    image_list_free(&src, &dst, NULL);
     return status;
 }
 
@@ -172,7 +172,7 @@ static pv_status sad_once(pv_context *ctx, pv_image *disparity)
     pv_sad_params_default(&params);
     params.ndisp = 6;
     status = pv_stereo_sad(ctx, &left, &right, &params, disparity);
-    tu_free_images(&left, &right, NULL);
+    image_list_free(&left, &right, NULL);
     return status;
 }
 
@@ -240,7 +240,7 @@ static void test_swapped_binary_cache_entry_is_repaired(void **state)
     pv_context_destroy(ctx);
 
     free(donor);
-    tu_free_images(&expected, &got, NULL);
+    image_list_free(&expected, &got, NULL);
     leave_cache_home(&cache);
 }
 
@@ -371,7 +371,7 @@ static void test_binary_cache_entry_claiming_1gib_is_refused_unread(void **state
         assert_true(header.size + sizeof header == (uint64_t)ftell(file));
         fclose(file);
     }
-    tu_free_images(&expected, &got, NULL);
+    image_list_free(&expected, &got, NULL);
     leave_cache_home(&cache);
 #endif
 }
@@ -518,7 +518,7 @@ static void test_one_wide_phase_correlation_is_refused_everywhere(void **state)
             pv_volume va = pv_volume_wrap(a.data, sizes[i][0], sizes[i][1], 1);
             pv_volume vb = pv_volume_wrap(b.data, sizes[i][0], sizes[i][1], 1);
             assert_int_equal(pv_phase_correlate3d(ctx, &va, &vb, NULL, &shift), PV_ERR_INVALID);
-            tu_free_images(&a, &b, NULL);
+            image_list_free(&a, &b, NULL);
         }
         /* Two samples along x are enough, on every backend. */
         pv_image a, b;
@@ -528,7 +528,7 @@ static void test_one_wide_phase_correlation_is_refused_everywhere(void **state)
         ((float *)b.data)[1] = 1.0f;
         pv_shift shift;
         assert_int_equal(pv_phase_correlate(ctx, &a, &b, NULL, &shift), PV_OK);
-        tu_free_images(&a, &b, NULL);
+        image_list_free(&a, &b, NULL);
         pv_context_destroy(ctx);
     }
 }
@@ -556,7 +556,7 @@ static void test_disparity_error_border_must_leave_pixels(void **state)
         assert_true(bad == -1.0);
         assert_non_null(strstr(pv_last_error(), "leaves no pixel"));
     }
-    tu_free_images(&disparity, &truth, NULL);
+    image_list_free(&disparity, &truth, NULL);
 }
 
 int main(void)

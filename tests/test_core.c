@@ -303,7 +303,7 @@ static pv_status blur_once(void)
     pv_image_alloc(&dst, 16, 8, PV_PIXEL_F32);
     tu_fill_random(&src, 3);
     pv_status status = pv_gaussian_blur(ctx, &src, &dst, 1.0f, 0);
-    tu_free_images(&src, &dst, NULL);
+    image_list_free(&src, &dst, NULL);
     pv_context_destroy(ctx);
     return status;
 }

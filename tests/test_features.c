@@ -217,7 +217,7 @@ static void test_transpose(void **state)
         assert_true(ag.max_descriptor_diff < 1e-3);
         pv_sift_features_free(&fa);
         pv_sift_features_free(&fb);
-        tu_free_images(&a, &b, NULL);
+        image_list_free(&a, &b, NULL);
     }
 }
 
@@ -840,7 +840,7 @@ static void test_detect_bad_input(void **state)
     assert_memory_equal(&kept, &copy, sizeof kept);
     pv_sift_features_free(&kept);
     pv_sift_plan_destroy(plan);
-    tu_free_images(&good, &wrong, &nan_image, NULL);
+    image_list_free(&good, &wrong, &nan_image, NULL);
 }
 
 static void test_match_bad_input(void **state)

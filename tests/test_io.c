@@ -1014,7 +1014,7 @@ static void test_venus_left(void **state)
     for (int y = 0; y < u8.height; y++)
         for (int x = 0; x < u8.width; x++)
             assert_true(pv_image_get(&f32, x, y) == pv_image_get(&u8, x, y));
-    tu_free_images(&u8, &f32, NULL);
+    image_list_free(&u8, &f32, NULL);
 }
 
 /* ------------------------------------------------------ by extension */

@@ -108,7 +108,7 @@ static int teardown(void **state)
         pv_volume_free(&fx.targets[i]);
     for (int t = 0; t < FRAMES; t++)
         pv_volume_free(&fx.frames[t]);
-    tu_free_images(&fx.left, &fx.right, NULL);
+    image_list_free(&fx.left, &fx.right, NULL);
     return tu_group_teardown(state);
 }
 
@@ -486,7 +486,7 @@ static void check_bp_group(pv_device_group *group, pv_context *single, const pv_
     for (int i = 0; i < BP_W * BP_H; i++)
         near_three += fabsf(((float *)found.data)[i] - 3.0f) < 0.5f;
     assert_true(near_three > BP_W * BP_H / 2);
-    tu_free_images(&expected, &found, NULL);
+    image_list_free(&expected, &found, NULL);
 }
 
 static void test_bp_group_cpu(void **state)

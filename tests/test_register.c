@@ -469,7 +469,7 @@ static void test_u8_and_strided_images(void **state)
         assert_true(tu_guard_intact(&strided, 3));
     }
     tu_guarded_free(&strided, 3);
-    tu_free_images(&ref8, &mov8, NULL);
+    image_list_free(&ref8, &mov8, NULL);
     free(ref);
     free(mov);
 }
@@ -691,7 +691,7 @@ static void test_fft_engines_agree(void **state)
         worst = fmax(worst, fabs(((float *)cl.map.data)[i] - ((float *)vk.map.data)[i]));
     if (!(worst <= 1e-4))
         fail_msg("NCC maps differ by %g between the engines", worst);
-    tu_free_images(&cl.map, &vk.map, NULL);
+    image_list_free(&cl.map, &vk.map, NULL);
     free(ref);
     free(mov);
     free(ref3);
@@ -937,7 +937,7 @@ static void test_ncc_u8_and_strided_output(void **state)
                             ((float *)strided.data)[y * strided.stride + x]);
     }
     tu_guarded_free(&strided, 2);
-    tu_free_images(&dense, &image8, &templ8, NULL);
+    image_list_free(&dense, &image8, &templ8, NULL);
 }
 
 static void test_ncc_bad_input(void **state)
@@ -967,7 +967,7 @@ static void test_ncc_bad_input(void **state)
     for (int i = 0; i < 48 * 40; i++)
         assert_true(((float *)map.data)[i] == 7.0f);
     assert_true(r.x == 7 && r.coefficient == 7.0f && r.flags == 7);
-    tu_free_images(&map, &wrong, NULL);
+    image_list_free(&map, &wrong, NULL);
     free(im);
     free(t);
 }
@@ -993,7 +993,7 @@ static void test_ncc_opencl_matches_cpu(void **state)
     assert_int_equal(pv_context_set_crosscheck(f->cl, 1), PV_OK);
     assert_int_equal(pv_normxcorr2(f->cl, &templ, &image, 40, &b, NULL), PV_OK);
     assert_int_equal(pv_context_set_crosscheck(f->cl, 0), PV_OK);
-    tu_free_images(&a, &b, NULL);
+    image_list_free(&a, &b, NULL);
     free(im);
     free(t);
 }

@@ -157,7 +157,7 @@ static void check_bands(pv_context *ctx, pv_pixel_type type, int width, int heig
     run_sad(ctx, &left, &right, &params, &disparity);
     int clean = check_clean_pixels(&disparity, window / 2, b);
     assert_true(clean >= width * height / 2);
-    tu_free_images(&left, &right, &disparity, NULL);
+    image_list_free(&left, &right, &disparity, NULL);
 }
 
 /* A smooth texture that can be sampled between pixels. */
@@ -260,7 +260,7 @@ static void check_definition(pv_context *ctx, pv_pixel_type type, const pv_sad_p
         fail_msg("%d pixels differ from the definition (window %d, min %d, ndisp %d, sub %d, "
                  "lr %d, uniq %g)", differing, params->window, params->min_disp, params->ndisp,
                  params->subpixel, params->lr_check, (double)params->uniqueness);
-    tu_free_images(&left, &right, &disparity, NULL);
+    image_list_free(&left, &right, &disparity, NULL);
 }
 
 static void test_definition(void **state)
@@ -353,7 +353,7 @@ static double middlebury_error(pv_context *ctx, const stereo_set *set)
     double bad = 1.0;
     assert_int_equal(pv_disparity_error(&disparity, &gt, set->gt_scale, 1.0f, set->border, &bad),
                      PV_OK);
-    tu_free_images(&left, &right, &gt, &disparity, NULL);
+    image_list_free(&left, &right, &gt, &disparity, NULL);
     return bad;
 }
 
@@ -407,7 +407,7 @@ static void test_lr_check_occlusion(void **state)
     assert_int_equal(removed_before, 0);
     assert_true(removed >= occluded * 9 / 10);
     assert_true(kept >= clean * 99 / 100);
-    tu_free_images(&left, &right, &plain, &checked, NULL);
+    image_list_free(&left, &right, &plain, &checked, NULL);
 }
 
 static void make_fractional_pair(pv_image *left, pv_image *right, double shift)
@@ -448,7 +448,7 @@ static void test_subpixel(void **state)
     assert_int_equal(integral, pixels);
     assert_true(close >= pixels * 95 / 100);
     assert_true(total_error / pixels <= 0.15);
-    tu_free_images(&left, &right, &integer, &refined, NULL);
+    image_list_free(&left, &right, &integer, &refined, NULL);
 }
 
 /* Period 6 along x: every candidate 6 px from the true one costs as
@@ -486,7 +486,7 @@ static void test_uniqueness(void **state)
     params.ndisp = 20;
     run_sad(ctx, &left, &right, &params, &disparity);
     assert_true(check_clean_pixels(&disparity, radius, &b) > 0);
-    tu_free_images(&left, &right, &disparity, &tile, NULL);
+    image_list_free(&left, &right, &disparity, &tile, NULL);
 }
 
 /* ------------------------------------------------------- OpenCL vs CPU */
@@ -634,12 +634,12 @@ static void test_cross_middlebury(void **state)
     params.lr_check = 1;
     params.uniqueness = 0.05f;
     compare_backends(&left, &right, &params);
-    tu_free_images(&left, &right, NULL);
+    image_list_free(&left, &right, NULL);
     read_pair("cones-quarter", &left, &right);
     params = sad_params(0, 64, 9);
     params.lr_check = 1;
     compare_backends(&left, &right, &params);
-    tu_free_images(&left, &right, NULL);
+    image_list_free(&left, &right, NULL);
 }
 
 /* The context flag runs the CPU oracle too and compares. */
@@ -661,7 +661,7 @@ static void test_crosscheck_mode(void **state)
     if (plain != PV_OK || options != PV_OK)
         fail_msg("cross-check mode: %s / %s: %s", pv_status_string(plain),
                  pv_status_string(options), message);
-    tu_free_images(&left, &right, &disparity, NULL);
+    image_list_free(&left, &right, &disparity, NULL);
 }
 
 /* --------------------------------------------------------------- bad input */
@@ -684,7 +684,7 @@ static void bad_case_init(bad_case *c)
 
 static void bad_case_free(bad_case *c)
 {
-    tu_free_images(&c->left, &c->right, NULL);
+    image_list_free(&c->left, &c->right, NULL);
     tu_guarded_free(&c->disparity, GUARD);
 }
 
@@ -857,7 +857,7 @@ static void test_disparity_error(void **state)
     assert_int_equal(pv_disparity_error(&disparity, &gt, 1.0f, INFINITY, 0, &bad), PV_ERR_INVALID);
     assert_int_equal(pv_disparity_error(&disparity, &gt, 1.0f, 1.0f, -1, &bad), PV_ERR_INVALID);
     assert_int_equal(pv_disparity_error(&disparity, &gt, 1.0f, 1.0f, 0, NULL), PV_ERR_INVALID);
-    tu_free_images(&disparity, &gt, &gt_f32, &other, NULL);
+    image_list_free(&disparity, &gt, &gt_f32, &other, NULL);
 }
 
 /* ------------------------------------------------------------------- main */

@@ -49,7 +49,7 @@ static void *create_and_use(void *arg)
             snprintf(self->error, sizeof self->error, "%s", pv_last_error());
         pv_context_destroy(ctx);
     }
-    tu_free_images(&src, &dst, NULL);
+    image_list_free(&src, &dst, NULL);
     return NULL;
 }
 

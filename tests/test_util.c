@@ -1,7 +1,6 @@
 #include "test_util.h"
 
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -209,15 +208,6 @@ void tu_guarded_free(pv_image *image, int guard)
     if (image->data)
         free(guarded_base(image, guard));
     image->data = NULL;
-}
-
-void tu_free_images(pv_image *first, ...)
-{
-    va_list rest;
-    va_start(rest, first);
-    for (pv_image *image = first; image; image = va_arg(rest, pv_image *))
-        pv_image_free(image);
-    va_end(rest);
 }
 
 const char *tu_data_path(const char *relative)

@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "parvis.h"
+#include "image_list.h"
 
 /* A context on the given backend, or NULL when it cannot be had (the
  * OpenCL backend on a host without OpenCL).  The CPU backend always works. */
@@ -68,8 +69,6 @@ void tu_guarded_alloc(pv_image *image, int width, int height, pv_pixel_type type
 /* 1 when every sentinel is still intact. */
 int tu_guard_intact(const pv_image *image, int guard);
 void tu_guarded_free(pv_image *image, int guard);
-/* pv_image_free on each image of a NULL-ended list. */
-void tu_free_images(pv_image *first, ...);
 
 /* Path of a file under tests/data (static buffer, overwritten by each call). */
 const char *tu_data_path(const char *relative);
