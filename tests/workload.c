@@ -180,30 +180,34 @@ static pv_status op_blur(pv_context *ctx, wl_result *out, int *untouched)
     return image_result(pv_gaussian_blur(ctx, &g_reference, &dst, 1.2f, 0), &dst, out, untouched);
 }
 
-static pv_status op_sad(pv_context *ctx, wl_result *out, int *untouched)
+/* SAD (bp NULL) or BP on the shared pair, into a sentinel disparity map. */
+static pv_status stereo_result(pv_context *ctx, const pv_sad_params *sad, const pv_bp_params *bp,
+                               wl_result *out, int *untouched)
 {
     pv_image disparity;
     if (sentinel_image(&disparity, 48, 40) != PV_OK)
         return PV_ERR_NOMEM;
+    pv_status status = bp ? pv_stereo_bp(ctx, &g_left, &g_right, bp, &disparity)
+                          : pv_stereo_sad(ctx, &g_left, &g_right, sad, &disparity);
+    return image_result(status, &disparity, out, untouched);
+}
+
+static pv_status op_sad(pv_context *ctx, wl_result *out, int *untouched)
+{
     pv_sad_params params;
     pv_sad_params_default(&params);
     params.ndisp = 8;
-    return image_result(pv_stereo_sad(ctx, &g_left, &g_right, &params, &disparity), &disparity,
-                        out, untouched);
+    return stereo_result(ctx, &params, NULL, out, untouched);
 }
 
 static pv_status op_bp(pv_context *ctx, wl_result *out, int *untouched)
 {
-    pv_image disparity;
-    if (sentinel_image(&disparity, 48, 40) != PV_OK)
-        return PV_ERR_NOMEM;
     pv_bp_params params;
     pv_bp_params_default(&params);
     params.ndisp = 8;
     params.levels = 2;
     params.iterations = 3;
-    return image_result(pv_stereo_bp(ctx, &g_left, &g_right, &params, &disparity), &disparity,
-                        out, untouched);
+    return stereo_result(ctx, NULL, &params, out, untouched);
 }
 
 static pv_status op_sift(pv_context *ctx, wl_result *out, int *untouched)
