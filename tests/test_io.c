@@ -77,6 +77,19 @@ static void read_ok(const char *path, pv_pixel_type type, pv_image *out)
     assert_true(out->stride >= out->width);
 }
 
+/* path, read back as type, holds source's size and pixels exactly. */
+static void expect_copy(const char *path, pv_pixel_type type, const pv_image *source)
+{
+    pv_image back;
+    read_ok(path, type, &back);
+    assert_int_equal(back.width, source->width);
+    assert_int_equal(back.height, source->height);
+    for (int y = 0; y < source->height; y++)
+        for (int x = 0; x < source->width; x++)
+            assert_true(pv_image_get(&back, x, y) == pv_image_get(source, x, y));
+    pv_image_free(&back);
+}
+
 static void expect_pixels(const pv_image *image, const float *expected, float tolerance)
 {
     for (int y = 0; y < image->height; y++)
@@ -233,24 +246,13 @@ static void test_pgm_u8_round_trip(void **state)
 {
     (void)state;
     const char *path = tu_tmp_path("round_trip_u8.pgm");
-    pv_image source, back;
+    pv_image source;
     tu_guarded_alloc(&source, 37, 23, PV_PIXEL_U8, 3); /* stride wider than the rows */
     tu_fill_random(&source, 42);
     assert_int_equal(pv_image_write_pgm(path, &source), PV_OK);
 
-    read_ok(path, PV_PIXEL_U8, &back);
-    assert_int_equal(back.width, 37);
-    assert_int_equal(back.height, 23);
-    for (int y = 0; y < 23; y++)
-        for (int x = 0; x < 37; x++)
-            assert_true(pv_image_get(&back, x, y) == pv_image_get(&source, x, y));
-    pv_image_free(&back);
-
-    read_ok(path, PV_PIXEL_F32, &back);
-    for (int y = 0; y < 23; y++)
-        for (int x = 0; x < 37; x++)
-            assert_true(pv_image_get(&back, x, y) == pv_image_get(&source, x, y));
-    pv_image_free(&back);
+    expect_copy(path, PV_PIXEL_U8, &source);
+    expect_copy(path, PV_PIXEL_F32, &source);
     assert_true(tu_guard_intact(&source, 3));
     tu_guarded_free(&source, 3);
 }
@@ -459,17 +461,11 @@ static void test_png_grey_round_trip(void **state)
 {
     (void)state;
     const char *path = tu_tmp_path("round_trip.png");
-    pv_image source, back;
+    pv_image source;
     tu_guarded_alloc(&source, 61, 17, PV_PIXEL_U8, 2);
     tu_fill_random(&source, 7);
     assert_int_equal(pv_image_write_png(path, &source), PV_OK);
-    read_ok(path, PV_PIXEL_U8, &back);
-    assert_int_equal(back.width, 61);
-    assert_int_equal(back.height, 17);
-    for (int y = 0; y < 17; y++)
-        for (int x = 0; x < 61; x++)
-            assert_true(pv_image_get(&back, x, y) == pv_image_get(&source, x, y));
-    pv_image_free(&back);
+    expect_copy(path, PV_PIXEL_U8, &source);
     tu_guarded_free(&source, 2);
 }
 
