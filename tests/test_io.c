@@ -119,6 +119,17 @@ static void expect_file_pixels(const char *path, int width, int height, const fl
     pv_image_free(&image);
 }
 
+typedef pv_status (*image_writer)(const char *path, const pv_image *image);
+
+/* image written by write as the file `name`, read back as u8 and f32. */
+static void expect_written_pixels(const char *name, image_writer write, const pv_image *image,
+                                  const float *u8, const float *f32)
+{
+    const char *path = tu_tmp_path(name);
+    assert_int_equal(write(path, image), PV_OK);
+    expect_file_pixels(path, image->width, image->height, u8, f32, 0.0f);
+}
+
 /* ------------------------------------------- hand-made PNG files */
 
 typedef struct byte_buffer {
@@ -275,12 +286,10 @@ static void test_pgm_header_written_as_netpbm_says(void **state)
 static void test_pgm_f32_write_clamps_and_rounds(void **state)
 {
     (void)state;
-    const char *path = tu_tmp_path("clamped.pgm");
     float values[8] = {-5.0f, 0.4f, 0.5f, 127.49f, 254.6f, 300.0f, NAN, INFINITY};
     const float expected[8] = {0, 0, 1, 127, 255, 255, 0, 255};
     pv_image image = pv_image_wrap(values, 4, 2, PV_PIXEL_F32);
-    assert_int_equal(pv_image_write_pgm(path, &image), PV_OK);
-    expect_file_pixels(path, 4, 2, expected, expected, 0.0f);
+    expect_written_pixels("clamped.pgm", pv_image_write_pgm, &image, expected, expected);
 }
 
 static void test_pgm_16bit_read(void **state)
@@ -436,23 +445,19 @@ static void test_pfm_colour_little_endian_to_luma(void **state)
 static void test_pfm_to_u8_rounds_and_clamps(void **state)
 {
     (void)state;
-    const char *path = tu_tmp_path("to_u8.pfm");
     float values[6] = {-1.0f, 2.5f, 254.4f, 1000.0f, INFINITY, -INFINITY};
-    pv_image image = pv_image_wrap(values, 6, 1, PV_PIXEL_F32);
-    assert_int_equal(pv_image_write_pfm(path, &image), PV_OK);
     const float u8[6] = {0, 3, 254, 255, 255, 0};
-    expect_file_pixels(path, 6, 1, u8, values, 0.0f);
+    pv_image image = pv_image_wrap(values, 6, 1, PV_PIXEL_F32);
+    expect_written_pixels("to_u8.pfm", pv_image_write_pfm, &image, u8, values);
 }
 
 static void test_pfm_of_u8_image_keeps_values(void **state)
 {
     (void)state;
-    const char *path = tu_tmp_path("from_u8.pfm");
     uint8_t values[4] = {0, 7, 128, 255};
-    pv_image image = pv_image_wrap(values, 2, 2, PV_PIXEL_U8);
-    assert_int_equal(pv_image_write_pfm(path, &image), PV_OK);
     const float expected[4] = {0, 7, 128, 255};
-    expect_file_pixels(path, 2, 2, expected, expected, 0.0f);
+    pv_image image = pv_image_wrap(values, 2, 2, PV_PIXEL_U8);
+    expect_written_pixels("from_u8.pfm", pv_image_write_pfm, &image, expected, expected);
 }
 
 /* ------------------------------------------------------------- PNG */
@@ -472,12 +477,10 @@ static void test_png_grey_round_trip(void **state)
 static void test_png_of_f32_clamps_and_rounds(void **state)
 {
     (void)state;
-    const char *path = tu_tmp_path("clamped.png");
     float values[6] = {-3.0f, 0.5f, 99.5f, 254.5f, 1e9f, NAN};
-    pv_image image = pv_image_wrap(values, 3, 2, PV_PIXEL_F32);
-    assert_int_equal(pv_image_write_png(path, &image), PV_OK);
     const float expected[6] = {0, 1, 100, 255, 255, 0};
-    expect_file_pixels(path, 3, 2, expected, expected, 0.0f);
+    pv_image image = pv_image_wrap(values, 3, 2, PV_PIXEL_F32);
+    expect_written_pixels("clamped.png", pv_image_write_png, &image, expected, expected);
 }
 
 static void test_png_rgb_and_rgba(void **state)
