@@ -1,6 +1,6 @@
-/* The libjpeg set-up both JPEG fixture writers share (tests/data/cli/
- * make_jpeg.c, tests/fuzz/jpeg_seeds.c): stand-alone programs, so the one
- * function lives in this header. */
+/* The libjpeg set-up the JPEG writers of the tests share (test_io.c and
+ * the stand-alone fixture programs tests/data/cli/make_jpeg.c and
+ * tests/fuzz/jpeg_seeds.c), so the one function lives in this header. */
 #ifndef PV_TEST_JPEG_ENCODE_H
 #define PV_TEST_JPEG_ENCODE_H
 

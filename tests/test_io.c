@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #ifdef PV_HAVE_JPEG
-#include <jpeglib.h>
+#include "jpeg_encode.h"
 #endif
 
 /* ------------------------------------------------------------ helpers */
@@ -755,19 +755,11 @@ static void test_png_junk_idat_costs_only_rows(void **state)
 static void write_jpeg(const char *path, const uint8_t *pixels, int width, int height,
                        int components, int progressive)
 {
-    struct jpeg_compress_struct c;
-    struct jpeg_error_mgr err;
-    c.err = jpeg_std_error(&err);
-    jpeg_create_compress(&c);
     FILE *f = fopen(path, "wb");
     assert_non_null(f);
-    jpeg_stdio_dest(&c, f);
-    c.image_width = (JDIMENSION)width;
-    c.image_height = (JDIMENSION)height;
-    c.input_components = components;
-    c.in_color_space = components == 3 ? JCS_RGB : JCS_GRAYSCALE;
-    jpeg_set_defaults(&c);
-    jpeg_set_quality(&c, 100, TRUE);
+    struct jpeg_compress_struct c;
+    struct jpeg_error_mgr err;
+    jpeg_encode_begin(&c, &err, f, width, height, components, 100);
     for (int i = 0; i < c.num_components; i++)
         c.comp_info[i].h_samp_factor = c.comp_info[i].v_samp_factor = 1;
     if (progressive)
