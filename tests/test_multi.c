@@ -157,6 +157,21 @@ static pv_device_group *opencl_group(void)
     return group;
 }
 
+/* A check of a group against a single context of its backend. */
+typedef void group_check(pv_device_group *group, pv_context *single);
+
+/* check on the group of the backend *state names (the OpenCL one skipped
+ * without OpenCL) against that backend's single context. */
+static void check_on_backend(void **state, group_check *check)
+{
+    const int cpu = *(const pv_backend_kind *)*state == PV_BACKEND_CPU;
+    pv_device_group *group = cpu ? cpu_group() : opencl_group();
+    if (!group)
+        skip();
+    check(group, cpu ? tu_cpu : tu_opencl);
+    pv_device_group_destroy(group);
+}
+
 static void expect_invalid(pv_status status)
 {
     assert_int_equal(status, PV_ERR_INVALID);
@@ -267,22 +282,9 @@ static void check_octreg_sequence(pv_device_group *group, pv_context *single)
     assert_true(whole.total_ms > 0.0);
 }
 
-static void test_octreg_sequence_cpu(void **state)
+static void test_octreg_sequence(void **state)
 {
-    (void)state;
-    pv_device_group *group = cpu_group();
-    check_octreg_sequence(group, tu_cpu);
-    pv_device_group_destroy(group);
-}
-
-static void test_octreg_sequence_opencl(void **state)
-{
-    (void)state;
-    pv_device_group *group = opencl_group();
-    if (!group)
-        skip();
-    check_octreg_sequence(group, tu_opencl);
-    pv_device_group_destroy(group);
+    check_on_backend(state, check_octreg_sequence);
 }
 
 /* A target with a NaN fails its item; the error names it; no output moves. */
@@ -409,22 +411,9 @@ static void check_flow_sequence(pv_device_group *group, pv_context *single)
     free_fields(found, FRAMES - 1);
 }
 
-static void test_flow_sequence_cpu(void **state)
+static void test_flow_sequence(void **state)
 {
-    (void)state;
-    pv_device_group *group = cpu_group();
-    check_flow_sequence(group, tu_cpu);
-    pv_device_group_destroy(group);
-}
-
-static void test_flow_sequence_opencl(void **state)
-{
-    (void)state;
-    pv_device_group *group = opencl_group();
-    if (!group)
-        skip();
-    check_flow_sequence(group, tu_opencl);
-    pv_device_group_destroy(group);
+    check_on_backend(state, check_flow_sequence);
 }
 
 static void test_flow_sequence_failure_and_bad_input(void **state)
@@ -545,12 +534,10 @@ int main(void)
         cmocka_unit_test(test_cpu_group_is_one_context),
         cmocka_unit_test(test_create_bad_arguments),
         cmocka_unit_test(test_opencl_groups),
-        cmocka_unit_test(test_octreg_sequence_cpu),
-        cmocka_unit_test(test_octreg_sequence_opencl),
+        TU_ON_BOTH(test_octreg_sequence),
         cmocka_unit_test(test_octreg_failure_propagates),
         cmocka_unit_test(test_octreg_sequence_bad_input),
-        cmocka_unit_test(test_flow_sequence_cpu),
-        cmocka_unit_test(test_flow_sequence_opencl),
+        TU_ON_BOTH(test_flow_sequence),
         cmocka_unit_test(test_flow_sequence_failure_and_bad_input),
         cmocka_unit_test(test_bp_group_cpu),
         cmocka_unit_test(test_bp_group_opencl),
