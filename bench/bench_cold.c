@@ -13,6 +13,7 @@
  * the reference plan alone). */
 #define _XOPEN_SOURCE 700 /* nftw */
 #include "bench.h"
+#include "../tests/image_list.h"
 
 #include <errno.h>
 #include <ftw.h>
@@ -167,10 +168,7 @@ static pv_status prepare_ncc(cold_inputs *in)
 
 static void release_inputs(cold_inputs *in)
 {
-    pv_image_free(&in->left);
-    pv_image_free(&in->right);
-    pv_image_free(&in->templ);
-    pv_image_free(&in->out);
+    image_list_free(&in->left, &in->right, &in->templ, &in->out, NULL);
     pv_volume_free(&in->volume_a);
     pv_volume_free(&in->volume_b);
     pv_flow_field_free(&in->field);

@@ -237,6 +237,7 @@ static double vlfeat_quality(const pv_image *image, int octaves, pv_sift_preset 
 {
     (void)image;
     (void)octaves;
+    (void)preset;
     (void)ours;
     return -1.0;
 }

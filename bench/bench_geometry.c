@@ -6,6 +6,7 @@
  * to the truth over a 9 x 9 grid of image 1, for F the mean Sampson
  * distance of the true matches, in pixels. */
 #include "bench.h"
+#include "../tests/match_set.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -33,13 +34,6 @@ static const ransac_case ransac_cases[] = {
 
 static const double truth_h[9] = {1.05, -0.12, 60.0, 0.11, 0.98, -35.0, 4e-5, -2e-5, 1.0};
 
-typedef struct ransac_data {
-    int count;
-    float *p1, *p2;
-    uint8_t *truth;
-    double *clean2;          /* noise-free image-2 points (F's error) */
-} ransac_data;
-
 static uint64_t next_random(uint64_t *state)
 {
     *state = *state * 6364136223846793005ULL + 1442695040888963407ULL;
@@ -57,13 +51,6 @@ static double gaussian(uint64_t *state)
     return sqrt(-2.0 * log(u)) * cos(2.0 * 3.14159265358979 * v);
 }
 
-static void apply_h(const double *h, double x, double y, double *out)
-{
-    double w = h[6] * x + h[7] * y + h[8];
-    out[0] = (h[0] * x + h[1] * y + h[2]) / w;
-    out[1] = (h[3] * x + h[4] * y + h[5]) / w;
-}
-
 /* Image 2 of a world point (x, y, z) seen by camera 1 at the origin:
  * camera 2 turned 0.1 rad about y and moved one unit along x. */
 static void second_view(double x, double y, double z, double *out)
@@ -74,59 +61,34 @@ static void second_view(double x, double y, double z, double *out)
     out[1] = f * y / cz + SCENE_H / 2;
 }
 
-static int make_data(const ransac_case *c, ransac_data *d)
+static int make_data(const ransac_case *c, match_set *d)
 {
-    d->count = c->count;
-    d->p1 = malloc(2 * (size_t)c->count * sizeof *d->p1);
-    d->p2 = malloc(2 * (size_t)c->count * sizeof *d->p2);
-    d->truth = malloc((size_t)c->count);
-    d->clean2 = malloc(2 * (size_t)c->count * sizeof *d->clean2);
-    if (!d->p1 || !d->p2 || !d->truth || !d->clean2)
+    if (match_set_alloc(d, c->count))
         return cli_fail("no memory for %d matches", c->count);
     uint64_t state = 12345;
     for (int i = 0; i < c->count; i++) {
-        double x = SCENE_W * uniform(&state), y = SCENE_H * uniform(&state), q[2];
+        double x = SCENE_W * uniform(&state), y = SCENE_H * uniform(&state), q[2], seen[2];
         if (c->model == PV_GEOMETRY_HOMOGRAPHY) {
-            apply_h(truth_h, x, y, q);
+            match_apply_h(truth_h, x, y, q);
         } else {
             double z = 5.0 + 10.0 * uniform(&state);
             second_view((x - SCENE_W / 2) * z / 1000.0, (y - SCENE_H / 2) * z / 1000.0, z, q);
         }
-        d->p1[2 * i] = (float)x;
-        d->p1[2 * i + 1] = (float)y;
-        d->clean2[2 * i] = q[0];
-        d->clean2[2 * i + 1] = q[1];
-        d->truth[i] = uniform(&state) >= c->outliers;
-        d->p2[2 * i] = (float)(d->truth[i] ? q[0] + NOISE_PX * gaussian(&state)
-                                           : SCENE_W * uniform(&state));
-        d->p2[2 * i + 1] = (float)(d->truth[i] ? q[1] + NOISE_PX * gaussian(&state)
-                                               : SCENE_H * uniform(&state));
+        int inlier = uniform(&state) >= c->outliers;
+        for (int axis = 0; axis < 2; axis++)
+            seen[axis] = inlier ? q[axis] + NOISE_PX * gaussian(&state)
+                                : (axis ? SCENE_H : SCENE_W) * uniform(&state);
+        match_set_put(d, i, x, y, q, inlier, seen[0], seen[1]);
     }
     return 0;
 }
 
-static void free_data(ransac_data *d)
-{
-    free(d->p1);
-    free(d->p2);
-    free(d->truth);
-    free(d->clean2);
-}
-
 static double homography_error(const double *h)
 {
-    double worst = 0.0;
-    for (int gy = 0; gy <= 8; gy++)
-        for (int gx = 0; gx <= 8; gx++) {
-            double x = SCENE_W * gx / 8.0, y = SCENE_H * gy / 8.0, a[2], b[2];
-            apply_h(h, x, y, a);
-            apply_h(truth_h, x, y, b);
-            worst = fmax(worst, hypot(a[0] - b[0], a[1] - b[1]));
-        }
-    return worst;
+    return match_homography_error(h, truth_h, SCENE_W, SCENE_H);
 }
 
-static double fundamental_error(const double *f, const ransac_data *d)
+static double fundamental_error(const double *f, const match_set *d)
 {
     double sum = 0.0;
     int n = 0;
@@ -146,14 +108,14 @@ static double fundamental_error(const double *f, const ransac_data *d)
 
 typedef struct ransac_job {
     const ransac_case *c;
-    const ransac_data *data;
+    const match_set *data;
     pv_geometry_result result;
 } ransac_job;
 
 static pv_status run_ransac(pv_context *ctx, void *user)
 {
     ransac_job *job = user;
-    const ransac_data *d = job->data;
+    const match_set *d = job->data;
     return job->c->model == PV_GEOMETRY_HOMOGRAPHY
                ? pv_find_homography(ctx, d->p1, d->p2, d->count, NULL, &job->result, NULL)
                : pv_find_fundamental(ctx, d->p1, d->p2, d->count, NULL, &job->result, NULL);
@@ -179,18 +141,16 @@ static int bench_ransac(const bench_config *config, const bench_contexts *contex
     r->size = c->count;
     snprintf(r->variant, sizeof r->variant, "%s",
              c->model == PV_GEOMETRY_HOMOGRAPHY ? "homography" : "fundamental");
-    ransac_data data = {0, NULL, NULL, NULL, NULL};
+    match_set data = {0};
     int rc = make_data(c, &data);
     ransac_job cpu = {c, &data, {{0}, 0, 0, 0, 0}}, cl = cpu;
     pv_timing cpu_t, cl_t;
-    pv_status status = PV_OK;
-    if (rc == 0 && (status = bench_time_series(config, contexts->cpu, run_ransac, &cpu, &cpu_t,
-                                               &r->cpu_samples)) != PV_OK)
-        rc = cli_fail_status(status, "ransac (cpu)");
-    if (rc == 0 && contexts->opencl &&
-        (status = bench_time_series(config, contexts->opencl, run_ransac, &cl, &cl_t,
-                                    &r->cl_samples)) != PV_OK)
-        rc = cli_fail_status(status, "ransac (opencl)");
+    if (rc == 0)
+        rc = bench_time_or_fail(config, contexts->cpu, run_ransac, &cpu, &cpu_t, &r->cpu_samples,
+                                "ransac (cpu)");
+    if (rc == 0 && contexts->opencl)
+        rc = bench_time_or_fail(config, contexts->opencl, run_ransac, &cl, &cl_t, &r->cl_samples,
+                                "ransac (opencl)");
     if (rc == 0) {
         snprintf(r->params, sizeof r->params, "%d matches, %.0f%% outliers, %d hypotheses",
                  c->count, 100.0 * c->outliers, cpu.result.hypotheses);
@@ -206,7 +166,7 @@ static int bench_ransac(const bench_config *config, const bench_contexts *contex
                                : 0.0;
         }
     }
-    free_data(&data);
+    match_set_free(&data);
     return rc;
 }
 

@@ -17,6 +17,7 @@
  * agree is the share of outputs (B-scans, voxels, pixels) identical to the
  * one-device result, which must be all of them.  size = devices. */
 #include "bench.h"
+#include "../tests/image_list.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -455,10 +456,7 @@ static void bp_release(multi_family *f)
     bp_state *s = f->state;
     if (!s)
         return;
-    pv_image_free(&s->left);
-    pv_image_free(&s->right);
-    pv_image_free(&s->disparity);
-    pv_image_free(&s->baseline);
+    image_list_free(&s->left, &s->right, &s->disparity, &s->baseline, NULL);
     free(s);
     f->state = NULL;
 }

@@ -9,6 +9,7 @@
  * reference circularly shifted by (7, -5, 3); the NCC template is cut from
  * the image at a known offset.  Quality is the share of exact answers. */
 #include "bench.h"
+#include "../tests/image_list.h"
 
 #include "bench_ops.h"
 #include "bench_roofline.h"
@@ -461,8 +462,7 @@ static int pc2d_cases_run(const bench_config *config, const bench_contexts *cont
         int rc = make_images(c->n, &in);
         if (rc == 0)
             rc = engine_rows(config, contexts, pc2d_row, c, &in, results, max, count);
-        pv_image_free(&in.reference);
-        pv_image_free(&in.moving);
+        image_list_free(&in.reference, &in.moving, NULL);
         if (rc)
             return rc;
     }
@@ -589,10 +589,7 @@ static int ncc_cases_run(const bench_config *config, const bench_contexts *conte
         int rc = make_ncc_inputs(c, &in);
         if (rc == 0)
             rc = engine_rows(config, contexts, ncc_row, c, &in, results, max, count);
-        pv_image_free(&in.image);
-        pv_image_free(&in.templ);
-        pv_image_free(&in.map);
-        pv_image_free(&in.cpu_map);
+        image_list_free(&in.image, &in.templ, &in.map, &in.cpu_map, NULL);
         if (rc)
             return rc;
     }

@@ -32,17 +32,6 @@ static int is_compiler_summary(const char *line)
     return strcmp(p, " warning generated.\n") == 0 || strcmp(p, " warnings generated.\n") == 0;
 }
 
-static void write_all(int fd, const char *text, size_t length)
-{
-    while (length > 0) {
-        ssize_t n = write(fd, text, length);
-        if (n <= 0)
-            return;
-        text += n;
-        length -= (size_t)n;
-    }
-}
-
 static void *forward_lines(void *unused)
 {
     (void)unused;
@@ -54,7 +43,7 @@ static void *forward_lines(void *unused)
         if (is_compiler_summary(line))
             filter.dropped++;
         else
-            write_all(filter.saved_fd, line, strlen(line));
+            dprintf(filter.saved_fd, "%s", line); /* loops over short writes */
     }
     fclose(in);
     return NULL;

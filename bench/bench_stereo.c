@@ -2,6 +2,7 @@
  * (Venus, 64 disparities, 5x5) and a synthetic 1920x1080 pair with 128
  * disparities and a 7x7 window. */
 #include "bench.h"
+#include "../tests/image_list.h"
 
 #include "bench_ops.h"
 #include "bench_roofline.h"
@@ -116,16 +117,8 @@ static int run_case(const bench_config *config, const bench_contexts *contexts,
             r->cl_quality = bench_bad_pixels(&cl_out, &in->truth, c->gt_scale, c->border);
         }
     }
-    pv_image_free(&cpu_out);
-    pv_image_free(&cl_out);
+    image_list_free(&cpu_out, &cl_out, NULL);
     return rc;
-}
-
-static void free_inputs(stereo_inputs *in)
-{
-    pv_image_free(&in->left);
-    pv_image_free(&in->right);
-    pv_image_free(&in->truth);
 }
 
 /* The ground truth's frame: the bundled sets' from the case table (by set
@@ -172,7 +165,7 @@ static int bench_case(const bench_config *config, const bench_contexts *contexts
         truth_frame frame = frame_of(c);
         rc = run_case(config, contexts, &frame, &in, r);
     }
-    free_inputs(&in);
+    image_list_free(&in.left, &in.right, &in.truth, NULL);
     return rc;
 }
 

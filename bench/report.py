@@ -104,28 +104,23 @@ def join_key(op, case):
     return (op or "", case)
 
 
-def fmt_ms(v):
+def fmt_scaled(v, smallest, suffix=""):
+    """v with fewer decimals the larger it is (none from 100 up, three
+    below `smallest`); "-" for None."""
     if v is None:
         return "-"
-    if v >= 100:
-        return "%.0f" % v
-    if v >= 10:
-        return "%.1f" % v
-    if v >= 1:
-        return "%.2f" % v
-    return "%.3f" % v
+    for limit, digits in ((100, 0), (10, 1), (smallest, 2)):
+        if v >= limit:
+            return "%.*f%s" % (digits, v, suffix)
+    return "%.3f%s" % (v, suffix)
+
+
+def fmt_ms(v):
+    return fmt_scaled(v, 1)
 
 
 def fmt_ratio(v):
-    if v is None:
-        return "-"
-    if v >= 100:
-        return "%.0fx" % v
-    if v >= 10:
-        return "%.1fx" % v
-    if v >= 0.1:
-        return "%.2fx" % v
-    return "%.3fx" % v
+    return fmt_scaled(v, 0.1, "x")
 
 
 def ratio(parvis_ms, peer_ms):

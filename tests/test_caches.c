@@ -39,6 +39,16 @@ static char *read_whole(const char *path, size_t *size)
     return data;
 }
 
+/* The cache entry `name` of dir, read whole; its path is left in path. */
+static char *read_entry(const char *dir, const char *name, char *path, size_t path_size,
+                        size_t *size)
+{
+    snprintf(path, path_size, "%s/%s", dir, name);
+    char *data = read_whole(path, size);
+    assert_non_null(data);
+    return data;
+}
+
 /* A fresh cache root for one test: XDG_CACHE_HOME points at an empty
  * directory (home) whose parvis/ subdirectory (dir) the library fills;
  * leave_cache_home puts the caller's XDG_CACHE_HOME back. */
@@ -74,8 +84,7 @@ static pv_status blur_once(pv_context *ctx)
     status = pv_image_alloc(&dst, 16, 16, PV_PIXEL_F32);
     if (status == PV_OK)
         status = pv_gaussian_blur(ctx, &src, &dst, 1.0f, 0);
-    pv_image_free(&src);
-    pv_image_free(&dst);
+    image_list_free(&src, &dst, NULL);
     return status;
 }
 
@@ -163,8 +172,7 @@ static pv_status sad_once(pv_context *ctx, pv_image *disparity)
     pv_sad_params_default(&params);
     params.ndisp = 6;
     status = pv_stereo_sad(ctx, &left, &right, &params, disparity);
-    pv_image_free(&left);
-    pv_image_free(&right);
+    image_list_free(&left, &right, NULL);
     return status;
 }
 
@@ -194,18 +202,14 @@ static void test_swapped_binary_cache_entry_is_repaired(void **state)
 
     char path[4400];
     size_t donor_size = 0;
-    snprintf(path, sizeof path, "%s/%s", cache.dir, filter_entries.names[0]);
-    char *donor = read_whole(path, &donor_size);
-    assert_non_null(donor);
+    char *donor = read_entry(cache.dir, filter_entries.names[0], path, sizeof path, &donor_size);
     assert_true(donor_size > 32);
     int swapped = 0;
     for (int i = 0; i < all.count; i++) {
         if (listed(&filter_entries, all.names[i]))
             continue;
-        snprintf(path, sizeof path, "%s/%s", cache.dir, all.names[i]);
         size_t size = 0;
-        char *own = read_whole(path, &size);
-        assert_non_null(own);
+        char *own = read_entry(cache.dir, all.names[i], path, sizeof path, &size);
         assert_true(size > 32);
         memcpy(donor + CACHE_HEADER_KEY, own + CACHE_HEADER_KEY, 8); /* its own key */
         tu_write_file(path, donor, donor_size);
@@ -222,10 +226,8 @@ static void test_swapped_binary_cache_entry_is_repaired(void **state)
     for (int i = 0; i < all.count; i++) {
         if (listed(&filter_entries, all.names[i]))
             continue;
-        snprintf(path, sizeof path, "%s/%s", cache.dir, all.names[i]);
-        size_t size = 0;
-        char *now = read_whole(path, &size);
-        assert_non_null(now); /* stored again */
+        size_t size = 0; /* stored again: */
+        char *now = read_entry(cache.dir, all.names[i], path, sizeof path, &size);
         assert_false(size == donor_size && memcmp(now + 16, donor + 16, size - 16) == 0);
         free(now);
     }
@@ -238,8 +240,7 @@ static void test_swapped_binary_cache_entry_is_repaired(void **state)
     pv_context_destroy(ctx);
 
     free(donor);
-    pv_image_free(&expected);
-    pv_image_free(&got);
+    image_list_free(&expected, &got, NULL);
     leave_cache_home(&cache);
 }
 
@@ -370,8 +371,7 @@ static void test_binary_cache_entry_claiming_1gib_is_refused_unread(void **state
         assert_true(header.size + sizeof header == (uint64_t)ftell(file));
         fclose(file);
     }
-    pv_image_free(&expected);
-    pv_image_free(&got);
+    image_list_free(&expected, &got, NULL);
     leave_cache_home(&cache);
 #endif
 }
@@ -518,8 +518,7 @@ static void test_one_wide_phase_correlation_is_refused_everywhere(void **state)
             pv_volume va = pv_volume_wrap(a.data, sizes[i][0], sizes[i][1], 1);
             pv_volume vb = pv_volume_wrap(b.data, sizes[i][0], sizes[i][1], 1);
             assert_int_equal(pv_phase_correlate3d(ctx, &va, &vb, NULL, &shift), PV_ERR_INVALID);
-            pv_image_free(&a);
-            pv_image_free(&b);
+            image_list_free(&a, &b, NULL);
         }
         /* Two samples along x are enough, on every backend. */
         pv_image a, b;
@@ -529,8 +528,7 @@ static void test_one_wide_phase_correlation_is_refused_everywhere(void **state)
         ((float *)b.data)[1] = 1.0f;
         pv_shift shift;
         assert_int_equal(pv_phase_correlate(ctx, &a, &b, NULL, &shift), PV_OK);
-        pv_image_free(&a);
-        pv_image_free(&b);
+        image_list_free(&a, &b, NULL);
         pv_context_destroy(ctx);
     }
 }
@@ -558,8 +556,7 @@ static void test_disparity_error_border_must_leave_pixels(void **state)
         assert_true(bad == -1.0);
         assert_non_null(strstr(pv_last_error(), "leaves no pixel"));
     }
-    pv_image_free(&disparity);
-    pv_image_free(&truth);
+    image_list_free(&disparity, &truth, NULL);
 }
 
 int main(void)

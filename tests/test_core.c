@@ -303,8 +303,7 @@ static pv_status blur_once(void)
     pv_image_alloc(&dst, 16, 8, PV_PIXEL_F32);
     tu_fill_random(&src, 3);
     pv_status status = pv_gaussian_blur(ctx, &src, &dst, 1.0f, 0);
-    pv_image_free(&src);
-    pv_image_free(&dst);
+    image_list_free(&src, &dst, NULL);
     pv_context_destroy(ctx);
     return status;
 }
@@ -355,10 +354,8 @@ static void test_build_failure_keeps_log(void **state)
 
 static void round_trip_volume(pv_context *ctx, int nx, int ny, int nz)
 {
-    pv_volume in, out;
-    assert_int_equal(pv_volume_alloc(&in, nx, ny, nz), PV_OK);
+    pv_volume in = tu_random_volume(nx, ny, nz, 77), out;
     assert_int_equal(pv_volume_alloc(&out, nx, ny, nz), PV_OK);
-    tu_fill_random_volume(&in, 77);
     cl_mem buffer = NULL;
     assert_int_equal(pv_cl_upload_volume(ctx, &in, &buffer), PV_OK);
     assert_int_equal(pv_cl_download_volume(ctx, buffer, &out), PV_OK);
@@ -372,16 +369,28 @@ static void round_trip_volume(pv_context *ctx, int nx, int ny, int nz)
 
 /* Large transfers are staged through pinned chunks of 16 MiB: a 42 MB
  * volume takes three chunks each way; a forced threshold of 1 byte sends
- * a small one through a partial chunk. */
+ * a small one through a partial chunk, and 0 turns staging off. */
+static const struct pinned_trip {
+    const char *pinned_min; /* PARVIS_PINNED_MIN, or NULL: unset */
+    int size[3];
+} pinned_trips[] = {
+    {NULL, {256, 256, 160}},
+    {"1", {17, 5, 3}},
+    {"0", {256, 256, 80}},
+};
+
 static void test_pinned_transfers(void **state)
 {
     (void)state;
     pv_context *ctx = tu_new_opencl_or_skip();
-    round_trip_volume(ctx, 256, 256, 160);
-    setenv("PARVIS_PINNED_MIN", "1", 1);
-    round_trip_volume(ctx, 17, 5, 3);
-    setenv("PARVIS_PINNED_MIN", "0", 1);
-    round_trip_volume(ctx, 256, 256, 80);
+    for (size_t i = 0; i < sizeof pinned_trips / sizeof pinned_trips[0]; i++) {
+        const struct pinned_trip *t = &pinned_trips[i];
+        if (t->pinned_min)
+            setenv("PARVIS_PINNED_MIN", t->pinned_min, 1);
+        else
+            unsetenv("PARVIS_PINNED_MIN");
+        round_trip_volume(ctx, t->size[0], t->size[1], t->size[2]);
+    }
     unsetenv("PARVIS_PINNED_MIN");
     pv_context_destroy(ctx);
 }

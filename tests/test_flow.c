@@ -72,6 +72,16 @@ static void make_waves(scene *s, uint32_t seed, double k_lo, double k_hi)
     }
 }
 
+/* A scene of that motion and kind, its waves drawn from seed with |k| in
+ * [k_lo, k_hi]. */
+static scene make_scene(double motion, int div_free, int flat, uint32_t seed, double k_lo,
+                        double k_hi)
+{
+    scene s = {.motion = motion, .div_free = div_free, .flat = flat};
+    make_waves(&s, seed, k_lo, k_hi);
+    return s;
+}
+
 static double intensity(const scene *s, double x, double y, double z)
 {
     double v = 0.5;
@@ -145,9 +155,7 @@ static void problem_free(problem *p)
 static double run_and_score(pv_context *ctx, problem *p, const pv_flow_params *params,
                             const char *what)
 {
-    pv_status status = pv_flow3d(ctx, &p->fixed, &p->moving, params, &p->flow);
-    if (status != PV_OK)
-        fail_msg("%s: %s (%s)", what, pv_status_string(status), pv_context_last_error(ctx));
+    tu_expect_ok(ctx, pv_flow3d(ctx, &p->fixed, &p->moving, params, &p->flow), what);
     double mean = 0.0, max = 0.0;
     assert_int_equal(pv_flow_endpoint_error(&p->flow, &p->truth, BORDER, &mean, &max), PV_OK);
     printf("    %s on %s: mean endpoint error %.4f voxel (max %.3f)\n", what,
@@ -155,15 +163,16 @@ static double run_and_score(pv_context *ctx, problem *p, const pv_flow_params *p
     return mean;
 }
 
-/* Test parameters: volumes in [0, 1] with gradients ~0.05 per voxel. */
-static void test_params(pv_flow_params *p)
+/* Test parameters: volumes in [0, 1] with gradients ~0.05 per voxel; the
+ * smoothing taps derived from rho, more iterations than the default. */
+static pv_flow_params test_params(void)
 {
-    pv_flow_params_default(p);
-    p->alpha = 1e-3f;
-    p->rho = 2.0f;
-    p->kernel_size = 0;
-    p->warps = 5;
-    p->iterations = 100;
+    pv_flow_params p;
+    pv_flow_params_default(&p);
+    p.alpha = 1e-3f;
+    p.kernel_size = 0;
+    p.iterations = 100;
+    return p;
 }
 
 static void assert_at_most(double value, double limit, const char *what)
@@ -190,12 +199,10 @@ static void test_defaults(void **state)
 static void test_small_motion(void **state)
 {
     pv_context *ctx = tu_backend_ctx(state);
-    scene s = {.motion = 0.55, .div_free = 0, .flat = 0};
-    make_waves(&s, 11u, 0.3, 1.0);
+    scene s = make_scene(0.55, 0, 0, 11u, 0.3, 1.0);
     problem p;
     problem_make(&p, &s, 24, 24, 24);
-    pv_flow_params params;
-    test_params(&params);
+    pv_flow_params params = test_params();
     double epe = run_and_score(ctx, &p, &params, "small motion");
     assert_at_most(epe, 0.1, "small motion mean endpoint error");
     problem_free(&p);
@@ -204,12 +211,10 @@ static void test_small_motion(void **state)
 static void test_large_motion_pyramid(void **state)
 {
     pv_context *ctx = tu_backend_ctx(state);
-    scene s = {.motion = 2.3, .div_free = 0, .flat = 0};
-    make_waves(&s, 23u, 0.25, 0.7);
+    scene s = make_scene(2.3, 0, 0, 23u, 0.25, 0.7);
     problem p;
     problem_make(&p, &s, 32, 32, 32);
-    pv_flow_params params;
-    test_params(&params);
+    pv_flow_params params = test_params();
     params.alpha = 5e-4f;
     params.levels = 2;
     params.warps = 5;
@@ -222,12 +227,10 @@ static void test_large_motion_pyramid(void **state)
 static void test_image_2d(void **state)
 {
     pv_context *ctx = tu_backend_ctx(state);
-    scene s = {.motion = 0.7, .div_free = 0, .flat = 1};
-    make_waves(&s, 5u, 0.25, 0.9);
+    scene s = make_scene(0.7, 0, 1, 5u, 0.25, 0.9);
     problem p;
     problem_make(&p, &s, 48, 40, 1);
-    pv_flow_params params;
-    test_params(&params);
+    pv_flow_params params = test_params();
     double epe = run_and_score(ctx, &p, &params, "2D image");
     assert_at_most(epe, 0.1, "2D mean endpoint error");
     for (int y = 0; y < 40; y++)
@@ -240,12 +243,10 @@ static void test_image_2d(void **state)
 static void test_convergence_stop(void **state)
 {
     pv_context *ctx = tu_backend_ctx(state);
-    scene s = {.motion = 0.55, .div_free = 0, .flat = 0};
-    make_waves(&s, 11u, 0.3, 1.0);
+    scene s = make_scene(0.55, 0, 0, 11u, 0.3, 1.0);
     problem p;
     problem_make(&p, &s, 24, 24, 24);
-    pv_flow_params params;
-    test_params(&params);
+    pv_flow_params params = test_params();
     params.iterations = 400;
     params.tolerance = 1e-3f;
     params.check_every = 10;
@@ -270,12 +271,10 @@ static void test_convergence_stop(void **state)
 static void test_plan_reuse(void **state)
 {
     pv_context *ctx = tu_backend_ctx(state);
-    scene s = {.motion = 0.5, .div_free = 0, .flat = 0};
-    make_waves(&s, 3u, 0.25, 0.9);
+    scene s = make_scene(0.5, 0, 0, 3u, 0.25, 0.9);
     problem p;
     problem_make(&p, &s, 20, 18, 17);
-    pv_flow_params params;
-    test_params(&params);
+    pv_flow_params params = test_params();
     params.iterations = 20;
     params.warps = 2;
     pv_flow_plan *plan = NULL;
@@ -297,12 +296,10 @@ static void test_plan_reuse(void **state)
 static void test_divergence_term(void **state)
 {
     pv_context *ctx = tu_backend_ctx(state);
-    scene s = {.motion = 0.55, .div_free = 1, .flat = 0};
-    make_waves(&s, 41u, 0.3, 1.0);
+    scene s = make_scene(0.55, 1, 0, 41u, 0.3, 1.0);
     problem p;
     problem_make(&p, &s, 24, 24, 24);
-    pv_flow_params params;
-    test_params(&params);
+    pv_flow_params params = test_params();
     double epe_plain = run_and_score(ctx, &p, &params, "beta = 0");
     double div_plain;
     assert_int_equal(pv_flow_divergence(&p.flow, BORDER, &div_plain), PV_OK);
@@ -320,12 +317,10 @@ static void test_divergence_term(void **state)
 static void test_divergence_stable_at_limit(void **state)
 {
     pv_context *ctx = tu_backend_ctx(state);
-    scene s = {.motion = 0.5, .div_free = 1, .flat = 0};
-    make_waves(&s, 43u, 0.3, 1.0);
+    scene s = make_scene(0.5, 1, 0, 43u, 0.3, 1.0);
     problem p;
     problem_make(&p, &s, 20, 20, 20);
-    pv_flow_params params;
-    test_params(&params);
+    pv_flow_params params = test_params();
     params.beta = 2.0f * params.alpha;
     params.iterations = 300;
     params.warps = 2;
@@ -433,9 +428,7 @@ static void compare_backends(pv_context *cl, const scene *s, const int n[3],
         guarded_alloc(&gflow[c], n[0], n[1], n[2]);
     pv_flow_field cl_flow = {gflow[0].v, gflow[1].v, gflow[2].v};
     assert_int_equal(pv_flow3d(tu_cpu, &p.fixed, &p.moving, params, &p.flow), PV_OK);
-    pv_status status = pv_flow3d(cl, &gfixed.v, &gmoving.v, params, &cl_flow);
-    if (status != PV_OK)
-        fail_msg("%s: %s (%s)", what, pv_status_string(status), pv_context_last_error(cl));
+    tu_expect_ok(cl, pv_flow3d(cl, &gfixed.v, &gmoving.v, params, &cl_flow), what);
     double diff = 1.0;
     assert_int_equal(pv_flow_max_difference(&cl_flow, &p.flow, &diff), PV_OK);
     printf("    %s: OpenCL vs CPU max |diff| %.3g voxel\n", what, diff);
@@ -451,12 +444,9 @@ static void compare_backends(pv_context *cl, const scene *s, const int n[3],
 
 static void test_cl_agreement(void **state)
 {
-    (void)state;
-    pv_context *cl = tu_opencl_or_skip();
-    scene s = {.motion = 1.5, .div_free = 0, .flat = 0};
-    make_waves(&s, 77u, 0.25, 0.8);
-    pv_flow_params params;
-    test_params(&params);
+    pv_context *cl = tu_backend_ctx(state);
+    scene s = make_scene(1.5, 0, 0, 77u, 0.25, 0.8);
+    pv_flow_params params = test_params();
     params.warps = 5;
     params.iterations = 50;
     const int odd[3] = {27, 22, 19};
@@ -470,18 +460,15 @@ static void test_cl_agreement(void **state)
     params.levels = 2;
     const int cube[3] = {30, 30, 30};
     compare_backends(cl, &s, cube, &params, "30^3, 2 levels");
-    scene flat = {.motion = 1.0, .div_free = 0, .flat = 1};
-    make_waves(&flat, 78u, 0.25, 0.8);
+    scene flat = make_scene(1.0, 0, 1, 78u, 0.25, 0.8);
     const int image[3] = {41, 37, 1};
     compare_backends(cl, &flat, image, &params, "41x37 image, 2 levels");
 }
 
 static void test_cl_warp_agreement(void **state)
 {
-    (void)state;
-    pv_context *cl = tu_opencl_or_skip();
-    scene s = {.motion = 2.0, .div_free = 0, .flat = 0};
-    make_waves(&s, 9u, 0.25, 0.9);
+    pv_context *cl = tu_backend_ctx(state);
+    scene s = make_scene(2.0, 0, 0, 9u, 0.25, 0.9);
     problem p;
     problem_make(&p, &s, 21, 19, 17);
     pv_volume a, b;
@@ -507,20 +494,16 @@ static void test_cl_warp_agreement(void **state)
 
 static void test_crosscheck_mode(void **state)
 {
-    (void)state;
-    pv_context *cl = tu_opencl_or_skip();
-    scene s = {.motion = 0.5, .div_free = 0, .flat = 0};
-    make_waves(&s, 4u, 0.25, 0.9);
+    pv_context *cl = tu_backend_ctx(state);
+    scene s = make_scene(0.5, 0, 0, 4u, 0.25, 0.9);
     problem p;
     problem_make(&p, &s, 18, 18, 18);
-    pv_flow_params params;
-    test_params(&params);
+    pv_flow_params params = test_params();
     params.iterations = 30;
     assert_int_equal(pv_context_set_crosscheck(cl, 1), PV_OK);
     pv_status status = pv_flow3d(cl, &p.fixed, &p.moving, &params, &p.flow);
     pv_context_set_crosscheck(cl, 0);
-    if (status != PV_OK)
-        fail_msg("cross-checked run: %s (%s)", pv_status_string(status), pv_context_last_error(cl));
+    tu_expect_ok(cl, status, "cross-checked run");
     problem_free(&p);
 }
 
@@ -563,12 +546,10 @@ static void expect_invalid(pv_context *ctx, const pv_volume *fixed, const pv_vol
 static void test_bad_input(void **state)
 {
     pv_context *ctx = tu_backend_ctx(state);
-    scene s = {.motion = 0.5, .div_free = 0, .flat = 0};
-    make_waves(&s, 2u, 0.25, 0.9);
+    scene s = make_scene(0.5, 0, 0, 2u, 0.25, 0.9);
     problem p;
     problem_make(&p, &s, 16, 16, 16);
-    pv_flow_params good, bad;
-    test_params(&good);
+    pv_flow_params good = test_params(), bad;
     good.kernel_size = 5;
 
     pv_volume other;
@@ -779,10 +760,6 @@ static void test_flo_hostile(void **state)
     pv_flow_field_free(&volume);
 }
 
-#define ON_BOTH(test)                                                       \
-    {#test "/cpu", test, NULL, NULL, (void *)&tu_cpu_kind},                    \
-    {#test "/opencl", test, NULL, NULL, (void *)&tu_opencl_kind}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -790,18 +767,18 @@ int main(void)
         cmocka_unit_test(test_evaluation_helpers),
         cmocka_unit_test(test_flo_round_trip),
         cmocka_unit_test(test_flo_hostile),
-        ON_BOTH(test_warp_known),
-        ON_BOTH(test_small_motion),
-        ON_BOTH(test_large_motion_pyramid),
-        ON_BOTH(test_image_2d),
-        ON_BOTH(test_convergence_stop),
-        ON_BOTH(test_plan_reuse),
-        ON_BOTH(test_divergence_term),
-        ON_BOTH(test_divergence_stable_at_limit),
-        cmocka_unit_test(test_cl_agreement),
-        cmocka_unit_test(test_cl_warp_agreement),
-        cmocka_unit_test(test_crosscheck_mode),
-        ON_BOTH(test_bad_input),
+        TU_ON_BOTH(test_warp_known),
+        TU_ON_BOTH(test_small_motion),
+        TU_ON_BOTH(test_large_motion_pyramid),
+        TU_ON_BOTH(test_image_2d),
+        TU_ON_BOTH(test_convergence_stop),
+        TU_ON_BOTH(test_plan_reuse),
+        TU_ON_BOTH(test_divergence_term),
+        TU_ON_BOTH(test_divergence_stable_at_limit),
+        TU_ON_OPENCL(test_cl_agreement),
+        TU_ON_OPENCL(test_cl_warp_agreement),
+        TU_ON_OPENCL(test_crosscheck_mode),
+        TU_ON_BOTH(test_bad_input),
     };
     return cmocka_run_group_tests_name("flow", tests, tu_group_setup, tu_group_teardown);
 }

@@ -23,6 +23,7 @@
  *
  * OpenCL parts are skipped without a device, under PARVIS_BACKEND=cpu or
  * with PARVIS_TEST_SKIP_OPENCL=1. */
+#include "match_set.h"
 #include "test_util.h"
 
 #include <math.h>
@@ -34,32 +35,9 @@
 #define NOISE_PX 0.3
 #define TRUTH_TOLERANCE_PX 1.0
 
-typedef struct matches {
-    int count;
-    float *p1, *p2;
-    uint8_t *truth;          /* 1: made by the model, 0: an outlier */
-    double *clean2;          /* noise-free image-2 point of each true match */
-} matches;
-
-static void free_matches(matches *m)
+static void alloc_matches(match_set *m, int count)
 {
-    free(m->p1);
-    free(m->p2);
-    free(m->truth);
-    free(m->clean2);
-}
-
-static void alloc_matches(matches *m, int count)
-{
-    m->count = count;
-    m->p1 = malloc(2 * (size_t)count * sizeof *m->p1);
-    m->p2 = malloc(2 * (size_t)count * sizeof *m->p2);
-    m->truth = malloc((size_t)count);
-    m->clean2 = malloc(2 * (size_t)count * sizeof *m->clean2);
-    assert_non_null(m->p1);
-    assert_non_null(m->p2);
-    assert_non_null(m->truth);
-    assert_non_null(m->clean2);
+    assert_int_equal(match_set_alloc(m, count), 0);
 }
 
 static double gaussian(uint32_t *state)
@@ -68,35 +46,21 @@ static double gaussian(uint32_t *state)
     return sqrt(-2.0 * log(u)) * cos(2.0 * 3.14159265358979 * v);
 }
 
-static void apply_h(const double *h, double x, double y, double *out)
-{
-    double w = h[6] * x + h[7] * y + h[8];
-    out[0] = (h[0] * x + h[1] * y + h[2]) / w;
-    out[1] = (h[3] * x + h[4] * y + h[5]) / w;
-}
-
 /* A rotation by 0.2 rad, scale 1.1, a shift and a mild perspective. */
 static const double truth_h[9] = {1.078, -0.2185, 40.0, 0.2185, 1.078, -25.0, 1.2e-4, -0.8e-4, 1.0};
 
-static void make_homography_matches(matches *m, int count, double outlier_share, uint32_t seed)
+static void make_homography_matches(match_set *m, int count, double outlier_share, uint32_t seed)
 {
     uint32_t state = seed;
     alloc_matches(m, count);
     for (int i = 0; i < count; i++) {
-        double x = WIDTH * tu_rand01(&state), y = HEIGHT * tu_rand01(&state), q[2];
-        apply_h(truth_h, x, y, q);
-        m->p1[2 * i] = (float)x;
-        m->p1[2 * i + 1] = (float)y;
-        m->clean2[2 * i] = q[0];
-        m->clean2[2 * i + 1] = q[1];
-        m->truth[i] = tu_rand01(&state) >= outlier_share;
-        if (m->truth[i]) {
-            m->p2[2 * i] = (float)(q[0] + NOISE_PX * gaussian(&state));
-            m->p2[2 * i + 1] = (float)(q[1] + NOISE_PX * gaussian(&state));
-        } else {
-            m->p2[2 * i] = (float)(WIDTH * tu_rand01(&state));
-            m->p2[2 * i + 1] = (float)(HEIGHT * tu_rand01(&state));
-        }
+        double x = WIDTH * tu_rand01(&state), y = HEIGHT * tu_rand01(&state), q[2], seen[2];
+        match_apply_h(truth_h, x, y, q);
+        int inlier = tu_rand01(&state) >= outlier_share;
+        for (int axis = 0; axis < 2; axis++)
+            seen[axis] = inlier ? q[axis] + NOISE_PX * gaussian(&state)
+                                : (axis ? HEIGHT : WIDTH) * tu_rand01(&state);
+        match_set_put(m, i, x, y, q, inlier, seen[0], seen[1]);
     }
 }
 
@@ -104,19 +68,11 @@ static void make_homography_matches(matches *m, int count, double outlier_share,
  * 9 x 9 grid over image 1. */
 static double homography_error(const double *estimate)
 {
-    double worst = 0.0;
-    for (int gy = 0; gy <= 8; gy++)
-        for (int gx = 0; gx <= 8; gx++) {
-            double x = WIDTH * gx / 8.0, y = HEIGHT * gy / 8.0, a[2], b[2];
-            apply_h(estimate, x, y, a);
-            apply_h(truth_h, x, y, b);
-            worst = fmax(worst, hypot(a[0] - b[0], a[1] - b[1]));
-        }
-    return worst;
+    return match_homography_error(estimate, truth_h, WIDTH, HEIGHT);
 }
 
 /* Share of the true inliers flagged, and of the outliers flagged. */
-static void mask_quality(const matches *m, const uint8_t *mask, double *found, double *false_share)
+static void mask_quality(const match_set *m, const uint8_t *mask, double *found, double *false_share)
 {
     int inliers = 0, hit = 0, outliers = 0, wrong = 0;
     for (int i = 0; i < m->count; i++) {
@@ -140,15 +96,52 @@ static int mask_sum(const uint8_t *mask, int count)
     return sum;
 }
 
+/* Two synthetic camera views (below). */
+static void make_two_views(match_set *m, int count, double outlier_share, uint32_t seed);
+
+typedef pv_status (*find_fn)(pv_context *, const float *, const float *, int,
+                             const pv_ransac_params *, pv_geometry_result *, uint8_t *);
+
+static find_fn finder(pv_geometry_model model)
+{
+    return model == PV_GEOMETRY_HOMOGRAPHY ? pv_find_homography : pv_find_fundamental;
+}
+
+/* A match set of either model, and how it is made. */
+typedef struct match_case {
+    pv_geometry_model model;
+    int count;
+    double outliers;
+    uint32_t seed;
+} match_case;
+
+static void make_case_matches(const match_case *c, match_set *m)
+{
+    if (c->model == PV_GEOMETRY_HOMOGRAPHY)
+        make_homography_matches(m, c->count, c->outliers, c->seed);
+    else
+        make_two_views(m, c->count, c->outliers, c->seed);
+}
+
+/* The case's matches, and the model's search on them with the defaults;
+ * returns the inlier mask (to free). */
+static uint8_t *find_on_case(pv_context *ctx, const match_case *c, match_set *m,
+                             pv_geometry_result *r)
+{
+    make_case_matches(c, m);
+    uint8_t *mask = malloc((size_t)m->count);
+    assert_non_null(mask);
+    assert_int_equal(finder(c->model)(ctx, m->p1, m->p2, m->count, NULL, r, mask), PV_OK);
+    return mask;
+}
+
 static void test_homography_known(void **state)
 {
     pv_context *ctx = tu_backend_ctx(state);
-    matches m;
-    make_homography_matches(&m, 2000, 0.5, 11);
-    uint8_t *mask = malloc((size_t)m.count);
-    assert_non_null(mask);
+    static const match_case known = {PV_GEOMETRY_HOMOGRAPHY, 2000, 0.5, 11};
+    match_set m;
     pv_geometry_result r;
-    assert_int_equal(pv_find_homography(ctx, m.p1, m.p2, m.count, NULL, &r, mask), PV_OK);
+    uint8_t *mask = find_on_case(ctx, &known, &m, &r);
     double error = homography_error(r.model), found, false_share;
     mask_quality(&m, mask, &found, &false_share);
     print_message("homography: %.4f px from the truth, %d inliers, %.1f%% found, %.2f%% false, "
@@ -167,7 +160,7 @@ static void test_homography_known(void **state)
     print_message("minimal model: %.4f px from the truth\n", homography_error(r.model));
     assert_true(homography_error(r.model) < 5.0);
     free(mask);
-    free_matches(&m);
+    match_set_free(&m);
 }
 
 /* ---------------------------------------------------------- two views */
@@ -194,7 +187,7 @@ static void project(const camera *c, const double *x, double *out)
     out[1] = c->k[4] * p[1] / p[2] + c->k[5];
 }
 
-static void make_two_views(matches *m, int count, double outlier_share, uint32_t seed)
+static void make_two_views(match_set *m, int count, double outlier_share, uint32_t seed)
 {
     uint32_t state = seed;
     camera c1 = {{500, 0, 320, 0, 500, 240, 0, 0, 1}, {0}, {0, 0, 0}};
@@ -208,21 +201,17 @@ static void make_two_views(matches *m, int count, double outlier_share, uint32_t
     for (int i = 0; i < count; i++) {
         double z = 4.0 + 6.0 * tu_rand01(&state);
         double x[3] = {(tu_rand01(&state) - 0.5) * z * 0.9, (tu_rand01(&state) - 0.5) * z * 0.7, z};
-        double a[2], b[2];
+        double a[2], b[2], seen[2];
         project(&c1, x, a);
         project(&c2, x, b);
-        m->p1[2 * i] = (float)a[0];
-        m->p1[2 * i + 1] = (float)a[1];
-        m->clean2[2 * i] = b[0];
-        m->clean2[2 * i + 1] = b[1];
-        m->truth[i] = tu_rand01(&state) >= outlier_share;
-        m->p2[2 * i] = (float)(m->truth[i] ? b[0] + NOISE_PX * gaussian(&state) : WIDTH * tu_rand01(&state));
-        m->p2[2 * i + 1] = (float)(m->truth[i] ? b[1] + NOISE_PX * gaussian(&state)
-                                               : HEIGHT * tu_rand01(&state));
-        if (m->truth[i]) {
-            m->p1[2 * i] += (float)(NOISE_PX * gaussian(&state));
-            m->p1[2 * i + 1] += (float)(NOISE_PX * gaussian(&state));
-        }
+        int inlier = tu_rand01(&state) >= outlier_share;
+        for (int axis = 0; axis < 2; axis++)
+            seen[axis] = inlier ? b[axis] + NOISE_PX * gaussian(&state)
+                                : (axis ? HEIGHT : WIDTH) * tu_rand01(&state);
+        /* The true matches are noisy in image 1 too (drawn after image 2's). */
+        for (int axis = 0; inlier && axis < 2; axis++)
+            a[axis] = (float)a[axis] + (float)(NOISE_PX * gaussian(&state));
+        match_set_put(m, i, a[0], a[1], b, inlier, seen[0], seen[1]);
     }
 }
 
@@ -244,12 +233,10 @@ static double det3(const double *m)
 static void test_fundamental_known(void **state)
 {
     pv_context *ctx = tu_backend_ctx(state);
-    matches m;
-    make_two_views(&m, 1500, 0.3, 5);
-    uint8_t *mask = malloc((size_t)m.count);
-    assert_non_null(mask);
+    static const match_case known = {PV_GEOMETRY_FUNDAMENTAL, 1500, 0.3, 5};
+    match_set m;
     pv_geometry_result r;
-    assert_int_equal(pv_find_fundamental(ctx, m.p1, m.p2, m.count, NULL, &r, mask), PV_OK);
+    uint8_t *mask = find_on_case(ctx, &known, &m, &r);
     /* The noise-free correspondences (both images' clean points: image 1's
      * clean point is p1 less its noise, so use the epipolar residual of
      * the noisy p1 against the clean image-2 point as an upper bound). */
@@ -278,63 +265,72 @@ static void test_fundamental_known(void **state)
     assert_true(fabs(det3(r.model)) < 1e-9);
     assert_int_equal(r.inlier_count, mask_sum(mask, m.count));
     free(mask);
-    free_matches(&m);
+    match_set_free(&m);
 }
 
 /* ------------------------------------------------------ backend agreement */
 
-static void agree_on(pv_geometry_model model, const matches *m)
+/* The model's search with params p (NULL: defaults) on contexts ctx[0]
+ * and ctx[1] (named in names for the log): the same winning hypothesis,
+ * inlier count, model bit for bit and mask.  Their results in r. */
+static void same_answer(pv_geometry_model model, const match_set *m, const pv_ransac_params *p,
+                        pv_context *const ctx[2], const char *const names[2],
+                        pv_geometry_result r[2])
+{
+    find_fn find = finder(model);
+    uint8_t *masks = malloc(2 * (size_t)m->count);
+    assert_non_null(masks);
+    for (int i = 0; i < 2; i++)
+        assert_int_equal(find(ctx[i], m->p1, m->p2, m->count, p, &r[i], masks + i * m->count),
+                         PV_OK);
+    print_message("%s, %d matches: %s hypothesis %d (%d inliers), %s %d (%d)\n",
+                  model == PV_GEOMETRY_HOMOGRAPHY ? "H" : "F", m->count, names[0],
+                  r[0].best_hypothesis, r[0].inlier_count, names[1], r[1].best_hypothesis,
+                  r[1].inlier_count);
+    assert_int_equal(r[0].best_hypothesis, r[1].best_hypothesis);
+    assert_int_equal(r[0].inlier_count, r[1].inlier_count);
+    assert_memory_equal(r[0].model, r[1].model, sizeof r[0].model);
+    assert_memory_equal(masks, masks + m->count, (size_t)m->count);
+    free(masks);
+}
+
+/* OpenCL against the CPU backend, every hypothesis scored; then the
+ * cross-check mode, which scores every batch on both and accepts. */
+static void agree_on(pv_geometry_model model, const match_set *m)
 {
     pv_context *cl = tu_opencl_or_skip();
     if (!cl)
         return;
-    uint8_t *mask_cpu = malloc((size_t)m->count), *mask_cl = malloc((size_t)m->count);
-    assert_non_null(mask_cpu);
-    assert_non_null(mask_cl);
     pv_ransac_params p;
     pv_ransac_params_default(&p);
     p.confidence = 1.0;      /* all hypotheses: every batch is compared */
     p.iterations = 1000;
-    pv_geometry_result a, b;
-    pv_status (*find)(pv_context *, const float *, const float *, int, const pv_ransac_params *,
-                      pv_geometry_result *, uint8_t *) =
-        model == PV_GEOMETRY_HOMOGRAPHY ? pv_find_homography : pv_find_fundamental;
-    assert_int_equal(find(tu_cpu, m->p1, m->p2, m->count, &p, &a, mask_cpu), PV_OK);
-    assert_int_equal(find(cl, m->p1, m->p2, m->count, &p, &b, mask_cl), PV_OK);
-    print_message("%s: CPU hypothesis %d (%d inliers), OpenCL %d (%d)\n",
-                  model == PV_GEOMETRY_HOMOGRAPHY ? "H" : "F", a.best_hypothesis,
-                  a.best_sample_inliers, b.best_hypothesis, b.best_sample_inliers);
-    assert_int_equal(a.best_hypothesis, b.best_hypothesis);
-    assert_int_equal(a.best_sample_inliers, b.best_sample_inliers);
-    assert_int_equal(a.hypotheses, b.hypotheses);
-    assert_int_equal(a.inlier_count, b.inlier_count);
-    assert_memory_equal(a.model, b.model, sizeof a.model);
-    assert_memory_equal(mask_cpu, mask_cl, (size_t)m->count);
-    /* The cross-check mode scores every batch on both and accepts. */
+    pv_context *const ctx[2] = {tu_cpu, cl};
+    static const char *const names[2] = {"CPU", "OpenCL"};
+    pv_geometry_result r[2];
+    same_answer(model, m, &p, ctx, names, r);
+    assert_int_equal(r[0].best_sample_inliers, r[1].best_sample_inliers);
+    assert_int_equal(r[0].hypotheses, r[1].hypotheses);
+    find_fn find = finder(model);
     assert_int_equal(pv_context_set_crosscheck(cl, 1), PV_OK);
     p.iterations = 600;
-    assert_int_equal(find(cl, m->p1, m->p2, m->count, &p, &b, NULL), PV_OK);
+    assert_int_equal(find(cl, m->p1, m->p2, m->count, &p, &r[1], NULL), PV_OK);
     assert_int_equal(pv_context_set_crosscheck(cl, 0), PV_OK);
-    free(mask_cpu);
-    free(mask_cl);
 }
 
-static void test_backends_agree_homography(void **state)
+static void test_backends_agree(void **state)
 {
     (void)state;
-    matches m;
-    make_homography_matches(&m, 3000, 0.5, 23);
-    agree_on(PV_GEOMETRY_HOMOGRAPHY, &m);
-    free_matches(&m);
-}
-
-static void test_backends_agree_fundamental(void **state)
-{
-    (void)state;
-    matches m;
-    make_two_views(&m, 2000, 0.4, 29);
-    agree_on(PV_GEOMETRY_FUNDAMENTAL, &m);
-    free_matches(&m);
+    static const match_case cases[] = {
+        {PV_GEOMETRY_HOMOGRAPHY, 3000, 0.5, 23},
+        {PV_GEOMETRY_FUNDAMENTAL, 2000, 0.4, 29},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        match_set m;
+        make_case_matches(&cases[i], &m);
+        agree_on(cases[i].model, &m);
+        match_set_free(&m);
+    }
 }
 
 /* ---------------------------------------------------------- thread count */
@@ -351,43 +347,26 @@ static pv_context *cpu_context_with_threads(int threads)
     return ctx;
 }
 
-static void same_for_thread_counts(pv_geometry_model model, const matches *m)
-{
-    pv_context *one = cpu_context_with_threads(1), *three = cpu_context_with_threads(3);
-    uint8_t *mask_one = malloc((size_t)m->count), *mask_three = malloc((size_t)m->count);
-    assert_non_null(mask_one);
-    assert_non_null(mask_three);
-    pv_geometry_result a, b;
-    pv_status (*find)(pv_context *, const float *, const float *, int, const pv_ransac_params *,
-                      pv_geometry_result *, uint8_t *) =
-        model == PV_GEOMETRY_HOMOGRAPHY ? pv_find_homography : pv_find_fundamental;
-    assert_int_equal(find(one, m->p1, m->p2, m->count, NULL, &a, mask_one), PV_OK);
-    assert_int_equal(find(three, m->p1, m->p2, m->count, NULL, &b, mask_three), PV_OK);
-    print_message("%s, %d matches: %d inliers on 1 thread, %d on 3\n",
-                  model == PV_GEOMETRY_HOMOGRAPHY ? "H" : "F", m->count, a.inlier_count,
-                  b.inlier_count);
-    assert_int_equal(a.best_hypothesis, b.best_hypothesis);
-    assert_int_equal(a.inlier_count, b.inlier_count);
-    assert_memory_equal(a.model, b.model, sizeof a.model);
-    assert_memory_equal(mask_one, mask_three, (size_t)m->count);
-    if (model == PV_GEOMETRY_HOMOGRAPHY)
-        assert_true(homography_error(a.model) < TRUTH_TOLERANCE_PX);
-    free(mask_one);
-    free(mask_three);
-    pv_context_destroy(one);
-    pv_context_destroy(three);
-}
-
 static void test_thread_count_independent(void **state)
 {
     (void)state;
-    matches m;
-    make_homography_matches(&m, 10000, 0.5, 31);
-    same_for_thread_counts(PV_GEOMETRY_HOMOGRAPHY, &m);
-    free_matches(&m);
-    make_two_views(&m, 10000, 0.3, 37);
-    same_for_thread_counts(PV_GEOMETRY_FUNDAMENTAL, &m);
-    free_matches(&m);
+    static const match_case cases[] = {
+        {PV_GEOMETRY_HOMOGRAPHY, 10000, 0.5, 31},
+        {PV_GEOMETRY_FUNDAMENTAL, 10000, 0.3, 37},
+    };
+    pv_context *const ctx[2] = {cpu_context_with_threads(1), cpu_context_with_threads(3)};
+    static const char *const names[2] = {"1 thread", "3 threads"};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        match_set m;
+        make_case_matches(&cases[i], &m);
+        pv_geometry_result r[2];
+        same_answer(cases[i].model, &m, NULL, ctx, names, r);
+        if (cases[i].model == PV_GEOMETRY_HOMOGRAPHY)
+            assert_true(homography_error(r[0].model) < TRUTH_TOLERANCE_PX);
+        match_set_free(&m);
+    }
+    pv_context_destroy(ctx[0]);
+    pv_context_destroy(ctx[1]);
 }
 
 /* ------------------------------------------------------------ early stop */
@@ -395,7 +374,7 @@ static void test_thread_count_independent(void **state)
 static void test_early_stop(void **state)
 {
     pv_context *ctx = tu_backend_ctx(state);
-    matches m;
+    match_set m;
     make_homography_matches(&m, 500, 0.1, 31);
     pv_ransac_params p;
     pv_ransac_params_default(&p);
@@ -413,7 +392,7 @@ static void test_early_stop(void **state)
     assert_int_equal(pv_find_homography(ctx, m.p1, m.p2, m.count, &p, &again, NULL), PV_OK);
     assert_memory_equal(&r, &again, sizeof r);
     assert_true(r.best_hypothesis >= 0 && r.best_hypothesis < r.hypotheses);
-    free_matches(&m);
+    match_set_free(&m);
 }
 
 /* ----------------------------------------------------------------- SIFT */
@@ -421,7 +400,7 @@ static void test_early_stop(void **state)
 static void test_sift_convenience(void **state)
 {
     pv_context *ctx = tu_backend_ctx(state);
-    matches m;
+    match_set m;
     make_homography_matches(&m, 400, 0.3, 37);
     /* Keypoints stored in reverse order in image 2, so the pairs matter. */
     pv_sift_keypoint *k1 = calloc((size_t)m.count, sizeof *k1), *k2 = calloc((size_t)m.count, sizeof *k2);
@@ -459,7 +438,7 @@ static void test_sift_convenience(void **state)
     free(k1);
     free(k2);
     free(pairs);
-    free_matches(&m);
+    match_set_free(&m);
 }
 
 /* ------------------------------------------------------------ bad input */
@@ -487,7 +466,7 @@ static void expect_invalid(pv_context *ctx, pv_geometry_model model, const float
 static void test_bad_input(void **state)
 {
     pv_context *ctx = tu_backend_ctx(state);
-    matches m;
+    match_set m;
     make_homography_matches(&m, 40, 0.0, 41);
     /* Too few matches: 3 for H, 7 for F. */
     expect_invalid(ctx, PV_GEOMETRY_HOMOGRAPHY, m.p1, m.p2, 3, NULL);
@@ -550,7 +529,7 @@ static void test_bad_input(void **state)
     const float bent2[8] = {1, 1, 11, 2, 21, 3, 6, 9};
     expect_invalid(ctx, PV_GEOMETRY_HOMOGRAPHY, bent, bent2, 4, NULL);
     assert_non_null(strstr(pv_last_error(), "degenerate"));
-    free_matches(&m);
+    match_set_free(&m);
 }
 
 int main(void)
@@ -560,8 +539,7 @@ int main(void)
         cmocka_unit_test_prestate(test_homography_known, (void *)&tu_opencl_kind),
         cmocka_unit_test_prestate(test_fundamental_known, (void *)&tu_cpu_kind),
         cmocka_unit_test_prestate(test_fundamental_known, (void *)&tu_opencl_kind),
-        cmocka_unit_test(test_backends_agree_homography),
-        cmocka_unit_test(test_backends_agree_fundamental),
+        cmocka_unit_test(test_backends_agree),
         cmocka_unit_test(test_thread_count_independent),
         cmocka_unit_test_prestate(test_early_stop, (void *)&tu_cpu_kind),
         cmocka_unit_test_prestate(test_early_stop, (void *)&tu_opencl_kind),

@@ -108,8 +108,7 @@ static int teardown(void **state)
         pv_volume_free(&fx.targets[i]);
     for (int t = 0; t < FRAMES; t++)
         pv_volume_free(&fx.frames[t]);
-    pv_image_free(&fx.left);
-    pv_image_free(&fx.right);
+    image_list_free(&fx.left, &fx.right, NULL);
     return tu_group_teardown(state);
 }
 
@@ -156,6 +155,21 @@ static pv_device_group *opencl_group(void)
         return NULL;
     }
     return group;
+}
+
+/* A check of a group against a single context of its backend. */
+typedef void group_check(pv_device_group *group, pv_context *single);
+
+/* check on the group of the backend *state names (the OpenCL one skipped
+ * without OpenCL) against that backend's single context. */
+static void check_on_backend(void **state, group_check *check)
+{
+    const int cpu = *(const pv_backend_kind *)*state == PV_BACKEND_CPU;
+    pv_device_group *group = cpu ? cpu_group() : opencl_group();
+    if (!group)
+        skip();
+    check(group, cpu ? tu_cpu : tu_opencl);
+    pv_device_group_destroy(group);
 }
 
 static void expect_invalid(pv_status status)
@@ -268,22 +282,9 @@ static void check_octreg_sequence(pv_device_group *group, pv_context *single)
     assert_true(whole.total_ms > 0.0);
 }
 
-static void test_octreg_sequence_cpu(void **state)
+static void test_octreg_sequence(void **state)
 {
-    (void)state;
-    pv_device_group *group = cpu_group();
-    check_octreg_sequence(group, tu_cpu);
-    pv_device_group_destroy(group);
-}
-
-static void test_octreg_sequence_opencl(void **state)
-{
-    (void)state;
-    pv_device_group *group = opencl_group();
-    if (!group)
-        skip();
-    check_octreg_sequence(group, tu_opencl);
-    pv_device_group_destroy(group);
+    check_on_backend(state, check_octreg_sequence);
 }
 
 /* A target with a NaN fails its item; the error names it; no output moves. */
@@ -410,22 +411,9 @@ static void check_flow_sequence(pv_device_group *group, pv_context *single)
     free_fields(found, FRAMES - 1);
 }
 
-static void test_flow_sequence_cpu(void **state)
+static void test_flow_sequence(void **state)
 {
-    (void)state;
-    pv_device_group *group = cpu_group();
-    check_flow_sequence(group, tu_cpu);
-    pv_device_group_destroy(group);
-}
-
-static void test_flow_sequence_opencl(void **state)
-{
-    (void)state;
-    pv_device_group *group = opencl_group();
-    if (!group)
-        skip();
-    check_flow_sequence(group, tu_opencl);
-    pv_device_group_destroy(group);
+    check_on_backend(state, check_flow_sequence);
 }
 
 static void test_flow_sequence_failure_and_bad_input(void **state)
@@ -487,8 +475,7 @@ static void check_bp_group(pv_device_group *group, pv_context *single, const pv_
     for (int i = 0; i < BP_W * BP_H; i++)
         near_three += fabsf(((float *)found.data)[i] - 3.0f) < 0.5f;
     assert_true(near_three > BP_W * BP_H / 2);
-    pv_image_free(&expected);
-    pv_image_free(&found);
+    image_list_free(&expected, &found, NULL);
 }
 
 static void test_bp_group_cpu(void **state)
@@ -547,12 +534,10 @@ int main(void)
         cmocka_unit_test(test_cpu_group_is_one_context),
         cmocka_unit_test(test_create_bad_arguments),
         cmocka_unit_test(test_opencl_groups),
-        cmocka_unit_test(test_octreg_sequence_cpu),
-        cmocka_unit_test(test_octreg_sequence_opencl),
+        TU_ON_BOTH(test_octreg_sequence),
         cmocka_unit_test(test_octreg_failure_propagates),
         cmocka_unit_test(test_octreg_sequence_bad_input),
-        cmocka_unit_test(test_flow_sequence_cpu),
-        cmocka_unit_test(test_flow_sequence_opencl),
+        TU_ON_BOTH(test_flow_sequence),
         cmocka_unit_test(test_flow_sequence_failure_and_bad_input),
         cmocka_unit_test(test_bp_group_cpu),
         cmocka_unit_test(test_bp_group_opencl),

@@ -388,8 +388,7 @@ static void test_reconstruction_places_bscans(void **state)
         check_placement(&registered, coverage, gap);
         check_projections(&registered, &enface, &slow, gap);
         pv_volume_free(&registered);
-        pv_image_free(&enface);
-        pv_image_free(&slow);
+        image_list_free(&enface, &slow, NULL);
         pv_octreg_plan_destroy(plan);
     }
 }
@@ -481,8 +480,7 @@ static void test_opencl_matches_cpu(void **state)
     pv_octreg_plan_destroy(pl);
     pv_volume_free(&a);
     pv_volume_free(&b);
-    pv_image_free(&ea);
-    pv_image_free(&eb);
+    image_list_free(&ea, &eb, NULL);
 }
 
 /* Cross-check mode runs the CPU beside OpenCL and accepts agreeing results. */

@@ -172,9 +172,7 @@ static pv_shift correlate2d(pv_context *ctx, const float *ref, const float *mov,
     pv_image a = pv_image_wrap((void *)ref, w, h, PV_PIXEL_F32);
     pv_image b = pv_image_wrap((void *)mov, w, h, PV_PIXEL_F32);
     pv_shift shift;
-    pv_status status = pv_phase_correlate(ctx, &a, &b, options, &shift);
-    if (status != PV_OK)
-        fail_msg("pv_phase_correlate: %s", pv_context_last_error(ctx));
+    tu_expect_ok(ctx, pv_phase_correlate(ctx, &a, &b, options, &shift), "pv_phase_correlate");
     return shift;
 }
 
@@ -184,9 +182,7 @@ static pv_shift correlate3d(pv_context *ctx, const float *ref, const float *mov,
     pv_volume a = pv_volume_wrap((float *)ref, NX3, NY3, NZ3);
     pv_volume b = pv_volume_wrap((float *)mov, NX3, NY3, NZ3);
     pv_shift shift;
-    pv_status status = pv_phase_correlate3d(ctx, &a, &b, options, &shift);
-    if (status != PV_OK)
-        fail_msg("pv_phase_correlate3d: %s", pv_context_last_error(ctx));
+    tu_expect_ok(ctx, pv_phase_correlate3d(ctx, &a, &b, options, &shift), "pv_phase_correlate3d");
     return shift;
 }
 
@@ -473,8 +469,7 @@ static void test_u8_and_strided_images(void **state)
         assert_true(tu_guard_intact(&strided, 3));
     }
     tu_guarded_free(&strided, 3);
-    pv_image_free(&ref8);
-    pv_image_free(&mov8);
+    image_list_free(&ref8, &mov8, NULL);
     free(ref);
     free(mov);
 }
@@ -696,8 +691,7 @@ static void test_fft_engines_agree(void **state)
         worst = fmax(worst, fabs(((float *)cl.map.data)[i] - ((float *)vk.map.data)[i]));
     if (!(worst <= 1e-4))
         fail_msg("NCC maps differ by %g between the engines", worst);
-    pv_image_free(&cl.map);
-    pv_image_free(&vk.map);
+    image_list_free(&cl.map, &vk.map, NULL);
     free(ref);
     free(mov);
     free(ref3);
@@ -774,8 +768,8 @@ static void check_against_brute_force(pv_context *ctx, int tw, int th, int iw, i
     pv_image map;
     assert_int_equal(pv_image_alloc(&map, iw + tw - 1, ih + th - 1, PV_PIXEL_F32), PV_OK);
     pv_ncc_result result;
-    if (pv_normxcorr2(ctx, &templ, &image, min_overlap, &map, &result) != PV_OK)
-        fail_msg("pv_normxcorr2: %s", pv_context_last_error(ctx));
+    tu_expect_ok(ctx, pv_normxcorr2(ctx, &templ, &image, min_overlap, &map, &result),
+                 "pv_normxcorr2");
     double worst = 0.0;
     for (int v = 0; v < map.height; v++)
         for (int u = 0; u < map.width; u++) {
@@ -943,9 +937,7 @@ static void test_ncc_u8_and_strided_output(void **state)
                             ((float *)strided.data)[y * strided.stride + x]);
     }
     tu_guarded_free(&strided, 2);
-    pv_image_free(&dense);
-    pv_image_free(&image8);
-    pv_image_free(&templ8);
+    image_list_free(&dense, &image8, &templ8, NULL);
 }
 
 static void test_ncc_bad_input(void **state)
@@ -975,8 +967,7 @@ static void test_ncc_bad_input(void **state)
     for (int i = 0; i < 48 * 40; i++)
         assert_true(((float *)map.data)[i] == 7.0f);
     assert_true(r.x == 7 && r.coefficient == 7.0f && r.flags == 7);
-    pv_image_free(&map);
-    pv_image_free(&wrong);
+    image_list_free(&map, &wrong, NULL);
     free(im);
     free(t);
 }
@@ -1002,8 +993,7 @@ static void test_ncc_opencl_matches_cpu(void **state)
     assert_int_equal(pv_context_set_crosscheck(f->cl, 1), PV_OK);
     assert_int_equal(pv_normxcorr2(f->cl, &templ, &image, 40, &b, NULL), PV_OK);
     assert_int_equal(pv_context_set_crosscheck(f->cl, 0), PV_OK);
-    pv_image_free(&a);
-    pv_image_free(&b);
+    image_list_free(&a, &b, NULL);
     free(im);
     free(t);
 }

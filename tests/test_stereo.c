@@ -68,10 +68,7 @@ static pv_sad_params sad_params(int min_disp, int ndisp, int window)
 static void run_sad(pv_context *ctx, const pv_image *left, const pv_image *right,
                     const pv_sad_params *params, pv_image *disparity)
 {
-    pv_status status = pv_stereo_sad(ctx, left, right, params, disparity);
-    if (status != PV_OK)
-        fail_msg("pv_stereo_sad on %s: %s (%s)", pv_backend_name(pv_context_backend(ctx)),
-                 pv_status_string(status), pv_context_last_error(ctx));
+    tu_expect_ok(ctx, pv_stereo_sad(ctx, left, right, params, disparity), "pv_stereo_sad");
 }
 
 static int clamp_int(int v, int lo, int hi)
@@ -160,9 +157,7 @@ static void check_bands(pv_context *ctx, pv_pixel_type type, int width, int heig
     run_sad(ctx, &left, &right, &params, &disparity);
     int clean = check_clean_pixels(&disparity, window / 2, b);
     assert_true(clean >= width * height / 2);
-    pv_image_free(&left);
-    pv_image_free(&right);
-    pv_image_free(&disparity);
+    image_list_free(&left, &right, &disparity, NULL);
 }
 
 /* A smooth texture that can be sampled between pixels. */
@@ -265,9 +260,7 @@ static void check_definition(pv_context *ctx, pv_pixel_type type, const pv_sad_p
         fail_msg("%d pixels differ from the definition (window %d, min %d, ndisp %d, sub %d, "
                  "lr %d, uniq %g)", differing, params->window, params->min_disp, params->ndisp,
                  params->subpixel, params->lr_check, (double)params->uniqueness);
-    pv_image_free(&left);
-    pv_image_free(&right);
-    pv_image_free(&disparity);
+    image_list_free(&left, &right, &disparity, NULL);
 }
 
 static void test_definition(void **state)
@@ -360,10 +353,7 @@ static double middlebury_error(pv_context *ctx, const stereo_set *set)
     double bad = 1.0;
     assert_int_equal(pv_disparity_error(&disparity, &gt, set->gt_scale, 1.0f, set->border, &bad),
                      PV_OK);
-    pv_image_free(&left);
-    pv_image_free(&right);
-    pv_image_free(&gt);
-    pv_image_free(&disparity);
+    image_list_free(&left, &right, &gt, &disparity, NULL);
     return bad;
 }
 
@@ -417,10 +407,7 @@ static void test_lr_check_occlusion(void **state)
     assert_int_equal(removed_before, 0);
     assert_true(removed >= occluded * 9 / 10);
     assert_true(kept >= clean * 99 / 100);
-    pv_image_free(&left);
-    pv_image_free(&right);
-    pv_image_free(&plain);
-    pv_image_free(&checked);
+    image_list_free(&left, &right, &plain, &checked, NULL);
 }
 
 static void make_fractional_pair(pv_image *left, pv_image *right, double shift)
@@ -461,10 +448,7 @@ static void test_subpixel(void **state)
     assert_int_equal(integral, pixels);
     assert_true(close >= pixels * 95 / 100);
     assert_true(total_error / pixels <= 0.15);
-    pv_image_free(&left);
-    pv_image_free(&right);
-    pv_image_free(&integer);
-    pv_image_free(&refined);
+    image_list_free(&left, &right, &integer, &refined, NULL);
 }
 
 /* Period 6 along x: every candidate 6 px from the true one costs as
@@ -502,10 +486,7 @@ static void test_uniqueness(void **state)
     params.ndisp = 20;
     run_sad(ctx, &left, &right, &params, &disparity);
     assert_true(check_clean_pixels(&disparity, radius, &b) > 0);
-    pv_image_free(&left);
-    pv_image_free(&right);
-    pv_image_free(&disparity);
-    pv_image_free(&tile);
+    image_list_free(&left, &right, &disparity, &tile, NULL);
 }
 
 /* ------------------------------------------------------- OpenCL vs CPU */
@@ -653,21 +634,18 @@ static void test_cross_middlebury(void **state)
     params.lr_check = 1;
     params.uniqueness = 0.05f;
     compare_backends(&left, &right, &params);
-    pv_image_free(&left);
-    pv_image_free(&right);
+    image_list_free(&left, &right, NULL);
     read_pair("cones-quarter", &left, &right);
     params = sad_params(0, 64, 9);
     params.lr_check = 1;
     compare_backends(&left, &right, &params);
-    pv_image_free(&left);
-    pv_image_free(&right);
+    image_list_free(&left, &right, NULL);
 }
 
 /* The context flag runs the CPU oracle too and compares. */
 static void test_crosscheck_mode(void **state)
 {
-    (void)state;
-    pv_context *cl = tu_opencl_or_skip();
+    pv_context *cl = tu_backend_ctx(state);
     pv_image left, right;
     read_pair("venus", &left, &right);
     pv_image disparity = new_image(left.width, left.height, PV_PIXEL_F32);
@@ -683,9 +661,7 @@ static void test_crosscheck_mode(void **state)
     if (plain != PV_OK || options != PV_OK)
         fail_msg("cross-check mode: %s / %s: %s", pv_status_string(plain),
                  pv_status_string(options), message);
-    pv_image_free(&left);
-    pv_image_free(&right);
-    pv_image_free(&disparity);
+    image_list_free(&left, &right, &disparity, NULL);
 }
 
 /* --------------------------------------------------------------- bad input */
@@ -708,8 +684,7 @@ static void bad_case_init(bad_case *c)
 
 static void bad_case_free(bad_case *c)
 {
-    pv_image_free(&c->left);
-    pv_image_free(&c->right);
+    image_list_free(&c->left, &c->right, NULL);
     tu_guarded_free(&c->disparity, GUARD);
 }
 
@@ -882,39 +857,32 @@ static void test_disparity_error(void **state)
     assert_int_equal(pv_disparity_error(&disparity, &gt, 1.0f, INFINITY, 0, &bad), PV_ERR_INVALID);
     assert_int_equal(pv_disparity_error(&disparity, &gt, 1.0f, 1.0f, -1, &bad), PV_ERR_INVALID);
     assert_int_equal(pv_disparity_error(&disparity, &gt, 1.0f, 1.0f, 0, NULL), PV_ERR_INVALID);
-    pv_image_free(&disparity);
-    pv_image_free(&gt);
-    pv_image_free(&gt_f32);
-    pv_image_free(&other);
+    image_list_free(&disparity, &gt, &gt_f32, &other, NULL);
 }
 
 /* ------------------------------------------------------------------- main */
-
-#define ON_BOTH(test)                                                                 \
-    cmocka_unit_test_prestate(test, (void *)&tu_cpu_kind),                               \
-        cmocka_unit_test_prestate(test, (void *)&tu_opencl_kind)
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_params_default),
         cmocka_unit_test(test_disparity_error),
-        ON_BOTH(test_definition),
-        ON_BOTH(test_bands_u8),
-        ON_BOTH(test_bands_f32),
-        ON_BOTH(test_negative_disparities),
-        ON_BOTH(test_middlebury),
-        ON_BOTH(test_lr_check_occlusion),
-        ON_BOTH(test_subpixel),
-        ON_BOTH(test_uniqueness),
-        ON_BOTH(test_bad_input),
+        TU_ON_BOTH(test_definition),
+        TU_ON_BOTH(test_bands_u8),
+        TU_ON_BOTH(test_bands_f32),
+        TU_ON_BOTH(test_negative_disparities),
+        TU_ON_BOTH(test_middlebury),
+        TU_ON_BOTH(test_lr_check_occlusion),
+        TU_ON_BOTH(test_subpixel),
+        TU_ON_BOTH(test_uniqueness),
+        TU_ON_BOTH(test_bad_input),
         cmocka_unit_test(test_cross_random_u8),
         cmocka_unit_test(test_cross_random_f32),
         cmocka_unit_test(test_cross_bands),
         cmocka_unit_test(test_cross_wide_range),
         cmocka_unit_test(test_cross_large_window),
         cmocka_unit_test(test_cross_middlebury),
-        cmocka_unit_test(test_crosscheck_mode),
+        TU_ON_OPENCL(test_crosscheck_mode),
     };
     return cmocka_run_group_tests_name("stereo", tests, tu_group_setup, tu_group_teardown);
 }

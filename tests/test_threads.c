@@ -49,8 +49,7 @@ static void *create_and_use(void *arg)
             snprintf(self->error, sizeof self->error, "%s", pv_last_error());
         pv_context_destroy(ctx);
     }
-    pv_image_free(&src);
-    pv_image_free(&dst);
+    image_list_free(&src, &dst, NULL);
     return NULL;
 }
 
@@ -203,19 +202,12 @@ static void hammer_shared_context(pv_context *ctx)
     wl_free();
 }
 
-static void test_shared_cpu_context(void **state)
+/* One context of the backend *state names, shared by the threads. */
+static void test_shared_context(void **state)
 {
-    (void)state;
-    pv_context *ctx = tu_context(PV_BACKEND_CPU);
+    const pv_backend_kind kind = *(const pv_backend_kind *)*state;
+    pv_context *ctx = kind == PV_BACKEND_OPENCL ? tu_new_opencl_or_skip() : tu_context(kind);
     assert_non_null(ctx);
-    hammer_shared_context(ctx);
-    pv_context_destroy(ctx);
-}
-
-static void test_shared_opencl_context(void **state)
-{
-    (void)state;
-    pv_context *ctx = tu_new_opencl_or_skip();
     hammer_shared_context(ctx);
     pv_context_destroy(ctx);
 }
@@ -261,12 +253,13 @@ int main(void)
 {
     /* The creation race must come first: it needs this process to have
      * made no OpenCL call yet (its children inherit that state). */
+    static pv_backend_kind cpu = PV_BACKEND_CPU, opencl = PV_BACKEND_OPENCL;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_concurrent_opencl_context_creation),
         cmocka_unit_test(test_concurrent_creation_after_first_use),
         cmocka_unit_test(test_shared_context_getters),
-        cmocka_unit_test(test_shared_cpu_context),
-        cmocka_unit_test(test_shared_opencl_context),
+        {"test_shared_cpu_context", test_shared_context, NULL, NULL, &cpu},
+        {"test_shared_opencl_context", test_shared_context, NULL, NULL, &opencl},
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -91,6 +91,13 @@ pv_context *tu_backend_ctx(void **state)
     return kind == PV_BACKEND_CPU ? tu_cpu : tu_opencl_or_skip();
 }
 
+void tu_expect_ok(pv_context *ctx, pv_status status, const char *what)
+{
+    if (status != PV_OK)
+        fail_msg("%s on %s: %s (%s)", what, pv_backend_name(pv_context_backend(ctx)),
+                 pv_status_string(status), pv_context_last_error(ctx));
+}
+
 uint32_t tu_rand(uint32_t *state)
 {
     uint32_t x = *state ? *state : 0x9E3779B9u;
@@ -127,6 +134,14 @@ void tu_fill_random_volume(pv_volume *volume, uint32_t seed)
         for (int y = 0; y < volume->ny; y++)
             for (int x = 0; x < volume->nx; x++)
                 volume->data[x + y * volume->stride_y + z * volume->stride_z] = tu_rand01(&state);
+}
+
+pv_volume tu_random_volume(int nx, int ny, int nz, uint32_t seed)
+{
+    pv_volume volume;
+    assert_int_equal(pv_volume_alloc(&volume, nx, ny, nz), PV_OK);
+    tu_fill_random_volume(&volume, seed);
+    return volume;
 }
 
 static size_t element_size(pv_pixel_type type)

@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "parvis.h"
+#include "image_list.h"
 
 /* A context on the given backend, or NULL when it cannot be had (the
  * OpenCL backend on a host without OpenCL).  The CPU backend always works. */
@@ -33,11 +34,6 @@ extern pv_context *tu_cpu;
 extern pv_context *tu_opencl;
 extern const pv_backend_kind tu_cpu_kind;
 extern const pv_backend_kind tu_opencl_kind;
-/* A test registered twice, named test/cpu and test/opencl, with those
- * states. */
-#define TU_ON_BOTH(test)                                                    \
-    {#test "/cpu", test, NULL, NULL, (void *)&tu_cpu_kind},                 \
-    {#test "/opencl", test, NULL, NULL, (void *)&tu_opencl_kind}
 int tu_group_setup(void **state);
 int tu_group_teardown(void **state);
 pv_context *tu_opencl_or_skip(void);
@@ -45,6 +41,17 @@ pv_context *tu_opencl_or_skip(void);
  * when there is none. */
 pv_context *tu_new_opencl_or_skip(void);
 pv_context *tu_backend_ctx(void **state);
+/* Fail the test unless status is PV_OK, naming what was called, on which
+ * backend, and ctx's message. */
+void tu_expect_ok(pv_context *ctx, pv_status status, const char *what);
+/* A known-answer test's two entries in a group's table: once per backend,
+ * named test/cpu and test/opencl. */
+#define TU_ON_BOTH(test)                                        \
+    {#test "/cpu", test, NULL, NULL, (void *)&tu_cpu_kind},     \
+    {#test "/opencl", test, NULL, NULL, (void *)&tu_opencl_kind}
+/* An OpenCL-only test's entry: tu_backend_ctx(state) gives it the group's
+ * OpenCL context, or skips it. */
+#define TU_ON_OPENCL(test) {#test, test, NULL, NULL, (void *)&tu_opencl_kind}
 
 /* Deterministic pseudo-random numbers (xorshift32). */
 uint32_t tu_rand(uint32_t *state);
@@ -53,6 +60,8 @@ float tu_rand01(uint32_t *state);
 /* Fill with uniform noise: u8 in 0..255, f32 in [0, 1). */
 void tu_fill_random(pv_image *image, uint32_t seed);
 void tu_fill_random_volume(pv_volume *volume, uint32_t seed);
+/* A new nx x ny x nz volume of that noise (the test fails without memory). */
+pv_volume tu_random_volume(int nx, int ny, int nz, uint32_t seed);
 
 /* An image whose rows have `guard` sentinel elements on each side and
  * `guard` sentinel rows above and below; stride = width + 2 * guard. */

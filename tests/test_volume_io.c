@@ -47,9 +47,7 @@ static void expect_volume_equal(const pv_volume *a, const float *expected, int n
 static void test_raw_round_trip_and_size_check(void **state)
 {
     (void)state;
-    pv_volume v;
-    assert_int_equal(pv_volume_alloc(&v, 5, 4, 3), PV_OK);
-    tu_fill_random_volume(&v, 7);
+    pv_volume v = tu_random_volume(5, 4, 3, 7);
     const char *path = tu_tmp_path("vol.raw");
     assert_int_equal(pv_volume_write_raw(path, &v), PV_OK);
     pv_volume back;
@@ -159,9 +157,7 @@ static pv_volume read_nifti_ok(const char *path)
 static void test_nifti_round_trips(void **state)
 {
     (void)state;
-    pv_volume v;
-    assert_int_equal(pv_volume_alloc(&v, 6, 5, 4), PV_OK);
-    tu_fill_random_volume(&v, 3);
+    pv_volume v = tu_random_volume(6, 5, 4, 3);
     static const char *const names[] = {"rt.nii", "rt.nii.gz", "rt.hdr", "RT.NII"};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         char path[4096];
@@ -360,9 +356,7 @@ static void test_nifti_hostile_headers(void **state)
 static void test_nifti_damaged_gzip(void **state)
 {
     (void)state;
-    pv_volume v;
-    assert_int_equal(pv_volume_alloc(&v, 32, 32, 16), PV_OK);
-    tu_fill_random_volume(&v, 5);
+    pv_volume v = tu_random_volume(32, 32, 16, 5);
     const char *good = tu_tmp_path("damaged_src.nii.gz");
     assert_int_equal(pv_volume_write_nifti(good, &v), PV_OK);
     pv_volume_free(&v);

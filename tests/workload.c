@@ -149,6 +149,15 @@ static void put_floats(wl_result *out, const float *data, size_t count)
         put(out, data[i]);
 }
 
+/* A width x height f32 image of sentinels, for a call to write into. */
+static pv_status sentinel_image(pv_image *image, int width, int height)
+{
+    if (pv_image_alloc(image, width, height, PV_PIXEL_F32) != PV_OK)
+        return PV_ERR_NOMEM;
+    fill_floats(image->data, (size_t)width * (size_t)height, SENTINEL);
+    return PV_OK;
+}
+
 /* Run an image-producing call into a sentinel-filled f32 image. */
 static pv_status image_result(pv_status status, pv_image *image, wl_result *out, int *untouched)
 {
@@ -166,38 +175,39 @@ static pv_status image_result(pv_status status, pv_image *image, wl_result *out,
 static pv_status op_blur(pv_context *ctx, wl_result *out, int *untouched)
 {
     pv_image dst;
-    if (pv_image_alloc(&dst, 32, 32, PV_PIXEL_F32) != PV_OK)
+    if (sentinel_image(&dst, 32, 32) != PV_OK)
         return PV_ERR_NOMEM;
-    fill_floats(dst.data, 32 * 32, SENTINEL);
     return image_result(pv_gaussian_blur(ctx, &g_reference, &dst, 1.2f, 0), &dst, out, untouched);
+}
+
+/* SAD (bp NULL) or BP on the shared pair, into a sentinel disparity map. */
+static pv_status stereo_result(pv_context *ctx, const pv_sad_params *sad, const pv_bp_params *bp,
+                               wl_result *out, int *untouched)
+{
+    pv_image disparity;
+    if (sentinel_image(&disparity, 48, 40) != PV_OK)
+        return PV_ERR_NOMEM;
+    pv_status status = bp ? pv_stereo_bp(ctx, &g_left, &g_right, bp, &disparity)
+                          : pv_stereo_sad(ctx, &g_left, &g_right, sad, &disparity);
+    return image_result(status, &disparity, out, untouched);
 }
 
 static pv_status op_sad(pv_context *ctx, wl_result *out, int *untouched)
 {
-    pv_image disparity;
-    if (pv_image_alloc(&disparity, 48, 40, PV_PIXEL_F32) != PV_OK)
-        return PV_ERR_NOMEM;
-    fill_floats(disparity.data, 48 * 40, SENTINEL);
     pv_sad_params params;
     pv_sad_params_default(&params);
     params.ndisp = 8;
-    return image_result(pv_stereo_sad(ctx, &g_left, &g_right, &params, &disparity), &disparity,
-                        out, untouched);
+    return stereo_result(ctx, &params, NULL, out, untouched);
 }
 
 static pv_status op_bp(pv_context *ctx, wl_result *out, int *untouched)
 {
-    pv_image disparity;
-    if (pv_image_alloc(&disparity, 48, 40, PV_PIXEL_F32) != PV_OK)
-        return PV_ERR_NOMEM;
-    fill_floats(disparity.data, 48 * 40, SENTINEL);
     pv_bp_params params;
     pv_bp_params_default(&params);
     params.ndisp = 8;
     params.levels = 2;
     params.iterations = 3;
-    return image_result(pv_stereo_bp(ctx, &g_left, &g_right, &params, &disparity), &disparity,
-                        out, untouched);
+    return stereo_result(ctx, NULL, &params, out, untouched);
 }
 
 static pv_status op_sift(pv_context *ctx, wl_result *out, int *untouched)
@@ -252,9 +262,8 @@ static pv_status op_phasecorr(pv_context *ctx, wl_result *out, int *untouched)
 static pv_status op_ncc(pv_context *ctx, wl_result *out, int *untouched)
 {
     pv_image map;
-    if (pv_image_alloc(&map, 29, 29, PV_PIXEL_F32) != PV_OK)
+    if (sentinel_image(&map, 29, 29) != PV_OK)
         return PV_ERR_NOMEM;
-    fill_floats(map.data, 29 * 29, SENTINEL);
     pv_ncc_result result, before;
     memset(&result, 0x5a, sizeof result);
     before = result;

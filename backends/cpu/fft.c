@@ -361,9 +361,11 @@ float *pv_cpu_fft_alloc_slices(const pv_cpu_slice *slices, size_t n)
     float *block = pv_cpu_fft_alloc(total);
     if (!block)
         return NULL;
-    for (size_t i = 0, at = 0; i < n; i++, at += span) {
+    size_t at = 0;
+    for (size_t i = 0; i < n; i++) {
         slice_span(slices[i].count, &span);
         *slices[i].array = block + at;
+        at += span;
     }
     return block;
 }

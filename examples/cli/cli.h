@@ -26,9 +26,10 @@ int cli_write_disparity_png(const char *path, const pv_image *disparity, float l
  * 0 on success. */
 int cli_read_image(const char *path, pv_pixel_type type, int verbose, pv_image *out);
 /* Both of files[0] and files[1] into pair[0] and pair[1] (neither on
- * failure).  0 on success. */
+ * failure).  0 on success; cli_free_image_pair frees both. */
 int cli_read_image_pair(const char *const files[2], pv_pixel_type type, int verbose,
                         pv_image pair[2]);
+void cli_free_image_pair(pv_image pair[2]);
 
 /* The known 2D flow of `parvis synth-flow` and the 2D flow bench, of
  * largest magnitude about `magnitude` px: a slow sinusoidal shear plus a

@@ -115,3 +115,9 @@ int cli_read_image_pair(const char *const files[2], pv_pixel_type type, int verb
     }
     return 0;
 }
+
+void cli_free_image_pair(pv_image pair[2])
+{
+    pv_image_free(&pair[0]);
+    pv_image_free(&pair[1]);
+}

@@ -179,8 +179,7 @@ static int correlate_images(const phasecorr_args *args, pv_context *ctx)
     pv_shift shift;
     pv_status status = pv_phase_correlate(ctx, &images[0], &images[1], &args->options, &shift);
     int rc = report_shift(args, ctx, status, &shift, 2);
-    for (int i = 0; i < 2; i++)
-        pv_image_free(&images[i]);
+    cli_free_image_pair(images);
     return rc;
 }
 
@@ -307,7 +306,6 @@ int cli_ncc(int argc, char **argv)
     if (ctx)
         rc = run_ncc(&args, ctx, &inputs[0], &inputs[1]);
     pv_context_destroy(ctx);
-    pv_image_free(&inputs[0]);
-    pv_image_free(&inputs[1]);
+    cli_free_image_pair(inputs);
     return rc;
 }

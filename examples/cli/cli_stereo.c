@@ -282,20 +282,18 @@ int cli_stereo(int argc, char **argv)
     int parsed = parse_stereo_args(argc, argv, &args);
     if (parsed != CLI_PARSED)
         return cli_parse_exit(parsed);
-    pv_image pair[2];
+    pv_image pair[2]; /* left, right */
     if (cli_read_image_pair(args.files, PV_PIXEL_U8, args.verbose, pair))
         return 1;
-    pv_image left = pair[0], right = pair[1];
     int rc = 1;
     pv_device_group *group = args.devices ? cli_device_group(&args.backend, args.devices) : NULL;
     pv_context *ctx = group ? NULL : args.devices ? NULL : cli_context(&args.backend);
     if (group)
-        rc = run_stereo(&args, pv_device_group_context(group, 0), group, &left, &right);
+        rc = run_stereo(&args, pv_device_group_context(group, 0), group, &pair[0], &pair[1]);
     else if (ctx)
-        rc = run_stereo(&args, ctx, NULL, &left, &right);
+        rc = run_stereo(&args, ctx, NULL, &pair[0], &pair[1]);
     pv_device_group_destroy(group);
     pv_context_destroy(ctx);
-    pv_image_free(&left);
-    pv_image_free(&right);
+    cli_free_image_pair(pair);
     return rc;
 }

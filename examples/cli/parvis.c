@@ -121,35 +121,26 @@ static int cmd_version(int argc, char **argv)
     return 0;
 }
 
+/* Every command by name ("flow3d" is flow's other name). */
+static const struct command_entry {
+    const char *name;
+    int (*run)(int argc, char **argv);
+} commands[] = {
+    {"devices", cmd_devices},     {"stereo", cli_stereo},         {"phasecorr", cli_phasecorr},
+    {"octreg", cli_octreg},       {"synth-oct", cli_synth_oct},   {"ncc", cli_ncc},
+    {"flow", cli_flow},           {"flow3d", cli_flow},           {"synth-flow", cli_synth_flow},
+    {"sift", cli_sift},           {"match", cli_match},           {"tune", cli_tune},
+    {"version", cmd_version},
+};
+
 int main(int argc, char **argv)
 {
     if (argc < 2)
         return fputs(usage, stderr), 2;
     const char *command = argv[1];
-    if (strcmp(command, "devices") == 0)
-        return cmd_devices(argc - 1, argv + 1);
-    if (strcmp(command, "stereo") == 0)
-        return cli_stereo(argc - 1, argv + 1);
-    if (strcmp(command, "phasecorr") == 0)
-        return cli_phasecorr(argc - 1, argv + 1);
-    if (strcmp(command, "octreg") == 0)
-        return cli_octreg(argc - 1, argv + 1);
-    if (strcmp(command, "synth-oct") == 0)
-        return cli_synth_oct(argc - 1, argv + 1);
-    if (strcmp(command, "ncc") == 0)
-        return cli_ncc(argc - 1, argv + 1);
-    if (strcmp(command, "flow") == 0 || strcmp(command, "flow3d") == 0)
-        return cli_flow(argc - 1, argv + 1);
-    if (strcmp(command, "synth-flow") == 0)
-        return cli_synth_flow(argc - 1, argv + 1);
-    if (strcmp(command, "sift") == 0)
-        return cli_sift(argc - 1, argv + 1);
-    if (strcmp(command, "match") == 0)
-        return cli_match(argc - 1, argv + 1);
-    if (strcmp(command, "tune") == 0)
-        return cli_tune(argc - 1, argv + 1);
-    if (strcmp(command, "version") == 0)
-        return cmd_version(argc - 1, argv + 1);
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        if (strcmp(command, commands[i].name) == 0)
+            return commands[i].run(argc - 1, argv + 1);
     if (strcmp(command, "help") == 0 || strcmp(command, "--help") == 0 || strcmp(command, "-h") == 0)
         return fputs(usage, stdout), 0;
     cli_fail("unknown command '%s' (try 'parvis help')", command);

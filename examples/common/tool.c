@@ -14,12 +14,15 @@
 
 int cli_fail(const char *fmt, ...)
 {
+    /* Formatted first so the line leaves in one write: stderr is
+     * unbuffered, and the bench's stderr filter (or a parallel run) must
+     * not see it in pieces. */
+    char message[1024];
     va_list args;
     va_start(args, fmt);
-    fputs("parvis: ", stderr);
-    vfprintf(stderr, fmt, args);
-    fputc('\n', stderr);
+    vsnprintf(message, sizeof message, fmt, args);
     va_end(args);
+    fprintf(stderr, "parvis: %s\n", message);
     return 1;
 }
 

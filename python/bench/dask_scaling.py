@@ -65,7 +65,7 @@ import tempfile
 import threading
 import time
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -299,6 +299,19 @@ def output_dir(root: Path, name: str) -> Optional[Path]:
     return fresh_dir(root, name) if WRITE_FILES else None
 
 
+def best_rate(workload: Workload, root: Path, run: Callable[[Optional[Path]], None]) -> float:
+    """The most items per second of REPEAT calls of run(output directory)
+    over all the inputs, each into a fresh directory (complete outputs
+    would be skipped)."""
+    best = 0.0
+    for _ in range(REPEAT):
+        out = output_dir(root, "out")
+        start = time.perf_counter()
+        run(out)
+        best = max(best, len(workload.inputs) / (time.perf_counter() - start))
+    return best
+
+
 def time_dask(workload: Workload, client: distributed.Client, root: Path) -> float:
     """Items per second of one batch on the cluster, after a warm-up; the
     workers' counters start from zero after the warm-up."""
@@ -306,40 +319,26 @@ def time_dask(workload: Workload, client: distributed.Client, root: Path) -> flo
     if not warm.ok:
         raise RuntimeError(f"warm-up failed: {warm.failures}")
     pvd.reset_stats(client)
-    best = 0.0
-    for _ in range(REPEAT):
-        out = output_dir(root, "out")   # fresh: complete outputs would be skipped
-        start = time.perf_counter()
+
+    def batch(out: Optional[Path]) -> None:
         result = workload.run_dask(client, workload.inputs, out)
-        elapsed = time.perf_counter() - start
         if not result.ok:
             raise RuntimeError(f"batch failed: {result.failures[:3]}")
-        best = max(best, len(workload.inputs) / elapsed)
-    return best
+
+    return best_rate(workload, root, batch)
 
 
 def time_local(workload: Workload, ctx: parvis.Context, root: Path) -> float:
     """Items per second of the in-process loop, after a warm-up."""
     workload.run_local(ctx, workload.inputs[:2], output_dir(root, "warm"))
-    best = 0.0
-    for _ in range(REPEAT):
-        out = output_dir(root, "out")
-        start = time.perf_counter()
-        workload.run_local(ctx, workload.inputs, out)
-        best = max(best, len(workload.inputs) / (time.perf_counter() - start))
-    return best
+    return best_rate(workload, root, lambda out: workload.run_local(ctx, workload.inputs, out))
 
 
 def time_group(workload: Workload, group: InProcessGroup, root: Path) -> float:
     """Items per second of the in-process group path, after a warm-up."""
     workload.run_group(group, workload.inputs[:2 * group.size], output_dir(root, "warm"))
-    best = 0.0
-    for _ in range(REPEAT):
-        out = output_dir(root, "out")
-        start = time.perf_counter()
-        workload.run_group(group, workload.inputs, out)
-        best = max(best, len(workload.inputs) / (time.perf_counter() - start))
-    return best
+    return best_rate(workload, root,
+                     lambda out: workload.run_group(group, workload.inputs, out))
 
 
 def worker_environment(threads: int) -> Dict[str, str]:

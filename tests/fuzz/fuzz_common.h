@@ -96,4 +96,18 @@ static int fuzz_starts_with(const uint8_t *data, size_t size, const char *magic,
     return size >= length && memcmp(data, magic, length) == 0;
 }
 
+/* The whole of an image format's target: an input that starts with none
+ * of the format's magic strings (a NULL-ended list) is refused, so that it
+ * stays out of the corpus; any other is read back as the file `name`. */
+static int fuzz_image_target(const uint8_t *data, size_t size, const char *name,
+                             const char *const *magics)
+{
+    for (int i = 0; magics[i]; i++)
+        if (fuzz_starts_with(data, size, magics[i], strlen(magics[i]))) {
+            fuzz_read_image(fuzz_file(name, data, size));
+            return 0;
+        }
+    return -1;
+}
+
 #endif

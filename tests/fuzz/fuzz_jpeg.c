@@ -5,8 +5,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    if (!fuzz_starts_with(data, size, "\xff\xd8\xff", 3))
-        return -1;
-    fuzz_read_image(fuzz_file("input.jpg", data, size));
-    return 0;
+    static const char *const magics[] = {"\xff\xd8\xff", NULL};
+    return fuzz_image_target(data, size, "input.jpg", magics);
 }

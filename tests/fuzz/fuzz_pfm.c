@@ -5,8 +5,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    if (!(fuzz_starts_with(data, size, "Pf", 2) || fuzz_starts_with(data, size, "PF", 2)))
-        return -1;
-    fuzz_read_image(fuzz_file("input.pfm", data, size));
-    return 0;
+    static const char *const magics[] = {"Pf", "PF", NULL};
+    return fuzz_image_target(data, size, "input.pfm", magics);
 }

@@ -5,9 +5,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    if (!(fuzz_starts_with(data, size, "P2", 2) || fuzz_starts_with(data, size, "P3", 2) ||
-          fuzz_starts_with(data, size, "P5", 2) || fuzz_starts_with(data, size, "P6", 2)))
-        return -1;
-    fuzz_read_image(fuzz_file("input.pnm", data, size));
-    return 0;
+    static const char *const magics[] = {"P2", "P3", "P5", "P6", NULL};
+    return fuzz_image_target(data, size, "input.pnm", magics);
 }

@@ -11,38 +11,17 @@
 
 #include "tune_internal.h"
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+#include "fuzz_tune_text.h"
 
 static const pv_tune_identity identity = {"fuzz device", "fuzz driver 1.0"};
-
-/* The two families the tuner has; any parameter name within them. */
-static int known(void *user, const char *family, const char *name)
-{
-    (void)user;
-    return (strcmp(family, "bp") == 0 || strcmp(family, "sad") == 0) && name[0] != '\0';
-}
-
-static void check(const pv_tune_file *file)
-{
-    if (file->count < 0 || file->count > PV_TUNE_MAX_ENTRIES)
-        __builtin_trap();
-    for (int i = 0; i < file->count; i++) {
-        const pv_tune_entry *e = &file->entries[i];
-        if (e->value < 0 || e->value > PV_TUNE_MAX_VALUE ||
-            memchr(e->family, '\0', sizeof e->family) == NULL ||
-            memchr(e->name, '\0', sizeof e->name) == NULL || !known(NULL, e->family, e->name))
-            __builtin_trap();
-    }
-}
 
 static void parse(const char *text, size_t size)
 {
     pv_tune_file file;
     const char *why = NULL;
     if (pv_tune_parse_file(text, size, &identity, known, NULL, &file, &why))
-        check(&file);
+        check_entries(&file);
     else if (!why || !*why)
         __builtin_trap();
 }
 
-#include "fuzz_tune_text.h"

@@ -1,9 +1,10 @@
-/* The entry point both tuning-text targets share (fuzz_tune_cache.c,
- * fuzz_tune_db.c): each input is parsed as it is, and again with the
- * right checksum put in its last line, so that the fuzzer reaches past the
- * checksum test.  The including file defines
+/* What both tuning-text targets share (fuzz_tune_cache.c,
+ * fuzz_tune_db.c): the known-name callback, the checks of the parameter
+ * entries a parser accepted, and the entry point: each input is parsed as
+ * it is, and again with the right checksum put in its last line, so that
+ * the fuzzer reaches past the checksum test.  The including file defines
  *     static void parse(const char *text, size_t size);
- * before including this header. */
+ * (declared here) and includes tune_internal.h first. */
 #ifndef PV_FUZZ_TUNE_TEXT_H
 #define PV_FUZZ_TUNE_TEXT_H
 
@@ -11,6 +12,36 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+static void parse(const char *text, size_t size);
+
+/* The two families the tuner has; any parameter name within them. */
+static int known(void *user, const char *family, const char *name)
+{
+    (void)user;
+    return (strcmp(family, "bp") == 0 || strcmp(family, "sad") == 0) && name[0] != '\0';
+}
+
+static int terminated(const char *field, size_t size)
+{
+    return memchr(field, '\0', size) != NULL;
+}
+
+/* At most PV_TUNE_MAX_ENTRIES entries, values in range, terminated names
+ * of a known family. */
+static void check_entries(const pv_tune_file *file)
+{
+    if (file->count < 0 || file->count > PV_TUNE_MAX_ENTRIES)
+        __builtin_trap();
+    for (int i = 0; i < file->count; i++) {
+        const pv_tune_entry *e = &file->entries[i];
+        if (e->value < 0 || e->value > PV_TUNE_MAX_VALUE ||
+            !terminated(e->family, sizeof e->family) || !terminated(e->name, sizeof e->name) ||
+            !known(NULL, e->family, e->name))
+            __builtin_trap();
+    }
+}
 
 /* With "end " + 16 hex digits + "\n" at the very end, the same text with
  * the right checksum there. */

@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include <jpeglib.h>
+#include "../jpeg_encode.h"
 
 static int write_one(const char *dir, const char *name, int components, int progressive,
                      int subsample, int restart)
@@ -20,15 +20,7 @@ static int write_one(const char *dir, const char *name, int components, int prog
         return 1;
     struct jpeg_compress_struct c;
     struct jpeg_error_mgr err;
-    c.err = jpeg_std_error(&err);
-    jpeg_create_compress(&c);
-    jpeg_stdio_dest(&c, f);
-    c.image_width = W;
-    c.image_height = H;
-    c.input_components = components;
-    c.in_color_space = components == 3 ? JCS_RGB : JCS_GRAYSCALE;
-    jpeg_set_defaults(&c);
-    jpeg_set_quality(&c, 75, TRUE);
+    jpeg_encode_begin(&c, &err, f, W, H, components, 75);
     if (components == 3 && !subsample)
         c.comp_info[0].h_samp_factor = c.comp_info[0].v_samp_factor = 1;
     if (progressive)

@@ -155,14 +155,15 @@ def fnv1a(data: bytes) -> int:
     return value
 
 
+def with_end(body: bytes) -> bytes:
+    """body closed by the "end <checksum>" line the tuning parsers check."""
+    return body + b"end %016x\n" % fnv1a(body)
+
+
 def tune_seeds() -> Dict[str, bytes]:
     """Tuning cache files for fuzz_tune_cache's identity."""
     head = ("parvis-tune 1\ndevice fuzz device\ndriver fuzz driver 1.0\n"
             f"parvis {parvis_version()}\n").encode()
-
-    def with_end(body: bytes) -> bytes:
-        return body + b"end %016x\n" % fnv1a(body)
-
     params = b"param bp BP_WG_X 32\nparam bp BP_WG_Y 8\nparam sad SAD_WG_X 16\n"
     valid = with_end(head + params)
     return {
@@ -179,10 +180,6 @@ def tune_db_seeds() -> Dict[str, bytes]:
     head = ("parvis-tune-db 1\nvendor NVIDIA Corporation\ntype gpu\narch hopper\n"
             "device NVIDIA H100 80GB HBM3\ndriver 550.54.15\n"
             f"parvis {parvis_version()}\nlocal_memory 49152\nmax_work_group 1024\n").encode()
-
-    def with_end(body: bytes) -> bytes:
-        return body + b"end %016x\n" % fnv1a(body)
-
     params = b"param bp BP_WG_X 32\nparam bp BP_WG_Y 4\nparam sad SAD_WG_X 64\n"
     valid = with_end(head + params)
     return {

@@ -22,7 +22,7 @@ import os
 import sys
 import textwrap
 from contextlib import ExitStack
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Any, Dict, List, NamedTuple, Optional, Sequence
 
 import distributed
 
@@ -90,6 +90,95 @@ def _command(commands: Any, name: str, summary: str, inputs: str, outputs: str,
         epilog=f"example:\n  {example}")
 
 
+class _Setting(NamedTuple):
+    """One of a command's own options: its flag, its type (bool: a switch
+    that is off unless given), its default, its --help text and the values
+    it accepts (None: any of its type)."""
+    flag: str
+    kind: type
+    default: Any
+    help: str
+    choices: Optional[Sequence[Any]] = None
+
+
+#: Each command's own settings, in --help order.
+_SETTINGS: Dict[str, Sequence[_Setting]] = {
+    "octreg": (
+        _Setting("--stripes", int, 10, "coarse stripes sampled across the volume (default 10)"),
+        _Setting("--stripe-width", int, 3, "B-scans per coarse stripe (default 3)"),
+        _Setting("--subvolume-width", int, 32,
+                 "B-scans per fine sub-volume (factors 2, 3, 5, 7; default 32)"),
+        _Setting("--subvolume-step", int, 16, "B-scans between fine sub-volumes (default 16)"),
+        _Setting("--tolerance", float, 8.0,
+                 "largest distance in voxels between the positions of neighbouring B-scans "
+                 "before one is marked invalid (default 8)"),
+        _Setting("--pad", str, "fft",
+                 "zero padding of each B-scan in x and z: to a fast FFT size, to twice the size "
+                 "(no wrap-around) or none (sizes must then have factors 2, 3, 5, 7 only; "
+                 "default fft)", ("fft", "linear", "none")),
+        _Setting("--subpixel", bool, False, "refine each shift below one voxel"),
+    ),
+    "stereo": (
+        _Setting("--method", str, "sad",
+                 "SAD block matching or belief propagation (default sad)", ("sad", "bp")),
+        _Setting("--ndisp", int, 64, "disparities searched, from --min-disp up (default 64)"),
+        _Setting("--min-disp", int, 0, "smallest disparity searched (default 0)"),
+        _Setting("--window", int, 5, "SAD block size (odd; default 5)"),
+        _Setting("--subpixel", bool, False, "SAD: sub-pixel disparities"),
+        _Setting("--levels", int, 5, "BP pyramid levels (default 5)"),
+        _Setting("--iterations", int, 10, "BP message rounds per level (default 10)"),
+        _Setting("--sigma", float, 1.0, "BP Gaussian pre-smoothing (0: none; default 1)"),
+    ),
+    "flow3d": (
+        _Setting("--against", str, "previous",
+                 "flow of each volume from the previous one or from the first",
+                 ("previous", "first")),
+        _Setting("--alpha", float, 0.05,
+                 "smoothness weight, in squared intensity units (default 0.05)"),
+        _Setting("--beta", float, 0.0,
+                 "divergence (volume-preserving) weight, 0 .. 2 alpha (default 0)"),
+        _Setting("--rho", float, 2.0,
+                 "standard deviation of the structure tensor's Gaussian, voxels (default 2)"),
+        _Setting("--warps", int, 5, "re-samplings of the moving volume per level (default 5)"),
+        _Setting("--iterations", int, 50, "Jacobi iterations per warp (default 50)"),
+        _Setting("--levels", int, 1, "pyramid levels, factor 2 each (default 1)"),
+    ),
+    "sift": (
+        _Setting("--first-octave", int, 0,
+                 "-1: start from the image upsampled 2x (more, smaller keypoints); 0: from the "
+                 "image (default)", (-1, 0)),
+        _Setting("--peak-thresh", float, 0.01,
+                 "smallest |DoG| of a keypoint, intensities in [0, 1] (default 0.01)"),
+        _Setting("--edge-thresh", float, 10.0,
+                 "largest principal-curvature ratio kept (edge rejection; default 10)"),
+        _Setting("--max-keypoints", int, 0, "keep the strongest K keypoints (0: all)"),
+    ),
+    "phase": (
+        _Setting("--upsample", int, 1,
+                 "sub-pixel factor: the peak refined on a 1/N grid (1: integer)"),
+        _Setting("--pad", str, "none",
+                 "zero padding: none (circular correlation), to a fast FFT size, or to twice the "
+                 "size (default none)", ("none", "fft", "linear")),
+        _Setting("--window", str, "none",
+                 "window applied before the transform (default none)", ("none", "hann")),
+    ),
+}
+
+
+def _add_settings(parser: argparse.ArgumentParser, command: str) -> None:
+    """Add the command's own settings (_SETTINGS) to its parser."""
+    for setting in _SETTINGS[command]:
+        if setting.kind is bool:
+            parser.add_argument(setting.flag, action="store_true", help=setting.help)
+            continue
+        keywords: Dict[str, Any] = {"default": setting.default, "help": setting.help}
+        if setting.kind is not str:
+            keywords["type"] = setting.kind
+        if setting.choices is not None:
+            keywords["choices"] = setting.choices
+        parser.add_argument(setting.flag, **keywords)
+
+
 def _build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="parvis-dask", description="Run parvis over many files on a Dask cluster.  "
@@ -110,23 +199,7 @@ def _build_parser() -> argparse.ArgumentParser:
     octreg.add_argument("reference", help="reference volume (read once, sent to every worker)")
     octreg.add_argument("inputs", nargs="*", metavar="TARGET", help="target volumes")
     _volume_size(octreg)
-    octreg.add_argument("--stripes", type=int, default=10,
-                        help="coarse stripes sampled across the volume (default 10)")
-    octreg.add_argument("--stripe-width", type=int, default=3,
-                        help="B-scans per coarse stripe (default 3)")
-    octreg.add_argument("--subvolume-width", type=int, default=32,
-                        help="B-scans per fine sub-volume (factors 2, 3, 5, 7; default 32)")
-    octreg.add_argument("--subvolume-step", type=int, default=16,
-                        help="B-scans between fine sub-volumes (default 16)")
-    octreg.add_argument("--tolerance", type=float, default=8.0,
-                        help="largest distance in voxels between the positions of "
-                             "neighbouring B-scans before one is marked invalid (default 8)")
-    octreg.add_argument("--pad", choices=("fft", "linear", "none"), default="fft",
-                        help="zero padding of each B-scan in x and z: to a fast FFT size, "
-                             "to twice the size (no wrap-around) or none (sizes must then "
-                             "have factors 2, 3, 5, 7 only; default fft)")
-    octreg.add_argument("--subpixel", action="store_true",
-                        help="refine each shift below one voxel")
+    _add_settings(octreg, "octreg")
     _common(octreg)
 
     stereo = _command(
@@ -139,19 +212,7 @@ def _build_parser() -> argparse.ArgumentParser:
         "l2.png r2.png")
     stereo.add_argument("inputs", nargs="*", metavar="IMAGE",
                         help="LEFT RIGHT [LEFT RIGHT ...] images")
-    stereo.add_argument("--method", choices=("sad", "bp"), default="sad",
-                        help="SAD block matching or belief propagation (default sad)")
-    stereo.add_argument("--ndisp", type=int, default=64,
-                        help="disparities searched, from --min-disp up (default 64)")
-    stereo.add_argument("--min-disp", type=int, default=0,
-                        help="smallest disparity searched (default 0)")
-    stereo.add_argument("--window", type=int, default=5, help="SAD block size (odd; default 5)")
-    stereo.add_argument("--subpixel", action="store_true", help="SAD: sub-pixel disparities")
-    stereo.add_argument("--levels", type=int, default=5, help="BP pyramid levels (default 5)")
-    stereo.add_argument("--iterations", type=int, default=10,
-                        help="BP message rounds per level (default 10)")
-    stereo.add_argument("--sigma", type=float, default=1.0,
-                        help="BP Gaussian pre-smoothing (0: none; default 1)")
+    _add_settings(stereo, "stereo")
     _common(stereo)
 
     flow = _command(
@@ -164,21 +225,7 @@ def _build_parser() -> argparse.ArgumentParser:
         "parvis-dask flow3d --scheduler-file sched.json -o flow/ --against first frames/*.nii")
     flow.add_argument("inputs", nargs="*", metavar="VOLUME", help="volumes, in time order")
     _volume_size(flow)
-    flow.add_argument("--against", choices=("previous", "first"), default="previous",
-                      help="flow of each volume from the previous one or from the first")
-    flow.add_argument("--alpha", type=float, default=0.05,
-                      help="smoothness weight, in squared intensity units (default 0.05)")
-    flow.add_argument("--beta", type=float, default=0.0,
-                      help="divergence (volume-preserving) weight, 0 .. 2 alpha (default 0)")
-    flow.add_argument("--rho", type=float, default=2.0,
-                      help="standard deviation of the structure tensor's Gaussian, voxels "
-                           "(default 2)")
-    flow.add_argument("--warps", type=int, default=5,
-                      help="re-samplings of the moving volume per level (default 5)")
-    flow.add_argument("--iterations", type=int, default=50,
-                      help="Jacobi iterations per warp (default 50)")
-    flow.add_argument("--levels", type=int, default=1,
-                      help="pyramid levels, factor 2 each (default 1)")
+    _add_settings(flow, "flow3d")
     _common(flow)
 
     sift = _command(
@@ -188,17 +235,7 @@ def _build_parser() -> argparse.ArgumentParser:
         "descriptors (N x 128 uint8).",
         "parvis-dask sift --local 2 -o features/ --list images.txt")
     sift.add_argument("inputs", nargs="*", metavar="IMAGE", help="images")
-    sift.add_argument("--first-octave", type=int, choices=(-1, 0), default=0,
-                      help="-1: start from the image upsampled 2x (more, smaller keypoints); "
-                           "0: from the image (default)")
-    sift.add_argument("--peak-thresh", type=float, default=0.01,
-                      help="smallest |DoG| of a keypoint, intensities in [0, 1] "
-                           "(default 0.01)")
-    sift.add_argument("--edge-thresh", type=float, default=10.0,
-                      help="largest principal-curvature ratio kept (edge rejection; "
-                           "default 10)")
-    sift.add_argument("--max-keypoints", type=int, default=0,
-                      help="keep the strongest K keypoints (0: all)")
+    _add_settings(sift, "sift")
     _common(sift)
 
     phase = _command(
@@ -213,13 +250,7 @@ def _build_parser() -> argparse.ArgumentParser:
     phase.add_argument("inputs", nargs="*", metavar="MOVING",
                        help="images or volumes of the reference's shape")
     _volume_size(phase)
-    phase.add_argument("--upsample", type=int, default=1,
-                       help="sub-pixel factor: the peak refined on a 1/N grid (1: integer)")
-    phase.add_argument("--pad", choices=("none", "fft", "linear"), default="none",
-                       help="zero padding: none (circular correlation), to a fast FFT size, "
-                            "or to twice the size (default none)")
-    phase.add_argument("--window", choices=("none", "hann"), default="none",
-                       help="window applied before the transform (default none)")
+    _add_settings(phase, "phase")
     _common(phase)
     return parser
 

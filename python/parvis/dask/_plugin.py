@@ -93,7 +93,24 @@ class ContextLost(RuntimeError):
     worker's device.  Either way the item is not at fault."""
 
 
-class WorkerState:
+class _ContextSettings:
+    """What a worker's context is opened with: backend, device, crosscheck
+    and the number of plans kept; checked once, here, for both the plugin
+    and the worker state it makes."""
+
+    def _keep_settings(self, backend: str, device: Device, crosscheck: bool,
+                       max_plans: int) -> None:
+        if backend not in ("auto", "cpu", "opencl"):
+            raise ValueError(f"backend must be 'auto', 'cpu' or 'opencl', not {backend!r}")
+        if max_plans < 1:
+            raise ValueError("max_plans must be at least 1")
+        self.backend = backend
+        self.device = device
+        self.crosscheck = crosscheck
+        self.max_plans = max_plans
+
+
+class WorkerState(_ContextSettings):
     """One worker's parvis context, plan cache and counters.
 
     Counters (:meth:`stats`): ``context_builds`` (contexts opened, 1 unless
@@ -105,12 +122,7 @@ class WorkerState:
 
     def __init__(self, backend: str = "auto", device: Device = None, crosscheck: bool = False,
                  max_plans: int = 4) -> None:
-        if max_plans < 1:
-            raise ValueError("max_plans must be at least 1")
-        self.backend = backend
-        self.device = device
-        self.crosscheck = crosscheck
-        self.max_plans = max_plans
+        self._keep_settings(backend, device, crosscheck, max_plans)
         self._lock = threading.RLock()
         self._context: Optional[parvis.Context] = None
         self._plans: "OrderedDict[str, Any]" = OrderedDict()
@@ -239,7 +251,7 @@ def _close_quietly(thing: Any) -> None:
             pass
 
 
-class ParvisWorkerPlugin(distributed.WorkerPlugin):
+class ParvisWorkerPlugin(_ContextSettings, distributed.WorkerPlugin):
     """Gives each Dask worker one parvis context and a plan cache.
 
     Parameters
@@ -260,14 +272,7 @@ class ParvisWorkerPlugin(distributed.WorkerPlugin):
 
     def __init__(self, backend: str = "auto", device: Device = None, crosscheck: bool = False,
                  max_plans: int = 4) -> None:
-        if backend not in ("auto", "cpu", "opencl"):
-            raise ValueError(f"backend must be 'auto', 'cpu' or 'opencl', not {backend!r}")
-        if max_plans < 1:
-            raise ValueError("max_plans must be at least 1")
-        self.backend = backend
-        self.device = device
-        self.crosscheck = crosscheck
-        self.max_plans = max_plans
+        self._keep_settings(backend, device, crosscheck, max_plans)
         self.state: Optional[WorkerState] = None
 
     def settings(self) -> Dict[str, Any]:

@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include <jpeglib.h>
+#include "../../jpeg_encode.h"
 
 /* The next header number, skipping white space and '#' comment lines. */
 static int header_number(FILE *f, int *value)
@@ -56,15 +56,7 @@ int main(int argc, char **argv)
     }
     struct jpeg_compress_struct c;
     struct jpeg_error_mgr err;
-    c.err = jpeg_std_error(&err);
-    jpeg_create_compress(&c);
-    jpeg_stdio_dest(&c, out);
-    c.image_width = (JDIMENSION)width;
-    c.image_height = (JDIMENSION)height;
-    c.input_components = 3;
-    c.in_color_space = JCS_RGB;
-    jpeg_set_defaults(&c);
-    jpeg_set_quality(&c, 95, TRUE);
+    jpeg_encode_begin(&c, &err, out, width, height, 3, 95);
     jpeg_start_compress(&c, TRUE);
     for (int y = 0; y < height; y++) {
         for (int x = 0; x < width; x++) {
