@@ -203,6 +203,8 @@ if ./parvis version | grep -q "JPEG"; then
     jpeg_ok stereo "$J1" "$J2" --ndisp 16 --window 7 --backend cpu --gt "$G" --gt-scale 16 \
         --gt-border 18
     # B = g / 2 and JPEG's loss change the grey values a little; SAD still finds the scene
+    grep -qF "converted to grey (0.299 R + 0.587 G + 0.114 B) on reading" "$out/stderr" ||
+        fail "parvis stereo --verbose does not say the colour was folded on reading"
     jbad=$(sed -n 's/^bad > 1 px: \([0-9.]*\)%.*/\1/p' "$out/stdout")
     awk -v b="$jbad" 'BEGIN { exit !(b != "" && b < 20) }' || fail "stereo on JPEG: bad $jbad%"
     jpeg_ok phasecorr "$J1" "$J1" --backend cpu
@@ -210,6 +212,9 @@ if ./parvis version | grep -q "JPEG"; then
     jpeg_ok ncc "$J1" "$J1" --backend cpu
     [ "$(cut -d' ' -f1-2 "$out/stdout")" = "0 0" ] || fail "ncc JPEG: $(cat "$out/stdout")"
     jpeg_ok sift "$J1" --json --backend cpu
+    # sift reads colour as RGB and leaves the conversion to the backend
+    grep -qF "converted to grey (0.299 R + 0.587 G + 0.114 B) by the backend" "$out/stderr" ||
+        fail "parvis sift --verbose does not say the backend converts the colour"
     grep -q '"keypoints": [1-9]' "$out/stdout" || fail "sift JPEG found no keypoints"
     jpeg_ok match "$J1" "$J2" --json --backend cpu
     grep -q '"matches": [1-9]' "$out/stdout" || fail "match JPEG found no matches"

@@ -79,10 +79,14 @@ static const char *format_name(pv_image_format format)
     return "unknown format";
 }
 
-/* --verbose: what the file holds and what reading it as grey did. */
-static void describe_image(const char *path, const pv_image_info *info)
+/* --verbose: what the file holds and where its colour becomes grey: on
+ * reading, or (read as RGB, as sift and match do) by the backend. */
+static void describe_image(const char *path, const pv_image_info *info, pv_pixel_type type)
 {
-    const char *what = info->channels >= 3   ? "colour, converted to grey (0.299 R + 0.587 G + 0.114 B)"
+    const int kept_rgb = type == PV_PIXEL_RGB8 || type == PV_PIXEL_RGB16;
+    const char *what = info->channels >= 3
+                           ? (kept_rgb ? "colour, converted to grey (0.299 R + 0.587 G + 0.114 B) by the backend"
+                                       : "colour, converted to grey (0.299 R + 0.587 G + 0.114 B) on reading")
                        : info->channels == 2 ? "grey with alpha, alpha dropped"
                                              : "grey";
     fprintf(stderr, "parvis: %s: %s, %dx%d, %d bit%s a sample, %s%s\n", path,
@@ -100,7 +104,7 @@ int cli_read_image(const char *path, pv_pixel_type type, int verbose, pv_image *
     if (status != PV_OK)
         return cli_fail_status(status, path);
     if (verbose)
-        describe_image(path, &info);
+        describe_image(path, &info, type);
     return 0;
 }
 
