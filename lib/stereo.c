@@ -127,9 +127,8 @@ static double share_of_differing_disparities(const pv_image *a, const pv_image *
     return (double)differing / ((double)a->width * (double)a->height);
 }
 
-/* PV_OK when at most max_share of the pixels of device and cpu differ. */
-static pv_status compare_disparities(pv_context *ctx, const char *op, const pv_image *device,
-                                     const pv_image *cpu, double max_share)
+pv_status pv_compare_disparities(pv_context *ctx, const char *op, const pv_image *device,
+                                 const pv_image *cpu, double max_share)
 {
     double share = share_of_differing_disparities(device, cpu);
     if (share <= max_share)
@@ -149,7 +148,7 @@ pv_status pv_disparity_crosscheck(pv_context *ctx, const char *op, const pv_imag
     if (status == PV_OK)
         status = reference(ctx, left, right, settings, ref);
     if (status == PV_OK)
-        status = compare_disparities(ctx, op, device, ref, max_share);
+        status = pv_compare_disparities(ctx, op, device, ref, max_share);
     return pv_oracle_end(ctx, &oracle, status, PV_ORACLE_COMPARED_BY_CALLER);
 }
 

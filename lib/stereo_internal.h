@@ -18,6 +18,13 @@ typedef pv_status (*pv_disparity_reference)(pv_context *ctx, const pv_image *lef
                                             const pv_image *right, const void *settings,
                                             pv_image *ref);
 
+/* PV_OK when at most max_share (0..1) of the pixels of two disparity maps
+ * of one size differ (both INFINITY, or within PV_TOL_SAD_SUBPIXEL, counts
+ * as the same), else PV_ERR_MISMATCH naming op.  The cross-checks below
+ * and the tuner's oracle check use it. */
+pv_status pv_compare_disparities(pv_context *ctx, const char *op, const pv_image *device,
+                                 const pv_image *cpu, double max_share);
+
 /* Cross-check of a device disparity map against the CPU's, made by
  * reference under the oracle: PV_OK when at most max_share (0..1) of the
  * pixels differ (both INFINITY, or within 1e-3, counts as the same), else

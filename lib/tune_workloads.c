@@ -17,6 +17,7 @@
  * default, sized to keep a big GPU busy for about a millisecond. */
 #include "core/internal.h"
 #include "core/tolerance.h"
+#include "stereo_internal.h"
 #include "tune_internal.h"
 
 #include <math.h>
@@ -478,15 +479,6 @@ int pv_tune_workload_ndisp(const pv_tune_workload *w)
     return w->bp.ndisp;
 }
 
-static double differing_share(const pv_image *a, const pv_image *b)
-{
-    size_t differing = 0, total = (size_t)a->width * (size_t)a->height;
-    const float *pa = a->data, *pb = b->data;
-    for (size_t i = 0; i < total; i++)
-        differing += !(pa[i] == pb[i]);
-    return (double)differing / (double)total;
-}
-
 /* One run checked against the CPU: the stored oracle, or the library's
  * cross-check (PV_ERR_MISMATCH beyond the operation's tolerance). */
 pv_status pv_tune_workload_check(pv_context *ctx, pv_tune_workload *w)
@@ -497,11 +489,7 @@ pv_status pv_tune_workload_check(pv_context *ctx, pv_tune_workload *w)
     ctx->crosscheck = crosscheck;
     if (status != PV_OK || !w->kind->has_oracle)
         return status;
-    double share = differing_share(&w->image[3], &w->image[2]);
-    if (share > w->differing_share)
-        return pv_fail(ctx, PV_ERR_MISMATCH, "tune: %.3f%% of pixels differ from the CPU",
-                       100.0 * share);
-    return PV_OK;
+    return pv_compare_disparities(ctx, "tune", &w->image[3], &w->image[2], w->differing_share);
 }
 
 /* End-to-end milliseconds of one unchecked run, or a negative value. */
