@@ -129,6 +129,13 @@ typedef struct bench_contexts {
 } bench_contexts;
 
 int bench_open_contexts(const bench_config *config, bench_contexts *contexts);
+
+/* One operation timed on the CPU, then on OpenCL when there is a device,
+ * through bench_time_or_fail (naming "WHAT (cpu)" / "WHAT (opencl)"), the
+ * samples into r's series: 0 or 1. */
+int bench_time_both(const bench_config *config, const bench_contexts *contexts, bench_run_fn run,
+                    void *cpu_user, void *cl_user, pv_timing *cpu_t, pv_timing *cl_t,
+                    bench_result *r, const char *what);
 void bench_close_contexts(bench_contexts *contexts);
 
 /* Whether the selection runs a case (--quick/--full/--case/--paper):

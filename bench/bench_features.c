@@ -611,11 +611,7 @@ static int bench_match(const bench_config *config, const bench_contexts *context
     match_job cpu = {&query, &train, {0, NULL}, 0}, cl = {&query, &train, {0, NULL}, 0};
     pv_timing cpu_t, cl_t;
     if (rc == 0)
-        rc = bench_time_or_fail(config, contexts->cpu, run_match, &cpu, &cpu_t, &r->cpu_samples,
-                                "sift match (cpu)");
-    if (rc == 0 && contexts->opencl)
-        rc = bench_time_or_fail(config, contexts->opencl, run_match, &cl, &cl_t, &r->cl_samples,
-                                "sift match (opencl)");
+        rc = bench_time_both(config, contexts, run_match, &cpu, &cl, &cpu_t, &cl_t, r, "sift match");
     if (rc == 0) {
         snprintf(r->params, sizeof r->params, "%dx%d ratio 0.8, %d matches", c->count, c->count,
                  cpu.result.count);

@@ -146,11 +146,7 @@ static int bench_ransac(const bench_config *config, const bench_contexts *contex
     ransac_job cpu = {c, &data, {{0}, 0, 0, 0, 0}}, cl = cpu;
     pv_timing cpu_t, cl_t;
     if (rc == 0)
-        rc = bench_time_or_fail(config, contexts->cpu, run_ransac, &cpu, &cpu_t, &r->cpu_samples,
-                                "ransac (cpu)");
-    if (rc == 0 && contexts->opencl)
-        rc = bench_time_or_fail(config, contexts->opencl, run_ransac, &cl, &cl_t, &r->cl_samples,
-                                "ransac (opencl)");
+        rc = bench_time_both(config, contexts, run_ransac, &cpu, &cl, &cpu_t, &cl_t, r, "ransac");
     if (rc == 0) {
         snprintf(r->params, sizeof r->params, "%d matches, %.0f%% outliers, %d hypotheses",
                  c->count, 100.0 * c->outliers, cpu.result.hypotheses);

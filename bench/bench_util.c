@@ -186,6 +186,20 @@ int bench_time_or_fail(const bench_config *config, pv_context *ctx, bench_run_fn
     return status == PV_OK ? 0 : cli_fail_status(status, what);
 }
 
+int bench_time_both(const bench_config *config, const bench_contexts *contexts, bench_run_fn run,
+                    void *cpu_user, void *cl_user, pv_timing *cpu_t, pv_timing *cl_t,
+                    bench_result *r, const char *what)
+{
+    char label[128];
+    snprintf(label, sizeof label, "%s (cpu)", what);
+    if (bench_time_or_fail(config, contexts->cpu, run, cpu_user, cpu_t, &r->cpu_samples, label))
+        return 1;
+    if (!contexts->opencl)
+        return 0;
+    snprintf(label, sizeof label, "%s (opencl)", what);
+    return bench_time_or_fail(config, contexts->opencl, run, cl_user, cl_t, &r->cl_samples, label);
+}
+
 int bench_first_gpu(void)
 {
     pv_device_info devices[64];
