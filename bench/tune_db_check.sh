@@ -3,44 +3,47 @@
 #   bench/tune_db_check.sh PREFIX OUTDIR
 # PREFIX is an installed parvis (PREFIX/bin/parvis and parvis-bench, e.g.
 # /tmp/pvprefix); OUTDIR receives everything.  Steps:
-#   1. the bench with an empty tuning cache: every row runs with the tuning
-#      database's entry for the device (or the defaults) -> OUTDIR/db.json
-#   2. a full `parvis tune` (every family) into a fresh cache, timed
+#   1. a full `parvis tune` (every family) into a fresh cache, timed
 #      -> OUTDIR/tune.log (the per-family times and the total)
-#   3. the bench again with that cache -> OUTDIR/tuned.json
-#   4. per row: OpenCL end-to-end ms with the database and after the local
-#      tune, their ratio, and whether it is within 5% -> OUTDIR/ratios.txt
-#   5. the local tune as a database entry -> OUTDIR/<vendor>-<device>.txt,
+#   2. ROUNDS rounds (default 3) of two benches: one with an empty tuning
+#      cache, so every row runs with the tuning database's entry for the
+#      device (or the defaults) -> OUTDIR/db<round>.json, and one with the
+#      local tune's cache -> OUTDIR/tuned<round>.json.  The order alternates
+#      from round to round (database first, then tuned first), because on a
+#      GPU later runs of one sequence tend to come out faster, which a fixed
+#      order would charge to one side.
+#   3. per row: the median over the rounds of the OpenCL end-to-end ms (and
+#      of the kernel ms) with the database and after the local tune, their
+#      ratio, and whether it is within 5% -> OUTDIR/ratios.txt
+#   4. the local tune as a database entry -> OUTDIR/<vendor>-<device>.txt,
 #      to be committed as lib/tune_db/<that name> (docs/tuning.md)
 # BENCH_ARGS (default: --full --runs 5 --warmup 2) selects the bench rows,
 # TUNE_ARGS (default: none) adds options to `parvis tune` (its default
 # --budget of 120 s is the target; TUNE_ARGS="--budget 0" searches every
-# candidate, for an entry measured without a clock), PYTHON (default
-# python3, standard library only) reads the JSON.  Exits 1 when a step
-# fails, 0 otherwise (the ratios are a report, not a verdict).
+# candidate, for an entry measured without a clock), ROUNDS the number of
+# rounds, PYTHON (default python3, standard library only) reads the JSON.
+# Exits 1 when a step fails, 0 otherwise (the ratios are a report, not a
+# verdict).
 set -uo pipefail
 prefix=${1:?usage: bench/tune_db_check.sh PREFIX OUTDIR}
 out=${2:?usage: bench/tune_db_check.sh PREFIX OUTDIR}
 parvis="$prefix/bin/parvis"
 bench="$prefix/bin/parvis-bench"
 python=${PYTHON:-python3}
+rounds=${ROUNDS:-3}
 read -r -a bench_args <<< "${BENCH_ARGS:---full --runs 5 --warmup 2}"
 read -r -a tune_args <<< "${TUNE_ARGS:-}"
 for tool in "$parvis" "$bench"; do
     [ -x "$tool" ] || { echo "tune_db_check: $tool is missing (is $prefix an installed parvis?)" >&2; exit 1; }
 done
+case "$rounds" in ''|*[!0-9]*|0) echo "tune_db_check: ROUNDS must be a positive integer" >&2; exit 1 ;; esac
 mkdir -p "$out"
 empty_cache="$out/cache-empty"
 tuned_cache="$out/cache-tuned"
 rm -rf "$empty_cache" "$tuned_cache"
 mkdir -p "$empty_cache" "$tuned_cache"
 
-echo "1/5 bench with the tuning database only (empty cache)"
-PARVIS_TUNE_DIR="$empty_cache" "$bench" "${bench_args[@]}" --json "$out/db.json" \
-    > "$out/db.log" 2>&1 || echo "  (some rows failed their cross-check: see $out/db.log)"
-[ -s "$out/db.json" ] || { echo "tune_db_check: the first bench wrote no JSON ($out/db.log)" >&2; exit 1; }
-
-echo "2/5 full parvis tune, timed"
+echo "1/4 full parvis tune, timed"
 start=$(date +%s.%N)
 if ! PARVIS_TUNE_DIR="$tuned_cache" "$parvis" tune "${tune_args[@]}" > "$out/tune.log" 2>&1; then
     echo "tune_db_check: parvis tune failed ($out/tune.log)" >&2
@@ -51,47 +54,85 @@ elapsed=$(awk -v a="$start" -v b="$end" 'BEGIN { printf "%.1f", b - a }')
 echo "parvis tune wall time: $elapsed s" | tee -a "$out/tune.log"
 grep -E '^[a-z]+: [0-9]+ candidates' "$out/tune.log" | sed 's/^/  /'
 
-echo "3/5 bench with the local tuning cache"
-PARVIS_TUNE_DIR="$tuned_cache" "$bench" "${bench_args[@]}" --json "$out/tuned.json" \
-    > "$out/tuned.log" 2>&1 || echo "  (some rows failed their cross-check: see $out/tuned.log)"
-[ -s "$out/tuned.json" ] || { echo "tune_db_check: the second bench wrote no JSON ($out/tuned.log)" >&2; exit 1; }
+# One bench: $1 = db or tuned, $2 = the round.
+run_bench() {
+    local cache="$empty_cache"
+    [ "$1" = tuned ] && cache="$tuned_cache"
+    PARVIS_TUNE_DIR="$cache" "$bench" "${bench_args[@]}" --json "$out/$1$2.json" \
+        > "$out/$1$2.log" 2>&1 || echo "  (some rows failed their cross-check: see $out/$1$2.log)"
+    [ -s "$out/$1$2.json" ] || { echo "tune_db_check: bench $1 $2 wrote no JSON ($out/$1$2.log)" >&2; return 1; }
+}
 
-echo "4/5 database against local tune, per row"
-"$python" - "$out/db.json" "$out/tuned.json" > "$out/ratios.txt" <<'EOF'
-"""Per bench row: OpenCL end-to-end ms with the database and with the
-local tune, and their ratio (database over tuned; > 1.05 misses the 5%
-target)."""
+echo "2/4 $rounds rounds of benches, database and local tune in alternating order"
+for ((round = 1; round <= rounds; round++)); do
+    if ((round % 2)); then order="db tuned"; else order="tuned db"; fi
+    for side in $order; do
+        run_bench "$side" "$round" || exit 1
+    done
+    echo "  round $round ($order) done"
+done
+
+echo "3/4 database against local tune, per row"
+db_files="" tuned_files=""
+for ((round = 1; round <= rounds; round++)); do
+    db_files+="${db_files:+,}$out/db$round.json"
+    tuned_files+="${tuned_files:+,}$out/tuned$round.json"
+done
+"$python" - "$db_files" "$tuned_files" > "$out/ratios.txt" <<'EOF'
+"""Per bench row: the medians over the rounds of the OpenCL end-to-end ms
+with the database and with the local tune, and their ratio (database over
+tuned; > 1.05 misses the 5% target); the same ratio of the kernel ms."""
 import json
+import statistics
 import sys
-from typing import Dict, Tuple
+from typing import Dict, List, Tuple
 
 TARGET = 1.05
 
 
-def rows(path: str) -> Dict[str, Tuple[float, str]]:
-    """Case name -> (OpenCL end-to-end ms, launch-parameter source)."""
+def rows(path: str) -> Dict[str, Tuple[float, float, str]]:
+    """Case name -> (OpenCL end-to-end ms, kernel ms, launch-parameter source)."""
     with open(path, encoding="utf-8") as handle:
         document = json.load(handle)
     found = {}
     for row in document.get("results", []):
         ms = row.get("opencl_total_ms")
+        kernel = row.get("opencl_kernel_ms")
         if isinstance(ms, (int, float)) and ms > 0:
-            found[row["case"]] = (float(ms), str(row.get("launch_params", "?")))
+            kernel_ms = float(kernel) if isinstance(kernel, (int, float)) else float("nan")
+            found[row["case"]] = (float(ms), kernel_ms, str(row.get("launch_params", "?")))
     return found
 
 
+def medians(paths: List[str]) -> Dict[str, Tuple[float, float, str]]:
+    """Case name -> the medians over the files of its end-to-end and kernel
+    ms, for the cases that every file has."""
+    per_file = [rows(path) for path in paths]
+    common = set.intersection(*(set(found) for found in per_file))
+    return {case: (statistics.median(found[case][0] for found in per_file),
+                   statistics.median(found[case][1] for found in per_file),
+                   per_file[0][case][2])
+            for case in common}
+
+
 def main() -> int:
-    database, tuned = rows(sys.argv[1]), rows(sys.argv[2])
-    print(f"{'case':<34} {'db ms':>10} {'tuned ms':>10} {'db/tuned':>8}  {'within 5%':<9} sources")
+    db_paths, tuned_paths = sys.argv[1].split(","), sys.argv[2].split(",")
+    database, tuned = medians(db_paths), medians(tuned_paths)
+    cases = sorted(set(database) & set(tuned))
+    print(f"{'case':<34} {'db ms':>10} {'tuned ms':>10} {'db/tuned':>8}  {'within 5%':<9} "
+          f"{'kernels db/tuned':>16}  sources")
     missed = 0
-    for case in sorted(set(database) & set(tuned)):
-        (db_ms, db_source), (tuned_ms, tuned_source) = database[case], tuned[case]
+    for case in cases:
+        db_ms, db_kernel, db_source = database[case]
+        tuned_ms, tuned_kernel, tuned_source = tuned[case]
         ratio = db_ms / tuned_ms
+        kernel_ratio = db_kernel / tuned_kernel if tuned_kernel > 0 else float("nan")
         within = ratio <= TARGET
         missed += not within
         print(f"{case:<34} {db_ms:10.3f} {tuned_ms:10.3f} {ratio:8.3f}  {'yes' if within else 'NO':<9} "
-              f"{db_source} / {tuned_source}")
-    print(f"{missed} of {len(set(database) & set(tuned))} rows more than 5% slower with the database")
+              f"{kernel_ratio:16.3f}  {db_source} / {tuned_source}")
+    print(f"{missed} of {len(cases)} rows more than 5% slower end to end with the database "
+          f"(medians of {len(db_paths)} rounds)")
     return 0
 
 
@@ -99,7 +140,7 @@ sys.exit(main())
 EOF
 cat "$out/ratios.txt"
 
-echo "5/5 the local tune as a database entry"
+echo "4/4 the local tune as a database entry"
 entry="$out/entry.txt"
 if ! PARVIS_TUNE_DIR="$tuned_cache" "$parvis" tune --show --export > "$entry" 2> "$out/export.log"; then
     echo "tune_db_check: export failed ($out/export.log)" >&2

@@ -41,6 +41,24 @@ typedef int (*pv_tune_param_known)(void *user, const char *family, const char *n
 
 uint64_t pv_tune_fnv1a(uint64_t hash, const char *bytes, size_t size);
 
+/* A candidate replaces the best configuration so far only when its median
+ * is faster by more than this share.  Repeated medians of one
+ * configuration spread by a few per cent on a GPU, so a smaller "gain" is
+ * noise; taking it makes two tunes of one device land on different
+ * parameters for no speed, and a shipped database entry then disagrees
+ * with a local tune (docs/tuning.md). */
+#define PV_TUNE_MIN_GAIN 0.03
+
+/* 1 when a candidate timed at ms is clearly faster than best_ms (by more
+ * than PV_TUNE_MIN_GAIN); 0 otherwise, and for a rejected candidate
+ * (ms < 0).  A best_ms <= 0 (nothing timed yet) takes any timed candidate. */
+static inline int pv_tune_clearly_faster(double ms, double best_ms)
+{
+    if (ms < 0)
+        return 0;
+    return best_ms <= 0 || ms < best_ms * (1.0 - PV_TUNE_MIN_GAIN);
+}
+
 /* 1 and the entries when all `size` bytes of text (no terminator needed)
  * are a valid file for id whose every parameter `known` accepts;
  * otherwise 0 with *why saying what is wrong (file->count is then

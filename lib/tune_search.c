@@ -8,7 +8,10 @@
  * disagreements beyond the op's documented tolerance, reject it), timed
  * once, and only when that run is within 1.5x of the best so far timed
  * again up to `runs` end-to-end runs (median, the first run counted).  No
- * configuration is measured twice in a search.
+ * configuration is measured twice in a search, and a candidate becomes the
+ * best only when it beats the best so far by more than PV_TUNE_MIN_GAIN
+ * (tune_internal.h): within that margin the earlier one (first of all the
+ * defaults) is kept, so that repeated tunes agree.
  *
  * The candidates are few.  BP follows its paper's section 6.1: at each
  * occupancy level one well-formed configuration suffices, the one that
@@ -238,7 +241,7 @@ static void try_configs(pv_context *ctx, search_state *s, const config_list *lis
         log_config(ctx, s, &list->item[i], ms);
         if (ms < 0)
             s->result->rejected++;
-        else if (ms < s->best_ms) {
+        else if (pv_tune_clearly_faster(ms, s->best_ms)) {
             s->best = list->item[i];
             s->best_ms = ms;
         }

@@ -292,6 +292,9 @@ static void check_search(const char *op, int candidates)
     assert_true(r->tried >= 1 && r->tried <= candidates);
     assert_true(r->pruned <= r->tried);
     assert_true(r->default_ms > 0.0 && r->best_ms > 0.0 && r->best_ms <= r->default_ms);
+    /* the defaults are kept unless something beat them clearly */
+    assert_true(r->best_ms == r->default_ms ||
+                r->best_ms < r->default_ms * (1.0 - PV_TUNE_MIN_GAIN));
     assert_true(r->search_ms > 0.0);
     pv_tune_param listed[PV_TUNE_MAX_PARAMS];
     int listed_count = 0;
@@ -599,6 +602,22 @@ static void test_device_description(void **state)
     assert_string_equal(device->name, pv_context_device_name(ctx));
 }
 
+/* The significance margin of the search, on known values: 3 % faster
+ * replaces the best, 3 % or less does not, a rejected candidate (< 0)
+ * never does, and the first timed configuration always does. */
+static void test_gain_margin(void **state)
+{
+    (void)state;
+    assert_true(pv_tune_clearly_faster(96.9, 100.0));
+    assert_false(pv_tune_clearly_faster(97.0, 100.0));
+    assert_false(pv_tune_clearly_faster(98.5, 100.0));
+    assert_false(pv_tune_clearly_faster(100.0, 100.0));
+    assert_false(pv_tune_clearly_faster(120.0, 100.0));
+    assert_false(pv_tune_clearly_faster(-1.0, 100.0));
+    assert_true(pv_tune_clearly_faster(5.0, -1.0));
+    assert_false(pv_tune_clearly_faster(-1.0, -1.0));
+}
+
 static void test_bad_options(void **state)
 {
     (void)state;
@@ -635,6 +654,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_bad_options),
+        cmocka_unit_test(test_gain_margin),
         cmocka_unit_test(test_api),
         cmocka_unit_test(test_parameter_slots),
 #ifdef PV_HAVE_OPENCL
