@@ -313,9 +313,13 @@ static void search_bp(pv_context *ctx, search_state *s)
     sweep(ctx, s, "BP_DIR_ITEMS", dir_items, 2);
     static const int registers[] = {0, 8, 16, 32, 64};
     sweep(ctx, s, "BP_REG_VALUES", registers, 5);
-    /* the kept values serve jobs of the workload's ndisp class */
-    set_value(s->family, &s->best, "BP_NDISP_CLASS",
-              pv_bp_ndisp_class(pv_tune_workload_ndisp(s->w)));
+}
+
+/* The kept values, searched or the defaults, serve jobs of the workload's
+ * ndisp class: a label, not a searched value. */
+static void label_bp(const search_state *s, config *c)
+{
+    set_value(s->family, c, "BP_NDISP_CLASS", pv_bp_ndisp_class(pv_tune_workload_ndisp(s->w)));
 }
 
 /* SAD stage 1: group shapes x columns per item; then strip height and the
@@ -475,12 +479,16 @@ typedef struct tuned_family {
     const char *family;
     void (*search)(pv_context *ctx, search_state *s);
     int weight;          /* its share of a time budget: about its candidates */
+    /* NULL, or what the kept values are for, set on the winner and the
+     * defaults alike before they are compared (so not a difference) */
+    void (*label)(const search_state *s, config *c);
 } tuned_family;
 
 static const tuned_family tuned_families[] = {
-    {"filter", search_filter, 2},     {"sad", search_sad, 2},   {"bp", search_bp, 4},
-    {"register", search_register, 3}, {"flow", search_flow, 2}, {"features", search_features, 3},
-    {"octreg", search_octreg, 2},     {"geometry", search_geometry, 1},
+    {"filter", search_filter, 2, NULL},     {"sad", search_sad, 2, NULL},
+    {"bp", search_bp, 4, label_bp},         {"register", search_register, 3, NULL},
+    {"flow", search_flow, 2, NULL},         {"features", search_features, 3, NULL},
+    {"octreg", search_octreg, 2, NULL},     {"geometry", search_geometry, 1, NULL},
 };
 
 #define TUNED_COUNT ((int)(sizeof tuned_families / sizeof tuned_families[0]))
@@ -580,8 +588,12 @@ static pv_status search_from_defaults(pv_context *ctx, const tuned_family *tuned
                        "tune: '%s' with the default parameters fails or disagrees with the CPU",
                        tuned->family);
     }
-    const config defaults = s->best;
+    config defaults = s->best;
     tuned->search(ctx, s);
+    if (tuned->label) {
+        tuned->label(s, &s->best);
+        tuned->label(s, &defaults);
+    }
     if (family->missing) {
         apply_config(ctx, family, original);
         return pv_fail(ctx, PV_ERR_INVALID, "tune: the backend's '%s' family has no parameter %s",
