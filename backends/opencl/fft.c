@@ -136,7 +136,7 @@ static void destroy_entry(pv_cl_fft *fft)
     release_pending(fft);
     free(fft->pending);
     if (fft->plan)
-        fft->engine->destroy(fft->plan);
+        fft->engine->destroy(NULL, fft->plan);
     clReleaseCommandQueue(fft->shape.queue);
     clReleaseContext(fft->shape.context);
     free(fft);
