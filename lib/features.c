@@ -24,19 +24,23 @@ struct pv_sift_plan {
 
 /* The paper's settings (real-time): the input at its own resolution and
  * Lowe's contrast threshold for three levels. */
+static const pv_sift_params fast_preset = {
+    .first_octave = 0,
+    .octaves = 0,
+    .levels = 3,
+    .sigma0 = 1.6f,
+    .sigma_input = 0.5f,
+    .peak_thresh = 0.01f,
+    .edge_thresh = 10.0f,
+    .orientation_window = 1.5f,
+    .orientation_peak = 0.8f,
+    .magnif = 3.0f,
+    .max_keypoints = 0,
+};
+
 static void fast_params(pv_sift_params *p)
 {
-    p->first_octave = 0;
-    p->octaves = 0;
-    p->levels = 3;
-    p->sigma0 = 1.6f;
-    p->sigma_input = 0.5f;
-    p->peak_thresh = 0.01f;
-    p->edge_thresh = 10.0f;
-    p->orientation_window = 1.5f;
-    p->orientation_peak = 0.8f;
-    p->magnif = 3.0f;
-    p->max_keypoints = 0;
+    *p = fast_preset;
 }
 
 /* Reference quality: the 2x upsampled first octave (small-scale features,

@@ -273,6 +273,15 @@ static pv_status new_entry(pv_context *ctx, const int size[3], int threads, pv_c
     return PV_OK;
 }
 
+/* One user fewer; idle plans beyond the cache's keep are freed, the least
+ * recently used first.  Called with cache_lock held. */
+static void drop_user(void *entry)
+{
+    pv_cpu_fft *fft = entry;
+    fft->users--;
+    evict_idle_beyond(PV_FFT_CACHE_IDLE_MAX);
+}
+
 pv_status pv_cpu_fft_acquire(pv_context *ctx, const int size[3], pv_cpu_fft **out)
 {
     int threads = ctx->cpu_threads > 0 ? ctx->cpu_threads : 1;
@@ -291,12 +300,7 @@ pv_status pv_cpu_fft_acquire(pv_context *ctx, const int size[3], pv_cpu_fft **ou
 
 void pv_cpu_fft_release(pv_cpu_fft *fft)
 {
-    if (!fft)
-        return;
-    pthread_mutex_lock(&cache_lock);
-    fft->users--;
-    evict_idle_beyond(PV_FFT_CACHE_IDLE_MAX);
-    pthread_mutex_unlock(&cache_lock);
+    pv_cache_release(&cache_lock, fft, drop_user);
 }
 
 /* Plans still cached at unload are freed so leak checkers see a clean exit. */

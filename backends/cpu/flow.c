@@ -122,13 +122,16 @@ static void pv_cpu_flow_destroy(pv_context *ctx, void *plan)
     free(p);
 }
 
-static int alloc_buffers(cpu_flow_plan *p)
+/* The plan's set-up: its copy of setup, of the smoothing taps, and every
+ * level's volumes. */
+static pv_status set_up_plan(pv_context *ctx, cpu_flow_plan *p, const pv_flow_setup *setup)
 {
-    const size_t n = level_count(p->setup.size[0]);
-    int ok = 1;
-    for (int l = 0; l < p->setup.levels; l++) {
-        memcpy(p->level[l].n, p->setup.size[l], sizeof p->level[l].n);
-        p->level[l].count = level_count(p->setup.size[l]);
+    p->setup = *setup;
+    const size_t n = level_count(setup->size[0]), taps = 2 * (size_t)setup->radius + 1;
+    int ok = (p->weights = alloc_floats(taps)) != NULL;
+    for (int l = 0; l < setup->levels; l++) {
+        memcpy(p->level[l].n, setup->size[l], sizeof p->level[l].n);
+        p->level[l].count = level_count(setup->size[l]);
         ok &= (p->level[l].fixed = alloc_floats(p->level[l].count)) != NULL;
         ok &= (p->level[l].moving = alloc_floats(p->level[l].count)) != NULL;
     }
@@ -141,7 +144,12 @@ static int alloc_buffers(cpu_flow_plan *p)
         ok &= (p->tensor[c] = alloc_floats(n)) != NULL;
     ok &= (p->it = alloc_floats(n)) != NULL;
     ok &= (p->tmp = alloc_floats(n)) != NULL;
-    return ok;
+    if (!ok)
+        return pv_fail(ctx, PV_ERR_NOMEM, "flow: no memory for the %dx%dx%d CPU buffers",
+                       setup->size[0][0], setup->size[0][1], setup->size[0][2]);
+    memcpy(p->weights, setup->weights, taps * sizeof(float));
+    p->setup.weights = p->weights;
+    return PV_OK;
 }
 
 static pv_status pv_cpu_flow_create(pv_context *ctx, const pv_flow_setup *setup, void **plan)
@@ -149,18 +157,7 @@ static pv_status pv_cpu_flow_create(pv_context *ctx, const pv_flow_setup *setup,
     cpu_flow_plan *p = pv_plan_new(ctx, sizeof *p, "the CPU flow plan");
     if (!p)
         return PV_ERR_NOMEM;
-    p->setup = *setup;
-    size_t taps = 2 * (size_t)setup->radius + 1;
-    p->weights = alloc_floats(taps);
-    if (!p->weights || !alloc_buffers(p)) {
-        pv_cpu_flow_destroy(ctx, p);
-        return pv_fail(ctx, PV_ERR_NOMEM, "flow: no memory for the %dx%dx%d CPU buffers",
-                       setup->size[0][0], setup->size[0][1], setup->size[0][2]);
-    }
-    memcpy(p->weights, setup->weights, taps * sizeof(float));
-    p->setup.weights = p->weights;
-    *plan = p;
-    return PV_OK;
+    return pv_plan_hand_over(ctx, set_up_plan(ctx, p, setup), p, pv_cpu_flow_destroy, plan);
 }
 
 /* ---------------------------------------------------------------- pyramid */

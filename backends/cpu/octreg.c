@@ -16,9 +16,9 @@
 
 typedef struct cpu_oct_plan {
     pv_oct_geometry g;
-    pv_cpu_fft *plane_fft, *sub_fft, *full_fft;
-    size_t plane_complex, sub_complex, full_complex;   /* half-spectrum points */
-    size_t plane_real, sub_real, full_real;            /* transform grid points */
+    pv_cpu_fft *fft[PV_OCT_TRANSFORMS];
+    size_t half_points[PV_OCT_TRANSFORMS];  /* half-spectrum points */
+    size_t grid_points[PV_OCT_TRANSFORMS];  /* transform grid points */
     pv_volume volume;       /* the current volume (borrowed) */
     float *means;           /* per plane of the current volume */
     float *ref_full;        /* unit-phase spectrum of the whole reference */
@@ -51,9 +51,8 @@ static void pv_cpu_oct_destroy(pv_context *ctx, void *plan)
 {
     cpu_oct_plan *p = plan;
     (void)ctx;
-    pv_cpu_fft_release(p->plane_fft);
-    pv_cpu_fft_release(p->sub_fft);
-    pv_cpu_fft_release(p->full_fft);
+    for (int t = 0; t < PV_OCT_TRANSFORMS; t++)
+        pv_cpu_fft_release(p->fft[t]);
     pv_cpu_fft_free(p->block);
     pv_cpu_fft_free(p->accumulators);
     free(p);
@@ -61,22 +60,14 @@ static void pv_cpu_oct_destroy(pv_context *ctx, void *plan)
 
 static pv_status acquire_transforms(pv_context *ctx, cpu_oct_plan *p)
 {
-    const int plane[3] = {p->g.fft[0], p->g.fft[1], 1};
-    const int sub[3] = {p->g.fft[0], p->g.fft[1], p->g.sub_width};
-    const int full[3] = {p->g.fft[0], p->g.fft[1], p->g.coarse_depth};
-    pv_status status = pv_cpu_fft_acquire(ctx, plane, &p->plane_fft);
-    if (status == PV_OK)
-        status = pv_cpu_fft_acquire(ctx, sub, &p->sub_fft);
-    if (status == PV_OK)
-        status = pv_cpu_fft_acquire(ctx, full, &p->full_fft);
-    if (status != PV_OK)
-        return status;
-    p->plane_complex = pv_cpu_fft_complex_count(p->plane_fft);
-    p->sub_complex = pv_cpu_fft_complex_count(p->sub_fft);
-    p->full_complex = pv_cpu_fft_complex_count(p->full_fft);
-    p->plane_real = pv_cpu_fft_real_count(p->plane_fft);
-    p->sub_real = pv_cpu_fft_real_count(p->sub_fft);
-    p->full_real = pv_cpu_fft_real_count(p->full_fft);
+    for (int t = 0; t < PV_OCT_TRANSFORMS; t++) {
+        const pv_oct_transform_shape shape = pv_oct_transform_shape_of(&p->g, t);
+        pv_status status = pv_cpu_fft_acquire(ctx, shape.size, &p->fft[t]);
+        if (status != PV_OK)
+            return status;
+        p->half_points[t] = pv_cpu_fft_complex_count(p->fft[t]);
+        p->grid_points[t] = pv_cpu_fft_real_count(p->fft[t]);
+    }
     return PV_OK;
 }
 
@@ -85,11 +76,11 @@ static int alloc_buffers(cpu_oct_plan *p)
     size_t planes = (size_t)p->g.size[2];
     const pv_cpu_slice slices[] = {
         {&p->means, planes},
-        {&p->ref_full, 2 * p->full_complex},
-        {&p->ref_sub, 2 * p->sub_complex * (size_t)p->g.sub_count},
-        {&p->target, 2 * p->plane_complex * planes},
-        {&p->real, p->full_real},
-        {&p->spectrum, 2 * p->full_complex},
+        {&p->ref_full, 2 * p->half_points[PV_OCT_FULL]},
+        {&p->ref_sub, 2 * p->half_points[PV_OCT_SUB] * (size_t)p->g.sub_count},
+        {&p->target, 2 * p->half_points[PV_OCT_PLANE] * planes},
+        {&p->real, p->grid_points[PV_OCT_FULL]},
+        {&p->spectrum, 2 * p->half_points[PV_OCT_FULL]},
     };
     p->block = pv_cpu_fft_alloc_slices(slices, sizeof slices / sizeof slices[0]);
     return p->block != NULL;
@@ -192,13 +183,13 @@ static pv_status pv_cpu_oct_reference(pv_context *ctx, void *plan, const float *
 {
     cpu_oct_plan *p = plan;
     pad_planes(ctx, p, 0, p->g.size[2], p->g.coarse_depth, p->real);
-    pv_cpu_fft_forward(p->full_fft, p->real, p->spectrum);
-    unit_phase(ctx, p->spectrum, p->ref_full, p->full_complex, floors[0]);
+    pv_cpu_fft_forward(p->fft[PV_OCT_FULL], p->real, p->spectrum);
+    unit_phase(ctx, p->spectrum, p->ref_full, p->half_points[PV_OCT_FULL], floors[0]);
     for (int s = 0; s < p->g.sub_count; s++) {
         pad_planes(ctx, p, p->g.sub_start[s], p->g.sub_width, p->g.sub_width, p->real);
-        pv_cpu_fft_forward(p->sub_fft, p->real, p->spectrum);
-        unit_phase(ctx, p->spectrum, p->ref_sub + 2 * p->sub_complex * (size_t)s,
-                   p->sub_complex, floors[1 + s]);
+        pv_cpu_fft_forward(p->fft[PV_OCT_SUB], p->real, p->spectrum);
+        unit_phase(ctx, p->spectrum, p->ref_sub + 2 * p->half_points[PV_OCT_SUB] * (size_t)s,
+                   p->half_points[PV_OCT_SUB], floors[1 + s]);
     }
     return PV_OK;
 }
@@ -208,9 +199,9 @@ static pv_status pv_cpu_oct_spectra(pv_context *ctx, void *plan)
     cpu_oct_plan *p = plan;
     for (int k = 0; k < p->g.size[2]; k++) {
         pad_planes(ctx, p, k, 1, 1, p->real);
-        pv_cpu_fft_forward(p->plane_fft, p->real, p->spectrum);
-        memcpy(p->target + 2 * p->plane_complex * (size_t)k, p->spectrum,
-               2 * p->plane_complex * sizeof(float));
+        pv_cpu_fft_forward(p->fft[PV_OCT_PLANE], p->real, p->spectrum);
+        memcpy(p->target + 2 * p->half_points[PV_OCT_PLANE] * (size_t)k, p->spectrum,
+               2 * p->half_points[PV_OCT_PLANE] * sizeof(float));
     }
     return PV_OK;
 }
@@ -233,7 +224,7 @@ static void cross_power(float mr, float mi, const float *f, float scale, float *
 static void stripe_power(pv_context *ctx, const cpu_oct_plan *p, int start, float scale,
                          float *out)
 {
-    const size_t plane_bins = p->plane_complex, depth = (size_t)p->g.coarse_depth;
+    const size_t plane_bins = p->half_points[PV_OCT_PLANE], depth = (size_t)p->g.coarse_depth;
     const int last = p->g.size[2] - 1;
 #pragma omp parallel for num_threads(thread_count(ctx)) schedule(static)
     for (size_t ky = 0; ky < depth; ky++)
@@ -255,10 +246,10 @@ static pv_status pv_cpu_oct_coarse(pv_context *ctx, void *plan, const int *start
 {
     cpu_oct_plan *p = plan;
     const int n[3] = {p->g.fft[0], p->g.fft[1], p->g.coarse_depth};
-    const float scale = (float)(1.0 / (double)p->full_real);
+    const float scale = (float)(1.0 / (double)p->grid_points[PV_OCT_FULL]);
     for (int i = 0; i < count; i++) {
         stripe_power(ctx, p, start[i], scale, p->spectrum);
-        pv_cpu_fft_inverse(p->full_fft, p->spectrum, p->real);
+        pv_cpu_fft_inverse(p->fft[PV_OCT_FULL], p->spectrum, p->real);
         peaks[i] = pv_cpu_map_peak(ctx, p->real, n);
     }
     return PV_OK;
@@ -268,11 +259,11 @@ static pv_status pv_cpu_oct_coarse(pv_context *ctx, void *plan, const int *start
 static void plane_power(pv_context *ctx, const cpu_oct_plan *p, int k, int s, float scale,
                         float *out)
 {
-    const size_t plane_bins = p->plane_complex;
+    const size_t plane_bins = p->half_points[PV_OCT_PLANE];
     const float *m = p->target + 2 * plane_bins * (size_t)k;
-    const float *f = p->ref_sub + 2 * p->sub_complex * (size_t)s;
+    const float *f = p->ref_sub + 2 * p->half_points[PV_OCT_SUB] * (size_t)s;
 #pragma omp parallel for num_threads(thread_count(ctx)) schedule(static)
-    for (size_t bin = 0; bin < p->sub_complex; bin++) {
+    for (size_t bin = 0; bin < p->half_points[PV_OCT_SUB]; bin++) {
         size_t i = bin % plane_bins;
         cross_power(m[2 * i], m[2 * i + 1], f + 2 * bin, scale, out + 2 * bin);
     }
@@ -282,10 +273,10 @@ static pv_status pv_cpu_oct_fine(pv_context *ctx, void *plan, const int *sub, pv
 {
     cpu_oct_plan *p = plan;
     const int n[3] = {p->g.fft[0], p->g.fft[1], p->g.sub_width};
-    const float scale = (float)(1.0 / (double)p->sub_real);
+    const float scale = (float)(1.0 / (double)p->grid_points[PV_OCT_SUB]);
     for (int k = 0; k < p->g.size[2]; k++) {
         plane_power(ctx, p, k, sub[k], scale, p->spectrum);
-        pv_cpu_fft_inverse(p->sub_fft, p->spectrum, p->real);
+        pv_cpu_fft_inverse(p->fft[PV_OCT_SUB], p->spectrum, p->real);
         peaks[k] = pv_cpu_map_peak(ctx, p->real, n);
     }
     return PV_OK;

@@ -36,31 +36,26 @@ typedef struct sad_images {
     float *ref_f, *oth_f;
 } sad_images;
 
+/* The fold of one pixel's candidates (backends/common/sad_fold.h, one text
+ * with the kernel's).  Costs are doubles holding exact u8 sums or f32
+ * values, so comparisons match the kernel's uint / float comparisons; the
+ * CPU keeps the full state always (plain matching has its own fold). */
+typedef double cost_t;
+#define COST_NONE INFINITY
+#define SAD_FULL_STATE 1
+#include "../common/sad_fold.h"
+
 /* Per-band scratch, allocated for all bands before matching starts. */
 typedef struct sad_work {
     int32_t *colsums_i;        /* u8: ndisp rows of column sums, slid down the band */
     float *colsums_f;          /* f32: the column sums of one candidate */
     uint32_t *costs_u;         /* u8: window costs of one candidate (exact) */
     float *costs_f;            /* f32: window costs of one candidate */
-    struct sad_state *states;  /* one row's folds (sub-pixel or uniqueness) */
+    sad_state *states;         /* one row's folds (sub-pixel or uniqueness) */
     uint32_t *best_u;          /* plain matching: one row's winning u8 costs ... */
     float *best_f;             /* ... or f32 costs ... */
     int *index;                /* ... and candidates (-1: none) */
 } sad_work;
-
-/* The fold of one pixel's candidates, scanned in increasing d.  Costs are
- * doubles holding exact u8 sums or f32 values, so comparisons match the
- * kernel's uint / float comparisons. */
-typedef struct sad_state {
-    double best;   /* smallest cost so far */
-    double prev;   /* cost of the previous candidate */
-    double minus;  /* cost at best - 1 */
-    double plus;   /* cost at best + 1 */
-    double below;  /* smallest cost at <= best - 2 */
-    double above;  /* smallest cost at >= best + 2 */
-    double older;  /* smallest cost at <= current - 2 */
-    int index;     /* best candidate, -1 for none */
-} sad_state;
 
 typedef struct sad_pass {
     int flip;          /* mirrored images: the right-reference map */
@@ -78,38 +73,9 @@ static int pass_is_plain(const sad_pass *pass)
 
 /* --------------------------------------------------------------- the fold */
 
-static void state_reset(sad_state *s)
-{
-    s->best = s->prev = s->minus = s->plus = s->below = s->above = s->older = INFINITY;
-    s->index = -1;
-}
-
-static double min_cost(double a, double b)
-{
-    return b < a ? b : a;
-}
-
-static void state_add(sad_state *s, double cost, int index)
-{
-    if (cost < s->best) {
-        s->below = s->older;
-        s->above = INFINITY;
-        s->minus = s->prev;
-        s->plus = INFINITY;
-        s->best = cost;
-        s->index = index;
-    } else if (index == s->index + 1) {
-        s->plus = cost;
-    } else if (index >= s->index + 2) {
-        s->above = min_cost(s->above, cost);
-    }
-    s->older = min_cost(s->older, s->prev);
-    s->prev = cost;
-}
-
 static int state_unique(const sad_state *s, float uniqueness)
 {
-    float second = (float)min_cost(s->below, s->above);
+    float second = (float)cost_min(s->below, s->above);
     return !(second < (float)s->best * (1.0f + uniqueness));
 }
 
@@ -243,19 +209,27 @@ static int window_row(const sad_images *im, int y)
     return clamp_int(y, 0, im->height - 1);
 }
 
-static void colsums_u8_direct(const sad_images *im, int y, int k, int32_t *cs)
-{
-    const size_t n = colsum_count(im), shift = other_shift(im, k);
-    memset(cs, 0, n * sizeof *cs);
-    for (int j = -im->radius; j <= im->radius; j++) {
-        const size_t row = (size_t)window_row(im, y + j);
-        const int32_t *ref = im->ref_i + row * im->ref_pitch;
-        const int32_t *oth = im->oth_i + row * im->oth_pitch + shift;
-        #pragma omp simd
-        for (size_t u = 0; u < n; u++)
-            cs[u] += abs(ref[u] - oth[u]);
+/* Column sums of row y for candidate k, summed afresh over the window's
+ * rows (top to bottom, from 0: the kernel's order).  One text for both
+ * pixel types: T is the padded copies' element type, ref/oth their arrays
+ * in sad_images, ABS its absolute value.  u8 uses it for a band's first
+ * row and slides from there; f32 for every row. */
+#define DEFINE_COLSUMS_DIRECT(NAME, T, REF, OTH, ABS)                                     \
+    static void NAME(const sad_images *im, int y, int k, T *cs)                           \
+    {                                                                                     \
+        const size_t n = colsum_count(im), shift = other_shift(im, k);                   \
+        memset(cs, 0, n * sizeof *cs);                                                    \
+        for (int j = -im->radius; j <= im->radius; j++) {                                \
+            const size_t row = (size_t)window_row(im, y + j);                            \
+            const T *ref = im->REF + row * im->ref_pitch;                                 \
+            const T *oth = im->OTH + row * im->oth_pitch + shift;                         \
+            _Pragma("omp simd")                                                           \
+            for (size_t u = 0; u < n; u++)                                                \
+                cs[u] += ABS(ref[u] - oth[u]);                                            \
+        }                                                                                 \
     }
-}
+DEFINE_COLSUMS_DIRECT(colsums_u8_direct, int32_t, ref_i, oth_i, abs)
+DEFINE_COLSUMS_DIRECT(colsums_f32, float, ref_f, oth_f, fabsf)
 
 /* Column sums of row y from those of row y - 1: one row enters, one leaves. */
 static void colsums_u8_slide(const sad_images *im, int y, int k, int32_t *cs)
@@ -284,21 +258,6 @@ static void costs_u8(const sad_images *im, const int32_t *cs, uint32_t *costs)
     for (int x = 1; x < im->width; x++) {
         sum += (uint32_t)cs[x - 1 + taps] - (uint32_t)cs[x - 1];
         costs[x] = sum;
-    }
-}
-
-static void colsums_f32(const sad_images *im, int y, int k, float *cs)
-{
-    const size_t n = colsum_count(im), shift = other_shift(im, k);
-    for (size_t u = 0; u < n; u++)
-        cs[u] = 0.0f;
-    for (int j = -im->radius; j <= im->radius; j++) {
-        const size_t row = (size_t)window_row(im, y + j);
-        const float *ref = im->ref_f + row * im->ref_pitch;
-        const float *oth = im->oth_f + row * im->oth_pitch + shift;
-        #pragma omp simd
-        for (size_t u = 0; u < n; u++)
-            cs[u] += fabsf(ref[u] - oth[u]);
     }
 }
 
@@ -354,32 +313,30 @@ static void fold_full(const sad_images *im, int k, sad_work *work)
     }
 }
 
-/* The plain fold (winner only): no candidate never wins, so it needs no
- * visit, and the rest is branch-free so that it vectorises. */
+/* The plain fold (winner only) of one candidate's window costs, for both
+ * cost types (T: uint32_t or float): no candidate never wins, so it needs
+ * no visit, and the rest is branch-free so that it vectorises. */
+#define DEFINE_FOLD_PLAIN(NAME, T)                                                        \
+    static void NAME(const T *costs, T *best, int *index, int k, int lo, int hi)          \
+    {                                                                                     \
+        _Pragma("omp simd")                                                               \
+        for (int x = lo; x < hi; x++) {                                                   \
+            int better = costs[x] < best[x];                                              \
+            best[x] = better ? costs[x] : best[x];                                        \
+            index[x] = better ? k : index[x];                                             \
+        }                                                                                 \
+    }
+DEFINE_FOLD_PLAIN(fold_plain_u8, uint32_t)
+DEFINE_FOLD_PLAIN(fold_plain_f32, float)
+
 static void fold_plain(const sad_images *im, int k, sad_work *work)
 {
     int lo, hi;
     candidate_columns(im, k, &lo, &hi);
-    int *index = work->index;
-    if (im->is_u8) {
-        const uint32_t *costs = work->costs_u;
-        uint32_t *best = work->best_u;
-        #pragma omp simd
-        for (int x = lo; x < hi; x++) {
-            int better = costs[x] < best[x];
-            best[x] = better ? costs[x] : best[x];
-            index[x] = better ? k : index[x];
-        }
-    } else {
-        const float *costs = work->costs_f;
-        float *best = work->best_f;
-        #pragma omp simd
-        for (int x = lo; x < hi; x++) {
-            int better = costs[x] < best[x];
-            best[x] = better ? costs[x] : best[x];
-            index[x] = better ? k : index[x];
-        }
-    }
+    if (im->is_u8)
+        fold_plain_u8(work->costs_u, work->best_u, work->index, k, lo, hi);
+    else
+        fold_plain_f32(work->costs_f, work->best_f, work->index, k, lo, hi);
 }
 
 static void reset_row(const sad_images *im, const sad_pass *pass, sad_work *work)

@@ -136,7 +136,7 @@ static void destroy_entry(pv_cl_fft *fft)
     release_pending(fft);
     free(fft->pending);
     if (fft->plan)
-        fft->engine->destroy(fft->plan);
+        fft->engine->destroy(NULL, fft->plan);
     clReleaseCommandQueue(fft->shape.queue);
     clReleaseContext(fft->shape.context);
     free(fft);
@@ -230,6 +230,18 @@ static pv_cl_fft *find_entry(pv_context *ctx, const pv_cl_fft_engine_ops *engine
     return NULL;
 }
 
+/* One user fewer; an orphaned entry (its context released) goes with its
+ * last user.  Called with cache_lock held. */
+static void drop_user(void *entry)
+{
+    pv_cl_fft *fft = entry;
+    fft->users--;
+    if (fft->users == 0 && fft->orphaned) {
+        PV_LIST_UNLINK(pv_cl_fft, &cache_head, fft);
+        destroy_entry(fft);
+    }
+}
+
 pv_status pv_cl_fft_acquire(pv_context *ctx, const int size[3], int batch, pv_cl_fft **out)
 {
     pv_fft_engine kind;
@@ -257,15 +269,7 @@ pv_status pv_cl_fft_acquire(pv_context *ctx, const int size[3], int batch, pv_cl
 
 void pv_cl_fft_release(pv_cl_fft *fft)
 {
-    if (!fft)
-        return;
-    pthread_mutex_lock(&cache_lock);
-    fft->users--;
-    if (fft->users == 0 && fft->orphaned) {
-        PV_LIST_UNLINK(pv_cl_fft, &cache_head, fft);
-        destroy_entry(fft);
-    }
-    pthread_mutex_unlock(&cache_lock);
+    pv_cache_release(&cache_lock, fft, drop_user);
 }
 
 size_t pv_cl_fft_real_count(const pv_cl_fft *fft)

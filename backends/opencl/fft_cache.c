@@ -93,13 +93,13 @@ int pv_fft_cache_parse(const unsigned char *data, size_t size, uint64_t key,
             header.checksum ||
         !walk_programs(payload, payload_size, header.count, NULL))
         return 0;
-    unsigned char *copy = malloc((size_t)payload_size);
-    pv_fft_cache_program *programs = calloc((size_t)header.count, sizeof *programs);
-    if (!copy || !programs) {
-        free(copy);
-        free(programs);
+    /* One allocation: the program table, then the payload copy its records
+     * point into (sizes bounded above, far from overflow). */
+    const size_t table = (size_t)header.count * sizeof(pv_fft_cache_program);
+    pv_fft_cache_program *programs = malloc(table + (size_t)payload_size);
+    if (!programs)
         return 0;
-    }
+    unsigned char *copy = (unsigned char *)programs + table;
     memcpy(copy, payload, (size_t)payload_size);
     walk_programs(copy, payload_size, header.count, programs);
     entry->count = (size_t)header.count;
@@ -128,8 +128,7 @@ void pv_fft_cache_entry_free(pv_fft_cache_entry *entry)
 {
     if (!entry)
         return;
-    free(entry->programs);
-    free(entry->payload);
+    free(entry->programs); /* the payload too: one allocation */
     memset(entry, 0, sizeof *entry);
 }
 

@@ -47,7 +47,8 @@ typedef struct pv_fft_cache_program {
     const unsigned char *binary;   /* owned by whoever filled the struct */
 } pv_fft_cache_program;
 
-/* A parsed entry: programs point into payload. */
+/* A parsed entry: programs point into payload, which follows the program
+ * table in the table's allocation. */
 typedef struct pv_fft_cache_entry {
     size_t count;
     pv_fft_cache_program *programs;

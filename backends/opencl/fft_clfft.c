@@ -114,11 +114,10 @@ static pv_status make_plan(pv_context *ctx, pv_cl_fft_shape *shape, int forward,
     return PV_OK;
 }
 
-static void clfft_destroy(void *plan)
+static void clfft_destroy(pv_context *ctx, void *plan)
 {
+    (void)ctx;
     clfft_pair *pair = plan;
-    if (!pair)
-        return;
     if (pair->forward)
         clfftDestroyPlan(&pair->forward);
     if (pair->inverse)
@@ -142,12 +141,7 @@ static pv_status clfft_create(pv_context *ctx, pv_cl_fft_shape *shape, void **pl
     status = make_plan(ctx, shape, 1, &pair->forward);
     if (status == PV_OK)
         status = make_plan(ctx, shape, 0, &pair->inverse);
-    if (status != PV_OK) {
-        clfft_destroy(pair);
-        return status;
-    }
-    *plan = pair;
-    return PV_OK;
+    return pv_plan_hand_over(ctx, status, pair, clfft_destroy, plan);
 }
 
 static pv_status clfft_enqueue(pv_context *ctx, void *plan, int forward, cl_mem in, cl_mem out)

@@ -27,7 +27,9 @@ typedef struct pv_cl_fft_engine_ops {
     /* Make (and compile) the R2C / C2R pair; *plan receives the engine's
      * object.  Failures are recorded on ctx. */
     pv_status (*create)(pv_context *ctx, pv_cl_fft_shape *shape, void **plan);
-    void (*destroy)(void *plan);
+    /* Frees a plan create made (never NULL; ctx is NULL from fft.c,
+     * whose cache entries outlive their contexts). */
+    pv_plan_destroy_fn destroy;
     /* Enqueue one direction for the whole batch on ctx's queue (fft.c has
      * already passed PARVIS_FAULT's enqueue check, naming enqueue_call). */
     pv_status (*enqueue)(pv_context *ctx, void *plan, int forward, cl_mem in, cl_mem out);

@@ -273,11 +273,10 @@ static void describe_layout(const pv_cl_fft_shape *shape, vkfft_pair *pair,
     config->inputBufferSize = &pair->real_bytes;
 }
 
-static void vkfft_destroy(void *plan)
+static void vkfft_destroy(pv_context *ctx, void *plan)
 {
+    (void)ctx;
     vkfft_pair *pair = plan;
-    if (!pair)
-        return;
     deleteVkFFT(&pair->app);
     free(pair);
 }
@@ -386,6 +385,14 @@ static VkFFTResult initialize_cached(pv_context *ctx, vkfft_pair *pair,
     return result;
 }
 
+/* A pair whose initializeVkFFT failed: VkFFT frees what it made before it
+ * fails, so only the pair itself is left. */
+static void free_unmade_pair(pv_context *ctx, void *plan)
+{
+    (void)ctx;
+    free(plan);
+}
+
 static pv_status vkfft_create(pv_context *ctx, pv_cl_fft_shape *shape, void **plan)
 {
     vkfft_pair *pair = calloc(1, sizeof *pair);
@@ -400,13 +407,7 @@ static pv_status vkfft_create(pv_context *ctx, pv_cl_fft_shape *shape, void **pl
     config.commandQueue = &pair->queue;
     pv_status status = vkfft_check(ctx, initialize_cached(ctx, pair, &config, shape->device),
                                    "initializeVkFFT");
-    if (status != PV_OK) {
-        /* initializeVkFFT frees what it made before it fails. */
-        free(pair);
-        return status;
-    }
-    *plan = pair;
-    return PV_OK;
+    return pv_plan_hand_over(ctx, status, pair, free_unmade_pair, plan);
 }
 
 static pv_status vkfft_enqueue(pv_context *ctx, void *plan, int forward, cl_mem in, cl_mem out)

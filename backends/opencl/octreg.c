@@ -34,9 +34,9 @@ const pv_cl_param_family pv_cl_params_octreg = {
 
 typedef struct cl_oct_plan {
     pv_oct_geometry g;
-    pv_cl_fft *plane_fft, *sub_fft, *full_fft;
-    size_t plane_complex, sub_complex, full_complex;
-    size_t plane_real, sub_real, full_real;
+    pv_cl_fft *fft[PV_OCT_TRANSFORMS];
+    size_t half_points[PV_OCT_TRANSFORMS];  /* half-spectrum points */
+    size_t grid_points[PV_OCT_TRANSFORMS];  /* transform grid points */
     int groups;                 /* first-stage arg-max groups per map */
     int records;                /* record slots: max(planes, stripes) */
     cl_mem volume, stats, plane_input, target, ref_full, ref_sub;
@@ -80,10 +80,9 @@ static pv_status launch_grid(pv_context *ctx, const char *name, const kernel_arg
 static pv_status finish(pv_context *ctx, cl_oct_plan *p, pv_status status)
 {
     status = pv_cl_finish_after(ctx, status);
-    pv_cl_fft *ffts[3] = {p->plane_fft, p->sub_fft, p->full_fft};
-    for (int i = 0; i < 3; i++)
-        if (ffts[i])
-            pv_cl_fft_collect(ctx, ffts[i]);
+    for (int t = 0; t < PV_OCT_TRANSFORMS; t++)
+        if (p->fft[t])
+            pv_cl_fft_collect(ctx, p->fft[t]);
     return status;
 }
 
@@ -105,31 +104,22 @@ static void pv_cl_oct_destroy(pv_context *ctx, void *plan)
                        &p->sum, &p->weight};
     for (size_t i = 0; i < sizeof owned / sizeof owned[0]; i++)
         pv_cl_release(owned[i]);
-    pv_cl_fft_release(p->plane_fft);
-    pv_cl_fft_release(p->sub_fft);
-    pv_cl_fft_release(p->full_fft);
+    for (int t = 0; t < PV_OCT_TRANSFORMS; t++)
+        pv_cl_fft_release(p->fft[t]);
     free(p->host_records);
     free(p);
 }
 
 static pv_status acquire_transforms(pv_context *ctx, cl_oct_plan *p)
 {
-    const int plane[3] = {p->g.fft[0], p->g.fft[1], 1};
-    const int sub[3] = {p->g.fft[0], p->g.fft[1], p->g.sub_width};
-    const int full[3] = {p->g.fft[0], p->g.fft[1], p->g.coarse_depth};
-    pv_status status = pv_cl_fft_acquire(ctx, plane, p->g.size[2], &p->plane_fft);
-    if (status == PV_OK)
-        status = pv_cl_fft_acquire(ctx, sub, p->g.fine_batch, &p->sub_fft);
-    if (status == PV_OK)
-        status = pv_cl_fft_acquire(ctx, full, p->g.coarse_batch, &p->full_fft);
-    if (status != PV_OK)
-        return status;
-    p->plane_complex = pv_cl_fft_complex_count(p->plane_fft);
-    p->sub_complex = pv_cl_fft_complex_count(p->sub_fft);
-    p->full_complex = pv_cl_fft_complex_count(p->full_fft);
-    p->plane_real = pv_cl_fft_real_count(p->plane_fft);
-    p->sub_real = pv_cl_fft_real_count(p->sub_fft);
-    p->full_real = pv_cl_fft_real_count(p->full_fft);
+    for (int t = 0; t < PV_OCT_TRANSFORMS; t++) {
+        const pv_oct_transform_shape shape = pv_oct_transform_shape_of(&p->g, t);
+        pv_status status = pv_cl_fft_acquire(ctx, shape.size, shape.batch, &p->fft[t]);
+        if (status != PV_OK)
+            return status;
+        p->half_points[t] = pv_cl_fft_complex_count(p->fft[t]);
+        p->grid_points[t] = pv_cl_fft_real_count(p->fft[t]);
+    }
     return PV_OK;
 }
 
@@ -140,14 +130,14 @@ static pv_status data_buffers(pv_context *ctx, cl_oct_plan *p)
     const pv_cl_buffer_spec specs[] = {
         {&p->volume, plane_points(p) * planes * sizeof(float)},
         {&p->stats, planes * OCT_STATS * sizeof(float)},
-        {&p->plane_input, p->plane_real * planes * sizeof(float)},
-        {&p->target, p->plane_complex * planes * complex},
-        {&p->ref_full, p->full_complex * complex},
-        {&p->ref_sub, p->sub_complex * (size_t)p->g.sub_count * complex},
-        {&p->full_input, p->full_real * coarse * sizeof(float)},
-        {&p->full_spectra, p->full_complex * coarse * complex},
-        {&p->sub_input, p->sub_real * fine * sizeof(float)},
-        {&p->sub_spectra, p->sub_complex * fine * complex},
+        {&p->plane_input, p->grid_points[PV_OCT_PLANE] * planes * sizeof(float)},
+        {&p->target, p->half_points[PV_OCT_PLANE] * planes * complex},
+        {&p->ref_full, p->half_points[PV_OCT_FULL] * complex},
+        {&p->ref_sub, p->half_points[PV_OCT_SUB] * (size_t)p->g.sub_count * complex},
+        {&p->full_input, p->grid_points[PV_OCT_FULL] * coarse * sizeof(float)},
+        {&p->full_spectra, p->half_points[PV_OCT_FULL] * coarse * complex},
+        {&p->sub_input, p->grid_points[PV_OCT_SUB] * fine * sizeof(float)},
+        {&p->sub_spectra, p->half_points[PV_OCT_SUB] * fine * complex},
     };
     return pv_cl_buffers(ctx, specs, sizeof specs / sizeof specs[0]);
 }
@@ -263,9 +253,10 @@ static pv_status full_reference(pv_context *ctx, cl_oct_plan *p, float floor)
     pad_job job = {0, p->g.size[2], p->g.coarse_depth, p->full_input, 0};
     pv_status status = pad(ctx, p, job);
     if (status == PV_OK)
-        status = pv_cl_fft_forward(ctx, p->full_fft, p->full_input, p->full_spectra);
+        status = pv_cl_fft_forward(ctx, p->fft[PV_OCT_FULL], p->full_input, p->full_spectra);
     if (status == PV_OK)
-        status = unit_phase(ctx, p->full_spectra, 0, p->ref_full, 0, p->full_complex, floor);
+        status = unit_phase(ctx, p->full_spectra, 0, p->ref_full, 0, p->half_points[PV_OCT_FULL],
+                            floor);
     return status;
 }
 
@@ -276,15 +267,15 @@ static pv_status sub_references(pv_context *ctx, cl_oct_plan *p, int first, int 
     pv_status status = PV_OK;
     for (int i = 0; status == PV_OK && i < count; i++) {
         pad_job job = {p->g.sub_start[first + i], p->g.sub_width, p->g.sub_width, p->sub_input,
-                       (cl_ulong)i * p->sub_real};
+                       (cl_ulong)i * p->grid_points[PV_OCT_SUB]};
         status = pad(ctx, p, job);
     }
     if (status == PV_OK)
-        status = pv_cl_fft_forward(ctx, p->sub_fft, p->sub_input, p->sub_spectra);
+        status = pv_cl_fft_forward(ctx, p->fft[PV_OCT_SUB], p->sub_input, p->sub_spectra);
+    const size_t bins = p->half_points[PV_OCT_SUB];
     for (int i = 0; status == PV_OK && i < count; i++)
-        status = unit_phase(ctx, p->sub_spectra, (size_t)i * p->sub_complex, p->ref_sub,
-                            (size_t)(first + i) * p->sub_complex, p->sub_complex,
-                            floors[1 + first + i]);
+        status = unit_phase(ctx, p->sub_spectra, (size_t)i * bins, p->ref_sub,
+                            (size_t)(first + i) * bins, bins, floors[1 + first + i]);
     return status;
 }
 
@@ -305,7 +296,7 @@ static pv_status pv_cl_oct_spectra(pv_context *ctx, void *plan)
     pad_job job = {0, p->g.size[2], p->g.size[2], p->plane_input, 0};
     pv_status status = pad(ctx, p, job);
     if (status == PV_OK)
-        status = pv_cl_fft_forward(ctx, p->plane_fft, p->plane_input, p->target);
+        status = pv_cl_fft_forward(ctx, p->fft[PV_OCT_PLANE], p->plane_input, p->target);
     return status;   /* the coarse step waits for it on the in-order queue */
 }
 
@@ -366,23 +357,36 @@ static pv_status read_peaks(pv_context *ctx, cl_oct_plan *p, int count, const in
 
 /* =========================================================== correlation */
 
+/* After a batch's cross-power spectra (status: how they went): the
+ * correlation maps, by transform t's inverse, and their peaks into the
+ * records from slot first on. */
+static pv_status batch_peaks(pv_context *ctx, cl_oct_plan *p, pv_oct_transform t, int first,
+                             int count, pv_status status)
+{
+    cl_mem spectra = t == PV_OCT_FULL ? p->full_spectra : p->sub_spectra;
+    cl_mem maps = t == PV_OCT_FULL ? p->full_input : p->sub_input;
+    const pv_oct_transform_shape shape = pv_oct_transform_shape_of(&p->g, t);
+    if (status == PV_OK)
+        status = pv_cl_fft_inverse(ctx, p->fft[t], spectra, maps);
+    max_job job = {maps, p->grid_points[t], {shape.size[0], shape.size[1], shape.size[2]}, count,
+                   first};
+    if (status == PV_OK)
+        status = find_peaks(ctx, p, job);
+    return status;
+}
+
 static pv_status coarse_batch(pv_context *ctx, cl_oct_plan *p, int first, int count)
 {
-    cl_uint plane_bins = (cl_uint)p->plane_complex, bins = (cl_uint)p->full_complex;
+    cl_uint plane_bins = (cl_uint)p->half_points[PV_OCT_PLANE];
+    cl_uint bins = (cl_uint)p->half_points[PV_OCT_FULL];
     cl_int planes = p->g.size[2], width = p->g.stripe_width, depth = p->g.coarse_depth;
     cl_int at = first;
-    cl_float scale = (cl_float)(1.0 / (double)p->full_real);
+    cl_float scale = (cl_float)(1.0 / (double)p->grid_points[PV_OCT_FULL]);
     kernel_arg args[] = {ARG(p->target), ARG(plane_bins), ARG(planes), ARG(p->starts), ARG(at),
                          ARG(width), ARG(p->twiddle), ARG(depth), ARG(p->ref_full), ARG(bins),
                          ARG(scale), ARG(p->full_spectra)};
     pv_status status = launch_rows(ctx, "oct_stripe_power", args, 12, bins, (size_t)count);
-    if (status == PV_OK)
-        status = pv_cl_fft_inverse(ctx, p->full_fft, p->full_spectra, p->full_input);
-    max_job job = {p->full_input, p->full_real, {p->g.fft[0], p->g.fft[1], p->g.coarse_depth},
-                   count, first};
-    if (status == PV_OK)
-        status = find_peaks(ctx, p, job);
-    return status;
+    return batch_peaks(ctx, p, PV_OCT_FULL, first, count, status);
 }
 
 static pv_status pv_cl_oct_coarse(pv_context *ctx, void *plan, const int *start, int count,
@@ -403,19 +407,14 @@ static pv_status pv_cl_oct_coarse(pv_context *ctx, void *plan, const int *start,
 
 static pv_status fine_batch(pv_context *ctx, cl_oct_plan *p, int first, int count)
 {
-    cl_uint plane_bins = (cl_uint)p->plane_complex, bins = (cl_uint)p->sub_complex;
+    cl_uint plane_bins = (cl_uint)p->half_points[PV_OCT_PLANE];
+    cl_uint bins = (cl_uint)p->half_points[PV_OCT_SUB];
     cl_int at = first;
-    cl_float scale = (cl_float)(1.0 / (double)p->sub_real);
+    cl_float scale = (cl_float)(1.0 / (double)p->grid_points[PV_OCT_SUB]);
     kernel_arg args[] = {ARG(p->target), ARG(plane_bins), ARG(p->sub_index), ARG(at),
                          ARG(p->ref_sub), ARG(bins), ARG(scale), ARG(p->sub_spectra)};
     pv_status status = launch_rows(ctx, "oct_plane_power", args, 8, bins, (size_t)count);
-    if (status == PV_OK)
-        status = pv_cl_fft_inverse(ctx, p->sub_fft, p->sub_spectra, p->sub_input);
-    max_job job = {p->sub_input, p->sub_real, {p->g.fft[0], p->g.fft[1], p->g.sub_width}, count,
-                   first};
-    if (status == PV_OK)
-        status = find_peaks(ctx, p, job);
-    return status;
+    return batch_peaks(ctx, p, PV_OCT_SUB, first, count, status);
 }
 
 static pv_status pv_cl_oct_fine(pv_context *ctx, void *plan, const int *sub, pv_pc_peak *peaks)

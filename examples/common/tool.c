@@ -3,6 +3,7 @@
  * --backend/--device/--crosscheck, --devices lists, a monotonic clock,
  * JSON strings and the known 2D flow both synthesise. */
 #include "tool.h"
+#include "../../lib/core/stderr_line.h"
 
 #include <errno.h>
 #include <math.h>
@@ -14,15 +15,10 @@
 
 int cli_fail(const char *fmt, ...)
 {
-    /* Formatted first so the line leaves in one write: stderr is
-     * unbuffered, and the bench's stderr filter (or a parallel run) must
-     * not see it in pieces. */
-    char message[1024];
     va_list args;
     va_start(args, fmt);
-    vsnprintf(message, sizeof message, fmt, args);
+    pv_stderr_vline(fmt, args); /* the library's own line writer: one write */
     va_end(args);
-    fprintf(stderr, "parvis: %s\n", message);
     return 1;
 }
 

@@ -26,6 +26,31 @@ typedef struct pv_oct_geometry {
                                p < stripe_width, ky < coarse_depth */
 } pv_oct_geometry;
 
+/* A plan's three transforms, in the order both backends make them: one
+ * plane (a target's planes, size[2] at once), a reference sub-volume of
+ * sub_width planes (fine_batch at once) and a coarse stack of coarse_depth
+ * planes (coarse_batch at once).  Every transform is fft[0] x fft[1] x
+ * the depth here. */
+typedef enum pv_oct_transform {
+    PV_OCT_PLANE,
+    PV_OCT_SUB,
+    PV_OCT_FULL,
+    PV_OCT_TRANSFORMS
+} pv_oct_transform;
+
+typedef struct pv_oct_transform_shape {
+    int size[3];
+    int batch;              /* transforms made at once */
+} pv_oct_transform_shape;
+
+static inline pv_oct_transform_shape pv_oct_transform_shape_of(const pv_oct_geometry *g,
+                                                                pv_oct_transform t)
+{
+    const int depth[PV_OCT_TRANSFORMS] = {1, g->sub_width, g->coarse_depth};
+    const int batch[PV_OCT_TRANSFORMS] = {g->size[2], g->fine_batch, g->coarse_batch};
+    return (pv_oct_transform_shape){{g->fft[0], g->fft[1], depth[t]}, batch[t]};
+}
+
 typedef struct pv_oct_plane_stats {
     float mean, energy;     /* mean, and sum of (v - mean)^2 */
     float lo, hi;

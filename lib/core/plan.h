@@ -6,6 +6,8 @@
 
 #include "parvis.h"
 
+#include <pthread.h>
+
 /* A zeroed plan of `size` bytes; NULL, with PV_ERR_NOMEM recorded on ctx
  * ("<what>: out of memory"), when memory is short. */
 void *pv_plan_new(pv_context *ctx, size_t size, const char *what);
@@ -34,6 +36,19 @@ static inline pv_status pv_plan_hand_over(pv_context *ctx, pv_status status, voi
  * columns).  0 when a count, or the bytes of `batch` half spectra of
  * complex floats, overflows size_t. */
 int pv_r2c_counts(const int size[3], size_t batch, size_t *real_count, size_t *complex_count);
+
+/* Gives back one use of a cache entry: nothing for NULL (a plan's destroy
+ * gives back what a failed create never took), else drop(entry) under the
+ * cache's lock, which counts the user off and applies the cache's policy
+ * (evicting idle plans, freeing an orphaned entry's last use). */
+static inline void pv_cache_release(pthread_mutex_t *lock, void *entry, void (*drop)(void *entry))
+{
+    if (!entry)
+        return;
+    pthread_mutex_lock(lock);
+    drop(entry);
+    pthread_mutex_unlock(lock);
+}
 
 /* Takes `entry` out of the singly linked list whose first entry is *head
  * (entries of `type`, linked through their `next` member). */

@@ -1,6 +1,7 @@
 /* Status names, error recording, logging, the library version and the
  * context services every layer uses (its lock, its build log). */
 #include "internal.h"
+#include "stderr_line.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -69,14 +70,10 @@ void pv_log(const pv_context *ctx, const char *fmt, ...)
     const char *enabled = getenv("PARVIS_LOG");
     if (!enabled || strcmp(enabled, "1") != 0)
         return;
-    /* Formatted first and written with one call: stderr is unbuffered,
-     * and piecewise writes from several threads would interleave. */
-    char line[1024];
     va_list args;
     va_start(args, fmt);
-    vsnprintf(line, sizeof line, fmt, args);
+    pv_stderr_vline(fmt, args);
     va_end(args);
-    fprintf(stderr, "parvis: %s\n", line);
 }
 
 const char *pv_version(void)

@@ -123,6 +123,12 @@ def _flow_defaults(image_shape: Optional[Tuple[int, int]] = None) -> Dict[str, A
     return params
 
 
+def _grid_in(arr: ArrayLike, name: str, volume: bool) -> Tuple[np.ndarray, Any]:
+    """arr and its C struct: a float32 volume when volume, else an image
+    (uint8 or float32)."""
+    return A.volume_in(arr, name) if volume else A.image_in(arr, name)
+
+
 def _stereo_inputs(left: ArrayLike, right: ArrayLike) -> Tuple[Any, ...]:
     """The two views as C images; mixed uint8/float32 views are both made float32."""
     la, ls = A.image_in(left, "left")
@@ -380,13 +386,9 @@ class Context(_Handle):
         """Separable Gaussian blur of a 2D image (uint8/float32) or a 3D
         float32 volume, borders replicated.  taps: odd tap count, or 0 for
         2 ceil(3 sigma) + 1.  Returns float32 of the input's shape."""
-        src = np.asarray(image)
-        if src.ndim == 3:
-            a, s = A.volume_in(src, "image")
-            fn = lib.pv_gaussian_blur3d
-        else:
-            a, s = A.image_in(src, "image")
-            fn = lib.pv_gaussian_blur
+        volume = np.ndim(image) == 3
+        a, s = _grid_in(image, "image", volume)
+        fn = lib.pv_gaussian_blur3d if volume else lib.pv_gaussian_blur
         dst = A.output(out, a.shape)
         A.refuse_overlap(dst, a)
         self._call(fn, s, A.out_struct(dst), _float(sigma, "sigma"), _int(taps, "taps"))
@@ -564,15 +566,11 @@ class Context(_Handle):
         refused; constant inputs give shift 0, peak 0 and NO_TEXTURE."""
         options = _phasecorr_options(upsample, subpixel, pad, window)
         shift = ffi.new("pv_shift *")
-        ndim = np.ndim(reference)
-        if ndim == 3:
-            ra, rs = A.volume_in(reference, "reference")
-            ma, ms = A.volume_in(moving, "moving")
-            self._call(lib.pv_phase_correlate3d, rs, ms, options, shift)
-        else:
-            ra, rs = A.image_in(reference, "reference")
-            ma, ms = A.image_in(moving, "moving")
-            self._call(lib.pv_phase_correlate, rs, ms, options, shift)
+        volume = np.ndim(reference) == 3
+        ra, rs = _grid_in(reference, "reference", volume)
+        ma, ms = _grid_in(moving, "moving", volume)
+        fn = lib.pv_phase_correlate3d if volume else lib.pv_phase_correlate
+        self._call(fn, rs, ms, options, shift)
         return PhaseCorrelation(_shift_array(shift, ra.ndim), shift.peak, int(shift.flags))
 
     def phasecorr_plan(self, reference: ArrayLike, upsample: int = 1, *,
@@ -1004,13 +1002,9 @@ class PhaseCorrPlan(_Plan):
                  max_batch: int = 1) -> None:
         super().__init__(ctx)
         options = _phasecorr_options(upsample, subpixel, pad, window)
-        self.ndim = np.ndim(reference)
-        if self.ndim == 3:
-            ra, rs = A.volume_in(reference, "reference")
-            fn = lib.pv_phasecorr_plan_create3d
-        else:
-            ra, rs = A.image_in(reference, "reference")
-            fn = lib.pv_phasecorr_plan_create
+        volume = np.ndim(reference) == 3
+        ra, rs = _grid_in(reference, "reference", volume)
+        fn = lib.pv_phasecorr_plan_create3d if volume else lib.pv_phasecorr_plan_create
         self.ndim = ra.ndim
         self.shape = ra.shape
         self._create(fn, rs, options, _int(max_batch, "max_batch"),
@@ -1019,10 +1013,7 @@ class PhaseCorrPlan(_Plan):
     _destroy = lib.pv_phasecorr_plan_destroy
 
     def _mover(self, arr: ArrayLike, name: str) -> Tuple[np.ndarray, Any]:
-        if self.ndim == 3:
-            a, s = A.volume_in(arr, name)
-        else:
-            a, s = A.image_in(arr, name)
+        a, s = _grid_in(arr, name, self.ndim == 3)
         if a.shape != self.shape:
             raise invalid(f"{name}: shape {a.shape} differs from the reference's {self.shape}")
         return a, s

@@ -693,6 +693,10 @@ void sift_scatter(__global const int4 *candidates, __global const uint *counters
  * depend on scheduling.  No atomics: deterministic. */
 #define DESC_WG (DESC_CELLS * SIFT_DESC_SPLIT)
 
+#include "group_sum.cl"
+/* The descriptor's squared norm, summed over the group in a fixed order. */
+DEFINE_GROUP_SUM(descriptor_sum, float, DESC_WG)
+
 static float cell_weight(float n, int cell)
 {
     const int bin = (int)floor(n - 0.5f);
@@ -796,14 +800,7 @@ void sift_descriptors(__global const float2 *grad, __constant octave_info *octav
         float sq = 0.0f;
         for (int i = lid; i < DESC_SIZE; i += DESC_WG)
             sq += desc[i] * desc[i];
-        norm_parts[lid] = sq;
-        barrier(CLK_LOCAL_MEM_FENCE);
-        for (int stride = DESC_WG / 2; stride > 0; stride >>= 1) {
-            if (lid < stride)
-                norm_parts[lid] += norm_parts[lid + stride];
-            barrier(CLK_LOCAL_MEM_FENCE);
-        }
-        const float norm = sqrt(norm_parts[0]) + 1.1920929e-7f;
+        const float norm = sqrt(descriptor_sum(norm_parts, sq)) + 1.1920929e-7f;
         barrier(CLK_LOCAL_MEM_FENCE);
         for (int i = lid; i < DESC_SIZE; i += DESC_WG) {
             const float v = desc[i] / norm;

@@ -20,7 +20,8 @@
 #define GEOM_WG 256
 #endif
 
-#define MODEL_HOMOGRAPHY 0
+#define MODEL_HOMOGRAPHY 0 /* the host passes 0 for H, 1 for F */
+#define MODEL_FUNDAMENTAL 1
 
 #include "../../common/geometry_math.h"
 
@@ -55,51 +56,51 @@ __kernel void ransac_solve(__global const float4 *points, __global const int *sa
         models[9 * h + j] = m[j];
 }
 
-/* Sum of every item's count over the group; item 0 writes it. */
-static void write_group_sum(__local int *partial, int mine, __global int *out)
+#include "group_sum.cl"
+DEFINE_GROUP_SUM(group_count, int, GEOM_WG)
+
+/* This item's share of the inliers of hypothesis h (the group's): matches
+ * lid, lid + GEOM_WG, ...  The model is a constant at each call, so the
+ * unused test drops out. */
+static int inliers_of_share(__global const float4 *points, int count, __global const float *models,
+                            int h, int model, float limit, float s1, float s2)
 {
-    int lid = get_local_id(0);
-    partial[lid] = mine;
-    barrier(CLK_LOCAL_MEM_FENCE);
-    for (int step = GEOM_WG / 2; step > 0; step >>= 1) {
-        if (lid < step)
-            partial[lid] += partial[lid + step];
-        barrier(CLK_LOCAL_MEM_FENCE);
+    float m[9];
+    for (int j = 0; j < 9; j++)
+        m[j] = models[9 * h + j];
+    int mine = 0;
+    for (int i = get_local_id(0); i < count; i += GEOM_WG) {
+        float4 q = points[i];
+        mine += model == MODEL_HOMOGRAPHY
+                    ? pv_gm_homography_inlier(m, q.x, q.y, q.z, q.w, limit)
+                    : pv_gm_fundamental_inlier(m, q.x, q.y, q.z, q.w, limit, s1, s2);
     }
-    if (lid == 0)
-        *out = partial[0];
+    return mine;
 }
 
+/* counts[h]: inliers of homography h, reprojection error within limit. */
 __kernel __attribute__((reqd_work_group_size(GEOM_WG, 1, 1)))
 void ransac_score_h(__global const float4 *points, int count, __global const float *models,
                     float limit, __global int *counts)
 {
     __local int partial[GEOM_WG];
-    int h = get_group_id(0);
-    float hm[9];
-    for (int j = 0; j < 9; j++)
-        hm[j] = models[9 * h + j];
-    int mine = 0;
-    for (int i = get_local_id(0); i < count; i += GEOM_WG) {
-        float4 q = points[i];
-        mine += pv_gm_homography_inlier(hm, q.x, q.y, q.z, q.w, limit);
-    }
-    write_group_sum(partial, mine, counts + h);
+    const int h = get_group_id(0);
+    int total = group_count(partial, inliers_of_share(points, count, models, h, MODEL_HOMOGRAPHY,
+                                                      limit, 0.0f, 0.0f));
+    if (get_local_id(0) == 0)
+        counts[h] = total;
 }
 
+/* counts[h]: inliers of fundamental matrix h (Sampson distance, t2, s1, s2
+ * as pv_gm_fundamental_inlier takes them). */
 __kernel __attribute__((reqd_work_group_size(GEOM_WG, 1, 1)))
 void ransac_score_f(__global const float4 *points, int count, __global const float *models,
                     float t2, float s1, float s2, __global int *counts)
 {
     __local int partial[GEOM_WG];
-    int h = get_group_id(0);
-    float fm[9];
-    for (int j = 0; j < 9; j++)
-        fm[j] = models[9 * h + j];
-    int mine = 0;
-    for (int i = get_local_id(0); i < count; i += GEOM_WG) {
-        float4 q = points[i];
-        mine += pv_gm_fundamental_inlier(fm, q.x, q.y, q.z, q.w, t2, s1, s2);
-    }
-    write_group_sum(partial, mine, counts + h);
+    const int h = get_group_id(0);
+    int total = group_count(partial, inliers_of_share(points, count, models, h, MODEL_FUNDAMENTAL,
+                                                      t2, s1, s2));
+    if (get_local_id(0) == 0)
+        counts[h] = total;
 }

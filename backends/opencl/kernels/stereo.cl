@@ -49,60 +49,11 @@ typedef float cost_t;
 
 /* ------------------------------------------------------------------ fold */
 
-/* One pixel's candidates, folded in increasing d (same rules as the CPU's
- * sad_state): winner with ties to the smaller d and, with SAD_FULL_STATE
- * (sub-pixel or uniqueness wanted), the costs beside it and the best cost
- * outside winner-1 .. winner+1. */
-typedef struct sad_state {
-    cost_t best;
-    int index;
-#if SAD_FULL_STATE
-    cost_t prev;   /* cost of the previous candidate */
-    cost_t minus;  /* cost at best - 1 */
-    cost_t plus;   /* cost at best + 1 */
-    cost_t below;  /* smallest cost at <= best - 2 */
-    cost_t above;  /* smallest cost at >= best + 2 */
-    cost_t older;  /* smallest cost at <= current - 2 */
-#endif
-} sad_state;
+/* One pixel's candidates, folded in increasing d: the CPU's rules, one
+ * text with it (sad_state, state_reset and state_add). */
+#include "../../common/sad_fold.h"
 
 #define STATE_COSTS (SAD_FULL_STATE ? 7 : 1) /* cost fields of sad_state */
-
-cost_t cost_min(cost_t a, cost_t b)
-{
-    return b < a ? b : a;
-}
-
-void state_reset(sad_state *s)
-{
-    s->best = COST_NONE;
-    s->index = -1;
-#if SAD_FULL_STATE
-    s->prev = s->minus = s->plus = s->below = s->above = s->older = COST_NONE;
-#endif
-}
-
-void state_add(sad_state *s, cost_t cost, int index)
-{
-    if (cost < s->best) {
-#if SAD_FULL_STATE
-        s->below = s->older;
-        s->above = COST_NONE;
-        s->minus = s->prev;
-        s->plus = COST_NONE;
-#endif
-        s->best = cost;
-        s->index = index;
-    }
-#if SAD_FULL_STATE
-    else if (index == s->index + 1)
-        s->plus = cost;
-    else if (index >= s->index + 2)
-        s->above = cost_min(s->above, cost);
-    s->older = cost_min(s->older, s->prev);
-    s->prev = cost;
-#endif
-}
 
 float state_result(const sad_state *s, int min_disp, int subpixel, float uniqueness)
 {
