@@ -33,32 +33,42 @@ int coop_slot(int buffer, int quantity, int dir, int lane, int p)
     return (((buffer * 2 + quantity) * 4 + dir) * COOP_LANES + lane) * COOP_PIXELS + p;
 }
 
+/* (Every loop over the directions or the scan's steps is unrolled, so
+ * that the per-direction arrays stay in registers.) */
+
 /* Inclusive scan of the lanes' ends (and of their minima) over the lanes
  * before (forward) or after (backward) each one; then every lane's carry
  * is the scanned end of the lane just before (after) it. */
 void coop_scan(float *ends, float *lows, float *carries, int forward, __local float *xs,
                int lane, int p, int *buffer)
 {
+#pragma unroll
     for (int offset = 1; offset < COOP_LANES; offset <<= 1) {
+#pragma unroll
         for (int dir = 0; dir < 4; dir++) {
             xs[coop_slot(*buffer, 0, dir, lane, p)] = ends[dir];
             xs[coop_slot(*buffer, 1, dir, lane, p)] = lows[dir];
         }
         barrier(CLK_LOCAL_MEM_FENCE);
         const int other = forward ? lane - offset : lane + offset;
-        if (other >= 0 && other < COOP_LANES)
-            for (int dir = 0; dir < 4; dir++) {
-                ends[dir] = pv_bp_carry(ends[dir], xs[coop_slot(*buffer, 0, dir, other, p)],
-                                        COOP_VALUES * offset);
-                const float low = xs[coop_slot(*buffer, 1, dir, other, p)];
-                lows[dir] = low < lows[dir] ? low : lows[dir];
-            }
+        const int inside = other >= 0 && other < COOP_LANES;
+#pragma unroll
+        for (int dir = 0; dir < 4; dir++) {
+            if (!inside)
+                continue;
+            ends[dir] = pv_bp_carry(ends[dir], xs[coop_slot(*buffer, 0, dir, other, p)],
+                                    COOP_VALUES * offset);
+            const float low = xs[coop_slot(*buffer, 1, dir, other, p)];
+            lows[dir] = low < lows[dir] ? low : lows[dir];
+        }
         *buffer ^= 1;
     }
+#pragma unroll
     for (int dir = 0; dir < 4; dir++)
         xs[coop_slot(*buffer, 0, dir, lane, p)] = ends[dir];
     barrier(CLK_LOCAL_MEM_FENCE);
     const int before = forward ? lane - 1 : lane + 1;
+#pragma unroll
     for (int dir = 0; dir < 4; dir++)
         carries[dir] = before >= 0 && before < COOP_LANES
                            ? xs[coop_slot(*buffer, 0, dir, before, p)]
@@ -88,6 +98,7 @@ void coop_gather(__global const float *cost, __global const msg_t *from_up,
             h[DIR_LEFT][k] = data + up + down + right;
             h[DIR_RIGHT][k] = data + up + down + left;
         } else {
+#pragma unroll
             for (int dir = 0; dir < 4; dir++)
                 h[dir][k] = INFINITY;
         }
@@ -122,6 +133,7 @@ void bp_round_coop(__global msg_t *msgs, __global const float *data, int data_of
 
     float ends[4], lows[4], carries[4], lows_after[4];
     int buffer = 0;
+#pragma unroll
     for (int dir = 0; dir < 4; dir++) {
         float low = INFINITY;
 #pragma unroll
@@ -131,6 +143,7 @@ void bp_round_coop(__global msg_t *msgs, __global const float *data, int data_of
         ends[dir] = pv_bp_forward_chain(h[dir], COOP_VALUES, INFINITY);
     }
     coop_scan(ends, lows, carries, 1, xs, lane, p, &buffer);
+#pragma unroll
     for (int dir = 0; dir < 4; dir++) {
         pv_bp_forward_chain(h[dir], COOP_VALUES, carries[dir]);
         /* the padding must not feed the backward pass */
@@ -143,6 +156,7 @@ void bp_round_coop(__global msg_t *msgs, __global const float *data, int data_of
     coop_scan(ends, lows_after, carries, 0, xs, lane, p, &buffer);
 
     const int sends = active ? sent_mask(x, y, width, height) : 0;
+#pragma unroll
     for (int dir = 0; dir < 4; dir++) {
         pv_bp_backward_chain(h[dir], COOP_VALUES, carries[dir]);
         if (!((sends >> dir) & 1))
