@@ -13,7 +13,8 @@
  *
  * The large case also runs with the cooperative message update
  * (PV_BP_UPDATE_COOPERATIVE, docs/bp-at-scale.md), in float and in half
- * messages ("-coop" and "-coop-f16" rows, whatever --bp-messages says); the
+ * messages ("-coop" and "-coop-f16" rows, whatever --bp-messages says; not
+ * with --case bp, which selects the four cases in the options' update); the
  * other cases use it with --bp-update cooperative.  Their CPU oracle runs
  * the same update and precision, so the agreement column still checks
  * exactness. */
@@ -236,6 +237,12 @@ int bench_bp_cases(const bench_config *config, const bench_contexts *contexts,
     bench_rows rows = {results, max, count};
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         const bp_case *c = &cases[i];
+        /* The fixed -coop rows come with the whole suite or by case name
+         * (--case bp-cones-900x750 runs all three); --case bp means the
+         * four cases in the update the options ask for (bench/bp_sweep.sh). */
+        const int by_op = config->only && strcmp(config->only, "bp") == 0;
+        if (c->update != BENCH_UPDATE_OPTIONS && by_op)
+            continue;
         if (!bench_wants(config, "bp", c->name, c->quick))
             continue;
         /* The quick suite leaves the tuned rows out: they double the time. */
