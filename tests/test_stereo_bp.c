@@ -24,10 +24,17 @@
  *     of the pixels farther than the padding from every seam, when tiles
  *     are asked for and when a memory budget forces them; a budget no
  *     tile fits gives PV_ERR_DEVICE_MEMORY and leaves the output alone;
+ *   - the cooperative message update (PV_BP_UPDATE_COOPERATIVE): OpenCL
+ *     against the CPU oracle with every disparity identical (no
+ *     tolerance: the kernel's scans are exact), over group shapes, ranges
+ *     that leave padding in the last lane, 256 disparities, Middlebury
+ *     pairs, tiles, both precisions; the bands are recovered on both
+ *     backends; on the CPU its Middlebury error rates meet the limits
+ *     above and lie within 0.5 percentage points of the serial update's;
  *   - bad input: every invalid argument gives PV_ERR_INVALID and leaves
  *     the output untouched (levels too deep for the image, an unknown
- *     message precision and schedule launch parameters out of range
- *     included).
+ *     message precision or update, and schedule or cooperative-group
+ *     launch parameters out of range included).
  *
  * OpenCL parts are skipped when no OpenCL device can be had, when
  * PARVIS_BACKEND forces the CPU, or when PARVIS_TEST_SKIP_OPENCL=1.  For
@@ -799,7 +806,7 @@ static void test_coop_cross_shapes(void **state)
 }
 
 /* Middlebury pairs with the default group shape, both precisions: Tsukuba
- * with the tuned and the paper's parameters (smoothing, f32 input path),
+ * with the tuned and the paper's parameters (smoothing) and in tiles,
  * Cones quarter (64 disparities). */
 static void test_coop_cross_middlebury(void **state)
 {
@@ -816,6 +823,10 @@ static void test_coop_cross_middlebury(void **state)
     paper.ndisp = tsukuba.ndisp;
     paper.message_update = PV_BP_UPDATE_COOPERATIVE;
     check_identical(&pair.left, &pair.right, &paper, "cooperative, tsukuba, paper defaults");
+    pv_bp_params tiled = cooperative_params(tsukuba.ndisp, 0);
+    tiled.tile_width = 200;
+    tiled.tile_height = 150;
+    check_identical(&pair.left, &pair.right, &tiled, "cooperative, tsukuba, 2x2 tiles");
     free_pair(&pair);
     pair = load_pair(&cones);
     pv_bp_params params = cooperative_params(cones.ndisp, 1);
