@@ -28,6 +28,7 @@ typedef struct bench_config {
     const char *params;       /* --param: "FAMILY.NAME=VALUE[,...]" launch parameters set
                                  on the OpenCL context before every timed series, or NULL */
     int bp_messages;          /* --bp-messages: 0 f32, 1 f16 (pv_bp_params.message_precision) */
+    int bp_update;            /* --bp-update: 0 serial, 1 cooperative (pv_bp_params.message_update) */
 } bench_config;
 
 /* Every timed run of one backend on one row (the first BENCH_MAX_SAMPLES). */

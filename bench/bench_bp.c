@@ -9,7 +9,15 @@
  * params column names which), then once more on OpenCL after reading the
  * tuning cache again ("-tuned" rows, left out of the quick suite; without
  * a cache they repeat the first).  --paper bp runs the paper's own
- * parameters (bench_papers.c). */
+ * parameters (bench_papers.c).
+ *
+ * The large case also runs with the cooperative message update
+ * (PV_BP_UPDATE_COOPERATIVE, docs/bp-at-scale.md), in float and in half
+ * messages ("-coop" and "-coop-f16" rows, whatever --bp-messages says; not
+ * with --case bp, which selects the four cases in the options' update); the
+ * other cases use it with --bp-update cooperative.  Their CPU oracle runs
+ * the same update and precision, so the agreement column still checks
+ * exactness. */
 #include "bench.h"
 
 #include "bench_ops.h"
@@ -27,13 +35,20 @@ typedef struct bp_case {
     float gt_scale;           /* of the (upsampled) ground truth */
     int border;
     int quick;
+    int update;               /* BENCH_UPDATE_*: the message update and precision */
 } bp_case;
 
+/* A case's message update: as --bp-update and --bp-messages say, or the
+ * cooperative update in a fixed precision. */
+enum { BENCH_UPDATE_OPTIONS, BENCH_UPDATE_COOP_F32, BENCH_UPDATE_COOP_F16 };
+
 static const bp_case cases[] = {
-    {"bp-tsukuba", "tsukuba", 1, 16, 16.0f, 18, 1},
-    {"bp-venus", "venus", 1, 21, 8.0f, 10, 0},
-    {"bp-cones-quarter", "cones-quarter", 1, 64, 4.0f, 10, 0},
-    {"bp-cones-900x750", "cones-quarter", 2, 256, 2.0f, 20, 0},
+    {"bp-tsukuba", "tsukuba", 1, 16, 16.0f, 18, 1, BENCH_UPDATE_OPTIONS},
+    {"bp-venus", "venus", 1, 21, 8.0f, 10, 0, BENCH_UPDATE_OPTIONS},
+    {"bp-cones-quarter", "cones-quarter", 1, 64, 4.0f, 10, 0, BENCH_UPDATE_OPTIONS},
+    {"bp-cones-900x750", "cones-quarter", 2, 256, 2.0f, 20, 0, BENCH_UPDATE_OPTIONS},
+    {"bp-cones-900x750-coop", "cones-quarter", 2, 256, 2.0f, 20, 0, BENCH_UPDATE_COOP_F32},
+    {"bp-cones-900x750-coop-f16", "cones-quarter", 2, 256, 2.0f, 20, 0, BENCH_UPDATE_COOP_F16},
 };
 
 /* The documented cross-check (include/parvis/stereo.h): identical
@@ -115,8 +130,10 @@ static void name_row(bench_result *r, const bench_bp_spec *c, const bp_inputs *i
 {
     snprintf(r->op, sizeof r->op, "bp");
     snprintf(r->name, sizeof r->name, "%s%s", c->name, tuned ? "-tuned" : "");
-    snprintf(r->params, sizeof r->params, "%dx%d d%d L%d i%d", in->left.width, in->left.height,
-             in->params.ndisp, in->params.levels, in->params.iterations);
+    snprintf(r->params, sizeof r->params, "%dx%d d%d L%d i%d%s%s", in->left.width,
+             in->left.height, in->params.ndisp, in->params.levels, in->params.iterations,
+             in->params.message_update == PV_BP_UPDATE_COOPERATIVE ? " coop" : "",
+             in->params.message_precision == PV_BP_MESSAGES_F16 ? " f16" : "");
     snprintf(r->variant, sizeof r->variant, "%s", tuned ? "tuned" : "default");
     r->quality_name = "bad>1px";
     r->threshold = BP_AGREEMENT_THRESHOLD;
@@ -220,6 +237,12 @@ int bench_bp_cases(const bench_config *config, const bench_contexts *contexts,
     bench_rows rows = {results, max, count};
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         const bp_case *c = &cases[i];
+        /* The fixed -coop rows come with the whole suite or by case name
+         * (--case bp-cones-900x750 runs all three); --case bp means the
+         * four cases in the update the options ask for (bench/bp_sweep.sh). */
+        const int by_op = config->only && strcmp(config->only, "bp") == 0;
+        if (c->update != BENCH_UPDATE_OPTIONS && by_op)
+            continue;
         if (!bench_wants(config, "bp", c->name, c->quick))
             continue;
         /* The quick suite leaves the tuned rows out: they double the time. */
@@ -232,8 +255,14 @@ int bench_bp_cases(const bench_config *config, const bench_contexts *contexts,
         spec.border = c->border;
         spec.tuned = !config->quick;
         set_params(c, &spec.params);
-        spec.params.message_precision = config->bp_messages ? PV_BP_MESSAGES_F16
-                                                            : PV_BP_MESSAGES_F32;
+        spec.params.message_precision =
+            c->update == BENCH_UPDATE_COOP_F16 ||
+                    (c->update == BENCH_UPDATE_OPTIONS && config->bp_messages)
+                ? PV_BP_MESSAGES_F16
+                : PV_BP_MESSAGES_F32;
+        spec.params.message_update = c->update != BENCH_UPDATE_OPTIONS || config->bp_update
+                                         ? PV_BP_UPDATE_COOPERATIVE
+                                         : PV_BP_UPDATE_SERIAL;
         if (bench_bp_case(config, contexts, &spec, &rows))
             return 1;
     }

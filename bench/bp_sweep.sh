@@ -18,7 +18,11 @@
 # minutes on a GPU machine (VARIANTS splits it).
 #
 # Each variant starts from the default launch parameters (the "-tuned" rows
-# of parvis-bench are ignored here) and sets its own with --param.
+# of parvis-bench are ignored here) and sets its own with --param; the
+# "coop" variants run the cooperative message update (--bp-update
+# cooperative), whose CPU oracle runs the same update.  (--case bp leaves
+# out parvis-bench's fixed bp-cones-900x750-coop rows: the coop variants
+# time that update on every case.)
 set -euo pipefail
 if [ "$#" -ne 1 ] || [ -z "$1" ]; then
     echo "usage: $0 PREFIX   (writes PREFIX-*.json, PREFIX.log, PREFIX.txt)" >&2
@@ -34,19 +38,27 @@ if [ ! -x "$bench" ]; then
 fi
 mkdir -p "$(dirname "$prefix")"
 
-# name | message precision | launch parameters (bp family) over the defaults
+# name | message precision | message update | launch parameters (bp family) over the defaults
 all_variants="
-default|f32|
-fused|f32|bp.BP_FUSED_PASSES=1
-dir4|f32|bp.BP_DIR_ITEMS=4
-fused-dir4|f32|bp.BP_FUSED_PASSES=1,bp.BP_DIR_ITEMS=4
-fused-dir4-reg64|f32|bp.BP_FUSED_PASSES=1,bp.BP_DIR_ITEMS=4,bp.BP_REG_VALUES=64
-fused-dir4-wg64x1|f32|bp.BP_FUSED_PASSES=1,bp.BP_DIR_ITEMS=4,bp.BP_WG_X=64,bp.BP_WG_Y=1
-half|f16|
-half-fused|f16|bp.BP_FUSED_PASSES=1
-half-dir4|f16|bp.BP_DIR_ITEMS=4
-half-fused-dir4|f16|bp.BP_FUSED_PASSES=1,bp.BP_DIR_ITEMS=4
-half-fused-dir4-reg64|f16|bp.BP_FUSED_PASSES=1,bp.BP_DIR_ITEMS=4,bp.BP_REG_VALUES=64
+default|f32|serial|
+fused|f32|serial|bp.BP_FUSED_PASSES=1
+dir4|f32|serial|bp.BP_DIR_ITEMS=4
+fused-dir4|f32|serial|bp.BP_FUSED_PASSES=1,bp.BP_DIR_ITEMS=4
+fused-dir4-reg64|f32|serial|bp.BP_FUSED_PASSES=1,bp.BP_DIR_ITEMS=4,bp.BP_REG_VALUES=64
+fused-dir4-wg64x1|f32|serial|bp.BP_FUSED_PASSES=1,bp.BP_DIR_ITEMS=4,bp.BP_WG_X=64,bp.BP_WG_Y=1
+half|f16|serial|
+half-fused|f16|serial|bp.BP_FUSED_PASSES=1
+half-dir4|f16|serial|bp.BP_DIR_ITEMS=4
+half-fused-dir4|f16|serial|bp.BP_FUSED_PASSES=1,bp.BP_DIR_ITEMS=4
+half-fused-dir4-reg64|f16|serial|bp.BP_FUSED_PASSES=1,bp.BP_DIR_ITEMS=4,bp.BP_REG_VALUES=64
+coop|f32|cooperative|
+coop-lanes16|f32|cooperative|bp.BP_COOP_LANES=16
+coop-lanes64|f32|cooperative|bp.BP_COOP_LANES=64
+coop-px16|f32|cooperative|bp.BP_COOP_PIXELS=16
+coop-px4|f32|cooperative|bp.BP_COOP_PIXELS=4
+half-coop|f16|cooperative|
+half-coop-px16|f16|cooperative|bp.BP_COOP_PIXELS=16
+half-coop-lanes16-px16|f16|cooperative|bp.BP_COOP_LANES=16,bp.BP_COOP_PIXELS=16
 "
 wanted=${VARIANTS:-$(printf '%s\n' "$all_variants" | cut -d'|' -f1 | xargs)}
 
@@ -59,9 +71,10 @@ for name in $wanted; do
         exit 2
     fi
     messages=$(echo "$line" | cut -d'|' -f2)
-    params=$(echo "$line" | cut -d'|' -f3)
+    update=$(echo "$line" | cut -d'|' -f3)
+    params=$(echo "$line" | cut -d'|' -f4)
     args=(--case "${CASE:-bp}" --runs "$runs" --warmup "$warmup" --bp-messages "$messages"
-          --json "$prefix-$name.json")
+          --bp-update "$update" --json "$prefix-$name.json")
     [ -n "$params" ] && args+=(--param "$params")
     [ -n "${PARVIS_DATA:-}" ] || args+=(--data "$top/tests/data")
     echo "== $name: ${args[*]}" | tee -a "$prefix.log" >&2

@@ -101,6 +101,10 @@ static int parse_options(int argc, char **argv, bench_config *config, bench_opti
         {.name = "--bp-messages", .kind = CLI_CHOICE, .field = &config->bp_messages,
          .choices = "f32|f16", .value_name = "f32|f16",
          .help = "message precision of the BP cases (default f32)"},
+        {.name = "--bp-update", .kind = CLI_CHOICE, .field = &config->bp_update,
+         .choices = "serial|cooperative", .value_name = "serial|cooperative",
+         .help = "message update of the BP cases (default serial; the -coop rows are always "
+                 "cooperative)"},
         CLI_BACKEND_ENTRIES(&config->device),
         CLI_DEVICES_ENTRY(&config->devices, 0),
     };

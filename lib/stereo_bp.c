@@ -28,7 +28,8 @@ void pv_bp_params_default(pv_bp_params *params)
     /* what is not named is 0: min_disp, no tiles, no budget, f32 messages */
     *params = (pv_bp_params){.ndisp = 16, .levels = 5, .iterations = 10, .lambda = 0.07f,
                              .data_max = 15.0f, .disc_max = 1.7f, .sigma = 1.0f,
-                             .tile_padding = 20, .message_precision = PV_BP_MESSAGES_F32};
+                             .tile_padding = 20, .message_precision = PV_BP_MESSAGES_F32,
+                             .message_update = PV_BP_UPDATE_SERIAL};
 }
 
 float pv_bp_recommended_disc_max(int ndisp)
@@ -136,6 +137,11 @@ static pv_status check_costs(pv_context *ctx, const pv_bp_params *params)
         return pv_fail(ctx, PV_ERR_INVALID,
                        "stereo_bp: params.message_precision %d is neither PV_BP_MESSAGES_F32 "
                        "nor PV_BP_MESSAGES_F16", (int)params->message_precision);
+    if (params->message_update != PV_BP_UPDATE_SERIAL &&
+        params->message_update != PV_BP_UPDATE_COOPERATIVE)
+        return pv_fail(ctx, PV_ERR_INVALID,
+                       "stereo_bp: params.message_update %d is neither PV_BP_UPDATE_SERIAL "
+                       "nor PV_BP_UPDATE_COOPERATIVE", (int)params->message_update);
     if (!(isfinite(params->sigma) && params->sigma >= 0.0f))
         return pv_fail(ctx, PV_ERR_INVALID, "stereo_bp: params.sigma %g is not finite and >= 0",
                        (double)params->sigma);
@@ -486,6 +492,7 @@ static pv_bp_job make_job(const pv_bp_params *params, const float *weights, int 
                        .data_max = params->data_max, .disc_max = params->disc_max,
                        .inv_ndisp = 1.0f / (float)params->ndisp,
                        .half_messages = params->message_precision == PV_BP_MESSAGES_F16,
+                       .cooperative = params->message_update == PV_BP_UPDATE_COOPERATIVE,
                        .weights = weights, .radius = radius, .tiles = tiles,
                        .tile_count = count};
 }

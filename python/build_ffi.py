@@ -108,10 +108,14 @@ pv_status pv_disparity_error(const pv_image *disparity, const pv_image *ground_t
 typedef enum pv_bp_message_precision {
     PV_BP_MESSAGES_F32 = 0, PV_BP_MESSAGES_F16 = 1
 } pv_bp_message_precision;
+typedef enum pv_bp_message_update {
+    PV_BP_UPDATE_SERIAL = 0, PV_BP_UPDATE_COOPERATIVE = 1
+} pv_bp_message_update;
 typedef struct pv_bp_params {
     int min_disp; int ndisp; int levels; int iterations; float lambda; float data_max;
     float disc_max; float sigma; int tile_width; int tile_height; int tile_padding;
     size_t memory_budget; pv_bp_message_precision message_precision;
+    pv_bp_message_update message_update;
 } pv_bp_params;
 void pv_bp_params_default(pv_bp_params *params);
 float pv_bp_recommended_disc_max(int ndisp);

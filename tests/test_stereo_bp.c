@@ -24,10 +24,17 @@
  *     of the pixels farther than the padding from every seam, when tiles
  *     are asked for and when a memory budget forces them; a budget no
  *     tile fits gives PV_ERR_DEVICE_MEMORY and leaves the output alone;
+ *   - the cooperative message update (PV_BP_UPDATE_COOPERATIVE): OpenCL
+ *     against the CPU oracle with every disparity identical (no
+ *     tolerance: the kernel's scans are exact), over group shapes, ranges
+ *     that leave padding in the last lane, 256 disparities, Middlebury
+ *     pairs, tiles, both precisions; the bands are recovered on both
+ *     backends; on the CPU its Middlebury error rates meet the limits
+ *     above and lie within 0.5 percentage points of the serial update's;
  *   - bad input: every invalid argument gives PV_ERR_INVALID and leaves
  *     the output untouched (levels too deep for the image, an unknown
- *     message precision and schedule launch parameters out of range
- *     included).
+ *     message precision or update, and schedule or cooperative-group
+ *     launch parameters out of range included).
  *
  * OpenCL parts are skipped when no OpenCL device can be had, when
  * PARVIS_BACKEND forces the CPU, or when PARVIS_TEST_SKIP_OPENCL=1.  For
@@ -271,7 +278,7 @@ static double band_accuracy(const pv_image *disparity, const bands *b, int margi
 }
 
 static void check_bands(pv_context *ctx, pv_pixel_type type, const bands *b, int min_disp,
-                        int ndisp)
+                        int ndisp, pv_bp_message_update update)
 {
     const int width = 120, height = 64;
     pv_image left = new_image(width, height, type), right = new_image(width, height, type);
@@ -280,6 +287,7 @@ static void check_bands(pv_context *ctx, pv_pixel_type type, const bands *b, int
     pv_bp_params params = tuned_params(ndisp);
     params.min_disp = min_disp;
     params.levels = 3;
+    params.message_update = update;
     if (type == PV_PIXEL_F32)
         params.data_max = 0.06f; /* f32 texture spans [0, 1): same scale as u8 / 255 * 15 */
     if (type == PV_PIXEL_F32)
@@ -297,13 +305,22 @@ static void check_bands(pv_context *ctx, pv_pixel_type type, const bands *b, int
 static void test_bands_u8(void **state)
 {
     const bands b = {{3, 9, 5}};
-    check_bands(tu_backend_ctx(state), PV_PIXEL_U8, &b, 0, 12);
+    check_bands(tu_backend_ctx(state), PV_PIXEL_U8, &b, 0, 12, PV_BP_UPDATE_SERIAL);
 }
 
 static void test_bands_negative_f32(void **state)
 {
     const bands b = {{-4, 2, -1}};
-    check_bands(tu_backend_ctx(state), PV_PIXEL_F32, &b, -6, 10);
+    check_bands(tu_backend_ctx(state), PV_PIXEL_F32, &b, -6, 10, PV_BP_UPDATE_SERIAL);
+}
+
+/* The cooperative update recovers the bands as well (u8, and f32 with
+ * negative disparities). */
+static void test_coop_bands(void **state)
+{
+    const bands b = {{3, 9, 5}}, negative = {{-4, 2, -1}};
+    check_bands(tu_backend_ctx(state), PV_PIXEL_U8, &b, 0, 12, PV_BP_UPDATE_COOPERATIVE);
+    check_bands(tu_backend_ctx(state), PV_PIXEL_F32, &negative, -6, 10, PV_BP_UPDATE_COOPERATIVE);
 }
 
 /* ------------------------------------------ a direct BP from the definition */
@@ -442,7 +459,8 @@ static void check_agreement(const pv_image *left, const pv_image *right, const p
 
 static void set_bp_param(const char *name, int value)
 {
-    assert_int_equal(pv_tune_set(tu_opencl, "bp", name, value), PV_OK);
+    if (pv_tune_set(tu_opencl, "bp", name, value) != PV_OK)
+        fail_msg("bp.%s = %d: %s", name, value, pv_context_last_error(tu_opencl));
 }
 
 static void test_cross_tsukuba(void **state)
@@ -734,6 +752,174 @@ static void test_bad_schedule(void **state)
     pv_image_free(&disparity);
 }
 
+/* ------------------------------------------------ cooperative message update */
+
+/* OpenCL against the CPU oracle with the cooperative update: every
+ * disparity identical (the scans are exact, so no tolerance). */
+static void check_identical(const pv_image *left, const pv_image *right,
+                            const pv_bp_params *params, const char *what)
+{
+    pv_context *cl = tu_opencl_or_skip();
+    pv_image a = new_image(left->width, left->height, PV_PIXEL_F32);
+    pv_image b = new_image(left->width, left->height, PV_PIXEL_F32);
+    run_bp(tu_cpu, left, right, params, &a);
+    run_bp(cl, left, right, params, &b);
+    const double share = identical_share(&a, &b);
+    print_message("%s: %.3f%% identical\n", what, 100.0 * share);
+    assert_true(share == 1.0);
+    pv_image_free(&a);
+    pv_image_free(&b);
+}
+
+static pv_bp_params cooperative_params(int ndisp, int half)
+{
+    pv_bp_params params = tuned_params(ndisp);
+    params.message_update = PV_BP_UPDATE_COOPERATIVE;
+    params.message_precision = half ? PV_BP_MESSAGES_F16 : PV_BP_MESSAGES_F32;
+    return params;
+}
+
+/* Group shapes (pixels per group x work-items per pixel, a lane per
+ * pixel included, lanes that leave padding in the last one) and both
+ * precisions, on an odd-sized pair with 13 and 37 disparities. */
+static void test_coop_cross_shapes(void **state)
+{
+    (void)state;
+    tu_opencl_or_skip();
+    const bands b = {{1, 11, 6}};
+    stereo_pair pair = band_pair(67, 45, &b, 7u);
+    static const int shapes[][2] = {{8, 32}, {3, 4}, {1, 1}, {16, 2}, {5, 8}};
+    static const int ranges[] = {13, 37};
+    for (int half = 0; half <= 1; half++)
+        for (size_t r = 0; r < sizeof ranges / sizeof ranges[0]; r++)
+            for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+                char what[112];
+                set_bp_param("BP_COOP_PIXELS", shapes[i][0]);
+                set_bp_param("BP_COOP_LANES", shapes[i][1]);
+                pv_bp_params params = cooperative_params(ranges[r], half);
+                snprintf(what, sizeof what, "cooperative, 67x45/%d, %s messages, groups %dx%d",
+                         ranges[r], half ? "f16" : "f32", shapes[i][0], shapes[i][1]);
+                check_identical(&pair.left, &pair.right, &params, what);
+            }
+    assert_int_equal(pv_tune_use_defaults(tu_opencl), PV_OK);
+    free_pair(&pair);
+}
+
+/* Middlebury pairs with the default group shape, both precisions: Tsukuba
+ * with the tuned and the paper's parameters (smoothing) and in tiles,
+ * Cones quarter (64 disparities). */
+static void test_coop_cross_middlebury(void **state)
+{
+    (void)state;
+    tu_opencl_or_skip();
+    stereo_pair pair = load_pair(&tsukuba);
+    for (int half = 0; half <= 1; half++) {
+        pv_bp_params params = cooperative_params(tsukuba.ndisp, half);
+        check_identical(&pair.left, &pair.right, &params,
+                        half ? "cooperative, tsukuba, f16" : "cooperative, tsukuba, f32");
+    }
+    pv_bp_params paper;
+    pv_bp_params_default(&paper);
+    paper.ndisp = tsukuba.ndisp;
+    paper.message_update = PV_BP_UPDATE_COOPERATIVE;
+    check_identical(&pair.left, &pair.right, &paper, "cooperative, tsukuba, paper defaults");
+    pv_bp_params tiled = cooperative_params(tsukuba.ndisp, 0);
+    tiled.tile_width = 200;
+    tiled.tile_height = 150;
+    check_identical(&pair.left, &pair.right, &tiled, "cooperative, tsukuba, 2x2 tiles");
+    free_pair(&pair);
+    pair = load_pair(&cones);
+    pv_bp_params params = cooperative_params(cones.ndisp, 1);
+    check_identical(&pair.left, &pair.right, &params, "cooperative, cones-quarter, f16");
+    free_pair(&pair);
+}
+
+/* 256 and 250 disparities (the large benchmark's range; a range that
+ * leaves padding in the last lane), the default group shape and 64
+ * lanes, both precisions. */
+static void test_coop_cross_wide_range(void **state)
+{
+    (void)state;
+    tu_opencl_or_skip();
+    const bands b = {{37, 201, 118}};
+    stereo_pair pair = band_pair(272, 24, &b, 19u);
+    static const int ranges[] = {256, 250};
+    for (int half = 0; half <= 1; half++)
+        for (int r = 0; r < 2; r++) {
+            char what[96];
+            set_bp_param("BP_COOP_LANES", r ? 64 : 32);
+            pv_bp_params params = cooperative_params(ranges[r], half);
+            params.levels = 3;
+            params.iterations = 4;
+            snprintf(what, sizeof what, "cooperative, 272x24/%d, %s messages, %d lanes",
+                     ranges[r], half ? "f16" : "f32", r ? 64 : 32);
+            check_identical(&pair.left, &pair.right, &params, what);
+        }
+    assert_int_equal(pv_tune_use_defaults(tu_opencl), PV_OK);
+    free_pair(&pair);
+}
+
+/* Known answers on the CPU: the Middlebury limits of the serial update
+ * hold, and its error rate is within COOP_MARGIN of the serial one
+ * (measured values in docs/bp-at-scale.md). */
+#define COOP_MARGIN 0.005
+
+static void check_coop_accuracy(const stereo_set *set, double limit)
+{
+    stereo_pair pair = load_pair(set);
+    pv_image serial = new_image(pair.left.width, pair.left.height, PV_PIXEL_F32);
+    pv_image coop = new_image(pair.left.width, pair.left.height, PV_PIXEL_F32);
+    pv_bp_params params = tuned_params(set->ndisp);
+    run_bp(tu_cpu, &pair.left, &pair.right, &params, &serial);
+    params.message_update = PV_BP_UPDATE_COOPERATIVE;
+    run_bp(tu_cpu, &pair.left, &pair.right, &params, &coop);
+    const double bad_serial = bad_share(set, &pair, &serial);
+    const double bad_coop = bad_share(set, &pair, &coop);
+    print_message("%s: serial %.2f%% / cooperative %.2f%% bad > 1 px (limit %.1f%%), %.3f%% "
+                  "identical\n",
+                  set->name, 100.0 * bad_serial, 100.0 * bad_coop, 100.0 * limit,
+                  100.0 * identical_share(&serial, &coop));
+    assert_true(bad_coop <= limit);
+    assert_true(fabs(bad_coop - bad_serial) <= COOP_MARGIN);
+    pv_image_free(&serial);
+    pv_image_free(&coop);
+    free_pair(&pair);
+}
+
+static void test_coop_accuracy_middlebury(void **state)
+{
+    (void)state;
+    check_coop_accuracy(&tsukuba, 0.045);
+    check_coop_accuracy(&venus, 0.025);
+    check_coop_accuracy(&cones, 0.16);
+}
+
+/* The cooperative group's launch parameters outside their values:
+ * PV_ERR_INVALID, the output untouched; the serial update ignores them. */
+static void test_coop_bad_shape(void **state)
+{
+    (void)state;
+    pv_context *cl = tu_opencl_or_skip();
+    stereo_pair pair = random_pair(40, 30);
+    pv_image disparity = new_image(40, 30, PV_PIXEL_F32);
+    pv_bp_params params = cooperative_params(8, 0);
+    params.levels = 3;
+    static const int bad[][2] = {{0, 4}, {4, 0}, {4, 3}, {4, 512}, {4, 6}};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        set_bp_param("BP_COOP_PIXELS", bad[i][0]);
+        set_bp_param("BP_COOP_LANES", bad[i][1]);
+        tu_fill_image(&disparity, SENTINEL);
+        assert_int_equal(pv_stereo_bp(cl, &pair.left, &pair.right, &params, &disparity),
+                         PV_ERR_INVALID);
+        assert_true(tu_image_all_equal(&disparity, SENTINEL));
+    }
+    params.message_update = PV_BP_UPDATE_SERIAL;
+    assert_int_equal(pv_stereo_bp(cl, &pair.left, &pair.right, &params, &disparity), PV_OK);
+    assert_int_equal(pv_tune_use_defaults(tu_opencl), PV_OK);
+    free_pair(&pair);
+    pv_image_free(&disparity);
+}
+
 /* ------------------------------------------------------------- partitions */
 
 /* Share of identical pixels farther than `margin` from every interior
@@ -843,6 +1029,7 @@ static void test_params_default(void **state)
     assert_true(params.sigma == 1.0f);
     assert_int_equal(params.tile_padding, 20);
     assert_int_equal(params.message_precision, PV_BP_MESSAGES_F32);
+    assert_int_equal(params.message_update, PV_BP_UPDATE_SERIAL);
     assert_true(pv_bp_recommended_disc_max(60) == 8.0f);
     pv_bp_params_default(NULL); /* no crash */
 }
@@ -867,6 +1054,8 @@ static void tile_negative(pv_bp_params *p) { p->tile_width = -4; }
 static void padding_negative(pv_bp_params *p) { p->tile_padding = -1; }
 static void precision_unknown(pv_bp_params *p) { p->message_precision = (pv_bp_message_precision)2; }
 static void precision_negative(pv_bp_params *p) { p->message_precision = (pv_bp_message_precision)-1; }
+static void update_unknown(pv_bp_params *p) { p->message_update = (pv_bp_message_update)2; }
+static void update_negative(pv_bp_params *p) { p->message_update = (pv_bp_message_update)-1; }
 
 static void test_bad_params(void **state)
 {
@@ -879,7 +1068,7 @@ static void test_bad_params(void **state)
                                      iterations_zero, lambda_nan, lambda_zero, data_max_negative,
                                      disc_max_inf, sigma_negative, sigma_nan, sigma_huge,
                                      tile_negative, padding_negative, precision_unknown,
-                                     precision_negative};
+                                     precision_negative, update_unknown, update_negative};
     for (size_t i = 0; i < sizeof changes / sizeof changes[0]; i++) {
         pv_bp_params params = tuned_params(8);
         params.levels = 4;
@@ -965,6 +1154,12 @@ int main(void)
         cmocka_unit_test(test_cross_wide_range),
         cmocka_unit_test(test_half_precision_middlebury),
         cmocka_unit_test(test_bad_schedule),
+        cmocka_unit_test(test_coop_cross_shapes),
+        cmocka_unit_test(test_coop_cross_middlebury),
+        cmocka_unit_test(test_coop_cross_wide_range),
+        cmocka_unit_test(test_coop_accuracy_middlebury),
+        cmocka_unit_test(test_coop_bad_shape),
+        BOTH(test_coop_bands),
         BOTH(test_tiles_requested),
         BOTH(test_tiles_from_budget),
     };

@@ -26,8 +26,16 @@
  * right image compares with its border column (their code zeroes the
  * whole cost of the first ndisp - 1 columns, which ruins wide ranges),
  * and the pixels on the image border send messages too (theirs keep the
- * handed-down ones). */
+ * handed-down ones).
+ *
+ * The cooperative update (pv_bp_job.cooperative, PV_BP_UPDATE_COOPERATIVE)
+ * normalises by the minimum instead of the mean (send_min).  Here it runs
+ * the plain serial passes, the readable oracle; the kernel runs them as
+ * scans across work-items, which give the same bits
+ * (backends/common/bp_scan_math.h, whose step and output functions both
+ * use). */
 #include "cpu.h"
+#include "../common/bp_scan_math.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -284,6 +292,7 @@ typedef struct bp_consts {
     int n;
     float disc_max, inv_n;
     int half_messages;  /* store messages rounded to half */
+    int cooperative;    /* normalise by the minimum (send_min) */
 } bp_consts;
 
 /* f rounded to the nearest IEEE binary16 value, ties to even (what the
@@ -339,6 +348,28 @@ static void send(const float *data, const float *a, const float *b, const float 
             out[d] = round_to_half(out[d]);
 }
 
+/* The cooperative update's message: the same h and passes as send(),
+ * serially, then out = min(m, min_h + disc_max) - min_h (no mean). */
+static void send_min(const float *data, const float *a, const float *b, const float *c,
+                     float *out, const bp_consts *k)
+{
+    const int n = k->n;
+    float minimum = INFINITY;
+    for (int d = 0; d < n; d++) {
+        const float v = data[d] + a[d] + b[d] + c[d];
+        out[d] = v;
+        if (v < minimum)
+            minimum = v;
+    }
+    pv_bp_forward_chain(out, n, INFINITY);
+    pv_bp_backward_chain(out, n, INFINITY);
+    for (int d = 0; d < n; d++)
+        out[d] = pv_bp_min_normalised(out[d], minimum, k->disc_max);
+    if (k->half_messages)
+        for (int d = 0; d < n; d++)
+            out[d] = round_to_half(out[d]);
+}
+
 static void update_pixel(const bp_messages *m, const float *data, int x, int y,
                          const bp_consts *k)
 {
@@ -347,14 +378,16 @@ static void update_pixel(const bp_messages *m, const float *data, int x, int y,
     const float *from_down = slot(m, DIR_UP, x, y + 1, n);
     const float *from_left = slot(m, DIR_RIGHT, x - 1, y, n);
     const float *from_right = slot(m, DIR_LEFT, x + 1, y, n);
+    void (*const message)(const float *, const float *, const float *, const float *, float *,
+                          const bp_consts *) = k->cooperative ? send_min : send;
     if (y > 0)
-        send(data, from_down, from_left, from_right, slot(m, DIR_UP, x, y, n), k);
+        message(data, from_down, from_left, from_right, slot(m, DIR_UP, x, y, n), k);
     if (y < m->grid.height - 1)
-        send(data, from_up, from_left, from_right, slot(m, DIR_DOWN, x, y, n), k);
+        message(data, from_up, from_left, from_right, slot(m, DIR_DOWN, x, y, n), k);
     if (x > 0)
-        send(data, from_up, from_down, from_right, slot(m, DIR_LEFT, x, y, n), k);
+        message(data, from_up, from_down, from_right, slot(m, DIR_LEFT, x, y, n), k);
     if (x < m->grid.width - 1)
-        send(data, from_up, from_down, from_left, slot(m, DIR_RIGHT, x, y, n), k);
+        message(data, from_up, from_down, from_left, slot(m, DIR_RIGHT, x, y, n), k);
 }
 
 /* Round t updates the pixels with (x + y + t) odd, as F&H do. */
@@ -403,7 +436,8 @@ static void write_disparities(const bp_messages *m, const float *data, const pv_
 static void run_tile(bp_work *w, const pv_image *left, const pv_bp_tile *tile,
                      const pv_bp_job *job, pv_image *disparity, int threads)
 {
-    const bp_consts k = {job->ndisp, job->disc_max, job->inv_ndisp, job->half_messages};
+    const bp_consts k = {job->ndisp, job->disc_max, job->inv_ndisp, job->half_messages,
+                         job->cooperative};
     finest_costs(w, left, tile, job, threads);
     for (int level = 1; level < tile->levels; level++)
         coarser_costs(w, tile, level, threads);

@@ -54,6 +54,12 @@ static const pv_cl_param_default bp_defaults[] = {
     {"BP_FUSED_PASSES", 1},        /* 1: five passes over a message array, not eight */
     {"BP_DIR_ITEMS", 4},           /* work-items per pixel in bp_round: 1, or 4 (one
                                       per direction)                                  */
+    /* The cooperative update (PV_BP_UPDATE_COOPERATIVE) only: bp_round_coop's
+     * group is BP_COOP_PIXELS pixels x BP_COOP_LANES work-items per pixel
+     * (a power of two; halved for small ranges until every work-item has
+     * at least two values). */
+    {"BP_COOP_PIXELS", 8},         /* pixels of a row per group (8: whole sectors) */
+    {"BP_COOP_LANES", 32},         /* work-items per pixel, power of two <= 256      */
     {"BP_NDISP_CLASS", 0},         /* the values above apply to: 0 every ndisp,
                                       1 ndisp <= 96, 2 ndisp > 96 (pv_bp_ndisp_class) */
 };
@@ -64,7 +70,7 @@ const pv_cl_param_family pv_cl_params_bp = {
 static const char *const kernel_names[K_COUNT] = {
     "bp_smooth_rows",  "bp_smooth_cols",    "bp_data_cost",     "bp_data_pyramid",
     "bp_data_coarsen", "bp_small_levels",   "bp_messages_start", "bp_round",
-    "bp_round_inherit", "bp_disparity",
+    "bp_round_inherit", "bp_disparity",      "bp_round_coop",
 };
 
 static int bp_default(const char *name)
@@ -141,6 +147,35 @@ static void split_storage(pv_context *ctx, bp_plan *plan, int ndisp)
     plan->npriv = ndisp - plan->nreg - plan->nloc;
 }
 
+/* bp_round_coop's group: BP_COOP_LANES a power of two in 1 .. 256, the
+ * group within the device's size, its exchange buffers (16 floats per
+ * work-item) within its local memory. */
+static pv_status check_coop_shape(pv_context *ctx, const bp_plan *plan)
+{
+    const int lanes = plan->coop_lanes, pixels = plan->coop_pixels;
+    const int power_of_two = lanes >= 1 && lanes <= 256 && (lanes & (lanes - 1)) == 0;
+    const long long items = power_of_two && pixels >= 1 ? (long long)lanes * pixels : 0;
+    if (items < 1 || items > pv_cl_device_info(ctx)->max_work_group_size ||
+        (unsigned long long)items * 16 * sizeof(cl_float) >
+            (unsigned long long)pv_cl_device_info(ctx)->local_memory)
+        return pv_fail(ctx, PV_ERR_INVALID,
+                       "stereo_bp: launch parameters bp.BP_COOP_PIXELS %d x bp.BP_COOP_LANES %d "
+                       "(a power of two <= 256) do not fit %s (at most %d work-items per group, "
+                       "16 floats of local memory each)",
+                       pixels, lanes, pv_cl_device_info(ctx)->name,
+                       pv_cl_device_info(ctx)->max_work_group_size);
+    return PV_OK;
+}
+
+/* The lanes for ndisp values: BP_COOP_LANES, halved while a lane would hold
+ * fewer than two values. */
+static void fit_coop_lanes(bp_plan *plan, int ndisp)
+{
+    while (plan->coop_lanes > 1 && 2 * plan->coop_lanes > ndisp)
+        plan->coop_lanes >>= 1;
+    plan->coop_values = (ndisp + plan->coop_lanes - 1) / plan->coop_lanes;
+}
+
 static pv_status check_shape(pv_context *ctx, bp_plan *plan)
 {
     const long long items = (long long)plan->wg_x * plan->wg_y;
@@ -156,7 +191,7 @@ static pv_status check_shape(pv_context *ctx, bp_plan *plan)
                        "stereo_bp: launch parameters bp.BP_FUSED_PASSES %d (0 or 1) or "
                        "bp.BP_DIR_ITEMS %d (1 or 4) out of range",
                        plan->fused_passes, plan->dir_items);
-    return PV_OK;
+    return plan->cooperative ? check_coop_shape(ctx, plan) : PV_OK;
 }
 
 static pv_status plan_options(pv_context *ctx, bp_plan *plan, const pv_image *left, int ndisp,
@@ -172,6 +207,10 @@ static pv_status plan_options(pv_context *ctx, bp_plan *plan, const pv_image *le
                      plan->small_pixels, ndisp, plan->nreg, plan->nloc, plan->npriv,
                      left->type == PV_PIXEL_U8, !from_smoothed, plan->fused_passes,
                      plan->dir_items, plan->half_messages);
+    if (n >= 0 && (size_t)n < sizeof plan->options && plan->cooperative)
+        n += snprintf(plan->options + n, sizeof plan->options - (size_t)n,
+                      " -DBP_COOP_PIXELS=%d -DBP_COOP_LANES=%d -DBP_COOP_VALUES=%d",
+                      plan->coop_pixels, plan->coop_lanes, plan->coop_values);
     if (n < 0 || (size_t)n >= sizeof plan->options)
         return pv_fail(ctx, PV_ERR_INVALID, "stereo_bp: kernel options overflow");
     return PV_OK;
@@ -190,9 +229,13 @@ static pv_status make_plan(pv_context *ctx, const pv_image *left, const pv_bp_jo
     plan->fused_passes = bp_param(ctx, "BP_FUSED_PASSES", ndisp);
     plan->dir_items = bp_param(ctx, "BP_DIR_ITEMS", ndisp);
     plan->half_messages = job->half_messages;
+    plan->cooperative = job->cooperative;
+    plan->coop_pixels = bp_param(ctx, "BP_COOP_PIXELS", ndisp);
+    plan->coop_lanes = bp_param(ctx, "BP_COOP_LANES", ndisp);
     pv_status status = check_shape(ctx, plan);
     if (status != PV_OK)
         return status;
+    fit_coop_lanes(plan, ndisp);
     split_storage(ctx, plan, job->ndisp);
     plan->local[0] = (size_t)plan->wg_x;
     plan->local[1] = (size_t)plan->wg_y;
@@ -202,6 +245,10 @@ static pv_status make_plan(pv_context *ctx, const pv_image *left, const pv_bp_jo
            plan->wg_x, plan->wg_y, plan->nreg, plan->nloc, plan->npriv,
            plan->fused_passes ? "five" : "eight", plan->dir_items,
            plan->half_messages ? "f16" : "f32");
+    if (plan->cooperative)
+        pv_log(ctx, "stereo_bp: cooperative update, groups of %d pixels x %d work-items, %d "
+                    "values each",
+               plan->coop_pixels, plan->coop_lanes, plan->coop_values);
     return plan_options(ctx, plan, left, job->ndisp, job->weights != NULL);
 }
 

@@ -18,6 +18,7 @@ enum {
     K_ROUND,
     K_ROUND_INHERIT,
     K_DISPARITY,
+    K_ROUND_COOP,
     K_COUNT
 };
 
@@ -29,6 +30,10 @@ typedef struct bp_plan {
     int fused_passes;   /* BP_FUSED_PASSES */
     int dir_items;      /* BP_DIR_ITEMS: work-items per pixel in bp_round */
     int half_messages;  /* messages stored as half (the job's precision) */
+    int cooperative;    /* the job's update is PV_BP_UPDATE_COOPERATIVE */
+    int coop_pixels;    /* BP_COOP_PIXELS: pixels per bp_round_coop group */
+    int coop_lanes;     /* work-items per pixel (BP_COOP_LANES, fitted to ndisp) */
+    int coop_values;    /* disparities per work-item: ceil(ndisp / coop_lanes) */
     size_t local[3];
     int pyramid_side;   /* most finest pixels per side of a bp_data_pyramid group */
     char options[512];

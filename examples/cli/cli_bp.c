@@ -37,6 +37,11 @@ void cli_bp_options(pv_bp_params *bp, unsigned bp_bit, cli_option *entries)
         {.name = "--tile-padding", .kind = CLI_INT, .field = &bp->tile_padding, .min = 0,
          .max = 1 << 20, .value_name = "P", .methods = bp_bit,
          .help = "pixels of context around each tile"},
+        {.name = "--message-update", .kind = CLI_CHOICE, .field = &bp->message_update,
+         .choices = "serial|cooperative", .value_name = "serial|cooperative", .methods = bp_bit,
+         .help = "messages normalised by their mean (serial), or by their minimum, which "
+                 "OpenCL computes with a work-group per pixel (cooperative; faster for wide "
+                 "ranges)"},
     };
     memcpy(entries, table, sizeof table);
 }

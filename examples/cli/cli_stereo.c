@@ -99,7 +99,7 @@ static int parse_stereo_args(int argc, char **argv, stereo_args *args)
          .help = "say what the inputs are and (bp) the memory a run needs"},
         CLI_BACKEND_ENTRIES(&args->backend),
         CLI_DEVICES_ENTRY(&args->devices, BP_ONLY),
-        {0}, {0}, {0}, {0}, {0}, {0}, {0}, {0},
+        {0}, {0}, {0}, {0}, {0}, {0}, {0}, {0}, {0},
     };
     cli_bp_options(&args->bp, BP_ONLY, &table[CLI_COUNT(table) - CLI_BP_OPTION_COUNT]);
     cli_command c = {.name = "stereo", .synopsis = "LEFT RIGHT --ndisp N [options]",

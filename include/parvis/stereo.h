@@ -91,13 +91,33 @@ PV_API pv_status pv_disparity_error(const pv_image *disparity, const pv_image *g
  * significant bits move some disparities against float32 messages
  * (docs/bp-at-scale.md has the measured shares), so it is an opt-in.
  *
+ * Message update (message_update): PV_BP_UPDATE_SERIAL (the default)
+ * normalises each message by subtracting its mean, as above.
+ * PV_BP_UPDATE_COOPERATIVE subtracts its minimum instead: out[d] =
+ * min(m[d], min_h + disc_max) - min_h, with m the forward and backward
+ * passes over h = data + three incoming messages and min_h the minimum of
+ * h.  For min-sum BP this is the same algorithm (a constant per message
+ * shifts every disparity's belief alike; the passes and the truncation
+ * commute with it), so disparities change only where float rounding moves
+ * a tie (docs/bp-at-scale.md has the measured error rates); every message
+ * is then >= 0 and within disc_max of 0.  It lets the OpenCL backend spread
+ * one message over a group of work-items and still give the CPU's bits: a
+ * minimum is exact in any order, and the passes run as exact scans
+ * (backends/common/bp_scan_math.h).  Either precision applies.
+ *
  * Cross-check tolerance: both backends do the same float32 operations in
- * the same order, and round half messages the same way; identical
- * disparities on >= 99.5% of pixels, in either precision. */
+ * the same order (or, cooperatively, operations proven to give the same
+ * bits), and round half messages the same way; identical disparities on
+ * >= 99.5% of pixels, in either precision and update (measured: 100%). */
 typedef enum pv_bp_message_precision {
     PV_BP_MESSAGES_F32 = 0,
     PV_BP_MESSAGES_F16 = 1
 } pv_bp_message_precision;
+
+typedef enum pv_bp_message_update {
+    PV_BP_UPDATE_SERIAL = 0,      /* mean normalisation, one work-item per message */
+    PV_BP_UPDATE_COOPERATIVE = 1  /* minimum normalisation, scans across work-items */
+} pv_bp_message_update;
 
 typedef struct pv_bp_params {
     int min_disp;       /* smallest disparity (may be negative); default 0 */
@@ -126,11 +146,12 @@ typedef struct pv_bp_params {
                              allocating anything.  The estimate counts
                              float32 messages whatever the precision. */
     pv_bp_message_precision message_precision; /* default PV_BP_MESSAGES_F32 */
+    pv_bp_message_update message_update;       /* default PV_BP_UPDATE_SERIAL */
 } pv_bp_params;
 
 /* The paper's defaults (levels 5, iterations 10, lambda 0.07, data_max 15,
  * disc_max 1.7, sigma 1.0), ndisp 16, min_disp 0, padding 20, no tiles,
- * float32 messages. */
+ * float32 messages, serial (mean-normalised) message update. */
 PV_API void pv_bp_params_default(pv_bp_params *params);
 
 /* ndisp / 7.5: a smoothness truncation that scales with the range. */

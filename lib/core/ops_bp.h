@@ -22,6 +22,7 @@ typedef struct pv_bp_job {
     float lambda, data_max, disc_max;
     float inv_ndisp;        /* 1 / ndisp, so both backends normalise alike */
     int half_messages;      /* 1: messages stored rounded to IEEE half */
+    int cooperative;        /* 1: PV_BP_UPDATE_COOPERATIVE (minimum normalisation) */
     const float *weights;   /* smoothing taps (2 * radius + 1), or NULL: none */
     int radius;
     const pv_bp_tile *tiles;

@@ -140,14 +140,17 @@ def _stereo_inputs(left: ArrayLike, right: ArrayLike) -> Tuple[Any, ...]:
 
 
 _MESSAGE_PRECISION = {"f32": 0, "f16": 1}
+_MESSAGE_UPDATE = {"serial": 0, "cooperative": 1}
 
 
 def _bp_params(ndisp: int, min_disp: int, levels: int, iterations: int, lambda_: float,
                data_max: float, disc_max: Optional[float], sigma: float, tile_width: int,
                tile_height: int, tile_padding: int, memory_budget: int,
-               message_precision: str = "f32") -> Any:
+               message_precision: str = "f32", message_update: str = "serial") -> Any:
     """pv_bp_params; disc_max None scales with the range as the CLI's default;
-    message_precision "f32" or "f16" (messages stored as IEEE half)."""
+    message_precision "f32" or "f16" (messages stored as IEEE half);
+    message_update "serial" (mean-normalised) or "cooperative"
+    (minimum-normalised, one work-group per pixel on OpenCL)."""
     budget = int(memory_budget)
     if budget < 0:
         raise invalid(f"memory_budget: {budget} is negative")
@@ -159,7 +162,8 @@ def _bp_params(ndisp: int, min_disp: int, levels: int, iterations: int, lambda_:
         _float(data_max, "data_max"), _float(disc_max, "disc_max"), _float(sigma, "sigma"),
         _int(tile_width, "tile_width"), _int(tile_height, "tile_height"),
         _int(tile_padding, "tile_padding"), budget,
-        _choice(_MESSAGE_PRECISION, message_precision, "message_precision")])
+        _choice(_MESSAGE_PRECISION, message_precision, "message_precision"),
+        _choice(_MESSAGE_UPDATE, message_update, "message_update")])
 
 
 def _features_arrays(feats: Any, descriptor_dtype: Any) -> SiftFeatures:
@@ -446,7 +450,7 @@ class Context(_Handle):
                   disc_max: Optional[float] = None,
                   sigma: float = 1.0, tile_width: int = 0, tile_height: int = 0,
                   tile_padding: int = 20, memory_budget: int = 0,
-                  message_precision: str = "f32",
+                  message_precision: str = "f32", message_update: str = "serial",
                   out: Optional[np.ndarray] = None) -> np.ndarray:
         """Hierarchical belief-propagation stereo; returns the float32
         disparity of each left pixel (always finite: BP labels every pixel).
@@ -462,11 +466,15 @@ class Context(_Handle):
         tile_padding/memory_budget: image partitions (0: automatic).
         message_precision: "f32", or "f16" to store messages as IEEE half
         (less memory traffic; a few disparities move, see stereo.h).
+        message_update: "serial" (messages normalised by their mean), or
+        "cooperative" (by their minimum: the same algorithm up to float
+        ties, which the OpenCL backend runs with a group of work-items per
+        pixel, much faster for wide ranges; both backends still agree).
         The defaults are the paper's (see include/parvis/stereo.h)."""
         la, ls, ra, rs = _stereo_inputs(left, right)
         params = _bp_params(ndisp, min_disp, levels, iterations, lambda_, data_max, disc_max,
                             sigma, tile_width, tile_height, tile_padding, memory_budget,
-                            message_precision)
+                            message_precision, message_update)
         dst = A.output(out, la.shape)
         A.refuse_overlap(dst, la, ra)
         self._call(lib.pv_stereo_bp, ls, rs, params, A.image_struct(dst))

@@ -194,17 +194,17 @@ class DeviceGroup(_Handle):
                   disc_max: Optional[float] = None,
                   sigma: float = 1.0, tile_width: int = 0, tile_height: int = 0,
                   tile_padding: int = 20, memory_budget: int = 0,
-                  message_precision: str = "f32",
+                  message_precision: str = "f32", message_update: str = "serial",
                   out: Optional[np.ndarray] = None) -> np.ndarray:
         """Belief-propagation stereo with the image's tiles spread over the
         members (pv_stereo_bp_group).  Without a tile size the image is cut
         into one band of rows per member.  Equal to Context.stereo_bp with
         the same tile sizes; parameters (disc_max None: max(1.7, ndisp /
-        7.5)) and result as there."""
+        7.5); message_precision, message_update) and result as there."""
         la, ls, ra, rs = _stereo_inputs(left, right)
         params = _bp_params(ndisp, min_disp, levels, iterations, lambda_, data_max, disc_max,
                             sigma, tile_width, tile_height, tile_padding, memory_budget,
-                            message_precision)
+                            message_precision, message_update)
         dst = A.output(out, la.shape)
         A.refuse_overlap(dst, la, ra)
         self._call(lib.pv_stereo_bp_group, ls, rs, params, A.image_struct(dst))

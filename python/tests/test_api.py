@@ -86,7 +86,8 @@ def test_defaults_are_the_c_defaults(method, struct, default_fn, rename):
     defaults = signature_defaults(getattr(parvis.Context, method))
     enums = {"pad": {"none": 0, "fft": 1, "linear": 2},
              "gradient": {"central": 0, "forward": 1},
-             "message_precision": {"f32": 0, "f16": 1}}
+             "message_precision": {"f32": 0, "f16": 1},
+             "message_update": {"serial": 0, "cooperative": 1}}
     checked = 0
     for py_name, value in defaults.items():
         c_name = rename.get(py_name, py_name)

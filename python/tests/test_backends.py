@@ -25,6 +25,17 @@ def test_bp(cpu, opencl, tsukuba):
     assert (a == b).mean() >= 0.995   # identical on >= 99.5% of pixels
 
 
+@pytest.mark.parametrize("precision", ["f32", "f16"])
+def test_bp_cooperative_update(cpu, opencl, tsukuba, precision):
+    left, right, _ = tsukuba
+    kwargs = dict(levels=3, iterations=5, message_update="cooperative",
+                  message_precision=precision)
+    a = cpu.stereo_bp(left[:128, :160], right[:128, :160], 16, **kwargs)
+    b = opencl.stereo_bp(left[:128, :160], right[:128, :160], 16, **kwargs)
+    # the cooperative kernel's scans are exact: every disparity identical
+    np.testing.assert_array_equal(a, b)
+
+
 def test_phase_correlation(cpu, opencl):
     ref = texture((48, 64), seed=9, smooth=2)
     mov = np.roll(ref, (3, -2), axis=(0, 1))

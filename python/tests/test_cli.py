@@ -36,12 +36,14 @@ def test_stereo_sad_equals_cli(cpu, tmp_path, scene):
     np.testing.assert_array_equal(ours, parvis.imread(out, np.float32))
 
 
-def test_stereo_bp_equals_cli(cpu, tmp_path):
+@pytest.mark.parametrize("update", ["serial", "cooperative"])
+def test_stereo_bp_equals_cli(cpu, tmp_path, update):
     left, right = STEREO / "tsukuba" / "left.pgm", STEREO / "tsukuba" / "right.pgm"
     out = tmp_path / "bp.pfm"
     run_cli("stereo", left, right, "-o", out, "--method", "bp", "--ndisp", 16,
-            "--iterations", 5, "--levels", 4)
-    ours = cpu.stereo_bp(parvis.imread(left), parvis.imread(right), 16, iterations=5, levels=4)
+            "--iterations", 5, "--levels", 4, "--message-update", update)
+    ours = cpu.stereo_bp(parvis.imread(left), parvis.imread(right), 16, iterations=5, levels=4,
+                         message_update=update)
     np.testing.assert_array_equal(ours, parvis.imread(out, np.float32))
 
 

@@ -41,12 +41,20 @@ def test_sad_invalid_pixels_are_inf(ctx):
     assert np.all(np.isfinite(disp[:, 17:]))
 
 
-def test_bp_uniform_disparity(ctx):
+@pytest.mark.parametrize("update", ["serial", "cooperative"])
+def test_bp_uniform_disparity(ctx, update):
     d = 4
     left, right = shifted_pair(64, 48, d, seed=5)
-    disp = ctx.stereo_bp(left, right, 8, levels=3, iterations=5, sigma=0.0)
+    disp = ctx.stereo_bp(left, right, 8, levels=3, iterations=5, sigma=0.0,
+                         message_update=update)
     assert np.isfinite(disp).all()
     assert np.mean(disp[4:-4, d + 4:-4] == d) >= 0.99
+
+
+def test_bp_unknown_message_update_is_refused(ctx):
+    left, right = shifted_pair(32, 24, 2, seed=5)
+    with pytest.raises(parvis.InvalidArgument):
+        ctx.stereo_bp(left, right, 8, levels=2, message_update="parallel")
 
 
 def test_sad_tsukuba_quality(cpu, tsukuba):

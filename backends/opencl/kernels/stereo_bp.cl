@@ -10,6 +10,10 @@
  *     instead of eight, stereo_bp_send.cl), BP_DIR_ITEMS (1, or 4: bp_round
  *     with one work-item per pixel and direction);
  *   per job: BP_HALF_MESSAGES: messages stored as half (stereo_bp_send.cl);
+ *     with the cooperative update (PV_BP_UPDATE_COOPERATIVE) only:
+ *     BP_COOP_PIXELS, BP_COOP_LANES (launch parameters: pixels per group,
+ *     work-items per pixel) and BP_COOP_VALUES (values per work-item), for
+ *     bp_round_coop (stereo_bp_coop.cl);
  *   per program: BP_NDISP; BP_NREG, BP_NLOC, BP_NPRIV: how the message
  *     array being computed is split (the paper's hybrid): the first NREG
  *     values in a private array whose loops are fully unrolled (registers),
@@ -442,6 +446,12 @@ __kernel void bp_small_levels(__global msg_t *msgs0, __global msg_t *msgs1,
         }
     }
 }
+
+/* The cooperative update's round, compiled only for jobs that use it. */
+#ifdef BP_COOP_LANES
+#include "../../common/bp_scan_math.h"
+#include "stereo_bp_coop.cl"
+#endif
 
 /* ------------------------------------------------------------- disparities */
 
