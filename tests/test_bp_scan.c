@@ -102,6 +102,39 @@ static void jump_matches_serial_additions(void **state)
     assert_int_equal(mismatches, 0);
 }
 
+/* pv_bp_carry's shortcut (pv_bp_jump_reaches) against the full jump:
+ * own values drawn around the pushed value (where the bound is tight),
+ * far from it and at random, steps up to and past PV_BP_BOUND_STEPS. */
+static void carry_shortcut_is_exact(void **state)
+{
+    (void)state;
+    long mismatches = 0, decided = 0, pairs = 0;
+    for (int i = 0; i < 400000; i++, pairs++) {
+        const float earlier = i % 7 == 0 ? from_bits(next_u32() % 0x4c000000u) : uniform(500.0f);
+        const int steps = 1 + (int)(next_u32() % (i % 5 == 0 ? 4096u : 256u));
+        const float pushed = pv_bp_jump(earlier, steps);
+        float own;
+        switch (i % 4) {
+        case 0: own = from_bits(bits_of(pushed) + (next_u32() % 64) - 32); break;
+        case 1: own = pushed * (1.0f - ldexpf(1.0f, -13 - (int)(next_u32() % 12))); break;
+        case 2: own = uniform(600.0f); break;
+        default: own = i % 8 == 3 ? INFINITY : pushed; break;
+        }
+        const float exact = pushed < own ? pushed : own;
+        decided += pv_bp_jump_reaches(earlier, steps, own);
+        if (bits_of(pv_bp_carry(own, earlier, steps)) != bits_of(exact)) {
+            if (mismatches == 0)
+                print_error("carry(%a, %a, %d) = %a, exact %a\n", (double)own, (double)earlier,
+                            steps, (double)pv_bp_carry(own, earlier, steps), (double)exact);
+            mismatches++;
+        }
+    }
+    print_message("carry: %ld triples, %ld decided by the bound, %ld mismatches\n", pairs,
+                  decided, mismatches);
+    assert_true(decided > 0 && decided < pairs);
+    assert_int_equal(mismatches, 0);
+}
+
 /* The serial passes of the CPU oracle, in place. */
 static void serial_passes(float *v, int count)
 {
@@ -201,6 +234,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(jump_matches_serial_additions),
+        cmocka_unit_test(carry_shortcut_is_exact),
         cmocka_unit_test(lane_scan_matches_serial_passes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
