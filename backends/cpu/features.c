@@ -577,6 +577,19 @@ static pv_status pv_cpu_sift_detect(pv_context *ctx, void *opaque, const pv_imag
     return status;
 }
 
+/* A batch is a loop of detections: each one already spreads its rows over
+ * every thread (the plan's scale space is one per plan), and images in
+ * parallel on top of that would need a scale space per thread for no gain
+ * on a machine whose threads the rows already keep busy. */
+static pv_status pv_cpu_sift_detect_batch(pv_context *ctx, void *opaque, const pv_image *images,
+                                          int count, pv_sift_raw *raws)
+{
+    pv_status status = PV_OK;
+    for (int i = 0; i < count && status == PV_OK; i++)
+        status = pv_cpu_sift_detect(ctx, opaque, &images[i], &raws[i]);
+    return status;
+}
+
 /* -------------------------------------------------------------- matching */
 
 /* Squared L2 distance, summed in element order as in the kernel. */
