@@ -1169,6 +1169,31 @@ static void free_all(pv_sift_features *results, int count, pv_image *images, int
         pv_image_free(&images[i]);
 }
 
+
+/* A batch mixing every input type (8- and 16-bit colour, whose grey the
+ * OpenCL backend makes on the device, u8, f32, a window with stride >
+ * width), more images than the OpenCL lanes: each result a single call's. */
+static void test_batch_mixed_inputs(void **state)
+{
+    pv_context *ctx = backend_ctx(state);
+    const int w = 160, h = 120;
+    pv_image grey = crop_u8(&g_venus, 60, 40, w, h);
+    pv_image frames[5] = {venus_colour(20, 30, w, h, 0), grey, venus_colour(90, 120, w, h, 1),
+                          to_f32(&grey), window_of(&g_venus, 200, 150, w, h)};
+    pv_sift_params params = fast_params();
+    pv_sift_plan *plan = NULL;
+    assert_int_equal(pv_sift_plan_create(ctx, w, h, &params, &plan), PV_OK);
+    pv_sift_features batch[5] = {{0}};
+    assert_int_equal(pv_sift_detect_batch(plan, frames, 5, batch), PV_OK);
+    assert_batch_is_singles(plan, frames, 5, batch);
+    for (int i = 0; i < 5; i++) {
+        assert_true(batch[i].count > 0);
+        pv_sift_features_free(&batch[i]);
+    }
+    for (int i = 0; i < 4; i++) /* frames[4] is a view of g_venus */
+        pv_image_free(&frames[i]);
+    pv_sift_plan_destroy(plan);
+}
 /* On each backend, SIFT of a colour or 16-bit image is exactly SIFT of
  * its grey image: the conversion on the device (or the CPU's) computes
  * the same floats as pv_to_grey on the host. */
@@ -1253,6 +1278,7 @@ int main(void)
         TU_ON_BOTH(test_detect_into_stream),
         TU_ON_BOTH(test_detect_batch),
         TU_ON_BOTH(test_batch_grows_lists),
+        TU_ON_BOTH(test_batch_mixed_inputs),
         cmocka_unit_test(test_batch_cl_matches_cpu),
         cmocka_unit_test(test_batch_fails_whole),
         TU_ON_BOTH(test_colour_input_is_its_grey),

@@ -89,7 +89,11 @@ static pv_status settle_detection(pv_context *ctx, lane_work *work, batch_run *r
     return status;
 }
 
-/* Image `image` into the lane: upload, detection, totals into the stage. */
+/* Image `image` into the lane: upload, detection, totals into the stage.
+ * The upload does not move the stage (which may be receiving the last
+ * image's result): the lane was made with room for its counts and input,
+ * and only a result's download grows it, when nothing is in flight into
+ * it. */
 static pv_status start_detection(pv_context *ctx, lane_work *work, batch_run *run, int image)
 {
     cl_sift_plan *lane = work->lane;
@@ -114,6 +118,11 @@ static pv_status lane_step(pv_context *ctx, lane_work *work, batch_run *run, int
         status = settle_detection(ctx, work, run);
     if (status == PV_OK && image >= 0)
         status = start_detection(ctx, work, run, image);
+    /* Drivers may hold enqueued commands on the host until a flush or a
+     * wait: without this, a lane would start only when the host waits for
+     * it a lap later. */
+    if (status == PV_OK)
+        status = pv_cl_check(ctx, clFlush(work->lane->queue), "clFlush(sift lane)");
     pv_cl_use_queue(ctx, previous);
     pv_cl_account_completed(ctx);
     return status;

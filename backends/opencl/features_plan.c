@@ -383,10 +383,16 @@ static pv_status make_lane(pv_context *ctx, const cl_sift_plan *plan, cl_sift_pl
         status = pv_cl_sift_grow_keypoints(ctx, lane, plan->keypoint_capacity);
     if (status == PV_OK)
         status = pv_cl_queue_create(ctx, &lane->queue);
-    const size_t input = (size_t)lane->g.width * (size_t)lane->g.height * sizeof(float);
+    /* Room for the largest input that goes through a stage (grey, at most
+     * 4 bytes a pixel, at most STAGE_MAX), made now so that no upload
+     * moves the stage while a result is on its way into it. */
+    size_t input = (size_t)lane->g.width * (size_t)lane->g.height * sizeof(float);
+    input = input < STAGE_MAX ? input : STAGE_MAX;
     lane->input_at = LANE_COUNTS_BYTES;
     lane->result_at = LANE_COUNTS_BYTES + round_up_div(input, 64) * 64;
     lane->last_count = plan->last_count;
+    if (status == PV_OK)
+        status = pv_cl_sift_ensure_stage(ctx, lane, lane->result_at);
     if (status != PV_OK)
         release_plan_objects(ctx, lane);
     return status;
