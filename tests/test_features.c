@@ -1083,6 +1083,34 @@ static void test_batch_cl_matches_cpu(void **state)
     pv_sift_plan_destroy(on_cpu);
 }
 
+/* The OpenCL batch with 1 (the loop of single detections), 2 and 5 lanes
+ * (features.SIFT_BATCH_LANES): each result a single call's. */
+static void test_batch_lane_counts(void **state)
+{
+    (void)state;
+    pv_context *cl = opencl_or_skip();
+    const int w = 160, h = 120;
+    pv_image frames[BATCH_FRAMES];
+    batch_frames(frames, w, h);
+    int saved = 0;
+    assert_int_equal(pv_tune_get(cl, "features", "SIFT_BATCH_LANES", &saved), PV_OK);
+    const int lanes[] = {1, 2, 5};
+    for (size_t k = 0; k < sizeof lanes / sizeof lanes[0]; k++) {
+        assert_int_equal(pv_tune_set(cl, "features", "SIFT_BATCH_LANES", lanes[k]), PV_OK);
+        pv_sift_plan *plan = NULL;
+        assert_int_equal(pv_sift_plan_create(cl, w, h, NULL, &plan), PV_OK);
+        pv_sift_features batch[BATCH_FRAMES] = {{0}};
+        assert_int_equal(pv_sift_detect_batch(plan, frames, BATCH_FRAMES, batch), PV_OK);
+        assert_batch_is_singles(plan, frames, BATCH_FRAMES, batch);
+        for (int i = 0; i < BATCH_FRAMES; i++)
+            pv_sift_features_free(&batch[i]);
+        pv_sift_plan_destroy(plan);
+    }
+    assert_int_equal(pv_tune_set(cl, "features", "SIFT_BATCH_LANES", saved), PV_OK);
+    for (int i = 0; i < BATCH_FRAMES; i++)
+        pv_image_free(&frames[i]);
+}
+
 /* A device failure in the middle of an OpenCL batch (an enqueued command
  * refused, PARVIS_FAULT=enqueue:N with N past the plan's set-up and
  * within the batch's few hundred commands): the call fails saying so, every
@@ -1281,6 +1309,7 @@ int main(void)
         TU_ON_BOTH(test_batch_mixed_inputs),
         cmocka_unit_test(test_batch_cl_matches_cpu),
         cmocka_unit_test(test_batch_fails_whole),
+        cmocka_unit_test(test_batch_lane_counts),
         TU_ON_BOTH(test_colour_input_is_its_grey),
         TU_ON_BOTH(test_colour_file_matches_host_fold),
         cmocka_unit_test(test_colour_backends_and_depths_agree),

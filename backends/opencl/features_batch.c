@@ -144,7 +144,7 @@ static void abandon_lanes(lane_work *works, int lanes)
 /* The pipeline: image i on lane i % lanes, the host a lap ahead. */
 static pv_status run_pipeline(pv_context *ctx, cl_sift_plan *plan, int lanes, batch_run *run)
 {
-    lane_work works[BATCH_LANES];
+    lane_work works[MAX_BATCH_LANES];
     for (int l = 0; l < lanes; l++)
         works[l] = (lane_work){&plan->lanes[l], -1, NULL, -1, NULL};
     pv_status status = PV_OK;
@@ -177,11 +177,14 @@ static pv_status redo_short(pv_context *ctx, cl_sift_plan *plan, int lanes, batc
     return status;
 }
 
-/* Lanes for this batch: BATCH_LANES, fewer for a short batch or when
- * their buffers would take too much of the device's memory. */
+/* Lanes for this batch: SIFT_BATCH_LANES (within 1..MAX_BATCH_LANES),
+ * fewer for a short batch or when their buffers would take too much of
+ * the device's memory. */
 static int lanes_for(pv_context *ctx, const cl_sift_plan *plan, int count)
 {
-    int lanes = count < BATCH_LANES ? count : BATCH_LANES;
+    int lanes = pv_cl_sift_param(ctx, "SIFT_BATCH_LANES");
+    lanes = lanes < 1 ? 1 : lanes > MAX_BATCH_LANES ? MAX_BATCH_LANES : lanes;
+    lanes = count < lanes ? count : lanes;
     const uint64_t budget = pv_cl_device_info(ctx)->global_memory / LANE_MEMORY_SHARE;
     const uint64_t each = pv_cl_sift_lane_bytes(plan);
     while (lanes > 1 && budget > 0 && (uint64_t)lanes * each > budget)

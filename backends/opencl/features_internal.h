@@ -85,12 +85,13 @@ typedef struct cl_sift_plan {
     int lane_count;
 } cl_sift_plan;
 
-/* The lanes of a pipelined batch: two images in flight are enough to hide
- * one image's host work and waits behind the other's kernels, a third
- * lets the small kernels of a third image fill the device's gaps.  Fewer
- * when the lanes' buffers would take more than LANE_MEMORY_SHARE of the
- * device's memory. */
-#define BATCH_LANES 3
+/* The lanes of a pipelined batch (launch parameter SIFT_BATCH_LANES, 3 by
+ * default, at most MAX_BATCH_LANES): two images in flight are enough to
+ * hide one image's host work and waits behind the other's kernels, a
+ * third lets the small kernels of a third image fill the device's gaps.
+ * Fewer when the lanes' buffers would take more than 1/LANE_MEMORY_SHARE
+ * of the device's memory. */
+#define MAX_BATCH_LANES 8
 #define LANE_MEMORY_SHARE 4
 /* The lane stage's counts region (two totals, padded). */
 #define LANE_COUNTS_BYTES ((size_t)64)
