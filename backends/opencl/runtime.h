@@ -208,7 +208,9 @@ pv_status pv_cl_finish_after(pv_context *ctx, pv_status status);
  * commands of several queues overlap. */
 pv_status pv_cl_finish(pv_context *ctx);
 /* Account and release the tracked events whose commands have completed,
- * without waiting (keeps the event list short during long pipelines). */
+ * without waiting (keeps the event list short during long pipelines;
+ * PARVIS_PROFILE's per-wait timeline then sees only the events left for
+ * the wait). */
 void pv_cl_account_completed(pv_context *ctx);
 
 /* Run fn(ctx, arg) when the context is destroyed, before its queue and
