@@ -323,26 +323,31 @@ int bench_sift_case(const bench_config *config, const bench_contexts *contexts, 
 
 /* ------------------------------------------------------------------- batch */
 
-/* Throughput of a stream of frames: BATCH_FRAMES different frames (Venus
+/* Throughput of a stream of frames: c->frames different frames (Venus
  * tiled from different offsets) through one plan, timed as one call per
  * frame (pv_sift_detect_into in a loop, the "-loop" row) and as one
- * pv_sift_detect_batch call (the case's own row); both rows give images/s. */
-#define BATCH_FRAMES 8
+ * pv_sift_detect_batch call (the case's own row); both rows give images/s,
+ * the batch row also its OpenCL rate over the loop's.  The 16-frame cases
+ * show whether 8 frames are too few to fill the batch's pipeline. */
+#define MAX_BATCH_FRAMES 16
 
 typedef struct batch_case {
     const char *name;
-    int width, height;
+    int width, height, frames;
 } batch_case;
 
 static const batch_case batch_cases[] = {
-    {"sift-batch-vga", 640, 480},
-    {"sift-batch-720p", 1280, 720},
+    {"sift-batch-vga", 640, 480, 8},
+    {"sift-batch-720p", 1280, 720, 8},
+    {"sift-batch16-vga", 640, 480, 16},
+    {"sift-batch16-720p", 1280, 720, 16},
 };
 
 typedef struct batch_job {
     pv_sift_plan *plan;
     const pv_image *frames;
-    pv_sift_features results[BATCH_FRAMES];
+    int count;
+    pv_sift_features results[MAX_BATCH_FRAMES];
     int one_call;            /* 1: pv_sift_detect_batch; 0: a loop of detect_into */
 } batch_job;
 
@@ -362,13 +367,13 @@ static pv_status run_stream(pv_context *ctx, batch_job *job, pv_timing *timing)
     pv_timing t;
     memset(timing, 0, sizeof *timing);
     if (job->one_call) {
-        pv_status status = pv_sift_detect_batch(job->plan, job->frames, BATCH_FRAMES, job->results);
+        pv_status status = pv_sift_detect_batch(job->plan, job->frames, job->count, job->results);
         if (status == PV_OK && pv_context_last_timing(ctx, &t) == PV_OK)
             add_timing(timing, &t);
         return status;
     }
     pv_status status = PV_OK;
-    for (int i = 0; i < BATCH_FRAMES && status == PV_OK; i++) {
+    for (int i = 0; i < job->count && status == PV_OK; i++) {
         status = pv_sift_detect_into(job->plan, &job->frames[i], &job->results[i]);
         if (status == PV_OK && pv_context_last_timing(ctx, &t) == PV_OK)
             add_timing(timing, &t);
@@ -424,7 +429,7 @@ static pv_status time_stream(const bench_config *config, pv_context *ctx, batch_
 
 static void free_batch_results(batch_job *job)
 {
-    for (int i = 0; i < BATCH_FRAMES; i++)
+    for (int i = 0; i < job->count; i++)
         pv_sift_features_free(&job->results[i]);
 }
 
@@ -433,11 +438,11 @@ static void free_batch_results(batch_job *job)
 static int make_frames(const bench_config *config, const batch_case *c, pv_image *frames)
 {
     pv_image tile;
-    if (make_image(config, c->width + 37 * BATCH_FRAMES, c->height + 23 * BATCH_FRAMES,
-                   PV_PIXEL_U8, &tile))
+    if (make_image(config, c->width + 37 * c->frames, c->height + 23 * c->frames, PV_PIXEL_U8,
+                   &tile))
         return 1;
     int rc = 0;
-    for (int i = 0; i < BATCH_FRAMES && rc == 0; i++) {
+    for (int i = 0; i < c->frames && rc == 0; i++) {
         if (pv_image_alloc(&frames[i], c->width, c->height, PV_PIXEL_U8) != PV_OK) {
             rc = cli_fail("cannot allocate a %dx%d frame", c->width, c->height);
             break;
@@ -452,12 +457,14 @@ static int make_frames(const bench_config *config, const batch_case *c, pv_image
 }
 
 static int time_batch(const bench_config *config, pv_context *ctx, const pv_image *frames,
-                      int one_call, batch_job *job, pv_timing *timing, bench_series *series)
+                      int count, int one_call, batch_job *job, pv_timing *timing,
+                      bench_series *series)
 {
     pv_sift_params params;
     pv_sift_params_preset(&params, PV_SIFT_PRESET_FAST);
     memset(job, 0, sizeof *job);
     job->frames = frames;
+    job->count = count;
     job->one_call = one_call;
     pv_status status = pv_sift_plan_create(ctx, frames[0].width, frames[0].height, &params,
                                            &job->plan);
@@ -468,10 +475,14 @@ static int time_batch(const bench_config *config, pv_context *ctx, const pv_imag
 }
 
 /* One row: the whole stream's time per backend, images/s in the params,
- * agreement of the backends over every frame (the smallest share). */
+ * agreement of the backends over every frame (the smallest share).
+ * *cl_rate: the OpenCL images/s (0 without OpenCL); loop_rate: the loop
+ * row's, for the batch row's ratio (0: none). */
 static int batch_row(const bench_config *config, const bench_contexts *contexts,
-                     const batch_case *c, const pv_image *frames, int one_call, bench_result *r)
+                     const batch_case *c, const pv_image *frames, int one_call,
+                     double loop_rate, double *cl_rate, bench_result *r)
 {
+    const int n = c->frames;
     memset(r, 0, sizeof *r);
     snprintf(r->op, sizeof r->op, "sift");
     snprintf(r->name, sizeof r->name, "%s%s", c->name, one_call ? "" : "-loop");
@@ -479,18 +490,20 @@ static int batch_row(const bench_config *config, const bench_contexts *contexts,
     r->cpu_quality = r->cl_quality = -1.0;
     r->cpu_threads = pv_context_cpu_threads(contexts->cpu);
     r->threshold = SIFT_AGREEMENT_THRESHOLD;
-    r->size = (double)c->width * c->height * BATCH_FRAMES;
+    r->size = (double)c->width * c->height * n;
     batch_job cpu, cl;
     pv_timing cpu_t, cl_t;
-    int rc = time_batch(config, contexts->cpu, frames, one_call, &cpu, &cpu_t, &r->cpu_samples);
+    int rc = time_batch(config, contexts->cpu, frames, n, one_call, &cpu, &cpu_t,
+                        &r->cpu_samples);
     if (rc == 0)
         bench_fill_cpu(r, &cpu_t, NULL);
     if (rc == 0 && contexts->opencl) {
-        rc = time_batch(config, contexts->opencl, frames, one_call, &cl, &cl_t, &r->cl_samples);
+        rc = time_batch(config, contexts->opencl, frames, n, one_call, &cl, &cl_t,
+                        &r->cl_samples);
         if (rc == 0) {
             bench_fill_opencl(r, &cl_t, NULL);
             r->agreement = 1.0;
-            for (int i = 0; i < BATCH_FRAMES; i++) {
+            for (int i = 0; i < n; i++) {
                 double fwd = paired(&cl.results[i], &cpu.results[i], PV_SIFT_POSITION_TOLERANCE, 1e-3f);
                 double back = paired(&cpu.results[i], &cl.results[i], PV_SIFT_POSITION_TOLERANCE, 1e-3f);
                 r->agreement = fmin(r->agreement, fmin(fwd, back));
@@ -499,10 +512,13 @@ static int batch_row(const bench_config *config, const bench_contexts *contexts,
         free_batch_results(&cl);
     }
     if (rc == 0) {
-        double cl_rate = r->have_opencl && r->cl_total_ms > 0.0 ? 1e3 * BATCH_FRAMES / r->cl_total_ms : 0.0;
-        snprintf(r->params, sizeof r->params, "%dx%d x%d %s, img/s cpu %.1f cl %.1f", c->width,
-                 c->height, BATCH_FRAMES, one_call ? "one batch" : "one call each",
-                 1e3 * BATCH_FRAMES / r->cpu_ms, cl_rate);
+        *cl_rate = r->have_opencl && r->cl_total_ms > 0.0 ? 1e3 * n / r->cl_total_ms : 0.0;
+        int used = snprintf(r->params, sizeof r->params, "%dx%d x%d %s, img/s cpu %.1f cl %.1f",
+                            c->width, c->height, n, one_call ? "one batch" : "one call each",
+                            1e3 * n / r->cpu_ms, *cl_rate);
+        if (loop_rate > 0.0 && *cl_rate > 0.0 && used > 0 && (size_t)used < sizeof r->params)
+            snprintf(r->params + used, sizeof r->params - (size_t)used, ", cl x%.2f the loop",
+                     *cl_rate / loop_rate);
     }
     free_batch_results(&cpu);
     return rc;
@@ -511,16 +527,18 @@ static int batch_row(const bench_config *config, const bench_contexts *contexts,
 static int batch_rows(const bench_config *config, const bench_contexts *contexts,
                       const batch_case *c, bench_rows *rows)
 {
-    pv_image frames[BATCH_FRAMES];
+    pv_image frames[MAX_BATCH_FRAMES];
     memset(frames, 0, sizeof frames);
     bench_result *row = malloc(sizeof *row);
     int rc = row ? make_frames(config, c, frames) : cli_fail("out of memory");
+    double loop_rate = 0.0, rate = 0.0;
     for (int one_call = 0; one_call <= 1 && rc == 0; one_call++) {
-        rc = batch_row(config, contexts, c, frames, one_call, row);
+        rc = batch_row(config, contexts, c, frames, one_call, loop_rate, &rate, row);
+        loop_rate = rate; /* the loop row comes first */
         if (rc == 0)
             rc = bench_add_row(rows, row);
     }
-    for (int i = 0; i < BATCH_FRAMES; i++)
+    for (int i = 0; i < MAX_BATCH_FRAMES; i++)
         pv_image_free(&frames[i]);
     free(row);
     return rc;

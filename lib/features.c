@@ -484,6 +484,43 @@ static pv_status check_batch(pv_sift_plan *plan, const pv_image *images, int cou
     return PV_OK;
 }
 
+/* The batch's results from the backend's raw ones, each as a single
+ * detection's (the top-K cap, the optional cross-check). */
+static pv_status build_batch_results(pv_sift_plan *plan, const pv_image *images, int count,
+                                     pv_sift_raw *raws, pv_sift_features *results)
+{
+    pv_context *ctx = plan->ctx;
+    pv_status status = PV_OK;
+    for (int i = 0; i < count && status == PV_OK; i++) {
+        status = pv_sift_result_build(ctx, &raws[i], plan->geometry.params.max_keypoints,
+                                      &results[i]);
+        if (status == PV_OK && pv_crosscheck_wanted(ctx))
+            status = crosscheck_detect(plan, &images[i], &results[i]);
+    }
+    return status;
+}
+
+/* With the context's call begun: every result's storage lent to the
+ * backend at once, so that it may overlap the images' work. */
+static pv_status detect_batch_begun(pv_sift_plan *plan, const pv_image *images, int count,
+                                    pv_sift_features *results)
+{
+    pv_context *ctx = plan->ctx;
+    pv_sift_raw *raws = calloc((size_t)count, sizeof *raws);
+    if (!raws)
+        return pv_fail(ctx, PV_ERR_NOMEM, "sift_detect_batch: no memory for %d results", count);
+    for (int i = 0; i < count; i++)
+        raws[i] = lend_storage(&results[i]);
+    pv_status status = ctx->ops->features->detect_batch(ctx, plan->backend_plan, images, count,
+                                                        raws);
+    if (status == PV_OK)
+        status = build_batch_results(plan, images, count, raws, results);
+    for (int i = 0; i < count; i++)
+        pv_sift_raw_free(&raws[i]);
+    free(raws);
+    return status;
+}
+
 pv_status pv_sift_detect_batch(pv_sift_plan *plan, const pv_image *images, int count,
                                pv_sift_features *results)
 {
@@ -491,8 +528,7 @@ pv_status pv_sift_detect_batch(pv_sift_plan *plan, const pv_image *images, int c
     if (status != PV_OK)
         return status;
     pv_call_begin(plan->ctx);
-    for (int i = 0; i < count && status == PV_OK; i++)
-        status = detect_begun(plan, &images[i], lend_storage(&results[i]), &results[i]);
+    status = detect_batch_begun(plan, images, count, results);
     pv_call_end(plan->ctx);
     if (status != PV_OK)
         for (int i = 0; i < count; i++)

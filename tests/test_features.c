@@ -943,45 +943,213 @@ static void test_presets(void **state)
     assert_int_equal(pv_sift_params_preset(NULL, PV_SIFT_PRESET_FAST), PV_ERR_INVALID);
 }
 
-/* A batch gives, image by image, what single calls give, reusing the
- * results it is handed; bad batches touch nothing. */
+/* ------------------------------------------------------------------ batches */
+
+/* Each results[i] exactly what a single call on a plan of the same
+ * settings gives for images[i] (the batch's promise on both backends). */
+static void assert_batch_is_singles(pv_sift_plan *plan, const pv_image *images, int count,
+                                    const pv_sift_features *results)
+{
+    for (int i = 0; i < count; i++) {
+        pv_sift_features single;
+        assert_int_equal(pv_sift_detect(plan, &images[i], &single), PV_OK);
+        assert_same_features(&results[i], &single);
+        assert_memory_equal(results[i].descriptors_u8, single.descriptors_u8,
+                            (size_t)single.count * 128);
+        assert_true(results[i].capacity >= results[i].count);
+        pv_sift_features_free(&single);
+    }
+}
+
+enum { BATCH_FRAMES = 7 }; /* more than the OpenCL backend's lanes */
+
+/* Frames of different content: crops of venus at different places, a flat
+ * one (no keypoints) in the middle. */
+static void batch_frames(pv_image *frames, int w, int h)
+{
+    static const int corner[BATCH_FRAMES][2] = {{10, 20},  {150, 90}, {220, 200}, {0, 0},
+                                                 {60, 160}, {240, 10}, {120, 250}};
+    for (int i = 0; i < BATCH_FRAMES; i++) {
+        if (i == 3) {
+            assert_int_equal(pv_image_alloc(&frames[i], w, h, PV_PIXEL_U8), PV_OK);
+            memset(frames[i].data, 90, (size_t)w * (size_t)h);
+        } else {
+            frames[i] = crop_u8(&g_venus, corner[i][0], corner[i][1], w, h);
+        }
+    }
+}
+
+/* Batches of 7, 2 (into the first two results of the 7), 7 again (five
+ * of them holding the older, larger batch's results) and 1: every result
+ * is a single call's, whatever its storage held before. */
 static void test_detect_batch(void **state)
 {
     pv_context *ctx = backend_ctx(state);
-    enum { N = 3 };
     const int w = 160, h = 120;
-    pv_image frames[N] = {crop_u8(&g_venus, 10, 20, w, h), crop_u8(&g_venus, 150, 90, w, h),
-                          crop_u8(&g_venus, 220, 200, w, h)};
+    pv_image frames[BATCH_FRAMES];
+    batch_frames(frames, w, h);
     pv_sift_plan *plan = NULL;
     assert_int_equal(pv_sift_plan_create(ctx, w, h, NULL, &plan), PV_OK);
-    pv_sift_features batch[N] = {{0}};
-    for (int round = 0; round < 2; round++) {
-        assert_int_equal(pv_sift_detect_batch(plan, frames, N, batch), PV_OK);
-        for (int i = 0; i < N; i++) {
-            pv_sift_features single;
-            assert_int_equal(pv_sift_detect(plan, &frames[i], &single), PV_OK);
-            assert_true(single.count > 0);
-            assert_same_features(&batch[i], &single);
-            assert_memory_equal(batch[i].descriptors_u8, single.descriptors_u8,
-                                (size_t)single.count * 128);
-            pv_sift_features_free(&single);
-        }
+    pv_sift_features batch[BATCH_FRAMES] = {{0}};
+    const int sizes[] = {BATCH_FRAMES, 2, BATCH_FRAMES, 1};
+    for (size_t round = 0; round < sizeof sizes / sizeof sizes[0]; round++) {
+        const int n = sizes[round];
+        const int first = round == 1 ? 4 : 0; /* the 2-batch: frames 4 and 5 */
+        assert_int_equal(pv_sift_detect_batch(plan, frames + first, n, batch), PV_OK);
+        assert_batch_is_singles(plan, frames + first, n, batch);
+        pv_timing timing;
+        assert_int_equal(pv_sift_detect_batch(plan, frames + first, n, batch), PV_OK);
+        assert_int_equal(pv_context_last_timing(ctx, &timing), PV_OK);
+        assert_true(timing.total_ms > 0.0);
+        if (pv_context_backend(ctx) == PV_BACKEND_OPENCL)
+            assert_true(timing.kernel_ms > 0.0);
     }
+    assert_int_equal(batch[3].count, 0); /* the flat frame, from the 7-batch */
     const pv_sift_keypoint *kept = batch[0].keypoints;
     assert_int_equal(pv_sift_detect_batch(plan, frames, 0, batch), PV_ERR_INVALID);
     assert_int_equal(pv_sift_detect_batch(plan, frames, -1, batch), PV_ERR_INVALID);
-    assert_int_equal(pv_sift_detect_batch(plan, NULL, N, batch), PV_ERR_INVALID);
-    assert_int_equal(pv_sift_detect_batch(plan, frames, N, NULL), PV_ERR_INVALID);
-    assert_int_equal(pv_sift_detect_batch(NULL, frames, N, batch), PV_ERR_INVALID);
+    assert_int_equal(pv_sift_detect_batch(plan, NULL, 2, batch), PV_ERR_INVALID);
+    assert_int_equal(pv_sift_detect_batch(plan, frames, 2, NULL), PV_ERR_INVALID);
+    assert_int_equal(pv_sift_detect_batch(NULL, frames, 2, batch), PV_ERR_INVALID);
     pv_image mixed[2] = {frames[0], crop_u8(&g_venus, 0, 0, w + 1, h)};
     assert_int_equal(pv_sift_detect_batch(plan, mixed, 2, batch), PV_ERR_INVALID);
     assert_ptr_equal(batch[0].keypoints, kept); /* untouched */
     pv_image_free(&mixed[1]);
-    for (int i = 0; i < N; i++) {
+    for (int i = 0; i < BATCH_FRAMES; i++) {
         pv_sift_features_free(&batch[i]);
         pv_image_free(&frames[i]);
     }
     pv_sift_plan_destroy(plan);
+}
+
+/* A batch on a fresh plan where one image has far more keypoints than the
+ * others (block noise: about 2000 at 200x160 upsampled, more than the
+ * lists a fresh OpenCL plan starts with, 1024 at this size): the lists
+ * grow inside the batch and every result is still a single call's, in
+ * that batch and in the next (whose lanes start grown). */
+static void test_batch_grows_lists(void **state)
+{
+    pv_context *ctx = backend_ctx(state);
+    const int w = 200, h = 160;
+    pv_image frames[5] = {crop_u8(&g_venus, 40, 30, w, h), crop_u8(&g_venus, 150, 180, w, h),
+                          block_noise(w, h), crop_u8(&g_venus, 10, 200, w, h),
+                          crop_u8(&g_venus, 200, 60, w, h)};
+    pv_sift_plan *plan = NULL, *oracle = NULL;
+    assert_int_equal(pv_sift_plan_create(ctx, w, h, NULL, &plan), PV_OK);
+    assert_int_equal(pv_sift_plan_create(ctx, w, h, NULL, &oracle), PV_OK);
+    pv_sift_features batch[5] = {{0}};
+    for (int round = 0; round < 2; round++) {
+        assert_int_equal(pv_sift_detect_batch(plan, frames, 5, batch), PV_OK);
+        assert_true(batch[2].count > 1024);
+        assert_true(batch[2].count > 4 * batch[0].count);
+        assert_batch_is_singles(oracle, frames, 5, batch);
+    }
+    for (int i = 0; i < 5; i++) {
+        pv_sift_features_free(&batch[i]);
+        pv_image_free(&frames[i]);
+    }
+    pv_sift_plan_destroy(oracle);
+    pv_sift_plan_destroy(plan);
+}
+
+/* The OpenCL batch against the CPU batch, image by image, within the
+ * cross-check tolerances (PV_SIFT_POSITION_TOLERANCE, ...). */
+static void test_batch_cl_matches_cpu(void **state)
+{
+    (void)state;
+    pv_context *cl = opencl_or_skip();
+    const int w = 160, h = 120;
+    pv_image frames[BATCH_FRAMES];
+    batch_frames(frames, w, h);
+    pv_sift_params params = fast_params();
+    pv_sift_plan *on_cl = NULL, *on_cpu = NULL;
+    assert_int_equal(pv_sift_plan_create(cl, w, h, &params, &on_cl), PV_OK);
+    assert_int_equal(pv_sift_plan_create(g_cpu, w, h, &params, &on_cpu), PV_OK);
+    pv_sift_features a[BATCH_FRAMES] = {{0}}, b[BATCH_FRAMES] = {{0}};
+    assert_int_equal(pv_sift_detect_batch(on_cl, frames, BATCH_FRAMES, a), PV_OK);
+    assert_int_equal(pv_sift_detect_batch(on_cpu, frames, BATCH_FRAMES, b), PV_OK);
+    for (int i = 0; i < BATCH_FRAMES; i++) {
+        char what[64];
+        snprintf(what, sizeof what, "batch image %d", i);
+        if (b[i].count == 0)
+            assert_int_equal(a[i].count, 0);
+        else
+            assert_backends_agree(&a[i], &b[i], what);
+        pv_sift_features_free(&a[i]);
+        pv_sift_features_free(&b[i]);
+        pv_image_free(&frames[i]);
+    }
+    pv_sift_plan_destroy(on_cl);
+    pv_sift_plan_destroy(on_cpu);
+}
+
+/* The OpenCL batch with 1 (the loop of single detections), 2 and 5 lanes
+ * (features.SIFT_BATCH_LANES): each result a single call's. */
+static void test_batch_lane_counts(void **state)
+{
+    (void)state;
+    pv_context *cl = opencl_or_skip();
+    const int w = 160, h = 120;
+    pv_image frames[BATCH_FRAMES];
+    batch_frames(frames, w, h);
+    int saved = 0;
+    assert_int_equal(pv_tune_get(cl, "features", "SIFT_BATCH_LANES", &saved), PV_OK);
+    const int lanes[] = {1, 2, 5};
+    for (size_t k = 0; k < sizeof lanes / sizeof lanes[0]; k++) {
+        assert_int_equal(pv_tune_set(cl, "features", "SIFT_BATCH_LANES", lanes[k]), PV_OK);
+        pv_sift_plan *plan = NULL;
+        assert_int_equal(pv_sift_plan_create(cl, w, h, NULL, &plan), PV_OK);
+        pv_sift_features batch[BATCH_FRAMES] = {{0}};
+        assert_int_equal(pv_sift_detect_batch(plan, frames, BATCH_FRAMES, batch), PV_OK);
+        assert_batch_is_singles(plan, frames, BATCH_FRAMES, batch);
+        for (int i = 0; i < BATCH_FRAMES; i++)
+            pv_sift_features_free(&batch[i]);
+        pv_sift_plan_destroy(plan);
+    }
+    assert_int_equal(pv_tune_set(cl, "features", "SIFT_BATCH_LANES", saved), PV_OK);
+    for (int i = 0; i < BATCH_FRAMES; i++)
+        pv_image_free(&frames[i]);
+}
+
+/* A device failure in the middle of an OpenCL batch (an enqueued command
+ * refused, PARVIS_FAULT=enqueue:N with N past the plan's set-up and
+ * within the batch's few hundred commands): the call fails saying so, every
+ * result is freed and zeroed (none half-written), and the context and plan
+ * work again afterwards. */
+static void test_batch_fails_whole(void **state)
+{
+    (void)state;
+    pv_context *cl = opencl_or_skip();
+    setenv("PARVIS_FAULT", "enqueue:150", 1);
+    pv_context *faulty = tu_context(PV_BACKEND_OPENCL);
+    unsetenv("PARVIS_FAULT");
+    assert_non_null(faulty);
+    const int w = 160, h = 120;
+    pv_image frames[BATCH_FRAMES];
+    batch_frames(frames, w, h);
+    pv_sift_plan *plan = NULL, *healthy = NULL;
+    assert_int_equal(pv_sift_plan_create(faulty, w, h, NULL, &plan), PV_OK);
+    assert_int_equal(pv_sift_plan_create(cl, w, h, NULL, &healthy), PV_OK);
+    pv_sift_features batch[BATCH_FRAMES] = {{0}};
+    assert_int_equal(pv_sift_detect_batch(healthy, frames, BATCH_FRAMES, batch), PV_OK);
+    assert_int_equal(pv_sift_detect_batch(plan, frames, BATCH_FRAMES, batch), PV_ERR_OPENCL);
+    assert_non_null(strstr(pv_context_last_error(faulty), "PARVIS_FAULT"));
+    for (int i = 0; i < BATCH_FRAMES; i++) {
+        assert_int_equal(batch[i].count, 0);
+        assert_int_equal(batch[i].capacity, 0);
+        assert_null(batch[i].keypoints);
+        assert_null(batch[i].descriptors);
+        assert_null(batch[i].descriptors_u8);
+    }
+    assert_int_equal(pv_sift_detect_batch(plan, frames, BATCH_FRAMES, batch), PV_OK);
+    assert_batch_is_singles(healthy, frames, BATCH_FRAMES, batch);
+    for (int i = 0; i < BATCH_FRAMES; i++) {
+        pv_sift_features_free(&batch[i]);
+        pv_image_free(&frames[i]);
+    }
+    pv_sift_plan_destroy(plan);
+    pv_sift_plan_destroy(healthy);
+    pv_context_destroy(faulty);
 }
 
 /* ------------------------------------------------- colour and 16-bit input */
@@ -1029,6 +1197,31 @@ static void free_all(pv_sift_features *results, int count, pv_image *images, int
         pv_image_free(&images[i]);
 }
 
+
+/* A batch mixing every input type (8- and 16-bit colour, whose grey the
+ * OpenCL backend makes on the device, u8, f32, a window with stride >
+ * width), more images than the OpenCL lanes: each result a single call's. */
+static void test_batch_mixed_inputs(void **state)
+{
+    pv_context *ctx = backend_ctx(state);
+    const int w = 160, h = 120;
+    pv_image grey = crop_u8(&g_venus, 60, 40, w, h);
+    pv_image frames[5] = {venus_colour(20, 30, w, h, 0), grey, venus_colour(90, 120, w, h, 1),
+                          to_f32(&grey), window_of(&g_venus, 200, 150, w, h)};
+    pv_sift_params params = fast_params();
+    pv_sift_plan *plan = NULL;
+    assert_int_equal(pv_sift_plan_create(ctx, w, h, &params, &plan), PV_OK);
+    pv_sift_features batch[5] = {{0}};
+    assert_int_equal(pv_sift_detect_batch(plan, frames, 5, batch), PV_OK);
+    assert_batch_is_singles(plan, frames, 5, batch);
+    for (int i = 0; i < 5; i++) {
+        assert_true(batch[i].count > 0);
+        pv_sift_features_free(&batch[i]);
+    }
+    for (int i = 0; i < 4; i++) /* frames[4] is a view of g_venus */
+        pv_image_free(&frames[i]);
+    pv_sift_plan_destroy(plan);
+}
 /* On each backend, SIFT of a colour or 16-bit image is exactly SIFT of
  * its grey image: the conversion on the device (or the CPU's) computes
  * the same floats as pv_to_grey on the host. */
@@ -1112,6 +1305,11 @@ int main(void)
         TU_ON_BOTH(test_strided_input),
         TU_ON_BOTH(test_detect_into_stream),
         TU_ON_BOTH(test_detect_batch),
+        TU_ON_BOTH(test_batch_grows_lists),
+        TU_ON_BOTH(test_batch_mixed_inputs),
+        cmocka_unit_test(test_batch_cl_matches_cpu),
+        cmocka_unit_test(test_batch_fails_whole),
+        cmocka_unit_test(test_batch_lane_counts),
         TU_ON_BOTH(test_colour_input_is_its_grey),
         TU_ON_BOTH(test_colour_file_matches_host_fold),
         cmocka_unit_test(test_colour_backends_and_depths_agree),

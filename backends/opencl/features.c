@@ -37,6 +37,7 @@ static const pv_cl_param_default features_defaults[] = {
     {"SIFT_DESC_SPLIT", 8},    /* descriptor: items per cell (x 16 cells)       */
     {"SIFT_MATCH_WG", 64},     /* matching: queries per group                   */
     {"SIFT_MATCH_TILE", 32},   /* matching: train descriptors per local tile    */
+    {"SIFT_BATCH_LANES", 3},   /* batches: images in flight (queues), 1..8      */
 };
 
 const pv_cl_param_family pv_cl_params_features = {
@@ -80,17 +81,17 @@ static pv_status upload_image(pv_context *ctx, cl_sift_plan *plan, const pv_imag
     const size_t bytes = row * (size_t)image->height;
     if (bytes > STAGE_MAX)
         return pv_cl_write_image(ctx, plan->input, image);
-    pv_status status = pv_cl_sift_ensure_stage(ctx, plan, bytes);
+    pv_status status = pv_cl_sift_ensure_stage(ctx, plan, plan->input_at + bytes);
     if (status != PV_OK)
         return status;
+    char *at = (char *)plan->stage_host + plan->input_at;
     const size_t pitch = (size_t)image->stride * pixel;
     if (pitch == row)
-        pv_cl_copy_parallel(plan->stage_host, image->data, bytes);
+        pv_cl_copy_parallel(at, image->data, bytes);
     else
         for (int y = 0; y < image->height; y++)
-            memcpy((char *)plan->stage_host + (size_t)y * row,
-                   (const char *)image->data + (size_t)y * pitch, row);
-    return pv_cl_write_async(ctx, plan->input, 0, bytes, plan->stage_host);
+            memcpy(at + (size_t)y * row, (const char *)image->data + (size_t)y * pitch, row);
+    return pv_cl_write_async(ctx, plan->input, 0, bytes, at);
 }
 
 static pv_status prepare_input(pv_context *ctx, cl_sift_plan *plan, const pv_image *image,
@@ -327,7 +328,8 @@ static pv_status describe(pv_context *ctx, cl_sift_plan *plan)
 
 /* Every stage, enqueued back to back (no host wait): scale space, ordered
  * extrema, keypoints, their ordered placement, descriptors. */
-static pv_status enqueue_detection(pv_context *ctx, cl_sift_plan *plan, const pv_image *image)
+pv_status pv_cl_sift_enqueue_detection(pv_context *ctx, cl_sift_plan *plan,
+                                       const pv_image *image)
 {
     pv_status status = build_first_base(ctx, plan, image);
     for (int o = 0; o < plan->g.octaves && status == PV_OK; o++)
@@ -351,13 +353,13 @@ static pv_status enqueue_detection(pv_context *ctx, cl_sift_plan *plan, const pv
     return status;
 }
 
-static pv_status detect_on_device(pv_context *ctx, cl_sift_plan *plan, const pv_image *image,
-                                  pv_sift_raw *raw)
+pv_status pv_cl_sift_detect_on_device(pv_context *ctx, cl_sift_plan *plan, const pv_image *image,
+                                      pv_sift_raw *raw)
 {
     pv_status status = pv_cl_sift_initial_capacities(ctx, plan);
     cl_uint counts[2] = {0, 0};
     for (int attempt = 0; status == PV_OK; attempt++) {
-        status = enqueue_detection(ctx, plan, image);
+        status = pv_cl_sift_enqueue_detection(ctx, plan, image);
         if (status == PV_OK && attempt == 0)
             pv_cl_sift_prepare_result(ctx, plan, raw);
         /* The one wait of the call: the two totals. */
@@ -388,7 +390,7 @@ static pv_status detect_on_device(pv_context *ctx, cl_sift_plan *plan, const pv_
 
 static pv_status pv_cl_sift_detect(pv_context *ctx, void *opaque, const pv_image *image, pv_sift_raw *raw)
 {
-    return pv_cl_sift_finish(ctx, detect_on_device(ctx, opaque, image, raw));
+    return pv_cl_sift_finish(ctx, pv_cl_sift_detect_on_device(ctx, opaque, image, raw));
 }
 
 const pv_features_ops pv_cl_features_ops = {PV_FEATURES_SLOTS(PV_OPS_BIND, pv_cl_sift_)};

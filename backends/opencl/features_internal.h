@@ -1,6 +1,7 @@
-/* Internal to the OpenCL SIFT host code (features.c: plan, scale space and
- * detection; features_result.c: the result's download; features_match.c:
- * matching). */
+/* Internal to the OpenCL SIFT host code (features_plan.c: the plan and its
+ * batch lanes; features.c: scale space and detection; features_result.c:
+ * the result's download; features_batch.c: the pipelined batch;
+ * features_match.c: matching). */
 #ifndef PV_CL_FEATURES_INTERNAL_H
 #define PV_CL_FEATURES_INTERNAL_H
 
@@ -72,7 +73,28 @@ typedef struct cl_sift_plan {
     cl_mem stage;
     void *stage_host;
     size_t stage_bytes;
+    /* Where in the stage the input and the result go: both 0 for a plan;
+     * a batch lane keeps its counts first, then its input, then its
+     * result, so that the next image's input can go up while the last
+     * one's result comes down. */
+    size_t input_at, result_at;
+    /* A batch lane: its own in-order queue (NULL: the context's queue).
+     * A plan: its lanes, made by the first batch that uses them. */
+    cl_command_queue queue;
+    struct cl_sift_plan *lanes;
+    int lane_count;
 } cl_sift_plan;
+
+/* The lanes of a pipelined batch (launch parameter SIFT_BATCH_LANES, 3 by
+ * default, at most MAX_BATCH_LANES): two images in flight are enough to
+ * hide one image's host work and waits behind the other's kernels, a
+ * third lets the small kernels of a third image fill the device's gaps.
+ * Fewer when the lanes' buffers would take more than 1/LANE_MEMORY_SHARE
+ * of the device's memory. */
+#define MAX_BATCH_LANES 8
+#define LANE_MEMORY_SHARE 4
+/* The lane stage's counts region (two totals, padded). */
+#define LANE_COUNTS_BYTES ((size_t)64)
 
 typedef struct kernel_arg {
     size_t size;
@@ -106,6 +128,12 @@ void pv_cl_sift_destroy(pv_context *ctx, void *opaque);
 pv_status pv_cl_sift_initial_capacities(pv_context *ctx, cl_sift_plan *plan);
 pv_status pv_cl_sift_grow_candidates(pv_context *ctx, cl_sift_plan *plan, size_t needed);
 pv_status pv_cl_sift_grow_keypoints(pv_context *ctx, cl_sift_plan *plan, size_t needed);
+/* At least `lanes` batch lanes on the plan (with its capacities). */
+pv_status pv_cl_sift_ensure_lanes(pv_context *ctx, cl_sift_plan *plan, int lanes);
+/* The device bytes one lane takes (its scale space, lists and stage). */
+size_t pv_cl_sift_lane_bytes(const cl_sift_plan *plan);
+/* Every lane's (and the plan's) lists at least as long as the longest. */
+pv_status pv_cl_sift_match_capacities(pv_context *ctx, cl_sift_plan *plan);
 
 /* The features tuning parameter `name` of the context's device. */
 int pv_cl_sift_param(pv_context *ctx, const char *name);
@@ -120,11 +148,30 @@ pv_status pv_cl_sift_finish(pv_context *ctx, pv_status status);
 /* The plan's stage with room for `bytes`. */
 pv_status pv_cl_sift_ensure_stage(pv_context *ctx, cl_sift_plan *plan, size_t bytes);
 
+/* features.c: every stage of one detection, enqueued without a wait; and
+ * a whole detection (growing the lists and running again when short),
+ * its result downloaded, on the current queue. */
+pv_status pv_cl_sift_enqueue_detection(pv_context *ctx, cl_sift_plan *plan,
+                                       const pv_image *image);
+pv_status pv_cl_sift_detect_on_device(pv_context *ctx, cl_sift_plan *plan, const pv_image *image,
+                                      pv_sift_raw *raw);
+
 /* features_result.c: the `count` keypoints of the finished detection into
  * the storage lent in raw (grown when short); and, while the device works,
  * storage for about the previous call's count with its pages touched. */
 pv_status pv_cl_sift_download(pv_context *ctx, cl_sift_plan *plan, cl_uint count, pv_sift_raw *raw);
+/* The download in two steps, for the batch: begin reserves raw and, when
+ * the result fits the stage, only enqueues its DMA (*pending = 1: call
+ * pv_cl_sift_download_end once the queue has finished it, before the stage
+ * is used again); a larger result is read at once (*pending = 0). */
+pv_status pv_cl_sift_download_begin(pv_context *ctx, cl_sift_plan *plan, cl_uint count,
+                                    pv_sift_raw *raw, int *pending);
+void pv_cl_sift_download_end(const cl_sift_plan *plan, pv_sift_raw *raw);
 void pv_cl_sift_prepare_result(pv_context *ctx, const cl_sift_plan *plan, pv_sift_raw *raw);
+
+/* features_batch.c: the table's detect_batch entry. */
+pv_status pv_cl_sift_detect_batch(pv_context *ctx, void *opaque, const pv_image *images,
+                                  int count, pv_sift_raw *raws);
 
 /* features_match.c: the table's nearest entry. */
 pv_status pv_cl_sift_nearest(pv_context *ctx, const float *query, int query_count,

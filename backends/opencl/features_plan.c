@@ -81,11 +81,11 @@ static void release_stage(pv_context *ctx, cl_sift_plan *plan)
     plan->stage_bytes = 0;
 }
 
-void pv_cl_sift_destroy(pv_context *ctx, void *opaque)
+/* Everything a plan or a lane holds (a lane's tables are references to
+ * its plan's, retained). */
+static void release_plan_objects(pv_context *ctx, cl_sift_plan *plan)
 {
-    cl_sift_plan *plan = opaque;
-    if (!plan)
-        return;
+    pv_cl_queue_release(&plan->queue); /* a lane's: its commands end first */
     release_stage(ctx, plan);
     cl_mem *buffers[] = {&plan->weights,
                          &plan->octave_table, &plan->row_table, &plan->row_counts,
@@ -97,6 +97,17 @@ void pv_cl_sift_destroy(pv_context *ctx, void *opaque)
         pv_cl_release(buffers[i]);
     release_candidate_buffers(plan);
     release_keypoint_buffers(plan);
+}
+
+void pv_cl_sift_destroy(pv_context *ctx, void *opaque)
+{
+    cl_sift_plan *plan = opaque;
+    if (!plan)
+        return;
+    for (int i = 0; i < plan->lane_count; i++)
+        release_plan_objects(ctx, &plan->lanes[i]);
+    free(plan->lanes);
+    release_plan_objects(ctx, plan);
     free(plan);
 }
 
@@ -345,3 +356,111 @@ pv_status pv_cl_sift_initial_capacities(pv_context *ctx, cl_sift_plan *plan)
     return status;
 }
 
+
+/* ------------------------------------------------------------ batch lanes */
+
+/* A lane: the plan's geometry, launch shape, kernels (set and enqueued one
+ * launch at a time under the context's lock, so shared) and tables
+ * (retained), with a scale space, lists, stage and queue of its own. */
+static pv_status make_lane(pv_context *ctx, const cl_sift_plan *plan, cl_sift_plan *lane)
+{
+    memset(lane, 0, sizeof *lane);
+    lane->g = plan->g;
+    lane->shape = plan->shape;
+    memcpy(lane->kernels, plan->kernels, sizeof lane->kernels);
+    lane->max_radius = plan->max_radius;
+    cl_mem *shared[][2] = {{&lane->weights, (cl_mem *)&plan->weights},
+                           {&lane->octave_table, (cl_mem *)&plan->octave_table},
+                           {&lane->row_table, (cl_mem *)&plan->row_table}};
+    for (size_t i = 0; i < sizeof shared / sizeof shared[0]; i++) {
+        clRetainMemObject(*shared[i][1]);
+        *shared[i][0] = *shared[i][1];
+    }
+    pv_status status = alloc_pyramids(ctx, lane); /* the plan's layout again */
+    if (status == PV_OK)
+        status = pv_cl_sift_grow_candidates(ctx, lane, plan->candidate_capacity);
+    if (status == PV_OK)
+        status = pv_cl_sift_grow_keypoints(ctx, lane, plan->keypoint_capacity);
+    if (status == PV_OK)
+        status = pv_cl_queue_create(ctx, &lane->queue);
+    /* Room for the largest input that goes through a stage (grey, at most
+     * 4 bytes a pixel, at most STAGE_MAX), made now so that no upload
+     * moves the stage while a result is on its way into it. */
+    size_t input = (size_t)lane->g.width * (size_t)lane->g.height * sizeof(float);
+    input = input < STAGE_MAX ? input : STAGE_MAX;
+    lane->input_at = LANE_COUNTS_BYTES;
+    lane->result_at = LANE_COUNTS_BYTES + round_up_div(input, 64) * 64;
+    lane->last_count = plan->last_count;
+    if (status == PV_OK)
+        status = pv_cl_sift_ensure_stage(ctx, lane, lane->result_at);
+    if (status != PV_OK)
+        release_plan_objects(ctx, lane);
+    return status;
+}
+
+pv_status pv_cl_sift_ensure_lanes(pv_context *ctx, cl_sift_plan *plan, int lanes)
+{
+    if (plan->lane_count >= lanes)
+        return PV_OK;
+    cl_sift_plan *grown = realloc(plan->lanes, (size_t)lanes * sizeof *grown);
+    if (!grown)
+        return pv_fail(ctx, PV_ERR_NOMEM, "sift_detect_batch: no memory for %d lanes", lanes);
+    plan->lanes = grown;
+    pv_status status = PV_OK;
+    while (plan->lane_count < lanes && status == PV_OK) {
+        status = make_lane(ctx, plan, &plan->lanes[plan->lane_count]);
+        if (status == PV_OK)
+            plan->lane_count++;
+    }
+    return status;
+}
+
+size_t pv_cl_sift_lane_bytes(const cl_sift_plan *plan)
+{
+    const pv_sift_geometry *g = &plan->g;
+    size_t dog = 0, gauss = 0;
+    for (int o = 0; o < g->octaves; o++) {
+        dog += plane_of(g, o) * (size_t)(g->params.levels + 2);
+        gauss += plane_of(g, o) * (size_t)g->params.levels;
+    }
+    const size_t planes = plane_of(g, 0) * (size_t)(g->params.levels + 3) +
+                          (size_t)g->width * (size_t)g->height + dog + 3 * gauss;
+    const size_t lists = (size_t)plan->candidate_capacity * 56 +
+                         (size_t)plan->keypoint_capacity * (RESULT_BYTES + sizeof(cl_float4));
+    return planes * sizeof(float) + lists + plan->stage_bytes;
+}
+
+static void longest_lists(const cl_sift_plan *plan, cl_uint *candidates, cl_uint *keypoints)
+{
+    *candidates = plan->candidate_capacity;
+    *keypoints = plan->keypoint_capacity;
+    for (int i = 0; i < plan->lane_count; i++) {
+        const cl_sift_plan *lane = &plan->lanes[i];
+        *candidates = lane->candidate_capacity > *candidates ? lane->candidate_capacity
+                                                             : *candidates;
+        *keypoints = lane->keypoint_capacity > *keypoints ? lane->keypoint_capacity : *keypoints;
+    }
+}
+
+/* Lists grow only while no command of the lane is in flight (between
+ * batches, or once the lane has drained). */
+static pv_status grow_to(pv_context *ctx, cl_sift_plan *target, cl_uint candidates,
+                         cl_uint keypoints)
+{
+    pv_status status = PV_OK;
+    if (target->candidate_capacity < candidates)
+        status = pv_cl_sift_grow_candidates(ctx, target, candidates);
+    if (status == PV_OK && target->keypoint_capacity < keypoints)
+        status = pv_cl_sift_grow_keypoints(ctx, target, keypoints);
+    return status;
+}
+
+pv_status pv_cl_sift_match_capacities(pv_context *ctx, cl_sift_plan *plan)
+{
+    cl_uint candidates, keypoints;
+    longest_lists(plan, &candidates, &keypoints);
+    pv_status status = grow_to(ctx, plan, candidates, keypoints);
+    for (int i = 0; i < plan->lane_count && status == PV_OK; i++)
+        status = grow_to(ctx, &plan->lanes[i], candidates, keypoints);
+    return status;
+}

@@ -2,7 +2,8 @@
  * DMA'd into the plan's pinned stage in one go and copied out; large ones
  * come through the runtime's pinned ring chunk by chunk; the descriptors'
  * u8 form is made on the way.  The arrays are the storage the front end
- * lent (lib/core/ops_features.h), grown through pv_sift_raw_reserve. */
+ * lent (lib/core/ops_features.h), grown through pv_sift_raw_reserve.  A
+ * batch lane's result lands in its stage after its counts and input. */
 #include "features_internal.h"
 
 #include <stdlib.h>
@@ -41,30 +42,34 @@ static void store_descriptors(void *user, size_t offset, const void *chunk, size
                          src + (size_t)k * DESC_SIZE);
 }
 
-/* The three arrays DMA'd into the stage back to back, one wait, then
- * copied out: one synchronisation instead of three blocking reads through
- * the driver's pageable path. */
-static pv_status read_staged(pv_context *ctx, cl_sift_plan *plan, cl_uint count, pv_sift_raw *raw)
+/* The three arrays DMA'd into the stage back to back without a wait (one
+ * synchronisation later instead of three blocking reads through the
+ * driver's pageable path). */
+static pv_status enqueue_staged(pv_context *ctx, cl_sift_plan *plan, cl_uint count)
 {
-    const size_t kp = count * sizeof *raw->keypoints, keys = count * sizeof *raw->keys;
+    const size_t kp = count * sizeof(pv_sift_keypoint), keys = count * sizeof(uint64_t);
     const size_t desc = (size_t)count * DESC_SIZE * sizeof(float);
-    pv_status status = pv_cl_sift_ensure_stage(ctx, plan, kp + keys + desc);
-    char *at = plan->stage_host;
+    pv_status status = pv_cl_sift_ensure_stage(ctx, plan, plan->result_at + kp + keys + desc);
+    char *at = (char *)plan->stage_host + plan->result_at;
     if (status == PV_OK)
         status = pv_cl_read_async(ctx, plan->records, 0, kp, at);
     if (status == PV_OK)
         status = pv_cl_read_async(ctx, plan->kp_key, 0, keys, at + kp);
     if (status == PV_OK)
         status = pv_cl_read_async(ctx, plan->descriptors, 0, desc, at + kp + keys);
-    if (status == PV_OK)
-        status = pv_cl_finish(ctx);
-    if (status != PV_OK)
-        return status;
+    return status;
+}
+
+/* The arrived result out of the stage into raw (reserved for raw->count). */
+static void copy_staged(const cl_sift_plan *plan, pv_sift_raw *raw)
+{
+    const size_t count = (size_t)raw->count;
+    const size_t kp = count * sizeof *raw->keypoints, keys = count * sizeof *raw->keys;
+    const char *at = (const char *)plan->stage_host + plan->result_at;
     memcpy(raw->keypoints, at, kp);
     memcpy(raw->keys, at + kp, keys);
     descriptor_sink sink = {raw->descriptors, raw->descriptors_u8};
-    store_descriptors(&sink, 0, at + kp + keys, desc);
-    return PV_OK;
+    store_descriptors(&sink, 0, at + kp + keys, count * DESC_SIZE * sizeof(float));
 }
 
 /* Beyond the plan's stage: the keypoints and keys DMA'd into it without a
@@ -76,8 +81,9 @@ static pv_status read_chunked(pv_context *ctx, cl_sift_plan *plan, cl_uint count
 {
     const size_t kp = count * sizeof *raw->keypoints, keys = count * sizeof *raw->keys;
     const int via_stage = kp + keys <= STAGE_MAX;
-    pv_status status = via_stage ? pv_cl_sift_ensure_stage(ctx, plan, kp + keys) : PV_OK;
-    char *at = plan->stage_host;
+    pv_status status =
+        via_stage ? pv_cl_sift_ensure_stage(ctx, plan, plan->result_at + kp + keys) : PV_OK;
+    char *at = (char *)plan->stage_host + plan->result_at;
     if (status == PV_OK)
         status = via_stage ? pv_cl_read_async(ctx, plan->records, 0, kp, at)
                            : pv_cl_read_staged(ctx, plan->records, 0, kp, raw->keypoints);
@@ -98,10 +104,10 @@ static pv_status read_chunked(pv_context *ctx, cl_sift_plan *plan, cl_uint count
     return status;
 }
 
-/* The result, already in key order and in the caller's layout, into the
- * storage the front end lent (grown when it has no room). */
-pv_status pv_cl_sift_download(pv_context *ctx, cl_sift_plan *plan, cl_uint count, pv_sift_raw *raw)
+pv_status pv_cl_sift_download_begin(pv_context *ctx, cl_sift_plan *plan, cl_uint count,
+                                    pv_sift_raw *raw, int *pending)
 {
+    *pending = 0;
     pv_status status = pv_sift_raw_reserve(ctx, raw, (int)count, 0);
     if (status != PV_OK)
         return status;
@@ -109,9 +115,29 @@ pv_status pv_cl_sift_download(pv_context *ctx, cl_sift_plan *plan, cl_uint count
     raw->u8_filled = 1;
     if (count == 0)
         return PV_OK;
-    if ((size_t)count * RESULT_BYTES <= STAGE_MAX)
-        return read_staged(ctx, plan, count, raw);
-    return read_chunked(ctx, plan, count, raw);
+    if ((size_t)count * RESULT_BYTES > STAGE_MAX)
+        return read_chunked(ctx, plan, count, raw);
+    status = enqueue_staged(ctx, plan, count);
+    *pending = status == PV_OK;
+    return status;
+}
+
+void pv_cl_sift_download_end(const cl_sift_plan *plan, pv_sift_raw *raw)
+{
+    copy_staged(plan, raw);
+}
+
+/* The result, already in key order and in the caller's layout, into the
+ * storage the front end lent (grown when it has no room). */
+pv_status pv_cl_sift_download(pv_context *ctx, cl_sift_plan *plan, cl_uint count, pv_sift_raw *raw)
+{
+    int pending = 0;
+    pv_status status = pv_cl_sift_download_begin(ctx, plan, count, raw, &pending);
+    if (status == PV_OK && pending)
+        status = pv_cl_finish(ctx);
+    if (status == PV_OK && pending)
+        pv_cl_sift_download_end(plan, raw);
+    return status;
 }
 
 /* Large storage that cannot hold the previous call's count and an eighth

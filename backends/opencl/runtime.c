@@ -8,7 +8,11 @@
 #include <string.h>
 
 cl_context pv_cl_context(pv_context *ctx) { return pv_cl_state_of(ctx)->context; }
-cl_command_queue pv_cl_queue(pv_context *ctx) { return pv_cl_state_of(ctx)->queue; }
+cl_command_queue pv_cl_queue(pv_context *ctx)
+{
+    pv_cl_state *state = pv_cl_state_of(ctx);
+    return state->current ? state->current : state->queue;
+}
 cl_device_id pv_cl_device(pv_context *ctx) { return pv_cl_state_of(ctx)->device; }
 const pv_device_info *pv_cl_device_info(pv_context *ctx) { return &ctx->device; }
 
@@ -81,6 +85,43 @@ static pv_status create_queue(pv_context *ctx, pv_cl_state *state)
     state->queue = clCreateCommandQueue(state->context, state->device, CL_QUEUE_PROFILING_ENABLE,
                                         &err);
     return pv_cl_check(ctx, err, "clCreateCommandQueue");
+}
+
+pv_status pv_cl_queue_create(pv_context *ctx, cl_command_queue *queue)
+{
+    pv_cl_state *state = pv_cl_state_of(ctx);
+    cl_int err;
+    cl_command_queue made = clCreateCommandQueue(state->context, state->device,
+                                                 CL_QUEUE_PROFILING_ENABLE, &err);
+    pv_status status = pv_cl_check(ctx, err, "clCreateCommandQueue(extra)");
+    if (status == PV_OK)
+        *queue = made;
+    return status;
+}
+
+void pv_cl_queue_release(cl_command_queue *queue)
+{
+    if (!*queue)
+        return;
+    clFinish(*queue);
+    clReleaseCommandQueue(*queue);
+    *queue = NULL;
+}
+
+cl_command_queue pv_cl_use_queue(pv_context *ctx, cl_command_queue queue)
+{
+    pv_cl_state *state = pv_cl_state_of(ctx);
+    cl_command_queue previous = state->current;
+    state->current = queue;
+    return previous;
+}
+
+pv_status pv_cl_marker(pv_context *ctx, cl_event *event)
+{
+    cl_int err = pv_cl_fault(ctx, PV_CL_FAULT_ENQUEUE);
+    if (err == CL_SUCCESS)
+        err = clEnqueueMarkerWithWaitList(pv_cl_queue(ctx), 0, NULL, event);
+    return pv_cl_check(ctx, err, "clEnqueueMarkerWithWaitList");
 }
 
 pv_status pv_cl_runtime_init(pv_context *ctx, int device_index)

@@ -21,6 +21,21 @@ pv_status pv_cl_runtime_list(pv_device_info *devices, int capacity, int *count);
  * (limits, name) is ctx->device. */
 cl_context pv_cl_context(pv_context *ctx);
 cl_command_queue pv_cl_queue(pv_context *ctx);
+
+/* More in-order profiling queues on the context's device, for work that
+ * overlaps (the pipelined SIFT batch).  pv_cl_use_queue makes `queue` the
+ * one that pv_cl_queue returns, so that every launch, transfer and
+ * pv_cl_finish of the runtime goes to it, until it is called again (NULL:
+ * the context's own queue); it returns the queue it replaces.  Only while
+ * the context is held by its call (pv_call_begin .. pv_call_end), and
+ * always restored before the call ends.  pv_cl_queue_release waits for
+ * the queue, then releases it (NULL is skipped; *queue becomes NULL). */
+pv_status pv_cl_queue_create(pv_context *ctx, cl_command_queue *queue);
+void pv_cl_queue_release(cl_command_queue *queue);
+cl_command_queue pv_cl_use_queue(pv_context *ctx, cl_command_queue queue);
+/* An event (the caller's to release) that completes when every command
+ * enqueued so far on the current queue has. */
+pv_status pv_cl_marker(pv_context *ctx, cl_event *event);
 cl_device_id pv_cl_device(pv_context *ctx);
 const pv_device_info *pv_cl_device_info(pv_context *ctx);
 
@@ -187,8 +202,16 @@ pv_status pv_cl_run(pv_context *ctx, const char *program, const char *family, co
  * event is accounted and released), keeping the first error. */
 pv_status pv_cl_finish_after(pv_context *ctx, pv_status status);
 
-/* Wait for the queue and account the events' times. */
+/* Wait for the current queue and for every command tracked since the last
+ * wait (on whichever queue), then account the events' times: kernel_ms is
+ * the sum of the kernels' durations, which exceeds the wall time when
+ * commands of several queues overlap. */
 pv_status pv_cl_finish(pv_context *ctx);
+/* Account and release the tracked events whose commands have completed,
+ * without waiting (keeps the event list short during long pipelines;
+ * PARVIS_PROFILE's per-wait timeline then sees only the events left for
+ * the wait). */
+void pv_cl_account_completed(pv_context *ctx);
 
 /* Run fn(ctx, arg) when the context is destroyed, before its queue and
  * context are released (for modules that cache objects tied to them, such

@@ -121,27 +121,52 @@ static void profile_timeline_add(pv_context *ctx, pv_cl_state *state, int verbos
     state->timeline.busy_ms += busy;
 }
 
+/* One finished event's time into the call's timing, then released. */
+static void account_event(pv_context *ctx, pv_cl_state *state, const timed_event *t, int profile)
+{
+    double ms = pv_cl_event_ms(t->event);
+    if (profile && t->kind == EVENT_KERNEL)
+        profile_add(state, t->kernel, ms);
+    switch (t->kind) {
+    case EVENT_KERNEL: ctx->timing.kernel_ms += ms; break;
+    case EVENT_UPLOAD: ctx->timing.upload_ms += ms; break;
+    case EVENT_DOWNLOAD: ctx->timing.download_ms += ms; break;
+    }
+    clReleaseEvent(t->event);
+}
+
 pv_status pv_cl_finish(pv_context *ctx)
 {
     pv_cl_state *state = pv_cl_state_of(ctx);
-    pv_status status = pv_cl_check(ctx, clFinish(state->queue), "clFinish");
+    pv_status status = pv_cl_check(ctx, clFinish(pv_cl_queue(ctx)), "clFinish");
+    /* Commands of other queues (pipelines) must be complete to be timed. */
+    for (size_t i = 0; i < state->event_count; i++)
+        clWaitForEvents(1, &state->events[i].event);
     const int profile = profiling();
     if (profile)
         profile_timeline_add(ctx, state, profile == 2);
-    for (size_t i = 0; i < state->event_count; i++) {
-        double ms = pv_cl_event_ms(state->events[i].event);
-        if (profile && state->events[i].kind == EVENT_KERNEL)
-            profile_add(state, state->events[i].kernel, ms);
-        switch (state->events[i].kind) {
-        case EVENT_KERNEL: ctx->timing.kernel_ms += ms; break;
-        case EVENT_UPLOAD: ctx->timing.upload_ms += ms; break;
-        case EVENT_DOWNLOAD: ctx->timing.download_ms += ms; break;
-        }
-        clReleaseEvent(state->events[i].event);
-    }
+    for (size_t i = 0; i < state->event_count; i++)
+        account_event(ctx, state, &state->events[i], profile);
     state->event_count = 0;
     pv_status checked = pv_cl_param_check(ctx, 1);
     return status != PV_OK ? status : checked;
+}
+
+void pv_cl_account_completed(pv_context *ctx)
+{
+    pv_cl_state *state = pv_cl_state_of(ctx);
+    const int profile = profiling();
+    size_t kept = 0;
+    for (size_t i = 0; i < state->event_count; i++) {
+        cl_int done = CL_QUEUED;
+        clGetEventInfo(state->events[i].event, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof done,
+                       &done, NULL);
+        if (done == CL_COMPLETE)
+            account_event(ctx, state, &state->events[i], profile);
+        else
+            state->events[kept++] = state->events[i];
+    }
+    state->event_count = kept;
 }
 
 /* The PARVIS_PROFILE summary, one line per kernel name. */

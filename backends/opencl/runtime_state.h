@@ -89,6 +89,7 @@ typedef struct pv_cl_state {
     cl_device_id device;
     cl_context context;
     cl_command_queue queue;
+    cl_command_queue current;  /* pv_cl_use_queue's, or NULL: queue */
     char platform_version[128];
     char misspelled[96];     /* an unknown parameter looked up, until reported */
     built_program *programs;

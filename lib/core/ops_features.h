@@ -66,7 +66,10 @@ static inline uint8_t pv_sift_descriptor_u8(float v)
     return (uint8_t)(scaled > 0.0f ? scaled : 0.0f);
 }
 
-/* features: image is u8 or f32 of the geometry's size; nearest fills,
+/* features: image is u8 or f32 of the geometry's size; detect_batch
+ * detects images[0 .. count) (count >= 1) into raws[i], each lent as
+ * detect's raw, with each result exactly detect's (a backend may overlap
+ * the images' work); nearest fills,
  * for each query row, the index of the nearest train row and the squared
  * distances to the nearest and second nearest (INFINITY when missing);
  * ties go to the lower index. */
@@ -74,6 +77,8 @@ static inline uint8_t pv_sift_descriptor_u8(float v)
     PV_OPS_PLAN_SLOTS(X, P, create, destroy, pv_sift_geometry)                                    \
     X(P, pv_status, detect,                                                                       \
       (pv_context *ctx, void *plan, const pv_image *image, pv_sift_raw *raw))                     \
+    X(P, pv_status, detect_batch,                                                                 \
+      (pv_context *ctx, void *plan, const pv_image *images, int count, pv_sift_raw *raws))        \
     X(P, pv_status, nearest,                                                                      \
       (pv_context *ctx, const float *query, int query_count, const float *train,                  \
        int train_count, int *best, float *best_d2, float *second_d2))

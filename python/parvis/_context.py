@@ -4,7 +4,7 @@ from __future__ import annotations
 import abc
 import threading
 import weakref
-from typing import Any, Dict, List, Optional, Sequence, Tuple, TypeVar, Union
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, TypeVar, Union
 
 import numpy as np
 
@@ -956,18 +956,38 @@ class SiftPlan(_Plan):
                 raise_status(status, ctx)
             return _features_arrays(self._features, dtype)
 
-    def detect_batch(self, images: Sequence[ArrayLike],
-                     descriptor_dtype: Any = np.uint8) -> List[SiftFeatures]:
-        """Keypoints and descriptors of many images of the plan's shape in
-        one library call (frames of a video, a photo collection); one
-        SiftFeatures per image, in order.  An empty batch is refused."""
+    def detect_batch(self, images: Sequence[ArrayLike], descriptor_dtype: Any = np.uint8,
+                     progress: Optional[Callable[[int, int], None]] = None,
+                     chunk: int = 16) -> List[SiftFeatures]:
+        """Keypoints and descriptors of many images of the plan's shape
+        (frames of a video, a photo collection); one SiftFeatures per image,
+        in order, each exactly what detect() gives for it.  The images go to
+        the library in batches (pv_sift_detect_batch), where the OpenCL
+        backend overlaps their work on the device: all in one call, or with
+        progress, `chunk` at a time, progress(done, total) being called
+        after each.  Every image is checked before any work.  An empty
+        batch is refused."""
         dtype = _check_descriptor_dtype(descriptor_dtype)
         if len(images) == 0:
             raise invalid("images: the batch is empty")
+        step = _int(chunk, "chunk")
+        if step < 1:
+            raise invalid(f"chunk: {step} is not >= 1")
         inputs = [A.grey_or_colour_in(image, f"images[{i}]") for i, image in enumerate(images)]
         for i, (a, _) in enumerate(inputs):
             if a.shape[:2] != self.shape:
                 raise invalid(f"images[{i}]: shape {a.shape} differs from the plan's {self.shape}")
+        if progress is None:
+            step = len(inputs)
+        found: List[SiftFeatures] = []
+        for first in range(0, len(inputs), step):
+            found.extend(self._detect_chunk(inputs[first:first + step], dtype))
+            if progress is not None:
+                progress(len(found), len(inputs))
+        return found
+
+    def _detect_chunk(self, inputs: List[Tuple[np.ndarray, Any]], dtype: Any) -> List[SiftFeatures]:
+        """One pv_sift_detect_batch call on checked inputs."""
         views = ffi.new("pv_image[]", len(inputs))
         for i, (_, s) in enumerate(inputs):
             views[i] = s[0]

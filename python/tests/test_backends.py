@@ -107,6 +107,26 @@ def test_sift_detect_batch(cpu, opencl):
                 plan.detect_batch([venus[:120, :161]])
 
 
+def test_sift_detect_batch_progress(cpu, opencl):
+    """Seven frames two at a time: progress after each chunk, the same
+    results as one batch (more frames than the OpenCL backend's lanes)."""
+    venus = parvis.imread(STEREO / "venus" / "left.pgm")
+    frames = [venus[20 * i:20 * i + 120, 25 * i:25 * i + 160] for i in range(7)]
+    for ctx in (cpu, opencl):
+        with ctx.sift_plan((120, 160), preset="fast") as plan:
+            whole = plan.detect_batch(frames, descriptor_dtype=np.float32)
+            seen = []
+            chunked = plan.detect_batch(frames, descriptor_dtype=np.float32,
+                                        progress=lambda done, total: seen.append((done, total)),
+                                        chunk=2)
+            assert seen == [(2, 7), (4, 7), (6, 7), (7, 7)]
+            for a, b in zip(whole, chunked):
+                np.testing.assert_array_equal(a[0], b[0])
+                np.testing.assert_array_equal(a[1], b[1])
+            with pytest.raises(parvis.InvalidArgument):
+                plan.detect_batch(frames, progress=lambda done, total: None, chunk=0)
+
+
 def test_crosscheck_mode_passes():
     if not parvis.devices():
         pytest.skip("no OpenCL device")
