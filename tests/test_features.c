@@ -54,6 +54,10 @@ static int group_setup(void **state)
         pv_context_destroy(g_opencl);
         g_opencl = NULL;
     }
+    /* The batch tests run the pipelined batch (the default of 1 lane is
+     * the plain loop; test_batch_lane_counts covers 1 as well). */
+    if (g_opencl && pv_tune_set(g_opencl, "features", "SIFT_BATCH_LANES", 3) != PV_OK)
+        return -1;
     return pv_image_read(tu_data_path("stereo/venus/left.pgm"), PV_PIXEL_U8, &g_venus) == PV_OK
                ? 0 : -1;
 }
@@ -1124,6 +1128,7 @@ static void test_batch_fails_whole(void **state)
     pv_context *faulty = tu_context(PV_BACKEND_OPENCL);
     unsetenv("PARVIS_FAULT");
     assert_non_null(faulty);
+    assert_int_equal(pv_tune_set(faulty, "features", "SIFT_BATCH_LANES", 3), PV_OK);
     const int w = 160, h = 120;
     pv_image frames[BATCH_FRAMES];
     batch_frames(frames, w, h);

@@ -4,6 +4,21 @@
 
 #include "../../lib/core/internal.h"
 
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+/* The calling thread's index in the current OpenMP team (0 outside one, or
+ * without OpenMP): which per-thread scratch buffer it may use. */
+static inline int pv_cpu_thread_index(void)
+{
+#ifdef _OPENMP
+    return omp_get_thread_num();
+#else
+    return 0;
+#endif
+}
+
 /* The module sub-tables this backend's backend.c composes. */
 PV_BACKEND_MODULES(PV_BACKEND_DECLARE, pv_cpu_)
 

@@ -8,6 +8,7 @@
  * stage is deterministic for any thread count: candidates are gathered in
  * raster order through per-row counts, keypoints in candidate order. */
 #include "colour.h"
+#include "cpu.h"
 #include "../common/sift_math.h"
 
 #include <stdint.h>
@@ -601,9 +602,13 @@ static pv_status pv_cpu_sift_detect(pv_context *ctx, void *opaque, const pv_imag
  * serial parts cost a larger share, more so when the threads are shared
  * (on 2 busy cores, 8 VGA frames ran at 2.4-2.7 images/s side by side
  * against 1.9-2.0 with each image's rows over both threads; on 2 idle
- * ones at about the same rate, 7-9 images/s, within the noise).  Large
- * images keep every thread on one image (their rows fill the threads),
- * and the extra scale spaces stay under WORKERS_MAX_BYTES in all. */
+ * ones at about the same rate, 7-9 images/s, within the noise).  Only
+ * when there are at least as many images as threads, though: with fewer,
+ * threads would idle (on a 16-thread host, 8 VGA frames ran at 14 images/s
+ * side by side on 8 threads against 24 with each image over all 16).
+ * Large images keep every thread on one image (their rows fill the
+ * threads), and the extra scale spaces stay under WORKERS_MAX_BYTES in
+ * all. */
 #define PARALLEL_IMAGES_MAX_AREA ((size_t)2 << 20)
 #define WORKERS_MAX_BYTES ((size_t)512 << 20)
 
@@ -615,15 +620,6 @@ static size_t scale_space_bytes(const pv_sift_geometry *g)
     for (int o = 0; o < g->octaves; o++)
         floats += plane_size(g, o) * (2 * levels + 2);
     return floats * sizeof(float);
-}
-
-static int thread_index(void)
-{
-#ifdef _OPENMP
-    return omp_get_thread_num();
-#else
-    return 0;
-#endif
 }
 
 static pv_status ensure_workers(pv_context *ctx, cpu_sift_plan *plan, int workers)
@@ -646,8 +642,8 @@ static pv_status ensure_workers(pv_context *ctx, cpu_sift_plan *plan, int worker
 
 static int workers_for(const pv_context *ctx, const cpu_sift_plan *plan, int count)
 {
-    int workers = count < ctx->cpu_threads ? count : ctx->cpu_threads;
-    if (plane_size(&plan->g, 0) > PARALLEL_IMAGES_MAX_AREA)
+    const int workers = ctx->cpu_threads;
+    if (count < workers || plane_size(&plan->g, 0) > PARALLEL_IMAGES_MAX_AREA)
         return 1;
     const size_t affordable = 1 + WORKERS_MAX_BYTES / scale_space_bytes(&plan->g);
     return (size_t)workers > affordable ? (int)affordable : workers;
@@ -668,7 +664,7 @@ static pv_status detect_side_by_side(pv_context *ctx, cpu_sift_plan *plan, const
         return pv_fail(ctx, PV_ERR_NOMEM, "sift_detect_batch: no memory for %d images", count);
     #pragma omp parallel for num_threads(workers) schedule(dynamic, 1)
     for (int i = 0; i < count; i++) {
-        const int thread = thread_index();
+        const int thread = pv_cpu_thread_index();
         cpu_sift_plan *own = thread == 0 ? plan : plan->workers[thread - 1];
         outcomes[i].status = detect_with(NULL, own, &images[i], &raws[i], 1);
         if (outcomes[i].status != PV_OK)

@@ -14,15 +14,6 @@
 #include <omp.h>
 #endif
 
-static int thread_index(void)
-{
-#ifdef _OPENMP
-    return omp_get_thread_num();
-#else
-    return 0;
-#endif
-}
-
 static int clamp_int(int v, int lo, int hi)
 {
     return v < lo ? lo : v > hi ? hi : v;
@@ -99,7 +90,7 @@ static void gaussian_rows_2d(const pv_image *src, float *tmp, const float *weigh
     const int w = src->width;
     #pragma omp parallel for num_threads(threads) schedule(static)
     for (int y = 0; y < src->height; y++) {
-        float *padded = pad_buffers + (size_t)thread_index() * ((size_t)w + 2 * (size_t)radius);
+        float *padded = pad_buffers + (size_t)pv_cpu_thread_index() * ((size_t)w + 2 * (size_t)radius);
         ptrdiff_t offset = (ptrdiff_t)y * src->stride;
         if (src->type == PV_PIXEL_U8)
             pad_row_u8((const uint8_t *)src->data + offset, w, radius, padded);
@@ -152,7 +143,7 @@ static void gaussian_x_3d(const pv_volume *src, pv_volume *dst, const float *wei
     #pragma omp parallel for collapse(2) num_threads(threads) schedule(static)
     for (int z = 0; z < src->nz; z++)
         for (int y = 0; y < src->ny; y++) {
-            float *padded = pad_buffers + (size_t)thread_index() * ((size_t)nx + 2 * (size_t)radius);
+            float *padded = pad_buffers + (size_t)pv_cpu_thread_index() * ((size_t)nx + 2 * (size_t)radius);
             pad_row_f32(voxel_row(src, y, z), nx, radius, padded);
             filter_padded_row(padded, nx, weights, radius, voxel_row(dst, y, z));
         }

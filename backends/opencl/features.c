@@ -37,7 +37,8 @@ static const pv_cl_param_default features_defaults[] = {
     {"SIFT_DESC_SPLIT", 8},    /* descriptor: items per cell (x 16 cells)       */
     {"SIFT_MATCH_WG", 64},     /* matching: queries per group                   */
     {"SIFT_MATCH_TILE", 32},   /* matching: train descriptors per local tile    */
-    {"SIFT_BATCH_LANES", 3},   /* batches: images in flight (queues), 1..8      */
+    {"SIFT_BATCH_LANES", 1},   /* batches: images in flight (queues), 1..8; 1: a
+                                * loop in one call, faster on the H100 (docs/sift.md) */
 };
 
 const pv_cl_param_family pv_cl_params_features = {

@@ -85,11 +85,14 @@ typedef struct cl_sift_plan {
     int lane_count;
 } cl_sift_plan;
 
-/* The lanes of a pipelined batch (launch parameter SIFT_BATCH_LANES, 3 by
- * default, at most MAX_BATCH_LANES): two images in flight are enough to
- * hide one image's host work and waits behind the other's kernels, a
- * third lets the small kernels of a third image fill the device's gaps.
- * Fewer when the lanes' buffers would take more than 1/LANE_MEMORY_SHARE
+/* The lanes of a pipelined batch (launch parameter SIFT_BATCH_LANES, at
+ * most MAX_BATCH_LANES; 1, the default, is a loop of single detections in
+ * one call): two images in flight were meant to hide one image's host work
+ * and waits behind the other's kernels, a third to let the small kernels
+ * of a third image fill the device's gaps.  On the H100 the host's
+ * launches bound the rate and the lanes' extra flushes and queue switches
+ * made VGA batches slower (docs/sift.md), so the pipeline is opt-in.
+ * Fewer lanes when their buffers would take more than 1/LANE_MEMORY_SHARE
  * of the device's memory. */
 #define MAX_BATCH_LANES 8
 #define LANE_MEMORY_SHARE 4
