@@ -75,28 +75,32 @@ pv_status pv_cl_check(pv_context *ctx, cl_int err, const char *call)
 
 /* ------------------------------------------------------------ init/release */
 
+/* An in-order, profiling queue on the state's device: the context's own
+ * and the extra ones of pipelined batches are made alike. */
+static pv_status profiling_queue(pv_context *ctx, const pv_cl_state *state, const char *call,
+                                 cl_command_queue *queue)
+{
+    cl_int err;
+    cl_command_queue made = clCreateCommandQueue(state->context, state->device,
+                                                 CL_QUEUE_PROFILING_ENABLE, &err);
+    pv_status status = pv_cl_check(ctx, err, call);
+    if (status == PV_OK)
+        *queue = made;
+    return status;
+}
+
 static pv_status create_queue(pv_context *ctx, pv_cl_state *state)
 {
     cl_int err;
     state->context = clCreateContext(NULL, 1, &state->device, NULL, NULL, &err);
     pv_status status = pv_cl_check(ctx, err, "clCreateContext");
-    if (status != PV_OK)
-        return status;
-    state->queue = clCreateCommandQueue(state->context, state->device, CL_QUEUE_PROFILING_ENABLE,
-                                        &err);
-    return pv_cl_check(ctx, err, "clCreateCommandQueue");
+    return status == PV_OK ? profiling_queue(ctx, state, "clCreateCommandQueue", &state->queue)
+                           : status;
 }
 
 pv_status pv_cl_queue_create(pv_context *ctx, cl_command_queue *queue)
 {
-    pv_cl_state *state = pv_cl_state_of(ctx);
-    cl_int err;
-    cl_command_queue made = clCreateCommandQueue(state->context, state->device,
-                                                 CL_QUEUE_PROFILING_ENABLE, &err);
-    pv_status status = pv_cl_check(ctx, err, "clCreateCommandQueue(extra)");
-    if (status == PV_OK)
-        *queue = made;
-    return status;
+    return profiling_queue(ctx, pv_cl_state_of(ctx), "clCreateCommandQueue(extra)", queue);
 }
 
 void pv_cl_queue_release(cl_command_queue *queue)
