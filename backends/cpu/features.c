@@ -9,6 +9,7 @@
  * raster order through per-row counts, keypoints in candidate order. */
 #include "colour.h"
 #include "cpu.h"
+#include "sift_describe.h"
 #include "../common/sift_math.h"
 
 #include <stdint.h>
@@ -20,11 +21,7 @@
 #include <omp.h>
 #endif
 
-#define TWO_PI_F 6.2831853071795864769f
-#define ORI_BINS 36
-#define MAX_ORIENTATIONS 4
-#define DESC_BINS 4
-#define DESC_ORIS 8
+#define MAX_ORIENTATIONS PV_CPU_SIFT_MAX_ORIENTATIONS
 #define REFINE_STEPS 5
 
 typedef struct cpu_sift_plan {
@@ -321,13 +318,8 @@ static pv_status find_extrema(pv_context *ctx, const cpu_sift_plan *plan, int o,
  * pv_sm_solve_offset of backends/common/sift_math.h, one text with the
  * OpenCL program's. */
 
-/* A refined keypoint in octave coordinates. */
-typedef struct refined {
-    float x, y, s, sigma, response;   /* s: level + offset; sigma in octave pixels */
-    int level;
-} refined;
 
-static int refine(const cpu_sift_plan *plan, const candidate *c, refined *out)
+static int refine(const cpu_sift_plan *plan, const candidate *c, pv_cpu_sift_refined *out)
 {
     const pv_sift_geometry *g = &plan->g;
     const int w = g->octave_width[c->octave], h = g->octave_height[c->octave];
@@ -366,144 +358,6 @@ static int refine(const cpu_sift_plan *plan, const candidate *c, refined *out)
     return 1;
 }
 
-/* ------------------------------------------------------------- gradients */
-
-/* Central differences inside, one-sided at the borders (VLFeat). */
-static void gradient_at(const float *level, int w, int h, int x, int y, float *mod, float *ang)
-{
-    const float *p = level + (size_t)y * w + x;
-    float gx = x == 0 ? p[1] - p[0] : x == w - 1 ? p[0] - p[-1] : 0.5f * (p[1] - p[-1]);
-    float gy = y == 0 ? p[w] - p[0] : y == h - 1 ? p[0] - p[-w] : 0.5f * (p[w] - p[-w]);
-    float a = atan2f(gy, gx);
-    *mod = sqrtf(gx * gx + gy * gy);
-    *ang = a < 0.0f ? a + TWO_PI_F : a;
-}
-
-/* ----------------------------------------------------------- orientation */
-
-static void smooth_histogram(float *hist)
-{
-    for (int iter = 0; iter < 6; iter++) {
-        float prev = hist[ORI_BINS - 1], first = hist[0];
-        int i;
-        for (i = 0; i < ORI_BINS - 1; i++) {
-            float next = (prev + hist[i] + hist[i + 1]) / 3.0f;
-            prev = hist[i];
-            hist[i] = next;
-        }
-        hist[i] = (prev + hist[i] + first) / 3.0f;
-    }
-}
-
-static void orientation_histogram(const cpu_sift_plan *plan, int o, const refined *k, float *hist)
-{
-    const pv_sift_geometry *g = &plan->g;
-    const int w = g->octave_width[o], h = g->octave_height[o];
-    const float *level = plan->gauss[o] + (size_t)(k->level - 1) * plane_size(g, o);
-    const int xi = (int)(k->x + 0.5f), yi = (int)(k->y + 0.5f);
-    const float sigmaw = g->params.orientation_window * k->sigma;
-    const int W = (int)fmaxf(floorf(3.0f * sigmaw), 1.0f);
-    const float limit = (float)(W * W) + 0.6f, denom = 2.0f * sigmaw * sigmaw;
-    for (int i = 0; i < ORI_BINS; i++)
-        hist[i] = 0.0f;
-    for (int ys = -W > -yi ? -W : -yi; ys <= W && ys <= h - 1 - yi; ys++)
-        for (int xs = -W > -xi ? -W : -xi; xs <= W && xs <= w - 1 - xi; xs++) {
-            float dx = (float)(xi + xs) - k->x, dy = (float)(yi + ys) - k->y;
-            float r2 = dx * dx + dy * dy;
-            if (r2 >= limit)
-                continue;
-            float mod, ang;
-            gradient_at(level, w, h, xi + xs, yi + ys, &mod, &ang);
-            float wgt = expf(-r2 / denom) * mod;
-            float fbin = (float)ORI_BINS * ang / TWO_PI_F;
-            int bin = (int)floorf(fbin - 0.5f);
-            float rbin = fbin - (float)bin - 0.5f;
-            hist[(bin + ORI_BINS) % ORI_BINS] += (1.0f - rbin) * wgt;
-            hist[(bin + 1) % ORI_BINS] += rbin * wgt;
-        }
-    smooth_histogram(hist);
-}
-
-static int orientations(const cpu_sift_plan *plan, int o, const refined *k, float *angles)
-{
-    float hist[ORI_BINS], maxh = 0.0f;
-    orientation_histogram(plan, o, k, hist);
-    for (int i = 0; i < ORI_BINS; i++)
-        maxh = fmaxf(maxh, hist[i]);
-    const float floor_h = plan->g.params.orientation_peak * maxh;
-    int n = 0;
-    for (int i = 0; i < ORI_BINS && n < MAX_ORIENTATIONS; i++) {
-        float h0 = hist[i], hm = hist[(i + ORI_BINS - 1) % ORI_BINS], hp = hist[(i + 1) % ORI_BINS];
-        if (h0 > floor_h && h0 > hm && h0 > hp) {
-            float di = -0.5f * (hp - hm) / (hp + hm - 2.0f * h0);
-            angles[n++] = TWO_PI_F * ((float)i + di + 0.5f) / (float)ORI_BINS;
-        }
-    }
-    return n;
-}
-
-/* ------------------------------------------------------------ descriptor */
-
-static void normalize_descriptor(float *d)
-{
-    float sum = 0.0f;
-    for (int i = 0; i < PV_SIFT_DESCRIPTOR_SIZE; i++)
-        sum += d[i] * d[i];
-    float norm = sqrtf(sum) + 1.1920929e-7f;
-    for (int i = 0; i < PV_SIFT_DESCRIPTOR_SIZE; i++)
-        d[i] /= norm;
-}
-
-/* One gradient sample spread over its 8 neighbouring bins. */
-static void add_sample(float *d, float nx, float ny, float nt, float weight)
-{
-    const int binx = (int)floorf(nx - 0.5f), biny = (int)floorf(ny - 0.5f), bint = (int)floorf(nt);
-    const float rx = nx - ((float)binx + 0.5f), ry = ny - ((float)biny + 0.5f), rt = nt - (float)bint;
-    for (int dbx = 0; dbx < 2; dbx++) {
-        int bx = binx + dbx;
-        if (bx < -DESC_BINS / 2 || bx >= DESC_BINS / 2)
-            continue;
-        for (int dby = 0; dby < 2; dby++) {
-            int by = biny + dby;
-            if (by < -DESC_BINS / 2 || by >= DESC_BINS / 2)
-                continue;
-            float wxy = weight * fabsf(1.0f - (float)dbx - rx) * fabsf(1.0f - (float)dby - ry);
-            float *cell = d + (by + DESC_BINS / 2) * DESC_BINS * DESC_ORIS + (bx + DESC_BINS / 2) * DESC_ORIS;
-            cell[(bint + DESC_ORIS) % DESC_ORIS] += wxy * (1.0f - rt);
-            cell[(bint + 1) % DESC_ORIS] += wxy * rt;
-        }
-    }
-}
-
-static void describe(const cpu_sift_plan *plan, int o, const refined *k, float angle, float *d)
-{
-    const pv_sift_geometry *g = &plan->g;
-    const int w = g->octave_width[o], h = g->octave_height[o];
-    const float *level = plan->gauss[o] + (size_t)(k->level - 1) * plane_size(g, o);
-    const int xi = (int)(k->x + 0.5f), yi = (int)(k->y + 0.5f);
-    const float st = sinf(angle), ct = cosf(angle);
-    const float sbp = g->params.magnif * k->sigma;
-    const int W = (int)floorf(1.41421356f * sbp * (float)(DESC_BINS + 1) / 2.0f + 0.5f);
-    const float wdenom = 2.0f * (DESC_BINS / 2) * (DESC_BINS / 2);
-    memset(d, 0, PV_SIFT_DESCRIPTOR_SIZE * sizeof(float));
-    for (int dyi = -W > 1 - yi ? -W : 1 - yi; dyi <= W && dyi <= h - yi - 2; dyi++)
-        for (int dxi = -W > 1 - xi ? -W : 1 - xi; dxi <= W && dxi <= w - xi - 2; dxi++) {
-            float mod, ang;
-            gradient_at(level, w, h, xi + dxi, yi + dyi, &mod, &ang);
-            float theta = ang - angle;
-            theta = theta < 0.0f ? theta + TWO_PI_F : theta;
-            float dx = (float)(xi + dxi) - k->x, dy = (float)(yi + dyi) - k->y;
-            float nx = (ct * dx + st * dy) / sbp, ny = (-st * dx + ct * dy) / sbp;
-            float nt = (float)DESC_ORIS * theta / TWO_PI_F;
-            float win = expf(-(nx * nx + ny * ny) / wdenom);
-            add_sample(d, nx, ny, nt, win * mod);
-        }
-    normalize_descriptor(d);
-    for (int i = 0; i < PV_SIFT_DESCRIPTOR_SIZE; i++)
-        d[i] = fminf(d[i], 0.2f);
-    normalize_descriptor(d);
-}
-
 /* --------------------------------------------------------------- detect */
 
 /* Up to MAX_ORIENTATIONS keypoints of candidate c into slot arrays. */
@@ -511,11 +365,15 @@ static int process_candidate(const cpu_sift_plan *plan, const candidate *c,
                              pv_sift_keypoint *kps, uint64_t *keys, float *descs)
 {
     const pv_sift_params *p = &plan->g.params;
-    refined k;
+    pv_cpu_sift_refined k;
     if (!refine(plan, c, &k))
         return 0;
+    const pv_sift_geometry *g = &plan->g;
+    const int o = c->octave;
+    const pv_cpu_sift_level level = {plan->gauss[o] + (size_t)(k.level - 1) * plane_size(g, o),
+                                     g->octave_width[o], g->octave_height[o]};
     float angles[MAX_ORIENTATIONS];
-    int n = orientations(plan, c->octave, &k, angles);
+    int n = pv_cpu_sift_orientations(&level, p, &k, angles);
     const float xper = exp2f((float)(c->octave + p->first_octave));
     const uint64_t key = ((((uint64_t)c->octave * 16u + (uint64_t)c->level) * 65536u +
                            (uint64_t)c->y) * 65536u + (uint64_t)c->x) * 4u;
@@ -523,7 +381,7 @@ static int process_candidate(const cpu_sift_plan *plan, const candidate *c,
         kps[i] = (pv_sift_keypoint){k.x * xper, k.y * xper, k.sigma * xper, angles[i],
                                     k.response, c->octave + p->first_octave, k.s};
         keys[i] = key + (uint64_t)i;
-        describe(plan, c->octave, &k, angles[i], descs + (size_t)i * PV_SIFT_DESCRIPTOR_SIZE);
+        pv_cpu_sift_describe(&level, p, &k, angles[i], descs + (size_t)i * PV_SIFT_DESCRIPTOR_SIZE);
     }
     return n;
 }
