@@ -14,6 +14,8 @@
 typedef struct bench_config {
     int runs;                 /* timed runs per backend (median reported) */
     int warmup;               /* untimed runs first */
+    int cpu_runs;             /* --cpu-runs: the CPU backend's timed runs; 0: runs */
+    int cpu_warmup;           /* --cpu-warmup: the CPU backend's untimed runs; -1: warmup */
     int quick;                /* the quick suite's cases only */
     const char *only;         /* run cases whose name contains this, or NULL */
     const char *json_path;    /* write JSON here, or NULL */
@@ -70,6 +72,12 @@ typedef struct bench_result {
     bench_series cpu_samples;
     bench_series cl_samples;
 } bench_result;
+
+/* The timed and untimed runs for a context: --cpu-runs and --cpu-warmup on
+ * the CPU backend, where set, else --runs and --warmup (runs clamped to
+ * 1 .. BENCH_MAX_SAMPLES). */
+int bench_runs_for(const bench_config *config, const pv_context *ctx);
+int bench_warmup_for(const bench_config *config, const pv_context *ctx);
 
 /* One timed run of an operation on ctx; fills the context's timing. */
 typedef pv_status (*bench_run_fn)(pv_context *ctx, void *user);

@@ -206,8 +206,8 @@ static int run_case(const bench_config *config, const bench_contexts *contexts,
     }
     bench_config cpu_config = *config;
     if (slow_cpu) {
-        cpu_config.runs = 1;
-        cpu_config.warmup = 0;
+        cpu_config.runs = cpu_config.cpu_runs = 1;
+        cpu_config.warmup = cpu_config.cpu_warmup = 0;
     }
     backend_run *cpu = &runs[0], *cl = &runs[1];
     int rc = time_backend(&cpu_config, contexts->cpu, params, in, &cpu_out, cpu);

@@ -134,6 +134,9 @@ static void json_header(FILE *out, const bench_contexts *contexts, const bench_c
     fprintf(out, ", ");
     json_key_string(out, "case_filter", config->only);
     fprintf(out, ",\n  \"runs\": %d,\n  \"warmup\": %d,\n", config->runs, config->warmup);
+    fprintf(out, "  \"cpu_runs\": %d,\n  \"cpu_warmup\": %d,\n",
+            config->cpu_runs > 0 ? config->cpu_runs : config->runs,
+            config->cpu_warmup >= 0 ? config->cpu_warmup : config->warmup);
 }
 
 static void json_backend(FILE *out, const char *name, double total, double kernel, double upload,

@@ -137,8 +137,8 @@ static int bench_case(const bench_config *config, const bench_contexts *contexts
     r->roofline_ops = ops_octreg(n);
     bench_config cpu_config = *config;
     if ((size_t)n[0] * n[1] * n[2] > OCT_CPU_SINGLE_RUN) {
-        cpu_config.runs = 1;
-        cpu_config.warmup = 0;
+        cpu_config.runs = cpu_config.cpu_runs = 1;
+        cpu_config.warmup = cpu_config.cpu_warmup = 0;
     }
     double cpu_pre = 0.0, cl_pre = 0.0;
     pv_timing cpu, cl;

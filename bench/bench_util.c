@@ -21,18 +21,33 @@ void bench_series_medians(const bench_series *s, pv_timing *median_out)
     median_out->download_ms = bench_median(s->download_ms, s->count);
 }
 
+static int on_cpu(const pv_context *ctx)
+{
+    return ctx && pv_context_backend(ctx) == PV_BACKEND_CPU;
+}
+
+int bench_runs_for(const bench_config *config, const pv_context *ctx)
+{
+    int runs = on_cpu(ctx) && config->cpu_runs > 0 ? config->cpu_runs : config->runs;
+    return runs < 1 ? 1 : runs > BENCH_MAX_SAMPLES ? BENCH_MAX_SAMPLES : runs;
+}
+
+int bench_warmup_for(const bench_config *config, const pv_context *ctx)
+{
+    return on_cpu(ctx) && config->cpu_warmup >= 0 ? config->cpu_warmup : config->warmup;
+}
+
 pv_status bench_time_series(const bench_config *config, pv_context *ctx, bench_run_fn run,
                             void *user, pv_timing *result, bench_series *series)
 {
-    for (int i = 0; i < config->warmup; i++) {
+    for (int i = 0; i < bench_warmup_for(config, ctx); i++) {
         pv_status status = run(ctx, user);
         if (status != PV_OK)
             return status;
     }
     bench_series local;
     bench_series *s = series ? series : &local;
-    int runs = config->runs < 1 ? 1 : config->runs > BENCH_MAX_SAMPLES ? BENCH_MAX_SAMPLES
-                                                                       : config->runs;
+    int runs = bench_runs_for(config, ctx);
     s->count = 0;
     for (int i = 0; i < runs; i++) {
         pv_status status = run(ctx, user);

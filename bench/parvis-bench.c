@@ -85,6 +85,13 @@ static int parse_options(int argc, char **argv, bench_config *config, bench_opti
          .help = "timed runs per backend, the median reported (quick suite: 3)"},
         {.name = "--warmup", .kind = CLI_INT, .field = &config->warmup, .min = 0, .max = 100000,
          .value_name = "N", .help = "untimed runs first (quick suite: 1)"},
+        {.name = "--cpu-runs", .kind = CLI_INT, .field = &config->cpu_runs, .min = 1,
+         .max = BENCH_MAX_SAMPLES, .value_name = "N",
+         .help = "timed runs of the CPU backend (default: as --runs); the large BP and "
+                 "batch cases' CPU oracle takes seconds a run"},
+        {.name = "--cpu-warmup", .kind = CLI_INT, .field = &config->cpu_warmup, .min = 0,
+         .max = 100000, .value_name = "N",
+         .help = "untimed runs of the CPU backend first (default: as --warmup)"},
         {.name = "--json", .kind = CLI_TEXT, .field = &config->json_path, .value_name = "FILE",
          .help = "write the results as JSON (docs/bench-json.md)"},
         {.name = "--csv", .kind = CLI_TEXT, .field = &config->csv_path, .value_name = "FILE",
@@ -207,6 +214,7 @@ int main(int argc, char **argv)
     memset(&config, 0, sizeof config);
     config.runs = 11;
     config.warmup = 3;
+    config.cpu_warmup = -1;
     cli_backend_options_default(&config.device);
     bench_options given = {0, 0};
     int parsed = parse_options(argc, argv, &config, &given);

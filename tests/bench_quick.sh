@@ -59,6 +59,8 @@ if opencl is not None:
 assert need(doc, "selection", text, "top") == "quick"
 runs = need(doc, "runs", int, "top")
 need(doc, "warmup", int, "top")
+cpu_runs = need(doc, "cpu_runs", int, "top")
+need(doc, "cpu_warmup", int, "top")
 all_passed = need(doc, "all_passed", bool, "top")
 results = need(doc, "results", list, "top")
 assert results, "no results"
@@ -85,7 +87,7 @@ for r in results:
     need(r, "cpu_ms", number, where)
     samples = runs
     # large cases time the CPU backend once; the quick suite has none
-    check_backend(need(r, "cpu", dict, where), where + ".cpu", samples)
+    check_backend(need(r, "cpu", dict, where), where + ".cpu", cpu_runs)
     have_cl = r["opencl"] is not None
     if have_cl:
         check_backend(need(r, "opencl", dict, where), where + ".opencl", samples)
@@ -137,5 +139,22 @@ for row, r in zip(rows, results):
     assert row["check"] in ("pass", "FAIL"), row
     assert row["bound"] == (r["bound"] or ""), (row["bound"], r["bound"])
 print("bench JSON: %d rows, %d ops, schema ok" % (len(results), len(ops)))
+EOF
+
+# --cpu-runs / --cpu-warmup: the CPU backend's own repetitions, recorded in
+# the JSON, with the OpenCL side keeping --runs.
+./parvis-bench --case venus-paper --runs 3 --warmup 1 --cpu-runs 1 --cpu-warmup 0 \
+    --data "$srcdir/tests/data" --json "$out/cpu-runs.json" > "$out/cpu-runs.txt" 2>&1 ||
+    fail "parvis-bench --cpu-runs exited $?"
+"$PYTHON" - "$out/cpu-runs.json" <<'EOF' || fail "--cpu-runs JSON"
+import json, sys
+doc = json.load(open(sys.argv[1]))
+assert (doc["runs"], doc["warmup"], doc["cpu_runs"], doc["cpu_warmup"]) == (3, 1, 1, 0), doc["runs"]
+assert doc["results"], "no rows"
+for r in doc["results"]:
+    assert len(r["cpu"]["samples"]) == 1, (r["case"], len(r["cpu"]["samples"]))
+    if r["opencl"] is not None:
+        assert len(r["opencl"]["samples"]) == 3, (r["case"], len(r["opencl"]["samples"]))
+print("--cpu-runs: %d rows, 1 CPU sample and 3 OpenCL samples each" % len(doc["results"]))
 EOF
 echo "PASS"
