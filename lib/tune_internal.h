@@ -104,7 +104,8 @@ void pv_tune_workload_free(pv_tune_workload *workload);
  * when it disagrees beyond the tolerances of lib/core/tolerance.h, the
  * call's own status when it fails. */
 pv_status pv_tune_workload_check(pv_context *ctx, pv_tune_workload *workload);
-/* End-to-end ms of one unchecked run, negative when it fails. */
+/* End-to-end ms of one unchecked run (after its plan, for the families
+ * whose run makes one), negative when it fails. */
 double pv_tune_workload_time(pv_context *ctx, pv_tune_workload *workload);
 /* The disparity range of a stereo workload. */
 int pv_tune_workload_ndisp(const pv_tune_workload *workload);
