@@ -27,8 +27,13 @@
 #ifdef PV_HAVE_VLFEAT
 #include <vl/sift.h>
 #endif
+#ifdef PV_HAVE_OPENCL
+#include "../backends/opencl/runtime.h" /* pv_cl_fault_calls: enqueues of a batch */
+#endif
 
 #define PI_F 3.14159265358979f
+
+enum { BATCH_TEST_CHUNK = 3 }; /* images per OpenCL chunk in the batch tests */
 
 static pv_context *g_cpu;
 static pv_context *g_opencl;
@@ -54,9 +59,10 @@ static int group_setup(void **state)
         pv_context_destroy(g_opencl);
         g_opencl = NULL;
     }
-    /* The batch tests run the pipelined batch (the default of 1 lane is
-     * the plain loop; test_batch_lane_counts covers 1 as well). */
-    if (g_opencl && pv_tune_set(g_opencl, "features", "SIFT_BATCH_LANES", 3) != PV_OK)
+    /* The batch tests run chunks of 3 images side by side, so that their
+     * batches of 5 and 7 end with a shorter chunk (test_batch_chunk_sizes
+     * covers other chunk sizes). */
+    if (g_opencl && pv_tune_set(g_opencl, "features", "SIFT_BATCH_CHUNK", BATCH_TEST_CHUNK) != PV_OK)
         return -1;
     return pv_image_read(tu_data_path("stereo/venus/left.pgm"), PV_PIXEL_U8, &g_venus) == PV_OK
                ? 0 : -1;
@@ -1087,51 +1093,137 @@ static void test_batch_cl_matches_cpu(void **state)
     pv_sift_plan_destroy(on_cpu);
 }
 
-/* The OpenCL batch with 1 (the loop of single detections), 2 and 5 lanes
- * (features.SIFT_BATCH_LANES): each result a single call's. */
-static void test_batch_lane_counts(void **state)
+/* The OpenCL batch with chunks of 1 (the loop of single detections), 2,
+ * 7 (the whole batch) and 64 (more than the batch): each result a single
+ * call's.  A chunk size outside 1..64 is refused. */
+static void test_batch_chunk_sizes(void **state)
 {
     (void)state;
     pv_context *cl = opencl_or_skip();
     const int w = 160, h = 120;
     pv_image frames[BATCH_FRAMES];
     batch_frames(frames, w, h);
-    int saved = 0;
-    assert_int_equal(pv_tune_get(cl, "features", "SIFT_BATCH_LANES", &saved), PV_OK);
-    const int lanes[] = {1, 2, 5};
-    for (size_t k = 0; k < sizeof lanes / sizeof lanes[0]; k++) {
-        assert_int_equal(pv_tune_set(cl, "features", "SIFT_BATCH_LANES", lanes[k]), PV_OK);
-        pv_sift_plan *plan = NULL;
-        assert_int_equal(pv_sift_plan_create(cl, w, h, NULL, &plan), PV_OK);
-        pv_sift_features batch[BATCH_FRAMES] = {{0}};
+    pv_sift_plan *plan = NULL;
+    assert_int_equal(pv_sift_plan_create(cl, w, h, NULL, &plan), PV_OK);
+    const int chunks[] = {1, 2, BATCH_FRAMES, 64};
+    pv_sift_features batch[BATCH_FRAMES] = {{0}};
+    for (size_t k = 0; k < sizeof chunks / sizeof chunks[0]; k++) {
+        assert_int_equal(pv_tune_set(cl, "features", "SIFT_BATCH_CHUNK", chunks[k]), PV_OK);
         assert_int_equal(pv_sift_detect_batch(plan, frames, BATCH_FRAMES, batch), PV_OK);
         assert_batch_is_singles(plan, frames, BATCH_FRAMES, batch);
-        for (int i = 0; i < BATCH_FRAMES; i++)
-            pv_sift_features_free(&batch[i]);
-        pv_sift_plan_destroy(plan);
     }
-    assert_int_equal(pv_tune_set(cl, "features", "SIFT_BATCH_LANES", saved), PV_OK);
-    for (int i = 0; i < BATCH_FRAMES; i++)
+    /* Negative values are refused when set; 0 and values past 64 when a
+     * batch meets them. */
+    assert_int_equal(pv_tune_set(cl, "features", "SIFT_BATCH_CHUNK", -2), PV_ERR_INVALID);
+    const int bad[] = {0, 65};
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+        assert_int_equal(pv_tune_set(cl, "features", "SIFT_BATCH_CHUNK", bad[k]), PV_OK);
+        assert_int_equal(pv_sift_detect_batch(plan, frames, 2, batch), PV_ERR_INVALID);
+        assert_non_null(strstr(pv_context_last_error(cl), "SIFT_BATCH_CHUNK"));
+        /* A failed batch leaves no result half-written: all are freed. */
+        assert_null(batch[0].keypoints);
+        assert_int_equal(batch[1].count, 0);
+    }
+    assert_int_equal(pv_tune_set(cl, "features", "SIFT_BATCH_CHUNK", BATCH_TEST_CHUNK), PV_OK);
+    for (int i = 0; i < BATCH_FRAMES; i++) {
+        pv_sift_features_free(&batch[i]);
         pv_image_free(&frames[i]);
+    }
+    pv_sift_plan_destroy(plan);
+}
+
+/* A chunk costs the commands of one image: a batch of 6 images in one
+ * chunk enqueues no more commands than one single detection and 4 (the
+ * single call reads its totals and three arrays; the chunk the same, as
+ * one read of all totals and one rectangular read per array, and the
+ * chunk's results may need one stage map more).  Counted with the fault
+ * injector's enqueue counter; the same plan is warm for both. */
+static void test_batch_launches_per_chunk(void **state)
+{
+    (void)state;
+#ifdef PV_HAVE_OPENCL
+    pv_context *cl = opencl_or_skip();
+    const int w = 160, h = 120, n = 6;
+    pv_image frames[BATCH_FRAMES];
+    batch_frames(frames, w, h);
+    pv_sift_plan *plan = NULL;
+    assert_int_equal(pv_sift_plan_create(cl, w, h, NULL, &plan), PV_OK);
+    assert_int_equal(pv_tune_set(cl, "features", "SIFT_BATCH_CHUNK", n), PV_OK);
+    pv_sift_features single = {0}, batch[BATCH_FRAMES] = {{0}};
+    /* Warm: lists grown, stages made. */
+    assert_int_equal(pv_sift_detect_into(plan, &frames[0], &single), PV_OK);
+    assert_int_equal(pv_sift_detect_batch(plan, frames, n, batch), PV_OK);
+    long before = pv_cl_fault_calls(cl, PV_CL_FAULT_ENQUEUE);
+    assert_int_equal(pv_sift_detect_into(plan, &frames[0], &single), PV_OK);
+    const long per_single = pv_cl_fault_calls(cl, PV_CL_FAULT_ENQUEUE) - before;
+    before = pv_cl_fault_calls(cl, PV_CL_FAULT_ENQUEUE);
+    assert_int_equal(pv_sift_detect_batch(plan, frames, n, batch), PV_OK);
+    const long per_chunk = pv_cl_fault_calls(cl, PV_CL_FAULT_ENQUEUE) - before;
+    printf("    enqueued commands: %ld for one image, %ld for a chunk of %d\n", per_single,
+           per_chunk, n);
+    assert_true(per_single > 10);
+    assert_true(per_chunk <= per_single + 4);
+    assert_int_equal(pv_tune_set(cl, "features", "SIFT_BATCH_CHUNK", BATCH_TEST_CHUNK), PV_OK);
+    pv_sift_features_free(&single);
+    for (int i = 0; i < BATCH_FRAMES; i++) {
+        pv_sift_features_free(&batch[i]);
+        pv_image_free(&frames[i]);
+    }
+    pv_sift_plan_destroy(plan);
+#else
+    skip();
+#endif
+}
+
+/* The commands a fresh context enqueues to make a plan (*setup) and then
+ * to run a batch of `count` frames on it in chunks of BATCH_TEST_CHUNK
+ * (*work). */
+static void count_batch_commands(const pv_image *frames, int count, long *setup, long *work)
+{
+#ifdef PV_HAVE_OPENCL
+    pv_context *ctx = tu_context(PV_BACKEND_OPENCL);
+    assert_non_null(ctx);
+    assert_int_equal(pv_tune_set(ctx, "features", "SIFT_BATCH_CHUNK", BATCH_TEST_CHUNK), PV_OK);
+    pv_sift_plan *plan = NULL;
+    assert_int_equal(pv_sift_plan_create(ctx, frames[0].width, frames[0].height, NULL, &plan),
+                     PV_OK);
+    *setup = pv_cl_fault_calls(ctx, PV_CL_FAULT_ENQUEUE);
+    pv_sift_features batch[BATCH_FRAMES] = {{0}};
+    assert_int_equal(pv_sift_detect_batch(plan, frames, count, batch), PV_OK);
+    *work = pv_cl_fault_calls(ctx, PV_CL_FAULT_ENQUEUE) - *setup;
+    for (int i = 0; i < count; i++)
+        pv_sift_features_free(&batch[i]);
+    pv_sift_plan_destroy(plan);
+    pv_context_destroy(ctx);
+#else
+    (void)frames, (void)count;
+    *setup = *work = 0;
+#endif
 }
 
 /* A device failure in the middle of an OpenCL batch (an enqueued command
- * refused, PARVIS_FAULT=enqueue:N with N past the plan's set-up and
- * within the batch's few hundred commands): the call fails saying so, every
- * result is freed and zeroed (none half-written), and the context and plan
- * work again afterwards. */
+ * refused, PARVIS_FAULT=enqueue:N with N half-way through the batch's
+ * commands, counted on a healthy context: in the second of its three
+ * chunks, after the first chunk's results were written): the call fails
+ * saying so, every result is freed and zeroed (none half-written), and
+ * the context and plan work again afterwards. */
 static void test_batch_fails_whole(void **state)
 {
     (void)state;
     pv_context *cl = opencl_or_skip();
-    setenv("PARVIS_FAULT", "enqueue:150", 1);
-    pv_context *faulty = tu_context(PV_BACKEND_OPENCL);
-    unsetenv("PARVIS_FAULT");
-    assert_non_null(faulty);
-    assert_int_equal(pv_tune_set(faulty, "features", "SIFT_BATCH_LANES", 3), PV_OK);
     const int w = 160, h = 120;
     pv_image frames[BATCH_FRAMES];
     batch_frames(frames, w, h);
+    long setup = 0, work = 0;
+    count_batch_commands(frames, BATCH_FRAMES, &setup, &work);
+    char fault[64];
+    snprintf(fault, sizeof fault, "enqueue:%ld", setup + work / 2);
+    setenv("PARVIS_FAULT", fault, 1);
+    pv_context *faulty = tu_context(PV_BACKEND_OPENCL);
+    unsetenv("PARVIS_FAULT");
+    assert_non_null(faulty);
+    assert_int_equal(pv_tune_set(faulty, "features", "SIFT_BATCH_CHUNK", BATCH_TEST_CHUNK),
+                     PV_OK);
     pv_sift_plan *plan = NULL, *healthy = NULL;
     assert_int_equal(pv_sift_plan_create(faulty, w, h, NULL, &plan), PV_OK);
     assert_int_equal(pv_sift_plan_create(cl, w, h, NULL, &healthy), PV_OK);
@@ -1314,7 +1406,8 @@ int main(void)
         TU_ON_BOTH(test_batch_mixed_inputs),
         cmocka_unit_test(test_batch_cl_matches_cpu),
         cmocka_unit_test(test_batch_fails_whole),
-        cmocka_unit_test(test_batch_lane_counts),
+        cmocka_unit_test(test_batch_chunk_sizes),
+        cmocka_unit_test(test_batch_launches_per_chunk),
         TU_ON_BOTH(test_colour_input_is_its_grey),
         TU_ON_BOTH(test_colour_file_matches_host_fold),
         cmocka_unit_test(test_colour_backends_and_depths_agree),

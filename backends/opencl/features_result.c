@@ -3,8 +3,10 @@
  * come through the runtime's pinned ring chunk by chunk; the descriptors'
  * u8 form is made on the way.  The arrays are the storage the front end
  * lent (lib/core/ops_features.h), grown through pv_sift_raw_reserve.  A
- * batch lane's result lands in its stage after its counts and input. */
+ * batch chunk's results come down together: one rectangular read per
+ * array, each image's keypoints a row. */
 #include "features_internal.h"
+#include "runtime_state.h" /* pv_cl_track_event: the rectangular reads */
 
 #include <stdlib.h>
 #include <string.h>
@@ -45,19 +47,33 @@ static void store_descriptors(void *user, size_t offset, const void *chunk, size
 /* The three arrays DMA'd into the stage back to back without a wait (one
  * synchronisation later instead of three blocking reads through the
  * driver's pageable path). */
-static pv_status enqueue_staged(pv_context *ctx, cl_sift_plan *plan, cl_uint count)
+static pv_status enqueue_staged(pv_context *ctx, cl_sift_plan *plan, size_t first,
+                                cl_uint count)
 {
     const size_t kp = count * sizeof(pv_sift_keypoint), keys = count * sizeof(uint64_t);
     const size_t desc = (size_t)count * DESC_SIZE * sizeof(float);
-    pv_status status = pv_cl_sift_ensure_stage(ctx, plan, plan->result_at + kp + keys + desc);
-    char *at = (char *)plan->stage_host + plan->result_at;
+    pv_status status = pv_cl_sift_ensure_stage(ctx, plan, kp + keys + desc);
+    char *at = (char *)plan->stage_host;
     if (status == PV_OK)
-        status = pv_cl_read_async(ctx, plan->records, 0, kp, at);
+        status = pv_cl_read_async(ctx, plan->records, first * sizeof(pv_sift_keypoint), kp, at);
     if (status == PV_OK)
-        status = pv_cl_read_async(ctx, plan->kp_key, 0, keys, at + kp);
+        status = pv_cl_read_async(ctx, plan->kp_key, first * sizeof(uint64_t), keys, at + kp);
     if (status == PV_OK)
-        status = pv_cl_read_async(ctx, plan->descriptors, 0, desc, at + kp + keys);
+        status = pv_cl_read_async(ctx, plan->descriptors, first * DESC_SIZE * sizeof(float),
+                                  desc, at + kp + keys);
     return status;
+}
+
+/* A result out of host memory into raw (reserved for raw->count): its
+ * keypoints, keys and descriptors at the given places. */
+static void copy_out(pv_sift_raw *raw, const char *keypoints, const char *keys,
+                     const char *descriptors)
+{
+    const size_t count = (size_t)raw->count;
+    memcpy(raw->keypoints, keypoints, count * sizeof *raw->keypoints);
+    memcpy(raw->keys, keys, count * sizeof *raw->keys);
+    descriptor_sink sink = {raw->descriptors, raw->descriptors_u8};
+    store_descriptors(&sink, 0, descriptors, count * DESC_SIZE * sizeof(float));
 }
 
 /* The arrived result out of the stage into raw (reserved for raw->count). */
@@ -65,34 +81,31 @@ static void copy_staged(const cl_sift_plan *plan, pv_sift_raw *raw)
 {
     const size_t count = (size_t)raw->count;
     const size_t kp = count * sizeof *raw->keypoints, keys = count * sizeof *raw->keys;
-    const char *at = (const char *)plan->stage_host + plan->result_at;
-    memcpy(raw->keypoints, at, kp);
-    memcpy(raw->keys, at + kp, keys);
-    descriptor_sink sink = {raw->descriptors, raw->descriptors_u8};
-    store_descriptors(&sink, 0, at + kp + keys, count * DESC_SIZE * sizeof(float));
+    const char *at = (const char *)plan->stage_host;
+    copy_out(raw, at, at + kp, at + kp + keys);
 }
 
 /* Beyond the plan's stage: the keypoints and keys DMA'd into it without a
  * wait, then the descriptors through the runtime's pinned ring chunk by
  * chunk while the next chunks' DMA runs (the in-order queue has finished
  * the first two when the first chunk arrives). */
-static pv_status read_chunked(pv_context *ctx, cl_sift_plan *plan, cl_uint count,
-                              pv_sift_raw *raw)
+static pv_status read_chunked(pv_context *ctx, cl_sift_plan *plan, size_t first,
+                              cl_uint count, pv_sift_raw *raw)
 {
     const size_t kp = count * sizeof *raw->keypoints, keys = count * sizeof *raw->keys;
+    const size_t kp_at = first * sizeof *raw->keypoints, keys_at = first * sizeof *raw->keys;
     const int via_stage = kp + keys <= STAGE_MAX;
-    pv_status status =
-        via_stage ? pv_cl_sift_ensure_stage(ctx, plan, plan->result_at + kp + keys) : PV_OK;
-    char *at = (char *)plan->stage_host + plan->result_at;
+    pv_status status = via_stage ? pv_cl_sift_ensure_stage(ctx, plan, kp + keys) : PV_OK;
+    char *at = (char *)plan->stage_host;
     if (status == PV_OK)
-        status = via_stage ? pv_cl_read_async(ctx, plan->records, 0, kp, at)
-                           : pv_cl_read_staged(ctx, plan->records, 0, kp, raw->keypoints);
+        status = via_stage ? pv_cl_read_async(ctx, plan->records, kp_at, kp, at)
+                           : pv_cl_read_staged(ctx, plan->records, kp_at, kp, raw->keypoints);
     if (status == PV_OK)
-        status = via_stage ? pv_cl_read_async(ctx, plan->kp_key, 0, keys, at + kp)
-                           : pv_cl_read_staged(ctx, plan->kp_key, 0, keys, raw->keys);
+        status = via_stage ? pv_cl_read_async(ctx, plan->kp_key, keys_at, keys, at + kp)
+                           : pv_cl_read_staged(ctx, plan->kp_key, keys_at, keys, raw->keys);
     descriptor_sink sink = {raw->descriptors, raw->descriptors_u8};
     if (status == PV_OK)
-        status = pv_cl_read_chunked(ctx, plan->descriptors, 0,
+        status = pv_cl_read_chunked(ctx, plan->descriptors, first * DESC_SIZE * sizeof(float),
                                     (size_t)count * DESC_SIZE * sizeof(float), store_descriptors,
                                     &sink);
     if (status == PV_OK)
@@ -104,39 +117,89 @@ static pv_status read_chunked(pv_context *ctx, cl_sift_plan *plan, cl_uint count
     return status;
 }
 
-pv_status pv_cl_sift_download_begin(pv_context *ctx, cl_sift_plan *plan, cl_uint count,
-                                    pv_sift_raw *raw, int *pending)
+/* raw reserved for `count` keypoints of a result with u8 descriptors. */
+static pv_status reserve_result(pv_context *ctx, pv_sift_raw *raw, cl_uint count)
 {
-    *pending = 0;
     pv_status status = pv_sift_raw_reserve(ctx, raw, (int)count, 0);
-    if (status != PV_OK)
-        return status;
-    raw->count = (int)count;
-    raw->u8_filled = 1;
-    if (count == 0)
-        return PV_OK;
-    if ((size_t)count * RESULT_BYTES > STAGE_MAX)
-        return read_chunked(ctx, plan, count, raw);
-    status = enqueue_staged(ctx, plan, count);
-    *pending = status == PV_OK;
+    if (status == PV_OK) {
+        raw->count = (int)count;
+        raw->u8_filled = 1;
+    }
     return status;
-}
-
-void pv_cl_sift_download_end(const cl_sift_plan *plan, pv_sift_raw *raw)
-{
-    copy_staged(plan, raw);
 }
 
 /* The result, already in key order and in the caller's layout, into the
  * storage the front end lent (grown when it has no room). */
-pv_status pv_cl_sift_download(pv_context *ctx, cl_sift_plan *plan, cl_uint count, pv_sift_raw *raw)
+pv_status pv_cl_sift_download(pv_context *ctx, cl_sift_plan *plan, int image, cl_uint count,
+                              pv_sift_raw *raw)
 {
-    int pending = 0;
-    pv_status status = pv_cl_sift_download_begin(ctx, plan, count, raw, &pending);
-    if (status == PV_OK && pending)
+    pv_status status = reserve_result(ctx, raw, count);
+    if (status != PV_OK || count == 0)
+        return status;
+    const size_t first = (size_t)image * plan->keypoint_capacity;
+    if ((size_t)count * RESULT_BYTES > pv_cl_sift_stage_limit(plan))
+        return read_chunked(ctx, plan, first, count, raw);
+    status = enqueue_staged(ctx, plan, first, count);
+    if (status == PV_OK)
         status = pv_cl_finish(ctx);
-    if (status == PV_OK && pending)
-        pv_cl_sift_download_end(plan, raw);
+    if (status == PV_OK)
+        copy_staged(plan, raw);
+    return status;
+}
+
+/* Rows of `row` bytes, one per image (pitch apart on the device, from
+ * image 0), read densely into host without a wait. */
+static pv_status read_rows_async(pv_context *ctx, cl_mem buffer, size_t row, size_t pitch,
+                                 int images, void *host)
+{
+    const size_t origin[3] = {0, 0, 0}, region[3] = {row, (size_t)images, 1};
+    cl_event event;
+    cl_int err = pv_cl_fault(ctx, PV_CL_FAULT_ENQUEUE);
+    if (err == CL_SUCCESS)
+        err = clEnqueueReadBufferRect(pv_cl_queue(ctx), buffer, CL_FALSE, origin, origin, region,
+                                      pitch, 0, row, 0, host, 0, NULL, &event);
+    pv_status status = pv_cl_check(ctx, err, "clEnqueueReadBufferRect(sift results)");
+    return status == PV_OK ? pv_cl_track_event(ctx, event, EVENT_DOWNLOAD) : status;
+}
+
+pv_status pv_cl_sift_download_chunk(pv_context *ctx, cl_sift_plan *plan, int n,
+                                    const cl_uint *counts, const char *done, pv_sift_raw *raws)
+{
+    cl_uint longest = 0;
+    pv_status status = PV_OK;
+    for (int i = 0; i < n && status == PV_OK; i++)
+        if (done[i]) {
+            status = reserve_result(ctx, &raws[i], counts[i]);
+            longest = counts[i] > longest ? counts[i] : longest;
+        }
+    if (status != PV_OK || longest == 0)
+        return status;
+    /* Each image's first `longest` slots: one read per array. */
+    const size_t kp = longest * sizeof(pv_sift_keypoint), keys = longest * sizeof(uint64_t);
+    const size_t desc = (size_t)longest * DESC_SIZE * sizeof(float);
+    const size_t each = kp + keys + desc, cap = plan->keypoint_capacity;
+    if (each * (size_t)n > pv_cl_sift_stage_limit(plan)) {
+        for (int i = 0; i < n && status == PV_OK; i++)
+            if (done[i])
+                status = pv_cl_sift_download(ctx, plan, i, counts[i], &raws[i]);
+        return status;
+    }
+    status = pv_cl_sift_ensure_stage(ctx, plan, each * (size_t)n);
+    char *at = plan->stage_host;
+    char *kp_at = at, *keys_at = at + kp * (size_t)n, *desc_at = keys_at + keys * (size_t)n;
+    if (status == PV_OK)
+        status = read_rows_async(ctx, plan->records, kp, cap * sizeof(pv_sift_keypoint), n, kp_at);
+    if (status == PV_OK)
+        status = read_rows_async(ctx, plan->kp_key, keys, cap * sizeof(uint64_t), n, keys_at);
+    if (status == PV_OK)
+        status = read_rows_async(ctx, plan->descriptors, desc, cap * DESC_SIZE * sizeof(float),
+                                 n, desc_at);
+    if (status == PV_OK)
+        status = pv_cl_finish(ctx);
+    for (int i = 0; i < n && status == PV_OK; i++)
+        if (done[i])
+            copy_out(&raws[i], kp_at + (size_t)i * kp, keys_at + (size_t)i * keys,
+                     desc_at + (size_t)i * desc);
     return status;
 }
 
