@@ -1036,25 +1036,29 @@ static void test_detect_batch(void **state)
  * others (block noise: about 2000 at 200x160 upsampled, more than the
  * lists a fresh OpenCL plan starts with, 1024 at this size): the lists
  * grow inside the batch and every result is still a single call's, in
- * that batch and in the next (whose lanes start grown). */
+ * that batch and in the next (whose buffers start grown).  On OpenCL the
+ * noise is in the first of three chunks of 3, 3 and 1, so the third chunk
+ * goes on the first chunk's buffers after they grew. */
 static void test_batch_grows_lists(void **state)
 {
     pv_context *ctx = backend_ctx(state);
     const int w = 200, h = 160;
-    pv_image frames[5] = {crop_u8(&g_venus, 40, 30, w, h), crop_u8(&g_venus, 150, 180, w, h),
-                          block_noise(w, h), crop_u8(&g_venus, 10, 200, w, h),
-                          crop_u8(&g_venus, 200, 60, w, h)};
+    enum { N = 7 };
+    pv_image frames[N] = {crop_u8(&g_venus, 40, 30, w, h),   crop_u8(&g_venus, 150, 180, w, h),
+                          block_noise(w, h),                 crop_u8(&g_venus, 10, 200, w, h),
+                          crop_u8(&g_venus, 200, 60, w, h),  crop_u8(&g_venus, 120, 120, w, h),
+                          crop_u8(&g_venus, 230, 220, w, h)};
     pv_sift_plan *plan = NULL, *oracle = NULL;
     assert_int_equal(pv_sift_plan_create(ctx, w, h, NULL, &plan), PV_OK);
     assert_int_equal(pv_sift_plan_create(ctx, w, h, NULL, &oracle), PV_OK);
-    pv_sift_features batch[5] = {{0}};
+    pv_sift_features batch[N] = {{0}};
     for (int round = 0; round < 2; round++) {
-        assert_int_equal(pv_sift_detect_batch(plan, frames, 5, batch), PV_OK);
+        assert_int_equal(pv_sift_detect_batch(plan, frames, N, batch), PV_OK);
         assert_true(batch[2].count > 1024);
         assert_true(batch[2].count > 4 * batch[0].count);
-        assert_batch_is_singles(oracle, frames, 5, batch);
+        assert_batch_is_singles(oracle, frames, N, batch);
     }
-    for (int i = 0; i < 5; i++) {
+    for (int i = 0; i < N; i++) {
         pv_sift_features_free(&batch[i]);
         pv_image_free(&frames[i]);
     }
@@ -1297,7 +1301,8 @@ static void free_all(pv_sift_features *results, int count, pv_image *images, int
 
 /* A batch mixing every input type (8- and 16-bit colour, whose grey the
  * OpenCL backend makes on the device, u8, f32, a window with stride >
- * width), more images than the OpenCL lanes: each result a single call's. */
+ * width) over two OpenCL chunks, then one of float frames only: each
+ * result a single call's. */
 static void test_batch_mixed_inputs(void **state)
 {
     pv_context *ctx = backend_ctx(state);
@@ -1317,6 +1322,27 @@ static void test_batch_mixed_inputs(void **state)
     }
     for (int i = 0; i < 4; i++) /* frames[4] is a view of g_venus */
         pv_image_free(&frames[i]);
+    /* Float frames only (one of them a window of a larger float image,
+     * stride > width): on OpenCL a chunk of one type, prepared in one
+     * launch, then a chunk of one. */
+    pv_image whole = to_f32(&g_venus);
+    pv_image floats[4] = {window_of(&whole, 5, 5, w, h), window_of(&whole, 30, 70, w, h),
+                          window_of(&whole, 180, 20, w, h), window_of(&whole, 100, 200, w, h)};
+    pv_image dense; /* a dense copy of the first window */
+    assert_int_equal(pv_image_alloc(&dense, w, h, PV_PIXEL_F32), PV_OK);
+    for (int y = 0; y < h; y++)
+        memcpy((float *)dense.data + (size_t)y * w,
+               (const float *)floats[0].data + (size_t)y * (size_t)whole.stride,
+               (size_t)w * sizeof(float));
+    floats[0] = dense;
+    assert_int_equal(pv_sift_detect_batch(plan, floats, 4, batch), PV_OK);
+    assert_batch_is_singles(plan, floats, 4, batch);
+    for (int i = 0; i < 4; i++) {
+        assert_true(batch[i].count > 0);
+        pv_sift_features_free(&batch[i]);
+    }
+    pv_image_free(&dense);
+    pv_image_free(&whole);
     pv_sift_plan_destroy(plan);
 }
 /* On each backend, SIFT of a colour or 16-bit image is exactly SIFT of

@@ -106,13 +106,20 @@ pv_status pv_cl_sift_finish(pv_context *ctx, pv_status status)
 
 /* ------------------------------------------------------------ scale space */
 
-/* A strided host image into `buffer` at `offset` as dense rows, without a
- * wait (the caller's pixels stay valid until the call's end). */
+/* A host image too large for the stage into `buffer` at `offset` as dense
+ * rows: at the start, as a single detection sends it (the runtime's
+ * pinned path); further on, a dense one through that path too, a strided
+ * one in a rectangular write without a wait (the caller's pixels stay
+ * valid until the call's end). */
 static pv_status write_image_at(pv_context *ctx, cl_mem buffer, size_t offset,
                                 const pv_image *image)
 {
     const size_t pixel = pv_pixel_size(image->type);
     const size_t row = (size_t)image->width * pixel;
+    if (offset == 0)
+        return pv_cl_write_image(ctx, buffer, image);
+    if (image->stride == image->width)
+        return pv_cl_write(ctx, buffer, offset, row * (size_t)image->height, image->data);
     const size_t buffer_origin[3] = {offset, 0, 0}, host_origin[3] = {0, 0, 0};
     const size_t region[3] = {row, (size_t)image->height, 1};
     cl_event event;
@@ -144,31 +151,32 @@ static pv_status upload_images(pv_context *ctx, cl_sift_plan *plan, const pv_ima
                                int count, size_t slot)
 {
     const size_t total = slot * (size_t)count;
-    if (total > pv_cl_sift_stage_limit(plan)) {
+    if (total > plan->input_room) {
         pv_status status = PV_OK;
         for (int i = 0; i < count && status == PV_OK; i++)
             if (pv_pixel_is_grey(images[i].type))
                 status = write_image_at(ctx, plan->input, (size_t)i * slot, &images[i]);
         return status;
     }
-    pv_status status = pv_cl_sift_ensure_stage(ctx, plan, total);
     int any = 0;
+    for (int i = 0; i < count; i++)
+        any |= pv_pixel_is_grey(images[i].type);
+    pv_status status = any ? pv_cl_sift_ensure_stage(ctx, plan, plan->input_at + total) : PV_OK;
     for (int i = 0; i < count && status == PV_OK; i++) {
         const pv_image *image = &images[i];
         if (!pv_pixel_is_grey(image->type))
             continue;
         const size_t pixel = pv_pixel_size(image->type), row = (size_t)image->width * pixel;
         const size_t pitch = (size_t)image->stride * pixel;
-        char *at = (char *)plan->stage_host + (size_t)i * slot;
+        char *at = (char *)plan->stage_host + plan->input_at + (size_t)i * slot;
         if (pitch == row)
             pv_cl_copy_parallel(at, image->data, row * (size_t)image->height);
         else
             for (int y = 0; y < image->height; y++)
                 memcpy(at + (size_t)y * row, (const char *)image->data + (size_t)y * pitch, row);
-        any = 1;
     }
     return status == PV_OK && any ? pv_cl_write_async(ctx, plan->input, 0, total,
-                                                      plan->stage_host)
+                                                      (char *)plan->stage_host + plan->input_at)
                                   : status;
 }
 

@@ -1,32 +1,40 @@
 /* OpenCL SIFT: a batch of images in chunks side by side.
  *
- * One detection of a small image is about 60 small kernels and two host
- * waits, and on a large GPU the host's launches, not the kernels, bound a
- * loop of single detections.  A batch therefore runs its images in chunks
- * of up to SIFT_BATCH_CHUNK: the plan's batch buffers hold a chunk's
- * images side by side (features_plan.c), and every stage of the detection
- * is one launch over all of them (features.c), so a chunk costs the
- * launches of one image.  Per chunk the host uploads the inputs (one DMA
- * through the stage when they fit), enqueues the stages, reads every
- * image's two totals with one read, and downloads the results with one
- * rectangular read per array.
+ * One detection of a small image is about 25 commands (some 20 small
+ * kernels, the upload, the reads), and on a large GPU the host's cost of
+ * enqueuing them, not the kernels, bounds a loop of single detections.  A
+ * batch therefore runs its images in chunks of up to SIFT_BATCH_CHUNK: a
+ * set of batch buffers holds a chunk's images side by side
+ * (features_plan.c), and every stage of the detection is one launch over
+ * all of them (features.c), so a chunk costs the commands of one image.
+ * Per chunk the host packs the inputs into the set's stage (one DMA),
+ * enqueues the stages and one read of every image's two totals, and, once
+ * those have arrived, one rectangular read per result array.
+ *
+ * With more than one chunk, two sets take turns: chunk k + 1 is queued
+ * before the host waits for chunk k's totals, and chunk k + 2 (on chunk
+ * k's set, behind its result reads in the in-order queue) before the host
+ * waits for chunk k's results and copies them out, so the device always
+ * has the next chunk's work while the host collects the last one's.
  *
  * The kernels and their per-image arithmetic are those of a single
- * detection, and the lists of every image are at least as long as the
- * plan's, so each result is exactly a single call's.  An image whose
- * totals show a list too short is detected again on its own with the
- * plan's buffers, as a single call is (growing them until it fits); the
- * chunk's lists then grow for the next chunks. */
+ * detection, and every image's lists are at least as long as the plan's,
+ * so each result is exactly a single call's.  An image whose totals show
+ * a list too short is detected again on its own with the plan's buffers,
+ * as a single call is (growing them until it fits); its set's lists then
+ * grow before the set takes its next chunk. */
 #include "features_internal.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 /* Images per chunk: SIFT_BATCH_CHUNK, at most the batch, fewer when the
- * chunk's buffers would take more than 1/BATCH_MEMORY_SHARE of the
- * device's memory or one of them more than the largest allocation.
- * *chunk 1 means a loop of single detections. */
-static pv_status chunk_for(pv_context *ctx, const cl_sift_plan *plan, int count, int *chunk)
+ * sets' buffers would take more than 1/BATCH_MEMORY_SHARE of the device's
+ * memory or one of them more than the largest allocation.  *chunk 1
+ * means a loop of single detections; *sets: 2 when there is more than
+ * one chunk. */
+static pv_status chunk_for(pv_context *ctx, const cl_sift_plan *plan, int count, int *chunk,
+                           int *sets)
 {
     const int wanted = pv_cl_sift_param(ctx, "SIFT_BATCH_CHUNK");
     if (wanted < 1 || wanted > MAX_BATCH_CHUNK)
@@ -34,70 +42,171 @@ static pv_status chunk_for(pv_context *ctx, const cl_sift_plan *plan, int count,
                        "sift_detect_batch: features.SIFT_BATCH_CHUNK %d is not in 1..%d", wanted,
                        MAX_BATCH_CHUNK);
     int images = count < wanted ? count : wanted;
+    *sets = count > images ? MAX_BATCH_SETS : 1;
     const pv_device_info *device = pv_cl_device_info(ctx);
     const uint64_t budget = device->global_memory / BATCH_MEMORY_SHARE;
     size_t each, largest;
     pv_cl_sift_slot_bytes(plan, &each, &largest);
-    while (images > 1 && ((budget > 0 && (uint64_t)images * each > budget) ||
-                          (device->max_alloc > 0 && (uint64_t)images * largest > device->max_alloc)))
+    while (images > 1 &&
+           ((budget > 0 && (uint64_t)images * each * (uint64_t)*sets > budget) ||
+            (device->max_alloc > 0 && (uint64_t)images * largest > device->max_alloc)))
         images--;
     *chunk = images;
     return PV_OK;
 }
 
-/* Grows the chunk's lists to hold what the short images of a chunk found
- * (a quarter more, as a single detection grows). */
-static pv_status grow_for(pv_context *ctx, cl_sift_plan *batch, const cl_uint *counts, int n)
+/* One chunk in flight: its images, its set of batch buffers, and where
+ * its collection stands. */
+typedef struct chunk_work {
+    cl_sift_plan *set;
+    const pv_image *images;
+    pv_sift_raw *raws;
+    int n;
+    cl_event counted;      /* its totals are in the set's stage */
+    cl_event downloaded;   /* its results are in the set's stage (when pending) */
+    int pending;
+    cl_uint counts[2 * MAX_BATCH_CHUNK];
+    char done[MAX_BATCH_CHUNK]; /* the image's lists were long enough */
+    int short_lists;
+} chunk_work;
+
+static pv_status wait_event(pv_context *ctx, cl_event *event)
+{
+    pv_status status = pv_cl_check(ctx, clWaitForEvents(1, event), "clWaitForEvents(sift chunk)");
+    clReleaseEvent(*event);
+    *event = NULL;
+    return status;
+}
+
+static void release_events(chunk_work *work)
+{
+    if (work->counted)
+        clReleaseEvent(work->counted);
+    if (work->downloaded)
+        clReleaseEvent(work->downloaded);
+    work->counted = work->downloaded = NULL;
+}
+
+/* The chunk's detection and the read of its totals, queued without a
+ * wait (flushed, so that the device starts while the host goes on). */
+static pv_status start_chunk(pv_context *ctx, chunk_work *work)
+{
+    cl_sift_plan *set = work->set;
+    pv_status status = pv_cl_sift_enqueue_detection(ctx, set, work->images, work->n);
+    for (int i = 0; i < work->n && status == PV_OK; i++)
+        pv_cl_sift_prepare_result(ctx, set, &work->raws[i]);
+    if (status == PV_OK)
+        status = pv_cl_read_async(ctx, set->counters, 0, 2 * (size_t)work->n * sizeof(cl_uint),
+                                  set->stage_host);
+    if (status == PV_OK)
+        status = pv_cl_marker(ctx, &work->counted);
+    if (status == PV_OK)
+        status = pv_cl_check(ctx, clFlush(pv_cl_queue(ctx)), "clFlush(sift chunk)");
+    return status;
+}
+
+/* The chunk's totals: which images' lists were long enough, and the
+ * reads of their results queued. */
+static pv_status settle_chunk(pv_context *ctx, chunk_work *work)
+{
+    cl_sift_plan *set = work->set;
+    pv_status status = wait_event(ctx, &work->counted);
+    if (status != PV_OK)
+        return status;
+    memcpy(work->counts, set->stage_host, 2 * (size_t)work->n * sizeof(cl_uint));
+    cl_uint found[MAX_BATCH_CHUNK];
+    for (int i = 0; i < work->n; i++) {
+        found[i] = work->counts[2 * i + 1];
+        work->done[i] = work->counts[2 * i] <= set->candidate_capacity &&
+                        found[i] <= set->keypoint_capacity;
+        work->short_lists |= !work->done[i];
+        if (work->done[i] && found[i] > set->last_count)
+            set->last_count = found[i];
+    }
+    status = pv_cl_sift_download_chunk_begin(ctx, set, work->n, found, work->done, work->raws,
+                                             &work->pending);
+    if (status == PV_OK && work->pending)
+        status = pv_cl_marker(ctx, &work->downloaded);
+    if (status == PV_OK)
+        status = pv_cl_check(ctx, clFlush(pv_cl_queue(ctx)), "clFlush(sift chunk)");
+    return status;
+}
+
+/* The chunk's results out of the stage; its short images detected again
+ * one by one on the plan's buffers (which waits for the whole queue). */
+static pv_status collect_chunk(pv_context *ctx, cl_sift_plan *plan, chunk_work *work)
+{
+    pv_status status = work->pending ? wait_event(ctx, &work->downloaded) : PV_OK;
+    if (status == PV_OK && work->pending)
+        pv_cl_sift_download_chunk_end(work->set, work->n, work->done, work->raws);
+    for (int i = 0; i < work->n && status == PV_OK; i++)
+        if (!work->done[i])
+            status = pv_cl_sift_detect_on_device(ctx, plan, &work->images[i], &work->raws[i]);
+    pv_cl_account_completed(ctx);
+    return status;
+}
+
+/* The chunk's set's lists grown to hold what its short images found (a
+ * quarter more, as a single detection grows), while nothing is queued on
+ * that set.  (The other set may hold a chunk whose results are still to
+ * be read: it grows when one of its own chunks finds its lists short, or
+ * at the next batch to the plan's lengths.) */
+static pv_status grow_set(pv_context *ctx, const chunk_work *work)
 {
     size_t candidates = 0, keypoints = 0;
-    for (int i = 0; i < n; i++) {
-        const cl_uint c = counts[2 * i], k = counts[2 * i + 1];
+    cl_sift_plan *set = work->set;
+    for (int i = 0; i < work->n; i++) {
+        const cl_uint c = work->counts[2 * i], k = work->counts[2 * i + 1];
         /* Keypoints of candidates that did not fit were not counted:
          * scaled by the share that was seen. */
         double seen = k;
-        if (c > batch->candidate_capacity)
-            seen *= (double)c / batch->candidate_capacity;
-        if (c > batch->candidate_capacity && (size_t)c + c / 4 > candidates)
+        if (c > set->candidate_capacity)
+            seen *= (double)c / set->candidate_capacity;
+        if (c > set->candidate_capacity && (size_t)c + c / 4 > candidates)
             candidates = (size_t)c + c / 4;
-        if (seen > batch->keypoint_capacity && (size_t)(seen * 1.25) + 1 > keypoints)
+        if (seen > set->keypoint_capacity && (size_t)(seen * 1.25) + 1 > keypoints)
             keypoints = (size_t)(seen * 1.25) + 1;
     }
-    return pv_cl_sift_grow_to(ctx, batch, candidates, keypoints);
+    return pv_cl_sift_grow_to(ctx, set, candidates, keypoints);
 }
 
-/* One chunk of n images on the batch buffers: detected side by side, the
- * results of those whose lists were long enough downloaded; the others
- * detected again one by one on the plan. */
-static pv_status detect_chunk(pv_context *ctx, cl_sift_plan *plan, const pv_image *images, int n,
-                              pv_sift_raw *raws)
+/* The batch's chunks of `chunk` images, on the plan's sets in turn. */
+static pv_status run_chunks(pv_context *ctx, cl_sift_plan *plan, const pv_image *images,
+                            int count, pv_sift_raw *raws, int chunk)
 {
-    cl_sift_plan *batch = plan->batch;
-    cl_uint counts[2 * MAX_BATCH_CHUNK];
-    char done[MAX_BATCH_CHUNK];
-    pv_status status = pv_cl_sift_enqueue_detection(ctx, batch, images, n);
-    for (int i = 0; i < n && status == PV_OK; i++)
-        pv_cl_sift_prepare_result(ctx, batch, &raws[i]);
-    /* The chunk's one wait before its results: every image's totals. */
-    if (status == PV_OK)
-        status = pv_cl_read(ctx, batch->counters, 0, 2 * (size_t)n * sizeof(cl_uint), counts);
-    if (status != PV_OK)
-        return status;
-    int short_lists = 0;
-    cl_uint found[MAX_BATCH_CHUNK];
-    for (int i = 0; i < n; i++) {
-        found[i] = counts[2 * i + 1];
-        done[i] = counts[2 * i] <= batch->candidate_capacity &&
-                  counts[2 * i + 1] <= batch->keypoint_capacity;
-        short_lists |= !done[i];
-        if (done[i])
-            batch->last_count = found[i] > batch->last_count ? found[i] : batch->last_count;
+    const int chunks = (count + chunk - 1) / chunk;
+    chunk_work *works = calloc((size_t)chunks, sizeof *works);
+    if (!works)
+        return pv_fail(ctx, PV_ERR_NOMEM, "sift_detect_batch: out of memory");
+    for (int k = 0; k < chunks; k++) {
+        works[k].set = &plan->batch[k % plan->batch_sets];
+        works[k].images = images + (size_t)k * (size_t)chunk;
+        works[k].raws = raws + (size_t)k * (size_t)chunk;
+        works[k].n = count - k * chunk < chunk ? count - k * chunk : chunk;
     }
-    status = pv_cl_sift_download_chunk(ctx, batch, n, found, done, raws);
-    for (int i = 0; i < n && status == PV_OK; i++)
-        if (!done[i])
-            status = pv_cl_sift_detect_on_device(ctx, plan, &images[i], &raws[i]);
-    if (status == PV_OK && short_lists)
-        status = grow_for(ctx, batch, counts, n);
+    const int ahead = plan->batch_sets; /* chunks queued before the first is collected */
+    pv_status status = PV_OK;
+    for (int k = 0; k < ahead && k < chunks && status == PV_OK; k++)
+        status = start_chunk(ctx, &works[k]);
+    for (int k = 0; k < chunks && status == PV_OK; k++) {
+        status = settle_chunk(ctx, &works[k]);
+        const int next = k + ahead;
+        /* The next chunk on this set, queued behind this one's result
+         * reads, unless the lists must grow first. */
+        if (status == PV_OK && next < chunks && !works[k].short_lists)
+            status = start_chunk(ctx, &works[next]);
+        if (status == PV_OK)
+            status = collect_chunk(ctx, plan, &works[k]);
+        if (status == PV_OK && works[k].short_lists)
+            status = grow_set(ctx, &works[k]);
+        if (status == PV_OK && next < chunks && works[k].short_lists)
+            status = start_chunk(ctx, &works[next]);
+    }
+    if (status != PV_OK)
+        clFinish(pv_cl_queue(ctx));
+    for (int k = 0; k < chunks; k++)
+        release_events(&works[k]);
+    free(works);
     return status;
 }
 
@@ -114,17 +223,15 @@ pv_status pv_cl_sift_detect_batch(pv_context *ctx, void *opaque, const pv_image 
                                   int count, pv_sift_raw *raws)
 {
     cl_sift_plan *plan = opaque;
-    int chunk = 1;
+    int chunk = 1, sets = 1;
     pv_status status = pv_cl_sift_initial_capacities(ctx, plan);
     if (status == PV_OK)
-        status = chunk_for(ctx, plan, count, &chunk);
+        status = chunk_for(ctx, plan, count, &chunk, &sets);
     if (status == PV_OK && chunk < 2)
         status = detect_one_by_one(ctx, plan, images, count, raws);
     else if (status == PV_OK)
-        status = pv_cl_sift_ensure_batch(ctx, plan, chunk);
-    for (int first = 0; chunk >= 2 && first < count && status == PV_OK; first += chunk) {
-        const int n = count - first < chunk ? count - first : chunk;
-        status = detect_chunk(ctx, plan, images + first, n, raws + first);
-    }
+        status = pv_cl_sift_ensure_batch(ctx, plan, chunk, sets);
+    if (status == PV_OK && chunk >= 2)
+        status = run_chunks(ctx, plan, images, count, raws, chunk);
     return pv_cl_sift_finish(ctx, status);
 }

@@ -79,17 +79,26 @@ typedef struct cl_sift_plan {
     cl_mem stage;
     void *stage_host;
     size_t stage_bytes;
-    /* A plan: its batch buffers, made by the first batch of more than one
-     * image (NULL until then). */
+    /* Where in the stage the inputs (at most input_room bytes; larger
+     * ones are written directly) and the results go: 0 and 0 for a plan;
+     * a batch set keeps its counts first, then its inputs, then its
+     * results, so that the next chunk's inputs can be packed while the
+     * last one's results come down. */
+    size_t input_at, input_room, result_at;
+    /* A plan: its sets of batch buffers, made by the first batch of more
+     * than one image (NULL, 0 until then). */
     struct cl_sift_plan *batch;
+    int batch_sets;
 } cl_sift_plan;
 
 /* Batches (features_batch.c): chunks of SIFT_BATCH_CHUNK images (1 ..
- * MAX_BATCH_CHUNK) side by side, fewer when the chunk's buffers would take
- * more than 1/BATCH_MEMORY_SHARE of the device's memory. */
+ * MAX_BATCH_CHUNK) side by side, on two sets of batch buffers in turn when
+ * there is more than one chunk (the next chunk's work is queued while the
+ * host collects the last one's results); fewer images per chunk when the
+ * sets would take more than 1/BATCH_MEMORY_SHARE of the device's memory. */
 #define MAX_BATCH_CHUNK 64
+#define MAX_BATCH_SETS 2
 #define BATCH_MEMORY_SHARE 4
-
 typedef struct kernel_arg {
     size_t size;
     const void *value; /* NULL with a size: a __local buffer */
@@ -123,9 +132,10 @@ void pv_cl_sift_destroy(pv_context *ctx, void *opaque);
 pv_status pv_cl_sift_initial_capacities(pv_context *ctx, cl_sift_plan *plan);
 pv_status pv_cl_sift_grow_candidates(pv_context *ctx, cl_sift_plan *plan, size_t needed);
 pv_status pv_cl_sift_grow_keypoints(pv_context *ctx, cl_sift_plan *plan, size_t needed);
-/* The plan's batch buffers with room for at least `images` images (made
- * again when smaller), their lists at least as long as the plan's. */
-pv_status pv_cl_sift_ensure_batch(pv_context *ctx, cl_sift_plan *plan, int images);
+/* At least `sets` sets of batch buffers on the plan with room for at
+ * least `images` images each (made again when fewer or smaller), their
+ * lists at least as long as the plan's. */
+pv_status pv_cl_sift_ensure_batch(pv_context *ctx, cl_sift_plan *plan, int images, int sets);
 /* The device bytes one image's slot of batch buffers takes, and the
  * longest of its buffers (for the allocation limit). */
 void pv_cl_sift_slot_bytes(const cl_sift_plan *plan, size_t *total, size_t *largest);
@@ -164,11 +174,17 @@ pv_status pv_cl_sift_detect_on_device(pv_context *ctx, cl_sift_plan *plan, const
  * pages touched. */
 pv_status pv_cl_sift_download(pv_context *ctx, cl_sift_plan *plan, int image, cl_uint count,
                               pv_sift_raw *raw);
-/* The results of a finished batch chunk: raws[i] gets counts[i] keypoints
- * for every i < n with done[i] set; one rectangular read per array
- * through the stage when they fit it, else one download per image. */
-pv_status pv_cl_sift_download_chunk(pv_context *ctx, cl_sift_plan *plan, int n,
-                                    const cl_uint *counts, const char *done, pv_sift_raw *raws);
+/* The results of a finished batch chunk in two steps: begin reserves
+ * raws[i] for counts[i] keypoints for every i < n with done[i] set and,
+ * when they fit the stage, only enqueues one rectangular read per array
+ * into it (*pending = 1: call pv_cl_sift_download_chunk_end once the
+ * queue has done them, before the stage's results are used again); else
+ * it downloads image by image at once (*pending = 0). */
+pv_status pv_cl_sift_download_chunk_begin(pv_context *ctx, cl_sift_plan *plan, int n,
+                                          const cl_uint *counts, const char *done,
+                                          pv_sift_raw *raws, int *pending);
+void pv_cl_sift_download_chunk_end(const cl_sift_plan *plan, int n, const char *done,
+                                   pv_sift_raw *raws);
 void pv_cl_sift_prepare_result(pv_context *ctx, const cl_sift_plan *plan, pv_sift_raw *raw);
 
 /* features_batch.c: the table's detect_batch entry. */

@@ -100,14 +100,21 @@ static void release_plan_objects(pv_context *ctx, cl_sift_plan *plan)
     release_keypoint_buffers(plan);
 }
 
+static void release_batch(pv_context *ctx, cl_sift_plan *plan)
+{
+    for (int i = 0; i < plan->batch_sets; i++)
+        release_plan_objects(ctx, &plan->batch[i]);
+    free(plan->batch);
+    plan->batch = NULL;
+    plan->batch_sets = 0;
+}
+
 void pv_cl_sift_destroy(pv_context *ctx, void *opaque)
 {
     cl_sift_plan *plan = opaque;
     if (!plan)
         return;
-    if (plan->batch)
-        release_plan_objects(ctx, plan->batch);
-    free(plan->batch);
+    release_batch(ctx, plan);
     release_plan_objects(ctx, plan);
     free(plan);
 }
@@ -274,6 +281,7 @@ pv_status pv_cl_sift_create(pv_context *ctx, const pv_sift_geometry *geometry, v
         return PV_ERR_NOMEM;
     plan->g = *geometry;
     plan->images = 1;
+    plan->input_room = STAGE_MAX;
     plan->g.base_weights = plan->g.level_weights = NULL; /* only on the device */
     pv_status status = load_shape_and_kernels(ctx, plan);
     if (status == PV_OK)
@@ -419,31 +427,43 @@ static pv_status make_batch(pv_context *ctx, const cl_sift_plan *plan, int image
     if (status == PV_OK)
         status = pv_cl_sift_grow_keypoints(ctx, batch, plan->keypoint_capacity);
     batch->last_count = plan->last_count;
+    /* The stage: the counts, room for the inputs when they fit half of
+     * it (else they are written directly), the results; made now so
+     * that packing the next inputs never moves it while results are on
+     * their way into it. */
+    const size_t inputs =
+        (size_t)images * (size_t)batch->g.width * (size_t)batch->g.height * sizeof(float);
+    batch->input_at = round_up_div(2 * (size_t)images * sizeof(cl_uint), 64) * 64;
+    batch->input_room = inputs <= BATCH_STAGE_MAX / 2 ? round_up_div(inputs, 64) * 64 : 0;
+    batch->result_at = batch->input_at + batch->input_room;
+    if (status == PV_OK)
+        status = pv_cl_sift_ensure_stage(ctx, batch, batch->result_at);
     if (status != PV_OK)
         release_plan_objects(ctx, batch);
     return status;
 }
 
-pv_status pv_cl_sift_ensure_batch(pv_context *ctx, cl_sift_plan *plan, int images)
+pv_status pv_cl_sift_ensure_batch(pv_context *ctx, cl_sift_plan *plan, int images, int sets)
 {
-    if (plan->batch && plan->batch->images < images) {
-        release_plan_objects(ctx, plan->batch);
-        free(plan->batch);
-        plan->batch = NULL;
-    }
+    if (plan->batch && (plan->batch_sets < sets || plan->batch[0].images < images))
+        release_batch(ctx, plan);
     if (!plan->batch) {
-        cl_sift_plan *batch = malloc(sizeof *batch);
-        if (!batch)
+        plan->batch = calloc((size_t)sets, sizeof *plan->batch);
+        if (!plan->batch)
             return pv_fail(ctx, PV_ERR_NOMEM, "sift_detect_batch: out of memory");
-        pv_status status = make_batch(ctx, plan, images, batch);
-        if (status != PV_OK) {
-            free(batch);
-            return status;
-        }
-        plan->batch = batch;
     }
-    return pv_cl_sift_grow_to(ctx, plan->batch, plan->candidate_capacity,
-                              plan->keypoint_capacity);
+    pv_status status = PV_OK;
+    while (plan->batch_sets < sets && status == PV_OK) {
+        status = make_batch(ctx, plan, images, &plan->batch[plan->batch_sets]);
+        if (status == PV_OK)
+            plan->batch_sets++;
+    }
+    if (status != PV_OK && plan->batch_sets == 0)
+        release_batch(ctx, plan);
+    for (int i = 0; i < plan->batch_sets && status == PV_OK; i++)
+        status = pv_cl_sift_grow_to(ctx, &plan->batch[i], plan->candidate_capacity,
+                                    plan->keypoint_capacity);
+    return status;
 }
 
 void pv_cl_sift_slot_bytes(const cl_sift_plan *plan, size_t *total, size_t *largest)

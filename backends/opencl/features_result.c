@@ -52,8 +52,8 @@ static pv_status enqueue_staged(pv_context *ctx, cl_sift_plan *plan, size_t firs
 {
     const size_t kp = count * sizeof(pv_sift_keypoint), keys = count * sizeof(uint64_t);
     const size_t desc = (size_t)count * DESC_SIZE * sizeof(float);
-    pv_status status = pv_cl_sift_ensure_stage(ctx, plan, kp + keys + desc);
-    char *at = (char *)plan->stage_host;
+    pv_status status = pv_cl_sift_ensure_stage(ctx, plan, plan->result_at + kp + keys + desc);
+    char *at = (char *)plan->stage_host + plan->result_at;
     if (status == PV_OK)
         status = pv_cl_read_async(ctx, plan->records, first * sizeof(pv_sift_keypoint), kp, at);
     if (status == PV_OK)
@@ -81,7 +81,7 @@ static void copy_staged(const cl_sift_plan *plan, pv_sift_raw *raw)
 {
     const size_t count = (size_t)raw->count;
     const size_t kp = count * sizeof *raw->keypoints, keys = count * sizeof *raw->keys;
-    const char *at = (const char *)plan->stage_host;
+    const char *at = (const char *)plan->stage_host + plan->result_at;
     copy_out(raw, at, at + kp, at + kp + keys);
 }
 
@@ -95,8 +95,9 @@ static pv_status read_chunked(pv_context *ctx, cl_sift_plan *plan, size_t first,
     const size_t kp = count * sizeof *raw->keypoints, keys = count * sizeof *raw->keys;
     const size_t kp_at = first * sizeof *raw->keypoints, keys_at = first * sizeof *raw->keys;
     const int via_stage = kp + keys <= STAGE_MAX;
-    pv_status status = via_stage ? pv_cl_sift_ensure_stage(ctx, plan, kp + keys) : PV_OK;
-    char *at = (char *)plan->stage_host;
+    pv_status status =
+        via_stage ? pv_cl_sift_ensure_stage(ctx, plan, plan->result_at + kp + keys) : PV_OK;
+    char *at = (char *)plan->stage_host + plan->result_at;
     if (status == PV_OK)
         status = via_stage ? pv_cl_read_async(ctx, plan->records, kp_at, kp, at)
                            : pv_cl_read_staged(ctx, plan->records, kp_at, kp, raw->keypoints);
@@ -162,45 +163,77 @@ static pv_status read_rows_async(pv_context *ctx, cl_mem buffer, size_t row, siz
     return status == PV_OK ? pv_cl_track_event(ctx, event, EVENT_DOWNLOAD) : status;
 }
 
-pv_status pv_cl_sift_download_chunk(pv_context *ctx, cl_sift_plan *plan, int n,
-                                    const cl_uint *counts, const char *done, pv_sift_raw *raws)
+/* Where image i's arrays lie in the stage after a chunk's reads: each
+ * array's rows (one per image, `longest` keypoints long) back to back. */
+typedef struct chunk_layout {
+    size_t kp, keys, desc; /* bytes of one image's row of each array */
+    char *kp_at, *keys_at, *desc_at;
+} chunk_layout;
+
+static chunk_layout layout_of(const cl_sift_plan *plan, int n, cl_uint longest)
+{
+    chunk_layout l;
+    l.kp = longest * sizeof(pv_sift_keypoint);
+    l.keys = longest * sizeof(uint64_t);
+    l.desc = (size_t)longest * DESC_SIZE * sizeof(float);
+    l.kp_at = (char *)plan->stage_host + plan->result_at;
+    l.keys_at = l.kp_at + l.kp * (size_t)n;
+    l.desc_at = l.keys_at + l.keys * (size_t)n;
+    return l;
+}
+
+static cl_uint longest_of(int n, const pv_sift_raw *raws, const char *done)
 {
     cl_uint longest = 0;
+    for (int i = 0; i < n; i++)
+        if (done[i] && (cl_uint)raws[i].count > longest)
+            longest = (cl_uint)raws[i].count;
+    return longest;
+}
+
+pv_status pv_cl_sift_download_chunk_begin(pv_context *ctx, cl_sift_plan *plan, int n,
+                                          const cl_uint *counts, const char *done,
+                                          pv_sift_raw *raws, int *pending)
+{
+    *pending = 0;
     pv_status status = PV_OK;
     for (int i = 0; i < n && status == PV_OK; i++)
-        if (done[i]) {
+        if (done[i])
             status = reserve_result(ctx, &raws[i], counts[i]);
-            longest = counts[i] > longest ? counts[i] : longest;
-        }
+    const cl_uint longest = longest_of(n, raws, done);
     if (status != PV_OK || longest == 0)
         return status;
     /* Each image's first `longest` slots: one read per array. */
-    const size_t kp = longest * sizeof(pv_sift_keypoint), keys = longest * sizeof(uint64_t);
-    const size_t desc = (size_t)longest * DESC_SIZE * sizeof(float);
-    const size_t each = kp + keys + desc, cap = plan->keypoint_capacity;
-    if (each * (size_t)n > pv_cl_sift_stage_limit(plan)) {
+    chunk_layout l = layout_of(plan, n, longest);
+    const size_t bytes = (l.kp + l.keys + l.desc) * (size_t)n, cap = plan->keypoint_capacity;
+    if (bytes > pv_cl_sift_stage_limit(plan)) {
         for (int i = 0; i < n && status == PV_OK; i++)
             if (done[i])
                 status = pv_cl_sift_download(ctx, plan, i, counts[i], &raws[i]);
         return status;
     }
-    status = pv_cl_sift_ensure_stage(ctx, plan, each * (size_t)n);
-    char *at = plan->stage_host;
-    char *kp_at = at, *keys_at = at + kp * (size_t)n, *desc_at = keys_at + keys * (size_t)n;
+    status = pv_cl_sift_ensure_stage(ctx, plan, plan->result_at + bytes);
+    l = layout_of(plan, n, longest); /* the stage may have moved */
     if (status == PV_OK)
-        status = read_rows_async(ctx, plan->records, kp, cap * sizeof(pv_sift_keypoint), n, kp_at);
+        status = read_rows_async(ctx, plan->records, l.kp, cap * sizeof(pv_sift_keypoint), n,
+                                 l.kp_at);
     if (status == PV_OK)
-        status = read_rows_async(ctx, plan->kp_key, keys, cap * sizeof(uint64_t), n, keys_at);
+        status = read_rows_async(ctx, plan->kp_key, l.keys, cap * sizeof(uint64_t), n, l.keys_at);
     if (status == PV_OK)
-        status = read_rows_async(ctx, plan->descriptors, desc, cap * DESC_SIZE * sizeof(float),
-                                 n, desc_at);
-    if (status == PV_OK)
-        status = pv_cl_finish(ctx);
-    for (int i = 0; i < n && status == PV_OK; i++)
-        if (done[i])
-            copy_out(&raws[i], kp_at + (size_t)i * kp, keys_at + (size_t)i * keys,
-                     desc_at + (size_t)i * desc);
+        status = read_rows_async(ctx, plan->descriptors, l.desc, cap * DESC_SIZE * sizeof(float),
+                                 n, l.desc_at);
+    *pending = status == PV_OK;
     return status;
+}
+
+void pv_cl_sift_download_chunk_end(const cl_sift_plan *plan, int n, const char *done,
+                                   pv_sift_raw *raws)
+{
+    const chunk_layout l = layout_of(plan, n, longest_of(n, raws, done));
+    for (int i = 0; i < n; i++)
+        if (done[i])
+            copy_out(&raws[i], l.kp_at + (size_t)i * l.kp, l.keys_at + (size_t)i * l.keys,
+                     l.desc_at + (size_t)i * l.desc);
 }
 
 /* Large storage that cannot hold the previous call's count and an eighth
