@@ -106,20 +106,19 @@ pv_status pv_cl_sift_finish(pv_context *ctx, pv_status status)
 
 /* ------------------------------------------------------------ scale space */
 
-/* A host image too large for the stage into `buffer` at `offset` as dense
- * rows: at the start, as a single detection sends it (the runtime's
- * pinned path); further on, a dense one through that path too, a strided
- * one in a rectangular write without a wait (the caller's pixels stay
- * valid until the call's end). */
-static pv_status write_image_at(pv_context *ctx, cl_mem buffer, size_t offset,
+/* A host image too large for the stage into plan->input at `offset` as
+ * dense rows: for a plan, as a single detection always sent it (the
+ * runtime's pinned path); for batch buffers, in a rectangular write
+ * without a wait (the caller's pixels stay valid until the call's end;
+ * a blocking write would wait for the chunk queued before). */
+static pv_status write_image_at(pv_context *ctx, const cl_sift_plan *plan, size_t offset,
                                 const pv_image *image)
 {
     const size_t pixel = pv_pixel_size(image->type);
     const size_t row = (size_t)image->width * pixel;
-    if (offset == 0)
+    const cl_mem buffer = plan->input;
+    if (plan->images == 1)
         return pv_cl_write_image(ctx, buffer, image);
-    if (image->stride == image->width)
-        return pv_cl_write(ctx, buffer, offset, row * (size_t)image->height, image->data);
     const size_t buffer_origin[3] = {offset, 0, 0}, host_origin[3] = {0, 0, 0};
     const size_t region[3] = {row, (size_t)image->height, 1};
     cl_event event;
@@ -155,7 +154,7 @@ static pv_status upload_images(pv_context *ctx, cl_sift_plan *plan, const pv_ima
         pv_status status = PV_OK;
         for (int i = 0; i < count && status == PV_OK; i++)
             if (pv_pixel_is_grey(images[i].type))
-                status = write_image_at(ctx, plan->input, (size_t)i * slot, &images[i]);
+                status = write_image_at(ctx, plan, (size_t)i * slot, &images[i]);
         return status;
     }
     int any = 0;

@@ -427,14 +427,16 @@ static pv_status make_batch(pv_context *ctx, const cl_sift_plan *plan, int image
     if (status == PV_OK)
         status = pv_cl_sift_grow_keypoints(ctx, batch, plan->keypoint_capacity);
     batch->last_count = plan->last_count;
-    /* The stage: the counts, room for the inputs when they fit half of
-     * it (else they are written directly), the results; made now so
-     * that packing the next inputs never moves it while results are on
-     * their way into it. */
-    const size_t inputs =
-        (size_t)images * (size_t)batch->g.width * (size_t)batch->g.height * sizeof(float);
+    /* The stage: the counts, room for the inputs (f32 ones when they fit
+     * BATCH_STAGE_MAX, else u8 ones, else none: they are written
+     * directly), the results; made now so that packing the next inputs
+     * never moves it while results are on their way into it. */
+    const size_t pixels = (size_t)images * (size_t)batch->g.width * (size_t)batch->g.height;
+    const size_t inputs = pixels * sizeof(float) <= BATCH_STAGE_MAX ? pixels * sizeof(float)
+                          : pixels <= BATCH_STAGE_MAX                ? pixels
+                                                                     : 0;
     batch->input_at = round_up_div(2 * (size_t)images * sizeof(cl_uint), 64) * 64;
-    batch->input_room = inputs <= BATCH_STAGE_MAX / 2 ? round_up_div(inputs, 64) * 64 : 0;
+    batch->input_room = round_up_div(inputs, 64) * 64;
     batch->result_at = batch->input_at + batch->input_room;
     if (status == PV_OK)
         status = pv_cl_sift_ensure_stage(ctx, batch, batch->result_at);
