@@ -1205,12 +1205,12 @@ static void count_batch_commands(const pv_image *frames, int count, long *setup,
 #endif
 }
 
-/* A device failure in the middle of an OpenCL batch (an enqueued command
- * refused, PARVIS_FAULT=enqueue:N with N half-way through the batch's
- * commands, counted on a healthy context: in the second of its three
- * chunks, after the first chunk's results were written): the call fails
- * saying so, every result is freed and zeroed (none half-written), and
- * the context and plan work again afterwards. */
+/* A device failure during an OpenCL batch (an enqueued command refused,
+ * PARVIS_FAULT=enqueue:N, N counted on a healthy context: the batch's
+ * first command, one half-way through (in its second of three chunks,
+ * after the first chunk's results were written) and its last, a result
+ * read): the call fails saying so, every result is freed and zeroed (none
+ * half-written), and the context and plan work again afterwards. */
 static void test_batch_fails_whole(void **state)
 {
     (void)state;
@@ -1220,37 +1220,41 @@ static void test_batch_fails_whole(void **state)
     batch_frames(frames, w, h);
     long setup = 0, work = 0;
     count_batch_commands(frames, BATCH_FRAMES, &setup, &work);
-    char fault[64];
-    snprintf(fault, sizeof fault, "enqueue:%ld", setup + work / 2);
-    setenv("PARVIS_FAULT", fault, 1);
-    pv_context *faulty = tu_context(PV_BACKEND_OPENCL);
-    unsetenv("PARVIS_FAULT");
-    assert_non_null(faulty);
-    assert_int_equal(pv_tune_set(faulty, "features", "SIFT_BATCH_CHUNK", BATCH_TEST_CHUNK),
-                     PV_OK);
-    pv_sift_plan *plan = NULL, *healthy = NULL;
-    assert_int_equal(pv_sift_plan_create(faulty, w, h, NULL, &plan), PV_OK);
+    pv_sift_plan *healthy = NULL;
     assert_int_equal(pv_sift_plan_create(cl, w, h, NULL, &healthy), PV_OK);
-    pv_sift_features batch[BATCH_FRAMES] = {{0}};
-    assert_int_equal(pv_sift_detect_batch(healthy, frames, BATCH_FRAMES, batch), PV_OK);
-    assert_int_equal(pv_sift_detect_batch(plan, frames, BATCH_FRAMES, batch), PV_ERR_OPENCL);
-    assert_non_null(strstr(pv_context_last_error(faulty), "PARVIS_FAULT"));
-    for (int i = 0; i < BATCH_FRAMES; i++) {
-        assert_int_equal(batch[i].count, 0);
-        assert_int_equal(batch[i].capacity, 0);
-        assert_null(batch[i].keypoints);
-        assert_null(batch[i].descriptors);
-        assert_null(batch[i].descriptors_u8);
+    const long points[] = {setup + 1, setup + work / 2, setup + work};
+    for (size_t p = 0; p < sizeof points / sizeof points[0]; p++) {
+        char fault[64];
+        snprintf(fault, sizeof fault, "enqueue:%ld", points[p]);
+        setenv("PARVIS_FAULT", fault, 1);
+        pv_context *faulty = tu_context(PV_BACKEND_OPENCL);
+        unsetenv("PARVIS_FAULT");
+        assert_non_null(faulty);
+        assert_int_equal(pv_tune_set(faulty, "features", "SIFT_BATCH_CHUNK", BATCH_TEST_CHUNK),
+                         PV_OK);
+        pv_sift_plan *plan = NULL;
+        assert_int_equal(pv_sift_plan_create(faulty, w, h, NULL, &plan), PV_OK);
+        pv_sift_features batch[BATCH_FRAMES] = {{0}};
+        assert_int_equal(pv_sift_detect_batch(healthy, frames, BATCH_FRAMES, batch), PV_OK);
+        assert_int_equal(pv_sift_detect_batch(plan, frames, BATCH_FRAMES, batch), PV_ERR_OPENCL);
+        assert_non_null(strstr(pv_context_last_error(faulty), "PARVIS_FAULT"));
+        for (int i = 0; i < BATCH_FRAMES; i++) {
+            assert_int_equal(batch[i].count, 0);
+            assert_int_equal(batch[i].capacity, 0);
+            assert_null(batch[i].keypoints);
+            assert_null(batch[i].descriptors);
+            assert_null(batch[i].descriptors_u8);
+        }
+        assert_int_equal(pv_sift_detect_batch(plan, frames, BATCH_FRAMES, batch), PV_OK);
+        assert_batch_is_singles(healthy, frames, BATCH_FRAMES, batch);
+        for (int i = 0; i < BATCH_FRAMES; i++)
+            pv_sift_features_free(&batch[i]);
+        pv_sift_plan_destroy(plan);
+        pv_context_destroy(faulty);
     }
-    assert_int_equal(pv_sift_detect_batch(plan, frames, BATCH_FRAMES, batch), PV_OK);
-    assert_batch_is_singles(healthy, frames, BATCH_FRAMES, batch);
-    for (int i = 0; i < BATCH_FRAMES; i++) {
-        pv_sift_features_free(&batch[i]);
+    for (int i = 0; i < BATCH_FRAMES; i++)
         pv_image_free(&frames[i]);
-    }
-    pv_sift_plan_destroy(plan);
     pv_sift_plan_destroy(healthy);
-    pv_context_destroy(faulty);
 }
 
 /* ------------------------------------------------- colour and 16-bit input */
