@@ -327,8 +327,10 @@ int bench_sift_case(const bench_config *config, const bench_contexts *contexts, 
  * tiled from different offsets) through one plan, timed as one call per
  * frame (pv_sift_detect_into in a loop, the "-loop" row) and as one
  * pv_sift_detect_batch call (the case's own row); both rows give images/s,
- * the batch row also its OpenCL rate over the loop's.  The 16-frame cases
- * show whether 8 frames are too few to fill the batch's pipeline. */
+ * the batch row also its OpenCL rate over the loop's and the chunk size
+ * it ran with (features.SIFT_BATCH_CHUNK: images side by side per
+ * launch).  The 16-frame cases show the rate with two chunks of the
+ * default 8, or one of 16 (--param features.SIFT_BATCH_CHUNK=16). */
 #define MAX_BATCH_FRAMES 16
 
 typedef struct batch_case {
@@ -516,9 +518,11 @@ static int batch_row(const bench_config *config, const bench_contexts *contexts,
         int used = snprintf(r->params, sizeof r->params, "%dx%d x%d %s, img/s cpu %.1f cl %.1f",
                             c->width, c->height, n, one_call ? "one batch" : "one call each",
                             1e3 * n / r->cpu_ms, *cl_rate);
-        if (loop_rate > 0.0 && *cl_rate > 0.0 && used > 0 && (size_t)used < sizeof r->params)
-            snprintf(r->params + used, sizeof r->params - (size_t)used, ", cl x%.2f the loop",
-                     *cl_rate / loop_rate);
+        int chunk = 0;
+        if (loop_rate > 0.0 && *cl_rate > 0.0 && used > 0 && (size_t)used < sizeof r->params &&
+            pv_tune_get(contexts->opencl, "features", "SIFT_BATCH_CHUNK", &chunk) == PV_OK)
+            snprintf(r->params + used, sizeof r->params - (size_t)used,
+                     ", cl x%.2f the loop (chunk %d)", *cl_rate / loop_rate, chunk);
     }
     free_batch_results(&cpu);
     return rc;

@@ -27,8 +27,13 @@
 #ifdef PV_HAVE_VLFEAT
 #include <vl/sift.h>
 #endif
+#ifdef PV_HAVE_OPENCL
+#include "../backends/opencl/runtime.h" /* pv_cl_fault_calls: enqueues of a batch */
+#endif
 
 #define PI_F 3.14159265358979f
+
+enum { BATCH_TEST_CHUNK = 3 }; /* images per OpenCL chunk in the batch tests */
 
 static pv_context *g_cpu;
 static pv_context *g_opencl;
@@ -54,9 +59,10 @@ static int group_setup(void **state)
         pv_context_destroy(g_opencl);
         g_opencl = NULL;
     }
-    /* The batch tests run the pipelined batch (the default of 1 lane is
-     * the plain loop; test_batch_lane_counts covers 1 as well). */
-    if (g_opencl && pv_tune_set(g_opencl, "features", "SIFT_BATCH_LANES", 3) != PV_OK)
+    /* The batch tests run chunks of 3 images side by side, so that their
+     * batches of 5 and 7 end with a shorter chunk (test_batch_chunk_sizes
+     * covers other chunk sizes). */
+    if (g_opencl && pv_tune_set(g_opencl, "features", "SIFT_BATCH_CHUNK", BATCH_TEST_CHUNK) != PV_OK)
         return -1;
     return pv_image_read(tu_data_path("stereo/venus/left.pgm"), PV_PIXEL_U8, &g_venus) == PV_OK
                ? 0 : -1;
@@ -1030,25 +1036,29 @@ static void test_detect_batch(void **state)
  * others (block noise: about 2000 at 200x160 upsampled, more than the
  * lists a fresh OpenCL plan starts with, 1024 at this size): the lists
  * grow inside the batch and every result is still a single call's, in
- * that batch and in the next (whose lanes start grown). */
+ * that batch and in the next (whose buffers start grown).  On OpenCL the
+ * noise is in the first of three chunks of 3, 3 and 1, so the third chunk
+ * goes on the first chunk's buffers after they grew. */
 static void test_batch_grows_lists(void **state)
 {
     pv_context *ctx = backend_ctx(state);
     const int w = 200, h = 160;
-    pv_image frames[5] = {crop_u8(&g_venus, 40, 30, w, h), crop_u8(&g_venus, 150, 180, w, h),
-                          block_noise(w, h), crop_u8(&g_venus, 10, 200, w, h),
-                          crop_u8(&g_venus, 200, 60, w, h)};
+    enum { N = 7 };
+    pv_image frames[N] = {crop_u8(&g_venus, 40, 30, w, h),   crop_u8(&g_venus, 150, 180, w, h),
+                          block_noise(w, h),                 crop_u8(&g_venus, 10, 200, w, h),
+                          crop_u8(&g_venus, 200, 60, w, h),  crop_u8(&g_venus, 120, 120, w, h),
+                          crop_u8(&g_venus, 230, 220, w, h)};
     pv_sift_plan *plan = NULL, *oracle = NULL;
     assert_int_equal(pv_sift_plan_create(ctx, w, h, NULL, &plan), PV_OK);
     assert_int_equal(pv_sift_plan_create(ctx, w, h, NULL, &oracle), PV_OK);
-    pv_sift_features batch[5] = {{0}};
+    pv_sift_features batch[N] = {{0}};
     for (int round = 0; round < 2; round++) {
-        assert_int_equal(pv_sift_detect_batch(plan, frames, 5, batch), PV_OK);
+        assert_int_equal(pv_sift_detect_batch(plan, frames, N, batch), PV_OK);
         assert_true(batch[2].count > 1024);
         assert_true(batch[2].count > 4 * batch[0].count);
-        assert_batch_is_singles(oracle, frames, 5, batch);
+        assert_batch_is_singles(oracle, frames, N, batch);
     }
-    for (int i = 0; i < 5; i++) {
+    for (int i = 0; i < N; i++) {
         pv_sift_features_free(&batch[i]);
         pv_image_free(&frames[i]);
     }
@@ -1087,74 +1097,164 @@ static void test_batch_cl_matches_cpu(void **state)
     pv_sift_plan_destroy(on_cpu);
 }
 
-/* The OpenCL batch with 1 (the loop of single detections), 2 and 5 lanes
- * (features.SIFT_BATCH_LANES): each result a single call's. */
-static void test_batch_lane_counts(void **state)
+/* The OpenCL batch with chunks of 1 (the loop of single detections), 2,
+ * 7 (the whole batch) and 64 (more than the batch): each result a single
+ * call's.  A chunk size outside 1..64 is refused. */
+static void test_batch_chunk_sizes(void **state)
 {
     (void)state;
     pv_context *cl = opencl_or_skip();
     const int w = 160, h = 120;
     pv_image frames[BATCH_FRAMES];
     batch_frames(frames, w, h);
-    int saved = 0;
-    assert_int_equal(pv_tune_get(cl, "features", "SIFT_BATCH_LANES", &saved), PV_OK);
-    const int lanes[] = {1, 2, 5};
-    for (size_t k = 0; k < sizeof lanes / sizeof lanes[0]; k++) {
-        assert_int_equal(pv_tune_set(cl, "features", "SIFT_BATCH_LANES", lanes[k]), PV_OK);
-        pv_sift_plan *plan = NULL;
-        assert_int_equal(pv_sift_plan_create(cl, w, h, NULL, &plan), PV_OK);
-        pv_sift_features batch[BATCH_FRAMES] = {{0}};
+    pv_sift_plan *plan = NULL;
+    assert_int_equal(pv_sift_plan_create(cl, w, h, NULL, &plan), PV_OK);
+    const int chunks[] = {1, 2, BATCH_FRAMES, 64};
+    pv_sift_features batch[BATCH_FRAMES] = {{0}};
+    for (size_t k = 0; k < sizeof chunks / sizeof chunks[0]; k++) {
+        assert_int_equal(pv_tune_set(cl, "features", "SIFT_BATCH_CHUNK", chunks[k]), PV_OK);
         assert_int_equal(pv_sift_detect_batch(plan, frames, BATCH_FRAMES, batch), PV_OK);
         assert_batch_is_singles(plan, frames, BATCH_FRAMES, batch);
-        for (int i = 0; i < BATCH_FRAMES; i++)
-            pv_sift_features_free(&batch[i]);
-        pv_sift_plan_destroy(plan);
     }
-    assert_int_equal(pv_tune_set(cl, "features", "SIFT_BATCH_LANES", saved), PV_OK);
-    for (int i = 0; i < BATCH_FRAMES; i++)
-        pv_image_free(&frames[i]);
-}
-
-/* A device failure in the middle of an OpenCL batch (an enqueued command
- * refused, PARVIS_FAULT=enqueue:N with N past the plan's set-up and
- * within the batch's few hundred commands): the call fails saying so, every
- * result is freed and zeroed (none half-written), and the context and plan
- * work again afterwards. */
-static void test_batch_fails_whole(void **state)
-{
-    (void)state;
-    pv_context *cl = opencl_or_skip();
-    setenv("PARVIS_FAULT", "enqueue:150", 1);
-    pv_context *faulty = tu_context(PV_BACKEND_OPENCL);
-    unsetenv("PARVIS_FAULT");
-    assert_non_null(faulty);
-    assert_int_equal(pv_tune_set(faulty, "features", "SIFT_BATCH_LANES", 3), PV_OK);
-    const int w = 160, h = 120;
-    pv_image frames[BATCH_FRAMES];
-    batch_frames(frames, w, h);
-    pv_sift_plan *plan = NULL, *healthy = NULL;
-    assert_int_equal(pv_sift_plan_create(faulty, w, h, NULL, &plan), PV_OK);
-    assert_int_equal(pv_sift_plan_create(cl, w, h, NULL, &healthy), PV_OK);
-    pv_sift_features batch[BATCH_FRAMES] = {{0}};
-    assert_int_equal(pv_sift_detect_batch(healthy, frames, BATCH_FRAMES, batch), PV_OK);
-    assert_int_equal(pv_sift_detect_batch(plan, frames, BATCH_FRAMES, batch), PV_ERR_OPENCL);
-    assert_non_null(strstr(pv_context_last_error(faulty), "PARVIS_FAULT"));
-    for (int i = 0; i < BATCH_FRAMES; i++) {
-        assert_int_equal(batch[i].count, 0);
-        assert_int_equal(batch[i].capacity, 0);
-        assert_null(batch[i].keypoints);
-        assert_null(batch[i].descriptors);
-        assert_null(batch[i].descriptors_u8);
+    /* Negative values are refused when set; 0 and values past 64 when a
+     * batch meets them. */
+    assert_int_equal(pv_tune_set(cl, "features", "SIFT_BATCH_CHUNK", -2), PV_ERR_INVALID);
+    const int bad[] = {0, 65};
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+        assert_int_equal(pv_tune_set(cl, "features", "SIFT_BATCH_CHUNK", bad[k]), PV_OK);
+        assert_int_equal(pv_sift_detect_batch(plan, frames, 2, batch), PV_ERR_INVALID);
+        assert_non_null(strstr(pv_context_last_error(cl), "SIFT_BATCH_CHUNK"));
+        /* A failed batch leaves no result half-written: all are freed. */
+        assert_null(batch[0].keypoints);
+        assert_int_equal(batch[1].count, 0);
     }
-    assert_int_equal(pv_sift_detect_batch(plan, frames, BATCH_FRAMES, batch), PV_OK);
-    assert_batch_is_singles(healthy, frames, BATCH_FRAMES, batch);
+    assert_int_equal(pv_tune_set(cl, "features", "SIFT_BATCH_CHUNK", BATCH_TEST_CHUNK), PV_OK);
     for (int i = 0; i < BATCH_FRAMES; i++) {
         pv_sift_features_free(&batch[i]);
         pv_image_free(&frames[i]);
     }
     pv_sift_plan_destroy(plan);
+}
+
+/* A chunk costs the commands of one image: a batch of 6 images in one
+ * chunk enqueues no more commands than one single detection and 4 (the
+ * single call reads its totals and three arrays; the chunk the same, as
+ * one read of all totals and one rectangular read per array, and the
+ * chunk's results may need one stage map more).  Counted with the fault
+ * injector's enqueue counter; the same plan is warm for both. */
+static void test_batch_launches_per_chunk(void **state)
+{
+    (void)state;
+#ifdef PV_HAVE_OPENCL
+    pv_context *cl = opencl_or_skip();
+    const int w = 160, h = 120, n = 6;
+    pv_image frames[BATCH_FRAMES];
+    batch_frames(frames, w, h);
+    pv_sift_plan *plan = NULL;
+    assert_int_equal(pv_sift_plan_create(cl, w, h, NULL, &plan), PV_OK);
+    assert_int_equal(pv_tune_set(cl, "features", "SIFT_BATCH_CHUNK", n), PV_OK);
+    pv_sift_features single = {0}, batch[BATCH_FRAMES] = {{0}};
+    /* Warm: lists grown, stages made. */
+    assert_int_equal(pv_sift_detect_into(plan, &frames[0], &single), PV_OK);
+    assert_int_equal(pv_sift_detect_batch(plan, frames, n, batch), PV_OK);
+    long before = pv_cl_fault_calls(cl, PV_CL_FAULT_ENQUEUE);
+    assert_int_equal(pv_sift_detect_into(plan, &frames[0], &single), PV_OK);
+    const long per_single = pv_cl_fault_calls(cl, PV_CL_FAULT_ENQUEUE) - before;
+    before = pv_cl_fault_calls(cl, PV_CL_FAULT_ENQUEUE);
+    assert_int_equal(pv_sift_detect_batch(plan, frames, n, batch), PV_OK);
+    const long per_chunk = pv_cl_fault_calls(cl, PV_CL_FAULT_ENQUEUE) - before;
+    printf("    enqueued commands: %ld for one image, %ld for a chunk of %d\n", per_single,
+           per_chunk, n);
+    assert_true(per_single > 10);
+    assert_true(per_chunk <= per_single + 4);
+    assert_int_equal(pv_tune_set(cl, "features", "SIFT_BATCH_CHUNK", BATCH_TEST_CHUNK), PV_OK);
+    pv_sift_features_free(&single);
+    for (int i = 0; i < BATCH_FRAMES; i++) {
+        pv_sift_features_free(&batch[i]);
+        pv_image_free(&frames[i]);
+    }
+    pv_sift_plan_destroy(plan);
+#else
+    skip();
+#endif
+}
+
+/* The commands a fresh context enqueues to make a plan (*setup) and then
+ * to run a batch of `count` frames on it in chunks of BATCH_TEST_CHUNK
+ * (*work). */
+static void count_batch_commands(const pv_image *frames, int count, long *setup, long *work)
+{
+#ifdef PV_HAVE_OPENCL
+    pv_context *ctx = tu_context(PV_BACKEND_OPENCL);
+    assert_non_null(ctx);
+    assert_int_equal(pv_tune_set(ctx, "features", "SIFT_BATCH_CHUNK", BATCH_TEST_CHUNK), PV_OK);
+    pv_sift_plan *plan = NULL;
+    assert_int_equal(pv_sift_plan_create(ctx, frames[0].width, frames[0].height, NULL, &plan),
+                     PV_OK);
+    *setup = pv_cl_fault_calls(ctx, PV_CL_FAULT_ENQUEUE);
+    pv_sift_features batch[BATCH_FRAMES] = {{0}};
+    assert_int_equal(pv_sift_detect_batch(plan, frames, count, batch), PV_OK);
+    *work = pv_cl_fault_calls(ctx, PV_CL_FAULT_ENQUEUE) - *setup;
+    for (int i = 0; i < count; i++)
+        pv_sift_features_free(&batch[i]);
+    pv_sift_plan_destroy(plan);
+    pv_context_destroy(ctx);
+#else
+    (void)frames, (void)count;
+    *setup = *work = 0;
+#endif
+}
+
+/* A device failure during an OpenCL batch (an enqueued command refused,
+ * PARVIS_FAULT=enqueue:N, N counted on a healthy context: the batch's
+ * first command, one half-way through (in its second of three chunks,
+ * after the first chunk's results were written) and its last, a result
+ * read): the call fails saying so, every result is freed and zeroed (none
+ * half-written), and the context and plan work again afterwards. */
+static void test_batch_fails_whole(void **state)
+{
+    (void)state;
+    pv_context *cl = opencl_or_skip();
+    const int w = 160, h = 120;
+    pv_image frames[BATCH_FRAMES];
+    batch_frames(frames, w, h);
+    long setup = 0, work = 0;
+    count_batch_commands(frames, BATCH_FRAMES, &setup, &work);
+    pv_sift_plan *healthy = NULL;
+    assert_int_equal(pv_sift_plan_create(cl, w, h, NULL, &healthy), PV_OK);
+    const long points[] = {setup + 1, setup + work / 2, setup + work};
+    for (size_t p = 0; p < sizeof points / sizeof points[0]; p++) {
+        char fault[64];
+        snprintf(fault, sizeof fault, "enqueue:%ld", points[p]);
+        setenv("PARVIS_FAULT", fault, 1);
+        pv_context *faulty = tu_context(PV_BACKEND_OPENCL);
+        unsetenv("PARVIS_FAULT");
+        assert_non_null(faulty);
+        assert_int_equal(pv_tune_set(faulty, "features", "SIFT_BATCH_CHUNK", BATCH_TEST_CHUNK),
+                         PV_OK);
+        pv_sift_plan *plan = NULL;
+        assert_int_equal(pv_sift_plan_create(faulty, w, h, NULL, &plan), PV_OK);
+        pv_sift_features batch[BATCH_FRAMES] = {{0}};
+        assert_int_equal(pv_sift_detect_batch(healthy, frames, BATCH_FRAMES, batch), PV_OK);
+        assert_int_equal(pv_sift_detect_batch(plan, frames, BATCH_FRAMES, batch), PV_ERR_OPENCL);
+        assert_non_null(strstr(pv_context_last_error(faulty), "PARVIS_FAULT"));
+        for (int i = 0; i < BATCH_FRAMES; i++) {
+            assert_int_equal(batch[i].count, 0);
+            assert_int_equal(batch[i].capacity, 0);
+            assert_null(batch[i].keypoints);
+            assert_null(batch[i].descriptors);
+            assert_null(batch[i].descriptors_u8);
+        }
+        assert_int_equal(pv_sift_detect_batch(plan, frames, BATCH_FRAMES, batch), PV_OK);
+        assert_batch_is_singles(healthy, frames, BATCH_FRAMES, batch);
+        for (int i = 0; i < BATCH_FRAMES; i++)
+            pv_sift_features_free(&batch[i]);
+        pv_sift_plan_destroy(plan);
+        pv_context_destroy(faulty);
+    }
+    for (int i = 0; i < BATCH_FRAMES; i++)
+        pv_image_free(&frames[i]);
     pv_sift_plan_destroy(healthy);
-    pv_context_destroy(faulty);
 }
 
 /* ------------------------------------------------- colour and 16-bit input */
@@ -1205,7 +1305,8 @@ static void free_all(pv_sift_features *results, int count, pv_image *images, int
 
 /* A batch mixing every input type (8- and 16-bit colour, whose grey the
  * OpenCL backend makes on the device, u8, f32, a window with stride >
- * width), more images than the OpenCL lanes: each result a single call's. */
+ * width) over two OpenCL chunks, then one of float frames only: each
+ * result a single call's. */
 static void test_batch_mixed_inputs(void **state)
 {
     pv_context *ctx = backend_ctx(state);
@@ -1225,6 +1326,27 @@ static void test_batch_mixed_inputs(void **state)
     }
     for (int i = 0; i < 4; i++) /* frames[4] is a view of g_venus */
         pv_image_free(&frames[i]);
+    /* Float frames only (one of them a window of a larger float image,
+     * stride > width): on OpenCL a chunk of one type, prepared in one
+     * launch, then a chunk of one. */
+    pv_image whole = to_f32(&g_venus);
+    pv_image floats[4] = {window_of(&whole, 5, 5, w, h), window_of(&whole, 30, 70, w, h),
+                          window_of(&whole, 180, 20, w, h), window_of(&whole, 100, 200, w, h)};
+    pv_image dense; /* a dense copy of the first window */
+    assert_int_equal(pv_image_alloc(&dense, w, h, PV_PIXEL_F32), PV_OK);
+    for (int y = 0; y < h; y++)
+        memcpy((float *)dense.data + (size_t)y * w,
+               (const float *)floats[0].data + (size_t)y * (size_t)whole.stride,
+               (size_t)w * sizeof(float));
+    floats[0] = dense;
+    assert_int_equal(pv_sift_detect_batch(plan, floats, 4, batch), PV_OK);
+    assert_batch_is_singles(plan, floats, 4, batch);
+    for (int i = 0; i < 4; i++) {
+        assert_true(batch[i].count > 0);
+        pv_sift_features_free(&batch[i]);
+    }
+    pv_image_free(&dense);
+    pv_image_free(&whole);
     pv_sift_plan_destroy(plan);
 }
 /* On each backend, SIFT of a colour or 16-bit image is exactly SIFT of
@@ -1314,7 +1436,8 @@ int main(void)
         TU_ON_BOTH(test_batch_mixed_inputs),
         cmocka_unit_test(test_batch_cl_matches_cpu),
         cmocka_unit_test(test_batch_fails_whole),
-        cmocka_unit_test(test_batch_lane_counts),
+        cmocka_unit_test(test_batch_chunk_sizes),
+        cmocka_unit_test(test_batch_launches_per_chunk),
         TU_ON_BOTH(test_colour_input_is_its_grey),
         TU_ON_BOTH(test_colour_file_matches_host_fold),
         cmocka_unit_test(test_colour_backends_and_depths_agree),

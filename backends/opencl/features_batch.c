@@ -1,195 +1,213 @@
-/* OpenCL SIFT: a batch of images, pipelined over the plan's lanes.
+/* OpenCL SIFT: a batch of images in chunks side by side.
  *
- * One detection of a small image is ~60 small kernels and two host waits
- * (for the two totals, then for the result), so a loop of single calls
- * leaves the device idle while the host waits and launches, and one small
- * image's kernels do not fill a large device.  A batch spreads its images
- * over a few lanes (features_plan.c: each a scale space, lists, pinned
- * stage and in-order queue of its own) and keeps the host ahead of them:
- * image i goes to lane i % lanes, where it is uploaded through the lane's
- * stage, detected and its totals read back, all without a wait.  The host
- * waits for a lane's totals only when the lane is needed again (or at the
- * end); it then enqueues that image's download, which it copies out of
- * the stage the next time around.  Queues of different lanes run on the
- * device side by side.
+ * One detection of a small image is about 25 commands (some 20 small
+ * kernels, the upload, the reads), and on a large GPU the host's cost of
+ * enqueuing them, not the kernels, bounds a loop of single detections.  A
+ * batch therefore runs its images in chunks of up to SIFT_BATCH_CHUNK: a
+ * set of batch buffers holds a chunk's images side by side
+ * (features_plan.c), and every stage of the detection is one launch over
+ * all of them (features.c), so a chunk costs the commands of one image.
+ * Per chunk the host packs the inputs into the set's stage (one DMA),
+ * enqueues the stages and one read of every image's two totals, and, once
+ * those have arrived, one rectangular read per result array.
  *
- * The kernels, their arguments and the lists' sizes are those of a single
- * detection, so each result is exactly a single call's.  An image whose
- * totals show a list too short is detected again once its lane has
- * drained, as a single call is (the lane's lists grow; the next batch
- * starts with every lane as long as the longest). */
+ * With more than one chunk, two sets take turns: chunk k + 1 is queued
+ * before the host waits for chunk k's totals, and chunk k + 2 (on chunk
+ * k's set, behind its result reads in the in-order queue) before the host
+ * waits for chunk k's results and copies them out, so the device always
+ * has the next chunk's work while the host collects the last one's.
+ *
+ * The kernels and their per-image arithmetic are those of a single
+ * detection, and every image's lists are at least as long as the plan's,
+ * so each result is exactly a single call's.  An image whose totals show
+ * a list too short is detected again on its own with the plan's buffers,
+ * as a single call is (growing them until it fits); its set's lists then
+ * grow before the set takes its next chunk. */
 #include "features_internal.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-/* What a lane has in flight: at most one detection whose totals have not
- * been seen, and one download not yet copied out. */
-typedef struct lane_work {
-    cl_sift_plan *lane;
-    int detecting;          /* image index, -1: none */
-    cl_event detected;      /* its totals are in the stage */
-    int downloading;        /* image index, -1: none */
-    cl_event downloaded;    /* its result is in the stage */
-} lane_work;
+/* Images per chunk: SIFT_BATCH_CHUNK, at most the batch, fewer when the
+ * sets' buffers would take more than 1/BATCH_MEMORY_SHARE of the device's
+ * memory or one of them more than the largest allocation.  *chunk 1
+ * means a loop of single detections; *sets: 2 when there is more than
+ * one chunk. */
+static pv_status chunk_for(pv_context *ctx, const cl_sift_plan *plan, int count, int *chunk,
+                           int *sets)
+{
+    const int wanted = pv_cl_sift_param(ctx, "SIFT_BATCH_CHUNK");
+    if (wanted < 1 || wanted > MAX_BATCH_CHUNK)
+        return pv_fail(ctx, PV_ERR_INVALID,
+                       "sift_detect_batch: features.SIFT_BATCH_CHUNK %d is not in 1..%d", wanted,
+                       MAX_BATCH_CHUNK);
+    int images = count < wanted ? count : wanted;
+    *sets = count > images ? MAX_BATCH_SETS : 1;
+    const pv_device_info *device = pv_cl_device_info(ctx);
+    const uint64_t budget = device->global_memory / BATCH_MEMORY_SHARE;
+    size_t each, largest;
+    pv_cl_sift_slot_bytes(plan, &each, &largest);
+    while (images > 1 &&
+           ((budget > 0 && (uint64_t)images * each * (uint64_t)*sets > budget) ||
+            (device->max_alloc > 0 && (uint64_t)images * largest > device->max_alloc)))
+        images--;
+    *chunk = images;
+    return PV_OK;
+}
 
-/* The batch's bookkeeping: images to detect again (a list was short). */
-typedef struct batch_run {
+/* One chunk in flight: its images, its set of batch buffers, and where
+ * its collection stands. */
+typedef struct chunk_work {
+    cl_sift_plan *set;
     const pv_image *images;
     pv_sift_raw *raws;
-    int count;
-    char *redo;
-} batch_run;
+    int n;
+    cl_event counted;      /* its totals are in the set's stage */
+    cl_event downloaded;   /* its results are in the set's stage (when pending) */
+    int pending;
+    cl_uint counts[2 * MAX_BATCH_CHUNK];
+    char done[MAX_BATCH_CHUNK]; /* the image's lists were long enough */
+    int short_lists;
+} chunk_work;
 
 static pv_status wait_event(pv_context *ctx, cl_event *event)
 {
-    pv_status status = pv_cl_check(ctx, clWaitForEvents(1, event), "clWaitForEvents(sift lane)");
+    pv_status status = pv_cl_check(ctx, clWaitForEvents(1, event), "clWaitForEvents(sift chunk)");
     clReleaseEvent(*event);
     *event = NULL;
     return status;
 }
 
-/* The last download of the lane, out of its stage. */
-static pv_status collect_download(pv_context *ctx, lane_work *work, batch_run *run)
+static void release_events(chunk_work *work)
 {
-    if (work->downloading < 0)
-        return PV_OK;
-    pv_status status = wait_event(ctx, &work->downloaded);
+    if (work->counted)
+        clReleaseEvent(work->counted);
+    if (work->downloaded)
+        clReleaseEvent(work->downloaded);
+    work->counted = work->downloaded = NULL;
+}
+
+/* The chunk's detection and the read of its totals, queued without a
+ * wait (flushed, so that the device starts while the host goes on). */
+static pv_status start_chunk(pv_context *ctx, chunk_work *work)
+{
+    cl_sift_plan *set = work->set;
+    pv_status status = pv_cl_sift_enqueue_detection(ctx, set, work->images, work->n);
+    for (int i = 0; i < work->n && status == PV_OK; i++)
+        pv_cl_sift_prepare_result(ctx, set, &work->raws[i]);
     if (status == PV_OK)
-        pv_cl_sift_download_end(work->lane, &run->raws[work->downloading]);
-    work->downloading = -1;
+        status = pv_cl_read_async(ctx, set->counters, 0, 2 * (size_t)work->n * sizeof(cl_uint),
+                                  set->stage_host);
+    if (status == PV_OK)
+        status = pv_cl_marker(ctx, &work->counted);
+    if (status == PV_OK)
+        status = pv_cl_check(ctx, clFlush(pv_cl_queue(ctx)), "clFlush(sift chunk)");
     return status;
 }
 
-/* The totals of the lane's detection: its download enqueued, or the image
- * marked to be detected again when a list was short. */
-static pv_status settle_detection(pv_context *ctx, lane_work *work, batch_run *run)
+/* The chunk's totals: which images' lists were long enough, and the
+ * reads of their results queued. */
+static pv_status settle_chunk(pv_context *ctx, chunk_work *work)
 {
-    if (work->detecting < 0)
-        return PV_OK;
-    const int image = work->detecting;
-    work->detecting = -1;
-    pv_status status = wait_event(ctx, &work->detected);
+    cl_sift_plan *set = work->set;
+    pv_status status = wait_event(ctx, &work->counted);
     if (status != PV_OK)
         return status;
-    cl_sift_plan *lane = work->lane;
-    cl_uint counts[2];
-    memcpy(counts, lane->stage_host, sizeof counts);
-    if (counts[0] > lane->candidate_capacity || counts[1] > lane->keypoint_capacity) {
-        run->redo[image] = 1;
-        return PV_OK;
+    memcpy(work->counts, set->stage_host, 2 * (size_t)work->n * sizeof(cl_uint));
+    cl_uint found[MAX_BATCH_CHUNK];
+    for (int i = 0; i < work->n; i++) {
+        found[i] = work->counts[2 * i + 1];
+        work->done[i] = work->counts[2 * i] <= set->candidate_capacity &&
+                        found[i] <= set->keypoint_capacity;
+        work->short_lists |= !work->done[i];
+        if (work->done[i] && found[i] > set->last_count)
+            set->last_count = found[i];
     }
-    lane->last_count = counts[1];
-    int pending = 0;
-    status = pv_cl_sift_download_begin(ctx, lane, counts[1], &run->raws[image], &pending);
-    if (status == PV_OK && pending)
+    status = pv_cl_sift_download_chunk_begin(ctx, set, work->n, found, work->done, work->raws,
+                                             &work->pending);
+    if (status == PV_OK && work->pending)
         status = pv_cl_marker(ctx, &work->downloaded);
-    if (status == PV_OK && pending)
-        work->downloading = image;
+    if (status == PV_OK)
+        status = pv_cl_check(ctx, clFlush(pv_cl_queue(ctx)), "clFlush(sift chunk)");
     return status;
 }
 
-/* Image `image` into the lane: upload, detection, totals into the stage.
- * The upload does not move the stage (which may be receiving the last
- * image's result): the lane was made with room for its counts and input,
- * and only a result's download grows it, when nothing is in flight into
- * it. */
-static pv_status start_detection(pv_context *ctx, lane_work *work, batch_run *run, int image)
+/* The chunk's results out of the stage; its short images detected again
+ * one by one on the plan's buffers (which waits for the whole queue). */
+static pv_status collect_chunk(pv_context *ctx, cl_sift_plan *plan, chunk_work *work)
 {
-    cl_sift_plan *lane = work->lane;
-    pv_status status = pv_cl_sift_enqueue_detection(ctx, lane, &run->images[image]);
-    if (status == PV_OK)
-        status = pv_cl_read_async(ctx, lane->counters, 0, 2 * sizeof(cl_uint), lane->stage_host);
-    if (status == PV_OK)
-        status = pv_cl_marker(ctx, &work->detected);
-    if (status == PV_OK)
-        work->detecting = image;
-    return status;
-}
-
-/* One step on a lane, on its own queue: its last download collected (the
- * new one reuses the stage), its last detection settled, then `image`
- * (or nothing, < 0) started. */
-static pv_status lane_step(pv_context *ctx, lane_work *work, batch_run *run, int image)
-{
-    cl_command_queue previous = pv_cl_use_queue(ctx, work->lane->queue);
-    pv_status status = collect_download(ctx, work, run);
-    if (status == PV_OK)
-        status = settle_detection(ctx, work, run);
-    if (status == PV_OK && image >= 0)
-        status = start_detection(ctx, work, run, image);
-    /* Drivers may hold enqueued commands on the host until a flush or a
-     * wait: without this, a lane would start only when the host waits for
-     * it a lap later. */
-    if (status == PV_OK)
-        status = pv_cl_check(ctx, clFlush(work->lane->queue), "clFlush(sift lane)");
-    pv_cl_use_queue(ctx, previous);
+    pv_status status = work->pending ? wait_event(ctx, &work->downloaded) : PV_OK;
+    if (status == PV_OK && work->pending)
+        pv_cl_sift_download_chunk_end(work->set, work->n, work->done, work->raws);
+    for (int i = 0; i < work->n && status == PV_OK; i++)
+        if (!work->done[i])
+            status = pv_cl_sift_detect_on_device(ctx, plan, &work->images[i], &work->raws[i]);
     pv_cl_account_completed(ctx);
     return status;
 }
 
-/* After a failure: every lane's commands finished, its events released. */
-static void abandon_lanes(lane_work *works, int lanes)
+/* The chunk's set's lists grown to hold what its short images found (a
+ * quarter more, as a single detection grows), while nothing is queued on
+ * that set.  (The other set may hold a chunk whose results are still to
+ * be read: it grows when one of its own chunks finds its lists short, or
+ * at the next batch to the plan's lengths.) */
+static pv_status grow_set(pv_context *ctx, const chunk_work *work)
 {
-    for (int l = 0; l < lanes; l++) {
-        clFinish(works[l].lane->queue);
-        if (works[l].detected)
-            clReleaseEvent(works[l].detected);
-        if (works[l].downloaded)
-            clReleaseEvent(works[l].downloaded);
-        works[l].detected = works[l].downloaded = NULL;
+    size_t candidates = 0, keypoints = 0;
+    cl_sift_plan *set = work->set;
+    for (int i = 0; i < work->n; i++) {
+        const cl_uint c = work->counts[2 * i], k = work->counts[2 * i + 1];
+        /* Keypoints of candidates that did not fit were not counted:
+         * scaled by the share that was seen. */
+        double seen = k;
+        if (c > set->candidate_capacity)
+            seen *= (double)c / set->candidate_capacity;
+        if (c > set->candidate_capacity && (size_t)c + c / 4 > candidates)
+            candidates = (size_t)c + c / 4;
+        if (seen > set->keypoint_capacity && (size_t)(seen * 1.25) + 1 > keypoints)
+            keypoints = (size_t)(seen * 1.25) + 1;
     }
+    return pv_cl_sift_grow_to(ctx, set, candidates, keypoints);
 }
 
-/* The pipeline: image i on lane i % lanes, the host a lap ahead. */
-static pv_status run_pipeline(pv_context *ctx, cl_sift_plan *plan, int lanes, batch_run *run)
+/* The batch's chunks of `chunk` images, on the plan's sets in turn. */
+static pv_status run_chunks(pv_context *ctx, cl_sift_plan *plan, const pv_image *images,
+                            int count, pv_sift_raw *raws, int chunk)
 {
-    lane_work works[MAX_BATCH_LANES];
-    for (int l = 0; l < lanes; l++)
-        works[l] = (lane_work){&plan->lanes[l], -1, NULL, -1, NULL};
+    const int chunks = (count + chunk - 1) / chunk;
+    chunk_work *works = calloc((size_t)chunks, sizeof *works);
+    if (!works)
+        return pv_fail(ctx, PV_ERR_NOMEM, "sift_detect_batch: out of memory");
+    for (int k = 0; k < chunks; k++) {
+        works[k].set = &plan->batch[k % plan->batch_sets];
+        works[k].images = images + (size_t)k * (size_t)chunk;
+        works[k].raws = raws + (size_t)k * (size_t)chunk;
+        works[k].n = count - k * chunk < chunk ? count - k * chunk : chunk;
+    }
+    const int ahead = plan->batch_sets; /* chunks queued before the first is collected */
     pv_status status = PV_OK;
-    for (int i = 0; i < run->count && status == PV_OK; i++)
-        status = lane_step(ctx, &works[i % lanes], run, i);
-    /* The last lap, from the lane that started first: every lane's last
-     * download enqueued, then every one collected. */
-    for (int k = 0; k < lanes && status == PV_OK; k++)
-        status = lane_step(ctx, &works[(run->count + k) % lanes], run, -1);
-    for (int l = 0; l < lanes && status == PV_OK; l++)
-        status = collect_download(ctx, &works[l], run);
+    for (int k = 0; k < ahead && k < chunks && status == PV_OK; k++)
+        status = start_chunk(ctx, &works[k]);
+    for (int k = 0; k < chunks && status == PV_OK; k++) {
+        status = settle_chunk(ctx, &works[k]);
+        const int next = k + ahead;
+        /* The next chunk on this set, queued behind this one's result
+         * reads, unless the lists must grow first. */
+        if (status == PV_OK && next < chunks && !works[k].short_lists)
+            status = start_chunk(ctx, &works[next]);
+        if (status == PV_OK)
+            status = collect_chunk(ctx, plan, &works[k]);
+        if (status == PV_OK && works[k].short_lists)
+            status = grow_set(ctx, &works[k]);
+        if (status == PV_OK && next < chunks && works[k].short_lists)
+            status = start_chunk(ctx, &works[next]);
+    }
     if (status != PV_OK)
-        abandon_lanes(works, lanes);
+        clFinish(pv_cl_queue(ctx));
+    for (int k = 0; k < chunks; k++)
+        release_events(&works[k]);
+    free(works);
     return status;
-}
-
-/* Images whose lists were short, again on their lane as a single call
- * does (growing the lane's lists until they fit). */
-static pv_status redo_short(pv_context *ctx, cl_sift_plan *plan, int lanes, batch_run *run)
-{
-    pv_status status = PV_OK;
-    for (int i = 0; i < run->count && status == PV_OK; i++) {
-        if (!run->redo[i])
-            continue;
-        cl_sift_plan *lane = &plan->lanes[i % lanes];
-        cl_command_queue previous = pv_cl_use_queue(ctx, lane->queue);
-        status = pv_cl_sift_detect_on_device(ctx, lane, &run->images[i], &run->raws[i]);
-        pv_cl_use_queue(ctx, previous);
-    }
-    return status;
-}
-
-/* Lanes for this batch: SIFT_BATCH_LANES (within 1..MAX_BATCH_LANES),
- * fewer for a short batch or when their buffers would take too much of
- * the device's memory. */
-static int lanes_for(pv_context *ctx, const cl_sift_plan *plan, int count)
-{
-    int lanes = pv_cl_sift_param(ctx, "SIFT_BATCH_LANES");
-    lanes = lanes < 1 ? 1 : lanes > MAX_BATCH_LANES ? MAX_BATCH_LANES : lanes;
-    lanes = count < lanes ? count : lanes;
-    const uint64_t budget = pv_cl_device_info(ctx)->global_memory / LANE_MEMORY_SHARE;
-    const uint64_t each = pv_cl_sift_lane_bytes(plan);
-    while (lanes > 1 && budget > 0 && (uint64_t)lanes * each > budget)
-        lanes--;
-    return lanes;
 }
 
 static pv_status detect_one_by_one(pv_context *ctx, cl_sift_plan *plan, const pv_image *images,
@@ -205,22 +223,15 @@ pv_status pv_cl_sift_detect_batch(pv_context *ctx, void *opaque, const pv_image 
                                   int count, pv_sift_raw *raws)
 {
     cl_sift_plan *plan = opaque;
+    int chunk = 1, sets = 1;
     pv_status status = pv_cl_sift_initial_capacities(ctx, plan);
-    const int lanes = status == PV_OK ? lanes_for(ctx, plan, count) : 1;
-    if (status != PV_OK || lanes < 2)
-        return pv_cl_sift_finish(ctx, status == PV_OK ? detect_one_by_one(ctx, plan, images,
-                                                                         count, raws)
-                                                      : status);
-    status = pv_cl_sift_ensure_lanes(ctx, plan, lanes);
     if (status == PV_OK)
-        status = pv_cl_sift_match_capacities(ctx, plan);
-    batch_run run = {images, raws, count, calloc((size_t)count, 1)};
-    if (status == PV_OK && !run.redo)
-        status = pv_fail(ctx, PV_ERR_NOMEM, "sift_detect_batch: out of memory");
-    if (status == PV_OK)
-        status = run_pipeline(ctx, plan, lanes, &run);
-    if (status == PV_OK)
-        status = redo_short(ctx, plan, lanes, &run);
-    free(run.redo);
+        status = chunk_for(ctx, plan, count, &chunk, &sets);
+    if (status == PV_OK && chunk < 2)
+        status = detect_one_by_one(ctx, plan, images, count, raws);
+    else if (status == PV_OK)
+        status = pv_cl_sift_ensure_batch(ctx, plan, chunk, sets);
+    if (status == PV_OK && chunk >= 2)
+        status = run_chunks(ctx, plan, images, count, raws, chunk);
     return pv_cl_sift_finish(ctx, status);
 }

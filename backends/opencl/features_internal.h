@@ -1,7 +1,7 @@
 /* Internal to the OpenCL SIFT host code (features_plan.c: the plan and its
- * batch lanes; features.c: scale space and detection; features_result.c:
- * the result's download; features_batch.c: the pipelined batch;
- * features_match.c: matching). */
+ * batch buffers; features.c: scale space and detection; features_result.c:
+ * the result's download; features_batch.c: batches in chunks of images
+ * side by side; features_match.c: matching). */
 #ifndef PV_CL_FEATURES_INTERNAL_H
 #define PV_CL_FEATURES_INTERNAL_H
 
@@ -41,8 +41,13 @@ typedef struct launch_shape {
     int ori_wg, ori_groups;
 } launch_shape;
 
+/* A plan holds one image's buffers (images == 1); its batch buffers are a
+ * second cl_sift_plan with room for `images` images side by side, each
+ * buffer `images` times as long, image i's part at i times the per-image
+ * stride.  Both run the same kernels. */
 typedef struct cl_sift_plan {
     pv_sift_geometry g;
+    int images;                /* images side by side in every buffer */
     launch_shape shape;
     cl_kernel kernels[K_COUNT];
     int max_radius;            /* over the levels */
@@ -58,47 +63,42 @@ typedef struct cl_sift_plan {
     cl_mem base;               /* the first octave's base level */
     cl_mem rows;               /* row-pass results, levels + 2 planes */
     cl_mem gauss, dog;         /* pyramids */
+    size_t gauss_floats, dog_floats; /* one image's pyramid sizes */
     cl_mem grad;               /* gradient (modulus, angle) of every gauss sample */
-    cl_mem counters;           /* [0] candidates, [1] keypoints (totals of the scans) */
+    cl_mem counters;           /* per image: [0] candidates, [1] keypoints (totals of the scans) */
     /* Candidates, in key order, and per candidate its keypoints. */
     cl_mem candidates, cand_geom, cand_scale, cand_angles, cand_count, block_sums;
-    cl_uint candidate_capacity;
+    cl_uint candidate_capacity; /* per image */
     /* Keypoints, in key order: records (pv_sift_keypoint), keys, geometry
      * in octave pixels for the descriptors, descriptors. */
     cl_mem records, kp_key, kp_geom, descriptors;
-    cl_uint keypoint_capacity;
+    cl_uint keypoint_capacity;  /* per image */
     cl_uint last_count;        /* keypoints of the previous call */
     /* Pinned, mapped host memory that small inputs and results pass
      * through (see "pinned stage"). */
     cl_mem stage;
     void *stage_host;
     size_t stage_bytes;
-    /* Where in the stage the input and the result go: both 0 for a plan;
-     * a batch lane keeps its counts first, then its input, then its
-     * result, so that the next image's input can go up while the last
-     * one's result comes down. */
-    size_t input_at, result_at;
-    /* A batch lane: its own in-order queue (NULL: the context's queue).
-     * A plan: its lanes, made by the first batch that uses them. */
-    cl_command_queue queue;
-    struct cl_sift_plan *lanes;
-    int lane_count;
+    /* Where in the stage the inputs (at most input_room bytes; larger
+     * ones are written directly) and the results go: 0 and 0 for a plan;
+     * a batch set keeps its counts first, then its inputs, then its
+     * results, so that the next chunk's inputs can be packed while the
+     * last one's results come down. */
+    size_t input_at, input_room, result_at;
+    /* A plan: its sets of batch buffers, made by the first batch of more
+     * than one image (NULL, 0 until then). */
+    struct cl_sift_plan *batch;
+    int batch_sets;
 } cl_sift_plan;
 
-/* The lanes of a pipelined batch (launch parameter SIFT_BATCH_LANES, at
- * most MAX_BATCH_LANES; 1, the default, is a loop of single detections in
- * one call): two images in flight were meant to hide one image's host work
- * and waits behind the other's kernels, a third to let the small kernels
- * of a third image fill the device's gaps.  On the H100 the host's
- * launches bound the rate and the lanes' extra flushes and queue switches
- * made VGA batches slower (docs/sift.md), so the pipeline is opt-in.
- * Fewer lanes when their buffers would take more than 1/LANE_MEMORY_SHARE
- * of the device's memory. */
-#define MAX_BATCH_LANES 8
-#define LANE_MEMORY_SHARE 4
-/* The lane stage's counts region (two totals, padded). */
-#define LANE_COUNTS_BYTES ((size_t)64)
-
+/* Batches (features_batch.c): chunks of SIFT_BATCH_CHUNK images (1 ..
+ * MAX_BATCH_CHUNK) side by side, on two sets of batch buffers in turn when
+ * there is more than one chunk (the next chunk's work is queued while the
+ * host collects the last one's results); fewer images per chunk when the
+ * sets would take more than 1/BATCH_MEMORY_SHARE of the device's memory. */
+#define MAX_BATCH_CHUNK 64
+#define MAX_BATCH_SETS 2
+#define BATCH_MEMORY_SHARE 4
 typedef struct kernel_arg {
     size_t size;
     const void *value; /* NULL with a size: a __local buffer */
@@ -110,6 +110,9 @@ typedef struct kernel_arg {
  * Up to STAGE_MAX bytes; larger transfers go through pv_cl_write/read,
  * whose pinned chunks overlap the DMA with the host copies. */
 #define STAGE_MAX ((size_t)16 << 20)
+/* A batch chunk's inputs and results pass through its own stage up to
+ * this size (several images at once). */
+#define BATCH_STAGE_MAX ((size_t)64 << 20)
 #define RESULT_BYTES (sizeof(pv_sift_keypoint) + sizeof(uint64_t) + DESC_SIZE * sizeof(float))
 
 static inline size_t round_up_div(size_t n, size_t d)
@@ -122,8 +125,6 @@ static inline size_t plane_of(const pv_sift_geometry *g, int o)
     return (size_t)g->octave_width[o] * (size_t)g->octave_height[o];
 }
 
-/* Offsets of every octave in the pyramids (totals in floats) and the first
- * extrema row group of each octave. */
 /* features_plan.c: the table's create and destroy entries, and the growth
  * of the candidate and keypoint lists. */
 pv_status pv_cl_sift_create(pv_context *ctx, const pv_sift_geometry *geometry, void **out);
@@ -131,12 +132,19 @@ void pv_cl_sift_destroy(pv_context *ctx, void *opaque);
 pv_status pv_cl_sift_initial_capacities(pv_context *ctx, cl_sift_plan *plan);
 pv_status pv_cl_sift_grow_candidates(pv_context *ctx, cl_sift_plan *plan, size_t needed);
 pv_status pv_cl_sift_grow_keypoints(pv_context *ctx, cl_sift_plan *plan, size_t needed);
-/* At least `lanes` batch lanes on the plan (with its capacities). */
-pv_status pv_cl_sift_ensure_lanes(pv_context *ctx, cl_sift_plan *plan, int lanes);
-/* The device bytes one lane takes (its scale space, lists and stage). */
-size_t pv_cl_sift_lane_bytes(const cl_sift_plan *plan);
-/* Every lane's (and the plan's) lists at least as long as the longest. */
-pv_status pv_cl_sift_match_capacities(pv_context *ctx, cl_sift_plan *plan);
+/* At least `sets` sets of batch buffers on the plan with room for at
+ * least `images` images each (made again when fewer or smaller), their
+ * lists at least as long as the plan's. */
+pv_status pv_cl_sift_ensure_batch(pv_context *ctx, cl_sift_plan *plan, int images, int sets);
+/* The device bytes one image's slot of batch buffers takes, and the
+ * longest of its buffers (for the allocation limit). */
+void pv_cl_sift_slot_bytes(const cl_sift_plan *plan, size_t *total, size_t *largest);
+/* Lists of at least the given lengths (per image). */
+pv_status pv_cl_sift_grow_to(pv_context *ctx, cl_sift_plan *plan, size_t candidates,
+                             size_t keypoints);
+/* The stage's size limit: STAGE_MAX for a plan, BATCH_STAGE_MAX for
+ * batch buffers. */
+size_t pv_cl_sift_stage_limit(const cl_sift_plan *plan);
 
 /* The features tuning parameter `name` of the context's device. */
 int pv_cl_sift_param(pv_context *ctx, const char *name);
@@ -151,25 +159,32 @@ pv_status pv_cl_sift_finish(pv_context *ctx, pv_status status);
 /* The plan's stage with room for `bytes`. */
 pv_status pv_cl_sift_ensure_stage(pv_context *ctx, cl_sift_plan *plan, size_t bytes);
 
-/* features.c: every stage of one detection, enqueued without a wait; and
- * a whole detection (growing the lists and running again when short),
- * its result downloaded, on the current queue. */
+/* features.c: every stage of the detection of images[0 .. count) (count
+ * <= plan->images) side by side, enqueued without a wait; and a whole
+ * single detection (growing the lists and running again when short), its
+ * result downloaded. */
 pv_status pv_cl_sift_enqueue_detection(pv_context *ctx, cl_sift_plan *plan,
-                                       const pv_image *image);
+                                       const pv_image *images, int count);
 pv_status pv_cl_sift_detect_on_device(pv_context *ctx, cl_sift_plan *plan, const pv_image *image,
                                       pv_sift_raw *raw);
 
-/* features_result.c: the `count` keypoints of the finished detection into
- * the storage lent in raw (grown when short); and, while the device works,
- * storage for about the previous call's count with its pages touched. */
-pv_status pv_cl_sift_download(pv_context *ctx, cl_sift_plan *plan, cl_uint count, pv_sift_raw *raw);
-/* The download in two steps, for the batch: begin reserves raw and, when
- * the result fits the stage, only enqueues its DMA (*pending = 1: call
- * pv_cl_sift_download_end once the queue has finished it, before the stage
- * is used again); a larger result is read at once (*pending = 0). */
-pv_status pv_cl_sift_download_begin(pv_context *ctx, cl_sift_plan *plan, cl_uint count,
-                                    pv_sift_raw *raw, int *pending);
-void pv_cl_sift_download_end(const cl_sift_plan *plan, pv_sift_raw *raw);
+/* features_result.c: the `count` keypoints of image `image`'s finished
+ * detection into the storage lent in raw (grown when short); and, while
+ * the device works, storage for about the previous call's count with its
+ * pages touched. */
+pv_status pv_cl_sift_download(pv_context *ctx, cl_sift_plan *plan, int image, cl_uint count,
+                              pv_sift_raw *raw);
+/* The results of a finished batch chunk in two steps: begin reserves
+ * raws[i] for counts[i] keypoints for every i < n with done[i] set and,
+ * when they fit the stage, only enqueues one rectangular read per array
+ * into it (*pending = 1: call pv_cl_sift_download_chunk_end once the
+ * queue has done them, before the stage's results are used again); else
+ * it downloads image by image at once (*pending = 0). */
+pv_status pv_cl_sift_download_chunk_begin(pv_context *ctx, cl_sift_plan *plan, int n,
+                                          const cl_uint *counts, const char *done,
+                                          pv_sift_raw *raws, int *pending);
+void pv_cl_sift_download_chunk_end(const cl_sift_plan *plan, int n, const char *done,
+                                   pv_sift_raw *raws);
 void pv_cl_sift_prepare_result(pv_context *ctx, const cl_sift_plan *plan, pv_sift_raw *raw);
 
 /* features_batch.c: the table's detect_batch entry. */

@@ -1,8 +1,10 @@
 /* OpenCL SIFT: the plan.  Its program (the blur radii and tap offsets are
  * constants of it), kernels and launch shape, looked up once; the scale
  * space buffers with per-octave offsets; the candidate and keypoint lists,
- * grown geometrically when a detection finds them short; and the pinned
- * host stage that small inputs and results pass through. */
+ * grown geometrically when a detection finds them short; the pinned host
+ * stage that small inputs and results pass through; and, made by the
+ * first batch, the same buffers again with room for a chunk of images side
+ * by side. */
 #include "features_internal.h"
 
 #include <stdio.h>
@@ -81,11 +83,10 @@ static void release_stage(pv_context *ctx, cl_sift_plan *plan)
     plan->stage_bytes = 0;
 }
 
-/* Everything a plan or a lane holds (a lane's tables are references to
- * its plan's, retained). */
+/* Everything a plan or its batch buffers hold (the batch's tables are
+ * references to its plan's, retained). */
 static void release_plan_objects(pv_context *ctx, cl_sift_plan *plan)
 {
-    pv_cl_queue_release(&plan->queue); /* a lane's: its commands end first */
     release_stage(ctx, plan);
     cl_mem *buffers[] = {&plan->weights,
                          &plan->octave_table, &plan->row_table, &plan->row_counts,
@@ -99,19 +100,29 @@ static void release_plan_objects(pv_context *ctx, cl_sift_plan *plan)
     release_keypoint_buffers(plan);
 }
 
+static void release_batch(pv_context *ctx, cl_sift_plan *plan)
+{
+    for (int i = 0; i < plan->batch_sets; i++)
+        release_plan_objects(ctx, &plan->batch[i]);
+    free(plan->batch);
+    plan->batch = NULL;
+    plan->batch_sets = 0;
+}
+
 void pv_cl_sift_destroy(pv_context *ctx, void *opaque)
 {
     cl_sift_plan *plan = opaque;
     if (!plan)
         return;
-    for (int i = 0; i < plan->lane_count; i++)
-        release_plan_objects(ctx, &plan->lanes[i]);
-    free(plan->lanes);
+    release_batch(ctx, plan);
     release_plan_objects(ctx, plan);
     free(plan);
 }
 
-static void layout_octaves(cl_sift_plan *plan, size_t *dog_total, size_t *gauss_total)
+/* Octave offsets within one image's pyramids (their sizes in floats into
+ * plan->dog_floats, gauss_floats) and the first extrema row group of each
+ * octave. */
+static void layout_octaves(cl_sift_plan *plan)
 {
     const pv_sift_geometry *g = &plan->g;
     const int levels = g->params.levels;
@@ -125,8 +136,8 @@ static void layout_octaves(cl_sift_plan *plan, size_t *dog_total, size_t *gauss_
         rows += (cl_uint)(levels * g->octave_height[o]);
     }
     plan->row_start[g->octaves] = rows;
-    *dog_total = dog;
-    *gauss_total = gauss;
+    plan->dog_floats = dog;
+    plan->gauss_floats = gauss;
 }
 
 /* Weights come from the caller's geometry: the plan keeps none on the host. */
@@ -155,10 +166,14 @@ static pv_status upload_tables(pv_context *ctx, cl_sift_plan *plan, const pv_sif
     return status;
 }
 
-static pv_status bytes_of(pv_context *ctx, size_t floats, size_t *bytes)
+/* The bytes of `per_image` elements of `size` bytes for each of the
+ * plan's images. */
+static pv_status bytes_of(pv_context *ctx, const cl_sift_plan *plan, size_t per_image,
+                         size_t size, size_t *bytes)
 {
-    if (!pv_size_mul(floats, sizeof(float), bytes))
-        return pv_fail(ctx, PV_ERR_NOMEM, "sift_plan_create: the scale space size overflows");
+    size_t each;
+    if (!pv_size_mul(per_image, size, &each) || !pv_size_mul(each, (size_t)plan->images, bytes))
+        return pv_fail(ctx, PV_ERR_NOMEM, "sift: the scale space size overflows");
     return PV_OK;
 }
 
@@ -175,41 +190,47 @@ static pv_status alloc_masks(pv_context *ctx, cl_sift_plan *plan)
     plan->mask_pitch = (cl_uint)(round_up_div((size_t)plan->g.octave_width[0], span) *
                                  (size_t)s->ext_wg);
     size_t masks, bytes;
-    if (!pv_size_mul(plan->mask_pitch, plan->row_start[plan->g.octaves], &masks) ||
-        !pv_size_mul(masks, sizeof(cl_uint), &bytes))
+    if (!pv_size_mul(plan->mask_pitch, plan->row_start[plan->g.octaves], &masks))
         return pv_fail(ctx, PV_ERR_NOMEM, "sift_plan_create: the extrema masks overflow");
-    return pv_cl_buffer(ctx, CL_MEM_READ_WRITE, bytes, &plan->ext_masks);
+    pv_status status = bytes_of(ctx, plan, masks, sizeof(cl_uint), &bytes);
+    return status == PV_OK ? pv_cl_buffer(ctx, CL_MEM_READ_WRITE, bytes, &plan->ext_masks)
+                           : status;
 }
 
+/* One buffer of per_image elements of `size` bytes per image. */
+static pv_status alloc_per_image(pv_context *ctx, const cl_sift_plan *plan, cl_mem_flags flags,
+                                 size_t per_image, size_t size, cl_mem *buffer)
+{
+    size_t bytes;
+    pv_status status = bytes_of(ctx, plan, per_image, size, &bytes);
+    return status == PV_OK ? pv_cl_buffer(ctx, flags, bytes, buffer) : status;
+}
+
+/* The scale space and extrema bookkeeping of plan->images images. */
 static pv_status alloc_pyramids(pv_context *ctx, cl_sift_plan *plan)
 {
     const pv_sift_geometry *g = &plan->g;
-    size_t dog_floats, gauss_floats, plane0 = plane_of(g, 0), bytes;
-    layout_octaves(plan, &dog_floats, &gauss_floats);
-    pv_status status = bytes_of(ctx, plane0 * (size_t)(g->params.levels + 2), &bytes);
+    const size_t plane0 = plane_of(g, 0), f = sizeof(float);
+    const cl_mem_flags rw = CL_MEM_READ_WRITE;
+    layout_octaves(plan);
+    pv_status status =
+        alloc_per_image(ctx, plan, rw, plane0 * (size_t)(g->params.levels + 2), f, &plan->rows);
     if (status == PV_OK)
-        status = pv_cl_buffer(ctx, CL_MEM_READ_WRITE, bytes, &plan->rows);
+        status = alloc_per_image(ctx, plan, rw, plane0, f, &plan->base);
+    if (status == PV_OK) /* room for f32 input, the widest that goes up as it is */
+        status = alloc_per_image(ctx, plan, CL_MEM_READ_ONLY,
+                                 (size_t)g->width * (size_t)g->height, f, &plan->input);
     if (status == PV_OK)
-        status = pv_cl_buffer(ctx, CL_MEM_READ_WRITE, plane0 * sizeof(float), &plan->base);
+        status = alloc_per_image(ctx, plan, rw, plan->dog_floats, f, &plan->dog);
     if (status == PV_OK)
-        status = pv_cl_buffer(ctx, CL_MEM_READ_ONLY,
-                              (size_t)g->width * (size_t)g->height * sizeof(float), &plan->input);
+        status = alloc_per_image(ctx, plan, rw, plan->gauss_floats, f, &plan->gauss);
     if (status == PV_OK)
-        status = bytes_of(ctx, dog_floats, &bytes);
+        status = alloc_per_image(ctx, plan, rw, plan->gauss_floats, 2 * f, &plan->grad);
     if (status == PV_OK)
-        status = pv_cl_buffer(ctx, CL_MEM_READ_WRITE, bytes, &plan->dog);
+        status = alloc_per_image(ctx, plan, rw, 2, sizeof(cl_uint), &plan->counters);
     if (status == PV_OK)
-        status = bytes_of(ctx, gauss_floats, &bytes);
-    if (status == PV_OK)
-        status = pv_cl_buffer(ctx, CL_MEM_READ_WRITE, bytes, &plan->gauss);
-    if (status == PV_OK)
-        status = pv_cl_buffer(ctx, CL_MEM_READ_WRITE, 2 * bytes, &plan->grad);
-    if (status == PV_OK)
-        status = pv_cl_buffer(ctx, CL_MEM_READ_WRITE, 2 * sizeof(cl_uint), &plan->counters);
-    if (status == PV_OK)
-        status = pv_cl_buffer(ctx, CL_MEM_READ_WRITE,
-                              (size_t)plan->row_start[g->octaves] * sizeof(cl_uint),
-                              &plan->row_counts);
+        status = alloc_per_image(ctx, plan, rw, plan->row_start[g->octaves], sizeof(cl_uint),
+                                 &plan->row_counts);
     if (status == PV_OK)
         status = alloc_masks(ctx, plan);
     return status;
@@ -259,6 +280,8 @@ pv_status pv_cl_sift_create(pv_context *ctx, const pv_sift_geometry *geometry, v
     if (!plan)
         return PV_ERR_NOMEM;
     plan->g = *geometry;
+    plan->images = 1;
+    plan->input_room = STAGE_MAX;
     plan->g.base_weights = plan->g.level_weights = NULL; /* only on the device */
     pv_status status = load_shape_and_kernels(ctx, plan);
     if (status == PV_OK)
@@ -281,8 +304,9 @@ pv_status pv_cl_sift_ensure_stage(pv_context *ctx, cl_sift_plan *plan, size_t by
     if (bytes <= plan->stage_bytes)
         return PV_OK;
     release_stage(ctx, plan);
-    size_t want = (size_t)plan->keypoint_capacity * RESULT_BYTES;
-    want = want < STAGE_MAX ? want : STAGE_MAX;
+    const size_t limit = pv_cl_sift_stage_limit(plan);
+    size_t want = (size_t)plan->keypoint_capacity * (size_t)plan->images * RESULT_BYTES;
+    want = want < limit ? want : limit;
     want = want > bytes ? want : bytes;
     pv_status status = pv_cl_buffer(ctx, CL_MEM_ALLOC_HOST_PTR | CL_MEM_READ_WRITE, want,
                                     &plan->stage);
@@ -305,18 +329,19 @@ pv_status pv_cl_sift_ensure_stage(pv_context *ctx, cl_sift_plan *plan, size_t by
 
 pv_status pv_cl_sift_grow_candidates(pv_context *ctx, cl_sift_plan *plan, size_t needed)
 {
-    if (needed > (size_t)UINT32_MAX / 8)
+    if (needed > (size_t)UINT32_MAX / 8 / (size_t)plan->images)
         return pv_fail(ctx, PV_ERR_NOMEM, "sift_detect: %zu candidates are too many", needed);
     release_candidate_buffers(plan);
     size_t kp_wg = (size_t)plan->shape.kp_wg;
     size_t capacity = round_up_div(needed, kp_wg) * kp_wg;
+    const size_t all = capacity * (size_t)plan->images; /* no overflow: checked above */
     const pv_cl_buffer_spec specs[] = {
-        {&plan->candidates, capacity * sizeof(cl_int4)},
-        {&plan->cand_geom, capacity * sizeof(cl_float4)},
-        {&plan->cand_scale, capacity * sizeof(cl_float)},
-        {&plan->cand_angles, capacity * sizeof(cl_float4)},
-        {&plan->cand_count, capacity * sizeof(cl_uint)},
-        {&plan->block_sums, capacity / kp_wg * sizeof(cl_uint)},
+        {&plan->candidates, all * sizeof(cl_int4)},
+        {&plan->cand_geom, all * sizeof(cl_float4)},
+        {&plan->cand_scale, all * sizeof(cl_float)},
+        {&plan->cand_angles, all * sizeof(cl_float4)},
+        {&plan->cand_count, all * sizeof(cl_uint)},
+        {&plan->block_sums, all / kp_wg * sizeof(cl_uint)},
     };
     pv_status status = pv_cl_buffers(ctx, specs, sizeof specs / sizeof specs[0]);
     if (status == PV_OK)
@@ -326,14 +351,15 @@ pv_status pv_cl_sift_grow_candidates(pv_context *ctx, cl_sift_plan *plan, size_t
 
 pv_status pv_cl_sift_grow_keypoints(pv_context *ctx, cl_sift_plan *plan, size_t needed)
 {
-    if (needed > (size_t)UINT32_MAX / 8)
+    if (needed > (size_t)UINT32_MAX / 8 / (size_t)plan->images)
         return pv_fail(ctx, PV_ERR_NOMEM, "sift_detect: %zu keypoint slots are too many", needed);
     release_keypoint_buffers(plan);
+    const size_t all = needed * (size_t)plan->images; /* no overflow: checked above */
     const pv_cl_buffer_spec specs[] = {
-        {&plan->records, needed * sizeof(pv_sift_keypoint)},
-        {&plan->kp_key, needed * sizeof(cl_ulong)},
-        {&plan->kp_geom, needed * sizeof(cl_float4)},
-        {&plan->descriptors, needed * DESC_SIZE * sizeof(float)},
+        {&plan->records, all * sizeof(pv_sift_keypoint)},
+        {&plan->kp_key, all * sizeof(cl_ulong)},
+        {&plan->kp_geom, all * sizeof(cl_float4)},
+        {&plan->descriptors, all * DESC_SIZE * sizeof(float)},
     };
     pv_status status = pv_cl_buffers(ctx, specs, sizeof specs / sizeof specs[0]);
     if (status == PV_OK)
@@ -357,110 +383,103 @@ pv_status pv_cl_sift_initial_capacities(pv_context *ctx, cl_sift_plan *plan)
 }
 
 
-/* ------------------------------------------------------------ batch lanes */
+/* ---------------------------------------------------------- batch buffers */
 
-/* A lane: the plan's geometry, launch shape, kernels (set and enqueued one
- * launch at a time under the context's lock, so shared) and tables
- * (retained), with a scale space, lists, stage and queue of its own. */
-static pv_status make_lane(pv_context *ctx, const cl_sift_plan *plan, cl_sift_plan *lane)
+size_t pv_cl_sift_stage_limit(const cl_sift_plan *plan)
 {
-    memset(lane, 0, sizeof *lane);
-    lane->g = plan->g;
-    lane->shape = plan->shape;
-    memcpy(lane->kernels, plan->kernels, sizeof lane->kernels);
-    lane->max_radius = plan->max_radius;
-    cl_mem *shared[][2] = {{&lane->weights, (cl_mem *)&plan->weights},
-                           {&lane->octave_table, (cl_mem *)&plan->octave_table},
-                           {&lane->row_table, (cl_mem *)&plan->row_table}};
+    return plan->images > 1 ? BATCH_STAGE_MAX : STAGE_MAX;
+}
+
+pv_status pv_cl_sift_grow_to(pv_context *ctx, cl_sift_plan *plan, size_t candidates,
+                             size_t keypoints)
+{
+    pv_status status = PV_OK;
+    if (plan->candidate_capacity < candidates)
+        status = pv_cl_sift_grow_candidates(ctx, plan, candidates);
+    if (status == PV_OK && plan->keypoint_capacity < keypoints)
+        status = pv_cl_sift_grow_keypoints(ctx, plan, keypoints);
+    return status;
+}
+
+/* Batch buffers for `images` images: the plan's geometry, launch shape,
+ * kernels (set and enqueued one launch at a time on the context's queue,
+ * so shared) and tables (retained), with a scale space, lists and stage
+ * of their own. */
+static pv_status make_batch(pv_context *ctx, const cl_sift_plan *plan, int images,
+                            cl_sift_plan *batch)
+{
+    memset(batch, 0, sizeof *batch);
+    batch->g = plan->g;
+    batch->images = images;
+    batch->shape = plan->shape;
+    memcpy(batch->kernels, plan->kernels, sizeof batch->kernels);
+    batch->max_radius = plan->max_radius;
+    cl_mem *shared[][2] = {{&batch->weights, (cl_mem *)&plan->weights},
+                           {&batch->octave_table, (cl_mem *)&plan->octave_table},
+                           {&batch->row_table, (cl_mem *)&plan->row_table}};
     for (size_t i = 0; i < sizeof shared / sizeof shared[0]; i++) {
         clRetainMemObject(*shared[i][1]);
         *shared[i][0] = *shared[i][1];
     }
-    pv_status status = alloc_pyramids(ctx, lane); /* the plan's layout again */
+    pv_status status = alloc_pyramids(ctx, batch); /* the plan's layout again */
     if (status == PV_OK)
-        status = pv_cl_sift_grow_candidates(ctx, lane, plan->candidate_capacity);
+        status = pv_cl_sift_grow_candidates(ctx, batch, plan->candidate_capacity);
     if (status == PV_OK)
-        status = pv_cl_sift_grow_keypoints(ctx, lane, plan->keypoint_capacity);
+        status = pv_cl_sift_grow_keypoints(ctx, batch, plan->keypoint_capacity);
+    batch->last_count = plan->last_count;
+    /* The stage: the counts, room for the inputs (f32 ones when they fit
+     * BATCH_STAGE_MAX, else u8 ones, else none: they are written
+     * directly), the results; made now so that packing the next inputs
+     * never moves it while results are on their way into it. */
+    const size_t pixels = (size_t)images * (size_t)batch->g.width * (size_t)batch->g.height;
+    const size_t inputs = pixels * sizeof(float) <= BATCH_STAGE_MAX ? pixels * sizeof(float)
+                          : pixels <= BATCH_STAGE_MAX                ? pixels
+                                                                     : 0;
+    batch->input_at = round_up_div(2 * (size_t)images * sizeof(cl_uint), 64) * 64;
+    batch->input_room = round_up_div(inputs, 64) * 64;
+    batch->result_at = batch->input_at + batch->input_room;
     if (status == PV_OK)
-        status = pv_cl_queue_create(ctx, &lane->queue);
-    /* Room for the largest input that goes through a stage (grey, at most
-     * 4 bytes a pixel, at most STAGE_MAX), made now so that no upload
-     * moves the stage while a result is on its way into it. */
-    size_t input = (size_t)lane->g.width * (size_t)lane->g.height * sizeof(float);
-    input = input < STAGE_MAX ? input : STAGE_MAX;
-    lane->input_at = LANE_COUNTS_BYTES;
-    lane->result_at = LANE_COUNTS_BYTES + round_up_div(input, 64) * 64;
-    lane->last_count = plan->last_count;
-    if (status == PV_OK)
-        status = pv_cl_sift_ensure_stage(ctx, lane, lane->result_at);
+        status = pv_cl_sift_ensure_stage(ctx, batch, batch->result_at);
     if (status != PV_OK)
-        release_plan_objects(ctx, lane);
+        release_plan_objects(ctx, batch);
     return status;
 }
 
-pv_status pv_cl_sift_ensure_lanes(pv_context *ctx, cl_sift_plan *plan, int lanes)
+pv_status pv_cl_sift_ensure_batch(pv_context *ctx, cl_sift_plan *plan, int images, int sets)
 {
-    if (plan->lane_count >= lanes)
-        return PV_OK;
-    cl_sift_plan *grown = realloc(plan->lanes, (size_t)lanes * sizeof *grown);
-    if (!grown)
-        return pv_fail(ctx, PV_ERR_NOMEM, "sift_detect_batch: no memory for %d lanes", lanes);
-    plan->lanes = grown;
-    pv_status status = PV_OK;
-    while (plan->lane_count < lanes && status == PV_OK) {
-        status = make_lane(ctx, plan, &plan->lanes[plan->lane_count]);
-        if (status == PV_OK)
-            plan->lane_count++;
+    if (plan->batch && (plan->batch_sets < sets || plan->batch[0].images < images))
+        release_batch(ctx, plan);
+    if (!plan->batch) {
+        plan->batch = calloc((size_t)sets, sizeof *plan->batch);
+        if (!plan->batch)
+            return pv_fail(ctx, PV_ERR_NOMEM, "sift_detect_batch: out of memory");
     }
+    pv_status status = PV_OK;
+    while (plan->batch_sets < sets && status == PV_OK) {
+        status = make_batch(ctx, plan, images, &plan->batch[plan->batch_sets]);
+        if (status == PV_OK)
+            plan->batch_sets++;
+    }
+    if (status != PV_OK && plan->batch_sets == 0)
+        release_batch(ctx, plan);
+    for (int i = 0; i < plan->batch_sets && status == PV_OK; i++)
+        status = pv_cl_sift_grow_to(ctx, &plan->batch[i], plan->candidate_capacity,
+                                    plan->keypoint_capacity);
     return status;
 }
 
-size_t pv_cl_sift_lane_bytes(const cl_sift_plan *plan)
+void pv_cl_sift_slot_bytes(const cl_sift_plan *plan, size_t *total, size_t *largest)
 {
     const pv_sift_geometry *g = &plan->g;
-    size_t dog = 0, gauss = 0;
-    for (int o = 0; o < g->octaves; o++) {
-        dog += plane_of(g, o) * (size_t)(g->params.levels + 2);
-        gauss += plane_of(g, o) * (size_t)g->params.levels;
-    }
-    const size_t planes = plane_of(g, 0) * (size_t)(g->params.levels + 3) +
-                          (size_t)g->width * (size_t)g->height + dog + 3 * gauss;
+    const size_t plane0 = plane_of(g, 0), f = sizeof(float);
+    const size_t grad = plan->gauss_floats * 2 * f;
+    const size_t planes = plane0 * (size_t)(g->params.levels + 3) +
+                          (size_t)g->width * (size_t)g->height + plan->dog_floats +
+                          plan->gauss_floats;
+    const size_t masks = (size_t)plan->mask_pitch * plan->row_start[g->octaves] * sizeof(cl_uint);
     const size_t lists = (size_t)plan->candidate_capacity * 56 +
                          (size_t)plan->keypoint_capacity * (RESULT_BYTES + sizeof(cl_float4));
-    return planes * sizeof(float) + lists + plan->stage_bytes;
-}
-
-static void longest_lists(const cl_sift_plan *plan, cl_uint *candidates, cl_uint *keypoints)
-{
-    *candidates = plan->candidate_capacity;
-    *keypoints = plan->keypoint_capacity;
-    for (int i = 0; i < plan->lane_count; i++) {
-        const cl_sift_plan *lane = &plan->lanes[i];
-        *candidates = lane->candidate_capacity > *candidates ? lane->candidate_capacity
-                                                             : *candidates;
-        *keypoints = lane->keypoint_capacity > *keypoints ? lane->keypoint_capacity : *keypoints;
-    }
-}
-
-/* Lists grow only while no command of the lane is in flight (between
- * batches, or once the lane has drained). */
-static pv_status grow_to(pv_context *ctx, cl_sift_plan *target, cl_uint candidates,
-                         cl_uint keypoints)
-{
-    pv_status status = PV_OK;
-    if (target->candidate_capacity < candidates)
-        status = pv_cl_sift_grow_candidates(ctx, target, candidates);
-    if (status == PV_OK && target->keypoint_capacity < keypoints)
-        status = pv_cl_sift_grow_keypoints(ctx, target, keypoints);
-    return status;
-}
-
-pv_status pv_cl_sift_match_capacities(pv_context *ctx, cl_sift_plan *plan)
-{
-    cl_uint candidates, keypoints;
-    longest_lists(plan, &candidates, &keypoints);
-    pv_status status = grow_to(ctx, plan, candidates, keypoints);
-    for (int i = 0; i < plan->lane_count && status == PV_OK; i++)
-        status = grow_to(ctx, &plan->lanes[i], candidates, keypoints);
-    return status;
+    const size_t descriptors = (size_t)plan->keypoint_capacity * DESC_SIZE * f;
+    *total = planes * f + grad + masks + lists;
+    *largest = grad > descriptors ? grad : descriptors;
 }

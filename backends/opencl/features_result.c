@@ -3,8 +3,10 @@
  * come through the runtime's pinned ring chunk by chunk; the descriptors'
  * u8 form is made on the way.  The arrays are the storage the front end
  * lent (lib/core/ops_features.h), grown through pv_sift_raw_reserve.  A
- * batch lane's result lands in its stage after its counts and input. */
+ * batch chunk's results come down together: one rectangular read per
+ * array, each image's keypoints a row. */
 #include "features_internal.h"
+#include "runtime_state.h" /* pv_cl_track_event: the rectangular reads */
 
 #include <stdlib.h>
 #include <string.h>
@@ -45,19 +47,33 @@ static void store_descriptors(void *user, size_t offset, const void *chunk, size
 /* The three arrays DMA'd into the stage back to back without a wait (one
  * synchronisation later instead of three blocking reads through the
  * driver's pageable path). */
-static pv_status enqueue_staged(pv_context *ctx, cl_sift_plan *plan, cl_uint count)
+static pv_status enqueue_staged(pv_context *ctx, cl_sift_plan *plan, size_t first,
+                                cl_uint count)
 {
     const size_t kp = count * sizeof(pv_sift_keypoint), keys = count * sizeof(uint64_t);
     const size_t desc = (size_t)count * DESC_SIZE * sizeof(float);
     pv_status status = pv_cl_sift_ensure_stage(ctx, plan, plan->result_at + kp + keys + desc);
     char *at = (char *)plan->stage_host + plan->result_at;
     if (status == PV_OK)
-        status = pv_cl_read_async(ctx, plan->records, 0, kp, at);
+        status = pv_cl_read_async(ctx, plan->records, first * sizeof(pv_sift_keypoint), kp, at);
     if (status == PV_OK)
-        status = pv_cl_read_async(ctx, plan->kp_key, 0, keys, at + kp);
+        status = pv_cl_read_async(ctx, plan->kp_key, first * sizeof(uint64_t), keys, at + kp);
     if (status == PV_OK)
-        status = pv_cl_read_async(ctx, plan->descriptors, 0, desc, at + kp + keys);
+        status = pv_cl_read_async(ctx, plan->descriptors, first * DESC_SIZE * sizeof(float),
+                                  desc, at + kp + keys);
     return status;
+}
+
+/* A result out of host memory into raw (reserved for raw->count): its
+ * keypoints, keys and descriptors at the given places. */
+static void copy_out(pv_sift_raw *raw, const char *keypoints, const char *keys,
+                     const char *descriptors)
+{
+    const size_t count = (size_t)raw->count;
+    memcpy(raw->keypoints, keypoints, count * sizeof *raw->keypoints);
+    memcpy(raw->keys, keys, count * sizeof *raw->keys);
+    descriptor_sink sink = {raw->descriptors, raw->descriptors_u8};
+    store_descriptors(&sink, 0, descriptors, count * DESC_SIZE * sizeof(float));
 }
 
 /* The arrived result out of the stage into raw (reserved for raw->count). */
@@ -66,33 +82,31 @@ static void copy_staged(const cl_sift_plan *plan, pv_sift_raw *raw)
     const size_t count = (size_t)raw->count;
     const size_t kp = count * sizeof *raw->keypoints, keys = count * sizeof *raw->keys;
     const char *at = (const char *)plan->stage_host + plan->result_at;
-    memcpy(raw->keypoints, at, kp);
-    memcpy(raw->keys, at + kp, keys);
-    descriptor_sink sink = {raw->descriptors, raw->descriptors_u8};
-    store_descriptors(&sink, 0, at + kp + keys, count * DESC_SIZE * sizeof(float));
+    copy_out(raw, at, at + kp, at + kp + keys);
 }
 
 /* Beyond the plan's stage: the keypoints and keys DMA'd into it without a
  * wait, then the descriptors through the runtime's pinned ring chunk by
  * chunk while the next chunks' DMA runs (the in-order queue has finished
  * the first two when the first chunk arrives). */
-static pv_status read_chunked(pv_context *ctx, cl_sift_plan *plan, cl_uint count,
-                              pv_sift_raw *raw)
+static pv_status read_chunked(pv_context *ctx, cl_sift_plan *plan, size_t first,
+                              cl_uint count, pv_sift_raw *raw)
 {
     const size_t kp = count * sizeof *raw->keypoints, keys = count * sizeof *raw->keys;
+    const size_t kp_at = first * sizeof *raw->keypoints, keys_at = first * sizeof *raw->keys;
     const int via_stage = kp + keys <= STAGE_MAX;
     pv_status status =
         via_stage ? pv_cl_sift_ensure_stage(ctx, plan, plan->result_at + kp + keys) : PV_OK;
     char *at = (char *)plan->stage_host + plan->result_at;
     if (status == PV_OK)
-        status = via_stage ? pv_cl_read_async(ctx, plan->records, 0, kp, at)
-                           : pv_cl_read_staged(ctx, plan->records, 0, kp, raw->keypoints);
+        status = via_stage ? pv_cl_read_async(ctx, plan->records, kp_at, kp, at)
+                           : pv_cl_read_staged(ctx, plan->records, kp_at, kp, raw->keypoints);
     if (status == PV_OK)
-        status = via_stage ? pv_cl_read_async(ctx, plan->kp_key, 0, keys, at + kp)
-                           : pv_cl_read_staged(ctx, plan->kp_key, 0, keys, raw->keys);
+        status = via_stage ? pv_cl_read_async(ctx, plan->kp_key, keys_at, keys, at + kp)
+                           : pv_cl_read_staged(ctx, plan->kp_key, keys_at, keys, raw->keys);
     descriptor_sink sink = {raw->descriptors, raw->descriptors_u8};
     if (status == PV_OK)
-        status = pv_cl_read_chunked(ctx, plan->descriptors, 0,
+        status = pv_cl_read_chunked(ctx, plan->descriptors, first * DESC_SIZE * sizeof(float),
                                     (size_t)count * DESC_SIZE * sizeof(float), store_descriptors,
                                     &sink);
     if (status == PV_OK)
@@ -104,40 +118,122 @@ static pv_status read_chunked(pv_context *ctx, cl_sift_plan *plan, cl_uint count
     return status;
 }
 
-pv_status pv_cl_sift_download_begin(pv_context *ctx, cl_sift_plan *plan, cl_uint count,
-                                    pv_sift_raw *raw, int *pending)
+/* raw reserved for `count` keypoints of a result with u8 descriptors. */
+static pv_status reserve_result(pv_context *ctx, pv_sift_raw *raw, cl_uint count)
 {
-    *pending = 0;
     pv_status status = pv_sift_raw_reserve(ctx, raw, (int)count, 0);
-    if (status != PV_OK)
-        return status;
-    raw->count = (int)count;
-    raw->u8_filled = 1;
-    if (count == 0)
-        return PV_OK;
-    if ((size_t)count * RESULT_BYTES > STAGE_MAX)
-        return read_chunked(ctx, plan, count, raw);
-    status = enqueue_staged(ctx, plan, count);
-    *pending = status == PV_OK;
+    if (status == PV_OK) {
+        raw->count = (int)count;
+        raw->u8_filled = 1;
+    }
     return status;
-}
-
-void pv_cl_sift_download_end(const cl_sift_plan *plan, pv_sift_raw *raw)
-{
-    copy_staged(plan, raw);
 }
 
 /* The result, already in key order and in the caller's layout, into the
  * storage the front end lent (grown when it has no room). */
-pv_status pv_cl_sift_download(pv_context *ctx, cl_sift_plan *plan, cl_uint count, pv_sift_raw *raw)
+pv_status pv_cl_sift_download(pv_context *ctx, cl_sift_plan *plan, int image, cl_uint count,
+                              pv_sift_raw *raw)
 {
-    int pending = 0;
-    pv_status status = pv_cl_sift_download_begin(ctx, plan, count, raw, &pending);
-    if (status == PV_OK && pending)
+    pv_status status = reserve_result(ctx, raw, count);
+    if (status != PV_OK || count == 0)
+        return status;
+    const size_t first = (size_t)image * plan->keypoint_capacity;
+    if ((size_t)count * RESULT_BYTES > pv_cl_sift_stage_limit(plan))
+        return read_chunked(ctx, plan, first, count, raw);
+    status = enqueue_staged(ctx, plan, first, count);
+    if (status == PV_OK)
         status = pv_cl_finish(ctx);
-    if (status == PV_OK && pending)
-        pv_cl_sift_download_end(plan, raw);
+    if (status == PV_OK)
+        copy_staged(plan, raw);
     return status;
+}
+
+/* Rows of `row` bytes, one per image (pitch apart on the device, from
+ * image 0), read densely into host without a wait. */
+static pv_status read_rows_async(pv_context *ctx, cl_mem buffer, size_t row, size_t pitch,
+                                 int images, void *host)
+{
+    const size_t origin[3] = {0, 0, 0}, region[3] = {row, (size_t)images, 1};
+    cl_event event;
+    cl_int err = pv_cl_fault(ctx, PV_CL_FAULT_ENQUEUE);
+    if (err == CL_SUCCESS)
+        err = clEnqueueReadBufferRect(pv_cl_queue(ctx), buffer, CL_FALSE, origin, origin, region,
+                                      pitch, 0, row, 0, host, 0, NULL, &event);
+    pv_status status = pv_cl_check(ctx, err, "clEnqueueReadBufferRect(sift results)");
+    return status == PV_OK ? pv_cl_track_event(ctx, event, EVENT_DOWNLOAD) : status;
+}
+
+/* Where image i's arrays lie in the stage after a chunk's reads: each
+ * array's rows (one per image, `longest` keypoints long) back to back. */
+typedef struct chunk_layout {
+    size_t kp, keys, desc; /* bytes of one image's row of each array */
+    char *kp_at, *keys_at, *desc_at;
+} chunk_layout;
+
+static chunk_layout layout_of(const cl_sift_plan *plan, int n, cl_uint longest)
+{
+    chunk_layout l;
+    l.kp = longest * sizeof(pv_sift_keypoint);
+    l.keys = longest * sizeof(uint64_t);
+    l.desc = (size_t)longest * DESC_SIZE * sizeof(float);
+    l.kp_at = (char *)plan->stage_host + plan->result_at;
+    l.keys_at = l.kp_at + l.kp * (size_t)n;
+    l.desc_at = l.keys_at + l.keys * (size_t)n;
+    return l;
+}
+
+static cl_uint longest_of(int n, const pv_sift_raw *raws, const char *done)
+{
+    cl_uint longest = 0;
+    for (int i = 0; i < n; i++)
+        if (done[i] && (cl_uint)raws[i].count > longest)
+            longest = (cl_uint)raws[i].count;
+    return longest;
+}
+
+pv_status pv_cl_sift_download_chunk_begin(pv_context *ctx, cl_sift_plan *plan, int n,
+                                          const cl_uint *counts, const char *done,
+                                          pv_sift_raw *raws, int *pending)
+{
+    *pending = 0;
+    pv_status status = PV_OK;
+    for (int i = 0; i < n && status == PV_OK; i++)
+        if (done[i])
+            status = reserve_result(ctx, &raws[i], counts[i]);
+    const cl_uint longest = longest_of(n, raws, done);
+    if (status != PV_OK || longest == 0)
+        return status;
+    /* Each image's first `longest` slots: one read per array. */
+    chunk_layout l = layout_of(plan, n, longest);
+    const size_t bytes = (l.kp + l.keys + l.desc) * (size_t)n, cap = plan->keypoint_capacity;
+    if (bytes > pv_cl_sift_stage_limit(plan)) {
+        for (int i = 0; i < n && status == PV_OK; i++)
+            if (done[i])
+                status = pv_cl_sift_download(ctx, plan, i, counts[i], &raws[i]);
+        return status;
+    }
+    status = pv_cl_sift_ensure_stage(ctx, plan, plan->result_at + bytes);
+    l = layout_of(plan, n, longest); /* the stage may have moved */
+    if (status == PV_OK)
+        status = read_rows_async(ctx, plan->records, l.kp, cap * sizeof(pv_sift_keypoint), n,
+                                 l.kp_at);
+    if (status == PV_OK)
+        status = read_rows_async(ctx, plan->kp_key, l.keys, cap * sizeof(uint64_t), n, l.keys_at);
+    if (status == PV_OK)
+        status = read_rows_async(ctx, plan->descriptors, l.desc, cap * DESC_SIZE * sizeof(float),
+                                 n, l.desc_at);
+    *pending = status == PV_OK;
+    return status;
+}
+
+void pv_cl_sift_download_chunk_end(const cl_sift_plan *plan, int n, const char *done,
+                                   pv_sift_raw *raws)
+{
+    const chunk_layout l = layout_of(plan, n, longest_of(n, raws, done));
+    for (int i = 0; i < n; i++)
+        if (done[i])
+            copy_out(&raws[i], l.kp_at + (size_t)i * l.kp, l.keys_at + (size_t)i * l.keys,
+                     l.desc_at + (size_t)i * l.desc);
 }
 
 /* Large storage that cannot hold the previous call's count and an eighth

@@ -66,10 +66,10 @@ static inline uint8_t pv_sift_descriptor_u8(float v)
     return (uint8_t)(scaled > 0.0f ? scaled : 0.0f);
 }
 
-/* features: image is u8 or f32 of the geometry's size; detect_batch
- * detects images[0 .. count) (count >= 1) into raws[i], each lent as
- * detect's raw, with each result exactly detect's (a backend may overlap
- * the images' work); nearest fills,
+/* features: image is of the geometry's size; detect_batch detects
+ * images[0 .. count) (count >= 1) into raws[i], each lent as detect's raw,
+ * with each result exactly detect's (a backend may work on several
+ * images at once: the OpenCL one runs chunks side by side); nearest fills,
  * for each query row, the index of the nearest train row and the squared
  * distances to the nearest and second nearest (INFINITY when missing);
  * ties go to the lower index. */

@@ -27,6 +27,15 @@
  * and the scatter writes the final records in key order, so no sort is
  * needed anywhere and launches past the (device-side) counts exit at once.
  *
+ * Batches: every detection kernel runs over one image or over the B images
+ * of a batch chunk side by side in one launch.  The image index is global
+ * dimension 2 of the image passes and dimension 1 (one group row per
+ * image) of the list kernels; each kernel moves its pointers by the
+ * index times the per-image stride of each buffer (the scale space
+ * strides come as arguments, the lists' from their capacities, the
+ * counters two per image).  A single detection is a launch with one image
+ * (index 0), so its launch shapes and results are the same either way.
+ *
  * The CPU backend (backends/cpu/features.c) does the same float operations
  * in the same order; contraction into fma is off so the blur, the DoG and
  * the refinement agree to the last bit where the device honours it.  The
@@ -45,7 +54,10 @@
 /* ------------------------------------------------------------ preparation
  * The input as float (u8 scaled by `scale`), upsampled 2x when asked as in
  * VLFeat: even samples copy, odd ones average two neighbours (the last
- * repeats), along x then y.  Global size: the first octave's (w, h). */
+ * repeats), along x then y.  Image first_image + z reads src + image
+ * src_stride and writes dst + image dst_stride (a launch of one image of
+ * a batch: first_image its index).  Global size: the first octave's
+ * (w, h, images). */
 static float input_u8(__global const uchar *p, int x, int y, int w, float scale)
 {
     return convert_float(p[(size_t)y * (size_t)w + (size_t)x]) * scale;
@@ -64,10 +76,14 @@ static float up_row_##SUFFIX(__global const TYPE *p, int X, int y, int w, float 
     return (X & 1) ? 0.5f * (a + input_##SUFFIX(p, x1, y, w, scale)) : a;                \
 }                                                                                        \
 __kernel void sift_prepare_##SUFFIX(__global const TYPE *src, __global float *dst,      \
-                                    int in_w, int in_h, int upsample, float scale)       \
+                                    int in_w, int in_h, int upsample, float scale,       \
+                                    ulong src_stride, ulong dst_stride, int first_image) \
 {                                                                                        \
     const int w = upsample ? 2 * in_w : in_w, h = upsample ? 2 * in_h : in_h;            \
     const int X = get_global_id(0), Y = get_global_id(1);                                \
+    const ulong image = (ulong)first_image + get_global_id(2);                           \
+    src += image * src_stride;                                                           \
+    dst += image * dst_stride;                                                           \
     if (X >= w || Y >= h)                                                                \
         return;                                                                          \
     float v;                                                                             \
@@ -139,12 +155,15 @@ static float taps(__local const float *c, int stride, __constant const float *wl
  * (ROW_TILE + 2 max_radius) floats.  The base sample (x, y) is
  * src[src_offset + step y pitch + step x]: step 2 reads the previous
  * octave's level S directly (the downsampling fused into this pass).
- * Global size: (ceil(w / ROW_TILE) * SIFT_WG_X, h). */
+ * Global size: (ceil(w / ROW_TILE) * SIFT_WG_X, h, images). */
 __kernel __attribute__((reqd_work_group_size(SIFT_WG_X, SIFT_WG_Y, 1)))
 void sift_blur_rows(__global const float *src, ulong src_offset, int pitch, int step,
                     __global float *dst, ulong dst_offset, __constant float *weights, int base,
-                    int max_radius, int w, int h, __local float *tile)
+                    int max_radius, int w, int h, __local float *tile, ulong src_stride,
+                    ulong dst_stride)
 {
+    src += get_global_id(2) * src_stride;
+    dst += get_global_id(2) * dst_stride;
     const int lx = get_local_id(0);
     const int x0 = get_group_id(0) * ROW_TILE;
     const int y = get_global_id(1);
@@ -218,14 +237,20 @@ static void col_level(const col_job *j, __global const float *in, __local float 
  * With with_dog == 0 (the base blur): one level, written to gauss.  The
  * base sample (x, y) is base[base_offset + step y pitch + step x] (as in
  * the row pass: step 2 reads the previous octave's level S).
- * Global size: (w, ceil(h / COL_TILE) * SIFT_WG_Y). */
+ * Global size: (w, ceil(h / COL_TILE) * SIFT_WG_Y, images). */
 __kernel __attribute__((reqd_work_group_size(SIFT_WG_X, SIFT_WG_Y, 1)))
 void sift_blur_cols(__global const float *rows, __global const float *base, ulong base_offset,
                     int base_pitch, int base_step, __global float *gauss, ulong gauss_offset,
                     __global float *dog, ulong dog_offset, int with_dog,
                     __constant float *weights, int stored, int max_radius, int w, int h,
-                    __local float *tile)
+                    __local float *tile, ulong rows_stride, ulong base_stride,
+                    ulong gauss_stride, ulong dog_stride)
 {
+    const ulong image = get_global_id(2);
+    rows += image * rows_stride;
+    base += image * base_stride;
+    gauss += image * gauss_stride;
+    dog += image * dog_stride;
     const int x = get_global_id(0);
     col_job j = {gauss, dog, gauss_offset, dog_offset, (size_t)w * (size_t)h, w, h, x,
                  min(x, w - 1), get_group_id(1) * COL_TILE, max_radius, with_dog, stored};
@@ -283,7 +308,7 @@ static void gradient_at(__global const float *level, int w, int h, int x, int y,
  * of SIFT_EXT_WG * SIFT_EXT_RUN as a bit mask of its extrema (the pixels
  * themselves are tested in a coalesced order, see span_mask), and a local
  * scan of the items' counts places them.
- * Global size: (groups * SIFT_EXT_WG). */
+ * Global size: (groups * SIFT_EXT_WG, images). */
 #define EXT_SPAN (SIFT_EXT_WG * SIFT_EXT_RUN)
 
 static int is_extremum(__global const float *d, size_t plane, int w, float v, float threshold)
@@ -356,10 +381,19 @@ void sift_extrema(__global const float *dog, __constant octave_info *octaves, in
                   __constant uint *row_start, int levels, float threshold, int pass,
                   __global uint *rows, __global const uint *counters,
                   __global int4 *candidates, uint capacity, __global uint *masks,
-                  uint mask_pitch, __global const float *gauss, __global float2 *grad)
+                  uint mask_pitch, __global const float *gauss, __global float2 *grad,
+                  ulong dog_stride, ulong gauss_stride)
 {
     __local uint buf[2 * SIFT_EXT_WG];
     __local uchar flags[EXT_SPAN];
+    const ulong image = get_group_id(1), groups = row_start[octave_count];
+    dog += image * dog_stride;
+    gauss += image * gauss_stride;
+    grad += image * gauss_stride;
+    rows += image * groups;
+    counters += 2 * image;
+    candidates += image * capacity;
+    masks += image * groups * mask_pitch;
     const uint g = get_group_id(0);
     const int lid = get_local_id(0);
     int o = 0;
@@ -414,10 +448,13 @@ void sift_extrema(__global const float *dog, __constant octave_info *octaves, in
  * In-place exclusive scan of n counts by one work group of SIFT_SCAN_WG
  * items (each sums a contiguous chunk, a local scan of the chunk sums,
  * then each rewrites its chunk); the sum goes to counters[which].  Integer sums:
- * exact and deterministic. */
+ * exact and deterministic.  Global size: (SIFT_SCAN_WG, images). */
 __kernel __attribute__((reqd_work_group_size(SIFT_SCAN_WG, 1, 1)))
-void sift_scan(__global uint *values, uint n, __global uint *counters, uint which)
+void sift_scan(__global uint *values, uint n, __global uint *counters, uint which,
+               uint values_stride)
 {
+    values += get_group_id(1) * (ulong)values_stride;
+    counters += 2 * get_group_id(1);
     __local uint buf[2 * SIFT_SCAN_WG];
     const int lid = get_local_id(0);
     const uint chunk = (n + SIFT_SCAN_WG - 1) / SIFT_SCAN_WG;
@@ -588,14 +625,24 @@ static int histogram_peaks(__local const float *hist, float ori_peak, float4 *an
  * Writes cand_count[c] (0 .. 4) for every candidate and the keypoint data
  * for those with any.  Walking the list with a fixed number of groups
  * avoids launching one (mostly idle) group per slot of the capacity.
- * Global size: (groups * SIFT_ORI_WG). */
+ * Global size: (groups * SIFT_ORI_WG, images). */
 __kernel __attribute__((reqd_work_group_size(SIFT_ORI_WG, 1, 1)))
 void sift_orient(__global const float *dog, __global const float2 *grad,
                  __constant octave_info *octaves, __global const int4 *candidates,
                  __global const uint *counters, uint capacity, sift_settings set,
                  __global float4 *cand_geom, __global float *cand_scale,
-                 __global float4 *cand_angles, __global uint *cand_count)
+                 __global float4 *cand_angles, __global uint *cand_count, ulong dog_stride,
+                 ulong gauss_stride)
 {
+    const ulong image = get_group_id(1);
+    dog += image * dog_stride;
+    grad += image * gauss_stride;
+    candidates += image * capacity;
+    counters += 2 * image;
+    cand_geom += image * capacity;
+    cand_scale += image * capacity;
+    cand_angles += image * capacity;
+    cand_count += image * capacity;
     __local float columns[ORI_BINS * ORI_PITCH];
     __local float hist[ORI_BINS], spare[ORI_BINS];
     const uint count = min(counters[0], capacity);
@@ -626,11 +673,16 @@ void sift_orient(__global const float *dog, __global const float2 *grad,
 
 /* Per group of SIFT_KP_WG candidates: the sum of their keypoint counts
  * (block_sums), which sift_scan turns into the groups' first output slots.
- * Global size: a multiple of SIFT_KP_WG covering the capacity. */
+ * Global size: (a multiple of SIFT_KP_WG covering the capacity, images);
+ * the capacity is a multiple of SIFT_KP_WG. */
 __kernel __attribute__((reqd_work_group_size(SIFT_KP_WG, 1, 1)))
 void sift_block_counts(__global const uint *counters, uint capacity,
                        __global const uint *cand_count, __global uint *block_sums)
 {
+    const ulong image = get_group_id(1);
+    counters += 2 * image;
+    cand_count += image * capacity;
+    block_sums += image * (capacity / SIFT_KP_WG);
     __local uint buf[2 * SIFT_KP_WG];
     const uint c = get_global_id(0), count = min(counters[0], capacity);
     uint total;
@@ -653,6 +705,17 @@ void sift_scatter(__global const int4 *candidates, __global const uint *counters
                   __global const uint *block_offsets, uint kp_capacity, int first_octave,
                   __global float *records, __global ulong *kp_key, __global float4 *kp_geom)
 {
+    const ulong image = get_group_id(1);
+    candidates += image * capacity;
+    counters += 2 * image;
+    cand_geom += image * capacity;
+    cand_scale += image * capacity;
+    cand_angles += image * capacity;
+    cand_count += image * capacity;
+    block_offsets += image * (capacity / SIFT_KP_WG);
+    records += image * kp_capacity * 7;
+    kp_key += image * kp_capacity;
+    kp_geom += image * kp_capacity;
     __local uint buf[2 * SIFT_KP_WG];
     const uint c = get_global_id(0), count = min(counters[0], capacity);
     const uint n = c < count ? cand_count[c] : 0u;
@@ -690,7 +753,8 @@ void sift_scatter(__global const int4 *candidates, __global const uint *counters
  * row of the cell's support (a rotated 2x2-bin square, scanned through its
  * bounding box), with VLFeat's trilinear weights, into 8 private bins; the
  * partial histograms are summed in a fixed order, so the result does not
- * depend on scheduling.  No atomics: deterministic. */
+ * depend on scheduling.  No atomics: deterministic.  Global size:
+ * (kp_capacity * DESC_WG, images). */
 #define DESC_WG (DESC_CELLS * SIFT_DESC_SPLIT)
 
 #include "group_sum.cl"
@@ -720,8 +784,15 @@ static int2 crossing(float a, float b, float lo, float hi, int2 range)
 __kernel __attribute__((reqd_work_group_size(DESC_WG, 1, 1)))
 void sift_descriptors(__global const float2 *grad, __constant octave_info *octaves,
                       __global const float4 *kp_geom, __global const ulong *kp_key, float magnif,
-                      __global const uint *counters, uint kp_capacity, __global float *descriptors)
+                      __global const uint *counters, uint kp_capacity, __global float *descriptors,
+                      ulong gauss_stride)
 {
+    const ulong image = get_group_id(1);
+    grad += image * gauss_stride;
+    kp_geom += image * kp_capacity;
+    kp_key += image * kp_capacity;
+    counters += 2 * image;
+    descriptors += image * kp_capacity * DESC_SIZE;
     __local float partial[SIFT_DESC_SPLIT][DESC_SIZE];
     __local float desc[DESC_SIZE];
     __local float norm_parts[DESC_WG];
