@@ -21,7 +21,9 @@
 # TUNE_ARGS (default: none) adds options to `parvis tune` (its default
 # --budget of 120 s is the target; TUNE_ARGS="--budget 0" searches every
 # candidate, for an entry measured without a clock), ROUNDS the number of
-# rounds, PYTHON (default python3, standard library only) reads the JSON.
+# rounds, PYTHON (default python3, standard library only) reads the JSON,
+# BENCH_WRAP (default: none) is a command the benches run under, e.g.
+# BENCH_WRAP="taskset -c 4-7" to keep both sides on the same cores.
 # Exits 1 when a step fails, 0 otherwise (the ratios are a report, not a
 # verdict).
 set -uo pipefail
@@ -33,6 +35,7 @@ python=${PYTHON:-python3}
 rounds=${ROUNDS:-3}
 read -r -a bench_args <<< "${BENCH_ARGS:---full --runs 5 --warmup 2}"
 read -r -a tune_args <<< "${TUNE_ARGS:-}"
+read -r -a bench_wrap <<< "${BENCH_WRAP:-}"
 for tool in "$parvis" "$bench"; do
     [ -x "$tool" ] || { echo "tune_db_check: $tool is missing (is $prefix an installed parvis?)" >&2; exit 1; }
 done
@@ -58,7 +61,7 @@ grep -E '^[a-z]+: [0-9]+ candidates' "$out/tune.log" | sed 's/^/  /'
 run_bench() {
     local cache="$empty_cache"
     [ "$1" = tuned ] && cache="$tuned_cache"
-    PARVIS_TUNE_DIR="$cache" "$bench" "${bench_args[@]}" --json "$out/$1$2.json" \
+    PARVIS_TUNE_DIR="$cache" ${bench_wrap[@]+"${bench_wrap[@]}"} "$bench" "${bench_args[@]}" --json "$out/$1$2.json" \
         > "$out/$1$2.log" 2>&1 || echo "  (some rows failed their cross-check: see $out/$1$2.log)"
     [ -s "$out/$1$2.json" ] || { echo "tune_db_check: bench $1 $2 wrote no JSON ($out/$1$2.log)" >&2; return 1; }
 }
