@@ -1163,5 +1163,9 @@ int main(void)
         BOTH(test_tiles_requested),
         BOTH(test_tiles_from_budget),
     };
+    /* PARVIS_TEST_FILTER=test_coop* runs only the matching tests */
+    const char *filter = getenv("PARVIS_TEST_FILTER");
+    if (filter)
+        cmocka_set_test_filter(filter);
     return cmocka_run_group_tests(tests, group_setup, tu_group_teardown);
 }

@@ -19,6 +19,7 @@ enum {
     K_ROUND_INHERIT,
     K_DISPARITY,
     K_ROUND_COOP,
+    K_ROUND_COOP_FIRST,
     K_COUNT
 };
 

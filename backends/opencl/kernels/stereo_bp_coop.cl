@@ -79,20 +79,26 @@ void coop_scan(float *ends, float *lows, float *carries, int forward, __local fl
 /* h of the four outgoing messages for the lane's disparities: data + the
  * three incoming vectors that do not come from the message's direction,
  * in the order up, down, left, right (send_four's); +INFINITY past NDISP
- * or for a work-item without a pixel. */
-void coop_gather(__global const float *cost, __global const msg_t *from_up,
+ * or for a work-item without a pixel.  The data costs have a stride of
+ * `plane`, the incoming vectors of `in_plane` (the coarser level's, when
+ * they are read straight from it); a vector whose bit in `present` (bit
+ * dir: the vector from the neighbour in direction dir) is clear is read
+ * as zeros without touching memory. */
+void coop_gather(__global const float *cost, int plane, __global const msg_t *from_up,
                  __global const msg_t *from_down, __global const msg_t *from_left,
-                 __global const msg_t *from_right, int plane, int lane, int active,
-                 float h[4][COOP_VALUES])
+                 __global const msg_t *from_right, int in_plane, int present, int lane,
+                 int active, float h[4][COOP_VALUES])
 {
 #pragma unroll
     for (int k = 0; k < COOP_VALUES; k++) {
         const int d = lane * COOP_VALUES + k;
         if (active && d < NDISP) {
-            const int i = d * plane;
-            const float data = cost[i];
-            const float up = load_msg(from_up, i), down = load_msg(from_down, i);
-            const float left = load_msg(from_left, i), right = load_msg(from_right, i);
+            const int i = d * in_plane;
+            const float data = cost[d * plane];
+            const float up = (present >> DIR_UP) & 1 ? load_msg(from_up, i) : 0.0f;
+            const float down = (present >> DIR_DOWN) & 1 ? load_msg(from_down, i) : 0.0f;
+            const float left = (present >> DIR_LEFT) & 1 ? load_msg(from_left, i) : 0.0f;
+            const float right = (present >> DIR_RIGHT) & 1 ? load_msg(from_right, i) : 0.0f;
             h[DIR_UP][k] = data + down + left + right;
             h[DIR_DOWN][k] = data + up + left + right;
             h[DIR_LEFT][k] = data + up + down + right;
@@ -105,32 +111,13 @@ void coop_gather(__global const float *cost, __global const msg_t *from_up,
     }
 }
 
-/* One checkerboard round of a level, cooperatively: global size
- * (COOP_PIXELS-rounded half width) x (height * COOP_LANES); pixel
- * (2 j + parity, y) with j = get_global_id(0), y = get_group_id(1). */
-__kernel __attribute__((reqd_work_group_size(COOP_PIXELS, COOP_LANES, 1)))
-void bp_round_coop(__global msg_t *msgs, __global const float *data, int data_offset_, int width,
-                   int height, int colour, float disc_max)
+/* The passes of the four messages whose h the group's work-items hold
+ * (every work-item takes part, with or without a pixel: the scans have
+ * barriers), and the messages in the directions of `sends` written to
+ * the pixel's slot `own` of colour `colour`. */
+void coop_send_four(__global msg_t *msgs, level_geometry g, int colour, int own, int sends,
+                    float h[4][COOP_VALUES], float disc_max, __local float *xs, int lane, int p)
 {
-    __local float xs[2 * 2 * 4 * COOP_LANES * COOP_PIXELS];
-    const int p = get_local_id(0), lane = get_local_id(1);
-    const int y = get_group_id(1), x = 2 * (int)get_global_id(0) + ((y + colour) & 1);
-    const level_geometry g = geometry_of(width, height);
-    const int active = x < width && y < height;
-    const int other = colour ^ 1, own = active ? slot_of(g, x, y) : 0;
-    /* inactive items read nothing; their pointers stay in the buffer */
-    const int column = active ? (x >> 1) + 1 : 1, row = active ? y : 0;
-    __global const msg_t *from_up = message_plane(msgs, g, DIR_DOWN, other) + row * g.pitch + column;
-    __global const msg_t *from_down =
-        message_plane(msgs, g, DIR_UP, other) + (row + 2) * g.pitch + column;
-    __global const msg_t *from_left =
-        message_plane(msgs, g, DIR_RIGHT, other) + (row + 1) * g.pitch + (active ? (x + 1) >> 1 : 0);
-    __global const msg_t *from_right =
-        message_plane(msgs, g, DIR_LEFT, other) + (row + 1) * g.pitch + (active ? ((x + 1) >> 1) + 1 : 0);
-    float h[4][COOP_VALUES];
-    coop_gather(data + data_offset_ + colour * NDISP * g.plane + own, from_up, from_down,
-                from_left, from_right, g.plane, lane, active, h);
-
     float ends[4], lows[4], carries[4], lows_after[4];
     int buffer = 0;
 #pragma unroll
@@ -155,7 +142,6 @@ void bp_round_coop(__global msg_t *msgs, __global const float *data, int data_of
     }
     coop_scan(ends, lows_after, carries, 0, xs, lane, p, &buffer);
 
-    const int sends = active ? sent_mask(x, y, width, height) : 0;
 #pragma unroll
     for (int dir = 0; dir < 4; dir++) {
         pv_bp_backward_chain(h[dir], COOP_VALUES, carries[dir]);
@@ -170,4 +156,108 @@ void bp_round_coop(__global msg_t *msgs, __global const float *data, int data_of
                 store_msg(out, d * g.plane, pv_bp_min_normalised(h[dir][k], min_h, disc_max));
         }
     }
+}
+
+/* One checkerboard round of a level after its first, cooperatively:
+ * global size (COOP_PIXELS-rounded half width) x (height * COOP_LANES);
+ * pixel (2 j + parity, y) with j = get_global_id(0), y = get_group_id(1). */
+__kernel __attribute__((reqd_work_group_size(COOP_PIXELS, COOP_LANES, 1)))
+void bp_round_coop(__global msg_t *msgs, __global const float *data, int data_offset_, int width,
+                   int height, int colour, float disc_max)
+{
+    __local float xs[2 * 2 * 4 * COOP_LANES * COOP_PIXELS];
+    const int p = get_local_id(0), lane = get_local_id(1);
+    const int y = get_group_id(1), x = 2 * (int)get_global_id(0) + ((y + colour) & 1);
+    const level_geometry g = geometry_of(width, height);
+    const int active = x < width && y < height;
+    const int other = colour ^ 1, own = active ? slot_of(g, x, y) : 0;
+    /* inactive items read nothing; their pointers stay in the buffer */
+    const int column = active ? (x >> 1) + 1 : 1, row = active ? y : 0;
+    __global const msg_t *from_up = message_plane(msgs, g, DIR_DOWN, other) + row * g.pitch + column;
+    __global const msg_t *from_down =
+        message_plane(msgs, g, DIR_UP, other) + (row + 2) * g.pitch + column;
+    __global const msg_t *from_left =
+        message_plane(msgs, g, DIR_RIGHT, other) + (row + 1) * g.pitch + (active ? (x + 1) >> 1 : 0);
+    __global const msg_t *from_right =
+        message_plane(msgs, g, DIR_LEFT, other) + (row + 1) * g.pitch + (active ? ((x + 1) >> 1) + 1 : 0);
+    float h[4][COOP_VALUES];
+    coop_gather(data + data_offset_ + colour * NDISP * g.plane + own, g.plane, from_up, from_down,
+                from_left, from_right, g.plane, 15, lane, active, h);
+    coop_send_four(msgs, g, colour, own, active ? sent_mask(x, y, width, height) : 0, h, disc_max,
+                   xs, lane, p);
+}
+
+/* The lane's disparities of slot (column, row) of colour c, in the
+ * directions of mask (bit dir): what bp_messages_start writes there, the
+ * coarse parent's values when there is a coarser level (from_coarse) and
+ * the slot holds a pixel of the level, else zeros. */
+void coop_inherit(__global const msg_t *coarse, level_geometry cg, __global msg_t *msgs,
+                  level_geometry g, int column, int row, int c, int from_coarse, int mask,
+                  int lane)
+{
+    const int y = row - 1, x = 2 * (column - 1) + ((y + c) & 1);
+    const int real = from_coarse && row >= 1 && row <= g.height && column >= 1 && x < g.width;
+    const int source = real ? slot_of(cg, x >> 1, y >> 1) : 0;
+    const int source_colour = real ? ((x >> 1) + (y >> 1)) & 1 : 0;
+    const int target = row * g.pitch + column;
+#pragma unroll
+    for (int dir = 0; dir < 4; dir++) {
+        if (!((mask >> dir) & 1))
+            continue;
+        __global const msg_t *from = coarse + (dir * 2 + source_colour) * NDISP * cg.plane + source;
+        __global msg_t *to = message_plane(msgs, g, dir, c) + target;
+#pragma unroll
+        for (int k = 0; k < COOP_VALUES; k++) {
+            const int d = lane * COOP_VALUES + k;
+            if (d < NDISP)
+                store_msg(to, d * g.plane, real ? load_msg(from, d * cg.plane) : 0.0f);
+        }
+    }
+}
+
+/* A level's first round (colour 1) fused with the hand-down of its
+ * messages: from the coarser level (from_coarse), or zeros at the
+ * coarsest.  bp_messages_start would write every slot of both colours
+ * (the parent's vectors, zeros on the borders) and the first round read
+ * the colour-0 ones; here a colour-1 pixel reads its neighbours' vectors
+ * straight from the coarser level (the same values, so the same bits),
+ * and what the later rounds, the finer level or the disparities read
+ * before any round writes it is written as bp_messages_start would:
+ * borders and slots without a pixel (zeros), the directions a colour-1
+ * pixel does not send, and of colour 0 the directions its pixel does not
+ * send (all four when there is no later round to send them, rounds < 2).
+ * One slot (column, row) per COOP_LANES work-items over all of the
+ * level's planes: global size (pitch rounded up to COOP_PIXELS) x
+ * ((height + 2) * COOP_LANES); column = get_global_id(0), row =
+ * get_group_id(1). */
+__kernel __attribute__((reqd_work_group_size(COOP_PIXELS, COOP_LANES, 1)))
+void bp_round_coop_first(__global const msg_t *coarse, __global msg_t *msgs,
+                         __global const float *data, int data_offset_, int width, int height,
+                         float disc_max, int from_coarse, int rounds)
+{
+    __local float xs[2 * 2 * 4 * COOP_LANES * COOP_PIXELS];
+    const int p = get_local_id(0), lane = get_local_id(1);
+    const level_geometry g = geometry_of(width, height), cg = coarser(g);
+    const int column = get_global_id(0), row = get_group_id(1);
+    const int in_planes = column < g.pitch;
+    const int y = row - 1, x = 2 * (column - 1) + ((y + 1) & 1);
+    const int active = in_planes && row >= 1 && row <= height && column >= 1 && x < width;
+    const int own = active ? slot_of(g, x, y) : 0;
+    const int sends = active ? sent_mask(x, y, width, height) : 0;
+    /* the neighbours inside the level are the ones it sends to */
+    const int present = from_coarse ? sends : 0;
+    float h[4][COOP_VALUES];
+    coop_gather(data + data_offset_ + NDISP * g.plane + own, g.plane,
+                inherited(coarse, cg, g, DIR_DOWN, x, y - 1),
+                inherited(coarse, cg, g, DIR_UP, x, y + 1),
+                inherited(coarse, cg, g, DIR_RIGHT, x - 1, y),
+                inherited(coarse, cg, g, DIR_LEFT, x + 1, y), cg.plane, present, lane, active, h);
+    coop_send_four(msgs, g, 1, own, sends, h, disc_max, xs, lane, p);
+    if (!in_planes)
+        return;
+    coop_inherit(coarse, cg, msgs, g, column, row, 1, from_coarse, 15 & ~sends, lane);
+    const int x0 = 2 * (column - 1) + (y & 1);
+    const int real0 = row >= 1 && row <= height && column >= 1 && x0 < width;
+    const int later = real0 && rounds >= 2 ? sent_mask(x0, y, width, height) : 0;
+    coop_inherit(coarse, cg, msgs, g, column, row, 0, from_coarse, 15 & ~later, lane);
 }
