@@ -859,6 +859,40 @@ static void test_coop_cross_wide_range(void **state)
     free_pair(&pair);
 }
 
+/* Few rounds per level and a single level: each level's first round,
+ * which hands the messages down from the coarser level (or starts them
+ * from zero at the coarsest), is then all or most of a level's work, and
+ * with one round the colour it does not update keeps the handed-down
+ * messages for the finer level and the disparities.  An odd-sized pair,
+ * 19 disparities (8 lanes of 3 values, the last padded), two group
+ * shapes, both precisions. */
+static void test_coop_cross_few_rounds(void **state)
+{
+    (void)state;
+    tu_opencl_or_skip();
+    const bands b = {{2, 15, 8}};
+    stereo_pair pair = band_pair(61, 43, &b, 23u);
+    static const int shapes[][2] = {{8, 32}, {3, 4}};
+    static const int schedule[][2] = {{4, 1}, {4, 2}, {4, 3}, {1, 1}, {1, 2}}; /* levels, rounds */
+    for (int half = 0; half <= 1; half++)
+        for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
+            for (size_t r = 0; r < sizeof schedule / sizeof schedule[0]; r++) {
+                char what[128];
+                set_bp_param("BP_COOP_PIXELS", shapes[i][0]);
+                set_bp_param("BP_COOP_LANES", shapes[i][1]);
+                pv_bp_params params = cooperative_params(19, half);
+                params.levels = schedule[r][0];
+                params.iterations = schedule[r][1];
+                snprintf(what, sizeof what,
+                         "cooperative, 61x43/19, %d level(s), %d round(s), %s, groups %dx%d",
+                         schedule[r][0], schedule[r][1], half ? "f16" : "f32", shapes[i][0],
+                         shapes[i][1]);
+                check_identical(&pair.left, &pair.right, &params, what);
+            }
+    assert_int_equal(pv_tune_use_defaults(tu_opencl), PV_OK);
+    free_pair(&pair);
+}
+
 /* Known answers on the CPU: the Middlebury limits of the serial update
  * hold, and its error rate is within COOP_MARGIN of the serial one
  * (measured values in docs/bp-at-scale.md). */
@@ -1157,6 +1191,7 @@ int main(void)
         cmocka_unit_test(test_coop_cross_shapes),
         cmocka_unit_test(test_coop_cross_middlebury),
         cmocka_unit_test(test_coop_cross_wide_range),
+        cmocka_unit_test(test_coop_cross_few_rounds),
         cmocka_unit_test(test_coop_accuracy_middlebury),
         cmocka_unit_test(test_coop_bad_shape),
         BOTH(test_coop_bands),
