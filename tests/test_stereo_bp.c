@@ -893,6 +893,73 @@ static void test_coop_cross_few_rounds(void **state)
     free_pair(&pair);
 }
 
+/* A u8 pair, both images `pattern` (value at x, y). */
+static stereo_pair pattern_pair(int width, int height, int (*pattern)(int x, int y))
+{
+    stereo_pair pair = {new_image(width, height, PV_PIXEL_U8),
+                        new_image(width, height, PV_PIXEL_U8), {0}};
+    for (int y = 0; y < height; y++)
+        for (int x = 0; x < width; x++) {
+            const uint8_t value = (uint8_t)pattern(x, y);
+            ((uint8_t *)pair.left.data)[(size_t)y * (size_t)pair.left.stride + (size_t)x] = value;
+            ((uint8_t *)pair.right.data)[(size_t)y * (size_t)pair.right.stride + (size_t)x] = value;
+        }
+    return pair;
+}
+
+static int flat_pattern(int x, int y)
+{
+    (void)x;
+    (void)y;
+    return 90;
+}
+
+/* Columns of period 4 (and rows of period 3): matches at every fourth
+ * disparity. */
+static int periodic_pattern(int x, int y)
+{
+    return (x % 4) * 60 + (y % 3) * 5;
+}
+
+/* Ties between disparities: the lowest disparity wins them on both
+ * backends.  A flat pair (every belief of a pixel ties, so the known
+ * answer is the range's start everywhere) and a periodic one, two group
+ * shapes, both precisions. */
+static void test_coop_cross_ties(void **state)
+{
+    (void)state;
+    tu_opencl_or_skip();
+    static const int shapes[][2] = {{8, 32}, {5, 8}};
+    for (int which = 0; which < 2; which++) {
+        stereo_pair pair = pattern_pair(45, 33, which ? periodic_pattern : flat_pattern);
+        for (int half = 0; half <= 1; half++)
+            for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+                char what[112];
+                set_bp_param("BP_COOP_PIXELS", shapes[i][0]);
+                set_bp_param("BP_COOP_LANES", shapes[i][1]);
+                pv_bp_params params = cooperative_params(37, half);
+                params.levels = 3;
+                params.iterations = 3;
+                params.min_disp = which ? 0 : -5;
+                snprintf(what, sizeof what, "cooperative, %s 45x33/37, %s, groups %dx%d",
+                         which ? "periodic" : "flat", half ? "f16" : "f32", shapes[i][0],
+                         shapes[i][1]);
+                check_identical(&pair.left, &pair.right, &params, what);
+            }
+        if (!which) {
+            pv_bp_params params = cooperative_params(37, 0);
+            params.levels = 3;
+            params.min_disp = -5;
+            pv_image cpu = new_image(45, 33, PV_PIXEL_F32);
+            run_bp(tu_cpu, &pair.left, &pair.right, &params, &cpu);
+            assert_true(tu_image_all_equal(&cpu, -5.0f));
+            pv_image_free(&cpu);
+        }
+        free_pair(&pair);
+    }
+    assert_int_equal(pv_tune_use_defaults(tu_opencl), PV_OK);
+}
+
 /* Known answers on the CPU: the Middlebury limits of the serial update
  * hold, and its error rate is within COOP_MARGIN of the serial one
  * (measured values in docs/bp-at-scale.md). */
@@ -1192,6 +1259,7 @@ int main(void)
         cmocka_unit_test(test_coop_cross_middlebury),
         cmocka_unit_test(test_coop_cross_wide_range),
         cmocka_unit_test(test_coop_cross_few_rounds),
+        cmocka_unit_test(test_coop_cross_ties),
         cmocka_unit_test(test_coop_accuracy_middlebury),
         cmocka_unit_test(test_coop_bad_shape),
         BOTH(test_coop_bands),

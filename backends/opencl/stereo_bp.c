@@ -71,6 +71,7 @@ static const char *const kernel_names[K_COUNT] = {
     "bp_smooth_rows",  "bp_smooth_cols",    "bp_data_cost",     "bp_data_pyramid",
     "bp_data_coarsen", "bp_small_levels",   "bp_messages_start", "bp_round",
     "bp_round_inherit", "bp_disparity",      "bp_round_coop",     "bp_round_coop_first",
+    "bp_data_two_levels", "bp_data_halve",   "bp_disparity_coop",
 };
 
 static int bp_default(const char *name)
@@ -433,6 +434,23 @@ static pv_status coarsen_levels(pv_context *ctx, bp_plan *plan, const pv_bp_job 
     return status;
 }
 
+/* The data-cost kernels' first ten arguments: the images the costs read,
+ * the image's width, the tile's place and size, the range's start,
+ * lambda and data_max, the pyramid. */
+void pv_cl_bp_cost_args(kernel_args *a, const pv_image *left, const pv_bp_job *job,
+                        const pv_bp_tile *tile, const bp_buffers *b)
+{
+    const cl_mem *const images[2] = {job->weights ? &b->left : &b->raw_left,
+                                     job->weights ? &b->right : &b->raw_right};
+    const cl_int place[6] = {left->width, tile->x, tile->y, tile->width, tile->height,
+                             job->min_disp};
+    const cl_float costs[2] = {job->lambda, job->data_max};
+    arg_buffers(a, images, 2);
+    arg_ints(a, place, 6);
+    arg_floats(a, costs, 2);
+    arg(a, sizeof(cl_mem), &b->data);
+}
+
 /* The data-cost pyramid of a tile: the finest level and up to four
  * coarser ones in one launch (bp_data_pyramid), one launch per further
  * level. */
@@ -443,16 +461,8 @@ static pv_status data_costs(pv_context *ctx, bp_plan *plan, const pv_image *left
     cl_int fused = 0;
     while (fused < tile->levels - 1 && (2 << fused) <= plan->pyramid_side)
         fused++;
-    const cl_mem *const images[2] = {job->weights ? &b->left : &b->raw_left,
-                                     job->weights ? &b->right : &b->raw_right};
-    const cl_int place[6] = {left->width, tile->x, tile->y, tile->width, tile->height,
-                             job->min_disp};
-    const cl_float costs[2] = {job->lambda, job->data_max};
     kernel_args a = {.count = 0};
-    arg_buffers(&a, images, 2);
-    arg_ints(&a, place, 6);
-    arg_floats(&a, costs, 2);
-    arg(&a, sizeof(cl_mem), &b->data);
+    pv_cl_bp_cost_args(&a, left, job, tile, b);
     pv_status status;
     if (fused > 0) {
         arg_ints(&a, &fused, 1);
@@ -463,20 +473,28 @@ static pv_status data_costs(pv_context *ctx, bp_plan *plan, const pv_image *left
     return status == PV_OK ? coarsen_levels(ctx, plan, job, tile, b, fused) : status;
 }
 
-static pv_status write_disparities(pv_context *ctx, bp_plan *plan, const pv_image *left,
-                                   const pv_bp_job *job, const pv_bp_tile *tile,
-                                   const bp_buffers *b)
+/* The disparity kernels' arguments: the finest level's messages and the
+ * pyramid, the tile's size, its output rectangle (relative to it), its
+ * place in the image and the image's width, the range's start, the
+ * image-wide disparity buffer. */
+void pv_cl_bp_disparity_args(kernel_args *a, const pv_image *left, const pv_bp_job *job,
+                             const pv_bp_tile *tile, const bp_buffers *b)
 {
-    /* the tile's size, its output rectangle (relative to it), its place in
-     * the image and the image's width, the range's start */
     const cl_int place[10] = {tile->width, tile->height, tile->out_x - tile->x,
                               tile->out_y - tile->y, tile->out_width, tile->out_height,
                               tile->x, tile->y, left->width, job->min_disp};
     const cl_mem *const inputs[2] = {&b->msgs[0], &b->data};
+    arg_buffers(a, inputs, 2);
+    arg_ints(a, place, 10);
+    arg(a, sizeof(cl_mem), &b->disparity);
+}
+
+static pv_status write_disparities(pv_context *ctx, bp_plan *plan, const pv_image *left,
+                                   const pv_bp_job *job, const pv_bp_tile *tile,
+                                   const bp_buffers *b)
+{
     kernel_args a = {.count = 0};
-    arg_buffers(&a, inputs, 2);
-    arg_ints(&a, place, 10);
-    arg(&a, sizeof(cl_mem), &b->disparity);
+    pv_cl_bp_disparity_args(&a, left, job, tile, b);
     return pv_cl_bp_launch(ctx, plan, K_DISPARITY, &a, (size_t)tile->out_width,
                            (size_t)tile->out_height);
 }
@@ -484,6 +502,8 @@ static pv_status write_disparities(pv_context *ctx, bp_plan *plan, const pv_imag
 static pv_status run_tile(pv_context *ctx, bp_plan *plan, const pv_image *left,
                           const pv_bp_job *job, const pv_bp_tile *tile, const bp_buffers *b)
 {
+    if (plan->cooperative)
+        return pv_cl_bp_coop_tile(ctx, plan, left, job, tile, b);
     pv_status status = data_costs(ctx, plan, left, job, tile, b);
     if (status == PV_OK)
         status = pv_cl_bp_message_passes(ctx, plan, job, tile, b);

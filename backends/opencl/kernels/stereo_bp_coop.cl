@@ -261,3 +261,127 @@ void bp_round_coop_first(__global const msg_t *coarse, __global msg_t *msgs,
     const int later = real0 && rounds >= 2 ? sent_mask(x0, y, width, height) : 0;
     coop_inherit(coarse, cg, msgs, g, column, row, 0, from_coarse, 15 & ~later, lane);
 }
+
+/* ---------------------------------------------- data costs, one value each */
+
+/* The finest level and the next coarser one of a tile: one work-item per
+ * pixel (cx, cy) of the coarser level and disparity d (get_global_id(2)):
+ * the costs of its up to four children (bp_data_cost's values), stored,
+ * and their sum in coarsen_value's order (the same float additions of the
+ * same values), stored when the tile has that level (with_coarse).  The
+ * work-items of neighbouring cx write neighbouring addresses of every
+ * plane they touch, and nothing is read back. */
+__kernel void bp_data_two_levels(__global const cost_input_t *left,
+                                 __global const cost_input_t *right, int width, int tile_x,
+                                 int tile_y, int tile_width, int tile_height, int min_disp,
+                                 float lambda, float data_max, __global float *data,
+                                 int with_coarse)
+{
+    const int cx = get_global_id(0), cy = get_global_id(1), d = get_global_id(2);
+    const level_geometry fg = geometry_of(tile_width, tile_height), cg = coarser(fg);
+    if (cx >= cg.width || cy >= cg.height || d >= NDISP)
+        return;
+    float acc = 0.0f;
+    for (int c = 0; c < 4; c++) {
+        const int fx = 2 * cx + (c & 1), fy = 2 * cy + (c >> 1);
+        if (fx >= fg.width || fy >= fg.height)
+            continue;
+        const int xa = tile_x + fx, row = (tile_y + fy) * width;
+        const float cost = pixel_cost(right, row, width, xa, convert_float(left[row + xa]),
+                                      min_disp + d, lambda, data_max);
+        data[(((fx + fy) & 1) * NDISP + d) * fg.plane + slot_of(fg, fx, fy)] = cost;
+        acc += cost;
+    }
+    if (with_coarse)
+        data[2 * NDISP * fg.plane + (((cx + cy) & 1) * NDISP + d) * cg.plane +
+             slot_of(cg, cx, cy)] = acc;
+}
+
+/* One coarser level from the level above it: one work-item per coarse
+ * pixel and disparity (get_global_id(2)), coarsen_value's sum. */
+__kernel void bp_data_halve(__global float *data, int fine_offset, int fine_width,
+                            int fine_height, int coarse_offset)
+{
+    const level_geometry fg = geometry_of(fine_width, fine_height), cg = coarser(fg);
+    const int x = get_global_id(0), y = get_global_id(1), d = get_global_id(2);
+    if (x < cg.width && y < cg.height && d < NDISP)
+        coarsen_value(data + fine_offset, fg, data + coarse_offset, cg, x, y, d);
+}
+
+/* ------------------------------------------- disparities, a group per row */
+
+/* Exchange slot of the argmin's reduction: lane, pixel. */
+int coop_pick_slot(int lane, int p)
+{
+    return lane * COOP_PIXELS + p;
+}
+
+/* The disparities of the tile's output rectangle (out_x, out_y: relative
+ * to the tile), as f32 into an image-wide buffer, with the rounds' group
+ * shape: a group holds COOP_PIXELS pixels of one colour and row (group
+ * row 2 r + c: output row r, colour c; pixel x = 2 j + parity, j from
+ * out_x / 2 on), so that for each disparity plane the pixels read
+ * neighbouring addresses, and each lane scans its COOP_VALUES disparities
+ * of data + the four incoming messages (best_index's sum), keeping the
+ * first smallest; the lanes' (value, index) pairs are then reduced in
+ * local memory, the smaller value winning and, on equal values, the
+ * smaller index: best_index's answer (the lowest disparity among the
+ * smallest beliefs; 0 when no belief is below +INFINITY). */
+__kernel __attribute__((reqd_work_group_size(COOP_PIXELS, COOP_LANES, 1)))
+void bp_disparity_coop(__global const msg_t *msgs, __global const float *data, int width,
+                       int height, int out_x, int out_y, int out_width, int out_height,
+                       int tile_x, int tile_y, int image_width, int min_disp,
+                       __global float *disparity)
+{
+    __local float values[COOP_LANES * COOP_PIXELS];
+    __local int indices[COOP_LANES * COOP_PIXELS];
+    const int p = get_local_id(0), lane = get_local_id(1);
+    const int r = get_group_id(1) >> 1, colour = get_group_id(1) & 1;
+    const int y = out_y + r;
+    const int x = 2 * ((out_x >> 1) + (int)get_global_id(0)) + ((y + colour) & 1);
+    const int active = r < out_height && x >= out_x && x < out_x + out_width;
+    const level_geometry g = geometry_of(width, height);
+    /* inactive items read nothing; their pointers stay in the buffers */
+    const int px = active ? x : 0, py = active ? y : 0, other = ((px + py) & 1) ^ 1;
+    __global const float *cost = data + (other ^ 1) * NDISP * g.plane + slot_of(g, px, py);
+    __global const msg_t *from_up =
+        msgs + (DIR_DOWN * 2 + other) * NDISP * g.plane + py * g.pitch + (px >> 1) + 1;
+    __global const msg_t *from_down =
+        msgs + (DIR_UP * 2 + other) * NDISP * g.plane + (py + 2) * g.pitch + (px >> 1) + 1;
+    __global const msg_t *from_left =
+        msgs + (DIR_RIGHT * 2 + other) * NDISP * g.plane + (py + 1) * g.pitch + ((px + 1) >> 1);
+    __global const msg_t *from_right =
+        msgs + (DIR_LEFT * 2 + other) * NDISP * g.plane + (py + 1) * g.pitch + ((px + 1) >> 1) + 1;
+    float best_value = INFINITY;
+    int best = NDISP;
+#pragma unroll
+    for (int k = 0; k < COOP_VALUES; k++) {
+        const int d = lane * COOP_VALUES + k;
+        if (active && d < NDISP) {
+            const int i = d * g.plane;
+            const float v = cost[i] + load_msg(from_up, i) + load_msg(from_down, i) +
+                            load_msg(from_left, i) + load_msg(from_right, i);
+            if (v < best_value) {
+                best_value = v;
+                best = d;
+            }
+        }
+    }
+    for (int span = COOP_LANES / 2; span > 0; span >>= 1) {
+        values[coop_pick_slot(lane, p)] = best_value;
+        indices[coop_pick_slot(lane, p)] = best;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        if (lane < span) {
+            const float v = values[coop_pick_slot(lane + span, p)];
+            const int i = indices[coop_pick_slot(lane + span, p)];
+            if (v < best_value || (v == best_value && i < best)) {
+                best_value = v;
+                best = i;
+            }
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    if (active && lane == 0)
+        disparity[(tile_y + y) * image_width + tile_x + x] =
+            (float)(min_disp + (best < NDISP ? best : 0));
+}
