@@ -60,6 +60,9 @@ static const pv_cl_param_default bp_defaults[] = {
      * at least two values). */
     {"BP_COOP_PIXELS", 8},         /* pixels of a row per group (8: whole sectors) */
     {"BP_COOP_LANES", 32},         /* work-items per pixel, power of two <= 256      */
+    {"BP_COOP_ROWS", 1},           /* rows a bp_round_coop group updates one after the
+                                      other, the next row's loads in flight during this
+                                      row's scans (1 .. 16)                           */
     {"BP_NDISP_CLASS", 0},         /* the values above apply to: 0 every ndisp,
                                       1 ndisp <= 96, 2 ndisp > 96 (pv_bp_ndisp_class) */
 };
@@ -156,6 +159,10 @@ static pv_status check_coop_shape(pv_context *ctx, const bp_plan *plan)
     const int lanes = plan->coop_lanes, pixels = plan->coop_pixels;
     const int power_of_two = lanes >= 1 && lanes <= 256 && (lanes & (lanes - 1)) == 0;
     const long long items = power_of_two && pixels >= 1 ? (long long)lanes * pixels : 0;
+    if (plan->coop_rows < 1 || plan->coop_rows > 16)
+        return pv_fail(ctx, PV_ERR_INVALID,
+                       "stereo_bp: launch parameter bp.BP_COOP_ROWS %d is not in 1..16",
+                       plan->coop_rows);
     if (items < 1 || items > pv_cl_device_info(ctx)->max_work_group_size ||
         (unsigned long long)items * 16 * sizeof(cl_float) >
             (unsigned long long)pv_cl_device_info(ctx)->local_memory)
@@ -210,8 +217,9 @@ static pv_status plan_options(pv_context *ctx, bp_plan *plan, const pv_image *le
                      plan->dir_items, plan->half_messages);
     if (n >= 0 && (size_t)n < sizeof plan->options && plan->cooperative)
         n += snprintf(plan->options + n, sizeof plan->options - (size_t)n,
-                      " -DBP_COOP_PIXELS=%d -DBP_COOP_LANES=%d -DBP_COOP_VALUES=%d",
-                      plan->coop_pixels, plan->coop_lanes, plan->coop_values);
+                      " -DBP_COOP_PIXELS=%d -DBP_COOP_LANES=%d -DBP_COOP_VALUES=%d"
+                      " -DBP_COOP_ROWS=%d",
+                      plan->coop_pixels, plan->coop_lanes, plan->coop_values, plan->coop_rows);
     if (n < 0 || (size_t)n >= sizeof plan->options)
         return pv_fail(ctx, PV_ERR_INVALID, "stereo_bp: kernel options overflow");
     return PV_OK;
@@ -233,6 +241,7 @@ static pv_status make_plan(pv_context *ctx, const pv_image *left, const pv_bp_jo
     plan->cooperative = job->cooperative;
     plan->coop_pixels = bp_param(ctx, "BP_COOP_PIXELS", ndisp);
     plan->coop_lanes = bp_param(ctx, "BP_COOP_LANES", ndisp);
+    plan->coop_rows = bp_param(ctx, "BP_COOP_ROWS", ndisp);
     pv_status status = check_shape(ctx, plan);
     if (status != PV_OK)
         return status;
@@ -248,8 +257,8 @@ static pv_status make_plan(pv_context *ctx, const pv_image *left, const pv_bp_jo
            plan->half_messages ? "f16" : "f32");
     if (plan->cooperative)
         pv_log(ctx, "stereo_bp: cooperative update, groups of %d pixels x %d work-items, %d "
-                    "values each",
-               plan->coop_pixels, plan->coop_lanes, plan->coop_values);
+                    "values each, %d row(s) per group",
+               plan->coop_pixels, plan->coop_lanes, plan->coop_values, plan->coop_rows);
     return plan_options(ctx, plan, left, job->ndisp, job->weights != NULL);
 }
 

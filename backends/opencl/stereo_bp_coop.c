@@ -92,8 +92,8 @@ static pv_status coop_first_round(pv_context *ctx, bp_plan *plan, const pv_bp_jo
 }
 
 /* A level's rounds: the first with the hand-down, then the others in
- * groups of coop_pixels pixels x coop_lanes work-items; their arguments
- * are set once, only the colour changes. */
+ * groups of coop_pixels pixels x coop_lanes work-items, coop_rows rows a
+ * group; their arguments are set once, only the colour changes. */
 static pv_status coop_level(pv_context *ctx, bp_plan *plan, const pv_bp_job *job,
                             const pv_bp_tile *tile, const bp_buffers *b, int level)
 {
@@ -110,7 +110,8 @@ static pv_status coop_level(pv_context *ctx, bp_plan *plan, const pv_bp_job *job
     status = pv_cl_bp_set_args(ctx, plan, K_ROUND_COOP, &a);
     cl_kernel kernel = plan->kernels[K_ROUND_COOP];
     const size_t local[2] = {(size_t)plan->coop_pixels, (size_t)plan->coop_lanes};
-    const size_t global[2] = {div_up((size_t)s.width, 2), (size_t)s.height * local[1]};
+    const size_t global[2] = {div_up((size_t)s.width, 2),
+                              div_up((size_t)s.height, (size_t)plan->coop_rows) * local[1]};
     for (int t = 1; status == PV_OK && t < job->iterations; t++) {
         if (t > 1) {
             colour = (t + 1) & 1;

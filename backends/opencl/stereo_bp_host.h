@@ -38,6 +38,7 @@ typedef struct bp_plan {
     int coop_pixels;    /* BP_COOP_PIXELS: pixels per bp_round_coop group */
     int coop_lanes;     /* work-items per pixel (BP_COOP_LANES, fitted to ndisp) */
     int coop_values;    /* disparities per work-item: ceil(ndisp / coop_lanes) */
+    int coop_rows;      /* BP_COOP_ROWS: rows per bp_round_coop group */
     size_t local[3];
     int pyramid_side;   /* most finest pixels per side of a bp_data_pyramid group */
     char options[512];

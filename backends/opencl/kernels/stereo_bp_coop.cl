@@ -20,11 +20,20 @@
  * min(m, min_h + disc_max) - min_h.  Barriers: log2(COOP_LANES) + 1 per
  * pass, the exchange buffers alternate so that one barrier per step
  * suffices (a buffer is written again only after everyone passed the
- * barrier behind the reads of it). */
+ * barrier behind the reads of it); a pixel's two passes use them an even
+ * number of times, so the next pixel of a group (COOP_ROWS > 1) starts
+ * again from buffer 0 with the same guarantee.
+ *
+ * A level's first round (bp_round_coop_first) reads the coarser level's
+ * messages itself instead of a hand-down launch.  The cooperative path
+ * also has its own data-cost kernels (one value per work-item) and
+ * disparity read-out (the argmin spread over the lanes); see
+ * docs/bp-at-scale.md. */
 
 #define COOP_PIXELS BP_COOP_PIXELS
 #define COOP_LANES BP_COOP_LANES
 #define COOP_VALUES BP_COOP_VALUES
+#define COOP_ROWS BP_COOP_ROWS
 
 /* Exchange slot: buffer (0, 1), quantity (0 lane ends, 1 minima),
  * direction, lane, pixel. */
@@ -76,29 +85,43 @@ void coop_scan(float *ends, float *lows, float *carries, int forward, __local fl
     *buffer ^= 1;
 }
 
-/* h of the four outgoing messages for the lane's disparities: data + the
- * three incoming vectors that do not come from the message's direction,
- * in the order up, down, left, right (send_four's); +INFINITY past NDISP
- * or for a work-item without a pixel.  The data costs have a stride of
- * `plane`, the incoming vectors of `in_plane` (the coarser level's, when
- * they are read straight from it); a vector whose bit in `present` (bit
- * dir: the vector from the neighbour in direction dir) is clear is read
- * as zeros without touching memory. */
-void coop_gather(__global const float *cost, int plane, __global const msg_t *from_up,
-                 __global const msg_t *from_down, __global const msg_t *from_left,
-                 __global const msg_t *from_right, int in_plane, int present, int lane,
-                 int active, float h[4][COOP_VALUES])
+/* The lane's inputs of a pixel: in[0] the data costs (stride `plane`),
+ * in[1 .. 4] the incoming vectors from up, down, left and right (stride
+ * `in_plane`: the coarser level's, when they are read straight from it);
+ * a vector whose bit in `present` (bit dir: the vector from the neighbour
+ * in direction dir) is clear is read as zeros without touching memory.
+ * Nothing is read past NDISP or for a work-item without a pixel. */
+void coop_load(__global const float *cost, int plane, __global const msg_t *from_up,
+               __global const msg_t *from_down, __global const msg_t *from_left,
+               __global const msg_t *from_right, int in_plane, int present, int lane,
+               int active, float in[5][COOP_VALUES])
 {
 #pragma unroll
     for (int k = 0; k < COOP_VALUES; k++) {
         const int d = lane * COOP_VALUES + k;
         if (active && d < NDISP) {
             const int i = d * in_plane;
-            const float data = cost[d * plane];
-            const float up = (present >> DIR_UP) & 1 ? load_msg(from_up, i) : 0.0f;
-            const float down = (present >> DIR_DOWN) & 1 ? load_msg(from_down, i) : 0.0f;
-            const float left = (present >> DIR_LEFT) & 1 ? load_msg(from_left, i) : 0.0f;
-            const float right = (present >> DIR_RIGHT) & 1 ? load_msg(from_right, i) : 0.0f;
+            in[0][k] = cost[d * plane];
+            in[1][k] = (present >> DIR_UP) & 1 ? load_msg(from_up, i) : 0.0f;
+            in[2][k] = (present >> DIR_DOWN) & 1 ? load_msg(from_down, i) : 0.0f;
+            in[3][k] = (present >> DIR_LEFT) & 1 ? load_msg(from_left, i) : 0.0f;
+            in[4][k] = (present >> DIR_RIGHT) & 1 ? load_msg(from_right, i) : 0.0f;
+        }
+    }
+}
+
+/* h of the four outgoing messages for the lane's disparities from the
+ * inputs of coop_load: data + the three incoming vectors that do not come
+ * from the message's direction, in the order up, down, left, right
+ * (send_four's); +INFINITY past NDISP or for a work-item without a pixel. */
+void coop_combine(float in[5][COOP_VALUES], int lane, int active, float h[4][COOP_VALUES])
+{
+#pragma unroll
+    for (int k = 0; k < COOP_VALUES; k++) {
+        const int d = lane * COOP_VALUES + k;
+        if (active && d < NDISP) {
+            const float data = in[0][k], up = in[1][k], down = in[2][k];
+            const float left = in[3][k], right = in[4][k];
             h[DIR_UP][k] = data + down + left + right;
             h[DIR_DOWN][k] = data + up + left + right;
             h[DIR_LEFT][k] = data + up + down + right;
@@ -158,18 +181,14 @@ void coop_send_four(__global msg_t *msgs, level_geometry g, int colour, int own,
     }
 }
 
-/* One checkerboard round of a level after its first, cooperatively:
- * global size (COOP_PIXELS-rounded half width) x (height * COOP_LANES);
- * pixel (2 j + parity, y) with j = get_global_id(0), y = get_group_id(1). */
-__kernel __attribute__((reqd_work_group_size(COOP_PIXELS, COOP_LANES, 1)))
-void bp_round_coop(__global msg_t *msgs, __global const float *data, int data_offset_, int width,
-                   int height, int colour, float disc_max)
+/* The lane's inputs of pixel (2 j + parity, y) of `colour` in a round
+ * after the first (the other colour's messages of the level); whether the
+ * pixel is in the level is returned. */
+int coop_load_pixel(__global const msg_t *msgs, __global const float *cost, level_geometry g,
+                    int colour, int j, int y, int lane, float in[5][COOP_VALUES])
 {
-    __local float xs[2 * 2 * 4 * COOP_LANES * COOP_PIXELS];
-    const int p = get_local_id(0), lane = get_local_id(1);
-    const int y = get_group_id(1), x = 2 * (int)get_global_id(0) + ((y + colour) & 1);
-    const level_geometry g = geometry_of(width, height);
-    const int active = x < width && y < height;
+    const int x = 2 * j + ((y + colour) & 1);
+    const int active = x < g.width && y < g.height;
     const int other = colour ^ 1, own = active ? slot_of(g, x, y) : 0;
     /* inactive items read nothing; their pointers stay in the buffer */
     const int column = active ? (x >> 1) + 1 : 1, row = active ? y : 0;
@@ -180,11 +199,41 @@ void bp_round_coop(__global msg_t *msgs, __global const float *data, int data_of
         message_plane(msgs, g, DIR_RIGHT, other) + (row + 1) * g.pitch + (active ? (x + 1) >> 1 : 0);
     __global const msg_t *from_right =
         message_plane(msgs, g, DIR_LEFT, other) + (row + 1) * g.pitch + (active ? ((x + 1) >> 1) + 1 : 0);
-    float h[4][COOP_VALUES];
-    coop_gather(data + data_offset_ + colour * NDISP * g.plane + own, g.plane, from_up, from_down,
-                from_left, from_right, g.plane, 15, lane, active, h);
-    coop_send_four(msgs, g, colour, own, active ? sent_mask(x, y, width, height) : 0, h, disc_max,
-                   xs, lane, p);
+    coop_load(cost + own, g.plane, from_up, from_down, from_left, from_right, g.plane, 15, lane,
+              active, in);
+    return active;
+}
+
+/* One checkerboard round of a level after its first, cooperatively: a
+ * group updates COOP_PIXELS pixels (j = get_global_id(0)) of COOP_ROWS
+ * consecutive rows from get_group_id(1) * COOP_ROWS, one row after the
+ * other; the next row's loads are issued before this row's scans, so that
+ * they are in flight while the scans run (with COOP_ROWS = 1 there is no
+ * next row).  The next row's loads may come before this row's stores:
+ * they read the other colour's planes and the data costs, which a round
+ * never writes.  Global size (COOP_PIXELS-rounded half width) x
+ * (ceil(height / COOP_ROWS) * COOP_LANES). */
+__kernel __attribute__((reqd_work_group_size(COOP_PIXELS, COOP_LANES, 1)))
+void bp_round_coop(__global msg_t *msgs, __global const float *data, int data_offset_, int width,
+                   int height, int colour, float disc_max)
+{
+    __local float xs[2 * 2 * 4 * COOP_LANES * COOP_PIXELS];
+    const int p = get_local_id(0), lane = get_local_id(1);
+    const int j = get_global_id(0), first_row = get_group_id(1) * COOP_ROWS;
+    const level_geometry g = geometry_of(width, height);
+    __global const float *cost = data + data_offset_ + colour * NDISP * g.plane;
+    float in[5][COOP_VALUES];
+    int active = coop_load_pixel(msgs, cost, g, colour, j, first_row, lane, in);
+    for (int r = 0; r < COOP_ROWS; r++) {
+        const int y = first_row + r, x = 2 * j + ((y + colour) & 1);
+        float h[4][COOP_VALUES];
+        coop_combine(in, lane, active, h);
+        const int sends = active ? sent_mask(x, y, width, height) : 0;
+        const int own = active ? slot_of(g, x, y) : 0;
+        if (r + 1 < COOP_ROWS)
+            active = coop_load_pixel(msgs, cost, g, colour, j, y + 1, lane, in);
+        coop_send_four(msgs, g, colour, own, sends, h, disc_max, xs, lane, p);
+    }
 }
 
 /* The lane's disparities of slot (column, row) of colour c, in the
@@ -246,12 +295,13 @@ void bp_round_coop_first(__global const msg_t *coarse, __global msg_t *msgs,
     const int sends = active ? sent_mask(x, y, width, height) : 0;
     /* the neighbours inside the level are the ones it sends to */
     const int present = from_coarse ? sends : 0;
-    float h[4][COOP_VALUES];
-    coop_gather(data + data_offset_ + NDISP * g.plane + own, g.plane,
-                inherited(coarse, cg, g, DIR_DOWN, x, y - 1),
-                inherited(coarse, cg, g, DIR_UP, x, y + 1),
-                inherited(coarse, cg, g, DIR_RIGHT, x - 1, y),
-                inherited(coarse, cg, g, DIR_LEFT, x + 1, y), cg.plane, present, lane, active, h);
+    float in[5][COOP_VALUES], h[4][COOP_VALUES];
+    coop_load(data + data_offset_ + NDISP * g.plane + own, g.plane,
+              inherited(coarse, cg, g, DIR_DOWN, x, y - 1),
+              inherited(coarse, cg, g, DIR_UP, x, y + 1),
+              inherited(coarse, cg, g, DIR_RIGHT, x - 1, y),
+              inherited(coarse, cg, g, DIR_LEFT, x + 1, y), cg.plane, present, lane, active, in);
+    coop_combine(in, lane, active, h);
     coop_send_four(msgs, g, 1, own, sends, h, disc_max, xs, lane, p);
     if (!in_planes)
         return;
