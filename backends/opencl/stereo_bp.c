@@ -11,7 +11,8 @@
  * (all their rounds, BP_SMALL_LEVEL_PIXELS), and for each larger level one
  * launch per round, the first also handing the messages down from the
  * coarser level.  Without smoothing the data costs read the uploaded
- * pixels directly.
+ * pixels directly.  A tile with the cooperative update (stereo_bp_coop.c)
+ * runs its own data-cost, round and read-out kernels.
  *
  * The message array being computed is split between registers, local
  * memory and spilled private memory by the launch parameters BP_REG_VALUES

@@ -20,7 +20,7 @@
 
 /* Work-group of the one-value-per-work-item data-cost kernels: consecutive
  * pixels of a row along dimension 0 (whole 128-byte lines of a plane),
- * a few rows, one disparity. */
+ * a few rows, one disparity; smaller where the device's groups are. */
 #define DATA_GROUP_X 32
 #define DATA_GROUP_Y 4
 
@@ -32,8 +32,11 @@ static pv_status launch_per_value(pv_context *ctx, bp_plan *plan, int which,
     pv_status status = pv_cl_bp_set_args(ctx, plan, which, a);
     if (status == PV_OK)
         status = pv_cl_bp_kernel_of(ctx, plan, which, &kernel);
+    const size_t most = (size_t)pv_cl_device_info(ctx)->max_work_group_size;
+    const size_t gx = most < DATA_GROUP_X ? (most ? most : 1) : DATA_GROUP_X;
+    const size_t gy = most / gx < DATA_GROUP_Y ? (most / gx ? most / gx : 1) : DATA_GROUP_Y;
     const size_t global[3] = {(size_t)x, (size_t)y, (size_t)ndisp};
-    const size_t local[3] = {DATA_GROUP_X, DATA_GROUP_Y, 1};
+    const size_t local[3] = {gx, gy, 1};
     return status == PV_OK ? pv_cl_launch(ctx, kernel, 3, global, local) : status;
 }
 
