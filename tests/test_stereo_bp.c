@@ -26,9 +26,11 @@
  *     tile fits gives PV_ERR_DEVICE_MEMORY and leaves the output alone;
  *   - the cooperative message update (PV_BP_UPDATE_COOPERATIVE): OpenCL
  *     against the CPU oracle with every disparity identical (no
- *     tolerance: the kernel's scans are exact), over group shapes, ranges
- *     that leave padding in the last lane, 256 disparities, Middlebury
- *     pairs, tiles, both precisions; the bands are recovered on both
+ *     tolerance: the kernel's scans are exact), over group shapes (rows
+ *     per group included), ranges that leave padding in the last lane, 256
+ *     disparities, Middlebury pairs, tiles, one to three rounds per level
+ *     and a single level (the first round's hand-down), ties (the lowest
+ *     disparity wins), both precisions; the bands are recovered on both
  *     backends; on the CPU its Middlebury error rates meet the limits
  *     above and lie within 0.5 percentage points of the serial update's;
  *   - bad input: every invalid argument gives PV_ERR_INVALID and leaves
@@ -848,15 +850,119 @@ static void test_coop_cross_wide_range(void **state)
         for (int r = 0; r < 2; r++) {
             char what[96];
             set_bp_param("BP_COOP_LANES", r ? 64 : 32);
+            set_bp_param("BP_COOP_ROWS", r ? 1 : 2);
             pv_bp_params params = cooperative_params(ranges[r], half);
             params.levels = 3;
             params.iterations = 4;
-            snprintf(what, sizeof what, "cooperative, 272x24/%d, %s messages, %d lanes",
-                     ranges[r], half ? "f16" : "f32", r ? 64 : 32);
+            snprintf(what, sizeof what, "cooperative, 272x24/%d, %s messages, %d lanes, %d row(s)",
+                     ranges[r], half ? "f16" : "f32", r ? 64 : 32, r ? 1 : 2);
             check_identical(&pair.left, &pair.right, &params, what);
         }
     assert_int_equal(pv_tune_use_defaults(tu_opencl), PV_OK);
     free_pair(&pair);
+}
+
+/* Few rounds per level and a single level: each level's first round,
+ * which hands the messages down from the coarser level (or starts them
+ * from zero at the coarsest), is then all or most of a level's work, and
+ * with one round the colour it does not update keeps the handed-down
+ * messages for the finer level and the disparities.  An odd-sized pair,
+ * 19 disparities (8 lanes of 3 values, the last padded), two group
+ * shapes, both precisions. */
+static void test_coop_cross_few_rounds(void **state)
+{
+    (void)state;
+    tu_opencl_or_skip();
+    const bands b = {{2, 15, 8}};
+    stereo_pair pair = band_pair(61, 43, &b, 23u);
+    static const int shapes[][3] = {{8, 32, 1}, {3, 4, 3}}; /* pixels, lanes, rows */
+    static const int schedule[][2] = {{4, 1}, {4, 2}, {4, 3}, {1, 1}, {1, 2}}; /* levels, rounds */
+    for (int half = 0; half <= 1; half++)
+        for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
+            for (size_t r = 0; r < sizeof schedule / sizeof schedule[0]; r++) {
+                char what[128];
+                set_bp_param("BP_COOP_PIXELS", shapes[i][0]);
+                set_bp_param("BP_COOP_LANES", shapes[i][1]);
+                set_bp_param("BP_COOP_ROWS", shapes[i][2]);
+                pv_bp_params params = cooperative_params(19, half);
+                params.levels = schedule[r][0];
+                params.iterations = schedule[r][1];
+                snprintf(what, sizeof what,
+                         "cooperative, 61x43/19, %d level(s), %d round(s), %s, groups %dx%dx%d",
+                         schedule[r][0], schedule[r][1], half ? "f16" : "f32", shapes[i][0],
+                         shapes[i][1], shapes[i][2]);
+                check_identical(&pair.left, &pair.right, &params, what);
+            }
+    assert_int_equal(pv_tune_use_defaults(tu_opencl), PV_OK);
+    free_pair(&pair);
+}
+
+/* A u8 pair, both images `pattern` (value at x, y). */
+static stereo_pair pattern_pair(int width, int height, int (*pattern)(int x, int y))
+{
+    stereo_pair pair = {new_image(width, height, PV_PIXEL_U8),
+                        new_image(width, height, PV_PIXEL_U8), {0}};
+    for (int y = 0; y < height; y++)
+        for (int x = 0; x < width; x++) {
+            const uint8_t value = (uint8_t)pattern(x, y);
+            ((uint8_t *)pair.left.data)[(size_t)y * (size_t)pair.left.stride + (size_t)x] = value;
+            ((uint8_t *)pair.right.data)[(size_t)y * (size_t)pair.right.stride + (size_t)x] = value;
+        }
+    return pair;
+}
+
+static int flat_pattern(int x, int y)
+{
+    (void)x;
+    (void)y;
+    return 90;
+}
+
+/* Columns of period 4 (and rows of period 3): matches at every fourth
+ * disparity. */
+static int periodic_pattern(int x, int y)
+{
+    return (x % 4) * 60 + (y % 3) * 5;
+}
+
+/* Ties between disparities: the lowest disparity wins them on both
+ * backends.  A flat pair (every belief of a pixel ties, so the known
+ * answer is the range's start everywhere) and a periodic one, two group
+ * shapes, both precisions. */
+static void test_coop_cross_ties(void **state)
+{
+    (void)state;
+    tu_opencl_or_skip();
+    static const int shapes[][3] = {{8, 32, 1}, {5, 8, 2}}; /* pixels, lanes, rows */
+    for (int which = 0; which < 2; which++) {
+        stereo_pair pair = pattern_pair(45, 33, which ? periodic_pattern : flat_pattern);
+        for (int half = 0; half <= 1; half++)
+            for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+                char what[112];
+                set_bp_param("BP_COOP_PIXELS", shapes[i][0]);
+                set_bp_param("BP_COOP_LANES", shapes[i][1]);
+                set_bp_param("BP_COOP_ROWS", shapes[i][2]);
+                pv_bp_params params = cooperative_params(37, half);
+                params.levels = 3;
+                params.iterations = 3;
+                params.min_disp = which ? 0 : -5;
+                snprintf(what, sizeof what, "cooperative, %s 45x33/37, %s, groups %dx%d",
+                         which ? "periodic" : "flat", half ? "f16" : "f32", shapes[i][0],
+                         shapes[i][1]);
+                check_identical(&pair.left, &pair.right, &params, what);
+            }
+        if (!which) {
+            pv_bp_params params = cooperative_params(37, 0);
+            params.levels = 3;
+            params.min_disp = -5;
+            pv_image cpu = new_image(45, 33, PV_PIXEL_F32);
+            run_bp(tu_cpu, &pair.left, &pair.right, &params, &cpu);
+            assert_true(tu_image_all_equal(&cpu, -5.0f));
+            pv_image_free(&cpu);
+        }
+        free_pair(&pair);
+    }
+    assert_int_equal(pv_tune_use_defaults(tu_opencl), PV_OK);
 }
 
 /* Known answers on the CPU: the Middlebury limits of the serial update
@@ -904,10 +1010,13 @@ static void test_coop_bad_shape(void **state)
     pv_image disparity = new_image(40, 30, PV_PIXEL_F32);
     pv_bp_params params = cooperative_params(8, 0);
     params.levels = 3;
-    static const int bad[][2] = {{0, 4}, {4, 0}, {4, 3}, {4, 512}, {4, 6}};
+    /* pixels, lanes, rows per group */
+    static const int bad[][3] = {{0, 4, 1}, {4, 0, 1}, {4, 3, 1}, {4, 512, 1}, {4, 6, 1},
+                                 {4, 4, 0}, {4, 4, 17}};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         set_bp_param("BP_COOP_PIXELS", bad[i][0]);
         set_bp_param("BP_COOP_LANES", bad[i][1]);
+        set_bp_param("BP_COOP_ROWS", bad[i][2]);
         tu_fill_image(&disparity, SENTINEL);
         assert_int_equal(pv_stereo_bp(cl, &pair.left, &pair.right, &params, &disparity),
                          PV_ERR_INVALID);
@@ -1157,11 +1266,17 @@ int main(void)
         cmocka_unit_test(test_coop_cross_shapes),
         cmocka_unit_test(test_coop_cross_middlebury),
         cmocka_unit_test(test_coop_cross_wide_range),
+        cmocka_unit_test(test_coop_cross_few_rounds),
+        cmocka_unit_test(test_coop_cross_ties),
         cmocka_unit_test(test_coop_accuracy_middlebury),
         cmocka_unit_test(test_coop_bad_shape),
         BOTH(test_coop_bands),
         BOTH(test_tiles_requested),
         BOTH(test_tiles_from_budget),
     };
+    /* PARVIS_TEST_FILTER=test_coop* runs only the matching tests */
+    const char *filter = getenv("PARVIS_TEST_FILTER");
+    if (filter)
+        cmocka_set_test_filter(filter);
     return cmocka_run_group_tests(tests, group_setup, tu_group_teardown);
 }

@@ -11,7 +11,8 @@
  * (all their rounds, BP_SMALL_LEVEL_PIXELS), and for each larger level one
  * launch per round, the first also handing the messages down from the
  * coarser level.  Without smoothing the data costs read the uploaded
- * pixels directly.
+ * pixels directly.  A tile with the cooperative update (stereo_bp_coop.c)
+ * runs its own data-cost, round and read-out kernels.
  *
  * The message array being computed is split between registers, local
  * memory and spilled private memory by the launch parameters BP_REG_VALUES
@@ -60,6 +61,9 @@ static const pv_cl_param_default bp_defaults[] = {
      * at least two values). */
     {"BP_COOP_PIXELS", 8},         /* pixels of a row per group (8: whole sectors) */
     {"BP_COOP_LANES", 32},         /* work-items per pixel, power of two <= 256      */
+    {"BP_COOP_ROWS", 1},           /* rows a bp_round_coop group updates one after the
+                                      other, the next row's loads in flight during this
+                                      row's scans (1 .. 16)                           */
     {"BP_NDISP_CLASS", 0},         /* the values above apply to: 0 every ndisp,
                                       1 ndisp <= 96, 2 ndisp > 96 (pv_bp_ndisp_class) */
 };
@@ -70,7 +74,8 @@ const pv_cl_param_family pv_cl_params_bp = {
 static const char *const kernel_names[K_COUNT] = {
     "bp_smooth_rows",  "bp_smooth_cols",    "bp_data_cost",     "bp_data_pyramid",
     "bp_data_coarsen", "bp_small_levels",   "bp_messages_start", "bp_round",
-    "bp_round_inherit", "bp_disparity",      "bp_round_coop",
+    "bp_round_inherit", "bp_disparity",      "bp_round_coop",     "bp_round_coop_first",
+    "bp_data_two_levels", "bp_data_halve",   "bp_disparity_coop",
 };
 
 static int bp_default(const char *name)
@@ -155,6 +160,10 @@ static pv_status check_coop_shape(pv_context *ctx, const bp_plan *plan)
     const int lanes = plan->coop_lanes, pixels = plan->coop_pixels;
     const int power_of_two = lanes >= 1 && lanes <= 256 && (lanes & (lanes - 1)) == 0;
     const long long items = power_of_two && pixels >= 1 ? (long long)lanes * pixels : 0;
+    if (plan->coop_rows < 1 || plan->coop_rows > 16)
+        return pv_fail(ctx, PV_ERR_INVALID,
+                       "stereo_bp: launch parameter bp.BP_COOP_ROWS %d is not in 1..16",
+                       plan->coop_rows);
     if (items < 1 || items > pv_cl_device_info(ctx)->max_work_group_size ||
         (unsigned long long)items * 16 * sizeof(cl_float) >
             (unsigned long long)pv_cl_device_info(ctx)->local_memory)
@@ -209,8 +218,9 @@ static pv_status plan_options(pv_context *ctx, bp_plan *plan, const pv_image *le
                      plan->dir_items, plan->half_messages);
     if (n >= 0 && (size_t)n < sizeof plan->options && plan->cooperative)
         n += snprintf(plan->options + n, sizeof plan->options - (size_t)n,
-                      " -DBP_COOP_PIXELS=%d -DBP_COOP_LANES=%d -DBP_COOP_VALUES=%d",
-                      plan->coop_pixels, plan->coop_lanes, plan->coop_values);
+                      " -DBP_COOP_PIXELS=%d -DBP_COOP_LANES=%d -DBP_COOP_VALUES=%d"
+                      " -DBP_COOP_ROWS=%d",
+                      plan->coop_pixels, plan->coop_lanes, plan->coop_values, plan->coop_rows);
     if (n < 0 || (size_t)n >= sizeof plan->options)
         return pv_fail(ctx, PV_ERR_INVALID, "stereo_bp: kernel options overflow");
     return PV_OK;
@@ -232,6 +242,7 @@ static pv_status make_plan(pv_context *ctx, const pv_image *left, const pv_bp_jo
     plan->cooperative = job->cooperative;
     plan->coop_pixels = bp_param(ctx, "BP_COOP_PIXELS", ndisp);
     plan->coop_lanes = bp_param(ctx, "BP_COOP_LANES", ndisp);
+    plan->coop_rows = bp_param(ctx, "BP_COOP_ROWS", ndisp);
     pv_status status = check_shape(ctx, plan);
     if (status != PV_OK)
         return status;
@@ -247,8 +258,8 @@ static pv_status make_plan(pv_context *ctx, const pv_image *left, const pv_bp_jo
            plan->half_messages ? "f16" : "f32");
     if (plan->cooperative)
         pv_log(ctx, "stereo_bp: cooperative update, groups of %d pixels x %d work-items, %d "
-                    "values each",
-               plan->coop_pixels, plan->coop_lanes, plan->coop_values);
+                    "values each, %d row(s) per group",
+               plan->coop_pixels, plan->coop_lanes, plan->coop_values, plan->coop_rows);
     return plan_options(ctx, plan, left, job->ndisp, job->weights != NULL);
 }
 
@@ -433,6 +444,23 @@ static pv_status coarsen_levels(pv_context *ctx, bp_plan *plan, const pv_bp_job 
     return status;
 }
 
+/* The data-cost kernels' first ten arguments: the images the costs read,
+ * the image's width, the tile's place and size, the range's start,
+ * lambda and data_max, the pyramid. */
+void pv_cl_bp_cost_args(kernel_args *a, const pv_image *left, const pv_bp_job *job,
+                        const pv_bp_tile *tile, const bp_buffers *b)
+{
+    const cl_mem *const images[2] = {job->weights ? &b->left : &b->raw_left,
+                                     job->weights ? &b->right : &b->raw_right};
+    const cl_int place[6] = {left->width, tile->x, tile->y, tile->width, tile->height,
+                             job->min_disp};
+    const cl_float costs[2] = {job->lambda, job->data_max};
+    arg_buffers(a, images, 2);
+    arg_ints(a, place, 6);
+    arg_floats(a, costs, 2);
+    arg(a, sizeof(cl_mem), &b->data);
+}
+
 /* The data-cost pyramid of a tile: the finest level and up to four
  * coarser ones in one launch (bp_data_pyramid), one launch per further
  * level. */
@@ -443,16 +471,8 @@ static pv_status data_costs(pv_context *ctx, bp_plan *plan, const pv_image *left
     cl_int fused = 0;
     while (fused < tile->levels - 1 && (2 << fused) <= plan->pyramid_side)
         fused++;
-    const cl_mem *const images[2] = {job->weights ? &b->left : &b->raw_left,
-                                     job->weights ? &b->right : &b->raw_right};
-    const cl_int place[6] = {left->width, tile->x, tile->y, tile->width, tile->height,
-                             job->min_disp};
-    const cl_float costs[2] = {job->lambda, job->data_max};
     kernel_args a = {.count = 0};
-    arg_buffers(&a, images, 2);
-    arg_ints(&a, place, 6);
-    arg_floats(&a, costs, 2);
-    arg(&a, sizeof(cl_mem), &b->data);
+    pv_cl_bp_cost_args(&a, left, job, tile, b);
     pv_status status;
     if (fused > 0) {
         arg_ints(&a, &fused, 1);
@@ -463,20 +483,28 @@ static pv_status data_costs(pv_context *ctx, bp_plan *plan, const pv_image *left
     return status == PV_OK ? coarsen_levels(ctx, plan, job, tile, b, fused) : status;
 }
 
-static pv_status write_disparities(pv_context *ctx, bp_plan *plan, const pv_image *left,
-                                   const pv_bp_job *job, const pv_bp_tile *tile,
-                                   const bp_buffers *b)
+/* The disparity kernels' arguments: the finest level's messages and the
+ * pyramid, the tile's size, its output rectangle (relative to it), its
+ * place in the image and the image's width, the range's start, the
+ * image-wide disparity buffer. */
+void pv_cl_bp_disparity_args(kernel_args *a, const pv_image *left, const pv_bp_job *job,
+                             const pv_bp_tile *tile, const bp_buffers *b)
 {
-    /* the tile's size, its output rectangle (relative to it), its place in
-     * the image and the image's width, the range's start */
     const cl_int place[10] = {tile->width, tile->height, tile->out_x - tile->x,
                               tile->out_y - tile->y, tile->out_width, tile->out_height,
                               tile->x, tile->y, left->width, job->min_disp};
     const cl_mem *const inputs[2] = {&b->msgs[0], &b->data};
+    arg_buffers(a, inputs, 2);
+    arg_ints(a, place, 10);
+    arg(a, sizeof(cl_mem), &b->disparity);
+}
+
+static pv_status write_disparities(pv_context *ctx, bp_plan *plan, const pv_image *left,
+                                   const pv_bp_job *job, const pv_bp_tile *tile,
+                                   const bp_buffers *b)
+{
     kernel_args a = {.count = 0};
-    arg_buffers(&a, inputs, 2);
-    arg_ints(&a, place, 10);
-    arg(&a, sizeof(cl_mem), &b->disparity);
+    pv_cl_bp_disparity_args(&a, left, job, tile, b);
     return pv_cl_bp_launch(ctx, plan, K_DISPARITY, &a, (size_t)tile->out_width,
                            (size_t)tile->out_height);
 }
@@ -484,6 +512,8 @@ static pv_status write_disparities(pv_context *ctx, bp_plan *plan, const pv_imag
 static pv_status run_tile(pv_context *ctx, bp_plan *plan, const pv_image *left,
                           const pv_bp_job *job, const pv_bp_tile *tile, const bp_buffers *b)
 {
+    if (plan->cooperative)
+        return pv_cl_bp_coop_tile(ctx, plan, left, job, tile, b);
     pv_status status = data_costs(ctx, plan, left, job, tile, b);
     if (status == PV_OK)
         status = pv_cl_bp_message_passes(ctx, plan, job, tile, b);

@@ -19,6 +19,10 @@ enum {
     K_ROUND_INHERIT,
     K_DISPARITY,
     K_ROUND_COOP,
+    K_ROUND_COOP_FIRST,
+    K_DATA_TWO_LEVELS,
+    K_DATA_HALVE,
+    K_DISPARITY_COOP,
     K_COUNT
 };
 
@@ -34,6 +38,7 @@ typedef struct bp_plan {
     int coop_pixels;    /* BP_COOP_PIXELS: pixels per bp_round_coop group */
     int coop_lanes;     /* work-items per pixel (BP_COOP_LANES, fitted to ndisp) */
     int coop_values;    /* disparities per work-item: ceil(ndisp / coop_lanes) */
+    int coop_rows;      /* BP_COOP_ROWS: rows per bp_round_coop group */
     size_t local[3];
     int pyramid_side;   /* most finest pixels per side of a bp_data_pyramid group */
     char options[512];
@@ -110,9 +115,35 @@ pv_status pv_cl_bp_set_args(pv_context *ctx, bp_plan *plan, int which, const ker
 pv_status pv_cl_bp_launch(pv_context *ctx, bp_plan *plan, int which, const kernel_args *a,
                           size_t gx, size_t gy);
 
+/* The level's messages, its data costs, offset, width and height: the
+ * round kernels' first five arguments after the coarser level's messages. */
+static inline void add_level_args(kernel_args *a, const pv_bp_job *job, const pv_bp_tile *tile,
+                                  const bp_buffers *b, int level)
+{
+    const level_size s = pv_cl_bp_level_of(tile, level);
+    const cl_mem *const buffers[2] = {&b->msgs[level & 1], &b->data};
+    const cl_int place[3] = {(cl_int)pv_cl_bp_data_offset(tile, level, job->ndisp), s.width,
+                             s.height};
+    arg_buffers(a, buffers, 2);
+    arg_ints(a, place, 3);
+}
+
+/* The data-cost kernels' first ten arguments and the disparity kernels'
+ * arguments (stereo_bp.c). */
+void pv_cl_bp_cost_args(kernel_args *a, const pv_image *left, const pv_bp_job *job,
+                        const pv_bp_tile *tile, const bp_buffers *b);
+void pv_cl_bp_disparity_args(kernel_args *a, const pv_image *left, const pv_bp_job *job,
+                             const pv_bp_tile *tile, const bp_buffers *b);
+
 /* stereo_bp_passes.c: every level's messages and rounds for one tile,
- * from the coarsest level down (the data-cost pyramid is ready). */
+ * from the coarsest level down (the data-cost pyramid is ready), with the
+ * serial update. */
 pv_status pv_cl_bp_message_passes(pv_context *ctx, bp_plan *plan, const pv_bp_job *job,
                                   const pv_bp_tile *tile, const bp_buffers *b);
+
+/* stereo_bp_coop.c: one tile with the cooperative update: its data-cost
+ * pyramid, every level's rounds and the disparities of its output. */
+pv_status pv_cl_bp_coop_tile(pv_context *ctx, bp_plan *plan, const pv_image *left,
+                             const pv_bp_job *job, const pv_bp_tile *tile, const bp_buffers *b);
 
 #endif

@@ -2,9 +2,8 @@
  * (stereo_bp.c describes the whole).  From the coarsest level: the levels
  * small enough for one work-group in a single launch (all their rounds,
  * BP_SMALL_LEVEL_PIXELS), then per larger level one launch per round, the
- * first also handing the messages down from the coarser level.  With the
- * cooperative update every level gets its messages from bp_messages_start
- * and then one bp_round_coop launch per round. */
+ * first also handing the messages down from the coarser level (the
+ * cooperative update's tile: stereo_bp_coop.c). */
 #include "stereo_bp_host.h"
 
 #include <stdio.h>
@@ -132,19 +131,6 @@ static pv_status start_level(pv_context *ctx, bp_plan *plan, const pv_bp_tile *t
                            (size_t)s.height + 2);
 }
 
-/* The level's messages, its data costs, offset, width and height: bp_round's
- * first five arguments, bp_round_inherit's second to sixth. */
-static void add_level_args(kernel_args *a, const pv_bp_job *job, const pv_bp_tile *tile,
-                           const bp_buffers *b, int level)
-{
-    const level_size s = pv_cl_bp_level_of(tile, level);
-    const cl_mem *const buffers[2] = {&b->msgs[level & 1], &b->data};
-    const cl_int place[3] = {(cl_int)pv_cl_bp_data_offset(tile, level, job->ndisp), s.width,
-                             s.height};
-    arg_buffers(a, buffers, 2);
-    arg_ints(a, place, 3);
-}
-
 /* The hand-down from the coarser level fused with the first round. */
 static pv_status inherit_round(pv_context *ctx, bp_plan *plan, const pv_bp_job *job,
                                const pv_bp_tile *tile, const bp_buffers *b, int level)
@@ -201,53 +187,9 @@ static pv_status run_level(pv_context *ctx, bp_plan *plan, const pv_bp_job *job,
     return status == PV_OK ? level_rounds(ctx, plan, job, tile, b, level, 1) : status;
 }
 
-/* The cooperative update's level: messages from the coarser level (or zero
- * at the coarsest), then the rounds (colour (t + 1) & 1, as above) in
- * groups of coop_pixels pixels x coop_lanes work-items; the arguments are
- * set once, only the colour changes. */
-static pv_status coop_level(pv_context *ctx, bp_plan *plan, const pv_bp_job *job,
-                            const pv_bp_tile *tile, const bp_buffers *b, int level)
-{
-    const level_size s = pv_cl_bp_level_of(tile, level);
-    const int from_coarse = level < tile->levels - 1;
-    const cl_mem *const levels[2] = {&b->msgs[(level + 1) & 1], &b->msgs[level & 1]};
-    const cl_int size[3] = {s.width, s.height, from_coarse};
-    kernel_args start = {.count = 0};
-    arg_buffers(&start, levels, 2);
-    arg_ints(&start, size, 3);
-    pv_status status = pv_cl_bp_launch(ctx, plan, K_MESSAGES_START, &start,
-                                       (size_t)(s.width + 1) / 2 + 2, (size_t)s.height + 2);
-    cl_int colour = 1;
-    const cl_float disc_max = job->disc_max;
-    kernel_args a = {.count = 0};
-    add_level_args(&a, job, tile, b, level);
-    arg_ints(&a, &colour, 1);
-    arg_floats(&a, &disc_max, 1);
-    if (status == PV_OK)
-        status = pv_cl_bp_set_args(ctx, plan, K_ROUND_COOP, &a);
-    cl_kernel kernel = plan->kernels[K_ROUND_COOP];
-    const size_t local[2] = {(size_t)plan->coop_pixels, (size_t)plan->coop_lanes};
-    const size_t global[2] = {div_up((size_t)s.width, 2), (size_t)s.height * local[1]};
-    for (int t = 0; status == PV_OK && t < job->iterations; t++) {
-        if (t > 0) {
-            colour = (t + 1) & 1;
-            status = pv_cl_arg(ctx, kernel, 5, sizeof colour, &colour);
-        }
-        if (status == PV_OK)
-            status = pv_cl_launch(ctx, kernel, 2, global, local);
-    }
-    return status;
-}
-
 pv_status pv_cl_bp_message_passes(pv_context *ctx, bp_plan *plan, const pv_bp_job *job,
                                   const pv_bp_tile *tile, const bp_buffers *b)
 {
-    if (plan->cooperative) {
-        pv_status status = PV_OK;
-        for (int level = tile->levels - 1; status == PV_OK && level >= 0; level--)
-            status = coop_level(ctx, plan, job, tile, b, level);
-        return status;
-    }
     int finest_small;
     pv_status status = small_levels(ctx, plan, job, tile, b, &finest_small);
     for (int level = finest_small - 1; status == PV_OK && level >= 0; level--)

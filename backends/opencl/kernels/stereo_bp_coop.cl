@@ -20,11 +20,20 @@
  * min(m, min_h + disc_max) - min_h.  Barriers: log2(COOP_LANES) + 1 per
  * pass, the exchange buffers alternate so that one barrier per step
  * suffices (a buffer is written again only after everyone passed the
- * barrier behind the reads of it). */
+ * barrier behind the reads of it); a pixel's two passes use them an even
+ * number of times, so the next pixel of a group (COOP_ROWS > 1) starts
+ * again from buffer 0 with the same guarantee.
+ *
+ * A level's first round (bp_round_coop_first) reads the coarser level's
+ * messages itself instead of a hand-down launch.  The cooperative path
+ * also has its own data-cost kernels (one value per work-item) and
+ * disparity read-out (the argmin spread over the lanes); see
+ * docs/bp-at-scale.md. */
 
 #define COOP_PIXELS BP_COOP_PIXELS
 #define COOP_LANES BP_COOP_LANES
 #define COOP_VALUES BP_COOP_VALUES
+#define COOP_ROWS BP_COOP_ROWS
 
 /* Exchange slot: buffer (0, 1), quantity (0 lane ends, 1 minima),
  * direction, lane, pixel. */
@@ -76,23 +85,43 @@ void coop_scan(float *ends, float *lows, float *carries, int forward, __local fl
     *buffer ^= 1;
 }
 
-/* h of the four outgoing messages for the lane's disparities: data + the
- * three incoming vectors that do not come from the message's direction,
- * in the order up, down, left, right (send_four's); +INFINITY past NDISP
- * or for a work-item without a pixel. */
-void coop_gather(__global const float *cost, __global const msg_t *from_up,
-                 __global const msg_t *from_down, __global const msg_t *from_left,
-                 __global const msg_t *from_right, int plane, int lane, int active,
-                 float h[4][COOP_VALUES])
+/* The lane's inputs of a pixel: in[0] the data costs (stride `plane`),
+ * in[1 .. 4] the incoming vectors from up, down, left and right (stride
+ * `in_plane`: the coarser level's, when they are read straight from it);
+ * a vector whose bit in `present` (bit dir: the vector from the neighbour
+ * in direction dir) is clear is read as zeros without touching memory.
+ * Nothing is read past NDISP or for a work-item without a pixel. */
+void coop_load(__global const float *cost, int plane, __global const msg_t *from_up,
+               __global const msg_t *from_down, __global const msg_t *from_left,
+               __global const msg_t *from_right, int in_plane, int present, int lane,
+               int active, float in[5][COOP_VALUES])
 {
 #pragma unroll
     for (int k = 0; k < COOP_VALUES; k++) {
         const int d = lane * COOP_VALUES + k;
         if (active && d < NDISP) {
-            const int i = d * plane;
-            const float data = cost[i];
-            const float up = load_msg(from_up, i), down = load_msg(from_down, i);
-            const float left = load_msg(from_left, i), right = load_msg(from_right, i);
+            const int i = d * in_plane;
+            in[0][k] = cost[d * plane];
+            in[1][k] = (present >> DIR_UP) & 1 ? load_msg(from_up, i) : 0.0f;
+            in[2][k] = (present >> DIR_DOWN) & 1 ? load_msg(from_down, i) : 0.0f;
+            in[3][k] = (present >> DIR_LEFT) & 1 ? load_msg(from_left, i) : 0.0f;
+            in[4][k] = (present >> DIR_RIGHT) & 1 ? load_msg(from_right, i) : 0.0f;
+        }
+    }
+}
+
+/* h of the four outgoing messages for the lane's disparities from the
+ * inputs of coop_load: data + the three incoming vectors that do not come
+ * from the message's direction, in the order up, down, left, right
+ * (send_four's); +INFINITY past NDISP or for a work-item without a pixel. */
+void coop_combine(float in[5][COOP_VALUES], int lane, int active, float h[4][COOP_VALUES])
+{
+#pragma unroll
+    for (int k = 0; k < COOP_VALUES; k++) {
+        const int d = lane * COOP_VALUES + k;
+        if (active && d < NDISP) {
+            const float data = in[0][k], up = in[1][k], down = in[2][k];
+            const float left = in[3][k], right = in[4][k];
             h[DIR_UP][k] = data + down + left + right;
             h[DIR_DOWN][k] = data + up + left + right;
             h[DIR_LEFT][k] = data + up + down + right;
@@ -105,32 +134,13 @@ void coop_gather(__global const float *cost, __global const msg_t *from_up,
     }
 }
 
-/* One checkerboard round of a level, cooperatively: global size
- * (COOP_PIXELS-rounded half width) x (height * COOP_LANES); pixel
- * (2 j + parity, y) with j = get_global_id(0), y = get_group_id(1). */
-__kernel __attribute__((reqd_work_group_size(COOP_PIXELS, COOP_LANES, 1)))
-void bp_round_coop(__global msg_t *msgs, __global const float *data, int data_offset_, int width,
-                   int height, int colour, float disc_max)
+/* The passes of the four messages whose h the group's work-items hold
+ * (every work-item takes part, with or without a pixel: the scans have
+ * barriers), and the messages in the directions of `sends` written to
+ * the pixel's slot `own` of colour `colour`. */
+void coop_send_four(__global msg_t *msgs, level_geometry g, int colour, int own, int sends,
+                    float h[4][COOP_VALUES], float disc_max, __local float *xs, int lane, int p)
 {
-    __local float xs[2 * 2 * 4 * COOP_LANES * COOP_PIXELS];
-    const int p = get_local_id(0), lane = get_local_id(1);
-    const int y = get_group_id(1), x = 2 * (int)get_global_id(0) + ((y + colour) & 1);
-    const level_geometry g = geometry_of(width, height);
-    const int active = x < width && y < height;
-    const int other = colour ^ 1, own = active ? slot_of(g, x, y) : 0;
-    /* inactive items read nothing; their pointers stay in the buffer */
-    const int column = active ? (x >> 1) + 1 : 1, row = active ? y : 0;
-    __global const msg_t *from_up = message_plane(msgs, g, DIR_DOWN, other) + row * g.pitch + column;
-    __global const msg_t *from_down =
-        message_plane(msgs, g, DIR_UP, other) + (row + 2) * g.pitch + column;
-    __global const msg_t *from_left =
-        message_plane(msgs, g, DIR_RIGHT, other) + (row + 1) * g.pitch + (active ? (x + 1) >> 1 : 0);
-    __global const msg_t *from_right =
-        message_plane(msgs, g, DIR_LEFT, other) + (row + 1) * g.pitch + (active ? ((x + 1) >> 1) + 1 : 0);
-    float h[4][COOP_VALUES];
-    coop_gather(data + data_offset_ + colour * NDISP * g.plane + own, from_up, from_down,
-                from_left, from_right, g.plane, lane, active, h);
-
     float ends[4], lows[4], carries[4], lows_after[4];
     int buffer = 0;
 #pragma unroll
@@ -155,7 +165,6 @@ void bp_round_coop(__global msg_t *msgs, __global const float *data, int data_of
     }
     coop_scan(ends, lows_after, carries, 0, xs, lane, p, &buffer);
 
-    const int sends = active ? sent_mask(x, y, width, height) : 0;
 #pragma unroll
     for (int dir = 0; dir < 4; dir++) {
         pv_bp_backward_chain(h[dir], COOP_VALUES, carries[dir]);
@@ -170,4 +179,259 @@ void bp_round_coop(__global msg_t *msgs, __global const float *data, int data_of
                 store_msg(out, d * g.plane, pv_bp_min_normalised(h[dir][k], min_h, disc_max));
         }
     }
+}
+
+/* The lane's inputs of pixel (2 j + parity, y) of `colour` in a round
+ * after the first (the other colour's messages of the level); whether the
+ * pixel is in the level is returned. */
+int coop_load_pixel(__global const msg_t *msgs, __global const float *cost, level_geometry g,
+                    int colour, int j, int y, int lane, float in[5][COOP_VALUES])
+{
+    const int x = 2 * j + ((y + colour) & 1);
+    const int active = x < g.width && y < g.height;
+    const int other = colour ^ 1, own = active ? slot_of(g, x, y) : 0;
+    /* inactive items read nothing; their pointers stay in the buffer */
+    const int column = active ? (x >> 1) + 1 : 1, row = active ? y : 0;
+    __global const msg_t *from_up = message_plane(msgs, g, DIR_DOWN, other) + row * g.pitch + column;
+    __global const msg_t *from_down =
+        message_plane(msgs, g, DIR_UP, other) + (row + 2) * g.pitch + column;
+    __global const msg_t *from_left =
+        message_plane(msgs, g, DIR_RIGHT, other) + (row + 1) * g.pitch + (active ? (x + 1) >> 1 : 0);
+    __global const msg_t *from_right =
+        message_plane(msgs, g, DIR_LEFT, other) + (row + 1) * g.pitch + (active ? ((x + 1) >> 1) + 1 : 0);
+    coop_load(cost + own, g.plane, from_up, from_down, from_left, from_right, g.plane, 15, lane,
+              active, in);
+    return active;
+}
+
+/* One checkerboard round of a level after its first, cooperatively: a
+ * group updates COOP_PIXELS pixels (j = get_global_id(0)) of COOP_ROWS
+ * consecutive rows from get_group_id(1) * COOP_ROWS, one row after the
+ * other; the next row's loads are issued before this row's scans, so that
+ * they are in flight while the scans run (with COOP_ROWS = 1 there is no
+ * next row).  The next row's loads may come before this row's stores:
+ * they read the other colour's planes and the data costs, which a round
+ * never writes.  Global size (COOP_PIXELS-rounded half width) x
+ * (ceil(height / COOP_ROWS) * COOP_LANES). */
+__kernel __attribute__((reqd_work_group_size(COOP_PIXELS, COOP_LANES, 1)))
+void bp_round_coop(__global msg_t *msgs, __global const float *data, int data_offset_, int width,
+                   int height, int colour, float disc_max)
+{
+    __local float xs[2 * 2 * 4 * COOP_LANES * COOP_PIXELS];
+    const int p = get_local_id(0), lane = get_local_id(1);
+    const int j = get_global_id(0), first_row = get_group_id(1) * COOP_ROWS;
+    const level_geometry g = geometry_of(width, height);
+    __global const float *cost = data + data_offset_ + colour * NDISP * g.plane;
+    float in[5][COOP_VALUES];
+    int active = coop_load_pixel(msgs, cost, g, colour, j, first_row, lane, in);
+    for (int r = 0; r < COOP_ROWS; r++) {
+        const int y = first_row + r, x = 2 * j + ((y + colour) & 1);
+        float h[4][COOP_VALUES];
+        coop_combine(in, lane, active, h);
+        const int sends = active ? sent_mask(x, y, width, height) : 0;
+        const int own = active ? slot_of(g, x, y) : 0;
+        if (r + 1 < COOP_ROWS)
+            active = coop_load_pixel(msgs, cost, g, colour, j, y + 1, lane, in);
+        coop_send_four(msgs, g, colour, own, sends, h, disc_max, xs, lane, p);
+    }
+}
+
+/* The lane's disparities of slot (column, row) of colour c, in the
+ * directions of mask (bit dir): what bp_messages_start writes there, the
+ * coarse parent's values when there is a coarser level (from_coarse) and
+ * the slot holds a pixel of the level, else zeros. */
+void coop_inherit(__global const msg_t *coarse, level_geometry cg, __global msg_t *msgs,
+                  level_geometry g, int column, int row, int c, int from_coarse, int mask,
+                  int lane)
+{
+    const int y = row - 1, x = 2 * (column - 1) + ((y + c) & 1);
+    const int real = from_coarse && row >= 1 && row <= g.height && column >= 1 && x < g.width;
+    const int source = real ? slot_of(cg, x >> 1, y >> 1) : 0;
+    const int source_colour = real ? ((x >> 1) + (y >> 1)) & 1 : 0;
+    const int target = row * g.pitch + column;
+#pragma unroll
+    for (int dir = 0; dir < 4; dir++) {
+        if (!((mask >> dir) & 1))
+            continue;
+        __global const msg_t *from = coarse + (dir * 2 + source_colour) * NDISP * cg.plane + source;
+        __global msg_t *to = message_plane(msgs, g, dir, c) + target;
+#pragma unroll
+        for (int k = 0; k < COOP_VALUES; k++) {
+            const int d = lane * COOP_VALUES + k;
+            if (d < NDISP)
+                store_msg(to, d * g.plane, real ? load_msg(from, d * cg.plane) : 0.0f);
+        }
+    }
+}
+
+/* A level's first round (colour 1) fused with the hand-down of its
+ * messages: from the coarser level (from_coarse), or zeros at the
+ * coarsest.  bp_messages_start would write every slot of both colours
+ * (the parent's vectors, zeros on the borders) and the first round read
+ * the colour-0 ones; here a colour-1 pixel reads its neighbours' vectors
+ * straight from the coarser level (the same values, so the same bits),
+ * and what the later rounds, the finer level or the disparities read
+ * before any round writes it is written as bp_messages_start would:
+ * borders and slots without a pixel (zeros), the directions a colour-1
+ * pixel does not send, and of colour 0 the directions its pixel does not
+ * send (all four when there is no later round to send them, rounds < 2).
+ * One slot (column, row) per COOP_LANES work-items over all of the
+ * level's planes: global size (pitch rounded up to COOP_PIXELS) x
+ * ((height + 2) * COOP_LANES); column = get_global_id(0), row =
+ * get_group_id(1). */
+__kernel __attribute__((reqd_work_group_size(COOP_PIXELS, COOP_LANES, 1)))
+void bp_round_coop_first(__global const msg_t *coarse, __global msg_t *msgs,
+                         __global const float *data, int data_offset_, int width, int height,
+                         float disc_max, int from_coarse, int rounds)
+{
+    __local float xs[2 * 2 * 4 * COOP_LANES * COOP_PIXELS];
+    const int p = get_local_id(0), lane = get_local_id(1);
+    const level_geometry g = geometry_of(width, height), cg = coarser(g);
+    const int column = get_global_id(0), row = get_group_id(1);
+    const int in_planes = column < g.pitch;
+    const int y = row - 1, x = 2 * (column - 1) + ((y + 1) & 1);
+    const int active = in_planes && row >= 1 && row <= height && column >= 1 && x < width;
+    const int own = active ? slot_of(g, x, y) : 0;
+    const int sends = active ? sent_mask(x, y, width, height) : 0;
+    /* the neighbours inside the level are the ones it sends to */
+    const int present = from_coarse ? sends : 0;
+    float in[5][COOP_VALUES], h[4][COOP_VALUES];
+    coop_load(data + data_offset_ + NDISP * g.plane + own, g.plane,
+              inherited(coarse, cg, g, DIR_DOWN, x, y - 1),
+              inherited(coarse, cg, g, DIR_UP, x, y + 1),
+              inherited(coarse, cg, g, DIR_RIGHT, x - 1, y),
+              inherited(coarse, cg, g, DIR_LEFT, x + 1, y), cg.plane, present, lane, active, in);
+    coop_combine(in, lane, active, h);
+    coop_send_four(msgs, g, 1, own, sends, h, disc_max, xs, lane, p);
+    if (!in_planes)
+        return;
+    coop_inherit(coarse, cg, msgs, g, column, row, 1, from_coarse, 15 & ~sends, lane);
+    const int x0 = 2 * (column - 1) + (y & 1);
+    const int real0 = row >= 1 && row <= height && column >= 1 && x0 < width;
+    const int later = real0 && rounds >= 2 ? sent_mask(x0, y, width, height) : 0;
+    coop_inherit(coarse, cg, msgs, g, column, row, 0, from_coarse, 15 & ~later, lane);
+}
+
+/* ---------------------------------------------- data costs, one value each */
+
+/* The finest level and the next coarser one of a tile: one work-item per
+ * pixel (cx, cy) of the coarser level and disparity d (get_global_id(2)):
+ * the costs of its up to four children (bp_data_cost's values), stored,
+ * and their sum in coarsen_value's order (the same float additions of the
+ * same values), stored when the tile has that level (with_coarse).  The
+ * work-items of neighbouring cx write neighbouring addresses of every
+ * plane they touch, and nothing is read back. */
+__kernel void bp_data_two_levels(__global const cost_input_t *left,
+                                 __global const cost_input_t *right, int width, int tile_x,
+                                 int tile_y, int tile_width, int tile_height, int min_disp,
+                                 float lambda, float data_max, __global float *data,
+                                 int with_coarse)
+{
+    const int cx = get_global_id(0), cy = get_global_id(1), d = get_global_id(2);
+    const level_geometry fg = geometry_of(tile_width, tile_height), cg = coarser(fg);
+    if (cx >= cg.width || cy >= cg.height || d >= NDISP)
+        return;
+    float acc = 0.0f;
+    for (int c = 0; c < 4; c++) {
+        const int fx = 2 * cx + (c & 1), fy = 2 * cy + (c >> 1);
+        if (fx >= fg.width || fy >= fg.height)
+            continue;
+        const int xa = tile_x + fx, row = (tile_y + fy) * width;
+        const float cost = pixel_cost(right, row, width, xa, convert_float(left[row + xa]),
+                                      min_disp + d, lambda, data_max);
+        data[(((fx + fy) & 1) * NDISP + d) * fg.plane + slot_of(fg, fx, fy)] = cost;
+        acc += cost;
+    }
+    if (with_coarse)
+        data[2 * NDISP * fg.plane + (((cx + cy) & 1) * NDISP + d) * cg.plane +
+             slot_of(cg, cx, cy)] = acc;
+}
+
+/* One coarser level from the level above it: one work-item per coarse
+ * pixel and disparity (get_global_id(2)), coarsen_value's sum. */
+__kernel void bp_data_halve(__global float *data, int fine_offset, int fine_width,
+                            int fine_height, int coarse_offset)
+{
+    const level_geometry fg = geometry_of(fine_width, fine_height), cg = coarser(fg);
+    const int x = get_global_id(0), y = get_global_id(1), d = get_global_id(2);
+    if (x < cg.width && y < cg.height && d < NDISP)
+        coarsen_value(data + fine_offset, fg, data + coarse_offset, cg, x, y, d);
+}
+
+/* ------------------------------------------- disparities, a group per row */
+
+/* Exchange slot of the argmin's reduction: lane, pixel. */
+int coop_pick_slot(int lane, int p)
+{
+    return lane * COOP_PIXELS + p;
+}
+
+/* The disparities of the tile's output rectangle (out_x, out_y: relative
+ * to the tile), as f32 into an image-wide buffer, with the rounds' group
+ * shape: a group holds COOP_PIXELS pixels of one colour and row (group
+ * row 2 r + c: output row r, colour c; pixel x = 2 j + parity, j from
+ * out_x / 2 on), so that for each disparity plane the pixels read
+ * neighbouring addresses, and each lane scans its COOP_VALUES disparities
+ * of data + the four incoming messages (best_index's sum), keeping the
+ * first smallest; the lanes' (value, index) pairs are then reduced in
+ * local memory, the smaller value winning and, on equal values, the
+ * smaller index: best_index's answer (the lowest disparity among the
+ * smallest beliefs; 0 when no belief is below +INFINITY). */
+__kernel __attribute__((reqd_work_group_size(COOP_PIXELS, COOP_LANES, 1)))
+void bp_disparity_coop(__global const msg_t *msgs, __global const float *data, int width,
+                       int height, int out_x, int out_y, int out_width, int out_height,
+                       int tile_x, int tile_y, int image_width, int min_disp,
+                       __global float *disparity)
+{
+    __local float values[COOP_LANES * COOP_PIXELS];
+    __local int indices[COOP_LANES * COOP_PIXELS];
+    const int p = get_local_id(0), lane = get_local_id(1);
+    const int r = get_group_id(1) >> 1, colour = get_group_id(1) & 1;
+    const int y = out_y + r;
+    const int x = 2 * ((out_x >> 1) + (int)get_global_id(0)) + ((y + colour) & 1);
+    const int active = r < out_height && x >= out_x && x < out_x + out_width;
+    const level_geometry g = geometry_of(width, height);
+    /* inactive items read nothing; their pointers stay in the buffers */
+    const int px = active ? x : 0, py = active ? y : 0, other = ((px + py) & 1) ^ 1;
+    __global const float *cost = data + (other ^ 1) * NDISP * g.plane + slot_of(g, px, py);
+    __global const msg_t *from_up =
+        msgs + (DIR_DOWN * 2 + other) * NDISP * g.plane + py * g.pitch + (px >> 1) + 1;
+    __global const msg_t *from_down =
+        msgs + (DIR_UP * 2 + other) * NDISP * g.plane + (py + 2) * g.pitch + (px >> 1) + 1;
+    __global const msg_t *from_left =
+        msgs + (DIR_RIGHT * 2 + other) * NDISP * g.plane + (py + 1) * g.pitch + ((px + 1) >> 1);
+    __global const msg_t *from_right =
+        msgs + (DIR_LEFT * 2 + other) * NDISP * g.plane + (py + 1) * g.pitch + ((px + 1) >> 1) + 1;
+    float best_value = INFINITY;
+    int best = NDISP;
+#pragma unroll
+    for (int k = 0; k < COOP_VALUES; k++) {
+        const int d = lane * COOP_VALUES + k;
+        if (active && d < NDISP) {
+            const int i = d * g.plane;
+            const float v = cost[i] + load_msg(from_up, i) + load_msg(from_down, i) +
+                            load_msg(from_left, i) + load_msg(from_right, i);
+            if (v < best_value) {
+                best_value = v;
+                best = d;
+            }
+        }
+    }
+    for (int span = COOP_LANES / 2; span > 0; span >>= 1) {
+        values[coop_pick_slot(lane, p)] = best_value;
+        indices[coop_pick_slot(lane, p)] = best;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        if (lane < span) {
+            const float v = values[coop_pick_slot(lane + span, p)];
+            const int i = indices[coop_pick_slot(lane + span, p)];
+            if (v < best_value || (v == best_value && i < best)) {
+                best_value = v;
+                best = i;
+            }
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    if (active && lane == 0)
+        disparity[(tile_y + y) * image_width + tile_x + x] =
+            (float)(min_disp + (best < NDISP ? best : 0));
 }

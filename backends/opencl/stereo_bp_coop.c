@@ -1,0 +1,156 @@
+/* OpenCL hierarchical belief propagation, the cooperative update
+ * (PV_BP_UPDATE_COOPERATIVE): one tile, from the data costs to the
+ * disparities (stereo_bp.c describes the whole; kernels in
+ * kernels/stereo_bp_coop.cl, docs/bp-at-scale.md says why they are
+ * shaped so).
+ *
+ * - Data costs: the finest level and the next one in one launch with a
+ *   work-item per coarse pixel and disparity (bp_data_two_levels), then a
+ *   launch per further level with a work-item per pixel and disparity
+ *   (bp_data_halve): every plane written by neighbouring work-items at
+ *   neighbouring addresses, no value read back inside a launch.
+ * - Messages: per level, from the coarsest down, one launch per round; the
+ *   first (bp_round_coop_first) reads the coarser level's messages itself
+ *   (zeros at the coarsest) instead of a launch that copies them down
+ *   first; the others are bp_round_coop.  Round t updates colour
+ *   (t + 1) & 1, as in the serial update.
+ * - Disparities: the rounds' group shape, the argmin over a pixel's
+ *   disparities spread over its lanes (bp_disparity_coop). */
+#include "stereo_bp_host.h"
+
+/* Work-group of the one-value-per-work-item data-cost kernels: consecutive
+ * pixels of a row along dimension 0 (whole 128-byte lines of a plane),
+ * a few rows, one disparity; smaller where the device's groups are. */
+#define DATA_GROUP_X 32
+#define DATA_GROUP_Y 4
+
+/* Launches `which` (arguments a) over x x y pixels times ndisp. */
+static pv_status launch_per_value(pv_context *ctx, bp_plan *plan, int which,
+                                  const kernel_args *a, int x, int y, int ndisp)
+{
+    cl_kernel kernel;
+    pv_status status = pv_cl_bp_set_args(ctx, plan, which, a);
+    if (status == PV_OK)
+        status = pv_cl_bp_kernel_of(ctx, plan, which, &kernel);
+    const size_t most = (size_t)pv_cl_device_info(ctx)->max_work_group_size;
+    const size_t gx = most < DATA_GROUP_X ? (most ? most : 1) : DATA_GROUP_X;
+    const size_t gy = most / gx < DATA_GROUP_Y ? (most / gx ? most / gx : 1) : DATA_GROUP_Y;
+    const size_t global[3] = {(size_t)x, (size_t)y, (size_t)ndisp};
+    const size_t local[3] = {gx, gy, 1};
+    return status == PV_OK ? pv_cl_launch(ctx, kernel, 3, global, local) : status;
+}
+
+/* The tile's data-cost pyramid: levels 0 and 1 together, then one launch
+ * per further level. */
+static pv_status coop_data_costs(pv_context *ctx, bp_plan *plan, const pv_image *left,
+                                 const pv_bp_job *job, const pv_bp_tile *tile,
+                                 const bp_buffers *b)
+{
+    const level_size second = pv_cl_bp_level_of(tile, 1);
+    const cl_int with_coarse = tile->levels > 1;
+    kernel_args a = {.count = 0};
+    pv_cl_bp_cost_args(&a, left, job, tile, b);
+    arg_ints(&a, &with_coarse, 1);
+    pv_status status = launch_per_value(ctx, plan, K_DATA_TWO_LEVELS, &a, second.width,
+                                        second.height, job->ndisp);
+    for (int level = 2; status == PV_OK && level < tile->levels; level++) {
+        const level_size fine = pv_cl_bp_level_of(tile, level - 1);
+        const level_size coarse = pv_cl_bp_level_of(tile, level);
+        const cl_int values[4] = {(cl_int)pv_cl_bp_data_offset(tile, level - 1, job->ndisp),
+                                  fine.width, fine.height,
+                                  (cl_int)pv_cl_bp_data_offset(tile, level, job->ndisp)};
+        kernel_args c = {.count = 0};
+        arg(&c, sizeof(cl_mem), &b->data);
+        arg_ints(&c, values, 4);
+        status = launch_per_value(ctx, plan, K_DATA_HALVE, &c, coarse.width, coarse.height,
+                                  job->ndisp);
+    }
+    return status;
+}
+
+/* A level's first round (colour 1), fused with the hand-down of its
+ * messages from the coarser level (or their start from zero at the
+ * coarsest): one slot of the level's planes, borders included, per
+ * coop_lanes work-items. */
+static pv_status coop_first_round(pv_context *ctx, bp_plan *plan, const pv_bp_job *job,
+                                  const pv_bp_tile *tile, const bp_buffers *b, int level)
+{
+    const level_size s = pv_cl_bp_level_of(tile, level);
+    const cl_int from_coarse = level < tile->levels - 1, rounds = job->iterations;
+    const cl_float disc_max = job->disc_max;
+    kernel_args a = {.count = 0};
+    arg(&a, sizeof(cl_mem), &b->msgs[(level + 1) & 1]);
+    add_level_args(&a, job, tile, b, level);
+    arg_floats(&a, &disc_max, 1);
+    arg_ints(&a, &from_coarse, 1);
+    arg_ints(&a, &rounds, 1);
+    cl_kernel kernel;
+    pv_status status = pv_cl_bp_set_args(ctx, plan, K_ROUND_COOP_FIRST, &a);
+    if (status == PV_OK)
+        status = pv_cl_bp_kernel_of(ctx, plan, K_ROUND_COOP_FIRST, &kernel);
+    const size_t local[2] = {(size_t)plan->coop_pixels, (size_t)plan->coop_lanes};
+    const size_t pitch = (size_t)(s.width + 1) / 2 + 2;
+    const size_t global[2] = {pitch, ((size_t)s.height + 2) * local[1]};
+    return status == PV_OK ? pv_cl_launch(ctx, kernel, 2, global, local) : status;
+}
+
+/* A level's rounds: the first with the hand-down, then the others in
+ * groups of coop_pixels pixels x coop_lanes work-items, coop_rows rows a
+ * group; their arguments are set once, only the colour changes. */
+static pv_status coop_level(pv_context *ctx, bp_plan *plan, const pv_bp_job *job,
+                            const pv_bp_tile *tile, const bp_buffers *b, int level)
+{
+    const level_size s = pv_cl_bp_level_of(tile, level);
+    pv_status status = coop_first_round(ctx, plan, job, tile, b, level);
+    if (status != PV_OK || job->iterations < 2)
+        return status;
+    cl_int colour = 0; /* round 1's */
+    const cl_float disc_max = job->disc_max;
+    kernel_args a = {.count = 0};
+    add_level_args(&a, job, tile, b, level);
+    arg_ints(&a, &colour, 1);
+    arg_floats(&a, &disc_max, 1);
+    status = pv_cl_bp_set_args(ctx, plan, K_ROUND_COOP, &a);
+    cl_kernel kernel = plan->kernels[K_ROUND_COOP];
+    const size_t local[2] = {(size_t)plan->coop_pixels, (size_t)plan->coop_lanes};
+    const size_t global[2] = {div_up((size_t)s.width, 2),
+                              div_up((size_t)s.height, (size_t)plan->coop_rows) * local[1]};
+    for (int t = 1; status == PV_OK && t < job->iterations; t++) {
+        if (t > 1) {
+            colour = (t + 1) & 1;
+            status = pv_cl_arg(ctx, kernel, 5, sizeof colour, &colour);
+        }
+        if (status == PV_OK)
+            status = pv_cl_launch(ctx, kernel, 2, global, local);
+    }
+    return status;
+}
+
+/* The disparities of the tile's output rectangle: a group row per output
+ * row and colour, the pixels of that colour from the rectangle's first
+ * column pair to its last along dimension 0. */
+static pv_status coop_disparities(pv_context *ctx, bp_plan *plan, const pv_image *left,
+                                  const pv_bp_job *job, const pv_bp_tile *tile,
+                                  const bp_buffers *b)
+{
+    const int first = tile->out_x - tile->x, last = first + tile->out_width - 1;
+    kernel_args a = {.count = 0};
+    pv_cl_bp_disparity_args(&a, left, job, tile, b);
+    cl_kernel kernel;
+    pv_status status = pv_cl_bp_set_args(ctx, plan, K_DISPARITY_COOP, &a);
+    if (status == PV_OK)
+        status = pv_cl_bp_kernel_of(ctx, plan, K_DISPARITY_COOP, &kernel);
+    const size_t local[2] = {(size_t)plan->coop_pixels, (size_t)plan->coop_lanes};
+    const size_t global[2] = {(size_t)((last >> 1) - (first >> 1) + 1),
+                              2 * (size_t)tile->out_height * local[1]};
+    return status == PV_OK ? pv_cl_launch(ctx, kernel, 2, global, local) : status;
+}
+
+pv_status pv_cl_bp_coop_tile(pv_context *ctx, bp_plan *plan, const pv_image *left,
+                             const pv_bp_job *job, const pv_bp_tile *tile, const bp_buffers *b)
+{
+    pv_status status = coop_data_costs(ctx, plan, left, job, tile, b);
+    for (int level = tile->levels - 1; status == PV_OK && level >= 0; level--)
+        status = coop_level(ctx, plan, job, tile, b, level);
+    return status == PV_OK ? coop_disparities(ctx, plan, left, job, tile, b) : status;
+}
