@@ -14,8 +14,8 @@
  *   (zeros at the coarsest) instead of a launch that copies them down
  *   first; the others are bp_round_coop.  Round t updates colour
  *   (t + 1) & 1, as in the serial update.
- * - Disparities: the rounds' group shape, the argmin over a pixel's
- *   disparities spread over its lanes (bp_disparity_coop). */
+ * - Disparities: one work-item per pixel, consecutive work-items on
+ *   consecutive slots of a colour (bp_disparity_coop). */
 #include "stereo_bp_host.h"
 
 /* Work-group of the one-value-per-work-item data-cost kernels: consecutive
@@ -23,6 +23,10 @@
  * a few rows, one disparity; smaller where the device's groups are. */
 #define DATA_GROUP_X 32
 #define DATA_GROUP_Y 4
+
+/* Work-group of the read-out: pixels of one row and colour (two 128-byte
+ * lines of a float plane). */
+#define DISPARITY_GROUP 64
 
 /* Launches `which` (arguments a) over x x y pixels times ndisp. */
 static pv_status launch_per_value(pv_context *ctx, bp_plan *plan, int which,
@@ -126,9 +130,9 @@ static pv_status coop_level(pv_context *ctx, bp_plan *plan, const pv_bp_job *job
     return status;
 }
 
-/* The disparities of the tile's output rectangle: a group row per output
+/* The disparities of the tile's output rectangle: a global row per output
  * row and colour, the pixels of that colour from the rectangle's first
- * column pair to its last along dimension 0. */
+ * column pair to its last along dimension 0, one work-item each. */
 static pv_status coop_disparities(pv_context *ctx, bp_plan *plan, const pv_image *left,
                                   const pv_bp_job *job, const pv_bp_tile *tile,
                                   const bp_buffers *b)
@@ -140,9 +144,10 @@ static pv_status coop_disparities(pv_context *ctx, bp_plan *plan, const pv_image
     pv_status status = pv_cl_bp_set_args(ctx, plan, K_DISPARITY_COOP, &a);
     if (status == PV_OK)
         status = pv_cl_bp_kernel_of(ctx, plan, K_DISPARITY_COOP, &kernel);
-    const size_t local[2] = {(size_t)plan->coop_pixels, (size_t)plan->coop_lanes};
+    const size_t most = (size_t)pv_cl_device_info(ctx)->max_work_group_size;
+    const size_t local[2] = {most < DISPARITY_GROUP ? (most ? most : 1) : DISPARITY_GROUP, 1};
     const size_t global[2] = {(size_t)((last >> 1) - (first >> 1) + 1),
-                              2 * (size_t)tile->out_height * local[1]};
+                              2 * (size_t)tile->out_height};
     return status == PV_OK ? pv_cl_launch(ctx, kernel, 2, global, local) : status;
 }
 
