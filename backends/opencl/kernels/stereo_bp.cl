@@ -281,9 +281,15 @@ __kernel void bp_messages_start(__global const msg_t *coarse, __global msg_t *fi
         inherit_slot(coarse, cg, fine, fg, column, row, from_coarse);
 }
 
+/* Offset of the plane of direction dir, colour colour, disparity 0. */
+int message_plane_offset(level_geometry g, int dir, int colour)
+{
+    return (dir * 2 + colour) * NDISP * g.plane;
+}
+
 __global msg_t *message_plane(__global msg_t *msgs, level_geometry g, int dir, int colour)
 {
-    return msgs + (dir * 2 + colour) * NDISP * g.plane;
+    return msgs + message_plane_offset(g, dir, colour);
 }
 
 /* Directions in which the pixel (x, y) of a w x h level sends (bit dir):
@@ -447,12 +453,6 @@ __kernel void bp_small_levels(__global msg_t *msgs0, __global msg_t *msgs1,
     }
 }
 
-/* The cooperative update's round, compiled only for jobs that use it. */
-#ifdef BP_COOP_LANES
-#include "../../common/bp_scan_math.h"
-#include "stereo_bp_coop.cl"
-#endif
-
 /* ------------------------------------------------------------- disparities */
 
 /* argmin over d of data + the four incoming messages of pixel (x, y)
@@ -497,3 +497,10 @@ __kernel void bp_disparity(__global const msg_t *msgs, __global const float *dat
     const int best = best_index(msgs, data, geometry_of(width, height), x, y);
     disparity[(tile_y + y) * image_width + tile_x + x] = (float)(min_disp + best);
 }
+
+/* The cooperative update's kernels, compiled only for jobs that use it
+ * (after best_index, which its read-out calls). */
+#ifdef BP_COOP_LANES
+#include "../../common/bp_scan_math.h"
+#include "stereo_bp_coop.cl"
+#endif

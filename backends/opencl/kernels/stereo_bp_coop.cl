@@ -192,13 +192,14 @@ int coop_load_pixel(__global const msg_t *msgs, __global const float *cost, leve
     const int other = colour ^ 1, own = active ? slot_of(g, x, y) : 0;
     /* inactive items read nothing; their pointers stay in the buffer */
     const int column = active ? (x >> 1) + 1 : 1, row = active ? y : 0;
-    __global const msg_t *from_up = message_plane(msgs, g, DIR_DOWN, other) + row * g.pitch + column;
+    __global const msg_t *from_up =
+        msgs + message_plane_offset(g, DIR_DOWN, other) + row * g.pitch + column;
     __global const msg_t *from_down =
-        message_plane(msgs, g, DIR_UP, other) + (row + 2) * g.pitch + column;
+        msgs + message_plane_offset(g, DIR_UP, other) + (row + 2) * g.pitch + column;
     __global const msg_t *from_left =
-        message_plane(msgs, g, DIR_RIGHT, other) + (row + 1) * g.pitch + (active ? (x + 1) >> 1 : 0);
+        msgs + message_plane_offset(g, DIR_RIGHT, other) + (row + 1) * g.pitch + (active ? (x + 1) >> 1 : 0);
     __global const msg_t *from_right =
-        message_plane(msgs, g, DIR_LEFT, other) + (row + 1) * g.pitch + (active ? ((x + 1) >> 1) + 1 : 0);
+        msgs + message_plane_offset(g, DIR_LEFT, other) + (row + 1) * g.pitch + (active ? ((x + 1) >> 1) + 1 : 0);
     coop_load(cost + own, g.plane, from_up, from_down, from_left, from_right, g.plane, 15, lane,
               active, in);
     return active;
