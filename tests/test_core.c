@@ -337,7 +337,8 @@ static void test_binary_cache(void **state)
     free(saved);
 }
 
-/* A build failure returns PV_ERR_BUILD and keeps the compiler's log. */
+/* A build failure returns PV_ERR_BUILD, keeps the compiler's log and quotes
+ * it from the first error on. */
 static void test_build_failure_keeps_log(void **state)
 {
     (void)state;
@@ -348,6 +349,11 @@ static void test_build_failure_keeps_log(void **state)
     assert_int_equal(status, PV_ERR_BUILD);
     assert_non_null(strstr(pv_context_last_error(ctx), "clBuildProgram"));
     assert_true(strlen(pv_context_build_log(ctx)) > 0);
+    /* the message quotes the log from its first error on, not the
+     * warnings that compilers list before it */
+    const char *quoted = strstr(pv_context_last_error(ctx), "log from the first error: ");
+    assert_non_null(quoted);
+    assert_non_null(strstr(quoted + strlen("log from the first error: "), "error"));
     assert_int_equal(pv_cl_kernel(ctx, "no_such_program", "", "k", &kernel), PV_ERR_INVALID);
     pv_context_destroy(ctx);
 }

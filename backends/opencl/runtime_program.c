@@ -31,6 +31,19 @@ static char *build_log(pv_cl_state *state, cl_program program)
     return log;
 }
 
+/* Where a failed build's log is worth reading from: the line of its first
+ * error, since compilers list warnings first and the message keeps only
+ * the start of what it is given; the whole log when no line says "error". */
+static const char *log_from_first_error(const char *log)
+{
+    const char *error = log ? strstr(log, "error") : NULL;
+    if (!error)
+        return log ? log : "";
+    while (error > log && error[-1] != '\n')
+        error--;
+    return error;
+}
+
 /* clBuildProgram for one device, through the fault injection. */
 static cl_int build_program(pv_context *ctx, cl_program program, const char *options)
 {
@@ -81,8 +94,9 @@ static pv_status build_from_source(pv_context *ctx, const char *name, const char
         char *log = build_log(state, program);
         pv_context_set_build_log(ctx, log);
         status = pv_fail(ctx, PV_ERR_BUILD,
-                         "clBuildProgram of kernels/%s.cl failed: %s (%d)%s; log: %.600s", name,
-                         pv_cl_error_name(err), (int)err, pv_cl_injected_note(ctx), log ? log : "");
+                         "clBuildProgram of kernels/%s.cl failed: %s (%d)%s; log from the first "
+                         "error: %.600s", name, pv_cl_error_name(err), (int)err,
+                         pv_cl_injected_note(ctx), log_from_first_error(log));
         free(log);
         clReleaseProgram(program);
         return status;
