@@ -7,6 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The longest build options string a program is built with. */
+#define PROGRAM_OPTIONS_MAX 4096
+
 struct pv_cl_source { const char *name; const char *text; };
 extern const struct pv_cl_source pv_cl_sources[];
 extern const size_t pv_cl_source_count;
@@ -80,6 +83,21 @@ static cl_program try_cached_binary(pv_context *ctx, uint64_t key, const char *o
     return program;
 }
 
+/* With PARVIS_CL_OPTIONS_LOG set, every program built from source adds a
+ * line "name<TAB>options" to that file, so that tests/test_kernel_syntax.sh
+ * can check the kernels with the options they were really built with by a
+ * second, stricter compiler (PoCL's lets some errors pass, such as calls to
+ * functions declared later, that other drivers refuse). */
+static void log_build_options(const char *name, const char *options)
+{
+    const char *path = getenv("PARVIS_CL_OPTIONS_LOG");
+    FILE *file = path && *path ? fopen(path, "a") : NULL;
+    if (!file)
+        return;
+    fprintf(file, "%s\t%s\n", name, options);
+    fclose(file);
+}
+
 static pv_status build_from_source(pv_context *ctx, const char *name, const char *source,
                                    const char *options, cl_program *out)
 {
@@ -102,6 +120,7 @@ static pv_status build_from_source(pv_context *ctx, const char *name, const char
         return status;
     }
     *out = program;
+    log_build_options(name, options);
     return PV_OK;
 }
 
@@ -169,8 +188,10 @@ static pv_status remember_program(pv_context *ctx, const char *key, cl_program p
 static pv_status program_entry(pv_context *ctx, const char *name, const char *options,
                                built_program **out)
 {
-    char key[4096];
-    snprintf(key, sizeof key, "%s|%s", name, options);
+    char key[PROGRAM_OPTIONS_MAX + 128];
+    int n = snprintf(key, sizeof key, "%s|%s", name, options);
+    if (n < 0 || (size_t)n >= sizeof key) /* a cut key could name another program */
+        return pv_fail(ctx, PV_ERR_INVALID, "build options of kernels/%s.cl too long", name);
     built_program *entry = find_program(pv_cl_state_of(ctx), key);
     if (entry) {
         *out = entry;
@@ -237,13 +258,14 @@ static pv_status add_kernel(pv_context *ctx, built_program *entry, const char *k
     return PV_OK;
 }
 
-pv_status pv_cl_kernel(pv_context *ctx, const char *program, const char *options,
+pv_status pv_cl_kernel(pv_context *ctx, const char *program, const char *requested,
                        const char *kernel_name, cl_kernel *kernel)
 {
-    built_program *entry;
+    built_program *entry = NULL;
+    const char *options = requested ? requested : "";
     pv_status status = pv_cl_param_check(ctx, 0);
     if (status == PV_OK)
-        status = program_entry(ctx, program, options ? options : "", &entry);
+        status = program_entry(ctx, program, options, &entry);
     if (status != PV_OK)
         return status;
     for (size_t i = 0; i < entry->kernel_count; i++)
@@ -253,7 +275,7 @@ pv_status pv_cl_kernel(pv_context *ctx, const char *program, const char *options
         }
     status = add_kernel(ctx, entry, kernel_name, kernel);
     if (status != PV_OK && entry->from_cache) {
-        status = rebuild_from_source(ctx, entry, program, options ? options : "");
+        status = rebuild_from_source(ctx, entry, program, options);
         if (status == PV_OK)
             status = add_kernel(ctx, entry, kernel_name, kernel);
     }
