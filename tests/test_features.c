@@ -1066,6 +1066,52 @@ static void test_batch_grows_lists(void **state)
     pv_sift_plan_destroy(plan);
 }
 
+/* Results after the result staging grows: on a fresh plan, a batch of
+ * smooth frames (few keypoints), then a batch of block noise (far more,
+ * beyond the lists and the pinned stage the first batch made), then the
+ * smooth frames again, and single calls the same way round: every result
+ * a fresh plan's single call's.  The noise frames' counts differ by more
+ * than the padding a rectangular read may carry, so their chunk comes
+ * down image by image; the smooth ones' in one read per array. */
+static void test_batch_after_stage_grows(void **state)
+{
+    pv_context *ctx = backend_ctx(state);
+    const int w = 200, h = 160;
+    enum { N = 4 };
+    pv_image smooth[N] = {crop_u8(&g_venus, 40, 30, w, h), crop_u8(&g_venus, 150, 180, w, h),
+                          crop_u8(&g_venus, 10, 200, w, h), crop_u8(&g_venus, 200, 60, w, h)};
+    pv_image noisy[N] = {block_noise(w, h), crop_u8(&g_venus, 120, 120, w, h), block_noise(w, h),
+                         block_noise(w, h)};
+    pv_sift_plan *plan = NULL, *oracle = NULL;
+    assert_int_equal(pv_sift_plan_create(ctx, w, h, NULL, &plan), PV_OK);
+    assert_int_equal(pv_sift_plan_create(ctx, w, h, NULL, &oracle), PV_OK);
+    pv_sift_features batch[N] = {{0}}, single = {0};
+    const pv_image *rounds[] = {smooth, noisy, smooth};
+    for (int r = 0; r < 3; r++) {
+        assert_int_equal(pv_sift_detect_batch(plan, rounds[r], N, batch), PV_OK);
+        assert_batch_is_singles(oracle, rounds[r], N, batch);
+    }
+    assert_true(batch[0].count < 1024);
+    pv_sift_plan *fresh = NULL;
+    assert_int_equal(pv_sift_plan_create(ctx, w, h, NULL, &fresh), PV_OK);
+    for (int r = 0; r < 3; r++)
+        for (int i = 0; i < N; i++) {
+            assert_int_equal(pv_sift_detect_into(fresh, &rounds[r][i], &single), PV_OK);
+            assert_batch_is_singles(oracle, &rounds[r][i], 1, &single);
+            if (r == 1 && i == 0)
+                assert_true(single.count > 1024);
+        }
+    pv_sift_features_free(&single);
+    for (int i = 0; i < N; i++) {
+        pv_sift_features_free(&batch[i]);
+        pv_image_free(&smooth[i]);
+        pv_image_free(&noisy[i]);
+    }
+    pv_sift_plan_destroy(fresh);
+    pv_sift_plan_destroy(oracle);
+    pv_sift_plan_destroy(plan);
+}
+
 /* The OpenCL batch against the CPU batch, image by image, within the
  * cross-check tolerances (PV_SIFT_POSITION_TOLERANCE, ...). */
 static void test_batch_cl_matches_cpu(void **state)
@@ -1136,12 +1182,28 @@ static void test_batch_chunk_sizes(void **state)
     pv_sift_plan_destroy(plan);
 }
 
-/* A chunk costs the commands of one image: a batch of 6 images in one
+/* The commands of one batch call of `count` frames on a warm plan. */
+static long batch_commands(pv_context *cl, pv_sift_plan *plan, const pv_image *frames, int count,
+                           pv_sift_features *batch)
+{
+#ifdef PV_HAVE_OPENCL
+    const long before = pv_cl_fault_calls(cl, PV_CL_FAULT_ENQUEUE);
+    assert_int_equal(pv_sift_detect_batch(plan, frames, count, batch), PV_OK);
+    return pv_cl_fault_calls(cl, PV_CL_FAULT_ENQUEUE) - before;
+#else
+    (void)cl, (void)plan, (void)frames, (void)count, (void)batch;
+    return 0;
+#endif
+}
+
+/* A chunk costs the commands of one image: a batch of 3 images in one
  * chunk enqueues no more commands than one single detection and 4 (the
  * single call reads its totals and three arrays; the chunk the same, as
- * one read of all totals and one rectangular read per array, and the
- * chunk's results may need one stage map more).  Counted with the fault
- * injector's enqueue counter; the same plan is warm for both. */
+ * one read of all totals and one read per array, and the chunk's results
+ * may need one stage map more).  A batch of 6 that would fit one chunk
+ * runs as two halves of 3 (so that one half's results come down while the
+ * other's kernels run): twice that.  Counted with the fault injector's
+ * enqueue counter; the same plan is warm for all. */
 static void test_batch_launches_per_chunk(void **state)
 {
     (void)state;
@@ -1157,16 +1219,18 @@ static void test_batch_launches_per_chunk(void **state)
     /* Warm: lists grown, stages made. */
     assert_int_equal(pv_sift_detect_into(plan, &frames[0], &single), PV_OK);
     assert_int_equal(pv_sift_detect_batch(plan, frames, n, batch), PV_OK);
+    assert_int_equal(pv_sift_detect_batch(plan, frames, n / 2, batch), PV_OK);
     long before = pv_cl_fault_calls(cl, PV_CL_FAULT_ENQUEUE);
     assert_int_equal(pv_sift_detect_into(plan, &frames[0], &single), PV_OK);
     const long per_single = pv_cl_fault_calls(cl, PV_CL_FAULT_ENQUEUE) - before;
-    before = pv_cl_fault_calls(cl, PV_CL_FAULT_ENQUEUE);
-    assert_int_equal(pv_sift_detect_batch(plan, frames, n, batch), PV_OK);
-    const long per_chunk = pv_cl_fault_calls(cl, PV_CL_FAULT_ENQUEUE) - before;
-    printf("    enqueued commands: %ld for one image, %ld for a chunk of %d\n", per_single,
-           per_chunk, n);
+    const long per_chunk = batch_commands(cl, plan, frames, n / 2, batch);
+    const long halves = batch_commands(cl, plan, frames, n, batch);
+    printf("    enqueued commands: %ld for one image, %ld for a chunk of %d, %ld for %d images"
+           " in two halves\n", per_single, per_chunk, n / 2, halves, n);
     assert_true(per_single > 10);
     assert_true(per_chunk <= per_single + 4);
+    assert_true(halves <= 2 * (per_single + 4));
+    assert_batch_is_singles(plan, frames, n, batch);
     assert_int_equal(pv_tune_set(cl, "features", "SIFT_BATCH_CHUNK", BATCH_TEST_CHUNK), PV_OK);
     pv_sift_features_free(&single);
     for (int i = 0; i < BATCH_FRAMES; i++) {
@@ -1208,8 +1272,9 @@ static void count_batch_commands(const pv_image *frames, int count, long *setup,
 /* A device failure during an OpenCL batch (an enqueued command refused,
  * PARVIS_FAULT=enqueue:N, N counted on a healthy context: the batch's
  * first command, one half-way through (in its second of three chunks,
- * after the first chunk's results were written) and its last, a result
- * read): the call fails saying so, every result is freed and zeroed (none
+ * after the first chunk's results were written), its last result read
+ * and its last command, the marker after the reads on the plan's transfer
+ * queue): the call fails saying so, every result is freed and zeroed (none
  * half-written), and the context and plan work again afterwards. */
 static void test_batch_fails_whole(void **state)
 {
@@ -1222,7 +1287,7 @@ static void test_batch_fails_whole(void **state)
     count_batch_commands(frames, BATCH_FRAMES, &setup, &work);
     pv_sift_plan *healthy = NULL;
     assert_int_equal(pv_sift_plan_create(cl, w, h, NULL, &healthy), PV_OK);
-    const long points[] = {setup + 1, setup + work / 2, setup + work};
+    const long points[] = {setup + 1, setup + work / 2, setup + work - 1, setup + work};
     for (size_t p = 0; p < sizeof points / sizeof points[0]; p++) {
         char fault[64];
         snprintf(fault, sizeof fault, "enqueue:%ld", points[p]);
@@ -1433,6 +1498,7 @@ int main(void)
         TU_ON_BOTH(test_detect_into_stream),
         TU_ON_BOTH(test_detect_batch),
         TU_ON_BOTH(test_batch_grows_lists),
+        TU_ON_BOTH(test_batch_after_stage_grows),
         TU_ON_BOTH(test_batch_mixed_inputs),
         cmocka_unit_test(test_batch_cl_matches_cpu),
         cmocka_unit_test(test_batch_fails_whole),

@@ -3,8 +3,10 @@
  * come through the runtime's pinned ring chunk by chunk; the descriptors'
  * u8 form is made on the way.  The arrays are the storage the front end
  * lent (lib/core/ops_features.h), grown through pv_sift_raw_reserve.  A
- * batch chunk's results come down together: one rectangular read per
- * array, each image's keypoints a row. */
+ * batch chunk's results come down together into its set's pinned stage:
+ * one rectangular read per array (each image's keypoints a row padded to
+ * the longest) when the padding is small, else one read per image and
+ * array of only its counted rows. */
 #include "features_internal.h"
 #include "runtime_state.h" /* pv_cl_track_event: the rectangular reads */
 
@@ -164,31 +166,98 @@ static pv_status read_rows_async(pv_context *ctx, cl_mem buffer, size_t row, siz
 }
 
 /* Where image i's arrays lie in the stage after a chunk's reads: each
- * array's rows (one per image, `longest` keypoints long) back to back. */
+ * array's rows (one per image) back to back, image i's row starting at
+ * slot start[i] of its array; `slots` slots per array in all. */
 typedef struct chunk_layout {
-    size_t kp, keys, desc; /* bytes of one image's row of each array */
+    int packed;              /* rows of the counts (one read per array and image),
+                                else of the longest count (one rectangular read) */
+    cl_uint longest;
+    size_t slots;
+    size_t start[MAX_BATCH_CHUNK];
     char *kp_at, *keys_at, *desc_at;
 } chunk_layout;
 
-static chunk_layout layout_of(const cl_sift_plan *plan, int n, cl_uint longest)
+/* Padding that a rectangular read may carry: below this a read per image
+ * and array (three commands each) costs more than the extra bytes (64 KiB
+ * take about 3 us at PCIe 4 speed, about what enqueueing a few reads
+ * costs the host). */
+#define RECT_PADDING_MAX ((size_t)64 << 10)
+
+/* The layout of the done images' rows.  Images of a chunk find different
+ * numbers of keypoints (8 frames of one 720p stream: about 1.3x between
+ * the fewest and the most), and a rectangular read brings every image's
+ * row padded to the longest, so the padding is measured in bytes: up to
+ * RECT_PADDING_MAX or an eighth of the needed bytes, one rectangular read
+ * per array; beyond that, only each image's counted rows, one read per
+ * image and array, densely packed. */
+static chunk_layout layout_of(const cl_sift_plan *plan, int n, const pv_sift_raw *raws,
+                              const char *done)
 {
     chunk_layout l;
-    l.kp = longest * sizeof(pv_sift_keypoint);
-    l.keys = longest * sizeof(uint64_t);
-    l.desc = (size_t)longest * DESC_SIZE * sizeof(float);
+    l.longest = 0;
+    size_t needed = 0;
+    for (int i = 0; i < n; i++)
+        if (done[i]) {
+            needed += (size_t)raws[i].count;
+            if ((cl_uint)raws[i].count > l.longest)
+                l.longest = (cl_uint)raws[i].count;
+        }
+    const size_t padded = (size_t)l.longest * (size_t)n;
+    const size_t padding = (padded - needed) * RESULT_BYTES;
+    l.packed = padding > RECT_PADDING_MAX && padding > needed * RESULT_BYTES / 8;
+    l.slots = l.packed ? needed : padded;
+    size_t at = 0;
+    for (int i = 0; i < n; i++) {
+        l.start[i] = l.packed ? at : (size_t)i * l.longest;
+        at += done[i] ? (size_t)raws[i].count : 0;
+    }
     l.kp_at = (char *)plan->stage_host + plan->result_at;
-    l.keys_at = l.kp_at + l.kp * (size_t)n;
-    l.desc_at = l.keys_at + l.keys * (size_t)n;
+    l.keys_at = l.kp_at + l.slots * sizeof(pv_sift_keypoint);
+    l.desc_at = l.keys_at + l.slots * sizeof(uint64_t);
     return l;
 }
 
-static cl_uint longest_of(int n, const pv_sift_raw *raws, const char *done)
+/* One read per array for each done image's counted rows, without a wait. */
+static pv_status read_packed_async(pv_context *ctx, const cl_sift_plan *plan, int n,
+                                   const pv_sift_raw *raws, const char *done,
+                                   const chunk_layout *l)
 {
-    cl_uint longest = 0;
-    for (int i = 0; i < n; i++)
-        if (done[i] && (cl_uint)raws[i].count > longest)
-            longest = (cl_uint)raws[i].count;
-    return longest;
+    const size_t desc = DESC_SIZE * sizeof(float);
+    pv_status status = PV_OK;
+    for (int i = 0; i < n && status == PV_OK; i++) {
+        if (!done[i] || raws[i].count == 0)
+            continue;
+        const size_t first = (size_t)i * plan->keypoint_capacity, at = l->start[i];
+        const size_t count = (size_t)raws[i].count;
+        status = pv_cl_read_async(ctx, plan->records, first * sizeof(pv_sift_keypoint),
+                                  count * sizeof(pv_sift_keypoint),
+                                  l->kp_at + at * sizeof(pv_sift_keypoint));
+        if (status == PV_OK)
+            status = pv_cl_read_async(ctx, plan->kp_key, first * sizeof(uint64_t),
+                                      count * sizeof(uint64_t),
+                                      l->keys_at + at * sizeof(uint64_t));
+        if (status == PV_OK)
+            status = pv_cl_read_async(ctx, plan->descriptors, first * desc, count * desc,
+                                      l->desc_at + at * desc);
+    }
+    return status;
+}
+
+/* Each image's first `longest` slots: one rectangular read per array. */
+static pv_status read_padded_async(pv_context *ctx, const cl_sift_plan *plan, int n,
+                                   const chunk_layout *l)
+{
+    const size_t cap = plan->keypoint_capacity, longest = l->longest;
+    const size_t desc = DESC_SIZE * sizeof(float);
+    pv_status status = read_rows_async(ctx, plan->records, longest * sizeof(pv_sift_keypoint),
+                                       cap * sizeof(pv_sift_keypoint), n, l->kp_at);
+    if (status == PV_OK)
+        status = read_rows_async(ctx, plan->kp_key, longest * sizeof(uint64_t),
+                                 cap * sizeof(uint64_t), n, l->keys_at);
+    if (status == PV_OK)
+        status = read_rows_async(ctx, plan->descriptors, longest * desc, cap * desc, n,
+                                 l->desc_at);
+    return status;
 }
 
 pv_status pv_cl_sift_download_chunk_begin(pv_context *ctx, cl_sift_plan *plan, int n,
@@ -200,12 +269,10 @@ pv_status pv_cl_sift_download_chunk_begin(pv_context *ctx, cl_sift_plan *plan, i
     for (int i = 0; i < n && status == PV_OK; i++)
         if (done[i])
             status = reserve_result(ctx, &raws[i], counts[i]);
-    const cl_uint longest = longest_of(n, raws, done);
-    if (status != PV_OK || longest == 0)
+    chunk_layout l = layout_of(plan, n, raws, done);
+    if (status != PV_OK || l.longest == 0)
         return status;
-    /* Each image's first `longest` slots: one read per array. */
-    chunk_layout l = layout_of(plan, n, longest);
-    const size_t bytes = (l.kp + l.keys + l.desc) * (size_t)n, cap = plan->keypoint_capacity;
+    const size_t bytes = l.slots * RESULT_BYTES;
     if (bytes > pv_cl_sift_stage_limit(plan)) {
         for (int i = 0; i < n && status == PV_OK; i++)
             if (done[i])
@@ -213,15 +280,10 @@ pv_status pv_cl_sift_download_chunk_begin(pv_context *ctx, cl_sift_plan *plan, i
         return status;
     }
     status = pv_cl_sift_ensure_stage(ctx, plan, plan->result_at + bytes);
-    l = layout_of(plan, n, longest); /* the stage may have moved */
+    l = layout_of(plan, n, raws, done); /* the stage may have moved */
     if (status == PV_OK)
-        status = read_rows_async(ctx, plan->records, l.kp, cap * sizeof(pv_sift_keypoint), n,
-                                 l.kp_at);
-    if (status == PV_OK)
-        status = read_rows_async(ctx, plan->kp_key, l.keys, cap * sizeof(uint64_t), n, l.keys_at);
-    if (status == PV_OK)
-        status = read_rows_async(ctx, plan->descriptors, l.desc, cap * DESC_SIZE * sizeof(float),
-                                 n, l.desc_at);
+        status = l.packed ? read_packed_async(ctx, plan, n, raws, done, &l)
+                          : read_padded_async(ctx, plan, n, &l);
     *pending = status == PV_OK;
     return status;
 }
@@ -229,11 +291,12 @@ pv_status pv_cl_sift_download_chunk_begin(pv_context *ctx, cl_sift_plan *plan, i
 void pv_cl_sift_download_chunk_end(const cl_sift_plan *plan, int n, const char *done,
                                    pv_sift_raw *raws)
 {
-    const chunk_layout l = layout_of(plan, n, longest_of(n, raws, done));
+    const chunk_layout l = layout_of(plan, n, raws, done);
+    const size_t desc = DESC_SIZE * sizeof(float);
     for (int i = 0; i < n; i++)
         if (done[i])
-            copy_out(&raws[i], l.kp_at + (size_t)i * l.kp, l.keys_at + (size_t)i * l.keys,
-                     l.desc_at + (size_t)i * l.desc);
+            copy_out(&raws[i], l.kp_at + l.start[i] * sizeof(pv_sift_keypoint),
+                     l.keys_at + l.start[i] * sizeof(uint64_t), l.desc_at + l.start[i] * desc);
 }
 
 /* Large storage that cannot hold the previous call's count and an eighth
