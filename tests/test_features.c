@@ -1326,6 +1326,88 @@ static void test_batch_fails_whole(void **state)
     pv_sift_plan_destroy(healthy);
 }
 
+/* The commands a fresh context enqueues to make a plan and warm it with
+ * one detection of `image` (*setup), then for a second detection (*work). */
+static void count_single_commands(const pv_image *image, long *setup, long *work)
+{
+#ifdef PV_HAVE_OPENCL
+    pv_context *ctx = tu_context(PV_BACKEND_OPENCL);
+    assert_non_null(ctx);
+    pv_sift_plan *plan = NULL;
+    pv_sift_features result = {0};
+    assert_int_equal(pv_sift_plan_create(ctx, image->width, image->height, NULL, &plan), PV_OK);
+    assert_int_equal(pv_sift_detect_into(plan, image, &result), PV_OK);
+    *setup = pv_cl_fault_calls(ctx, PV_CL_FAULT_ENQUEUE);
+    assert_int_equal(pv_sift_detect_into(plan, image, &result), PV_OK);
+    *work = pv_cl_fault_calls(ctx, PV_CL_FAULT_ENQUEUE) - *setup;
+    pv_sift_features_free(&result);
+    pv_sift_plan_destroy(plan);
+    pv_context_destroy(ctx);
+#else
+    (void)image;
+    *setup = *work = 0;
+#endif
+}
+
+/* A device failure during a single detection's result reads (the fault
+ * injector refusing the last descriptor piece's read, the one before it,
+ * and the keypoints' read, the first of the result; block noise gives
+ * over 4096 keypoints, so the descriptors come down in several pieces):
+ * pv_sift_detect_into fails saying so and frees and zeroes its result,
+ * pv_sift_detect leaves its output untouched, and the plan works again. */
+static void test_single_fails_at_result_read(void **state)
+{
+    (void)state;
+    pv_context *cl = opencl_or_skip();
+    pv_image noise = block_noise(320, 240);
+    long setup = 0, work = 0;
+    count_single_commands(&noise, &setup, &work);
+    pv_sift_plan *healthy = NULL;
+    pv_sift_features expected = {0};
+    assert_int_equal(pv_sift_plan_create(cl, noise.width, noise.height, NULL, &healthy), PV_OK);
+    assert_int_equal(pv_sift_detect(healthy, &noise, &expected), PV_OK);
+    assert_true(expected.count > 4096);
+    /* The reads: keypoints, keys, then at least three descriptor pieces. */
+    const long points[] = {setup + work, setup + work - 1, setup + work - 4};
+    for (size_t p = 0; p < sizeof points / sizeof points[0]; p++) {
+        for (int into = 0; into < 2; into++) {
+            char fault[64];
+            snprintf(fault, sizeof fault, "enqueue:%ld", points[p]);
+            setenv("PARVIS_FAULT", fault, 1);
+            pv_context *faulty = tu_context(PV_BACKEND_OPENCL);
+            unsetenv("PARVIS_FAULT");
+            assert_non_null(faulty);
+            pv_sift_plan *plan = NULL;
+            pv_sift_features result = {0};
+            assert_int_equal(pv_sift_plan_create(faulty, noise.width, noise.height, NULL, &plan),
+                             PV_OK);
+            assert_int_equal(pv_sift_detect_into(plan, &noise, &result), PV_OK);
+            if (into) {
+                assert_int_equal(pv_sift_detect_into(plan, &noise, &result), PV_ERR_OPENCL);
+                assert_int_equal(result.count, 0);
+                assert_int_equal(result.capacity, 0);
+                assert_null(result.keypoints);
+                assert_null(result.descriptors);
+                assert_null(result.descriptors_u8);
+            } else {
+                pv_sift_features untouched = result;
+                assert_int_equal(pv_sift_detect(plan, &noise, &result), PV_ERR_OPENCL);
+                assert_memory_equal(&untouched, &result, sizeof result);
+            }
+            assert_non_null(strstr(pv_context_last_error(faulty), "PARVIS_FAULT"));
+            assert_non_null(strstr(pv_context_last_error(faulty), "clEnqueueReadBuffer"));
+            assert_int_equal(pv_sift_detect_into(plan, &noise, &result), PV_OK);
+            assert_batch_is_singles(healthy, &noise, 1, &result);
+            pv_sift_features_free(&result);
+            pv_sift_plan_destroy(plan);
+            pv_context_destroy(faulty);
+        }
+    }
+    pv_sift_features_free(&expected);
+    pv_sift_plan_destroy(healthy);
+    pv_image_free(&noise);
+}
+
 /* ------------------------------------------------- colour and 16-bit input */
 
 /* A colour picture made from venus: three differently shifted views as R,
@@ -1506,6 +1588,7 @@ int main(void)
         TU_ON_BOTH(test_batch_mixed_inputs),
         cmocka_unit_test(test_batch_cl_matches_cpu),
         cmocka_unit_test(test_batch_fails_whole),
+        cmocka_unit_test(test_single_fails_at_result_read),
         cmocka_unit_test(test_batch_chunk_sizes),
         cmocka_unit_test(test_batch_launches_per_chunk),
         TU_ON_BOTH(test_colour_input_is_its_grey),
