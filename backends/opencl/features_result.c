@@ -218,16 +218,16 @@ typedef struct chunk_layout {
     char *kp_at, *keys_at, *desc_at;
 } chunk_layout;
 
-/* Padding that a rectangular read may carry: below this a read per image
- * and array (three commands each) costs more than the extra bytes (64 KiB
- * take about 3 us at PCIe 4 speed, about what enqueueing a few reads
- * costs the host). */
+/* Padding that a rectangular read may carry: below this, reads per image
+ * and array (three commands each) would cost more than the extra bytes
+ * (64 KiB take about 3 us at 25 GB/s, PCIe 4 speed, which is of the order
+ * of what a driver's host side spends enqueueing a few reads). */
 #define RECT_PADDING_MAX ((size_t)64 << 10)
 
 /* The layout of the done images' rows.  Images of a chunk find different
- * numbers of keypoints (8 frames of one 720p stream: about 1.3x between
- * the fewest and the most), and a rectangular read brings every image's
- * row padded to the longest, so the padding is measured in bytes: up to
+ * numbers of keypoints (frames of one video a little, unrelated pictures
+ * a lot), and a rectangular read brings every image's row padded to the
+ * longest, so the padding is measured in bytes: up to
  * RECT_PADDING_MAX or an eighth of the needed bytes, one rectangular read
  * per array; beyond that, only each image's counted rows, one read per
  * image and array, densely packed. */
