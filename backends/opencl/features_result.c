@@ -258,10 +258,12 @@ static chunk_layout layout_of(const cl_sift_plan *plan, int n, const pv_sift_raw
     return l;
 }
 
-/* One read per array for each done image's counted rows, without a wait. */
+/* One read per array for each done image's counted rows, without a wait;
+ * arrived[i]: the event of image i's descriptors, its last read (so the
+ * host can copy image i out while the later images' reads run). */
 static pv_status read_packed_async(pv_context *ctx, const cl_sift_plan *plan, int n,
                                    const pv_sift_raw *raws, const char *done,
-                                   const chunk_layout *l)
+                                   const chunk_layout *l, cl_event *arrived)
 {
     const size_t desc = DESC_SIZE * sizeof(float);
     pv_status status = PV_OK;
@@ -278,8 +280,8 @@ static pv_status read_packed_async(pv_context *ctx, const cl_sift_plan *plan, in
                                       count * sizeof(uint64_t),
                                       l->keys_at + at * sizeof(uint64_t));
         if (status == PV_OK)
-            status = pv_cl_read_async(ctx, plan->descriptors, first * desc, count * desc,
-                                      l->desc_at + at * desc);
+            status = pv_cl_read_async_event(ctx, plan->descriptors, first * desc, count * desc,
+                                            l->desc_at + at * desc, &arrived[i]);
     }
     return status;
 }
@@ -303,9 +305,11 @@ static pv_status read_padded_async(pv_context *ctx, const cl_sift_plan *plan, in
 
 pv_status pv_cl_sift_download_chunk_begin(pv_context *ctx, cl_sift_plan *plan, int n,
                                           const cl_uint *counts, const char *done,
-                                          pv_sift_raw *raws, int *pending)
+                                          pv_sift_raw *raws, cl_event *arrived, int *pending)
 {
     *pending = 0;
+    for (int i = 0; i < n; i++)
+        arrived[i] = NULL;
     pv_status status = PV_OK;
     for (int i = 0; i < n && status == PV_OK; i++)
         if (done[i])
@@ -323,21 +327,30 @@ pv_status pv_cl_sift_download_chunk_begin(pv_context *ctx, cl_sift_plan *plan, i
     status = pv_cl_sift_ensure_stage(ctx, plan, plan->result_at + bytes);
     l = layout_of(plan, n, raws, done); /* the stage may have moved */
     if (status == PV_OK)
-        status = l.packed ? read_packed_async(ctx, plan, n, raws, done, &l)
+        status = l.packed ? read_packed_async(ctx, plan, n, raws, done, &l, arrived)
                           : read_padded_async(ctx, plan, n, &l);
     *pending = status == PV_OK;
     return status;
 }
 
-void pv_cl_sift_download_chunk_end(const cl_sift_plan *plan, int n, const char *done,
-                                   pv_sift_raw *raws)
+pv_status pv_cl_sift_download_chunk_end(pv_context *ctx, const cl_sift_plan *plan, int n,
+                                        const char *done, pv_sift_raw *raws, cl_event *arrived)
 {
     const chunk_layout l = layout_of(plan, n, raws, done);
     const size_t desc = DESC_SIZE * sizeof(float);
-    for (int i = 0; i < n; i++)
-        if (done[i])
+    pv_status status = PV_OK;
+    for (int i = 0; i < n; i++) {
+        if (arrived[i] && status == PV_OK)
+            status = pv_cl_check(ctx, clWaitForEvents(1, &arrived[i]),
+                                 "clWaitForEvents(sift results)");
+        if (arrived[i])
+            clReleaseEvent(arrived[i]);
+        arrived[i] = NULL;
+        if (done[i] && status == PV_OK)
             copy_out(&raws[i], l.kp_at + l.start[i] * sizeof(pv_sift_keypoint),
                      l.keys_at + l.start[i] * sizeof(uint64_t), l.desc_at + l.start[i] * desc);
+    }
+    return status;
 }
 
 /* Large storage that cannot hold the previous call's count and an eighth
