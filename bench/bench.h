@@ -45,7 +45,7 @@ typedef struct bench_series {
 typedef struct bench_result {
     char op[32];
     char name[48];
-    char params[96];
+    char params[128];
     int cpu_threads;
     double cpu_ms;            /* CPU backend, median end to end */
     int have_opencl;

@@ -243,6 +243,22 @@ static double vlfeat_quality(const pv_image *image, int octaves, pv_sift_preset 
 }
 #endif
 
+/* The OpenCL time outside the kernels, appended to a row's params: "reads"
+ * is the device time of the downloads (the totals and the result reads
+ * into the pinned stage, pv_timing.download_ms), "host" what is left of
+ * the end-to-end time less the uploads, the kernels and the reads: the
+ * host's copies out of the stage, launch gaps and waits.  In a batch the
+ * reads of one chunk run beside the next chunk's kernels, so there "host"
+ * can be small or negative: the overlap hides the reads. */
+static void append_outside_kernels(char *params, size_t size, const pv_timing *cl)
+{
+    const size_t used = strlen(params);
+    const double host = cl->total_ms - cl->upload_ms - cl->kernel_ms - cl->download_ms;
+    if (used < size)
+        snprintf(params + used, size - used, ", cl reads %.3f ms host %.3f ms", cl->download_ms,
+                 host);
+}
+
 static void fill_detect_row(bench_result *r, const pv_image *image, int octaves, pv_sift_preset preset,
                             const detect_job *cpu, const pv_timing *cpu_t, const detect_job *cl,
                             const pv_timing *cl_t)
@@ -263,6 +279,7 @@ static void fill_detect_row(bench_result *r, const pv_image *image, int octaves,
         return;
     /* The targets exclude the image upload: the table's e2e-up column. */
     bench_fill_opencl(r, cl_t, NULL);
+    append_outside_kernels(r->params, sizeof r->params, cl_t);
     double fwd = paired(&cl->result, &cpu->result, PV_SIFT_POSITION_TOLERANCE, 1e-3f);
     double back = paired(&cpu->result, &cl->result, PV_SIFT_POSITION_TOLERANCE, 1e-3f);
     r->agreement = fwd < back ? fwd : back;
@@ -523,6 +540,8 @@ static int batch_row(const bench_config *config, const bench_contexts *contexts,
             pv_tune_get(contexts->opencl, "features", "SIFT_BATCH_CHUNK", &chunk) == PV_OK)
             snprintf(r->params + used, sizeof r->params - (size_t)used,
                      ", cl x%.2f the loop (chunk %d)", *cl_rate / loop_rate, chunk);
+        if (r->have_opencl)
+            append_outside_kernels(r->params, sizeof r->params, &cl_t);
     }
     free_batch_results(&cpu);
     return rc;

@@ -1066,6 +1066,56 @@ static void test_batch_grows_lists(void **state)
     pv_sift_plan_destroy(plan);
 }
 
+/* Results after the result staging grows: on a fresh plan, a batch of
+ * smooth frames (few keypoints), then a batch of block noise (far more,
+ * beyond the lists and the pinned stage the first batch made), then the
+ * smooth frames again, and single calls the same way round: every result
+ * a fresh plan's single call's.  The noise frames' counts differ from the
+ * venus frame's among them by more than the padding a rectangular read
+ * may carry, so their chunk comes down image by image, the smooth ones'
+ * in one read per array; a noise frame's single result (over 4096
+ * keypoints) comes down in several pieces that the host copies out as
+ * they arrive. */
+static void test_batch_after_stage_grows(void **state)
+{
+    pv_context *ctx = backend_ctx(state);
+    const int w = 320, h = 240;
+    enum { N = 4 };
+    pv_image smooth[N] = {crop_u8(&g_venus, 0, 0, w, h), crop_u8(&g_venus, 100, 100, w, h),
+                          crop_u8(&g_venus, 50, 120, w, h), crop_u8(&g_venus, 114, 20, w, h)};
+    pv_image noisy[N] = {block_noise(w, h), crop_u8(&g_venus, 80, 60, w, h), block_noise(w, h),
+                         block_noise(w, h)};
+    pv_sift_plan *plan = NULL, *oracle = NULL;
+    assert_int_equal(pv_sift_plan_create(ctx, w, h, NULL, &plan), PV_OK);
+    assert_int_equal(pv_sift_plan_create(ctx, w, h, NULL, &oracle), PV_OK);
+    pv_sift_features batch[N] = {{0}}, single = {0};
+    const pv_image *rounds[] = {smooth, noisy, smooth};
+    for (int r = 0; r < 3; r++) {
+        assert_int_equal(pv_sift_detect_batch(plan, rounds[r], N, batch), PV_OK);
+        assert_batch_is_singles(oracle, rounds[r], N, batch);
+    }
+    assert_true(batch[0].count < 1024);
+    assert_true(batch[0].count > 0);
+    pv_sift_plan *fresh = NULL;
+    assert_int_equal(pv_sift_plan_create(ctx, w, h, NULL, &fresh), PV_OK);
+    for (int r = 0; r < 3; r++)
+        for (int i = 0; i < N; i++) {
+            assert_int_equal(pv_sift_detect_into(fresh, &rounds[r][i], &single), PV_OK);
+            assert_batch_is_singles(oracle, &rounds[r][i], 1, &single);
+            if (r == 1 && i == 0)
+                assert_true(single.count > 4096);
+        }
+    pv_sift_features_free(&single);
+    for (int i = 0; i < N; i++) {
+        pv_sift_features_free(&batch[i]);
+        pv_image_free(&smooth[i]);
+        pv_image_free(&noisy[i]);
+    }
+    pv_sift_plan_destroy(fresh);
+    pv_sift_plan_destroy(oracle);
+    pv_sift_plan_destroy(plan);
+}
+
 /* The OpenCL batch against the CPU batch, image by image, within the
  * cross-check tolerances (PV_SIFT_POSITION_TOLERANCE, ...). */
 static void test_batch_cl_matches_cpu(void **state)
@@ -1136,12 +1186,28 @@ static void test_batch_chunk_sizes(void **state)
     pv_sift_plan_destroy(plan);
 }
 
-/* A chunk costs the commands of one image: a batch of 6 images in one
+/* The commands of one batch call of `count` frames on a warm plan. */
+static long batch_commands(pv_context *cl, pv_sift_plan *plan, const pv_image *frames, int count,
+                           pv_sift_features *batch)
+{
+#ifdef PV_HAVE_OPENCL
+    const long before = pv_cl_fault_calls(cl, PV_CL_FAULT_ENQUEUE);
+    assert_int_equal(pv_sift_detect_batch(plan, frames, count, batch), PV_OK);
+    return pv_cl_fault_calls(cl, PV_CL_FAULT_ENQUEUE) - before;
+#else
+    (void)cl, (void)plan, (void)frames, (void)count, (void)batch;
+    return 0;
+#endif
+}
+
+/* A chunk costs the commands of one image: a batch of 3 images in one
  * chunk enqueues no more commands than one single detection and 4 (the
  * single call reads its totals and three arrays; the chunk the same, as
- * one read of all totals and one rectangular read per array, and the
- * chunk's results may need one stage map more).  Counted with the fault
- * injector's enqueue counter; the same plan is warm for both. */
+ * one read of all totals and one read per array, and the chunk's results
+ * may need one stage map more).  A batch of 6 that would fit one chunk
+ * runs as two halves of 3 (so that one half's results come down while the
+ * other's kernels run): twice that.  Counted with the fault injector's
+ * enqueue counter; the same plan is warm for all. */
 static void test_batch_launches_per_chunk(void **state)
 {
     (void)state;
@@ -1157,16 +1223,18 @@ static void test_batch_launches_per_chunk(void **state)
     /* Warm: lists grown, stages made. */
     assert_int_equal(pv_sift_detect_into(plan, &frames[0], &single), PV_OK);
     assert_int_equal(pv_sift_detect_batch(plan, frames, n, batch), PV_OK);
+    assert_int_equal(pv_sift_detect_batch(plan, frames, n / 2, batch), PV_OK);
     long before = pv_cl_fault_calls(cl, PV_CL_FAULT_ENQUEUE);
     assert_int_equal(pv_sift_detect_into(plan, &frames[0], &single), PV_OK);
     const long per_single = pv_cl_fault_calls(cl, PV_CL_FAULT_ENQUEUE) - before;
-    before = pv_cl_fault_calls(cl, PV_CL_FAULT_ENQUEUE);
-    assert_int_equal(pv_sift_detect_batch(plan, frames, n, batch), PV_OK);
-    const long per_chunk = pv_cl_fault_calls(cl, PV_CL_FAULT_ENQUEUE) - before;
-    printf("    enqueued commands: %ld for one image, %ld for a chunk of %d\n", per_single,
-           per_chunk, n);
+    const long per_chunk = batch_commands(cl, plan, frames, n / 2, batch);
+    const long halves = batch_commands(cl, plan, frames, n, batch);
+    printf("    enqueued commands: %ld for one image, %ld for a chunk of %d, %ld for %d images"
+           " in two halves\n", per_single, per_chunk, n / 2, halves, n);
     assert_true(per_single > 10);
     assert_true(per_chunk <= per_single + 4);
+    assert_true(halves <= 2 * (per_single + 4));
+    assert_batch_is_singles(plan, frames, n, batch);
     assert_int_equal(pv_tune_set(cl, "features", "SIFT_BATCH_CHUNK", BATCH_TEST_CHUNK), PV_OK);
     pv_sift_features_free(&single);
     for (int i = 0; i < BATCH_FRAMES; i++) {
@@ -1208,8 +1276,9 @@ static void count_batch_commands(const pv_image *frames, int count, long *setup,
 /* A device failure during an OpenCL batch (an enqueued command refused,
  * PARVIS_FAULT=enqueue:N, N counted on a healthy context: the batch's
  * first command, one half-way through (in its second of three chunks,
- * after the first chunk's results were written) and its last, a result
- * read): the call fails saying so, every result is freed and zeroed (none
+ * after the first chunk's results were written), its last result read
+ * and its last command, the marker after the reads on the plan's transfer
+ * queue): the call fails saying so, every result is freed and zeroed (none
  * half-written), and the context and plan work again afterwards. */
 static void test_batch_fails_whole(void **state)
 {
@@ -1222,7 +1291,7 @@ static void test_batch_fails_whole(void **state)
     count_batch_commands(frames, BATCH_FRAMES, &setup, &work);
     pv_sift_plan *healthy = NULL;
     assert_int_equal(pv_sift_plan_create(cl, w, h, NULL, &healthy), PV_OK);
-    const long points[] = {setup + 1, setup + work / 2, setup + work};
+    const long points[] = {setup + 1, setup + work / 2, setup + work - 1, setup + work};
     for (size_t p = 0; p < sizeof points / sizeof points[0]; p++) {
         char fault[64];
         snprintf(fault, sizeof fault, "enqueue:%ld", points[p]);
@@ -1255,6 +1324,88 @@ static void test_batch_fails_whole(void **state)
     for (int i = 0; i < BATCH_FRAMES; i++)
         pv_image_free(&frames[i]);
     pv_sift_plan_destroy(healthy);
+}
+
+/* The commands a fresh context enqueues to make a plan and warm it with
+ * one detection of `image` (*setup), then for a second detection (*work). */
+static void count_single_commands(const pv_image *image, long *setup, long *work)
+{
+#ifdef PV_HAVE_OPENCL
+    pv_context *ctx = tu_context(PV_BACKEND_OPENCL);
+    assert_non_null(ctx);
+    pv_sift_plan *plan = NULL;
+    pv_sift_features result = {0};
+    assert_int_equal(pv_sift_plan_create(ctx, image->width, image->height, NULL, &plan), PV_OK);
+    assert_int_equal(pv_sift_detect_into(plan, image, &result), PV_OK);
+    *setup = pv_cl_fault_calls(ctx, PV_CL_FAULT_ENQUEUE);
+    assert_int_equal(pv_sift_detect_into(plan, image, &result), PV_OK);
+    *work = pv_cl_fault_calls(ctx, PV_CL_FAULT_ENQUEUE) - *setup;
+    pv_sift_features_free(&result);
+    pv_sift_plan_destroy(plan);
+    pv_context_destroy(ctx);
+#else
+    (void)image;
+    *setup = *work = 0;
+#endif
+}
+
+/* A device failure during a single detection's result reads (the fault
+ * injector refusing the last descriptor piece's read, the one before it,
+ * and the keypoints' read, the first of the result; block noise gives
+ * over 4096 keypoints, so the descriptors come down in several pieces):
+ * pv_sift_detect_into fails saying so and frees and zeroes its result,
+ * pv_sift_detect leaves its output untouched, and the plan works again. */
+static void test_single_fails_at_result_read(void **state)
+{
+    (void)state;
+    pv_context *cl = opencl_or_skip();
+    pv_image noise = block_noise(320, 240);
+    long setup = 0, work = 0;
+    count_single_commands(&noise, &setup, &work);
+    pv_sift_plan *healthy = NULL;
+    pv_sift_features expected = {0};
+    assert_int_equal(pv_sift_plan_create(cl, noise.width, noise.height, NULL, &healthy), PV_OK);
+    assert_int_equal(pv_sift_detect(healthy, &noise, &expected), PV_OK);
+    assert_true(expected.count > 4096);
+    /* The reads: keypoints, keys, then at least three descriptor pieces. */
+    const long points[] = {setup + work, setup + work - 1, setup + work - 4};
+    for (size_t p = 0; p < sizeof points / sizeof points[0]; p++) {
+        for (int into = 0; into < 2; into++) {
+            char fault[64];
+            snprintf(fault, sizeof fault, "enqueue:%ld", points[p]);
+            setenv("PARVIS_FAULT", fault, 1);
+            pv_context *faulty = tu_context(PV_BACKEND_OPENCL);
+            unsetenv("PARVIS_FAULT");
+            assert_non_null(faulty);
+            pv_sift_plan *plan = NULL;
+            pv_sift_features result = {0};
+            assert_int_equal(pv_sift_plan_create(faulty, noise.width, noise.height, NULL, &plan),
+                             PV_OK);
+            assert_int_equal(pv_sift_detect_into(plan, &noise, &result), PV_OK);
+            if (into) {
+                assert_int_equal(pv_sift_detect_into(plan, &noise, &result), PV_ERR_OPENCL);
+                assert_int_equal(result.count, 0);
+                assert_int_equal(result.capacity, 0);
+                assert_null(result.keypoints);
+                assert_null(result.descriptors);
+                assert_null(result.descriptors_u8);
+            } else {
+                pv_sift_features untouched = result;
+                assert_int_equal(pv_sift_detect(plan, &noise, &result), PV_ERR_OPENCL);
+                assert_memory_equal(&untouched, &result, sizeof result);
+            }
+            assert_non_null(strstr(pv_context_last_error(faulty), "PARVIS_FAULT"));
+            assert_non_null(strstr(pv_context_last_error(faulty), "clEnqueueReadBuffer"));
+            assert_int_equal(pv_sift_detect_into(plan, &noise, &result), PV_OK);
+            assert_batch_is_singles(healthy, &noise, 1, &result);
+            pv_sift_features_free(&result);
+            pv_sift_plan_destroy(plan);
+            pv_context_destroy(faulty);
+        }
+    }
+    pv_sift_features_free(&expected);
+    pv_sift_plan_destroy(healthy);
+    pv_image_free(&noise);
 }
 
 /* ------------------------------------------------- colour and 16-bit input */
@@ -1433,9 +1584,11 @@ int main(void)
         TU_ON_BOTH(test_detect_into_stream),
         TU_ON_BOTH(test_detect_batch),
         TU_ON_BOTH(test_batch_grows_lists),
+        TU_ON_BOTH(test_batch_after_stage_grows),
         TU_ON_BOTH(test_batch_mixed_inputs),
         cmocka_unit_test(test_batch_cl_matches_cpu),
         cmocka_unit_test(test_batch_fails_whole),
+        cmocka_unit_test(test_single_fails_at_result_read),
         cmocka_unit_test(test_batch_chunk_sizes),
         cmocka_unit_test(test_batch_launches_per_chunk),
         TU_ON_BOTH(test_colour_input_is_its_grey),

@@ -9,13 +9,19 @@
  * all of them (features.c), so a chunk costs the commands of one image.
  * Per chunk the host packs the inputs into the set's stage (one DMA),
  * enqueues the stages and one read of every image's two totals, and, once
- * those have arrived, one rectangular read per result array.
+ * those have arrived, the reads of the results into the set's pinned
+ * stage (features_result.c) on the plan's second queue, the transfer
+ * queue: the results of chunk k then come down while chunk k + 1's
+ * kernels run on the context's queue (a GPU's copy engines work beside
+ * its compute units; in one in-order queue the reads would wait for the
+ * kernels queued before them).
  *
  * With more than one chunk, two sets take turns: chunk k + 1 is queued
  * before the host waits for chunk k's totals, and chunk k + 2 (on chunk
- * k's set, behind its result reads in the in-order queue) before the host
+ * k's set, behind a barrier on chunk k's result reads) before the host
  * waits for chunk k's results and copies them out, so the device always
- * has the next chunk's work while the host collects the last one's.
+ * has the next chunk's work while the host collects the last one's.  A
+ * batch that would be one chunk runs as two halves for the same overlap.
  *
  * The kernels and their per-image arithmetic are those of a single
  * detection, and every image's lists are at least as long as the plan's,
@@ -28,7 +34,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Images per chunk: SIFT_BATCH_CHUNK, at most the batch, fewer when the
+#define SPLIT_MIN 4
+
+/* Images per chunk: SIFT_BATCH_CHUNK, at most the batch (half of it from
+ * SPLIT_MIN images on when it would be one chunk), fewer when the
  * sets' buffers would take more than 1/BATCH_MEMORY_SHARE of the device's
  * memory or one of them more than the largest allocation.  *chunk 1
  * means a loop of single detections; *sets: 2 when there is more than
@@ -42,6 +51,12 @@ static pv_status chunk_for(pv_context *ctx, const cl_sift_plan *plan, int count,
                        "sift_detect_batch: features.SIFT_BATCH_CHUNK %d is not in 1..%d", wanted,
                        MAX_BATCH_CHUNK);
     int images = count < wanted ? count : wanted;
+    /* A batch that fits one chunk runs as two halves from SPLIT_MIN images
+     * on: the second half's kernels then run while the first half's
+     * results come down (on the plan's transfer queue) and are copied
+     * out, which one chunk cannot overlap with anything. */
+    if (images == count && count >= SPLIT_MIN)
+        images = (count + 1) / 2;
     *sets = count > images ? MAX_BATCH_SETS : 1;
     const pv_device_info *device = pv_cl_device_info(ctx);
     const uint64_t budget = device->global_memory / BATCH_MEMORY_SHARE;
@@ -64,6 +79,7 @@ typedef struct chunk_work {
     int n;
     cl_event counted;      /* its totals are in the set's stage */
     cl_event downloaded;   /* its results are in the set's stage (when pending) */
+    cl_event arrived[MAX_BATCH_CHUNK]; /* image i's results are (read image by image) */
     int pending;
     cl_uint counts[2 * MAX_BATCH_CHUNK];
     char done[MAX_BATCH_CHUNK]; /* the image's lists were long enough */
@@ -80,6 +96,9 @@ static pv_status wait_event(pv_context *ctx, cl_event *event)
 
 static void release_events(chunk_work *work)
 {
+    for (int i = 0; i < work->n; i++)
+        if (work->arrived[i])
+            clReleaseEvent(work->arrived[i]);
     if (work->counted)
         clReleaseEvent(work->counted);
     if (work->downloaded)
@@ -88,11 +107,22 @@ static void release_events(chunk_work *work)
 }
 
 /* The chunk's detection and the read of its totals, queued without a
- * wait (flushed, so that the device starts while the host goes on). */
-static pv_status start_chunk(pv_context *ctx, chunk_work *work)
+ * wait (flushed, so that the device starts while the host goes on).
+ * `reads`: when not NULL, the transfer queue's reads of the chunk that
+ * used the set before, which the detection must not overwrite: the
+ * context's queue waits for them first. */
+static pv_status start_chunk(pv_context *ctx, chunk_work *work, cl_event reads)
 {
     cl_sift_plan *set = work->set;
-    pv_status status = pv_cl_sift_enqueue_detection(ctx, set, work->images, work->n);
+    pv_status status = PV_OK;
+    if (reads) {
+        cl_int err = pv_cl_fault(ctx, PV_CL_FAULT_ENQUEUE);
+        if (err == CL_SUCCESS)
+            err = clEnqueueBarrierWithWaitList(pv_cl_queue(ctx), 1, &reads, NULL);
+        status = pv_cl_check(ctx, err, "clEnqueueBarrierWithWaitList(sift chunk)");
+    }
+    if (status == PV_OK)
+        status = pv_cl_sift_enqueue_detection(ctx, set, work->images, work->n);
     for (int i = 0; i < work->n && status == PV_OK; i++)
         pv_cl_sift_prepare_result(ctx, set, &work->raws[i]);
     if (status == PV_OK)
@@ -105,9 +135,28 @@ static pv_status start_chunk(pv_context *ctx, chunk_work *work)
     return status;
 }
 
+/* The reads of the chunk's results, queued on the plan's transfer queue
+ * (the chunk's totals have arrived, so its kernels are done and the reads
+ * need wait for nothing on the context's queue, where the next chunk's
+ * kernels may be queued), and the event that marks them done. */
+static pv_status enqueue_result_reads(pv_context *ctx, cl_sift_plan *plan, chunk_work *work,
+                                      const cl_uint *found)
+{
+    cl_command_queue main_queue = pv_cl_use_queue(ctx, plan->transfer);
+    pv_status status = pv_cl_sift_download_chunk_begin(ctx, work->set, work->n, found,
+                                                       work->done, work->raws, work->arrived,
+                                                       &work->pending);
+    if (status == PV_OK && work->pending)
+        status = pv_cl_marker(ctx, &work->downloaded);
+    if (status == PV_OK)
+        status = pv_cl_check(ctx, clFlush(plan->transfer), "clFlush(sift results)");
+    pv_cl_use_queue(ctx, main_queue);
+    return status;
+}
+
 /* The chunk's totals: which images' lists were long enough, and the
  * reads of their results queued. */
-static pv_status settle_chunk(pv_context *ctx, chunk_work *work)
+static pv_status settle_chunk(pv_context *ctx, cl_sift_plan *plan, chunk_work *work)
 {
     cl_sift_plan *set = work->set;
     pv_status status = wait_event(ctx, &work->counted);
@@ -123,22 +172,22 @@ static pv_status settle_chunk(pv_context *ctx, chunk_work *work)
         if (work->done[i] && found[i] > set->last_count)
             set->last_count = found[i];
     }
-    status = pv_cl_sift_download_chunk_begin(ctx, set, work->n, found, work->done, work->raws,
-                                             &work->pending);
-    if (status == PV_OK && work->pending)
-        status = pv_cl_marker(ctx, &work->downloaded);
-    if (status == PV_OK)
-        status = pv_cl_check(ctx, clFlush(pv_cl_queue(ctx)), "clFlush(sift chunk)");
-    return status;
+    return enqueue_result_reads(ctx, plan, work, found);
 }
 
 /* The chunk's results out of the stage; its short images detected again
  * one by one on the plan's buffers (which waits for the whole queue). */
 static pv_status collect_chunk(pv_context *ctx, cl_sift_plan *plan, chunk_work *work)
 {
-    pv_status status = work->pending ? wait_event(ctx, &work->downloaded) : PV_OK;
+    /* Read image by image, each is copied out as it arrives; else all at
+     * once. */
+    int by_image = 0;
+    for (int i = 0; i < work->n; i++)
+        by_image |= work->arrived[i] != NULL;
+    pv_status status = work->pending && !by_image ? wait_event(ctx, &work->downloaded) : PV_OK;
     if (status == PV_OK && work->pending)
-        pv_cl_sift_download_chunk_end(work->set, work->n, work->done, work->raws);
+        status = pv_cl_sift_download_chunk_end(ctx, work->set, work->n, work->done, work->raws,
+                                               work->arrived);
     for (int i = 0; i < work->n && status == PV_OK; i++)
         if (!work->done[i])
             status = pv_cl_sift_detect_on_device(ctx, plan, &work->images[i], &work->raws[i]);
@@ -187,23 +236,25 @@ static pv_status run_chunks(pv_context *ctx, cl_sift_plan *plan, const pv_image 
     const int ahead = plan->batch_sets; /* chunks queued before the first is collected */
     pv_status status = PV_OK;
     for (int k = 0; k < ahead && k < chunks && status == PV_OK; k++)
-        status = start_chunk(ctx, &works[k]);
+        status = start_chunk(ctx, &works[k], NULL);
     for (int k = 0; k < chunks && status == PV_OK; k++) {
-        status = settle_chunk(ctx, &works[k]);
+        status = settle_chunk(ctx, plan, &works[k]);
         const int next = k + ahead;
         /* The next chunk on this set, queued behind this one's result
          * reads, unless the lists must grow first. */
         if (status == PV_OK && next < chunks && !works[k].short_lists)
-            status = start_chunk(ctx, &works[next]);
+            status = start_chunk(ctx, &works[next], works[k].downloaded);
         if (status == PV_OK)
             status = collect_chunk(ctx, plan, &works[k]);
         if (status == PV_OK && works[k].short_lists)
             status = grow_set(ctx, &works[k]);
         if (status == PV_OK && next < chunks && works[k].short_lists)
-            status = start_chunk(ctx, &works[next]);
+            status = start_chunk(ctx, &works[next], NULL);
     }
-    if (status != PV_OK)
+    if (status != PV_OK) {
+        clFinish(plan->transfer);
         clFinish(pv_cl_queue(ctx));
+    }
     for (int k = 0; k < chunks; k++)
         release_events(&works[k]);
     free(works);

@@ -114,6 +114,7 @@ void pv_cl_sift_destroy(pv_context *ctx, void *opaque)
     cl_sift_plan *plan = opaque;
     if (!plan)
         return;
+    pv_cl_queue_release(&plan->transfer); /* waits for its reads first */
     release_batch(ctx, plan);
     release_plan_objects(ctx, plan);
     free(plan);
@@ -447,6 +448,11 @@ static pv_status make_batch(pv_context *ctx, const cl_sift_plan *plan, int image
 
 pv_status pv_cl_sift_ensure_batch(pv_context *ctx, cl_sift_plan *plan, int images, int sets)
 {
+    if (!plan->transfer) {
+        pv_status status = pv_cl_queue_create(ctx, &plan->transfer);
+        if (status != PV_OK)
+            return status;
+    }
     if (plan->batch && (plan->batch_sets < sets || plan->batch[0].images < images))
         release_batch(ctx, plan);
     if (!plan->batch) {

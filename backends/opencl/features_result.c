@@ -3,8 +3,10 @@
  * come through the runtime's pinned ring chunk by chunk; the descriptors'
  * u8 form is made on the way.  The arrays are the storage the front end
  * lent (lib/core/ops_features.h), grown through pv_sift_raw_reserve.  A
- * batch chunk's results come down together: one rectangular read per
- * array, each image's keypoints a row. */
+ * batch chunk's results come down together into its set's pinned stage:
+ * one rectangular read per array (each image's keypoints a row padded to
+ * the longest) when the padding is small, else one read per image and
+ * array of only its counted rows. */
 #include "features_internal.h"
 #include "runtime_state.h" /* pv_cl_track_event: the rectangular reads */
 
@@ -44,26 +46,6 @@ static void store_descriptors(void *user, size_t offset, const void *chunk, size
                          src + (size_t)k * DESC_SIZE);
 }
 
-/* The three arrays DMA'd into the stage back to back without a wait (one
- * synchronisation later instead of three blocking reads through the
- * driver's pageable path). */
-static pv_status enqueue_staged(pv_context *ctx, cl_sift_plan *plan, size_t first,
-                                cl_uint count)
-{
-    const size_t kp = count * sizeof(pv_sift_keypoint), keys = count * sizeof(uint64_t);
-    const size_t desc = (size_t)count * DESC_SIZE * sizeof(float);
-    pv_status status = pv_cl_sift_ensure_stage(ctx, plan, plan->result_at + kp + keys + desc);
-    char *at = (char *)plan->stage_host + plan->result_at;
-    if (status == PV_OK)
-        status = pv_cl_read_async(ctx, plan->records, first * sizeof(pv_sift_keypoint), kp, at);
-    if (status == PV_OK)
-        status = pv_cl_read_async(ctx, plan->kp_key, first * sizeof(uint64_t), keys, at + kp);
-    if (status == PV_OK)
-        status = pv_cl_read_async(ctx, plan->descriptors, first * DESC_SIZE * sizeof(float),
-                                  desc, at + kp + keys);
-    return status;
-}
-
 /* A result out of host memory into raw (reserved for raw->count): its
  * keypoints, keys and descriptors at the given places. */
 static void copy_out(pv_sift_raw *raw, const char *keypoints, const char *keys,
@@ -76,13 +58,79 @@ static void copy_out(pv_sift_raw *raw, const char *keypoints, const char *keys,
     store_descriptors(&sink, 0, descriptors, count * DESC_SIZE * sizeof(float));
 }
 
-/* The arrived result out of the stage into raw (reserved for raw->count). */
-static void copy_staged(const cl_sift_plan *plan, pv_sift_raw *raw)
+/* A single result's descriptors come down in pieces of at least
+ * DESC_PIECE keypoints (1 MiB of floats: big enough that the host copies
+ * it on several threads, pv_cl_copy_threads), at most MAX_PIECES of them,
+ * each read with its own event: the host copies piece p out of the stage
+ * (with the u8 form) while the DMA of the pieces after it runs, instead of
+ * waiting for all of it first. */
+#define DESC_PIECE 2048
+#define MAX_PIECES 64
+
+static size_t piece_length(size_t piece, cl_uint count, size_t p)
 {
-    const size_t count = (size_t)raw->count;
-    const size_t kp = count * sizeof *raw->keypoints, keys = count * sizeof *raw->keys;
-    const char *at = (const char *)plan->stage_host + plan->result_at;
-    copy_out(raw, at, at + kp, at + kp + keys);
+    const size_t start = p * piece;
+    return count - start < piece ? count - start : piece;
+}
+
+/* The keypoints, keys and then the descriptors piece by piece DMA'd into
+ * the stage at `at` without a wait; *made: the pieces enqueued, each
+ * with its event in arrived[]. */
+static pv_status enqueue_pieces(pv_context *ctx, const cl_sift_plan *plan, size_t first,
+                                cl_uint count, size_t piece, char *at, cl_event *arrived,
+                                size_t *made)
+{
+    const size_t kp = count * sizeof(pv_sift_keypoint), keys = count * sizeof(uint64_t);
+    const size_t one = DESC_SIZE * sizeof(float), pieces = round_up_div(count, piece);
+    pv_status status =
+        pv_cl_read_async(ctx, plan->records, first * sizeof(pv_sift_keypoint), kp, at);
+    if (status == PV_OK)
+        status = pv_cl_read_async(ctx, plan->kp_key, first * sizeof(uint64_t), keys, at + kp);
+    for (*made = 0; *made < pieces && status == PV_OK; (*made)++) {
+        const size_t start = *made * piece;
+        status = pv_cl_read_async_event(ctx, plan->descriptors, (first + start) * one,
+                                        piece_length(piece, count, *made) * one,
+                                        at + kp + keys + start * one, &arrived[*made]);
+        if (status != PV_OK)
+            break;
+    }
+    return status == PV_OK ? pv_cl_check(ctx, clFlush(pv_cl_queue(ctx)), "clFlush(sift results)")
+                           : status;
+}
+
+/* The result DMA'd into the stage, and copied out into raw (reserved for
+ * raw->count) piece by piece as the pieces arrive. */
+static pv_status download_staged(pv_context *ctx, cl_sift_plan *plan, size_t first,
+                                 cl_uint count, pv_sift_raw *raw)
+{
+    const size_t kp = count * sizeof(pv_sift_keypoint), keys = count * sizeof(uint64_t);
+    const size_t one = DESC_SIZE * sizeof(float);
+    size_t piece = round_up_div(count, MAX_PIECES);
+    piece = piece > DESC_PIECE ? piece : DESC_PIECE;
+    cl_event arrived[MAX_PIECES];
+    size_t made = 0;
+    pv_status status =
+        pv_cl_sift_ensure_stage(ctx, plan, plan->result_at + kp + keys + (size_t)count * one);
+    char *at = (char *)plan->stage_host + plan->result_at;
+    if (status == PV_OK)
+        status = enqueue_pieces(ctx, plan, first, count, piece, at, arrived, &made);
+    descriptor_sink sink = {raw->descriptors, raw->descriptors_u8};
+    for (size_t p = 0; p < made && status == PV_OK; p++) {
+        status = pv_cl_check(ctx, clWaitForEvents(1, &arrived[p]), "clWaitForEvents(sift results)");
+        if (status == PV_OK && p == 0) { /* the keypoints and keys came first */
+            memcpy(raw->keypoints, at, kp);
+            memcpy(raw->keys, at + kp, keys);
+        }
+        const size_t start = p * piece;
+        if (status == PV_OK)
+            store_descriptors(&sink, start * one, at + kp + keys + start * one,
+                              piece_length(piece, count, p) * one);
+    }
+    if (status != PV_OK && made > 0) /* no DMA may land in the stage after the call */
+        clWaitForEvents((cl_uint)made, arrived);
+    for (size_t p = 0; p < made; p++)
+        clReleaseEvent(arrived[p]);
+    return status;
 }
 
 /* Beyond the plan's stage: the keypoints and keys DMA'd into it without a
@@ -140,12 +188,7 @@ pv_status pv_cl_sift_download(pv_context *ctx, cl_sift_plan *plan, int image, cl
     const size_t first = (size_t)image * plan->keypoint_capacity;
     if ((size_t)count * RESULT_BYTES > pv_cl_sift_stage_limit(plan))
         return read_chunked(ctx, plan, first, count, raw);
-    status = enqueue_staged(ctx, plan, first, count);
-    if (status == PV_OK)
-        status = pv_cl_finish(ctx);
-    if (status == PV_OK)
-        copy_staged(plan, raw);
-    return status;
+    return download_staged(ctx, plan, first, count, raw);
 }
 
 /* Rows of `row` bytes, one per image (pitch apart on the device, from
@@ -164,48 +207,117 @@ static pv_status read_rows_async(pv_context *ctx, cl_mem buffer, size_t row, siz
 }
 
 /* Where image i's arrays lie in the stage after a chunk's reads: each
- * array's rows (one per image, `longest` keypoints long) back to back. */
+ * array's rows (one per image) back to back, image i's row starting at
+ * slot start[i] of its array; `slots` slots per array in all. */
 typedef struct chunk_layout {
-    size_t kp, keys, desc; /* bytes of one image's row of each array */
+    int packed;              /* rows of the counts (one read per array and image),
+                                else of the longest count (one rectangular read) */
+    cl_uint longest;
+    size_t slots;
+    size_t start[MAX_BATCH_CHUNK];
     char *kp_at, *keys_at, *desc_at;
 } chunk_layout;
 
-static chunk_layout layout_of(const cl_sift_plan *plan, int n, cl_uint longest)
+/* Padding that a rectangular read may carry: below this, reads per image
+ * and array (three commands each) would cost more than the extra bytes
+ * (64 KiB take about 3 us at 25 GB/s, PCIe 4 speed, which is of the order
+ * of what a driver's host side spends enqueueing a few reads). */
+#define RECT_PADDING_MAX ((size_t)64 << 10)
+
+/* The layout of the done images' rows.  Images of a chunk find different
+ * numbers of keypoints (frames of one video a little, unrelated pictures
+ * a lot), and a rectangular read brings every image's row padded to the
+ * longest, so the padding is measured in bytes: up to
+ * RECT_PADDING_MAX or an eighth of the needed bytes, one rectangular read
+ * per array; beyond that, only each image's counted rows, one read per
+ * image and array, densely packed. */
+static chunk_layout layout_of(const cl_sift_plan *plan, int n, const pv_sift_raw *raws,
+                              const char *done)
 {
     chunk_layout l;
-    l.kp = longest * sizeof(pv_sift_keypoint);
-    l.keys = longest * sizeof(uint64_t);
-    l.desc = (size_t)longest * DESC_SIZE * sizeof(float);
+    l.longest = 0;
+    size_t needed = 0;
+    for (int i = 0; i < n; i++)
+        if (done[i]) {
+            needed += (size_t)raws[i].count;
+            if ((cl_uint)raws[i].count > l.longest)
+                l.longest = (cl_uint)raws[i].count;
+        }
+    const size_t padded = (size_t)l.longest * (size_t)n;
+    const size_t padding = (padded - needed) * RESULT_BYTES;
+    l.packed = padding > RECT_PADDING_MAX && padding > needed * RESULT_BYTES / 8;
+    l.slots = l.packed ? needed : padded;
+    size_t at = 0;
+    for (int i = 0; i < n; i++) {
+        l.start[i] = l.packed ? at : (size_t)i * l.longest;
+        at += done[i] ? (size_t)raws[i].count : 0;
+    }
     l.kp_at = (char *)plan->stage_host + plan->result_at;
-    l.keys_at = l.kp_at + l.kp * (size_t)n;
-    l.desc_at = l.keys_at + l.keys * (size_t)n;
+    l.keys_at = l.kp_at + l.slots * sizeof(pv_sift_keypoint);
+    l.desc_at = l.keys_at + l.slots * sizeof(uint64_t);
     return l;
 }
 
-static cl_uint longest_of(int n, const pv_sift_raw *raws, const char *done)
+/* One read per array for each done image's counted rows, without a wait;
+ * arrived[i]: the event of image i's descriptors, its last read (so the
+ * host can copy image i out while the later images' reads run). */
+static pv_status read_packed_async(pv_context *ctx, const cl_sift_plan *plan, int n,
+                                   const pv_sift_raw *raws, const char *done,
+                                   const chunk_layout *l, cl_event *arrived)
 {
-    cl_uint longest = 0;
-    for (int i = 0; i < n; i++)
-        if (done[i] && (cl_uint)raws[i].count > longest)
-            longest = (cl_uint)raws[i].count;
-    return longest;
+    const size_t desc = DESC_SIZE * sizeof(float);
+    pv_status status = PV_OK;
+    for (int i = 0; i < n && status == PV_OK; i++) {
+        if (!done[i] || raws[i].count == 0)
+            continue;
+        const size_t first = (size_t)i * plan->keypoint_capacity, at = l->start[i];
+        const size_t count = (size_t)raws[i].count;
+        status = pv_cl_read_async(ctx, plan->records, first * sizeof(pv_sift_keypoint),
+                                  count * sizeof(pv_sift_keypoint),
+                                  l->kp_at + at * sizeof(pv_sift_keypoint));
+        if (status == PV_OK)
+            status = pv_cl_read_async(ctx, plan->kp_key, first * sizeof(uint64_t),
+                                      count * sizeof(uint64_t),
+                                      l->keys_at + at * sizeof(uint64_t));
+        if (status == PV_OK)
+            status = pv_cl_read_async_event(ctx, plan->descriptors, first * desc, count * desc,
+                                            l->desc_at + at * desc, &arrived[i]);
+    }
+    return status;
+}
+
+/* Each image's first `longest` slots: one rectangular read per array. */
+static pv_status read_padded_async(pv_context *ctx, const cl_sift_plan *plan, int n,
+                                   const chunk_layout *l)
+{
+    const size_t cap = plan->keypoint_capacity, longest = l->longest;
+    const size_t desc = DESC_SIZE * sizeof(float);
+    pv_status status = read_rows_async(ctx, plan->records, longest * sizeof(pv_sift_keypoint),
+                                       cap * sizeof(pv_sift_keypoint), n, l->kp_at);
+    if (status == PV_OK)
+        status = read_rows_async(ctx, plan->kp_key, longest * sizeof(uint64_t),
+                                 cap * sizeof(uint64_t), n, l->keys_at);
+    if (status == PV_OK)
+        status = read_rows_async(ctx, plan->descriptors, longest * desc, cap * desc, n,
+                                 l->desc_at);
+    return status;
 }
 
 pv_status pv_cl_sift_download_chunk_begin(pv_context *ctx, cl_sift_plan *plan, int n,
                                           const cl_uint *counts, const char *done,
-                                          pv_sift_raw *raws, int *pending)
+                                          pv_sift_raw *raws, cl_event *arrived, int *pending)
 {
     *pending = 0;
+    for (int i = 0; i < n; i++)
+        arrived[i] = NULL;
     pv_status status = PV_OK;
     for (int i = 0; i < n && status == PV_OK; i++)
         if (done[i])
             status = reserve_result(ctx, &raws[i], counts[i]);
-    const cl_uint longest = longest_of(n, raws, done);
-    if (status != PV_OK || longest == 0)
+    chunk_layout l = layout_of(plan, n, raws, done);
+    if (status != PV_OK || l.longest == 0)
         return status;
-    /* Each image's first `longest` slots: one read per array. */
-    chunk_layout l = layout_of(plan, n, longest);
-    const size_t bytes = (l.kp + l.keys + l.desc) * (size_t)n, cap = plan->keypoint_capacity;
+    const size_t bytes = l.slots * RESULT_BYTES;
     if (bytes > pv_cl_sift_stage_limit(plan)) {
         for (int i = 0; i < n && status == PV_OK; i++)
             if (done[i])
@@ -213,27 +325,32 @@ pv_status pv_cl_sift_download_chunk_begin(pv_context *ctx, cl_sift_plan *plan, i
         return status;
     }
     status = pv_cl_sift_ensure_stage(ctx, plan, plan->result_at + bytes);
-    l = layout_of(plan, n, longest); /* the stage may have moved */
+    l = layout_of(plan, n, raws, done); /* the stage may have moved */
     if (status == PV_OK)
-        status = read_rows_async(ctx, plan->records, l.kp, cap * sizeof(pv_sift_keypoint), n,
-                                 l.kp_at);
-    if (status == PV_OK)
-        status = read_rows_async(ctx, plan->kp_key, l.keys, cap * sizeof(uint64_t), n, l.keys_at);
-    if (status == PV_OK)
-        status = read_rows_async(ctx, plan->descriptors, l.desc, cap * DESC_SIZE * sizeof(float),
-                                 n, l.desc_at);
+        status = l.packed ? read_packed_async(ctx, plan, n, raws, done, &l, arrived)
+                          : read_padded_async(ctx, plan, n, &l);
     *pending = status == PV_OK;
     return status;
 }
 
-void pv_cl_sift_download_chunk_end(const cl_sift_plan *plan, int n, const char *done,
-                                   pv_sift_raw *raws)
+pv_status pv_cl_sift_download_chunk_end(pv_context *ctx, const cl_sift_plan *plan, int n,
+                                        const char *done, pv_sift_raw *raws, cl_event *arrived)
 {
-    const chunk_layout l = layout_of(plan, n, longest_of(n, raws, done));
-    for (int i = 0; i < n; i++)
-        if (done[i])
-            copy_out(&raws[i], l.kp_at + (size_t)i * l.kp, l.keys_at + (size_t)i * l.keys,
-                     l.desc_at + (size_t)i * l.desc);
+    const chunk_layout l = layout_of(plan, n, raws, done);
+    const size_t desc = DESC_SIZE * sizeof(float);
+    pv_status status = PV_OK;
+    for (int i = 0; i < n; i++) {
+        if (arrived[i] && status == PV_OK)
+            status = pv_cl_check(ctx, clWaitForEvents(1, &arrived[i]),
+                                 "clWaitForEvents(sift results)");
+        if (arrived[i])
+            clReleaseEvent(arrived[i]);
+        arrived[i] = NULL;
+        if (done[i] && status == PV_OK)
+            copy_out(&raws[i], l.kp_at + l.start[i] * sizeof(pv_sift_keypoint),
+                     l.keys_at + l.start[i] * sizeof(uint64_t), l.desc_at + l.start[i] * desc);
+    }
+    return status;
 }
 
 /* Large storage that cannot hold the previous call's count and an eighth
