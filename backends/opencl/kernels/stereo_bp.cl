@@ -472,6 +472,9 @@ int best_index(__global const msg_t *msgs, __global const float *data, level_geo
         msgs + (DIR_LEFT * 2 + other) * NDISP * g.plane + (y + 1) * g.pitch + ((x + 1) >> 1) + 1;
     int best = 0;
     float best_value = INFINITY;
+    /* unrolled so that several disparities' loads are in flight at once;
+     * the comparisons stay in disparity order */
+#pragma unroll 8
     for (int d = 0; d < NDISP; d++) {
         const int i = d * g.plane;
         const float v = cost[i] + load_msg(from_up, i) + load_msg(from_down, i) +
