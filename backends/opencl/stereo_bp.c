@@ -431,13 +431,9 @@ static pv_status coarsen_levels(pv_context *ctx, bp_plan *plan, const pv_bp_job 
 {
     pv_status status = PV_OK;
     for (int level = fused + 1; status == PV_OK && level < tile->levels; level++) {
-        level_size fine = pv_cl_bp_level_of(tile, level - 1), coarse = pv_cl_bp_level_of(tile, level);
-        const cl_int values[4] = {(cl_int)pv_cl_bp_data_offset(tile, level - 1, job->ndisp),
-                                  fine.width, fine.height,
-                                  (cl_int)pv_cl_bp_data_offset(tile, level, job->ndisp)};
+        level_size coarse;
         kernel_args c = {.count = 0};
-        arg(&c, sizeof(cl_mem), &b->data);
-        arg_ints(&c, values, 4);
+        pv_cl_bp_coarsen_args(&c, job, tile, b, level, &coarse);
         status = pv_cl_bp_launch(ctx, plan, K_DATA_COARSEN, &c, (size_t)coarse.width,
                                  (size_t)coarse.height);
     }
@@ -447,6 +443,18 @@ static pv_status coarsen_levels(pv_context *ctx, bp_plan *plan, const pv_bp_job 
 /* The data-cost kernels' first ten arguments: the images the costs read,
  * the image's width, the tile's place and size, the range's start,
  * lambda and data_max, the pyramid. */
+void pv_cl_bp_coarsen_args(kernel_args *a, const pv_bp_job *job, const pv_bp_tile *tile,
+                           const bp_buffers *b, int level, level_size *coarse)
+{
+    const level_size fine = pv_cl_bp_level_of(tile, level - 1);
+    const cl_int values[4] = {(cl_int)pv_cl_bp_data_offset(tile, level - 1, job->ndisp),
+                              fine.width, fine.height,
+                              (cl_int)pv_cl_bp_data_offset(tile, level, job->ndisp)};
+    arg(a, sizeof(cl_mem), &b->data);
+    arg_ints(a, values, 4);
+    *coarse = pv_cl_bp_level_of(tile, level);
+}
+
 void pv_cl_bp_cost_args(kernel_args *a, const pv_image *left, const pv_bp_job *job,
                         const pv_bp_tile *tile, const bp_buffers *b)
 {

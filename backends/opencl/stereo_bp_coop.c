@@ -58,14 +58,9 @@ static pv_status coop_data_costs(pv_context *ctx, bp_plan *plan, const pv_image 
     pv_status status = launch_per_value(ctx, plan, K_DATA_TWO_LEVELS, &a, second.width,
                                         second.height, job->ndisp);
     for (int level = 2; status == PV_OK && level < tile->levels; level++) {
-        const level_size fine = pv_cl_bp_level_of(tile, level - 1);
-        const level_size coarse = pv_cl_bp_level_of(tile, level);
-        const cl_int values[4] = {(cl_int)pv_cl_bp_data_offset(tile, level - 1, job->ndisp),
-                                  fine.width, fine.height,
-                                  (cl_int)pv_cl_bp_data_offset(tile, level, job->ndisp)};
+        level_size coarse;
         kernel_args c = {.count = 0};
-        arg(&c, sizeof(cl_mem), &b->data);
-        arg_ints(&c, values, 4);
+        pv_cl_bp_coarsen_args(&c, job, tile, b, level, &coarse);
         status = launch_per_value(ctx, plan, K_DATA_HALVE, &c, coarse.width, coarse.height,
                                   job->ndisp);
     }

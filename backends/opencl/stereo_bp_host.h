@@ -128,6 +128,10 @@ static inline void add_level_args(kernel_args *a, const pv_bp_job *job, const pv
     arg_ints(a, place, 3);
 }
 
+/* The arguments that build the data costs of `level` from the level above
+ * it (bp_data_coarsen, bp_data_halve); *coarse: that level's size. */
+void pv_cl_bp_coarsen_args(kernel_args *a, const pv_bp_job *job, const pv_bp_tile *tile,
+                           const bp_buffers *b, int level, level_size *coarse);
 /* The data-cost kernels' first ten arguments and the disparity kernels'
  * arguments (stereo_bp.c). */
 void pv_cl_bp_cost_args(kernel_args *a, const pv_image *left, const pv_bp_job *job,

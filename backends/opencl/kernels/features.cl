@@ -787,25 +787,22 @@ void sift_descriptors(__global const float2 *grad, __constant octave_info *octav
                       __global const uint *counters, uint kp_capacity, __global float *descriptors,
                       ulong gauss_stride)
 {
+    /* keypoint k of image `image`: its slot in the image's lists */
     const ulong image = get_group_id(1);
-    grad += image * gauss_stride;
-    kp_geom += image * kp_capacity;
-    kp_key += image * kp_capacity;
-    counters += 2 * image;
     descriptors += image * kp_capacity * DESC_SIZE;
     __local float partial[SIFT_DESC_SPLIT][DESC_SIZE];
     __local float desc[DESC_SIZE];
     __local float norm_parts[DESC_WG];
     const int lid = get_local_id(0), cell = lid % DESC_CELLS, part = lid / DESC_CELLS;
-    const size_t k = get_group_id(0);
-    if (k >= min(counters[1], kp_capacity))
+    const size_t k = get_group_id(0), slot = image * kp_capacity + k;
+    if (k >= min(counters[2 * image + 1], kp_capacity))
         return;
-    const float4 geom = kp_geom[k];
-    const ulong key = kp_key[k];
+    const float4 geom = kp_geom[slot];
+    const ulong key = kp_key[slot];
     const int level = (int)((key >> 34) & 15u), o = (int)(key >> 38);
     const int w = octaves[o].w, h = octaves[o].h;
     const size_t plane = octaves[o].gauss_offset + (size_t)(level - 1) * (size_t)w * (size_t)h;
-    __global const float2 *gr = grad + plane;
+    __global const float2 *gr = grad + image * gauss_stride + plane;
     const float x = geom.x, y = geom.y, angle = geom.w;
     const int xi = (int)(x + 0.5f), yi = (int)(y + 0.5f);
     const float st = sin(angle), ct = cos(angle), sbp = magnif * geom.z;
