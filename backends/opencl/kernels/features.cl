@@ -620,6 +620,20 @@ static int histogram_peaks(__local const float *hist, float ori_peak, float4 *an
     return n;
 }
 
+/* Moves a kernel's candidate lists and counters to those of image `image`
+ * of a batch (each image's lists `capacity` entries apart, its two
+ * counters side by side): one text for the kernels that take them all,
+ * whatever their constness. */
+#define CANDIDATES_OF_IMAGE(image, capacity)                                   \
+    do {                                                                       \
+        candidates += (image) * (capacity);                                    \
+        counters += 2 * (image);                                               \
+        cand_geom += (image) * (capacity);                                     \
+        cand_scale += (image) * (capacity);                                    \
+        cand_angles += (image) * (capacity);                                   \
+        cand_count += (image) * (capacity);                                    \
+    } while (0)
+
 /* Candidates c = group, group + groups, ... of the ordered list (length
  * min(counters[0], capacity)): refinement, then up to 4 orientations.
  * Writes cand_count[c] (0 .. 4) for every candidate and the keypoint data
@@ -637,12 +651,7 @@ void sift_orient(__global const float *dog, __global const float2 *grad,
     const ulong image = get_group_id(1);
     dog += image * dog_stride;
     grad += image * gauss_stride;
-    candidates += image * capacity;
-    counters += 2 * image;
-    cand_geom += image * capacity;
-    cand_scale += image * capacity;
-    cand_angles += image * capacity;
-    cand_count += image * capacity;
+    CANDIDATES_OF_IMAGE(image, capacity);
     __local float columns[ORI_BINS * ORI_PITCH];
     __local float hist[ORI_BINS], spare[ORI_BINS];
     const uint count = min(counters[0], capacity);
@@ -706,12 +715,7 @@ void sift_scatter(__global const int4 *candidates, __global const uint *counters
                   __global float *records, __global ulong *kp_key, __global float4 *kp_geom)
 {
     const ulong image = get_group_id(1);
-    candidates += image * capacity;
-    counters += 2 * image;
-    cand_geom += image * capacity;
-    cand_scale += image * capacity;
-    cand_angles += image * capacity;
-    cand_count += image * capacity;
+    CANDIDATES_OF_IMAGE(image, capacity);
     block_offsets += image * (capacity / SIFT_KP_WG);
     records += image * kp_capacity * 7;
     kp_key += image * kp_capacity;
