@@ -12,6 +12,10 @@ kernels="$srcdir/backends/opencl/kernels"
 out=tests/tmp/kernel-syntax
 CLANG=${CLANG:-clang}
 
+if ! grep -q 'define PV_HAVE_OPENCL 1' config.h 2>/dev/null; then
+    echo "SKIP: built without the OpenCL backend"
+    exit 77
+fi
 if ! command -v "$CLANG" >/dev/null 2>&1; then
     echo "SKIP: no $CLANG"
     exit 77
