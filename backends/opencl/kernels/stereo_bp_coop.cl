@@ -13,12 +13,12 @@
  *
  * Per message, as in the CPU oracle's send_min: h = data + the three
  * incoming messages; the forward and the backward pass each run as lane
- * chains, a scan of the lanes' ends through local memory in radix-4
- * windows (coop_scan, pv_bp_carry) and the lane chains again from the true carries, which
+ * chains, a Hillis-Steele scan of the lanes' ends through local memory
+ * (pv_bp_carry) and the lane chains again from the true carries, which
  * gives the serial passes' bits; the minimum of h rides along the two
  * scans (prefix and suffix minima, exact in any order); the output is
- * min(m, min_h + disc_max) - min_h.  Barriers: COOP_WINDOW_STEPS + 1
- * per pass; the exchange buffers alternate so that one barrier per step
+ * min(m, min_h + disc_max) - min_h.  Barriers: log2(COOP_LANES) + 1 per
+ * pass, the exchange buffers alternate so that one barrier per step
  * suffices (a buffer is written again only after everyone passed the
  * barrier behind the reads of it); a pixel's two passes use them an even
  * number of times, so the next pixel of a group (COOP_ROWS > 1) starts
@@ -45,94 +45,43 @@ int coop_slot(int buffer, int quantity, int dir, int lane, int p)
 /* (Every loop over the directions or the scan's steps is unrolled, so
  * that the per-direction arrays stay in registers.) */
 
-/* The lanes one value covers after the scan's window steps: the smallest
- * power of four from which one more exchange of at most four reads
- * reaches every lane (at least COOP_LANES / 4). */
-#if COOP_LANES <= 4
-#define COOP_WINDOW_STEPS 0
-#elif COOP_LANES <= 16
-#define COOP_WINDOW_STEPS 1
-#elif COOP_LANES <= 64
-#define COOP_WINDOW_STEPS 2
-#else
-#define COOP_WINDOW_STEPS 3
-#endif
-#define COOP_SPAN (1 << (2 * COOP_WINDOW_STEPS))
-
-/* Lane `lane - distance` (forward) or `lane + distance` (backward), -1
- * when there is none. */
-int coop_partner(int lane, int distance, int forward)
-{
-    const int other = forward ? lane - distance : lane + distance;
-    return other >= 0 && other < COOP_LANES ? other : -1;
-}
-
-/* The lanes' ends and minima through one exchange: each lane's own into
- * the current buffer, a barrier, and then, for the up to three lanes
- * j * span before (after) it, their ends pushed through the j * span
- * lanes' chain steps and their minima folded into the lane's own.  A
- * lane's value then covers 4 * span lanes (a radix-4 Kogge-Stone step:
- * each pushed value is the exact chain from that lane's end to this one's,
- * and the minimum of exact chains is the chain's value, in any order). */
-void coop_window(float *ends, float *lows, int forward, __local float *xs, int lane, int p,
-                 int span, int *buffer)
-{
-#pragma unroll
-    for (int dir = 0; dir < 4; dir++) {
-        xs[coop_slot(*buffer, 0, dir, lane, p)] = ends[dir];
-        xs[coop_slot(*buffer, 1, dir, lane, p)] = lows[dir];
-    }
-    barrier(CLK_LOCAL_MEM_FENCE);
-#pragma unroll
-    for (int j = 1; j < 4; j++) {
-        const int other = coop_partner(lane, j * span, forward);
-#pragma unroll
-        for (int dir = 0; dir < 4; dir++) {
-            if (other < 0)
-                continue;
-            ends[dir] = pv_bp_carry(ends[dir], xs[coop_slot(*buffer, 0, dir, other, p)],
-                                    COOP_VALUES * j * span);
-            const float low = xs[coop_slot(*buffer, 1, dir, other, p)];
-            lows[dir] = low < lows[dir] ? low : lows[dir];
-        }
-    }
-    *buffer ^= 1;
-}
-
-/* Every lane's carry, the exact chain value at the end of the lane just
- * before (after) it, and the minimum over it and the lanes before (after)
- * it.  Window steps grow each lane's coverage to COOP_SPAN lanes; the last
- * exchange reads the lanes 1, 1 + COOP_SPAN, ... before (after) each one,
- * whose windows tile everything before it, so the carry comes out of that
- * exchange directly: log4(COOP_SPAN) + 1 barriers per pass (3 for 32 or
- * 64 lanes, where a radix-2 scan and a separate carry exchange took 6 and
- * 7). */
+/* Inclusive scan of the lanes' ends (and of their minima) over the lanes
+ * before (forward) or after (backward) each one; then every lane's carry
+ * is the scanned end of the lane just before (after) it. */
 void coop_scan(float *ends, float *lows, float *carries, int forward, __local float *xs,
                int lane, int p, int *buffer)
 {
 #pragma unroll
-    for (int step = 0; step < COOP_WINDOW_STEPS; step++)
-        coop_window(ends, lows, forward, xs, lane, p, 1 << (2 * step), buffer);
-#pragma unroll
-    for (int dir = 0; dir < 4; dir++) {
-        xs[coop_slot(*buffer, 0, dir, lane, p)] = ends[dir];
-        xs[coop_slot(*buffer, 1, dir, lane, p)] = lows[dir];
-        carries[dir] = INFINITY;
-    }
-    barrier(CLK_LOCAL_MEM_FENCE);
-#pragma unroll
-    for (int j = 0; j * COOP_SPAN < COOP_LANES; j++) {
-        const int other = coop_partner(lane, 1 + j * COOP_SPAN, forward);
+    for (int offset = 1; offset < COOP_LANES; offset <<= 1) {
 #pragma unroll
         for (int dir = 0; dir < 4; dir++) {
-            if (other < 0)
+            xs[coop_slot(*buffer, 0, dir, lane, p)] = ends[dir];
+            xs[coop_slot(*buffer, 1, dir, lane, p)] = lows[dir];
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        const int other = forward ? lane - offset : lane + offset;
+        const int inside = other >= 0 && other < COOP_LANES;
+#pragma unroll
+        for (int dir = 0; dir < 4; dir++) {
+            if (!inside)
                 continue;
-            const float end = xs[coop_slot(*buffer, 0, dir, other, p)];
-            carries[dir] = j == 0 ? end : pv_bp_carry(carries[dir], end, COOP_VALUES * j * COOP_SPAN);
+            ends[dir] = pv_bp_carry(ends[dir], xs[coop_slot(*buffer, 0, dir, other, p)],
+                                    COOP_VALUES * offset);
             const float low = xs[coop_slot(*buffer, 1, dir, other, p)];
             lows[dir] = low < lows[dir] ? low : lows[dir];
         }
+        *buffer ^= 1;
     }
+#pragma unroll
+    for (int dir = 0; dir < 4; dir++)
+        xs[coop_slot(*buffer, 0, dir, lane, p)] = ends[dir];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    const int before = forward ? lane - 1 : lane + 1;
+#pragma unroll
+    for (int dir = 0; dir < 4; dir++)
+        carries[dir] = before >= 0 && before < COOP_LANES
+                           ? xs[coop_slot(*buffer, 0, dir, before, p)]
+                           : INFINITY;
     *buffer ^= 1;
 }
 
