@@ -75,7 +75,7 @@ static const char *const kernel_names[K_COUNT] = {
     "bp_smooth_rows",  "bp_smooth_cols",    "bp_data_cost",     "bp_data_pyramid",
     "bp_data_coarsen", "bp_small_levels",   "bp_messages_start", "bp_round",
     "bp_round_inherit", "bp_disparity",      "bp_round_coop",     "bp_round_coop_first",
-    "bp_data_two_levels", "bp_data_halve",   "bp_disparity_coop",
+    "bp_data_two_levels", "bp_data_halve",   "bp_disparity_coop", "bp_round_coop_readout",
 };
 
 static int bp_default(const char *name)

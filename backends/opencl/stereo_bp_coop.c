@@ -14,7 +14,9 @@
  *   (zeros at the coarsest) instead of a launch that copies them down
  *   first; the others are bp_round_coop.  Round t updates colour
  *   (t + 1) & 1, as in the serial update.
- * - Disparities: one work-item per pixel, consecutive work-items on
+ * - Disparities: the finest level's last round writes those of the colour
+ *   it updates, from the inputs it holds (bp_round_coop_readout); the
+ *   other colour's, one work-item per pixel, consecutive work-items on
  *   consecutive slots of a colour (bp_disparity_coop). */
 #include "stereo_bp_host.h"
 
@@ -93,14 +95,43 @@ static pv_status coop_first_round(pv_context *ctx, bp_plan *plan, const pv_bp_jo
     return status == PV_OK ? pv_cl_launch(ctx, kernel, 2, global, local) : status;
 }
 
+/* The finest level's last round with the disparities of the pixels it
+ * updates (bp_round_coop_readout): its arguments are bp_round_coop's and
+ * the output rectangle's. */
+static pv_status coop_readout_round(pv_context *ctx, bp_plan *plan, const pv_image *left,
+                                    const pv_bp_job *job, const pv_bp_tile *tile,
+                                    const bp_buffers *b, cl_int colour, const size_t *global)
+{
+    const cl_float disc_max = job->disc_max;
+    const cl_int place[8] = {tile->out_x - tile->x, tile->out_y - tile->y, tile->out_width,
+                             tile->out_height, tile->x, tile->y, left->width, job->min_disp};
+    kernel_args a = {.count = 0};
+    add_level_args(&a, job, tile, b, 0);
+    arg_ints(&a, &colour, 1);
+    arg_floats(&a, &disc_max, 1);
+    arg_ints(&a, place, 8);
+    arg(&a, sizeof(cl_mem), &b->disparity);
+    cl_kernel kernel;
+    pv_status status = pv_cl_bp_set_args(ctx, plan, K_ROUND_COOP_READOUT, &a);
+    if (status == PV_OK)
+        status = pv_cl_bp_kernel_of(ctx, plan, K_ROUND_COOP_READOUT, &kernel);
+    const size_t local[2] = {(size_t)plan->coop_pixels, (size_t)plan->coop_lanes};
+    return status == PV_OK ? pv_cl_launch(ctx, kernel, 2, global, local) : status;
+}
+
 /* A level's rounds: the first with the hand-down, then the others in
  * groups of coop_pixels pixels x coop_lanes work-items, coop_rows rows a
- * group; their arguments are set once, only the colour changes. */
-static pv_status coop_level(pv_context *ctx, bp_plan *plan, const pv_bp_job *job,
-                            const pv_bp_tile *tile, const bp_buffers *b, int level)
+ * group; their arguments are set once, only the colour changes.  The
+ * finest level's last round (when it is not the first) also writes its
+ * pixels' disparities: *read_out receives the colour left for the
+ * read-out, -1 (both) when no round did. */
+static pv_status coop_level(pv_context *ctx, bp_plan *plan, const pv_image *left,
+                            const pv_bp_job *job, const pv_bp_tile *tile, const bp_buffers *b,
+                            int level, int *read_out)
 {
     const level_size s = pv_cl_bp_level_of(tile, level);
     pv_status status = coop_first_round(ctx, plan, job, tile, b, level);
+    *read_out = -1;
     if (status != PV_OK || job->iterations < 2)
         return status;
     cl_int colour = 0; /* round 1's */
@@ -114,11 +145,16 @@ static pv_status coop_level(pv_context *ctx, bp_plan *plan, const pv_bp_job *job
     const size_t local[2] = {(size_t)plan->coop_pixels, (size_t)plan->coop_lanes};
     const size_t global[2] = {div_up((size_t)s.width, 2),
                               div_up((size_t)s.height, (size_t)plan->coop_rows) * local[1]};
+    const int last = job->iterations - 1;
     for (int t = 1; status == PV_OK && t < job->iterations; t++) {
-        if (t > 1) {
-            colour = (t + 1) & 1;
-            status = pv_cl_arg(ctx, kernel, 5, sizeof colour, &colour);
+        colour = (t + 1) & 1;
+        if (level == 0 && t == last) {
+            status = coop_readout_round(ctx, plan, left, job, tile, b, colour, global);
+            *read_out = status == PV_OK ? colour ^ 1 : -1;
+            break;
         }
+        if (t > 1)
+            status = pv_cl_arg(ctx, kernel, 5, sizeof colour, &colour);
         if (status == PV_OK)
             status = pv_cl_launch(ctx, kernel, 2, global, local);
     }
@@ -126,23 +162,25 @@ static pv_status coop_level(pv_context *ctx, bp_plan *plan, const pv_bp_job *job
 }
 
 /* The disparities of the tile's output rectangle: a global row per output
- * row and colour, the pixels of that colour from the rectangle's first
- * column pair to its last along dimension 0, one work-item each. */
+ * row and colour (per output row when only one colour is left), the
+ * pixels of that colour from the rectangle's first column pair to its
+ * last along dimension 0, one work-item each. */
 static pv_status coop_disparities(pv_context *ctx, bp_plan *plan, const pv_image *left,
                                   const pv_bp_job *job, const pv_bp_tile *tile,
-                                  const bp_buffers *b)
+                                  const bp_buffers *b, cl_int only_colour)
 {
     const int first = tile->out_x - tile->x, last = first + tile->out_width - 1;
     kernel_args a = {.count = 0};
     pv_cl_bp_disparity_args(&a, left, job, tile, b);
+    arg_ints(&a, &only_colour, 1);
     cl_kernel kernel;
     pv_status status = pv_cl_bp_set_args(ctx, plan, K_DISPARITY_COOP, &a);
     if (status == PV_OK)
         status = pv_cl_bp_kernel_of(ctx, plan, K_DISPARITY_COOP, &kernel);
     const size_t most = (size_t)pv_cl_device_info(ctx)->max_work_group_size;
     const size_t local[2] = {most < DISPARITY_GROUP ? (most ? most : 1) : DISPARITY_GROUP, 1};
-    const size_t global[2] = {(size_t)((last >> 1) - (first >> 1) + 1),
-                              2 * (size_t)tile->out_height};
+    const size_t rows = (only_colour < 0 ? 2 : 1) * (size_t)tile->out_height;
+    const size_t global[2] = {(size_t)((last >> 1) - (first >> 1) + 1), rows};
     return status == PV_OK ? pv_cl_launch(ctx, kernel, 2, global, local) : status;
 }
 
@@ -150,7 +188,8 @@ pv_status pv_cl_bp_coop_tile(pv_context *ctx, bp_plan *plan, const pv_image *lef
                              const pv_bp_job *job, const pv_bp_tile *tile, const bp_buffers *b)
 {
     pv_status status = coop_data_costs(ctx, plan, left, job, tile, b);
+    int read_out = -1;
     for (int level = tile->levels - 1; status == PV_OK && level >= 0; level--)
-        status = coop_level(ctx, plan, job, tile, b, level);
-    return status == PV_OK ? coop_disparities(ctx, plan, left, job, tile, b) : status;
+        status = coop_level(ctx, plan, left, job, tile, b, level, &read_out);
+    return status == PV_OK ? coop_disparities(ctx, plan, left, job, tile, b, read_out) : status;
 }

@@ -23,6 +23,7 @@ enum {
     K_DATA_TWO_LEVELS,
     K_DATA_HALVE,
     K_DISPARITY_COOP,
+    K_ROUND_COOP_READOUT,
     K_COUNT
 };
 

@@ -205,6 +205,53 @@ int coop_load_pixel(__global const msg_t *msgs, __global const float *cost, leve
     return active;
 }
 
+/* Where the last round of the finest level writes the disparities of the
+ * pixels it updates (bp_round_coop_readout): the tile's output rectangle
+ * (out_x, out_y, relative to the tile), the tile's place in the image and
+ * the image-wide f32 map. */
+typedef struct coop_readout {
+    int out_x, out_y, out_width, out_height, tile_x, tile_y, image_width, min_disp;
+    __global float *disparity;
+} coop_readout;
+
+/* best_index of the pixel whose lane inputs `in` are (in a round, a
+ * pixel's four incoming vectors are the ones the read-out would read: the
+ * other colour's, which this round does not write): each lane's lowest
+ * disparity among its smallest beliefs (data + up + down + left + right,
+ * best_index's order of additions), then lane 0 folds the lanes in order,
+ * keeping the first smallest.  It runs between two rounds of scans, with
+ * a barrier on both sides so that the scans' buffer rules still hold. */
+int coop_best(float in[5][COOP_VALUES], int lane, int active, __local float *xs, int p)
+{
+    float best_value = INFINITY;
+    int best = 0;
+#pragma unroll
+    for (int k = 0; k < COOP_VALUES; k++) {
+        const int d = lane * COOP_VALUES + k;
+        if (active && d < NDISP) {
+            const float v = in[0][k] + in[1][k] + in[2][k] + in[3][k] + in[4][k];
+            if (v < best_value) {
+                best_value = v;
+                best = d;
+            }
+        }
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    xs[coop_slot(0, 0, 0, lane, p)] = best_value;
+    xs[coop_slot(0, 0, 1, lane, p)] = (float)best;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (lane == 0)
+        for (int other = 1; other < COOP_LANES; other++) {
+            const float v = xs[coop_slot(0, 0, 0, other, p)];
+            if (v < best_value) {
+                best_value = v;
+                best = (int)xs[coop_slot(0, 0, 1, other, p)];
+            }
+        }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    return best;
+}
+
 /* One checkerboard round of a level after its first, cooperatively: a
  * group updates COOP_PIXELS pixels (j = get_global_id(0)) of COOP_ROWS
  * consecutive rows from get_group_id(1) * COOP_ROWS, one row after the
@@ -212,13 +259,14 @@ int coop_load_pixel(__global const msg_t *msgs, __global const float *cost, leve
  * they are in flight while the scans run (with COOP_ROWS = 1 there is no
  * next row).  The next row's loads may come before this row's stores:
  * they read the other colour's planes and the data costs, which a round
- * never writes.  Global size (COOP_PIXELS-rounded half width) x
- * (ceil(height / COOP_ROWS) * COOP_LANES). */
-__kernel __attribute__((reqd_work_group_size(COOP_PIXELS, COOP_LANES, 1)))
-void bp_round_coop(__global msg_t *msgs, __global const float *data, int data_offset_, int width,
-                   int height, int colour, float disc_max)
+ * never writes.  With `out` (the finest level's last round), the
+ * disparities of the pixels updated are written too, from the inputs
+ * already in registers, so that the read-out only reads the other
+ * colour's pixels. */
+void coop_round(__global msg_t *msgs, __global const float *data, int data_offset_, int width,
+                int height, int colour, float disc_max, __local float *xs,
+                const coop_readout *out)
 {
-    __local float xs[2 * 2 * 4 * COOP_LANES * COOP_PIXELS];
     const int p = get_local_id(0), lane = get_local_id(1);
     const int j = get_global_id(0), first_row = get_group_id(1) * COOP_ROWS;
     const level_geometry g = geometry_of(width, height);
@@ -229,12 +277,43 @@ void bp_round_coop(__global msg_t *msgs, __global const float *data, int data_of
         const int y = first_row + r, x = 2 * j + ((y + colour) & 1);
         float h[4][COOP_VALUES];
         coop_combine(in, lane, active, h);
+        if (out) {
+            const int best = coop_best(in, lane, active, xs, p);
+            if (lane == 0 && active && x >= out->out_x && x < out->out_x + out->out_width &&
+                y >= out->out_y && y < out->out_y + out->out_height)
+                out->disparity[(out->tile_y + y) * out->image_width + out->tile_x + x] =
+                    (float)(out->min_disp + best);
+        }
         const int sends = active ? sent_mask(x, y, width, height) : 0;
         const int own = active ? slot_of(g, x, y) : 0;
         if (r + 1 < COOP_ROWS)
             active = coop_load_pixel(msgs, cost, g, colour, j, y + 1, lane, in);
         coop_send_four(msgs, g, colour, own, sends, h, disc_max, xs, lane, p);
     }
+}
+
+/* Global size (COOP_PIXELS-rounded half width) x (ceil(height /
+ * COOP_ROWS) * COOP_LANES). */
+__kernel __attribute__((reqd_work_group_size(COOP_PIXELS, COOP_LANES, 1)))
+void bp_round_coop(__global msg_t *msgs, __global const float *data, int data_offset_, int width,
+                   int height, int colour, float disc_max)
+{
+    __local float xs[2 * 2 * 4 * COOP_LANES * COOP_PIXELS];
+    coop_round(msgs, data, data_offset_, width, height, colour, disc_max, xs, 0);
+}
+
+/* bp_round_coop with the disparities of the pixels it updates
+ * (coop_readout's fields as arguments). */
+__kernel __attribute__((reqd_work_group_size(COOP_PIXELS, COOP_LANES, 1)))
+void bp_round_coop_readout(__global msg_t *msgs, __global const float *data, int data_offset_,
+                           int width, int height, int colour, float disc_max, int out_x,
+                           int out_y, int out_width, int out_height, int tile_x, int tile_y,
+                           int image_width, int min_disp, __global float *disparity)
+{
+    __local float xs[2 * 2 * 4 * COOP_LANES * COOP_PIXELS];
+    const coop_readout out = {out_x, out_y, out_width, out_height, tile_x, tile_y, image_width,
+                              min_disp, disparity};
+    coop_round(msgs, data, data_offset_, width, height, colour, disc_max, xs, &out);
 }
 
 /* The lane's disparities of slot (column, row) of colour c, in the
@@ -368,14 +447,18 @@ __kernel void bp_data_halve(__global float *data, int fine_offset, int fine_widt
  * work-item j of it takes pixel x = 2 j + parity from out_x / 2 on, so
  * that consecutive work-items read consecutive slots of the colour's
  * planes and every load of a warp is one contiguous run of each plane.
+ * only_colour >= 0: that colour's pixels only (global row r is output row
+ * r), the other's having been written by bp_round_coop_readout.
  * (Spreading a pixel's disparities over lanes instead read short runs of
  * many planes at once and took 1.5 times as long on an H100.) */
 __kernel void bp_disparity_coop(__global const msg_t *msgs, __global const float *data, int width,
                                 int height, int out_x, int out_y, int out_width, int out_height,
                                 int tile_x, int tile_y, int image_width, int min_disp,
-                                __global float *disparity)
+                                __global float *disparity, int only_colour)
 {
-    const int r = get_global_id(1) >> 1, colour = get_global_id(1) & 1;
+    const int both = only_colour < 0;
+    const int r = both ? (int)get_global_id(1) >> 1 : (int)get_global_id(1);
+    const int colour = both ? (int)get_global_id(1) & 1 : only_colour;
     const int y = out_y + r;
     const int x = 2 * ((out_x >> 1) + (int)get_global_id(0)) + ((y + colour) & 1);
     if (r >= out_height || x < out_x || x >= out_x + out_width)
