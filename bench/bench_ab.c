@@ -139,13 +139,14 @@ static int families_equal(const bench_ab_family *a, const bench_ab_family *b)
     return 1;
 }
 
-/* The side's parameters after its pass: kept after the first pass; after
- * a later one compared with those, since a side whose values moved in the
- * middle of a run would not be one side any more. */
+/* The side's parameters after its pass: kept after the first pass that
+ * ran; after a later one compared with those, since a side whose values
+ * moved in the middle of a run would not be one side any more. */
 static void note_side_params(bench_ab_state *ab, pv_context *ctx, int side, int round)
 {
-    if (round == 0) {
+    if (!ab->listed[side]) {
         list_families(ctx, ab->families[side], ab->family_count);
+        ab->listed[side] = 1;
         return;
     }
     bench_ab_family now[BENCH_AB_MAX_FAMILIES];

@@ -21,7 +21,7 @@
 enum { BENCH_AB_A, BENCH_AB_B, BENCH_AB_SIDES };
 
 /* One family's parameters on a side's context, as pv_tune_list gave them
- * after the side's first pass (listed 0: the list failed). */
+ * after the side's first pass that ran (listed 0: the list failed). */
 typedef struct bench_ab_family {
     int listed;
     int count;
@@ -44,6 +44,7 @@ typedef struct bench_ab_state {
     char b_params[16384];                      /* side B: --param, then --ab-param */
     char labels[BENCH_AB_SIDES][64];           /* each side's launch label */
     bench_ab_family families[BENCH_AB_SIDES][BENCH_AB_MAX_FAMILIES];
+    int listed[BENCH_AB_SIDES];                /* families[side] holds a pass's values */
     int family_count;
     bench_ab_row *rows;
     int row_count, max_rows;
