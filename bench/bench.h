@@ -28,7 +28,8 @@ typedef struct bench_config {
     const char *plot_dir;     /* write gnuplot PNGs here, or NULL */
     int cold;                 /* --cold: first calls in fresh processes (bench_cold.c) */
     const char *params;       /* --param: "FAMILY.NAME=VALUE[,...]" launch parameters set
-                                 on the OpenCL context before every timed series, or NULL */
+                                 on the OpenCL context when it is made and before every
+                                 timed series, or NULL */
     int bp_messages;          /* --bp-messages: 0 f32, 1 f16 (pv_bp_params.message_precision) */
     int bp_update;            /* --bp-update: 0 serial, 1 cooperative (pv_bp_params.message_update) */
     const char *ab_param;     /* --ab-param: side B of an A/B comparison ("FAMILY.NAME=VALUE[,...]"

@@ -111,8 +111,9 @@ static int parse_options(int argc, char **argv, bench_config *config, bench_opti
          .help = "directory holding stereo/<set>/ (default $PARVIS_DATA, else the bundled data)"},
         {.name = "--param", .kind = CLI_TEXT, .field = &config->params,
          .value_name = "FAMILY.NAME=VALUE[,...]",
-         .help = "launch parameters set on the OpenCL context before each timed series, "
-                 "over the defaults or the tuned values (e.g. bp.BP_DIR_ITEMS=4)"},
+         .help = "launch parameters set on the OpenCL context when it is made and before "
+                 "each timed series, over the defaults or the tuned values (e.g. "
+                 "bp.BP_DIR_ITEMS=4)"},
         {.name = "--ab-param", .kind = CLI_TEXT, .field = &config->ab_param,
          .value_name = "FAMILY.NAME=VALUE[,...]|@FILE",
          .help = "compare two launch-parameter sets in this process: side A the context's own "
