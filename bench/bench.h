@@ -28,9 +28,13 @@ typedef struct bench_config {
     const char *plot_dir;     /* write gnuplot PNGs here, or NULL */
     int cold;                 /* --cold: first calls in fresh processes (bench_cold.c) */
     const char *params;       /* --param: "FAMILY.NAME=VALUE[,...]" launch parameters set
-                                 on the OpenCL context before every timed series, or NULL */
+                                 on the OpenCL context when it is made and before every
+                                 timed series, or NULL */
     int bp_messages;          /* --bp-messages: 0 f32, 1 f16 (pv_bp_params.message_precision) */
     int bp_update;            /* --bp-update: 0 serial, 1 cooperative (pv_bp_params.message_update) */
+    const char *ab_param;     /* --ab-param: side B of an A/B comparison ("FAMILY.NAME=VALUE[,...]"
+                                 or "@FILE"; bench_ab.c), or NULL for a plain run */
+    int ab_rounds;            /* --ab-rounds: rounds of the A/B comparison */
 } bench_config;
 
 /* Every timed run of one backend on one row (the first BENCH_MAX_SAMPLES). */
@@ -137,7 +141,14 @@ typedef struct bench_contexts {
     bench_limits opencl_limits;
 } bench_contexts;
 
+/* Opens both (the OpenCL one with config->params applied as soon as it is
+ * made, so that every plan made on it has them) and measures their limits:
+ * 0, or 1 after a message. */
 int bench_open_contexts(const bench_config *config, bench_contexts *contexts);
+/* A fresh context on the OpenCL device bench_open_contexts takes, with
+ * config->params applied at once, its limits not measured; NULL after a
+ * message. */
+pv_context *bench_open_opencl(const bench_config *config);
 
 /* One operation timed on the CPU, then on OpenCL when there is a device,
  * through bench_time_or_fail (naming "WHAT (cpu)" / "WHAT (opencl)"), the
@@ -180,10 +191,24 @@ void bench_print_header(const bench_contexts *contexts);
 void bench_launch_source(pv_context *ctx, char *label, size_t size);
 /* A row's launch-parameter source: its own, else the OpenCL context's. */
 const char *bench_row_launch(const bench_result *r);
+/* The label rows without their own take from now on (bench_print_header
+ * sets the context's; an A/B run sets each side's). */
+void bench_set_launch_label(const char *label);
 void bench_print_row(const bench_result *result);
 int bench_print_summary(const bench_result *results, int count);
 int bench_write_json(const char *path, const bench_contexts *contexts, const bench_config *config,
                      const bench_result *results, int count);
+/* More keys for the JSON document: document writes top-level keys, each
+ * as "\"key\": value,\n  " (before "all_passed"); row writes keys of row
+ * index, each as ", \"key\": value".  Either may be NULL. */
+typedef struct bench_json_extra {
+    void (*document)(FILE *out, const void *user);
+    void (*row)(FILE *out, int index, const void *user);
+    const void *user;
+} bench_json_extra;
+int bench_write_json_extra(const char *path, const bench_contexts *contexts,
+                           const bench_config *config, const bench_result *results, int count,
+                           const bench_json_extra *extra);
 int bench_write_csv(const char *path, const bench_result *results, int count);
 int bench_write_plots(const char *dir, const bench_result *results, int count);
 
@@ -253,6 +278,18 @@ const char *bench_paper_names(void);
  * of the processes it starts. */
 int bench_cold_run(const bench_config *config);
 int bench_cold_child(int argc, char **argv);
+
+/* --ab-param: the selected cases timed with two sets of launch parameters
+ * in this one process (bench_ab.c): side A, the OpenCL context's own
+ * (cache, database entry or defaults, then --param), and side B, side A
+ * with config->ab_param on top, each side in a fresh OpenCL context for
+ * every round, the order alternating from round to round.  suite runs
+ * the selection (every family, as a plain run does) into at most max_rows
+ * rows.  Prints the rows of every pass, then the comparison; writes
+ * --json with an "ab" object per row.  0, or 1 when a pass failed, a
+ * cross-check fell below its threshold or an output could not be
+ * written. */
+int bench_ab_run(const bench_config *config, bench_family_fn *suite, int max_rows);
 
 /* Send stderr through a filter that drops the OpenCL compiler's "N
  * warnings generated." lines (bench_stderr.c); stop restores stderr and

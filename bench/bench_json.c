@@ -242,7 +242,8 @@ static void json_quality(FILE *out, const bench_result *r)
     }
 }
 
-static void json_result(FILE *out, const bench_result *r)
+static void json_result(FILE *out, const bench_result *r, int index,
+                        const bench_json_extra *extra)
 {
     fprintf(out, "    {");
     json_key_string(out, "op", r->op);
@@ -273,11 +274,20 @@ static void json_result(FILE *out, const bench_result *r)
         fprintf(out, ",\n     \"opencl\": null");
     json_check(out, r);
     json_quality(out, r);
+    if (extra && extra->row)
+        extra->row(out, index, extra->user);
     fprintf(out, "}");
 }
 
 int bench_write_json(const char *path, const bench_contexts *contexts, const bench_config *config,
                      const bench_result *results, int count)
+{
+    return bench_write_json_extra(path, contexts, config, results, count, NULL);
+}
+
+int bench_write_json_extra(const char *path, const bench_contexts *contexts,
+                           const bench_config *config, const bench_result *results, int count,
+                           const bench_json_extra *extra)
 {
     FILE *out = fopen(path, "w");
     if (!out)
@@ -286,9 +296,12 @@ int bench_write_json(const char *path, const bench_contexts *contexts, const ben
     int passed = 1;
     for (int i = 0; i < count; i++)
         passed &= bench_row_passes(&results[i]);
-    fprintf(out, "  \"all_passed\": %s,\n  \"results\": [\n", passed ? "true" : "false");
+    fprintf(out, "  ");
+    if (extra && extra->document)
+        extra->document(out, extra->user);
+    fprintf(out, "\"all_passed\": %s,\n  \"results\": [\n", passed ? "true" : "false");
     for (int i = 0; i < count; i++) {
-        json_result(out, &results[i]);
+        json_result(out, &results[i], i, extra);
         fprintf(out, i + 1 < count ? ",\n" : "\n");
     }
     fprintf(out, "  ]\n}\n");

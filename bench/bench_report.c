@@ -93,6 +93,11 @@ const char *bench_row_launch(const bench_result *r)
     return !r->have_opencl ? "-" : r->launch[0] ? r->launch : report_launch;
 }
 
+void bench_set_launch_label(const char *label)
+{
+    snprintf(report_launch, sizeof report_launch, "%s", label ? label : "-");
+}
+
 void bench_print_header(const bench_contexts *contexts)
 {
     bench_launch_source(contexts->opencl, report_launch, sizeof report_launch);

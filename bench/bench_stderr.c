@@ -80,8 +80,11 @@ int bench_stderr_filter_stop(void)
         return 0;
     fflush(stderr);
     dup2(filter.saved_fd, STDERR_FILENO);   /* closes the pipe's last writer */
-    close(filter.saved_fd);
+    /* The thread forwards what is left in the pipe to saved_fd: close it
+     * only after the thread is done, or the last lines (often the message
+     * saying why the bench stopped) are lost. */
     pthread_join(filter.thread, NULL);
+    close(filter.saved_fd);
     setvbuf(stderr, NULL, _IONBF, 0);
     filter.active = 0;
     return filter.dropped;

@@ -264,23 +264,58 @@ static size_t opencl_probe_bytes(int device_index)
     return BANDWIDTH_BYTES_OTHER;
 }
 
-static int open_opencl(const bench_config *config, bench_contexts *contexts)
+/* The OpenCL device the bench compares with: --device, else the first GPU,
+ * else the first device; -1 when there is none. */
+static int opencl_device_index(const bench_config *config)
+{
+    return config->device.device_index >= 0 ? config->device.device_index : bench_first_gpu();
+}
+
+static pv_context *open_opencl_at(const bench_config *config, int device_index)
 {
     cli_backend_options opencl = config->device;
     opencl.backend = PV_BACKEND_OPENCL;
-    if (opencl.device_index < 0)
-        opencl.device_index = bench_first_gpu();
-    if (opencl.device_index < 0) {
+    opencl.device_index = device_index;
+    return cli_context(&opencl);
+}
+
+/* config->params right after the context is made, before any plan is:
+ * a plan (SIFT, flow, registration...) bakes the launch parameters into
+ * its programs when it is made, so values set only before the timed
+ * series would miss the first case's plan. */
+static int open_opencl(const bench_config *config, bench_contexts *contexts)
+{
+    int index = opencl_device_index(config);
+    if (index < 0) {
         if (config->device.backend == PV_BACKEND_OPENCL)
             return cli_fail("no OpenCL device found");
         return 0;
     }
-    contexts->opencl = cli_context(&opencl);
-    if (!contexts->opencl)
+    pv_context *ctx = open_opencl_at(config, index);
+    if (!ctx)
         return config->device.backend == PV_BACKEND_OPENCL;
-    measure_limits(contexts->opencl, opencl_probe_bytes(opencl.device_index),
-                   &contexts->opencl_limits);
+    if (apply_params(config, ctx)) {
+        pv_context_destroy(ctx);
+        return 1;
+    }
+    contexts->opencl = ctx;
+    measure_limits(ctx, opencl_probe_bytes(index), &contexts->opencl_limits);
     return 0;
+}
+
+pv_context *bench_open_opencl(const bench_config *config)
+{
+    int index = opencl_device_index(config);
+    if (index < 0) {
+        cli_fail("no OpenCL device found");
+        return NULL;
+    }
+    pv_context *ctx = open_opencl_at(config, index);
+    if (ctx && apply_params(config, ctx)) {
+        pv_context_destroy(ctx);
+        return NULL;
+    }
+    return ctx;
 }
 
 int bench_open_contexts(const bench_config *config, bench_contexts *contexts)

@@ -6,6 +6,7 @@
  * Exit status: 0 when every case ran and agreed, 1 when a case failed to
  * run or a cross-check fell below its threshold (after the full report). */
 #include "bench.h"
+#include "bench_ab.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -26,7 +27,11 @@ static const char summary[] =
     "--paper NAME one paper's cases beside its published figures.  Exits 1\n"
     "when a cross-check falls below its threshold.  --cold times every\n"
     "operation's first call in fresh processes, with empty and with warm\n"
-    "caches, beside its steady time (--full: the papers' sizes).";
+    "caches, beside its steady time (--full: the papers' sizes).  --ab-param\n"
+    "compares two sets of OpenCL launch parameters in this one process: the\n"
+    "selection runs once per side and round, each side on a fresh OpenCL\n"
+    "context, the order alternating, then a table of B over A per row\n"
+    "(docs/tuning.md).";
 
 static const char conventions[] =
     "  One row a case: median times (CPU, OpenCL kernel and end to end), speedups,\n"
@@ -35,8 +40,11 @@ static const char conventions[] =
     "  and which of the two binds (docs/benchmarks.md, docs/bench-json.md).\n";
 
 typedef struct bench_options {
-    int runs_given, warmup_given;
+    int runs_given, warmup_given, ab_rounds_given;
 } bench_options;
+
+/* An A/B run's rounds unless --ab-rounds says otherwise. */
+#define AB_ROUNDS_DEFAULT 5
 
 static int is_directory(const char *path)
 {
@@ -103,8 +111,20 @@ static int parse_options(int argc, char **argv, bench_config *config, bench_opti
          .help = "directory holding stereo/<set>/ (default $PARVIS_DATA, else the bundled data)"},
         {.name = "--param", .kind = CLI_TEXT, .field = &config->params,
          .value_name = "FAMILY.NAME=VALUE[,...]",
-         .help = "launch parameters set on the OpenCL context before each timed series, "
-                 "over the defaults or the tuned values (e.g. bp.BP_DIR_ITEMS=4)"},
+         .help = "launch parameters set on the OpenCL context when it is made and before "
+                 "each timed series, over the defaults or the tuned values (e.g. "
+                 "bp.BP_DIR_ITEMS=4)"},
+        {.name = "--ab-param", .kind = CLI_TEXT, .field = &config->ab_param,
+         .value_name = "FAMILY.NAME=VALUE[,...]|@FILE",
+         .help = "compare two launch-parameter sets in this process: side A the context's own "
+                 "(cache, database entry or defaults, then --param), side B side A with these "
+                 "on top; @FILE reads the 'param FAMILY NAME VALUE' lines of a tuning-database "
+                 "entry or tuning cache file.  The CPU backend then runs once a row without "
+                 "warm-up unless --cpu-runs/--cpu-warmup are given"},
+        {.name = "--ab-rounds", .kind = CLI_INT, .field = &config->ab_rounds, .min = 1,
+         .max = BENCH_AB_MAX_ROUNDS, .value_name = "N",
+         .help = "rounds of --ab-param, each timing side A and side B (warm-up and --runs), "
+                 "the order alternating"},
         {.name = "--bp-messages", .kind = CLI_CHOICE, .field = &config->bp_messages,
          .choices = "f32|f16", .value_name = "f32|f16",
          .help = "message precision of the BP cases (default f32)"},
@@ -122,6 +142,7 @@ static int parse_options(int argc, char **argv, bench_config *config, bench_opti
     int parsed = cli_parse(&command, argc, argv);
     given->runs_given = cli_given(&command, "--runs");
     given->warmup_given = cli_given(&command, "--warmup");
+    given->ab_rounds_given = cli_given(&command, "--ab-rounds");
     return parsed;
 }
 
@@ -138,6 +159,26 @@ static void resolve_selection(bench_config *config, const bench_options *given)
         config->warmup = QUICK_WARMUP;
 }
 
+/* An A/B run's defaults: the CPU backend, which has no launch parameters,
+ * timed once a row without warm-up (the comparison is of the OpenCL
+ * rows), unless the command line says otherwise; the options it does not
+ * go with refused. */
+static int resolve_ab(bench_config *config, const bench_options *given)
+{
+    if (!config->ab_param) {
+        if (given->ab_rounds_given)
+            return cli_fail("--ab-rounds goes with --ab-param");
+        return 0;
+    }
+    if (config->cold)
+        return cli_fail("--ab-param does not go with --cold");
+    if (config->cpu_runs == 0)
+        config->cpu_runs = 1;
+    if (config->cpu_warmup < 0)
+        config->cpu_warmup = 0;
+    return 0;
+}
+
 static int run_families(const bench_config *config, const bench_contexts *contexts,
                         bench_result *results, int *count)
 {
@@ -150,6 +191,14 @@ static int run_families(const bench_config *config, const bench_contexts *contex
     for (size_t f = 0; f < sizeof families / sizeof families[0] && rc == 0; f++)
         rc = families[f](config, contexts, results, BENCH_MAX_RESULTS, count);
     return rc;
+}
+
+/* run_families with the bench's row capacity, for the A/B run. */
+static int run_suite(const bench_config *config, const bench_contexts *contexts,
+                     bench_result *results, int max, int *count)
+{
+    (void)max; /* results holds BENCH_MAX_RESULTS rows: bench_ab_run is given that */
+    return run_families(config, contexts, results, count);
 }
 
 /* The selection's case count, for the progress line: the families run
@@ -215,18 +264,26 @@ int main(int argc, char **argv)
     config.runs = 11;
     config.warmup = 3;
     config.cpu_warmup = -1;
+    config.ab_rounds = AB_ROUNDS_DEFAULT;
     cli_backend_options_default(&config.device);
-    bench_options given = {0, 0};
+    bench_options given = {0, 0, 0};
     int parsed = parse_options(argc, argv, &config, &given);
     if (parsed != CLI_PARSED)
         return cli_parse_exit(parsed);
     if (!config.data_dir)
         config.data_dir = default_data_dir();
     resolve_selection(&config, &given);
+    if (resolve_ab(&config, &given))
+        return 1;
     if (config.cold)
         return bench_cold_run(&config);
     wait_passively_beside_cpu_device(&config, argv);
     bench_stderr_filter_start();
+    if (config.ab_param) {
+        int rc = bench_ab_run(&config, run_suite, BENCH_MAX_RESULTS);
+        bench_stderr_filter_stop();
+        return rc;
+    }
     bench_result *results = calloc(BENCH_MAX_RESULTS, sizeof *results);
     if (!results)
         return cli_fail("out of memory");

@@ -5,16 +5,28 @@
 # /tmp/pvprefix); OUTDIR receives everything.  Steps:
 #   1. a full `parvis tune` (every family) into a fresh cache, timed
 #      -> OUTDIR/tune.log (the per-family times and the total)
-#   2. ROUNDS rounds (default 3) of two benches: one with an empty tuning
-#      cache, so every row runs with the tuning database's entry for the
-#      device (or the defaults) -> OUTDIR/db<round>.json, and one with the
-#      local tune's cache -> OUTDIR/tuned<round>.json.  The order alternates
-#      from round to round (database first, then tuned first), because on a
-#      GPU later runs of one sequence tend to come out faster, which a fixed
-#      order would charge to one side.
+#   2. the benches, in one of two ways:
+#      AB=1 (the default): ONE parvis-bench process with an empty tuning
+#      cache, so that its contexts take the tuning database's entry for the
+#      device (or the defaults), run with --ab-param @<the local tune's
+#      cache file>: every row is timed ROUNDS times (default 5) with the
+#      database's values (side A) and with the local tune's on top (side
+#      B), interleaved in that process, the order alternating
+#      -> OUTDIR/ab.json, OUTDIR/ab.log.  One process, because on some GPUs
+#      a whole process runs either fast or slow (kernel times differ by up
+#      to a third between two processes with the same parameters), which
+#      decides a comparison of separate processes more than the
+#      parameters do (docs/tuning.md).
+#      AB=0 (the first way): ROUNDS rounds (default 3) of two bench
+#      processes: one with an empty tuning cache (the database's entry)
+#      -> OUTDIR/db<round>.json, one with the local tune's cache
+#      -> OUTDIR/tuned<round>.json, the order alternating from round to
+#      round (database first, then tuned first).
 #   3. per row: the median over the rounds of the OpenCL end-to-end ms (and
 #      of the kernel ms) with the database and after the local tune, their
-#      ratio, and whether it is within 5% -> OUTDIR/ratios.txt
+#      ratio, and whether it is within 5%; with AB=1 also whether the row's
+#      family has the same values on both sides (then any difference is
+#      noise) -> OUTDIR/ratios.txt
 #   4. the local tune as a database entry -> OUTDIR/<vendor>-<device>.txt,
 #      to be committed as lib/tune_db/<that name> (docs/tuning.md)
 # BENCH_ARGS (default: --full --runs 5 --warmup 2) selects the bench rows,
@@ -32,7 +44,9 @@ out=${2:?usage: bench/tune_db_check.sh PREFIX OUTDIR}
 parvis="$prefix/bin/parvis"
 bench="$prefix/bin/parvis-bench"
 python=${PYTHON:-python3}
-rounds=${ROUNDS:-3}
+ab=${AB:-1}
+case "$ab" in 0|1) ;; *) echo "tune_db_check: AB must be 0 or 1" >&2; exit 1 ;; esac
+if [ "$ab" = 1 ]; then rounds=${ROUNDS:-5}; else rounds=${ROUNDS:-3}; fi
 read -r -a bench_args <<< "${BENCH_ARGS:---full --runs 5 --warmup 2}"
 read -r -a tune_args <<< "${TUNE_ARGS:-}"
 read -r -a bench_wrap <<< "${BENCH_WRAP:-}"
@@ -57,7 +71,7 @@ elapsed=$(awk -v a="$start" -v b="$end" 'BEGIN { printf "%.1f", b - a }')
 echo "parvis tune wall time: $elapsed s" | tee -a "$out/tune.log"
 grep -E '^[a-z]+: [0-9]+ candidates' "$out/tune.log" | sed 's/^/  /'
 
-# One bench: $1 = db or tuned, $2 = the round.
+# AB=0: one bench process: $1 = db or tuned, $2 = the round.
 run_bench() {
     local cache="$empty_cache"
     [ "$1" = tuned ] && cache="$tuned_cache"
@@ -66,22 +80,24 @@ run_bench() {
     [ -s "$out/$1$2.json" ] || { echo "tune_db_check: bench $1 $2 wrote no JSON ($out/$1$2.log)" >&2; return 1; }
 }
 
-echo "2/4 $rounds rounds of benches, database and local tune in alternating order"
-for ((round = 1; round <= rounds; round++)); do
-    if ((round % 2)); then order="db tuned"; else order="tuned db"; fi
-    for side in $order; do
-        run_bench "$side" "$round" || exit 1
+# AB=0: steps 2 and 3 with separate processes.
+separate_processes() {
+    echo "2/4 $rounds rounds of benches, database and local tune in alternating order"
+    for ((round = 1; round <= rounds; round++)); do
+        if ((round % 2)); then order="db tuned"; else order="tuned db"; fi
+        for side in $order; do
+            run_bench "$side" "$round" || exit 1
+        done
+        echo "  round $round ($order) done"
     done
-    echo "  round $round ($order) done"
-done
 
-echo "3/4 database against local tune, per row"
-db_files="" tuned_files=""
-for ((round = 1; round <= rounds; round++)); do
-    db_files+="${db_files:+,}$out/db$round.json"
-    tuned_files+="${tuned_files:+,}$out/tuned$round.json"
-done
-"$python" - "$db_files" "$tuned_files" > "$out/ratios.txt" <<'EOF'
+    echo "3/4 database against local tune, per row"
+    local db_files="" tuned_files=""
+    for ((round = 1; round <= rounds; round++)); do
+        db_files+="${db_files:+,}$out/db$round.json"
+        tuned_files+="${tuned_files:+,}$out/tuned$round.json"
+    done
+    "$python" - "$db_files" "$tuned_files" > "$out/ratios.txt" <<'EOF'
 """Per bench row: the medians over the rounds of the OpenCL end-to-end ms
 with the database and with the local tune, and their ratio (database over
 tuned; > 1.05 misses the 5% target); the same ratio of the kernel ms."""
@@ -141,6 +157,82 @@ def main() -> int:
 
 sys.exit(main())
 EOF
+}
+
+# AB=1: steps 2 and 3 in one process: side A the database's entry (the
+# empty cache), side B the local tune's cache file on top of it.  The cache
+# of a full tune names every parameter of every family, so side B holds
+# the values a process reading that cache would have.
+one_process() {
+    local caches=("$tuned_cache"/tune-*.txt)
+    if [ "${#caches[@]}" != 1 ] || [ ! -s "${caches[0]}" ]; then
+        echo "tune_db_check: expected one cache file in $tuned_cache" >&2
+        exit 1
+    fi
+    echo "2/4 one bench process, database (A) and local tune (B) interleaved over $rounds rounds"
+    PARVIS_TUNE_DIR="$empty_cache" ${bench_wrap[@]+"${bench_wrap[@]}"} "$bench" "${bench_args[@]}" \
+        --ab-param "@${caches[0]}" --ab-rounds "$rounds" --json "$out/ab.json" > "$out/ab.log" 2>&1 ||
+        echo "  (a pass failed or rows failed their cross-check: see $out/ab.log)"
+    [ -s "$out/ab.json" ] || { echo "tune_db_check: the A/B bench wrote no JSON ($out/ab.log)" >&2; exit 1; }
+
+    echo "3/4 database against local tune, per row"
+    "$python" - "$out/ab.json" > "$out/ratios.txt" <<'EOF'
+"""Per bench row of an A/B run (parvis-bench --ab-param): the medians over
+the rounds of the OpenCL end-to-end ms with the database (side A) and with
+the local tune (side B), their ratio (database over tuned; > 1.05 misses
+the 5% target), the same ratio of the kernel ms, and whether the row's
+family had the same values on both sides (then the ratio is noise)."""
+import json
+import math
+import sys
+from typing import Any, Dict
+
+TARGET = 1.05
+
+
+def ratio(db: Any, tuned: Any) -> float:
+    """db / tuned, NaN where either side has no time."""
+    if isinstance(db, (int, float)) and isinstance(tuned, (int, float)) and tuned > 0:
+        return float(db) / float(tuned)
+    return float("nan")
+
+
+def params_word(same: Any) -> str:
+    """The JSON's same_params as the table shows it."""
+    return "n/a" if same is None else "same" if same else "differ"
+
+
+def main() -> int:
+    with open(sys.argv[1], encoding="utf-8") as handle:
+        document: Dict[str, Any] = json.load(handle)
+    top = document["ab"]
+    print(f"{'case':<34} {'db ms':>10} {'tuned ms':>10} {'db/tuned':>8}  {'within 5%':<9} "
+          f"{'kernels db/tuned':>16}  {'params':<6}  sources")
+    missed = compared = 0
+    for row in document["results"]:
+        ab = row["ab"]
+        db_ms, tuned_ms = ab["a"]["total_ms"], ab["b"]["total_ms"]
+        end_to_end = ratio(db_ms, tuned_ms)
+        if math.isnan(end_to_end):
+            print(f"{row['case']:<34} (no time on a side: see the log)")
+            continue
+        kernels = ratio(ab["a"]["kernel_ms"], ab["b"]["kernel_ms"])
+        within = end_to_end <= TARGET
+        compared += 1
+        missed += not within
+        print(f"{row['case']:<34} {db_ms:10.3f} {tuned_ms:10.3f} {end_to_end:8.3f}  "
+              f"{'yes' if within else 'NO':<9} {kernels:16.3f}  "
+              f"{params_word(ab['same_params']):<6}  {top['side_a']} / {top['side_b']}")
+    print(f"{missed} of {compared} rows more than 5% slower end to end with the database "
+          f"(medians of {top['rounds']} interleaved rounds in one process)")
+    return 0
+
+
+sys.exit(main())
+EOF
+}
+
+if [ "$ab" = 1 ]; then one_process; else separate_processes; fi
 cat "$out/ratios.txt"
 
 echo "4/4 the local tune as a database entry"

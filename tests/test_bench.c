@@ -2,18 +2,24 @@
  * counts (bench/bench_ops.c) on cases small enough to count by hand, one
  * realistic size, the fractions, and bad sizes; the median and spread of a
  * row's samples (bench/bench_spread.c) that the bench reports and warns
- * about. */
+ * about; the parser of --ab-param's parameter lists and files
+ * (bench/bench_ab_spec.c).  The A/B run itself is tests/test_bench_ab.sh. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "../bench/bench_ab_spec.h"
 #include "../bench/bench_ops.h"
 #include "../bench/bench_roofline.h"
 #include "../bench/bench_spread.h"
 
 #include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 /* Extent 8 x 4 x 2: the half spectrum holds (8 / 2 + 1) x 4 x 2 = 40
  * complex floats = 320 bytes; one pass reads and writes it: 640 bytes. */
@@ -229,6 +235,203 @@ static void test_median(void **state)
     assert_true(isnan(bench_median(odd, BENCH_SPREAD_MAX_VALUES + 1)));
 }
 
+/* ------------------------------------------------------------ --ab-param */
+
+/* A spec that a refused input must leave as it was. */
+static void fill_sentinel(bench_ab_spec *spec)
+{
+    memset(spec, 0, sizeof *spec);
+    spec->count = 1;
+    snprintf(spec->params[0].family, sizeof spec->params[0].family, "sentinel");
+    spec->params[0].value = 12345;
+}
+
+static int still_sentinel(const bench_ab_spec *spec)
+{
+    return spec->count == 1 && strcmp(spec->params[0].family, "sentinel") == 0 &&
+           spec->params[0].value == 12345;
+}
+
+/* Refused, with a message holding `expect`, and the spec untouched. */
+static void assert_refused(const char *text, const char *expect)
+{
+    bench_ab_spec *spec = malloc(sizeof *spec);
+    char why[512] = "";
+    assert_non_null(spec);
+    fill_sentinel(spec);
+    assert_int_equal(bench_ab_spec_parse(text, spec, why, sizeof why), -1);
+    if (!strstr(why, expect))
+        fail_msg("'%s': message '%s' lacks '%s'", text, why, expect);
+    assert_true(still_sentinel(spec));
+    free(spec);
+}
+
+static void assert_param(const bench_ab_param *p, const char *family, const char *name, int value)
+{
+    assert_string_equal(p->family, family);
+    assert_string_equal(p->name, name);
+    assert_int_equal(p->value, value);
+}
+
+static void test_ab_spec_list(void **state)
+{
+    (void)state;
+    bench_ab_spec *spec = malloc(sizeof *spec);
+    char why[512] = "";
+    assert_non_null(spec);
+    assert_int_equal(bench_ab_spec_parse("sad.SAD_WG_X=16,bp.BP_WG_Y=2,geometry.GEOM_WG=0", spec,
+                                         why, sizeof why), 0);
+    assert_int_equal(spec->count, 3);
+    assert_param(&spec->params[0], "sad", "SAD_WG_X", 16);
+    assert_param(&spec->params[1], "bp", "BP_WG_Y", 2);
+    assert_param(&spec->params[2], "geometry", "GEOM_WG", 0);
+    /* the largest value pv_tune_set takes */
+    assert_int_equal(bench_ab_spec_parse("filter.FILTER_WG_X=1048576", spec, why, sizeof why), 0);
+    assert_int_equal(spec->count, 1);
+    assert_param(&spec->params[0], "filter", "FILTER_WG_X", BENCH_AB_MAX_VALUE);
+    free(spec);
+}
+
+static void test_ab_spec_list_refused(void **state)
+{
+    (void)state;
+    assert_refused("", "empty");
+    assert_refused("@", "empty");
+    assert_refused("sad.SAD_WG_X", "not FAMILY.NAME=VALUE");
+    assert_refused("SAD_WG_X=16", "not FAMILY.NAME=VALUE");
+    assert_refused(".SAD_WG_X=16", "not FAMILY.NAME=VALUE");
+    assert_refused("sad.SAD_WG_X=16,", "not FAMILY.NAME=VALUE");
+    assert_refused("stereo.SAD_WG_X=16", "'stereo' is not a tunable family");
+    /* the message lists the families there are */
+    assert_refused("fft.FFT_ENGINE=1", "(filter, sad, bp,");
+    assert_refused("sad.=16", "is not a parameter name");
+    assert_refused("sad.SAD.WG=16", "is not a parameter name");
+    assert_refused("sad.SAD_WG_X=-1", "value '-1' is not an integer in 0..1048576");
+    assert_refused("sad.SAD_WG_X=1048577", "is not an integer");
+    assert_refused("sad.SAD_WG_X=16x", "is not an integer");
+    assert_refused("sad.SAD_WG_X=1=2", "is not an integer");
+    assert_refused("sad.SAD_WG_X=", "is not an integer");
+}
+
+/* text into a fresh temporary file; its path into path. */
+static void write_temp(const char *text, size_t size, char *path, size_t path_size)
+{
+    snprintf(path, path_size, "%s/pv-ab-spec-XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, text, size), (long)size);
+    close(fd);
+}
+
+/* A tuning cache file as the library writes it (lib/tune.c), with CRLF
+ * line ends on one line and a parameter repeated (the later one wins when
+ * applied, so both are kept in order). */
+static const char cache_file[] = "parvis-tune 1\n"
+                                 "device Some Device\n"
+                                 "driver 1.0\n"
+                                 "parvis 0.1.0\n"
+                                 "param sad SAD_WG_X 32\r\n"
+                                 "param bp BP_WG_Y 4\n"
+                                 "param\tflow FLOW_WG_X 8\n"
+                                 "param sad SAD_WG_X 16\n"
+                                 "end 0123456789abcdef\n";
+
+static void test_ab_spec_file(void **state)
+{
+    (void)state;
+    char path[4096], why[512] = "", at[4100];
+    bench_ab_spec *spec = malloc(sizeof *spec);
+    assert_non_null(spec);
+    write_temp(cache_file, sizeof cache_file - 1, path, sizeof path);
+    snprintf(at, sizeof at, "@%s", path);
+    assert_int_equal(bench_ab_spec_parse(at, spec, why, sizeof why), 0);
+    unlink(path);
+    assert_int_equal(spec->count, 4);
+    assert_param(&spec->params[0], "sad", "SAD_WG_X", 32);
+    assert_param(&spec->params[1], "bp", "BP_WG_Y", 4);
+    assert_param(&spec->params[2], "flow", "FLOW_WG_X", 8);
+    assert_param(&spec->params[3], "sad", "SAD_WG_X", 16);
+    /* as --param text after a prefix: what side B applies */
+    char text[256];
+    assert_int_equal(bench_ab_spec_format("octreg.OCT_WG=64", spec, text, sizeof text), 0);
+    assert_string_equal(text, "octreg.OCT_WG=64,sad.SAD_WG_X=32,bp.BP_WG_Y=4,flow.FLOW_WG_X=8,"
+                              "sad.SAD_WG_X=16");
+    assert_int_equal(bench_ab_spec_format(NULL, spec, text, sizeof text), 0);
+    assert_string_equal(text, "sad.SAD_WG_X=32,bp.BP_WG_Y=4,flow.FLOW_WG_X=8,sad.SAD_WG_X=16");
+    /* too small a buffer: refused, nothing half written */
+    assert_int_equal(bench_ab_spec_format(NULL, spec, text, 20), -1);
+    assert_string_equal(text, "");
+    free(spec);
+}
+
+/* The tuning database's entry for the H100, read as a file: every one of
+ * its param lines, in order, and nothing else. */
+static void test_ab_spec_database_entry(void **state)
+{
+    (void)state;
+    char path[4096], why[512] = "", line[256];
+    snprintf(path, sizeof path, "@%s/lib/tune_db/nvidia-h100.txt", PV_SRC_DIR);
+    bench_ab_spec *spec = malloc(sizeof *spec);
+    assert_non_null(spec);
+    if (bench_ab_spec_parse(path, spec, why, sizeof why) != 0)
+        fail_msg("%s", why);
+    FILE *in = fopen(path + 1, "r");
+    assert_non_null(in);
+    int index = 0;
+    while (fgets(line, sizeof line, in)) {
+        char family[32], name[64];
+        int value;
+        if (sscanf(line, "param %31s %63s %d", family, name, &value) != 3)
+            continue;
+        assert_true(index < spec->count);
+        assert_param(&spec->params[index++], family, name, value);
+    }
+    fclose(in);
+    assert_int_equal(spec->count, index);
+    assert_true(index > 0);
+    free(spec);
+}
+
+/* Refused file text, with the message naming the line. */
+static void assert_file_refused(const char *text, size_t size, const char *expect)
+{
+    char path[4096], at[4100];
+    write_temp(text, size, path, sizeof path);
+    snprintf(at, sizeof at, "@%s", path);
+    assert_refused(at, expect);
+    unlink(path);
+}
+
+static void test_ab_spec_file_refused(void **state)
+{
+    (void)state;
+    static const char short_line[] = "parvis-tune-db 1\nparam sad SAD_WG_X\n";
+    static const char long_line[] = "param sad SAD_WG_X 32\nparam sad SAD_WG_Y 4 extra\n";
+    static const char unknown[] = "vendor X\nparam sad SAD_WG_X 32\nparam shading WG 8\n";
+    static const char bad_value[] = "param sad SAD_WG_X thirty-two\n";
+    static const char negative[] = "param sad SAD_WG_X -2\n";
+    static const char no_params[] = "parvis-tune 1\ndevice D\nparameters none\nend 00\n";
+    static const char binary[] = "param sad SAD_WG_X 32\n\0\x01\x02";
+    assert_file_refused(short_line, sizeof short_line - 1,
+                        "line 2: not 'param FAMILY NAME VALUE'");
+    assert_file_refused(long_line, sizeof long_line - 1, "line 2: not 'param FAMILY NAME VALUE'");
+    assert_file_refused(unknown, sizeof unknown - 1, "line 3: 'shading' is not a tunable family");
+    assert_file_refused(bad_value, sizeof bad_value - 1, "line 1: value 'thirty-two'");
+    assert_file_refused(negative, sizeof negative - 1, "line 1: value '-2'");
+    assert_file_refused(no_params, sizeof no_params - 1, "no 'param FAMILY NAME VALUE' lines");
+    assert_file_refused("", 0, "no 'param FAMILY NAME VALUE' lines");
+    assert_file_refused(binary, sizeof binary - 1, "not a text file");
+    char too_long[BENCH_AB_MAX_LINE + 40];
+    memset(too_long, 'x', sizeof too_long);
+    memcpy(too_long, "param sad SAD_WG_X 32\n", 22);
+    too_long[sizeof too_long - 1] = '\n';
+    assert_file_refused(too_long, sizeof too_long, "line 2: longer than");
+    assert_refused("@/nonexistent/pv-ab-entry.txt",
+                   "cannot read /nonexistent/pv-ab-entry.txt: No such file or directory");
+    /* a directory is no entry either */
+    assert_refused("@/", "cannot read /");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -245,6 +448,11 @@ int main(void)
         cmocka_unit_test(test_ops_sift),
         cmocka_unit_test(test_ops_fraction_and_bad_sizes),
         cmocka_unit_test(test_median),
+        cmocka_unit_test(test_ab_spec_list),
+        cmocka_unit_test(test_ab_spec_list_refused),
+        cmocka_unit_test(test_ab_spec_file),
+        cmocka_unit_test(test_ab_spec_database_entry),
+        cmocka_unit_test(test_ab_spec_file_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
