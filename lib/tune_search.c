@@ -7,13 +7,33 @@
  * once and compared with the CPU oracle (failures to build or run, and
  * disagreements beyond the op's documented tolerance, reject it), timed
  * once, and only when that run is within 1.5x of the best so far timed
- * again up to `runs` end-to-end runs (median, the first run counted).  No
+ * again up to `runs` runs (median, the first run counted; three times as
+ * many for a workload of a millisecond, pv_tune_workload_runs).  No
  * configuration is measured twice in a search, and a candidate becomes the
  * best only when it beats the best so far by more than PV_TUNE_MIN_GAIN
  * (tune_internal.h): within that margin the earlier one (first of all the
  * defaults) is kept, and at the end the winner and the defaults are timed
  * again and the winner kept only when still clearly faster, so that
  * repeated tunes agree.
+ *
+ * Two workloads.  The kept values go into a tuning database that serves
+ * every size, so a family whose parameters act differently on the sizes
+ * users run has a second workload of another size (lib/tune_workloads.c):
+ * BP a Tsukuba-sized image beside its large one, geometry ten times the
+ * matches.  The defaults are timed on both first, and a configuration's
+ * score is the mean over the workloads of its time relative to the
+ * defaults' there (pv_tune_relative_score), so each size counts the same
+ * however long its run; a candidate replaces the best so far when its
+ * score is lower by more than the margin, and the confirmation compares
+ * the winner with the defaults the same way.  A gain on one size thus
+ * has to outweigh a loss on the other: a value within noise on the large
+ * image and much slower on the small one (BP_SMALL_LEVEL_PIXELS 2048
+ * against 0 on an H200: 1.32x on Tsukuba) loses, where the large
+ * workload alone left the choice to noise.  Each step of the search
+ * names the workloads it judges on (scope); the best so far is timed on
+ * a workload it lacks before a step that uses it, and a configuration is
+ * never timed twice on one workload.  A candidate pruned on the main
+ * workload is timed on no other.
  *
  * The candidates are few.  BP follows its paper's section 6.1: at each
  * occupancy level one well-formed configuration suffices, the one that

@@ -189,17 +189,18 @@ static pv_status make_bp(pv_context *ctx, pv_tune_workload *w, const pv_tune_opt
 }
 
 /* A Tsukuba-sized BP job (384x288, 16 disparities, 5 levels: the bench's
- * bp-tsukuba), or half the requested size with at most 16 disparities.
- * Its coarse levels take a large share of its time, so it judges the
- * parameters that the main workload's large fine levels hide. */
+ * bp-tsukuba), or half the requested size.  Its coarse levels take a
+ * large share of its time, so it judges the parameters that the main
+ * workload's large fine levels hide.  A requested disparity range is
+ * used as it is: the kept values serve that range's class
+ * (BP_NDISP_CLASS), so both workloads must be of it. */
 static pv_status make_bp_small(pv_context *ctx, pv_tune_workload *w,
                                const pv_tune_options *options)
 {
     const int width = options->width ? (options->width / 2 > 16 ? options->width / 2 : 16) : 384;
     const int height = options->height ? (options->height / 2 > 16 ? options->height / 2 : 16)
                                        : 288;
-    const int ndisp = options->ndisp && options->ndisp < 16 ? options->ndisp : 16;
-    return make_stereo(ctx, w, width, height, ndisp, 1);
+    return make_stereo(ctx, w, width, height, pick(options->ndisp, 16), 1);
 }
 
 static pv_status make_sad(pv_context *ctx, pv_tune_workload *w, const pv_tune_options *options)
