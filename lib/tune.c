@@ -524,8 +524,8 @@ static pv_status tune_unlocked(pv_context *ctx, const pv_tune_options *options, 
         if (*count == capacity)
             return pv_fail(ctx, PV_ERR_INVALID, "pv_tune: capacity %d is too small", capacity);
         memset(&results[*count], 0, sizeof results[*count]);
-        status = pv_tune_search(ctx, pv_tune_family(i), options, family_deadline(options, i, end),
-                                &results[*count]);
+        const pv_tune_search_spec spec = {family_deadline(options, i, end), NULL, NULL};
+        status = pv_tune_search(ctx, pv_tune_family(i), options, &spec, &results[*count]);
         if (status == PV_OK && options->progress)
             options->progress(options->progress_user, &results[*count]);
         if (status == PV_OK)

@@ -14,13 +14,21 @@
  * Sizes: options.width x options.height scales every workload (images
  * that size, volumes of side min(width, height) / 2, at least 24), so a
  * test can tune every family on a tiny input; 0 keeps each family's
- * default, sized to keep a big GPU busy for about a millisecond. */
+ * default, sized to keep a big GPU busy for about a millisecond.
+ *
+ * Two families have a second workload of another size, because their
+ * kept values serve sizes the main one does not stand for (the search
+ * scores their candidates on both, lib/tune_search.c): BP a small image
+ * (Tsukuba's 384x288 with 16 disparities), where the levels that fit one
+ * work-group (BP_SMALL_LEVEL_PIXELS) are a large share of the time, and
+ * geometry ten times the matches of its main case. */
 #include "core/internal.h"
 #include "core/tolerance.h"
 #include "stereo_internal.h"
 #include "tune_internal.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -29,6 +37,7 @@
 
 struct pv_tune_workload {
     const struct workload_kind *kind;
+    char description[64];
     pv_image image[TUNE_MAX_IMAGES];
     pv_volume volume[TUNE_MAX_VOLUMES];
     float *points;              /* geometry: x1, y1 of every match, then x2, y2 */
@@ -47,6 +56,14 @@ typedef struct workload_kind {
     pv_status (*make)(pv_context *ctx, pv_tune_workload *w, const pv_tune_options *options);
     pv_status (*run)(pv_context *ctx, pv_tune_workload *w);
     int has_oracle;             /* 1: make() computed the CPU's answer into image[2] */
+    /* Timed runs per `runs` of the options: a run of a millisecond or less
+     * is cheap, and its median needs more samples to stay within the
+     * search's 3 % margin. */
+    int runs_factor;
+    /* 1: timed by the device's kernel time (pv_context_last_timing), for a
+     * run whose host work, untouched by the family's parameters, is most
+     * of its end-to-end time and would drown their effect in its noise. */
+    int kernel_time;
 } workload_kind;
 
 /* ------------------------------------------------------------ synthetic */
@@ -169,6 +186,21 @@ static pv_status make_bp(pv_context *ctx, pv_tune_workload *w, const pv_tune_opt
 {
     return make_stereo(ctx, w, pick(options->width, 450), pick(options->height, 375),
                        pick(options->ndisp, 64), 1);
+}
+
+/* A Tsukuba-sized BP job (384x288, 16 disparities, 5 levels: the bench's
+ * bp-tsukuba), or half the requested size.  Its coarse levels take a
+ * large share of its time, so it judges the parameters that the main
+ * workload's large fine levels hide.  A requested disparity range is
+ * used as it is: the kept values serve that range's class
+ * (BP_NDISP_CLASS), so both workloads must be of it. */
+static pv_status make_bp_small(pv_context *ctx, pv_tune_workload *w,
+                               const pv_tune_options *options)
+{
+    const int width = options->width ? (options->width / 2 > 16 ? options->width / 2 : 16) : 384;
+    const int height = options->height ? (options->height / 2 > 16 ? options->height / 2 : 16)
+                                       : 288;
+    return make_stereo(ctx, w, width, height, pick(options->ndisp, 16), 1);
 }
 
 static pv_status make_sad(pv_context *ctx, pv_tune_workload *w, const pv_tune_options *options)
@@ -378,10 +410,11 @@ static pv_status run_octreg(pv_context *ctx, pv_tune_workload *w)
 
 /* ----------------------------------------------------------- geometry */
 
-/* Matches of a known homography, every third one moved away (outliers). */
-static pv_status make_geometry(pv_context *ctx, pv_tune_workload *w, const pv_tune_options *options)
+/* count matches of a known homography over a 1920x1080 view, half of
+ * them outliers placed anywhere in the second view: the bench's
+ * homography cases (bench/bench_geometry.c). */
+static pv_status make_matches(pv_context *ctx, pv_tune_workload *w, int count)
 {
-    const int count = options->width && options->height ? 256 : 4096;
     w->points = malloc((size_t)count * 4 * sizeof *w->points);
     if (!w->points)
         return pv_fail(ctx, PV_ERR_NOMEM, "tune: no memory for %d matches", count);
@@ -389,24 +422,44 @@ static pv_status make_geometry(pv_context *ctx, pv_tune_workload *w, const pv_tu
     uint32_t state = 99u;
     float *p1 = w->points, *p2 = w->points + 2 * count;
     for (int i = 0; i < count; i++) {
-        float x = 640.0f * random_unit(&state), y = 480.0f * random_unit(&state);
-        float d = 1.0f + 1e-4f * x + 2e-4f * y;
+        float x = 1920.0f * random_unit(&state), y = 1080.0f * random_unit(&state);
+        float d = 1.0f + 4e-5f * x - 2e-5f * y;
         p1[2 * i] = x;
         p1[2 * i + 1] = y;
-        p2[2 * i] = (1.02f * x + 0.05f * y + 12.0f) / d;
-        p2[2 * i + 1] = (-0.03f * x + 0.98f * y - 7.0f) / d;
-        if (i % 3 == 0)
-            p2[2 * i] += 40.0f + 100.0f * random_unit(&state);
+        p2[2 * i] = (1.05f * x - 0.12f * y + 60.0f) / d;
+        p2[2 * i + 1] = (0.11f * x + 0.98f * y - 35.0f) / d;
+        if (i % 2 == 1) {
+            p2[2 * i] = 1920.0f * random_unit(&state);
+            p2[2 * i + 1] = 1080.0f * random_unit(&state);
+        }
     }
     return PV_OK;
 }
 
+/* The bench's homography-10k (10000 matches); 256 when sized for a test. */
+static pv_status make_geometry(pv_context *ctx, pv_tune_workload *w, const pv_tune_options *options)
+{
+    return make_matches(ctx, w, options->width && options->height ? 256 : 10000);
+}
+
+/* The bench's homography-100k (100000 matches); 1024 when sized. */
+static pv_status make_geometry_large(pv_context *ctx, pv_tune_workload *w,
+                                     const pv_tune_options *options)
+{
+    return make_matches(ctx, w, options->width && options->height ? 1024 : 100000);
+}
+
+/* One batch of PV_RANSAC_BATCH hypotheses, what the bench's cases run
+ * (at half outliers the default confidence stops after the first batch),
+ * as a fixed amount of work; no refinement, host work that GEOM_WG does
+ * not change. */
 static pv_status run_geometry(pv_context *ctx, pv_tune_workload *w)
 {
     pv_ransac_params params;
     pv_ransac_params_default(&params);
     params.confidence = 1.0; /* every hypothesis: a fixed amount of work */
-    params.iterations = 4 * PV_RANSAC_BATCH;
+    params.iterations = PV_RANSAC_BATCH;
+    params.refine = 0;
     pv_geometry_result result;
     const float *p1 = w->points, *p2 = w->points + 2 * w->point_count;
     return pv_find_homography(ctx, p1, p2, w->point_count, &params, &result, NULL);
@@ -414,16 +467,38 @@ static pv_status run_geometry(pv_context *ctx, pv_tune_workload *w)
 
 /* ---------------------------------------------------------------- table */
 
+/* Per family its main workload, then its second one where it has one. */
 static const workload_kind kinds[] = {
-    {"filter", make_filter, run_filter, 0},
-    {"sad", make_sad, run_sad, 1},
-    {"bp", make_bp, run_bp, 1},
-    {"register", make_register, run_register, 0},
-    {"flow", make_flow, run_flow, 0},
-    {"features", make_features, run_features, 0},
-    {"octreg", make_octreg, run_octreg, 0},
-    {"geometry", make_geometry, run_geometry, 0},
+    {"filter", make_filter, run_filter, 0, 1, 0},
+    {"sad", make_sad, run_sad, 1, 1, 0},
+    {"bp", make_bp, run_bp, 1, 1, 0},
+    {"bp", make_bp_small, run_bp, 1, 3, 0},
+    {"register", make_register, run_register, 0, 1, 0},
+    {"flow", make_flow, run_flow, 0, 1, 0},
+    {"features", make_features, run_features, 0, 1, 0},
+    {"octreg", make_octreg, run_octreg, 0, 1, 0},
+    {"geometry", make_geometry, run_geometry, 0, 3, 1},
+    {"geometry", make_geometry_large, run_geometry, 0, 3, 1},
 };
+
+#define KIND_COUNT (sizeof kinds / sizeof kinds[0])
+
+/* The family's index-th workload kind, NULL when it has none. */
+static const workload_kind *kind_of(const char *family, int index)
+{
+    for (size_t i = 0; family && index >= 0 && i < KIND_COUNT; i++)
+        if (strcmp(kinds[i].family, family) == 0 && index-- == 0)
+            return &kinds[i];
+    return NULL;
+}
+
+int pv_tune_workload_count(const char *family)
+{
+    int count = 0;
+    while (kind_of(family, count))
+        count++;
+    return count;
+}
 
 void pv_tune_workload_free(pv_tune_workload *w)
 {
@@ -458,15 +533,29 @@ static pv_status compute_oracle(pv_context *ctx, pv_tune_workload *w)
     return status;
 }
 
-pv_status pv_tune_workload_make(pv_context *ctx, const char *family,
+/* "450x375, 64 disparities", "10000 matches", "64x64x64", "1024x1024". */
+static void describe(pv_tune_workload *w)
+{
+    const size_t size = sizeof w->description;
+    if (w->point_count > 0)
+        snprintf(w->description, size, "%d matches", w->point_count);
+    else if (w->volume[0].data)
+        snprintf(w->description, size, "%dx%dx%d", w->volume[0].nx, w->volume[0].ny,
+                 w->volume[0].nz);
+    else if (w->kind->has_oracle)
+        snprintf(w->description, size, "%dx%d, %d disparities", w->image[0].width,
+                 w->image[0].height, w->bp.ndisp);
+    else
+        snprintf(w->description, size, "%dx%d", w->image[0].width, w->image[0].height);
+}
+
+pv_status pv_tune_workload_make(pv_context *ctx, const char *family, int index,
                                 const pv_tune_options *options, pv_tune_workload **out)
 {
-    const workload_kind *kind = NULL;
-    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
-        if (strcmp(kinds[i].family, family) == 0)
-            kind = &kinds[i];
+    const workload_kind *kind = kind_of(family, index);
     if (!kind)
-        return pv_fail(ctx, PV_ERR_INVALID, "tune: no workload for family '%s'", family);
+        return pv_fail(ctx, PV_ERR_INVALID, "tune: no workload %d for family '%s'", index,
+                       family ? family : "(null)");
     pv_tune_workload *w = calloc(1, sizeof *w);
     if (!w)
         return pv_fail(ctx, PV_ERR_NOMEM, "tune: no memory for a workload");
@@ -478,8 +567,20 @@ pv_status pv_tune_workload_make(pv_context *ctx, const char *family,
         pv_tune_workload_free(w);
         return status;
     }
+    describe(w);
     *out = w;
     return PV_OK;
+}
+
+int pv_tune_workload_runs(const pv_tune_workload *w, int runs)
+{
+    const long long wanted = (long long)runs * w->kind->runs_factor;
+    return wanted > 1000 ? 1000 : (int)wanted;
+}
+
+const char *pv_tune_workload_describe(const pv_tune_workload *w)
+{
+    return w->description;
 }
 
 int pv_tune_workload_ndisp(const pv_tune_workload *w)
@@ -500,8 +601,9 @@ pv_status pv_tune_workload_check(pv_context *ctx, pv_tune_workload *w)
     return pv_compare_disparities(ctx, "tune", &w->image[3], &w->image[2], w->differing_share);
 }
 
-/* End-to-end milliseconds of one unchecked run (of its timed part, where
- * the run makes a plan first), or a negative value. */
+/* Milliseconds of one unchecked run: end to end (of its timed part, where
+ * the run makes a plan first), or the device's kernel time for a kind
+ * timed by it; a negative value when the run fails. */
 double pv_tune_workload_time(pv_context *ctx, pv_tune_workload *w)
 {
     const int crosscheck = ctx->crosscheck;
@@ -513,5 +615,11 @@ double pv_tune_workload_time(pv_context *ctx, pv_tune_workload *w)
     ctx->crosscheck = crosscheck;
     if (status != PV_OK)
         return -1.0;
+    if (w->kind->kernel_time) {
+        pv_timing timing;
+        if (pv_context_last_timing(ctx, &timing) != PV_OK || !(timing.kernel_ms > 0.0))
+            return -1.0;
+        return timing.kernel_ms;
+    }
     return w->timed_part_ms >= 0.0 ? w->timed_part_ms : elapsed;
 }

@@ -291,10 +291,14 @@ static void check_search(const char *op, int candidates)
     assert_string_equal(r->op, op);
     assert_true(r->tried >= 1 && r->tried <= candidates);
     assert_true(r->pruned <= r->tried);
-    assert_true(r->default_ms > 0.0 && r->best_ms > 0.0 && r->best_ms <= r->default_ms);
-    /* the defaults are kept unless something beat them clearly */
-    assert_true(r->best_ms == r->default_ms ||
-                r->best_ms < r->default_ms * (1.0 - PV_TUNE_MIN_GAIN));
+    assert_true(r->default_ms > 0.0 && r->best_ms > 0.0);
+    /* the defaults are kept unless something beat them clearly: on the
+     * one workload, or (families with two, whose result gives the main
+     * workload's times) on the mean of both relative times, which
+     * test_two_workload_search checks through the search's record */
+    if (pv_tune_workload_count(op) == 1)
+        assert_true(r->best_ms == r->default_ms ||
+                    r->best_ms < r->default_ms * (1.0 - PV_TUNE_MIN_GAIN));
     assert_true(r->search_ms > 0.0);
     pv_tune_param listed[PV_TUNE_MAX_PARAMS];
     int listed_count = 0;
@@ -401,7 +405,7 @@ static pv_status check_with(pv_context *ctx, const char *family, const char *nam
     options.height = 48;
     options.ndisp = 16;
     pv_tune_workload *w = NULL;
-    assert_int_equal(pv_tune_workload_make(ctx, family, &options, &w), PV_OK);
+    assert_int_equal(pv_tune_workload_make(ctx, family, 0, &options, &w), PV_OK);
     assert_int_equal(pv_tune_workload_check(ctx, w), PV_OK);
     int saved = param_value(ctx, family, name);
     assert_int_equal(pv_tune_set(ctx, family, name, value), PV_OK);
@@ -421,6 +425,169 @@ static void test_oracle_rejects_wrong_candidate(void **state)
      * a group of 96 (not a power of two) drops part of every group's values */
     assert_int_equal(check_with(ctx, "register", "PC_REDUCE_WG", 96), PV_ERR_MISMATCH);
     assert_int_equal(check_with(ctx, "geometry", "GEOM_WG", 96), PV_ERR_MISMATCH);
+}
+
+/* ------------------------------------------------- two workloads, one score */
+
+/* |a - b| <= tolerance. */
+static void assert_true_close(double a, double b, double tolerance)
+{
+    if (!(fabs(a - b) <= tolerance))
+        fail_msg("%.15g is not within %g of %.15g", a, tolerance, b);
+}
+
+/* The score of a family with two workloads, on known values: the mean of
+ * the times relative to the defaults'.  The case that made it: a BP
+ * small-level size a few per cent slower on the main workload but 1.32x
+ * faster on the small one is the better choice; the main workload alone
+ * would have kept the other. */
+static void test_relative_score(void **state)
+{
+    (void)state;
+    const double defaults[] = {5.0, 0.6};
+    const double same[] = {5.0, 0.6}, small_faster[] = {5.1, 0.6 / 1.32},
+                 main_faster_small_slower[] = {4.9, 0.6 * 1.32};
+    assert_true_close(pv_tune_relative_score(same, defaults, 2), 1.0, 1e-12);
+    assert_true_close(pv_tune_relative_score(small_faster, defaults, 2),
+                        (5.1 / 5.0 + 1.0 / 1.32) / 2.0, 1e-12);
+    assert_true(pv_tune_clearly_faster(pv_tune_relative_score(small_faster, defaults, 2), 1.0));
+    assert_false(pv_tune_clearly_faster(
+        pv_tune_relative_score(main_faster_small_slower, defaults, 2), 1.0));
+    /* the main workload alone: the first is no gain, the second one */
+    assert_false(pv_tune_clearly_faster(pv_tune_relative_score(small_faster, defaults, 1), 1.0));
+    assert_false(pv_tune_clearly_faster(
+        pv_tune_relative_score(main_faster_small_slower, defaults, 1), 1.0));
+    const double missing[] = {5.0, 0.0}, rejected[] = {-1.0, 0.6};
+    assert_true(pv_tune_relative_score(missing, defaults, 2) < 0);
+    assert_true(pv_tune_relative_score(rejected, defaults, 2) < 0);
+    assert_true(pv_tune_relative_score(same, defaults, 0) < 0);
+    assert_true(pv_tune_relative_score(same, defaults, PV_TUNE_MAX_WORKLOADS + 1) < 0);
+}
+
+/* Which families have a second workload, and what their workloads are. */
+static void test_workload_table(void **state)
+{
+    (void)state;
+    assert_int_equal(pv_tune_workload_count("bp"), 2);
+    assert_int_equal(pv_tune_workload_count("geometry"), 2);
+    assert_int_equal(pv_tune_workload_count("sad"), 1);
+    assert_int_equal(pv_tune_workload_count("nope"), 0);
+    assert_int_equal(pv_tune_workload_count(NULL), 0);
+    pv_context *ctx = opencl_or_skip();
+    pv_tune_options options;
+    pv_tune_options_default(&options);
+    pv_tune_workload *w = (pv_tune_workload *)&options; /* must stay untouched */
+    assert_int_equal(pv_tune_workload_make(ctx, "sad", 1, &options, &w), PV_ERR_INVALID);
+    assert_int_equal(pv_tune_workload_make(ctx, "bp", -1, &options, &w), PV_ERR_INVALID);
+    assert_ptr_equal(w, &options);
+    /* the default sizes: the bench's Tsukuba case and homography cases */
+    assert_int_equal(pv_tune_workload_make(ctx, "geometry", 0, &options, &w), PV_OK);
+    assert_string_equal(pv_tune_workload_describe(w), "10000 matches");
+    assert_int_equal(pv_tune_workload_runs(w, 3), 9);
+    pv_tune_workload_free(w);
+}
+
+/* Index of parameter name in a trace. */
+static int trace_param(const pv_tune_trace *trace, const char *name)
+{
+    for (int i = 0; i < trace->param_count; i++)
+        if (strcmp(trace->names[i], name) == 0)
+            return i;
+    fail_msg("no parameter %s in the trace", name);
+    return -1;
+}
+
+/* A search of one parameter of a family with two workloads, restricted
+ * to that parameter's sweep, and what its record must show:
+ *   - the defaults were timed on both workloads, first;
+ *   - every candidate differs from the defaults in that parameter only,
+ *     and each one neither rejected nor timed once only was timed on both;
+ *   - no candidate timed on both has a mean relative time clearly lower
+ *     (by more than PV_TUNE_MIN_GAIN) than the search's winner: the
+ *     winner is the best on both workloads together, whatever the main
+ *     workload alone says;
+ *   - the kept values are the defaults, or the winner after a
+ *     confirmation that timed it clearly faster than the defaults on the
+ *     mean of both workloads; they are applied to the context. */
+static void check_two_workload_search(pv_context *ctx, const char *op, const char *name,
+                                      const pv_tune_options *options)
+{
+    pv_tune_trace *trace = calloc(1, sizeof *trace);
+    assert_non_null(trace);
+    pv_tune_result result;
+    memset(&result, 0, sizeof result);
+    const pv_tune_search_spec spec = {0.0, name, trace};
+    pv_status status = pv_tune_search(ctx, op, options, &spec, &result);
+    if (status != PV_OK)
+        fail_msg("pv_tune_search(%s, %s): %s", op, name, pv_context_last_error(ctx));
+    assert_int_equal(trace->workloads, 2);
+    assert_true(trace->count >= 1 && trace->count <= PV_TUNE_TRACE_MAX);
+    const pv_tune_trace_entry *defaults = &trace->measured[0];
+    assert_true(defaults->ms[0] > 0.0 && defaults->ms[1] > 0.0 && !defaults->pruned);
+    const int swept = trace_param(trace, name);
+    assert_true(trace->winner >= 0 && trace->winner < trace->count);
+    const pv_tune_trace_entry *winner = &trace->measured[trace->winner];
+    const double winner_score = pv_tune_relative_score(winner->ms, defaults->ms, 2);
+    assert_true(winner_score > 0.0);
+    for (int i = 1; i < trace->count; i++) {
+        const pv_tune_trace_entry *e = &trace->measured[i];
+        for (int p = 0; p < trace->param_count; p++)
+            if (p != swept)
+                assert_int_equal(e->value[p], defaults->value[p]);
+        assert_int_not_equal(e->value[swept], defaults->value[swept]);
+        const int was_rejected = e->ms[0] < 0 || e->ms[1] < 0;
+        print_message("%s %s=%d: %.3f / %.3f ms%s%s\n", op, name, e->value[swept], e->ms[0],
+                      e->ms[1], e->pruned ? " (timed once)" : "",
+                      was_rejected ? " (rejected)" : "");
+        if (was_rejected || e->pruned)
+            continue;
+        assert_true(e->ms[0] > 0.0 && e->ms[1] > 0.0);
+        assert_false(pv_tune_clearly_faster(pv_tune_relative_score(e->ms, defaults->ms, 2),
+                                            winner_score));
+    }
+    int kept[PV_TUNE_MAX_PARAMS];
+    for (int p = 0; p < trace->param_count; p++)
+        kept[p] = param_value(ctx, op, trace->names[p]);
+    if (trace->winner == 0) {
+        assert_false(trace->confirmed);
+        assert_memory_equal(kept, defaults->value, sizeof(int) * (size_t)trace->param_count);
+    } else {
+        assert_true(trace->confirmed);
+        const double confirmed = pv_tune_relative_score(trace->confirm_winner_ms,
+                                                        trace->confirm_default_ms, 2);
+        assert_true(confirmed > 0.0);
+        assert_int_equal(trace->winner_kept, pv_tune_clearly_faster(confirmed, 1.0));
+        const pv_tune_trace_entry *expected = trace->winner_kept ? winner : defaults;
+        assert_memory_equal(kept, expected->value, sizeof(int) * (size_t)trace->param_count);
+    }
+    print_message("%s: %d configurations, defaults %.3f / %.3f ms, kept %s=%d\n", op,
+                  trace->count, defaults->ms[0], defaults->ms[1], name, kept[swept]);
+    free(trace);
+}
+
+static void test_two_workload_search(void **state)
+{
+    (void)state;
+    pv_context *ctx = opencl_or_skip();
+    pv_tune_options options;
+    pv_tune_options_default(&options);
+    options.runs = 3;
+    options.width = 64;
+    options.height = 48;
+    options.ndisp = 16;
+    /* BP: the small-level size on the 64x48 pair and its 32x24 half, both
+     * with 16 disparities (one build per candidate serves both) and 5
+     * levels, so each value changes which levels run in one work-group */
+    check_two_workload_search(ctx, "bp", "BP_SMALL_LEVEL_PIXELS", &options);
+    check_tuned_output(ctx, "bp");
+    check_two_workload_search(ctx, "geometry", "GEOM_WG", &options);
+    /* a parameter the family's search does not sweep */
+    pv_tune_result result;
+    const pv_tune_search_spec spec = {0.0, "BP_COOP_LANES", NULL};
+    int before = param_value(ctx, "bp", "BP_WG_X");
+    assert_int_equal(pv_tune_search(ctx, "bp", &options, &spec, &result), PV_ERR_INVALID);
+    assert_int_equal(param_value(ctx, "bp", "BP_WG_X"), before);
+    assert_int_equal(pv_tune_use_defaults(ctx), PV_OK);
 }
 
 /* ------------------------------------------------------------ bad caches */
@@ -655,6 +822,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_bad_options),
         cmocka_unit_test(test_gain_margin),
+        cmocka_unit_test(test_relative_score),
+        cmocka_unit_test(test_workload_table),
         cmocka_unit_test(test_api),
         cmocka_unit_test(test_parameter_slots),
 #ifdef PV_HAVE_OPENCL
@@ -664,6 +833,7 @@ int main(void)
         cmocka_unit_test(test_corrupt_files),
         cmocka_unit_test(test_search_bp),
         cmocka_unit_test(test_search_sad),
+        cmocka_unit_test(test_two_workload_search),
         cmocka_unit_test(test_unknown_family),
         cmocka_unit_test(test_budget_stops_search),
         cmocka_unit_test(test_oracle_rejects_wrong_candidate),
