@@ -71,8 +71,12 @@ typedef struct pv_tune_result {
     int rejected;         /* failed to build or run, or disagreed with the CPU */
     int pruned;           /* timed once only: over 1.5x the best so far */
     double search_ms;     /* wall time of this family's search, workload included */
-    double default_ms;    /* median end-to-end time with the default parameters */
-    double best_ms;       /* the same with the kept parameters */
+    double default_ms;    /* median time with the default parameters on the family's
+                             main workload: end to end, kernels only for "geometry"
+                             (whose calls are mostly host time) */
+    double best_ms;       /* the same with the kept parameters (for families scored on
+                             two workloads, "bp" and "geometry", a kept value may be
+                             slower here and faster on the small one: docs/tuning.md) */
     int param_count;
     pv_tune_param params[PV_TUNE_MAX_PARAMS]; /* the kept values */
 } pv_tune_result;
