@@ -214,14 +214,29 @@ typedef struct coop_readout {
     __global float *disparity;
 } coop_readout;
 
+/* Whether belief v at disparity d comes before (value, index) best:
+ * smaller, or as small at a lower disparity, so that the lanes can be
+ * folded in any order and still give best_index's first smallest. */
+int coop_before(float v, int d, float best_value, int best)
+{
+    return v < best_value || (v == best_value && d < best);
+}
+
+/* Lanes folded per work-item in coop_best's first step. */
+#define COOP_FOLD (COOP_LANES < 8 ? COOP_LANES : 8)
+
 /* best_index of the pixel whose lane inputs `in` are (in a round, a
  * pixel's four incoming vectors are the ones the read-out would read: the
- * other colour's, which this round does not write): each lane's lowest
- * disparity among its smallest beliefs (data + up + down + left + right,
- * best_index's order of additions), then lane 0 folds the lanes in order,
- * keeping the first smallest.  It runs between two rounds of scans, with
- * a barrier on both sides so that the scans' buffer rules still hold. */
-int coop_best(float in[5][COOP_VALUES], int lane, int active, __local float *xs, int p)
+ * other colour's, which this round does not write): each lane's first
+ * smallest belief (data + up + down + left + right, best_index's order of
+ * additions), then lanes 0 .. COOP_FOLD - 1 fold every COOP_FOLD-th lane
+ * and lane 0 folds theirs; the answer is lane 0's.  It runs before the
+ * pixel's scans and exchanges through buffer 1 only: the scans' first step
+ * writes buffer 0, and their second one writes buffer 1 after a barrier
+ * that every work-item reaches only once its reads here are done.  A
+ * previous pixel's scans (row > 0) last read buffer 1, hence the barrier
+ * before the writes then. */
+int coop_best(float in[5][COOP_VALUES], int lane, int active, __local float *xs, int p, int row)
 {
     float best_value = INFINITY;
     int best = 0;
@@ -236,19 +251,33 @@ int coop_best(float in[5][COOP_VALUES], int lane, int active, __local float *xs,
             }
         }
     }
+    if (row > 0)
+        barrier(CLK_LOCAL_MEM_FENCE);
+    xs[coop_slot(1, 0, 0, lane, p)] = best_value;
+    xs[coop_slot(1, 0, 1, lane, p)] = (float)best;
     barrier(CLK_LOCAL_MEM_FENCE);
-    xs[coop_slot(0, 0, 0, lane, p)] = best_value;
-    xs[coop_slot(0, 0, 1, lane, p)] = (float)best;
-    barrier(CLK_LOCAL_MEM_FENCE);
-    if (lane == 0)
-        for (int other = 1; other < COOP_LANES; other++) {
-            const float v = xs[coop_slot(0, 0, 0, other, p)];
-            if (v < best_value) {
+    if (lane < COOP_FOLD) {
+        for (int other = lane + COOP_FOLD; other < COOP_LANES; other += COOP_FOLD) {
+            const float v = xs[coop_slot(1, 0, 0, other, p)];
+            const int d = (int)xs[coop_slot(1, 0, 1, other, p)];
+            if (coop_before(v, d, best_value, best)) {
                 best_value = v;
-                best = (int)xs[coop_slot(0, 0, 1, other, p)];
+                best = d;
             }
         }
+        xs[coop_slot(1, 1, 0, lane, p)] = best_value;
+        xs[coop_slot(1, 1, 1, lane, p)] = (float)best;
+    }
     barrier(CLK_LOCAL_MEM_FENCE);
+    if (lane == 0)
+        for (int other = 1; other < COOP_FOLD; other++) {
+            const float v = xs[coop_slot(1, 1, 0, other, p)];
+            const int d = (int)xs[coop_slot(1, 1, 1, other, p)];
+            if (coop_before(v, d, best_value, best)) {
+                best_value = v;
+                best = d;
+            }
+        }
     return best;
 }
 
@@ -278,7 +307,7 @@ void coop_round(__global msg_t *msgs, __global const float *data, int data_offse
         float h[4][COOP_VALUES];
         coop_combine(in, lane, active, h);
         if (out) {
-            const int best = coop_best(in, lane, active, xs, p);
+            const int best = coop_best(in, lane, active, xs, p, r);
             if (lane == 0 && active && x >= out->out_x && x < out->out_x + out->out_width &&
                 y >= out->out_y && y < out->out_y + out->out_height)
                 out->disparity[(out->tile_y + y) * out->image_width + out->tile_x + x] =
