@@ -1012,13 +1012,14 @@ static void test_coop_cross_few_rounds(void **state)
     const bands b = {{2, 15, 8}};
     stereo_pair pair = band_pair(61, 43, &b, 23u);
     static const coop_group groups[] = {{8, 32, 1}, {3, 4, 3}};
-    static const int ranges[] = {16, 19};
+    static const int ranges[] = {16, 19}, half[] = {0, 1};
     static const int schedule[][2] = {{4, 1}, {4, 2}, {4, 3}, {1, 1}, {1, 2}}; /* levels, rounds */
     enum { SCHEDULES = sizeof schedule / sizeof schedule[0] };
     for (int g = 0; g < 2; g++) {
         coop_case cases[SCHEDULES];
         for (int r = 0; r < SCHEDULES; r++)
-            cases[r] = (coop_case){groups[g], ranges[g], g, schedule[r][0], schedule[r][1], 0};
+            cases[r] = (coop_case){groups[g], ranges[g], half[g], schedule[r][0], schedule[r][1],
+                                   0};
         check_coop_cases(&pair, cases, SCHEDULES, "bands");
     }
     free_pair(&pair);
