@@ -35,34 +35,21 @@
 
 enum { BATCH_TEST_CHUNK = 3 }; /* images per OpenCL chunk in the batch tests */
 
-static pv_context *g_cpu;
-static pv_context *g_opencl;
 static pv_image g_venus;      /* u8, the real test image */
 
 
 /* ------------------------------------------------------------------ setup */
 
-static int opencl_disabled_by_env(void)
-{
-    const char *skip = getenv("PARVIS_TEST_SKIP_OPENCL");
-    return skip && strcmp(skip, "1") == 0;
-}
-
+/* tu_group_setup's contexts (tu_cpu, and tu_opencl unless OpenCL is
+ * absent or left alone), the OpenCL one set for the batch tests. */
 static int group_setup(void **state)
 {
-    (void)state;
-    g_cpu = tu_context(PV_BACKEND_CPU);
-    if (!g_cpu)
+    if (tu_group_setup(state) != 0)
         return -1;
-    g_opencl = opencl_disabled_by_env() ? NULL : tu_context(PV_BACKEND_OPENCL);
-    if (g_opencl && pv_context_backend(g_opencl) != PV_BACKEND_OPENCL) {
-        pv_context_destroy(g_opencl);
-        g_opencl = NULL;
-    }
     /* The batch tests run chunks of 3 images side by side, so that their
      * batches of 5 and 7 end with a shorter chunk (test_batch_chunk_sizes
      * covers other chunk sizes). */
-    if (g_opencl && pv_tune_set(g_opencl, "features", "SIFT_BATCH_CHUNK", BATCH_TEST_CHUNK) != PV_OK)
+    if (tu_opencl && pv_tune_set(tu_opencl, "features", "SIFT_BATCH_CHUNK", BATCH_TEST_CHUNK) != PV_OK)
         return -1;
     return pv_image_read(tu_data_path("stereo/venus/left.pgm"), PV_PIXEL_U8, &g_venus) == PV_OK
                ? 0 : -1;
@@ -70,29 +57,8 @@ static int group_setup(void **state)
 
 static int group_teardown(void **state)
 {
-    (void)state;
-    pv_context_destroy(g_cpu);
-    if (g_opencl)
-        pv_context_destroy(g_opencl);
     pv_image_free(&g_venus);
-    return 0;
-}
-
-static pv_context *backend_ctx(void **state)
-{
-    const pv_backend_kind kind = *(const pv_backend_kind *)*state;
-    if (kind == PV_BACKEND_CPU)
-        return g_cpu;
-    if (!g_opencl)
-        skip();
-    return g_opencl;
-}
-
-static pv_context *opencl_or_skip(void)
-{
-    if (!g_opencl)
-        skip();
-    return g_opencl;
+    return tu_group_teardown(state);
 }
 
 /* ---------------------------------------------------------------- helpers */
@@ -171,7 +137,7 @@ static pv_sift_params fast_params(void)
 /* A Gaussian blob of sigma 4 at (60.3, 51.7) on a 128 x 112 image. */
 static void test_blob(void **state)
 {
-    pv_context *ctx = backend_ctx(state);
+    pv_context *ctx = tu_backend_ctx(state);
     pv_image image;
     assert_int_equal(pv_image_alloc(&image, 128, 112, PV_PIXEL_F32), PV_OK);
     const float bx = 60.3f, by = 51.7f, bs = 4.0f;
@@ -204,7 +170,7 @@ static void test_blob(void **state)
 
 static void test_constant_image_has_no_keypoints(void **state)
 {
-    pv_context *ctx = backend_ctx(state);
+    pv_context *ctx = tu_backend_ctx(state);
     pv_image image;
     assert_int_equal(pv_image_alloc(&image, 64, 48, PV_PIXEL_U8), PV_OK);
     memset(image.data, 90, 64 * 48);
@@ -242,7 +208,7 @@ static void mirror_descriptor(float *d)
 
 static void test_transpose(void **state)
 {
-    pv_context *ctx = backend_ctx(state);
+    pv_context *ctx = tu_backend_ctx(state);
     for (int first = -1; first <= 0; first++) {
         pv_sift_params params;
         pv_sift_params_default(&params);
@@ -280,7 +246,7 @@ static void test_transpose(void **state)
 
 static void test_top_k_cap(void **state)
 {
-    pv_context *ctx = backend_ctx(state);
+    pv_context *ctx = tu_backend_ctx(state);
     pv_image a = crop_u8(&g_venus, 100, 100, 200, 160);
     pv_sift_params params = fast_params();
     pv_sift_features all = detect(ctx, &a, &params);
@@ -310,7 +276,7 @@ static void test_top_k_cap(void **state)
 
 static void test_descriptor_properties(void **state)
 {
-    pv_context *ctx = backend_ctx(state);
+    pv_context *ctx = tu_backend_ctx(state);
     pv_image a = crop_u8(&g_venus, 0, 0, 160, 120);
     pv_sift_features f = detect(ctx, &a, NULL);
     assert_true(f.count > 10);
@@ -373,7 +339,7 @@ static void free_plain(pv_sift_features *f)
  * the train set is unrelated. */
 static void test_match_planted(void **state)
 {
-    pv_context *ctx = backend_ctx(state);
+    pv_context *ctx = tu_backend_ctx(state);
     const int nq = 150, nt = 300, planted = 100;
     pv_sift_features q = random_descriptors(nq, 11u), t = random_descriptors(nt, 12u);
     uint32_t seed = 99u;
@@ -408,7 +374,7 @@ static void test_match_planted(void **state)
 
 static void test_match_ties_and_empty(void **state)
 {
-    pv_context *ctx = backend_ctx(state);
+    pv_context *ctx = tu_backend_ctx(state);
     pv_sift_features q = random_descriptors(3, 5u), t = random_descriptors(4, 6u), empty = {0};
     /* Two identical train rows: the lower index wins, and the ratio test
      * (d1 == d2) rejects it unless disabled. */
@@ -457,12 +423,12 @@ static void assert_backends_agree(const pv_sift_features *a, const pv_sift_featu
 static void test_cl_matches_cpu(void **state)
 {
     (void)state;
-    pv_context *cl = opencl_or_skip();
+    pv_context *cl = tu_opencl_or_skip();
     pv_sift_params params = fast_params();
     for (int first = -1; first <= 0; first++) {
         params.first_octave = first;
         pv_image a = crop_u8(&g_venus, 20, 30, first < 0 ? 200 : 400, first < 0 ? 150 : 330);
-        pv_sift_features fc = detect(g_cpu, &a, &params), fg = detect(cl, &a, &params);
+        pv_sift_features fc = detect(tu_cpu, &a, &params), fg = detect(cl, &a, &params);
         assert_backends_agree(&fg, &fc, first < 0 ? "venus crop, first octave -1" : "venus, first octave 0");
         pv_sift_features_free(&fc);
         pv_sift_features_free(&fg);
@@ -472,7 +438,7 @@ static void test_cl_matches_cpu(void **state)
 
 static void test_deterministic(void **state)
 {
-    pv_context *ctx = backend_ctx(state);
+    pv_context *ctx = tu_backend_ctx(state);
     pv_image a = crop_u8(&g_venus, 50, 50, 240, 200);
     pv_sift_plan *plan = NULL;
     assert_int_equal(pv_sift_plan_create(ctx, a.width, a.height, NULL, &plan), PV_OK);
@@ -533,7 +499,7 @@ static void assert_u8_of_floats(const pv_sift_features *f)
  * they have room. */
 static void test_detect_into_stream(void **state)
 {
-    pv_context *ctx = backend_ctx(state);
+    pv_context *ctx = tu_backend_ctx(state);
     const int w = 200, h = 160;
     pv_image frames[4] = {crop_u8(&g_venus, 40, 30, w, h), crop_u8(&g_venus, 150, 180, w, h),
                           {0}, crop_u8(&g_venus, 40, 30, w, h)};
@@ -594,7 +560,7 @@ static pv_image block_noise(int w, int h)
 static void test_large_results(void **state)
 {
     (void)state;
-    pv_context *cl = opencl_or_skip();
+    pv_context *cl = tu_opencl_or_skip();
     pv_image image = block_noise(960, 720);
     pv_sift_params params = fast_params();
     params.first_octave = -1;
@@ -610,7 +576,7 @@ static void test_large_results(void **state)
     assert_memory_equal(second.descriptors_u8, first.descriptors_u8, (size_t)first.count * 128);
     assert_memory_equal(stream.descriptors_u8, first.descriptors_u8, (size_t)first.count * 128);
     assert_u8_of_floats(&first);
-    pv_sift_features cpu = detect(g_cpu, &image, &params);
+    pv_sift_features cpu = detect(tu_cpu, &image, &params);
     assert_backends_agree(&first, &cpu, "block noise 960x720, first octave -1");
     pv_sift_features_free(&cpu);
     pv_sift_features_free(&first);
@@ -625,7 +591,7 @@ static void test_large_results(void **state)
  * into its pinned staging buffer on the way up). */
 static void test_strided_input(void **state)
 {
-    pv_context *ctx = backend_ctx(state);
+    pv_context *ctx = tu_backend_ctx(state);
     const int x0 = 30, y0 = 40, w = 220, h = 180;
     pv_image whole_f = to_f32(&g_venus);
     pv_image dense[2] = {crop_u8(&g_venus, x0, y0, w, h), {0}};
@@ -651,11 +617,11 @@ static void test_strided_input(void **state)
 static void test_cl_match_matches_cpu(void **state)
 {
     (void)state;
-    pv_context *cl = opencl_or_skip();
+    pv_context *cl = tu_opencl_or_skip();
     pv_sift_features q = random_descriptors(200, 21u), t = random_descriptors(333, 22u);
     pv_sift_match_params params = {1.0f, 0};
     pv_sift_matches mc, mg;
-    assert_int_equal(pv_sift_match(g_cpu, &q, &t, &params, &mc), PV_OK);
+    assert_int_equal(pv_sift_match(tu_cpu, &q, &t, &params, &mc), PV_OK);
     assert_int_equal(pv_sift_match(cl, &q, &t, &params, &mg), PV_OK);
     assert_int_equal(mc.count, mg.count);
     for (int i = 0; i < mc.count; i++) {
@@ -671,7 +637,7 @@ static void test_cl_match_matches_cpu(void **state)
 static void test_crosscheck_mode(void **state)
 {
     (void)state;
-    pv_context *cl = opencl_or_skip();
+    pv_context *cl = tu_opencl_or_skip();
     pv_image a = crop_u8(&g_venus, 0, 0, 180, 140);
     assert_int_equal(pv_context_set_crosscheck(cl, 1), PV_OK);
     pv_sift_features f = detect(cl, &a, NULL);
@@ -736,7 +702,7 @@ static void test_vlfeat_agreement(void **state)
         pv_sift_params_default(&params);
         params.first_octave = first;
         pv_sift_plan *plan;
-        assert_int_equal(pv_sift_plan_create(g_cpu, g_venus.width, g_venus.height, &params, &plan), PV_OK);
+        assert_int_equal(pv_sift_plan_create(tu_cpu, g_venus.width, g_venus.height, &params, &plan), PV_OK);
         pv_sift_features ours;
         assert_int_equal(pv_sift_detect(plan, &g_venus, &ours), PV_OK);
         pv_sift_features vl = vlfeat_detect(&g_venus, &params, pv_sift_plan_octaves(plan));
@@ -799,10 +765,10 @@ static void test_repeatability_vs_vlfeat(void **state)
         const similarity *t = &transforms[i];
         int wb = (int)(2.0f * t->cx_b + 1.0f), hb = (int)(2.0f * t->cy_b + 1.0f);
         pv_image b = warp_u8(a, t, wb, hb);
-        pv_sift_features oa = detect(g_cpu, a, &params), ob = detect(g_cpu, &b, &params);
+        pv_sift_features oa = detect(tu_cpu, a, &params), ob = detect(tu_cpu, &b, &params);
         pv_sift_plan *pa, *pb;
-        assert_int_equal(pv_sift_plan_create(g_cpu, a->width, a->height, &params, &pa), PV_OK);
-        assert_int_equal(pv_sift_plan_create(g_cpu, wb, hb, &params, &pb), PV_OK);
+        assert_int_equal(pv_sift_plan_create(tu_cpu, a->width, a->height, &params, &pa), PV_OK);
+        assert_int_equal(pv_sift_plan_create(tu_cpu, wb, hb, &params, &pb), PV_OK);
         pv_sift_features va = vlfeat_detect(a, &params, pv_sift_plan_octaves(pa));
         pv_sift_features vb = vlfeat_detect(&b, &params, pv_sift_plan_octaves(pb));
         pv_sift_plan_destroy(pa);
@@ -829,47 +795,47 @@ static void test_plan_bad_input(void **state)
     pv_sift_plan *const sentinel = plan;
     pv_sift_params p;
     assert_int_equal(pv_sift_plan_create(NULL, 64, 64, NULL, &plan), PV_ERR_INVALID);
-    assert_int_equal(pv_sift_plan_create(g_cpu, 64, 64, NULL, NULL), PV_ERR_INVALID);
-    assert_int_equal(pv_sift_plan_create(g_cpu, 15, 64, NULL, &plan), PV_ERR_INVALID);
-    assert_int_equal(pv_sift_plan_create(g_cpu, 64, 8, NULL, &plan), PV_ERR_INVALID);
-    assert_int_equal(pv_sift_plan_create(g_cpu, 64, 0, NULL, &plan), PV_ERR_INVALID);
+    assert_int_equal(pv_sift_plan_create(tu_cpu, 64, 64, NULL, NULL), PV_ERR_INVALID);
+    assert_int_equal(pv_sift_plan_create(tu_cpu, 15, 64, NULL, &plan), PV_ERR_INVALID);
+    assert_int_equal(pv_sift_plan_create(tu_cpu, 64, 8, NULL, &plan), PV_ERR_INVALID);
+    assert_int_equal(pv_sift_plan_create(tu_cpu, 64, 0, NULL, &plan), PV_ERR_INVALID);
     pv_sift_params_default(&p);
     p.first_octave = 1;
-    assert_int_equal(pv_sift_plan_create(g_cpu, 64, 64, &p, &plan), PV_ERR_INVALID);
+    assert_int_equal(pv_sift_plan_create(tu_cpu, 64, 64, &p, &plan), PV_ERR_INVALID);
     pv_sift_params_default(&p);
     p.levels = 0;
-    assert_int_equal(pv_sift_plan_create(g_cpu, 64, 64, &p, &plan), PV_ERR_INVALID);
+    assert_int_equal(pv_sift_plan_create(tu_cpu, 64, 64, &p, &plan), PV_ERR_INVALID);
     pv_sift_params_default(&p);
     p.sigma0 = NAN;
-    assert_int_equal(pv_sift_plan_create(g_cpu, 64, 64, &p, &plan), PV_ERR_INVALID);
+    assert_int_equal(pv_sift_plan_create(tu_cpu, 64, 64, &p, &plan), PV_ERR_INVALID);
     pv_sift_params_default(&p);
     p.peak_thresh = -1.0f;
-    assert_int_equal(pv_sift_plan_create(g_cpu, 64, 64, &p, &plan), PV_ERR_INVALID);
+    assert_int_equal(pv_sift_plan_create(tu_cpu, 64, 64, &p, &plan), PV_ERR_INVALID);
     pv_sift_params_default(&p);
     p.edge_thresh = INFINITY;
-    assert_int_equal(pv_sift_plan_create(g_cpu, 64, 64, &p, &plan), PV_ERR_INVALID);
+    assert_int_equal(pv_sift_plan_create(tu_cpu, 64, 64, &p, &plan), PV_ERR_INVALID);
     pv_sift_params_default(&p);
     p.max_keypoints = -3;
-    assert_int_equal(pv_sift_plan_create(g_cpu, 64, 64, &p, &plan), PV_ERR_INVALID);
+    assert_int_equal(pv_sift_plan_create(tu_cpu, 64, 64, &p, &plan), PV_ERR_INVALID);
     pv_sift_params_default(&p);
     p.octaves = PV_SIFT_MAX_OCTAVES + 1;
-    assert_int_equal(pv_sift_plan_create(g_cpu, 64, 64, &p, &plan), PV_ERR_INVALID);
+    assert_int_equal(pv_sift_plan_create(tu_cpu, 64, 64, &p, &plan), PV_ERR_INVALID);
     assert_ptr_equal(plan, sentinel);
     /* More octaves than the size allows: clamped (64 px upsampled by the
      * default first octave -1: 128 .. 8, five). */
     p.octaves = 12;
-    assert_int_equal(pv_sift_plan_create(g_cpu, 64, 64, &p, &plan), PV_OK);
+    assert_int_equal(pv_sift_plan_create(tu_cpu, 64, 64, &p, &plan), PV_OK);
     assert_int_equal(pv_sift_plan_octaves(plan), 5);
     pv_sift_plan_destroy(plan);
     /* The default count keeps the smallest octave >= 16 px: 128 .. 16. */
-    assert_int_equal(pv_sift_plan_create(g_cpu, 64, 64, NULL, &plan), PV_OK);
+    assert_int_equal(pv_sift_plan_create(tu_cpu, 64, 64, NULL, &plan), PV_OK);
     assert_int_equal(pv_sift_plan_octaves(plan), 4);
     pv_sift_plan_destroy(plan);
 }
 
 static void test_detect_bad_input(void **state)
 {
-    pv_context *ctx = backend_ctx(state);
+    pv_context *ctx = tu_backend_ctx(state);
     pv_sift_plan *plan;
     assert_int_equal(pv_sift_plan_create(ctx, 40, 30, NULL, &plan), PV_OK);
     pv_image good, wrong, nan_image;
@@ -909,7 +875,7 @@ static void test_detect_bad_input(void **state)
 
 static void test_match_bad_input(void **state)
 {
-    pv_context *ctx = backend_ctx(state);
+    pv_context *ctx = tu_backend_ctx(state);
     pv_sift_features q = random_descriptors(4, 1u), broken = {.count = 3};
     pv_sift_matches m = {-5, NULL};
     pv_sift_match_params p = {0.0f, 0};
@@ -994,7 +960,7 @@ static void batch_frames(pv_image *frames, int w, int h)
  * is a single call's, whatever its storage held before. */
 static void test_detect_batch(void **state)
 {
-    pv_context *ctx = backend_ctx(state);
+    pv_context *ctx = tu_backend_ctx(state);
     const int w = 160, h = 120;
     pv_image frames[BATCH_FRAMES];
     batch_frames(frames, w, h);
@@ -1041,7 +1007,7 @@ static void test_detect_batch(void **state)
  * goes on the first chunk's buffers after they grew. */
 static void test_batch_grows_lists(void **state)
 {
-    pv_context *ctx = backend_ctx(state);
+    pv_context *ctx = tu_backend_ctx(state);
     const int w = 200, h = 160;
     enum { N = 7 };
     pv_image frames[N] = {crop_u8(&g_venus, 40, 30, w, h),   crop_u8(&g_venus, 150, 180, w, h),
@@ -1078,7 +1044,7 @@ static void test_batch_grows_lists(void **state)
  * they arrive. */
 static void test_batch_after_stage_grows(void **state)
 {
-    pv_context *ctx = backend_ctx(state);
+    pv_context *ctx = tu_backend_ctx(state);
     const int w = 320, h = 240;
     enum { N = 4 };
     pv_image smooth[N] = {crop_u8(&g_venus, 0, 0, w, h), crop_u8(&g_venus, 100, 100, w, h),
@@ -1121,14 +1087,14 @@ static void test_batch_after_stage_grows(void **state)
 static void test_batch_cl_matches_cpu(void **state)
 {
     (void)state;
-    pv_context *cl = opencl_or_skip();
+    pv_context *cl = tu_opencl_or_skip();
     const int w = 160, h = 120;
     pv_image frames[BATCH_FRAMES];
     batch_frames(frames, w, h);
     pv_sift_params params = fast_params();
     pv_sift_plan *on_cl = NULL, *on_cpu = NULL;
     assert_int_equal(pv_sift_plan_create(cl, w, h, &params, &on_cl), PV_OK);
-    assert_int_equal(pv_sift_plan_create(g_cpu, w, h, &params, &on_cpu), PV_OK);
+    assert_int_equal(pv_sift_plan_create(tu_cpu, w, h, &params, &on_cpu), PV_OK);
     pv_sift_features a[BATCH_FRAMES] = {{0}}, b[BATCH_FRAMES] = {{0}};
     assert_int_equal(pv_sift_detect_batch(on_cl, frames, BATCH_FRAMES, a), PV_OK);
     assert_int_equal(pv_sift_detect_batch(on_cpu, frames, BATCH_FRAMES, b), PV_OK);
@@ -1153,7 +1119,7 @@ static void test_batch_cl_matches_cpu(void **state)
 static void test_batch_chunk_sizes(void **state)
 {
     (void)state;
-    pv_context *cl = opencl_or_skip();
+    pv_context *cl = tu_opencl_or_skip();
     const int w = 160, h = 120;
     pv_image frames[BATCH_FRAMES];
     batch_frames(frames, w, h);
@@ -1212,7 +1178,7 @@ static void test_batch_launches_per_chunk(void **state)
 {
     (void)state;
 #ifdef PV_HAVE_OPENCL
-    pv_context *cl = opencl_or_skip();
+    pv_context *cl = tu_opencl_or_skip();
     const int w = 160, h = 120, n = 6;
     pv_image frames[BATCH_FRAMES];
     batch_frames(frames, w, h);
@@ -1273,6 +1239,27 @@ static void count_batch_commands(const pv_image *frames, int count, long *setup,
 #endif
 }
 
+/* A result that a failed call freed and zeroed (none half-written). */
+static void assert_freed(const pv_sift_features *f)
+{
+    assert_int_equal(f->count, 0);
+    assert_int_equal(f->capacity, 0);
+    assert_null(f->keypoints);
+    assert_null(f->descriptors);
+    assert_null(f->descriptors_u8);
+}
+
+/* A new OpenCL context whose `command`-th enqueued command fails
+ * (PARVIS_FAULT=enqueue:N), counted from the context's creation. */
+static pv_context *faulty_context_at(long command)
+{
+    char spec[64];
+    snprintf(spec, sizeof spec, "enqueue:%ld", command);
+    pv_context *faulty = tu_fault_context(spec);
+    assert_non_null(faulty);
+    return faulty;
+}
+
 /* A device failure during an OpenCL batch (an enqueued command refused,
  * PARVIS_FAULT=enqueue:N, N counted on a healthy context: the batch's
  * first command, one half-way through (in its second of three chunks,
@@ -1283,7 +1270,7 @@ static void count_batch_commands(const pv_image *frames, int count, long *setup,
 static void test_batch_fails_whole(void **state)
 {
     (void)state;
-    pv_context *cl = opencl_or_skip();
+    pv_context *cl = tu_opencl_or_skip();
     const int w = 160, h = 120;
     pv_image frames[BATCH_FRAMES];
     batch_frames(frames, w, h);
@@ -1293,12 +1280,7 @@ static void test_batch_fails_whole(void **state)
     assert_int_equal(pv_sift_plan_create(cl, w, h, NULL, &healthy), PV_OK);
     const long points[] = {setup + 1, setup + work / 2, setup + work - 1, setup + work};
     for (size_t p = 0; p < sizeof points / sizeof points[0]; p++) {
-        char fault[64];
-        snprintf(fault, sizeof fault, "enqueue:%ld", points[p]);
-        setenv("PARVIS_FAULT", fault, 1);
-        pv_context *faulty = tu_context(PV_BACKEND_OPENCL);
-        unsetenv("PARVIS_FAULT");
-        assert_non_null(faulty);
+        pv_context *faulty = faulty_context_at(points[p]);
         assert_int_equal(pv_tune_set(faulty, "features", "SIFT_BATCH_CHUNK", BATCH_TEST_CHUNK),
                          PV_OK);
         pv_sift_plan *plan = NULL;
@@ -1307,13 +1289,8 @@ static void test_batch_fails_whole(void **state)
         assert_int_equal(pv_sift_detect_batch(healthy, frames, BATCH_FRAMES, batch), PV_OK);
         assert_int_equal(pv_sift_detect_batch(plan, frames, BATCH_FRAMES, batch), PV_ERR_OPENCL);
         assert_non_null(strstr(pv_context_last_error(faulty), "PARVIS_FAULT"));
-        for (int i = 0; i < BATCH_FRAMES; i++) {
-            assert_int_equal(batch[i].count, 0);
-            assert_int_equal(batch[i].capacity, 0);
-            assert_null(batch[i].keypoints);
-            assert_null(batch[i].descriptors);
-            assert_null(batch[i].descriptors_u8);
-        }
+        for (int i = 0; i < BATCH_FRAMES; i++)
+            assert_freed(&batch[i]);
         assert_int_equal(pv_sift_detect_batch(plan, frames, BATCH_FRAMES, batch), PV_OK);
         assert_batch_is_singles(healthy, frames, BATCH_FRAMES, batch);
         for (int i = 0; i < BATCH_FRAMES; i++)
@@ -1358,7 +1335,7 @@ static void count_single_commands(const pv_image *image, long *setup, long *work
 static void test_single_fails_at_result_read(void **state)
 {
     (void)state;
-    pv_context *cl = opencl_or_skip();
+    pv_context *cl = tu_opencl_or_skip();
     pv_image noise = block_noise(320, 240);
     long setup = 0, work = 0;
     count_single_commands(&noise, &setup, &work);
@@ -1371,12 +1348,7 @@ static void test_single_fails_at_result_read(void **state)
     const long points[] = {setup + work, setup + work - 1, setup + work - 2};
     for (size_t p = 0; p < sizeof points / sizeof points[0]; p++) {
         for (int into = 0; into < 2; into++) {
-            char fault[64];
-            snprintf(fault, sizeof fault, "enqueue:%ld", points[p]);
-            setenv("PARVIS_FAULT", fault, 1);
-            pv_context *faulty = tu_context(PV_BACKEND_OPENCL);
-            unsetenv("PARVIS_FAULT");
-            assert_non_null(faulty);
+            pv_context *faulty = faulty_context_at(points[p]);
             pv_sift_plan *plan = NULL;
             pv_sift_features result = {0};
             assert_int_equal(pv_sift_plan_create(faulty, noise.width, noise.height, NULL, &plan),
@@ -1384,11 +1356,7 @@ static void test_single_fails_at_result_read(void **state)
             assert_int_equal(pv_sift_detect_into(plan, &noise, &result), PV_OK);
             if (into) {
                 assert_int_equal(pv_sift_detect_into(plan, &noise, &result), PV_ERR_OPENCL);
-                assert_int_equal(result.count, 0);
-                assert_int_equal(result.capacity, 0);
-                assert_null(result.keypoints);
-                assert_null(result.descriptors);
-                assert_null(result.descriptors_u8);
+                assert_freed(&result);
             } else {
                 pv_sift_features untouched = result;
                 assert_int_equal(pv_sift_detect(plan, &noise, &result), PV_ERR_OPENCL);
@@ -1438,7 +1406,7 @@ static pv_image grey_unit_of(const pv_image *image)
 {
     pv_image grey;
     assert_int_equal(pv_image_alloc(&grey, image->width, image->height, PV_PIXEL_F32), PV_OK);
-    assert_int_equal(pv_to_grey(g_cpu, image, &grey), PV_OK);
+    assert_int_equal(pv_to_grey(tu_cpu, image, &grey), PV_OK);
     for (size_t i = 0; i < (size_t)image->width * (size_t)image->height; i++)
         ((float *)grey.data)[i] *= 1.0f / 255.0f;
     return grey;
@@ -1460,7 +1428,7 @@ static void free_all(pv_sift_features *results, int count, pv_image *images, int
  * result a single call's. */
 static void test_batch_mixed_inputs(void **state)
 {
-    pv_context *ctx = backend_ctx(state);
+    pv_context *ctx = tu_backend_ctx(state);
     const int w = 160, h = 120;
     pv_image grey = crop_u8(&g_venus, 60, 40, w, h);
     pv_image frames[5] = {venus_colour(20, 30, w, h, 0), grey, venus_colour(90, 120, w, h, 1),
@@ -1505,7 +1473,7 @@ static void test_batch_mixed_inputs(void **state)
  * the same floats as pv_to_grey on the host. */
 static void test_colour_input_is_its_grey(void **state)
 {
-    pv_context *ctx = backend_ctx(state);
+    pv_context *ctx = tu_backend_ctx(state);
     pv_sift_params params = fast_params();
     params.first_octave = -1;
     pv_image inputs[3] = {venus_colour(40, 30, 190, 140, 0), venus_colour(40, 30, 190, 140, 1)};
@@ -1531,7 +1499,7 @@ static void test_colour_input_is_its_grey(void **state)
  * only, so the keypoints agree to the backends' tolerances. */
 static void test_colour_file_matches_host_fold(void **state)
 {
-    pv_context *ctx = backend_ctx(state);
+    pv_context *ctx = tu_backend_ctx(state);
     pv_sift_params params = fast_params();
     enum { SOURCE, NATIVE, FOLDED };
     pv_image images[3] = {venus_colour(60, 40, 210, 160, 0)};
@@ -1555,13 +1523,13 @@ static void test_colour_file_matches_host_fold(void **state)
 static void test_colour_backends_and_depths_agree(void **state)
 {
     (void)state;
-    pv_context *cl = opencl_or_skip();
+    pv_context *cl = tu_opencl_or_skip();
     pv_sift_params params = fast_params();
     params.first_octave = -1;
     pv_image rgb[2] = {venus_colour(20, 30, 200, 150, 0), venus_colour(20, 30, 200, 150, 1)};
     /* CPU and OpenCL results of the 8-bit, then of the 16-bit picture */
-    pv_sift_features f[4] = {detect(g_cpu, &rgb[0], &params), detect(cl, &rgb[0], &params),
-                             detect(g_cpu, &rgb[1], &params), detect(cl, &rgb[1], &params)};
+    pv_sift_features f[4] = {detect(tu_cpu, &rgb[0], &params), detect(cl, &rgb[0], &params),
+                             detect(tu_cpu, &rgb[1], &params), detect(cl, &rgb[1], &params)};
     assert_backends_agree(&f[1], &f[0], "RGB8 venus, OpenCL against CPU");
     assert_backends_agree(&f[3], &f[2], "RGB16 venus, OpenCL against CPU");
     assert_backends_agree(&f[2], &f[0], "RGB16 against RGB8 venus, CPU");

@@ -15,8 +15,9 @@
  *     and ranges, every message-storage split (registers / local /
  *     private), work-group shape and one-group small-level threshold,
  *     pyramids deeper than the fused data-cost launch, every message
- *     schedule (BP_FUSED_PASSES, BP_DIR_ITEMS) in both message precisions,
- *     and 256 disparities; and the cross-check mode returns PV_OK;
+ *     schedule (BP_FUSED_PASSES, BP_DIR_ITEMS), each precision with both
+ *     pass counts and both item counts, and 256 disparities; and the
+ *     cross-check mode returns PV_OK;
  *   - half messages (CPU): the Middlebury limits above still hold and the
  *     disparities equal the float-message ones on >= 99% of the pixels
  *     (measured: tsukuba 99.83%, cones-quarter 99.53%);
@@ -30,7 +31,7 @@
  *     per group included), ranges that leave padding in the last lane, 256
  *     disparities, Middlebury pairs, tiles, one to three rounds per level
  *     and a single level (the first round's hand-down), ties (the lowest
- *     disparity wins), both precisions; the bands are recovered on both
+ *     disparity wins), each in both precisions; the bands are recovered on both
  *     backends; on the CPU its Middlebury error rates meet the limits
  *     above and lie within 0.5 percentage points of the serial update's;
  *   - bad input: every invalid argument gives PV_ERR_INVALID and leaves
@@ -176,6 +177,30 @@ static void check_middlebury(pv_context *ctx, const stereo_set *set, const pv_bp
     free_pair(&pair);
 }
 
+/* On the CPU, a Middlebury set with the tuned parameters and with a
+ * variant of them (one setting changed): each one's share of bad pixels,
+ * and the share of pixels where the two give the same disparity. */
+typedef struct variant_outcome {
+    double bad_tuned, bad_variant, identical;
+} variant_outcome;
+
+static variant_outcome tuned_and_variant(const stereo_set *set, const pv_bp_params *variant)
+{
+    stereo_pair pair = load_pair(set);
+    pv_image tuned_out = new_image(pair.left.width, pair.left.height, PV_PIXEL_F32);
+    pv_image variant_out = new_image(pair.left.width, pair.left.height, PV_PIXEL_F32);
+    const pv_bp_params tuned = tuned_params(set->ndisp);
+    run_bp(tu_cpu, &pair.left, &pair.right, &tuned, &tuned_out);
+    run_bp(tu_cpu, &pair.left, &pair.right, variant, &variant_out);
+    const variant_outcome outcome = {bad_share(set, &pair, &tuned_out),
+                                     bad_share(set, &pair, &variant_out),
+                                     identical_share(&tuned_out, &variant_out)};
+    pv_image_free(&tuned_out);
+    pv_image_free(&variant_out);
+    free_pair(&pair);
+    return outcome;
+}
+
 static void test_tsukuba_tuned(void **state)
 {
     (void)state;
@@ -317,11 +342,12 @@ static void test_bands_negative_f32(void **state)
 }
 
 /* The cooperative update recovers the bands as well (u8, and f32 with
- * negative disparities). */
+ * negative disparities).  The u8 pair's 16 disparities make its OpenCL
+ * program test_coop_cross_middlebury's Tsukuba one (a build fewer). */
 static void test_coop_bands(void **state)
 {
     const bands b = {{3, 9, 5}}, negative = {{-4, 2, -1}};
-    check_bands(tu_backend_ctx(state), PV_PIXEL_U8, &b, 0, 12, PV_BP_UPDATE_COOPERATIVE);
+    check_bands(tu_backend_ctx(state), PV_PIXEL_U8, &b, 0, 16, PV_BP_UPDATE_COOPERATIVE);
     check_bands(tu_backend_ctx(state), PV_PIXEL_F32, &negative, -6, 10, PV_BP_UPDATE_COOPERATIVE);
 }
 
@@ -444,19 +470,39 @@ static void test_matches_definition(void **state)
 
 /* ----------------------------------------------------- OpenCL against CPU */
 
+/* The CPU backend's disparities for params: the oracle that OpenCL runs
+ * with any launch parameters are checked against (they do not change the
+ * CPU's result, so a sweep over them computes it once). */
+static pv_image cpu_oracle(const pv_image *left, const pv_image *right, const pv_bp_params *params)
+{
+    pv_image oracle = new_image(left->width, left->height, PV_PIXEL_F32);
+    run_bp(tu_cpu, left, right, params, &oracle);
+    return oracle;
+}
+
+/* The OpenCL backend's disparities, with the launch parameters set now,
+ * identical to the oracle's on at least min_share of the pixels. */
+static void check_against_oracle(const pv_image *oracle, const pv_image *left,
+                                 const pv_image *right, const pv_bp_params *params,
+                                 double min_share, const char *what)
+{
+    pv_context *cl = tu_opencl_or_skip();
+    pv_image got = new_image(left->width, left->height, PV_PIXEL_F32);
+    run_bp(cl, left, right, params, &got);
+    const double share = identical_share(oracle, &got);
+    print_message("%s: %.3f%% identical\n", what, 100.0 * share);
+    assert_true(share >= min_share);
+    pv_image_free(&got);
+}
+
+/* OpenCL against a fresh CPU oracle, to stereo.h's tolerance. */
 static void check_agreement(const pv_image *left, const pv_image *right, const pv_bp_params *params,
                             const char *what)
 {
-    pv_context *cl = tu_opencl_or_skip();
-    pv_image a = new_image(left->width, left->height, PV_PIXEL_F32);
-    pv_image b = new_image(left->width, left->height, PV_PIXEL_F32);
-    run_bp(tu_cpu, left, right, params, &a);
-    run_bp(cl, left, right, params, &b);
-    double share = identical_share(&a, &b);
-    print_message("%s: %.3f%% identical\n", what, 100.0 * share);
-    assert_true(share >= 1.0 - MAX_DIFFERING);
-    pv_image_free(&a);
-    pv_image_free(&b);
+    tu_opencl_or_skip();
+    pv_image oracle = cpu_oracle(left, right, params);
+    check_against_oracle(&oracle, left, right, params, 1.0 - MAX_DIFFERING, what);
+    pv_image_free(&oracle);
 }
 
 static void set_bp_param(const char *name, int value)
@@ -479,6 +525,20 @@ static void test_cross_tsukuba(void **state)
     free_pair(&pair);
 }
 
+/* The serial update's group shape and message-array split. */
+typedef struct serial_layout {
+    int wg_x, wg_y, reg_values, local_values, small_level_pixels;
+} serial_layout;
+
+static void set_serial_layout(const serial_layout *layout)
+{
+    set_bp_param("BP_WG_X", layout->wg_x);
+    set_bp_param("BP_WG_Y", layout->wg_y);
+    set_bp_param("BP_REG_VALUES", layout->reg_values);
+    set_bp_param("BP_LOCAL_VALUES", layout->local_values);
+    set_bp_param("BP_SMALL_LEVEL_PIXELS", layout->small_level_pixels);
+}
+
 /* Every storage split and group shape gives the same bits. */
 static void test_cross_storage_splits(void **state)
 {
@@ -489,23 +549,21 @@ static void test_cross_storage_splits(void **state)
     stereo_pair pair = band_pair(width, height, &b, 5u);
     pv_bp_params params = tuned_params(13);
     params.sigma = 0.8f;
-    static const int splits[][5] = {
-        /* WG_X, WG_Y, REG, LOCAL, SMALL_LEVEL_PIXELS */
+    static const serial_layout splits[] = {
         {32, 4, 32, 0, 2048}, {16, 2, 4, 5, 0}, {8, 8, 0, 13, 100000}, {32, 1, 0, 0, 300},
         {64, 2, 6, 3, 2048},
     };
+    pv_image oracle = cpu_oracle(&pair.left, &pair.right, &params);
     for (size_t i = 0; i < sizeof splits / sizeof splits[0]; i++) {
+        const serial_layout *s = &splits[i];
         char what[96];
-        set_bp_param("BP_WG_X", splits[i][0]);
-        set_bp_param("BP_WG_Y", splits[i][1]);
-        set_bp_param("BP_REG_VALUES", splits[i][2]);
-        set_bp_param("BP_LOCAL_VALUES", splits[i][3]);
-        set_bp_param("BP_SMALL_LEVEL_PIXELS", splits[i][4]);
-        snprintf(what, sizeof what, "67x45/13, groups %dx%d, split %d/%d, small %d", splits[i][0],
-                 splits[i][1], splits[i][2], splits[i][3], splits[i][4]);
-        check_agreement(&pair.left, &pair.right, &params, what);
+        set_serial_layout(s);
+        snprintf(what, sizeof what, "67x45/13, groups %dx%d, split %d/%d, small %d", s->wg_x,
+                 s->wg_y, s->reg_values, s->local_values, s->small_level_pixels);
+        check_against_oracle(&oracle, &pair.left, &pair.right, &params, 1.0 - MAX_DIFFERING, what);
     }
     assert_int_equal(pv_tune_use_defaults(tu_opencl), PV_OK);
+    pv_image_free(&oracle);
     free_pair(&pair);
 }
 
@@ -542,15 +600,19 @@ static void test_cross_few_rounds(void **state)
     params.levels = 4;
     static const int rounds[] = {1, 2, 3};
     static const int small[] = {0, 200};
-    for (size_t s = 0; s < sizeof small / sizeof small[0]; s++)
-        for (size_t r = 0; r < sizeof rounds / sizeof rounds[0]; r++) {
+    for (size_t r = 0; r < sizeof rounds / sizeof rounds[0]; r++) {
+        params.iterations = rounds[r];
+        pv_image oracle = cpu_oracle(&pair.left, &pair.right, &params);
+        for (size_t s = 0; s < sizeof small / sizeof small[0]; s++) {
             char what[96];
             set_bp_param("BP_SMALL_LEVEL_PIXELS", small[s]);
-            params.iterations = rounds[r];
             snprintf(what, sizeof what, "61x43/11, 4 levels, %d round(s), small %d", rounds[r],
                      small[s]);
-            check_agreement(&pair.left, &pair.right, &params, what);
+            check_against_oracle(&oracle, &pair.left, &pair.right, &params, 1.0 - MAX_DIFFERING,
+                                 what);
         }
+        pv_image_free(&oracle);
+    }
     assert_int_equal(pv_tune_use_defaults(tu_opencl), PV_OK);
     free_pair(&pair);
 }
@@ -640,10 +702,27 @@ static void set_schedule(int fused_passes, int dir_items)
     set_bp_param("BP_DIR_ITEMS", dir_items);
 }
 
+static const char *precision_name(int half)
+{
+    return half ? "f16" : "f32";
+}
+
+/* One serial-update run of a sweep: schedule, precision and whether the
+ * levels small enough run in one work-group. */
+typedef struct schedule_case {
+    int fused_passes, dir_items, half, one_group_small_levels;
+} schedule_case;
+
 /* Every schedule (eight or five passes, one or four work-items per pixel)
  * in both message precisions gives the CPU oracle's bits, with the message
  * array split over registers, local and private memory, and with the
- * single-work-group levels on and off. */
+ * single-work-group levels on and off.  Each OpenCL configuration is a
+ * program build of its own (the costly part on a CPU device), so the
+ * four schedules are not crossed with the two precisions: each precision
+ * runs both pass counts and both item counts (f32: eight passes / one
+ * item and five / four; f16: five / one and eight / four), which is every
+ * branch of bp_round in each message type, and the one-group small
+ * levels run in both precisions. */
 static void test_cross_schedules(void **state)
 {
     (void)state;
@@ -651,32 +730,41 @@ static void test_cross_schedules(void **state)
     const int width = 67, height = 45;
     const bands b = {{1, 11, 6}};
     stereo_pair pair = band_pair(width, height, &b, 7u);
-    pv_bp_params params = tuned_params(13);
-    set_bp_param("BP_WG_X", 16);
-    set_bp_param("BP_WG_Y", 2);
-    set_bp_param("BP_REG_VALUES", 4);
-    set_bp_param("BP_LOCAL_VALUES", 5);
-    for (int half = 0; half <= 1; half++)
-        for (int variant = 0; variant < 5; variant++) {
-            /* variant 4: the default schedule with the one-group small levels */
-            const int fused = variant & 1, items = variant & 2 ? 4 : 1;
-            char what[112];
-            set_schedule(fused, items);
-            set_bp_param("BP_SMALL_LEVEL_PIXELS", variant == 4 ? 100000 : 0);
-            params.message_precision = half ? PV_BP_MESSAGES_F16 : PV_BP_MESSAGES_F32;
-            snprintf(what, sizeof what, "67x45/13, %s messages, %s passes, %d item(s) per pixel%s",
-                     half ? "f16" : "f32", fused ? "five" : "eight", items,
-                     variant == 4 ? ", one-group small levels" : "");
-            check_agreement(&pair.left, &pair.right, &params, what);
-        }
+    static const serial_layout layout = {16, 2, 4, 5, 0};
+    static const schedule_case cases[] = {
+        {0, 1, 0, 0}, {1, 4, 0, 0}, {0, 1, 0, 1}, /* f32 */
+        {1, 1, 1, 0}, {0, 4, 1, 0}, {0, 1, 1, 1}, /* f16 */
+    };
+    set_serial_layout(&layout);
+    pv_image oracle[2] = {{0}, {0}}; /* per precision */
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const schedule_case *c = &cases[i];
+        char what[112];
+        set_schedule(c->fused_passes, c->dir_items);
+        set_bp_param("BP_SMALL_LEVEL_PIXELS", c->one_group_small_levels ? 100000 : 0);
+        pv_bp_params params = tuned_params(13);
+        params.message_precision = c->half ? PV_BP_MESSAGES_F16 : PV_BP_MESSAGES_F32;
+        if (!oracle[c->half].data)
+            oracle[c->half] = cpu_oracle(&pair.left, &pair.right, &params);
+        snprintf(what, sizeof what, "67x45/13, %s messages, %s passes, %d item(s) per pixel%s",
+                 precision_name(c->half), c->fused_passes ? "five" : "eight", c->dir_items,
+                 c->one_group_small_levels ? ", one-group small levels" : "");
+        check_against_oracle(&oracle[c->half], &pair.left, &pair.right, &params,
+                             1.0 - MAX_DIFFERING, what);
+    }
     assert_int_equal(pv_tune_use_defaults(tu_opencl), PV_OK);
+    pv_image_free(&oracle[0]);
+    pv_image_free(&oracle[1]);
     free_pair(&pair);
 }
 
 /* 256 disparities, the range of the large benchmark case: with the
  * default split most of the message array spills to private memory.  The
- * default schedule and the fused one with a work-item per direction, in
- * both precisions, give the CPU oracle's bits. */
+ * default schedule (f32 messages) and the fused one with a work-item per
+ * direction (f16 messages) give the CPU oracle's bits: one build each
+ * runs the wide range in both schedules and both precisions
+ * (test_cross_schedules runs each precision with both pass counts and
+ * both item counts). */
 static void test_cross_wide_range(void **state)
 {
     (void)state;
@@ -687,15 +775,16 @@ static void test_cross_wide_range(void **state)
     pv_bp_params params = tuned_params(256);
     params.levels = 3;
     params.iterations = 4;
-    for (int half = 0; half <= 1; half++)
-        for (int fused = 0; fused <= 1; fused++) {
-            char what[96];
-            set_schedule(fused, fused ? 4 : 1);
-            params.message_precision = half ? PV_BP_MESSAGES_F16 : PV_BP_MESSAGES_F32;
-            snprintf(what, sizeof what, "272x24/256, %s messages, %s", half ? "f16" : "f32",
-                     fused ? "five passes, four items per pixel" : "default schedule");
-            check_agreement(&pair.left, &pair.right, &params, what);
-        }
+    for (int half = 0; half <= 1; half++) {
+        /* the f16 run on the fused schedule */
+        const int fused = half;
+        char what[96];
+        set_schedule(fused, fused ? 4 : 1);
+        params.message_precision = half ? PV_BP_MESSAGES_F16 : PV_BP_MESSAGES_F32;
+        snprintf(what, sizeof what, "272x24/256, %s messages, %s", precision_name(half),
+                 fused ? "five passes, four items per pixel" : "default schedule");
+        check_agreement(&pair.left, &pair.right, &params, what);
+    }
     assert_int_equal(pv_tune_use_defaults(tu_opencl), PV_OK);
     free_pair(&pair);
 }
@@ -705,22 +794,14 @@ static void test_cross_wide_range(void **state)
  * most pixels (HALF_AGREEMENT; measured values in docs/bp-at-scale.md). */
 static void check_half_precision(const stereo_set *set, double limit)
 {
-    stereo_pair pair = load_pair(set);
-    pv_image full = new_image(pair.left.width, pair.left.height, PV_PIXEL_F32);
-    pv_image half = new_image(pair.left.width, pair.left.height, PV_PIXEL_F32);
-    pv_bp_params params = tuned_params(set->ndisp);
-    run_bp(tu_cpu, &pair.left, &pair.right, &params, &full);
-    params.message_precision = PV_BP_MESSAGES_F16;
-    run_bp(tu_cpu, &pair.left, &pair.right, &params, &half);
-    const double bad_full = bad_share(set, &pair, &full), bad_half = bad_share(set, &pair, &half);
-    const double same = identical_share(&full, &half);
+    pv_bp_params half = tuned_params(set->ndisp);
+    half.message_precision = PV_BP_MESSAGES_F16;
+    const variant_outcome o = tuned_and_variant(set, &half);
     print_message("%s: f32 %.2f%% / f16 %.2f%% bad > 1 px (limit %.1f%%), %.3f%% identical\n",
-                  set->name, 100.0 * bad_full, 100.0 * bad_half, 100.0 * limit, 100.0 * same);
-    assert_true(bad_half <= limit);
-    assert_true(same >= HALF_AGREEMENT);
-    pv_image_free(&full);
-    pv_image_free(&half);
-    free_pair(&pair);
+                  set->name, 100.0 * o.bad_tuned, 100.0 * o.bad_variant, 100.0 * limit,
+                  100.0 * o.identical);
+    assert_true(o.bad_variant <= limit);
+    assert_true(o.identical >= HALF_AGREEMENT);
 }
 
 static void test_half_precision_middlebury(void **state)
@@ -761,16 +842,10 @@ static void test_bad_schedule(void **state)
 static void check_identical(const pv_image *left, const pv_image *right,
                             const pv_bp_params *params, const char *what)
 {
-    pv_context *cl = tu_opencl_or_skip();
-    pv_image a = new_image(left->width, left->height, PV_PIXEL_F32);
-    pv_image b = new_image(left->width, left->height, PV_PIXEL_F32);
-    run_bp(tu_cpu, left, right, params, &a);
-    run_bp(cl, left, right, params, &b);
-    const double share = identical_share(&a, &b);
-    print_message("%s: %.3f%% identical\n", what, 100.0 * share);
-    assert_true(share == 1.0);
-    pv_image_free(&a);
-    pv_image_free(&b);
+    tu_opencl_or_skip();
+    pv_image oracle = cpu_oracle(left, right, params);
+    check_against_oracle(&oracle, left, right, params, 1.0, what);
+    pv_image_free(&oracle);
 }
 
 static pv_bp_params cooperative_params(int ndisp, int half)
@@ -781,45 +856,107 @@ static pv_bp_params cooperative_params(int ndisp, int half)
     return params;
 }
 
-/* Group shapes (pixels per group x work-items per pixel, a lane per
- * pixel included, lanes that leave padding in the last one) and both
- * precisions, on an odd-sized pair with 13 and 37 disparities. */
+/* The cooperative group: pixels per group x work-items (lanes) per
+ * pixel, and rows a group updates in turn. */
+typedef struct coop_group {
+    int pixels, lanes, rows;
+} coop_group;
+
+static void set_coop_group(const coop_group *group)
+{
+    set_bp_param("BP_COOP_PIXELS", group->pixels);
+    set_bp_param("BP_COOP_LANES", group->lanes);
+    set_bp_param("BP_COOP_ROWS", group->rows);
+}
+
+/* One OpenCL configuration of a cooperative sweep, and the job it runs
+ * (levels and iterations 0: tuned_params's). */
+typedef struct coop_case {
+    coop_group group;
+    int ndisp, half, levels, iterations, min_disp;
+} coop_case;
+
+/* Each case on the pair: OpenCL with the case's group, every disparity
+ * identical to the CPU oracle's; the launch parameters back to their
+ * defaults afterwards.  Every case is a program build of its own on the
+ * OpenCL side (the costly part on a CPU device), which is why the sweeps
+ * below pick their cases rather than cross every group with every range
+ * and precision. */
+static void check_coop_cases(const stereo_pair *pair, const coop_case *cases, size_t count,
+                             const char *label)
+{
+    for (size_t i = 0; i < count; i++) {
+        const coop_case *c = &cases[i];
+        pv_bp_params params = cooperative_params(c->ndisp, c->half);
+        if (c->levels)
+            params.levels = c->levels;
+        if (c->iterations)
+            params.iterations = c->iterations;
+        params.min_disp = c->min_disp;
+        set_coop_group(&c->group);
+        char what[160];
+        snprintf(what, sizeof what,
+                 "cooperative, %s %dx%d/%d, %d level(s), %d round(s), %s messages, groups "
+                 "%dx%dx%d", label, pair->left.width, pair->left.height, c->ndisp, params.levels,
+                 params.iterations, precision_name(c->half), c->group.pixels, c->group.lanes,
+                 c->group.rows);
+        check_identical(&pair->left, &pair->right, &params, what);
+    }
+    assert_int_equal(pv_tune_use_defaults(tu_opencl), PV_OK);
+}
+
+/* Group shapes (pixels per group x work-items per pixel, rows per
+ * group: the default, whose 32 lanes are halved to fit the range, a group
+ * of three pixels, a group of a single work-item holding the whole range,
+ * sixteen pixels of two lanes, five pixels of eight lanes over two rows)
+ * and both precisions, on an odd-sized pair with 13 and 37 disparities.
+ * Every case but the single work-item's leaves padding in its last lane.
+ * The message precision only changes how messages are loaded and stored,
+ * not the group's indexing, so each shape runs once, and the precisions
+ * and ranges are spread so that each range runs in both precisions.  The
+ * first and last cases are test_coop_cross_ties's programs (no builds of
+ * their own). */
 static void test_coop_cross_shapes(void **state)
 {
     (void)state;
     tu_opencl_or_skip();
     const bands b = {{1, 11, 6}};
     stereo_pair pair = band_pair(67, 45, &b, 7u);
-    static const int shapes[][2] = {{8, 32}, {3, 4}, {1, 1}, {16, 2}, {5, 8}};
-    static const int ranges[] = {13, 37};
-    for (int half = 0; half <= 1; half++)
-        for (size_t r = 0; r < sizeof ranges / sizeof ranges[0]; r++)
-            for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
-                char what[112];
-                set_bp_param("BP_COOP_PIXELS", shapes[i][0]);
-                set_bp_param("BP_COOP_LANES", shapes[i][1]);
-                pv_bp_params params = cooperative_params(ranges[r], half);
-                snprintf(what, sizeof what, "cooperative, 67x45/%d, %s messages, groups %dx%d",
-                         ranges[r], half ? "f16" : "f32", shapes[i][0], shapes[i][1]);
-                check_identical(&pair.left, &pair.right, &params, what);
-            }
-    assert_int_equal(pv_tune_use_defaults(tu_opencl), PV_OK);
+    static const coop_case cases[] = {
+        {{8, 32, 1}, 37, 1, 0, 0, 0}, /* default group: 16 lanes of 3 values */
+        {{3, 4, 1}, 13, 0, 0, 0, 0},  /* 4 lanes of 4 */
+        {{1, 1, 1}, 37, 0, 0, 0, 0},  /* 1 lane of 37 */
+        {{16, 2, 1}, 13, 1, 0, 0, 0}, /* 2 lanes of 7 */
+        {{5, 8, 2}, 37, 0, 0, 0, 0},  /* 8 lanes of 5 */
+    };
+    check_coop_cases(&pair, cases, sizeof cases / sizeof cases[0], "bands");
     free_pair(&pair);
 }
 
-/* Middlebury pairs with the default group shape, both precisions: Tsukuba
- * with the tuned and the paper's parameters (smoothing) and in tiles,
- * Cones quarter (64 disparities). */
+/* The pair's window at (x0, y0), width x height (u8 copies). */
+static stereo_pair crop_pair(const stereo_pair *whole, int x0, int y0, int width, int height)
+{
+    stereo_pair crop = {new_image(width, height, PV_PIXEL_U8),
+                        new_image(width, height, PV_PIXEL_U8), {0}};
+    for (int y = 0; y < height; y++)
+        for (int x = 0; x < width; x++) {
+            tu_set_pixel(&crop.left, x, y, pv_image_get(&whole->left, x0 + x, y0 + y));
+            tu_set_pixel(&crop.right, x, y, pv_image_get(&whole->right, x0 + x, y0 + y));
+        }
+    return crop;
+}
+
+/* Middlebury pairs with the default group shape: Tsukuba with the tuned
+ * and the paper's parameters (smoothing) and in tiles, f32 messages, and
+ * the centre quarter of Cones quarter (64 disparities; the same kernels
+ * as the whole image, a quarter of the work), f16 messages. */
 static void test_coop_cross_middlebury(void **state)
 {
     (void)state;
     tu_opencl_or_skip();
     stereo_pair pair = load_pair(&tsukuba);
-    for (int half = 0; half <= 1; half++) {
-        pv_bp_params params = cooperative_params(tsukuba.ndisp, half);
-        check_identical(&pair.left, &pair.right, &params,
-                        half ? "cooperative, tsukuba, f16" : "cooperative, tsukuba, f32");
-    }
+    pv_bp_params params = cooperative_params(tsukuba.ndisp, 0);
+    check_identical(&pair.left, &pair.right, &params, "cooperative, tsukuba, f32");
     pv_bp_params paper;
     pv_bp_params_default(&paper);
     paper.ndisp = tsukuba.ndisp;
@@ -831,34 +968,30 @@ static void test_coop_cross_middlebury(void **state)
     check_identical(&pair.left, &pair.right, &tiled, "cooperative, tsukuba, 2x2 tiles");
     free_pair(&pair);
     pair = load_pair(&cones);
-    pv_bp_params params = cooperative_params(cones.ndisp, 1);
-    check_identical(&pair.left, &pair.right, &params, "cooperative, cones-quarter, f16");
+    const int width = pair.left.width / 2, height = pair.left.height / 2;
+    stereo_pair centre = crop_pair(&pair, width / 2, height / 2, width, height);
+    params = cooperative_params(cones.ndisp, 1);
+    check_identical(&centre.left, &centre.right, &params,
+                    "cooperative, cones-quarter's centre quarter, f16");
+    free_pair(&centre);
     free_pair(&pair);
 }
 
 /* 256 and 250 disparities (the large benchmark's range; a range that
- * leaves padding in the last lane), the default group shape and 64
- * lanes, both precisions. */
+ * leaves padding in the last lane): 256 with the default 32 lanes and two
+ * rows per group in f32, 250 with 64 lanes in f16 (each precision with
+ * padded and unpadded lanes is in test_coop_cross_shapes). */
 static void test_coop_cross_wide_range(void **state)
 {
     (void)state;
     tu_opencl_or_skip();
     const bands b = {{37, 201, 118}};
     stereo_pair pair = band_pair(272, 24, &b, 19u);
-    static const int ranges[] = {256, 250};
-    for (int half = 0; half <= 1; half++)
-        for (int r = 0; r < 2; r++) {
-            char what[96];
-            set_bp_param("BP_COOP_LANES", r ? 64 : 32);
-            set_bp_param("BP_COOP_ROWS", r ? 1 : 2);
-            pv_bp_params params = cooperative_params(ranges[r], half);
-            params.levels = 3;
-            params.iterations = 4;
-            snprintf(what, sizeof what, "cooperative, 272x24/%d, %s messages, %d lanes, %d row(s)",
-                     ranges[r], half ? "f16" : "f32", r ? 64 : 32, r ? 1 : 2);
-            check_identical(&pair.left, &pair.right, &params, what);
-        }
-    assert_int_equal(pv_tune_use_defaults(tu_opencl), PV_OK);
+    static const coop_case cases[] = {
+        {{8, 32, 2}, 256, 0, 3, 4, 0},
+        {{8, 64, 1}, 250, 1, 3, 4, 0},
+    };
+    check_coop_cases(&pair, cases, sizeof cases / sizeof cases[0], "bands");
     free_pair(&pair);
 }
 
@@ -867,33 +1000,28 @@ static void test_coop_cross_wide_range(void **state)
  * from zero at the coarsest), is then all or most of a level's work, and
  * with one round the colour it does not update keeps the handed-down
  * messages for the finer level and the disparities.  An odd-sized pair,
- * 19 disparities (8 lanes of 3 values, the last padded), two group
- * shapes, both precisions. */
+ * every schedule below on two group shapes: the default in f32 with 16
+ * disparities (8 lanes of 2 values; the program of test_coop_bands and
+ * the Tsukuba case of test_coop_cross_middlebury, a build fewer), and
+ * one of three rows per group in f16 with 19 (4 lanes of 5, the last
+ * padded). */
 static void test_coop_cross_few_rounds(void **state)
 {
     (void)state;
     tu_opencl_or_skip();
     const bands b = {{2, 15, 8}};
     stereo_pair pair = band_pair(61, 43, &b, 23u);
-    static const int shapes[][3] = {{8, 32, 1}, {3, 4, 3}}; /* pixels, lanes, rows */
+    static const coop_group groups[] = {{8, 32, 1}, {3, 4, 3}};
+    static const int ranges[] = {16, 19}, half[] = {0, 1};
     static const int schedule[][2] = {{4, 1}, {4, 2}, {4, 3}, {1, 1}, {1, 2}}; /* levels, rounds */
-    for (int half = 0; half <= 1; half++)
-        for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
-            for (size_t r = 0; r < sizeof schedule / sizeof schedule[0]; r++) {
-                char what[128];
-                set_bp_param("BP_COOP_PIXELS", shapes[i][0]);
-                set_bp_param("BP_COOP_LANES", shapes[i][1]);
-                set_bp_param("BP_COOP_ROWS", shapes[i][2]);
-                pv_bp_params params = cooperative_params(19, half);
-                params.levels = schedule[r][0];
-                params.iterations = schedule[r][1];
-                snprintf(what, sizeof what,
-                         "cooperative, 61x43/19, %d level(s), %d round(s), %s, groups %dx%dx%d",
-                         schedule[r][0], schedule[r][1], half ? "f16" : "f32", shapes[i][0],
-                         shapes[i][1], shapes[i][2]);
-                check_identical(&pair.left, &pair.right, &params, what);
-            }
-    assert_int_equal(pv_tune_use_defaults(tu_opencl), PV_OK);
+    enum { SCHEDULES = sizeof schedule / sizeof schedule[0] };
+    for (int g = 0; g < 2; g++) {
+        coop_case cases[SCHEDULES];
+        for (int r = 0; r < SCHEDULES; r++)
+            cases[r] = (coop_case){groups[g], ranges[g], half[g], schedule[r][0], schedule[r][1],
+                                   0};
+        check_coop_cases(&pair, cases, SCHEDULES, "bands");
+    }
     free_pair(&pair);
 }
 
@@ -927,42 +1055,32 @@ static int periodic_pattern(int x, int y)
 
 /* Ties between disparities: the lowest disparity wins them on both
  * backends.  A flat pair (every belief of a pixel ties, so the known
- * answer is the range's start everywhere) and a periodic one, two group
- * shapes, both precisions. */
+ * answer is the range's start everywhere) and a periodic one, on two
+ * group shapes, the default in f16 and one of two rows per group in f32
+ * (two of test_coop_cross_shapes's programs). */
 static void test_coop_cross_ties(void **state)
 {
     (void)state;
     tu_opencl_or_skip();
-    static const int shapes[][3] = {{8, 32, 1}, {5, 8, 2}}; /* pixels, lanes, rows */
-    for (int which = 0; which < 2; which++) {
-        stereo_pair pair = pattern_pair(45, 33, which ? periodic_pattern : flat_pattern);
-        for (int half = 0; half <= 1; half++)
-            for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
-                char what[112];
-                set_bp_param("BP_COOP_PIXELS", shapes[i][0]);
-                set_bp_param("BP_COOP_LANES", shapes[i][1]);
-                set_bp_param("BP_COOP_ROWS", shapes[i][2]);
-                pv_bp_params params = cooperative_params(37, half);
-                params.levels = 3;
-                params.iterations = 3;
-                params.min_disp = which ? 0 : -5;
-                snprintf(what, sizeof what, "cooperative, %s 45x33/37, %s, groups %dx%d",
-                         which ? "periodic" : "flat", half ? "f16" : "f32", shapes[i][0],
-                         shapes[i][1]);
-                check_identical(&pair.left, &pair.right, &params, what);
-            }
-        if (!which) {
+    for (int periodic = 0; periodic <= 1; periodic++) {
+        stereo_pair pair = pattern_pair(45, 33, periodic ? periodic_pattern : flat_pattern);
+        const int min_disp = periodic ? 0 : -5;
+        const coop_case cases[] = {
+            {{8, 32, 1}, 37, 1, 3, 3, min_disp},
+            {{5, 8, 2}, 37, 0, 3, 3, min_disp},
+        };
+        check_coop_cases(&pair, cases, sizeof cases / sizeof cases[0],
+                         periodic ? "periodic" : "flat");
+        if (!periodic) {
             pv_bp_params params = cooperative_params(37, 0);
             params.levels = 3;
             params.min_disp = -5;
-            pv_image cpu = new_image(45, 33, PV_PIXEL_F32);
-            run_bp(tu_cpu, &pair.left, &pair.right, &params, &cpu);
+            pv_image cpu = cpu_oracle(&pair.left, &pair.right, &params);
             assert_true(tu_image_all_equal(&cpu, -5.0f));
             pv_image_free(&cpu);
         }
         free_pair(&pair);
     }
-    assert_int_equal(pv_tune_use_defaults(tu_opencl), PV_OK);
 }
 
 /* Known answers on the CPU: the Middlebury limits of the serial update
@@ -972,24 +1090,15 @@ static void test_coop_cross_ties(void **state)
 
 static void check_coop_accuracy(const stereo_set *set, double limit)
 {
-    stereo_pair pair = load_pair(set);
-    pv_image serial = new_image(pair.left.width, pair.left.height, PV_PIXEL_F32);
-    pv_image coop = new_image(pair.left.width, pair.left.height, PV_PIXEL_F32);
-    pv_bp_params params = tuned_params(set->ndisp);
-    run_bp(tu_cpu, &pair.left, &pair.right, &params, &serial);
-    params.message_update = PV_BP_UPDATE_COOPERATIVE;
-    run_bp(tu_cpu, &pair.left, &pair.right, &params, &coop);
-    const double bad_serial = bad_share(set, &pair, &serial);
-    const double bad_coop = bad_share(set, &pair, &coop);
+    pv_bp_params coop = tuned_params(set->ndisp);
+    coop.message_update = PV_BP_UPDATE_COOPERATIVE;
+    const variant_outcome o = tuned_and_variant(set, &coop);
     print_message("%s: serial %.2f%% / cooperative %.2f%% bad > 1 px (limit %.1f%%), %.3f%% "
                   "identical\n",
-                  set->name, 100.0 * bad_serial, 100.0 * bad_coop, 100.0 * limit,
-                  100.0 * identical_share(&serial, &coop));
-    assert_true(bad_coop <= limit);
-    assert_true(fabs(bad_coop - bad_serial) <= COOP_MARGIN);
-    pv_image_free(&serial);
-    pv_image_free(&coop);
-    free_pair(&pair);
+                  set->name, 100.0 * o.bad_tuned, 100.0 * o.bad_variant, 100.0 * limit,
+                  100.0 * o.identical);
+    assert_true(o.bad_variant <= limit);
+    assert_true(fabs(o.bad_variant - o.bad_tuned) <= COOP_MARGIN);
 }
 
 static void test_coop_accuracy_middlebury(void **state)
@@ -1010,13 +1119,10 @@ static void test_coop_bad_shape(void **state)
     pv_image disparity = new_image(40, 30, PV_PIXEL_F32);
     pv_bp_params params = cooperative_params(8, 0);
     params.levels = 3;
-    /* pixels, lanes, rows per group */
-    static const int bad[][3] = {{0, 4, 1}, {4, 0, 1}, {4, 3, 1}, {4, 512, 1}, {4, 6, 1},
-                                 {4, 4, 0}, {4, 4, 17}};
+    static const coop_group bad[] = {{0, 4, 1}, {4, 0, 1}, {4, 3, 1}, {4, 512, 1}, {4, 6, 1},
+                                     {4, 4, 0}, {4, 4, 17}};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        set_bp_param("BP_COOP_PIXELS", bad[i][0]);
-        set_bp_param("BP_COOP_LANES", bad[i][1]);
-        set_bp_param("BP_COOP_ROWS", bad[i][2]);
+        set_coop_group(&bad[i]);
         tu_fill_image(&disparity, SENTINEL);
         assert_int_equal(pv_stereo_bp(cl, &pair.left, &pair.right, &params, &disparity),
                          PV_ERR_INVALID);

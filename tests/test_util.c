@@ -85,6 +85,20 @@ pv_context *tu_new_opencl_or_skip(void)
     return ctx;
 }
 
+pv_context *tu_fault_context(const char *spec)
+{
+    if (spec)
+        setenv("PARVIS_FAULT", spec, 1);
+    pv_context *ctx = tu_context(PV_BACKEND_OPENCL);
+    /* the injector reads the variable once, when the context is made */
+    unsetenv("PARVIS_FAULT");
+    if (ctx && pv_context_backend(ctx) != PV_BACKEND_OPENCL) {
+        pv_context_destroy(ctx);
+        ctx = NULL;
+    }
+    return ctx;
+}
+
 pv_context *tu_backend_ctx(void **state)
 {
     const pv_backend_kind kind = *(const pv_backend_kind *)*state;

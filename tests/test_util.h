@@ -41,6 +41,12 @@ pv_context *tu_opencl_or_skip(void);
  * when there is none. */
 pv_context *tu_new_opencl_or_skip(void);
 pv_context *tu_backend_ctx(void **state);
+/* A new OpenCL context (the caller's to destroy) whose device fault
+ * injector follows spec, as PARVIS_FAULT would (alloc:N, build:N or
+ * enqueue:N: the N-th such call fails); spec NULL: no faults.  NULL when
+ * no OpenCL context can be had.  The variable is unset again, so that
+ * later contexts are healthy. */
+pv_context *tu_fault_context(const char *spec);
 /* Fail the test unless status is PV_OK, naming what was called, on which
  * backend, and ctx's message. */
 void tu_expect_ok(pv_context *ctx, pv_status status, const char *what);
