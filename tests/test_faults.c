@@ -36,19 +36,6 @@ int main(void)
 
 static const char *const kind_names[PV_CL_FAULT_KINDS] = {"alloc", "build", "enqueue"};
 
-static pv_context *fault_context(const char *spec)
-{
-    if (spec)
-        setenv("PARVIS_FAULT", spec, 1);
-    pv_context *ctx = tu_context(PV_BACKEND_OPENCL);
-    unsetenv("PARVIS_FAULT");
-    if (ctx && pv_context_backend(ctx) != PV_BACKEND_OPENCL) {
-        pv_context_destroy(ctx);
-        ctx = NULL;
-    }
-    return ctx;
-}
-
 static long points_wanted(void)
 {
     const char *value = getenv("PARVIS_FAULT_POINTS");
@@ -69,7 +56,7 @@ static void inject_once(const wl_op *op, pv_cl_fault_kind kind, long at, const w
 {
     char spec[64];
     snprintf(spec, sizeof spec, "%s:%ld", kind_names[kind], at);
-    pv_context *ctx = fault_context(spec);
+    pv_context *ctx = tu_fault_context(spec);
     assert_non_null(ctx);
     int untouched = 1;
     got->count = 0;
@@ -100,7 +87,7 @@ static void inject_once(const wl_op *op, pv_cl_fault_kind kind, long at, const w
 
 static void sweep(const wl_op *op)
 {
-    pv_context *ctx = fault_context(NULL);
+    pv_context *ctx = tu_fault_context(NULL);
     if (!ctx)
         skip();
     wl_result *expected = calloc(2, sizeof *expected);
@@ -130,7 +117,7 @@ static void test_build_faults_without_binary_cache(void **state)
 {
     (void)state;
     setenv("PARVIS_NO_BINARY_CACHE", "1", 1);
-    pv_context *ctx = fault_context("build:1");
+    pv_context *ctx = tu_fault_context("build:1");
     unsetenv("PARVIS_NO_BINARY_CACHE");
     if (!ctx)
         skip();
