@@ -170,14 +170,6 @@ void bench_ab_print(const bench_ab_state *ab)
 
 /* ----------------------------------------------------------------- JSON */
 
-static void json_number(FILE *out, double value)
-{
-    if (isfinite(value))
-        fprintf(out, "%.9g", value);
-    else
-        fprintf(out, "null");
-}
-
 static void json_verdict(FILE *out, int value)
 {
     fprintf(out, "%s", value < 0 ? "null" : value ? "true" : "false");
@@ -203,9 +195,9 @@ static void json_side(FILE *out, const char *separator, const char *key,
                       const bench_ab_summary *s, int side)
 {
     fprintf(out, "%s\"%s\": {\"total_ms\": ", separator, key);
-    json_number(out, s->total_ms[side]);
+    cli_json_number(out, s->total_ms[side]);
     fprintf(out, ", \"kernel_ms\": ");
-    json_number(out, s->kernel_ms[side]);
+    cli_json_number(out, s->kernel_ms[side]);
     fprintf(out, ", \"rounds\": %d}", s->rounds[side]);
 }
 
@@ -221,7 +213,7 @@ static void json_rounds(FILE *out, const bench_ab_state *ab, const bench_ab_row 
                 bench_ab_side_at(k, 0) == BENCH_AB_A ? "AB" : "BA");
         for (int v = 0; v < 4; v++) {
             fprintf(out, ", \"%s\": ", keys[v]);
-            json_number(out, values[v]);
+            cli_json_number(out, values[v]);
         }
         fprintf(out, "}");
     }
@@ -248,9 +240,9 @@ static void json_row(FILE *out, int index, const void *user)
     json_side(out, ",\n            ", "a", &s, BENCH_AB_A);
     json_side(out, ", ", "b", &s, BENCH_AB_B);
     fprintf(out, ", \"ratio_total\": ");
-    json_number(out, s.ratio_total);
+    cli_json_number(out, s.ratio_total);
     fprintf(out, ", \"ratio_kernel\": ");
-    json_number(out, s.ratio_kernel);
+    cli_json_number(out, s.ratio_kernel);
     fprintf(out, ", \"within_total\": ");
     json_verdict(out, bench_ab_within(s.ratio_total));
     fprintf(out, ", \"within_kernel\": ");

@@ -44,19 +44,11 @@ static int opencl_device_info(const pv_context *ctx, pv_device_info *info)
     return 0;
 }
 
-static void json_number(FILE *out, double value)
-{
-    if (isfinite(value))
-        fprintf(out, "%.9g", value);
-    else
-        fprintf(out, "null");
-}
-
 /* A positive value, else null (not applicable, not measured). */
 static void json_fraction(FILE *out, double value)
 {
     if (value > 0.0)
-        json_number(out, value);
+        cli_json_number(out, value);
     else
         fprintf(out, "null");
 }
@@ -143,23 +135,23 @@ static void json_backend(FILE *out, const char *name, double total, double kerne
                          double download, const bench_series *s)
 {
     fprintf(out, ",\n     \"%s\": {\"median\": {\"total_ms\": ", name);
-    json_number(out, total);
+    cli_json_number(out, total);
     fprintf(out, ", \"kernel_ms\": ");
-    json_number(out, kernel);
+    cli_json_number(out, kernel);
     fprintf(out, ", \"upload_ms\": ");
-    json_number(out, upload);
+    cli_json_number(out, upload);
     fprintf(out, ", \"download_ms\": ");
-    json_number(out, download);
+    cli_json_number(out, download);
     fprintf(out, "}, \"samples\": [");
     for (int i = 0; i < s->count; i++) {
         fprintf(out, "%s{\"total_ms\": ", i ? ", " : "");
-        json_number(out, s->total_ms[i]);
+        cli_json_number(out, s->total_ms[i]);
         fprintf(out, ", \"kernel_ms\": ");
-        json_number(out, s->kernel_ms[i]);
+        cli_json_number(out, s->kernel_ms[i]);
         fprintf(out, ", \"upload_ms\": ");
-        json_number(out, s->upload_ms[i]);
+        cli_json_number(out, s->upload_ms[i]);
         fprintf(out, ", \"download_ms\": ");
-        json_number(out, s->download_ms[i]);
+        cli_json_number(out, s->download_ms[i]);
         fprintf(out, "}");
     }
     fprintf(out, "]}");
@@ -168,19 +160,19 @@ static void json_backend(FILE *out, const char *name, double total, double kerne
 static void json_flat_opencl(FILE *out, const bench_result *r)
 {
     fprintf(out, ", \"opencl_kernel_ms\": ");
-    json_number(out, r->cl_kernel_ms);
+    cli_json_number(out, r->cl_kernel_ms);
     fprintf(out, ", \"opencl_total_ms\": ");
-    json_number(out, r->cl_total_ms);
+    cli_json_number(out, r->cl_total_ms);
     fprintf(out, ", \"opencl_upload_ms\": ");
-    json_number(out, r->cl_upload_ms);
+    cli_json_number(out, r->cl_upload_ms);
     fprintf(out, ", \"opencl_download_ms\": ");
-    json_number(out, r->cl_download_ms);
+    cli_json_number(out, r->cl_download_ms);
     fprintf(out, ", \"speedup_kernel\": ");
-    json_number(out, r->cpu_ms / r->cl_kernel_ms);
+    cli_json_number(out, r->cpu_ms / r->cl_kernel_ms);
     fprintf(out, ", \"speedup_total\": ");
-    json_number(out, r->cpu_ms / r->cl_total_ms);
+    cli_json_number(out, r->cpu_ms / r->cl_total_ms);
     fprintf(out, ", \"agreement\": ");
-    json_number(out, r->agreement);
+    cli_json_number(out, r->agreement);
 }
 
 static void json_bound(FILE *out, const char *key, const char *bound)
@@ -192,11 +184,11 @@ static void json_bound(FILE *out, const char *key, const char *bound)
 static void json_check(FILE *out, const bench_result *r)
 {
     fprintf(out, ",\n     \"threshold\": ");
-    json_number(out, r->threshold);
+    cli_json_number(out, r->threshold);
     fprintf(out, ", \"checked\": %s, \"pass\": %s, \"roofline_bytes\": ",
             r->have_opencl && r->threshold > 0.0 ? "true" : "false",
             bench_row_passes(r) ? "true" : "false");
-    json_number(out, r->roofline_bytes);
+    cli_json_number(out, r->roofline_bytes);
     fprintf(out, ", \"roofline_fraction\": ");
     json_fraction(out, bench_row_memory_fraction(r, r->have_opencl));
     fprintf(out, ", \"cpu_roofline_fraction\": ");
@@ -224,10 +216,10 @@ static void json_quality(FILE *out, const bench_result *r)
     fprintf(out, "{");
     json_key_string(out, "metric", r->quality_name ? r->quality_name : "");
     fprintf(out, ", \"cpu\": ");
-    json_number(out, r->cpu_quality);
+    cli_json_number(out, r->cpu_quality);
     fprintf(out, ", \"opencl\": ");
     if (r->have_opencl)
-        json_number(out, r->cl_quality);
+        cli_json_number(out, r->cl_quality);
     else
         fprintf(out, "null");
     fprintf(out, "}");
@@ -235,10 +227,10 @@ static void json_quality(FILE *out, const bench_result *r)
     fprintf(out, ", ");
     json_key_string(out, "quality_metric", r->quality_name ? r->quality_name : "");
     fprintf(out, ", \"cpu_quality\": ");
-    json_number(out, r->cpu_quality);
+    cli_json_number(out, r->cpu_quality);
     if (r->have_opencl) {
         fprintf(out, ", \"opencl_quality\": ");
-        json_number(out, r->cl_quality);
+        cli_json_number(out, r->cl_quality);
     }
 }
 
@@ -256,11 +248,11 @@ static void json_result(FILE *out, const bench_result *r, int index,
     fprintf(out, ", ");
     json_key_string(out, "variant", r->variant);
     fprintf(out, ", \"size\": ");
-    json_number(out, r->size);
+    cli_json_number(out, r->size);
     fprintf(out, ", ");
     json_key_string(out, "fft_engine", r->fft_engine[0] ? r->fft_engine : NULL);
     fprintf(out, ",\n     \"cpu_threads\": %d, \"cpu_ms\": ", r->cpu_threads);
-    json_number(out, r->cpu_ms);
+    cli_json_number(out, r->cpu_ms);
     if (r->have_opencl)
         json_flat_opencl(out, r);
     /* The CPU backend's kernel time is its compute time; it has no copies. */

@@ -157,6 +157,14 @@ void cli_json_string(FILE *out, const char *s)
     fputc('"', out);
 }
 
+void cli_json_number(FILE *out, double value)
+{
+    if (isfinite(value))
+        fprintf(out, "%.9g", value);
+    else
+        fprintf(out, "null");
+}
+
 /* ------------------------------------------------------------ known flow */
 
 /* A smooth known field of largest magnitude about `magnitude` px: a slow

@@ -47,6 +47,9 @@ double cli_now_ms(void);
 
 /* Write s as a JSON string literal. */
 void cli_json_string(FILE *out, const char *s);
+/* Write value as a JSON number (9 significant digits), or null when it is
+ * not finite (JSON has no NaN or infinity). */
+void cli_json_number(FILE *out, double value);
 
 /* The known 2D flow of `parvis synth-flow` and the 2D flow bench, of
  * largest magnitude about `magnitude` px: a slow sinusoidal shear plus a
