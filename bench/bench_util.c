@@ -1,6 +1,7 @@
 /* parvis-bench: the timing loop, the contexts (with their measured limits),
  * the case selection and its progress line. */
 #include "bench.h"
+#include "bench_ab_spec.h"
 
 #include "bench_roofline.h"
 
@@ -172,22 +173,24 @@ double bench_disparity_agreement(const pv_image *a, const pv_image *b, float tol
     return (double)same / (double)total;
 }
 
-/* --param's "FAMILY.NAME=VALUE,..." onto an OpenCL context (the CPU
- * backend has no launch parameters): 0, or 1 after a message. */
+/* --param's "FAMILY.NAME=VALUE,..." (the grammar of --ab-param's text
+ * form, bench_ab_spec_parse) onto an OpenCL context (the CPU backend has
+ * no launch parameters): 0, or 1 after a message. */
 static int apply_params(const bench_config *config, pv_context *ctx)
 {
     if (!config->params || pv_context_backend(ctx) != PV_BACKEND_OPENCL)
         return 0;
-    char family[64], name[64];
-    int value, used;
-    for (const char *p = config->params; *p; p += *p == ',') {
-        if (sscanf(p, "%63[^.,=].%63[^.,=]=%d%n", family, name, &value, &used) != 3 ||
-            (p[used] != ',' && p[used] != '\0'))
-            return cli_fail("--param '%s': not FAMILY.NAME=VALUE[,...]", config->params);
-        pv_status status = pv_tune_set(ctx, family, name, value);
+    if (config->params[0] == '@')
+        return cli_fail("--param '%s': not FAMILY.NAME=VALUE[,...]", config->params);
+    bench_ab_spec spec;
+    char why[256];
+    if (bench_ab_spec_parse(config->params, &spec, why, sizeof why))
+        return cli_fail("--param: %s", why);
+    for (int i = 0; i < spec.count; i++) {
+        const bench_ab_param *p = &spec.params[i];
+        pv_status status = pv_tune_set(ctx, p->family, p->name, p->value);
         if (status != PV_OK)
             return cli_fail_status(status, "--param");
-        p += used;
     }
     return 0;
 }
@@ -279,10 +282,25 @@ static pv_context *open_opencl_at(const bench_config *config, int device_index)
     return cli_context(&opencl);
 }
 
-/* config->params right after the context is made, before any plan is:
- * a plan (SIFT, flow, registration...) bakes the launch parameters into
- * its programs when it is made, so values set only before the timed
- * series would miss the first case's plan. */
+/* The OpenCL context of device_index with config->params set right after
+ * it is made, before any plan is: a plan (SIFT, flow, registration...)
+ * bakes the launch parameters into its programs when it is made, so
+ * values set only before the timed series would miss the first case's
+ * plan.  0 with *ctx; -1 when no context could be made; 1 when the
+ * parameters were refused (after a message; nothing kept). */
+static int open_with_params(const bench_config *config, int device_index, pv_context **ctx)
+{
+    *ctx = open_opencl_at(config, device_index);
+    if (!*ctx)
+        return -1;
+    if (apply_params(config, *ctx)) {
+        pv_context_destroy(*ctx);
+        *ctx = NULL;
+        return 1;
+    }
+    return 0;
+}
+
 static int open_opencl(const bench_config *config, bench_contexts *contexts)
 {
     int index = opencl_device_index(config);
@@ -291,13 +309,10 @@ static int open_opencl(const bench_config *config, bench_contexts *contexts)
             return cli_fail("no OpenCL device found");
         return 0;
     }
-    pv_context *ctx = open_opencl_at(config, index);
-    if (!ctx)
-        return config->device.backend == PV_BACKEND_OPENCL;
-    if (apply_params(config, ctx)) {
-        pv_context_destroy(ctx);
-        return 1;
-    }
+    pv_context *ctx;
+    int rc = open_with_params(config, index, &ctx);
+    if (rc)
+        return rc > 0 || config->device.backend == PV_BACKEND_OPENCL;
     contexts->opencl = ctx;
     measure_limits(ctx, opencl_probe_bytes(index), &contexts->opencl_limits);
     return 0;
@@ -310,12 +325,8 @@ pv_context *bench_open_opencl(const bench_config *config)
         cli_fail("no OpenCL device found");
         return NULL;
     }
-    pv_context *ctx = open_opencl_at(config, index);
-    if (ctx && apply_params(config, ctx)) {
-        pv_context_destroy(ctx);
-        return NULL;
-    }
-    return ctx;
+    pv_context *ctx;
+    return open_with_params(config, index, &ctx) ? NULL : ctx;
 }
 
 int bench_open_contexts(const bench_config *config, bench_contexts *contexts)
