@@ -458,6 +458,12 @@ static void search_bp(pv_context *ctx, search_state *s)
         bp_candidates(ctx, s, pv_tune_workload_ndisp(s->w[0]), &list);
         try_configs(ctx, s, &list, SCOPE_MAIN);
     }
+    /* The group height again, on both: the shapes stage 1 preferred by a
+     * few per cent on the large job can cost far more on the small one
+     * (8 rows against 1 cost 1.18x on a Tsukuba-sized job on an H200),
+     * and three heights are three builds, not a dozen. */
+    static const int heights[] = {1, 2, 4, 8};
+    sweep(ctx, s, "BP_WG_Y", heights, 4, SCOPE_ALL);
     static const int small[] = {0, 512, 2048, 8192};
     sweep(ctx, s, "BP_SMALL_LEVEL_PIXELS", small, 4, SCOPE_ALL);
     static const int fused[] = {0, 1}, dir_items[] = {1, 4};

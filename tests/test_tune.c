@@ -580,6 +580,8 @@ static void test_two_workload_search(void **state)
      * levels, so each value changes which levels run in one work-group */
     check_two_workload_search(ctx, "bp", "BP_SMALL_LEVEL_PIXELS", &options);
     check_tuned_output(ctx, "bp");
+    /* the group height's second look, judged on both workloads */
+    check_two_workload_search(ctx, "bp", "BP_WG_Y", &options);
     check_two_workload_search(ctx, "geometry", "GEOM_WG", &options);
     /* a parameter the family's search does not sweep */
     pv_tune_result result;

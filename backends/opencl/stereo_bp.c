@@ -75,7 +75,8 @@ static const char *const kernel_names[K_COUNT] = {
     "bp_smooth_rows",  "bp_smooth_cols",    "bp_data_cost",     "bp_data_pyramid",
     "bp_data_coarsen", "bp_small_levels",   "bp_messages_start", "bp_round",
     "bp_round_inherit", "bp_disparity",      "bp_round_coop",     "bp_round_coop_first",
-    "bp_data_two_levels", "bp_data_halve",   "bp_disparity_coop", "bp_round_coop_readout",
+    "bp_data_second_level", "bp_data_halve", "bp_disparity_coop", "bp_round_coop_readout",
+    "bp_round_coop_fine", "bp_round_coop_first_fine",
 };
 
 static int bp_default(const char *name)
@@ -110,11 +111,11 @@ level_size pv_cl_bp_level_of(const pv_bp_tile *tile, int level)
     return s;
 }
 
-size_t pv_cl_bp_data_offset(const pv_bp_tile *tile, int level, int ndisp)
+size_t pv_cl_bp_data_offset(const pv_bp_job *job, const pv_bp_tile *tile, int level)
 {
     size_t offset = 0;
-    for (int l = 0; l < level; l++)
-        offset += 2 * (size_t)ndisp * pv_cl_bp_level_of(tile, l).plane;
+    for (int l = job->cooperative ? 1 : 0; l < level; l++)
+        offset += 2 * (size_t)job->ndisp * pv_cl_bp_level_of(tile, l).plane;
     return offset;
 }
 
@@ -125,7 +126,7 @@ static void buffer_elements(const pv_bp_job *job, size_t *data, size_t *msgs)
     *data = msgs[0] = msgs[1] = 0;
     for (int t = 0; t < job->tile_count; t++) {
         const pv_bp_tile *tile = &job->tiles[t];
-        size_t pyramid = pv_cl_bp_data_offset(tile, tile->levels, job->ndisp);
+        size_t pyramid = pv_cl_bp_data_offset(job, tile, tile->levels);
         if (pyramid > *data)
             *data = pyramid;
         for (int l = 0; l < 2 && l < tile->levels; l++) {
@@ -302,7 +303,7 @@ static pv_status get_buffers(pv_context *ctx, const pv_image *left, const pv_bp_
     if (status == PV_OK && job->weights)
         status = float_buffer(ctx, "bp.weights", 2 * (size_t)job->radius + 1, &b->weights);
     if (status == PV_OK)
-        status = float_buffer(ctx, "bp.data", data, &b->data);
+        status = float_buffer(ctx, "bp.data", data ? data : 1, &b->data);
     /* messages: f32, or half (cl_half) when the job asks for it */
     const size_t message = job->half_messages ? sizeof(cl_half) : sizeof(cl_float);
     if (status == PV_OK)
@@ -447,9 +448,8 @@ void pv_cl_bp_coarsen_args(kernel_args *a, const pv_bp_job *job, const pv_bp_til
                            const bp_buffers *b, int level, level_size *coarse)
 {
     const level_size fine = pv_cl_bp_level_of(tile, level - 1);
-    const cl_int values[4] = {(cl_int)pv_cl_bp_data_offset(tile, level - 1, job->ndisp),
-                              fine.width, fine.height,
-                              (cl_int)pv_cl_bp_data_offset(tile, level, job->ndisp)};
+    const cl_int values[4] = {(cl_int)pv_cl_bp_data_offset(job, tile, level - 1), fine.width,
+                              fine.height, (cl_int)pv_cl_bp_data_offset(job, tile, level)};
     arg(a, sizeof(cl_mem), &b->data);
     arg_ints(a, values, 4);
     *coarse = pv_cl_bp_level_of(tile, level);

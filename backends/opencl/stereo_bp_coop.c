@@ -4,11 +4,16 @@
  * kernels/stereo_bp_coop.cl, docs/bp-at-scale.md says why they are
  * shaped so).
  *
- * - Data costs: the finest level and the next one in one launch with a
- *   work-item per coarse pixel and disparity (bp_data_two_levels), then a
- *   launch per further level with a work-item per pixel and disparity
- *   (bp_data_halve): every plane written by neighbouring work-items at
- *   neighbouring addresses, no value read back inside a launch.
+ * - Data costs: the finest level's are not stored; every kernel that needs
+ *   them computes them from the images (the *_fine rounds, the last
+ *   round's read-out and bp_disparity_coop), which reads a left pixel and
+ *   a run of a right-image row that neighbouring pixels share instead of
+ *   NDISP floats per pixel, and saves their writing.  The level below is
+ *   made from the images in one launch with a work-item per coarse pixel
+ *   and disparity (bp_data_second_level), then one launch per further
+ *   level with a work-item per pixel and disparity (bp_data_halve): every
+ *   plane written by neighbouring work-items at neighbouring addresses, no
+ *   value read back inside a launch.
  * - Messages: per level, from the coarsest down, one launch per round; the
  *   first (bp_round_coop_first) reads the coarser level's messages itself
  *   (zeros at the coarsest) instead of a launch that copies them down
@@ -46,18 +51,20 @@ static pv_status launch_per_value(pv_context *ctx, bp_plan *plan, int which,
     return status == PV_OK ? pv_cl_launch(ctx, kernel, 3, global, local) : status;
 }
 
-/* The tile's data-cost pyramid: levels 0 and 1 together, then one launch
- * per further level. */
+/* The tile's data-cost pyramid from level 1 on: level 1 from the images,
+ * then one launch per further level. */
 static pv_status coop_data_costs(pv_context *ctx, bp_plan *plan, const pv_image *left,
                                  const pv_bp_job *job, const pv_bp_tile *tile,
                                  const bp_buffers *b)
 {
+    if (tile->levels < 2)
+        return PV_OK;
     const level_size second = pv_cl_bp_level_of(tile, 1);
-    const cl_int with_coarse = tile->levels > 1;
+    const cl_int offset = (cl_int)pv_cl_bp_data_offset(job, tile, 1);
     kernel_args a = {.count = 0};
     pv_cl_bp_cost_args(&a, left, job, tile, b);
-    arg_ints(&a, &with_coarse, 1);
-    pv_status status = launch_per_value(ctx, plan, K_DATA_TWO_LEVELS, &a, second.width,
+    arg_ints(&a, &offset, 1);
+    pv_status status = launch_per_value(ctx, plan, K_DATA_SECOND_LEVEL, &a, second.width,
                                         second.height, job->ndisp);
     for (int level = 2; status == PV_OK && level < tile->levels; level++) {
         level_size coarse;
@@ -69,12 +76,41 @@ static pv_status coop_data_costs(pv_context *ctx, bp_plan *plan, const pv_image 
     return status;
 }
 
+/* The images the finest level's costs come from. */
+static void add_cost_images(kernel_args *a, const pv_bp_job *job, const bp_buffers *b)
+{
+    const cl_mem *const images[2] = {job->weights ? &b->left : &b->raw_left,
+                                     job->weights ? &b->right : &b->raw_right};
+    arg_buffers(a, images, 2);
+}
+
+/* The images, lambda and data_max: the fine_costs fields that the
+ * read-out kernels' other arguments do not give. */
+static void add_cost_source(kernel_args *a, const pv_bp_job *job, const bp_buffers *b)
+{
+    const cl_float costs[2] = {job->lambda, job->data_max};
+    add_cost_images(a, job, b);
+    arg_floats(a, costs, 2);
+}
+
+/* All of fine_costs's fields, in its order. */
+static void add_fine_costs(kernel_args *a, const pv_image *left, const pv_bp_job *job,
+                           const pv_bp_tile *tile, const bp_buffers *b)
+{
+    const cl_int place[4] = {left->width, tile->x, tile->y, job->min_disp};
+    const cl_float costs[2] = {job->lambda, job->data_max};
+    add_cost_images(a, job, b);
+    arg_ints(a, place, 4);
+    arg_floats(a, costs, 2);
+}
+
 /* A level's first round (colour 1), fused with the hand-down of its
  * messages from the coarser level (or their start from zero at the
  * coarsest): one slot of the level's planes, borders included, per
  * coop_lanes work-items. */
-static pv_status coop_first_round(pv_context *ctx, bp_plan *plan, const pv_bp_job *job,
-                                  const pv_bp_tile *tile, const bp_buffers *b, int level)
+static pv_status coop_first_round(pv_context *ctx, bp_plan *plan, const pv_image *left,
+                                  const pv_bp_job *job, const pv_bp_tile *tile,
+                                  const bp_buffers *b, int level)
 {
     const level_size s = pv_cl_bp_level_of(tile, level);
     const cl_int from_coarse = level < tile->levels - 1, rounds = job->iterations;
@@ -85,10 +121,13 @@ static pv_status coop_first_round(pv_context *ctx, bp_plan *plan, const pv_bp_jo
     arg_floats(&a, &disc_max, 1);
     arg_ints(&a, &from_coarse, 1);
     arg_ints(&a, &rounds, 1);
+    const int which = level == 0 ? K_ROUND_COOP_FIRST_FINE : K_ROUND_COOP_FIRST;
+    if (level == 0)
+        add_fine_costs(&a, left, job, tile, b);
     cl_kernel kernel;
-    pv_status status = pv_cl_bp_set_args(ctx, plan, K_ROUND_COOP_FIRST, &a);
+    pv_status status = pv_cl_bp_set_args(ctx, plan, which, &a);
     if (status == PV_OK)
-        status = pv_cl_bp_kernel_of(ctx, plan, K_ROUND_COOP_FIRST, &kernel);
+        status = pv_cl_bp_kernel_of(ctx, plan, which, &kernel);
     const size_t local[2] = {(size_t)plan->coop_pixels, (size_t)plan->coop_lanes};
     const size_t pitch = (size_t)(s.width + 1) / 2 + 2;
     const size_t global[2] = {pitch, ((size_t)s.height + 2) * local[1]};
@@ -111,6 +150,7 @@ static pv_status coop_readout_round(pv_context *ctx, bp_plan *plan, const pv_ima
     arg_floats(&a, &disc_max, 1);
     arg_ints(&a, place, 8);
     arg(&a, sizeof(cl_mem), &b->disparity);
+    add_cost_source(&a, job, b);
     cl_kernel kernel;
     pv_status status = pv_cl_bp_set_args(ctx, plan, K_ROUND_COOP_READOUT, &a);
     if (status == PV_OK)
@@ -121,7 +161,8 @@ static pv_status coop_readout_round(pv_context *ctx, bp_plan *plan, const pv_ima
 
 /* A level's rounds: the first with the hand-down, then the others in
  * groups of coop_pixels pixels x coop_lanes work-items, coop_rows rows a
- * group; their arguments are set once, only the colour changes.  The
+ * group (the finest level's with its costs from the images); their
+ * arguments are set once, only the colour changes.  The
  * finest level's last round (when it is not the first) also writes its
  * pixels' disparities: *read_out receives the colour left for the
  * read-out, -1 (both) when no round did. */
@@ -130,7 +171,7 @@ static pv_status coop_level(pv_context *ctx, bp_plan *plan, const pv_image *left
                             int level, int *read_out)
 {
     const level_size s = pv_cl_bp_level_of(tile, level);
-    pv_status status = coop_first_round(ctx, plan, job, tile, b, level);
+    pv_status status = coop_first_round(ctx, plan, left, job, tile, b, level);
     *read_out = -1;
     if (status != PV_OK || job->iterations < 2)
         return status;
@@ -140,8 +181,11 @@ static pv_status coop_level(pv_context *ctx, bp_plan *plan, const pv_image *left
     add_level_args(&a, job, tile, b, level);
     arg_ints(&a, &colour, 1);
     arg_floats(&a, &disc_max, 1);
-    status = pv_cl_bp_set_args(ctx, plan, K_ROUND_COOP, &a);
-    cl_kernel kernel = plan->kernels[K_ROUND_COOP];
+    const int which = level == 0 ? K_ROUND_COOP_FINE : K_ROUND_COOP;
+    if (level == 0)
+        add_fine_costs(&a, left, job, tile, b);
+    status = pv_cl_bp_set_args(ctx, plan, which, &a);
+    cl_kernel kernel = plan->kernels[which];
     const size_t local[2] = {(size_t)plan->coop_pixels, (size_t)plan->coop_lanes};
     const size_t global[2] = {div_up((size_t)s.width, 2),
                               div_up((size_t)s.height, (size_t)plan->coop_rows) * local[1]};
@@ -173,6 +217,7 @@ static pv_status coop_disparities(pv_context *ctx, bp_plan *plan, const pv_image
     kernel_args a = {.count = 0};
     pv_cl_bp_disparity_args(&a, left, job, tile, b);
     arg_ints(&a, &only_colour, 1);
+    add_cost_source(&a, job, b);
     cl_kernel kernel;
     pv_status status = pv_cl_bp_set_args(ctx, plan, K_DISPARITY_COOP, &a);
     if (status == PV_OK)

@@ -20,10 +20,12 @@ enum {
     K_DISPARITY,
     K_ROUND_COOP,
     K_ROUND_COOP_FIRST,
-    K_DATA_TWO_LEVELS,
+    K_DATA_SECOND_LEVEL,
     K_DATA_HALVE,
     K_DISPARITY_COOP,
     K_ROUND_COOP_READOUT,
+    K_ROUND_COOP_FINE,
+    K_ROUND_COOP_FIRST_FINE,
     K_COUNT
 };
 
@@ -64,11 +66,11 @@ typedef struct level_size {
  * list (so they live as long as it does); buffers and local sizes point
  * at the caller's. */
 typedef struct kernel_args {
-    pv_cl_kernel_arg item[16];
+    pv_cl_kernel_arg item[24];
     union {
         cl_int i;
         cl_float f;
-    } scalar[16];
+    } scalar[24];
     int count;
 } kernel_args;
 
@@ -105,9 +107,11 @@ static inline size_t div_up(size_t n, size_t d)
     return (n + d - 1) / d;
 }
 
-/* Size of a tile's level, and the offset of its data costs in the pyramid. */
+/* Size of a tile's level, and the offset of its data costs in the pyramid
+ * (the cooperative update's pyramid starts at level 1: its rounds compute
+ * the finest level's costs from the images; its level 0 is at 0, unused). */
 level_size pv_cl_bp_level_of(const pv_bp_tile *tile, int level);
-size_t pv_cl_bp_data_offset(const pv_bp_tile *tile, int level, int ndisp);
+size_t pv_cl_bp_data_offset(const pv_bp_job *job, const pv_bp_tile *tile, int level);
 
 /* Kernel `which` of the plan (looked up on first use in the call); its
  * arguments set; launched with them over gx x gy in the plan's groups. */
@@ -123,8 +127,7 @@ static inline void add_level_args(kernel_args *a, const pv_bp_job *job, const pv
 {
     const level_size s = pv_cl_bp_level_of(tile, level);
     const cl_mem *const buffers[2] = {&b->msgs[level & 1], &b->data};
-    const cl_int place[3] = {(cl_int)pv_cl_bp_data_offset(tile, level, job->ndisp), s.width,
-                             s.height};
+    const cl_int place[3] = {(cl_int)pv_cl_bp_data_offset(job, tile, level), s.width, s.height};
     arg_buffers(a, buffers, 2);
     arg_ints(a, place, 3);
 }

@@ -149,6 +149,34 @@ float pixel_cost(__global const cost_input_t *right, int row, int width, int xa,
     return lambda * diff;
 }
 
+/* The finest level's costs computed where they are used instead of read
+ * from the pyramid (the cooperative update stores no finest level): the
+ * images, the image's width, the tile's place, the range's start, lambda
+ * and data_max.  A pixel's costs then cost one left pixel and a run of
+ * the right image's row, which neighbouring pixels share in the caches,
+ * instead of NDISP floats of the pyramid each; the values are
+ * pixel_cost's, the ones bp_data_cost stores. */
+typedef struct fine_costs {
+    __global const cost_input_t *left, *right;
+    int image_width, tile_x, tile_y, min_disp;
+    float lambda, data_max;
+} fine_costs;
+
+/* The left pixel of tile pixel (x, y) and its image row's start. */
+float fine_value(const fine_costs *f, int x, int y, int *xa, int *row)
+{
+    *xa = f->tile_x + x;
+    *row = (f->tile_y + y) * f->image_width;
+    return convert_float(f->left[*row + *xa]);
+}
+
+/* Cost at disparity index d of the pixel of fine_value. */
+float fine_cost(const fine_costs *f, int xa, int row, float value, int d)
+{
+    return pixel_cost(f->right, row, f->image_width, xa, value, f->min_disp + d, f->lambda,
+                      f->data_max);
+}
+
 /* Finest level of a tile at (tile_x, tile_y) of an image `width` wide. */
 __kernel void bp_data_cost(__global const cost_input_t *left, __global const cost_input_t *right,
                            int width, int tile_x, int tile_y, int tile_width, int tile_height,
@@ -456,9 +484,10 @@ __kernel void bp_small_levels(__global msg_t *msgs0, __global msg_t *msgs1,
 /* ------------------------------------------------------------- disparities */
 
 /* argmin over d of data + the four incoming messages of pixel (x, y)
- * (ties: the smaller d). */
-int best_index(__global const msg_t *msgs, __global const float *data, level_geometry g, int x,
-               int y)
+ * (ties: the smaller d); the data costs from the pyramid, or with `fine`
+ * (the finest level of the cooperative update) from the images. */
+int best_index(__global const msg_t *msgs, __global const float *data, const fine_costs *fine,
+               level_geometry g, int x, int y)
 {
     const int colour = (x + y) & 1, other = colour ^ 1;
     __global const float *cost = data + colour * NDISP * g.plane + slot_of(g, x, y);
@@ -470,6 +499,8 @@ int best_index(__global const msg_t *msgs, __global const float *data, level_geo
         msgs + (DIR_RIGHT * 2 + other) * NDISP * g.plane + (y + 1) * g.pitch + ((x + 1) >> 1);
     __global const msg_t *from_right =
         msgs + (DIR_LEFT * 2 + other) * NDISP * g.plane + (y + 1) * g.pitch + ((x + 1) >> 1) + 1;
+    int xa = 0, row = 0;
+    const float value = fine ? fine_value(fine, x, y, &xa, &row) : 0.0f;
     int best = 0;
     float best_value = INFINITY;
     /* unrolled so that several disparities' loads are in flight at once;
@@ -477,7 +508,8 @@ int best_index(__global const msg_t *msgs, __global const float *data, level_geo
 #pragma unroll 8
     for (int d = 0; d < NDISP; d++) {
         const int i = d * g.plane;
-        const float v = cost[i] + load_msg(from_up, i) + load_msg(from_down, i) +
+        const float data_cost = fine ? fine_cost(fine, xa, row, value, d) : cost[i];
+        const float v = data_cost + load_msg(from_up, i) + load_msg(from_down, i) +
                         load_msg(from_left, i) + load_msg(from_right, i);
         if (v < best_value) {
             best_value = v;
@@ -497,7 +529,7 @@ __kernel void bp_disparity(__global const msg_t *msgs, __global const float *dat
     const int x = out_x + get_global_id(0), y = out_y + get_global_id(1);
     if (get_global_id(0) >= out_width || get_global_id(1) >= out_height)
         return;
-    const int best = best_index(msgs, data, geometry_of(width, height), x, y);
+    const int best = best_index(msgs, data, 0, geometry_of(width, height), x, y);
     disparity[(tile_y + y) * image_width + tile_x + x] = (float)(min_disp + best);
 }
 

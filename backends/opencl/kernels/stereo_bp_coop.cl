@@ -85,8 +85,8 @@ void coop_scan(float *ends, float *lows, float *carries, int forward, __local fl
     *buffer ^= 1;
 }
 
-/* The lane's inputs of a pixel: in[0] the data costs (stride `plane`),
- * in[1 .. 4] the incoming vectors from up, down, left and right (stride
+/* The lane's inputs of a pixel: in[0] the data costs (stride `plane`; from
+ * the images with `fine`, for tile pixel (x, y)), in[1 .. 4] the incoming vectors from up, down, left and right (stride
  * `in_plane`: the coarser level's, when they are read straight from it);
  * a vector whose bit in `present` (bit dir: the vector from the neighbour
  * in direction dir) is clear is read as zeros without touching memory.
@@ -94,14 +94,16 @@ void coop_scan(float *ends, float *lows, float *carries, int forward, __local fl
 void coop_load(__global const float *cost, int plane, __global const msg_t *from_up,
                __global const msg_t *from_down, __global const msg_t *from_left,
                __global const msg_t *from_right, int in_plane, int present, int lane,
-               int active, float in[5][COOP_VALUES])
+               int active, const fine_costs *fine, int x, int y, float in[5][COOP_VALUES])
 {
+    int xa = 0, row = 0;
+    const float value = fine && active ? fine_value(fine, x, y, &xa, &row) : 0.0f;
 #pragma unroll
     for (int k = 0; k < COOP_VALUES; k++) {
         const int d = lane * COOP_VALUES + k;
         if (active && d < NDISP) {
             const int i = d * in_plane;
-            in[0][k] = cost[d * plane];
+            in[0][k] = fine ? fine_cost(fine, xa, row, value, d) : cost[d * plane];
             in[1][k] = (present >> DIR_UP) & 1 ? load_msg(from_up, i) : 0.0f;
             in[2][k] = (present >> DIR_DOWN) & 1 ? load_msg(from_down, i) : 0.0f;
             in[3][k] = (present >> DIR_LEFT) & 1 ? load_msg(from_left, i) : 0.0f;
@@ -185,7 +187,8 @@ void coop_send_four(__global msg_t *msgs, level_geometry g, int colour, int own,
  * after the first (the other colour's messages of the level); whether the
  * pixel is in the level is returned. */
 int coop_load_pixel(__global const msg_t *msgs, __global const float *cost, level_geometry g,
-                    int colour, int j, int y, int lane, float in[5][COOP_VALUES])
+                    int colour, int j, int y, int lane, const fine_costs *fine,
+                    float in[5][COOP_VALUES])
 {
     const int x = 2 * j + ((y + colour) & 1);
     const int active = x < g.width && y < g.height;
@@ -201,7 +204,7 @@ int coop_load_pixel(__global const msg_t *msgs, __global const float *cost, leve
     __global const msg_t *from_right =
         msgs + message_plane_offset(g, DIR_LEFT, other) + (row + 1) * g.pitch + (active ? ((x + 1) >> 1) + 1 : 0);
     coop_load(cost + own, g.plane, from_up, from_down, from_left, from_right, g.plane, 15, lane,
-              active, in);
+              active, fine, x, y, in);
     return active;
 }
 
@@ -294,14 +297,14 @@ int coop_best(float in[5][COOP_VALUES], int lane, int active, __local float *xs,
  * colour's pixels. */
 void coop_round(__global msg_t *msgs, __global const float *data, int data_offset_, int width,
                 int height, int colour, float disc_max, __local float *xs,
-                const coop_readout *out)
+                const fine_costs *fine, const coop_readout *out)
 {
     const int p = get_local_id(0), lane = get_local_id(1);
     const int j = get_global_id(0), first_row = get_group_id(1) * COOP_ROWS;
     const level_geometry g = geometry_of(width, height);
     __global const float *cost = data + data_offset_ + colour * NDISP * g.plane;
     float in[5][COOP_VALUES];
-    int active = coop_load_pixel(msgs, cost, g, colour, j, first_row, lane, in);
+    int active = coop_load_pixel(msgs, cost, g, colour, j, first_row, lane, fine, in);
     for (int r = 0; r < COOP_ROWS; r++) {
         const int y = first_row + r, x = 2 * j + ((y + colour) & 1);
         float h[4][COOP_VALUES];
@@ -316,7 +319,7 @@ void coop_round(__global msg_t *msgs, __global const float *data, int data_offse
         const int sends = active ? sent_mask(x, y, width, height) : 0;
         const int own = active ? slot_of(g, x, y) : 0;
         if (r + 1 < COOP_ROWS)
-            active = coop_load_pixel(msgs, cost, g, colour, j, y + 1, lane, in);
+            active = coop_load_pixel(msgs, cost, g, colour, j, y + 1, lane, fine, in);
         coop_send_four(msgs, g, colour, own, sends, h, disc_max, xs, lane, p);
     }
 }
@@ -328,21 +331,39 @@ void bp_round_coop(__global msg_t *msgs, __global const float *data, int data_of
                    int height, int colour, float disc_max)
 {
     __local float xs[2 * 2 * 4 * COOP_LANES * COOP_PIXELS];
-    coop_round(msgs, data, data_offset_, width, height, colour, disc_max, xs, 0);
+    coop_round(msgs, data, data_offset_, width, height, colour, disc_max, xs, 0, 0);
 }
 
-/* bp_round_coop with the disparities of the pixels it updates
- * (coop_readout's fields as arguments). */
+/* bp_round_coop at the finest level: the data costs from the images (the
+ * fine_costs fields as arguments; `data` is not read). */
+__kernel __attribute__((reqd_work_group_size(COOP_PIXELS, COOP_LANES, 1)))
+void bp_round_coop_fine(__global msg_t *msgs, __global const float *data, int data_offset_,
+                        int width, int height, int colour, float disc_max,
+                        __global const cost_input_t *left, __global const cost_input_t *right,
+                        int image_width, int tile_x, int tile_y, int min_disp, float lambda,
+                        float data_max)
+{
+    __local float xs[2 * 2 * 4 * COOP_LANES * COOP_PIXELS];
+    const fine_costs fine = {left, right, image_width, tile_x, tile_y, min_disp, lambda, data_max};
+    coop_round(msgs, data, data_offset_, width, height, colour, disc_max, xs, &fine, 0);
+}
+
+/* bp_round_coop_fine with the disparities of the pixels it updates
+ * (coop_readout's fields as arguments, then the images, lambda and
+ * data_max). */
 __kernel __attribute__((reqd_work_group_size(COOP_PIXELS, COOP_LANES, 1)))
 void bp_round_coop_readout(__global msg_t *msgs, __global const float *data, int data_offset_,
                            int width, int height, int colour, float disc_max, int out_x,
                            int out_y, int out_width, int out_height, int tile_x, int tile_y,
-                           int image_width, int min_disp, __global float *disparity)
+                           int image_width, int min_disp, __global float *disparity,
+                           __global const cost_input_t *left, __global const cost_input_t *right,
+                           float lambda, float data_max)
 {
     __local float xs[2 * 2 * 4 * COOP_LANES * COOP_PIXELS];
     const coop_readout out = {out_x, out_y, out_width, out_height, tile_x, tile_y, image_width,
                               min_disp, disparity};
-    coop_round(msgs, data, data_offset_, width, height, colour, disc_max, xs, &out);
+    const fine_costs fine = {left, right, image_width, tile_x, tile_y, min_disp, lambda, data_max};
+    coop_round(msgs, data, data_offset_, width, height, colour, disc_max, xs, &fine, &out);
 }
 
 /* The lane's disparities of slot (column, row) of colour c, in the
@@ -387,13 +408,12 @@ void coop_inherit(__global const msg_t *coarse, level_geometry cg, __global msg_
  * One slot (column, row) per COOP_LANES work-items over all of the
  * level's planes: global size (pitch rounded up to COOP_PIXELS) x
  * ((height + 2) * COOP_LANES); column = get_global_id(0), row =
- * get_group_id(1). */
-__kernel __attribute__((reqd_work_group_size(COOP_PIXELS, COOP_LANES, 1)))
-void bp_round_coop_first(__global const msg_t *coarse, __global msg_t *msgs,
-                         __global const float *data, int data_offset_, int width, int height,
-                         float disc_max, int from_coarse, int rounds)
+ * get_group_id(1).  With `fine` (the finest level) the data costs come
+ * from the images. */
+void coop_first(__global const msg_t *coarse, __global msg_t *msgs, __global const float *data,
+                int data_offset_, int width, int height, float disc_max, int from_coarse,
+                int rounds, const fine_costs *fine, __local float *xs)
 {
-    __local float xs[2 * 2 * 4 * COOP_LANES * COOP_PIXELS];
     const int p = get_local_id(0), lane = get_local_id(1);
     const level_geometry g = geometry_of(width, height), cg = coarser(g);
     const int column = get_global_id(0), row = get_group_id(1);
@@ -409,7 +429,8 @@ void bp_round_coop_first(__global const msg_t *coarse, __global msg_t *msgs,
               inherited(coarse, cg, g, DIR_DOWN, x, y - 1),
               inherited(coarse, cg, g, DIR_UP, x, y + 1),
               inherited(coarse, cg, g, DIR_RIGHT, x - 1, y),
-              inherited(coarse, cg, g, DIR_LEFT, x + 1, y), cg.plane, present, lane, active, in);
+              inherited(coarse, cg, g, DIR_LEFT, x + 1, y), cg.plane, present, lane, active, fine,
+              x, y, in);
     coop_combine(in, lane, active, h);
     coop_send_four(msgs, g, 1, own, sends, h, disc_max, xs, lane, p);
     if (!in_planes)
@@ -421,20 +442,45 @@ void bp_round_coop_first(__global const msg_t *coarse, __global msg_t *msgs,
     coop_inherit(coarse, cg, msgs, g, column, row, 0, from_coarse, 15 & ~later, lane);
 }
 
+__kernel __attribute__((reqd_work_group_size(COOP_PIXELS, COOP_LANES, 1)))
+void bp_round_coop_first(__global const msg_t *coarse, __global msg_t *msgs,
+                         __global const float *data, int data_offset_, int width, int height,
+                         float disc_max, int from_coarse, int rounds)
+{
+    __local float xs[2 * 2 * 4 * COOP_LANES * COOP_PIXELS];
+    coop_first(coarse, msgs, data, data_offset_, width, height, disc_max, from_coarse, rounds, 0,
+               xs);
+}
+
+/* bp_round_coop_first at the finest level (the fine_costs fields as
+ * arguments; `data` is not read). */
+__kernel __attribute__((reqd_work_group_size(COOP_PIXELS, COOP_LANES, 1)))
+void bp_round_coop_first_fine(__global const msg_t *coarse, __global msg_t *msgs,
+                              __global const float *data, int data_offset_, int width,
+                              int height, float disc_max, int from_coarse, int rounds,
+                              __global const cost_input_t *left,
+                              __global const cost_input_t *right, int image_width, int tile_x,
+                              int tile_y, int min_disp, float lambda, float data_max)
+{
+    __local float xs[2 * 2 * 4 * COOP_LANES * COOP_PIXELS];
+    const fine_costs fine = {left, right, image_width, tile_x, tile_y, min_disp, lambda, data_max};
+    coop_first(coarse, msgs, data, data_offset_, width, height, disc_max, from_coarse, rounds,
+               &fine, xs);
+}
+
 /* ---------------------------------------------- data costs, one value each */
 
-/* The finest level and the next coarser one of a tile: one work-item per
- * pixel (cx, cy) of the coarser level and disparity d (get_global_id(2)):
- * the costs of its up to four children (bp_data_cost's values), stored,
- * and their sum in coarsen_value's order (the same float additions of the
- * same values), stored when the tile has that level (with_coarse).  The
- * work-items of neighbouring cx write neighbouring addresses of every
- * plane they touch, and nothing is read back. */
-__kernel void bp_data_two_levels(__global const cost_input_t *left,
-                                 __global const cost_input_t *right, int width, int tile_x,
-                                 int tile_y, int tile_width, int tile_height, int min_disp,
-                                 float lambda, float data_max, __global float *data,
-                                 int with_coarse)
+/* The level below the finest of a tile (the finest is not stored: the
+ * rounds compute its costs, fine_costs): one work-item per pixel (cx, cy)
+ * and disparity d (get_global_id(2)), the sum of its up to four
+ * children's bp_data_cost values in coarsen_value's order (the same float
+ * additions of the same values).  The work-items of neighbouring cx write
+ * neighbouring addresses, and nothing is read back. */
+__kernel void bp_data_second_level(__global const cost_input_t *left,
+                                   __global const cost_input_t *right, int width, int tile_x,
+                                   int tile_y, int tile_width, int tile_height, int min_disp,
+                                   float lambda, float data_max, __global float *data,
+                                   int coarse_offset)
 {
     const int cx = get_global_id(0), cy = get_global_id(1), d = get_global_id(2);
     const level_geometry fg = geometry_of(tile_width, tile_height), cg = coarser(fg);
@@ -446,14 +492,10 @@ __kernel void bp_data_two_levels(__global const cost_input_t *left,
         if (fx >= fg.width || fy >= fg.height)
             continue;
         const int xa = tile_x + fx, row = (tile_y + fy) * width;
-        const float cost = pixel_cost(right, row, width, xa, convert_float(left[row + xa]),
-                                      min_disp + d, lambda, data_max);
-        data[(((fx + fy) & 1) * NDISP + d) * fg.plane + slot_of(fg, fx, fy)] = cost;
-        acc += cost;
+        acc += pixel_cost(right, row, width, xa, convert_float(left[row + xa]), min_disp + d,
+                          lambda, data_max);
     }
-    if (with_coarse)
-        data[2 * NDISP * fg.plane + (((cx + cy) & 1) * NDISP + d) * cg.plane +
-             slot_of(cg, cx, cy)] = acc;
+    data[coarse_offset + (((cx + cy) & 1) * NDISP + d) * cg.plane + slot_of(cg, cx, cy)] = acc;
 }
 
 /* One coarser level from the level above it: one work-item per coarse
@@ -471,7 +513,9 @@ __kernel void bp_data_halve(__global float *data, int fine_offset, int fine_widt
 
 /* The disparities of the tile's output rectangle (out_x, out_y: relative
  * to the tile), as f32 into an image-wide buffer: one work-item per pixel
- * running best_index (the lowest disparity among the smallest beliefs),
+ * running best_index (the lowest disparity among the smallest beliefs;
+ * the data costs from the images, then lambda and data_max, `data` not
+ * read),
  * laid out by colour: global row 2 r + c is output row r, colour c, and
  * work-item j of it takes pixel x = 2 j + parity from out_x / 2 on, so
  * that consecutive work-items read consecutive slots of the colour's
@@ -483,7 +527,9 @@ __kernel void bp_data_halve(__global float *data, int fine_offset, int fine_widt
 __kernel void bp_disparity_coop(__global const msg_t *msgs, __global const float *data, int width,
                                 int height, int out_x, int out_y, int out_width, int out_height,
                                 int tile_x, int tile_y, int image_width, int min_disp,
-                                __global float *disparity, int only_colour)
+                                __global float *disparity, int only_colour,
+                                __global const cost_input_t *left,
+                                __global const cost_input_t *right, float lambda, float data_max)
 {
     const int both = only_colour < 0;
     const int r = both ? (int)get_global_id(1) >> 1 : (int)get_global_id(1);
@@ -492,6 +538,7 @@ __kernel void bp_disparity_coop(__global const msg_t *msgs, __global const float
     const int x = 2 * ((out_x >> 1) + (int)get_global_id(0)) + ((y + colour) & 1);
     if (r >= out_height || x < out_x || x >= out_x + out_width)
         return;
-    const int best = best_index(msgs, data, geometry_of(width, height), x, y);
+    const fine_costs fine = {left, right, image_width, tile_x, tile_y, min_disp, lambda, data_max};
+    const int best = best_index(msgs, data, &fine, geometry_of(width, height), x, y);
     disparity[(tile_y + y) * image_width + tile_x + x] = (float)(min_disp + best);
 }
