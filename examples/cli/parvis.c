@@ -15,6 +15,7 @@ static const char usage[] =
     "  stereo LEFT RIGHT ... --method bp --ndisp N [--levels L] [--iterations I]\n"
     "         [--lambda F] [--data-max F] [--disc-max F] [--sigma F] [--tile WxH]\n"
     "         [--tile-padding P] [--message-update serial|cooperative]\n"
+    "         [--message-precision f32|f16]\n"
     "         [--devices all|LIST]\n"
     "                          hierarchical belief propagation (disc-max ndisp/7.5 suits\n"
     "                          wide ranges); --devices spreads the tiles over devices\n"

@@ -36,14 +36,16 @@ def test_stereo_sad_equals_cli(cpu, tmp_path, scene):
     np.testing.assert_array_equal(ours, parvis.imread(out, np.float32))
 
 
-@pytest.mark.parametrize("update", ["serial", "cooperative"])
-def test_stereo_bp_equals_cli(cpu, tmp_path, update):
+@pytest.mark.parametrize("update,precision", [("serial", "f32"), ("cooperative", "f32"),
+                                              ("cooperative", "f16")])
+def test_stereo_bp_equals_cli(cpu, tmp_path, update, precision):
     left, right = STEREO / "tsukuba" / "left.pgm", STEREO / "tsukuba" / "right.pgm"
     out = tmp_path / "bp.pfm"
     run_cli("stereo", left, right, "-o", out, "--method", "bp", "--ndisp", 16,
-            "--iterations", 5, "--levels", 4, "--message-update", update)
+            "--iterations", 5, "--levels", 4, "--message-update", update,
+            "--message-precision", precision)
     ours = cpu.stereo_bp(parvis.imread(left), parvis.imread(right), 16, iterations=5, levels=4,
-                         message_update=update)
+                         message_update=update, message_precision=precision)
     np.testing.assert_array_equal(ours, parvis.imread(out, np.float32))
 
 
