@@ -35,6 +35,8 @@ typedef struct bench_config {
     const char *ab_param;     /* --ab-param: side B of an A/B comparison ("FAMILY.NAME=VALUE[,...]"
                                  or "@FILE"; bench_ab.c), or NULL for a plain run */
     int ab_rounds;            /* --ab-rounds: rounds of the A/B comparison */
+    float min_time_ms;        /* --min-time: an OpenCL series goes on past `runs` until its
+                                 end-to-end times add up to this (0: exactly `runs`) */
 } bench_config;
 
 /* Every timed run of one backend on one row (the first BENCH_MAX_SAMPLES). */

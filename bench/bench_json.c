@@ -129,6 +129,9 @@ static void json_header(FILE *out, const bench_contexts *contexts, const bench_c
     fprintf(out, "  \"cpu_runs\": %d,\n  \"cpu_warmup\": %d,\n",
             config->cpu_runs > 0 ? config->cpu_runs : config->runs,
             config->cpu_warmup >= 0 ? config->cpu_warmup : config->warmup);
+    fprintf(out, "  \"min_time_ms\": ");
+    cli_json_number(out, (double)config->min_time_ms);
+    fprintf(out, ",\n");
 }
 
 static void json_backend(FILE *out, const char *name, double total, double kernel, double upload,

@@ -49,8 +49,13 @@ pv_status bench_time_series(const bench_config *config, pv_context *ctx, bench_r
     bench_series local;
     bench_series *s = series ? series : &local;
     int runs = bench_runs_for(config, ctx);
+    /* --min-time: a row of a fraction of a millisecond gets more samples,
+     * up to what a series holds, so that its median is as steady as a
+     * long row's; the CPU backend keeps its --cpu-runs */
+    const double min_time = on_cpu(ctx) ? 0.0 : (double)config->min_time_ms;
+    double timed = 0.0;
     s->count = 0;
-    for (int i = 0; i < runs; i++) {
+    for (int i = 0; i < BENCH_MAX_SAMPLES && (i < runs || timed < min_time); i++) {
         pv_status status = run(ctx, user);
         if (status != PV_OK)
             return status;
@@ -61,6 +66,7 @@ pv_status bench_time_series(const bench_config *config, pv_context *ctx, bench_r
         s->upload_ms[i] = timing.upload_ms;
         s->download_ms[i] = timing.download_ms;
         s->count = i + 1;
+        timed += timing.total_ms > 0.0 ? timing.total_ms : 0.0;
     }
     bench_series_medians(s, result);
     return PV_OK;

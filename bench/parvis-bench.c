@@ -91,6 +91,11 @@ static int parse_options(int argc, char **argv, bench_config *config, bench_opti
         {.name = "--runs", .kind = CLI_INT, .field = &config->runs, .min = 1,
          .max = BENCH_MAX_SAMPLES, .value_name = "N",
          .help = "timed runs per backend, the median reported (quick suite: 3)"},
+        {.name = "--min-time", .kind = CLI_FLOAT, .field = &config->min_time_ms, .min = 0,
+         .max = 60000, .value_name = "MS",
+         .help = "an OpenCL row goes on past --runs until its timed runs add up to MS ms "
+                 "end to end (at most 100 runs; default 0: exactly --runs), so that rows of a "
+                 "fraction of a millisecond get as steady a median as long ones"},
         {.name = "--warmup", .kind = CLI_INT, .field = &config->warmup, .min = 0, .max = 100000,
          .value_name = "N", .help = "untimed runs first (quick suite: 1)"},
         {.name = "--cpu-runs", .kind = CLI_INT, .field = &config->cpu_runs, .min = 1,

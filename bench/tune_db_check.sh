@@ -29,7 +29,9 @@
 #      noise) -> OUTDIR/ratios.txt
 #   4. the local tune as a database entry -> OUTDIR/<vendor>-<device>.txt,
 #      to be committed as lib/tune_db/<that name> (docs/tuning.md)
-# BENCH_ARGS (default: --full --runs 5 --warmup 2) selects the bench rows,
+# BENCH_ARGS (default: --full --runs 5 --warmup 2 --min-time 20) selects the
+# bench rows (--min-time: rows of a fraction of a millisecond take more runs,
+# whose medians are then as steady as the long rows'),
 # TUNE_ARGS (default: none) adds options to `parvis tune` (its default
 # --budget of 120 s is the target; TUNE_ARGS="--budget 0" searches every
 # candidate, for an entry measured without a clock), ROUNDS the number of
@@ -47,7 +49,7 @@ python=${PYTHON:-python3}
 ab=${AB:-1}
 case "$ab" in 0|1) ;; *) echo "tune_db_check: AB must be 0 or 1" >&2; exit 1 ;; esac
 if [ "$ab" = 1 ]; then rounds=${ROUNDS:-5}; else rounds=${ROUNDS:-3}; fi
-read -r -a bench_args <<< "${BENCH_ARGS:---full --runs 5 --warmup 2}"
+read -r -a bench_args <<< "${BENCH_ARGS:---full --runs 5 --warmup 2 --min-time 20}"
 read -r -a tune_args <<< "${TUNE_ARGS:-}"
 read -r -a bench_wrap <<< "${BENCH_WRAP:-}"
 for tool in "$parvis" "$bench"; do

@@ -61,6 +61,7 @@ runs = need(doc, "runs", int, "top")
 need(doc, "warmup", int, "top")
 cpu_runs = need(doc, "cpu_runs", int, "top")
 need(doc, "cpu_warmup", int, "top")
+assert need(doc, "min_time_ms", number, "top") == 0
 all_passed = need(doc, "all_passed", bool, "top")
 results = need(doc, "results", list, "top")
 assert results, "no results"
@@ -157,4 +158,31 @@ for r in doc["results"]:
         assert len(r["opencl"]["samples"]) == 3, (r["case"], len(r["opencl"]["samples"]))
 print("--cpu-runs: %d rows, 1 CPU sample and 3 OpenCL samples each" % len(doc["results"]))
 EOF
+
+# --min-time: an OpenCL series goes on past --runs until its end-to-end
+# times add up to the minimum (or the series holds 100 samples); the CPU
+# backend keeps its runs.  A negative minimum is refused before any run.
+./parvis-bench --case venus-paper --runs 2 --warmup 0 --min-time 400 \
+    --data "$srcdir/tests/data" --json "$out/min-time.json" > "$out/min-time.txt" 2>&1 ||
+    fail "parvis-bench --min-time exited $?"
+"$PYTHON" - "$out/min-time.json" <<'EOF' || fail "--min-time JSON"
+import json, sys
+doc = json.load(open(sys.argv[1]))
+assert doc["min_time_ms"] == 400 and doc["runs"] == 2, (doc["min_time_ms"], doc["runs"])
+rows = [r for r in doc["results"] if r["opencl"] is not None]
+assert rows, "no OpenCL rows"
+for r in doc["results"]:
+    assert len(r["cpu"]["samples"]) == 2, (r["case"], len(r["cpu"]["samples"]))
+for r in rows:
+    samples = [s["total_ms"] for s in r["opencl"]["samples"]]
+    assert len(samples) >= 2, (r["case"], len(samples))
+    # enough time or a full series, and no run past the minimum
+    assert sum(samples) >= 400 or len(samples) == 100, (r["case"], sum(samples), len(samples))
+    assert len(samples) == 2 or sum(samples[:-1]) < 400, (r["case"], samples)
+print("--min-time: %d OpenCL rows, samples %s" % (len(rows), [len(r["opencl"]["samples"]) for r in rows]))
+EOF
+./parvis-bench --case venus-paper --min-time -1 > "$out/min-time-bad.txt" 2>&1
+status=$?
+[ "$status" != 0 ] || fail "--min-time -1 exited 0"
+grep -q -- "--min-time" "$out/min-time-bad.txt" || fail "--min-time -1: no message naming the option"
 echo "PASS"
