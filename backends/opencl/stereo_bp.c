@@ -458,12 +458,10 @@ void pv_cl_bp_coarsen_args(kernel_args *a, const pv_bp_job *job, const pv_bp_til
 void pv_cl_bp_cost_args(kernel_args *a, const pv_image *left, const pv_bp_job *job,
                         const pv_bp_tile *tile, const bp_buffers *b)
 {
-    const cl_mem *const images[2] = {job->weights ? &b->left : &b->raw_left,
-                                     job->weights ? &b->right : &b->raw_right};
     const cl_int place[6] = {left->width, tile->x, tile->y, tile->width, tile->height,
                              job->min_disp};
     const cl_float costs[2] = {job->lambda, job->data_max};
-    arg_buffers(a, images, 2);
+    add_cost_images(a, job, b);
     arg_ints(a, place, 6);
     arg_floats(a, costs, 2);
     arg(a, sizeof(cl_mem), &b->data);

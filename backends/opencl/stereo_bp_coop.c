@@ -76,14 +76,6 @@ static pv_status coop_data_costs(pv_context *ctx, bp_plan *plan, const pv_image 
     return status;
 }
 
-/* The images the finest level's costs come from. */
-static void add_cost_images(kernel_args *a, const pv_bp_job *job, const bp_buffers *b)
-{
-    const cl_mem *const images[2] = {job->weights ? &b->left : &b->raw_left,
-                                     job->weights ? &b->right : &b->raw_right};
-    arg_buffers(a, images, 2);
-}
-
 /* The images, lambda and data_max: the fine_costs fields that the
  * read-out kernels' other arguments do not give. */
 static void add_cost_source(kernel_args *a, const pv_bp_job *job, const bp_buffers *b)

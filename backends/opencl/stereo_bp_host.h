@@ -132,6 +132,15 @@ static inline void add_level_args(kernel_args *a, const pv_bp_job *job, const pv
     arg_ints(a, place, 3);
 }
 
+/* The images the finest level's costs come from: the smoothed f32 pair,
+ * or the caller's pixels when the job does not smooth. */
+static inline void add_cost_images(kernel_args *a, const pv_bp_job *job, const bp_buffers *b)
+{
+    const cl_mem *const images[2] = {job->weights ? &b->left : &b->raw_left,
+                                     job->weights ? &b->right : &b->raw_right};
+    arg_buffers(a, images, 2);
+}
+
 /* The arguments that build the data costs of `level` from the level above
  * it (bp_data_coarsen, bp_data_halve); *coarse: that level's size. */
 void pv_cl_bp_coarsen_args(kernel_args *a, const pv_bp_job *job, const pv_bp_tile *tile,
