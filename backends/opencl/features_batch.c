@@ -79,7 +79,6 @@ typedef struct chunk_work {
     int n;
     cl_event counted;      /* its totals are in the set's stage */
     cl_event downloaded;   /* its results are in the set's stage (when pending) */
-    cl_event arrived[MAX_BATCH_CHUNK]; /* image i's results are (read image by image) */
     int pending;
     cl_uint counts[2 * MAX_BATCH_CHUNK];
     char done[MAX_BATCH_CHUNK]; /* the image's lists were long enough */
@@ -96,9 +95,6 @@ static pv_status wait_event(pv_context *ctx, cl_event *event)
 
 static void release_events(chunk_work *work)
 {
-    for (int i = 0; i < work->n; i++)
-        if (work->arrived[i])
-            clReleaseEvent(work->arrived[i]);
     if (work->counted)
         clReleaseEvent(work->counted);
     if (work->downloaded)
@@ -144,8 +140,7 @@ static pv_status enqueue_result_reads(pv_context *ctx, cl_sift_plan *plan, chunk
 {
     cl_command_queue main_queue = pv_cl_use_queue(ctx, plan->transfer);
     pv_status status = pv_cl_sift_download_chunk_begin(ctx, work->set, work->n, found,
-                                                       work->done, work->raws, work->arrived,
-                                                       &work->pending);
+                                                       work->done, work->raws, &work->pending);
     if (status == PV_OK && work->pending)
         status = pv_cl_marker(ctx, &work->downloaded);
     if (status == PV_OK)
@@ -179,15 +174,9 @@ static pv_status settle_chunk(pv_context *ctx, cl_sift_plan *plan, chunk_work *w
  * one by one on the plan's buffers (which waits for the whole queue). */
 static pv_status collect_chunk(pv_context *ctx, cl_sift_plan *plan, chunk_work *work)
 {
-    /* Read image by image, each is copied out as it arrives; else all at
-     * once. */
-    int by_image = 0;
-    for (int i = 0; i < work->n; i++)
-        by_image |= work->arrived[i] != NULL;
-    pv_status status = work->pending && !by_image ? wait_event(ctx, &work->downloaded) : PV_OK;
+    pv_status status = work->pending ? wait_event(ctx, &work->downloaded) : PV_OK;
     if (status == PV_OK && work->pending)
-        status = pv_cl_sift_download_chunk_end(ctx, work->set, work->n, work->done, work->raws,
-                                               work->arrived);
+        pv_cl_sift_download_chunk_end(work->set, work->n, work->done, work->raws);
     for (int i = 0; i < work->n && status == PV_OK; i++)
         if (!work->done[i])
             status = pv_cl_sift_detect_on_device(ctx, plan, &work->images[i], &work->raws[i]);

@@ -182,18 +182,16 @@ pv_status pv_cl_sift_download(pv_context *ctx, cl_sift_plan *plan, int image, cl
  * raws[i] for counts[i] keypoints for every i < n with done[i] set and,
  * when they fit the stage, only enqueues their reads into it on the
  * current queue (one rectangular read per array, or one read per image
- * and array when a rectangle's padding would cost more bytes; then
- * arrived[i] is the event of image i's last read, else NULL; *pending =
- * 1: call pv_cl_sift_download_chunk_end, after the queue has done the
- * reads when no arrived[i] is set, before the stage's results are used
- * again); else it downloads image by image at once (*pending = 0).  end
- * copies each image out as soon as its reads have arrived (waiting for
- * arrived[i], then releasing it). */
+ * and array when a rectangle's padding would cost more bytes; *pending =
+ * 1: call pv_cl_sift_download_chunk_end once the queue has done the
+ * reads, before the stage's results are used again); else it downloads
+ * image by image at once (*pending = 0).  end copies every done image out
+ * of the stage, all images in one parallel copy. */
 pv_status pv_cl_sift_download_chunk_begin(pv_context *ctx, cl_sift_plan *plan, int n,
                                           const cl_uint *counts, const char *done,
-                                          pv_sift_raw *raws, cl_event *arrived, int *pending);
-pv_status pv_cl_sift_download_chunk_end(pv_context *ctx, const cl_sift_plan *plan, int n,
-                                        const char *done, pv_sift_raw *raws, cl_event *arrived);
+                                          pv_sift_raw *raws, int *pending);
+void pv_cl_sift_download_chunk_end(const cl_sift_plan *plan, int n, const char *done,
+                                   pv_sift_raw *raws);
 void pv_cl_sift_prepare_result(pv_context *ctx, const cl_sift_plan *plan, pv_sift_raw *raw);
 
 /* features_batch.c: the table's detect_batch entry. */

@@ -220,12 +220,10 @@ static chunk_layout layout_of(const cl_sift_plan *plan, int n, const pv_sift_raw
     return l;
 }
 
-/* One read per array for each done image's counted rows, without a wait;
- * arrived[i]: the event of image i's descriptors, its last read (so the
- * host can copy image i out while the later images' reads run). */
+/* One read per array for each done image's counted rows, without a wait. */
 static pv_status read_packed_async(pv_context *ctx, const cl_sift_plan *plan, int n,
                                    const pv_sift_raw *raws, const char *done,
-                                   const chunk_layout *l, cl_event *arrived)
+                                   const chunk_layout *l)
 {
     const size_t desc = DESC_SIZE * sizeof(float);
     pv_status status = PV_OK;
@@ -242,8 +240,8 @@ static pv_status read_packed_async(pv_context *ctx, const cl_sift_plan *plan, in
                                       count * sizeof(uint64_t),
                                       l->keys_at + at * sizeof(uint64_t));
         if (status == PV_OK)
-            status = pv_cl_read_async_event(ctx, plan->descriptors, first * desc, count * desc,
-                                            l->desc_at + at * desc, &arrived[i]);
+            status = pv_cl_read_async(ctx, plan->descriptors, first * desc, count * desc,
+                                      l->desc_at + at * desc);
     }
     return status;
 }
@@ -267,11 +265,9 @@ static pv_status read_padded_async(pv_context *ctx, const cl_sift_plan *plan, in
 
 pv_status pv_cl_sift_download_chunk_begin(pv_context *ctx, cl_sift_plan *plan, int n,
                                           const cl_uint *counts, const char *done,
-                                          pv_sift_raw *raws, cl_event *arrived, int *pending)
+                                          pv_sift_raw *raws, int *pending)
 {
     *pending = 0;
-    for (int i = 0; i < n; i++)
-        arrived[i] = NULL;
     pv_status status = PV_OK;
     for (int i = 0; i < n && status == PV_OK; i++)
         if (done[i])
@@ -289,30 +285,51 @@ pv_status pv_cl_sift_download_chunk_begin(pv_context *ctx, cl_sift_plan *plan, i
     status = pv_cl_sift_ensure_stage(ctx, plan, plan->result_at + bytes);
     l = layout_of(plan, n, raws, done); /* the stage may have moved */
     if (status == PV_OK)
-        status = l.packed ? read_packed_async(ctx, plan, n, raws, done, &l, arrived)
+        status = l.packed ? read_packed_async(ctx, plan, n, raws, done, &l)
                           : read_padded_async(ctx, plan, n, &l);
     *pending = status == PV_OK;
     return status;
 }
 
-pv_status pv_cl_sift_download_chunk_end(pv_context *ctx, const cl_sift_plan *plan, int n,
-                                        const char *done, pv_sift_raw *raws, cl_event *arrived)
+/* The done images' results out of the stage in one parallel region: a
+ * 720p image's descriptors (about 1 MB) stay below the size at which one
+ * image's copy takes several threads, so copying image after image ran
+ * every copy on one thread, while together they are worth the team.  Each
+ * image's descriptors are shared out among the threads; its keypoints and
+ * keys (a few tens of KiB) go to one thread. */
+static void copy_out_chunk(int n, const char *done, pv_sift_raw *raws, const chunk_layout *l)
+{
+    const size_t desc = DESC_SIZE * sizeof(float);
+    size_t bytes = 0;
+    for (int i = 0; i < n; i++)
+        bytes += done[i] ? (size_t)raws[i].count * desc : 0;
+    const int threads = pv_cl_copy_threads(bytes);
+#pragma omp parallel num_threads(threads) if (threads > 1)
+    for (int i = 0; i < n; i++) {
+        if (!done[i])
+            continue;
+        pv_sift_raw *raw = &raws[i];
+        const size_t at = l->start[i], count = (size_t)raw->count;
+        const float *src = (const float *)(l->desc_at + at * desc);
+#pragma omp single nowait
+        {
+            memcpy(raw->keypoints, l->kp_at + at * sizeof(pv_sift_keypoint),
+                   count * sizeof *raw->keypoints);
+            memcpy(raw->keys, l->keys_at + at * sizeof(uint64_t), count * sizeof *raw->keys);
+        }
+#pragma omp for schedule(static) nowait
+        for (long k = 0; k < (long)count; k++)
+            store_descriptor(raw->descriptors + (size_t)k * DESC_SIZE,
+                             raw->descriptors_u8 + (size_t)k * DESC_SIZE,
+                             src + (size_t)k * DESC_SIZE);
+    }
+}
+
+void pv_cl_sift_download_chunk_end(const cl_sift_plan *plan, int n, const char *done,
+                                   pv_sift_raw *raws)
 {
     const chunk_layout l = layout_of(plan, n, raws, done);
-    const size_t desc = DESC_SIZE * sizeof(float);
-    pv_status status = PV_OK;
-    for (int i = 0; i < n; i++) {
-        if (arrived[i] && status == PV_OK)
-            status = pv_cl_check(ctx, clWaitForEvents(1, &arrived[i]),
-                                 "clWaitForEvents(sift results)");
-        if (arrived[i])
-            clReleaseEvent(arrived[i]);
-        arrived[i] = NULL;
-        if (done[i] && status == PV_OK)
-            copy_out(&raws[i], l.kp_at + l.start[i] * sizeof(pv_sift_keypoint),
-                     l.keys_at + l.start[i] * sizeof(uint64_t), l.desc_at + l.start[i] * desc);
-    }
-    return status;
+    copy_out_chunk(n, done, raws, &l);
 }
 
 /* Large storage that cannot hold the previous call's count and an eighth

@@ -126,11 +126,6 @@ pv_status pv_cl_write_async(pv_context *ctx, cl_mem buffer, size_t offset, size_
                             const void *host);
 pv_status pv_cl_read_async(pv_context *ctx, cl_mem buffer, size_t offset, size_t bytes,
                            void *host);
-/* pv_cl_read_async that also gives the read's event (*done, the caller's
- * to release), so the host can use the first part of a result while the
- * rest is still on its way. */
-pv_status pv_cl_read_async_event(pv_context *ctx, cl_mem buffer, size_t offset, size_t bytes,
-                                 void *host, cl_event *done);
 /* pv_cl_read through the pinned stages whatever the size, for results
  * read back on every call (the driver's pageable path costs more than the
  * staging copy even for a small map); PARVIS_PINNED_MIN=0 still turns

@@ -314,11 +314,9 @@ static pv_status pinned_read(pv_context *ctx, cl_mem buffer, size_t offset, size
 }
 
 /* One timed copy straight between host memory and a buffer (no staging);
- * blocking: it has finished on return.  done: when not NULL, the copy's
- * event, retained for the caller. */
-static pv_status direct_copy_marked(pv_context *ctx, cl_mem buffer, int to_device,
-                                    cl_bool blocking, size_t offset, size_t bytes, void *host,
-                                    cl_event *done)
+ * blocking: it has finished on return. */
+static pv_status direct_copy(pv_context *ctx, cl_mem buffer, int to_device, cl_bool blocking,
+                             size_t offset, size_t bytes, void *host)
 {
     static const char *const calls[2][2] = {
         {"clEnqueueReadBuffer(async)", "clEnqueueReadBuffer"},
@@ -333,19 +331,9 @@ static pv_status direct_copy_marked(pv_context *ctx, cl_mem buffer, int to_devic
         err = clEnqueueReadBuffer(pv_cl_queue(ctx), buffer, blocking, offset, bytes, host, 0,
                                   NULL, &event);
     pv_status status = pv_cl_check(ctx, err, calls[to_device != 0][blocking == CL_TRUE]);
-    if (status == PV_OK && done) {
-        clRetainEvent(event);
-        *done = event;
-    }
     return status == PV_OK
                ? pv_cl_track_event(ctx, event, to_device ? EVENT_UPLOAD : EVENT_DOWNLOAD)
                : status;
-}
-
-static pv_status direct_copy(pv_context *ctx, cl_mem buffer, int to_device, cl_bool blocking,
-                             size_t offset, size_t bytes, void *host)
-{
-    return direct_copy_marked(ctx, buffer, to_device, blocking, offset, bytes, host, NULL);
 }
 
 pv_status pv_cl_write(pv_context *ctx, cl_mem buffer, size_t offset, size_t bytes,
@@ -381,12 +369,6 @@ pv_status pv_cl_read_async(pv_context *ctx, cl_mem buffer, size_t offset, size_t
                            void *host)
 {
     return direct_copy(ctx, buffer, 0, CL_FALSE, offset, bytes, host);
-}
-
-pv_status pv_cl_read_async_event(pv_context *ctx, cl_mem buffer, size_t offset, size_t bytes,
-                                 void *host, cl_event *done)
-{
-    return direct_copy_marked(ctx, buffer, 0, CL_FALSE, offset, bytes, host, done);
 }
 
 /* A strided host block <-> a dense device block, in one rectangular copy. */
