@@ -9,7 +9,7 @@
 #      AB=1 (the default): ONE parvis-bench process with an empty tuning
 #      cache, so that its contexts take the tuning database's entry for the
 #      device (or the defaults), run with --ab-param @<the local tune's
-#      cache file>: every row is timed ROUNDS times (default 5) with the
+#      cache file>: every row is timed ROUNDS times (default 12) with the
 #      database's values (side A) and with the local tune's on top (side
 #      B), interleaved in that process, the order alternating
 #      -> OUTDIR/ab.json, OUTDIR/ab.log.  One process, because on some GPUs
@@ -26,7 +26,12 @@
 #      of the kernel ms) with the database and after the local tune, their
 #      ratio, and whether it is within 5%; with AB=1 also whether the row's
 #      family has the same values on both sides (then any difference is
-#      noise) -> OUTDIR/ratios.txt
+#      noise) -> OUTDIR/ratios.txt; and with AB=1 the verdict of
+#      bench/ab_verdict.py: the rounds paired, a 95% interval on the
+#      median of the per-round ratios, and per row "within", "slower" or
+#      "unresolved" (the rounds' noise is wider than the 5% to be told
+#      apart), with the noise floor of the rows that run the same values
+#      on both sides -> OUTDIR/verdict.txt
 #   4. the local tune as a database entry -> OUTDIR/<vendor>-<device>.txt,
 #      to be committed as lib/tune_db/<that name> (docs/tuning.md)
 # BENCH_ARGS (default: --full --runs 5 --warmup 2 --min-time 20) selects the
@@ -48,7 +53,10 @@ bench="$prefix/bin/parvis-bench"
 python=${PYTHON:-python3}
 ab=${AB:-1}
 case "$ab" in 0|1) ;; *) echo "tune_db_check: AB must be 0 or 1" >&2; exit 1 ;; esac
-if [ "$ab" = 1 ]; then rounds=${ROUNDS:-5}; else rounds=${ROUNDS:-3}; fi
+# AB=1: 12 rounds, the fewest that give the verdict's 95% interval an
+# order statistic inside the extremes (6 give one at all).
+if [ "$ab" = 1 ]; then rounds=${ROUNDS:-12}; else rounds=${ROUNDS:-3}; fi
+here="$(cd "$(dirname "$0")" && pwd)"
 read -r -a bench_args <<< "${BENCH_ARGS:---full --runs 5 --warmup 2 --min-time 20}"
 read -r -a tune_args <<< "${TUNE_ARGS:-}"
 read -r -a bench_wrap <<< "${BENCH_WRAP:-}"
@@ -236,6 +244,11 @@ EOF
 
 if [ "$ab" = 1 ]; then one_process; else separate_processes; fi
 cat "$out/ratios.txt"
+if [ "$ab" = 1 ]; then
+    "$python" "$here/ab_verdict.py" "$out/ab.json" > "$out/verdict.txt" ||
+        { echo "tune_db_check: ab_verdict.py failed" >&2; exit 1; }
+    cat "$out/verdict.txt"
+fi
 
 echo "4/4 the local tune as a database entry"
 entry="$out/entry.txt"

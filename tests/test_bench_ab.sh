@@ -13,7 +13,9 @@
 #      side A's own value (read from run 1's JSON): marked "same params".
 # The tuning cache is an empty directory, so side A is the tuning
 # database's entry for the device or the defaults, whatever the machine's
-# own cache holds.
+# own cache holds.  bench/ab_verdict.py, which reads such a run, is checked
+# first on rounds of known ratios (that part needs no device), then on
+# run 3's two rounds (too few for an interval).
 set -u
 
 srcdir=${srcdir:-$(dirname "$0")/..}
@@ -25,6 +27,62 @@ fail() {
     echo "FAIL: $*"
     exit 1
 }
+
+# 0. bench/ab_verdict.py on rounds of known ratios (no device needed): a
+# row within 5 % at 12 rounds (interval: the 3rd and 10th of the sorted
+# ratios), one slower, one whose rounds straddle 1.05, one within at the
+# fewest rounds that give an interval (6: the extremes), one with too few
+# (5) and one whose side B never ran.
+verdict_known_answers() {
+    "$PYTHON" - "$out/known.json" <<'PYEOF' || return 1
+import json
+import sys
+from typing import Any, Dict, List, Optional
+
+
+def row(case: str, ratios: List[Optional[float]], same: Optional[bool]) -> Dict[str, Any]:
+    """A row whose side B takes 2 ms end to end and 1 ms of kernels each
+    round and side A `ratio` times that (None: side B failed that round)."""
+    rounds = [{"order": "AB" if i % 2 == 0 else "BA",
+               "a_total_ms": 2.0 * (r or 1.0), "a_kernel_ms": 1.0 * (r or 1.0),
+               "b_total_ms": None if r is None else 2.0,
+               "b_kernel_ms": None if r is None else 1.0} for i, r in enumerate(ratios)]
+    return {"case": case, "ab": {"same_params": same, "rounds": rounds}}
+
+
+within = [1.00, 0.99, 1.01, 1.02, 0.98, 1.00, 1.03, 0.97, 1.01, 1.00, 1.04, 0.96]
+doc = {"ab": {"side_a": "db:test", "side_b": "db:test+B"},
+       "results": [row("within-12", within, True),
+                   row("slower-12", [1.2 + 0.01 * i for i in range(12)], False),
+                   row("straddles-12", [0.8 + 0.04 * i for i in range(12)], True),
+                   row("within-6", [1.0, 1.01, 0.99, 1.02, 0.98, 1.0], None),
+                   row("too-few-5", [1.0] * 5, False),
+                   row("untimed", [None, None], False)]}
+with open(sys.argv[1], "w", encoding="utf-8") as handle:
+    json.dump(doc, handle)
+PYEOF
+    "$PYTHON" "$srcdir/bench/ab_verdict.py" "$out/known.json" > "$out/known.txt" || return 1
+    cat "$out/known.txt"
+    # sorted within-12: 0.96 0.97 0.98 0.99 1.00 1.00 1.00 1.01 1.01 1.02 1.03 1.04
+    grep -Eq '^within-12 +same +12  1\.000 \[0\.980, 1\.020\] +within' "$out/known.txt" || return 1
+    grep -Eq '^slower-12 +differ +12  1\.255 \[1\.220, 1\.290\] +slower' "$out/known.txt" || return 1
+    grep -Eq '^straddles-12 +same +12  1\.020 \[0\.880, 1\.160\] +unresolved' "$out/known.txt" ||
+        return 1
+    grep -Eq '^within-6 +n/a +6  1\.000 \[0\.980, 1\.020\] +within' "$out/known.txt" || return 1
+    grep -Eq '^too-few-5 +differ +5  1\.000 \[-\] +too few' "$out/known.txt" || return 1
+    grep -Eq '^untimed +differ +0  \(no round timed both sides\)' "$out/known.txt" || return 1
+    grep -q '^end to end: 2 within, 1 slower, 1 unresolved, 1 too few, 1 untimed (of 6 rows)$' \
+        "$out/known.txt" || return 1
+    # the same-values rows' half-widths: 0.020 and 0.140
+    grep -Fq 'noise floor: the rows with the same values on both sides have intervals of +-0.080 (median half-width; largest +-0.140)' \
+        "$out/known.txt" || return 1
+    # a file it cannot read: exit status 2 and a message
+    "$PYTHON" "$srcdir/bench/ab_verdict.py" "$out/missing.json" 2> "$out/missing.err"
+    [ $? = 2 ] && grep -q "ab_verdict: .*missing.json" "$out/missing.err"
+}
+if command -v "$PYTHON" >/dev/null 2>&1; then
+    verdict_known_answers || fail "ab_verdict.py on known ratios ($out/known.txt)"
+fi
 
 if ! grep -q 'define PV_HAVE_OPENCL 1' config.h 2>/dev/null; then
     echo "SKIP: built without the OpenCL backend"
@@ -143,6 +201,11 @@ ab_run same --ab-param "@$entry"
 [ "$rc" = 0 ] || fail "same: exit status $rc ($out/same.log)"
 result=$(check "$out/same.json" same "$a_value" "$a_value") || fail "same: $result"
 grep -q "^ransac fundamental-10k  *same " "$out/same.log" || fail "same: table row"
+# Two rounds give no 95 % interval: the verdict says so.
+"$PYTHON" "$srcdir/bench/ab_verdict.py" "$out/same.json" > "$out/same-verdict.txt" ||
+    fail "same: ab_verdict.py failed"
+grep -Eq '^fundamental-10k +same +2  [0-9.]+ \[-\] +too few' "$out/same-verdict.txt" ||
+    fail "same: verdict ($out/same-verdict.txt)"
 
 # 4. Refused before any round: a malformed file names its line.
 printf 'param geometry GEOM_WG\n' > "$out/bad.txt"
