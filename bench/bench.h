@@ -75,6 +75,11 @@ typedef struct bench_result {
     char variant[32];         /* the row's series within its op, for plots */
     char launch[48];          /* where the OpenCL launch parameters came from:
                                  "" = the context's (bench_row_launch) */
+    /* Rows whose cost is reported per result item (SIFT detection: per
+     * keypoint): the item's name (NULL elsewhere) and each backend's count. */
+    const char *item_name;
+    int cpu_items;
+    int cl_items;
     bench_series cpu_samples;
     bench_series cl_samples;
 } bench_result;

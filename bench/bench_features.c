@@ -259,6 +259,18 @@ static void append_outside_kernels(char *params, size_t size, const pv_timing *c
                  host);
 }
 
+/* The OpenCL cost per keypoint, end to end less the upload (the targets'
+ * measure) and of the kernels, in ns: detectors that find different
+ * numbers of keypoints are compared on it (CudaSift, docs/RESULTS.md). */
+static void append_per_keypoint(char *params, size_t size, const pv_timing *cl, int keypoints)
+{
+    const size_t used = strlen(params);
+    if (used < size && keypoints > 0)
+        snprintf(params + used, size - used, ", cl %.0f ns/kp (kernels %.0f)",
+                 (cl->total_ms - cl->upload_ms) * 1e6 / keypoints,
+                 cl->kernel_ms * 1e6 / keypoints);
+}
+
 static void fill_detect_row(bench_result *r, const pv_image *image, int octaves, pv_sift_preset preset,
                             const detect_job *cpu, const pv_timing *cpu_t, const detect_job *cl,
                             const pv_timing *cl_t)
@@ -275,11 +287,15 @@ static void fill_detect_row(bench_result *r, const pv_image *image, int octaves,
     pv_sift_params_default(&defaults);
     r->roofline_ops = ops_sift(image->width, image->height, octaves, defaults.levels,
                                cl ? cl->result.count : cpu->result.count);
+    r->item_name = "keypoint";
+    r->cpu_items = cpu->result.count;
     if (!cl)
         return;
     /* The targets exclude the image upload: the table's e2e-up column. */
     bench_fill_opencl(r, cl_t, NULL);
+    r->cl_items = cl->result.count;
     append_outside_kernels(r->params, sizeof r->params, cl_t);
+    append_per_keypoint(r->params, sizeof r->params, cl_t, cl->result.count);
     double fwd = paired(&cl->result, &cpu->result, PV_SIFT_POSITION_TOLERANCE, 1e-3f);
     double back = paired(&cpu->result, &cl->result, PV_SIFT_POSITION_TOLERANCE, 1e-3f);
     r->agreement = fwd < back ? fwd : back;

@@ -209,6 +209,37 @@ static void json_check(FILE *out, const bench_result *r)
     json_bound(out, "cpu_bound", bench_row_bound(r, 0));
 }
 
+/* Nanoseconds per item of ms over count, null without items. */
+static void json_per_item(FILE *out, double ms, int count)
+{
+    if (count > 0 && ms > 0.0)
+        cli_json_number(out, ms * 1e6 / count);
+    else
+        fprintf(out, "null");
+}
+
+/* "per_item": each backend's count and its cost per item (SIFT: per
+ * keypoint), so that detectors finding different numbers of keypoints can
+ * be set side by side. */
+static void json_items(FILE *out, const bench_result *r)
+{
+    if (!r->item_name)
+        return;
+    fprintf(out, ",\n     \"per_item\": {");
+    json_key_string(out, "item", r->item_name);
+    fprintf(out, ", \"cpu_count\": %d, \"cpu_ns\": ", r->cpu_items);
+    json_per_item(out, r->cpu_ms, r->cpu_items);
+    if (r->have_opencl) {
+        fprintf(out, ", \"opencl_count\": %d, \"opencl_kernel_ns\": ", r->cl_items);
+        json_per_item(out, r->cl_kernel_ms, r->cl_items);
+        fprintf(out, ", \"opencl_total_ns\": ");
+        json_per_item(out, r->cl_total_ms, r->cl_items);
+        fprintf(out, ", \"opencl_total_less_upload_ns\": ");
+        json_per_item(out, r->cl_total_ms - r->cl_upload_ms, r->cl_items);
+    }
+    fprintf(out, "}");
+}
+
 static void json_quality(FILE *out, const bench_result *r)
 {
     fprintf(out, ",\n     \"quality\": ");
@@ -269,6 +300,7 @@ static void json_result(FILE *out, const bench_result *r, int index,
         fprintf(out, ",\n     \"opencl\": null");
     json_check(out, r);
     json_quality(out, r);
+    json_items(out, r);
     if (extra && extra->row)
         extra->row(out, index, extra->user);
     fprintf(out, "}");

@@ -126,6 +126,25 @@ for r in results:
     if r["op"] in ("pc2d", "pc3d", "ncc", "fft"):
         engines = ("clfft", "vkfft") if have_cl else ("fftw",)
         assert r["fft_engine"] in engines, (where, r["fft_engine"])
+    # SIFT detection rows report their cost per keypoint (the counts in
+    # params, the times the row's medians); no other row has per_item
+    if r["op"] == "sift" and " kp" in r["params"]:
+        items = need(r, "per_item", dict, where)
+        assert items["item"] == "keypoint", (where, items)
+        count = items["cpu_count"]
+        assert count > 0 and ("%d kp" % count) in r["params"], (where, items, r["params"])
+        assert abs(items["cpu_ns"] - r["cpu_ms"] * 1e6 / count) <= 1e-6 * items["cpu_ns"], where
+        if have_cl:
+            count = items["opencl_count"]
+            assert count > 0, (where, items)
+            less_upload = r["opencl_total_ms"] - r["opencl_upload_ms"]
+            for key, ms in (("opencl_kernel_ns", r["opencl_kernel_ms"]),
+                            ("opencl_total_ns", r["opencl_total_ms"]),
+                            ("opencl_total_less_upload_ns", less_upload)):
+                assert abs(items[key] - ms * 1e6 / count) <= 1e-6 * items[key], (where, key)
+            assert " ns/kp (kernels " in r["params"], (where, r["params"])
+    else:
+        assert "per_item" not in r, where
 assert passes == all_passed
 
 ops = {r["op"] for r in results}
