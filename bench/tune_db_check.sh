@@ -42,7 +42,11 @@
 # candidate, for an entry measured without a clock), ROUNDS the number of
 # rounds, PYTHON (default python3, standard library only) reads the JSON,
 # BENCH_WRAP (default: none) is a command the benches run under, e.g.
-# BENCH_WRAP="taskset -c 4-7" to keep both sides on the same cores.
+# BENCH_WRAP="taskset -c 4-7" to keep both sides on the same cores, and
+# TUNE_CACHE=DIR skips step 1 and takes the local tune from the tuning
+# cache in DIR (an earlier run's OUTDIR/cache-tuned, or any PARVIS_TUNE_DIR
+# holding one cache file): a run of many rounds can then follow the tune in
+# a second command, when the two together would outlast one.
 # Exits 1 when a step fails, 0 otherwise (the ratios are a report, not a
 # verdict).
 set -uo pipefail
@@ -67,19 +71,35 @@ case "$rounds" in ''|*[!0-9]*|0) echo "tune_db_check: ROUNDS must be a positive 
 mkdir -p "$out"
 empty_cache="$out/cache-empty"
 tuned_cache="$out/cache-tuned"
-rm -rf "$empty_cache" "$tuned_cache"
-mkdir -p "$empty_cache" "$tuned_cache"
-
-echo "1/4 full parvis tune, timed"
-start=$(date +%s.%N)
-if ! PARVIS_TUNE_DIR="$tuned_cache" "$parvis" tune "${tune_args[@]}" > "$out/tune.log" 2>&1; then
-    echo "tune_db_check: parvis tune failed ($out/tune.log)" >&2
-    exit 1
+if [ -n "${TUNE_CACHE:-}" ]; then
+    [ -d "$TUNE_CACHE" ] || { echo "tune_db_check: TUNE_CACHE=$TUNE_CACHE is no directory" >&2; exit 1; }
+    tuned_cache=$(cd "$TUNE_CACHE" && pwd)
 fi
-end=$(date +%s.%N)
-elapsed=$(awk -v a="$start" -v b="$end" 'BEGIN { printf "%.1f", b - a }')
-echo "parvis tune wall time: $elapsed s" | tee -a "$out/tune.log"
-grep -E '^[a-z]+: [0-9]+ candidates' "$out/tune.log" | sed 's/^/  /'
+rm -rf "$empty_cache"
+mkdir -p "$empty_cache"
+
+# Step 1: a full parvis tune into a fresh cache, timed.
+full_tune() {
+    rm -rf "$tuned_cache"
+    mkdir -p "$tuned_cache"
+    echo "1/4 full parvis tune, timed"
+    local start end elapsed
+    start=$(date +%s.%N)
+    if ! PARVIS_TUNE_DIR="$tuned_cache" "$parvis" tune "${tune_args[@]}" > "$out/tune.log" 2>&1; then
+        echo "tune_db_check: parvis tune failed ($out/tune.log)" >&2
+        exit 1
+    fi
+    end=$(date +%s.%N)
+    elapsed=$(awk -v a="$start" -v b="$end" 'BEGIN { printf "%.1f", b - a }')
+    echo "parvis tune wall time: $elapsed s" | tee -a "$out/tune.log"
+    grep -E '^[a-z]+: [0-9]+ candidates' "$out/tune.log" | sed 's/^/  /'
+}
+
+if [ -n "${TUNE_CACHE:-}" ]; then
+    echo "1/4 parvis tune skipped: the local tune is the cache in $tuned_cache"
+else
+    full_tune
+fi
 
 # AB=0: one bench process: $1 = db or tuned, $2 = the round.
 run_bench() {
