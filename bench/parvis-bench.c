@@ -37,7 +37,9 @@ static const char conventions[] =
     "  One row a case: median times (CPU, OpenCL kernel and end to end), speedups,\n"
     "  the share of outputs on which the backends agree against the operation's\n"
     "  threshold, the fraction of the copy-bandwidth and compute limits reached\n"
-    "  and which of the two binds (docs/benchmarks.md, docs/bench-json.md).\n";
+    "  and which of the two binds (docs/benchmarks.md, docs/bench-json.md).\n"
+    "  SIFT detection rows end their params with the OpenCL cost per keypoint,\n"
+    "  'cl N ns/kp (kernels M)': end to end less the upload, and the kernels.\n";
 
 typedef struct bench_options {
     int runs_given, warmup_given, ab_rounds_given;
