@@ -46,14 +46,22 @@ static void store_descriptors(void *user, size_t offset, const void *chunk, size
                          src + (size_t)k * DESC_SIZE);
 }
 
+/* A result's keypoints and keys out of host memory into raw (reserved for
+ * raw->count). */
+static void copy_points(pv_sift_raw *raw, const char *keypoints, const char *keys)
+{
+    const size_t count = (size_t)raw->count;
+    memcpy(raw->keypoints, keypoints, count * sizeof *raw->keypoints);
+    memcpy(raw->keys, keys, count * sizeof *raw->keys);
+}
+
 /* A result out of host memory into raw (reserved for raw->count): its
  * keypoints, keys and descriptors at the given places. */
 static void copy_out(pv_sift_raw *raw, const char *keypoints, const char *keys,
                      const char *descriptors)
 {
     const size_t count = (size_t)raw->count;
-    memcpy(raw->keypoints, keypoints, count * sizeof *raw->keypoints);
-    memcpy(raw->keys, keys, count * sizeof *raw->keys);
+    copy_points(raw, keypoints, keys);
     descriptor_sink sink = {raw->descriptors, raw->descriptors_u8};
     store_descriptors(&sink, 0, descriptors, count * DESC_SIZE * sizeof(float));
 }
@@ -312,11 +320,8 @@ static void copy_out_chunk(int n, const char *done, pv_sift_raw *raws, const chu
         const size_t at = l->start[i], count = (size_t)raw->count;
         const float *src = (const float *)(l->desc_at + at * desc);
 #pragma omp single nowait
-        {
-            memcpy(raw->keypoints, l->kp_at + at * sizeof(pv_sift_keypoint),
-                   count * sizeof *raw->keypoints);
-            memcpy(raw->keys, l->keys_at + at * sizeof(uint64_t), count * sizeof *raw->keys);
-        }
+        copy_points(raw, l->kp_at + at * sizeof(pv_sift_keypoint),
+                    l->keys_at + at * sizeof(uint64_t));
 #pragma omp for schedule(static) nowait
         for (long k = 0; k < (long)count; k++)
             store_descriptor(raw->descriptors + (size_t)k * DESC_SIZE,
