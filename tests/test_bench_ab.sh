@@ -19,6 +19,7 @@
 set -u
 
 srcdir=${srcdir:-$(dirname "$0")/..}
+. "$srcdir/tests/skip_unless.sh"
 PYTHON=${PYTHON:-python3}
 out=tests/tmp/bench-ab
 rm -rf "$out" && mkdir -p "$out/tune" || exit 99
@@ -84,14 +85,8 @@ if command -v "$PYTHON" >/dev/null 2>&1; then
     verdict_known_answers || fail "ab_verdict.py on known ratios ($out/known.txt)"
 fi
 
-if ! grep -q 'define PV_HAVE_OPENCL 1' config.h 2>/dev/null; then
-    echo "SKIP: built without the OpenCL backend"
-    exit 77
-fi
-if ! command -v "$PYTHON" >/dev/null 2>&1; then
-    echo "SKIP: no $PYTHON to read the JSON"
-    exit 77
-fi
+skip_unless_opencl
+skip_unless_command "$PYTHON" "to read the JSON"
 
 # One A/B run: $1 = its name, then parvis-bench's extra options.  Sets rc.
 ab_run() {

@@ -8,18 +8,13 @@
 set -u
 
 srcdir=${srcdir:-$(dirname "$0")/..}
+. "$srcdir/tests/skip_unless.sh"
 kernels="$srcdir/backends/opencl/kernels"
 out=tests/tmp/kernel-syntax
 CLANG=${CLANG:-clang}
 
-if ! grep -q 'define PV_HAVE_OPENCL 1' config.h 2>/dev/null; then
-    echo "SKIP: built without the OpenCL backend"
-    exit 77
-fi
-if ! command -v "$CLANG" >/dev/null 2>&1; then
-    echo "SKIP: no $CLANG"
-    exit 77
-fi
+skip_unless_opencl
+skip_unless_command "$CLANG"
 rm -rf "$out" && mkdir -p "$out/cache" || exit 99
 printf '__kernel void k(__global float *a) { a[0] = 1.0f; }\n' > "$out/probe.cl"
 if ! "$CLANG" -x cl -cl-std=CL1.2 -fsyntax-only -Xclang -finclude-default-header \

@@ -12,6 +12,7 @@
 set -u
 
 srcdir=${srcdir:-$(dirname "$0")/..}
+. "$srcdir/tests/skip_unless.sh"
 PYTHON=${PYTHON:-python3}
 out=tests/tmp/tune-db-check
 rm -rf "$out" && mkdir -p "$out/prefix/bin" "$out/tuned" || exit 99
@@ -21,14 +22,8 @@ fail() {
     exit 1
 }
 
-if ! grep -q 'define PV_HAVE_OPENCL 1' config.h 2>/dev/null; then
-    echo "SKIP: built without the OpenCL backend"
-    exit 77
-fi
-if ! command -v "$PYTHON" >/dev/null 2>&1; then
-    echo "SKIP: no $PYTHON to read the JSON"
-    exit 77
-fi
+skip_unless_opencl
+skip_unless_command "$PYTHON" "to read the JSON"
 
 # The script wants an installed parvis: a prefix whose bin/ points at this build.
 for tool in parvis parvis-bench; do
