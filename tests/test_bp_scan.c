@@ -12,7 +12,10 @@
  *     ends with pv_bp_carry, the chains again from the carries, forward
  *     then backward) against the serial passes, for vectors of 1 to 300
  *     values in 1 to 64 lanes (the last lane padded with +INFINITY), with
- *     values from several ranges, ties and runs of equal values included. */
+ *     values from several ranges, ties and runs of equal values included;
+ *   - scans that reach only some of the lanes (pv_bp_scan_lanes), with
+ *     min_h gathered from a few lanes as the kernel does: the truncated,
+ *     normalised messages against the whole scan's. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -145,10 +148,10 @@ static void serial_passes(float *v, int count)
 /* The exchange of a Hillis-Steele scan step: every lane reads the value of
  * the lane `offset` before it (forward) or after it (backward), as the
  * kernel does through local memory. */
-static void scan_lanes(float *ends, int lanes, int per_lane, int forward)
+static void scan_lanes(float *ends, int lanes, int per_lane, int forward, int reach)
 {
     float seen[MAX_LANES];
-    for (int offset = 1; offset < lanes; offset <<= 1) {
+    for (int offset = 1; offset < reach; offset <<= 1) {
         memcpy(seen, ends, (size_t)lanes * sizeof *ends);
         for (int l = 0; l < lanes; l++) {
             const int other = forward ? l - offset : l + offset;
@@ -158,16 +161,16 @@ static void scan_lanes(float *ends, int lanes, int per_lane, int forward)
     }
 }
 
-/* One pass the cooperative way: chains per lane, the scan, the chains
- * again from each lane's incoming carry (the scanned value of the lane
- * before it). */
-static void cooperative_pass(float *v, int lanes, int per_lane, int forward)
+/* One pass the cooperative way: chains per lane, the scan reaching
+ * `reach` lanes, the chains again from each lane's incoming carry (the
+ * scanned value of the lane before it). */
+static void cooperative_pass(float *v, int lanes, int per_lane, int forward, int reach)
 {
     float ends[MAX_LANES];
     for (int l = 0; l < lanes; l++)
         ends[l] = forward ? pv_bp_forward_chain(v + l * per_lane, per_lane, INFINITY)
                           : pv_bp_backward_chain(v + l * per_lane, per_lane, INFINITY);
-    scan_lanes(ends, lanes, per_lane, forward);
+    scan_lanes(ends, lanes, per_lane, forward, reach);
     for (int l = 0; l < lanes; l++) {
         const int from = forward ? l - 1 : l + 1;
         const float carry = from >= 0 && from < lanes ? ends[from] : INFINITY;
@@ -180,15 +183,15 @@ static void cooperative_pass(float *v, int lanes, int per_lane, int forward)
 
 /* Both passes over count values in `lanes` lanes, padded with +INFINITY
  * (reset after the forward pass, as the kernel does). */
-static void cooperative_passes(float *v, int count, int lanes)
+static void cooperative_passes(float *v, int count, int lanes, int reach)
 {
     const int per_lane = (count + lanes - 1) / lanes;
     for (int d = count; d < lanes * per_lane; d++)
         v[d] = INFINITY;
-    cooperative_pass(v, lanes, per_lane, 1);
+    cooperative_pass(v, lanes, per_lane, 1, reach);
     for (int d = count; d < lanes * per_lane; d++)
         v[d] = INFINITY;
-    cooperative_pass(v, lanes, per_lane, 0);
+    cooperative_pass(v, lanes, per_lane, 0, reach);
 }
 
 /* A vector of count values: uniform over a range chosen by `kind`, or
@@ -218,7 +221,7 @@ static void lane_scan_matches_serial_passes(void **state)
                     fill_vector(serial, count, kind);
                     memcpy(cooperative, serial, (size_t)count * sizeof *serial);
                     serial_passes(serial, count);
-                    cooperative_passes(cooperative, count, lanes);
+                    cooperative_passes(cooperative, count, lanes, lanes);
                     if (memcmp(serial, cooperative, (size_t)count * sizeof *serial) != 0) {
                         if (mismatches == 0)
                             print_error("%d values in %d lanes (kind %d) differ\n", count, lanes,
@@ -230,12 +233,110 @@ static void lane_scan_matches_serial_passes(void **state)
     assert_int_equal(mismatches, 0);
 }
 
+/* min_h as the kernel gathers it after scans reaching `reach` lanes: each
+ * lane's minimum over lanes [l - reach + 1, l + reach - 1] (the forward
+ * and the backward scan's), read from lanes reach - 1, that plus 2 reach -
+ * 1, ..., the last clamped to the last lane. */
+static float gathered_min(const float *h, int count, int lanes, int reach)
+{
+    const int per_lane = (count + lanes - 1) / lanes;
+    float own[MAX_LANES], all = INFINITY;
+    for (int l = 0; l < lanes; l++) {
+        own[l] = INFINITY;
+        for (int k = 0; k < per_lane; k++)
+            if (l * per_lane + k < count && h[l * per_lane + k] < own[l])
+                own[l] = h[l * per_lane + k];
+    }
+    for (int c = reach - 1; c < lanes + reach - 1; c += 2 * reach - 1) {
+        const int centre = c < lanes ? c : lanes - 1;
+        for (int l = centre - reach + 1; l <= centre + reach - 1; l++)
+            if (l >= 0 && l < lanes && own[l] < all)
+                all = own[l];
+    }
+    return all;
+}
+
+/* The largest finite value of h: the bound pv_bp_scan_lanes is given. */
+static double largest(const float *h, int count)
+{
+    double most = 0.0;
+    for (int d = 0; d < count; d++)
+        if (h[d] > most && h[d] < INFINITY)
+            most = h[d];
+    return most;
+}
+
+/* Scans that reach only pv_bp_scan_lanes's lanes, min_h gathered as the
+ * kernel does, give the truncated, normalised messages of the whole scan
+ * bit for bit, for truncations from 1.7 (the paper's) to beyond the range
+ * and values from 2 to 1e5 (where adding 1 moves the largest by little).
+ * The cases include scans that do leave out far values which change the
+ * untruncated passes (counted, and required): the truncation hides
+ * them, which is what the shortcut rests on. */
+static void partial_scan_keeps_messages(void **state)
+{
+    (void)state;
+    static const double truncations[] = {1.7, 4.5, 8.5, 34.13, 100.0, 400.0};
+    long vectors = 0, partial = 0, hidden = 0, mismatches = 0;
+    float h[MAX_VALUES], full[MAX_VALUES], part[MAX_VALUES + MAX_LANES];
+    for (int count = 8; count <= 300; count += 23)
+        for (int lanes = 4; lanes <= MAX_LANES && 2 * lanes <= count; lanes <<= 1)
+            for (int kind = 0; kind < 7; kind++)
+                for (size_t t = 0; t < sizeof truncations / sizeof *truncations; t++) {
+                    const float disc_max = (float)truncations[t];
+                    const int per_lane = (count + lanes - 1) / lanes;
+                    fill_vector(h, count, kind);
+                    const int reach = pv_bp_scan_lanes(lanes, per_lane, largest(h, count),
+                                                       disc_max);
+                    memcpy(full, h, (size_t)count * sizeof *h);
+                    memcpy(part, h, (size_t)count * sizeof *h);
+                    serial_passes(full, count);
+                    cooperative_passes(part, count, lanes, reach);
+                    const float min_full = gathered_min(h, count, lanes, lanes);
+                    const float min_part = gathered_min(h, count, lanes, reach);
+                    int differs = 0, cut = 0;
+                    for (int d = 0; d < count; d++) {
+                        cut |= memcmp(&full[d], &part[d], sizeof *full) != 0;
+                        const float a = pv_bp_min_normalised(full[d], min_full, disc_max);
+                        const float b = pv_bp_min_normalised(part[d], min_part, disc_max);
+                        differs |= memcmp(&a, &b, sizeof a) != 0;
+                    }
+                    vectors++;
+                    partial += reach < lanes;
+                    hidden += cut && !differs;
+                    if (differs && mismatches++ == 0)
+                        print_error("%d values in %d lanes reaching %d (kind %d, disc_max %g) "
+                                    "differ\n", count, lanes, reach, kind, (double)disc_max);
+                }
+    print_message("partial scans: %ld vectors, %ld partial, %ld with far values hidden by the "
+                  "truncation, %ld mismatches\n", vectors, partial, hidden, mismatches);
+    assert_true(partial > 0 && partial < vectors);
+    assert_true(hidden > 0);
+    assert_int_equal(mismatches, 0);
+}
+
+/* The reach: at least a quarter of the lanes, all of them when the values
+ * are so large that 1.0f hardly moves them or the truncation is wide. */
+static void scan_reach_bounds(void **state)
+{
+    (void)state;
+    assert_int_equal(pv_bp_scan_lanes(32, 8, 400.0, 34.13), 8);
+    assert_int_equal(pv_bp_scan_lanes(32, 8, 400.0, 1.7), 8);
+    assert_int_equal(pv_bp_scan_lanes(32, 8, 400.0, 100.0), 16);
+    assert_int_equal(pv_bp_scan_lanes(32, 8, 400.0, 300.0), 32);
+    assert_int_equal(pv_bp_scan_lanes(32, 8, 1e7, 34.13), 32);
+    assert_int_equal(pv_bp_scan_lanes(8, 2, 40.0, 1.7), 2);
+    assert_int_equal(pv_bp_scan_lanes(1, 16, 40.0, 1.7), 1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(jump_matches_serial_additions),
         cmocka_unit_test(carry_shortcut_is_exact),
         cmocka_unit_test(lane_scan_matches_serial_passes),
+        cmocka_unit_test(partial_scan_keeps_messages),
+        cmocka_unit_test(scan_reach_bounds),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

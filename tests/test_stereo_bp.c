@@ -874,6 +874,7 @@ static void set_coop_group(const coop_group *group)
 typedef struct coop_case {
     coop_group group;
     int ndisp, half, levels, iterations, min_disp;
+    float disc_max; /* 0: pv_bp_recommended_disc_max(ndisp) */
 } coop_case;
 
 /* Each case on the pair: OpenCL with the case's group, every disparity
@@ -893,13 +894,15 @@ static void check_coop_cases(const stereo_pair *pair, const coop_case *cases, si
         if (c->iterations)
             params.iterations = c->iterations;
         params.min_disp = c->min_disp;
+        if (c->disc_max > 0.0f)
+            params.disc_max = c->disc_max;
         set_coop_group(&c->group);
-        char what[160];
+        char what[192];
         snprintf(what, sizeof what,
                  "cooperative, %s %dx%d/%d, %d level(s), %d round(s), %s messages, groups "
-                 "%dx%dx%d", label, pair->left.width, pair->left.height, c->ndisp, params.levels,
-                 params.iterations, precision_name(c->half), c->group.pixels, c->group.lanes,
-                 c->group.rows);
+                 "%dx%dx%d, disc_max %g", label, pair->left.width, pair->left.height, c->ndisp,
+                 params.levels, params.iterations, precision_name(c->half), c->group.pixels,
+                 c->group.lanes, c->group.rows, (double)params.disc_max);
         check_identical(&pair->left, &pair->right, &params, what);
     }
     assert_int_equal(pv_tune_use_defaults(tu_opencl), PV_OK);
@@ -923,11 +926,11 @@ static void test_coop_cross_shapes(void **state)
     const bands b = {{1, 11, 6}};
     stereo_pair pair = band_pair(67, 45, &b, 7u);
     static const coop_case cases[] = {
-        {{8, 32, 1}, 37, 1, 0, 0, 0}, /* default group: 16 lanes of 3 values */
-        {{3, 4, 1}, 13, 0, 0, 0, 0},  /* 4 lanes of 4 */
-        {{1, 1, 1}, 37, 0, 0, 0, 0},  /* 1 lane of 37 */
-        {{16, 2, 1}, 13, 1, 0, 0, 0}, /* 2 lanes of 7 */
-        {{5, 8, 2}, 37, 0, 0, 0, 0},  /* 8 lanes of 5 */
+        {{8, 32, 1}, 37, 1, 0, 0, 0, 0.0f}, /* default group: 16 lanes of 3 values */
+        {{3, 4, 1}, 13, 0, 0, 0, 0, 0.0f},  /* 4 lanes of 4 */
+        {{1, 1, 1}, 37, 0, 0, 0, 0, 0.0f},  /* 1 lane of 37 */
+        {{16, 2, 1}, 13, 1, 0, 0, 0, 0.0f}, /* 2 lanes of 7 */
+        {{5, 8, 2}, 37, 0, 0, 0, 0, 0.0f},  /* 8 lanes of 5 */
     };
     check_coop_cases(&pair, cases, sizeof cases / sizeof cases[0], "bands");
     free_pair(&pair);
@@ -988,8 +991,28 @@ static void test_coop_cross_wide_range(void **state)
     const bands b = {{37, 201, 118}};
     stereo_pair pair = band_pair(272, 24, &b, 19u);
     static const coop_case cases[] = {
-        {{8, 32, 2}, 256, 0, 3, 4, 0},
-        {{8, 64, 1}, 250, 1, 3, 4, 0},
+        {{8, 32, 2}, 256, 0, 3, 4, 0, 0.0f},
+        {{8, 64, 1}, 250, 1, 3, 4, 0, 0.0f},
+    };
+    check_coop_cases(&pair, cases, sizeof cases / sizeof cases[0], "bands");
+    free_pair(&pair);
+}
+
+/* How far the scans reach (pv_bp_scan_lanes, from disc_max): a
+ * truncation wide enough that they reach every lane (16 disparities in 8
+ * lanes of 2, disc_max 20: no gathered min_h), and one where values from
+ * one step beyond the reach (13 steps, 4 lanes of 3 reached out of 16
+ * lanes, disc_max 12) arrive just above the truncation.  The other cases
+ * reach a quarter of their lanes. */
+static void test_coop_cross_scan_reach(void **state)
+{
+    (void)state;
+    tu_opencl_or_skip();
+    const bands b = {{2, 30, 14}};
+    stereo_pair pair = band_pair(61, 43, &b, 29u);
+    static const coop_case cases[] = {
+        {{8, 32, 1}, 16, 0, 4, 5, 0, 20.0f},
+        {{8, 32, 1}, 37, 1, 4, 5, 0, 12.0f},
     };
     check_coop_cases(&pair, cases, sizeof cases / sizeof cases[0], "bands");
     free_pair(&pair);
@@ -1019,7 +1042,7 @@ static void test_coop_cross_few_rounds(void **state)
         coop_case cases[SCHEDULES];
         for (int r = 0; r < SCHEDULES; r++)
             cases[r] = (coop_case){groups[g], ranges[g], half[g], schedule[r][0], schedule[r][1],
-                                   0};
+                                   0, 0.0f};
         check_coop_cases(&pair, cases, SCHEDULES, "bands");
     }
     free_pair(&pair);
@@ -1066,8 +1089,8 @@ static void test_coop_cross_ties(void **state)
         stereo_pair pair = pattern_pair(45, 33, periodic ? periodic_pattern : flat_pattern);
         const int min_disp = periodic ? 0 : -5;
         const coop_case cases[] = {
-            {{8, 32, 1}, 37, 1, 3, 3, min_disp},
-            {{5, 8, 2}, 37, 0, 3, 3, min_disp},
+            {{8, 32, 1}, 37, 1, 3, 3, min_disp, 0.0f},
+            {{5, 8, 2}, 37, 0, 3, 3, min_disp, 0.0f},
         };
         check_coop_cases(&pair, cases, sizeof cases / sizeof cases[0],
                          periodic ? "periodic" : "flat");
@@ -1372,6 +1395,7 @@ int main(void)
         cmocka_unit_test(test_coop_cross_shapes),
         cmocka_unit_test(test_coop_cross_middlebury),
         cmocka_unit_test(test_coop_cross_wide_range),
+        cmocka_unit_test(test_coop_cross_scan_reach),
         cmocka_unit_test(test_coop_cross_few_rounds),
         cmocka_unit_test(test_coop_cross_ties),
         cmocka_unit_test(test_coop_accuracy_middlebury),

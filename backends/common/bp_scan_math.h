@@ -146,4 +146,37 @@ static inline float pv_bp_min_normalised(float m, float min_h, float disc_max)
     return (cap < m ? cap : m) - min_h;
 }
 
+#ifndef __OPENCL_C_VERSION__
+/* How far back (forward pass) or ahead (backward pass) a lanes' scan must
+ * reach, in lanes of `values` values: the smallest power of two S <=
+ * lanes, and at least lanes / 4 (fewer lanes to gather min_h from, see
+ * stereo_bp_coop.cl), for which a value coming from further away cannot
+ * change a message.  Such a value travels at least n = values S + 1 chain
+ * steps from some h[s] >= min_h, so (pv_bp_jump_reaches's bound, and
+ * monotony beyond PV_BP_BOUND_STEPS) it is at least (min_h + n)(1 -
+ * 2^-13), while the truncation min_h + disc_max rounds to at most (min_h +
+ * disc_max)(1 + 2^-24).  When the first exceeds the second, the message
+ * min(m, min_h + disc_max) - min_h is the same whether m saw that value or
+ * not: if it is m's minimum, both sides truncate.  (The backward pass adds
+ * steps, never removes them, so the same holds for values that reach it
+ * through the forward pass.)  The difference of the two sides falls as
+ * min_h grows, so it is checked at h_bound, a bound on every h (data cost
+ * plus three messages).  No S short of `lanes` passes when h_bound is so
+ * large that adding 1 hardly moves it; then the scan reaches every lane. */
+static inline int pv_bp_scan_lanes(int lanes, int values, double h_bound, double disc_max)
+{
+    int reach = lanes / 4 > 1 ? lanes / 4 : 1;
+    for (; reach < lanes; reach *= 2) {
+        double n = (double)values * reach + 1.0;
+        if (n > PV_BP_BOUND_STEPS)
+            n = PV_BP_BOUND_STEPS;
+        const double arrives = (h_bound + n) * (1.0 - 0x1p-13);
+        const double truncation = (h_bound + disc_max) * (1.0 + 0x1p-23);
+        if (arrives > truncation)
+            break;
+    }
+    return reach < lanes ? reach : lanes;
+}
+#endif
+
 #endif

@@ -38,8 +38,10 @@
  * workload's ndisp, 0 = every ndisp) limits the family's tuned values to
  * jobs of that class; other jobs run with the defaults of this table. */
 #include "stereo_bp_host.h"
+#include "../common/bp_scan_math.h" /* pv_bp_scan_lanes */
 
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -186,6 +188,28 @@ static void fit_coop_lanes(bp_plan *plan, int ndisp)
     plan->coop_values = (ndisp + plan->coop_lanes - 1) / plan->coop_lanes;
 }
 
+/* A bound on every h of the cooperative passes: the coarsest level's data
+ * cost (4^(levels - 1) pixel costs of at most lambda data_max each, with
+ * room for the sums' rounding) plus three messages (each within disc_max
+ * of zero, with room for the half rounding). */
+static double coop_h_bound(const pv_bp_job *job)
+{
+    int levels = 1;
+    for (int i = 0; i < job->tile_count; i++)
+        levels = job->tiles[i].levels > levels ? job->tiles[i].levels : levels;
+    const double pixel = (double)job->lambda * (double)job->data_max;
+    const double data = ldexp(pixel, 2 * (levels - 1)) * (1.0 + 0x1p-10);
+    return data + 3.0 * (double)job->disc_max * (1.0 + 0x1p-10) + 1.0;
+}
+
+/* The lanes the cooperative scans reach: fewer than all when disc_max
+ * makes far values irrelevant (pv_bp_scan_lanes says when). */
+static void fit_coop_scan(bp_plan *plan, const pv_bp_job *job)
+{
+    plan->coop_scan_lanes = pv_bp_scan_lanes(plan->coop_lanes, plan->coop_values,
+                                             coop_h_bound(job), (double)job->disc_max);
+}
+
 static pv_status check_shape(pv_context *ctx, bp_plan *plan)
 {
     const long long items = (long long)plan->wg_x * plan->wg_y;
@@ -220,8 +244,9 @@ static pv_status plan_options(pv_context *ctx, bp_plan *plan, const pv_image *le
     if (n >= 0 && (size_t)n < sizeof plan->options && plan->cooperative)
         n += snprintf(plan->options + n, sizeof plan->options - (size_t)n,
                       " -DBP_COOP_PIXELS=%d -DBP_COOP_LANES=%d -DBP_COOP_VALUES=%d"
-                      " -DBP_COOP_ROWS=%d",
-                      plan->coop_pixels, plan->coop_lanes, plan->coop_values, plan->coop_rows);
+                      " -DBP_COOP_ROWS=%d -DBP_COOP_SCAN_LANES=%d",
+                      plan->coop_pixels, plan->coop_lanes, plan->coop_values, plan->coop_rows,
+                      plan->coop_scan_lanes);
     if (n < 0 || (size_t)n >= sizeof plan->options)
         return pv_fail(ctx, PV_ERR_INVALID, "stereo_bp: kernel options overflow");
     return PV_OK;
@@ -248,6 +273,7 @@ static pv_status make_plan(pv_context *ctx, const pv_image *left, const pv_bp_jo
     if (status != PV_OK)
         return status;
     fit_coop_lanes(plan, ndisp);
+    fit_coop_scan(plan, job);
     split_storage(ctx, plan, job->ndisp);
     plan->local[0] = (size_t)plan->wg_x;
     plan->local[1] = (size_t)plan->wg_y;
@@ -259,8 +285,9 @@ static pv_status make_plan(pv_context *ctx, const pv_image *left, const pv_bp_jo
            plan->half_messages ? "f16" : "f32");
     if (plan->cooperative)
         pv_log(ctx, "stereo_bp: cooperative update, groups of %d pixels x %d work-items, %d "
-                    "values each, %d row(s) per group",
-               plan->coop_pixels, plan->coop_lanes, plan->coop_values, plan->coop_rows);
+                    "values each, %d row(s) per group, scans reaching %d lanes",
+               plan->coop_pixels, plan->coop_lanes, plan->coop_values, plan->coop_rows,
+               plan->coop_scan_lanes);
     return plan_options(ctx, plan, left, job->ndisp, job->weights != NULL);
 }
 

@@ -42,6 +42,7 @@ typedef struct bp_plan {
     int coop_lanes;     /* work-items per pixel (BP_COOP_LANES, fitted to ndisp) */
     int coop_values;    /* disparities per work-item: ceil(ndisp / coop_lanes) */
     int coop_rows;      /* BP_COOP_ROWS: rows per bp_round_coop group */
+    int coop_scan_lanes; /* lanes a scan reaches (pv_bp_scan_lanes) */
     size_t local[3];
     int pyramid_side;   /* most finest pixels per side of a bp_data_pyramid group */
     char options[512];

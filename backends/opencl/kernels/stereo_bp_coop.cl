@@ -17,7 +17,14 @@
  * (pv_bp_carry) and the lane chains again from the true carries, which
  * gives the serial passes' bits; the minimum of h rides along the two
  * scans (prefix and suffix minima, exact in any order); the output is
- * min(m, min_h + disc_max) - min_h.  Barriers: log2(COOP_LANES) + 1 per
+ * min(m, min_h + disc_max) - min_h.  A scan reaches COOP_SCAN_LANES lanes
+ * back (forward) or ahead (backward), a power of two <= COOP_LANES that
+ * the host chose so that a value from further away would arrive above the
+ * truncation min_h + disc_max (pv_bp_scan_lanes in bp_scan_math.h): the
+ * output's bits are those of the whole scan.  When it reaches less than
+ * all lanes, the scans' minima cover a window of lanes around each lane,
+ * and the backward scan's last exchange gathers min_h from a few lanes
+ * whose windows cover them all.  Barriers: log2(COOP_SCAN_LANES) + 1 per
  * pass, the exchange buffers alternate so that one barrier per step
  * suffices (a buffer is written again only after everyone passed the
  * barrier behind the reads of it); a pixel's two passes use them an even
@@ -34,6 +41,11 @@
 #define COOP_LANES BP_COOP_LANES
 #define COOP_VALUES BP_COOP_VALUES
 #define COOP_ROWS BP_COOP_ROWS
+#define COOP_SCAN_LANES BP_COOP_SCAN_LANES
+/* A lane's scanned minima cover lanes [lane - COOP_SCAN_LANES + 1, lane +
+ * COOP_SCAN_LANES - 1]: the windows of lanes COOP_SCAN_LANES - 1, that
+ * plus COOP_WINDOW, ... (the last one clamped) cover every lane. */
+#define COOP_WINDOW (2 * COOP_SCAN_LANES - 1)
 
 /* Exchange slot: buffer (0, 1), quantity (0 lane ends, 1 minima),
  * direction, lane, pixel. */
@@ -45,14 +57,18 @@ int coop_slot(int buffer, int quantity, int dir, int lane, int p)
 /* (Every loop over the directions or the scan's steps is unrolled, so
  * that the per-direction arrays stay in registers.) */
 
-/* Inclusive scan of the lanes' ends (and of their minima) over the lanes
- * before (forward) or after (backward) each one; then every lane's carry
- * is the scanned end of the lane just before (after) it. */
+/* Inclusive scan of the lanes' ends (and of their minima) over the
+ * COOP_SCAN_LANES lanes up to each one, backwards (forward) or onwards
+ * (backward); then every lane's carry is the scanned end of the lane just
+ * before (after) it.  With `gather` (the backward scan, spread[] holding
+ * the forward scan's minima), the last exchange also carries each lane's
+ * minima over its window both ways and leaves in spread[] the minima over
+ * all lanes. */
 void coop_scan(float *ends, float *lows, float *carries, int forward, __local float *xs,
-               int lane, int p, int *buffer)
+               int lane, int p, int *buffer, int gather, float *spread)
 {
 #pragma unroll
-    for (int offset = 1; offset < COOP_LANES; offset <<= 1) {
+    for (int offset = 1; offset < COOP_SCAN_LANES; offset <<= 1) {
 #pragma unroll
         for (int dir = 0; dir < 4; dir++) {
             xs[coop_slot(*buffer, 0, dir, lane, p)] = ends[dir];
@@ -73,15 +89,29 @@ void coop_scan(float *ends, float *lows, float *carries, int forward, __local fl
         *buffer ^= 1;
     }
 #pragma unroll
-    for (int dir = 0; dir < 4; dir++)
+    for (int dir = 0; dir < 4; dir++) {
         xs[coop_slot(*buffer, 0, dir, lane, p)] = ends[dir];
+        if (gather)
+            xs[coop_slot(*buffer, 1, dir, lane, p)] = lows[dir] < spread[dir] ? lows[dir]
+                                                                           : spread[dir];
+    }
     barrier(CLK_LOCAL_MEM_FENCE);
     const int before = forward ? lane - 1 : lane + 1;
 #pragma unroll
-    for (int dir = 0; dir < 4; dir++)
+    for (int dir = 0; dir < 4; dir++) {
         carries[dir] = before >= 0 && before < COOP_LANES
                            ? xs[coop_slot(*buffer, 0, dir, before, p)]
                            : INFINITY;
+        if (!gather)
+            continue;
+        float all = INFINITY;
+#pragma unroll
+        for (int c = COOP_SCAN_LANES - 1; c < COOP_LANES + COOP_SCAN_LANES - 1; c += COOP_WINDOW) {
+            const float low = xs[coop_slot(*buffer, 1, dir, c < COOP_LANES ? c : COOP_LANES - 1, p)];
+            all = low < all ? low : all;
+        }
+        spread[dir] = all;
+    }
     *buffer ^= 1;
 }
 
@@ -154,7 +184,7 @@ void coop_send_four(__global msg_t *msgs, level_geometry g, int colour, int own,
         lows[dir] = lows_after[dir] = low;
         ends[dir] = pv_bp_forward_chain(h[dir], COOP_VALUES, INFINITY);
     }
-    coop_scan(ends, lows, carries, 1, xs, lane, p, &buffer);
+    coop_scan(ends, lows, carries, 1, xs, lane, p, &buffer, 0, 0);
 #pragma unroll
     for (int dir = 0; dir < 4; dir++) {
         pv_bp_forward_chain(h[dir], COOP_VALUES, carries[dir]);
@@ -165,14 +195,21 @@ void coop_send_four(__global msg_t *msgs, level_geometry g, int colour, int own,
                 h[dir][k] = INFINITY;
         ends[dir] = pv_bp_backward_chain(h[dir], COOP_VALUES, INFINITY);
     }
-    coop_scan(ends, lows_after, carries, 0, xs, lane, p, &buffer);
+    /* a partial scan's minima cover a window of lanes: min_h is gathered */
+    const int gather = COOP_SCAN_LANES < COOP_LANES;
+    float spread[4];
+#pragma unroll
+    for (int dir = 0; dir < 4; dir++)
+        spread[dir] = lows[dir];
+    coop_scan(ends, lows_after, carries, 0, xs, lane, p, &buffer, gather, spread);
 
 #pragma unroll
     for (int dir = 0; dir < 4; dir++) {
         pv_bp_backward_chain(h[dir], COOP_VALUES, carries[dir]);
         if (!((sends >> dir) & 1))
             continue;
-        const float min_h = lows[dir] < lows_after[dir] ? lows[dir] : lows_after[dir];
+        const float min_h = gather ? spread[dir]
+                                   : lows[dir] < lows_after[dir] ? lows[dir] : lows_after[dir];
         __global msg_t *out = message_plane(msgs, g, dir, colour) + own;
 #pragma unroll
         for (int k = 0; k < COOP_VALUES; k++) {
