@@ -6,7 +6,7 @@
 #include "bench.h"
 #include "bench_ab_spec.h"
 
-#define BENCH_AB_MAX_ROUNDS 50
+#define BENCH_AB_MAX_ROUNDS 200
 /* A row's sides agree when |B/A - 1| is at most this: the tuning
  * database's target (docs/tuning.md). */
 #define BENCH_AB_TARGET 0.05
