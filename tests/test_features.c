@@ -493,31 +493,22 @@ static void assert_u8_of_floats(const pv_sift_features *f)
     }
 }
 
-static pv_image block_noise(int w, int h);
-
 /* A stream through pv_sift_detect_into: every result equals a fresh
  * pv_sift_detect's, whatever the previous result held (more keypoints,
  * fewer, none); the OpenCL backend writes into the previous arrays when
- * they have room.  Each frame runs twice (fresh, then into the stream),
- * so the OpenCL plan's download guessed from the previous count
- * (pv_cl_sift_guess) is right for every second run and for the frames
- * with fewer keypoints, and wrong for the last frame (block noise: many
- * more keypoints than the guess), which is read again. */
+ * they have room. */
 static void test_detect_into_stream(void **state)
 {
     pv_context *ctx = tu_backend_ctx(state);
     const int w = 200, h = 160;
-    enum { FRAMES = 5 };
-    pv_image frames[FRAMES] = {crop_u8(&g_venus, 40, 30, w, h),
-                               crop_u8(&g_venus, 150, 180, w, h), {0},
-                               crop_u8(&g_venus, 40, 30, w, h), block_noise(w, h)};
+    pv_image frames[4] = {crop_u8(&g_venus, 40, 30, w, h), crop_u8(&g_venus, 150, 180, w, h),
+                          {0}, crop_u8(&g_venus, 40, 30, w, h)};
     assert_int_equal(pv_image_alloc(&frames[2], w, h, PV_PIXEL_U8), PV_OK);
     memset(frames[2].data, 77, (size_t)w * h);
     pv_sift_plan *plan = NULL;
     assert_int_equal(pv_sift_plan_create(ctx, w, h, NULL, &plan), PV_OK);
     pv_sift_features stream = {0};
-    int previous = 0;
-    for (int i = 0; i < FRAMES; i++) {
+    for (int i = 0; i < 4; i++) {
         const pv_sift_keypoint *before = stream.keypoints;
         const int room = stream.capacity;
         pv_sift_features fresh;
@@ -531,15 +522,12 @@ static void test_detect_into_stream(void **state)
         if (*(const pv_backend_kind *)*state == PV_BACKEND_OPENCL && room >= fresh.count &&
             room > 0)
             assert_ptr_equal(stream.keypoints, before);
-        if (i == FRAMES - 1) /* beyond any guess from the frame before */
-            assert_true(fresh.count > previous + previous / 8 + 64);
-        previous = fresh.count;
         pv_sift_features_free(&fresh);
     }
     pv_sift_features_free(&stream);
     assert_int_equal(stream.capacity, 0);
     pv_sift_plan_destroy(plan);
-    for (int i = 0; i < FRAMES; i++)
+    for (int i = 0; i < 4; i++)
         pv_image_free(&frames[i]);
 }
 

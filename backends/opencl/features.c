@@ -501,26 +501,15 @@ pv_status pv_cl_sift_detect_on_device(pv_context *ctx, cl_sift_plan *plan, const
         status = pv_cl_sift_enqueue_detection(ctx, plan, image, 1);
         if (status == PV_OK && attempt == 0)
             pv_cl_sift_prepare_result(ctx, plan, raw);
-        /* The one wait of the call: the two totals, and with a guess the
-         * result behind them (features_internal.h). */
-        const cl_uint guess = attempt == 0 ? pv_cl_sift_guess(plan) : 0;
-        if (status == PV_OK && guess > 0) {
-            status = pv_cl_sift_guess_begin(ctx, plan, guess);
-            if (status == PV_OK)
-                status = pv_cl_finish(ctx);
-            if (status == PV_OK)
-                pv_cl_sift_guess_counts(plan, guess, counts);
-        } else if (status == PV_OK) {
+        /* The one wait of the call: the two totals. */
+        if (status == PV_OK)
             status = pv_cl_read(ctx, plan->counters, 0, sizeof counts, counts);
-        }
         if (status != PV_OK)
             break;
         const int short_c = counts[0] > plan->candidate_capacity;
         const int short_k = counts[1] > plan->keypoint_capacity;
         if (!short_c && !short_k) {
             plan->last_count = counts[1];
-            if (guess > 0 && counts[1] <= guess)
-                return pv_cl_sift_guess_end(ctx, plan, guess, counts[1], raw);
             return pv_cl_sift_download(ctx, plan, 0, counts[1], raw);
         }
         if (attempt + 1 == MAX_ATTEMPTS)

@@ -193,21 +193,6 @@ pv_status pv_cl_sift_download_chunk_begin(pv_context *ctx, cl_sift_plan *plan, i
 void pv_cl_sift_download_chunk_end(const cl_sift_plan *plan, int n, const char *done,
                                    pv_sift_raw *raws);
 void pv_cl_sift_prepare_result(pv_context *ctx, const cl_sift_plan *plan, pv_sift_raw *raw);
-/* A single detection's download begun before its totals are known: the
- * reads of `guess` keypoints (the previous call's count and an eighth
- * more, plus GUESS_SLACK; pv_cl_sift_guess, 0 when there is no previous
- * call or the stage cannot hold them) and of the two totals, enqueued
- * into the stage behind the detection without a wait, so that the call
- * waits once, for the totals and the result together.  Once the queue
- * has finished: the totals (guess_counts), then, when the count is at
- * most the guess, the result out of the stage (guess_end); else the
- * plain download reads it again. */
-#define GUESS_SLACK 64
-cl_uint pv_cl_sift_guess(const cl_sift_plan *plan);
-pv_status pv_cl_sift_guess_begin(pv_context *ctx, cl_sift_plan *plan, cl_uint guess);
-void pv_cl_sift_guess_counts(const cl_sift_plan *plan, cl_uint guess, cl_uint counts[2]);
-pv_status pv_cl_sift_guess_end(pv_context *ctx, const cl_sift_plan *plan, cl_uint guess,
-                               cl_uint count, pv_sift_raw *raw);
 
 /* features_batch.c: the table's detect_batch entry. */
 pv_status pv_cl_sift_detect_batch(pv_context *ctx, void *opaque, const pv_image *images,

@@ -131,39 +131,6 @@ static pv_status read_chunked(pv_context *ctx, cl_sift_plan *plan, size_t first,
     return status;
 }
 
-/* ------------------------------------------------------ guessed download */
-
-/* The stage's layout for a guessed download: the arrays of `guess` rows
- * back to back from result_at (as enqueue_staged lays out `guess`), then
- * the two totals, 64-byte aligned. */
-static size_t guess_counts_at(const cl_sift_plan *plan, cl_uint guess)
-{
-    return round_up_div(plan->result_at + (size_t)guess * RESULT_BYTES, 64) * 64;
-}
-
-cl_uint pv_cl_sift_guess(const cl_sift_plan *plan)
-{
-    if (plan->last_count == 0)
-        return 0;
-    size_t guess = (size_t)plan->last_count + plan->last_count / 8 + GUESS_SLACK;
-    guess = guess < plan->keypoint_capacity ? guess : plan->keypoint_capacity;
-    const size_t bytes = guess_counts_at(plan, (cl_uint)guess) + 2 * sizeof(cl_uint);
-    return bytes <= plan->stage_bytes ? (cl_uint)guess : 0;
-}
-
-pv_status pv_cl_sift_guess_begin(pv_context *ctx, cl_sift_plan *plan, cl_uint guess)
-{
-    char *counts = (char *)plan->stage_host + guess_counts_at(plan, guess);
-    pv_status status = pv_cl_read_async(ctx, plan->counters, 0, 2 * sizeof(cl_uint), counts);
-    return status == PV_OK ? enqueue_staged(ctx, plan, 0, guess) : status;
-}
-
-void pv_cl_sift_guess_counts(const cl_sift_plan *plan, cl_uint guess, cl_uint counts[2])
-{
-    memcpy(counts, (const char *)plan->stage_host + guess_counts_at(plan, guess),
-           2 * sizeof(cl_uint));
-}
-
 /* raw reserved for `count` keypoints of a result with u8 descriptors. */
 static pv_status reserve_result(pv_context *ctx, pv_sift_raw *raw, cl_uint count)
 {
@@ -173,18 +140,6 @@ static pv_status reserve_result(pv_context *ctx, pv_sift_raw *raw, cl_uint count
         raw->u8_filled = 1;
     }
     return status;
-}
-
-pv_status pv_cl_sift_guess_end(pv_context *ctx, const cl_sift_plan *plan, cl_uint guess,
-                               cl_uint count, pv_sift_raw *raw)
-{
-    pv_status status = reserve_result(ctx, raw, count);
-    if (status != PV_OK || count == 0)
-        return status;
-    const size_t kp = (size_t)guess * sizeof *raw->keypoints, keys = (size_t)guess * sizeof *raw->keys;
-    const char *at = (const char *)plan->stage_host + plan->result_at;
-    copy_out(raw, at, at + kp, at + kp + keys);
-    return PV_OK;
 }
 
 /* The result, already in key order and in the caller's layout, into the
