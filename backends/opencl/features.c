@@ -341,7 +341,7 @@ static pv_status build_octave(pv_context *ctx, cl_sift_plan *plan, int o, int co
 
 static pv_status extrema(pv_context *ctx, cl_sift_plan *plan, cl_int pass, int images)
 {
-    cl_ulong dog_stride = plan->dog_floats;
+    cl_ulong dog_stride = plan->dog_floats, gauss_stride = plan->gauss_floats;
     cl_int octaves = plan->g.octaves, levels = plan->g.params.levels;
     cl_float threshold = 0.8f * plan->g.params.peak_thresh;
     cl_uint capacity = plan->candidate_capacity;
@@ -352,30 +352,12 @@ static pv_status extrema(pv_context *ctx, cl_sift_plan *plan, cl_int pass, int i
         {sizeof(cl_mem), &plan->row_counts}, {sizeof(cl_mem), &plan->counters},
         {sizeof(cl_mem), &plan->candidates}, {sizeof capacity, &capacity},
         {sizeof(cl_mem), &plan->ext_masks}, {sizeof plan->mask_pitch, &plan->mask_pitch},
-        {sizeof dog_stride, &dog_stride},
+        {sizeof(cl_mem), &plan->gauss}, {sizeof(cl_mem), &plan->grad},
+        {sizeof dog_stride, &dog_stride}, {sizeof gauss_stride, &gauss_stride},
     };
     size_t local = (size_t)plan->shape.ext_wg;
     size_t global = (size_t)plan->row_start[plan->g.octaves] * local;
-    return list_pass(ctx, plan, K_EXTREMA, args, 14, global, local, images);
-}
-
-/* The gradient pyramid of the levels the orientations and descriptors
- * read: one work-item per sample. */
-static pv_status gradients(pv_context *ctx, cl_sift_plan *plan, int images)
-{
-    cl_ulong gauss_stride = plan->gauss_floats;
-    cl_int octaves = plan->g.octaves, levels = plan->g.params.levels;
-    const kernel_arg args[] = {
-        {sizeof(cl_mem), &plan->gauss}, {sizeof(cl_mem), &plan->grad},
-        {sizeof(cl_mem), &plan->octave_table}, {sizeof octaves, &octaves},
-        {sizeof levels, &levels}, {sizeof gauss_stride, &gauss_stride},
-    };
-    size_t samples = 0;
-    for (int o = 0; o < plan->g.octaves; o++)
-        samples += (size_t)levels * plane_of(&plan->g, o);
-    const size_t local = (size_t)plan->shape.kp_wg;
-    return list_pass(ctx, plan, K_GRADIENTS, args, 6, round_up_div(samples, local) * local,
-                     local, images);
+    return list_pass(ctx, plan, K_EXTREMA, args, 17, global, local, images);
 }
 
 /* Exclusive scan of n counts in place (per image, stride apart); the sum
@@ -491,8 +473,6 @@ pv_status pv_cl_sift_enqueue_detection(pv_context *ctx, cl_sift_plan *plan,
     pv_status status = build_first_base(ctx, plan, images, count);
     for (int o = 0; o < plan->g.octaves && status == PV_OK; o++)
         status = build_octave(ctx, plan, o, count);
-    if (status == PV_OK)
-        status = gradients(ctx, plan, count);
     if (status == PV_OK)
         status = extrema(ctx, plan, 0, count);
     if (status == PV_OK)

@@ -29,8 +29,8 @@ typedef struct sift_settings {
 
 /* The plan's kernels, looked up once (with the plan's launch parameters). */
 enum {
-    K_PREPARE_U8, K_PREPARE_F32, K_ROWS, K_COLS, K_GRADIENTS, K_EXTREMA, K_SCAN, K_ORIENT,
-    K_BLOCK_COUNTS, K_SCATTER, K_DESCRIPTORS, K_COUNT
+    K_PREPARE_U8, K_PREPARE_F32, K_ROWS, K_COLS, K_EXTREMA, K_SCAN, K_ORIENT, K_BLOCK_COUNTS,
+    K_SCATTER, K_DESCRIPTORS, K_COUNT
 };
 
 

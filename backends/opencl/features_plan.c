@@ -12,9 +12,8 @@
 #include <string.h>
 
 static const char *const kernel_names[K_COUNT] = {
-    "sift_prepare_u8", "sift_prepare_f32", "sift_blur_rows", "sift_blur_cols",
-    "sift_gradients", "sift_extrema", "sift_scan", "sift_orient", "sift_block_counts",
-    "sift_scatter", "sift_descriptors",
+    "sift_prepare_u8", "sift_prepare_f32", "sift_blur_rows", "sift_blur_cols", "sift_extrema",
+    "sift_scan", "sift_orient", "sift_block_counts", "sift_scatter", "sift_descriptors",
 };
 
 

@@ -294,37 +294,6 @@ static void gradient_at(__global const float *level, int w, int h, int x, int y,
     *ang = a < 0.0f ? a + TWO_PI_F : a;
 }
 
-/* The gradient pyramid: (modulus, angle) of every sample of Gaussian
- * levels 0 .. levels - 1 of every octave (those whose DoG rows the extrema
- * test; the orientation and descriptor kernels read them), in the
- * Gaussian pyramid's layout.  One work-item per sample, the samples
- * numbered octave after octave, level after level, row after row, so
- * that neighbouring work-items read and write neighbouring addresses
- * (filled row by row inside the extrema kernel's row groups, the same
- * values took several times their bytes' time there).  Global size: (the
- * sample count rounded up, images). */
-__kernel void sift_gradients(__global const float *gauss, __global float2 *grad,
-                             __constant octave_info *octaves, int octave_count, int levels,
-                             ulong gauss_stride)
-{
-    size_t k = get_global_id(0);
-    int o = 0;
-    size_t plane = (size_t)octaves[0].w * (size_t)octaves[0].h;
-    while (k >= (size_t)levels * plane) {
-        k -= (size_t)levels * plane;
-        if (++o == octave_count)
-            return;
-        plane = (size_t)octaves[o].w * (size_t)octaves[o].h;
-    }
-    const int w = octaves[o].w, h = octaves[o].h;
-    const size_t in_plane = k % plane;
-    const int y = (int)(in_plane / (size_t)w), x = (int)(in_plane - (size_t)y * (size_t)w);
-    const size_t at = get_global_id(1) * gauss_stride + octaves[o].gauss_offset + (k - in_plane);
-    float mod, ang;
-    gradient_at(gauss + at, w, h, x, y, &mod, &ang);
-    grad[at + in_plane] = (float2)(mod, ang);
-}
-
 
 /* --------------------------------------------------------------- extrema
  * Strict maxima (>= threshold) or minima (<= -threshold) over the 26
@@ -400,21 +369,27 @@ static uint span_mask(__global const float *d, size_t plane, int w, int x0, floa
 
 /* Pass 0 also keeps every item's run mask of every span in
  * masks[g * mask_pitch + span * SIFT_EXT_WG + lid], so pass 1 only reads
- * the masks of the rows that have extrema instead of testing again.  (The
- * gradient pyramid, which the orientation and descriptor kernels read
- * instead of computing a pixel's gradient once per window and descriptor
- * cell that covers it, is sift_gradients's.) */
+ * the masks of the rows that have extrema instead of testing again; and,
+ * since its row groups cover every row of every stored Gaussian level
+ * (DoG level l <-> Gaussian level l - 1), it fills the gradient pyramid
+ * on the way: grad has the Gaussian pyramid's layout, (modulus, angle)
+ * per sample, so the orientation and descriptor kernels read every
+ * pixel's gradient instead of computing it once per window and descriptor
+ * cell that covers it. */
 __kernel __attribute__((reqd_work_group_size(SIFT_EXT_WG, 1, 1)))
 void sift_extrema(__global const float *dog, __constant octave_info *octaves, int octave_count,
                   __constant uint *row_start, int levels, float threshold, int pass,
                   __global uint *rows, __global const uint *counters,
                   __global int4 *candidates, uint capacity, __global uint *masks,
-                  uint mask_pitch, ulong dog_stride)
+                  uint mask_pitch, __global const float *gauss, __global float2 *grad,
+                  ulong dog_stride, ulong gauss_stride)
 {
     __local uint buf[2 * SIFT_EXT_WG];
     __local uchar flags[EXT_SPAN];
     const ulong image = get_group_id(1), groups = row_start[octave_count];
     dog += image * dog_stride;
+    gauss += image * gauss_stride;
+    grad += image * gauss_stride;
     rows += image * groups;
     counters += 2 * image;
     candidates += image * capacity;
@@ -429,6 +404,12 @@ void sift_extrema(__global const float *dog, __constant octave_info *octaves, in
     const size_t plane = (size_t)w * (size_t)h;
     __global uint *row_masks = masks + (size_t)g * mask_pitch + lid;
     if (pass == 0) {
+        const size_t at = octaves[o].gauss_offset + (size_t)(level - 1) * plane;
+        for (int x = lid; x < w; x += SIFT_EXT_WG) {
+            float mod, ang;
+            gradient_at(gauss + at, w, h, x, y, &mod, &ang);
+            grad[at + (size_t)y * (size_t)w + x] = (float2)(mod, ang);
+        }
         uint found = 0;
         __global const float *d =
             dog + octaves[o].dog_offset + (size_t)level * plane + (size_t)y * (size_t)w;
