@@ -135,13 +135,6 @@ DEFINE_PREPARE(f32, float)
 #define SIFT_O10 0
 #endif
 #define FOR_LEVELS(DO) DO(1) DO(2) DO(3) DO(4) DO(5) DO(6) DO(7) DO(8) DO(9) DO(10)
-#define RADIUS_MAX2(a, b) ((a) > (b) ? (a) : (b))
-/* The largest radius of the program (a compile-time bound for the column
- * pass's register window). */
-#define SIFT_RMAX                                                                        \
-    RADIUS_MAX2(SIFT_RB, RADIUS_MAX2(SIFT_R1, RADIUS_MAX2(SIFT_R2, RADIUS_MAX2(SIFT_R3,    \
-    RADIUS_MAX2(SIFT_R4, RADIUS_MAX2(SIFT_R5, RADIUS_MAX2(SIFT_R6, RADIUS_MAX2(SIFT_R7,    \
-    RADIUS_MAX2(SIFT_R8, RADIUS_MAX2(SIFT_R9, SIFT_R10))))))))))
 
 /* sum_k w[k] c[(k - r) stride], k = 0 .. 2r, in that order. */
 static float taps(__local const float *c, int stride, __constant const float *wl, const int r)
@@ -203,11 +196,7 @@ void sift_blur_rows(__global const float *src, ulong src_offset, int pitch, int 
 
 /* The outputs of one level in the column pass: its row-pass plane staged
  * in `tile`, the column taps, the DoG against the previous level (held in
- * prev), the stores.  A work item owns SIFT_COL_STEPS consecutive rows of
- * its column: it reads the SIFT_COL_STEPS + 2r samples they cover out of
- * local memory once, into registers, and every output's taps run over
- * them (the same products summed in the same order as taps(), so the
- * same bits), instead of 2r + 1 local reads per output. */
+ * prev), the stores. */
 typedef struct col_job {
     __global float *gauss, *dog;
     ulong gauss_offset, dog_offset;
@@ -224,18 +213,10 @@ static void col_level(const col_job *j, __global const float *in, __local float 
         tile[i * SIFT_WG_X + lx] =
             in[(size_t)clamp(j->y0 - j->max_radius + i, 0, j->h - 1) * (size_t)j->w + j->xc];
     barrier(CLK_LOCAL_MEM_FENCE);
-    float window[SIFT_COL_STEPS + 2 * SIFT_RMAX];
-    __local const float *c = tile + (ly * SIFT_COL_STEPS + j->max_radius - r) * SIFT_WG_X + lx;
-#pragma unroll
-    for (int i = 0; i < SIFT_COL_STEPS + 2 * r; i++)
-        window[i] = c[i * SIFT_WG_X];
-#pragma unroll
     for (int s = 0; s < SIFT_COL_STEPS; s++) {
-        float acc = 0.0f;
-#pragma unroll
-        for (int k = 0; k <= 2 * r; k++)
-            acc += wl[k] * window[s + k];
-        const int y = j->y0 + ly * SIFT_COL_STEPS + s;
+        const int offset = ly + s * SIFT_WG_Y;
+        const float acc = taps(tile + (offset + j->max_radius) * SIFT_WG_X + lx, SIFT_WG_X, wl, r);
+        const int y = j->y0 + offset;
         if (j->x < j->w && y < j->h) {
             const size_t at = (size_t)y * (size_t)j->w + j->x;
             if (j->with_dog)
@@ -275,7 +256,7 @@ void sift_blur_cols(__global const float *rows, __global const float *base, ulon
                  min(x, w - 1), get_group_id(1) * COL_TILE, max_radius, with_dog, stored};
     float prev[SIFT_COL_STEPS];
     for (int s = 0; s < SIFT_COL_STEPS; s++) {
-        const int y = min(j.y0 + (int)get_local_id(1) * SIFT_COL_STEPS + s, h - 1);
+        const int y = min(j.y0 + (int)get_local_id(1) + s * SIFT_WG_Y, h - 1);
         prev[s] = with_dog ? base[base_offset + (size_t)(base_step * y) * (size_t)base_pitch +
                                   (size_t)(base_step * j.xc)]
                            : 0.0f;
