@@ -908,6 +908,15 @@ static void check_coop_cases(const stereo_pair *pair, const coop_case *cases, si
     assert_int_equal(pv_tune_use_defaults(tu_opencl), PV_OK);
 }
 
+/* The cases on a band pair of width x height (disparities b, noise seed). */
+static void check_coop_on_bands(int width, int height, bands b, uint32_t seed,
+                                const coop_case *cases, size_t count)
+{
+    stereo_pair pair = band_pair(width, height, &b, seed);
+    check_coop_cases(&pair, cases, count, "bands");
+    free_pair(&pair);
+}
+
 /* Group shapes (pixels per group x work-items per pixel, rows per
  * group: the default, whose 32 lanes are halved to fit the range, a group
  * of three pixels, a group of a single work-item holding the whole range,
@@ -923,8 +932,6 @@ static void test_coop_cross_shapes(void **state)
 {
     (void)state;
     tu_opencl_or_skip();
-    const bands b = {{1, 11, 6}};
-    stereo_pair pair = band_pair(67, 45, &b, 7u);
     static const coop_case cases[] = {
         {{8, 32, 1}, 37, 1, 0, 0, 0, 0.0f}, /* default group: 16 lanes of 3 values */
         {{3, 4, 1}, 13, 0, 0, 0, 0, 0.0f},  /* 4 lanes of 4 */
@@ -932,8 +939,7 @@ static void test_coop_cross_shapes(void **state)
         {{16, 2, 1}, 13, 1, 0, 0, 0, 0.0f}, /* 2 lanes of 7 */
         {{5, 8, 2}, 37, 0, 0, 0, 0, 0.0f},  /* 8 lanes of 5 */
     };
-    check_coop_cases(&pair, cases, sizeof cases / sizeof cases[0], "bands");
-    free_pair(&pair);
+    check_coop_on_bands(67, 45, (bands){{1, 11, 6}}, 7u, cases, sizeof cases / sizeof cases[0]);
 }
 
 /* The pair's window at (x0, y0), width x height (u8 copies). */
@@ -988,14 +994,12 @@ static void test_coop_cross_wide_range(void **state)
 {
     (void)state;
     tu_opencl_or_skip();
-    const bands b = {{37, 201, 118}};
-    stereo_pair pair = band_pair(272, 24, &b, 19u);
     static const coop_case cases[] = {
         {{8, 32, 2}, 256, 0, 3, 4, 0, 0.0f},
         {{8, 64, 1}, 250, 1, 3, 4, 0, 0.0f},
     };
-    check_coop_cases(&pair, cases, sizeof cases / sizeof cases[0], "bands");
-    free_pair(&pair);
+    check_coop_on_bands(272, 24, (bands){{37, 201, 118}}, 19u, cases,
+                        sizeof cases / sizeof cases[0]);
 }
 
 /* How far the scans reach (pv_bp_scan_lanes, from disc_max): a
@@ -1008,14 +1012,11 @@ static void test_coop_cross_scan_reach(void **state)
 {
     (void)state;
     tu_opencl_or_skip();
-    const bands b = {{2, 30, 14}};
-    stereo_pair pair = band_pair(61, 43, &b, 29u);
     static const coop_case cases[] = {
         {{8, 32, 1}, 16, 0, 4, 5, 0, 20.0f},
         {{8, 32, 1}, 37, 1, 4, 5, 0, 12.0f},
     };
-    check_coop_cases(&pair, cases, sizeof cases / sizeof cases[0], "bands");
-    free_pair(&pair);
+    check_coop_on_bands(61, 43, (bands){{2, 30, 14}}, 29u, cases, sizeof cases / sizeof cases[0]);
 }
 
 /* Few rounds per level and a single level: each level's first round,
