@@ -311,21 +311,31 @@ static void gradient_at(__global const float *level, int w, int h, int x, int y,
  * Global size: (groups * SIFT_EXT_WG, images). */
 #define EXT_SPAN (SIFT_EXT_WG * SIFT_EXT_RUN)
 
+/* The 26 neighbours are loaded unconditionally once the threshold is
+ * passed and the comparisons are and-ed: with a test after every load,
+ * each load waited for the one before it (a chain of up to 26 cache
+ * latencies per pixel, on which the whole pass stalled); issued together
+ * they cost about one.  The verdict is the same: every comparison must
+ * hold, and a NaN neighbour fails it as before. */
 static int is_extremum(__global const float *d, size_t plane, int w, float v, float threshold)
 {
     const int sign = v >= threshold ? 1 : v <= -threshold ? -1 : 0;
     if (!sign)
         return 0;
+    int above = 1, below = 1;
+#pragma unroll
     for (int s = -1; s <= 1; s++)
+#pragma unroll
         for (int dy = -1; dy <= 1; dy++)
+#pragma unroll
             for (int dx = -1; dx <= 1; dx++) {
                 if (s == 0 && dy == 0 && dx == 0)
                     continue;
                 const float n = d[(long)s * (long)plane + (long)dy * w + dx];
-                if (sign > 0 ? !(v > n) : !(v < n))
-                    return 0;
+                above &= v > n;
+                below &= v < n;
             }
-    return 1;
+    return sign > 0 ? above : below;
 }
 
 /* Exclusive scan of v over the work group (Hillis-Steele in `buf`, which
