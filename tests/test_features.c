@@ -958,6 +958,54 @@ static void batch_frames(pv_image *frames, int w, int h)
 /* Batches of 7, 2 (into the first two results of the 7), 7 again (five
  * of them holding the older, larger batch's results) and 1: every result
  * is a single call's, whatever its storage held before. */
+/* The small octaves' fused tile pass (both blur passes in one launch)
+ * gives the same bits as the row and column passes: detections with it
+ * off (SIFT_TILE_GROUPS 0), with the device's default (the smallest
+ * octaves fused) and with every octave fused agree exactly, for single
+ * images at both first octaves and for a batch chunk side by side. */
+static void test_fused_tile_pass(void **state)
+{
+    (void)state;
+    pv_context *cl = tu_opencl_or_skip();
+    const int settings[] = {0, 2, 100000};
+    pv_sift_params params = fast_params();
+    pv_image a = crop_u8(&g_venus, 20, 30, 400, 330);
+    pv_image frames[BATCH_FRAMES];
+    batch_frames(frames, 160, 120);
+    pv_sift_features single[3][2], batch[3][BATCH_FRAMES];
+    memset(batch, 0, sizeof batch);
+    for (int s = 0; s < 3; s++) {
+        assert_int_equal(pv_tune_set(cl, "features", "SIFT_TILE_GROUPS", settings[s]), PV_OK);
+        for (int first = -1; first <= 0; first++) {
+            params.first_octave = first;
+            single[s][first + 1] = detect(cl, &a, &params);
+        }
+        pv_sift_plan *plan = NULL;
+        assert_int_equal(pv_sift_plan_create(cl, 160, 120, NULL, &plan), PV_OK);
+        assert_int_equal(pv_sift_detect_batch(plan, frames, BATCH_FRAMES, batch[s]), PV_OK);
+        pv_sift_plan_destroy(plan);
+    }
+    assert_int_equal(pv_tune_set(cl, "features", "SIFT_TILE_GROUPS", 2), PV_OK);
+    for (int s = 1; s < 3; s++) {
+        for (int k = 0; k < 2; k++)
+            assert_same_features(&single[s][k], &single[0][k]);
+        for (int i = 0; i < BATCH_FRAMES; i++)
+            assert_same_features(&batch[s][i], &batch[0][i]);
+    }
+    printf("    %d and %d keypoints (first octave -1, 0), %d in the batch's first frame\n",
+           single[0][0].count, single[0][1].count, batch[0][0].count);
+    assert_true(single[0][0].count > 100 && single[0][1].count > 50); /* not empty */
+    for (int s = 0; s < 3; s++) {
+        for (int k = 0; k < 2; k++)
+            pv_sift_features_free(&single[s][k]);
+        for (int i = 0; i < BATCH_FRAMES; i++)
+            pv_sift_features_free(&batch[s][i]);
+    }
+    for (int i = 0; i < BATCH_FRAMES; i++)
+        pv_image_free(&frames[i]);
+    pv_image_free(&a);
+}
+
 static void test_detect_batch(void **state)
 {
     pv_context *ctx = tu_backend_ctx(state);
@@ -1564,6 +1612,7 @@ int main(void)
         cmocka_unit_test(test_colour_backends_and_depths_agree),
         cmocka_unit_test(test_presets),
         cmocka_unit_test(test_cl_matches_cpu),
+        cmocka_unit_test(test_fused_tile_pass),
         cmocka_unit_test(test_large_results),
         cmocka_unit_test(test_cl_match_matches_cpu),
         cmocka_unit_test(test_crosscheck_mode),

@@ -40,6 +40,7 @@ static const pv_cl_param_default features_defaults[] = {
     {"SIFT_KP_WG", 64},        /* keypoint counts + scatter: items per group    */
     {"SIFT_ORI_WG", 32},       /* orientation: items per candidate             */
     {"SIFT_ORI_GROUPS", 64},   /* orientation: groups per compute unit         */
+    {"SIFT_TILE_GROUPS", 2},   /* small octaves in one fused pass: groups per unit */
     {"SIFT_DESC_SPLIT", 8},    /* descriptor: items per cell (x 16 cells)       */
     {"SIFT_MATCH_WG", 64},     /* matching: queries per group                   */
     {"SIFT_MATCH_TILE", 32},   /* matching: train descriptors per local tile    */
@@ -328,9 +329,58 @@ static pv_status build_first_base(pv_context *ctx, cl_sift_plan *plan, const pv_
     return status == PV_OK ? blur_cols(ctx, plan, &job, 0, &unused, count) : status;
 }
 
+/* Local memory of the fused tile pass (0 beside the base tile: the part
+ * for the row taps). */
+static size_t tile_floats(const cl_sift_plan *plan, int rows_part)
+{
+    const size_t wg_x = (size_t)plan->shape.wg_x, span_y = (size_t)plan->shape.wg_y +
+                                                           2 * (size_t)plan->max_radius;
+    return span_y * (rows_part ? wg_x : wg_x + 2 * (size_t)plan->max_radius);
+}
+
+/* Whether octave o runs as one fused tile pass: when an image's groups are
+ * few enough that a pass takes the latency of its steps rather than its
+ * work (SIFT_TILE_GROUPS per compute unit), and the tiles fit in local
+ * memory.  Decided per image, not per launch, so that a batch chunk runs
+ * the launches of one image. */
+static int fused_octave(pv_context *ctx, const cl_sift_plan *plan, int o)
+{
+    const size_t groups = round_up_div((size_t)plan->g.octave_width[o], (size_t)plan->shape.wg_x) *
+                          round_up_div((size_t)plan->g.octave_height[o], (size_t)plan->shape.wg_y);
+    const int units = pv_cl_device_info(ctx)->compute_units;
+    const size_t bytes = (tile_floats(plan, 0) + tile_floats(plan, 1)) * sizeof(float);
+    return groups <= (size_t)(units > 0 ? units : 1) * (size_t)plan->shape.tile_groups &&
+           bytes <= pv_cl_device_info(ctx)->local_memory;
+}
+
+static pv_status blur_tile(pv_context *ctx, cl_sift_plan *plan, int o, const base_source *base,
+                           int images)
+{
+    cl_int w = plan->g.octave_width[o], h = plan->g.octave_height[o];
+    cl_int stored = plan->g.params.levels, max_radius = plan->max_radius;
+    cl_ulong gauss_offset = plan->octaves[o].gauss_offset, dog_offset = plan->octaves[o].dog_offset;
+    cl_ulong gauss_stride = plan->gauss_floats, dog_stride = plan->dog_floats;
+    const kernel_arg args[] = {
+        {sizeof(cl_mem), &base->buffer}, {sizeof base->offset, &base->offset},
+        {sizeof base->pitch, &base->pitch}, {sizeof base->step, &base->step},
+        {sizeof(cl_mem), &plan->gauss}, {sizeof gauss_offset, &gauss_offset},
+        {sizeof(cl_mem), &plan->dog}, {sizeof dog_offset, &dog_offset},
+        {sizeof(cl_mem), &plan->weights}, {sizeof stored, &stored},
+        {sizeof max_radius, &max_radius}, {sizeof w, &w}, {sizeof h, &h},
+        {tile_floats(plan, 0) * sizeof(float), NULL}, {tile_floats(plan, 1) * sizeof(float), NULL},
+        {sizeof base->stride, &base->stride}, {sizeof gauss_stride, &gauss_stride},
+        {sizeof dog_stride, &dog_stride},
+    };
+    const size_t wg_x = (size_t)plan->shape.wg_x, wg_y = (size_t)plan->shape.wg_y;
+    return image_pass(ctx, plan, K_TILE, args, 18, round_up_div((size_t)w, wg_x) * wg_x,
+                      round_up_div((size_t)h, wg_y) * wg_y, images);
+}
+
 static pv_status build_octave(pv_context *ctx, cl_sift_plan *plan, int o, int count)
 {
     const base_source base = base_of(plan, o);
+    if (fused_octave(ctx, plan, o))
+        return blur_tile(ctx, plan, o, &base, count);
     pv_status status = blur_rows(ctx, plan, &base, 0, plan->max_radius, o, count);
     cols_job job = {plan->gauss, plan->octaves[o].gauss_offset, plan->gauss_floats, plan->dog,
                     plan->octaves[o].dog_offset, 1, plan->g.params.levels, plan->max_radius};

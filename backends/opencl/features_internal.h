@@ -29,8 +29,8 @@ typedef struct sift_settings {
 
 /* The plan's kernels, looked up once (with the plan's launch parameters). */
 enum {
-    K_PREPARE_U8, K_PREPARE_F32, K_ROWS, K_COLS, K_EXTREMA, K_SCAN, K_ORIENT, K_BLOCK_COUNTS,
-    K_SCATTER, K_DESCRIPTORS, K_COUNT
+    K_PREPARE_U8, K_PREPARE_F32, K_ROWS, K_COLS, K_TILE, K_EXTREMA, K_SCAN, K_ORIENT,
+    K_BLOCK_COUNTS, K_SCATTER, K_DESCRIPTORS, K_COUNT
 };
 
 
@@ -39,6 +39,8 @@ enum {
 typedef struct launch_shape {
     int wg_x, wg_y, row_steps, col_steps, ext_wg, ext_run, scan_wg, kp_wg, desc_split;
     int ori_wg, ori_groups;
+    int tile_groups; /* fused tile pass for octaves of at most this many groups per
+                        compute unit (0: never) */
 } launch_shape;
 
 /* A plan holds one image's buffers (images == 1); its batch buffers are a

@@ -12,7 +12,8 @@
 #include <string.h>
 
 static const char *const kernel_names[K_COUNT] = {
-    "sift_prepare_u8", "sift_prepare_f32", "sift_blur_rows", "sift_blur_cols", "sift_extrema",
+    "sift_prepare_u8", "sift_prepare_f32", "sift_blur_rows", "sift_blur_cols", "sift_blur_tile",
+    "sift_extrema",
     "sift_scan", "sift_orient", "sift_block_counts", "sift_scatter", "sift_descriptors",
 };
 
@@ -262,11 +263,11 @@ static pv_status load_shape_and_kernels(pv_context *ctx, cl_sift_plan *plan)
     static const char *const names[] = {"SIFT_WG_X", "SIFT_WG_Y", "SIFT_ROW_STEPS",
                                         "SIFT_COL_STEPS", "SIFT_EXT_WG", "SIFT_EXT_RUN",
                                         "SIFT_SCAN_WG", "SIFT_KP_WG", "SIFT_DESC_SPLIT",
-                                        "SIFT_ORI_WG", "SIFT_ORI_GROUPS"};
+                                        "SIFT_ORI_WG", "SIFT_ORI_GROUPS", "SIFT_TILE_GROUPS"};
     int *fields[] = {&plan->shape.wg_x, &plan->shape.wg_y, &plan->shape.row_steps,
                      &plan->shape.col_steps, &plan->shape.ext_wg, &plan->shape.ext_run,
                      &plan->shape.scan_wg, &plan->shape.kp_wg, &plan->shape.desc_split,
-                     &plan->shape.ori_wg, &plan->shape.ori_groups};
+                     &plan->shape.ori_wg, &plan->shape.ori_groups, &plan->shape.tile_groups};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         *fields[i] = pv_cl_param(ctx, "features", names[i], 1);
     pv_status status = PV_OK;

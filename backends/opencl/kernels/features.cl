@@ -14,6 +14,8 @@
  *   SIFT_MATCH_WG             matching: queries per group
  *   SIFT_MATCH_TILE           matching: train descriptors staged per step
  *   SIFT_ORI_GROUPS           (host only) orientation groups per compute unit
+ *   SIFT_TILE_GROUPS          (host only) octaves of at most this many groups
+ *                             per compute unit run the fused tile pass
  * and, for a plan's program, the blur radii and tap offsets (see "blur
  * radii" below).
  *
@@ -271,6 +273,66 @@ void sift_blur_cols(__global const float *rows, __global const float *base, ulon
                   SIFT_R##L, prev);
     FOR_LEVELS(COL_LEVEL)
 #undef COL_LEVEL
+}
+
+/* ------------------------------------------------------ fused tile pass
+ * Both passes of an octave in one launch, for the small octaves: there a
+ * pass is a handful of work groups whose time is the latency of their
+ * steps, not their work, so two launches cost about twice one.  A group
+ * stages the base samples of its SIFT_WG_X x SIFT_WG_Y outputs and their
+ * halo (clamped as the two passes clamp them) once; per level it runs the
+ * row taps over every staged row into `rows_tile`, then the column taps
+ * of its own outputs, with the same operations in the same order as the
+ * row and column passes, so the levels and DoG are the same bits.
+ * `base_tile` holds (SIFT_WG_Y + 2 r) (SIFT_WG_X + 2 r) floats,
+ * `rows_tile` (SIFT_WG_Y + 2 r) SIFT_WG_X, r = max_radius.
+ * Global size: (ceil(w / SIFT_WG_X) SIFT_WG_X, ceil(h / SIFT_WG_Y)
+ * SIFT_WG_Y, images). */
+__kernel __attribute__((reqd_work_group_size(SIFT_WG_X, SIFT_WG_Y, 1)))
+void sift_blur_tile(__global const float *base, ulong base_offset, int base_pitch,
+                    int base_step, __global float *gauss, ulong gauss_offset,
+                    __global float *dog, ulong dog_offset, __constant float *weights,
+                    int stored, int max_radius, int w, int h, __local float *base_tile,
+                    __local float *rows_tile, ulong base_stride, ulong gauss_stride,
+                    ulong dog_stride)
+{
+    const ulong image = get_global_id(2);
+    base += image * base_stride + base_offset;
+    gauss += image * gauss_stride + gauss_offset;
+    dog += image * dog_stride + dog_offset;
+    const int lx = get_local_id(0), ly = get_local_id(1);
+    const int x = get_global_id(0), y = get_global_id(1);
+    const int x0 = x - lx, y0 = y - ly, r = max_radius;
+    const int span_x = SIFT_WG_X + 2 * r, span_y = SIFT_WG_Y + 2 * r;
+    for (int i = ly; i < span_y; i += SIFT_WG_Y)
+        for (int j = lx; j < span_x; j += SIFT_WG_X)
+            base_tile[i * span_x + j] =
+                base[(size_t)(base_step * clamp(y0 - r + i, 0, h - 1)) * (size_t)base_pitch +
+                     (size_t)(base_step * clamp(x0 - r + j, 0, w - 1))];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    /* g_0, the base at the output's own (clamped) sample, as the column
+     * pass takes it for the first DoG */
+    float prev = base_tile[(min(y, h - 1) - y0 + r) * span_x + (min(x, w - 1) - x0 + r)];
+    const size_t plane = (size_t)w * (size_t)h, at = (size_t)y * (size_t)w + (size_t)x;
+    const int inside = x < w && y < h;
+#define TILE_LEVEL(L)                                                                    \
+    if (L <= SIFT_NLEVELS) {                                                             \
+        for (int i = ly; i < span_y; i += SIFT_WG_Y)                                     \
+            rows_tile[i * SIFT_WG_X + lx] =                                              \
+                taps(base_tile + i * span_x + lx + r, 1, weights + SIFT_O##L, SIFT_R##L); \
+        barrier(CLK_LOCAL_MEM_FENCE);                                                    \
+        const float acc = taps(rows_tile + (ly + r) * SIFT_WG_X + lx, SIFT_WG_X,         \
+                               weights + SIFT_O##L, SIFT_R##L);                          \
+        if (inside) {                                                                    \
+            dog[(size_t)(L - 1) * plane + at] = acc - prev;                              \
+            if (L - 1 < stored)                                                          \
+                gauss[(size_t)(L - 1) * plane + at] = acc;                               \
+        }                                                                                \
+        prev = acc;                                                                      \
+        barrier(CLK_LOCAL_MEM_FENCE);                                                    \
+    }
+    FOR_LEVELS(TILE_LEVEL)
+#undef TILE_LEVEL
 }
 
 /* Per octave: (width, height) and the plane offsets of its DoG and
