@@ -7,7 +7,8 @@
  * in one go: the input (packed into the stage, DMA'd without a wait), the
  * first base, per octave one merged row pass and one merged column pass
  * (the downsampling of the previous octave fused into both; the blur radii
- * are constants of the plan's program), then extrema counted per row (the
+ * are constants of the plan's program) or, for the small octaves, one fused
+ * tile pass that does both, then extrema counted per row (the
  * gradient pyramid filled on the way) / scanned / written in key order,
  * refinement and orientations by one work group per candidate, keypoints
  * counted / scanned / scattered in key order in the caller's record
