@@ -14,7 +14,7 @@
  * (lib/tune_file.c) makes no OpenCL call: it is fuzzed on its own. */
 
 #define PV_TUNE_MAGIC "parvis-tune 1"
-#define PV_TUNE_MAX_ENTRIES 64
+#define PV_TUNE_MAX_ENTRIES 128
 #define PV_TUNE_MAX_FILE (64 * 1024)
 #define PV_TUNE_MAX_VALUE (1 << 20)
 #define PV_TUNE_FNV_START 14695981039346656037ull
