@@ -106,6 +106,25 @@ def test_octreg_equals_single_process_and_reuses_plans(client, local):
     assert totals(client)["plan_builds:octreg"] == counts["plan_builds:octreg"]
 
 
+def test_back_to_back_batches_of_one_reference(client, local):
+    """Batches of one reference called one after another: each scatters the
+    reference under a name of its own, so the release of the previous
+    batch's copy cannot take the next batch's with it (that cancelled
+    every task of a batch now and then); the workers' plans, cached by the
+    reference's content, are still reused."""
+    reference = parvis.synthesize_oct(OCT_SHAPE, seed=12).reference
+    targets = oct_targets(2, seed=12)
+    expected = [local.octreg(reference, t) for t in targets]
+    first = pvd.octreg(client, reference, targets)
+    assert first.ok
+    builds = totals(client)["plan_builds:octreg"]
+    for _ in range(6):
+        result = pvd.octreg(client, reference, targets)
+        assert result.ok, result.failures
+        assert all(same_octreg(got, want) for got, want in zip(result, expected))
+    assert totals(client)["plan_builds:octreg"] == builds
+
+
 def test_stereo_sad_and_bp_equal_single_process(client, local):
     left = STEREO / "tsukuba" / "left.pgm"
     right = STEREO / "tsukuba" / "right.pgm"

@@ -29,6 +29,7 @@ device is sent once more to the other workers.
 
 from __future__ import annotations
 
+import itertools
 import os
 import time
 import warnings
@@ -295,12 +296,19 @@ def _retry_elsewhere(batch: _Batch, task: _Task,
     return batch.submit(task, workers=others)
 
 
+_SCATTERS = itertools.count()
+
+
 def _scatter_reference(client: distributed.Client, key: str, array: np.ndarray) -> Any:
     """The reference on every worker, once (workers that join later fetch it
     from a peer)."""
     # Not the plan key itself: a task argument equal to a key in the graph
-    # would be replaced by that key's data.
-    name = f"parvis-reference-{key}"
+    # would be replaced by that key's data.  A name of its own for every
+    # call: two calls with the same reference would otherwise share one
+    # name, and the scheduler could take the first call's release of it,
+    # arriving after the second call's scatter, for the second's, forget
+    # the data and cancel every task that needs it.
+    name = f"parvis-reference-{key}-{time.time_ns():x}-{next(_SCATTERS)}"
     return client.scatter({name: array}, broadcast=True)[name]
 
 
