@@ -955,9 +955,6 @@ static void batch_frames(pv_image *frames, int w, int h)
     }
 }
 
-/* Batches of 7, 2 (into the first two results of the 7), 7 again (five
- * of them holding the older, larger batch's results) and 1: every result
- * is a single call's, whatever its storage held before. */
 /* The small octaves' fused tile pass (both blur passes in one launch)
  * gives the same bits as the row and column passes: detections with it
  * off (SIFT_TILE_GROUPS 0), with the device's default (the smallest
@@ -1006,6 +1003,9 @@ static void test_fused_tile_pass(void **state)
     pv_image_free(&a);
 }
 
+/* Batches of 7, 2 (into the first two results of the 7), 7 again (five
+ * of them holding the older, larger batch's results) and 1: every result
+ * is a single call's, whatever its storage held before. */
 static void test_detect_batch(void **state)
 {
     pv_context *ctx = tu_backend_ctx(state);

@@ -330,13 +330,21 @@ static pv_status build_first_base(pv_context *ctx, cl_sift_plan *plan, const pv_
     return status == PV_OK ? blur_cols(ctx, plan, &job, 0, &unused, count) : status;
 }
 
-/* Local memory of the fused tile pass (0 beside the base tile: the part
- * for the row taps). */
-static size_t tile_floats(const cl_sift_plan *plan, int rows_part)
+/* Local memory of the fused tile pass, in floats: the staged base samples
+ * of a tile with its halo, and the row taps of the staged rows. */
+static size_t tile_span_y(const cl_sift_plan *plan)
 {
-    const size_t wg_x = (size_t)plan->shape.wg_x, span_y = (size_t)plan->shape.wg_y +
-                                                           2 * (size_t)plan->max_radius;
-    return span_y * (rows_part ? wg_x : wg_x + 2 * (size_t)plan->max_radius);
+    return (size_t)plan->shape.wg_y + 2 * (size_t)plan->max_radius;
+}
+
+static size_t base_tile_floats(const cl_sift_plan *plan)
+{
+    return tile_span_y(plan) * ((size_t)plan->shape.wg_x + 2 * (size_t)plan->max_radius);
+}
+
+static size_t rows_tile_floats(const cl_sift_plan *plan)
+{
+    return tile_span_y(plan) * (size_t)plan->shape.wg_x;
 }
 
 /* Whether octave o runs as one fused tile pass: when an image's groups are
@@ -349,7 +357,7 @@ static int fused_octave(pv_context *ctx, const cl_sift_plan *plan, int o)
     const size_t groups = round_up_div((size_t)plan->g.octave_width[o], (size_t)plan->shape.wg_x) *
                           round_up_div((size_t)plan->g.octave_height[o], (size_t)plan->shape.wg_y);
     const int units = pv_cl_device_info(ctx)->compute_units;
-    const size_t bytes = (tile_floats(plan, 0) + tile_floats(plan, 1)) * sizeof(float);
+    const size_t bytes = (base_tile_floats(plan) + rows_tile_floats(plan)) * sizeof(float);
     return groups <= (size_t)(units > 0 ? units : 1) * (size_t)plan->shape.tile_groups &&
            bytes <= pv_cl_device_info(ctx)->local_memory;
 }
@@ -368,7 +376,8 @@ static pv_status blur_tile(pv_context *ctx, cl_sift_plan *plan, int o, const bas
         {sizeof(cl_mem), &plan->dog}, {sizeof dog_offset, &dog_offset},
         {sizeof(cl_mem), &plan->weights}, {sizeof stored, &stored},
         {sizeof max_radius, &max_radius}, {sizeof w, &w}, {sizeof h, &h},
-        {tile_floats(plan, 0) * sizeof(float), NULL}, {tile_floats(plan, 1) * sizeof(float), NULL},
+        {base_tile_floats(plan) * sizeof(float), NULL},
+        {rows_tile_floats(plan) * sizeof(float), NULL},
         {sizeof base->stride, &base->stride}, {sizeof gauss_stride, &gauss_stride},
         {sizeof dog_stride, &dog_stride},
     };

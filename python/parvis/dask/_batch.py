@@ -29,9 +29,9 @@ device is sent once more to the other workers.
 
 from __future__ import annotations
 
-import itertools
 import os
 import time
+import uuid
 import warnings
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, Iterator, List, Literal, Optional, Tuple, Union, overload
@@ -296,9 +296,6 @@ def _retry_elsewhere(batch: _Batch, task: _Task,
     return batch.submit(task, workers=others)
 
 
-_SCATTERS = itertools.count()
-
-
 def _scatter_reference(client: distributed.Client, key: str, array: np.ndarray) -> Any:
     """The reference on every worker, once (workers that join later fetch it
     from a peer)."""
@@ -308,7 +305,7 @@ def _scatter_reference(client: distributed.Client, key: str, array: np.ndarray) 
     # name, and the scheduler could take the first call's release of it,
     # arriving after the second call's scatter, for the second's, forget
     # the data and cancel every task that needs it.
-    name = f"parvis-reference-{key}-{time.time_ns():x}-{next(_SCATTERS)}"
+    name = f"parvis-reference-{key}-{uuid.uuid4().hex}"
     return client.scatter({name: array}, broadcast=True)[name]
 
 
