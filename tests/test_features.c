@@ -955,24 +955,23 @@ static void batch_frames(pv_image *frames, int w, int h)
     }
 }
 
-/* The small octaves' fused tile pass (both blur passes in one launch)
- * gives the same bits as the row and column passes: detections with it
- * off (SIFT_TILE_GROUPS 0), with the device's default (the smallest
- * octaves fused) and with every octave fused agree exactly, for single
- * images at both first octaves and for a batch chunk side by side. */
-static void test_fused_tile_pass(void **state)
+/* Detections under every setting of the launch parameter `name` (the
+ * last is the default, restored at the end) agree exactly with the first
+ * setting's: single images at both first octaves and a batch chunk side by
+ * side.  The pass being switched must give the same bits either way. */
+static void assert_setting_keeps_results(pv_context *cl, const char *name, const int *settings,
+                                         int count)
 {
-    (void)state;
-    pv_context *cl = tu_opencl_or_skip();
-    const int settings[] = {0, 2, 100000};
+    enum { MAX_SETTINGS = 4 };
+    assert_true(count >= 2 && count <= MAX_SETTINGS);
     pv_sift_params params = fast_params();
     pv_image a = crop_u8(&g_venus, 20, 30, 400, 330);
     pv_image frames[BATCH_FRAMES];
     batch_frames(frames, 160, 120);
-    pv_sift_features single[3][2], batch[3][BATCH_FRAMES];
+    pv_sift_features single[MAX_SETTINGS][2], batch[MAX_SETTINGS][BATCH_FRAMES];
     memset(batch, 0, sizeof batch);
-    for (int s = 0; s < 3; s++) {
-        assert_int_equal(pv_tune_set(cl, "features", "SIFT_TILE_GROUPS", settings[s]), PV_OK);
+    for (int s = 0; s < count; s++) {
+        assert_int_equal(pv_tune_set(cl, "features", name, settings[s]), PV_OK);
         for (int first = -1; first <= 0; first++) {
             params.first_octave = first;
             single[s][first + 1] = detect(cl, &a, &params);
@@ -982,17 +981,16 @@ static void test_fused_tile_pass(void **state)
         assert_int_equal(pv_sift_detect_batch(plan, frames, BATCH_FRAMES, batch[s]), PV_OK);
         pv_sift_plan_destroy(plan);
     }
-    assert_int_equal(pv_tune_set(cl, "features", "SIFT_TILE_GROUPS", 2), PV_OK);
-    for (int s = 1; s < 3; s++) {
+    for (int s = 1; s < count; s++) {
         for (int k = 0; k < 2; k++)
             assert_same_features(&single[s][k], &single[0][k]);
         for (int i = 0; i < BATCH_FRAMES; i++)
             assert_same_features(&batch[s][i], &batch[0][i]);
     }
-    printf("    %d and %d keypoints (first octave -1, 0), %d in the batch's first frame\n",
-           single[0][0].count, single[0][1].count, batch[0][0].count);
+    printf("    %s: %d and %d keypoints (first octave -1, 0), %d in the batch's first frame\n",
+           name, single[0][0].count, single[0][1].count, batch[0][0].count);
     assert_true(single[0][0].count > 100 && single[0][1].count > 50); /* not empty */
-    for (int s = 0; s < 3; s++) {
+    for (int s = 0; s < count; s++) {
         for (int k = 0; k < 2; k++)
             pv_sift_features_free(&single[s][k]);
         for (int i = 0; i < BATCH_FRAMES; i++)
@@ -1000,6 +998,39 @@ static void test_fused_tile_pass(void **state)
     }
     for (int i = 0; i < BATCH_FRAMES; i++)
         pv_image_free(&frames[i]);
+    pv_image_free(&a);
+}
+
+/* The small octaves' fused tile pass (both blur passes in one launch)
+ * gives the same bits as the row and column passes: detections with it
+ * off (SIFT_TILE_GROUPS 0), with every octave fused and with the device's
+ * default (the smallest octaves fused) agree exactly. */
+static void test_fused_tile_pass(void **state)
+{
+    (void)state;
+    const int settings[] = {0, 100000, 2};
+    assert_setting_keeps_results(tu_opencl_or_skip(), "SIFT_TILE_GROUPS", settings, 3);
+}
+
+/* The blur weights as literals of the program (SIFT_WEIGHT_LITERALS 1,
+ * the default) give the same bits as weights read from a buffer (0); and
+ * a plan whose weights are too many for the build options (sigma0 4: about
+ * 300 taps, more than 4 KiB of literals) reads them from the buffer and
+ * still matches the CPU backend. */
+static void test_weight_literals(void **state)
+{
+    (void)state;
+    pv_context *cl = tu_opencl_or_skip();
+    const int settings[] = {0, 1};
+    assert_setting_keeps_results(cl, "SIFT_WEIGHT_LITERALS", settings, 2);
+    pv_sift_params params = fast_params();
+    params.sigma0 = 4.0f;
+    pv_image a = crop_u8(&g_venus, 40, 20, 240, 200);
+    pv_sift_features fc = detect(tu_cpu, &a, &params), fg = detect(cl, &a, &params);
+    assert_true(fc.count > 10); /* not empty */
+    assert_backends_agree(&fg, &fc, "venus crop, sigma0 4 (weights from a buffer)");
+    pv_sift_features_free(&fc);
+    pv_sift_features_free(&fg);
     pv_image_free(&a);
 }
 
@@ -1613,6 +1644,7 @@ int main(void)
         cmocka_unit_test(test_presets),
         cmocka_unit_test(test_cl_matches_cpu),
         cmocka_unit_test(test_fused_tile_pass),
+        cmocka_unit_test(test_weight_literals),
         cmocka_unit_test(test_large_results),
         cmocka_unit_test(test_cl_match_matches_cpu),
         cmocka_unit_test(test_crosscheck_mode),

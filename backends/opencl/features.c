@@ -42,6 +42,7 @@ static const pv_cl_param_default features_defaults[] = {
     {"SIFT_ORI_WG", 32},       /* orientation: items per candidate             */
     {"SIFT_ORI_GROUPS", 64},   /* orientation: groups per compute unit         */
     {"SIFT_TILE_GROUPS", 2},   /* small octaves in one fused pass: groups per unit */
+    {"SIFT_WEIGHT_LITERALS", 1}, /* blur weights as constants of the program (0: a buffer) */
     {"SIFT_DESC_SPLIT", 8},    /* descriptor: items per cell (x 16 cells)       */
     {"SIFT_MATCH_WG", 64},     /* matching: queries per group                   */
     {"SIFT_MATCH_TILE", 32},   /* matching: train descriptors per local tile    */

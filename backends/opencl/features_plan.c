@@ -18,8 +18,32 @@ static const char *const kernel_names[K_COUNT] = {
 };
 
 
+/* The blur weights (the levels', then the base's) as SIFT_WEIGHTS, float
+ * literals in hexadecimal, which name every float exactly.  Left out when
+ * SIFT_WEIGHT_LITERALS is 0 or when they would not fit in buf (a large
+ * sigma0 or many levels: a few thousand taps); the kernels then read them
+ * from the plan's weight buffer. */
+static void weight_defines(pv_context *ctx, const pv_sift_geometry *g, char *buf, size_t size)
+{
+    const int base_taps = g->base_radius > 0 ? 2 * g->base_radius + 1 : 0;
+    if (!g->level_weights || !pv_cl_param(ctx, "features", "SIFT_WEIGHT_LITERALS", 1))
+        return;
+    const size_t start = strlen(buf);
+    size_t used = start;
+    int n = snprintf(buf + used, size - used, " -DSIFT_WEIGHTS=");
+    for (int i = 0; i < g->level_taps + base_taps && n >= 0 && (size_t)n < size - used; i++) {
+        used += (size_t)n;
+        const float w = i < g->level_taps ? g->level_weights[i]
+                                          : g->base_weights[i - g->level_taps];
+        n = snprintf(buf + used, size - used, "%s%af", i > 0 ? "," : "", (double)w);
+    }
+    if (n < 0 || (size_t)n >= size - used)
+        buf[start] = '\0';
+}
+
 /* The blur radii and tap offsets as constants of the plan's program (the
- * kernels unroll their tap loops with them); unused levels get 0. */
+ * kernels unroll their tap loops with them; unused levels get 0), and its
+ * weights where they fit. */
 static pv_status blur_defines(pv_context *ctx, const pv_sift_geometry *g, char *buf, size_t size)
 {
     const int nlevels = g->params.levels + 2;
@@ -34,6 +58,7 @@ static pv_status blur_defines(pv_context *ctx, const pv_sift_geometry *g, char *
     }
     if (n < 0 || (size_t)n >= size - used)
         return pv_fail(ctx, PV_ERR_INVALID, "sift: the blur defines overflow");
+    weight_defines(ctx, g, buf, size);
     return PV_OK;
 }
 
@@ -42,7 +67,7 @@ static pv_status blur_defines(pv_context *ctx, const pv_sift_geometry *g, char *
 pv_status pv_cl_sift_kernel(pv_context *ctx, const pv_sift_geometry *g, const char *name,
                                  cl_kernel *kernel)
 {
-    char options[1024] = "";
+    char options[PV_CL_OPTIONS_MAX] = "";
     pv_status status = pv_cl_param_defines(ctx, "features", options, sizeof options);
     if (status == PV_OK && g)
         status = blur_defines(ctx, g, options, sizeof options);
@@ -284,8 +309,8 @@ pv_status pv_cl_sift_create(pv_context *ctx, const pv_sift_geometry *geometry, v
     plan->g = *geometry;
     plan->images = 1;
     plan->input_room = STAGE_MAX;
-    plan->g.base_weights = plan->g.level_weights = NULL; /* only on the device */
-    pv_status status = load_shape_and_kernels(ctx, plan);
+    pv_status status = load_shape_and_kernels(ctx, plan); /* with the caller's weights */
+    plan->g.base_weights = plan->g.level_weights = NULL; /* then only on the device */
     if (status == PV_OK)
         status = alloc_pyramids(ctx, plan);
     if (status == PV_OK)

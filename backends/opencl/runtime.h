@@ -91,6 +91,8 @@ void pv_cl_param_misspelled(pv_context *ctx, const char *family, const char *nam
  * named an unknown parameter; forget: clear the record (pv_cl_finish, at
  * the end of a call, does), so that only the call that made it fails. */
 pv_status pv_cl_param_check(pv_context *ctx, int forget);
+/* The longest build options string a program is built with. */
+#define PV_CL_OPTIONS_MAX 4096
 /* Append " -DNAME=value" for every parameter of `family` to buf. */
 pv_status pv_cl_param_defines(pv_context *ctx, const char *family, char *buf, size_t size);
 

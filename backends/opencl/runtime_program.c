@@ -7,8 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The longest build options string a program is built with. */
-#define PROGRAM_OPTIONS_MAX 4096
 
 struct pv_cl_source { const char *name; const char *text; };
 extern const struct pv_cl_source pv_cl_sources[];
@@ -188,7 +186,7 @@ static pv_status remember_program(pv_context *ctx, const char *key, cl_program p
 static pv_status program_entry(pv_context *ctx, const char *name, const char *options,
                                built_program **out)
 {
-    char key[PROGRAM_OPTIONS_MAX + 128];
+    char key[PV_CL_OPTIONS_MAX + 128];
     int n = snprintf(key, sizeof key, "%s|%s", name, options);
     if (n < 0 || (size_t)n >= sizeof key) /* a cut key could name another program */
         return pv_fail(ctx, PV_ERR_INVALID, "build options of kernels/%s.cl too long", name);

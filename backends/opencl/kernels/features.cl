@@ -16,6 +16,7 @@
  *   SIFT_ORI_GROUPS           (host only) orientation groups per compute unit
  *   SIFT_TILE_GROUPS          (host only) octaves of at most this many groups
  *                             per compute unit run the fused tile pass
+ *   SIFT_WEIGHT_LITERALS      (host only) 1: the blur weights as SIFT_WEIGHTS
  * and, for a plan's program, the blur radii and tap offsets (see "blur
  * radii" below).
  *
@@ -136,6 +137,19 @@ DEFINE_PREPARE(f32, float)
 #define SIFT_R10 0
 #define SIFT_O10 0
 #endif
+/* With SIFT_WEIGHTS (the plan's level weights, then its base weights, as
+ * float literals) the taps multiply by constants of the program: a tap is a
+ * local load, a multiply and an add, with no load of its weight (an H100
+ * runs the first octave's row pass in half the time).  Without it (the
+ * weights do not fit the build options, or SIFT_WEIGHT_LITERALS is 0) they
+ * come from the `weights` argument.  The same values either way, so the
+ * same results. */
+#ifdef SIFT_WEIGHTS
+__constant float sift_weights[] = {SIFT_WEIGHTS};
+#define TAP_WEIGHTS(argument) sift_weights
+#else
+#define TAP_WEIGHTS(argument) (argument)
+#endif
 #define FOR_LEVELS(DO) DO(1) DO(2) DO(3) DO(4) DO(5) DO(6) DO(7) DO(8) DO(9) DO(10)
 
 /* sum_k w[k] c[(k - r) stride], k = 0 .. 2r, in that order. */
@@ -185,12 +199,12 @@ void sift_blur_rows(__global const float *src, ulong src_offset, int pitch, int 
         __local const float *c = line + offset + max_radius;
         __global float *out = dst + dst_offset + (size_t)y * (size_t)w + x0 + offset;
         if (base) {
-            *out = taps(c, 1, weights + SIFT_OB, SIFT_RB);
+            *out = taps(c, 1, TAP_WEIGHTS(weights) + SIFT_OB, SIFT_RB);
             continue;
         }
 #define ROW_LEVEL(L)                                                                     \
         if (L <= SIFT_NLEVELS)                                                           \
-            out[(size_t)(L - 1) * plane] = taps(c, 1, weights + SIFT_O##L, SIFT_R##L);
+            out[(size_t)(L - 1) * plane] = taps(c, 1, TAP_WEIGHTS(weights) + SIFT_O##L, SIFT_R##L);
         FOR_LEVELS(ROW_LEVEL)
 #undef ROW_LEVEL
     }
@@ -264,12 +278,12 @@ void sift_blur_cols(__global const float *rows, __global const float *base, ulon
                            : 0.0f;
     }
     if (!with_dog) {
-        col_level(&j, rows, tile, 0, weights + SIFT_OB, SIFT_RB, prev);
+        col_level(&j, rows, tile, 0, TAP_WEIGHTS(weights) + SIFT_OB, SIFT_RB, prev);
         return;
     }
 #define COL_LEVEL(L)                                                                     \
     if (L <= SIFT_NLEVELS)                                                               \
-        col_level(&j, rows + (size_t)(L - 1) * j.plane, tile, L - 1, weights + SIFT_O##L, \
+        col_level(&j, rows + (size_t)(L - 1) * j.plane, tile, L - 1, TAP_WEIGHTS(weights) + SIFT_O##L, \
                   SIFT_R##L, prev);
     FOR_LEVELS(COL_LEVEL)
 #undef COL_LEVEL
@@ -319,10 +333,10 @@ void sift_blur_tile(__global const float *base, ulong base_offset, int base_pitc
     if (L <= SIFT_NLEVELS) {                                                             \
         for (int i = ly; i < span_y; i += SIFT_WG_Y)                                     \
             rows_tile[i * SIFT_WG_X + lx] =                                              \
-                taps(base_tile + i * span_x + lx + r, 1, weights + SIFT_O##L, SIFT_R##L); \
+                taps(base_tile + i * span_x + lx + r, 1, TAP_WEIGHTS(weights) + SIFT_O##L, SIFT_R##L); \
         barrier(CLK_LOCAL_MEM_FENCE);                                                    \
         const float acc = taps(rows_tile + (ly + r) * SIFT_WG_X + lx, SIFT_WG_X,         \
-                               weights + SIFT_O##L, SIFT_R##L);                          \
+                               TAP_WEIGHTS(weights) + SIFT_O##L, SIFT_R##L);                          \
         if (inside) {                                                                    \
             dog[(size_t)(L - 1) * plane + at] = acc - prev;                              \
             if (L - 1 < stored)                                                          \
