@@ -155,6 +155,9 @@ void pv_cl_copy_parallel(void *dst, const void *src, size_t bytes);
 /* The threads a host copy of this size uses: one below 1 MiB, else up to 8
  * and half the OpenMP threads, one per 256 KiB piece. */
 int pv_cl_copy_threads(size_t bytes);
+/* The same for a copy that is worth threads from parallel_min bytes on
+ * (one that does more per byte than memcpy). */
+int pv_cl_copy_threads_from(size_t bytes, size_t parallel_min);
 /* Device time of a finished, profiled event in ms (0 when unknown). */
 double pv_cl_event_ms(cl_event event);
 pv_status pv_cl_upload_image(pv_context *ctx, const pv_image *image, cl_mem *buffer);

@@ -153,7 +153,12 @@ static pv_status stage_idle(pv_context *ctx, pinned_stage *stage)
 
 int pv_cl_copy_threads(size_t bytes)
 {
-    if (bytes < PARALLEL_COPY_MIN)
+    return pv_cl_copy_threads_from(bytes, PARALLEL_COPY_MIN);
+}
+
+int pv_cl_copy_threads_from(size_t bytes, size_t parallel_min)
+{
+    if (bytes < parallel_min)
         return 1;
     size_t pieces = (bytes + COPY_PIECE - 1) / COPY_PIECE;
     int threads = 1;
