@@ -20,6 +20,9 @@
 #include "test_util.h"
 
 #include <math.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1034,6 +1037,68 @@ static void test_weight_literals(void **state)
     pv_image_free(&a);
 }
 
+/* The OpenCL result's copy out of the pinned stage (floats and their u8
+ * form) gives the same arrays on one thread and on several: a result of
+ * about 4500 keypoints (2.3 MB of descriptors, above the size from which
+ * the copy takes threads) and a batch of crops of it (about 1000 keypoints
+ * each, so a chunk's copy takes threads too), each detected with OpenMP at
+ * 16 and at 1 thread.  Machines with few cores would otherwise only ever
+ * run the one-thread copy. */
+static void test_copy_threads_keep_results(void **state)
+{
+    (void)state;
+#ifndef _OPENMP
+    skip();
+#else
+    pv_context *cl = tu_opencl_or_skip();
+    pv_image image = block_noise(320, 240);
+    pv_image frames[BATCH_FRAMES];
+    for (int i = 0; i < BATCH_FRAMES; i++)
+        frames[i] = crop_u8(&image, 20 * i, 15 * i, 160, 120);
+    pv_sift_params params = fast_params();
+    params.first_octave = -1;
+    /* Fresh plans for each setting, the threaded one first: a copy that
+     * missed a descriptor must not find the right one left in storage by
+     * an earlier call. */
+    const int saved = omp_get_max_threads(), threads[2] = {16, 1};
+    pv_sift_features single[2], batch[2][BATCH_FRAMES];
+    memset(batch, 0, sizeof batch);
+    for (int t = 0; t < 2; t++) {
+        pv_sift_plan *plan = NULL, *batch_plan = NULL;
+        assert_int_equal(pv_sift_plan_create(cl, image.width, image.height, &params, &plan),
+                         PV_OK);
+        assert_int_equal(pv_sift_plan_create(cl, 160, 120, &params, &batch_plan), PV_OK);
+        omp_set_num_threads(threads[t]);
+        assert_int_equal(pv_sift_detect(plan, &image, &single[t]), PV_OK);
+        assert_int_equal(pv_sift_detect_batch(batch_plan, frames, BATCH_FRAMES, batch[t]), PV_OK);
+        omp_set_num_threads(saved);
+        pv_sift_plan_destroy(batch_plan);
+        pv_sift_plan_destroy(plan);
+    }
+    assert_true(single[0].count > 1536); /* descriptors above 768 KiB */
+    assert_same_features(&single[1], &single[0]);
+    assert_memory_equal(single[1].descriptors_u8, single[0].descriptors_u8,
+                        (size_t)single[0].count * 128);
+    assert_u8_of_floats(&single[0]);
+    for (int i = 0; i < BATCH_FRAMES; i++) {
+        assert_same_features(&batch[1][i], &batch[0][i]);
+        assert_memory_equal(batch[1][i].descriptors_u8, batch[0][i].descriptors_u8,
+                            (size_t)batch[0][i].count * 128);
+        assert_u8_of_floats(&batch[0][i]);
+    }
+    printf("    %d keypoints, %d in the batch's first frame, at 16 and 1 threads\n",
+           single[0].count, batch[0][0].count);
+    for (int t = 0; t < 2; t++) {
+        pv_sift_features_free(&single[t]);
+        for (int i = 0; i < BATCH_FRAMES; i++)
+            pv_sift_features_free(&batch[t][i]);
+    }
+    for (int i = 0; i < BATCH_FRAMES; i++)
+        pv_image_free(&frames[i]);
+    pv_image_free(&image);
+#endif
+}
+
 /* Batches of 7, 2 (into the first two results of the 7), 7 again (five
  * of them holding the older, larger batch's results) and 1: every result
  * is a single call's, whatever its storage held before. */
@@ -1646,6 +1711,7 @@ int main(void)
         cmocka_unit_test(test_fused_tile_pass),
         cmocka_unit_test(test_weight_literals),
         cmocka_unit_test(test_large_results),
+        cmocka_unit_test(test_copy_threads_keep_results),
         cmocka_unit_test(test_cl_match_matches_cpu),
         cmocka_unit_test(test_crosscheck_mode),
 #ifdef PV_HAVE_VLFEAT
