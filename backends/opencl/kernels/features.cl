@@ -204,7 +204,8 @@ void sift_blur_rows(__global const float *src, ulong src_offset, int pitch, int 
         }
 #define ROW_LEVEL(L)                                                                     \
         if (L <= SIFT_NLEVELS)                                                           \
-            out[(size_t)(L - 1) * plane] = taps(c, 1, TAP_WEIGHTS(weights) + SIFT_O##L, SIFT_R##L);
+            out[(size_t)(L - 1) * plane] =                                               \
+                taps(c, 1, TAP_WEIGHTS(weights) + SIFT_O##L, SIFT_R##L);
         FOR_LEVELS(ROW_LEVEL)
 #undef ROW_LEVEL
     }
@@ -283,8 +284,8 @@ void sift_blur_cols(__global const float *rows, __global const float *base, ulon
     }
 #define COL_LEVEL(L)                                                                     \
     if (L <= SIFT_NLEVELS)                                                               \
-        col_level(&j, rows + (size_t)(L - 1) * j.plane, tile, L - 1, TAP_WEIGHTS(weights) + SIFT_O##L, \
-                  SIFT_R##L, prev);
+        col_level(&j, rows + (size_t)(L - 1) * j.plane, tile, L - 1,                     \
+                  TAP_WEIGHTS(weights) + SIFT_O##L, SIFT_R##L, prev);
     FOR_LEVELS(COL_LEVEL)
 #undef COL_LEVEL
 }
@@ -333,10 +334,11 @@ void sift_blur_tile(__global const float *base, ulong base_offset, int base_pitc
     if (L <= SIFT_NLEVELS) {                                                             \
         for (int i = ly; i < span_y; i += SIFT_WG_Y)                                     \
             rows_tile[i * SIFT_WG_X + lx] =                                              \
-                taps(base_tile + i * span_x + lx + r, 1, TAP_WEIGHTS(weights) + SIFT_O##L, SIFT_R##L); \
+                taps(base_tile + i * span_x + lx + r, 1,                                 \
+                     TAP_WEIGHTS(weights) + SIFT_O##L, SIFT_R##L);                       \
         barrier(CLK_LOCAL_MEM_FENCE);                                                    \
         const float acc = taps(rows_tile + (ly + r) * SIFT_WG_X + lx, SIFT_WG_X,         \
-                               TAP_WEIGHTS(weights) + SIFT_O##L, SIFT_R##L);                          \
+                               TAP_WEIGHTS(weights) + SIFT_O##L, SIFT_R##L);             \
         if (inside) {                                                                    \
             dog[(size_t)(L - 1) * plane + at] = acc - prev;                              \
             if (L - 1 < stored)                                                          \
