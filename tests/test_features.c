@@ -959,7 +959,7 @@ static void batch_frames(pv_image *frames, int w, int h)
 }
 
 /* Detections under every setting of the launch parameter `name` (the
- * last is the default, restored at the end) agree exactly with the first
+ * last must be the default: it stays set afterwards) agree exactly with the first
  * setting's: single images at both first octaves and a batch chunk side by
  * side.  The pass being switched must give the same bits either way. */
 static void assert_setting_keeps_results(pv_context *cl, const char *name, const int *settings,

@@ -7,7 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-
 struct pv_cl_source { const char *name; const char *text; };
 extern const struct pv_cl_source pv_cl_sources[];
 extern const size_t pv_cl_source_count;
