@@ -93,7 +93,19 @@ int bench_warmup_for(const bench_config *config, const pv_context *ctx);
 /* One timed run of an operation on ctx; fills the context's timing. */
 typedef pv_status (*bench_run_fn)(pv_context *ctx, void *user);
 
-/* Warm up, then time `runs` runs; medians of total and kernel ms. */
+/* One run for the kernel-only figure: *kernel_ms its device time. */
+typedef pv_status (*bench_kernel_run_fn)(pv_context *ctx, void *user, double *kernel_ms);
+
+/* The kernel-only samples of an OpenCL series: after one untimed run,
+ * series->count runs with every kernel timed on its own
+ * (PV_KERNEL_TIMING_EACH) into series->kernel_ms.  The end-to-end samples
+ * come from runs with the default timing, which costs the host less per
+ * launch; the context's setting is put back. */
+pv_status bench_kernel_series(pv_context *ctx, bench_kernel_run_fn run, void *user,
+                              bench_series *series);
+
+/* Warm up, then time `runs` runs; medians of total and kernel ms (the
+ * latter, on OpenCL, from runs of its own: bench_kernel_series). */
 pv_status bench_time(const bench_config *config, pv_context *ctx, bench_run_fn run, void *user,
                      pv_timing *median);
 /* The same, keeping every sample in *series (may be NULL). */

@@ -416,6 +416,16 @@ static pv_status run_stream(pv_context *ctx, batch_job *job, pv_timing *timing)
     return status;
 }
 
+/* run_stream for bench_kernel_series: the stream's summed kernel time. */
+static pv_status stream_kernel_run(pv_context *ctx, void *user, double *kernel_ms)
+{
+    pv_timing t;
+    pv_status status = run_stream(ctx, user, &t);
+    if (status == PV_OK)
+        *kernel_ms = t.kernel_ms;
+    return status;
+}
+
 static int compare_doubles(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -453,6 +463,11 @@ static pv_status time_stream(const bench_config *config, pv_context *ctx, batch_
         series->upload_ms[i] = t.upload_ms;
         series->download_ms[i] = t.download_ms;
         series->count = i + 1;
+    }
+    if (pv_context_backend(ctx) != PV_BACKEND_CPU) {
+        pv_status status = bench_kernel_series(ctx, stream_kernel_run, job, series);
+        if (status != PV_OK)
+            return status;
     }
     memset(median, 0, sizeof *median);
     median->total_ms = median_of(series->total_ms, runs);

@@ -38,6 +38,36 @@ int bench_warmup_for(const bench_config *config, const pv_context *ctx)
     return on_cpu(ctx) && config->cpu_warmup >= 0 ? config->cpu_warmup : config->warmup;
 }
 
+pv_status bench_kernel_series(pv_context *ctx, bench_kernel_run_fn run, void *user,
+                              bench_series *series)
+{
+    const pv_kernel_timing before = pv_context_kernel_timing(ctx);
+    double kernel_ms = 0.0;
+    pv_status status = pv_context_set_kernel_timing(ctx, PV_KERNEL_TIMING_EACH);
+    if (status == PV_OK)
+        status = run(ctx, user, &kernel_ms);
+    for (int i = 0; i < series->count && status == PV_OK; i++)
+        status = run(ctx, user, &series->kernel_ms[i]);
+    pv_context_set_kernel_timing(ctx, before);
+    return status;
+}
+
+/* One run of a bench_run_fn, for bench_kernel_series. */
+typedef struct plain_run {
+    bench_run_fn run;
+    void *user;
+} plain_run;
+
+static pv_status plain_kernel_run(pv_context *ctx, void *user, double *kernel_ms)
+{
+    const plain_run *plain = user;
+    pv_timing timing;
+    pv_status status = plain->run(ctx, plain->user);
+    if (status == PV_OK && pv_context_last_timing(ctx, &timing) == PV_OK)
+        *kernel_ms = timing.kernel_ms;
+    return status;
+}
+
 pv_status bench_time_series(const bench_config *config, pv_context *ctx, bench_run_fn run,
                             void *user, pv_timing *result, bench_series *series)
 {
@@ -67,6 +97,12 @@ pv_status bench_time_series(const bench_config *config, pv_context *ctx, bench_r
         s->download_ms[i] = timing.download_ms;
         s->count = i + 1;
         timed += timing.total_ms > 0.0 ? timing.total_ms : 0.0;
+    }
+    if (!on_cpu(ctx)) {
+        plain_run plain = {run, user};
+        pv_status status = bench_kernel_series(ctx, plain_kernel_run, &plain, s);
+        if (status != PV_OK)
+            return status;
     }
     bench_series_medians(s, result);
     return PV_OK;

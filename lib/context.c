@@ -392,6 +392,30 @@ int pv_context_crosscheck(const pv_context *ctx)
     return enabled;
 }
 
+pv_status pv_context_set_kernel_timing(pv_context *ctx, pv_kernel_timing timing)
+{
+    if (!ctx)
+        return pv_fail(NULL, PV_ERR_INVALID, "pv_context_set_kernel_timing: ctx is NULL");
+    if (timing != PV_KERNEL_TIMING_RUNS && timing != PV_KERNEL_TIMING_EACH)
+        return pv_fail(ctx, PV_ERR_INVALID, "pv_context_set_kernel_timing: unknown timing %d",
+                       (int)timing);
+    pv_context_lock(ctx);
+    ctx->kernel_timing = timing;
+    pv_context_unlock(ctx);
+    return PV_OK;
+}
+
+pv_kernel_timing pv_context_kernel_timing(const pv_context *ctx)
+{
+    if (!ctx)
+        return PV_KERNEL_TIMING_RUNS;
+    pv_context *locked = (pv_context *)ctx;
+    pv_context_lock(locked);
+    pv_kernel_timing timing = ctx->kernel_timing;
+    pv_context_unlock(locked);
+    return timing;
+}
+
 int pv_context_cpu_threads(const pv_context *ctx)
 {
     return ctx ? ctx->cpu_threads : 0;

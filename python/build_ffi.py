@@ -60,6 +60,11 @@ typedef struct pv_timing {
     double kernel_ms; double total_ms; double upload_ms; double download_ms;
 } pv_timing;
 pv_status pv_context_last_timing(const pv_context *ctx, pv_timing *timing);
+typedef enum pv_kernel_timing {
+    PV_KERNEL_TIMING_RUNS = 0, PV_KERNEL_TIMING_EACH = 1
+} pv_kernel_timing;
+pv_status pv_context_set_kernel_timing(pv_context *ctx, pv_kernel_timing timing);
+pv_kernel_timing pv_context_kernel_timing(const pv_context *ctx);
 
 typedef enum pv_device_type {
     PV_DEVICE_GPU = 1, PV_DEVICE_CPU = 2, PV_DEVICE_ACCELERATOR = 3, PV_DEVICE_OTHER = 4

@@ -1099,6 +1099,72 @@ static void test_copy_threads_keep_results(void **state)
 #endif
 }
 
+/* The kernel timing setting (pv_context_set_kernel_timing): bad settings
+ * are refused and leave it as it was; a detection and a batch (two queues,
+ * waits between chunks) give the same results timed by runs of kernels
+ * (the default) and kernel by kernel, with a kernel time in both.  A single
+ * call's kernel time lies within its end-to-end time either way, and the
+ * runs' figure is not far below the per-kernel sum: on an in-order queue a
+ * run spans at least its kernels' own times, and half allows for the two
+ * figures coming from separate calls, whose times vary on a busy CPU. */
+static void test_kernel_timing(void **state)
+{
+    (void)state;
+    pv_context *cl = tu_opencl_or_skip();
+    assert_int_equal(pv_context_kernel_timing(cl), PV_KERNEL_TIMING_RUNS);
+    assert_int_equal(pv_context_kernel_timing(NULL), PV_KERNEL_TIMING_RUNS);
+    assert_int_equal(pv_context_set_kernel_timing(NULL, PV_KERNEL_TIMING_EACH), PV_ERR_INVALID);
+    assert_int_equal(pv_context_set_kernel_timing(cl, (pv_kernel_timing)7), PV_ERR_INVALID);
+    assert_int_equal(pv_context_kernel_timing(cl), PV_KERNEL_TIMING_RUNS);
+    assert_int_equal(pv_context_set_kernel_timing(tu_cpu, PV_KERNEL_TIMING_EACH), PV_OK);
+    assert_int_equal(pv_context_kernel_timing(tu_cpu), PV_KERNEL_TIMING_EACH);
+    assert_int_equal(pv_context_set_kernel_timing(tu_cpu, PV_KERNEL_TIMING_RUNS), PV_OK);
+    pv_sift_params params = fast_params();
+    pv_image a = crop_u8(&g_venus, 20, 30, 400, 330);
+    pv_image frames[BATCH_FRAMES];
+    batch_frames(frames, 160, 120);
+    pv_sift_plan *plan = NULL, *batch_plan = NULL;
+    assert_int_equal(pv_sift_plan_create(cl, a.width, a.height, &params, &plan), PV_OK);
+    assert_int_equal(pv_sift_plan_create(cl, 160, 120, NULL, &batch_plan), PV_OK);
+    const pv_kernel_timing modes[2] = {PV_KERNEL_TIMING_RUNS, PV_KERNEL_TIMING_EACH};
+    pv_sift_features single[2], batch[2][BATCH_FRAMES];
+    memset(batch, 0, sizeof batch);
+    pv_timing single_t[2], batch_t[2];
+    for (int m = 0; m < 2; m++) {
+        assert_int_equal(pv_context_set_kernel_timing(cl, modes[m]), PV_OK);
+        assert_int_equal(pv_sift_detect(plan, &a, &single[m]), PV_OK); /* warm */
+        pv_sift_features_free(&single[m]);
+        assert_int_equal(pv_sift_detect(plan, &a, &single[m]), PV_OK);
+        assert_int_equal(pv_context_last_timing(cl, &single_t[m]), PV_OK);
+        assert_int_equal(pv_sift_detect_batch(batch_plan, frames, BATCH_FRAMES, batch[m]), PV_OK);
+        assert_int_equal(pv_context_last_timing(cl, &batch_t[m]), PV_OK);
+    }
+    assert_int_equal(pv_context_set_kernel_timing(cl, PV_KERNEL_TIMING_RUNS), PV_OK);
+    assert_true(single[0].count > 50); /* not empty */
+    assert_same_features(&single[1], &single[0]);
+    for (int i = 0; i < BATCH_FRAMES; i++)
+        assert_same_features(&batch[1][i], &batch[0][i]);
+    for (int m = 0; m < 2; m++) {
+        printf("    %s: single %.3f of %.3f ms, batch %.3f of %.3f ms\n",
+               m ? "each kernel" : "runs", single_t[m].kernel_ms, single_t[m].total_ms,
+               batch_t[m].kernel_ms, batch_t[m].total_ms);
+        assert_true(single_t[m].kernel_ms > 0.0);
+        assert_true(single_t[m].kernel_ms <= single_t[m].total_ms);
+        assert_true(batch_t[m].kernel_ms > 0.0);
+    }
+    assert_true(single_t[0].kernel_ms >= 0.5 * single_t[1].kernel_ms);
+    for (int m = 0; m < 2; m++) {
+        pv_sift_features_free(&single[m]);
+        for (int i = 0; i < BATCH_FRAMES; i++)
+            pv_sift_features_free(&batch[m][i]);
+    }
+    pv_sift_plan_destroy(batch_plan);
+    pv_sift_plan_destroy(plan);
+    for (int i = 0; i < BATCH_FRAMES; i++)
+        pv_image_free(&frames[i]);
+    pv_image_free(&a);
+}
+
 /* Batches of 7, 2 (into the first two results of the 7), 7 again (five
  * of them holding the older, larger batch's results) and 1: every result
  * is a single call's, whatever its storage held before. */
@@ -1712,6 +1778,7 @@ int main(void)
         cmocka_unit_test(test_weight_literals),
         cmocka_unit_test(test_large_results),
         cmocka_unit_test(test_copy_threads_keep_results),
+        cmocka_unit_test(test_kernel_timing),
         cmocka_unit_test(test_cl_match_matches_cpu),
         cmocka_unit_test(test_crosscheck_mode),
 #ifdef PV_HAVE_VLFEAT

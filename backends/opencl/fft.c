@@ -313,20 +313,12 @@ static pv_status remember_transform(pv_context *ctx, pv_cl_fft *fft, cl_event st
     return PV_OK;
 }
 
-static pv_status marker(pv_context *ctx, cl_event *event)
-{
-    cl_int err = pv_cl_fault(ctx, PV_CL_FAULT_ENQUEUE);
-    if (err == CL_SUCCESS)
-        err = clEnqueueMarkerWithWaitList(pv_cl_queue(ctx), 0, NULL, event);
-    return pv_cl_check(ctx, err, "clEnqueueMarkerWithWaitList");
-}
-
 /* Neither engine returns one event for a whole transform (VkFFT returns
  * none), so markers on the in-order queue bracket it. */
 static pv_status enqueue(pv_context *ctx, pv_cl_fft *fft, int forward, cl_mem in, cl_mem out)
 {
     cl_event start = NULL, end = NULL;
-    pv_status status = marker(ctx, &start);
+    pv_status status = pv_cl_marker(ctx, &start);
     if (status != PV_OK)
         return status;
     /* One enqueue for PARVIS_FAULT: the kernels the engine launches inside
@@ -337,7 +329,7 @@ static pv_status enqueue(pv_context *ctx, pv_cl_fft *fft, int forward, cl_mem in
     else
         status = fft->engine->enqueue(ctx, fft->plan, forward, in, out);
     if (status == PV_OK)
-        status = marker(ctx, &end);
+        status = pv_cl_marker(ctx, &end);
     if (status != PV_OK) {
         clReleaseEvent(start);
         return status;

@@ -125,6 +125,8 @@ pv_status pv_cl_marker(pv_context *ctx, cl_event *event)
     cl_int err = pv_cl_fault(ctx, PV_CL_FAULT_ENQUEUE);
     if (err == CL_SUCCESS)
         err = clEnqueueMarkerWithWaitList(pv_cl_queue(ctx), 0, NULL, event);
+    if (err == CL_SUCCESS)
+        pv_cl_end_kernel_run(ctx, *event);
     return pv_cl_check(ctx, err, "clEnqueueMarkerWithWaitList");
 }
 
@@ -139,6 +141,7 @@ pv_status pv_cl_runtime_init(pv_context *ctx, int device_index)
         return status;
     }
     ctx->backend_state = state;
+    pv_cl_profile_init(state);
     status = pv_cl_faults_parse(ctx, getenv("PARVIS_FAULT"), &state->faults);
     if (status == PV_OK)
         status = create_queue(ctx, state);

@@ -9,7 +9,29 @@
 
 /* --------------------------------------------------------------- events */
 
-pv_status pv_cl_track_event(pv_context *ctx, cl_event event, event_kind kind)
+/* The open run of kernels on `queue`: its last tracked command, when that
+ * is a run's first launch and nothing has ended the run yet. */
+static timed_event *open_run(pv_cl_state *state, cl_command_queue queue)
+{
+    for (size_t i = state->event_count; i-- > 0;) {
+        timed_event *t = &state->events[i];
+        if (t->queue == queue)
+            return t->kind == EVENT_KERNEL_RUN && !t->until ? t : NULL;
+    }
+    return NULL;
+}
+
+/* `closer`, a command just enqueued on `queue`, ends the queue's open run
+ * there: on an in-order queue it starts when the run's last kernel ends. */
+static void end_run(pv_cl_state *state, cl_command_queue queue, cl_event closer)
+{
+    timed_event *run = open_run(state, queue);
+    if (run && clRetainEvent(closer) == CL_SUCCESS)
+        run->until = closer;
+}
+
+static pv_status append_event(pv_context *ctx, cl_event event, event_kind kind,
+                              cl_command_queue queue)
 {
     pv_cl_state *state = pv_cl_state_of(ctx);
     if (state->event_count == state->event_capacity) {
@@ -23,17 +45,43 @@ pv_status pv_cl_track_event(pv_context *ctx, cl_event event, event_kind kind)
         state->events = grown;
         state->event_capacity = capacity;
     }
-    state->events[state->event_count].event = event;
-    state->events[state->event_count].kernel = NULL;
-    state->events[state->event_count++].kind = kind;
+    timed_event *t = &state->events[state->event_count++];
+    *t = (timed_event){.event = event, .kind = kind, .queue = queue};
     return PV_OK;
 }
 
+pv_status pv_cl_track_event(pv_context *ctx, cl_event event, event_kind kind)
+{
+    cl_command_queue queue = pv_cl_queue(ctx);
+    end_run(pv_cl_state_of(ctx), queue, event);
+    return append_event(ctx, event, kind, queue);
+}
+
+void pv_cl_end_kernel_run(pv_context *ctx, cl_event closer)
+{
+    end_run(pv_cl_state_of(ctx), pv_cl_queue(ctx), closer);
+}
+
+/* Every run still open gets a marker to end it, so that the wait times it
+ * (when the marker cannot be enqueued the run counts its first kernel). */
+static void end_open_runs(pv_cl_state *state)
+{
+    for (size_t i = 0; i < state->event_count; i++) {
+        timed_event *t = &state->events[i];
+        if (t->kind != EVENT_KERNEL_RUN || t->until)
+            continue;
+        cl_event marker;
+        if (clEnqueueMarkerWithWaitList(t->queue, 0, NULL, &marker) == CL_SUCCESS)
+            t->until = marker;
+    }
+}
+
 /* PARVIS_PROFILE=1: the summaries; 2: also every command of every wait. */
-static int profiling(void)
+void pv_cl_profile_init(pv_cl_state *state)
 {
     const char *value = getenv("PARVIS_PROFILE");
-    return value && (value[0] == '1' || value[0] == '2') && value[1] == '\0' ? value[0] - '0' : 0;
+    state->profile_level =
+        value && (value[0] == '1' || value[0] == '2') && value[1] == '\0' ? value[0] - '0' : 0;
 }
 
 /* Add one launch's time to its kernel's entry (a failed allocation only
@@ -71,6 +119,17 @@ double pv_cl_event_ms(cl_event event)
 {
     cl_ulong start = event_time(event, CL_PROFILING_COMMAND_START);
     cl_ulong end = event_time(event, CL_PROFILING_COMMAND_END);
+    return start && end >= start ? (double)(end - start) * 1e-6 : 0.0;
+}
+
+/* A run of kernels: from its first kernel's start to the start of the
+ * command after it. */
+static double run_ms(const timed_event *t)
+{
+    if (!t->until)
+        return pv_cl_event_ms(t->event);
+    cl_ulong start = event_time(t->event, CL_PROFILING_COMMAND_START);
+    cl_ulong end = event_time(t->until, CL_PROFILING_COMMAND_START);
     return start && end >= start ? (double)(end - start) * 1e-6 : 0.0;
 }
 
@@ -122,27 +181,53 @@ static void profile_timeline_add(pv_context *ctx, pv_cl_state *state, int verbos
 }
 
 /* One finished event's time into the call's timing, then released. */
+static void release_event(const timed_event *t)
+{
+    clReleaseEvent(t->event);
+    if (t->kind != EVENT_KERNEL_RUN)
+        return;
+    if (t->until)
+        clReleaseEvent(t->until);
+    clReleaseCommandQueue(t->queue);
+}
+
 static void account_event(pv_context *ctx, pv_cl_state *state, const timed_event *t, int profile)
 {
-    double ms = pv_cl_event_ms(t->event);
+    double ms = t->kind == EVENT_KERNEL_RUN ? run_ms(t) : pv_cl_event_ms(t->event);
     if (profile && t->kind == EVENT_KERNEL)
         profile_add(state, t->kernel, ms);
     switch (t->kind) {
-    case EVENT_KERNEL: ctx->timing.kernel_ms += ms; break;
+    case EVENT_KERNEL:
+    case EVENT_KERNEL_RUN: ctx->timing.kernel_ms += ms; break;
     case EVENT_UPLOAD: ctx->timing.upload_ms += ms; break;
     case EVENT_DOWNLOAD: ctx->timing.download_ms += ms; break;
     }
-    clReleaseEvent(t->event);
+    release_event(t);
+}
+
+/* Whether a tracked command (and a run's closer) has completed. */
+static int completed(const timed_event *t)
+{
+    cl_event last = t->kind == EVENT_KERNEL_RUN ? t->until : t->event;
+    cl_int done = CL_QUEUED;
+    if (!last)
+        return 0;
+    clGetEventInfo(last, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof done, &done, NULL);
+    return done == CL_COMPLETE;
 }
 
 pv_status pv_cl_finish(pv_context *ctx)
 {
     pv_cl_state *state = pv_cl_state_of(ctx);
+    end_open_runs(state);
     pv_status status = pv_cl_check(ctx, clFinish(pv_cl_queue(ctx)), "clFinish");
     /* Commands of other queues (pipelines) must be complete to be timed. */
-    for (size_t i = 0; i < state->event_count; i++)
+    for (size_t i = 0; i < state->event_count; i++) {
         clWaitForEvents(1, &state->events[i].event);
-    const int profile = profiling();
+        if (state->events[i].until)
+            clWaitForEvents(1, &state->events[i].until);
+    }
+    const int profile = state->profile_level;
     if (profile)
         profile_timeline_add(ctx, state, profile == 2);
     for (size_t i = 0; i < state->event_count; i++)
@@ -155,13 +240,10 @@ pv_status pv_cl_finish(pv_context *ctx)
 void pv_cl_account_completed(pv_context *ctx)
 {
     pv_cl_state *state = pv_cl_state_of(ctx);
-    const int profile = profiling();
+    const int profile = state->profile_level;
     size_t kept = 0;
     for (size_t i = 0; i < state->event_count; i++) {
-        cl_int done = CL_QUEUED;
-        clGetEventInfo(state->events[i].event, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof done,
-                       &done, NULL);
-        if (done == CL_COMPLETE)
+        if (completed(&state->events[i]))
             account_event(ctx, state, &state->events[i], profile);
         else
             state->events[kept++] = state->events[i];
@@ -191,7 +273,7 @@ void pv_cl_release_profile(pv_context *ctx, pv_cl_state *state)
 {
     log_profile(ctx, state);
     for (size_t i = 0; i < state->event_count; i++)
-        clReleaseEvent(state->events[i].event);
+        release_event(&state->events[i]);
     free(state->events);
 }
 
@@ -216,11 +298,16 @@ pv_status pv_cl_launch(pv_context *ctx, cl_kernel kernel, cl_uint dims, const si
     pv_status checked = pv_cl_param_check(ctx, 0);
     if (checked != PV_OK)
         return checked;
-    cl_event event;
+    pv_cl_state *state = pv_cl_state_of(ctx);
+    cl_command_queue queue = pv_cl_queue(ctx);
+    const int each = ctx->kernel_timing == PV_KERNEL_TIMING_EACH || state->profile_level;
+    /* Within a run only the first launch takes an event (see core.h). */
+    const int timed = each || !open_run(state, queue);
+    cl_event event = NULL;
     cl_int err = pv_cl_fault(ctx, PV_CL_FAULT_ENQUEUE);
     if (err == CL_SUCCESS)
-        err = clEnqueueNDRangeKernel(pv_cl_queue(ctx), kernel, dims, NULL, rounded, local, 0,
-                                        NULL, &event);
+        err = clEnqueueNDRangeKernel(queue, kernel, dims, NULL, rounded, local, 0, NULL,
+                                     timed ? &event : NULL);
     if (err != CL_SUCCESS) {
         char name[128] = "";
         clGetKernelInfo(kernel, CL_KERNEL_FUNCTION_NAME, sizeof name, name, NULL);
@@ -228,9 +315,19 @@ pv_status pv_cl_launch(pv_context *ctx, cl_kernel kernel, cl_uint dims, const si
         return pv_fail(ctx, PV_ERR_OPENCL, "clEnqueueNDRangeKernel(%s) failed: %s (%d)%s", name,
                        pv_cl_error_name(err), (int)err, pv_cl_injected_note(ctx));
     }
-    pv_status status = pv_cl_track_event(ctx, event, EVENT_KERNEL);
-    if (status == PV_OK)
-        pv_cl_state_of(ctx)->events[pv_cl_state_of(ctx)->event_count - 1].kernel = kernel;
+    if (!timed)
+        return PV_OK;
+    if (each) {
+        pv_status status = pv_cl_track_event(ctx, event, EVENT_KERNEL);
+        if (status == PV_OK)
+            state->events[state->event_count - 1].kernel = kernel;
+        return status;
+    }
+    /* A run keeps its queue until a marker at the wait may end it. */
+    clRetainCommandQueue(queue);
+    pv_status status = append_event(ctx, event, EVENT_KERNEL_RUN, queue);
+    if (status != PV_OK)
+        clReleaseCommandQueue(queue);
     return status;
 }
 

@@ -19,12 +19,22 @@
 #define PV_CL_MAX_PLATFORMS 16
 #define PV_CL_MAX_DEVICES 64
 
-typedef enum event_kind { EVENT_KERNEL, EVENT_UPLOAD, EVENT_DOWNLOAD } event_kind;
+/* EVENT_KERNEL: one launch (PV_KERNEL_TIMING_EACH); EVENT_KERNEL_RUN: the
+ * first launch of a run of kernels (PV_KERNEL_TIMING_RUNS), whose time
+ * ends where the command after the run (`until`) starts. */
+typedef enum event_kind {
+    EVENT_KERNEL,
+    EVENT_KERNEL_RUN,
+    EVENT_UPLOAD,
+    EVENT_DOWNLOAD
+} event_kind;
 
 typedef struct timed_event {
     cl_event event;
     event_kind kind;
-    cl_kernel kernel; /* launches: named in the PARVIS_PROFILE summary */
+    cl_kernel kernel;         /* launches: named in the PARVIS_PROFILE summary */
+    cl_command_queue queue;   /* where it was enqueued (retained for a run) */
+    cl_event until;           /* a run: the command after it, NULL while open */
 } timed_event;
 
 /* PARVIS_PROFILE=1: kernel time summed per kernel name, logged when the
@@ -105,6 +115,7 @@ typedef struct pv_cl_state {
     profile_entry *profile;
     size_t profile_count;
     profile_timeline timeline;
+    int profile_level;       /* PARVIS_PROFILE when the context was made */
     pinned_stage stages[PINNED_STAGES];
     unsigned next_stage;     /* of the ring, for the next upload */
     pv_cl_faults faults;     /* PARVIS_FAULT */
@@ -114,6 +125,13 @@ static inline pv_cl_state *pv_cl_state_of(pv_context *ctx)
 {
     return (pv_cl_state *)ctx->backend_state;
 }
+
+/* runtime_profile.c: read PARVIS_PROFILE into state (once, when the
+ * context is made). */
+void pv_cl_profile_init(pv_cl_state *state);
+/* runtime_profile.c: `closer`, just enqueued on the current queue, ends
+ * the queue's open run of kernels (it is retained for the run's timing). */
+void pv_cl_end_kernel_run(pv_context *ctx, cl_event closer);
 
 /* runtime.c: " (injected by PARVIS_FAULT)" when the failure being reported
  * was injected, else "". */

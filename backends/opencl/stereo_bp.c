@@ -29,10 +29,9 @@
  * looked up once per call, and the per-level arguments of bp_round are set
  * once per level (only the colour changes between rounds).  Uploads are
  * not blocking; the only wait is the final download, through the
- * runtime's pinned stages.  Every launch keeps its profiling event, as
- * kernel_ms is their sum (on an H200 the events cost about 0.1 ms of a
- * 1 ms Venus call; explicit clFlush calls between levels gained nothing
- * measurable there).
+ * runtime's pinned stages.  The launches are timed as one run (two
+ * profiling events, not one per launch: docs/timing.md); explicit clFlush
+ * calls between levels gained nothing measurable on an H200.
  *
  * Size classes: BP_NDISP_CLASS (set by the tuner to the class of its
  * workload's ndisp, 0 = every ndisp) limits the family's tuned values to

@@ -170,6 +170,28 @@ typedef struct pv_timing {
 } pv_timing;
 PV_API pv_status pv_context_last_timing(const pv_context *ctx, pv_timing *timing);
 
+/* How the OpenCL backend measures pv_timing.kernel_ms.
+ * PV_KERNEL_TIMING_RUNS (the default): kernels launched one after another
+ *   on a queue form a run, timed as one span from the first kernel's start
+ *   to the start of the command after the run (the next transfer, or a
+ *   marker at the call's wait): two profiling events per run.  Where the
+ *   host enqueues more slowly than the device runs, the device's idle time
+ *   inside the run counts too.
+ * PV_KERNEL_TIMING_EACH: every launch keeps its own profiling event and
+ *   kernel_ms is the sum of the kernels' own times.  On some drivers an
+ *   event per launch costs host time: NVIDIA's OpenCL took about 12 us a
+ *   launch with it against 6 us without, and ran launches at the host's
+ *   pace (docs/timing.md).  PARVIS_PROFILE=1 or 2 selects it as well, since
+ *   its per-kernel summaries need it.
+ * The CPU backend accepts either and reports its compute time. */
+typedef enum pv_kernel_timing {
+    PV_KERNEL_TIMING_RUNS = 0,
+    PV_KERNEL_TIMING_EACH = 1
+} pv_kernel_timing;
+PV_API pv_status pv_context_set_kernel_timing(pv_context *ctx, pv_kernel_timing timing);
+/* The context's setting (PV_KERNEL_TIMING_RUNS for a NULL context). */
+PV_API pv_kernel_timing pv_context_kernel_timing(const pv_context *ctx);
+
 /* Measured copy bandwidth of the context's memory: a buffer of `bytes`
  * copied to another on the same device (OpenCL: clEnqueueCopyBuffer timed
  * by its event; CPU backend: memcpy split over the context's OpenMP

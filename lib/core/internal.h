@@ -31,6 +31,7 @@ struct pv_context {
     const pv_backend_ops *ops;     /* the backend this context runs on */
     void *backend_state;           /* owned by ops->device (the OpenCL runtime's state) */
     int crosscheck;
+    pv_kernel_timing kernel_timing; /* how OpenCL kernels are timed */
     int cpu_threads;
     int device_index;              /* -1 on the CPU backend */
     /* What the context runs on, filled once when it is made (by

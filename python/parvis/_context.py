@@ -18,6 +18,7 @@ ArrayLike = Any
 
 _BACKENDS = {"auto": lib.PV_BACKEND_AUTO, "cpu": lib.PV_BACKEND_CPU,
              "opencl": lib.PV_BACKEND_OPENCL}
+_KERNEL_TIMINGS = {"runs": lib.PV_KERNEL_TIMING_RUNS, "each": lib.PV_KERNEL_TIMING_EACH}
 _PAD = {"none": lib.PV_PAD_NONE, "fft": lib.PV_PAD_FFT, "linear": lib.PV_PAD_LINEAR}
 _WINDOW = {"none": lib.PV_WINDOW_NONE, "hann": lib.PV_WINDOW_HANN}
 _SUBPIXEL = {"none": lib.PV_SUBPIXEL_NONE, "upsample": lib.PV_SUBPIXEL_UPSAMPLE,
@@ -351,10 +352,31 @@ class Context(_Handle):
                 raise_status(status, ptr)
 
     @property
+    def kernel_timing(self) -> str:
+        """How OpenCL kernels are timed for last_timing["kernel"] (settable):
+        "runs" (the default: kernels launched one after another are timed
+        as one span, two profiling events per run) or "each" (every launch
+        timed on its own and summed: the kernels' own time, at a cost in
+        host time per launch on some drivers).  The CPU backend accepts
+        either and reports its compute time."""
+        timing = lib.pv_context_kernel_timing(self._live())
+        return next(name for name, value in _KERNEL_TIMINGS.items() if value == timing)
+
+    @kernel_timing.setter
+    def kernel_timing(self, timing: str) -> None:
+        value = _choice(_KERNEL_TIMINGS, timing, "kernel_timing")
+        with self._lock:
+            ptr = self._live()
+            status = lib.pv_context_set_kernel_timing(ptr, value)
+            if status:
+                raise_status(status, ptr)
+
+    @property
     def last_timing(self) -> Dict[str, float]:
-        """Times of the last successful call, in ms: "kernel" (device time;
-        the CPU backend reports its compute time), "upload", "download"
-        (host-device copies; 0 on the CPU) and "total" (end to end in C)."""
+        """Times of the last successful call, in ms: "kernel" (device time,
+        measured as kernel_timing says; the CPU backend reports its compute
+        time), "upload", "download" (host-device copies; 0 on the CPU) and
+        "total" (end to end in C)."""
         t = ffi.new("pv_timing *")
         with self._lock:
             ptr = self._live()

@@ -40,6 +40,18 @@ def test_crosscheck_flag():
         assert not c.crosscheck
 
 
+def test_kernel_timing_setting():
+    with parvis.Context("cpu") as c:
+        assert c.kernel_timing == "runs"
+        c.kernel_timing = "each"
+        assert c.kernel_timing == "each"
+        with pytest.raises(parvis.InvalidArgument):
+            c.kernel_timing = "sometimes"
+        assert c.kernel_timing == "each"
+        c.kernel_timing = "RUNS"
+        assert c.kernel_timing == "runs"
+
+
 def test_close_is_idempotent_and_final():
     c = parvis.Context("cpu")
     plan = c.phasecorr_plan(np.random.default_rng(0).random((16, 16)).astype(np.float32))

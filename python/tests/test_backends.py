@@ -127,6 +127,22 @@ def test_sift_detect_batch_progress(cpu, opencl):
                 plan.detect_batch(frames, progress=lambda done, total: None, chunk=0)
 
 
+def test_kernel_timing_modes_agree(opencl, tsukuba):
+    """Timed by runs of kernels (the default) or kernel by kernel, the same
+    disparities, and a kernel time within the call's end-to-end time."""
+    left, right, _ = tsukuba
+    maps, times = [], []
+    for mode in ("runs", "each"):
+        opencl.kernel_timing = mode
+        maps.append(opencl.stereo_bp(left[:128, :160], right[:128, :160], 16, levels=3,
+                                     iterations=5))
+        times.append(opencl.last_timing)
+    opencl.kernel_timing = "runs"
+    np.testing.assert_array_equal(maps[0], maps[1])
+    for t in times:
+        assert 0 < t["kernel"] <= t["total"]
+
+
 def test_crosscheck_mode_passes():
     if not parvis.devices():
         pytest.skip("no OpenCL device")
