@@ -74,6 +74,21 @@ static pv_status parse_backend_env(pv_backend_kind *kind)
     return PV_OK;
 }
 
+/* PARVIS_KERNEL_TIMING=runs|each: the context's initial kernel timing. */
+static pv_status parse_kernel_timing_env(pv_kernel_timing *timing)
+{
+    const char *value = getenv("PARVIS_KERNEL_TIMING");
+    *timing = PV_KERNEL_TIMING_RUNS;
+    if (!value || !*value || strcmp(value, "runs") == 0)
+        return PV_OK;
+    if (strcmp(value, "each") == 0) {
+        *timing = PV_KERNEL_TIMING_EACH;
+        return PV_OK;
+    }
+    return pv_fail(NULL, PV_ERR_INVALID, "PARVIS_KERNEL_TIMING='%s': expected runs or each",
+                   value);
+}
+
 static int contains_ignoring_case(const char *text, const char *needle)
 {
     size_t n = strlen(needle);
@@ -268,7 +283,10 @@ pv_status pv_context_create(pv_context **out, const pv_context_options *options)
         return pv_fail(NULL, PV_ERR_INVALID, "pv_context_create: out is NULL");
     *out = NULL;
     pv_context_options resolved;
+    pv_kernel_timing kernel_timing;
     pv_status status = resolve_options(options, &resolved);
+    if (status == PV_OK)
+        status = parse_kernel_timing_env(&kernel_timing);
     if (status != PV_OK)
         return status;
     pv_context *ctx = calloc(1, sizeof *ctx);
@@ -280,6 +298,7 @@ pv_status pv_context_create(pv_context **out, const pv_context_options *options)
     }
     ctx->cpu_threads = resolved.cpu_threads > 0 ? resolved.cpu_threads : default_threads();
     ctx->crosscheck = (resolved.flags & PV_CONTEXT_CROSSCHECK) != 0;
+    ctx->kernel_timing = kernel_timing;
     if (resolved.backend == PV_BACKEND_CPU) {
         use_cpu(ctx, "cpu requested");
         status = PV_OK;

@@ -116,6 +116,14 @@ expect_error "nothing to do" sift "$L"
 expect_error "-o must contain {}" sift "$L" "$R" -o "$out/keys.txt"
 expect_error "would write the same output" sift "$L" "$data/venus/left.pgm" -o "$out/{}.txt"
 expect_error "expected a number, > 0 and <= 1" match "$L" "$R" --ratio 1.5 --json
+PARVIS_KERNEL_TIMING=sometimes expect_error "PARVIS_KERNEL_TIMING='sometimes': expected runs or each" \
+    sift "$L" --json --backend cpu
+# with either kernel timing, the JSON carries a kernel time
+for timing in runs each; do
+    PARVIS_KERNEL_TIMING=$timing ./parvis sift "$L" --json --backend cpu >"$out/timing.json" \
+        2>"$out/stderr" || fail "sift with PARVIS_KERNEL_TIMING=$timing failed"
+    grep -q '"kernel_ms": [0-9]' "$out/timing.json" || fail "sift --json ($timing) lacks kernel_ms"
+done
 expect_error "expected an integer in 2..100000" octreg a b --stripes 1
 expect_error "expected NZxNXxNY (depth fastest), each 1..65536" octreg a b --size 4x4
 expect_error "take one TARGET" octreg a b c --enface "$out/e.png"

@@ -118,6 +118,21 @@ static void test_environment_overrides(void **state)
     setenv("PARVIS_DEVICE", "no-such-device-name", 1);
     assert_int_equal(pv_context_create(&ctx, NULL), PV_ERR_NO_DEVICE);
     unsetenv("PARVIS_DEVICE");
+    /* The kernel timing a context starts with. */
+    setenv("PARVIS_KERNEL_TIMING", "each", 1);
+    assert_int_equal(pv_context_create(&ctx, &options), PV_OK);
+    assert_int_equal(pv_context_kernel_timing(ctx), PV_KERNEL_TIMING_EACH);
+    pv_context_destroy(ctx);
+    setenv("PARVIS_KERNEL_TIMING", "runs", 1);
+    assert_int_equal(pv_context_create(&ctx, &options), PV_OK);
+    assert_int_equal(pv_context_kernel_timing(ctx), PV_KERNEL_TIMING_RUNS);
+    pv_context_destroy(ctx);
+    setenv("PARVIS_KERNEL_TIMING", "sometimes", 1);
+    ctx = NULL;
+    assert_int_equal(pv_context_create(&ctx, &options), PV_ERR_INVALID);
+    assert_null(ctx);
+    assert_non_null(strstr(pv_last_error(), "PARVIS_KERNEL_TIMING"));
+    unsetenv("PARVIS_KERNEL_TIMING");
 }
 
 static void test_auto_selection(void **state)

@@ -65,7 +65,9 @@ static const char usage[] =
     "         devices at once; 'all' is every device of the chosen device's platform\n"
     "'parvis COMMAND --help': a command's options, ranges, defaults and output conventions\n"
     "environment: PARVIS_BACKEND, PARVIS_DEVICE, PARVIS_CROSSCHECK=1, PARVIS_LOG=1,\n"
-    "         PARVIS_MEMORY_LIMIT=bytes[K|M|G] (caps the memory BP may plan with)\n";
+    "         PARVIS_MEMORY_LIMIT=bytes[K|M|G] (caps the memory BP may plan with),\n"
+    "         PARVIS_KERNEL_TIMING=runs|each (how the printed kernel times are measured:\n"
+    "         runs of launches, or every launch on its own; docs/timing.md)\n";
 
 static void print_device(const pv_device_info *device)
 {

@@ -183,6 +183,8 @@ PV_API pv_status pv_context_last_timing(const pv_context *ctx, pv_timing *timing
  *   launch with it against 6 us without, and ran launches at the host's
  *   pace (docs/timing.md).  PARVIS_PROFILE=1 or 2 selects it as well, since
  *   its per-kernel summaries need it.
+ * A context starts with PARVIS_KERNEL_TIMING=runs|each from the
+ * environment when set (another value fails pv_context_create), else RUNS.
  * The CPU backend accepts either and reports its compute time. */
 typedef enum pv_kernel_timing {
     PV_KERNEL_TIMING_RUNS = 0,

@@ -267,7 +267,8 @@ class Context(_Handle):
     backend too and raise parvis.Mismatch when the results differ beyond the
     operation's documented tolerance.  cpu_threads: OpenMP threads of the
     CPU backend (0: the default).  The environment (PARVIS_BACKEND,
-    PARVIS_DEVICE, PARVIS_CROSSCHECK) overrides these, as in the C library.
+    PARVIS_DEVICE, PARVIS_CROSSCHECK) overrides these, as in the C library;
+    PARVIS_KERNEL_TIMING=runs|each sets kernel_timing's initial value.
 
     Conventions of every method:
       * Images are 2D arrays (rows, columns); volumes 3D arrays (z, y, x).
