@@ -1,6 +1,7 @@
-/* The OpenCL runtime's timing: every command's event kept until the call's
- * wait adds its device time to the call's timing, the PARVIS_PROFILE
- * summaries, and kernel launches. */
+/* The OpenCL runtime's timing: every tracked command's event kept until
+ * the call's wait adds its device time to the call's timing (kernels by
+ * runs of launches, or each launch on its own: docs/timing.md), the
+ * PARVIS_PROFILE summaries, and kernel launches. */
 #include "runtime_state.h"
 
 #include <stdio.h>
@@ -180,7 +181,7 @@ static void profile_timeline_add(pv_context *ctx, pv_cl_state *state, int verbos
     state->timeline.busy_ms += busy;
 }
 
-/* One finished event's time into the call's timing, then released. */
+/* A tracked command's events (and a run's queue) released. */
 static void release_event(const timed_event *t)
 {
     clReleaseEvent(t->event);
@@ -191,6 +192,7 @@ static void release_event(const timed_event *t)
     clReleaseCommandQueue(t->queue);
 }
 
+/* One finished command's time into the call's timing, then released. */
 static void account_event(pv_context *ctx, pv_cl_state *state, const timed_event *t, int profile)
 {
     double ms = t->kind == EVENT_KERNEL_RUN ? run_ms(t) : pv_cl_event_ms(t->event);
