@@ -96,7 +96,8 @@ typedef pv_status (*bench_run_fn)(pv_context *ctx, void *user);
 /* One run for the kernel-only figure: *kernel_ms its device time. */
 typedef pv_status (*bench_kernel_run_fn)(pv_context *ctx, void *user, double *kernel_ms);
 
-/* The kernel-only samples of an OpenCL series: after one untimed run,
+/* The kernel-only samples of an OpenCL series (nothing to do on the CPU
+ * backend, whose series has them already): after one untimed run,
  * series->count runs with every kernel timed on its own
  * (PV_KERNEL_TIMING_EACH) into series->kernel_ms.  The end-to-end samples
  * come from runs with the default timing, which costs the host less per

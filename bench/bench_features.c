@@ -464,11 +464,9 @@ static pv_status time_stream(const bench_config *config, pv_context *ctx, batch_
         series->download_ms[i] = t.download_ms;
         series->count = i + 1;
     }
-    if (pv_context_backend(ctx) != PV_BACKEND_CPU) {
-        pv_status status = bench_kernel_series(ctx, stream_kernel_run, job, series);
-        if (status != PV_OK)
-            return status;
-    }
+    pv_status status = bench_kernel_series(ctx, stream_kernel_run, job, series);
+    if (status != PV_OK)
+        return status;
     memset(median, 0, sizeof *median);
     median->total_ms = median_of(series->total_ms, runs);
     median->kernel_ms = median_of(series->kernel_ms, runs);

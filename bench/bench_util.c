@@ -41,6 +41,8 @@ int bench_warmup_for(const bench_config *config, const pv_context *ctx)
 pv_status bench_kernel_series(pv_context *ctx, bench_kernel_run_fn run, void *user,
                               bench_series *series)
 {
+    if (on_cpu(ctx))
+        return PV_OK; /* one series: the CPU's kernel_ms is its compute time */
     const pv_kernel_timing before = pv_context_kernel_timing(ctx);
     double kernel_ms = 0.0;
     pv_status status = pv_context_set_kernel_timing(ctx, PV_KERNEL_TIMING_EACH);
@@ -98,12 +100,10 @@ pv_status bench_time_series(const bench_config *config, pv_context *ctx, bench_r
         s->count = i + 1;
         timed += timing.total_ms > 0.0 ? timing.total_ms : 0.0;
     }
-    if (!on_cpu(ctx)) {
-        plain_run plain = {run, user};
-        pv_status status = bench_kernel_series(ctx, plain_kernel_run, &plain, s);
-        if (status != PV_OK)
-            return status;
-    }
+    plain_run plain = {run, user};
+    pv_status status = bench_kernel_series(ctx, plain_kernel_run, &plain, s);
+    if (status != PV_OK)
+        return status;
     bench_series_medians(s, result);
     return PV_OK;
 }

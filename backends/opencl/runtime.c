@@ -120,16 +120,6 @@ cl_command_queue pv_cl_use_queue(pv_context *ctx, cl_command_queue queue)
     return previous;
 }
 
-pv_status pv_cl_marker(pv_context *ctx, cl_event *event)
-{
-    cl_int err = pv_cl_fault(ctx, PV_CL_FAULT_ENQUEUE);
-    if (err == CL_SUCCESS)
-        err = clEnqueueMarkerWithWaitList(pv_cl_queue(ctx), 0, NULL, event);
-    if (err == CL_SUCCESS)
-        pv_cl_end_kernel_run(ctx, *event);
-    return pv_cl_check(ctx, err, "clEnqueueMarkerWithWaitList");
-}
-
 pv_status pv_cl_runtime_init(pv_context *ctx, int device_index)
 {
     pv_cl_state *state = calloc(1, sizeof *state);

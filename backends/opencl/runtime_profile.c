@@ -58,9 +58,16 @@ pv_status pv_cl_track_event(pv_context *ctx, cl_event event, event_kind kind)
     return append_event(ctx, event, kind, queue);
 }
 
-void pv_cl_end_kernel_run(pv_context *ctx, cl_event closer)
+/* A marker ends the queue's open run too (the FFT's brackets, a batch
+ * chunk's markers). */
+pv_status pv_cl_marker(pv_context *ctx, cl_event *event)
 {
-    end_run(pv_cl_state_of(ctx), pv_cl_queue(ctx), closer);
+    cl_int err = pv_cl_fault(ctx, PV_CL_FAULT_ENQUEUE);
+    if (err == CL_SUCCESS)
+        err = clEnqueueMarkerWithWaitList(pv_cl_queue(ctx), 0, NULL, event);
+    if (err == CL_SUCCESS)
+        end_run(pv_cl_state_of(ctx), pv_cl_queue(ctx), *event);
+    return pv_cl_check(ctx, err, "clEnqueueMarkerWithWaitList");
 }
 
 /* Every run still open gets a marker to end it, so that the wait times it

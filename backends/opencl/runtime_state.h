@@ -8,7 +8,7 @@
  *   runtime_program.c   program builds and kernels
  *   runtime_binary.c    the on-disk cache of program binaries
  *   runtime_transfer.c  buffers, scratch buffers, timed and staged transfers
- *   runtime_profile.c   events, timing, PARVIS_PROFILE, launches */
+ *   runtime_profile.c   events, timing, PARVIS_PROFILE, launches, markers */
 #ifndef PV_CL_RUNTIME_STATE_H
 #define PV_CL_RUNTIME_STATE_H
 
@@ -129,9 +129,6 @@ static inline pv_cl_state *pv_cl_state_of(pv_context *ctx)
 /* runtime_profile.c: read PARVIS_PROFILE into state (once, when the
  * context is made). */
 void pv_cl_profile_init(pv_cl_state *state);
-/* runtime_profile.c: `closer`, just enqueued on the current queue, ends
- * the queue's open run of kernels (it is retained for the run's timing). */
-void pv_cl_end_kernel_run(pv_context *ctx, cl_event closer);
 
 /* runtime.c: " (injected by PARVIS_FAULT)" when the failure being reported
  * was injected, else "". */
