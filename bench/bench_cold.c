@@ -544,7 +544,7 @@ static int write_json(const char *path, const bench_config *config, const char *
 
 static int op_selected(const bench_config *config, const cold_op *op)
 {
-    return !config->only || strcmp(config->only, op->op) == 0 || strstr(op->name, config->only);
+    return bench_case_matches(config->only, op->op, op->name);
 }
 
 /* The OpenCL device of the rows (-1: none), and its name. */

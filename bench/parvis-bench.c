@@ -23,8 +23,9 @@ static const char summary[] =
     "Compares the CPU backend with an OpenCL device (the first GPU, else any\n"
     "OpenCL device).  Without a selection it runs the quick suite: every\n"
     "operation on small bundled and synthetic cases.  --full runs every case,\n"
-    "--case NAME the cases of an operation or whose name contains NAME, and\n"
-    "--paper NAME one paper's cases beside its published figures.  Exits 1\n"
+    "--case NAME the cases of an operation or whose name contains NAME (=NAME\n"
+    "that case alone), and --paper NAME one paper's cases beside its published\n"
+    "figures.  Exits 1\n"
     "when a cross-check falls below its threshold.  --cold times every\n"
     "operation's first call in fresh processes, with empty and with warm\n"
     "caches, beside its steady time (--full: the papers' sizes).  --ab-param\n"
@@ -86,7 +87,7 @@ static int parse_options(int argc, char **argv, bench_config *config, bench_opti
         {.name = "--cold", .kind = CLI_FLAG, .field = &config->cold,
          .help = "each operation's first call in fresh processes, empty and warm caches"},
         {.name = "--case", .kind = CLI_TEXT, .field = &config->only, .value_name = "NAME",
-         .help = "the cases of an operation, or whose name contains NAME"},
+         .help = "the cases of an operation, or whose name contains NAME; =NAME: that case alone"},
         {.name = "--paper", .kind = CLI_CUSTOM, .field = &config->paper, .value_name = "NAME",
          .parse = parse_paper, .expect = paper_names,
          .help = "one paper's cases beside its published figures"},
@@ -304,6 +305,8 @@ int main(int argc, char **argv)
     count_cases(&config, &contexts, results);
     int count = 0;
     int rc = run_families(&config, &contexts, results, &count);
+    if (count == 0 && config.only && !rc)
+        rc = cli_fail("no case matches --case %s", config.only);
     if (bench_print_summary(results, count))
         rc = 1;
     if (write_outputs(&config, &contexts, results, count))

@@ -201,6 +201,20 @@ for r in rows:
     assert len(samples) == 2 or sum(samples[:-1]) < 400, (r["case"], samples)
 print("--min-time: %d OpenCL rows, samples %s" % (len(rows), [len(r["opencl"]["samples"]) for r in rows]))
 EOF
+# --case =NAME: that case alone (sift-vga is also part of sift-batch-vga's
+# and sift-batch16-vga's names); a name no case has is an error.
+./parvis-bench --case =sift-vga --runs 1 --warmup 0 --cpu-runs 1 --cpu-warmup 0 \
+    --data "$srcdir/tests/data" --json "$out/exact.json" > "$out/exact.txt" 2>&1 ||
+    fail "parvis-bench --case =sift-vga exited $?"
+"$PYTHON" - "$out/exact.json" <<'EOF' || fail "--case =sift-vga JSON"
+import json, sys
+cases = [r["case"] for r in json.load(open(sys.argv[1]))["results"]]
+assert cases == ["sift-vga"], cases
+print("--case =sift-vga: %s" % cases)
+EOF
+./parvis-bench --case =sift > "$out/exact-none.txt" 2>&1 && fail "--case =sift (no such case) exited 0"
+grep -q "no case matches --case =sift" "$out/exact-none.txt" || fail "--case =sift: no message"
+
 ./parvis-bench --case venus-paper --min-time -1 > "$out/min-time-bad.txt" 2>&1
 status=$?
 [ "$status" != 0 ] || fail "--min-time -1 exited 0"
