@@ -303,10 +303,14 @@ int main(int argc, char **argv)
     }
     bench_print_header(&contexts);
     count_cases(&config, &contexts, results);
+    if (config.only && bench_progress_total() == 0) {
+        free(results);
+        bench_close_contexts(&contexts);
+        bench_stderr_filter_stop();
+        return cli_fail("no case matches --case %s", config.only);
+    }
     int count = 0;
     int rc = run_families(&config, &contexts, results, &count);
-    if (count == 0 && config.only && !rc)
-        rc = cli_fail("no case matches --case %s", config.only);
     if (bench_print_summary(results, count))
         rc = 1;
     if (write_outputs(&config, &contexts, results, count))
