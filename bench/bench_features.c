@@ -568,7 +568,7 @@ static int batch_row(const bench_config *config, const bench_contexts *contexts,
         if (loop_rate > 0.0 && *cl_rate > 0.0 && used > 0 && (size_t)used < sizeof r->params &&
             pv_tune_get(contexts->opencl, "features", "SIFT_BATCH_CHUNK", &chunk) == PV_OK)
             snprintf(r->params + used, sizeof r->params - (size_t)used,
-                     ", cl x%.2f the loop (chunk %d)", *cl_rate / loop_rate, chunk);
+                     ", cl x%.2f the loop (SIFT_BATCH_CHUNK %d)", *cl_rate / loop_rate, chunk);
         if (r->have_opencl)
             append_outside_kernels(r->params, sizeof r->params, &cl_t);
     }

@@ -1423,6 +1423,53 @@ static void test_batch_launches_per_chunk(void **state)
 #endif
 }
 
+/* From 8 images on a batch runs in at least four chunks of at least 4
+ * images (backends/opencl/features_batch.c, most_per_chunk): 9 frames with
+ * the chunk parameter at 8 run as chunks of 4, 4 and 1: as many commands
+ * as with the parameter at 4, and more than two chunks (8 and 1, what the
+ * parameter alone would give) take; every result is a single call's. */
+static void test_batch_quarters(void **state)
+{
+    (void)state;
+#ifdef PV_HAVE_OPENCL
+    pv_context *cl = tu_opencl_or_skip();
+    enum { QUARTER_FRAMES = 9 };
+    const int w = 160, h = 120;
+    pv_image frames[QUARTER_FRAMES];
+    batch_frames(frames, w, h);
+    /* the last two again, so that the batch has more than BATCH_FRAMES */
+    frames[BATCH_FRAMES] = frames[0];
+    frames[BATCH_FRAMES + 1] = frames[2];
+    pv_sift_plan *plan = NULL;
+    assert_int_equal(pv_sift_plan_create(cl, w, h, NULL, &plan), PV_OK);
+    assert_int_equal(pv_tune_set(cl, "features", "SIFT_BATCH_CHUNK", 8), PV_OK);
+    pv_sift_features single = {0}, batch[QUARTER_FRAMES] = {{0}};
+    /* Warm: lists grown, stages made. */
+    assert_int_equal(pv_sift_detect_into(plan, &frames[0], &single), PV_OK);
+    assert_int_equal(pv_sift_detect_batch(plan, frames, QUARTER_FRAMES, batch), PV_OK);
+    const long before = pv_cl_fault_calls(cl, PV_CL_FAULT_ENQUEUE);
+    assert_int_equal(pv_sift_detect_into(plan, &frames[0], &single), PV_OK);
+    const long per_single = pv_cl_fault_calls(cl, PV_CL_FAULT_ENQUEUE) - before;
+    const long work = batch_commands(cl, plan, frames, QUARTER_FRAMES, batch);
+    assert_int_equal(pv_tune_set(cl, "features", "SIFT_BATCH_CHUNK", 4), PV_OK);
+    const long fours = batch_commands(cl, plan, frames, QUARTER_FRAMES, batch);
+    printf("    enqueued commands: %ld for one image, %ld for %d images at chunk 8, %ld at 4\n",
+           per_single, work, QUARTER_FRAMES, fours);
+    assert_int_equal(work, fours);
+    assert_true(work > 2 * (per_single + 4));
+    assert_batch_is_singles(plan, frames, QUARTER_FRAMES, batch);
+    assert_int_equal(pv_tune_set(cl, "features", "SIFT_BATCH_CHUNK", BATCH_TEST_CHUNK), PV_OK);
+    pv_sift_features_free(&single);
+    for (int i = 0; i < QUARTER_FRAMES; i++)
+        pv_sift_features_free(&batch[i]);
+    for (int i = 0; i < BATCH_FRAMES; i++)
+        pv_image_free(&frames[i]);
+    pv_sift_plan_destroy(plan);
+#else
+    skip();
+#endif
+}
+
 /* The commands a fresh context enqueues to make a plan (*setup) and then
  * to run a batch of `count` frames on it in chunks of BATCH_TEST_CHUNK
  * (*work). */
@@ -1769,6 +1816,7 @@ int main(void)
         cmocka_unit_test(test_single_fails_at_result_read),
         cmocka_unit_test(test_batch_chunk_sizes),
         cmocka_unit_test(test_batch_launches_per_chunk),
+        cmocka_unit_test(test_batch_quarters),
         TU_ON_BOTH(test_colour_input_is_its_grey),
         TU_ON_BOTH(test_colour_file_matches_host_fold),
         cmocka_unit_test(test_colour_backends_and_depths_agree),
