@@ -46,7 +46,7 @@ static const pv_cl_param_default features_defaults[] = {
     {"SIFT_DESC_SPLIT", 8},    /* descriptor: items per cell (x 16 cells)       */
     {"SIFT_MATCH_WG", 64},     /* matching: queries per group                   */
     {"SIFT_MATCH_TILE", 32},   /* matching: train descriptors per local tile    */
-    {"SIFT_BATCH_CHUNK", 8},   /* batches: images side by side per launch, 1..64 */
+    {"SIFT_BATCH_CHUNK", 8},   /* batches: most images side by side per launch, 1..64 */
 };
 
 const pv_cl_param_family pv_cl_params_features = {
