@@ -84,13 +84,13 @@ typedef struct bench_result {
     bench_series cl_samples;
 } bench_result;
 
-/* The timed and untimed runs for a context: --cpu-runs and --cpu-warmup on
- * the CPU backend, where set, else --runs and --warmup (runs clamped to
- * 1 .. BENCH_MAX_SAMPLES). */
 /* Whether case `name` of operation `op` is selected by --case `only`
  * (NULL: every case): the operation's name, a part of the case's name, or
  * "=NAME" for that case alone. */
 int bench_case_matches(const char *only, const char *op, const char *name);
+/* The timed and untimed runs for a context: --cpu-runs and --cpu-warmup on
+ * the CPU backend, where set, else --runs and --warmup (runs clamped to
+ * 1 .. BENCH_MAX_SAMPLES). */
 int bench_runs_for(const bench_config *config, const pv_context *ctx);
 int bench_warmup_for(const bench_config *config, const pv_context *ctx);
 
