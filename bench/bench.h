@@ -88,6 +88,7 @@ typedef struct bench_result {
  * (NULL: every case): the operation's name, a part of the case's name, or
  * "=NAME" for that case alone. */
 int bench_case_matches(const char *only, const char *op, const char *name);
+
 /* The timed and untimed runs for a context: --cpu-runs and --cpu-warmup on
  * the CPU backend, where set, else --runs and --warmup (runs clamped to
  * 1 .. BENCH_MAX_SAMPLES). */
