@@ -565,6 +565,11 @@ static int opencl_device(const bench_config *config, char *name, size_t size)
 
 int bench_cold_run(const bench_config *config)
 {
+    int selected = 0;
+    for (int i = 0; i < COLD_OP_COUNT; i++)
+        selected += op_selected(config, &cold_ops[i]);
+    if (!selected)
+        return cli_fail("no operation of --cold matches --case %s", config->only);
     char device_name[128] = "";
     int device = opencl_device(config, device_name, sizeof device_name);
     const cold_sizes *sizes = config->full ? &full_sizes : &quick_sizes;

@@ -214,6 +214,9 @@ print("--case =sift-vga: %s" % cases)
 EOF
 ./parvis-bench --case =sift > "$out/exact-none.txt" 2>&1 && fail "--case =sift (no such case) exited 0"
 grep -q "no case matches --case =sift" "$out/exact-none.txt" || fail "--case =sift: no message"
+./parvis-bench --cold --case =sift > "$out/cold-none.txt" 2>&1 && fail "--cold --case =sift exited 0"
+grep -q "no operation of --cold matches --case =sift" "$out/cold-none.txt" ||
+    fail "--cold --case =sift: no message"
 
 ./parvis-bench --case venus-paper --min-time -1 > "$out/min-time-bad.txt" 2>&1
 status=$?
