@@ -25,14 +25,13 @@ static const char summary[] =
     "operation on small bundled and synthetic cases.  --full runs every case,\n"
     "--case NAME the cases of an operation or whose name contains NAME (=NAME\n"
     "that case alone), and --paper NAME one paper's cases beside its published\n"
-    "figures.  Exits 1\n"
-    "when a cross-check falls below its threshold.  --cold times every\n"
-    "operation's first call in fresh processes, with empty and with warm\n"
-    "caches, beside its steady time (--full: the papers' sizes).  --ab-param\n"
-    "compares two sets of OpenCL launch parameters in this one process: the\n"
-    "selection runs once per side and round, each side on a fresh OpenCL\n"
-    "context, the order alternating, then a table of B over A per row\n"
-    "(docs/tuning.md).";
+    "figures.  Exits 1 when a cross-check falls below its threshold.  --cold\n"
+    "times every operation's first call in fresh processes, with empty and\n"
+    "with warm caches, beside its steady time (--full: the papers' sizes).\n"
+    "--ab-param compares two sets of OpenCL launch parameters in this one\n"
+    "process: the selection runs once per side and round, each side on a\n"
+    "fresh OpenCL context, the order alternating, then a table of B over A\n"
+    "per row (docs/tuning.md).";
 
 static const char conventions[] =
     "  One row a case: median times (CPU, OpenCL kernel and end to end), speedups,\n"
@@ -263,6 +262,19 @@ static void wait_passively_beside_cpu_device(const bench_config *config, char **
     /* exec failed: go on with the policy already loaded */
 }
 
+/* The selection's rows, their summary and the requested output files. */
+static int run_and_report(const bench_config *config, const bench_contexts *contexts,
+                          bench_result *results)
+{
+    int count = 0;
+    int rc = run_families(config, contexts, results, &count);
+    if (bench_print_summary(results, count))
+        rc = 1;
+    if (write_outputs(config, contexts, results, count))
+        rc = 1;
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     if (argc > 1 && strcmp(argv[1], "--cold-child") == 0)
@@ -303,18 +315,9 @@ int main(int argc, char **argv)
     }
     bench_print_header(&contexts);
     count_cases(&config, &contexts, results);
-    if (config.only && bench_progress_total() == 0) {
-        free(results);
-        bench_close_contexts(&contexts);
-        bench_stderr_filter_stop();
-        return cli_fail("no case matches --case %s", config.only);
-    }
-    int count = 0;
-    int rc = run_families(&config, &contexts, results, &count);
-    if (bench_print_summary(results, count))
-        rc = 1;
-    if (write_outputs(&config, &contexts, results, count))
-        rc = 1;
+    int rc = config.only && bench_progress_total() == 0
+                 ? cli_fail("no case matches --case %s", config.only)
+                 : run_and_report(&config, &contexts, results);
     free(results);
     bench_close_contexts(&contexts);
     int dropped = bench_stderr_filter_stop();

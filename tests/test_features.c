@@ -1437,7 +1437,7 @@ static void test_batch_quarters(void **state)
     const int w = 160, h = 120;
     pv_image frames[QUARTER_FRAMES];
     batch_frames(frames, w, h);
-    /* the last two again, so that the batch has more than BATCH_FRAMES */
+    /* two of the frames again, so that the batch has more than BATCH_FRAMES */
     frames[BATCH_FRAMES] = frames[0];
     frames[BATCH_FRAMES + 1] = frames[2];
     pv_sift_plan *plan = NULL;
