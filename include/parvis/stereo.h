@@ -1,4 +1,4 @@
-/* parvis stereo: SAD block matching.
+/* parvis stereo: SAD block matching, belief propagation, semi-global matching.
  *
  * Convention: the left image is the reference.  A left pixel at column x
  * matches right column x - d, for d in [min_disp, min_disp + ndisp).  The
@@ -180,6 +180,102 @@ PV_API pv_status pv_bp_memory_plan(pv_context *ctx, int width, int height, const
  * the same size, caller-allocated, not aliasing an input. */
 PV_API pv_status pv_stereo_bp(pv_context *ctx, const pv_image *left, const pv_image *right,
                               const pv_bp_params *params, pv_image *disparity);
+
+/* ------------------------------------------------ semi-global matching (SGM)
+ *
+ * Semi-global matching (Hirschmueller 2008) over a census cost.  Same
+ * disparity convention as SAD: left is the reference, left column x
+ * matches right column x - d for d in [min_disp, min_disp + ndisp); the
+ * output is an f32 disparity per left pixel, INFINITY where invalid.
+ *
+ * Steps, all in integers so that both backends give the same bits:
+ * 1. Census transform of both images over a census_width x census_height
+ *    window (5x5, 7x7 or 9x7), image borders replicated.  Plain: one bit
+ *    per window pixel other than the centre, set when that pixel is
+ *    greater than the centre.  Centre-symmetric (census_symmetric, as
+ *    libSGM): one bit per pair of pixels mirrored through the centre, set
+ *    when the first (in row-major order) is greater than its mirror; half
+ *    the bits.
+ * 2. Matching cost C(p, d): the Hamming distance between the census of
+ *    left (x, y) and right (x - d, y).  A candidate whose right column is
+ *    outside the image costs the number of census bits (the largest cost).
+ * 3. Aggregation along `paths` directions r (4: left-right both ways and
+ *    top-bottom both ways; 8: also the four diagonals):
+ *      L_r(p, d) = C(p, d) + min(L_r(p-r, d), L_r(p-r, d-1) + P1,
+ *                                L_r(p-r, d+1) + P1, m + P2') - m,
+ *    m = min_k L_r(p-r, k), starting with L_r = C at the image edge where
+ *    the path enters.  P2' = P2, or with p2_adaptive
+ *    max(P1, P2 / |I(p) - I(p-r)|) in integer division (P2 where the
+ *    intensities are equal).  S(p, d) = sum over the paths of L_r(p, d).
+ * 4. Winner: the d of the smallest S among the valid candidates
+ *    (0 <= x - d < width); on equal sums the smaller d.  No valid candidate
+ *    gives INFINITY.
+ * 5. Uniqueness (uniqueness < 1): the winner is kept when
+ *    S(best) <= uniqueness * S(d) for every valid d outside best-1..best+1,
+ *    compared exactly (uniqueness is rounded to a multiple of 2^-16).
+ * 6. Left-right check (lr_check): the right image's disparity at column
+ *    x' is the argmin over d of S(x' + d, d) (same ties), taken from the
+ *    same sums; a left winner d is kept when the right disparity at x - d
+ *    differs from d by at most lr_max_diff.
+ * 7. Sub-pixel refinement (subpixel): a parabola through S(d-1), S(d),
+ *    S(d+1) when both neighbours are valid candidates, in float32.
+ * 8. Median (median): a 3x3 median of the result, image border
+ *    replicated, INFINITY sorting above every number.
+ *
+ * Input: left and right of the same size and the same pixel type, U8, U16
+ * or F32 (F32 must be finite).  16-bit images are matched on their full
+ * 16 bits.
+ *
+ * Cross-check tolerance: integer disparities (subpixel off) identical on
+ * every pixel; sub-pixel values within PV_TOL_SGM_SUBPIXEL px; the
+ * confidence within 1e-5. */
+
+/* The largest ndisp accepted. */
+#define PV_SGM_MAX_NDISP 1024
+
+typedef struct pv_sgm_params {
+    int min_disp;          /* smallest disparity (may be negative); default 0 */
+    int ndisp;             /* number of disparities, 1 .. min(width, PV_SGM_MAX_NDISP); default 64 */
+    int census_width;      /* 5, 7 or 9; default 9 */
+    int census_height;     /* 5 or 7 (5x5, 7x7, 9x7); default 7 */
+    int census_symmetric;  /* 1: centre-symmetric pairs; 0: every pixel against the centre; default 1 */
+    int p1;                /* penalty of a one-disparity step, >= 0; default 10 */
+    int p2;                /* penalty of a larger step, >= p1; default 120 */
+    int p2_adaptive;       /* 1: P2 / |I(p) - I(p-r)|, at least p1; default 0 */
+    int paths;             /* 4 or 8; default 8 */
+    float uniqueness;      /* in (0, 1]; 1 disables; default 0.95 */
+    int lr_check;          /* 1: left-right consistency check; default 1 */
+    int lr_max_diff;       /* >= 0; default 1 */
+    int subpixel;          /* 1: parabola refinement; default 1 */
+    int median;            /* 1: 3x3 median of the result; default 0 */
+    size_t memory_budget;  /* bytes the call may use on its device; 0 = the
+                              device's (or host's) available memory, lowered by
+                              PARVIS_MEMORY_LIMIT.  A call that needs more is
+                              run in stripes of rows or refused with
+                              PV_ERR_DEVICE_MEMORY before allocating. */
+} pv_sgm_params;
+
+/* The defaults above (libSGM's: 9x7 symmetric census, P1 10, P2 120, 8
+ * paths, uniqueness 0.95, LR check 1, sub-pixel), ndisp 64, min_disp 0. */
+PV_API void pv_sgm_params_default(pv_sgm_params *params);
+
+/* Bytes a pv_stereo_sgm call on a width x height pair needs at most in one
+ * run (0 when an argument is bad or the size overflows). */
+PV_API size_t pv_sgm_memory_estimate(int width, int height, const pv_sgm_params *params);
+
+/* left, right: same size, same pixel type (U8, U16 or F32).  disparity:
+ * f32 of the same size, caller-allocated, not aliasing an input. */
+PV_API pv_status pv_stereo_sgm(pv_context *ctx, const pv_image *left, const pv_image *right,
+                               const pv_sgm_params *params, pv_image *disparity);
+
+/* As pv_stereo_sgm, with a per-pixel confidence (f32, same size, not
+ * aliasing anything): the uniqueness margin 1 - S(best) / S(second), with
+ * S(second) the smallest sum outside best-1..best+1 (1 when there is no
+ * such candidate), in 0..1; 0 where the disparity is invalid.  confidence
+ * may be NULL. */
+PV_API pv_status pv_stereo_sgm_confidence(pv_context *ctx, const pv_image *left,
+                                          const pv_image *right, const pv_sgm_params *params,
+                                          pv_image *disparity, pv_image *confidence);
 
 #ifdef __cplusplus
 }
