@@ -202,7 +202,8 @@ def bar_chart(labels: List[str], series: List[Tuple[str, RGB, List[float]]], tit
     <= 0 or non-finite draws nothing), a legend and the title above."""
     label_w = max(text_width(s) for s in labels) + 12
     top, bottom = 64, 34
-    h, w = top + row_height * len(labels) + bottom, label_w + plot_width + 90
+    h = top + row_height * len(labels) + bottom
+    w = max(label_w + plot_width + 90, text_width(title) + 12, text_width(subtitle) + 12)
     out = np.empty((h, w, 3), np.uint8)
     out[:] = BACKGROUND
     draw_text(out, 6, 6, title, WHITE, 2)
