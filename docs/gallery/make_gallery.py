@@ -100,7 +100,7 @@ def stereo_figure(ctx: parvis.Context, out: pathlib.Path) -> None:
     left, right = parvis.imread(scene / "left.pgm"), parvis.imread(scene / "right.pgm")
     truth = parvis.imread(scene / "gt.pfm", dtype=np.float32)
     truth = np.where(np.isfinite(truth) & (truth > 0), truth, np.nan)
-    panels = [draw.titled(draw.shrink(draw.grey(left), PANEL_SHRINK), "LEFT VIEW"),
+    panels = [draw.titled(draw.backdrop(left, PANEL_SHRINK), "LEFT VIEW"),
               draw.titled(disparity_picture(truth), "GROUND TRUTH")]
     for name, method in stereo_methods(ctx):
         disparity, ms = timed(lambda: method(left, right))
@@ -176,8 +176,7 @@ def sift_figure(ctx: parvis.Context, out: pathlib.Path) -> None:
           f"{found.inlier_count} inliers; corners within {error:.2f} px of the true "
           f"homography's on {device_label(ctx)}")
     s = PANEL_SHRINK
-    canvas = np.concatenate([draw.shrink(draw.grey(image), s),
-                             draw.shrink(draw.grey(warped), s)], axis=1)
+    canvas = np.concatenate([draw.backdrop(image, s), draw.backdrop(warped, s)], axis=1)
     offset = cols // s
     order = np.argsort(found.inliers, kind="stable")   # outliers first, inliers on top
     for i in order[::6]:                               # every sixth match keeps it legible
