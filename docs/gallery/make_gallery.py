@@ -81,7 +81,7 @@ def stereo_methods(ctx: parvis.Context) -> List[Tuple[str, Callable[..., np.ndar
         ("SAD 9X9", lambda l, r: ctx.stereo_sad(l, r, STEREO_NDISP, window=9, subpixel=True,
                                                 lr_check=True))]
     if hasattr(ctx, "stereo_sgm"):   # semi-global matching, docs/stereo.md
-        methods.append(("SGM", lambda l, r: ctx.stereo_sgm(l, r, ndisp=STEREO_NDISP)))
+        methods.append(("SGM", lambda l, r: ctx.stereo_sgm(l, r, STEREO_NDISP)))
     methods.append(("BP", lambda l, r: ctx.stereo_bp(l, r, STEREO_NDISP)))
     return methods
 
