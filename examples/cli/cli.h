@@ -8,6 +8,7 @@
 #include <stdio.h>
 
 #include "../common/options.h"
+#include "../common/outputs.h"
 #include "../common/tool.h"
 
 /* A device group from --backend/--crosscheck and a --devices value;

@@ -144,9 +144,9 @@ int main(int argc, char **argv)
     const char *command = argv[1];
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         if (strcmp(command, commands[i].name) == 0)
-            return commands[i].run(argc - 1, argv + 1);
+            return cli_outputs_finish(commands[i].run(argc - 1, argv + 1));
     if (strcmp(command, "help") == 0 || strcmp(command, "--help") == 0 || strcmp(command, "-h") == 0)
-        return fputs(usage, stdout), 0;
+        return cli_outputs_finish(fputs(usage, stdout) < 0);
     cli_fail("unknown command '%s' (try 'parvis help')", command);
     return 2;
 }
