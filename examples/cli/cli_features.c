@@ -81,7 +81,7 @@ static int parse_args(const char *command, int need, int argc, char **argv, feat
          .value_name = is_match ? "MATCHES.txt" : "KEYS.txt",
          .help = is_match ? "the matches (see below)" : "the keypoints (see below)"},
         {.name = "--preset", .kind = CLI_TEXT, .field = &args->preset,
-         .value_name = "NAME",
+         .value_name = "reference|fast",
          .help = "reference (the default) or fast (the real-time paper's settings: first "
                  "octave 0, peak 0.01); single options override it"},
         {.name = "--first-octave", .kind = CLI_INT, .field = &args->sift.first_octave, .min = -1,
