@@ -70,6 +70,8 @@ static const char usage[] =
     "--devices all|0,2,3: run the items (targets, frame pairs, BP tiles) on several OpenCL\n"
     "         devices at once; 'all' is every device of the chosen device's platform\n"
     "'parvis COMMAND --help': a command's options, ranges, defaults and output conventions\n"
+    "outputs: a command writes all its files or none (each under a temporary name in its\n"
+    "         folder, renamed into place at the end); docs/cli.md\n"
     "environment: PARVIS_BACKEND, PARVIS_DEVICE, PARVIS_CROSSCHECK=1, PARVIS_LOG=1,\n"
     "         PARVIS_MEMORY_LIMIT=bytes[K|M|G] (caps the memory BP may plan with),\n"
     "         PARVIS_KERNEL_TIMING=runs|each (how the printed kernel times are measured:\n"
