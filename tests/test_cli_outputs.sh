@@ -19,6 +19,7 @@ srcdir=${srcdir:-$(dirname "$0")/..}
 parvis=${PARVIS:-./parvis}
 data="$srcdir/tests/data/stereo"
 out=tests/tmp/cli_outputs
+umount "$out/full" 2>/dev/null # left mounted by an interrupted run
 rm -rf "$out"
 mkdir -p "$out/m" || exit 99
 fails=0
@@ -281,6 +282,29 @@ grep -q "^octreg: .* ms" "$out/stdout" || fail "octreg -o --time: the time is no
 "$parvis" $OCT --time >"$out/stdout" 2>"$out/stderr" || fail "octreg --time failed"
 grep -q "^octreg: .* ms" "$out/stderr" || fail "octreg --time (CSV on stdout): no time on stderr"
 grep -qv "^bscan,\|^[0-9]" "$out/stdout" && fail "octreg --time mixed the time into the CSV"
+
+# ------------------------- the same outputs from the OpenCL backend
+# stereo SAD on both backends: outputs in place, one JSON line each, and the
+# share of valid pixels within PV_TOL_SAD_DIFFERING_SHARE (0.001: window
+# costs summed in another order may pick another of two equal winners)
+if "$parvis" devices 2>/dev/null | grep -q "OpenCL devices: [1-9]"; then
+    for backend in cpu opencl; do
+        rm -f "$out/m/"*
+        json_ok stereo "$L" "$R" --ndisp 16 --lr-check --backend $backend --json \
+            -o "$out/m/d.pfm" --png "$out/m/d.png"
+        sed -n 's/.*"valid_fraction": \([0-9.]*\).*/\1/p' "$out/stdout" >"$out/valid-$backend"
+        left=$(ls -A "$out/m" | tr '\n' ' ')
+        [ "$left" = "d.pfm d.png " ] || fail "stereo on $backend left '$left'"
+        rm -f "$out/m/"*
+        run_missing d.png stereo "$L" "$R" --ndisp 16 --backend $backend -o "$out/m/d.pfm" \
+            --png "$out/missing/d.png"
+    done
+    awk -v a="$(cat "$out/valid-cpu")" -v b="$(cat "$out/valid-opencl")" \
+        'BEGIN { d = a - b; exit !(a > 0.5 && d <= 0.001 && d >= -0.001) }' ||
+        fail "stereo valid share: cpu $(cat "$out/valid-cpu"), opencl $(cat "$out/valid-opencl")"
+else
+    echo "no OpenCL device: CPU only"
+fi
 
 [ "$fails" -eq 0 ] || exit 1
 echo "all CLI output checks passed"
