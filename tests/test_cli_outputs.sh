@@ -148,6 +148,14 @@ run_missing f.flo $FLOW -o "$out/missing/f.flo"
 left=$(ls -A "$out/m" | tr '\n' ' ')
 [ "$left" = "d.pfm d.png " ] || fail "stereo -o --png left '$left'"
 [ "$(head -c 2 "$out/m/d.pfm")" = Pf ] || fail "stereo -o did not replace the old d.pfm"
+# a symbolic link is written through: the link stays, the file it names is replaced
+printf old >"$out/m/target.pfm"
+ln -s target.pfm "$out/m/link.pfm" || exit 99
+"$parvis" stereo "$L" "$R" --ndisp 16 --backend cpu -o "$out/m/link.pfm" >/dev/null \
+    2>"$out/stderr" || fail "stereo -o LINK: $(cat "$out/stderr")"
+[ -L "$out/m/link.pfm" ] || fail "stereo -o LINK replaced the link"
+[ "$(head -c 2 "$out/m/target.pfm")" = Pf ] || fail "stereo -o LINK did not write its target"
+rm -f "$out/m/link.pfm" "$out/m/target.pfm" "$out/m/d.png"
 
 # -------------------------- 3. every option --help lists is a known option
 # base arguments per command that make the run stop early (missing inputs,

@@ -1,6 +1,7 @@
 /* All-or-none outputs of the command-line programs: temporary names in
  * the destination's folder, renamed into place at the end (rename within
  * one folder replaces the old file in one step), removed on failure. */
+#define _XOPEN_SOURCE 700 /* realpath */
 #include "outputs.h"
 #include "tool.h"
 
@@ -53,6 +54,12 @@ static int names_special_file(const char *path)
     return stat(path, &info) == 0 && !S_ISREG(info.st_mode);
 }
 
+static int names_link(const char *path)
+{
+    struct stat info;
+    return lstat(path, &info) == 0 && S_ISLNK(info.st_mode);
+}
+
 static int grow_pending(void)
 {
     if (pending_count < pending_capacity)
@@ -78,7 +85,11 @@ const char *cli_output_path(const char *path)
         cli_fail("cannot write '%s': out of memory", path);
         return NULL;
     }
-    char *final_path = copy_text(path), *temp_path = temp_name(path, pending_count);
+    /* a symbolic link is written through: its target is replaced */
+    char *final_path = names_link(path) ? realpath(path, NULL) : NULL;
+    if (!final_path)
+        final_path = copy_text(path);
+    char *temp_path = final_path ? temp_name(final_path, pending_count) : NULL;
     int fd = final_path && temp_path ? open(temp_path, O_WRONLY | O_CREAT | O_EXCL, 0666) : -1;
     if (fd < 0) {
         const char *cause = final_path && temp_path ? strerror(errno) : "out of memory";

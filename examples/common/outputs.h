@@ -12,7 +12,8 @@
 /* The name to write `path` to: a new empty file ".parvis-PID-N-NAME" in
  * the folder of `path` (NAME keeps its extension, which the writers read
  * the format from), or `path` itself when it names something other than a
- * regular file (a device such as /dev/null).  NULL after printing
+ * regular file (a device such as /dev/null).  A symbolic link is written
+ * through (the file it names is replaced; the link stays).  NULL after printing
  * "cannot write 'PATH': <cause>" when the temporary file cannot be made
  * (a missing folder, no permission).  The name stays valid until
  * cli_outputs_finish. */
