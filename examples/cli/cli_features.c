@@ -2,7 +2,6 @@
  * between two images. */
 #include "cli.h"
 
-#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -216,10 +215,9 @@ static int detect_file(pv_context *ctx, const features_args *args, const char *p
 static int write_keypoints(const features_args *args, const char *path, const char *image,
                            const pv_sift_features *f, int octaves)
 {
-    const char *target = cli_output_path(path);
-    FILE *out = target ? fopen(target, "w") : NULL;
+    FILE *out = cli_open_output(path);
     if (!out)
-        return target ? cli_fail("cannot write '%s': %s", path, strerror(errno)) : 1;
+        return 1;
     fprintf(out, "# parvis sift %s: %d keypoints, first octave %d, %d octaves, %d levels, "
             "peak %g, edge %g\n", image, f->count, args->sift.first_octave, octaves,
             args->sift.levels, (double)args->sift.peak_thresh, (double)args->sift.edge_thresh);
@@ -424,10 +422,9 @@ static int write_matches(const features_args *args, const pv_sift_features *a,
                          const pv_sift_features *b, const pv_sift_matches *m,
                          const match_models *models)
 {
-    const char *target = cli_output_path(args->output);
-    FILE *out = target ? fopen(target, "w") : NULL;
+    FILE *out = cli_open_output(args->output);
     if (!out)
-        return target ? cli_fail("cannot write '%s': %s", args->output, strerror(errno)) : 1;
+        return 1;
     fprintf(out, "# parvis match %s %s: %d matches of %d / %d keypoints, ratio %g%s\n",
             args->images[0], args->images[1], m->count, a->count, b->count,
             (double)args->match.ratio, args->match.mutual ? ", mutual" : "");
@@ -448,10 +445,9 @@ static int write_matches(const features_args *args, const pv_sift_features *a,
 
 static int write_model(const char *path, const double *model)
 {
-    const char *target = cli_output_path(path);
-    FILE *out = target ? fopen(target, "w") : NULL;
+    FILE *out = cli_open_output(path);
     if (!out)
-        return target ? cli_fail("cannot write '%s': %s", path, strerror(errno)) : 1;
+        return 1;
     for (int r = 0; r < 3; r++)
         fprintf(out, "%.12g %.12g %.12g\n", model[3 * r], model[3 * r + 1], model[3 * r + 2]);
     return cli_close_output(out, path);

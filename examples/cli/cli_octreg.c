@@ -6,7 +6,6 @@
  * NIfTI-1 (.nii / .nii.gz, same axis order) when the library has NIfTI. */
 #include "cli.h"
 
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -51,10 +50,9 @@ static int write_volume(const char *path, const pv_volume *volume)
 
 static int write_shifts_csv(const char *path, const pv_octreg_shift *s, int count)
 {
-    const char *target = path ? cli_output_path(path) : NULL;
-    FILE *out = !path ? stdout : target ? fopen(target, "w") : NULL;
+    FILE *out = path ? cli_open_output(path) : stdout;
     if (!out)
-        return target ? cli_fail("cannot write '%s': %s", path, strerror(errno)) : 1;
+        return 1;
     fprintf(out, "bscan,dx,dy,dz,peak,valid\n");
     for (int k = 0; k < count; k++)
         fprintf(out, "%d,%.4f,%.4f,%.4f,%.6f,%d\n", k, s[k].dx, s[k].dy, s[k].dz, s[k].peak,
@@ -280,10 +278,9 @@ static int write_sequence_csv(const char *path, const pv_octreg_shift *s, int vo
 {
     if (volumes == 1)
         return write_shifts_csv(path, s, planes);
-    const char *target = path ? cli_output_path(path) : NULL;
-    FILE *out = !path ? stdout : target ? fopen(target, "w") : NULL;
+    FILE *out = path ? cli_open_output(path) : stdout;
     if (!out)
-        return target ? cli_fail("cannot write '%s': %s", path, strerror(errno)) : 1;
+        return 1;
     fprintf(out, "volume,bscan,dx,dy,dz,peak,valid\n");
     for (int v = 0; v < volumes; v++)
         for (int k = 0; k < planes; k++) {

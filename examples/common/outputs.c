@@ -104,6 +104,15 @@ const char *cli_output_path(const char *path)
     return pending[pending_count++].temp_path;
 }
 
+FILE *cli_open_output(const char *path)
+{
+    const char *target = cli_output_path(path);
+    FILE *out = target ? fopen(target, "w") : NULL;
+    if (target && !out)
+        cli_fail("cannot write '%s': %s", path, strerror(errno));
+    return out;
+}
+
 int cli_close_output(FILE *out, const char *path)
 {
     errno = 0;

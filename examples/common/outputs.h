@@ -19,7 +19,12 @@
  * cli_outputs_finish. */
 const char *cli_output_path(const char *path);
 
-/* Close a stream written to a name from cli_output_path: 0, or 1 after
+/* A text stream open for writing `path` through cli_output_path; NULL
+ * after printing "cannot write 'PATH': <cause>". */
+FILE *cli_open_output(const char *path);
+
+/* Close a stream from cli_open_output (or written to a name from
+ * cli_output_path): 0, or 1 after
  * printing "cannot write 'PATH': <cause>" when any write to it failed. */
 int cli_close_output(FILE *out, const char *path);
 
