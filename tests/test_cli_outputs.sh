@@ -14,6 +14,9 @@
 # PARVIS=path runs another parvis binary (an older build, to see the checks
 # fail).  Everything runs on the CPU backend with small inputs.
 set -u
+# $OCT and $FLOW are command lines, split on purpose; listings are of
+# names this script made
+# shellcheck disable=SC2086,SC2012
 
 srcdir=${srcdir:-$(dirname "$0")/..}
 parvis=${PARVIS:-./parvis}
@@ -44,7 +47,6 @@ FLOW="flow $out/fixed.pfm $out/moving.pfm --levels 2 --warps 1 --iterations 5 --
 # each: a command whose result is what it prints
 if [ -w /dev/full ]; then
     while read -r what; do
-        # shellcheck disable=SC2086 # the line is the command's words
         if "$parvis" $what >/dev/full 2>"$out/stderr"; then
             fail "parvis $what >/dev/full exited 0"
         elif ! grep -qF "cannot write the standard output" "$out/stderr"; then
