@@ -13,10 +13,10 @@
 #   - --time is taken by every command that runs an operation.
 # PARVIS=path runs another parvis binary (an older build, to see the checks
 # fail).  Everything runs on the CPU backend with small inputs.
-set -u
 # $OCT and $FLOW are command lines, split on purpose; listings are of
 # names this script made
 # shellcheck disable=SC2086,SC2012
+set -u
 
 srcdir=${srcdir:-$(dirname "$0")/..}
 parvis=${PARVIS:-./parvis}
