@@ -12,7 +12,8 @@
 #   - --json lines are valid JSON, a file name that is not UTF-8 included;
 #   - --time is taken by every command that runs an operation.
 # PARVIS=path runs another parvis binary (an older build, to see the checks
-# fail).  Everything runs on the CPU backend with small inputs.
+# fail).  Everything runs on the CPU backend with small inputs; stereo also
+# on OpenCL where a device exists.
 # $OCT and $FLOW are command lines, split on purpose; listings are of
 # names this script made
 # shellcheck disable=SC2086,SC2012
