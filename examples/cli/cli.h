@@ -8,6 +8,7 @@
 #include <stdio.h>
 
 #include "../common/options.h"
+#include "../common/outputs.h"
 #include "../common/tool.h"
 
 /* A device group from --backend/--crosscheck and a --devices value;
@@ -52,7 +53,8 @@ int cli_tune(int argc, char **argv);
 /* cli_bp.c: `stereo --method bp`: its option-table entries (method bit
  * `bp_bit`), the front end's defaults for what the user left unset, the
  * memory report, and the run with range's min_disp and ndisp. */
-#define CLI_BP_OPTION_COUNT 10
+#define CLI_BP_OPTION_COUNT 10 /* checked at compile time in cli_bp.c */
+/* Fills entries[0 .. CLI_BP_OPTION_COUNT - 1]. */
 void cli_bp_options(pv_bp_params *bp, unsigned bp_bit, cli_option *entries);
 /* disc_max from the range unless --disc-max was given. */
 void cli_bp_derive_defaults(const cli_command *command, int ndisp, pv_bp_params *bp);

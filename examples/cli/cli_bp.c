@@ -13,7 +13,7 @@ static int parse_tile(const char *value, void *field)
 
 void cli_bp_options(pv_bp_params *bp, unsigned bp_bit, cli_option *entries)
 {
-    const cli_option table[CLI_BP_OPTION_COUNT] = {
+    const cli_option table[] = {
         {.name = "--levels", .kind = CLI_INT, .field = &bp->levels, .min = 1, .max = 16,
          .value_name = "L", .methods = bp_bit,
          .help = "pyramid levels; 2^(L-1) must not exceed the smaller image side"},
@@ -47,6 +47,9 @@ void cli_bp_options(pv_bp_params *bp, unsigned bp_bit, cli_option *entries)
          .help = "messages stored as float32, or as IEEE half (f16: half the message memory "
                  "and traffic; identical disparities on >= 99.5% of pixels, measured 100%)"},
     };
+    /* the caller sizes its table with CLI_BP_OPTION_COUNT: it must count these */
+    _Static_assert(CLI_COUNT(table) == CLI_BP_OPTION_COUNT,
+                   "CLI_BP_OPTION_COUNT must be the number of BP options");
     memcpy(entries, table, sizeof table);
 }
 

@@ -48,6 +48,9 @@ void cli_print_group_split(FILE *out, pv_device_group *group)
 
 int cli_write_disparity_png(const char *path, const pv_image *disparity, float lo, float hi)
 {
+    const char *target = cli_output_path(path);
+    if (!target)
+        return 1;
     pv_image picture;
     pv_status status = pv_image_alloc(&picture, disparity->width, disparity->height, PV_PIXEL_U8);
     if (status != PV_OK)
@@ -60,7 +63,7 @@ int cli_write_disparity_png(const char *path, const pv_image *disparity, float l
             ((unsigned char *)picture.data)[(ptrdiff_t)y * picture.stride + x] =
                 (unsigned char)(v < 0 ? 0 : v > 255 ? 255 : v + 0.5f);
         }
-    status = pv_image_write_png(path, &picture);
+    status = pv_image_write_png(target, &picture);
     pv_image_free(&picture);
     return status == PV_OK ? 0 : cli_fail_status(status, path);
 }

@@ -16,7 +16,7 @@ typedef struct features_args {
     int image_count;
     const char *output;
     const char *preset;
-    int want_json, verbose;
+    int want_json, want_time, verbose;
     pv_sift_params sift;
     pv_sift_match_params match;
     const char *homography, *fundamental; /* model files to write, or NULL */
@@ -80,7 +80,7 @@ static int parse_args(const char *command, int need, int argc, char **argv, feat
          .value_name = is_match ? "MATCHES.txt" : "KEYS.txt",
          .help = is_match ? "the matches (see below)" : "the keypoints (see below)"},
         {.name = "--preset", .kind = CLI_TEXT, .field = &args->preset,
-         .value_name = "NAME",
+         .value_name = "reference|fast",
          .help = "reference (the default) or fast (the real-time paper's settings: first "
                  "octave 0, peak 0.01); single options override it"},
         {.name = "--first-octave", .kind = CLI_INT, .field = &args->sift.first_octave, .min = -1,
@@ -98,6 +98,8 @@ static int parse_args(const char *command, int need, int argc, char **argv, feat
         {.name = "--max-keypoints", .kind = CLI_INT, .field = &args->sift.max_keypoints,
          .min = 0, .max = 1 << 30, .value_name = "K",
          .help = "keep the K strongest; 0 = all"},
+        {.name = "--time", .kind = CLI_FLAG, .field = &args->want_time,
+         .help = "print the time (with --json: in the JSON line)"},
         {.name = "--json", .kind = CLI_FLAG, .field = &args->want_json,
          .help = "print one JSON line"},
         {.name = "--verbose", .kind = CLI_FLAG, .field = &args->verbose,
@@ -134,8 +136,8 @@ static int parse_args(const char *command, int need, int argc, char **argv, feat
     int parsed = cli_parse(&c, argc, argv);
     if (parsed != CLI_PARSED)
         return parsed;
-    if (!args->output && !args->want_json)
-        return cli_fail("%s: nothing to do: give -o FILE or --json", command);
+    if (!args->output && !args->want_json && !args->want_time)
+        return cli_fail("%s: nothing to do: give -o FILE, --time or --json", command);
     return CLI_PARSED;
 }
 
@@ -170,9 +172,29 @@ static int read_sift_input(const char *path, int verbose, pv_image *image)
     return cli_read_image(path, native_type(&info), verbose, image);
 }
 
-/* Read an image and detect its keypoints. */
+/* Add the context's last call's times to *sum (--time of several calls). */
+static void add_last_timing(pv_context *ctx, pv_timing *sum)
+{
+    pv_timing t = {0, 0, 0, 0};
+    pv_context_last_timing(ctx, &t);
+    sum->total_ms += t.total_ms;
+    sum->kernel_ms += t.kernel_ms;
+    sum->upload_ms += t.upload_ms;
+    sum->download_ms += t.download_ms;
+}
+
+/* --time without --json: "COMMAND: T ms (kernel K ms) on DEVICE", what. */
+static void print_time(pv_context *ctx, const char *command, const pv_timing *sum,
+                       const char *what)
+{
+    printf("%s: %.3f ms (kernel %.3f ms) on %s; %s\n", command, sum->total_ms, sum->kernel_ms,
+           pv_context_device_name(ctx), what);
+}
+
+/* Read an image and detect its keypoints; the detection's times added to
+ * *sum. */
 static int detect_file(pv_context *ctx, const features_args *args, const char *path,
-                       pv_sift_features *features, int *octaves)
+                       pv_sift_features *features, int *octaves, pv_timing *sum)
 {
     pv_image image;
     if (read_sift_input(path, args->verbose, &image))
@@ -181,6 +203,8 @@ static int detect_file(pv_context *ctx, const features_args *args, const char *p
     pv_status status = pv_sift_plan_create(ctx, image.width, image.height, &args->sift, &plan);
     if (status == PV_OK)
         status = pv_sift_detect(plan, &image, features);
+    if (status == PV_OK)
+        add_last_timing(ctx, sum);
     if (status == PV_OK && octaves)
         *octaves = pv_sift_plan_octaves(plan);
     pv_sift_plan_destroy(plan);
@@ -191,9 +215,9 @@ static int detect_file(pv_context *ctx, const features_args *args, const char *p
 static int write_keypoints(const features_args *args, const char *path, const char *image,
                            const pv_sift_features *f, int octaves)
 {
-    FILE *out = fopen(path, "w");
+    FILE *out = cli_open_output(path);
     if (!out)
-        return cli_fail("cannot write '%s'", path);
+        return 1;
     fprintf(out, "# parvis sift %s: %d keypoints, first octave %d, %d octaves, %d levels, "
             "peak %g, edge %g\n", image, f->count, args->sift.first_octave, octaves,
             args->sift.levels, (double)args->sift.peak_thresh, (double)args->sift.edge_thresh);
@@ -207,7 +231,7 @@ static int write_keypoints(const features_args *args, const char *path, const ch
             fprintf(out, " %u", (unsigned)f->descriptors_u8[(size_t)i * PV_SIFT_DESCRIPTOR_SIZE + d]);
         fputc('\n', out);
     }
-    return fclose(out) == 0 ? 0 : cli_fail("error writing '%s'", path);
+    return cli_close_output(out, path);
 }
 
 static void print_timing_json(pv_context *ctx)
@@ -270,6 +294,7 @@ typedef struct sift_group {
     int count;
     pv_sift_plan *plan;      /* kept while the size stays the same */
     int plan_width, plan_height;
+    pv_timing detection;     /* the batch calls' times, summed (--time) */
 } sift_group;
 
 static void print_image_json(pv_context *ctx, const char *image, const pv_sift_features *f,
@@ -301,6 +326,8 @@ static int flush_group(pv_context *ctx, const features_args *args, sift_group *g
     memset(results, 0, sizeof results);
     if (status == PV_OK)
         status = pv_sift_detect_batch(g->plan, g->images, g->count, results);
+    if (status == PV_OK)
+        add_last_timing(ctx, &g->detection);
     int rc = status == PV_OK ? 0 : cli_fail_status(status, args->images[g->first]);
     const int octaves = g->plan ? pv_sift_plan_octaves(g->plan) : 0;
     for (int i = 0; i < g->count && rc == 0; i++) {
@@ -346,6 +373,12 @@ static int sift_images(pv_context *ctx, const features_args *args)
     }
     if (rc == 0 && g.count > 0)
         rc = flush_group(ctx, args, &g);
+    if (rc == 0 && args->want_time && !args->want_json) {
+        char what[64];
+        snprintf(what, sizeof what, "detection in %d image%s", args->image_count,
+                 args->image_count == 1 ? "" : "s");
+        print_time(ctx, "sift", &g.detection, what);
+    }
     for (int i = 0; i < g.count; i++)
         pv_image_free(&g.images[i]);
     pv_sift_plan_destroy(g.plan);
@@ -389,9 +422,9 @@ static int write_matches(const features_args *args, const pv_sift_features *a,
                          const pv_sift_features *b, const pv_sift_matches *m,
                          const match_models *models)
 {
-    FILE *out = fopen(args->output, "w");
+    FILE *out = cli_open_output(args->output);
     if (!out)
-        return cli_fail("cannot write '%s'", args->output);
+        return 1;
     fprintf(out, "# parvis match %s %s: %d matches of %d / %d keypoints, ratio %g%s\n",
             args->images[0], args->images[1], m->count, a->count, b->count,
             (double)args->match.ratio, args->match.mutual ? ", mutual" : "");
@@ -407,17 +440,17 @@ static int write_matches(const features_args *args, const pv_sift_features *a,
                 fprintf(out, " %d", models->inliers[k][i]);
         fputc('\n', out);
     }
-    return fclose(out) == 0 ? 0 : cli_fail("error writing '%s'", args->output);
+    return cli_close_output(out, args->output);
 }
 
 static int write_model(const char *path, const double *model)
 {
-    FILE *out = fopen(path, "w");
+    FILE *out = cli_open_output(path);
     if (!out)
-        return cli_fail("cannot write '%s'", path);
+        return 1;
     for (int r = 0; r < 3; r++)
         fprintf(out, "%.12g %.12g %.12g\n", model[3 * r], model[3 * r + 1], model[3 * r + 2]);
-    return fclose(out) == 0 ? 0 : cli_fail("error writing '%s'", path);
+    return cli_close_output(out, path);
 }
 
 /* RANSAC for each model file asked for: the file, and the inlier flags. */
@@ -446,17 +479,20 @@ static int estimate_models(pv_context *ctx, const features_args *args, const pv_
 }
 
 static int match_features(pv_context *ctx, const features_args *args, const pv_sift_features *a,
-                          const pv_sift_features *b)
+                          const pv_sift_features *b, pv_timing *sum)
 {
     pv_sift_matches m;
     pv_status status = pv_sift_match(ctx, a, b, &args->match, &m);
     if (status != PV_OK)
         return cli_fail_status(status, "match");
+    add_last_timing(ctx, sum);
     match_models models = {{NULL, NULL}};
     int inlier_counts[2] = {-1, -1};
     int rc = estimate_models(ctx, args, a, b, &m, &models, inlier_counts);
     if (rc == 0 && args->output)
         rc = write_matches(args, a, b, &m, &models);
+    if (rc == 0 && args->want_time && !args->want_json)
+        print_time(ctx, "match", sum, "detection in both images and matching");
     if (rc == 0 && args->want_json) {
         printf("{\"keypoints1\": %d, \"keypoints2\": %d, \"matches\": %d, ", a->count, b->count,
                m.count);
@@ -477,11 +513,12 @@ static int match_features(pv_context *ctx, const features_args *args, const pv_s
 static int match_images(pv_context *ctx, const features_args *args)
 {
     pv_sift_features a, b;
-    int rc = detect_file(ctx, args, args->images[0], &a, NULL);
+    pv_timing sum = {0, 0, 0, 0};
+    int rc = detect_file(ctx, args, args->images[0], &a, NULL, &sum);
     if (rc == 0) {
-        rc = detect_file(ctx, args, args->images[1], &b, NULL);
+        rc = detect_file(ctx, args, args->images[1], &b, NULL, &sum);
         if (rc == 0) {
-            rc = match_features(ctx, args, &a, &b);
+            rc = match_features(ctx, args, &a, &b, &sum);
             pv_sift_features_free(&b);
         }
         pv_sift_features_free(&a);

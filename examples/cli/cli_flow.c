@@ -254,12 +254,12 @@ static int check_dimension(const flow_args *args, int nz)
  * files PATH_u.raw, PATH_v.raw, PATH_w.raw. */
 static int write_flow(const char *path, const pv_flow_field *flow)
 {
-    if (ends_with(path, ".flo")) {
-        pv_status status = pv_flow_write_flo(path, flow);
-        return status == PV_OK ? 0 : cli_fail_status(status, path);
-    }
-    if (is_nifti_name(path)) {
-        pv_status status = pv_flow_write_nifti(path, flow);
+    if (ends_with(path, ".flo") || is_nifti_name(path)) {
+        const char *target = cli_output_path(path);
+        if (!target)
+            return 1;
+        pv_status status = ends_with(path, ".flo") ? pv_flow_write_flo(target, flow)
+                                                   : pv_flow_write_nifti(target, flow);
         return status == PV_OK ? 0 : cli_fail_status(status, path);
     }
     const pv_volume *parts[3] = {&flow->u, &flow->v, &flow->w};
@@ -267,11 +267,37 @@ static int write_flow(const char *path, const pv_flow_field *flow)
     for (int c = 0; c < 3; c++) {
         char name[4096];
         snprintf(name, sizeof name, "%s_%c.raw", path, names[c]);
-        pv_status status = pv_volume_write_raw(name, parts[c]);
+        const char *target = cli_output_path(name);
+        if (!target)
+            return 1;
+        pv_status status = pv_volume_write_raw(target, parts[c]);
         if (status != PV_OK)
             return cli_fail_status(status, name);
     }
     return 0;
+}
+
+/* The warped moving input in the inputs' kind of file: an 8-bit picture
+ * (values back to 0..255) or a PFM for 2D image inputs, NIfTI or raw
+ * float32 for volumes. */
+static int save_warped(const flow_args *args, pv_volume *warped)
+{
+    const int picture_file = warped->nz == 1 && is_image_input(args, args->warped);
+    pv_image picture = pv_image_wrap(warped->data, warped->nx, warped->ny, PV_PIXEL_F32);
+    picture.stride = warped->stride_y;
+    if (picture_file && !ends_with(args->warped, ".pfm")) {
+        for (int y = 0; y < warped->ny; y++)
+            for (int x = 0; x < warped->nx; x++)
+                warped->data[(ptrdiff_t)y * warped->stride_y + x] *= 255.0f;
+        return cli_write_disparity_png(args->warped, &picture, 0.0f, 255.0f);
+    }
+    const char *target = cli_output_path(args->warped);
+    if (!target)
+        return 1;
+    pv_status status = picture_file ? pv_image_write(target, &picture)
+                       : is_nifti_name(args->warped) ? pv_volume_write_nifti(target, warped)
+                                                     : pv_volume_write_raw(target, warped);
+    return status == PV_OK ? 0 : cli_fail_status(status, args->warped);
 }
 
 static int write_warped(pv_context *ctx, const flow_args *args, const pv_volume *moving,
@@ -281,23 +307,9 @@ static int write_warped(pv_context *ctx, const flow_args *args, const pv_volume 
     if (pv_volume_alloc(&warped, moving->nx, moving->ny, moving->nz) != PV_OK)
         return cli_fail("no memory for the warped volume");
     pv_status status = pv_flow_warp(ctx, moving, flow, &warped);
-    if (status == PV_OK && warped.nz == 1 && is_image_input(args, args->warped)) {
-        pv_image picture = pv_image_wrap(warped.data, warped.nx, warped.ny, PV_PIXEL_F32);
-        picture.stride = warped.stride_y;
-        if (!ends_with(args->warped, ".pfm")) /* 8-bit files: back to 0..255 */
-            for (int y = 0; y < warped.ny; y++)
-                for (int x = 0; x < warped.nx; x++)
-                    warped.data[(ptrdiff_t)y * warped.stride_y + x] *= 255.0f;
-        status = ends_with(args->warped, ".pfm") ? pv_image_write(args->warped, &picture)
-                                                  : cli_write_disparity_png(args->warped, &picture,
-                                                                            0.0f, 255.0f)
-                                                        ? PV_ERR_IO : PV_OK;
-    } else if (status == PV_OK) {
-        status = is_nifti_name(args->warped) ? pv_volume_write_nifti(args->warped, &warped)
-                                             : pv_volume_write_raw(args->warped, &warped);
-    }
+    int rc = status == PV_OK ? save_warped(args, &warped) : cli_fail_status(status, "warp");
     pv_volume_free(&warped);
-    return status == PV_OK ? 0 : cli_fail_status(status, args->warped);
+    return rc;
 }
 
 static void print_report(const flow_args *args, pv_context *ctx, const pv_volume *fixed,
@@ -370,8 +382,9 @@ static int run_flow(const flow_args *args, pv_context *ctx, const pv_volume *fix
     if (rc == 0 && args->warped)
         rc = write_warped(ctx, args, moving, &flow);
     if (rc == 0 && args->color) {
-        status = pv_flow_write_color_png(args->color, &flow, args->max_radius);
-        rc = status == PV_OK ? 0 : cli_fail_status(status, args->color);
+        const char *target = cli_output_path(args->color);
+        status = target ? pv_flow_write_color_png(target, &flow, args->max_radius) : PV_OK;
+        rc = !target ? 1 : status == PV_OK ? 0 : cli_fail_status(status, args->color);
     }
     pv_flow_error error = {-1.0, -1.0, -1.0, 0};
     if (rc == 0 && args->truth)
@@ -563,9 +576,12 @@ static int write_frame(const char *path, const pv_volume *v)
 {
     pv_image picture = pv_image_wrap(v->data, v->nx, v->ny, PV_PIXEL_F32);
     picture.stride = v->stride_y;
-    pv_status status = ends_with(path, ".pfm") ? pv_image_write(path, &picture) : PV_OK;
-    if (!ends_with(path, ".pfm") && cli_write_disparity_png(path, &picture, 0.0f, 255.0f))
+    if (!ends_with(path, ".pfm")) /* prints its own message */
+        return cli_write_disparity_png(path, &picture, 0.0f, 255.0f);
+    const char *target = cli_output_path(path);
+    if (!target)
         return 1;
+    pv_status status = pv_image_write(target, &picture);
     return status == PV_OK ? 0 : cli_fail_status(status, path);
 }
 
@@ -608,8 +624,11 @@ int cli_synth_flow(int argc, char **argv)
     }
     if (rc == 0)
         rc = write_frame(paths[1], &fixed) || write_frame(paths[2], &moving);
+    const char *truth_target = rc == 0 ? cli_output_path(paths[3]) : NULL;
+    if (rc == 0 && !truth_target)
+        rc = 1;
     if (rc == 0) {
-        pv_status status = pv_flow_write_flo(paths[3], &truth);
+        pv_status status = pv_flow_write_flo(truth_target, &truth);
         rc = status == PV_OK ? 0 : cli_fail_status(status, paths[3]);
     }
     pv_flow_field_free(&truth);

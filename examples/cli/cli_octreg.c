@@ -40,23 +40,24 @@ static int read_volume(const char *path, const int size[3], pv_volume *out)
 
 static int write_volume(const char *path, const pv_volume *volume)
 {
-    pv_status status = is_nifti(path) ? pv_volume_write_nifti(path, volume)
-                                      : pv_volume_write_raw(path, volume);
+    const char *target = cli_output_path(path);
+    if (!target)
+        return 1;
+    pv_status status = is_nifti(path) ? pv_volume_write_nifti(target, volume)
+                                      : pv_volume_write_raw(target, volume);
     return status == PV_OK ? 0 : cli_fail_status(status, path);
 }
 
 static int write_shifts_csv(const char *path, const pv_octreg_shift *s, int count)
 {
-    FILE *out = path ? fopen(path, "w") : stdout;
+    FILE *out = path ? cli_open_output(path) : stdout;
     if (!out)
-        return cli_fail("%s: cannot open for writing", path);
+        return 1;
     fprintf(out, "bscan,dx,dy,dz,peak,valid\n");
     for (int k = 0; k < count; k++)
         fprintf(out, "%d,%.4f,%.4f,%.4f,%.6f,%d\n", k, s[k].dx, s[k].dy, s[k].dz, s[k].peak,
                 s[k].valid);
-    if (path && fclose(out) != 0)
-        return cli_fail("%s: write failed", path);
-    return 0;
+    return path ? cli_close_output(out, path) : 0;
 }
 
 /* A projection as an 8-bit PNG: scaled from its 1st..99th percentile range
@@ -69,6 +70,9 @@ static int compare_floats(const void *a, const void *b)
 
 static int write_projection_png(const char *path, const pv_image *image)
 {
+    const char *target = cli_output_path(path);
+    if (!target)
+        return 1;
     size_t n = (size_t)image->width * image->height, finite = 0;
     float *sorted = malloc(n * sizeof *sorted);
     pv_image picture;
@@ -88,7 +92,7 @@ static int write_projection_png(const char *path, const pv_image *image)
         float t = v[i] == v[i] && hi > lo ? (v[i] - lo) / (hi - lo) : 0.0f;
         px[i] = (unsigned char)(t <= 0.0f ? 0 : t >= 1.0f ? 255 : (int)(t * 255.0f + 0.5f));
     }
-    pv_status status = pv_image_write_png(path, &picture);
+    pv_status status = pv_image_write_png(target, &picture);
     pv_image_free(&picture);
     free(sorted);
     return status == PV_OK ? 0 : cli_fail_status(status, path);
@@ -106,7 +110,7 @@ typedef struct octreg_args {
     int target_count;
     const char *devices;      /* --devices all|LIST, or NULL: one context */
     int size[3];
-    int want_json;
+    int want_json, want_time;
     pv_octreg_options options;
     cli_backend_options backend;
 } octreg_args;
@@ -161,6 +165,9 @@ static int parse_octreg_args(int argc, char **argv, octreg_args *a)
          .help = "B-scan padding in x and z (none: sizes with factors 2, 3, 5, 7)"},
         {.name = "--batch", .kind = CLI_INT, .field = &a->options.batch, .min = 0, .max = 4096,
          .value_name = "B", .help = "B-scans per device batch; 0 = sized to the memory"},
+        {.name = "--time", .kind = CLI_FLAG, .field = &a->want_time,
+         .help = "print the time (on stderr when the CSV goes to stdout; with --json: in the "
+                 "JSON line)"},
         {.name = "--json", .kind = CLI_FLAG, .field = &a->want_json,
          .help = "print one JSON line (the CSV only with -o)"},
         CLI_BACKEND_ENTRIES(&a->backend),
@@ -253,6 +260,10 @@ static int run_octreg(octreg_args *a, pv_context *ctx, const pv_volume *referenc
         rc = write_shifts_csv(a->shifts_path, shifts, target->nz);
     if (rc == 0)
         rc = reconstruct(a, plan, target, shifts);
+    if (rc == 0 && a->want_time && !a->want_json) /* stdout may hold the CSV */
+        fprintf(a->shifts_path ? stdout : stderr,
+                "octreg: %.3f ms (kernel %.3f ms; plan %.3f ms before it) on %s\n", t.total_ms,
+                t.kernel_ms, pre.total_ms, pv_context_device_name(ctx));
     if (rc == 0 && a->want_json)
         print_json(a, ctx, &info, pre.total_ms, &t);
     free(shifts);
@@ -267,9 +278,9 @@ static int write_sequence_csv(const char *path, const pv_octreg_shift *s, int vo
 {
     if (volumes == 1)
         return write_shifts_csv(path, s, planes);
-    FILE *out = path ? fopen(path, "w") : stdout;
+    FILE *out = path ? cli_open_output(path) : stdout;
     if (!out)
-        return cli_fail("%s: cannot open for writing", path);
+        return 1;
     fprintf(out, "volume,bscan,dx,dy,dz,peak,valid\n");
     for (int v = 0; v < volumes; v++)
         for (int k = 0; k < planes; k++) {
@@ -277,9 +288,7 @@ static int write_sequence_csv(const char *path, const pv_octreg_shift *s, int vo
             fprintf(out, "%d,%d,%.4f,%.4f,%.4f,%.6f,%d\n", v, k, e->dx, e->dy, e->dz, e->peak,
                     e->valid);
         }
-    if (path && fclose(out) != 0)
-        return cli_fail("%s: write failed", path);
-    return 0;
+    return path ? cli_close_output(out, path) : 0;
 }
 
 static void free_volumes(pv_volume *volumes, int count)
@@ -354,8 +363,12 @@ static int run_sequence(octreg_args *a, const pv_volume *reference, const pv_vol
         rc = write_sequence_csv(a->shifts_path, shifts, a->target_count, planes);
     if (rc == 0 && a->want_json)
         print_sequence_json(a, planes, shifts, total_ms, group ? pv_device_group_size(group) : 1);
-    if (rc == 0 && group && !a->want_json && a->shifts_path)
-        cli_print_group_split(stdout, group);
+    if (rc == 0 && a->want_time && !a->want_json) /* stdout may hold the CSV */
+        fprintf(a->shifts_path ? stdout : stderr, "octreg %d targets: %.3f ms on %s%s",
+                a->target_count, total_ms, group ? "" : pv_context_device_name(ctx),
+                group ? "" : "\n");
+    if (rc == 0 && group && (a->want_time || a->shifts_path) && !a->want_json)
+        cli_print_group_split(a->shifts_path ? stdout : stderr, group);
     free(shifts);
     pv_device_group_destroy(group);
     pv_context_destroy(ctx);

@@ -284,7 +284,10 @@ static int run_ncc(const ncc_args *args, pv_context *ctx, const pv_image *templ,
     pv_status status = pv_normxcorr2(ctx, templ, image, args->min_overlap,
                                      args->output ? &map : NULL, &result);
     int rc = status == PV_OK ? 0 : cli_fail_status(status, "ncc");
-    if (rc == 0 && args->output && (status = pv_image_write(args->output, &map)) != PV_OK)
+    const char *target = rc == 0 && args->output ? cli_output_path(args->output) : NULL;
+    if (rc == 0 && args->output && !target)
+        rc = 1;
+    if (rc == 0 && target && (status = pv_image_write(target, &map)) != PV_OK)
         rc = cli_fail_status(status, args->output);
     if (rc == 0)
         print_match(args, ctx, &result);

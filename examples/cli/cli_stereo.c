@@ -56,7 +56,7 @@ static int parse_stereo_args(int argc, char **argv, stereo_args *args)
     args->gt_scale = 1.0f;
     args->bad_thresh = 1.0f;
     cli_backend_options_default(&args->backend);
-    cli_option table[] = {
+    const cli_option own[] = {
         {.name = "-o", .kind = CLI_TEXT, .field = &args->output, .value_name = "OUT.pfm",
          .help = "disparity map (PFM, float32)"},
         {.name = "--method", .kind = CLI_CHOICE, .field = &args->method, .choices = "sad|bp",
@@ -99,9 +99,11 @@ static int parse_stereo_args(int argc, char **argv, stereo_args *args)
          .help = "say what the inputs are and (bp) the memory a run needs"},
         CLI_BACKEND_ENTRIES(&args->backend),
         CLI_DEVICES_ENTRY(&args->devices, BP_ONLY),
-        {0}, {0}, {0}, {0}, {0}, {0}, {0}, {0}, {0},
     };
-    cli_bp_options(&args->bp, BP_ONLY, &table[CLI_COUNT(table) - CLI_BP_OPTION_COUNT]);
+    /* sized from both tables, so that neither can overwrite the other */
+    cli_option table[CLI_COUNT(own) + CLI_BP_OPTION_COUNT];
+    memcpy(table, own, sizeof own);
+    cli_bp_options(&args->bp, BP_ONLY, &table[CLI_COUNT(own)]);
     cli_command c = {.name = "stereo", .synopsis = "LEFT RIGHT --ndisp N [options]",
                      .summary = summary, .conventions = conventions, .options = table,
                      .option_count = CLI_COUNT(table), .positional = args->files,
@@ -187,7 +189,10 @@ static int evaluate(const stereo_args *args, const pv_image *disparity, double *
 static int write_outputs(const stereo_args *args, const pv_image *disparity)
 {
     if (args->output) {
-        pv_status status = pv_image_write(args->output, disparity);
+        const char *target = cli_output_path(args->output);
+        if (!target)
+            return 1;
+        pv_status status = pv_image_write(target, disparity);
         if (status != PV_OK)
             return cli_fail_status(status, args->output);
     }

@@ -19,14 +19,15 @@ static const char usage[] =
     "         [--devices all|LIST]\n"
     "                          hierarchical belief propagation (disc-max ndisp/7.5 suits\n"
     "                          wide ranges); --devices spreads the tiles over devices\n"
-    "  phasecorr REF MOV [--upsample F | --parabolic] [--window hann]\n"
-    "         [--pad none|fft|linear] [--size NXxNYxNZ] [--time] [--json]\n"
+    "  phasecorr REF MOV [--upsample F | --parabolic] [--window none|hann]\n"
+    "         [--pad none|fft|linear] [--size NXxNYxNZ] [--fft auto|clfft|vkfft] [--time] [--json]\n"
     "                          shift with MOV(p) ~ REF(p - shift): prints 'dx dy [dz] peak';\n"
     "                          --size reads raw little-endian float32 volumes (x fastest)\n"
     "  ncc TEMPLATE IMAGE [-o MAP.pfm] [--min-overlap N] [--time] [--json]\n"
     "                          normalized cross-correlation: prints 'x y coefficient'\n"
     "                          (the template's top-left corner in the image)\n"
-    "  flow FIXED.png MOVING.png -o FLOW.flo [--color VIS.png] [--gt TRUTH.flo]\n"
+    "  flow FIXED.png MOVING.png -o FLOW.flo [--color VIS.png] [--max-radius R]\n"
+    "         [--gt TRUTH.flo [--gt-border B]] [--warped OUT.png] [--time] [--json]\n"
     "                          2D optical flow of two images (Middlebury .flo out)\n"
     "  synth-flow IMAGE FIXED MOVING TRUTH.flo [--magnitude M]\n"
     "                          a 2D pair with a known smooth flow\n"
@@ -38,19 +39,24 @@ static const char usage[] =
     "                          MOVING(x + w(x)) ~ FIXED(x); NIfTI in/out, or raw float32 with\n"
     "                          --size (flow written as FLOW_u.raw, FLOW_v.raw, FLOW_w.raw);\n"
     "                          more volumes: a sequence, pair i's flow in FLOW_i.nii\n"
-    "  sift IMAGE -o KEYS.txt [--first-octave -1|0] [--peak-thresh F] [--edge-thresh F]\n"
-    "         [--max-keypoints K] [--levels S] [--octaves O] [--json]\n"
-    "                          SIFT keypoints: lines 'x y sigma angle d0 ... d127'\n"
-    "  match IMG1 IMG2 -o MATCHES.txt [--ratio R] [--mutual] [sift options] [--json]\n"
-    "                          SIFT matches: lines 'x1 y1 x2 y2 distance'\n"
-    "  tune [--op bp|sad] [--device I] [--candidates N] [--runs N] [--size WxH]\n"
-    "         [--ndisp N] [--no-write] [--show]\n"
+    "  sift IMAGE... -o KEYS.txt [--preset reference|fast] [--first-octave O] [--peak-thresh F]\n"
+    "         [--edge-thresh F] [--max-keypoints K] [--levels S] [--octaves N] [--time] [--json]\n"
+    "                          SIFT keypoints: lines 'x y sigma angle d0 ... d127'; several\n"
+    "                          images: -o holds {}, each image's name\n"
+    "  match IMG1 IMG2 -o MATCHES.txt [--ratio R] [--mutual] [--preset reference|fast]\n"
+    "         [sift options] [--homography H.txt] [--fundamental F.txt] [--ransac-threshold PX]\n"
+    "         [--time] [--json]\n"
+    "                          SIFT matches: lines 'x1 y1 x2 y2 distance'; RANSAC models\n"
+    "  tune [--op all|filter|sad|bp|register|flow|features|octreg|geometry] [--device I]\n"
+    "         [--candidates N] [--runs N] [--budget S] [--size WxH] [--ndisp N] [--no-write]\n"
+    "         [--show] [--export]\n"
     "                          search the OpenCL device's best kernel parameters, check\n"
     "                          each against the CPU, store the winners in the tuning cache\n"
     "  octreg REF TARGET [TARGET...] [--devices all|LIST] [--size NZxNXxNY] [-o SHIFTS.csv]\n"
     "         [--registered OUT.raw|.nii]\n"
     "         [--enface OUT.png] [--slow OUT.png] [--subpixel] [--stripes N]\n"
-    "         [--subvolume W] [--step S] [--tolerance T] [--pad fft|linear|none] [--json]\n"
+    "         [--subvolume W] [--step S] [--tolerance T] [--pad none|fft|linear] [--batch B]\n"
+    "         [--time] [--json]\n"
     "                          stripe-wise AO-OCT registration; CSV bscan,dx,dy,dz,peak,valid\n"
     "                          with TARGET(x, k, z) ~ REF(x - dx, k - dy, z - dz); volumes are\n"
     "                          raw float32 (depth fastest, then A-lines, then B-scans) or NIfTI;\n"
@@ -64,6 +70,8 @@ static const char usage[] =
     "--devices all|0,2,3: run the items (targets, frame pairs, BP tiles) on several OpenCL\n"
     "         devices at once; 'all' is every device of the chosen device's platform\n"
     "'parvis COMMAND --help': a command's options, ranges, defaults and output conventions\n"
+    "outputs: a command writes all its files or none (each under a temporary name in its\n"
+    "         folder, renamed into place at the end); docs/cli.md\n"
     "environment: PARVIS_BACKEND, PARVIS_DEVICE, PARVIS_CROSSCHECK=1, PARVIS_LOG=1,\n"
     "         PARVIS_MEMORY_LIMIT=bytes[K|M|G] (caps the memory BP may plan with),\n"
     "         PARVIS_KERNEL_TIMING=runs|each (how the printed kernel times are measured:\n"
@@ -144,9 +152,9 @@ int main(int argc, char **argv)
     const char *command = argv[1];
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         if (strcmp(command, commands[i].name) == 0)
-            return commands[i].run(argc - 1, argv + 1);
+            return cli_outputs_finish(commands[i].run(argc - 1, argv + 1));
     if (strcmp(command, "help") == 0 || strcmp(command, "--help") == 0 || strcmp(command, "-h") == 0)
-        return fputs(usage, stdout), 0;
+        return cli_outputs_finish(fputs(usage, stdout) < 0);
     cli_fail("unknown command '%s' (try 'parvis help')", command);
     return 2;
 }

@@ -232,8 +232,27 @@ static int check_options(const cli_command *c)
     return 0;
 }
 
+/* A table with an unnamed entry (a slot left empty) or a name twice (one
+ * entry written over another's place) is a programming error: refused
+ * before anything is parsed, so that it cannot go unnoticed. */
+static int check_table(const cli_command *c)
+{
+    for (int k = 0; k < c->option_count; k++) {
+        const char *name = c->options[k].name;
+        if (!name || name[0] != '-')
+            return cli_fail("%s: internal error: option table entry %d has no name", c->name, k);
+        for (int j = 0; j < k; j++)
+            if (strcmp(c->options[j].name, name) == 0)
+                return cli_fail("%s: internal error: option %s is in the table twice", c->name,
+                                name);
+    }
+    return 0;
+}
+
 int cli_parse(cli_command *c, int argc, char **argv)
 {
+    if (check_table(c))
+        return CLI_ERROR;
     if (wants_help(argc, argv)) {
         cli_print_help(c, stdout);
         return CLI_HELP;

@@ -142,17 +142,54 @@ int cli_parse_devices(const char *text, int *indices, int capacity, int *count)
     }
 }
 
+/* Length of the well-formed UTF-8 sequence at s (1..4), or 0 when the
+ * byte at s does not start one: a stray continuation byte, a truncated
+ * sequence, an overlong form, a UTF-16 surrogate or a code point above
+ * U+10FFFF (RFC 3629's table of well-formed sequences). */
+static int utf8_sequence_length(const unsigned char *s)
+{
+    const unsigned char c = s[0];
+    int length;
+    unsigned char low = 0x80, high = 0xbf; /* the range of the second byte */
+    if (c < 0x80)
+        return 1;
+    if (c >= 0xc2 && c <= 0xdf)
+        length = 2;
+    else if (c >= 0xe0 && c <= 0xef) {
+        length = 3;
+        low = c == 0xe0 ? 0xa0 : 0x80;
+        high = c == 0xed ? 0x9f : 0xbf;
+    } else if (c >= 0xf0 && c <= 0xf4) {
+        length = 4;
+        low = c == 0xf0 ? 0x90 : 0x80;
+        high = c == 0xf4 ? 0x8f : 0xbf;
+    } else
+        return 0;
+    if (s[1] < low || s[1] > high)
+        return 0;
+    for (int k = 2; k < length; k++)
+        if (s[k] < 0x80 || s[k] > 0xbf)
+            return 0;
+    return length;
+}
+
 void cli_json_string(FILE *out, const char *s)
 {
+    const unsigned char *p = (const unsigned char *)s;
     fputc('"', out);
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\')
-            fprintf(out, "\\%c", c);
-        else if (c < 0x20)
-            fprintf(out, "\\u%04x", c);
-        else
-            fputc(c, out);
+    while (*p) {
+        int length = utf8_sequence_length(p);
+        if (length == 0) { /* not UTF-8 (a file name's raw byte): U+FFFD */
+            fputs("\\ufffd", out);
+            p++;
+        } else if (*p == '"' || *p == '\\') {
+            fprintf(out, "\\%c", *p++);
+        } else if (*p < 0x20 || *p == 0x7f) {
+            fprintf(out, "\\u%04x", *p++);
+        } else {
+            fwrite(p, 1, (size_t)length, out);
+            p += length;
+        }
     }
     fputc('"', out);
 }

@@ -45,7 +45,11 @@ int cli_parse_devices(const char *text, int *indices, int capacity, int *count);
 /* Monotonic clock in milliseconds. */
 double cli_now_ms(void);
 
-/* Write s as a JSON string literal. */
+/* Write s as a JSON string literal that is valid UTF-8 whatever s holds:
+ * quotes, backslashes and control characters escaped, well-formed UTF-8
+ * kept, and each byte that is not part of well-formed UTF-8 (a file name
+ * in another encoding, say) written as \ufffd, the replacement
+ * character. */
 void cli_json_string(FILE *out, const char *s);
 /* Write value as a JSON number (9 significant digits), or null when it is
  * not finite (JSON has no NaN or infinity). */
