@@ -29,8 +29,22 @@ def _pointer(arr: np.ndarray) -> Any:
     return ffi.cast("void *", arr.ctypes.data)
 
 
+def refuse_masked(arr: Any, name: str) -> None:
+    """Masks are not supported: a masked array's mask would be dropped
+    silently, so the array is refused."""
+    if isinstance(arr, np.ma.MaskedArray):
+        raise invalid(f"{name}: masked arrays are not supported (the mask would be "
+                      "ignored); pass arr.filled(value) or the data np.ma.getdata(arr)")
+
+
+def plain(arr: Any, name: str) -> np.ndarray:
+    """arr as an ndarray (subclasses viewed as ndarray), masked arrays refused."""
+    refuse_masked(arr, name)
+    return np.asarray(arr)
+
+
 def _as_numeric(arr: Any, name: str, allowed: Tuple[np.dtype, ...]) -> np.ndarray:
-    a = np.asarray(arr)
+    a = plain(arr, name)
     if a.dtype in allowed:
         return a
     kind = a.dtype.kind
@@ -73,7 +87,7 @@ def grey_or_colour_in(arr: Any, name: str) -> Tuple[np.ndarray, Any]:
     pv_image*: (H, W) uint8, uint16 or float32 (other real dtypes become
     float32) or (H, W, 3) uint8 / uint16 RGB, read in place when each
     pixel's samples and each row's pixels are contiguous."""
-    a = np.asarray(arr)
+    a = plain(arr, name)
     if a.ndim != 3:
         a = _as_numeric(a, name, tuple(GREY_ANY_TYPE))
         _check_size(a, name, (2,))
@@ -133,19 +147,26 @@ def volume_in(arr: Any, name: str) -> Tuple[np.ndarray, Any]:
 
 def output(out: Optional[np.ndarray], shape: Tuple[int, ...], name: str = "out") -> np.ndarray:
     """A fresh float32 array of shape, or the caller's `out` after checking
-    that the C library can write it in place."""
+    that the C library can write it in place.
+
+    An ndarray subclass is taken when its memory is such a buffer (an
+    np.memmap, an np.matrix: written through a plain ndarray view of the
+    same memory, and returned as the caller's object).  A masked array is
+    refused: its mask would be neither read nor written."""
     if out is None:
         return np.empty(shape, F32)
     if not isinstance(out, np.ndarray):
         raise invalid(f"{name}: expected a numpy array, got {type(out).__name__}")
+    refuse_masked(out, name)
     if out.dtype != F32:
         raise invalid(f"{name}: dtype must be float32, got {out.dtype}")
     if out.shape != tuple(shape):
         raise invalid(f"{name}: shape must be {tuple(shape)}, got {out.shape}")
     if not out.flags.writeable:
         raise invalid(f"{name}: the array is read-only")
-    fixed = image_array(out, name) if out.ndim == 2 else volume_array(out, name)
-    if fixed is not out:
+    view = out.view(np.ndarray)
+    fixed = image_array(view, name) if view.ndim == 2 else volume_array(view, name)
+    if fixed is not view:
         raise invalid(f"{name}: its layout cannot be written in place "
                       "(each row must be contiguous, at a positive stride)")
     return out
@@ -159,4 +180,7 @@ def refuse_overlap(out: np.ndarray, *inputs: np.ndarray, name: str = "out") -> N
 
 
 def out_struct(a: np.ndarray) -> Any:
-    return image_struct(a) if a.ndim == 2 else volume_struct(a)
+    """The C struct of an array checked by output() (subclasses as their
+    ndarray view of the same memory)."""
+    view = a.view(np.ndarray)
+    return image_struct(view) if view.ndim == 2 else volume_struct(view)
