@@ -29,6 +29,26 @@ def _pointer(arr: np.ndarray) -> Any:
     return ffi.cast("void *", arr.ctypes.data)
 
 
+# The axes a shape of so many dimensions names, numpy's order (x last).
+AXES = {2: "rows, columns", 3: "z, y, x"}
+
+
+def shape_text(shape: Tuple[int, ...], axes: Optional[str] = None) -> str:
+    """A shape for a message, the numpy way with its axes named, e.g.
+    "(120, 90) (rows, columns)": never the C library's "90x120" (width
+    first), which numpy users read backwards."""
+    dims = tuple(int(n) for n in shape)
+    named = axes if axes is not None else AXES.get(len(dims))
+    return f"{dims} ({named})" if named else str(dims)
+
+
+def same_shape(first: np.ndarray, second: np.ndarray, names: Tuple[str, str]) -> None:
+    """Refuse two arrays that a call needs of one shape."""
+    if first.shape != second.shape:
+        raise invalid(f"{names[1]}: shape {shape_text(second.shape)} differs from "
+                      f"{names[0]}'s {tuple(first.shape)}")
+
+
 def refuse_masked(arr: Any, name: str) -> None:
     """Masks are not supported: a masked array's mask would be dropped
     silently, so the array is refused."""
@@ -57,9 +77,9 @@ def _as_numeric(arr: Any, name: str, allowed: Tuple[np.dtype, ...]) -> np.ndarra
 def _check_size(a: np.ndarray, name: str, ndim: Tuple[int, ...]) -> None:
     if a.ndim not in ndim:
         want = " or ".join(f"{n}D" for n in ndim)
-        raise invalid(f"{name}: expected a {want} array, got shape {a.shape}")
+        raise invalid(f"{name}: expected a {want} array, got shape {shape_text(a.shape)}")
     if a.size == 0:
-        raise invalid(f"{name}: the array is empty (shape {a.shape})")
+        raise invalid(f"{name}: the array is empty (shape {shape_text(a.shape)})")
     if max(a.shape) > 2**31 - 1:
         raise invalid(f"{name}: a side of {max(a.shape)} exceeds the C int range")
 
@@ -94,8 +114,8 @@ def grey_or_colour_in(arr: Any, name: str) -> Tuple[np.ndarray, Any]:
         pixel_type = GREY_ANY_TYPE[a.dtype]
     else:
         if a.shape[2] != 3 or a.dtype not in COLOUR_TYPE:
-            raise invalid(f"{name}: a colour image must be (H, W, 3) uint8 or uint16, got "
-                          f"shape {a.shape} of {a.dtype}")
+            raise invalid(f"{name}: a colour image must be (rows, columns, 3) uint8 or "
+                          f"uint16, got shape {a.shape} of {a.dtype}")
         _check_size(a, name, (3,))
         pixel_type = COLOUR_TYPE[a.dtype]
     pixel = a.itemsize * (3 if a.ndim == 3 else 1)
@@ -161,7 +181,7 @@ def output(out: Optional[np.ndarray], shape: Tuple[int, ...], name: str = "out")
     if out.dtype != F32:
         raise invalid(f"{name}: dtype must be float32, got {out.dtype}")
     if out.shape != tuple(shape):
-        raise invalid(f"{name}: shape must be {tuple(shape)}, got {out.shape}")
+        raise invalid(f"{name}: shape must be {shape_text(shape)}, got {tuple(out.shape)}")
     if not out.flags.writeable:
         raise invalid(f"{name}: the array is read-only")
     view = out.view(np.ndarray)

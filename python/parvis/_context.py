@@ -25,6 +25,10 @@ _SUBPIXEL = {"none": lib.PV_SUBPIXEL_NONE, "upsample": lib.PV_SUBPIXEL_UPSAMPLE,
 _GRADIENT = {"central": lib.PV_GRADIENT_CENTRAL, "forward": lib.PV_GRADIENT_FORWARD}
 _FFT = {"auto": lib.PV_FFT_AUTO, "clfft": lib.PV_FFT_CLFFT, "vkfft": lib.PV_FFT_VKFFT}
 
+_OCT_AXES = "B-scans, A-lines, depth"
+# PV_SIFT_MIN_SIZE of parvis/features.h (not in the cffi declarations): the
+# smallest side SIFT takes, checked here to say it in (rows, columns).
+_SIFT_MIN_SIZE = 16
 _KEYPOINT_FLOATS = ffi.sizeof("pv_sift_keypoint") // 4
 _PAIR_WORDS = ffi.sizeof("pv_sift_pair") // 4
 _DESCRIPTOR = int(lib.PV_SIFT_DESCRIPTOR_SIZE)
@@ -122,6 +126,7 @@ def _stereo_inputs(left: ArrayLike, right: ArrayLike) -> Tuple[Any, ...]:
     """The two views as C images; mixed uint8/float32 views are both made float32."""
     la, ls = A.image_in(left, "left")
     ra, rs = A.image_in(right, "right")
+    A.same_shape(la, ra, ("left", "right"))
     if ra.dtype != la.dtype and ra.shape == la.shape:
         ra, rs = A.image_in(ra.astype(np.float32), "right")
         la, ls = A.image_in(la.astype(np.float32), "left")
@@ -551,6 +556,7 @@ class Context(_Handle):
         volume = np.ndim(reference) == 3
         ra, rs = _grid_in(reference, "reference", volume)
         ma, ms = _grid_in(moving, "moving", volume)
+        A.same_shape(ra, ma, ("reference", "moving"))
         fn = lib.pv_phase_correlate3d if volume else lib.pv_phase_correlate
         self._call(fn, rs, ms, options, shift)
         return PhaseCorrelation(_shift_array(shift, ra.ndim), shift.peak, int(shift.flags))
@@ -685,7 +691,8 @@ class Context(_Handle):
         ma, ms = A.volume_in(_as_volume(moving, "moving"), "moving")
         comps = [A.volume_array(_as_volume(c, n), n) for c, n in zip(flow, "uvw")]
         if any(c.shape != ma.shape for c in comps):
-            raise invalid("flow: u, v, w must have the moving volume's shape")
+            raise invalid("flow: u, v, w must have the moving volume's shape "
+                          f"{A.shape_text(ma.shape)}, got {[c.shape for c in comps]}")
         field = ffi.new("pv_flow_field *")
         field.u, field.v, field.w = (A.volume_struct(c)[0] for c in comps)
         dst = np.empty(ma.shape, np.float32)
@@ -813,6 +820,9 @@ def _flow_inputs(fixed: ArrayLike, moving: ArrayLike) -> Tuple[Any, ...]:
     shape2d = np.ndim(fixed) == 2
     fa, fs = A.volume_in(_as_volume(fixed, "fixed"), "fixed")
     ma, ms = A.volume_in(_as_volume(moving, "moving"), "moving")
+    if shape2d:
+        A.same_shape(fa[0], ma[0], ("fixed", "moving"))
+    A.same_shape(fa, ma, ("fixed", "moving"))
     return fa, fs, ma, ms, shape2d
 
 
@@ -882,8 +892,11 @@ class SiftPlan(_Plan):
     def __init__(self, ctx: Context, shape: Tuple[int, ...], **params: Any) -> None:
         super().__init__(ctx)
         if len(shape) != 2:
-            raise invalid(f"shape: expected (height, width), got {tuple(shape)}")
-        self.shape = (_int(shape[0], "height"), _int(shape[1], "width"))
+            raise invalid(f"shape: expected (rows, columns), got {tuple(shape)}")
+        self.shape = (_int(shape[0], "rows"), _int(shape[1], "columns"))
+        if min(self.shape) < _SIFT_MIN_SIZE:
+            raise invalid(f"shape: {A.shape_text(self.shape)} is smaller than the "
+                          f"{_SIFT_MIN_SIZE} x {_SIFT_MIN_SIZE} minimum")
         self._features = ffi.new("pv_sift_features *")
         preset = params.pop("preset", "reference")
         self._create(lib.pv_sift_plan_create, self.shape[1], self.shape[0],
@@ -910,7 +923,8 @@ class SiftPlan(_Plan):
         dtype = _check_descriptor_dtype(descriptor_dtype)
         a, s = A.grey_or_colour_in(image, "image")
         if a.shape[:2] != self.shape:
-            raise invalid(f"image: shape {a.shape} differs from the plan's {self.shape}")
+            raise invalid(f"image: shape {A.shape_text(a.shape[:2])} differs from the "
+                          f"plan's {self.shape}")
         with self._entered() as (ctx, plan):
             status = lib.pv_sift_detect_into(plan, s, self._features)
             if status:
@@ -937,7 +951,8 @@ class SiftPlan(_Plan):
         inputs = [A.grey_or_colour_in(image, f"images[{i}]") for i, image in enumerate(images)]
         for i, (a, _) in enumerate(inputs):
             if a.shape[:2] != self.shape:
-                raise invalid(f"images[{i}]: shape {a.shape} differs from the plan's {self.shape}")
+                raise invalid(f"images[{i}]: shape {A.shape_text(a.shape[:2])} differs from "
+                              f"the plan's {self.shape}")
         if progress is None:
             step = len(inputs)
         found: List[SiftFeatures] = []
@@ -1001,7 +1016,8 @@ class PhaseCorrPlan(_Plan):
     def _mover(self, arr: ArrayLike, name: str) -> Tuple[np.ndarray, Any]:
         a, s = _grid_in(arr, name, self.ndim == 3)
         if a.shape != self.shape:
-            raise invalid(f"{name}: shape {a.shape} differs from the reference's {self.shape}")
+            raise invalid(f"{name}: shape {A.shape_text(a.shape)} differs from the "
+                          f"reference's {self.shape}")
         return a, s
 
     def set_reference(self, reference: ArrayLike) -> None:
@@ -1082,7 +1098,8 @@ class OctregPlan(_Plan):
         """Register one target of the reference's shape (see OctregResult)."""
         ta, ts = A.volume_in(target, "target")
         if ta.shape != self.shape:
-            raise invalid(f"target: shape {ta.shape} differs from the reference's {self.shape}")
+            raise invalid(f"target: shape {A.shape_text(ta.shape, _OCT_AXES)} differs from "
+                          f"the reference's {self.shape}")
         n = ta.shape[0]
         shifts = ffi.new("pv_octreg_shift[]", n)
         info = ffi.new("pv_octreg_info *")
@@ -1104,7 +1121,8 @@ class OctregPlan(_Plan):
         from given shifts ((B, 3) dx, dy, dz) and valid flags ((B,) bool)."""
         ta, ts = A.volume_in(target, "target")
         if ta.shape != self.shape:
-            raise invalid(f"target: shape {ta.shape} differs from the reference's {self.shape}")
+            raise invalid(f"target: shape {A.shape_text(ta.shape, _OCT_AXES)} differs from "
+                          f"the reference's {self.shape}")
         n = ta.shape[0]
         s = A.plain(shifts, "shifts").astype(np.float64)
         v = A.plain(valid, "valid")
@@ -1142,7 +1160,7 @@ class FlowPlan(_Plan):
         if self._image:
             shape = (1,) + shape
         if len(shape) != 3:
-            raise invalid(f"shape: expected (z, y, x) or (y, x), got {shape}")
+            raise invalid(f"shape: expected (z, y, x) or (rows, columns), got {shape}")
         self.shape = tuple(_int(s, "shape") for s in shape)
         defaults = _flow_defaults(self.shape[1:] if self._image else None)
         self._create(lib.pv_flow_plan_create, self.shape[2], self.shape[1], self.shape[0],
@@ -1152,7 +1170,8 @@ class FlowPlan(_Plan):
         """Flow from fixed to moving (both of the plan's shape)."""
         fa, fs, ma, ms, shape2d = _flow_inputs(fixed, moving)
         if fa.shape != self.shape or ma.shape != self.shape:
-            raise invalid(f"fixed/moving: shapes differ from the plan's {self.shape}")
+            raise invalid(f"fixed/moving: shapes {A.shape_text(fa.shape)} and {ma.shape} "
+                          f"differ from the plan's {self.shape}")
         outs, field = _flow_field(fa.shape)
         self._call(lib.pv_flow_plan_run, fs, ms, field)
         return _flow_result(outs, shape2d)

@@ -236,7 +236,8 @@ def _volume_list(stack: Any, name: str, shape: Tuple[int, ...]) -> Tuple[Any, Li
     for i, item in enumerate(items):
         a, s = A.volume_in(item, f"{name}[{i}]")
         if a.shape != tuple(shape):
-            raise invalid(f"{name}[{i}]: shape {a.shape} differs from {tuple(shape)}")
+            raise invalid(f"{name}[{i}]: shape {A.shape_text(a.shape)} differs from "
+                          f"{tuple(shape)}")
         structs[i] = s[0]
         keep.append(a)
     return structs, keep

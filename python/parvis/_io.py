@@ -153,7 +153,8 @@ def write_flow(path: PathLike, flow: Union[Flow, Tuple[Any, Any, Any]]) -> None:
     """Write a flow field (u, v, w) as a NIfTI-1 vector field."""
     comps = [A.volume_array(c, n) for c, n in zip(flow, "uvw")]
     if len({c.shape for c in comps}) != 1:
-        raise invalid("flow: u, v, w must have one shape")
+        raise invalid(f"flow: u, v, w must have one shape, got {[c.shape for c in comps]} "
+                      "(z, y, x)")
     field = ffi.new("pv_flow_field *")
     field.u, field.v, field.w = (A.volume_struct(c)[0] for c in comps)
     status = lib.pv_flow_write_nifti(_path(path), field)
@@ -193,7 +194,8 @@ def write_flo(path: PathLike, flow: Union[Flow, Tuple[Any, ...]]) -> None:
         raise invalid(f"flow: expected (u, v) or (u, v, w), got {len(parts)} arrays")
     comps = [A.volume_array(_one_slice(c, n), n) for c, n in zip(parts[:2], "uv")]
     if comps[0].shape != comps[1].shape:
-        raise invalid(f"flow: u {comps[0].shape} and v {comps[1].shape} differ in shape")
+        raise invalid(f"flow: u {comps[0].shape[1:]} and v {comps[1].shape[1:]} differ in "
+                      "shape (rows, columns)")
     if comps[0].shape[0] != 1:
         raise invalid(f"flow: .flo holds a 2D flow, got volumes of {comps[0].shape[0]} slices")
     if len(parts) == 3 and np.any(A.plain(parts[2], "w") != 0):
@@ -221,6 +223,7 @@ def disparity_error(disparity: Any, ground_truth: Any, gt_scale: float = 1.0,
     leaving border pixels out on each side.  inf disparities count as bad."""
     da, ds = A.image_in(disparity, "disparity")
     ga, gs = A.image_in(ground_truth, "ground_truth")
+    A.same_shape(da, ga, ("disparity", "ground_truth"))
     if da.dtype != np.float32:
         da, ds = A.image_in(da.astype(np.float32), "disparity")
     bad = ffi.new("double *")

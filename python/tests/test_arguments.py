@@ -151,3 +151,30 @@ def test_masked_arrays_refused(cpu):
     with pytest.raises(parvis.InvalidArgument, match="masked arrays are not supported"):
         blur_into(cpu, out)
     assert not out.any()
+
+
+# ------------------------------------------------- 7. shapes in messages
+TALL, WIDE = np.zeros((40, 24), np.float32), np.zeros((24, 40), np.float32)
+MISMATCHED = {
+    "stereo_sad": lambda ctx: ctx.stereo_sad(TALL, WIDE, 4),
+    "stereo_bp": lambda ctx: ctx.stereo_bp(TALL, WIDE, 4),
+    "phase_correlate": lambda ctx: ctx.phase_correlate(TALL, WIDE),
+    "disparity_error": lambda ctx: parvis.disparity_error(TALL, WIDE),
+    "flow2d": lambda ctx: ctx.flow2d(TALL, WIDE),
+    "plan.correlate": lambda ctx: ctx.phasecorr_plan(TALL).correlate(WIDE),
+    "sift_plan.detect": lambda ctx: ctx.sift_plan(TALL.shape).detect(WIDE),
+    "sift too small": lambda ctx: ctx.sift(np.zeros((8, 40), np.float32)),
+    "out": lambda ctx: ctx.gaussian_blur(TALL, 1.0, out=WIDE.copy()),
+    "write_flo": lambda ctx: parvis.write_flo("unused.flo", (TALL, WIDE)),
+}
+
+
+@pytest.mark.parametrize("case", sorted(MISMATCHED))
+def test_shapes_in_messages_are_rows_columns(cpu, case):
+    with pytest.raises(parvis.InvalidArgument) as info:
+        MISMATCHED[case](cpu)
+    message = info.value.message
+    # Never the C library's width-first "40x24", which reads backwards to
+    # numpy users; the numpy shape with its axes named instead.
+    assert "(rows, columns)" in message
+    assert not any(f"{a}x{b}" in message for a, b in [(24, 40), (40, 24), (8, 40), (40, 8)])
