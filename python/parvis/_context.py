@@ -223,15 +223,24 @@ class Context(_Handle):
       * uint8 and float32 inputs whose rows are contiguous are read in place,
         other dtypes are converted once to float32 and other layouts copied
         once (see parvis._arrays).  Results are fresh arrays, or the caller's
-        `out=` array (float32, exact shape, rows contiguous) written in place.
+        `out=` array (float32, exact shape, rows contiguous; an np.memmap or
+        np.matrix of that memory too) written in place.  Masked arrays are
+        refused, as inputs and as `out=`: masks are not supported.
       * Bad input raises parvis.InvalidArgument (a ValueError) and leaves
         any `out=` array untouched; other failures raise the parvis.Error
-        subclass of the C status.
+        subclass of the C status.  Shapes in messages are numpy's, axes
+        named: (rows, columns), (z, y, x).
       * The GIL is released while the C library works, so threads with
         contexts of their own run in parallel.  One context serves one call
-        at a time: concurrent calls on the same context wait for each other.
+        at a time: concurrent calls on the same context, its properties
+        included, wait for each other; after close() they raise
+        parvis.ClosedError.
       * Use it as a context manager, or call close(); plans made on it are
         closed with it.
+      * A child of fork cannot use the contexts it inherits (their threads
+        stay in the parent): they raise parvis.ForkedError.  Start worker
+        processes with multiprocessing's 'spawn' or 'forkserver' method
+        (docs/python.md).
     """
 
     _what = "the context"

@@ -1,4 +1,7 @@
-"""Module-level helpers: devices, version, image and volume files, synthetic data."""
+"""Module-level helpers: devices, version, image and volume files, synthetic data.
+
+File names are str, bytes or os.PathLike; one holding a NUL byte raises
+InvalidArgument (a ValueError, as open() raises)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
