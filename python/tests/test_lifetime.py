@@ -34,36 +34,47 @@ def run_python(code: str) -> subprocess.CompletedProcess:
 
 # ------------------------------------------------------ 1. finalisers and GC
 def test_plan_collected_inside_a_call_does_not_deadlock():
-    # Plans in reference cycles become garbage; with the collector's
-    # threshold at 1 it runs inside SiftPlan.detect, while the call holds
-    # the context's lock, and finalises them there.
+    # Plans in reference cycles become garbage with the collector paused;
+    # its threshold is then set so many allocations ahead that, over the
+    # sweep of offsets, it runs at every point of SiftPlan.detect and
+    # detect_batch, inside the context's lock among them (the collector's
+    # callback counts those), and finalises the plans there.
     done = run_python("""
         import gc
         import numpy as np
         import parvis
-        image = np.random.default_rng(0).random((32, 32)).astype(np.float32)
-        with parvis.Context("cpu") as ctx:
-            plan = ctx.sift_plan(image.shape)
-            gc.collect()
-            gc.disable()
-            for _ in range(20):
-                orphan = ctx.phasecorr_plan(image)
-                orphan.cycle = orphan
-                del orphan
-            gc.set_threshold(1, 1, 1)
-            gc.enable()
-            for _ in range(5):
-                plan.detect(image)
+        rng = np.random.default_rng(0)
+        images = [rng.random((32, 32)).astype(np.float32) for _ in range(2)]
+        under_lock = []
+        with parvis.Context("cpu", cpu_threads=1) as ctx:
+            plan = ctx.sift_plan((32, 32))
+            want = plan.detect(images[0])
+            def note(phase, info):
+                if phase == "start" and ctx._lock.locked():
+                    under_lock.append(info["generation"])
+            gc.callbacks.append(note)
+            for offset in range(24):
+                gc.disable()
+                for _ in range(2):
+                    orphan = ctx.phasecorr_plan(images[0][:16, :16])
+                    orphan.cycle = orphan
+                    del orphan
+                gc.set_threshold(gc.get_count()[0] + offset, 10, 10)
+                gc.enable()
+                got = plan.detect(images[0])
+                plan.detect_batch(images)
+                assert np.array_equal(got.keypoints, want.keypoints)
+            gc.callbacks.remove(note)
             gc.set_threshold(700, 10, 10)
             gc.collect()
-            plan.detect(image)  # frees whatever the collector left behind
+            plan.detect(images[0])  # frees whatever the collector left behind
             left = len(ctx._owned)
-        print("owned", left)
+        print("owned", left, "collections_under_lock", len(under_lock) > 0)
     """)
     assert done.returncode == 0, done.stderr
-    # Only the SIFT plan is left: every orphan was freed, during the
-    # detect calls or by the call after them.
-    assert done.stdout.split() == ["owned", "1"]
+    # Only the SIFT plan is left: every orphan was freed, during the calls
+    # or by the call after them; and the collector did run under the lock.
+    assert done.stdout.split() == ["owned", "1", "collections_under_lock", "True"]
 
 
 def test_plans_freed_before_their_context_in_one_cycle():
@@ -71,7 +82,7 @@ def test_plans_freed_before_their_context_in_one_cycle():
         import gc
         import numpy as np
         import parvis
-        ctx = parvis.Context("cpu")
+        ctx = parvis.Context("cpu", cpu_threads=1)
         plan = ctx.phasecorr_plan(np.ones((16, 16), np.float32))
         ctx.cycle, plan.cycle = plan, ctx
         owned = next(iter(ctx._owned))
