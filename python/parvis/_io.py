@@ -12,6 +12,7 @@ import numpy as np
 from . import _arrays as A
 from ._convert import PathLike, c_float, c_int, c_path
 from ._errors import invalid, raise_status
+from ._lifetime import check_can_start
 from ._native import ffi, lib
 from ._results import Flow, SyntheticOct
 
@@ -43,7 +44,9 @@ def version() -> str:
 
 
 def devices() -> List[DeviceInfo]:
-    """Every OpenCL device found (empty without OpenCL)."""
+    """Every OpenCL device found (empty without OpenCL).  It starts the
+    OpenCL driver: a fork child of this process cannot (ForkedError)."""
+    check_can_start("devices")
     count = ffi.new("int *")
     status = lib.pv_device_list(ffi.NULL, 0, count)
     if status:
@@ -246,7 +249,8 @@ def synthesize_oct(shape: Tuple[int, int, int] = (40, 48, 64), seed: int = 1, *,
 
     shape: (B-scans, A-lines, depth).  drift, start: (dx, dy, dz) in voxels
     (thesis axes, as OctregResult.shifts).  Returns SyntheticOct(reference,
-    target, shifts, valid)."""
+    target, shifts, valid).  It runs OpenMP threads: a fork child of a
+    process that used parvis cannot call it (ForkedError)."""
     if len(shape) != 3:
         raise invalid(f"shape: expected (B-scans, A-lines, depth), got {shape}")
     sizes = tuple(c_int(n, f"shape[{axis}]", 1) for axis, n in enumerate(shape))
@@ -262,6 +266,7 @@ def synthesize_oct(shape: Tuple[int, int, int] = (40, 48, 64), seed: int = 1, *,
     params.start = [c_float(v, "start") for v in start]
     params.integer_shifts = int(bool(integer_shifts))
     _check_synthetic_size(sizes)
+    check_can_start("synthesize_oct")
     reference = np.empty(sizes, np.float32)
     target = np.empty(sizes, np.float32)
     trace = ffi.new("pv_octreg_shift[]", sizes[0])

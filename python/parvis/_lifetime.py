@@ -57,9 +57,10 @@ def forked_error(what: str) -> ForkedError:
 
 
 def check_can_start(what: str) -> None:
-    """Refuse a new context or group in a fork child of a process that had
-    started the library's threads (they would hang); otherwise note that
-    this process starts them."""
+    """Refuse a call that starts the library's threads (a new context or
+    group, the device list, which starts the OpenCL driver, an OpenMP
+    helper) in a fork child of a process that had started them: they would
+    hang.  Otherwise note that this process starts them."""
     if _runtime["inherited"]:
         raise ForkedError(lib.PV_ERR_UNSUPPORTED,
                           f"{what}: this process was forked from one that had already "

@@ -246,3 +246,21 @@ def test_fork_child_inherited_plan_and_group():
         plan = ctx.phasecorr_plan(IMAGE)
         assert run_forked(child, plan, group) == 0
         assert plan.correlate(IMAGE).peak > 0
+
+
+def module_calls_in_child(path: str) -> None:
+    """In the fork child: helpers that start OpenMP or the OpenCL driver
+    refuse; plain file reading still works."""
+    for call in (lambda: parvis.synthesize_oct((8, 8, 8)), parvis.devices):
+        try:
+            call()
+            sys.exit(1)
+        except parvis.ForkedError:
+            pass
+    sys.exit(0 if parvis.imread(path).shape == IMAGE.shape else 2)
+
+
+def test_fork_child_module_functions(tmp_path):
+    parvis.imwrite(tmp_path / "a.pfm", IMAGE)
+    parvis.synthesize_oct((8, 8, 8))  # its OpenMP threads started here
+    assert run_forked(module_calls_in_child, str(tmp_path / "a.pfm")) == 0
