@@ -39,6 +39,14 @@ def c_size(value: Any, name: str) -> int:
     return c_int(value, name, 0, SIZE_MAX)
 
 
+def c_seed(value: Any, name: str, bits: int) -> int:
+    """An integer seed taken modulo 2**bits (any integer, negative ones
+    included: a seed only needs to be reproducible)."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+        raise invalid(f"{name}: expected an integer, got {value!r}")
+    return int(value) & ((1 << bits) - 1)
+
+
 def c_float(value: Any, name: str) -> float:
     """value as a C float or double (any real number; NaN and infinities
     pass, the C library judges them)."""

@@ -18,7 +18,7 @@ import numpy as np
 
 from . import _arrays as A
 from ._context import Context
-from ._convert import c_float, c_int
+from ._convert import c_float, c_int, c_seed
 from ._errors import invalid
 from ._native import ffi, lib
 
@@ -57,13 +57,10 @@ def _params(threshold: float, iterations: int, confidence: float, seed: int,
             refine: bool) -> Any:
     params = ffi.new("pv_ransac_params *")
     lib.pv_ransac_params_default(params)
-    try:
-        params.threshold = c_float(threshold, "threshold")
-        params.iterations = c_int(iterations, "iterations")
-        params.confidence = c_float(confidence, "confidence")
-        params.seed = c_int(seed, "seed", -2**63, 2**64 - 1) & 0xFFFFFFFFFFFFFFFF
-    except OverflowError as err:  # a float beyond the C float's range
-        raise invalid(f"RANSAC parameters: {err}") from None
+    params.threshold = c_float(threshold, "threshold")
+    params.iterations = c_int(iterations, "iterations")
+    params.confidence = c_float(confidence, "confidence")
+    params.seed = c_seed(seed, "seed", 64)
     params.refine = int(bool(refine))
     return params
 

@@ -10,7 +10,7 @@ from typing import Any, List, Optional, Tuple, Union
 import numpy as np
 
 from . import _arrays as A
-from ._convert import PathLike, c_float, c_int, c_path
+from ._convert import PathLike, c_float, c_int, c_path, c_seed
 from ._errors import invalid, raise_status
 from ._lifetime import check_can_start
 from ._native import ffi, lib
@@ -257,7 +257,7 @@ def synthesize_oct(shape: Tuple[int, int, int] = (40, 48, 64), seed: int = 1, *,
     params = ffi.new("pv_octreg_synth_params *")
     lib.pv_octreg_synth_params_default(params)
     params.size = [sizes[2], sizes[1], sizes[0]]
-    params.seed = c_int(seed, "seed", -2**63, 2**64 - 1) & 0xFFFFFFFF
+    params.seed = c_seed(seed, "seed", 32)
     params.noise = c_float(noise, "noise")
     params.drift = [c_float(v, "drift") for v in drift]
     params.tremor = c_float(tremor, "tremor")
