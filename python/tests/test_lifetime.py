@@ -264,3 +264,29 @@ def test_fork_child_module_functions(tmp_path):
     parvis.imwrite(tmp_path / "a.pfm", IMAGE)
     parvis.synthesize_oct((8, 8, 8))  # its OpenMP threads started here
     assert run_forked(module_calls_in_child, str(tmp_path / "a.pfm")) == 0
+
+
+def test_fork_child_of_unused_parvis_opens_its_own_context():
+    # A parent that only imported parvis started no threads: its fork
+    # children open and use contexts of their own.
+    done = run_python("""
+        import multiprocessing
+        import numpy as np
+        import parvis
+
+        def child():
+            image = np.ones((16, 16), np.float32)
+            with parvis.Context("cpu", cpu_threads=1) as ctx:
+                blurred = ctx.gaussian_blur(image, 1.0)
+            raise SystemExit(0 if np.allclose(blurred, 1.0) else 1)
+
+        if __name__ == "__main__":
+            process = multiprocessing.get_context("fork").Process(target=child)
+            process.start()
+            process.join(30)
+            if process.is_alive():
+                process.kill()
+            print("exit", process.exitcode)
+    """)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["exit", "0"]
