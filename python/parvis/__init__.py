@@ -13,8 +13,8 @@ in the C library.  Errors raise parvis.Error subclasses
 (parvis.InvalidArgument is also a ValueError).  Licence: BSD-3-Clause.
 """
 from ._errors import (BuildError, ClosedError, DeviceMemoryError, Error, FileError,
-                      FormatError, InvalidArgument, Mismatch, NoDevice, OpenCLError,
-                      OutOfMemory, Unsupported)
+                      ForkedError, FormatError, InvalidArgument, Mismatch, NoDevice,
+                      OpenCLError, OutOfMemory, Unsupported)
 from ._context import Context, FlowPlan, OctregPlan, PhaseCorrPlan, SiftPlan
 from ._group import DeviceGroup
 from ._geometry import (GeometryResult, find_fundamental, find_homography,
@@ -32,6 +32,7 @@ __all__ = [
     "Context", "DeviceGroup", "SiftPlan", "PhaseCorrPlan", "OctregPlan", "FlowPlan",
     "Error", "InvalidArgument", "OutOfMemory", "FileError", "FormatError", "Unsupported",
     "OpenCLError", "BuildError", "NoDevice", "Mismatch", "DeviceMemoryError", "ClosedError",
+    "ForkedError",
     "DeviceInfo", "devices", "version", "imread", "imwrite", "read_volume", "write_volume",
     "write_flow", "read_flo", "write_flo", "has_nifti", "disparity_error", "synthesize_oct",
     "SiftFeatures", "Matches", "PhaseCorrelation", "PhaseCorrelationBatch", "NCCResult",

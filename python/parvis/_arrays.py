@@ -29,8 +29,42 @@ def _pointer(arr: np.ndarray) -> Any:
     return ffi.cast("void *", arr.ctypes.data)
 
 
+# The axes a shape of so many dimensions names, numpy's order (x last).
+AXES = {2: "rows, columns", 3: "z, y, x"}
+
+
+def shape_text(shape: Tuple[int, ...], axes: Optional[str] = None) -> str:
+    """A shape for a message, the numpy way with its axes named, e.g.
+    "(120, 90) (rows, columns)": never the C library's "90x120" (width
+    first), which numpy users read backwards."""
+    dims = tuple(int(n) for n in shape)
+    named = axes if axes is not None else AXES.get(len(dims))
+    return f"{dims} ({named})" if named else str(dims)
+
+
+def same_shape(first: np.ndarray, second: np.ndarray, names: Tuple[str, str]) -> None:
+    """Refuse two arrays that a call needs of one shape."""
+    if first.shape != second.shape:
+        raise invalid(f"{names[1]}: shape {shape_text(second.shape)} differs from "
+                      f"{names[0]}'s {tuple(first.shape)}")
+
+
+def refuse_masked(arr: Any, name: str) -> None:
+    """Masks are not supported: a masked array's mask would be dropped
+    silently, so the array is refused."""
+    if isinstance(arr, np.ma.MaskedArray):
+        raise invalid(f"{name}: masked arrays are not supported (the mask would be "
+                      "ignored); pass arr.filled(value) or the data np.ma.getdata(arr)")
+
+
+def plain(arr: Any, name: str) -> np.ndarray:
+    """arr as an ndarray (subclasses viewed as ndarray), masked arrays refused."""
+    refuse_masked(arr, name)
+    return np.asarray(arr)
+
+
 def _as_numeric(arr: Any, name: str, allowed: Tuple[np.dtype, ...]) -> np.ndarray:
-    a = np.asarray(arr)
+    a = plain(arr, name)
     if a.dtype in allowed:
         return a
     kind = a.dtype.kind
@@ -43,9 +77,9 @@ def _as_numeric(arr: Any, name: str, allowed: Tuple[np.dtype, ...]) -> np.ndarra
 def _check_size(a: np.ndarray, name: str, ndim: Tuple[int, ...]) -> None:
     if a.ndim not in ndim:
         want = " or ".join(f"{n}D" for n in ndim)
-        raise invalid(f"{name}: expected a {want} array, got shape {a.shape}")
+        raise invalid(f"{name}: expected a {want} array, got shape {shape_text(a.shape)}")
     if a.size == 0:
-        raise invalid(f"{name}: the array is empty (shape {a.shape})")
+        raise invalid(f"{name}: the array is empty (shape {shape_text(a.shape)})")
     if max(a.shape) > 2**31 - 1:
         raise invalid(f"{name}: a side of {max(a.shape)} exceeds the C int range")
 
@@ -73,15 +107,15 @@ def grey_or_colour_in(arr: Any, name: str) -> Tuple[np.ndarray, Any]:
     pv_image*: (H, W) uint8, uint16 or float32 (other real dtypes become
     float32) or (H, W, 3) uint8 / uint16 RGB, read in place when each
     pixel's samples and each row's pixels are contiguous."""
-    a = np.asarray(arr)
+    a = plain(arr, name)
     if a.ndim != 3:
         a = _as_numeric(a, name, tuple(GREY_ANY_TYPE))
         _check_size(a, name, (2,))
         pixel_type = GREY_ANY_TYPE[a.dtype]
     else:
         if a.shape[2] != 3 or a.dtype not in COLOUR_TYPE:
-            raise invalid(f"{name}: a colour image must be (H, W, 3) uint8 or uint16, got "
-                          f"shape {a.shape} of {a.dtype}")
+            raise invalid(f"{name}: a colour image must be (rows, columns, 3) uint8 or "
+                          f"uint16, got shape {a.shape} of {a.dtype}")
         _check_size(a, name, (3,))
         pixel_type = COLOUR_TYPE[a.dtype]
     pixel = a.itemsize * (3 if a.ndim == 3 else 1)
@@ -133,19 +167,26 @@ def volume_in(arr: Any, name: str) -> Tuple[np.ndarray, Any]:
 
 def output(out: Optional[np.ndarray], shape: Tuple[int, ...], name: str = "out") -> np.ndarray:
     """A fresh float32 array of shape, or the caller's `out` after checking
-    that the C library can write it in place."""
+    that the C library can write it in place.
+
+    An ndarray subclass is taken when its memory is such a buffer (an
+    np.memmap, an np.matrix: written through a plain ndarray view of the
+    same memory, and returned as the caller's object).  A masked array is
+    refused: its mask would be neither read nor written."""
     if out is None:
         return np.empty(shape, F32)
     if not isinstance(out, np.ndarray):
         raise invalid(f"{name}: expected a numpy array, got {type(out).__name__}")
+    refuse_masked(out, name)
     if out.dtype != F32:
         raise invalid(f"{name}: dtype must be float32, got {out.dtype}")
     if out.shape != tuple(shape):
-        raise invalid(f"{name}: shape must be {tuple(shape)}, got {out.shape}")
+        raise invalid(f"{name}: shape must be {shape_text(shape)}, got {tuple(out.shape)}")
     if not out.flags.writeable:
         raise invalid(f"{name}: the array is read-only")
-    fixed = image_array(out, name) if out.ndim == 2 else volume_array(out, name)
-    if fixed is not out:
+    view = out.view(np.ndarray)
+    fixed = image_array(view, name) if view.ndim == 2 else volume_array(view, name)
+    if fixed is not view:
         raise invalid(f"{name}: its layout cannot be written in place "
                       "(each row must be contiguous, at a positive stride)")
     return out
@@ -159,4 +200,7 @@ def refuse_overlap(out: np.ndarray, *inputs: np.ndarray, name: str = "out") -> N
 
 
 def out_struct(a: np.ndarray) -> Any:
-    return image_struct(a) if a.ndim == 2 else volume_struct(a)
+    """The C struct of an array checked by output() (subclasses as their
+    ndarray view of the same memory)."""
+    view = a.view(np.ndarray)
+    return image_struct(view) if view.ndim == 2 else volume_struct(view)

@@ -1,15 +1,14 @@
 """parvis.Context: one C pv_context, its operations and its plans."""
 from __future__ import annotations
 
-import abc
-import threading
-import weakref
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, TypeVar, Union
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
 from . import _arrays as A
-from ._errors import ClosedError, invalid, raise_status
+from ._convert import c_float, c_int, c_size
+from ._errors import invalid, raise_status
+from ._lifetime import CObject, PlanHandle, _Handle, check_can_start
 from ._native import ffi, lib
 from ._results import (Flow, Matches, NCCResult, OctregResult, PhaseCorrelation,
                        PhaseCorrelationBatch, SiftFeatures, TuneParam, TuneResult)
@@ -26,6 +25,10 @@ _SUBPIXEL = {"none": lib.PV_SUBPIXEL_NONE, "upsample": lib.PV_SUBPIXEL_UPSAMPLE,
 _GRADIENT = {"central": lib.PV_GRADIENT_CENTRAL, "forward": lib.PV_GRADIENT_FORWARD}
 _FFT = {"auto": lib.PV_FFT_AUTO, "clfft": lib.PV_FFT_CLFFT, "vkfft": lib.PV_FFT_VKFFT}
 
+_OCT_AXES = "B-scans, A-lines, depth"
+# PV_SIFT_MIN_SIZE of parvis/features.h (not in the cffi declarations): the
+# smallest side SIFT takes, checked here to say it in (rows, columns).
+_SIFT_MIN_SIZE = 16
 _KEYPOINT_FLOATS = ffi.sizeof("pv_sift_keypoint") // 4
 _PAIR_WORDS = ffi.sizeof("pv_sift_pair") // 4
 _DESCRIPTOR = int(lib.PV_SIFT_DESCRIPTOR_SIZE)
@@ -38,19 +41,8 @@ def _choice(table: Dict[str, int], value: str, name: str) -> int:
         raise invalid(f"{name}: {value!r} is not one of {', '.join(table)}") from None
 
 
-def _int(value: Any, name: str) -> int:
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
-        raise invalid(f"{name}: expected an integer, got {value!r}")
-    if not -2**31 <= int(value) < 2**31:
-        raise invalid(f"{name}: {value} is outside the C int range")
-    return int(value)
-
-
-def _float(value: Any, name: str) -> float:
-    try:
-        return float(value)
-    except (TypeError, ValueError):
-        raise invalid(f"{name}: expected a number, got {value!r}") from None
+_int = c_int
+_float = c_float
 
 
 def _shift_array(s: Any, ndim: int) -> np.ndarray:
@@ -134,6 +126,7 @@ def _stereo_inputs(left: ArrayLike, right: ArrayLike) -> Tuple[Any, ...]:
     """The two views as C images; mixed uint8/float32 views are both made float32."""
     la, ls = A.image_in(left, "left")
     ra, rs = A.image_in(right, "right")
+    A.same_shape(la, ra, ("left", "right"))
     if ra.dtype != la.dtype and ra.shape == la.shape:
         ra, rs = A.image_in(ra.astype(np.float32), "right")
         la, ls = A.image_in(la.astype(np.float32), "left")
@@ -152,9 +145,7 @@ def _bp_params(ndisp: int, min_disp: int, levels: int, iterations: int, lambda_:
     message_precision "f32" or "f16" (messages stored as IEEE half);
     message_update "serial" (mean-normalised) or "cooperative"
     (minimum-normalised, one work-group per pixel on OpenCL)."""
-    budget = int(memory_budget)
-    if budget < 0:
-        raise invalid(f"memory_budget: {budget} is negative")
+    budget = c_size(memory_budget, "memory_budget")
     if disc_max is None:
         disc_max = max(1.7, float(lib.pv_bp_recommended_disc_max(_int(ndisp, "ndisp"))))
     return ffi.new("pv_bp_params *", [
@@ -191,7 +182,7 @@ def _check_descriptor_dtype(descriptor_dtype: Any) -> Any:
 
 def _descriptor_set(desc: ArrayLike, name: str) -> Tuple[Any, Tuple[Any, ...]]:
     """A pv_sift_features holding only descriptors (what matching reads)."""
-    d = np.asarray(desc)
+    d = A.plain(desc, name)
     if d.ndim != 2 or d.shape[1] != _DESCRIPTOR:
         raise invalid(f"{name}: expected shape (N, {_DESCRIPTOR}), got {d.shape}")
     if d.dtype == np.uint8:
@@ -207,51 +198,6 @@ def _descriptor_set(desc: ArrayLike, name: str) -> Tuple[Any, Tuple[Any, ...]]:
     pointer = ffi.cast("float *", ffi.from_buffer(d))
     feats = ffi.new("pv_sift_features *", [n, keypoints, pointer, ffi.NULL, n])
     return feats, (d, keypoints, pointer)
-
-
-_H = TypeVar("_H", bound="_Handle")
-
-
-class _Handle(abc.ABC):
-    """What every owner of one C object shares: ``with`` closes it, so does
-    garbage collection, ``closed`` tells, and ``_live()`` gives the pointer
-    or raises :class:`ClosedError`.  A subclass sets ``_ptr`` and
-    ``_what`` ("the context") and defines ``close()``."""
-
-    _ptr: Any = None
-    _what = "the object"
-
-    @abc.abstractmethod
-    def close(self) -> None:
-        """Release the C object (idempotent)."""
-
-    def __enter__(self: _H) -> _H:
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.close()
-
-    def __del__(self) -> None:
-        try:
-            self.close()
-        except Exception:  # interpreter shutdown: the module may be gone
-            pass
-
-    @property
-    def closed(self) -> bool:
-        return self._ptr is None
-
-    def _live(self) -> Any:
-        if self._ptr is None:
-            raise ClosedError(lib.PV_ERR_INVALID, f"{self._what} is closed")
-        return self._ptr
-
-    def _drop(self, destroy: Any) -> None:
-        """Free the C object with ``destroy`` once; the caller holds the
-        object's lock."""
-        if self._ptr is not None:
-            destroy(self._ptr)
-            self._ptr = None
 
 
 class Context(_Handle):
@@ -277,77 +223,99 @@ class Context(_Handle):
       * uint8 and float32 inputs whose rows are contiguous are read in place,
         other dtypes are converted once to float32 and other layouts copied
         once (see parvis._arrays).  Results are fresh arrays, or the caller's
-        `out=` array (float32, exact shape, rows contiguous) written in place.
+        `out=` array (float32, exact shape, rows contiguous; an np.memmap or
+        np.matrix of that memory too) written in place.  Masked arrays are
+        refused, as inputs and as `out=`: masks are not supported.
       * Bad input raises parvis.InvalidArgument (a ValueError) and leaves
         any `out=` array untouched; other failures raise the parvis.Error
-        subclass of the C status.
+        subclass of the C status.  Shapes in messages are numpy's, axes
+        named: (rows, columns), (z, y, x).
       * The GIL is released while the C library works, so threads with
         contexts of their own run in parallel.  One context serves one call
-        at a time: concurrent calls on the same context wait for each other.
+        at a time: concurrent calls on the same context, its properties
+        included, wait for each other; after close() they raise
+        parvis.ClosedError.
       * Use it as a context manager, or call close(); plans made on it are
         closed with it.
+      * A child of fork cannot use the contexts it inherits (their threads
+        stay in the parent): they raise parvis.ForkedError.  Start worker
+        processes with multiprocessing's 'spawn' or 'forkserver' method
+        (docs/python.md).
     """
 
     _what = "the context"
 
     def __init__(self, backend: str = "auto", device: Union[int, str, None] = None,
                  crosscheck: bool = False, cpu_threads: int = 0) -> None:
-        self._ptr: Any = None
-        self._lock = threading.Lock()
-        self._plans: "weakref.WeakSet[_Plan]" = weakref.WeakSet()
+        super().__init__()
         options = ffi.new("pv_context_options *")
         lib.pv_context_options_default(options)
         options.backend = _choice(_BACKENDS, backend, "backend")
         options.device_index = _device_index(device)
         options.flags = lib.PV_CONTEXT_CROSSCHECK if crosscheck else 0
         options.cpu_threads = _int(cpu_threads, "cpu_threads")
+        check_can_start("Context")
         out = ffi.new("pv_context **")
         status = lib.pv_context_create(out, options)
         if status != lib.PV_OK:
             raise_status(status)
-        self._ptr = out[0]
+        self._start(out[0])
 
     # ------------------------------------------------------------- lifetime
+    _destroy = lib.pv_context_destroy
+
     def close(self) -> None:
-        """Release the context and every plan made on it (idempotent)."""
-        with self._lock:
-            for plan in list(self._plans):
-                plan._release()
-            self._drop(lib.pv_context_destroy)
+        """Release the context and every plan made on it (idempotent).  In
+        a process forked from the owner it only forgets them."""
+        super().close()
 
     def __repr__(self) -> str:
+        if self._forked:
+            return "<parvis.Context inherited through fork, unusable>"
         if self._ptr is None:
             return "<parvis.Context closed>"
         return f"<parvis.Context {self.backend} on {self.device_name!r}>"
+
+    def _text(self, getter: Any) -> str:
+        """A string the C library keeps on the context, read under the lock."""
+        with self._entered() as ptr:
+            return ffi.string(getter(ptr)).decode(errors="replace")
+
+    def _value(self, getter: Any) -> Any:
+        """A value of the context read under the lock."""
+        with self._entered() as ptr:
+            return getter(ptr)
 
     # ----------------------------------------------------------- properties
     @property
     def backend(self) -> str:
         """"cpu" or "opencl": where this context runs."""
-        return "opencl" if lib.pv_context_backend(self._live()) == lib.PV_BACKEND_OPENCL else "cpu"
+        return "opencl" if self._value(lib.pv_context_backend) == lib.PV_BACKEND_OPENCL else "cpu"
 
     @property
     def device_name(self) -> str:
-        return ffi.string(lib.pv_context_device_name(self._live())).decode(errors="replace")
+        """The device's name as the driver gives it (the host's CPU on the
+        CPU backend)."""
+        return self._text(lib.pv_context_device_name)
 
     @property
     def selection_note(self) -> str:
         """One line saying how the backend was chosen."""
-        return ffi.string(lib.pv_context_selection_note(self._live())).decode(errors="replace")
+        return self._text(lib.pv_context_selection_note)
 
     @property
     def cpu_threads(self) -> int:
-        return int(lib.pv_context_cpu_threads(self._live()))
+        """OpenMP threads of the CPU backend's calls."""
+        return int(self._value(lib.pv_context_cpu_threads))
 
     @property
     def crosscheck(self) -> bool:
         """Cross-check mode (settable)."""
-        return bool(lib.pv_context_crosscheck(self._live()))
+        return bool(self._value(lib.pv_context_crosscheck))
 
     @crosscheck.setter
     def crosscheck(self, enabled: bool) -> None:
-        with self._lock:
-            ptr = self._live()
+        with self._entered() as ptr:
             status = lib.pv_context_set_crosscheck(ptr, int(bool(enabled)))
             if status:
                 raise_status(status, ptr)
@@ -360,14 +328,13 @@ class Context(_Handle):
         timed on its own and summed: the kernels' own time, at a cost in
         host time per launch on some drivers).  The CPU backend accepts
         either and reports its compute time."""
-        timing = lib.pv_context_kernel_timing(self._live())
+        timing = self._value(lib.pv_context_kernel_timing)
         return next(name for name, value in _KERNEL_TIMINGS.items() if value == timing)
 
     @kernel_timing.setter
     def kernel_timing(self, timing: str) -> None:
         value = _choice(_KERNEL_TIMINGS, timing, "kernel_timing")
-        with self._lock:
-            ptr = self._live()
+        with self._entered() as ptr:
             status = lib.pv_context_set_kernel_timing(ptr, value)
             if status:
                 raise_status(status, ptr)
@@ -379,8 +346,7 @@ class Context(_Handle):
         time), "upload", "download" (host-device copies; 0 on the CPU) and
         "total" (end to end in C)."""
         t = ffi.new("pv_timing *")
-        with self._lock:
-            ptr = self._live()
+        with self._entered() as ptr:
             status = lib.pv_context_last_timing(ptr, t)
             if status:
                 raise_status(status, ptr)
@@ -401,8 +367,7 @@ class Context(_Handle):
 
     def _call(self, fn: Any, *args: Any) -> None:
         """Run fn(ctx, *args) under the context's lock; raise on failure."""
-        with self._lock:
-            ptr = self._live()
+        with self._entered() as ptr:
             status = fn(ptr, *args)
             if status:
                 raise_status(status, ptr)
@@ -426,7 +391,7 @@ class Context(_Handle):
         volume, float32.  scheme "central": (f(x+1) - f(x-1)) / 2 inside,
         one-sided at the borders; "forward": f(x+1) - f(x), 0 at the far
         border."""
-        src = np.asarray(image)
+        src = A.plain(image, "image")
         code = _choice(_GRADIENT, scheme, "scheme")
         if src.ndim == 3:
             a, s = A.volume_in(src, "image")
@@ -464,7 +429,7 @@ class Context(_Handle):
             _float(uniqueness, "uniqueness")])
         dst = A.output(out, la.shape)
         A.refuse_overlap(dst, la, ra)
-        self._call(lib.pv_stereo_sad, ls, rs, params, A.image_struct(dst))
+        self._call(lib.pv_stereo_sad, ls, rs, params, A.out_struct(dst))
         return dst
 
     def stereo_bp(self, left: ArrayLike, right: ArrayLike, ndisp: int = 16, *,
@@ -500,7 +465,7 @@ class Context(_Handle):
                             message_precision, message_update)
         dst = A.output(out, la.shape)
         A.refuse_overlap(dst, la, ra)
-        self._call(lib.pv_stereo_bp, ls, rs, params, A.image_struct(dst))
+        self._call(lib.pv_stereo_bp, ls, rs, params, A.out_struct(dst))
         return dst
 
     # -------------------------------------------------------------- features
@@ -547,7 +512,7 @@ class Context(_Handle):
         a, s = A.grey_or_colour_in(image, "image")
         dst = A.output(out, a.shape[:2])
         A.refuse_overlap(dst, a)
-        self._call(lib.pv_to_grey, s, A.image_struct(dst))
+        self._call(lib.pv_to_grey, s, A.out_struct(dst))
         return dst
 
     def sift_plan(self, shape: Tuple[int, ...], **params: Any) -> "SiftPlan":
@@ -600,6 +565,7 @@ class Context(_Handle):
         volume = np.ndim(reference) == 3
         ra, rs = _grid_in(reference, "reference", volume)
         ma, ms = _grid_in(moving, "moving", volume)
+        A.same_shape(ra, ma, ("reference", "moving"))
         fn = lib.pv_phase_correlate3d if volume else lib.pv_phase_correlate
         self._call(fn, rs, ms, options, shift)
         return PhaseCorrelation(_shift_array(shift, ra.ndim), shift.peak, int(shift.flags))
@@ -631,7 +597,7 @@ class Context(_Handle):
             A.refuse_overlap(dst, ta, ia)
         result = ffi.new("pv_ncc_result *")
         self._call(lib.pv_normxcorr2, ts, is_, _int(min_overlap, "min_overlap"),
-                   A.image_struct(dst) if dst is not None else ffi.NULL, result)
+                   A.out_struct(dst) if dst is not None else ffi.NULL, result)
         return NCCResult(dst, int(result.x), int(result.y), float(result.coefficient),
                          float(result.sub_x), float(result.sub_y), int(result.flags))
 
@@ -731,10 +697,11 @@ class Context(_Handle):
                   ) -> np.ndarray:
         """warped(p) = moving(p + flow(p)), trilinear, coordinates clamped to
         the volume; flow is (u, v, w) as flow3d returns."""
-        ma, ms = A.volume_in(_as_volume(moving), "moving")
-        comps = [A.volume_array(_as_volume(c), n) for c, n in zip(flow, "uvw")]
+        ma, ms = A.volume_in(_as_volume(moving, "moving"), "moving")
+        comps = [A.volume_array(_as_volume(c, n), n) for c, n in zip(flow, "uvw")]
         if any(c.shape != ma.shape for c in comps):
-            raise invalid("flow: u, v, w must have the moving volume's shape")
+            raise invalid("flow: u, v, w must have the moving volume's shape "
+                          f"{A.shape_text(ma.shape)}, got {[c.shape for c in comps]}")
         field = ffi.new("pv_flow_field *")
         field.u, field.v, field.w = (A.volume_struct(c)[0] for c in comps)
         dst = np.empty(ma.shape, np.float32)
@@ -853,15 +820,18 @@ def _name(name: Any) -> bytes:
     return name.encode()
 
 
-def _as_volume(arr: ArrayLike) -> ArrayLike:
-    a = np.asarray(arr)
+def _as_volume(arr: ArrayLike, name: str) -> ArrayLike:
+    a = A.plain(arr, name)
     return a[np.newaxis] if a.ndim == 2 else a
 
 
 def _flow_inputs(fixed: ArrayLike, moving: ArrayLike) -> Tuple[Any, ...]:
     shape2d = np.ndim(fixed) == 2
-    fa, fs = A.volume_in(_as_volume(fixed), "fixed")
-    ma, ms = A.volume_in(_as_volume(moving), "moving")
+    fa, fs = A.volume_in(_as_volume(fixed, "fixed"), "fixed")
+    ma, ms = A.volume_in(_as_volume(moving, "moving"), "moving")
+    if shape2d:
+        A.same_shape(fa[0], ma[0], ("fixed", "moving"))
+    A.same_shape(fa, ma, ("fixed", "moving"))
     return fa, fs, ma, ms, shape2d
 
 
@@ -892,45 +862,33 @@ def _device_index(device: Union[int, str, None]) -> int:
 
 
 # ---------------------------------------------------------------------- plans
-class _Plan(_Handle):
-    """State kept between calls on one context; close() or use `with`."""
+class _Plan(PlanHandle):
+    """State kept between calls on one context; close() or use `with`.  The
+    context's close() closes it too; calls on a closed plan raise
+    ClosedError."""
 
     _destroy: Any = None
 
     def __init__(self, ctx: Context) -> None:
-        self._ctx = ctx
-        self._ptr: Any = None
+        super().__init__(ctx)
 
-    def _adopt(self, ptr: Any) -> None:
-        self._ptr = ptr
-        self._ctx._plans.add(self)
-
-    def _release(self) -> None:
-        """Free the C plan; the caller holds the context's lock."""
-        self._drop(type(self)._destroy)
-
-    def close(self) -> None:
-        """Release the plan (idempotent)."""
-        with self._ctx._lock:
-            self._release()
+    def _free(self) -> Callable[[Any], None]:
+        """The function that frees the C plan (and anything kept with it)."""
+        return type(self)._destroy
 
     def _call(self, fn: Any, *args: Any) -> None:
-        with self._ctx._lock:
-            if self._ptr is None:
-                raise ClosedError(lib.PV_ERR_INVALID, f"the {type(self).__name__} is closed")
-            ctx = self._ctx._live()
-            status = fn(self._ptr, *args)
+        with self._entered() as (ctx, plan):
+            status = fn(plan, *args)
             if status:
                 raise_status(status, ctx)
 
     def _create(self, fn: Any, *args: Any, out_type: str) -> None:
         out = ffi.new(out_type)
-        with self._ctx._lock:
-            ctx = self._ctx._live()
+        with self._ctx._entered() as ctx:
             status = fn(ctx, *args, out)
             if status:
                 raise_status(status, ctx)
-            self._adopt(out[0])
+            self._adopt(CObject(out[0], self._free()))
 
 
 class SiftPlan(_Plan):
@@ -943,25 +901,30 @@ class SiftPlan(_Plan):
     def __init__(self, ctx: Context, shape: Tuple[int, ...], **params: Any) -> None:
         super().__init__(ctx)
         if len(shape) != 2:
-            raise invalid(f"shape: expected (height, width), got {tuple(shape)}")
-        self.shape = (_int(shape[0], "height"), _int(shape[1], "width"))
+            raise invalid(f"shape: expected (rows, columns), got {tuple(shape)}")
+        self.shape = (_int(shape[0], "rows"), _int(shape[1], "columns"))
+        if min(self.shape) < _SIFT_MIN_SIZE:
+            raise invalid(f"shape: {A.shape_text(self.shape)} is smaller than the "
+                          f"{_SIFT_MIN_SIZE} x {_SIFT_MIN_SIZE} minimum")
         self._features = ffi.new("pv_sift_features *")
         preset = params.pop("preset", "reference")
         self._create(lib.pv_sift_plan_create, self.shape[1], self.shape[0],
                      _sift_params(**{**_sift_preset(preset), **params}),
                      out_type="pv_sift_plan **")
 
-    def _release(self) -> None:
-        super()._release()
-        lib.pv_sift_features_free(self._features)
+    def _free(self) -> Callable[[Any], None]:
+        features = self._features  # not self: a finaliser must not revive it
+
+        def free(plan: Any) -> None:
+            lib.pv_sift_plan_destroy(plan)
+            lib.pv_sift_features_free(features)
+        return free
 
     @property
     def octaves(self) -> int:
         """Octaves the plan uses (after defaults and clamping)."""
-        with self._ctx._lock:
-            if self._ptr is None:
-                raise ClosedError(lib.PV_ERR_INVALID, "the SiftPlan is closed")
-            return int(lib.pv_sift_plan_octaves(self._ptr))
+        with self._entered() as (_, plan):
+            return int(lib.pv_sift_plan_octaves(plan))
 
     def detect(self, image: ArrayLike, descriptor_dtype: Any = np.uint8) -> SiftFeatures:
         """Keypoints and descriptors of an image of the plan's shape (see
@@ -969,12 +932,10 @@ class SiftPlan(_Plan):
         dtype = _check_descriptor_dtype(descriptor_dtype)
         a, s = A.grey_or_colour_in(image, "image")
         if a.shape[:2] != self.shape:
-            raise invalid(f"image: shape {a.shape} differs from the plan's {self.shape}")
-        with self._ctx._lock:
-            if self._ptr is None:
-                raise ClosedError(lib.PV_ERR_INVALID, "the SiftPlan is closed")
-            ctx = self._ctx._live()
-            status = lib.pv_sift_detect_into(self._ptr, s, self._features)
+            raise invalid(f"image: shape {A.shape_text(a.shape[:2])} differs from the "
+                          f"plan's {self.shape}")
+        with self._entered() as (ctx, plan):
+            status = lib.pv_sift_detect_into(plan, s, self._features)
             if status:
                 raise_status(status, ctx)
             return _features_arrays(self._features, dtype)
@@ -999,7 +960,8 @@ class SiftPlan(_Plan):
         inputs = [A.grey_or_colour_in(image, f"images[{i}]") for i, image in enumerate(images)]
         for i, (a, _) in enumerate(inputs):
             if a.shape[:2] != self.shape:
-                raise invalid(f"images[{i}]: shape {a.shape} differs from the plan's {self.shape}")
+                raise invalid(f"images[{i}]: shape {A.shape_text(a.shape[:2])} differs from "
+                              f"the plan's {self.shape}")
         if progress is None:
             step = len(inputs)
         found: List[SiftFeatures] = []
@@ -1015,12 +977,9 @@ class SiftPlan(_Plan):
         for i, (_, s) in enumerate(inputs):
             views[i] = s[0]
         results = ffi.new("pv_sift_features[]", len(inputs))
-        with self._ctx._lock:
-            if self._ptr is None:
-                raise ClosedError(lib.PV_ERR_INVALID, "the SiftPlan is closed")
-            ctx = self._ctx._live()
+        with self._entered() as (ctx, plan):
             try:
-                status = lib.pv_sift_detect_batch(self._ptr, views, len(inputs), results)
+                status = lib.pv_sift_detect_batch(plan, views, len(inputs), results)
                 if status:
                     raise_status(status, ctx)
                 return [_features_arrays(results + i, dtype) for i in range(len(inputs))]
@@ -1066,7 +1025,8 @@ class PhaseCorrPlan(_Plan):
     def _mover(self, arr: ArrayLike, name: str) -> Tuple[np.ndarray, Any]:
         a, s = _grid_in(arr, name, self.ndim == 3)
         if a.shape != self.shape:
-            raise invalid(f"{name}: shape {a.shape} differs from the reference's {self.shape}")
+            raise invalid(f"{name}: shape {A.shape_text(a.shape)} differs from the "
+                          f"reference's {self.shape}")
         return a, s
 
     def set_reference(self, reference: ArrayLike) -> None:
@@ -1114,12 +1074,10 @@ class PhaseCorrPlan(_Plan):
     def fft_size(self) -> Tuple[int, ...]:
         """Transform size per axis (x first) after padding."""
         size = ffi.new("int[3]")
-        with self._ctx._lock:
-            if self._ptr is None:
-                raise ClosedError(lib.PV_ERR_INVALID, "the PhaseCorrPlan is closed")
-            status = lib.pv_phasecorr_plan_fft_size(self._ptr, size)
+        with self._entered() as (ctx, plan):
+            status = lib.pv_phasecorr_plan_fft_size(plan, size)
             if status:
-                raise_status(status, self._ctx._live())
+                raise_status(status, ctx)
         return tuple(size[i] for i in range(self.ndim))
 
 
@@ -1149,7 +1107,8 @@ class OctregPlan(_Plan):
         """Register one target of the reference's shape (see OctregResult)."""
         ta, ts = A.volume_in(target, "target")
         if ta.shape != self.shape:
-            raise invalid(f"target: shape {ta.shape} differs from the reference's {self.shape}")
+            raise invalid(f"target: shape {A.shape_text(ta.shape, _OCT_AXES)} differs from "
+                          f"the reference's {self.shape}")
         n = ta.shape[0]
         shifts = ffi.new("pv_octreg_shift[]", n)
         info = ffi.new("pv_octreg_info *")
@@ -1171,10 +1130,11 @@ class OctregPlan(_Plan):
         from given shifts ((B, 3) dx, dy, dz) and valid flags ((B,) bool)."""
         ta, ts = A.volume_in(target, "target")
         if ta.shape != self.shape:
-            raise invalid(f"target: shape {ta.shape} differs from the reference's {self.shape}")
+            raise invalid(f"target: shape {A.shape_text(ta.shape, _OCT_AXES)} differs from "
+                          f"the reference's {self.shape}")
         n = ta.shape[0]
-        s = np.asarray(shifts, dtype=np.float64)
-        v = np.asarray(valid)
+        s = A.plain(shifts, "shifts").astype(np.float64)
+        v = A.plain(valid, "valid")
         if s.shape != (n, 3) or v.shape != (n,):
             raise invalid(f"shifts/valid: expected shapes ({n}, 3) and ({n},)")
         c = ffi.new("pv_octreg_shift[]", n)
@@ -1209,7 +1169,7 @@ class FlowPlan(_Plan):
         if self._image:
             shape = (1,) + shape
         if len(shape) != 3:
-            raise invalid(f"shape: expected (z, y, x) or (y, x), got {shape}")
+            raise invalid(f"shape: expected (z, y, x) or (rows, columns), got {shape}")
         self.shape = tuple(_int(s, "shape") for s in shape)
         defaults = _flow_defaults(self.shape[1:] if self._image else None)
         self._create(lib.pv_flow_plan_create, self.shape[2], self.shape[1], self.shape[0],
@@ -1219,7 +1179,8 @@ class FlowPlan(_Plan):
         """Flow from fixed to moving (both of the plan's shape)."""
         fa, fs, ma, ms, shape2d = _flow_inputs(fixed, moving)
         if fa.shape != self.shape or ma.shape != self.shape:
-            raise invalid(f"fixed/moving: shapes differ from the plan's {self.shape}")
+            raise invalid(f"fixed/moving: shapes {A.shape_text(fa.shape)} and {ma.shape} "
+                          f"differ from the plan's {self.shape}")
         outs, field = _flow_field(fa.shape)
         self._call(lib.pv_flow_plan_run, fs, ms, field)
         return _flow_result(outs, shape2d)

@@ -8,7 +8,7 @@ from ._native import ffi, lib
 __all__ = [
     "Error", "InvalidArgument", "OutOfMemory", "FileError", "FormatError",
     "Unsupported", "OpenCLError", "BuildError", "NoDevice", "Mismatch",
-    "DeviceMemoryError", "ClosedError",
+    "DeviceMemoryError", "ClosedError", "ForkedError",
 ]
 
 
@@ -68,6 +68,13 @@ class DeviceMemoryError(Error):
 
 class ClosedError(Error, ValueError):
     """The context or plan was closed; it reports PV_ERR_INVALID."""
+
+
+class ForkedError(Unsupported):
+    """The context, group or plan was inherited through ``fork`` (or this
+    process was forked from one that had used parvis): its threads did not
+    survive the fork.  Start processes with multiprocessing's 'spawn' or
+    'forkserver' method.  It reports PV_ERR_UNSUPPORTED."""
 
 
 _BY_STATUS: Dict[int, Type[Error]] = {

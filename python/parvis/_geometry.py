@@ -16,7 +16,9 @@ from typing import Any, Callable, NamedTuple, Tuple
 
 import numpy as np
 
+from . import _arrays as A
 from ._context import Context
+from ._convert import c_float, c_int, c_seed
 from ._errors import invalid
 from ._native import ffi, lib
 
@@ -45,7 +47,7 @@ class GeometryResult(NamedTuple):
 
 
 def _points(a: ArrayLike, name: str) -> np.ndarray:
-    p = np.ascontiguousarray(a, dtype=np.float32)
+    p = np.ascontiguousarray(A.plain(a, name), dtype=np.float32)
     if p.ndim != 2 or p.shape[1] != 2:
         raise invalid(f"{name}: expected an (N, 2) array of x, y, got shape {p.shape}")
     return p
@@ -55,13 +57,10 @@ def _params(threshold: float, iterations: int, confidence: float, seed: int,
             refine: bool) -> Any:
     params = ffi.new("pv_ransac_params *")
     lib.pv_ransac_params_default(params)
-    try:
-        params.threshold = float(threshold)
-        params.iterations = int(iterations)
-        params.confidence = float(confidence)
-        params.seed = int(seed) & 0xFFFFFFFFFFFFFFFF
-    except (TypeError, ValueError, OverflowError) as err:
-        raise invalid(f"RANSAC parameters: {err}") from None
+    params.threshold = c_float(threshold, "threshold")
+    params.iterations = c_int(iterations, "iterations")
+    params.confidence = c_float(confidence, "confidence")
+    params.seed = c_seed(seed, "seed", 64)
     params.refine = int(bool(refine))
     return params
 
@@ -111,8 +110,8 @@ def matched_points(keypoints1: np.ndarray, keypoints2: np.ndarray,
                    pairs: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
     """The x, y of each match: keypoints as SiftFeatures.keypoints, pairs as
     Matches.pairs (query index into keypoints1, train index into keypoints2)."""
-    k1, k2 = np.asarray(keypoints1), np.asarray(keypoints2)
-    p = np.asarray(pairs)
+    k1, k2 = A.plain(keypoints1, "keypoints1"), A.plain(keypoints2, "keypoints2")
+    p = A.plain(pairs, "pairs")
     if p.ndim != 2 or p.shape[1] != 2:
         raise invalid(f"pairs: expected an (M, 2) array, got shape {p.shape}")
     return (np.ascontiguousarray(k1[p[:, 0], :2], np.float32),

@@ -1,15 +1,15 @@
 """parvis.DeviceGroup: one context per device, items of a call spread over them."""
 from __future__ import annotations
 
-import threading
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
 from . import _arrays as A
-from ._context import (_BACKENDS, _Handle, _bp_params, _choice, _device_index, _flow_params, _int,
+from ._context import (_BACKENDS, _bp_params, _choice, _device_index, _flow_params, _int,
                        _octreg_arrays, _octreg_options, _stereo_inputs)
-from ._errors import ClosedError, invalid, raise_status
+from ._errors import invalid, raise_status
+from ._lifetime import _Handle, check_can_start
 from ._native import ffi, lib
 from ._results import Flow, OctregResult
 
@@ -42,8 +42,7 @@ class DeviceGroup(_Handle):
     def __init__(self, backend: str = "auto",
                  devices: Union[str, Sequence[Union[int, str]]] = "all",
                  crosscheck: bool = False, cpu_threads: int = 0) -> None:
-        self._ptr: Any = None
-        self._lock = threading.Lock()
+        super().__init__()
         options = ffi.new("pv_context_options *")
         lib.pv_context_options_default(options)
         options.backend = _choice(_BACKENDS, backend, "backend")
@@ -58,19 +57,24 @@ class DeviceGroup(_Handle):
             if not chosen:
                 raise invalid("devices: the list is empty (give 'all' for every device)")
             indices, count = ffi.new("int[]", chosen), len(chosen)
+        check_can_start("DeviceGroup")
         out = ffi.new("pv_device_group **")
         status = lib.pv_device_group_create(out, options, indices, count)
         if status != lib.PV_OK:
             raise_status(status)
-        self._ptr = out[0]
+        self._start(out[0])
 
     # ------------------------------------------------------------- lifetime
+    _destroy = lib.pv_device_group_destroy
+
     def close(self) -> None:
-        """Release the group and its contexts (idempotent)."""
-        with self._lock:
-            self._drop(lib.pv_device_group_destroy)
+        """Release the group and its contexts (idempotent).  In a process
+        forked from the owner it only forgets them."""
+        super().close()
 
     def __repr__(self) -> str:
+        if self._forked:
+            return "<parvis.DeviceGroup inherited through fork, unusable>"
         if self._ptr is None:
             return "<parvis.DeviceGroup closed>"
         return f"<parvis.DeviceGroup of {self.size}: {', '.join(self.device_names)}>"
@@ -78,8 +82,8 @@ class DeviceGroup(_Handle):
     def _call(self, fn: Any, *args: Any) -> None:
         """Run fn(group, *args) under the group's lock; raise on failure
         with the calling thread's message (it names member and item)."""
-        with self._lock:
-            status = fn(self._live(), *args)
+        with self._entered() as group:
+            status = fn(group, *args)
             if status:
                 raise_status(status)
 
@@ -87,22 +91,21 @@ class DeviceGroup(_Handle):
     @property
     def size(self) -> int:
         """Members (contexts) of the group."""
-        with self._lock:
-            return int(lib.pv_device_group_size(self._live()))
+        with self._entered() as group:
+            return int(lib.pv_device_group_size(group))
 
     @property
     def device_names(self) -> List[str]:
         """The device name of each member, in member order."""
-        with self._lock:
-            ptr = self._live()
+        with self._entered() as ptr:
             return [ffi.string(lib.pv_context_device_name(lib.pv_device_group_context(ptr, i)))
                     .decode(errors="replace") for i in range(lib.pv_device_group_size(ptr))]
 
     @property
     def backend(self) -> str:
         """"cpu" or "opencl": where the members run."""
-        with self._lock:
-            ctx = lib.pv_device_group_context(self._live(), 0)
+        with self._entered() as group:
+            ctx = lib.pv_device_group_context(group, 0)
             return "opencl" if lib.pv_context_backend(ctx) == lib.PV_BACKEND_OPENCL else "cpu"
 
     def last_timing(self, index: Optional[int] = None) -> Dict[str, float]:
@@ -121,8 +124,8 @@ class DeviceGroup(_Handle):
     def last_items(self, index: int) -> int:
         """Items member `index` ran in the last group call."""
         which = _int(index, "index")
-        with self._lock:
-            items = int(lib.pv_device_group_last_items(self._live(), which))
+        with self._entered() as group:
+            items = int(lib.pv_device_group_last_items(group, which))
         if items < 0:
             raise invalid(f"index: {which} is not a member (0 .. {self.size - 1})")
         return items
@@ -207,7 +210,7 @@ class DeviceGroup(_Handle):
                             message_precision, message_update)
         dst = A.output(out, la.shape)
         A.refuse_overlap(dst, la, ra)
-        self._call(lib.pv_stereo_bp_group, ls, rs, params, A.image_struct(dst))
+        self._call(lib.pv_stereo_bp_group, ls, rs, params, A.out_struct(dst))
         return dst
 
 
@@ -233,7 +236,8 @@ def _volume_list(stack: Any, name: str, shape: Tuple[int, ...]) -> Tuple[Any, Li
     for i, item in enumerate(items):
         a, s = A.volume_in(item, f"{name}[{i}]")
         if a.shape != tuple(shape):
-            raise invalid(f"{name}[{i}]: shape {a.shape} differs from {tuple(shape)}")
+            raise invalid(f"{name}[{i}]: shape {A.shape_text(a.shape)} differs from "
+                          f"{tuple(shape)}")
         structs[i] = s[0]
         keep.append(a)
     return structs, keep

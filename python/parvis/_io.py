@@ -1,19 +1,20 @@
-"""Module-level helpers: devices, version, image and volume files, synthetic data."""
+"""Module-level helpers: devices, version, image and volume files, synthetic data.
+
+File names are str, bytes or os.PathLike; one holding a NUL byte raises
+InvalidArgument (a ValueError, as open() raises)."""
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from typing import Any, List, Optional, Tuple, Union
 
 import numpy as np
 
 from . import _arrays as A
+from ._convert import PathLike, c_float, c_int, c_path, c_seed
 from ._errors import invalid, raise_status
+from ._lifetime import check_can_start
 from ._native import ffi, lib
 from ._results import Flow, SyntheticOct
-
-PathLike = Union[str, "os.PathLike[str]"]
-
 
 @dataclass(frozen=True)
 class DeviceInfo:
@@ -43,7 +44,9 @@ def version() -> str:
 
 
 def devices() -> List[DeviceInfo]:
-    """Every OpenCL device found (empty without OpenCL)."""
+    """Every OpenCL device found (empty without OpenCL).  It starts the
+    OpenCL driver: a fork child of this process cannot (ForkedError)."""
+    check_can_start("devices")
     count = ffi.new("int *")
     status = lib.pv_device_list(ffi.NULL, 0, count)
     if status:
@@ -62,7 +65,7 @@ def devices() -> List[DeviceInfo]:
 
 
 def _path(path: PathLike) -> bytes:
-    return os.fsencode(path)
+    return c_path(path, "path")
 
 
 def imread(path: PathLike, dtype: Any = np.uint8, colour: bool = False) -> np.ndarray:
@@ -132,7 +135,7 @@ def read_volume(path: PathLike, shape: Optional[Tuple[int, int, int]] = None) ->
     else:
         if len(shape) != 3:
             raise invalid(f"shape: expected (z, y, x), got {shape}")
-        nz, ny, nx = (int(s) for s in shape)
+        nz, ny, nx = (c_int(n, f"shape[{axis}]") for axis, n in enumerate(shape))
         status = lib.pv_volume_read_raw(_path(path), nx, ny, nz, volume)
     if status:
         raise_status(status)
@@ -143,11 +146,11 @@ def write_volume(path: PathLike, volume: Any) -> None:
     """Write a 3D float32 volume (z, y, x): NIfTI-1 for .nii / .nii.gz /
     .hdr names, raw little-endian float32 otherwise."""
     a, s = A.volume_in(volume, "volume")
-    name = os.fspath(path)
-    if name.endswith((".nii", ".nii.gz", ".hdr", ".img")):
-        status = lib.pv_volume_write_nifti(_path(path), s)
+    name = _path(path)
+    if name.endswith((b".nii", b".nii.gz", b".hdr", b".img")):
+        status = lib.pv_volume_write_nifti(name, s)
     else:
-        status = lib.pv_volume_write_raw(_path(path), s)
+        status = lib.pv_volume_write_raw(name, s)
     if status:
         raise_status(status)
 
@@ -156,7 +159,8 @@ def write_flow(path: PathLike, flow: Union[Flow, Tuple[Any, Any, Any]]) -> None:
     """Write a flow field (u, v, w) as a NIfTI-1 vector field."""
     comps = [A.volume_array(c, n) for c, n in zip(flow, "uvw")]
     if len({c.shape for c in comps}) != 1:
-        raise invalid("flow: u, v, w must have one shape")
+        raise invalid(f"flow: u, v, w must have one shape, got {[c.shape for c in comps]} "
+                      "(z, y, x)")
     field = ffi.new("pv_flow_field *")
     field.u, field.v, field.w = (A.volume_struct(c)[0] for c in comps)
     status = lib.pv_flow_write_nifti(_path(path), field)
@@ -196,10 +200,11 @@ def write_flo(path: PathLike, flow: Union[Flow, Tuple[Any, ...]]) -> None:
         raise invalid(f"flow: expected (u, v) or (u, v, w), got {len(parts)} arrays")
     comps = [A.volume_array(_one_slice(c, n), n) for c, n in zip(parts[:2], "uv")]
     if comps[0].shape != comps[1].shape:
-        raise invalid(f"flow: u {comps[0].shape} and v {comps[1].shape} differ in shape")
+        raise invalid(f"flow: u {comps[0].shape[1:]} and v {comps[1].shape[1:]} differ in "
+                      "shape (rows, columns)")
     if comps[0].shape[0] != 1:
         raise invalid(f"flow: .flo holds a 2D flow, got volumes of {comps[0].shape[0]} slices")
-    if len(parts) == 3 and np.any(np.asarray(parts[2]) != 0):
+    if len(parts) == 3 and np.any(A.plain(parts[2], "w") != 0):
         raise invalid("flow: w is not zero; .flo holds u and v only")
     field = ffi.new("pv_flow_field *")
     field.u, field.v = (A.volume_struct(c)[0] for c in comps)
@@ -209,7 +214,7 @@ def write_flo(path: PathLike, flow: Union[Flow, Tuple[Any, ...]]) -> None:
 
 
 def _one_slice(component: Any, name: str) -> np.ndarray:
-    a = np.asarray(component)
+    a = A.plain(component, name)
     if a.ndim == 2:
         return a[np.newaxis]
     if a.ndim == 3:
@@ -224,10 +229,12 @@ def disparity_error(disparity: Any, ground_truth: Any, gt_scale: float = 1.0,
     leaving border pixels out on each side.  inf disparities count as bad."""
     da, ds = A.image_in(disparity, "disparity")
     ga, gs = A.image_in(ground_truth, "ground_truth")
+    A.same_shape(da, ga, ("disparity", "ground_truth"))
     if da.dtype != np.float32:
         da, ds = A.image_in(da.astype(np.float32), "disparity")
     bad = ffi.new("double *")
-    status = lib.pv_disparity_error(ds, gs, float(gt_scale), float(threshold), int(border), bad)
+    status = lib.pv_disparity_error(ds, gs, c_float(gt_scale, "gt_scale"),
+                                    c_float(threshold, "threshold"), c_int(border, "border"), bad)
     if status:
         raise_status(status)
     return float(bad[0])
@@ -242,27 +249,40 @@ def synthesize_oct(shape: Tuple[int, int, int] = (40, 48, 64), seed: int = 1, *,
 
     shape: (B-scans, A-lines, depth).  drift, start: (dx, dy, dz) in voxels
     (thesis axes, as OctregResult.shifts).  Returns SyntheticOct(reference,
-    target, shifts, valid)."""
-    if len(shape) != 3 or min(shape) <= 0:
-        raise invalid(f"shape: expected three positive sizes, got {shape}")
+    target, shifts, valid).  It runs OpenMP threads: a fork child of a
+    process that used parvis cannot call it (ForkedError)."""
+    if len(shape) != 3:
+        raise invalid(f"shape: expected (B-scans, A-lines, depth), got {shape}")
+    sizes = tuple(c_int(n, f"shape[{axis}]", 1) for axis, n in enumerate(shape))
     params = ffi.new("pv_octreg_synth_params *")
     lib.pv_octreg_synth_params_default(params)
-    params.size = [int(shape[2]), int(shape[1]), int(shape[0])]
-    params.seed = int(seed) & 0xFFFFFFFF
-    params.noise = float(noise)
-    params.drift = [float(v) for v in drift]
-    params.tremor = float(tremor)
-    params.saccades = int(saccades)
-    params.saccade_size = float(saccade_size)
-    params.start = [float(v) for v in start]
+    params.size = [sizes[2], sizes[1], sizes[0]]
+    params.seed = c_seed(seed, "seed", 32)
+    params.noise = c_float(noise, "noise")
+    params.drift = [c_float(v, "drift") for v in drift]
+    params.tremor = c_float(tremor, "tremor")
+    params.saccades = c_int(saccades, "saccades")
+    params.saccade_size = c_float(saccade_size, "saccade_size")
+    params.start = [c_float(v, "start") for v in start]
     params.integer_shifts = int(bool(integer_shifts))
-    reference = np.empty(tuple(shape), np.float32)
-    target = np.empty(tuple(shape), np.float32)
-    trace = ffi.new("pv_octreg_shift[]", int(shape[0]))
+    _check_synthetic_size(sizes)
+    check_can_start("synthesize_oct")
+    reference = np.empty(sizes, np.float32)
+    target = np.empty(sizes, np.float32)
+    trace = ffi.new("pv_octreg_shift[]", sizes[0])
     status = lib.pv_octreg_synthesize(params, A.volume_struct(reference),
                                       A.volume_struct(target), trace)
     if status:
         raise_status(status)
     from ._context import _octreg_arrays
-    shifts, _, valid = _octreg_arrays(trace, int(shape[0]))
+    shifts, _, valid = _octreg_arrays(trace, sizes[0])
     return SyntheticOct(reference, target, shifts, valid)
+
+
+def _check_synthetic_size(sizes: Tuple[int, ...]) -> None:
+    """Refuse a synthetic volume too large for one C allocation before the
+    two numpy arrays are made (each side already fits a C int)."""
+    voxels = sizes[0] * sizes[1] * sizes[2]
+    if voxels > 2**31 - 1:
+        raise invalid(f"shape: {sizes} holds {voxels} voxels; synthesize_oct makes at "
+                      "most 2**31 - 1")
