@@ -1,4 +1,5 @@
-/* parvis register: phase correlation (2D/3D, sub-pixel) and normalized
+/** @file
+ * parvis register: phase correlation (2D/3D, sub-pixel) and normalized
  * cross-correlation.
  *
  * Shift convention: a shift s means moving(p) ~ reference(p - s), i.e. the
@@ -28,54 +29,54 @@
 extern "C" {
 #endif
 
-/* Result flags. */
-#define PV_REGISTER_NO_TEXTURE 0x1u  /* an input is constant: no shift can be measured */
-#define PV_REGISTER_AT_EDGE 0x2u     /* sub-pixel fit impossible (peak on the map's edge) */
+/** Result flags. */
+#define PV_REGISTER_NO_TEXTURE 0x1u  /**< an input is constant: no shift can be measured */
+#define PV_REGISTER_AT_EDGE 0x2u     /**< sub-pixel fit impossible (peak on the map's edge) */
 
 typedef enum pv_pad_mode {
-    /* Transform at the input size: circular correlation.  With clFFT (see
+    /** Transform at the input size: circular correlation.  With clFFT (see
      * pv_fft_engine) the OpenCL backend then needs sizes with factors 2, 3,
      * 5, 7, 11, 13 only and returns PV_ERR_UNSUPPORTED for others; VkFFT
      * and FFTW take any size. */
     PV_PAD_NONE = 0,
-    /* Zero-pad each axis up to the next size with factors 2, 3, 5, 7. */
+    /** Zero-pad each axis up to the next size with factors 2, 3, 5, 7. */
     PV_PAD_FFT = 1,
-    /* Zero-pad each axis to at least 2n - 1 (then FFT-friendly): linear
+    /** Zero-pad each axis to at least 2n - 1 (then FFT-friendly): linear
      * correlation, no wrap-around (the thesis's padding). */
     PV_PAD_LINEAR = 2
 } pv_pad_mode;
 
 typedef enum pv_window_kind {
     PV_WINDOW_NONE = 0,
-    /* Separable Hann window 0.5 - 0.5 cos(2 pi i / (n - 1)) on both inputs,
+    /** Separable Hann window 0.5 - 0.5 cos(2 pi i / (n - 1)) on both inputs,
      * against the edges' wrap-around. */
     PV_WINDOW_HANN = 1
 } pv_window_kind;
 
 typedef enum pv_subpixel_method {
     PV_SUBPIXEL_NONE = 0,
-    /* Guizar-Sicairos et al. 2008: the correlation evaluated by
+    /** Guizar-Sicairos et al. 2008: the correlation evaluated by
      * matrix-multiply DFTs on a grid of step 1/upsample around the peak:
      * first a 1.5-pixel window, then finer windows (at most 10x finer each
      * step) around the best point, until the step is 1/upsample. */
     PV_SUBPIXEL_UPSAMPLE = 1,
-    /* A parabola through the peak and its two neighbours, per axis. */
+    /** A parabola through the peak and its two neighbours, per axis. */
     PV_SUBPIXEL_PARABOLIC = 2
 } pv_subpixel_method;
 
 typedef struct pv_phasecorr_options {
-    pv_pad_mode pad;              /* default PV_PAD_NONE */
-    pv_window_kind window;        /* default PV_WINDOW_NONE */
-    pv_subpixel_method subpixel;  /* default PV_SUBPIXEL_NONE */
-    int upsample;                 /* PV_SUBPIXEL_UPSAMPLE factor, 2..10000; default 100 */
+    pv_pad_mode pad;              /**< default PV_PAD_NONE */
+    pv_window_kind window;        /**< default PV_WINDOW_NONE */
+    pv_subpixel_method subpixel;  /**< default PV_SUBPIXEL_NONE */
+    int upsample;                 /**< PV_SUBPIXEL_UPSAMPLE factor, 2..10000; default 100 */
 } pv_phasecorr_options;
 
 PV_API void pv_phasecorr_options_default(pv_phasecorr_options *options);
 
 typedef struct pv_shift {
-    double dx, dy, dz;  /* moving(p) ~ reference(p - shift) */
-    double peak;        /* normalized correlation peak (1 for identical inputs) */
-    unsigned flags;     /* PV_REGISTER_* */
+    double dx, dy, dz;  /**< moving(p) ~ reference(p - shift) */
+    double peak;        /**< normalized correlation peak (1 for identical inputs) */
+    unsigned flags;     /**< PV_REGISTER_* */
 } pv_shift;
 
 /* ------------------------------------------------------------ FFT engine
@@ -89,22 +90,22 @@ typedef struct pv_shift {
  * it; a plan keeps the engine it was made with.  Both engines give the
  * same peaks (cross-check tolerances below). */
 typedef enum pv_fft_engine {
-    PV_FFT_AUTO = 0,    /* the default described above */
+    PV_FFT_AUTO = 0,    /**< the default described above */
     PV_FFT_CLFFT = 1,
     PV_FFT_VKFFT = 2,
-    PV_FFT_FFTW = 3     /* the CPU backend's (reported, not selectable) */
+    PV_FFT_FFTW = 3     /**< the CPU backend's (reported, not selectable) */
 } pv_fft_engine;
 
-/* "auto", "clFFT", "VkFFT", "FFTW"; "unknown" otherwise. */
+/** "auto", "clFFT", "VkFFT", "FFTW"; "unknown" otherwise. */
 PV_API const char *pv_fft_engine_name(pv_fft_engine engine);
-/* 1 when this build has the engine (PV_FFT_AUTO and PV_FFT_FFTW: always). */
+/** 1 when this build has the engine (PV_FFT_AUTO and PV_FFT_FFTW: always). */
 PV_API int pv_fft_engine_available(pv_fft_engine engine);
-/* Pick the OpenCL FFT engine of ctx (PV_FFT_AUTO: back to the default).
+/** Pick the OpenCL FFT engine of ctx (PV_FFT_AUTO: back to the default).
  * PV_ERR_INVALID for PV_FFT_FFTW or an unknown value; PV_ERR_UNSUPPORTED
  * when the engine is not built in (on any context).  On a CPU context an
  * engine that is built in is accepted and has no effect. */
 PV_API pv_status pv_context_set_fft_engine(pv_context *ctx, pv_fft_engine engine);
-/* The engine ctx's next plan will use: PV_FFT_FFTW on the CPU backend,
+/** The engine ctx's next plan will use: PV_FFT_FFTW on the CPU backend,
  * else PV_FFT_CLFFT or PV_FFT_VKFFT (PV_ERR_INVALID / PV_ERR_UNSUPPORTED
  * when PARVIS_FFT names an unknown or unbuilt engine). */
 PV_API pv_status pv_context_fft_engine(pv_context *ctx, pv_fft_engine *engine);
@@ -116,7 +117,7 @@ PV_API pv_status pv_context_fft_engine(pv_context *ctx, pv_fft_engine *engine);
 
 /* ------------------------------------------------------- one-shot calls */
 
-/* reference and moving: same size, u8 or f32 (types may differ).
+/** reference and moving: same size, u8 or f32 (types may differ).
  * options may be NULL (defaults). */
 PV_API pv_status pv_phase_correlate(pv_context *ctx, const pv_image *reference, const pv_image *moving,
                                     const pv_phasecorr_options *options, pv_shift *shift);
@@ -143,22 +144,22 @@ PV_API pv_status pv_phasecorr_plan_create3d(pv_context *ctx, const pv_volume *re
                                             pv_phasecorr_plan **plan);
 PV_API void pv_phasecorr_plan_destroy(pv_phasecorr_plan *plan);
 
-/* Replace the reference (same size as the plan's). */
+/** Replace the reference (same size as the plan's). */
 PV_API pv_status pv_phasecorr_plan_set_reference(pv_phasecorr_plan *plan, const pv_image *reference);
 PV_API pv_status pv_phasecorr_plan_set_reference3d(pv_phasecorr_plan *plan,
                                                    const pv_volume *reference);
 
-/* Correlate count movers with the reference: shifts[i] for movers[i].
+/** Correlate count movers with the reference: shifts[i] for movers[i].
  * Movers go through the device max_batch at a time. */
 PV_API pv_status pv_phasecorr_plan_correlate(pv_phasecorr_plan *plan, const pv_image *movers, int count,
                                              pv_shift *shifts);
 PV_API pv_status pv_phasecorr_plan_correlate3d(pv_phasecorr_plan *plan, const pv_volume *movers,
                                                int count, pv_shift *shifts);
 
-/* Transform size the plan uses per axis (after padding). */
+/** Transform size the plan uses per axis (after padding). */
 PV_API pv_status pv_phasecorr_plan_fft_size(const pv_phasecorr_plan *plan, int size[3]);
 
-/* Benchmark aid: run only the plan's forward and inverse transforms, once,
+/** Benchmark aid: run only the plan's forward and inverse transforms, once,
  * over all of its max_batch buffers, and report their time as the call's
  * (pv_context_last_timing): the bare R2C + C2R pair of the plan's engine
  * and size, to set beside a correlation.  The reference and the results
@@ -179,14 +180,14 @@ PV_API pv_status pv_phasecorr_plan_time_fft(pv_phasecorr_plan *plan);
  * has no variance over the overlap (a textureless patch); values lie in
  * [-1, 1] and are never NaN. */
 typedef struct pv_ncc_result {
-    int x, y;           /* best offset: template top-left in image coordinates */
-    float coefficient;  /* its coefficient */
-    double sub_x, sub_y;/* refined by a quadratic fit through the neighbours */
-    unsigned flags;     /* PV_REGISTER_NO_TEXTURE: template or image is constant
+    int x, y;           /**< best offset: template top-left in image coordinates */
+    float coefficient;  /**< its coefficient */
+    double sub_x, sub_y;/**< refined by a quadratic fit through the neighbours */
+    unsigned flags;     /**< PV_REGISTER_NO_TEXTURE: template or image is constant
                            (the map is all 0); PV_REGISTER_AT_EDGE: no fit */
 } pv_ncc_result;
 
-/* templ, image: u8 or f32, any sizes (the template may be as large as the
+/** templ, image: u8 or f32, any sizes (the template may be as large as the
  * image or larger).  out: f32 image of the map's size, caller-allocated, or
  * NULL when only the result is wanted; result may be NULL (not both).
  * min_overlap >= 0 pixels. */
