@@ -112,8 +112,8 @@ typedef struct pv_volume {
  * @param type the pixel type
  * @return PV_OK, PV_ERR_INVALID or PV_ERR_NOMEM */
 PV_API pv_status pv_image_alloc(pv_image *image, int width, int height, pv_pixel_type type);
-/** Free an image allocated by the library (pv_image_alloc, pv_image_read ...)
- * and clear it.
+/** Free an image allocated by the library (pv_image_alloc, pv_image_read ...);
+ * its data pointer becomes NULL.
  * @param image the image, or NULL */
 PV_API void pv_image_free(pv_image *image);
 /** Allocate a dense volume (zeroed); free it with pv_volume_free.
@@ -123,7 +123,7 @@ PV_API void pv_image_free(pv_image *image);
  * @param nz size along z (> 0)
  * @return PV_OK, PV_ERR_INVALID or PV_ERR_NOMEM */
 PV_API pv_status pv_volume_alloc(pv_volume *volume, int nx, int ny, int nz);
-/** Free a volume allocated by the library and clear it.
+/** Free a volume allocated by the library; its data pointer becomes NULL.
  * @param volume the volume, or NULL */
 PV_API void pv_volume_free(pv_volume *volume);
 
@@ -161,7 +161,7 @@ typedef enum pv_backend_kind {
     PV_BACKEND_OPENCL = 2  /**< OpenCL: a GPU if any, else any OpenCL device */
 } pv_backend_kind;
 
-/** The backend's name ("auto", "cpu", "opencl").
+/** The backend's name ("auto", "cpu", "opencl"; "unknown" otherwise).
  * @param kind the backend
  * @return a constant string, never NULL */
 PV_API const char *pv_backend_name(pv_backend_kind kind);
@@ -203,7 +203,7 @@ PV_API void pv_context_destroy(pv_context *ctx);
 PV_API pv_backend_kind pv_context_backend(const pv_context *ctx);
 /** Where the context runs: the device's name.
  * @param ctx the context
- * @return the name, never NULL */
+ * @return the name, never NULL ("" for a NULL context) */
 PV_API const char *pv_context_device_name(const pv_context *ctx);
 /** One line saying how the backend was selected (e.g. why AUTO took the CPU).
  * @param ctx the context
@@ -227,7 +227,7 @@ PV_API const char *pv_context_build_log(const pv_context *ctx);
 PV_API pv_status pv_context_set_crosscheck(pv_context *ctx, int enabled);
 /** Whether the cross-check is on.
  * @param ctx the context
- * @return 1 when on, else 0 */
+ * @return nonzero when on, 0 when off (or ctx is NULL) */
 PV_API int pv_context_crosscheck(const pv_context *ctx);
 /** OpenMP threads the CPU backend uses in this context.
  * @param ctx the context

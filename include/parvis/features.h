@@ -33,8 +33,11 @@
 extern "C" {
 #endif
 
+/** Elements of one descriptor. */
 #define PV_SIFT_DESCRIPTOR_SIZE 128
+/** Most octaves a plan uses. */
 #define PV_SIFT_MAX_OCTAVES 16
+/** Most scales per octave (pv_sift_params.levels). */
 #define PV_SIFT_MAX_LEVELS 8
 /** Smallest accepted input side: the first octave's base blur (radius 7)
  * must fit and at least one octave must have a 3x3x3 neighbourhood. */
@@ -42,9 +45,12 @@ extern "C" {
 
 /** Documented cross-backend agreement (used by the cross-check mode). */
 #define PV_SIFT_POSITION_TOLERANCE 0.05f
+/** Documented cross-backend agreement: descriptor elements. */
 #define PV_SIFT_DESCRIPTOR_TOLERANCE 1e-3f
+/** Documented cross-backend agreement: the share of keypoints paired. */
 #define PV_SIFT_MATCHED_FRACTION 0.99
 
+/** SIFT detection parameters (defaults at each field). */
 typedef struct pv_sift_params {
     int first_octave;        /**< -1 (2x upsampled) or 0; default -1 (fast preset 0) */
     int octaves;             /**< 0: max(floor(log2(min(w, h))) - first_octave - 3, 1);
@@ -62,9 +68,10 @@ typedef struct pv_sift_params {
 } pv_sift_params;
 
 /** Defaults: the reference preset.
- * @param params the parameters (see the type) */
+ * @param params receives the defaults */
 PV_API void pv_sift_params_default(pv_sift_params *params);
 
+/** The reference preset's peak threshold. */
 #define PV_SIFT_REFERENCE_PEAK_THRESH 0.0f
 
 /** Named settings.  REFERENCE (the defaults): first octave -1 and a peak
@@ -73,8 +80,8 @@ PV_API void pv_sift_params_default(pv_sift_params *params);
  * every pair measured, level with VLFeat's (docs/sift.md).  FAST: the real-time paper's settings (first
  * octave 0, peak threshold 0.01), about 4x less work on the first octave. */
 typedef enum pv_sift_preset {
-    PV_SIFT_PRESET_REFERENCE = 0,
-    PV_SIFT_PRESET_FAST = 1
+    PV_SIFT_PRESET_REFERENCE = 0, /**< the defaults */
+    PV_SIFT_PRESET_FAST = 1       /**< the real-time paper's settings */
 } pv_sift_preset;
 
 /** Fills all of *params with the preset's values.
@@ -83,12 +90,16 @@ typedef enum pv_sift_preset {
  * @return PV_OK, or the failure's status */
 PV_API pv_status pv_sift_params_preset(pv_sift_params *params, pv_sift_preset preset);
 
+/** One keypoint. */
 typedef struct pv_sift_keypoint {
-    float x, y;              /**< input pixels, origin at the top-left pixel's centre */
+    /** @{ */
+    /** input pixels, origin at the top-left pixel's centre */
+    float x, y;
+    /** @} */
     float sigma;             /**< input pixels */
     float angle;             /**< radians, [0, 2 pi) */
     float response;          /**< D(x^), the interpolated DoG value (signed) */
-    int octave;              /**< first_octave .. */
+    int octave;              /**< `first_octave ..` */
     float scale;             /**< level within the octave: sigma = sigma0 2^(octave + scale/levels) */
 } pv_sift_keypoint;
 
@@ -98,11 +109,11 @@ typedef struct pv_sift_keypoint {
  * keypoints the three arrays have room for (>= count), which
  * pv_sift_detect_into reuses. */
 typedef struct pv_sift_features {
-    int count;
-    pv_sift_keypoint *keypoints;
-    float *descriptors;
-    uint8_t *descriptors_u8;
-    int capacity;
+    int count;                  /**< keypoints found */
+    pv_sift_keypoint *keypoints; /**< count keypoints */
+    float *descriptors;         /**< count * 128 floats */
+    uint8_t *descriptors_u8;    /**< count * 128 bytes */
+    int capacity;               /**< room in the arrays (>= count) */
 } pv_sift_features;
 
 /** Free the keypoints and descriptors of a detection result and zero it.
@@ -172,6 +183,7 @@ PV_API pv_status pv_sift_detect_batch(pv_sift_plan *plan, const pv_image *images
 
 /* ----------------------------------------------------------------- matching */
 
+/** Matching parameters (defaults at each field). */
 typedef struct pv_sift_match_params {
     float ratio;             /**< Lowe's ratio test: d1 < ratio * d2; 0.8. 1 disables it */
     int mutual;              /**< keep only pairs that are each other's nearest; 0 */
@@ -181,6 +193,7 @@ typedef struct pv_sift_match_params {
  * @param params receives the defaults */
 PV_API void pv_sift_match_params_default(pv_sift_match_params *params);
 
+/** One match. */
 typedef struct pv_sift_pair {
     int query;               /**< index into the query set */
     int train;               /**< index of its nearest neighbour in the train set */
@@ -190,11 +203,11 @@ typedef struct pv_sift_pair {
 
 /** Library-owned list, in increasing query order; free with pv_sift_matches_free. */
 typedef struct pv_sift_matches {
-    int count;
-    pv_sift_pair *pairs;
+    int count;           /**< matches */
+    pv_sift_pair *pairs; /**< count matches */
 } pv_sift_matches;
 
-/** Free a match result and zero it.
+/** Free a match result; it is left empty (no pairs, count 0).
  * @param matches the matches, or NULL */
 PV_API void pv_sift_matches_free(pv_sift_matches *matches);
 
@@ -218,7 +231,7 @@ PV_API pv_status pv_sift_match(pv_context *ctx, const pv_sift_features *query,
  * whose sigma is within `scale_tol` (relative); among the paired ones,
  * orientation and descriptor differences are measured. */
 typedef struct pv_sift_agreement {
-    int ref_count;
+    int ref_count;           /**< keypoints in ref */
     int paired;              /**< ref keypoints that found a partner */
     double paired_fraction;  /**< paired / ref_count (1 when ref is empty) */
     double angle_ok_fraction; /**< paired with |angle difference| <= angle_tol */

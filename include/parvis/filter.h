@@ -50,6 +50,7 @@ PV_API pv_status pv_gaussian_blur(pv_context *ctx, const pv_image *src, pv_image
 PV_API pv_status pv_gaussian_blur3d(pv_context *ctx, const pv_volume *src, pv_volume *dst,
                                     float sigma, int taps);
 
+/** Finite differences of pv_gradient and pv_gradient3d. */
 typedef enum pv_gradient_scheme {
     /** (f(x+1) - f(x-1)) / 2 inside, one-sided differences at the borders. */
     PV_GRADIENT_CENTRAL = 0,

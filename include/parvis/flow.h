@@ -35,6 +35,7 @@ extern "C" {
 /** Documented OpenCL-vs-CPU tolerance: max abs flow difference in voxels. */
 #define PV_FLOW_TOLERANCE 1e-3
 
+/** CLG flow parameters (pv_flow_params_default). */
 typedef struct pv_flow_params {
     float alpha;        /**< smoothness weight, > 0 */
     float beta;         /**< divergence weight, 0 <= beta <= 2 alpha (0: plain CLG);
@@ -62,7 +63,10 @@ PV_API void pv_flow_params_default(pv_flow_params *params);
 
 /** A flow field: three f32 volumes of equal size, in voxels. */
 typedef struct pv_flow_field {
+    /** @{ */
+    /** the components along x, y and z */
     pv_volume u, v, w;
+    /** @} */
 } pv_flow_field;
 
 /** Allocate / free a dense zeroed field (free only what alloc made).
@@ -72,7 +76,8 @@ typedef struct pv_flow_field {
  * @param nz size along z
  * @return PV_OK, or the failure's status */
 PV_API pv_status pv_flow_field_alloc(pv_flow_field *field, int nx, int ny, int nz);
-/** Free a field made by pv_flow_field_alloc (or a reader) and zero it.
+/** Free the three volumes of a field made by pv_flow_field_alloc (or a
+ * reader); their data pointers become NULL.
  * @param field the field, or NULL */
 PV_API void pv_flow_field_free(pv_flow_field *field);
 
@@ -205,9 +210,10 @@ PV_API pv_status pv_flow_write_flo(const char *path, const pv_flow_field *field)
  * @return PV_OK, or the failure's status */
 PV_API pv_status pv_flow_write_color_png(const char *path, const pv_flow_field *field, float max_radius);
 
+/** The errors pv_flow_error_2d measures. */
 typedef struct pv_flow_error {
     double mean_endpoint;     /**< mean |(u, v) - (u_t, v_t)|, pixels */
-    double max_endpoint;
+    double max_endpoint;      /**< largest endpoint error, pixels */
     double mean_angular_deg;  /**< mean angle between (u, v, 1) and (u_t, v_t, 1) */
     size_t known;             /**< pixels scored (known truth inside the border) */
 } pv_flow_error;

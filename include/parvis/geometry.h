@@ -45,13 +45,16 @@ extern "C" {
 #define PV_HOMOGRAPHY_SAMPLE 4     /**< matches in a homography's minimal sample */
 #define PV_FUNDAMENTAL_SAMPLE 8    /**< matches in a fundamental matrix's sample */
 #define PV_RANSAC_BATCH 256        /**< hypotheses per backend call */
+/** Most hypotheses a run may draw. */
 #define PV_RANSAC_MAX_ITERATIONS (1 << 20)
 
+/** The model estimated. */
 typedef enum pv_geometry_model {
-    PV_GEOMETRY_HOMOGRAPHY = 0,
-    PV_GEOMETRY_FUNDAMENTAL = 1
+    PV_GEOMETRY_HOMOGRAPHY = 0,  /**< H: x2 ~ H x1 */
+    PV_GEOMETRY_FUNDAMENTAL = 1  /**< F: x2^T F x1 = 0 */
 } pv_geometry_model;
 
+/** RANSAC parameters (defaults after each field's range). */
 typedef struct pv_ransac_params {
     int iterations;          /**< most hypotheses drawn, 1 .. PV_RANSAC_MAX_ITERATIONS; 2048 */
     float threshold;         /**< inlier distance in pixels, > 0; 2 */
@@ -64,6 +67,7 @@ typedef struct pv_ransac_params {
  * @param params receives the defaults */
 PV_API void pv_ransac_params_default(pv_ransac_params *params);
 
+/** A model and its support. */
 typedef struct pv_geometry_result {
     double model[9];         /**< the 3x3 model, row-major, scaled to unit Frobenius norm
                                 (H: then signed so that H[2][2] >= 0) */

@@ -45,18 +45,22 @@ extern "C" {
  * @return PV_OK, or the failure's status */
 PV_API pv_status pv_image_read(const char *path, pv_pixel_type type, pv_image *out);
 
+/** File formats. */
 typedef enum pv_image_format {
     PV_IMAGE_FORMAT_PGM = 1,    /**< P2, P5 */
     PV_IMAGE_FORMAT_PPM,        /**< P3, P6 */
     PV_IMAGE_FORMAT_PFM,        /**< Pf, PF */
-    PV_IMAGE_FORMAT_PNG,
-    PV_IMAGE_FORMAT_JPEG
+    PV_IMAGE_FORMAT_PNG,        /**< PNG */
+    PV_IMAGE_FORMAT_JPEG        /**< JPEG */
 } pv_image_format;
 
 /** What a file holds before pv_image_read folds it to grey. */
 typedef struct pv_image_info {
-    pv_image_format format;
+    pv_image_format format;  /**< the file's format */
+    /** @{ */
+    /** size in pixels */
     int width, height;
+    /** @} */
     int channels;   /**< samples a pixel in the file: 1 grey, 2 grey + alpha,
                        3 colour, 4 colour + alpha (a PNG palette counts as
                        colour) */

@@ -37,6 +37,7 @@ extern "C" {
 /** pv_device_group_last_timing's index for the whole call. */
 #define PV_DEVICE_GROUP_WHOLE (-1)
 
+/** A device group: one context per device (opaque). */
 typedef struct pv_device_group pv_device_group;
 
 /** Create a group: one context per entry of device_indices (indices as

@@ -46,6 +46,7 @@
 extern "C" {
 #endif
 
+/** Registration options (defaults at each field). */
 typedef struct pv_octreg_options {
     int stripes;              /**< coarse stripes; default 10, >= 2 */
     int stripe_width;         /**< B-scans per coarse stripe; default 3 */
@@ -70,7 +71,10 @@ PV_API void pv_octreg_options_default(pv_octreg_options *options);
 
 /** One B-scan's result (or one B-scan of a true motion trace). */
 typedef struct pv_octreg_shift {
-    double dx, dy, dz;  /**< target(x, k, z) ~ reference(x - dx, k - dy, z - dz) */
+    /** @{ */
+    /** target(x, k, z) ~ reference(x - dx, k - dy, z - dz) */
+    double dx, dy, dz;
+    /** @} */
     double peak;        /**< fine correlation peak (0 for a constant B-scan) */
     int valid;          /**< 1: measured and accepted; 0: rejected, shifts interpolated */
 } pv_octreg_shift;
@@ -83,6 +87,7 @@ typedef struct pv_octreg_info {
     int subvolumes;       /**< reference sub-volumes in the plan */
 } pv_octreg_info;
 
+/** A registration plan for one reference volume (opaque). */
 typedef struct pv_octreg_plan pv_octreg_plan;
 
 /** Plan for a reference volume (f32, any strides; axes as above).  Fails
@@ -164,8 +169,8 @@ PV_API pv_status pv_octreg_average(pv_octreg_plan *plan, const pv_volume *target
  * sub-pixel shifts of agreeing B-scans within 0.05 voxel; reconstructions
  * within 1e-4 relative. */
 
-/* ------------------------------------------------------ synthetic data
- * AO-OCT-like test volumes with a known eye-motion trace: bright retinal
+/* ------------------------------------------------------ synthetic data */
+/** AO-OCT-like test volumes with a known eye-motion trace: bright retinal
  * layers along z that bend slowly across x and y, modulated by a jittered
  * hexagonal mosaic of cone-like spots and by smooth speckle, plus noise.
  * The target is the same continuous scene sampled B-scan by B-scan at the
@@ -174,7 +179,7 @@ PV_API pv_status pv_octreg_average(pv_octreg_plan *plan, const pv_volume *target
  * position k - dy lies inside the reference (within half a B-scan). */
 typedef struct pv_octreg_synth_params {
     int size[3];           /**< depth, A-lines, B-scans */
-    uint32_t seed;
+    uint32_t seed;         /**< the random generator's seed */
     double noise;          /**< std of the additive noise, relative to the
                               brightest layer; default 0.05 */
     double drift[3];       /**< drift over the whole volume (dx, dy, dz) in
