@@ -23,5 +23,5 @@ docs/tuning.md, docs/timing.md; the C API reference is built by 'make doc'."
 rm -rf "$out"
 # From / so that the source tree's python/parvis (without its compiled
 # extension) cannot shadow the installed package.
-(cd / && "$python" -m pdoc --footer-text "$guides" -o "$out" parvis)
+(cd / && "$python" -m pdoc --footer-text "$guides" -o "$out" parvis parvis.dask)
 echo "Python API reference: $out/index.html"
