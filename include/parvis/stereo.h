@@ -206,7 +206,7 @@ typedef struct pv_bp_memory_info {
  * @param width width in pixels
  * @param height height in pixels
  * @param params the parameters (see the type)
- * @param info receives the plan
+ * @param info receives the memory figures and the partition
  * @return PV_OK, or the failure's status */
 PV_API pv_status pv_bp_memory_plan(pv_context *ctx, int width, int height, const pv_bp_params *params,
                             pv_bp_memory_info *info);
