@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Build parvis (installing what is missing) and run every check, one named
-# step after another:
+# Build parvis (installing what is missing) and check it, one named step
+# after another.  The quick check (the default) is the first four steps;
+# --all adds the long ones after them:
 #   build      configure and build in _build/ (build-aux/ensure-built.sh)
 #   check      'make check': the CMocka suites on the CPU backend and on every
 #              OpenCL device found (PoCL without a GPU), the script tests
@@ -14,12 +15,19 @@
 #              the thread test under TSan (PARVIS_SKIP_SANITIZERS=1 skips)
 #   distcheck  the release tarball, built CPU-only (--disable-opencl), with
 #              its suites and an install check
+#   doc        the C API reference ('make doc': Doxygen, any warning fails)
+#   debian     the Debian packages built, checked by lintian, installed,
+#              used and purged (tests/test_debian.sh; needs root or sudo)
+#   wheel      the Python wheel (tests/test_wheel.sh; a missing script fails)
 # Each step's output goes to _build/tests/run-logs/STEP.log.  A failed step
 # does not stop the later ones (except the build); at the end a summary
 # lists every step, then the logs of what failed: for 'check' only the
 # failing tests' logs.  The exit status is 1 when any step failed.
 #
-# Usage: tests/run.sh [STEP...]   (default: every step, in the order above)
+# Usage: tests/run.sh            the quick check: build check install python
+#        tests/run.sh --all      every step, in the order above (.ci/run)
+#        tests/run.sh STEP...    the steps named
+# docs/install.md gives the measured times.
 #
 # To add a step: write a function run_NAME that returns 0 (pass), 77
 # (skipped: print why) or anything else (fail), and add NAME to all_steps.
@@ -29,7 +37,8 @@ build="$top/_build"
 logs="$build/tests/run-logs"
 jobs="$(nproc 2>/dev/null || echo 2)"
 
-all_steps=(build check install python fuzz sanitize distcheck)
+quick_steps=(build check install python)
+all_steps=("${quick_steps[@]}" fuzz sanitize distcheck doc debian wheel)
 
 run_build() {
     "$top/build-aux/ensure-built.sh"
@@ -73,6 +82,22 @@ run_distcheck() {
     make -C "$build" -j"$jobs" -s distcheck
 }
 
+run_doc() {
+    make -C "$build" doc
+}
+
+run_debian() {
+    bash "$top/tests/test_debian.sh" "$build/tests/tmp/debian"
+}
+
+run_wheel() {
+    if [ ! -f "$top/tests/test_wheel.sh" ]; then
+        echo "tests/test_wheel.sh is missing: the wheel cannot be checked"
+        return 1
+    fi
+    bash "$top/tests/test_wheel.sh"
+}
+
 # ------------------------------------------------------------- reporting
 
 # The failing tests of the last 'make check' and their logs (the .trs
@@ -103,9 +128,13 @@ skipped_tests() {
 }
 
 steps=("$@")
-[ "${#steps[@]}" -gt 0 ] || steps=("${all_steps[@]}")
+if [ "${#steps[@]}" -eq 0 ]; then
+    steps=("${quick_steps[@]}")
+elif [ "${#steps[@]}" -eq 1 ] && [ "${steps[0]}" = --all ]; then
+    steps=("${all_steps[@]}")
+fi
 for step in "${steps[@]}"; do
-    declare -F "run_$step" >/dev/null || { echo "tests/run.sh: unknown step '$step' (steps: ${all_steps[*]})"; exit 2; }
+    declare -F "run_$step" >/dev/null || { echo "tests/run.sh: unknown step '$step' (steps: ${all_steps[*]}, or --all)"; exit 2; }
 done
 
 mkdir -p "$logs" 2>/dev/null || true

@@ -1,4 +1,5 @@
-/* parvis colour: colour and 16-bit images converted to grey.
+/** @file
+ * parvis colour: colour and 16-bit images converted to grey.
  *
  * Most real pictures are colour, and scientific ones often 16-bit.  SIFT
  * (parvis/features.h) takes them directly and converts them on the
@@ -12,7 +13,7 @@
 extern "C" {
 #endif
 
-/* The grey value of each pixel of `in` into the f32 image `out` (same
+/** The grey value of each pixel of `in` into the f32 image `out` (same
  * size, its own memory), on the context's backend, computed in float:
  *  - PV_PIXEL_U8, PV_PIXEL_F32: the value as it is;
  *  - PV_PIXEL_RGB8: the Rec. 601 luma 0.299 R + 0.587 G + 0.114 B, summed
@@ -27,7 +28,11 @@ extern "C" {
  * operations in the same order; the tolerance is a relative L-infinity of
  * 1e-6.  PV_ERR_INVALID for a NULL or malformed image, an output that is
  * not f32, of another size or overlapping the input; outputs untouched on
- * error. */
+ * error.
+ * @param ctx the context
+ * @param in the input image (any pixel type)
+ * @param out receives the grey values (f32, in's size)
+ * @return PV_OK, or the failure's status */
 PV_API pv_status pv_to_grey(pv_context *ctx, const pv_image *in, pv_image *out);
 
 #ifdef __cplusplus

@@ -1,4 +1,5 @@
-/* parvis geometry: robust two-view models from point matches.
+/** @file
+ * parvis geometry: robust two-view models from point matches.
  *
  * RANSAC estimation of a homography H (x2 ~ H x1) or of a fundamental
  * matrix F (x2^T F x1 = 0) from matched points x1 <-> x2.
@@ -41,52 +42,84 @@
 extern "C" {
 #endif
 
-#define PV_HOMOGRAPHY_SAMPLE 4     /* matches in a homography's minimal sample */
-#define PV_FUNDAMENTAL_SAMPLE 8    /* matches in a fundamental matrix's sample */
-#define PV_RANSAC_BATCH 256        /* hypotheses per backend call */
+#define PV_HOMOGRAPHY_SAMPLE 4     /**< matches in a homography's minimal sample */
+#define PV_FUNDAMENTAL_SAMPLE 8    /**< matches in a fundamental matrix's sample */
+#define PV_RANSAC_BATCH 256        /**< hypotheses per backend call */
+/** Most hypotheses a run may draw. */
 #define PV_RANSAC_MAX_ITERATIONS (1 << 20)
 
+/** The model estimated. */
 typedef enum pv_geometry_model {
-    PV_GEOMETRY_HOMOGRAPHY = 0,
-    PV_GEOMETRY_FUNDAMENTAL = 1
+    PV_GEOMETRY_HOMOGRAPHY = 0,  /**< H: x2 ~ H x1 */
+    PV_GEOMETRY_FUNDAMENTAL = 1  /**< F: x2^T F x1 = 0 */
 } pv_geometry_model;
 
+/** RANSAC parameters (defaults after each field's range). */
 typedef struct pv_ransac_params {
-    int iterations;          /* most hypotheses drawn, 1 .. PV_RANSAC_MAX_ITERATIONS; 2048 */
-    float threshold;         /* inlier distance in pixels, > 0; 2 */
-    double confidence;       /* early stop, in [0, 1]; 0.999.  1 disables the early stop */
-    uint64_t seed;           /* the random stream's key; 1 */
-    int refine;              /* 1: least-squares refinement on the inliers; 0: the minimal model */
+    int iterations;          /**< most hypotheses drawn, 1 .. PV_RANSAC_MAX_ITERATIONS; 2048 */
+    float threshold;         /**< inlier distance in pixels, > 0; 2 */
+    double confidence;       /**< early stop, in [0, 1]; 0.999.  1 disables the early stop */
+    uint64_t seed;           /**< the random stream's key; 1 */
+    int refine;              /**< 1: least-squares refinement on the inliers; 0: the minimal model */
 } pv_ransac_params;
 
+/** Fill params with the defaults listed at each field.
+ * @param params receives the defaults */
 PV_API void pv_ransac_params_default(pv_ransac_params *params);
 
+/** A model and its support. */
 typedef struct pv_geometry_result {
-    double model[9];         /* the 3x3 model, row-major, scaled to unit Frobenius norm
+    double model[9];         /**< the 3x3 model, row-major, scaled to unit Frobenius norm
                                 (H: then signed so that H[2][2] >= 0) */
-    int inlier_count;        /* matches within threshold of the model */
-    int hypotheses;          /* hypotheses scored before the stop */
-    int best_hypothesis;     /* index of the winning sample */
-    int best_sample_inliers; /* inliers of the winning minimal model (backend count) */
+    int inlier_count;        /**< matches within threshold of the model */
+    int hypotheses;          /**< hypotheses scored before the stop */
+    int best_hypothesis;     /**< index of the winning sample */
+    int best_sample_inliers; /**< inliers of the winning minimal model (backend count) */
 } pv_geometry_result;
 
-/* Estimate H (image 1 to image 2) or F from count matches: points1[2 i],
+/** Estimate H (image 1 to image 2) or F from count matches: points1[2 i],
  * points1[2 i + 1] is x, y of match i in image 1, points2 likewise in
  * image 2.  count >= the sample size; finite values; neither point set may
  * lie on one line.  params may be NULL (defaults).  inliers may be NULL;
  * else it receives count flags (1: inlier).  On failure *result and
- * inliers are untouched. */
+ * inliers are untouched.
+ * @param ctx the context
+ * @param points1 x, y pairs of the matches in image 1
+ * @param points2 x, y pairs of the matches in image 2
+ * @param count the number of matches
+ * @param params the parameters, or NULL (defaults)
+ * @param result receives the result
+ * @param inliers receives count flags (1: inlier), or NULL
+ * @return PV_OK, or the failure's status */
 PV_API pv_status pv_find_homography(pv_context *ctx, const float *points1, const float *points2,
                                     int count, const pv_ransac_params *params,
                                     pv_geometry_result *result, uint8_t *inliers);
+/** Estimate F from count matches, as pv_find_homography estimates H.
+ * @param ctx the context
+ * @param points1 x, y pairs of the matches in image 1
+ * @param points2 x, y pairs of the matches in image 2
+ * @param count the number of matches
+ * @param params the parameters, or NULL (defaults)
+ * @param result receives the result
+ * @param inliers receives count flags (1: inlier), or NULL
+ * @return PV_OK, or the failure's status */
 PV_API pv_status pv_find_fundamental(pv_context *ctx, const float *points1, const float *points2,
                                      int count, const pv_ransac_params *params,
                                      pv_geometry_result *result, uint8_t *inliers);
 
-/* The same on SIFT matches: match i pairs features1's keypoint
+/** The same on SIFT matches: match i pairs features1's keypoint
  * matches->pairs[i].query with features2's keypoint pairs[i].train, as
  * pv_sift_match(ctx, features1, features2, ...) returns them; inliers has
- * matches->count flags. */
+ * matches->count flags.
+ * @param ctx the context
+ * @param model the model (homography or fundamental)
+ * @param features1 the keypoints of image 1
+ * @param features2 the keypoints of image 2
+ * @param matches the matches of features1 to features2
+ * @param params the parameters, or NULL (defaults)
+ * @param result receives the result
+ * @param inliers receives matches->count flags (1: inlier), or NULL
+ * @return PV_OK, or the failure's status */
 PV_API pv_status pv_find_geometry_sift(pv_context *ctx, pv_geometry_model model,
                                        const pv_sift_features *features1,
                                        const pv_sift_features *features2,

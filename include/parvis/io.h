@@ -1,4 +1,5 @@
-/* parvis image I/O: PGM/PPM (8/16-bit, binary or ASCII), PFM, PNG (1 to
+/** @file
+ * parvis image I/O: PGM/PPM (8/16-bit, binary or ASCII), PFM, PNG (1 to
  * 16 bits) and, when built with libjpeg, JPEG (baseline and progressive).
  *
  * Read as a grey pixel type, colour images are converted to grey with the
@@ -17,7 +18,7 @@
 extern "C" {
 #endif
 
-/* Read any supported file (format from its magic bytes) into a newly
+/** Read any supported file (format from its magic bytes) into a newly
  * allocated image of pixel type `type`:
  *  - PV_PIXEL_U8: 8-bit data as is; deeper integer data (16-bit PGM/PPM/
  *    PNG, any maxval > 255) scaled by 255/maxval and rounded half up
@@ -37,49 +38,73 @@ extern "C" {
  * file's depth and channels for SIFT (parvis/features.h) and pv_to_grey
  * (parvis/colour.h), which convert to grey on the device.
  * PV_ERR_UNSUPPORTED for a JPEG when the library was built without
- * libjpeg (pv_image_io_has_jpeg()).  Free the result with pv_image_free. */
+ * libjpeg (pv_image_io_has_jpeg()).  Free the result with pv_image_free.
+ * @param path the file's path
+ * @param type the pixel type to read as
+ * @param out receives the image
+ * @return PV_OK, or the failure's status */
 PV_API pv_status pv_image_read(const char *path, pv_pixel_type type, pv_image *out);
 
+/** File formats. */
 typedef enum pv_image_format {
-    PV_IMAGE_FORMAT_PGM = 1,    /* P2, P5 */
-    PV_IMAGE_FORMAT_PPM,        /* P3, P6 */
-    PV_IMAGE_FORMAT_PFM,        /* Pf, PF */
-    PV_IMAGE_FORMAT_PNG,
-    PV_IMAGE_FORMAT_JPEG
+    PV_IMAGE_FORMAT_PGM = 1,    /**< P2, P5 */
+    PV_IMAGE_FORMAT_PPM,        /**< P3, P6 */
+    PV_IMAGE_FORMAT_PFM,        /**< Pf, PF */
+    PV_IMAGE_FORMAT_PNG,        /**< PNG */
+    PV_IMAGE_FORMAT_JPEG        /**< JPEG */
 } pv_image_format;
 
-/* What a file holds before pv_image_read folds it to grey. */
+/** What a file holds before pv_image_read folds it to grey. */
 typedef struct pv_image_info {
-    pv_image_format format;
+    pv_image_format format;  /**< the file's format */
+    /** @{ */
+    /** size in pixels */
     int width, height;
-    int channels;   /* samples a pixel in the file: 1 grey, 2 grey + alpha,
+    /** @} */
+    int channels;   /**< samples a pixel in the file: 1 grey, 2 grey + alpha,
                        3 colour, 4 colour + alpha (a PNG palette counts as
                        colour) */
-    int bits;       /* bits a sample: 1 to 16 for integer data (16 for a
+    int bits;       /**< bits a sample: 1 to 16 for integer data (16 for a
                        maxval > 255), 32 for PFM floats */
 } pv_image_info;
 
-/* Read only the header of a supported file and check it as pv_image_read
+/** Read only the header of a supported file and check it as pv_image_read
  * would (a header claiming more pixels than the file can hold is
- * PV_ERR_FORMAT); *info is written on success only. */
+ * PV_ERR_FORMAT); *info is written on success only.
+ * @param path the file's path
+ * @param info receives the header's description
+ * @return PV_OK, or the failure's status */
 PV_API pv_status pv_image_read_info(const char *path, pv_image_info *info);
 
-/* 1 when JPEG reading was built in. */
+/** 1 when JPEG reading was built in.
+ * @return 1 or 0 */
 PV_API int pv_image_io_has_jpeg(void);
 
-/* 8-bit binary PGM of a u8 image, or of an f32 image clamped and rounded
- * to 0..255. */
+/** 8-bit binary PGM of a u8 image, or of an f32 image clamped and rounded
+ * to 0..255.
+ * @param path the file's path
+ * @param image the image (u8 or f32)
+ * @return PV_OK, or the failure's status */
 PV_API pv_status pv_image_write_pgm(const char *path, const pv_image *image);
 
-/* Greyscale PFM ("Pf", little-endian, rows bottom to top) of an f32 image. */
+/** Greyscale PFM ("Pf", little-endian, rows bottom to top) of an f32 image.
+ * @param path the file's path
+ * @param image the image (f32)
+ * @return PV_OK, or the failure's status */
 PV_API pv_status pv_image_write_pfm(const char *path, const pv_image *image);
 
-/* PNG in the image's own layout: 8-bit grey for u8, 16-bit grey for u16,
+/** PNG in the image's own layout: 8-bit grey for u8, 16-bit grey for u16,
  * 8- or 16-bit RGB for the colour types; f32 images become 8-bit grey,
- * clamped and rounded to 0..255. */
+ * clamped and rounded to 0..255.
+ * @param path the file's path
+ * @param image the image
+ * @return PV_OK, or the failure's status */
 PV_API pv_status pv_image_write_png(const char *path, const pv_image *image);
 
-/* Write by file extension: .pgm, .pfm or .png. */
+/** Write by file extension: .pgm, .pfm or .png.
+ * @param path the file's path
+ * @param image the image
+ * @return PV_OK, or the failure's status */
 PV_API pv_status pv_image_write(const char *path, const pv_image *image);
 
 #ifdef __cplusplus

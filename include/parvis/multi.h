@@ -1,4 +1,5 @@
-/* parvis multi: operations over independent items spread across several
+/** @file
+ * parvis multi: operations over independent items spread across several
  * OpenCL devices.
  *
  * A device group holds one context per device.  A group operation hands
@@ -30,15 +31,16 @@
 extern "C" {
 #endif
 
-/* Most devices one group holds. */
+/** Most devices one group holds. */
 #define PV_DEVICE_GROUP_MAX 64
 
-/* pv_device_group_last_timing's index for the whole call. */
+/** pv_device_group_last_timing's index for the whole call. */
 #define PV_DEVICE_GROUP_WHOLE (-1)
 
+/** A device group: one context per device (opaque). */
 typedef struct pv_device_group pv_device_group;
 
-/* Create a group: one context per entry of device_indices (indices as
+/** Create a group: one context per entry of device_indices (indices as
  * pv_device_list numbers them; an index may repeat, which gives one device
  * several queues).  base (may be NULL: defaults) supplies the backend,
  * flags and CPU threads of every context.
@@ -54,58 +56,97 @@ typedef struct pv_device_group pv_device_group;
  * Errors: out NULL, count < 0 or > PV_DEVICE_GROUP_MAX, device_indices NULL
  * with count > 0, an index that names no OpenCL device, or indices with a
  * PV_BACKEND_CPU base: PV_ERR_INVALID.  Context creation errors pass
- * through.  On failure *out is NULL and pv_last_error() says why. */
+ * through.  On failure *out is NULL and pv_last_error() says why.
+ * @param out receives the group
+ * @param base the contexts' options, or NULL (defaults)
+ * @param device_indices the devices' indices, or NULL
+ * @param count entries of device_indices, or 0
+ * @return PV_OK, or the failure's status */
 PV_API pv_status pv_device_group_create(pv_device_group **out, const pv_context_options *base,
                                         const int *device_indices, int count);
+/** Destroy a group and its contexts.
+ * @param group the group, or NULL */
 PV_API void pv_device_group_destroy(pv_device_group *group);
 
-/* Devices (contexts) in the group; 0 for NULL. */
+/** Devices (contexts) in the group; 0 for NULL.
+ * @param group the device group
+ * @return the number of members */
 PV_API int pv_device_group_size(const pv_device_group *group);
 
-/* The group's context of member `index` (0 .. size - 1), or NULL.  Owned by
- * the group: do not destroy it. */
+/** The group's context of member `index` (0 .. size - 1), or NULL.  Owned by
+ * the group: do not destroy it.
+ * @param group the device group
+ * @param index the member
+ * @return the member's context, or NULL */
 PV_API pv_context *pv_device_group_context(pv_device_group *group, int index);
 
-/* Timing of the last group call.  For member `index`: total_ms is the wall
+/** Timing of the last group call.  For member `index`: total_ms is the wall
  * time of its thread (plan set-up included), kernel_ms / upload_ms /
  * download_ms the sums over the calls it made.  For PV_DEVICE_GROUP_WHOLE:
- * total_ms is the call's wall time, the others are summed over members. */
+ * total_ms is the call's wall time, the others are summed over members.
+ * @param group the device group
+ * @param index the member, or PV_DEVICE_GROUP_WHOLE
+ * @param timing receives the timing
+ * @return PV_OK, or the failure's status */
 PV_API pv_status pv_device_group_last_timing(const pv_device_group *group, int index,
                                              pv_timing *timing);
 
-/* Items member `index` ran in the last group call (-1 for a bad index). */
+/** Items member `index` ran in the last group call (-1 for a bad index).
+ * @param group the device group
+ * @param index the member
+ * @return the item count, or -1 */
 PV_API int pv_device_group_last_items(const pv_device_group *group, int index);
 
-/* Register `count` target volumes against one reference: each device makes
+/** Register `count` target volumes against one reference: each device makes
  * a pv_octreg_plan from reference and options (NULL: defaults), then
  * registers the targets it takes.  shifts: count * B-scans entries,
  * volume-major (target i's at shifts + i * reference->nz); infos: count
  * entries, or NULL.  Targets must have the reference's size.  Equal, target
  * by target, to pv_octreg_register on one context.  Outputs are written only
- * when every target succeeded. */
+ * when every target succeeded.
+ * @param group the device group
+ * @param reference the reference volume
+ * @param targets count target volumes
+ * @param count the number of targets
+ * @param options the options, or NULL (defaults)
+ * @param shifts receives count * B-scans shifts
+ * @param infos receives count entries, or NULL
+ * @return PV_OK, or the failure's status */
 PV_API pv_status pv_octreg_register_sequence(pv_device_group *group, const pv_volume *reference,
                                              const pv_volume *targets, int count,
                                              const pv_octreg_options *options,
                                              pv_octreg_shift *shifts, pv_octreg_info *infos);
 
-/* Flow between consecutive frames: flows[i] from frames[i] (fixed) to
+/** Flow between consecutive frames: flows[i] from frames[i] (fixed) to
  * frames[i + 1] (moving), i < count - 1; count >= 2, frames of one size,
  * flows allocated at that size and sharing no memory with the frames or
  * with each other.  Each device makes its own pv_flow_plan from params
  * (NULL: defaults).  Equal, pair by pair, to pv_flow_plan_run on one
  * context.  A run that fails on a frame (NaN / Inf voxels) leaves the
- * fields of pairs already finished written and the others untouched. */
+ * fields of pairs already finished written and the others untouched.
+ * @param group the device group
+ * @param frames count frames
+ * @param count the number of frames (>= 2)
+ * @param params the parameters, or NULL (defaults)
+ * @param flows receives count - 1 fields
+ * @return PV_OK, or the failure's status */
 PV_API pv_status pv_flow3d_sequence(pv_device_group *group, const pv_volume *frames, int count,
                                     const pv_flow_params *params, pv_flow_field *flows);
 
-/* Belief propagation with the image's tiles (see pv_bp_params) spread over
+/** Belief propagation with the image's tiles (see pv_bp_params) spread over
  * the devices.  When params set no tile size, the image is cut into one
  * band of rows per device (tile_height = ceil(height / devices)), further
  * split as the smallest device's memory requires.  The result equals
  * pv_stereo_bp on one context with the same tile sizes.  Arguments as for
  * pv_stereo_bp; disparity is written only when every tile succeeded.
  * Cross-check mode (on member 0's context) compares the assembled map with
- * the CPU backend's run of the same tiles. */
+ * the CPU backend's run of the same tiles.
+ * @param group the device group
+ * @param left the left (reference) image
+ * @param right the right image
+ * @param params the parameters (see the type)
+ * @param disparity receives the disparity map
+ * @return PV_OK, or the failure's status */
 PV_API pv_status pv_stereo_bp_group(pv_device_group *group, const pv_image *left, const pv_image *right,
                                     const pv_bp_params *params, pv_image *disparity);
 

@@ -1,4 +1,5 @@
-/* parvis register: phase correlation (2D/3D, sub-pixel) and normalized
+/** @file
+ * parvis register: phase correlation (2D/3D, sub-pixel) and normalized
  * cross-correlation.
  *
  * Shift convention: a shift s means moving(p) ~ reference(p - s), i.e. the
@@ -28,58 +29,68 @@
 extern "C" {
 #endif
 
-/* Result flags. */
-#define PV_REGISTER_NO_TEXTURE 0x1u  /* an input is constant: no shift can be measured */
-#define PV_REGISTER_AT_EDGE 0x2u     /* sub-pixel fit impossible (peak on the map's edge) */
+/** Result flags. */
+#define PV_REGISTER_NO_TEXTURE 0x1u  /**< an input is constant: no shift can be measured */
+#define PV_REGISTER_AT_EDGE 0x2u     /**< sub-pixel fit impossible (peak on the map's edge) */
 
+/** How inputs are padded before the transform. */
 typedef enum pv_pad_mode {
-    /* Transform at the input size: circular correlation.  With clFFT (see
+    /** Transform at the input size: circular correlation.  With clFFT (see
      * pv_fft_engine) the OpenCL backend then needs sizes with factors 2, 3,
      * 5, 7, 11, 13 only and returns PV_ERR_UNSUPPORTED for others; VkFFT
      * and FFTW take any size. */
     PV_PAD_NONE = 0,
-    /* Zero-pad each axis up to the next size with factors 2, 3, 5, 7. */
+    /** Zero-pad each axis up to the next size with factors 2, 3, 5, 7. */
     PV_PAD_FFT = 1,
-    /* Zero-pad each axis to at least 2n - 1 (then FFT-friendly): linear
+    /** Zero-pad each axis to at least 2n - 1 (then FFT-friendly): linear
      * correlation, no wrap-around (the thesis's padding). */
     PV_PAD_LINEAR = 2
 } pv_pad_mode;
 
+/** The window applied to both inputs. */
 typedef enum pv_window_kind {
-    PV_WINDOW_NONE = 0,
-    /* Separable Hann window 0.5 - 0.5 cos(2 pi i / (n - 1)) on both inputs,
+    PV_WINDOW_NONE = 0,  /**< no window */
+    /** Separable Hann window 0.5 - 0.5 cos(2 pi i / (n - 1)) on both inputs,
      * against the edges' wrap-around. */
     PV_WINDOW_HANN = 1
 } pv_window_kind;
 
+/** How the peak is refined below a pixel. */
 typedef enum pv_subpixel_method {
-    PV_SUBPIXEL_NONE = 0,
-    /* Guizar-Sicairos et al. 2008: the correlation evaluated by
+    PV_SUBPIXEL_NONE = 0,  /**< the integer peak */
+    /** Guizar-Sicairos et al. 2008: the correlation evaluated by
      * matrix-multiply DFTs on a grid of step 1/upsample around the peak:
      * first a 1.5-pixel window, then finer windows (at most 10x finer each
      * step) around the best point, until the step is 1/upsample. */
     PV_SUBPIXEL_UPSAMPLE = 1,
-    /* A parabola through the peak and its two neighbours, per axis. */
+    /** A parabola through the peak and its two neighbours, per axis. */
     PV_SUBPIXEL_PARABOLIC = 2
 } pv_subpixel_method;
 
+/** Phase-correlation options (defaults at each field). */
 typedef struct pv_phasecorr_options {
-    pv_pad_mode pad;              /* default PV_PAD_NONE */
-    pv_window_kind window;        /* default PV_WINDOW_NONE */
-    pv_subpixel_method subpixel;  /* default PV_SUBPIXEL_NONE */
-    int upsample;                 /* PV_SUBPIXEL_UPSAMPLE factor, 2..10000; default 100 */
+    pv_pad_mode pad;              /**< default PV_PAD_NONE */
+    pv_window_kind window;        /**< default PV_WINDOW_NONE */
+    pv_subpixel_method subpixel;  /**< default PV_SUBPIXEL_NONE */
+    int upsample;                 /**< PV_SUBPIXEL_UPSAMPLE factor, 2..10000; default 100 */
 } pv_phasecorr_options;
 
+/** Fill options with the defaults given at each field.
+ * @param options receives the defaults */
 PV_API void pv_phasecorr_options_default(pv_phasecorr_options *options);
 
+/** A measured shift. */
 typedef struct pv_shift {
-    double dx, dy, dz;  /* moving(p) ~ reference(p - shift) */
-    double peak;        /* normalized correlation peak (1 for identical inputs) */
-    unsigned flags;     /* PV_REGISTER_* */
+    /** @{ */
+    /** moving(p) ~ reference(p - shift) */
+    double dx, dy, dz;
+    /** @} */
+    double peak;        /**< normalized correlation peak (1 for identical inputs) */
+    unsigned flags;     /**< PV_REGISTER_* */
 } pv_shift;
 
-/* ------------------------------------------------------------ FFT engine
- * The CPU backend transforms with FFTW.  The OpenCL backend transforms
+/* ------------------------------------------------------------ FFT engine */
+/** The CPU backend transforms with FFTW.  The OpenCL backend transforms
  * with clFFT or, when the library was built with VkFFT (configure
  * --with-vkfft, on by default where vkFFT.h is installed), with VkFFT.
  * Per OpenCL context the engine is the one set with
@@ -89,24 +100,34 @@ typedef struct pv_shift {
  * it; a plan keeps the engine it was made with.  Both engines give the
  * same peaks (cross-check tolerances below). */
 typedef enum pv_fft_engine {
-    PV_FFT_AUTO = 0,    /* the default described above */
+    PV_FFT_AUTO = 0,    /**< the default described above */
     PV_FFT_CLFFT = 1,
     PV_FFT_VKFFT = 2,
-    PV_FFT_FFTW = 3     /* the CPU backend's (reported, not selectable) */
+    PV_FFT_FFTW = 3     /**< the CPU backend's (reported, not selectable) */
 } pv_fft_engine;
 
-/* "auto", "clFFT", "VkFFT", "FFTW"; "unknown" otherwise. */
+/** "auto", "clFFT", "VkFFT", "FFTW"; "unknown" otherwise.
+ * @param engine the FFT engine
+ * @return a constant string, never NULL */
 PV_API const char *pv_fft_engine_name(pv_fft_engine engine);
-/* 1 when this build has the engine (PV_FFT_AUTO and PV_FFT_FFTW: always). */
+/** 1 when this build has the engine (PV_FFT_AUTO and PV_FFT_FFTW: always).
+ * @param engine the FFT engine
+ * @return 1 or 0 */
 PV_API int pv_fft_engine_available(pv_fft_engine engine);
-/* Pick the OpenCL FFT engine of ctx (PV_FFT_AUTO: back to the default).
+/** Pick the OpenCL FFT engine of ctx (PV_FFT_AUTO: back to the default).
  * PV_ERR_INVALID for PV_FFT_FFTW or an unknown value; PV_ERR_UNSUPPORTED
  * when the engine is not built in (on any context).  On a CPU context an
- * engine that is built in is accepted and has no effect. */
+ * engine that is built in is accepted and has no effect.
+ * @param ctx the context
+ * @param engine the engine wanted
+ * @return PV_OK, or the failure's status */
 PV_API pv_status pv_context_set_fft_engine(pv_context *ctx, pv_fft_engine engine);
-/* The engine ctx's next plan will use: PV_FFT_FFTW on the CPU backend,
+/** The engine ctx's next plan will use: PV_FFT_FFTW on the CPU backend,
  * else PV_FFT_CLFFT or PV_FFT_VKFFT (PV_ERR_INVALID / PV_ERR_UNSUPPORTED
- * when PARVIS_FFT names an unknown or unbuilt engine). */
+ * when PARVIS_FFT names an unknown or unbuilt engine).
+ * @param ctx the context
+ * @param engine receives the engine in use
+ * @return PV_OK, or the failure's status */
 PV_API pv_status pv_context_fft_engine(pv_context *ctx, pv_fft_engine *engine);
 
 /* Cross-check tolerances (the OpenCL result against the CPU backend):
@@ -116,16 +137,29 @@ PV_API pv_status pv_context_fft_engine(pv_context *ctx, pv_fft_engine *engine);
 
 /* ------------------------------------------------------- one-shot calls */
 
-/* reference and moving: same size, u8 or f32 (types may differ).
- * options may be NULL (defaults). */
+/** reference and moving: same size, u8 or f32 (types may differ).
+ * options may be NULL (defaults).
+ * @param ctx the context
+ * @param reference the reference image
+ * @param moving the moving image
+ * @param options the options, or NULL (defaults)
+ * @param shift receives the shift
+ * @return PV_OK, or the failure's status */
 PV_API pv_status pv_phase_correlate(pv_context *ctx, const pv_image *reference, const pv_image *moving,
                                     const pv_phasecorr_options *options, pv_shift *shift);
+/** The same in 3D.
+ * @param ctx the context
+ * @param reference the reference volume
+ * @param moving the moving volume
+ * @param options the options, or NULL (defaults)
+ * @param shift receives the shift
+ * @return PV_OK, or the failure's status */
 PV_API pv_status pv_phase_correlate3d(pv_context *ctx, const pv_volume *reference,
                                       const pv_volume *moving, const pv_phasecorr_options *options,
                                       pv_shift *shift);
 
-/* ----------------------------------------------- plans (cached reference)
- * A plan keeps the reference's spectrum (on the device for OpenCL), the
+/* ----------------------------------------------- plans (cached reference) */
+/** A plan keeps the reference's spectrum (on the device for OpenCL), the
  * FFT plans and the buffers for up to max_batch movers, so correlating a
  * mover costs one upload, one R2C, one C2R and a reduction.  Movers are
  * any images / volumes (or views of sub-volumes) of the reference's size.
@@ -135,38 +169,77 @@ PV_API pv_status pv_phase_correlate3d(pv_context *ctx, const pv_volume *referenc
  * (PV_ERR_INVALID otherwise, on every backend). */
 typedef struct pv_phasecorr_plan pv_phasecorr_plan;
 
+/** Create a plan for one reference image (see pv_phasecorr_plan).
+ * @param ctx the context
+ * @param reference the reference image
+ * @param options the options, or NULL (defaults)
+ * @param max_batch most movers one call may take
+ * @param plan receives the plan
+ * @return PV_OK, or the failure's status */
 PV_API pv_status pv_phasecorr_plan_create(pv_context *ctx, const pv_image *reference,
                                           const pv_phasecorr_options *options, int max_batch,
                                           pv_phasecorr_plan **plan);
+/** The same in 3D.
+ * @param ctx the context
+ * @param reference the reference volume
+ * @param options the options, or NULL (defaults)
+ * @param max_batch most movers one call may take
+ * @param plan receives the plan
+ * @return PV_OK, or the failure's status */
 PV_API pv_status pv_phasecorr_plan_create3d(pv_context *ctx, const pv_volume *reference,
                                             const pv_phasecorr_options *options, int max_batch,
                                             pv_phasecorr_plan **plan);
+/** Destroy a plan.
+ * @param plan the plan, or NULL */
 PV_API void pv_phasecorr_plan_destroy(pv_phasecorr_plan *plan);
 
-/* Replace the reference (same size as the plan's). */
+/** Replace the reference (same size as the plan's).
+ * @param plan the plan
+ * @param reference the new reference image
+ * @return PV_OK, or the failure's status */
 PV_API pv_status pv_phasecorr_plan_set_reference(pv_phasecorr_plan *plan, const pv_image *reference);
+/** The same in 3D.
+ * @param plan the plan
+ * @param reference the new reference volume
+ * @return PV_OK, or the failure's status */
 PV_API pv_status pv_phasecorr_plan_set_reference3d(pv_phasecorr_plan *plan,
                                                    const pv_volume *reference);
 
-/* Correlate count movers with the reference: shifts[i] for movers[i].
- * Movers go through the device max_batch at a time. */
+/** Correlate count movers with the reference: shifts[i] for movers[i].
+ * Movers go through the device max_batch at a time.
+ * @param plan the plan
+ * @param movers count moving images
+ * @param count the number of movers
+ * @param shifts receives count shifts
+ * @return PV_OK, or the failure's status */
 PV_API pv_status pv_phasecorr_plan_correlate(pv_phasecorr_plan *plan, const pv_image *movers, int count,
                                              pv_shift *shifts);
+/** The same in 3D.
+ * @param plan the plan
+ * @param movers count moving volumes
+ * @param count the number of movers
+ * @param shifts receives count shifts
+ * @return PV_OK, or the failure's status */
 PV_API pv_status pv_phasecorr_plan_correlate3d(pv_phasecorr_plan *plan, const pv_volume *movers,
                                                int count, pv_shift *shifts);
 
-/* Transform size the plan uses per axis (after padding). */
+/** Transform size the plan uses per axis (after padding).
+ * @param plan the plan
+ * @param size receives the size along x, y and z
+ * @return PV_OK, or the failure's status */
 PV_API pv_status pv_phasecorr_plan_fft_size(const pv_phasecorr_plan *plan, int size[3]);
 
-/* Benchmark aid: run only the plan's forward and inverse transforms, once,
+/** Benchmark aid: run only the plan's forward and inverse transforms, once,
  * over all of its max_batch buffers, and report their time as the call's
  * (pv_context_last_timing): the bare R2C + C2R pair of the plan's engine
  * and size, to set beside a correlation.  The reference and the results
- * of earlier correlations are left alone. */
+ * of earlier correlations are left alone.
+ * @param plan the plan
+ * @return PV_OK, or the failure's status */
 PV_API pv_status pv_phasecorr_plan_time_fft(pv_phasecorr_plan *plan);
 
-/* -------------------------------------------- normalized cross-correlation
- * The full coefficient map of the template sliding over the image, of size
+/* -------------------------------------------- normalized cross-correlation */
+/** The full coefficient map of the template sliding over the image, of size
  * (image.width + templ.width - 1) x (image.height + templ.height - 1), as
  * MATLAB's normxcorr2: map element (u, v) puts the template's top-left
  * corner at image position (u - templ.width + 1, v - templ.height + 1).
@@ -178,18 +251,32 @@ PV_API pv_status pv_phasecorr_plan_time_fft(pv_phasecorr_plan *plan);
  * where the overlap has fewer than min_overlap pixels, or where either side
  * has no variance over the overlap (a textureless patch); values lie in
  * [-1, 1] and are never NaN. */
+/** The peak of a normalised cross-correlation. */
 typedef struct pv_ncc_result {
-    int x, y;           /* best offset: template top-left in image coordinates */
-    float coefficient;  /* its coefficient */
-    double sub_x, sub_y;/* refined by a quadratic fit through the neighbours */
-    unsigned flags;     /* PV_REGISTER_NO_TEXTURE: template or image is constant
+    /** @{ */
+    /** best offset: template top-left in image coordinates */
+    int x, y;
+    /** @} */
+    float coefficient;  /**< its coefficient */
+    /** @{ */
+    /** refined by a quadratic fit through the neighbours */
+    double sub_x, sub_y;
+    /** @} */
+    unsigned flags;     /**< PV_REGISTER_NO_TEXTURE: template or image is constant
                            (the map is all 0); PV_REGISTER_AT_EDGE: no fit */
 } pv_ncc_result;
 
-/* templ, image: u8 or f32, any sizes (the template may be as large as the
+/** templ, image: u8 or f32, any sizes (the template may be as large as the
  * image or larger).  out: f32 image of the map's size, caller-allocated, or
  * NULL when only the result is wanted; result may be NULL (not both).
- * min_overlap >= 0 pixels. */
+ * min_overlap >= 0 pixels.
+ * @param ctx the context
+ * @param templ the template
+ * @param image the image searched
+ * @param min_overlap the least overlap, in pixels, a position needs
+ * @param out receives the correlation map, or NULL
+ * @param result receives the peak
+ * @return PV_OK, or the failure's status */
 PV_API pv_status pv_normxcorr2(pv_context *ctx, const pv_image *templ, const pv_image *image,
                                int min_overlap, pv_image *out, pv_ncc_result *result);
 

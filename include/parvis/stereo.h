@@ -1,4 +1,5 @@
-/* parvis stereo: SAD block matching, belief propagation, semi-global matching.
+/** @file
+ * parvis stereo: SAD block matching, belief propagation, semi-global matching.
  *
  * Convention: the left image is the reference.  A left pixel at column x
  * matches right column x - d, for d in [min_disp, min_disp + ndisp).  The
@@ -19,39 +20,54 @@
 extern "C" {
 #endif
 
+/** SAD block-matching parameters (defaults at each field). */
 typedef struct pv_sad_params {
-    int min_disp;       /* smallest disparity (may be negative); default 0 */
-    int ndisp;          /* number of disparities, >= 1, <= image width; default 64 */
-    int window;         /* odd block size >= 1; default 5 */
-    int subpixel;       /* 1: parabola through the costs at d-1, d, d+1 */
-    int lr_check;       /* 1: invalidate where |d_LR - d_RL| > lr_max_diff */
-    float lr_max_diff;  /* default 1 */
-    /* Uniqueness: a winner with cost c is rejected when another candidate
+    int min_disp;       /**< smallest disparity (may be negative); default 0 */
+    int ndisp;          /**< number of disparities, >= 1, <= image width; default 64 */
+    int window;         /**< odd block size >= 1; default 5 */
+    int subpixel;       /**< 1: parabola through the costs at d-1, d, d+1 */
+    int lr_check;       /**< 1: invalidate where |d_LR - d_RL| > lr_max_diff */
+    float lr_max_diff;  /**< default 1 */
+    /** Uniqueness: a winner with cost c is rejected when another candidate
      * outside d-1..d+1 costs less than c * (1 + uniqueness).  0 disables. */
     float uniqueness;
 } pv_sad_params;
 
+/** Fill params with the defaults listed at each field.
+ * @param params receives the defaults */
 PV_API void pv_sad_params_default(pv_sad_params *params);
 
-/* left, right: same size, same pixel type (u8 or f32).  disparity: f32
+/** left, right: same size, same pixel type (u8 or f32).  disparity: f32
  * image of the same size, caller-allocated.  Cross-check tolerance: the
  * backends must give identical disparities on >= 99.9% of pixels (exact
- * cost ties on f32 input aside), and sub-pixel values within 1e-3. */
+ * cost ties on f32 input aside), and sub-pixel values within 1e-3.
+ * @param ctx the context
+ * @param left the left (reference) image
+ * @param right the right image
+ * @param params the parameters (see the type)
+ * @param disparity receives the disparity map (f32)
+ * @return PV_OK, or the failure's status */
 PV_API pv_status pv_stereo_sad(pv_context *ctx, const pv_image *left, const pv_image *right,
                                const pv_sad_params *params, pv_image *disparity);
 
-/* Middlebury-style error: share (0..1) of pixels with known ground truth
+/** Middlebury-style error: share (0..1) of pixels with known ground truth
  * (gt > 0 after dividing by gt_scale; gt == 0 means unknown) whose disparity
  * differs by more than `threshold`, leaving out `border` pixels on each side.
  * Invalid (INFINITY) disparities count as bad.  gt is u8 or f32.  A border
- * that leaves no pixel (2 border >= width or height) is PV_ERR_INVALID. */
+ * that leaves no pixel (2 border >= width or height) is PV_ERR_INVALID.
+ * @param disparity the disparity map
+ * @param ground_truth the true disparities, scaled
+ * @param gt_scale the ground truth's scale
+ * @param threshold the largest error of a good pixel
+ * @param border pixels left out at each side
+ * @param bad_fraction receives the share of bad pixels
+ * @return PV_OK, or the failure's status */
 PV_API pv_status pv_disparity_error(const pv_image *disparity, const pv_image *ground_truth,
                                     float gt_scale, float threshold, int border, double *bad_fraction);
 
 
-/* ------------------------------------------------ belief propagation (BP)
- *
- * Hierarchical belief propagation (Felzenszwalb & Huttenlocher, as in the
+/* ------------------------------------------------ belief propagation (BP) */
+/** Hierarchical belief propagation (Felzenszwalb & Huttenlocher, as in the
  * auto-tuning paper's section 3).  Same disparity convention as SAD: left
  * is the reference, left column x matches right column x - d for d in
  * [min_disp, min_disp + ndisp); the output is an f32 disparity per left
@@ -110,30 +126,32 @@ PV_API pv_status pv_disparity_error(const pv_image *disparity, const pv_image *g
  * bits), and round half messages the same way; identical disparities on
  * >= 99.5% of pixels, in either precision and update (measured: 100%). */
 typedef enum pv_bp_message_precision {
-    PV_BP_MESSAGES_F32 = 0,
-    PV_BP_MESSAGES_F16 = 1
+    PV_BP_MESSAGES_F32 = 0,  /**< 32-bit float messages */
+    PV_BP_MESSAGES_F16 = 1   /**< 16-bit float messages */
 } pv_bp_message_precision;
 
+/** How a message is updated and normalised. */
 typedef enum pv_bp_message_update {
-    PV_BP_UPDATE_SERIAL = 0,      /* mean normalisation, one work-item per message */
-    PV_BP_UPDATE_COOPERATIVE = 1  /* minimum normalisation, scans across work-items */
+    PV_BP_UPDATE_SERIAL = 0,      /**< mean normalisation, one work-item per message */
+    PV_BP_UPDATE_COOPERATIVE = 1  /**< minimum normalisation, scans across work-items */
 } pv_bp_message_update;
 
+/** Belief-propagation parameters (defaults at each field). */
 typedef struct pv_bp_params {
-    int min_disp;       /* smallest disparity (may be negative); default 0 */
-    int ndisp;          /* number of disparities, 2 .. image width; default 16 */
-    int levels;         /* pyramid levels >= 1; default 5.  2^(levels-1) must not
+    int min_disp;       /**< smallest disparity (may be negative); default 0 */
+    int ndisp;          /**< number of disparities, 2 .. image width; default 16 */
+    int levels;         /**< pyramid levels >= 1; default 5.  2^(levels-1) must not
                            exceed the smaller image side (else PV_ERR_INVALID) */
-    int iterations;     /* message rounds per level (alternating colours) >= 1; default 10 */
-    float lambda;       /* data-cost weight > 0; default 0.07 */
-    float data_max;     /* data-cost truncation > 0; default 15 */
-    float disc_max;     /* smoothness truncation > 0; default 1.7.  For wide ranges
+    int iterations;     /**< message rounds per level (alternating colours) >= 1; default 10 */
+    float lambda;       /**< data-cost weight > 0; default 0.07 */
+    float data_max;     /**< data-cost truncation > 0; default 15 */
+    float disc_max;     /**< smoothness truncation > 0; default 1.7.  For wide ranges
                            pv_bp_recommended_disc_max(ndisp) = ndisp / 7.5 works well */
-    float sigma;        /* Gaussian pre-smoothing, 0 = none; default 1.0 */
-    int tile_width;     /* tile size without padding; 0 = automatic (budget) */
-    int tile_height;
-    int tile_padding;   /* pixels added around each tile; default 20 */
-    size_t memory_budget; /* bytes one tile may use; 0 = half the available
+    float sigma;        /**< Gaussian pre-smoothing, 0 = none; default 1.0 */
+    int tile_width;     /**< tile size without padding; 0 = automatic (budget) */
+    int tile_height;    /**< tile size without padding; 0 = automatic (budget) */
+    int tile_padding;   /**< pixels added around each tile; default 20 */
+    size_t memory_budget; /**< bytes one tile may use; 0 = half the available
                              memory (at most the available memory either way).
                              Available: the device's global memory on OpenCL
                              (buffers within CL_DEVICE_MAX_MEM_ALLOC_SIZE), the
@@ -145,39 +163,62 @@ typedef struct pv_bp_params {
                              naming the bytes needed and available, before
                              allocating anything.  The estimate counts
                              float32 messages whatever the precision. */
-    pv_bp_message_precision message_precision; /* default PV_BP_MESSAGES_F32 */
-    pv_bp_message_update message_update;       /* default PV_BP_UPDATE_SERIAL */
+    pv_bp_message_precision message_precision; /**< default PV_BP_MESSAGES_F32 */
+    pv_bp_message_update message_update;       /**< default PV_BP_UPDATE_SERIAL */
 } pv_bp_params;
 
-/* The paper's defaults (levels 5, iterations 10, lambda 0.07, data_max 15,
+/** The paper's defaults (levels 5, iterations 10, lambda 0.07, data_max 15,
  * disc_max 1.7, sigma 1.0), ndisp 16, min_disp 0, padding 20, no tiles,
- * float32 messages, serial (mean-normalised) message update. */
+ * float32 messages, serial (mean-normalised) message update.
+ * @param params receives the defaults */
 PV_API void pv_bp_params_default(pv_bp_params *params);
 
-/* ndisp / 7.5: a smoothness truncation that scales with the range. */
+/** ndisp / 7.5: a smoothness truncation that scales with the range.
+ * @param ndisp the number of disparities
+ * @return the truncation */
 PV_API float pv_bp_recommended_disc_max(int ndisp);
 
-/* Bytes a BP run on a width x height region needs for its data-cost
- * pyramid and messages (0 when the size overflows or an argument is bad). */
+/** Bytes a BP run on a width x height region needs for its data-cost
+ * pyramid and messages (0 when the size overflows or an argument is bad).
+ * @param width width in pixels
+ * @param height height in pixels
+ * @param ndisp the number of disparities
+ * @param levels pyramid levels
+ * @return bytes, or 0 */
 PV_API size_t pv_bp_memory_estimate(int width, int height, int ndisp, int levels);
 
-/* What a pv_stereo_bp call on a width x height pair would use, in bytes,
+/** What a pv_stereo_bp call on a width x height pair would use, in bytes,
  * without running it. */
 typedef struct pv_bp_memory_info {
-    size_t whole_bytes;     /* one run over the whole image */
-    size_t available_bytes; /* the context's memory (see memory_budget) */
-    size_t budget_bytes;    /* what one tile may use */
-    size_t tile_bytes;      /* the largest tile's need (= whole_bytes untiled) */
-    int tiles_x, tiles_y;   /* the partition the call would use */
+    size_t whole_bytes;     /**< one run over the whole image */
+    size_t available_bytes; /**< the context's memory (see memory_budget) */
+    size_t budget_bytes;    /**< what one tile may use */
+    size_t tile_bytes;      /**< the largest tile's need (= whole_bytes untiled) */
+    /** @{ */
+    /** the partition the call would use */
+    int tiles_x, tiles_y;
+    /** @} */
 } pv_bp_memory_info;
 
-/* Fails as pv_stereo_bp would (PV_ERR_DEVICE_MEMORY when nothing fits,
- * PV_ERR_INVALID for a bad range or schedule); info untouched on error. */
+/** Fails as pv_stereo_bp would (PV_ERR_DEVICE_MEMORY when nothing fits,
+ * PV_ERR_INVALID for a bad range or schedule); info untouched on error.
+ * @param ctx the context
+ * @param width width in pixels
+ * @param height height in pixels
+ * @param params the parameters (see the type)
+ * @param info receives the memory figures and the partition
+ * @return PV_OK, or the failure's status */
 PV_API pv_status pv_bp_memory_plan(pv_context *ctx, int width, int height, const pv_bp_params *params,
                             pv_bp_memory_info *info);
 
-/* left, right: same size, same pixel type (u8 or f32).  disparity: f32 of
- * the same size, caller-allocated, not aliasing an input. */
+/** left, right: same size, same pixel type (u8 or f32).  disparity: f32 of
+ * the same size, caller-allocated, not aliasing an input.
+ * @param ctx the context
+ * @param left the left (reference) image
+ * @param right the right image
+ * @param params the parameters (see the type)
+ * @param disparity receives the disparity map
+ * @return PV_OK, or the failure's status */
 PV_API pv_status pv_stereo_bp(pv_context *ctx, const pv_image *left, const pv_image *right,
                               const pv_bp_params *params, pv_image *disparity);
 
@@ -230,49 +271,68 @@ PV_API pv_status pv_stereo_bp(pv_context *ctx, const pv_image *left, const pv_im
  * every pixel; sub-pixel values within PV_TOL_SGM_SUBPIXEL px; the
  * confidence within 1e-5. */
 
-/* The largest ndisp accepted. */
+/** The largest ndisp accepted. */
 #define PV_SGM_MAX_NDISP 1024
 
+/** Semi-global matching parameters (defaults at each field). */
 typedef struct pv_sgm_params {
-    int min_disp;          /* smallest disparity (may be negative); default 0 */
-    int ndisp;             /* number of disparities, 1 .. min(width, PV_SGM_MAX_NDISP); default 64 */
-    int census_width;      /* 5, 7 or 9; default 9 */
-    int census_height;     /* 5 or 7 (5x5, 7x7, 9x7); default 7 */
-    int census_symmetric;  /* 1: centre-symmetric pairs; 0: every pixel against the centre; default 1 */
-    int p1;                /* penalty of a one-disparity step, >= 0; default 10 */
-    int p2;                /* penalty of a larger step, >= p1; default 120 */
-    int p2_adaptive;       /* 1: P2 / |I(p) - I(p-r)|, at least p1; default 0 */
-    int paths;             /* 4 or 8; default 8 */
-    float uniqueness;      /* in (0, 1]; 1 disables; default 0.95 */
-    int lr_check;          /* 1: left-right consistency check; default 1 */
-    int lr_max_diff;       /* >= 0; default 1 */
-    int subpixel;          /* 1: parabola refinement; default 1 */
-    int median;            /* 1: 3x3 median of the result; default 0 */
-    size_t memory_budget;  /* bytes the call may use on its device; 0 = the
+    int min_disp;          /**< smallest disparity (may be negative); default 0 */
+    int ndisp;             /**< number of disparities, 1 .. min(width, PV_SGM_MAX_NDISP); default 64 */
+    int census_width;      /**< 5, 7 or 9; default 9 */
+    int census_height;     /**< 5 or 7 (5x5, 7x7, 9x7); default 7 */
+    int census_symmetric;  /**< 1: centre-symmetric pairs; 0: every pixel against the centre; default 1 */
+    int p1;                /**< penalty of a one-disparity step, >= 0; default 10 */
+    int p2;                /**< penalty of a larger step, >= p1; default 120 */
+    int p2_adaptive;       /**< 1: P2 / |I(p) - I(p-r)|, at least p1; default 0 */
+    int paths;             /**< 4 or 8; default 8 */
+    float uniqueness;      /**< in (0, 1]; 1 disables; default 0.95 */
+    int lr_check;          /**< 1: left-right consistency check; default 1 */
+    int lr_max_diff;       /**< >= 0; default 1 */
+    int subpixel;          /**< 1: parabola refinement; default 1 */
+    int median;            /**< 1: 3x3 median of the result; default 0 */
+    size_t memory_budget;  /**< bytes the call may use on its device; 0 = the
                               device's (or host's) available memory, lowered by
                               PARVIS_MEMORY_LIMIT.  A call that needs more is
                               run in stripes of rows or refused with
                               PV_ERR_DEVICE_MEMORY before allocating. */
 } pv_sgm_params;
 
-/* The defaults above (libSGM's: 9x7 symmetric census, P1 10, P2 120, 8
- * paths, uniqueness 0.95, LR check 1, sub-pixel), ndisp 64, min_disp 0. */
+/** The defaults above (libSGM's: 9x7 symmetric census, P1 10, P2 120, 8
+ * paths, uniqueness 0.95, LR check 1, sub-pixel), ndisp 64, min_disp 0.
+ * @param params receives the defaults */
 PV_API void pv_sgm_params_default(pv_sgm_params *params);
 
-/* Bytes a pv_stereo_sgm call on a width x height pair needs at most in one
- * run (0 when an argument is bad or the size overflows). */
+/** Bytes a pv_stereo_sgm call on a width x height pair needs at most in one
+ * run (0 when an argument is bad or the size overflows).
+ * @param width width in pixels
+ * @param height height in pixels
+ * @param params the parameters
+ * @return bytes, or 0 */
 PV_API size_t pv_sgm_memory_estimate(int width, int height, const pv_sgm_params *params);
 
-/* left, right: same size, same pixel type (U8, U16 or F32).  disparity:
- * f32 of the same size, caller-allocated, not aliasing an input. */
+/** left, right: same size, same pixel type (U8, U16 or F32).  disparity:
+ * f32 of the same size, caller-allocated, not aliasing an input.
+ * @param ctx the context
+ * @param left the left (reference) image
+ * @param right the right image
+ * @param params the parameters (see the type)
+ * @param disparity receives the disparity map
+ * @return PV_OK, or the failure's status */
 PV_API pv_status pv_stereo_sgm(pv_context *ctx, const pv_image *left, const pv_image *right,
                                const pv_sgm_params *params, pv_image *disparity);
 
-/* As pv_stereo_sgm, with a per-pixel confidence (f32, same size, not
+/** As pv_stereo_sgm, with a per-pixel confidence (f32, same size, not
  * aliasing anything): the uniqueness margin 1 - S(best) / S(second), with
  * S(second) the smallest sum outside best-1..best+1 (1 when there is no
  * such candidate), in 0..1; 0 where the disparity is invalid.  confidence
- * may be NULL. */
+ * may be NULL.
+ * @param ctx the context
+ * @param left the left (reference) image
+ * @param right the right image
+ * @param params the parameters (see the type)
+ * @param disparity receives the disparity map
+ * @param confidence receives the confidence map, or NULL
+ * @return PV_OK, or the failure's status */
 PV_API pv_status pv_stereo_sgm_confidence(pv_context *ctx, const pv_image *left,
                                           const pv_image *right, const pv_sgm_params *params,
                                           pv_image *disparity, pv_image *confidence);

@@ -1,4 +1,5 @@
-/* parvis volume I/O: raw little-endian float32 volumes and NIfTI-1.
+/** @file
+ * parvis volume I/O: raw little-endian float32 volumes and NIfTI-1.
  *
  * Raw files hold nx * ny * nz float32 values, x fastest, then y, then z,
  * little-endian, nothing else; the size comes from the caller.  NIfTI-1
@@ -22,16 +23,27 @@
 extern "C" {
 #endif
 
-/* Read a raw volume of exactly nx * ny * nz values into a newly allocated
+/** Read a raw volume of exactly nx * ny * nz values into a newly allocated
  * dense volume (free with pv_volume_free).  A file of any other length is
- * PV_ERR_FORMAT. */
+ * PV_ERR_FORMAT.
+ * @param path the file's path
+ * @param nx size along x
+ * @param ny size along y
+ * @param nz size along z
+ * @param out receives the volume
+ * @return PV_OK, or the failure's status */
 PV_API pv_status pv_volume_read_raw(const char *path, int nx, int ny, int nz, pv_volume *out);
+/** Write a volume as raw little-endian float32 (x fastest).
+ * @param path the file's path
+ * @param volume the volume
+ * @return PV_OK, or the failure's status */
 PV_API pv_status pv_volume_write_raw(const char *path, const pv_volume *volume);
 
-/* 1 when NIfTI-1 support was built in. */
+/** 1 when NIfTI-1 support was built in.
+ * @return 1 or 0 */
 PV_API int pv_volume_io_has_nifti(void);
 
-/* A scalar NIfTI-1 volume of a real datatype (u)int8/16/32/64, float32 or
+/** A scalar NIfTI-1 volume of a real datatype (u)int8/16/32/64, float32 or
  * float64, either byte order, converted to float with scl_slope /
  * scl_inter applied (slope 0: none); 2D files give nz = 1.  Only the first
  * volume of a 4D file (the first component of a vector field) is decoded.
@@ -39,15 +51,24 @@ PV_API int pv_volume_io_has_nifti(void);
  * that the file holds (all of it for an uncompressed file; for .gz at most
  * 1032 times the compressed size, and the stream must deliver the part
  * read): otherwise PV_ERR_FORMAT with a message naming the field.  Memory:
- * the output volume (4 bytes a voxel) and 128 KiB of buffers. */
+ * the output volume (4 bytes a voxel) and 128 KiB of buffers.
+ * @param path the file's path
+ * @param out receives the volume
+ * @return PV_OK, or the failure's status */
 PV_API pv_status pv_volume_read_nifti(const char *path, pv_volume *out);
-/* Write a float32 NIfTI-1 volume with unit voxel size.  The name must end
+/** Write a float32 NIfTI-1 volume with unit voxel size.  The name must end
  * in .nii, .nii.gz (gzip) or .hdr (a .hdr/.img pair), case ignored, and
  * each size be at most 32767: otherwise PV_ERR_INVALID and nothing is
- * written.  A failed write removes what it created (PV_ERR_IO). */
+ * written.  A failed write removes what it created (PV_ERR_IO).
+ * @param path the file's path
+ * @param volume the volume
+ * @return PV_OK, or the failure's status */
 PV_API pv_status pv_volume_write_nifti(const char *path, const pv_volume *volume);
-/* Write a flow field as a NIfTI-1 vector field: dim[5] = 3 with intent
- * NIFTI_INTENT_VECTOR, components u, v, w in voxels. */
+/** Write a flow field as a NIfTI-1 vector field: dim[5] = 3 with intent
+ * NIFTI_INTENT_VECTOR, components u, v, w in voxels.
+ * @param path the file's path
+ * @param flow the flow field
+ * @return PV_OK, or the failure's status */
 PV_API pv_status pv_flow_write_nifti(const char *path, const pv_flow_field *flow);
 
 #ifdef __cplusplus
