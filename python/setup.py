@@ -22,6 +22,13 @@ class BuildExtWithLibrary(build_ext):
 
     def run(self) -> None:
         bundled = build_ffi.library_mode() == "bundled"
+        # The extension's sources do not change between modes, but its link
+        # does: always relink (one small file), and never let a bundled
+        # library left in build/ by an earlier bundled build into a wheel
+        # that links an installed one.
+        self.force = True
+        shipped = pathlib.Path(self.build_lib) / "parvis" / build_ffi.BUNDLED_LIB_DIR
+        shutil.rmtree(shipped, ignore_errors=True)
         if bundled:
             source = build_clib.find_c_source(build_ffi.PACKAGE_ROOT)
             build_clib.build_c_library(source, build_ffi.CLIB_WORK)

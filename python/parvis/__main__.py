@@ -25,12 +25,18 @@ _OTHER_VARIABLES = ("OCL_ICD_VENDORS", "OCL_ICD_FILENAMES", "OPENCL_VENDOR_PATH"
                     "OMP_NUM_THREADS", "POCL_DEVICES", "LD_LIBRARY_PATH")
 
 
-def _library_location() -> str:
-    """Where the extension and the C library it loaded live."""
-    native = getattr(_native, "__file__", "?")
-    bundled = os.path.join(os.path.dirname(native), "_lib")
-    where = "bundled in the package" if os.path.isdir(bundled) else "installed (system)"
-    return f"{native} ({where} libparvis)"
+def _loaded_libparvis() -> str:
+    """The libparvis file this process mapped (Linux), bundled or installed."""
+    try:
+        with open("/proc/self/maps", encoding="utf-8", errors="replace") as maps:
+            for line in maps:
+                path = line.split(maxsplit=5)[-1].strip()
+                if "/libparvis" in path:
+                    bundled = os.sep + "parvis" in os.path.dirname(path)
+                    return f"{path} ({'bundled in the package' if bundled else 'installed'})"
+    except OSError:
+        pass
+    return "unknown"
 
 
 def _tune_source(ctx: Context) -> str:
@@ -64,7 +70,8 @@ def _engines() -> str:
 def report() -> str:
     """The installation report that ``python -m parvis`` prints."""
     lines = [f"parvis {version()} (Python package at {os.path.dirname(__file__)})",
-             f"extension: {_library_location()}",
+             f"extension: {getattr(_native, '__file__', '?')}",
+             f"libparvis: {_loaded_libparvis()}",
              "backends: cpu" + (", opencl" if _has_opencl_backend() else ""),
              f"FFT engines built in: {_engines()}"]
     with Context("cpu") as cpu:

@@ -131,9 +131,11 @@ def check_phasecorr3d(ctx: Context) -> str:
 
 def check_ncc(ctx: Context) -> str:
     image = _texture((48, 48), 9)
-    result = ctx.ncc(image[10:26, 20:36], image)
-    # The map's index of a perfect overlap is offset + template size - 1.
-    where = (result.x - 15, result.y - 15)
+    template = image[10:26, 20:36]
+    # Overlaps of a few pixels give ill-conditioned float32 coefficients;
+    # the tests exclude them the same way.
+    result = ctx.ncc(template, image, min_overlap=template.size // 2)
+    where = (result.x, result.y)
     _expect(where == (20, 10) and result.coefficient > 0.999,
             f"best offset {where}, coefficient {result.coefficient:.4f}")
     return f"offset (20, 10), coefficient {result.coefficient:.4f}"
