@@ -123,4 +123,8 @@ def main(argv: Optional[List[str]] = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except BrokenPipeError:       # the reader (e.g. head) closed the pipe
+        sys.stderr.close()
+        sys.exit(0)
