@@ -10,6 +10,7 @@ A check passes when no error is raised and the known answer is met.
 """
 from __future__ import annotations
 
+import functools
 import sys
 import time
 from typing import Callable, List, Optional, TextIO, Tuple
@@ -197,8 +198,8 @@ def _targets() -> List[Tuple[str, Callable[[], Context]]]:
     except Error:
         listed = []
     for dev in listed:
-        found.append((f"opencl:{dev.index} {dev.name}",
-                      lambda i=dev.index: Context("opencl", device=i, crosscheck=True)))
+        found.append((f"opencl:{dev.index} {dev.name}", functools.partial(
+            Context, "opencl", device=dev.index, crosscheck=True)))
     return found
 
 
