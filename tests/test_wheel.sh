@@ -57,8 +57,9 @@ PARVIS_PYTHON_LIBRARY=bundled "$work/tools/bin/python" -m build --outdir "$work/
     "$work/src/python" > "$work/build.log" 2>&1 || { tail -40 "$work/build.log"; fail "build"; }
 sdist=$(ls "$work"/dist/parvis-*.tar.gz)
 wheel=$(ls "$work"/dist/parvis-*.whl)
-tar -tzf "$sdist" | grep -q '/_csource/configure$' || fail "the sdist has no _csource/configure"
-tar -tzf "$sdist" | grep -q '/_csource/lib/' || fail "the sdist has no C sources"
+contents=$(tar -tzf "$sdist")
+grep -q '/_csource/configure$' <<<"$contents" || fail "the sdist has no _csource/configure"
+grep -q '/_csource/lib/' <<<"$contents" || fail "the sdist has no C sources"
 echo "sdist $(basename "$sdist") ($(du -k "$sdist" | cut -f1) KiB), wheel $(basename "$wheel")"
 
 step "auditwheel repair"
@@ -67,7 +68,8 @@ PATH="$work/tools/bin:$PATH" "$work/tools/bin/auditwheel" repair -w "$work/wheel
 repaired=$(ls "$work"/wheelhouse/parvis-*manylinux*.whl) || fail "no manylinux wheel"
 echo "repaired: $(basename "$repaired")"
 listing=$("$work/tools/bin/python" -m zipfile -l "$repaired")
-for lib in libparvis libfftw3f libclFFT libOpenCL libpng libjpeg libz libgomp; do
+# zlib and libstdc++ are on the manylinux policy's list of system libraries: not bundled.
+for lib in libparvis libfftw3f libclFFT libOpenCL libpng libjpeg libgomp; do
     grep -q "$lib" <<<"$listing" || fail "the repaired wheel lacks $lib"
 done
 

@@ -25,18 +25,27 @@ _OTHER_VARIABLES = ("OCL_ICD_VENDORS", "OCL_ICD_FILENAMES", "OPENCL_VENDOR_PATH"
                     "OMP_NUM_THREADS", "POCL_DEVICES", "LD_LIBRARY_PATH")
 
 
-def _loaded_libparvis() -> str:
-    """The libparvis file this process mapped (Linux), bundled or installed."""
+def _mapped_file(name: str) -> str:
+    """The path of the first file this process mapped whose name starts
+    with `name` (Linux's /proc/self/maps), or "" when none is."""
     try:
         with open("/proc/self/maps", encoding="utf-8", errors="replace") as maps:
             for line in maps:
                 path = line.split(maxsplit=5)[-1].strip()
-                if "/libparvis" in path:
-                    bundled = os.sep + "parvis" in os.path.dirname(path)
-                    return f"{path} ({'bundled in the package' if bundled else 'installed'})"
+                if os.path.basename(path).startswith(name):
+                    return path
     except OSError:
         pass
-    return "unknown"
+    return ""
+
+
+def _loaded_libparvis() -> str:
+    """The libparvis file loaded, and whether it is the package's own."""
+    path = _mapped_file("libparvis")
+    if not path:
+        return "unknown"
+    bundled = os.path.dirname(path).startswith(os.path.dirname(__file__))
+    return f"{path} ({'bundled in the package' if bundled else 'installed'})"
 
 
 def _tune_source(ctx: Context) -> str:
@@ -85,9 +94,12 @@ def report() -> str:
     lines.append(f"OpenCL devices: {len(found)}" + ("" if found else " (the CPU backend is used)"))
     for dev in found:
         lines.extend(_describe_device(dev))
+    loader = _mapped_file("libOpenCL")
+    if loader:
+        lines.append(f"OpenCL loader: {loader}")
     note = _icd.note()
     if note:
-        lines.append(f"OpenCL loader: {note}")
+        lines.append(f"OpenCL driver: {note}")
     lines.append("configuration:")
     names = sorted(n for n in os.environ if n.startswith("PARVIS_")) + \
         [n for n in _OTHER_VARIABLES if n in os.environ]
