@@ -23,8 +23,8 @@
 # sets the C build's parallelism.  PARVIS_TEST_POCL_WHEEL=1 also installs
 # the [pocl] extra (58 MB) and runs the self-test on that driver alone
 # (minutes: its kernels compile cold).  PARVIS_TEST_SKIP_OPENCL=1 accepts a
-# machine without OpenCL drivers.  Takes about 4 minutes on 2 cores (2.5
-# of them the C build).  Exit 0 on success, 1 on any failure.
+# machine without OpenCL drivers.  Takes 2 to 4 minutes on 2 shared cores
+# (half of it or more the C build).  Exit 0 on success, 1 on any failure.
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
