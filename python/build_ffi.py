@@ -1,18 +1,41 @@
 """Build the parvis._native extension with cffi in API mode.
 
-The declarations below are compiled against the installed headers
+The declarations below are compiled against the library's headers
 (``#include <parvis.h>``), so any drift between them and the C library is a
-build error, not a crash.  Compiler and linker flags come from
-``pkg-config parvis``; the library's directory is recorded as the
-extension's run path, so no LD_LIBRARY_PATH is needed at run time.
+build error, not a crash.  Where the library comes from is chosen by the
+environment variable PARVIS_PYTHON_LIBRARY:
+
+* ``system``: an installed libparvis, found through ``pkg-config parvis``
+  (set PKG_CONFIG_PATH for a non-standard prefix); its directory is
+  recorded as the extension's run path.
+* ``bundled``: the C library is built from the source tree (build_clib.py)
+  and shipped inside the package as ``parvis/_lib/libparvis.so.N``; the
+  extension's run path is ``$ORIGIN/_lib``, so nothing needs installing
+  and no LD_LIBRARY_PATH is needed.
+* ``auto`` (the default): ``system`` when pkg-config finds parvis, else
+  ``bundled``.
 """
 from __future__ import annotations
 
 import os
+import pathlib
 import shlex
 import subprocess
+import sys
 
 from cffi import FFI
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import build_clib  # noqa: E402
+
+#: Chooses the library the extension links: "auto", "system" or "bundled".
+MODE_ENV = "PARVIS_PYTHON_LIBRARY"
+#: The folder holding setup.py (and, in an sdist, _csource/).
+PACKAGE_ROOT = pathlib.Path(__file__).resolve().parent
+#: Where the bundled build copies, builds and stages the C library.
+CLIB_WORK = PACKAGE_ROOT / "build" / "parvis-clib"
+#: The package's folder for the bundled shared library (the run path's target).
+BUNDLED_LIB_DIR = "_lib"
 
 CDEF = r"""
 typedef enum pv_status {
@@ -314,6 +337,7 @@ pv_status pv_tune_list(pv_context *ctx, const char *family, pv_tune_param *param
                        int *count);
 pv_status pv_tune_cache_path(pv_context *ctx, char *path, size_t size);
 pv_status pv_tune_check_cache_writable(pv_context *ctx);
+pv_status pv_tune_source(pv_context *ctx, char *source, size_t size);
 
 /* geometry.h */
 #define PV_HOMOGRAPHY_SAMPLE 4
@@ -355,30 +379,63 @@ def pkg_config(*args: str) -> list[str]:
         raise SystemExit(
             "parvis: pkg-config could not find the installed C library "
             f"({err}). Run 'make install' first and point PKG_CONFIG_PATH at "
-            "<prefix>/lib/pkgconfig.") from err
+            "<prefix>/lib/pkgconfig, or unset PARVIS_PYTHON_LIBRARY to build "
+            "the library into the package.") from err
     return shlex.split(out)
 
 
+def _system_library_found() -> bool:
+    try:
+        return subprocess.run(["pkg-config", "--exists", "parvis"]).returncode == 0
+    except OSError:
+        return False
+
+
+def library_mode() -> str:
+    """"system" or "bundled", from PARVIS_PYTHON_LIBRARY (see the module doc)."""
+    wanted = os.environ.get(MODE_ENV, "auto").strip().lower() or "auto"
+    if wanted not in ("auto", "system", "bundled"):
+        raise SystemExit(f"parvis: {MODE_ENV}={wanted!r}: use auto, system or bundled")
+    if wanted == "auto":
+        return "system" if _system_library_found() else "bundled"
+    return wanted
+
+
 def library_version() -> str:
-    return pkg_config("--modversion")[0]
+    """The C library's version, which is also the package's."""
+    if library_mode() == "system":
+        return pkg_config("--modversion")[0]
+    return build_clib.source_version(build_clib.find_c_source(PACKAGE_ROOT))
 
 
-def make_builder() -> FFI:
+def _system_link_options() -> dict:
     include_dirs = [f[2:] for f in pkg_config("--cflags-only-I")]
     library_dirs = [f[2:] for f in pkg_config("--libs-only-L")]
     libraries = [f[2:] for f in pkg_config("--libs-only-l")]
     libdir = pkg_config("--variable=libdir")
     rpath = [f"-Wl,-rpath,{d}" for d in (libdir + library_dirs) if d]
+    return dict(include_dirs=include_dirs, library_dirs=library_dirs, libraries=libraries,
+                extra_link_args=list(dict.fromkeys(rpath)))
+
+
+def _bundled_link_options() -> dict:
+    # The staging prefix is filled by setup.py's build_ext before the
+    # extension compiles; only its paths are needed here.
+    stage = CLIB_WORK / "stage"
+    return dict(include_dirs=[str(stage / "include")], library_dirs=[str(stage / "lib")],
+                libraries=["parvis"],
+                extra_link_args=[f"-Wl,-rpath,$ORIGIN/{BUNDLED_LIB_DIR}"])
+
+
+def make_builder() -> FFI:
+    options = _system_link_options() if library_mode() == "system" else _bundled_link_options()
     builder = FFI()
     builder.cdef(CDEF)
     builder.set_source(
         "parvis._native",
         "#include <parvis.h>\n",
-        include_dirs=include_dirs,
-        library_dirs=library_dirs,
-        libraries=libraries,
-        extra_link_args=list(dict.fromkeys(rpath)),
         extra_compile_args=["-std=c11"] if os.name == "posix" else [],
+        **options,
     )
     return builder
 

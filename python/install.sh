@@ -4,7 +4,9 @@
 # package is built against it (found through pkg-config) into a virtual
 # environment, _build/venv, that sees the system's numpy, cffi and pytest
 # (Debian's python3-numpy, python3-cffi, python3-pytest; pip fetches what is
-# missing).  Run after build-aux/ensure-built.sh.  Prints the venv's python.
+# missing).  PARVIS_PYTHON_LIBRARY=system makes the package link this
+# installed library rather than build its own copy (docs/install.md).  Run
+# after build-aux/ensure-built.sh.  Prints the venv's python.
 set -euo pipefail
 top="$(cd "$(dirname "$0")/.." && pwd)"
 build="$top/_build"
@@ -21,7 +23,8 @@ venv="$build/venv"
 [ -x "$venv/bin/python" ] || "$python" -m venv --system-site-packages "$venv"
 # A rebuilt library may change the declarations: always rebuild the package.
 "$venv/bin/python" -m pip uninstall -q -y parvis >/dev/null 2>&1 || true
-PKG_CONFIG_PATH="$prefix/lib/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}" \
+PARVIS_PYTHON_LIBRARY=system \
+    PKG_CONFIG_PATH="$prefix/lib/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}" \
     "$venv/bin/python" -m pip install -q --disable-pip-version-check \
     --no-build-isolation "$top/python[test]" >&2
 echo "$venv/bin/python"

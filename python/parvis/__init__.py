@@ -12,6 +12,7 @@ volumes 3D arrays (z, y, x); coordinates and shifts are given x first, as
 in the C library.  Errors raise parvis.Error subclasses
 (parvis.InvalidArgument is also a ValueError).  Licence: BSD-3-Clause.
 """
+from . import _icd  # noqa: F401  (before any OpenCL call: may choose the PoCL wheel)
 from ._errors import (BuildError, ClosedError, DeviceMemoryError, Error, FileError,
                       ForkedError, FormatError, InvalidArgument, Mismatch, NoDevice,
                       OpenCLError, OutOfMemory, Unsupported)
