@@ -6,9 +6,13 @@
  *   libsgm_peer --left L.pgm --right R.pgm [--width W --height H]
  *               [--ndisp N] [--paths 4|8] [--gt GT.pfm] [--case NAME]
  *               [--runs N] [--warmup N]
+ *   libsgm_peer --synthetic --width W --height H [--ndisp N] ...
  *
- * The 8-bit PGMs are mirror-tiled to W x H when a size is given (the way
- * bench/bench_sgm.c builds its large inputs), else used as they are.
+ * The 8-bit PGMs are mirror-tiled to W x H when a size is given, else used
+ * as they are.  --synthetic makes parvis-bench's synthetic pair of that
+ * size instead (bench/bench_stereo.c's bench_synthetic_stereo: the same
+ * random dots and the same three bands of known disparity), so that the
+ * bench's sgm-WxH rows and this peer time the same images.
  * Settings are libSGM's defaults (symmetric 9x7 census, P1 10, P2 120,
  * uniqueness 0.95, LR max diff 1) with sub-pixel output, which is what
  * parvis's pv_sgm_params_default sets (libSGM always applies its 3x3
@@ -39,6 +43,7 @@
 #include <vector>
 
 struct Options {
+    bool synthetic = false;
     const char *left = nullptr, *right = nullptr, *gt = nullptr;
     const char *name = "pair";
     int width = 0, height = 0;
@@ -152,6 +157,38 @@ static Grey tile_to(const Grey &g, int width, int height)
     return t;
 }
 
+/* bench_synthetic_stereo's generator, step for step. */
+static uint32_t next_random(uint32_t *state)
+{
+    *state ^= *state << 13;
+    *state ^= *state >> 17;
+    *state ^= *state << 5;
+    return *state;
+}
+
+static int band_disparity(int x, int width, int ndisp)
+{
+    int band = 3 * x / width;
+    return (ndisp - 1) * (band + 1) / 4 + 1;
+}
+
+static void synthetic_pair(int width, int height, int ndisp, Grey &left, Grey &right)
+{
+    left.width = right.width = width;
+    left.height = right.height = height;
+    left.pixels.resize((size_t)width * height);
+    right.pixels.resize((size_t)width * height);
+    uint32_t state = 12345u;
+    for (size_t i = 0; i < left.pixels.size(); i++)
+        left.pixels[i] = (uint8_t)(next_random(&state) >> 24);
+    for (int y = 0; y < height; y++)
+        for (int xr = 0; xr < width; xr++) {
+            int d = band_disparity(xr, width, ndisp);
+            int xl = xr + d < width ? xr + d : width - 1;
+            right.pixels[(size_t)y * width + xr] = left.pixels[(size_t)y * width + xl];
+        }
+}
+
 static double now_ms()
 {
     using clock = std::chrono::steady_clock;
@@ -170,6 +207,10 @@ static Options parse(int argc, char **argv)
     Options o;
     for (int i = 1; i < argc; i++) {
         std::string a = argv[i];
+        if (a == "--synthetic") {
+            o.synthetic = true;
+            continue;
+        }
         const char *v = i + 1 < argc ? argv[i + 1] : nullptr;
         if (!v)
             die("an option lacks its value");
@@ -186,8 +227,8 @@ static Options parse(int argc, char **argv)
         else die("unknown option");
         i++;
     }
-    if (!o.left || !o.right)
-        die("--left and --right are required");
+    if (o.synthetic ? (o.width < 1 || o.height < 1) : (!o.left || !o.right))
+        die("give --left and --right, or --synthetic with --width and --height");
     if (o.runs < 1 || o.warmup < 0 || (o.paths != 4 && o.paths != 8))
         die("bad --runs, --warmup or --paths");
     return o;
@@ -222,10 +263,16 @@ static double bad2(const std::vector<uint16_t> &disp, int invalid, const std::ve
 int main(int argc, char **argv)
 {
     Options o = parse(argc, argv);
-    Grey left = read_pgm(o.left), right = read_pgm(o.right);
+    Grey left, right;
+    if (o.synthetic) {
+        synthetic_pair(o.width, o.height, o.ndisp, left, right);
+    } else {
+        left = read_pgm(o.left);
+        right = read_pgm(o.right);
+    }
     if (left.width != right.width || left.height != right.height)
         die("the two images differ in size");
-    if (o.width > 0 && o.height > 0) {
+    if (!o.synthetic && o.width > 0 && o.height > 0) {
         left = tile_to(left, o.width, o.height);
         right = tile_to(right, o.width, o.height);
     }
