@@ -3,10 +3,17 @@
  * kernels share through common/sgm_math.h).
  *
  * Defines from the host:
- *   SGM_ITEMS, SGM_LINES   aggregation group: SGM_ITEMS work-items share one
- *                          scan line, SGM_LINES lines per group (launch
- *                          parameters, family "sgm")
- *   SGM_DPI                disparities per work-item (ndisp / SGM_ITEMS up)
+ *   SGM_DPI                disparities per work-item of the aggregation and of
+ *                          the winner: 1, 2, 4, 8 or 16 (launch parameter)
+ *   SGM_ITEMS              work-items sharing one scan line: ndisp / SGM_DPI up
+ *   SGM_LINES              scan lines per aggregation work-group
+ *   SGM_STRIDE             SGM_ITEMS * SGM_DPI: cells stored per pixel and
+ *                          path (ndisp rounded up; the cells past ndisp are
+ *                          never read as candidates)
+ *   SGM_WIN_ITEMS          work-items of a winner work-group (one image row)
+ *   SGM_WIDTH, SGM_LR_LOCAL the image width; 1 when the winner keeps a row's
+ *                          left-right minima in local memory (else in global
+ *                          scratch)
  *   SGM_NDISP              the number of disparities
  *   SGM_PIXEL              0 u8, 1 u16, 2 f32
  *   SGM_CENSUS_W, _H, _SYM the census window and its kind
@@ -25,6 +32,31 @@ typedef float pixel_t;
 typedef uchar path_t;
 #else
 typedef ushort path_t;
+#endif
+
+#define SGM_CAT_(a, b) a##b
+#define SGM_CAT(a, b) SGM_CAT_(a, b)
+
+/* An array of SGM_DPI path values as one vector, and a vector of sums back
+ * into an array. */
+#if SGM_DPI == 16
+#define SGM_VEC_OF(n) ((path_slice)(n[0], n[1], n[2], n[3], n[4], n[5], n[6], n[7], n[8], n[9], \
+                                    n[10], n[11], n[12], n[13], n[14], n[15]))
+#define SGM_UNPACK(t, s) do { s[0] = t.s0; s[1] = t.s1; s[2] = t.s2; s[3] = t.s3; s[4] = t.s4; \
+    s[5] = t.s5; s[6] = t.s6; s[7] = t.s7; s[8] = t.s8; s[9] = t.s9; s[10] = t.sa;          \
+    s[11] = t.sb; s[12] = t.sc; s[13] = t.sd; s[14] = t.se; s[15] = t.sf; } while (0)
+#elif SGM_DPI == 8
+#define SGM_VEC_OF(n) ((path_slice)(n[0], n[1], n[2], n[3], n[4], n[5], n[6], n[7]))
+#define SGM_UNPACK(t, s) do { s[0] = t.s0; s[1] = t.s1; s[2] = t.s2; s[3] = t.s3; s[4] = t.s4; \
+    s[5] = t.s5; s[6] = t.s6; s[7] = t.s7; } while (0)
+#elif SGM_DPI == 4
+#define SGM_VEC_OF(n) ((path_slice)(n[0], n[1], n[2], n[3]))
+#define SGM_UNPACK(t, s) do { s[0] = t.s0; s[1] = t.s1; s[2] = t.s2; s[3] = t.s3; } while (0)
+#elif SGM_DPI == 2
+#define SGM_VEC_OF(n) ((path_slice)(n[0], n[1]))
+#define SGM_UNPACK(t, s) do { s[0] = t.s0; s[1] = t.s1; } while (0)
+#else
+#define SGM_UNPACK(t, s) do { s[0] = t; } while (0)
 #endif
 
 /* ------------------------------------------------------------------ census */
@@ -121,22 +153,69 @@ scan_line line_of(int line, int width, int height, int dx, int dy)
     return s;
 }
 
-/* One path direction.  SGM_ITEMS items own a scan line, each holding
- * SGM_DPI consecutive disparities of the running L_r in registers; the
- * neighbours at the slice edges and the minimum over all disparities are
- * exchanged through local memory, double-buffered so that one barrier a
- * step suffices.  Costs come from the census strings on the fly; each
- * L_r(p, d) is written once. */
+/* The eight directions in the host's order (the first four: 4 paths). */
+constant int dir_x[8] = {1, -1, 0, 0, 1, -1, 1, -1};
+constant int dir_y[8] = {0, 0, 1, -1, 1, 1, -1, -1};
+
+int lines_of_direction(int dir, int width, int height)
+{
+    return dir < 2 ? height : dir < 4 ? width : width + height - 1;
+}
+
+#if SGM_DPI == 16
+#define STORE_SLICE(v, dst) vstore16((v), 0, (dst))
+#elif SGM_DPI == 8
+#define STORE_SLICE(v, dst) vstore8((v), 0, (dst))
+#elif SGM_DPI == 4
+#define STORE_SLICE(v, dst) vstore4((v), 0, (dst))
+#elif SGM_DPI == 2
+#define STORE_SLICE(v, dst) vstore2((v), 0, (dst))
+#else
+#define STORE_SLICE(v, dst) (*(dst) = (v))
+#endif
+
+#if SGM_DPI == 1
+typedef path_t path_slice;
+#elif SGM_PATH8
+typedef SGM_CAT(uchar, SGM_DPI) path_slice;
+#else
+typedef SGM_CAT(ushort, SGM_DPI) path_slice;
+#endif
+
+/* Every direction of the call in one launch: the work-groups of direction
+ * 0 first, then those of direction 1, and so on, so that the paths, each a
+ * chain of dependent steps along its lines, run side by side and fill the
+ * device.  SGM_ITEMS items own a scan line, each holding SGM_DPI
+ * consecutive disparities of the running L_r in registers; the neighbours
+ * at the slice edges and the minimum over all disparities are exchanged
+ * through local memory, double-buffered so that one barrier a step
+ * suffices.  Costs come from the census strings on the fly; each slice of
+ * L_r(p, .) is written once, as one vector. */
 __attribute__((reqd_work_group_size(SGM_ITEMS, SGM_LINES, 1)))
-kernel void sgm_path(global const ulong *census_l, global const ulong *census_r,
-                     global const int *intensity, global path_t *out, int width, int height,
-                     int min_disp, int p1, int p2, int adaptive, int dx, int dy, int cbits)
+kernel void sgm_paths(global const ulong *census_l, global const ulong *census_r,
+                      global const int *intensity, global path_t *out0, global path_t *out1,
+                      global path_t *out2, global path_t *out3, global path_t *out4,
+                      global path_t *out5, global path_t *out6, global path_t *out7, int paths,
+                      int width, int height, int min_disp, int p1, int p2, int adaptive,
+                      int cbits)
 {
     local uint first[2][SGM_LINES][SGM_ITEMS];
     local uint last[2][SGM_LINES][SGM_ITEMS];
     local uint part_min[2][SGM_LINES][SGM_ITEMS];
+    int group = get_group_id(1), dir = 0;
+    for (; dir < paths; dir++) {
+        int groups = (lines_of_direction(dir, width, height) + SGM_LINES - 1) / SGM_LINES;
+        if (group < groups)
+            break;
+        group -= groups;
+    }
+    if (dir >= paths)
+        return; /* the whole work-group: no barrier is skipped by half of it */
+    global path_t *out = dir == 0 ? out0 : dir == 1 ? out1 : dir == 2 ? out2 : dir == 3 ? out3
+                         : dir == 4 ? out4 : dir == 5 ? out5 : dir == 6 ? out6 : out7;
+    const int dx = dir_x[dir], dy = dir_y[dir];
     const int lane = get_local_id(0), row = get_local_id(1);
-    const scan_line s = line_of(get_global_id(1), width, height, dx, dy);
+    const scan_line s = line_of(group * SGM_LINES + row, width, height, dx, dy);
     const int k0 = lane * SGM_DPI;
     uint l[SGM_DPI];
     #pragma unroll
@@ -162,25 +241,29 @@ kernel void sgm_path(global const ulong *census_l, global const ulong *census_r,
             }
             const ulong cl = census_l[pixel];
             const uint jump = prev_min + (uint)p2s;
-            uint n[SGM_DPI];
+            const int xr0 = x - min_disp - k0;
+            global const ulong *right_row = census_r + y * width;
+            path_t n[SGM_DPI];
             #pragma unroll
             for (int j = 0; j < SGM_DPI; j++) {
-                const int k = k0 + j, xr = x - min_disp - k;
-                uint c = xr >= 0 && xr < width ? popcount(cl ^ census_r[y * width + xr])
-                                               : (uint)cbits;
+                const int xr = xr0 - j;
+                uint c = xr >= 0 && xr < width ? popcount(cl ^ right_row[xr]) : (uint)cbits;
                 uint lower = j == 0 ? below : l[j - 1];
                 uint upper = j == SGM_DPI - 1 ? above : l[j + 1];
                 uint v = min(min(l[j], lower + (uint)p1), min(upper + (uint)p1, jump));
-                n[j] = k < SGM_NDISP ? v - prev_min + c : SGM_SENTINEL;
-                next_min = min(next_min, n[j]);
+                uint w = k0 + j < SGM_NDISP ? v - prev_min + c : SGM_SENTINEL;
+                next_min = min(next_min, w);
+                n[j] = (path_t)w;
             }
-            global path_t *dst = out + (size_t)pixel * SGM_NDISP;
             #pragma unroll
-            for (int j = 0; j < SGM_DPI; j++) {
-                l[j] = n[j];
-                if (k0 + j < SGM_NDISP)
-                    dst[k0 + j] = (path_t)n[j];
-            }
+            for (int j = 0; j < SGM_DPI; j++)
+                l[j] = k0 + j < SGM_NDISP ? (uint)n[j] : SGM_SENTINEL;
+#if SGM_DPI == 1
+            out[(size_t)pixel * SGM_STRIDE + k0] = n[0];
+#else
+            path_slice v = SGM_VEC_OF(n);
+            STORE_SLICE(v, out + (size_t)pixel * SGM_STRIDE + k0);
+#endif
         }
         const int b = step & 1;
         first[b][row][lane] = l[0];
@@ -198,89 +281,142 @@ kernel void sgm_path(global const ulong *census_l, global const ulong *census_r,
 
 /* ------------------------------------------------------------------ winner */
 
-#define PATH_ARGS                                                                                  \
-    global const path_t *l0, global const path_t *l1, global const path_t *l2,                     \
-        global const path_t *l3, global const path_t *l4, global const path_t *l5,                 \
-        global const path_t *l6, global const path_t *l7
+#if SGM_DPI == 1
+#define LOAD_SLICE(src) ((uint)*(src))
+typedef uint sum_slice;
+#else
+#define LOAD_SLICE(src) SGM_CAT(convert_uint, SGM_DPI)(SGM_CAT(vload, SGM_DPI)(0, (src)))
+typedef SGM_CAT(uint, SGM_DPI) sum_slice;
+#endif
 
-/* S(p, k): the sum over the paths (4 or 8) of L_r(p, k) at cell i. */
-uint sum_at(PATH_ARGS, int paths, uint i)
-{
-    uint s = (uint)l0[i] + l1[i] + l2[i] + l3[i];
-    if (paths == 8)
-        s += (uint)l4[i] + l5[i] + l6[i] + l7[i];
-    return s;
-}
+/* Right-image candidates are packed as S << 11 | k, so that one atomic
+ * minimum keeps the smallest sum and, among equal sums, the smaller k
+ * (k < 2048; S < 2^21 since S <= 8 (Cmax + P2) < 2^18). */
+#define RIGHT_SHIFT 11
+#define RIGHT_MASK 0x7ffu
 
-/* One item per pixel: S written once (the left-right check reads it), the
- * winner among the valid candidates (ties: smaller d), uniqueness,
- * confidence and the sub-pixel parabola.  winner: k, or -1 rejected. */
-kernel void sgm_winner(PATH_ARGS, int paths, global ushort *sum, global float *disp,
-                       global int *winner, global float *conf, int width, int height,
-                       int min_disp, uint uniqueness, int subpixel)
+/* One work-group per image row.  SGM_ITEMS items (a team) own a pixel, each
+ * summing SGM_DPI disparities of the path costs (vector loads, so a team
+ * reads its pixel's cells in one sweep); the team's minimum, second minimum
+ * outside best-1..best+1 and the parabola's neighbours go through local
+ * memory.  Every valid candidate (x, k) also offers S to the right image's
+ * column x - min_disp - k by an atomic minimum, so the right disparities of
+ * the row, and with them the left-right check, come from the same sums
+ * without storing S. */
+__attribute__((reqd_work_group_size(SGM_WIN_ITEMS, 1, 1)))
+kernel void sgm_winner_rows(global const path_t *l0, global const path_t *l1,
+                            global const path_t *l2, global const path_t *l3,
+                            global const path_t *l4, global const path_t *l5,
+                            global const path_t *l6, global const path_t *l7, int paths,
+                            global float *disp, global float *conf, global uint *right_scratch,
+                            global short *winner_scratch, int width, int min_disp,
+                            uint uniqueness, int subpixel, int lr_check, int max_diff)
 {
-    const int x = get_global_id(0), y = get_global_id(1);
-    if (x >= width || y >= height)
-        return;
-    const int pixel = y * width + x;
-    const uint base = (uint)pixel * SGM_NDISP;
-    const int lo = sgm_first_valid(x, width, min_disp), hi = sgm_last_valid(x, min_disp, SGM_NDISP);
-    int best = -1;
-    uint best_sum = 0;
-    for (int k = 0; k < SGM_NDISP; k++) {
-        uint s = sum_at(l0, l1, l2, l3, l4, l5, l6, l7, paths, base + k);
-        sum[base + k] = (ushort)s;
-        if (k >= lo && k <= hi && (best < 0 || s < best_sum)) {
-            best = k;
-            best_sum = s;
+    const int team_pixels = SGM_WIN_ITEMS / SGM_ITEMS;
+    local uint best_v[SGM_WIN_ITEMS];
+    local int best_k[SGM_WIN_ITEMS];
+    local uint second_v[SGM_WIN_ITEMS];
+    local uint neighbour[SGM_WIN_ITEMS / SGM_ITEMS][2];
+#if SGM_LR_LOCAL
+    local uint right_min[SGM_WIDTH];
+    local short winner[SGM_WIDTH];
+#else
+    global uint *right_min = right_scratch + (size_t)get_group_id(0) * width;
+    global short *winner = winner_scratch + (size_t)get_group_id(0) * width;
+#endif
+    const int y = get_group_id(0), tid = get_local_id(0);
+    const int team = tid / SGM_ITEMS, lane = tid % SGM_ITEMS, k0 = lane * SGM_DPI;
+    for (int x = tid; x < width; x += SGM_WIN_ITEMS)
+        right_min[x] = 0xffffffffu;
+    barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
+    for (int xs = 0; xs < width; xs += team_pixels) {
+        const int x = xs + team, active = x < width;
+        const int lo = sgm_first_valid(x, width, min_disp);
+        const int hi = sgm_last_valid(x, min_disp, SGM_NDISP);
+        uint s[SGM_DPI];
+        uint mine = 0xffffffffu;
+        int mine_k = -1;
+        if (active) {
+            const size_t cell = ((size_t)y * width + x) * SGM_STRIDE + k0;
+            sum_slice t = LOAD_SLICE(l0 + cell) + LOAD_SLICE(l1 + cell) + LOAD_SLICE(l2 + cell) +
+                          LOAD_SLICE(l3 + cell);
+            if (paths == 8)
+                t += LOAD_SLICE(l4 + cell) + LOAD_SLICE(l5 + cell) + LOAD_SLICE(l6 + cell) +
+                     LOAD_SLICE(l7 + cell);
+            SGM_UNPACK(t, s);
+            #pragma unroll
+            for (int j = 0; j < SGM_DPI; j++) {
+                const int k = k0 + j;
+                if (k >= lo && k <= hi) {
+                    if (s[j] < mine) {
+                        mine = s[j];
+                        mine_k = k;
+                    }
+                    if (lr_check)
+                        atomic_min(&right_min[x - min_disp - k], s[j] << RIGHT_SHIFT | (uint)k);
+                }
+            }
         }
-    }
-    float d = INFINITY, c = 0.0f;
-    if (best >= 0) {
+        best_v[tid] = mine;
+        best_k[tid] = mine_k;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        /* The team's winner: the lanes hold ascending k, so the first
+         * strict minimum is the smallest k among equal sums. */
+        int best = -1;
+        uint best_sum = 0xffffffffu;
+        for (int i = 0; i < SGM_ITEMS; i++) {
+            const int t = team * SGM_ITEMS + i;
+            if (best_k[t] >= 0 && (best < 0 || best_v[t] < best_sum)) {
+                best = best_k[t];
+                best_sum = best_v[t];
+            }
+        }
         uint second = 0xffffffffu;
-        for (int k = lo; k <= hi; k++)
-            if (k < best - 1 || k > best + 1)
-                second = min(second, (uint)sum[base + k]);
-        const int has_second = second != 0xffffffffu;
-        if (has_second && !sgm_is_unique(best_sum, second, uniqueness)) {
-            best = -1;
-        } else {
-            d = (float)(min_disp + best);
-            c = sgm_confidence(best_sum, second, has_second);
-            if (subpixel && best > lo && best < hi)
-                d += sgm_parabola(sum[base + best - 1], best_sum, sum[base + best + 1]);
+        #pragma unroll
+        for (int j = 0; j < SGM_DPI; j++) {
+            const int k = k0 + j;
+            if (active && k >= lo && k <= hi && (k < best - 1 || k > best + 1))
+                second = min(second, s[j]);
+            if (active && best >= 0 && k == best - 1)
+                neighbour[team][0] = s[j];
+            if (active && best >= 0 && k == best + 1)
+                neighbour[team][1] = s[j];
         }
-    }
-    disp[pixel] = d;
-    winner[pixel] = best;
-    conf[pixel] = c;
-}
-
-/* Left-right check: the right image's disparity at x' = x - d is the
- * argmin over k of S(x' + min_disp + k, k) (ties: smaller k). */
-kernel void sgm_lr_check(global const ushort *sum, global const int *winner, global float *disp,
-                         global float *conf, int width, int height, int min_disp, int max_diff)
-{
-    const int x = get_global_id(0), y = get_global_id(1);
-    if (x >= width || y >= height)
-        return;
-    const int pixel = y * width + x, best = winner[pixel];
-    if (best < 0)
-        return;
-    const int xr = x - min_disp - best;
-    const int lo = max(0, -xr - min_disp), hi = min(SGM_NDISP - 1, width - 1 - xr - min_disp);
-    int right = -1;
-    uint right_sum = 0;
-    for (int k = lo; k <= hi; k++) {
-        uint s = sum[(uint)(y * width + xr + min_disp + k) * SGM_NDISP + k];
-        if (right < 0 || s < right_sum) {
-            right = k;
-            right_sum = s;
+        second_v[tid] = second;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        if (lane == 0 && active) {
+            uint second_all = 0xffffffffu;
+            for (int i = 0; i < SGM_ITEMS; i++)
+                second_all = min(second_all, second_v[team * SGM_ITEMS + i]);
+            float d = INFINITY, c = 0.0f;
+            const int has_second = second_all != 0xffffffffu;
+            if (best >= 0 && has_second && !sgm_is_unique(best_sum, second_all, uniqueness))
+                best = -1;
+            if (best >= 0) {
+                d = (float)(min_disp + best);
+                c = sgm_confidence(best_sum, second_all, has_second);
+                if (subpixel && best > lo && best < hi)
+                    d += sgm_parabola((int)neighbour[team][0], (int)best_sum,
+                                      (int)neighbour[team][1]);
+            }
+            disp[(size_t)y * width + x] = d;
+            conf[(size_t)y * width + x] = c;
+            winner[x] = (short)best;
         }
+        barrier(CLK_LOCAL_MEM_FENCE);
     }
-    if (abs(right - best) > max_diff) {
-        disp[pixel] = INFINITY;
-        conf[pixel] = 0.0f;
+    if (!lr_check)
+        return;
+    barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
+    for (int x = tid; x < width; x += SGM_WIN_ITEMS) {
+        const int best = winner[x];
+        if (best < 0)
+            continue;
+        const int right = (int)(right_min[x - min_disp - best] & RIGHT_MASK);
+        if (abs(right - best) > max_diff) {
+            disp[(size_t)y * width + x] = INFINITY;
+            conf[(size_t)y * width + x] = 0.0f;
+        }
     }
 }
 
