@@ -182,6 +182,26 @@ typedef SGM_CAT(uchar, SGM_DPI) path_slice;
 typedef SGM_CAT(ushort, SGM_DPI) path_slice;
 #endif
 
+/* The census of (x, y) and of the right pixels of its SGM_DPI candidates
+ * k0 .. k0 + SGM_DPI - 1 (0 where a candidate's column is outside the
+ * image; such a candidate's cost does not read it).  Nothing is loaded
+ * when `wanted` is 0 or (x, y) is outside the image. */
+void load_census(global const ulong *census_l, global const ulong *census_r, int width,
+                 int height, int wanted, int x, int y, int min_disp, int k0, ulong *cl,
+                 ulong *cr)
+{
+    if (!wanted || x < 0 || x >= width || y < 0 || y >= height)
+        return;
+    *cl = census_l[y * width + x];
+    global const ulong *right_row = census_r + y * width;
+    const int xr0 = x - min_disp - k0;
+    #pragma unroll
+    for (int j = 0; j < SGM_DPI; j++) {
+        const int xr = xr0 - j;
+        cr[j] = xr >= 0 && xr < width ? right_row[xr] : 0;
+    }
+}
+
 /* Every direction of the call in one launch: the work-groups of direction
  * 0 first, then those of direction 1, and so on, so that the paths, each a
  * chain of dependent steps along its lines, run side by side and fill the
@@ -225,9 +245,23 @@ kernel void sgm_paths(global const ulong *census_l, global const ulong *census_r
     uint above = k0 + SGM_DPI >= SGM_NDISP ? SGM_SENTINEL : 0;
     uint prev_min = 0;
     int prev_i = 0;
+    /* The census strings of the next step are loaded one step ahead: they
+     * do not depend on the running costs, so their latency overlaps this
+     * step's arithmetic and barrier instead of stalling the chain. */
+    ulong cl_next = 0;
+    ulong cr_next[SGM_DPI];
+    load_census(census_l, census_r, width, height, s.valid, s.x0, s.y0, min_disp, k0, &cl_next,
+                cr_next);
     for (int step = 0; step < s.steps; step++) {
         const int x = s.x0 + step * dx, y = s.y0 + step * dy;
         const int active = s.valid && x >= 0 && x < width && y >= 0 && y < height;
+        const ulong cl = cl_next;
+        ulong cr[SGM_DPI];
+        #pragma unroll
+        for (int j = 0; j < SGM_DPI; j++)
+            cr[j] = cr_next[j];
+        load_census(census_l, census_r, width, height, s.valid && step + 1 < s.steps, x + dx,
+                    y + dy, min_disp, k0, &cl_next, cr_next);
         uint next_min = SGM_SENTINEL;
         if (active) {
             const int pixel = y * width + x;
@@ -239,15 +273,13 @@ kernel void sgm_paths(global const ulong *census_l, global const ulong *census_r
                     p2s = sgm_adaptive_p2(p1, p2, (int)clamp(di, -0x7fffffffL, 0x7fffffffL));
                 prev_i = here;
             }
-            const ulong cl = census_l[pixel];
             const uint jump = prev_min + (uint)p2s;
             const int xr0 = x - min_disp - k0;
-            global const ulong *right_row = census_r + y * width;
             path_t n[SGM_DPI];
             #pragma unroll
             for (int j = 0; j < SGM_DPI; j++) {
                 const int xr = xr0 - j;
-                uint c = xr >= 0 && xr < width ? popcount(cl ^ right_row[xr]) : (uint)cbits;
+                uint c = xr >= 0 && xr < width ? popcount(cl ^ cr[j]) : (uint)cbits;
                 uint lower = j == 0 ? below : l[j - 1];
                 uint upper = j == SGM_DPI - 1 ? above : l[j + 1];
                 uint v = min(min(l[j], lower + (uint)p1), min(upper + (uint)p1, jump));
