@@ -69,15 +69,18 @@ static size_t cpu_bytes(size_t width, size_t height, size_t ndisp, int paths)
 }
 
 /* OpenCL backend: the uploaded images (at most 4 bytes a pixel each),
- * census strings and intensities (20), one path-cost volume per path (1
- * byte a cell, 2 when bits + P2 > 255), the 16-bit sums, and five maps of
- * 4 bytes (disparities, winners, right disparities, confidence, median). */
+ * census strings and intensities (20), the 8-bit cost volume and one
+ * path-cost volume per path (1 byte a cell, 2 when bits + P2 > 255) over
+ * ndisp rounded up to 16 cells (the kernels' vector slices), and five
+ * maps of 4 bytes (disparities, winners, right disparities, confidence,
+ * median). */
 static size_t opencl_bytes(size_t width, size_t height, size_t ndisp, const pv_sgm_params *p)
 {
     const size_t pixels = product(width, height, 1);
     const size_t cell = census_bits(p) + p->p2 <= 255 ? 1 : 2;
-    const size_t per_cell = (size_t)p->paths * cell + 2;
-    return sum3(product(pixels, 48, 1), product(pixels, ndisp, per_cell), 0);
+    const size_t per_cell = (size_t)p->paths * cell + 1;
+    const size_t stride = (ndisp + 15) / 16 * 16;
+    return sum3(product(pixels, 48, 1), product(pixels, stride, per_cell), 0);
 }
 
 static size_t backend_bytes(pv_backend_kind backend, int width, int height, const pv_sgm_params *p)

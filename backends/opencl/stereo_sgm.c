@@ -1,7 +1,8 @@
 /* OpenCL semi-global matching: host side of kernels/stereo_sgm.cl.
  *
  * One upload of each image, then on the device: the census of both images
- * (and the left intensities under the adaptive P2), one sgm_paths launch
+ * (and the left intensities under the adaptive P2), the 8-bit matching
+ * cost volume (sgm_costs, one coalesced pass), one sgm_paths launch
  * for every direction at once writing each path's L_r(p, d) once (8-bit
  * when bits + P2 <= 255, else 16-bit), one sgm_winner_rows launch (a
  * work-group per row: sums, winner, uniqueness, confidence, sub-pixel, and
@@ -15,7 +16,7 @@
 #include <stdio.h>
 
 static const pv_cl_param_default sgm_defaults[] = {
-    {"SGM_DPI", 16},        /* disparities per work-item: 1, 2, 4, 8 or 16       */
+    {"SGM_DPI", 8},         /* disparities per work-item: 1, 2, 4, 8 or 16       */
     {"SGM_LINES", 8},       /* scan lines per aggregation work-group             */
     {"SGM_WIN_ITEMS", 256}, /* work-items of a winner work-group (one row)       */
     {"SGM_WG_X", 32},       /* per-pixel kernels (census, median): x size        */
@@ -37,7 +38,7 @@ typedef struct sgm_plan {
 } sgm_plan;
 
 typedef struct sgm_buffers {
-    cl_mem left, right, census_l, census_r, intensity;
+    cl_mem left, right, census_l, census_r, intensity, cost;
     cl_mem path[8];
     cl_mem disp, conf, median, right_scratch, winner_scratch;
 } sgm_buffers;
@@ -163,6 +164,8 @@ static pv_status get_buffers(pv_context *ctx, const pv_image *left, const pv_ima
     if (status == PV_OK)
         status = pv_cl_scratch(ctx, "sgm.intensity", (p->p2_adaptive ? pixels : 1) * sizeof(cl_int),
                                &b->intensity);
+    if (status == PV_OK)
+        status = pv_cl_scratch(ctx, "sgm.cost", cells, &b->cost);
     for (int i = 0; i < p->paths && status == PV_OK; i++)
         status = pv_cl_scratch(ctx, path_slots[i], cells * (plan->path8 ? 1 : 2), &b->path[i]);
     const size_t scratch = plan->lr_local || !p->lr_check ? 1 : pixels;
@@ -206,6 +209,26 @@ static size_t line_count(const pv_image *left, int dx, int dy)
     return (size_t)left->width + (size_t)left->height - 1;
 }
 
+/* The cost volume: one item per cell. */
+static pv_status costs(pv_context *ctx, const sgm_plan *plan, const pv_image *left,
+                       const pv_sgm_params *p, const sgm_buffers *b)
+{
+    cl_kernel k;
+    pv_status status = kernel(ctx, plan, "sgm_costs", &k);
+    if (status != PV_OK)
+        return status;
+    cl_int width = left->width, height = left->height, min_disp = p->min_disp;
+    cl_int bits = sgm_census_bits(p->census_width, p->census_height, p->census_symmetric);
+    const pv_cl_kernel_arg args[] = {PV_CL_ARG(b->census_l), PV_CL_ARG(b->census_r),
+                                     PV_CL_ARG(b->cost),     PV_CL_ARG(width),
+                                     PV_CL_ARG(height),      PV_CL_ARG(min_disp),
+                                     PV_CL_ARG(bits)};
+    const size_t local[1] = {256};
+    const size_t cells = (size_t)left->width * (size_t)left->height * (size_t)plan->stride;
+    const size_t global[1] = {round_up(cells, local[0])};
+    return pv_cl_launch_args(ctx, k, args, (int)(sizeof args / sizeof args[0]), 1, global, local);
+}
+
 /* Every direction in one launch: the work-groups of each direction follow
  * those of the one before (the kernel finds its direction the same way). */
 static pv_status aggregate(pv_context *ctx, const sgm_plan *plan, const pv_image *left,
@@ -216,20 +239,18 @@ static pv_status aggregate(pv_context *ctx, const sgm_plan *plan, const pv_image
     if (status != PV_OK)
         return status;
     cl_int paths = p->paths, width = left->width, height = left->height;
-    cl_int min_disp = p->min_disp, p1 = p->p1, p2 = p->p2, adaptive = p->p2_adaptive != 0;
-    cl_int bits = sgm_census_bits(p->census_width, p->census_height, p->census_symmetric);
+    cl_int p1 = p->p1, p2 = p->p2, adaptive = p->p2_adaptive != 0;
     size_t groups = 0;
     for (int i = 0; i < p->paths; i++)
         groups += (line_count(left, directions[i][0], directions[i][1]) + (size_t)plan->lines - 1) /
                   (size_t)plan->lines;
     const pv_cl_kernel_arg args[] = {
-        PV_CL_ARG(b->census_l), PV_CL_ARG(b->census_r), PV_CL_ARG(b->intensity),
-        PV_CL_ARG(b->path[0]),  PV_CL_ARG(b->path[1]),  PV_CL_ARG(b->path[2]),
-        PV_CL_ARG(b->path[3]),  PV_CL_ARG(b->path[4]),  PV_CL_ARG(b->path[5]),
-        PV_CL_ARG(b->path[6]),  PV_CL_ARG(b->path[7]),  PV_CL_ARG(paths),
-        PV_CL_ARG(width),       PV_CL_ARG(height),      PV_CL_ARG(min_disp),
-        PV_CL_ARG(p1),          PV_CL_ARG(p2),          PV_CL_ARG(adaptive),
-        PV_CL_ARG(bits)};
+        PV_CL_ARG(b->cost),    PV_CL_ARG(b->intensity), PV_CL_ARG(b->path[0]),
+        PV_CL_ARG(b->path[1]), PV_CL_ARG(b->path[2]),   PV_CL_ARG(b->path[3]),
+        PV_CL_ARG(b->path[4]), PV_CL_ARG(b->path[5]),   PV_CL_ARG(b->path[6]),
+        PV_CL_ARG(b->path[7]), PV_CL_ARG(paths),        PV_CL_ARG(width),
+        PV_CL_ARG(height),     PV_CL_ARG(p1),           PV_CL_ARG(p2),
+        PV_CL_ARG(adaptive)};
     const size_t local[2] = {(size_t)plan->items, (size_t)plan->lines};
     const size_t global[2] = {local[0], groups * local[1]};
     return pv_cl_launch_args(ctx, k, args, (int)(sizeof args / sizeof args[0]), 2, global, local);
@@ -279,6 +300,8 @@ static pv_status run(pv_context *ctx, const pv_image *left, const pv_image *righ
         status = get_buffers(ctx, left, right, p, &plan, &b);
     if (status == PV_OK)
         status = census(ctx, &plan, left, p, &b);
+    if (status == PV_OK)
+        status = costs(ctx, &plan, left, p, &b);
     if (status == PV_OK)
         status = aggregate(ctx, &plan, left, p, &b);
     if (status == PV_OK)

@@ -182,25 +182,35 @@ typedef SGM_CAT(uchar, SGM_DPI) path_slice;
 typedef SGM_CAT(ushort, SGM_DPI) path_slice;
 #endif
 
-/* The census of (x, y) and of the right pixels of its SGM_DPI candidates
- * k0 .. k0 + SGM_DPI - 1 (0 where a candidate's column is outside the
- * image; such a candidate's cost does not read it).  Nothing is loaded
- * when `wanted` is 0 or (x, y) is outside the image. */
-void load_census(global const ulong *census_l, global const ulong *census_r, int width,
-                 int height, int wanted, int x, int y, int min_disp, int k0, ulong *cl,
-                 ulong *cr)
+/* The matching cost volume, once: C(p, k) for every pixel and every cell
+ * k < SGM_STRIDE of it (cells past ndisp hold the largest cost), one item
+ * per cell, so that neighbouring items read neighbouring right census
+ * strings and write neighbouring bytes.  The path kernels then read a
+ * slice of costs as one vector instead of SGM_DPI scattered census
+ * strings per step. */
+kernel void sgm_costs(global const ulong *census_l, global const ulong *census_r,
+                      global uchar *cost, int width, int height, int min_disp, int cbits)
 {
-    if (!wanted || x < 0 || x >= width || y < 0 || y >= height)
+    const size_t cell = get_global_id(0);
+    const size_t pixel = cell / SGM_STRIDE;
+    if (pixel >= (size_t)width * (size_t)height)
         return;
-    *cl = census_l[y * width + x];
-    global const ulong *right_row = census_r + y * width;
-    const int xr0 = x - min_disp - k0;
-    #pragma unroll
-    for (int j = 0; j < SGM_DPI; j++) {
-        const int xr = xr0 - j;
-        cr[j] = xr >= 0 && xr < width ? right_row[xr] : 0;
-    }
+    const int k = (int)(cell - pixel * SGM_STRIDE);
+    const int x = (int)(pixel % (size_t)width);
+    const int xr = x - min_disp - k;
+    uint c = (uint)cbits;
+    if (k < SGM_NDISP && xr >= 0 && xr < width)
+        c = popcount(census_l[pixel] ^ census_r[pixel - (size_t)x + (size_t)xr]);
+    cost[cell] = (uchar)c;
 }
+
+#if SGM_DPI == 1
+#define LOAD_COSTS(src) ((uint)*(src))
+typedef uint cost_slice;
+#else
+#define LOAD_COSTS(src) SGM_CAT(convert_uint, SGM_DPI)(SGM_CAT(vload, SGM_DPI)(0, (src)))
+typedef SGM_CAT(uint, SGM_DPI) cost_slice;
+#endif
 
 /* Every direction of the call in one launch: the work-groups of direction
  * 0 first, then those of direction 1, and so on, so that the paths, each a
@@ -212,12 +222,10 @@ void load_census(global const ulong *census_l, global const ulong *census_r, int
  * suffices.  Costs come from the census strings on the fly; each slice of
  * L_r(p, .) is written once, as one vector. */
 __attribute__((reqd_work_group_size(SGM_ITEMS, SGM_LINES, 1)))
-kernel void sgm_paths(global const ulong *census_l, global const ulong *census_r,
-                      global const int *intensity, global path_t *out0, global path_t *out1,
+kernel void sgm_paths(global const uchar *cost, global const int *intensity, global path_t *out0, global path_t *out1,
                       global path_t *out2, global path_t *out3, global path_t *out4,
                       global path_t *out5, global path_t *out6, global path_t *out7, int paths,
-                      int width, int height, int min_disp, int p1, int p2, int adaptive,
-                      int cbits)
+                      int width, int height, int p1, int p2, int adaptive)
 {
     local uint first[2][SGM_LINES][SGM_ITEMS];
     local uint last[2][SGM_LINES][SGM_ITEMS];
@@ -245,23 +253,20 @@ kernel void sgm_paths(global const ulong *census_l, global const ulong *census_r
     uint above = k0 + SGM_DPI >= SGM_NDISP ? SGM_SENTINEL : 0;
     uint prev_min = 0;
     int prev_i = 0;
-    /* The census strings of the next step are loaded one step ahead: they
-     * do not depend on the running costs, so their latency overlaps this
+    /* The costs of the next step are loaded one step ahead: they do not
+     * depend on the running path costs, so their latency overlaps this
      * step's arithmetic and barrier instead of stalling the chain. */
-    ulong cl_next = 0;
-    ulong cr_next[SGM_DPI];
-    load_census(census_l, census_r, width, height, s.valid, s.x0, s.y0, min_disp, k0, &cl_next,
-                cr_next);
+    cost_slice c_next = (cost_slice)(0);
+    if (s.valid && s.x0 >= 0 && s.x0 < width && s.y0 >= 0 && s.y0 < height)
+        c_next = LOAD_COSTS(cost + (size_t)(s.y0 * width + s.x0) * SGM_STRIDE + k0);
     for (int step = 0; step < s.steps; step++) {
         const int x = s.x0 + step * dx, y = s.y0 + step * dy;
         const int active = s.valid && x >= 0 && x < width && y >= 0 && y < height;
-        const ulong cl = cl_next;
-        ulong cr[SGM_DPI];
-        #pragma unroll
-        for (int j = 0; j < SGM_DPI; j++)
-            cr[j] = cr_next[j];
-        load_census(census_l, census_r, width, height, s.valid && step + 1 < s.steps, x + dx,
-                    y + dy, min_disp, k0, &cl_next, cr_next);
+        uint c[SGM_DPI];
+        SGM_UNPACK(c_next, c);
+        const int nx = x + dx, ny = y + dy;
+        if (s.valid && step + 1 < s.steps && nx >= 0 && nx < width && ny >= 0 && ny < height)
+            c_next = LOAD_COSTS(cost + (size_t)(ny * width + nx) * SGM_STRIDE + k0);
         uint next_min = SGM_SENTINEL;
         if (active) {
             const int pixel = y * width + x;
@@ -274,16 +279,13 @@ kernel void sgm_paths(global const ulong *census_l, global const ulong *census_r
                 prev_i = here;
             }
             const uint jump = prev_min + (uint)p2s;
-            const int xr0 = x - min_disp - k0;
             path_t n[SGM_DPI];
             #pragma unroll
             for (int j = 0; j < SGM_DPI; j++) {
-                const int xr = xr0 - j;
-                uint c = xr >= 0 && xr < width ? popcount(cl ^ cr[j]) : (uint)cbits;
                 uint lower = j == 0 ? below : l[j - 1];
                 uint upper = j == SGM_DPI - 1 ? above : l[j + 1];
                 uint v = min(min(l[j], lower + (uint)p1), min(upper + (uint)p1, jump));
-                uint w = k0 + j < SGM_NDISP ? v - prev_min + c : SGM_SENTINEL;
+                uint w = k0 + j < SGM_NDISP ? v - prev_min + c[j] : SGM_SENTINEL;
                 next_min = min(next_min, w);
                 n[j] = (path_t)w;
             }
