@@ -14,6 +14,8 @@
 #include "../common/sgm_math.h"
 
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 static const pv_cl_param_default sgm_defaults[] = {
     {"SGM_DPI", 8},         /* disparities per work-item: 1, 2, 4, 8 or 16       */
@@ -34,6 +36,7 @@ typedef struct sgm_plan {
     int dpi, items, lines, stride, win_items, wg_x, wg_y;
     int path8;        /* path costs fit 8 bits */
     int lr_local;     /* the winner keeps a row's left-right minima in local memory */
+    int shfl;         /* path exchange by warp shuffles (NVIDIA), no barrier */
     char options[384];
 } sgm_plan;
 
@@ -61,6 +64,23 @@ static int pixel_code(const pv_image *image)
 static size_t pixel_bytes(const pv_image *image)
 {
     return image->type == PV_PIXEL_U8 ? 1 : image->type == PV_PIXEL_U16 ? 2 : 4;
+}
+
+/* Warp shuffles (inline PTX) on NVIDIA devices when a scan line's items
+ * are a power of two of at most 32 lanes, so that lines never straddle a
+ * warp; the lines of a work-group are then raised to fill whole warps.
+ * PARVIS_SGM_SHUFFLE=0 turns them off (the portable local-memory exchange,
+ * which every device runs). */
+static int use_shuffles(pv_context *ctx, sgm_plan *plan)
+{
+    const char *env = getenv("PARVIS_SGM_SHUFFLE");
+    if ((env && strcmp(env, "0") == 0) || !strstr(pv_cl_device_info(ctx)->vendor, "NVIDIA"))
+        return 0;
+    if (plan->items < 1 || plan->items > 32 || (plan->items & (plan->items - 1)))
+        return 0;
+    while (plan->items * plan->lines % 32)
+        plan->lines++;
+    return 1;
 }
 
 /* Local memory of a winner work-group: the row's right minima and
@@ -96,7 +116,11 @@ static pv_status make_plan(pv_context *ctx, const pv_image *left, const pv_sgm_p
     plan->wg_x = sgm_param(ctx, "SGM_WG_X");
     plan->wg_y = sgm_param(ctx, "SGM_WG_Y");
     plan->items = plan->dpi > 0 ? (p->ndisp + plan->dpi - 1) / plan->dpi : 0;
+    /* Whole quads of cells for the cost kernel's 4-byte stores. */
+    while (plan->dpi > 0 && plan->items * plan->dpi % 4)
+        plan->items++;
     plan->stride = plan->items * plan->dpi;
+    plan->shfl = use_shuffles(ctx, plan);
     /* A winner work-group holds whole teams of `items` lanes. */
     const int win = sgm_param(ctx, "SGM_WIN_ITEMS");
     plan->win_items = plan->items > 0 && win >= plan->items ? win / plan->items * plan->items
@@ -108,10 +132,10 @@ static pv_status make_plan(pv_context *ctx, const pv_image *left, const pv_sgm_p
     plan->path8 = bits + p->p2 <= 255;
     plan->lr_local = winner_local_bytes(left->width, plan->win_items) + 1024 <= device->local_memory;
     int n = snprintf(plan->options, sizeof plan->options,
-                     " -DSGM_DPI=%d -DSGM_ITEMS=%d -DSGM_STRIDE=%d -DSGM_WIN_ITEMS=%d"
+                     " -DSGM_DPI=%d -DSGM_ITEMS=%d -DSGM_STRIDE=%d -DSGM_WIN_ITEMS=%d -DSGM_SHFL=%d"
                      " -DSGM_WIDTH=%d -DSGM_LR_LOCAL=%d -DSGM_NDISP=%d -DSGM_PIXEL=%d"
                      " -DSGM_CENSUS_W=%d -DSGM_CENSUS_H=%d -DSGM_CENSUS_SYM=%d -DSGM_PATH8=%d",
-                     plan->dpi, plan->items, plan->stride, plan->win_items,
+                     plan->dpi, plan->items, plan->stride, plan->win_items, plan->shfl,
                      plan->lr_local ? left->width : 1, plan->lr_local, p->ndisp, pixel_code(left),
                      p->census_width, p->census_height, p->census_symmetric != 0, plan->path8);
     if (n < 0 || (size_t)n >= sizeof plan->options)
@@ -223,10 +247,14 @@ static pv_status costs(pv_context *ctx, const sgm_plan *plan, const pv_image *le
                                      PV_CL_ARG(b->cost),     PV_CL_ARG(width),
                                      PV_CL_ARG(height),      PV_CL_ARG(min_disp),
                                      PV_CL_ARG(bits)};
-    const size_t local[1] = {256};
-    const size_t cells = (size_t)left->width * (size_t)left->height * (size_t)plan->stride;
-    const size_t global[1] = {round_up(cells, local[0])};
-    return pv_cl_launch_args(ctx, k, args, (int)(sizeof args / sizeof args[0]), 1, global, local);
+    /* Items of four cells: a pixel's cells along dimension 0, so that a
+     * warp reads neighbouring right census strings and writes one run. */
+    const size_t quads = (size_t)plan->stride / 4;
+    const size_t qx = quads < 64 ? quads : 64, rows = 256 / qx > 0 ? 256 / qx : 1;
+    const size_t local[3] = {qx, rows, 1};
+    const size_t global[3] = {round_up(quads, qx), round_up((size_t)left->width, rows),
+                              (size_t)left->height};
+    return pv_cl_launch_args(ctx, k, args, (int)(sizeof args / sizeof args[0]), 3, global, local);
 }
 
 /* Every direction in one launch: the work-groups of each direction follow

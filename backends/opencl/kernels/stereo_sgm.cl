@@ -191,17 +191,22 @@ typedef SGM_CAT(ushort, SGM_DPI) path_slice;
 kernel void sgm_costs(global const ulong *census_l, global const ulong *census_r,
                       global uchar *cost, int width, int height, int min_disp, int cbits)
 {
-    const size_t cell = get_global_id(0);
-    const size_t pixel = cell / SGM_STRIDE;
-    if (pixel >= (size_t)width * (size_t)height)
+    const int q = get_global_id(0), x = get_global_id(1), y = get_global_id(2);
+    if (4 * q >= SGM_STRIDE || x >= width || y >= height)
         return;
-    const int k = (int)(cell - pixel * SGM_STRIDE);
-    const int x = (int)(pixel % (size_t)width);
-    const int xr = x - min_disp - k;
-    uint c = (uint)cbits;
-    if (k < SGM_NDISP && xr >= 0 && xr < width)
-        c = popcount(census_l[pixel] ^ census_r[pixel - (size_t)x + (size_t)xr]);
-    cost[cell] = (uchar)c;
+    const int pixel = y * width + x;
+    const ulong left = census_l[pixel];
+    global const ulong *right_row = census_r + y * width;
+    uchar4 c;
+    #pragma unroll
+    for (int j = 0; j < 4; j++) {
+        const int k = 4 * q + j, xr = x - min_disp - k;
+        uint v = (uint)cbits;
+        if (k < SGM_NDISP && xr >= 0 && xr < width)
+            v = popcount(left ^ right_row[xr]);
+        ((uchar *)&c)[j] = (uchar)v;
+    }
+    vstore4(c, 0, cost + (size_t)pixel * SGM_STRIDE + 4 * q);
 }
 
 #if SGM_DPI == 1
@@ -210,6 +215,32 @@ typedef uint cost_slice;
 #else
 #define LOAD_COSTS(src) SGM_CAT(convert_uint, SGM_DPI)(SGM_CAT(vload, SGM_DPI)(0, (src)))
 typedef SGM_CAT(uint, SGM_DPI) cost_slice;
+#endif
+
+#if SGM_SHFL
+/* Warp shuffles of NVIDIA devices (inline PTX; the host sets SGM_SHFL only
+ * there, when a line's items are whole lanes of one warp and every warp is
+ * full).  Every lane of the warp takes part in each. */
+uint shfl_up1(uint v)
+{
+    uint r;
+    asm volatile("shfl.sync.up.b32 %0, %1, 1, 0, 0xffffffff;" : "=r"(r) : "r"(v));
+    return r;
+}
+
+uint shfl_down1(uint v)
+{
+    uint r;
+    asm volatile("shfl.sync.down.b32 %0, %1, 1, 0x1f, 0xffffffff;" : "=r"(r) : "r"(v));
+    return r;
+}
+
+uint shfl_xor(uint v, int offset)
+{
+    uint r;
+    asm volatile("shfl.sync.bfly.b32 %0, %1, %2, 0x1f, 0xffffffff;" : "=r"(r) : "r"(v), "r"(offset));
+    return r;
+}
 #endif
 
 /* Every direction of the call in one launch: the work-groups of direction
@@ -227,9 +258,11 @@ kernel void sgm_paths(global const uchar *cost, global const int *intensity, glo
                       global path_t *out5, global path_t *out6, global path_t *out7, int paths,
                       int width, int height, int p1, int p2, int adaptive)
 {
+#if !SGM_SHFL
     local uint first[2][SGM_LINES][SGM_ITEMS];
     local uint last[2][SGM_LINES][SGM_ITEMS];
     local uint part_min[2][SGM_LINES][SGM_ITEMS];
+#endif
     int group = get_group_id(1), dir = 0;
     for (; dir < paths; dir++) {
         int groups = (lines_of_direction(dir, width, height) + SGM_LINES - 1) / SGM_LINES;
@@ -299,6 +332,18 @@ kernel void sgm_paths(global const uchar *cost, global const int *intensity, glo
             STORE_SLICE(v, out + (size_t)pixel * SGM_STRIDE + k0);
 #endif
         }
+#if SGM_SHFL
+        /* A line's items are SGM_ITEMS neighbouring lanes of one warp:
+         * exchange in registers, no barrier. */
+        const uint up = shfl_up1(l[SGM_DPI - 1]), down = shfl_down1(l[0]);
+        below = lane > 0 ? up : SGM_SENTINEL;
+        above = lane < SGM_ITEMS - 1 ? down : SGM_SENTINEL;
+        uint m = next_min;
+        #pragma unroll
+        for (int offset = 1; offset < SGM_ITEMS; offset <<= 1)
+            m = min(m, shfl_xor(m, offset));
+        prev_min = m;
+#else
         const int b = step & 1;
         first[b][row][lane] = l[0];
         last[b][row][lane] = l[SGM_DPI - 1];
@@ -310,6 +355,7 @@ kernel void sgm_paths(global const uchar *cost, global const int *intensity, glo
         for (int i = 1; i < SGM_ITEMS; i++)
             m = min(m, part_min[b][row][i]);
         prev_min = m;
+#endif
     }
 }
 
