@@ -19,7 +19,7 @@
 
 static const pv_cl_param_default sgm_defaults[] = {
     {"SGM_DPI", 8},         /* disparities per work-item: 1, 2, 4, 8 or 16       */
-    {"SGM_LINES", 8},       /* scan lines per aggregation work-group             */
+    {"SGM_LINES", 2},       /* scan lines per aggregation work-group             */
     {"SGM_WIN_ITEMS", 256}, /* work-items of a winner work-group (one row)       */
     {"SGM_WG_X", 32},       /* per-pixel kernels (census, median): x size        */
     {"SGM_WG_Y", 4},        /* ... and y size                                    */

@@ -243,6 +243,17 @@ uint shfl_xor(uint v, int offset)
 }
 #endif
 
+#if SGM_SHFL
+/* The minimum over the SGM_ITEMS lanes of an aligned team. */
+uint team_min(uint v)
+{
+    #pragma unroll
+    for (int offset = 1; offset < SGM_ITEMS; offset <<= 1)
+        v = min(v, shfl_xor(v, offset));
+    return v;
+}
+#endif
+
 /* Every direction of the call in one launch: the work-groups of direction
  * 0 first, then those of direction 1, and so on, so that the paths, each a
  * chain of dependent steps along its lines, run side by side and fill the
@@ -437,6 +448,33 @@ kernel void sgm_winner_rows(global const path_t *l0, global const path_t *l1,
                 }
             }
         }
+#if SGM_SHFL
+        /* A team is SGM_ITEMS lanes of one warp: its reductions run in
+         * registers.  (S << 11 | k) orders by sum, then by k. */
+        uint key = 0xffffffffu;
+        #pragma unroll
+        for (int j = 0; j < SGM_DPI; j++)
+            if (active && k0 + j >= lo && k0 + j <= hi)
+                key = min(key, s[j] << RIGHT_SHIFT | (uint)(k0 + j));
+        key = team_min(key);
+        int best = key == 0xffffffffu ? -1 : (int)(key & RIGHT_MASK);
+        const uint best_sum = key >> RIGHT_SHIFT;
+        uint second = 0xffffffffu, below_sum = 0xffffffffu, above_sum = 0xffffffffu;
+        #pragma unroll
+        for (int j = 0; j < SGM_DPI; j++) {
+            const int k = k0 + j;
+            if (active && k >= lo && k <= hi && (k < best - 1 || k > best + 1))
+                second = min(second, s[j]);
+            if (active && best >= 0 && k == best - 1)
+                below_sum = s[j];
+            if (active && best >= 0 && k == best + 1)
+                above_sum = s[j];
+        }
+        const uint second_all = team_min(second);
+        below_sum = team_min(below_sum);
+        above_sum = team_min(above_sum);
+        if (lane == 0 && active) {
+#else
         best_v[tid] = mine;
         best_k[tid] = mine_k;
         barrier(CLK_LOCAL_MEM_FENCE);
@@ -468,6 +506,8 @@ kernel void sgm_winner_rows(global const path_t *l0, global const path_t *l1,
             uint second_all = 0xffffffffu;
             for (int i = 0; i < SGM_ITEMS; i++)
                 second_all = min(second_all, second_v[team * SGM_ITEMS + i]);
+            const uint below_sum = neighbour[team][0], above_sum = neighbour[team][1];
+#endif
             float d = INFINITY, c = 0.0f;
             const int has_second = second_all != 0xffffffffu;
             if (best >= 0 && has_second && !sgm_is_unique(best_sum, second_all, uniqueness))
@@ -476,14 +516,15 @@ kernel void sgm_winner_rows(global const path_t *l0, global const path_t *l1,
                 d = (float)(min_disp + best);
                 c = sgm_confidence(best_sum, second_all, has_second);
                 if (subpixel && best > lo && best < hi)
-                    d += sgm_parabola((int)neighbour[team][0], (int)best_sum,
-                                      (int)neighbour[team][1]);
+                    d += sgm_parabola((int)below_sum, (int)best_sum, (int)above_sum);
             }
             disp[(size_t)y * width + x] = d;
             conf[(size_t)y * width + x] = c;
             winner[x] = (short)best;
         }
+#if !SGM_SHFL
         barrier(CLK_LOCAL_MEM_FENCE);
+#endif
     }
     if (!lr_check)
         return;
