@@ -132,10 +132,11 @@ static pv_status make_plan(pv_context *ctx, const pv_image *left, const pv_sgm_p
     plan->path8 = bits + p->p2 <= 255;
     plan->lr_local = winner_local_bytes(left->width, plan->win_items) + 1024 <= device->local_memory;
     int n = snprintf(plan->options, sizeof plan->options,
-                     " -DSGM_DPI=%d -DSGM_ITEMS=%d -DSGM_STRIDE=%d -DSGM_WIN_ITEMS=%d -DSGM_SHFL=%d"
+                     " -DSGM_ITEMS=%d -DSGM_GROUP_LINES=%d -DSGM_STRIDE=%d -DSGM_WIN_GROUP=%d"
+                     " -DSGM_SHFL=%d"
                      " -DSGM_WIDTH=%d -DSGM_LR_LOCAL=%d -DSGM_NDISP=%d -DSGM_PIXEL=%d"
                      " -DSGM_CENSUS_W=%d -DSGM_CENSUS_H=%d -DSGM_CENSUS_SYM=%d -DSGM_PATH8=%d",
-                     plan->dpi, plan->items, plan->stride, plan->win_items, plan->shfl,
+                     plan->items, plan->lines, plan->stride, plan->win_items, plan->shfl,
                      plan->lr_local ? left->width : 1, plan->lr_local, p->ndisp, pixel_code(left),
                      p->census_width, p->census_height, p->census_symmetric != 0, plan->path8);
     if (n < 0 || (size_t)n >= sizeof plan->options)

@@ -6,11 +6,13 @@
  *   SGM_DPI                disparities per work-item of the aggregation and of
  *                          the winner: 1, 2, 4, 8 or 16 (launch parameter)
  *   SGM_ITEMS              work-items sharing one scan line: ndisp / SGM_DPI up
- *   SGM_LINES              scan lines per aggregation work-group
+ *   SGM_GROUP_LINES        scan lines per aggregation work-group (the SGM_LINES
+ *                          parameter, raised to fill whole warps when shuffling)
  *   SGM_STRIDE             SGM_ITEMS * SGM_DPI: cells stored per pixel and
  *                          path (ndisp rounded up; the cells past ndisp are
  *                          never read as candidates)
- *   SGM_WIN_ITEMS          work-items of a winner work-group (one image row)
+ *   SGM_WIN_GROUP          work-items of a winner work-group (one image row):
+ *                          SGM_WIN_ITEMS in whole teams of SGM_ITEMS
  *   SGM_WIDTH, SGM_LR_LOCAL the image width; 1 when the winner keeps a row's
  *                          left-right minima in local memory (else in global
  *                          scratch)
@@ -263,20 +265,20 @@ uint team_min(uint v)
  * through local memory, double-buffered so that one barrier a step
  * suffices.  Costs come from the census strings on the fly; each slice of
  * L_r(p, .) is written once, as one vector. */
-__attribute__((reqd_work_group_size(SGM_ITEMS, SGM_LINES, 1)))
+__attribute__((reqd_work_group_size(SGM_ITEMS, SGM_GROUP_LINES, 1)))
 kernel void sgm_paths(global const uchar *cost, global const int *intensity, global path_t *out0, global path_t *out1,
                       global path_t *out2, global path_t *out3, global path_t *out4,
                       global path_t *out5, global path_t *out6, global path_t *out7, int paths,
                       int width, int height, int p1, int p2, int adaptive)
 {
 #if !SGM_SHFL
-    local uint first[2][SGM_LINES][SGM_ITEMS];
-    local uint last[2][SGM_LINES][SGM_ITEMS];
-    local uint part_min[2][SGM_LINES][SGM_ITEMS];
+    local uint first[2][SGM_GROUP_LINES][SGM_ITEMS];
+    local uint last[2][SGM_GROUP_LINES][SGM_ITEMS];
+    local uint part_min[2][SGM_GROUP_LINES][SGM_ITEMS];
 #endif
     int group = get_group_id(1), dir = 0;
     for (; dir < paths; dir++) {
-        int groups = (lines_of_direction(dir, width, height) + SGM_LINES - 1) / SGM_LINES;
+        int groups = (lines_of_direction(dir, width, height) + SGM_GROUP_LINES - 1) / SGM_GROUP_LINES;
         if (group < groups)
             break;
         group -= groups;
@@ -287,7 +289,7 @@ kernel void sgm_paths(global const uchar *cost, global const int *intensity, glo
                          : dir == 4 ? out4 : dir == 5 ? out5 : dir == 6 ? out6 : out7;
     const int dx = dir_x[dir], dy = dir_y[dir];
     const int lane = get_local_id(0), row = get_local_id(1);
-    const scan_line s = line_of(group * SGM_LINES + row, width, height, dx, dy);
+    const scan_line s = line_of(group * SGM_GROUP_LINES + row, width, height, dx, dy);
     const int k0 = lane * SGM_DPI;
     uint l[SGM_DPI];
     #pragma unroll
@@ -394,7 +396,7 @@ typedef SGM_CAT(uint, SGM_DPI) sum_slice;
  * column x - min_disp - k by an atomic minimum, so the right disparities of
  * the row, and with them the left-right check, come from the same sums
  * without storing S. */
-__attribute__((reqd_work_group_size(SGM_WIN_ITEMS, 1, 1)))
+__attribute__((reqd_work_group_size(SGM_WIN_GROUP, 1, 1)))
 kernel void sgm_winner_rows(global const path_t *l0, global const path_t *l1,
                             global const path_t *l2, global const path_t *l3,
                             global const path_t *l4, global const path_t *l5,
@@ -403,11 +405,11 @@ kernel void sgm_winner_rows(global const path_t *l0, global const path_t *l1,
                             global short *winner_scratch, int width, int min_disp,
                             uint uniqueness, int subpixel, int lr_check, int max_diff)
 {
-    const int team_pixels = SGM_WIN_ITEMS / SGM_ITEMS;
-    local uint best_v[SGM_WIN_ITEMS];
-    local int best_k[SGM_WIN_ITEMS];
-    local uint second_v[SGM_WIN_ITEMS];
-    local uint neighbour[SGM_WIN_ITEMS / SGM_ITEMS][2];
+    const int team_pixels = SGM_WIN_GROUP / SGM_ITEMS;
+    local uint best_v[SGM_WIN_GROUP];
+    local int best_k[SGM_WIN_GROUP];
+    local uint second_v[SGM_WIN_GROUP];
+    local uint neighbour[SGM_WIN_GROUP / SGM_ITEMS][2];
 #if SGM_LR_LOCAL
     local uint right_min[SGM_WIDTH];
     local short winner[SGM_WIDTH];
@@ -417,7 +419,7 @@ kernel void sgm_winner_rows(global const path_t *l0, global const path_t *l1,
 #endif
     const int y = get_group_id(0), tid = get_local_id(0);
     const int team = tid / SGM_ITEMS, lane = tid % SGM_ITEMS, k0 = lane * SGM_DPI;
-    for (int x = tid; x < width; x += SGM_WIN_ITEMS)
+    for (int x = tid; x < width; x += SGM_WIN_GROUP)
         right_min[x] = 0xffffffffu;
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
     for (int xs = 0; xs < width; xs += team_pixels) {
@@ -529,7 +531,7 @@ kernel void sgm_winner_rows(global const path_t *l0, global const path_t *l1,
     if (!lr_check)
         return;
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-    for (int x = tid; x < width; x += SGM_WIN_ITEMS) {
+    for (int x = tid; x < width; x += SGM_WIN_GROUP) {
         const int best = winner[x];
         if (best < 0)
             continue;
