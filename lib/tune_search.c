@@ -619,6 +619,8 @@ static const tune_axis octreg_axes[] = {
     GROUP("OCT_REDUCE_WG"), VALUES("OCT_REDUCE_GROUPS", 16, 64, 256), AXES_END};
 
 static const tune_axis geometry_axes[] = {GROUP("GEOM_WG"), AXES_END};
+static const tune_axis sgm_axes[] = {VALUES("SGM_DPI", 4, 8, 16), VALUES("SGM_LINES", 2, 4, 8, 16),
+                                     VALUES("SGM_WIN_ITEMS", 64, 128, 256, 512), AXES_END};
 
 #define AXES_SEARCH(family)                                                                    \
     static void search_##family(pv_context *ctx, search_state *s)                              \
@@ -631,6 +633,7 @@ AXES_SEARCH(flow)
 AXES_SEARCH(features)
 AXES_SEARCH(octreg)
 AXES_SEARCH(geometry)
+AXES_SEARCH(sgm)
 
 /* ----------------------------------------------------------------- search */
 
@@ -652,6 +655,7 @@ static const tuned_family tuned_families[] = {
     {"bp", search_bp, 4, label_bp},         {"register", search_register, 3, NULL},
     {"flow", search_flow, 2, NULL},         {"features", search_features, 3, NULL},
     {"octreg", search_octreg, 2, NULL},     {"geometry", search_geometry, 1, NULL},
+    {"sgm", search_sgm, 2, NULL},
 };
 
 #define TUNED_COUNT ((int)(sizeof tuned_families / sizeof tuned_families[0]))

@@ -44,6 +44,7 @@ struct pv_tune_workload {
     int point_count;
     pv_bp_params bp;
     pv_sad_params sad;
+    pv_sgm_params sgm;
     double differing_share;     /* stereo: share of pixels that may differ */
     /* The ms of the part of a run that is timed, where a run makes a plan
      * first (the plan's set-up is host work that launch parameters do not
@@ -207,6 +208,22 @@ static pv_status make_sad(pv_context *ctx, pv_tune_workload *w, const pv_tune_op
 {
     return make_stereo(ctx, w, pick(options->width, 640), pick(options->height, 480),
                        pick(options->ndisp, 64), 0);
+}
+
+/* A 640x480 pair with 64 disparities and SGM's defaults (8 paths), the
+ * library's cross-check as its oracle (integer disparities identical). */
+static pv_status make_sgm(pv_context *ctx, pv_tune_workload *w, const pv_tune_options *options)
+{
+    pv_status status = make_stereo(ctx, w, pick(options->width, 640), pick(options->height, 480),
+                                   pick(options->ndisp, 64), 0);
+    pv_sgm_params_default(&w->sgm);
+    w->sgm.ndisp = w->sad.ndisp;
+    return status;
+}
+
+static pv_status run_sgm(pv_context *ctx, pv_tune_workload *w)
+{
+    return pv_stereo_sgm(ctx, &w->image[0], &w->image[1], &w->sgm, &w->image[3]);
 }
 
 /* ------------------------------------------------------------ filter */
@@ -472,6 +489,7 @@ static const workload_kind kinds[] = {
     {"filter", make_filter, run_filter, 0, 1, 0},
     {"sad", make_sad, run_sad, 1, 1, 0},
     {"bp", make_bp, run_bp, 1, 1, 0},
+    {"sgm", make_sgm, run_sgm, 0, 1, 1},
     {"bp", make_bp_small, run_bp, 1, 3, 0},
     {"register", make_register, run_register, 0, 1, 0},
     {"flow", make_flow, run_flow, 0, 1, 0},
