@@ -299,6 +299,9 @@ pv_status pv_flow3d_sequence(pv_device_group *group, const pv_volume *frames, in
                              const pv_flow_params *params, pv_flow_field *flows);
 pv_status pv_stereo_bp_group(pv_device_group *group, const pv_image *left, const pv_image *right,
                              const pv_bp_params *params, pv_image *disparity);
+pv_status pv_stereo_sgm_group(pv_device_group *group, const pv_image *left,
+                              const pv_image *right, const pv_sgm_params *params,
+                              pv_image *disparity);
 
 /* tune.h */
 #define PV_TUNE_MAX_PARAMS ...

@@ -72,6 +72,9 @@ S="$T $TR --method sgm --ndisp 16 -o $out/d.pfm --confidence $out/c.pfm --backen
         --no-subpixel -o "$out/d.pfm"
     expect_error "the range or the size is out of bounds" $T $TR --method sgm --ndisp 1025 \
         -o "$out/d.pfm" --backend cpu
+    expect_error "--confidence does not go with --devices" $S --devices 0,0
+    expect_error "--devices applies to --method bp|sgm, not sad" $T $TR --ndisp 16 --devices 0,0 \
+        -o "$out/d.pfm"
 }
 
 # Motorcycle, the defaults (libSGM's), bad > 2 px with invalid pixels bad and a 10 px

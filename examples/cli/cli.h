@@ -84,5 +84,9 @@ int cli_sgm_report_memory(const pv_sad_params *range, const pv_sgm_params *optio
 pv_status cli_sgm_run(pv_context *ctx, const pv_image *left, const pv_image *right,
                       const pv_sad_params *range, const pv_sgm_params *options,
                       pv_image *disparity, pv_image *confidence);
+/* The same in bands over a device group (--devices), without confidence. */
+pv_status cli_sgm_run_group(pv_device_group *group, const pv_image *left, const pv_image *right,
+                            const pv_sad_params *range, const pv_sgm_params *options,
+                            pv_image *disparity);
 
 #endif

@@ -147,6 +147,16 @@ int cli_sgm_report_memory(const pv_sad_params *range, const pv_sgm_params *optio
     return 0;
 }
 
+pv_status cli_sgm_run_group(pv_device_group *group, const pv_image *left, const pv_image *right,
+                            const pv_sad_params *range, const pv_sgm_params *options,
+                            pv_image *disparity)
+{
+    pv_sgm_params sgm = *options;
+    sgm.min_disp = range->min_disp;
+    sgm.ndisp = range->ndisp;
+    return pv_stereo_sgm_group(group, left, right, &sgm, disparity);
+}
+
 pv_status cli_sgm_run(pv_context *ctx, const pv_image *left, const pv_image *right,
                       const pv_sad_params *range, const pv_sgm_params *options,
                       pv_image *disparity, pv_image *confidence)

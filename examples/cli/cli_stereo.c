@@ -55,6 +55,9 @@ static const char conventions[] =
     "  --lr-max-diff is a whole number.  --confidence writes the uniqueness margin\n"
     "  1 - S(best)/S(second) per pixel (0..1, 0 where invalid) as a PFM.  --verbose\n"
     "  prints the memory one run needs; above --memory-budget the call runs in stripes.\n"
+    "  SGM with --devices: one band of rows per device, each read with 64 rows of\n"
+    "  context above and below; near the cuts a few pixels differ from one device's\n"
+    "  result (include/parvis/multi.h).\n"
     "  Options that do not apply to the chosen --method are errors.\n";
 
 /* The defaults, then the command line. */
@@ -117,7 +120,7 @@ static int parse_stereo_args(int argc, char **argv, stereo_args *args)
         {.name = "--verbose", .kind = CLI_FLAG, .field = &args->verbose,
          .help = "say what the inputs are and (bp) the memory a run needs"},
         CLI_BACKEND_ENTRIES(&args->backend),
-        CLI_DEVICES_ENTRY(&args->devices, BP_ONLY),
+        CLI_DEVICES_ENTRY(&args->devices, BP_ONLY | SGM_ONLY),
         {0}, {0}, {0}, {0}, {0}, {0}, {0}, {0}, {0}, {0}, /* bp's */
         {0}, {0}, {0}, {0}, {0}, {0}, {0}, {0}, {0}, {0}, /* sgm's */
     };
@@ -143,6 +146,9 @@ static int parse_stereo_args(int argc, char **argv, stereo_args *args)
         cli_bp_derive_defaults(&c, args->sad.ndisp, &args->bp);
     if (args->method == METHOD_SGM && cli_sgm_finish(&c, &args->sad, &args->sgm))
         return CLI_ERROR;
+    if (args->confidence && args->devices)
+        return cli_fail("stereo: --confidence does not go with --devices (the bands' run "
+                        "gives disparities only)");
     if (!args->output && !args->png && !args->want_json && !args->want_time &&
         !args->ground_truth && !args->confidence)
         return cli_fail("stereo: nothing to do: give -o OUT.pfm, --png, --gt, --confidence, "
@@ -292,7 +298,9 @@ static int run_stereo(const stereo_args *args, pv_context *ctx, pv_device_group 
     }
     if (status != PV_OK)
         return cli_fail_status(status, "disparity map");
-    if (group)
+    if (group && args->method == METHOD_SGM)
+        status = cli_sgm_run_group(group, left, right, &args->sad, &args->sgm.params, &disparity);
+    else if (group)
         status = cli_bp_run_group(group, left, right, &args->sad, &args->bp, &disparity);
     else if (args->method == METHOD_BP)
         status = cli_bp_run(ctx, left, right, &args->sad, &args->bp, &disparity);
@@ -317,8 +325,8 @@ static int run_stereo(const stereo_args *args, pv_context *ctx, pv_device_group 
         printf("stereo %s: %.3f ms (kernel %.3f ms) on %s\n", method_names[args->method],
                timing.total_ms, timing.kernel_ms, pv_context_device_name(ctx));
     if (rc == 0 && args->want_time && group && !args->want_json) {
-        printf("stereo bp: %.3f ms (kernel %.3f ms summed over devices) on ", timing.total_ms,
-               timing.kernel_ms);
+        printf("stereo %s: %.3f ms (kernel %.3f ms summed over devices) on ",
+               method_names[args->method], timing.total_ms, timing.kernel_ms);
         cli_print_group_split(stdout, group);
     }
     if (rc == 0 && args->ground_truth && !args->want_json)

@@ -11,9 +11,9 @@ import numpy as np
 from . import _arrays as A
 from ._errors import ClosedError, invalid, raise_status
 from ._native import ffi, lib
-from ._sgm import sgm_inputs, sgm_params
 from ._results import (Flow, Matches, NCCResult, OctregResult, PhaseCorrelation,
                        PhaseCorrelationBatch, SiftFeatures, TuneParam, TuneResult)
+from ._sgm import sgm_inputs, sgm_params
 
 ArrayLike = Any
 
