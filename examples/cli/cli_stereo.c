@@ -93,10 +93,10 @@ static int parse_stereo_args(int argc, char **argv, stereo_args *args)
          .help = "largest |d_LR - d_RL| that passes the left-right check (sgm: an integer, "
                  "default 1)"},
         {.name = "--uniqueness", .kind = CLI_FLOAT, .field = &args->sad.uniqueness, .min = 0,
-         .max = 1e6, .value_name = "U", .methods = SAD_ONLY | SGM_ONLY,
+         .max = 1e6, .value_name = "U", .methods = SAD_ONLY | SGM_ONLY, .no_default = 1,
          .help = "sad: reject a winner another candidate beats within a factor (1 + U), "
-                 "0 = off; sgm: keep a winner at most U times every other sum, in (0, 1], "
-                 "1 = off, default 0.95"},
+                 "0 = off (default); sgm: keep a winner at most U times every other sum, in "
+                 "(0, 1], 1 = off, default 0.95"},
         {.name = "--confidence", .kind = CLI_TEXT, .field = &args->confidence,
          .value_name = "CONF.pfm", .methods = SGM_ONLY,
          .help = "per-pixel confidence, 1 - S(best)/S(second) in 0..1 (PFM, float32)"},
