@@ -18,6 +18,7 @@
  * xr + d" into "reference pixel matches other pixel - d".  Everything that
  * can fail is allocated before the output is written. */
 #include "cpu.h"
+#include "stereo_sgm.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -499,6 +500,14 @@ static pv_status pv_cpu_stereo_sad(pv_context *ctx, const pv_image *left, const 
     free_work(work, bands);
     free_images(&im);
     return status;
+}
+
+/* Semi-global matching lives in stereo_sgm.c. */
+static pv_status pv_cpu_stereo_sgm(pv_context *ctx, const pv_image *left, const pv_image *right,
+                                   const pv_sgm_params *params, pv_image *disparity,
+                                   pv_image *confidence)
+{
+    return pv_cpu_sgm(ctx, left, right, params, disparity, confidence);
 }
 
 const pv_stereo_ops pv_cpu_stereo_ops = {PV_STEREO_SLOTS(PV_OPS_BIND, pv_cpu_stereo_)};

@@ -8,6 +8,7 @@
 extern const pv_cl_param_family pv_cl_params_filter;
 extern const pv_cl_param_family pv_cl_params_sad;
 extern const pv_cl_param_family pv_cl_params_bp;   /* stereo_bp.c */
+extern const pv_cl_param_family pv_cl_params_sgm;  /* stereo_sgm.c */
 extern const pv_cl_param_family pv_cl_params_register;
 extern const pv_cl_param_family pv_cl_params_fft;  /* fft.c: FFT engine choice */
 extern const pv_cl_param_family pv_cl_params_flow;
@@ -20,6 +21,12 @@ extern const pv_cl_param_family pv_cl_params_colour;
 
 /* The module sub-tables this backend's backend.c composes. */
 PV_BACKEND_MODULES(PV_BACKEND_DECLARE, pv_cl_)
+
+/* stereo_sgm.c: semi-global matching, bound to the stereo sub-table's sgm
+ * slot in stereo.c; arguments checked by the front end, confidence may be
+ * NULL. */
+pv_status pv_cl_sgm(pv_context *ctx, const pv_image *left, const pv_image *right,
+                    const pv_sgm_params *params, pv_image *disparity, pv_image *confidence);
 
 /* colour.c: the grey value of each pixel of a valid image of any pixel
  * type, times scale, into the dense f32 device buffer dst (width * height

@@ -11,6 +11,7 @@ static const pv_cl_param_family *const families[] = {
     &pv_cl_params_filter,
     &pv_cl_params_sad,
     &pv_cl_params_bp,
+    &pv_cl_params_sgm,
     &pv_cl_params_register,
     &pv_cl_params_fft,
     &pv_cl_params_flow,

@@ -381,4 +381,12 @@ static pv_status pv_cl_stereo_sad(pv_context *ctx, const pv_image *left, const p
     return pv_cl_finish_after(ctx, run(ctx, left, right, params, disparity));
 }
 
+/* Semi-global matching lives in stereo_sgm.c. */
+static pv_status pv_cl_stereo_sgm(pv_context *ctx, const pv_image *left, const pv_image *right,
+                                  const pv_sgm_params *params, pv_image *disparity,
+                                  pv_image *confidence)
+{
+    return pv_cl_sgm(ctx, left, right, params, disparity, confidence);
+}
+
 const pv_stereo_ops pv_cl_stereo_ops = {PV_STEREO_SLOTS(PV_OPS_BIND, pv_cl_stereo_)};

@@ -1,14 +1,20 @@
-/* Internal: the stereo (SAD) sub-table of a backend (lib/core/backend.h).
- * Not installed. */
+/* Internal: the stereo sub-table of a backend (lib/core/backend.h): SAD
+ * block matching and semi-global matching.  Not installed. */
 #ifndef PV_OPS_STEREO_H
 #define PV_OPS_STEREO_H
 
 #include "parvis.h"
 #include "ops_slots.h"
 
+/* sgm: arguments checked by lib/stereo_sgm.c (sizes, types, parameter
+ * ranges, P2 small enough for 16-bit sums, memory); confidence may be
+ * NULL. */
 #define PV_STEREO_SLOTS(X, P)                                                                     \
     X(P, pv_status, sad,                                                                          \
       (pv_context *ctx, const pv_image *left, const pv_image *right, const pv_sad_params *params, \
-       pv_image *disparity))
+       pv_image *disparity))                                                                      \
+    X(P, pv_status, sgm,                                                                          \
+      (pv_context *ctx, const pv_image *left, const pv_image *right, const pv_sgm_params *params, \
+       pv_image *disparity, pv_image *confidence))
 
 #endif

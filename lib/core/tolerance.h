@@ -25,6 +25,14 @@
  * the parabola fit divides float costs that differ by rounding only. */
 #define PV_TOL_SAD_SUBPIXEL 1e-3f
 
+/* stereo SGM: integer disparities are identical (every step before the
+ * sub-pixel parabola is integer arithmetic in the same order).  Sub-pixel
+ * values agree within this many pixels: the parabola's one float division
+ * may be rounded differently by OpenCL (2.5 ulp allowed), far below 1e-3.
+ * The confidence agrees within PV_TOL_SGM_CONFIDENCE (one float division). */
+#define PV_TOL_SGM_SUBPIXEL 1e-3f
+#define PV_TOL_SGM_CONFIDENCE 1e-5f
+
 /* stereo BP: share of pixels whose disparities may differ.  The backends
  * run the same float operations in the same order, but the message
  * normalisation rounds differently under FMA, and a tie in the final

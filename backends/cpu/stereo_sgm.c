@@ -1,0 +1,472 @@
+/* CPU semi-global matching: the oracle for kernels/stereo_sgm.cl, and a
+ * usable matcher in its own right.
+ *
+ * Steps (include/parvis/stereo.h states the contract; the integer rules
+ * live in backends/common/sgm_math.h, one text with the kernels):
+ *   census   u64 strings of both images;
+ *   costs    the Hamming cost of every (pixel, candidate) as one byte
+ *            (at most 62 bits): computed once, read by every path;
+ *   paths    16-bit path costs L_r, summed into a 16-bit S per (pixel,
+ *            candidate); the front end bounds P2 so that the sum of all
+ *            paths fits.  Horizontal paths run one row per thread; the
+ *            vertical and diagonal ones sweep the image row by row with
+ *            the columns split among the threads, keeping the previous
+ *            row's path costs;
+ *   winner   per pixel from S: best, uniqueness, confidence, sub-pixel;
+ *            the right image's disparities from the same S for the
+ *            left-right check; then the optional 3x3 median.
+ * The d loops run over plain 8/16-bit arrays without branches so that the
+ * compiler vectorises them. */
+#include "cpu.h"
+#include "stereo_sgm.h"
+#include "../common/sgm_math.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct sgm_volume {
+    int width, height, ndisp, min_disp;
+    int threads;
+    uint64_t *census_left, *census_right;
+    int32_t *intensity;  /* left integer intensities (adaptive P2), or NULL */
+    uint8_t *cost;       /* [(y * width + x) * ndisp + k] */
+    uint16_t *sum;       /* same layout */
+} sgm_volume;
+
+/* ------------------------------------------------------------------ census */
+
+static double pixel_value(const pv_image *image, int x, int y)
+{
+    ptrdiff_t i = (ptrdiff_t)y * image->stride + x;
+    switch (image->type) {
+    case PV_PIXEL_U8: return ((const uint8_t *)image->data)[i];
+    case PV_PIXEL_U16: return ((const uint16_t *)image->data)[i];
+    default: return ((const float *)image->data)[i];
+    }
+}
+
+static int clamp_int(int v, int lo, int hi)
+{
+    return v < lo ? lo : v > hi ? hi : v;
+}
+
+/* The window value at offset (dx, dy) from (x, y), borders replicated.
+ * Every pixel type converts exactly to double, so comparisons are the
+ * kernel's comparisons of the raw values. */
+static double window_value(const pv_image *image, int x, int y, int dx, int dy)
+{
+    return pixel_value(image, clamp_int(x + dx, 0, image->width - 1),
+                       clamp_int(y + dy, 0, image->height - 1));
+}
+
+/* Bit order (both backends): window positions in row-major order; plain:
+ * each position but the centre against the centre; symmetric: position i
+ * of the first half against its mirror n - 1 - i.  Earlier positions end
+ * in higher bits. */
+static uint64_t census_at(const pv_image *image, int x, int y, const pv_sgm_params *p)
+{
+    const int w = p->census_width, h = p->census_height, n = w * h;
+    const int count = p->census_symmetric ? n / 2 : n;
+    const double centre = pixel_value(image, x, y);
+    uint64_t code = 0;
+    for (int i = 0; i < count; i++) {
+        if (!p->census_symmetric && i == n / 2)
+            continue;
+        double a = window_value(image, x, y, i % w - w / 2, i / w - h / 2);
+        double b = p->census_symmetric
+                       ? window_value(image, x, y, (n - 1 - i) % w - w / 2, (n - 1 - i) / w - h / 2)
+                       : centre;
+        code = (code << 1) | (uint64_t)(a > b);
+    }
+    return code;
+}
+
+static void census_image(const pv_image *image, const pv_sgm_params *p, uint64_t *out,
+                         int threads)
+{
+    const int width = image->width;
+    #pragma omp parallel for num_threads(threads) schedule(static)
+    for (int y = 0; y < image->height; y++)
+        for (int x = 0; x < width; x++)
+            out[(size_t)y * (size_t)width + (size_t)x] = census_at(image, x, y, p);
+}
+
+static int32_t intensity_at(const pv_image *image, int x, int y)
+{
+    if (image->type == PV_PIXEL_F32)
+        return sgm_intensity_f32(((const float *)image->data)[(ptrdiff_t)y * image->stride + x]);
+    return (int32_t)pixel_value(image, x, y);
+}
+
+/* ------------------------------------------------------------------- costs */
+
+static void cost_row(const sgm_volume *v, int y, int cbits)
+{
+    const int width = v->width, ndisp = v->ndisp;
+    const uint64_t *cl = v->census_left + (size_t)y * (size_t)width;
+    const uint64_t *cr = v->census_right + (size_t)y * (size_t)width;
+    for (int x = 0; x < width; x++) {
+        uint8_t *out = v->cost + ((size_t)y * (size_t)width + (size_t)x) * (size_t)ndisp;
+        const int lo = sgm_first_valid(x, width, v->min_disp);
+        const int hi = sgm_last_valid(x, v->min_disp, ndisp);
+        for (int k = 0; k < ndisp; k++)
+            out[k] = (uint8_t)cbits;
+        for (int k = lo; k <= hi; k++)
+            out[k] = (uint8_t)__builtin_popcountll(cl[x] ^ cr[x - v->min_disp - k]);
+    }
+}
+
+static void compute_costs(const sgm_volume *v, int cbits)
+{
+    #pragma omp parallel for num_threads(v->threads) schedule(static)
+    for (int y = 0; y < v->height; y++)
+        cost_row(v, y, cbits);
+}
+
+/* ------------------------------------------------------------------- paths */
+
+/* Path costs of one pixel with its sentinels: [0] and [ndisp + 1] hold
+ * SGM_SENTINEL, [1 + k] candidate k. */
+typedef struct path_state {
+    uint16_t *values;
+    int min;
+} path_state;
+
+static void path_reset(path_state *s, int ndisp)
+{
+    memset(s->values + 1, 0, (size_t)ndisp * sizeof *s->values);
+    s->values[0] = s->values[ndisp + 1] = SGM_SENTINEL;
+    s->min = 0; /* all zero: the first step gives L = C */
+}
+
+/* One step along a path: next from prev and the costs, added into sum. */
+static void path_step(const path_state *prev, const uint8_t *cost, int ndisp, int p1, int p2,
+                      path_state *next, uint16_t *sum)
+{
+    const uint16_t *pv = prev->values;
+    uint16_t *nv = next->values + 1;
+    const int m = prev->min, jump = m + p2;
+    int best = 0xffff;
+    for (int k = 0; k < ndisp; k++) {
+        int a = pv[k + 1], b = pv[k] + p1, c = pv[k + 2] + p1;
+        int low = a < b ? a : b;
+        low = low < c ? low : c;
+        low = low < jump ? low : jump;
+        int value = low - m + cost[k];
+        nv[k] = (uint16_t)value;
+        sum[k] = (uint16_t)(sum[k] + value);
+        best = value < best ? value : best;
+    }
+    next->values[0] = next->values[ndisp + 1] = SGM_SENTINEL;
+    next->min = best;
+}
+
+static size_t cell(const sgm_volume *v, int x, int y)
+{
+    return ((size_t)y * (size_t)v->width + (size_t)x) * (size_t)v->ndisp;
+}
+
+static int step_p2(const sgm_volume *v, const pv_sgm_params *p, int x, int y, int px, int py)
+{
+    if (!p->p2_adaptive)
+        return p->p2;
+    const int32_t *in = v->intensity;
+    int64_t di = (int64_t)in[(size_t)y * v->width + x] - in[(size_t)py * v->width + px];
+    return sgm_adaptive_p2(p->p1, p->p2, di > 0x7fffffff || di < -0x7fffffff ? 0x7fffffff : (int)di);
+}
+
+/* Both horizontal paths of row y, with two scratch states. */
+static void horizontal_row(const sgm_volume *v, const pv_sgm_params *p, int y, path_state *s)
+{
+    const int w = v->width, nd = v->ndisp;
+    for (int dir = 0; dir < 2; dir++) {
+        path_reset(&s[0], nd);
+        for (int i = 0; i < w; i++) {
+            int x = dir == 0 ? i : w - 1 - i, px = dir == 0 ? x - 1 : x + 1;
+            int p2 = i == 0 ? p->p2 : step_p2(v, p, x, y, px, y);
+            path_step(&s[i & 1], v->cost + cell(v, x, y), nd, p->p1, p2, &s[(i + 1) & 1],
+                      v->sum + cell(v, x, y));
+        }
+    }
+}
+
+/* Scratch of the row sweeps: per thread two states for the horizontal
+ * paths; for the sweeps, two rows (previous, current) of states per
+ * direction and a zero state for paths entering the image. */
+typedef struct sgm_paths {
+    int dirs;              /* directions per sweep: 1 (4 paths) or 3 (8 paths) */
+    uint16_t *storage;
+    path_state *row_states; /* [parity][dir][x] */
+    path_state *thread_states;
+    path_state zero;
+} sgm_paths;
+
+static path_state *row_state(const sgm_volume *v, const sgm_paths *w, int parity, int dir, int x)
+{
+    return &w->row_states[((size_t)parity * (size_t)w->dirs + (size_t)dir) * (size_t)v->width +
+                          (size_t)x];
+}
+
+/* The paths of one sweep (dy = 1: downwards, -1: upwards) at row i of it. */
+static void sweep_pixel(const sgm_volume *v, const pv_sgm_params *p, const sgm_paths *w, int dy,
+                        int i, int x)
+{
+    const int y = dy > 0 ? i : v->height - 1 - i;
+    for (int dir = 0; dir < w->dirs; dir++) {
+        const int dx = w->dirs == 1 ? 0 : dir - 1, px = x - dx, py = y - dy;
+        const int enters = i == 0 || px < 0 || px >= v->width;
+        const path_state *prev = enters ? &w->zero : row_state(v, w, (i + 1) & 1, dir, px);
+        const int p2 = enters ? p->p2 : step_p2(v, p, x, y, px, py);
+        path_step(prev, v->cost + cell(v, x, y), v->ndisp, p->p1, p2, row_state(v, w, i & 1, dir, x),
+                  v->sum + cell(v, x, y));
+    }
+}
+
+static void sweep(const sgm_volume *v, const pv_sgm_params *p, const sgm_paths *w, int dy)
+{
+    const int width = v->width, height = v->height;
+    #pragma omp parallel num_threads(v->threads)
+    for (int i = 0; i < height; i++) {
+        #pragma omp for schedule(static)
+        for (int x = 0; x < width; x++)
+            sweep_pixel(v, p, w, dy, i, x);
+    }
+}
+
+static void aggregate(const sgm_volume *v, const pv_sgm_params *p, const sgm_paths *w)
+{
+    const int height = v->height;
+    #pragma omp parallel num_threads(v->threads)
+    {
+        path_state *mine = &w->thread_states[2 * pv_cpu_thread_index()];
+        #pragma omp for schedule(static)
+        for (int y = 0; y < height; y++)
+            horizontal_row(v, p, y, mine);
+    }
+    sweep(v, p, w, 1);
+    sweep(v, p, w, -1);
+}
+
+static void bind_states(path_state *states, size_t count, uint16_t *storage, int ndisp)
+{
+    for (size_t i = 0; i < count; i++)
+        states[i].values = storage + i * (size_t)(ndisp + 2);
+}
+
+static int paths_alloc(sgm_paths *w, int width, int ndisp, int paths, int threads)
+{
+    w->dirs = paths == 8 ? 3 : 1;
+    const size_t rows = 2 * (size_t)w->dirs * (size_t)width, per_thread = 2 * (size_t)threads;
+    const size_t count = rows + per_thread + 1;
+    w->storage = malloc(count * (size_t)(ndisp + 2) * sizeof *w->storage);
+    w->row_states = malloc(rows * sizeof *w->row_states);
+    w->thread_states = malloc(per_thread * sizeof *w->thread_states);
+    if (!w->storage || !w->row_states || !w->thread_states)
+        return 0;
+    bind_states(w->row_states, rows, w->storage, ndisp);
+    bind_states(w->thread_states, per_thread, w->storage + rows * (size_t)(ndisp + 2), ndisp);
+    w->zero.values = w->storage + (rows + per_thread) * (size_t)(ndisp + 2);
+    path_reset(&w->zero, ndisp);
+    return 1;
+}
+
+static void paths_free(sgm_paths *w)
+{
+    free(w->storage);
+    free(w->row_states);
+    free(w->thread_states);
+}
+
+/* ------------------------------------------------------------------ winner */
+
+typedef struct sgm_choice {
+    float disparity;   /* INFINITY when rejected */
+    float confidence;
+} sgm_choice;
+
+/* The right image's disparity index at every column x' of row y: the
+ * argmin over k of S(x' + min_disp + k, k), ties to the smaller k. */
+static void right_row(const sgm_volume *v, int y, int *right)
+{
+    const int w = v->width, nd = v->ndisp;
+    for (int xr = 0; xr < w; xr++) {
+        int lo = -xr - v->min_disp, hi = w - 1 - xr - v->min_disp;
+        lo = lo > 0 ? lo : 0;
+        hi = hi < nd - 1 ? hi : nd - 1;
+        int best = -1;
+        unsigned int best_sum = 0;
+        for (int k = lo; k <= hi; k++) {
+            unsigned int s = v->sum[cell(v, xr + v->min_disp + k, y) + (size_t)k];
+            if (best < 0 || s < best_sum) {
+                best = k;
+                best_sum = s;
+            }
+        }
+        right[xr] = best;
+    }
+}
+
+static sgm_choice choose(const sgm_volume *v, const pv_sgm_params *p, unsigned int u, int x,
+                         int y, const int *right)
+{
+    const sgm_choice none = {INFINITY, 0.0f};
+    const uint16_t *s = v->sum + cell(v, x, y);
+    const int lo = sgm_first_valid(x, v->width, v->min_disp);
+    const int hi = sgm_last_valid(x, v->min_disp, v->ndisp);
+    if (lo > hi)
+        return none;
+    int best = lo;
+    for (int k = lo + 1; k <= hi; k++)
+        best = s[k] < s[best] ? k : best;
+    unsigned int second = 0xffffffffu;
+    for (int k = lo; k <= hi; k++)
+        if ((k < best - 1 || k > best + 1) && s[k] < second)
+            second = s[k];
+    const int has_second = second != 0xffffffffu;
+    if (has_second && !sgm_is_unique(s[best], second, u))
+        return none;
+    const int d = v->min_disp + best;
+    if (p->lr_check) {
+        int dr = v->min_disp + right[x - d];
+        if (abs(dr - d) > p->lr_max_diff)
+            return none;
+    }
+    sgm_choice c = {(float)d, sgm_confidence(s[best], second, has_second)};
+    if (p->subpixel && best > lo && best < hi)
+        c.disparity = (float)d + sgm_parabola(s[best - 1], s[best], s[best + 1]);
+    return c;
+}
+
+static void choose_all(const sgm_volume *v, const pv_sgm_params *p, int *right_rows,
+                       float *disp, float *conf)
+{
+    const unsigned int u = sgm_uniqueness_fixed(p->uniqueness);
+    const int width = v->width;
+    #pragma omp parallel for num_threads(v->threads) schedule(static)
+    for (int y = 0; y < v->height; y++) {
+        int *right = right_rows + (size_t)pv_cpu_thread_index() * (size_t)width;
+        if (p->lr_check)
+            right_row(v, y, right);
+        for (int x = 0; x < width; x++) {
+            sgm_choice c = choose(v, p, u, x, y, right);
+            disp[(size_t)y * width + x] = c.disparity;
+            conf[(size_t)y * width + x] = c.confidence;
+        }
+    }
+}
+
+/* ------------------------------------------------------------------ median */
+
+static float median9(float *a)
+{
+    for (int i = 1; i < 9; i++)
+        for (int j = i; j > 0 && a[j] < a[j - 1]; j--) {
+            float t = a[j];
+            a[j] = a[j - 1];
+            a[j - 1] = t;
+        }
+    return a[4];
+}
+
+/* out(x, y) = the 3x3 median of in (dense width x height), borders
+ * replicated; INFINITY sorts above every number. */
+static void median_into(const float *in, int width, int height, pv_image *out, int threads)
+{
+    #pragma omp parallel for num_threads(threads) schedule(static)
+    for (int y = 0; y < height; y++) {
+        float *row = (float *)out->data + (ptrdiff_t)y * out->stride;
+        for (int x = 0; x < width; x++) {
+            float a[9];
+            for (int i = 0; i < 9; i++)
+                a[i] = in[(size_t)clamp_int(y + i / 3 - 1, 0, height - 1) * width +
+                          clamp_int(x + i % 3 - 1, 0, width - 1)];
+            row[x] = median9(a);
+        }
+    }
+}
+
+static void copy_into(const float *in, int width, int height, pv_image *out)
+{
+    for (int y = 0; y < height; y++)
+        memcpy((float *)out->data + (ptrdiff_t)y * out->stride, in + (size_t)y * width,
+               (size_t)width * sizeof *in);
+}
+
+/* ------------------------------------------------------------------- entry */
+
+typedef struct sgm_work {
+    sgm_volume v;
+    sgm_paths paths;
+    int *right_rows;
+    float *disp, *conf;
+} sgm_work;
+
+static void work_free(sgm_work *w)
+{
+    free(w->v.census_left);
+    free(w->v.census_right);
+    free(w->v.intensity);
+    free(w->v.cost);
+    free(w->v.sum);
+    paths_free(&w->paths);
+    free(w->right_rows);
+    free(w->disp);
+    free(w->conf);
+}
+
+static int work_alloc(sgm_work *w, const pv_image *left, const pv_sgm_params *p, int threads)
+{
+    const size_t pixels = (size_t)left->width * (size_t)left->height;
+    const size_t cells = pixels * (size_t)p->ndisp;
+    sgm_volume *v = &w->v;
+    *v = (sgm_volume){left->width, left->height, p->ndisp, p->min_disp, threads,
+                      NULL, NULL, NULL, NULL, NULL};
+    v->census_left = malloc(pixels * sizeof *v->census_left);
+    v->census_right = malloc(pixels * sizeof *v->census_right);
+    v->intensity = p->p2_adaptive ? malloc(pixels * sizeof *v->intensity) : NULL;
+    v->cost = malloc(cells);
+    v->sum = calloc(cells, sizeof *v->sum);
+    w->right_rows = malloc((size_t)threads * (size_t)left->width * sizeof *w->right_rows);
+    w->disp = malloc(pixels * sizeof *w->disp);
+    w->conf = malloc(pixels * sizeof *w->conf);
+    int ok = paths_alloc(&w->paths, left->width, p->ndisp, p->paths, threads);
+    return ok && v->census_left && v->census_right && (v->intensity || !p->p2_adaptive) &&
+           v->cost && v->sum && w->right_rows && w->disp && w->conf;
+}
+
+static void fill_intensity(const pv_image *left, int32_t *out)
+{
+    for (int y = 0; y < left->height; y++)
+        for (int x = 0; x < left->width; x++)
+            out[(size_t)y * left->width + x] = intensity_at(left, x, y);
+}
+
+pv_status pv_cpu_sgm(pv_context *ctx, const pv_image *left, const pv_image *right,
+                     const pv_sgm_params *params, pv_image *disparity, pv_image *confidence)
+{
+    sgm_work w;
+    memset(&w, 0, sizeof w);
+    const int threads = ctx->cpu_threads > 0 ? ctx->cpu_threads : 1;
+    if (!work_alloc(&w, left, params, threads)) {
+        work_free(&w);
+        return pv_fail(ctx, PV_ERR_NOMEM, "stereo_sgm: no memory for the cost volume and sums");
+    }
+    census_image(left, params, w.v.census_left, threads);
+    census_image(right, params, w.v.census_right, threads);
+    if (params->p2_adaptive)
+        fill_intensity(left, w.v.intensity);
+    compute_costs(&w.v, sgm_census_bits(params->census_width, params->census_height,
+                                        params->census_symmetric));
+    aggregate(&w.v, params, &w.paths);
+    choose_all(&w.v, params, w.right_rows, w.disp, w.conf);
+    if (params->median)
+        median_into(w.disp, left->width, left->height, disparity, threads);
+    else
+        copy_into(w.disp, left->width, left->height, disparity);
+    if (confidence)
+        copy_into(w.conf, left->width, left->height, confidence);
+    work_free(&w);
+    return PV_OK;
+}
