@@ -73,6 +73,7 @@ S="$T $TR --method sgm --ndisp 16 -o $out/d.pfm --confidence $out/c.pfm --backen
     expect_error "the range or the size is out of bounds" $T $TR --method sgm --ndisp 1025 \
         -o "$out/d.pfm" --backend cpu
     expect_error "--confidence does not go with --devices" $S --devices 0,0
+    expect_error "not enough memory" $S --memory-budget 10K
     expect_error "--devices applies to --method bp|sgm, not sad" $T $TR --ndisp 16 --devices 0,0 \
         -o "$out/d.pfm"
 }
@@ -108,6 +109,10 @@ assert 0 < row["valid_fraction"] <= 1 and 0 <= row["bad_fraction"] < 0.5, row
 assert row["total_ms"] > 0, row
 PY
 [ -s "$out/d.pfm" ] && [ -s "$out/c.pfm" ] || fail "sgm did not write both PFMs"
+
+# --memory-budget below the whole run's need but above the least: the call still runs
+./parvis stereo "$T" "$TR" --method sgm --ndisp 16 --backend cpu --memory-budget 12M \
+    -o "$out/budget.pfm" 2>"$out/stderr" || fail "sgm in 12M: $(cat "$out/stderr")"
 
 # --verbose: the memory one run needs
 ./parvis stereo "$T" "$TR" --method sgm --ndisp 16 --backend cpu --verbose --time \

@@ -87,7 +87,8 @@ void cli_sgm_options(cli_sgm_args *args, unsigned sgm_bit, cli_option *entries)
         {.name = "--memory-budget", .kind = CLI_CUSTOM, .field = &sgm->memory_budget,
          .parse = parse_budget, .value_name = "BYTES", .expect = "a byte count, suffix K, M or G",
          .methods = sgm_bit, .no_default = 1,
-         .help = "bytes the call may use (suffix K/M/G); more is run in stripes of rows "
+         .help = "bytes the call may use (suffix K/M/G); a call that needs more works in "
+                 "smaller parts, or stops before allocating when even those do not fit "
                  "(default: the available memory)"},
     };
     memcpy(entries, table, sizeof table);
@@ -143,7 +144,8 @@ int cli_sgm_report_memory(const pv_sad_params *range, const pv_sgm_params *optio
             sgm->p1, sgm->p2, sgm->p2_adaptive ? " (adaptive)" : "", sgm->paths,
             (double)bytes / 1048576.0,
             sgm->memory_budget && bytes > sgm->memory_budget
-                ? " (above --memory-budget: run in stripes of rows)" : "");
+                ? " (above --memory-budget: the call works in smaller parts, or stops naming "
+                  "the least it needs)" : "");
     return 0;
 }
 

@@ -54,7 +54,7 @@ static const char conventions[] =
     "  --uniqueness U keeps a winner whose sum is at most U times every other (1 = off),\n"
     "  --lr-max-diff is a whole number.  --confidence writes the uniqueness margin\n"
     "  1 - S(best)/S(second) per pixel (0..1, 0 where invalid) as a PFM.  --verbose\n"
-    "  prints the memory one run needs; above --memory-budget the call runs in stripes.\n"
+    "  prints the memory one run needs; above --memory-budget the call works in parts.\n"
     "  SGM with --devices: one band of rows per device, each read with 64 rows of\n"
     "  context above and below; near the cuts a few pixels differ from one device's\n"
     "  result (include/parvis/multi.h).\n"

@@ -528,7 +528,9 @@ class Context(_Handle):
         d-1..d+1 (1 disables).  lr_check, lr_max_diff: left-right
         consistency.  subpixel: parabola refinement; median: a 3x3 median.
         memory_budget: bytes the call may use (0: what the device has); a
-        call that needs more runs in stripes of rows.  The confidence is
+        call that needs more works in smaller parts, or raises
+        DeviceMemoryError before allocating when even those do not fit.
+        The confidence is
         1 - S(best)/S(second) in 0..1, 0 where invalid.
         left, right: 2D (rows, columns), same shape, uint8, uint16 or
         float32 (finite); other real dtypes become float32.  out: a float32
