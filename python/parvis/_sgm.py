@@ -14,6 +14,8 @@ _CENSUS_WINDOWS = ((5, 5), (7, 7), (9, 7))
 
 
 def _int(value: Any, name: str) -> int:
+    """value as a C int, else InvalidArgument naming it (_context has the same
+    check, but _context imports this module, so it cannot be imported here)."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
         raise invalid(f"{name}: expected an integer, got {value!r}")
     if not -2**31 <= int(value) < 2**31:
