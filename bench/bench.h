@@ -124,9 +124,18 @@ double bench_bad_pixels(const pv_image *disparity, const pv_image *truth, float 
                         int border);
 
 /* A bundled Middlebury set (data_dir/stereo/<set>/): left and right as
- * u8, the ground truth as f32.  0, or 1 after printing why it failed. */
+ * u8, the ground truth (gt.pgm, else gt.pfm) as f32.  0, or 1 after
+ * printing why it failed. */
 int bench_load_stereo_set(const bench_config *config, const char *set, pv_image *left,
                           pv_image *right, pv_image *truth);
+
+/* A random-dot pair of width x height u8 images in three vertical bands
+ * of known disparities within 1..ndisp-1, and its f32 ground truth (0
+ * where a left pixel has no match), as the SAD and SGM cases use it.  0,
+ * or 1 after a message (nothing to free then but what was allocated:
+ * image_list_free takes all three). */
+int bench_synthetic_stereo(int width, int height, int ndisp, pv_image *left, pv_image *right,
+                           pv_image *truth);
 
 /* The share of pixels on which two disparity maps agree: within
  * tolerance, or both invalid (infinite). */
@@ -241,8 +250,9 @@ int bench_write_plots(const char *dir, const bench_result *results, int count);
  * 0, or 1 after printing why it failed. */
 typedef int bench_family_fn(const bench_config *config, const bench_contexts *contexts,
                             bench_result *results, int max, int *count);
-bench_family_fn bench_stereo_cases, bench_bp_cases, bench_register_cases, bench_octreg_cases,
-    bench_flow_cases, bench_features_cases, bench_geometry_cases, bench_multi_cases;
+bench_family_fn bench_stereo_cases, bench_bp_cases, bench_sgm_cases, bench_register_cases,
+    bench_octreg_cases, bench_flow_cases, bench_features_cases, bench_geometry_cases,
+    bench_multi_cases;
 
 /* Parameterised single cases, for --paper (bench_papers.c).  Each runs one
  * case on both backends, appends its row(s) and prints them. */

@@ -8,14 +8,19 @@
  *   multi-flow    3D flow between consecutive frames of a moving texture
  *                 (9 frames of 128^3, the paper's setting; 5 of 24^3 quick);
  *   multi-bp      BP of a synthetic 1920x1080 pair, 64 disparities, in 8
- *                 bands of rows (320x240, 16 disparities, 4 bands quick).
- * Every group size runs the same items, so the rows compare like with like.
+ *                 bands of rows (320x240, 16 disparities, 4 bands quick);
+ *   multi-sgm     SGM of the same pair with 128 disparities (16 quick), cut
+ *                 by pv_stereo_sgm_group into one overlapping band of rows
+ *                 per device.
+ * Every group size runs the same items, so the rows compare like with like
+ * (SGM's bands follow the group size; multi.h's tolerance applies).
  *
  * Row columns: "cpu ms" holds the one-device group's wall time, the
  * baseline, so x(e2e) is the speedup over one device; e2e ms is the group
  * call's wall time, kernel ms the busiest device's summed kernel time;
  * agree is the share of outputs (B-scans, voxels, pixels) identical to the
- * one-device result, which must be all of them.  size = devices. */
+ * one-device result, which must be all of them (for SGM, at least
+ * multi.h's share).  size = devices. */
 #include "bench.h"
 #include "../tests/image_list.h"
 
@@ -39,6 +44,7 @@ struct multi_family {
     double (*agreement)(const multi_family *f);
     void (*release)(multi_family *f);
     void *state;
+    double threshold;      /* the agreement a row needs (1.0: every output) */
 };
 
 /* ------------------------------------------------------------ devices */
@@ -158,7 +164,8 @@ static void fill_row(const multi_family *f, int devices, const bench_series *bas
     r->cl_upload_ms = t->upload_ms;
     r->cl_download_ms = t->download_ms;
     r->agreement = agreement;
-    r->threshold = 1.0;   /* a device changes the time, never the result */
+    /* a device changes the time, never the result (SGM's bands: almost never) */
+    r->threshold = f->threshold;
     r->cpu_quality = -1.0;
     r->size = devices;
 }
@@ -272,7 +279,7 @@ static int octreg_prepare(const bench_config *config, multi_family *f)
 {
     octreg_state *s = calloc(1, sizeof *s);
     *f = (multi_family){"multi-octreg", "octreg", "", octreg_run, octreg_keep,
-                        octreg_agreement, octreg_release, s};
+                        octreg_agreement, octreg_release, s, 1.0};
     if (!s)
         return cli_fail("out of memory");
     s->volumes = config->quick ? 4 : 8;
@@ -370,7 +377,7 @@ static int flow_prepare(const bench_config *config, multi_family *f)
 {
     flow_state *s = calloc(1, sizeof *s);
     *f = (multi_family){"multi-flow", "flow", "", flow_run, flow_keep, flow_agreement,
-                        flow_release, s};
+                        flow_release, s, 1.0};
     if (!s)
         return cli_fail("out of memory");
     s->frames = config->quick ? 5 : 9;
@@ -409,10 +416,10 @@ typedef struct bp_state {
 
 /* Smoothed noise, seen by the right camera shifted by a disparity that
  * steps across the image (planes at different depths). */
-static void fill_pair(bp_state *s, int ndisp)
+static void fill_pair(pv_image *left, pv_image *right, int ndisp)
 {
-    int w = s->left.width, h = s->left.height;
-    unsigned char *l = s->left.data, *r = s->right.data;
+    int w = left->width, h = left->height;
+    unsigned char *l = left->data, *r = right->data;
     uint32_t state = 12345u;
     for (int i = 0; i < w * h; i++) {
         state ^= state << 13;
@@ -464,7 +471,7 @@ static void bp_release(multi_family *f)
 static int bp_prepare(const bench_config *config, multi_family *f)
 {
     bp_state *s = calloc(1, sizeof *s);
-    *f = (multi_family){"multi-bp", "bp", "", bp_run, bp_keep, bp_agreement, bp_release, s};
+    *f = (multi_family){"multi-bp", "bp", "", bp_run, bp_keep, bp_agreement, bp_release, s, 1.0};
     if (!s)
         return cli_fail("out of memory");
     int w = config->quick ? 320 : 1920, h = config->quick ? 240 : 1080;
@@ -480,7 +487,73 @@ static int bp_prepare(const bench_config *config, multi_family *f)
         pv_image_alloc(&s->disparity, w, h, PV_PIXEL_F32) != PV_OK ||
         pv_image_alloc(&s->baseline, w, h, PV_PIXEL_F32) != PV_OK)
         return cli_fail("no memory for a %dx%d pair", w, h);
-    fill_pair(s, s->params.ndisp);
+    fill_pair(&s->left, &s->right, s->params.ndisp);
+    return 0;
+}
+
+/* ================================================================= SGM */
+
+/* include/parvis/multi.h: a banded run's integer disparities equal one
+ * context's on at least this share of pixels (sub-pixel values may move
+ * a little more where a band's sums differ, so the rows run without). */
+#define SGM_GROUP_SAME_SHARE 0.99
+
+typedef struct sgm_state {
+    pv_image left, right, disparity, baseline;
+    pv_sgm_params params;
+} sgm_state;
+
+static pv_status sgm_run(pv_device_group *group, multi_family *f)
+{
+    sgm_state *s = f->state;
+    return pv_stereo_sgm_group(group, &s->left, &s->right, &s->params, &s->disparity);
+}
+
+static void sgm_keep(multi_family *f)
+{
+    sgm_state *s = f->state;
+    memcpy(s->baseline.data, s->disparity.data,
+           (size_t)s->disparity.width * (size_t)s->disparity.height * sizeof(float));
+}
+
+static double sgm_agreement(const multi_family *f)
+{
+    const sgm_state *s = f->state;
+    size_t pixels = (size_t)s->disparity.width * (size_t)s->disparity.height, same = 0;
+    const float *a = s->disparity.data, *b = s->baseline.data;
+    for (size_t i = 0; i < pixels; i++)
+        same += a[i] == b[i] || (isinf(a[i]) && isinf(b[i]));
+    return (double)same / (double)pixels;
+}
+
+static void sgm_release(multi_family *f)
+{
+    sgm_state *s = f->state;
+    if (!s)
+        return;
+    image_list_free(&s->left, &s->right, &s->disparity, &s->baseline, NULL);
+    free(s);
+    f->state = NULL;
+}
+
+static int sgm_prepare(const bench_config *config, multi_family *f)
+{
+    sgm_state *s = calloc(1, sizeof *s);
+    *f = (multi_family){"multi-sgm", "sgm", "", sgm_run, sgm_keep, sgm_agreement, sgm_release, s,
+                        SGM_GROUP_SAME_SHARE};
+    if (!s)
+        return cli_fail("out of memory");
+    int w = config->quick ? 320 : 1920, h = config->quick ? 240 : 1080;
+    pv_sgm_params_default(&s->params);
+    s->params.ndisp = config->quick ? 16 : 128;
+    s->params.subpixel = 0;
+    snprintf(f->params, sizeof f->params, "%dx%d/%d bands", w, h, s->params.ndisp);
+    if (pv_image_alloc(&s->left, w, h, PV_PIXEL_U8) != PV_OK ||
+        pv_image_alloc(&s->right, w, h, PV_PIXEL_U8) != PV_OK ||
+        pv_image_alloc(&s->disparity, w, h, PV_PIXEL_F32) != PV_OK ||
+        pv_image_alloc(&s->baseline, w, h, PV_PIXEL_F32) != PV_OK)
+        return cli_fail("no memory for a %dx%d pair", w, h);
+    fill_pair(&s->left, &s->right, s->params.ndisp);
     return 0;
 }
 
@@ -518,5 +591,7 @@ int bench_multi_cases(const bench_config *config, const bench_contexts *contexts
         rc = run_family(config, "multi-flow", flow_prepare, &rows);
     if (rc == 0)
         rc = run_family(config, "multi-bp", bp_prepare, &rows);
+    if (rc == 0)
+        rc = run_family(config, "multi-sgm", sgm_prepare, &rows);
     return rc;
 }

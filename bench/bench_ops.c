@@ -12,6 +12,9 @@
 #define BP_DATA_OPS 3.0
 #define BP_CHILDREN 4.0
 #define BP_BELIEF_OPS 5.0
+#define SGM_COST_OPS 2.0
+#define SGM_PATH_OPS 10.0
+#define SGM_WINNER_OPS 2.0
 #define NCC_PRODUCT_OPS 6.0
 #define NCC_LOCAL_SUM_OPS 8.0
 #define NCC_NORMALISE_OPS 10.0
@@ -53,6 +56,13 @@ double ops_sad(int width, int height, int ndisp)
     if (width <= 0 || height <= 0 || ndisp <= 0)
         return 0.0;
     return SAD_OPS * (double)width * height * ndisp;
+}
+
+double ops_sgm(int width, int height, int ndisp, int paths)
+{
+    if (width <= 0 || height <= 0 || ndisp <= 0 || paths <= 0)
+        return 0.0;
+    return (SGM_COST_OPS + SGM_PATH_OPS * paths + SGM_WINNER_OPS) * (double)width * height * ndisp;
 }
 
 double ops_bp(int width, int height, int ndisp, int levels, int iterations)

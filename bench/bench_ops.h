@@ -48,6 +48,17 @@ double ops_sad(int width, int height, int ndisp);
  *     compare (1) = 5 per pixel and label. */
 double ops_bp(int width, int height, int ndisp, int levels, int iterations);
 
+/* Semi-global matching (integer) over `paths` directions, per pixel and
+ * disparity: the census cost (exclusive or and population count: 2); on
+ * each path the recurrence's four candidates (two adds of P1, one of P2
+ * to the previous minimum, three mins: 6), the add of the cost and the
+ * subtract of the previous minimum (2) and the running minimum for the
+ * next pixel (1), then the add into the sum: 10 a path; the winner's and
+ * the right view's argmin compares (2).  The census transforms (one
+ * compare a bit and pixel) are per pixel, not per disparity, and left
+ * out; so are the checks, the refinement and the median. */
+double ops_sgm(int width, int height, int ndisp, int paths);
+
 /* Phase correlation (fp32) of extent n[0..dims-1] with `transforms` real
  * FFTs and one cross-power spectrum over the half spectrum: conjugate
  * product (6), magnitude (3 and a square root: 4) and the division by it

@@ -55,6 +55,11 @@ double roofline_bp_bytes(int width, int height)
     return roofline_sad_bytes(width, height);
 }
 
+double roofline_sgm_bytes(int width, int height)
+{
+    return roofline_sad_bytes(width, height);
+}
+
 double roofline_pc3d_oneshot_bytes(const int n[3])
 {
     if (!n || !all_positive(n, 3))

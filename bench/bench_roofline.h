@@ -35,6 +35,10 @@ double roofline_sad_bytes(int width, int height);
  * message pyramid is an intermediate). */
 double roofline_bp_bytes(int width, int height);
 
+/* SGM stereo: two u8 images read, one f32 disparity map written (the cost
+ * volume and the path sums are intermediates). */
+double roofline_sgm_bytes(int width, int height);
+
 /* 3D phase correlation of two f32 volumes of extent n: both read, both
  * forward transforms and the inverse (3 transforms), the shift written
  * (3 floats). */

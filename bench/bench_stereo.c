@@ -61,24 +61,25 @@ static int band_disparity(int x, int width, int ndisp)
     return (ndisp - 1) * (band + 1) / 4 + 1;
 }
 
-static int make_synthetic(const bench_sad_spec *c, stereo_inputs *in)
+int bench_synthetic_stereo(int width, int height, int ndisp, pv_image *left_image,
+                           pv_image *right_image, pv_image *truth_image)
 {
-    if (pv_image_alloc(&in->left, c->width, c->height, PV_PIXEL_U8) != PV_OK ||
-        pv_image_alloc(&in->right, c->width, c->height, PV_PIXEL_U8) != PV_OK ||
-        pv_image_alloc(&in->truth, c->width, c->height, PV_PIXEL_F32) != PV_OK)
+    if (pv_image_alloc(left_image, width, height, PV_PIXEL_U8) != PV_OK ||
+        pv_image_alloc(right_image, width, height, PV_PIXEL_U8) != PV_OK ||
+        pv_image_alloc(truth_image, width, height, PV_PIXEL_F32) != PV_OK)
         return cli_fail("cannot allocate the synthetic pair");
     uint32_t state = 12345u;
-    unsigned char *left = in->left.data, *right = in->right.data;
-    float *truth = in->truth.data;
-    for (size_t i = 0; i < (size_t)c->width * (size_t)c->height; i++)
+    unsigned char *left = left_image->data, *right = right_image->data;
+    float *truth = truth_image->data;
+    for (size_t i = 0; i < (size_t)width * (size_t)height; i++)
         left[i] = (unsigned char)(next_random(&state) >> 24);
-    for (int y = 0; y < c->height; y++)
-        for (int xr = 0; xr < c->width; xr++) {
-            int d = band_disparity(xr, c->width, c->ndisp);
-            int xl = xr + d < c->width ? xr + d : c->width - 1;
-            right[(size_t)y * c->width + xr] = left[(size_t)y * c->width + xl];
-            if (xr + d < c->width)
-                truth[(size_t)y * c->width + xr + d] = (float)d;
+    for (int y = 0; y < height; y++)
+        for (int xr = 0; xr < width; xr++) {
+            int d = band_disparity(xr, width, ndisp);
+            int xl = xr + d < width ? xr + d : width - 1;
+            right[(size_t)y * width + xr] = left[(size_t)y * width + xl];
+            if (xr + d < width)
+                truth[(size_t)y * width + xr + d] = (float)d;
         }
     return 0;
 }
@@ -153,7 +154,9 @@ static int bench_case(const bench_config *config, const bench_contexts *contexts
 {
     stereo_inputs in;
     memset(&in, 0, sizeof in);
-    int rc = c->set ? bench_load_stereo_set(config, c->set, &in.left, &in.right, &in.truth) : make_synthetic(c, &in);
+    int rc = c->set ? bench_load_stereo_set(config, c->set, &in.left, &in.right, &in.truth)
+                    : bench_synthetic_stereo(c->width, c->height, c->ndisp, &in.left, &in.right,
+                                             &in.truth);
     memset(r, 0, sizeof *r);
     snprintf(r->op, sizeof r->op, "sad");
     snprintf(r->name, sizeof r->name, "%s", c->name);

@@ -9,6 +9,7 @@
  * no item cost nothing.  Contexts are never shared between threads; what
  * the library holds process-wide (the FFT plan caches, the program binary
  * cache on disk) has its own locking. */
+#include "multidevice_internal.h"
 #include "stereo_internal.h"
 
 #ifdef _OPENMP
@@ -20,18 +21,6 @@
 #include <string.h>
 
 #define GROUP_MESSAGE_SIZE 1024
-
-typedef struct member_record {
-    pv_timing timing;
-    int items;
-} member_record;
-
-struct pv_device_group {
-    int size;
-    pv_context *contexts[PV_DEVICE_GROUP_MAX];
-    member_record last[PV_DEVICE_GROUP_MAX];
-    member_record whole;
-};
 
 /* ================================================================ groups */
 
@@ -236,36 +225,12 @@ int pv_device_group_last_items(const pv_device_group *group, int index)
 
 /* ============================================================ dispatching */
 
-typedef struct member_run member_run;
-
-/* One operation as the members run it.  begin makes the member's plan
- * (before its first item), item runs one item, end frees the plan. */
-typedef struct group_task {
-    const char *op;
-    int item_count;
-    void *shared;
-    pv_status (*begin)(member_run *m);
-    pv_status (*item)(member_run *m, int item);
-    void (*end)(member_run *m);
-} group_task;
-
 /* The item counter and the first failure, shared by the members. */
-typedef struct dispatch {
+struct dispatch {
     pthread_mutex_t lock;
     int next_item;
     pv_status status;   /* the first failure; PV_OK stops nothing */
     char message[GROUP_MESSAGE_SIZE];
-} dispatch;
-
-struct member_run {
-    const group_task *task;
-    dispatch *dispatch;
-    pv_context *ctx;
-    int member;
-    int members;         /* threads of the call: they share the cores */
-    void *plan;          /* the member's own state, made by task->begin */
-    int begun;
-    member_record record;
 };
 
 static int take_item(dispatch *d, int item_count)
@@ -382,7 +347,7 @@ static void keep_records(pv_device_group *group, const member_run *runs, double 
 /* Run every item of task on the group.  Member 0 runs on the calling
  * thread; a member whose thread cannot start takes no items, and the
  * others take them instead. */
-static pv_status run_task(pv_device_group *group, const group_task *task)
+pv_status pv_group_run_task(pv_device_group *group, const group_task *task)
 {
     double start = pv_now_ms();
     dispatch d;
@@ -410,7 +375,7 @@ static pv_status run_task(pv_device_group *group, const group_task *task)
     return PV_OK;
 }
 
-static pv_status check_group(const pv_device_group *group, const char *op)
+pv_status pv_group_check(const pv_device_group *group, const char *op)
 {
     if (!group || group->size < 1)
         return pv_fail(NULL, PV_ERR_INVALID, "%s: group is NULL", op);
@@ -468,7 +433,7 @@ static pv_status check_octreg_args(const pv_device_group *group, const pv_volume
                                    const pv_octreg_shift *shifts)
 {
     const char *op = "pv_octreg_register_sequence";
-    pv_status status = check_group(group, op);
+    pv_status status = pv_group_check(group, op);
     if (status != PV_OK)
         return status;
     if (!pv_volume_is_valid(reference))
@@ -498,7 +463,7 @@ pv_status pv_octreg_register_sequence(pv_device_group *group, const pv_volume *r
     group_task task = {"pv_octreg_register_sequence", count, &shared,
                        octreg_begin, octreg_item, octreg_end};
     if (status == PV_OK)
-        status = run_task(group, &task);
+        status = pv_group_run_task(group, &task);
     if (status == PV_OK) {
         memcpy(shifts, shared.shifts, entries * sizeof *shifts);
         if (infos)
@@ -568,7 +533,7 @@ static pv_status check_flow_args(const pv_device_group *group, const pv_volume *
                                  int count, const pv_flow_field *flows)
 {
     const char *op = "pv_flow3d_sequence";
-    pv_status status = check_group(group, op);
+    pv_status status = pv_group_check(group, op);
     if (status != PV_OK)
         return status;
     if (!frames || count < 2)
@@ -598,7 +563,7 @@ pv_status pv_flow3d_sequence(pv_device_group *group, const pv_volume *frames, in
     }
     flow_shared shared = {frames, params, flows};
     group_task task = {"pv_flow3d_sequence", count - 1, &shared, flow_begin, flow_item, flow_end};
-    return run_task(group, &task);
+    return pv_group_run_task(group, &task);
 }
 
 /* ==================================================================== BP */
@@ -654,7 +619,7 @@ static pv_status run_bp_tiles(pv_device_group *group, bp_shared *s, pv_image *di
                            : pv_fail(NULL, PV_ERR_NOMEM, "pv_stereo_bp_group: out of memory");
     group_task task = {"pv_stereo_bp_group", tiles, s, bp_begin, bp_item, NULL};
     if (status == PV_OK)
-        status = run_task(group, &task);
+        status = pv_group_run_task(group, &task);
     if (status == PV_OK) {
         gather_tiles(s, disparity);
         status = pv_bp_crosscheck_tiling(group->contexts[0], s->left, s->right, s->tiling,
@@ -670,7 +635,7 @@ static pv_status run_bp_tiles(pv_device_group *group, bp_shared *s, pv_image *di
 pv_status pv_stereo_bp_group(pv_device_group *group, const pv_image *left, const pv_image *right,
                              const pv_bp_params *params, pv_image *disparity)
 {
-    pv_status status = check_group(group, "pv_stereo_bp_group");
+    pv_status status = pv_group_check(group, "pv_stereo_bp_group");
     if (status != PV_OK)
         return status;
     pv_bp_tiling tiling;

@@ -149,6 +149,19 @@ void pv_bp_params_default(pv_bp_params *params);
 float pv_bp_recommended_disc_max(int ndisp);
 pv_status pv_stereo_bp(pv_context *ctx, const pv_image *left, const pv_image *right,
                        const pv_bp_params *params, pv_image *disparity);
+#define PV_SGM_MAX_NDISP ...
+typedef struct pv_sgm_params {
+    int min_disp; int ndisp; int census_width; int census_height; int census_symmetric;
+    int p1; int p2; int p2_adaptive; int paths; float uniqueness; int lr_check;
+    int lr_max_diff; int subpixel; int median; size_t memory_budget;
+} pv_sgm_params;
+void pv_sgm_params_default(pv_sgm_params *params);
+size_t pv_sgm_memory_estimate(int width, int height, const pv_sgm_params *params);
+pv_status pv_stereo_sgm(pv_context *ctx, const pv_image *left, const pv_image *right,
+                        const pv_sgm_params *params, pv_image *disparity);
+pv_status pv_stereo_sgm_confidence(pv_context *ctx, const pv_image *left,
+                                   const pv_image *right, const pv_sgm_params *params,
+                                   pv_image *disparity, pv_image *confidence);
 
 /* features.h */
 #define PV_SIFT_DESCRIPTOR_SIZE ...
@@ -309,6 +322,9 @@ pv_status pv_flow3d_sequence(pv_device_group *group, const pv_volume *frames, in
                              const pv_flow_params *params, pv_flow_field *flows);
 pv_status pv_stereo_bp_group(pv_device_group *group, const pv_image *left, const pv_image *right,
                              const pv_bp_params *params, pv_image *disparity);
+pv_status pv_stereo_sgm_group(pv_device_group *group, const pv_image *left,
+                              const pv_image *right, const pv_sgm_params *params,
+                              pv_image *disparity);
 
 /* tune.h */
 #define PV_TUNE_MAX_PARAMS ...

@@ -148,7 +148,7 @@ for r in results:
 assert passes == all_passed
 
 ops = {r["op"] for r in results}
-for op in ("sad", "bp", "pc2d", "pc3d", "ncc", "octreg", "flow", "sift", "match"):
+for op in ("sad", "bp", "sgm", "pc2d", "pc3d", "ncc", "octreg", "flow", "sift", "match"):
     assert op in ops, "the quick suite lacks %s" % op
     assert any(r["compute_ops"] for r in results if r["op"] == op), "%s counts no operations" % op
 

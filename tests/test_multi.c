@@ -1,6 +1,7 @@
 /* Tests of device groups: creation and its argument checks, and the group
  * operations (OCT sequences, flow sequences, BP tiles) giving exactly the
- * results of running their items one by one on a single context.  On the
+ * results of running their items one by one on a single context, and SGM's
+ * overlapping bands within multi.h's tolerance of one context's result.  On the
  * OpenCL side the group holds the same device twice (two contexts, two
  * queues), which exercises the threads on a one-device host. */
 #include "test_util.h"
@@ -528,6 +529,103 @@ static void test_bp_group_bad_input(void **state)
     pv_device_group_destroy(group);
 }
 
+/* =================================================================== SGM */
+
+/* multi.h's tolerance: integer disparities of a banded run identical to
+ * one context's on at least this share of the pixels. */
+#define SGM_GROUP_SAME_SHARE 0.99
+
+static void read_tsukuba(pv_image *left, pv_image *right)
+{
+    assert_int_equal(pv_image_read(tu_data_path("stereo/tsukuba/left.pgm"), PV_PIXEL_U8, left),
+                     PV_OK);
+    assert_int_equal(pv_image_read(tu_data_path("stereo/tsukuba/right.pgm"), PV_PIXEL_U8, right),
+                     PV_OK);
+}
+
+static void sgm_test_params(pv_sgm_params *p)
+{
+    pv_sgm_params_default(p);
+    p->ndisp = 16;
+    p->subpixel = 0;
+}
+
+/* The share of pixels with the same value (both INFINITY counts). */
+static double same_share(const pv_image *a, const pv_image *b)
+{
+    size_t same = 0, total = (size_t)a->width * (size_t)a->height;
+    for (size_t i = 0; i < total; i++)
+        same += ((const float *)a->data)[i] == ((const float *)b->data)[i];
+    return (double)same / (double)total;
+}
+
+/* A group's banded map against one context's, with the share printed for
+ * the record; a one-member group must match exactly. */
+static void check_sgm_group(pv_device_group *group, pv_context *single)
+{
+    pv_image left, right, expected, found;
+    read_tsukuba(&left, &right);
+    pv_sgm_params params;
+    sgm_test_params(&params);
+    assert_int_equal(pv_image_alloc(&expected, left.width, left.height, PV_PIXEL_F32), PV_OK);
+    assert_int_equal(pv_image_alloc(&found, left.width, left.height, PV_PIXEL_F32), PV_OK);
+    assert_int_equal(pv_stereo_sgm(single, &left, &right, &params, &expected), PV_OK);
+    assert_int_equal(pv_stereo_sgm_group(group, &left, &right, &params, &found), PV_OK);
+    double share = same_share(&found, &expected);
+    printf("sgm group of %d: %.4f%% of pixels as one context\n", pv_device_group_size(group),
+           100.0 * share);
+    if (pv_device_group_size(group) == 1)
+        assert_true(share == 1.0);
+    else
+        assert_true(share >= SGM_GROUP_SAME_SHARE);
+    assert_int_equal(pv_device_group_last_items(group, PV_DEVICE_GROUP_WHOLE),
+                     pv_device_group_size(group));
+    image_list_free(&left, &right, &expected, &found, NULL);
+}
+
+static void test_sgm_group_cpu(void **state)
+{
+    (void)state;
+    pv_device_group *group = cpu_group();
+    check_sgm_group(group, tu_cpu);
+    pv_device_group_destroy(group);
+}
+
+static void test_sgm_group_opencl(void **state)
+{
+    (void)state;
+    pv_device_group *group = opencl_group();
+    if (!group)
+        skip();
+    check_sgm_group(group, tu_opencl);
+    pv_device_group_destroy(group);
+}
+
+static void test_sgm_group_bad_input(void **state)
+{
+    (void)state;
+    pv_device_group *group = cpu_group();
+    pv_sgm_params params;
+    sgm_test_params(&params);
+    pv_image out, small;
+    assert_int_equal(pv_image_alloc(&out, BP_W, BP_H, PV_PIXEL_F32), PV_OK);
+    assert_int_equal(pv_image_alloc(&small, BP_W / 2, BP_H, PV_PIXEL_F32), PV_OK);
+    tu_fill_image(&out, 42.0f);
+    expect_invalid(pv_stereo_sgm_group(NULL, &fx.left, &fx.right, &params, &out));
+    expect_invalid(pv_stereo_sgm_group(group, &fx.left, &fx.right, NULL, &out));
+    expect_invalid(pv_stereo_sgm_group(group, &fx.left, NULL, &params, &out));
+    expect_invalid(pv_stereo_sgm_group(group, &fx.left, &fx.right, &params, &small));
+    expect_invalid(pv_stereo_sgm_group(group, &fx.left, &fx.right, &params, &fx.left));
+    params.ndisp = 0;
+    expect_invalid(pv_stereo_sgm_group(group, &fx.left, &fx.right, &params, &out));
+    sgm_test_params(&params);
+    params.paths = 6;
+    expect_invalid(pv_stereo_sgm_group(group, &fx.left, &fx.right, &params, &out));
+    assert_true(tu_image_all_equal(&out, 42.0f));
+    image_list_free(&out, &small, NULL);
+    pv_device_group_destroy(group);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -542,6 +640,9 @@ int main(void)
         cmocka_unit_test(test_bp_group_cpu),
         cmocka_unit_test(test_bp_group_opencl),
         cmocka_unit_test(test_bp_group_bad_input),
+        cmocka_unit_test(test_sgm_group_cpu),
+        cmocka_unit_test(test_sgm_group_opencl),
+        cmocka_unit_test(test_sgm_group_bad_input),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

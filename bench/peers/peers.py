@@ -5,6 +5,8 @@ Peers, each skipped with a note when its module is absent:
   - OpenCV (cv2): StereoBM, SIFT, phaseCorrelate, matchTemplate
     (TM_CCOEFF_NORMED), on the CPU (numpy arrays) and through the T-API
     (cv2.UMat with OpenCL on; timed end to end: upload, call, download);
+    StereoSGBM (MODE_SGBM_3WAY and MODE_SGBM, CPU only: it has no OpenCL
+    path) beside parvis-bench's sgm cases;
   - scikit-image: phase_cross_correlation (integer and upsampled), SIFT,
     match_template;
   - VLFeat SIFT in C (bench/peers/vlfeat_sift_peer, built by make when
@@ -53,6 +55,15 @@ SAD_CASES = [
     ("venus-paper", "venus", 0, 0, 64, 5, 8.0, 10, True),
     ("synthetic-1080p", None, 1920, 1080, 128, 7, 1.0, 10, False),
 ]
+
+# SGM stereo (bench/bench_sgm.c), the cases OpenCV's StereoSGBM is timed on:
+# the same tuple as SAD_CASES (window: StereoSGBM's blockSize).
+SGM_CASES = [
+    ("sgm-motorcycle", "motorcycle", 0, 0, 64, 5, 1.0, 10, False),
+    ("sgm-1920x1080", None, 1920, 1080, 128, 5, 1.0, 10, False),
+]
+# StereoSGBM's modes, as peer names.
+SGBM_MODES = [("opencv-sgbm-3way", "MODE_SGBM_3WAY"), ("opencv-sgbm", "MODE_SGBM")]
 
 # SIFT detect + describe on Venus mirror-tiled to the size: (case, w, h, quick)
 SIFT_CASES = [
@@ -201,6 +212,28 @@ def read_pgm(path):
     return np.clip(np.rint(image), 0, 255).astype(np.uint8)
 
 
+def read_pfm(path):
+    """A greyscale PFM (Pf) as a top-to-bottom float32 array, as
+    pv_image_read gives it (PFM stores the last row first)."""
+    with open(path, "rb") as f:
+        data = f.read()
+    fields, pos = [], 0
+    while len(fields) < 4:
+        while data[pos:pos + 1].isspace():
+            pos += 1
+        start = pos
+        while not data[pos:pos + 1].isspace():
+            pos += 1
+        fields.append(data[start:pos])
+    if fields[0] != b"Pf":
+        raise ValueError("%s: not a greyscale PFM" % path)
+    width, height, scale = int(fields[1]), int(fields[2]), float(fields[3])
+    pos += 1
+    dtype = "<f4" if scale < 0 else ">f4"
+    image = np.frombuffer(data, dtype=dtype, count=width * height, offset=pos)
+    return np.ascontiguousarray(image.reshape(height, width)[::-1]).astype(np.float32)
+
+
 def mirror_index(n_out, n):
     """bench_features.c's mirror(i, n) for i = 0 .. n_out - 1."""
     i = np.arange(n_out) % (2 * n)
@@ -220,7 +253,10 @@ def stereo_inputs(data_dir, case):
         base = os.path.join(data_dir, "stereo", stereo_set)
         left = read_pgm(os.path.join(base, "left.pgm"))
         right = read_pgm(os.path.join(base, "right.pgm"))
-        truth = read_pgm(os.path.join(base, "gt.pgm")).astype(np.float32)
+        if os.path.exists(os.path.join(base, "gt.pgm")):
+            truth = read_pgm(os.path.join(base, "gt.pgm")).astype(np.float32)
+        else:  # Middlebury 2014 (motorcycle): float disparities, inf unknown
+            truth = read_pfm(os.path.join(base, "gt.pfm"))
         return left, right, truth
     # bench_stereo.c's make_synthetic: noise left image; band b of the right
     # image is the left image shifted by (ndisp - 1)(b + 1)/4 + 1.
@@ -237,14 +273,14 @@ def stereo_inputs(data_dir, case):
     return left, right, truth
 
 
-def bad_share(disparity, truth, gt_scale, border, invalid):
-    """pv_disparity_error with threshold 1: share of pixels with known
-    ground truth whose disparity is off by more than 1 (invalid = bad)."""
+def bad_share(disparity, truth, gt_scale, border, invalid, threshold=1.0):
+    """pv_disparity_error: share of pixels with known ground truth whose
+    disparity is off by more than threshold (invalid = bad)."""
     h, w = truth.shape
     t = truth[border:h - border, border:w - border] / gt_scale
     d = disparity[border:h - border, border:w - border]
     known = np.isfinite(t) & (t > 0)
-    bad = invalid[border:h - border, border:w - border] | ~(np.abs(d - t) <= 1.0)
+    bad = invalid[border:h - border, border:w - border] | ~(np.abs(d - t) <= threshold)
     count = int(known.sum())
     return float((bad & known).sum()) / count if count else 0.0
 
@@ -446,6 +482,37 @@ def with_opencl(cv2, path, call):
     return run
 
 
+def opencv_sgbm_cases(runner, cv2, data_dir):
+    """StereoSGBM on the sgm cases, in both of its full-image modes: the
+    settings the motorcycle figure of tests/data/stereo/README.md used
+    (blockSize 5, P1 8 x 5^2 = 200, P2 32 x 5^2 = 800), numDisparities as
+    parvis's ndisp (multiples of 16 here), uniqueness 5 %, a left-right
+    difference of 1 (parvis: uniqueness 0.95, LR difference 1); no speckle
+    filter (parvis has none), no pre-filter cap beyond OpenCV's 63."""
+    for case in SGM_CASES:
+        name, _set, _w, _h, ndisp, block, gt_scale, border, quick = case
+        if not runner.wants("sgm", name, quick):
+            continue
+        left, right, truth = stereo_inputs(data_dir, case)
+
+        def check(disp16, truth=truth, gt_scale=gt_scale, border=border):
+            d = np.asarray(disp16, dtype=np.float32) / 16.0
+            bad = bad_share(d, truth, gt_scale, border, invalid=d < 0, threshold=2.0)
+            return "bad>2px %.2f%%" % (100 * bad), {"quality_metric": "bad>2px", "quality": bad}
+
+        for peer, mode in SGBM_MODES:
+            sgbm = cv2.StereoSGBM_create(minDisparity=0, numDisparities=ndisp, blockSize=block,
+                                         P1=8 * block * block, P2=32 * block * block,
+                                         disp12MaxDiff=1, preFilterCap=63, uniquenessRatio=5,
+                                         speckleWindowSize=0, speckleRange=0,
+                                         mode=getattr(cv2, "STEREO_SGBM_" + mode))
+            note = ("StereoSGBM %s, numDisparities %d, blockSize %d, P1 %d, P2 %d, "
+                    "uniquenessRatio 5, disp12MaxDiff 1, no speckle filter; CPU only"
+                    % (mode, ndisp, block, 8 * block * block, 32 * block * block))
+            call = lambda m=sgbm, l=left, r=right: m.compute(l, r)
+            runner.time("sgm", name, peer, "cpu", with_opencl(cv2, "cpu", call), note, check)
+
+
 def opencv_cases(runner, cv2, info, data_dir):
     paths = opencv_paths(cv2, info)
     tapi_note = "T-API (UMat) end to end: upload, call, download"
@@ -485,6 +552,8 @@ def opencv_cases(runner, cv2, info, data_dir):
                 call = lambda bm=bm, l=left, r=right: bm.compute(cv2.UMat(l), cv2.UMat(r)).get()
             runner.time("sad", name, "opencv", path, with_opencl(cv2, path, call),
                         base if path == "cpu" else base + "; " + tapi_note, check)
+
+    opencv_sgbm_cases(runner, cv2, data_dir)
 
     # SIFT
     for name, width, height, quick in SIFT_CASES:

@@ -65,4 +65,30 @@ pv_status cli_bp_run_group(pv_device_group *group, const pv_image *left, const p
                            const pv_sad_params *range, const pv_bp_params *options,
                            pv_image *disparity);
 
+/* cli_sgm.c: `stereo --method sgm`: its option-table entries (method bit
+ * `sgm_bit`), writing into args; the options it shares with sad
+ * (--uniqueness, --lr-check, --lr-max-diff) are parsed into the SAD
+ * parameters and carried over, with SGM's ranges, by cli_sgm_finish. */
+#define CLI_SGM_OPTION_COUNT 10
+typedef struct cli_sgm_args {
+    pv_sgm_params params;
+    int plain_census, no_lr_check, no_subpixel; /* the flags that turn a default off */
+} cli_sgm_args;
+void cli_sgm_options(cli_sgm_args *args, unsigned sgm_bit, cli_option *entries);
+/* After parsing: the off flags and the shared options applied, the
+ * cross-field rules (P2 >= P1) checked.  0, or 1 after the message. */
+int cli_sgm_finish(const cli_command *command, const pv_sad_params *shared, cli_sgm_args *args);
+/* The call's memory need for range's min_disp and ndisp; printed when
+ * verbose; 1 after a message when the estimate refuses the arguments. */
+int cli_sgm_report_memory(const pv_sad_params *range, const pv_sgm_params *options, int width,
+                          int height, int verbose);
+/* The run with range's min_disp and ndisp; confidence may be NULL. */
+pv_status cli_sgm_run(pv_context *ctx, const pv_image *left, const pv_image *right,
+                      const pv_sad_params *range, const pv_sgm_params *options,
+                      pv_image *disparity, pv_image *confidence);
+/* The same in bands over a device group (--devices), without confidence. */
+pv_status cli_sgm_run_group(pv_device_group *group, const pv_image *left, const pv_image *right,
+                            const pv_sad_params *range, const pv_sgm_params *options,
+                            pv_image *disparity);
+
 #endif

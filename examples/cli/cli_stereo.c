@@ -4,13 +4,15 @@
 #include <math.h>
 #include <string.h>
 
-enum { METHOD_SAD, METHOD_BP };
+enum { METHOD_SAD, METHOD_BP, METHOD_SGM };
 #define SAD_ONLY (1u << METHOD_SAD)
 #define BP_ONLY (1u << METHOD_BP)
+#define SGM_ONLY (1u << METHOD_SGM)
 
 typedef struct stereo_args {
     const char *files[2];
     const char *output, *png, *ground_truth;
+    const char *confidence; /* --confidence FILE.pfm (sgm) */
     float gt_scale;
     float bad_thresh; /* --bad-thresh: an error above this many pixels is bad */
     int gt_invalid;   /* --gt-invalid: 0 counts invalid pixels as bad, 1 skips them */
@@ -19,22 +21,24 @@ typedef struct stereo_args {
     pv_sad_params sad;
     int method;       /* METHOD_SAD or METHOD_BP */
     pv_bp_params bp;  /* its options (cli_bp.c) */
+    cli_sgm_args sgm; /* its options (cli_sgm.c) */
     const char *devices; /* --devices all|LIST (bp only), or NULL: one context */
     cli_backend_options backend;
 } stereo_args;
 
-static const char *const method_names[] = {"sad", "bp", NULL};
+static const char *const method_names[] = {"sad", "bp", "sgm", NULL};
 
 static const char summary[] =
     "Disparity map of a rectified pair (PGM/PPM/PNG/PFM; colour is converted to grey).\n"
-    "sad: block matching, winner-take-all; bp: hierarchical belief propagation.";
+    "sad: block matching, winner-take-all; bp: hierarchical belief propagation;\n"
+    "sgm: semi-global matching of census costs (docs/stereo.md compares them).";
 
 static const char conventions[] =
     "  The left image is the reference: left column x matches right column x - d,\n"
     "  d in [min-disp, min-disp + ndisp), in pixels (d >= 0 for a usual pair).\n"
     "  -o writes a PFM (float32, Middlebury's layout); a pixel without a valid match\n"
-    "  (SAD's left-right or uniqueness rejection, or no candidate inside the right\n"
-    "  image) is +INFINITY.  BP labels every pixel.  --png maps min-disp..max to\n"
+    "  (SAD's or SGM's left-right or uniqueness rejection, or no candidate inside the\n"
+    "  right image) is +INFINITY.  BP labels every pixel.  --png maps min-disp..max to\n"
     "  0..255, invalid pixels black.\n"
     "  --gt GT: Middlebury ground truth (gt value / gt-scale = disparity, 0 = unknown);\n"
     "  prints the share of known pixels whose error exceeds --bad-thresh px, with\n"
@@ -45,6 +49,15 @@ static const char conventions[] =
     "  available memory (host RAM, or the OpenCL device's; PARVIS_MEMORY_LIMIT=bytes\n"
     "  lowers it) the image is tiled, and when even small tiles do not fit the command\n"
     "  stops before allocating (--verbose prints the figures).\n"
+    "  SGM: census window, P1/P2 penalties and 4 or 8 paths as in stereo.h; its left-\n"
+    "  right check and sub-pixel refinement are on unless --no-lr-check/--no-subpixel;\n"
+    "  --uniqueness U keeps a winner whose sum is at most U times every other (1 = off),\n"
+    "  --lr-max-diff is a whole number.  --confidence writes the uniqueness margin\n"
+    "  1 - S(best)/S(second) per pixel (0..1, 0 where invalid) as a PFM.  --verbose\n"
+    "  prints the memory one run needs; above --memory-budget the call works in parts.\n"
+    "  SGM with --devices: one band of rows per device, each read with 64 rows of\n"
+    "  context above and below; near the cuts a few pixels differ from one device's\n"
+    "  result (include/parvis/multi.h).\n"
     "  Options that do not apply to the chosen --method are errors.\n";
 
 /* The defaults, then the command line. */
@@ -53,17 +66,19 @@ static int parse_stereo_args(int argc, char **argv, stereo_args *args)
     memset(args, 0, sizeof *args);
     pv_sad_params_default(&args->sad);
     pv_bp_params_default(&args->bp);
+    pv_sgm_params_default(&args->sgm.params);
     args->gt_scale = 1.0f;
     args->bad_thresh = 1.0f;
     cli_backend_options_default(&args->backend);
     const cli_option own[] = {
         {.name = "-o", .kind = CLI_TEXT, .field = &args->output, .value_name = "OUT.pfm",
          .help = "disparity map (PFM, float32)"},
-        {.name = "--method", .kind = CLI_CHOICE, .field = &args->method, .choices = "sad|bp",
-         .value_name = "sad|bp", .help = "matching method"},
+        {.name = "--method", .kind = CLI_CHOICE, .field = &args->method, .choices = "sad|bp|sgm",
+         .value_name = "sad|bp|sgm", .help = "matching method"},
         {.name = "--ndisp", .kind = CLI_INT, .field = &args->sad.ndisp, .min = 1,
          .max = 1 << 20, .value_name = "N", .required = 1,
-         .help = "number of disparities (at most the image width; bp: at least 2)"},
+         .help = "number of disparities (at most the image width; bp: at least 2; sgm: at "
+                 "most 1024)"},
         {.name = "--min-disp", .kind = CLI_INT, .field = &args->sad.min_disp, .min = -(1 << 20),
          .max = 1 << 20, .value_name = "M", .help = "smallest disparity"},
         {.name = "--window", .kind = CLI_INT, .field = &args->sad.window, .min = 1, .max = 1001,
@@ -71,13 +86,20 @@ static int parse_stereo_args(int argc, char **argv, stereo_args *args)
         {.name = "--subpixel", .kind = CLI_FLAG, .field = &args->sad.subpixel,
          .methods = SAD_ONLY, .help = "parabola through the costs around the winner"},
         {.name = "--lr-check", .kind = CLI_FLAG, .field = &args->sad.lr_check,
-         .methods = SAD_ONLY, .help = "invalidate pixels failing the left-right check"},
+         .methods = SAD_ONLY | SGM_ONLY,
+         .help = "invalidate pixels failing the left-right check (sgm: on by default)"},
         {.name = "--lr-max-diff", .kind = CLI_FLOAT, .field = &args->sad.lr_max_diff, .min = 0,
-         .max = 1e6, .value_name = "F", .methods = SAD_ONLY,
-         .help = "largest |d_LR - d_RL| that passes --lr-check"},
+         .max = 1e6, .value_name = "F", .methods = SAD_ONLY | SGM_ONLY,
+         .help = "largest |d_LR - d_RL| that passes the left-right check (sgm: an integer, "
+                 "default 1)"},
         {.name = "--uniqueness", .kind = CLI_FLOAT, .field = &args->sad.uniqueness, .min = 0,
-         .max = 1e6, .value_name = "U", .methods = SAD_ONLY,
-         .help = "reject a winner another candidate beats within a factor (1 + U); 0 = off"},
+         .max = 1e6, .value_name = "U", .methods = SAD_ONLY | SGM_ONLY, .no_default = 1,
+         .help = "sad: reject a winner another candidate beats within a factor (1 + U), "
+                 "0 = off (default); sgm: keep a winner at most U times every other sum, in "
+                 "(0, 1], 1 = off, default 0.95"},
+        {.name = "--confidence", .kind = CLI_TEXT, .field = &args->confidence,
+         .value_name = "CONF.pfm", .methods = SGM_ONLY,
+         .help = "per-pixel confidence, 1 - S(best)/S(second) in 0..1 (PFM, float32)"},
         {.name = "--png", .kind = CLI_TEXT, .field = &args->png, .value_name = "VIS.png",
          .help = "8-bit picture of the disparities"},
         {.name = "--gt", .kind = CLI_TEXT, .field = &args->ground_truth, .value_name = "GT",
@@ -98,12 +120,13 @@ static int parse_stereo_args(int argc, char **argv, stereo_args *args)
         {.name = "--verbose", .kind = CLI_FLAG, .field = &args->verbose,
          .help = "say what the inputs are and (bp) the memory a run needs"},
         CLI_BACKEND_ENTRIES(&args->backend),
-        CLI_DEVICES_ENTRY(&args->devices, BP_ONLY),
+        CLI_DEVICES_ENTRY(&args->devices, BP_ONLY | SGM_ONLY),
     };
-    /* sized from both tables, so that neither can overwrite the other */
-    cli_option table[CLI_COUNT(own) + CLI_BP_OPTION_COUNT];
+    /* sized from the three tables, so that none can overwrite another */
+    cli_option table[CLI_COUNT(own) + CLI_BP_OPTION_COUNT + CLI_SGM_OPTION_COUNT];
     memcpy(table, own, sizeof own);
     cli_bp_options(&args->bp, BP_ONLY, &table[CLI_COUNT(own)]);
+    cli_sgm_options(&args->sgm, SGM_ONLY, &table[CLI_COUNT(own) + CLI_BP_OPTION_COUNT]);
     cli_command c = {.name = "stereo", .synopsis = "LEFT RIGHT --ndisp N [options]",
                      .summary = summary, .conventions = conventions, .options = table,
                      .option_count = CLI_COUNT(table), .positional = args->files,
@@ -121,8 +144,15 @@ static int parse_stereo_args(int argc, char **argv, stereo_args *args)
             return cli_fail("stereo: %s applies with --gt", scoring[k]);
     if (args->method == METHOD_BP)
         cli_bp_derive_defaults(&c, args->sad.ndisp, &args->bp);
-    if (!args->output && !args->png && !args->want_json && !args->want_time && !args->ground_truth)
-        return cli_fail("stereo: nothing to do: give -o OUT.pfm, --png, --gt, --time or --json");
+    if (args->method == METHOD_SGM && cli_sgm_finish(&c, &args->sad, &args->sgm))
+        return CLI_ERROR;
+    if (args->confidence && args->devices)
+        return cli_fail("stereo: --confidence does not go with --devices (the bands' run "
+                        "gives disparities only)");
+    if (!args->output && !args->png && !args->want_json && !args->want_time &&
+        !args->ground_truth && !args->confidence)
+        return cli_fail("stereo: nothing to do: give -o OUT.pfm, --png, --gt, --confidence, "
+                        "--time or --json");
     return CLI_PARSED;
 }
 
@@ -142,6 +172,16 @@ static void print_json(const stereo_args *args, pv_context *ctx, int devices,
         printf(", \"devices\": %d", devices);
     if (args->method == METHOD_BP)
         printf(", \"disc_max\": %g", (double)args->bp.disc_max);
+    if (args->method == METHOD_SGM) {
+        const pv_sgm_params *sgm = &args->sgm.params;
+        printf(", \"census\": \"%dx%d\", \"census_symmetric\": %s, \"p1\": %d, \"p2\": %d, "
+               "\"p2_adaptive\": %s, \"paths\": %d, \"uniqueness\": %g, \"lr_check\": %s, "
+               "\"lr_max_diff\": %d, \"subpixel\": %s, \"median\": %s",
+               sgm->census_width, sgm->census_height, sgm->census_symmetric ? "true" : "false",
+               sgm->p1, sgm->p2, sgm->p2_adaptive ? "true" : "false", sgm->paths,
+               (double)sgm->uniqueness, sgm->lr_check ? "true" : "false", sgm->lr_max_diff,
+               sgm->subpixel ? "true" : "false", sgm->median ? "true" : "false");
+    }
     printf(", \"valid_fraction\": %.6f, \"kernel_ms\": %.4f, \"total_ms\": %.4f", (double)valid / (double)total,
            timing->kernel_ms, timing->total_ms);
     if (bad_fraction >= 0) {
@@ -186,8 +226,17 @@ static int evaluate(const stereo_args *args, const pv_image *disparity, double *
     return status == PV_OK ? 0 : cli_fail_status(status, "ground-truth comparison");
 }
 
-static int write_outputs(const stereo_args *args, const pv_image *disparity)
+static int write_outputs(const stereo_args *args, const pv_image *disparity,
+                         const pv_image *confidence)
 {
+    if (args->confidence) {
+        const char *target = cli_output_path(args->confidence);
+        if (!target)
+            return 1;
+        pv_status status = pv_image_write(target, confidence);
+        if (status != PV_OK)
+            return cli_fail_status(status, args->confidence);
+    }
     if (args->output) {
         const char *target = cli_output_path(args->output);
         if (!target)
@@ -242,14 +291,28 @@ static int run_stereo(const stereo_args *args, pv_context *ctx, pv_device_group 
 {
     if (args->method == METHOD_BP && report_bp_memory(args, ctx, left))
         return 1;
-    pv_image disparity;
+    if (args->method == METHOD_SGM &&
+        cli_sgm_report_memory(&args->sad, &args->sgm.params, left->width, left->height,
+                              args->verbose))
+        return 1;
+    pv_image disparity, confidence = {0};
     pv_status status = pv_image_alloc(&disparity, left->width, left->height, PV_PIXEL_F32);
+    if (status == PV_OK && args->confidence) {
+        status = pv_image_alloc(&confidence, left->width, left->height, PV_PIXEL_F32);
+        if (status != PV_OK)
+            pv_image_free(&disparity);
+    }
     if (status != PV_OK)
         return cli_fail_status(status, "disparity map");
-    if (group)
+    if (group && args->method == METHOD_SGM)
+        status = cli_sgm_run_group(group, left, right, &args->sad, &args->sgm.params, &disparity);
+    else if (group)
         status = cli_bp_run_group(group, left, right, &args->sad, &args->bp, &disparity);
     else if (args->method == METHOD_BP)
         status = cli_bp_run(ctx, left, right, &args->sad, &args->bp, &disparity);
+    else if (args->method == METHOD_SGM)
+        status = cli_sgm_run(ctx, left, right, &args->sad, &args->sgm.params, &disparity,
+                             args->confidence ? &confidence : NULL);
     else
         status = pv_stereo_sad(ctx, left, right, &args->sad, &disparity);
     int rc = status == PV_OK ? 0 : cli_fail_status(status, "stereo");
@@ -263,13 +326,13 @@ static int run_stereo(const stereo_args *args, pv_context *ctx, pv_device_group 
     if (rc == 0 && args->ground_truth)
         rc = evaluate(args, &disparity, &bad_fraction, &skipped);
     if (rc == 0)
-        rc = write_outputs(args, &disparity);
+        rc = write_outputs(args, &disparity, &confidence);
     if (rc == 0 && args->want_time && !group && !args->want_json)
         printf("stereo %s: %.3f ms (kernel %.3f ms) on %s\n", method_names[args->method],
                timing.total_ms, timing.kernel_ms, pv_context_device_name(ctx));
     if (rc == 0 && args->want_time && group && !args->want_json) {
-        printf("stereo bp: %.3f ms (kernel %.3f ms summed over devices) on ", timing.total_ms,
-               timing.kernel_ms);
+        printf("stereo %s: %.3f ms (kernel %.3f ms summed over devices) on ",
+               method_names[args->method], timing.total_ms, timing.kernel_ms);
         cli_print_group_split(stdout, group);
     }
     if (rc == 0 && args->ground_truth && !args->want_json)
@@ -278,6 +341,8 @@ static int run_stereo(const stereo_args *args, pv_context *ctx, pv_device_group 
         print_json(args, ctx, group ? pv_device_group_size(group) : 0, &disparity, &timing,
                    bad_fraction);
     pv_image_free(&disparity);
+    if (args->confidence)
+        pv_image_free(&confidence);
     return rc;
 }
 

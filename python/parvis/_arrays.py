@@ -128,6 +128,21 @@ def grey_or_colour_in(arr: Any, name: str) -> Tuple[np.ndarray, Any]:
     return a, ffi.new("pv_image *", [w, h, stride, pixel_type, _pointer(a)])
 
 
+def grey_in(arr: Any, name: str) -> Tuple[np.ndarray, Any]:
+    """arr as a 2D (rows, columns) uint8, uint16 or float32 image read in
+    place where possible (other real dtypes become float32), and its
+    pv_image*."""
+    a = _as_numeric(arr, name, tuple(GREY_ANY_TYPE))
+    _check_size(a, name, (2,))
+    item = a.itemsize
+    rs, cs = a.strides
+    if cs != item or (a.shape[0] > 1 and (rs <= 0 or rs % item or rs < a.shape[1] * item)):
+        a = np.ascontiguousarray(a)
+    h, w = a.shape
+    stride = a.strides[0] // item if h > 1 else w
+    return a, ffi.new("pv_image *", [w, h, stride, GREY_ANY_TYPE[a.dtype], _pointer(a)])
+
+
 def image_struct(a: np.ndarray) -> Any:
     """pv_image* describing a 2D array prepared by image_array (no copy)."""
     h, w = a.shape

@@ -12,6 +12,7 @@ from ._lifetime import CObject, PlanHandle, _Handle, check_can_start
 from ._native import ffi, lib
 from ._results import (Flow, Matches, NCCResult, OctregResult, PhaseCorrelation,
                        PhaseCorrelationBatch, SiftFeatures, TuneParam, TuneResult)
+from ._sgm import sgm_inputs, sgm_params
 
 ArrayLike = Any
 
@@ -467,6 +468,54 @@ class Context(_Handle):
         A.refuse_overlap(dst, la, ra)
         self._call(lib.pv_stereo_bp, ls, rs, params, A.out_struct(dst))
         return dst
+
+    def stereo_sgm(self, left: ArrayLike, right: ArrayLike, *, ndisp: int = 64,
+                   min_disp: int = 0, census: Tuple[int, int] = (9, 7),
+                   census_symmetric: bool = True, p1: int = 10, p2: int = 120,
+                   p2_adaptive: bool = False, paths: int = 8, uniqueness: float = 0.95,
+                   lr_check: bool = True, lr_max_diff: int = 1, subpixel: bool = True,
+                   median: bool = False, memory_budget: int = 0, confidence: bool = False,
+                   out: Optional[np.ndarray] = None
+                   ) -> Union[np.ndarray, Tuple[np.ndarray, np.ndarray]]:
+        """Semi-global matching of census costs; returns the float32
+        disparity of each left pixel, +inf where invalid, or the pair
+        (disparity, confidence) when confidence is true.
+
+        Same convention as stereo_sad: left column x matches right column
+        x - d, d in [min_disp, min_disp + ndisp); ndisp is at most the
+        number of columns and 1024.  census: the (width, height) window,
+        (5, 5), (7, 7) or (9, 7); census_symmetric: compare pixels mirrored
+        through the centre (False: every pixel against the centre).  p1, p2:
+        penalties of a one-disparity step and of a larger one (0 <= p1 <=
+        p2); p2_adaptive: P2 divided by the intensity step, at least p1.
+        paths: 4 or 8 aggregation directions.  uniqueness in (0, 1]: keep a
+        winner whose sum is at most uniqueness times every sum outside
+        d-1..d+1 (1 disables).  lr_check, lr_max_diff: left-right
+        consistency.  subpixel: parabola refinement; median: a 3x3 median.
+        memory_budget: bytes the call may use (0: what the device has); a
+        call that needs more works in smaller parts, or raises
+        DeviceMemoryError before allocating when even those do not fit.
+        The confidence is
+        1 - S(best)/S(second) in 0..1, 0 where invalid.
+        left, right: 2D (rows, columns), same shape, uint8, uint16 or
+        float32 (finite); other real dtypes become float32.  out: a float32
+        (rows, columns) array for the disparity.  The defaults are libSGM's
+        (see include/parvis/stereo.h)."""
+        la, ls, ra, rs = sgm_inputs(left, right)
+        params = sgm_params(la.shape[1], ndisp=ndisp, min_disp=min_disp, census=census,
+                            census_symmetric=census_symmetric, p1=p1, p2=p2,
+                            p2_adaptive=p2_adaptive, paths=paths, uniqueness=uniqueness,
+                            lr_check=lr_check, lr_max_diff=lr_max_diff, subpixel=subpixel,
+                            median=median, memory_budget=memory_budget)
+        dst = A.output(out, la.shape)
+        A.refuse_overlap(dst, la, ra)
+        if not confidence:
+            self._call(lib.pv_stereo_sgm, ls, rs, params, A.image_struct(dst))
+            return dst
+        conf = np.empty(la.shape, np.float32)
+        self._call(lib.pv_stereo_sgm_confidence, ls, rs, params, A.image_struct(dst),
+                   A.image_struct(conf))
+        return dst, conf
 
     # -------------------------------------------------------------- features
     def sift(self, image: ArrayLike, *, preset: str = "reference",

@@ -12,6 +12,7 @@ from ._errors import invalid, raise_status
 from ._lifetime import _Handle, check_can_start
 from ._native import ffi, lib
 from ._results import Flow, OctregResult
+from ._sgm import sgm_inputs, sgm_params
 
 ArrayLike = Any
 
@@ -211,6 +212,31 @@ class DeviceGroup(_Handle):
         dst = A.output(out, la.shape)
         A.refuse_overlap(dst, la, ra)
         self._call(lib.pv_stereo_bp_group, ls, rs, params, A.out_struct(dst))
+        return dst
+
+    def stereo_sgm(self, left: ArrayLike, right: ArrayLike, *, ndisp: int = 64,
+                   min_disp: int = 0, census: Tuple[int, int] = (9, 7),
+                   census_symmetric: bool = True, p1: int = 10, p2: int = 120,
+                   p2_adaptive: bool = False, paths: int = 8, uniqueness: float = 0.95,
+                   lr_check: bool = True, lr_max_diff: int = 1, subpixel: bool = True,
+                   median: bool = False, memory_budget: int = 0,
+                   out: Optional[np.ndarray] = None) -> np.ndarray:
+        """Semi-global matching with the image cut into one band of rows per
+        member, each band read with PV_SGM_GROUP_OVERLAP (64) rows of context
+        above and below (pv_stereo_sgm_group).  Parameters, inputs and the
+        float32 result as Context.stereo_sgm (no confidence map).  Not
+        identical to one context's result: the paths cross the cuts, and
+        multi.h states the tolerance (integer disparities the same on >= 99%
+        of pixels)."""
+        la, ls, ra, rs = sgm_inputs(left, right)
+        params = sgm_params(la.shape[1], ndisp=ndisp, min_disp=min_disp, census=census,
+                            census_symmetric=census_symmetric, p1=p1, p2=p2,
+                            p2_adaptive=p2_adaptive, paths=paths, uniqueness=uniqueness,
+                            lr_check=lr_check, lr_max_diff=lr_max_diff, subpixel=subpixel,
+                            median=median, memory_budget=memory_budget)
+        dst = A.output(out, la.shape)
+        A.refuse_overlap(dst, la, ra)
+        self._call(lib.pv_stereo_sgm_group, ls, rs, params, A.image_struct(dst))
         return dst
 
 

@@ -155,6 +155,28 @@ def test_stereo_sad_and_bp_equal_single_process(client, local):
     np.testing.assert_array_equal(from_stack[0], sad[0])
 
 
+def test_stereo_sgm_equals_single_process(client, local):
+    """method="sgm" with non-default settings gives each pair the bits of a
+    Context.stereo_sgm call in this process (invalid pixels included)."""
+    left = STEREO / "tsukuba" / "left.pgm"
+    right = STEREO / "tsukuba" / "right.pgm"
+    l_img, r_img = parvis.imread(left), parvis.imread(right)
+    pairs = [(str(left), str(right)), (l_img[60:180, :200], r_img[60:180, :200])]
+    options = {"ndisp": 16, "census": (7, 7), "paths": 4, "p2": 90, "median": True}
+    result = pvd.stereo(client, pairs, method="sgm", **options)
+    assert result.ok, result.failures
+    for (lp, rp), got in zip(pairs, result):
+        la = parvis.imread(lp) if isinstance(lp, str) else lp
+        ra = parvis.imread(rp) if isinstance(rp, str) else rp
+        want = local.stereo_sgm(la, ra, **options)
+        assert got.dtype == np.float32
+        np.testing.assert_array_equal(got.view(np.uint32), want.view(np.uint32))
+    with pytest.raises(ValueError, match="confidence"):
+        pvd.stereo(client, pairs, method="sgm", ndisp=16, confidence=True)
+    with pytest.raises(ValueError, match="'sgm'"):
+        pvd.stereo(client, pairs, method="census", ndisp=16)
+
+
 def test_sift_equals_single_process_one_plan_per_size(client, local):
     images = [texture((96, 128), seed=s, smooth=2) for s in range(4)]
     images += [texture((80, 80), seed=9, smooth=2)]

@@ -131,6 +131,27 @@ def test_stereo_bp_disc_max_default_scales_with_the_range(pair):
     np.testing.assert_array_equal(derived, explicit)
 
 
+def test_stereo_sgm_bands_within_the_tolerance(pair):
+    """pv_stereo_sgm_group: one member gives Context.stereo_sgm exactly;
+    overlapping bands give the same integer disparities on >= 99% of the
+    pixels (include/parvis/multi.h)."""
+    group, single = pair
+    from conftest import STEREO
+    left = parvis.imread(STEREO / "tsukuba" / "left.pgm")
+    right = parvis.imread(STEREO / "tsukuba" / "right.pgm")
+    expected = single.stereo_sgm(left, right, ndisp=16, subpixel=False)
+    found = group.stereo_sgm(left, right, ndisp=16, subpixel=False)
+    same = np.mean((found == expected) | (np.isinf(found) & np.isinf(expected)))
+    if group.size == 1:
+        assert same == 1.0
+    else:
+        assert same >= 0.99
+    out = np.full(left.shape, -1.0, np.float32)
+    with pytest.raises(parvis.InvalidArgument, match="paths"):
+        group.stereo_sgm(left, right, ndisp=16, paths=5, out=out)
+    assert (out == -1.0).all()
+
+
 def test_bad_input_is_refused(oct_inputs):
     reference, targets = oct_inputs
     with parvis.DeviceGroup("cpu") as group:

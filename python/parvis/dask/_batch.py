@@ -444,7 +444,8 @@ def stereo(client: distributed.Client, pairs: Any, *,
            **kwargs: Any) -> List[distributed.Future]: ...
 
 
-def stereo(client: distributed.Client, pairs: Any, *, method: Literal["sad", "bp"] = "sad",
+def stereo(client: distributed.Client, pairs: Any, *,
+           method: Literal["sad", "bp", "sgm"] = "sad",
            output_dir: Optional[PathLike] = None, backend: Optional[str] = None,
            device: Device = None, wait: bool = True,
            progress: Optional[ProgressCallback] = None,
@@ -454,12 +455,17 @@ def stereo(client: distributed.Client, pairs: Any, *, method: Literal["sad", "bp
 
     pairs: a list of (left, right) pairs, or one array of shape
     (count, 2, rows, columns).  Entries: the float32 disparity of
-    ``Context.stereo_sad(left, right, **params)`` (method "sad") or
-    ``Context.stereo_bp`` ("bp"); a PFM file named after the left image
-    with ``output_dir``.
+    ``Context.stereo_sad(left, right, **params)`` (method "sad"),
+    ``Context.stereo_bp`` ("bp") or ``Context.stereo_sgm`` ("sgm": census,
+    p1, p2, paths, uniqueness, ... as its keywords; the confidence map is
+    not collected, so ``confidence`` is refused); a PFM file named after
+    the left image with ``output_dir``.
     """
-    if method not in ("sad", "bp"):
-        raise ValueError(f"method must be 'sad' or 'bp', not {method!r}")
+    if method not in ("sad", "bp", "sgm"):
+        raise ValueError(f"method must be 'sad', 'bp' or 'sgm', not {method!r}")
+    if method == "sgm" and params.get("confidence"):
+        raise ValueError("confidence: the batch collects disparity maps only; call "
+                         "Context.stereo_sgm(..., confidence=True) for the confidence")
     _client_setup(client, backend, device)
     if isinstance(pairs, np.ndarray) or _inputs.is_dask_array(pairs):
         if pairs.ndim != 4 or pairs.shape[1] != 2:

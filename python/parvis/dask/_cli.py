@@ -120,7 +120,8 @@ _SETTINGS: Dict[str, Sequence[_Setting]] = {
     ),
     "stereo": (
         _Setting("--method", str, "sad",
-                 "SAD block matching or belief propagation (default sad)", ("sad", "bp")),
+                 "SAD block matching, belief propagation or semi-global matching (default sad)",
+                 ("sad", "bp", "sgm")),
         _Setting("--ndisp", int, 64, "disparities searched, from --min-disp up (default 64)"),
         _Setting("--min-disp", int, 0, "smallest disparity searched (default 0)"),
         _Setting("--window", int, 5, "SAD block size (odd; default 5)"),
@@ -128,6 +129,20 @@ _SETTINGS: Dict[str, Sequence[_Setting]] = {
         _Setting("--levels", int, 5, "BP pyramid levels (default 5)"),
         _Setting("--iterations", int, 10, "BP message rounds per level (default 10)"),
         _Setting("--sigma", float, 1.0, "BP Gaussian pre-smoothing (0: none; default 1)"),
+        _Setting("--census", str, "9x7", "SGM census window (default 9x7)",
+                 ("5x5", "7x7", "9x7")),
+        _Setting("--census-plain", bool, False,
+                 "SGM: every window pixel against the centre, not mirrored pairs"),
+        _Setting("--p1", int, 10, "SGM penalty of a one-disparity step (default 10)"),
+        _Setting("--p2", int, 120, "SGM penalty of a larger step, >= --p1 (default 120)"),
+        _Setting("--p2-adaptive", bool, False, "SGM: P2 divided by the intensity step"),
+        _Setting("--paths", int, 8, "SGM aggregation directions (default 8)", (4, 8)),
+        _Setting("--uniqueness", float, 0.95,
+                 "SGM uniqueness ratio in (0, 1], 1 = off (default 0.95)"),
+        _Setting("--no-lr-check", bool, False, "SGM: keep pixels failing the left-right check"),
+        _Setting("--lr-max-diff", int, 1, "SGM left-right check's largest difference (default 1)"),
+        _Setting("--no-subpixel", bool, False, "SGM: integer disparities"),
+        _Setting("--median", bool, False, "SGM: 3x3 median of the result"),
     ),
     "flow3d": (
         _Setting("--against", str, "previous",
@@ -207,7 +222,7 @@ def _build_parser() -> argparse.ArgumentParser:
         "LEFT RIGHT image pairs given one after the other (or 'LEFT RIGHT' lines with "
         "--list): PGM/PPM/PNG (8-bit) or PFM (float), rectified, left as reference.",
         "LEFT.disp.pfm per pair: the float32 disparity of each left pixel (greyscale "
-        "little-endian PFM; inf where SAD finds no valid match).",
+        "little-endian PFM; inf where SAD or SGM finds no valid match).",
         "parvis-dask stereo --local 2 -o disp/ --method bp --ndisp 64 l1.png r1.png "
         "l2.png r2.png")
     stereo.add_argument("inputs", nargs="*", metavar="IMAGE",
@@ -272,6 +287,16 @@ def _shape(args: argparse.Namespace) -> Optional[tuple]:
     return tuple(args.size) if getattr(args, "size", None) else None
 
 
+def _sgm_settings(args: argparse.Namespace) -> Dict[str, Any]:
+    """Context.stereo_sgm's keywords from the stereo command's SGM settings."""
+    width, height = (int(n) for n in args.census.split("x"))
+    return {"census": (width, height), "census_symmetric": not args.census_plain,
+            "p1": args.p1, "p2": args.p2, "p2_adaptive": args.p2_adaptive, "paths": args.paths,
+            "uniqueness": args.uniqueness, "lr_check": not args.no_lr_check,
+            "lr_max_diff": args.lr_max_diff, "subpixel": not args.no_subpixel,
+            "median": args.median}
+
+
 def _run(args: argparse.Namespace, paths: List[str], client: distributed.Client,
          progress: Optional[ProgressBar]) -> Any:
     """The batch call of args.command (a BatchResult: the command waits)."""
@@ -288,6 +313,8 @@ def _run(args: argparse.Namespace, paths: List[str], client: distributed.Client,
         params: Dict[str, Any] = {"ndisp": args.ndisp, "min_disp": args.min_disp}
         if args.method == "sad":
             params.update(window=args.window, subpixel=args.subpixel)
+        elif args.method == "sgm":
+            params.update(_sgm_settings(args))
         else:
             params.update(levels=args.levels, iterations=args.iterations, sigma=args.sigma)
         return _batch.stereo(client, pairs, method=args.method, **params, **common)

@@ -97,6 +97,8 @@ def _stereo(state: WorkerState, ctx: parvis.Context, arrays: Sequence[np.ndarray
     options = {k: v for k, v in params.items() if k != "method"}
     if method == "bp":
         return ctx.stereo_bp(left, right, **options)
+    if method == "sgm":
+        return ctx.stereo_sgm(left, right, **options)
     return ctx.stereo_sad(left, right, **options)
 
 
