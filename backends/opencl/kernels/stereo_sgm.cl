@@ -121,6 +121,7 @@ kernel void sgm_census(global const pixel_t *img, int width, int height, global 
 
 typedef struct scan_line {
     int x0, y0, steps, valid;
+    int active; /* the steps inside the image (0 for a line past the last) */
 } scan_line;
 
 /* Line `line` of direction (dx, dy): where it enters the image and the
@@ -152,6 +153,9 @@ scan_line line_of(int line, int width, int height, int dx, int dy)
         s.steps = min(width, height);
         s.valid = line < width + height - 1;
     }
+    const int along_x = dx > 0 ? width - s.x0 : dx < 0 ? s.x0 + 1 : 0x7fffffff;
+    const int along_y = dy > 0 ? height - s.y0 : dy < 0 ? s.y0 + 1 : 0x7fffffff;
+    s.active = s.valid ? min(s.steps, min(along_x, along_y)) : 0;
     return s;
 }
 
@@ -290,6 +294,24 @@ kernel void sgm_paths(global const uchar *cost, global const int *intensity, glo
     const int dx = dir_x[dir], dy = dir_y[dir];
     const int lane = get_local_id(0), row = get_local_id(1);
     const scan_line s = line_of(group * SGM_GROUP_LINES + row, width, height, dx, dy);
+    /* The steps every line exchanging with this one takes: the longest of
+     * their in-image runs (a diagonal line near a corner stops early, and
+     * so does its work when its neighbours do too). */
+#if SGM_SHFL
+    uint trip = (uint)s.active;
+    #pragma unroll
+    for (int offset = 1; offset < 32; offset <<= 1)
+        trip = max(trip, shfl_xor(trip, offset));
+#else
+    local int group_trip;
+    if (lane == 0 && row == 0)
+        group_trip = 0;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (lane == 0)
+        atomic_max(&group_trip, s.active);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    const uint trip = (uint)group_trip;
+#endif
     const int k0 = lane * SGM_DPI;
     uint l[SGM_DPI];
     #pragma unroll
@@ -305,13 +327,13 @@ kernel void sgm_paths(global const uchar *cost, global const int *intensity, glo
     cost_slice c_next = (cost_slice)(0);
     if (s.valid && s.x0 >= 0 && s.x0 < width && s.y0 >= 0 && s.y0 < height)
         c_next = LOAD_COSTS(cost + (size_t)(s.y0 * width + s.x0) * SGM_STRIDE + k0);
-    for (int step = 0; step < s.steps; step++) {
+    for (int step = 0; step < (int)trip; step++) {
         const int x = s.x0 + step * dx, y = s.y0 + step * dy;
         const int active = s.valid && x >= 0 && x < width && y >= 0 && y < height;
         uint c[SGM_DPI];
         SGM_UNPACK(c_next, c);
         const int nx = x + dx, ny = y + dy;
-        if (s.valid && step + 1 < s.steps && nx >= 0 && nx < width && ny >= 0 && ny < height)
+        if (step + 1 < s.active)
             c_next = LOAD_COSTS(cost + (size_t)(ny * width + nx) * SGM_STRIDE + k0);
         uint next_min = SGM_SENTINEL;
         if (active) {
@@ -445,8 +467,12 @@ kernel void sgm_winner_rows(global const path_t *l0, global const path_t *l1,
                         mine = s[j];
                         mine_k = k;
                     }
-                    if (lr_check)
-                        atomic_min(&right_min[x - min_disp - k], s[j] << RIGHT_SHIFT | (uint)k);
+                    /* The minima only fall, so a candidate no smaller than a
+                     * value read now cannot lower it: most cells skip the
+                     * atomic (a stale read is only ever too large). */
+                    const uint offer = s[j] << RIGHT_SHIFT | (uint)k;
+                    if (lr_check && offer < right_min[x - min_disp - k])
+                        atomic_min(&right_min[x - min_disp - k], offer);
                 }
             }
         }
