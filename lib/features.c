@@ -322,20 +322,6 @@ int pv_sift_plan_octaves(const pv_sift_plan *plan)
 
 /* -------------------------------------------------------------- detection */
 
-static pv_status check_image_nan(pv_context *ctx, const pv_image *image)
-{
-    if (image->type != PV_PIXEL_F32)
-        return PV_OK;
-    for (int y = 0; y < image->height; y++) {
-        const float *row = (const float *)image->data + (ptrdiff_t)y * image->stride;
-        for (int x = 0; x < image->width; x++)
-            if (!isfinite(row[x]))
-                return pv_fail(ctx, PV_ERR_INVALID, "sift_detect: image pixel (%d, %d) is %s", x,
-                               y, isnan(row[x]) ? "NaN" : "infinite");
-    }
-    return PV_OK;
-}
-
 static pv_status check_detect(pv_sift_plan *plan, const pv_image *image,
                               const pv_sift_features *features)
 {
@@ -349,7 +335,7 @@ static pv_status check_detect(pv_sift_plan *plan, const pv_image *image,
                        image->width, image->height, plan->geometry.width, plan->geometry.height);
     if (!features)
         return pv_fail(ctx, PV_ERR_INVALID, "sift_detect: features is NULL");
-    return check_image_nan(ctx, image);
+    return pv_check_finite_image(ctx, "sift_detect", "image", image);
 }
 
 static pv_status compare_backends(pv_context *ctx, const pv_sift_features *device,

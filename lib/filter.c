@@ -173,7 +173,8 @@ static pv_status check_source(pv_context *ctx, const char *op, int dims, const v
     if (dims == 2 ? !pv_image_is_valid(src) : !pv_volume_is_valid(src))
         return pv_fail(ctx, PV_ERR_INVALID, "%s: src is NULL or not a valid %s", op,
                        dims == 2 ? "image" : "volume");
-    return PV_OK;
+    return dims == 2 ? pv_check_finite_image(ctx, op, "src", src)
+                     : pv_check_finite_volume(ctx, op, "src", src);
 }
 
 /* The arguments of both blurs; taps = 0 is resolved from sigma. */

@@ -48,7 +48,8 @@ pv_status pv_stereo_check_images(pv_context *ctx, const char *op, const pv_image
                        disparity->width, disparity->height, left->width, left->height);
     if (pv_images_overlap(disparity, left) || pv_images_overlap(disparity, right))
         return pv_fail(ctx, PV_ERR_INVALID, "%s: disparity shares memory with an input", op);
-    return PV_OK;
+    pv_status status = pv_check_finite_image(ctx, op, "left", left);
+    return status == PV_OK ? pv_check_finite_image(ctx, op, "right", right) : status;
 }
 
 static int is_finite_nonnegative(float value)

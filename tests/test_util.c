@@ -274,6 +274,21 @@ int tu_child_sees_opencl(void)
            WEXITSTATUS(status) == 0;
 }
 
+int tu_run_in_child(void (*body)(void *arg), void *arg, unsigned seconds)
+{
+    fflush(NULL);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        alarm(seconds);
+        body(arg);
+        _exit(0);
+    }
+    int status = 0;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
 float *tu_fpixel(const pv_image *image, int x, int y)
 {
     return (float *)image->data + (ptrdiff_t)y * image->stride + x;

@@ -14,6 +14,8 @@
 
 #include <math.h>
 #include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdarg.h>
 
 #define PV_PI 3.14159265358979323846
@@ -129,6 +131,28 @@ int pv_volumes_same_size(const pv_volume *a, const pv_volume *b);
  * must not alias inputs). */
 int pv_images_overlap(const pv_image *a, const pv_image *b);
 int pv_volumes_overlap(const pv_volume *a, const pv_volume *b);
+/* ---- input files -------------------------------------------------------- */
+
+/* pv_open_regular's result for a path that exists but is no regular file. */
+#define PV_NOT_REGULAR (-1)
+/* Opens path for reading ("rb") when it is a regular file, without ever
+ * blocking in open (a FIFO without a writer) and before reading a byte of
+ * a device.  0 with *stream (the caller's to fclose) and *size (bytes;
+ * size may be NULL), else an errno value or PV_NOT_REGULAR, outputs
+ * untouched.  Every reader of files in the library opens through it. */
+int pv_open_regular(const char *path, FILE **stream, uint64_t *size);
+/* Words for a failed pv_open_regular's result, for messages. */
+const char *pv_open_regular_reason(int result);
+
+/* The finite-input policy: every operation that takes float (F32) images
+ * or volumes refuses NaN and infinities in them, before any work, with
+ * PV_ERR_INVALID naming op, the argument (name) and the first bad pixel.
+ * A U8 image passes (it cannot hold them).  The argument must already be
+ * valid (pv_image_is_valid / pv_volume_is_valid). */
+pv_status pv_check_finite_image(pv_context *ctx, const char *op, const char *name,
+                                const pv_image *image);
+pv_status pv_check_finite_volume(pv_context *ctx, const char *op, const char *name,
+                                 const pv_volume *volume);
 /* Bytes of one pixel of the type (0 for an unknown type). */
 size_t pv_pixel_size(pv_pixel_type type);
 /* a * b into *out; 0 on overflow. */
