@@ -229,27 +229,22 @@ static int memory_limit_from_env(size_t *limit)
     return 0;
 }
 
-/* Physical memory of the host (0 when the system does not say). */
-static size_t host_memory(void)
-{
-    long pages = sysconf(_SC_PHYS_PAGES), page_size = sysconf(_SC_PAGE_SIZE);
-    size_t bytes;
-    if (pages <= 0 || page_size <= 0 || !pv_size_mul((size_t)pages, (size_t)page_size, &bytes))
-        return 0;
-    return bytes;
-}
-
 /* What the context's memory holds: the device's global memory on OpenCL,
- * the host's RAM on the CPU; the largest single buffer (OpenCL's
- * CL_DEVICE_MAX_MEM_ALLOC_SIZE, within int indexing). */
+ * the host's memory on the CPU and on an OpenCL device of CPU type (whose
+ * buffers are host memory: its global memory as PoCL reports it ignores
+ * `ulimit -v`, and PoCL aborts when such a buffer cannot be had); the
+ * largest single buffer (OpenCL's CL_DEVICE_MAX_MEM_ALLOC_SIZE, within
+ * int indexing). */
 static void device_memory(pv_context *ctx, size_t *available, size_t *max_buffer)
 {
-    *available = host_memory();
+    uint64_t host = pv_host_memory_available();
+    *available = host > SIZE_MAX ? SIZE_MAX : (size_t)host;
     *max_buffer = SIZE_MAX;
 #ifdef PV_HAVE_OPENCL
     if (ctx->backend == PV_BACKEND_OPENCL && ctx->device_index >= 0 && ctx->backend_state) {
         const pv_device_info *info = &ctx->device; /* described at creation */
-        if (info->global_memory)
+        if (info->global_memory &&
+            (info->type != PV_DEVICE_CPU || info->global_memory < (uint64_t)*available))
             *available = (size_t)info->global_memory;
         if (info->max_alloc)
             *max_buffer = (size_t)info->max_alloc;
@@ -261,7 +256,7 @@ static void device_memory(pv_context *ctx, size_t *available, size_t *max_buffer
     (void)ctx;
 #endif
     if (*available == 0)
-        *available = SIZE_MAX;
+        *available = 1; /* nothing left: every tile is refused */
 }
 
 /* Available memory (capped by PARVIS_MEMORY_LIMIT); one tile may use half

@@ -140,8 +140,11 @@ typedef struct pv_bp_params {
     size_t memory_budget; /* bytes one tile may use; 0 = half the available
                              memory (at most the available memory either way).
                              Available: the device's global memory on OpenCL
-                             (buffers within CL_DEVICE_MAX_MEM_ALLOC_SIZE), the
-                             host's physical RAM on the CPU; the environment
+                             (buffers within CL_DEVICE_MAX_MEM_ALLOC_SIZE); on
+                             the CPU and on an OpenCL device of CPU type (whose
+                             buffers are host memory) the host's physical RAM,
+                             less where RLIMIT_AS / RLIMIT_DATA leave less
+                             beside what the process maps; the environment
                              variable PARVIS_MEMORY_LIMIT (bytes, suffix K/M/G)
                              lowers it.  A run that needs more is tiled; when
                              even the smallest tiles (16 px plus padding) need

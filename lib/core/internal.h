@@ -131,6 +131,15 @@ int pv_volumes_same_size(const pv_volume *a, const pv_volume *b);
  * must not alias inputs). */
 int pv_images_overlap(const pv_image *a, const pv_image *b);
 int pv_volumes_overlap(const pv_volume *a, const pv_volume *b);
+/* ---- host memory -------------------------------------------------------- */
+
+/* Bytes the process can still allocate from the host: physical RAM, less
+ * where RLIMIT_AS or RLIMIT_DATA leaves less beside what the process maps
+ * already.  Read afresh each call (limits may change); UINT64_MAX when
+ * nothing bounds it.  The CPU backend and OpenCL devices of CPU type
+ * budget their memory against it. */
+uint64_t pv_host_memory_available(void);
+
 /* ---- input files -------------------------------------------------------- */
 
 /* pv_open_regular's result for a path that exists but is no regular file. */
