@@ -66,7 +66,7 @@ static void run_bp_once(pv_context *ctx, int width, int height, int ndisp, pv_st
 /* In the child: a context of the backend arg points to, its kernels built
  * by a small run, then RLIMIT_AS at what it maps plus HEADROOM.  BP's
  * plan must see at most that headroom, and a run whose whole estimate
- * is several times more must tile or refuse, not crash.  Exit 0 on
+ * is more must tile or refuse, not crash.  Exit 0 on
  * success, 77 when the backend cannot be had. */
 static void bp_under_address_limit(void *arg)
 {
