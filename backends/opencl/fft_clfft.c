@@ -33,6 +33,11 @@ static int clfft_length_ok(int n)
     return n == 1;
 }
 
+static int clfft_shape_ok(const int size[3])
+{
+    return clfft_length_ok(size[0]) && clfft_length_ok(size[1]) && clfft_length_ok(size[2]);
+}
+
 static pv_status clfft_check(pv_context *ctx, clfftStatus status, const char *call)
 {
     if (status == CLFFT_SUCCESS)
@@ -200,5 +205,5 @@ static pv_status clfft_enqueue(pv_context *ctx, void *plan, int forward, cl_mem 
 
 const pv_cl_fft_engine_ops pv_cl_fft_clfft_ops = {
     PV_FFT_CLFFT, "clFFT", clfft_length_ok, clfft_create, clfft_destroy, clfft_enqueue,
-    "clfftEnqueueTransform",
+    "clfftEnqueueTransform", clfft_shape_ok,
 };
