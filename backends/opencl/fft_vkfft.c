@@ -238,7 +238,7 @@ static int vkfft_length_ok(int n)
  * several uploads, and on PoCL's CPU device (VkFFT 1.3, local memory as
  * PoCL reports it) valid transforms of 65537..131072 points along x killed
  * the process (SIGSEGV); 65536 and below were right.  The NVIDIA GPU's
- * limits are checked on that machine (docs/fft.md). */
+ * limits are checked on that machine (docs/fft-engines.md). */
 #define VKFFT_MAX_AXIS 65536
 
 /* VkFFT's R2C needs at least 2 points along x (1 gives
