@@ -290,6 +290,8 @@ pv_status pv_sift_plan_create(pv_context *ctx, int width, int height,
     status = fill_base_taps(ctx, made);
     if (status == PV_OK)
         status = fill_level_taps(ctx, made);
+    if (status == PV_OK)
+        status = pv_fork_check_context(ctx);
     pv_context_lock(ctx); /* a shared context's device state */
     if (status == PV_OK)
         status = ctx->ops->features->create(ctx, g, &made->backend_plan);
@@ -308,7 +310,8 @@ void pv_sift_plan_destroy(pv_sift_plan *plan)
         return;
     pv_context *ctx = plan->ctx;
     pv_context_lock(ctx); /* a shared context's device state */
-    ctx->ops->features->destroy(ctx, plan->backend_plan);
+    if (!pv_context_is_inherited(ctx)) /* the parent's device state: left alone */
+        ctx->ops->features->destroy(ctx, plan->backend_plan);
     if (plan->cpu_plan)
         pv_cpu_backend.features->destroy(ctx, plan->cpu_plan);
     free_plan(plan);
@@ -406,8 +409,9 @@ static pv_status detect_begun(pv_sift_plan *plan, const pv_image *image, pv_sift
 static pv_status detect(pv_sift_plan *plan, const pv_image *image, pv_sift_raw raw,
                         pv_sift_features *features)
 {
-    pv_call_begin(plan->ctx);
-    pv_status status = detect_begun(plan, image, raw, features);
+    pv_status status = pv_call_begin(plan->ctx);
+    if (status == PV_OK)
+        status = detect_begun(plan, image, raw, features);
     pv_call_end(plan->ctx);
     return status;
 }
@@ -513,8 +517,9 @@ pv_status pv_sift_detect_batch(pv_sift_plan *plan, const pv_image *images, int c
     pv_status status = check_batch(plan, images, count, results);
     if (status != PV_OK)
         return status;
-    pv_call_begin(plan->ctx);
-    status = detect_batch_begun(plan, images, count, results);
+    status = pv_call_begin(plan->ctx);
+    if (status == PV_OK)
+        status = detect_batch_begun(plan, images, count, results);
     pv_call_end(plan->ctx);
     if (status != PV_OK)
         for (int i = 0; i < count; i++)

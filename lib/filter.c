@@ -210,9 +210,10 @@ static pv_status blur(pv_context *ctx, const char *op, int dims, const void *src
     if (!weights)
         return PV_ERR_NOMEM;
     const pv_filter_ops *ops = ctx->ops->filter;
-    pv_call_begin(ctx);
-    pv_status status = dims == 2 ? ops->gaussian2d(ctx, src, dst, weights, taps / 2)
-                                 : ops->gaussian3d(ctx, src, dst, weights, taps / 2);
+    pv_status status = pv_call_begin(ctx);
+    if (status == PV_OK)
+        status = dims == 2 ? ops->gaussian2d(ctx, src, dst, weights, taps / 2)
+                             : ops->gaussian3d(ctx, src, dst, weights, taps / 2);
     if (status == PV_OK && pv_crosscheck_wanted(ctx))
         status = crosscheck_blur(ctx, op, dims, src, dst, weights, taps / 2);
     pv_call_end(ctx);
@@ -261,9 +262,10 @@ static pv_status gradient(pv_context *ctx, const char *op, int dims, const void 
                           void *const outs[3], pv_gradient_scheme scheme)
 {
     const pv_filter_ops *ops = ctx->ops->filter;
-    pv_call_begin(ctx);
-    pv_status status = dims == 2 ? ops->gradient2d(ctx, src, outs[0], outs[1], scheme)
-                                 : ops->gradient3d(ctx, src, outs[0], outs[1], outs[2], scheme);
+    pv_status status = pv_call_begin(ctx);
+    if (status == PV_OK)
+        status = dims == 2 ? ops->gradient2d(ctx, src, outs[0], outs[1], scheme)
+                             : ops->gradient3d(ctx, src, outs[0], outs[1], outs[2], scheme);
     if (status == PV_OK && pv_crosscheck_wanted(ctx))
         status = crosscheck_gradient(ctx, op, dims, src, outs, scheme);
     pv_call_end(ctx);

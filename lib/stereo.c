@@ -213,9 +213,10 @@ static pv_status sad_call(pv_context *ctx, const pv_image *left, const pv_image 
                           const pv_sad_params *params, pv_image *disparity)
 {
     const int wide_u8 = left->type == PV_PIXEL_U8 && params->window > PV_SAD_U8_MAX_WINDOW;
-    pv_call_begin(ctx);
-    pv_status status = wide_u8 ? run_sad_on_f32_copies(ctx, left, right, params, disparity)
-                               : run_sad(ctx, left, right, params, disparity);
+    pv_status status = pv_call_begin(ctx);
+    if (status == PV_OK)
+        status = wide_u8 ? run_sad_on_f32_copies(ctx, left, right, params, disparity)
+                         : run_sad(ctx, left, right, params, disparity);
     pv_call_end(ctx);
     return status;
 }

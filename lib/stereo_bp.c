@@ -573,8 +573,9 @@ pv_status pv_stereo_bp(pv_context *ctx, const pv_image *left, const pv_image *ri
     if (status != PV_OK)
         return status;
     pv_tune_autoload(ctx);
-    pv_call_begin(ctx);
-    status = run_bp(ctx, left, right, params, disparity);
+    status = pv_call_begin(ctx);
+    if (status == PV_OK)
+        status = run_bp(ctx, left, right, params, disparity);
     pv_call_end(ctx);
     return status;
 }
@@ -624,9 +625,10 @@ pv_status pv_bp_run_tiles(pv_context *ctx, const pv_image *left, const pv_image 
                           const pv_bp_tiling *tiling, int first, int count, pv_image *disparity)
 {
     pv_tune_autoload(ctx);
-    pv_call_begin(ctx);
+    pv_status status = pv_call_begin(ctx);
     pv_bp_job job = tiling_job(tiling, first, count);
-    pv_status status = ctx->ops->bp->run(ctx, left, right, &job, disparity);
+    if (status == PV_OK)
+        status = ctx->ops->bp->run(ctx, left, right, &job, disparity);
     pv_call_end(ctx);
     return status;
 }

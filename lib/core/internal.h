@@ -14,6 +14,7 @@
 
 #include <math.h>
 #include <pthread.h>
+#include <sys/types.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdarg.h>
@@ -29,6 +30,7 @@
  * device, selection_note, cpu_threads). */
 struct pv_context {
     pthread_mutex_t lock;
+    pid_t creator_pid;             /* getpid() at creation (lib/core/fork_guard.c) */
     pv_backend_kind backend;
     const pv_backend_ops *ops;     /* the backend this context runs on */
     void *backend_state;           /* owned by ops->device (the OpenCL runtime's state) */
@@ -88,8 +90,10 @@ int pv_ends_with_ignoring_case(const char *text, const char *suffix);
 /* Start / finish one front-end call: pv_call_begin takes the context's
  * lock and starts the timing, pv_call_end fills timing.total_ms (the
  * backend adds kernel/upload/download) and gives the lock back.  Every
- * pv_call_begin must be matched by one pv_call_end on every path. */
-void pv_call_begin(pv_context *ctx);
+ * pv_call_begin must be matched by one pv_call_end on every path, also
+ * when it fails: PV_ERR_UNSUPPORTED for a context inherited across fork,
+ * where the call must not reach the backend. */
+pv_status pv_call_begin(pv_context *ctx) __attribute__((warn_unused_result));
 void pv_call_end(pv_context *ctx);
 
 /* Log through PARVIS_LOG=1 (stderr) or the optional log callback. */
@@ -131,6 +135,24 @@ int pv_volumes_same_size(const pv_volume *a, const pv_volume *b);
  * must not alias inputs). */
 int pv_images_overlap(const pv_image *a, const pv_image *b);
 int pv_volumes_overlap(const pv_volume *a, const pv_volume *b);
+/* ---- fork (lib/core/fork_guard.c) --------------------------------------- */
+
+/* Registers the pthread_atfork handler (once; from context creation and
+ * device listing). */
+void pv_fork_guard_install(void);
+/* Record that this process started OpenCL. */
+void pv_fork_note_opencl(void);
+/* 1 in a child forked after parvis was used. */
+int pv_fork_is_child(void);
+/* 1 when ctx was made by another process (inherited across fork). */
+int pv_context_is_inherited(const pv_context *ctx);
+/* PV_ERR_UNSUPPORTED naming fork and spawn/forkserver when ctx was
+ * inherited across fork; pv_call_begin and plan creation call it. */
+pv_status pv_fork_check_context(pv_context *ctx);
+/* PV_ERR_UNSUPPORTED when this process was forked from one that had
+ * started OpenCL (a new OpenCL context would hang in PoCL). */
+pv_status pv_fork_check_new_opencl(void);
+
 /* ---- host memory -------------------------------------------------------- */
 
 /* Bytes the process can still allocate from the host: physical RAM, less
