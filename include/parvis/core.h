@@ -136,7 +136,14 @@ PV_API void pv_context_options_default(pv_context_options *options);
 /* Create a context.  options may be NULL (defaults).  The environment
  * overrides the options: PARVIS_BACKEND=auto|cpu|opencl,
  * PARVIS_DEVICE=<index or name substring>, PARVIS_CROSSCHECK=1.
- * On failure *out is NULL and pv_last_error() says why. */
+ * On failure *out is NULL and pv_last_error() says why.
+ * fork(): a context does not cross it.  In a forked child every call on a
+ * context made before the fork fails with PV_ERR_UNSUPPORTED (the parent's
+ * threads, OpenMP pool and OpenCL runtime are not in the child), and
+ * pv_context_destroy frees only its host memory; a new CPU context in the
+ * child works, single-threaded; a new OpenCL context in the child of a
+ * process that had made one is refused with PV_ERR_UNSUPPORTED.  Start
+ * workers with spawn or forkserver instead. */
 PV_API pv_status pv_context_create(pv_context **out, const pv_context_options *options);
 PV_API void pv_context_destroy(pv_context *ctx);
 
