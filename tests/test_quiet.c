@@ -23,6 +23,9 @@ static void correlate_with_clfft(void *arg)
         _exit(2);
     close(fd);
     unsetenv("PARVIS_LOG"); /* the log is asked for, not printed unasked */
+    /* PoCL compiles afresh (its kernel cache would skip the compiler and
+     * its warnings); read when PoCL starts, in this child */
+    setenv("POCL_KERNEL_CACHE", "0", 1);
     pv_context *ctx = tu_context(PV_BACKEND_OPENCL);
     if (!ctx || pv_context_set_fft_engine(ctx, PV_FFT_CLFFT) != PV_OK)
         _exit(77);
