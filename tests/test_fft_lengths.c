@@ -79,6 +79,57 @@ static void sweep(pv_fft_engine engine)
     pv_context_destroy(gpu);
 }
 
+/* NCC: templ cut from the image at (x0, y0); over full overlaps only, the
+ * OpenCL result must be the CPU's (same best offset, coefficient within
+ * 1e-4 as include/parvis/register.h gives for NCC maps). */
+static void ncc_case(pv_context *gpu, int width, int height, int tw, int th, int x0, int y0)
+{
+    pv_image image, templ;
+    assert_int_equal(pv_image_alloc(&image, width, height, PV_PIXEL_F32), PV_OK);
+    assert_int_equal(pv_image_alloc(&templ, tw, th, PV_PIXEL_F32), PV_OK);
+    tu_fill_random(&image, (uint32_t)(width + 7 * height));
+    for (int y = 0; y < th; y++)
+        for (int x = 0; x < tw; x++)
+            tu_set_pixel(&templ, x, y, *tu_fpixel(&image, x0 + x, y0 + y));
+    pv_ncc_result want, got;
+    const int full = tw * th; /* smaller overlaps of a few pixels correlate perfectly */
+    tu_expect_ok(tu_cpu, pv_normxcorr2(tu_cpu, &templ, &image, full, NULL, &want),
+                 "NCC on the CPU");
+    tu_expect_ok(gpu, pv_normxcorr2(gpu, &templ, &image, full, NULL, &got), "NCC on OpenCL");
+    if (got.x != want.x || got.y != want.y || fabsf(got.coefficient - want.coefficient) > 1e-4f)
+        fail_msg("NCC %dx%d: (%d, %d) %g, the CPU's (%d, %d) %g", width, height, got.x, got.y,
+                 (double)got.coefficient, want.x, want.y, (double)want.coefficient);
+    assert_int_equal(got.x, x0);
+    assert_int_equal(got.y, y0);
+    pv_image_free(&image);
+    pv_image_free(&templ);
+}
+
+/* One pixel wide (VkFFT refused it, VKFFT_ERROR_UNSUPPORTED_RADIX) and one
+ * row 40000 wide (VkFFT crashed on its padded transform). */
+static void ncc_sweep(pv_fft_engine engine)
+{
+    if (!pv_fft_engine_available(engine))
+        skip();
+    pv_context *gpu = tu_new_opencl_or_skip();
+    assert_int_equal(pv_context_set_fft_engine(gpu, engine), PV_OK);
+    ncc_case(gpu, 1, 300, 1, 40, 0, 123);
+    ncc_case(gpu, 40000, 1, 64, 1, 31000, 0);
+    pv_context_destroy(gpu);
+}
+
+static void test_vkfft_ncc(void **state)
+{
+    (void)state;
+    ncc_sweep(PV_FFT_VKFFT);
+}
+
+static void test_clfft_ncc(void **state)
+{
+    (void)state;
+    ncc_sweep(PV_FFT_CLFFT);
+}
+
 static void test_vkfft_lengths(void **state)
 {
     (void)state;
@@ -96,6 +147,12 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_vkfft_lengths),
         cmocka_unit_test(test_clfft_lengths),
+        cmocka_unit_test(test_vkfft_ncc),
+        cmocka_unit_test(test_clfft_ncc),
     };
+    /* PARVIS_TEST_FILTER=*ncc runs only the matching tests */
+    const char *filter = getenv("PARVIS_TEST_FILTER");
+    if (filter)
+        cmocka_set_test_filter(filter);
     return cmocka_run_group_tests(tests, tu_group_setup, tu_group_teardown);
 }
