@@ -36,8 +36,9 @@ pv_status pv_to_grey(pv_context *ctx, const pv_image *in, pv_image *out)
     pv_status status = check_to_grey(ctx, in, out);
     if (status != PV_OK)
         return status;
-    pv_call_begin(ctx);
-    status = ctx->ops->colour->to_grey(ctx, in, out, 1.0f);
+    status = pv_call_begin(ctx);
+    if (status == PV_OK)
+        status = ctx->ops->colour->to_grey(ctx, in, out, 1.0f);
     if (status == PV_OK && pv_crosscheck_wanted(ctx))
         status = crosscheck_to_grey(ctx, in, out);
     pv_call_end(ctx);

@@ -178,6 +178,10 @@ static void use_cpu(pv_context *ctx, const char *why)
 #ifdef PV_HAVE_OPENCL
 static pv_status use_opencl(pv_context *ctx, int device_index)
 {
+    pv_status refused = pv_fork_check_new_opencl();
+    if (refused != PV_OK)
+        return refused;
+    pv_fork_note_opencl();
     ctx->backend = PV_BACKEND_OPENCL;
     ctx->ops = &pv_opencl_backend;
     ctx->device_index = device_index;
@@ -282,6 +286,7 @@ pv_status pv_context_create(pv_context **out, const pv_context_options *options)
     if (!out)
         return pv_fail(NULL, PV_ERR_INVALID, "pv_context_create: out is NULL");
     *out = NULL;
+    pv_fork_guard_install();
     pv_context_options resolved;
     pv_kernel_timing kernel_timing;
     pv_status status = resolve_options(options, &resolved);
@@ -296,7 +301,10 @@ pv_status pv_context_create(pv_context **out, const pv_context_options *options)
         free(ctx);
         return pv_fail(NULL, PV_ERR_NOMEM, "pv_context_create: cannot create the context's mutex");
     }
+    ctx->creator_pid = getpid();
     ctx->cpu_threads = resolved.cpu_threads > 0 ? resolved.cpu_threads : default_threads();
+    if (pv_fork_is_child())
+        ctx->cpu_threads = 1; /* the parent's OpenMP pool is not in a forked child */
     ctx->crosscheck = (resolved.flags & PV_CONTEXT_CROSSCHECK) != 0;
     ctx->kernel_timing = kernel_timing;
     if (resolved.backend == PV_BACKEND_CPU) {
@@ -324,7 +332,9 @@ void pv_context_destroy(pv_context *ctx)
     if (!ctx)
         return;
     pv_context_lock(ctx); /* a call still running on another thread finishes first */
-    if (ctx->ops && ctx->ops->device->release)
+    /* An inherited context's device state belongs to the parent's runtime,
+     * whose threads are not here: only the host memory is freed. */
+    if (ctx->ops && ctx->ops->device->release && !pv_context_is_inherited(ctx))
         ctx->ops->device->release(ctx);
     free(ctx->build_log);
     pv_context_unlock(ctx);

@@ -290,6 +290,8 @@ pv_status pv_sift_plan_create(pv_context *ctx, int width, int height,
     status = fill_base_taps(ctx, made);
     if (status == PV_OK)
         status = fill_level_taps(ctx, made);
+    if (status == PV_OK)
+        status = pv_fork_check_context(ctx);
     pv_context_lock(ctx); /* a shared context's device state */
     if (status == PV_OK)
         status = ctx->ops->features->create(ctx, g, &made->backend_plan);
@@ -308,7 +310,8 @@ void pv_sift_plan_destroy(pv_sift_plan *plan)
         return;
     pv_context *ctx = plan->ctx;
     pv_context_lock(ctx); /* a shared context's device state */
-    ctx->ops->features->destroy(ctx, plan->backend_plan);
+    if (!pv_context_is_inherited(ctx)) /* the parent's device state: left alone */
+        ctx->ops->features->destroy(ctx, plan->backend_plan);
     if (plan->cpu_plan)
         pv_cpu_backend.features->destroy(ctx, plan->cpu_plan);
     free_plan(plan);
@@ -321,20 +324,6 @@ int pv_sift_plan_octaves(const pv_sift_plan *plan)
 }
 
 /* -------------------------------------------------------------- detection */
-
-static pv_status check_image_nan(pv_context *ctx, const pv_image *image)
-{
-    if (image->type != PV_PIXEL_F32)
-        return PV_OK;
-    for (int y = 0; y < image->height; y++) {
-        const float *row = (const float *)image->data + (ptrdiff_t)y * image->stride;
-        for (int x = 0; x < image->width; x++)
-            if (!isfinite(row[x]))
-                return pv_fail(ctx, PV_ERR_INVALID, "sift_detect: image pixel (%d, %d) is %s", x,
-                               y, isnan(row[x]) ? "NaN" : "infinite");
-    }
-    return PV_OK;
-}
 
 static pv_status check_detect(pv_sift_plan *plan, const pv_image *image,
                               const pv_sift_features *features)
@@ -349,7 +338,7 @@ static pv_status check_detect(pv_sift_plan *plan, const pv_image *image,
                        image->width, image->height, plan->geometry.width, plan->geometry.height);
     if (!features)
         return pv_fail(ctx, PV_ERR_INVALID, "sift_detect: features is NULL");
-    return check_image_nan(ctx, image);
+    return pv_check_finite_image(ctx, "sift_detect", "image", image);
 }
 
 static pv_status compare_backends(pv_context *ctx, const pv_sift_features *device,
@@ -420,8 +409,9 @@ static pv_status detect_begun(pv_sift_plan *plan, const pv_image *image, pv_sift
 static pv_status detect(pv_sift_plan *plan, const pv_image *image, pv_sift_raw raw,
                         pv_sift_features *features)
 {
-    pv_call_begin(plan->ctx);
-    pv_status status = detect_begun(plan, image, raw, features);
+    pv_status status = pv_call_begin(plan->ctx);
+    if (status == PV_OK)
+        status = detect_begun(plan, image, raw, features);
     pv_call_end(plan->ctx);
     return status;
 }
@@ -527,8 +517,9 @@ pv_status pv_sift_detect_batch(pv_sift_plan *plan, const pv_image *images, int c
     pv_status status = check_batch(plan, images, count, results);
     if (status != PV_OK)
         return status;
-    pv_call_begin(plan->ctx);
-    status = detect_batch_begun(plan, images, count, results);
+    status = pv_call_begin(plan->ctx);
+    if (status == PV_OK)
+        status = detect_batch_begun(plan, images, count, results);
     pv_call_end(plan->ctx);
     if (status != PV_OK)
         for (int i = 0; i < count; i++)

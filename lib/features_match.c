@@ -144,8 +144,9 @@ pv_status pv_sift_match(pv_context *ctx, const pv_sift_features *query,
     if (status != PV_OK)
         return status;
     pv_sift_matches out = {0, NULL};
-    pv_call_begin(ctx);
-    status = match_on_backend(ctx, query, train, &p, &out);
+    status = pv_call_begin(ctx);
+    if (status == PV_OK)
+        status = match_on_backend(ctx, query, train, &p, &out);
     pv_call_end(ctx);
     if (status != PV_OK)
         return status;

@@ -173,7 +173,8 @@ static pv_status check_source(pv_context *ctx, const char *op, int dims, const v
     if (dims == 2 ? !pv_image_is_valid(src) : !pv_volume_is_valid(src))
         return pv_fail(ctx, PV_ERR_INVALID, "%s: src is NULL or not a valid %s", op,
                        dims == 2 ? "image" : "volume");
-    return PV_OK;
+    return dims == 2 ? pv_check_finite_image(ctx, op, "src", src)
+                     : pv_check_finite_volume(ctx, op, "src", src);
 }
 
 /* The arguments of both blurs; taps = 0 is resolved from sigma. */
@@ -209,9 +210,10 @@ static pv_status blur(pv_context *ctx, const char *op, int dims, const void *src
     if (!weights)
         return PV_ERR_NOMEM;
     const pv_filter_ops *ops = ctx->ops->filter;
-    pv_call_begin(ctx);
-    pv_status status = dims == 2 ? ops->gaussian2d(ctx, src, dst, weights, taps / 2)
-                                 : ops->gaussian3d(ctx, src, dst, weights, taps / 2);
+    pv_status status = pv_call_begin(ctx);
+    if (status == PV_OK)
+        status = dims == 2 ? ops->gaussian2d(ctx, src, dst, weights, taps / 2)
+                             : ops->gaussian3d(ctx, src, dst, weights, taps / 2);
     if (status == PV_OK && pv_crosscheck_wanted(ctx))
         status = crosscheck_blur(ctx, op, dims, src, dst, weights, taps / 2);
     pv_call_end(ctx);
@@ -260,9 +262,10 @@ static pv_status gradient(pv_context *ctx, const char *op, int dims, const void 
                           void *const outs[3], pv_gradient_scheme scheme)
 {
     const pv_filter_ops *ops = ctx->ops->filter;
-    pv_call_begin(ctx);
-    pv_status status = dims == 2 ? ops->gradient2d(ctx, src, outs[0], outs[1], scheme)
-                                 : ops->gradient3d(ctx, src, outs[0], outs[1], outs[2], scheme);
+    pv_status status = pv_call_begin(ctx);
+    if (status == PV_OK)
+        status = dims == 2 ? ops->gradient2d(ctx, src, outs[0], outs[1], scheme)
+                             : ops->gradient3d(ctx, src, outs[0], outs[1], outs[2], scheme);
     if (status == PV_OK && pv_crosscheck_wanted(ctx))
         status = crosscheck_gradient(ctx, op, dims, src, outs, scheme);
     pv_call_end(ctx);

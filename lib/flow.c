@@ -244,8 +244,11 @@ static pv_status set_up_plan(pv_context *ctx, int nx, int ny, int nz,
 {
     plan->ctx = ctx;
     plan->params = *params;
+    pv_status status = pv_fork_check_context(ctx);
+    if (status != PV_OK)
+        return status;
     pv_context_lock(ctx);
-    pv_status status = fill_setup(ctx, nx, ny, nz, plan);
+    status = fill_setup(ctx, nx, ny, nz, plan);
     if (status == PV_OK)
         status = ctx->ops->flow->create(ctx, &plan->setup, &plan->backend_plan);
     pv_context_unlock(ctx);
@@ -524,8 +527,9 @@ static pv_status plan_run_checked(pv_flow_plan *plan, const pv_volume *fixed,
     pv_context *ctx = plan->ctx;
     flow_run run = {ctx, ctx->ops, plan->backend_plan, &plan->params, plan->setup.levels,
                     &plan->stats};
-    pv_call_begin(ctx);
-    pv_status status = run_pipeline(&run, fixed, moving, flow);
+    pv_status status = pv_call_begin(ctx);
+    if (status == PV_OK)
+        status = run_pipeline(&run, fixed, moving, flow);
     if (status == PV_OK && pv_crosscheck_wanted(ctx))
         status = crosscheck_run(plan, fixed, moving, flow);
     pv_call_end(ctx);
@@ -597,8 +601,9 @@ pv_status pv_flow_warp(pv_context *ctx, const pv_volume *moving, const pv_flow_f
     pv_status status = check_warp_args(ctx, moving, flow, warped);
     if (status != PV_OK)
         return status;
-    pv_call_begin(ctx);
-    status = ctx->ops->flow->warp(ctx, moving, flow, warped);
+    status = pv_call_begin(ctx);
+    if (status == PV_OK)
+        status = ctx->ops->flow->warp(ctx, moving, flow, warped);
     if (status == PV_OK && pv_crosscheck_wanted(ctx))
         status = crosscheck_warp(ctx, moving, flow, warped);
     pv_call_end(ctx);

@@ -407,8 +407,9 @@ static pv_status find_model(pv_context *ctx, pv_geometry_model kind, const char 
                          .points1 = points1, .points2 = points2, .params = p};
     pv_geometry_result out;
     memset(&out, 0, sizeof out);
-    pv_call_begin(ctx);
-    status = estimate(&est, &out);
+    status = pv_call_begin(ctx);
+    if (status == PV_OK)
+        status = estimate(&est, &out);
     pv_call_end(ctx);
     if (status == PV_OK) {
         *result = out;

@@ -15,24 +15,17 @@
 
 pv_status pv_io_open_input(const char *path, pv_io_file *file)
 {
-    struct stat info;
-    FILE *stream = fopen(path, "rb");
-    if (!stream)
-        return pv_fail(NULL, PV_ERR_IO, "pv_image_read: cannot open '%s': %s", path,
-                       strerror(errno));
-    if (fstat(fileno(stream), &info) != 0) {
-        int error = errno;
-        fclose(stream);
-        return pv_fail(NULL, PV_ERR_IO, "pv_image_read: cannot stat '%s': %s", path,
-                       strerror(error));
-    }
-    if (!S_ISREG(info.st_mode)) {
-        fclose(stream);
+    FILE *stream = NULL;
+    uint64_t size = 0;
+    int opened = pv_open_regular(path, &stream, &size);
+    if (opened == PV_NOT_REGULAR)
         return pv_fail(NULL, PV_ERR_IO, "pv_image_read: '%s' is not a regular file", path);
-    }
+    if (opened != 0)
+        return pv_fail(NULL, PV_ERR_IO, "pv_image_read: cannot open '%s': %s", path,
+                       pv_open_regular_reason(opened));
     file->path = path;
     file->stream = stream;
-    file->size = (uint64_t)info.st_size;
+    file->size = size;
     return PV_OK;
 }
 

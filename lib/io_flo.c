@@ -108,9 +108,11 @@ pv_status pv_flow_read_flo(const char *path, pv_flow_field *field)
 {
     if (!path || !field)
         return pv_fail(NULL, PV_ERR_INVALID, "flow_read_flo: NULL argument");
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return pv_fail(NULL, PV_ERR_IO, "%s: cannot open", path);
+    FILE *f = NULL;
+    int opened = pv_open_regular(path, &f, NULL);
+    if (opened != 0)
+        return pv_fail(NULL, PV_ERR_IO, "%s: cannot open: %s", path,
+                       pv_open_regular_reason(opened));
     unsigned char head[FLO_HEADER_BYTES];
     long size = file_size(f);
     int width = 0, height = 0;

@@ -53,15 +53,13 @@ typedef struct nifti_stream {
 
 static pv_status stream_open(nifti_stream *s, const char *path)
 {
-    struct stat info;
     s->path = path;
-    s->file = fopen(path, "rb");
-    if (!s->file)
-        return pv_fail(NULL, PV_ERR_IO, "%s: cannot open '%s': %s", read_op, path,
-                       strerror(errno));
-    if (fstat(fileno(s->file), &info) != 0 || !S_ISREG(info.st_mode))
+    int opened = pv_open_regular(path, &s->file, &s->file_bytes);
+    if (opened == PV_NOT_REGULAR)
         return pv_fail(NULL, PV_ERR_IO, "%s: '%s' is not a regular file", read_op, path);
-    s->file_bytes = (uint64_t)info.st_size;
+    if (opened != 0)
+        return pv_fail(NULL, PV_ERR_IO, "%s: cannot open '%s': %s", read_op, path,
+                       pv_open_regular_reason(opened));
     int first = getc(s->file), second = getc(s->file);
     s->compressed = first == 0x1f && second == 0x8b;
     rewind(s->file);

@@ -71,10 +71,11 @@ pv_status pv_volume_read_raw(const char *path, int nx, int ny, int nz, pv_volume
         !pv_size_mul(count, 4, &bytes) || bytes > (size_t)LLONG_MAX)
         return pv_fail(NULL, PV_ERR_INVALID, "pv_volume_read_raw: size %dx%dx%d overflows", nx,
                        ny, nz);
-    FILE *f = fopen(path, "rb");
-    if (!f)
+    FILE *f = NULL;
+    int opened = pv_open_regular(path, &f, NULL);
+    if (opened != 0)
         return pv_fail(NULL, PV_ERR_IO, "pv_volume_read_raw: cannot open %s: %s", path,
-                       strerror(errno));
+                       pv_open_regular_reason(opened));
     long long size = file_bytes(f);
     pv_status status = PV_OK;
     if (size != (long long)bytes)

@@ -239,8 +239,9 @@ pv_status pv_normxcorr2(pv_context *ctx, const pv_image *templ, const pv_image *
             return pv_fail(ctx, PV_ERR_NOMEM, "normxcorr2: no memory for the map");
         map = &scratch;
     }
-    pv_call_begin(ctx);
-    status = run_ncc(ctx, templ, image, min_overlap, map, result);
+    status = pv_call_begin(ctx);
+    if (status == PV_OK)
+        status = run_ncc(ctx, templ, image, min_overlap, map, result);
     pv_call_end(ctx);
     pv_image_free(&scratch);
     return status;

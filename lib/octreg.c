@@ -334,8 +334,9 @@ pv_status pv_octreg_plan_create(pv_context *ctx, const pv_volume *reference,
     if (status == PV_OK)
         status = make_geometry(ctx, made, size);
     if (status == PV_OK) {
-        pv_call_begin(ctx);
-        status = backend_plans(made, reference);
+        status = pv_call_begin(ctx);
+        if (status == PV_OK)
+            status = backend_plans(made, reference);
         pv_call_end(ctx);
     }
     if (status == PV_OK)

@@ -250,8 +250,9 @@ pv_status pv_octreg_reconstruct(pv_octreg_plan *plan, const pv_volume *target,
         status = check_shift_values(plan->ctx, op, shifts, plan->geometry.size[2]);
     if (status != PV_OK)
         return status;
-    pv_call_begin(plan->ctx);
-    status = run_reconstruct(plan, target, shifts, &out);
+    status = pv_call_begin(plan->ctx);
+    if (status == PV_OK)
+        status = run_reconstruct(plan, target, shifts, &out);
     pv_call_end(plan->ctx);
     return status;
 }
@@ -288,7 +289,9 @@ pv_status pv_octreg_average(pv_octreg_plan *plan, const pv_volume *targets, int 
     pv_octreg_shift *all = calloc(planes * (size_t)count, sizeof *all);
     float *covered = calloc(planes, sizeof *covered);
     status = all && covered ? PV_OK : pv_fail(ctx, PV_ERR_NOMEM, "%s: out of memory", op);
-    pv_call_begin(ctx);
+    pv_status begun = pv_call_begin(ctx);
+    if (status == PV_OK)
+        status = begun;
     if (status == PV_OK)
         status = pv_oct_average_targets(plan, targets, count, all, covered);
     if (status == PV_OK && (averaged || enface || slow))

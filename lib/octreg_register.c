@@ -446,8 +446,9 @@ pv_status pv_octreg_register(pv_octreg_plan *plan, const pv_volume *target,
         return status;
     if (!shifts)
         return pv_fail(plan->ctx, PV_ERR_INVALID, "%s: shifts is NULL", op);
-    pv_call_begin(plan->ctx);
-    status = run_register(plan, target, shifts, info);
+    status = pv_call_begin(plan->ctx);
+    if (status == PV_OK)
+        status = run_register(plan, target, shifts, info);
     pv_call_end(plan->ctx);
     return status;
 }

@@ -169,9 +169,10 @@ static pv_status correlate_pair(pv_context *ctx, const char *op, const input_kin
         status = scan_input(ctx, op, "moving", kind, moving, &mov_scan);
     if (status != PV_OK)
         return status;
-    pv_call_begin(ctx);
-    status = correlate_once(ctx, op, kind, &resolved, reference, ref_scan, moving,
-                            mov_scan.textured, shift);
+    status = pv_call_begin(ctx);
+    if (status == PV_OK)
+        status = correlate_once(ctx, op, kind, &resolved, reference, ref_scan, moving,
+                                mov_scan.textured, shift);
     pv_call_end(ctx);
     return status;
 }
@@ -232,8 +233,9 @@ static pv_status create_plan(pv_context *ctx, const char *op, const input_kind *
     if (status != PV_OK)
         return status;
     pv_phasecorr_plan *made = NULL;
-    pv_call_begin(ctx);
-    status = pv_pc_plan_new(ctx, op, size, kind->dims, &resolved, max_batch, 0, &made);
+    status = pv_call_begin(ctx);
+    if (status == PV_OK)
+        status = pv_pc_plan_new(ctx, op, size, kind->dims, &resolved, max_batch, 0, &made);
     if (status == PV_OK)
         status = set_viewed_reference(made, kind, reference, scan);
     if (status != PV_OK)
@@ -278,8 +280,9 @@ pv_status pv_phasecorr_plan_time_fft(pv_phasecorr_plan *plan)
     if (!plan)
         return pv_fail(NULL, PV_ERR_INVALID, "phasecorr_plan_time_fft: plan is NULL");
     pv_context *ctx = plan->ctx;
-    pv_call_begin(ctx);
-    pv_status status = ctx->ops->reg->pc_time_fft(ctx, plan->backend);
+    pv_status status = pv_call_begin(ctx);
+    if (status == PV_OK)
+        status = ctx->ops->reg->pc_time_fft(ctx, plan->backend);
     pv_call_end(ctx);
     return status;
 }
@@ -318,8 +321,9 @@ static pv_status set_reference(pv_phasecorr_plan *plan, const char *op, const in
         status = check_plan_input(plan, op, "reference", kind, reference, &scan);
     if (status != PV_OK)
         return status;
-    pv_call_begin(plan->ctx);
-    status = set_viewed_reference(plan, kind, reference, scan);
+    status = pv_call_begin(plan->ctx);
+    if (status == PV_OK)
+        status = set_viewed_reference(plan, kind, reference, scan);
     pv_call_end(plan->ctx);
     return status;
 }
@@ -388,7 +392,7 @@ static pv_status correlate_movers(pv_phasecorr_plan *plan, const char *op, const
         textured[i] = scan.textured;
     }
     if (status == PV_OK) {
-        pv_call_begin(plan->ctx);
+        status = pv_call_begin(plan->ctx);
         for (int done = 0; status == PV_OK && done < count; done += plan->geometry.batch) {
             int chunk = count - done < plan->geometry.batch ? count - done : plan->geometry.batch;
             status = correlate_viewed(plan, kind, bytes + (size_t)done * kind->bytes,

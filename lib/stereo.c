@@ -48,7 +48,8 @@ pv_status pv_stereo_check_images(pv_context *ctx, const char *op, const pv_image
                        disparity->width, disparity->height, left->width, left->height);
     if (pv_images_overlap(disparity, left) || pv_images_overlap(disparity, right))
         return pv_fail(ctx, PV_ERR_INVALID, "%s: disparity shares memory with an input", op);
-    return PV_OK;
+    pv_status status = pv_check_finite_image(ctx, op, "left", left);
+    return status == PV_OK ? pv_check_finite_image(ctx, op, "right", right) : status;
 }
 
 static int is_finite_nonnegative(float value)
@@ -212,9 +213,10 @@ static pv_status sad_call(pv_context *ctx, const pv_image *left, const pv_image 
                           const pv_sad_params *params, pv_image *disparity)
 {
     const int wide_u8 = left->type == PV_PIXEL_U8 && params->window > PV_SAD_U8_MAX_WINDOW;
-    pv_call_begin(ctx);
-    pv_status status = wide_u8 ? run_sad_on_f32_copies(ctx, left, right, params, disparity)
-                               : run_sad(ctx, left, right, params, disparity);
+    pv_status status = pv_call_begin(ctx);
+    if (status == PV_OK)
+        status = wide_u8 ? run_sad_on_f32_copies(ctx, left, right, params, disparity)
+                         : run_sad(ctx, left, right, params, disparity);
     pv_call_end(ctx);
     return status;
 }

@@ -167,6 +167,13 @@ static pv_status check_schedule(pv_context *ctx, const pv_bp_params *params, int
     if (params->tile_width < 0 || params->tile_height < 0)
         return pv_fail(ctx, PV_ERR_INVALID, "stereo_bp: params.tile_width/tile_height %dx%d is negative",
                        params->tile_width, params->tile_height);
+    /* Smaller tiles than the automatic tiling makes cost far more in
+     * padding and launches than they save (1x1 tiles on 64x64: minutes). */
+    if ((params->tile_width > 0 && params->tile_width < PV_BP_MIN_TILE) ||
+        (params->tile_height > 0 && params->tile_height < PV_BP_MIN_TILE))
+        return pv_fail(ctx, PV_ERR_INVALID,
+                       "stereo_bp: params.tile_width/tile_height %dx%d: each is 0 (automatic) or "
+                       "at least %d px", params->tile_width, params->tile_height, PV_BP_MIN_TILE);
     if (params->tile_padding < 0)
         return pv_fail(ctx, PV_ERR_INVALID, "stereo_bp: params.tile_padding %d is negative",
                        params->tile_padding);
@@ -222,27 +229,22 @@ static int memory_limit_from_env(size_t *limit)
     return 0;
 }
 
-/* Physical memory of the host (0 when the system does not say). */
-static size_t host_memory(void)
-{
-    long pages = sysconf(_SC_PHYS_PAGES), page_size = sysconf(_SC_PAGE_SIZE);
-    size_t bytes;
-    if (pages <= 0 || page_size <= 0 || !pv_size_mul((size_t)pages, (size_t)page_size, &bytes))
-        return 0;
-    return bytes;
-}
-
 /* What the context's memory holds: the device's global memory on OpenCL,
- * the host's RAM on the CPU; the largest single buffer (OpenCL's
- * CL_DEVICE_MAX_MEM_ALLOC_SIZE, within int indexing). */
+ * the host's memory on the CPU and on an OpenCL device of CPU type (whose
+ * buffers are host memory: its global memory as PoCL reports it ignores
+ * `ulimit -v`, and PoCL aborts when such a buffer cannot be had); the
+ * largest single buffer (OpenCL's CL_DEVICE_MAX_MEM_ALLOC_SIZE, within
+ * int indexing). */
 static void device_memory(pv_context *ctx, size_t *available, size_t *max_buffer)
 {
-    *available = host_memory();
+    uint64_t host = pv_host_memory_available();
+    *available = host > SIZE_MAX ? SIZE_MAX : (size_t)host;
     *max_buffer = SIZE_MAX;
 #ifdef PV_HAVE_OPENCL
     if (ctx->backend == PV_BACKEND_OPENCL && ctx->device_index >= 0 && ctx->backend_state) {
         const pv_device_info *info = &ctx->device; /* described at creation */
-        if (info->global_memory)
+        if (info->global_memory &&
+            (info->type != PV_DEVICE_CPU || info->global_memory < (uint64_t)*available))
             *available = (size_t)info->global_memory;
         if (info->max_alloc)
             *max_buffer = (size_t)info->max_alloc;
@@ -254,7 +256,7 @@ static void device_memory(pv_context *ctx, size_t *available, size_t *max_buffer
     (void)ctx;
 #endif
     if (*available == 0)
-        *available = SIZE_MAX;
+        *available = 1; /* nothing left: every tile is refused */
 }
 
 /* Available memory (capped by PARVIS_MEMORY_LIMIT); one tile may use half
@@ -349,25 +351,34 @@ static int tile_side(int total, int count)
     return (total + count - 1) / count;
 }
 
-/* The smallest tiles do not fit: name what they need and what there is. */
-static pv_status refuse_memory(pv_context *ctx, const tile_grid *g, const memory_limits *limits)
+/* The smallest tiles do not fit: name what the smallest tile needs, the
+ * budget it was held to and where that budget came from. */
+static pv_status refuse_memory(pv_context *ctx, const tile_grid *g, const memory_limits *limits,
+                               size_t requested_budget)
 {
     pv_bp_tile tile;
     tile_at(g, 0, 0, &tile);
     size_t need = pv_bp_memory_estimate(tile.width, tile.height, g->ndisp, tile.levels);
     size_t whole = pv_bp_memory_estimate(g->width, g->height, g->ndisp, g->levels);
+    char source[160];
+    if (requested_budget > 0)
+        snprintf(source, sizeof source, "params.memory_budget %zu bytes%s", requested_budget,
+                 requested_budget > limits->available ? ", capped at the memory available" : "");
+    else
+        snprintf(source, sizeof source, "half of the %zu bytes available%s", limits->available,
+                 getenv("PARVIS_MEMORY_LIMIT") ? " under PARVIS_MEMORY_LIMIT" : "");
     return pv_fail(ctx, PV_ERR_DEVICE_MEMORY,
-                   "stereo_bp: not enough memory: needs %zu bytes for the whole %dx%d image with %d disparities "
-                   "and %zu bytes for even its smallest %dx%d tile (%d px padding), but only "
-                   "%zu bytes are available (budget per tile %zu bytes%s); lower ndisp or "
-                   "tile_padding, or raise the limit",
-                   whole, g->width, g->height, g->ndisp, need, tile.width, tile.height,
-                   g->padding, limits->available, limits->budget,
-                   getenv("PARVIS_MEMORY_LIMIT") ? ", PARVIS_MEMORY_LIMIT set" : "");
+                   "stereo_bp: not enough memory: the call needs %zu bytes for even the smallest "
+                   "%dx%d tile (%d px padding, %d disparities; %zu bytes for the whole %dx%d image), "
+                   "but the budget per tile is %zu bytes (%s) and the largest buffer %zu bytes; "
+                   "lower ndisp or tile_padding, or raise the budget",
+                   need, tile.width, tile.height, g->padding, g->ndisp, whole, g->width, g->height,
+                   limits->budget, source, limits->max_buffer);
 }
 
 /* Split the longer tile side until a tile fits the limits. */
-static pv_status fit_grid(pv_context *ctx, tile_grid *g, const memory_limits *limits)
+static pv_status fit_grid(pv_context *ctx, tile_grid *g, const memory_limits *limits,
+                          size_t requested_budget)
 {
     while (!grid_fits(g, limits)) {
         int tw = tile_side(g->width, g->nx), th = tile_side(g->height, g->ny);
@@ -378,7 +389,7 @@ static pv_status fit_grid(pv_context *ctx, tile_grid *g, const memory_limits *li
         else if (tw / 2 >= PV_BP_MIN_TILE)
             g->nx++;
         else
-            return refuse_memory(ctx, g, limits);
+            return refuse_memory(ctx, g, limits, requested_budget);
     }
     return PV_OK;
 }
@@ -396,7 +407,7 @@ static pv_status plan_tiles(pv_context *ctx, const pv_image *left, const pv_bp_p
     if (params->memory_budget > 0)
         limits.budget = params->memory_budget < limits.available ? params->memory_budget
                                                                  : limits.available;
-    pv_status status = fit_grid(ctx, &g, &limits);
+    pv_status status = fit_grid(ctx, &g, &limits, params->memory_budget);
     if (status != PV_OK)
         return status;
     *tiles = calloc((size_t)g.nx * (size_t)g.ny, sizeof **tiles);
@@ -562,8 +573,9 @@ pv_status pv_stereo_bp(pv_context *ctx, const pv_image *left, const pv_image *ri
     if (status != PV_OK)
         return status;
     pv_tune_autoload(ctx);
-    pv_call_begin(ctx);
-    status = run_bp(ctx, left, right, params, disparity);
+    status = pv_call_begin(ctx);
+    if (status == PV_OK)
+        status = run_bp(ctx, left, right, params, disparity);
     pv_call_end(ctx);
     return status;
 }
@@ -613,9 +625,10 @@ pv_status pv_bp_run_tiles(pv_context *ctx, const pv_image *left, const pv_image 
                           const pv_bp_tiling *tiling, int first, int count, pv_image *disparity)
 {
     pv_tune_autoload(ctx);
-    pv_call_begin(ctx);
+    pv_status status = pv_call_begin(ctx);
     pv_bp_job job = tiling_job(tiling, first, count);
-    pv_status status = ctx->ops->bp->run(ctx, left, right, &job, disparity);
+    if (status == PV_OK)
+        status = ctx->ops->bp->run(ctx, left, right, &job, disparity);
     pv_call_end(ctx);
     return status;
 }

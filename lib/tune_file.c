@@ -182,8 +182,8 @@ int pv_tune_parse_db(const char *text, size_t size, pv_tune_param_known known, v
 
 char *pv_tune_read_text(const char *path, size_t *size)
 {
-    FILE *file = fopen(path, "rb");
-    if (!file)
+    FILE *file = NULL;
+    if (pv_open_regular(path, &file, NULL) != 0)
         return NULL;
     char *text = malloc(PV_TUNE_MAX_FILE + 1);
     size_t n = text ? fread(text, 1, PV_TUNE_MAX_FILE + 1, file) : 0;

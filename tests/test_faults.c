@@ -186,7 +186,10 @@ static void test_bad_fault_spec_is_refused(void **state)
     (void)state;
     if (!tu_have_opencl())
         skip();
-    const char *bad[] = {"alloc", "alloc:0", "alloc:-2", "alloc:x", "memory:3", "alloc:1,"};
+    /* past LONG_MAX (strtol clamps it), signs and blanks strtol would skip */
+    const char *bad[] = {"alloc", "alloc:0", "alloc:-2", "alloc:x", "memory:3", "alloc:1,",
+                         "alloc:99999999999999999999", "enqueue:9223372036854775808",
+                         "build:+3", "alloc: 3"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         setenv("PARVIS_FAULT", bad[i], 1);
         pv_context_options options;
@@ -244,6 +247,10 @@ int main(void)
         cmocka_unit_test(test_sweep_phasecorr_clfft),
         cmocka_unit_test(test_sweep_phasecorr_vkfft),
     };
+    /* PARVIS_TEST_FILTER=test_bad* runs only the matching tests */
+    const char *filter = getenv("PARVIS_TEST_FILTER");
+    if (filter)
+        cmocka_set_test_filter(filter);
     return cmocka_run_group_tests(tests, setup, teardown);
 }
 

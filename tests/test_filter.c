@@ -767,6 +767,46 @@ static void test_gradient3d_bad_input(void **state)
         pv_volume_free(&g[a]);
 }
 
+/* The finite-input policy: NaN or an infinity anywhere in an f32 source is
+ * refused on either backend, naming src and the pixel; outputs untouched. */
+static void test_non_finite_refused(void **state)
+{
+    pv_context *ctx = tu_backend_ctx(state);
+    const float bad_values[] = {NAN, INFINITY, -INFINITY};
+    pv_image src = new_image(16, 12, PV_PIXEL_F32), dst = new_image(16, 12, PV_PIXEL_F32);
+    pv_image gy = new_image(16, 12, PV_PIXEL_F32);
+    pv_volume vsrc = new_volume(9, 7, 5), vdst = new_volume(9, 7, 5);
+    tu_fill_image(&dst, SENTINEL);
+    tu_fill_image(&gy, SENTINEL);
+    fill_volume(&vdst, SENTINEL);
+#define OUTPUTS_UNTOUCHED                                                                  \
+    (tu_image_all_equal(&dst, SENTINEL) && tu_image_all_equal(&gy, SENTINEL) &&            \
+     volume_all_equal(&vdst, SENTINEL))
+    for (size_t i = 0; i < sizeof bad_values / sizeof bad_values[0]; i++) {
+        tu_fill_image(&src, 1.0f);
+        tu_set_pixel(&src, 15, 11, bad_values[i]); /* the last pixel: the scan reaches it */
+        EXPECT_INVALID(pv_gaussian_blur(ctx, &src, &dst, 1.0f, 0));
+        assert_non_null(strstr(pv_context_last_error(ctx), "src pixel (15, 11)"));
+        EXPECT_INVALID(pv_gradient(ctx, &src, &dst, &gy, PV_GRADIENT_CENTRAL));
+        fill_volume(&vsrc, 2.0f);
+        *voxel(&vsrc, 3, 6, 4) = bad_values[i];
+        EXPECT_INVALID(pv_gaussian_blur3d(ctx, &vsrc, &vdst, 1.0f, 0));
+        assert_non_null(strstr(pv_context_last_error(ctx), "src voxel (3, 6, 4)"));
+        EXPECT_INVALID(pv_gradient3d(ctx, &vsrc, &vdst, NULL, NULL, PV_GRADIENT_CENTRAL));
+    }
+    tu_fill_image(&src, NAN); /* all NaN, as a failed computation upstream leaves it */
+    EXPECT_INVALID(pv_gaussian_blur(ctx, &src, &dst, 1.0f, 0));
+    assert_non_null(strstr(pv_context_last_error(ctx), "NaN"));
+#undef OUTPUTS_UNTOUCHED
+    tu_fill_image(&src, 1.0f); /* finite again: accepted */
+    assert_int_equal(pv_gaussian_blur(ctx, &src, &dst, 1.0f, 0), PV_OK);
+    pv_image_free(&src);
+    pv_image_free(&dst);
+    pv_image_free(&gy);
+    pv_volume_free(&vsrc);
+    pv_volume_free(&vdst);
+}
+
 /* ===================================================================== main */
 
 /* A known-answer test once per backend, named test/cpu and test/opencl. */
@@ -796,6 +836,7 @@ int main(void)
         cmocka_unit_test(test_cl_gradient3d),
         ON_BOTH(test_crosscheck),
         ON_CPU(test_blur_bad_input),
+        ON_BOTH(test_non_finite_refused),
         ON_CPU(test_blur3d_bad_input),
         ON_CPU(test_gradient_bad_input),
         ON_CPU(test_gradient3d_bad_input),

@@ -803,6 +803,35 @@ static void test_bad_input(void **state)
     check_edge_params(ctx);
 }
 
+/* The finite-input policy: NaN or an infinity in an f32 left or right is
+ * refused on either backend, naming the argument; disparity untouched. */
+static void test_non_finite_refused(void **state)
+{
+    pv_context *ctx = tu_backend_ctx(state);
+    const int width = 32, height = 12;
+    pv_image left = new_image(width, height, PV_PIXEL_F32);
+    pv_image right = new_image(width, height, PV_PIXEL_F32);
+    pv_image disparity = new_image(width, height, PV_PIXEL_F32);
+    pv_sad_params params;
+    pv_sad_params_default(&params);
+    params.ndisp = 8;
+    const float bad_values[] = {NAN, INFINITY, -INFINITY};
+    for (size_t i = 0; i < sizeof bad_values / sizeof bad_values[0]; i++)
+        for (int side = 0; side < 2; side++) {
+            tu_fill_random(&left, 3u);
+            tu_fill_random(&right, 4u);
+            tu_set_pixel(side ? &right : &left, width - 1, height - 1, bad_values[i]);
+            tu_fill_image(&disparity, -7.0f);
+            assert_int_equal(pv_stereo_sad(ctx, &left, &right, &params, &disparity), PV_ERR_INVALID);
+            assert_non_null(strstr(pv_context_last_error(ctx), side ? "right pixel" : "left pixel"));
+            assert_true(tu_image_all_equal(&disparity, -7.0f));
+        }
+    tu_fill_random(&left, 3u);
+    tu_fill_random(&right, 4u);
+    assert_int_equal(pv_stereo_sad(ctx, &left, &right, &params, &disparity), PV_OK);
+    image_list_free(&left, &right, &disparity, NULL);
+}
+
 /* ------------------------------------------------ defaults and error rate */
 
 static void test_params_default(void **state)
@@ -876,6 +905,7 @@ int main(void)
         TU_ON_BOTH(test_subpixel),
         TU_ON_BOTH(test_uniqueness),
         TU_ON_BOTH(test_bad_input),
+        TU_ON_BOTH(test_non_finite_refused),
         cmocka_unit_test(test_cross_random_u8),
         cmocka_unit_test(test_cross_random_f32),
         cmocka_unit_test(test_cross_bands),

@@ -1232,10 +1232,21 @@ static void test_budget_too_small(void **state)
     pv_image disparity = new_image(width, height, PV_PIXEL_F32);
     tu_fill_image(&disparity, SENTINEL);
     pv_bp_params params = tuned_params(16);
-    params.memory_budget = 1000;
-    assert_int_equal(pv_stereo_bp(ctx, &pair.left, &pair.right, &params, &disparity), PV_ERR_DEVICE_MEMORY);
-    assert_true(strstr(pv_context_last_error(ctx), "memory") != NULL);
-    assert_true(tu_image_all_equal(&disparity, SENTINEL));
+    const size_t budgets[] = {1000, 1};
+    for (size_t i = 0; i < sizeof budgets / sizeof budgets[0]; i++) {
+        params.memory_budget = budgets[i];
+        assert_int_equal(pv_stereo_bp(ctx, &pair.left, &pair.right, &params, &disparity),
+                         PV_ERR_DEVICE_MEMORY);
+        /* the message names the budget given and what the call needs, not
+         * the memory of the whole device */
+        const char *message = pv_context_last_error(ctx);
+        char budget_text[64];
+        snprintf(budget_text, sizeof budget_text, "budget per tile is %zu bytes (params.memory_budget",
+                 budgets[i]);
+        if (!strstr(message, budget_text) || !strstr(message, "needs"))
+            fail_msg("budget %zu: message '%s'", budgets[i], message);
+        assert_true(tu_image_all_equal(&disparity, SENTINEL));
+    }
     free_pair(&pair);
     pv_image_free(&disparity);
 }
@@ -1290,6 +1301,8 @@ static void sigma_negative(pv_bp_params *p) { p->sigma = -0.5f; }
 static void sigma_nan(pv_bp_params *p) { p->sigma = NAN; }
 static void sigma_huge(pv_bp_params *p) { p->sigma = 1e6f; }
 static void tile_negative(pv_bp_params *p) { p->tile_width = -4; }
+static void tile_one(pv_bp_params *p) { p->tile_width = p->tile_height = 1; }
+static void tile_below_min(pv_bp_params *p) { p->tile_width = 24; p->tile_height = 15; }
 static void padding_negative(pv_bp_params *p) { p->tile_padding = -1; }
 static void precision_unknown(pv_bp_params *p) { p->message_precision = (pv_bp_message_precision)2; }
 static void precision_negative(pv_bp_params *p) { p->message_precision = (pv_bp_message_precision)-1; }
@@ -1306,7 +1319,7 @@ static void test_bad_params(void **state)
                                      min_disp_far_left, levels_zero, levels_too_deep,
                                      iterations_zero, lambda_nan, lambda_zero, data_max_negative,
                                      disc_max_inf, sigma_negative, sigma_nan, sigma_huge,
-                                     tile_negative, padding_negative, precision_unknown,
+                                     tile_negative, tile_one, tile_below_min, padding_negative, precision_unknown,
                                      precision_negative, update_unknown, update_negative};
     for (size_t i = 0; i < sizeof changes / sizeof changes[0]; i++) {
         pv_bp_params params = tuned_params(8);
@@ -1321,6 +1334,9 @@ static void test_bad_params(void **state)
     }
     pv_bp_params params = tuned_params(8);
     params.levels = 5; /* 2^4 = 16 <= 30: accepted */
+    assert_int_equal(pv_stereo_bp(ctx, &pair.left, &pair.right, &params, &disparity), PV_OK);
+    params.tile_width = params.tile_height = 16; /* the smallest tile accepted */
+    params.levels = 4;
     assert_int_equal(pv_stereo_bp(ctx, &pair.left, &pair.right, &params, &disparity), PV_OK);
     free_pair(&pair);
     pv_image_free(&disparity);
@@ -1361,6 +1377,38 @@ static void test_bad_images(void **state)
     pv_image_free(&wide_out);
 }
 
+/* The finite-input policy: an f32 pair with NaN or an infinity (all NaN
+ * used to give an all-zero map) is refused on either backend, naming the
+ * argument; disparity untouched. */
+static void test_non_finite_refused(void **state)
+{
+    pv_context *ctx = tu_backend_ctx(state);
+    const int width = 40, height = 30;
+    pv_image left = new_image(width, height, PV_PIXEL_F32);
+    pv_image right = new_image(width, height, PV_PIXEL_F32);
+    pv_image disparity = new_image(width, height, PV_PIXEL_F32);
+    pv_bp_params params = tuned_params(8);
+    params.levels = 3;
+    const float bad_values[] = {NAN, INFINITY, -INFINITY};
+    for (size_t i = 0; i < sizeof bad_values / sizeof bad_values[0]; i++)
+        for (int side = 0; side < 2; side++) {
+            tu_fill_random(&left, 5u);
+            tu_fill_random(&right, 6u);
+            tu_set_pixel(side ? &right : &left, 7, height - 1, bad_values[i]);
+            tu_fill_image(&disparity, SENTINEL);
+            assert_int_equal(pv_stereo_bp(ctx, &left, &right, &params, &disparity), PV_ERR_INVALID);
+            assert_non_null(strstr(pv_context_last_error(ctx), side ? "right pixel" : "left pixel"));
+            assert_true(tu_image_all_equal(&disparity, SENTINEL));
+        }
+    tu_fill_image(&left, NAN);
+    tu_fill_image(&right, NAN);
+    assert_int_equal(pv_stereo_bp(ctx, &left, &right, &params, &disparity), PV_ERR_INVALID);
+    assert_true(tu_image_all_equal(&disparity, SENTINEL));
+    pv_image_free(&left);
+    pv_image_free(&right);
+    pv_image_free(&disparity);
+}
+
 /* ------------------------------------------------------------------- main */
 
 #define BOTH(test)                                                                        \
@@ -1375,6 +1423,7 @@ int main(void)
         BOTH(test_bad_params),
         BOTH(test_bad_images),
         BOTH(test_budget_too_small),
+        BOTH(test_non_finite_refused),
         BOTH(test_bands_u8),
         BOTH(test_bands_negative_f32),
         BOTH(test_matches_definition),

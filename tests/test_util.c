@@ -1,6 +1,7 @@
 #include "test_util.h"
 
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -272,6 +273,26 @@ int tu_child_sees_opencl(void)
     int status = 0;
     return pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
            WEXITSTATUS(status) == 0;
+}
+
+int tu_run_in_child(void (*body)(void *arg), void *arg, unsigned seconds)
+{
+    fflush(NULL);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        /* cmocka's handlers would turn a crash into a test failure inside
+         * the child; the parent is to see the signal itself */
+        const int crashes[] = {SIGSEGV, SIGABRT, SIGBUS, SIGILL, SIGFPE};
+        for (size_t i = 0; i < sizeof crashes / sizeof crashes[0]; i++)
+            signal(crashes[i], SIG_DFL);
+        alarm(seconds);
+        body(arg);
+        _exit(0);
+    }
+    int status = 0;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
 float *tu_fpixel(const pv_image *image, int x, int y)

@@ -89,6 +89,12 @@ void tu_write_file(const char *path, const void *bytes, size_t length);
 /* Whether a fresh process finds an OpenCL device: asked in a child, so
  * that this process's first OpenCL use stays the one under test. */
 int tu_child_sees_opencl(void);
+/* Run body(arg) in a forked child that SIGALRM ends after `seconds` (so a
+ * hang fails instead of blocking the suite); body ends the child with
+ * _exit(code), returning means _exit(0).  The child's exit code, or
+ * 128 + the signal that ended it (SIGALRM: it hung; SIGABRT/SIGSEGV: it
+ * crashed). */
+int tu_run_in_child(void (*body)(void *arg), void *arg, unsigned seconds);
 
 /* Pixel helpers for u8 or f32 images: the address of an f32 pixel, a
  * write (u8 values truncated), a fill, and whether every pixel equals value. */

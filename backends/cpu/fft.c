@@ -2,6 +2,7 @@
  * for the whole process behind one mutex. */
 #include "fft.h"
 
+#include <errno.h>
 #include <fftw3.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -103,6 +104,34 @@ static void make_parent_dirs(const char *path)
     mkdir(dir, 0755);
 }
 
+/* Wisdom files are small (FFTW's text, a few hundred bytes a size):
+ * anything larger is not ours, and reading it would cost seconds a call. */
+#define WISDOM_MAX_BYTES ((uint64_t)16 << 20)
+
+/* Import the wisdom at path when it is a regular file of at most
+ * WISDOM_MAX_BYTES (a FIFO or a device would block or never end).  1 when
+ * path is such a file or absent (so that saving may create it), 0 when
+ * something else is there. */
+static int import_wisdom(const char *path)
+{
+    FILE *file = NULL;
+    uint64_t size = 0;
+    int opened = pv_open_regular(path, &file, &size);
+    if (opened == ENOENT)
+        return 1;
+    if (opened != 0) {
+        pv_log(NULL, "FFTW wisdom '%s' ignored: %s", path, pv_open_regular_reason(opened));
+        return 0;
+    }
+    if (size <= WISDOM_MAX_BYTES)
+        fftwf_import_wisdom_from_file(file); /* foreign or corrupt: ignored */
+    else
+        pv_log(NULL, "FFTW wisdom '%s' ignored: %llu bytes, more than %llu", path,
+               (unsigned long long)size, (unsigned long long)WISDOM_MAX_BYTES);
+    fclose(file);
+    return 1;
+}
+
 /* Write the process's wisdom (merged with what the file holds now, which
  * another process may have added) through a temporary file renamed over
  * the old one, so a reader never sees half a file.  Failures only cost
@@ -113,7 +142,8 @@ static void save_wisdom(void)
     if (!wisdom_path(path, sizeof path))
         return;
     make_parent_dirs(path);
-    fftwf_import_wisdom_from_filename(path);
+    if (!import_wisdom(path))
+        return; /* never rename over a FIFO or a device */
     snprintf(temp, sizeof temp, "%s.XXXXXX", path);
     int fd = mkstemp(temp);
     if (fd < 0)
@@ -141,7 +171,7 @@ static void prepare_fftw(void)
     fftwf_make_planner_thread_safe();
     char path[4096];
     if (requested_effort() != EFFORT_ESTIMATE && wisdom_path(path, sizeof path))
-        fftwf_import_wisdom_from_filename(path);   /* absent or foreign: ignored */
+        import_wisdom(path);
     fftw_ready = 1;
 }
 

@@ -76,7 +76,10 @@ static pv_status chunk_for(pv_context *ctx, const cl_sift_plan *plan, int count,
         images = most;
     *sets = count > images ? MAX_BATCH_SETS : 1;
     const pv_device_info *device = pv_cl_device_info(ctx);
-    const uint64_t budget = device->global_memory / BATCH_MEMORY_SHARE;
+    uint64_t memory = device->global_memory;
+    if (device->type == PV_DEVICE_CPU && pv_host_memory_available() < memory)
+        memory = pv_host_memory_available(); /* host memory, under the process's limits */
+    const uint64_t budget = memory / BATCH_MEMORY_SHARE;
     size_t each, largest;
     pv_cl_sift_slot_bytes(plan, &each, &largest);
     while (images > 1 &&

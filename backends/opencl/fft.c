@@ -249,6 +249,22 @@ pv_status pv_cl_fft_acquire(pv_context *ctx, const int size[3], int batch, pv_cl
     if (status != PV_OK)
         return status;
     const pv_cl_fft_engine_ops *engine = engine_ops(kind);
+    /* A shape past VkFFT's safe limits (an axis past 65536 points, or one
+     * point along x) goes to clFFT when clFFT can take it, and is refused
+     * otherwise: never handed to an engine that would crash.  clFFT's own
+     * limits are check_lengths'. */
+    if (kind == PV_FFT_VKFFT && !engine->shape_ok(size)) {
+        const pv_cl_fft_engine_ops *clfft = engine_ops(PV_FFT_CLFFT);
+        if (!clfft->shape_ok(size))
+            return pv_fail(ctx, PV_ERR_UNSUPPORTED,
+                           "no FFT engine transforms %dx%dx%d: VkFFT takes 2..65536 points "
+                           "along x and at most 65536 along y and z here, clFFT lengths of "
+                           "factors 2, 3, 5, 7, 11, 13 only; pad the input",
+                           size[0], size[1], size[2]);
+        pv_log(ctx, "FFT %dx%dx%d: beyond VkFFT's limits, made with clFFT", size[0], size[1],
+               size[2]);
+        engine = clfft;
+    }
     status = check_lengths(ctx, engine, size);
     if (status != PV_OK)
         return status;

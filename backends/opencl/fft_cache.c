@@ -231,8 +231,8 @@ int pv_fft_cache_load(uint64_t key, pv_fft_cache_entry *entry)
     char path[4096];
     if (!pv_fft_cache_enabled() || !pv_fft_cache_path(key, path, sizeof path))
         return 0;
-    FILE *file = fopen(path, "rb");
-    if (!file)
+    FILE *file = NULL;
+    if (pv_open_regular(path, &file, NULL) != 0)
         return 0;
     int ok = pv_fft_cache_read(file, key, entry);
     fclose(file);

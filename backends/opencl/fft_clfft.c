@@ -10,7 +10,9 @@
 #include "fft_engine.h"
 
 #include <clFFT.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 typedef struct clfft_pair {
     clfftPlanHandle forward;
@@ -29,6 +31,11 @@ static int clfft_length_ok(int n)
         while (n % radices[i] == 0)
             n /= radices[i];
     return n == 1;
+}
+
+static int clfft_shape_ok(const int size[3])
+{
+    return clfft_length_ok(size[0]) && clfft_length_ok(size[1]) && clfft_length_ok(size[2]);
 }
 
 static pv_status clfft_check(pv_context *ctx, clfftStatus status, const char *call)
@@ -92,6 +99,47 @@ static pv_status configure_plan(pv_context *ctx, clfftPlanHandle plan,
     return clfft_check(ctx, s, "clfftSetPlan*");
 }
 
+/* Keep what fd 2 received in capture in the context's log. */
+static void log_captured(pv_context *ctx, FILE *capture)
+{
+    char text[2048];
+    rewind(capture);
+    size_t n = fread(text, 1, sizeof text - 1, capture);
+    while (n > 0 && (text[n - 1] == '\n' || text[n - 1] == '\r'))
+        n--;
+    text[n] = '\0';
+    if (n > 0)
+        pv_log(ctx, "clFFT's program build said: %s", text);
+}
+
+/* clFFT builds its programs inside clfftBakePlan with options of its own,
+ * and PoCL prints the compiler's diagnostics ("N warnings generated.") on
+ * stderr, where the library prints nothing: fd 2 goes to a temporary file
+ * for the bake, and what lands there joins the context's log (PARVIS_LOG).
+ * Bakes run one at a time under fft.c's cache lock; what another thread
+ * writes to stderr meanwhile goes to the log too.  Without a temporary
+ * file or a spare descriptor the bake runs uncaptured. */
+static clfftStatus bake_quietly(pv_context *ctx, clfftPlanHandle plan, cl_command_queue *queue)
+{
+    fflush(stderr);
+    FILE *capture = tmpfile();
+    int saved = capture ? dup(STDERR_FILENO) : -1;
+    if (saved >= 0 && dup2(fileno(capture), STDERR_FILENO) < 0) {
+        close(saved);
+        saved = -1;
+    }
+    clfftStatus status = clfftBakePlan(plan, 1, queue, NULL, NULL);
+    if (saved >= 0) {
+        fflush(stderr);
+        dup2(saved, STDERR_FILENO);
+        close(saved);
+        log_captured(ctx, capture);
+    }
+    if (capture)
+        fclose(capture);
+    return status;
+}
+
 static pv_status make_plan(pv_context *ctx, pv_cl_fft_shape *shape, int forward,
                            clfftPlanHandle *out)
 {
@@ -104,8 +152,7 @@ static pv_status make_plan(pv_context *ctx, pv_cl_fft_shape *shape, int forward,
         return status;
     status = configure_plan(ctx, plan, shape, forward);
     if (status == PV_OK)
-        status = clfft_check(ctx, clfftBakePlan(plan, 1, &shape->queue, NULL, NULL),
-                             "clfftBakePlan");
+        status = clfft_check(ctx, bake_quietly(ctx, plan, &shape->queue), "clfftBakePlan");
     if (status != PV_OK) {
         clfftDestroyPlan(&plan);
         return status;
@@ -158,5 +205,5 @@ static pv_status clfft_enqueue(pv_context *ctx, void *plan, int forward, cl_mem 
 
 const pv_cl_fft_engine_ops pv_cl_fft_clfft_ops = {
     PV_FFT_CLFFT, "clFFT", clfft_length_ok, clfft_create, clfft_destroy, clfft_enqueue,
-    "clfftEnqueueTransform",
+    "clfftEnqueueTransform", clfft_shape_ok,
 };

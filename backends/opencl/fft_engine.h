@@ -34,6 +34,9 @@ typedef struct pv_cl_fft_engine_ops {
      * already passed PARVIS_FAULT's enqueue check, naming enqueue_call). */
     pv_status (*enqueue)(pv_context *ctx, void *plan, int forward, cl_mem in, cl_mem out);
     const char *enqueue_call;                /* the library's enqueue, for messages */
+    /* 1 when the engine transforms the whole shape safely (its lengths
+     * each pass length_ok); 0 sends the shape to the other engine. */
+    int (*shape_ok)(const int size[3]);
 } pv_cl_fft_engine_ops;
 
 extern const pv_cl_fft_engine_ops pv_cl_fft_clfft_ops;

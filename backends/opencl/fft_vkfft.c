@@ -234,6 +234,22 @@ static int vkfft_length_ok(int n)
     return n >= 1;
 }
 
+/* The longest axis parvis gives VkFFT.  Past it VkFFT splits an axis into
+ * several uploads, and on PoCL's CPU device (VkFFT 1.3, local memory as
+ * PoCL reports it) valid transforms of 65537..131072 points along x killed
+ * the process (SIGSEGV); 65536 and below were right.  The NVIDIA GPU's
+ * limits are checked on that machine (docs/fft-engines.md). */
+#define VKFFT_MAX_AXIS 65536
+
+/* VkFFT's R2C needs at least 2 points along x (1 gives
+ * VKFFT_ERROR_UNSUPPORTED_RADIX, 3001), and every axis at most
+ * VKFFT_MAX_AXIS; other shapes go to clFFT (fft.c). */
+static int vkfft_shape_ok(const int size[3])
+{
+    return size[0] >= 2 && size[0] <= VKFFT_MAX_AXIS && size[1] <= VKFFT_MAX_AXIS &&
+           size[2] <= VKFFT_MAX_AXIS;
+}
+
 static pv_status vkfft_check(pv_context *ctx, VkFFTResult result, const char *call)
 {
     if (result == VKFFT_SUCCESS)
@@ -426,5 +442,5 @@ static pv_status vkfft_enqueue(pv_context *ctx, void *plan, int forward, cl_mem 
 
 const pv_cl_fft_engine_ops pv_cl_fft_vkfft_ops = {
     PV_FFT_VKFFT, "VkFFT", vkfft_length_ok, vkfft_create, vkfft_destroy, vkfft_enqueue,
-    "VkFFTAppend",
+    "VkFFTAppend", vkfft_shape_ok,
 };

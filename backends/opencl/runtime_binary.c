@@ -58,8 +58,8 @@ unsigned char *pv_cl_binary_load(uint64_t key, size_t *size)
     char path[4096];
     if (cache_disabled() || !cache_path(key, path, sizeof path))
         return NULL;
-    FILE *file = fopen(path, "rb");
-    if (!file)
+    FILE *file = NULL;
+    if (pv_open_regular(path, &file, NULL) != 0)
         return NULL;
     unsigned char *binary = pv_cl_cache_read_entry(file, key, size);
     fclose(file);

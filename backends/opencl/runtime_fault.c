@@ -5,6 +5,7 @@
  * the context usable. */
 #include "runtime.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -27,8 +28,13 @@ static int parse_item(const char *item, size_t len, pv_cl_faults *faults)
         memcpy(digits, item + name_len + 1, n);
         digits[n] = '\0';
         char *end = NULL;
+        /* only digits (strtol would take signs and blanks), and no value
+         * past LONG_MAX (strtol clamps it and says so in errno only) */
+        if (strspn(digits, "0123456789") != n)
+            return 0;
+        errno = 0;
         long at = strtol(digits, &end, 10);
-        if (*end != '\0' || at < 1)
+        if (errno == ERANGE || *end != '\0' || at < 1)
             return 0;
         faults->at[k] = at;
         return 1;

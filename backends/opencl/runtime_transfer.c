@@ -21,6 +21,17 @@ pv_status pv_cl_buffer(pv_context *ctx, cl_mem_flags flags, size_t bytes, cl_mem
         return pv_fail(ctx, PV_ERR_DEVICE_MEMORY,
                        "a %zu-byte buffer exceeds %s's CL_DEVICE_MAX_MEM_ALLOC_SIZE (%llu bytes)",
                        bytes, ctx->device.name, (unsigned long long)ctx->device.max_alloc);
+    /* A CPU device's buffers are host memory, which `ulimit -v` or a data
+     * limit may bound far below the global memory the driver reports;
+     * PoCL aborts the process when it cannot have it. */
+    if (ctx->device.type == PV_DEVICE_CPU) {
+        uint64_t host = pv_host_memory_available();
+        if ((uint64_t)bytes > host)
+            return pv_fail(ctx, PV_ERR_DEVICE_MEMORY,
+                           "a %zu-byte buffer on %s (a CPU device: host memory) exceeds the "
+                           "%llu bytes the process may still allocate (RAM, RLIMIT_AS, "
+                           "RLIMIT_DATA)", bytes, ctx->device.name, (unsigned long long)host);
+    }
     cl_int err = pv_cl_fault(ctx, PV_CL_FAULT_ALLOC);
     *buffer = err == CL_SUCCESS ? clCreateBuffer(state->context, flags, bytes, NULL, &err) : NULL;
     return pv_cl_check(ctx, err, "clCreateBuffer");

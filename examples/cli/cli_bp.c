@@ -8,7 +8,13 @@
 static int parse_tile(const char *value, void *field)
 {
     pv_bp_params *bp = field;
-    return cli_parse_size2(value, 1 << 20, &bp->tile_width, &bp->tile_height);
+    int width = 0, height = 0;
+    /* the library's lower bound on a tile side (pv_bp_params.tile_width) */
+    if (cli_parse_size2(value, 1 << 20, &width, &height) != 0 || width < 16 || height < 16)
+        return -1;
+    bp->tile_width = width;
+    bp->tile_height = height;
+    return 0;
 }
 
 void cli_bp_options(pv_bp_params *bp, unsigned bp_bit, cli_option *entries)
@@ -31,7 +37,7 @@ void cli_bp_options(pv_bp_params *bp, unsigned bp_bit, cli_option *entries)
         {.name = "--sigma", .kind = CLI_FLOAT, .field = &bp->sigma, .min = 0, .max = 100,
          .value_name = "F", .methods = bp_bit, .help = "Gaussian pre-smoothing, 0 = none"},
         {.name = "--tile", .kind = CLI_CUSTOM, .field = bp, .parse = parse_tile,
-         .value_name = "WxH", .expect = "WxH, both in 1..1048576", .methods = bp_bit,
+         .value_name = "WxH", .expect = "WxH, both in 16..1048576", .methods = bp_bit,
          .no_default = 1,
          .help = "cut the image into tiles of this size (default: only when memory needs it)"},
         {.name = "--tile-padding", .kind = CLI_INT, .field = &bp->tile_padding, .min = 0,

@@ -188,6 +188,13 @@ PV_API void pv_context_options_default(pv_context_options *options);
  * overrides the options: PARVIS_BACKEND=auto|cpu|opencl,
  * `PARVIS_DEVICE=<index or name substring>`, PARVIS_CROSSCHECK=1.
  * On failure *out is NULL and pv_last_error() says why.
+ * fork(): a context does not cross it.  In a forked child every call on a
+ * context made before the fork fails with PV_ERR_UNSUPPORTED (the parent's
+ * threads, OpenMP pool and OpenCL runtime are not in the child), and
+ * pv_context_destroy frees only its host memory; a new CPU context in the
+ * child works, single-threaded; a new OpenCL context in the child of a
+ * process that had made one is refused with PV_ERR_UNSUPPORTED.  Start
+ * workers with spawn or forkserver instead.
  * @param out receives the context
  * @param options the options, or NULL
  * @return PV_OK or an error status */

@@ -4,7 +4,11 @@
  * Borders are replicated (clamp to edge).  The Gaussian taps are computed
  * once by the front end, so both backends apply exactly the same kernel;
  * the OpenCL result is within 1e-5 relative (of the image's value range) of
- * the CPU result. */
+ * the CPU result.
+ *
+ * Finite input: an f32 source (image or volume) holding NaN or an infinity
+ * is refused with PV_ERR_INVALID naming the argument and the first such
+ * pixel, before any work, as every parvis operation on float input does. */
 #ifndef PARVIS_FILTER_H
 #define PARVIS_FILTER_H
 

@@ -37,8 +37,10 @@ typedef struct pv_sad_params {
  * @param params receives the defaults */
 PV_API void pv_sad_params_default(pv_sad_params *params);
 
-/** left, right: same size, same pixel type (u8 or f32).  disparity: f32
- * image of the same size, caller-allocated.  Cross-check tolerance: the
+/** left, right: same size, same pixel type (u8 or f32); f32 pixels must be
+ * finite (NaN or an infinity: PV_ERR_INVALID naming left or right and the
+ * pixel, the policy of every operation on float input; pv_stereo_bp too).
+ * disparity: f32 image of the same size, caller-allocated.  Cross-check tolerance: the
  * backends must give identical disparities on >= 99.9% of pixels (exact
  * cost ties on f32 input aside), and sub-pixel values within 1e-3.
  * @param ctx the context
@@ -148,14 +150,20 @@ typedef struct pv_bp_params {
     float disc_max;     /**< smoothness truncation > 0; default 1.7.  For wide ranges
                            pv_bp_recommended_disc_max(ndisp) = ndisp / 7.5 works well */
     float sigma;        /**< Gaussian pre-smoothing, 0 = none; default 1.0 */
-    int tile_width;     /**< tile size without padding; 0 = automatic (budget) */
-    int tile_height;    /**< tile size without padding; 0 = automatic (budget) */
+    int tile_width;     /**< tile size without padding; 0 = automatic (budget);
+                           else at least 16 px (the smallest tile the automatic
+                           tiling makes; smaller is refused with PV_ERR_INVALID) */
+    int tile_height;    /**< tile size without padding; 0 = automatic (budget);
+                           else at least 16 px */
     int tile_padding;   /**< pixels added around each tile; default 20 */
     size_t memory_budget; /**< bytes one tile may use; 0 = half the available
                              memory (at most the available memory either way).
                              Available: the device's global memory on OpenCL
-                             (buffers within CL_DEVICE_MAX_MEM_ALLOC_SIZE), the
-                             host's physical RAM on the CPU; the environment
+                             (buffers within CL_DEVICE_MAX_MEM_ALLOC_SIZE); on
+                             the CPU and on an OpenCL device of CPU type (whose
+                             buffers are host memory) the host's physical RAM,
+                             less where RLIMIT_AS / RLIMIT_DATA leave less
+                             beside what the process maps; the environment
                              variable PARVIS_MEMORY_LIMIT (bytes, suffix K/M/G)
                              lowers it.  A run that needs more is tiled; when
                              even the smallest tiles (16 px plus padding) need
@@ -211,8 +219,9 @@ typedef struct pv_bp_memory_info {
 PV_API pv_status pv_bp_memory_plan(pv_context *ctx, int width, int height, const pv_bp_params *params,
                             pv_bp_memory_info *info);
 
-/** left, right: same size, same pixel type (u8 or f32).  disparity: f32 of
- * the same size, caller-allocated, not aliasing an input.
+/** left, right: same size, same pixel type (u8 or f32); f32 pixels finite
+ * (else PV_ERR_INVALID naming the argument).  disparity: f32 of the same
+ * size, caller-allocated, not aliasing an input.
  * @param ctx the context
  * @param left the left (reference) image
  * @param right the right image

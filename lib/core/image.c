@@ -1,6 +1,7 @@
 /* Image and volume structs: allocation, wrapping and validity checks. */
 #include "internal.h"
 
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -222,4 +223,54 @@ pv_status pv_image_alloc_like(pv_image *out, const pv_image *like, pv_pixel_type
 pv_status pv_volume_alloc_like(pv_volume *out, const pv_volume *like)
 {
     return pv_volume_alloc(out, like->nx, like->ny, like->nz);
+}
+
+/* ---- the finite-input policy ------------------------------------------- */
+
+/* Index of the first non-finite value of a row, or -1.  The row is first
+ * folded branch-free (the common case: all finite, one pass at memory
+ * speed), then searched only when something was found. */
+static ptrdiff_t first_non_finite(const float *row, int count)
+{
+    int bad = 0;
+    for (int i = 0; i < count; i++)
+        bad |= !isfinite(row[i]);
+    if (!bad)
+        return -1;
+    for (int i = 0; i < count; i++)
+        if (!isfinite(row[i]))
+            return i;
+    return -1;
+}
+
+pv_status pv_check_finite_image(pv_context *ctx, const char *op, const char *name,
+                                const pv_image *image)
+{
+    if (image->type != PV_PIXEL_F32)
+        return PV_OK;
+    for (int y = 0; y < image->height; y++) {
+        const float *row = (const float *)image->data + (ptrdiff_t)y * image->stride;
+        ptrdiff_t x = first_non_finite(row, image->width);
+        if (x >= 0)
+            return pv_fail(ctx, PV_ERR_INVALID,
+                           "%s: %s pixel (%d, %d) is %s; inputs must be finite", op, name,
+                           (int)x, y, isnan(row[x]) ? "NaN" : "infinite");
+    }
+    return PV_OK;
+}
+
+pv_status pv_check_finite_volume(pv_context *ctx, const char *op, const char *name,
+                                 const pv_volume *volume)
+{
+    for (int z = 0; z < volume->nz; z++)
+        for (int y = 0; y < volume->ny; y++) {
+            const float *row = volume->data + (ptrdiff_t)z * volume->stride_z +
+                               (ptrdiff_t)y * volume->stride_y;
+            ptrdiff_t x = first_non_finite(row, volume->nx);
+            if (x >= 0)
+                return pv_fail(ctx, PV_ERR_INVALID,
+                               "%s: %s voxel (%d, %d, %d) is %s; inputs must be finite", op, name,
+                               (int)x, y, z, isnan(row[x]) ? "NaN" : "infinite");
+        }
+    return PV_OK;
 }

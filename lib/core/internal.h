@@ -14,6 +14,9 @@
 
 #include <math.h>
 #include <pthread.h>
+#include <sys/types.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdarg.h>
 
 #define PV_PI 3.14159265358979323846
@@ -27,6 +30,7 @@
  * device, selection_note, cpu_threads). */
 struct pv_context {
     pthread_mutex_t lock;
+    pid_t creator_pid;             /* getpid() at creation (lib/core/fork_guard.c) */
     pv_backend_kind backend;
     const pv_backend_ops *ops;     /* the backend this context runs on */
     void *backend_state;           /* owned by ops->device (the OpenCL runtime's state) */
@@ -86,8 +90,10 @@ int pv_ends_with_ignoring_case(const char *text, const char *suffix);
 /* Start / finish one front-end call: pv_call_begin takes the context's
  * lock and starts the timing, pv_call_end fills timing.total_ms (the
  * backend adds kernel/upload/download) and gives the lock back.  Every
- * pv_call_begin must be matched by one pv_call_end on every path. */
-void pv_call_begin(pv_context *ctx);
+ * pv_call_begin must be matched by one pv_call_end on every path, also
+ * when it fails: PV_ERR_UNSUPPORTED for a context inherited across fork,
+ * where the call must not reach the backend. */
+pv_status pv_call_begin(pv_context *ctx) __attribute__((warn_unused_result));
 void pv_call_end(pv_context *ctx);
 
 /* Log through PARVIS_LOG=1 (stderr) or the optional log callback. */
@@ -129,6 +135,55 @@ int pv_volumes_same_size(const pv_volume *a, const pv_volume *b);
  * must not alias inputs). */
 int pv_images_overlap(const pv_image *a, const pv_image *b);
 int pv_volumes_overlap(const pv_volume *a, const pv_volume *b);
+/* ---- fork (lib/core/fork_guard.c) --------------------------------------- */
+
+/* Registers the pthread_atfork handler (once; from context creation and
+ * device listing). */
+void pv_fork_guard_install(void);
+/* Record that this process started OpenCL. */
+void pv_fork_note_opencl(void);
+/* 1 in a child forked after parvis was used. */
+int pv_fork_is_child(void);
+/* 1 when ctx was made by another process (inherited across fork). */
+int pv_context_is_inherited(const pv_context *ctx);
+/* PV_ERR_UNSUPPORTED naming fork and spawn/forkserver when ctx was
+ * inherited across fork; pv_call_begin and plan creation call it. */
+pv_status pv_fork_check_context(pv_context *ctx);
+/* PV_ERR_UNSUPPORTED when this process was forked from one that had
+ * started OpenCL (a new OpenCL context would hang in PoCL). */
+pv_status pv_fork_check_new_opencl(void);
+
+/* ---- host memory -------------------------------------------------------- */
+
+/* Bytes the process can still allocate from the host: physical RAM, less
+ * where RLIMIT_AS or RLIMIT_DATA leaves less beside what the process maps
+ * already.  Read afresh each call (limits may change); UINT64_MAX when
+ * nothing bounds it.  The CPU backend and OpenCL devices of CPU type
+ * budget their memory against it. */
+uint64_t pv_host_memory_available(void);
+
+/* ---- input files -------------------------------------------------------- */
+
+/* pv_open_regular's result for a path that exists but is no regular file. */
+#define PV_NOT_REGULAR (-1)
+/* Opens path for reading ("rb") when it is a regular file, without ever
+ * blocking in open (a FIFO without a writer) and before reading a byte of
+ * a device.  0 with *stream (the caller's to fclose) and *size (bytes;
+ * size may be NULL), else an errno value or PV_NOT_REGULAR, outputs
+ * untouched.  Every reader of files in the library opens through it. */
+int pv_open_regular(const char *path, FILE **stream, uint64_t *size);
+/* Words for a failed pv_open_regular's result, for messages. */
+const char *pv_open_regular_reason(int result);
+
+/* The finite-input policy: every operation that takes float (F32) images
+ * or volumes refuses NaN and infinities in them, before any work, with
+ * PV_ERR_INVALID naming op, the argument (name) and the first bad pixel.
+ * A U8 image passes (it cannot hold them).  The argument must already be
+ * valid (pv_image_is_valid / pv_volume_is_valid). */
+pv_status pv_check_finite_image(pv_context *ctx, const char *op, const char *name,
+                                const pv_image *image);
+pv_status pv_check_finite_volume(pv_context *ctx, const char *op, const char *name,
+                                 const pv_volume *volume);
 /* Bytes of one pixel of the type (0 for an unknown type). */
 size_t pv_pixel_size(pv_pixel_type type);
 /* a * b into *out; 0 on overflow. */

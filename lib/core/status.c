@@ -112,15 +112,17 @@ double pv_now_ms(void)
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
 }
 
+/* An inherited context's lock may be held by a parent's thread that is
+ * not in the child: the child (one thread) leaves it alone. */
 void pv_context_lock(pv_context *ctx)
 {
-    if (ctx)
+    if (ctx && !pv_context_is_inherited(ctx))
         pthread_mutex_lock(&ctx->lock);
 }
 
 void pv_context_unlock(pv_context *ctx)
 {
-    if (ctx)
+    if (ctx && !pv_context_is_inherited(ctx))
         pthread_mutex_unlock(&ctx->lock);
 }
 
@@ -132,12 +134,13 @@ void pv_context_set_build_log(pv_context *ctx, const char *log)
     pv_context_unlock(ctx);
 }
 
-void pv_call_begin(pv_context *ctx)
+pv_status pv_call_begin(pv_context *ctx)
 {
     pv_context_lock(ctx);
     memset(&ctx->timing, 0, sizeof ctx->timing);
     ctx->last_error[0] = '\0';
     ctx->call_start_ms = pv_now_ms();
+    return pv_fork_check_context(ctx);
 }
 
 void pv_call_end(pv_context *ctx)
