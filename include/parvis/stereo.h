@@ -333,8 +333,10 @@ PV_API pv_status pv_stereo_sgm(pv_context *ctx, const pv_image *left, const pv_i
 /** As pv_stereo_sgm, with a per-pixel confidence (f32, same size, not
  * aliasing anything): the uniqueness margin 1 - S(best) / S(second), with
  * S(second) the smallest sum outside best-1..best+1 (1 when there is no
- * such candidate), in 0..1; 0 where the disparity is invalid.  confidence
- * may be NULL.
+ * such candidate), in 0..1; 0 where the pixel's winner was rejected (no
+ * valid candidate, uniqueness, left-right check).  The median does not
+ * filter the confidence.  confidence may be NULL.  P2 is refused above
+ * 65535 / paths - census bits (the sums are kept in 16 bits).
  * @param ctx the context
  * @param left the left (reference) image
  * @param right the right image
