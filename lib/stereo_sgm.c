@@ -333,8 +333,9 @@ static pv_status sgm_call(pv_context *ctx, const pv_image *left, const pv_image 
                           const pv_sgm_params *params, pv_image *disparity,
                           pv_image *confidence)
 {
-    pv_call_begin(ctx);
-    pv_status status = check_memory(ctx, left, params);
+    pv_status status = pv_call_begin(ctx);
+    if (status == PV_OK)
+        status = check_memory(ctx, left, params);
     if (status == PV_OK)
         status = ctx->ops->stereo->sgm(ctx, left, right, params, disparity, confidence);
     if (status == PV_OK && pv_crosscheck_wanted(ctx))

@@ -167,9 +167,9 @@ awk -v a="$b1" -v b="$b4" -v s="$skip" 'BEGIN { exit !(b < a && s < a) }' ||
 
 # BP memory: refused before anything is written, with the figures
 rm -f "$out/bp.pfm"
-PARVIS_MEMORY_LIMIT=100K expect_error "not enough memory: needs" stereo "$L" "$R" --ndisp 16 \
+PARVIS_MEMORY_LIMIT=100K expect_error "not enough memory: the call needs" stereo "$L" "$R" --ndisp 16 \
     --method bp -o "$out/bp.pfm" --backend cpu
-grep -q "102400 bytes are available" "$out/stderr" || fail "refusal lacks the available bytes"
+grep -q "102400 bytes available under PARVIS_MEMORY_LIMIT" "$out/stderr" || fail "refusal lacks the available bytes"
 [ -e "$out/bp.pfm" ] && fail "a refused run wrote its output"
 PARVIS_MEMORY_LIMIT=8M ./parvis stereo "$L" "$R" --ndisp 16 --method bp --backend cpu \
     --verbose -o "$out/bp.pfm" 2>"$out/stderr" || fail "BP within 8M (tiled) failed"

@@ -344,7 +344,7 @@ static void test_search_every_family(void **state)
     for (int i = 0; pv_tune_family_name(i); i++, families++)
         if (strcmp(pv_tune_family_name(i), "bp") != 0 && strcmp(pv_tune_family_name(i), "sad") != 0)
             check_search(pv_tune_family_name(i), 1);
-    assert_int_equal(families, 8); /* filter sad bp register flow features octreg geometry */
+    assert_int_equal(families, 9); /* filter sad bp register flow features octreg geometry sgm */
 }
 
 /* A spent time budget starts no candidate: the defaults alone are
@@ -390,7 +390,7 @@ static void test_unknown_family(void **state)
         assert_int_equal(count, -1); /* untouched */
     }
     assert_null(pv_tune_family_name(-1));
-    assert_null(pv_tune_family_name(8));
+    assert_null(pv_tune_family_name(9));
     assert_int_equal(pv_tune_set(ctx, "nope", "BP_WG_X", 32), PV_ERR_INVALID);
 }
 

@@ -681,7 +681,7 @@ static void test_export_every_family(void **state)
             e->value = params[i].value + 1 + written->count;
         }
     }
-    assert_int_equal(families, 8);
+    assert_int_equal(families, 9);
     write_cache_entries(ctx, written);
     char *text = malloc(16384);
     assert_non_null(text);

@@ -60,7 +60,7 @@ void cli_sgm_options(cli_sgm_args *args, unsigned sgm_bit, cli_option *entries)
     pv_sgm_params *sgm = &args->params;
     const cli_option table[CLI_SGM_OPTION_COUNT] = {
         {.name = "--census", .kind = CLI_CUSTOM, .field = sgm, .parse = parse_census,
-         .value_name = "WxH", .expect = "5x5, 7x7 or 9x7", .methods = sgm_bit, .no_default = 1,
+         .value_name = "5x5|7x7|9x7", .expect = "5x5, 7x7 or 9x7", .methods = sgm_bit, .no_default = 1,
          .help = "census window: 5x5, 7x7 or 9x7 (default 9x7)"},
         {.name = "--census-plain", .kind = CLI_FLAG, .field = &args->plain_census,
          .methods = sgm_bit,

@@ -53,7 +53,7 @@ static const char usage[] =
     "         [sift options] [--homography H.txt] [--fundamental F.txt] [--ransac-threshold PX]\n"
     "         [--time] [--json]\n"
     "                          SIFT matches: lines 'x1 y1 x2 y2 distance'; RANSAC models\n"
-    "  tune [--op all|filter|sad|bp|register|flow|features|octreg|geometry] [--device I]\n"
+    "  tune [--op all|filter|sad|bp|register|flow|features|octreg|geometry|sgm] [--device I]\n"
     "         [--candidates N] [--runs N] [--budget S] [--size WxH] [--ndisp N] [--no-write]\n"
     "         [--show] [--export]\n"
     "                          search the OpenCL device's best kernel parameters, check\n"

@@ -314,7 +314,7 @@ static void format_default(const cli_option *o, char *out, size_t size)
 
 static void print_option(const cli_command *c, const cli_option *o, FILE *out)
 {
-    char head[64], range[96] = "", def[96], only[96] = "";
+    char head[160], range[96] = "", def[96], only[96] = "";
     snprintf(head, sizeof head, "%s%s%s", o->name, o->kind == CLI_FLAG ? "" : " ",
              o->kind == CLI_FLAG ? "" : o->value_name);
     if (o->kind == CLI_INT || o->kind == CLI_FLOAT)
