@@ -31,7 +31,8 @@ flow.png     2D optical flow (Context.flow2d) on the Venus image warped by a
              found): the image, the true field and the estimate in colour.
 speedup.png  CPU-vs-OpenCL speedups (kernel and end to end) from a bench
              record: --bench-json takes a parvis-bench --json file;
-             the default is h200-table.json here, the README's H200 table.
+             the default is the quick suite measured on one H200
+             (bench/results/h200-2026-11-28/parvis-quick-h200.json).
 
 Every figure states the device it ran on or was measured on.  The pictures
 are drawn with numpy only (gallery_draw.py), so that they look the same on a
@@ -56,6 +57,8 @@ import gallery_draw as draw
 HERE = pathlib.Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 STEREO = ROOT / "tests" / "data" / "stereo"
+# The measured record the speedup chart is drawn from (one H200, parvis-bench --quick).
+BENCH_RECORD = ROOT / "bench" / "results" / "h200-2026-11-28" / "parvis-quick-h200.json"
 PANEL_SHRINK = 2          # the Motorcycle pair's panels at half size
 STEREO_NDISP = 64         # Motorcycle (quarter size): disparities 0..63
 BAD_THRESHOLD = 2.0       # Middlebury 2014's usual figure: bad > 2 px
@@ -81,7 +84,7 @@ def stereo_methods(ctx: parvis.Context) -> List[Tuple[str, Callable[..., np.ndar
         ("SAD 9X9", lambda l, r: ctx.stereo_sad(l, r, STEREO_NDISP, window=9, subpixel=True,
                                                 lr_check=True))]
     if hasattr(ctx, "stereo_sgm"):   # semi-global matching, docs/stereo.md
-        methods.append(("SGM", lambda l, r: ctx.stereo_sgm(l, r, STEREO_NDISP)))
+        methods.append(("SGM", lambda l, r: ctx.stereo_sgm(l, r, ndisp=STEREO_NDISP, median=True)))
     methods.append(("BP", lambda l, r: ctx.stereo_bp(l, r, STEREO_NDISP)))
     return methods
 
@@ -323,7 +326,7 @@ def main() -> None:
     ap.add_argument("--backend", choices=["auto", "cpu", "opencl"], default="auto")
     ap.add_argument("--only", default=",".join(FIGURES),
                     help="comma-separated figures to make (default: all)")
-    ap.add_argument("--bench-json", type=pathlib.Path, default=HERE / "h200-table.json",
+    ap.add_argument("--bench-json", type=pathlib.Path, default=BENCH_RECORD,
                     help="a parvis-bench --json record for speedup.png")
     ap.add_argument("--parvis-cli", help="the parvis program, for synth-flow")
     ap.add_argument("-o", "--output", type=pathlib.Path, default=HERE)
