@@ -38,7 +38,7 @@ def test_list_and_round_trip(fresh_opencl):
     params = ctx.tune_list()
     assert params and all(isinstance(p, parvis.TuneParam) for p in params)
     assert {p.family for p in params} == {"filter", "sad", "bp", "register", "flow", "features",
-                                          "octreg", "geometry"}
+                                          "octreg", "geometry", "sgm"}
     bp = ctx.tune_list("bp")
     assert bp == [p for p in params if p.family == "bp"]
     for p in bp:
