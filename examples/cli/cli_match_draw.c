@@ -2,6 +2,7 @@
  * match, and a homography's picture of the first image's outline. */
 #include "cli.h"
 
+#include <limits.h>
 #include <math.h>
 #include <string.h>
 
@@ -96,6 +97,8 @@ static void draw_outline(pv_image *canvas, const double *h, int width, int heigh
 
 static int compose(const cli_match_drawing *d, const pv_image pair[2], pv_image *canvas)
 {
+    if (pair[0].width > INT_MAX - pair[1].width)
+        return cli_fail("--draw: the images are too wide to stand side by side");
     int width = pair[0].width + pair[1].width;
     int height = pair[0].height > pair[1].height ? pair[0].height : pair[1].height;
     pv_status status = pv_image_alloc(canvas, width, height, PV_PIXEL_RGB8);
@@ -130,7 +133,8 @@ int cli_draw_matches(const char *path, const cli_match_drawing *drawing)
     cli_free_image_pair(pair);
     if (rc)
         return rc;
-    pv_status status = pv_image_write(target, &canvas);
+    /* PNG whatever the name ends in, as stereo --png: /dev/null included */
+    pv_status status = pv_image_write_png(target, &canvas);
     pv_image_free(&canvas);
     return status == PV_OK ? 0 : cli_fail_status(status, path);
 }
