@@ -140,6 +140,8 @@ run_missing t.flo synth-flow "$L" "$out/m/fixed.pfm" "$out/m/moving.pfm" "$out/m
 run_missing e.png $OCT -o "$out/m/s.csv" --enface "$out/missing/e.png"
 run_missing m.txt match "$L" "$R" --preset fast --backend cpu --homography "$out/m/h.txt" \
     -o "$out/missing/m.txt"
+run_missing x.png match "$L" "$R" --preset fast --backend cpu -o "$out/m/m.txt" \
+    --draw "$out/missing/x.png"
 run_missing k.txt sift "$L" --preset fast --backend cpu -o "$out/missing/k.txt"
 run_missing map.pfm ncc "$L" "$L" --backend cpu -o "$out/missing/map.pfm"
 run_missing ref.raw synth-oct "$out/missing/ref.raw" "$out/m/tgt.raw" "$out/m/trace.csv" \

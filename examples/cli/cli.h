@@ -7,6 +7,7 @@
 
 #include <stdio.h>
 
+#include "../common/colormap.h"
 #include "../common/options.h"
 #include "../common/outputs.h"
 #include "../common/tool.h"
@@ -17,9 +18,12 @@ pv_device_group *cli_device_group(const cli_backend_options *options, const char
 /* "N devices: name (k items, t ms), ..." for the group's last call. */
 void cli_print_group_split(FILE *out, pv_device_group *group);
 
-/* Disparity map as an 8-bit picture: d scaled from [lo, hi] to 0..255,
- * invalid pixels black. */
-int cli_write_disparity_png(const char *path, const pv_image *disparity, float lo, float hi);
+/* Disparity map as a picture, d from [lo, hi]: CLI_DISPARITY_MAP_TURBO
+ * colours it (RGB, examples/common/colormap.h), CLI_DISPARITY_MAP_GRAY
+ * scales it to 0..255 (grey); invalid pixels black in both. */
+enum { CLI_DISPARITY_MAP_TURBO, CLI_DISPARITY_MAP_GRAY };
+int cli_write_disparity_png(const char *path, const pv_image *disparity, float lo, float hi,
+                            int map);
 
 /* pv_image_read, with the library's message on failure; verbose: a note
  * on stderr of the file's format, size and sample depth and, for colour
@@ -37,6 +41,21 @@ void cli_free_image_pair(pv_image pair[2]);
  * small rotation and zoom about the centre.  Fills u and v of a field with
  * nz = 1 (bench/peers/peers.py rebuilds it the same way). */
 void cli_synth_flow_truth(pv_flow_field *truth, float magnitude);
+
+/* cli_match_draw.c: `match --draw`.  segments[i] = {x1, y1, x2, y2} of
+ * match i (IMG1 and IMG2 pixels); keep: draw match i only where keep[i]
+ * is non-zero (NULL: all); homography: H of IMG1 to IMG2, whose image of
+ * IMG1's outline is drawn, or NULL. */
+typedef struct cli_match_drawing {
+    const char *images[2];
+    const float (*segments)[4];
+    const unsigned char *keep;
+    int count;
+    const double *homography;
+} cli_match_drawing;
+/* The picture (RGB PNG, through cli_output_path): IMG1 and IMG2 side by
+ * side in grey, a coloured line per drawn match.  0, or 1 after a message. */
+int cli_draw_matches(const char *path, const cli_match_drawing *drawing);
 
 /* Subcommands of the parvis tool. */
 int cli_stereo(int argc, char **argv);

@@ -46,23 +46,42 @@ void cli_print_group_split(FILE *out, pv_device_group *group)
     fputc('\n', out);
 }
 
-int cli_write_disparity_png(const char *path, const pv_image *disparity, float lo, float hi)
+/* One disparity's pixel: black when invalid, else its place in [lo, hi]
+ * through the map. */
+static void disparity_pixel(float d, float lo, float hi, int map, unsigned char *out)
+{
+    if (!isfinite(d)) {
+        memset(out, 0, map == CLI_DISPARITY_MAP_GRAY ? 1 : 3);
+        return;
+    }
+    float t = hi > lo ? (d - lo) / (hi - lo) : 0.5f;
+    t = t < 0.0f ? 0.0f : t > 1.0f ? 1.0f : t;
+    if (map == CLI_DISPARITY_MAP_GRAY)
+        *out = (unsigned char)(t * 255.0f + 0.5f);
+    else
+        cli_colormap_turbo(t, out);
+}
+
+int cli_write_disparity_png(const char *path, const pv_image *disparity, float lo, float hi,
+                            int map)
 {
     const char *target = cli_output_path(path);
     if (!target)
         return 1;
+    const int channels = map == CLI_DISPARITY_MAP_GRAY ? 1 : 3;
     pv_image picture;
-    pv_status status = pv_image_alloc(&picture, disparity->width, disparity->height, PV_PIXEL_U8);
+    pv_status status = pv_image_alloc(&picture, disparity->width, disparity->height,
+                                      channels == 1 ? PV_PIXEL_U8 : PV_PIXEL_RGB8);
     if (status != PV_OK)
         return cli_fail_status(status, "visualisation");
-    float scale = hi > lo ? 255.0f / (hi - lo) : 0.0f;
-    for (int y = 0; y < disparity->height; y++)
-        for (int x = 0; x < disparity->width; x++) {
-            float d = ((const float *)disparity->data)[(ptrdiff_t)y * disparity->stride + x];
-            float v = isfinite(d) ? (d - lo) * scale : 0.0f;
-            ((unsigned char *)picture.data)[(ptrdiff_t)y * picture.stride + x] =
-                (unsigned char)(v < 0 ? 0 : v > 255 ? 255 : v + 0.5f);
-        }
+    for (int y = 0; y < disparity->height; y++) {
+        const float *row = (const float *)disparity->data + (ptrdiff_t)y * disparity->stride;
+        /* stride counts pixels, of `channels` bytes each */
+        unsigned char *out =
+            (unsigned char *)picture.data + (ptrdiff_t)y * picture.stride * channels;
+        for (int x = 0; x < disparity->width; x++)
+            disparity_pixel(row[x], lo, hi, map, out + (ptrdiff_t)x * channels);
+    }
     status = pv_image_write_png(target, &picture);
     pv_image_free(&picture);
     return status == PV_OK ? 0 : cli_fail_status(status, path);

@@ -20,6 +20,7 @@ typedef struct features_args {
     pv_sift_params sift;
     pv_sift_match_params match;
     const char *homography, *fundamental; /* model files to write, or NULL */
+    const char *draw;                     /* --draw MATCHES.png, or NULL */
     pv_ransac_params ransac;
     cli_backend_options backend;
 } features_args;
@@ -53,7 +54,11 @@ static const char match_conventions[] =
     "  --homography H.txt / --fundamental F.txt: RANSAC on the matches (docs/geometry.md);\n"
     "  the file holds the 3x3 model, one row per line (H maps IMG1 to IMG2; F has\n"
     "  x2^T F x1 = 0), and MATCHES.txt gains a column per model, inlier_H then inlier_F:\n"
-    "  1 for an inlier (within --ransac-threshold px), 0 for an outlier.\n";
+    "  1 for an inlier (within --ransac-threshold px), 0 for an outlier.\n"
+    "  --draw MATCHES.png: IMG1 and IMG2 side by side in grey (RGB PNG), a coloured line\n"
+    "  between the keypoints of each match; with --homography only its inliers (else\n"
+    "  with --fundamental only its inliers) and, for a homography, IMG1's outline mapped\n"
+    "  into IMG2 as a white quadrilateral.\n";
 
 /* --preset sets every SIFT setting at once, wherever it stands, before
  * the options that change single settings are read. */
@@ -117,8 +122,10 @@ static int parse_args(const char *command, int need, int argc, char **argv, feat
         {.name = "--ransac-threshold", .kind = CLI_FLOAT, .field = &args->ransac.threshold,
          .min = 0, .open_min = 1, .max = 1e6, .value_name = "PX",
          .help = "inlier distance of the RANSAC models"},
+        {.name = "--draw", .kind = CLI_TEXT, .field = &args->draw, .value_name = "MATCHES.png",
+         .help = "picture of the matches (inliers only when a model is estimated)"},
     };
-    const int match_options = 5;
+    const int match_options = 6;
     cli_command c = {
         .name = command,
         .synopsis = is_match ? "IMG1 IMG2 -o MATCHES.txt [options]"
@@ -136,8 +143,9 @@ static int parse_args(const char *command, int need, int argc, char **argv, feat
     int parsed = cli_parse(&c, argc, argv);
     if (parsed != CLI_PARSED)
         return parsed;
-    if (!args->output && !args->want_json && !args->want_time)
-        return cli_fail("%s: nothing to do: give -o FILE, --time or --json", command);
+    if (!args->output && !args->want_json && !args->want_time && !args->draw)
+        return cli_fail("%s: nothing to do: give -o FILE, %s--time or --json", command,
+                        is_match ? "--draw, " : "");
     return CLI_PARSED;
 }
 
@@ -416,6 +424,7 @@ int cli_sift(int argc, char **argv)
 /* The matches' RANSAC results: inlier flags per model asked for (NULL if not). */
 typedef struct match_models {
     uint8_t *inliers[2];     /* homography, fundamental */
+    double homography[9];    /* H, when inliers[0] is set */
 } match_models;
 
 static int write_matches(const features_args *args, const pv_sift_features *a,
@@ -453,6 +462,33 @@ static int write_model(const char *path, const double *model)
     return cli_close_output(out, path);
 }
 
+/* --draw: the matches' segments, the first model's inliers and H. */
+static int draw_matches(const features_args *args, const pv_sift_features *a,
+                        const pv_sift_features *b, const pv_sift_matches *m,
+                        const match_models *models)
+{
+    float (*segments)[4] = malloc(m->count > 0 ? (size_t)m->count * sizeof *segments : 1);
+    if (!segments)
+        return cli_fail("no memory for %d matches", m->count);
+    for (int i = 0; i < m->count; i++) {
+        const pv_sift_keypoint *p = &a->keypoints[m->pairs[i].query];
+        const pv_sift_keypoint *q = &b->keypoints[m->pairs[i].train];
+        segments[i][0] = p->x;
+        segments[i][1] = p->y;
+        segments[i][2] = q->x;
+        segments[i][3] = q->y;
+    }
+    cli_match_drawing drawing = {
+        .images = {args->images[0], args->images[1]},
+        .segments = (const float (*)[4])segments,
+        .keep = models->inliers[0] ? models->inliers[0] : models->inliers[1],
+        .count = m->count,
+        .homography = models->inliers[0] ? models->homography : NULL};
+    int rc = cli_draw_matches(args->draw, &drawing);
+    free(segments);
+    return rc;
+}
+
 /* RANSAC for each model file asked for: the file, and the inlier flags. */
 static int estimate_models(pv_context *ctx, const features_args *args, const pv_sift_features *a,
                            const pv_sift_features *b, const pv_sift_matches *m,
@@ -472,6 +508,8 @@ static int estimate_models(pv_context *ctx, const features_args *args, const pv_
         if (status != PV_OK)
             return cli_fail_status(status, k == 0 ? "homography" : "fundamental matrix");
         inlier_counts[k] = r.inlier_count;
+        if (k == 0)
+            memcpy(models->homography, r.model, sizeof models->homography);
         if (write_model(paths[k], r.model))
             return 1;
     }
@@ -486,11 +524,13 @@ static int match_features(pv_context *ctx, const features_args *args, const pv_s
     if (status != PV_OK)
         return cli_fail_status(status, "match");
     add_last_timing(ctx, sum);
-    match_models models = {{NULL, NULL}};
+    match_models models = {{NULL, NULL}, {0}};
     int inlier_counts[2] = {-1, -1};
     int rc = estimate_models(ctx, args, a, b, &m, &models, inlier_counts);
     if (rc == 0 && args->output)
         rc = write_matches(args, a, b, &m, &models);
+    if (rc == 0 && args->draw)
+        rc = draw_matches(args, a, b, &m, &models);
     if (rc == 0 && args->want_time && !args->want_json)
         print_time(ctx, "match", sum, "detection in both images and matching");
     if (rc == 0 && args->want_json) {

@@ -289,7 +289,8 @@ static int save_warped(const flow_args *args, pv_volume *warped)
         for (int y = 0; y < warped->ny; y++)
             for (int x = 0; x < warped->nx; x++)
                 warped->data[(ptrdiff_t)y * warped->stride_y + x] *= 255.0f;
-        return cli_write_disparity_png(args->warped, &picture, 0.0f, 255.0f);
+        return cli_write_disparity_png(args->warped, &picture, 0.0f, 255.0f,
+                                       CLI_DISPARITY_MAP_GRAY);
     }
     const char *target = cli_output_path(args->warped);
     if (!target)
@@ -577,7 +578,7 @@ static int write_frame(const char *path, const pv_volume *v)
     pv_image picture = pv_image_wrap(v->data, v->nx, v->ny, PV_PIXEL_F32);
     picture.stride = v->stride_y;
     if (!ends_with(path, ".pfm")) /* prints its own message */
-        return cli_write_disparity_png(path, &picture, 0.0f, 255.0f);
+        return cli_write_disparity_png(path, &picture, 0.0f, 255.0f, CLI_DISPARITY_MAP_GRAY);
     const char *target = cli_output_path(path);
     if (!target)
         return 1;

@@ -12,6 +12,7 @@ enum { METHOD_SAD, METHOD_BP, METHOD_SGM };
 typedef struct stereo_args {
     const char *files[2];
     const char *output, *png, *ground_truth;
+    int png_map; /* --png-map: CLI_DISPARITY_MAP_TURBO or _GRAY */
     const char *confidence; /* --confidence FILE.pfm (sgm) */
     float gt_scale;
     float bad_thresh; /* --bad-thresh: an error above this many pixels is bad */
@@ -38,8 +39,10 @@ static const char conventions[] =
     "  d in [min-disp, min-disp + ndisp), in pixels (d >= 0 for a usual pair).\n"
     "  -o writes a PFM (float32, Middlebury's layout); a pixel without a valid match\n"
     "  (SAD's or SGM's left-right or uniqueness rejection, or no candidate inside the\n"
-    "  right image) is +INFINITY.  BP labels every pixel.  --png maps min-disp..max to\n"
-    "  0..255, invalid pixels black.\n"
+    "  right image) is +INFINITY.  BP labels every pixel.  --png colours the valid\n"
+    "  disparities from min-disp (dark blue) to min-disp + ndisp - 1 (dark red) on a\n"
+    "  turbo-like map (RGB); --png-map gray writes grey 0..255 instead; invalid pixels\n"
+    "  are black in both.\n"
     "  --gt GT: Middlebury ground truth (gt value / gt-scale = disparity, 0 = unknown);\n"
     "  prints the share of known pixels whose error exceeds --bad-thresh px, with\n"
     "  --gt-invalid bad (invalid pixels count as errors) or skip (left out of the\n"
@@ -101,7 +104,10 @@ static int parse_stereo_args(int argc, char **argv, stereo_args *args)
          .value_name = "CONF.pfm", .methods = SGM_ONLY,
          .help = "per-pixel confidence, 1 - S(best)/S(second) in 0..1 (PFM, float32)"},
         {.name = "--png", .kind = CLI_TEXT, .field = &args->png, .value_name = "VIS.png",
-         .help = "8-bit picture of the disparities"},
+         .help = "picture of the disparities (colour map, invalid black)"},
+        {.name = "--png-map", .kind = CLI_CHOICE, .field = &args->png_map,
+         .choices = "turbo|gray", .value_name = "turbo|gray",
+         .help = "--png's map: turbo colours or grey 0..255"},
         {.name = "--gt", .kind = CLI_TEXT, .field = &args->ground_truth, .value_name = "GT",
          .help = "score against a ground-truth disparity image"},
         {.name = "--gt-scale", .kind = CLI_FLOAT, .field = &args->gt_scale, .min = 0,
@@ -247,7 +253,8 @@ static int write_outputs(const stereo_args *args, const pv_image *disparity,
     }
     if (args->png)
         return cli_write_disparity_png(args->png, disparity, (float)args->sad.min_disp,
-                                       (float)(args->sad.min_disp + args->sad.ndisp - 1));
+                                       (float)(args->sad.min_disp + args->sad.ndisp - 1),
+                                       args->png_map);
     return 0;
 }
 
