@@ -25,6 +25,9 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 typedef struct sgm_volume {
     int width, height, ndisp, min_disp;
@@ -52,45 +55,70 @@ static int clamp_int(int v, int lo, int hi)
     return v < lo ? lo : v > hi ? hi : v;
 }
 
-/* The window value at offset (dx, dy) from (x, y), borders replicated.
- * Every pixel type converts exactly to double, so comparisons are the
- * kernel's comparisons of the raw values. */
-static double window_value(const pv_image *image, int x, int y, int dx, int dy)
+/* The image as doubles with borders replicated: pad columns on each side
+ * and pad rows above and below, so that the census reads its window without
+ * clamping or a switch on the pixel type.  Every pixel type converts
+ * exactly to double, so comparisons are the kernel's comparisons of the raw
+ * values. */
+typedef struct padded_image {
+    double *data;
+    int stride, pad_x, pad_y;
+} padded_image;
+
+static int pad_image(const pv_image *image, int pad_x, int pad_y, padded_image *out)
 {
-    return pixel_value(image, clamp_int(x + dx, 0, image->width - 1),
-                       clamp_int(y + dy, 0, image->height - 1));
+    const int stride = image->width + 2 * pad_x, rows = image->height + 2 * pad_y;
+    out->data = malloc((size_t)stride * (size_t)rows * sizeof *out->data);
+    if (!out->data)
+        return 0;
+    out->stride = stride;
+    out->pad_x = pad_x;
+    out->pad_y = pad_y;
+    for (int r = 0; r < rows; r++) {
+        double *row = out->data + (size_t)r * (size_t)stride;
+        const int y = clamp_int(r - pad_y, 0, image->height - 1);
+        for (int c = 0; c < stride; c++)
+            row[c] = pixel_value(image, clamp_int(c - pad_x, 0, image->width - 1), y);
+    }
+    return 1;
 }
 
 /* Bit order (both backends): window positions in row-major order; plain:
  * each position but the centre against the centre; symmetric: position i
  * of the first half against its mirror n - 1 - i.  Earlier positions end
- * in higher bits. */
-static uint64_t census_at(const pv_image *image, int x, int y, const pv_sgm_params *p)
+ * in higher bits.  offsets[i] is position i relative to the centre. */
+static uint64_t census_at(const double *centre, const ptrdiff_t *offsets, int n, int symmetric)
 {
-    const int w = p->census_width, h = p->census_height, n = w * h;
-    const int count = p->census_symmetric ? n / 2 : n;
-    const double centre = pixel_value(image, x, y);
+    const int count = symmetric ? n / 2 : n;
     uint64_t code = 0;
     for (int i = 0; i < count; i++) {
-        if (!p->census_symmetric && i == n / 2)
+        if (!symmetric && i == n / 2)
             continue;
-        double a = window_value(image, x, y, i % w - w / 2, i / w - h / 2);
-        double b = p->census_symmetric
-                       ? window_value(image, x, y, (n - 1 - i) % w - w / 2, (n - 1 - i) / w - h / 2)
-                       : centre;
-        code = (code << 1) | (uint64_t)(a > b);
+        double b = symmetric ? centre[offsets[n - 1 - i]] : *centre;
+        code = (code << 1) | (uint64_t)(centre[offsets[i]] > b);
     }
     return code;
 }
 
-static void census_image(const pv_image *image, const pv_sgm_params *p, uint64_t *out,
-                         int threads)
+static int census_image(const pv_image *image, const pv_sgm_params *p, uint64_t *out,
+                        int threads)
 {
-    const int width = image->width;
+    const int w = p->census_width, h = p->census_height, n = w * h, width = image->width;
+    padded_image pad;
+    if (!pad_image(image, w / 2, h / 2, &pad))
+        return 0;
+    ptrdiff_t offsets[64];
+    for (int i = 0; i < n; i++)
+        offsets[i] = (ptrdiff_t)(i / w - h / 2) * pad.stride + (i % w - w / 2);
     #pragma omp parallel for num_threads(threads) schedule(static)
-    for (int y = 0; y < image->height; y++)
+    for (int y = 0; y < image->height; y++) {
+        const double *row = pad.data + (size_t)(y + pad.pad_y) * (size_t)pad.stride + pad.pad_x;
         for (int x = 0; x < width; x++)
-            out[(size_t)y * (size_t)width + (size_t)x] = census_at(image, x, y, p);
+            out[(size_t)y * (size_t)width + (size_t)x] =
+                census_at(row + x, offsets, n, p->census_symmetric);
+    }
+    free(pad.data);
+    return 1;
 }
 
 static int32_t intensity_at(const pv_image *image, int x, int y)
@@ -141,15 +169,16 @@ static void path_reset(path_state *s, int ndisp)
     s->min = 0; /* all zero: the first step gives L = C */
 }
 
-/* One step along a path: next from prev and the costs, added into sum. */
-static void path_step(const path_state *prev, const uint8_t *cost, int ndisp, int p1, int p2,
-                      path_state *next, uint16_t *sum)
+/* One step along a path: next from prev and the costs, added into sum.
+ * L(k) = C(k) + min(L'(k), L'(k-1) + P1, L'(k+1) + P1, min L' + P2) - min L'.
+ * Every path value is at most bits + P2 < 2^15 (the front end's bound), so
+ * the SSE2 version works in signed 16-bit lanes: the sentinel plus P1
+ * saturates at 0x7fff and still loses every comparison, and S wraps as the
+ * scalar uint16_t sum does. */
+static int path_step_scalar(const uint16_t *pv, const uint8_t *cost, int k, int ndisp, int p1,
+                            int m, int jump, uint16_t *nv, uint16_t *sum, int best)
 {
-    const uint16_t *pv = prev->values;
-    uint16_t *nv = next->values + 1;
-    const int m = prev->min, jump = m + p2;
-    int best = 0xffff;
-    for (int k = 0; k < ndisp; k++) {
+    for (; k < ndisp; k++) {
         int a = pv[k + 1], b = pv[k] + p1, c = pv[k + 2] + p1;
         int low = a < b ? a : b;
         low = low < c ? low : c;
@@ -159,6 +188,49 @@ static void path_step(const path_state *prev, const uint8_t *cost, int ndisp, in
         sum[k] = (uint16_t)(sum[k] + value);
         best = value < best ? value : best;
     }
+    return best;
+}
+
+#ifdef __SSE2__
+/* Eight candidates a step; returns the smallest new value (0x7fff if none). */
+static int path_step_sse2(const uint16_t *pv, const uint8_t *cost, int ndisp, int p1, int m,
+                          int jump, uint16_t *nv, uint16_t *sum, int *done)
+{
+    const __m128i vp1 = _mm_set1_epi16((short)p1), vjump = _mm_set1_epi16((short)jump);
+    const __m128i vm = _mm_set1_epi16((short)m), zero = _mm_setzero_si128();
+    __m128i vbest = _mm_set1_epi16(0x7fff);
+    int k = 0;
+    for (; k + 8 <= ndisp; k += 8) {
+        __m128i a = _mm_loadu_si128((const __m128i *)(pv + k + 1));
+        __m128i b = _mm_adds_epi16(_mm_loadu_si128((const __m128i *)(pv + k)), vp1);
+        __m128i c = _mm_adds_epi16(_mm_loadu_si128((const __m128i *)(pv + k + 2)), vp1);
+        __m128i low = _mm_min_epi16(_mm_min_epi16(a, b), _mm_min_epi16(c, vjump));
+        __m128i ck = _mm_unpacklo_epi8(_mm_loadl_epi64((const __m128i *)(cost + k)), zero);
+        __m128i value = _mm_add_epi16(_mm_sub_epi16(low, vm), ck);
+        _mm_storeu_si128((__m128i *)(nv + k), value);
+        __m128i s = _mm_loadu_si128((const __m128i *)(sum + k));
+        _mm_storeu_si128((__m128i *)(sum + k), _mm_add_epi16(s, value));
+        vbest = _mm_min_epi16(vbest, value);
+    }
+    vbest = _mm_min_epi16(vbest, _mm_srli_si128(vbest, 8));
+    vbest = _mm_min_epi16(vbest, _mm_srli_si128(vbest, 4));
+    vbest = _mm_min_epi16(vbest, _mm_srli_si128(vbest, 2));
+    *done = k;
+    return _mm_extract_epi16(vbest, 0);
+}
+#endif
+
+static void path_step(const path_state *prev, const uint8_t *cost, int ndisp, int p1, int p2,
+                      path_state *next, uint16_t *sum)
+{
+    const uint16_t *pv = prev->values;
+    uint16_t *nv = next->values + 1;
+    const int m = prev->min, jump = m + p2;
+    int best = 0xffff, k = 0;
+#ifdef __SSE2__
+    best = path_step_sse2(pv, cost, ndisp, p1, m, jump, nv, sum, &k);
+#endif
+    best = path_step_scalar(pv, cost, k, ndisp, p1, m, jump, nv, sum, best);
     next->values[0] = next->values[ndisp + 1] = SGM_SENTINEL;
     next->min = best;
 }
@@ -453,8 +525,11 @@ pv_status pv_cpu_sgm(pv_context *ctx, const pv_image *left, const pv_image *righ
         work_free(&w);
         return pv_fail(ctx, PV_ERR_NOMEM, "stereo_sgm: no memory for the cost volume and sums");
     }
-    census_image(left, params, w.v.census_left, threads);
-    census_image(right, params, w.v.census_right, threads);
+    if (!census_image(left, params, w.v.census_left, threads) ||
+        !census_image(right, params, w.v.census_right, threads)) {
+        work_free(&w);
+        return pv_fail(ctx, PV_ERR_NOMEM, "stereo_sgm: no memory for the census");
+    }
     if (params->p2_adaptive)
         fill_intensity(left, w.v.intensity);
     compute_costs(&w.v, sgm_census_bits(params->census_width, params->census_height,
