@@ -130,27 +130,55 @@ static int32_t intensity_at(const pv_image *image, int x, int y)
 
 /* ------------------------------------------------------------------- costs */
 
+/* The Hamming costs of row y.  Without a popcount instruction in the
+ * baseline flags, __builtin_popcountll is a library call per candidate;
+ * cost_row_popcnt is the same text compiled for the instruction, chosen at
+ * run time where the processor has it. */
+#define SGM_COST_ROW_BODY                                                                    \
+    const int width = v->width, ndisp = v->ndisp;                                            \
+    const uint64_t *cl = v->census_left + (size_t)y * (size_t)width;                         \
+    const uint64_t *cr = v->census_right + (size_t)y * (size_t)width;                        \
+    for (int x = 0; x < width; x++) {                                                        \
+        uint8_t *out = v->cost + ((size_t)y * (size_t)width + (size_t)x) * (size_t)ndisp;    \
+        const int lo = sgm_first_valid(x, width, v->min_disp);                               \
+        const int hi = sgm_last_valid(x, v->min_disp, ndisp);                                \
+        for (int k = 0; k < ndisp; k++)                                                      \
+            out[k] = (uint8_t)cbits;                                                         \
+        for (int k = lo; k <= hi; k++)                                                       \
+            out[k] = (uint8_t)__builtin_popcountll(cl[x] ^ cr[x - v->min_disp - k]);         \
+    }
+
 static void cost_row(const sgm_volume *v, int y, int cbits)
 {
-    const int width = v->width, ndisp = v->ndisp;
-    const uint64_t *cl = v->census_left + (size_t)y * (size_t)width;
-    const uint64_t *cr = v->census_right + (size_t)y * (size_t)width;
-    for (int x = 0; x < width; x++) {
-        uint8_t *out = v->cost + ((size_t)y * (size_t)width + (size_t)x) * (size_t)ndisp;
-        const int lo = sgm_first_valid(x, width, v->min_disp);
-        const int hi = sgm_last_valid(x, v->min_disp, ndisp);
-        for (int k = 0; k < ndisp; k++)
-            out[k] = (uint8_t)cbits;
-        for (int k = lo; k <= hi; k++)
-            out[k] = (uint8_t)__builtin_popcountll(cl[x] ^ cr[x - v->min_disp - k]);
-    }
+    SGM_COST_ROW_BODY
 }
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#define SGM_HAVE_POPCNT_ROW 1
+__attribute__((target("popcnt"))) static void cost_row_popcnt(const sgm_volume *v, int y,
+                                                               int cbits)
+{
+    SGM_COST_ROW_BODY
+}
+#endif
 
 static void compute_costs(const sgm_volume *v, int cbits)
 {
+    int popcnt = 0;
+#ifdef SGM_HAVE_POPCNT_ROW
+    __builtin_cpu_init();
+    popcnt = __builtin_cpu_supports("popcnt");
+#endif
     #pragma omp parallel for num_threads(v->threads) schedule(static)
-    for (int y = 0; y < v->height; y++)
+    for (int y = 0; y < v->height; y++) {
+#ifdef SGM_HAVE_POPCNT_ROW
+        if (popcnt) {
+            cost_row_popcnt(v, y, cbits);
+            continue;
+        }
+#endif
         cost_row(v, y, cbits);
+    }
 }
 
 /* ------------------------------------------------------------------- paths */
@@ -359,24 +387,28 @@ typedef struct sgm_choice {
 } sgm_choice;
 
 /* The right image's disparity index at every column x' of row y: the
- * argmin over k of S(x' + min_disp + k, k), ties to the smaller k. */
-static void right_row(const sgm_volume *v, int y, int *right)
+ * argmin over k of S(x' + min_disp + k, k), ties to the smaller k.  One
+ * pass over the row's sums in memory order: for a fixed x' the candidates
+ * k arrive in increasing order (x grows with k), so a strict comparison
+ * keeps the smaller k on ties.  best_sum is scratch of width entries. */
+static void right_row(const sgm_volume *v, int y, int *right, unsigned int *best_sum)
 {
     const int w = v->width, nd = v->ndisp;
     for (int xr = 0; xr < w; xr++) {
-        int lo = -xr - v->min_disp, hi = w - 1 - xr - v->min_disp;
-        lo = lo > 0 ? lo : 0;
-        hi = hi < nd - 1 ? hi : nd - 1;
-        int best = -1;
-        unsigned int best_sum = 0;
+        right[xr] = -1;
+        best_sum[xr] = 0xffffffffu; /* above every 16-bit sum */
+    }
+    for (int x = 0; x < w; x++) {
+        const uint16_t *s = v->sum + cell(v, x, y);
+        const int lo = sgm_first_valid(x, w, v->min_disp);
+        const int hi = sgm_last_valid(x, v->min_disp, nd);
         for (int k = lo; k <= hi; k++) {
-            unsigned int s = v->sum[cell(v, xr + v->min_disp + k, y) + (size_t)k];
-            if (best < 0 || s < best_sum) {
-                best = k;
-                best_sum = s;
+            const int xr = x - v->min_disp - k;
+            if (s[k] < best_sum[xr]) {
+                best_sum[xr] = s[k];
+                right[xr] = k;
             }
         }
-        right[xr] = best;
     }
 }
 
@@ -418,9 +450,9 @@ static void choose_all(const sgm_volume *v, const pv_sgm_params *p, int *right_r
     const int width = v->width;
     #pragma omp parallel for num_threads(v->threads) schedule(static)
     for (int y = 0; y < v->height; y++) {
-        int *right = right_rows + (size_t)pv_cpu_thread_index() * (size_t)width;
+        int *right = right_rows + 2 * (size_t)pv_cpu_thread_index() * (size_t)width;
         if (p->lr_check)
-            right_row(v, y, right);
+            right_row(v, y, right, (unsigned int *)(right + width));
         for (int x = 0; x < width; x++) {
             sgm_choice c = choose(v, p, u, x, y, right);
             disp[(size_t)y * width + x] = c.disparity;
@@ -471,7 +503,7 @@ static void copy_into(const float *in, int width, int height, pv_image *out)
 typedef struct sgm_work {
     sgm_volume v;
     sgm_paths paths;
-    int *right_rows;
+    int *right_rows;     /* per thread: the right row's indices, then scratch */
     float *disp, *conf;
 } sgm_work;
 
@@ -500,7 +532,7 @@ static int work_alloc(sgm_work *w, const pv_image *left, const pv_sgm_params *p,
     v->intensity = p->p2_adaptive ? malloc(pixels * sizeof *v->intensity) : NULL;
     v->cost = malloc(cells);
     v->sum = calloc(cells, sizeof *v->sum);
-    w->right_rows = malloc((size_t)threads * (size_t)left->width * sizeof *w->right_rows);
+    w->right_rows = malloc(2 * (size_t)threads * (size_t)left->width * sizeof *w->right_rows);
     w->disp = malloc(pixels * sizeof *w->disp);
     w->conf = malloc(pixels * sizeof *w->conf);
     int ok = paths_alloc(&w->paths, left->width, p->ndisp, p->paths, threads);
