@@ -412,6 +412,15 @@ static void right_row(const sgm_volume *v, int y, int *right, unsigned int *best
     }
 }
 
+/* The smallest of s[from .. to - 1]; 0xffff for an empty range. */
+static unsigned int min_sum(const uint16_t *s, int from, int to)
+{
+    unsigned int m = 0xffff;
+    for (int k = from; k < to; k++)
+        m = s[k] < m ? s[k] : m;
+    return m;
+}
+
 static sgm_choice choose(const sgm_volume *v, const pv_sgm_params *p, unsigned int u, int x,
                          int y, const int *right)
 {
@@ -421,14 +430,18 @@ static sgm_choice choose(const sgm_volume *v, const pv_sgm_params *p, unsigned i
     const int hi = sgm_last_valid(x, v->min_disp, v->ndisp);
     if (lo > hi)
         return none;
+    /* Branch-free minima first, then the first index holding the minimum:
+     * the same winner (ties: smaller k) as a running argmin, in loops the
+     * compiler vectorises. */
+    const unsigned int least = min_sum(s, lo, hi + 1);
     int best = lo;
-    for (int k = lo + 1; k <= hi; k++)
-        best = s[k] < s[best] ? k : best;
-    unsigned int second = 0xffffffffu;
-    for (int k = lo; k <= hi; k++)
-        if ((k < best - 1 || k > best + 1) && s[k] < second)
-            second = s[k];
-    const int has_second = second != 0xffffffffu;
+    while (s[best] != least)
+        best++;
+    const int has_second = lo < best - 1 || best + 1 < hi;
+    unsigned int second = min_sum(s, lo, best - 1);
+    const unsigned int above = min_sum(s, best + 2, hi + 1);
+    second = above < second ? above : second;
+    second = has_second ? second : 0xffffffffu;
     if (has_second && !sgm_is_unique(s[best], second, u))
         return none;
     const int d = v->min_disp + best;
