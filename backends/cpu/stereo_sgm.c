@@ -25,6 +25,9 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 typedef struct sgm_volume {
     int width, height, ndisp, min_disp;
@@ -52,45 +55,70 @@ static int clamp_int(int v, int lo, int hi)
     return v < lo ? lo : v > hi ? hi : v;
 }
 
-/* The window value at offset (dx, dy) from (x, y), borders replicated.
- * Every pixel type converts exactly to double, so comparisons are the
- * kernel's comparisons of the raw values. */
-static double window_value(const pv_image *image, int x, int y, int dx, int dy)
+/* The image as doubles with borders replicated: pad columns on each side
+ * and pad rows above and below, so that the census reads its window without
+ * clamping or a switch on the pixel type.  Every pixel type converts
+ * exactly to double, so comparisons are the kernel's comparisons of the raw
+ * values. */
+typedef struct padded_image {
+    double *data;
+    int stride, pad_x, pad_y;
+} padded_image;
+
+static int pad_image(const pv_image *image, int pad_x, int pad_y, padded_image *out)
 {
-    return pixel_value(image, clamp_int(x + dx, 0, image->width - 1),
-                       clamp_int(y + dy, 0, image->height - 1));
+    const int stride = image->width + 2 * pad_x, rows = image->height + 2 * pad_y;
+    out->data = malloc((size_t)stride * (size_t)rows * sizeof *out->data);
+    if (!out->data)
+        return 0;
+    out->stride = stride;
+    out->pad_x = pad_x;
+    out->pad_y = pad_y;
+    for (int r = 0; r < rows; r++) {
+        double *row = out->data + (size_t)r * (size_t)stride;
+        const int y = clamp_int(r - pad_y, 0, image->height - 1);
+        for (int c = 0; c < stride; c++)
+            row[c] = pixel_value(image, clamp_int(c - pad_x, 0, image->width - 1), y);
+    }
+    return 1;
 }
 
 /* Bit order (both backends): window positions in row-major order; plain:
  * each position but the centre against the centre; symmetric: position i
  * of the first half against its mirror n - 1 - i.  Earlier positions end
- * in higher bits. */
-static uint64_t census_at(const pv_image *image, int x, int y, const pv_sgm_params *p)
+ * in higher bits.  offsets[i] is position i relative to the centre. */
+static uint64_t census_at(const double *centre, const ptrdiff_t *offsets, int n, int symmetric)
 {
-    const int w = p->census_width, h = p->census_height, n = w * h;
-    const int count = p->census_symmetric ? n / 2 : n;
-    const double centre = pixel_value(image, x, y);
+    const int count = symmetric ? n / 2 : n;
     uint64_t code = 0;
     for (int i = 0; i < count; i++) {
-        if (!p->census_symmetric && i == n / 2)
+        if (!symmetric && i == n / 2)
             continue;
-        double a = window_value(image, x, y, i % w - w / 2, i / w - h / 2);
-        double b = p->census_symmetric
-                       ? window_value(image, x, y, (n - 1 - i) % w - w / 2, (n - 1 - i) / w - h / 2)
-                       : centre;
-        code = (code << 1) | (uint64_t)(a > b);
+        double b = symmetric ? centre[offsets[n - 1 - i]] : *centre;
+        code = (code << 1) | (uint64_t)(centre[offsets[i]] > b);
     }
     return code;
 }
 
-static void census_image(const pv_image *image, const pv_sgm_params *p, uint64_t *out,
-                         int threads)
+static int census_image(const pv_image *image, const pv_sgm_params *p, uint64_t *out,
+                        int threads)
 {
-    const int width = image->width;
+    const int w = p->census_width, h = p->census_height, n = w * h, width = image->width;
+    padded_image pad;
+    if (!pad_image(image, w / 2, h / 2, &pad))
+        return 0;
+    ptrdiff_t offsets[64];
+    for (int i = 0; i < n; i++)
+        offsets[i] = (ptrdiff_t)(i / w - h / 2) * pad.stride + (i % w - w / 2);
     #pragma omp parallel for num_threads(threads) schedule(static)
-    for (int y = 0; y < image->height; y++)
+    for (int y = 0; y < image->height; y++) {
+        const double *row = pad.data + (size_t)(y + pad.pad_y) * (size_t)pad.stride + pad.pad_x;
         for (int x = 0; x < width; x++)
-            out[(size_t)y * (size_t)width + (size_t)x] = census_at(image, x, y, p);
+            out[(size_t)y * (size_t)width + (size_t)x] =
+                census_at(row + x, offsets, n, p->census_symmetric);
+    }
+    free(pad.data);
+    return 1;
 }
 
 static int32_t intensity_at(const pv_image *image, int x, int y)
@@ -102,27 +130,55 @@ static int32_t intensity_at(const pv_image *image, int x, int y)
 
 /* ------------------------------------------------------------------- costs */
 
+/* The Hamming costs of row y.  Without a popcount instruction in the
+ * baseline flags, __builtin_popcountll is a library call per candidate;
+ * cost_row_popcnt is the same text compiled for the instruction, chosen at
+ * run time where the processor has it. */
+#define SGM_COST_ROW_BODY                                                                    \
+    const int width = v->width, ndisp = v->ndisp;                                            \
+    const uint64_t *cl = v->census_left + (size_t)y * (size_t)width;                         \
+    const uint64_t *cr = v->census_right + (size_t)y * (size_t)width;                        \
+    for (int x = 0; x < width; x++) {                                                        \
+        uint8_t *out = v->cost + ((size_t)y * (size_t)width + (size_t)x) * (size_t)ndisp;    \
+        const int lo = sgm_first_valid(x, width, v->min_disp);                               \
+        const int hi = sgm_last_valid(x, v->min_disp, ndisp);                                \
+        for (int k = 0; k < ndisp; k++)                                                      \
+            out[k] = (uint8_t)cbits;                                                         \
+        for (int k = lo; k <= hi; k++)                                                       \
+            out[k] = (uint8_t)__builtin_popcountll(cl[x] ^ cr[x - v->min_disp - k]);         \
+    }
+
 static void cost_row(const sgm_volume *v, int y, int cbits)
 {
-    const int width = v->width, ndisp = v->ndisp;
-    const uint64_t *cl = v->census_left + (size_t)y * (size_t)width;
-    const uint64_t *cr = v->census_right + (size_t)y * (size_t)width;
-    for (int x = 0; x < width; x++) {
-        uint8_t *out = v->cost + ((size_t)y * (size_t)width + (size_t)x) * (size_t)ndisp;
-        const int lo = sgm_first_valid(x, width, v->min_disp);
-        const int hi = sgm_last_valid(x, v->min_disp, ndisp);
-        for (int k = 0; k < ndisp; k++)
-            out[k] = (uint8_t)cbits;
-        for (int k = lo; k <= hi; k++)
-            out[k] = (uint8_t)__builtin_popcountll(cl[x] ^ cr[x - v->min_disp - k]);
-    }
+    SGM_COST_ROW_BODY
 }
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#define SGM_HAVE_POPCNT_ROW 1
+__attribute__((target("popcnt"))) static void cost_row_popcnt(const sgm_volume *v, int y,
+                                                               int cbits)
+{
+    SGM_COST_ROW_BODY
+}
+#endif
 
 static void compute_costs(const sgm_volume *v, int cbits)
 {
+    int popcnt = 0;
+#ifdef SGM_HAVE_POPCNT_ROW
+    __builtin_cpu_init();
+    popcnt = __builtin_cpu_supports("popcnt");
+#endif
     #pragma omp parallel for num_threads(v->threads) schedule(static)
-    for (int y = 0; y < v->height; y++)
+    for (int y = 0; y < v->height; y++) {
+#ifdef SGM_HAVE_POPCNT_ROW
+        if (popcnt) {
+            cost_row_popcnt(v, y, cbits);
+            continue;
+        }
+#endif
         cost_row(v, y, cbits);
+    }
 }
 
 /* ------------------------------------------------------------------- paths */
@@ -141,15 +197,16 @@ static void path_reset(path_state *s, int ndisp)
     s->min = 0; /* all zero: the first step gives L = C */
 }
 
-/* One step along a path: next from prev and the costs, added into sum. */
-static void path_step(const path_state *prev, const uint8_t *cost, int ndisp, int p1, int p2,
-                      path_state *next, uint16_t *sum)
+/* One step along a path: next from prev and the costs, added into sum.
+ * L(k) = C(k) + min(L'(k), L'(k-1) + P1, L'(k+1) + P1, min L' + P2) - min L'.
+ * Every path value is at most bits + P2 < 2^15 (the front end's bound), so
+ * the SSE2 version works in signed 16-bit lanes: the sentinel plus P1
+ * saturates at 0x7fff and still loses every comparison, and S wraps as the
+ * scalar uint16_t sum does. */
+static int path_step_scalar(const uint16_t *pv, const uint8_t *cost, int k, int ndisp, int p1,
+                            int m, int jump, uint16_t *nv, uint16_t *sum, int best)
 {
-    const uint16_t *pv = prev->values;
-    uint16_t *nv = next->values + 1;
-    const int m = prev->min, jump = m + p2;
-    int best = 0xffff;
-    for (int k = 0; k < ndisp; k++) {
+    for (; k < ndisp; k++) {
         int a = pv[k + 1], b = pv[k] + p1, c = pv[k + 2] + p1;
         int low = a < b ? a : b;
         low = low < c ? low : c;
@@ -159,6 +216,49 @@ static void path_step(const path_state *prev, const uint8_t *cost, int ndisp, in
         sum[k] = (uint16_t)(sum[k] + value);
         best = value < best ? value : best;
     }
+    return best;
+}
+
+#ifdef __SSE2__
+/* Eight candidates a step; returns the smallest new value (0x7fff if none). */
+static int path_step_sse2(const uint16_t *pv, const uint8_t *cost, int ndisp, int p1, int m,
+                          int jump, uint16_t *nv, uint16_t *sum, int *done)
+{
+    const __m128i vp1 = _mm_set1_epi16((short)p1), vjump = _mm_set1_epi16((short)jump);
+    const __m128i vm = _mm_set1_epi16((short)m), zero = _mm_setzero_si128();
+    __m128i vbest = _mm_set1_epi16(0x7fff);
+    int k = 0;
+    for (; k + 8 <= ndisp; k += 8) {
+        __m128i a = _mm_loadu_si128((const __m128i *)(pv + k + 1));
+        __m128i b = _mm_adds_epi16(_mm_loadu_si128((const __m128i *)(pv + k)), vp1);
+        __m128i c = _mm_adds_epi16(_mm_loadu_si128((const __m128i *)(pv + k + 2)), vp1);
+        __m128i low = _mm_min_epi16(_mm_min_epi16(a, b), _mm_min_epi16(c, vjump));
+        __m128i ck = _mm_unpacklo_epi8(_mm_loadl_epi64((const __m128i *)(cost + k)), zero);
+        __m128i value = _mm_add_epi16(_mm_sub_epi16(low, vm), ck);
+        _mm_storeu_si128((__m128i *)(nv + k), value);
+        __m128i s = _mm_loadu_si128((const __m128i *)(sum + k));
+        _mm_storeu_si128((__m128i *)(sum + k), _mm_add_epi16(s, value));
+        vbest = _mm_min_epi16(vbest, value);
+    }
+    vbest = _mm_min_epi16(vbest, _mm_srli_si128(vbest, 8));
+    vbest = _mm_min_epi16(vbest, _mm_srli_si128(vbest, 4));
+    vbest = _mm_min_epi16(vbest, _mm_srli_si128(vbest, 2));
+    *done = k;
+    return _mm_extract_epi16(vbest, 0);
+}
+#endif
+
+static void path_step(const path_state *prev, const uint8_t *cost, int ndisp, int p1, int p2,
+                      path_state *next, uint16_t *sum)
+{
+    const uint16_t *pv = prev->values;
+    uint16_t *nv = next->values + 1;
+    const int m = prev->min, jump = m + p2;
+    int best = 0xffff, k = 0;
+#ifdef __SSE2__
+    best = path_step_sse2(pv, cost, ndisp, p1, m, jump, nv, sum, &k);
+#endif
+    best = path_step_scalar(pv, cost, k, ndisp, p1, m, jump, nv, sum, best);
     next->values[0] = next->values[ndisp + 1] = SGM_SENTINEL;
     next->min = best;
 }
@@ -287,25 +387,38 @@ typedef struct sgm_choice {
 } sgm_choice;
 
 /* The right image's disparity index at every column x' of row y: the
- * argmin over k of S(x' + min_disp + k, k), ties to the smaller k. */
-static void right_row(const sgm_volume *v, int y, int *right)
+ * argmin over k of S(x' + min_disp + k, k), ties to the smaller k.  One
+ * pass over the row's sums in memory order: for a fixed x' the candidates
+ * k arrive in increasing order (x grows with k), so a strict comparison
+ * keeps the smaller k on ties.  best_sum is scratch of width entries. */
+static void right_row(const sgm_volume *v, int y, int *right, unsigned int *best_sum)
 {
     const int w = v->width, nd = v->ndisp;
     for (int xr = 0; xr < w; xr++) {
-        int lo = -xr - v->min_disp, hi = w - 1 - xr - v->min_disp;
-        lo = lo > 0 ? lo : 0;
-        hi = hi < nd - 1 ? hi : nd - 1;
-        int best = -1;
-        unsigned int best_sum = 0;
+        right[xr] = -1;
+        best_sum[xr] = 0xffffffffu; /* above every 16-bit sum */
+    }
+    for (int x = 0; x < w; x++) {
+        const uint16_t *s = v->sum + cell(v, x, y);
+        const int lo = sgm_first_valid(x, w, v->min_disp);
+        const int hi = sgm_last_valid(x, v->min_disp, nd);
         for (int k = lo; k <= hi; k++) {
-            unsigned int s = v->sum[cell(v, xr + v->min_disp + k, y) + (size_t)k];
-            if (best < 0 || s < best_sum) {
-                best = k;
-                best_sum = s;
+            const int xr = x - v->min_disp - k;
+            if (s[k] < best_sum[xr]) {
+                best_sum[xr] = s[k];
+                right[xr] = k;
             }
         }
-        right[xr] = best;
     }
+}
+
+/* The smallest of s[from .. to - 1]; 0xffff for an empty range. */
+static unsigned int min_sum(const uint16_t *s, int from, int to)
+{
+    unsigned int m = 0xffff;
+    for (int k = from; k < to; k++)
+        m = s[k] < m ? s[k] : m;
+    return m;
 }
 
 static sgm_choice choose(const sgm_volume *v, const pv_sgm_params *p, unsigned int u, int x,
@@ -317,14 +430,18 @@ static sgm_choice choose(const sgm_volume *v, const pv_sgm_params *p, unsigned i
     const int hi = sgm_last_valid(x, v->min_disp, v->ndisp);
     if (lo > hi)
         return none;
+    /* Branch-free minima first, then the first index holding the minimum:
+     * the same winner (ties: smaller k) as a running argmin, in loops the
+     * compiler vectorises. */
+    const unsigned int least = min_sum(s, lo, hi + 1);
     int best = lo;
-    for (int k = lo + 1; k <= hi; k++)
-        best = s[k] < s[best] ? k : best;
-    unsigned int second = 0xffffffffu;
-    for (int k = lo; k <= hi; k++)
-        if ((k < best - 1 || k > best + 1) && s[k] < second)
-            second = s[k];
-    const int has_second = second != 0xffffffffu;
+    while (s[best] != least)
+        best++;
+    const int has_second = lo < best - 1 || best + 1 < hi;
+    unsigned int second = min_sum(s, lo, best - 1);
+    const unsigned int above = min_sum(s, best + 2, hi + 1);
+    second = above < second ? above : second;
+    second = has_second ? second : 0xffffffffu;
     if (has_second && !sgm_is_unique(s[best], second, u))
         return none;
     const int d = v->min_disp + best;
@@ -346,9 +463,9 @@ static void choose_all(const sgm_volume *v, const pv_sgm_params *p, int *right_r
     const int width = v->width;
     #pragma omp parallel for num_threads(v->threads) schedule(static)
     for (int y = 0; y < v->height; y++) {
-        int *right = right_rows + (size_t)pv_cpu_thread_index() * (size_t)width;
+        int *right = right_rows + 2 * (size_t)pv_cpu_thread_index() * (size_t)width;
         if (p->lr_check)
-            right_row(v, y, right);
+            right_row(v, y, right, (unsigned int *)(right + width));
         for (int x = 0; x < width; x++) {
             sgm_choice c = choose(v, p, u, x, y, right);
             disp[(size_t)y * width + x] = c.disparity;
@@ -399,7 +516,7 @@ static void copy_into(const float *in, int width, int height, pv_image *out)
 typedef struct sgm_work {
     sgm_volume v;
     sgm_paths paths;
-    int *right_rows;
+    int *right_rows;     /* per thread: the right row's indices, then scratch */
     float *disp, *conf;
 } sgm_work;
 
@@ -428,7 +545,7 @@ static int work_alloc(sgm_work *w, const pv_image *left, const pv_sgm_params *p,
     v->intensity = p->p2_adaptive ? malloc(pixels * sizeof *v->intensity) : NULL;
     v->cost = malloc(cells);
     v->sum = calloc(cells, sizeof *v->sum);
-    w->right_rows = malloc((size_t)threads * (size_t)left->width * sizeof *w->right_rows);
+    w->right_rows = malloc(2 * (size_t)threads * (size_t)left->width * sizeof *w->right_rows);
     w->disp = malloc(pixels * sizeof *w->disp);
     w->conf = malloc(pixels * sizeof *w->conf);
     int ok = paths_alloc(&w->paths, left->width, p->ndisp, p->paths, threads);
@@ -453,8 +570,11 @@ pv_status pv_cpu_sgm(pv_context *ctx, const pv_image *left, const pv_image *righ
         work_free(&w);
         return pv_fail(ctx, PV_ERR_NOMEM, "stereo_sgm: no memory for the cost volume and sums");
     }
-    census_image(left, params, w.v.census_left, threads);
-    census_image(right, params, w.v.census_right, threads);
+    if (!census_image(left, params, w.v.census_left, threads) ||
+        !census_image(right, params, w.v.census_right, threads)) {
+        work_free(&w);
+        return pv_fail(ctx, PV_ERR_NOMEM, "stereo_sgm: no memory for the census");
+    }
     if (params->p2_adaptive)
         fill_intensity(left, w.v.intensity);
     compute_costs(&w.v, sgm_census_bits(params->census_width, params->census_height,
