@@ -150,11 +150,11 @@ PV_API pv_status pv_flow3d_sequence(pv_device_group *group, const pv_volume *fra
 PV_API pv_status pv_stereo_bp_group(pv_device_group *group, const pv_image *left, const pv_image *right,
                                     const pv_bp_params *params, pv_image *disparity);
 
-/* Rows of context a band of pv_stereo_sgm_group reads above and below the
+/** Rows of context a band of pv_stereo_sgm_group reads above and below the
  * rows it writes. */
 #define PV_SGM_GROUP_OVERLAP 64
 
-/* Semi-global matching with the image cut into one band of rows per device
+/** Semi-global matching with the image cut into one band of rows per device
  * (fewer when the image has fewer rows), each band run by pv_stereo_sgm on
  * its device with PV_SGM_GROUP_OVERLAP rows of the image above and below
  * it, its own rows kept.  Arguments as for pv_stereo_sgm; disparity is
@@ -167,7 +167,13 @@ PV_API pv_status pv_stereo_bp_group(pv_device_group *group, const pv_image *left
  * identical to one context's on >= 99% of the pixels of the image (tested
  * on the tsukuba pair with 2 bands, tests/test_multi.c; measured there:
  * 99.993%, 8 pixels of 110592).  Cross-check
- * mode is each band's own (pv_stereo_sgm on each member's context). */
+ * mode is each band's own (pv_stereo_sgm on each member's context).
+ * @param group the device group
+ * @param left the left (reference) image
+ * @param right the right image
+ * @param params the parameters (see the type)
+ * @param disparity receives the disparity map
+ * @return PV_OK, or the failure's status */
 PV_API pv_status pv_stereo_sgm_group(pv_device_group *group, const pv_image *left,
                                      const pv_image *right, const pv_sgm_params *params,
                                      pv_image *disparity);
