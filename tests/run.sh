@@ -132,6 +132,8 @@ if [ "${#steps[@]}" -eq 0 ]; then
     steps=("${quick_steps[@]}")
 elif [ "${#steps[@]}" -eq 1 ] && [ "${steps[0]}" = --all ]; then
     steps=("${all_steps[@]}")
+    # The long steps' tools (packaging, the manual, clang for the sanitizers).
+    bash "$top/build-aux/install-packages.sh" required all || exit 1
 fi
 for step in "${steps[@]}"; do
     declare -F "run_$step" >/dev/null || { echo "tests/run.sh: unknown step '$step' (steps: ${all_steps[*]}, or --all)"; exit 2; }

@@ -15,7 +15,7 @@
 #   5. purge the three packages and every package step 3 pulled in (also
 #      when a step fails).
 # Each step's time is printed.  Needs root (or sudo) and the packages of
-# build-aux/debian-packages.txt (debhelper, lintian, doxygen among them).
+# build-aux/debian-packages-all.txt (debhelper, lintian, doxygen among them).
 #
 #   tests/test_debian.sh [WORKDIR]     (default: _build/tests/tmp/debian)
 set -uo pipefail
@@ -36,7 +36,7 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 for tool in dpkg-buildpackage dh lintian doxygen pkg-config; do
     command -v "$tool" >/dev/null ||
-        fail "$tool not found (install the packages of build-aux/debian-packages.txt)"
+        fail "$tool not found (bash build-aux/install-packages.sh all)"
 done
 for p in "${packages[@]}"; do
     if dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed'; then
