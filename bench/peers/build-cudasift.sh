@@ -8,10 +8,7 @@ src=${1:?CudaSift source directory}
 out=${2:?output directory}
 here=$(cd "$(dirname "$0")" && pwd)
 arch=${3:-}
-if [ -z "$arch" ]; then
-    cap=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -1 | tr -d '.') || cap=
-    arch=sm_${cap:-90}
-fi
+. "$here/cuda-arch.sh"
 mkdir -p "$out/src"
 # A copy of the sources, less InitCuda's printout of the memory clock:
 # cudaDeviceProp::memoryClockRate is gone from recent CUDA releases.
