@@ -22,8 +22,10 @@ static const pv_cl_param_default octreg_defaults[] = {
     {"OCT_PAD_WG_Y", 8},
     {"OCT_STATS_WG", 256},   /* per-plane statistics (power of two)       */
     {"OCT_REDUCE_WG", 256},  /* arg-max work-group size (power of two)    */
-    {"OCT_REDUCE_GROUPS", 64}, /* arg-max first-stage groups per map: a batch
-                                * of maps keeps the device busy on its own */
+    {"OCT_REDUCE_GROUPS", 2048}, /* arg-max first-stage groups per launch,
+                                  * spread over the batch's maps: enough to
+                                  * fill a large GPU several times over
+                                  * whether the batch holds one map or many */
 };
 
 const pv_cl_param_family pv_cl_params_octreg = {
@@ -37,7 +39,7 @@ typedef struct cl_oct_plan {
     pv_cl_fft *fft[PV_OCT_TRANSFORMS];
     size_t half_points[PV_OCT_TRANSFORMS];  /* half-spectrum points */
     size_t grid_points[PV_OCT_TRANSFORMS];  /* transform grid points */
-    int groups;                 /* first-stage arg-max groups per map */
+    int groups;                 /* first-stage arg-max groups per launch */
     int records;                /* record slots: max(planes, stripes) */
     cl_mem volume, stats, plane_input, target, ref_full, ref_sub;
     cl_mem full_input, full_spectra, sub_input, sub_spectra;
@@ -152,8 +154,8 @@ static pv_status table_buffers(pv_context *ctx, cl_oct_plan *p)
         {&p->sub_index, planes * sizeof(cl_int)},
         {&p->starts, records * sizeof(cl_int)},
         {&p->twiddle, twiddles * sizeof(float)},
-        {&p->part_values, maps * (size_t)p->groups * sizeof(float)},
-        {&p->part_indices, maps * (size_t)p->groups * sizeof(cl_uint)},
+        {&p->part_values, (maps + (size_t)p->groups) * sizeof(float)},
+        {&p->part_indices, (maps + (size_t)p->groups) * sizeof(cl_uint)},
         {&p->peaks, records * OCT_RECORD * sizeof(float)},
         {&p->peak_indices, records * sizeof(cl_uint)},
     };
@@ -310,16 +312,27 @@ typedef struct max_job {
     int first;        /* record slot of map 0 */
 } max_job;
 
+/* First-stage groups per map: the launch's share (at most p->groups + maps
+ * partials in all, the buffers' size), and no more than the map has quads
+ * for, so that no group is idle. */
+static cl_uint groups_per_map(const cl_oct_plan *p, max_job j, size_t wg)
+{
+    size_t share = ((size_t)p->groups + (size_t)j.maps_used - 1) / (size_t)j.maps_used;
+    size_t useful = ((j.count + 3) / 4 + wg - 1) / wg;
+    size_t groups = share < useful ? share : useful;
+    return (cl_uint)(groups > 0 ? groups : 1);
+}
+
 static pv_status find_peaks(pv_context *ctx, cl_oct_plan *p, max_job j)
 {
-    cl_uint count = (cl_uint)j.count, groups = (cl_uint)p->groups;
-    cl_int nx = j.n[0], ny = j.n[1], nz = j.n[2], first = j.first;
     size_t wg = (size_t)param(ctx, "OCT_REDUCE_WG");
+    cl_uint count = (cl_uint)j.count, groups = groups_per_map(p, j, wg);
+    cl_int nx = j.n[0], ny = j.n[1], nz = j.n[2], first = j.first;
     kernel_arg partial[] = {ARG(j.maps), ARG(count), ARG(groups), ARG(p->part_values),
                             ARG(p->part_indices)};
     size_t global1[2] = {groups * wg, (size_t)j.maps_used}, local[2] = {wg, 1};
-    pv_status status = pv_cl_run(ctx, "octreg", "octreg", "argmax_partial", partial, 5, 2, global1,
-                                 local);
+    pv_status status = pv_cl_run(ctx, "octreg", "octreg", "oct_max_partial", partial, 5, 2,
+                                 global1, local);
     kernel_arg final[] = {ARG(p->part_values), ARG(p->part_indices), ARG(groups), ARG(j.maps),
                           ARG(count), ARG(nx), ARG(ny), ARG(nz), ARG(first), ARG(p->peaks),
                           ARG(p->peak_indices)};
@@ -385,7 +398,11 @@ static pv_status coarse_batch(pv_context *ctx, cl_oct_plan *p, int first, int co
     kernel_arg args[] = {ARG(p->target), ARG(plane_bins), ARG(planes), ARG(p->starts), ARG(at),
                          ARG(width), ARG(p->twiddle), ARG(depth), ARG(p->ref_full), ARG(bins),
                          ARG(scale), ARG(p->full_spectra)};
-    pv_status status = launch_rows(ctx, "oct_stripe_power", args, 12, bins, (size_t)count);
+    size_t wg = (size_t)param(ctx, "OCT_WG");
+    size_t global[3] = {(plane_bins + wg - 1) / wg * wg, (size_t)depth, (size_t)count};
+    size_t local[3] = {wg, 1, 1};
+    pv_status status = pv_cl_run(ctx, "octreg", "octreg", "oct_stripe_power", args, 12, 3, global,
+                                 local);
     return batch_peaks(ctx, p, PV_OCT_FULL, first, count, status);
 }
 
@@ -409,11 +426,11 @@ static pv_status fine_batch(pv_context *ctx, cl_oct_plan *p, int first, int coun
 {
     cl_uint plane_bins = (cl_uint)p->half_points[PV_OCT_PLANE];
     cl_uint bins = (cl_uint)p->half_points[PV_OCT_SUB];
-    cl_int at = first;
+    cl_int at = first, slots = count;
     cl_float scale = (cl_float)(1.0 / (double)p->grid_points[PV_OCT_SUB]);
-    kernel_arg args[] = {ARG(p->target), ARG(plane_bins), ARG(p->sub_index), ARG(at),
+    kernel_arg args[] = {ARG(p->target), ARG(plane_bins), ARG(p->sub_index), ARG(at), ARG(slots),
                          ARG(p->ref_sub), ARG(bins), ARG(scale), ARG(p->sub_spectra)};
-    pv_status status = launch_rows(ctx, "oct_plane_power", args, 8, bins, (size_t)count);
+    pv_status status = launch_rows(ctx, "oct_plane_power", args, 9, bins, 1);
     return batch_peaks(ctx, p, PV_OCT_SUB, first, count, status);
 }
 
