@@ -26,6 +26,9 @@ static const pv_cl_param_default octreg_defaults[] = {
                                   * spread over the batch's maps: enough to
                                   * fill a large GPU several times over
                                   * whether the batch holds one map or many */
+    {"OCT_FINE_2D", 1},      /* 1: fine maps by 2D inverse transforms of
+                              * the ky-inverted references (docs/octreg.md);
+                              * 0: by 3D inverse transforms */
 };
 
 const pv_cl_param_family pv_cl_params_octreg = {
@@ -37,6 +40,7 @@ const pv_cl_param_family pv_cl_params_octreg = {
 typedef struct cl_oct_plan {
     pv_oct_geometry g;
     pv_cl_fft *fft[PV_OCT_TRANSFORMS];
+    pv_cl_fft *fine_2d;         /* fine maps' 2D inverse (OCT_FINE_2D), or NULL */
     size_t half_points[PV_OCT_TRANSFORMS];  /* half-spectrum points */
     size_t grid_points[PV_OCT_TRANSFORMS];  /* transform grid points */
     int groups;                 /* first-stage arg-max groups per launch */
@@ -85,6 +89,8 @@ static pv_status finish(pv_context *ctx, cl_oct_plan *p, pv_status status)
     for (int t = 0; t < PV_OCT_TRANSFORMS; t++)
         if (p->fft[t])
             pv_cl_fft_collect(ctx, p->fft[t]);
+    if (p->fine_2d)
+        pv_cl_fft_collect(ctx, p->fine_2d);
     return status;
 }
 
@@ -108,6 +114,7 @@ static void pv_cl_oct_destroy(pv_context *ctx, void *plan)
         pv_cl_release(owned[i]);
     for (int t = 0; t < PV_OCT_TRANSFORMS; t++)
         pv_cl_fft_release(p->fft[t]);
+    pv_cl_fft_release(p->fine_2d);
     free(p->host_records);
     free(p);
 }
@@ -122,7 +129,12 @@ static pv_status acquire_transforms(pv_context *ctx, cl_oct_plan *p)
         p->half_points[t] = pv_cl_fft_complex_count(p->fft[t]);
         p->grid_points[t] = pv_cl_fft_real_count(p->fft[t]);
     }
-    return PV_OK;
+    if (!param(ctx, "OCT_FINE_2D"))
+        return PV_OK;
+    /* One 2D transform per ky slice of every map of a fine batch: the same
+     * dense layouts as the 3D batch. */
+    const int size[3] = {p->g.fft[0], p->g.fft[1], 1};
+    return pv_cl_fft_acquire(ctx, size, p->g.fine_batch * p->g.sub_width, &p->fine_2d);
 }
 
 static pv_status data_buffers(pv_context *ctx, cl_oct_plan *p)
@@ -262,6 +274,20 @@ static pv_status full_reference(pv_context *ctx, cl_oct_plan *p, float floor)
     return status;
 }
 
+/* The unit-phase spectrum at sub_spectra + in_at, its ky axis inverted,
+ * into ref_sub + out_at (complex offsets). */
+static pv_status ky_inverse(pv_context *ctx, cl_oct_plan *p, size_t in_at, size_t out_at)
+{
+    cl_ulong in_offset = in_at, out_offset = out_at;
+    cl_uint plane_bins = (cl_uint)p->half_points[PV_OCT_PLANE];
+    cl_int width = p->g.sub_width;
+    kernel_arg args[] = {ARG(p->sub_spectra), ARG(in_offset), ARG(plane_bins), ARG(width),
+                         ARG(p->ref_sub), ARG(out_offset)};
+    size_t wg = (size_t)param(ctx, "OCT_WG");
+    size_t global[2] = {(plane_bins + wg - 1) / wg * wg, (size_t)width}, local[2] = {wg, 1};
+    return pv_cl_run(ctx, "octreg", "octreg", "oct_sub_ky_inverse", args, 6, 2, global, local);
+}
+
 /* Sub-volumes first .. first + count - 1 through one batched transform. */
 static pv_status sub_references(pv_context *ctx, cl_oct_plan *p, int first, int count,
                                 const float *floors)
@@ -275,9 +301,17 @@ static pv_status sub_references(pv_context *ctx, cl_oct_plan *p, int first, int 
     if (status == PV_OK)
         status = pv_cl_fft_forward(ctx, p->fft[PV_OCT_SUB], p->sub_input, p->sub_spectra);
     const size_t bins = p->half_points[PV_OCT_SUB];
-    for (int i = 0; status == PV_OK && i < count; i++)
-        status = unit_phase(ctx, p->sub_spectra, (size_t)i * bins, p->ref_sub,
-                            (size_t)(first + i) * bins, bins, floors[1 + first + i]);
+    for (int i = 0; status == PV_OK && i < count; i++) {
+        if (!p->fine_2d) {
+            status = unit_phase(ctx, p->sub_spectra, (size_t)i * bins, p->ref_sub,
+                                (size_t)(first + i) * bins, bins, floors[1 + first + i]);
+            continue;
+        }
+        status = unit_phase(ctx, p->sub_spectra, (size_t)i * bins, p->sub_spectra,
+                            (size_t)i * bins, bins, floors[1 + first + i]);
+        if (status == PV_OK)
+            status = ky_inverse(ctx, p, (size_t)i * bins, (size_t)(first + i) * bins);
+    }
     return status;
 }
 
@@ -379,8 +413,9 @@ static pv_status batch_peaks(pv_context *ctx, cl_oct_plan *p, pv_oct_transform t
     cl_mem spectra = t == PV_OCT_FULL ? p->full_spectra : p->sub_spectra;
     cl_mem maps = t == PV_OCT_FULL ? p->full_input : p->sub_input;
     const pv_oct_transform_shape shape = pv_oct_transform_shape_of(&p->g, t);
+    pv_cl_fft *inverse = t == PV_OCT_SUB && p->fine_2d ? p->fine_2d : p->fft[t];
     if (status == PV_OK)
-        status = pv_cl_fft_inverse(ctx, p->fft[t], spectra, maps);
+        status = pv_cl_fft_inverse(ctx, inverse, spectra, maps);
     max_job job = {maps, p->grid_points[t], {shape.size[0], shape.size[1], shape.size[2]}, count,
                    first};
     if (status == PV_OK)
@@ -426,11 +461,12 @@ static pv_status fine_batch(pv_context *ctx, cl_oct_plan *p, int first, int coun
 {
     cl_uint plane_bins = (cl_uint)p->half_points[PV_OCT_PLANE];
     cl_uint bins = (cl_uint)p->half_points[PV_OCT_SUB];
-    cl_int at = first, slots = count;
+    cl_int at = first, slots = count, ky_inverted = p->fine_2d != NULL;
     cl_float scale = (cl_float)(1.0 / (double)p->grid_points[PV_OCT_SUB]);
     kernel_arg args[] = {ARG(p->target), ARG(plane_bins), ARG(p->sub_index), ARG(at), ARG(slots),
-                         ARG(p->ref_sub), ARG(bins), ARG(scale), ARG(p->sub_spectra)};
-    pv_status status = launch_rows(ctx, "oct_plane_power", args, 9, bins, 1);
+                         ARG(p->ref_sub), ARG(bins), ARG(scale), ARG(ky_inverted),
+                         ARG(p->sub_spectra)};
+    pv_status status = launch_rows(ctx, "oct_plane_power", args, 10, bins, 1);
     return batch_peaks(ctx, p, PV_OCT_SUB, first, count, status);
 }
 

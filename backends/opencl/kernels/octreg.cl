@@ -165,8 +165,47 @@ void oct_stripe_power(__global const float2 *planes, uint plane_bins, int plane_
     out[(size_t)slot * bins + bin] = cross_power(mr, mi, reference[bin], scale);
 }
 
+/* The fine reference with its ky axis inverted, made once per sub-volume
+ * when the plan is made: out[y][i] = sum over ky of conj(u[ky][i]) *
+ * exp(+2 pi i ky y / width), u the sub-volume's unit-phase spectrum (width
+ * planes of plane_bins bins).  A B-scan's spectrum is constant along ky, so
+ * its cross-power spectrum's inverse along ky is the B-scan's unit phase
+ * times this, and each fine batch needs only 2D inverse transforms.
+ * Global (plane_bins rounded up to the work-group, width). */
+__kernel __attribute__((reqd_work_group_size(OCT_WG, 1, 1)))
+void oct_sub_ky_inverse(__global const float2 *unit, ulong in_offset, uint plane_bins, int width,
+                        __global float2 *out, ulong out_offset)
+{
+    const uint i = get_global_id(0);
+    const int y = get_global_id(1);
+    if (i >= plane_bins)
+        return;
+    float hr = 0.0f, hi = 0.0f;
+    for (int ky = 0; ky < width; ky++) {
+        float2 u = unit[in_offset + (size_t)ky * plane_bins + i];
+        float turn = (float)(2 * ((ky * y) % width)) / (float)width;
+        float c = cospi(turn), sn = sinpi(turn);
+        hr = hr + (u.x * c + u.y * sn);
+        hi = hi + (u.x * sn - u.y * c);
+    }
+    out[out_offset + (size_t)y * plane_bins + i] = (float2)(hr, hi);
+}
+
+/* scale * (m / |m|) * h, h a reference made by oct_sub_ky_inverse. */
+static float2 scaled_product(float mr, float mi, float2 h, float scale)
+{
+    float m2 = mr * mr + mi * mi;
+    float s = m2 > FLT_MIN ? scale / sqrt(m2) : 0.0f;
+    mr = mr * s;
+    mi = mi * s;
+    return (float2)(mr * h.x - mi * h.y, mr * h.y + mi * h.x);
+}
+
 /* Fine: planes first .. first + slots - 1 (each constant along ky) against
  * their sub-volumes, one item per bin looping over the batch's planes.
+ * ky_inverted: the references come from oct_sub_ky_inverse (the output is
+ * then for 2D inverse transforms per ky slice), else they are unit-phase
+ * spectra (the output is a 3D cross-power spectrum).
  * Neighbouring planes mostly share a sub-volume, so the reference value is
  * read again only when the sub-volume changes: the launch reads about one
  * reference spectrum instead of one per plane, the traffic that bounds it.
@@ -174,7 +213,7 @@ void oct_stripe_power(__global const float2 *planes, uint plane_bins, int plane_
 __kernel __attribute__((reqd_work_group_size(OCT_WG, 1, 1)))
 void oct_plane_power(__global const float2 *planes, uint plane_bins, __global const int *sub,
                      int first, int slots, __global const float2 *reference, uint bins,
-                     float scale, __global float2 *out)
+                     float scale, int ky_inverted, __global float2 *out)
 {
     const uint bin = get_global_id(0);
     if (bin >= bins)
@@ -189,7 +228,8 @@ void oct_plane_power(__global const float2 *planes, uint plane_bins, __global co
             loaded = s;
         }
         float2 m = planes[(size_t)plane * plane_bins + i];
-        out[(size_t)slot * bins + bin] = cross_power(m.x, m.y, f, scale);
+        out[(size_t)slot * bins + bin] = ky_inverted ? scaled_product(m.x, m.y, f, scale)
+                                                     : cross_power(m.x, m.y, f, scale);
     }
 }
 
