@@ -8,7 +8,9 @@
  * only small arrays cross the bus: its plane statistics, the stripes' and
  * the planes' peak records (7 floats and an index each) and the sub-volume
  * choice (an int per plane).  Batches are enqueued back to back; the host
- * waits once per step.  FFTs go through fft.c. */
+ * waits once per step.  FFTs go through fft.c.  With OCT_FINE_2D the
+ * sub-volume references are stored with their ky axis already inverted, and
+ * the fine maps come from 2D inverse transforms (docs/octreg.md). */
 #include "opencl.h"
 #include "fft.h"
 
