@@ -183,7 +183,7 @@ void oct_sub_ky_inverse(__global const float2 *unit, ulong in_offset, uint plane
     float hr = 0.0f, hi = 0.0f;
     for (int ky = 0; ky < width; ky++) {
         float2 u = unit[in_offset + (size_t)ky * plane_bins + i];
-        float turn = (float)(2 * ((ky * y) % width)) / (float)width;
+        float turn = (float)(2u * ((uint)ky * (uint)y % (uint)width)) / (float)width;
         float c = cospi(turn), sn = sinpi(turn);
         hr = hr + (u.x * c + u.y * sn);
         hi = hi + (u.x * sn - u.y * c);
