@@ -616,7 +616,7 @@ static const tune_axis features_axes[] = {
 
 static const tune_axis octreg_axes[] = {
     GROUP("OCT_WG"), SHAPE("OCT_PAD_WG_X", "OCT_PAD_WG_Y"), GROUP("OCT_STATS_WG"),
-    GROUP("OCT_REDUCE_WG"), VALUES("OCT_REDUCE_GROUPS", 16, 64, 256), AXES_END};
+    GROUP("OCT_REDUCE_WG"), VALUES("OCT_REDUCE_GROUPS", 512, 2048, 8192), AXES_END};
 
 static const tune_axis geometry_axes[] = {GROUP("GEOM_WG"), AXES_END};
 static const tune_axis sgm_axes[] = {VALUES("SGM_DPI", 4, 8, 16), VALUES("SGM_LINES", 2, 4, 8, 16),

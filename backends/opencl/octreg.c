@@ -8,7 +8,9 @@
  * only small arrays cross the bus: its plane statistics, the stripes' and
  * the planes' peak records (7 floats and an index each) and the sub-volume
  * choice (an int per plane).  Batches are enqueued back to back; the host
- * waits once per step.  FFTs go through fft.c. */
+ * waits once per step.  FFTs go through fft.c.  With OCT_FINE_2D the
+ * sub-volume references are stored with their ky axis already inverted, and
+ * the fine maps come from 2D inverse transforms (docs/octreg.md). */
 #include "opencl.h"
 #include "fft.h"
 
@@ -22,8 +24,13 @@ static const pv_cl_param_default octreg_defaults[] = {
     {"OCT_PAD_WG_Y", 8},
     {"OCT_STATS_WG", 256},   /* per-plane statistics (power of two)       */
     {"OCT_REDUCE_WG", 256},  /* arg-max work-group size (power of two)    */
-    {"OCT_REDUCE_GROUPS", 64}, /* arg-max first-stage groups per map: a batch
-                                * of maps keeps the device busy on its own */
+    {"OCT_REDUCE_GROUPS", 2048}, /* arg-max first-stage groups per launch,
+                                  * spread over the batch's maps: enough to
+                                  * fill a large GPU several times over
+                                  * whether the batch holds one map or many */
+    {"OCT_FINE_2D", 1},      /* 1: fine maps by 2D inverse transforms of
+                              * the ky-inverted references (docs/octreg.md);
+                              * 0: by 3D inverse transforms */
 };
 
 const pv_cl_param_family pv_cl_params_octreg = {
@@ -35,9 +42,10 @@ const pv_cl_param_family pv_cl_params_octreg = {
 typedef struct cl_oct_plan {
     pv_oct_geometry g;
     pv_cl_fft *fft[PV_OCT_TRANSFORMS];
+    pv_cl_fft *fine_2d;         /* fine maps' 2D inverse (OCT_FINE_2D), or NULL */
     size_t half_points[PV_OCT_TRANSFORMS];  /* half-spectrum points */
     size_t grid_points[PV_OCT_TRANSFORMS];  /* transform grid points */
-    int groups;                 /* first-stage arg-max groups per map */
+    int groups;                 /* first-stage arg-max groups per launch */
     int records;                /* record slots: max(planes, stripes) */
     cl_mem volume, stats, plane_input, target, ref_full, ref_sub;
     cl_mem full_input, full_spectra, sub_input, sub_spectra;
@@ -83,6 +91,8 @@ static pv_status finish(pv_context *ctx, cl_oct_plan *p, pv_status status)
     for (int t = 0; t < PV_OCT_TRANSFORMS; t++)
         if (p->fft[t])
             pv_cl_fft_collect(ctx, p->fft[t]);
+    if (p->fine_2d)
+        pv_cl_fft_collect(ctx, p->fine_2d);
     return status;
 }
 
@@ -106,6 +116,7 @@ static void pv_cl_oct_destroy(pv_context *ctx, void *plan)
         pv_cl_release(owned[i]);
     for (int t = 0; t < PV_OCT_TRANSFORMS; t++)
         pv_cl_fft_release(p->fft[t]);
+    pv_cl_fft_release(p->fine_2d);
     free(p->host_records);
     free(p);
 }
@@ -120,7 +131,12 @@ static pv_status acquire_transforms(pv_context *ctx, cl_oct_plan *p)
         p->half_points[t] = pv_cl_fft_complex_count(p->fft[t]);
         p->grid_points[t] = pv_cl_fft_real_count(p->fft[t]);
     }
-    return PV_OK;
+    if (!param(ctx, "OCT_FINE_2D"))
+        return PV_OK;
+    /* One 2D transform per ky slice of every map of a fine batch: the same
+     * dense layouts as the 3D batch. */
+    const int size[3] = {p->g.fft[0], p->g.fft[1], 1};
+    return pv_cl_fft_acquire(ctx, size, p->g.fine_batch * p->g.sub_width, &p->fine_2d);
 }
 
 static pv_status data_buffers(pv_context *ctx, cl_oct_plan *p)
@@ -152,8 +168,8 @@ static pv_status table_buffers(pv_context *ctx, cl_oct_plan *p)
         {&p->sub_index, planes * sizeof(cl_int)},
         {&p->starts, records * sizeof(cl_int)},
         {&p->twiddle, twiddles * sizeof(float)},
-        {&p->part_values, maps * (size_t)p->groups * sizeof(float)},
-        {&p->part_indices, maps * (size_t)p->groups * sizeof(cl_uint)},
+        {&p->part_values, (maps + (size_t)p->groups) * sizeof(float)},
+        {&p->part_indices, (maps + (size_t)p->groups) * sizeof(cl_uint)},
         {&p->peaks, records * OCT_RECORD * sizeof(float)},
         {&p->peak_indices, records * sizeof(cl_uint)},
     };
@@ -260,6 +276,20 @@ static pv_status full_reference(pv_context *ctx, cl_oct_plan *p, float floor)
     return status;
 }
 
+/* The unit-phase spectrum at sub_spectra + in_at, its ky axis inverted,
+ * into ref_sub + out_at (complex offsets). */
+static pv_status ky_inverse(pv_context *ctx, cl_oct_plan *p, size_t in_at, size_t out_at)
+{
+    cl_ulong in_offset = in_at, out_offset = out_at;
+    cl_uint plane_bins = (cl_uint)p->half_points[PV_OCT_PLANE];
+    cl_int width = p->g.sub_width;
+    kernel_arg args[] = {ARG(p->sub_spectra), ARG(in_offset), ARG(plane_bins), ARG(width),
+                         ARG(p->ref_sub), ARG(out_offset)};
+    size_t wg = (size_t)param(ctx, "OCT_WG");
+    size_t global[2] = {(plane_bins + wg - 1) / wg * wg, (size_t)width}, local[2] = {wg, 1};
+    return pv_cl_run(ctx, "octreg", "octreg", "oct_sub_ky_inverse", args, 6, 2, global, local);
+}
+
 /* Sub-volumes first .. first + count - 1 through one batched transform. */
 static pv_status sub_references(pv_context *ctx, cl_oct_plan *p, int first, int count,
                                 const float *floors)
@@ -273,9 +303,17 @@ static pv_status sub_references(pv_context *ctx, cl_oct_plan *p, int first, int 
     if (status == PV_OK)
         status = pv_cl_fft_forward(ctx, p->fft[PV_OCT_SUB], p->sub_input, p->sub_spectra);
     const size_t bins = p->half_points[PV_OCT_SUB];
-    for (int i = 0; status == PV_OK && i < count; i++)
-        status = unit_phase(ctx, p->sub_spectra, (size_t)i * bins, p->ref_sub,
-                            (size_t)(first + i) * bins, bins, floors[1 + first + i]);
+    for (int i = 0; status == PV_OK && i < count; i++) {
+        if (!p->fine_2d) {
+            status = unit_phase(ctx, p->sub_spectra, (size_t)i * bins, p->ref_sub,
+                                (size_t)(first + i) * bins, bins, floors[1 + first + i]);
+            continue;
+        }
+        status = unit_phase(ctx, p->sub_spectra, (size_t)i * bins, p->sub_spectra,
+                            (size_t)i * bins, bins, floors[1 + first + i]);
+        if (status == PV_OK)
+            status = ky_inverse(ctx, p, (size_t)i * bins, (size_t)(first + i) * bins);
+    }
     return status;
 }
 
@@ -310,16 +348,27 @@ typedef struct max_job {
     int first;        /* record slot of map 0 */
 } max_job;
 
+/* First-stage groups per map: the launch's share (at most p->groups + maps
+ * partials in all, the buffers' size), and no more than the map has quads
+ * for, so that no group is idle. */
+static cl_uint groups_per_map(const cl_oct_plan *p, max_job j, size_t wg)
+{
+    size_t share = ((size_t)p->groups + (size_t)j.maps_used - 1) / (size_t)j.maps_used;
+    size_t useful = ((j.count + 3) / 4 + wg - 1) / wg;
+    size_t groups = share < useful ? share : useful;
+    return (cl_uint)(groups > 0 ? groups : 1);
+}
+
 static pv_status find_peaks(pv_context *ctx, cl_oct_plan *p, max_job j)
 {
-    cl_uint count = (cl_uint)j.count, groups = (cl_uint)p->groups;
-    cl_int nx = j.n[0], ny = j.n[1], nz = j.n[2], first = j.first;
     size_t wg = (size_t)param(ctx, "OCT_REDUCE_WG");
+    cl_uint count = (cl_uint)j.count, groups = groups_per_map(p, j, wg);
+    cl_int nx = j.n[0], ny = j.n[1], nz = j.n[2], first = j.first;
     kernel_arg partial[] = {ARG(j.maps), ARG(count), ARG(groups), ARG(p->part_values),
                             ARG(p->part_indices)};
     size_t global1[2] = {groups * wg, (size_t)j.maps_used}, local[2] = {wg, 1};
-    pv_status status = pv_cl_run(ctx, "octreg", "octreg", "argmax_partial", partial, 5, 2, global1,
-                                 local);
+    pv_status status = pv_cl_run(ctx, "octreg", "octreg", "oct_max_partial", partial, 5, 2,
+                                 global1, local);
     kernel_arg final[] = {ARG(p->part_values), ARG(p->part_indices), ARG(groups), ARG(j.maps),
                           ARG(count), ARG(nx), ARG(ny), ARG(nz), ARG(first), ARG(p->peaks),
                           ARG(p->peak_indices)};
@@ -366,8 +415,9 @@ static pv_status batch_peaks(pv_context *ctx, cl_oct_plan *p, pv_oct_transform t
     cl_mem spectra = t == PV_OCT_FULL ? p->full_spectra : p->sub_spectra;
     cl_mem maps = t == PV_OCT_FULL ? p->full_input : p->sub_input;
     const pv_oct_transform_shape shape = pv_oct_transform_shape_of(&p->g, t);
+    pv_cl_fft *inverse = t == PV_OCT_SUB && p->fine_2d ? p->fine_2d : p->fft[t];
     if (status == PV_OK)
-        status = pv_cl_fft_inverse(ctx, p->fft[t], spectra, maps);
+        status = pv_cl_fft_inverse(ctx, inverse, spectra, maps);
     max_job job = {maps, p->grid_points[t], {shape.size[0], shape.size[1], shape.size[2]}, count,
                    first};
     if (status == PV_OK)
@@ -385,7 +435,11 @@ static pv_status coarse_batch(pv_context *ctx, cl_oct_plan *p, int first, int co
     kernel_arg args[] = {ARG(p->target), ARG(plane_bins), ARG(planes), ARG(p->starts), ARG(at),
                          ARG(width), ARG(p->twiddle), ARG(depth), ARG(p->ref_full), ARG(bins),
                          ARG(scale), ARG(p->full_spectra)};
-    pv_status status = launch_rows(ctx, "oct_stripe_power", args, 12, bins, (size_t)count);
+    size_t wg = (size_t)param(ctx, "OCT_WG");
+    size_t global[3] = {(plane_bins + wg - 1) / wg * wg, (size_t)depth, (size_t)count};
+    size_t local[3] = {wg, 1, 1};
+    pv_status status = pv_cl_run(ctx, "octreg", "octreg", "oct_stripe_power", args, 12, 3, global,
+                                 local);
     return batch_peaks(ctx, p, PV_OCT_FULL, first, count, status);
 }
 
@@ -409,11 +463,12 @@ static pv_status fine_batch(pv_context *ctx, cl_oct_plan *p, int first, int coun
 {
     cl_uint plane_bins = (cl_uint)p->half_points[PV_OCT_PLANE];
     cl_uint bins = (cl_uint)p->half_points[PV_OCT_SUB];
-    cl_int at = first;
+    cl_int at = first, slots = count, ky_inverted = p->fine_2d != NULL;
     cl_float scale = (cl_float)(1.0 / (double)p->grid_points[PV_OCT_SUB]);
-    kernel_arg args[] = {ARG(p->target), ARG(plane_bins), ARG(p->sub_index), ARG(at),
-                         ARG(p->ref_sub), ARG(bins), ARG(scale), ARG(p->sub_spectra)};
-    pv_status status = launch_rows(ctx, "oct_plane_power", args, 8, bins, (size_t)count);
+    kernel_arg args[] = {ARG(p->target), ARG(plane_bins), ARG(p->sub_index), ARG(at), ARG(slots),
+                         ARG(p->ref_sub), ARG(bins), ARG(scale), ARG(ky_inverted),
+                         ARG(p->sub_spectra)};
+    pv_status status = launch_rows(ctx, "oct_plane_power", args, 10, bins, 1);
     return batch_peaks(ctx, p, PV_OCT_SUB, first, count, status);
 }
 

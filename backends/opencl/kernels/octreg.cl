@@ -8,6 +8,8 @@
  *   OCT_PAD_WG_X, OCT_PAD_WG_Y padding / gather work-group shape
  *   OCT_STATS_WG               per-plane statistics (power of two)
  *   OCT_REDUCE_WG              arg-max work-group size (power of two)
+ *   (OCT_REDUCE_GROUPS, the first-stage groups per launch, is a host-side
+ *   choice passed as an argument)
  *
  * Volumes are dense: `depth` values per A-line fastest, then A-lines, then
  * planes (B-scans).  A plane's transform grid is pd x pa; complex values are
@@ -137,8 +139,10 @@ static float2 cross_power(float mr, float mi, float2 f, float scale)
 }
 
 /* Coarse: stripe `slot` starts at plane starts[first + slot]; its 3D
- * spectrum at (plane bin, ky) is the sum over its planes q of the plane
- * spectrum times twiddle[q][ky].  Global (bins, stripes in batch). */
+ * spectrum at (plane bin i, ky) is the sum over its planes q of the plane
+ * spectrum times twiddle[q][ky].  Global (plane_bins rounded up to the
+ * work-group, coarse_depth, stripes in batch): the second axis is ky, so
+ * no item divides its bin index and a group's twiddles are one value. */
 __kernel __attribute__((reqd_work_group_size(OCT_WG, 1, 1)))
 void oct_stripe_power(__global const float2 *planes, uint plane_bins, int plane_count,
                       __global const int *starts, int first, int width,
@@ -146,11 +150,11 @@ void oct_stripe_power(__global const float2 *planes, uint plane_bins, int plane_
                       __global const float2 *reference, uint bins, float scale,
                       __global float2 *out)
 {
-    const uint bin = get_global_id(0), slot = get_global_id(1);
-    if (bin >= bins)
+    const uint i = get_global_id(0), ky = get_global_id(1), slot = get_global_id(2);
+    if (i >= plane_bins)
         return;
+    const uint bin = ky * plane_bins + i;
     const int start = starts[first + slot];
-    const uint i = bin % plane_bins, ky = bin / plane_bins;
     float mr = 0.0f, mi = 0.0f;
     for (int q = 0; q < width && start + q < plane_count; q++) {
         float2 m = planes[(size_t)(start + q) * plane_bins + i];
@@ -161,25 +165,142 @@ void oct_stripe_power(__global const float2 *planes, uint plane_bins, int plane_
     out[(size_t)slot * bins + bin] = cross_power(mr, mi, reference[bin], scale);
 }
 
-/* Fine: plane first + slot (constant along ky) against its sub-volume.
- * Global (bins, planes in batch). */
+/* The fine reference with its ky axis inverted, made once per sub-volume
+ * when the plan is made: out[y][i] = sum over ky of conj(u[ky][i]) *
+ * exp(+2 pi i ky y / width), u the sub-volume's unit-phase spectrum (width
+ * planes of plane_bins bins).  A B-scan's spectrum is constant along ky, so
+ * its cross-power spectrum's inverse along ky is the B-scan's unit phase
+ * times this, and each fine batch needs only 2D inverse transforms.
+ * Global (plane_bins rounded up to the work-group, width). */
+__kernel __attribute__((reqd_work_group_size(OCT_WG, 1, 1)))
+void oct_sub_ky_inverse(__global const float2 *unit, ulong in_offset, uint plane_bins, int width,
+                        __global float2 *out, ulong out_offset)
+{
+    const uint i = get_global_id(0);
+    const int y = get_global_id(1);
+    if (i >= plane_bins)
+        return;
+    float hr = 0.0f, hi = 0.0f;
+    for (int ky = 0; ky < width; ky++) {
+        float2 u = unit[in_offset + (size_t)ky * plane_bins + i];
+        float turn = (float)(2u * ((uint)ky * (uint)y % (uint)width)) / (float)width;
+        float c = cospi(turn), sn = sinpi(turn);
+        hr = hr + (u.x * c + u.y * sn);
+        hi = hi + (u.x * sn - u.y * c);
+    }
+    out[out_offset + (size_t)y * plane_bins + i] = (float2)(hr, hi);
+}
+
+/* scale * (m / |m|) * h, h a reference made by oct_sub_ky_inverse. */
+static float2 scaled_product(float mr, float mi, float2 h, float scale)
+{
+    float m2 = mr * mr + mi * mi;
+    float s = m2 > FLT_MIN ? scale / sqrt(m2) : 0.0f;
+    mr = mr * s;
+    mi = mi * s;
+    return (float2)(mr * h.x - mi * h.y, mr * h.y + mi * h.x);
+}
+
+/* Fine: planes first .. first + slots - 1 (each constant along ky) against
+ * their sub-volumes, one item per bin looping over the batch's planes.
+ * ky_inverted: the references come from oct_sub_ky_inverse (the output is
+ * then for 2D inverse transforms per ky slice), else they are unit-phase
+ * spectra (the output is a 3D cross-power spectrum).
+ * Neighbouring planes mostly share a sub-volume, so the reference value is
+ * read again only when the sub-volume changes: the launch reads about one
+ * reference spectrum instead of one per plane, the traffic that bounds it.
+ * Global (bins). */
 __kernel __attribute__((reqd_work_group_size(OCT_WG, 1, 1)))
 void oct_plane_power(__global const float2 *planes, uint plane_bins, __global const int *sub,
-                     int first, __global const float2 *reference, uint bins, float scale,
-                     __global float2 *out)
+                     int first, int slots, __global const float2 *reference, uint bins,
+                     float scale, int ky_inverted, __global float2 *out)
 {
-    const uint bin = get_global_id(0), slot = get_global_id(1);
+    const uint bin = get_global_id(0);
     if (bin >= bins)
         return;
-    const int plane = first + slot;
-    float2 m = planes[(size_t)plane * plane_bins + bin % plane_bins];
-    float2 f = reference[(size_t)sub[plane] * bins + bin];
-    out[(size_t)slot * bins + bin] = cross_power(m.x, m.y, f, scale);
+    const uint i = bin % plane_bins;
+    int loaded = -1;
+    float2 f = (float2)(0.0f, 0.0f);
+    for (int slot = 0; slot < slots; slot++) {
+        const int plane = first + slot, s = sub[plane];
+        if (s != loaded) {
+            f = reference[(size_t)s * bins + bin];
+            loaded = s;
+        }
+        float2 m = planes[(size_t)plane * plane_bins + i];
+        out[(size_t)slot * bins + bin] = ky_inverted ? scaled_product(m.x, m.y, f, scale)
+                                                     : cross_power(m.x, m.y, f, scale);
+    }
 }
 
 /* ------------------------------------------------------------- arg-max */
 #define ARGMAX_WG OCT_REDUCE_WG
 #include "argmax.cl"
+
+/* Keeps the first of equal maxima: items come in increasing index. */
+static void take_first(float v, uint at, float *best, uint *best_index)
+{
+    if (v > *best) {
+        *best = v;
+        *best_index = at;
+    }
+}
+
+/* Stage 1: `groups` groups per map, each item striding over the map by
+ * groups * OCT_REDUCE_WG quads (float4), so a warp reads 512 contiguous
+ * bytes per load and every item has two loads in flight.  A map whose
+ * length is not a multiple of 4 (its start then not 16-byte aligned) is
+ * read as floats.  Each item visits its elements in increasing index and
+ * keeps the first of equal values; the merge (take_better: larger value,
+ * then smaller index) therefore picks the first maximum in memory order,
+ * the element argmax_partial and the CPU's peak search pick.  Global
+ * (groups * OCT_REDUCE_WG, maps). */
+__kernel __attribute__((reqd_work_group_size(OCT_REDUCE_WG, 1, 1)))
+void oct_max_partial(__global const float *maps, uint count, uint groups,
+                     __global float *part_values, __global uint *part_indices)
+{
+    __local float values[OCT_REDUCE_WG];
+    __local uint indices[OCT_REDUCE_WG];
+    const uint lid = get_local_id(0), group = get_group_id(0), map = get_global_id(1);
+    const uint step = groups * OCT_REDUCE_WG, first = group * OCT_REDUCE_WG + lid;
+    __global const float *data = maps + (size_t)map * count;
+    float best = -INFINITY;
+    uint best_index = UINT_MAX;
+    if (count % 4 == 0) {
+        __global const float4 *quads = (__global const float4 *)data;
+        const uint n = count / 4;
+        uint q = first;
+        for (; q + step < n; q += 2 * step) {
+            const float4 a = quads[q], b = quads[q + step];
+            take_first(a.x, 4 * q, &best, &best_index);
+            take_first(a.y, 4 * q + 1, &best, &best_index);
+            take_first(a.z, 4 * q + 2, &best, &best_index);
+            take_first(a.w, 4 * q + 3, &best, &best_index);
+            const uint r = q + step;
+            take_first(b.x, 4 * r, &best, &best_index);
+            take_first(b.y, 4 * r + 1, &best, &best_index);
+            take_first(b.z, 4 * r + 2, &best, &best_index);
+            take_first(b.w, 4 * r + 3, &best, &best_index);
+        }
+        if (q < n) {
+            const float4 a = quads[q];
+            take_first(a.x, 4 * q, &best, &best_index);
+            take_first(a.y, 4 * q + 1, &best, &best_index);
+            take_first(a.z, 4 * q + 2, &best, &best_index);
+            take_first(a.w, 4 * q + 3, &best, &best_index);
+        }
+    } else {
+        for (uint i = first; i < count; i += step)
+            take_first(data[i], i, &best, &best_index);
+    }
+    values[lid] = best;
+    indices[lid] = best_index;
+    reduce_local(values, indices);
+    if (lid == 0) {
+        part_values[(size_t)map * groups + group] = values[0];
+        part_indices[(size_t)map * groups + group] = indices[0];
+    }
+}
 
 /* Stage 2: one group per map reduces the partials, then records the peak
  * and its six wrapped neighbours at records[(first + map) * 7]: value, then
