@@ -118,6 +118,8 @@ typedef struct pv_cl_state {
     int profile_level;       /* PARVIS_PROFILE when the context was made */
     pinned_stage stages[PINNED_STAGES];
     unsigned next_stage;     /* of the ring, for the next upload */
+    float *download_stage;   /* host staging of pv_cl_download_volumes, kept */
+    size_t download_stage_bytes;
     pv_cl_faults faults;     /* PARVIS_FAULT */
 } pv_cl_state;
 
