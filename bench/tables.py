@@ -68,6 +68,12 @@ def cpu_peers(directory: str) -> Dict[str, Tuple[str, float]]:
     return best
 
 
+def without_engine(case: str) -> str:
+    """A case name less the FFT engine parvis-bench appends ('64^3 cached vkfft')."""
+    head, _, last = case.rpartition(" ")
+    return head if last in ("clfft", "vkfft") else case
+
+
 def ms(value: float) -> str:
     """A time in three significant figures, whole milliseconds from 1000 up."""
     return f"{value:.0f}" if value >= 1000 else f"{value:.3g}"
@@ -85,7 +91,7 @@ def headline_rows(bench: Dict[str, Any], peers: Dict[str, Tuple[str, float]]) ->
             if row["op"] != op or not row.get("opencl"):
                 continue
             kern, e2e, cpu = row["opencl_kernel_ms"], row["opencl_total_ms"], row["cpu_ms"]
-            peer = peers.get(row["case"])
+            peer = peers.get(row["case"]) or peers.get(without_engine(row["case"]))
             peer_text = f"{peer[0]} {ms(peer[1])}" if peer else "none measured"
             over_peer = times(peer[1], e2e) if peer else "-"
             lines.append(f"| {OP_NAMES[op]} | {row['case']} ({row['params']}) | {ms(cpu)} "
