@@ -19,6 +19,7 @@ found and refuses clearly when there is none.
 from __future__ import annotations
 
 import argparse
+import glob
 import json
 import os
 import re
@@ -162,6 +163,9 @@ def cmd_compare(args: argparse.Namespace) -> int:
         path, ref = None, None
         if args.reference:
             path, ref = load_reference(args.reference, "")
+        elif not glob.glob(os.path.join(args.reference_dir, "*.json")):
+            raise GateError(f"no reference for any device in {args.reference_dir}: make one "
+                            f"with `bench/gate.py make` on the GPU (docs/benchmarks.md)")
         selectors = args.case or (ref["selectors"] if ref else HEADLINE)
         extra = shlex.split(args.bench_args) if args.bench_args is not None else \
             (ref.get("bench_args", []) if ref else [])

@@ -71,4 +71,8 @@ grep -q 'SLOWER sad tsukuba' "$out/fail.txt" || fail "the SAD row is not named"
 "$PYTHON" "$gate" compare --current "$out/ref.json" --reference-dir "$out/none" \
     > "$out/none.txt" 2>&1
 [ $? -eq 2 ] && grep -q 'no reference for the device' "$out/none.txt" || fail "missing reference not refused"
+# ... and refused before running the bench when the directory holds none at all.
+"$PYTHON" "$gate" compare --bench ./parvis-bench --reference-dir "$out/none" \
+    > "$out/none2.txt" 2>&1
+[ $? -eq 2 ] && grep -q 'no reference for any device' "$out/none2.txt" || fail "empty reference directory"
 echo "PASS: bench gate"
