@@ -10,6 +10,8 @@ times on shared machines drift while ratios measured on one machine in one
 session hold better:
   - against a CPU peer: parvis CPU / peer and parvis OpenCL end to end / peer;
   - against an OpenCL peer (OpenCV's T-API): parvis OpenCL end to end / peer.
+A first table, the CPU baseline, puts per case parvis's CPU backend beside
+the fastest CPU peer of the same host and the GPU's gain over both.
 Rows are joined on the operation and the case name; parvis's FFT-engine
 suffix (" clfft", " vkfft") is ignored for the join, so each engine's row
 meets the same peers.  Fields are read defensively: rows or fields missing
@@ -34,6 +36,9 @@ OP_TITLES = {
 }
 OP_ORDER = ["sad", "bp", "sift", "match", "pc2d", "pc3d", "fft", "ncc", "oct", "flow"]
 ENGINE_SUFFIXES = (" clfft", " vkfft", " fftw")
+# Where parvis's CPU backend is this many times slower than the best CPU peer,
+# the baseline table marks it (the issue's threshold).
+SLOW_CPU = 1.5
 
 
 def number(value):
@@ -330,6 +335,38 @@ def notes_list(peers, lines):
                 lines.append("- %s, %s: %s" % (label, case, text))
 
 
+def baseline_table(prows, peers, lines):
+    """Per parvis row with a CPU peer: parvis CPU, the fastest CPU peer of the
+    same case (same host), parvis OpenCL end to end and the GPU's gain over
+    both; rows where parvis's CPU backend is more than SLOW_CPU times slower
+    than that peer are marked, so the GPU's gain over the best CPU code is the
+    one a reader sees."""
+    best = {}
+    for p in peers:
+        key = join_key(p["op"], p["case"])
+        if p["path"] == "cpu" and (key not in best or p["ms"] < best[key]["ms"]):
+            best[key] = p
+    rows = [(r, best[join_key(r["op"], r["case"])]) for r in prows
+            if join_key(r["op"], r["case"]) in best]
+    if not rows:
+        return
+    lines += ["", "## CPU baseline: parvis beside the fastest CPU peer", "",
+              "GPU gains are CPU times over parvis's OpenCL end-to-end time; \"slow\" marks a "
+              "CPU backend more than %.1fx slower than the peer." % SLOW_CPU, "",
+              "| op | case | parvis CPU ms | fastest CPU peer | peer ms | parvis CPU / peer "
+              "| parvis GPU e2e ms | GPU gain over parvis CPU | GPU gain over the peer |",
+              "|---|---|---|---|---|---|---|---|---|"]
+    for r, p in rows:
+        cpu_over_peer = ratio(r["cpu_ms"], p["ms"])
+        mark = " slow" if cpu_over_peer is not None and cpu_over_peer > SLOW_CPU else ""
+        gain_cpu = ratio(r["cpu_ms"], r["cl_ms"])
+        gain_peer = ratio(p["ms"], r["cl_ms"])
+        lines.append("| %s | %s | %s | %s | %s | %s%s | %s | %s | %s |" % (
+            r["op"], r["case"], fmt_ms(r["cpu_ms"]), p["peer"], fmt_ms(p["ms"]),
+            fmt_ratio(cpu_over_peer), mark, fmt_ms(r["cl_ms"]), fmt_ratio(gain_cpu),
+            fmt_ratio(gain_peer)))
+
+
 def report(parvis_doc, peer_docs, include_all=False, only_ops=None):
     prows = parvis_rows(parvis_doc)
     peers = peer_rows(peer_docs)
@@ -367,6 +404,7 @@ def report(parvis_doc, peer_docs, include_all=False, only_ops=None):
                  "OpenCL peers are timed end to end too.  Accuracy: bad>1px is the Middlebury "
                  "error share, exact the share of exact answers (shift or template offset); "
                  "parvis's sift quality is the share of VLFeat's keypoints it reproduces.")
+    baseline_table(prows, peers, lines)
     ops = []
     for op in OP_ORDER + sorted({r["op"] for r in prows} | {p["op"] for p in peers}):
         if op not in ops:

@@ -1,0 +1,224 @@
+#!/usr/bin/env python3
+"""A regression gate for the OpenCL device: headline rows against a reference.
+
+``make`` runs the headline rows with parvis-bench and writes a reference:
+per row the OpenCL kernel and end-to-end medians and the noise of each,
+measured as the spread of that row's timed runs ((slowest - fastest) /
+median, at least 10 %).  ``compare`` runs the same rows again (or reads a
+run's JSON with ``--current``) and lists every row slower than the reference
+by more than its noise, kernels and end to end separately; it exits 1 when
+any is listed.  A reference names the device model it was measured on and is
+refused for another model unless ``--force`` is given.  Without an explicit
+reference, ``compare`` looks in bench/reference/ for the file of the device
+found and refuses clearly when there is none.
+
+    python3 bench/gate.py make --bench _build/parvis-bench \\
+        --out bench/reference/nvidia-h200.json
+    python3 bench/gate.py compare --bench _build/parvis-bench
+"""
+from __future__ import annotations
+
+import argparse
+import glob
+import json
+import os
+import re
+import shlex
+import subprocess
+import sys
+import tempfile
+from typing import Any, Dict, List, Optional, Tuple
+
+SCHEMA = "parvis-gate/1"
+MIN_NOISE = 0.10
+REFERENCE_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "reference")
+# The README's headline operations, each one parvis-bench --case selector.
+HEADLINE = ["bp", "sad", "sgm", "=sift-1080p", "pc3d", "octreg", "flow"]
+MEASURES = ("kernel_ms", "total_ms")
+
+
+class GateError(Exception):
+    """A reference or run that cannot be compared (the message says why)."""
+
+
+def device_slug(name: str) -> str:
+    """The reference file's stem for a device name: 'NVIDIA H200' -> 'nvidia-h200'."""
+    return re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-") or "unknown"
+
+
+def spread(samples: List[float], median: float) -> float:
+    """The relative spread of one row's runs, at least MIN_NOISE."""
+    if not samples or median <= 0:
+        return MIN_NOISE
+    return max(MIN_NOISE, (max(samples) - min(samples)) / median)
+
+
+def rows_of(bench: Dict[str, Any]) -> List[Dict[str, Any]]:
+    """The OpenCL rows of one parvis-bench JSON record, with their noise."""
+    rows = []
+    for result in bench.get("results", []):
+        opencl = result.get("opencl")
+        if not opencl:
+            continue
+        row: Dict[str, Any] = {"op": result["op"], "case": result["case"],
+                               "params": result.get("params", "")}
+        for measure in MEASURES:
+            median = float(opencl["median"][measure])
+            samples = [float(s[measure]) for s in opencl.get("samples", [])]
+            row[measure] = median
+            row[measure.replace("_ms", "_noise")] = round(spread(samples, median), 4)
+        rows.append(row)
+    return rows
+
+
+def run_bench(bench: str, selectors: List[str], extra: List[str]) -> Dict[str, Any]:
+    """Run parvis-bench once per selector; one reference-shaped record."""
+    if "--cpu-runs" not in extra:
+        # The gate reads only the OpenCL side; one CPU run keeps the large
+        # cases (flow 250^3 takes seconds on the CPU) to a few minutes.
+        extra = extra + ["--cpu-runs", "1", "--cpu-warmup", "0"]
+    record: Dict[str, Any] = {"schema": SCHEMA, "device": None, "rows": [],
+                              "selectors": selectors, "bench_args": extra}
+    with tempfile.TemporaryDirectory() as tmp:
+        for i, selector in enumerate(selectors):
+            path = os.path.join(tmp, f"run{i}.json")
+            cmd = [bench, "--case", selector, "--json", path] + extra
+            done = subprocess.run(cmd, stdout=subprocess.DEVNULL, check=False)
+            if not os.path.exists(path):
+                raise GateError(f"{' '.join(cmd)} exited {done.returncode} without JSON")
+            with open(path, encoding="utf-8") as f:
+                merge(record, json.load(f))
+    return record
+
+
+def merge(record: Dict[str, Any], bench: Dict[str, Any]) -> None:
+    """Add one parvis-bench JSON record's rows and device to record."""
+    opencl = bench.get("opencl")
+    if not opencl or not opencl.get("device"):
+        raise GateError("the run had no OpenCL device: nothing to gate")
+    if record["device"] not in (None, opencl["device"]):
+        raise GateError(f"runs on two devices: {record['device']} and {opencl['device']}")
+    record["device"] = opencl["device"]
+    record["parvis_version"] = bench.get("parvis_version")
+    record["runs"] = bench.get("runs")
+    record["rows"].extend(rows_of(bench))
+
+
+def key(row: Dict[str, Any]) -> Tuple[str, str, str]:
+    return (row["op"], row["case"], row.get("params", ""))
+
+
+def regressions(ref: Dict[str, Any], cur: Dict[str, Any]) -> Tuple[List[str], List[str]]:
+    """(lines for rows slower than ref beyond their noise, reference rows not run)."""
+    current = {key(r): r for r in cur["rows"]}
+    slower, missing = [], []
+    for row in ref["rows"]:
+        now = current.get(key(row))
+        if now is None:
+            missing.append(f"{row['op']} {row['case']} ({row.get('params', '')})")
+            continue
+        for measure in MEASURES:
+            noise = max(MIN_NOISE, float(row[measure.replace("_ms", "_noise")]))
+            limit = row[measure] * (1 + noise)
+            if now[measure] > limit:
+                slower.append(f"{row['op']} {row['case']} ({row.get('params', '')}) "
+                              f"{measure}: {now[measure]:.3f} ms against {row[measure]:.3f} ms "
+                              f"(+{100 * (now[measure] / row[measure] - 1):.0f} %, "
+                              f"noise {100 * noise:.0f} %)")
+    return slower, missing
+
+
+def load_reference(path: Optional[str], device: str,
+                   directory: str = REFERENCE_DIR) -> Tuple[str, Dict[str, Any]]:
+    """The reference at path, or directory/<device>.json; GateError if none."""
+    if path is None:
+        path = os.path.join(directory, device_slug(device) + ".json")
+        if not os.path.exists(path):
+            raise GateError(f"no reference for the device '{device}' ({path} does not "
+                            f"exist): make one with `bench/gate.py make` on that device")
+    with open(path, encoding="utf-8") as f:
+        ref = json.load(f)
+    if ref.get("schema") != SCHEMA:
+        raise GateError(f"{path} is not a {SCHEMA} reference")
+    return path, ref
+
+
+def cmd_make(args: argparse.Namespace) -> int:
+    record = run_bench(args.bench, args.case or HEADLINE, shlex.split(args.bench_args or ""))
+    out = args.out or os.path.join(REFERENCE_DIR, device_slug(record["device"]) + ".json")
+    os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
+    with open(out, "w", encoding="utf-8") as f:
+        json.dump(record, f, indent=1)
+        f.write("\n")
+    print(f"gate: {len(record['rows'])} rows on {record['device']} written to {out}")
+    return 0
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    if args.current:
+        with open(args.current, encoding="utf-8") as f:
+            cur = json.load(f)
+        if cur.get("schema") != SCHEMA:
+            cur_record: Dict[str, Any] = {"device": None, "rows": []}
+            merge(cur_record, cur)
+            cur = cur_record
+        path, ref = load_reference(args.reference, cur["device"], args.reference_dir)
+    else:
+        path, ref = None, None
+        if args.reference:
+            path, ref = load_reference(args.reference, "")
+        elif not glob.glob(os.path.join(args.reference_dir, "*.json")):
+            raise GateError(f"no reference for any device in {args.reference_dir}: make one "
+                            f"with `bench/gate.py make` on the GPU (docs/benchmarks.md)")
+        selectors = args.case or (ref["selectors"] if ref else HEADLINE)
+        extra = shlex.split(args.bench_args) if args.bench_args is not None else \
+            (ref.get("bench_args", []) if ref else [])
+        cur = run_bench(args.bench, selectors, extra)
+        if ref is None:
+            path, ref = load_reference(None, cur["device"], args.reference_dir)
+    if ref["device"] != cur["device"] and not args.force:
+        raise GateError(f"{path} was measured on '{ref['device']}', this run on "
+                        f"'{cur['device']}' (--force to compare anyway)")
+    slower, missing = regressions(ref, cur)
+    for line in missing:
+        print(f"gate: not run: {line}")
+    for line in slower:
+        print(f"gate: SLOWER {line}")
+    print(f"gate: {len(ref['rows'])} reference rows from {path}, {len(slower)} slower "
+          f"beyond their noise, {len(missing)} not run")
+    return 1 if slower or missing else 0
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    for name in ("make", "compare"):
+        p = sub.add_parser(name)
+        p.add_argument("--bench", default="parvis-bench", help="the parvis-bench to run")
+        p.add_argument("--case", action="append", metavar="SELECTOR",
+                       help="a parvis-bench --case selector (repeatable; default the "
+                            "headline operations, or the reference's)")
+        p.add_argument("--bench-args", default=None, metavar="'ARGS'",
+                       help="more parvis-bench arguments in one word, split as the shell "
+                            "does, e.g. --bench-args='--runs 9' (default the reference's)")
+    sub.choices["make"].add_argument("--out", help="the reference to write (default "
+                                     "bench/reference/<device>.json)")
+    compare = sub.choices["compare"]
+    compare.add_argument("--reference", help="the reference (default "
+                         "bench/reference/<device>.json)")
+    compare.add_argument("--reference-dir", default=REFERENCE_DIR,
+                         help="where to look for <device>.json (default bench/reference)")
+    compare.add_argument("--current", help="compare this parvis-bench or gate JSON "
+                         "instead of running the bench")
+    compare.add_argument("--force", action="store_true",
+                         help="compare against a reference of another device model")
+    args = parser.parse_args(argv)
+    try:
+        return cmd_make(args) if args.command == "make" else cmd_compare(args)
+    except (GateError, OSError, KeyError, ValueError) as err:
+        print(f"gate: {err}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,197 @@
+#!/usr/bin/env python3
+"""Every measured table of README.md and docs/ rendered from committed JSON.
+
+A table lives between ``<!-- table:NAME -->`` and ``<!-- /table:NAME -->``;
+this script knows how to render each NAME from the JSON under bench/results/
+(one directory per device and date, as the GPU machine wrote it), and names
+that device and date in each table.  ``--update`` rewrites the blocks,
+``--check`` exits 1 when a committed block differs from what the JSON gives
+(so a figure typed by hand fails the tests).  The older ``<!-- sgm-table -->``
+blocks (bench/sgm_table.py) are rendered and checked the same way.
+
+    python3 bench/tables.py --update README.md docs/headline-results.md
+    python3 bench/tables.py --check README.md docs/headline-results.md
+
+Tables:
+  sgm       parvis SGM beside libSGM and OpenCV (bench/sgm_table.py's table)
+  headline  per operation: parvis CPU, the best CPU peer of the same host,
+            parvis on the GPU and the GPU's speedup over both
+"""
+from __future__ import annotations
+
+import argparse
+import glob
+import json
+import os
+import re
+import sys
+from typing import Any, Callable, Dict, List, Optional, Tuple
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import sgm_table  # noqa: E402  (the SGM table's renderer, shared)
+
+ROOT = os.path.dirname(HERE)
+SGM_RESULTS = "bench/results/h200-2026-11-28"
+HEADLINE_RESULTS = "bench/results/h200-2026-11-28"
+# The README's headline operations, in its order.
+HEADLINE_OPS = ["sad", "bp", "sgm", "sift", "pc3d", "octreg", "flow"]
+OP_NAMES = {"sad": "SAD stereo", "bp": "BP stereo", "sgm": "SGM stereo", "sift": "SIFT",
+            "pc3d": "3D phase correlation", "octreg": "AO-OCT registration",
+            "flow": "optical flow"}
+# A CPU backend this many times slower than the peer is said so in the table.
+SLOW_CPU = 1.5
+# Headline rows whose committed JSON is still to come from the GPU machine.
+AWAITING = ("BP 900x750/256, SIFT 1920x1080 (and its CudaSift peer), RANSAC homography 10k, "
+            "3D phase correlation 512^3, AO-OCT registration 512^3 and 3D flow 250^3")
+
+
+def where(directory: str) -> Tuple[str, str]:
+    """(device, date) of a results directory bench/results/<device>-<date>."""
+    device = directory.rstrip("/").split("/")[-1]
+    date = re.search(r"\d{4}-\d{2}-\d{2}$", device)
+    path = os.path.join(ROOT, directory, "device.txt")
+    name = open(path, encoding="utf-8").read().split(",")[0].strip() \
+        if os.path.exists(path) else device
+    return name, date.group(0) if date else "?"
+
+
+def cpu_peers(directory: str) -> Dict[str, Tuple[str, float]]:
+    """The fastest CPU peer per case of every peers JSON in directory."""
+    best: Dict[str, Tuple[str, float]] = {}
+    for path in sorted(glob.glob(os.path.join(ROOT, directory, "*.json"))):
+        with open(path, encoding="utf-8") as f:
+            doc = json.load(f)
+        for row in doc.get("peers", []) if isinstance(doc, dict) else []:
+            if row.get("path") != "cpu" or not row.get("ms"):
+                continue
+            if row["case"] not in best or row["ms"] < best[row["case"]][1]:
+                best[row["case"]] = (row["peer"], float(row["ms"]))
+    return best
+
+
+def without_engine(case: str) -> str:
+    """A case name less the FFT engine parvis-bench appends ('64^3 cached vkfft')."""
+    head, _, last = case.rpartition(" ")
+    return head if last in ("clfft", "vkfft") else case
+
+
+def ms(value: float) -> str:
+    """A time in three significant figures, whole milliseconds from 1000 up."""
+    return f"{value:.0f}" if value >= 1000 else f"{value:.3g}"
+
+
+def times(value: float, over: float) -> str:
+    return f"{value / over:.1f}x" if over > 0 else "-"
+
+
+def headline_rows(bench: Dict[str, Any], peers: Dict[str, Tuple[str, float]]) -> List[str]:
+    """One Markdown row per headline-operation case of a parvis-bench record."""
+    lines = []
+    for op in HEADLINE_OPS:
+        for row in bench["results"]:
+            if row["op"] != op or not row.get("opencl"):
+                continue
+            kern, e2e, cpu = row["opencl_kernel_ms"], row["opencl_total_ms"], row["cpu_ms"]
+            peer = peers.get(row["case"]) or peers.get(without_engine(row["case"]))
+            peer_text = f"{peer[0]} {ms(peer[1])}" if peer else "none measured"
+            if peer and cpu / peer[1] > SLOW_CPU:
+                peer_text += f" (parvis CPU {cpu / peer[1]:.1f}x slower)"
+            over_peer = times(peer[1], e2e) if peer else "-"
+            lines.append(f"| {OP_NAMES[op]} | {row['case']} ({row['params']}) | {ms(cpu)} "
+                         f"({row['cpu_threads']} threads) | {peer_text} | {ms(kern)} | "
+                         f"{ms(e2e)} | {times(cpu, e2e)} | {over_peer} |")
+    return lines
+
+
+HEADLINE_FILES = ("parvis-quick-h200.json", "parvis-sgm-h200.json")
+
+
+def headline_table() -> str:
+    """parvis CPU, the best CPU peer, parvis GPU and the GPU's gains, per case."""
+    directory = HEADLINE_RESULTS
+    device, date = where(directory)
+    peers = cpu_peers(directory)
+    rows: List[str] = []
+    runs = []
+    for name in HEADLINE_FILES:
+        with open(os.path.join(ROOT, directory, name), encoding="utf-8") as f:
+            bench = json.load(f)
+        seen = {r.split(" (")[0] for r in rows}
+        rows += [r for r in headline_rows(bench, peers) if r.split(" (")[0] not in seen]
+        runs.append(f"`{name}`: {bench['selection']}, medians of {bench['runs']} runs after "
+                    f"{bench['warmup']} warm-ups, CPU on the host's "
+                    f"{bench['host'].get('online_cpus', '?')} cores")
+    lines = [f"Measured on one {device} on {date} ({'; '.join(runs)}). The peer is the "
+             f"fastest CPU peer of `bench/peers/peers.py` for that case, measured on the same "
+             f"host in the same directory. Generated by `bench/tables.py` from `{directory}`; "
+             f"a GPU gain is a CPU time over the GPU's end-to-end time.", "",
+             "| operation | case | parvis CPU ms | best CPU peer ms | parvis GPU kernels ms "
+             "| parvis GPU end to end ms | GPU gain over parvis CPU | GPU gain over the peer |",
+             "|---|---|---|---|---|---|---|---|"]
+    lines += rows
+    lines += ["", f"Awaiting a measurement committed as JSON (not shown until then): "
+              f"{AWAITING}."]
+    return "\n".join(lines) + "\n"
+
+
+def sgm() -> str:
+    return sgm_table.table(sgm_table.load(os.path.join(ROOT, SGM_RESULTS)), SGM_RESULTS)
+
+
+TABLES: Dict[str, Callable[[], str]] = {"sgm": sgm, "headline": headline_table}
+
+
+def blocks(content: str) -> List[Tuple[str, str, str]]:
+    """(begin marker, end marker, table name) of every block in content."""
+    found = [(m.group(0), f"<!-- /table:{m.group(1)} -->", m.group(1))
+             for m in re.finditer(r"<!-- table:([a-z0-9-]+) -->", content)]
+    if sgm_table.BEGIN in content:
+        found.append((sgm_table.BEGIN, sgm_table.END, "sgm"))
+    return found
+
+
+def render(content: str, path: str) -> str:
+    """content with every known block rendered afresh."""
+    for begin, end, name in blocks(content):
+        if name not in TABLES:
+            raise SystemExit(f"tables: {path}: no table named {name!r}")
+        pattern = re.compile(re.escape(begin) + r".*?" + re.escape(end), re.S)
+        if not pattern.search(content):
+            raise SystemExit(f"tables: {path}: {begin} has no {end}")
+        text = TABLES[name]()
+        content = pattern.sub(lambda _: f"{begin}\n{text}{end}", content)
+    return content
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter,
+                                     epilog="\n".join(__doc__.splitlines()[1:]))
+    mode = parser.add_mutually_exclusive_group()
+    mode.add_argument("--update", action="store_true", help="rewrite the files' blocks")
+    mode.add_argument("--check", action="store_true",
+                      help="exit 1 when a file's block differs from the JSON's table")
+    parser.add_argument("--table", choices=sorted(TABLES), help="print one table")
+    parser.add_argument("files", nargs="*", help="Markdown files holding blocks")
+    args = parser.parse_args(argv)
+    if args.table:
+        sys.stdout.write(TABLES[args.table]())
+    stale = []
+    for path in args.files:
+        with open(path, encoding="utf-8") as f:
+            content = f.read()
+        fresh = render(content, path)
+        if args.update and fresh != content:
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(fresh)
+        elif args.check and fresh != content:
+            stale.append(path)
+    for path in stale:
+        print(f"tables: {path} differs from `bench/tables.py --update {path}` "
+              f"(a table edited by hand, or JSON changed without regenerating)")
+    return 1 if stale else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,78 @@
+#!/bin/sh
+# bench/gate.py on this machine's OpenCL device (PoCL in CI), small cases:
+# a reference made here passes against a second run; a copy of it doctored
+# to claim faster times fails and lists the rows; a reference of another
+# device model is refused unless forced; a device without a reference is
+# refused with a message naming the missing file.
+set -u
+
+srcdir=${srcdir:-$(dirname "$0")/..}
+PYTHON=${PYTHON:-python3}
+gate="$srcdir/bench/gate.py"
+out=tests/tmp/bench-gate
+rm -rf "$out" && mkdir -p "$out" || exit 99
+
+fail() {
+    echo "FAIL: $*"
+    exit 1
+}
+
+command -v "$PYTHON" >/dev/null 2>&1 || { echo "SKIP: no $PYTHON"; exit 77; }
+
+"$PYTHON" "$gate" make --bench ./parvis-bench --case =tsukuba --case =sgm-tsukuba \
+    --bench-args="--data $srcdir/tests/data --runs 5" --out "$out/ref.json" 2> "$out/make.txt" || {
+    rc=$?
+    cat "$out/make.txt"
+    grep -q 'no OpenCL device' "$out/make.txt" && { echo "SKIP: no OpenCL device"; exit 77; }
+    fail "gate make exited $rc"
+}
+
+# A second run against the reference: passes (once more if this shared
+# machine was busy; two slow runs in a row are a failure).
+"$PYTHON" "$gate" compare --bench ./parvis-bench --reference "$out/ref.json" \
+    > "$out/pass.txt" 2>&1 ||
+    "$PYTHON" "$gate" compare --bench ./parvis-bench --reference "$out/ref.json" \
+        > "$out/pass.txt" 2>&1 || { cat "$out/pass.txt"; fail "gate against its own reference"; }
+grep -q '0 slower beyond their noise, 0 not run' "$out/pass.txt" || fail "pass summary"
+
+# The doctored copy: every time halved beyond its noise; the run that made the
+# reference, compared with it, must fail and list every row, kernels and end
+# to end both.
+"$PYTHON" - "$out/ref.json" "$out/fast.json" "$out/other.json" <<'PY' || fail "doctoring"
+import json, sys
+ref = json.load(open(sys.argv[1]))
+assert ref["rows"], "no rows in the reference"
+for row in ref["rows"]:
+    for m in ("kernel_ms", "total_ms"):
+        row[m] = row[m] / (1 + row[m.replace("_ms", "_noise")]) / 2
+json.dump(ref, open(sys.argv[2], "w"))
+ref = json.load(open(sys.argv[1]))
+ref["device"] = "Some Other GPU"
+json.dump(ref, open(sys.argv[3], "w"))
+PY
+rows=$("$PYTHON" -c "import json,sys; print(len(json.load(open(sys.argv[1]))['rows']))" "$out/ref.json")
+"$PYTHON" "$gate" compare --current "$out/ref.json" --reference "$out/fast.json" \
+    > "$out/fail.txt" 2>&1
+rc=$?
+cat "$out/fail.txt"
+[ "$rc" -eq 1 ] || fail "doctored reference: exit $rc, not 1"
+[ "$(grep -c 'SLOWER .* kernel_ms' "$out/fail.txt")" -eq "$rows" ] || fail "kernel rows not all listed"
+[ "$(grep -c 'SLOWER .* total_ms' "$out/fail.txt")" -eq "$rows" ] || fail "end-to-end rows not all listed"
+grep -q 'SLOWER sad tsukuba' "$out/fail.txt" || fail "the SAD row is not named"
+
+# Another device model: refused (2), compared with --force.
+"$PYTHON" "$gate" compare --current "$out/ref.json" --reference "$out/other.json" \
+    > "$out/other.txt" 2>&1
+[ $? -eq 2 ] && grep -q "measured on 'Some Other GPU'" "$out/other.txt" || fail "other model not refused"
+"$PYTHON" "$gate" compare --current "$out/ref.json" --reference "$out/other.json" --force \
+    > /dev/null 2>&1 || fail "--force against another model"
+
+# No reference for this device (an empty reference directory): refused (2).
+"$PYTHON" "$gate" compare --current "$out/ref.json" --reference-dir "$out/none" \
+    > "$out/none.txt" 2>&1
+[ $? -eq 2 ] && grep -q 'no reference for the device' "$out/none.txt" || fail "missing reference not refused"
+# ... and refused before running the bench when the directory holds none at all.
+"$PYTHON" "$gate" compare --bench ./parvis-bench --reference-dir "$out/none" \
+    > "$out/none2.txt" 2>&1
+[ $? -eq 2 ] && grep -q 'no reference for any device' "$out/none2.txt" || fail "empty reference directory"
+echo "PASS: bench gate"
