@@ -1,6 +1,7 @@
 #!/bin/sh
 # bench/gate.py on this machine's OpenCL device (PoCL in CI), small cases:
-# a reference made here passes against a second run; a copy of it doctored
+# a reference made here passes against its own run, and a second run
+# against a copy allowing ten times its times; a copy of it doctored
 # to claim faster times fails and lists the rows; a reference of another
 # device model is refused unless forced; a device without a reference is
 # refused with a message naming the missing file.
@@ -27,13 +28,24 @@ command -v "$PYTHON" >/dev/null 2>&1 || { echo "SKIP: no $PYTHON"; exit 77; }
     fail "gate make exited $rc"
 }
 
-# A second run against the reference: passes (once more if this shared
-# machine was busy; two slow runs in a row are a failure).
-"$PYTHON" "$gate" compare --bench ./parvis-bench --reference "$out/ref.json" \
-    > "$out/pass.txt" 2>&1 ||
-    "$PYTHON" "$gate" compare --bench ./parvis-bench --reference "$out/ref.json" \
-        > "$out/pass.txt" 2>&1 || { cat "$out/pass.txt"; fail "gate against its own reference"; }
+# A second, real run compared with a copy of the reference that allows ten
+# times its times: the run-and-compare path passes.  (A test on this shared
+# machine must not depend on a run being as fast as the last one: the gate's
+# own verdict on real noise belongs to the GPU machine, docs/benchmarks.md.)
+"$PYTHON" - "$out/ref.json" "$out/slack.json" <<'PY' || fail "slack copy"
+import json, sys
+ref = json.load(open(sys.argv[1]))
+for row in ref["rows"]:
+    for m in ("kernel_ms", "total_ms"):
+        row[m] = row[m] * 10
+json.dump(ref, open(sys.argv[2], "w"))
+PY
+"$PYTHON" "$gate" compare --bench ./parvis-bench --reference "$out/slack.json" \
+    > "$out/pass.txt" 2>&1 || { cat "$out/pass.txt"; fail "gate against its own reference"; }
 grep -q '0 slower beyond their noise, 0 not run' "$out/pass.txt" || fail "pass summary"
+# The reference's own run, compared with the reference: nothing is slower.
+"$PYTHON" "$gate" compare --current "$out/ref.json" --reference "$out/ref.json" \
+    > "$out/same.txt" 2>&1 || { cat "$out/same.txt"; fail "a run against itself"; }
 
 # The doctored copy: every time halved beyond its noise; the run that made the
 # reference, compared with it, must fail and list every row, kernels and end
