@@ -24,6 +24,7 @@ import json
 import os
 import re
 import shlex
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -71,8 +72,11 @@ def rows_of(bench: Dict[str, Any]) -> List[Dict[str, Any]]:
     return rows
 
 
-def run_bench(bench: str, selectors: List[str], extra: List[str]) -> Dict[str, Any]:
-    """Run parvis-bench once per selector; one reference-shaped record."""
+def run_bench(bench: str, selectors: List[str], extra: List[str],
+              keep: Optional[str] = None) -> Dict[str, Any]:
+    """Run parvis-bench once per selector; one reference-shaped record.
+    With keep, each run's own parvis-bench JSON is also written there
+    (gate-<n>.json), for the tables (bench/tables.py)."""
     if "--cpu-runs" not in extra:
         # The gate reads only the OpenCL side; one CPU run keeps the large
         # cases (flow 250^3 takes seconds on the CPU) to a few minutes.
@@ -88,6 +92,9 @@ def run_bench(bench: str, selectors: List[str], extra: List[str]) -> Dict[str, A
                 raise GateError(f"{' '.join(cmd)} exited {done.returncode} without JSON")
             with open(path, encoding="utf-8") as f:
                 merge(record, json.load(f))
+            if keep:
+                os.makedirs(keep, exist_ok=True)
+                shutil.copyfile(path, os.path.join(keep, f"gate-{i}.json"))
     return record
 
 
@@ -144,7 +151,8 @@ def load_reference(path: Optional[str], device: str,
 
 
 def cmd_make(args: argparse.Namespace) -> int:
-    record = run_bench(args.bench, args.case or HEADLINE, shlex.split(args.bench_args or ""))
+    record = run_bench(args.bench, args.case or HEADLINE, shlex.split(args.bench_args or ""),
+                       args.keep_json)
     out = args.out or os.path.join(REFERENCE_DIR, device_slug(record["device"]) + ".json")
     os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
     with open(out, "w", encoding="utf-8") as f:
@@ -201,6 +209,8 @@ def main(argv: Optional[List[str]] = None) -> int:
         p.add_argument("--bench-args", default=None, metavar="'ARGS'",
                        help="more parvis-bench arguments in one word, split as the shell "
                             "does, e.g. --bench-args='--runs 9' (default the reference's)")
+    sub.choices["make"].add_argument("--keep-json", metavar="DIR",
+                                     help="also keep each run's parvis-bench JSON in DIR")
     sub.choices["make"].add_argument("--out", help="the reference to write (default "
                                      "bench/reference/<device>.json)")
     compare = sub.choices["compare"]
