@@ -161,7 +161,9 @@ static int parse_stereo_args(int argc, char **argv, stereo_args *args)
     memcpy(table, own, sizeof own);
     cli_bp_options(&args->bp, BP_ONLY, &table[CLI_COUNT(own)]);
     cli_sgm_options(&args->sgm, SGM_ONLY, &table[CLI_COUNT(own) + CLI_BP_OPTION_COUNT]);
-    cli_command c = {.name = "stereo", .synopsis = "LEFT RIGHT --ndisp N [options]  |  --method sgm --batch LIST --ndisp N [options]",
+    cli_command c = {.name = "stereo",
+                     .synopsis = "LEFT RIGHT --ndisp N [options]  |  --method sgm --batch LIST "
+                                 "--ndisp N [options]",
                      .summary = summary, .conventions = conventions, .options = table,
                      .option_count = CLI_COUNT(table), .positional = args->files,
                      .min_positional = 0, .max_positional = 2,
