@@ -80,6 +80,12 @@ typedef struct bench_result {
     const char *item_name;
     int cpu_items;
     int cl_items;
+    /* Rows of a stream of pairs (sgm-stream): the pairs the times cover,
+     * the pairs the CPU backend ran (its times scaled from them), and on
+     * the batch row the OpenCL pairs/s of the loop row (0 elsewhere). */
+    int stream_pairs;
+    int stream_cpu_pairs;
+    double stream_loop_rate;
     bench_series cpu_samples;
     bench_series cl_samples;
 } bench_result;
@@ -264,6 +270,10 @@ typedef struct bench_rows {
 
 /* Append a copy of row and print it (1 with a message when full). */
 int bench_add_row(bench_rows *rows, const bench_result *row);
+
+/* The sgm-stream rows (bench_sgm_stream.c), run by bench_sgm_cases. */
+int bench_sgm_stream_cases(const bench_config *config, const bench_contexts *contexts,
+                           bench_rows *rows);
 
 /* SAD on a bundled set (set != NULL) or a synthetic width x height pair. */
 typedef struct bench_sad_spec {

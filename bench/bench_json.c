@@ -240,6 +240,35 @@ static void json_items(FILE *out, const bench_result *r)
     fprintf(out, "}");
 }
 
+/* Pairs per second of ms over count, null without a time. */
+static void json_rate(FILE *out, double ms, int count)
+{
+    if (count > 0 && ms > 0.0)
+        cli_json_number(out, 1e3 * count / ms);
+    else
+        fprintf(out, "null");
+}
+
+/* "stream": a stream of pairs' rates (the sgm-stream rows). */
+static void json_stream(FILE *out, const bench_result *r)
+{
+    if (r->stream_pairs <= 0)
+        return;
+    fprintf(out, ",\n     \"stream\": {\"pairs\": %d, \"cpu_pairs_timed\": %d, "
+            "\"cpu_pairs_per_s\": ", r->stream_pairs, r->stream_cpu_pairs);
+    json_rate(out, r->cpu_ms, r->stream_pairs);
+    fprintf(out, ", \"opencl_pairs_per_s\": ");
+    json_rate(out, r->have_opencl ? r->cl_total_ms : 0.0, r->stream_pairs);
+    fprintf(out, ", \"opencl_kernel_pairs_per_s\": ");
+    json_rate(out, r->have_opencl ? r->cl_kernel_ms : 0.0, r->stream_pairs);
+    fprintf(out, ", \"opencl_loop_pairs_per_s\": ");
+    if (r->stream_loop_rate > 0.0)
+        cli_json_number(out, r->stream_loop_rate);
+    else
+        fprintf(out, "null");
+    fprintf(out, "}");
+}
+
 static void json_quality(FILE *out, const bench_result *r)
 {
     fprintf(out, ",\n     \"quality\": ");
@@ -301,6 +330,7 @@ static void json_result(FILE *out, const bench_result *r, int index,
     json_check(out, r);
     json_quality(out, r);
     json_items(out, r);
+    json_stream(out, r);
     if (extra && extra->row)
         extra->row(out, index, extra->user);
     fprintf(out, "}");

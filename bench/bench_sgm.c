@@ -161,5 +161,7 @@ int bench_sgm_cases(const bench_config *config, const bench_contexts *contexts,
             rc = bench_add_row(&rows, row);
     }
     free(row);
+    if (rc == 0)
+        rc = bench_sgm_stream_cases(config, contexts, &rows);
     return rc;
 }

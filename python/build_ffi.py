@@ -162,6 +162,9 @@ pv_status pv_stereo_sgm(pv_context *ctx, const pv_image *left, const pv_image *r
 pv_status pv_stereo_sgm_confidence(pv_context *ctx, const pv_image *left,
                                    const pv_image *right, const pv_sgm_params *params,
                                    pv_image *disparity, pv_image *confidence);
+pv_status pv_stereo_sgm_batch(pv_context *ctx, const pv_image *lefts, const pv_image *rights,
+                              int count, const pv_sgm_params *params, pv_image *disparities,
+                              pv_image *confidences);
 
 /* features.h */
 #define PV_SIFT_DESCRIPTOR_SIZE ...

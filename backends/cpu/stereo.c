@@ -510,4 +510,18 @@ static pv_status pv_cpu_stereo_sgm(pv_context *ctx, const pv_image *left, const 
     return pv_cpu_sgm(ctx, left, right, params, disparity, confidence);
 }
 
+/* A stream of pairs is a loop of single calls: each call already spreads
+ * its work over the cores, and there are no transfers to hide. */
+static pv_status pv_cpu_stereo_sgm_batch(pv_context *ctx, const pv_image *lefts,
+                                         const pv_image *rights, int count,
+                                         const pv_sgm_params *params, pv_image *disparities,
+                                         pv_image *confidences)
+{
+    pv_status status = PV_OK;
+    for (int i = 0; i < count && status == PV_OK; i++)
+        status = pv_cpu_sgm(ctx, &lefts[i], &rights[i], params, &disparities[i],
+                            confidences ? &confidences[i] : NULL);
+    return status;
+}
+
 const pv_stereo_ops pv_cpu_stereo_ops = {PV_STEREO_SLOTS(PV_OPS_BIND, pv_cpu_stereo_)};

@@ -27,6 +27,12 @@ PV_BACKEND_MODULES(PV_BACKEND_DECLARE, pv_cl_)
  * NULL. */
 pv_status pv_cl_sgm(pv_context *ctx, const pv_image *left, const pv_image *right,
                     const pv_sgm_params *params, pv_image *disparity, pv_image *confidence);
+/* stereo_sgm_batch.c: count >= 1 pairs of one size and type through one
+ * plan, transfers overlapping the kernels (the sgm_batch slot);
+ * confidences may be NULL. */
+pv_status pv_cl_sgm_batch(pv_context *ctx, const pv_image *lefts, const pv_image *rights,
+                          int count, const pv_sgm_params *params, pv_image *disparities,
+                          pv_image *confidences);
 
 /* colour.c: the grey value of each pixel of a valid image of any pixel
  * type, times scale, into the dense f32 device buffer dst (width * height

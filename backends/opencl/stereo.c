@@ -389,4 +389,13 @@ static pv_status pv_cl_stereo_sgm(pv_context *ctx, const pv_image *left, const p
     return pv_cl_sgm(ctx, left, right, params, disparity, confidence);
 }
 
+/* ... and its stream of pairs in stereo_sgm_batch.c. */
+static pv_status pv_cl_stereo_sgm_batch(pv_context *ctx, const pv_image *lefts,
+                                        const pv_image *rights, int count,
+                                        const pv_sgm_params *params, pv_image *disparities,
+                                        pv_image *confidences)
+{
+    return pv_cl_sgm_batch(ctx, lefts, rights, count, params, disparities, confidences);
+}
+
 const pv_stereo_ops pv_cl_stereo_ops = {PV_STEREO_SLOTS(PV_OPS_BIND, pv_cl_stereo_)};

@@ -10,7 +10,7 @@
  * stored), the optional median; one download of the result (and of the
  * confidence).  The launch shape is the "sgm" parameter family below, the
  * one place where it is set (and tuned). */
-#include "opencl.h"
+#include "stereo_sgm_internal.h"
 #include "../common/sgm_math.h"
 
 #include <stdio.h>
@@ -31,20 +31,6 @@ const pv_cl_param_family pv_cl_params_sgm = {
 /* The eight directions (dx, dy); the first four are the 4-path set. */
 static const int directions[8][2] = {{1, 0}, {-1, 0}, {0, 1}, {0, -1},
                                      {1, 1}, {-1, 1}, {1, -1}, {-1, -1}};
-
-typedef struct sgm_plan {
-    int dpi, items, lines, stride, win_items, wg_x, wg_y;
-    int path8;        /* path costs fit 8 bits */
-    int lr_local;     /* the winner keeps a row's left-right minima in local memory */
-    int shfl;         /* path exchange by warp shuffles (NVIDIA), no barrier */
-    char options[384];
-} sgm_plan;
-
-typedef struct sgm_buffers {
-    cl_mem left, right, census_l, census_r, intensity, cost;
-    cl_mem path[8];
-    cl_mem disp, conf, median, right_scratch, winner_scratch;
-} sgm_buffers;
 
 static int sgm_param(pv_context *ctx, const char *name)
 {
@@ -107,8 +93,8 @@ static pv_status check_shape(pv_context *ctx, const sgm_plan *plan, int most)
     return PV_OK;
 }
 
-static pv_status make_plan(pv_context *ctx, const pv_image *left, const pv_sgm_params *p,
-                           sgm_plan *plan)
+pv_status pv_cl_sgm_make_plan(pv_context *ctx, const pv_image *left, const pv_sgm_params *p,
+                             sgm_plan *plan)
 {
     const pv_device_info *device = pv_cl_device_info(ctx);
     plan->dpi = sgm_param(ctx, "SGM_DPI");
@@ -172,8 +158,8 @@ static pv_status upload(pv_context *ctx, const char *slot, const pv_image *image
     return status == PV_OK ? pv_cl_write_image(ctx, *buffer, image) : status;
 }
 
-static pv_status get_buffers(pv_context *ctx, const pv_image *left, const pv_image *right,
-                             const pv_sgm_params *p, const sgm_plan *plan, sgm_buffers *b)
+pv_status pv_cl_sgm_get_buffers(pv_context *ctx, const pv_image *left, const pv_image *right,
+                                const pv_sgm_params *p, const sgm_plan *plan, sgm_buffers *b)
 {
     static const char *const path_slots[8] = {"sgm.path0", "sgm.path1", "sgm.path2", "sgm.path3",
                                               "sgm.path4", "sgm.path5", "sgm.path6", "sgm.path7"};
@@ -195,7 +181,7 @@ static pv_status get_buffers(pv_context *ctx, const pv_image *left, const pv_ima
         status = pv_cl_scratch(ctx, path_slots[i], cells * (plan->path8 ? 1 : 2), &b->path[i]);
     const size_t scratch = plan->lr_local || !p->lr_check ? 1 : pixels;
     if (status == PV_OK)
-        status = pv_cl_scratch(ctx, "sgm.right", scratch * sizeof(cl_uint), &b->right_scratch);
+        status = pv_cl_scratch(ctx, "sgm.right_min", scratch * sizeof(cl_uint), &b->right_scratch);
     if (status == PV_OK)
         status = pv_cl_scratch(ctx, "sgm.winner", scratch * sizeof(cl_short), &b->winner_scratch);
     if (status == PV_OK)
@@ -319,24 +305,31 @@ static pv_status median(pv_context *ctx, const sgm_plan *plan, const pv_image *l
     return run_pixels(ctx, plan, "sgm_median", left, args, 4);
 }
 
+pv_status pv_cl_sgm_enqueue_pair(pv_context *ctx, const sgm_plan *plan, const pv_image *left,
+                                 const pv_sgm_params *p, const sgm_buffers *b)
+{
+    pv_status status = census(ctx, plan, left, p, b);
+    if (status == PV_OK)
+        status = costs(ctx, plan, left, p, b);
+    if (status == PV_OK)
+        status = aggregate(ctx, plan, left, p, b);
+    if (status == PV_OK)
+        status = winner(ctx, plan, left, p, b);
+    if (status == PV_OK && p->median)
+        status = median(ctx, plan, left, b);
+    return status;
+}
+
 static pv_status run(pv_context *ctx, const pv_image *left, const pv_image *right,
                      const pv_sgm_params *p, pv_image *disparity, pv_image *confidence)
 {
     sgm_plan plan;
     sgm_buffers b = {0};
-    pv_status status = make_plan(ctx, left, p, &plan);
+    pv_status status = pv_cl_sgm_make_plan(ctx, left, p, &plan);
     if (status == PV_OK)
-        status = get_buffers(ctx, left, right, p, &plan, &b);
+        status = pv_cl_sgm_get_buffers(ctx, left, right, p, &plan, &b);
     if (status == PV_OK)
-        status = census(ctx, &plan, left, p, &b);
-    if (status == PV_OK)
-        status = costs(ctx, &plan, left, p, &b);
-    if (status == PV_OK)
-        status = aggregate(ctx, &plan, left, p, &b);
-    if (status == PV_OK)
-        status = winner(ctx, &plan, left, p, &b);
-    if (status == PV_OK && p->median)
-        status = median(ctx, &plan, left, &b);
+        status = pv_cl_sgm_enqueue_pair(ctx, &plan, left, p, &b);
     if (status == PV_OK)
         status = pv_cl_download_image(ctx, p->median ? b.median : b.disp, disparity);
     if (status == PV_OK && confidence)

@@ -110,4 +110,16 @@ pv_status cli_sgm_run_group(pv_device_group *group, const pv_image *left, const 
                             const pv_sad_params *range, const pv_sgm_params *options,
                             pv_image *disparity);
 
+/* cli_sgm_batch.c: `stereo --method sgm --batch LIST`: the list's pairs
+ * (a line "LEFT RIGHT OUT.pfm" each) through pv_stereo_sgm_batch a few at
+ * a time, each disparity written to its OUT, a progress line on stderr
+ * after each call, and with want_time or want_json the whole run's time
+ * and pairs per second.  0, or 1 after a message. */
+typedef struct cli_sgm_batch_run {
+    const char *list;
+    pv_sgm_params params; /* min_disp and ndisp set */
+    int verbose, want_time, want_json;
+} cli_sgm_batch_run;
+int cli_sgm_batch(pv_context *ctx, const cli_sgm_batch_run *run);
+
 #endif

@@ -24,6 +24,8 @@ typedef struct stereo_args {
     pv_bp_params bp;  /* its options (cli_bp.c) */
     cli_sgm_args sgm; /* its options (cli_sgm.c) */
     const char *devices; /* --devices all|LIST (bp only), or NULL: one context */
+    const char *batch;   /* --batch LIST (sgm only), or NULL: the pair LEFT RIGHT */
+    int positional_count;
     cli_backend_options backend;
 } stereo_args;
 
@@ -58,10 +60,32 @@ static const char conventions[] =
     "  --lr-max-diff is a whole number.  --confidence writes the uniqueness margin\n"
     "  1 - S(best)/S(second) per pixel (0..1, 0 where invalid) as a PFM.  --verbose\n"
     "  prints the memory one run needs; above --memory-budget the call works in parts.\n"
+    "  SGM with --batch LIST: a text file of pairs, one a line, \"LEFT RIGHT OUT.pfm\"\n"
+    "  (names without spaces, relative to the current folder; blank lines and lines\n"
+    "  starting with # are skipped), all of one size; each pair's disparity goes to its\n"
+    "  OUT.pfm.  The pairs stream through one plan 8 at a time (on OpenCL the transfers\n"
+    "  of one pair overlap the kernels of the next; docs/sgm.md); a line on stderr after\n"
+    "  each 8 says how far the list has come; --time/--json report the pairs per second\n"
+    "  of the library calls.  No LEFT RIGHT, -o, --png, --gt, --confidence or --devices\n"
+    "  with it.\n"
     "  SGM with --devices: one band of rows per device, each read with 64 rows of\n"
     "  context above and below; near the cuts a few pixels differ from one device's\n"
     "  result (include/parvis/multi.h).\n"
     "  Options that do not apply to the chosen --method are errors.\n";
+
+/* --batch: the list names every input and output. */
+static int check_batch_args(const cli_command *c, const stereo_args *args)
+{
+    static const char *const single[] = {"-o", "--png", "--png-map", "--gt", "--confidence",
+                                         "--devices"};
+    if (args->positional_count != 0)
+        return cli_fail("stereo --batch: the list names the pairs; give no LEFT RIGHT");
+    for (int k = 0; k < (int)(sizeof single / sizeof single[0]); k++)
+        if (cli_given(c, single[k]))
+            return cli_fail("stereo --batch: %s applies to one pair; the list names each "
+                            "pair's output", single[k]);
+    return CLI_PARSED;
+}
 
 /* The defaults, then the command line. */
 static int parse_stereo_args(int argc, char **argv, stereo_args *args)
@@ -127,16 +151,23 @@ static int parse_stereo_args(int argc, char **argv, stereo_args *args)
          .help = "say what the inputs are and (bp) the memory a run needs"},
         CLI_BACKEND_ENTRIES(&args->backend),
         CLI_DEVICES_ENTRY(&args->devices, BP_ONLY | SGM_ONLY),
+        {.name = "--batch", .kind = CLI_TEXT, .field = &args->batch, .value_name = "LIST",
+         .methods = SGM_ONLY,
+         .help = "a list of pairs, \"LEFT RIGHT OUT.pfm\" a line, each matched and written "
+                 "(instead of LEFT RIGHT)"},
     };
     /* sized from the three tables, so that none can overwrite another */
     cli_option table[CLI_COUNT(own) + CLI_BP_OPTION_COUNT + CLI_SGM_OPTION_COUNT];
     memcpy(table, own, sizeof own);
     cli_bp_options(&args->bp, BP_ONLY, &table[CLI_COUNT(own)]);
     cli_sgm_options(&args->sgm, SGM_ONLY, &table[CLI_COUNT(own) + CLI_BP_OPTION_COUNT]);
-    cli_command c = {.name = "stereo", .synopsis = "LEFT RIGHT --ndisp N [options]",
+    cli_command c = {.name = "stereo",
+                     .synopsis = "LEFT RIGHT --ndisp N [options]  |  --method sgm --batch LIST "
+                                 "--ndisp N [options]",
                      .summary = summary, .conventions = conventions, .options = table,
                      .option_count = CLI_COUNT(table), .positional = args->files,
-                     .min_positional = 2, .max_positional = 2, .method_names = method_names,
+                     .min_positional = 0, .max_positional = 2,
+                     .positional_count = &args->positional_count, .method_names = method_names,
                      .method = &args->method};
     int parsed = cli_parse(&c, argc, argv);
     if (parsed != CLI_PARSED)
@@ -152,6 +183,10 @@ static int parse_stereo_args(int argc, char **argv, stereo_args *args)
         cli_bp_derive_defaults(&c, args->sad.ndisp, &args->bp);
     if (args->method == METHOD_SGM && cli_sgm_finish(&c, &args->sad, &args->sgm))
         return CLI_ERROR;
+    if (args->batch)
+        return check_batch_args(&c, args);
+    if (args->positional_count != 2)
+        return cli_fail("stereo: give LEFT RIGHT (or, with --method sgm, --batch LIST)");
     if (args->confidence && args->devices)
         return cli_fail("stereo: --confidence does not go with --devices (the bands' run "
                         "gives disparities only)");
@@ -359,6 +394,17 @@ int cli_stereo(int argc, char **argv)
     int parsed = parse_stereo_args(argc, argv, &args);
     if (parsed != CLI_PARSED)
         return cli_parse_exit(parsed);
+    if (args.batch) {
+        pv_context *ctx = cli_context(&args.backend);
+        cli_sgm_batch_run run = {.list = args.batch, .params = args.sgm.params,
+                                 .verbose = args.verbose, .want_time = args.want_time,
+                                 .want_json = args.want_json};
+        run.params.min_disp = args.sad.min_disp;
+        run.params.ndisp = args.sad.ndisp;
+        int rc = ctx ? cli_sgm_batch(ctx, &run) : 1;
+        pv_context_destroy(ctx);
+        return rc;
+    }
     pv_image pair[2]; /* left, right */
     if (cli_read_image_pair(args.files, PV_PIXEL_U8, args.verbose, pair))
         return 1;

@@ -348,6 +348,31 @@ PV_API pv_status pv_stereo_sgm_confidence(pv_context *ctx, const pv_image *left,
                                           const pv_image *right, const pv_sgm_params *params,
                                           pv_image *disparity, pv_image *confidence);
 
+/** A stream of pairs through one plan (frames of a stereo camera, a
+ * dataset): disparities[i] (and confidences[i]) are pair i's, exactly
+ * those of pv_stereo_sgm_confidence(lefts[i], rights[i]).  Every pair is
+ * held to pv_stereo_sgm_confidence's rules, and all have one size and one
+ * pixel type.  The context's lock, the launch plan and the device buffers
+ * are taken once for the batch; on OpenCL, the upload of pair i+1 and the
+ * download of pair i overlap the kernels of pair i (docs/sgm.md, "A
+ * stream of pairs"); on the CPU the pairs run one after another.  count >=
+ * 1 (an empty batch is refused).  Every pair is checked before any work;
+ * on a bad argument nothing is touched; on a failure during the work every
+ * output is reset, each disparity to INFINITY and each confidence to 0, so
+ * that no half-finished batch can pass for a result.
+ * @param ctx the context
+ * @param lefts count left (reference) images
+ * @param rights count right images
+ * @param count the number of pairs
+ * @param params the parameters (see the type), shared by every pair
+ * @param disparities receives count disparity maps
+ * @param confidences receives count confidence maps, or NULL
+ * @return PV_OK, or the failure's status */
+PV_API pv_status pv_stereo_sgm_batch(pv_context *ctx, const pv_image *lefts,
+                                     const pv_image *rights, int count,
+                                     const pv_sgm_params *params, pv_image *disparities,
+                                     pv_image *confidences);
+
 #ifdef __cplusplus
 }
 #endif

@@ -8,13 +8,18 @@
 
 /* sgm: arguments checked by lib/stereo_sgm.c (sizes, types, parameter
  * ranges, P2 small enough for 16-bit sums, memory); confidence may be
- * NULL. */
+ * NULL.  sgm_batch: count >= 1 pairs, each checked as sgm's, all of one
+ * size and pixel type; confidences NULL or count images; each pair's
+ * result exactly sgm's. */
 #define PV_STEREO_SLOTS(X, P)                                                                     \
     X(P, pv_status, sad,                                                                          \
       (pv_context *ctx, const pv_image *left, const pv_image *right, const pv_sad_params *params, \
        pv_image *disparity))                                                                      \
     X(P, pv_status, sgm,                                                                          \
       (pv_context *ctx, const pv_image *left, const pv_image *right, const pv_sgm_params *params, \
-       pv_image *disparity, pv_image *confidence))
+       pv_image *disparity, pv_image *confidence))                                               \
+    X(P, pv_status, sgm_batch,                                                                    \
+      (pv_context *ctx, const pv_image *lefts, const pv_image *rights, int count,                 \
+       const pv_sgm_params *params, pv_image *disparities, pv_image *confidences))
 
 #endif

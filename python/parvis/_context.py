@@ -12,7 +12,7 @@ from ._lifetime import CObject, PlanHandle, _Handle, check_can_start
 from ._native import ffi, lib
 from ._results import (Flow, Matches, NCCResult, OctregResult, PhaseCorrelation,
                        PhaseCorrelationBatch, SiftFeatures, TuneParam, TuneResult)
-from ._sgm import sgm_inputs, sgm_params
+from ._sgm import image_structs, sgm_batch_inputs, sgm_inputs, sgm_params
 
 ArrayLike = Any
 
@@ -516,6 +516,34 @@ class Context(_Handle):
         self._call(lib.pv_stereo_sgm_confidence, ls, rs, params, A.image_struct(dst),
                    A.image_struct(conf))
         return dst, conf
+
+    def stereo_sgm_batch(self, lefts: Sequence[ArrayLike], rights: Sequence[ArrayLike], *,
+                         confidence: bool = False, **options: Any
+                         ) -> Union[np.ndarray, Tuple[np.ndarray, np.ndarray]]:
+        """Semi-global matching of a stream of pairs through one plan
+        (pv_stereo_sgm_batch): returns a float32 (pairs, rows, columns)
+        stack of disparities, or the pair of stacks (disparities,
+        confidences) when confidence is true.  Slice i is exactly what
+        stereo_sgm(lefts[i], rights[i], **options) returns; on OpenCL the
+        transfers of one pair overlap the kernels of the next (docs/sgm.md,
+        "A stream of pairs"), which is faster than a loop of single calls.
+
+        lefts, rights: sequences of as many 2D images (or 3D stacks of
+        them), all of one shape; each pair as for stereo_sgm (a batch whose
+        pairs differ in dtype is matched in float32 throughout).  options:
+        the keyword arguments of stereo_sgm (ndisp, min_disp, census, ...,
+        memory_budget) other than out, shared by every pair.  An empty batch
+        or pairs of different shapes raise InvalidArgument before any work."""
+        arrays, left_structs, right_structs = sgm_batch_inputs(lefts, rights)
+        count = len(arrays) // 2
+        rows, columns = arrays[0].shape
+        params = sgm_params(columns, **options)
+        disparities = np.empty((count, rows, columns), np.float32)
+        confidences = np.empty((count, rows, columns), np.float32) if confidence else None
+        self._call(lib.pv_stereo_sgm_batch, left_structs, right_structs, count, params,
+                   image_structs(disparities),
+                   image_structs(confidences) if confidences is not None else ffi.NULL)
+        return disparities if confidences is None else (disparities, confidences)
 
     # -------------------------------------------------------------- features
     def sift(self, image: ArrayLike, *, preset: str = "reference",

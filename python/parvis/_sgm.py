@@ -2,7 +2,7 @@
 and the Dask batch (the C contract is in include/parvis/stereo.h)."""
 from __future__ import annotations
 
-from typing import Any, Tuple
+from typing import Any, List, Sequence, Tuple
 
 import numpy as np
 
@@ -84,3 +84,47 @@ def sgm_params(columns: int, *, ndisp: int = 64, min_disp: int = 0,
         _int(min_disp, "min_disp"), ndisp, width, height, int(bool(census_symmetric)), p1, p2,
         int(bool(p2_adaptive)), paths, uniqueness, int(bool(lr_check)), lr_max_diff,
         int(bool(subpixel)), int(bool(median)), budget])
+
+
+def sgm_batch_inputs(lefts: Sequence[Any], rights: Sequence[Any]
+                     ) -> Tuple[List[np.ndarray], Any, Any]:
+    """The pairs of a batch as 2D images of one shape and one dtype (uint8,
+    uint16 or float32; a batch whose pairs differ in dtype is made float32
+    throughout), each pair held to sgm_inputs' rules, with their pv_image
+    arrays (lefts, rights) for pv_stereo_sgm_batch.  The arrays are returned
+    too: the structs point into them, so they must outlive the call."""
+    try:
+        count = len(lefts)
+    except TypeError:
+        raise invalid(f"lefts: expected a sequence of images, got {type(lefts).__name__}") \
+            from None
+    if count < 1:
+        raise invalid("lefts: the batch is empty")
+    if len(rights) != count:
+        raise invalid(f"rights: {len(rights)} images for {count} left images")
+    pairs = [sgm_inputs(lefts[i], rights[i]) for i in range(count)]
+    shape, dtype = pairs[0][0].shape, pairs[0][0].dtype
+    for i, (la, _, _, _) in enumerate(pairs):
+        if la.shape != shape:
+            raise invalid(f"lefts[{i}]: shape {la.shape} differs from lefts[0]'s {shape}; a "
+                          "batch holds pairs of one shape")
+    if any(la.dtype != dtype for la, _, _, _ in pairs):
+        pairs = [sgm_inputs(la.astype(np.float32), ra.astype(np.float32))
+                 for la, _, ra, _ in pairs]
+    left_structs = ffi.new("pv_image[]", count)
+    right_structs = ffi.new("pv_image[]", count)
+    arrays: List[np.ndarray] = []
+    for i, (la, ls, ra, rs) in enumerate(pairs):
+        left_structs[i] = ls[0]
+        right_structs[i] = rs[0]
+        arrays += [la, ra]
+    return arrays, left_structs, right_structs
+
+
+def image_structs(stack: np.ndarray) -> Any:
+    """A pv_image array over the 2D slices of a C-contiguous float32
+    (count, rows, columns) stack."""
+    structs = ffi.new("pv_image[]", stack.shape[0])
+    for i in range(stack.shape[0]):
+        structs[i] = A.image_struct(stack[i])[0]
+    return structs

@@ -177,6 +177,27 @@ def test_stereo_sgm_equals_single_process(client, local):
         pvd.stereo(client, pairs, method="census", ndisp=16)
 
 
+def test_stereo_sgm_tasks_use_the_batch(client, local):
+    """Tasks of several SGM pairs run their pairs of one shape through
+    Context.stereo_sgm_batch: every pair still gets the bits of a single
+    stereo_sgm call, a pair of another shape runs on its own, and a pair
+    the library refuses (NaN pixels) fails alone."""
+    l_img = parvis.imread(STEREO / "tsukuba" / "left.pgm")
+    r_img = parvis.imread(STEREO / "tsukuba" / "right.pgm")
+    pairs = [(l_img[y:y + 64, 20:148].astype(np.float32),
+              r_img[y:y + 64, 20:148].astype(np.float32)) for y in (0, 50, 100)]
+    pairs.append((l_img[:40, :90], r_img[:40, :90]))
+    bad = pairs[0][0].copy()
+    bad[5, 5] = np.nan  # same shape and dtype as pairs 0-2: refused inside their batch
+    pairs.append((bad, pairs[0][1]))
+    options = {"ndisp": 16, "paths": 8, "subpixel": False}
+    result = pvd.stereo(client, pairs, method="sgm", items_per_task=5, **options)
+    assert [f.index for f in result.failures] == [4], result.failures
+    for (la, ra), got in list(zip(pairs, result))[:4]:
+        want = local.stereo_sgm(la, ra, **options)
+        np.testing.assert_array_equal(got.view(np.uint32), want.view(np.uint32))
+
+
 def test_sift_equals_single_process_one_plan_per_size(client, local):
     images = [texture((96, 128), seed=s, smooth=2) for s in range(4)]
     images += [texture((80, 80), seed=9, smooth=2)]

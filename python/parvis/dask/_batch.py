@@ -459,7 +459,11 @@ def stereo(client: distributed.Client, pairs: Any, *,
     ``Context.stereo_bp`` ("bp") or ``Context.stereo_sgm`` ("sgm": census,
     p1, p2, paths, uniqueness, ... as its keywords; the confidence map is
     not collected, so ``confidence`` is refused); a PFM file named after
-    the left image with ``output_dir``.
+    the left image with ``output_dir``.  With "sgm", a task's pairs of one
+    shape and dtype go through ``Context.stereo_sgm_batch`` a few at a time
+    (the same bits as single calls, the transfers of one pair hidden behind
+    the kernels of the next on OpenCL); a pair the library refuses fails
+    alone.
     """
     if method not in ("sad", "bp", "sgm"):
         raise ValueError(f"method must be 'sad', 'bp' or 'sgm', not {method!r}")

@@ -137,6 +137,8 @@ def run_items(kind: str, items: Sequence[TaskItem], plan: PlanSpec, params: Dict
     others go on; a device that fails twice raises :class:`DeviceFailure`
     for the whole task, which the client then sends to other workers.
     """
+    if kind == "stereo" and params.get("method") == "sgm" and len(items) > 1:
+        return _run_sgm_items(items, plan, params, volume_shape)
     operation = OPERATIONS[kind]
     state = worker_state()
     pool = state.io_pool()
@@ -165,6 +167,84 @@ def run_items(kind: str, items: Sequence[TaskItem], plan: PlanSpec, params: Dict
         # A task that stops early (a device failure) leaves no reader or
         # writer behind.
         pending = list(reads.values()) + finishing
+        for future in pending:
+            future.cancel()
+        wait(pending)
+
+
+#: Pairs per Context.stereo_sgm_batch call in an SGM task: the pairs of one
+#: call stream through one plan, their transfers hidden behind the kernels.
+SGM_GROUP = 8
+
+
+def _sgm_batch(state: WorkerState, ctx: parvis.Context, arrays: Sequence[np.ndarray],
+               plan: PlanSpec, params: Dict[str, Any]) -> Any:
+    """An Operation over several pairs: arrays holds left, right, left, ..."""
+    return list(ctx.stereo_sgm_batch(arrays[0::2], arrays[1::2], **params))
+
+
+def _sgm_group(state: WorkerState, loaded: Sequence[Any], plan: PlanSpec,
+               params: Dict[str, Any]) -> List[Any]:
+    """Each loaded pair's disparity (or its error), the pairs of one shape
+    and dtype together in one batch call.  A batch refused for one of its
+    pairs (a bad argument) is run again pair by pair, so that only that
+    pair fails, as it would in a loop of single calls; the results are the
+    same bits either way."""
+    results: List[Any] = list(loaded)
+    options = {k: v for k, v in params.items() if k != "method"}
+    runs: Dict[Tuple[Any, ...], List[int]] = {}
+    for index, arrays in enumerate(loaded):
+        if not isinstance(arrays, BaseException):
+            key = tuple((np.shape(a), np.asarray(a).dtype.str) for a in arrays)
+            runs.setdefault(key, []).append(index)
+    for indices in runs.values():
+        arrays = [a for i in indices for a in loaded[i]]
+        try:
+            maps = _run_on_device(state, _sgm_batch, arrays, plan, options) \
+                if len(indices) > 1 else None
+        except parvis.Error:
+            maps = None
+        for position, index in enumerate(indices):
+            if maps is not None:
+                results[index] = maps[position]
+                continue
+            try:
+                results[index] = _run_on_device(state, _stereo, loaded[index], plan, params)
+            except parvis.Error as error:
+                results[index] = error
+    return results
+
+
+def _run_sgm_items(items: Sequence[TaskItem], plan: PlanSpec, params: Dict[str, Any],
+                   volume_shape: Optional[_inputs.Shape3]) -> List[Outcome]:
+    """run_items for method "sgm": the items in groups of SGM_GROUP, each
+    group's pairs through Context.stereo_sgm_batch while the next group's
+    inputs are read; results written behind as run_items does."""
+    state = worker_state()
+    pool = state.io_pool()
+    groups = [items[i:i + SGM_GROUP] for i in range(0, len(items), SGM_GROUP)]
+    finishing: List["Future[Any]"] = []
+    upcoming = [pool.submit(_load_all, item[1], volume_shape) for item in groups[0]]
+    try:
+        for number, group in enumerate(groups):
+            reads = upcoming
+            upcoming = [pool.submit(_load_all, item[1], volume_shape)
+                        for item in (groups[number + 1] if number + 1 < len(groups) else [])]
+            loaded: List[Any] = []
+            for future in reads:
+                try:
+                    loaded.append(future.result())
+                except InputError as error:
+                    loaded.append(error)
+            for (_, _, output), result in zip(group, _sgm_group(state, loaded, plan, params)):
+                if isinstance(result, BaseException):
+                    finishing.append(_failed(result))
+                    continue
+                state.count_task()
+                finishing.append(pool.submit(_finish, "stereo", output, result))
+        return [_outcome(future) for future in finishing]
+    finally:
+        pending = upcoming + finishing
         for future in pending:
             future.cancel()
         wait(pending)
