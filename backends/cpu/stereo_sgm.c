@@ -277,10 +277,16 @@ static int step_p2(const sgm_volume *v, const pv_sgm_params *p, int x, int y, in
     return sgm_adaptive_p2(p->p1, p->p2, di > 0x7fffffff || di < -0x7fffffff ? 0x7fffffff : (int)di);
 }
 
-/* Both horizontal paths of row y, with two scratch states. */
+/* Both horizontal paths of row y, with two scratch states.  They run first
+ * and zero the row's sums themselves: the volume comes from malloc, so its
+ * pages are first touched here by writes, in the thread that owns the row.
+ * (A calloc'd volume first read by the path steps took twice the page
+ * faults, and the horizontal paths four times as long: 142 ms against
+ * 26 ms on the motorcycle pair, two threads.) */
 static void horizontal_row(const sgm_volume *v, const pv_sgm_params *p, int y, path_state *s)
 {
     const int w = v->width, nd = v->ndisp;
+    memset(v->sum + cell(v, 0, y), 0, (size_t)w * (size_t)nd * sizeof *v->sum);
     for (int dir = 0; dir < 2; dir++) {
         path_reset(&s[0], nd);
         for (int i = 0; i < w; i++) {
@@ -349,25 +355,36 @@ static void aggregate(const sgm_volume *v, const pv_sgm_params *p, const sgm_pat
     sweep(v, p, w, -1);
 }
 
+/* Every state starts on a cache line of its own: states of different
+ * threads that shared a line made the horizontal paths three times slower
+ * on two threads than on one (the line bouncing between the cores at every
+ * step). */
+#define SGM_LINE_VALUES 32 /* 16-bit values in 64 bytes */
+
+static size_t state_stride(int ndisp)
+{
+    return ((size_t)ndisp + 2 + SGM_LINE_VALUES - 1) / SGM_LINE_VALUES * SGM_LINE_VALUES;
+}
+
 static void bind_states(path_state *states, size_t count, uint16_t *storage, int ndisp)
 {
     for (size_t i = 0; i < count; i++)
-        states[i].values = storage + i * (size_t)(ndisp + 2);
+        states[i].values = storage + i * state_stride(ndisp);
 }
 
 static int paths_alloc(sgm_paths *w, int width, int ndisp, int paths, int threads)
 {
     w->dirs = paths == 8 ? 3 : 1;
     const size_t rows = 2 * (size_t)w->dirs * (size_t)width, per_thread = 2 * (size_t)threads;
-    const size_t count = rows + per_thread + 1;
-    w->storage = malloc(count * (size_t)(ndisp + 2) * sizeof *w->storage);
+    const size_t count = rows + per_thread + 1, stride = state_stride(ndisp);
+    w->storage = aligned_alloc(64, count * stride * sizeof *w->storage);
     w->row_states = malloc(rows * sizeof *w->row_states);
     w->thread_states = malloc(per_thread * sizeof *w->thread_states);
     if (!w->storage || !w->row_states || !w->thread_states)
         return 0;
     bind_states(w->row_states, rows, w->storage, ndisp);
-    bind_states(w->thread_states, per_thread, w->storage + rows * (size_t)(ndisp + 2), ndisp);
-    w->zero.values = w->storage + (rows + per_thread) * (size_t)(ndisp + 2);
+    bind_states(w->thread_states, per_thread, w->storage + rows * stride, ndisp);
+    w->zero.values = w->storage + (rows + per_thread) * stride;
     path_reset(&w->zero, ndisp);
     return 1;
 }
@@ -544,7 +561,7 @@ static int work_alloc(sgm_work *w, const pv_image *left, const pv_sgm_params *p,
     v->census_right = malloc(pixels * sizeof *v->census_right);
     v->intensity = p->p2_adaptive ? malloc(pixels * sizeof *v->intensity) : NULL;
     v->cost = malloc(cells);
-    v->sum = calloc(cells, sizeof *v->sum);
+    v->sum = malloc(cells * sizeof *v->sum); /* zeroed by horizontal_row */
     w->right_rows = malloc(2 * (size_t)threads * (size_t)left->width * sizeof *w->right_rows);
     w->disp = malloc(pixels * sizeof *w->disp);
     w->conf = malloc(pixels * sizeof *w->conf);
