@@ -330,28 +330,34 @@ static int step_p2(const sgm_volume *v, const pv_sgm_params *p, int x, int y, in
     return sgm_adaptive_p2(p->p1, p->p2, di > 0x7fffffff || di < -0x7fffffff ? 0x7fffffff : (int)di);
 }
 
-/* Both horizontal paths of row y, with two scratch states.  They run first
- * and zero the row's sums themselves: the volume comes from malloc, so its
- * pages are first touched here by writes, in the thread that owns the row.
- * (A calloc'd volume first read by the path steps took twice the page
- * faults, and the horizontal paths four times as long: 142 ms against
- * 26 ms on the motorcycle pair, two threads.) */
+/* Both horizontal paths of row y, with four scratch states (two a path).
+ * They run first and zero the row's sums themselves: the volume comes from
+ * malloc, so its pages are first touched here by writes, in the thread that
+ * owns the row.  (A calloc'd volume first read by the path steps took twice
+ * the page faults, and the horizontal paths four times as long: 142 ms
+ * against 26 ms on the motorcycle pair, two threads.)  The two paths step
+ * in turn, left to right at x = i and right to left at x = w - 1 - i: each
+ * step waits on its own path's previous minimum, so two independent chains
+ * keep the core busy where one left it waiting.  The sums are additions
+ * modulo 2^16, so their order does not change them. */
 static void horizontal_row(const sgm_volume *v, const pv_sgm_params *p, int y, path_state *s)
 {
     const int w = v->width, nd = v->ndisp;
     memset(v->sum + cell(v, 0, y), 0, (size_t)w * (size_t)nd * sizeof *v->sum);
-    for (int dir = 0; dir < 2; dir++) {
-        path_reset(&s[0], nd);
-        for (int i = 0; i < w; i++) {
-            int x = dir == 0 ? i : w - 1 - i, px = dir == 0 ? x - 1 : x + 1;
-            int p2 = i == 0 ? p->p2 : step_p2(v, p, x, y, px, y);
-            path_step(&s[i & 1], v->cost + cell(v, x, y), nd, p->p1, p2, &s[(i + 1) & 1],
-                      v->sum + cell(v, x, y));
-        }
+    path_reset(&s[0], nd);
+    path_reset(&s[2], nd);
+    for (int i = 0; i < w; i++) {
+        const int now = i & 1, next = (i + 1) & 1, xl = i, xr = w - 1 - i;
+        const int p2l = i == 0 ? p->p2 : step_p2(v, p, xl, y, xl - 1, y);
+        const int p2r = i == 0 ? p->p2 : step_p2(v, p, xr, y, xr + 1, y);
+        path_step(&s[now], v->cost + cell(v, xl, y), nd, p->p1, p2l, &s[next],
+                  v->sum + cell(v, xl, y));
+        path_step(&s[2 + now], v->cost + cell(v, xr, y), nd, p->p1, p2r, &s[2 + next],
+                  v->sum + cell(v, xr, y));
     }
 }
 
-/* Scratch of the row sweeps: per thread two states for the horizontal
+/* Scratch of the row sweeps: per thread four states for the horizontal
  * paths; for the sweeps, two rows (previous, current) of states per
  * direction and a zero state for paths entering the image. */
 typedef struct sgm_paths {
@@ -402,7 +408,7 @@ static void aggregate(const sgm_volume *v, const pv_sgm_params *p, const sgm_pat
     const int height = v->height, popcnt = have_popcnt();
     #pragma omp parallel num_threads(v->threads)
     {
-        path_state *mine = &w->thread_states[2 * pv_cpu_thread_index()];
+        path_state *mine = &w->thread_states[4 * pv_cpu_thread_index()];
         #pragma omp for schedule(static)
         for (int y = 0; y < height; y++) {
             costs_of_row(v, y, cbits, popcnt);
@@ -432,7 +438,7 @@ static void bind_states(path_state *states, size_t count, uint16_t *storage, int
 static int paths_alloc(sgm_paths *w, int width, int ndisp, int paths, int threads)
 {
     w->dirs = paths == 8 ? 3 : 1;
-    const size_t rows = 2 * (size_t)w->dirs * (size_t)width, per_thread = 2 * (size_t)threads;
+    const size_t rows = 2 * (size_t)w->dirs * (size_t)width, per_thread = 4 * (size_t)threads;
     const size_t count = rows + per_thread + 1, stride = state_stride(ndisp);
     w->storage = aligned_alloc(64, count * stride * sizeof *w->storage);
     w->row_states = malloc(rows * sizeof *w->row_states);
