@@ -19,6 +19,9 @@
  * compiler vectorises them. */
 #include "cpu.h"
 #include "stereo_sgm.h"
+#include "sgm_census.h"
+#include "sgm_volume.h"
+#include "sgm_winner.h"
 #include "../common/sgm_math.h"
 
 #include <math.h>
@@ -28,154 +31,6 @@
 #ifdef __SSE2__
 #include <emmintrin.h>
 #endif
-
-typedef struct sgm_volume {
-    int width, height, ndisp, min_disp;
-    int threads;
-    uint64_t *census_left, *census_right;
-    int32_t *intensity;  /* left integer intensities (adaptive P2), or NULL */
-    uint8_t *cost;       /* [(y * width + x) * ndisp + k] */
-    uint16_t *sum;       /* same layout */
-} sgm_volume;
-
-/* ------------------------------------------------------------------ census */
-
-static double pixel_value(const pv_image *image, int x, int y)
-{
-    ptrdiff_t i = (ptrdiff_t)y * image->stride + x;
-    switch (image->type) {
-    case PV_PIXEL_U8: return ((const uint8_t *)image->data)[i];
-    case PV_PIXEL_U16: return ((const uint16_t *)image->data)[i];
-    default: return ((const float *)image->data)[i];
-    }
-}
-
-static int clamp_int(int v, int lo, int hi)
-{
-    return v < lo ? lo : v > hi ? hi : v;
-}
-
-/* The image as floats with borders replicated: pad columns on each side
- * and pad rows above and below, so that the census reads its window without
- * clamping or a switch on the pixel type.  Every u8, u16 and f32 value is
- * exactly a float, so comparisons are the kernel's comparisons of the raw
- * values; floats rather than doubles give four lanes a compare. */
-typedef struct padded_image {
-    float *data;
-    int stride, pad_x, pad_y;
-} padded_image;
-
-static int pad_image(const pv_image *image, int pad_x, int pad_y, padded_image *out)
-{
-    const int stride = image->width + 2 * pad_x, rows = image->height + 2 * pad_y;
-    out->data = malloc((size_t)stride * (size_t)rows * sizeof *out->data);
-    if (!out->data)
-        return 0;
-    out->stride = stride;
-    out->pad_x = pad_x;
-    out->pad_y = pad_y;
-    for (int r = 0; r < rows; r++) {
-        float *row = out->data + (size_t)r * (size_t)stride;
-        const int y = clamp_int(r - pad_y, 0, image->height - 1);
-        for (int c = 0; c < stride; c++)
-            row[c] = (float)pixel_value(image, clamp_int(c - pad_x, 0, image->width - 1), y);
-    }
-    return 1;
-}
-
-/* Bit order (both backends): window positions in row-major order; plain:
- * each position but the centre against the centre; symmetric: position i
- * of the first half against its mirror n - 1 - i.  Earlier positions end
- * in higher bits.  offsets[i] is position i relative to the centre.
- * pairs_of lists the comparisons in that order: first[j] > second[j]. */
-typedef struct census_pairs {
-    ptrdiff_t first[64], second[64];
-    int count;
-} census_pairs;
-
-static void pairs_of(const int *window, const ptrdiff_t *offsets, int symmetric,
-                     census_pairs *out)
-{
-    const int n = window[0] * window[1];
-    out->count = 0;
-    for (int i = 0; i < (symmetric ? n / 2 : n); i++) {
-        if (!symmetric && i == n / 2)
-            continue;
-        out->first[out->count] = offsets[i];
-        out->second[out->count++] = symmetric ? offsets[n - 1 - i] : 0;
-    }
-}
-
-static uint64_t census_at(const float *centre, const census_pairs *pairs)
-{
-    uint64_t code = 0;
-    for (int j = 0; j < pairs->count; j++)
-        code = (code << 1) | (uint64_t)(centre[pairs->first[j]] > centre[pairs->second[j]]);
-    return code;
-}
-
-#ifdef __SSE2__
-/* Four pixels at a time.  The codes (up to 62 bits) are built as two
- * 32-bit halves in the lanes: the comparisons before the last 32 shift
- * into the high half, the last 32 into the low half. */
-static int census_row_sse2(const float *row, const census_pairs *pairs, int width,
-                           uint64_t *out)
-{
-    const __m128i one = _mm_set1_epi32(1);
-    const int split = pairs->count > 32 ? pairs->count - 32 : 0;
-    int x = 0;
-    for (; x + 4 <= width; x += 4) {
-        const float *c = row + x;
-        __m128i high = _mm_setzero_si128(), low = _mm_setzero_si128();
-        for (int j = 0; j < pairs->count; j++) {
-            __m128 gt = _mm_cmpgt_ps(_mm_loadu_ps(c + pairs->first[j]),
-                                     _mm_loadu_ps(c + pairs->second[j]));
-            __m128i bit = _mm_and_si128(_mm_castps_si128(gt), one);
-            if (j < split)
-                high = _mm_or_si128(_mm_slli_epi32(high, 1), bit);
-            else
-                low = _mm_or_si128(_mm_slli_epi32(low, 1), bit);
-        }
-        _mm_storeu_si128((__m128i *)(out + x), _mm_unpacklo_epi32(low, high));
-        _mm_storeu_si128((__m128i *)(out + x + 2), _mm_unpackhi_epi32(low, high));
-    }
-    return x;
-}
-#endif
-
-static int census_image(const pv_image *image, const pv_sgm_params *p, uint64_t *out,
-                        int threads)
-{
-    const int w = p->census_width, h = p->census_height, n = w * h, width = image->width;
-    padded_image pad;
-    if (!pad_image(image, w / 2, h / 2, &pad))
-        return 0;
-    ptrdiff_t offsets[64];
-    for (int i = 0; i < n; i++)
-        offsets[i] = (ptrdiff_t)(i / w - h / 2) * pad.stride + (i % w - w / 2);
-    census_pairs pairs;
-    pairs_of((const int[]){w, h}, offsets, p->census_symmetric, &pairs);
-    #pragma omp parallel for num_threads(threads) schedule(static)
-    for (int y = 0; y < image->height; y++) {
-        const float *row = pad.data + (size_t)(y + pad.pad_y) * (size_t)pad.stride + pad.pad_x;
-        uint64_t *codes = out + (size_t)y * (size_t)width;
-        int x = 0;
-#ifdef __SSE2__
-        x = census_row_sse2(row, &pairs, width, codes);
-#endif
-        for (; x < width; x++)
-            codes[x] = census_at(row + x, &pairs);
-    }
-    free(pad.data);
-    return 1;
-}
-
-static int32_t intensity_at(const pv_image *image, int x, int y)
-{
-    if (image->type == PV_PIXEL_F32)
-        return sgm_intensity_f32(((const float *)image->data)[(ptrdiff_t)y * image->stride + x]);
-    return (int32_t)pixel_value(image, x, y);
-}
 
 /* ------------------------------------------------------------------- costs */
 
@@ -316,11 +171,6 @@ static void path_step(const path_state *prev, const uint8_t *cost, int ndisp, in
     next->min = best;
 }
 
-static size_t cell(const sgm_volume *v, int x, int y)
-{
-    return ((size_t)y * (size_t)v->width + (size_t)x) * (size_t)v->ndisp;
-}
-
 static int step_p2(const sgm_volume *v, const pv_sgm_params *p, int x, int y, int px, int py)
 {
     if (!p->p2_adaptive)
@@ -459,186 +309,13 @@ static void paths_free(sgm_paths *w)
     free(w->thread_states);
 }
 
-/* ------------------------------------------------------------------ winner */
-
-typedef struct sgm_choice {
-    float disparity;   /* INFINITY when rejected */
-    float confidence;
-} sgm_choice;
-
-#ifdef __SSE2__
-/* SSE2 has only signed 16-bit minima and comparisons: flipping the top bit
- * maps the unsigned order of the sums onto the signed one. */
-#define SGM_FLIP ((short)0x8000)
-
-/* 8 lanes in reverse order. */
-static __m128i reverse_epi16(__m128i v)
-{
-    v = _mm_shufflelo_epi16(v, _MM_SHUFFLE(0, 1, 2, 3));
-    v = _mm_shufflehi_epi16(v, _MM_SHUFFLE(0, 1, 2, 3));
-    return _mm_shuffle_epi32(v, _MM_SHUFFLE(1, 0, 3, 2));
-}
-
-/* Eight candidates k .. k + 7 of column x at once: they belong to the right
- * columns xr .. xr - 7, so the sums are reversed to line up with them. */
-static int right_step_sse2(const uint16_t *s, int k, int hi, int xr, int16_t *right,
-                           uint16_t *best)
-{
-    const __m128i flip = _mm_set1_epi16(SGM_FLIP);
-    const __m128i ramp = _mm_setr_epi16(7, 6, 5, 4, 3, 2, 1, 0);
-    for (; k + 8 <= hi + 1; k += 8, xr -= 8) {
-        __m128i v = reverse_epi16(_mm_loadu_si128((const __m128i *)(s + k)));
-        v = _mm_xor_si128(v, flip);
-        __m128i *b = (__m128i *)(best + xr - 7), *r = (__m128i *)(right + xr - 7);
-        __m128i old = _mm_loadu_si128(b), lower = _mm_cmplt_epi16(v, old);
-        __m128i idx = _mm_add_epi16(_mm_set1_epi16((short)k), ramp);
-        _mm_storeu_si128(b, _mm_min_epi16(v, old));
-        __m128i was = _mm_loadu_si128(r);
-        _mm_storeu_si128(r, _mm_or_si128(_mm_and_si128(lower, idx), _mm_andnot_si128(lower, was)));
-    }
-    return k;
-}
-#endif
-
-/* Columns whose every candidate sum is 0xffff keep -1 in the pass below;
- * a running argmin from above 0xffff takes their first candidate. */
-static void right_fixup(const sgm_volume *v, int16_t *right)
-{
-    const int w = v->width, nd = v->ndisp;
-    for (int xr = 0; xr < w; xr++) {
-        for (int k = 0; right[xr] < 0 && k < nd; k++) {
-            const int x = xr + v->min_disp + k;
-            if (x >= 0 && x < w && k >= sgm_first_valid(x, w, v->min_disp) &&
-                k <= sgm_last_valid(x, v->min_disp, nd))
-                right[xr] = (int16_t)k;
-        }
-    }
-}
-
-/* The right image's disparity index at every column x' of row y: the
- * argmin over k of S(x' + min_disp + k, k), ties to the smaller k.  One
- * pass over the row's sums in memory order: for a fixed x' the candidates
- * k arrive in increasing order (x grows with k), so a strict comparison
- * keeps the smaller k on ties.  best is scratch of width entries, holding
- * the sums with the top bit flipped (SSE2's signed order). */
-static void right_row(const sgm_volume *v, int y, int16_t *right, uint16_t *best)
-{
-    const int w = v->width, nd = v->ndisp;
-    for (int xr = 0; xr < w; xr++) {
-        right[xr] = -1;
-        best[xr] = 0x7fff; /* 0xffff flipped */
-    }
-    for (int x = 0; x < w; x++) {
-        const uint16_t *s = v->sum + cell(v, x, y);
-        const int lo = sgm_first_valid(x, w, v->min_disp);
-        const int hi = sgm_last_valid(x, v->min_disp, nd);
-        int k = lo;
-#ifdef __SSE2__
-        k = right_step_sse2(s, k, hi, x - v->min_disp - k, right, best);
-#endif
-        for (; k <= hi; k++) {
-            const int xr = x - v->min_disp - k;
-            const uint16_t flipped = (uint16_t)(s[k] ^ 0x8000u);
-            if ((int16_t)flipped < (int16_t)best[xr]) {
-                best[xr] = flipped;
-                right[xr] = (int16_t)k;
-            }
-        }
-    }
-    right_fixup(v, right);
-}
-
-/* The smallest of s[from .. to - 1]; 0xffff for an empty range. */
-static unsigned int min_sum(const uint16_t *s, int from, int to)
-{
-    unsigned int m = 0xffff;
-    int k = from;
-#ifdef __SSE2__
-    const __m128i flip = _mm_set1_epi16(SGM_FLIP);
-    __m128i vm = _mm_set1_epi16(0x7fff);
-    for (; k + 8 <= to; k += 8)
-        vm = _mm_min_epi16(vm, _mm_xor_si128(_mm_loadu_si128((const __m128i *)(s + k)), flip));
-    vm = _mm_min_epi16(vm, _mm_srli_si128(vm, 8));
-    vm = _mm_min_epi16(vm, _mm_srli_si128(vm, 4));
-    vm = _mm_min_epi16(vm, _mm_srli_si128(vm, 2));
-    m = (unsigned int)(_mm_extract_epi16(vm, 0) ^ 0x8000);
-#endif
-    for (; k < to; k++)
-        m = s[k] < m ? s[k] : m;
-    return m;
-}
-
-/* The first k in [from, to) with s[k] == value (one is known to exist). */
-static int first_equal(const uint16_t *s, int from, int to, unsigned int value)
-{
-    int k = from;
-#ifdef __SSE2__
-    const __m128i want = _mm_set1_epi16((short)value);
-    for (; k + 8 <= to; k += 8) {
-        int mask = _mm_movemask_epi8(
-            _mm_cmpeq_epi16(_mm_loadu_si128((const __m128i *)(s + k)), want));
-        if (mask)
-            return k + __builtin_ctz((unsigned int)mask) / 2;
-    }
-#endif
-    (void)to;
-    while (s[k] != value)
-        k++;
-    return k;
-}
-
-static sgm_choice choose(const sgm_volume *v, const pv_sgm_params *p, unsigned int u, int x,
-                         int y, const int16_t *right)
-{
-    const sgm_choice none = {INFINITY, 0.0f};
-    const uint16_t *s = v->sum + cell(v, x, y);
-    const int lo = sgm_first_valid(x, v->width, v->min_disp);
-    const int hi = sgm_last_valid(x, v->min_disp, v->ndisp);
-    if (lo > hi)
-        return none;
-    /* Branch-free minima first, then the first index holding the minimum:
-     * the same winner (ties: smaller k) as a running argmin, in loops the
-     * compiler vectorises. */
-    const unsigned int least = min_sum(s, lo, hi + 1);
-    const int best = first_equal(s, lo, hi + 1, least);
-    const int has_second = lo < best - 1 || best + 1 < hi;
-    unsigned int second = min_sum(s, lo, best - 1);
-    const unsigned int above = min_sum(s, best + 2, hi + 1);
-    second = above < second ? above : second;
-    second = has_second ? second : 0xffffffffu;
-    if (has_second && !sgm_is_unique(s[best], second, u))
-        return none;
-    const int d = v->min_disp + best;
-    if (p->lr_check) {
-        int dr = v->min_disp + right[x - d];
-        if (abs(dr - d) > p->lr_max_diff)
-            return none;
-    }
-    sgm_choice c = {(float)d, sgm_confidence(s[best], second, has_second)};
-    if (p->subpixel && best > lo && best < hi)
-        c.disparity = (float)d + sgm_parabola(s[best - 1], s[best], s[best + 1]);
-    return c;
-}
-
-static void choose_all(const sgm_volume *v, const pv_sgm_params *p, int16_t *right_rows,
-                       float *disp, float *conf)
-{
-    const unsigned int u = sgm_uniqueness_fixed(p->uniqueness);
-    const int width = v->width;
-    #pragma omp parallel for num_threads(v->threads) schedule(static)
-    for (int y = 0; y < v->height; y++) {
-        int16_t *right = right_rows + 2 * (size_t)pv_cpu_thread_index() * (size_t)width;
-        if (p->lr_check)
-            right_row(v, y, right, (uint16_t *)(right + width));
-        for (int x = 0; x < width; x++) {
-            sgm_choice c = choose(v, p, u, x, y, right);
-            disp[(size_t)y * width + x] = c.disparity;
-            conf[(size_t)y * width + x] = c.confidence;
-        }
-    }
-}
-
 /* ------------------------------------------------------------------ median */
+
+static int clamp_int(int v, int lo, int hi)
+{
+    return v < lo ? lo : v > hi ? hi : v;
+}
+
 
 static float median9(float *a)
 {
@@ -717,13 +394,6 @@ static int work_alloc(sgm_work *w, const pv_image *left, const pv_sgm_params *p,
            v->cost && v->sum && w->right_rows && w->disp && w->conf;
 }
 
-static void fill_intensity(const pv_image *left, int32_t *out)
-{
-    for (int y = 0; y < left->height; y++)
-        for (int x = 0; x < left->width; x++)
-            out[(size_t)y * left->width + x] = intensity_at(left, x, y);
-}
-
 pv_status pv_cpu_sgm(pv_context *ctx, const pv_image *left, const pv_image *right,
                      const pv_sgm_params *params, pv_image *disparity, pv_image *confidence)
 {
@@ -734,17 +404,17 @@ pv_status pv_cpu_sgm(pv_context *ctx, const pv_image *left, const pv_image *righ
         work_free(&w);
         return pv_fail(ctx, PV_ERR_NOMEM, "stereo_sgm: no memory for the cost volume and sums");
     }
-    if (!census_image(left, params, w.v.census_left, threads) ||
-        !census_image(right, params, w.v.census_right, threads)) {
+    if (!sgm_census_image(left, params, w.v.census_left, threads) ||
+        !sgm_census_image(right, params, w.v.census_right, threads)) {
         work_free(&w);
         return pv_fail(ctx, PV_ERR_NOMEM, "stereo_sgm: no memory for the census");
     }
     if (params->p2_adaptive)
-        fill_intensity(left, w.v.intensity);
+        sgm_fill_intensity(left, w.v.intensity);
     aggregate(&w.v, params, &w.paths,
               sgm_census_bits(params->census_width, params->census_height,
                               params->census_symmetric));
-    choose_all(&w.v, params, w.right_rows, w.disp, w.conf);
+    sgm_choose_all(&w.v, params, w.right_rows, w.disp, w.conf);
     if (params->median)
         median_into(w.disp, left->width, left->height, disparity, threads);
     else
