@@ -27,6 +27,8 @@
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <string.h>
 #ifdef __SSE2__
 #include <emmintrin.h>
@@ -210,12 +212,15 @@ static void horizontal_row(const sgm_volume *v, const pv_sgm_params *p, int y, p
 /* Scratch of the row sweeps: per thread four states for the horizontal
  * paths; for the sweeps, two rows (previous, current) of states per
  * direction and a zero state for paths entering the image. */
+typedef struct sweep_progress sweep_progress;
+
 typedef struct sgm_paths {
     int dirs;              /* directions per sweep: 1 (4 paths) or 3 (8 paths) */
     uint16_t *storage;
     path_state *row_states; /* [parity][dir][x] */
     path_state *thread_states;
     path_state zero;
+    sweep_progress *progress; /* per thread, in a sweep */
 } sgm_paths;
 
 static path_state *row_state(const sgm_volume *v, const sgm_paths *w, int parity, int dir, int x)
@@ -239,14 +244,64 @@ static void sweep_pixel(const sgm_volume *v, const pv_sgm_params *p, const sgm_p
     }
 }
 
+/* The rows a thread has finished in the current sweep, one counter a
+ * cache line. */
+struct sweep_progress {
+    atomic_int rows;
+    char pad[64 - sizeof(atomic_int)];
+};
+
+static void pause_briefly(unsigned int spins)
+{
+#ifdef __SSE2__
+    _mm_pause();
+#endif
+    if (spins % 256 == 0)
+        sched_yield(); /* a neighbour descheduled on a shared machine */
+}
+
+/* Waits until strip t's neighbours have finished `rows` rows of the sweep:
+ * their states of row rows - 1 are then written (the diagonals read the
+ * state just across the strip's edge), and they are done reading those of
+ * row rows - 2, whose slot (the same parity) strip t writes next. */
+static void wait_for_neighbours(sweep_progress *progress, int t, int strips, int rows)
+{
+    for (int n = t - 1; n <= t + 1; n += 2) {
+        if (n < 0 || n >= strips)
+            continue;
+        for (unsigned int spins = 1;
+             atomic_load_explicit(&progress[n].rows, memory_order_acquire) < rows; spins++)
+            pause_briefly(spins);
+    }
+}
+
+/* One sweep (dy = 1: downwards, -1: upwards), each thread sweeping a strip
+ * of columns from the first row to the last.  A vertical path stays in its
+ * column, so with 4 paths the strips never wait; the diagonals cross into
+ * the neighbouring strips, so with 8 a strip waits for its two neighbours
+ * to finish the previous row: a wavefront, instead of a barrier of the
+ * whole team after every row. */
 static void sweep(const sgm_volume *v, const pv_sgm_params *p, const sgm_paths *w, int dy)
 {
     const int width = v->width, height = v->height;
     #pragma omp parallel num_threads(v->threads)
-    for (int i = 0; i < height; i++) {
-        #pragma omp for schedule(static)
-        for (int x = 0; x < width; x++)
-            sweep_pixel(v, p, w, dy, i, x);
+    {
+        int team = 1;
+#ifdef _OPENMP
+        team = omp_get_num_threads();
+#endif
+        const int t = pv_cpu_thread_index(), strips = team < width ? team : width;
+        const int x0 = (int)((int64_t)width * t / strips);
+        const int x1 = t < strips ? (int)((int64_t)width * (t + 1) / strips) : x0;
+        atomic_store_explicit(&w->progress[t].rows, 0, memory_order_relaxed);
+        #pragma omp barrier
+        for (int i = 0; i < height && t < strips; i++) {
+            if (w->dirs > 1)
+                wait_for_neighbours(w->progress, t, strips, i);
+            for (int x = x0; x < x1; x++)
+                sweep_pixel(v, p, w, dy, i, x);
+            atomic_store_explicit(&w->progress[t].rows, i + 1, memory_order_release);
+        }
     }
 }
 
@@ -293,7 +348,8 @@ static int paths_alloc(sgm_paths *w, int width, int ndisp, int paths, int thread
     w->storage = aligned_alloc(64, count * stride * sizeof *w->storage);
     w->row_states = malloc(rows * sizeof *w->row_states);
     w->thread_states = malloc(per_thread * sizeof *w->thread_states);
-    if (!w->storage || !w->row_states || !w->thread_states)
+    w->progress = aligned_alloc(64, (size_t)threads * sizeof *w->progress);
+    if (!w->storage || !w->row_states || !w->thread_states || !w->progress)
         return 0;
     bind_states(w->row_states, rows, w->storage, ndisp);
     bind_states(w->thread_states, per_thread, w->storage + rows * stride, ndisp);
@@ -307,6 +363,7 @@ static void paths_free(sgm_paths *w)
     free(w->storage);
     free(w->row_states);
     free(w->thread_states);
+    free(w->progress);
 }
 
 /* ------------------------------------------------------------------ median */
