@@ -3,20 +3,22 @@
  *
  * Steps (include/parvis/stereo.h states the contract; the integer rules
  * live in backends/common/sgm_math.h, one text with the kernels):
- *   census   u64 strings of both images;
+ *   census   u64 strings of both images (sgm_census.c);
  *   costs    the Hamming cost of every (pixel, candidate) as one byte
- *            (at most 62 bits): computed once, read by every path;
+ *            (at most 62 bits): computed once per row, right before that
+ *            row's horizontal paths, and read by every path;
  *   paths    16-bit path costs L_r, summed into a 16-bit S per (pixel,
  *            candidate); the front end bounds P2 so that the sum of all
  *            paths fits.  Horizontal paths run one row per thread; the
- *            vertical and diagonal ones sweep the image row by row with
- *            the columns split among the threads, keeping the previous
- *            row's path costs;
+ *            vertical and diagonal ones sweep the image in strips of
+ *            columns, one a thread, keeping the previous row's path costs
+ *            (the diagonals wait only on the neighbouring strips);
  *   winner   per pixel from S: best, uniqueness, confidence, sub-pixel;
  *            the right image's disparities from the same S for the
- *            left-right check; then the optional 3x3 median.
- * The d loops run over plain 8/16-bit arrays without branches so that the
- * compiler vectorises them. */
+ *            left-right check (sgm_winner.c); then the optional 3x3
+ *            median.
+ * The d loops run in SSE2 16-bit lanes where the compiler targets SSE2,
+ * with a scalar tail and fallback. */
 #include "cpu.h"
 #include "stereo_sgm.h"
 #include "sgm_census.h"
