@@ -16,7 +16,7 @@ fail() {
 }
 
 "$PYTHON" "$srcdir/bench/tables.py" --check "$srcdir/README.md" \
-    "$srcdir/docs/headline-results.md" "$srcdir/docs/sgm.md" "$srcdir/docs/stereo.md" ||
+    "$srcdir/docs/headline-results.md" "$srcdir/docs/sgm.md" "$srcdir/docs/stereo.md" "$srcdir/docs/dask.md" ||
     fail "committed tables differ from the JSON's (run bench/tables.py --update FILE)"
 grep -q '<!-- table:headline -->' "$srcdir/README.md" || fail "README has no headline block"
 
