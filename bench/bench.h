@@ -159,6 +159,10 @@ int bench_first_gpu(void);
 /* The medians of a series' samples (count >= 1). */
 void bench_series_medians(const bench_series *series, pv_timing *median);
 
+/* Add t's total, kernel, upload and download times to *sum (a stream timed
+ * as a loop of single calls: the context keeps only the last call's). */
+void bench_add_timing(pv_timing *sum, const pv_timing *t);
+
 /* Copy a backend's medians and samples into a row (series may be NULL);
  * the OpenCL one also sets have_opencl. */
 void bench_fill_cpu(bench_result *r, const pv_timing *median, const bench_series *series);

@@ -386,14 +386,6 @@ typedef struct batch_job {
     int one_call;            /* 1: pv_sift_detect_batch; 0: a loop of detect_into */
 } batch_job;
 
-static void add_timing(pv_timing *sum, const pv_timing *t)
-{
-    sum->total_ms += t->total_ms;
-    sum->kernel_ms += t->kernel_ms;
-    sum->upload_ms += t->upload_ms;
-    sum->download_ms += t->download_ms;
-}
-
 /* The whole stream once; *timing: the context's timing of the one batch
  * call, or the sum over the per-frame calls (the context keeps only the
  * last call's). */
@@ -404,14 +396,14 @@ static pv_status run_stream(pv_context *ctx, batch_job *job, pv_timing *timing)
     if (job->one_call) {
         pv_status status = pv_sift_detect_batch(job->plan, job->frames, job->count, job->results);
         if (status == PV_OK && pv_context_last_timing(ctx, &t) == PV_OK)
-            add_timing(timing, &t);
+            bench_add_timing(timing, &t);
         return status;
     }
     pv_status status = PV_OK;
     for (int i = 0; i < job->count && status == PV_OK; i++) {
         status = pv_sift_detect_into(job->plan, &job->frames[i], &job->results[i]);
         if (status == PV_OK && pv_context_last_timing(ctx, &t) == PV_OK)
-            add_timing(timing, &t);
+            bench_add_timing(timing, &t);
     }
     return status;
 }

@@ -44,14 +44,6 @@ typedef struct stream_job {
     pv_sgm_params params;
 } stream_job;
 
-static void add_timing(pv_timing *sum, const pv_timing *t)
-{
-    sum->total_ms += t->total_ms;
-    sum->kernel_ms += t->kernel_ms;
-    sum->upload_ms += t->upload_ms;
-    sum->download_ms += t->download_ms;
-}
-
 /* The stream once; *timing: the batch call's, or the sum over the single
  * calls (the context keeps only the last call's). */
 static pv_status run_stream(pv_context *ctx, stream_job *job, pv_timing *timing)
@@ -63,14 +55,14 @@ static pv_status run_stream(pv_context *ctx, stream_job *job, pv_timing *timing)
         status = pv_stereo_sgm_batch(ctx, job->lefts, job->rights, job->count, &job->params,
                                      job->disparities, NULL);
         if (status == PV_OK && pv_context_last_timing(ctx, &t) == PV_OK)
-            add_timing(timing, &t);
+            bench_add_timing(timing, &t);
         return status;
     }
     for (int i = 0; i < job->count && status == PV_OK; i++) {
         status = pv_stereo_sgm(ctx, &job->lefts[i], &job->rights[i], &job->params,
                                &job->disparities[i]);
         if (status == PV_OK && pv_context_last_timing(ctx, &t) == PV_OK)
-            add_timing(timing, &t);
+            bench_add_timing(timing, &t);
     }
     return status;
 }

@@ -22,6 +22,14 @@ void bench_series_medians(const bench_series *s, pv_timing *median_out)
     median_out->download_ms = bench_median(s->download_ms, s->count);
 }
 
+void bench_add_timing(pv_timing *sum, const pv_timing *t)
+{
+    sum->total_ms += t->total_ms;
+    sum->kernel_ms += t->kernel_ms;
+    sum->upload_ms += t->upload_ms;
+    sum->download_ms += t->download_ms;
+}
+
 static int on_cpu(const pv_context *ctx)
 {
     return ctx && pv_context_backend(ctx) == PV_BACKEND_CPU;

@@ -111,8 +111,39 @@ def merge(record: Dict[str, Any], bench: Dict[str, Any]) -> None:
     record["rows"].extend(rows_of(bench))
 
 
-def key(row: Dict[str, Any]) -> Tuple[str, str, str]:
-    return (row["op"], row["case"], row.get("params", ""))
+def key(row: Dict[str, Any]) -> Tuple[str, str]:
+    """A row's identity: its operation and case.  Not its params text, which
+    carries measured figures (keypoint counts, pairs/s, precompute times)."""
+    return (row["op"], row["case"])
+
+
+def combine_rounds(rounds: List[Dict[str, Any]]) -> Dict[str, Any]:
+    """One reference from several rounds (separate bench processes): each
+    row's median of the rounds' medians, and as its noise the larger of the
+    in-process spread and the spread between the rounds, so that the
+    variation between two processes (clocks, placement, the host's load)
+    is inside the noise a later run is judged by."""
+    record = dict(rounds[0])
+    by_key: Dict[Tuple[str, str], List[Dict[str, Any]]] = {}
+    for rnd in rounds:
+        for row in rnd["rows"]:
+            by_key.setdefault(key(row), []).append(row)
+    rows = []
+    for row in rounds[0]["rows"]:
+        seen = by_key[key(row)]
+        merged = dict(row)
+        for measure in MEASURES:
+            values = sorted(r[measure] for r in seen)
+            median = values[len(values) // 2] if len(values) % 2 else \
+                (values[len(values) // 2 - 1] + values[len(values) // 2]) / 2
+            between = (values[-1] - values[0]) / median if median > 0 else 0.0
+            noise_key = measure.replace("_ms", "_noise")
+            merged[measure] = median
+            merged[noise_key] = round(max([between] + [r[noise_key] for r in seen]), 4)
+        rows.append(merged)
+    record["rows"] = rows
+    record["rounds"] = len(rounds)
+    return record
 
 
 def regressions(ref: Dict[str, Any], cur: Dict[str, Any]) -> Tuple[List[str], List[str]]:
@@ -151,8 +182,11 @@ def load_reference(path: Optional[str], device: str,
 
 
 def cmd_make(args: argparse.Namespace) -> int:
-    record = run_bench(args.bench, args.case or HEADLINE, shlex.split(args.bench_args or ""),
-                       args.keep_json)
+    if args.rounds < 1:
+        raise GateError(f"--rounds {args.rounds}: at least 1")
+    rounds = [run_bench(args.bench, args.case or HEADLINE, shlex.split(args.bench_args or ""),
+                        args.keep_json if r == 0 else None) for r in range(args.rounds)]
+    record = combine_rounds(rounds)
     out = args.out or os.path.join(REFERENCE_DIR, device_slug(record["device"]) + ".json")
     os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
     with open(out, "w", encoding="utf-8") as f:
@@ -209,6 +243,9 @@ def main(argv: Optional[List[str]] = None) -> int:
         p.add_argument("--bench-args", default=None, metavar="'ARGS'",
                        help="more parvis-bench arguments in one word, split as the shell "
                             "does, e.g. --bench-args='--runs 9' (default the reference's)")
+    sub.choices["make"].add_argument("--rounds", type=int, default=2,
+                                     help="bench processes per row (default 2): the noise "
+                                          "includes the spread between them")
     sub.choices["make"].add_argument("--keep-json", metavar="DIR",
                                      help="also keep each run's parvis-bench JSON in DIR")
     sub.choices["make"].add_argument("--out", help="the reference to write (default "

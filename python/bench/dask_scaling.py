@@ -5,7 +5,8 @@ Two workloads, each a directory of input files and one output file per
 input (what ``parvis-dask`` does):
 
 - OCT: AO-OCT target volumes registered to one reference (volumes/s);
-- stereo: SAD disparity maps of frame pairs (pairs/s).
+- stereo: disparity maps of frame pairs by --stereo-method (SAD, BP or
+  SGM; pairs/s).
 
 Every timed path reads its inputs from the files, computes, and writes its
 results atomically (``parvis.dask.atomic_write``, fsync included), so the
@@ -225,9 +226,10 @@ class StereoWorkload(Workload):
     unit = "pairs/s"
 
     def __init__(self, directory: Path, count: int, distinct: int, size: Tuple[int, int],
-                 ndisp: int) -> None:
+                 ndisp: int, method: str = "sad") -> None:
         super().__init__(directory, count, distinct)
         self.ndisp = ndisp
+        self.method = method
         width, height = size
         rng = np.random.default_rng(3)
         lefts, rights = [], []
@@ -251,20 +253,21 @@ class StereoWorkload(Workload):
 
     def run_dask(self, client: distributed.Client, items: Sequence[Any],
                  out: Optional[Path]) -> Any:
-        return pvd.stereo(client, list(items), method="sad", ndisp=self.ndisp, output_dir=out,
-                          **task_option())
+        return pvd.stereo(client, list(items), method=self.method, ndisp=self.ndisp,
+                          output_dir=out, **task_option())
 
     def run_group(self, group: InProcessGroup, items: Sequence[Any],
                   out: Optional[Path]) -> None:
-        # No sequence call for SAD in the group: one thread per device
+        # No stereo sequence call in the group: one thread per device
         # context, each taking the next pair.
         group.each(items, lambda ctx, pair: self.run_local(ctx, [pair], out))
 
     def run_local(self, ctx: parvis.Context, items: Sequence[Any],
                  out: Optional[Path]) -> None:
         for left_path, right_path in items:
-            disparity = ctx.stereo_sad(parvis.imread(left_path), parvis.imread(right_path),
-                                       ndisp=self.ndisp)
+            call = getattr(ctx, "stereo_" + self.method)
+            disparity = call(parvis.imread(left_path), parvis.imread(right_path),
+                             ndisp=self.ndisp)
             if out is not None:
                 _outputs.write_result("stereo",
                                       out / (_outputs.input_stem(left_path) + ".disp.pfm"),
@@ -642,7 +645,9 @@ def parse_arguments(argv: Optional[Sequence[str]]) -> argparse.Namespace:
                         metavar=("WIDTH", "HEIGHT"), help="stereo image size")
     parser.add_argument("--stereo-pairs", type=int, default=24, help="stereo pairs per batch")
     parser.add_argument("--stereo-ndisp", type=int, default=64,
-                        help="disparities searched (SAD)")
+                        help="disparities searched")
+    parser.add_argument("--stereo-method", choices=("sad", "bp", "sgm"), default="sad",
+                        help="the stereo method of the stereo workload (default sad)")
     parser.add_argument("--distinct", type=int, default=4,
                         help="different inputs synthesised per workload")
     parser.add_argument("--workdir", default=None, help="where the files go (default: a "
@@ -691,7 +696,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         if "stereo" in args.workloads:
             workloads.append(StereoWorkload(fresh_dir(root, "stereo"), args.stereo_pairs,
                                             args.distinct, tuple(args.stereo_size),
-                                            args.stereo_ndisp))
+                                            args.stereo_ndisp, args.stereo_method))
         if args.mode == "scaling":
             rows = scaling(workloads, args.workers, args.cores, root)
         elif args.mode == "mixed":
