@@ -60,7 +60,7 @@ static const match_case match_cases[] = {
     {"match-10k", 10000, 0},
 };
 
-/* The documented cross-checks (include/parvis/features.h, lib/features.c):
+/* The documented cross-checks (include/parvis/features.h, lib/features/features.c):
  * keypoints paired within PV_SIFT_POSITION_TOLERANCE on at least
  * PV_SIFT_MATCHED_FRACTION of them; matching: every query's nearest
  * neighbour the same. */

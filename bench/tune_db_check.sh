@@ -33,7 +33,7 @@
 #      apart), with the noise floor of the rows that run the same values
 #      on both sides -> OUTDIR/verdict.txt
 #   4. the local tune as a database entry -> OUTDIR/<vendor>-<device>.txt,
-#      to be committed as lib/tune_db/<that name> (docs/tuning.md)
+#      to be committed as lib/tune/tune_db/<that name> (docs/tuning.md)
 # BENCH_ARGS (default: --full --runs 5 --warmup 2 --min-time 20) selects the
 # bench rows (--min-time: rows of a fraction of a millisecond take more runs,
 # whose medians are then as steady as the long rows'),
@@ -280,4 +280,4 @@ vendor=$(sed -n 's/^vendor //p' "$entry" | awk '{ print tolower($1) }')
 device=$(sed -n 's/^device //p' "$entry" | tr '[:upper:]' '[:lower:]' | sed 's/[^a-z0-9._]\{1,\}/-/g; s/^-//; s/-$//')
 case "$device" in "$vendor"*) name="$device" ;; *) name="$vendor-$device" ;; esac
 mv "$entry" "$out/$name.txt"
-echo "entry: $out/$name.txt (commit it as lib/tune_db/$name.txt and list it in TUNE_DB_FILES)"
+echo "entry: $out/$name.txt (commit it as lib/tune/tune_db/$name.txt and list it in TUNE_DB_FILES)"

@@ -323,7 +323,7 @@ static void write_temp(const char *text, size_t size, char *path, size_t path_si
     close(fd);
 }
 
-/* A tuning cache file as the library writes it (lib/tune.c), with CRLF
+/* A tuning cache file as the library writes it (lib/tune/tune.c), with CRLF
  * line ends on one line and a parameter repeated (the later one wins when
  * applied, so both are kept in order). */
 static const char cache_file[] = "parvis-tune 1\n"
@@ -370,7 +370,7 @@ static void test_ab_spec_database_entry(void **state)
 {
     (void)state;
     char path[4096], why[512] = "", line[256];
-    snprintf(path, sizeof path, "@%s/lib/tune_db/nvidia-h100.txt", PV_SRC_DIR);
+    snprintf(path, sizeof path, "@%s/lib/tune/tune_db/nvidia-h100.txt", PV_SRC_DIR);
     bench_ab_spec *spec = malloc(sizeof *spec);
     assert_non_null(spec);
     if (bench_ab_spec_parse(path, spec, why, sizeof why) != 0)

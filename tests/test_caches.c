@@ -7,7 +7,7 @@
 #include "test_util.h"
 #include "io_limits.h"
 #ifdef PV_HAVE_OPENCL
-#include "../backends/opencl/runtime_cache.h"
+#include "../backends/opencl/runtime/runtime_cache.h"
 #endif
 
 #include <dirent.h>

@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #ifdef PV_HAVE_OPENCL
-#include "../backends/opencl/runtime.h"
+#include "../backends/opencl/runtime/runtime.h"
 #endif
 
 static void test_status_strings(void **state)

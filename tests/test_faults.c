@@ -20,7 +20,7 @@ int main(void)
 }
 #else
 
-#include "../backends/opencl/runtime.h"
+#include "../backends/opencl/runtime/runtime.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -31,7 +31,7 @@
 #include <vl/sift.h>
 #endif
 #ifdef PV_HAVE_OPENCL
-#include "../backends/opencl/runtime.h" /* pv_cl_fault_calls: enqueues of a batch */
+#include "../backends/opencl/runtime/runtime.h" /* pv_cl_fault_calls: enqueues of a batch */
 #endif
 
 #define PI_F 3.14159265358979f
@@ -1424,7 +1424,7 @@ static void test_batch_launches_per_chunk(void **state)
 }
 
 /* From 8 images on a batch runs in at least four chunks of at least 4
- * images (backends/opencl/features_batch.c, most_per_chunk): 9 frames with
+ * images (backends/opencl/features/features_batch.c, most_per_chunk): 9 frames with
  * the chunk parameter at 8 run as chunks of 4, 4 and 1: as many commands
  * as with the parameter at 4, and more than two chunks (8 and 1, what the
  * parameter alone would give) take; every result is a single call's. */

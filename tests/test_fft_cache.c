@@ -1,4 +1,4 @@
-/* The on-disk cache of compiled FFT kernels (backends/opencl/fft_cache.h):
+/* The on-disk cache of compiled FFT kernels (backends/opencl/fft/fft_cache.h):
  * its file format and key without a device, then, on the OpenCL device
  * with VkFFT, in fresh processes that each point XDG_CACHE_HOME at a test
  * directory: a hit after a first use, a corrupt entry rebuilt, entries of
@@ -11,7 +11,7 @@
  * never forked.  PoCL's own kernel cache is one directory for the whole
  * suite (POCL_CACHE_DIR), so that only parvis's FFT cache starts cold. */
 #include "test_util.h"
-#include "../backends/opencl/fft_cache.h"
+#include "../backends/opencl/fft/fft_cache.h"
 
 #include <dirent.h>
 #include <stdio.h>

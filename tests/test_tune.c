@@ -31,9 +31,9 @@
 #include "test_tune_util.h"
 
 #include "../lib/core/internal.h"
-#include "../lib/tune_internal.h"
+#include "../lib/tune/tune_internal.h"
 #ifdef PV_HAVE_OPENCL
-#include "../backends/opencl/runtime.h"
+#include "../backends/opencl/runtime/runtime.h"
 #endif
 
 #include <fcntl.h>

@@ -1,4 +1,4 @@
-/* Tests of the tuning database (lib/tune_db.h, docs/tuning.md).
+/* Tests of the tuning database (lib/tune/tune_db.h, docs/tuning.md).
  *
  *   - the words a device is matched by: vendor keys and architecture keys
  *     of real OpenCL device names, against known answers;

@@ -1,5 +1,5 @@
 /* Belief-propagation distance-transform math shared by the CPU backend
- * (backends/cpu/stereo_bp.c, C11) and the OpenCL program
+ * (backends/cpu/stereo/stereo_bp.c, C11) and the OpenCL program
  * (kernels/stereo_bp.cl, which includes this file; build-aux/
  * embed-kernels.sh inlines it), for the cooperative message update
  * (PV_BP_UPDATE_COOPERATIVE, include/parvis/stereo.h).

@@ -1,4 +1,4 @@
-/* RANSAC model math shared by the CPU backend (backends/cpu/geometry.c,
+/* RANSAC model math shared by the CPU backend (backends/cpu/geometry/geometry.c,
  * compiled as C11) and the OpenCL program (kernels/geometry.cl, which
  * includes this file and is inlined into the embedded source by
  * build-aux/embed-kernels.sh).  One text for both keeps the two backends'

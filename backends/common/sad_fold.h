@@ -1,5 +1,5 @@
 /* The fold of one pixel's SAD block-matching candidates, shared by the CPU
- * backend (backends/cpu/stereo.c, compiled as C11) and the OpenCL program
+ * backend (backends/cpu/stereo/stereo.c, compiled as C11) and the OpenCL program
  * (kernels/stereo.cl, which includes this file; build-aux/embed-kernels.sh
  * inlines it into the embedded source).  One text keeps the two backends'
  * rules the same: the winner with ties to the smaller d and, with the full

@@ -1,5 +1,5 @@
 /* Integer rules of semi-global matching shared by the CPU backend
- * (backends/cpu/stereo_sgm.c, C11) and the OpenCL program
+ * (backends/cpu/stereo/stereo_sgm.c, C11) and the OpenCL program
  * (kernels/stereo_sgm.cl, which includes this file; build-aux/
  * embed-kernels.sh inlines it).  One text keeps the census bit order, the
  * adaptive P2, the candidate range, the uniqueness test and the sub-pixel

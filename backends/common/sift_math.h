@@ -1,5 +1,5 @@
 /* SIFT keypoint refinement math shared by the CPU backend
- * (backends/cpu/features.c, compiled as C11) and the OpenCL program
+ * (backends/cpu/features/features.c, compiled as C11) and the OpenCL program
  * (kernels/features.cl, which includes this file and is inlined into the
  * embedded source by build-aux/embed-kernels.sh).  One text for both keeps
  * the two backends' float operations the same and in the same order, so

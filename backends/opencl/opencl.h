@@ -2,7 +2,7 @@
 #ifndef PV_OPENCL_H
 #define PV_OPENCL_H
 
-#include "runtime.h"
+#include "runtime/runtime.h"
 
 /* Launch-parameter families (see runtime.h), defined by each module. */
 extern const pv_cl_param_family pv_cl_params_filter;

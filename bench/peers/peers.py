@@ -73,7 +73,7 @@ SIFT_CASES = [
     ("sift-8k", 7680, 4320, False),
 ]
 
-# SIFT parameters: parvis's defaults (lib/features.c).
+# SIFT parameters: parvis's defaults (lib/features/features.c).
 SIFT_FIRST_OCTAVE = 0
 SIFT_LEVELS = 3
 SIFT_SIGMA0 = 1.6

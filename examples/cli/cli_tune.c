@@ -36,7 +36,7 @@ static const char tune_conventions[] =
     "  search or defaults) and the cache path, and runs nothing; the search options do\n"
     "  not apply with it.  --export prints, after the search (or with --show, without\n"
     "  one), the device's tuning cache as a tuning database entry on stdout, all else\n"
-    "  going to stderr: save it as lib/tune_db/<vendor>-<device>.txt to contribute it.\n"
+    "  going to stderr: save it as lib/tune/tune_db/<vendor>-<device>.txt to contribute it.\n"
     "  Needs an OpenCL device (--backend cpu is an error).\n";
 
 /* "all|filter|sad|...": the choices of --op, from the library's list. */

@@ -47,12 +47,12 @@ struct pv_context {
     char last_error[1024];
     char *build_log;               /* malloc'ed, or NULL */
     /* The tuning cache was read into the launch parameters (or must not
-     * be: PARVIS_NO_TUNE, pv_tune_use_defaults); lib/tune.c's flag. */
+     * be: PARVIS_NO_TUNE, pv_tune_use_defaults); lib/tune/tune.c's flag. */
     int tune_cache_read;
     pv_timing timing;              /* of the call in progress / last call */
     double call_start_ms;
     /* Where the launch parameters came from ("cache", "database: <entry>
-     * (<level> match)", "search", "defaults"): lib/tune_db.c's note. */
+     * (<level> match)", "search", "defaults"): lib/tune/tune_db.c's note. */
     char tune_source[112];
 };
 

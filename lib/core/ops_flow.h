@@ -19,7 +19,7 @@ typedef struct pv_flow_setup {
     pv_gradient_scheme scheme;
 } pv_flow_setup;
 
-/* flow: stages on plan-owned buffers, driven by lib/flow.c.  load: upload
+/* flow: stages on plan-owned buffers, driven by lib/flow/flow.c.  load: upload
  * both volumes and build the pyramids; begin_level: the flow of `level`
  * (zero at the coarsest, else up-sampled from level + 1); jacobi: `count`
  * iterations, and when change is not NULL the relative change

@@ -1,11 +1,11 @@
 /* Internal: the geometry sub-table of a backend (lib/core/backend.h):
  * RANSAC scoring.  Not installed.
  *
- * The front end (lib/geometry.c) normalises the points, draws every
+ * The front end (lib/geometry/geometry.c) normalises the points, draws every
  * hypothesis' minimal sample and keeps the best; a backend solves each
  * sample's minimal model and counts its inliers over all matches.  Both
  * backends use the same float operations in the same order (see
- * backends/cpu/geometry.c and backends/opencl/kernels/geometry.cl), so
+ * backends/cpu/geometry/geometry.c and backends/opencl/kernels/geometry.cl), so
  * they return the same models and counts. */
 #ifndef PV_OPS_GEOMETRY_H
 #define PV_OPS_GEOMETRY_H

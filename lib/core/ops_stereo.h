@@ -6,7 +6,7 @@
 #include "parvis.h"
 #include "ops_slots.h"
 
-/* sgm: arguments checked by lib/stereo_sgm.c (sizes, types, parameter
+/* sgm: arguments checked by lib/stereo/stereo_sgm.c (sizes, types, parameter
  * ranges, P2 small enough for 16-bit sums, memory); confidence may be
  * NULL.  sgm_batch: count >= 1 pairs, each checked as sgm's, all of one
  * size and pixel type; confidences NULL or count images; each pair's

@@ -1,5 +1,5 @@
 /* The OpenCL program-binary cache's entry reader
- * (backends/opencl/runtime_cache.c) on a file holding the input, for a
+ * (backends/opencl/runtime/runtime_cache.c) on a file holding the input, for a
  * fixed cache key.  An entry accepted must be exactly what the file holds
  * after its 32-byte header, with a matching checksum; the reader must not
  * allocate what the header claims beyond the file (libFuzzer's

@@ -1,4 +1,4 @@
-/* The FFT kernel cache's entry reader (backends/opencl/fft_cache.c) on a
+/* The FFT kernel cache's entry reader (backends/opencl/fft/fft_cache.c) on a
  * file holding the input, for a fixed key.  An accepted entry must be
  * exactly what the file holds: its programs, in order, fill the payload
  * after the 40-byte header with nothing left over, each inside the copy

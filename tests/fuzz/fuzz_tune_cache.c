@@ -1,4 +1,4 @@
-/* The tuning cache file's parser (lib/tune_file.c), on the bytes as they
+/* The tuning cache file's parser (lib/tune/tune_file.c), on the bytes as they
  * come, for a fixed device identity.  The parser is run a second time with
  * the checksum of a final "end <16 hex digits>" line recomputed, so that
  * the fuzzer reaches the entry checks behind it.  A file accepted must

@@ -1,4 +1,4 @@
-/* The tuning database entry's parser (pv_tune_parse_db, lib/tune_file.c),
+/* The tuning database entry's parser (pv_tune_parse_db, lib/tune/tune_file.c),
  * on the bytes as they come.  The parser is run a second time with the
  * checksum of a final "end <16 hex digits>" line recomputed, so that the
  * fuzzer reaches the header and entry checks behind it.  An entry

@@ -176,7 +176,7 @@ def tune_seeds() -> Dict[str, bytes]:
 
 
 def tune_db_seeds() -> Dict[str, bytes]:
-    """Tuning database entries (lib/tune_db.h's format)."""
+    """Tuning database entries (lib/tune/tune_db.h's format)."""
     head = ("parvis-tune-db 1\nvendor NVIDIA Corporation\ntype gpu\narch hopper\n"
             "device NVIDIA H100 80GB HBM3\ndriver 550.54.15\n"
             f"parvis {parvis_version()}\nlocal_memory 49152\nmax_work_group 1024\n").encode()

@@ -39,7 +39,7 @@
  * counters two per image).  A single detection is a launch with one image
  * (index 0), so its launch shapes and results are the same either way.
  *
- * The CPU backend (backends/cpu/features.c) does the same float operations
+ * The CPU backend (backends/cpu/features/features.c) does the same float operations
  * in the same order; contraction into fma is off so the blur, the DoG and
  * the refinement agree to the last bit where the device honours it.  The
  * orientation histogram groups the same terms differently (see

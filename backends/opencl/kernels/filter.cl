@@ -10,7 +10,7 @@
  * x + nx * (y + ny * z).  A 2D image is a volume with nz = 1.  Borders are
  * replicated by clamping coordinates.
  *
- * The CPU backend (backends/cpu/filter.c) does the same float operations
+ * The CPU backend (backends/cpu/filter/filter.c) does the same float operations
  * in the same order: acc = 0, then acc += w[k] * v for k = 0 .. 2r.
  * Contraction into fma is switched off so the two agree to the last bit
  * on devices that honour the pragma. */

@@ -14,7 +14,7 @@
  * offset c * n.  Tensor order: J11 J12 J13 J22 J23 J33 J14 J24 J34; after
  * the z pass the last three hold b = J[1:3,1:3] U0 - J[1:3,4].
  *
- * The float operations match backends/cpu/flow.c (and the CPU filter for
+ * The float operations match backends/cpu/flow/flow.c (and the CPU filter for
  * the Gaussian passes) in order, with contraction into fma off; the
  * derivation of the Jacobi update is written there. */
 #pragma OPENCL FP_CONTRACT OFF
@@ -239,7 +239,7 @@ void flow_smooth_z_rhs(__global const float *src, __global float *dst, __constan
 /* ------------------------------------------------------------------ Jacobi
  * One voxel per work item, all three components; neighbours come through
  * the cache (the 3D paper found the cache-only variant faster than local
- * tiles on Fermi).  Point-coupled Jacobi, derived in backends/cpu/flow.c:
+ * tiles on Fermi).  Point-coupled Jacobi, derived in backends/cpu/flow/flow.c:
  * per voxel the 3x3 system with diagonal Jkk + a |N| + d |N_k| and
  * right-hand side a s + d s_k + d (mixed derivatives) + b_k, s the sum of
  * the in-volume 6-neighbours and s_k of those along axis k, all from the

@@ -10,7 +10,7 @@
  * tree sum in local memory), so integer counts come out exact.
  *
  * The model math is backends/common/geometry_math.h, which the CPU backend
- * (backends/cpu/geometry.c) compiles too, so both do the same float
+ * (backends/cpu/geometry/geometry.c) compiles too, so both do the same float
  * operations in the same order; contraction into fused multiply-adds is off
  * so that both round alike, and the host asks for correctly rounded division
  * where the device offers it. */

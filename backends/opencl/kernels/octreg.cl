@@ -15,7 +15,7 @@
  * planes (B-scans).  A plane's transform grid is pd x pa; complex values are
  * float2; a half spectrum holds pd / 2 + 1 values per row.
  *
- * The CPU backend (backends/cpu/octreg.c) evaluates the same formulas with
+ * The CPU backend (backends/cpu/octreg/octreg.c) evaluates the same formulas with
  * the same operand order; contraction into fma is off so that the two agree
  * to the rounding of the FFT libraries. */
 #pragma OPENCL FP_CONTRACT OFF

@@ -19,7 +19,7 @@
  * holds one mover; batches are such grids back to back.  Complex values are
  * float2 (re, im); half spectra hold px / 2 + 1 values per row.
  *
- * The CPU backend (backends/cpu/register.c) evaluates the same formulas
+ * The CPU backend (backends/cpu/register/register.c) evaluates the same formulas
  * with the same operand order; contraction into fma is switched off so the
  * two agree to rounding of the library calls. */
 #pragma OPENCL FP_CONTRACT OFF

@@ -1,5 +1,5 @@
-/* Semi-global matching (backends/opencl/stereo_sgm.c is the host side; the
- * CPU oracle is backends/cpu/stereo_sgm.c, whose integer rules these
+/* Semi-global matching (backends/opencl/stereo/stereo_sgm.c is the host side; the
+ * CPU oracle is backends/cpu/stereo/stereo_sgm.c, whose integer rules these
  * kernels share through common/sgm_math.h).
  *
  * Defines from the host:

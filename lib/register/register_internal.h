@@ -1,0 +1,77 @@
+/* Internal, front end only: what the register module's front-end files
+ * share.  register_input.c scans and views the inputs, phasecorr.c runs
+ * phase-correlation plans, phasecorr_api.c holds the public phase
+ * correlation calls, ncc.c normxcorr2 and register_fft.c the FFT engine
+ * choice.  No backend includes this header.  Not installed. */
+#ifndef PV_REGISTER_INTERNAL_H
+#define PV_REGISTER_INTERNAL_H
+
+#include "../core/internal.h"
+#include "peak.h"
+
+/* A transform grid index must fit the kernels' 32-bit indices. */
+#define PV_PC_MAX_POINTS 0xFFFFFFFFu
+
+/* ============================================================ inputs */
+
+typedef struct pv_data_scan {
+    int finite;
+    int textured;   /* not all values equal */
+} pv_data_scan;
+
+/* Threads for the front end's passes over inputs. */
+int pv_reg_threads(const pv_context *ctx);
+/* Finite values and whether they vary, one pass. */
+pv_data_scan pv_reg_scan_volume(const pv_volume *v, int threads);
+pv_data_scan pv_reg_scan_image(const pv_image *image, int threads);
+pv_status pv_reg_check_finite(pv_context *ctx, const char *op, const char *name,
+                              pv_data_scan scan);
+/* An f32 volume view of an image; u8 pixels are converted into *copy
+ * (NULL when no copy was needed; the caller frees it). */
+pv_status pv_reg_image_as_volume(pv_context *ctx, const pv_image *image, float **copy,
+                                 pv_volume *view);
+/* The mean, and the sum of ((v - mean) * window)^2 (window[0] NULL: no
+ * window), in double and independent of the number of threads. */
+double pv_reg_volume_mean(const pv_volume *v, int threads);
+double pv_reg_windowed_energy(const pv_volume *v, const float *const window[3], float mean,
+                              int threads);
+/* Argument checks with the register module's messages. */
+pv_status pv_reg_check_ctx(pv_context *ctx, const char *op);
+pv_status pv_reg_check_image(pv_context *ctx, const char *op, const char *name,
+                             const pv_image *image);
+pv_status pv_reg_check_volume(pv_context *ctx, const char *op, const char *name,
+                              const pv_volume *volume);
+
+/* ============================================== phase-correlation plans */
+
+struct pv_phasecorr_plan {
+    pv_context *ctx;
+    pv_phasecorr_options options;
+    pv_pc_geometry geometry;
+    float *window[3];        /* Hann weights per axis (NULL without a window) ... */
+    pv_scratch window_block; /* ... which live here */
+    void *backend;           /* ctx->ops's plan */
+    void *check;             /* the CPU backend's plan for the cross-check, or NULL */
+    int dims;                /* 2: images, 3: volumes */
+    int reference_textured;
+};
+
+/* Options, or the defaults when NULL, checked. */
+pv_status pv_pc_resolve_options(pv_context *ctx, const char *op,
+                                const pv_phasecorr_options *options,
+                                pv_phasecorr_options *resolved);
+/* A plan for inputs of size[3] (transient: a one-shot plan that may use
+ * the context's scratch buffers), with its cross-check twin if wanted. */
+pv_status pv_pc_plan_new(pv_context *ctx, const char *op, const int size[3], int dims,
+                         const pv_phasecorr_options *options, int max_batch, int transient,
+                         pv_phasecorr_plan **out);
+void pv_pc_plan_free(pv_phasecorr_plan *plan);
+/* The reference, already checked and viewed as an f32 volume. */
+pv_status pv_pc_plan_reference(pv_phasecorr_plan *plan, const pv_volume *reference,
+                               pv_data_scan scan);
+/* Shifts of up to geometry.batch movers, checked and f32; shifts is
+ * written only on success. */
+pv_status pv_pc_correlate_chunk(pv_phasecorr_plan *plan, const pv_volume *movers,
+                                const int *textured, int count, pv_shift *shifts);
+
+#endif

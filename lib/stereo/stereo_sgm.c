@@ -1,0 +1,513 @@
+/* Front end of semi-global matching (include/parvis/stereo.h): the
+ * arguments are checked once here (the backends trust them), the memory a
+ * call needs is compared with what it may use before anything is
+ * allocated, and with cross-checks on, the device's result is compared
+ * with the CPU backend's. */
+#include "stereo_internal.h"
+#include "../core/tolerance.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+void pv_sgm_params_default(pv_sgm_params *params)
+{
+    if (!params)
+        return;
+    /* One literal: a field added later and left out here is zero. */
+    *params = (pv_sgm_params){
+        .min_disp = 0, .ndisp = 64, .census_width = 9, .census_height = 7,
+        .census_symmetric = 1, .p1 = 10, .p2 = 120, .p2_adaptive = 0, .paths = 8,
+        .uniqueness = 0.95f, .lr_check = 1, .lr_max_diff = 1, .subpixel = 1, .median = 0,
+        .memory_budget = 0,
+    };
+}
+
+/* Bits of a census string of the window (as backends/common/sgm_math.h). */
+static int census_bits(const pv_sgm_params *p)
+{
+    const int n = p->census_width * p->census_height;
+    return p->census_symmetric ? (n - 1) / 2 : n - 1;
+}
+
+/* The largest P2 whose path costs (at most bits + P2 each) still sum to
+ * at most 65535 over all paths: the backends keep S in 16 bits. */
+static int largest_p2(const pv_sgm_params *p)
+{
+    return 65535 / p->paths - census_bits(p);
+}
+
+/* ------------------------------------------------------------ memory model */
+
+/* a * b * c, saturating at SIZE_MAX. */
+static size_t product(size_t a, size_t b, size_t c)
+{
+    size_t ab, abc;
+    if (!pv_size_mul(a, b, &ab) || !pv_size_mul(ab, c, &abc))
+        return SIZE_MAX;
+    return abc;
+}
+
+static size_t sum3(size_t a, size_t b, size_t c)
+{
+    if (a > SIZE_MAX - b || a + b > SIZE_MAX - c)
+        return SIZE_MAX;
+    return a + b + c;
+}
+
+/* CPU backend: census strings and intensities (20 bytes a pixel), the
+ * 8-bit cost and 16-bit sum volumes (3 bytes a cell), the sweeps' two
+ * rows of 16-bit path costs per direction, the outputs' staging (8). */
+static size_t cpu_bytes(size_t width, size_t height, size_t ndisp, int paths)
+{
+    const size_t pixels = product(width, height, 1);
+    const size_t rows = product(2 * (size_t)(paths == 8 ? 3 : 1) + 2, width + 64, (ndisp + 2) * 2);
+    return sum3(product(pixels, 28, 1), product(pixels, ndisp, 3), rows);
+}
+
+/* OpenCL backend: the uploaded images (at most 4 bytes a pixel each),
+ * census strings and intensities (20), the 8-bit cost volume and one
+ * path-cost volume per path (1 byte a cell, 2 when bits + P2 > 255) over
+ * ndisp rounded up to 16 cells (the kernels' vector slices), and five
+ * maps of 4 bytes (disparities, winners, right disparities, confidence,
+ * median). */
+static size_t opencl_bytes(size_t width, size_t height, size_t ndisp, const pv_sgm_params *p)
+{
+    const size_t pixels = product(width, height, 1);
+    const size_t cell = census_bits(p) + p->p2 <= 255 ? 1 : 2;
+    const size_t per_cell = (size_t)p->paths * cell + 1;
+    const size_t stride = (ndisp + 15) / 16 * 16;
+    return sum3(product(pixels, 48, 1), product(pixels, stride, per_cell), 0);
+}
+
+static size_t backend_bytes(pv_backend_kind backend, int width, int height, const pv_sgm_params *p)
+{
+    if (backend == PV_BACKEND_CPU)
+        return cpu_bytes((size_t)width, (size_t)height, (size_t)p->ndisp, p->paths);
+    return opencl_bytes((size_t)width, (size_t)height, (size_t)p->ndisp, p);
+}
+
+/* ------------------------------------------------------------------ checks */
+
+static int census_window_ok(int w, int h)
+{
+    return (w == 5 && h == 5) || (w == 7 && h == 7) || (w == 9 && h == 7);
+}
+
+/* Some pixel has a candidate inside the image exactly when the range of
+ * disparities meets (-width, width). */
+static int range_reaches_image(long long min_disp, long long ndisp, int width)
+{
+    return min_disp < width && min_disp + ndisp - 1 > -(long long)width;
+}
+
+static pv_status check_window(pv_context *ctx, const pv_sgm_params *p, int width, int height)
+{
+    if (!census_window_ok(p->census_width, p->census_height))
+        return pv_fail(ctx, PV_ERR_INVALID,
+                       "stereo_sgm: census window %dx%d is not 5x5, 7x7 or 9x7", p->census_width,
+                       p->census_height);
+    if (p->census_width > width || p->census_height > height)
+        return pv_fail(ctx, PV_ERR_INVALID,
+                       "stereo_sgm: census window %dx%d is larger than the %dx%d image",
+                       p->census_width, p->census_height, width, height);
+    return PV_OK;
+}
+
+static pv_status check_range(pv_context *ctx, const pv_sgm_params *p, int width)
+{
+    const int most = width < PV_SGM_MAX_NDISP ? width : PV_SGM_MAX_NDISP;
+    if (p->ndisp < 1 || p->ndisp > most)
+        return pv_fail(ctx, PV_ERR_INVALID,
+                       "stereo_sgm: params.ndisp %d is not in 1..%d (the image width, at most %d)",
+                       p->ndisp, most, PV_SGM_MAX_NDISP);
+    if (!range_reaches_image(p->min_disp, p->ndisp, width))
+        return pv_fail(ctx, PV_ERR_INVALID,
+                       "stereo_sgm: params.min_disp %d with ndisp %d leaves no candidate inside a "
+                       "%d-pixel-wide image", p->min_disp, p->ndisp, width);
+    return PV_OK;
+}
+
+static pv_status check_smoothing(pv_context *ctx, const pv_sgm_params *p)
+{
+    if (p->paths != 4 && p->paths != 8)
+        return pv_fail(ctx, PV_ERR_INVALID, "stereo_sgm: params.paths %d is not 4 or 8", p->paths);
+    if (p->p1 < 0)
+        return pv_fail(ctx, PV_ERR_INVALID, "stereo_sgm: params.p1 %d is negative", p->p1);
+    if (p->p2 < p->p1)
+        return pv_fail(ctx, PV_ERR_INVALID, "stereo_sgm: params.p2 %d is smaller than p1 %d",
+                       p->p2, p->p1);
+    if (p->p2 > largest_p2(p))
+        return pv_fail(ctx, PV_ERR_INVALID,
+                       "stereo_sgm: params.p2 %d is larger than %d, the most whose %d path costs "
+                       "still sum in 16 bits with a %d-bit census", p->p2, largest_p2(p), p->paths,
+                       census_bits(p));
+    return PV_OK;
+}
+
+static pv_status check_refinement(pv_context *ctx, const pv_sgm_params *p)
+{
+    if (!(isfinite(p->uniqueness) && p->uniqueness > 0.0f && p->uniqueness <= 1.0f))
+        return pv_fail(ctx, PV_ERR_INVALID, "stereo_sgm: params.uniqueness %g is not in (0, 1]",
+                       (double)p->uniqueness);
+    if (p->lr_max_diff < 0)
+        return pv_fail(ctx, PV_ERR_INVALID, "stereo_sgm: params.lr_max_diff %d is negative",
+                       p->lr_max_diff);
+    return PV_OK;
+}
+
+static int all_finite(const pv_image *image)
+{
+    for (int y = 0; y < image->height; y++) {
+        const float *row = (const float *)image->data + (ptrdiff_t)y * image->stride;
+        for (int x = 0; x < image->width; x++)
+            if (!isfinite(row[x]))
+                return 0;
+    }
+    return 1;
+}
+
+static pv_status check_pixels(pv_context *ctx, const pv_image *left, const pv_image *right)
+{
+    if (left->type == PV_PIXEL_F32 && !all_finite(left))
+        return pv_fail(ctx, PV_ERR_INVALID, "stereo_sgm: left has a NaN or infinite pixel");
+    if (left->type == PV_PIXEL_F32 && !all_finite(right))
+        return pv_fail(ctx, PV_ERR_INVALID, "stereo_sgm: right has a NaN or infinite pixel");
+    return PV_OK;
+}
+
+/* As pv_stereo_check_images, with 16-bit inputs accepted too. */
+static pv_status check_images(pv_context *ctx, const pv_image *left, const pv_image *right,
+                              const pv_image *disparity)
+{
+    if (!pv_image_is_valid_any_type(left) || !pv_image_is_valid_any_type(right))
+        return pv_fail(ctx, PV_ERR_INVALID, "stereo_sgm: %s is NULL or not a valid image",
+                       pv_image_is_valid_any_type(left) ? "right" : "left");
+    if (left->type != right->type)
+        return pv_fail(ctx, PV_ERR_INVALID, "stereo_sgm: left and right pixel types differ");
+    if (left->type != PV_PIXEL_U8 && left->type != PV_PIXEL_U16 && left->type != PV_PIXEL_F32)
+        return pv_fail(ctx, PV_ERR_INVALID, "stereo_sgm: pixel type must be u8, u16 or f32");
+    if (!pv_images_same_size(left, right))
+        return pv_fail(ctx, PV_ERR_INVALID, "stereo_sgm: right is %dx%d but left is %dx%d",
+                       right->width, right->height, left->width, left->height);
+    if (!pv_image_is_valid(disparity) || disparity->type != PV_PIXEL_F32)
+        return pv_fail(ctx, PV_ERR_INVALID, "stereo_sgm: disparity is not a valid f32 image");
+    if (!pv_images_same_size(left, disparity))
+        return pv_fail(ctx, PV_ERR_INVALID, "stereo_sgm: disparity is %dx%d but left is %dx%d",
+                       disparity->width, disparity->height, left->width, left->height);
+    if (pv_images_overlap(disparity, left) || pv_images_overlap(disparity, right))
+        return pv_fail(ctx, PV_ERR_INVALID, "stereo_sgm: disparity shares memory with an input");
+    return PV_OK;
+}
+
+static pv_status check_confidence(pv_context *ctx, const pv_image *left, const pv_image *right,
+                                  const pv_image *disparity, const pv_image *confidence)
+{
+    if (!confidence)
+        return PV_OK;
+    if (!pv_image_is_valid(confidence) || confidence->type != PV_PIXEL_F32)
+        return pv_fail(ctx, PV_ERR_INVALID, "stereo_sgm: confidence is not a valid f32 image");
+    if (!pv_images_same_size(confidence, left))
+        return pv_fail(ctx, PV_ERR_INVALID, "stereo_sgm: confidence is %dx%d but left is %dx%d",
+                       confidence->width, confidence->height, left->width, left->height);
+    if (pv_images_overlap(confidence, left) || pv_images_overlap(confidence, right) ||
+        pv_images_overlap(confidence, disparity))
+        return pv_fail(ctx, PV_ERR_INVALID,
+                       "stereo_sgm: confidence shares memory with an input or the disparity");
+    return PV_OK;
+}
+
+static pv_status check_sgm(pv_context *ctx, const pv_image *left, const pv_image *right,
+                           const pv_sgm_params *p, const pv_image *disparity,
+                           const pv_image *confidence)
+{
+    pv_status status = PV_CHECK_REQUIRED(ctx, "stereo_sgm", {"params", p});
+    if (status == PV_OK)
+        status = check_images(ctx, left, right, disparity);
+    if (status == PV_OK)
+        status = check_confidence(ctx, left, right, disparity, confidence);
+    if (status == PV_OK)
+        status = check_window(ctx, p, left->width, left->height);
+    if (status == PV_OK)
+        status = check_range(ctx, p, left->width);
+    if (status == PV_OK)
+        status = check_smoothing(ctx, p);
+    if (status == PV_OK)
+        status = check_refinement(ctx, p);
+    if (status == PV_OK)
+        status = check_pixels(ctx, left, right);
+    return status;
+}
+
+/* ------------------------------------------------------------------ memory */
+
+/* PARVIS_MEMORY_LIMIT: bytes (suffix K, M or G), unset or empty: no cap;
+ * -1 when the value is not such a count. */
+static int memory_limit_from_env(size_t *limit)
+{
+    const char *text = getenv("PARVIS_MEMORY_LIMIT");
+    *limit = SIZE_MAX;
+    if (!text || !*text)
+        return 0;
+    char *end = NULL;
+    errno = 0;
+    unsigned long long value = strtoull(text, &end, 10);
+    int shift = *end == 'K' || *end == 'k' ? 10 : *end == 'M' || *end == 'm' ? 20
+                : *end == 'G' || *end == 'g' ? 30 : 0;
+    if (shift)
+        end++;
+    if (errno || end == text || *end || text[0] == '-' || value == 0 ||
+        value > (unsigned long long)(SIZE_MAX >> shift))
+        return -1;
+    *limit = (size_t)value << shift;
+    return 0;
+}
+
+/* What the context's device holds: its global memory on OpenCL, the
+ * host's RAM on the CPU (SIZE_MAX when unknown). */
+static size_t device_memory(const pv_context *ctx)
+{
+    if (ctx->backend != PV_BACKEND_CPU && ctx->device.global_memory)
+        return (size_t)ctx->device.global_memory;
+    long pages = sysconf(_SC_PHYS_PAGES), page_size = sysconf(_SC_PAGE_SIZE);
+    size_t bytes;
+    if (pages <= 0 || page_size <= 0 || !pv_size_mul((size_t)pages, (size_t)page_size, &bytes))
+        return SIZE_MAX;
+    return bytes;
+}
+
+/* Refuse a call whose needs exceed the budget (or the available memory,
+ * capped by PARVIS_MEMORY_LIMIT) before anything is allocated. */
+static pv_status check_memory(pv_context *ctx, const pv_image *left, const pv_sgm_params *p)
+{
+    size_t cap;
+    if (memory_limit_from_env(&cap) != 0)
+        return pv_fail(ctx, PV_ERR_INVALID,
+                       "stereo_sgm: PARVIS_MEMORY_LIMIT '%s' is not a byte count (e.g. 512M, 8G)",
+                       getenv("PARVIS_MEMORY_LIMIT"));
+    size_t available = device_memory(ctx);
+    available = cap < available ? cap : available;
+    if (p->memory_budget && p->memory_budget < available)
+        available = p->memory_budget;
+    const size_t need = backend_bytes(ctx->backend, left->width, left->height, p);
+    const size_t volume = product((size_t)left->width * (size_t)left->height, (size_t)p->ndisp, 2);
+    if (need <= available && volume <= UINT32_MAX)
+        return PV_OK;
+    return pv_fail(ctx, PV_ERR_DEVICE_MEMORY,
+                   "stereo_sgm: not enough memory: %dx%d with %d disparities needs %zu bytes "
+                   "(one 16-bit volume %zu, at most 4 GiB) but %zu are available%s; lower ndisp "
+                   "or the image size, or raise the limit",
+                   left->width, left->height, p->ndisp, need, volume, available,
+                   p->memory_budget ? " (params.memory_budget)"
+                   : getenv("PARVIS_MEMORY_LIMIT") ? " (PARVIS_MEMORY_LIMIT)" : "");
+}
+
+size_t pv_sgm_memory_estimate(int width, int height, const pv_sgm_params *params)
+{
+    if (!params || width < 1 || height < 1 || !census_window_ok(params->census_width,
+                                                                params->census_height))
+        return 0;
+    if (params->ndisp < 1 || params->ndisp > PV_SGM_MAX_NDISP ||
+        (params->paths != 4 && params->paths != 8) || params->p2 < 0 ||
+        params->p2 > largest_p2(params))
+        return 0;
+    size_t cpu = backend_bytes(PV_BACKEND_CPU, width, height, params);
+    size_t device = backend_bytes(PV_BACKEND_OPENCL, width, height, params);
+    size_t most = cpu > device ? cpu : device;
+    return most == SIZE_MAX ? 0 : most;
+}
+
+/* ------------------------------------------------------------------- calls */
+
+/* The CPU reference for the cross-check. */
+static pv_status cpu_sgm(pv_context *ctx, const pv_image *left, const pv_image *right,
+                         const void *params, pv_image *ref)
+{
+    return pv_cpu_backend.stereo->sgm(ctx, left, right, params, ref, NULL);
+}
+
+static pv_status sgm_call(pv_context *ctx, const pv_image *left, const pv_image *right,
+                          const pv_sgm_params *params, pv_image *disparity,
+                          pv_image *confidence)
+{
+    pv_status status = pv_call_begin(ctx);
+    if (status == PV_OK)
+        status = check_memory(ctx, left, params);
+    if (status == PV_OK)
+        status = ctx->ops->stereo->sgm(ctx, left, right, params, disparity, confidence);
+    if (status == PV_OK && pv_crosscheck_wanted(ctx))
+        status = pv_disparity_crosscheck(ctx, "stereo_sgm", left, right, cpu_sgm, params,
+                                         disparity, 0.0);
+    pv_call_end(ctx);
+    return status;
+}
+
+pv_status pv_stereo_sgm_confidence(pv_context *ctx, const pv_image *left, const pv_image *right,
+                                   const pv_sgm_params *params, pv_image *disparity,
+                                   pv_image *confidence)
+{
+    pv_status status = check_sgm(ctx, left, right, params, disparity, confidence);
+    return status == PV_OK ? sgm_call(ctx, left, right, params, disparity, confidence) : status;
+}
+
+pv_status pv_stereo_sgm(pv_context *ctx, const pv_image *left, const pv_image *right,
+                        const pv_sgm_params *params, pv_image *disparity)
+{
+    return pv_stereo_sgm_confidence(ctx, left, right, params, disparity, NULL);
+}
+
+/* ------------------------------------------------------------------ batch */
+
+/* The bytes an image's rows cover, from its first pixel. */
+static size_t image_extent(const pv_image *image)
+{
+    const size_t elements = (size_t)(image->height - 1) * (size_t)image->stride +
+                            (size_t)image->width;
+    return elements * pv_pixel_size(image->type);
+}
+
+typedef struct batch_span {
+    uintptr_t start, end;
+    int output;
+} batch_span;
+
+static int span_order(const void *a, const void *b)
+{
+    const batch_span *x = a, *y = b;
+    return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/* Whether an output of one pair shares memory with any image of another
+ * (a pair's own images were checked with it): the spans sorted by start,
+ * each compared with the furthest end reached so far by an output and by
+ * any image, so that the check takes n log n time however long the batch. */
+static pv_status check_batch_overlaps(pv_context *ctx, const pv_image *lefts,
+                                      const pv_image *rights, int count,
+                                      const pv_image *disparities, const pv_image *confidences)
+{
+    const int per_pair = confidences ? 4 : 3;
+    batch_span *spans = malloc((size_t)count * (size_t)per_pair * sizeof *spans);
+    if (!spans)
+        return pv_fail(ctx, PV_ERR_NOMEM, "stereo_sgm_batch: out of memory");
+    size_t n = 0;
+    for (int i = 0; i < count; i++) {
+        const pv_image *images[4] = {&lefts[i], &rights[i], &disparities[i],
+                                     confidences ? &confidences[i] : NULL};
+        for (int k = 0; k < per_pair; k++)
+            spans[n++] = (batch_span){(uintptr_t)images[k]->data,
+                                      (uintptr_t)images[k]->data + image_extent(images[k]),
+                                      k >= 2};
+    }
+    qsort(spans, n, sizeof *spans, span_order);
+    uintptr_t any_end = 0, output_end = 0;
+    int shared = 0;
+    for (size_t i = 0; i < n && !shared; i++) {
+        shared = spans[i].start < output_end || (spans[i].output && spans[i].start < any_end);
+        any_end = spans[i].end > any_end ? spans[i].end : any_end;
+        if (spans[i].output && spans[i].end > output_end)
+            output_end = spans[i].end;
+    }
+    free(spans);
+    if (shared)
+        return pv_fail(ctx, PV_ERR_INVALID,
+                       "stereo_sgm_batch: an output shares memory with an image of the batch");
+    return PV_OK;
+}
+
+/* Pair i held to the single call's rules, its message naming the pair. */
+static pv_status check_batch_pair(pv_context *ctx, const pv_image *lefts, const pv_image *rights,
+                                  int i, const pv_sgm_params *params,
+                                  const pv_image *disparities, const pv_image *confidences)
+{
+    pv_status status = check_sgm(ctx, &lefts[i], &rights[i], params, &disparities[i],
+                                 confidences ? &confidences[i] : NULL);
+    if (status == PV_OK && i > 0 &&
+        (!pv_images_same_size(&lefts[i], &lefts[0]) || lefts[i].type != lefts[0].type))
+        return pv_fail(ctx, PV_ERR_INVALID,
+                       "stereo_sgm_batch: pair %d is %dx%d of another pixel type or size than "
+                       "pair 0 (%dx%d); a batch holds pairs of one size and type",
+                       i, lefts[i].width, lefts[i].height, lefts[0].width, lefts[0].height);
+    if (status != PV_OK) {
+        char message[512];
+        const char *text = pv_context_last_error(ctx);
+        const char *prefix = "stereo_sgm: ";
+        if (strncmp(text, prefix, strlen(prefix)) == 0)
+            text += strlen(prefix);
+        snprintf(message, sizeof message, "%s", text);
+        return pv_fail(ctx, status, "stereo_sgm_batch: pair %d: %s", i, message);
+    }
+    return PV_OK;
+}
+
+static pv_status check_batch(pv_context *ctx, const pv_image *lefts, const pv_image *rights,
+                             int count, const pv_sgm_params *params,
+                             const pv_image *disparities, const pv_image *confidences)
+{
+    pv_status status = PV_CHECK_REQUIRED(ctx, "stereo_sgm_batch", {"lefts", lefts},
+                                         {"rights", rights}, {"params", params},
+                                         {"disparities", disparities});
+    if (status == PV_OK && count < 1)
+        status = pv_fail(ctx, PV_ERR_INVALID, "stereo_sgm_batch: count %d is not positive",
+                         count);
+    for (int i = 0; status == PV_OK && i < count; i++)
+        status = check_batch_pair(ctx, lefts, rights, i, params, disparities, confidences);
+    if (status == PV_OK)
+        status = check_batch_overlaps(ctx, lefts, rights, count, disparities, confidences);
+    return status;
+}
+
+static void fill_image(pv_image *image, float value)
+{
+    for (int y = 0; y < image->height; y++) {
+        float *row = (float *)image->data + (ptrdiff_t)y * image->stride;
+        for (int x = 0; x < image->width; x++)
+            row[x] = value;
+    }
+}
+
+/* After a failure during the work: no output may pass for a result. */
+static void reset_outputs(int count, pv_image *disparities, pv_image *confidences)
+{
+    for (int i = 0; i < count; i++) {
+        fill_image(&disparities[i], INFINITY);
+        if (confidences)
+            fill_image(&confidences[i], 0.0f);
+    }
+}
+
+static pv_status sgm_batch_call(pv_context *ctx, const pv_image *lefts, const pv_image *rights,
+                                int count, const pv_sgm_params *params, pv_image *disparities,
+                                pv_image *confidences)
+{
+    pv_status status = pv_call_begin(ctx);
+    if (status == PV_OK)
+        status = check_memory(ctx, &lefts[0], params);
+    if (status != PV_OK) {
+        pv_call_end(ctx);
+        return status; /* nothing done: outputs untouched */
+    }
+    status = ctx->ops->stereo->sgm_batch(ctx, lefts, rights, count, params, disparities,
+                                         confidences);
+    for (int i = 0; status == PV_OK && i < count && pv_crosscheck_wanted(ctx); i++)
+        status = pv_disparity_crosscheck(ctx, "stereo_sgm_batch", &lefts[i], &rights[i], cpu_sgm,
+                                         params, &disparities[i], 0.0);
+    if (status != PV_OK)
+        reset_outputs(count, disparities, confidences);
+    pv_call_end(ctx);
+    return status;
+}
+
+pv_status pv_stereo_sgm_batch(pv_context *ctx, const pv_image *lefts, const pv_image *rights,
+                              int count, const pv_sgm_params *params, pv_image *disparities,
+                              pv_image *confidences)
+{
+    pv_status status = check_batch(ctx, lefts, rights, count, params, disparities, confidences);
+    return status == PV_OK
+               ? sgm_batch_call(ctx, lefts, rights, count, params, disparities, confidences)
+               : status;
+}
