@@ -15,6 +15,9 @@ found and refuses clearly when there is none.
     python3 bench/gate.py make --bench _build/parvis-bench \\
         --out bench/reference/nvidia-h200.json
     python3 bench/gate.py compare --bench _build/parvis-bench
+
+``join`` puts together references made of disjoint selectors (for example
+one bench call per part, each inside a time limit) into one.
 """
 from __future__ import annotations
 
@@ -196,6 +199,46 @@ def cmd_make(args: argparse.Namespace) -> int:
     return 0
 
 
+def join_references(parts: List[Dict[str, Any]]) -> Dict[str, Any]:
+    """One reference from several made of disjoint selectors (one bench call
+    per part, to stay inside a time limit per command).  The parts must come
+    from one device model, with the same rounds and bench arguments, and may
+    not share a row."""
+    if not parts:
+        raise GateError("join: no reference given")
+    joined = dict(parts[0])
+    joined["rows"], joined["selectors"] = [], []
+    seen: Dict[Tuple[str, str], int] = {}
+    for i, part in enumerate(parts):
+        if part.get("schema") != SCHEMA:
+            raise GateError(f"join: part {i + 1} is not a {SCHEMA} reference")
+        for field in ("device", "rounds", "bench_args"):
+            if part.get(field) != parts[0].get(field):
+                raise GateError(f"join: part {i + 1} differs from part 1 in {field}: "
+                                f"{part.get(field)!r} against {parts[0].get(field)!r}")
+        for row in part["rows"]:
+            if key(row) in seen:
+                raise GateError(f"join: the row {row['op']} {row['case']} is in parts "
+                                f"{seen[key(row)] + 1} and {i + 1}")
+            seen[key(row)] = i
+            joined["rows"].append(row)
+        joined["selectors"].extend(part.get("selectors", []))
+    return joined
+
+
+def cmd_join(args: argparse.Namespace) -> int:
+    parts = []
+    for path in args.parts:
+        with open(path, encoding="utf-8") as f:
+            parts.append(json.load(f))
+    record = join_references(parts)
+    with open(args.out, "w", encoding="utf-8") as f:
+        json.dump(record, f, indent=1)
+        f.write("\n")
+    print(f"gate: {len(record['rows'])} rows from {len(parts)} parts written to {args.out}")
+    return 0
+
+
 def cmd_compare(args: argparse.Namespace) -> int:
     if args.current:
         with open(args.current, encoding="utf-8") as f:
@@ -259,9 +302,13 @@ def main(argv: Optional[List[str]] = None) -> int:
                          "instead of running the bench")
     compare.add_argument("--force", action="store_true",
                          help="compare against a reference of another device model")
+    join = sub.add_parser("join", help="one reference from parts made of disjoint selectors")
+    join.add_argument("parts", nargs="+", help="references written by make")
+    join.add_argument("--out", required=True, help="the joined reference to write")
     args = parser.parse_args(argv)
+    commands = {"make": cmd_make, "compare": cmd_compare, "join": cmd_join}
     try:
-        return cmd_make(args) if args.command == "make" else cmd_compare(args)
+        return commands[args.command](args)
     except (GateError, OSError, KeyError, ValueError) as err:
         print(f"gate: {err}", file=sys.stderr)
         return 2

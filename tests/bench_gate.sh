@@ -87,4 +87,29 @@ grep -q 'SLOWER sad tsukuba' "$out/fail.txt" || fail "the SAD row is not named"
 "$PYTHON" "$gate" compare --bench ./parvis-bench --reference-dir "$out/none" \
     > "$out/none2.txt" 2>&1
 [ $? -eq 2 ] && grep -q 'no reference for any device' "$out/none2.txt" || fail "empty reference directory"
+
+# join: the reference split in two parts by row and joined again holds the
+# same rows; a part from another device, or a row in two parts, is refused.
+"$PYTHON" - "$out/ref.json" "$out" <<'PY' || fail "splitting the reference"
+import json, sys
+ref = json.load(open(sys.argv[1]))
+assert len(ref["rows"]) >= 2, "the join test needs two rows"
+for name, rows in (("part1", ref["rows"][:1]), ("part2", ref["rows"][1:])):
+    json.dump(dict(ref, rows=rows), open(f"{sys.argv[2]}/{name}.json", "w"))
+json.dump(dict(ref, rows=ref["rows"][1:], device="Some Other GPU"),
+          open(f"{sys.argv[2]}/part2-other.json", "w"))
+PY
+"$PYTHON" "$gate" join "$out/part1.json" "$out/part2.json" --out "$out/joined.json" \
+    > /dev/null 2>&1 || fail "join of two parts"
+"$PYTHON" - "$out/ref.json" "$out/joined.json" <<'PY' || fail "joined rows differ"
+import json, sys
+a, b = (json.load(open(p)) for p in sys.argv[1:3])
+assert a["rows"] == b["rows"], "rows differ"
+PY
+"$PYTHON" "$gate" join "$out/part1.json" "$out/part2-other.json" --out "$out/bad.json" \
+    > "$out/join-other.txt" 2>&1
+[ $? -eq 2 ] && grep -q 'differs from part 1 in device' "$out/join-other.txt" || fail "join across devices"
+"$PYTHON" "$gate" join "$out/part1.json" "$out/part1.json" --out "$out/bad.json" \
+    > "$out/join-twice.txt" 2>&1
+[ $? -eq 2 ] && grep -q 'is in parts 1 and 2' "$out/join-twice.txt" || fail "join of a row twice"
 echo "PASS: bench gate"

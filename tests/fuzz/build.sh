@@ -14,7 +14,7 @@ mkdir -p "$out/obj"
 
 sanitize=(-fsanitize=address,undefined -fno-sanitize-recover=undefined)
 cflags=(-g -O1 -std=c11 -D_POSIX_C_SOURCE=200809L -fno-omit-frame-pointer
-        "${sanitize[@]}" -I"$build" -I"$build/include" -I"$src/include" -I"$src/lib" -I"$src/lib/core" -I"$src/backends/opencl"
+        "${sanitize[@]}" -I"$build" -I"$build/include" -I"$src/include" -I"$src/lib" -I"$src/lib/core" -I"$src/lib/io" -I"$src/lib/tune" -I"$src/backends/opencl" -I"$src/backends/opencl/runtime" -I"$src/backends/opencl/fft"
         $(pkg-config --cflags libpng))
 libs=($(pkg-config --libs libpng) -lz -lm)
 grep -q '^#define PV_HAVE_JPEG 1' "$build/config.h" && libs+=(-ljpeg)
