@@ -106,7 +106,8 @@ def update(path: str, text: str) -> None:
     """Rewrite the marked block of path with text."""
     with open(path, encoding="utf-8") as f:
         content = f.read()
-    pattern = re.compile(re.escape(BEGIN) + r".*?" + re.escape(END), re.S)
+    # Markers count only alone on their line: prose may name one in backticks.
+    pattern = re.compile("^" + re.escape(BEGIN) + r"$.*?^" + re.escape(END) + "$", re.S | re.M)
     if not pattern.search(content):
         raise SystemExit(f"sgm_table: {path} has no {BEGIN} ... {END} block")
     content = pattern.sub(lambda _: f"{BEGIN}\n{text}{END}", content)

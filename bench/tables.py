@@ -230,8 +230,9 @@ TABLES: Dict[str, Callable[[], str]] = {"sgm": sgm, "headline": headline_table,
 def blocks(content: str) -> List[Tuple[str, str, str]]:
     """(begin marker, end marker, table name) of every block in content."""
     found = [(m.group(0), f"<!-- /table:{m.group(1)} -->", m.group(1))
-             for m in re.finditer(r"<!-- table:([a-z0-9-]+) -->", content)]
-    if sgm_table.BEGIN in content:
+             for m in re.finditer(r"^<!-- table:([a-z0-9-]+) -->$", content, re.M)]
+    # A marker counts only alone on its line: prose may name one in backticks.
+    if re.search("^" + re.escape(sgm_table.BEGIN) + "$", content, re.M):
         found.append((sgm_table.BEGIN, sgm_table.END, "sgm"))
     return found
 
@@ -241,7 +242,8 @@ def render(content: str, path: str) -> str:
     for begin, end, name in blocks(content):
         if name not in TABLES:
             raise SystemExit(f"tables: {path}: no table named {name!r}")
-        pattern = re.compile(re.escape(begin) + r".*?" + re.escape(end), re.S)
+        pattern = re.compile("^" + re.escape(begin) + r"$.*?^" + re.escape(end) + "$",
+                             re.S | re.M)
         if not pattern.search(content):
             raise SystemExit(f"tables: {path}: {begin} has no {end}")
         text = TABLES[name]()
