@@ -16,5 +16,6 @@
 #include "parvis/colour.h"
 #include "parvis/geometry.h"
 #include "parvis/multi.h"
+#include "parvis/params.h"
 
 #endif

@@ -24,23 +24,11 @@ struct pv_sift_plan {
 
 /* The paper's settings (real-time): the input at its own resolution and
  * Lowe's contrast threshold for three levels. */
-static const pv_sift_params fast_preset = {
-    .first_octave = 0,
-    .octaves = 0,
-    .levels = 3,
-    .sigma0 = 1.6f,
-    .sigma_input = 0.5f,
-    .peak_thresh = 0.01f,
-    .edge_thresh = 10.0f,
-    .orientation_window = 1.5f,
-    .orientation_peak = 0.8f,
-    .magnif = 3.0f,
-    .max_keypoints = 0,
-};
-
 static void fast_params(pv_sift_params *p)
 {
-    *p = fast_preset;
+    pv_decl_defaults(&pv_sift_decl, p); /* declared in features_params.c */
+    p->first_octave = 0;
+    p->peak_thresh = 0.01f;
 }
 
 /* Reference quality: the 2x upsampled first octave (small-scale features,
@@ -80,8 +68,7 @@ void pv_sift_match_params_default(pv_sift_match_params *params)
 {
     if (!params)
         return;
-    params->ratio = 0.8f;
-    params->mutual = 0;
+    pv_decl_defaults(&pv_sift_match_decl, params); /* declared in features_params.c */
 }
 
 static int positive_finite(float v)
@@ -119,6 +106,9 @@ static pv_status check_sift_floats(pv_context *ctx, const pv_sift_params *p)
 
 static pv_status check_sift_params(pv_context *ctx, const pv_sift_params *p)
 {
+    pv_status status = pv_decl_check(ctx, "sift", &pv_sift_decl, p);
+    if (status != PV_OK)
+        return status;
     if (p->first_octave != -1 && p->first_octave != 0)
         return pv_fail(ctx, PV_ERR_INVALID, "sift: params.first_octave %d is not -1 or 0",
                        p->first_octave);

@@ -88,13 +88,7 @@ static pv_status check_match(pv_context *ctx, const pv_sift_features *query,
         return pv_fail(ctx, PV_ERR_INVALID, "sift_match: train is NULL or has no descriptors");
     if (!matches)
         return pv_fail(ctx, PV_ERR_INVALID, "sift_match: matches is NULL");
-    if (!(p->ratio > 0.0f && p->ratio <= 1.0f))
-        return pv_fail(ctx, PV_ERR_INVALID, "sift_match: params.ratio %g is not in (0, 1]",
-                       (double)p->ratio);
-    if (p->mutual != 0 && p->mutual != 1)
-        return pv_fail(ctx, PV_ERR_INVALID, "sift_match: params.mutual %d is not 0 or 1",
-                       p->mutual);
-    return PV_OK;
+    return pv_decl_check(ctx, "sift_match", &pv_sift_match_decl, p); /* features_params.c */
 }
 
 static pv_status crosscheck_nearest(pv_context *ctx, const pv_sift_features *query,

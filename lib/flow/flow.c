@@ -14,6 +14,7 @@
  * The Jacobi update and the divergence term are derived in
  * backends/cpu/flow/flow.c. */
 #include "../core/internal.h"
+#include "../core/params_decl.h"
 #include "../core/tolerance.h"
 
 #include <limits.h>
@@ -25,6 +26,9 @@
  * the faces lower that bound (beta = 3 alpha diverged there in tests), so
  * 2 alpha is the accepted maximum. */
 #define PV_FLOW_MAX_BETA_RATIO 2.0f
+
+/* The declared parameters (flow_params.c). */
+extern const pv_op_decl pv_flow_decl;
 
 struct pv_flow_plan {
     pv_context *ctx;
@@ -40,16 +44,7 @@ void pv_flow_params_default(pv_flow_params *params)
 {
     if (!params)
         return;
-    /* One literal, grouped as the header documents the fields: a field
-     * added later and left out here is zero, never stale. */
-    *params = (pv_flow_params){
-        /* energy: smoothness, divergence, K_rho (standard deviation, taps) */
-        .alpha = 0.05f, .beta = 0.0f, .rho = 2.0f, .kernel_size = 15,
-        /* solver: the paper's fixed count; the test interval for a tolerance */
-        .warps = 5, .iterations = 50, .levels = 1, .tolerance = 0.0f, .check_every = 10,
-        /* discretisation */
-        .spacing = 1.0f, .gradient = PV_GRADIENT_CENTRAL,
-    };
+    pv_decl_defaults(&pv_flow_decl, params); /* declared in flow_params.c */
 }
 
 void pv_flow_params_default_2d(pv_flow_params *params)
@@ -106,6 +101,9 @@ static int finite_positive(float value)
 
 static pv_status check_weights(pv_context *ctx, const char *op, const pv_flow_params *p)
 {
+    pv_status status = pv_decl_check(ctx, op, &pv_flow_decl, p); /* flow_params.c */
+    if (status != PV_OK)
+        return status;
     if (!finite_positive(p->alpha))
         return pv_fail(ctx, PV_ERR_INVALID, "%s: alpha %g is not finite and > 0", op,
                        (double)p->alpha);

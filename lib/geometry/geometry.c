@@ -32,15 +32,16 @@ void pv_ransac_params_default(pv_ransac_params *params)
 {
     if (!params)
         return;
-    *params = (pv_ransac_params){
-        .iterations = 2048, .threshold = 2.0f, .confidence = 0.999, .seed = 1, .refine = 1,
-    };
+    pv_decl_defaults(&pv_ransac_decl, params); /* declared in geometry_params.c */
 }
 
 /* ------------------------------------------------------------------ checks */
 
 static pv_status check_params(pv_context *ctx, const char *op, const pv_ransac_params *p)
 {
+    pv_status status = pv_decl_check(ctx, op, &pv_ransac_decl, p);
+    if (status != PV_OK)
+        return status;
     if (p->iterations < 1 || p->iterations > PV_RANSAC_MAX_ITERATIONS)
         return pv_fail(ctx, PV_ERR_INVALID, "%s: params.iterations %d is not in 1 .. %d", op,
                        p->iterations, PV_RANSAC_MAX_ITERATIONS);

@@ -4,6 +4,7 @@
 #define PV_GEOMETRY_INTERNAL_H
 
 #include "../core/internal.h"
+#include "../core/params_decl.h"
 
 /* Passes over fewer matches than this stay on one thread: starting the
  * others would cost more than the pass. */
@@ -49,5 +50,8 @@ static inline void pv_normalised_point(const pv_estimation *est, int match, int 
  * params.refine asks for it, the model in pixels (unit Frobenius norm,
  * signed), its inliers into est->mask and result->model/inlier_count. */
 void pv_finish_model(pv_estimation *est, const double model[9], pv_geometry_result *result);
+
+/* Declared parameters (geometry_params.c). */
+extern const pv_op_decl pv_ransac_decl;
 
 #endif

@@ -15,22 +15,15 @@ void pv_octreg_options_default(pv_octreg_options *options)
 {
     if (!options)
         return;
-    /* One literal, in the header's order; a field added later and left
-     * out here is zero, never stale. */
-    *options = (pv_octreg_options){
-        /* coarse step: stripes of B-scans, and its step limit (0: derived) */
-        .stripes = 10, .stripe_width = 3, .coarse_tolerance = 0.0,
-        /* fine step: sub-volumes of the reference, and the outlier distance */
-        .subvolume_width = 32, .subvolume_step = 16, .tolerance = 8.0,
-        /* transforms and batching: the thesis's padding, integer peaks,
-         * batches sized to the device */
-        .pad = PV_PAD_FFT, .subpixel = 0, .batch = 0,
-    };
+    pv_decl_defaults(&pv_octreg_decl, options); /* declared in octreg_params.c */
 }
 
 static pv_status check_counts(pv_context *ctx, const pv_octreg_options *o)
 {
     const char *op = "octreg_plan_create";
+    pv_status status = pv_decl_check(ctx, op, &pv_octreg_decl, o); /* octreg_params.c */
+    if (status != PV_OK)
+        return status;
     if (o->stripes < 2 || o->stripes > 100000)
         return pv_fail(ctx, PV_ERR_INVALID, "%s: options.stripes %d is not in 2..100000", op,
                        o->stripes);

@@ -10,6 +10,7 @@
 #define PV_OCTREG_INTERNAL_H
 
 #include "../core/internal.h"
+#include "../core/params_decl.h"
 #include "../core/tolerance.h"
 #include "../register/peak.h"
 
@@ -66,5 +67,8 @@ pv_status pv_oct_place_loaded(pv_octreg_plan *plan, oct_runner run,
  * all[i * planes + k] the shifts of target i. */
 pv_status pv_oct_average_targets(pv_octreg_plan *plan, const pv_volume *targets, int count,
                                  pv_octreg_shift *all, float *coverage);
+
+/* Declared parameters (octreg_params.c). */
+extern const pv_op_decl pv_octreg_decl;
 
 #endif

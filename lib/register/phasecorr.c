@@ -24,10 +24,7 @@ void pv_phasecorr_options_default(pv_phasecorr_options *options)
 {
     if (!options)
         return;
-    options->pad = PV_PAD_NONE;
-    options->window = PV_WINDOW_NONE;
-    options->subpixel = PV_SUBPIXEL_NONE;
-    options->upsample = 100;
+    pv_decl_defaults(&pv_phasecorr_decl, options); /* declared in register_params.c */
 }
 
 static pv_status check_options(pv_context *ctx, const char *op, const pv_phasecorr_options *o)

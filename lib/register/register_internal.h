@@ -7,6 +7,7 @@
 #define PV_REGISTER_INTERNAL_H
 
 #include "../core/internal.h"
+#include "../core/params_decl.h"
 #include "peak.h"
 
 /* A transform grid index must fit the kernels' 32-bit indices. */
@@ -73,5 +74,8 @@ pv_status pv_pc_plan_reference(pv_phasecorr_plan *plan, const pv_volume *referen
  * written only on success. */
 pv_status pv_pc_correlate_chunk(pv_phasecorr_plan *plan, const pv_volume *movers,
                                 const int *textured, int count, pv_shift *shifts);
+
+/* Declared parameters (register_params.c). */
+extern const pv_op_decl pv_phasecorr_decl;
 
 #endif

@@ -16,13 +16,7 @@ void pv_sad_params_default(pv_sad_params *params)
 {
     if (!params)
         return;
-    /* One literal; a field added later and left out here is zero, never
-     * stale.  The refinements (sub-pixel, left-right check, uniqueness)
-     * start off. */
-    *params = (pv_sad_params){
-        .min_disp = 0, .ndisp = 64, .window = 5,
-        .subpixel = 0, .lr_check = 0, .lr_max_diff = 1.0f, .uniqueness = 0.0f,
-    };
+    pv_decl_defaults(&pv_sad_decl, params); /* declared in stereo_params.c */
 }
 
 /* ------------------------------------------------------------------- checks */
@@ -68,8 +62,8 @@ static int range_reaches_image(long long min_disp, long long ndisp, int width)
 static pv_status check_params(pv_context *ctx, const pv_sad_params *params, int width,
                               int height)
 {
-    if (params->window < 1 || params->window % 2 == 0)
-        return pv_fail(ctx, PV_ERR_INVALID, "stereo_sad: params.window %d is not odd and >= 1",
+    if (params->window % 2 == 0)
+        return pv_fail(ctx, PV_ERR_INVALID, "stereo_sad: params.window %d is not odd",
                        params->window);
     if (params->window > width || params->window > height)
         return pv_fail(ctx, PV_ERR_INVALID,
@@ -84,14 +78,6 @@ static pv_status check_params(pv_context *ctx, const pv_sad_params *params, int 
                        "stereo_sad: params.min_disp %d with ndisp %d leaves no candidate inside "
                        "a %d-pixel-wide image",
                        params->min_disp, params->ndisp, width);
-    if (!is_finite_nonnegative(params->uniqueness))
-        return pv_fail(ctx, PV_ERR_INVALID,
-                       "stereo_sad: params.uniqueness %g is not finite and >= 0",
-                       (double)params->uniqueness);
-    if (!is_finite_nonnegative(params->lr_max_diff))
-        return pv_fail(ctx, PV_ERR_INVALID,
-                       "stereo_sad: params.lr_max_diff %g is not finite and >= 0",
-                       (double)params->lr_max_diff);
     return PV_OK;
 }
 
@@ -99,6 +85,8 @@ static pv_status check_sad(pv_context *ctx, const pv_image *left, const pv_image
                            const pv_sad_params *params, const pv_image *disparity)
 {
     pv_status status = PV_CHECK_REQUIRED(ctx, "stereo_sad", {"params", params});
+    if (status == PV_OK) /* every field in its declared range (stereo_params.c) */
+        status = pv_decl_check(ctx, "stereo_sad", &pv_sad_decl, params);
     if (status == PV_OK)
         status = pv_stereo_check_images(ctx, "stereo_sad", left, right, disparity);
     if (status != PV_OK)

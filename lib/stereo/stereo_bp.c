@@ -25,11 +25,7 @@ void pv_bp_params_default(pv_bp_params *params)
 {
     if (!params)
         return;
-    /* what is not named is 0: min_disp, no tiles, no budget, f32 messages */
-    *params = (pv_bp_params){.ndisp = 16, .levels = 5, .iterations = 10, .lambda = 0.07f,
-                             .data_max = 15.0f, .disc_max = 1.7f, .sigma = 1.0f,
-                             .tile_padding = 20, .message_precision = PV_BP_MESSAGES_F32,
-                             .message_update = PV_BP_UPDATE_SERIAL};
+    pv_decl_defaults(&pv_bp_decl, params); /* declared in stereo_params.c */
 }
 
 float pv_bp_recommended_disc_max(int ndisp)
@@ -188,7 +184,9 @@ static pv_status check_bp(pv_context *ctx, const pv_image *left, const pv_image 
 {
     if (!ctx || !params)
         return pv_fail(ctx, PV_ERR_INVALID, "stereo_bp: %s is NULL", ctx ? "params" : "ctx");
-    pv_status status = pv_stereo_check_images(ctx, "stereo_bp", left, right, disparity);
+    pv_status status = pv_decl_check(ctx, "stereo_bp", &pv_bp_decl, params);
+    if (status == PV_OK)
+        status = pv_stereo_check_images(ctx, "stereo_bp", left, right, disparity);
     if (status == PV_OK)
         status = check_range(ctx, params, left->width);
     if (status == PV_OK)

@@ -5,6 +5,7 @@
 #define PV_STEREO_INTERNAL_H
 
 #include "../core/internal.h"
+#include "../core/params_decl.h"
 
 /* The image checks both stereo front ends share (lib/stereo/stereo.c): valid
  * images, equal sizes and types, an f32 disparity that aliases no input.
@@ -59,5 +60,8 @@ pv_status pv_bp_run_tiles(pv_context *ctx, const pv_image *left, const pv_image 
  * against an assembled disparity map. */
 pv_status pv_bp_crosscheck_tiling(pv_context *ctx, const pv_image *left, const pv_image *right,
                                   const pv_bp_tiling *tiling, const pv_image *disparity);
+
+/* The stereo operations' declared parameters (stereo_params.c). */
+extern const pv_op_decl pv_sad_decl, pv_bp_decl, pv_sgm_decl;
 
 #endif

@@ -19,13 +19,7 @@ void pv_sgm_params_default(pv_sgm_params *params)
 {
     if (!params)
         return;
-    /* One literal: a field added later and left out here is zero. */
-    *params = (pv_sgm_params){
-        .min_disp = 0, .ndisp = 64, .census_width = 9, .census_height = 7,
-        .census_symmetric = 1, .p1 = 10, .p2 = 120, .p2_adaptive = 0, .paths = 8,
-        .uniqueness = 0.95f, .lr_check = 1, .lr_max_diff = 1, .subpixel = 1, .median = 0,
-        .memory_budget = 0,
-    };
+    pv_decl_defaults(&pv_sgm_decl, params); /* declared in stereo_params.c */
 }
 
 /* Bits of a census string of the window (as backends/common/sgm_math.h). */
@@ -137,8 +131,6 @@ static pv_status check_smoothing(pv_context *ctx, const pv_sgm_params *p)
 {
     if (p->paths != 4 && p->paths != 8)
         return pv_fail(ctx, PV_ERR_INVALID, "stereo_sgm: params.paths %d is not 4 or 8", p->paths);
-    if (p->p1 < 0)
-        return pv_fail(ctx, PV_ERR_INVALID, "stereo_sgm: params.p1 %d is negative", p->p1);
     if (p->p2 < p->p1)
         return pv_fail(ctx, PV_ERR_INVALID, "stereo_sgm: params.p2 %d is smaller than p1 %d",
                        p->p2, p->p1);
@@ -147,17 +139,6 @@ static pv_status check_smoothing(pv_context *ctx, const pv_sgm_params *p)
                        "stereo_sgm: params.p2 %d is larger than %d, the most whose %d path costs "
                        "still sum in 16 bits with a %d-bit census", p->p2, largest_p2(p), p->paths,
                        census_bits(p));
-    return PV_OK;
-}
-
-static pv_status check_refinement(pv_context *ctx, const pv_sgm_params *p)
-{
-    if (!(isfinite(p->uniqueness) && p->uniqueness > 0.0f && p->uniqueness <= 1.0f))
-        return pv_fail(ctx, PV_ERR_INVALID, "stereo_sgm: params.uniqueness %g is not in (0, 1]",
-                       (double)p->uniqueness);
-    if (p->lr_max_diff < 0)
-        return pv_fail(ctx, PV_ERR_INVALID, "stereo_sgm: params.lr_max_diff %d is negative",
-                       p->lr_max_diff);
     return PV_OK;
 }
 
@@ -227,6 +208,8 @@ static pv_status check_sgm(pv_context *ctx, const pv_image *left, const pv_image
                            const pv_image *confidence)
 {
     pv_status status = PV_CHECK_REQUIRED(ctx, "stereo_sgm", {"params", p});
+    if (status == PV_OK) /* every field in its declared range (stereo_params.c) */
+        status = pv_decl_check(ctx, "stereo_sgm", &pv_sgm_decl, p);
     if (status == PV_OK)
         status = check_images(ctx, left, right, disparity);
     if (status == PV_OK)
@@ -237,8 +220,6 @@ static pv_status check_sgm(pv_context *ctx, const pv_image *left, const pv_image
         status = check_range(ctx, p, left->width);
     if (status == PV_OK)
         status = check_smoothing(ctx, p);
-    if (status == PV_OK)
-        status = check_refinement(ctx, p);
     if (status == PV_OK)
         status = check_pixels(ctx, left, right);
     return status;
