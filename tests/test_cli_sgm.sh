@@ -53,8 +53,8 @@ S="$T $TR --method sgm --ndisp 16 -o $out/d.pfm --confidence $out/c.pfm --backen
 {
     expect_error "--census '8x8': expected 5x5, 7x7 or 9x7" $S --census 8x8
     expect_error "--census 'big': expected 5x5, 7x7 or 9x7" $S --census big
-    expect_error "--paths '6': expected 4 or 8" $S --paths 6
-    expect_error "--p1 '-1': expected an integer in 0..65536" $S --p1 -1
+    expect_error "--paths '6': sgm: paths 6 is not a choice (one of 4|8)" $S --paths 6
+    expect_error "--p1 '-1': sgm: p1 -1 is out of range (in 0..65535)" $S --p1 -1
     expect_error "--p2 5: must be at least --p1 (10)" $S --p2 5
     expect_error "--uniqueness 1.5: sgm expects a number > 0 and <= 1" $S --uniqueness 1.5
     expect_error "--uniqueness 0: sgm expects a number > 0 and <= 1" $S --uniqueness 0

@@ -224,7 +224,7 @@ static void test_text_values(void **state)
     assert_int_equal(pv_params_parse(pc, &o, sizeof o, "pad", "2"), PV_OK);
     assert_int_equal(o.pad, PV_PAD_LINEAR);
     assert_int_equal(pv_params_parse(pc, &o, sizeof o, "pad", "sideways"), PV_ERR_INVALID);
-    assert_non_null(strstr(pv_last_error(), "none=0|fft=1|linear=2"));
+    assert_non_null(strstr(pv_last_error(), "one of none|fft|linear"));
 }
 
 /* A field outside its declaration is refused by the operation itself, the

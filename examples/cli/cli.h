@@ -59,6 +59,7 @@ int cli_draw_matches(const char *path, const cli_match_drawing *drawing);
 
 /* Subcommands of the parvis tool. */
 int cli_stereo(int argc, char **argv);
+int cli_params(int argc, char **argv);
 int cli_phasecorr(int argc, char **argv);
 int cli_ncc(int argc, char **argv);
 int cli_octreg(int argc, char **argv);

@@ -23,16 +23,6 @@ static int parse_census(const char *value, void *field)
     return 0;
 }
 
-/* "4" or "8". */
-static int parse_paths(const char *value, void *field)
-{
-    int paths = 0;
-    if (cli_parse_int(value, 4, 8, &paths) != 0 || (paths != 4 && paths != 8))
-        return -1;
-    *(int *)field = paths;
-    return 0;
-}
-
 /* A byte count with an optional K, M or G suffix (powers of 1024). */
 static int parse_budget(const char *value, void *field)
 {
@@ -66,24 +56,16 @@ void cli_sgm_options(cli_sgm_args *args, unsigned sgm_bit, cli_option *entries)
          .methods = sgm_bit,
          .help = "compare every window pixel with the centre, not centre-symmetric pairs "
                  "(twice the bits)"},
-        {.name = "--p1", .kind = CLI_INT, .field = &sgm->p1, .min = 0, .max = 1 << 16,
-         .value_name = "P1", .methods = sgm_bit, .help = "penalty of a one-disparity step"},
-        {.name = "--p2", .kind = CLI_INT, .field = &sgm->p2, .min = 0, .max = 1 << 16,
-         .value_name = "P2", .methods = sgm_bit,
-         .help = "penalty of a larger step (at least --p1)"},
-        {.name = "--p2-adaptive", .kind = CLI_FLAG, .field = &sgm->p2_adaptive,
-         .methods = sgm_bit,
-         .help = "P2 divided by the intensity step along the path, at least P1"},
-        {.name = "--paths", .kind = CLI_CUSTOM, .field = &sgm->paths, .parse = parse_paths,
-         .value_name = "4|8", .expect = "4 or 8", .methods = sgm_bit, .no_default = 1,
-         .help = "aggregation directions: 4 (rows and columns) or 8 (also diagonals; "
-                 "default 8)"},
+        /* declared by the library (lib/stereo/stereo_params.c) */
+        cli_declared("sgm", "p1", sgm, sizeof *sgm, sgm_bit),
+        cli_declared("sgm", "p2", sgm, sizeof *sgm, sgm_bit),
+        cli_declared("sgm", "p2_adaptive", sgm, sizeof *sgm, sgm_bit),
+        cli_declared("sgm", "paths", sgm, sizeof *sgm, sgm_bit),
         {.name = "--no-lr-check", .kind = CLI_FLAG, .field = &args->no_lr_check,
          .methods = sgm_bit, .help = "keep pixels that fail the left-right check"},
         {.name = "--no-subpixel", .kind = CLI_FLAG, .field = &args->no_subpixel,
          .methods = sgm_bit, .help = "integer disparities (no parabola refinement)"},
-        {.name = "--median", .kind = CLI_FLAG, .field = &sgm->median, .methods = sgm_bit,
-         .help = "3x3 median of the result"},
+        cli_declared("sgm", "median", sgm, sizeof *sgm, sgm_bit),
         {.name = "--memory-budget", .kind = CLI_CUSTOM, .field = &sgm->memory_budget,
          .parse = parse_budget, .value_name = "BYTES", .expect = "a byte count, suffix K, M or G",
          .methods = sgm_bit, .no_default = 1,

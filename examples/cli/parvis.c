@@ -150,7 +150,7 @@ static const struct command_entry {
     {"octreg", cli_octreg},       {"synth-oct", cli_synth_oct},   {"ncc", cli_ncc},
     {"flow", cli_flow},           {"flow3d", cli_flow},           {"synth-flow", cli_synth_flow},
     {"sift", cli_sift},           {"match", cli_match},           {"tune", cli_tune},
-    {"version", cmd_version},
+    {"params", cli_params},       {"version", cmd_version},
 };
 
 int main(int argc, char **argv)

@@ -93,8 +93,124 @@ static void choice_name(const char *choices, int n, char *out, size_t size)
 }
 
 /* Prints the number's range for messages and help: "1..64", "> 0". */
+/* ------------------------------------------------- declared parameters */
+
+static int declared_info(const cli_option *o, pv_param_info *info)
+{
+    int param = -1;
+    return pv_op_find_param(o->declared_op, o->declared, &param) == PV_OK &&
+                   pv_op_param(o->declared_op, param, info) == PV_OK
+               ? 0
+               : -1;
+}
+
+static void choice_names(const char *choices, char *out, size_t size);
+
+/* Option names live as long as the program: a small pool of them. */
+static const char *option_name(const char *prefix, const char *param)
+{
+    static char pool[64][48];
+    static int used;
+    if (used == 64)
+        return NULL;
+    char *name = pool[used++];
+    snprintf(name, sizeof pool[0], "%s%s", prefix, param);
+    for (char *s = name + strlen(prefix); *s; s++)
+        if (*s == '_')
+            *s = '-';
+    return name;
+}
+
+cli_option cli_declared(const char *op, const char *param, void *params, size_t size,
+                        unsigned methods)
+{
+    cli_option o = {.kind = CLI_DECLARED, .field = params, .params_size = size,
+                    .methods = methods, .declared = param};
+    pv_param_info info;
+    if (pv_op_find(op, &o.declared_op) != PV_OK || declared_info(&o, &info) != 0)
+        return o; /* no name: refused by check_table */
+    o.help = info.help;
+    if (info.type == PV_PARAM_BOOL) {
+        o.declared_flag = info.default_value == 0.0;
+        o.name = option_name(o.declared_flag ? "--" : "--no-", param);
+        return o;
+    }
+    o.name = option_name("--", param);
+    o.value_name = info.type == PV_PARAM_INT ? "N" : "X";
+    if (info.type == PV_PARAM_CHOICE) {
+        static char names[16][64];
+        static int used;
+        if (used < 16) {
+            choice_names(info.choices, names[used], sizeof names[0]);
+            o.value_name = names[used++];
+        }
+    }
+    return o;
+}
+
+/* "a|b|c" of a declared CHOICE's "a=0|b=1|c=2". */
+static void choice_names(const char *choices, char *out, size_t size)
+{
+    size_t n = 0;
+    out[0] = '\0';
+    for (const char *s = choices; *s && n + 1 < size; s++) {
+        if (*s == '=') {
+            while (*s && *s != '|')
+                s++;
+            if (!*s)
+                break;
+        }
+        out[n++] = *s;
+    }
+    out[n] = '\0';
+}
+
+static void format_declared_range(const pv_param_info *i, char *out, size_t size)
+{
+    const char *lower = (i->flags & PV_PARAM_MIN_EXCLUSIVE) ? ">" : ">=";
+    if (i->type == PV_PARAM_CHOICE)
+        choice_names(i->choices, out, size);
+    else if (i->type == PV_PARAM_INT && i->max >= 9e15)
+        snprintf(out, size, ">= %.17g", i->min);
+    else if (i->type == PV_PARAM_INT)
+        snprintf(out, size, "%.17g..%.17g", i->min, i->max);
+    else if (i->max >= 1e30)
+        snprintf(out, size, "%s %g", lower, i->min);
+    else if (i->flags & PV_PARAM_MIN_EXCLUSIVE)
+        snprintf(out, size, "> %g and <= %g", i->min, i->max);
+    else
+        snprintf(out, size, "%g..%g", i->min, i->max);
+}
+
+/* The value of a CHOICE as its name, else the number. */
+static void format_declared_value(const pv_param_info *i, double value, char *out, size_t size)
+{
+    snprintf(out, size, "%g", value);
+    if (i->type != PV_PARAM_CHOICE)
+        return;
+    for (const char *s = i->choices; s && *s;) {
+        const char *eq = strchr(s, '='), *bar = strchr(s, '|');
+        if (!eq)
+            return;
+        if (strtod(eq + 1, NULL) == value) {
+            snprintf(out, size, "%.*s", (int)(eq - s), s);
+            return;
+        }
+        if (!bar)
+            return;
+        s = bar + 1;
+    }
+}
+
 static void format_range(const cli_option *o, char *out, size_t size)
 {
+    pv_param_info info;
+    if (o->kind == CLI_DECLARED) {
+        out[0] = '\0';
+        if (declared_info(o, &info) == 0 && info.type != PV_PARAM_BOOL)
+            format_declared_range(&info, out, size);
+        return;
+    }
     if (o->kind == CLI_INT) {
         snprintf(out, size, "%d..%d", (int)o->min, (int)o->max);
     } else if (o->max >= 1e30) {
@@ -118,6 +234,8 @@ static int reject_value(const cli_command *c, const cli_option *o, const char *v
         return cli_fail("%s %s '%s': expected a number, %s", c->name, o->name, value, what);
     case CLI_CHOICE:
         return cli_fail("%s %s '%s': expected one of %s", c->name, o->name, value, o->choices);
+    case CLI_DECLARED:
+        return cli_fail("%s %s '%s': %s", c->name, o->name, value, pv_last_error());
     default:
         return cli_fail("%s %s '%s': expected %s", c->name, o->name, value,
                         o->expect ? o->expect : "a value");
@@ -152,6 +270,11 @@ static int store_value(const cli_option *o, const char *value)
         return 0;
     case CLI_CUSTOM:
         return o->parse(value, o->field);
+    case CLI_DECLARED:
+        return pv_params_parse(o->declared_op, o->field, o->params_size, o->declared, value) ==
+                       PV_OK
+                   ? 0
+                   : -1;
     case CLI_FLAG:
         break;
     }
@@ -270,6 +393,12 @@ int cli_parse(cli_command *c, int argc, char **argv)
             *(int *)o->field = 1;
             continue;
         }
+        if (o->kind == CLI_DECLARED && !o->value_name) { /* a declared BOOL's flag */
+            if (pv_params_set(o->declared_op, o->field, o->params_size, o->declared,
+                              o->declared_flag) != PV_OK)
+                return cli_fail("%s %s: %s", c->name, o->name, pv_last_error());
+            continue;
+        }
         if (i + 1 >= argc)
             return cli_fail("%s: %s needs a value (%s)", c->name, o->name, o->value_name);
         if (store_value(o, argv[++i]))
@@ -308,6 +437,17 @@ static void format_default(const cli_option *o, char *out, size_t size)
         snprintf(out, size, "default %s", name);
         break;
     }
+    case CLI_DECLARED: {
+        pv_param_info info;
+        double value = 0;
+        if (declared_info(o, &info) != 0 || info.type == PV_PARAM_BOOL ||
+            pv_params_get(o->declared_op, o->field, o->params_size, o->declared, &value) != PV_OK)
+            break;
+        char text[64];
+        format_declared_value(&info, value, text, sizeof text);
+        snprintf(out, size, "default %s", text);
+        break;
+    }
     default: break;
     }
 }
@@ -315,9 +455,9 @@ static void format_default(const cli_option *o, char *out, size_t size)
 static void print_option(const cli_command *c, const cli_option *o, FILE *out)
 {
     char head[160], range[96] = "", def[96], only[96] = "";
-    snprintf(head, sizeof head, "%s%s%s", o->name, o->kind == CLI_FLAG ? "" : " ",
-             o->kind == CLI_FLAG ? "" : o->value_name);
-    if (o->kind == CLI_INT || o->kind == CLI_FLOAT)
+    const int flag = o->kind == CLI_FLAG || (o->kind == CLI_DECLARED && !o->value_name);
+    snprintf(head, sizeof head, "%s%s%s", o->name, flag ? "" : " ", flag ? "" : o->value_name);
+    if (o->kind == CLI_INT || o->kind == CLI_FLOAT || o->kind == CLI_DECLARED)
         format_range(o, range, sizeof range);
     format_default(o, def, sizeof def);
     for (int m = 0; o->methods && c->method_names && c->method_names[m]; m++)

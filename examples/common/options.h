@@ -20,7 +20,10 @@ typedef enum cli_kind {
     CLI_FLOAT,  /* float field in [min, max]; min excluded when open_min */
     CLI_TEXT,   /* const char * field (a path, a name) */
     CLI_CHOICE, /* int field: index of the value among choices "a|b|c" */
-    CLI_CUSTOM  /* parse(value, field) == 0; `expect` says what is accepted */
+    CLI_CUSTOM, /* parse(value, field) == 0; `expect` says what is accepted */
+    CLI_DECLARED /* a parameter the library declares (include/parvis/params.h): field is
+                  * the parameter structure; type, range, default and help come from
+                  * the declaration (cli_declared fills the entry) */
 } cli_kind;
 
 typedef struct cli_option {
@@ -38,7 +41,23 @@ typedef struct cli_option {
     int required;
     int no_default;          /* the field's initial value is not a default to show */
     int given;               /* set by cli_parse */
+    int declared_op;         /* CLI_DECLARED: the operation's number */
+    const char *declared;    /* CLI_DECLARED: the parameter's name */
+    size_t params_size;      /* CLI_DECLARED: sizeof the structure at field */
+    int declared_flag;       /* CLI_DECLARED BOOL: the option takes no value and sets
+                              * the parameter to this (1 for --x, 0 for --no-x) */
 } cli_option;
+
+/* The table entry of a declared parameter `param` of operation `op`
+ * ("sgm", "p1"), stored in the structure `params` of `size` bytes: the
+ * option is "--" + the name with '-' for '_' (a BOOL that defaults to 1
+ * becomes the flag "--no-" + name, one that defaults to 0 the flag "--" +
+ * name); value name, range, default and help are the declaration's.
+ * An unknown operation or parameter is a programming error: the entry is
+ * left without a name, which cli_parse refuses. */
+cli_option cli_declared(const char *op, const char *param, void *params, size_t size,
+                        unsigned methods);
+
 
 typedef struct cli_command {
     const char *name;        /* "stereo" */

@@ -99,7 +99,7 @@ const char *pv_decl_refusal(const pv_param_decl *p, double value)
         ((i->flags & PV_PARAM_MIN_EXCLUSIVE) && value == i->min))
         return "out of range";
     if (i->type == PV_PARAM_CHOICE && !is_declared_choice(i->choices, value))
-        return "not one of the choices";
+        return "not a choice";
     if (p->kind == PV_FIELD_FLOAT && fabs(value) > 3.4e38)
         return "out of float range";
     return NULL;
@@ -112,9 +112,19 @@ void pv_decl_range_text(const pv_param_decl *p, char *buf, size_t size)
     case PV_PARAM_BOOL:
         snprintf(buf, size, "0 or 1");
         return;
-    case PV_PARAM_CHOICE:
-        snprintf(buf, size, "one of %s", i->choices);
+    case PV_PARAM_CHOICE: { /* the names only: "one of none|fft|linear" */
+        size_t n = (size_t)snprintf(buf, size, "one of ");
+        for (const char *s = i->choices; s && *s && n + 1 < size; s++) {
+            if (*s == '=') {
+                while (s[1] && s[1] != '|')
+                    s++;
+                continue;
+            }
+            buf[n++] = *s;
+        }
+        buf[n < size ? n : size - 1] = '\0';
         return;
+    }
     case PV_PARAM_INT:
         if (i->max >= PV_DECL_EXACT_MAX)
             snprintf(buf, size, ">= %.17g", i->min);

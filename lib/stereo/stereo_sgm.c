@@ -129,8 +129,6 @@ static pv_status check_range(pv_context *ctx, const pv_sgm_params *p, int width)
 
 static pv_status check_smoothing(pv_context *ctx, const pv_sgm_params *p)
 {
-    if (p->paths != 4 && p->paths != 8)
-        return pv_fail(ctx, PV_ERR_INVALID, "stereo_sgm: params.paths %d is not 4 or 8", p->paths);
     if (p->p2 < p->p1)
         return pv_fail(ctx, PV_ERR_INVALID, "stereo_sgm: params.p2 %d is smaller than p1 %d",
                        p->p2, p->p1);

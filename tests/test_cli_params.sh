@@ -1,0 +1,68 @@
+#!/bin/sh
+# parvis params: the library's parameter declarations through the CLI, and
+# the options made from them agreeing with them.  Checks: `parvis params
+# --json` is valid JSON listing every operation with its parameters;
+# `parvis params sgm` prints only SGM; an unknown operation is refused;
+# every declared option of `parvis stereo --method sgm` shows in --help the
+# declaration's help, range and default; a value outside a declaration is
+# refused with the library's message, naming the range.
+set -u
+
+out=tests/tmp/cli_params
+mkdir -p "$out" || exit 99
+PYTHON=${PYTHON:-python3}
+command -v "$PYTHON" >/dev/null 2>&1 || { echo "SKIP: no $PYTHON"; exit 77; }
+fails=0
+fail() {
+    echo "FAIL: $*"
+    fails=$((fails + 1))
+}
+
+./parvis params --json > "$out/params.json" || fail "parvis params --json exited $?"
+./parvis stereo --help > "$out/stereo-help.txt" || fail "parvis stereo --help exited $?"
+"$PYTHON" - "$out/params.json" "$out/stereo-help.txt" <<'PY' || fail "declarations and --help disagree"
+import json, sys
+ops = {op["name"]: op for op in json.load(open(sys.argv[1]))}
+want = {"sad", "bp", "sgm", "sift", "match", "ransac", "phasecorr", "octreg", "flow"}
+assert set(ops) == want, f"operations {sorted(ops)}"
+for op in ops.values():
+    assert op["params"], op["name"]
+    for p in op["params"]:
+        assert p["min"] <= p["default"] <= p["max"], (op["name"], p)
+        assert p["help"], (op["name"], p["name"])
+help_text = open(sys.argv[2]).read()
+lines = {line.split()[0]: line for line in help_text.splitlines() if line.startswith("  --")}
+sgm = {p["name"]: p for p in ops["sgm"]["params"]}
+for name in ("p1", "p2", "paths", "p2_adaptive", "median"):
+    p = sgm[name]
+    option = "--" + name.replace("_", "-")
+    line = lines.get(option)
+    assert line, f"{option} missing from stereo --help"
+    assert p["help"] in line, (option, line)
+    if p["type"] == "int":
+        assert f"{p['min']:g}..{p['max']:g}" in line, (option, line)
+        assert f"default {p['default']:g}" in line, (option, line)
+    if p["type"] == "choice":
+        names = "|".join(c.split("=")[0] for c in p["choices"].split("|"))
+        assert f"[{names}; default 8" in line, (option, line)
+PY
+
+./parvis params sgm > "$out/sgm.txt" || fail "parvis params sgm exited $?"
+grep -q '^sgm (stereo, pv_sgm_params)' "$out/sgm.txt" || fail "params sgm: no header"
+grep -q '^sad ' "$out/sgm.txt" && fail "params sgm lists sad"
+if ./parvis params nosuch > /dev/null 2> "$out/err.txt"; then
+    fail "params nosuch succeeded"
+elif ! grep -q "no operation named 'nosuch'" "$out/err.txt"; then
+    fail "params nosuch: $(cat "$out/err.txt")"
+fi
+srcdir=${srcdir:-$(dirname "$0")/..}
+pair="$srcdir/tests/data/stereo/tsukuba/left.pgm $srcdir/tests/data/stereo/tsukuba/right.pgm"
+# shellcheck disable=SC2086
+if ./parvis stereo $pair --method sgm --ndisp 16 --backend cpu --p2 70000 -o "$out/d.pfm" \
+        2> "$out/err2.txt"; then
+    fail "--p2 70000 accepted"
+elif ! grep -q "p2 70000 is out of range (in 0..65535)" "$out/err2.txt"; then
+    fail "--p2 70000: $(cat "$out/err2.txt")"
+fi
+[ -e "$out/d.pfm" ] && fail "--p2 70000 left an output"
+[ "$fails" -eq 0 ] && echo "PASS: parvis params" || exit 1
