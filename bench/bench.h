@@ -73,6 +73,9 @@ typedef struct bench_result {
     char fft_engine[16];      /* "clfft", "vkfft", "fftw" where FFTs are used */
     double size;              /* elements (pixels, voxels, descriptors) for plots */
     char variant[32];         /* the row's series within its op, for plots */
+    /* Every declared parameter of the row's operation as run, "name=value"
+     * separated by spaces (bench_describe_settings; "" where none) */
+    char settings[512];
     char launch[48];          /* where the OpenCL launch parameters came from:
                                  "" = the context's (bench_row_launch) */
     /* Rows whose cost is reported per result item (SIFT detection: per
@@ -162,6 +165,10 @@ void bench_series_medians(const bench_series *series, pv_timing *median);
 /* Add t's total, kernel, upload and download times to *sum (a stream timed
  * as a loop of single calls: the context keeps only the last call's). */
 void bench_add_timing(pv_timing *sum, const pv_timing *t);
+/* r->settings from the parameter structure of operation op, by the
+ * library's declarations (include/parvis/params.h): names and values are
+ * the library's own, so the labels cannot drift from the structure. */
+void bench_describe_settings(bench_result *r, const char *op, const void *params, size_t size);
 
 /* Copy a backend's medians and samples into a row (series may be NULL);
  * the OpenCL one also sets have_opencl. */

@@ -135,6 +135,7 @@ static void name_row(bench_result *r, const bench_bp_spec *c, const bp_inputs *i
              in->params.message_update == PV_BP_UPDATE_COOPERATIVE ? " coop" : "",
              in->params.message_precision == PV_BP_MESSAGES_F16 ? " f16" : "");
     snprintf(r->variant, sizeof r->variant, "%s", tuned ? "tuned" : "default");
+    bench_describe_settings(r, "bp", &in->params, sizeof in->params);
     r->quality_name = "bad>1px";
     r->threshold = BP_AGREEMENT_THRESHOLD;
     r->size = (double)in->left.width * in->left.height;

@@ -277,6 +277,10 @@ static void fill_detect_row(bench_result *r, const pv_image *image, int octaves,
 {
     bench_fill_cpu(r, cpu_t, NULL);
     r->cpu_quality = vlfeat_quality(image, octaves, preset, &cpu->result);
+    pv_sift_params settings;
+    pv_sift_params_preset(&settings, preset);
+    settings.octaves = octaves;
+    bench_describe_settings(r, "sift", &settings, sizeof settings);
     snprintf(r->params, sizeof r->params, "%dx%d%s o0 %d oct, %d kp", image->width,
              image->height, image->type == PV_PIXEL_RGB8 ? " RGB8" : "", octaves,
              cpu->result.count);

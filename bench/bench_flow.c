@@ -242,6 +242,9 @@ static void describe_row(const bench_contexts *contexts, int n, bench_result *r)
     snprintf(r->op, sizeof r->op, "flow");
     snprintf(r->name, sizeof r->name, "flow3d-%d", n);
     snprintf(r->params, sizeof r->params, "%d^3 R5 N50 k15", n);
+    pv_flow_params settings;
+    bench_params(&settings);
+    bench_describe_settings(r, "flow", &settings, sizeof settings);
     r->cpu_threads = pv_context_cpu_threads(contexts->cpu);
     r->cpu_quality = -1.0;
     r->threshold = FLOW_AGREEMENT_THRESHOLD;

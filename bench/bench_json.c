@@ -310,6 +310,8 @@ static void json_result(FILE *out, const bench_result *r, int index,
     json_key_string(out, "launch_params", bench_row_launch(r));
     fprintf(out, ", ");
     json_key_string(out, "variant", r->variant);
+    fprintf(out, ", ");
+    json_key_string(out, "settings", r->settings);
     fprintf(out, ", \"size\": ");
     cli_json_number(out, r->size);
     fprintf(out, ", ");

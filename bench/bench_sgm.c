@@ -112,6 +112,7 @@ static void describe_row(const bench_contexts *contexts, const sgm_inputs *in, b
              in->left.width, in->left.height, p->ndisp, p->census_width, p->census_height, p->p1,
              p->p2, p->paths);
     snprintf(r->variant, sizeof r->variant, "default");
+    bench_describe_settings(r, "sgm", p, sizeof *p);
     r->cpu_threads = pv_context_cpu_threads(contexts->cpu);
     r->quality_name = "bad>2px";
     r->threshold = SGM_AGREEMENT_THRESHOLD;

@@ -140,6 +140,7 @@ static void describe_row(const bench_contexts *contexts, const bench_sad_spec *c
 {
     snprintf(r->params, sizeof r->params, "%dx%d d%d w%d", in->left.width, in->left.height,
              c->ndisp, c->window);
+    bench_describe_settings(r, "sad", &in->params, sizeof in->params);
     r->cpu_threads = pv_context_cpu_threads(contexts->cpu);
     r->quality_name = "bad>1px";
     r->threshold = SAD_AGREEMENT_THRESHOLD;
@@ -161,10 +162,10 @@ static int bench_case(const bench_config *config, const bench_contexts *contexts
     snprintf(r->op, sizeof r->op, "sad");
     snprintf(r->name, sizeof r->name, "%s", c->name);
     if (rc == 0) {
-        describe_row(contexts, c, &in, r);
         pv_sad_params_default(&in.params);
         in.params.ndisp = c->ndisp;
         in.params.window = c->window;
+        describe_row(contexts, c, &in, r);
         truth_frame frame = frame_of(c);
         rc = run_case(config, contexts, &frame, &in, r);
     }

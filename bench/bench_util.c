@@ -420,3 +420,27 @@ void bench_close_contexts(bench_contexts *contexts)
     pv_context_destroy(contexts->opencl);
     contexts->cpu = contexts->opencl = NULL;
 }
+
+void bench_describe_settings(bench_result *r, const char *op, const void *params, size_t size)
+{
+    int index = -1;
+    pv_op_info info;
+    r->settings[0] = '\0';
+    if (pv_op_find(op, &index) != PV_OK || pv_op_get(index, &info) != PV_OK)
+        return;
+    size_t used = 0;
+    for (int k = 0; k < info.param_count && used < sizeof r->settings; k++) {
+        pv_param_info p;
+        double value = 0;
+        if (pv_op_param(index, k, &p) != PV_OK ||
+            pv_params_get(index, params, size, p.name, &value) != PV_OK)
+            return; /* a size that is not the structure's: no settings rather than wrong ones */
+        /* floats to their 7 significant digits: 0.95, not 0.949999988 */
+        int n = snprintf(r->settings + used, sizeof r->settings - used,
+                         p.type == PV_PARAM_REAL ? "%s%s=%.7g" : "%s%s=%.17g", used ? " " : "",
+                         p.name, value);
+        if (n < 0)
+            return;
+        used += (size_t)n;
+    }
+}
