@@ -159,7 +159,10 @@ pv_status pv_decl_check(pv_context *ctx, const char *op, const pv_op_decl *decl,
         if (pv_decl_refusal(p, value)) {
             char range[160];
             pv_decl_range_text(p, range, sizeof range);
-            return pv_fail(ctx, PV_ERR_INVALID, "%s: params.%s %.17g is not %s", op,
+            /* the C argument's name: "options" for the *_options structures */
+            const char *suffix = strrchr(decl->params_type, '_');
+            const char *arg = suffix && strcmp(suffix, "_options") == 0 ? "options" : "params";
+            return pv_fail(ctx, PV_ERR_INVALID, "%s: %s.%s %.17g is not %s", op, arg,
                            p->info.name, value, range);
         }
     }

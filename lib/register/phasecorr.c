@@ -11,7 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define PV_UPSAMPLE_MAX 10000
 /* Each upsampling stage is at most this much finer than the one before. */
 #define PV_UPSAMPLE_STAGE 10
 /* Reference bins whose power lies this far below the mean bin power hold
@@ -27,22 +26,13 @@ void pv_phasecorr_options_default(pv_phasecorr_options *options)
     pv_decl_defaults(&pv_phasecorr_decl, options); /* declared in register_params.c */
 }
 
+/* Every field in its declared range (register_params.c): the choices of
+ * pad, window and sub-pixel method, and upsample 2..10000 (kept
+ * in range even when another method is chosen, so that a structure is
+ * valid or not whatever is done with it). */
 static pv_status check_options(pv_context *ctx, const char *op, const pv_phasecorr_options *o)
 {
-    if (o->pad != PV_PAD_NONE && o->pad != PV_PAD_FFT && o->pad != PV_PAD_LINEAR)
-        return pv_fail(ctx, PV_ERR_INVALID, "%s: options.pad %d is not a pv_pad_mode", op,
-                       (int)o->pad);
-    if (o->window != PV_WINDOW_NONE && o->window != PV_WINDOW_HANN)
-        return pv_fail(ctx, PV_ERR_INVALID, "%s: options.window %d is not a pv_window_kind", op,
-                       (int)o->window);
-    if (o->subpixel != PV_SUBPIXEL_NONE && o->subpixel != PV_SUBPIXEL_UPSAMPLE &&
-        o->subpixel != PV_SUBPIXEL_PARABOLIC)
-        return pv_fail(ctx, PV_ERR_INVALID, "%s: options.subpixel %d is not a pv_subpixel_method",
-                       op, (int)o->subpixel);
-    if (o->subpixel == PV_SUBPIXEL_UPSAMPLE && (o->upsample < 2 || o->upsample > PV_UPSAMPLE_MAX))
-        return pv_fail(ctx, PV_ERR_INVALID, "%s: options.upsample %d is not in 2..%d", op,
-                       o->upsample, PV_UPSAMPLE_MAX);
-    return PV_OK;
+    return pv_decl_check(ctx, op, &pv_phasecorr_decl, o);
 }
 
 pv_status pv_pc_resolve_options(pv_context *ctx, const char *op,
