@@ -15,7 +15,6 @@
 
 /* Deepest pyramid accepted; 2^15 pixels per coarsest pixel is far past use. */
 #define PV_BP_MAX_LEVELS 16
-#define PV_BP_MAX_ITERATIONS (1 << 20)
 #define PV_BP_MAX_TAPS 4095
 
 /* Tiles are never cut below this size (padding excluded) to fit a budget. */
@@ -79,11 +78,6 @@ size_t pv_bp_memory_estimate(int width, int height, int ndisp, int levels)
 /* ------------------------------------------------------------------- checks */
 
 
-static int is_finite_positive(float value)
-{
-    return isfinite(value) && value > 0.0f;
-}
-
 /* Some pixel x in [0, width) has a candidate d with 0 <= x - d < width. */
 static int range_reaches_image(long long min_disp, long long ndisp, int width)
 {
@@ -117,30 +111,10 @@ static pv_status check_range(pv_context *ctx, const pv_bp_params *params, int wi
     return PV_OK;
 }
 
+/* The declared ranges (stereo_params.c) are checked first; what remains is
+ * the smoothing's taps, which depend on sigma. */
 static pv_status check_costs(pv_context *ctx, const pv_bp_params *params)
 {
-    if (!is_finite_positive(params->lambda))
-        return pv_fail(ctx, PV_ERR_INVALID, "stereo_bp: params.lambda %g is not finite and > 0",
-                       (double)params->lambda);
-    if (!is_finite_positive(params->data_max))
-        return pv_fail(ctx, PV_ERR_INVALID, "stereo_bp: params.data_max %g is not finite and > 0",
-                       (double)params->data_max);
-    if (!is_finite_positive(params->disc_max))
-        return pv_fail(ctx, PV_ERR_INVALID, "stereo_bp: params.disc_max %g is not finite and > 0",
-                       (double)params->disc_max);
-    if (params->message_precision != PV_BP_MESSAGES_F32 &&
-        params->message_precision != PV_BP_MESSAGES_F16)
-        return pv_fail(ctx, PV_ERR_INVALID,
-                       "stereo_bp: params.message_precision %d is neither PV_BP_MESSAGES_F32 "
-                       "nor PV_BP_MESSAGES_F16", (int)params->message_precision);
-    if (params->message_update != PV_BP_UPDATE_SERIAL &&
-        params->message_update != PV_BP_UPDATE_COOPERATIVE)
-        return pv_fail(ctx, PV_ERR_INVALID,
-                       "stereo_bp: params.message_update %d is neither PV_BP_UPDATE_SERIAL "
-                       "nor PV_BP_UPDATE_COOPERATIVE", (int)params->message_update);
-    if (!(isfinite(params->sigma) && params->sigma >= 0.0f))
-        return pv_fail(ctx, PV_ERR_INVALID, "stereo_bp: params.sigma %g is not finite and >= 0",
-                       (double)params->sigma);
     if (params->sigma > 0.0f) {
         int taps = pv_gaussian_taps_for_sigma(params->sigma);
         if (taps < 1 || taps > PV_BP_MAX_TAPS)
@@ -157,12 +131,6 @@ static pv_status check_schedule(pv_context *ctx, const pv_bp_params *params, int
                        "stereo_bp: params.levels %d is not in 1..%d (a %dx%d image halves at most %d times)",
                        params->levels, levels_that_fit(width, height), width, height,
                        levels_that_fit(width, height) - 1);
-    if (params->iterations < 1 || params->iterations > PV_BP_MAX_ITERATIONS)
-        return pv_fail(ctx, PV_ERR_INVALID, "stereo_bp: params.iterations %d is not in 1..%d",
-                       params->iterations, PV_BP_MAX_ITERATIONS);
-    if (params->tile_width < 0 || params->tile_height < 0)
-        return pv_fail(ctx, PV_ERR_INVALID, "stereo_bp: params.tile_width/tile_height %dx%d is negative",
-                       params->tile_width, params->tile_height);
     /* Smaller tiles than the automatic tiling makes cost far more in
      * padding and launches than they save (1x1 tiles on 64x64: minutes). */
     if ((params->tile_width > 0 && params->tile_width < PV_BP_MIN_TILE) ||
@@ -170,9 +138,6 @@ static pv_status check_schedule(pv_context *ctx, const pv_bp_params *params, int
         return pv_fail(ctx, PV_ERR_INVALID,
                        "stereo_bp: params.tile_width/tile_height %dx%d: each is 0 (automatic) or "
                        "at least %d px", params->tile_width, params->tile_height, PV_BP_MIN_TILE);
-    if (params->tile_padding < 0)
-        return pv_fail(ctx, PV_ERR_INVALID, "stereo_bp: params.tile_padding %d is negative",
-                       params->tile_padding);
     if (pv_bp_memory_estimate(width, height, params->ndisp, 1) == 0)
         return pv_fail(ctx, PV_ERR_INVALID, "stereo_bp: a %dx%d image with %d disparities overflows sizes",
                        width, height, params->ndisp);
