@@ -71,57 +71,11 @@ void pv_sift_match_params_default(pv_sift_match_params *params)
     pv_decl_defaults(&pv_sift_match_decl, params); /* declared in features_params.c */
 }
 
-static int positive_finite(float v)
-{
-    return isfinite(v) && v > 0.0f;
-}
-
-/* Upper bounds keep every derived size (windows, taps) far from overflow. */
-static pv_status check_sift_floats(pv_context *ctx, const pv_sift_params *p)
-{
-    if (!positive_finite(p->sigma0) || p->sigma0 > 32.0f)
-        return pv_fail(ctx, PV_ERR_INVALID, "sift: params.sigma0 %g is not in (0, 32]",
-                       (double)p->sigma0);
-    if (!isfinite(p->sigma_input) || p->sigma_input < 0.0f || p->sigma_input > 32.0f)
-        return pv_fail(ctx, PV_ERR_INVALID, "sift: params.sigma_input %g is not in [0, 32]",
-                       (double)p->sigma_input);
-    if (!isfinite(p->peak_thresh) || p->peak_thresh < 0.0f)
-        return pv_fail(ctx, PV_ERR_INVALID, "sift: params.peak_thresh %g is not finite and >= 0",
-                       (double)p->peak_thresh);
-    if (!positive_finite(p->edge_thresh))
-        return pv_fail(ctx, PV_ERR_INVALID, "sift: params.edge_thresh %g is not finite and > 0",
-                       (double)p->edge_thresh);
-    if (!positive_finite(p->orientation_window) || p->orientation_window > 8.0f)
-        return pv_fail(ctx, PV_ERR_INVALID,
-                       "sift: params.orientation_window %g is not in (0, 8]",
-                       (double)p->orientation_window);
-    if (!isfinite(p->orientation_peak) || p->orientation_peak < 0.0f || p->orientation_peak > 1.0f)
-        return pv_fail(ctx, PV_ERR_INVALID, "sift: params.orientation_peak %g is not in [0, 1]",
-                       (double)p->orientation_peak);
-    if (!positive_finite(p->magnif) || p->magnif > 16.0f)
-        return pv_fail(ctx, PV_ERR_INVALID, "sift: params.magnif %g is not in (0, 16]",
-                       (double)p->magnif);
-    return PV_OK;
-}
-
+/* Every field in its declared range (features_params.c); the upper bounds
+ * there keep every derived size (windows, taps) far from overflow. */
 static pv_status check_sift_params(pv_context *ctx, const pv_sift_params *p)
 {
-    pv_status status = pv_decl_check(ctx, "sift", &pv_sift_decl, p);
-    if (status != PV_OK)
-        return status;
-    if (p->first_octave != -1 && p->first_octave != 0)
-        return pv_fail(ctx, PV_ERR_INVALID, "sift: params.first_octave %d is not -1 or 0",
-                       p->first_octave);
-    if (p->octaves < 0 || p->octaves > PV_SIFT_MAX_OCTAVES)
-        return pv_fail(ctx, PV_ERR_INVALID, "sift: params.octaves %d is not in 0..%d",
-                       p->octaves, PV_SIFT_MAX_OCTAVES);
-    if (p->levels < 1 || p->levels > PV_SIFT_MAX_LEVELS)
-        return pv_fail(ctx, PV_ERR_INVALID, "sift: params.levels %d is not in 1..%d", p->levels,
-                       PV_SIFT_MAX_LEVELS);
-    if (p->max_keypoints < 0)
-        return pv_fail(ctx, PV_ERR_INVALID, "sift: params.max_keypoints %d is negative",
-                       p->max_keypoints);
-    return check_sift_floats(ctx, p);
+    return pv_decl_check(ctx, "sift", &pv_sift_decl, p);
 }
 
 /* -------------------------------------------------------------- geometry */

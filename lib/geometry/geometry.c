@@ -39,21 +39,7 @@ void pv_ransac_params_default(pv_ransac_params *params)
 
 static pv_status check_params(pv_context *ctx, const char *op, const pv_ransac_params *p)
 {
-    pv_status status = pv_decl_check(ctx, op, &pv_ransac_decl, p);
-    if (status != PV_OK)
-        return status;
-    if (p->iterations < 1 || p->iterations > PV_RANSAC_MAX_ITERATIONS)
-        return pv_fail(ctx, PV_ERR_INVALID, "%s: params.iterations %d is not in 1 .. %d", op,
-                       p->iterations, PV_RANSAC_MAX_ITERATIONS);
-    if (!(isfinite(p->threshold) && p->threshold > 0.0f))
-        return pv_fail(ctx, PV_ERR_INVALID, "%s: params.threshold %g is not a positive number",
-                       op, (double)p->threshold);
-    if (!(p->confidence >= 0.0 && p->confidence <= 1.0))
-        return pv_fail(ctx, PV_ERR_INVALID, "%s: params.confidence %g is not in [0, 1]", op,
-                       p->confidence);
-    if (p->refine != 0 && p->refine != 1)
-        return pv_fail(ctx, PV_ERR_INVALID, "%s: params.refine %d is not 0 or 1", op, p->refine);
-    return PV_OK;
+    return pv_decl_check(ctx, op, &pv_ransac_decl, p); /* geometry_params.c */
 }
 
 static pv_status check_finite(pv_context *ctx, const char *op, const float *points, int count,
