@@ -5,7 +5,7 @@ library (_filter, _colour, _stereo, _features, _register, _octreg, _flow,
 _tune), which Context inherits; the plans live with their module."""
 from __future__ import annotations
 
-from typing import Any, Dict, Union
+from typing import Any, Dict, Type, TypeVar, Union
 
 from ._base import _choice, _ContextBase, _int
 from ._colour import _ColourOps
@@ -25,8 +25,29 @@ _BACKENDS = {"auto": lib.PV_BACKEND_AUTO, "cpu": lib.PV_BACKEND_CPU,
              "opencl": lib.PV_BACKEND_OPENCL}
 _KERNEL_TIMINGS = {"runs": lib.PV_KERNEL_TIMING_RUNS, "each": lib.PV_KERNEL_TIMING_EACH}
 _FFT = {"auto": lib.PV_FFT_AUTO, "clfft": lib.PV_FFT_CLFFT, "vkfft": lib.PV_FFT_VKFFT}
+_T = TypeVar("_T")
 
 
+_OPERATION_MIXINS = (_FilterOps, _ColourOps, _StereoOps, _FeaturesOps, _RegisterOps,
+                     _OctregOps, _FlowOps, _TuneOps)
+
+
+def _operations_as_own(cls: Type[_T]) -> Type[_T]:
+    """Name the mixins' public methods in cls's own namespace too.
+
+    They stay the same function objects, found first on cls as they would
+    be on the mixin, so nothing changes when they are called; but tools
+    that list a class's own members, pdoc's API reference in particular
+    (docs/python-api.sh), would otherwise leave the operations off
+    Context's page, the mixins being private."""
+    for mixin in _OPERATION_MIXINS:
+        for name, value in vars(mixin).items():
+            if not name.startswith("_") and name not in vars(cls):
+                setattr(cls, name, value)
+    return cls
+
+
+@_operations_as_own
 class Context(_FilterOps, _ColourOps, _StereoOps, _FeaturesOps, _RegisterOps,
               _OctregOps, _FlowOps, _TuneOps, _ContextBase):
     """A parvis context: one backend and device, and the calls made on it.
