@@ -6,6 +6,7 @@ import os
 import pathlib
 import shutil
 import sys
+from typing import Any
 
 from setuptools import setup
 from setuptools.command.build_ext import build_ext
@@ -28,7 +29,7 @@ class BuildExtWithLibrary(build_ext):
             build_clib.build_c_library(source, build_ffi.CLIB_WORK)
             self._library_built = True
 
-    def pre_run(self, ext, ffi) -> None:
+    def pre_run(self, ext: Any, ffi: Any) -> None:
         """cffi's hook, called before it writes the extension's C source: in
         bundled mode the declarations come from the staged headers, which
         exist once the library is built (build_ffi.declare_from_headers)."""
