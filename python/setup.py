@@ -6,6 +6,7 @@ import os
 import pathlib
 import shutil
 import sys
+from typing import Any
 
 from setuptools import setup
 from setuptools.command.build_ext import build_ext
@@ -20,6 +21,22 @@ class BuildExtWithLibrary(build_ext):
     """build_ext that first builds and stages libparvis in bundled mode,
     and afterwards copies the shared library next to the extension."""
 
+    _library_built = False
+
+    def _build_library(self) -> None:
+        if not self._library_built:
+            source = build_clib.find_c_source(build_ffi.PACKAGE_ROOT)
+            build_clib.build_c_library(source, build_ffi.CLIB_WORK)
+            self._library_built = True
+
+    def pre_run(self, ext: Any, ffi: Any) -> None:
+        """cffi's hook, called before it writes the extension's C source: in
+        bundled mode the declarations come from the staged headers, which
+        exist once the library is built (build_ffi.declare_from_headers)."""
+        if build_ffi.library_mode() == "bundled":
+            self._build_library()
+            build_ffi.declare_from_headers(ffi)
+
     def run(self) -> None:
         bundled = build_ffi.library_mode() == "bundled"
         # The extension's sources do not change between modes, but its link
@@ -30,8 +47,7 @@ class BuildExtWithLibrary(build_ext):
         shipped = pathlib.Path(self.build_lib) / "parvis" / build_ffi.BUNDLED_LIB_DIR
         shutil.rmtree(shipped, ignore_errors=True)
         if bundled:
-            source = build_clib.find_c_source(build_ffi.PACKAGE_ROOT)
-            build_clib.build_c_library(source, build_ffi.CLIB_WORK)
+            self._build_library()
         super().run()
         if bundled:
             self._ship_library(build_ffi.CLIB_WORK / "stage" / "lib")

@@ -27,7 +27,8 @@ import numpy as np
 import parvis
 from parvis import _arrays as A
 from parvis._native import ffi, lib
-from parvis._context import _Plan, _features_arrays
+from parvis._base import _Plan
+from parvis._features import _features_arrays
 
 HERE = pathlib.Path(__file__).resolve()
 DATA_DIRS = [HERE.parents[2] / "tests" / "data" / "stereo",

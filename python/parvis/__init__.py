@@ -16,7 +16,11 @@ from . import _icd  # noqa: F401  (before any OpenCL call: may choose the PoCL w
 from ._errors import (BuildError, ClosedError, DeviceMemoryError, Error, FileError,
                       ForkedError, FormatError, InvalidArgument, Mismatch, NoDevice,
                       OpenCLError, OutOfMemory, Unsupported)
-from ._context import Context, FlowPlan, OctregPlan, PhaseCorrPlan, SiftPlan
+from ._context import Context
+from ._features import SiftPlan
+from ._flow import FlowPlan
+from ._octreg import OctregPlan
+from ._register import PhaseCorrPlan
 from ._group import DeviceGroup
 from ._geometry import (GeometryResult, find_fundamental, find_homography,
                         matched_points)

@@ -6,13 +6,15 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 import numpy as np
 
 from . import _arrays as A
-from ._context import (_BACKENDS, _bp_params, _choice, _device_index, _flow_params, _int,
-                       _octreg_arrays, _octreg_options, _stereo_inputs)
+from ._base import _choice, _int
+from ._context import _BACKENDS, _device_index
+from ._flow import _flow_params
+from ._octreg import _octreg_arrays, _octreg_options
 from ._errors import invalid, raise_status
 from ._lifetime import _Handle, check_can_start
 from ._native import ffi, lib
 from ._results import Flow, OctregResult
-from ._sgm import sgm_inputs, sgm_params
+from ._stereo import _bp_params, _stereo_inputs, sgm_inputs, sgm_params
 
 ArrayLike = Any
 

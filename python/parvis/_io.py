@@ -274,7 +274,7 @@ def synthesize_oct(shape: Tuple[int, int, int] = (40, 48, 64), seed: int = 1, *,
                                       A.volume_struct(target), trace)
     if status:
         raise_status(status)
-    from ._context import _octreg_arrays
+    from ._octreg import _octreg_arrays
     shifts, _, valid = _octreg_arrays(trace, sizes[0])
     return SyntheticOct(reference, target, shifts, valid)
 

@@ -1,0 +1,258 @@
+"""Context's SIFT features (include/parvis/features.h): detection, plans
+for a stream of images, and descriptor matching."""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Sequence, Tuple, cast
+
+import numpy as np
+
+from . import _arrays as A
+from ._base import ArrayLike, _choice, _ContextBase, _float, _int, _Plan
+from ._errors import invalid, raise_status
+from ._native import ffi, lib
+from ._results import Matches, SiftFeatures
+
+if TYPE_CHECKING:
+    from ._context import Context
+
+# The smallest side SIFT takes (PV_SIFT_MIN_SIZE), checked here to say it in
+# (rows, columns).
+_SIFT_MIN_SIZE = int(lib.PV_SIFT_MIN_SIZE)
+_KEYPOINT_FLOATS = ffi.sizeof("pv_sift_keypoint") // 4
+_PAIR_WORDS = ffi.sizeof("pv_sift_pair") // 4
+_DESCRIPTOR = int(lib.PV_SIFT_DESCRIPTOR_SIZE)
+
+
+def _sift_params(first_octave: int, octaves: int, levels: int, sigma0: float,
+                 sigma_input: float, peak_thresh: float, edge_thresh: float,
+                 orientation_window: float, orientation_peak: float, magnif: float,
+                 max_keypoints: int) -> Any:
+    return ffi.new("pv_sift_params *", [
+        _int(first_octave, "first_octave"), _int(octaves, "octaves"), _int(levels, "levels"),
+        _float(sigma0, "sigma0"), _float(sigma_input, "sigma_input"),
+        _float(peak_thresh, "peak_thresh"), _float(edge_thresh, "edge_thresh"),
+        _float(orientation_window, "orientation_window"),
+        _float(orientation_peak, "orientation_peak"), _float(magnif, "magnif"),
+        _int(max_keypoints, "max_keypoints")])
+
+
+def _features_arrays(feats: Any, descriptor_dtype: Any) -> SiftFeatures:
+    """Copy a C SIFT result into fresh numpy arrays."""
+    n = feats.count
+    dtype = np.dtype(descriptor_dtype)
+    if n == 0:
+        return SiftFeatures(np.empty((0, 4), np.float32), np.empty((0, _DESCRIPTOR), dtype))
+    raw = np.frombuffer(ffi.buffer(feats.keypoints, n * _KEYPOINT_FLOATS * 4), np.float32)
+    keypoints = raw.reshape(n, _KEYPOINT_FLOATS)[:, :4].copy()
+    if dtype == np.uint8:
+        desc = np.frombuffer(ffi.buffer(feats.descriptors_u8, n * _DESCRIPTOR), np.uint8)
+    else:
+        desc = np.frombuffer(ffi.buffer(feats.descriptors, n * _DESCRIPTOR * 4), np.float32)
+    return SiftFeatures(keypoints, desc.reshape(n, _DESCRIPTOR).copy())
+
+
+def _check_descriptor_dtype(descriptor_dtype: Any) -> Any:
+    dtype = np.dtype(descriptor_dtype)
+    if dtype not in (np.dtype(np.uint8), np.dtype(np.float32)):
+        raise invalid(f"descriptor_dtype: {dtype} is not uint8 or float32")
+    return dtype
+
+
+def _descriptor_set(desc: ArrayLike, name: str) -> Tuple[Any, Tuple[Any, ...]]:
+    """A pv_sift_features holding only descriptors (what matching reads)."""
+    d = A.plain(desc, name)
+    if d.ndim != 2 or d.shape[1] != _DESCRIPTOR:
+        raise invalid(f"{name}: expected shape (N, {_DESCRIPTOR}), got {d.shape}")
+    if d.dtype == np.uint8:
+        d = d.astype(np.float32) * np.float32(1.0 / 512.0)
+    elif d.dtype.kind in "uif":
+        d = np.ascontiguousarray(d, dtype=np.float32)
+    else:
+        raise invalid(f"{name}: dtype {d.dtype} is not a real number type")
+    n = d.shape[0]
+    if n == 0:
+        raise invalid(f"{name}: no descriptors")
+    keypoints = ffi.new("pv_sift_keypoint[]", n)
+    pointer = ffi.cast("float *", ffi.from_buffer(d))
+    feats = ffi.new("pv_sift_features *", [n, keypoints, pointer, ffi.NULL, n])
+    return feats, (d, keypoints, pointer)
+
+
+class _FeaturesOps(_ContextBase):
+    """Context's SIFT methods."""
+
+    def sift(self, image: ArrayLike, *, preset: str = "reference",
+             first_octave: Optional[int] = None, octaves: Optional[int] = None,
+             levels: Optional[int] = None, sigma0: Optional[float] = None,
+             sigma_input: Optional[float] = None, peak_thresh: Optional[float] = None,
+             edge_thresh: Optional[float] = None, orientation_window: Optional[float] = None,
+             orientation_peak: Optional[float] = None, magnif: Optional[float] = None,
+             max_keypoints: Optional[int] = None,
+             descriptor_dtype: Any = np.uint8) -> SiftFeatures:
+        """Detect and describe SIFT keypoints (Lowe 2004, VLFeat's conventions).
+
+        image: 2D uint8 (scaled to [0, 1]) or float32 (used as is: keep it in
+        [0, 1] for the default thresholds), at least 16 x 16, finite; or 2D
+        uint16, or (H, W, 3) uint8 / uint16 RGB, sent to the device as they
+        are and converted to grey there as to_grey() does (then scaled to
+        [0, 1] as uint8 is, so a 16-bit picture behaves as its 8-bit one).
+        preset: "reference" (the defaults: first octave -1, peak threshold
+        0) or "fast" (the real-time paper's: first octave 0, peak
+        0.01); any other argument given overrides the preset's value.
+        first_octave: -1 (upsampled 2x) or 0; octaves: 0 for automatic;
+        levels: scales per octave; max_keypoints: 0 for all, else the top K
+        by |response|.  Returns SiftFeatures(keypoints (N, 4) float32 x, y,
+        sigma, angle; descriptors (N, 128) of descriptor_dtype, uint8 or
+        float32).  For many images of one size, sift_plan() keeps the scale
+        space between calls."""
+        given = dict(first_octave=first_octave, octaves=octaves, levels=levels, sigma0=sigma0,
+                     sigma_input=sigma_input, peak_thresh=peak_thresh,
+                     edge_thresh=edge_thresh, orientation_window=orientation_window,
+                     orientation_peak=orientation_peak, magnif=magnif,
+                     max_keypoints=max_keypoints)
+        params = {k: v for k, v in given.items() if v is not None}
+        with self.sift_plan(np.shape(image)[:2], preset=preset, **params) as plan:
+            return plan.detect(image, descriptor_dtype=descriptor_dtype)
+
+    def sift_plan(self, shape: Tuple[int, ...], **params: Any) -> "SiftPlan":
+        """A SiftPlan for images of shape (height, width); keyword arguments
+        as for sift() (without descriptor_dtype)."""
+        return SiftPlan(cast("Context", self), shape, **params)
+
+    def match(self, desc1: ArrayLike, desc2: ArrayLike, ratio: float = 0.8,
+              mutual: bool = False) -> Matches:
+        """Match descriptors: for each row of desc1 (query) its nearest and
+        second-nearest row of desc2 (train) by L2 distance (ties to the lower
+        index); kept when nearest < ratio * second (ratio 1 disables the
+        test) and, with mutual=True, when the two are each other's nearest.
+        desc1, desc2: (N, 128) uint8 (as sift() returns; divided by 512) or
+        float32.  Returns Matches(pairs, distances, second)."""
+        q, keep_q = _descriptor_set(desc1, "desc1")
+        t, keep_t = _descriptor_set(desc2, "desc2")
+        params = ffi.new("pv_sift_match_params *", [_float(ratio, "ratio"), int(bool(mutual))])
+        result = ffi.new("pv_sift_matches *")
+        self._call(lib.pv_sift_match, q, t, params, result)
+        try:
+            n = result.count
+            if n == 0:
+                return Matches(np.empty((0, 2), np.int32), np.empty(0, np.float32),
+                               np.empty(0, np.float32))
+            raw = np.frombuffer(ffi.buffer(result.pairs, n * _PAIR_WORDS * 4), np.int32)
+            raw = raw.reshape(n, _PAIR_WORDS)
+            floats = raw.view(np.float32)
+            return Matches(raw[:, :2].copy(), floats[:, 2].copy(), floats[:, 3].copy())
+        finally:
+            lib.pv_sift_matches_free(result)
+            del keep_q, keep_t
+
+
+class SiftPlan(_Plan):
+    """SIFT for a stream of images of one size: the scale space and the
+    result arrays are kept between detect() calls.  Made by
+    Context.sift_plan(shape, **params) (parameters as Context.sift)."""
+
+    _destroy = lib.pv_sift_plan_destroy
+
+    def __init__(self, ctx: Context, shape: Tuple[int, ...], **params: Any) -> None:
+        super().__init__(ctx)
+        if len(shape) != 2:
+            raise invalid(f"shape: expected (rows, columns), got {tuple(shape)}")
+        self.shape = (_int(shape[0], "rows"), _int(shape[1], "columns"))
+        if min(self.shape) < _SIFT_MIN_SIZE:
+            raise invalid(f"shape: {A.shape_text(self.shape)} is smaller than the "
+                          f"{_SIFT_MIN_SIZE} x {_SIFT_MIN_SIZE} minimum")
+        self._features = ffi.new("pv_sift_features *")
+        preset = params.pop("preset", "reference")
+        self._create(lib.pv_sift_plan_create, self.shape[1], self.shape[0],
+                     _sift_params(**{**_sift_preset(preset), **params}),
+                     out_type="pv_sift_plan **")
+
+    def _free(self) -> Callable[[Any], None]:
+        features = self._features  # not self: a finaliser must not revive it
+
+        def free(plan: Any) -> None:
+            lib.pv_sift_plan_destroy(plan)
+            lib.pv_sift_features_free(features)
+        return free
+
+    @property
+    def octaves(self) -> int:
+        """Octaves the plan uses (after defaults and clamping)."""
+        with self._entered() as (_, plan):
+            return int(lib.pv_sift_plan_octaves(plan))
+
+    def detect(self, image: ArrayLike, descriptor_dtype: Any = np.uint8) -> SiftFeatures:
+        """Keypoints and descriptors of an image of the plan's shape (see
+        Context.sift)."""
+        dtype = _check_descriptor_dtype(descriptor_dtype)
+        a, s = A.grey_or_colour_in(image, "image")
+        if a.shape[:2] != self.shape:
+            raise invalid(f"image: shape {A.shape_text(a.shape[:2])} differs from the "
+                          f"plan's {self.shape}")
+        with self._entered() as (ctx, plan):
+            status = lib.pv_sift_detect_into(plan, s, self._features)
+            if status:
+                raise_status(status, ctx)
+            return _features_arrays(self._features, dtype)
+
+    def detect_batch(self, images: Sequence[ArrayLike], descriptor_dtype: Any = np.uint8,
+                     progress: Optional[Callable[[int, int], None]] = None,
+                     chunk: int = 16) -> List[SiftFeatures]:
+        """Keypoints and descriptors of many images of the plan's shape
+        (frames of a video, a photo collection); one SiftFeatures per image,
+        in order, each exactly what detect() gives for it.  The images go to
+        the library in batches (pv_sift_detect_batch), where the OpenCL
+        backend overlaps their work on the device: all in one call, or with
+        progress, `chunk` at a time, progress(done, total) being called
+        after each.  Every image is checked before any work.  An empty
+        batch is refused."""
+        dtype = _check_descriptor_dtype(descriptor_dtype)
+        if len(images) == 0:
+            raise invalid("images: the batch is empty")
+        step = _int(chunk, "chunk")
+        if step < 1:
+            raise invalid(f"chunk: {step} is not >= 1")
+        inputs = [A.grey_or_colour_in(image, f"images[{i}]") for i, image in enumerate(images)]
+        for i, (a, _) in enumerate(inputs):
+            if a.shape[:2] != self.shape:
+                raise invalid(f"images[{i}]: shape {A.shape_text(a.shape[:2])} differs from "
+                              f"the plan's {self.shape}")
+        if progress is None:
+            step = len(inputs)
+        found: List[SiftFeatures] = []
+        for first in range(0, len(inputs), step):
+            found.extend(self._detect_chunk(inputs[first:first + step], dtype))
+            if progress is not None:
+                progress(len(found), len(inputs))
+        return found
+
+    def _detect_chunk(self, inputs: List[Tuple[np.ndarray, Any]], dtype: Any) -> List[SiftFeatures]:
+        """One pv_sift_detect_batch call on checked inputs."""
+        views = ffi.new("pv_image[]", len(inputs))
+        for i, (_, s) in enumerate(inputs):
+            views[i] = s[0]
+        results = ffi.new("pv_sift_features[]", len(inputs))
+        with self._entered() as (ctx, plan):
+            try:
+                status = lib.pv_sift_detect_batch(plan, views, len(inputs), results)
+                if status:
+                    raise_status(status, ctx)
+                return [_features_arrays(results + i, dtype) for i in range(len(inputs))]
+            finally:
+                for i in range(len(inputs)):
+                    lib.pv_sift_features_free(results + i)
+
+
+_SIFT_PRESETS = {"reference": lib.PV_SIFT_PRESET_REFERENCE, "fast": lib.PV_SIFT_PRESET_FAST}
+_SIFT_FIELDS = ("first_octave", "octaves", "levels", "sigma0", "sigma_input", "peak_thresh",
+                "edge_thresh", "orientation_window", "orientation_peak", "magnif",
+                "max_keypoints")
+
+
+def _sift_preset(name: str) -> Dict[str, Any]:
+    """The settings of a named preset, as the library defines them."""
+    params = ffi.new("pv_sift_params *")
+    status = lib.pv_sift_params_preset(params, _choice(_SIFT_PRESETS, name, "preset"))
+    if status:
+        raise_status(status, None)
+    return {field: getattr(params, field) for field in _SIFT_FIELDS}

@@ -1,0 +1,174 @@
+"""Context's registration (include/parvis/register.h): phase correlation,
+its plans for many movers against one reference, and normalised
+cross-correlation."""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Optional, Tuple, cast
+
+import numpy as np
+
+from . import _arrays as A
+from ._base import ArrayLike, _choice, _ContextBase, _grid_in, _int, _Plan
+from ._errors import invalid, raise_status
+from ._native import ffi, lib
+from ._results import NCCResult, PhaseCorrelation, PhaseCorrelationBatch
+
+if TYPE_CHECKING:
+    from ._context import Context
+
+_PAD = {"none": lib.PV_PAD_NONE, "fft": lib.PV_PAD_FFT, "linear": lib.PV_PAD_LINEAR}
+_WINDOW = {"none": lib.PV_WINDOW_NONE, "hann": lib.PV_WINDOW_HANN}
+_SUBPIXEL = {"none": lib.PV_SUBPIXEL_NONE, "upsample": lib.PV_SUBPIXEL_UPSAMPLE,
+             "parabolic": lib.PV_SUBPIXEL_PARABOLIC}
+
+
+def _shift_array(s: Any, ndim: int) -> np.ndarray:
+    return np.array([s.dx, s.dy, s.dz][:ndim], dtype=np.float64)
+
+
+def _phasecorr_options(upsample: int, subpixel: Optional[str], pad: str, window: str) -> Any:
+    upsample = _int(upsample, "upsample")
+    if subpixel is None:
+        subpixel = "upsample" if upsample > 1 else "none"
+    method = _choice(_SUBPIXEL, subpixel, "subpixel")
+    if method == lib.PV_SUBPIXEL_UPSAMPLE and upsample < 2:
+        raise invalid(f"upsample: {upsample} must be >= 2 with subpixel='upsample'")
+    return ffi.new("pv_phasecorr_options *", [_choice(_PAD, pad, "pad"),
+                                              _choice(_WINDOW, window, "window"), method,
+                                              upsample if upsample >= 2 else 100])
+
+
+class _RegisterOps(_ContextBase):
+    """Context's registration methods."""
+
+    def phase_correlate(self, reference: ArrayLike, moving: ArrayLike, upsample: int = 1, *,
+                        subpixel: Optional[str] = None, pad: str = "none",
+                        window: str = "none") -> PhaseCorrelation:
+        """Phase correlation of two images (2D) or volumes (3D) of one shape.
+
+        Returns PhaseCorrelation(shift, peak, flags) with moving(p) ~
+        reference(p - shift); shift is [dx, dy] or [dx, dy, dz] (x = last
+        axis).  upsample: 1 gives the integer peak; > 1 refines it on a grid
+        of step 1/upsample (Guizar-Sicairos upsampled DFT).  subpixel:
+        None (from upsample), "none", "upsample" or "parabolic".  pad: "none"
+        (circular), "fft" (to FFT-friendly sizes) or "linear" (>= 2n - 1, no
+        wrap-around).  window: "none" or "hann".  Inputs holding NaN/inf are
+        refused; constant inputs give shift 0, peak 0 and NO_TEXTURE."""
+        options = _phasecorr_options(upsample, subpixel, pad, window)
+        shift = ffi.new("pv_shift *")
+        volume = np.ndim(reference) == 3
+        ra, rs = _grid_in(reference, "reference", volume)
+        ma, ms = _grid_in(moving, "moving", volume)
+        A.same_shape(ra, ma, ("reference", "moving"))
+        fn = lib.pv_phase_correlate3d if volume else lib.pv_phase_correlate
+        self._call(fn, rs, ms, options, shift)
+        return PhaseCorrelation(_shift_array(shift, ra.ndim), shift.peak, int(shift.flags))
+
+    def phasecorr_plan(self, reference: ArrayLike, upsample: int = 1, *,
+                       subpixel: Optional[str] = None, pad: str = "none", window: str = "none",
+                       max_batch: int = 1) -> "PhaseCorrPlan":
+        """A PhaseCorrPlan: the reference's spectrum cached (on the device
+        for OpenCL), movers correlated max_batch at a time.  Options as for
+        phase_correlate."""
+        return PhaseCorrPlan(cast("Context", self), reference, upsample, subpixel=subpixel, pad=pad,
+                             window=window, max_batch=max_batch)
+
+    def ncc(self, template: ArrayLike, image: ArrayLike, *, min_overlap: int = 0,
+            compute_map: bool = True, out: Optional[np.ndarray] = None) -> NCCResult:
+        """Normalised cross-correlation of a template over an image (MATLAB's
+        normxcorr2, normalised over the overlapping pixels only).
+
+        Returns NCCResult(map, x, y, coefficient, sub_x, sub_y, flags): the
+        full coefficient map (float32, (H_i + H_t - 1, W_i + W_t - 1); None
+        with compute_map=False) and the best template offset.  Coefficients
+        are 0 where the overlap has fewer than min_overlap pixels or no
+        variance; values lie in [-1, 1]."""
+        ta, ts = A.image_in(template, "template")
+        ia, is_ = A.image_in(image, "image")
+        shape = (ia.shape[0] + ta.shape[0] - 1, ia.shape[1] + ta.shape[1] - 1)
+        dst = A.output(out, shape) if compute_map else None
+        if dst is not None:
+            A.refuse_overlap(dst, ta, ia)
+        result = ffi.new("pv_ncc_result *")
+        self._call(lib.pv_normxcorr2, ts, is_, _int(min_overlap, "min_overlap"),
+                   A.out_struct(dst) if dst is not None else ffi.NULL, result)
+        return NCCResult(dst, int(result.x), int(result.y), float(result.coefficient),
+                         float(result.sub_x), float(result.sub_y), int(result.flags))
+
+
+class PhaseCorrPlan(_Plan):
+    """Phase correlation against a cached reference (2D image or 3D volume).
+    Made by Context.phasecorr_plan(reference, upsample, ...)."""
+
+    def __init__(self, ctx: Context, reference: ArrayLike, upsample: int = 1, *,
+                 subpixel: Optional[str] = None, pad: str = "none", window: str = "none",
+                 max_batch: int = 1) -> None:
+        super().__init__(ctx)
+        options = _phasecorr_options(upsample, subpixel, pad, window)
+        volume = np.ndim(reference) == 3
+        ra, rs = _grid_in(reference, "reference", volume)
+        fn = lib.pv_phasecorr_plan_create3d if volume else lib.pv_phasecorr_plan_create
+        self.ndim = ra.ndim
+        self.shape = ra.shape
+        self._create(fn, rs, options, _int(max_batch, "max_batch"),
+                     out_type="pv_phasecorr_plan **")
+
+    _destroy = lib.pv_phasecorr_plan_destroy
+
+    def _mover(self, arr: ArrayLike, name: str) -> Tuple[np.ndarray, Any]:
+        a, s = _grid_in(arr, name, self.ndim == 3)
+        if a.shape != self.shape:
+            raise invalid(f"{name}: shape {A.shape_text(a.shape)} differs from the "
+                          f"reference's {self.shape}")
+        return a, s
+
+    def set_reference(self, reference: ArrayLike) -> None:
+        """Replace the reference (same shape)."""
+        a, s = self._mover(reference, "reference")
+        fn = (lib.pv_phasecorr_plan_set_reference3d if self.ndim == 3
+              else lib.pv_phasecorr_plan_set_reference)
+        self._call(fn, s)
+
+    def correlate(self, moving: ArrayLike) -> PhaseCorrelation:
+        """Correlate one mover of the reference's shape (see
+        Context.phase_correlate for the result)."""
+        a, s = self._mover(moving, "moving")
+        shift = ffi.new("pv_shift *")
+        fn = (lib.pv_phasecorr_plan_correlate3d if self.ndim == 3
+              else lib.pv_phasecorr_plan_correlate)
+        self._call(fn, s, 1, shift)
+        return PhaseCorrelation(_shift_array(shift, self.ndim), shift.peak, int(shift.flags))
+
+    def correlate_many(self, movers: ArrayLike) -> PhaseCorrelationBatch:
+        """Correlate a stack of movers (shape (count,) + the reference's
+        shape, or a sequence of such arrays), max_batch at a time on the
+        device."""
+        items = [movers[i] for i in range(len(movers))]
+        if not items:
+            raise invalid("movers: the stack is empty")
+        kind = "pv_volume[]" if self.ndim == 3 else "pv_image[]"
+        structs = ffi.new(kind, len(items))
+        keep = []
+        for i, item in enumerate(items):
+            a, s = self._mover(item, f"movers[{i}]")
+            structs[i] = s[0]
+            keep.append(a)
+        shifts = ffi.new("pv_shift[]", len(items))
+        fn = (lib.pv_phasecorr_plan_correlate3d if self.ndim == 3
+              else lib.pv_phasecorr_plan_correlate)
+        self._call(fn, structs, len(items), shifts)
+        raw = np.frombuffer(ffi.buffer(shifts), dtype=np.dtype(
+            {"names": ["d", "peak", "flags"], "formats": [("f8", 3), "f8", "u4"],
+             "offsets": [0, 24, 32], "itemsize": ffi.sizeof("pv_shift")}))
+        return PhaseCorrelationBatch(raw["d"][:, :self.ndim].copy(), raw["peak"].copy(),
+                                     raw["flags"].copy())
+
+    @property
+    def fft_size(self) -> Tuple[int, ...]:
+        """Transform size per axis (x first) after padding."""
+        size = ffi.new("int[3]")
+        with self._entered() as (ctx, plan):
+            status = lib.pv_phasecorr_plan_fft_size(plan, size)
+            if status:
+                raise_status(status, ctx)
+        return tuple(size[i] for i in range(self.ndim))
