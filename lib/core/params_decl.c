@@ -59,13 +59,13 @@ void pv_decl_put(const pv_param_decl *p, void *params, double value)
     case PV_FIELD_DOUBLE:
         memcpy(field, &value, sizeof value);
         break;
-    case PV_FIELD_SIZE: {
-        const size_t v = (size_t)value;
+    case PV_FIELD_SIZE: { /* 2^64 (and 2^32 on a 32-bit size_t) saturates */
+        const size_t v = value >= (double)SIZE_MAX ? SIZE_MAX : (size_t)value;
         memcpy(field, &v, sizeof v);
         break;
     }
     case PV_FIELD_U64: {
-        const uint64_t v = (uint64_t)value;
+        const uint64_t v = value >= PV_DECL_U64_MAX ? UINT64_MAX : (uint64_t)value;
         memcpy(field, &v, sizeof v);
         break;
     }

@@ -44,10 +44,15 @@ typedef struct pv_op_decl {
     {{#f, type, def, lo, hi, flags, choices, unit, help}, kind, offsetof(T, f)}
 #define PV_DECL_INT(T, f, def, lo, hi, unit, help) \
     PV_DECL_FIELD(T, f, PV_PARAM_INT, PV_FIELD_INT, def, lo, hi, 0, NULL, unit, help)
+/* size_t and uint64_t fields take every value of their type (a budget of
+ * SIZE_MAX is an unbounded one); through a double, values above 2^53 are
+ * rounded, and 2^64 itself (the double nearest 2^64 - 1) stores the
+ * type's largest value.  Exact large values are written to the field. */
+#define PV_DECL_U64_MAX 18446744073709551615.0
 #define PV_DECL_SIZE(T, f, def, unit, help) \
-    PV_DECL_FIELD(T, f, PV_PARAM_INT, PV_FIELD_SIZE, def, 0, PV_DECL_EXACT_MAX, 0, NULL, unit, help)
+    PV_DECL_FIELD(T, f, PV_PARAM_INT, PV_FIELD_SIZE, def, 0, PV_DECL_U64_MAX, 0, NULL, unit, help)
 #define PV_DECL_U64(T, f, def, help) \
-    PV_DECL_FIELD(T, f, PV_PARAM_INT, PV_FIELD_U64, def, 0, PV_DECL_EXACT_MAX, 0, NULL, "", help)
+    PV_DECL_FIELD(T, f, PV_PARAM_INT, PV_FIELD_U64, def, 0, PV_DECL_U64_MAX, 0, NULL, "", help)
 #define PV_DECL_BOOL(T, f, def, help) \
     PV_DECL_FIELD(T, f, PV_PARAM_BOOL, PV_FIELD_INT, def, 0, 1, 0, NULL, "", help)
 #define PV_DECL_FLOAT(T, f, def, lo, hi, flags, unit, help) \

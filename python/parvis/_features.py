@@ -7,9 +7,10 @@ from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Sequence,
 import numpy as np
 
 from . import _arrays as A
-from ._base import ArrayLike, _choice, _ContextBase, _float, _int, _Plan
+from ._base import ArrayLike, _choice, _ContextBase, _int, _Plan
 from ._errors import invalid, raise_status
 from ._native import ffi, lib
+from ._params import declared, declared_keywords, default_of, make
 from ._results import Matches, SiftFeatures
 
 if TYPE_CHECKING:
@@ -23,17 +24,19 @@ _PAIR_WORDS = ffi.sizeof("pv_sift_pair") // 4
 _DESCRIPTOR = int(lib.PV_SIFT_DESCRIPTOR_SIZE)
 
 
-def _sift_params(first_octave: int, octaves: int, levels: int, sigma0: float,
-                 sigma_input: float, peak_thresh: float, edge_thresh: float,
-                 orientation_window: float, orientation_peak: float, magnif: float,
-                 max_keypoints: int) -> Any:
-    return ffi.new("pv_sift_params *", [
-        _int(first_octave, "first_octave"), _int(octaves, "octaves"), _int(levels, "levels"),
-        _float(sigma0, "sigma0"), _float(sigma_input, "sigma_input"),
-        _float(peak_thresh, "peak_thresh"), _float(edge_thresh, "edge_thresh"),
-        _float(orientation_window, "orientation_window"),
-        _float(orientation_peak, "orientation_peak"), _float(magnif, "magnif"),
-        _int(max_keypoints, "max_keypoints")])
+_SIFT_PRESETS = {"reference": lib.PV_SIFT_PRESET_REFERENCE, "fast": lib.PV_SIFT_PRESET_FAST}
+_SIFT_FIELDS = tuple(p.name for p in declared("sift"))
+
+
+
+def _sift_params(preset: str, params: Dict[str, Any]) -> Any:
+    """A pv_sift_params* of the named preset with the given declared keywords
+    (`parvis params sift`) set through the library."""
+    base = ffi.new("pv_sift_params *")
+    status = lib.pv_sift_params_preset(base, _choice(_SIFT_PRESETS, preset, "preset"))
+    if status:
+        raise_status(status, None)
+    return make("sift", params, base=base)
 
 
 def _features_arrays(feats: Any, descriptor_dtype: Any) -> SiftFeatures:
@@ -81,14 +84,9 @@ def _descriptor_set(desc: ArrayLike, name: str) -> Tuple[Any, Tuple[Any, ...]]:
 class _FeaturesOps(_ContextBase):
     """Context's SIFT methods."""
 
+    @declared_keywords("sift", defaults={name: None for name in _SIFT_FIELDS})
     def sift(self, image: ArrayLike, *, preset: str = "reference",
-             first_octave: Optional[int] = None, octaves: Optional[int] = None,
-             levels: Optional[int] = None, sigma0: Optional[float] = None,
-             sigma_input: Optional[float] = None, peak_thresh: Optional[float] = None,
-             edge_thresh: Optional[float] = None, orientation_window: Optional[float] = None,
-             orientation_peak: Optional[float] = None, magnif: Optional[float] = None,
-             max_keypoints: Optional[int] = None,
-             descriptor_dtype: Any = np.uint8) -> SiftFeatures:
+             descriptor_dtype: Any = np.uint8, **params: Any) -> SiftFeatures:
         """Detect and describe SIFT keypoints (Lowe 2004, VLFeat's conventions).
 
         image: 2D uint8 (scaled to [0, 1]) or float32 (used as is: keep it in
@@ -96,21 +94,13 @@ class _FeaturesOps(_ContextBase):
         uint16, or (H, W, 3) uint8 / uint16 RGB, sent to the device as they
         are and converted to grey there as to_grey() does (then scaled to
         [0, 1] as uint8 is, so a 16-bit picture behaves as its 8-bit one).
-        preset: "reference" (the defaults: first octave -1, peak threshold
-        0) or "fast" (the real-time paper's: first octave 0, peak
-        0.01); any other argument given overrides the preset's value.
-        first_octave: -1 (upsampled 2x) or 0; octaves: 0 for automatic;
-        levels: scales per octave; max_keypoints: 0 for all, else the top K
-        by |response|.  Returns SiftFeatures(keypoints (N, 4) float32 x, y,
+        preset: "reference" (the declared defaults: first octave -1, peak
+        threshold 0) or "fast" (the real-time paper's: first octave 0, peak
+        0.01); a declared parameter given (not None) overrides the preset's
+        value.  Returns SiftFeatures(keypoints (N, 4) float32 x, y,
         sigma, angle; descriptors (N, 128) of descriptor_dtype, uint8 or
         float32).  For many images of one size, sift_plan() keeps the scale
         space between calls."""
-        given = dict(first_octave=first_octave, octaves=octaves, levels=levels, sigma0=sigma0,
-                     sigma_input=sigma_input, peak_thresh=peak_thresh,
-                     edge_thresh=edge_thresh, orientation_window=orientation_window,
-                     orientation_peak=orientation_peak, magnif=magnif,
-                     max_keypoints=max_keypoints)
-        params = {k: v for k, v in given.items() if v is not None}
         with self.sift_plan(np.shape(image)[:2], preset=preset, **params) as plan:
             return plan.detect(image, descriptor_dtype=descriptor_dtype)
 
@@ -119,19 +109,21 @@ class _FeaturesOps(_ContextBase):
         as for sift() (without descriptor_dtype)."""
         return SiftPlan(cast("Context", self), shape, **params)
 
-    def match(self, desc1: ArrayLike, desc2: ArrayLike, ratio: float = 0.8,
-              mutual: bool = False) -> Matches:
+    @declared_keywords("match")
+    def match(self, desc1: ArrayLike, desc2: ArrayLike,
+              ratio: float = default_of("match", "ratio"), **params: Any) -> Matches:
         """Match descriptors: for each row of desc1 (query) its nearest and
         second-nearest row of desc2 (train) by L2 distance (ties to the lower
         index); kept when nearest < ratio * second (ratio 1 disables the
-        test) and, with mutual=True, when the two are each other's nearest.
+        test) and, with mutual=True, when the two are each other's nearest
+        (both declared: `parvis params match`).
         desc1, desc2: (N, 128) uint8 (as sift() returns; divided by 512) or
         float32.  Returns Matches(pairs, distances, second)."""
         q, keep_q = _descriptor_set(desc1, "desc1")
         t, keep_t = _descriptor_set(desc2, "desc2")
-        params = ffi.new("pv_sift_match_params *", [_float(ratio, "ratio"), int(bool(mutual))])
+        c_params = make("match", dict(params, ratio=ratio))
         result = ffi.new("pv_sift_matches *")
-        self._call(lib.pv_sift_match, q, t, params, result)
+        self._call(lib.pv_sift_match, q, t, c_params, result)
         try:
             n = result.count
             if n == 0:
@@ -164,8 +156,7 @@ class SiftPlan(_Plan):
         self._features = ffi.new("pv_sift_features *")
         preset = params.pop("preset", "reference")
         self._create(lib.pv_sift_plan_create, self.shape[1], self.shape[0],
-                     _sift_params(**{**_sift_preset(preset), **params}),
-                     out_type="pv_sift_plan **")
+                     _sift_params(preset, params), out_type="pv_sift_plan **")
 
     def _free(self) -> Callable[[Any], None]:
         features = self._features  # not self: a finaliser must not revive it
@@ -241,12 +232,6 @@ class SiftPlan(_Plan):
             finally:
                 for i in range(len(inputs)):
                     lib.pv_sift_features_free(results + i)
-
-
-_SIFT_PRESETS = {"reference": lib.PV_SIFT_PRESET_REFERENCE, "fast": lib.PV_SIFT_PRESET_FAST}
-_SIFT_FIELDS = ("first_octave", "octaves", "levels", "sigma0", "sigma_input", "peak_thresh",
-                "edge_thresh", "orientation_window", "orientation_peak", "magnif",
-                "max_keypoints")
 
 
 def _sift_preset(name: str) -> Dict[str, Any]:

@@ -14,7 +14,8 @@ from ._errors import invalid, raise_status
 from ._lifetime import _Handle, check_can_start
 from ._native import ffi, lib
 from ._results import Flow, OctregResult
-from ._stereo import _bp_params, _stereo_inputs, sgm_inputs, sgm_params
+from ._params import declared_keywords, default_of
+from ._stereo import _stereo_inputs, bp_params, sgm_inputs, sgm_params
 
 ArrayLike = Any
 
@@ -194,35 +195,27 @@ class DeviceGroup(_Handle):
             return [Flow(*(o[0] for o in out)) for out in outs]
         return [Flow(*out) for out in outs]
 
-    def stereo_bp(self, left: ArrayLike, right: ArrayLike, ndisp: int = 16, *,
-                  min_disp: int = 0, levels: int = 5, iterations: int = 10,
-                  lambda_: float = 0.07, data_max: float = 15.0,
-                  disc_max: Optional[float] = None,
-                  sigma: float = 1.0, tile_width: int = 0, tile_height: int = 0,
-                  tile_padding: int = 20, memory_budget: int = 0,
-                  message_precision: str = "f32", message_update: str = "serial",
-                  out: Optional[np.ndarray] = None) -> np.ndarray:
+    @declared_keywords("bp", defaults={"disc_max": None})
+    def stereo_bp(self, left: ArrayLike, right: ArrayLike,
+                  ndisp: int = default_of("bp", "ndisp"), *,
+                  disc_max: Optional[float] = None, out: Optional[np.ndarray] = None,
+                  **params: Any) -> np.ndarray:
         """Belief-propagation stereo with the image's tiles spread over the
         members (pv_stereo_bp_group).  Without a tile size the image is cut
         into one band of rows per member.  Equal to Context.stereo_bp with
         the same tile sizes; parameters (disc_max None: max(1.7, ndisp /
         7.5); message_precision, message_update) and result as there."""
         la, ls, ra, rs = _stereo_inputs(left, right)
-        params = _bp_params(ndisp, min_disp, levels, iterations, lambda_, data_max, disc_max,
-                            sigma, tile_width, tile_height, tile_padding, memory_budget,
-                            message_precision, message_update)
+        c_params = bp_params(ndisp, disc_max, **params)
         dst = A.output(out, la.shape)
         A.refuse_overlap(dst, la, ra)
-        self._call(lib.pv_stereo_bp_group, ls, rs, params, A.out_struct(dst))
+        self._call(lib.pv_stereo_bp_group, ls, rs, c_params, A.out_struct(dst))
         return dst
 
-    def stereo_sgm(self, left: ArrayLike, right: ArrayLike, *, ndisp: int = 64,
-                   min_disp: int = 0, census: Tuple[int, int] = (9, 7),
-                   census_symmetric: bool = True, p1: int = 10, p2: int = 120,
-                   p2_adaptive: bool = False, paths: int = 8, uniqueness: float = 0.95,
-                   lr_check: bool = True, lr_max_diff: int = 1, subpixel: bool = True,
-                   median: bool = False, memory_budget: int = 0,
-                   out: Optional[np.ndarray] = None) -> np.ndarray:
+    @declared_keywords("sgm")
+    def stereo_sgm(self, left: ArrayLike, right: ArrayLike, *,
+                   census: Optional[Tuple[int, int]] = None, out: Optional[np.ndarray] = None,
+                   **params: Any) -> np.ndarray:
         """Semi-global matching with the image cut into one band of rows per
         member, each band read with PV_SGM_GROUP_OVERLAP (64) rows of context
         above and below (pv_stereo_sgm_group).  Parameters, inputs and the
@@ -231,14 +224,10 @@ class DeviceGroup(_Handle):
         multi.h states the tolerance (integer disparities the same on >= 99%
         of pixels)."""
         la, ls, ra, rs = sgm_inputs(left, right)
-        params = sgm_params(la.shape[1], ndisp=ndisp, min_disp=min_disp, census=census,
-                            census_symmetric=census_symmetric, p1=p1, p2=p2,
-                            p2_adaptive=p2_adaptive, paths=paths, uniqueness=uniqueness,
-                            lr_check=lr_check, lr_max_diff=lr_max_diff, subpixel=subpixel,
-                            median=median, memory_budget=memory_budget)
+        c_params = sgm_params(census=census, **params)
         dst = A.output(out, la.shape)
         A.refuse_overlap(dst, la, ra)
-        self._call(lib.pv_stereo_sgm_group, ls, rs, params, A.image_struct(dst))
+        self._call(lib.pv_stereo_sgm_group, ls, rs, c_params, A.image_struct(dst))
         return dst
 
 

@@ -30,7 +30,8 @@ from typing import Any, Callable, Dict, List, Mapping, NamedTuple, Optional, Seq
 from ._errors import invalid
 from ._native import ffi, lib
 
-__all__ = ["Param", "operations", "declared", "make", "declared_keywords", "python_name"]
+__all__ = ["Param", "operations", "declared", "default_of", "make", "declared_keywords",
+           "python_name"]
 
 _TYPES = {1: "int", 2: "real", 3: "bool", 4: "choice"}
 
@@ -61,7 +62,8 @@ class Param(NamedTuple):
     def describe(self) -> str:
         """One line for a docstring: keyword, type, default, range, help."""
         if self.type == "choice" and self.choices:
-            kind = " | ".join(repr(c) for c in self.choices)
+            kind = " | ".join(repr(int(c)) if c.lstrip("-").isdigit() else repr(c)
+                              for c in self.choices)
         elif self.type == "bool":
             kind = "bool"
         else:
@@ -106,7 +108,8 @@ def _default(kind: str, value: float, choices: Optional[Dict[str, int]]) -> Any:
     if kind == "choice" and choices:
         for name, v in choices.items():
             if v == value:
-                return name
+                # numeric choices (SGM's paths 4|8) read as the numbers they are
+                return int(name) if name.lstrip("-").isdigit() else name
     return float(value)
 
 
@@ -150,6 +153,14 @@ def declared(op: str) -> Tuple[Param, ...]:
     return tuple(params)
 
 
+def default_of(op: str, name: str) -> Any:
+    """The declared default of parameter `name` of operation `op`."""
+    for p in declared(op):
+        if p.name == name:
+            return p.default
+    raise invalid(f"{op}: no parameter {name!r}")
+
+
 def _c_type(op: str) -> str:
     info = ffi.new("pv_op_info *")
     lib.pv_op_get(_op_number(op), info)
@@ -160,6 +171,15 @@ def _set(op: int, struct: Any, size: int, p: Param, value: Any) -> None:
     """One field through the library: numbers with pv_params_set, names of
     choices with pv_params_parse; anything else refused here."""
     name = p.name.encode()
+    if p.type == "int" and hasattr(value, "__index__") and not isinstance(value, bool) and \
+            abs(int(value)) > 2**53:
+        # beyond a double's exact integers (size_t budgets, 64-bit seeds): the
+        # field written as the integer it is, after the declared range
+        number = int(value)
+        if not p.min <= number <= p.max:
+            raise invalid(f"{p.keyword}: {number} is out of range ({_range_text(p)})")
+        setattr(struct, p.name, number)
+        return
     if p.type == "choice" and isinstance(value, str):
         status = lib.pv_params_parse(op, struct, size, name, value.encode())
     elif isinstance(value, (bool, int, float)) or hasattr(value, "__index__") or \
@@ -185,7 +205,8 @@ def make(op: str, values: Mapping[str, Any], base: Any = None) -> Any:
     copy of `base`, a structure of the same type), then each keyword of
     `values` set through the library.  Keys are the Python keywords
     (:attr:`Param.keyword`); a value of None leaves the field as it is.
-    Raises InvalidArgument for an unknown keyword or a refused value."""
+    Raises TypeError for an unknown keyword, InvalidArgument for a refused
+    value."""
     number = _op_number(op)
     ctype = _c_type(op)
     struct = ffi.new(ctype + " *")
@@ -197,9 +218,9 @@ def make(op: str, values: Mapping[str, Any], base: Any = None) -> Any:
     by_keyword = {p.keyword: p for p in declared(op)}
     for key, value in values.items():
         p = by_keyword.get(key)
-        if p is None:
-            raise invalid(f"{op}: unknown parameter {key!r} (declared: "
-                          f"{', '.join(by_keyword)})")
+        if p is None:  # as Python itself does for an unexpected keyword
+            raise TypeError(f"{op}: unexpected keyword argument {key!r} (declared: "
+                            f"{', '.join(by_keyword)})")
         if value is not None:
             _set(number, struct, size, p, value)
     return struct
@@ -209,7 +230,9 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 
 def _annotation(p: Param) -> Any:
-    return {"int": int, "real": float, "bool": bool, "choice": str}[p.type]
+    if p.type == "choice":
+        return int if isinstance(p.default, int) else str
+    return {"int": int, "real": float, "bool": bool}[p.type]
 
 
 def declared_keywords(op: str, *, exclude: Sequence[str] = (),

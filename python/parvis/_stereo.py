@@ -8,10 +8,10 @@ from typing import Any, List, Optional, Sequence, Tuple, Union
 import numpy as np
 
 from . import _arrays as A
-from ._base import ArrayLike, _choice, _ContextBase, _float, _int
-from ._convert import c_size
+from ._base import ArrayLike, _ContextBase, _int
 from ._errors import invalid
 from ._native import ffi, lib
+from ._params import declared, declared_keywords, default_of, make
 
 _CENSUS_WINDOWS = ((5, 5), (7, 7), (9, 7))
 
@@ -32,51 +32,22 @@ def sgm_inputs(left: Any, right: Any) -> Tuple[np.ndarray, Any, np.ndarray, Any]
     return la, ls, ra, rs
 
 
-def sgm_params(columns: int, *, ndisp: int = 64, min_disp: int = 0,
-               census: Tuple[int, int] = (9, 7), census_symmetric: bool = True,
-               p1: int = 10, p2: int = 120, p2_adaptive: bool = False, paths: int = 8,
-               uniqueness: float = 0.95, lr_check: bool = True, lr_max_diff: int = 1,
-               subpixel: bool = True, median: bool = False, memory_budget: int = 0) -> Any:
-    """A checked pv_sgm_params* for images of `columns` columns; each refusal
-    raises InvalidArgument naming the argument (the C library checks the
-    same again)."""
-    ndisp = _int(ndisp, "ndisp")
-    limit = min(int(columns), int(lib.PV_SGM_MAX_NDISP))
-    if not 1 <= ndisp <= limit:
-        raise invalid(f"ndisp: {ndisp} is outside 1..{limit} (at most the number of columns, "
-                      f"{columns}, and {int(lib.PV_SGM_MAX_NDISP)})")
-    try:
-        width, height = (_int(v, "census") for v in census)
-    except (TypeError, ValueError):
-        raise invalid(f"census: expected a (width, height) pair, got {census!r}") from None
-    if (width, height) not in _CENSUS_WINDOWS:
-        raise invalid(f"census: {census!r} is not one of (5, 5), (7, 7), (9, 7) "
-                      "(width, height)")
-    p1, p2 = _int(p1, "p1"), _int(p2, "p2")
-    if p1 < 0 or p2 < p1:
-        raise invalid(f"p1, p2: need 0 <= p1 <= p2, got p1={p1}, p2={p2}")
-    paths = _int(paths, "paths")
-    if paths not in (4, 8):
-        raise invalid(f"paths: expected 4 or 8, got {paths}")
-    try:
-        uniqueness = float(uniqueness)
-    except (TypeError, ValueError):
-        raise invalid(f"uniqueness: expected a number, got {uniqueness!r}") from None
-    if not 0.0 < uniqueness <= 1.0:
-        raise invalid(f"uniqueness: {uniqueness} is outside (0, 1] (1 disables the test)")
-    lr_max_diff = _int(lr_max_diff, "lr_max_diff")
-    if lr_max_diff < 0:
-        raise invalid(f"lr_max_diff: {lr_max_diff} is negative")
-    if isinstance(memory_budget, (bool, np.bool_)) or \
-            not isinstance(memory_budget, (int, np.integer)):
-        raise invalid(f"memory_budget: expected a byte count, got {memory_budget!r}")
-    budget = int(memory_budget)
-    if not 0 <= budget < 2**63:
-        raise invalid(f"memory_budget: {budget} is outside 0..2**63-1")
-    return ffi.new("pv_sgm_params *", [
-        _int(min_disp, "min_disp"), ndisp, width, height, int(bool(census_symmetric)), p1, p2,
-        int(bool(p2_adaptive)), paths, uniqueness, int(bool(lr_check)), lr_max_diff,
-        int(bool(subpixel)), int(bool(median)), budget])
+def sgm_params(**params: Any) -> Any:
+    """A pv_sgm_params* from the declared keywords (`parvis params sgm`),
+    each set and checked by the library (a refusal raises InvalidArgument
+    with its message).  census=(width, height) is a shorthand for
+    census_width and census_height."""
+    census = params.pop("census", None)
+    if census is not None:
+        try:
+            width, height = (_int(v, "census") for v in census)
+        except (TypeError, ValueError):
+            raise invalid(f"census: expected a (width, height) pair, got {census!r}") from None
+        if (width, height) not in _CENSUS_WINDOWS:
+            raise invalid(f"census: {census!r} is not one of (5, 5), (7, 7), (9, 7) "
+                          "(width, height)")
+        params.update(census_width=width, census_height=height)
+    return make("sgm", params)
 
 
 def sgm_batch_inputs(lefts: Sequence[Any], rights: Sequence[Any]
@@ -134,38 +105,24 @@ def _stereo_inputs(left: ArrayLike, right: ArrayLike) -> Tuple[Any, ...]:
     return la, ls, ra, rs
 
 
-_MESSAGE_PRECISION = {"f32": 0, "f16": 1}
-_MESSAGE_UPDATE = {"serial": 0, "cooperative": 1}
-
-
-def _bp_params(ndisp: int, min_disp: int, levels: int, iterations: int, lambda_: float,
-               data_max: float, disc_max: Optional[float], sigma: float, tile_width: int,
-               tile_height: int, tile_padding: int, memory_budget: int,
-               message_precision: str = "f32", message_update: str = "serial") -> Any:
-    """pv_bp_params; disc_max None scales with the range as the CLI's default;
-    message_precision "f32" or "f16" (messages stored as IEEE half);
-    message_update "serial" (mean-normalised) or "cooperative"
-    (minimum-normalised, one work-group per pixel on OpenCL)."""
-    budget = c_size(memory_budget, "memory_budget")
+def bp_params(ndisp: int, disc_max: Optional[float], **params: Any) -> Any:
+    """A pv_bp_params* from the declared keywords (`parvis params bp`);
+    disc_max None scales with the range as the command line's default does:
+    max(the declared 1.7, ndisp / 7.5)."""
     if disc_max is None:
-        disc_max = max(1.7, float(lib.pv_bp_recommended_disc_max(_int(ndisp, "ndisp"))))
-    return ffi.new("pv_bp_params *", [
-        _int(min_disp, "min_disp"), _int(ndisp, "ndisp"), _int(levels, "levels"),
-        _int(iterations, "iterations"), _float(lambda_, "lambda_"),
-        _float(data_max, "data_max"), _float(disc_max, "disc_max"), _float(sigma, "sigma"),
-        _int(tile_width, "tile_width"), _int(tile_height, "tile_height"),
-        _int(tile_padding, "tile_padding"), budget,
-        _choice(_MESSAGE_PRECISION, message_precision, "message_precision"),
-        _choice(_MESSAGE_UPDATE, message_update, "message_update")])
+        declared_disc_max = next(p.default for p in declared("bp") if p.name == "disc_max")
+        disc_max = max(declared_disc_max,
+                       float(lib.pv_bp_recommended_disc_max(_int(ndisp, "ndisp"))))
+    return make("bp", dict(params, ndisp=ndisp, disc_max=disc_max))
 
 
 class _StereoOps(_ContextBase):
     """Context's stereo methods."""
 
-    def stereo_sad(self, left: ArrayLike, right: ArrayLike, ndisp: int = 64, *,
-                   min_disp: int = 0, window: int = 5, subpixel: bool = False,
-                   lr_check: bool = False, lr_max_diff: float = 1.0, uniqueness: float = 0.0,
-                   out: Optional[np.ndarray] = None) -> np.ndarray:
+    @declared_keywords("sad")
+    def stereo_sad(self, left: ArrayLike, right: ArrayLike,
+                   ndisp: int = default_of("sad", "ndisp"), *,
+                   out: Optional[np.ndarray] = None, **params: Any) -> np.ndarray:
         """SAD block-matching stereo; returns the float32 disparity of each
         left pixel (shape of the inputs).
 
@@ -175,105 +132,70 @@ class _StereoOps(_ContextBase):
         replicated); the smallest cost wins, ties to the smaller d.
         Invalid pixels (no candidate inside the right image, or rejected by
         the checks) are +inf, as in Middlebury's PFM files.
-        subpixel: a parabola through the costs at d-1, d, d+1.
-        lr_check: invalidate where |d_LR - d_RL| > lr_max_diff.
-        uniqueness: reject a winner of cost c when a candidate outside
-        d-1..d+1 costs less than c (1 + uniqueness); 0 disables.
-        left, right: 2D, same shape, uint8 or float32 (same type)."""
+        left, right: 2D, same shape, uint8 or float32 (same type, finite).
+        out: a float32 array of that shape for the result."""
         la, ls, ra, rs = _stereo_inputs(left, right)
-        params = ffi.new("pv_sad_params *", [
-            _int(min_disp, "min_disp"), _int(ndisp, "ndisp"), _int(window, "window"),
-            int(bool(subpixel)), int(bool(lr_check)), _float(lr_max_diff, "lr_max_diff"),
-            _float(uniqueness, "uniqueness")])
+        c_params = make("sad", dict(params, ndisp=ndisp))
         dst = A.output(out, la.shape)
         A.refuse_overlap(dst, la, ra)
-        self._call(lib.pv_stereo_sad, ls, rs, params, A.out_struct(dst))
+        self._call(lib.pv_stereo_sad, ls, rs, c_params, A.out_struct(dst))
         return dst
 
-    def stereo_bp(self, left: ArrayLike, right: ArrayLike, ndisp: int = 16, *,
-                  min_disp: int = 0, levels: int = 5, iterations: int = 10,
-                  lambda_: float = 0.07, data_max: float = 15.0,
-                  disc_max: Optional[float] = None,
-                  sigma: float = 1.0, tile_width: int = 0, tile_height: int = 0,
-                  tile_padding: int = 20, memory_budget: int = 0,
-                  message_precision: str = "f32", message_update: str = "serial",
-                  out: Optional[np.ndarray] = None) -> np.ndarray:
+    @declared_keywords("bp", defaults={"disc_max": None})
+    def stereo_bp(self, left: ArrayLike, right: ArrayLike,
+                  ndisp: int = default_of("bp", "ndisp"), *,
+                  disc_max: Optional[float] = None, out: Optional[np.ndarray] = None,
+                  **params: Any) -> np.ndarray:
         """Hierarchical belief-propagation stereo; returns the float32
         disparity of each left pixel (always finite: BP labels every pixel).
 
         Same convention as stereo_sad: left column x matches right column
-        x - d, d in [min_disp, min_disp + ndisp).  levels: pyramid levels
-        (2^(levels-1) <= the smaller side); iterations: message rounds per
-        level; lambda_ (the C field `lambda`): data-cost weight; data_max,
-        disc_max: truncations of the data and smoothness costs (disc_max
-        None: max(1.7, ndisp / 7.5), the C default 1.7 raised for wide
-        ranges as `parvis stereo --method bp` does); sigma:
-        Gaussian pre-smoothing (0: none).  tile_width/tile_height/
-        tile_padding/memory_budget: image partitions (0: automatic).
-        message_precision: "f32", or "f16" to store messages as IEEE half
-        (less memory traffic; a few disparities move, see stereo.h).
-        message_update: "serial" (messages normalised by their mean), or
-        "cooperative" (by their minimum: the same algorithm up to float
-        ties, which the OpenCL backend runs with a group of work-items per
-        pixel, much faster for wide ranges; both backends still agree).
-        The defaults are the paper's (see include/parvis/stereo.h)."""
+        x - d, d in [min_disp, min_disp + ndisp).  disc_max None:
+        max(1.7, ndisp / 7.5), the declared 1.7 raised for wide ranges as
+        `parvis stereo --method bp` does.  message_update "cooperative"
+        normalises messages by their minimum (the same algorithm up to float
+        ties), which the OpenCL backend runs with a group of work-items per
+        pixel: much faster for wide ranges.  lambda_ is the C field
+        `lambda`.  The defaults are the paper's."""
         la, ls, ra, rs = _stereo_inputs(left, right)
-        params = _bp_params(ndisp, min_disp, levels, iterations, lambda_, data_max, disc_max,
-                            sigma, tile_width, tile_height, tile_padding, memory_budget,
-                            message_precision, message_update)
+        c_params = bp_params(ndisp, disc_max, **params)
         dst = A.output(out, la.shape)
         A.refuse_overlap(dst, la, ra)
-        self._call(lib.pv_stereo_bp, ls, rs, params, A.out_struct(dst))
+        self._call(lib.pv_stereo_bp, ls, rs, c_params, A.out_struct(dst))
         return dst
 
-    def stereo_sgm(self, left: ArrayLike, right: ArrayLike, *, ndisp: int = 64,
-                   min_disp: int = 0, census: Tuple[int, int] = (9, 7),
-                   census_symmetric: bool = True, p1: int = 10, p2: int = 120,
-                   p2_adaptive: bool = False, paths: int = 8, uniqueness: float = 0.95,
-                   lr_check: bool = True, lr_max_diff: int = 1, subpixel: bool = True,
-                   median: bool = False, memory_budget: int = 0, confidence: bool = False,
-                   out: Optional[np.ndarray] = None
-                   ) -> Union[np.ndarray, Tuple[np.ndarray, np.ndarray]]:
+    @declared_keywords("sgm")
+    def stereo_sgm(self, left: ArrayLike, right: ArrayLike, *, confidence: bool = False,
+                   census: Optional[Tuple[int, int]] = None, out: Optional[np.ndarray] = None,
+                   **params: Any) -> Union[np.ndarray, Tuple[np.ndarray, np.ndarray]]:
         """Semi-global matching of census costs; returns the float32
         disparity of each left pixel, +inf where invalid, or the pair
         (disparity, confidence) when confidence is true.
 
         Same convention as stereo_sad: left column x matches right column
         x - d, d in [min_disp, min_disp + ndisp); ndisp is at most the
-        number of columns and 1024.  census: the (width, height) window,
-        (5, 5), (7, 7) or (9, 7); census_symmetric: compare pixels mirrored
-        through the centre (False: every pixel against the centre).  p1, p2:
-        penalties of a one-disparity step and of a larger one (0 <= p1 <=
-        p2); p2_adaptive: P2 divided by the intensity step, at least p1.
-        paths: 4 or 8 aggregation directions.  uniqueness in (0, 1]: keep a
-        winner whose sum is at most uniqueness times every sum outside
-        d-1..d+1 (1 disables).  lr_check, lr_max_diff: left-right
-        consistency.  subpixel: parabola refinement; median: a 3x3 median.
-        memory_budget: bytes the call may use (0: what the device has); a
-        call that needs more works in smaller parts, or raises
-        DeviceMemoryError before allocating when even those do not fit.
-        The confidence is
+        number of columns.  census=(width, height) is a shorthand for
+        census_width and census_height: (5, 5), (7, 7) or (9, 7).  A call
+        that needs more memory than memory_budget (0: what the device has)
+        works in smaller parts, or raises DeviceMemoryError before
+        allocating when even those do not fit.  The confidence is
         1 - S(best)/S(second) in 0..1, 0 where invalid.
         left, right: 2D (rows, columns), same shape, uint8, uint16 or
         float32 (finite); other real dtypes become float32.  out: a float32
-        (rows, columns) array for the disparity.  The defaults are libSGM's
-        (see include/parvis/stereo.h)."""
+        (rows, columns) array for the disparity.  The defaults are libSGM's."""
         la, ls, ra, rs = sgm_inputs(left, right)
-        params = sgm_params(la.shape[1], ndisp=ndisp, min_disp=min_disp, census=census,
-                            census_symmetric=census_symmetric, p1=p1, p2=p2,
-                            p2_adaptive=p2_adaptive, paths=paths, uniqueness=uniqueness,
-                            lr_check=lr_check, lr_max_diff=lr_max_diff, subpixel=subpixel,
-                            median=median, memory_budget=memory_budget)
+        c_params = sgm_params(census=census, **params)
         dst = A.output(out, la.shape)
         A.refuse_overlap(dst, la, ra)
         if not confidence:
-            self._call(lib.pv_stereo_sgm, ls, rs, params, A.image_struct(dst))
+            self._call(lib.pv_stereo_sgm, ls, rs, c_params, A.image_struct(dst))
             return dst
         conf = np.empty(la.shape, np.float32)
-        self._call(lib.pv_stereo_sgm_confidence, ls, rs, params, A.image_struct(dst),
+        self._call(lib.pv_stereo_sgm_confidence, ls, rs, c_params, A.image_struct(dst),
                    A.image_struct(conf))
         return dst, conf
 
+    @declared_keywords("sgm")
     def stereo_sgm_batch(self, lefts: Sequence[ArrayLike], rights: Sequence[ArrayLike], *,
                          confidence: bool = False, **options: Any
                          ) -> Union[np.ndarray, Tuple[np.ndarray, np.ndarray]]:
@@ -294,7 +216,7 @@ class _StereoOps(_ContextBase):
         arrays, left_structs, right_structs = sgm_batch_inputs(lefts, rights)
         count = len(arrays) // 2
         rows, columns = arrays[0].shape
-        params = sgm_params(columns, **options)
+        params = sgm_params(**options)
         disparities = np.empty((count, rows, columns), np.float32)
         confidences = np.empty((count, rows, columns), np.float32) if confidence else None
         self._call(lib.pv_stereo_sgm_batch, left_structs, right_structs, count, params,
