@@ -7,45 +7,30 @@ from typing import TYPE_CHECKING, Any, Dict, Optional, Tuple, cast
 import numpy as np
 
 from . import _arrays as A
-from ._base import ArrayLike, _as_volume, _choice, _ContextBase, _float, _int, _Plan
+from ._base import ArrayLike, _as_volume, _ContextBase, _int, _Plan
 from ._errors import invalid
-from ._filter import _GRADIENT
 from ._native import ffi, lib
+from ._params import declared, declared_keywords, make
 from ._results import Flow
 
 if TYPE_CHECKING:
     from ._context import Context
 
-def _flow_params(alpha: float, beta: float, rho: float, kernel_size: int, warps: int,
-                 iterations: int, levels: int, spacing: float, gradient: str,
-                 tolerance: float, check_every: int) -> Any:
-    return ffi.new("pv_flow_params *", [
-        _float(alpha, "alpha"), _float(beta, "beta"), _float(rho, "rho"),
-        _int(kernel_size, "kernel_size"), _int(warps, "warps"), _int(iterations, "iterations"),
-        _int(levels, "levels"), _float(spacing, "spacing"),
-        _choice(_GRADIENT, gradient, "gradient"), _float(tolerance, "tolerance"),
-        _int(check_every, "check_every")])
-
-
-def _flow_defaults(image_shape: Optional[Tuple[int, ...]] = None) -> Dict[str, Any]:
-    """The C library's default flow parameters as flow3d's keywords:
-    pv_flow_params_default, or for images (rows, columns) given,
-    pv_flow_params_default_2d with the pyramid cut, as `parvis flow` does,
-    so that its coarsest level keeps 16 pixels on the smaller side."""
-    p = ffi.new("pv_flow_params *")
+def _flow_params(image_shape: Optional[Tuple[int, ...]] = None, **params: Any) -> Any:
+    """A pv_flow_params* from the declared keywords (`parvis params flow`)
+    over the C defaults: pv_flow_params_default for volumes, or for images
+    (rows, columns) given, pv_flow_params_default_2d with the pyramid cut,
+    as `parvis flow` does, so that its coarsest level keeps 16 pixels on the
+    smaller side (unless `levels` is given)."""
+    base = ffi.new("pv_flow_params *")
     if image_shape is None:
-        lib.pv_flow_params_default(p)
+        lib.pv_flow_params_default(base)
     else:
-        lib.pv_flow_params_default_2d(p)
-    gradient = {code: name for name, code in _GRADIENT.items()}[p.gradient]
-    params = dict(alpha=p.alpha, beta=p.beta, rho=p.rho, kernel_size=p.kernel_size,
-                  warps=p.warps, iterations=p.iterations, levels=p.levels, spacing=p.spacing,
-                  gradient=gradient, tolerance=p.tolerance, check_every=p.check_every)
-    if image_shape is not None:
+        lib.pv_flow_params_default_2d(base)
         side = min(int(n) for n in image_shape)
-        while params["levels"] > 1 and (side >> (params["levels"] - 1)) < 16:
-            params["levels"] -= 1
-    return params
+        while base.levels > 1 and (side >> (base.levels - 1)) < 16:
+            base.levels -= 1
+    return make("flow", params, base=base)
 
 
 def _flow_inputs(fixed: ArrayLike, moving: ArrayLike) -> Tuple[Any, ...]:
@@ -75,35 +60,22 @@ def _flow_result(outs: Tuple[np.ndarray, ...], shape2d: bool) -> Flow:
 class _FlowOps(_ContextBase):
     """Context's optical flow methods."""
 
-    def flow3d(self, fixed: ArrayLike, moving: ArrayLike, *, alpha: float = 0.05,
-               beta: float = 0.0, rho: float = 2.0, kernel_size: int = 15, warps: int = 5,
-               iterations: int = 50, levels: int = 1, spacing: float = 1.0,
-               gradient: str = "central", tolerance: float = 0.0,
-               check_every: int = 10) -> Flow:
+    @declared_keywords("flow")
+    def flow3d(self, fixed: ArrayLike, moving: ArrayLike, **params: Any) -> Flow:
         """3D combined local-global optical flow with a divergence penalty.
 
         fixed, moving: float32 volumes (z, y, x) of one shape (2D images are
         taken as one-slice volumes), finite values.  Returns Flow(u, v, w)
-        with moving(p + flow(p)) ~ fixed(p).  alpha: smoothness weight (in
-        squared intensity units); beta: divergence weight (0 <= beta <= 2
-        alpha); rho/kernel_size: the structure tensor's Gaussian (kernel_size
-        0: from rho); warps, iterations: re-samplings and Jacobi iterations;
-        levels: pyramid levels; gradient: "central" or "forward"; tolerance:
-        > 0 stops a warp early (tested every check_every iterations).
-        Defaults: the paper's benchmark setting."""
-        params = _flow_params(alpha, beta, rho, kernel_size, warps, iterations, levels,
-                              spacing, gradient, tolerance, check_every)
+        with moving(p + flow(p)) ~ fixed(p); alpha is in squared intensity
+        units.  Defaults: the paper's benchmark setting."""
+        c_params = _flow_params(**params)
         fa, fs, ma, ms, shape2d = _flow_inputs(fixed, moving)
         outs, field = _flow_field(fa.shape)
-        self._call(lib.pv_flow3d, fs, ms, params, field)
+        self._call(lib.pv_flow3d, fs, ms, c_params, field)
         return _flow_result(outs, shape2d)
 
-    def flow2d(self, fixed: ArrayLike, moving: ArrayLike, *, alpha: Optional[float] = None,
-               beta: Optional[float] = None, rho: Optional[float] = None,
-               kernel_size: Optional[int] = None, warps: Optional[int] = None,
-               iterations: Optional[int] = None, levels: Optional[int] = None,
-               spacing: Optional[float] = None, gradient: Optional[str] = None,
-               tolerance: Optional[float] = None, check_every: Optional[int] = None) -> Flow:
+    @declared_keywords("flow", defaults={p.keyword: None for p in declared("flow")})
+    def flow2d(self, fixed: ArrayLike, moving: ArrayLike, **params: Any) -> Flow:
         """2D optical flow between two images, with the C library's image
         defaults (pv_flow_params_default_2d: alpha 0.02, rho 1.5 with taps
         from rho, 4 pyramid levels, 5 warps, 50 iterations; see
@@ -119,15 +91,10 @@ class _FlowOps(_ContextBase):
         if np.ndim(fixed) != 2 or np.ndim(moving) != 2:
             raise invalid(f"fixed/moving: flow2d takes 2D images, got {np.ndim(fixed)}D "
                           f"and {np.ndim(moving)}D (flow3d takes volumes)")
-        given = dict(alpha=alpha, beta=beta, rho=rho, kernel_size=kernel_size, warps=warps,
-                     iterations=iterations, levels=levels, spacing=spacing, gradient=gradient,
-                     tolerance=tolerance, check_every=check_every)
-        chosen = _flow_defaults(np.shape(fixed))
-        chosen.update({name: value for name, value in given.items() if value is not None})
-        params = _flow_params(**chosen)
+        c_params = _flow_params(np.shape(fixed), **params)
         fa, fs, ma, ms, shape2d = _flow_inputs(fixed, moving)
         outs, field = _flow_field(fa.shape)
-        self._call(lib.pv_flow3d, fs, ms, params, field)
+        self._call(lib.pv_flow3d, fs, ms, c_params, field)
         return _flow_result(outs, shape2d)
 
     def flow_plan(self, shape: Tuple[int, ...], **params: Any) -> "FlowPlan":
@@ -170,9 +137,9 @@ class FlowPlan(_Plan):
         if len(shape) != 3:
             raise invalid(f"shape: expected (z, y, x) or (rows, columns), got {shape}")
         self.shape = tuple(_int(s, "shape") for s in shape)
-        defaults = _flow_defaults(self.shape[1:] if self._image else None)
         self._create(lib.pv_flow_plan_create, self.shape[2], self.shape[1], self.shape[0],
-                     _flow_params(**{**defaults, **params}), out_type="pv_flow_plan **")
+                     _flow_params(self.shape[1:] if self._image else None, **params),
+                     out_type="pv_flow_plan **")
 
     def run(self, fixed: ArrayLike, moving: ArrayLike) -> Flow:
         """Flow from fixed to moving (both of the plan's shape)."""

@@ -12,15 +12,16 @@ pick the same model.
 """
 from __future__ import annotations
 
-from typing import Any, Callable, NamedTuple, Tuple
+from typing import Any, Callable, Dict, NamedTuple, Tuple
 
 import numpy as np
 
 from . import _arrays as A
 from ._context import Context
-from ._convert import c_float, c_int, c_seed
+from ._convert import c_seed
 from ._errors import invalid
 from ._native import ffi, lib
+from ._params import declared_keywords, make
 
 ArrayLike = Any
 
@@ -53,16 +54,13 @@ def _points(a: ArrayLike, name: str) -> np.ndarray:
     return p
 
 
-def _params(threshold: float, iterations: int, confidence: float, seed: int,
-            refine: bool) -> Any:
-    params = ffi.new("pv_ransac_params *")
-    lib.pv_ransac_params_default(params)
-    params.threshold = c_float(threshold, "threshold")
-    params.iterations = c_int(iterations, "iterations")
-    params.confidence = c_float(confidence, "confidence")
-    params.seed = c_seed(seed, "seed", 64)
-    params.refine = int(bool(refine))
-    return params
+def _params(params: Dict[str, Any]) -> Any:
+    """A pv_ransac_params* from the declared keywords (`parvis params
+    ransac`); a seed is taken modulo 2**64 (any integer is a valid seed: it
+    only needs to be reproducible)."""
+    if "seed" in params:
+        params = dict(params, seed=c_seed(params["seed"], "seed", 64))
+    return make("ransac", params)
 
 
 def _find(fn: Callable[..., int], ctx: Context, points1: ArrayLike, points2: ArrayLike,
@@ -82,9 +80,9 @@ def _find(fn: Callable[..., int], ctx: Context, points1: ArrayLike, points2: Arr
                           int(result.hypotheses), int(result.best_hypothesis))
 
 
-def find_homography(ctx: Context, points1: ArrayLike, points2: ArrayLike, *,
-                    threshold: float = 2.0, iterations: int = 2048, confidence: float = 0.999,
-                    seed: int = 1, refine: bool = True) -> GeometryResult:
+@declared_keywords("ransac")
+def find_homography(ctx: Context, points1: ArrayLike, points2: ArrayLike,
+                    **params: Any) -> GeometryResult:
     """The homography H mapping points1 to points2 (both (N, 2) x, y in
     pixels, N >= 4), by RANSAC on ctx's backend: inliers are matches whose
     transfer error |H x1 - x2| is below threshold px; up to `iterations`
@@ -93,17 +91,17 @@ def find_homography(ctx: Context, points1: ArrayLike, points2: ArrayLike, *,
     Raises parvis.InvalidArgument for fewer than 4 matches, NaN/Inf, or
     degenerate (collinear) point sets."""
     return _find(lib.pv_find_homography, ctx, points1, points2,
-                 _params(threshold, iterations, confidence, seed, refine))
+                 _params(params))
 
 
-def find_fundamental(ctx: Context, points1: ArrayLike, points2: ArrayLike, *,
-                     threshold: float = 2.0, iterations: int = 2048, confidence: float = 0.999,
-                     seed: int = 1, refine: bool = True) -> GeometryResult:
+@declared_keywords("ransac")
+def find_fundamental(ctx: Context, points1: ArrayLike, points2: ArrayLike,
+                     **params: Any) -> GeometryResult:
     """The fundamental matrix F of matches points1 <-> points2 (x2^T F x1 =
     0; N >= 8), by RANSAC as find_homography, with the Sampson distance as
     the inlier distance; the refined F has rank 2."""
     return _find(lib.pv_find_fundamental, ctx, points1, points2,
-                 _params(threshold, iterations, confidence, seed, refine))
+                 _params(params))
 
 
 def matched_points(keypoints1: np.ndarray, keypoints2: np.ndarray,

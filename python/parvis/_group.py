@@ -135,11 +135,9 @@ class DeviceGroup(_Handle):
         return items
 
     # ------------------------------------------------------------ operations
+    @declared_keywords("octreg")
     def octreg_sequence(self, reference: ArrayLike, targets: Union[ArrayLike, Sequence[ArrayLike]],
-                        *, stripes: int = 10, stripe_width: int = 3, subvolume_width: int = 32,
-                        subvolume_step: int = 16, coarse_tolerance: float = 0.0,
-                        tolerance: float = 8.0, pad: str = "fft", subpixel: bool = False,
-                        batch: int = 0) -> List[OctregResult]:
+                        **options: Any) -> List[OctregResult]:
         """Register several AO-OCT target volumes against one reference
         (pv_octreg_register_sequence): each member builds an OctregPlan's
         state from the reference, then registers the targets it takes.
@@ -148,15 +146,14 @@ class DeviceGroup(_Handle):
         volumes of that shape, or a 4D array (count, B-scans, A-lines,
         depth).  Options as Context.octreg_plan.  Returns one OctregResult
         per target (registered None), equal to OctregPlan.register's."""
-        options = _octreg_options(stripes, stripe_width, subvolume_width, subvolume_step,
-                                  coarse_tolerance, tolerance, pad, subpixel, batch)
+        c_options = _octreg_options(**options)
         ra, rs = A.volume_in(reference, "reference")
         structs, keep = _volume_list(targets, "targets", ra.shape)
         count = len(keep)
         nb = ra.shape[0]
         shifts = ffi.new("pv_octreg_shift[]", count * nb)
         infos = ffi.new("pv_octreg_info[]", count)
-        self._call(lib.pv_octreg_register_sequence, rs, structs, count, options, shifts, infos)
+        self._call(lib.pv_octreg_register_sequence, rs, structs, count, c_options, shifts, infos)
         s, peak, valid = _octreg_arrays(shifts, count * nb)
         return [OctregResult(s[i * nb:(i + 1) * nb], peak[i * nb:(i + 1) * nb],
                              valid[i * nb:(i + 1) * nb],
@@ -165,19 +162,16 @@ class DeviceGroup(_Handle):
                               "subvolumes": infos[i].subvolumes}, None)
                 for i in range(count)]
 
-    def flow3d_sequence(self, frames: Union[ArrayLike, Sequence[ArrayLike]], *,
-                        alpha: float = 0.05, beta: float = 0.0, rho: float = 2.0,
-                        kernel_size: int = 15, warps: int = 5, iterations: int = 50,
-                        levels: int = 1, spacing: float = 1.0, gradient: str = "central",
-                        tolerance: float = 0.0, check_every: int = 10) -> List[Flow]:
+    @declared_keywords("flow")
+    def flow3d_sequence(self, frames: Union[ArrayLike, Sequence[ArrayLike]],
+                        **params: Any) -> List[Flow]:
         """Flow between consecutive frames (pv_flow3d_sequence): result i is
         the flow from frames[i] (fixed) to frames[i + 1] (moving), as
         Context.flow3d gives it.  frames: at least two volumes (z, y, x) of
         one shape (or images (y, x), taken as one-slice volumes), as a
         sequence or one array with the frames on the first axis.
         Parameters as Context.flow3d.  Returns count - 1 Flow results."""
-        params = _flow_params(alpha, beta, rho, kernel_size, warps, iterations, levels,
-                              spacing, gradient, tolerance, check_every)
+        c_params = _flow_params(**params)
         items = _items(frames, "frames")
         if len(items) < 2:
             raise invalid(f"frames: {len(items)} given, the flow needs at least 2")
@@ -190,7 +184,7 @@ class DeviceGroup(_Handle):
         fields = ffi.new("pv_flow_field[]", pairs)
         for i, (u, v, w) in enumerate(outs):
             fields[i].u, fields[i].v, fields[i].w = (A.volume_struct(o)[0] for o in (u, v, w))
-        self._call(lib.pv_flow3d_sequence, structs, len(keep), params, fields)
+        self._call(lib.pv_flow3d_sequence, structs, len(keep), c_params, fields)
         if shape2d:
             return [Flow(*(o[0] for o in out)) for out in outs]
         return [Flow(*out) for out in outs]

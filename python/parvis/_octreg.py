@@ -7,10 +7,10 @@ from typing import TYPE_CHECKING, Any, Tuple, cast
 import numpy as np
 
 from . import _arrays as A
-from ._base import ArrayLike, _choice, _ContextBase, _float, _int, _Plan
+from ._base import ArrayLike, _ContextBase, _float, _Plan
 from ._errors import invalid
 from ._native import ffi, lib
-from ._register import _PAD
+from ._params import declared_keywords, make
 from ._results import OctregResult
 
 if TYPE_CHECKING:
@@ -19,14 +19,9 @@ if TYPE_CHECKING:
 _OCT_AXES = "B-scans, A-lines, depth"
 
 
-def _octreg_options(stripes: int, stripe_width: int, subvolume_width: int, subvolume_step: int,
-                    coarse_tolerance: float, tolerance: float, pad: str, subpixel: bool,
-                    batch: int) -> Any:
-    return ffi.new("pv_octreg_options *", [
-        _int(stripes, "stripes"), _int(stripe_width, "stripe_width"),
-        _int(subvolume_width, "subvolume_width"), _int(subvolume_step, "subvolume_step"),
-        _float(coarse_tolerance, "coarse_tolerance"), _float(tolerance, "tolerance"),
-        _choice(_PAD, pad, "pad"), int(bool(subpixel)), _int(batch, "batch")])
+def _octreg_options(**options: Any) -> Any:
+    """A pv_octreg_options* from the declared keywords (`parvis params octreg`)."""
+    return make("octreg", options)
 
 
 def _octreg_arrays(shifts: Any, n: int) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -39,6 +34,7 @@ def _octreg_arrays(shifts: Any, n: int) -> Tuple[np.ndarray, np.ndarray, np.ndar
 class _OctregOps(_ContextBase):
     """Context's OCT registration methods."""
 
+    @declared_keywords("octreg")
     def octreg(self, reference: ArrayLike, target: ArrayLike, *, registered: bool = False,
                gap_value: float = 0.0, **options: Any) -> OctregResult:
         """Register an AO-OCT target volume to a reference (stripe-wise,
@@ -47,39 +43,24 @@ class _OctregOps(_ContextBase):
         Volumes: float32 arrays of shape (B-scans, A-lines, depth), equal
         shapes.  Returns OctregResult(shifts (B, 3) dx, dy, dz; peak; valid;
         info; registered).  registered=True also reconstructs the target at
-        the reference's positions (gaps set to gap_value).  options:
-        stripes=10, stripe_width=3, subvolume_width=32, subvolume_step=16,
-        coarse_tolerance=0.0, tolerance=8.0, pad="fft", subpixel=False,
-        batch=0 (see OctregPlan).  For many targets against one reference,
-        octreg_plan() keeps the reference's spectra."""
+        the reference's positions (gaps set to gap_value).  For many targets
+        against one reference, octreg_plan() keeps the reference's spectra."""
         with self.octreg_plan(reference, **options) as plan:
             return plan.register(target, registered=registered, gap_value=gap_value)
 
-    def octreg_plan(self, reference: ArrayLike, *, stripes: int = 10, stripe_width: int = 3,
-                    subvolume_width: int = 32, subvolume_step: int = 16,
-                    coarse_tolerance: float = 0.0, tolerance: float = 8.0, pad: str = "fft",
-                    subpixel: bool = False, batch: int = 0) -> "OctregPlan":
+    @declared_keywords("octreg")
+    def octreg_plan(self, reference: ArrayLike, **options: Any) -> "OctregPlan":
         """An OctregPlan holding the reference volume's spectra, for
         registering many targets against one reference (float32, shape
-        (B-scans, A-lines, depth)).  Options and their C defaults are
-        described in OctregPlan."""
-        return OctregPlan(cast("Context", self), reference, stripes=stripes, stripe_width=stripe_width,
-                          subvolume_width=subvolume_width, subvolume_step=subvolume_step,
-                          coarse_tolerance=coarse_tolerance, tolerance=tolerance, pad=pad,
-                          subpixel=subpixel, batch=batch)
+        (B-scans, A-lines, depth))."""
+        return OctregPlan(cast("Context", self), reference, **options)
 
 
 class OctregPlan(_Plan):
     """AO-OCT registration against one reference volume (B-scans, A-lines,
     depth): the spectra of the whole reference and of its sub-volumes are
-    kept.  Made by Context.octreg_plan(reference, **options).
-
-    Options (C defaults): stripes (10) coarse stripes of stripe_width (3)
-    B-scans; fine sub-volumes of subvolume_width (32, factors 2, 3, 5, 7)
-    B-scans every subvolume_step (16); coarse_tolerance (0: twice the stripe
-    spacing) and tolerance (8 voxels) of the spike and continuity filters;
-    pad "fft" | "linear" | "none"; subpixel refinement; batch (0: sized to
-    the device)."""
+    kept.  Made by Context.octreg_plan(reference, **options), whose
+    options are the library's declared ones (`parvis params octreg`)."""
 
     _destroy = lib.pv_octreg_plan_destroy
 

@@ -3,23 +3,19 @@ its plans for many movers against one reference, and normalised
 cross-correlation."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Optional, Tuple, cast
+from typing import TYPE_CHECKING, Any, Dict, Optional, Tuple, cast
 
 import numpy as np
 
 from . import _arrays as A
-from ._base import ArrayLike, _choice, _ContextBase, _grid_in, _int, _Plan
+from ._base import ArrayLike, _ContextBase, _grid_in, _int, _Plan
 from ._errors import invalid, raise_status
 from ._native import ffi, lib
+from ._params import make
 from ._results import NCCResult, PhaseCorrelation, PhaseCorrelationBatch
 
 if TYPE_CHECKING:
     from ._context import Context
-
-_PAD = {"none": lib.PV_PAD_NONE, "fft": lib.PV_PAD_FFT, "linear": lib.PV_PAD_LINEAR}
-_WINDOW = {"none": lib.PV_WINDOW_NONE, "hann": lib.PV_WINDOW_HANN}
-_SUBPIXEL = {"none": lib.PV_SUBPIXEL_NONE, "upsample": lib.PV_SUBPIXEL_UPSAMPLE,
-             "parabolic": lib.PV_SUBPIXEL_PARABOLIC}
 
 
 def _shift_array(s: Any, ndim: int) -> np.ndarray:
@@ -27,15 +23,19 @@ def _shift_array(s: Any, ndim: int) -> np.ndarray:
 
 
 def _phasecorr_options(upsample: int, subpixel: Optional[str], pad: str, window: str) -> Any:
+    """A pv_phasecorr_options* from Python's form: upsample 1 gives the
+    integer peak, more refines it on a grid of step 1/upsample (subpixel
+    None: chosen from upsample).  The declared fields (`parvis params
+    phasecorr`) are set through the library, which refuses what its
+    declaration does not allow (upsample outside 2..10000 with
+    subpixel="upsample", so 0 and negative values too)."""
     upsample = _int(upsample, "upsample")
     if subpixel is None:
-        subpixel = "upsample" if upsample > 1 else "none"
-    method = _choice(_SUBPIXEL, subpixel, "subpixel")
-    if method == lib.PV_SUBPIXEL_UPSAMPLE and upsample < 2:
-        raise invalid(f"upsample: {upsample} must be >= 2 with subpixel='upsample'")
-    return ffi.new("pv_phasecorr_options *", [_choice(_PAD, pad, "pad"),
-                                              _choice(_WINDOW, window, "window"), method,
-                                              upsample if upsample >= 2 else 100])
+        subpixel = "none" if upsample == 1 else "upsample"
+    values: Dict[str, Any] = {"subpixel": subpixel, "pad": pad, "window": window}
+    if upsample != 1 or subpixel == "upsample":
+        values["upsample"] = upsample
+    return make("phasecorr", values)
 
 
 class _RegisterOps(_ContextBase):
