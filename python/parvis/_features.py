@@ -104,10 +104,12 @@ class _FeaturesOps(_ContextBase):
         with self.sift_plan(np.shape(image)[:2], preset=preset, **params) as plan:
             return plan.detect(image, descriptor_dtype=descriptor_dtype)
 
-    def sift_plan(self, shape: Tuple[int, ...], **params: Any) -> "SiftPlan":
+    @declared_keywords("sift", defaults={name: None for name in _SIFT_FIELDS})
+    def sift_plan(self, shape: Tuple[int, ...], *, preset: str = "reference",
+                  **params: Any) -> "SiftPlan":
         """A SiftPlan for images of shape (height, width); keyword arguments
         as for sift() (without descriptor_dtype)."""
-        return SiftPlan(cast("Context", self), shape, **params)
+        return SiftPlan(cast("Context", self), shape, preset=preset, **params)
 
     @declared_keywords("match")
     def match(self, desc1: ArrayLike, desc2: ArrayLike,

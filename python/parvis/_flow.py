@@ -97,6 +97,7 @@ class _FlowOps(_ContextBase):
         self._call(lib.pv_flow3d, fs, ms, c_params, field)
         return _flow_result(outs, shape2d)
 
+    @declared_keywords("flow", defaults={p.keyword: None for p in declared("flow")})
     def flow_plan(self, shape: Tuple[int, ...], **params: Any) -> "FlowPlan":
         """A FlowPlan for volumes of shape (z, y, x) (or images (y, x));
         keyword arguments as for flow3d().  Parameters not given take the

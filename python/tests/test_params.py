@@ -33,12 +33,13 @@ ENTRY_POINTS: Dict[str, List[Any]] = {
            (parvis.DeviceGroup, "stereo_bp", {"disc_max": None})],
     "sgm": [(parvis.Context, "stereo_sgm", {}), (parvis.Context, "stereo_sgm_batch", {}),
             (parvis.DeviceGroup, "stereo_sgm", {})],
-    "sift": [(parvis.Context, "sift", "all None")],
+    "sift": [(parvis.Context, "sift", "all None"), (parvis.Context, "sift_plan", "all None")],
     "match": [(parvis.Context, "match", {})],
     "ransac": [(parvis, "find_homography", {}), (parvis, "find_fundamental", {})],
     "octreg": [(parvis.Context, "octreg", {}), (parvis.Context, "octreg_plan", {}),
                (parvis.DeviceGroup, "octreg_sequence", {})],
     "flow": [(parvis.Context, "flow3d", {}), (parvis.Context, "flow2d", "all None"),
+             (parvis.Context, "flow_plan", "all None"),
              (parvis.DeviceGroup, "flow3d_sequence", {})],
     # phase correlation's Python form is upsample / subpixel / pad / window:
     # checked below against the declaration's choices.
