@@ -258,7 +258,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
         selectors = args.case or (ref["selectors"] if ref else HEADLINE)
         extra = shlex.split(args.bench_args) if args.bench_args is not None else \
             (ref.get("bench_args", []) if ref else [])
-        cur = run_bench(args.bench, selectors, extra)
+        cur = run_bench(args.bench, selectors, extra, args.keep_json)
         if ref is None:
             path, ref = load_reference(None, cur["device"], args.reference_dir)
     if ref["device"] != cur["device"] and not args.force:
@@ -289,8 +289,9 @@ def main(argv: Optional[List[str]] = None) -> int:
     sub.choices["make"].add_argument("--rounds", type=int, default=2,
                                      help="bench processes per row (default 2): the noise "
                                           "includes the spread between them")
-    sub.choices["make"].add_argument("--keep-json", metavar="DIR",
-                                     help="also keep each run's parvis-bench JSON in DIR")
+    for name in ("make", "compare"):
+        sub.choices[name].add_argument("--keep-json", metavar="DIR",
+                                       help="also keep each run's parvis-bench JSON in DIR")
     sub.choices["make"].add_argument("--out", help="the reference to write (default "
                                      "bench/reference/<device>.json)")
     compare = sub.choices["compare"]
