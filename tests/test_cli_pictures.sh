@@ -273,6 +273,10 @@ count() { check coloured "$1" "$2" "$3" || fail "match --draw $1: $(cat "$out/st
 "$parvis" match "$VL" "$VR" --preset fast --backend cpu --draw "$out/h.png" \
     --homography "$out/h.txt" -o "$out/m.txt" --json >"$out/h.json" 2>"$out/stderr" ||
     fail "match --draw --homography: $(cat "$out/stderr")"
+# the homography file: three rows of three, H[2][2] = 1 (OpenCV's and the
+# Oxford sets' convention, so that files compare entry by entry)
+[ "$(awk 'NR == 3 { print $3 }' "$out/h.txt")" = "1" ] ||
+    fail "--homography: H[2][2] is not 1: $(cat "$out/h.txt")"
 all=$(count "$out/all.png" "$VL" "$VR")
 inliers=$(count "$out/h.png" "$VL" "$VR")
 matches=$(sed -n 's/.*"matches": \([0-9]*\).*/\1/p' "$out/h.json")

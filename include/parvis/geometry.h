@@ -69,8 +69,11 @@ PV_API void pv_ransac_params_default(pv_ransac_params *params);
 
 /** A model and its support. */
 typedef struct pv_geometry_result {
-    double model[9];         /**< the 3x3 model, row-major, scaled to unit Frobenius norm
-                                (H: then signed so that H[2][2] >= 0) */
+    double model[9];         /**< the 3x3 model, row-major.  H: scaled so that
+                                H[2][2] = 1 (as OpenCV and the Oxford sets write
+                                it), or, where |H[2][2]| <= 1e-9 of the norm, to
+                                unit Frobenius norm with H[2][2] >= 0.  F: unit
+                                Frobenius norm, its largest entry positive */
     int inlier_count;        /**< matches within threshold of the model */
     int hypotheses;          /**< hypotheses scored before the stop */
     int best_hypothesis;     /**< index of the winning sample */

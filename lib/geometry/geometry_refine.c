@@ -156,6 +156,11 @@ static void denormalise(const pv_estimation *est, const double *normalised, doub
 
 /* Unit Frobenius norm; H signed so that H[2][2] >= 0, F so that its
  * largest |entry| is positive. */
+/* The scale of a homography: H[2][2] = 1, as OpenCV and the Oxford sets
+ * write it, unless H[2][2] is this small against the norm (a homography
+ * that sends the origin nearly to infinity): then unit norm, H[2][2] >= 0. */
+#define PV_H22_SMALLEST 1e-9
+
 static void scale_model(pv_geometry_model kind, double *m)
 {
     double norm = 0.0;
@@ -166,6 +171,13 @@ static void scale_model(pv_geometry_model kind, double *m)
             largest = i;
     }
     norm = sqrt(norm);
+    if (kind == PV_GEOMETRY_HOMOGRAPHY && fabs(m[8]) > PV_H22_SMALLEST * norm) {
+        const double h22 = m[8];
+        for (int i = 0; i < 8; i++)
+            m[i] /= h22;
+        m[8] = 1.0;
+        return;
+    }
     double sign_of = kind == PV_GEOMETRY_HOMOGRAPHY ? m[8] : m[largest];
     double factor = (sign_of < 0.0 ? -1.0 : 1.0) / norm;
     for (int i = 0; i < 9; i++)

@@ -33,9 +33,10 @@ FUNDAMENTAL_SAMPLE: int = int(lib.PV_FUNDAMENTAL_SAMPLE)
 class GeometryResult(NamedTuple):
     """A RANSAC model.
 
-    model: (3, 3) float64, unit Frobenius norm (a homography signed so that
-    model[2, 2] >= 0; a fundamental matrix so that its largest |entry| is
-    positive).  A homography maps image 1 to image 2 (x2 ~ H x1); a
+    model: (3, 3) float64; a homography scaled so that model[2, 2] == 1, as
+    OpenCV's findHomography and the Oxford sets write it (unit Frobenius
+    norm instead where |model[2, 2]| is at most 1e-9 of the norm); a
+    fundamental matrix of unit Frobenius norm, its largest |entry| positive.  A homography maps image 1 to image 2 (x2 ~ H x1); a
     fundamental matrix has x2^T F x1 = 0.  inliers: (N,) bool, the matches
     within the threshold of the model; inlier_count: their number;
     hypotheses: hypotheses scored before the stop; best_hypothesis: the
