@@ -16,5 +16,7 @@
 #include "parvis/colour.h"
 #include "parvis/geometry.h"
 #include "parvis/multi.h"
+#include "parvis/config.h"
+#include "parvis/progress.h"
 
 #endif

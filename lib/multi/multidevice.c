@@ -98,8 +98,7 @@ static pv_status add_listed(pv_device_group *group, const pv_context_options *ba
 
 static int pinned_by_environment(void)
 {
-    const char *device = getenv("PARVIS_DEVICE");
-    return device && *device;
+    return pv_config_get(PV_CONFIG_DEVICE, NULL, 0);
 }
 
 /* The probe context decides the platform; the other devices of that
