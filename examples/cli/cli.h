@@ -10,6 +10,7 @@
 #include "../common/colormap.h"
 #include "../common/options.h"
 #include "../common/outputs.h"
+#include "../common/progress.h"
 #include "../common/tool.h"
 
 /* A device group from --backend/--crosscheck and a --devices value;

@@ -58,7 +58,7 @@
     X(FAULT, "list", "off",                                                                   \
       "alloc:N, build:N or enqueue:N, comma-separated: the OpenCL context's N-th such call "  \
       "fails (fault-injection tests)")                                                        \
-    X(CL_OPTIONS_LOG, "path", "unset: nothing logged",                                        \
+    X(CL_OPTIONS_LOG, "path", "nothing logged",                                        \
       "a file to which every OpenCL program built from source appends its name and build "    \
       "options")
 
