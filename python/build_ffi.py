@@ -42,7 +42,7 @@ typedef enum pv_status {
     PV_OK = 0, PV_ERR_INVALID = -1, PV_ERR_NOMEM = -2, PV_ERR_IO = -3,
     PV_ERR_FORMAT = -4, PV_ERR_UNSUPPORTED = -5, PV_ERR_OPENCL = -6,
     PV_ERR_BUILD = -7, PV_ERR_NO_DEVICE = -8, PV_ERR_MISMATCH = -9,
-    PV_ERR_DEVICE_MEMORY = -10
+    PV_ERR_DEVICE_MEMORY = -10, PV_ERR_CANCELLED = -11
 } pv_status;
 const char *pv_status_string(pv_status status);
 const char *pv_last_error(void);
@@ -77,6 +77,16 @@ const char *pv_context_device_name(const pv_context *ctx);
 const char *pv_context_selection_note(const pv_context *ctx);
 const char *pv_context_last_error(const pv_context *ctx);
 pv_status pv_context_set_crosscheck(pv_context *ctx, int enabled);
+
+typedef int (*pv_progress_fn)(void *user, const char *op, double done, double total);
+pv_status pv_context_set_progress(pv_context *ctx, pv_progress_fn fn, void *user);
+extern "Python" int _parvis_progress(void *user, const char *op, double done, double total);
+typedef struct pv_config_entry_info {
+    const char *name; const char *kind; const char *default_value; const char *meaning;
+    int is_set; char value[4096];
+} pv_config_entry_info;
+int pv_config_count(void);
+pv_status pv_config_entry(int index, pv_config_entry_info *entry);
 int pv_context_crosscheck(const pv_context *ctx);
 int pv_context_cpu_threads(const pv_context *ctx);
 typedef struct pv_timing {

@@ -7,6 +7,7 @@ import numpy as np
 
 from . import _arrays as A
 from ._convert import c_float, c_int, c_size
+from . import _progress
 from ._errors import invalid, raise_status
 from ._lifetime import CObject, PlanHandle, _Handle, check_can_start
 from ._native import ffi, lib
@@ -245,6 +246,7 @@ class Context(_Handle):
     """
 
     _what = "the context"
+    set_progress = _progress.set_progress  # progress and cancellation: parvis._progress
 
     def __init__(self, backend: str = "auto", device: Union[int, str, None] = None,
                  crosscheck: bool = False, cpu_threads: int = 0) -> None:
