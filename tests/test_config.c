@@ -356,6 +356,75 @@ static void test_progress_sift_batch(void **state)
     pv_sift_plan_destroy(plan);
 }
 
+static void test_progress_phasecorr_batches(void **state)
+{
+    pv_context *ctx = tu_backend_ctx(state);
+    enum { MOVERS = 5, SIDE = 32 };
+    pv_image reference, movers[MOVERS];
+    assert_int_equal(pv_image_alloc(&reference, SIDE, SIDE, PV_PIXEL_F32), PV_OK);
+    tu_fill_random(&reference, 21);
+    for (int i = 0; i < MOVERS; i++) {
+        assert_int_equal(pv_image_alloc(&movers[i], SIDE, SIDE, PV_PIXEL_F32), PV_OK);
+        tu_fill_random(&movers[i], 22 + (uint32_t)i);
+    }
+    pv_phasecorr_options options;
+    pv_phasecorr_options_default(&options);
+    pv_phasecorr_plan *plan = NULL;
+    tu_expect_ok(ctx, pv_phasecorr_plan_create(ctx, &reference, &options, 2, &plan), "plan");
+    pv_shift shifts[MOVERS];
+    progress_log log;
+    memset(&log, 0, sizeof log);
+    assert_int_equal(pv_context_set_progress(ctx, record_progress, &log), PV_OK);
+    tu_expect_ok(ctx, pv_phasecorr_plan_correlate(plan, movers, MOVERS, shifts), "correlate");
+    assert_complete(&log, "phasecorr_plan_correlate");
+    /* batches of 2: 0, 2, 4, 5 movers */
+    assert_int_equal(log.calls, 4);
+    assert_true(log.done[1] == 2.0 && log.done[2] == 4.0 && log.total[0] == MOVERS);
+    memset(&log, 0, sizeof log);
+    log.cancel_at = 2;
+    assert_int_equal(pv_phasecorr_plan_correlate(plan, movers, MOVERS, shifts), PV_ERR_CANCELLED);
+    assert_int_equal(pv_context_set_progress(ctx, NULL, NULL), PV_OK);
+    tu_expect_ok(ctx, pv_phasecorr_plan_correlate(plan, movers, MOVERS, shifts),
+                 "correlate after cancel");
+    pv_phasecorr_plan_destroy(plan);
+    for (int i = 0; i < MOVERS; i++)
+        pv_image_free(&movers[i]);
+    pv_image_free(&reference);
+}
+
+/* The tuner reports families searched; the searches' own calls report
+ * nothing of their own. */
+static void test_progress_tune(void **state)
+{
+    (void)state;
+    pv_context *ctx = tu_new_opencl_or_skip();
+    pv_tune_options options;
+    pv_tune_options_default(&options);
+    options.op = "sad";
+    options.max_candidates = 1;
+    options.runs = 1;
+    options.width = 64;
+    options.height = 32;
+    options.ndisp = 8;
+    options.write_cache = 0;
+    pv_tune_result results[2];
+    int count = 0;
+    progress_log log;
+    memset(&log, 0, sizeof log);
+    assert_int_equal(pv_context_set_progress(ctx, record_progress, &log), PV_OK);
+    tu_expect_ok(ctx, pv_tune(ctx, &options, results, 2, &count), "tune");
+    assert_complete(&log, "tune");
+    assert_int_equal(log.calls, 2);
+    assert_true(log.total[0] == 1.0);
+    memset(&log, 0, sizeof log);
+    log.cancel_at = 1;
+    assert_int_equal(pv_tune(ctx, &options, results, 2, &count), PV_ERR_CANCELLED);
+    assert_int_equal(count, 0);
+    assert_int_equal(pv_context_set_progress(ctx, NULL, NULL), PV_OK);
+    tu_expect_ok(ctx, pv_tune(ctx, &options, results, 2, &count), "tune after cancel");
+    pv_context_destroy(ctx);
+}
+
 /* The cross-check's CPU run reports nothing of its own: still one
  * monotone sequence. */
 static void test_progress_with_crosscheck(void **state)
@@ -398,6 +467,8 @@ int main(void)
         TU_ON_BOTH(test_progress_sgm_batch),
         TU_ON_BOTH(test_progress_flow),
         TU_ON_BOTH(test_progress_sift_batch),
+        TU_ON_BOTH(test_progress_phasecorr_batches),
+        cmocka_unit_test(test_progress_tune),
         cmocka_unit_test(test_progress_with_crosscheck),
         cmocka_unit_test(test_progress_bad_arguments),
     };
