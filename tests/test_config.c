@@ -425,6 +425,59 @@ static void test_progress_tune(void **state)
     pv_context_destroy(ctx);
 }
 
+/* A device group's call reports items done by all members on its first
+ * context; the members' own calls report nothing. */
+static pv_device_group *group_of(pv_backend_kind kind)
+{
+    pv_context_options options;
+    pv_context_options_default(&options);
+    options.backend = kind;
+    pv_device_group *group = NULL;
+    const int twice[2] = {0, 0};
+    if (kind == PV_BACKEND_OPENCL && !tu_opencl)
+        return NULL;
+    int made = kind == PV_BACKEND_CPU ? pv_device_group_create(&group, &options, NULL, 0)
+                                      : pv_device_group_create(&group, &options, twice, 2);
+    assert_int_equal(made, PV_OK);
+    return group;
+}
+
+static void test_progress_group_sequence(void **state)
+{
+    const pv_backend_kind kind = *(const pv_backend_kind *)*state;
+    pv_device_group *group = group_of(kind);
+    if (!group)
+        skip();
+    enum { FRAMES = 4 };
+    pv_volume frames[FRAMES];
+    pv_flow_field flows[FRAMES - 1];
+    for (int i = 0; i < FRAMES; i++)
+        frames[i] = tu_random_volume(32, 32, 1, 40 + (uint32_t)i);
+    for (int i = 0; i < FRAMES - 1; i++)
+        assert_int_equal(pv_flow_field_alloc(&flows[i], 32, 32, 1), PV_OK);
+    pv_flow_params p;
+    pv_flow_params_default(&p);
+    p.warps = 1;
+    p.iterations = 5;
+    pv_context *first = pv_device_group_context(group, 0);
+    progress_log log;
+    memset(&log, 0, sizeof log);
+    assert_int_equal(pv_context_set_progress(first, record_progress, &log), PV_OK);
+    tu_expect_ok(first, pv_flow3d_sequence(group, frames, FRAMES, &p, flows), "sequence");
+    assert_complete(&log, "pv_flow3d_sequence");
+    assert_true(log.total[0] == FRAMES - 1);
+    memset(&log, 0, sizeof log);
+    log.cancel_at = 1;
+    assert_int_equal(pv_flow3d_sequence(group, frames, FRAMES, &p, flows), PV_ERR_CANCELLED);
+    assert_int_equal(pv_context_set_progress(first, NULL, NULL), PV_OK);
+    tu_expect_ok(first, pv_flow3d_sequence(group, frames, FRAMES, &p, flows), "after cancel");
+    for (int i = 0; i < FRAMES - 1; i++)
+        pv_flow_field_free(&flows[i]);
+    for (int i = 0; i < FRAMES; i++)
+        pv_volume_free(&frames[i]);
+    pv_device_group_destroy(group);
+}
+
 /* The cross-check's CPU run reports nothing of its own: still one
  * monotone sequence. */
 static void test_progress_with_crosscheck(void **state)
@@ -469,6 +522,7 @@ int main(void)
         TU_ON_BOTH(test_progress_sift_batch),
         TU_ON_BOTH(test_progress_phasecorr_batches),
         cmocka_unit_test(test_progress_tune),
+        TU_ON_BOTH(test_progress_group_sequence),
         cmocka_unit_test(test_progress_with_crosscheck),
         cmocka_unit_test(test_progress_bad_arguments),
     };

@@ -4,7 +4,8 @@
  * The long operations report their progress on the context they run on:
  * belief propagation (levels x iterations), SGM and SIFT batches (items),
  * 3D optical flow (warps x iterations), OCT registration (targets), phase
- * correlation batches, device-group sequences and the tuner's search.  A
+ * correlation batches, device-group calls (on the group's first context,
+ * in items) and the tuner's search.  A
  * call reports done = 0 first and done = total last when it succeeds;
  * done never decreases within a call.  The callback returning non-zero
  * stops the call at its next report with PV_ERR_CANCELLED: the call's

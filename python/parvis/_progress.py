@@ -3,7 +3,8 @@
 ``Context.set_progress(callable)`` has ``callable(op, done, total)`` called
 as the long operations of that context advance: belief propagation
 (``stereo_bp``), SGM and SIFT batches, optical flow, OCT registration,
-phase-correlation batches and the tuner.  ``op`` names the operation,
+phase-correlation batches and the tuner (a DeviceGroup's calls report on
+its first context, which Python does not expose yet).  ``op`` names the operation,
 ``done`` of ``total`` units of its work are done (the units differ between
 operations; only their ratio is comparable): a call reports ``done == 0``
 first and ``done == total`` last when it succeeds, and ``done`` never goes
