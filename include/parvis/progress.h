@@ -8,10 +8,12 @@
  * in items) and the tuner's search.  A
  * call reports done = 0 first and done = total last when it succeeds;
  * done never decreases within a call.  The callback returning non-zero
- * stops the call at its next report with PV_ERR_CANCELLED: the call's
- * outputs are then as its own error contract says (untouched, unless the
- * operation's documentation says otherwise), nothing leaks, and the context
- * stays usable. */
+ * stops the call at its next report with PV_ERR_CANCELLED: nothing leaks,
+ * the context stays usable, and the outputs hold no result, as after any
+ * other failure of the call (most are untouched; pv_stereo_sgm_batch
+ * resets its outputs; on the CPU backend a BP map of several tiles may
+ * have its first tiles written).  docs/c-api.md lists each operation's
+ * units. */
 #ifndef PARVIS_PROGRESS_H
 #define PARVIS_PROGRESS_H
 
