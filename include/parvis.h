@@ -17,5 +17,7 @@
 #include "parvis/geometry.h"
 #include "parvis/multi.h"
 #include "parvis/params.h"
+#include "parvis/config.h"
+#include "parvis/progress.h"
 
 #endif

@@ -101,6 +101,16 @@ def _bundled_link_options() -> dict:
                 extra_link_args=[f"-Wl,-rpath,$ORIGIN/{BUNDLED_LIB_DIR}"])
 
 
+#: The Python functions C calls back (cffi's ``extern "Python"``, defined
+#: with ``@ffi.def_extern()``): the package's own, so not in any header.
+#: Each must have the signature of the C callback type it stands for
+#: (pv_progress_fn in parvis/progress.h), which the compiler then checks
+#: where the package passes it.
+PYTHON_CALLBACKS = """
+extern "Python" int _parvis_progress(void *user, const char *op, double done, double total);
+"""
+
+
 def header_dirs() -> list[pathlib.Path]:
     """The include directories whose parvis.h the declarations come from."""
     if library_mode() == "system":
@@ -118,7 +128,7 @@ def declare_from_headers(builder: FFI) -> None:
     building it; in system mode make_builder calls it at once.
     """
     try:
-        builder.cdef(build_cdef.generate_cdef(header_dirs()))
+        builder.cdef(build_cdef.generate_cdef(header_dirs()) + PYTHON_CALLBACKS)
     except build_cdef.CdefError as err:
         raise SystemExit(f"parvis: generating the cffi declarations: {err}") from err
 

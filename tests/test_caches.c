@@ -472,7 +472,7 @@ static void test_tune_without_cache_location_fails_first(void **state)
         snprintf(xdg, sizeof xdg, "%s", getenv("XDG_CACHE_HOME"));
     unsetenv("HOME");
     unsetenv("XDG_CACHE_HOME");
-    unsetenv("PARVIS_TUNE_DIR");
+    tu_set_env("PARVIS_TUNE_DIR", NULL);
     assert_int_equal(pv_tune_check_cache_writable(ctx), PV_ERR_IO);
     pv_tune_options options;
     quick_tune_options(&options);

@@ -408,13 +408,10 @@ static void test_pinned_transfers(void **state)
     pv_context *ctx = tu_new_opencl_or_skip();
     for (size_t i = 0; i < sizeof pinned_trips / sizeof pinned_trips[0]; i++) {
         const struct pinned_trip *t = &pinned_trips[i];
-        if (t->pinned_min)
-            setenv("PARVIS_PINNED_MIN", t->pinned_min, 1);
-        else
-            unsetenv("PARVIS_PINNED_MIN");
+        tu_set_env("PARVIS_PINNED_MIN", t->pinned_min);
         round_trip_volume(ctx, t->size[0], t->size[1], t->size[2]);
     }
-    unsetenv("PARVIS_PINNED_MIN");
+    tu_set_env("PARVIS_PINNED_MIN", NULL);
     pv_context_destroy(ctx);
 }
 

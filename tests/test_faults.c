@@ -121,7 +121,7 @@ static void test_build_faults_without_binary_cache(void **state)
     unsetenv("PARVIS_NO_BINARY_CACHE");
     if (!ctx)
         skip();
-    setenv("PARVIS_NO_BINARY_CACHE", "1", 1);
+    tu_set_env("PARVIS_NO_BINARY_CACHE", "1");
     wl_result *got = calloc(1, sizeof *got);
     assert_non_null(got);
     int untouched = 1;
@@ -132,7 +132,7 @@ static void test_build_faults_without_binary_cache(void **state)
     got->count = 0;
     assert_int_equal(wl_ops[0].run(ctx, got, &untouched), PV_OK);
     assert_true(got->count > 0);
-    unsetenv("PARVIS_NO_BINARY_CACHE");
+    tu_set_env("PARVIS_NO_BINARY_CACHE", NULL);
     free(got);
     pv_context_destroy(ctx);
 }

@@ -167,10 +167,10 @@ static int load_capturing(pv_context *ctx, int *warned)
     assert_true(saved >= 0 && fd >= 0);
     dup2(fd, 2);
     close(fd);
-    setenv("PARVIS_LOG", "1", 1);
+    tu_set_env("PARVIS_LOG", "1");
     int applied = -1;
     pv_status status = pv_tune_load(ctx, &applied);
-    unsetenv("PARVIS_LOG");
+    tu_set_env("PARVIS_LOG", NULL);
     fflush(stderr);
     dup2(saved, 2);
     close(saved);

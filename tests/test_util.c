@@ -1,4 +1,5 @@
 #include "test_util.h"
+#include "../lib/core/configuration.h"
 
 #include <math.h>
 #include <signal.h>
@@ -84,6 +85,15 @@ pv_context *tu_new_opencl_or_skip(void)
         skip();
     }
     return ctx;
+}
+
+void tu_set_env(const char *name, const char *value)
+{
+    if (value)
+        setenv(name, value, 1);
+    else
+        unsetenv(name);
+    assert_int_equal(pv_config_refresh(), PV_OK);
 }
 
 pv_context *tu_fault_context(const char *spec)

@@ -76,6 +76,11 @@ void tu_guarded_alloc(pv_image *image, int width, int height, pv_pixel_type type
 int tu_guard_intact(const pv_image *image, int guard);
 void tu_guarded_free(pv_image *image, int guard);
 
+/* Set (value NULL: unset) an environment variable and read the library's
+ * configuration again, for a test that changes a PARVIS_* variable under
+ * a context already made (the library reads them at context creation). */
+void tu_set_env(const char *name, const char *value);
+
 /* Path of a file under tests/data (static buffer, overwritten by each call). */
 const char *tu_data_path(const char *relative);
 /* A scratch path under the build tree's tests/tmp (created on demand). */

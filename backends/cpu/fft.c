@@ -54,14 +54,11 @@ typedef enum planner_effort {
 
 static planner_effort requested_effort(void)
 {
-    const char *effort = getenv("PARVIS_FFTW_PLANNER");
-    if (!effort)
-        return EFFORT_DEFAULT;
-    if (strcmp(effort, "estimate") == 0)
+    if (pv_config_is(PV_CONFIG_FFTW_PLANNER, "estimate"))
         return EFFORT_ESTIMATE;
-    if (strcmp(effort, "measure") == 0)
+    if (pv_config_is(PV_CONFIG_FFTW_PLANNER, "measure"))
         return EFFORT_MEASURE;
-    if (strcmp(effort, "patient") == 0)
+    if (pv_config_is(PV_CONFIG_FFTW_PLANNER, "patient"))
         return EFFORT_PATIENT;
     return EFFORT_DEFAULT;
 }
@@ -71,10 +68,10 @@ static planner_effort requested_effort(void)
  * there is none.  The directories are created on demand. */
 static int wisdom_path(char *path, size_t size)
 {
-    const char *own = getenv("PARVIS_FFTW_WISDOM");
-    if (own && strcmp(own, "off") == 0)
-        return 0;
-    if (own && *own) {
+    char own[PV_CONFIG_VALUE_MAX + 1];
+    if (pv_config_get(PV_CONFIG_FFTW_WISDOM, own, sizeof own)) {
+        if (strcmp(own, "off") == 0)
+            return 0;
         int n = snprintf(path, size, "%s", own);
         return n > 0 && (size_t)n < size;
     }

@@ -10,10 +10,12 @@
 #include "../common/colormap.h"
 #include "../common/options.h"
 #include "../common/outputs.h"
+#include "../common/progress.h"
 #include "../common/tool.h"
 
-/* A device group from --backend/--crosscheck and a --devices value;
- * prints the error and returns NULL on failure. */
+/* A device group from --backend/--crosscheck and a --devices value, with
+ * the progress line (--progress) on its first context; prints the error
+ * and returns NULL on failure. */
 pv_device_group *cli_device_group(const cli_backend_options *options, const char *devices);
 /* "N devices: name (k items, t ms), ..." for the group's last call. */
 void cli_print_group_split(FILE *out, pv_device_group *group);

@@ -29,6 +29,8 @@ pv_device_group *cli_device_group(const cli_backend_options *options, const char
         cli_fail_status(status, "cannot create the device group");
         return NULL;
     }
+    /* the library reports a group call's progress on its first context */
+    cli_progress_attach(pv_device_group_context(group, 0), options->progress);
     return group;
 }
 

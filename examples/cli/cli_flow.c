@@ -106,6 +106,7 @@ static int parse_flow_args(int argc, char **argv, flow_args *args)
         {.name = "--verbose", .kind = CLI_FLAG, .field = &args->verbose,
          .help = "say what the inputs are and the parameters used"},
         CLI_BACKEND_ENTRIES(&args->backend),
+        CLI_PROGRESS_ENTRY(&args->backend.progress),
         CLI_DEVICES_ENTRY(&args->devices, 0),
     };
     memcpy(table, entries, sizeof entries);

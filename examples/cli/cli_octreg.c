@@ -171,6 +171,7 @@ static int parse_octreg_args(int argc, char **argv, octreg_args *a)
         {.name = "--json", .kind = CLI_FLAG, .field = &a->want_json,
          .help = "print one JSON line (the CSV only with -o)"},
         CLI_BACKEND_ENTRIES(&a->backend),
+        CLI_PROGRESS_ENTRY(&a->backend.progress),
         CLI_DEVICES_ENTRY(&a->devices, 0),
     };
     int count = 0;

@@ -150,6 +150,7 @@ static int parse_stereo_args(int argc, char **argv, stereo_args *args)
         {.name = "--verbose", .kind = CLI_FLAG, .field = &args->verbose,
          .help = "say what the inputs are and (bp) the memory a run needs"},
         CLI_BACKEND_ENTRIES(&args->backend),
+        CLI_PROGRESS_ENTRY(&args->backend.progress),
         CLI_DEVICES_ENTRY(&args->devices, BP_ONLY | SGM_ONLY),
         {.name = "--batch", .kind = CLI_TEXT, .field = &args->batch, .value_name = "LIST",
          .methods = SGM_ONLY,

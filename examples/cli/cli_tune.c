@@ -77,6 +77,7 @@ static int parse_tune_args(int argc, char **argv, tune_args *args)
         {.name = "--export", .kind = CLI_FLAG, .field = &args->export_entry,
          .help = "print the tuning database entry of this device on stdout"},
         CLI_BACKEND_ENTRIES(&args->backend),
+        CLI_PROGRESS_ENTRY(&args->backend.progress),
     };
     cli_command c = {.name = "tune", .synopsis = "[options]",
                      .summary = "Search the OpenCL device's best kernel launch parameters, "

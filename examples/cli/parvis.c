@@ -8,6 +8,8 @@ static const char usage[] =
     "usage: parvis <command> [options]\n"
     "\n"
     "commands:\n"
+    "  info                    version, backends, devices and the configuration in effect\n"
+    "                          (every PARVIS_* variable with its value and default)\n"
     "  devices                 list backends and OpenCL devices\n"
     "  stereo LEFT RIGHT -o OUT.pfm [--method sad] --ndisp N [--window W]\n"
     "         [--min-disp M] [--subpixel] [--lr-check] [--uniqueness U]\n"
@@ -75,6 +77,8 @@ static const char usage[] =
     "  version                 print the library version\n"
     "\n"
     "common options: --backend auto|cpu|opencl  --device I|NAME  --crosscheck\n"
+    "--progress (stereo, flow, octreg, tune): a progress line on stderr; without it the line\n"
+    "         shows only on a terminal, for calls longer than a second\n"
     "--devices all|0,2,3: run the items (targets, frame pairs, BP tiles) on several OpenCL\n"
     "         devices at once; 'all' is every device of the chosen device's platform\n"
     "'parvis COMMAND --help': a command's options, ranges, defaults and output conventions\n"
@@ -83,7 +87,8 @@ static const char usage[] =
     "environment: PARVIS_BACKEND, PARVIS_DEVICE, PARVIS_CROSSCHECK=1, PARVIS_LOG=1,\n"
     "         PARVIS_MEMORY_LIMIT=bytes[K|M|G] (caps the memory BP may plan with),\n"
     "         PARVIS_KERNEL_TIMING=runs|each (how the printed kernel times are measured:\n"
-    "         runs of launches, or every launch on its own; docs/timing.md)\n";
+    "         runs of launches, or every launch on its own; docs/timing.md); every\n"
+    "         variable, its default and meaning: 'parvis info', docs/configuration.md\n";
 
 static void print_device(const pv_device_info *device)
 {
@@ -96,18 +101,9 @@ static void print_device(const pv_device_info *device)
            (double)device->max_alloc / (1u << 30), (double)device->local_memory / 1024.0);
 }
 
-static int cmd_devices(int argc, char **argv)
+/* The devices and what auto selects; 0, or 1 after a message. */
+static int print_devices(void)
 {
-    cli_command c = {
-        .name = "devices", .synopsis = "",
-        .summary = "List the backends, the OpenCL devices and what --backend auto selects.",
-        .conventions = "  Each device: '[I] name (type)', its platform, driver and OpenCL version,\n"
-                       "  compute units and memory.  I is the index --device and --devices take\n"
-                       "  (PARVIS_DEVICE=I sets it for every command).\n",
-        .options = NULL, .option_count = 0};
-    int parsed = cli_parse(&c, argc, argv);
-    if (parsed != CLI_PARSED)
-        return cli_parse_exit(parsed);
     pv_device_info devices[64];
     int count = 0;
     pv_status status = pv_device_list(devices, 64, &count);
@@ -126,6 +122,60 @@ static int cmd_devices(int argc, char **argv)
         printf("auto selection failed: %s\n", pv_last_error());
     }
     return 0;
+}
+
+static int cmd_devices(int argc, char **argv)
+{
+    cli_command c = {
+        .name = "devices", .synopsis = "",
+        .summary = "List the backends, the OpenCL devices and what --backend auto selects.",
+        .conventions = "  Each device: '[I] name (type)', its platform, driver and OpenCL version,\n"
+                       "  compute units and memory.  I is the index --device and --devices take\n"
+                       "  (PARVIS_DEVICE=I sets it for every command).\n",
+        .options = NULL, .option_count = 0};
+    int parsed = cli_parse(&c, argc, argv);
+    if (parsed != CLI_PARSED)
+        return cli_parse_exit(parsed);
+    return print_devices();
+}
+
+/* The configuration table: one line a variable, "NAME = value" where the
+ * environment sets it, else "NAME (unset: default)", and its meaning. */
+static int print_configuration(void)
+{
+    printf("configuration (%d variables; docs/configuration.md):\n", pv_config_count());
+    for (int i = 0; i < pv_config_count(); i++) {
+        pv_config_entry_info entry;
+        pv_status status = pv_config_entry(i, &entry);
+        if (status != PV_OK)
+            return cli_fail_status(status, "configuration");
+        if (entry.is_set)
+            printf("  %s = %s\n", entry.name, entry.value);
+        else
+            printf("  %s (unset: %s)\n", entry.name, entry.default_value);
+        printf("      %s: %s\n", entry.kind, entry.meaning);
+    }
+    return 0;
+}
+
+static int cmd_info(int argc, char **argv)
+{
+    cli_command c = {
+        .name = "info", .synopsis = "",
+        .summary = "Print the version, the backends, the OpenCL devices and the configuration "
+                   "in effect.",
+        .conventions = "  The configuration: every PARVIS_* variable the library reads, with the\n"
+                       "  value the environment gives it, or its default when it is unset, and\n"
+                       "  its kind and meaning (docs/configuration.md).\n",
+        .options = NULL, .option_count = 0};
+    int parsed = cli_parse(&c, argc, argv);
+    if (parsed != CLI_PARSED)
+        return cli_parse_exit(parsed);
+    printf("parvis %s\n", pv_version());
+    /* devices first: their listing makes a context, which reads the
+     * environment the table then shows */
+    int failed = print_devices();
+    return failed ? failed : print_configuration();
 }
 
 static int cmd_version(int argc, char **argv)
@@ -151,6 +201,7 @@ static const struct command_entry {
     {"flow", cli_flow},           {"flow3d", cli_flow},           {"synth-flow", cli_synth_flow},
     {"sift", cli_sift},           {"match", cli_match},           {"tune", cli_tune},
     {"params", cli_params},       {"version", cmd_version},
+    {"info", cmd_info},
 };
 
 int main(int argc, char **argv)

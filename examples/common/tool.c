@@ -3,6 +3,7 @@
  * --backend/--device/--crosscheck, --devices lists, a monotonic clock,
  * JSON strings and the known 2D flow both synthesise. */
 #include "tool.h"
+#include "progress.h"
 #include "../../lib/core/stderr_line.h"
 
 #include <errno.h>
@@ -17,6 +18,7 @@ int cli_fail(const char *fmt, ...)
 {
     va_list args;
     va_start(args, fmt);
+    cli_progress_close();
     pv_stderr_vline(fmt, args); /* the library's own line writer: one write */
     va_end(args);
     return 1;
@@ -92,6 +94,7 @@ void cli_backend_options_default(cli_backend_options *options)
     options->backend = PV_BACKEND_AUTO;
     options->device_index = -1;
     options->crosscheck = 0;
+    options->progress = 0;
 }
 
 pv_context *cli_context(const cli_backend_options *options)
@@ -112,6 +115,7 @@ pv_context *cli_context(const cli_backend_options *options)
         cli_fail_status(status, "cannot create a context");
         return NULL;
     }
+    cli_progress_attach(ctx, options->progress);
     return ctx;
 }
 

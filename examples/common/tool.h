@@ -29,10 +29,12 @@ typedef struct cli_backend_options {
     pv_backend_kind backend;
     int device_index;
     int crosscheck;
+    int progress; /* --progress (CLI_PROGRESS_ENTRY, progress.h) */
 } cli_backend_options;
 
 void cli_backend_options_default(cli_backend_options *options);
-/* Create a context; prints the error and returns NULL on failure. */
+/* Create a context, with the progress line of progress.h (forced by
+ * options->progress); prints the error and returns NULL on failure. */
 pv_context *cli_context(const cli_backend_options *options);
 
 /* --devices all|LIST: the multi-device option of octreg, flow, stereo

@@ -46,7 +46,8 @@ typedef enum pv_status {
     PV_ERR_BUILD = -7,        /**< an OpenCL program failed to build (log kept) */
     PV_ERR_NO_DEVICE = -8,    /**< no usable device for the requested backend */
     PV_ERR_MISMATCH = -9,     /**< cross-check: backends disagree beyond tolerance */
-    PV_ERR_DEVICE_MEMORY = -10 /**< a buffer exceeds what the device can hold */
+    PV_ERR_DEVICE_MEMORY = -10, /**< a buffer exceeds what the device can hold */
+    PV_ERR_CANCELLED = -11    /**< the context's progress callback asked to stop */
 } pv_status;
 
 /** Short constant name of a status ("invalid argument", ...).

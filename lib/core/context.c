@@ -1,4 +1,5 @@
-/* Contexts: backend and device selection (options, then environment),
+/* Contexts: backend and device selection (options, then the
+ * configuration read from the environment at creation),
  * the selection note, and the queries a caller needs. */
 #include "internal.h"
 #include "../tune/tune_internal.h"
@@ -59,8 +60,8 @@ pv_status pv_device_list(pv_device_info *devices, int capacity, int *count)
 
 static pv_status parse_backend_env(pv_backend_kind *kind)
 {
-    const char *value = getenv("PARVIS_BACKEND");
-    if (!value || !*value)
+    char value[PV_CONFIG_VALUE_MAX + 1];
+    if (!pv_config_get(PV_CONFIG_BACKEND, value, sizeof value))
         return PV_OK;
     if (strcmp(value, "auto") == 0)
         *kind = PV_BACKEND_AUTO;
@@ -77,9 +78,10 @@ static pv_status parse_backend_env(pv_backend_kind *kind)
 /* PARVIS_KERNEL_TIMING=runs|each: the context's initial kernel timing. */
 static pv_status parse_kernel_timing_env(pv_kernel_timing *timing)
 {
-    const char *value = getenv("PARVIS_KERNEL_TIMING");
+    char value[PV_CONFIG_VALUE_MAX + 1];
     *timing = PV_KERNEL_TIMING_RUNS;
-    if (!value || !*value || strcmp(value, "runs") == 0)
+    if (!pv_config_get(PV_CONFIG_KERNEL_TIMING, value, sizeof value) ||
+        strcmp(value, "runs") == 0)
         return PV_OK;
     if (strcmp(value, "each") == 0) {
         *timing = PV_KERNEL_TIMING_EACH;
@@ -105,8 +107,8 @@ static int contains_ignoring_case(const char *text, const char *needle)
 /* PARVIS_DEVICE is an index into the device list or a name substring. */
 static pv_status parse_device_env(int *device_index)
 {
-    const char *value = getenv("PARVIS_DEVICE");
-    if (!value || !*value)
+    char value[PV_CONFIG_VALUE_MAX + 1];
+    if (!pv_config_get(PV_CONFIG_DEVICE, value, sizeof value))
         return PV_OK;
     char *end = NULL;
     long index = strtol(value, &end, 10);
@@ -275,8 +277,7 @@ static pv_status resolve_options(const pv_context_options *options, pv_context_o
     pv_status status = parse_backend_env(&resolved->backend);
     if (status == PV_OK)
         status = parse_device_env(&resolved->device_index);
-    const char *crosscheck = getenv("PARVIS_CROSSCHECK");
-    if (crosscheck && strcmp(crosscheck, "1") == 0)
+    if (pv_config_is(PV_CONFIG_CROSSCHECK, "1"))
         resolved->flags |= PV_CONTEXT_CROSSCHECK;
     return status;
 }
@@ -289,7 +290,10 @@ pv_status pv_context_create(pv_context **out, const pv_context_options *options)
     pv_fork_guard_install();
     pv_context_options resolved;
     pv_kernel_timing kernel_timing;
-    pv_status status = resolve_options(options, &resolved);
+    /* The environment is read here, once per context (configuration.h). */
+    pv_status status = pv_config_refresh();
+    if (status == PV_OK)
+        status = resolve_options(options, &resolved);
     if (status == PV_OK)
         status = parse_kernel_timing_env(&kernel_timing);
     if (status != PV_OK)

@@ -61,6 +61,7 @@ void pv_oracle_begin(pv_context *ctx, const char *op, pv_oracle *oracle)
     memset(oracle, 0, sizeof *oracle);
     oracle->op = op;
     oracle->saved = ctx->timing;
+    ctx->progress_muted++;
 }
 
 /* One more output: a dense scratch twin of `image` or else of `volume`. */
@@ -121,6 +122,7 @@ static double oracle_error(const pv_oracle *oracle)
 pv_status pv_oracle_end(pv_context *ctx, pv_oracle *oracle, pv_status status, double tolerance)
 {
     ctx->timing = oracle->saved;
+    ctx->progress_muted--;
     if (status == PV_OK && tolerance >= 0.0) {
         double error = oracle_error(oracle);
         if (!(error <= tolerance))

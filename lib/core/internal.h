@@ -9,7 +9,10 @@
 #include "config.h"
 
 #include "parvis.h"
+#include "parvis/config.h"
+#include "parvis/progress.h"
 #include "backend.h"
+#include "configuration.h"
 #include "plan.h"
 
 #include <math.h>
@@ -54,6 +57,15 @@ struct pv_context {
     /* Where the launch parameters came from ("cache", "database: <entry>
      * (<level> match)", "search", "defaults"): lib/tune/tune_db.c's note. */
     char tune_source[112];
+    /* Progress (lib/core/progress.c): the callback, how deep the calls in
+     * progress are nested (only the outermost call reports), the last done
+     * it was given in this call (reports never go back) and, during a
+     * cross-check's CPU run, muted. */
+    pv_progress_fn progress_fn;
+    void *progress_user;
+    int call_depth;
+    double progress_done;
+    int progress_muted;
 };
 
 /* Record a failure: formats the message into ctx (may be NULL) and the
@@ -96,8 +108,32 @@ int pv_ends_with_ignoring_case(const char *text, const char *suffix);
 pv_status pv_call_begin(pv_context *ctx) __attribute__((warn_unused_result));
 void pv_call_end(pv_context *ctx);
 
-/* Log through PARVIS_LOG=1 (stderr) or the optional log callback. */
+/* One log line (lib/core/log.c): to the callback of pv_set_log_callback
+ * when one is set, else to stderr ("parvis: " first) under PARVIS_LOG=1.
+ * pv_log is an info line about ctx (may be NULL); pv_log_line gives the
+ * level. */
 void pv_log(const pv_context *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void pv_log_line(pv_log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* ---- progress (lib/core/progress.c) ------------------------------------ */
+
+/* Report done of total units of op's work to ctx's progress callback,
+ * from the thread making the call (never inside a parallel region).
+ * Nothing happens without a callback, inside a nested call or during the
+ * cross-check's CPU run; done is raised to the call's last report if
+ * lower.  PV_ERR_CANCELLED ("<op>: cancelled by the progress callback")
+ * when the callback asks to stop: the caller then frees what it made and
+ * returns that status, as for any other failure. */
+pv_status pv_progress_report(pv_context *ctx, const char *op, double done, double total)
+    __attribute__((warn_unused_result));
+/* Bracket a public call that does not go through pv_call_begin but makes
+ * other calls (the tuner): it becomes the outermost call, whose reports
+ * alone reach the callback. */
+void pv_progress_outer_begin(pv_context *ctx);
+void pv_progress_outer_end(pv_context *ctx);
+/* 1 when a report would reach a callback (to skip counting work when
+ * nobody listens). */
+int pv_progress_wanted(const pv_context *ctx);
 
 /* ---- argument checks shared by the front-end files ---------------------- */
 

@@ -1,7 +1,6 @@
-/* Status names, error recording, logging, the library version and the
+/* Status names, error recording, the library version and the
  * context services every layer uses (its lock, its build log). */
 #include "internal.h"
-#include "stderr_line.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +23,7 @@ const char *pv_status_string(pv_status status)
     case PV_ERR_NO_DEVICE: return "no device";
     case PV_ERR_MISMATCH: return "cross-check mismatch";
     case PV_ERR_DEVICE_MEMORY: return "device memory exceeded";
+    case PV_ERR_CANCELLED: return "cancelled";
     }
     return "unknown status";
 }
@@ -49,7 +49,7 @@ pv_status pv_fail(pv_context *ctx, pv_status status, const char *fmt, ...)
         memcpy(ctx->last_error, thread_last_error, sizeof ctx->last_error);
         pv_context_unlock(ctx);
     }
-    pv_log(ctx, "error (%s): %s", pv_status_string(status), thread_last_error);
+    pv_log_line(PV_LOG_ERROR, "error (%s): %s", pv_status_string(status), thread_last_error);
     return status;
 }
 
@@ -62,18 +62,6 @@ pv_status pv_check_required(pv_context *ctx, const char *op, const pv_required_a
         if (!args[i].value)
             return pv_fail(ctx, PV_ERR_INVALID, "%s: %s is NULL", op, args[i].name);
     return PV_OK;
-}
-
-void pv_log(const pv_context *ctx, const char *fmt, ...)
-{
-    (void)ctx;
-    const char *enabled = getenv("PARVIS_LOG");
-    if (!enabled || strcmp(enabled, "1") != 0)
-        return;
-    va_list args;
-    va_start(args, fmt);
-    pv_stderr_vline(fmt, args);
-    va_end(args);
 }
 
 const char *pv_version(void)
@@ -137,6 +125,8 @@ void pv_context_set_build_log(pv_context *ctx, const char *log)
 pv_status pv_call_begin(pv_context *ctx)
 {
     pv_context_lock(ctx);
+    if (ctx->call_depth++ == 0)
+        ctx->progress_done = 0.0;
     memset(&ctx->timing, 0, sizeof ctx->timing);
     ctx->last_error[0] = '\0';
     ctx->call_start_ms = pv_now_ms();
@@ -149,5 +139,6 @@ void pv_call_end(pv_context *ctx)
     /* The CPU backend has no device: its compute time is the whole call. */
     if (ctx->ops == &pv_cpu_backend)
         ctx->timing.kernel_ms = ctx->timing.total_ms;
+    ctx->call_depth--;
     pv_context_unlock(ctx);
 }

@@ -369,7 +369,16 @@ typedef struct flow_run {
     const pv_flow_params *params;
     int levels;
     pv_flow_stats *stats;
+    double *done; /* progress: Jacobi iterations, levels x warps x iterations in all */
 } flow_run;
+
+static pv_status report_progress(const flow_run *run, double done)
+{
+    const pv_flow_params *p = run->params;
+    *run->done = done;
+    return pv_progress_report(run->ctx, "flow", done,
+                              (double)run->levels * p->warps * (double)p->iterations);
+}
 
 /* One warp's iterations: a fixed count, or chunks of check_every until the
  * relative change falls below the tolerance. */
@@ -390,6 +399,9 @@ static pv_status solve(const flow_run *run, int level)
         run->stats->iterations += chunk;
         if (change < (double)p->tolerance)
             break;
+        status = report_progress(run, *run->done + chunk);
+        if (status != PV_OK)
+            return status;
     }
     return PV_OK;
 }
@@ -411,8 +423,12 @@ static pv_status run_warps(const flow_run *run, int level)
         if (status != PV_OK)
             break;
         start = clock_now(ctx);
+        const double warp_end = *run->done + run->params->iterations;
         status = solve(run, level);
         stats->jacobi_ms += clock_since(ctx, run->ops, start);
+        /* a warp that converged early counts all of its iterations */
+        if (status == PV_OK)
+            status = report_progress(run, warp_end);
     }
     return status;
 }
@@ -436,7 +452,9 @@ static pv_status run_pipeline(const flow_run *run, const pv_volume *fixed,
 {
     memset(run->stats, 0, sizeof *run->stats);
     stage_clock start = clock_now(run->ctx);
-    pv_status status = run->ops->flow->load(run->ctx, run->plan, fixed, moving);
+    pv_status status = report_progress(run, 0.0);
+    if (status == PV_OK)
+        status = run->ops->flow->load(run->ctx, run->plan, fixed, moving);
     run->stats->pyramid_ms += clock_since(run->ctx, run->ops, start);
     for (int level = run->levels - 1; level >= 0 && status == PV_OK; level--)
         status = run_level(run, level);
@@ -459,8 +477,9 @@ static pv_status compare_with_cpu(pv_flow_plan *plan, const pv_volume *fixed,
     if (pv_flow_field_alloc(&ref, size[0], size[1], size[2]) != PV_OK)
         return pv_fail(ctx, PV_ERR_NOMEM, "flow cross-check: no memory for the CPU result");
     pv_flow_stats scratch;
+    double done = 0.0;
     flow_run run = {ctx, &pv_cpu_backend, plan->cpu_plan, &plan->params, plan->setup.levels,
-                    &scratch};
+                    &scratch, &done};
     pv_status status = run_pipeline(&run, fixed, moving, &ref);
     double error = 0.0;
     if (status == PV_OK)
@@ -489,8 +508,9 @@ static pv_status plan_run_checked(pv_flow_plan *plan, const pv_volume *fixed,
                                   const pv_volume *moving, pv_flow_field *flow)
 {
     pv_context *ctx = plan->ctx;
+    double done = 0.0;
     flow_run run = {ctx, ctx->ops, plan->backend_plan, &plan->params, plan->setup.levels,
-                    &plan->stats};
+                    &plan->stats, &done};
     pv_status status = pv_call_begin(ctx);
     if (status == PV_OK)
         status = run_pipeline(&run, fixed, moving, flow);

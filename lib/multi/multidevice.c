@@ -98,8 +98,7 @@ static pv_status add_listed(pv_device_group *group, const pv_context_options *ba
 
 static int pinned_by_environment(void)
 {
-    const char *device = getenv("PARVIS_DEVICE");
-    return device && *device;
+    return pv_config_get(PV_CONFIG_DEVICE, NULL, 0);
 }
 
 /* The probe context decides the platform; the other devices of that
@@ -229,6 +228,7 @@ int pv_device_group_last_items(const pv_device_group *group, int index)
 struct dispatch {
     pthread_mutex_t lock;
     int next_item;
+    int finished;       /* items done, by all members */
     pv_status status;   /* the first failure; PV_OK stops nothing */
     char message[GROUP_MESSAGE_SIZE];
 };
@@ -310,6 +310,27 @@ static void restore_threads(int previous)
 #endif
 }
 
+/* Progress of a group call goes to the first context's callback, from the
+ * calling thread (member 0), in items done by all members. */
+static pv_status report_progress(pv_context *first, const char *op, double done, double total)
+{
+    pv_context_lock(first);
+    pv_status status = pv_progress_report(first, op, done, total);
+    pv_context_unlock(first);
+    return status;
+}
+
+static pv_status item_finished(member_run *m)
+{
+    dispatch *d = m->dispatch;
+    pthread_mutex_lock(&d->lock);
+    const int finished = ++d->finished;
+    pthread_mutex_unlock(&d->lock);
+    if (m->member != 0 || finished >= m->task->item_count)
+        return PV_OK; /* the last report is the caller's, after every member */
+    return report_progress(m->ctx, m->task->op, finished, m->task->item_count);
+}
+
 static void *member_main(void *arg)
 {
     member_run *m = arg;
@@ -318,6 +339,8 @@ static void *member_main(void *arg)
     int item;
     while ((item = take_item(m->dispatch, m->task->item_count)) >= 0) {
         pv_status status = run_item(m, item);
+        if (status == PV_OK)
+            status = item_finished(m);
         if (status != PV_OK) {
             record_failure(m, item, status);
             break;
@@ -344,10 +367,7 @@ static void keep_records(pv_device_group *group, const member_run *runs, double 
     group->whole.timing.total_ms = wall_ms;
 }
 
-/* Run every item of task on the group.  Member 0 runs on the calling
- * thread; a member whose thread cannot start takes no items, and the
- * others take them instead. */
-pv_status pv_group_run_task(pv_device_group *group, const group_task *task)
+static pv_status run_members(pv_device_group *group, const group_task *task)
 {
     double start = pv_now_ms();
     dispatch d;
@@ -373,6 +393,27 @@ pv_status pv_group_run_task(pv_device_group *group, const group_task *task)
     if (d.status != PV_OK)
         return pv_fail(NULL, d.status, "%s", d.message);
     return PV_OK;
+}
+
+/* Run every item of task on the group.  Member 0 runs on the calling
+ * thread; a member whose thread cannot start takes no items, and the
+ * others take them instead.  The first context's calls are nested in the
+ * group call, so that only the group's progress reaches its callback. */
+pv_status pv_group_run_task(pv_device_group *group, const group_task *task)
+{
+    pv_context *first = group->contexts[0];
+    pv_context_lock(first);
+    pv_progress_outer_begin(first);
+    pv_context_unlock(first);
+    pv_status status = report_progress(first, task->op, 0.0, task->item_count);
+    if (status == PV_OK)
+        status = run_members(group, task);
+    if (status == PV_OK)
+        status = report_progress(first, task->op, task->item_count, task->item_count);
+    pv_context_lock(first);
+    pv_progress_outer_end(first);
+    pv_context_unlock(first);
+    return status;
 }
 
 pv_status pv_group_check(const pv_device_group *group, const char *op)

@@ -386,10 +386,18 @@ static pv_status register_target(pv_octreg_plan *plan, oct_runner run, const pv_
     *shifts = calloc((size_t)plan->geometry.size[2], sizeof **shifts);
     pv_status status = *shifts ? alloc_work(plan->ctx, plan, &w)
                                : pv_fail(plan->ctx, PV_ERR_NOMEM, "octreg_register: out of memory");
+    /* Progress in two steps: the target loaded (its planes' spectra and
+     * statistics), then registered (stripes and sub-volumes). */
     if (status == PV_OK) {
-        status = load_target(plan, run, "octreg_register", target, &w);
+        status = pv_progress_report(plan->ctx, "octreg_register", 0.0, 2.0);
+        if (status == PV_OK)
+            status = load_target(plan, run, "octreg_register", target, &w);
+        if (status == PV_OK)
+            status = pv_progress_report(plan->ctx, "octreg_register", 1.0, 2.0);
         if (status == PV_OK)
             status = register_loaded(plan, run, &w, *shifts, info);
+        if (status == PV_OK)
+            status = pv_progress_report(plan->ctx, "octreg_register", 2.0, 2.0);
         pv_scratch_free(&w.scratch);
     }
     if (status != PV_OK) {
@@ -467,6 +475,7 @@ pv_status pv_oct_average_targets(pv_octreg_plan *plan, const pv_volume *targets,
     pv_status status = alloc_work(ctx, plan, &w);
     if (status != PV_OK)
         return status;
+    status = pv_progress_report(ctx, "octreg_average", 0.0, count);
     for (int i = 0; status == PV_OK && i < count; i++) {
         pv_octreg_shift *shifts = all + (size_t)i * planes;
         status = load_target(plan, run, "octreg_average", &targets[i], &w);
@@ -474,6 +483,8 @@ pv_status pv_oct_average_targets(pv_octreg_plan *plan, const pv_volume *targets,
             status = register_loaded(plan, run, &w, shifts, &info);
         if (status == PV_OK)
             status = pv_oct_place_loaded(plan, run, shifts, i == 0, coverage);
+        if (status == PV_OK)
+            status = pv_progress_report(ctx, "octreg_average", i + 1.0, count);
     }
     pv_scratch_free(&w.scratch);
     return status;

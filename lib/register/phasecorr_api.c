@@ -393,10 +393,14 @@ static pv_status correlate_movers(pv_phasecorr_plan *plan, const char *op, const
     }
     if (status == PV_OK) {
         status = pv_call_begin(plan->ctx);
+        if (status == PV_OK)
+            status = pv_progress_report(plan->ctx, op, 0.0, count);
         for (int done = 0; status == PV_OK && done < count; done += plan->geometry.batch) {
             int chunk = count - done < plan->geometry.batch ? count - done : plan->geometry.batch;
             status = correlate_viewed(plan, kind, bytes + (size_t)done * kind->bytes,
                                       textured + done, chunk, shifts + done);
+            if (status == PV_OK)
+                status = pv_progress_report(plan->ctx, op, (double)done + chunk, count);
         }
         pv_call_end(plan->ctx);
     }

@@ -169,29 +169,6 @@ typedef struct memory_limits {
     size_t available;   /* bytes the context's memory holds (for messages) */
 } memory_limits;
 
-/* PARVIS_MEMORY_LIMIT: bytes (suffix K, M or G: binary multiples) that
- * cap what BP takes as available; unset or empty: no cap.  -1 when the
- * value is not such a count. */
-static int memory_limit_from_env(size_t *limit)
-{
-    const char *text = getenv("PARVIS_MEMORY_LIMIT");
-    *limit = SIZE_MAX;
-    if (!text || !*text)
-        return 0;
-    char *end = NULL;
-    errno = 0;
-    unsigned long long value = strtoull(text, &end, 10);
-    int shift = *end == 'K' || *end == 'k' ? 10 : *end == 'M' || *end == 'm' ? 20
-                : *end == 'G' || *end == 'g' ? 30 : 0;
-    if (shift)
-        end++;
-    if (errno || end == text || *end || text[0] == '-' || value == 0 ||
-        value > (unsigned long long)(SIZE_MAX >> shift))
-        return -1;
-    *limit = (size_t)value << shift;
-    return 0;
-}
-
 /* What the context's memory holds: the device's global memory on OpenCL,
  * the host's memory on the CPU and on an OpenCL device of CPU type (whose
  * buffers are host memory: its global memory as PoCL reports it ignores
@@ -228,10 +205,10 @@ static pv_status default_limits(pv_context *ctx, memory_limits *limits)
 {
     size_t *available = &limits->available;
     size_t cap;
-    if (memory_limit_from_env(&cap) != 0)
+    if (pv_config_memory_limit(&cap) != 0)
         return pv_fail(ctx, PV_ERR_INVALID,
                        "stereo_bp: PARVIS_MEMORY_LIMIT '%s' is not a byte count (e.g. 512M, 8G)",
-                       getenv("PARVIS_MEMORY_LIMIT"));
+                       pv_config_text(PV_CONFIG_MEMORY_LIMIT).text);
     device_memory(ctx, available, &limits->max_buffer);
     if (cap < *available)
         *available = cap;
@@ -329,7 +306,7 @@ static pv_status refuse_memory(pv_context *ctx, const tile_grid *g, const memory
                  requested_budget > limits->available ? ", capped at the memory available" : "");
     else
         snprintf(source, sizeof source, "half of the %zu bytes available%s", limits->available,
-                 getenv("PARVIS_MEMORY_LIMIT") ? " under PARVIS_MEMORY_LIMIT" : "");
+                 pv_config_get(PV_CONFIG_MEMORY_LIMIT, NULL, 0) ? " under PARVIS_MEMORY_LIMIT" : "");
     return pv_fail(ctx, PV_ERR_DEVICE_MEMORY,
                    "stereo_bp: not enough memory: the call needs %zu bytes for even the smallest "
                    "%dx%d tile (%d px padding, %d disparities; %zu bytes for the whole %dx%d image), "

@@ -225,28 +225,6 @@ static pv_status check_sgm(pv_context *ctx, const pv_image *left, const pv_image
 
 /* ------------------------------------------------------------------ memory */
 
-/* PARVIS_MEMORY_LIMIT: bytes (suffix K, M or G), unset or empty: no cap;
- * -1 when the value is not such a count. */
-static int memory_limit_from_env(size_t *limit)
-{
-    const char *text = getenv("PARVIS_MEMORY_LIMIT");
-    *limit = SIZE_MAX;
-    if (!text || !*text)
-        return 0;
-    char *end = NULL;
-    errno = 0;
-    unsigned long long value = strtoull(text, &end, 10);
-    int shift = *end == 'K' || *end == 'k' ? 10 : *end == 'M' || *end == 'm' ? 20
-                : *end == 'G' || *end == 'g' ? 30 : 0;
-    if (shift)
-        end++;
-    if (errno || end == text || *end || text[0] == '-' || value == 0 ||
-        value > (unsigned long long)(SIZE_MAX >> shift))
-        return -1;
-    *limit = (size_t)value << shift;
-    return 0;
-}
-
 /* What the context's device holds: its global memory on OpenCL, the
  * host's RAM on the CPU (SIZE_MAX when unknown). */
 static size_t device_memory(const pv_context *ctx)
@@ -265,10 +243,10 @@ static size_t device_memory(const pv_context *ctx)
 static pv_status check_memory(pv_context *ctx, const pv_image *left, const pv_sgm_params *p)
 {
     size_t cap;
-    if (memory_limit_from_env(&cap) != 0)
+    if (pv_config_memory_limit(&cap) != 0)
         return pv_fail(ctx, PV_ERR_INVALID,
                        "stereo_sgm: PARVIS_MEMORY_LIMIT '%s' is not a byte count (e.g. 512M, 8G)",
-                       getenv("PARVIS_MEMORY_LIMIT"));
+                       pv_config_text(PV_CONFIG_MEMORY_LIMIT).text);
     size_t available = device_memory(ctx);
     available = cap < available ? cap : available;
     if (p->memory_budget && p->memory_budget < available)
@@ -283,7 +261,7 @@ static pv_status check_memory(pv_context *ctx, const pv_image *left, const pv_sg
                    "or the image size, or raise the limit",
                    left->width, left->height, p->ndisp, need, volume, available,
                    p->memory_budget ? " (params.memory_budget)"
-                   : getenv("PARVIS_MEMORY_LIMIT") ? " (PARVIS_MEMORY_LIMIT)" : "");
+                   : pv_config_get(PV_CONFIG_MEMORY_LIMIT, NULL, 0) ? " (PARVIS_MEMORY_LIMIT)" : "");
 }
 
 size_t pv_sgm_memory_estimate(int width, int height, const pv_sgm_params *params)

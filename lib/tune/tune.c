@@ -70,10 +70,10 @@ static uint64_t identity_hash(const device_identity *id)
 /* $PARVIS_TUNE_DIR, else $XDG_CACHE_HOME/parvis, else $HOME/.cache/parvis. */
 static int cache_dir(char *dir, size_t size, int create)
 {
-    const char *own = getenv("PARVIS_TUNE_DIR");
+    char own[PV_CONFIG_VALUE_MAX + 1];
     char root[3072];
     int n;
-    if (own && *own)
+    if (pv_config_get(PV_CONFIG_TUNE_DIR, own, sizeof own))
         n = snprintf(dir, size, "%s", own);
     else if (pv_cache_root(root, sizeof root)) {
         if (create)
@@ -333,8 +333,7 @@ pv_status pv_tune_reset_families(pv_context *ctx)
 
 static int autoload_disabled(void)
 {
-    const char *off = getenv("PARVIS_NO_TUNE");
-    return off && strcmp(off, "1") == 0;
+    return pv_config_is(PV_CONFIG_NO_TUNE, "1");
 }
 
 void pv_tune_autoload(pv_context *ctx)
@@ -518,11 +517,20 @@ static pv_status tune_unlocked(pv_context *ctx, const pv_tune_options *options, 
     *count = 0;
     pv_tune_autoload(ctx);
     const double end = options->budget_s > 0 ? pv_now_ms() + 1000.0 * options->budget_s : 0.0;
+    /* Progress in families searched; the searches' own calls report
+     * nothing (they are nested in this one). */
+    int families = 0;
+    for (int i = 0; pv_tune_family(i); i++)
+        families += !options->op || strcmp(options->op, pv_tune_family(i)) == 0;
+    pv_progress_outer_begin(ctx);
+    status = pv_progress_report(ctx, "tune", 0.0, families);
     for (int i = 0; pv_tune_family(i) && status == PV_OK; i++) {
         if (options->op && strcmp(options->op, pv_tune_family(i)) != 0)
             continue;
-        if (*count == capacity)
+        if (*count == capacity) {
+            pv_progress_outer_end(ctx);
             return pv_fail(ctx, PV_ERR_INVALID, "pv_tune: capacity %d is too small", capacity);
+        }
         memset(&results[*count], 0, sizeof results[*count]);
         const pv_tune_search_spec spec = {family_deadline(options, i, end), NULL, NULL};
         status = pv_tune_search(ctx, pv_tune_family(i), options, &spec, &results[*count]);
@@ -530,7 +538,10 @@ static pv_status tune_unlocked(pv_context *ctx, const pv_tune_options *options, 
             options->progress(options->progress_user, &results[*count]);
         if (status == PV_OK)
             (*count)++;
+        if (status == PV_OK)
+            status = pv_progress_report(ctx, "tune", *count, families);
     }
+    pv_progress_outer_end(ctx);
     if (*count > 0)
         pv_tune_db_note_source(ctx, "search");
     if (status == PV_OK && options->write_cache)

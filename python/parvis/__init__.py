@@ -13,7 +13,7 @@ in the C library.  Errors raise parvis.Error subclasses
 (parvis.InvalidArgument is also a ValueError).  Licence: BSD-3-Clause.
 """
 from . import _icd  # noqa: F401  (before any OpenCL call: may choose the PoCL wheel)
-from ._errors import (BuildError, ClosedError, DeviceMemoryError, Error, FileError,
+from ._errors import (BuildError, Cancelled, ClosedError, DeviceMemoryError, Error, FileError,
                       ForkedError, FormatError, InvalidArgument, Mismatch, NoDevice,
                       OpenCLError, OutOfMemory, Unsupported)
 from ._context import Context
@@ -36,7 +36,7 @@ __version__ = version()
 __all__ = [
     "Context", "DeviceGroup", "SiftPlan", "PhaseCorrPlan", "OctregPlan", "FlowPlan",
     "Error", "InvalidArgument", "OutOfMemory", "FileError", "FormatError", "Unsupported",
-    "OpenCLError", "BuildError", "NoDevice", "Mismatch", "DeviceMemoryError", "ClosedError",
+    "OpenCLError", "BuildError", "NoDevice", "Mismatch", "DeviceMemoryError", "Cancelled", "ClosedError",
     "ForkedError",
     "DeviceInfo", "devices", "version", "imread", "imwrite", "read_volume", "write_volume",
     "write_flow", "read_flo", "write_flo", "has_nifti", "disparity_error", "synthesize_oct",

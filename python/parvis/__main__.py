@@ -2,8 +2,9 @@
 
 Without arguments it prints the version, where the C library was loaded
 from, the backends, the OpenCL platforms and devices, the FFT engine and
-the tuning source of each device's context, and the parvis / OpenCL
-loader environment variables that are set.  ``--selftest`` runs every
+the tuning source of each device's context, the library's configuration
+(every PARVIS_* variable with its value or default) and the OpenCL loader
+environment variables that are set.  ``--selftest`` runs every
 operation on the CPU and on each OpenCL device (see parvis._selftest) and
 exits with status 1 when any check fails.
 """
@@ -12,7 +13,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from typing import List, Optional
+from typing import List, Optional, Tuple
 
 from . import _icd, _native, _selftest
 from ._context import Context
@@ -100,13 +101,32 @@ def report() -> str:
     note = _icd.note()
     if note:
         lines.append(f"OpenCL driver: {note}")
-    lines.append("configuration:")
-    names = sorted(n for n in os.environ if n.startswith("PARVIS_")) + \
+    lines.append("configuration (the library's, as read when the last context was made):")
+    table = _configuration()
+    lines.extend(line for _, line in table)
+    # the package's and the programs' own PARVIS_* variables, and the loader's
+    known = {name for name, _ in table}
+    others = sorted(n for n in os.environ if n.startswith("PARVIS_") and n not in known) + \
         [n for n in _OTHER_VARIABLES if n in os.environ]
-    lines.extend(f"  {n}={os.environ[n]}" for n in names)
-    if not names:
-        lines.append("  (no PARVIS_* or OpenCL loader variables set)")
+    lines.extend(f"  {n}={os.environ[n]}" for n in others)
     return "\n".join(lines)
+
+
+def _configuration() -> List[Tuple[str, str]]:
+    """(name, line) of every PARVIS_* variable of the library's table: its
+    value where set, else its default (docs/configuration.md)."""
+    entry = ffi.new("pv_config_entry_info *")
+    lines: List[Tuple[str, str]] = []
+    for i in range(lib.pv_config_count()):
+        if lib.pv_config_entry(i, entry) != lib.PV_OK:
+            continue
+        name = ffi.string(entry.name).decode()
+        if entry.is_set:
+            line = f"  {name}={ffi.string(entry.value).decode(errors='replace')}"
+        else:
+            line = f"  {name} (unset: {ffi.string(entry.default_value).decode()})"
+        lines.append((name, line))
+    return lines
 
 
 def _has_opencl_backend() -> bool:

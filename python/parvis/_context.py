@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, Type, TypeVar, Union
 
+from . import _progress
 from ._base import _choice, _ContextBase, _int
 from ._colour import _ColourOps
 from ._errors import invalid, raise_status
@@ -93,6 +94,7 @@ class Context(_FilterOps, _ColourOps, _StereoOps, _FeaturesOps, _RegisterOps,
     """
 
     _what = "the context"
+    set_progress = _progress.set_progress  # progress and cancellation: parvis._progress
 
     def __init__(self, backend: str = "auto", device: Union[int, str, None] = None,
                  crosscheck: bool = False, cpu_threads: int = 0) -> None:

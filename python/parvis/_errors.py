@@ -4,11 +4,12 @@ from __future__ import annotations
 from typing import Dict, Optional, Type
 
 from ._native import ffi, lib
+from ._progress import take_raised
 
 __all__ = [
     "Error", "InvalidArgument", "OutOfMemory", "FileError", "FormatError",
     "Unsupported", "OpenCLError", "BuildError", "NoDevice", "Mismatch",
-    "DeviceMemoryError", "ClosedError", "ForkedError",
+    "DeviceMemoryError", "Cancelled", "ClosedError", "ForkedError",
 ]
 
 
@@ -66,6 +67,12 @@ class DeviceMemoryError(Error):
     """A buffer exceeds what the device can hold (PV_ERR_DEVICE_MEMORY)."""
 
 
+class Cancelled(Error):
+    """The context's progress callable stopped the call (PV_ERR_CANCELLED).
+    A Python exception raised by the callable is re-raised instead, with
+    this error as its context."""
+
+
 class ClosedError(Error, ValueError):
     """The context or plan was closed; it reports PV_ERR_INVALID."""
 
@@ -88,6 +95,7 @@ _BY_STATUS: Dict[int, Type[Error]] = {
     lib.PV_ERR_NO_DEVICE: NoDevice,
     lib.PV_ERR_MISMATCH: Mismatch,
     lib.PV_ERR_DEVICE_MEMORY: DeviceMemoryError,
+    lib.PV_ERR_CANCELLED: Cancelled,
 }
 
 
@@ -109,4 +117,9 @@ def raise_status(status: int, ctx: Optional[object] = None) -> None:
             text = ffi.string(lib.pv_last_error()).decode(errors="replace")
     else:
         text = ffi.string(lib.pv_last_error()).decode(errors="replace")
-    raise error_for(status, text or "parvis call failed")
+    error = error_for(status, text or "parvis call failed")
+    if status == lib.PV_ERR_CANCELLED and ctx is not None:
+        raised = take_raised(ctx)
+        if raised is not None:
+            raise raised from error
+    raise error

@@ -12,6 +12,7 @@
 #include "sift_describe.h"
 #include "../../common/sift_math.h"
 
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -513,27 +514,39 @@ typedef struct image_outcome {
 } image_outcome;
 
 /* Image i on the scale space of the thread that takes it; failures are
- * kept per image and the first one is recorded on the context after. */
+ * kept per image and the first one is recorded on the context after.
+ * Progress is reported by thread 0, the caller's own thread, as it
+ * finishes an image (with the count finished by all); a cancellation
+ * makes every thread skip the images not yet begun. */
 static pv_status detect_side_by_side(pv_context *ctx, cpu_sift_plan *plan, const pv_image *images,
                                      int count, pv_sift_raw *raws, int workers)
 {
     image_outcome *outcomes = calloc((size_t)count, sizeof *outcomes);
     if (!outcomes)
         return pv_fail(ctx, PV_ERR_NOMEM, "sift_detect_batch: no memory for %d images", count);
+    atomic_int finished = 0, cancelled = 0;
     #pragma omp parallel for num_threads(workers) schedule(dynamic, 1)
     for (int i = 0; i < count; i++) {
+        if (atomic_load(&cancelled))
+            continue;
         const int thread = pv_cpu_thread_index();
         cpu_sift_plan *own = thread == 0 ? plan : plan->workers[thread - 1];
         outcomes[i].status = detect_with(NULL, own, &images[i], &raws[i], 1);
         if (outcomes[i].status != PV_OK)
             snprintf(outcomes[i].message, sizeof outcomes[i].message, "%s", pv_last_error());
+        const int done = atomic_fetch_add(&finished, 1) + 1;
+        if (thread == 0 && done < count &&
+            pv_progress_report(ctx, "sift_detect_batch", done, count) != PV_OK)
+            atomic_store(&cancelled, 1);
     }
-    pv_status status = PV_OK;
+    pv_status status = atomic_load(&cancelled) ? PV_ERR_CANCELLED : PV_OK;
     for (int i = 0; i < count && status == PV_OK; i++)
         if (outcomes[i].status != PV_OK)
             status = pv_fail(ctx, outcomes[i].status, "sift_detect_batch: image %d: %s", i,
                              outcomes[i].message);
     free(outcomes);
+    if (status == PV_OK)
+        status = pv_progress_report(ctx, "sift_detect_batch", count, count);
     return status;
 }
 
@@ -542,11 +555,16 @@ static pv_status pv_cpu_sift_detect_batch(pv_context *ctx, void *opaque, const p
 {
     cpu_sift_plan *plan = opaque;
     const int workers = workers_for(ctx, plan, count);
-    pv_status status = workers > 1 ? ensure_workers(ctx, plan, workers - 1) : PV_OK;
+    pv_status status = pv_progress_report(ctx, "sift_detect_batch", 0.0, count);
+    if (status == PV_OK && workers > 1)
+        status = ensure_workers(ctx, plan, workers - 1);
     if (status == PV_OK && workers > 1)
         return detect_side_by_side(ctx, plan, images, count, raws, workers);
-    for (int i = 0; i < count && status == PV_OK; i++)
+    for (int i = 0; i < count && status == PV_OK; i++) {
         status = pv_cpu_sift_detect(ctx, plan, &images[i], &raws[i]);
+        if (status == PV_OK)
+            status = pv_progress_report(ctx, "sift_detect_batch", i + 1.0, count);
+    }
     return status;
 }
 

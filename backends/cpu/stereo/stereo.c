@@ -517,10 +517,13 @@ static pv_status pv_cpu_stereo_sgm_batch(pv_context *ctx, const pv_image *lefts,
                                          const pv_sgm_params *params, pv_image *disparities,
                                          pv_image *confidences)
 {
-    pv_status status = PV_OK;
-    for (int i = 0; i < count && status == PV_OK; i++)
+    pv_status status = pv_progress_report(ctx, "stereo_sgm_batch", 0.0, count);
+    for (int i = 0; i < count && status == PV_OK; i++) {
         status = pv_cpu_sgm(ctx, &lefts[i], &rights[i], params, &disparities[i],
                             confidences ? &confidences[i] : NULL);
+        if (status == PV_OK)
+            status = pv_progress_report(ctx, "stereo_sgm_batch", i + 1.0, count);
+    }
     return status;
 }
 

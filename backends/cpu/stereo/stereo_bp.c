@@ -433,8 +433,16 @@ static void write_disparities(const bp_messages *m, const float *data, const pv_
 
 /* ---------------------------------------------------------------------- tiles */
 
-static void run_tile(bp_work *w, const pv_image *left, const pv_bp_tile *tile,
-                     const pv_bp_job *job, pv_image *disparity, int threads)
+/* Progress is counted in message rounds: iterations per level of each
+ * tile, reported after each round (between parallel regions). */
+typedef struct bp_progress {
+    pv_context *ctx;
+    double done, total;
+} bp_progress;
+
+static pv_status run_tile(bp_work *w, const pv_image *left, const pv_bp_tile *tile,
+                          const pv_bp_job *job, pv_image *disparity, int threads,
+                          bp_progress *progress)
 {
     const bp_consts k = {job->ndisp, job->disc_max, job->inv_ndisp, job->half_messages,
                          job->cooperative};
@@ -448,23 +456,36 @@ static void run_tile(bp_work *w, const pv_image *left, const pv_bp_tile *tile,
             bp_messages coarse = level_messages(w, tile, level + 1);
             inherit_messages(&m, &coarse, job->ndisp, threads);
         }
-        for (int t = 0; t < job->iterations; t++)
+        for (int t = 0; t < job->iterations; t++) {
             checkerboard_round(&m, w->data[level], t, &k, threads);
+            pv_status status = pv_progress_report(progress->ctx, "stereo_bp", ++progress->done,
+                                                  progress->total);
+            if (status != PV_OK)
+                return status;
+        }
         if (level == 0)
             write_disparities(&m, w->data[0], tile, job, disparity, threads);
     }
+    return PV_OK;
 }
 
-/* Everything is allocated up front (alloc_work), so nothing below fails. */
+/* Everything is allocated up front (alloc_work), so nothing below fails
+ * but a cancellation by the progress callback. */
 static pv_status pv_cpu_bp_run(pv_context *ctx, const pv_image *left, const pv_image *right,
                                const pv_bp_job *job, pv_image *disparity)
 {
     bp_work w;
     pv_status status = alloc_work(ctx, &w, left, job);
     if (status == PV_OK) {
-        prepare_images(&w, left, right, job, thread_count(ctx));
+        bp_progress progress = {ctx, 0.0, 0.0};
         for (int t = 0; t < job->tile_count; t++)
-            run_tile(&w, left, &job->tiles[t], job, disparity, thread_count(ctx));
+            progress.total += (double)job->tiles[t].levels * job->iterations;
+        status = pv_progress_report(ctx, "stereo_bp", 0.0, progress.total);
+        if (status == PV_OK)
+            prepare_images(&w, left, right, job, thread_count(ctx));
+        for (int t = 0; status == PV_OK && t < job->tile_count; t++)
+            status = run_tile(&w, left, &job->tiles[t], job, disparity, thread_count(ctx),
+                              &progress);
         free_work(&w);
     }
     return status;

@@ -259,6 +259,9 @@ static pv_status run_chunks(pv_context *ctx, cl_sift_plan *plan, const pv_image 
             status = grow_set(ctx, &works[k]);
         if (status == PV_OK && next < chunks && works[k].short_lists)
             status = start_chunk(ctx, &works[next], NULL);
+        if (status == PV_OK)
+            status = pv_progress_report(ctx, "sift_detect_batch",
+                                        (double)k * chunk + works[k].n, count);
     }
     if (status != PV_OK) {
         clFinish(plan->transfer);
@@ -274,8 +277,11 @@ static pv_status detect_one_by_one(pv_context *ctx, cl_sift_plan *plan, const pv
                                    int count, pv_sift_raw *raws)
 {
     pv_status status = PV_OK;
-    for (int i = 0; i < count && status == PV_OK; i++)
+    for (int i = 0; i < count && status == PV_OK; i++) {
         status = pv_cl_sift_detect_on_device(ctx, plan, &images[i], &raws[i]);
+        if (status == PV_OK)
+            status = pv_progress_report(ctx, "sift_detect_batch", i + 1.0, count);
+    }
     return status;
 }
 
@@ -284,7 +290,9 @@ pv_status pv_cl_sift_detect_batch(pv_context *ctx, void *opaque, const pv_image 
 {
     cl_sift_plan *plan = opaque;
     int chunk = 1, sets = 1;
-    pv_status status = pv_cl_sift_initial_capacities(ctx, plan);
+    pv_status status = pv_progress_report(ctx, "sift_detect_batch", 0.0, count);
+    if (status == PV_OK)
+        status = pv_cl_sift_initial_capacities(ctx, plan);
     if (status == PV_OK)
         status = chunk_for(ctx, plan, count, &chunk, &sets);
     if (status == PV_OK && chunk < 2)

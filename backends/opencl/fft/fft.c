@@ -66,8 +66,8 @@ static pv_fft_engine default_engine(void)
 
 static pv_status engine_from_environment(pv_context *ctx, pv_fft_engine *engine)
 {
-    const char *name = getenv("PARVIS_FFT");
-    if (!name || !*name) {
+    char name[PV_CONFIG_VALUE_MAX + 1];
+    if (!pv_config_get(PV_CONFIG_FFT, name, sizeof name)) {
         *engine = default_engine();
         return PV_OK;
     }

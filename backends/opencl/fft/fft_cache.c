@@ -184,15 +184,10 @@ int pv_fft_cache_write(FILE *file, uint64_t key, const pv_fft_cache_program *pro
 
 /* ----------------------------------------------------------------- files */
 
-static int switched_off(const char *name)
-{
-    const char *value = getenv(name);
-    return value && strcmp(value, "1") == 0;
-}
-
 int pv_fft_cache_enabled(void)
 {
-    return !switched_off("PARVIS_NO_BINARY_CACHE") && !switched_off("PARVIS_NO_FFT_CACHE");
+    return !pv_config_is(PV_CONFIG_NO_BINARY_CACHE, "1") &&
+           !pv_config_is(PV_CONFIG_NO_FFT_CACHE, "1");
 }
 
 /* mkdir that accepts a directory already there. */

@@ -132,7 +132,9 @@ pv_status pv_cl_runtime_init(pv_context *ctx, int device_index)
     }
     ctx->backend_state = state;
     pv_cl_profile_init(state);
-    status = pv_cl_faults_parse(ctx, getenv("PARVIS_FAULT"), &state->faults);
+    char faults[PV_CONFIG_VALUE_MAX + 1];
+    pv_config_get(PV_CONFIG_FAULT, faults, sizeof faults);
+    status = pv_cl_faults_parse(ctx, faults, &state->faults);
     if (status == PV_OK)
         status = create_queue(ctx, state);
     if (status != PV_OK)

@@ -33,8 +33,7 @@ uint64_t pv_cl_binary_key(const pv_context *ctx, const pv_cl_state *state, const
 
 static int cache_disabled(void)
 {
-    const char *off = getenv("PARVIS_NO_BINARY_CACHE");
-    return off && strcmp(off, "1") == 0;
+    return pv_config_is(PV_CONFIG_NO_BINARY_CACHE, "1");
 }
 
 /* $XDG_CACHE_HOME/parvis, else $HOME/.cache/parvis; created on demand. */

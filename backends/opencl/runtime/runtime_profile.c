@@ -87,9 +87,9 @@ static void end_open_runs(pv_cl_state *state)
 /* PARVIS_PROFILE=1: the summaries; 2: also every command of every wait. */
 void pv_cl_profile_init(pv_cl_state *state)
 {
-    const char *value = getenv("PARVIS_PROFILE");
-    state->profile_level =
-        value && (value[0] == '1' || value[0] == '2') && value[1] == '\0' ? value[0] - '0' : 0;
+    state->profile_level = pv_config_is(PV_CONFIG_PROFILE, "1")   ? 1
+                           : pv_config_is(PV_CONFIG_PROFILE, "2") ? 2
+                                                                  : 0;
 }
 
 /* Add one launch's time to its kernel's entry (a failed allocation only

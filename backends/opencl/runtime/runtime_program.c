@@ -87,8 +87,9 @@ static cl_program try_cached_binary(pv_context *ctx, uint64_t key, const char *o
  * functions declared later, that other drivers refuse). */
 static void log_build_options(const char *name, const char *options)
 {
-    const char *path = getenv("PARVIS_CL_OPTIONS_LOG");
-    FILE *file = path && *path ? fopen(path, "a") : NULL;
+    char path[PV_CONFIG_VALUE_MAX + 1];
+    FILE *file = pv_config_get(PV_CONFIG_CL_OPTIONS_LOG, path, sizeof path) ? fopen(path, "a")
+                                                                            : NULL;
     if (!file)
         return;
     fprintf(file, "%s\t%s\n", name, options);

@@ -108,8 +108,8 @@ void pv_cl_release_scratch(pv_cl_state *state)
  * (PARVIS_PINNED_MIN=<bytes> overrides; 0 turns staging off). */
 static size_t pinned_threshold(void)
 {
-    const char *value = getenv("PARVIS_PINNED_MIN");
-    if (value && *value) {
+    char value[64];
+    if (pv_config_get(PV_CONFIG_PINNED_MIN, value, sizeof value)) {
         char *end = NULL;
         unsigned long long bytes = strtoull(value, &end, 10);
         if (*end == '\0')

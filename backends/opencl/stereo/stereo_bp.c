@@ -581,8 +581,19 @@ static pv_status pv_cl_bp_run(pv_context *ctx, const pv_image *left, const pv_im
         status = upload_inputs(ctx, left, right, job, &b);
     if (status == PV_OK)
         status = prepare_images(ctx, &plan, left, job, &b);
-    for (int t = 0; status == PV_OK && t < job->tile_count; t++)
+    /* Progress in message rounds, as on the CPU backend, reported as each
+     * tile's kernels are queued (the device may still be running them). */
+    double done = 0.0, total = 0.0;
+    for (int t = 0; t < job->tile_count; t++)
+        total += (double)job->tiles[t].levels * job->iterations;
+    if (status == PV_OK)
+        status = pv_progress_report(ctx, "stereo_bp", 0.0, total);
+    for (int t = 0; status == PV_OK && t < job->tile_count; t++) {
         status = run_tile(ctx, &plan, left, job, &job->tiles[t], &b);
+        done += (double)job->tiles[t].levels * job->iterations;
+        if (status == PV_OK)
+            status = pv_progress_report(ctx, "stereo_bp", done, total);
+    }
     if (status == PV_OK)
         status = download(ctx, b.disparity, disparity);
     return pv_cl_finish_after(ctx, status);

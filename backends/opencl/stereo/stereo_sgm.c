@@ -59,8 +59,7 @@ static size_t pixel_bytes(const pv_image *image)
  * which every device runs). */
 static int use_shuffles(pv_context *ctx, sgm_plan *plan)
 {
-    const char *env = getenv("PARVIS_SGM_SHUFFLE");
-    if ((env && strcmp(env, "0") == 0) || !strstr(pv_cl_device_info(ctx)->vendor, "NVIDIA"))
+    if (pv_config_is(PV_CONFIG_SGM_SHUFFLE, "0") || !strstr(pv_cl_device_info(ctx)->vendor, "NVIDIA"))
         return 0;
     if (plan->items < 1 || plan->items > 32 || (plan->items & (plan->items - 1)))
         return 0;

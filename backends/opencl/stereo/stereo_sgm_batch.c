@@ -149,7 +149,9 @@ static pv_status stream(pv_context *ctx, sgm_stream *s, const pv_image *lefts,
                         const pv_image *rights, int count, const pv_sgm_params *p,
                         pv_image *disparities, pv_image *confidences)
 {
-    pv_status status = pv_cl_sgm_get_buffers(ctx, &lefts[0], &rights[0], p, &s->plan, &s->slot[0]);
+    pv_status status = pv_progress_report(ctx, "stereo_sgm_batch", 0.0, count);
+    if (status == PV_OK)
+        status = pv_cl_sgm_get_buffers(ctx, &lefts[0], &rights[0], p, &s->plan, &s->slot[0]);
     if (status == PV_OK && count > 1)
         status = second_slot(ctx, &lefts[0], p, s);
     if (status == PV_OK)
@@ -164,6 +166,9 @@ static pv_status stream(pv_context *ctx, sgm_stream *s, const pv_image *lefts,
             status = download_pair(ctx, s, p, n, &disparities[n],
                                    confidences ? &confidences[n] : NULL);
         pv_cl_account_completed(ctx);
+        /* pair n's download is queued: reported as done */
+        if (status == PV_OK)
+            status = pv_progress_report(ctx, "stereo_sgm_batch", n + 1.0, count);
     }
     return status;
 }
