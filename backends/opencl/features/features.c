@@ -57,27 +57,18 @@ int pv_cl_sift_param(pv_context *ctx, const char *name)
     return pv_cl_param(ctx, "features", name, 1);
 }
 
-pv_status pv_cl_sift_set_args(pv_context *ctx, cl_kernel kernel, const kernel_arg *args, int count)
-{
-    pv_status status = PV_OK;
-    for (int i = 0; i < count && status == PV_OK; i++)
-        status = pv_cl_arg(ctx, kernel, (cl_uint)i, args[i].size, args[i].value);
-    return status;
-}
-
 /* Detection: the plan's kernel `which`. */
 static pv_status plan_launch(pv_context *ctx, const cl_sift_plan *plan, int which,
-                             const kernel_arg *args, int count, cl_uint dims,
+                             const pv_cl_kernel_arg *args, int count, cl_uint dims,
                              const size_t *global, const size_t *local)
 {
-    pv_status status = pv_cl_sift_set_args(ctx, plan->kernels[which], args, count);
-    return status == PV_OK ? pv_cl_launch(ctx, plan->kernels[which], dims, global, local) : status;
+    return pv_cl_launch_args(ctx, plan->kernels[which], args, count, dims, global, local);
 }
 
 /* An image pass over `images` images: (x, y) as given, the images as the
  * third dimension (left out for one image: a single detection's shape). */
 static pv_status image_pass(pv_context *ctx, const cl_sift_plan *plan, int which,
-                            const kernel_arg *args, int count, size_t width, size_t height,
+                            const pv_cl_kernel_arg *args, int count, size_t width, size_t height,
                             int images)
 {
     const size_t local[3] = {(size_t)plan->shape.wg_x, (size_t)plan->shape.wg_y, 1};
@@ -88,7 +79,7 @@ static pv_status image_pass(pv_context *ctx, const cl_sift_plan *plan, int which
 /* A list kernel: `width` items in groups of `local` per image, the images
  * as the second dimension (left out for one image). */
 static pv_status list_pass(pv_context *ctx, const cl_sift_plan *plan, int which,
-                           const kernel_arg *args, int count, size_t width, size_t local,
+                           const pv_cl_kernel_arg *args, int count, size_t width, size_t local,
                            int images)
 {
     const size_t local2[2] = {local, 1}, global[2] = {width, (size_t)images};
@@ -193,7 +184,7 @@ static pv_status launch_prepare(pv_context *ctx, cl_sift_plan *plan, pv_pixel_ty
     cl_int in_w = g->width, in_h = g->height, upsample = g->params.first_octave < 0;
     cl_int first = first_image;
     cl_ulong dst_stride = plane_of(g, 0);
-    const kernel_arg args[] = {
+    const pv_cl_kernel_arg args[] = {
         {sizeof(cl_mem), &src}, {sizeof(cl_mem), &target}, {sizeof in_w, &in_w},
         {sizeof in_h, &in_h}, {sizeof upsample, &upsample}, {sizeof scale, &scale},
         {sizeof src_stride, &src_stride}, {sizeof dst_stride, &dst_stride},
@@ -269,7 +260,7 @@ static pv_status blur_rows(pv_context *ctx, cl_sift_plan *plan, const base_sourc
     const int tile = wg_x * plan->shape.row_steps;
     cl_int w = plan->g.octave_width[o], h = plan->g.octave_height[o];
     cl_ulong dst_offset = 0, dst_stride = rows_stride(plan);
-    const kernel_arg args[] = {
+    const pv_cl_kernel_arg args[] = {
         {sizeof(cl_mem), &src->buffer}, {sizeof src->offset, &src->offset},
         {sizeof src->pitch, &src->pitch}, {sizeof src->step, &src->step},
         {sizeof(cl_mem), &plan->rows}, {sizeof dst_offset, &dst_offset},
@@ -298,7 +289,7 @@ static pv_status blur_cols(pv_context *ctx, cl_sift_plan *plan, const cols_job *
     const int tile = wg_y * plan->shape.col_steps;
     cl_int w = plan->g.octave_width[o], h = plan->g.octave_height[o];
     cl_ulong src_stride = rows_stride(plan), dog_stride = plan->dog_floats;
-    const kernel_arg args[] = {
+    const pv_cl_kernel_arg args[] = {
         {sizeof(cl_mem), &plan->rows}, {sizeof(cl_mem), &base->buffer},
         {sizeof base->offset, &base->offset}, {sizeof base->pitch, &base->pitch},
         {sizeof base->step, &base->step},
@@ -370,7 +361,7 @@ static pv_status blur_tile(pv_context *ctx, cl_sift_plan *plan, int o, const bas
     cl_int stored = plan->g.params.levels, max_radius = plan->max_radius;
     cl_ulong gauss_offset = plan->octaves[o].gauss_offset, dog_offset = plan->octaves[o].dog_offset;
     cl_ulong gauss_stride = plan->gauss_floats, dog_stride = plan->dog_floats;
-    const kernel_arg args[] = {
+    const pv_cl_kernel_arg args[] = {
         {sizeof(cl_mem), &base->buffer}, {sizeof base->offset, &base->offset},
         {sizeof base->pitch, &base->pitch}, {sizeof base->step, &base->step},
         {sizeof(cl_mem), &plan->gauss}, {sizeof gauss_offset, &gauss_offset},
@@ -406,7 +397,7 @@ static pv_status extrema(pv_context *ctx, cl_sift_plan *plan, cl_int pass, int i
     cl_int octaves = plan->g.octaves, levels = plan->g.params.levels;
     cl_float threshold = 0.8f * plan->g.params.peak_thresh;
     cl_uint capacity = plan->candidate_capacity;
-    const kernel_arg args[] = {
+    const pv_cl_kernel_arg args[] = {
         {sizeof(cl_mem), &plan->dog}, {sizeof(cl_mem), &plan->octave_table},
         {sizeof octaves, &octaves}, {sizeof(cl_mem), &plan->row_table},
         {sizeof levels, &levels}, {sizeof threshold, &threshold}, {sizeof pass, &pass},
@@ -427,7 +418,7 @@ static pv_status scan(pv_context *ctx, cl_sift_plan *plan, cl_mem values, cl_uin
                       cl_uint stride, int which, int images)
 {
     cl_uint offset = (cl_uint)which;
-    const kernel_arg args[] = {
+    const pv_cl_kernel_arg args[] = {
         {sizeof(cl_mem), &values}, {sizeof n, &n}, {sizeof(cl_mem), &plan->counters},
         {sizeof offset, &offset}, {sizeof stride, &stride},
     };
@@ -454,7 +445,7 @@ static pv_status orientations(pv_context *ctx, cl_sift_plan *plan, int images)
     sift_settings set = settings_of(&plan->g.params);
     cl_uint capacity = plan->candidate_capacity;
     cl_ulong dog_stride = plan->dog_floats, gauss_stride = plan->gauss_floats;
-    const kernel_arg args[] = {
+    const pv_cl_kernel_arg args[] = {
         {sizeof(cl_mem), &plan->dog},         {sizeof(cl_mem), &plan->grad},
         {sizeof(cl_mem), &plan->octave_table}, {sizeof(cl_mem), &plan->candidates},
         {sizeof(cl_mem), &plan->counters},    {sizeof capacity, &capacity},
@@ -478,7 +469,7 @@ static pv_status orientations(pv_context *ctx, cl_sift_plan *plan, int images)
 static pv_status block_counts(pv_context *ctx, cl_sift_plan *plan, int images)
 {
     cl_uint capacity = plan->candidate_capacity;
-    const kernel_arg args[] = {
+    const pv_cl_kernel_arg args[] = {
         {sizeof(cl_mem), &plan->counters}, {sizeof capacity, &capacity},
         {sizeof(cl_mem), &plan->cand_count}, {sizeof(cl_mem), &plan->block_sums},
     };
@@ -491,7 +482,7 @@ static pv_status scatter(pv_context *ctx, cl_sift_plan *plan, int images)
 {
     cl_uint capacity = plan->candidate_capacity, kp_capacity = plan->keypoint_capacity;
     cl_int first = plan->g.params.first_octave;
-    const kernel_arg args[] = {
+    const pv_cl_kernel_arg args[] = {
         {sizeof(cl_mem), &plan->candidates}, {sizeof(cl_mem), &plan->counters},
         {sizeof capacity, &capacity},        {sizeof(cl_mem), &plan->cand_geom},
         {sizeof(cl_mem), &plan->cand_scale}, {sizeof(cl_mem), &plan->cand_angles},
@@ -510,7 +501,7 @@ static pv_status describe(pv_context *ctx, cl_sift_plan *plan, int images)
     cl_float magnif = plan->g.params.magnif;
     cl_ulong gauss_stride = plan->gauss_floats;
     cl_uint kp_capacity = plan->keypoint_capacity;
-    const kernel_arg args[] = {
+    const pv_cl_kernel_arg args[] = {
         {sizeof(cl_mem), &plan->grad},     {sizeof(cl_mem), &plan->octave_table},
         {sizeof(cl_mem), &plan->kp_geom},  {sizeof(cl_mem), &plan->kp_key},
         {sizeof magnif, &magnif},          {sizeof(cl_mem), &plan->counters},

@@ -105,10 +105,6 @@ typedef struct cl_sift_plan {
 #define MAX_BATCH_CHUNK 64
 #define MAX_BATCH_SETS 2
 #define BATCH_MEMORY_SHARE 4
-typedef struct kernel_arg {
-    size_t size;
-    const void *value; /* NULL with a size: a __local buffer */
-} kernel_arg;
 
 /* Pinned stage:
  * Pinned, mapped host memory of the plan: small inputs are packed into it
@@ -158,8 +154,6 @@ int pv_cl_sift_param(pv_context *ctx, const char *name);
  * constants when g is given (matching has no plan: g NULL). */
 pv_status pv_cl_sift_kernel(pv_context *ctx, const pv_sift_geometry *g, const char *name,
                             cl_kernel *kernel);
-pv_status pv_cl_sift_set_args(pv_context *ctx, cl_kernel kernel, const kernel_arg *args,
-                              int count);
 /* Waits for the queue; the first failure wins. */
 pv_status pv_cl_sift_finish(pv_context *ctx, pv_status status);
 /* The plan's stage with room for `bytes`. */
