@@ -426,9 +426,9 @@ static pv_status scan(pv_context *ctx, cl_sift_plan *plan, cl_mem values, cl_uin
     return list_pass(ctx, plan, K_SCAN, args, 5, local, local, images);
 }
 
-static sift_settings settings_of(const pv_sift_params *p)
+static pv_sift_settings settings_of(const pv_sift_params *p)
 {
-    sift_settings s = {p->peak_thresh, p->edge_thresh, p->sigma0, p->orientation_window,
+    pv_sift_settings s = {p->peak_thresh, p->edge_thresh, p->sigma0, p->orientation_window,
                        p->orientation_peak, p->magnif, p->levels};
     return s;
 }
@@ -442,7 +442,7 @@ static size_t keypoint_groups(const cl_sift_plan *plan)
  * the device) walk the candidate list, whose length only the device knows. */
 static pv_status orientations(pv_context *ctx, cl_sift_plan *plan, int images)
 {
-    sift_settings set = settings_of(&plan->g.params);
+    pv_sift_settings set = settings_of(&plan->g.params);
     cl_uint capacity = plan->candidate_capacity;
     cl_ulong dog_stride = plan->dog_floats, gauss_stride = plan->gauss_floats;
     const pv_cl_kernel_arg args[] = {
