@@ -190,7 +190,8 @@ static pv_status launch_prepare(pv_context *ctx, cl_sift_plan *plan, pv_pixel_ty
         {sizeof src_stride, &src_stride}, {sizeof dst_stride, &dst_stride},
         {sizeof first, &first},
     };
-    return image_pass(ctx, plan, type == PV_PIXEL_U8 ? K_PREPARE_U8 : K_PREPARE_F32, args, 9,
+    return image_pass(ctx, plan, type == PV_PIXEL_U8 ? K_PREPARE_U8 : K_PREPARE_F32, args,
+                      PV_CL_ARG_COUNT(args),
                       (size_t)g->octave_width[0], (size_t)g->octave_height[0], images);
 }
 
@@ -269,7 +270,7 @@ static pv_status blur_rows(pv_context *ctx, cl_sift_plan *plan, const base_sourc
         {(size_t)wg_y * ((size_t)tile + 2 * (size_t)max_radius) * sizeof(float), NULL},
         {sizeof src->stride, &src->stride}, {sizeof dst_stride, &dst_stride},
     };
-    return image_pass(ctx, plan, K_ROWS, args, 14,
+    return image_pass(ctx, plan, K_ROWS, args, PV_CL_ARG_COUNT(args),
                       round_up_div((size_t)w, (size_t)tile) * (size_t)wg_x, (size_t)h, images);
 }
 
@@ -302,7 +303,7 @@ static pv_status blur_cols(pv_context *ctx, cl_sift_plan *plan, const cols_job *
         {sizeof src_stride, &src_stride}, {sizeof base->stride, &base->stride},
         {sizeof job->gauss_stride, &job->gauss_stride}, {sizeof dog_stride, &dog_stride},
     };
-    return image_pass(ctx, plan, K_COLS, args, 20, (size_t)w,
+    return image_pass(ctx, plan, K_COLS, args, PV_CL_ARG_COUNT(args), (size_t)w,
                       round_up_div((size_t)h, (size_t)tile) * (size_t)wg_y, images);
 }
 
@@ -374,7 +375,8 @@ static pv_status blur_tile(pv_context *ctx, cl_sift_plan *plan, int o, const bas
         {sizeof dog_stride, &dog_stride},
     };
     const size_t wg_x = (size_t)plan->shape.wg_x, wg_y = (size_t)plan->shape.wg_y;
-    return image_pass(ctx, plan, K_TILE, args, 18, round_up_div((size_t)w, wg_x) * wg_x,
+    return image_pass(ctx, plan, K_TILE, args, PV_CL_ARG_COUNT(args),
+                      round_up_div((size_t)w, wg_x) * wg_x,
                       round_up_div((size_t)h, wg_y) * wg_y, images);
 }
 
@@ -409,7 +411,7 @@ static pv_status extrema(pv_context *ctx, cl_sift_plan *plan, cl_int pass, int i
     };
     size_t local = (size_t)plan->shape.ext_wg;
     size_t global = (size_t)plan->row_start[plan->g.octaves] * local;
-    return list_pass(ctx, plan, K_EXTREMA, args, 17, global, local, images);
+    return list_pass(ctx, plan, K_EXTREMA, args, PV_CL_ARG_COUNT(args), global, local, images);
 }
 
 /* Exclusive scan of n counts in place (per image, stride apart); the sum
@@ -423,7 +425,7 @@ static pv_status scan(pv_context *ctx, cl_sift_plan *plan, cl_mem values, cl_uin
         {sizeof offset, &offset}, {sizeof stride, &stride},
     };
     size_t local = (size_t)plan->shape.scan_wg;
-    return list_pass(ctx, plan, K_SCAN, args, 5, local, local, images);
+    return list_pass(ctx, plan, K_SCAN, args, PV_CL_ARG_COUNT(args), local, local, images);
 }
 
 static pv_sift_settings settings_of(const pv_sift_params *p)
@@ -463,7 +465,8 @@ static pv_status orientations(pv_context *ctx, cl_sift_plan *plan, int images)
     if (groups > capacity)
         groups = capacity;
     size_t local = (size_t)plan->shape.ori_wg;
-    return list_pass(ctx, plan, K_ORIENT, args, 13, groups * local, local, images);
+    return list_pass(ctx, plan, K_ORIENT, args, PV_CL_ARG_COUNT(args), groups * local, local,
+                     images);
 }
 
 static pv_status block_counts(pv_context *ctx, cl_sift_plan *plan, int images)
@@ -474,7 +477,8 @@ static pv_status block_counts(pv_context *ctx, cl_sift_plan *plan, int images)
         {sizeof(cl_mem), &plan->cand_count}, {sizeof(cl_mem), &plan->block_sums},
     };
     size_t local = (size_t)plan->shape.kp_wg;
-    return list_pass(ctx, plan, K_BLOCK_COUNTS, args, 4, keypoint_groups(plan) * local, local,
+    return list_pass(ctx, plan, K_BLOCK_COUNTS, args, PV_CL_ARG_COUNT(args),
+                     keypoint_groups(plan) * local, local,
                      images);
 }
 
@@ -492,7 +496,8 @@ static pv_status scatter(pv_context *ctx, cl_sift_plan *plan, int images)
         {sizeof(cl_mem), &plan->kp_geom},
     };
     size_t local = (size_t)plan->shape.kp_wg;
-    return list_pass(ctx, plan, K_SCATTER, args, 13, keypoint_groups(plan) * local, local,
+    return list_pass(ctx, plan, K_SCATTER, args, PV_CL_ARG_COUNT(args),
+                     keypoint_groups(plan) * local, local,
                      images);
 }
 
@@ -509,7 +514,7 @@ static pv_status describe(pv_context *ctx, cl_sift_plan *plan, int images)
         {sizeof gauss_stride, &gauss_stride},
     };
     size_t local = 16 * (size_t)plan->shape.desc_split;
-    return list_pass(ctx, plan, K_DESCRIPTORS, args, 9,
+    return list_pass(ctx, plan, K_DESCRIPTORS, args, PV_CL_ARG_COUNT(args),
                      (size_t)plan->keypoint_capacity * local, local, images);
 }
 

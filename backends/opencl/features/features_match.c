@@ -72,9 +72,10 @@ static pv_status nearest_on_device(pv_context *ctx, const float *query, cl_int n
     };
     size_t local[2] = {(size_t)pv_cl_sift_param(ctx, "SIFT_MATCH_WG"), 1};
     size_t global[2] = {(size_t)nq, (size_t)chunks};
-    status = launch(ctx, "sift_nearest", args, 8, 2, global, local);
+    status = launch(ctx, "sift_nearest", args, PV_CL_ARG_COUNT(args), 2, global, local);
     if (status == PV_OK)
-        status = launch(ctx, "sift_nearest_merge", merge_args, 6, 1, global, local);
+        status = launch(ctx, "sift_nearest_merge", merge_args, PV_CL_ARG_COUNT(merge_args), 1,
+                        global, local);
     /* One copy back: best, d1, d2. */
     if (status == PV_OK)
         status = pv_cl_read(ctx, out, 0, 3 * (size_t)nq * sizeof *host, host);
