@@ -35,6 +35,8 @@
 #   runtime-call-cycle     the OpenCL runtime's files (backends/opencl/
 #                          runtime/*.c) call each other's functions in a
 #                          cycle: each may call only those below it
+#   runtime-internals      a file outside backends/opencl/runtime/ includes
+#                          runtime_state.h: the modules see runtime.h only
 #   raw-launch             a file of backends/opencl/ outside runtime/ sets
 #                          kernel arguments or enqueues a kernel itself
 #                          (clSetKernelArg, clEnqueueNDRangeKernel,
@@ -93,6 +95,11 @@ for f in $sources; do
     while read -r target; do
         # components: X.c and X.h are one node (a file's own header is no edge)
         [ "${f%.[ch]}" = "${target%.[ch]}" ] || echo "${f%.[ch]} ${target%.[ch]}" >> "$tmp/edges"
+        case "$f:$target" in
+        backends/opencl/runtime/*) ;;
+        *:backends/opencl/runtime/runtime_state.h)
+            echo "runtime-internals: $f: $target" >> "$tmp/found" ;;
+        esac
         case "$f" in
         lib/core/*)
             case "$target" in

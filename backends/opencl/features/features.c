@@ -23,7 +23,6 @@
  * passes take the image index as their third dimension, the list kernels
  * as their second, so a chunk costs the launches of one image. */
 #include "features_internal.h"
-#include "../runtime/runtime_state.h" /* pv_cl_track_event: the rectangular upload */
 
 #include <stdint.h>
 #include <stdio.h>
@@ -113,17 +112,12 @@ static pv_status write_image_at(pv_context *ctx, const cl_sift_plan *plan, size_
     const cl_mem buffer = plan->input;
     if (plan->images == 1)
         return pv_cl_write_image(ctx, buffer, image);
-    const size_t buffer_origin[3] = {offset, 0, 0}, host_origin[3] = {0, 0, 0};
-    const size_t region[3] = {row, (size_t)image->height, 1};
-    cl_event event;
-    cl_int err = pv_cl_fault(ctx, PV_CL_FAULT_ENQUEUE);
-    if (err == CL_SUCCESS)
-        err = clEnqueueWriteBufferRect(pv_cl_queue(ctx), buffer, CL_FALSE, buffer_origin,
-                                       host_origin, region, row, 0,
-                                       (size_t)image->stride * pixel, 0, image->data, 0, NULL,
-                                       &event);
-    pv_status status = pv_cl_check(ctx, err, "clEnqueueWriteBufferRect(sift input)");
-    return status == PV_OK ? pv_cl_track_event(ctx, event, EVENT_UPLOAD) : status;
+    const pv_cl_rows rows = {.offset = offset,
+                             .device_pitch = row,
+                             .host_pitch = (size_t)image->stride * pixel,
+                             .rows = (size_t)image->height,
+                             .row_bytes = row};
+    return pv_cl_write_rows_async(ctx, buffer, &rows, image->data);
 }
 
 /* The pixel type shared by every image of the chunk when it is one that

@@ -128,6 +128,20 @@ pv_status pv_cl_write_async(pv_context *ctx, cl_mem buffer, size_t offset, size_
                             const void *host);
 pv_status pv_cl_read_async(pv_context *ctx, cl_mem buffer, size_t offset, size_t bytes,
                            void *host);
+/* Rectangular copies that do not wait (timed as transfers): `rows` rows
+ * of row_bytes, on the device from byte `offset` of the buffer,
+ * device_pitch bytes apart, on the host host_pitch bytes apart.  host must
+ * stay as it is (write) or becomes valid (read) until the next
+ * pv_cl_finish. */
+typedef struct pv_cl_rows {
+    size_t offset, device_pitch;
+    size_t host_pitch;
+    size_t rows, row_bytes;
+} pv_cl_rows;
+pv_status pv_cl_write_rows_async(pv_context *ctx, cl_mem buffer, const pv_cl_rows *rows,
+                                 const void *host);
+pv_status pv_cl_read_rows_async(pv_context *ctx, cl_mem buffer, const pv_cl_rows *rows,
+                                void *host);
 /* pv_cl_read through the pinned stages whatever the size, for results
  * read back on every call (the driver's pageable path costs more than the
  * staging copy even for a small map); PARVIS_PINNED_MIN=0 still turns
