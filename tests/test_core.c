@@ -427,6 +427,97 @@ static void test_launch_parameters(void **state)
     assert_non_null(strstr(defines, "-D"));
     pv_context_destroy(ctx);
 }
+
+/* peak_int's output (kernels/device.cl) for work item `item`, on the host:
+ * eight chains x = (x + a) ^ b from item + k, summed (uint wraps alike). */
+static cl_uint peak_int_expected(cl_uint item, cl_uint a, cl_uint b, int steps)
+{
+    cl_uint x[8];
+    for (int k = 0; k < 8; k++)
+        x[k] = item + (cl_uint)k;
+    for (int s = 0; s < steps; s++)
+        for (int k = 0; k < 8; k++)
+            x[k] = (x[k] + a) ^ b;
+    return ((x[0] + x[1]) + (x[2] + x[3])) + ((x[4] + x[5]) + (x[6] + x[7]));
+}
+
+#define LAUNCH_ITEMS 64
+
+static void assert_peak_int(pv_context *ctx, cl_mem out, cl_uint a, cl_uint b, int steps)
+{
+    cl_uint got[LAUNCH_ITEMS];
+    assert_int_equal(pv_cl_read(ctx, out, 0, sizeof got, got), PV_OK);
+    assert_int_equal(pv_cl_finish(ctx), PV_OK);
+    for (cl_uint i = 0; i < LAUNCH_ITEMS; i++)
+        assert_int_equal(got[i], peak_int_expected(i, a, b, steps));
+}
+
+/* The runtime's one launch path (runtime_launch.c): a kernel launched with
+ * an argument array, with a gathered list, and waited for, each against
+ * the host's answer; bad lists and shapes refused before anything is
+ * enqueued, the output left as it was. */
+static void test_launch_arguments(void **state)
+{
+    (void)state;
+    pv_context *ctx = tu_new_opencl_or_skip();
+    cl_kernel kernel;
+    cl_mem out = NULL;
+    assert_int_equal(pv_cl_kernel(ctx, "device", NULL, "peak_int", &kernel), PV_OK);
+    assert_int_equal(pv_cl_buffer(ctx, CL_MEM_READ_WRITE, LAUNCH_ITEMS * sizeof(cl_uint), &out),
+                     PV_OK);
+    const size_t global = LAUNCH_ITEMS, local = 16;
+
+    cl_uint a = 7u, b = 0x55aa55aau;
+    cl_int steps = 5;
+    const pv_cl_kernel_arg args[] = {PV_CL_ARG(out), PV_CL_ARG(a), PV_CL_ARG(b),
+                                     PV_CL_ARG(steps)};
+    assert_int_equal(PV_CL_ARG_COUNT(args), 4);
+    assert_int_equal(pv_cl_launch_args(ctx, kernel, args, PV_CL_ARG_COUNT(args), 1, &global,
+                                       &local),
+                     PV_OK);
+    assert_peak_int(ctx, out, a, b, steps);
+
+    /* The same kernel through a gathered list: every argument set again. */
+    const cl_mem *const buffers[1] = {&out};
+    const cl_int ints[3] = {3, 0x0f0f0f0f, 9};
+    pv_cl_arg_list list = {.count = 0};
+    pv_cl_args_buffers(&list, buffers, 1);
+    pv_cl_args_ints(&list, ints, 3);
+    assert_int_equal(list.count, 4);
+    assert_int_equal(pv_cl_launch_args(ctx, kernel, list.item, list.count, 1, &global, &local),
+                     PV_OK);
+    assert_peak_int(ctx, out, 3u, 0x0f0f0f0fu, 9);
+
+    /* Waited for, outside the call's timing: its device time returned. */
+    double ms = -1.0;
+    assert_int_equal(pv_cl_launch_waited(ctx, kernel, args, PV_CL_ARG_COUNT(args), 1, &global,
+                                         &local, &ms),
+                     PV_OK);
+    assert_true(ms >= 0.0);
+    assert_peak_int(ctx, out, a, b, steps);
+
+    /* Refused: a list that overflowed, counts out of range, no array, no
+     * dimensions.  Nothing runs: the output keeps the last answer. */
+    pv_cl_arg_list full = {.count = 0};
+    for (int i = 0; i <= PV_CL_ARGS_MAX; i++)
+        pv_cl_args_ints(&full, &steps, 1);
+    assert_int_equal(full.count, PV_CL_ARGS_OVERFLOW);
+    pv_cl_args_add(&full, sizeof out, &out); /* stays overflowed */
+    assert_int_equal(full.count, PV_CL_ARGS_OVERFLOW);
+    assert_int_equal(pv_cl_launch_args(ctx, kernel, full.item, full.count, 1, &global, &local),
+                     PV_ERR_INVALID);
+    assert_int_equal(pv_cl_launch_args(ctx, kernel, args, PV_CL_ARGS_MAX + 1, 1, &global, &local),
+                     PV_ERR_INVALID);
+    assert_int_equal(pv_cl_launch_args(ctx, kernel, NULL, 4, 1, &global, &local), PV_ERR_INVALID);
+    assert_int_equal(pv_cl_launch_args(ctx, kernel, args, 4, 0, &global, &local), PV_ERR_INVALID);
+    assert_int_equal(pv_cl_launch_args(ctx, kernel, args, 4, 4, &global, &local), PV_ERR_INVALID);
+    assert_int_equal(pv_cl_launch_waited(ctx, kernel, args, -1, 1, &global, &local, &ms),
+                     PV_ERR_INVALID);
+    assert_peak_int(ctx, out, a, b, steps);
+
+    pv_cl_release(&out);
+    pv_context_destroy(ctx);
+}
 #endif
 
 /* The cross-check oracle helper (lib/core/crosscheck.c): scratch outputs
@@ -578,6 +669,7 @@ int main(void)
         cmocka_unit_test(test_binary_cache),
         cmocka_unit_test(test_build_failure_keeps_log),
         cmocka_unit_test(test_launch_parameters),
+        cmocka_unit_test(test_launch_arguments),
         cmocka_unit_test(test_pinned_transfers),
 #endif
     };

@@ -27,7 +27,21 @@
 #   core-includes-above    a file in lib/core/ includes something other than
 #                          lib/core/, the public headers and config.h
 #   include-cycle          the quoted #include graph of include/, lib/ and
-#                          backends/ has a cycle
+#                          backends/ has a cycle, a file's header and its
+#                          source (X.h, X.c) counting as one component: a
+#                          header its own source reaches again through
+#                          another header is a cycle as much as a header
+#                          that includes itself
+#   runtime-call-cycle     the OpenCL runtime's files (backends/opencl/
+#                          runtime/*.c) call each other's functions in a
+#                          cycle: each may call only those below it
+#   runtime-internals      a file outside backends/opencl/runtime/ includes
+#                          runtime_state.h: the modules see runtime.h only
+#   raw-launch             a file of backends/opencl/ outside runtime/ sets
+#                          kernel arguments or enqueues a kernel itself
+#                          (clSetKernelArg, clEnqueueNDRangeKernel,
+#                          clEnqueueTask): the runtime's launch helpers are
+#                          the one way to launch (docs/layers.md)
 #
 # KNOWN below lists violations whose fix belongs to work still in progress:
 # they are printed as known and do not fail the test; one that no longer
@@ -42,7 +56,11 @@ trap 'rm -rf "$tmp"' EXIT
 # The context reads tuned parameters through the tuner's own header while
 # the tuner is being split into a lookup on the ground floor and a search
 # above the public API (docs/layers.md, "The tuner, a client").
-KNOWN='core-includes-above: lib/core/context.c: lib/tune/tune_internal.h'
+# lib/core/plan.c stands on internal.h, which includes plan.h: the plan
+# helpers are both below and above the context's header.
+KNOWN='core-includes-above: lib/core/context.c: lib/tune/tune_internal.h
+include-cycle: lib/core/internal
+include-cycle: lib/core/plan'
 
 # A source without its comments (the preprocessor's comment removal only;
 # nothing is expanded), so that prose naming a function is not a call.
@@ -75,7 +93,13 @@ backend_files=$(find backends -name '*.[ch]' | sort)
 for f in $sources; do
     includes_of "$f" > "$tmp/inc"
     while read -r target; do
-        echo "$f $target" >> "$tmp/edges"
+        # components: X.c and X.h are one node (a file's own header is no edge)
+        [ "${f%.[ch]}" = "${target%.[ch]}" ] || echo "${f%.[ch]} ${target%.[ch]}" >> "$tmp/edges"
+        case "$f:$target" in
+        backends/opencl/runtime/*) ;;
+        *:backends/opencl/runtime/runtime_state.h)
+            echo "runtime-internals: $f: $target" >> "$tmp/found" ;;
+        esac
         case "$f" in
         lib/core/*)
             case "$target" in
@@ -120,11 +144,43 @@ for f in $backend_files; do
         done || true
 done
 
+# ---- raw launches: only the runtime sets arguments and enqueues kernels
+for f in $(find backends/opencl -name '*.[ch]' -not -path 'backends/opencl/runtime/*' | sort); do
+    strip_comments "$f" |
+        grep -oE '\b(clSetKernelArg|clEnqueueNDRangeKernel|clEnqueueTask)[[:space:]]*\(' |
+        tr -d ' (' | sort -u | while read -r name; do
+            echo "raw-launch: $f: $name" >> "$tmp/found"
+        done
+done
+
+# ---- the runtime's calls: file -> the file that defines a pv_cl_ function
+# it calls (a definition: a line at the left margin, not static, not a
+# declaration ending in ';', whose first parenthesis follows the name)
+runtime_files=$(find backends/opencl/runtime -name '*.c' | sort)
+: > "$tmp/defined"
+for f in $runtime_files; do
+    strip_comments "$f" | grep -E '^[a-zA-Z_]' | grep -v '^static' | grep -v ';[[:space:]]*$' |
+        sed -n 's/^[^(]*[^a-zA-Z0-9_]\(pv_cl_[a-zA-Z0-9_]*\)(.*/\1/p' | sed "s|\$| $f|" \
+        >> "$tmp/defined"
+done
+: > "$tmp/calls"
+for f in $runtime_files; do
+    strip_comments "$f" | grep -oE '\bpv_cl_[a-zA-Z0-9_]+[[:space:]]*\(' | tr -d ' (' | sort -u |
+        while read -r name; do
+            awk -v name="$name" -v from="$f" '$1 == name && $2 != from { print from, $2 }' \
+                "$tmp/defined"
+        done >> "$tmp/calls"
+done
+
 # ---- cycles: tsort reports a loop on its standard error
-if [ -s "$tmp/edges" ] && ! tsort "$tmp/edges" > /dev/null 2> "$tmp/tsort"; then
-    grep -v 'input contains a loop' "$tmp/tsort" | sed 's/^tsort: /include-cycle: /' |
-        sort -u >> "$tmp/found"
-fi
+report_cycles() { # edges rule
+    if [ -s "$1" ] && ! tsort "$1" > /dev/null 2> "$tmp/tsort"; then
+        grep -v 'input contains a loop' "$tmp/tsort" | sed "s/^tsort: /$2: /" |
+            sort -u >> "$tmp/found"
+    fi
+}
+report_cycles "$tmp/edges" include-cycle
+report_cycles "$tmp/calls" runtime-call-cycle
 
 # ---- verdict
 sort -u "$tmp/found" -o "$tmp/found"

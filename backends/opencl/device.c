@@ -5,6 +5,8 @@
  * copy-bandwidth probe. */
 #include "opencl.h"
 
+#include <string.h>
+
 /* Timed runs of a probe, after one untimed run. */
 #define PROBE_REPEATS 5
 
@@ -21,29 +23,30 @@
 #define PEAK_GROUP 64
 
 /* What one timed run enqueues: a device-to-device copy of `bytes` from
- * src to dst, or (kernel set) a launch of the compute probe over `items`
- * work items. */
+ * src to dst, or (kernel set) a launch of the compute probe, with its
+ * arguments, over `items` work items. */
 typedef struct probe_run {
     cl_mem src, dst;
     size_t bytes;
     cl_kernel kernel;
+    pv_cl_kernel_arg args[4];
     size_t items;
 } probe_run;
 
 /* One run, waited for; *ms is its event time. */
 static pv_status timed_run(pv_context *ctx, const probe_run *run, double *ms)
 {
-    const size_t group = PEAK_GROUP;
+    if (run->kernel) {
+        const size_t group = PEAK_GROUP;
+        return pv_cl_launch_waited(ctx, run->kernel, run->args, PV_CL_ARG_COUNT(run->args), 1,
+                                   &run->items, &group, ms);
+    }
     cl_event event = NULL;
     cl_int err = pv_cl_fault(ctx, PV_CL_FAULT_ENQUEUE);
-    if (err == CL_SUCCESS && run->kernel)
-        err = clEnqueueNDRangeKernel(pv_cl_queue(ctx), run->kernel, 1, NULL, &run->items, &group,
-                                     0, NULL, &event);
-    else if (err == CL_SUCCESS)
+    if (err == CL_SUCCESS)
         err = clEnqueueCopyBuffer(pv_cl_queue(ctx), run->src, run->dst, 0, 0, run->bytes, 0, NULL,
                                   &event);
-    pv_status status = pv_cl_check(ctx, err, run->kernel ? "clEnqueueNDRangeKernel(compute probe)"
-                                                         : "clEnqueueCopyBuffer");
+    pv_status status = pv_cl_check(ctx, err, "clEnqueueCopyBuffer");
     if (status != PV_OK)
         return status;
     status = pv_cl_check(ctx, clWaitForEvents(1, &event), "clWaitForEvents");
@@ -87,24 +90,25 @@ static pv_status cl_copy_bandwidth(pv_context *ctx, size_t bytes, double *gb_per
     return status;
 }
 
-/* The probe kernel of `kind` with its arguments set on out. */
-static pv_status probe_kernel(pv_context *ctx, pv_compute_kind kind, cl_mem *out, cl_kernel *kernel)
+/* The operands of the probe kernels: float chains multiply and add, int
+ * chains add and exclusive-or (kernels/device.cl). */
+static const cl_float peak_float_operands[2] = {0.999f, 1e-3f};
+static const cl_uint peak_int_operands[2] = {0x9e3779b9u, 0x7f4a7c15u};
+static const cl_int peak_steps = PEAK_STEPS;
+
+/* The probe kernel of `kind` into run, with its arguments (out, the two
+ * operands, the steps). */
+static pv_status probe_kernel(pv_context *ctx, pv_compute_kind kind, const cl_mem *out,
+                              probe_run *run)
 {
-    pv_status status = pv_cl_kernel(ctx, "device", NULL,
-                                    kind == PV_COMPUTE_FLOAT ? "peak_float" : "peak_int", kernel);
-    const float fa = 0.999f, fb = 1e-3f;
-    const cl_uint ia = 0x9e3779b9u, ib = 0x7f4a7c15u;
-    const cl_int steps = PEAK_STEPS;
-    int is_float = kind == PV_COMPUTE_FLOAT;
-    if (status == PV_OK)
-        status = pv_cl_arg(ctx, *kernel, 0, sizeof *out, out);
-    if (status == PV_OK)
-        status = pv_cl_arg(ctx, *kernel, 1, 4, is_float ? (const void *)&fa : (const void *)&ia);
-    if (status == PV_OK)
-        status = pv_cl_arg(ctx, *kernel, 2, 4, is_float ? (const void *)&fb : (const void *)&ib);
-    if (status == PV_OK)
-        status = pv_cl_arg(ctx, *kernel, 3, sizeof steps, &steps);
-    return status;
+    const int is_float = kind == PV_COMPUTE_FLOAT;
+    const void *a = is_float ? (const void *)&peak_float_operands[0]
+                             : (const void *)&peak_int_operands[0];
+    const void *b = is_float ? (const void *)&peak_float_operands[1]
+                             : (const void *)&peak_int_operands[1];
+    const pv_cl_kernel_arg args[4] = {PV_CL_ARG(*out), {4, a}, {4, b}, PV_CL_ARG(peak_steps)};
+    memcpy(run->args, args, sizeof args);
+    return pv_cl_kernel(ctx, "device", NULL, is_float ? "peak_float" : "peak_int", &run->kernel);
 }
 
 static pv_status cl_compute_peak(pv_context *ctx, pv_compute_kind kind, double *gops)
@@ -116,7 +120,7 @@ static pv_status cl_compute_peak(pv_context *ctx, pv_compute_kind kind, double *
     cl_mem out = NULL;
     pv_status status = pv_cl_buffer(ctx, CL_MEM_WRITE_ONLY, run.items * 4, &out);
     if (status == PV_OK)
-        status = probe_kernel(ctx, kind, &out, &run.kernel);
+        status = probe_kernel(ctx, kind, &out, &run);
     double best_ms = 0.0;
     if (status == PV_OK)
         status = best_time(ctx, &run, "compute peak", &best_ms);

@@ -43,7 +43,8 @@ pv_status pv_cl_grey_into(pv_context *ctx, const pv_image *in, float scale, cl_m
     const pv_cl_kernel_arg args[] = {PV_CL_ARG(raw), PV_CL_ARG(dst), PV_CL_ARG(count),
                                      PV_CL_ARG(scale)};
     size_t local = (size_t)pv_cl_param(ctx, "colour", "COLOUR_WG", 1);
-    return pv_cl_run(ctx, "colour", "colour", kernel_for(in->type), args, 4, 1, &pixels, &local);
+    return pv_cl_run(ctx, "colour", "colour", kernel_for(in->type), args, PV_CL_ARG_COUNT(args), 1,
+                     &pixels, &local);
 }
 
 static pv_status pv_cl_colour_to_grey(pv_context *ctx, const pv_image *in, pv_image *out, float scale)

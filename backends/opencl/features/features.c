@@ -23,7 +23,6 @@
  * passes take the image index as their third dimension, the list kernels
  * as their second, so a chunk costs the launches of one image. */
 #include "features_internal.h"
-#include "../runtime/runtime_state.h" /* pv_cl_track_event: the rectangular upload */
 
 #include <stdint.h>
 #include <stdio.h>
@@ -57,27 +56,18 @@ int pv_cl_sift_param(pv_context *ctx, const char *name)
     return pv_cl_param(ctx, "features", name, 1);
 }
 
-pv_status pv_cl_sift_set_args(pv_context *ctx, cl_kernel kernel, const kernel_arg *args, int count)
-{
-    pv_status status = PV_OK;
-    for (int i = 0; i < count && status == PV_OK; i++)
-        status = pv_cl_arg(ctx, kernel, (cl_uint)i, args[i].size, args[i].value);
-    return status;
-}
-
 /* Detection: the plan's kernel `which`. */
 static pv_status plan_launch(pv_context *ctx, const cl_sift_plan *plan, int which,
-                             const kernel_arg *args, int count, cl_uint dims,
+                             const pv_cl_kernel_arg *args, int count, cl_uint dims,
                              const size_t *global, const size_t *local)
 {
-    pv_status status = pv_cl_sift_set_args(ctx, plan->kernels[which], args, count);
-    return status == PV_OK ? pv_cl_launch(ctx, plan->kernels[which], dims, global, local) : status;
+    return pv_cl_launch_args(ctx, plan->kernels[which], args, count, dims, global, local);
 }
 
 /* An image pass over `images` images: (x, y) as given, the images as the
  * third dimension (left out for one image: a single detection's shape). */
 static pv_status image_pass(pv_context *ctx, const cl_sift_plan *plan, int which,
-                            const kernel_arg *args, int count, size_t width, size_t height,
+                            const pv_cl_kernel_arg *args, int count, size_t width, size_t height,
                             int images)
 {
     const size_t local[3] = {(size_t)plan->shape.wg_x, (size_t)plan->shape.wg_y, 1};
@@ -88,7 +78,7 @@ static pv_status image_pass(pv_context *ctx, const cl_sift_plan *plan, int which
 /* A list kernel: `width` items in groups of `local` per image, the images
  * as the second dimension (left out for one image). */
 static pv_status list_pass(pv_context *ctx, const cl_sift_plan *plan, int which,
-                           const kernel_arg *args, int count, size_t width, size_t local,
+                           const pv_cl_kernel_arg *args, int count, size_t width, size_t local,
                            int images)
 {
     const size_t local2[2] = {local, 1}, global[2] = {width, (size_t)images};
@@ -122,17 +112,12 @@ static pv_status write_image_at(pv_context *ctx, const cl_sift_plan *plan, size_
     const cl_mem buffer = plan->input;
     if (plan->images == 1)
         return pv_cl_write_image(ctx, buffer, image);
-    const size_t buffer_origin[3] = {offset, 0, 0}, host_origin[3] = {0, 0, 0};
-    const size_t region[3] = {row, (size_t)image->height, 1};
-    cl_event event;
-    cl_int err = pv_cl_fault(ctx, PV_CL_FAULT_ENQUEUE);
-    if (err == CL_SUCCESS)
-        err = clEnqueueWriteBufferRect(pv_cl_queue(ctx), buffer, CL_FALSE, buffer_origin,
-                                       host_origin, region, row, 0,
-                                       (size_t)image->stride * pixel, 0, image->data, 0, NULL,
-                                       &event);
-    pv_status status = pv_cl_check(ctx, err, "clEnqueueWriteBufferRect(sift input)");
-    return status == PV_OK ? pv_cl_track_event(ctx, event, EVENT_UPLOAD) : status;
+    const pv_cl_rows rows = {.offset = offset,
+                             .device_pitch = row,
+                             .host_pitch = (size_t)image->stride * pixel,
+                             .rows = (size_t)image->height,
+                             .row_bytes = row};
+    return pv_cl_write_rows_async(ctx, buffer, &rows, image->data);
 }
 
 /* The pixel type shared by every image of the chunk when it is one that
@@ -193,13 +178,14 @@ static pv_status launch_prepare(pv_context *ctx, cl_sift_plan *plan, pv_pixel_ty
     cl_int in_w = g->width, in_h = g->height, upsample = g->params.first_octave < 0;
     cl_int first = first_image;
     cl_ulong dst_stride = plane_of(g, 0);
-    const kernel_arg args[] = {
+    const pv_cl_kernel_arg args[] = {
         {sizeof(cl_mem), &src}, {sizeof(cl_mem), &target}, {sizeof in_w, &in_w},
         {sizeof in_h, &in_h}, {sizeof upsample, &upsample}, {sizeof scale, &scale},
         {sizeof src_stride, &src_stride}, {sizeof dst_stride, &dst_stride},
         {sizeof first, &first},
     };
-    return image_pass(ctx, plan, type == PV_PIXEL_U8 ? K_PREPARE_U8 : K_PREPARE_F32, args, 9,
+    return image_pass(ctx, plan, type == PV_PIXEL_U8 ? K_PREPARE_U8 : K_PREPARE_F32, args,
+                      PV_CL_ARG_COUNT(args),
                       (size_t)g->octave_width[0], (size_t)g->octave_height[0], images);
 }
 
@@ -269,7 +255,7 @@ static pv_status blur_rows(pv_context *ctx, cl_sift_plan *plan, const base_sourc
     const int tile = wg_x * plan->shape.row_steps;
     cl_int w = plan->g.octave_width[o], h = plan->g.octave_height[o];
     cl_ulong dst_offset = 0, dst_stride = rows_stride(plan);
-    const kernel_arg args[] = {
+    const pv_cl_kernel_arg args[] = {
         {sizeof(cl_mem), &src->buffer}, {sizeof src->offset, &src->offset},
         {sizeof src->pitch, &src->pitch}, {sizeof src->step, &src->step},
         {sizeof(cl_mem), &plan->rows}, {sizeof dst_offset, &dst_offset},
@@ -278,7 +264,7 @@ static pv_status blur_rows(pv_context *ctx, cl_sift_plan *plan, const base_sourc
         {(size_t)wg_y * ((size_t)tile + 2 * (size_t)max_radius) * sizeof(float), NULL},
         {sizeof src->stride, &src->stride}, {sizeof dst_stride, &dst_stride},
     };
-    return image_pass(ctx, plan, K_ROWS, args, 14,
+    return image_pass(ctx, plan, K_ROWS, args, PV_CL_ARG_COUNT(args),
                       round_up_div((size_t)w, (size_t)tile) * (size_t)wg_x, (size_t)h, images);
 }
 
@@ -298,7 +284,7 @@ static pv_status blur_cols(pv_context *ctx, cl_sift_plan *plan, const cols_job *
     const int tile = wg_y * plan->shape.col_steps;
     cl_int w = plan->g.octave_width[o], h = plan->g.octave_height[o];
     cl_ulong src_stride = rows_stride(plan), dog_stride = plan->dog_floats;
-    const kernel_arg args[] = {
+    const pv_cl_kernel_arg args[] = {
         {sizeof(cl_mem), &plan->rows}, {sizeof(cl_mem), &base->buffer},
         {sizeof base->offset, &base->offset}, {sizeof base->pitch, &base->pitch},
         {sizeof base->step, &base->step},
@@ -311,7 +297,7 @@ static pv_status blur_cols(pv_context *ctx, cl_sift_plan *plan, const cols_job *
         {sizeof src_stride, &src_stride}, {sizeof base->stride, &base->stride},
         {sizeof job->gauss_stride, &job->gauss_stride}, {sizeof dog_stride, &dog_stride},
     };
-    return image_pass(ctx, plan, K_COLS, args, 20, (size_t)w,
+    return image_pass(ctx, plan, K_COLS, args, PV_CL_ARG_COUNT(args), (size_t)w,
                       round_up_div((size_t)h, (size_t)tile) * (size_t)wg_y, images);
 }
 
@@ -370,7 +356,7 @@ static pv_status blur_tile(pv_context *ctx, cl_sift_plan *plan, int o, const bas
     cl_int stored = plan->g.params.levels, max_radius = plan->max_radius;
     cl_ulong gauss_offset = plan->octaves[o].gauss_offset, dog_offset = plan->octaves[o].dog_offset;
     cl_ulong gauss_stride = plan->gauss_floats, dog_stride = plan->dog_floats;
-    const kernel_arg args[] = {
+    const pv_cl_kernel_arg args[] = {
         {sizeof(cl_mem), &base->buffer}, {sizeof base->offset, &base->offset},
         {sizeof base->pitch, &base->pitch}, {sizeof base->step, &base->step},
         {sizeof(cl_mem), &plan->gauss}, {sizeof gauss_offset, &gauss_offset},
@@ -383,7 +369,8 @@ static pv_status blur_tile(pv_context *ctx, cl_sift_plan *plan, int o, const bas
         {sizeof dog_stride, &dog_stride},
     };
     const size_t wg_x = (size_t)plan->shape.wg_x, wg_y = (size_t)plan->shape.wg_y;
-    return image_pass(ctx, plan, K_TILE, args, 18, round_up_div((size_t)w, wg_x) * wg_x,
+    return image_pass(ctx, plan, K_TILE, args, PV_CL_ARG_COUNT(args),
+                      round_up_div((size_t)w, wg_x) * wg_x,
                       round_up_div((size_t)h, wg_y) * wg_y, images);
 }
 
@@ -406,7 +393,7 @@ static pv_status extrema(pv_context *ctx, cl_sift_plan *plan, cl_int pass, int i
     cl_int octaves = plan->g.octaves, levels = plan->g.params.levels;
     cl_float threshold = 0.8f * plan->g.params.peak_thresh;
     cl_uint capacity = plan->candidate_capacity;
-    const kernel_arg args[] = {
+    const pv_cl_kernel_arg args[] = {
         {sizeof(cl_mem), &plan->dog}, {sizeof(cl_mem), &plan->octave_table},
         {sizeof octaves, &octaves}, {sizeof(cl_mem), &plan->row_table},
         {sizeof levels, &levels}, {sizeof threshold, &threshold}, {sizeof pass, &pass},
@@ -418,7 +405,7 @@ static pv_status extrema(pv_context *ctx, cl_sift_plan *plan, cl_int pass, int i
     };
     size_t local = (size_t)plan->shape.ext_wg;
     size_t global = (size_t)plan->row_start[plan->g.octaves] * local;
-    return list_pass(ctx, plan, K_EXTREMA, args, 17, global, local, images);
+    return list_pass(ctx, plan, K_EXTREMA, args, PV_CL_ARG_COUNT(args), global, local, images);
 }
 
 /* Exclusive scan of n counts in place (per image, stride apart); the sum
@@ -427,17 +414,17 @@ static pv_status scan(pv_context *ctx, cl_sift_plan *plan, cl_mem values, cl_uin
                       cl_uint stride, int which, int images)
 {
     cl_uint offset = (cl_uint)which;
-    const kernel_arg args[] = {
+    const pv_cl_kernel_arg args[] = {
         {sizeof(cl_mem), &values}, {sizeof n, &n}, {sizeof(cl_mem), &plan->counters},
         {sizeof offset, &offset}, {sizeof stride, &stride},
     };
     size_t local = (size_t)plan->shape.scan_wg;
-    return list_pass(ctx, plan, K_SCAN, args, 5, local, local, images);
+    return list_pass(ctx, plan, K_SCAN, args, PV_CL_ARG_COUNT(args), local, local, images);
 }
 
-static sift_settings settings_of(const pv_sift_params *p)
+static pv_sift_settings settings_of(const pv_sift_params *p)
 {
-    sift_settings s = {p->peak_thresh, p->edge_thresh, p->sigma0, p->orientation_window,
+    pv_sift_settings s = {p->peak_thresh, p->edge_thresh, p->sigma0, p->orientation_window,
                        p->orientation_peak, p->magnif, p->levels};
     return s;
 }
@@ -451,10 +438,10 @@ static size_t keypoint_groups(const cl_sift_plan *plan)
  * the device) walk the candidate list, whose length only the device knows. */
 static pv_status orientations(pv_context *ctx, cl_sift_plan *plan, int images)
 {
-    sift_settings set = settings_of(&plan->g.params);
+    pv_sift_settings set = settings_of(&plan->g.params);
     cl_uint capacity = plan->candidate_capacity;
     cl_ulong dog_stride = plan->dog_floats, gauss_stride = plan->gauss_floats;
-    const kernel_arg args[] = {
+    const pv_cl_kernel_arg args[] = {
         {sizeof(cl_mem), &plan->dog},         {sizeof(cl_mem), &plan->grad},
         {sizeof(cl_mem), &plan->octave_table}, {sizeof(cl_mem), &plan->candidates},
         {sizeof(cl_mem), &plan->counters},    {sizeof capacity, &capacity},
@@ -472,18 +459,20 @@ static pv_status orientations(pv_context *ctx, cl_sift_plan *plan, int images)
     if (groups > capacity)
         groups = capacity;
     size_t local = (size_t)plan->shape.ori_wg;
-    return list_pass(ctx, plan, K_ORIENT, args, 13, groups * local, local, images);
+    return list_pass(ctx, plan, K_ORIENT, args, PV_CL_ARG_COUNT(args), groups * local, local,
+                     images);
 }
 
 static pv_status block_counts(pv_context *ctx, cl_sift_plan *plan, int images)
 {
     cl_uint capacity = plan->candidate_capacity;
-    const kernel_arg args[] = {
+    const pv_cl_kernel_arg args[] = {
         {sizeof(cl_mem), &plan->counters}, {sizeof capacity, &capacity},
         {sizeof(cl_mem), &plan->cand_count}, {sizeof(cl_mem), &plan->block_sums},
     };
     size_t local = (size_t)plan->shape.kp_wg;
-    return list_pass(ctx, plan, K_BLOCK_COUNTS, args, 4, keypoint_groups(plan) * local, local,
+    return list_pass(ctx, plan, K_BLOCK_COUNTS, args, PV_CL_ARG_COUNT(args),
+                     keypoint_groups(plan) * local, local,
                      images);
 }
 
@@ -491,7 +480,7 @@ static pv_status scatter(pv_context *ctx, cl_sift_plan *plan, int images)
 {
     cl_uint capacity = plan->candidate_capacity, kp_capacity = plan->keypoint_capacity;
     cl_int first = plan->g.params.first_octave;
-    const kernel_arg args[] = {
+    const pv_cl_kernel_arg args[] = {
         {sizeof(cl_mem), &plan->candidates}, {sizeof(cl_mem), &plan->counters},
         {sizeof capacity, &capacity},        {sizeof(cl_mem), &plan->cand_geom},
         {sizeof(cl_mem), &plan->cand_scale}, {sizeof(cl_mem), &plan->cand_angles},
@@ -501,7 +490,8 @@ static pv_status scatter(pv_context *ctx, cl_sift_plan *plan, int images)
         {sizeof(cl_mem), &plan->kp_geom},
     };
     size_t local = (size_t)plan->shape.kp_wg;
-    return list_pass(ctx, plan, K_SCATTER, args, 13, keypoint_groups(plan) * local, local,
+    return list_pass(ctx, plan, K_SCATTER, args, PV_CL_ARG_COUNT(args),
+                     keypoint_groups(plan) * local, local,
                      images);
 }
 
@@ -510,7 +500,7 @@ static pv_status describe(pv_context *ctx, cl_sift_plan *plan, int images)
     cl_float magnif = plan->g.params.magnif;
     cl_ulong gauss_stride = plan->gauss_floats;
     cl_uint kp_capacity = plan->keypoint_capacity;
-    const kernel_arg args[] = {
+    const pv_cl_kernel_arg args[] = {
         {sizeof(cl_mem), &plan->grad},     {sizeof(cl_mem), &plan->octave_table},
         {sizeof(cl_mem), &plan->kp_geom},  {sizeof(cl_mem), &plan->kp_key},
         {sizeof magnif, &magnif},          {sizeof(cl_mem), &plan->counters},
@@ -518,7 +508,7 @@ static pv_status describe(pv_context *ctx, cl_sift_plan *plan, int images)
         {sizeof gauss_stride, &gauss_stride},
     };
     size_t local = 16 * (size_t)plan->shape.desc_split;
-    return list_pass(ctx, plan, K_DESCRIPTORS, args, 9,
+    return list_pass(ctx, plan, K_DESCRIPTORS, args, PV_CL_ARG_COUNT(args),
                      (size_t)plan->keypoint_capacity * local, local, images);
 }
 

@@ -6,6 +6,7 @@
 #define PV_CL_FEATURES_INTERNAL_H
 
 #include "../opencl.h"
+#include "../../common/sift_structs.h" /* the structs the kernels read */
 
 #include <stdint.h>
 
@@ -16,16 +17,6 @@
 /* The scatter kernel writes pv_sift_keypoint records word by word. */
 _Static_assert(sizeof(pv_sift_keypoint) == 7 * sizeof(float), "pv_sift_keypoint is 7 words");
 
-/* Mirrors of the kernels' structs (same member order and alignment). */
-typedef struct octave_info {
-    cl_int w, h;
-    cl_ulong dog_offset, gauss_offset;
-} octave_info;
-
-typedef struct sift_settings {
-    cl_float peak_thresh, edge_thresh, sigma0, ori_window, ori_peak, magnif;
-    cl_int levels;
-} sift_settings;
 
 /* The plan's kernels, looked up once (with the plan's launch parameters). */
 enum {
@@ -54,8 +45,8 @@ typedef struct cl_sift_plan {
     cl_kernel kernels[K_COUNT];
     int max_radius;            /* over the levels */
     cl_mem weights;            /* level taps, then base taps */
-    cl_mem octave_table;       /* octave_info per octave */
-    octave_info octaves[PV_SIFT_MAX_OCTAVES];
+    cl_mem octave_table;       /* pv_sift_octave_info per octave */
+    pv_sift_octave_info octaves[PV_SIFT_MAX_OCTAVES];
     cl_uint row_start[PV_SIFT_MAX_OCTAVES + 1]; /* first row group of each octave */
     cl_mem row_table;          /* row_start on the device */
     cl_mem row_counts;         /* per row group: extrema, then their offsets */
@@ -105,10 +96,6 @@ typedef struct cl_sift_plan {
 #define MAX_BATCH_CHUNK 64
 #define MAX_BATCH_SETS 2
 #define BATCH_MEMORY_SHARE 4
-typedef struct kernel_arg {
-    size_t size;
-    const void *value; /* NULL with a size: a __local buffer */
-} kernel_arg;
 
 /* Pinned stage:
  * Pinned, mapped host memory of the plan: small inputs are packed into it
@@ -158,8 +145,6 @@ int pv_cl_sift_param(pv_context *ctx, const char *name);
  * constants when g is given (matching has no plan: g NULL). */
 pv_status pv_cl_sift_kernel(pv_context *ctx, const pv_sift_geometry *g, const char *name,
                             cl_kernel *kernel);
-pv_status pv_cl_sift_set_args(pv_context *ctx, cl_kernel kernel, const kernel_arg *args,
-                              int count);
 /* Waits for the queue; the first failure wins. */
 pv_status pv_cl_sift_finish(pv_context *ctx, pv_status status);
 /* The plan's stage with room for `bytes`. */

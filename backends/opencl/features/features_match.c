@@ -6,14 +6,13 @@
 #include <string.h>
 
 /* Matching (no plan): the kernel for the context's current parameters. */
-static pv_status launch(pv_context *ctx, const char *name, const kernel_arg *args, int count,
+static pv_status launch(pv_context *ctx, const char *name, const pv_cl_kernel_arg *args, int count,
                         cl_uint dims, const size_t *global, const size_t *local)
 {
     cl_kernel kernel;
     pv_status status = pv_cl_sift_kernel(ctx, NULL, name, &kernel);
-    if (status == PV_OK)
-        status = pv_cl_sift_set_args(ctx, kernel, args, count);
-    return status == PV_OK ? pv_cl_launch(ctx, kernel, dims, global, local) : status;
+    return status == PV_OK ? pv_cl_launch_args(ctx, kernel, args, count, dims, global, local)
+                           : status;
 }
 
 static pv_status upload_descriptors(pv_context *ctx, const char *slot, const float *host, int count,
@@ -62,20 +61,21 @@ static pv_status nearest_on_device(pv_context *ctx, const float *query, cl_int n
         status = pv_fail(ctx, PV_ERR_NOMEM, "sift_match: no memory for %d queries", nq);
     if (status != PV_OK)
         return status;
-    const kernel_arg args[] = {
+    const pv_cl_kernel_arg args[] = {
         {sizeof(cl_mem), &q}, {sizeof nq, &nq}, {sizeof(cl_mem), &t}, {sizeof nt, &nt},
         {sizeof per_chunk, &per_chunk},
         {sizeof(cl_mem), &b}, {sizeof(cl_mem), &e1}, {sizeof(cl_mem), &e2},
     };
-    const kernel_arg merge_args[] = {
+    const pv_cl_kernel_arg merge_args[] = {
         {sizeof(cl_mem), &b}, {sizeof(cl_mem), &e1}, {sizeof(cl_mem), &e2},
         {sizeof nq, &nq}, {sizeof chunks, &chunks}, {sizeof(cl_mem), &out},
     };
     size_t local[2] = {(size_t)pv_cl_sift_param(ctx, "SIFT_MATCH_WG"), 1};
     size_t global[2] = {(size_t)nq, (size_t)chunks};
-    status = launch(ctx, "sift_nearest", args, 8, 2, global, local);
+    status = launch(ctx, "sift_nearest", args, PV_CL_ARG_COUNT(args), 2, global, local);
     if (status == PV_OK)
-        status = launch(ctx, "sift_nearest_merge", merge_args, 6, 1, global, local);
+        status = launch(ctx, "sift_nearest_merge", merge_args, PV_CL_ARG_COUNT(merge_args), 1,
+                        global, local);
     /* One copy back: best, d1, d2. */
     if (status == PV_OK)
         status = pv_cl_read(ctx, out, 0, 3 * (size_t)nq * sizeof *host, host);

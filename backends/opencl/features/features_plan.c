@@ -156,7 +156,8 @@ static void layout_octaves(cl_sift_plan *plan)
     size_t dog = 0, gauss = 0;
     cl_uint rows = 0;
     for (int o = 0; o < g->octaves; o++) {
-        plan->octaves[o] = (octave_info){g->octave_width[o], g->octave_height[o], dog, gauss};
+        plan->octaves[o] =
+            (pv_sift_octave_info){g->octave_width[o], g->octave_height[o], dog, gauss};
         plan->row_start[o] = rows;
         dog += plane_of(g, o) * (size_t)(levels + 2);
         gauss += plane_of(g, o) * (size_t)levels;

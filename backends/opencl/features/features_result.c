@@ -8,7 +8,6 @@
  * the longest) when the padding is small, else one read per image and
  * array of only its counted rows. */
 #include "features_internal.h"
-#include "../runtime/runtime_state.h" /* pv_cl_track_event: the rectangular reads */
 
 #include <stdlib.h>
 #include <string.h>
@@ -173,14 +172,12 @@ pv_status pv_cl_sift_download(pv_context *ctx, cl_sift_plan *plan, int image, cl
 static pv_status read_rows_async(pv_context *ctx, cl_mem buffer, size_t row, size_t pitch,
                                  int images, void *host)
 {
-    const size_t origin[3] = {0, 0, 0}, region[3] = {row, (size_t)images, 1};
-    cl_event event;
-    cl_int err = pv_cl_fault(ctx, PV_CL_FAULT_ENQUEUE);
-    if (err == CL_SUCCESS)
-        err = clEnqueueReadBufferRect(pv_cl_queue(ctx), buffer, CL_FALSE, origin, origin, region,
-                                      pitch, 0, row, 0, host, 0, NULL, &event);
-    pv_status status = pv_cl_check(ctx, err, "clEnqueueReadBufferRect(sift results)");
-    return status == PV_OK ? pv_cl_track_event(ctx, event, EVENT_DOWNLOAD) : status;
+    const pv_cl_rows rows = {.offset = 0,
+                             .device_pitch = pitch,
+                             .host_pitch = row,
+                             .rows = (size_t)images,
+                             .row_bytes = row};
+    return pv_cl_read_rows_async(ctx, buffer, &rows, host);
 }
 
 /* Where image i's arrays lie in the stage after a chunk's reads: each

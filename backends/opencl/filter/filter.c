@@ -99,7 +99,8 @@ static pv_status pass_axis(pv_context *ctx, cl_mem in, int in_u8, cl_mem out, cl
     };
     size_t local[3] = {(size_t)param(ctx, "FILTER_WG_X"), (size_t)param(ctx, "FILTER_WG_Y"), 1};
     size_t global[3] = {(size_t)g.nx, (size_t)g.ny, (size_t)g.nz};
-    return run_filter(ctx, in_u8 ? "gauss_axis_u8" : "gauss_axis_f32", args, 8, global, local);
+    return run_filter(ctx, in_u8 ? "gauss_axis_u8" : "gauss_axis_f32", args, PV_CL_ARG_COUNT(args),
+                      global, local);
 }
 
 /* A tiled Gaussian pass: its seven arguments, the last the tile's local
@@ -113,7 +114,7 @@ static pv_status launch_tiled(pv_context *ctx, const char *name, cl_mem in, cl_m
         {sizeof radius, &radius}, {sizeof g.nx, &g.nx}, {sizeof g.ny, &g.ny},
         {local_bytes, NULL},
     };
-    return run_filter(ctx, name, args, 7, global, local);
+    return run_filter(ctx, name, args, PV_CL_ARG_COUNT(args), global, local);
 }
 
 /* x pass; falls back to the untiled kernel when the tile (very wide
@@ -218,7 +219,8 @@ static pv_status gradient_axis(pv_context *ctx, cl_mem in, int in_u8, grid g, cl
     size_t local[3] = {(size_t)param(ctx, "FILTER_GRAD_WG_X"), (size_t)param(ctx, "FILTER_GRAD_WG_Y"),
                        1};
     size_t global[3] = {(size_t)g.nx, (size_t)g.ny, (size_t)g.nz};
-    return run_filter(ctx, in_u8 ? "gradient_u8" : "gradient_f32", args, 7, global, local);
+    return run_filter(ctx, in_u8 ? "gradient_u8" : "gradient_f32", args, PV_CL_ARG_COUNT(args),
+                      global, local);
 }
 
 /* The derivatives of the uploaded source `in` along each axis whose bit is

@@ -163,7 +163,7 @@ static pv_status downsample(pv_context *ctx, cl_mem fine, const int fn[3], cl_me
     cl_int dims[6] = {fn[0], fn[1], fn[2], cn[0], cn[1], cn[2]};
     const kernel_arg args[] = {ARG(fine),    ARG(coarse),  ARG(dims[0]), ARG(dims[1]),
                                ARG(dims[2]), ARG(dims[3]), ARG(dims[4]), ARG(dims[5])};
-    return launch_voxels(ctx, "flow_downsample", args, 8, cn);
+    return launch_voxels(ctx, "flow_downsample", args, PV_CL_ARG_COUNT(args), cn);
 }
 
 static pv_status load_on_device(pv_context *ctx, cl_flow_plan *p, const pv_volume *fixed,
@@ -194,7 +194,7 @@ static pv_status zero_flow(pv_context *ctx, cl_mem *const flow, const int n[3])
 {
     cl_int count = (cl_int)level_count(n);
     const kernel_arg args[] = {ARG(flow[0]), ARG(flow[1]), ARG(flow[2]), ARG(count)};
-    return launch_linear(ctx, "flow_zero3", args, 4, (size_t)count);
+    return launch_linear(ctx, "flow_zero3", args, PV_CL_ARG_COUNT(args), (size_t)count);
 }
 
 static pv_status upsample_flow(pv_context *ctx, cl_mem *const coarse, const int cn[3],
@@ -204,7 +204,7 @@ static pv_status upsample_flow(pv_context *ctx, cl_mem *const coarse, const int 
     const kernel_arg args[] = {ARG(coarse[0]), ARG(coarse[1]), ARG(coarse[2]), ARG(fine[0]),
                                ARG(fine[1]),   ARG(fine[2]),   ARG(dims[0]),   ARG(dims[1]),
                                ARG(dims[2]),   ARG(dims[3]),   ARG(dims[4]),   ARG(dims[5])};
-    return launch_voxels(ctx, "flow_upsample", args, 12, fn);
+    return launch_voxels(ctx, "flow_upsample", args, PV_CL_ARG_COUNT(args), fn);
 }
 
 static pv_status pv_cl_flow_begin_level(pv_context *ctx, void *plan, int level)
@@ -230,7 +230,8 @@ static pv_status pv_cl_flow_gradients(pv_context *ctx, void *plan, int level)
     cl_int nx = n[0], ny = n[1], nz = n[2], scheme = (cl_int)p->setup.scheme;
     const kernel_arg args[] = {ARG(p->fixed[level]), ARG(p->grad), ARG(nx), ARG(ny), ARG(nz),
                                ARG(scheme)};
-    return pv_cl_finish_after(ctx, launch_voxels(ctx, "flow_gradients", args, 6, n));
+    return pv_cl_finish_after(ctx,
+                              launch_voxels(ctx, "flow_gradients", args, PV_CL_ARG_COUNT(args), n));
 }
 
 static pv_status resample(pv_context *ctx, cl_mem fixed, cl_mem moving, cl_mem *const flow,
@@ -240,7 +241,7 @@ static pv_status resample(pv_context *ctx, cl_mem fixed, cl_mem moving, cl_mem *
     const kernel_arg args[] = {ARG(fixed),   ARG(moving), ARG(flow[0]), ARG(flow[1]),
                                ARG(flow[2]), ARG(out),    ARG(nx),      ARG(ny),
                                ARG(nz),      ARG(subtract)};
-    return launch_voxels(ctx, "flow_resample", args, 10, n);
+    return launch_voxels(ctx, "flow_resample", args, PV_CL_ARG_COUNT(args), n);
 }
 
 static pv_status pv_cl_flow_resample(pv_context *ctx, void *plan, int level)
@@ -280,7 +281,7 @@ static pv_status smooth_pass(pv_context *ctx, cl_flow_plan *p, cl_mem src, cl_me
     else
         global[1] = round_up_div((size_t)n[1], (size_t)tile) * (size_t)wg_y;
     return pv_cl_run(ctx, "flow", "flow", axis == 0 ? "flow_smooth_rows" : "flow_smooth_cols",
-                     args, 7, 3, global, local);
+                     args, PV_CL_ARG_COUNT(args), 3, global, local);
 }
 
 static pv_status smooth_z_rhs(pv_context *ctx, cl_flow_plan *p, cl_mem src, cl_mem dst,
@@ -291,7 +292,7 @@ static pv_status smooth_z_rhs(pv_context *ctx, cl_flow_plan *p, cl_mem src, cl_m
     const kernel_arg args[] = {ARG(src), ARG(dst),     ARG(p->weights_buf), ARG(radius),
                                ARG(nx),  ARG(ny),      ARG(nz),             ARG(flow[0]),
                                ARG(flow[1]), ARG(flow[2])};
-    return launch_voxels(ctx, "flow_smooth_z_rhs", args, 10, n);
+    return launch_voxels(ctx, "flow_smooth_z_rhs", args, PV_CL_ARG_COUNT(args), n);
 }
 
 /* products -> tmp, x: tmp -> tensor, y: tensor -> tmp, z + b: tmp -> tensor. */
@@ -300,7 +301,8 @@ static pv_status tensor_on_device(pv_context *ctx, cl_flow_plan *p, int level)
     const int *n = p->setup.size[level];
     cl_int count = (cl_int)level_count(n);
     const kernel_arg args[] = {ARG(p->grad), ARG(p->it), ARG(p->tmp), ARG(count)};
-    pv_status status = launch_linear(ctx, "flow_products", args, 4, (size_t)count);
+    pv_status status = launch_linear(ctx, "flow_products", args, PV_CL_ARG_COUNT(args),
+                                     (size_t)count);
     if (status == PV_OK)
         status = smooth_pass(ctx, p, p->tmp, p->tensor, n, 0);
     if (status == PV_OK)
@@ -326,7 +328,7 @@ static pv_status jacobi_step(pv_context *ctx, cl_flow_plan *p, const int n[3])
                                ARG(out[1]), ARG(out[2]), ARG(p->tensor), ARG(nx),
                                ARG(ny),     ARG(nz),     ARG(a),         ARG(d)};
     pv_status status = launch_voxels(ctx, d != 0.0f ? "flow_jacobi_div" : "flow_jacobi", args,
-                                     12, n);
+                                     PV_CL_ARG_COUNT(args), n);
     if (status == PV_OK)
         p->current = 1 - p->current;
     return status;
@@ -347,7 +349,8 @@ static pv_status measure_change(pv_context *ctx, cl_flow_plan *p, const int n[3]
     float *partial = malloc(2 * (size_t)groups * sizeof *partial);
     if (!partial)
         return pv_fail(ctx, PV_ERR_NOMEM, "flow: no memory for %d partial sums", groups);
-    pv_status status = pv_cl_run(ctx, "flow", "flow", "flow_change", args, 8, 1, &global, &local);
+    pv_status status = pv_cl_run(ctx, "flow", "flow", "flow_change", args, PV_CL_ARG_COUNT(args),
+                                 1, &global, &local);
     if (status == PV_OK)
         status = pv_cl_read(ctx, p->partial, 0, 2 * (size_t)groups * sizeof *partial, partial);
     double diff = 0.0, norm = 0.0;

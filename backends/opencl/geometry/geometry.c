@@ -86,18 +86,13 @@ static pv_status launch_solve(pv_context *ctx, cl_ransac_plan *plan, cl_int hypo
     cl_kernel kernel;
     cl_int model = plan->job.model == PV_GEOMETRY_HOMOGRAPHY ? 0 : 1;
     pv_status status = geometry_kernel(ctx, "ransac_solve", &kernel);
-    if (status == PV_OK)
-        status = pv_cl_arg(ctx, kernel, 0, sizeof(cl_mem), &plan->points);
-    if (status == PV_OK)
-        status = pv_cl_arg(ctx, kernel, 1, sizeof(cl_mem), &plan->samples);
-    if (status == PV_OK)
-        status = pv_cl_arg(ctx, kernel, 2, sizeof hypotheses, &hypotheses);
-    if (status == PV_OK)
-        status = pv_cl_arg(ctx, kernel, 3, sizeof model, &model);
-    if (status == PV_OK)
-        status = pv_cl_arg(ctx, kernel, 4, sizeof(cl_mem), &plan->models);
+    const pv_cl_kernel_arg args[] = {PV_CL_ARG(plan->points), PV_CL_ARG(plan->samples),
+                                     PV_CL_ARG(hypotheses), PV_CL_ARG(model),
+                                     PV_CL_ARG(plan->models)};
     size_t local = 64, global = (size_t)hypotheses;
-    return status == PV_OK ? pv_cl_launch(ctx, kernel, 1, &global, &local) : status;
+    return status == PV_OK ? pv_cl_launch_args(ctx, kernel, args, PV_CL_ARG_COUNT(args), 1,
+                                               &global, &local)
+                           : status;
 }
 
 static pv_status launch_score(pv_context *ctx, cl_ransac_plan *plan, cl_int hypotheses)
@@ -108,28 +103,23 @@ static pv_status launch_score(pv_context *ctx, cl_ransac_plan *plan, cl_int hypo
     cl_int count = job->count;
     pv_status status = geometry_kernel(ctx, homography ? "ransac_score_h" : "ransac_score_f",
                                        &kernel);
-    cl_uint arg = 0;
-    if (status == PV_OK)
-        status = pv_cl_arg(ctx, kernel, arg++, sizeof(cl_mem), &plan->points);
-    if (status == PV_OK)
-        status = pv_cl_arg(ctx, kernel, arg++, sizeof count, &count);
-    if (status == PV_OK)
-        status = pv_cl_arg(ctx, kernel, arg++, sizeof(cl_mem), &plan->models);
-    if (homography) {
-        /* The same float product the CPU backend forms. */
-        float limit = job->threshold2 * job->scale2_sq;
-        if (status == PV_OK)
-            status = pv_cl_arg(ctx, kernel, arg++, sizeof limit, &limit);
-    } else {
-        const float *terms[] = {&job->threshold2, &job->scale1_sq, &job->scale2_sq};
-        for (int i = 0; i < 3 && status == PV_OK; i++)
-            status = pv_cl_arg(ctx, kernel, arg++, sizeof(float), terms[i]);
-    }
-    if (status == PV_OK)
-        status = pv_cl_arg(ctx, kernel, arg++, sizeof(cl_mem), &plan->counts);
+    /* The homography's limit: the same float product the CPU backend forms. */
+    float limit = job->threshold2 * job->scale2_sq;
+    const pv_cl_kernel_arg homography_args[] = {
+        PV_CL_ARG(plan->points), PV_CL_ARG(count), PV_CL_ARG(plan->models), PV_CL_ARG(limit),
+        PV_CL_ARG(plan->counts)};
+    const pv_cl_kernel_arg fundamental_args[] = {
+        PV_CL_ARG(plan->points), PV_CL_ARG(count), PV_CL_ARG(plan->models),
+        PV_CL_ARG(job->threshold2), PV_CL_ARG(job->scale1_sq), PV_CL_ARG(job->scale2_sq),
+        PV_CL_ARG(plan->counts)};
     size_t local = (size_t)pv_cl_param(ctx, "geometry", "GEOM_WG", 256);
     size_t global = local * (size_t)hypotheses;
-    return status == PV_OK ? pv_cl_launch(ctx, kernel, 1, &global, &local) : status;
+    if (status != PV_OK)
+        return status;
+    return homography ? pv_cl_launch_args(ctx, kernel, homography_args,
+                                          PV_CL_ARG_COUNT(homography_args), 1, &global, &local)
+                      : pv_cl_launch_args(ctx, kernel, fundamental_args,
+                                          PV_CL_ARG_COUNT(fundamental_args), 1, &global, &local);
 }
 
 static pv_status score_on_device(pv_context *ctx, cl_ransac_plan *plan, const int *samples,

@@ -351,12 +351,9 @@ void sift_blur_tile(__global const float *base, ulong base_offset, int base_pitc
 #undef TILE_LEVEL
 }
 
-/* Per octave: (width, height) and the plane offsets of its DoG and
- * Gaussian levels in the pyramids. */
-typedef struct octave_info {
-    int w, h;
-    ulong dog_offset, gauss_offset;
-} octave_info;
+/* The structs shared with the host (pv_sift_octave_info per octave,
+ * pv_sift_settings). */
+#include "../../common/sift_structs.h"
 
 /* ------------------------------------------------------------ gradients */
 
@@ -465,9 +462,9 @@ static uint span_mask(__global const float *d, size_t plane, int w, int x0, floa
  * pixel's gradient instead of computing it once per window and descriptor
  * cell that covers it. */
 __kernel __attribute__((reqd_work_group_size(SIFT_EXT_WG, 1, 1)))
-void sift_extrema(__global const float *dog, __constant octave_info *octaves, int octave_count,
-                  __constant uint *row_start, int levels, float threshold, int pass,
-                  __global uint *rows, __global const uint *counters,
+void sift_extrema(__global const float *dog, __constant pv_sift_octave_info *octaves,
+                  int octave_count, __constant uint *row_start, int levels, float threshold,
+                  int pass, __global uint *rows, __global const uint *counters,
                   __global int4 *candidates, uint capacity, __global uint *masks,
                   uint mask_pitch, __global const float *gauss, __global float2 *grad,
                   ulong dog_stride, ulong gauss_stride)
@@ -563,11 +560,6 @@ void sift_scan(__global uint *values, uint n, __global uint *counters, uint whic
 
 /* -------------------------------------------------------------- keypoints */
 
-typedef struct sift_settings {
-    float peak_thresh, edge_thresh, sigma0, ori_window, ori_peak, magnif;
-    int levels;
-} sift_settings;
-
 #include "../../common/sift_math.h"
 
 
@@ -592,8 +584,8 @@ typedef struct refined_point {
 } refined_point;
 
 /* Refinement (up to 5 moves), contrast and edge tests; 0 if rejected. */
-static int refine(__global const float *dog, __constant octave_info *octaves, int4 cand,
-                  sift_settings set, refined_point *out)
+static int refine(__global const float *dog, __constant pv_sift_octave_info *octaves, int4 cand,
+                  pv_sift_settings set, refined_point *out)
 {
     const int o = cand.w, level = cand.z;
     const int w = octaves[o].w, h = octaves[o].h;
@@ -730,8 +722,8 @@ static int histogram_peaks(__local const float *hist, float ori_peak, float4 *an
  * Global size: (groups * SIFT_ORI_WG, images). */
 __kernel __attribute__((reqd_work_group_size(SIFT_ORI_WG, 1, 1)))
 void sift_orient(__global const float *dog, __global const float2 *grad,
-                 __constant octave_info *octaves, __global const int4 *candidates,
-                 __global const uint *counters, uint capacity, sift_settings set,
+                 __constant pv_sift_octave_info *octaves, __global const int4 *candidates,
+                 __global const uint *counters, uint capacity, pv_sift_settings set,
                  __global float4 *cand_geom, __global float *cand_scale,
                  __global float4 *cand_angles, __global uint *cand_count, ulong dog_stride,
                  ulong gauss_stride)
@@ -874,7 +866,7 @@ static int2 crossing(float a, float b, float lo, float hi, int2 range)
 }
 
 __kernel __attribute__((reqd_work_group_size(DESC_WG, 1, 1)))
-void sift_descriptors(__global const float2 *grad, __constant octave_info *octaves,
+void sift_descriptors(__global const float2 *grad, __constant pv_sift_octave_info *octaves,
                       __global const float4 *kp_geom, __global const ulong *kp_key, float magnif,
                       __global const uint *counters, uint kp_capacity, __global float *descriptors,
                       ulong gauss_stride)

@@ -227,7 +227,8 @@ static pv_status pv_cl_oct_load(pv_context *ctx, void *plan, const pv_volume *vo
     size_t local[2] = {global[0], 1};
     pv_status status = pv_cl_write_volume(ctx, p->volume, volume);
     if (status == PV_OK)
-        status = pv_cl_run(ctx, "octreg", "octreg", "oct_stats", args, 3, 2, global, local);
+        status = pv_cl_run(ctx, "octreg", "octreg", "oct_stats", args, PV_CL_ARG_COUNT(args), 2,
+                           global, local);
     if (status == PV_OK)
         status = pv_cl_read(ctx, p->stats, 0, planes * OCT_STATS * sizeof(float), p->host_stats);
     status = finish(ctx, p, status);
@@ -250,7 +251,8 @@ static pv_status pad(pv_context *ctx, cl_oct_plan *p, pad_job j)
     kernel_arg args[] = {ARG(p->volume), ARG(p->stats), ARG(depth), ARG(alines),
                          ARG(j.first), ARG(j.count), ARG(pd), ARG(pa), ARG(j.planes_out),
                          ARG(j.dst), ARG(j.dst_offset)};
-    return launch_grid(ctx, "oct_pad", args, 11, (size_t)pd, (size_t)pa, (size_t)j.planes_out);
+    return launch_grid(ctx, "oct_pad", args, PV_CL_ARG_COUNT(args), (size_t)pd, (size_t)pa,
+                       (size_t)j.planes_out);
 }
 
 static pv_status unit_phase(pv_context *ctx, cl_mem in, size_t in_offset, cl_mem out,
@@ -260,7 +262,7 @@ static pv_status unit_phase(pv_context *ctx, cl_mem in, size_t in_offset, cl_mem
     cl_uint n = (cl_uint)count;
     cl_float limit = floor > FLT_MIN ? floor : FLT_MIN;
     kernel_arg args[] = {ARG(in), ARG(in_at), ARG(out), ARG(out_at), ARG(n), ARG(limit)};
-    return launch_rows(ctx, "oct_unit_phase", args, 6, count, 1);
+    return launch_rows(ctx, "oct_unit_phase", args, PV_CL_ARG_COUNT(args), count, 1);
 }
 
 static pv_status full_reference(pv_context *ctx, cl_oct_plan *p, float floor)
@@ -287,7 +289,8 @@ static pv_status ky_inverse(pv_context *ctx, cl_oct_plan *p, size_t in_at, size_
                          ARG(p->ref_sub), ARG(out_offset)};
     size_t wg = (size_t)param(ctx, "OCT_WG");
     size_t global[2] = {(plane_bins + wg - 1) / wg * wg, (size_t)width}, local[2] = {wg, 1};
-    return pv_cl_run(ctx, "octreg", "octreg", "oct_sub_ky_inverse", args, 6, 2, global, local);
+    return pv_cl_run(ctx, "octreg", "octreg", "oct_sub_ky_inverse", args, PV_CL_ARG_COUNT(args), 2,
+                     global, local);
 }
 
 /* Sub-volumes first .. first + count - 1 through one batched transform. */
@@ -367,14 +370,16 @@ static pv_status find_peaks(pv_context *ctx, cl_oct_plan *p, max_job j)
     kernel_arg partial[] = {ARG(j.maps), ARG(count), ARG(groups), ARG(p->part_values),
                             ARG(p->part_indices)};
     size_t global1[2] = {groups * wg, (size_t)j.maps_used}, local[2] = {wg, 1};
-    pv_status status = pv_cl_run(ctx, "octreg", "octreg", "oct_max_partial", partial, 5, 2,
+    pv_status status = pv_cl_run(ctx, "octreg", "octreg", "oct_max_partial", partial,
+                                 PV_CL_ARG_COUNT(partial), 2,
                                  global1, local);
     kernel_arg final[] = {ARG(p->part_values), ARG(p->part_indices), ARG(groups), ARG(j.maps),
                           ARG(count), ARG(nx), ARG(ny), ARG(nz), ARG(first), ARG(p->peaks),
                           ARG(p->peak_indices)};
     size_t global2[2] = {wg, (size_t)j.maps_used};
     if (status == PV_OK)
-        status = pv_cl_run(ctx, "octreg", "octreg", "oct_max_final", final, 11, 2, global2, local);
+        status = pv_cl_run(ctx, "octreg", "octreg", "oct_max_final", final, PV_CL_ARG_COUNT(final),
+                           2, global2, local);
     return status;
 }
 
@@ -438,7 +443,8 @@ static pv_status coarse_batch(pv_context *ctx, cl_oct_plan *p, int first, int co
     size_t wg = (size_t)param(ctx, "OCT_WG");
     size_t global[3] = {(plane_bins + wg - 1) / wg * wg, (size_t)depth, (size_t)count};
     size_t local[3] = {wg, 1, 1};
-    pv_status status = pv_cl_run(ctx, "octreg", "octreg", "oct_stripe_power", args, 12, 3, global,
+    pv_status status = pv_cl_run(ctx, "octreg", "octreg", "oct_stripe_power", args,
+                                 PV_CL_ARG_COUNT(args), 3, global,
                                  local);
     return batch_peaks(ctx, p, PV_OCT_FULL, first, count, status);
 }
@@ -468,7 +474,7 @@ static pv_status fine_batch(pv_context *ctx, cl_oct_plan *p, int first, int coun
     kernel_arg args[] = {ARG(p->target), ARG(plane_bins), ARG(p->sub_index), ARG(at), ARG(slots),
                          ARG(p->ref_sub), ARG(bins), ARG(scale), ARG(ky_inverted),
                          ARG(p->sub_spectra)};
-    pv_status status = launch_rows(ctx, "oct_plane_power", args, 10, bins, 1);
+    pv_status status = launch_rows(ctx, "oct_plane_power", args, PV_CL_ARG_COUNT(args), bins, 1);
     return batch_peaks(ctx, p, PV_OCT_SUB, first, count, status);
 }
 
@@ -540,7 +546,8 @@ static pv_status pv_cl_oct_place(pv_context *ctx, void *plan, const pv_oct_place
                          ARG(b.plane), ARG(b.weight), ARG(b.offset), ARG(clear), ARG(p->sum),
                          ARG(p->weight)};
     if (status == PV_OK)
-        status = launch_grid(ctx, "oct_place", args, 11, (size_t)depth, (size_t)alines,
+        status = launch_grid(ctx, "oct_place", args, PV_CL_ARG_COUNT(args), (size_t)depth,
+                             (size_t)alines,
                              (size_t)planes);
     return finish(ctx, p, status);
 }
@@ -551,7 +558,8 @@ static pv_status normalize_volume(pv_context *ctx, cl_oct_plan *p, float gap, cl
     cl_uint n = (cl_uint)count;
     pv_status status = pv_cl_scratch(ctx, "oct.out", count * sizeof(float), dense);
     kernel_arg args[] = {ARG(p->sum), ARG(p->weight), ARG(n), ARG(gap), ARG(*dense)};
-    return status == PV_OK ? launch_rows(ctx, "oct_normalize", args, 5, count, 1) : status;
+    return status == PV_OK ? launch_rows(ctx, "oct_normalize", args, PV_CL_ARG_COUNT(args), count,
+                                         1) : status;
 }
 
 static pv_status make_enface(pv_context *ctx, cl_oct_plan *p, float gap, cl_mem *dense)
@@ -561,7 +569,8 @@ static pv_status make_enface(pv_context *ctx, cl_oct_plan *p, float gap, cl_mem 
     pv_status status = pv_cl_scratch(ctx, "oct.enface", lines * sizeof(float), dense);
     kernel_arg args[] = {ARG(p->sum), ARG(p->weight), ARG(depth), ARG(lines), ARG(gap),
                          ARG(*dense)};
-    return status == PV_OK ? launch_rows(ctx, "oct_enface", args, 6, lines, 1) : status;
+    return status == PV_OK ? launch_rows(ctx, "oct_enface", args, PV_CL_ARG_COUNT(args), lines,
+                                         1) : status;
 }
 
 static pv_status make_slow(pv_context *ctx, cl_oct_plan *p, float gap, cl_mem *dense)
@@ -571,7 +580,8 @@ static pv_status make_slow(pv_context *ctx, cl_oct_plan *p, float gap, cl_mem *d
     pv_status status = pv_cl_scratch(ctx, "oct.slow", cells * sizeof(float), dense);
     kernel_arg args[] = {ARG(p->sum), ARG(p->weight), ARG(depth), ARG(alines), ARG(planes),
                          ARG(gap), ARG(*dense)};
-    return status == PV_OK ? launch_rows(ctx, "oct_slow", args, 7, cells, 1) : status;
+    return status == PV_OK ? launch_rows(ctx, "oct_slow", args, PV_CL_ARG_COUNT(args), cells,
+                                         1) : status;
 }
 
 /* An f32 image downloaded into a host temporary shaped like `like`. */

@@ -121,7 +121,8 @@ static pv_status pad_into(pv_context *ctx, const pad_job *j)
         {sizeof j->windowed, &j->windowed}};
     size_t global[3] = {(size_t)j->fft[0], (size_t)j->fft[1], (size_t)j->fft[2]};
     size_t local[3] = {(size_t)param(ctx, "PC_PAD_WG_X"), (size_t)param(ctx, "PC_PAD_WG_Y"), 1};
-    return pv_cl_run(ctx, "register", "register", "pc_pad", args, 13, 3, global, local);
+    return pv_cl_run(ctx, "register", "register", "pc_pad", args, PV_CL_ARG_COUNT(args), 3, global,
+                     local);
 }
 
 /* ========================================================== plan buffers */
@@ -317,7 +318,7 @@ static pv_status reference_phases(pv_context *ctx, cl_pc_plan *p, float floor)
                          {sizeof limit, &limit}, {sizeof p->empty, &p->empty}};
     pv_status status = pv_cl_write(ctx, p->empty, 0, sizeof zero, &zero);
     if (status == PV_OK)
-        status = launch_1d(ctx, "pc_unit_phase", args, 7, count);
+        status = launch_1d(ctx, "pc_unit_phase", args, PV_CL_ARG_COUNT(args), count);
     return status;
 }
 
@@ -351,7 +352,8 @@ static pv_status cross_power(pv_context *ctx, cl_pc_plan *p, int count)
                          {sizeof p->empty, &p->empty},   {sizeof points, &points},
                          {sizeof p->peak_keys, &p->peak_keys}, {sizeof maps, &maps}};
     /* Enough items to clear every map's key even for tiny spectra. */
-    return launch_1d(ctx, "pc_cross_power", args, 10, total > maps ? total : maps);
+    return launch_1d(ctx, "pc_cross_power", args, PV_CL_ARG_COUNT(args),
+                     total > maps ? total : maps);
 }
 
 /* Two stages: per-group partial maxima, then one group per map. */
@@ -371,10 +373,12 @@ static pv_status max_two_stage(pv_context *ctx, cl_pc_plan *p, int count)
                            {sizeof points, &points}, {sizeof n[0], &n[0]},
                            {sizeof n[1], &n[1]}, {sizeof n[2], &n[2]},
                            {sizeof p->records, &p->records}};
-    pv_status status = pv_cl_run(ctx, "register", "register", "argmax_partial", first, 5, 2,
+    pv_status status = pv_cl_run(ctx, "register", "register", "argmax_partial", first,
+                                 PV_CL_ARG_COUNT(first), 2,
                                  partial, local);
     if (status == PV_OK)
-        status = pv_cl_run(ctx, "register", "register", "pc_max_final", second, 9, 2, final, local);
+        status = pv_cl_run(ctx, "register", "register", "pc_max_final", second,
+                           PV_CL_ARG_COUNT(second), 2, final, local);
     return status;
 }
 
@@ -392,10 +396,12 @@ static pv_status max_atomic(pv_context *ctx, cl_pc_plan *p, int count)
                            {sizeof points, &points}, {sizeof maps, &maps},
                            {sizeof n[0], &n[0]}, {sizeof n[1], &n[1]}, {sizeof n[2], &n[2]},
                            {sizeof p->records, &p->records}};
-    pv_status status = pv_cl_run(ctx, "register", "register", "pc_max_atomic", reduce, 4, 2,
+    pv_status status = pv_cl_run(ctx, "register", "register", "pc_max_atomic", reduce,
+                                 PV_CL_ARG_COUNT(reduce), 2,
                                  global, local);
     if (status == PV_OK)
-        status = pv_cl_run(ctx, "register", "register", "pc_peak_record", record, 8, 1,
+        status = pv_cl_run(ctx, "register", "register", "pc_peak_record", record,
+                           PV_CL_ARG_COUNT(record), 1,
                            record_global, NULL);
     return status;
 }
@@ -459,7 +465,8 @@ static pv_status contract(pv_context *ctx, cl_mem in, cl_ulong in_offset, cl_uin
                          {sizeof table, &table},   {sizeof count, &count},
                          {sizeof out, &out}};
     size_t global[2] = {outer, (size_t)count}, local[2] = {(size_t)param(ctx, "PC_DFT_WG"), 1};
-    return pv_cl_run(ctx, "register", "register", "pc_dft_contract", args, 7, 2, global, local);
+    return pv_cl_run(ctx, "register", "register", "pc_dft_contract", args, PV_CL_ARG_COUNT(args),
+                     2, global, local);
 }
 
 static pv_status upload_tables(pv_context *ctx, const cl_pc_plan *p, const pv_dft_window *window,
@@ -574,7 +581,7 @@ static pv_status ncc_cross_term(pv_context *ctx, const pv_ncc_job *job, pv_cl_ff
         kernel_arg args[] = {{sizeof b->image_spec, &b->image_spec},
                              {sizeof b->templ_spec, &b->templ_spec},
                              {sizeof count, &count}, {sizeof scale, &scale}};
-        status = launch_1d(ctx, "ncc_product", args, 4, count);
+        status = launch_1d(ctx, "ncc_product", args, PV_CL_ARG_COUNT(args), count);
     }
     if (status == PV_OK)
         status = pv_cl_fft_inverse(ctx, fft, b->image_spec, b->image_pad);
@@ -591,10 +598,12 @@ static pv_status integral_image(pv_context *ctx, cl_mem src, int w, int h, cl_in
     size_t scan_wg = (size_t)param(ctx, "NCC_SCAN_WG");
     size_t row_global[2] = {scan_wg, (size_t)h + 1}, row_local[2] = {scan_wg, 1};
     size_t col_global[1] = {(size_t)w + 1}, col_local[1] = {(size_t)param(ctx, "NCC_COL_WG")};
-    pv_status status = pv_cl_run(ctx, "register", "register", "ncc_prefix_rows", rows, 5, 2,
+    pv_status status = pv_cl_run(ctx, "register", "register", "ncc_prefix_rows", rows,
+                                 PV_CL_ARG_COUNT(rows), 2,
                                  row_global, row_local);
     if (status == PV_OK)
-        status = pv_cl_run(ctx, "register", "register", "ncc_prefix_cols", cols, 3, 1, col_global,
+        status = pv_cl_run(ctx, "register", "register", "ncc_prefix_cols", cols,
+                           PV_CL_ARG_COUNT(cols), 1, col_global,
                            col_local);
     return status;
 }
@@ -627,7 +636,8 @@ static pv_status ncc_coefficients(pv_context *ctx, const pv_ncc_job *job, ncc_bu
                          {sizeof b->map, &b->map}};
     size_t global[2] = {(size_t)(n[0] + n[2] - 1), (size_t)(n[1] + n[3] - 1)};
     size_t local[2] = {(size_t)param(ctx, "NCC_WG_X"), (size_t)param(ctx, "NCC_WG_Y")};
-    return pv_cl_run(ctx, "register", "register", "ncc_coefficients", args, 15, 2, global, local);
+    return pv_cl_run(ctx, "register", "register", "ncc_coefficients", args, PV_CL_ARG_COUNT(args),
+                     2, global, local);
 }
 
 static pv_status pv_cl_normxcorr2(pv_context *ctx, const pv_ncc_job *job, pv_image *map)

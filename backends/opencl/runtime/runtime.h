@@ -128,6 +128,20 @@ pv_status pv_cl_write_async(pv_context *ctx, cl_mem buffer, size_t offset, size_
                             const void *host);
 pv_status pv_cl_read_async(pv_context *ctx, cl_mem buffer, size_t offset, size_t bytes,
                            void *host);
+/* Rectangular copies that do not wait (timed as transfers): `rows` rows
+ * of row_bytes, on the device from byte `offset` of the buffer,
+ * device_pitch bytes apart, on the host host_pitch bytes apart.  host must
+ * stay as it is (write) or becomes valid (read) until the next
+ * pv_cl_finish. */
+typedef struct pv_cl_rows {
+    size_t offset, device_pitch;
+    size_t host_pitch;
+    size_t rows, row_bytes;
+} pv_cl_rows;
+pv_status pv_cl_write_rows_async(pv_context *ctx, cl_mem buffer, const pv_cl_rows *rows,
+                                 const void *host);
+pv_status pv_cl_read_rows_async(pv_context *ctx, cl_mem buffer, const pv_cl_rows *rows,
+                                void *host);
 /* pv_cl_read through the pinned stages whatever the size, for results
  * read back on every call (the driver's pageable path costs more than the
  * staging copy even for a small map); PARVIS_PINNED_MIN=0 still turns
@@ -175,27 +189,57 @@ pv_status pv_cl_download_volume(pv_context *ctx, cl_mem buffer, pv_volume *volum
 pv_status pv_cl_download_volumes(pv_context *ctx, const cl_mem *buffers, pv_volume *const *volumes,
                                  int count);
 
-/* Enqueue a kernel.  global is rounded up to a multiple of local (local may
- * be NULL); the launch's event time is added to the call's kernel_ms. */
-pv_status pv_cl_launch(pv_context *ctx, cl_kernel kernel, cl_uint dims, const size_t *global,
-                       const size_t *local);
+/* ---- launches: the modules' one way (runtime_launch.c) -----------------
+ * Only the runtime sets kernel arguments and enqueues kernels
+ * (tests/test_layers.sh's raw-launch rule).  A module gets its kernel with
+ * pv_cl_family_kernel (or pv_cl_kernel), and launches it with its whole
+ * argument list through pv_cl_launch_args; pv_cl_run does both.  The list
+ * is an array of pv_cl_kernel_arg in the kernel's order, written out
+ * (PV_CL_ARG, PV_CL_LOCAL, counted by PV_CL_ARG_COUNT) or gathered piece by
+ * piece in a pv_cl_arg_list. */
 
-/* ---- the modules' one way to launch (runtime_profile.c) ----------------- */
-
-/* One kernel argument, in the kernel's order: PV_CL_ARG(x) for a variable
- * x, {bytes, NULL} for a __local array. */
+/* One kernel argument: PV_CL_ARG(x) for a variable x (a cl_mem, a
+ * scalar), PV_CL_LOCAL(bytes) for a __local array. */
 typedef struct pv_cl_kernel_arg {
     size_t size;
     const void *value;
 } pv_cl_kernel_arg;
 #define PV_CL_ARG(x) {sizeof(x), &(x)}
+#define PV_CL_LOCAL(bytes) {(bytes), NULL}
+/* The length of an argument array (not of a pointer to one). */
+#define PV_CL_ARG_COUNT(args) ((int)(sizeof(args) / sizeof((args)[0])))
+
+/* An argument list gathered piece by piece (for kernels whose arguments
+ * share runs, such as BP's): buffers and __local sizes point at the
+ * caller's, scalars are copied into the list, so that they live as long
+ * as it does (do not copy a list: its items point into it).  Start it
+ * with {.count = 0}; more than PV_CL_ARGS_MAX arguments turn count to
+ * PV_CL_ARGS_OVERFLOW, which the launch refuses (PV_ERR_INVALID). */
+#define PV_CL_ARGS_MAX 32
+#define PV_CL_ARGS_OVERFLOW (-1)
+typedef struct pv_cl_arg_list {
+    pv_cl_kernel_arg item[PV_CL_ARGS_MAX];
+    union {
+        cl_int i;
+        cl_float f;
+    } scalar[PV_CL_ARGS_MAX];
+    int count;
+} pv_cl_arg_list;
+void pv_cl_args_add(pv_cl_arg_list *list, size_t size, const void *value);
+void pv_cl_args_buffers(pv_cl_arg_list *list, const cl_mem *const *buffers, int count);
+void pv_cl_args_ints(pv_cl_arg_list *list, const cl_int *values, int count);
+void pv_cl_args_floats(pv_cl_arg_list *list, const cl_float *values, int count);
 
 /* Kernel `name` of the embedded program `program` built with the launch
  * parameters of `family` as -D defines, then `extra` (more defines, may
  * be NULL).  Cached as pv_cl_kernel's. */
 pv_status pv_cl_family_kernel(pv_context *ctx, const char *program, const char *family,
                               const char *extra, const char *name, cl_kernel *kernel);
-/* Set args[0 .. count) on kernel and launch it (pv_cl_launch). */
+/* Set args[0 .. count) on kernel, then enqueue it over global (dims 1 to
+ * 3; rounded up to a multiple of local, which may be NULL) on the current
+ * queue.  The launch's time goes to the call's kernel_ms at the next
+ * pv_cl_finish (by runs of launches or each launch, as the context says:
+ * docs/timing.md). */
 pv_status pv_cl_launch_args(pv_context *ctx, cl_kernel kernel, const pv_cl_kernel_arg *args,
                             int count, cl_uint dims, const size_t *global, const size_t *local);
 /* Both: kernel `name` of program built with family's parameters, its
@@ -203,6 +247,12 @@ pv_status pv_cl_launch_args(pv_context *ctx, cl_kernel kernel, const pv_cl_kerne
 pv_status pv_cl_run(pv_context *ctx, const char *program, const char *family, const char *name,
                     const pv_cl_kernel_arg *args, int count, cl_uint dims, const size_t *global,
                     const size_t *local);
+/* A launch as pv_cl_launch_args's, waited for, its device time in *ms and
+ * not in the call's timing: for the device probes, which time their own
+ * runs. */
+pv_status pv_cl_launch_waited(pv_context *ctx, cl_kernel kernel, const pv_cl_kernel_arg *args,
+                              int count, cl_uint dims, const size_t *global, const size_t *local,
+                              double *ms);
 /* The end of a call: pv_cl_finish even after a failure (so that every
  * event is accounted and released), keeping the first error. */
 pv_status pv_cl_finish_after(pv_context *ctx, pv_status status);
@@ -223,10 +273,6 @@ void pv_cl_account_completed(pv_context *ctx);
  * as FFT plans).  Registering the same (fn, arg) twice registers it once. */
 typedef void (*pv_cl_release_fn)(pv_context *ctx, void *arg);
 pv_status pv_cl_on_release(pv_context *ctx, pv_cl_release_fn fn, void *arg);
-
-/* Set kernel arguments with error checking: pv_cl_arg(ctx, k, i, sizeof x, &x). */
-pv_status pv_cl_arg(pv_context *ctx, cl_kernel kernel, cl_uint index, size_t size,
-                    const void *value);
 
 /* ---- fault injection (runtime_fault.c) -----------------------------------
  * PARVIS_FAULT=<kind>:<N>[,<kind>:<N>...], kind alloc, build or enqueue:
@@ -258,7 +304,7 @@ int pv_cl_fault_take_pending(pv_context *ctx);
 /* For tests: faults fired on ctx, and calls of one kind made so far. */
 int pv_cl_faults_fired(pv_context *ctx);
 long pv_cl_fault_calls(pv_context *ctx, pv_cl_fault_kind kind);
-/* The context's fault state (runtime.c). */
+/* The context's fault state (runtime_fault.c). */
 pv_cl_faults *pv_cl_faults_of(pv_context *ctx);
 
 #endif

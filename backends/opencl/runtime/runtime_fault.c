@@ -3,7 +3,7 @@
  * so tests can walk every error path of an operation and check that it
  * reports the failure, leaves its outputs alone, leaks nothing and leaves
  * the context usable. */
-#include "runtime.h"
+#include "runtime_state.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -60,6 +60,12 @@ pv_status pv_cl_faults_parse(pv_context *ctx, const char *spec, pv_cl_faults *fa
         item += len + (comma ? 1 : 0);
     }
     return PV_OK;
+}
+
+pv_cl_faults *pv_cl_faults_of(pv_context *ctx)
+{
+    pv_cl_state *state = pv_cl_state_of(ctx);
+    return state ? &state->faults : NULL;
 }
 
 cl_int pv_cl_fault(pv_context *ctx, pv_cl_fault_kind kind)

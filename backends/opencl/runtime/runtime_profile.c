@@ -1,7 +1,8 @@
 /* The OpenCL runtime's timing: every tracked command's event kept until
  * the call's wait adds its device time to the call's timing (kernels by
- * runs of launches, or each launch on its own: docs/timing.md), the
- * PARVIS_PROFILE summaries, and kernel launches. */
+ * runs of launches, or each launch on its own: docs/timing.md), and the
+ * PARVIS_PROFILE summaries.  The launches (runtime_launch.c) ask it which
+ * of them take an event and hand it their events. */
 #include "runtime_state.h"
 
 #include <stdio.h>
@@ -286,47 +287,27 @@ void pv_cl_release_profile(pv_context *ctx, pv_cl_state *state)
     free(state->events);
 }
 
-/* -------------------------------------------------------------- launches */
+/* ------------------------------------------------------ launches' events */
 
-pv_status pv_cl_arg(pv_context *ctx, cl_kernel kernel, cl_uint index, size_t size,
-                    const void *value)
+/* Every launch timed on its own (the context's choice, or PARVIS_PROFILE's
+ * summary per kernel name), rather than by runs. */
+static int times_each(pv_context *ctx, const pv_cl_state *state)
 {
-    cl_int err = clSetKernelArg(kernel, index, size, value);
-    if (err == CL_SUCCESS)
-        return PV_OK;
-    return pv_fail(ctx, PV_ERR_OPENCL, "clSetKernelArg(%u) failed: %s (%d)", (unsigned)index,
-                   pv_cl_error_name(err), (int)err);
+    return ctx->kernel_timing == PV_KERNEL_TIMING_EACH || state->profile_level;
 }
 
-pv_status pv_cl_launch(pv_context *ctx, cl_kernel kernel, cl_uint dims, const size_t *global,
-                       const size_t *local)
+int pv_cl_launch_wants_event(pv_context *ctx, cl_command_queue queue)
 {
-    size_t rounded[3];
-    for (cl_uint i = 0; i < dims && i < 3; i++)
-        rounded[i] = local ? (global[i] + local[i] - 1) / local[i] * local[i] : global[i];
-    pv_status checked = pv_cl_param_check(ctx, 0);
-    if (checked != PV_OK)
-        return checked;
     pv_cl_state *state = pv_cl_state_of(ctx);
-    cl_command_queue queue = pv_cl_queue(ctx);
-    const int each = ctx->kernel_timing == PV_KERNEL_TIMING_EACH || state->profile_level;
     /* Within a run only the first launch takes an event (see core.h). */
-    const int timed = each || !open_run(state, queue);
-    cl_event event = NULL;
-    cl_int err = pv_cl_fault(ctx, PV_CL_FAULT_ENQUEUE);
-    if (err == CL_SUCCESS)
-        err = clEnqueueNDRangeKernel(queue, kernel, dims, NULL, rounded, local, 0, NULL,
-                                     timed ? &event : NULL);
-    if (err != CL_SUCCESS) {
-        char name[128] = "";
-        clGetKernelInfo(kernel, CL_KERNEL_FUNCTION_NAME, sizeof name, name, NULL);
-        name[sizeof name - 1] = '\0';
-        return pv_fail(ctx, PV_ERR_OPENCL, "clEnqueueNDRangeKernel(%s) failed: %s (%d)%s", name,
-                       pv_cl_error_name(err), (int)err, pv_cl_injected_note(ctx));
-    }
-    if (!timed)
-        return PV_OK;
-    if (each) {
+    return times_each(ctx, state) || !open_run(state, queue);
+}
+
+pv_status pv_cl_track_launch(pv_context *ctx, cl_event event, cl_kernel kernel,
+                             cl_command_queue queue)
+{
+    pv_cl_state *state = pv_cl_state_of(ctx);
+    if (times_each(ctx, state)) {
         pv_status status = pv_cl_track_event(ctx, event, EVENT_KERNEL);
         if (status == PV_OK)
             state->events[state->event_count - 1].kernel = kernel;
@@ -338,43 +319,4 @@ pv_status pv_cl_launch(pv_context *ctx, cl_kernel kernel, cl_uint dims, const si
     if (status != PV_OK)
         clReleaseCommandQueue(queue);
     return status;
-}
-
-pv_status pv_cl_family_kernel(pv_context *ctx, const char *program, const char *family,
-                              const char *extra, const char *name, cl_kernel *kernel)
-{
-    char options[1024] = "";
-    pv_status status = pv_cl_param_defines(ctx, family, options, sizeof options);
-    if (status == PV_OK && extra) {
-        size_t used = strlen(options);
-        int n = snprintf(options + used, sizeof options - used, "%s", extra);
-        if (n < 0 || (size_t)n >= sizeof options - used)
-            status = pv_fail(ctx, PV_ERR_INVALID, "build options of %s overflow", name);
-    }
-    return status == PV_OK ? pv_cl_kernel(ctx, program, options, name, kernel) : status;
-}
-
-pv_status pv_cl_launch_args(pv_context *ctx, cl_kernel kernel, const pv_cl_kernel_arg *args,
-                            int count, cl_uint dims, const size_t *global, const size_t *local)
-{
-    pv_status status = PV_OK;
-    for (int i = 0; i < count && status == PV_OK; i++)
-        status = pv_cl_arg(ctx, kernel, (cl_uint)i, args[i].size, args[i].value);
-    return status == PV_OK ? pv_cl_launch(ctx, kernel, dims, global, local) : status;
-}
-
-pv_status pv_cl_run(pv_context *ctx, const char *program, const char *family, const char *name,
-                    const pv_cl_kernel_arg *args, int count, cl_uint dims, const size_t *global,
-                    const size_t *local)
-{
-    cl_kernel kernel;
-    pv_status status = pv_cl_family_kernel(ctx, program, family, NULL, name, &kernel);
-    return status == PV_OK ? pv_cl_launch_args(ctx, kernel, args, count, dims, global, local)
-                           : status;
-}
-
-pv_status pv_cl_finish_after(pv_context *ctx, pv_status status)
-{
-    pv_status finished = pv_cl_finish(ctx);
-    return status != PV_OK ? status : finished;
 }

@@ -1,14 +1,22 @@
-/* Internal to the OpenCL runtime (backends/opencl/runtime*.c): the state a
+/* Internal to the OpenCL runtime (backends/opencl/runtime/): the state a
  * context's runtime keeps, and the runtime files' hooks into each other.
  * The modules see only runtime.h.
  *
- *   runtime.c           the state, errors, set-up and release, the launch-
- *                       parameter store
+ * One file per concern, each calling only those listed above it (no cycle:
+ * tests/test_layers.sh's runtime-call-cycle rule):
+ *
+ *   runtime_fault.c     PARVIS_FAULT's injected failures
+ *   runtime_error.c     OpenCL error names, the check of an OpenCL call
+ *   runtime_param.c     the launch-parameter store (overrides, misspellings)
+ *   runtime_queue.c     the OpenCL context, its queues, the handles
  *   runtime_device.c    device enumeration (once per process) and choice
- *   runtime_program.c   program builds and kernels
+ *   runtime_cache.c     the binary cache's file format (runtime_cache.h)
  *   runtime_binary.c    the on-disk cache of program binaries
+ *   runtime_program.c   program builds and kernels
+ *   runtime_profile.c   events, timing, PARVIS_PROFILE, markers
  *   runtime_transfer.c  buffers, scratch buffers, timed and staged transfers
- *   runtime_profile.c   events, timing, PARVIS_PROFILE, launches, markers */
+ *   runtime_launch.c    kernel arguments and launches
+ *   runtime_setup.c     set-up and release of the state, release hooks */
 #ifndef PV_CL_RUNTIME_STATE_H
 #define PV_CL_RUNTIME_STATE_H
 
@@ -132,14 +140,18 @@ static inline pv_cl_state *pv_cl_state_of(pv_context *ctx)
  * context is made). */
 void pv_cl_profile_init(pv_cl_state *state);
 
-/* runtime.c: " (injected by PARVIS_FAULT)" when the failure being reported
- * was injected, else "". */
+/* runtime_error.c: " [injected by PARVIS_FAULT]" when the failure being
+ * reported was injected, else "". */
 const char *pv_cl_injected_note(pv_context *ctx);
 
 /* runtime_device.c: the device_index-th device into state and
  * ctx->device, as enumerated once per process (PV_ERR_NO_DEVICE when
  * there is none such). */
 pv_status pv_cl_device_pick(pv_context *ctx, pv_cl_state *state, int device_index);
+
+/* runtime_queue.c: the OpenCL context on state's device and its own
+ * profiling queue (set-up). */
+pv_status pv_cl_context_create(pv_context *ctx, pv_cl_state *state);
 
 /* runtime_program.c: release every program and kernel of state. */
 void pv_cl_release_programs(pv_cl_state *state);
@@ -164,5 +176,11 @@ void pv_cl_release_scratch(pv_cl_state *state);
  * released); log the PARVIS_PROFILE summary and release the events. */
 pv_status pv_cl_track_event(pv_context *ctx, cl_event event, event_kind kind);
 void pv_cl_release_profile(pv_context *ctx, pv_cl_state *state);
+/* runtime_profile.c, for the launches: whether a kernel enqueued now on
+ * queue takes an event (every launch when each is timed, else the first
+ * of a run), and the keeping of that event once it is enqueued. */
+int pv_cl_launch_wants_event(pv_context *ctx, cl_command_queue queue);
+pv_status pv_cl_track_launch(pv_context *ctx, cl_event event, cl_kernel kernel,
+                             cl_command_queue queue);
 
 #endif

@@ -413,6 +413,41 @@ static pv_status copy_rect(pv_context *ctx, cl_mem buffer, int to_device, size_t
                            : status;
 }
 
+/* A rectangular copy without a wait, its event tracked as a transfer's:
+ * host_in for a write, host_out for a read. */
+static pv_status rows_async(pv_context *ctx, cl_mem buffer, const pv_cl_rows *rows,
+                            const void *host_in, void *host_out)
+{
+    const size_t buffer_origin[3] = {rows->offset, 0, 0}, host_origin[3] = {0, 0, 0};
+    const size_t region[3] = {rows->row_bytes, rows->rows, 1};
+    cl_event event;
+    cl_int err = pv_cl_fault(ctx, PV_CL_FAULT_ENQUEUE);
+    if (err == CL_SUCCESS && host_in)
+        err = clEnqueueWriteBufferRect(pv_cl_queue(ctx), buffer, CL_FALSE, buffer_origin,
+                                       host_origin, region, rows->device_pitch, 0,
+                                       rows->host_pitch, 0, host_in, 0, NULL, &event);
+    else if (err == CL_SUCCESS)
+        err = clEnqueueReadBufferRect(pv_cl_queue(ctx), buffer, CL_FALSE, buffer_origin,
+                                      host_origin, region, rows->device_pitch, 0,
+                                      rows->host_pitch, 0, host_out, 0, NULL, &event);
+    pv_status status = pv_cl_check(ctx, err, host_in ? "clEnqueueWriteBufferRect(async)"
+                                                     : "clEnqueueReadBufferRect(async)");
+    return status == PV_OK ? pv_cl_track_event(ctx, event, host_in ? EVENT_UPLOAD : EVENT_DOWNLOAD)
+                           : status;
+}
+
+pv_status pv_cl_write_rows_async(pv_context *ctx, cl_mem buffer, const pv_cl_rows *rows,
+                                 const void *host)
+{
+    return rows_async(ctx, buffer, rows, host, NULL);
+}
+
+pv_status pv_cl_read_rows_async(pv_context *ctx, cl_mem buffer, const pv_cl_rows *rows,
+                                void *host)
+{
+    return rows_async(ctx, buffer, rows, NULL, host);
+}
+
 static pv_status image_rect(pv_context *ctx, cl_mem buffer, int to_device, const pv_image *image)
 {
     size_t pixel = pv_pixel_size(image->type);

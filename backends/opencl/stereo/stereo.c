@@ -272,20 +272,9 @@ typedef struct sad_buffers {
     cl_mem left, right, disp, right_disp;
 } sad_buffers;
 
-static pv_status set_args(pv_context *ctx, cl_kernel kernel, const size_t *sizes,
-                          const void *const *values, int count)
-{
-    for (int i = 0; i < count; i++) {
-        pv_status status = pv_cl_arg(ctx, kernel, (cl_uint)i, sizes[i], values[i]);
-        if (status != PV_OK)
-            return status;
-    }
-    return PV_OK;
-}
-
 /* One disparity map: ref matched against oth (mirrored for the
- * right-reference map, which needs no uniqueness test).  NULL values are
- * the tiled kernel's __local arrays. */
+ * right-reference map, which needs no uniqueness test).  The tiled
+ * kernel's last four arguments are its __local arrays. */
 static pv_status match(pv_context *ctx, const sad_plan *plan, const pv_image *left,
                        const pv_sad_params *params, cl_mem ref, cl_mem oth, cl_mem out,
                        cl_int mirror)
@@ -299,26 +288,21 @@ static pv_status match(pv_context *ctx, const sad_plan *plan, const pv_image *le
     cl_int min_disp = params->min_disp, ndisp = params->ndisp;
     cl_int rows = plan->rows, chunk = plan->chunk, subpixel = params->subpixel != 0;
     cl_float uniqueness = mirror ? 0.0f : params->uniqueness;
-    if (plan->tiled) {
-        const size_t sizes[] = {sizeof ref, sizeof oth, sizeof out, sizeof width, sizeof height,
-                                sizeof min_disp, sizeof ndisp, sizeof rows, sizeof chunk,
-                                sizeof mirror, sizeof subpixel, sizeof uniqueness,
-                                plan->local_bytes[LOCAL_REF], plan->local_bytes[LOCAL_OTH],
-                                plan->local_bytes[LOCAL_COST], plan->local_bytes[LOCAL_INDEX]};
-        const void *values[] = {&ref, &oth, &out, &width, &height, &min_disp, &ndisp, &rows,
-                                &chunk, &mirror, &subpixel, &uniqueness, NULL, NULL, NULL, NULL};
-        status = set_args(ctx, kernel, sizes, values, 16);
-    } else {
-        const size_t sizes[] = {sizeof ref, sizeof oth, sizeof out, sizeof width, sizeof height,
-                                sizeof min_disp, sizeof ndisp, sizeof mirror, sizeof subpixel,
-                                sizeof uniqueness};
-        const void *values[] = {&ref, &oth, &out, &width, &height, &min_disp, &ndisp, &mirror,
-                                &subpixel, &uniqueness};
-        status = set_args(ctx, kernel, sizes, values, 10);
-    }
-    if (status != PV_OK)
-        return status;
-    return pv_cl_launch(ctx, kernel, 2, plan->global, plan->local);
+    const pv_cl_kernel_arg tiled_args[] = {
+        PV_CL_ARG(ref), PV_CL_ARG(oth), PV_CL_ARG(out), PV_CL_ARG(width), PV_CL_ARG(height),
+        PV_CL_ARG(min_disp), PV_CL_ARG(ndisp), PV_CL_ARG(rows), PV_CL_ARG(chunk),
+        PV_CL_ARG(mirror), PV_CL_ARG(subpixel), PV_CL_ARG(uniqueness),
+        PV_CL_LOCAL(plan->local_bytes[LOCAL_REF]), PV_CL_LOCAL(plan->local_bytes[LOCAL_OTH]),
+        PV_CL_LOCAL(plan->local_bytes[LOCAL_COST]), PV_CL_LOCAL(plan->local_bytes[LOCAL_INDEX])};
+    const pv_cl_kernel_arg simple_args[] = {
+        PV_CL_ARG(ref), PV_CL_ARG(oth), PV_CL_ARG(out), PV_CL_ARG(width), PV_CL_ARG(height),
+        PV_CL_ARG(min_disp), PV_CL_ARG(ndisp), PV_CL_ARG(mirror), PV_CL_ARG(subpixel),
+        PV_CL_ARG(uniqueness)};
+    return plan->tiled ? pv_cl_launch_args(ctx, kernel, tiled_args, PV_CL_ARG_COUNT(tiled_args), 2,
+                                           plan->global, plan->local)
+                       : pv_cl_launch_args(ctx, kernel, simple_args,
+                                           PV_CL_ARG_COUNT(simple_args), 2, plan->global,
+                                           plan->local);
 }
 
 static pv_status lr_check(pv_context *ctx, const sad_plan *plan, const pv_image *left,
@@ -330,15 +314,11 @@ static pv_status lr_check(pv_context *ctx, const sad_plan *plan, const pv_image 
         return status;
     cl_int width = left->width, height = left->height;
     cl_float max_diff = params->lr_max_diff;
-    const size_t sizes[] = {sizeof b->disp, sizeof b->right_disp, sizeof width, sizeof height,
-                            sizeof max_diff};
-    const void *values[] = {&b->disp, &b->right_disp, &width, &height, &max_diff};
-    status = set_args(ctx, kernel, sizes, values, 5);
-    if (status != PV_OK)
-        return status;
+    const pv_cl_kernel_arg args[] = {PV_CL_ARG(b->disp), PV_CL_ARG(b->right_disp), PV_CL_ARG(width),
+                                     PV_CL_ARG(height), PV_CL_ARG(max_diff)};
     const size_t global[2] = {(size_t)width, (size_t)height};
     const size_t local[2] = {16, 8};
-    return pv_cl_launch(ctx, kernel, 2, global, local);
+    return pv_cl_launch_args(ctx, kernel, args, PV_CL_ARG_COUNT(args), 2, global, local);
 }
 
 static pv_status get_buffers(pv_context *ctx, const pv_image *left, const pv_image *right,

@@ -355,31 +355,20 @@ pv_status pv_cl_bp_kernel_of(pv_context *ctx, bp_plan *plan, int which, cl_kerne
     return PV_OK;
 }
 
-pv_status pv_cl_bp_set_args(pv_context *ctx, bp_plan *plan, int which, const kernel_args *a)
+pv_status pv_cl_bp_launch_in(pv_context *ctx, bp_plan *plan, int which, const pv_cl_arg_list *a,
+                             cl_uint dims, const size_t *global, const size_t *local)
 {
     cl_kernel kernel;
     pv_status status = pv_cl_bp_kernel_of(ctx, plan, which, &kernel);
-    for (int i = 0; status == PV_OK && i < a->count; i++)
-        status = pv_cl_arg(ctx, kernel, (cl_uint)i, a->item[i].size, a->item[i].value);
-    return status;
-}
-
-/* Kernel `which` with arguments a over gx x gy, in groups `local`. */
-static pv_status launch_in(pv_context *ctx, bp_plan *plan, int which, const kernel_args *a,
-                           size_t gx, size_t gy, const size_t *local)
-{
-    cl_kernel kernel;
-    pv_status status = pv_cl_bp_kernel_of(ctx, plan, which, &kernel);
-    const size_t global[2] = {gx ? gx : 1, gy ? gy : 1};
-    return status == PV_OK ? pv_cl_launch_args(ctx, kernel, a->item, a->count, 2, global, local)
+    return status == PV_OK ? pv_cl_launch_args(ctx, kernel, a->item, a->count, dims, global, local)
                            : status;
 }
 
-/* The same in the launch parameters' groups. */
-pv_status pv_cl_bp_launch(pv_context *ctx, bp_plan *plan, int which, const kernel_args *a,
+pv_status pv_cl_bp_launch(pv_context *ctx, bp_plan *plan, int which, const pv_cl_arg_list *a,
                           size_t gx, size_t gy)
 {
-    return launch_in(ctx, plan, which, a, gx, gy, plan->local);
+    const size_t global[2] = {gx ? gx : 1, gy ? gy : 1};
+    return pv_cl_bp_launch_in(ctx, plan, which, a, 2, global, plan->local);
 }
 
 /* The inputs go up through the runtime's pinned stages without a wait:
@@ -412,9 +401,9 @@ static pv_status smooth_pass(pv_context *ctx, bp_plan *plan, int which, const cl
 {
     const cl_mem *const inputs[4] = {&buffers[0], &buffers[1], &buffers[2], &b->weights};
     const cl_int sizes[3] = {radius, left->width, left->height};
-    kernel_args a = {.count = 0};
-    arg_buffers(&a, inputs, 4);
-    arg_ints(&a, sizes, 3);
+    pv_cl_arg_list a = {.count = 0};
+    pv_cl_args_buffers(&a, inputs, 4);
+    pv_cl_args_ints(&a, sizes, 3);
     return pv_cl_bp_launch(ctx, plan, which, &a, (size_t)left->width, (size_t)left->height);
 }
 
@@ -459,7 +448,7 @@ static pv_status coarsen_levels(pv_context *ctx, bp_plan *plan, const pv_bp_job 
     pv_status status = PV_OK;
     for (int level = fused + 1; status == PV_OK && level < tile->levels; level++) {
         level_size coarse;
-        kernel_args c = {.count = 0};
+        pv_cl_arg_list c = {.count = 0};
         pv_cl_bp_coarsen_args(&c, job, tile, b, level, &coarse);
         status = pv_cl_bp_launch(ctx, plan, K_DATA_COARSEN, &c, (size_t)coarse.width,
                                  (size_t)coarse.height);
@@ -470,27 +459,27 @@ static pv_status coarsen_levels(pv_context *ctx, bp_plan *plan, const pv_bp_job 
 /* The data-cost kernels' first ten arguments: the images the costs read,
  * the image's width, the tile's place and size, the range's start,
  * lambda and data_max, the pyramid. */
-void pv_cl_bp_coarsen_args(kernel_args *a, const pv_bp_job *job, const pv_bp_tile *tile,
+void pv_cl_bp_coarsen_args(pv_cl_arg_list *a, const pv_bp_job *job, const pv_bp_tile *tile,
                            const bp_buffers *b, int level, level_size *coarse)
 {
     const level_size fine = pv_cl_bp_level_of(tile, level - 1);
     const cl_int values[4] = {(cl_int)pv_cl_bp_data_offset(job, tile, level - 1), fine.width,
                               fine.height, (cl_int)pv_cl_bp_data_offset(job, tile, level)};
-    arg(a, sizeof(cl_mem), &b->data);
-    arg_ints(a, values, 4);
+    pv_cl_args_add(a, sizeof(cl_mem), &b->data);
+    pv_cl_args_ints(a, values, 4);
     *coarse = pv_cl_bp_level_of(tile, level);
 }
 
-void pv_cl_bp_cost_args(kernel_args *a, const pv_image *left, const pv_bp_job *job,
+void pv_cl_bp_cost_args(pv_cl_arg_list *a, const pv_image *left, const pv_bp_job *job,
                         const pv_bp_tile *tile, const bp_buffers *b)
 {
     const cl_int place[6] = {left->width, tile->x, tile->y, tile->width, tile->height,
                              job->min_disp};
     const cl_float costs[2] = {job->lambda, job->data_max};
     add_cost_images(a, job, b);
-    arg_ints(a, place, 6);
-    arg_floats(a, costs, 2);
-    arg(a, sizeof(cl_mem), &b->data);
+    pv_cl_args_ints(a, place, 6);
+    pv_cl_args_floats(a, costs, 2);
+    pv_cl_args_add(a, sizeof(cl_mem), &b->data);
 }
 
 /* The data-cost pyramid of a tile: the finest level and up to four
@@ -503,13 +492,14 @@ static pv_status data_costs(pv_context *ctx, bp_plan *plan, const pv_image *left
     cl_int fused = 0;
     while (fused < tile->levels - 1 && (2 << fused) <= plan->pyramid_side)
         fused++;
-    kernel_args a = {.count = 0};
+    pv_cl_arg_list a = {.count = 0};
     pv_cl_bp_cost_args(&a, left, job, tile, b);
     pv_status status;
     if (fused > 0) {
-        arg_ints(&a, &fused, 1);
+        pv_cl_args_ints(&a, &fused, 1);
         const size_t side[2] = {(size_t)1 << fused, (size_t)1 << fused};
-        status = launch_in(ctx, plan, K_DATA_PYRAMID, &a, tw, th, side);
+        const size_t global[2] = {tw ? tw : 1, th ? th : 1};
+        status = pv_cl_bp_launch_in(ctx, plan, K_DATA_PYRAMID, &a, 2, global, side);
     } else
         status = pv_cl_bp_launch(ctx, plan, K_DATA_COST, &a, tw, th);
     return status == PV_OK ? coarsen_levels(ctx, plan, job, tile, b, fused) : status;
@@ -519,23 +509,23 @@ static pv_status data_costs(pv_context *ctx, bp_plan *plan, const pv_image *left
  * pyramid, the tile's size, its output rectangle (relative to it), its
  * place in the image and the image's width, the range's start, the
  * image-wide disparity buffer. */
-void pv_cl_bp_disparity_args(kernel_args *a, const pv_image *left, const pv_bp_job *job,
+void pv_cl_bp_disparity_args(pv_cl_arg_list *a, const pv_image *left, const pv_bp_job *job,
                              const pv_bp_tile *tile, const bp_buffers *b)
 {
     const cl_int place[10] = {tile->width, tile->height, tile->out_x - tile->x,
                               tile->out_y - tile->y, tile->out_width, tile->out_height,
                               tile->x, tile->y, left->width, job->min_disp};
     const cl_mem *const inputs[2] = {&b->msgs[0], &b->data};
-    arg_buffers(a, inputs, 2);
-    arg_ints(a, place, 10);
-    arg(a, sizeof(cl_mem), &b->disparity);
+    pv_cl_args_buffers(a, inputs, 2);
+    pv_cl_args_ints(a, place, 10);
+    pv_cl_args_add(a, sizeof(cl_mem), &b->disparity);
 }
 
 static pv_status write_disparities(pv_context *ctx, bp_plan *plan, const pv_image *left,
                                    const pv_bp_job *job, const pv_bp_tile *tile,
                                    const bp_buffers *b)
 {
-    kernel_args a = {.count = 0};
+    pv_cl_arg_list a = {.count = 0};
     pv_cl_bp_disparity_args(&a, left, job, tile, b);
     return pv_cl_bp_launch(ctx, plan, K_DISPARITY, &a, (size_t)tile->out_width,
                            (size_t)tile->out_height);

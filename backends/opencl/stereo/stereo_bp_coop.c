@@ -37,18 +37,14 @@
 
 /* Launches `which` (arguments a) over x x y pixels times ndisp. */
 static pv_status launch_per_value(pv_context *ctx, bp_plan *plan, int which,
-                                  const kernel_args *a, int x, int y, int ndisp)
+                                  const pv_cl_arg_list *a, int x, int y, int ndisp)
 {
-    cl_kernel kernel;
-    pv_status status = pv_cl_bp_set_args(ctx, plan, which, a);
-    if (status == PV_OK)
-        status = pv_cl_bp_kernel_of(ctx, plan, which, &kernel);
     const size_t most = (size_t)pv_cl_device_info(ctx)->max_work_group_size;
     const size_t gx = most < DATA_GROUP_X ? (most ? most : 1) : DATA_GROUP_X;
     const size_t gy = most / gx < DATA_GROUP_Y ? (most / gx ? most / gx : 1) : DATA_GROUP_Y;
     const size_t global[3] = {(size_t)x, (size_t)y, (size_t)ndisp};
     const size_t local[3] = {gx, gy, 1};
-    return status == PV_OK ? pv_cl_launch(ctx, kernel, 3, global, local) : status;
+    return pv_cl_bp_launch_in(ctx, plan, which, a, 3, global, local);
 }
 
 /* The tile's data-cost pyramid from level 1 on: level 1 from the images,
@@ -61,14 +57,14 @@ static pv_status coop_data_costs(pv_context *ctx, bp_plan *plan, const pv_image 
         return PV_OK;
     const level_size second = pv_cl_bp_level_of(tile, 1);
     const cl_int offset = (cl_int)pv_cl_bp_data_offset(job, tile, 1);
-    kernel_args a = {.count = 0};
+    pv_cl_arg_list a = {.count = 0};
     pv_cl_bp_cost_args(&a, left, job, tile, b);
-    arg_ints(&a, &offset, 1);
+    pv_cl_args_ints(&a, &offset, 1);
     pv_status status = launch_per_value(ctx, plan, K_DATA_SECOND_LEVEL, &a, second.width,
                                         second.height, job->ndisp);
     for (int level = 2; status == PV_OK && level < tile->levels; level++) {
         level_size coarse;
-        kernel_args c = {.count = 0};
+        pv_cl_arg_list c = {.count = 0};
         pv_cl_bp_coarsen_args(&c, job, tile, b, level, &coarse);
         status = launch_per_value(ctx, plan, K_DATA_HALVE, &c, coarse.width, coarse.height,
                                   job->ndisp);
@@ -78,22 +74,22 @@ static pv_status coop_data_costs(pv_context *ctx, bp_plan *plan, const pv_image 
 
 /* The images, lambda and data_max: the fine_costs fields that the
  * read-out kernels' other arguments do not give. */
-static void add_cost_source(kernel_args *a, const pv_bp_job *job, const bp_buffers *b)
+static void add_cost_source(pv_cl_arg_list *a, const pv_bp_job *job, const bp_buffers *b)
 {
     const cl_float costs[2] = {job->lambda, job->data_max};
     add_cost_images(a, job, b);
-    arg_floats(a, costs, 2);
+    pv_cl_args_floats(a, costs, 2);
 }
 
 /* All of fine_costs's fields, in its order. */
-static void add_fine_costs(kernel_args *a, const pv_image *left, const pv_bp_job *job,
+static void add_fine_costs(pv_cl_arg_list *a, const pv_image *left, const pv_bp_job *job,
                            const pv_bp_tile *tile, const bp_buffers *b)
 {
     const cl_int place[4] = {left->width, tile->x, tile->y, job->min_disp};
     const cl_float costs[2] = {job->lambda, job->data_max};
     add_cost_images(a, job, b);
-    arg_ints(a, place, 4);
-    arg_floats(a, costs, 2);
+    pv_cl_args_ints(a, place, 4);
+    pv_cl_args_floats(a, costs, 2);
 }
 
 /* A level's first round (colour 1), fused with the hand-down of its
@@ -107,23 +103,19 @@ static pv_status coop_first_round(pv_context *ctx, bp_plan *plan, const pv_image
     const level_size s = pv_cl_bp_level_of(tile, level);
     const cl_int from_coarse = level < tile->levels - 1, rounds = job->iterations;
     const cl_float disc_max = job->disc_max;
-    kernel_args a = {.count = 0};
-    arg(&a, sizeof(cl_mem), &b->msgs[(level + 1) & 1]);
+    pv_cl_arg_list a = {.count = 0};
+    pv_cl_args_add(&a, sizeof(cl_mem), &b->msgs[(level + 1) & 1]);
     add_level_args(&a, job, tile, b, level);
-    arg_floats(&a, &disc_max, 1);
-    arg_ints(&a, &from_coarse, 1);
-    arg_ints(&a, &rounds, 1);
+    pv_cl_args_floats(&a, &disc_max, 1);
+    pv_cl_args_ints(&a, &from_coarse, 1);
+    pv_cl_args_ints(&a, &rounds, 1);
     const int which = level == 0 ? K_ROUND_COOP_FIRST_FINE : K_ROUND_COOP_FIRST;
     if (level == 0)
         add_fine_costs(&a, left, job, tile, b);
-    cl_kernel kernel;
-    pv_status status = pv_cl_bp_set_args(ctx, plan, which, &a);
-    if (status == PV_OK)
-        status = pv_cl_bp_kernel_of(ctx, plan, which, &kernel);
     const size_t local[2] = {(size_t)plan->coop_pixels, (size_t)plan->coop_lanes};
     const size_t pitch = (size_t)(s.width + 1) / 2 + 2;
     const size_t global[2] = {pitch, ((size_t)s.height + 2) * local[1]};
-    return status == PV_OK ? pv_cl_launch(ctx, kernel, 2, global, local) : status;
+    return pv_cl_bp_launch_in(ctx, plan, which, &a, 2, global, local);
 }
 
 /* The finest level's last round with the disparities of the pixels it
@@ -136,28 +128,23 @@ static pv_status coop_readout_round(pv_context *ctx, bp_plan *plan, const pv_ima
     const cl_float disc_max = job->disc_max;
     const cl_int place[8] = {tile->out_x - tile->x, tile->out_y - tile->y, tile->out_width,
                              tile->out_height, tile->x, tile->y, left->width, job->min_disp};
-    kernel_args a = {.count = 0};
+    pv_cl_arg_list a = {.count = 0};
     add_level_args(&a, job, tile, b, 0);
-    arg_ints(&a, &colour, 1);
-    arg_floats(&a, &disc_max, 1);
-    arg_ints(&a, place, 8);
-    arg(&a, sizeof(cl_mem), &b->disparity);
+    pv_cl_args_ints(&a, &colour, 1);
+    pv_cl_args_floats(&a, &disc_max, 1);
+    pv_cl_args_ints(&a, place, 8);
+    pv_cl_args_add(&a, sizeof(cl_mem), &b->disparity);
     add_cost_source(&a, job, b);
-    cl_kernel kernel;
-    pv_status status = pv_cl_bp_set_args(ctx, plan, K_ROUND_COOP_READOUT, &a);
-    if (status == PV_OK)
-        status = pv_cl_bp_kernel_of(ctx, plan, K_ROUND_COOP_READOUT, &kernel);
     const size_t local[2] = {(size_t)plan->coop_pixels, (size_t)plan->coop_lanes};
-    return status == PV_OK ? pv_cl_launch(ctx, kernel, 2, global, local) : status;
+    return pv_cl_bp_launch_in(ctx, plan, K_ROUND_COOP_READOUT, &a, 2, global, local);
 }
 
 /* A level's rounds: the first with the hand-down, then the others in
  * groups of coop_pixels pixels x coop_lanes work-items, coop_rows rows a
- * group (the finest level's with its costs from the images); their
- * arguments are set once, only the colour changes.  The
- * finest level's last round (when it is not the first) also writes its
- * pixels' disparities: *read_out receives the colour left for the
- * read-out, -1 (both) when no round did. */
+ * group (the finest level's with its costs from the images); the rounds
+ * differ only in the colour.  The finest level's last round (when it is
+ * not the first) also writes its pixels' disparities: *read_out receives
+ * the colour left for the read-out, -1 (both) when no round did. */
 static pv_status coop_level(pv_context *ctx, bp_plan *plan, const pv_image *left,
                             const pv_bp_job *job, const pv_bp_tile *tile, const bp_buffers *b,
                             int level, int *read_out)
@@ -167,32 +154,26 @@ static pv_status coop_level(pv_context *ctx, bp_plan *plan, const pv_image *left
     *read_out = -1;
     if (status != PV_OK || job->iterations < 2)
         return status;
-    cl_int colour = 0; /* round 1's */
     const cl_float disc_max = job->disc_max;
-    kernel_args a = {.count = 0};
-    add_level_args(&a, job, tile, b, level);
-    arg_ints(&a, &colour, 1);
-    arg_floats(&a, &disc_max, 1);
     const int which = level == 0 ? K_ROUND_COOP_FINE : K_ROUND_COOP;
-    if (level == 0)
-        add_fine_costs(&a, left, job, tile, b);
-    status = pv_cl_bp_set_args(ctx, plan, which, &a);
-    cl_kernel kernel = plan->kernels[which];
     const size_t local[2] = {(size_t)plan->coop_pixels, (size_t)plan->coop_lanes};
     const size_t global[2] = {div_up((size_t)s.width, 2),
                               div_up((size_t)s.height, (size_t)plan->coop_rows) * local[1]};
     const int last = job->iterations - 1;
     for (int t = 1; status == PV_OK && t < job->iterations; t++) {
-        colour = (t + 1) & 1;
+        const cl_int colour = (t + 1) & 1;
         if (level == 0 && t == last) {
             status = coop_readout_round(ctx, plan, left, job, tile, b, colour, global);
             *read_out = status == PV_OK ? colour ^ 1 : -1;
             break;
         }
-        if (t > 1)
-            status = pv_cl_arg(ctx, kernel, 5, sizeof colour, &colour);
-        if (status == PV_OK)
-            status = pv_cl_launch(ctx, kernel, 2, global, local);
+        pv_cl_arg_list a = {.count = 0};
+        add_level_args(&a, job, tile, b, level);
+        pv_cl_args_ints(&a, &colour, 1);
+        pv_cl_args_floats(&a, &disc_max, 1);
+        if (level == 0)
+            add_fine_costs(&a, left, job, tile, b);
+        status = pv_cl_bp_launch_in(ctx, plan, which, &a, 2, global, local);
     }
     return status;
 }
@@ -206,19 +187,15 @@ static pv_status coop_disparities(pv_context *ctx, bp_plan *plan, const pv_image
                                   const bp_buffers *b, cl_int only_colour)
 {
     const int first = tile->out_x - tile->x, last = first + tile->out_width - 1;
-    kernel_args a = {.count = 0};
+    pv_cl_arg_list a = {.count = 0};
     pv_cl_bp_disparity_args(&a, left, job, tile, b);
-    arg_ints(&a, &only_colour, 1);
+    pv_cl_args_ints(&a, &only_colour, 1);
     add_cost_source(&a, job, b);
-    cl_kernel kernel;
-    pv_status status = pv_cl_bp_set_args(ctx, plan, K_DISPARITY_COOP, &a);
-    if (status == PV_OK)
-        status = pv_cl_bp_kernel_of(ctx, plan, K_DISPARITY_COOP, &kernel);
     const size_t most = (size_t)pv_cl_device_info(ctx)->max_work_group_size;
     const size_t local[2] = {most < DISPARITY_GROUP ? (most ? most : 1) : DISPARITY_GROUP, 1};
     const size_t rows = (only_colour < 0 ? 2 : 1) * (size_t)tile->out_height;
     const size_t global[2] = {(size_t)((last >> 1) - (first >> 1) + 1), rows};
-    return status == PV_OK ? pv_cl_launch(ctx, kernel, 2, global, local) : status;
+    return pv_cl_bp_launch_in(ctx, plan, K_DISPARITY_COOP, &a, 2, global, local);
 }
 
 pv_status pv_cl_bp_coop_tile(pv_context *ctx, bp_plan *plan, const pv_image *left,

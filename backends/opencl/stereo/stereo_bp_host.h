@@ -63,46 +63,6 @@ typedef struct level_size {
     size_t plane;
 } level_size;
 
-/* A kernel's arguments, gathered in order.  Scalars are copied into the
- * list (so they live as long as it does); buffers and local sizes point
- * at the caller's. */
-typedef struct kernel_args {
-    pv_cl_kernel_arg item[24];
-    union {
-        cl_int i;
-        cl_float f;
-    } scalar[24];
-    int count;
-} kernel_args;
-
-static inline void arg(kernel_args *a, size_t size, const void *value)
-{
-    a->item[a->count].size = size;
-    a->item[a->count++].value = value;
-}
-
-static inline void arg_buffers(kernel_args *a, const cl_mem *const *buffers, int count)
-{
-    for (int i = 0; i < count; i++)
-        arg(a, sizeof(cl_mem), buffers[i]);
-}
-
-static inline void arg_ints(kernel_args *a, const cl_int *values, int count)
-{
-    for (int i = 0; i < count; i++) {
-        a->scalar[a->count].i = values[i];
-        arg(a, sizeof(cl_int), &a->scalar[a->count].i);
-    }
-}
-
-static inline void arg_floats(kernel_args *a, const cl_float *values, int count)
-{
-    for (int i = 0; i < count; i++) {
-        a->scalar[a->count].f = values[i];
-        arg(a, sizeof(cl_float), &a->scalar[a->count].f);
-    }
-}
-
 static inline size_t div_up(size_t n, size_t d)
 {
     return (n + d - 1) / d;
@@ -114,43 +74,46 @@ static inline size_t div_up(size_t n, size_t d)
 level_size pv_cl_bp_level_of(const pv_bp_tile *tile, int level);
 size_t pv_cl_bp_data_offset(const pv_bp_job *job, const pv_bp_tile *tile, int level);
 
-/* Kernel `which` of the plan (looked up on first use in the call); its
- * arguments set; launched with them over gx x gy in the plan's groups. */
+/* Kernel `which` of the plan (looked up on first use in the call); and
+ * its launch with the arguments a: over global in groups local
+ * (pv_cl_bp_launch_in), or over gx x gy in the plan's groups
+ * (pv_cl_bp_launch). */
 pv_status pv_cl_bp_kernel_of(pv_context *ctx, bp_plan *plan, int which, cl_kernel *kernel);
-pv_status pv_cl_bp_set_args(pv_context *ctx, bp_plan *plan, int which, const kernel_args *a);
-pv_status pv_cl_bp_launch(pv_context *ctx, bp_plan *plan, int which, const kernel_args *a,
+pv_status pv_cl_bp_launch_in(pv_context *ctx, bp_plan *plan, int which, const pv_cl_arg_list *a,
+                             cl_uint dims, const size_t *global, const size_t *local);
+pv_status pv_cl_bp_launch(pv_context *ctx, bp_plan *plan, int which, const pv_cl_arg_list *a,
                           size_t gx, size_t gy);
 
 /* The level's messages, its data costs, offset, width and height: the
  * round kernels' first five arguments after the coarser level's messages. */
-static inline void add_level_args(kernel_args *a, const pv_bp_job *job, const pv_bp_tile *tile,
+static inline void add_level_args(pv_cl_arg_list *a, const pv_bp_job *job, const pv_bp_tile *tile,
                                   const bp_buffers *b, int level)
 {
     const level_size s = pv_cl_bp_level_of(tile, level);
     const cl_mem *const buffers[2] = {&b->msgs[level & 1], &b->data};
     const cl_int place[3] = {(cl_int)pv_cl_bp_data_offset(job, tile, level), s.width, s.height};
-    arg_buffers(a, buffers, 2);
-    arg_ints(a, place, 3);
+    pv_cl_args_buffers(a, buffers, 2);
+    pv_cl_args_ints(a, place, 3);
 }
 
 /* The images the finest level's costs come from: the smoothed f32 pair,
  * or the caller's pixels when the job does not smooth. */
-static inline void add_cost_images(kernel_args *a, const pv_bp_job *job, const bp_buffers *b)
+static inline void add_cost_images(pv_cl_arg_list *a, const pv_bp_job *job, const bp_buffers *b)
 {
     const cl_mem *const images[2] = {job->weights ? &b->left : &b->raw_left,
                                      job->weights ? &b->right : &b->raw_right};
-    arg_buffers(a, images, 2);
+    pv_cl_args_buffers(a, images, 2);
 }
 
 /* The arguments that build the data costs of `level` from the level above
  * it (bp_data_coarsen, bp_data_halve); *coarse: that level's size. */
-void pv_cl_bp_coarsen_args(kernel_args *a, const pv_bp_job *job, const pv_bp_tile *tile,
+void pv_cl_bp_coarsen_args(pv_cl_arg_list *a, const pv_bp_job *job, const pv_bp_tile *tile,
                            const bp_buffers *b, int level, level_size *coarse);
 /* The data-cost kernels' first ten arguments and the disparity kernels'
  * arguments (stereo_bp.c). */
-void pv_cl_bp_cost_args(kernel_args *a, const pv_image *left, const pv_bp_job *job,
+void pv_cl_bp_cost_args(pv_cl_arg_list *a, const pv_image *left, const pv_bp_job *job,
                         const pv_bp_tile *tile, const bp_buffers *b);
-void pv_cl_bp_disparity_args(kernel_args *a, const pv_image *left, const pv_bp_job *job,
+void pv_cl_bp_disparity_args(pv_cl_arg_list *a, const pv_image *left, const pv_bp_job *job,
                              const pv_bp_tile *tile, const bp_buffers *b);
 
 /* stereo_bp_passes.c: every level's messages and rounds for one tile,

@@ -36,10 +36,10 @@ static int small_group_items(pv_context *ctx, const bp_plan *plan, cl_kernel ker
 }
 
 /* disc_max and 1 / ndisp: the last float arguments of every round kernel. */
-static void add_cost_args(kernel_args *a, const pv_bp_job *job)
+static void add_cost_args(pv_cl_arg_list *a, const pv_bp_job *job)
 {
     const cl_float costs[2] = {job->disc_max, job->inv_ndisp};
-    arg_floats(a, costs, 2);
+    pv_cl_args_floats(a, costs, 2);
 }
 
 /* Levels from the coarsest down with at most small_pixels pixels: the
@@ -57,38 +57,35 @@ static int small_finest(const bp_plan *plan, const pv_bp_tile *tile)
 }
 
 /* Enqueue bp_small_levels for levels coarsest .. finest in one group of
- * `items`: *launched 0 when the driver refuses the group (resources),
- * which is not an error: those levels then run one launch per round.
- * Setting the arguments can fail only on a real error, returned. */
-static pv_status launch_small(pv_context *ctx, bp_plan *plan, cl_kernel kernel,
-                              const pv_bp_job *job, const pv_bp_tile *tile, const bp_buffers *b,
-                              int finest, int items, int *launched)
+ * `items`: *launched 0 when the driver refuses the launch (resources),
+ * which is not an error: those levels then run one launch per round (where
+ * a real error, met again, is reported). */
+static void launch_small(pv_context *ctx, bp_plan *plan, const pv_bp_job *job,
+                         const pv_bp_tile *tile, const bp_buffers *b, int finest, int items,
+                         int *launched)
 {
     const cl_mem *const buffers[3] = {&b->msgs[0], &b->msgs[1], &b->data};
     /* the tile's size, levels coarsest .. finest, rounds per level */
     const cl_int schedule[5] = {tile->width, tile->height, tile->levels - 1, finest,
                                 job->iterations};
-    kernel_args a = {.count = 0};
-    arg_buffers(&a, buffers, 3);
-    arg_ints(&a, schedule, 5);
+    pv_cl_arg_list a = {.count = 0};
+    pv_cl_args_buffers(&a, buffers, 3);
+    pv_cl_args_ints(&a, schedule, 5);
     add_cost_args(&a, job);
-    arg(&a, (size_t)(plan->nloc > 0 ? plan->nloc : 1) * (size_t)items * sizeof(cl_float), NULL);
-    pv_status status = pv_cl_bp_set_args(ctx, plan, K_SMALL_LEVELS, &a);
-    if (status != PV_OK)
-        return status;
+    pv_cl_args_add(&a, (size_t)(plan->nloc > 0 ? plan->nloc : 1) * (size_t)items * sizeof(cl_float),
+                   NULL);
     /* A refused launch records an error message; the call goes on. */
     char saved[sizeof ctx->last_error], saved_thread[sizeof ctx->last_error];
     memcpy(saved, ctx->last_error, sizeof saved);
     snprintf(saved_thread, sizeof saved_thread, "%s", pv_last_error());
     const size_t group[2] = {(size_t)items, 1};
-    *launched = pv_cl_launch(ctx, kernel, 2, group, group) == PV_OK;
+    *launched = pv_cl_bp_launch_in(ctx, plan, K_SMALL_LEVELS, &a, 2, group, group) == PV_OK;
     if (!*launched) {
         pv_log(ctx, "stereo_bp: bp_small_levels with %d work-items refused (%s); one launch "
                     "per round", items, ctx->last_error);
         memcpy(ctx->last_error, saved, sizeof saved);
         pv_set_thread_error(saved_thread);
     }
-    return PV_OK;
 }
 
 /* The levels coarser than the first with more than small_pixels pixels,
@@ -110,7 +107,7 @@ static pv_status small_levels(pv_context *ctx, bp_plan *plan, const pv_bp_job *j
                pv_cl_device_info(ctx)->name);
     int launched = 0;
     if (items >= 1)
-        status = launch_small(ctx, plan, kernel, job, tile, b, *finest, items, &launched);
+        launch_small(ctx, plan, job, tile, b, *finest, items, &launched);
     if (!launched)
         *finest = tile->levels;
     return status;
@@ -124,9 +121,9 @@ static pv_status start_level(pv_context *ctx, bp_plan *plan, const pv_bp_tile *t
     level_size s = pv_cl_bp_level_of(tile, level);
     const cl_mem *const fine[2] = {&b->msgs[level & 1], &b->msgs[level & 1]};
     const cl_int size[3] = {s.width, s.height, 0 /* not from a coarser level */};
-    kernel_args a = {.count = 0};
-    arg_buffers(&a, fine, 2);
-    arg_ints(&a, size, 3);
+    pv_cl_arg_list a = {.count = 0};
+    pv_cl_args_buffers(&a, fine, 2);
+    pv_cl_args_ints(&a, size, 3);
     return pv_cl_bp_launch(ctx, plan, K_MESSAGES_START, &a, (size_t)(s.width + 1) / 2 + 2,
                            (size_t)s.height + 2);
 }
@@ -137,40 +134,31 @@ static pv_status inherit_round(pv_context *ctx, bp_plan *plan, const pv_bp_job *
 {
     const level_size s = pv_cl_bp_level_of(tile, level);
     const cl_int rounds = job->iterations;
-    kernel_args a = {.count = 0};
-    arg(&a, sizeof(cl_mem), &b->msgs[(level + 1) & 1]);
+    pv_cl_arg_list a = {.count = 0};
+    pv_cl_args_add(&a, sizeof(cl_mem), &b->msgs[(level + 1) & 1]);
     add_level_args(&a, job, tile, b, level);
     add_cost_args(&a, job);
-    arg_ints(&a, &rounds, 1);
+    pv_cl_args_ints(&a, &rounds, 1);
     return pv_cl_bp_launch(ctx, plan, K_ROUND_INHERIT, &a, (size_t)(s.width + 1) / 2 + 2,
                            (size_t)s.height + 2);
 }
 
 /* Rounds first..iterations-1 of a level (round t updates colour (t+1)&1,
- * F&H's order).  The arguments are set once; only the colour changes. */
+ * F&H's order); the rounds differ only in the colour. */
 static pv_status level_rounds(pv_context *ctx, bp_plan *plan, const pv_bp_job *job,
                               const pv_bp_tile *tile, const bp_buffers *b, int level, int first)
 {
-    if (first >= job->iterations)
-        return PV_OK;
     const level_size s = pv_cl_bp_level_of(tile, level);
-    cl_int colour = (first + 1) & 1;
-    kernel_args a = {.count = 0};
-    add_level_args(&a, job, tile, b, level);
-    arg_ints(&a, &colour, 1);
-    add_cost_args(&a, job);
-    /* every argument once, then only the colour changes between rounds */
-    pv_status status = pv_cl_bp_set_args(ctx, plan, K_ROUND, &a);
-    cl_kernel kernel = plan->kernels[K_ROUND];
     const size_t global[3] = {div_up((size_t)s.width, 2), (size_t)s.height,
                               (size_t)plan->dir_items};
+    pv_status status = PV_OK;
     for (int t = first; status == PV_OK && t < job->iterations; t++) {
-        if (t > first) {
-            colour = (t + 1) & 1;
-            status = pv_cl_arg(ctx, kernel, 5, sizeof colour, &colour);
-        }
-        if (status == PV_OK)
-            status = pv_cl_launch(ctx, kernel, 3, global, plan->local);
+        const cl_int colour = (t + 1) & 1;
+        pv_cl_arg_list a = {.count = 0};
+        add_level_args(&a, job, tile, b, level);
+        pv_cl_args_ints(&a, &colour, 1);
+        add_cost_args(&a, job);
+        status = pv_cl_bp_launch_in(ctx, plan, K_ROUND, &a, 3, global, plan->local);
     }
     return status;
 }
