@@ -3,7 +3,7 @@
  * The values are copied out under the lock, so a refresh on another thread
  * (a context being made) never leaves a reader with a freed or half-written
  * string. */
-#include "internal.h"
+#include "failure.h"
 #include "configuration.h"
 
 #include "parvis/config.h"

@@ -12,6 +12,7 @@
 #include "parvis/config.h"
 #include "parvis/progress.h"
 #include "backend.h"
+#include "failure.h"
 #include "configuration.h"
 #include "plan.h"
 
@@ -68,14 +69,6 @@ struct pv_context {
     int progress_muted;
 };
 
-/* Record a failure: formats the message into ctx (may be NULL) and the
- * thread's last-error slot, and returns status so callers can write
- * `return pv_fail(ctx, PV_ERR_INVALID, "...")`. */
-pv_status pv_fail(pv_context *ctx, pv_status status, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-/* Put back pv_last_error()'s text after a failure the caller recovered
- * from (the call as a whole succeeds). */
-void pv_set_thread_error(const char *message);
 
 /* Take / give back the context's lock (recursive; NULL is ignored).  For
  * calls that touch the context outside pv_call_begin .. pv_call_end, such
@@ -222,8 +215,6 @@ pv_status pv_check_finite_volume(pv_context *ctx, const char *op, const char *na
                                  const pv_volume *volume);
 /* Bytes of one pixel of the type (0 for an unknown type). */
 size_t pv_pixel_size(pv_pixel_type type);
-/* a * b into *out; 0 on overflow. */
-int pv_size_mul(size_t a, size_t b, size_t *out);
 
 /* ---- scratch: several working arrays in one allocation ------------------ */
 

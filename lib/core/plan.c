@@ -1,5 +1,6 @@
 /* Helpers of the backends' plans and plan caches (lib/core/plan.h). */
-#include "internal.h"
+#include "failure.h"
+#include "plan.h"
 
 #include <stdlib.h>
 
