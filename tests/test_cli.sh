@@ -87,7 +87,10 @@ G="$data/tsukuba/gt.pgm"
 expect_error "expected an integer in 1..1048576" stereo "$L" "$R" --ndisp 0 -o "$out/d.pfm"
 expect_error "--device 'no such device': expected a device index" stereo "$L" "$R" --ndisp 16 \
     --device "no such device" -o "$out/d.pfm"
-expect_error "--ndisp N is required" stereo "$L" "$R" -o "$out/d.pfm"
+# without --ndisp: the method's declared default (sad 64; bp 16 on this pair)
+./parvis stereo "$L" "$R" --method bp --backend cpu --json > "$out/bp-default.json" 2>&1 ||
+    fail "stereo without --ndisp: $(cat "$out/bp-default.json")"
+grep -q '"ndisp": 16' "$out/bp-default.json" || fail "bp without --ndisp: $(cat "$out/bp-default.json")"
 expect_error "--window applies to --method sad, not bp" stereo "$L" "$R" --ndisp 16 \
     --method bp --window 5 -o "$out/d.pfm"
 expect_error "--levels applies to --method bp, not sad" stereo "$L" "$R" --ndisp 16 \

@@ -87,6 +87,39 @@ static int check_batch_args(const cli_command *c, const stereo_args *args)
     return CLI_PARSED;
 }
 
+/* --ndisp's help: the range and each method's default, read from the
+ * library's declarations (parvis params sad|bp|sgm), not typed here. */
+static const char *ndisp_help(void)
+{
+    static char help[256];
+    const char *const ops[] = {"sad", "bp", "sgm"};
+    size_t used = (size_t)snprintf(help, sizeof help,
+                                   "number of disparities (at most the image width; default");
+    for (int k = 0; k < 3 && used < sizeof help; k++) {
+        int op = 0, param = 0;
+        pv_param_info info;
+        if (pv_op_find(ops[k], &op) != PV_OK || pv_op_find_param(op, "ndisp", &param) != PV_OK ||
+            pv_op_param(op, param, &info) != PV_OK)
+            continue;
+        used += (size_t)snprintf(help + used, sizeof help - used, "%s %s %g, %.17g..%.17g",
+                                 k ? ";" : "", ops[k], info.default_value, info.min, info.max);
+    }
+    if (used < sizeof help)
+        snprintf(help + used, sizeof help - used, ")");
+    return help;
+}
+
+/* Without --ndisp, the chosen method's declared default. */
+static void default_ndisp(const cli_command *c, stereo_args *args)
+{
+    if (cli_given(c, "--ndisp"))
+        return;
+    if (args->method == METHOD_BP)
+        args->sad.ndisp = args->bp.ndisp;
+    else if (args->method == METHOD_SGM)
+        args->sad.ndisp = args->sgm.params.ndisp;
+}
+
 /* The defaults, then the command line. */
 static int parse_stereo_args(int argc, char **argv, stereo_args *args)
 {
@@ -103,9 +136,7 @@ static int parse_stereo_args(int argc, char **argv, stereo_args *args)
         {.name = "--method", .kind = CLI_CHOICE, .field = &args->method, .choices = "sad|bp|sgm",
          .value_name = "sad|bp|sgm", .help = "matching method"},
         {.name = "--ndisp", .kind = CLI_INT, .field = &args->sad.ndisp, .min = 1,
-         .max = 1 << 20, .value_name = "N", .required = 1,
-         .help = "number of disparities (at most the image width; bp: at least 2; sgm: at "
-                 "most 1024)"},
+         .max = 1 << 20, .value_name = "N", .no_default = 1, .help = ndisp_help()},
         {.name = "--min-disp", .kind = CLI_INT, .field = &args->sad.min_disp, .min = -(1 << 20),
          .max = 1 << 20, .value_name = "M", .help = "smallest disparity"},
         {.name = "--window", .kind = CLI_INT, .field = &args->sad.window, .min = 1, .max = 1001,
@@ -163,8 +194,8 @@ static int parse_stereo_args(int argc, char **argv, stereo_args *args)
     cli_bp_options(&args->bp, BP_ONLY, &table[CLI_COUNT(own)]);
     cli_sgm_options(&args->sgm, SGM_ONLY, &table[CLI_COUNT(own) + CLI_BP_OPTION_COUNT]);
     cli_command c = {.name = "stereo",
-                     .synopsis = "LEFT RIGHT --ndisp N [options]  |  --method sgm --batch LIST "
-                                 "--ndisp N [options]",
+                     .synopsis = "LEFT RIGHT [--ndisp N] [options]  |  --method sgm --batch LIST "
+                                 "[--ndisp N] [options]",
                      .summary = summary, .conventions = conventions, .options = table,
                      .option_count = CLI_COUNT(table), .positional = args->files,
                      .min_positional = 0, .max_positional = 2,
@@ -173,6 +204,7 @@ static int parse_stereo_args(int argc, char **argv, stereo_args *args)
     int parsed = cli_parse(&c, argc, argv);
     if (parsed != CLI_PARSED)
         return parsed;
+    default_ndisp(&c, args);
     if (args->method == METHOD_SAD && args->sad.window % 2 == 0)
         return cli_fail("stereo --window %d: must be odd", args->sad.window);
     static const char *const scoring[] = {"--gt-scale", "--gt-border", "--bad-thresh",
