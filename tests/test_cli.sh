@@ -97,7 +97,7 @@ expect_error "--levels applies to --method bp, not sad" stereo "$L" "$R" --ndisp
     --levels 3 -o "$out/d.pfm"
 expect_error "must be odd" stereo "$L" "$R" --ndisp 16 --window 4 -o "$out/d.pfm"
 expect_error "expected one of sad|bp" stereo "$L" "$R" --ndisp 16 --method census
-expect_error "expected one of f32|f16" stereo "$L" "$R" --ndisp 16 --method bp \
+expect_error "message_precision 'f8' is not a value (one of f32|f16)" stereo "$L" "$R" --ndisp 16 --method bp \
     --message-precision f8 -o "$out/d.pfm"
 expect_error "--message-precision applies to --method bp, not sad" stereo "$L" "$R" --ndisp 16 \
     --message-precision f16 -o "$out/d.pfm"

@@ -32,19 +32,29 @@ for op in ops.values():
         assert p["help"], (op["name"], p["name"])
 help_text = open(sys.argv[2]).read()
 lines = {line.split()[0]: line for line in help_text.splitlines() if line.startswith("  --")}
-sgm = {p["name"]: p for p in ops["sgm"]["params"]}
-for name in ("p1", "p2", "paths", "p2_adaptive", "median"):
-    p = sgm[name]
-    option = "--" + name.replace("_", "-")
-    line = lines.get(option)
-    assert line, f"{option} missing from stereo --help"
-    assert p["help"] in line, (option, line)
-    if p["type"] == "int":
-        assert f"{p['min']:g}..{p['max']:g}" in line, (option, line)
-        assert f"default {p['default']:g}" in line, (option, line)
-    if p["type"] == "choice":
-        names = "|".join(c.split("=")[0] for c in p["choices"].split("|"))
-        assert f"[{names}; default 8" in line, (option, line)
+# The stereo options made from the declarations (cli_declared), by operation.
+made = {"sgm": ("p1", "p2", "paths", "p2_adaptive", "median"),
+        "bp": ("levels", "iterations", "lambda", "data_max", "sigma", "tile_padding",
+               "message_update", "message_precision")}
+for op, names in made.items():
+    declared = {p["name"]: p for p in ops[op]["params"]}
+    for name in names:
+        p = declared[name]
+        flag = p["type"] == "bool" and p["default"] == 1
+        option = ("--no-" if flag else "--") + name.replace("_", "-")
+        line = lines.get(option)
+        assert line, f"{option} missing from stereo --help"
+        assert p["help"] in line, (option, line)
+        assert f"--method {op}]" in line, (option, line)
+        if p["type"] == "int":
+            assert f"{p['min']:.17g}..{p['max']:.17g}" in line, (option, line)
+            assert f"default {p['default']:g}" in line, (option, line)
+        if p["type"] == "real":
+            assert f"default {p['default']:g}" in line, (option, line)
+        if p["type"] == "choice":
+            names_ = "|".join(c.split("=")[0] for c in p["choices"].split("|"))
+            value = {int(c.split("=")[1]): c.split("=")[0] for c in p["choices"].split("|")}
+            assert f"[{names_}; default {value[int(p['default'])]};" in line, (option, line)
 PY
 
 ./parvis params sgm > "$out/sgm.txt" || fail "parvis params sgm exited $?"

