@@ -3,7 +3,8 @@
 # the options made from them agreeing with them.  Checks: `parvis params
 # --json` is valid JSON listing every operation with its parameters;
 # `parvis params sgm` prints only SGM; an unknown operation is refused;
-# every declared option of `parvis stereo --method sgm` shows in --help the
+# every option made from a declaration (stereo's SGM and BP options, sift's,
+# match's, flow's and octreg's) shows in its command's --help the
 # declaration's help, range and default; a value outside a declaration is
 # refused with the library's message, naming the range.
 set -u
@@ -19,10 +20,13 @@ fail() {
 }
 
 ./parvis params --json > "$out/params.json" || fail "parvis params --json exited $?"
-./parvis stereo --help > "$out/stereo-help.txt" || fail "parvis stereo --help exited $?"
-"$PYTHON" - "$out/params.json" "$out/stereo-help.txt" <<'PY' || fail "declarations and --help disagree"
+for command in stereo sift match flow octreg; do
+    ./parvis $command --help > "$out/$command-help.txt" || fail "parvis $command --help exited $?"
+done
+"$PYTHON" - "$out" <<'PY' || fail "declarations and --help disagree"
 import json, sys
-ops = {op["name"]: op for op in json.load(open(sys.argv[1]))}
+out = sys.argv[1]
+ops = {op["name"]: op for op in json.load(open(f"{out}/params.json"))}
 want = {"sad", "bp", "sgm", "sift", "match", "ransac", "phasecorr", "octreg", "flow"}
 assert set(ops) == want, f"operations {sorted(ops)}"
 for op in ops.values():
@@ -30,22 +34,30 @@ for op in ops.values():
     for p in op["params"]:
         assert p["min"] <= p["default"] <= p["max"], (op["name"], p)
         assert p["help"], (op["name"], p["name"])
-help_text = open(sys.argv[2]).read()
-lines = {line.split()[0]: line for line in help_text.splitlines() if line.startswith("  --")}
-# The stereo options made from the declarations (cli_declared), by operation.
-made = {"sgm": ("p1", "p2", "paths", "p2_adaptive", "median"),
-        "bp": ("levels", "iterations", "lambda", "data_max", "sigma", "tile_padding",
-               "message_update", "message_precision")}
-for op, names in made.items():
+# The options made from the declarations (cli_declared): command, method
+# (stereo's), operation, fields.
+made = [("stereo", "sgm", "sgm", ("p1", "p2", "paths", "p2_adaptive", "median")),
+        ("stereo", "bp", "bp", ("levels", "iterations", "lambda", "data_max", "sigma",
+                                "tile_padding", "message_update", "message_precision")),
+        ("sift", None, "sift", ("first_octave", "octaves", "levels", "peak_thresh",
+                                "edge_thresh", "max_keypoints")),
+        ("match", None, "match", ("ratio", "mutual")),
+        ("flow", None, "flow", ("beta", "warps", "iterations", "tolerance", "check_every",
+                                "spacing")),
+        ("octreg", None, "octreg", ("subpixel", "stripes", "batch"))]
+for command, method, op, names in made:
+    text = open(f"{out}/{command}-help.txt").read()
+    lines = {line.split()[0]: line for line in text.splitlines() if line.startswith("  --")}
     declared = {p["name"]: p for p in ops[op]["params"]}
     for name in names:
         p = declared[name]
         flag = p["type"] == "bool" and p["default"] == 1
         option = ("--no-" if flag else "--") + name.replace("_", "-")
         line = lines.get(option)
-        assert line, f"{option} missing from stereo --help"
+        assert line, f"{option} missing from {command} --help"
         assert p["help"] in line, (option, line)
-        assert f"--method {op}]" in line, (option, line)
+        if method:
+            assert f"--method {method}]" in line, (option, line)
         if p["type"] == "int":
             assert f"{p['min']:.17g}..{p['max']:.17g}" in line, (option, line)
             assert f"default {p['default']:g}" in line, (option, line)
