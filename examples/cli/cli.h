@@ -44,7 +44,7 @@ void cli_free_image_pair(pv_image pair[2]);
  * nz = 1 (bench/peers/peers.py rebuilds it the same way). */
 void cli_synth_flow_truth(pv_flow_field *truth, float magnitude);
 
-/* cli_match_draw.c: `match --draw`.  segments[i] = {x1, y1, x2, y2} of
+/* cli_features_draw.c: `match --draw`.  segments[i] = {x1, y1, x2, y2} of
  * match i (IMG1 and IMG2 pixels); keep: draw match i only where keep[i]
  * is non-zero (NULL: all); homography: H of IMG1 to IMG2, whose image of
  * IMG1's outline is drawn, or NULL. */
@@ -72,10 +72,10 @@ int cli_sift(int argc, char **argv);
 int cli_match(int argc, char **argv);
 int cli_tune(int argc, char **argv);
 
-/* cli_bp.c: `stereo --method bp`: its option-table entries (method bit
+/* cli_stereo_bp.c: `stereo --method bp`: its option-table entries (method bit
  * `bp_bit`), the front end's defaults for what the user left unset, the
  * memory report, and the run with range's min_disp and ndisp. */
-#define CLI_BP_OPTION_COUNT 10 /* checked at compile time in cli_bp.c */
+#define CLI_BP_OPTION_COUNT 10 /* checked at compile time in cli_stereo_bp.c */
 /* Fills entries[0 .. CLI_BP_OPTION_COUNT - 1]. */
 void cli_bp_options(pv_bp_params *bp, unsigned bp_bit, cli_option *entries);
 /* disc_max from the range unless --disc-max was given. */
@@ -87,7 +87,7 @@ pv_status cli_bp_run_group(pv_device_group *group, const pv_image *left, const p
                            const pv_sad_params *range, const pv_bp_params *options,
                            pv_image *disparity);
 
-/* cli_sgm.c: `stereo --method sgm`: its option-table entries (method bit
+/* cli_stereo_sgm.c: `stereo --method sgm`: its option-table entries (method bit
  * `sgm_bit`), writing into args; the options it shares with sad
  * (--uniqueness, --lr-check, --lr-max-diff) are parsed into the SAD
  * parameters and carried over, with SGM's ranges, by cli_sgm_finish. */
@@ -113,7 +113,7 @@ pv_status cli_sgm_run_group(pv_device_group *group, const pv_image *left, const 
                             const pv_sad_params *range, const pv_sgm_params *options,
                             pv_image *disparity);
 
-/* cli_sgm_batch.c: `stereo --method sgm --batch LIST`: the list's pairs
+/* cli_stereo_sgm_batch.c: `stereo --method sgm --batch LIST`: the list's pairs
  * (a line "LEFT RIGHT OUT.pfm" each) through pv_stereo_sgm_batch a few at
  * a time, each disparity written to its OUT, a progress line on stderr
  * after each call, and with want_time or want_json the whole run's time

@@ -21,8 +21,8 @@ typedef struct stereo_args {
     int want_time, want_json, verbose;
     pv_sad_params sad;
     int method;       /* METHOD_SAD or METHOD_BP */
-    pv_bp_params bp;  /* its options (cli_bp.c) */
-    cli_sgm_args sgm; /* its options (cli_sgm.c) */
+    pv_bp_params bp;  /* its options (cli_stereo_bp.c) */
+    cli_sgm_args sgm; /* its options (cli_stereo_sgm.c) */
     const char *devices; /* --devices all|LIST (bp only), or NULL: one context */
     const char *batch;   /* --batch LIST (sgm only), or NULL: the pair LEFT RIGHT */
     int positional_count;

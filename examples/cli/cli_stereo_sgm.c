@@ -1,6 +1,6 @@
 /* parvis stereo --method sgm: the semi-global matching option-table
  * entries, the checks the table cannot express, the memory report and the
- * run, kept apart from cli_stereo.c as BP's are in cli_bp.c. */
+ * run, kept apart from cli_stereo.c as BP's are in cli_stereo_bp.c. */
 #include "cli.h"
 
 #include <math.h>
