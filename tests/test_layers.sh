@@ -26,6 +26,11 @@
 #                          computed from the sources, not listed by hand
 #   core-includes-above    a file in lib/core/ includes something other than
 #                          lib/core/, the public headers and config.h
+#   search-from-below      a file other than the tuner's search (tune_search,
+#                          tune_workloads) and the API call that starts it
+#                          (lib/tune/tune.c) includes lib/tune/tune_search.h:
+#                          the context and the front ends reach tuned
+#                          parameters through the lookup (tune_lookup.h) only
 #   include-cycle          the quoted #include graph of include/, lib/ and
 #                          backends/ has a cycle, a file's header and its
 #                          source (X.h, X.c) counting as one component: a
@@ -53,10 +58,7 @@ tmp="${TMPDIR:-/tmp}/parvis-layers.$$"
 mkdir -p "$tmp"
 trap 'rm -rf "$tmp"' EXIT
 
-# The context reads tuned parameters through the tuner's own header while
-# the tuner is being split into a lookup on the ground floor and a search
-# above the public API (docs/layers.md, "The tuner, a client").
-KNOWN='core-includes-above: lib/core/context.c: lib/tune/tune_internal.h'
+KNOWN=''
 
 # A source without its comments (the preprocessor's comment removal only;
 # nothing is expanded), so that prose naming a function is not a call.
@@ -95,6 +97,13 @@ for f in $sources; do
         backends/opencl/runtime/*) ;;
         *:backends/opencl/runtime/runtime_state.h)
             echo "runtime-internals: $f: $target" >> "$tmp/found" ;;
+        esac
+        # The tuner's search stands above the lookup and the operations: only
+        # its own files (and the API call that starts it) include it.
+        case "$f:$target" in
+        lib/tune/tune.c:*|lib/tune/tune_search.[ch]:*|lib/tune/tune_workloads.c:*) ;;
+        *:lib/tune/tune_search.h)
+            echo "search-from-below: $f: $target" >> "$tmp/found" ;;
         esac
         case "$f" in
         lib/core/*)

@@ -31,7 +31,7 @@
 #include "test_tune_util.h"
 
 #include "../lib/core/internal.h"
-#include "../lib/tune/tune_internal.h"
+#include "../lib/tune/tune_search.h"
 #ifdef PV_HAVE_OPENCL
 #include "../backends/opencl/runtime/runtime.h"
 #endif
@@ -464,6 +464,27 @@ static void test_relative_score(void **state)
     assert_true(pv_tune_relative_score(same, defaults, PV_TUNE_MAX_WORKLOADS + 1) < 0);
 }
 
+/* The lookup's list of families (tune_families.c) and the search's table
+ * (tune_search.c) name the same families: each listed family has a search,
+ * and names outside the list (the FFT engine's "fft", a misspelling) have
+ * none. */
+static void test_families_match_searches(void **state)
+{
+    (void)state;
+    int count = 0;
+    for (int i = 0; pv_tune_family(i); i++, count++) {
+        assert_true(pv_tune_search_knows(pv_tune_family(i)));
+        assert_true(pv_tune_family_known(pv_tune_family(i)));
+        assert_true(pv_tune_family_weight(i) > 0);
+        assert_string_equal(pv_tune_family_name(i), pv_tune_family(i));
+    }
+    assert_int_equal(count, 9);
+    assert_false(pv_tune_search_knows("fft"));
+    assert_false(pv_tune_family_known("fft"));
+    assert_false(pv_tune_search_knows("sgmm"));
+    assert_false(pv_tune_search_knows(NULL));
+}
+
 /* Which families have a second workload, and what their workloads are. */
 static void test_workload_table(void **state)
 {
@@ -826,6 +847,7 @@ int main(void)
         cmocka_unit_test(test_gain_margin),
         cmocka_unit_test(test_relative_score),
         cmocka_unit_test(test_workload_table),
+        cmocka_unit_test(test_families_match_searches),
         cmocka_unit_test(test_api),
         cmocka_unit_test(test_parameter_slots),
 #ifdef PV_HAVE_OPENCL

@@ -4,7 +4,7 @@
  * partition of the image into padded tiles, and the CPU cross-check. */
 #include "stereo_internal.h"
 #include "../core/tolerance.h"
-#include "../tune/tune_internal.h"
+#include "../tune/tune_lookup.h"
 
 #include <errno.h>
 #include <limits.h>

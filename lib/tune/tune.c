@@ -15,7 +15,7 @@
  * a logged warning.  It is written to a temporary name and renamed, so a
  * reader never sees half a file. */
 #include "../core/internal.h"
-#include "tune_internal.h"
+#include "tune_search.h"
 #include "tune_db.h"
 
 #include <errno.h>

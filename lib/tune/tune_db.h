@@ -8,7 +8,7 @@
 #ifndef PV_TUNE_DB_H
 #define PV_TUNE_DB_H
 
-#include "tune_internal.h"
+#include "tune_lookup.h"
 
 #include <stddef.h>
 #include <stdint.h>

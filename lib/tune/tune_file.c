@@ -3,7 +3,7 @@
  * file sits in a directory the user's account writes, so both are read as
  * untrusted text: bounded lines, every field checked, a checksum over all
  * of it, and nothing outside the buffer they are given. */
-#include "tune_internal.h"
+#include "tune_lookup.h"
 #include "tune_db.h"
 
 #include <stdarg.h>

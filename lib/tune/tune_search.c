@@ -47,7 +47,7 @@
  * work-group sizes that divide the device's largest, and a few tile steps
  * around the default. */
 #include "../core/internal.h"
-#include "tune_internal.h"
+#include "tune_search.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -637,10 +637,8 @@ AXES_SEARCH(sgm)
 
 /* ----------------------------------------------------------------- search */
 
-/* The tunable families: one search per family, the family named as the op
- * whose launch parameters it holds, in the backend table's order.  The
- * only list of them.  ("fft" holds the FFT engine, the caller's choice:
- * not searched.) */
+/* One search per tunable family (the families' list is the lookup's,
+ * tune_families.c; tests/test_tune.c checks that both name the same). */
 typedef struct tuned_family {
     const char *family;
     void (*search)(pv_context *ctx, search_state *s);
@@ -660,26 +658,14 @@ static const tuned_family tuned_families[] = {
 
 #define TUNED_COUNT ((int)(sizeof tuned_families / sizeof tuned_families[0]))
 
-const char *pv_tune_family(int index)
-{
-    return index >= 0 && index < TUNED_COUNT ? tuned_families[index].family : NULL;
-}
-
-const char *pv_tune_family_name(int index)
-{
-    return pv_tune_family(index);
-}
-
+/* The index-th family's share of a time budget (relative), 0 for a name
+ * the search does not know. */
 int pv_tune_family_weight(int index)
 {
-    return index >= 0 && index < TUNED_COUNT ? tuned_families[index].weight : 0;
-}
-
-int pv_tune_family_known(const char *family)
-{
-    for (int i = 0; family && i < TUNED_COUNT; i++)
-        if (strcmp(tuned_families[i].family, family) == 0)
-            return 1;
+    const char *name = pv_tune_family(index);
+    for (int i = 0; name && i < TUNED_COUNT; i++)
+        if (strcmp(tuned_families[i].family, name) == 0)
+            return tuned_families[i].weight;
     return 0;
 }
 
@@ -689,6 +675,11 @@ static const tuned_family *tuned_family_of(const char *family)
         if (strcmp(tuned_families[i].family, family) == 0)
             return &tuned_families[i];
     return NULL;
+}
+
+int pv_tune_search_knows(const char *family)
+{
+    return family && tuned_family_of(family) != NULL;
 }
 
 static void fill_result(const search_state *s, const char *op, pv_tune_result *result)

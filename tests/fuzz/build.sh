@@ -25,7 +25,7 @@ for s in tests/fuzz/link_stubs.c lib/core/status.c lib/core/image.c lib/core/reg
          lib/io/io_volume.c lib/tune/tune_file.c backends/opencl/runtime/runtime_cache.c backends/opencl/fft/fft_cache.c; do
     o="$out/obj/$(basename "${s%.c}").o"
     if [ ! -f "$o" ] || [ "$src/$s" -nt "$o" ] || [ "$src/lib/io/io.h" -nt "$o" ] ||
-       [ "$src/lib/tune/tune_internal.h" -nt "$o" ] || [ "$src/lib/tune/tune_db.h" -nt "$o" ] ||
+       [ "$src/lib/tune/tune_lookup.h" -nt "$o" ] || [ "$src/lib/tune/tune_db.h" -nt "$o" ] ||
        [ "$src/backends/opencl/runtime/runtime_cache.h" -nt "$o" ] || [ "$src/backends/opencl/fft/fft_cache.h" -nt "$o" ]; then
         "$cc" "${cflags[@]}" -fsanitize=fuzzer-no-link -c "$src/$s" -o "$o"
     fi

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tune_internal.h"
+#include "tune_lookup.h"
 
 #include "fuzz_tune_text.h"
 

@@ -4,7 +4,7 @@
  * it is, and again with the right checksum put in its last line, so that
  * the fuzzer reaches past the checksum test.  The including file defines
  *     static void parse(const char *text, size_t size);
- * (declared here) and includes tune_internal.h first. */
+ * (declared here) and includes tune_lookup.h first. */
 #ifndef PV_FUZZ_TUNE_TEXT_H
 #define PV_FUZZ_TUNE_TEXT_H
 

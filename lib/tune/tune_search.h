@@ -1,45 +1,11 @@
-/* Internal: the tuner's parts, all front end: the API and the cache file
- * (lib/tune/tune.c, lib/tune/tune_file.c) and the candidate search
- * (lib/tune/tune_search.c).  They reach the backend's launch parameters only
- * through the device sub-table's parameter slots.  Not installed. */
-#ifndef PV_TUNE_INTERNAL_H
-#define PV_TUNE_INTERNAL_H
+/* Internal: the tuner's search (tune_search.c) and its workloads
+ * (tune_workloads.c), which stand above the lookup (tune_lookup.h) and the
+ * operations they time: nothing below them includes this header
+ * (tests/test_layers.sh).  Not installed. */
+#ifndef PV_TUNE_SEARCH_H
+#define PV_TUNE_SEARCH_H
 
-#include "../core/internal.h"
-
-#include <stdint.h>
-
-/* ------------------------------------------------- the cache file's text */
-/* Format: the comment at the top of lib/tune/tune.c.  The parser
- * (lib/tune/tune_file.c) makes no OpenCL call: it is fuzzed on its own. */
-
-#define PV_TUNE_MAGIC "parvis-tune 1"
-#define PV_TUNE_MAX_ENTRIES 128
-#define PV_TUNE_MAX_FILE (64 * 1024)
-#define PV_TUNE_MAX_VALUE (1 << 20)
-#define PV_TUNE_FNV_START 14695981039346656037ull
-
-typedef struct pv_tune_entry {
-    char family[32];
-    char name[48];
-    int value;
-} pv_tune_entry;
-
-typedef struct pv_tune_file {
-    pv_tune_entry entries[PV_TUNE_MAX_ENTRIES];
-    int count;
-} pv_tune_file;
-
-/* What a cache file is written for (with the parvis version). */
-typedef struct pv_tune_identity {
-    char name[128];
-    char driver[64];
-} pv_tune_identity;
-
-/* Whether a parameter named in a file is one the reader knows. */
-typedef int (*pv_tune_param_known)(void *user, const char *family, const char *name);
-
-uint64_t pv_tune_fnv1a(uint64_t hash, const char *bytes, size_t size);
+#include "tune_lookup.h"
 
 /* A candidate replaces the best configuration so far only when its median
  * is faster by more than this share.  Repeated medians of one
@@ -58,38 +24,6 @@ static inline int pv_tune_clearly_faster(double ms, double best_ms)
         return 0;
     return best_ms <= 0 || ms < best_ms * (1.0 - PV_TUNE_MIN_GAIN);
 }
-
-/* 1 and the entries when all `size` bytes of text (no terminator needed)
- * are a valid file for id whose every parameter `known` accepts;
- * otherwise 0 with *why saying what is wrong (file->count is then
- * meaningless). */
-int pv_tune_parse_file(const char *text, size_t size, const pv_tune_identity *id,
-                       pv_tune_param_known known, void *user, pv_tune_file *file,
-                       const char **why);
-
-/* The text of a tuning file (malloc'ed, NUL-terminated, *size its length
- * without the NUL), or NULL when absent, unreadable or longer than
- * PV_TUNE_MAX_FILE (too large to be one of ours). */
-char *pv_tune_read_text(const char *path, size_t *size);
-
-/* printf onto text[*used..size): 1 and *used advanced, or 0 when it does
- * not fit (text then holds a cut line, and the caller gives up). */
-int pv_tune_append(char *text, size_t size, size_t *used, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-
-/* Read the tuning cache into ctx once, before its first tunable call
- * (no-op on a backend without launch parameters, after
- * pv_tune_use_defaults, or with PARVIS_NO_TUNE=1).  Never fails: an
- * unusable cache is logged and ignored. */
-void pv_tune_autoload(pv_context *ctx);
-
-/* Through ctx's parameter slots (lib/tune/tune.c), for the cache file and the
- * tuning database alike: whether ctx (user) has family.name among its
- * tunable parameters; every entry of file applied; every tunable family
- * back to its defaults. */
-int pv_tune_knows_param(void *user, const char *family, const char *name);
-pv_status pv_tune_apply_file(pv_context *ctx, const pv_tune_file *file);
-pv_status pv_tune_reset_families(pv_context *ctx);
 
 /* ---------------------------------------- the workloads (tune_workloads.c) */
 
@@ -125,18 +59,10 @@ const char *pv_tune_workload_describe(const pv_tune_workload *workload);
 /* The disparity range of a stereo workload. */
 int pv_tune_workload_ndisp(const pv_tune_workload *workload);
 
-/* The first checks of a call that fills a caller's buffer (what: the
- * call's name, buffer_name: the argument's): ctx, the buffer and its size,
- * and a backend with launch parameters (else PV_ERR_UNSUPPORTED). */
-pv_status pv_tune_check_text_call(pv_context *ctx, const char *what, const char *buffer_name,
-                                  const char *buffer, size_t size);
-
 /* ------------------------------------------------ the search (tune_search.c) */
 
-/* The tunable families (each the op whose launch parameters it holds):
- * the index-th one's name, NULL past the last; whether family is one. */
-const char *pv_tune_family(int index);
-int pv_tune_family_known(const char *family);
+/* Whether the search has a search for family (every pv_tune_family has). */
+int pv_tune_search_knows(const char *family);
 /* The index-th family's share of a time budget (relative), 0 past the last. */
 int pv_tune_family_weight(int index);
 

@@ -1,8 +1,8 @@
 /* Contexts: backend and device selection (options, then the
  * configuration read from the environment at creation),
  * the selection note, and the queries a caller needs. */
-#include "internal.h"
-#include "../tune/tune_internal.h"
+#include "../core/internal.h"
+#include "../tune/tune_lookup.h"
 
 #include <ctype.h>
 #include <stdio.h>
