@@ -17,13 +17,16 @@ found and refuses clearly when there is none.
     python3 bench/gate.py compare --bench _build/parvis-bench
 
 ``join`` puts together references made of disjoint selectors (for example
-one bench call per part, each inside a time limit) into one.
+one bench call per part, each inside a time limit) into one.  ``widen``
+raises a reference's noise to the spread that later runs of the same tree
+showed (their parvis-bench JSON, kept by ``compare --keep-json``).
 """
 from __future__ import annotations
 
 import argparse
 import glob
 import json
+import math
 import os
 import re
 import shlex
@@ -239,6 +242,57 @@ def cmd_join(args: argparse.Namespace) -> int:
     return 0
 
 
+def widen_reference(ref: Dict[str, Any], runs: List[Dict[str, Any]]) -> Tuple[Dict[str, Any], int]:
+    """ref with each row's noise raised to at least the spread between its
+    median and the medians of later runs of the same tree on the same
+    device (separate bench processes): the between-process variation a
+    reference made of few rounds did not see.  Returns (the reference, the
+    number of noise values raised)."""
+    by_key: Dict[Tuple[str, str], List[Dict[str, Any]]] = {}
+    for run in runs:
+        if run["device"] != ref["device"]:
+            raise GateError(f"widen: a run on '{run['device']}', the reference on "
+                            f"'{ref['device']}'")
+        for row in run["rows"]:
+            by_key.setdefault(key(row), []).append(row)
+    widened = dict(ref)
+    widened["rows"] = []
+    raised = 0
+    for row in ref["rows"]:
+        new = dict(row)
+        for measure in MEASURES:
+            values = [row[measure]] + [r[measure] for r in by_key.get(key(row), [])]
+            spread_now = (max(values) - min(values)) / row[measure] if row[measure] > 0 else 0.0
+            noise_key = measure.replace("_ms", "_noise")
+            if spread_now > new[noise_key]:
+                # rounded up, so that the runs themselves pass against it
+                new[noise_key] = math.ceil(spread_now * 1e4) / 1e4
+                raised += 1
+        widened["rows"].append(new)
+    widened["widened_by_runs"] = int(ref.get("widened_by_runs", 0)) + len(runs)
+    return widened, raised
+
+
+def cmd_widen(args: argparse.Namespace) -> int:
+    with open(args.reference, encoding="utf-8") as f:
+        ref = json.load(f)
+    if ref.get("schema") != SCHEMA:
+        raise GateError(f"{args.reference} is not a {SCHEMA} reference")
+    runs = []
+    for path in args.runs:
+        with open(path, encoding="utf-8") as f:
+            bench = json.load(f)
+        record: Dict[str, Any] = {"device": None, "rows": []}
+        merge(record, bench)
+        runs.append(record)
+    widened, raised = widen_reference(ref, runs)
+    with open(args.out or args.reference, "w", encoding="utf-8") as f:
+        json.dump(widened, f, indent=1)
+        f.write("\n")
+    print(f"gate: {raised} noise values raised from {len(runs)} runs")
+    return 0
+
+
 def cmd_compare(args: argparse.Namespace) -> int:
     if args.current:
         with open(args.current, encoding="utf-8") as f:
@@ -306,8 +360,13 @@ def main(argv: Optional[List[str]] = None) -> int:
     join = sub.add_parser("join", help="one reference from parts made of disjoint selectors")
     join.add_argument("parts", nargs="+", help="references written by make")
     join.add_argument("--out", required=True, help="the joined reference to write")
+    widen = sub.add_parser("widen", help="raise a reference's noise to the spread of later "
+                           "runs of the same tree (parvis-bench JSON, e.g. compare --keep-json)")
+    widen.add_argument("reference", help="the reference to widen")
+    widen.add_argument("runs", nargs="+", help="parvis-bench JSON files of later runs")
+    widen.add_argument("--out", help="where to write (default: the reference itself)")
     args = parser.parse_args(argv)
-    commands = {"make": cmd_make, "compare": cmd_compare, "join": cmd_join}
+    commands = {"make": cmd_make, "compare": cmd_compare, "join": cmd_join, "widen": cmd_widen}
     try:
         return commands[args.command](args)
     except (GateError, OSError, KeyError, ValueError) as err:

@@ -112,4 +112,20 @@ PY
 "$PYTHON" "$gate" join "$out/part1.json" "$out/part1.json" --out "$out/bad.json" \
     > "$out/join-twice.txt" 2>&1
 [ $? -eq 2 ] && grep -q 'is in parts 1 and 2' "$out/join-twice.txt" || fail "join of a row twice"
+# widen: a later run 30 % slower on every row raises the reference's noise
+# so that this run passes against the widened copy, not against the original.
+"$PYTHON" - "$out/ref.json" "$out/slower-run.json" <<'PY' || fail "making a slower run"
+import json, sys
+ref = json.load(open(sys.argv[1]))
+rows = [{"op": r["op"], "case": r["case"], "params": r.get("params", ""),
+         "opencl": {"median": {"kernel_ms": r["kernel_ms"] * 1.3, "total_ms": r["total_ms"] * 1.3},
+                    "samples": []}} for r in ref["rows"]]
+json.dump({"opencl": {"device": ref["device"]}, "results": rows}, open(sys.argv[2], "w"))
+PY
+"$PYTHON" "$gate" compare --current "$out/slower-run.json" --reference "$out/ref.json" \
+    > "$out/unwidened.txt" 2>&1 && fail "a run 30 % slower passed the unwidened reference"
+"$PYTHON" "$gate" widen "$out/ref.json" "$out/slower-run.json" --out "$out/widened.json" \
+    > /dev/null 2>&1 || fail "widen"
+"$PYTHON" "$gate" compare --current "$out/slower-run.json" --reference "$out/widened.json" \
+    > "$out/widened.txt" 2>&1 || { cat "$out/widened.txt"; fail "the widening run against the widened reference"; }
 echo "PASS: bench gate"
