@@ -27,7 +27,8 @@
 #   core-includes-above    a file in lib/core/ includes something other than
 #                          lib/core/, the public headers and config.h
 #   search-from-below      a file other than the tuner's search (tune_search,
-#                          tune_workloads) and the API call that starts it
+#                          tune_steps, tune_candidates, tune_workloads) and
+#                          the API call that starts it
 #                          (lib/tune/tune.c) includes lib/tune/tune_search.h:
 #                          the context and the front ends reach tuned
 #                          parameters through the lookup (tune_lookup.h) only
@@ -101,8 +102,9 @@ for f in $sources; do
         # The tuner's search stands above the lookup and the operations: only
         # its own files (and the API call that starts it) include it.
         case "$f:$target" in
-        lib/tune/tune.c:*|lib/tune/tune_search.[ch]:*|lib/tune/tune_workloads.c:*) ;;
-        *:lib/tune/tune_search.h)
+        lib/tune/tune.c:*|lib/tune/tune_search.[ch]:*|lib/tune/tune_candidates.c:*) ;;
+        lib/tune/tune_steps.h:*|lib/tune/tune_workloads.[ch]:*) ;;
+        *:lib/tune/tune_search.h|*:lib/tune/tune_steps.h|*:lib/tune/tune_workloads.h)
             echo "search-from-below: $f: $target" >> "$tmp/found" ;;
         esac
         case "$f" in

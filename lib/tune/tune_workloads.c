@@ -25,7 +25,7 @@
 #include "../core/internal.h"
 #include "../core/tolerance.h"
 #include "../stereo/stereo_internal.h"
-#include "tune_search.h"
+#include "tune_workloads.h"
 
 #include <math.h>
 #include <stdio.h>
