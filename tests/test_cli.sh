@@ -87,14 +87,21 @@ G="$data/tsukuba/gt.pgm"
 expect_error "expected an integer in 1..1048576" stereo "$L" "$R" --ndisp 0 -o "$out/d.pfm"
 expect_error "--device 'no such device': expected a device index" stereo "$L" "$R" --ndisp 16 \
     --device "no such device" -o "$out/d.pfm"
-expect_error "--ndisp N is required" stereo "$L" "$R" -o "$out/d.pfm"
+# --ndisp not given: the chosen method's declared default (sad 64, bp 16, sgm 64)
+for pair in sad:64 bp:16 sgm:64; do
+    ./parvis stereo "$L" "$R" --method "${pair%%:*}" --backend cpu --json \
+        $([ "${pair%%:*}" = bp ] && echo --levels 2 --iterations 1) >"$out/stdout" 2>"$out/stderr" ||
+        fail "stereo --method ${pair%%:*} without --ndisp: $(cat "$out/stderr")"
+    grep -qF "\"ndisp\": ${pair#*:}," "$out/stdout" ||
+        fail "stereo --method ${pair%%:*} without --ndisp: not ndisp ${pair#*:}: $(cat "$out/stdout")"
+done
 expect_error "--window applies to --method sad, not bp" stereo "$L" "$R" --ndisp 16 \
     --method bp --window 5 -o "$out/d.pfm"
 expect_error "--levels applies to --method bp, not sad" stereo "$L" "$R" --ndisp 16 \
     --levels 3 -o "$out/d.pfm"
 expect_error "must be odd" stereo "$L" "$R" --ndisp 16 --window 4 -o "$out/d.pfm"
 expect_error "expected one of sad|bp" stereo "$L" "$R" --ndisp 16 --method census
-expect_error "expected one of f32|f16" stereo "$L" "$R" --ndisp 16 --method bp \
+expect_error "one of f32|f16" stereo "$L" "$R" --ndisp 16 --method bp \
     --message-precision f8 -o "$out/d.pfm"
 expect_error "--message-precision applies to --method bp, not sad" stereo "$L" "$R" --ndisp 16 \
     --message-precision f16 -o "$out/d.pfm"

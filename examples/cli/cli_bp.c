@@ -19,39 +19,27 @@ static int parse_tile(const char *value, void *field)
 
 void cli_bp_options(pv_bp_params *bp, unsigned bp_bit, cli_option *entries)
 {
+    const size_t size = sizeof *bp;
     const cli_option table[] = {
-        {.name = "--levels", .kind = CLI_INT, .field = &bp->levels, .min = 1, .max = 16,
-         .value_name = "L", .methods = bp_bit,
-         .help = "pyramid levels; 2^(L-1) must not exceed the smaller image side"},
-        {.name = "--iterations", .kind = CLI_INT, .field = &bp->iterations, .min = 1,
-         .max = 1 << 20, .value_name = "I", .methods = bp_bit,
-         .help = "message rounds per level"},
-        {.name = "--lambda", .kind = CLI_FLOAT, .field = &bp->lambda, .min = 0, .open_min = 1,
-         .max = 1e6, .value_name = "F", .methods = bp_bit, .help = "data-cost weight"},
-        {.name = "--data-max", .kind = CLI_FLOAT, .field = &bp->data_max, .min = 0,
-         .open_min = 1, .max = 1e6, .value_name = "F", .methods = bp_bit,
-         .help = "data-cost truncation (grey levels)"},
+        /* declared by the library (lib/stereo/stereo_params.c) */
+        cli_declared("bp", "levels", bp, size, bp_bit),
+        cli_declared("bp", "iterations", bp, size, bp_bit),
+        cli_declared("bp", "lambda", bp, size, bp_bit),
+        cli_declared("bp", "data_max", bp, size, bp_bit),
+        /* not the declared form: the command's default grows with --ndisp
+         * (cli_bp_derive_defaults), which a declared default cannot say */
         {.name = "--disc-max", .kind = CLI_FLOAT, .field = &bp->disc_max, .min = 0,
          .open_min = 1, .max = 1e6, .value_name = "F", .methods = bp_bit, .no_default = 1,
          .help = "smoothness truncation (disparities); default max(1.7, ndisp/7.5)"},
-        {.name = "--sigma", .kind = CLI_FLOAT, .field = &bp->sigma, .min = 0, .max = 100,
-         .value_name = "F", .methods = bp_bit, .help = "Gaussian pre-smoothing, 0 = none"},
+        cli_declared("bp", "sigma", bp, size, bp_bit),
+        /* a convenience over the declared tile_width and tile_height: both in one WxH */
         {.name = "--tile", .kind = CLI_CUSTOM, .field = bp, .parse = parse_tile,
          .value_name = "WxH", .expect = "WxH, both in 16..1048576", .methods = bp_bit,
          .no_default = 1,
          .help = "cut the image into tiles of this size (default: only when memory needs it)"},
-        {.name = "--tile-padding", .kind = CLI_INT, .field = &bp->tile_padding, .min = 0,
-         .max = 1 << 20, .value_name = "P", .methods = bp_bit,
-         .help = "pixels of context around each tile"},
-        {.name = "--message-update", .kind = CLI_CHOICE, .field = &bp->message_update,
-         .choices = "serial|cooperative", .value_name = "serial|cooperative", .methods = bp_bit,
-         .help = "messages normalised by their mean (serial), or by their minimum, which "
-                 "OpenCL computes with a work-group per pixel (cooperative; faster for wide "
-                 "ranges)"},
-        {.name = "--message-precision", .kind = CLI_CHOICE, .field = &bp->message_precision,
-         .choices = "f32|f16", .value_name = "f32|f16", .methods = bp_bit,
-         .help = "messages stored as float32, or as IEEE half (f16: half the message memory "
-                 "and traffic; identical disparities on >= 99.5% of pixels, measured 100%)"},
+        cli_declared("bp", "tile_padding", bp, size, bp_bit),
+        cli_declared("bp", "message_update", bp, size, bp_bit),
+        cli_declared("bp", "message_precision", bp, size, bp_bit),
     };
     /* the caller sizes its table with CLI_BP_OPTION_COUNT: it must count these */
     _Static_assert(CLI_COUNT(table) == CLI_BP_OPTION_COUNT,
