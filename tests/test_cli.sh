@@ -51,7 +51,7 @@ help_has ncc "(u - TEMPLATE.width + 1, v - TEMPLATE.height + 1)"
 help_has sift "x y sigma angle d0 ... d127"
 help_has sift "[-1..0; default -1]"
 help_has match "x1 y1 x2 y2 distance"
-help_has match "--ratio R"
+help_has match "--ratio X"
 help_has octreg "bscan,dx,dy,dz,peak,valid"
 help_has octreg "TARGET(x, k, z) ~ REF(x - dx, k - dy, z - dz)"
 help_has synth-oct "[0..1e+06; default 0.4]"
@@ -116,13 +116,13 @@ expect_error "--fft applies to the opencl backend, not cpu" phasecorr "$L" "$R" 
     --backend cpu
 expect_error "expected an integer in 0..1073741824" ncc "$L" "$R" --min-overlap -1
 expect_error "needs TEMPLATE IMAGE" ncc "$L"
-expect_error "expected an integer in 1..8" sift "$L" --levels 0 --json
-expect_error "expected a number, > 0" sift "$L" --edge-thresh 0 --json
+expect_error "levels 0 is out of range (in 1..8)" sift "$L" --levels 0 --json
+expect_error "edge_thresh 0 is out of range (finite and > 0)" sift "$L" --edge-thresh 0 --json
 expect_error "unknown option '--ratio'" sift "$L" --ratio 0.5 --json
 expect_error "nothing to do" sift "$L"
 expect_error "-o must contain {}" sift "$L" "$R" -o "$out/keys.txt"
 expect_error "would write the same output" sift "$L" "$data/venus/left.pgm" -o "$out/{}.txt"
-expect_error "expected a number, > 0 and <= 1" match "$L" "$R" --ratio 1.5 --json
+expect_error "ratio 1.5 is out of range (> 0 and <= 1)" match "$L" "$R" --ratio 1.5 --json
 PARVIS_KERNEL_TIMING=sometimes expect_error "PARVIS_KERNEL_TIMING='sometimes': expected runs or each" \
     sift "$L" --json --backend cpu
 # with either kernel timing, the JSON carries a kernel time

@@ -19,8 +19,10 @@ fail() {
 }
 
 ./parvis params --json > "$out/params.json" || fail "parvis params --json exited $?"
-./parvis stereo --help > "$out/stereo-help.txt" || fail "parvis stereo --help exited $?"
-"$PYTHON" - "$out/params.json" "$out/stereo-help.txt" <<'PY' || fail "declarations and --help disagree"
+for command in stereo sift match phasecorr octreg flow; do
+    ./parvis $command --help > "$out/$command-help.txt" || fail "parvis $command --help exited $?"
+done
+"$PYTHON" - "$out/params.json" "$out" <<'PY' || fail "declarations and --help disagree"
 import json, sys
 ops = {op["name"]: op for op in json.load(open(sys.argv[1]))}
 want = {"sad", "bp", "sgm", "sift", "match", "ransac", "phasecorr", "octreg", "flow"}
@@ -30,21 +32,81 @@ for op in ops.values():
     for p in op["params"]:
         assert p["min"] <= p["default"] <= p["max"], (op["name"], p)
         assert p["help"], (op["name"], p["name"])
-help_text = open(sys.argv[2]).read()
-lines = {line.split()[0]: line for line in help_text.splitlines() if line.startswith("  --")}
-sgm = {p["name"]: p for p in ops["sgm"]["params"]}
-for name in ("p1", "p2", "paths", "p2_adaptive", "median"):
-    p = sgm[name]
-    option = "--" + name.replace("_", "-")
-    line = lines.get(option)
-    assert line, f"{option} missing from stereo --help"
-    assert p["help"] in line, (option, line)
-    if p["type"] == "int":
-        assert f"{p['min']:g}..{p['max']:g}" in line, (option, line)
-        assert f"default {p['default']:g}" in line, (option, line)
+
+# operation -> the command whose options set its parameters
+COMMAND = {"sad": "stereo", "bp": "stereo", "sgm": "stereo", "sift": "sift",
+           "match": "match", "ransac": "match", "phasecorr": "phasecorr",
+           "octreg": "octreg", "flow": "flow"}
+# options in the command's own form, not the declaration's, each with its reason
+# (the option's name stands for several operations' parameters, or for none)
+OWN_FORM = {
+    ("stereo", "--ndisp"): "shared by the methods: per-method defaults from the declarations",
+    ("stereo", "--min-disp"): "shared by the methods",
+    ("stereo", "--uniqueness"): "one option for sad's margin and sgm's ratio",
+    ("stereo", "--disc-max"): "bp: the command's default grows with --ndisp",
+    ("stereo", "--memory-budget"): "sgm's, with K/M/G suffixes; bp has no such option",
+    ("stereo", "--no-lr-check"): "sgm's switch beside sad's --lr-check",
+    ("stereo", "--no-subpixel"): "sgm's switch beside sad's --subpixel",
+    ("sgm", "lr_max_diff"): "--lr-max-diff is sad's declaration; sgm's integer check in "
+                            "cli_sgm_finish",
+}
+def option_names(p):
+    flag = p["name"].replace("_", "-")
+    if p["type"] == "bool":
+        return ["--no-" + flag] if p["default"] else ["--" + flag]
+    return ["--" + flag]
+
+def expected_range(p):
     if p["type"] == "choice":
-        names = "|".join(c.split("=")[0] for c in p["choices"].split("|"))
-        assert f"[{names}; default 8" in line, (option, line)
+        return "|".join(c.split("=")[0] for c in p["choices"].split("|"))
+    if p["type"] == "int" and p["max"] >= 9e15:
+        return f">= {p['min']:.17g}"
+    if p["type"] == "int":
+        return f"{p['min']:.17g}..{p['max']:.17g}"
+    lower = ">" if p["min_exclusive"] else ">="
+    if p["max"] >= 1e30:
+        return f"{lower} {p['min']:g}"
+    if p["min_exclusive"]:
+        return f"> {p['min']:g} and <= {p['max']:g}"
+    return f"{p['min']:g}..{p['max']:g}"
+
+def expected_default(p):
+    if p["type"] == "choice":
+        for c in p["choices"].split("|"):
+            name, value = c.split("=")
+            if float(value) == p["default"]:
+                return name
+    return f"{p['default']:g}"
+
+# the default a command shows where its structure starts from other values
+# than the declaration's (flow 2D: pv_flow_params_default_2d)
+SHOWN_DEFAULT = {}
+
+problems, checked = [], 0
+for op_name, op in ops.items():
+    command = COMMAND[op_name]
+    text = open(f"{sys.argv[2]}/{command}-help.txt").read()
+    lines = {}
+    for l in text.splitlines():  # the options come first, the conventions' text after
+        if l.startswith("  --"):
+            lines.setdefault(l.split()[0], l)
+    for p in op["params"]:
+        for option in option_names(p):
+            line = lines.get(option)
+            if line is None or (command, option) in OWN_FORM or (op_name, p["name"]) in OWN_FORM:
+                continue
+            checked += 1
+            if p["help"] not in line:
+                problems.append(f"{command} {option}: help is not {op_name}.{p['name']}'s")
+                continue
+            if p["type"] != "bool":
+                if f"[{expected_range(p)};" not in line:
+                    problems.append(f"{command} {option}: range not [{expected_range(p)}: {line}")
+                default = SHOWN_DEFAULT.get((op_name, p["name"]), expected_default(p))
+                if f"default {default}" not in line:
+                    problems.append(f"{command} {option}: default not {default}: {line}")
+assert checked >= 20, f"only {checked} declared options found in --help"
+assert not problems, "\n".join(problems)
 PY
 
 ./parvis params sgm > "$out/sgm.txt" || fail "parvis params sgm exited $?"
