@@ -109,9 +109,9 @@ expect_error "expected a number, > 0" stereo "$L" "$R" --ndisp 16 --gt "$G" --ba
 expect_error "--bad-thresh applies with --gt" stereo "$L" "$R" --ndisp 16 --bad-thresh 2 \
     -o "$out/d.pfm"
 expect_error "unknown option '--bogus'" stereo "$L" "$R" --ndisp 16 --bogus
-expect_error "expected an integer in 2..10000" phasecorr "$L" "$R" --upsample 1
+expect_error "upsample 1 is out of range (in 2..10000)" phasecorr "$L" "$R" --upsample 1
 expect_error "give --upsample or --parabolic, not both" phasecorr "$L" "$R" --upsample 10 --parabolic
-expect_error "expected one of none|fft|linear" phasecorr "$L" "$R" --pad zero
+expect_error "(one of none|fft|linear)" phasecorr "$L" "$R" --pad zero
 expect_error "--fft applies to the opencl backend, not cpu" phasecorr "$L" "$R" --fft vkfft \
     --backend cpu
 expect_error "expected an integer in 0..1073741824" ncc "$L" "$R" --min-overlap -1
@@ -131,7 +131,7 @@ for timing in runs each; do
         2>"$out/stderr" || fail "sift with PARVIS_KERNEL_TIMING=$timing failed"
     grep -q '"kernel_ms": [0-9]' "$out/timing.json" || fail "sift --json ($timing) lacks kernel_ms"
 done
-expect_error "expected an integer in 2..100000" octreg a b --stripes 1
+expect_error "stripes 1 is out of range (in 2..100000)" octreg a b --stripes 1
 expect_error "expected NZxNXxNY (depth fastest), each 1..65536" octreg a b --size 4x4
 expect_error "take one TARGET" octreg a b c --enface "$out/e.png"
 expect_error "expected a number, 0..1e+06" synth-oct a b c --noise -1
