@@ -47,6 +47,10 @@ OWN_FORM = {
     ("stereo", "--memory-budget"): "sgm's, with K/M/G suffixes; bp has no such option",
     ("stereo", "--no-lr-check"): "sgm's switch beside sad's --lr-check",
     ("stereo", "--no-subpixel"): "sgm's switch beside sad's --subpixel",
+    ("flow", "--alpha"): "default per dimension (images: pv_flow_params_default_2d)",
+    ("flow", "--rho"): "default per dimension",
+    ("flow", "--kernel-size"): "default per dimension",
+    ("flow", "--levels"): "default per dimension, fitted to the image",
     ("sgm", "lr_max_diff"): "--lr-max-diff is sad's declaration; sgm's integer check in "
                             "cli_sgm_finish",
 }

@@ -73,32 +73,32 @@ static int parse_flow_args(int argc, char **argv, flow_args *args)
         {.name = "--size", .kind = CLI_CUSTOM, .field = args->size, .parse = parse_size3,
          .value_name = "NXxNYxNZ", .expect = "NXxNYxNZ (x fastest), each 1..1048576",
          .no_default = 1, .help = "inputs are raw little-endian float32 of this size"},
+        /* --alpha, --rho, --kernel-size and --levels in the command's own form: their
+         * defaults depend on whether the inputs are images or volumes, known only
+         * after parsing (apply_2d_defaults); the help says both */
         {.name = "--alpha", .kind = CLI_FLOAT, .field = &p->alpha, .min = 0, .open_min = 1,
          .max = 1e6, .value_name = "A", .no_default = 1,
          .help = "smoothness weight (default 0.02 images, 0.05 volumes)"},
-        {.name = "--beta", .kind = CLI_FLOAT, .field = &p->beta, .min = 0, .max = 1e6,
-         .value_name = "B", .help = "divergence weight, at most 2 alpha"},
+        /* declared by the library (parvis params flow) */
+        cli_declared("flow", "beta", p, sizeof *p, 0),
         {.name = "--rho", .kind = CLI_FLOAT, .field = &p->rho, .min = 0, .open_min = 1,
          .max = 100, .value_name = "S", .no_default = 1,
          .help = "structure-tensor Gaussian sigma (default 1.5 images, 2 volumes)"},
         {.name = "--kernel-size", .kind = CLI_INT, .field = &p->kernel_size, .min = 0, .max = 255,
          .value_name = "K", .no_default = 1,
          .help = "odd taps of that Gaussian, 0 = from rho (default 0 images, 15 volumes)"},
-        {.name = "--warps", .kind = CLI_INT, .field = &p->warps, .min = 1, .max = 1000,
-         .value_name = "R", .help = "re-samplings per level"},
-        {.name = "--iterations", .kind = CLI_INT, .field = &p->iterations, .min = 1,
-         .max = 1000000, .value_name = "N", .help = "Jacobi iterations per warp"},
+        cli_declared("flow", "warps", p, sizeof *p, 0),
+        cli_declared("flow", "iterations", p, sizeof *p, 0),
         {.name = "--levels", .kind = CLI_INT, .field = &p->levels, .min = 1,
          .max = PV_FLOW_MAX_LEVELS, .value_name = "L", .no_default = 1,
          .help = "pyramid levels, factor 2 (default 4 images, 1 volumes)"},
-        {.name = "--tolerance", .kind = CLI_FLOAT, .field = &p->tolerance, .min = 0, .max = 1,
-         .value_name = "T", .help = "stop a warp when the relative change is below T; 0 = off"},
-        {.name = "--check-every", .kind = CLI_INT, .field = &p->check_every, .min = 1,
-         .max = 1000000, .value_name = "K", .help = "iterations between convergence checks"},
-        {.name = "--spacing", .kind = CLI_FLOAT, .field = &p->spacing, .min = 0, .open_min = 1,
-         .max = 1e6, .value_name = "H", .help = "grid spacing of the Laplacian"},
+        cli_declared("flow", "tolerance", p, sizeof *p, 0),
+        cli_declared("flow", "check_every", p, sizeof *p, 0),
+        cli_declared("flow", "spacing", p, sizeof *p, 0),
+        cli_declared("flow", "gradient", p, sizeof *p, 0),
+        /* a short form of --gradient forward, kept for the scripts that use it */
         {.name = "--forward", .kind = CLI_FLAG, .field = &args->forward,
-         .help = "forward instead of central differences"},
+         .help = "the same as --gradient forward"},
         {.name = "--time", .kind = CLI_FLAG, .field = &args->want_time,
          .help = "print the time per stage"},
         {.name = "--json", .kind = CLI_FLAG, .field = &args->want_json,
@@ -119,6 +119,8 @@ static int parse_flow_args(int argc, char **argv, flow_args *args)
     int parsed = cli_parse(&c, argc, argv);
     if (parsed != CLI_PARSED)
         return parsed;
+    if (args->forward && cli_given(&c, "--gradient") && p->gradient != PV_GRADIENT_FORWARD)
+        return cli_fail("flow: --forward disagrees with --gradient");
     if (args->forward)
         p->gradient = PV_GRADIENT_FORWARD;
     args->fixed = args->frames[0];
