@@ -3,9 +3,13 @@
 # the options made from them agreeing with them.  Checks: `parvis params
 # --json` is valid JSON listing every operation with its parameters;
 # `parvis params sgm` prints only SGM; an unknown operation is refused;
-# every declared option of `parvis stereo --method sgm` shows in --help the
-# declaration's help, range and default; a value outside a declaration is
-# refused with the library's message, naming the range.
+# every option that sets a declared parameter (stereo, sift, match, phasecorr,
+# octreg, flow) shows in --help the declaration's help, range and default,
+# except those listed with their reason; a value outside a declaration is
+# refused with the library's message, naming the range.  Consistency: every
+# option `parvis --help` names is in its command's --help; --time is the same
+# flag everywhere; a missing output folder is named with its cause by stereo,
+# sift and match alike; phasecorr --upsample takes the declared range.
 set -u
 
 out=tests/tmp/cli_params
@@ -131,4 +135,61 @@ elif ! grep -q "p2 70000 is out of range (in 0..65535)" "$out/err2.txt"; then
     fail "--p2 70000: $(cat "$out/err2.txt")"
 fi
 [ -e "$out/d.pfm" ] && fail "--p2 70000 left an output"
+
+# consistency by construction: every option that `parvis --help` names is one
+# its command's --help lists (the usage cannot drift from the tables)
+./parvis --help > "$out/usage.txt" || fail "parvis --help exited $?"
+for command in devices stereo phasecorr ncc flow synth-flow sift match tune octreg synth-oct \
+    version; do
+    ./parvis $command --help > "$out/own-$command.txt" || fail "parvis $command --help exited $?"
+done
+"$PYTHON" - "$out" <<'PY' || fail "parvis --help names options its commands do not take"
+import re, sys
+usage = open(f"{sys.argv[1]}/usage.txt").read().split("\n\n")[1]  # the commands' block
+named, command = {}, None
+for line in usage.splitlines()[1:]:
+    if re.match(r"  [a-z]", line):
+        command = line.split()[0]
+    for option in re.findall(r"--[a-z0-9][a-z0-9-]*", line):
+        named.setdefault(command, set()).add(option)
+assert len(named) >= 8, f"too few commands in parvis --help: {sorted(named)}"
+problems = []
+for command, options in named.items():
+    listed = open(f"{sys.argv[1]}/own-{command}.txt").read()
+    for option in sorted(options):
+        if not re.search(rf"^  {re.escape(option)}( |$)", listed, re.M):
+            problems.append(f"parvis --help names {command} {option}, not in its --help")
+assert not problems, "\n".join(problems)
+PY
+
+# --time: one flag, the same help, in every command that runs an operation
+for command in stereo sift match phasecorr ncc octreg flow; do
+    ./parvis $command --help | grep -qF -- "--time                   print the time the library's calls took" ||
+        fail "$command --help lacks the shared --time"
+done
+
+# a missing output folder: every command names the path and the cause alike
+# shellcheck disable=SC2086
+set -- $pair
+for run in "stereo $1 $2 --backend cpu --ndisp 16 -o $out/missing/dir/d.pfm" \
+    "sift $1 --backend cpu -o $out/missing/dir/k.txt" \
+    "match $1 $2 --backend cpu -o $out/missing/dir/m.txt"; do
+    # shellcheck disable=SC2086
+    if ./parvis $run > /dev/null 2> "$out/err3.txt"; then
+        fail "parvis $run succeeded"
+    elif ! grep -qF "cannot write '$out/missing/dir/" "$out/err3.txt" ||
+        ! grep -qF "No such file or directory" "$out/err3.txt"; then
+        fail "parvis $run: $(cat "$out/err3.txt")"
+    fi
+done
+
+# phasecorr --upsample: the declared range (2..10000); 1 refused by the library
+# shellcheck disable=SC2086
+if ./parvis phasecorr $pair --backend cpu --upsample 1 > /dev/null 2> "$out/err4.txt"; then
+    fail "phasecorr --upsample 1 accepted"
+elif ! grep -qF "upsample 1 is out of range (in 2..10000)" "$out/err4.txt"; then
+    fail "phasecorr --upsample 1: $(cat "$out/err4.txt")"
+fi
+./parvis phasecorr --help | grep -qF -- "--subpixel none (the default: the integer peak)" ||
+    fail "phasecorr --help does not say how to ask for the integer peak"
 [ "$fails" -eq 0 ] && echo "PASS: parvis params" || exit 1

@@ -99,8 +99,7 @@ static int parse_flow_args(int argc, char **argv, flow_args *args)
         /* a short form of --gradient forward, kept for the scripts that use it */
         {.name = "--forward", .kind = CLI_FLAG, .field = &args->forward,
          .help = "the same as --gradient forward"},
-        {.name = "--time", .kind = CLI_FLAG, .field = &args->want_time,
-         .help = "print the time per stage"},
+        CLI_TIME_ENTRY(&args->want_time),
         {.name = "--json", .kind = CLI_FLAG, .field = &args->want_json,
          .help = "print one JSON line instead of text"},
         {.name = "--verbose", .kind = CLI_FLAG, .field = &args->verbose,

@@ -159,9 +159,7 @@ static int parse_octreg_args(int argc, char **argv, octreg_args *a)
         cli_declared("octreg", "tolerance", o, size, 0),
         cli_declared("octreg", "pad", o, size, 0),
         cli_declared("octreg", "batch", o, size, 0),
-        {.name = "--time", .kind = CLI_FLAG, .field = &a->want_time,
-         .help = "print the time (on stderr when the CSV goes to stdout; with --json: in the "
-                 "JSON line)"},
+        CLI_TIME_ENTRY(&a->want_time),
         {.name = "--json", .kind = CLI_FLAG, .field = &a->want_json,
          .help = "print one JSON line (the CSV only with -o)"},
         CLI_BACKEND_ENTRIES(&a->backend),

@@ -179,7 +179,7 @@ static int parse_stereo_args(int argc, char **argv, stereo_args *args)
         {.name = "--gt-invalid", .kind = CLI_CHOICE, .field = &args->gt_invalid,
          .choices = "bad|skip", .value_name = "bad|skip",
          .help = "invalid (INFINITY) pixels count as bad, or are left out"},
-        {.name = "--time", .kind = CLI_FLAG, .field = &args->want_time, .help = "print the time"},
+        CLI_TIME_ENTRY(&args->want_time),
         {.name = "--json", .kind = CLI_FLAG, .field = &args->want_json,
          .help = "print one JSON line instead of text"},
         {.name = "--verbose", .kind = CLI_FLAG, .field = &args->verbose,
