@@ -49,8 +49,6 @@ OWN_FORM = {
     ("stereo", "--uniqueness"): "one option for sad's margin and sgm's ratio",
     ("stereo", "--disc-max"): "bp: the command's default grows with --ndisp",
     ("stereo", "--memory-budget"): "sgm's, with K/M/G suffixes; bp has no such option",
-    ("stereo", "--no-lr-check"): "sgm's switch beside sad's --lr-check",
-    ("stereo", "--no-subpixel"): "sgm's switch beside sad's --subpixel",
     ("flow", "--alpha"): "default per dimension (images: pv_flow_params_default_2d)",
     ("flow", "--rho"): "default per dimension",
     ("flow", "--kernel-size"): "default per dimension",
