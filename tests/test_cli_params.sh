@@ -111,6 +111,18 @@ for op_name, op in ops.items():
                 default = SHOWN_DEFAULT.get((op_name, p["name"]), expected_default(p))
                 if f"default {default}" not in line:
                     problems.append(f"{command} {option}: default not {default}: {line}")
+# stereo's shared options print each method's declared default
+stereo_help = open(f"{sys.argv[2]}/stereo-help.txt").read()
+for param in ("ndisp", "uniqueness"):
+    defaults = []
+    for method in ("sad", "bp", "sgm"):
+        for p in ops[method]["params"]:
+            if p["name"] == param:
+                defaults.append(f"{method} {p['default']:g}")
+    text = "; default: " + ", ".join(defaults) + " ["
+    line = [l for l in stereo_help.splitlines() if l.startswith(f"  --{param} ")][0]
+    if text not in line:
+        problems.append(f"stereo --{param}: not '{text}': {line}")
 assert checked >= 20, f"only {checked} declared options found in --help"
 assert not problems, "\n".join(problems)
 PY

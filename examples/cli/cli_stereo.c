@@ -87,28 +87,35 @@ static int check_batch_args(const cli_command *c, const stereo_args *args)
     return CLI_PARSED;
 }
 
-/* The declared default of parameter `param` of operation `op`; -1 when
- * either is unknown (a programming error the caller's checks then show). */
-static double declared_default(const char *op, const char *param)
+/* The declared default of parameter `param` of operation `op`: 0 when
+ * both are declared, -1 when not (sgm has no window, bp no uniqueness). */
+static int declared_default(const char *op, const char *param, double *value)
 {
     int op_number = 0, param_number = 0;
     pv_param_info info;
     if (pv_op_find(op, &op_number) != PV_OK ||
         pv_op_find_param(op_number, param, &param_number) != PV_OK ||
         pv_op_param(op_number, param_number, &info) != PV_OK)
-        return -1.0;
-    return info.default_value;
+        return -1;
+    *value = info.default_value;
+    return 0;
 }
 
-/* `help` followed by each method's declared default of the shared option
- * `param` ("; default: sad 64, bp 16, sgm 64"), read from the declarations
- * so that the text cannot drift from them. */
+/* `help` followed by the declared default of the shared option `param` for
+ * each method that has it ("; default: sad 64, bp 16, sgm 64"), read from
+ * the declarations so that the text cannot drift from them. */
 static const char *per_method_help(char *out, size_t size, const char *help, const char *param)
 {
     int used = snprintf(out, size, "%s; default:", help);
-    for (int m = 0; method_names[m] && used > 0 && (size_t)used < size; m++)
-        used += snprintf(out + used, size - (size_t)used, "%s %s %g", m ? "," : "",
-                         method_names[m], declared_default(method_names[m], param));
+    const char *separator = "";
+    for (int m = 0; method_names[m] && used > 0 && (size_t)used < size; m++) {
+        double value = 0;
+        if (declared_default(method_names[m], param, &value) != 0)
+            continue;
+        used += snprintf(out + used, size - (size_t)used, "%s %s %g", separator,
+                         method_names[m], value);
+        separator = ",";
+    }
     return out;
 }
 
@@ -117,16 +124,17 @@ static const char *per_method_help(char *out, size_t size, const char *help, con
 static void shared_defaults(const cli_command *c, stereo_args *args)
 {
     const char *op = method_names[args->method];
-    if (!cli_given(c, "--ndisp"))
-        args->sad.ndisp = (int)declared_default(op, "ndisp");
-    if (!cli_given(c, "--min-disp"))
-        args->sad.min_disp = (int)declared_default(op, "min_disp");
+    double value = 0;
+    if (!cli_given(c, "--ndisp") && declared_default(op, "ndisp", &value) == 0)
+        args->sad.ndisp = (int)value;
+    if (!cli_given(c, "--min-disp") && declared_default(op, "min_disp", &value) == 0)
+        args->sad.min_disp = (int)value;
 }
 
 /* The defaults, then the command line. */
 static int parse_stereo_args(int argc, char **argv, stereo_args *args)
 {
-    static char ndisp_help[256];
+    static char ndisp_help[256], uniqueness_help[320];
     memset(args, 0, sizeof *args);
     pv_sad_params_default(&args->sad);
     pv_bp_params_default(&args->bp);
@@ -156,9 +164,10 @@ static int parse_stereo_args(int argc, char **argv, stereo_args *args)
          * (sad's margin, 0 = off; sgm's ratio, 1 = off) */
         {.name = "--uniqueness", .kind = CLI_FLOAT, .field = &args->sad.uniqueness, .min = 0,
          .max = 1e6, .value_name = "U", .methods = SAD_ONLY | SGM_ONLY, .no_default = 1,
-         .help = "sad: reject a winner another candidate beats within a factor (1 + U), "
-                 "0 = off (default); sgm: keep a winner at most U times every other sum, in "
-                 "(0, 1], 1 = off, default 0.95"},
+         .help = per_method_help(uniqueness_help, sizeof uniqueness_help,
+                                 "sad: reject a winner another candidate beats within a "
+                                 "factor (1 + U), 0 = off; sgm: keep a winner at most U times "
+                                 "every other sum, in (0, 1], 1 = off", "uniqueness")},
         {.name = "--confidence", .kind = CLI_TEXT, .field = &args->confidence,
          .value_name = "CONF.pfm", .methods = SGM_ONLY,
          .help = "per-pixel confidence, 1 - S(best)/S(second) in 0..1 (PFM, float32)"},
