@@ -150,7 +150,7 @@ fi
 # its command's --help lists (the usage cannot drift from the tables)
 ./parvis --help > "$out/usage.txt" || fail "parvis --help exited $?"
 for command in devices stereo phasecorr ncc flow synth-flow sift match tune octreg synth-oct \
-    version; do
+    params version; do
     ./parvis $command --help > "$out/own-$command.txt" || fail "parvis $command --help exited $?"
 done
 "$PYTHON" - "$out" <<'PY' || fail "parvis --help names options its commands do not take"

@@ -74,6 +74,7 @@ static const char usage[] =
     "  synth-oct REF TARGET TRACE.csv [--size NZxNXxNY] [--seed S] [--noise N]\n"
     "         [--tremor T] [--saccades K] [--integer]\n"
     "                          synthetic AO-OCT pair and its true motion trace\n"
+    "  params [OP] [--json]    the operations' declared parameters (the options' source)\n"
     "  version                 print the library version\n"
     "\n"
     "common options: --backend auto|cpu|opencl  --device I|NAME  --crosscheck\n"
