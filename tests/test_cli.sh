@@ -87,17 +87,21 @@ G="$data/tsukuba/gt.pgm"
 expect_error "expected an integer in 1..1048576" stereo "$L" "$R" --ndisp 0 -o "$out/d.pfm"
 expect_error "--device 'no such device': expected a device index" stereo "$L" "$R" --ndisp 16 \
     --device "no such device" -o "$out/d.pfm"
-# without --ndisp: the method's declared default (sad 64; bp 16 on this pair)
-./parvis stereo "$L" "$R" --method bp --backend cpu --json > "$out/bp-default.json" 2>&1 ||
-    fail "stereo without --ndisp: $(cat "$out/bp-default.json")"
-grep -q '"ndisp": 16' "$out/bp-default.json" || fail "bp without --ndisp: $(cat "$out/bp-default.json")"
+# --ndisp not given: the chosen method's declared default (sad 64, bp 16, sgm 64)
+for pair in sad:64 bp:16 sgm:64; do
+    ./parvis stereo "$L" "$R" --method "${pair%%:*}" --backend cpu --json \
+        $([ "${pair%%:*}" = bp ] && echo --levels 2 --iterations 1) >"$out/stdout" 2>"$out/stderr" ||
+        fail "stereo --method ${pair%%:*} without --ndisp: $(cat "$out/stderr")"
+    grep -qF "\"ndisp\": ${pair#*:}," "$out/stdout" ||
+        fail "stereo --method ${pair%%:*} without --ndisp: not ndisp ${pair#*:}: $(cat "$out/stdout")"
+done
 expect_error "--window applies to --method sad, not bp" stereo "$L" "$R" --ndisp 16 \
     --method bp --window 5 -o "$out/d.pfm"
 expect_error "--levels applies to --method bp, not sad" stereo "$L" "$R" --ndisp 16 \
     --levels 3 -o "$out/d.pfm"
 expect_error "must be odd" stereo "$L" "$R" --ndisp 16 --window 4 -o "$out/d.pfm"
 expect_error "expected one of sad|bp" stereo "$L" "$R" --ndisp 16 --method census
-expect_error "message_precision 'f8' is not a value (one of f32|f16)" stereo "$L" "$R" --ndisp 16 --method bp \
+expect_error "one of f32|f16" stereo "$L" "$R" --ndisp 16 --method bp \
     --message-precision f8 -o "$out/d.pfm"
 expect_error "--message-precision applies to --method bp, not sad" stereo "$L" "$R" --ndisp 16 \
     --message-precision f16 -o "$out/d.pfm"
@@ -105,20 +109,20 @@ expect_error "expected a number, > 0" stereo "$L" "$R" --ndisp 16 --gt "$G" --ba
 expect_error "--bad-thresh applies with --gt" stereo "$L" "$R" --ndisp 16 --bad-thresh 2 \
     -o "$out/d.pfm"
 expect_error "unknown option '--bogus'" stereo "$L" "$R" --ndisp 16 --bogus
-expect_error "expected an integer in 2..10000" phasecorr "$L" "$R" --upsample 1
+expect_error "upsample 1 is out of range (in 2..10000)" phasecorr "$L" "$R" --upsample 1
 expect_error "give --upsample or --parabolic, not both" phasecorr "$L" "$R" --upsample 10 --parabolic
-expect_error "expected one of none|fft|linear" phasecorr "$L" "$R" --pad zero
+expect_error "(one of none|fft|linear)" phasecorr "$L" "$R" --pad zero
 expect_error "--fft applies to the opencl backend, not cpu" phasecorr "$L" "$R" --fft vkfft \
     --backend cpu
 expect_error "expected an integer in 0..1073741824" ncc "$L" "$R" --min-overlap -1
 expect_error "needs TEMPLATE IMAGE" ncc "$L"
-expect_error "sift: levels 0 is out of range (in 1..8)" sift "$L" --levels 0 --json
-expect_error "sift: edge_thresh 0 is out of range (finite and > 0)" sift "$L" --edge-thresh 0 --json
+expect_error "levels 0 is out of range (in 1..8)" sift "$L" --levels 0 --json
+expect_error "edge_thresh 0 is out of range (finite and > 0)" sift "$L" --edge-thresh 0 --json
 expect_error "unknown option '--ratio'" sift "$L" --ratio 0.5 --json
 expect_error "nothing to do" sift "$L"
 expect_error "-o must contain {}" sift "$L" "$R" -o "$out/keys.txt"
 expect_error "would write the same output" sift "$L" "$data/venus/left.pgm" -o "$out/{}.txt"
-expect_error "match: ratio 1.5 is out of range (> 0 and <= 1)" match "$L" "$R" --ratio 1.5 --json
+expect_error "ratio 1.5 is out of range (> 0 and <= 1)" match "$L" "$R" --ratio 1.5 --json
 PARVIS_KERNEL_TIMING=sometimes expect_error "PARVIS_KERNEL_TIMING='sometimes': expected runs or each" \
     sift "$L" --json --backend cpu
 # with either kernel timing, the JSON carries a kernel time
@@ -127,7 +131,7 @@ for timing in runs each; do
         2>"$out/stderr" || fail "sift with PARVIS_KERNEL_TIMING=$timing failed"
     grep -q '"kernel_ms": [0-9]' "$out/timing.json" || fail "sift --json ($timing) lacks kernel_ms"
 done
-expect_error "octreg: stripes 1 is out of range (in 2..100000)" octreg a b --stripes 1
+expect_error "stripes 1 is out of range (in 2..100000)" octreg a b --stripes 1
 expect_error "expected NZxNXxNY (depth fastest), each 1..65536" octreg a b --size 4x4
 expect_error "take one TARGET" octreg a b c --enface "$out/e.png"
 expect_error "expected a number, 0..1e+06" synth-oct a b c --noise -1

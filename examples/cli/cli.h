@@ -94,7 +94,7 @@ pv_status cli_bp_run_group(pv_device_group *group, const pv_image *left, const p
 #define CLI_SGM_OPTION_COUNT 10
 typedef struct cli_sgm_args {
     pv_sgm_params params;
-    int plain_census, no_lr_check, no_subpixel; /* the flags that turn a default off */
+    int plain_census; /* --census-plain: census_symmetric off */
 } cli_sgm_args;
 void cli_sgm_options(cli_sgm_args *args, unsigned sgm_bit, cli_option *entries);
 /* After parsing: the off flags and the shared options applied, the

@@ -88,14 +88,14 @@ static int parse_args(const char *command, int need, int argc, char **argv, feat
          .value_name = "reference|fast",
          .help = "reference (the default) or fast (the real-time paper's settings: first "
                  "octave 0, peak 0.01); single options override it"},
+        /* declared by the library (lib/features/features_params.c) */
         cli_declared("sift", "first_octave", &args->sift, sizeof args->sift, 0),
         cli_declared("sift", "octaves", &args->sift, sizeof args->sift, 0),
         cli_declared("sift", "levels", &args->sift, sizeof args->sift, 0),
         cli_declared("sift", "peak_thresh", &args->sift, sizeof args->sift, 0),
         cli_declared("sift", "edge_thresh", &args->sift, sizeof args->sift, 0),
         cli_declared("sift", "max_keypoints", &args->sift, sizeof args->sift, 0),
-        {.name = "--time", .kind = CLI_FLAG, .field = &args->want_time,
-         .help = "print the time (with --json: in the JSON line)"},
+        CLI_TIME_ENTRY(&args->want_time),
         {.name = "--json", .kind = CLI_FLAG, .field = &args->want_json,
          .help = "print one JSON line"},
         {.name = "--verbose", .kind = CLI_FLAG, .field = &args->verbose,
@@ -108,6 +108,8 @@ static int parse_args(const char *command, int need, int argc, char **argv, feat
          .value_name = "H.txt", .help = "RANSAC homography of the matches (see below)"},
         {.name = "--fundamental", .kind = CLI_TEXT, .field = &args->fundamental,
          .value_name = "F.txt", .help = "RANSAC fundamental matrix of the matches"},
+        /* pv_ransac_params.threshold under a name that says whose threshold it is;
+         * its range is the declaration's (parvis params ransac) */
         {.name = "--ransac-threshold", .kind = CLI_FLOAT, .field = &args->ransac.threshold,
          .min = 0, .open_min = 1, .max = 1e6, .value_name = "PX",
          .help = "inlier distance of the RANSAC models"},

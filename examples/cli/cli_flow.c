@@ -73,9 +73,13 @@ static int parse_flow_args(int argc, char **argv, flow_args *args)
         {.name = "--size", .kind = CLI_CUSTOM, .field = args->size, .parse = parse_size3,
          .value_name = "NXxNYxNZ", .expect = "NXxNYxNZ (x fastest), each 1..1048576",
          .no_default = 1, .help = "inputs are raw little-endian float32 of this size"},
+        /* --alpha, --rho, --kernel-size and --levels in the command's own form: their
+         * defaults depend on whether the inputs are images or volumes, known only
+         * after parsing (apply_2d_defaults); the help says both */
         {.name = "--alpha", .kind = CLI_FLOAT, .field = &p->alpha, .min = 0, .open_min = 1,
          .max = 1e6, .value_name = "A", .no_default = 1,
          .help = "smoothness weight (default 0.02 images, 0.05 volumes)"},
+        /* declared by the library (parvis params flow) */
         cli_declared("flow", "beta", p, sizeof *p, 0),
         {.name = "--rho", .kind = CLI_FLOAT, .field = &p->rho, .min = 0, .open_min = 1,
          .max = 100, .value_name = "S", .no_default = 1,
@@ -91,10 +95,11 @@ static int parse_flow_args(int argc, char **argv, flow_args *args)
         cli_declared("flow", "tolerance", p, sizeof *p, 0),
         cli_declared("flow", "check_every", p, sizeof *p, 0),
         cli_declared("flow", "spacing", p, sizeof *p, 0),
+        cli_declared("flow", "gradient", p, sizeof *p, 0),
+        /* a short form of --gradient forward, kept for the scripts that use it */
         {.name = "--forward", .kind = CLI_FLAG, .field = &args->forward,
-         .help = "forward instead of central differences"},
-        {.name = "--time", .kind = CLI_FLAG, .field = &args->want_time,
-         .help = "print the time per stage"},
+         .help = "the same as --gradient forward"},
+        CLI_TIME_ENTRY(&args->want_time),
         {.name = "--json", .kind = CLI_FLAG, .field = &args->want_json,
          .help = "print one JSON line instead of text"},
         {.name = "--verbose", .kind = CLI_FLAG, .field = &args->verbose,
@@ -114,6 +119,8 @@ static int parse_flow_args(int argc, char **argv, flow_args *args)
     int parsed = cli_parse(&c, argc, argv);
     if (parsed != CLI_PARSED)
         return parsed;
+    if (args->forward && cli_given(&c, "--gradient") && p->gradient != PV_GRADIENT_FORWARD)
+        return cli_fail("flow: --forward disagrees with --gradient");
     if (args->forward)
         p->gradient = PV_GRADIENT_FORWARD;
     args->fixed = args->frames[0];

@@ -128,15 +128,10 @@ static const char octreg_conventions[] =
     "  (A-lines x B-scans), --slow the projection along the A-lines (depth x B-scans),\n"
     "  8-bit PNG scaled from the 1st to the 99th percentile, gaps black.\n";
 
-/* Float views of the options' doubles, copied back after parsing. */
-typedef struct octreg_numbers {
-    float tolerance;
-    int pad;
-} octreg_numbers;
-
 static int parse_octreg_args(int argc, char **argv, octreg_args *a)
 {
-    octreg_numbers n = {(float)a->options.tolerance, (int)a->options.pad};
+    pv_octreg_options *o = &a->options;
+    const size_t size = sizeof *o;
     cli_option table[] = {
         {.name = "-o", .kind = CLI_TEXT, .field = &a->shifts_path, .value_name = "SHIFTS.csv",
          .help = "the per-B-scan shifts (default: stdout)"},
@@ -149,22 +144,22 @@ static int parse_octreg_args(int argc, char **argv, octreg_args *a)
          .help = "en-face projection of the registered target"},
         {.name = "--slow", .kind = CLI_TEXT, .field = &a->slow_path, .value_name = "OUT.png",
          .help = "slow-axis projection of the registered target"},
-        cli_declared("octreg", "subpixel", &a->options, sizeof a->options, 0),
-        cli_declared("octreg", "stripes", &a->options, sizeof a->options, 0),
-        {.name = "--subvolume", .kind = CLI_INT, .field = &a->options.subvolume_width, .min = 3,
+        /* declared by the library (parvis params octreg) */
+        cli_declared("octreg", "subpixel", o, size, 0),
+        cli_declared("octreg", "stripes", o, size, 0),
+        cli_declared("octreg", "stripe_width", o, size, 0),
+        /* subvolume_width and subvolume_step under their older, shorter names; the
+         * range is the declaration's (parvis params octreg), checked again by it */
+        {.name = "--subvolume", .kind = CLI_INT, .field = &o->subvolume_width, .min = 3,
          .max = 1 << 16, .value_name = "W",
          .help = "reference B-scans per fine sub-volume (factors 2, 3, 5, 7 only)"},
-        {.name = "--step", .kind = CLI_INT, .field = &a->options.subvolume_step, .min = 1,
+        {.name = "--step", .kind = CLI_INT, .field = &o->subvolume_step, .min = 1,
          .max = 1 << 16, .value_name = "S", .help = "B-scans between sub-volume starts"},
-        {.name = "--tolerance", .kind = CLI_FLOAT, .field = &n.tolerance, .min = 0, .open_min = 1,
-         .max = 1e6, .value_name = "T", .help = "outlier distance limit, voxels"},
-        {.name = "--pad", .kind = CLI_CHOICE, .field = &n.pad, .choices = "none|fft|linear",
-         .value_name = "none|fft|linear",
-         .help = "B-scan padding in x and z (none: sizes with factors 2, 3, 5, 7)"},
-        cli_declared("octreg", "batch", &a->options, sizeof a->options, 0),
-        {.name = "--time", .kind = CLI_FLAG, .field = &a->want_time,
-         .help = "print the time (on stderr when the CSV goes to stdout; with --json: in the "
-                 "JSON line)"},
+        cli_declared("octreg", "coarse_tolerance", o, size, 0),
+        cli_declared("octreg", "tolerance", o, size, 0),
+        cli_declared("octreg", "pad", o, size, 0),
+        cli_declared("octreg", "batch", o, size, 0),
+        CLI_TIME_ENTRY(&a->want_time),
         {.name = "--json", .kind = CLI_FLAG, .field = &a->want_json,
          .help = "print one JSON line (the CSV only with -o)"},
         CLI_BACKEND_ENTRIES(&a->backend),
@@ -182,8 +177,6 @@ static int parse_octreg_args(int argc, char **argv, octreg_args *a)
     int parsed = cli_parse(&c, argc, argv);
     if (parsed != CLI_PARSED)
         return parsed;
-    a->options.tolerance = n.tolerance;
-    a->options.pad = (pv_pad_mode)n.pad;
     a->reference = a->files[0];
     a->targets = a->files + 1;
     a->target_count = count - 1;

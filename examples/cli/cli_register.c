@@ -13,7 +13,7 @@ typedef struct phasecorr_args {
     const char *files[2];     /* REF, MOV */
     int size[3];              /* --size: raw float32 volumes when size[0] > 0 */
     int want_json, want_time, verbose, parabolic;
-    int window, pad, fft;     /* choice indices (the enums' values) */
+    int fft;                  /* --fft's choice index */
     pv_phasecorr_options options;
     cli_backend_options backend;
 } phasecorr_args;
@@ -25,8 +25,9 @@ static const char phasecorr_summary[] =
 static const char phasecorr_conventions[] =
     "  Prints 'dx dy [dz] peak' with MOV(p) ~ REF(p - shift): a feature at x in REF is at\n"
     "  x + dx in MOV (dx to the right, dy down the rows, dz along the slices), in pixels;\n"
-    "  whole pixels without --upsample/--parabolic, else 4 decimals.  The shift is\n"
-    "  wrapped into (-n/2, n/2] per axis (n: the padded size).  peak: the normalized\n"
+    "  whole pixels with --subpixel none (the default: the integer peak), else 4\n"
+    "  decimals; --upsample F implies --subpixel upsample, --parabolic parabolic.\n"
+    "  The shift is wrapped into (-n/2, n/2] per axis (n: the padded size).  peak: the normalized\n"
     "  correlation peak, 1 for identical inputs; a textureless input gives a warning and\n"
     "  an undefined shift.  --size NXxNYxNZ: raw little-endian float32, x fastest.\n"
     "  --fft applies to the opencl backend only.\n";
@@ -36,6 +37,8 @@ static int parse_size_field(const char *value, void *field)
     return cli_parse_size3(value, 1 << 20, field);
 }
 
+static int phasecorr_subpixel(const cli_command *c, phasecorr_args *args);
+
 /* The defaults, then the command line. */
 static int parse_phasecorr_args(int argc, char **argv, phasecorr_args *args)
 {
@@ -43,22 +46,20 @@ static int parse_phasecorr_args(int argc, char **argv, phasecorr_args *args)
     pv_phasecorr_options_default(&args->options);
     cli_backend_options_default(&args->backend);
     cli_option table[] = {
-        {.name = "--upsample", .kind = CLI_INT, .field = &args->options.upsample, .min = 2,
-         .max = 10000, .value_name = "F",
-         .help = "sub-pixel shift by upsampled DFT to 1/F px (Guizar-Sicairos)"},
+        /* declared by the library (lib/register/: parvis params phasecorr) */
+        cli_declared("phasecorr", "subpixel", &args->options, sizeof args->options, 0),
+        cli_declared("phasecorr", "upsample", &args->options, sizeof args->options, 0),
+        /* a short form of --subpixel parabolic, kept for the scripts that use it */
         {.name = "--parabolic", .kind = CLI_FLAG, .field = &args->parabolic,
-         .help = "sub-pixel shift by a parabola through the peak (not with --upsample)"},
-        {.name = "--window", .kind = CLI_CHOICE, .field = &args->window, .choices = "none|hann",
-         .value_name = "none|hann", .help = "window both inputs against edge wrap-around"},
-        {.name = "--pad", .kind = CLI_CHOICE, .field = &args->pad, .choices = "none|fft|linear",
-         .value_name = "none|fft|linear",
-         .help = "zero-pad to FFT-friendly sizes, or to 2n-1 (linear correlation)"},
+         .help = "the same as --subpixel parabolic"},
+        cli_declared("phasecorr", "window", &args->options, sizeof args->options, 0),
+        cli_declared("phasecorr", "pad", &args->options, sizeof args->options, 0),
         {.name = "--size", .kind = CLI_CUSTOM, .field = args->size, .parse = parse_size_field,
          .value_name = "NXxNYxNZ", .expect = "NXxNYxNZ (x fastest), each 1..1048576",
          .no_default = 1, .help = "inputs are raw little-endian float32 volumes of this size"},
         {.name = "--fft", .kind = CLI_CHOICE, .field = &args->fft, .choices = "auto|clfft|vkfft",
          .value_name = "auto|clfft|vkfft", .help = "OpenCL FFT engine"},
-        {.name = "--time", .kind = CLI_FLAG, .field = &args->want_time, .help = "print the time"},
+        CLI_TIME_ENTRY(&args->want_time),
         {.name = "--json", .kind = CLI_FLAG, .field = &args->want_json,
          .help = "print one JSON line instead of text"},
         {.name = "--verbose", .kind = CLI_FLAG, .field = &args->verbose,
@@ -72,14 +73,27 @@ static int parse_phasecorr_args(int argc, char **argv, phasecorr_args *args)
     int parsed = cli_parse(&c, argc, argv);
     if (parsed != CLI_PARSED)
         return parsed;
-    if (args->parabolic && cli_given(&c, "--upsample"))
+    return phasecorr_subpixel(&c, args);
+}
+
+/* --subpixel, or what --upsample (upsample) and --parabolic imply; the
+ * integer peak is --subpixel none, the default. */
+static int phasecorr_subpixel(const cli_command *c, phasecorr_args *args)
+{
+    const int upsample = cli_given(c, "--upsample");
+    if (args->parabolic && upsample)
         return cli_fail("phasecorr: give --upsample or --parabolic, not both");
-    args->options.subpixel = args->parabolic                 ? PV_SUBPIXEL_PARABOLIC
-                             : cli_given(&c, "--upsample") ? PV_SUBPIXEL_UPSAMPLE
-                                                             : PV_SUBPIXEL_NONE;
-    args->options.window = (pv_window_kind)args->window;
-    args->options.pad = (pv_pad_mode)args->pad;
-    if (cli_given(&c, "--fft") && args->backend.backend == PV_BACKEND_CPU)
+    if (cli_given(c, "--subpixel")) {
+        if ((args->parabolic && args->options.subpixel != PV_SUBPIXEL_PARABOLIC) ||
+            (upsample && args->options.subpixel != PV_SUBPIXEL_UPSAMPLE))
+            return cli_fail("phasecorr: --subpixel disagrees with %s",
+                            upsample ? "--upsample" : "--parabolic");
+    } else if (args->parabolic) {
+        args->options.subpixel = PV_SUBPIXEL_PARABOLIC;
+    } else if (upsample) {
+        args->options.subpixel = PV_SUBPIXEL_UPSAMPLE;
+    }
+    if (cli_given(c, "--fft") && args->backend.backend == PV_BACKEND_CPU)
         return cli_fail("phasecorr: --fft applies to the opencl backend, not cpu");
     return CLI_PARSED;
 }
@@ -234,7 +248,7 @@ static int parse_ncc_args(int argc, char **argv, ncc_args *args)
         {.name = "--min-overlap", .kind = CLI_INT, .field = &args->min_overlap, .min = 0,
          .max = 1 << 30, .value_name = "N",
          .help = "coefficients of overlaps smaller than N pixels are 0"},
-        {.name = "--time", .kind = CLI_FLAG, .field = &args->want_time, .help = "print the time"},
+        CLI_TIME_ENTRY(&args->want_time),
         {.name = "--json", .kind = CLI_FLAG, .field = &args->want_json,
          .help = "print one JSON line instead of text"},
         {.name = "--verbose", .kind = CLI_FLAG, .field = &args->verbose,

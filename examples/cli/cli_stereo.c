@@ -87,42 +87,54 @@ static int check_batch_args(const cli_command *c, const stereo_args *args)
     return CLI_PARSED;
 }
 
-/* --ndisp's help: the range and each method's default, read from the
- * library's declarations (parvis params sad|bp|sgm), not typed here. */
-static const char *ndisp_help(void)
+/* The declared default of parameter `param` of operation `op`: 0 when
+ * both are declared, -1 when not (sgm has no window, bp no uniqueness). */
+static int declared_default(const char *op, const char *param, double *value)
 {
-    static char help[256];
-    const char *const ops[] = {"sad", "bp", "sgm"};
-    size_t used = (size_t)snprintf(help, sizeof help,
-                                   "number of disparities (at most the image width; default");
-    for (int k = 0; k < 3 && used < sizeof help; k++) {
-        int op = 0, param = 0;
-        pv_param_info info;
-        if (pv_op_find(ops[k], &op) != PV_OK || pv_op_find_param(op, "ndisp", &param) != PV_OK ||
-            pv_op_param(op, param, &info) != PV_OK)
-            continue;
-        used += (size_t)snprintf(help + used, sizeof help - used, "%s %s %g, %.17g..%.17g",
-                                 k ? ";" : "", ops[k], info.default_value, info.min, info.max);
-    }
-    if (used < sizeof help)
-        snprintf(help + used, sizeof help - used, ")");
-    return help;
+    int op_number = 0, param_number = 0;
+    pv_param_info info;
+    if (pv_op_find(op, &op_number) != PV_OK ||
+        pv_op_find_param(op_number, param, &param_number) != PV_OK ||
+        pv_op_param(op_number, param_number, &info) != PV_OK)
+        return -1;
+    *value = info.default_value;
+    return 0;
 }
 
-/* Without --ndisp, the chosen method's declared default. */
-static void default_ndisp(const cli_command *c, stereo_args *args)
+/* `help` followed by the declared default of the shared option `param` for
+ * each method that has it ("; default: sad 64, bp 16, sgm 64"), read from
+ * the declarations so that the text cannot drift from them. */
+static const char *per_method_help(char *out, size_t size, const char *help, const char *param)
 {
-    if (cli_given(c, "--ndisp"))
-        return;
-    if (args->method == METHOD_BP)
-        args->sad.ndisp = args->bp.ndisp;
-    else if (args->method == METHOD_SGM)
-        args->sad.ndisp = args->sgm.params.ndisp;
+    int used = snprintf(out, size, "%s; default:", help);
+    const char *separator = "";
+    for (int m = 0; method_names[m] && used > 0 && (size_t)used < size; m++) {
+        double value = 0;
+        if (declared_default(method_names[m], param, &value) != 0)
+            continue;
+        used += snprintf(out + used, size - (size_t)used, "%s %s %g", separator,
+                         method_names[m], value);
+        separator = ",";
+    }
+    return out;
+}
+
+/* Options shared by several methods live in one carrier structure (args->sad);
+ * one not given takes the chosen method's declared default. */
+static void shared_defaults(const cli_command *c, stereo_args *args)
+{
+    const char *op = method_names[args->method];
+    double value = 0;
+    if (!cli_given(c, "--ndisp") && declared_default(op, "ndisp", &value) == 0)
+        args->sad.ndisp = (int)value;
+    if (!cli_given(c, "--min-disp") && declared_default(op, "min_disp", &value) == 0)
+        args->sad.min_disp = (int)value;
 }
 
 /* The defaults, then the command line. */
 static int parse_stereo_args(int argc, char **argv, stereo_args *args)
 {
+    static char ndisp_help[256], uniqueness_help[320];
     memset(args, 0, sizeof *args);
     pv_sad_params_default(&args->sad);
     pv_bp_params_default(&args->bp);
@@ -136,25 +148,26 @@ static int parse_stereo_args(int argc, char **argv, stereo_args *args)
         {.name = "--method", .kind = CLI_CHOICE, .field = &args->method, .choices = "sad|bp|sgm",
          .value_name = "sad|bp|sgm", .help = "matching method"},
         {.name = "--ndisp", .kind = CLI_INT, .field = &args->sad.ndisp, .min = 1,
-         .max = 1 << 20, .value_name = "N", .no_default = 1, .help = ndisp_help()},
+         .max = 1 << 20, .value_name = "N", .no_default = 1,
+         .help = per_method_help(ndisp_help, sizeof ndisp_help,
+                                 "number of disparities (at most the image width; bp: at "
+                                 "least 2; sgm: at most 1024)", "ndisp")},
         {.name = "--min-disp", .kind = CLI_INT, .field = &args->sad.min_disp, .min = -(1 << 20),
          .max = 1 << 20, .value_name = "M", .help = "smallest disparity"},
-        {.name = "--window", .kind = CLI_INT, .field = &args->sad.window, .min = 1, .max = 1001,
-         .value_name = "W", .methods = SAD_ONLY, .help = "odd block size"},
-        {.name = "--subpixel", .kind = CLI_FLAG, .field = &args->sad.subpixel,
-         .methods = SAD_ONLY, .help = "parabola through the costs around the winner"},
-        {.name = "--lr-check", .kind = CLI_FLAG, .field = &args->sad.lr_check,
-         .methods = SAD_ONLY | SGM_ONLY,
-         .help = "invalidate pixels failing the left-right check (sgm: on by default)"},
-        {.name = "--lr-max-diff", .kind = CLI_FLOAT, .field = &args->sad.lr_max_diff, .min = 0,
-         .max = 1e6, .value_name = "F", .methods = SAD_ONLY | SGM_ONLY,
-         .help = "largest |d_LR - d_RL| that passes the left-right check (sgm: an integer, "
-                 "default 1)"},
+        /* declared by the library (lib/stereo/stereo_params.c); --lr-check and
+         * --lr-max-diff carry over to sgm (cli_sgm_finish) */
+        cli_declared("sad", "window", &args->sad, sizeof args->sad, SAD_ONLY),
+        cli_declared("sad", "subpixel", &args->sad, sizeof args->sad, SAD_ONLY),
+        cli_declared("sad", "lr_check", &args->sad, sizeof args->sad, SAD_ONLY | SGM_ONLY),
+        cli_declared("sad", "lr_max_diff", &args->sad, sizeof args->sad, SAD_ONLY | SGM_ONLY),
+        /* not the declared form: one option for two parameters of opposite senses
+         * (sad's margin, 0 = off; sgm's ratio, 1 = off) */
         {.name = "--uniqueness", .kind = CLI_FLOAT, .field = &args->sad.uniqueness, .min = 0,
          .max = 1e6, .value_name = "U", .methods = SAD_ONLY | SGM_ONLY, .no_default = 1,
-         .help = "sad: reject a winner another candidate beats within a factor (1 + U), "
-                 "0 = off (default); sgm: keep a winner at most U times every other sum, in "
-                 "(0, 1], 1 = off, default 0.95"},
+         .help = per_method_help(uniqueness_help, sizeof uniqueness_help,
+                                 "sad: reject a winner another candidate beats within a "
+                                 "factor (1 + U), 0 = off; sgm: keep a winner at most U times "
+                                 "every other sum, in (0, 1], 1 = off", "uniqueness")},
         {.name = "--confidence", .kind = CLI_TEXT, .field = &args->confidence,
          .value_name = "CONF.pfm", .methods = SGM_ONLY,
          .help = "per-pixel confidence, 1 - S(best)/S(second) in 0..1 (PFM, float32)"},
@@ -175,7 +188,7 @@ static int parse_stereo_args(int argc, char **argv, stereo_args *args)
         {.name = "--gt-invalid", .kind = CLI_CHOICE, .field = &args->gt_invalid,
          .choices = "bad|skip", .value_name = "bad|skip",
          .help = "invalid (INFINITY) pixels count as bad, or are left out"},
-        {.name = "--time", .kind = CLI_FLAG, .field = &args->want_time, .help = "print the time"},
+        CLI_TIME_ENTRY(&args->want_time),
         {.name = "--json", .kind = CLI_FLAG, .field = &args->want_json,
          .help = "print one JSON line instead of text"},
         {.name = "--verbose", .kind = CLI_FLAG, .field = &args->verbose,
@@ -194,8 +207,7 @@ static int parse_stereo_args(int argc, char **argv, stereo_args *args)
     cli_bp_options(&args->bp, BP_ONLY, &table[CLI_COUNT(own)]);
     cli_sgm_options(&args->sgm, SGM_ONLY, &table[CLI_COUNT(own) + CLI_BP_OPTION_COUNT]);
     cli_command c = {.name = "stereo",
-                     .synopsis = "LEFT RIGHT [--ndisp N] [options]  |  --method sgm --batch LIST "
-                                 "[--ndisp N] [options]",
+                     .synopsis = "LEFT RIGHT [options]  |  --method sgm --batch LIST [options]",
                      .summary = summary, .conventions = conventions, .options = table,
                      .option_count = CLI_COUNT(table), .positional = args->files,
                      .min_positional = 0, .max_positional = 2,
@@ -204,7 +216,7 @@ static int parse_stereo_args(int argc, char **argv, stereo_args *args)
     int parsed = cli_parse(&c, argc, argv);
     if (parsed != CLI_PARSED)
         return parsed;
-    default_ndisp(&c, args);
+    shared_defaults(&c, args);
     if (args->method == METHOD_SAD && args->sad.window % 2 == 0)
         return cli_fail("stereo --window %d: must be odd", args->sad.window);
     static const char *const scoring[] = {"--gt-scale", "--gt-border", "--bad-thresh",

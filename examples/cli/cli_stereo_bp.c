@@ -19,25 +19,27 @@ static int parse_tile(const char *value, void *field)
 
 void cli_bp_options(pv_bp_params *bp, unsigned bp_bit, cli_option *entries)
 {
+    const size_t size = sizeof *bp;
     const cli_option table[] = {
         /* declared by the library (lib/stereo/stereo_params.c) */
-        cli_declared("bp", "levels", bp, sizeof *bp, bp_bit),
-        cli_declared("bp", "iterations", bp, sizeof *bp, bp_bit),
-        cli_declared("bp", "lambda", bp, sizeof *bp, bp_bit),
-        cli_declared("bp", "data_max", bp, sizeof *bp, bp_bit),
-        /* its default is max(1.7, ndisp / 7.5), not the declared 1.7 alone */
+        cli_declared("bp", "levels", bp, size, bp_bit),
+        cli_declared("bp", "iterations", bp, size, bp_bit),
+        cli_declared("bp", "lambda", bp, size, bp_bit),
+        cli_declared("bp", "data_max", bp, size, bp_bit),
+        /* not the declared form: the command's default grows with --ndisp
+         * (cli_bp_derive_defaults), which a declared default cannot say */
         {.name = "--disc-max", .kind = CLI_FLOAT, .field = &bp->disc_max, .min = 0,
          .open_min = 1, .max = 1e6, .value_name = "F", .methods = bp_bit, .no_default = 1,
          .help = "smoothness truncation (disparities); default max(1.7, ndisp/7.5)"},
-        cli_declared("bp", "sigma", bp, sizeof *bp, bp_bit),
-        /* two declared fields in one WxH option */
+        cli_declared("bp", "sigma", bp, size, bp_bit),
+        /* a convenience over the declared tile_width and tile_height: both in one WxH */
         {.name = "--tile", .kind = CLI_CUSTOM, .field = bp, .parse = parse_tile,
          .value_name = "WxH", .expect = "WxH, both in 16..1048576", .methods = bp_bit,
          .no_default = 1,
          .help = "cut the image into tiles of this size (default: only when memory needs it)"},
-        cli_declared("bp", "tile_padding", bp, sizeof *bp, bp_bit),
-        cli_declared("bp", "message_update", bp, sizeof *bp, bp_bit),
-        cli_declared("bp", "message_precision", bp, sizeof *bp, bp_bit),
+        cli_declared("bp", "tile_padding", bp, size, bp_bit),
+        cli_declared("bp", "message_update", bp, size, bp_bit),
+        cli_declared("bp", "message_precision", bp, size, bp_bit),
     };
     /* the caller sizes its table with CLI_BP_OPTION_COUNT: it must count these */
     _Static_assert(CLI_COUNT(table) == CLI_BP_OPTION_COUNT,

@@ -52,6 +52,9 @@ void cli_sgm_options(cli_sgm_args *args, unsigned sgm_bit, cli_option *entries)
         {.name = "--census", .kind = CLI_CUSTOM, .field = sgm, .parse = parse_census,
          .value_name = "5x5|7x7|9x7", .expect = "5x5, 7x7 or 9x7", .methods = sgm_bit, .no_default = 1,
          .help = "census window: 5x5, 7x7 or 9x7 (default 9x7)"},
+        /* --census WxH sets the declared census_width and census_height at once, and
+         * --census-plain is the declared census_symmetric turned off under the name
+         * the command has always used */
         {.name = "--census-plain", .kind = CLI_FLAG, .field = &args->plain_census,
          .methods = sgm_bit,
          .help = "compare every window pixel with the centre, not centre-symmetric pairs "
@@ -61,10 +64,8 @@ void cli_sgm_options(cli_sgm_args *args, unsigned sgm_bit, cli_option *entries)
         cli_declared("sgm", "p2", sgm, sizeof *sgm, sgm_bit),
         cli_declared("sgm", "p2_adaptive", sgm, sizeof *sgm, sgm_bit),
         cli_declared("sgm", "paths", sgm, sizeof *sgm, sgm_bit),
-        {.name = "--no-lr-check", .kind = CLI_FLAG, .field = &args->no_lr_check,
-         .methods = sgm_bit, .help = "keep pixels that fail the left-right check"},
-        {.name = "--no-subpixel", .kind = CLI_FLAG, .field = &args->no_subpixel,
-         .methods = sgm_bit, .help = "integer disparities (no parabola refinement)"},
+        cli_declared("sgm", "lr_check", sgm, sizeof *sgm, sgm_bit),    /* --no-lr-check */
+        cli_declared("sgm", "subpixel", sgm, sizeof *sgm, sgm_bit),    /* --no-subpixel */
         cli_declared("sgm", "median", sgm, sizeof *sgm, sgm_bit),
         {.name = "--memory-budget", .kind = CLI_CUSTOM, .field = &sgm->memory_budget,
          .parse = parse_budget, .value_name = "BYTES", .expect = "a byte count, suffix K, M or G",
@@ -81,13 +82,8 @@ int cli_sgm_finish(const cli_command *command, const pv_sad_params *shared, cli_
     pv_sgm_params *sgm = &args->params;
     if (args->plain_census)
         sgm->census_symmetric = 0;
-    if (args->no_lr_check) {
-        if (cli_given(command, "--lr-check"))
-            return cli_fail("stereo: give --lr-check or --no-lr-check, not both");
-        sgm->lr_check = 0;
-    }
-    if (args->no_subpixel)
-        sgm->subpixel = 0;
+    if (cli_given(command, "--no-lr-check") && cli_given(command, "--lr-check"))
+        return cli_fail("stereo: give --lr-check or --no-lr-check, not both");
     if (sgm->p2 < sgm->p1)
         return cli_fail("stereo --p2 %d: must be at least --p1 (%d)", sgm->p2, sgm->p1);
     if (cli_given(command, "--uniqueness")) {

@@ -464,7 +464,9 @@ static void print_option(const cli_command *c, const cli_option *o, FILE *out)
         if (o->methods & (1u << m))
             snprintf(only + strlen(only), sizeof only - strlen(only), "%s%s",
                      only[0] ? "|" : "--method ", c->method_names[m]);
-    fprintf(out, "  %-24s %s", head, o->help);
+    /* a declared switch that is on by default: its help says what it turns off */
+    const int turns_off = o->kind == CLI_DECLARED && flag && !o->declared_flag;
+    fprintf(out, "  %-24s %s%s", head, turns_off ? "turns off: " : "", o->help);
     const char *parts[4] = {o->required ? "required" : "", range, def, only};
     int first = 1;
     for (int k = 0; k < 4; k++)

@@ -107,6 +107,11 @@ int cli_parse_device_field(const char *value, void *field);
      .expect = "'all' or device indices such as 0,1", .parse = cli_parse_devices_field,  \
      .methods = (applies),                                                                \
      .help = "spread the work over several OpenCL devices ('all': the platform's)"}
+/* --time, the same in every command that runs an operation: the library's
+ * times of the calls (pv_context_last_timing), as text or in the --json line */
+#define CLI_TIME_ENTRY(want_time)                                                          \
+    {.name = "--time", .kind = CLI_FLAG, .field = (want_time),                            \
+     .help = "print the time the library's calls took (with --json: in the JSON line)"}
 #define CLI_COUNT(table) ((int)(sizeof(table) / sizeof((table)[0])))
 
 /* "WxH" with both sides in 1..max. */
