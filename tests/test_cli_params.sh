@@ -28,8 +28,7 @@ for command in stereo sift match phasecorr octreg flow; do
 done
 "$PYTHON" - "$out/params.json" "$out" <<'PY' || fail "declarations and --help disagree"
 import json, sys
-out = sys.argv[1]
-ops = {op["name"]: op for op in json.load(open(f"{out}/params.json"))}
+ops = {op["name"]: op for op in json.load(open(sys.argv[1]))}
 want = {"sad", "bp", "sgm", "sift", "match", "ransac", "phasecorr", "octreg", "flow"}
 assert set(ops) == want, f"operations {sorted(ops)}"
 for op in ops.values():
