@@ -36,9 +36,11 @@ typedef enum pv_param_type {
 /** One declared parameter.  The strings are static: never freed. */
 typedef struct pv_param_info {
     const char *name;       /**< the field's name, e.g. "lr_max_diff" */
-    pv_param_type type;
-    double default_value;   /**< CHOICE: the default's numeric value */
-    double min, max;        /**< the accepted range, inclusive (see flags) */
+    pv_param_type type;     /**< what the field holds */
+    double default_value;   /**< the declared default; CHOICE: the default's numeric value */
+    double min;             /**< the smallest accepted value (excluded with
+                                 PV_PARAM_MIN_EXCLUSIVE) */
+    double max;             /**< the largest accepted value */
     unsigned flags;         /**< PV_PARAM_MIN_EXCLUSIVE */
     const char *choices;    /**< CHOICE: "name=value|name=value..."; else NULL */
     const char *unit;       /**< "px", "voxels", "bytes", ... or "" */
@@ -51,7 +53,7 @@ typedef struct pv_op_info {
     const char *module;      /**< the module it belongs to: "stereo", "features", ... */
     const char *params_type; /**< the C structure: "pv_sgm_params" */
     size_t params_size;      /**< sizeof that structure */
-    int param_count;
+    int param_count;         /**< its declared parameters, 0 .. param_count - 1 */
     const char *summary;     /**< one sentence */
 } pv_op_info;
 
