@@ -52,19 +52,12 @@ static void print_param_json(const pv_param_info *p, int last)
 static void print_param_text(const pv_param_info *p)
 {
     char range[96];
-    if (p->type == PV_PARAM_CHOICE)
+    if (p->type == PV_PARAM_CHOICE) /* with the values, as the C structure holds them */
         snprintf(range, sizeof range, "%s", p->choices);
     else if (p->type == PV_PARAM_BOOL)
         snprintf(range, sizeof range, "0|1");
-    else if (p->max >= 1e15)
-        snprintf(range, sizeof range, "%s %g", (p->flags & PV_PARAM_MIN_EXCLUSIVE) ? ">" : ">=",
-                 p->min);
-    else if (p->flags & PV_PARAM_MIN_EXCLUSIVE)
-        snprintf(range, sizeof range, "> %g and <= %g", p->min, p->max);
-    else if (p->type == PV_PARAM_INT)
-        snprintf(range, sizeof range, "%.17g..%.17g", p->min, p->max);
     else
-        snprintf(range, sizeof range, "%g..%g", p->min, p->max);
+        cli_declared_range(p, range, sizeof range);
     printf("  %-20s %-6s default %-9g %-24s %s%s%s%s\n", p->name, type_name(p->type),
            p->default_value, range, p->help, p->unit[0] ? " [" : "", p->unit,
            p->unit[0] ? "]" : "");

@@ -165,7 +165,7 @@ static void choice_names(const char *choices, char *out, size_t size)
     out[n] = '\0';
 }
 
-static void format_declared_range(const pv_param_info *i, char *out, size_t size)
+void cli_declared_range(const pv_param_info *i, char *out, size_t size)
 {
     const char *lower = (i->flags & PV_PARAM_MIN_EXCLUSIVE) ? ">" : ">=";
     if (i->type == PV_PARAM_CHOICE)
@@ -208,7 +208,7 @@ static void format_range(const cli_option *o, char *out, size_t size)
     if (o->kind == CLI_DECLARED) {
         out[0] = '\0';
         if (declared_info(o, &info) == 0 && info.type != PV_PARAM_BOOL)
-            format_declared_range(&info, out, size);
+            cli_declared_range(&info, out, size);
         return;
     }
     if (o->kind == CLI_INT) {

@@ -57,6 +57,9 @@ typedef struct cli_option {
  * left without a name, which cli_parse refuses. */
 cli_option cli_declared(const char *op, const char *param, void *params, size_t size,
                         unsigned methods);
+/* A declared parameter's range as --help shows it ("1..1024", "> 0",
+ * "4|8"); parvis params prints the same. */
+void cli_declared_range(const pv_param_info *info, char *out, size_t size);
 
 
 typedef struct cli_command {

@@ -161,10 +161,14 @@ def default_of(op: str, name: str) -> Any:
     raise invalid(f"{op}: no parameter {name!r}")
 
 
-def _c_type(op: str) -> str:
+@functools.lru_cache(maxsize=None)
+def _structure(op: str) -> Tuple[int, str, int]:
+    """Operation op's number, its C structure's type and that type's size."""
+    number = _op_number(op)
     info = ffi.new("pv_op_info *")
-    lib.pv_op_get(_op_number(op), info)
-    return _text(info.params_type)
+    lib.pv_op_get(number, info)
+    ctype = _text(info.params_type)
+    return number, ctype, ffi.sizeof(ctype)
 
 
 def _set(op: int, struct: Any, size: int, p: Param, value: Any) -> None:
@@ -207,10 +211,8 @@ def make(op: str, values: Mapping[str, Any], base: Any = None) -> Any:
     (:attr:`Param.keyword`); a value of None leaves the field as it is.
     Raises TypeError for an unknown keyword, InvalidArgument for a refused
     value."""
-    number = _op_number(op)
-    ctype = _c_type(op)
+    number, ctype, size = _structure(op)
     struct = ffi.new(ctype + " *")
-    size = ffi.sizeof(ctype)
     if base is not None:
         ffi.memmove(struct, base, size)
     elif lib.pv_params_init(number, struct, size) != lib.PV_OK:

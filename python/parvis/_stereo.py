@@ -11,7 +11,7 @@ from . import _arrays as A
 from ._base import ArrayLike, _ContextBase, _int
 from ._errors import invalid
 from ._native import ffi, lib
-from ._params import declared, declared_keywords, default_of, make
+from ._params import declared_keywords, default_of, make
 
 _CENSUS_WINDOWS = ((5, 5), (7, 7), (9, 7))
 
@@ -110,8 +110,7 @@ def bp_params(ndisp: int, disc_max: Optional[float], **params: Any) -> Any:
     disc_max None scales with the range as the command line's default does:
     max(the declared 1.7, ndisp / 7.5)."""
     if disc_max is None:
-        declared_disc_max = next(p.default for p in declared("bp") if p.name == "disc_max")
-        disc_max = max(declared_disc_max,
+        disc_max = max(default_of("bp", "disc_max"),
                        float(lib.pv_bp_recommended_disc_max(_int(ndisp, "ndisp"))))
     return make("bp", dict(params, ndisp=ndisp, disc_max=disc_max))
 
