@@ -359,17 +359,19 @@ def test_cluster_example_runs_on_a_local_cluster():
 def test_lost_context_is_rebuilt(client, local):
     reference = texture((48, 48), seed=8, smooth=2)
     movings = [np.roll(reference, k, axis=0) for k in range(8)]
-    victim = sorted(client.scheduler_info()["workers"])[0]
+    # Every worker loses its context, so whichever worker the scheduler gives the items to
+    # (it may give all of them to one) has to rebuild before it can run them.
     pvd.reset_stats(client)
-    client.run(pvd.lose_context, workers=[victim])
+    client.run(pvd.lose_context)
     result = pvd.phase_correlate(client, reference, movings, upsample=4)
     assert result.ok
     for moving, got in zip(movings, result):
         np.testing.assert_array_equal(got.shift,
                                       local.phase_correlate(reference, moving, upsample=4).shift)
-    stats = pvd.worker_stats(client)[victim]
-    assert stats["tasks"] > 0     # the victim ran items after its loss ...
-    assert stats["device_failures"] == 1 and stats["context_builds"] == 1  # ... on a new context
+    busy = {w: s for w, s in pvd.worker_stats(client).items() if s["tasks"] > 0}
+    assert busy     # some worker ran items after the loss ...
+    for stats in busy.values():     # ... and each of them on a new context, rebuilt once
+        assert stats["device_failures"] == 1 and stats["context_builds"] == 1
 
 
 def test_killed_worker_mid_batch(deterministic, local, tmp_path):
