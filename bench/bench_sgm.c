@@ -29,15 +29,22 @@ typedef struct sgm_case {
     float gt_scale;
     int border;
     int quick;
+    int aggregation;          /* pv_sgm_aggregation (the device's path-cost storage) */
 } sgm_case;
 
+/* The -sum rows keep one summed volume on the device instead of one a
+ * path (the least memory; the results are identical), and the d512 rows
+ * show a range libSGM does not offer. */
 static const sgm_case cases[] = {
-    {"sgm-tsukuba", "tsukuba", 0, 0, 16, 8, 16.0f, 18, 1},
-    {"sgm-motorcycle", "motorcycle", 0, 0, 64, 8, 1.0f, 10, 0},
-    {"sgm-1280x720", NULL, 1280, 720, 128, 8, 1.0f, 10, 0},
-    {"sgm-1920x1080", NULL, 1920, 1080, 128, 8, 1.0f, 10, 0},
-    {"sgm-1920x1080-4paths", NULL, 1920, 1080, 128, 4, 1.0f, 10, 0},
-    {"sgm-1282x1110", NULL, 1282, 1110, 256, 8, 1.0f, 10, 0},
+    {"sgm-tsukuba", "tsukuba", 0, 0, 16, 8, 16.0f, 18, 1, PV_SGM_AGGREGATE_AUTO},
+    {"sgm-motorcycle", "motorcycle", 0, 0, 64, 8, 1.0f, 10, 0, PV_SGM_AGGREGATE_AUTO},
+    {"sgm-1280x720", NULL, 1280, 720, 128, 8, 1.0f, 10, 0, PV_SGM_AGGREGATE_AUTO},
+    {"sgm-1920x1080", NULL, 1920, 1080, 128, 8, 1.0f, 10, 0, PV_SGM_AGGREGATE_AUTO},
+    {"sgm-1920x1080-4paths", NULL, 1920, 1080, 128, 4, 1.0f, 10, 0, PV_SGM_AGGREGATE_AUTO},
+    {"sgm-1282x1110", NULL, 1282, 1110, 256, 8, 1.0f, 10, 0, PV_SGM_AGGREGATE_AUTO},
+    {"sgm-1920x1080-sum", NULL, 1920, 1080, 128, 8, 1.0f, 10, 0, PV_SGM_AGGREGATE_SUM},
+    {"sgm-1920x1080-d512", NULL, 1920, 1080, 512, 8, 1.0f, 10, 0, PV_SGM_AGGREGATE_AUTO},
+    {"sgm-1920x1080-d512-sum", NULL, 1920, 1080, 512, 8, 1.0f, 10, 0, PV_SGM_AGGREGATE_SUM},
 };
 
 /* The documented cross-check (include/parvis/stereo.h): integer
@@ -108,9 +115,9 @@ static int run_case(const bench_config *config, const bench_contexts *contexts,
 static void describe_row(const bench_contexts *contexts, const sgm_inputs *in, bench_result *r)
 {
     const pv_sgm_params *p = &in->params;
-    snprintf(r->params, sizeof r->params, "%dx%d d%d census %dx%d P%d/%d %d paths",
+    snprintf(r->params, sizeof r->params, "%dx%d d%d census %dx%d P%d/%d %d paths%s",
              in->left.width, in->left.height, p->ndisp, p->census_width, p->census_height, p->p1,
-             p->p2, p->paths);
+             p->p2, p->paths, p->aggregation == PV_SGM_AGGREGATE_SUM ? " summed" : "");
     snprintf(r->variant, sizeof r->variant, "default");
     bench_describe_settings(r, "sgm", p, sizeof *p);
     r->cpu_threads = pv_context_cpu_threads(contexts->cpu);
@@ -137,6 +144,7 @@ static int bench_case(const bench_config *config, const bench_contexts *contexts
         pv_sgm_params_default(&in.params);
         in.params.ndisp = c->ndisp;
         in.params.paths = c->paths;
+        in.params.aggregation = c->aggregation;
         in.params.median = 1;
         describe_row(contexts, &in, r);
         rc = run_case(config, contexts, c, &in, r);

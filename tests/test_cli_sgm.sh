@@ -117,7 +117,7 @@ PY
 # --verbose: the memory one run needs
 ./parvis stereo "$T" "$TR" --method sgm --ndisp 16 --backend cpu --verbose --time \
     >"$out/stdout" 2>"$out/stderr" || fail "sgm --verbose failed: $(cat "$out/stderr")"
-grep -q "parvis: sgm: 9x7 census, symmetric, P1 10, P2 120, 8 paths; needs [0-9.]* MiB" \
+grep -q "parvis: sgm: 9x7 census, symmetric, P1 10, P2 120, 8 paths; needs [0-9.]* MiB in one run (\([0-9.]*\) MiB with one summed volume)" \
     "$out/stderr" || fail "sgm --verbose lacks the memory: $(cat "$out/stderr")"
 grep -q "^stereo sgm: [0-9.]* ms" "$out/stdout" || fail "sgm --time: $(cat "$out/stdout")"
 
@@ -129,6 +129,11 @@ if ./parvis devices 2>/dev/null | grep -q "OpenCL devices: [1-9]"; then
             -o "$out/$backend.pfm" 2>"$out/stderr" || fail "sgm on $backend: $(cat "$out/stderr")"
     done
     cmp -s "$out/cpu.pfm" "$out/opencl.pfm" || fail "sgm: CPU and OpenCL integer maps differ"
+    # one summed volume on the device instead of a volume a path: the same map
+    ./parvis stereo "$T" "$TR" --method sgm --ndisp 16 --no-subpixel --backend opencl \
+        --aggregation sum -o "$out/sum.pfm" 2>"$out/stderr" ||
+        fail "sgm --aggregation sum: $(cat "$out/stderr")"
+    cmp -s "$out/cpu.pfm" "$out/sum.pfm" || fail "sgm: the summed volume's map differs"
 else
     echo "no OpenCL device: CPU only"
 fi

@@ -179,6 +179,9 @@ static void test_known_wide(void **state)
     pv_sgm_params p = sgm_params(0, 300);
     p.paths = 4;
     expect_scene(ctx, &s, PV_PIXEL_U8, &p);
+    p.paths = 8;
+    p.aggregation = PV_SGM_AGGREGATE_SUM; /* one summed volume on the device */
+    expect_scene(ctx, &s, PV_PIXEL_U8, &p);
 }
 
 /* ------------------------------------------------------- CPU against OpenCL */
@@ -234,6 +237,14 @@ static void cross_random(pv_pixel_type type, uint32_t seed)
                  p.census_width, p.census_height, p.census_symmetric, p.paths);
         expect_backends_agree(&left, &right, &p, what);
     }
+    /* The summed volume on the device (the CPU always sums). */
+    for (int paths = 4; paths <= 8; paths += 4) {
+        pv_sgm_params p = sgm_params(-3, 19);
+        p.paths = paths;
+        p.aggregation = PV_SGM_AGGREGATE_SUM;
+        snprintf(what, sizeof what, "random %d: summed volume, %d paths", (int)type, paths);
+        expect_backends_agree(&left, &right, &p, what);
+    }
     pv_sgm_params p = sgm_params(2, 27);
     p.p2_adaptive = 1;
     p.median = 1;
@@ -243,6 +254,8 @@ static void cross_random(pv_pixel_type type, uint32_t seed)
     p.subpixel = 1;
     p.p2 = 900; /* bits + P2 > 255: 16-bit path costs on the device */
     expect_backends_agree(&left, &right, &p, "sub-pixel, 16-bit paths");
+    p.aggregation = PV_SGM_AGGREGATE_SUM;
+    expect_backends_agree(&left, &right, &p, "sub-pixel, adaptive P2, summed volume");
     image_list_free(&left, &right, NULL);
 }
 
@@ -498,7 +511,23 @@ static void test_memory_budget(void **state)
     assert_non_null(strstr(pv_last_error(), "memory"));
     p.memory_budget = need;
     run_sgm(ctx, &left, &right, &p, &disparity, NULL);
-    image_list_free(&left, &right, &disparity, NULL);
+    /* The summed volume needs less; under the automatic choice a budget
+     * that holds it but not the per-path volumes gives the same result. */
+    pv_sgm_params sum = p;
+    sum.aggregation = PV_SGM_AGGREGATE_SUM;
+    const size_t least = pv_sgm_memory_estimate(w, h, &sum);
+    assert_true(least > 0 && least < need);
+    pv_image lean = new_image(w, h, PV_PIXEL_F32);
+    p.memory_budget = least;
+    run_sgm(ctx, &left, &right, &p, &lean, NULL);
+    assert_memory_equal(lean.data, disparity.data, (size_t)w * h * sizeof(float));
+    sum.memory_budget = least / 4;
+    expect_refused(ctx, &left, &right, &sum, &lean, NULL, PV_ERR_DEVICE_MEMORY,
+                   "summed volume over the budget");
+    sum.aggregation = 3;
+    sum.memory_budget = 0;
+    expect_refused(ctx, &left, &right, &sum, &lean, NULL, PV_ERR_INVALID, "aggregation 3");
+    image_list_free(&left, &right, &disparity, &lean, NULL);
 }
 
 static void test_params_default(void **state)
@@ -518,6 +547,7 @@ static void test_params_default(void **state)
     assert_int_equal(p.lr_check, 1);
     assert_int_equal(p.subpixel, 1);
     assert_int_equal(p.median, 0);
+    assert_int_equal(p.aggregation, PV_SGM_AGGREGATE_AUTO);
     pv_sgm_params_default(NULL);
     assert_int_equal(pv_sgm_memory_estimate(0, 10, &p), 0);
     assert_int_equal(pv_sgm_memory_estimate(10, 10, NULL), 0);

@@ -91,7 +91,7 @@ pv_status cli_bp_run_group(pv_device_group *group, const pv_image *left, const p
  * `sgm_bit`), writing into args; the options it shares with sad
  * (--uniqueness, --lr-check, --lr-max-diff) are parsed into the SAD
  * parameters and carried over, with SGM's ranges, by cli_sgm_finish. */
-#define CLI_SGM_OPTION_COUNT 10
+#define CLI_SGM_OPTION_COUNT 11
 typedef struct cli_sgm_args {
     pv_sgm_params params;
     int plain_census; /* --census-plain: census_symmetric off */

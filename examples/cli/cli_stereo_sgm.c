@@ -67,12 +67,14 @@ void cli_sgm_options(cli_sgm_args *args, unsigned sgm_bit, cli_option *entries)
         cli_declared("sgm", "lr_check", sgm, sizeof *sgm, sgm_bit),    /* --no-lr-check */
         cli_declared("sgm", "subpixel", sgm, sizeof *sgm, sgm_bit),    /* --no-subpixel */
         cli_declared("sgm", "median", sgm, sizeof *sgm, sgm_bit),
+        cli_declared("sgm", "aggregation", sgm, sizeof *sgm, sgm_bit),
         {.name = "--memory-budget", .kind = CLI_CUSTOM, .field = &sgm->memory_budget,
          .parse = parse_budget, .value_name = "BYTES", .expect = "a byte count, suffix K, M or G",
          .methods = sgm_bit, .no_default = 1,
-         .help = "bytes the call may use (suffix K/M/G); a call that needs more works in "
-                 "smaller parts, or stops before allocating when even those do not fit "
-                 "(default: the available memory)"},
+         .help = "bytes the call may use (suffix K/M/G); under --aggregation auto a call "
+                 "whose per-path volumes need more runs with one summed volume, and one that "
+                 "needs more than even that stops before allocating (default: the available "
+                 "memory)"},
     };
     memcpy(entries, table, sizeof table);
 }
@@ -110,20 +112,25 @@ int cli_sgm_report_memory(const pv_sad_params *range, const pv_sgm_params *optio
     params.ndisp = range->ndisp;
     const pv_sgm_params *sgm = &params;
     size_t bytes = pv_sgm_memory_estimate(width, height, sgm);
-    if (bytes == 0)
+    params.aggregation = PV_SGM_AGGREGATE_SUM;
+    size_t least = pv_sgm_memory_estimate(width, height, &params);
+    params.aggregation = options->aggregation;
+    if (bytes == 0 || least == 0)
         return cli_fail("stereo sgm: the range or the size is out of bounds "
                         "(ndisp 1..min(width, %d))", PV_SGM_MAX_NDISP);
     if (!verbose)
         return 0;
+    const int fits = !sgm->memory_budget || bytes <= sgm->memory_budget;
     fprintf(stderr,
             "parvis: sgm: %dx%d census, %s, P1 %d, P2 %d%s, %d paths; needs %.1f MiB in one run"
-            "%s\n",
+            " (%.1f MiB with one summed volume)%s\n",
             sgm->census_width, sgm->census_height, sgm->census_symmetric ? "symmetric" : "plain",
             sgm->p1, sgm->p2, sgm->p2_adaptive ? " (adaptive)" : "", sgm->paths,
-            (double)bytes / 1048576.0,
-            sgm->memory_budget && bytes > sgm->memory_budget
-                ? " (above --memory-budget: the call works in smaller parts, or stops naming "
-                  "the least it needs)" : "");
+            (double)bytes / 1048576.0, (double)least / 1048576.0,
+            fits ? ""
+            : sgm->aggregation == PV_SGM_AGGREGATE_AUTO && least <= sgm->memory_budget
+                ? "; above --memory-budget: runs with the summed volume"
+                : "; above --memory-budget: the call stops before allocating");
     return 0;
 }
 

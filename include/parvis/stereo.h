@@ -299,12 +299,34 @@ typedef struct pv_sgm_params {
     int lr_max_diff;       /**< >= 0; default 1 */
     int subpixel;          /**< 1: parabola refinement; default 1 */
     int median;            /**< 1: 3x3 median of the result; default 0 */
+    int aggregation;       /**< how the OpenCL backend keeps the path costs
+                              (pv_sgm_aggregation); the CPU backend always sums
+                              them into one volume; default PV_SGM_AGGREGATE_AUTO */
     size_t memory_budget;  /**< bytes the call may use on its device; 0 = the
                               device's (or host's) available memory, lowered by
-                              PARVIS_MEMORY_LIMIT.  A call that needs more is
-                              run in stripes of rows or refused with
-                              PV_ERR_DEVICE_MEMORY before allocating. */
+                              PARVIS_MEMORY_LIMIT.  Under PV_SGM_AGGREGATE_AUTO
+                              a call whose per-path volumes exceed it runs with
+                              one summed volume; a call that needs more than even
+                              that is refused with PV_ERR_DEVICE_MEMORY before
+                              allocating. */
 } pv_sgm_params;
+
+/** How the OpenCL backend stores the aggregated path costs.  The results
+ * are identical in every mode (the sums are exact integers); the modes
+ * differ in memory and speed. */
+typedef enum pv_sgm_aggregation {
+    /** PV_SGM_AGGREGATE_PATHS when its volumes fit the memory budget, else
+     * PV_SGM_AGGREGATE_SUM. */
+    PV_SGM_AGGREGATE_AUTO = 0,
+    /** One volume per path (1 byte a cell, 2 when bits + P2 > 255), all
+     * directions aggregated in one launch: the fastest. */
+    PV_SGM_AGGREGATE_PATHS = 1,
+    /** One 16-bit volume of the sums S, the directions aggregated one after
+     * another, each adding its path costs: 3 bytes a cell with the costs
+     * whatever the number of paths (about a third of the per-path volumes'
+     * memory at 8 paths), slower. */
+    PV_SGM_AGGREGATE_SUM = 2
+} pv_sgm_aggregation;
 
 /** The defaults above (libSGM's: 9x7 symmetric census, P1 10, P2 120, 8
  * paths, uniqueness 0.95, LR check 1, sub-pixel), ndisp 64, min_disp 0.
@@ -312,7 +334,10 @@ typedef struct pv_sgm_params {
 PV_API void pv_sgm_params_default(pv_sgm_params *params);
 
 /** Bytes a pv_stereo_sgm call on a width x height pair needs at most in one
- * run (0 when an argument is bad or the size overflows).
+ * run (0 when an argument is bad or the size overflows): the larger of the
+ * two backends' needs, with OpenCL's per-path volumes under
+ * PV_SGM_AGGREGATE_AUTO and PATHS, its summed volume under
+ * PV_SGM_AGGREGATE_SUM (the least a call can run with).
  * @param width width in pixels
  * @param height height in pixels
  * @param params the parameters

@@ -87,6 +87,10 @@ static const pv_param_decl sgm_params[] = {
                 "largest |d_LR - d_RL| that passes the left-right check"),
     PV_DECL_BOOL(pv_sgm_params, subpixel, 1, "parabola refinement of the winner"),
     PV_DECL_BOOL(pv_sgm_params, median, 0, "3x3 median of the result"),
+    PV_DECL_CHOICE(pv_sgm_params, aggregation, PV_SGM_AGGREGATE_AUTO, 0, 2,
+                   "auto=0|paths=1|sum=2",
+                   "OpenCL path-cost storage: one volume a path (fastest), one summed "
+                   "16-bit volume (least memory), or auto (paths when they fit the budget)"),
     PV_DECL_SIZE(pv_sgm_params, memory_budget, 0, "bytes",
                  "bytes the call may use on its device, 0 = the available memory"),
 };

@@ -74,7 +74,9 @@ static size_t opencl_bytes(size_t width, size_t height, size_t ndisp, const pv_s
 {
     const size_t pixels = product(width, height, 1);
     const size_t cell = census_bits(p) + p->p2 <= 255 ? 1 : 2;
-    const size_t per_cell = (size_t)p->paths * cell + 1;
+    /* Summed: one 16-bit volume, whatever the number of paths. */
+    const size_t per_cell =
+        p->aggregation == PV_SGM_AGGREGATE_SUM ? 2 + 1 : (size_t)p->paths * cell + 1;
     const size_t stride = (ndisp + 15) / 16 * 16;
     return sum3(product(pixels, 48, 1), product(pixels, stride, per_cell), 0);
 }
@@ -238,28 +240,50 @@ static size_t device_memory(const pv_context *ctx)
     return bytes;
 }
 
-/* Refuse a call whose needs exceed the budget (or the available memory,
- * capped by PARVIS_MEMORY_LIMIT) before anything is allocated. */
-static pv_status check_memory(pv_context *ctx, const pv_image *left, const pv_sgm_params *p)
+/* The bytes the call may use: the device's (or host's) memory, lowered by
+ * PARVIS_MEMORY_LIMIT and by params.memory_budget. */
+static pv_status available_bytes(pv_context *ctx, const pv_sgm_params *p, size_t *available)
 {
     size_t cap;
     if (pv_config_memory_limit(&cap) != 0)
         return pv_fail(ctx, PV_ERR_INVALID,
                        "stereo_sgm: PARVIS_MEMORY_LIMIT '%s' is not a byte count (e.g. 512M, 8G)",
                        pv_config_text(PV_CONFIG_MEMORY_LIMIT).text);
-    size_t available = device_memory(ctx);
-    available = cap < available ? cap : available;
-    if (p->memory_budget && p->memory_budget < available)
-        available = p->memory_budget;
-    const size_t need = backend_bytes(ctx->backend, left->width, left->height, p);
+    *available = device_memory(ctx);
+    *available = cap < *available ? cap : *available;
+    if (p->memory_budget && p->memory_budget < *available)
+        *available = p->memory_budget;
+    return PV_OK;
+}
+
+/* The parameters the backend runs with: under PV_SGM_AGGREGATE_AUTO, the
+ * per-path volumes when they fit the memory the call may use, else the
+ * summed volume.  A call that fits neither is refused before anything is
+ * allocated. */
+static pv_status plan_memory(pv_context *ctx, const pv_image *left, const pv_sgm_params *p,
+                             pv_sgm_params *run)
+{
+    size_t available;
+    pv_status status = available_bytes(ctx, p, &available);
+    if (status != PV_OK)
+        return status;
+    *run = *p;
+    if (run->aggregation == PV_SGM_AGGREGATE_AUTO) {
+        run->aggregation = PV_SGM_AGGREGATE_PATHS;
+        if (backend_bytes(ctx->backend, left->width, left->height, run) > available)
+            run->aggregation = PV_SGM_AGGREGATE_SUM;
+    }
+    const size_t need = backend_bytes(ctx->backend, left->width, left->height, run);
     const size_t volume = product((size_t)left->width * (size_t)left->height, (size_t)p->ndisp, 2);
     if (need <= available && volume <= UINT32_MAX)
         return PV_OK;
     return pv_fail(ctx, PV_ERR_DEVICE_MEMORY,
                    "stereo_sgm: not enough memory: %dx%d with %d disparities needs %zu bytes "
-                   "(one 16-bit volume %zu, at most 4 GiB) but %zu are available%s; lower ndisp "
-                   "or the image size, or raise the limit",
-                   left->width, left->height, p->ndisp, need, volume, available,
+                   "(%s; one 16-bit volume %zu, at most 4 GiB) but %zu are available%s; lower "
+                   "ndisp or the image size, or raise the limit",
+                   left->width, left->height, p->ndisp, need,
+                   run->aggregation == PV_SGM_AGGREGATE_SUM ? "summed volume" : "per-path volumes",
+                   volume, available,
                    p->memory_budget ? " (params.memory_budget)"
                    : pv_config_get(PV_CONFIG_MEMORY_LIMIT, NULL, 0) ? " (PARVIS_MEMORY_LIMIT)" : "");
 }
@@ -292,13 +316,14 @@ static pv_status sgm_call(pv_context *ctx, const pv_image *left, const pv_image 
                           const pv_sgm_params *params, pv_image *disparity,
                           pv_image *confidence)
 {
+    pv_sgm_params run;
     pv_status status = pv_call_begin(ctx);
     if (status == PV_OK)
-        status = check_memory(ctx, left, params);
+        status = plan_memory(ctx, left, params, &run);
     if (status == PV_OK)
-        status = ctx->ops->stereo->sgm(ctx, left, right, params, disparity, confidence);
+        status = ctx->ops->stereo->sgm(ctx, left, right, &run, disparity, confidence);
     if (status == PV_OK && pv_crosscheck_wanted(ctx))
-        status = pv_disparity_crosscheck(ctx, "stereo_sgm", left, right, cpu_sgm, params,
+        status = pv_disparity_crosscheck(ctx, "stereo_sgm", left, right, cpu_sgm, &run,
                                          disparity, 0.0);
     pv_call_end(ctx);
     return status;
@@ -441,18 +466,19 @@ static pv_status sgm_batch_call(pv_context *ctx, const pv_image *lefts, const pv
                                 int count, const pv_sgm_params *params, pv_image *disparities,
                                 pv_image *confidences)
 {
+    pv_sgm_params run;
     pv_status status = pv_call_begin(ctx);
     if (status == PV_OK)
-        status = check_memory(ctx, &lefts[0], params);
+        status = plan_memory(ctx, &lefts[0], params, &run);
     if (status != PV_OK) {
         pv_call_end(ctx);
         return status; /* nothing done: outputs untouched */
     }
-    status = ctx->ops->stereo->sgm_batch(ctx, lefts, rights, count, params, disparities,
+    status = ctx->ops->stereo->sgm_batch(ctx, lefts, rights, count, &run, disparities,
                                          confidences);
     for (int i = 0; status == PV_OK && i < count && pv_crosscheck_wanted(ctx); i++)
         status = pv_disparity_crosscheck(ctx, "stereo_sgm_batch", &lefts[i], &rights[i], cpu_sgm,
-                                         params, &disparities[i], 0.0);
+                                         &run, &disparities[i], 0.0);
     if (status != PV_OK)
         reset_outputs(count, disparities, confidences);
     pv_call_end(ctx);

@@ -107,6 +107,8 @@ def test_out_is_written_in_place(cpu):
     {"subpixel": False, "paths": 4, "census": (5, 5), "census_symmetric": False},
     {"subpixel": False, "p2_adaptive": True, "median": True, "uniqueness": 1.0},
     {"subpixel": False, "lr_check": False, "census": (7, 7), "p1": 5, "p2": 60},
+    {"subpixel": False, "aggregation": "sum"},
+    {"subpixel": False, "paths": 4, "p2_adaptive": True, "aggregation": "sum"},
 ])
 def test_cpu_and_opencl_identical_integers(cpu, opencl, options):
     left, right, _ = square_scene(seed=3)
@@ -150,6 +152,7 @@ def test_motorcycle_accuracy(cpu):
     ({"uniqueness": 1.5}, "uniqueness"),
     ({"lr_max_diff": -1}, "lr_max_diff"),
     ({"memory_budget": -1}, "memory_budget"),
+    ({"aggregation": "stripes"}, "aggregation"),
     ({"out": np.zeros((24, 48), np.float64)}, "out"),
     ({"out": np.zeros((48, 24), np.float32)}, "out"),
 ])

@@ -19,7 +19,11 @@
  *   SGM_NDISP              the number of disparities
  *   SGM_PIXEL              0 u8, 1 u16, 2 f32
  *   SGM_CENSUS_W, _H, _SYM the census window and its kind
- *   SGM_PATH8              1: path costs stored as uchar, 0: ushort */
+ *   SGM_PATH8              1: path costs stored as uchar, 0: ushort
+ *   SGM_SUM                1: one ushort volume of the sums S: each launch of
+ *                          sgm_paths covers one direction and adds its path
+ *                          costs (direction 0 writes them), and the winner
+ *                          reads S; 0: a volume per path */
 #include "../../common/sgm_math.h"
 
 #if SGM_PIXEL == 0
@@ -272,22 +276,23 @@ uint team_min(uint v)
 __attribute__((reqd_work_group_size(SGM_ITEMS, SGM_GROUP_LINES, 1)))
 kernel void sgm_paths(global const uchar *cost, global const int *intensity, global path_t *out0, global path_t *out1,
                       global path_t *out2, global path_t *out3, global path_t *out4,
-                      global path_t *out5, global path_t *out6, global path_t *out7, int paths,
-                      int width, int height, int p1, int p2, int adaptive)
+                      global path_t *out5, global path_t *out6, global path_t *out7,
+                      int dir_first, int dir_last, int width, int height, int p1, int p2,
+                      int adaptive)
 {
 #if !SGM_SHFL
     local uint first[2][SGM_GROUP_LINES][SGM_ITEMS];
     local uint last[2][SGM_GROUP_LINES][SGM_ITEMS];
     local uint part_min[2][SGM_GROUP_LINES][SGM_ITEMS];
 #endif
-    int group = get_group_id(1), dir = 0;
-    for (; dir < paths; dir++) {
+    int group = get_group_id(1), dir = dir_first;
+    for (; dir < dir_last; dir++) {
         int groups = (lines_of_direction(dir, width, height) + SGM_GROUP_LINES - 1) / SGM_GROUP_LINES;
         if (group < groups)
             break;
         group -= groups;
     }
-    if (dir >= paths)
+    if (dir >= dir_last)
         return; /* the whole work-group: no barrier is skipped by half of it */
     global path_t *out = dir == 0 ? out0 : dir == 1 ? out1 : dir == 2 ? out2 : dir == 3 ? out3
                          : dir == 4 ? out4 : dir == 5 ? out5 : dir == 6 ? out6 : out7;
@@ -360,7 +365,14 @@ kernel void sgm_paths(global const uchar *cost, global const int *intensity, glo
             #pragma unroll
             for (int j = 0; j < SGM_DPI; j++)
                 l[j] = k0 + j < SGM_NDISP ? (uint)n[j] : SGM_SENTINEL;
-#if SGM_DPI == 1
+#if SGM_SUM
+            /* The sums: direction 0 writes its path costs, the later
+             * directions (later launches) add theirs. */
+            global path_t *sums = out + (size_t)pixel * SGM_STRIDE + k0;
+            #pragma unroll
+            for (int j = 0; j < SGM_DPI; j++)
+                sums[j] = dir == 0 ? n[j] : (path_t)(sums[j] + n[j]);
+#elif SGM_DPI == 1
             out[(size_t)pixel * SGM_STRIDE + k0] = n[0];
 #else
             path_slice v = SGM_VEC_OF(n);
@@ -453,11 +465,15 @@ kernel void sgm_winner_rows(global const path_t *l0, global const path_t *l1,
         int mine_k = -1;
         if (active) {
             const size_t cell = ((size_t)y * width + x) * SGM_STRIDE + k0;
+#if SGM_SUM
+            sum_slice t = LOAD_SLICE(l0 + cell);
+#else
             sum_slice t = LOAD_SLICE(l0 + cell) + LOAD_SLICE(l1 + cell) + LOAD_SLICE(l2 + cell) +
                           LOAD_SLICE(l3 + cell);
             if (paths == 8)
                 t += LOAD_SLICE(l4 + cell) + LOAD_SLICE(l5 + cell) + LOAD_SLICE(l6 + cell) +
                      LOAD_SLICE(l7 + cell);
+#endif
             SGM_UNPACK(t, s);
             #pragma unroll
             for (int j = 0; j < SGM_DPI; j++) {

@@ -114,16 +114,19 @@ pv_status pv_cl_sgm_make_plan(pv_context *ctx, const pv_image *left, const pv_sg
     if (status != PV_OK)
         return status;
     const int bits = sgm_census_bits(p->census_width, p->census_height, p->census_symmetric);
-    plan->path8 = bits + p->p2 <= 255;
+    plan->sum = p->aggregation == PV_SGM_AGGREGATE_SUM;
+    plan->path8 = bits + p->p2 <= 255 && !plan->sum; /* the sums need 16 bits */
     plan->lr_local = winner_local_bytes(left->width, plan->win_items) + 1024 <= device->local_memory;
     int n = snprintf(plan->options, sizeof plan->options,
                      " -DSGM_ITEMS=%d -DSGM_GROUP_LINES=%d -DSGM_STRIDE=%d -DSGM_WIN_GROUP=%d"
                      " -DSGM_SHFL=%d"
                      " -DSGM_WIDTH=%d -DSGM_LR_LOCAL=%d -DSGM_NDISP=%d -DSGM_PIXEL=%d"
-                     " -DSGM_CENSUS_W=%d -DSGM_CENSUS_H=%d -DSGM_CENSUS_SYM=%d -DSGM_PATH8=%d",
+                     " -DSGM_CENSUS_W=%d -DSGM_CENSUS_H=%d -DSGM_CENSUS_SYM=%d -DSGM_PATH8=%d"
+                     " -DSGM_SUM=%d",
                      plan->items, plan->lines, plan->stride, plan->win_items, plan->shfl,
                      plan->lr_local ? left->width : 1, plan->lr_local, p->ndisp, pixel_code(left),
-                     p->census_width, p->census_height, p->census_symmetric != 0, plan->path8);
+                     p->census_width, p->census_height, p->census_symmetric != 0, plan->path8,
+                     plan->sum);
     if (n < 0 || (size_t)n >= sizeof plan->options)
         return pv_fail(ctx, PV_ERR_INVALID, "stereo_sgm: kernel options overflow");
     return PV_OK;
@@ -176,8 +179,11 @@ pv_status pv_cl_sgm_get_buffers(pv_context *ctx, const pv_image *left, const pv_
                                &b->intensity);
     if (status == PV_OK)
         status = pv_cl_scratch(ctx, "sgm.cost", cells, &b->cost);
-    for (int i = 0; i < p->paths && status == PV_OK; i++)
-        status = pv_cl_scratch(ctx, path_slots[i], cells * (plan->path8 ? 1 : 2), &b->path[i]);
+    /* Summed: the one 16-bit volume every direction adds into. */
+    const int volumes = plan->sum ? 1 : p->paths;
+    for (int i = 0; i < volumes && status == PV_OK; i++)
+        status = pv_cl_scratch(ctx, plan->sum ? "sgm.sum" : path_slots[i],
+                               cells * (plan->path8 ? 1 : 2), &b->path[i]);
     const size_t scratch = plan->lr_local || !p->lr_check ? 1 : pixels;
     if (status == PV_OK)
         status = pv_cl_scratch(ctx, "sgm.right_min", scratch * sizeof(cl_uint), &b->right_scratch);
@@ -189,8 +195,8 @@ pv_status pv_cl_sgm_get_buffers(pv_context *ctx, const pv_image *left, const pv_
         status = pv_cl_scratch(ctx, "sgm.conf", pixels * sizeof(cl_float), &b->conf);
     if (status == PV_OK && p->median)
         status = pv_cl_scratch(ctx, "sgm.median", pixels * sizeof(cl_float), &b->median);
-    for (int i = p->paths; i < 8; i++)
-        b->path[i] = b->path[0]; /* unread: the winner sums paths 0..3 only */
+    for (int i = volumes; i < 8; i++)
+        b->path[i] = b->path[0]; /* unread: the winner sums paths 0..3 only, or reads the sum */
     return status;
 }
 
@@ -243,31 +249,48 @@ static pv_status costs(pv_context *ctx, const sgm_plan *plan, const pv_image *le
     return pv_cl_launch_args(ctx, k, args, (int)(sizeof args / sizeof args[0]), 3, global, local);
 }
 
-/* Every direction in one launch: the work-groups of each direction follow
- * those of the one before (the kernel finds its direction the same way). */
-static pv_status aggregate(pv_context *ctx, const sgm_plan *plan, const pv_image *left,
-                           const pv_sgm_params *p, const sgm_buffers *b)
+/* The directions first..last-1 in one launch: the work-groups of each
+ * direction follow those of the one before (the kernel finds its direction
+ * the same way). */
+static pv_status aggregate_directions(pv_context *ctx, const sgm_plan *plan, const pv_image *left,
+                                      const pv_sgm_params *p, const sgm_buffers *b, int first,
+                                      int last)
 {
     cl_kernel k;
     pv_status status = kernel(ctx, plan, "sgm_paths", &k);
     if (status != PV_OK)
         return status;
-    cl_int paths = p->paths, width = left->width, height = left->height;
+    cl_int dir_first = first, dir_last = last, width = left->width, height = left->height;
     cl_int p1 = p->p1, p2 = p->p2, adaptive = p->p2_adaptive != 0;
     size_t groups = 0;
-    for (int i = 0; i < p->paths; i++)
+    for (int i = first; i < last; i++)
         groups += (line_count(left, directions[i][0], directions[i][1]) + (size_t)plan->lines - 1) /
                   (size_t)plan->lines;
     const pv_cl_kernel_arg args[] = {
         PV_CL_ARG(b->cost),    PV_CL_ARG(b->intensity), PV_CL_ARG(b->path[0]),
         PV_CL_ARG(b->path[1]), PV_CL_ARG(b->path[2]),   PV_CL_ARG(b->path[3]),
         PV_CL_ARG(b->path[4]), PV_CL_ARG(b->path[5]),   PV_CL_ARG(b->path[6]),
-        PV_CL_ARG(b->path[7]), PV_CL_ARG(paths),        PV_CL_ARG(width),
-        PV_CL_ARG(height),     PV_CL_ARG(p1),           PV_CL_ARG(p2),
-        PV_CL_ARG(adaptive)};
+        PV_CL_ARG(b->path[7]), PV_CL_ARG(dir_first),    PV_CL_ARG(dir_last),
+        PV_CL_ARG(width),      PV_CL_ARG(height),       PV_CL_ARG(p1),
+        PV_CL_ARG(p2),         PV_CL_ARG(adaptive)};
     const size_t local[2] = {(size_t)plan->items, (size_t)plan->lines};
     const size_t global[2] = {local[0], groups * local[1]};
     return pv_cl_launch_args(ctx, k, args, (int)(sizeof args / sizeof args[0]), 2, global, local);
+}
+
+/* Per-path volumes: every direction in one launch, side by side.  Summed:
+ * one launch per direction, in order on the queue, each adding its path
+ * costs into the sums (a direction visits each pixel once, so a launch
+ * has no write conflicts, and the queue orders the launches). */
+static pv_status aggregate(pv_context *ctx, const sgm_plan *plan, const pv_image *left,
+                           const pv_sgm_params *p, const sgm_buffers *b)
+{
+    if (!plan->sum)
+        return aggregate_directions(ctx, plan, left, p, b, 0, p->paths);
+    pv_status status = PV_OK;
+    for (int dir = 0; dir < p->paths && status == PV_OK; dir++)
+        status = aggregate_directions(ctx, plan, left, p, b, dir, dir + 1);
+    return status;
 }
 
 /* One work-group per row: winner, uniqueness, confidence, sub-pixel and

@@ -12,6 +12,8 @@ typedef struct sgm_plan {
     int path8;        /* path costs fit 8 bits */
     int lr_local;     /* the winner keeps a row's left-right minima in local memory */
     int shfl;         /* path exchange by warp shuffles (NVIDIA), no barrier */
+    int sum;          /* one 16-bit volume of the sums, a launch per direction
+                         (PV_SGM_AGGREGATE_SUM), instead of a volume per path */
     char options[384];
 } sgm_plan;
 
