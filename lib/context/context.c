@@ -2,6 +2,9 @@
  * configuration read from the environment at creation),
  * the selection note, and the queries a caller needs. */
 #include "../core/internal.h"
+#ifdef PV_HAVE_OPENCL
+#include "parvis/interop.h"
+#endif
 #include "../tune/tune_lookup.h"
 
 #include <ctype.h>
@@ -196,6 +199,27 @@ static pv_status use_opencl(pv_context *ctx, int device_index)
 }
 #endif
 
+#ifdef PV_HAVE_OPENCL
+/* On a caller's cl_context: the runtime finds the device from its queue
+ * (or context) and the index it has in pv_device_list. */
+static pv_status adopt_opencl(pv_context *ctx)
+{
+    pv_status status = use_opencl(ctx, -1);
+    if (status == PV_OK) {
+        ctx->device_index = ctx->device.index;
+        snprintf(ctx->selection_note, sizeof ctx->selection_note,
+                 "the caller's OpenCL context: device %d (%s)", ctx->device_index,
+                 ctx->device.name);
+    }
+    return status;
+}
+#else
+static pv_status adopt_opencl(pv_context *ctx)
+{
+    return pv_fail(ctx, PV_ERR_UNSUPPORTED, "the OpenCL backend was not built (--disable-opencl)");
+}
+#endif
+
 static pv_status select_opencl(pv_context *ctx, int device_index)
 {
 #ifdef PV_HAVE_OPENCL
@@ -282,11 +306,11 @@ static pv_status resolve_options(const pv_context_options *options, pv_context_o
     return status;
 }
 
-pv_status pv_context_create(pv_context **out, const pv_context_options *options)
+/* A context on parvis's own device (adopt_context NULL) or on a caller's
+ * cl_context and queue (the OpenCL backend, whatever the options say). */
+static pv_status create(pv_context **out, const pv_context_options *options, void *adopt_context,
+                        void *adopt_queue)
 {
-    if (!out)
-        return pv_fail(NULL, PV_ERR_INVALID, "pv_context_create: out is NULL");
-    *out = NULL;
     pv_fork_guard_install();
     pv_context_options resolved;
     pv_kernel_timing kernel_timing;
@@ -311,7 +335,11 @@ pv_status pv_context_create(pv_context **out, const pv_context_options *options)
         ctx->cpu_threads = 1; /* the parent's OpenMP pool is not in a forked child */
     ctx->crosscheck = (resolved.flags & PV_CONTEXT_CROSSCHECK) != 0;
     ctx->kernel_timing = kernel_timing;
-    if (resolved.backend == PV_BACKEND_CPU) {
+    ctx->adopt_context = adopt_context;
+    ctx->adopt_queue = adopt_queue;
+    if (adopt_context) {
+        status = adopt_opencl(ctx);
+    } else if (resolved.backend == PV_BACKEND_CPU) {
         use_cpu(ctx, "cpu requested");
         status = PV_OK;
     } else if (resolved.backend == PV_BACKEND_OPENCL) {
@@ -330,6 +358,29 @@ pv_status pv_context_create(pv_context **out, const pv_context_options *options)
     *out = ctx;
     return PV_OK;
 }
+
+pv_status pv_context_create(pv_context **out, const pv_context_options *options)
+{
+    if (!out)
+        return pv_fail(NULL, PV_ERR_INVALID, "pv_context_create: out is NULL");
+    *out = NULL;
+    return create(out, options, NULL, NULL);
+}
+
+#ifdef PV_HAVE_OPENCL
+pv_status pv_context_create_cl(pv_context **out, cl_context context, cl_command_queue queue)
+{
+    if (!out)
+        return pv_fail(NULL, PV_ERR_INVALID, "pv_context_create_cl: out is NULL");
+    *out = NULL;
+    if (!context)
+        return pv_fail(NULL, PV_ERR_INVALID, "pv_context_create_cl: context is NULL");
+    pv_context_options options;
+    pv_context_options_default(&options);
+    options.backend = PV_BACKEND_OPENCL;
+    return create(out, &options, context, queue);
+}
+#endif
 
 void pv_context_destroy(pv_context *ctx)
 {

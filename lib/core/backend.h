@@ -22,6 +22,7 @@
 #include "ops_octreg.h"
 #include "ops_geometry.h"
 #include "ops_colour.h"
+#include "ops_interop.h"
 
 /* The modules of a backend: X(P, member, module, slot list) per sub-table,
  * whose type pv_<module>_ops is declared here from the slot list of
@@ -39,7 +40,8 @@
     X(P, flow, flow, PV_FLOW_SLOTS)                                                               \
     X(P, octreg, octreg, PV_OCTREG_SLOTS)                                                         \
     X(P, geometry, geometry, PV_GEOMETRY_SLOTS)                                                   \
-    X(P, colour, colour, PV_COLOUR_SLOTS)
+    X(P, colour, colour, PV_COLOUR_SLOTS)                                                         \
+    X(P, interop, interop, PV_INTEROP_SLOTS)
 
 #define PV_BACKEND_TYPE(P, member, module, slots) PV_OPS_STRUCT(pv_##module##_ops, slots);
 #define PV_BACKEND_MEMBER(P, member, module, slots) const pv_##module##_ops *member;

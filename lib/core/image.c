@@ -246,7 +246,8 @@ static ptrdiff_t first_non_finite(const float *row, int count)
 pv_status pv_check_finite_image(pv_context *ctx, const char *op, const char *name,
                                 const pv_image *image)
 {
-    if (image->type != PV_PIXEL_F32)
+    /* A device-buffer call's pixels are on the device: not read here. */
+    if (image->type != PV_PIXEL_F32 || (ctx && ctx->device_call))
         return PV_OK;
     for (int y = 0; y < image->height; y++) {
         const float *row = (const float *)image->data + (ptrdiff_t)y * image->stride;

@@ -67,6 +67,15 @@ struct pv_context {
     int call_depth;
     double progress_done;
     int progress_muted;
+    /* A context made on a caller's OpenCL objects (pv_context_create_cl):
+     * its cl_context and cl_command_queue (NULL: parvis's own), read by the
+     * runtime when it starts.  Kept as void pointers: lib/core knows no
+     * OpenCL types. */
+    void *adopt_context, *adopt_queue;
+    /* A device-buffer call is in progress (lib/interop/interop.c): its
+     * images' data are placeholders, so the front ends must not read
+     * pixel values, and the cross-check is the interop front end's. */
+    int device_call;
 };
 
 

@@ -155,9 +155,11 @@ static int all_finite(const pv_image *image)
 
 static pv_status check_pixels(pv_context *ctx, const pv_image *left, const pv_image *right)
 {
-    if (left->type == PV_PIXEL_F32 && !all_finite(left))
+    /* A device-buffer call's pixels are on the device: not read here. */
+    const int scan = left->type == PV_PIXEL_F32 && !ctx->device_call;
+    if (scan && !all_finite(left))
         return pv_fail(ctx, PV_ERR_INVALID, "stereo_sgm: left has a NaN or infinite pixel");
-    if (left->type == PV_PIXEL_F32 && !all_finite(right))
+    if (scan && !all_finite(right))
         return pv_fail(ctx, PV_ERR_INVALID, "stereo_sgm: right has a NaN or infinite pixel");
     return PV_OK;
 }

@@ -268,6 +268,18 @@ pv_status pv_cl_finish(pv_context *ctx);
  * the wait). */
 void pv_cl_account_completed(pv_context *ctx);
 
+/* runtime_interop.c: a caller's buffers in a call (lib/core/ops_interop.h
+ * says what each does; the backend's interop table binds them). */
+pv_status pv_cl_bind_image(pv_context *ctx, const pv_image *proxy, cl_mem mem, size_t offset);
+void pv_cl_unbind_images(pv_context *ctx);
+pv_status pv_cl_defer_begin(pv_context *ctx, cl_uint count, const cl_event *events, int defer);
+pv_status pv_cl_defer_end(pv_context *ctx, pv_status status, cl_event *done);
+pv_status pv_cl_read_caller_image(pv_context *ctx, cl_mem mem, size_t offset, ptrdiff_t stride,
+                                  pv_image *dst);
+pv_status pv_cl_write_caller_image(pv_context *ctx, const pv_image *src, cl_mem mem,
+                                   size_t offset, ptrdiff_t stride);
+pv_status pv_cl_caller_objects(pv_context *ctx, cl_context *context, cl_command_queue *queue);
+
 /* Run fn(ctx, arg) when the context is destroyed, before its queue and
  * context are released (for modules that cache objects tied to them, such
  * as FFT plans).  Registering the same (fn, arg) twice registers it once. */

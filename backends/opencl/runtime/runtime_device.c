@@ -220,3 +220,14 @@ pv_status pv_cl_device_pick(pv_context *ctx, pv_cl_state *state, int device_inde
            sizeof state->platform_version);
     return PV_OK;
 }
+
+pv_status pv_cl_device_pick_id(pv_context *ctx, pv_cl_state *state, cl_device_id device)
+{
+    const device_table *table = devices();
+    for (int i = 0; i < table->count; i++)
+        if (table->devices[i] == device)
+            return pv_cl_device_pick(ctx, state, i);
+    return pv_fail(ctx, PV_ERR_NO_DEVICE,
+                   "the caller's OpenCL device is not one of the platforms' devices "
+                   "(a sub-device, or a device of another ICD loader)");
+}

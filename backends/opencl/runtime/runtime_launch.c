@@ -162,6 +162,10 @@ pv_status pv_cl_launch_waited(pv_context *ctx, cl_kernel kernel, const pv_cl_ker
 
 pv_status pv_cl_finish_after(pv_context *ctx, pv_status status)
 {
+    /* A device-buffer call returns once its commands are queued: its
+     * caller waits for the event it gets back (lib/interop/interop.c). */
+    if (pv_cl_state_of(ctx)->deferred && status == PV_OK)
+        return pv_cl_check(ctx, clFlush(pv_cl_queue(ctx)), "clFlush(device-buffer call)");
     pv_status finished = pv_cl_finish(ctx);
     return status != PV_OK ? status : finished;
 }

@@ -36,6 +36,25 @@ pv_status pv_cl_context_create(pv_context *ctx, pv_cl_state *state)
                            : status;
 }
 
+/* The caller's context (and queue) are retained, so that they outlive
+ * this context whatever the caller does; runtime_setup.c releases them. */
+pv_status pv_cl_context_adopt(pv_context *ctx, pv_cl_state *state, cl_context context,
+                              cl_command_queue queue)
+{
+    pv_status status = pv_cl_check(ctx, clRetainContext(context), "clRetainContext(caller's)");
+    if (status != PV_OK)
+        return status;
+    state->context = context;
+    if (queue) {
+        status = pv_cl_check(ctx, clRetainCommandQueue(queue), "clRetainCommandQueue(caller's)");
+        if (status != PV_OK)
+            return status;
+        state->caller_queue = queue;
+    }
+    return profiling_queue(ctx, state, "clCreateCommandQueue(on the caller's context)",
+                           &state->queue);
+}
+
 pv_status pv_cl_queue_create(pv_context *ctx, cl_command_queue *queue)
 {
     return profiling_queue(ctx, pv_cl_state_of(ctx), "clCreateCommandQueue(extra)", queue);

@@ -102,6 +102,17 @@ typedef struct release_hook {
     void *arg;
 } release_hook;
 
+/* A caller's buffer standing in for a host image of the call in progress
+ * (lib/interop/interop.c): the image's data pointer is a placeholder that
+ * is never read, and the transfers of that image copy to or from `mem` on
+ * the device instead (runtime_interop.c binds, runtime_transfer.c copies). */
+#define PV_CL_BINDINGS 8
+typedef struct device_binding {
+    const void *host;
+    cl_mem mem;
+    size_t offset;
+} device_binding;
+
 typedef struct pv_cl_state {
     cl_platform_id platform;
     cl_device_id device;
@@ -129,7 +140,20 @@ typedef struct pv_cl_state {
     float *download_stage;   /* host staging of pv_cl_download_volumes, kept */
     size_t download_stage_bytes;
     pv_cl_faults faults;     /* PARVIS_FAULT */
+    cl_command_queue caller_queue; /* the caller's, when the context was made on one */
+    device_binding bindings[PV_CL_BINDINGS];
+    size_t binding_count;
+    int deferred;            /* a device-buffer call: its last clFinish becomes a flush */
 } pv_cl_state;
+
+/* The caller's buffer bound to the host image data `host`, or NULL. */
+static inline const device_binding *pv_cl_binding_of(const pv_cl_state *state, const void *host)
+{
+    for (size_t i = 0; i < state->binding_count; i++)
+        if (state->bindings[i].host == host)
+            return &state->bindings[i];
+    return NULL;
+}
 
 static inline pv_cl_state *pv_cl_state_of(pv_context *ctx)
 {
@@ -150,8 +174,16 @@ const char *pv_cl_injected_note(pv_context *ctx);
 pv_status pv_cl_device_pick(pv_context *ctx, pv_cl_state *state, int device_index);
 
 /* runtime_queue.c: the OpenCL context on state's device and its own
- * profiling queue (set-up). */
+ * profiling queue (set-up); or, for a context made on a caller's
+ * cl_context (and queue), that context and queue retained and a
+ * profiling queue of parvis's own on it. */
 pv_status pv_cl_context_create(pv_context *ctx, pv_cl_state *state);
+pv_status pv_cl_context_adopt(pv_context *ctx, pv_cl_state *state, cl_context context,
+                              cl_command_queue queue);
+
+/* runtime_device.c: the device of a caller's context or queue into state
+ * and ctx->device (its index in the process's enumeration). */
+pv_status pv_cl_device_pick_id(pv_context *ctx, pv_cl_state *state, cl_device_id device);
 
 /* runtime_program.c: release every program and kernel of state. */
 void pv_cl_release_programs(pv_cl_state *state);

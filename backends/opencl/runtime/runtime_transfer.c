@@ -448,8 +448,31 @@ pv_status pv_cl_read_rows_async(pv_context *ctx, cl_mem buffer, const pv_cl_rows
     return rows_async(ctx, buffer, rows, NULL, host);
 }
 
+/* The image's rows between the dense buffer and the caller's buffer bound
+ * to it, on the device. */
+static pv_status device_rect(pv_context *ctx, cl_mem buffer, int to_device, const pv_image *image,
+                             const device_binding *bound)
+{
+    const size_t pixel = pv_pixel_size(image->type);
+    const size_t row_bytes = (size_t)image->width * pixel;
+    const size_t pitch = (size_t)image->stride * pixel;
+    const size_t at_caller[3] = {bound->offset, 0, 0}, at_dense[3] = {0, 0, 0};
+    const size_t region[3] = {row_bytes, (size_t)image->height, 1};
+    cl_int err = pv_cl_fault(ctx, PV_CL_FAULT_ENQUEUE);
+    if (err == CL_SUCCESS && to_device)
+        err = clEnqueueCopyBufferRect(pv_cl_queue(ctx), bound->mem, buffer, at_caller, at_dense,
+                                      region, pitch, 0, row_bytes, 0, 0, NULL, NULL);
+    else if (err == CL_SUCCESS)
+        err = clEnqueueCopyBufferRect(pv_cl_queue(ctx), buffer, bound->mem, at_dense, at_caller,
+                                      region, row_bytes, 0, pitch, 0, 0, NULL, NULL);
+    return pv_cl_check(ctx, err, "clEnqueueCopyBufferRect(caller's buffer)");
+}
+
 static pv_status image_rect(pv_context *ctx, cl_mem buffer, int to_device, const pv_image *image)
 {
+    const device_binding *bound = pv_cl_binding_of(pv_cl_state_of(ctx), image->data);
+    if (bound)
+        return device_rect(ctx, buffer, to_device, image, bound);
     size_t pixel = pv_pixel_size(image->type);
     size_t row_bytes = (size_t)image->width * pixel;
     size_t pitch = (size_t)image->stride * pixel;

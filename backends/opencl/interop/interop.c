@@ -1,0 +1,57 @@
+/* The interop sub-table of the OpenCL backend (lib/core/ops_interop.h):
+ * the slots' untyped handles become the runtime's OpenCL types
+ * (backends/opencl/runtime/runtime_interop.c does the work). */
+#include "../opencl.h"
+
+static pv_status pv_cl_interop_bind(pv_context *ctx, const pv_image *proxy, void *mem,
+                                    size_t offset)
+{
+    return pv_cl_bind_image(ctx, proxy, (cl_mem)mem, offset);
+}
+
+static void pv_cl_interop_unbind(pv_context *ctx)
+{
+    pv_cl_unbind_images(ctx);
+}
+
+static pv_status pv_cl_interop_begin(pv_context *ctx, unsigned wait_count, void *const *wait_list,
+                                     int defer)
+{
+    return pv_cl_defer_begin(ctx, (cl_uint)wait_count, (const cl_event *)wait_list, defer);
+}
+
+static pv_status pv_cl_interop_end(pv_context *ctx, pv_status status, void **done)
+{
+    return pv_cl_defer_end(ctx, status, (cl_event *)done);
+}
+
+static pv_status pv_cl_interop_read(pv_context *ctx, void *mem, size_t offset, ptrdiff_t stride,
+                                    pv_image *dst)
+{
+    return pv_cl_read_caller_image(ctx, (cl_mem)mem, offset, stride, dst);
+}
+
+static pv_status pv_cl_interop_write(pv_context *ctx, const pv_image *src, void *mem,
+                                     size_t offset, ptrdiff_t stride)
+{
+    return pv_cl_write_caller_image(ctx, src, (cl_mem)mem, offset, stride);
+}
+
+static pv_status pv_cl_interop_wait(pv_context *ctx)
+{
+    return pv_cl_finish(ctx);
+}
+
+static pv_status pv_cl_interop_objects(pv_context *ctx, void **context, void **queue)
+{
+    cl_context c;
+    cl_command_queue q;
+    pv_status status = pv_cl_caller_objects(ctx, &c, &q);
+    if (status == PV_OK) {
+        *context = c;
+        *queue = q;
+    }
+    return status;
+}
+
+const pv_interop_ops pv_cl_interop_ops = {PV_INTEROP_SLOTS(PV_OPS_BIND, pv_cl_interop_)};

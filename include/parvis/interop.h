@@ -1,0 +1,141 @@
+/** @file
+ * parvis on a caller's OpenCL objects: contexts made on a caller's
+ * cl_context and cl_command_queue, operations that take and return device
+ * buffers (pv_buffer) without a host round trip, asynchronously, ordered by
+ * OpenCL events.  Needs the OpenCL headers; not included by parvis.h.
+ *
+ * A device-buffer call (pv_*_cl) checks its arguments, queues its work and
+ * returns: the work runs after every event of the wait list and, on a
+ * context made with pv_context_create_cl, after every command the caller
+ * queued on its queue before the call; the caller's later commands on that
+ * queue run after the work, and `done` (when not NULL) receives an event
+ * (the caller's to release) that completes with it.  pv_wait waits for
+ * every call queued on the context.  The inputs must not be written, nor
+ * the outputs read, before that.  A call that fails leaves its outputs
+ * untouched (nothing was queued, or what was has finished) and gives no
+ * event.  The results are the same as the host calls': the same kernels
+ * run, and the host calls' copies between host and device become copies
+ * between the caller's buffers and parvis's on the device.  With the
+ * context's cross-check on, the inputs are read to the host, the host call
+ * runs (with its cross-check) and the outputs are written back: slower,
+ * same results, and the call has returned only when they are written.
+ *
+ * Device-buffer forms exist for SGM, SAD and the 2D Gaussian blur
+ * (docs/interop.md); on a CPU context they fail with PV_ERR_UNSUPPORTED. */
+#ifndef PARVIS_INTEROP_H
+#define PARVIS_INTEROP_H
+
+#include "core.h"
+#include "filter.h"
+#include "stereo.h"
+
+#ifndef CL_TARGET_OPENCL_VERSION
+#define CL_TARGET_OPENCL_VERSION 120
+#endif
+#include <CL/cl.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** A 2D image in a caller's OpenCL buffer.  parvis neither retains nor
+ * releases mem; it must belong to the context's cl_context and hold every
+ * row: offset + ((height - 1) * stride + width) * pixel size bytes. */
+typedef struct pv_buffer {
+    cl_mem mem;           /**< the caller's buffer */
+    size_t offset;        /**< bytes from the buffer's start to pixel (0, 0) */
+    int width;            /**< pixels a row */
+    int height;           /**< rows */
+    ptrdiff_t stride;     /**< pixels from one row's start to the next's (>= width) */
+    pv_pixel_type type;   /**< the pixel type */
+} pv_buffer;
+
+/** A dense width x height image of `type` at the start of mem (offset 0,
+ * stride width).
+ * @param mem the caller's buffer
+ * @param width pixels a row
+ * @param height rows
+ * @param type the pixel type
+ * @return the description (nothing is checked here) */
+PV_API pv_buffer pv_buffer_wrap(cl_mem mem, int width, int height, pv_pixel_type type);
+
+/** A context on the caller's cl_context and (optionally) cl_command_queue.
+ * parvis retains both for the context's life and releases only those
+ * references; it makes its own profiling queue on the same device and
+ * orders its work with the caller's queue through events, so the
+ * caller's queue may be in order or not, with profiling or without.
+ * queue NULL: the first device of the context, no queue to follow.
+ * @param out receives the context (NULL on failure)
+ * @param context the caller's OpenCL context
+ * @param queue the caller's queue on one of its devices, or NULL
+ * @return PV_OK; PV_ERR_INVALID for a NULL context or a queue of another
+ *         context; PV_ERR_NO_DEVICE for a device the platforms do not list;
+ *         PV_ERR_UNSUPPORTED without the OpenCL backend */
+PV_API pv_status pv_context_create_cl(pv_context **out, cl_context context,
+                                      cl_command_queue queue);
+
+/** The context's cl_context and the queue a caller should order its own
+ * work with: its own queue on a context made by pv_context_create_cl,
+ * else parvis's queue.  Neither is retained for the caller.
+ * @param ctx an OpenCL context
+ * @param context receives the cl_context
+ * @param queue receives the queue
+ * @return PV_OK, or PV_ERR_UNSUPPORTED on a CPU context */
+PV_API pv_status pv_context_cl_objects(pv_context *ctx, cl_context *context,
+                                       cl_command_queue *queue);
+
+/** Wait until every device-buffer call queued on ctx has completed.
+ * @param ctx the context
+ * @return PV_OK, or the failure of a queued command */
+PV_API pv_status pv_wait(pv_context *ctx);
+
+/** pv_stereo_sgm_confidence on device buffers (confidence may be NULL).
+ * @param ctx an OpenCL context
+ * @param left the left image (U8, U16 or F32; F32 values are not checked for
+ *        finiteness, as they are not read on the host)
+ * @param right the right image, same size and type
+ * @param params the parameters
+ * @param disparity receives the F32 disparities
+ * @param confidence receives the F32 confidence, or NULL
+ * @param wait_count events in wait_list
+ * @param wait_list the events the work waits for, or NULL
+ * @param done receives the completion event, or NULL
+ * @return PV_OK, or the failure's status (outputs untouched) */
+PV_API pv_status pv_stereo_sgm_cl(pv_context *ctx, const pv_buffer *left, const pv_buffer *right,
+                                  const pv_sgm_params *params, const pv_buffer *disparity,
+                                  const pv_buffer *confidence, cl_uint wait_count,
+                                  const cl_event *wait_list, cl_event *done);
+
+/** pv_stereo_sad on device buffers.
+ * @param ctx an OpenCL context
+ * @param left the left image (U8 or F32)
+ * @param right the right image, same size and type
+ * @param params the parameters
+ * @param disparity receives the F32 disparities
+ * @param wait_count events in wait_list
+ * @param wait_list the events the work waits for, or NULL
+ * @param done receives the completion event, or NULL
+ * @return PV_OK, or the failure's status (outputs untouched) */
+PV_API pv_status pv_stereo_sad_cl(pv_context *ctx, const pv_buffer *left, const pv_buffer *right,
+                                  const pv_sad_params *params, const pv_buffer *disparity,
+                                  cl_uint wait_count, const cl_event *wait_list, cl_event *done);
+
+/** pv_gaussian_blur on device buffers.
+ * @param ctx an OpenCL context
+ * @param src the image (U8 or F32)
+ * @param dst receives the F32 result, src's size, not overlapping it
+ * @param sigma the Gaussian's standard deviation
+ * @param taps the number of taps (odd), or 0 to derive it from sigma
+ * @param wait_count events in wait_list
+ * @param wait_list the events the work waits for, or NULL
+ * @param done receives the completion event, or NULL
+ * @return PV_OK, or the failure's status (outputs untouched) */
+PV_API pv_status pv_gaussian_blur_cl(pv_context *ctx, const pv_buffer *src, const pv_buffer *dst,
+                                     float sigma, int taps, cl_uint wait_count,
+                                     const cl_event *wait_list, cl_event *done);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

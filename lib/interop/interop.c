@@ -1,0 +1,319 @@
+/* Front end of the device-buffer calls (include/parvis/interop.h).
+ *
+ * A device-buffer call runs the host call of the same operation on proxy
+ * images: each pv_buffer becomes a pv_image whose data pointer is a
+ * placeholder (an inaccessible mapping of the image's size, so that the
+ * host call's checks of aliasing between images still see distinct
+ * ranges, and a read of a pixel would fault instead of passing), and the
+ * backend's interop table binds the placeholder to the caller's buffer, so
+ * that the call's copies between host and device become copies between
+ * the caller's buffer and parvis's on the device.  While the call runs,
+ * ctx->device_call tells the front ends not to read pixel values (their
+ * finiteness checks) and to leave the cross-check to this file; the
+ * backend turns the call's final wait into a flush and hands back an event
+ * marking its end.  With the cross-check on, the buffers are read to the
+ * host and the host call runs on them instead. */
+#define _DEFAULT_SOURCE /* MAP_ANONYMOUS */
+#include "../core/internal.h"
+#include "parvis/interop.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+/* The images of one call: inputs first, then outputs; an absent optional
+ * output has a NULL buffer. */
+#define MAX_IMAGES 4
+typedef struct call_images {
+    const pv_buffer *buffers[MAX_IMAGES];
+    int count, first_output;
+    pv_image images[MAX_IMAGES];
+    size_t mapped[MAX_IMAGES]; /* bytes of each placeholder mapping, 0: none */
+} call_images;
+
+/* The host call the device call stands for, on images[0..count-1] (an
+ * absent output is NULL) with the operation's own arguments. */
+typedef pv_status (*host_call)(pv_context *ctx, pv_image *const *images, const void *args);
+
+pv_buffer pv_buffer_wrap(cl_mem mem, int width, int height, pv_pixel_type type)
+{
+    pv_buffer b = {mem, 0, width, height, width, type};
+    return b;
+}
+
+/* ------------------------------------------------------------------ checks */
+
+static int known_type(pv_pixel_type type)
+{
+    return type >= PV_PIXEL_U8 && type <= PV_PIXEL_RGB16;
+}
+
+/* Bytes from pixel (0, 0) to the end of the last row, 0 on overflow. */
+static size_t buffer_extent(const pv_buffer *b)
+{
+    size_t rows, elements, bytes;
+    if (!pv_size_mul((size_t)(b->height - 1), (size_t)b->stride, &rows) ||
+        rows > SIZE_MAX - (size_t)b->width)
+        return 0;
+    elements = rows + (size_t)b->width;
+    return pv_size_mul(elements, pv_pixel_size(b->type), &bytes) ? bytes : 0;
+}
+
+static pv_status check_buffer(pv_context *ctx, const char *op, const char *name,
+                              const pv_buffer *b)
+{
+    if (!b)
+        return pv_fail(ctx, PV_ERR_INVALID, "%s: %s is NULL", op, name);
+    if (!b->mem || b->width < 1 || b->height < 1 || b->stride < b->width ||
+        !known_type(b->type) || buffer_extent(b) == 0 ||
+        b->offset > SIZE_MAX - buffer_extent(b))
+        return pv_fail(ctx, PV_ERR_INVALID,
+                       "%s: %s is not a valid buffer (mem %p, %dx%d, stride %td, type %d)", op,
+                       name, (void *)b->mem, b->width, b->height, b->stride, (int)b->type);
+    return PV_OK;
+}
+
+/* Whether two buffers share bytes. */
+static int overlap(const pv_buffer *a, const pv_buffer *b)
+{
+    return a->mem == b->mem && a->offset < b->offset + buffer_extent(b) &&
+           b->offset < a->offset + buffer_extent(a);
+}
+
+static pv_status check_call(pv_context *ctx, const char *op, const call_images *c,
+                            const char *const *names, cl_uint wait_count,
+                            const cl_event *wait_list)
+{
+    if (!ctx)
+        return pv_fail(NULL, PV_ERR_INVALID, "%s: ctx is NULL", op);
+    if (!ctx->ops->interop->bind)
+        return pv_fail(ctx, PV_ERR_UNSUPPORTED,
+                       "%s: device buffers need an OpenCL context (this one is %s)", op,
+                       pv_backend_name(ctx->backend));
+    if (wait_count > 0 && !wait_list)
+        return pv_fail(ctx, PV_ERR_INVALID, "%s: wait_count %u with no wait_list", op,
+                       (unsigned)wait_count);
+    for (int i = 0; i < c->count; i++) {
+        if (!c->buffers[i] && i > c->first_output)
+            continue; /* an absent optional output */
+        pv_status status = check_buffer(ctx, op, names[i], c->buffers[i]);
+        if (status != PV_OK)
+            return status;
+    }
+    for (int i = c->first_output; i < c->count; i++)
+        for (int j = 0; j < c->count && c->buffers[i]; j++)
+            if (j != i && c->buffers[j] && overlap(c->buffers[i], c->buffers[j]))
+                return pv_fail(ctx, PV_ERR_INVALID, "%s: %s shares bytes with %s", op, names[i],
+                               names[j]);
+    return PV_OK;
+}
+
+/* ------------------------------------------------------------ placeholders */
+
+static void release_images(call_images *c)
+{
+    for (int i = 0; i < c->count; i++) {
+        if (c->mapped[i])
+            munmap(c->images[i].data, c->mapped[i]);
+        c->mapped[i] = 0;
+    }
+}
+
+static pv_image image_of(const pv_buffer *b)
+{
+    pv_image image = {b->width, b->height, b->stride, b->type, NULL};
+    return image;
+}
+
+/* An inaccessible mapping of each image's size as its data. */
+static pv_status map_placeholders(pv_context *ctx, call_images *c)
+{
+    for (int i = 0; i < c->count; i++) {
+        if (!c->buffers[i])
+            continue;
+        c->images[i] = image_of(c->buffers[i]);
+        const size_t bytes = buffer_extent(c->buffers[i]);
+        void *p = mmap(NULL, bytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        if (p == MAP_FAILED) {
+            release_images(c);
+            return pv_fail(ctx, PV_ERR_NOMEM, "device buffers: no address space for a proxy");
+        }
+        c->images[i].data = p;
+        c->mapped[i] = bytes;
+    }
+    return PV_OK;
+}
+
+/* --------------------------------------------------------------- the calls */
+
+static void image_list(call_images *c, pv_image **list)
+{
+    for (int i = 0; i < c->count; i++)
+        list[i] = c->buffers[i] ? &c->images[i] : NULL;
+}
+
+/* The host call on proxies bound to the caller's buffers, queued, not
+ * waited for. */
+static pv_status run_bound(pv_context *ctx, call_images *c, host_call run, const void *args,
+                           cl_uint wait_count, const cl_event *wait_list, cl_event *done)
+{
+    const pv_interop_ops *io = ctx->ops->interop;
+    pv_status status = map_placeholders(ctx, c);
+    if (status != PV_OK)
+        return status;
+    for (int i = 0; i < c->count && status == PV_OK; i++)
+        if (c->buffers[i])
+            status = io->bind(ctx, &c->images[i], c->buffers[i]->mem, c->buffers[i]->offset);
+    if (status == PV_OK)
+        status = io->begin(ctx, wait_count, (void *const *)wait_list, 1);
+    if (status == PV_OK) {
+        pv_image *list[MAX_IMAGES];
+        image_list(c, list);
+        ctx->device_call = 1;
+        status = run(ctx, list, args);
+        ctx->device_call = 0;
+        status = io->end(ctx, status, (void **)done);
+    }
+    io->unbind(ctx);
+    release_images(c);
+    return status;
+}
+
+/* The cross-check: the buffers read to host images, the host call (and
+ * its cross-check) on them, the outputs written back. */
+static pv_status run_on_host(pv_context *ctx, call_images *c, host_call run, const void *args,
+                             cl_uint wait_count, const cl_event *wait_list, cl_event *done)
+{
+    const pv_interop_ops *io = ctx->ops->interop;
+    pv_status status = io->begin(ctx, wait_count, (void *const *)wait_list, 0);
+    for (int i = 0; i < c->count && status == PV_OK; i++) {
+        if (!c->buffers[i])
+            continue;
+        status = pv_image_alloc(&c->images[i], c->buffers[i]->width, c->buffers[i]->height,
+                                c->buffers[i]->type);
+        if (status == PV_OK && i < c->first_output)
+            status = io->read(ctx, c->buffers[i]->mem, c->buffers[i]->offset,
+                              c->buffers[i]->stride, &c->images[i]);
+    }
+    if (status == PV_OK) {
+        pv_image *list[MAX_IMAGES];
+        image_list(c, list);
+        status = run(ctx, list, args);
+    }
+    for (int i = c->first_output; i < c->count && status == PV_OK; i++)
+        if (c->buffers[i])
+            status = io->write(ctx, &c->images[i], c->buffers[i]->mem, c->buffers[i]->offset,
+                               c->buffers[i]->stride);
+    for (int i = 0; i < c->count; i++)
+        if (c->buffers[i])
+            pv_image_free(&c->images[i]);
+    return io->end(ctx, status, (void **)done);
+}
+
+static pv_status device_call(pv_context *ctx, const char *op, call_images *c,
+                             const char *const *names, host_call run, const void *args,
+                             cl_uint wait_count, const cl_event *wait_list, cl_event *done)
+{
+    pv_status status = check_call(ctx, op, c, names, wait_count, wait_list);
+    if (status == PV_OK)
+        status = pv_fork_check_context(ctx);
+    if (status != PV_OK)
+        return status;
+    pv_context_lock(ctx); /* device_call and the bindings belong to this call */
+    ctx->last_error[0] = '\0';
+    status = ctx->crosscheck ? run_on_host(ctx, c, run, args, wait_count, wait_list, done)
+                             : run_bound(ctx, c, run, args, wait_count, wait_list, done);
+    pv_context_unlock(ctx);
+    return status;
+}
+
+/* ------------------------------------------------------------ operations */
+
+static pv_status host_sgm(pv_context *ctx, pv_image *const *images, const void *args)
+{
+    return pv_stereo_sgm_confidence(ctx, images[0], images[1], args, images[2], images[3]);
+}
+
+pv_status pv_stereo_sgm_cl(pv_context *ctx, const pv_buffer *left, const pv_buffer *right,
+                           const pv_sgm_params *params, const pv_buffer *disparity,
+                           const pv_buffer *confidence, cl_uint wait_count,
+                           const cl_event *wait_list, cl_event *done)
+{
+    static const char *const names[] = {"left", "right", "disparity", "confidence"};
+    call_images c = {{left, right, disparity, confidence}, 4, 2, {{0}}, {0}};
+    if (!params)
+        return pv_fail(ctx, PV_ERR_INVALID, "stereo_sgm_cl: params is NULL");
+    return device_call(ctx, "stereo_sgm_cl", &c, names, host_sgm, params, wait_count, wait_list,
+                       done);
+}
+
+static pv_status host_sad(pv_context *ctx, pv_image *const *images, const void *args)
+{
+    return pv_stereo_sad(ctx, images[0], images[1], args, images[2]);
+}
+
+pv_status pv_stereo_sad_cl(pv_context *ctx, const pv_buffer *left, const pv_buffer *right,
+                           const pv_sad_params *params, const pv_buffer *disparity,
+                           cl_uint wait_count, const cl_event *wait_list, cl_event *done)
+{
+    static const char *const names[] = {"left", "right", "disparity"};
+    call_images c = {{left, right, disparity}, 3, 2, {{0}}, {0}};
+    if (!params)
+        return pv_fail(ctx, PV_ERR_INVALID, "stereo_sad_cl: params is NULL");
+    return device_call(ctx, "stereo_sad_cl", &c, names, host_sad, params, wait_count, wait_list,
+                       done);
+}
+
+typedef struct blur_args {
+    float sigma;
+    int taps;
+} blur_args;
+
+static pv_status host_blur(pv_context *ctx, pv_image *const *images, const void *args)
+{
+    const blur_args *a = args;
+    return pv_gaussian_blur(ctx, images[0], images[1], a->sigma, a->taps);
+}
+
+pv_status pv_gaussian_blur_cl(pv_context *ctx, const pv_buffer *src, const pv_buffer *dst,
+                              float sigma, int taps, cl_uint wait_count,
+                              const cl_event *wait_list, cl_event *done)
+{
+    static const char *const names[] = {"src", "dst"};
+    call_images c = {{src, dst}, 2, 1, {{0}}, {0}};
+    const blur_args args = {sigma, taps};
+    return device_call(ctx, "gaussian_blur_cl", &c, names, host_blur, &args, wait_count,
+                       wait_list, done);
+}
+
+/* ------------------------------------------------------------ the context */
+
+pv_status pv_context_cl_objects(pv_context *ctx, cl_context *context, cl_command_queue *queue)
+{
+    if (!ctx || !context || !queue)
+        return pv_fail(ctx, PV_ERR_INVALID, "context_cl_objects: a NULL argument");
+    if (!ctx->ops->interop->objects)
+        return pv_fail(ctx, PV_ERR_UNSUPPORTED, "context_cl_objects: a %s context has none",
+                       pv_backend_name(ctx->backend));
+    void *c = NULL, *q = NULL;
+    pv_context_lock(ctx);
+    pv_status status = ctx->ops->interop->objects(ctx, &c, &q);
+    pv_context_unlock(ctx);
+    if (status == PV_OK) {
+        *context = (cl_context)c;
+        *queue = (cl_command_queue)q;
+    }
+    return status;
+}
+
+pv_status pv_wait(pv_context *ctx)
+{
+    if (!ctx)
+        return pv_fail(NULL, PV_ERR_INVALID, "wait: ctx is NULL");
+    if (!ctx->ops->interop->wait)
+        return PV_OK; /* a CPU context queues nothing */
+    pv_context_lock(ctx);
+    pv_status status = ctx->ops->interop->wait(ctx);
+    pv_context_unlock(ctx);
+    return status;
+}

@@ -1,0 +1,432 @@
+/* Device-buffer calls on a caller's OpenCL objects (include/parvis/interop.h):
+ * a context made on the caller's cl_context and queue, SGM, SAD and the
+ * Gaussian blur from and to the caller's buffers (with offsets and row
+ * pitches) giving exactly the host calls' results, events and the caller's
+ * queue ordering the work, a chain of the caller's own kernel and two
+ * parvis operations that never touches the host, the cross-check, and
+ * misuse refused with the outputs untouched.  Skipped without an OpenCL
+ * device. */
+#include "test_util.h"
+#include "parvis/interop.h"
+#include "../lib/core/internal.h" /* pv_pixel_size */
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define SENTINEL 7.0f
+#define W 72
+#define H 40
+#define PAD 5           /* extra pixels a row in the caller's buffers */
+#define OFFSET 256      /* bytes before pixel (0, 0) */
+
+/* The caller's own objects, on the device tu_opencl uses. */
+typedef struct caller {
+    cl_context context;
+    cl_command_queue queue;
+    pv_context *ctx;
+} caller;
+
+static cl_device_id parvis_device(void)
+{
+    pv_context *cl = tu_opencl_or_skip();
+    cl_context context;
+    cl_command_queue queue;
+    assert_int_equal(pv_context_cl_objects(cl, &context, &queue), PV_OK);
+    cl_device_id device;
+    assert_int_equal(clGetCommandQueueInfo(queue, CL_QUEUE_DEVICE, sizeof device, &device, NULL),
+                     CL_SUCCESS);
+    return device;
+}
+
+static caller caller_new(void)
+{
+    caller c;
+    cl_device_id device = parvis_device();
+    cl_int err;
+    c.context = clCreateContext(NULL, 1, &device, NULL, NULL, &err);
+    assert_int_equal(err, CL_SUCCESS);
+    c.queue = clCreateCommandQueue(c.context, device, 0, &err); /* no profiling */
+    assert_int_equal(err, CL_SUCCESS);
+    tu_expect_ok(NULL, pv_context_create_cl(&c.ctx, c.context, c.queue), "pv_context_create_cl");
+    return c;
+}
+
+static void caller_free(caller *c)
+{
+    pv_context_destroy(c->ctx);
+    clReleaseCommandQueue(c->queue);
+    clReleaseContext(c->context);
+}
+
+/* A buffer of the caller holding image (rows PAD pixels apart more than
+ * its width, OFFSET bytes in), written through the caller's queue. */
+static pv_buffer put_image(const caller *c, const pv_image *image)
+{
+    const size_t pixel = pv_pixel_size(image->type);
+    const size_t pitch = (size_t)(image->width + PAD) * pixel;
+    const size_t bytes = OFFSET + pitch * (size_t)image->height;
+    cl_int err;
+    cl_mem mem = clCreateBuffer(c->context, CL_MEM_READ_WRITE, bytes, NULL, &err);
+    assert_int_equal(err, CL_SUCCESS);
+    unsigned char *host = calloc(1, bytes);
+    assert_non_null(host);
+    for (int y = 0; y < image->height; y++)
+        memcpy(host + OFFSET + (size_t)y * pitch,
+               (unsigned char *)image->data + (size_t)y * (size_t)image->stride * pixel,
+               (size_t)image->width * pixel);
+    assert_int_equal(clEnqueueWriteBuffer(c->queue, mem, CL_TRUE, 0, bytes, host, 0, NULL, NULL),
+                     CL_SUCCESS);
+    free(host);
+    pv_buffer b = {mem, OFFSET, image->width, image->height, image->width + PAD, image->type};
+    return b;
+}
+
+/* A buffer of w x h f32 pixels filled with `value`. */
+static pv_buffer new_f32(const caller *c, int w, int h, float value)
+{
+    pv_image image;
+    assert_int_equal(pv_image_alloc(&image, w, h, PV_PIXEL_F32), PV_OK);
+    tu_fill_image(&image, value);
+    pv_buffer b = put_image(c, &image);
+    pv_image_free(&image);
+    return b;
+}
+
+/* The buffer's image read back through the caller's queue (in order
+ * after everything queued before, parvis's work included). */
+static pv_image get_image(const caller *c, const pv_buffer *b)
+{
+    pv_image image;
+    assert_int_equal(pv_image_alloc(&image, b->width, b->height, b->type), PV_OK);
+    const size_t pixel = pv_pixel_size(b->type);
+    const size_t origin[3] = {b->offset, 0, 0}, host[3] = {0, 0, 0};
+    const size_t region[3] = {(size_t)b->width * pixel, (size_t)b->height, 1};
+    assert_int_equal(clEnqueueReadBufferRect(c->queue, b->mem, CL_TRUE, origin, host, region,
+                                             (size_t)b->stride * pixel, 0,
+                                             (size_t)image.stride * pixel, 0, image.data, 0, NULL,
+                                             NULL),
+                     CL_SUCCESS);
+    return image;
+}
+
+static void expect_same(const pv_image *a, const pv_image *b, const char *what)
+{
+    for (int y = 0; y < a->height; y++)
+        for (int x = 0; x < a->width; x++) {
+            float u = *tu_fpixel(a, x, y), v = *tu_fpixel(b, x, y);
+            if (!(u == v || (isnan(u) && isnan(v))))
+                fail_msg("%s: (%d, %d) %.7g against the host call's %.7g", what, x, y,
+                         (double)u, (double)v);
+        }
+}
+
+static void random_pair(pv_image *left, pv_image *right, pv_pixel_type type)
+{
+    assert_int_equal(pv_image_alloc(left, W, H, type), PV_OK);
+    assert_int_equal(pv_image_alloc(right, W, H, type), PV_OK);
+    tu_fill_random(left, 3u);
+    /* the right image: the left one shifted by 4 pixels, so that there is
+     * something to match */
+    for (int y = 0; y < H; y++)
+        for (int x = 0; x < W; x++)
+            tu_set_pixel(right, x, y, pv_image_get(left, x + 4 < W ? x + 4 : x, y));
+}
+
+static pv_sgm_params sgm_params(void)
+{
+    pv_sgm_params p;
+    pv_sgm_params_default(&p);
+    p.ndisp = 16;
+    p.subpixel = 0;
+    return p;
+}
+
+/* ------------------------------------------------------------ known results */
+
+static void test_sgm_equals_host_call(void **state)
+{
+    (void)state;
+    caller c = caller_new();
+    pv_image left, right, want, want_conf;
+    random_pair(&left, &right, PV_PIXEL_U8);
+    assert_int_equal(pv_image_alloc(&want, W, H, PV_PIXEL_F32), PV_OK);
+    assert_int_equal(pv_image_alloc(&want_conf, W, H, PV_PIXEL_F32), PV_OK);
+    pv_sgm_params p = sgm_params();
+    tu_expect_ok(tu_opencl, pv_stereo_sgm_confidence(tu_opencl, &left, &right, &p, &want,
+                                                     &want_conf), "host sgm");
+    pv_buffer l = put_image(&c, &left), r = put_image(&c, &right);
+    pv_buffer d = new_f32(&c, W, H, SENTINEL), conf = new_f32(&c, W, H, SENTINEL);
+    cl_event done = NULL;
+    tu_expect_ok(c.ctx, pv_stereo_sgm_cl(c.ctx, &l, &r, &p, &d, &conf, 0, NULL, &done),
+                 "pv_stereo_sgm_cl");
+    assert_non_null(done);
+    assert_int_equal(clWaitForEvents(1, &done), CL_SUCCESS);
+    clReleaseEvent(done);
+    pv_image got = get_image(&c, &d), got_conf = get_image(&c, &conf);
+    expect_same(&got, &want, "sgm disparity");
+    expect_same(&got_conf, &want_conf, "sgm confidence");
+    /* no confidence, no event: pv_wait */
+    pv_buffer d2 = new_f32(&c, W, H, SENTINEL);
+    tu_expect_ok(c.ctx, pv_stereo_sgm_cl(c.ctx, &l, &r, &p, &d2, NULL, 0, NULL, NULL), "no conf");
+    tu_expect_ok(c.ctx, pv_wait(c.ctx), "pv_wait");
+    pv_image got2 = get_image(&c, &d2);
+    expect_same(&got2, &want, "sgm disparity, no confidence");
+    image_list_free(&left, &right, &want, &want_conf, &got, &got_conf, &got2, NULL);
+    clReleaseMemObject(l.mem), clReleaseMemObject(r.mem), clReleaseMemObject(d.mem);
+    clReleaseMemObject(conf.mem), clReleaseMemObject(d2.mem);
+    caller_free(&c);
+}
+
+static void test_sad_equals_host_call(void **state)
+{
+    (void)state;
+    caller c = caller_new();
+    pv_image left, right, want;
+    random_pair(&left, &right, PV_PIXEL_F32);
+    assert_int_equal(pv_image_alloc(&want, W, H, PV_PIXEL_F32), PV_OK);
+    pv_sad_params p;
+    pv_sad_params_default(&p);
+    p.ndisp = 12;
+    tu_expect_ok(tu_opencl, pv_stereo_sad(tu_opencl, &left, &right, &p, &want), "host sad");
+    pv_buffer l = put_image(&c, &left), r = put_image(&c, &right), d = new_f32(&c, W, H, SENTINEL);
+    /* the caller's queue orders the work: no events at all */
+    tu_expect_ok(c.ctx, pv_stereo_sad_cl(c.ctx, &l, &r, &p, &d, 0, NULL, NULL), "pv_stereo_sad_cl");
+    pv_image got = get_image(&c, &d);
+    expect_same(&got, &want, "sad disparity");
+    image_list_free(&left, &right, &want, &got, NULL);
+    clReleaseMemObject(l.mem), clReleaseMemObject(r.mem), clReleaseMemObject(d.mem);
+    caller_free(&c);
+}
+
+/* The caller's kernel: dst = 0.5 * src + 10 over a dense image. */
+static const char *const scale_source =
+    "kernel void scale(global const uchar *src, global float *dst, int n)\n"
+    "{ int i = get_global_id(0); if (i < n) dst[i] = 0.5f * (float)src[i] + 10.0f; }\n";
+
+static cl_kernel scale_kernel(const caller *c, cl_program *program)
+{
+    cl_int err;
+    const char *source = scale_source;
+    *program = clCreateProgramWithSource(c->context, 1, &source, NULL, &err);
+    assert_int_equal(err, CL_SUCCESS);
+    assert_int_equal(clBuildProgram(*program, 0, NULL, NULL, NULL, NULL), CL_SUCCESS);
+    cl_kernel k = clCreateKernel(*program, "scale", &err);
+    assert_int_equal(err, CL_SUCCESS);
+    return k;
+}
+
+/* The caller's kernel, then two parvis operations, chained by events on
+ * the device; the host sees only the final disparities. */
+static void test_chain_stays_on_device(void **state)
+{
+    (void)state;
+    caller c = caller_new();
+    pv_image left, right;
+    random_pair(&left, &right, PV_PIXEL_U8);
+    /* the host reference: the same three steps, through host memory */
+    pv_image sl, sr, bl, br, want;
+    pv_image *const f32[] = {&sl, &sr, &bl, &br, &want};
+    for (int i = 0; i < 5; i++)
+        assert_int_equal(pv_image_alloc(f32[i], W, H, PV_PIXEL_F32), PV_OK);
+    for (int y = 0; y < H; y++)
+        for (int x = 0; x < W; x++) {
+            tu_set_pixel(&sl, x, y, 0.5f * pv_image_get(&left, x, y) + 10.0f);
+            tu_set_pixel(&sr, x, y, 0.5f * pv_image_get(&right, x, y) + 10.0f);
+        }
+    pv_sgm_params p = sgm_params();
+    tu_expect_ok(tu_opencl, pv_gaussian_blur(tu_opencl, &sl, &bl, 1.0f, 0), "host blur l");
+    tu_expect_ok(tu_opencl, pv_gaussian_blur(tu_opencl, &sr, &br, 1.0f, 0), "host blur r");
+    tu_expect_ok(tu_opencl, pv_stereo_sgm(tu_opencl, &bl, &br, &p, &want), "host sgm");
+    /* on the device: dense buffers for the caller's kernel */
+    cl_int err;
+    cl_mem raw[2], scaled[2], blurred[2];
+    const pv_image *inputs[2] = {&left, &right};
+    for (int i = 0; i < 2; i++) {
+        raw[i] = clCreateBuffer(c.context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, W * H,
+                                inputs[i]->data, &err);
+        assert_int_equal(err, CL_SUCCESS);
+        scaled[i] = clCreateBuffer(c.context, CL_MEM_READ_WRITE, W * H * sizeof(float), NULL, &err);
+        assert_int_equal(err, CL_SUCCESS);
+        blurred[i] = clCreateBuffer(c.context, CL_MEM_READ_WRITE, W * H * sizeof(float), NULL,
+                                    &err);
+        assert_int_equal(err, CL_SUCCESS);
+    }
+    cl_program program;
+    cl_kernel k = scale_kernel(&c, &program);
+    cl_event scaled_done[2], blurred_done[2], matched;
+    const cl_int n = W * H;
+    const size_t global = W * H;
+    for (int i = 0; i < 2; i++) {
+        clSetKernelArg(k, 0, sizeof raw[i], &raw[i]);
+        clSetKernelArg(k, 1, sizeof scaled[i], &scaled[i]);
+        clSetKernelArg(k, 2, sizeof n, &n);
+        assert_int_equal(clEnqueueNDRangeKernel(c.queue, k, 1, NULL, &global, NULL, 0, NULL,
+                                                &scaled_done[i]), CL_SUCCESS);
+        pv_buffer src = pv_buffer_wrap(scaled[i], W, H, PV_PIXEL_F32);
+        pv_buffer dst = pv_buffer_wrap(blurred[i], W, H, PV_PIXEL_F32);
+        tu_expect_ok(c.ctx, pv_gaussian_blur_cl(c.ctx, &src, &dst, 1.0f, 0, 1, &scaled_done[i],
+                                                &blurred_done[i]), "pv_gaussian_blur_cl");
+    }
+    pv_buffer l = pv_buffer_wrap(blurred[0], W, H, PV_PIXEL_F32);
+    pv_buffer r = pv_buffer_wrap(blurred[1], W, H, PV_PIXEL_F32);
+    pv_buffer d = new_f32(&c, W, H, SENTINEL);
+    tu_expect_ok(c.ctx, pv_stereo_sgm_cl(c.ctx, &l, &r, &p, &d, NULL, 2, blurred_done, &matched),
+                 "pv_stereo_sgm_cl after the blurs");
+    assert_int_equal(clWaitForEvents(1, &matched), CL_SUCCESS);
+    pv_image got = get_image(&c, &d);
+    expect_same(&got, &want, "chained disparity");
+    for (int i = 0; i < 2; i++) {
+        clReleaseEvent(scaled_done[i]);
+        clReleaseEvent(blurred_done[i]);
+        clReleaseMemObject(raw[i]), clReleaseMemObject(scaled[i]), clReleaseMemObject(blurred[i]);
+    }
+    clReleaseEvent(matched);
+    clReleaseMemObject(d.mem);
+    clReleaseKernel(k);
+    clReleaseProgram(program);
+    image_list_free(&left, &right, &sl, &sr, &bl, &br, &want, &got, NULL);
+    caller_free(&c);
+}
+
+/* With the cross-check on, the same result (through host copies). */
+static void test_crosscheck(void **state)
+{
+    (void)state;
+    caller c = caller_new();
+    tu_expect_ok(c.ctx, pv_context_set_crosscheck(c.ctx, 1), "crosscheck on");
+    pv_image left, right, want;
+    random_pair(&left, &right, PV_PIXEL_U8);
+    assert_int_equal(pv_image_alloc(&want, W, H, PV_PIXEL_F32), PV_OK);
+    pv_sgm_params p = sgm_params();
+    tu_expect_ok(tu_opencl, pv_stereo_sgm(tu_opencl, &left, &right, &p, &want), "host sgm");
+    pv_buffer l = put_image(&c, &left), r = put_image(&c, &right), d = new_f32(&c, W, H, SENTINEL);
+    cl_event done;
+    tu_expect_ok(c.ctx, pv_stereo_sgm_cl(c.ctx, &l, &r, &p, &d, NULL, 0, NULL, &done),
+                 "cross-checked pv_stereo_sgm_cl");
+    assert_int_equal(clWaitForEvents(1, &done), CL_SUCCESS);
+    clReleaseEvent(done);
+    pv_image got = get_image(&c, &d);
+    expect_same(&got, &want, "cross-checked disparity");
+    image_list_free(&left, &right, &want, &got, NULL);
+    clReleaseMemObject(l.mem), clReleaseMemObject(r.mem), clReleaseMemObject(d.mem);
+    caller_free(&c);
+}
+
+/* A parvis-made context's own objects serve a caller as well. */
+static void test_parvis_objects(void **state)
+{
+    (void)state;
+    pv_context *ctx = tu_new_opencl_or_skip();
+    caller c;
+    assert_int_equal(pv_context_cl_objects(ctx, &c.context, &c.queue), PV_OK);
+    c.ctx = ctx;
+    pv_image src, want;
+    assert_int_equal(pv_image_alloc(&src, W, H, PV_PIXEL_U8), PV_OK);
+    assert_int_equal(pv_image_alloc(&want, W, H, PV_PIXEL_F32), PV_OK);
+    tu_fill_random(&src, 9u);
+    tu_expect_ok(ctx, pv_gaussian_blur(ctx, &src, &want, 2.0f, 0), "host blur");
+    pv_buffer s = put_image(&c, &src), d = new_f32(&c, W, H, SENTINEL);
+    tu_expect_ok(ctx, pv_gaussian_blur_cl(ctx, &s, &d, 2.0f, 0, 0, NULL, NULL), "blur_cl");
+    tu_expect_ok(ctx, pv_wait(ctx), "pv_wait");
+    pv_image got = get_image(&c, &d);
+    expect_same(&got, &want, "blur on parvis's context");
+    image_list_free(&src, &want, &got, NULL);
+    clReleaseMemObject(s.mem), clReleaseMemObject(d.mem);
+    pv_context_destroy(ctx);
+}
+
+/* ------------------------------------------------------------------ misuse */
+
+static void expect_refused(caller *c, const pv_buffer *l, const pv_buffer *r, const pv_buffer *d,
+                           cl_uint count, const cl_event *events, pv_status expected,
+                           const char *what)
+{
+    pv_sgm_params p = sgm_params();
+    cl_event done = (cl_event)0x1;
+    pv_status status = pv_stereo_sgm_cl(c->ctx, l, r, &p, d, NULL, count, events, &done);
+    if (status != expected)
+        fail_msg("%s: status %d, expected %d (%s)", what, (int)status, (int)expected,
+                 pv_last_error());
+    assert_true(strlen(pv_last_error()) > 0);
+    assert_true(done == (cl_event)0x1); /* no event handed out */
+}
+
+static void expect_untouched(const caller *c, const pv_buffer *d)
+{
+    pv_image got = get_image(c, d);
+    assert_true(tu_image_all_equal(&got, SENTINEL));
+    pv_image_free(&got);
+}
+
+static void test_misuse(void **state)
+{
+    (void)state;
+    caller c = caller_new(), other = caller_new();
+    pv_image left, right;
+    random_pair(&left, &right, PV_PIXEL_U8);
+    pv_buffer l = put_image(&c, &left), r = put_image(&c, &right), d = new_f32(&c, W, H, SENTINEL);
+    pv_buffer foreign = put_image(&other, &left);
+    expect_refused(&c, &foreign, &r, &d, 0, NULL, PV_ERR_INVALID, "another context's buffer");
+    pv_buffer wrong_type = l;
+    wrong_type.type = PV_PIXEL_F32; /* four times the bytes the buffer holds */
+    pv_buffer wrong_type_r = r;
+    wrong_type_r.type = PV_PIXEL_F32;
+    expect_refused(&c, &wrong_type, &wrong_type_r, &d, 0, NULL, PV_ERR_INVALID, "wrong type");
+    pv_buffer no_mem = l;
+    no_mem.mem = NULL;
+    expect_refused(&c, &no_mem, &r, &d, 0, NULL, PV_ERR_INVALID, "NULL mem");
+    pv_buffer narrow = l;
+    narrow.stride = W - 1;
+    expect_refused(&c, &narrow, &r, &d, 0, NULL, PV_ERR_INVALID, "stride < width");
+    expect_refused(&c, NULL, &r, &d, 0, NULL, PV_ERR_INVALID, "NULL left");
+    expect_refused(&c, &l, &r, &d, 1, NULL, PV_ERR_INVALID, "a count with no wait list");
+    pv_buffer over = l; /* the output on the left image's bytes */
+    over.type = PV_PIXEL_F32;
+    over.stride = (W + PAD) / 4;
+    over.width = over.stride;
+    expect_refused(&c, &l, &r, &over, 0, NULL, PV_ERR_INVALID, "output over an input");
+    cl_int err;
+    cl_event failed = clCreateUserEvent(c.context, &err);
+    assert_int_equal(err, CL_SUCCESS);
+    assert_int_equal(clSetUserEventStatus(failed, -1), CL_SUCCESS);
+    expect_refused(&c, &l, &r, &d, 1, &failed, PV_ERR_INVALID, "a failed event");
+    clReleaseEvent(failed);
+    pv_buffer small = d; /* an output of another size than the inputs */
+    small.width = W - 8;
+    expect_refused(&c, &l, &r, &small, 0, NULL, PV_ERR_INVALID, "output size");
+    expect_untouched(&c, &d);
+    /* device buffers on a CPU context */
+    pv_sgm_params p = sgm_params();
+    assert_int_equal(pv_stereo_sgm_cl(tu_cpu, &l, &r, &p, &d, NULL, 0, NULL, NULL),
+                     PV_ERR_UNSUPPORTED);
+    cl_context cc;
+    cl_command_queue cq;
+    assert_int_equal(pv_context_cl_objects(tu_cpu, &cc, &cq), PV_ERR_UNSUPPORTED);
+    assert_int_equal(pv_wait(tu_cpu), PV_OK);
+    /* contexts: NULL, and a queue of another context */
+    pv_context *made = (pv_context *)0x1;
+    assert_int_equal(pv_context_create_cl(&made, NULL, NULL), PV_ERR_INVALID);
+    assert_null(made);
+    assert_int_equal(pv_context_create_cl(&made, c.context, other.queue), PV_ERR_INVALID);
+    assert_null(made);
+    image_list_free(&left, &right, NULL);
+    clReleaseMemObject(l.mem), clReleaseMemObject(r.mem), clReleaseMemObject(d.mem);
+    clReleaseMemObject(foreign.mem);
+    caller_free(&other);
+    caller_free(&c);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_sgm_equals_host_call),
+        cmocka_unit_test(test_sad_equals_host_call),
+        cmocka_unit_test(test_chain_stays_on_device),
+        cmocka_unit_test(test_crosscheck),
+        cmocka_unit_test(test_parvis_objects),
+        cmocka_unit_test(test_misuse),
+    };
+    return cmocka_run_group_tests_name("interop", tests, tu_group_setup, tu_group_teardown);
+}
