@@ -77,5 +77,6 @@ pv_status pv_pc_correlate_chunk(pv_phasecorr_plan *plan, const pv_volume *movers
 
 /* Declared parameters (register_params.c). */
 extern const pv_op_decl pv_phasecorr_decl;
+extern const pv_op_decl pv_phasecorr_masked_decl;
 
 #endif
