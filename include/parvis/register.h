@@ -1,5 +1,6 @@
 /** @file
- * parvis register: phase correlation (2D/3D, sub-pixel) and normalized
+ * parvis register: phase correlation (2D/3D, sub-pixel), masked phase
+ * correlation (Padfield's masked NCC, 2D/3D) and normalized
  * cross-correlation.
  *
  * Shift convention: a shift s means moving(p) ~ reference(p - s), i.e. the

@@ -1,6 +1,8 @@
 /* CPU reference of the register module: phase correlation on a plan with a
- * cached unit-phase reference spectrum, the upsampled-DFT evaluation, and
- * normxcorr2 with integral images and an FFT cross term.
+ * cached unit-phase reference spectrum, the upsampled-DFT evaluation,
+ * masked phase correlation (six FFT correlations and the score of
+ * backends/common/masked_ncc.h), and normxcorr2 with integral images and
+ * an FFT cross term.
  *
  * The float arithmetic mirrors backends/opencl/kernels/register.cl step for
  * step (same formulas, same operand order), so the backends differ only by

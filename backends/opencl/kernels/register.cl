@@ -1,6 +1,8 @@
 /* parvis register kernels: phase correlation (padding and windowing,
  * unit-phase spectra, the normalized cross-power spectrum, a single-pass
- * arg-max by 64-bit atomics (a two-stage one without them), matrix-multiply DFTs for sub-pixel refinement) and
+ * arg-max by 64-bit atomics (a two-stage one without them), matrix-multiply DFTs for sub-pixel refinement),
+ * masked phase correlation (the six padded inputs, the six conjugate
+ * products, the score of backends/common/masked_ncc.h) and
  * normxcorr2 (spectrum product, integral images by row scans and column
  * sums, the coefficient map).
  *
