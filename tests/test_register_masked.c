@@ -1,7 +1,8 @@
 /* Tests of masked phase correlation (pv_phase_correlate_masked and its 3D
  * form): a known shift found through a masked-out distracting pattern, a
  * brute-force spatial evaluation of the masked NCC over every shift, u8
- * inputs with one shared mask, OpenCL against CPU, and bad input.
+ * inputs with one shared mask, OpenCL against CPU (and in cross-check
+ * mode), device faults leaving the result untouched, and bad input.
  *
  * Sizes are small (PoCL compiles a kernel per transform size): 2D inputs
  * of 48x40 (transform 96x80), 3D inputs of 12x10x8 (transform 24x20x15),
@@ -330,6 +331,58 @@ static void test_masked_opencl_matches_cpu(void **state)
     pv_image_free(&mm);
 }
 
+/* Cross-check mode: the OpenCL result compared with the CPU's inside the
+ * call (the same shift, peaks within PV_TOL_PCM_PEAK). */
+static void test_masked_crosscheck(void **state)
+{
+    (void)state;
+    pv_context *cl = tu_new_opencl_or_skip();
+    assert_int_equal(pv_context_set_crosscheck(cl, 1), PV_OK);
+    pv_image ref = f32_image(W, H), mov = f32_image(W, H), mask = f32_image(W, H);
+    tu_fill_random(&ref, 51u);
+    tu_fill_random(&mov, 52u);
+    uint32_t seed = 9u;
+    for (int y = 0; y < H; y++)
+        for (int x = 0; x < W; x++)
+            tu_set_pixel(&mask, x, y, tu_rand01(&seed) < 0.6f);
+    pv_shift s;
+    tu_expect_ok(cl, pv_phase_correlate_masked(cl, &ref, &mov, &mask, NULL, NULL, &s),
+                 "phase_correlate_masked (cross-checked)");
+    pv_context_destroy(cl);
+    pv_image_free(&ref);
+    pv_image_free(&mov);
+    pv_image_free(&mask);
+}
+
+/* A device failure (an enqueue refused) leaves the result untouched. */
+static void test_masked_fault_leaves_result(void **state)
+{
+    (void)state;
+    pv_image ref = f32_image(W, H), mov = f32_image(W, H), mask = f32_image(W, H);
+    tu_fill_random(&ref, 61u);
+    tu_fill_random(&mov, 62u);
+    tu_fill_image(&mask, 1.0f);
+    const char *specs[3] = {"enqueue:1", "enqueue:3", "alloc:2"};
+    for (int k = 0; k < 3; k++) {
+        pv_context *ctx = tu_fault_context(specs[k]);
+        if (!ctx) {
+            pv_image_free(&ref);
+            pv_image_free(&mov);
+            pv_image_free(&mask);
+            skip();
+        }
+        pv_shift s = {7, 7, 7, 7, 0};
+        pv_status status = pv_phase_correlate_masked(ctx, &ref, &mov, &mask, NULL, NULL, &s);
+        if (status == PV_OK)
+            fail_msg("%s: the call succeeded", specs[k]);
+        assert_true(s.dx == 7 && s.dy == 7 && s.dz == 7 && s.peak == 7);
+        pv_context_destroy(ctx);
+    }
+    pv_image_free(&ref);
+    pv_image_free(&mov);
+    pv_image_free(&mask);
+}
+
 /* ============================================================= bad input */
 
 static void expect_refused(pv_context *ctx, pv_status status, const pv_shift *s,
@@ -408,6 +461,8 @@ int main(void)
         TU_ON_BOTH(test_masked_no_texture),
         TU_ON_BOTH(test_masked_bad_input),
         cmocka_unit_test(test_masked_opencl_matches_cpu),
+        cmocka_unit_test(test_masked_crosscheck),
+        cmocka_unit_test(test_masked_fault_leaves_result),
     };
     return cmocka_run_group_tests(tests, tu_group_setup, tu_group_teardown);
 }

@@ -208,7 +208,8 @@ static pv_status crosscheck(pv_context *ctx, const char *op, const pv_pcm_job *j
     return pv_oracle_end(ctx, &oracle, status, PV_ORACLE_COMPARED_BY_CALLER);
 }
 
-/* The masked correlation of the two read sides. */
+/* The masked correlation of the two read sides (inside the call's lock
+ * and timing). */
 static pv_status run(pv_context *ctx, const char *op, const int size[3], const pcm_side *ref,
                      const pcm_side *mov, double overlap_ratio, pv_shift *shift)
 {
@@ -232,12 +233,9 @@ static pv_status run(pv_context *ctx, const char *op, const int size[3], const p
     job.reference_floor = (float)(PCM_FLOOR * ref->energy);
     job.moving_floor = (float)(PCM_FLOOR * mov->energy);
     pv_pcm_peak peak;
-    status = pv_call_begin(ctx);
-    if (status == PV_OK)
-        status = ctx->ops->reg->pc_masked(ctx, &job, &peak);
+    status = ctx->ops->reg->pc_masked(ctx, &job, &peak);
     if (status == PV_OK && pv_crosscheck_wanted(ctx))
         status = crosscheck(ctx, op, &job, &peak);
-    pv_call_end(ctx);
     if (status != PV_OK)
         return status;
     double d[3];
@@ -267,13 +265,18 @@ static pv_status correlate_masked(pv_context *ctx, const char *op, int dims, pcm
     int size[3];
     input_size(in[0], size);
     pcm_side ref, mov;
-    status = read_side(ctx, op, "reference", in[0], in[2], size, &ref);
+    memset(&ref, 0, sizeof ref);
+    memset(&mov, 0, sizeof mov);
+    /* The call's time includes the masked copies, as phase correlation's
+     * includes its conversions. */
+    status = pv_call_begin(ctx);
+    if (status == PV_OK)
+        status = read_side(ctx, op, "reference", in[0], in[2], size, &ref);
     if (status == PV_OK)
         status = read_side(ctx, op, "moving input", in[1], in[3], size, &mov);
-    else
-        memset(&mov, 0, sizeof mov);
     if (status == PV_OK)
         status = run(ctx, op, size, &ref, &mov, resolved.overlap_ratio, shift);
+    pv_call_end(ctx);
     free_side(&ref);
     free_side(&mov);
     return status;

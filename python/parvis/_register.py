@@ -77,8 +77,8 @@ class _RegisterOps(_ContextBase):
         overlap is below overlap_ratio times the largest overlap score 0.
         Returns PhaseCorrelation(shift, peak, flags) with moving(p) ~
         reference(p - shift) (scikit-image returns -shift) and peak the
-        best coefficient.  Masks: the shape of their input, bool, uint8 or
-        float32, non-zero = valid; moving_mask None means reference_mask.
+        best coefficient.  Masks: the shape of their input, any numeric or
+        bool dtype, non-zero = valid; moving_mask None means reference_mask.
         A mask without a valid pixel is refused (InvalidArgument)."""
         c_params = make("phasecorr_masked", params)
         volume = np.ndim(reference) == 3
@@ -91,8 +91,8 @@ class _RegisterOps(_ContextBase):
                 masks.append((None, ffi.NULL))
                 continue
             arr = np.asarray(mask)
-            if arr.dtype == np.bool_ or volume:
-                arr = arr.astype(np.float32)
+            if volume or arr.dtype not in (np.uint8, np.float32):
+                arr = (arr != 0).astype(np.float32)
             a, st = _grid_in(arr, name, volume)
             A.same_shape(ra, a, ("reference", name))
             masks.append((a, st))

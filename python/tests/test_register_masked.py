@@ -40,6 +40,15 @@ def test_known_shift_through_mask(ctx):
     assert r.flags == 0
 
 
+def test_mask_dtypes(cpu):
+    ref, mov = shifted_pair((24, 32), (3, 2), seed=7)
+    mask = np.ones(ref.shape)
+    mask[:6, :8] = 0
+    shifts = [list(cpu.phase_correlate_masked(ref, mov, mask.astype(t)).shift)
+              for t in (np.float64, np.int32, bool, np.uint8, np.float32)]
+    assert shifts == [[3, 2]] * 5
+
+
 def test_known_shift_3d(ctx):
     ref, mov = shifted_pair((8, 10, 12), (2, -3, 1), seed=2)
     mask = np.ones(ref.shape, dtype=np.float32)
