@@ -439,6 +439,11 @@ static void test_masked_bad_input(void **state)
     *tu_fpixel(&ref, 3, 3) = NAN;
     expect_refused(ctx, pv_phase_correlate_masked(ctx, &ref, &mov, &mask, NULL, NULL, &s), &s,
                    "NaN");
+    pv_image thin = f32_image(1, H);
+    tu_fill_image(&thin, 1.0f);
+    expect_refused(ctx, pv_phase_correlate_masked(ctx, &thin, &thin, &thin, NULL, NULL, &s), &s,
+                   "at least 2 along x");
+    pv_image_free(&thin);
     pv_volume v = tu_random_volume(6, 5, 4, 1u), w = tu_random_volume(6, 5, 3, 2u);
     expect_refused(ctx, pv_phase_correlate_masked3d(ctx, &v, &v, &w, NULL, NULL, &s), &s,
                    "reference_mask is 6x5x3");

@@ -256,7 +256,8 @@ PV_API pv_status pv_phasecorr_plan_time_fft(pv_phasecorr_plan *plan);
  * scikit-image reports its negation.  peak is that coefficient.
  *
  * Masks: u8 or f32, the size of their image; non-zero = valid.  A mask
- * with no valid pixel is refused (PV_ERR_INVALID).  When the masked
+ * with no valid pixel is refused (PV_ERR_INVALID), as are inputs less
+ * than 2 samples wide (as for pv_phase_correlate).  When the masked
  * reference or the masked moving input is constant the result is shift 0,
  * peak 0 and PV_REGISTER_NO_TEXTURE.  Cross-check tolerance: the same
  * integer shift, peaks within 1e-4. */

@@ -103,6 +103,13 @@ static pv_status check_args(pv_context *ctx, const char *op, int dims, const pcm
         return status;
     int size[3];
     input_size(in[0], size);
+    /* As phase correlation: a one-sample x axis has no shift to find, and
+     * an OpenCL FFT engine may refuse its transform. */
+    if (size[0] < 2)
+        return pv_fail(ctx, PV_ERR_INVALID,
+                       "%s: reference is %d sample(s) wide; masked phase correlation needs at "
+                       "least 2 along x",
+                       op, size[0]);
     for (int k = 1; status == PV_OK && k < 4; k++)
         status = check_size(ctx, op, names[k], in[k], size, dims);
     if (status == PV_OK && !shift)

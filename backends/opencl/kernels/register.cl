@@ -368,11 +368,12 @@ void pcm_products(__global float2 *spectra, uint bins, float scale)
     const uint i = get_global_id(0);
     if (i >= bins)
         return;
-    const float2 f = spectra[i], f2 = spectra[bins + i], a = spectra[2 * (size_t)bins + i];
+    const float2 f = spectra[i], f2 = spectra[(size_t)bins + i];
+    const float2 a = spectra[2 * (size_t)bins + i];
     const float2 m = spectra[3 * (size_t)bins + i], m2 = spectra[4 * (size_t)bins + i];
     const float2 b = spectra[5 * (size_t)bins + i];
     spectra[i] = pcm_conj_product(b, a, scale);
-    spectra[bins + i] = pcm_conj_product(m, a, scale);
+    spectra[(size_t)bins + i] = pcm_conj_product(m, a, scale);
     spectra[2 * (size_t)bins + i] = pcm_conj_product(b, f, scale);
     spectra[3 * (size_t)bins + i] = pcm_conj_product(m, f, scale);
     spectra[4 * (size_t)bins + i] = pcm_conj_product(m2, a, scale);
