@@ -6,7 +6,8 @@
 # shift is found exactly,
 # on the CPU and (where a device exists) on OpenCL.  Also the refusals:
 # --moving-mask or --overlap-ratio without --mask, --subpixel with it, a
-# mask of the wrong size, an empty mask.  Run from the build directory, as
+# mask of the wrong size, an empty mask; and a 3D case of raw volumes with
+# --size.  Run from the build directory, as
 # the other CLI tests.
 set -u
 
@@ -61,6 +62,40 @@ for backend in $backends; do
     case "$got" in '{"dx": 5.000000, "dy": -3.000000, "dz": 0.000000, "peak": '*) ;;
         *) fail "$backend: --moving-mask --json gave '$got'" ;; esac
 done
+
+# 3D: raw float32 volumes of 12x10x8 (--size), the moving one displaced by
+# (2, -1, 1), a raw mask hiding a corner block; written with Python's
+# struct when a python3 is at hand (the 3D check is skipped otherwise).
+PYTHON=${PYTHON:-python3}
+if command -v "$PYTHON" >/dev/null 2>&1; then
+    "$PYTHON" - "$out" <<'PY' || fail "could not write the raw volumes"
+import random, struct, sys
+out = sys.argv[1]
+nx, ny, nz, m = 12, 10, 8, 3
+bx, by, bz = nx + 2 * m, ny + 2 * m, nz + 2 * m
+rng = random.Random(5)
+big = [rng.random() for _ in range(bx * by * bz)]
+def at(x, y, z):
+    return big[(z * by + y) * bx + x]
+d = (2, -1, 1)
+ref, mov, mask = [], [], []
+for z in range(nz):
+    for y in range(ny):
+        for x in range(nx):
+            hidden = x < 4 and y < 4 and z < 3
+            ref.append(at(x + m, y + m, z + m) + (9.0 if hidden else 0.0))
+            mov.append(at(x + m - d[0], y + m - d[1], z + m - d[2]) + (9.0 if hidden else 0.0))
+            mask.append(0.0 if hidden else 1.0)
+for name, values in (("ref", ref), ("mov", mov), ("mask", mask)):
+    with open("%s/%s.raw" % (out, name), "wb") as f:
+        f.write(struct.pack("<%df" % len(values), *values))
+PY
+    for backend in $backends; do
+        got=$(./parvis phasecorr "$out/ref.raw" "$out/mov.raw" --size 12x10x8 \
+            --mask "$out/mask.raw" --backend "$backend" 2>&1)
+        case "$got" in "2 -1 1 "*) ;; *) fail "$backend: 3D --mask gave '$got', not 2 -1 1" ;; esac
+    done
+fi
 
 # expect_error TEXT ARGS...: parvis phasecorr ARGS fails, saying TEXT
 expect_error() {
