@@ -3,11 +3,10 @@
 # the command line.  Two 48x40 PGM images cut from one noise texture (the
 # moving one displaced by (5, -3)) carry the same bright fixed checkerboard;
 # with an all-valid mask it pulls the NCC's shift to 0, masked out the
-# shift is found exactly,
-# on the CPU and (where a device exists) on OpenCL.  Also the refusals:
+# shift is found exactly, on the CPU and (where a device exists) on
+# OpenCL.  A 3D case of raw volumes with --size.  Also the refusals:
 # --moving-mask or --overlap-ratio without --mask, --subpixel with it, a
-# mask of the wrong size, an empty mask; and a 3D case of raw volumes with
-# --size.  Run from the build directory, as
+# mask of the wrong size, an empty mask.  Run from the build directory, as
 # the other CLI tests.
 set -u
 
