@@ -1,6 +1,7 @@
 /* Tests of masked phase correlation (pv_phase_correlate_masked and its 3D
  * form): a known shift found through a masked-out distracting pattern, a
- * brute-force spatial evaluation of the masked NCC over every shift, u8
+ * brute-force spatial evaluation of the masked NCC over every shift,
+ * normxcorr2 where every pixel is valid, u8
  * inputs with one shared mask, OpenCL against CPU (and in cross-check
  * mode), device faults leaving the result untouched, and bad input.
  *
@@ -235,6 +236,40 @@ static void test_masked_brute_force(void **state)
     free(b);
 }
 
+/* With all-valid masks the masked NCC is normxcorr2's overlap-normalised
+ * coefficient of the reference as a template over the moving image: map
+ * element (u, v) is the shift (u - w + 1, v - h + 1), and overlap_ratio r
+ * is min_overlap = ceil(r w h). */
+static void test_masked_matches_normxcorr2(void **state)
+{
+    pv_context *ctx = tu_backend_ctx(state);
+    const int w = 24, h = 20;
+    pv_image ref = f32_image(w, h), mov = f32_image(w, h), mask = f32_image(w, h);
+    pv_image map = f32_image(2 * w - 1, 2 * h - 1);
+    float *a = texture(w, h, 1, 71u), *b = texture(w, h, 1, 72u);
+    for (int y = 0; y < h; y++)
+        for (int x = 0; x < w; x++) {
+            tu_set_pixel(&ref, x, y, a[y * w + x]);
+            tu_set_pixel(&mov, x, y, x >= 4 && y < h - 2 ? a[(y + 2) * w + x - 4] : b[y * w + x]);
+        }
+    tu_fill_image(&mask, 1.0f);
+    pv_phasecorr_masked_params p = {0.5};
+    pv_shift s;
+    pv_ncc_result n;
+    tu_expect_ok(ctx, pv_phase_correlate_masked(ctx, &ref, &mov, &mask, NULL, &p, &s),
+                 "phase_correlate_masked");
+    tu_expect_ok(ctx, pv_normxcorr2(ctx, &ref, &mov, (w * h + 1) / 2, &map, &n), "normxcorr2");
+    assert_true(s.dx == 4 && s.dy == -2);
+    assert_true(s.dx == n.x && s.dy == n.y);
+    assert_true(fabs(s.peak - n.coefficient) < 1e-4);
+    pv_image_free(&ref);
+    pv_image_free(&mov);
+    pv_image_free(&mask);
+    pv_image_free(&map);
+    free(a);
+    free(b);
+}
+
 /* u8 inputs and a u8 mask shared by both (moving_mask NULL). */
 static void test_masked_u8(void **state)
 {
@@ -462,6 +497,7 @@ int main(void)
         TU_ON_BOTH(test_masked_known_shift),
         TU_ON_BOTH(test_masked_known_shift_3d),
         TU_ON_BOTH(test_masked_brute_force),
+        TU_ON_BOTH(test_masked_matches_normxcorr2),
         TU_ON_BOTH(test_masked_u8),
         TU_ON_BOTH(test_masked_no_texture),
         TU_ON_BOTH(test_masked_bad_input),
