@@ -18,6 +18,9 @@
 #define NCC_PRODUCT_OPS 6.0
 #define NCC_LOCAL_SUM_OPS 8.0
 #define NCC_NORMALISE_OPS 10.0
+#define PCM_PRODUCT_OPS 36.0
+#define PCM_LOAD_OPS 2.0
+#define PCM_SCORE_OPS 16.0
 #define FLOW_WARP_FIXED_OPS (24.0 + 6.0 + 1.0 + 9.0 + 18.0)
 #define FLOW_TENSOR_COMPONENTS 9.0
 #define FLOW_JACOBI_OPS 128.0
@@ -97,6 +100,17 @@ double ops_ncc(int image, int templ)
     const int map[2] = {image + templ - 1, image + templ - 1};
     return 3.0 * ops_fft(map, 2) + NCC_PRODUCT_OPS * half_spectrum(map, 2) +
            (NCC_LOCAL_SUM_OPS + NCC_NORMALISE_OPS) * points(map, 2);
+}
+
+double ops_pcm(const int *n, int dims)
+{
+    if (!n || dims < 2 || dims > 3 || points(n, dims) <= 0.0)
+        return 0.0;
+    int grid[3];
+    for (int a = 0; a < dims; a++)
+        grid[a] = 2 * n[a] - 1;
+    return 12.0 * ops_fft(grid, dims) + PCM_PRODUCT_OPS * half_spectrum(grid, dims) +
+           (PCM_LOAD_OPS + PCM_SCORE_OPS) * points(grid, dims);
 }
 
 double ops_octreg(const int n[3])

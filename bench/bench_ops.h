@@ -75,6 +75,14 @@ double ops_fft_pair(const int n[3]);
  * normalisation (mean removal, variance, square root, division: 10). */
 double ops_ncc(int image, int templ);
 
+/* Masked phase correlation (fp32) of extent n[0..dims-1] over the linear
+ * grid G of 2 n - 1 per axis (the least the library pads to): six forward
+ * and six inverse real FFTs of G, six conjugate products an element of
+ * the half spectrum (36), the squares of the inputs (2 an element of G)
+ * and the score (means, variances, square root, division, thresholds: 16
+ * an element of G). */
+double ops_pcm(const int *n, int dims);
+
 /* AO-OCT registration (fp32) of depth x alines x bscans: per B-scan the
  * fine stage's forward and inverse 2D FFT of depth x alines and one
  * cross-power spectrum (12 an element of its half spectrum); the coarse

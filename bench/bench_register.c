@@ -3,7 +3,8 @@
  * plan: one upload, R2C, C2R and arg-max per mover), once per OpenCL FFT
  * engine built in (case names end in "clfft" / "vkfft"); at 256^3 and
  * 512^3 also the bare R2C + C2R pair of each engine, beside FFTW's on the
- * CPU; 2D normxcorr2 at 512^2 with a 64^2 template and with equal sizes.
+ * CPU; masked phase correlation at 512^2 and 128^3 (one-shot); 2D
+ * normxcorr2 at 512^2 with a 64^2 template and with equal sizes.
  *
  * Inputs are synthetic with a known answer: the moving volume is the
  * reference circularly shifted by (7, -5, 3); the NCC template is cut from
@@ -596,11 +597,153 @@ static int ncc_cases_run(const bench_config *config, const bench_contexts *conte
     return 0;
 }
 
+/* ============================================== masked phase correlation
+ * One-shot masked correlations (pv_phase_correlate_masked / 3d), one row
+ * per engine: f32 noise, the moving input the reference displaced by
+ * pc_shift (fresh noise where that leaves the reference, no wrap), the
+ * reference's mask hiding a block of an eighth of the area or volume and
+ * the moving input sharing it.  Kernel time and end to end (the front
+ * end's masked copies and the four uploads included) in the usual columns;
+ * quality: the exact shift. */
+
+typedef struct pcm_case {
+    const char *name;
+    int n[3];
+    int dims;
+    int quick;
+} pcm_case;
+
+static const pcm_case pcm_cases[] = {
+    {"512^2 one-shot", {512, 512, 1}, 2, 1},
+    {"128^3 one-shot", {128, 128, 128}, 3, 0},
+};
+
+typedef struct pcm_inputs {
+    pv_volume reference, moving, mask;
+    pv_image images[3];  /* 2D views of the volumes above */
+    int dims;
+    pv_shift shift;
+    int cpu_timed;
+    pv_timing cpu;
+    bench_series cpu_samples;
+    pv_shift cpu_shift;
+} pcm_inputs;
+
+static int make_pcm_inputs(const pcm_case *c, pcm_inputs *in)
+{
+    const int *n = c->n;
+    if (pv_volume_alloc(&in->reference, n[0], n[1], n[2]) != PV_OK ||
+        pv_volume_alloc(&in->moving, n[0], n[1], n[2]) != PV_OK ||
+        pv_volume_alloc(&in->mask, n[0], n[1], n[2]) != PV_OK)
+        return cli_fail("cannot allocate the masked correlation's inputs");
+    in->dims = c->dims;
+    const int d[3] = {pc_shift[0], pc_shift[1], c->dims == 3 ? pc_shift[2] : 0};
+    uint32_t state = 4242u;
+    size_t count = (size_t)n[0] * n[1] * n[2];
+    for (size_t i = 0; i < count; i++)
+        in->reference.data[i] = random01(&state);
+    for (int z = 0; z < n[2]; z++)
+        for (int y = 0; y < n[1]; y++)
+            for (int x = 0; x < n[0]; x++) {
+                size_t at = ((size_t)z * n[1] + y) * n[0] + x;
+                int u = x - d[0], v = y - d[1], w = z - d[2];
+                int inside = u >= 0 && v >= 0 && w >= 0 && u < n[0] && v < n[1] && w < n[2];
+                in->moving.data[at] = inside ? in->reference.data[((size_t)w * n[1] + v) * n[0] + u]
+                                             : random01(&state);
+                int hidden = x < n[0] / 2 && y < n[1] / 2 && (c->dims == 2 ? y < n[1] / 4
+                                                                            : z < n[2] / 2);
+                in->mask.data[at] = hidden ? 0.0f : 1.0f;
+            }
+    pv_volume *v[3] = {&in->reference, &in->moving, &in->mask};
+    for (int k = 0; k < 3; k++)
+        in->images[k] = pv_image_wrap(v[k]->data, n[0], n[1], PV_PIXEL_F32);
+    return 0;
+}
+
+static pv_status run_pcm(pv_context *ctx, void *user)
+{
+    pcm_inputs *in = user;
+    if (in->dims == 2)
+        return pv_phase_correlate_masked(ctx, &in->images[0], &in->images[1], &in->images[2],
+                                         NULL, NULL, &in->shift);
+    return pv_phase_correlate_masked3d(ctx, &in->reference, &in->moving, &in->mask, NULL, NULL,
+                                       &in->shift);
+}
+
+static double exact_pcm(const pcm_inputs *in, const pv_shift *s)
+{
+    return s->dx == pc_shift[0] && s->dy == pc_shift[1] &&
+                   s->dz == (in->dims == 3 ? pc_shift[2] : 0)
+               ? 1.0
+               : 0.0;
+}
+
+static int pcm_row(const bench_config *config, const bench_contexts *contexts, const void *vc,
+                   const char *engine, void *vin, bench_result *r)
+{
+    const pcm_case *c = vc;
+    pcm_inputs *in = vin;
+    memset(r, 0, sizeof *r);
+    snprintf(r->op, sizeof r->op, "pcm");
+    snprintf(r->name, sizeof r->name, "%s%s%s", c->name, engine ? " " : "", engine ? engine : "");
+    snprintf(r->params, sizeof r->params, "f32, 1/8 masked, overlap_ratio 0.3");
+    snprintf(r->variant, sizeof r->variant, "%dd one-shot %s", c->dims, engine ? engine : "fftw");
+    snprintf(r->fft_engine, sizeof r->fft_engine, "%s", engine ? engine : "fftw");
+    r->cpu_threads = pv_context_cpu_threads(contexts->cpu);
+    r->quality_name = "exact";
+    r->threshold = PC_AGREEMENT_THRESHOLD;
+    r->size = (double)c->n[0] * c->n[1] * c->n[2];
+    r->roofline_bytes = roofline_pcm_bytes(c->n, c->dims);
+    r->roofline_ops = ops_pcm(c->n, c->dims);
+    pv_timing cl;
+    pv_status status = PV_OK;
+    if (!in->cpu_timed) {
+        status = bench_time_series(config, contexts->cpu, run_pcm, in, &in->cpu,
+                                   &in->cpu_samples);
+        in->cpu_shift = in->shift;
+        in->cpu_timed = status == PV_OK;
+    }
+    bench_fill_cpu(r, &in->cpu, &in->cpu_samples);
+    pv_shift cpu_shift = in->cpu_shift;
+    r->cpu_quality = exact_pcm(in, &cpu_shift);
+    if (status == PV_OK && contexts->opencl) {
+        status = bench_time_series(config, contexts->opencl, run_pcm, in, &cl, &r->cl_samples);
+        bench_fill_opencl(r, &cl, NULL);
+        r->cl_quality = exact_pcm(in, &in->shift);
+        r->agreement = cpu_shift.dx == in->shift.dx && cpu_shift.dy == in->shift.dy &&
+                       cpu_shift.dz == in->shift.dz;
+    }
+    return status == PV_OK ? 0 : cli_fail_status(status, "masked phase correlation");
+}
+
+static int pcm_cases_run(const bench_config *config, const bench_contexts *contexts,
+                         bench_result *results, int max, int *count)
+{
+    for (size_t i = 0; i < sizeof pcm_cases / sizeof pcm_cases[0]; i++) {
+        const pcm_case *c = &pcm_cases[i];
+        if (!bench_wants(config, "pcm", c->name, c->quick))
+            continue;
+        pcm_inputs in;
+        memset(&in, 0, sizeof in);
+        int rc = make_pcm_inputs(c, &in);
+        if (rc == 0)
+            rc = engine_rows(config, contexts, pcm_row, c, &in, results, max, count);
+        pv_volume_free(&in.reference);
+        pv_volume_free(&in.moving);
+        pv_volume_free(&in.mask);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
 int bench_register_cases(const bench_config *config, const bench_contexts *contexts,
                          bench_result *results, int max, int *count)
 {
     int rc = pc_cases_run(config, contexts, results, max, count);
     if (rc == 0)
         rc = pc2d_cases_run(config, contexts, results, max, count);
+    if (rc == 0)
+        rc = pcm_cases_run(config, contexts, results, max, count);
     return rc ? rc : ncc_cases_run(config, contexts, results, max, count);
 }

@@ -98,6 +98,21 @@ double roofline_ncc_bytes(int image, int templ)
     return inputs + F32 * elements(map, 2) + roofline_fft_bytes(map, 2, 3);
 }
 
+double roofline_pcm_bytes(const int *n, int dims)
+{
+    if (!n || dims < 2 || dims > 3 || !all_positive(n, dims))
+        return 0.0;
+    int grid[3];
+    for (int a = 0; a < dims; a++)
+        grid[a] = 2 * n[a] - 1;
+    double inputs = 4.0 * F32 * elements(n, dims);
+    double maps = F32 * elements(grid, dims);
+    /* the six maps written, read by the score with the score written, and
+     * two arg-max passes over one map */
+    return inputs + 6.0 * maps + roofline_fft_bytes(grid, dims, 12) + 7.0 * maps + 2.0 * maps +
+           SHIFT_BYTES;
+}
+
 double roofline_octreg_bytes(const int n[3])
 {
     if (!n || !all_positive(n, 3))

@@ -63,6 +63,12 @@ double roofline_fft_pair_bytes(const int n[3]);
  * product; the local sums come from running sums, not transforms). */
 double roofline_ncc_bytes(int image, int templ);
 
+/* Masked phase correlation of extent n[0..dims-1], over the linear grid
+ * G of 2 n - 1 per axis: four f32 inputs read (two images, two masks), the
+ * six maps of G written, twelve transforms of G, the six maps read and the
+ * score written, and two arg-max passes over one map. */
+double roofline_pcm_bytes(const int *n, int dims);
+
 /* AO-OCT registration of one f32 target of depth x alines x bscans against
  * a pre-computed reference: the target read, per B-scan one forward and
  * one inverse 2D transform of depth x alines (the fine stage; the coarse

@@ -29,12 +29,13 @@ OP_TITLES = {
     "match": "SIFT matching",
     "pc2d": "2D phase correlation",
     "pc3d": "3D phase correlation",
+    "pcm": "Masked phase correlation (Padfield)",
     "fft": "FFT pair (R2C + C2R)",
     "ncc": "Normalized cross-correlation (normxcorr2)",
     "oct": "AO-OCT volume registration",
     "flow": "3D optical flow",
 }
-OP_ORDER = ["sad", "bp", "sift", "match", "pc2d", "pc3d", "fft", "ncc", "oct", "flow"]
+OP_ORDER = ["sad", "bp", "sift", "match", "pc2d", "pc3d", "pcm", "fft", "ncc", "oct", "flow"]
 ENGINE_SUFFIXES = (" clfft", " vkfft", " fftw")
 # Where parvis's CPU backend is this many times slower than the best CPU peer,
 # the baseline table marks it (the threshold).

@@ -29,7 +29,8 @@ done
 "$PYTHON" - "$out/params.json" "$out" <<'PY' || fail "declarations and --help disagree"
 import json, sys
 ops = {op["name"]: op for op in json.load(open(sys.argv[1]))}
-want = {"sad", "bp", "sgm", "sift", "match", "ransac", "phasecorr", "octreg", "flow"}
+want = {"sad", "bp", "sgm", "sift", "match", "ransac", "phasecorr", "phasecorr_masked",
+        "octreg", "flow"}
 assert set(ops) == want, f"operations {sorted(ops)}"
 for op in ops.values():
     assert op["params"], op["name"]
@@ -40,6 +41,7 @@ for op in ops.values():
 # operation -> the command whose options set its parameters
 COMMAND = {"sad": "stereo", "bp": "stereo", "sgm": "stereo", "sift": "sift",
            "match": "match", "ransac": "match", "phasecorr": "phasecorr",
+           "phasecorr_masked": "phasecorr",
            "octreg": "octreg", "flow": "flow"}
 # options in the command's own form, not the declaration's, each with its reason
 # (the option's name stands for several operations' parameters, or for none)

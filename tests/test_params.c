@@ -43,6 +43,7 @@ static void test_known_operations(void **state)
         {"match", "features", sizeof(pv_sift_match_params)},
         {"ransac", "geometry", sizeof(pv_ransac_params)},
         {"phasecorr", "register", sizeof(pv_phasecorr_options)},
+        {"phasecorr_masked", "register", sizeof(pv_phasecorr_masked_params)},
         {"octreg", "octreg", sizeof(pv_octreg_options)},
         {"flow", "flow", sizeof(pv_flow_params)},
     };
@@ -79,6 +80,8 @@ static void test_defaults(void **state)
     SAME_DEFAULTS(pv_sift_match_params, pv_sift_match_params_default, "match");
     SAME_DEFAULTS(pv_ransac_params, pv_ransac_params_default, "ransac");
     SAME_DEFAULTS(pv_phasecorr_options, pv_phasecorr_options_default, "phasecorr");
+    SAME_DEFAULTS(pv_phasecorr_masked_params, pv_phasecorr_masked_params_default,
+                  "phasecorr_masked");
     SAME_DEFAULTS(pv_octreg_options, pv_octreg_options_default, "octreg");
     SAME_DEFAULTS(pv_flow_params, pv_flow_params_default, "flow");
 

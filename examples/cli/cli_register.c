@@ -15,6 +15,8 @@ typedef struct phasecorr_args {
     int want_json, want_time, verbose, parabolic;
     int fft;                  /* --fft's choice index */
     pv_phasecorr_options options;
+    const char *mask, *moving_mask;     /* --mask, --moving-mask: masked correlation */
+    pv_phasecorr_masked_params masked;
     cli_backend_options backend;
 } phasecorr_args;
 
@@ -30,7 +32,13 @@ static const char phasecorr_conventions[] =
     "  The shift is wrapped into (-n/2, n/2] per axis (n: the padded size).  peak: the normalized\n"
     "  correlation peak, 1 for identical inputs; a textureless input gives a warning and\n"
     "  an undefined shift.  --size NXxNYxNZ: raw little-endian float32, x fastest.\n"
-    "  --fft applies to the opencl backend only.\n";
+    "  --fft applies to the opencl backend only.\n"
+    "  --mask FILE (and --moving-mask FILE, else the same mask for MOV): masked phase\n"
+    "  correlation (Padfield's masked NCC, scikit-image's reference_mask / moving_mask):\n"
+    "  an image or volume of the input's size, non-zero = valid; the shift is integer,\n"
+    "  peak is the normalised cross-correlation over the overlap of the masks, and\n"
+    "  --overlap-ratio applies; --subpixel, --upsample, --parabolic, --window and --pad do\n"
+    "  not.\n";
 
 static int parse_size_field(const char *value, void *field)
 {
@@ -44,6 +52,7 @@ static int parse_phasecorr_args(int argc, char **argv, phasecorr_args *args)
 {
     memset(args, 0, sizeof *args);
     pv_phasecorr_options_default(&args->options);
+    pv_phasecorr_masked_params_default(&args->masked);
     cli_backend_options_default(&args->backend);
     cli_option table[] = {
         /* declared by the library (lib/register/: parvis params phasecorr) */
@@ -54,6 +63,11 @@ static int parse_phasecorr_args(int argc, char **argv, phasecorr_args *args)
          .help = "the same as --subpixel parabolic"},
         cli_declared("phasecorr", "window", &args->options, sizeof args->options, 0),
         cli_declared("phasecorr", "pad", &args->options, sizeof args->options, 0),
+        {.name = "--mask", .kind = CLI_TEXT, .field = &args->mask, .value_name = "FILE",
+         .help = "mask of REF (and of MOV without --moving-mask): masked correlation"},
+        {.name = "--moving-mask", .kind = CLI_TEXT, .field = &args->moving_mask,
+         .value_name = "FILE", .help = "mask of MOV (needs --mask)"},
+        cli_declared("phasecorr_masked", "overlap_ratio", &args->masked, sizeof args->masked, 0),
         {.name = "--size", .kind = CLI_CUSTOM, .field = args->size, .parse = parse_size_field,
          .value_name = "NXxNYxNZ", .expect = "NXxNYxNZ (x fastest), each 1..1048576",
          .no_default = 1, .help = "inputs are raw little-endian float32 volumes of this size"},
@@ -92,6 +106,17 @@ static int phasecorr_subpixel(const cli_command *c, phasecorr_args *args)
         args->options.subpixel = PV_SUBPIXEL_PARABOLIC;
     } else if (upsample) {
         args->options.subpixel = PV_SUBPIXEL_UPSAMPLE;
+    }
+    if (!args->mask) {
+        if (args->moving_mask || cli_given(c, "--overlap-ratio"))
+            return cli_fail("phasecorr: %s needs --mask",
+                            args->moving_mask ? "--moving-mask" : "--overlap-ratio");
+    } else {
+        static const char *const unmasked[] = {"--subpixel", "--upsample", "--parabolic",
+                                               "--window", "--pad"};
+        for (size_t i = 0; i < sizeof unmasked / sizeof unmasked[0]; i++)
+            if (cli_given(c, unmasked[i]))
+                return cli_fail("phasecorr: %s does not apply with --mask", unmasked[i]);
     }
     if (cli_given(c, "--fft") && args->backend.backend == PV_BACKEND_CPU)
         return cli_fail("phasecorr: --fft applies to the opencl backend, not cpu");
@@ -178,8 +203,31 @@ static int correlate_volumes(const phasecorr_args *args, pv_context *ctx)
         return 1;
     }
     pv_shift shift;
-    pv_status status = pv_phase_correlate3d(ctx, &reference, &moving, &args->options, &shift);
-    int rc = report_shift(args, ctx, status, &shift, 3);
+    pv_status status;
+    int rc = 0;
+    if (args->mask) {
+        /* the masks: read like the inputs (NIfTI, or raw of --size) */
+        pv_volume masks[2];
+        const char *paths[2] = {args->mask, args->moving_mask};
+        int read = 0;
+        for (; read < 2 && paths[read]; read++)
+            if (read_volume(paths[read], args->size, &masks[read])) {
+                rc = 1;
+                break;
+            }
+        status = PV_OK;
+        if (!rc) {
+            status = pv_phase_correlate_masked3d(ctx, &reference, &moving, &masks[0],
+                                                 read > 1 ? &masks[1] : NULL, &args->masked,
+                                                 &shift);
+            rc = report_shift(args, ctx, status, &shift, 3);
+        }
+        while (read-- > 0)
+            pv_volume_free(&masks[read]);
+    } else {
+        status = pv_phase_correlate3d(ctx, &reference, &moving, &args->options, &shift);
+        rc = report_shift(args, ctx, status, &shift, 3);
+    }
     pv_volume_free(&reference);
     pv_volume_free(&moving);
     return rc;
@@ -191,8 +239,28 @@ static int correlate_images(const phasecorr_args *args, pv_context *ctx)
     if (cli_read_image_pair(args->files, PV_PIXEL_F32, args->verbose, images))
         return 1;
     pv_shift shift;
-    pv_status status = pv_phase_correlate(ctx, &images[0], &images[1], &args->options, &shift);
-    int rc = report_shift(args, ctx, status, &shift, 2);
+    int rc = 0;
+    if (args->mask) {
+        pv_image masks[2];
+        const char *paths[2] = {args->mask, args->moving_mask};
+        int read = 0;
+        for (; read < 2 && paths[read]; read++)
+            if (cli_read_image(paths[read], PV_PIXEL_F32, args->verbose, &masks[read])) {
+                rc = 1;
+                break;
+            }
+        if (!rc) {
+            pv_status status = pv_phase_correlate_masked(ctx, &images[0], &images[1], &masks[0],
+                                                         read > 1 ? &masks[1] : NULL,
+                                                         &args->masked, &shift);
+            rc = report_shift(args, ctx, status, &shift, 2);
+        }
+        while (read-- > 0)
+            pv_image_free(&masks[read]);
+    } else {
+        pv_status status = pv_phase_correlate(ctx, &images[0], &images[1], &args->options, &shift);
+        rc = report_shift(args, ctx, status, &shift, 2);
+    }
     cli_free_image_pair(images);
     return rc;
 }

@@ -1,5 +1,6 @@
 /** @file
- * parvis register: phase correlation (2D/3D, sub-pixel) and normalized
+ * parvis register: phase correlation (2D/3D, sub-pixel), masked phase
+ * correlation (Padfield's masked NCC, 2D/3D) and normalized
  * cross-correlation.
  *
  * Shift convention: a shift s means moving(p) ~ reference(p - s), i.e. the
@@ -237,6 +238,68 @@ PV_API pv_status pv_phasecorr_plan_fft_size(const pv_phasecorr_plan *plan, int s
  * @param plan the plan
  * @return PV_OK, or the failure's status */
 PV_API pv_status pv_phasecorr_plan_time_fft(pv_phasecorr_plan *plan);
+
+/* --------------------------------------------- masked phase correlation */
+/** Masked registration (Padfield, "Masked object registration in the
+ * Fourier domain", IEEE TIP 2012; scikit-image's phase_cross_correlation
+ * with reference_mask / moving_mask): for every integer shift s, the
+ * normalised cross-correlation of moving(p) and reference(p - s) over the
+ * pixels p valid in both masks (means and variances over that overlap
+ * only), computed with linear (zero-padded, never wrapped) FFT
+ * correlations.  Shifts whose overlap counts fewer than
+ * overlap_ratio * (the largest overlap of any shift) pixels score 0, as
+ * do overlaps where either side has no variance (below 1e-4 of that
+ * side's whole masked energy about its masked mean: float rounding).
+ * Coefficients are clipped to [-1, 1].  The shift is the integer shift of
+ * the largest coefficient (the first in memory order on ties), with the
+ * convention of pv_phase_correlate (moving(p) ~ reference(p - shift));
+ * scikit-image reports its negation.  peak is that coefficient.
+ *
+ * Masks: u8 or f32, the size of their image; non-zero = valid.  A mask
+ * with no valid pixel is refused (PV_ERR_INVALID), as are inputs less
+ * than 2 samples wide (as for pv_phase_correlate).  When the masked
+ * reference or the masked moving input is constant the result is shift 0,
+ * peak 0 and PV_REGISTER_NO_TEXTURE.  Cross-check tolerance: the same
+ * integer shift, peaks within 1e-4. */
+typedef struct pv_phasecorr_masked_params {
+    /** the least overlap, as a fraction of the largest overlap of any
+     * shift, a shift needs to score; (0, 1], default 0.3 */
+    double overlap_ratio;
+} pv_phasecorr_masked_params;
+
+/** Fill params with the declared defaults.
+ * @param params receives the defaults */
+PV_API void pv_phasecorr_masked_params_default(pv_phasecorr_masked_params *params);
+
+/** Masked phase correlation of two images (see pv_phasecorr_masked_params).
+ * @param ctx the context
+ * @param reference the reference image (u8 or f32)
+ * @param moving the moving image, the reference's size
+ * @param reference_mask the reference's mask (u8 or f32, its size)
+ * @param moving_mask the moving image's mask, or NULL: reference_mask
+ * @param params the parameters, or NULL (defaults)
+ * @param shift receives the integer shift and the peak coefficient
+ * @return PV_OK, or the failure's status */
+PV_API pv_status pv_phase_correlate_masked(pv_context *ctx, const pv_image *reference,
+                                           const pv_image *moving, const pv_image *reference_mask,
+                                           const pv_image *moving_mask,
+                                           const pv_phasecorr_masked_params *params,
+                                           pv_shift *shift);
+/** The same in 3D (masks are f32 volumes, non-zero = valid).
+ * @param ctx the context
+ * @param reference the reference volume
+ * @param moving the moving volume, the reference's size
+ * @param reference_mask the reference's mask
+ * @param moving_mask the moving volume's mask, or NULL: reference_mask
+ * @param params the parameters, or NULL (defaults)
+ * @param shift receives the integer shift and the peak coefficient
+ * @return PV_OK, or the failure's status */
+PV_API pv_status pv_phase_correlate_masked3d(pv_context *ctx, const pv_volume *reference,
+                                             const pv_volume *moving,
+                                             const pv_volume *reference_mask,
+                                             const pv_volume *moving_mask,
+                                             const pv_phasecorr_masked_params *params,
+                                             pv_shift *shift);
 
 /* -------------------------------------------- normalized cross-correlation */
 /** The full coefficient map of the template sliding over the image, of size

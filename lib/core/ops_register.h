@@ -53,6 +53,32 @@ typedef struct pv_ncc_job {
     float image_floor;
 } pv_ncc_job;
 
+/* Masked phase correlation, prepared by the front end: four dense f32
+ * volumes of extent size (x fastest): the reference and the moving input,
+ * each less its masked mean and 0 outside its mask, and the two masks as
+ * 0 / 1.  fft >= 2 size - 1 per axis (1 where size is 1), so the six
+ * correlations are linear.  A shift s scores the NCC over the overlap of
+ * the moving mask with the reference mask displaced by s: count = the
+ * overlap's pixels (rounded), 0 where count < overlap_ratio * the largest
+ * count or where either side's variance sum over the overlap is <= its
+ * floor, else the coefficient clipped to [-1, 1]. */
+typedef struct pv_pcm_job {
+    int size[3];
+    int fft[3];
+    const float *reference, *reference_mask, *moving, *moving_mask;
+    float overlap_ratio;
+    float reference_floor, moving_floor;
+} pv_pcm_job;
+
+/* The best score of the map over the transform grid (its index, the first
+ * in memory order on ties; index c along an axis is the shift c, or
+ * c - fft past size - 1) and the largest overlap count. */
+typedef struct pv_pcm_peak {
+    float value;
+    int index[3];
+    float max_count;
+} pv_pcm_peak;
+
 /* register: movers[] and reference are f32 volumes of geometry.size.
  * pc_correlate: means[i] is subtracted from movers[i] when
  * geometry.centered.  normxcorr2: map is f32, (image + templ - 1) per
@@ -73,6 +99,7 @@ typedef struct pv_ncc_job {
     X(P, pv_status, pc_upsample,                                                                  \
       (pv_context *ctx, void *plan, int mover, const pv_dft_window *window, float *values))       \
     X(P, pv_status, normxcorr2, (pv_context *ctx, const pv_ncc_job *job, pv_image *map))          \
+    X(P, pv_status, pc_masked, (pv_context *ctx, const pv_pcm_job *job, pv_pcm_peak *peak))       \
     X(P, pv_status, pc_time_fft, (pv_context *ctx, void *plan))                                   \
     X(P, int, fft_engine_built, (pv_fft_engine engine))                                           \
     X(P, pv_status, fft_engine_of, (pv_context *ctx, pv_fft_engine *engine))                      \

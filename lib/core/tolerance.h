@@ -53,6 +53,10 @@
 /* phase correlation: peak heights (normalised to 1 for identical inputs)
  * agree within 1e-3: float FFTs of up to 2^32 points lose that little. */
 #define PV_TOL_PC_PEAK 1e-3
+/* masked phase correlation: the same integer shift, and peak coefficients
+ * (in [-1, 1]) within 1e-4: six float FFT correlations, the score from
+ * sums over an overlap of inputs centred on their masked means. */
+#define PV_TOL_PCM_PEAK 1e-4
 /* normxcorr2: largest absolute difference of two coefficient maps.  The
  * coefficients lie in [-1, 1]; the integral images are summed in a
  * different row order on each backend, which costs ~1e-5 at most. */

@@ -15,7 +15,7 @@
  * line's help and the docs list them.  Adding an operation adds its
  * declaration's name here. */
 #define PV_DECLARED_OPS(X) \
-    X(sad) X(bp) X(sgm) X(sift) X(sift_match) X(ransac) X(phasecorr) X(octreg) X(flow)
+    X(sad) X(bp) X(sgm) X(sift) X(sift_match) X(ransac) X(phasecorr) X(phasecorr_masked) X(octreg) X(flow)
 
 #define PV_DECLARE_EXTERN(name) extern const pv_op_decl pv_##name##_decl;
 PV_DECLARED_OPS(PV_DECLARE_EXTERN)

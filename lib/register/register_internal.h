@@ -1,7 +1,7 @@
 /* Internal, front end only: what the register module's front-end files
  * share.  register_input.c scans and views the inputs, phasecorr.c runs
  * phase-correlation plans, phasecorr_api.c holds the public phase
- * correlation calls, ncc.c normxcorr2 and register_fft.c the FFT engine
+ * correlation calls, phasecorr_masked.c the masked ones, ncc.c normxcorr2 and register_fft.c the FFT engine
  * choice.  No backend includes this header.  Not installed. */
 #ifndef PV_REGISTER_INTERNAL_H
 #define PV_REGISTER_INTERNAL_H
@@ -77,5 +77,6 @@ pv_status pv_pc_correlate_chunk(pv_phasecorr_plan *plan, const pv_volume *movers
 
 /* Declared parameters (register_params.c). */
 extern const pv_op_decl pv_phasecorr_decl;
+extern const pv_op_decl pv_phasecorr_masked_decl;
 
 #endif

@@ -13,3 +13,11 @@ static const pv_param_decl phasecorr_params[] = {
 };
 const pv_op_decl pv_phasecorr_decl = PV_DECL_OP(pv_phasecorr_options, "phasecorr", "register",
                                                 "FFT phase correlation", phasecorr_params);
+
+static const pv_param_decl phasecorr_masked_params[] = {
+    PV_DECL_DOUBLE(pv_phasecorr_masked_params, overlap_ratio, 0.3, 0, 1, PV_PARAM_MIN_EXCLUSIVE,
+                   "", "least overlap a shift needs, as a fraction of the largest overlap"),
+};
+const pv_op_decl pv_phasecorr_masked_decl =
+    PV_DECL_OP(pv_phasecorr_masked_params, "phasecorr_masked", "register",
+               "masked FFT normalised cross-correlation (Padfield)", phasecorr_masked_params);

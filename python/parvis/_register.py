@@ -11,7 +11,7 @@ from . import _arrays as A
 from ._base import ArrayLike, _ContextBase, _grid_in, _int, _Plan
 from ._errors import invalid, raise_status
 from ._native import ffi, lib
-from ._params import make
+from ._params import declared_keywords, make
 from ._results import NCCResult, PhaseCorrelation, PhaseCorrelationBatch
 
 if TYPE_CHECKING:
@@ -62,6 +62,43 @@ class _RegisterOps(_ContextBase):
         A.same_shape(ra, ma, ("reference", "moving"))
         fn = lib.pv_phase_correlate3d if volume else lib.pv_phase_correlate
         self._call(fn, rs, ms, options, shift)
+        return PhaseCorrelation(_shift_array(shift, ra.ndim), shift.peak, int(shift.flags))
+
+    @declared_keywords("phasecorr_masked")
+    def phase_correlate_masked(self, reference: ArrayLike, moving: ArrayLike,
+                               reference_mask: ArrayLike, moving_mask: Optional[ArrayLike] = None,
+                               **params: Any) -> PhaseCorrelation:
+        """Masked phase correlation (Padfield 2012; scikit-image's
+        phase_cross_correlation with reference_mask / moving_mask) of two
+        images (2D) or volumes (3D) of one shape.
+
+        For every integer shift, the normalised cross-correlation over the
+        pixels valid in both masks (linear, not circular); shifts whose
+        overlap is below overlap_ratio times the largest overlap score 0.
+        Returns PhaseCorrelation(shift, peak, flags) with moving(p) ~
+        reference(p - shift) (scikit-image returns -shift) and peak the
+        best coefficient.  Masks: the shape of their input, any numeric or
+        bool dtype, non-zero = valid; moving_mask None means reference_mask.
+        A mask without a valid pixel is refused (InvalidArgument)."""
+        c_params = make("phasecorr_masked", params)
+        volume = np.ndim(reference) == 3
+        ra, rs = _grid_in(reference, "reference", volume)
+        ma, ms = _grid_in(moving, "moving", volume)
+        A.same_shape(ra, ma, ("reference", "moving"))
+        masks = []
+        for name, mask in (("reference_mask", reference_mask), ("moving_mask", moving_mask)):
+            if mask is None:
+                masks.append((None, ffi.NULL))
+                continue
+            arr = np.asarray(mask)
+            if volume or arr.dtype not in (np.uint8, np.float32):
+                arr = (arr != 0).astype(np.float32)
+            a, st = _grid_in(arr, name, volume)
+            A.same_shape(ra, a, ("reference", name))
+            masks.append((a, st))
+        shift = ffi.new("pv_shift *")
+        fn = lib.pv_phase_correlate_masked3d if volume else lib.pv_phase_correlate_masked
+        self._call(fn, rs, ms, masks[0][1], masks[1][1], c_params, shift)
         return PhaseCorrelation(_shift_array(shift, ra.ndim), shift.peak, int(shift.flags))
 
     def phasecorr_plan(self, reference: ArrayLike, upsample: int = 1, *,

@@ -160,6 +160,8 @@ MISMATCHED = {
     "stereo_sad": lambda ctx: ctx.stereo_sad(TALL, WIDE, 4),
     "stereo_bp": lambda ctx: ctx.stereo_bp(TALL, WIDE, 4),
     "phase_correlate": lambda ctx: ctx.phase_correlate(TALL, WIDE),
+    "phase_correlate_masked": lambda ctx: ctx.phase_correlate_masked(TALL, WIDE, TALL),
+    "phase_correlate_masked mask": lambda ctx: ctx.phase_correlate_masked(TALL, TALL, WIDE),
     "disparity_error": lambda ctx: parvis.disparity_error(TALL, WIDE),
     "flow2d": lambda ctx: ctx.flow2d(TALL, WIDE),
     "plan.correlate": lambda ctx: ctx.phasecorr_plan(TALL).correlate(WIDE),

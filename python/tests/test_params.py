@@ -44,12 +44,14 @@ ENTRY_POINTS: Dict[str, List[Any]] = {
     # phase correlation's Python form is upsample / subpixel / pad / window:
     # checked below against the declaration's choices.
     "phasecorr": [],
+    "phasecorr_masked": [(parvis.Context, "phase_correlate_masked", {})],
 }
 DEFAULT_FUNCTIONS = {
     "sad": lib.pv_sad_params_default, "bp": lib.pv_bp_params_default,
     "sgm": lib.pv_sgm_params_default, "sift": lib.pv_sift_params_default,
     "match": lib.pv_sift_match_params_default, "ransac": lib.pv_ransac_params_default,
-    "phasecorr": lib.pv_phasecorr_options_default, "octreg": lib.pv_octreg_options_default,
+    "phasecorr": lib.pv_phasecorr_options_default,
+    "phasecorr_masked": lib.pv_phasecorr_masked_params_default, "octreg": lib.pv_octreg_options_default,
     "flow": lib.pv_flow_params_default,
 }
 

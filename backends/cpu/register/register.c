@@ -1,6 +1,8 @@
 /* CPU reference of the register module: phase correlation on a plan with a
- * cached unit-phase reference spectrum, the upsampled-DFT evaluation, and
- * normxcorr2 with integral images and an FFT cross term.
+ * cached unit-phase reference spectrum, the upsampled-DFT evaluation,
+ * masked phase correlation (six FFT correlations and the score of
+ * backends/common/masked_ncc.h), and normxcorr2 with integral images and
+ * an FFT cross term.
  *
  * The float arithmetic mirrors backends/opencl/kernels/register.cl step for
  * step (same formulas, same operand order), so the backends differ only by
@@ -415,6 +417,136 @@ static pv_status pv_cpu_normxcorr2(pv_context *ctx, const pv_ncc_job *job, pv_im
     integral_image(ctx, &job->templ, 1, w.sum_t2);
     ncc_map(ctx, job, &w, map);
     pv_cpu_fft_free(w.block);
+    pv_cpu_fft_release(fft);
+    return PV_OK;
+}
+
+/* ====================================================== masked phase correlation */
+
+/* backends/common/masked_ncc.h: one text with the kernel's pcm_score. */
+#define PCM_SQRT(x) sqrtf(x)
+#define PCM_RINT(x) rintf(x)
+#include "../../common/masked_ncc.h"
+
+/* The six transform inputs, in the order of the maps: the reference, its
+ * square, its mask, the moving input, its square, its mask. */
+enum { PCM_F, PCM_F2, PCM_A, PCM_M, PCM_M2, PCM_B, PCM_MAPS };
+
+/* map[k] of the padded grid from the job's dense inputs. */
+static void pcm_load(pv_context *ctx, const pv_pcm_job *job, float *const map[PCM_MAPS])
+{
+    const int px = job->fft[0], py = job->fft[1], pz = job->fft[2];
+    const int nx = job->size[0], ny = job->size[1], nz = job->size[2];
+    const long rows = (long)py * pz;
+#pragma omp parallel for num_threads(thread_count(ctx)) schedule(static)
+    for (long row = 0; row < rows; row++) {
+        int y = (int)(row % py), z = (int)(row / py);
+        size_t out = (size_t)row * px;
+        for (int k = 0; k < PCM_MAPS; k++)
+            memset(map[k] + out, 0, (size_t)px * sizeof(float));
+        if (y >= ny || z >= nz)
+            continue;
+        size_t in = ((size_t)z * ny + y) * nx;
+        for (int x = 0; x < nx; x++) {
+            float f = job->reference[in + x], m = job->moving[in + x];
+            map[PCM_F][out + x] = f;
+            map[PCM_F2][out + x] = f * f;
+            map[PCM_A][out + x] = job->reference_mask[in + x];
+            map[PCM_M][out + x] = m;
+            map[PCM_M2][out + x] = m * m;
+            map[PCM_B][out + x] = job->moving_mask[in + x];
+        }
+    }
+}
+
+/* In place, per bin: the six correlation spectra (times scale), each a
+ * moving-side spectrum times the conjugate of a reference-side one:
+ * count B.A*, sum_m M.A*, sum_f B.F*, cross M.F*, sum_m2 M2.A*,
+ * sum_f2 B.F2*; they land in the slots F, F2, A, M, M2, B. */
+static void pcm_products(pv_context *ctx, float *const spec[PCM_MAPS], size_t count, float scale)
+{
+#pragma omp parallel for num_threads(thread_count(ctx)) schedule(static)
+    for (size_t i = 0; i < count; i++) {
+        float v[PCM_MAPS][2];
+        for (int k = 0; k < PCM_MAPS; k++) {
+            v[k][0] = spec[k][2 * i];
+            v[k][1] = spec[k][2 * i + 1];
+        }
+        static const int pairs[PCM_MAPS][2] = {{PCM_B, PCM_A},  {PCM_M, PCM_A},
+                                               {PCM_B, PCM_F},  {PCM_M, PCM_F},
+                                               {PCM_M2, PCM_A}, {PCM_B, PCM_F2}};
+        for (int k = 0; k < PCM_MAPS; k++) {
+            const float *a = v[pairs[k][0]], *b = v[pairs[k][1]];
+            spec[k][2 * i] = (a[0] * b[0] + a[1] * b[1]) * scale;
+            spec[k][2 * i + 1] = (a[1] * b[0] - a[0] * b[1]) * scale;
+        }
+    }
+}
+
+static float pcm_max_count(pv_context *ctx, const float *count, size_t points)
+{
+    float best = 0.0f;
+#pragma omp parallel for num_threads(thread_count(ctx)) schedule(static) reduction(max : best)
+    for (size_t i = 0; i < points; i++) {
+        float n = rintf(count[i]);
+        if (n > best)
+            best = n;
+    }
+    return best;
+}
+
+/* The scores into map[0] (each point reads only its own values), then the
+ * first largest in memory order. */
+static void pcm_scores(pv_context *ctx, const pv_pcm_job *job, float *const map[PCM_MAPS],
+                       size_t points, pv_pcm_peak *peak)
+{
+    const float threshold = job->overlap_ratio * peak->max_count;
+#pragma omp parallel for num_threads(thread_count(ctx)) schedule(static)
+    for (size_t i = 0; i < points; i++)
+        map[0][i] = pcm_score(map[0][i], map[1][i], map[2][i], map[3][i], map[4][i], map[5][i],
+                              threshold, job->moving_floor, job->reference_floor);
+    size_t best = 0;
+    for (size_t i = 1; i < points; i++)
+        if (map[0][i] > map[0][best])
+            best = i;
+    const size_t px = (size_t)job->fft[0], py = (size_t)job->fft[1];
+    peak->value = map[0][best];
+    peak->index[0] = (int)(best % px);
+    peak->index[1] = (int)(best / px % py);
+    peak->index[2] = (int)(best / (px * py));
+}
+
+static pv_status pv_cpu_pc_masked(pv_context *ctx, const pv_pcm_job *job, pv_pcm_peak *peak)
+{
+    pv_cpu_fft *fft = NULL;
+    pv_status status = pv_cpu_fft_acquire(ctx, job->fft, &fft);
+    if (status != PV_OK)
+        return status;
+    const size_t real = pv_cpu_fft_real_count(fft), bins = pv_cpu_fft_complex_count(fft);
+    float *map[PCM_MAPS], *spec[PCM_MAPS];
+    pv_cpu_slice slices[2 * PCM_MAPS];
+    for (int k = 0; k < PCM_MAPS; k++) {
+        slices[k] = (pv_cpu_slice){&map[k], real};
+        slices[PCM_MAPS + k] = (pv_cpu_slice){&spec[k], 2 * bins};
+    }
+    float *block = pv_cpu_fft_alloc_slices(slices, 2 * PCM_MAPS);
+    if (!block) {
+        pv_cpu_fft_release(fft);
+        return pv_fail(ctx, PV_ERR_NOMEM,
+                       "phase_correlate_masked: no memory for six %dx%dx%d transforms",
+                       job->fft[0], job->fft[1], job->fft[2]);
+    }
+    pcm_load(ctx, job, map);
+    for (int k = 0; k < PCM_MAPS; k++)
+        pv_cpu_fft_forward(fft, map[k], spec[k]);
+    pcm_products(ctx, spec, bins, (float)(1.0 / (double)real));
+    for (int k = 0; k < PCM_MAPS; k++)
+        pv_cpu_fft_inverse(fft, spec[k], map[k]);
+    pv_pcm_peak found;
+    found.max_count = pcm_max_count(ctx, map[0], real);
+    pcm_scores(ctx, job, map, real, &found);
+    *peak = found;
+    pv_cpu_fft_free(block);
     pv_cpu_fft_release(fft);
     return PV_OK;
 }

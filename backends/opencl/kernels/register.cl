@@ -1,6 +1,8 @@
 /* parvis register kernels: phase correlation (padding and windowing,
  * unit-phase spectra, the normalized cross-power spectrum, a single-pass
- * arg-max by 64-bit atomics (a two-stage one without them), matrix-multiply DFTs for sub-pixel refinement) and
+ * arg-max by 64-bit atomics (a two-stage one without them), matrix-multiply DFTs for sub-pixel refinement),
+ * masked phase correlation (the six padded inputs, the six conjugate
+ * products, the score of backends/common/masked_ncc.h) and
  * normxcorr2 (spectrum product, integral images by row scans and column
  * sums, the coefficient map).
  *
@@ -313,4 +315,97 @@ void ncc_coefficients(__global const float *cross, __global const float *sum_i,
         }
     }
     map[(size_t)v * mw + u] = coefficient;
+}
+
+/* ------------------------------------------- masked phase correlation
+ * Six maps of the transform grid back to back (lib/core/ops_register.h,
+ * pv_pcm_job): the inputs f, f^2, A (reference side) and m, m^2, B
+ * (moving side), then in the same slots the correlations count, sum_m,
+ * sum_f, cross, sum_m2, sum_f2, then the score in slot 0. */
+#define PCM_SQRT(x) sqrt(x)
+#define PCM_RINT(x) rint(x)
+#include "../../common/masked_ncc.h"
+
+/* The six padded inputs from staging: f, A, m, B dense (n values each,
+ * back to back).  Global (px, py, pz). */
+__kernel __attribute__((reqd_work_group_size(PC_PAD_WG_X, PC_PAD_WG_Y, 1)))
+void pcm_load(__global const float *staging, __global float *maps, int nx, int ny, int nz,
+              int px, int py, int pz)
+{
+    const int x = get_global_id(0), y = get_global_id(1), z = get_global_id(2);
+    if (x >= px || y >= py || z >= pz)
+        return;
+    const size_t points = (size_t)px * py * pz;
+    const size_t at = (size_t)x + (size_t)px * ((size_t)y + (size_t)py * (size_t)z);
+    float f = 0.0f, a = 0.0f, m = 0.0f, b = 0.0f;
+    if (x < nx && y < ny && z < nz) {
+        const size_t n = (size_t)nx * ny * nz;
+        const size_t in = (size_t)x + (size_t)nx * ((size_t)y + (size_t)ny * (size_t)z);
+        f = staging[in];
+        a = staging[n + in];
+        m = staging[2 * n + in];
+        b = staging[3 * n + in];
+    }
+    maps[at] = f;
+    maps[points + at] = f * f;
+    maps[2 * points + at] = a;
+    maps[3 * points + at] = m;
+    maps[4 * points + at] = m * m;
+    maps[5 * points + at] = b;
+}
+
+/* In place per bin: count B.A*, sum_m M.A*, sum_f B.F*, cross M.F*,
+ * sum_m2 M2.A*, sum_f2 B.F2*, times scale (the CPU's pcm_products).
+ * spectra: six half spectra of `bins` values.  Global (bins). */
+static float2 pcm_conj_product(float2 a, float2 b, float scale)
+{
+    return (float2)((a.x * b.x + a.y * b.y) * scale, (a.y * b.x - a.x * b.y) * scale);
+}
+
+__kernel __attribute__((reqd_work_group_size(PC_WG, 1, 1)))
+void pcm_products(__global float2 *spectra, uint bins, float scale)
+{
+    const uint i = get_global_id(0);
+    if (i >= bins)
+        return;
+    const float2 f = spectra[i], f2 = spectra[(size_t)bins + i];
+    const float2 a = spectra[2 * (size_t)bins + i];
+    const float2 m = spectra[3 * (size_t)bins + i], m2 = spectra[4 * (size_t)bins + i];
+    const float2 b = spectra[5 * (size_t)bins + i];
+    spectra[i] = pcm_conj_product(b, a, scale);
+    spectra[(size_t)bins + i] = pcm_conj_product(m, a, scale);
+    spectra[2 * (size_t)bins + i] = pcm_conj_product(b, f, scale);
+    spectra[3 * (size_t)bins + i] = pcm_conj_product(m, f, scale);
+    spectra[4 * (size_t)bins + i] = pcm_conj_product(m2, a, scale);
+    spectra[5 * (size_t)bins + i] = pcm_conj_product(b, f2, scale);
+}
+
+/* One group: the best of the partials into record[slot] (value bits) and
+ * record[slot + 1] (index).  Global (PC_REDUCE_WG). */
+__kernel __attribute__((reqd_work_group_size(PC_REDUCE_WG, 1, 1)))
+void pcm_max_final(__global const float *part_values, __global const uint *part_indices,
+                   uint groups, __global uint *record, uint slot)
+{
+    __local float values[PC_REDUCE_WG];
+    __local uint indices[PC_REDUCE_WG];
+    reduce_partials(part_values, part_indices, groups, 0, values, indices);
+    if (get_local_id(0) == 0) {
+        record[slot] = as_uint(values[0]);
+        record[slot + 1] = indices[0];
+    }
+}
+
+/* The score of each point into slot 0; the largest count is
+ * rint(record[0]) (pcm_max_final over slot 0's counts).  Global (points). */
+__kernel __attribute__((reqd_work_group_size(PC_WG, 1, 1)))
+void pcm_scores(__global float *maps, uint points, __global const uint *record, float ratio,
+                float moving_floor, float reference_floor)
+{
+    const uint i = get_global_id(0);
+    if (i >= points)
+        return;
+    const float threshold = ratio * rint(as_float(record[0]));
+    const size_t n = points;
+    maps[i] = pcm_score(maps[i], maps[n + i], maps[2 * n + i], maps[3 * n + i], maps[4 * n + i],
+                        maps[5 * n + i], threshold, moving_floor, reference_floor);
 }

@@ -13,6 +13,7 @@
 #include "../fft/fft.h"
 
 #include <float.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -660,6 +661,126 @@ static pv_status pv_cl_normxcorr2(pv_context *ctx, const pv_ncc_job *job, pv_ima
     status = finish(ctx, fft, status);
     pv_cl_fft_release(fft);
     return status;
+}
+
+/* ============================================== masked phase correlation */
+
+#define PCM_MAPS 6
+
+typedef struct pcm_buffers {
+    cl_mem staging, maps, spectra, part_values, part_indices, record;
+} pcm_buffers;
+
+static pv_status pcm_scratch(pv_context *ctx, const pv_pcm_job *job, const pv_cl_fft *fft,
+                             int groups, pcm_buffers *b)
+{
+    size_t input = (size_t)job->size[0] * job->size[1] * job->size[2] * sizeof(float);
+    size_t real = pv_cl_fft_real_count(fft) * sizeof(float);
+    size_t spec = pv_cl_fft_complex_count(fft) * 2 * sizeof(float);
+    struct { const char *slot; size_t bytes; cl_mem *buffer; } wanted[] = {
+        {"pcm.staging", 4 * input, &b->staging},
+        {"pcm.maps", PCM_MAPS * real, &b->maps},
+        {"pcm.spectra", PCM_MAPS * spec, &b->spectra},
+        {"pcm.part_values", (size_t)groups * sizeof(cl_float), &b->part_values},
+        {"pcm.part_indices", (size_t)groups * sizeof(cl_uint), &b->part_indices},
+        {"pcm.record", 4 * sizeof(cl_uint), &b->record}};
+    pv_status status = PV_OK;
+    for (size_t i = 0; status == PV_OK && i < sizeof wanted / sizeof wanted[0]; i++)
+        status = pv_cl_scratch(ctx, wanted[i].slot, wanted[i].bytes, wanted[i].buffer);
+    return status;
+}
+
+static pv_status pcm_load(pv_context *ctx, const pv_pcm_job *job, pcm_buffers *b)
+{
+    size_t input = (size_t)job->size[0] * job->size[1] * job->size[2] * sizeof(float);
+    const float *parts[4] = {job->reference, job->reference_mask, job->moving, job->moving_mask};
+    pv_status status = PV_OK;
+    for (int k = 0; status == PV_OK && k < 4; k++)
+        status = pv_cl_write(ctx, b->staging, (size_t)k * input, input, parts[k]);
+    if (status != PV_OK)
+        return status;
+    cl_int n[6] = {job->size[0], job->size[1], job->size[2], job->fft[0], job->fft[1], job->fft[2]};
+    kernel_arg args[] = {PV_CL_ARG(b->staging), PV_CL_ARG(b->maps), PV_CL_ARG(n[0]),
+                         PV_CL_ARG(n[1]),       PV_CL_ARG(n[2]),    PV_CL_ARG(n[3]),
+                         PV_CL_ARG(n[4]),       PV_CL_ARG(n[5])};
+    size_t global[3] = {(size_t)n[3], (size_t)n[4], (size_t)n[5]};
+    size_t local[3] = {(size_t)param(ctx, "PC_PAD_WG_X"), (size_t)param(ctx, "PC_PAD_WG_Y"), 1};
+    return pv_cl_run(ctx, "register", "register", "pcm_load", args, PV_CL_ARG_COUNT(args), 3,
+                     global, local);
+}
+
+/* The arg-max of slot 0 of the maps into record[slot], record[slot + 1]. */
+static pv_status pcm_argmax(pv_context *ctx, pcm_buffers *b, cl_uint points, cl_uint groups,
+                            cl_uint slot)
+{
+    size_t wg = (size_t)param(ctx, "PC_REDUCE_WG");
+    size_t local[2] = {wg, 1}, partial[2] = {groups * wg, 1}, final[1] = {wg};
+    kernel_arg first[] = {PV_CL_ARG(b->maps), PV_CL_ARG(points), PV_CL_ARG(groups),
+                          PV_CL_ARG(b->part_values), PV_CL_ARG(b->part_indices)};
+    kernel_arg second[] = {PV_CL_ARG(b->part_values), PV_CL_ARG(b->part_indices),
+                           PV_CL_ARG(groups), PV_CL_ARG(b->record), PV_CL_ARG(slot)};
+    pv_status status = pv_cl_run(ctx, "register", "register", "argmax_partial", first,
+                                 PV_CL_ARG_COUNT(first), 2, partial, local);
+    if (status == PV_OK)
+        status = pv_cl_run(ctx, "register", "register", "pcm_max_final", second,
+                           PV_CL_ARG_COUNT(second), 1, final, local);
+    return status;
+}
+
+static pv_status pcm_correlate(pv_context *ctx, const pv_pcm_job *job, pv_cl_fft *fft,
+                               pcm_buffers *b, cl_uint groups)
+{
+    cl_uint points = (cl_uint)pv_cl_fft_real_count(fft);
+    cl_uint bins = (cl_uint)pv_cl_fft_complex_count(fft);
+    cl_float scale = (cl_float)(1.0 / (double)points);
+    cl_float ratio = job->overlap_ratio, mfloor = job->moving_floor,
+             ffloor = job->reference_floor;
+    kernel_arg products[] = {PV_CL_ARG(b->spectra), PV_CL_ARG(bins), PV_CL_ARG(scale)};
+    kernel_arg scores[] = {PV_CL_ARG(b->maps), PV_CL_ARG(points), PV_CL_ARG(b->record),
+                           PV_CL_ARG(ratio),   PV_CL_ARG(mfloor), PV_CL_ARG(ffloor)};
+    pv_status status = pcm_load(ctx, job, b);
+    if (status == PV_OK)
+        status = pv_cl_fft_forward(ctx, fft, b->maps, b->spectra);
+    if (status == PV_OK)
+        status = launch_1d(ctx, "pcm_products", products, PV_CL_ARG_COUNT(products), bins);
+    if (status == PV_OK)
+        status = pv_cl_fft_inverse(ctx, fft, b->spectra, b->maps);
+    if (status == PV_OK)
+        status = pcm_argmax(ctx, b, points, groups, 0);
+    if (status == PV_OK)
+        status = launch_1d(ctx, "pcm_scores", scores, PV_CL_ARG_COUNT(scores), points);
+    if (status == PV_OK)
+        status = pcm_argmax(ctx, b, points, groups, 2);
+    return status;
+}
+
+static pv_status pv_cl_pc_masked(pv_context *ctx, const pv_pcm_job *job, pv_pcm_peak *peak)
+{
+    pv_cl_fft *fft = NULL;
+    pcm_buffers b;
+    cl_uint record[4] = {0, 0, 0, 0};
+    pv_status status = pv_cl_fft_acquire(ctx, job->fft, PCM_MAPS, &fft);
+    if (status != PV_OK)
+        return status;
+    int groups = reduction_groups(ctx, pv_cl_fft_real_count(fft));
+    status = pcm_scratch(ctx, job, fft, groups, &b);
+    if (status == PV_OK)
+        status = pcm_correlate(ctx, job, fft, &b, (cl_uint)groups);
+    if (status == PV_OK)
+        status = pv_cl_read(ctx, b.record, 0, sizeof record, record);
+    status = finish(ctx, fft, status);
+    pv_cl_fft_release(fft);
+    if (status != PV_OK)
+        return status;
+    const cl_uint px = (cl_uint)job->fft[0], py = (cl_uint)job->fft[1], at = record[3];
+    pv_pcm_peak found;
+    found.max_count = rintf(record_float(record[0]));
+    found.value = record_float(record[2]);
+    found.index[0] = (int)(at % px);
+    found.index[1] = (int)(at / px % py);
+    found.index[2] = (int)(at / (px * py));
+    *peak = found;
+    return PV_OK;
 }
 
 const pv_register_ops pv_cl_register_ops = {PV_REGISTER_SLOTS(PV_OPS_BIND, pv_cl_)};
