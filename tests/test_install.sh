@@ -112,4 +112,20 @@ else
         fail "the -static build has shared dependencies"
     run_example full-static ./sad_full_static
 fi
+
+# 5. the OpenCL pipeline example (parvis/interop.h), where the OpenCL backend
+# was built: compiled against the installed header with OpenCL's flags, and
+# run when a device is present.
+chain=$docdir/examples/opencl_chain.c
+if [ -e "$prefix/include/parvis/interop.h" ]; then
+    [ -e "$chain" ] || fail "not installed: $chain"
+    # shellcheck disable=SC2046
+    $CC -std=c11 -Wall -Wextra -o opencl_chain "$chain" $(pkg-config --cflags --libs parvis OpenCL) \
+        -Wl,-rpath,"$libdir" || fail "opencl_chain: the installed example does not build"
+    if "$prefix/bin/parvis" devices 2>/dev/null | grep -q "OpenCL devices: [1-9]"; then
+        run_example opencl_chain ./opencl_chain
+    else
+        echo "opencl_chain: built; no OpenCL device to run it on"
+    fi
+fi
 echo "PASS"
