@@ -16,6 +16,9 @@
 
 #include "bench_ops.h"
 #include "bench_roofline.h"
+#ifdef BENCH_DEVICE_BUFFERS
+#include "bench_sgm_device.h"
+#endif
 
 #include <math.h>
 #include <stdlib.h>
@@ -30,21 +33,27 @@ typedef struct sgm_case {
     int border;
     int quick;
     int aggregation;          /* pv_sgm_aggregation (the device's path-cost storage) */
+    int device_buffers;       /* OpenCL from and to device buffers (pv_stereo_sgm_cl) */
 } sgm_case;
 
 /* The -sum rows keep one summed volume on the device instead of one a
  * path (the least memory; the results are identical), and the d512 rows
  * show a range libSGM does not offer. */
 static const sgm_case cases[] = {
-    {"sgm-tsukuba", "tsukuba", 0, 0, 16, 8, 16.0f, 18, 1, PV_SGM_AGGREGATE_AUTO},
-    {"sgm-motorcycle", "motorcycle", 0, 0, 64, 8, 1.0f, 10, 0, PV_SGM_AGGREGATE_AUTO},
-    {"sgm-1280x720", NULL, 1280, 720, 128, 8, 1.0f, 10, 0, PV_SGM_AGGREGATE_AUTO},
-    {"sgm-1920x1080", NULL, 1920, 1080, 128, 8, 1.0f, 10, 0, PV_SGM_AGGREGATE_AUTO},
-    {"sgm-1920x1080-4paths", NULL, 1920, 1080, 128, 4, 1.0f, 10, 0, PV_SGM_AGGREGATE_AUTO},
-    {"sgm-1282x1110", NULL, 1282, 1110, 256, 8, 1.0f, 10, 0, PV_SGM_AGGREGATE_AUTO},
-    {"sgm-1920x1080-sum", NULL, 1920, 1080, 128, 8, 1.0f, 10, 0, PV_SGM_AGGREGATE_SUM},
-    {"sgm-1920x1080-d512", NULL, 1920, 1080, 512, 8, 1.0f, 10, 0, PV_SGM_AGGREGATE_AUTO},
-    {"sgm-1920x1080-d512-sum", NULL, 1920, 1080, 512, 8, 1.0f, 10, 0, PV_SGM_AGGREGATE_SUM},
+    {"sgm-tsukuba", "tsukuba", 0, 0, 16, 8, 16.0f, 18, 1, PV_SGM_AGGREGATE_AUTO, 0},
+    {"sgm-motorcycle", "motorcycle", 0, 0, 64, 8, 1.0f, 10, 0, PV_SGM_AGGREGATE_AUTO, 0},
+    {"sgm-1280x720", NULL, 1280, 720, 128, 8, 1.0f, 10, 0, PV_SGM_AGGREGATE_AUTO, 0},
+    {"sgm-1920x1080", NULL, 1920, 1080, 128, 8, 1.0f, 10, 0, PV_SGM_AGGREGATE_AUTO, 0},
+    {"sgm-1920x1080-4paths", NULL, 1920, 1080, 128, 4, 1.0f, 10, 0, PV_SGM_AGGREGATE_AUTO, 0},
+    {"sgm-1282x1110", NULL, 1282, 1110, 256, 8, 1.0f, 10, 0, PV_SGM_AGGREGATE_AUTO, 0},
+    {"sgm-1920x1080-sum", NULL, 1920, 1080, 128, 8, 1.0f, 10, 0, PV_SGM_AGGREGATE_SUM, 0},
+    {"sgm-1920x1080-d512", NULL, 1920, 1080, 512, 8, 1.0f, 10, 0, PV_SGM_AGGREGATE_AUTO, 0},
+    {"sgm-1920x1080-d512-sum", NULL, 1920, 1080, 512, 8, 1.0f, 10, 0, PV_SGM_AGGREGATE_SUM, 0},
+    /* The -d2d rows' OpenCL columns run from buffers already on the device to a
+     * buffer on the device (pv_stereo_sgm_cl, then pv_wait), as libSGM's
+     * device-to-device call; their end to end is that wall time. */
+    {"sgm-motorcycle-d2d", "motorcycle", 0, 0, 64, 8, 1.0f, 10, 0, PV_SGM_AGGREGATE_AUTO, 1},
+    {"sgm-1920x1080-d2d", NULL, 1920, 1080, 128, 8, 1.0f, 10, 0, PV_SGM_AGGREGATE_AUTO, 1},
 };
 
 /* The documented cross-check (include/parvis/stereo.h): integer
@@ -86,6 +95,26 @@ static int time_backend(const bench_config *config, pv_context *ctx, sgm_inputs 
     return bench_time_or_fail(config, ctx, run_sgm, in, timing, series, "stereo sgm");
 }
 
+/* The OpenCL columns of a -d2d row: device buffers in and out. */
+static int time_device_buffers(const bench_config *config, pv_context *ctx, sgm_inputs *in,
+                               pv_image *output, pv_timing *timing, bench_series *series)
+{
+#ifdef BENCH_DEVICE_BUFFERS
+    sgm_device_run *run = NULL;
+    int rc = bench_sgm_device_open(ctx, &in->left, &in->right, &in->params, &run);
+    if (rc == 0)
+        rc = bench_time_or_fail(config, ctx, bench_sgm_device_call, run, timing, series,
+                                "stereo sgm (device buffers)");
+    if (rc == 0)
+        rc = bench_sgm_device_read(run, output);
+    bench_sgm_device_close(run);
+    return rc;
+#else
+    (void)config, (void)ctx, (void)in, (void)output, (void)timing, (void)series;
+    return cli_fail("device buffers need the OpenCL backend");
+#endif
+}
+
 static int run_case(const bench_config *config, const bench_contexts *contexts,
                     const sgm_case *c, sgm_inputs *in, bench_result *r)
 {
@@ -98,7 +127,9 @@ static int run_case(const bench_config *config, const bench_contexts *contexts,
     pv_timing cpu, cl;
     int rc = time_backend(config, contexts->cpu, in, &cpu_out, &cpu, &r->cpu_samples);
     if (rc == 0 && contexts->opencl)
-        rc = time_backend(config, contexts->opencl, in, &cl_out, &cl, &r->cl_samples);
+        rc = (c->device_buffers ? time_device_buffers : time_backend)(config, contexts->opencl, in,
+                                                                      &cl_out, &cl,
+                                                                      &r->cl_samples);
     if (rc == 0) {
         bench_fill_cpu(r, &cpu, NULL);
         r->cpu_quality = bad_pixels(c, in, &cpu_out);
@@ -112,12 +143,14 @@ static int run_case(const bench_config *config, const bench_contexts *contexts,
     return rc;
 }
 
-static void describe_row(const bench_contexts *contexts, const sgm_inputs *in, bench_result *r)
+static void describe_row(const bench_contexts *contexts, const sgm_inputs *in, int device_buffers,
+                         bench_result *r)
 {
     const pv_sgm_params *p = &in->params;
-    snprintf(r->params, sizeof r->params, "%dx%d d%d census %dx%d P%d/%d %d paths%s",
+    snprintf(r->params, sizeof r->params, "%dx%d d%d census %dx%d P%d/%d %d paths%s%s",
              in->left.width, in->left.height, p->ndisp, p->census_width, p->census_height, p->p1,
-             p->p2, p->paths, p->aggregation == PV_SGM_AGGREGATE_SUM ? " summed" : "");
+             p->p2, p->paths, p->aggregation == PV_SGM_AGGREGATE_SUM ? " summed" : "",
+             device_buffers ? ", device buffers" : "");
     snprintf(r->variant, sizeof r->variant, "default");
     bench_describe_settings(r, "sgm", p, sizeof *p);
     r->cpu_threads = pv_context_cpu_threads(contexts->cpu);
@@ -146,7 +179,7 @@ static int bench_case(const bench_config *config, const bench_contexts *contexts
         in.params.paths = c->paths;
         in.params.aggregation = c->aggregation;
         in.params.median = 1;
-        describe_row(contexts, &in, r);
+        describe_row(contexts, &in, c->device_buffers, r);
         rc = run_case(config, contexts, c, &in, r);
     }
     image_list_free(&in.left, &in.right, &in.truth, NULL);

@@ -84,7 +84,9 @@ PV_API pv_status pv_context_create_cl(pv_context **out, cl_context context,
 PV_API pv_status pv_context_cl_objects(pv_context *ctx, cl_context *context,
                                        cl_command_queue *queue);
 
-/** Wait until every device-buffer call queued on ctx has completed.
+/** Wait until every device-buffer call queued on ctx has completed.  Then
+ * pv_context_last_timing describes the last call from its start to its
+ * completion: total_ms its wall time, kernel_ms its kernels.
  * @param ctx the context
  * @return PV_OK, or the failure of a queued command */
 PV_API pv_status pv_wait(pv_context *ctx);

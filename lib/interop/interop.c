@@ -314,6 +314,10 @@ pv_status pv_wait(pv_context *ctx)
         return PV_OK; /* a CPU context queues nothing */
     pv_context_lock(ctx);
     pv_status status = ctx->ops->interop->wait(ctx);
+    /* The last call's time now runs from its start to its completion, and
+     * its kernels' times are accounted (pv_context_last_timing). */
+    if (ctx->call_start_ms > 0.0)
+        ctx->timing.total_ms = pv_now_ms() - ctx->call_start_ms;
     pv_context_unlock(ctx);
     return status;
 }
