@@ -65,13 +65,15 @@ def _owned(path: str, include_dirs: Sequence[pathlib.Path]) -> bool:
     return False
 
 
-def preprocess(include_dirs: Sequence[pathlib.Path], compiler: Optional[str] = None) -> str:
-    """The preprocessed umbrella header, with line markers and #defines."""
+def preprocess(include_dirs: Sequence[pathlib.Path], compiler: Optional[str] = None,
+               header: str = UMBRELLA) -> str:
+    """The preprocessed header (the umbrella by default), with line markers
+    and #defines."""
     command = shlex.split(compiler or os.environ.get("CC") or "cc")
     flags = [f"-I{d}" for d in include_dirs]
     with tempfile.TemporaryDirectory(prefix="parvis-cdef-") as tmp:
         unit = pathlib.Path(tmp) / "cdef.c"
-        unit.write_text(f"#include <{UMBRELLA}>\n")
+        unit.write_text(f"#include <{header}>\n")
         args = [*command, "-E", "-dD", "-std=c11", *flags, str(unit)]
         try:
             done = subprocess.run(args, check=True, capture_output=True, text=True)
@@ -83,9 +85,10 @@ def preprocess(include_dirs: Sequence[pathlib.Path], compiler: Optional[str] = N
     return done.stdout
 
 
-def split_owned(preprocessed: str,
-                include_dirs: Sequence[pathlib.Path]) -> Tuple[List[str], List[str]]:
-    """The library's own code lines and #define lines, system headers left out."""
+def split_owned(preprocessed: str, include_dirs: Sequence[pathlib.Path],
+                only: Optional[str] = None) -> Tuple[List[str], List[str]]:
+    """The library's own code lines and #define lines, system headers left
+    out (and, with only, every file but the one of that name)."""
     dirs = [pathlib.Path(d).resolve() for d in include_dirs]
     code: List[str] = []
     defines: List[str] = []
@@ -93,7 +96,8 @@ def split_owned(preprocessed: str,
     for line in preprocessed.splitlines():
         marker = _LINE_MARKER.match(line)
         if marker:
-            keep = _owned(marker.group(2), dirs)
+            path = marker.group(2)
+            keep = _owned(path, dirs) and (only is None or pathlib.Path(path).name == only)
             continue
         if not keep:
             continue
@@ -209,6 +213,38 @@ def generate_cdef(include_dirs: Sequence[pathlib.Path], compiler: Optional[str] 
     constants, skipped = macro_declarations(defines)
     note = f"/* macros left out: {', '.join(skipped)} */\n" if skipped else ""
     return note + "\n".join(constants) + "\n" + clean_code(code) + "\n"
+
+
+#: The header of the device-buffer calls, installed with the OpenCL backend only.
+INTEROP_HEADER = HEADER_FOLDER + "/interop.h"
+
+#: The OpenCL types that parvis/interop.h takes from <CL/cl.h>, which cffi
+#: does not read (a system header): the handles are pointers to incomplete
+#: structs there, and cl_uint an unsigned integer of the platform's size.
+OPENCL_TYPES = """
+typedef struct _cl_context *cl_context;
+typedef struct _cl_command_queue *cl_command_queue;
+typedef struct _cl_mem *cl_mem;
+typedef struct _cl_event *cl_event;
+typedef int... cl_uint;
+"""
+
+
+def has_interop(include_dirs: Sequence[pathlib.Path]) -> bool:
+    """Whether the headers include the device-buffer calls' (OpenCL builds)."""
+    return any((pathlib.Path(d) / INTEROP_HEADER).is_file() for d in include_dirs)
+
+
+def generate_interop_cdef(include_dirs: Sequence[pathlib.Path],
+                          compiler: Optional[str] = None) -> str:
+    """The cdef of parvis/interop.h alone (to follow generate_cdef's), with
+    the OpenCL types it names; empty when the headers lack it."""
+    if not has_interop(include_dirs):
+        return ""
+    text = preprocess(include_dirs, compiler, INTEROP_HEADER)
+    code, defines = split_owned(text, include_dirs, only="interop.h")
+    constants, _ = macro_declarations(defines)
+    return OPENCL_TYPES + "\n".join(constants) + "\n" + clean_code(code) + "\n"
 
 
 if __name__ == "__main__":

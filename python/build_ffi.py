@@ -128,7 +128,9 @@ def declare_from_headers(builder: FFI) -> None:
     building it; in system mode make_builder calls it at once.
     """
     try:
-        builder.cdef(build_cdef.generate_cdef(header_dirs()) + PYTHON_CALLBACKS)
+        dirs = header_dirs()
+        builder.cdef(build_cdef.generate_cdef(dirs) + build_cdef.generate_interop_cdef(dirs) +
+                     PYTHON_CALLBACKS)
     except build_cdef.CdefError as err:
         raise SystemExit(f"parvis: generating the cffi declarations: {err}") from err
 
@@ -141,7 +143,12 @@ def make_builder() -> FFI:
         declare_from_headers(builder)
     builder.set_source(
         "parvis._native",
-        "#include <parvis.h>\n",
+        "#include <parvis.h>\n"
+        "#if defined(__has_include)\n"
+        "#if __has_include(<parvis/interop.h>)\n"
+        "#include <parvis/interop.h> /* the OpenCL builds' device-buffer calls */\n"
+        "#endif\n"
+        "#endif\n",
         extra_compile_args=["-std=c11"] if os.name == "posix" else [],
         **options,
     )

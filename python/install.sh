@@ -27,4 +27,9 @@ PARVIS_PYTHON_LIBRARY=system \
     PKG_CONFIG_PATH="$prefix/lib/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}" \
     "$venv/bin/python" -m pip install -q --disable-pip-version-check \
     --no-build-isolation "$top/python[test]" >&2
+# pyopencl, for the device-buffer methods' tests (python/tests/test_interop.py
+# skips without it): optional, so a machine without it still gets the package.
+"$venv/bin/python" -c "import pyopencl" >/dev/null 2>&1 ||
+    "$venv/bin/python" -m pip install -q --disable-pip-version-check pyopencl >&2 ||
+    echo "parvis: pyopencl not installed; the device-buffer tests will be skipped" >&2
 echo "$venv/bin/python"

@@ -15,6 +15,7 @@ from ._features import _FeaturesOps
 from ._features import _sift_preset  # noqa: F401  (the tests import it from here)
 from ._filter import _FilterOps
 from ._flow import _FlowOps
+from ._interop import _InteropOps, create_on_queue
 from ._lifetime import check_can_start
 from ._native import ffi, lib
 from ._octreg import _OctregOps
@@ -29,7 +30,7 @@ _FFT = {"auto": lib.PV_FFT_AUTO, "clfft": lib.PV_FFT_CLFFT, "vkfft": lib.PV_FFT_
 _T = TypeVar("_T")
 
 
-_OPERATION_MIXINS = (_FilterOps, _ColourOps, _StereoOps, _FeaturesOps, _RegisterOps,
+_OPERATION_MIXINS = (_FilterOps, _ColourOps, _StereoOps, _FeaturesOps, _RegisterOps, _InteropOps,
                      _OctregOps, _FlowOps, _TuneOps)
 
 
@@ -50,7 +51,7 @@ def _operations_as_own(cls: Type[_T]) -> Type[_T]:
 
 @_operations_as_own
 class Context(_FilterOps, _ColourOps, _StereoOps, _FeaturesOps, _RegisterOps,
-              _OctregOps, _FlowOps, _TuneOps, _ContextBase):
+              _OctregOps, _FlowOps, _TuneOps, _InteropOps, _ContextBase):
     """A parvis context: one backend and device, and the calls made on it.
 
     Context(backend="auto", device=None, crosscheck=False, cpu_threads=0)
@@ -111,6 +112,22 @@ class Context(_FilterOps, _ColourOps, _StereoOps, _FeaturesOps, _RegisterOps,
         if status != lib.PV_OK:
             raise_status(status)
         self._start(out[0])
+
+    @classmethod
+    def from_cl(cls, queue: Any) -> "Context":
+        """A context on a pyopencl CommandQueue's cl_context and queue
+        (pv_context_create_cl): parvis retains both while the context
+        lives, and orders its work with that queue, so pyopencl arrays of
+        that context go in and out of the *_cl methods without copies
+        (docs/interop.md)."""
+        self = cls.__new__(cls)
+        _ContextBase.__init__(self)
+        check_can_start("Context.from_cl")
+        status, ptr = create_on_queue(queue)
+        if status != lib.PV_OK:
+            raise_status(status)
+        self._start(ptr)
+        return self
 
     # ------------------------------------------------------------- lifetime
     _destroy = lib.pv_context_destroy

@@ -1,0 +1,191 @@
+"""Context's device-buffer methods (parvis/interop.h, docs/interop.md).
+
+pyopencl arrays in and out without copies: the arrays' buffers are handed
+to the C library as they are, the work is queued after the arrays' pending
+events (and the ``wait_for`` events), and the result array carries the
+event that marks the work done, as pyopencl's own operations do.  pyopencl
+is imported only when one of these methods is called; the library must
+have been built with its OpenCL backend.
+"""
+from __future__ import annotations
+
+from typing import Any, List, Optional, Sequence, Tuple
+
+from ._base import _ContextBase, _float, _int
+from ._errors import invalid
+from ._native import ffi, lib
+from ._params import declared_keywords, default_of, make
+from ._stereo import sgm_params
+
+#: numpy dtype names and the pixel types of device buffers.
+_PIXEL_TYPES = {"uint8": "PV_PIXEL_U8", "uint16": "PV_PIXEL_U16", "float32": "PV_PIXEL_F32"}
+
+
+def has_interop() -> bool:
+    """Whether this build of the library has the device-buffer calls."""
+    return hasattr(lib, "pv_stereo_sgm_cl")
+
+
+def _pyopencl() -> Any:
+    if not has_interop():
+        raise invalid("device buffers need parvis built with its OpenCL backend")
+    try:
+        import pyopencl  # noqa: F401  (imported for its array module too)
+        import pyopencl.array
+    except ImportError as err:
+        raise invalid("device buffers need pyopencl (pip install pyopencl)") from err
+    return pyopencl
+
+
+def _handle(kind: str, obj: Any) -> Any:
+    """A pyopencl object's OpenCL handle as the C type `kind`."""
+    return ffi.cast(kind, ffi.cast("intptr_t", obj.int_ptr))
+
+
+def _is_array(arr: Any) -> bool:
+    return all(hasattr(arr, name) for name in ("base_data", "offset", "shape", "strides",
+                                               "dtype", "events"))
+
+
+def buffer_of(arr: Any, name: str) -> Any:
+    """The pv_buffer of a 2D pyopencl array whose rows are contiguous."""
+    if not _is_array(arr):
+        raise invalid(f"{name}: expected a pyopencl.array.Array, got {type(arr).__name__}")
+    if len(arr.shape) != 2:
+        raise invalid(f"{name}: expected 2D (rows, columns), got shape {tuple(arr.shape)}")
+    kind = _PIXEL_TYPES.get(str(arr.dtype))
+    if kind is None:
+        raise invalid(f"{name}: dtype {arr.dtype} is not uint8, uint16 or float32")
+    rows, columns = (int(n) for n in arr.shape)
+    item = arr.dtype.itemsize
+    row_stride, column_stride = (int(s) for s in arr.strides)
+    if column_stride != item or row_stride < columns * item or row_stride % item:
+        raise invalid(f"{name}: rows must be contiguous (strides {tuple(arr.strides)})")
+    if arr.base_data is None:
+        raise invalid(f"{name}: the array has no buffer (an empty array?)")
+    b = ffi.new("pv_buffer *")
+    b.mem = _handle("cl_mem", arr.base_data)
+    b.offset = int(arr.offset)
+    b.width, b.height, b.stride = columns, rows, row_stride // item
+    b.type = getattr(lib, kind)
+    return b
+
+
+def _wait_list(arrays: Sequence[Any], wait_for: Optional[Sequence[Any]]) -> Tuple[int, Any]:
+    """The arrays' pending events and wait_for's, as a C list."""
+    events: List[Any] = [e for a in arrays if a is not None for e in a.events]
+    events += list(wait_for or [])
+    if not events:
+        return 0, ffi.NULL
+    return len(events), ffi.new("cl_event[]", [_handle("cl_event", e) for e in events])
+
+
+def _output(cl: Any, like: Any, out: Optional[Any], name: str) -> Any:
+    """out, or a new float32 array of like's shape on like's queue."""
+    if out is None:
+        return cl.array.empty(like.queue, like.shape, "float32")
+    if tuple(out.shape) != tuple(like.shape) or str(out.dtype) != "float32":
+        raise invalid(f"{name}: expected float32 of shape {tuple(like.shape)}, got "
+                      f"{out.dtype} {tuple(out.shape)}")
+    return out
+
+
+def _attach(cl: Any, done: Any, outputs: Sequence[Any]) -> None:
+    """The completion event, owned by pyopencl, on every output array."""
+    event = cl.Event.from_int_ptr(int(ffi.cast("intptr_t", done[0])), retain=False)
+    for out in outputs:
+        if out is not None:
+            out.add_event(event)
+
+
+class _InteropOps(_ContextBase):
+    """Context's device-buffer methods (pyopencl arrays)."""
+
+    @declared_keywords("sgm")
+    def stereo_sgm_cl(self, left: Any, right: Any, *, out: Optional[Any] = None,
+                      confidence: Optional[Any] = None,
+                      wait_for: Optional[Sequence[Any]] = None, **params: Any) -> Any:
+        """stereo_sgm on pyopencl arrays (2D, uint8, uint16 or float32,
+        rows contiguous, on this context's cl_context): returns out (a new
+        float32 array on left's queue when None) with the completion event
+        added to it (and to confidence, a float32 array that receives the
+        confidence, when given).  The work waits for the inputs' and
+        outputs' pending events and for wait_for; the results are
+        stereo_sgm's.  float32 inputs are not checked for NaN."""
+        cl = _pyopencl()
+        inputs = [buffer_of(left, "left"), buffer_of(right, "right")]
+        out = _output(cl, left, out, "out")
+        if confidence is not None:
+            _output(cl, left, confidence, "confidence")
+        bufs = inputs + [buffer_of(out, "out")]
+        conf = buffer_of(confidence, "confidence") if confidence is not None else ffi.NULL
+        count, waits = _wait_list([left, right, out, confidence], wait_for)
+        done = ffi.new("cl_event *")
+        self._call(lib.pv_stereo_sgm_cl, bufs[0], bufs[1], sgm_params(**params), bufs[2], conf,
+                   count, waits, done)
+        _attach(cl, done, [out, confidence])
+        return out
+
+    @declared_keywords("sad")
+    def stereo_sad_cl(self, left: Any, right: Any, ndisp: int = default_of("sad", "ndisp"), *,
+                      out: Optional[Any] = None, wait_for: Optional[Sequence[Any]] = None,
+                      **params: Any) -> Any:
+        """stereo_sad on pyopencl arrays (2D, uint8 or float32, rows
+        contiguous): returns out (a new float32 array when None) with the
+        completion event added; the results are stereo_sad's."""
+        cl = _pyopencl()
+        inputs = [buffer_of(left, "left"), buffer_of(right, "right")]
+        out = _output(cl, left, out, "out")
+        bufs = inputs + [buffer_of(out, "out")]
+        count, waits = _wait_list([left, right, out], wait_for)
+        done = ffi.new("cl_event *")
+        self._call(lib.pv_stereo_sad_cl, bufs[0], bufs[1], make("sad", dict(params, ndisp=ndisp)),
+                   bufs[2], count, waits, done)
+        _attach(cl, done, [out])
+        return out
+
+    def gaussian_blur_cl(self, image: Any, sigma: float, taps: int = 0, *,
+                         out: Optional[Any] = None,
+                         wait_for: Optional[Sequence[Any]] = None) -> Any:
+        """gaussian_blur on a 2D pyopencl array (uint8 or float32): returns
+        out (a new float32 array when None, not overlapping image) with the
+        completion event added; the results are gaussian_blur's."""
+        cl = _pyopencl()
+        src = buffer_of(image, "image")
+        out = _output(cl, image, out, "out")
+        dst = buffer_of(out, "out")
+        count, waits = _wait_list([image, out], wait_for)
+        done = ffi.new("cl_event *")
+        self._call(lib.pv_gaussian_blur_cl, src, dst, _float(sigma, "sigma"), _int(taps, "taps"),
+                   count, waits, done)
+        _attach(cl, done, [out])
+        return out
+
+    def wait(self) -> None:
+        """Wait until every device-buffer call queued on this context is
+        done (pv_wait); last_timing then covers the last one whole."""
+        if has_interop():
+            self._call(lib.pv_wait)
+
+    def cl_handles(self) -> Tuple[int, int]:
+        """The integer handles of this OpenCL context's cl_context and of the
+        queue to order work with (the caller's for a context made by
+        Context.from_cl): pyopencl.Context.from_int_ptr(handle) and
+        pyopencl.CommandQueue.from_int_ptr(handle) wrap them."""
+        if not has_interop():
+            raise invalid("cl_handles needs parvis built with its OpenCL backend")
+        context = ffi.new("cl_context *")
+        queue = ffi.new("cl_command_queue *")
+        self._call(lib.pv_context_cl_objects, context, queue)
+        return (int(ffi.cast("intptr_t", context[0])), int(ffi.cast("intptr_t", queue[0])))
+
+
+def create_on_queue(queue: Any) -> Any:
+    """pv_context_create_cl on a pyopencl CommandQueue's context and queue:
+    the new pv_context pointer."""
+    _pyopencl()
+    out = ffi.new("pv_context **")
+    status = lib.pv_context_create_cl(out, _handle("cl_context", queue.context),
+                                      _handle("cl_command_queue", queue))
+    return status, out[0]
+
