@@ -30,6 +30,8 @@
 #include "stereo.h"
 
 #ifndef CL_TARGET_OPENCL_VERSION
+/** The OpenCL API level parvis is written against (1.2), unless the
+ * program chose one before including this header. */
 #define CL_TARGET_OPENCL_VERSION 120
 #endif
 #include <CL/cl.h>
