@@ -129,50 +129,105 @@ typedef struct pcm_side {
     double energy;   /* sum over the mask of (value - mean)^2 */
 } pcm_side;
 
+/* One row's share of read_side's first pass. */
+typedef struct row_stats {
+    double sum;
+    size_t valid;
+    float lo, hi;
+    int finite;
+} row_stats;
+
+/* Row r (= z * ny + y) of the input and of its mask into the side's
+ * copies, the mask made 0 / 1, and the row's statistics over its mask. */
+static row_stats read_row(pcm_input input, pcm_input mask, const int size[3], long r,
+                          pcm_side *side)
+{
+    const size_t row = (size_t)size[0];
+    const int y = (int)(r % size[1]), z = (int)(r / size[1]);
+    float *v = side->values + (size_t)r * row, *m = side->mask + (size_t)r * row;
+    row_stats st = {0.0, 0, INFINITY, -INFINITY, 1};
+    input_row(input, y, z, v);
+    input_row(mask, y, z, m);
+    for (size_t x = 0; x < row; x++) {
+        if (!isfinite(v[x]) || !isfinite(m[x]))
+            st.finite = 0;
+        m[x] = m[x] != 0.0f ? 1.0f : 0.0f;
+        if (m[x] == 0.0f)
+            continue;
+        st.valid++;
+        st.sum += v[x];
+        st.lo = v[x] < st.lo ? v[x] : st.lo;
+        st.hi = v[x] > st.hi ? v[x] : st.hi;
+    }
+    return st;
+}
+
+/* Row r centred on the masked mean and zeroed outside the mask; its
+ * energy. */
+static double centre_row(pcm_side *side, size_t row, long r, float mean)
+{
+    float *v = side->values + (size_t)r * row;
+    const float *m = side->mask + (size_t)r * row;
+    double energy = 0.0;
+    for (size_t x = 0; x < row; x++) {
+        const float c = m[x] != 0.0f ? v[x] - mean : 0.0f;
+        v[x] = c;
+        energy += (double)c * c;
+    }
+    return energy;
+}
+
+/* The two passes run over rows in parallel (the call's CPU threads) and
+ * their per-row results are added in row order, so the mean and the
+ * energies do not depend on the number of threads. */
 static pv_status read_side(pv_context *ctx, const char *op, const char *name, pcm_input input,
                            pcm_input mask, const int size[3], pcm_side *side)
 {
-    const size_t row = (size_t)size[0], count = row * size[1] * size[2];
+    const size_t row = (size_t)size[0];
+    const long rows = (long)size[1] * size[2];
+    const int threads = pv_reg_threads(ctx);
     memset(side, 0, sizeof *side);
-    side->values = malloc(count * sizeof(float));
-    side->mask = malloc(count * sizeof(float));
-    if (!side->values || !side->mask)
+    side->values = malloc((size_t)rows * row * sizeof(float));
+    side->mask = malloc((size_t)rows * row * sizeof(float));
+    row_stats *stats = malloc((size_t)rows * sizeof *stats);
+    double *energy = malloc((size_t)rows * sizeof *energy);
+    if (!side->values || !side->mask || !stats || !energy) {
+        free(stats);
+        free(energy);
         return pv_fail(ctx, PV_ERR_NOMEM, "%s: no memory for the %s's masked copy", op, name);
-    side->finite = 1;
+    }
+#pragma omp parallel for num_threads(threads) schedule(static) if ((double)rows * row > 65536.0)
+    for (long r = 0; r < rows; r++)
+        stats[r] = read_row(input, mask, size, r, side);
     double sum = 0.0;
     float lo = INFINITY, hi = -INFINITY;
-    for (int z = 0; z < size[2]; z++)
-        for (int y = 0; y < size[1]; y++) {
-            float *v = side->values + ((size_t)z * size[1] + y) * row;
-            float *m = side->mask + ((size_t)z * size[1] + y) * row;
-            input_row(input, y, z, v);
-            input_row(mask, y, z, m);
-            for (size_t x = 0; x < row; x++) {
-                if (!isfinite(v[x]) || !isfinite(m[x]))
-                    side->finite = 0;
-                m[x] = m[x] != 0.0f ? 1.0f : 0.0f;
-                if (m[x] == 0.0f)
-                    continue;
-                side->valid++;
-                sum += v[x];
-                lo = v[x] < lo ? v[x] : lo;
-                hi = v[x] > hi ? v[x] : hi;
-            }
-        }
-    if (!side->finite)
-        return pv_fail(ctx, PV_ERR_INVALID, "%s: the %s or its mask contains NaN or Inf", op,
-                       name);
-    if (side->valid == 0)
-        return pv_fail(ctx, PV_ERR_INVALID, "%s: the %s's mask has no valid (non-zero) pixel",
-                       op, name);
-    side->textured = lo < hi;
-    const float mean = (float)(sum / (double)side->valid);
-    for (size_t i = 0; i < count; i++) {
-        float c = side->mask[i] != 0.0f ? side->values[i] - mean : 0.0f;
-        side->values[i] = c;
-        side->energy += (double)c * c;
+    side->finite = 1;
+    for (long r = 0; r < rows; r++) {
+        side->finite &= stats[r].finite;
+        side->valid += stats[r].valid;
+        sum += stats[r].sum;
+        lo = stats[r].lo < lo ? stats[r].lo : lo;
+        hi = stats[r].hi > hi ? stats[r].hi : hi;
     }
-    return PV_OK;
+    pv_status status = PV_OK;
+    if (!side->finite)
+        status = pv_fail(ctx, PV_ERR_INVALID, "%s: the %s or its mask contains NaN or Inf", op,
+                         name);
+    else if (side->valid == 0)
+        status = pv_fail(ctx, PV_ERR_INVALID,
+                         "%s: the %s's mask has no valid (non-zero) pixel", op, name);
+    if (status == PV_OK) {
+        side->textured = lo < hi;
+        const float mean = (float)(sum / (double)side->valid);
+#pragma omp parallel for num_threads(threads) schedule(static) if ((double)rows * row > 65536.0)
+        for (long r = 0; r < rows; r++)
+            energy[r] = centre_row(side, row, r, mean);
+        for (long r = 0; r < rows; r++)
+            side->energy += energy[r];
+    }
+    free(stats);
+    free(energy);
+    return status;
 }
 
 static void free_side(pcm_side *side)
