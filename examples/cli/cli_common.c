@@ -99,6 +99,7 @@ static const char *format_name(pv_image_format format)
     case PV_IMAGE_FORMAT_PFM: return "PFM";
     case PV_IMAGE_FORMAT_PNG: return "PNG";
     case PV_IMAGE_FORMAT_JPEG: return "JPEG";
+    case PV_IMAGE_FORMAT_TIFF: return "TIFF";
     }
     return "unknown format";
 }
