@@ -120,6 +120,24 @@ static void describe_image(const char *path, const pv_image_info *info, pv_pixel
             info->channels == 4 ? ", alpha dropped" : "");
 }
 
+static int ends_with_ignoring_case(const char *text, const char *suffix)
+{
+    size_t n = strlen(text), m = strlen(suffix);
+    if (n < m)
+        return 0;
+    for (size_t i = 0; i < m; i++) {
+        char c = text[n - m + i];
+        if ((c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c) != suffix[i])
+            return 0;
+    }
+    return 1;
+}
+
+int cli_is_tiff_name(const char *path)
+{
+    return ends_with_ignoring_case(path, ".tif") || ends_with_ignoring_case(path, ".tiff");
+}
+
 int cli_read_image(const char *path, pv_pixel_type type, int verbose, pv_image *out)
 {
     pv_image_info info;
