@@ -22,7 +22,7 @@ typedef struct tiff_spec {
     int tile;               /* tile side (a multiple of 16), 0 for strips */
     int rows_per_strip;     /* 0: libtiff's default */
     int compression;        /* COMPRESSION_* (0: none) */
-    int big_endian;
+    int big_endian;         /* 0 little, 1 big; 2, 3: the same as BigTIFF */
 } tiff_spec;
 
 /* Sample i of a page: a pattern that differs per page, channel and
@@ -116,7 +116,8 @@ static void write_page(TIFF *t, const tiff_spec *s, int page)
 /* `pages` pages; page `odd` (if >= 0) is one pixel wider. */
 static void write_tiff_pages(const char *path, const tiff_spec *s, int pages, int odd)
 {
-    TIFF *t = TIFFOpen(path, s->big_endian ? "wb" : "wl");
+    static const char *const modes[4] = {"wl", "wb", "w8l", "w8b"};
+    TIFF *t = TIFFOpen(path, modes[s->big_endian]);
     assert_non_null(t);
     for (int p = 0; p < pages; p++) {
         tiff_spec page = *s;
@@ -184,6 +185,8 @@ static void test_tiff_variants(void **state)
     check_variant("be_f32_tiled.tif", (tiff_spec){17, 18, 1, 32, 1, 16, 0, 0, 1});
     check_variant("lzw16.tif", (tiff_spec){31, 12, 1, 16, 0, 0, 4, COMPRESSION_LZW, 0});
     check_variant("deflate_rgb.tif", (tiff_spec){31, 12, 3, 8, 0, 0, 0, COMPRESSION_ADOBE_DEFLATE, 1});
+    check_variant("bigtiff_le.tif", (tiff_spec){9, 4, 1, 16, 0, 0, 0, 0, 2});
+    check_variant("bigtiff_be_rgb.tif", (tiff_spec){9, 4, 3, 8, 0, 16, 0, COMPRESSION_LZW, 3});
     check_variant("packbits.tif", (tiff_spec){31, 12, 1, 8, 0, 16, 0, COMPRESSION_PACKBITS, 0});
 }
 
@@ -403,6 +406,26 @@ static void test_tiff_oversize_dimensions(void **state)
     pv_image_free(&image);
 }
 
+/* Separate sample planes are refused, not misread. */
+static void test_tiff_separate_planes(void **state)
+{
+    (void)state;
+    char path[4096];
+    TIFF *t = TIFFOpen(tmp("planes.tif", path, sizeof path), "wl");
+    assert_non_null(t);
+    tiff_spec s = {4, 2, 3, 8, 0, 0, 0, 0, 0};
+    set_page_tags(t, &s);
+    TIFFSetField(t, TIFFTAG_PLANARCONFIG, (uint16_t)PLANARCONFIG_SEPARATE);
+    uint8_t row[4] = {1, 2, 3, 4};
+    for (uint16_t plane = 0; plane < 3; plane++)
+        for (uint32_t y = 0; y < 2; y++)
+            assert_int_equal(TIFFWriteScanline(t, row, y, plane), 1);
+    assert_int_equal(TIFFWriteDirectory(t), 1);
+    TIFFClose(t);
+    expect_image_failure(path);
+    assert_non_null(strstr(pv_last_error(), "separate-plane"));
+}
+
 static void test_tiff_garbage(void **state)
 {
     (void)state;
@@ -428,6 +451,7 @@ int main(void)
         cmocka_unit_test(test_tiff_volume_refusals),
         cmocka_unit_test(test_tiff_damaged_is_silent),
         cmocka_unit_test(test_tiff_oversize_dimensions),
+        cmocka_unit_test(test_tiff_separate_planes),
         cmocka_unit_test(test_tiff_garbage),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -214,18 +214,28 @@ static size_t row_bytes(const tiff_page *p)
     return (size_t)p->width * p->samples * (p->bits / 8);
 }
 
+/* The band holds the rows of one strip or one row of tiles that lie in
+ * the image; a tile may reach past it (a tiny image in one big tile), so
+ * its own buffer is bounded like the pages' decoded bytes. */
 static pv_status allocate_band(tiff_reader *r)
 {
     const tiff_page *p = &r->page;
+    uint32_t rows = p->band_rows < p->height ? p->band_rows : p->height;
     size_t bytes = 0, tile = 0;
-    if (!pv_size_mul(row_bytes(p), p->band_rows, &bytes))
+    if (!pv_size_mul(row_bytes(p), rows, &bytes))
         return tiff_error(r, "strip or tile too large");
     free(r->band);
     free(r->tile);
     free(r->samples);
-    r->tile = NULL;
-    if (p->tiled && (tile = (size_t)TIFFTileSize64(r->tiff)) == 0)
-        return tiff_error(r, "bad tile size");
+    r->band = r->tile = NULL;
+    r->samples = NULL;
+    if (p->tiled) {
+        int fits = pv_size_mul((size_t)p->tile_width, (size_t)p->samples * (p->bits / 8), &tile) &&
+                   pv_size_mul(tile, p->band_rows, &tile);
+        if (!fits || (uint64_t)tile > decoded_limit(r->file) ||
+            (uint64_t)TIFFTileSize64(r->tiff) != (uint64_t)tile)
+            return tiff_error(r, "the tile size disagrees with its geometry or the file's size");
+    }
     r->band = malloc(bytes);
     r->tile = p->tiled ? malloc(tile) : NULL;
     r->samples = malloc((size_t)p->width * p->samples * sizeof(float));
@@ -251,12 +261,11 @@ static pv_status read_tile_band(tiff_reader *r, uint32_t first, uint32_t rows)
     const tiff_page *p = &r->page;
     size_t pixel = (size_t)p->samples * (p->bits / 8), full = row_bytes(p);
     size_t tile_row = (size_t)p->tile_width * pixel;
-    if ((uint64_t)tile_row * p->band_rows > (uint64_t)TIFFTileSize64(r->tiff))
-        return tiff_error(r, "tile size disagrees with its geometry");
+    tmsize_t tile = (tmsize_t)(tile_row * p->band_rows);    /* checked by allocate_band */
     for (uint32_t x = 0; x < p->width; x += p->tile_width) {
         tmsize_t got = TIFFReadEncodedTile(r->tiff, TIFFComputeTile(r->tiff, x, first, 0, 0),
-                                           r->tile, TIFFTileSize(r->tiff));
-        if (got < (tmsize_t)(tile_row * p->band_rows))
+                                           r->tile, tile);
+        if (got != tile)
             return tiff_error(r, "a tile does not decode");
         size_t width = p->width - x < p->tile_width ? p->width - x : p->tile_width;
         for (uint32_t y = 0; y < rows; y++)
