@@ -260,7 +260,13 @@ static void test_tiff_volume(void **state)
 
 static void expect_volume_failure(const char *path)
 {
-    pv_volume v = {7, 8, 9, 10, 11, NULL};
+    pv_volume v;
+    memset(&v, 0, sizeof v);        /* the padding too: compared below */
+    v.nx = 7;
+    v.ny = 8;
+    v.nz = 9;
+    v.stride_y = 10;
+    v.stride_z = 11;
     pv_volume before = v;
     pv_status status = pv_volume_read_tiff(path, &v);
     if (status != PV_ERR_FORMAT)
@@ -272,7 +278,8 @@ static void expect_volume_failure(const char *path)
 static void expect_image_failure(const char *path)
 {
     static char somewhere;
-    pv_image out = {0};
+    pv_image out;
+    memset(&out, 0, sizeof out);
     out.width = 7;
     out.height = 9;
     out.stride = 11;
