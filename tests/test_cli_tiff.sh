@@ -2,7 +2,7 @@
 # TIFF input of the parvis command line: the Tsukuba pair written as 8-bit,
 # 16-bit big-endian and float TIFF (tests/tiff_write.py) gives the same
 # disparities and SIFT keypoints as the PGMs; a multi-page TIFF is a volume
-# for phasecorr and octreg; a damaged TIFF is refused with its name.
+# for phasecorr and octreg (the same trace as the raw volume); a damaged TIFF is refused with its name.
 # Skipped (77) when the library has no TIFF support or there is no python3.
 set -u
 
@@ -63,6 +63,17 @@ write "$out/vol.tif" --bits 32 "$data/left.pgm" "$data/right.pgm" "$data/left.pg
 shift=$(./parvis phasecorr "$out/vol.tif" "$out/vol.tif" --backend cpu 2>"$out/stderr") ||
     fail "phasecorr of a TIFF volume: $(cat "$out/stderr")"
 [ "$shift" = "0 0 0 1.000000" ] || fail "phasecorr of a TIFF volume with itself: '$shift'"
+
+# octreg: a TIFF volume (pages as B-scans) gives the raw volume's trace
+./parvis synth-oct "$out/ref.raw" "$out/tgt.raw" "$out/trace.csv" --size 64x48x40 ||
+    fail "synth-oct failed"
+write "$out/ref.tif" --raw 64x48x40 "$out/ref.raw"
+write "$out/tgt.tif" --raw 64x48x40 "$out/tgt.raw"
+./parvis octreg "$out/ref.raw" "$out/tgt.raw" --size 64x48x40 --backend cpu -o "$out/raw.csv" ||
+    fail "octreg on raw volumes failed"
+./parvis octreg "$out/ref.tif" "$out/tgt.tif" --backend cpu -o "$out/tif.csv" 2>"$out/stderr" ||
+    fail "octreg on TIFF volumes: $(cat "$out/stderr")"
+cmp -s "$out/raw.csv" "$out/tif.csv" || fail "octreg on TIFF volumes differs from raw"
 
 # a damaged TIFF: refused, named, exit 1, and nothing from libtiff
 head -c 200 "$out/left.tif" >"$out/cut.tif"

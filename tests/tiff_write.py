@@ -3,9 +3,12 @@
 tests/test_cli_tiff.sh (the library only reads TIFF).
 
     tiff_write.py OUT.tif [--bits 8|16|32] [--big-endian] IN.pgm...
+    tiff_write.py OUT.tif --raw NXxNYxNZ IN.raw
 
 --bits 16 stores each 8-bit value v as v * 257, --bits 32 as float v / 4;
-the samples of one strip a page follow the header, then the IFDs."""
+--raw writes a little-endian float32 volume (x fastest) as NZ float pages
+of NY rows, values as they are.  The samples of one strip a page follow
+the header, then the IFDs."""
 import struct
 import sys
 
@@ -31,7 +34,20 @@ def read_pgm(path):
     return width, height, data[pos + 1:pos + 1 + width * height]
 
 
-def samples(pixels, bits, order):
+def read_raw(size, path):
+    nx, ny, nz = (int(n) for n in size.split("x"))
+    with open(path, "rb") as f:
+        data = f.read()
+    if len(data) != nx * ny * nz * 4:
+        raise SystemExit(f"{path}: not {size} float32 values")
+    page = nx * ny * 4
+    values = struct.unpack(f"<{nx * ny * nz}f", data)
+    return [(nx, ny, values[k * nx * ny:(k + 1) * nx * ny]) for k in range(nz)], page
+
+
+def samples(pixels, bits, order, raw=False):
+    if raw:
+        return struct.pack(f"{order}{len(pixels)}f", *pixels)
     if bits == 8:
         return bytes(pixels)
     if bits == 16:
@@ -54,11 +70,13 @@ def ifd(order, width, height, bits, offset, count, next_ifd):
 
 
 def main(argv):
-    bits, order, inputs, out = 8, "<", [], None
+    bits, order, inputs, out, raw = 8, "<", [], None, None
     args = iter(argv)
     for arg in args:
         if arg == "--bits":
             bits = int(next(args))
+        elif arg == "--raw":
+            raw = next(args)
         elif arg == "--big-endian":
             order = ">"
         elif out is None:
@@ -67,8 +85,14 @@ def main(argv):
             inputs.append(arg)
     if out is None or not inputs or bits not in (8, 16, 32):
         raise SystemExit(__doc__)
-    pages = [read_pgm(p) for p in inputs]
-    data = [samples(p[2], bits, order) for p in pages]
+    if raw:
+        if len(inputs) != 1:
+            raise SystemExit(__doc__)
+        pages, _ = read_raw(raw, inputs[0])
+        bits = 32
+    else:
+        pages = [read_pgm(p) for p in inputs]
+    data = [samples(p[2], bits, order, raw is not None) for p in pages]
     body = bytearray(b"II*\0" if order == "<" else b"MM\0*")
     body += b"\0\0\0\0"                     # first IFD, filled in below
     offsets = []
