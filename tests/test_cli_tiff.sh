@@ -2,7 +2,8 @@
 # TIFF input of the parvis command line: the Tsukuba pair written as 8-bit,
 # 16-bit big-endian and float TIFF (tests/tiff_write.py) gives the same
 # disparities and SIFT keypoints as the PGMs; a multi-page TIFF is a volume
-# for phasecorr and octreg (the same trace as the raw volume); a damaged TIFF is refused with its name.
+# for phasecorr, octreg and flow (the same results as the raw volume); a
+# damaged TIFF is refused with its name.
 # Skipped (77) when the library has no TIFF support or there is no python3.
 set -u
 
@@ -74,6 +75,19 @@ write "$out/tgt.tif" --raw 64x48x40 "$out/tgt.raw"
 ./parvis octreg "$out/ref.tif" "$out/tgt.tif" --backend cpu -o "$out/tif.csv" 2>"$out/stderr" ||
     fail "octreg on TIFF volumes: $(cat "$out/stderr")"
 cmp -s "$out/raw.csv" "$out/tif.csv" || fail "octreg on TIFF volumes differs from raw"
+
+# flow (3D): a TIFF volume gives the raw volume's flow field, to the byte
+python3 -c "
+import math, struct, sys
+v = [math.sin(x * 0.4) + math.cos(y * 0.3) + 0.1 * z
+     for z in range(16) for y in range(32) for x in range(32)]
+open(sys.argv[1], 'wb').write(struct.pack('<%df' % len(v), *v))" "$out/v.raw" || exit 99
+write "$out/v.tif" --raw 32x32x16 "$out/v.raw"
+./parvis flow "$out/v.raw" "$out/v.raw" --size 32x32x16 --levels 1 --backend cpu \
+    -o "$out/raw.nii" || fail "flow on raw volumes failed"
+./parvis flow "$out/v.tif" "$out/v.tif" --levels 1 --backend cpu -o "$out/tif.nii" \
+    2>"$out/stderr" || fail "flow on TIFF volumes: $(cat "$out/stderr")"
+cmp -s "$out/raw.nii" "$out/tif.nii" || fail "flow on TIFF volumes differs from raw"
 
 # a damaged TIFF: refused, named, exit 1, and nothing from libtiff
 head -c 200 "$out/left.tif" >"$out/cut.tif"
