@@ -430,7 +430,7 @@ static void test_tiff_separate_planes(void **state)
     assert_int_equal(TIFFWriteDirectory(t), 1);
     TIFFClose(t);
     expect_image_failure(path);
-    assert_non_null(strstr(pv_last_error(), "separate-plane"));
+    assert_non_null(strstr(pv_last_error(), "separate sample planes"));
 }
 
 static void test_tiff_garbage(void **state)

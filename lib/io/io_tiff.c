@@ -114,9 +114,11 @@ static pv_status open_tiff(tiff_reader *r)
     return r->tiff ? PV_OK : tiff_error(r, "cannot read the header");
 }
 
+/* A page that libtiff reads but parvis does not take: `what` ends the
+ * sentence "TIFF with ... is not supported". */
 static pv_status refuse(const tiff_reader *r, const char *what)
 {
-    return pv_fail(NULL, PV_ERR_FORMAT, "%s: '%s': %s TIFF is not supported", r->function,
+    return pv_fail(NULL, PV_ERR_FORMAT, "%s: '%s': TIFF with %s is not supported", r->function,
                    r->file->path, what);
 }
 
@@ -131,7 +133,7 @@ static pv_status read_sample_type(tiff_reader *r, tiff_page *p)
         return PV_OK;
     if (format == SAMPLEFORMAT_IEEEFP && p->bits == 32)
         return PV_OK;
-    return refuse(r, "this sample type of (only 8/16-bit unsigned and 32-bit float)");
+    return refuse(r, "this sample type (only 8/16-bit unsigned and 32-bit float are)");
 }
 
 /* Grey, or RGB with perhaps an alpha sample; interleaved only. */
@@ -143,12 +145,12 @@ static pv_status read_colour_layout(tiff_reader *r, tiff_page *p)
     if (!TIFFGetField(r->tiff, TIFFTAG_PHOTOMETRIC, &photometric))
         photometric = p->samples >= 3 ? PHOTOMETRIC_RGB : PHOTOMETRIC_MINISBLACK;
     if (planar != PLANARCONFIG_CONTIG && p->samples > 1)
-        return refuse(r, "separate-plane (PlanarConfiguration 2)");
+        return refuse(r, "separate sample planes (PlanarConfiguration 2)");
     if (photometric == PHOTOMETRIC_MINISBLACK && p->samples == 1)
         return PV_OK;
     if (photometric == PHOTOMETRIC_RGB && (p->samples == 3 || p->samples == 4))
         return PV_OK;
-    return refuse(r, "this colour layout of (only grey and RGB)");
+    return refuse(r, "this colour layout (only grey and RGB are)");
 }
 
 /* Strip or tile geometry: the rows that one decoding step fills. */
@@ -404,7 +406,7 @@ static pv_status count_pages(tiff_reader *r, int *pages)
     uint64_t total = 0;
     pv_status status = read_page(r, &first);
     if (status == PV_OK && first.samples != 1)
-        status = refuse(r, "a colour volume in");
+        status = refuse(r, "colour pages as a volume (grey only)");
     int count = 0;
     for (int more = 1; status == PV_OK && more; more = TIFFReadDirectory(r->tiff)) {
         if (++count > PV_IO_MAX_TIFF_PAGES)
