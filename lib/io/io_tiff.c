@@ -37,6 +37,7 @@ typedef struct tiff_page {
     uint16_t samples;       /* per pixel in the file: 1, 3 or 4 */
     uint16_t bits;          /* 8, 16 or 32 */
     uint16_t format;        /* SAMPLEFORMAT_UINT or SAMPLEFORMAT_IEEEFP */
+    uint16_t compression;
     int tiled;
     uint32_t band_rows;     /* rows a strip or a row of tiles covers */
     uint32_t tile_width;
@@ -183,6 +184,7 @@ static pv_status read_page(tiff_reader *r, tiff_page *p)
     if (p->width == 0 || p->height == 0 || p->width > INT_MAX || p->height > INT_MAX)
         return pv_fail(NULL, PV_ERR_FORMAT, "%s: '%s': TIFF page of %ux%u pixels", r->function,
                        r->file->path, (unsigned)p->width, (unsigned)p->height);
+    TIFFGetFieldDefaulted(r->tiff, TIFFTAG_COMPRESSION, &p->compression);
     pv_status status = read_sample_type(r, p);
     if (status == PV_OK)
         status = read_colour_layout(r, p);
@@ -192,13 +194,15 @@ static pv_status read_page(tiff_reader *r, tiff_page *p)
 }
 
 /* Bytes the page decodes to, added to *total; PV_ERR_FORMAT past the
- * file's decoded limit (which overflow counts as being past). */
+ * file's decoded limit (which overflow counts as being past), or, for an
+ * uncompressed page, past the file's size, which must hold its samples. */
 static pv_status add_page_bytes(const tiff_reader *r, const tiff_page *p, uint64_t *total)
 {
     size_t bytes = 0;
     int fits = pv_size_mul((size_t)p->width, (size_t)p->height, &bytes) &&
                pv_size_mul(bytes, (size_t)p->samples * (p->bits / 8), &bytes) &&
-               (uint64_t)bytes <= UINT64_MAX - *total;
+               (uint64_t)bytes <= UINT64_MAX - *total &&
+               (p->compression != COMPRESSION_NONE || (uint64_t)bytes <= r->file->size);
     if (fits)
         *total += bytes;
     if (!fits || *total > decoded_limit(r->file))
