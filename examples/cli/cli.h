@@ -32,6 +32,10 @@ int cli_write_disparity_png(const char *path, const pv_image *disparity, float l
  * files, the conversion to grey (Rec. 601 luma), from pv_image_read_info.
  * 0 on success. */
 int cli_read_image(const char *path, pv_pixel_type type, int verbose, pv_image *out);
+
+/* 1 when the name ends in .tif or .tiff (case ignored): a multi-page TIFF
+ * that the volume commands read with pv_volume_read_tiff. */
+int cli_is_tiff_name(const char *path);
 /* Both of files[0] and files[1] into pair[0] and pair[1] (neither on
  * failure).  0 on success; cli_free_image_pair frees both. */
 int cli_read_image_pair(const char *const files[2], pv_pixel_type type, int verbose,

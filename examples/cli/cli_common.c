@@ -99,6 +99,7 @@ static const char *format_name(pv_image_format format)
     case PV_IMAGE_FORMAT_PFM: return "PFM";
     case PV_IMAGE_FORMAT_PNG: return "PNG";
     case PV_IMAGE_FORMAT_JPEG: return "JPEG";
+    case PV_IMAGE_FORMAT_TIFF: return "TIFF";
     }
     return "unknown format";
 }
@@ -117,6 +118,24 @@ static void describe_image(const char *path, const pv_image_info *info, pv_pixel
             format_name(info->format), info->width, info->height, info->bits,
             info->bits == 1 ? "" : "s", what,
             info->channels == 4 ? ", alpha dropped" : "");
+}
+
+static int ends_with_ignoring_case(const char *text, const char *suffix)
+{
+    size_t n = strlen(text), m = strlen(suffix);
+    if (n < m)
+        return 0;
+    for (size_t i = 0; i < m; i++) {
+        char c = text[n - m + i];
+        if ((c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c) != suffix[i])
+            return 0;
+    }
+    return 1;
+}
+
+int cli_is_tiff_name(const char *path)
+{
+    return ends_with_ignoring_case(path, ".tif") || ends_with_ignoring_case(path, ".tiff");
 }
 
 int cli_read_image(const char *path, pv_pixel_type type, int verbose, pv_image *out)

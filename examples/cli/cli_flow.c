@@ -30,7 +30,7 @@ static int parse_size3(const char *value, void *field)
 
 static const char flow_summary[] =
     "CLG optical flow between two images (2D: PNG/PGM/PPM/PFM, nz = 1) or volumes (3D:\n"
-    "NIfTI, or raw float32 with --size).  More inputs: a sequence, pair i's flow in\n"
+    "NIfTI, multi-page TIFF, or raw float32 with --size).  More inputs: a sequence, pair i's flow in\n"
     "OUT_i.ext.  Alias: flow3d.";
 
 static const char flow_conventions[] =
@@ -153,10 +153,11 @@ static int is_nifti_name(const char *path)
     return ends_with(path, ".nii") || ends_with(path, ".nii.gz") || ends_with(path, ".hdr");
 }
 
-/* Not NIfTI, not raw (--size): an image for pv_image_read. */
+/* Not NIfTI, not TIFF (pages as slices), not raw (--size): an image for
+ * pv_image_read. */
 static int is_image_input(const flow_args *args, const char *path)
 {
-    return args->size[0] == 0 && !is_nifti_name(path);
+    return args->size[0] == 0 && !is_nifti_name(path) && !cli_is_tiff_name(path);
 }
 
 /* An image as a volume with nz = 1, in the file's grey values. */
@@ -181,7 +182,8 @@ static int read_volume(const flow_args *args, const char *path, pv_volume *volum
     pv_status status = args->size[0] > 0
                            ? pv_volume_read_raw(path, args->size[0], args->size[1], args->size[2],
                                                 volume)
-                           : pv_volume_read_nifti(path, volume);
+                           : cli_is_tiff_name(path) ? pv_volume_read_tiff(path, volume)
+                                                    : pv_volume_read_nifti(path, volume);
     return status == PV_OK ? 0 : cli_fail_status(status, path);
 }
 

@@ -3,7 +3,8 @@
  *
  * Volumes are raw little-endian float32 with --size NZxNXxNY (depth fastest,
  * then A-lines, then B-scans: the order AO-OCT files are acquired in), or
- * NIfTI-1 (.nii / .nii.gz, same axis order) when the library has NIfTI. */
+ * NIfTI-1 (.nii / .nii.gz, same axis order) when the library has NIfTI,
+ * and multi-page TIFF (.tif / .tiff) when it has TIFF. */
 #include "cli.h"
 
 #include <stdlib.h>
@@ -32,8 +33,9 @@ static int read_volume(const char *path, const int size[3], pv_volume *out)
 {
     pv_status status = size[0] > 0 ? pv_volume_read_raw(path, size[0], size[1], size[2], out)
                        : is_nifti(path) ? pv_volume_read_nifti(path, out)
-                                        : PV_ERR_INVALID;
-    if (status == PV_ERR_INVALID && size[0] <= 0 && !is_nifti(path))
+                       : cli_is_tiff_name(path) ? pv_volume_read_tiff(path, out)
+                                                : PV_ERR_INVALID;
+    if (status == PV_ERR_INVALID && size[0] <= 0 && !is_nifti(path) && !cli_is_tiff_name(path))
         return cli_fail("%s: give --size NZxNXxNY for raw float32 volumes", path);
     return status == PV_OK ? 0 : cli_fail_status(status, path);
 }
@@ -118,7 +120,8 @@ typedef struct octreg_args {
 static const char octreg_conventions[] =
     "  Axes (the thesis's names): z = depth along an A-line, x = A-line within a B-scan,\n"
     "  y = B-scan index (slow axis).  Raw volumes are little-endian float32 with --size\n"
-    "  NZxNXxNY, depth fastest, then A-lines, then B-scans; NIfTI in the same order.\n"
+    "  NZxNXxNY, depth fastest, then A-lines, then B-scans; NIfTI and multi-page TIFF\n"
+    "  (.tif/.tiff: a page's rows are A-lines, pages are B-scans) in the same order.\n"
     "  Output CSV (stdout without -o): 'bscan,dx,dy,dz,peak,valid', one row per target\n"
     "  B-scan k, with TARGET(x, k, z) ~ REF(x - dx, k - dy, z - dz), in voxels (the\n"
     "  matching reference B-scan is k - dy); peak: the fine correlation peak; valid 0:\n"

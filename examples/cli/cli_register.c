@@ -22,7 +22,7 @@ typedef struct phasecorr_args {
 
 static const char phasecorr_summary[] =
     "Translation between two images (PGM/PPM/PNG/PFM/JPEG, colour read as grey) or two\n"
-    "volumes (NIfTI, or raw float32 with --size) by phase correlation.";
+    "volumes (NIfTI, multi-page TIFF, or raw float32 with --size) by phase correlation.";
 
 static const char phasecorr_conventions[] =
     "  Prints 'dx dy [dz] peak' with MOV(p) ~ REF(p - shift): a feature at x in REF is at\n"
@@ -136,18 +136,28 @@ static int is_nifti(const char *path)
            has_suffix(path, ".img");
 }
 
-/* A NIfTI-1 volume, or a raw little-endian float32 one of --size. */
+/* A volume whose file says its size: NIfTI-1 or multi-page TIFF. */
+static int is_named_volume(const char *path)
+{
+    return is_nifti(path) || cli_is_tiff_name(path);
+}
+
+/* A NIfTI-1 volume, a multi-page TIFF, or a raw little-endian float32 one
+ * of --size. */
 static int read_volume(const char *path, const int size[3], pv_volume *volume)
 {
-    pv_status status = is_nifti(path) ? pv_volume_read_nifti(path, volume)
-                                      : pv_volume_read_raw(path, size[0], size[1], size[2], volume);
+    pv_status status = is_nifti(path)           ? pv_volume_read_nifti(path, volume)
+                       : cli_is_tiff_name(path) ? pv_volume_read_tiff(path, volume)
+                                                : pv_volume_read_raw(path, size[0], size[1],
+                                                                     size[2], volume);
     return status == PV_OK ? 0 : cli_fail_status(status, path);
 }
 
-/* Volumes when --size is given or an input is a NIfTI-1 file. */
+/* Volumes when --size is given or an input is a NIfTI-1 or TIFF file. */
 static int wants_volumes(const phasecorr_args *args)
 {
-    return args->size[0] > 0 || is_nifti(args->files[0]) || is_nifti(args->files[1]);
+    return args->size[0] > 0 || is_named_volume(args->files[0]) ||
+           is_named_volume(args->files[1]);
 }
 
 static void print_shift(const phasecorr_args *args, pv_context *ctx, const pv_shift *shift,
@@ -194,7 +204,8 @@ static int report_shift(const phasecorr_args *args, pv_context *ctx, pv_status s
 static int correlate_volumes(const phasecorr_args *args, pv_context *ctx)
 {
     pv_volume reference, moving;
-    if ((!is_nifti(args->files[0]) || !is_nifti(args->files[1])) && args->size[0] <= 0)
+    if ((!is_named_volume(args->files[0]) || !is_named_volume(args->files[1])) &&
+        args->size[0] <= 0)
         return cli_fail("phasecorr: a raw volume needs --size NXxNYxNZ");
     if (read_volume(args->files[0], args->size, &reference))
         return 1;

@@ -192,8 +192,8 @@ static int cmd_version(int argc, char **argv)
     int parsed = cli_parse(&c, argc, argv);
     if (parsed != CLI_PARSED)
         return cli_parse_exit(parsed);
-    printf("parvis %s\nimage formats: PGM PPM PFM PNG%s\n", pv_version(),
-           pv_image_io_has_jpeg() ? " JPEG" : "");
+    printf("parvis %s\nimage formats: PGM PPM PFM PNG%s%s\n", pv_version(),
+           pv_image_io_has_jpeg() ? " JPEG" : "", pv_image_io_has_tiff() ? " TIFF" : "");
     return 0;
 }
 

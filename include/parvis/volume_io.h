@@ -1,5 +1,6 @@
 /** @file
- * parvis volume I/O: raw little-endian float32 volumes and NIfTI-1.
+ * parvis volume I/O: raw little-endian float32 volumes, NIfTI-1, and
+ * multi-page TIFF for reading (when built with libtiff).
  *
  * Raw files hold nx * ny * nz float32 values, x fastest, then y, then z,
  * little-endian, nothing else; the size comes from the caller.  NIfTI-1
@@ -64,6 +65,26 @@ PV_API pv_status pv_volume_read_nifti(const char *path, pv_volume *out);
  * @param volume the volume
  * @return PV_OK, or the failure's status */
 PV_API pv_status pv_volume_write_nifti(const char *path, const pv_volume *volume);
+
+/** 1 when TIFF support was built in (libtiff >= 4.5).
+ * @return 1 or 0 */
+PV_API int pv_volume_io_has_tiff(void);
+
+/** A multi-page TIFF (or BigTIFF) as a volume: page k is slice z = k, its
+ * rows along y, x fastest.  Every page must be grey (MinIsBlack, one
+ * sample a pixel) of the first page's size and sample type: 8/16-bit
+ * unsigned or 32-bit float, strips or tiles, interleaved, any compression
+ * libtiff decodes.  Values are kept as stored (0..255, 0..65535, floats).
+ * At most 65536 pages, and all pages together may decode to at most 8192
+ * times the file's size: otherwise, and for any damaged page or a page
+ * that differs, PV_ERR_FORMAT, with *out untouched.  PV_ERR_UNSUPPORTED
+ * when built without libtiff.  Memory: the output volume (4 bytes a
+ * voxel) and one strip or row of tiles.
+ * @param path the file's path
+ * @param out receives the volume
+ * @return PV_OK, or the failure's status */
+PV_API pv_status pv_volume_read_tiff(const char *path, pv_volume *out);
+
 /** Write a flow field as a NIfTI-1 vector field: dim[5] = 3 with intent
  * NIFTI_INTENT_VECTOR, components u, v, w in voxels.
  * @param path the file's path

@@ -1,5 +1,5 @@
 /* Internal to the image I/O module: the helpers of io_common.c that the
- * format files (io_pnm.c: PGM/PPM/PFM, io_png.c, io_jpeg.c) share, and the
+ * format files (io_pnm.c: PGM/PPM/PFM, io_png.c, io_jpeg.c, io_tiff.c) share, and the
  * format readers that io_image.c (the dispatch of pv_image_read /
  * pv_image_write) calls.  No format file calls another.
  *
@@ -27,6 +27,14 @@
  * is subsampled: 8 * 64 * 16 pixels a byte at the very most (see
  * io_jpeg.c). */
 #define PV_IO_MAX_JPEG_PIXELS_PER_BYTE 8192u
+
+/* Decoded bytes a TIFF may hold per byte of file, all pages together:
+ * room for JPEG's 8192 pixels a byte and any lossless coding of real
+ * data, while a tiny file cannot claim gigabytes (see io_tiff.c). */
+#define PV_IO_MAX_TIFF_RATIO 8192u
+
+/* Pages of a multi-page TIFF read as a volume, at most. */
+#define PV_IO_MAX_TIFF_PAGES 65536
 
 /* ---- input files -------------------------------------------------------- */
 
@@ -127,15 +135,19 @@ pv_status pv_io_read_pnm(pv_io_file *file, pv_pixel_type type, pv_image *out);
 pv_status pv_io_read_pfm(pv_io_file *file, pv_pixel_type type, pv_image *out);
 pv_status pv_io_read_png(pv_io_file *file, pv_pixel_type type, pv_image *out);
 pv_status pv_io_read_jpeg(pv_io_file *file, pv_pixel_type type, pv_image *out);
+pv_status pv_io_read_tiff(pv_io_file *file, pv_pixel_type type, pv_image *out);
 
 /* The same files' headers alone, checked as the readers check them. */
 pv_status pv_io_info_pnm(pv_io_file *file, pv_image_info *info);
 pv_status pv_io_info_pfm(pv_io_file *file, pv_image_info *info);
 pv_status pv_io_info_png(pv_io_file *file, pv_image_info *info);
 pv_status pv_io_info_jpeg(pv_io_file *file, pv_image_info *info);
+pv_status pv_io_info_tiff(pv_io_file *file, pv_image_info *info);
 
 /* 1 when JPEG support was built in. */
 int pv_io_have_jpeg(void);
+/* 1 when TIFF support was built in. */
+int pv_io_have_tiff(void);
 
 /* The 8 bytes every PNG file starts with. */
 extern const uint8_t pv_io_png_signature[8];

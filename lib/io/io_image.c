@@ -18,6 +18,19 @@ static const image_format pnm_format = {pv_io_read_pnm, pv_io_info_pnm};
 static const image_format pfm_format = {pv_io_read_pfm, pv_io_info_pfm};
 static const image_format png_format = {pv_io_read_png, pv_io_info_png};
 static const image_format jpeg_format = {pv_io_read_jpeg, pv_io_info_jpeg};
+static const image_format tiff_format = {pv_io_read_tiff, pv_io_info_tiff};
+
+/* Classic TIFF ("II*\0", "MM\0*") and BigTIFF ("II+\0", "MM\0+"). */
+static int is_tiff(const uint8_t *magic, size_t length)
+{
+    if (length < 4)
+        return 0;
+    if (magic[0] == 'I' && magic[1] == 'I' && magic[3] == 0)
+        return magic[2] == 42 || magic[2] == 43;
+    if (magic[0] == 'M' && magic[1] == 'M' && magic[2] == 0)
+        return magic[3] == 42 || magic[3] == 43;
+    return 0;
+}
 
 static pv_status format_for_magic(const pv_io_file *file, const uint8_t *magic, size_t length,
                                   const image_format **format)
@@ -32,6 +45,10 @@ static pv_status format_for_magic(const pv_io_file *file, const uint8_t *magic, 
     /* SOI followed by the first marker. */
     if (length >= 3 && magic[0] == 0xFF && magic[1] == 0xD8 && magic[2] == 0xFF) {
         *format = &jpeg_format;
+        return PV_OK;
+    }
+    if (is_tiff(magic, length)) {
+        *format = &tiff_format;
         return PV_OK;
     }
     if (length >= 2 && magic[0] == 'P') {
@@ -49,7 +66,7 @@ static pv_status format_for_magic(const pv_io_file *file, const uint8_t *magic, 
                            file->path, magic[1]);
     }
     return pv_fail(NULL, PV_ERR_FORMAT,
-                   "pv_image_read: '%s' is not a PGM, PPM, PFM, PNG or JPEG file (unknown magic "
+                   "pv_image_read: '%s' is not a PGM, PPM, PFM, PNG, JPEG or TIFF file (unknown magic "
                    "bytes)", file->path);
 }
 
@@ -106,6 +123,11 @@ pv_status pv_image_read_info(const char *path, pv_image_info *info)
 int pv_image_io_has_jpeg(void)
 {
     return pv_io_have_jpeg();
+}
+
+int pv_image_io_has_tiff(void)
+{
+    return pv_io_have_tiff();
 }
 
 static int equal_ignoring_case(const char *a, const char *b)

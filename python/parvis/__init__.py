@@ -24,9 +24,9 @@ from ._register import PhaseCorrPlan
 from ._group import DeviceGroup
 from ._geometry import (GeometryResult, find_fundamental, find_homography,
                         matched_points)
-from ._io import (DeviceInfo, devices, disparity_error, has_nifti, imread, imwrite,
-                  read_flo, read_volume, synthesize_oct, version, write_flo, write_flow,
-                  write_volume)
+from ._io import (DeviceInfo, devices, disparity_error, has_nifti, has_tiff, imread,
+                  imwrite, read_flo, read_volume, synthesize_oct, version, write_flo,
+                  write_flow, write_volume)
 from ._results import (AT_EDGE, NO_TEXTURE, Flow, Matches, NCCResult, OctregResult,
                        PhaseCorrelation, PhaseCorrelationBatch, SiftFeatures, SyntheticOct,
                        TuneParam, TuneResult)
@@ -39,7 +39,7 @@ __all__ = [
     "OpenCLError", "BuildError", "NoDevice", "Mismatch", "DeviceMemoryError", "Cancelled", "ClosedError",
     "ForkedError",
     "DeviceInfo", "devices", "version", "imread", "imwrite", "read_volume", "write_volume",
-    "write_flow", "read_flo", "write_flo", "has_nifti", "disparity_error", "synthesize_oct",
+    "write_flow", "read_flo", "write_flo", "has_nifti", "has_tiff", "disparity_error", "synthesize_oct",
     "SiftFeatures", "Matches", "PhaseCorrelation", "PhaseCorrelationBatch", "NCCResult",
     "OctregResult", "Flow", "SyntheticOct", "TuneParam", "TuneResult", "NO_TEXTURE", "AT_EDGE",
     "find_homography", "find_fundamental", "matched_points", "GeometryResult",

@@ -4,6 +4,7 @@ File names are str, bytes or os.PathLike; one holding a NUL byte raises
 InvalidArgument (a ValueError, as open() raises)."""
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from typing import Any, List, Optional, Tuple, Union
 
@@ -69,7 +70,7 @@ def _path(path: PathLike) -> bytes:
 
 
 def imread(path: PathLike, dtype: Any = np.uint8, colour: bool = False) -> np.ndarray:
-    """Read a PGM/PPM (8/16-bit), PFM, PNG or JPEG file as an array.
+    """Read a PGM/PPM (8/16-bit), PFM, PNG, JPEG or TIFF file as an array.
 
     dtype uint8: 8-bit data as is, 16-bit scaled by 255/maxval, PFM rounded
     and clamped; uint16: 16-bit data as is, 8-bit data (and PFM) as uint8
@@ -78,7 +79,10 @@ def imread(path: PathLike, dtype: Any = np.uint8, colour: bool = False) -> np.nd
     colour False: a 2D array, colour converted to grey (Rec. 601 luma);
     colour True (uint8 or uint16 only): an (H, W, 3) RGB array, grey files
     with three equal channels, for sift() and to_grey(), which convert on
-    the device.  PFM rows are returned top to bottom."""
+    the device.  PFM rows are returned top to bottom.  TIFF (its first page;
+    grey or RGB of 8/16-bit unsigned or float32 samples) converts as PGM
+    (8/16-bit) and PFM (float) do; it needs a library built with libtiff
+    (has_tiff(); else Unsupported)."""
     d = np.dtype(dtype)
     types = A.COLOUR_TYPE if colour else A.GREY_ANY_TYPE
     if d not in types:
@@ -113,6 +117,16 @@ def has_nifti() -> bool:
     return bool(lib.pv_volume_io_has_nifti())
 
 
+def has_tiff() -> bool:
+    """True when the library was built with TIFF support (libtiff)."""
+    return bool(lib.pv_volume_io_has_tiff())
+
+
+def _is_tiff_name(path: PathLike) -> bool:
+    name = os.fsdecode(_path(path)).lower()
+    return name.endswith(".tif") or name.endswith(".tiff")
+
+
 def _volume_copy(volume: Any) -> np.ndarray:
     try:
         n = volume.stride_z * volume.nz
@@ -127,10 +141,15 @@ def read_volume(path: PathLike, shape: Optional[Tuple[int, int, int]] = None) ->
     """Read a float32 volume (z, y, x).
 
     NIfTI-1 (.nii, .nii.gz, .hdr/.img) when shape is None (any numeric type,
-    scaled by scl_slope/scl_inter); raw little-endian float32 when shape
-    (z, y, x) is given (the file must hold exactly that many values)."""
+    scaled by scl_slope/scl_inter); a multi-page TIFF (.tif, .tiff, case
+    ignored) when shape is None, page k as z = k (grey pages of one size,
+    8/16-bit unsigned or float32, values as stored; has_tiff()); raw
+    little-endian float32 when shape (z, y, x) is given (the file must hold
+    exactly that many values)."""
     volume = ffi.new("pv_volume *")
-    if shape is None:
+    if shape is None and _is_tiff_name(path):
+        status = lib.pv_volume_read_tiff(_path(path), volume)
+    elif shape is None:
         status = lib.pv_volume_read_nifti(_path(path), volume)
     else:
         if len(shape) != 3:

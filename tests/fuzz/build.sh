@@ -18,10 +18,11 @@ cflags=(-g -O1 -std=c11 -D_POSIX_C_SOURCE=200809L -fno-omit-frame-pointer
         $(pkg-config --cflags libpng))
 libs=($(pkg-config --libs libpng) -lz -lm)
 grep -q '^#define PV_HAVE_JPEG 1' "$build/config.h" && libs+=(-ljpeg)
+grep -q '^#define PV_HAVE_TIFF 1' "$build/config.h" && libs+=(-ltiff)
 
 # The library code under test, instrumented for coverage.
 objects=()
-for s in tests/fuzz/link_stubs.c lib/core/status.c lib/core/configuration.c lib/core/log.c lib/core/image.c lib/core/regular_file.c lib/core/fork_guard.c lib/io/io_common.c lib/io/io_image.c lib/io/io_pnm.c lib/io/io_png.c lib/io/io_jpeg.c lib/io/io_nifti.c \
+for s in tests/fuzz/link_stubs.c lib/core/status.c lib/core/configuration.c lib/core/log.c lib/core/image.c lib/core/regular_file.c lib/core/fork_guard.c lib/io/io_common.c lib/io/io_image.c lib/io/io_pnm.c lib/io/io_png.c lib/io/io_jpeg.c lib/io/io_tiff.c lib/io/io_nifti.c \
          lib/io/io_volume.c lib/tune/tune_file.c backends/opencl/runtime/runtime_cache.c backends/opencl/fft/fft_cache.c; do
     o="$out/obj/$(basename "${s%.c}").o"
     if [ ! -f "$o" ] || [ "$src/$s" -nt "$o" ] || [ "$src/lib/io/io.h" -nt "$o" ] ||

@@ -3,7 +3,8 @@
 
 Small valid files of every variant each reader handles, plus a few edge
 cases made by hand (truncations, lying headers).  JPEG seeds come from
-libjpeg's encoder through jpeg_seeds.c (compiled here with cc -ljpeg).
+libjpeg's encoder through jpeg_seeds.c (compiled here with cc -ljpeg), TIFF
+seeds from libtiff's through tiff_seeds.c (cc -ltiff).
 Run from anywhere: python3 tests/fuzz/make_corpus.py
 """
 import gzip
@@ -141,6 +142,25 @@ def jpeg_seeds() -> Dict[str, bytes]:
         return {p.stem: p.read_bytes() for p in Path(tmp).glob("*.jpg")}
 
 
+def tiff_seeds() -> Dict[str, bytes]:
+    """Strips and tiles, 8/16-bit and float, grey/RGB/RGBA, compressed,
+    both byte orders, several pages, BigTIFF, from libtiff's encoder; a
+    truncation and a header that claims a huge page."""
+    with tempfile.TemporaryDirectory() as tmp:
+        tool = Path(tmp) / "tiff_seeds"
+        subprocess.run(["cc", "-O1", "-o", str(tool), str(HERE / "tiff_seeds.c"), "-ltiff"],
+                       check=True)
+        subprocess.run([str(tool), tmp], check=True)
+        seeds = {p.stem: p.read_bytes() for p in Path(tmp).glob("*.tif")}
+    seeds["pages3_cut"] = seeds["pages3_u16"][: len(seeds["pages3_u16"]) // 2]
+    entries = [(256, 100000), (257, 100000), (258, 8), (259, 1), (262, 1), (273, 8),
+               (278, 100000), (279, 1)]
+    ifd = struct.pack("<H", len(entries)) + b"".join(
+        struct.pack("<HHII", tag, 4, 1, value) for tag, value in entries) + bytes(4)
+    seeds["huge_claim"] = b"II*\0" + struct.pack("<I", 8) + ifd
+    return seeds
+
+
 def parvis_version() -> str:
     """The version configure.ac gives (the tuning file names it)."""
     text = (HERE.parent.parent / "configure.ac").read_text()
@@ -255,6 +275,7 @@ def main() -> None:
     whole = jpegs["colour_420"]
     jpegs["colour_cut"] = whole[: len(whole) // 2]
     write("fuzz_jpeg", jpegs)
+    write("fuzz_tiff", tiff_seeds())
 
 
 if __name__ == "__main__":
