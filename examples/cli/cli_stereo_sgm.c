@@ -111,10 +111,10 @@ int cli_sgm_report_memory(const pv_sad_params *range, const pv_sgm_params *optio
     params.min_disp = range->min_disp;
     params.ndisp = range->ndisp;
     const pv_sgm_params *sgm = &params;
-    size_t bytes = pv_sgm_memory_estimate(width, height, sgm);
-    params.aggregation = PV_SGM_AGGREGATE_SUM;
-    size_t least = pv_sgm_memory_estimate(width, height, &params);
-    params.aggregation = options->aggregation;
+    pv_sgm_params summed = params;
+    summed.aggregation = PV_SGM_AGGREGATE_SUM;
+    const size_t bytes = pv_sgm_memory_estimate(width, height, sgm);
+    const size_t least = pv_sgm_memory_estimate(width, height, &summed);
     if (bytes == 0 || least == 0)
         return cli_fail("stereo sgm: the range or the size is out of bounds "
                         "(ndisp 1..min(width, %d))", PV_SGM_MAX_NDISP);

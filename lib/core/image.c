@@ -85,11 +85,10 @@ int pv_volumes_same_size(const pv_volume *a, const pv_volume *b)
     return a->nx == b->nx && a->ny == b->ny && a->nz == b->nz;
 }
 
-/* Bytes from the first to one past the last element an image touches. */
-static uintptr_t image_span(const pv_image *image)
+size_t pv_image_span(const pv_image *image)
 {
     size_t elements = (size_t)(image->height - 1) * (size_t)image->stride + (size_t)image->width;
-    return (uintptr_t)(elements * pv_pixel_size(image->type));
+    return elements * pv_pixel_size(image->type);
 }
 
 static uintptr_t volume_span(const pv_volume *volume)
@@ -108,7 +107,7 @@ static int ranges_overlap(const void *a, uintptr_t a_bytes, const void *b, uintp
 
 int pv_images_overlap(const pv_image *a, const pv_image *b)
 {
-    return ranges_overlap(a->data, image_span(a), b->data, image_span(b));
+    return ranges_overlap(a->data, pv_image_span(a), b->data, pv_image_span(b));
 }
 
 int pv_volumes_overlap(const pv_volume *a, const pv_volume *b)

@@ -171,6 +171,8 @@ int pv_images_same_size(const pv_image *a, const pv_image *b);
 int pv_volumes_same_size(const pv_volume *a, const pv_volume *b);
 /* Whether two valid images / volumes share any byte of memory (outputs
  * must not alias inputs). */
+/* Bytes from an image's first pixel to one past its last (stride rows). */
+size_t pv_image_span(const pv_image *image);
 int pv_images_overlap(const pv_image *a, const pv_image *b);
 int pv_volumes_overlap(const pv_volume *a, const pv_volume *b);
 /* ---- fork (lib/core/fork_guard.c) --------------------------------------- */

@@ -45,8 +45,9 @@ typedef struct pv_io_file {
 } pv_io_file;
 
 /* Open a regular file for reading (PV_ERR_IO if it cannot be opened or is
- * not a regular file, whose size could not be trusted). */
-pv_status pv_io_open_input(const char *path, pv_io_file *file);
+ * not a regular file, whose size could not be trusted); op names the
+ * public function in the message. */
+pv_status pv_io_open_input(const char *op, const char *path, pv_io_file *file);
 
 /* Bytes between the read position and the end of the file. */
 size_t pv_io_bytes_left(const pv_io_file *file);

@@ -13,15 +13,15 @@
 
 /* ======================================================== input files */
 
-pv_status pv_io_open_input(const char *path, pv_io_file *file)
+pv_status pv_io_open_input(const char *op, const char *path, pv_io_file *file)
 {
     FILE *stream = NULL;
     uint64_t size = 0;
     int opened = pv_open_regular(path, &stream, &size);
     if (opened == PV_NOT_REGULAR)
-        return pv_fail(NULL, PV_ERR_IO, "pv_image_read: '%s' is not a regular file", path);
+        return pv_fail(NULL, PV_ERR_IO, "%s: '%s' is not a regular file", op, path);
     if (opened != 0)
-        return pv_fail(NULL, PV_ERR_IO, "pv_image_read: cannot open '%s': %s", path,
+        return pv_fail(NULL, PV_ERR_IO, "%s: cannot open '%s': %s", op, path,
                        pv_open_regular_reason(opened));
     file->path = path;
     file->stream = stream;

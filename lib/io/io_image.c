@@ -90,7 +90,7 @@ pv_status pv_image_read(const char *path, pv_pixel_type type, pv_image *out)
         return pv_fail(NULL, PV_ERR_INVALID, "pv_image_read: '%s': unknown pixel type %d", path,
                        (int)type);
     pv_io_file file;
-    pv_status status = pv_io_open_input(path, &file);
+    pv_status status = pv_io_open_input("pv_image_read", path, &file);
     if (status != PV_OK)
         return status;
     const image_format *format = NULL;
@@ -106,7 +106,7 @@ pv_status pv_image_read_info(const char *path, pv_image_info *info)
     if (!path || !info)
         return pv_fail(NULL, PV_ERR_INVALID, "pv_image_read_info: path or info is NULL");
     pv_io_file file;
-    pv_status status = pv_io_open_input(path, &file);
+    pv_status status = pv_io_open_input("pv_image_read", path, &file);
     if (status != PV_OK)
         return status;
     const image_format *format = NULL;

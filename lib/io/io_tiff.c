@@ -476,25 +476,12 @@ static pv_status read_volume_pages(tiff_reader *r, pv_volume *volume)
     return status;
 }
 
-/* pv_io_open_input's checks, with this function's name in the messages. */
-static pv_status open_volume_file(const char *path, pv_io_file *file)
-{
-    int opened = pv_open_regular(path, &file->stream, &file->size);
-    if (opened == PV_NOT_REGULAR)
-        return pv_fail(NULL, PV_ERR_IO, "pv_volume_read_tiff: '%s' is not a regular file", path);
-    if (opened != 0)
-        return pv_fail(NULL, PV_ERR_IO, "pv_volume_read_tiff: cannot open '%s': %s", path,
-                       pv_open_regular_reason(opened));
-    file->path = path;
-    return PV_OK;
-}
-
 pv_status pv_volume_read_tiff(const char *path, pv_volume *out)
 {
     if (!path || !out)
         return pv_fail(NULL, PV_ERR_INVALID, "pv_volume_read_tiff: path or output is NULL");
     pv_io_file file;
-    pv_status status = open_volume_file(path, &file);
+    pv_status status = pv_io_open_input("pv_volume_read_tiff", path, &file);
     if (status != PV_OK)
         return status;
     tiff_reader r;

@@ -142,26 +142,12 @@ static pv_status check_smoothing(pv_context *ctx, const pv_sgm_params *p)
     return PV_OK;
 }
 
-static int all_finite(const pv_image *image)
-{
-    for (int y = 0; y < image->height; y++) {
-        const float *row = (const float *)image->data + (ptrdiff_t)y * image->stride;
-        for (int x = 0; x < image->width; x++)
-            if (!isfinite(row[x]))
-                return 0;
-    }
-    return 1;
-}
-
+/* F32 inputs finite (pv_check_finite_image, which leaves a device-buffer
+ * call's pixels alone). */
 static pv_status check_pixels(pv_context *ctx, const pv_image *left, const pv_image *right)
 {
-    /* A device-buffer call's pixels are on the device: not read here. */
-    const int scan = left->type == PV_PIXEL_F32 && !ctx->device_call;
-    if (scan && !all_finite(left))
-        return pv_fail(ctx, PV_ERR_INVALID, "stereo_sgm: left has a NaN or infinite pixel");
-    if (scan && !all_finite(right))
-        return pv_fail(ctx, PV_ERR_INVALID, "stereo_sgm: right has a NaN or infinite pixel");
-    return PV_OK;
+    pv_status status = pv_check_finite_image(ctx, "stereo_sgm", "left", left);
+    return status == PV_OK ? pv_check_finite_image(ctx, "stereo_sgm", "right", right) : status;
 }
 
 /* As pv_stereo_check_images, with 16-bit inputs accepted too. */
@@ -347,14 +333,6 @@ pv_status pv_stereo_sgm(pv_context *ctx, const pv_image *left, const pv_image *r
 
 /* ------------------------------------------------------------------ batch */
 
-/* The bytes an image's rows cover, from its first pixel. */
-static size_t image_extent(const pv_image *image)
-{
-    const size_t elements = (size_t)(image->height - 1) * (size_t)image->stride +
-                            (size_t)image->width;
-    return elements * pv_pixel_size(image->type);
-}
-
 typedef struct batch_span {
     uintptr_t start, end;
     int output;
@@ -384,7 +362,7 @@ static pv_status check_batch_overlaps(pv_context *ctx, const pv_image *lefts,
                                      confidences ? &confidences[i] : NULL};
         for (int k = 0; k < per_pair; k++)
             spans[n++] = (batch_span){(uintptr_t)images[k]->data,
-                                      (uintptr_t)images[k]->data + image_extent(images[k]),
+                                      (uintptr_t)images[k]->data + pv_image_span(images[k]),
                                       k >= 2};
     }
     qsort(spans, n, sizeof *spans, span_order);

@@ -28,17 +28,10 @@ static pv_status check_buffer(pv_context *ctx, cl_mem mem, size_t offset, size_t
     return PV_OK;
 }
 
-/* Bytes from an image's first pixel to the end of its last row. */
-static size_t image_extent(const pv_image *image)
-{
-    return ((size_t)(image->height - 1) * (size_t)image->stride + (size_t)image->width) *
-           pv_pixel_size(image->type);
-}
-
 pv_status pv_cl_bind_image(pv_context *ctx, const pv_image *proxy, cl_mem mem, size_t offset)
 {
     pv_cl_state *state = pv_cl_state_of(ctx);
-    pv_status status = check_buffer(ctx, mem, offset, image_extent(proxy));
+    pv_status status = check_buffer(ctx, mem, offset, pv_image_span(proxy));
     if (status != PV_OK)
         return status;
     if (state->binding_count == PV_CL_BINDINGS)
@@ -137,7 +130,7 @@ static pv_status caller_rect(pv_context *ctx, cl_mem mem, size_t offset, ptrdiff
 {
     pv_image layout = *image;
     layout.stride = stride;
-    pv_status status = check_buffer(ctx, mem, offset, image_extent(&layout));
+    pv_status status = check_buffer(ctx, mem, offset, pv_image_span(&layout));
     const size_t pixel = pv_pixel_size(image->type);
     const size_t origin[3] = {offset, 0, 0}, host[3] = {0, 0, 0};
     const size_t region[3] = {(size_t)image->width * pixel, (size_t)image->height, 1};
