@@ -19,5 +19,6 @@
 #include "parvis/params.h"
 #include "parvis/config.h"
 #include "parvis/progress.h"
+#include "parvis/async.h"
 
 #endif

@@ -9,8 +9,8 @@
  * context made with pv_context_create_cl, after every command the caller
  * queued on its queue before the call; the caller's later commands on that
  * queue run after the work, and `done` (when not NULL) receives an event
- * (the caller's to release) that completes with it.  pv_wait waits for
- * every call queued on the context.  The inputs must not be written, nor
+ * (the caller's to release) that completes with it.  pv_wait
+ * (parvis/async.h) waits for every call queued on the context.  The inputs must not be written, nor
  * the outputs read, before that.  A call that fails leaves its outputs
  * untouched (nothing was queued, or what was has finished) and gives no
  * event.  The results are the same as the host calls': the same kernels
@@ -25,6 +25,7 @@
 #ifndef PARVIS_INTEROP_H
 #define PARVIS_INTEROP_H
 
+#include "async.h"
 #include "core.h"
 #include "filter.h"
 #include "stereo.h"
@@ -86,12 +87,8 @@ PV_API pv_status pv_context_create_cl(pv_context **out, cl_context context,
 PV_API pv_status pv_context_cl_objects(pv_context *ctx, cl_context *context,
                                        cl_command_queue *queue);
 
-/** Wait until every device-buffer call queued on ctx has completed.  Then
- * pv_context_last_timing describes the last call from its start to its
- * completion: total_ms its wall time, kernel_ms its kernels.
- * @param ctx the context
- * @return PV_OK, or the failure of a queued command */
-PV_API pv_status pv_wait(pv_context *ctx);
+/* pv_wait, which also waits for the device-buffer calls, is declared in
+ * parvis/async.h. */
 
 /** pv_stereo_sgm_confidence on device buffers (confidence may be NULL).
  * @param ctx an OpenCL context

@@ -2,6 +2,7 @@
  * configuration read from the environment at creation),
  * the selection note, and the queries a caller needs. */
 #include "../core/internal.h"
+#include "../async/async_internal.h"
 #ifdef PV_HAVE_OPENCL
 #include "parvis/interop.h"
 #endif
@@ -386,6 +387,7 @@ void pv_context_destroy(pv_context *ctx)
 {
     if (!ctx)
         return;
+    pv_runner_stop(ctx);  /* the queued asynchronous calls run first */
     pv_context_lock(ctx); /* a call still running on another thread finishes first */
     /* An inherited context's device state belongs to the parent's runtime,
      * whose threads are not here: only the host memory is freed. */

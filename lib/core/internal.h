@@ -76,6 +76,12 @@ struct pv_context {
      * images' data are placeholders, so the front ends must not read
      * pixel values, and the cross-check is the interop front end's. */
     int device_call;
+    /* A device-buffer call returned before completing: pv_wait then
+     * stretches the context's timing to its completion. */
+    int device_call_pending;
+    /* The worker of the asynchronous calls (lib/async/async.c), NULL until
+     * the first one. */
+    struct pv_runner *runner;
 };
 
 

@@ -173,6 +173,7 @@ static pv_status run_bound(pv_context *ctx, call_images *c, host_call run, const
         status = run(ctx, list, args);
         ctx->device_call = 0;
         status = io->end(ctx, status, (void **)done);
+        ctx->device_call_pending = status == PV_OK;
     }
     io->unbind(ctx);
     release_images(c);
@@ -303,21 +304,5 @@ pv_status pv_context_cl_objects(pv_context *ctx, cl_context *context, cl_command
         *context = (cl_context)c;
         *queue = (cl_command_queue)q;
     }
-    return status;
-}
-
-pv_status pv_wait(pv_context *ctx)
-{
-    if (!ctx)
-        return pv_fail(NULL, PV_ERR_INVALID, "wait: ctx is NULL");
-    if (!ctx->ops->interop->wait)
-        return PV_OK; /* a CPU context queues nothing */
-    pv_context_lock(ctx);
-    pv_status status = ctx->ops->interop->wait(ctx);
-    /* The last call's time now runs from its start to its completion, and
-     * its kernels' times are accounted (pv_context_last_timing). */
-    if (ctx->call_start_ms > 0.0)
-        ctx->timing.total_ms = pv_now_ms() - ctx->call_start_ms;
-    pv_context_unlock(ctx);
     return status;
 }
