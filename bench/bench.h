@@ -282,6 +282,11 @@ typedef struct bench_rows {
 /* Append a copy of row and print it (1 with a message when full). */
 int bench_add_row(bench_rows *rows, const bench_result *row);
 
+/* The async rows (bench_async.c): streams of independent calls, a loop of
+ * synchronous calls against the same calls queued on two contexts. */
+int bench_async_cases(const bench_config *config, const bench_contexts *contexts,
+                      bench_result *results, int max, int *count);
+
 /* The sgm-stream rows (bench_sgm_stream.c), run by bench_sgm_cases. */
 int bench_sgm_stream_cases(const bench_config *config, const bench_contexts *contexts,
                            bench_rows *rows);

@@ -194,7 +194,7 @@ static int run_families(const bench_config *config, const bench_contexts *contex
     static bench_family_fn *const families[] = {
         bench_stereo_cases, bench_bp_cases,       bench_sgm_cases,      bench_register_cases,
         bench_octreg_cases, bench_flow_cases,     bench_features_cases, bench_geometry_cases,
-        bench_multi_cases};
+        bench_multi_cases,  bench_async_cases};
     int rc = 0;
     for (size_t f = 0; f < sizeof families / sizeof families[0] && rc == 0; f++)
         rc = families[f](config, contexts, results, BENCH_MAX_RESULTS, count);
