@@ -7,6 +7,9 @@
  * other's.  Both rows give items per second; the queued row also its rate
  * over the loop's (the issue's target: 1.5x).
  *
+ * Phase correlation uses a plan on each context (the reference's spectrum
+ * kept on the device, pv_phasecorr_plan), one mover a call.
+ *
  * Kernel times are summed per call on each context's worker (a queued
  * call's pv_context_last_timing is read right after it, on the thread that
  * ran it), so the kernels column is the stream's device time whichever
@@ -58,6 +61,7 @@ typedef struct stream_call {
     const stream_data *d;
     int index, opencl;
     pv_timing *sum;
+    pv_phasecorr_plan *plan; /* phase correlation: the context's plan */
 } stream_call;
 
 static pv_status run_one(pv_context *ctx, const stream_call *call)
@@ -80,9 +84,9 @@ static pv_status run_one(pv_context *ctx, const stream_call *call)
         return pv_stereo_sgm(ctx, &d->lefts[i], &d->rights[i], &p, out);
     }
     case OP_PC:
-        return pv_phase_correlate(ctx, &d->lefts[0], &d->rights[i], NULL, shift);
+        return pv_phasecorr_plan_correlate(call->plan, &d->rights[i], 1, shift);
     case OP_PC3D:
-        return pv_phase_correlate3d(ctx, &d->reference, &d->moving[i], NULL, shift);
+        return pv_phasecorr_plan_correlate3d(call->plan, &d->moving[i], 1, shift);
     }
     return PV_ERR_INVALID;
 }
@@ -104,6 +108,7 @@ typedef struct stream_job {
     const stream_data *d;
     int count, opencl, queued;
     pv_context *contexts[STREAMS];
+    pv_phasecorr_plan *plans[STREAMS]; /* phase correlation: one a context */
     int context_count;
     stream_call *calls; /* count of them */
     pv_timing sums[STREAMS];
@@ -118,7 +123,8 @@ static pv_status run_stream(stream_job *job, pv_timing *timing)
     const double start = cli_now_ms();
     for (int i = 0; i < job->count && status == PV_OK; i++) {
         const int k = job->queued ? i % job->context_count : 0;
-        job->calls[i] = (stream_call){job->c, job->d, i, job->opencl, &job->sums[k]};
+        job->calls[i] = (stream_call){job->c, job->d, i, job->opencl, &job->sums[k],
+                                      job->plans[k]};
         status = job->queued ? pv_submit(job->contexts[k], timed_call, &job->calls[i], NULL)
                              : timed_call(job->contexts[0], &job->calls[i]);
     }
@@ -133,11 +139,35 @@ static pv_status run_stream(stream_job *job, pv_timing *timing)
     return status;
 }
 
+/* Phase correlation against one reference: a plan holding its spectrum
+ * on each context, as a stream against one reference would use. */
+static pv_status make_plans(stream_job *job)
+{
+    pv_status status = PV_OK;
+    for (int k = 0; k < job->context_count && status == PV_OK; k++) {
+        if (job->c->op == OP_PC)
+            status = pv_phasecorr_plan_create(job->contexts[k], &job->d->lefts[0], NULL, 1,
+                                              &job->plans[k]);
+        else if (job->c->op == OP_PC3D)
+            status = pv_phasecorr_plan_create3d(job->contexts[k], &job->d->reference, NULL, 1,
+                                                &job->plans[k]);
+    }
+    return status;
+}
+
+static void free_plans(stream_job *job)
+{
+    for (int k = 0; k < STREAMS; k++) {
+        pv_phasecorr_plan_destroy(job->plans[k]);
+        job->plans[k] = NULL;
+    }
+}
+
 static int time_stream(const bench_config *config, stream_job *job, double scale,
                        pv_timing *median, bench_series *series)
 {
     pv_timing t;
-    pv_status status = PV_OK;
+    pv_status status = make_plans(job);
     pv_context *ctx = job->contexts[0];
     for (int i = 0; i < bench_warmup_for(config, ctx) && status == PV_OK; i++)
         status = run_stream(job, &t);
@@ -151,6 +181,7 @@ static int time_stream(const bench_config *config, stream_job *job, double scale
         series->download_ms[i] = t.download_ms * scale;
         series->count = i + 1;
     }
+    free_plans(job);
     if (status != PV_OK)
         return cli_fail_status(status, job->queued ? "async stream (queued)" : "async stream (loop)");
     bench_series_medians(series, median);
