@@ -224,8 +224,12 @@ static void test_destroy_waits_for_queued_calls(void **state)
     int count = 0;
     for (int i = 0; i < 5; i++)
         assert_int_equal(pv_submit(ctx, slow_count, &count, NULL), PV_OK);
+    pv_job *job;
+    assert_int_equal(pv_submit(ctx, slow_count, &count, &job), PV_OK);
     pv_context_destroy(ctx);
-    assert_int_equal(count, 5);
+    assert_int_equal(count, 6);
+    assert_int_equal(pv_job_done(job), 1); /* the job outlives its context */
+    assert_int_equal(pv_job_wait(job), PV_OK);
 }
 
 static void test_job_done(void **state)

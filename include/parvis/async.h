@@ -23,7 +23,8 @@
  *   leaves them.
  * - `job` may be NULL: the call's failure, if any, is then reported by the
  *   next pv_wait on the context.  A pv_job must be waited for exactly once.
- * - pv_context_destroy waits for the context's queued calls first.
+ * - pv_context_destroy waits for the context's queued calls first; their
+ *   jobs may still be waited for (and must be, to be freed) afterwards.
  * - On the CPU backend the calls run on the worker too, so the caller's
  *   thread is free there as well.
  * - The progress callback (parvis/progress.h) of a queued call runs on the

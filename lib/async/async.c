@@ -41,6 +41,8 @@ struct pv_runner {
     pv_job *head, *tail;     /* queued, not started */
     int running;             /* a job is in progress */
     int stop;
+    int handles;             /* jobs with a handle not yet waited for */
+    int orphaned;            /* its context is gone: the last pv_job_wait frees it */
     pv_status first_failure; /* of the detached jobs since the last pv_wait */
     char failure_message[1024];
     pv_context *ctx;
@@ -136,6 +138,13 @@ static pv_status runner_of(pv_context *ctx, pv_runner **out)
     return status;
 }
 
+static void free_runner(pv_runner *r)
+{
+    pthread_cond_destroy(&r->changed);
+    pthread_mutex_destroy(&r->lock);
+    free(r);
+}
+
 void pv_runner_stop(pv_context *ctx)
 {
     pthread_mutex_lock(&runner_creation);
@@ -152,9 +161,14 @@ void pv_runner_stop(pv_context *ctx)
     pthread_cond_broadcast(&r->changed);
     pthread_mutex_unlock(&r->lock);
     pthread_join(r->thread, NULL);
-    pthread_cond_destroy(&r->changed);
-    pthread_mutex_destroy(&r->lock);
-    free(r);
+    /* Jobs whose handles are not waited for yet still point at the
+     * runner: the last pv_job_wait frees it then. */
+    pthread_mutex_lock(&r->lock);
+    r->orphaned = r->handles > 0;
+    const int keep = r->orphaned;
+    pthread_mutex_unlock(&r->lock);
+    if (!keep)
+        free_runner(r);
 }
 
 /* ------------------------------------------------------------ queuing */
@@ -180,6 +194,7 @@ pv_status pv_submit_owned(pv_context *ctx, pv_task_fn fn, void *user, void (*fre
     if (job)
         *job = j;
     pthread_mutex_lock(&r->lock);
+    r->handles += job != NULL;
     if (r->tail)
         r->tail->next = j;
     else
@@ -205,7 +220,10 @@ pv_status pv_job_wait(pv_job *job)
     pthread_mutex_lock(&r->lock);
     while (!job->done)
         pthread_cond_wait(&r->changed, &r->lock);
+    const int last = --r->handles == 0 && r->orphaned;
     pthread_mutex_unlock(&r->lock);
+    if (last)
+        free_runner(r);
     const pv_status status = job->status;
     if (status != PV_OK)
         pv_fail(NULL, status, "%s", job->message); /* the caller's thread reads it */
