@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any, Dict, Type, TypeVar, Union
 
 from . import _progress
+from ._async import _AsyncOps
 from ._base import _choice, _ContextBase, _int
 from ._colour import _ColourOps
 from ._errors import invalid, raise_status
@@ -51,7 +52,7 @@ def _operations_as_own(cls: Type[_T]) -> Type[_T]:
 
 @_operations_as_own
 class Context(_FilterOps, _ColourOps, _StereoOps, _FeaturesOps, _RegisterOps,
-              _OctregOps, _FlowOps, _TuneOps, _InteropOps, _ContextBase):
+              _OctregOps, _FlowOps, _TuneOps, _InteropOps, _AsyncOps, _ContextBase):
     """A parvis context: one backend and device, and the calls made on it.
 
     Context(backend="auto", device=None, crosscheck=False, cpu_threads=0)
@@ -134,7 +135,10 @@ class Context(_FilterOps, _ColourOps, _StereoOps, _FeaturesOps, _RegisterOps,
 
     def close(self) -> None:
         """Release the context and every plan made on it (idempotent).  In
-        a process forked from the owner it only forgets them."""
+        a process forked from the owner it only forgets them.  Calls
+        queued with submit or the *_async methods finish first."""
+        if not self._forked:
+            self._stop_worker()
         super().close()
 
     def __repr__(self) -> str:

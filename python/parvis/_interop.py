@@ -161,12 +161,6 @@ class _InteropOps(_ContextBase):
         _attach(cl, done, [out])
         return out
 
-    def wait(self) -> None:
-        """Wait until every device-buffer call queued on this context is
-        done (pv_wait); last_timing then covers the last one whole."""
-        if has_interop():
-            self._call(lib.pv_wait)
-
     def cl_handles(self) -> Tuple[int, int]:
         """The integer handles of this OpenCL context's cl_context and of the
         queue to order work with (the caller's for a context made by
