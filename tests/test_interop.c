@@ -219,6 +219,66 @@ static cl_kernel scale_kernel(const caller *c, cl_program *program)
 
 /* The caller's kernel, then two parvis operations, chained by events on
  * the device; the host sees only the final disparities. */
+/* A dense f32 buffer of w x h pixels (offset 0, stride w): the dense
+ * download paths (pinned stages) of the host calls. */
+static pv_buffer new_dense_f32(const caller *c, int w, int h)
+{
+    cl_int err;
+    cl_mem mem = clCreateBuffer(c->context, CL_MEM_READ_WRITE, (size_t)w * h * sizeof(float), NULL,
+                                &err);
+    assert_int_equal(err, CL_SUCCESS);
+    return pv_buffer_wrap(mem, w, h, PV_PIXEL_F32);
+}
+
+static void test_bp_equals_host_call(void **state)
+{
+    (void)state;
+    caller c = caller_new();
+    pv_image left, right, want;
+    random_pair(&left, &right, PV_PIXEL_U8);
+    assert_int_equal(pv_image_alloc(&want, W, H, PV_PIXEL_F32), PV_OK);
+    pv_bp_params p;
+    pv_bp_params_default(&p);
+    tu_expect_ok(tu_opencl, pv_stereo_bp(tu_opencl, &left, &right, &p, &want), "host bp");
+    pv_buffer l = put_image(&c, &left), r = put_image(&c, &right);
+    pv_buffer strided = new_f32(&c, W, H, SENTINEL), dense = new_dense_f32(&c, W, H);
+    cl_event done = NULL;
+    tu_expect_ok(c.ctx, pv_stereo_bp_cl(c.ctx, &l, &r, &p, &strided, 0, NULL, &done), "bp_cl");
+    tu_expect_ok(c.ctx, pv_stereo_bp_cl(c.ctx, &l, &r, &p, &dense, 1, &done, NULL), "bp_cl dense");
+    tu_expect_ok(c.ctx, pv_wait(c.ctx), "pv_wait");
+    clReleaseEvent(done);
+    pv_image got = get_image(&c, &strided), got_dense = get_image(&c, &dense);
+    expect_same(&got, &want, "bp disparity (row pitch)");
+    expect_same(&got_dense, &want, "bp disparity (dense)");
+    image_list_free(&left, &right, &want, &got, &got_dense, NULL);
+    clReleaseMemObject(l.mem), clReleaseMemObject(r.mem), clReleaseMemObject(strided.mem);
+    clReleaseMemObject(dense.mem);
+    caller_free(&c);
+}
+
+static void test_grey_equals_host_call(void **state)
+{
+    (void)state;
+    caller c = caller_new();
+    const pv_pixel_type types[] = {PV_PIXEL_RGB8, PV_PIXEL_U16, PV_PIXEL_RGB16};
+    for (size_t t = 0; t < sizeof types / sizeof types[0]; t++) {
+        pv_image in, want;
+        assert_int_equal(pv_image_alloc(&in, W, H, types[t]), PV_OK);
+        uint8_t *bytes = in.data;
+        for (size_t i = 0; i < pv_image_span(&in); i++)
+            bytes[i] = (uint8_t)(i * 37u + t);
+        assert_int_equal(pv_image_alloc(&want, W, H, PV_PIXEL_F32), PV_OK);
+        tu_expect_ok(tu_opencl, pv_to_grey(tu_opencl, &in, &want), "host to_grey");
+        pv_buffer b = put_image(&c, &in), out = new_f32(&c, W, H, SENTINEL);
+        tu_expect_ok(c.ctx, pv_to_grey_cl(c.ctx, &b, &out, 0, NULL, NULL), "to_grey_cl");
+        pv_image got = get_image(&c, &out);
+        expect_same(&got, &want, "grey");
+        image_list_free(&in, &want, &got, NULL);
+        clReleaseMemObject(b.mem), clReleaseMemObject(out.mem);
+    }
+    caller_free(&c);
+}
+
 static void test_chain_stays_on_device(void **state)
 {
     (void)state;
@@ -423,6 +483,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sgm_equals_host_call),
         cmocka_unit_test(test_sad_equals_host_call),
+        cmocka_unit_test(test_bp_equals_host_call),
+        cmocka_unit_test(test_grey_equals_host_call),
         cmocka_unit_test(test_chain_stays_on_device),
         cmocka_unit_test(test_crosscheck),
         cmocka_unit_test(test_parvis_objects),

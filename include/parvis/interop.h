@@ -20,12 +20,13 @@
  * runs (with its cross-check) and the outputs are written back: slower,
  * same results, and the call has returned only when they are written.
  *
- * Device-buffer forms exist for SGM, SAD and the 2D Gaussian blur
- * (docs/interop.md); on a CPU context they fail with PV_ERR_UNSUPPORTED. */
+ * Device-buffer forms exist for SGM, SAD, BP, the grey conversion and the
+ * 2D Gaussian blur (docs/interop.md); on a CPU context they fail with PV_ERR_UNSUPPORTED. */
 #ifndef PARVIS_INTEROP_H
 #define PARVIS_INTEROP_H
 
 #include "async.h"
+#include "colour.h"
 #include "core.h"
 #include "filter.h"
 #include "stereo.h"
@@ -106,6 +107,31 @@ PV_API pv_status pv_stereo_sgm_cl(pv_context *ctx, const pv_buffer *left, const 
                                   const pv_sgm_params *params, const pv_buffer *disparity,
                                   const pv_buffer *confidence, cl_uint wait_count,
                                   const cl_event *wait_list, cl_event *done);
+
+/** pv_stereo_bp on device buffers.
+ * @param ctx an OpenCL context
+ * @param left the left image (U8 or F32)
+ * @param right the right image, same size and type
+ * @param params the parameters
+ * @param disparity receives the F32 disparities
+ * @param wait_count events in wait_list
+ * @param wait_list the events the work waits for, or NULL
+ * @param done receives the completion event, or NULL
+ * @return PV_OK, or the failure's status (outputs untouched) */
+PV_API pv_status pv_stereo_bp_cl(pv_context *ctx, const pv_buffer *left, const pv_buffer *right,
+                                 const pv_bp_params *params, const pv_buffer *disparity,
+                                 cl_uint wait_count, const cl_event *wait_list, cl_event *done);
+
+/** pv_to_grey on device buffers: any pixel type in, F32 grey out.
+ * @param ctx an OpenCL context
+ * @param in the input image
+ * @param out receives the F32 grey values, in's size
+ * @param wait_count events in wait_list
+ * @param wait_list the events the work waits for, or NULL
+ * @param done receives the completion event, or NULL
+ * @return PV_OK, or the failure's status (outputs untouched) */
+PV_API pv_status pv_to_grey_cl(pv_context *ctx, const pv_buffer *in, const pv_buffer *out,
+                               cl_uint wait_count, const cl_event *wait_list, cl_event *done);
 
 /** pv_stereo_sad on device buffers.
  * @param ctx an OpenCL context

@@ -265,6 +265,38 @@ pv_status pv_stereo_sad_cl(pv_context *ctx, const pv_buffer *left, const pv_buff
                        done);
 }
 
+static pv_status host_bp(pv_context *ctx, pv_image *const *images, const void *args)
+{
+    return pv_stereo_bp(ctx, images[0], images[1], args, images[2]);
+}
+
+pv_status pv_stereo_bp_cl(pv_context *ctx, const pv_buffer *left, const pv_buffer *right,
+                          const pv_bp_params *params, const pv_buffer *disparity,
+                          cl_uint wait_count, const cl_event *wait_list, cl_event *done)
+{
+    static const char *const names[] = {"left", "right", "disparity"};
+    call_images c = {{left, right, disparity}, 3, 2, {{0}}, {0}};
+    if (!params)
+        return pv_fail(ctx, PV_ERR_INVALID, "stereo_bp_cl: params is NULL");
+    return device_call(ctx, "stereo_bp_cl", &c, names, host_bp, params, wait_count, wait_list,
+                       done);
+}
+
+static pv_status host_grey(pv_context *ctx, pv_image *const *images, const void *args)
+{
+    (void)args;
+    return pv_to_grey(ctx, images[0], images[1]);
+}
+
+pv_status pv_to_grey_cl(pv_context *ctx, const pv_buffer *in, const pv_buffer *out,
+                        cl_uint wait_count, const cl_event *wait_list, cl_event *done)
+{
+    static const char *const names[] = {"in", "out"};
+    call_images c = {{in, out}, 2, 1, {{0}}, {0}};
+    return device_call(ctx, "to_grey_cl", &c, names, host_grey, NULL, wait_count, wait_list,
+                       done);
+}
+
 typedef struct blur_args {
     float sigma;
     int taps;

@@ -15,7 +15,7 @@ from ._base import _ContextBase, _float, _int
 from ._errors import invalid
 from ._native import ffi, lib
 from ._params import declared_keywords, default_of, make
-from ._stereo import sgm_params
+from ._stereo import bp_params, sgm_params
 
 #: numpy dtype names and the pixel types of device buffers.
 _PIXEL_TYPES = {"uint8": "PV_PIXEL_U8", "uint16": "PV_PIXEL_U16", "float32": "PV_PIXEL_F32"}
@@ -47,19 +47,28 @@ def _is_array(arr: Any) -> bool:
                                                "dtype", "events"))
 
 
-def buffer_of(arr: Any, name: str) -> Any:
-    """The pv_buffer of a 2D pyopencl array whose rows are contiguous."""
+_RGB_TYPES = {"uint8": "PV_PIXEL_RGB8", "uint16": "PV_PIXEL_RGB16"}
+
+
+def buffer_of(arr: Any, name: str, rgb: bool = False) -> Any:
+    """The pv_buffer of a 2D pyopencl array whose rows are contiguous; with
+    rgb, also of a (rows, columns, 3) uint8 or uint16 array (RGB8 / RGB16,
+    each pixel's three samples contiguous)."""
     if not _is_array(arr):
         raise invalid(f"{name}: expected a pyopencl.array.Array, got {type(arr).__name__}")
-    if len(arr.shape) != 2:
+    colour = rgb and len(arr.shape) == 3 and int(arr.shape[2]) == 3
+    if len(arr.shape) != 2 and not colour:
         raise invalid(f"{name}: expected 2D (rows, columns), got shape {tuple(arr.shape)}")
-    kind = _PIXEL_TYPES.get(str(arr.dtype))
+    kind = (_RGB_TYPES if colour else _PIXEL_TYPES).get(str(arr.dtype))
     if kind is None:
-        raise invalid(f"{name}: dtype {arr.dtype} is not uint8, uint16 or float32")
-    rows, columns = (int(n) for n in arr.shape)
-    item = arr.dtype.itemsize
-    row_stride, column_stride = (int(s) for s in arr.strides)
-    if column_stride != item or row_stride < columns * item or row_stride % item:
+        raise invalid(f"{name}: dtype {arr.dtype} is not uint8, uint16"
+                      f"{'' if colour else ' or float32'}")
+    rows, columns = (int(n) for n in arr.shape[:2])
+    item = arr.dtype.itemsize * (3 if colour else 1)
+    row_stride, column_stride = (int(s) for s in arr.strides[:2])
+    contiguous_pixel = not colour or int(arr.strides[2]) == arr.dtype.itemsize
+    if (column_stride != item or row_stride < columns * item or row_stride % item
+            or not contiguous_pixel):
         raise invalid(f"{name}: rows must be contiguous (strides {tuple(arr.strides)})")
     if arr.base_data is None:
         raise invalid(f"{name}: the array has no buffer (an empty array?)")
@@ -141,6 +150,45 @@ class _InteropOps(_ContextBase):
         done = ffi.new("cl_event *")
         self._call(lib.pv_stereo_sad_cl, bufs[0], bufs[1], make("sad", dict(params, ndisp=ndisp)),
                    bufs[2], count, waits, done)
+        _attach(cl, done, [out])
+        return out
+
+    @declared_keywords("bp", defaults={"disc_max": None})
+    def stereo_bp_cl(self, left: Any, right: Any, ndisp: int = default_of("bp", "ndisp"), *,
+                     disc_max: Optional[float] = None, out: Optional[Any] = None,
+                     wait_for: Optional[Sequence[Any]] = None, **params: Any) -> Any:
+        """stereo_bp on pyopencl arrays (2D, uint8 or float32, rows
+        contiguous): returns out (a new float32 array when None) with the
+        completion event added; the results are stereo_bp's."""
+        cl = _pyopencl()
+        inputs = [buffer_of(left, "left"), buffer_of(right, "right")]
+        out = _output(cl, left, out, "out")
+        bufs = inputs + [buffer_of(out, "out")]
+        count, waits = _wait_list([left, right, out], wait_for)
+        done = ffi.new("cl_event *")
+        self._call(lib.pv_stereo_bp_cl, bufs[0], bufs[1], bp_params(ndisp, disc_max, **params),
+                   bufs[2], count, waits, done)
+        _attach(cl, done, [out])
+        return out
+
+    def to_grey_cl(self, image: Any, *, out: Optional[Any] = None,
+                   wait_for: Optional[Sequence[Any]] = None) -> Any:
+        """to_grey on a pyopencl array: 2D uint8, uint16 or float32, or
+        (rows, columns, 3) uint8 / uint16 RGB; returns out (a new float32
+        (rows, columns) array when None) with the completion event added;
+        the results are to_grey's."""
+        cl = _pyopencl()
+        src = buffer_of(image, "image", rgb=True)
+        shape = tuple(image.shape[:2])
+        if out is None:
+            out = cl.array.empty(image.queue, shape, "float32")
+        elif tuple(out.shape) != shape or str(out.dtype) != "float32":
+            raise invalid(f"out: expected float32 of shape {shape}, got {out.dtype} "
+                          f"{tuple(out.shape)}")
+        dst = buffer_of(out, "out")
+        count, waits = _wait_list([image, out], wait_for)
+        done = ffi.new("cl_event *")
+        self._call(lib.pv_to_grey_cl, src, dst, count, waits, done)
         _attach(cl, done, [out])
         return out
 

@@ -67,6 +67,19 @@ def test_sad_and_blur_equal_the_host_methods(on_queue, opencl, queue):
     np.testing.assert_array_equal(blurred.get(), opencl.gaussian_blur(left, 1.5))
 
 
+def test_bp_and_grey_equal_the_host_methods(on_queue, opencl, queue):
+    left, right = pair()
+    want = opencl.stereo_bp(left, right, 16)
+    got = on_queue.stereo_bp_cl(cla.to_device(queue, left), cla.to_device(queue, right), 16)
+    np.testing.assert_array_equal(got.get(), want)
+    rgb = np.stack([left, right, left // 2], axis=-1)
+    for image in (rgb, rgb.astype(np.uint16) * 257, left.astype(np.uint16)):
+        grey = on_queue.to_grey_cl(cla.to_device(queue, np.ascontiguousarray(image)))
+        np.testing.assert_array_equal(grey.get(), opencl.to_grey(image))
+    with pytest.raises(parvis.InvalidArgument):
+        on_queue.to_grey_cl(cla.to_device(queue, rgb[..., :2].copy()))
+
+
 def test_a_chain_stays_on_the_device(on_queue, opencl, queue):
     """pyopencl's own arithmetic, then two parvis calls, ordered by the
     arrays' events; only the result comes back."""

@@ -41,6 +41,7 @@ pv_status pv_cl_bind_image(pv_context *ctx, const pv_image *proxy, cl_mem mem, s
     b->host = proxy->data;
     b->mem = mem;
     b->offset = offset;
+    b->bytes = pv_image_span(proxy);
     return PV_OK;
 }
 

@@ -111,6 +111,7 @@ typedef struct device_binding {
     const void *host;
     cl_mem mem;
     size_t offset;
+    size_t bytes;            /* the image's span in mem from offset */
 } device_binding;
 
 typedef struct pv_cl_state {

@@ -261,9 +261,41 @@ static pv_status copy_rect(pv_context *ctx, cl_mem buffer, int to_device, size_t
                            size_t rows, size_t slices, size_t host_row_pitch,
                            size_t host_slice_pitch, void *host);
 
+/* The transfers below that take a host pointer and a byte count (or
+ * rows) also serve device-buffer calls: when the host pointer is a bound
+ * proxy image (runtime_interop.c), the copy is made on the device between
+ * parvis's buffer and the caller's.  Operations pass whole images to them,
+ * so the bound range starts at the proxy's first byte. */
+static pv_status bound_rows(pv_context *ctx, cl_mem buffer, int to_device, size_t offset,
+                            size_t rows, size_t row_bytes, size_t caller_pitch,
+                            const device_binding *bound)
+{
+    if (rows > 0 && (rows - 1) * caller_pitch + row_bytes > bound->bytes)
+        return pv_fail(ctx, PV_ERR_INVALID, "device buffer: a transfer of %zu rows of %zu bytes "
+                       "exceeds the image's %zu bytes", rows, row_bytes, bound->bytes);
+    const size_t at_caller[3] = {bound->offset, 0, 0}, at_dense[3] = {offset, 0, 0};
+    const size_t region[3] = {row_bytes, rows, 1};
+    cl_int err = pv_cl_fault(ctx, PV_CL_FAULT_ENQUEUE);
+    if (err == CL_SUCCESS && to_device)
+        err = clEnqueueCopyBufferRect(pv_cl_queue(ctx), bound->mem, buffer, at_caller, at_dense,
+                                      region, caller_pitch, 0, row_bytes, 0, 0, NULL, NULL);
+    else if (err == CL_SUCCESS)
+        err = clEnqueueCopyBufferRect(pv_cl_queue(ctx), buffer, bound->mem, at_dense, at_caller,
+                                      region, row_bytes, 0, caller_pitch, 0, 0, NULL, NULL);
+    return pv_cl_check(ctx, err, "clEnqueueCopyBufferRect(caller's buffer)");
+}
+
+static const device_binding *bound_to(pv_context *ctx, const void *host)
+{
+    return pv_cl_binding_of(pv_cl_state_of(ctx), host);
+}
+
 pv_status pv_cl_write_rows_staged(pv_context *ctx, cl_mem buffer, size_t rows, size_t row_bytes,
                                   size_t host_pitch, const void *host)
 {
+    const device_binding *bound = bound_to(ctx, host);
+    if (bound)
+        return bound_rows(ctx, buffer, 1, 0, rows, row_bytes, host_pitch, bound);
     if (host_pitch == row_bytes)
         return pinned_write(ctx, buffer, 0, rows * row_bytes, host);
     if (row_bytes > PINNED_CHUNK)
@@ -355,6 +387,9 @@ static pv_status direct_copy(pv_context *ctx, cl_mem buffer, int to_device, cl_b
 pv_status pv_cl_write(pv_context *ctx, cl_mem buffer, size_t offset, size_t bytes,
                       const void *host)
 {
+    const device_binding *bound = bound_to(ctx, host);
+    if (bound)
+        return bound_rows(ctx, buffer, 1, offset, 1, bytes, bytes, bound);
     if (bytes >= pinned_threshold())
         return pinned_write(ctx, buffer, offset, bytes, host);
     return direct_copy(ctx, buffer, 1, CL_TRUE, offset, bytes, (void *)host);
@@ -362,6 +397,9 @@ pv_status pv_cl_write(pv_context *ctx, cl_mem buffer, size_t offset, size_t byte
 
 pv_status pv_cl_read(pv_context *ctx, cl_mem buffer, size_t offset, size_t bytes, void *host)
 {
+    const device_binding *bound = bound_to(ctx, host);
+    if (bound)
+        return bound_rows(ctx, buffer, 0, offset, 1, bytes, bytes, bound);
     if (bytes >= pinned_threshold())
         return pinned_read(ctx, buffer, offset, bytes, host);
     return direct_copy(ctx, buffer, 0, CL_TRUE, offset, bytes, host);
@@ -370,7 +408,7 @@ pv_status pv_cl_read(pv_context *ctx, cl_mem buffer, size_t offset, size_t bytes
 pv_status pv_cl_read_staged(pv_context *ctx, cl_mem buffer, size_t offset, size_t bytes,
                             void *host)
 {
-    if (pinned_threshold() == SIZE_MAX)
+    if (pinned_threshold() == SIZE_MAX || bound_to(ctx, host))
         return pv_cl_read(ctx, buffer, offset, bytes, host);
     return pinned_read(ctx, buffer, offset, bytes, host);
 }
@@ -448,34 +486,15 @@ pv_status pv_cl_read_rows_async(pv_context *ctx, cl_mem buffer, const pv_cl_rows
     return rows_async(ctx, buffer, rows, NULL, host);
 }
 
-/* The image's rows between the dense buffer and the caller's buffer bound
- * to it, on the device. */
-static pv_status device_rect(pv_context *ctx, cl_mem buffer, int to_device, const pv_image *image,
-                             const device_binding *bound)
-{
-    const size_t pixel = pv_pixel_size(image->type);
-    const size_t row_bytes = (size_t)image->width * pixel;
-    const size_t pitch = (size_t)image->stride * pixel;
-    const size_t at_caller[3] = {bound->offset, 0, 0}, at_dense[3] = {0, 0, 0};
-    const size_t region[3] = {row_bytes, (size_t)image->height, 1};
-    cl_int err = pv_cl_fault(ctx, PV_CL_FAULT_ENQUEUE);
-    if (err == CL_SUCCESS && to_device)
-        err = clEnqueueCopyBufferRect(pv_cl_queue(ctx), bound->mem, buffer, at_caller, at_dense,
-                                      region, pitch, 0, row_bytes, 0, 0, NULL, NULL);
-    else if (err == CL_SUCCESS)
-        err = clEnqueueCopyBufferRect(pv_cl_queue(ctx), buffer, bound->mem, at_dense, at_caller,
-                                      region, row_bytes, 0, pitch, 0, 0, NULL, NULL);
-    return pv_cl_check(ctx, err, "clEnqueueCopyBufferRect(caller's buffer)");
-}
-
 static pv_status image_rect(pv_context *ctx, cl_mem buffer, int to_device, const pv_image *image)
 {
-    const device_binding *bound = pv_cl_binding_of(pv_cl_state_of(ctx), image->data);
-    if (bound)
-        return device_rect(ctx, buffer, to_device, image, bound);
+    const device_binding *bound = bound_to(ctx, image->data);
     size_t pixel = pv_pixel_size(image->type);
     size_t row_bytes = (size_t)image->width * pixel;
     size_t pitch = (size_t)image->stride * pixel;
+    if (bound)
+        return bound_rows(ctx, buffer, to_device, 0, (size_t)image->height, row_bytes, pitch,
+                          bound);
     return copy_rect(ctx, buffer, to_device, row_bytes, (size_t)image->height, 1, pitch,
                      pitch * (size_t)image->height, image->data);
 }
