@@ -1,8 +1,9 @@
 /* CPU reference of the register module: phase correlation on a plan with a
  * cached unit-phase reference spectrum, the upsampled-DFT evaluation,
  * masked phase correlation (six FFT correlations and the score of
- * backends/common/masked_ncc.h), and normxcorr2 with integral images and
- * an FFT cross term.
+ * backends/common/masked_ncc.h), normxcorr2 with integral images and
+ * an FFT cross term (one image, or a batch of them), and masked normxcorr2
+ * by direct sums (backends/common/ncc_masked.h).
  *
  * The float arithmetic mirrors backends/opencl/kernels/register.cl step for
  * step (same formulas, same operand order), so the backends differ only by
@@ -418,6 +419,51 @@ static pv_status pv_cpu_normxcorr2(pv_context *ctx, const pv_ncc_job *job, pv_im
     ncc_map(ctx, job, &w, map);
     pv_cpu_fft_free(w.block);
     pv_cpu_fft_release(fft);
+    return PV_OK;
+}
+
+/* One template against several images: the single call per image (the
+ * oracle's batch is the definition of the batch's result). */
+static pv_status pv_cpu_normxcorr2_batch(pv_context *ctx, const pv_ncc_batch_job *job,
+                                         pv_image *maps)
+{
+    pv_ncc_job single = {job->templ, {0, 0, 0, PV_PIXEL_F32, NULL}, {job->fft[0], job->fft[1]},
+                         job->min_overlap, job->templ_floor, job->image_floor};
+    pv_status status = PV_OK;
+    for (int i = 0; status == PV_OK && i < job->count; i++) {
+        single.image = job->images[i];
+        status = pv_cpu_normxcorr2(ctx, &single, &maps[i]);
+    }
+    return status;
+}
+
+/* ========================================================= masked NCC */
+
+/* backends/common/ncc_masked.h: one text with the kernel's
+ * ncc_masked_coefficient. */
+#define NCC_GLOBAL
+#define NCC_SQRT(x) sqrtf(x)
+#include "../../common/ncc_masked.h"
+
+static ncc_masked_side masked_side(const pv_image *values, const pv_image *mask)
+{
+    ncc_masked_side side = {values->data, mask->data, values->width, values->height};
+    return side;
+}
+
+/* Direct sums per map point (ncc_masked.h says why); rows in parallel. */
+static pv_status pv_cpu_normxcorr2_masked(pv_context *ctx, const pv_ncc_masked_job *job,
+                                          pv_image *map)
+{
+    const ncc_masked_side templ = masked_side(&job->templ, &job->templ_mask);
+    const ncc_masked_side image = masked_side(&job->image, &job->image_mask);
+#pragma omp parallel for num_threads(thread_count(ctx)) schedule(dynamic, 4)
+    for (int v = 0; v < map->height; v++) {
+        float *row = (float *)map->data + (ptrdiff_t)v * map->stride;
+        for (int u = 0; u < map->width; u++)
+            row[u] = ncc_masked_coefficient(templ, image, u, v, job->min_overlap,
+                                            job->floor_ratio);
+    }
     return PV_OK;
 }
 
