@@ -151,9 +151,9 @@ class _RegisterOps(_ContextBase):
         rounding); calls above 2^38 such pairs are refused."""
         ta, ts = A.image_in(template, "template")
         ia, is_ = A.image_in(image, "image")
-        tm, tms = _mask_in(template_mask, "template_mask", ta)
+        tm, tms = _mask_in(template_mask, "template_mask", ta, "template")
         im, ims = (None, ffi.NULL) if image_mask is None else \
-            _mask_in(image_mask, "image_mask", ia)
+            _mask_in(image_mask, "image_mask", ia, "image")
         shape = (ia.shape[0] + ta.shape[0] - 1, ia.shape[1] + ta.shape[1] - 1)
         dst = A.output(out, shape) if compute_map else None
         if dst is not None:
@@ -190,8 +190,9 @@ class _RegisterOps(_ContextBase):
         arrays = [A.image_in(images[i], f"images[{i}]") for i in range(count)]
         for i, (a, _) in enumerate(arrays):
             if a.shape != arrays[0][0].shape:
-                raise invalid(f"images[{i}]: shape {a.shape} differs from images[0]'s "
-                              f"{arrays[0][0].shape}; a batch holds images of one shape")
+                raise invalid(f"images[{i}]: shape {A.shape_text(a.shape)} differs from "
+                              f"images[0]'s {tuple(arrays[0][0].shape)}; a batch holds images "
+                              "of one shape")
         structs = ffi.new("pv_image[]", count)
         for i, (_, st) in enumerate(arrays):
             structs[i] = st[0]
@@ -216,7 +217,8 @@ def _ncc_result(map_: Optional[np.ndarray], result: Any) -> NCCResult:
                      float(result.sub_x), float(result.sub_y), int(result.flags))
 
 
-def _mask_in(mask: ArrayLike, name: str, owner: np.ndarray) -> Tuple[np.ndarray, Any]:
+def _mask_in(mask: ArrayLike, name: str, owner: np.ndarray,
+             owner_name: str) -> Tuple[np.ndarray, Any]:
     """A mask as a uint8 image (non-zero = valid) of its input's shape."""
     arr = np.asarray(mask)
     if arr.ndim != 2:
@@ -226,8 +228,7 @@ def _mask_in(mask: ArrayLike, name: str, owner: np.ndarray) -> Tuple[np.ndarray,
             raise invalid(f"{name}: expected a numeric or bool array, got dtype {arr.dtype}")
         arr = (arr != 0).astype(np.uint8)
     a, st = A.image_in(arr, name)
-    if a.shape != owner.shape:
-        raise invalid(f"{name}: shape {a.shape} differs from its image's {owner.shape}")
+    A.same_shape(owner, a, (owner_name, name))
     return a, st
 
 
