@@ -216,11 +216,12 @@ pv_status pv_normxcorr2_batch(pv_context *ctx, const pv_image *templ, const pv_i
     if (!found)
         return pv_fail(ctx, PV_ERR_NOMEM, OP ": out of memory");
     status = pv_call_begin(ctx);
-    if (status == PV_OK)
+    if (status == PV_OK) {
         status = run_batch(ctx, templ, images, count, min_overlap, outs, found);
-    if (status != PV_OK && outs) /* no half-finished map may pass for a result */
-        for (int i = 0; i < count; i++)
-            pv_ncc_no_texture(&outs[i], NULL);
+        if (status != PV_OK && outs) /* no half-finished map may pass for a result */
+            for (int i = 0; i < count; i++)
+                pv_ncc_no_texture(&outs[i], NULL);
+    }
     if (status == PV_OK && results)
         memcpy(results, found, (size_t)count * sizeof *found);
     pv_call_end(ctx);
