@@ -30,7 +30,7 @@ static const pv_cl_param_default register_defaults[] = {
     {"PC_DFT_WG", 64},        /* upsampled-DFT contraction work-group size   */
     {"NCC_SCAN_WG", 256},     /* integral-image row scan (power of two)      */
     {"NCC_COL_WG", 64},       /* integral-image column sums                  */
-    {"NCC_WG_X", 16},         /* coefficient kernel work-group shape         */
+    {"NCC_WG_X", 16},         /* coefficient kernels' work-group shape (normxcorr2, masked) */
     {"NCC_WG_Y", 16},
 };
 
