@@ -2,14 +2,15 @@
  * cached unit-phase reference spectrum, the upsampled-DFT evaluation,
  * masked phase correlation (six FFT correlations and the score of
  * backends/common/masked_ncc.h), normxcorr2 with integral images and
- * an FFT cross term (one image, or a batch of them), and masked normxcorr2
- * by direct sums (backends/common/ncc_masked.h).
+ * an FFT cross term (one image, or a batch of them); masked normxcorr2
+ * (direct sums) is in ncc_masked.c.
  *
  * The float arithmetic mirrors backends/opencl/kernels/register.cl step for
  * step (same formulas, same operand order), so the backends differ only by
  * the FFT libraries' rounding and, for NCC, by the order of the row scans. */
 #include "../cpu.h"
 #include "../fft.h"
+#include "ncc_masked.h"
 
 #include <float.h>
 #include <stdlib.h>
@@ -439,32 +440,11 @@ static pv_status pv_cpu_normxcorr2_batch(pv_context *ctx, const pv_ncc_batch_job
 
 /* ========================================================= masked NCC */
 
-/* backends/common/ncc_masked.h: one text with the kernel's
- * ncc_masked_coefficient. */
-#define NCC_GLOBAL
-#define NCC_SQRT(x) sqrtf(x)
-#include "../../common/ncc_masked.h"
-
-static ncc_masked_side masked_side(const pv_image *values, const pv_image *mask)
-{
-    ncc_masked_side side = {values->data, mask->data, values->width, values->height};
-    return side;
-}
-
-/* Direct sums per map point (ncc_masked.h says why); rows in parallel. */
+/* Direct sums per map point (backends/common/ncc_masked.h), in ncc_masked.c. */
 static pv_status pv_cpu_normxcorr2_masked(pv_context *ctx, const pv_ncc_masked_job *job,
                                           pv_image *map)
 {
-    const ncc_masked_side templ = masked_side(&job->templ, &job->templ_mask);
-    const ncc_masked_side image = masked_side(&job->image, &job->image_mask);
-#pragma omp parallel for num_threads(thread_count(ctx)) schedule(dynamic, 4)
-    for (int v = 0; v < map->height; v++) {
-        float *row = (float *)map->data + (ptrdiff_t)v * map->stride;
-        for (int u = 0; u < map->width; u++)
-            row[u] = ncc_masked_coefficient(templ, image, u, v, job->min_overlap,
-                                            job->floor_ratio);
-    }
-    return PV_OK;
+    return pv_cpu_ncc_masked(ctx, job, map);
 }
 
 /* ====================================================== masked phase correlation */
