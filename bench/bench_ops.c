@@ -18,6 +18,7 @@
 #define NCC_PRODUCT_OPS 6.0
 #define NCC_LOCAL_SUM_OPS 8.0
 #define NCC_NORMALISE_OPS 10.0
+#define NCC_MASKED_PAIR_OPS 18.0
 #define PCM_PRODUCT_OPS 36.0
 #define PCM_LOAD_OPS 2.0
 #define PCM_SCORE_OPS 16.0
@@ -100,6 +101,13 @@ double ops_ncc(int image, int templ)
     const int map[2] = {image + templ - 1, image + templ - 1};
     return 3.0 * ops_fft(map, 2) + NCC_PRODUCT_OPS * half_spectrum(map, 2) +
            (NCC_LOCAL_SUM_OPS + NCC_NORMALISE_OPS) * points(map, 2);
+}
+
+double ops_ncc_masked(int image, int templ, double valid_share)
+{
+    if (image <= 0 || templ <= 0 || !(valid_share > 0.0))
+        return 0.0;
+    return NCC_MASKED_PAIR_OPS * (double)image * image * (double)templ * templ * valid_share;
 }
 
 double ops_pcm(const int *n, int dims)

@@ -75,6 +75,15 @@ double ops_fft_pair(const int n[3]);
  * normalisation (mean removal, variance, square root, division: 10). */
 double ops_ncc(int image, int templ);
 
+/* Masked normxcorr2 (fp32) of a templ^2 template with valid_share of its
+ * pixels valid in an image^2 image: per map point and valid template pixel
+ * of the overlap two passes of direct sums (the masks' product, the count
+ * and two weighted sums: 7; the product again, two centred deviations,
+ * three products and three sums: 11), so 18 a pixel pair.  Over the whole
+ * map every image pixel meets every template pixel exactly once, so there
+ * are image^2 templ^2 valid_share pairs. */
+double ops_ncc_masked(int image, int templ, double valid_share);
+
 /* Masked phase correlation (fp32) of extent n[0..dims-1] over the linear
  * grid G of 2 n - 1 per axis (the least the library pads to): six forward
  * and six inverse real FFTs of G, six conjugate products an element of

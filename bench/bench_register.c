@@ -3,13 +3,13 @@
  * plan: one upload, R2C, C2R and arg-max per mover), once per OpenCL FFT
  * engine built in (case names end in "clfft" / "vkfft"); at 256^3 and
  * 512^3 also the bare R2C + C2R pair of each engine, beside FFTW's on the
- * CPU; masked phase correlation at 512^2 and 128^3 (one-shot); 2D
- * normxcorr2 at 512^2 with a 64^2 template and with equal sizes.
+ * CPU; masked phase correlation at 512^2 and 128^3 (one-shot); the
+ * normxcorr2 rows (single, masked, batch) are in bench_register_ncc.c.
  *
  * Inputs are synthetic with a known answer: the moving volume is the
- * reference circularly shifted by (7, -5, 3); the NCC template is cut from
- * the image at a known offset.  Quality is the share of exact answers. */
-#include "bench.h"
+ * reference circularly shifted by (7, -5, 3).  Quality is the share of
+ * exact answers. */
+#include "bench_register.h"
 #include "../tests/image_list.h"
 
 #include "bench_ops.h"
@@ -31,22 +31,9 @@ static const pc_case pc_cases[] = {
 
 static const int pc_shift[3] = {7, -5, 3};
 
-typedef struct ncc_case {
-    const char *name;
-    int image, templ;   /* square sizes */
-    int quick;
-} ncc_case;
-
-static const ncc_case ncc_cases[] = {
-    {"512^2 t64", 512, 64, 1},
-    {"512^2 equal", 512, 512, 0},
-};
-
-/* The documented cross-checks (include/parvis/register.h): the same
- * integer peak (a share of 1 of the one shift), NCC maps within 1e-4
- * everywhere. */
+/* The documented cross-check (include/parvis/register.h): the same
+ * integer peak (a share of 1 of the one shift). */
 #define PC_AGREEMENT_THRESHOLD 1.0
-#define NCC_AGREEMENT_THRESHOLD 1.0
 
 static uint32_t next_random(uint32_t *state)
 {
@@ -323,11 +310,6 @@ static int pc_cases_run(const bench_config *config, const bench_contexts *contex
 
 /* ============================================== 2D rows, one per engine */
 
-/* One 2D row: the case, the engine's name (NULL on the CPU alone), the
- * inputs; fills *r and returns 0, or 1 after printing why it failed. */
-typedef int (*engine_row_fn)(const bench_config *config, const bench_contexts *contexts,
-                             const void *c, const char *engine, void *in, bench_result *r);
-
 /* One row per OpenCL FFT engine built in (one CPU-only row without OpenCL). */
 static int engine_rows(const bench_config *config, const bench_contexts *contexts,
                        engine_row_fn row, const void *c, void *in, bench_result *results,
@@ -464,133 +446,6 @@ static int pc2d_cases_run(const bench_config *config, const bench_contexts *cont
         if (rc == 0)
             rc = engine_rows(config, contexts, pc2d_row, c, &in, results, max, count);
         image_list_free(&in.reference, &in.moving, NULL);
-        if (rc)
-            return rc;
-    }
-    return 0;
-}
-
-/* ==================================================================== NCC */
-
-/* As for pc2d, the CPU side is timed once per case (cpu_map keeps its
- * map for the agreement of every engine's row). */
-typedef struct ncc_inputs {
-    pv_image image, templ, map;
-    int x, y;            /* the template's true offset */
-    pv_ncc_result result;
-    int cpu_timed;
-    pv_timing cpu;
-    bench_series cpu_samples;
-    pv_ncc_result cpu_result;
-    pv_image cpu_map;
-} ncc_inputs;
-
-/* Image and template cut from one noise canvas: the template's top-left
- * corner lies at (x, y) in image coordinates (partly outside for equal
- * sizes, where the general normalization matters). */
-static int make_ncc_inputs(const ncc_case *c, ncc_inputs *in)
-{
-    const int margin = 64, side = c->image + 2 * margin;
-    in->x = c->templ == c->image ? 17 : 200;
-    in->y = c->templ == c->image ? -9 : 150;
-    float *canvas = malloc((size_t)side * side * sizeof *canvas);
-    if (!canvas || pv_image_alloc(&in->image, c->image, c->image, PV_PIXEL_F32) != PV_OK ||
-        pv_image_alloc(&in->templ, c->templ, c->templ, PV_PIXEL_F32) != PV_OK ||
-        pv_image_alloc(&in->map, c->image + c->templ - 1, c->image + c->templ - 1,
-                       PV_PIXEL_F32) != PV_OK) {
-        free(canvas);
-        return cli_fail("cannot allocate the NCC inputs");
-    }
-    uint32_t state = 77u;
-    for (size_t i = 0; i < (size_t)side * side; i++)
-        canvas[i] = random01(&state);
-    for (int y = 0; y < c->image; y++)
-        memcpy((float *)in->image.data + (size_t)y * c->image,
-               canvas + (size_t)(y + margin) * side + margin, (size_t)c->image * sizeof(float));
-    for (int y = 0; y < c->templ; y++)
-        memcpy((float *)in->templ.data + (size_t)y * c->templ,
-               canvas + (size_t)(y + margin + in->y) * side + margin + in->x,
-               (size_t)c->templ * sizeof(float));
-    free(canvas);
-    return 0;
-}
-
-static pv_status run_ncc(pv_context *ctx, void *user)
-{
-    ncc_inputs *in = user;
-    /* Offsets with under 1/4 of the template overlapping are unreliable. */
-    int min_overlap = in->templ.width * in->templ.height / 4;
-    return pv_normxcorr2(ctx, &in->templ, &in->image, min_overlap, &in->map, &in->result);
-}
-
-static double map_agreement(const pv_image *a, const pv_image *b)
-{
-    size_t same = 0, total = (size_t)a->width * a->height;
-    const float *pa = a->data, *pb = b->data;
-    for (size_t i = 0; i < total; i++)
-        same += fabsf(pa[i] - pb[i]) <= 1e-4f;
-    return (double)same / (double)total;
-}
-
-static int bench_ncc_case(const bench_config *config, const bench_contexts *contexts,
-                          const ncc_case *c, const char *engine, ncc_inputs *in, bench_result *r)
-{
-    memset(r, 0, sizeof *r);
-    snprintf(r->op, sizeof r->op, "ncc");
-    snprintf(r->name, sizeof r->name, "%s%s%s", c->name, engine ? " " : "", engine ? engine : "");
-    snprintf(r->params, sizeof r->params, "%dx%d in %dx%d", c->templ, c->templ, c->image,
-             c->image);
-    snprintf(r->variant, sizeof r->variant, "%s %s", c->templ == c->image ? "equal" : "template",
-             engine ? engine : "fftw");
-    snprintf(r->fft_engine, sizeof r->fft_engine, "%s", engine ? engine : "fftw");
-    r->cpu_threads = pv_context_cpu_threads(contexts->cpu);
-    r->quality_name = "exact";
-    r->threshold = NCC_AGREEMENT_THRESHOLD;
-    r->size = (double)c->image * c->image;
-    r->roofline_bytes = roofline_ncc_bytes(c->image, c->templ);
-    r->roofline_ops = ops_ncc(c->image, c->templ);
-    pv_timing cl;
-    pv_status status = PV_OK;
-    if (!in->cpu_timed) {
-        if (!in->cpu_map.data &&
-            pv_image_alloc(&in->cpu_map, in->map.width, in->map.height, PV_PIXEL_F32) != PV_OK)
-            return cli_fail("cannot allocate the NCC map");
-        status = bench_time_series(config, contexts->cpu, run_ncc, in, &in->cpu, &in->cpu_samples);
-        memcpy(in->cpu_map.data, in->map.data,
-               (size_t)in->map.width * in->map.height * sizeof(float));
-        in->cpu_result = in->result;
-        in->cpu_timed = status == PV_OK;
-    }
-    bench_fill_cpu(r, &in->cpu, &in->cpu_samples);
-    r->cpu_quality = in->cpu_result.x == in->x && in->cpu_result.y == in->y;
-    if (status == PV_OK && contexts->opencl) {
-        status = bench_time_series(config, contexts->opencl, run_ncc, in, &cl, &r->cl_samples);
-        bench_fill_opencl(r, &cl, NULL);
-        r->cl_quality = in->result.x == in->x && in->result.y == in->y;
-        r->agreement = map_agreement(&in->map, &in->cpu_map);
-    }
-    return status == PV_OK ? 0 : cli_fail_status(status, "normxcorr2");
-}
-
-static int ncc_row(const bench_config *config, const bench_contexts *contexts, const void *c,
-                   const char *engine, void *in, bench_result *r)
-{
-    return bench_ncc_case(config, contexts, c, engine, in, r);
-}
-
-static int ncc_cases_run(const bench_config *config, const bench_contexts *contexts,
-                         bench_result *results, int max, int *count)
-{
-    for (size_t i = 0; i < sizeof ncc_cases / sizeof ncc_cases[0]; i++) {
-        const ncc_case *c = &ncc_cases[i];
-        if (!bench_wants(config, "ncc", c->name, c->quick))
-            continue;
-        ncc_inputs in;
-        memset(&in, 0, sizeof in);
-        int rc = make_ncc_inputs(c, &in);
-        if (rc == 0)
-            rc = engine_rows(config, contexts, ncc_row, c, &in, results, max, count);
-        image_list_free(&in.image, &in.templ, &in.map, &in.cpu_map, NULL);
         if (rc)
             return rc;
     }
@@ -745,5 +600,18 @@ int bench_register_cases(const bench_config *config, const bench_contexts *conte
         rc = pc2d_cases_run(config, contexts, results, max, count);
     if (rc == 0)
         rc = pcm_cases_run(config, contexts, results, max, count);
-    return rc ? rc : ncc_cases_run(config, contexts, results, max, count);
+    return rc ? rc : bench_ncc_cases(config, contexts, results, max, count);
+}
+
+/* For the NCC rows (bench_register_ncc.c, bench_register.h). */
+float bench_register_random01(uint32_t *state)
+{
+    return random01(state);
+}
+
+int bench_register_engine_rows(const bench_config *config, const bench_contexts *contexts,
+                               engine_row_fn row, const void *c, void *in, bench_result *results,
+                               int max, int *count)
+{
+    return engine_rows(config, contexts, row, c, in, results, max, count);
 }

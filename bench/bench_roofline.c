@@ -98,6 +98,14 @@ double roofline_ncc_bytes(int image, int templ)
     return inputs + F32 * elements(map, 2) + roofline_fft_bytes(map, 2, 3);
 }
 
+double roofline_ncc_masked_bytes(int image, int templ)
+{
+    if (image <= 0 || templ <= 0)
+        return 0.0;
+    int map[2] = {image + templ - 1, image + templ - 1};
+    return 2.0 * F32 * ((double)image * image + (double)templ * templ) + F32 * elements(map, 2);
+}
+
 double roofline_pcm_bytes(const int *n, int dims)
 {
     if (!n || dims < 2 || dims > 3 || !all_positive(n, dims))

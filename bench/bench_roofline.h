@@ -63,6 +63,12 @@ double roofline_fft_pair_bytes(const int n[3]);
  * product; the local sums come from running sums, not transforms). */
 double roofline_ncc_bytes(int image, int templ);
 
+/* Masked normxcorr2 of a templ x templ template in an image x image image
+ * by direct sums: the f32 template, image and their two f32 masks read
+ * once (the repeated reads of the sums hit the cache) and the
+ * (image + templ - 1)^2 f32 map written. */
+double roofline_ncc_masked_bytes(int image, int templ);
+
 /* Masked phase correlation of extent n[0..dims-1], over the linear grid
  * G of 2 n - 1 per axis: four f32 inputs read (two images, two masks), the
  * six maps of G written, twelve transforms of G, the six maps read and the

@@ -32,10 +32,13 @@ OP_TITLES = {
     "pcm": "Masked phase correlation (Padfield)",
     "fft": "FFT pair (R2C + C2R)",
     "ncc": "Normalized cross-correlation (normxcorr2)",
+    "ncc-masked": "Masked normalized cross-correlation",
+    "ncc-batch": "Normalized cross-correlation, batches against one template",
     "oct": "AO-OCT volume registration",
     "flow": "3D optical flow",
 }
-OP_ORDER = ["sad", "bp", "sift", "match", "pc2d", "pc3d", "pcm", "fft", "ncc", "oct", "flow"]
+OP_ORDER = ["sad", "bp", "sift", "match", "pc2d", "pc3d", "pcm", "fft", "ncc", "ncc-masked",
+            "ncc-batch", "oct", "flow"]
 ENGINE_SUFFIXES = (" clfft", " vkfft", " fftw")
 # Where parvis's CPU backend is this many times slower than the best CPU peer,
 # the baseline table marks it (the threshold).

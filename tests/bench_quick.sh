@@ -123,7 +123,7 @@ for r in results:
     quality = need(r, "quality", (dict, type(None)), where)
     if quality is not None:
         need(quality, "metric", text, where)
-    if r["op"] in ("pc2d", "pc3d", "pcm", "ncc", "fft"):
+    if r["op"] in ("pc2d", "pc3d", "pcm", "ncc", "ncc-batch", "fft"):
         engines = ("clfft", "vkfft") if have_cl else ("fftw",)
         assert r["fft_engine"] in engines, (where, r["fft_engine"])
     # SIFT detection rows report their cost per keypoint (the counts in
@@ -148,8 +148,8 @@ for r in results:
 assert passes == all_passed
 
 ops = {r["op"] for r in results}
-for op in ("sad", "bp", "sgm", "pc2d", "pc3d", "pcm", "ncc", "octreg", "flow", "sift",
-           "match"):
+for op in ("sad", "bp", "sgm", "pc2d", "pc3d", "pcm", "ncc", "ncc-masked", "ncc-batch",
+           "octreg", "flow", "sift", "match"):
     assert op in ops, "the quick suite lacks %s" % op
     assert any(r["compute_ops"] for r in results if r["op"] == op), "%s counts no operations" % op
 

@@ -181,6 +181,93 @@ static void test_sweep_phasecorr_vkfft(void **state)
     sweep_with_engine(PV_FFT_VKFFT, &op);
 }
 
+/* Masked normxcorr2 and the normxcorr2 batch: small inputs of their own
+ * (a 6x5 template, 20x16 images, deterministic noise). */
+static void fill_noise(pv_image *im, uint32_t seed)
+{
+    for (int y = 0; y < im->height; y++)
+        for (int x = 0; x < im->width; x++) {
+            seed = seed * 1664525u + 1013904223u;
+            ((float *)im->data)[(size_t)y * im->stride + x] = (float)(seed >> 8) / 16777216.0f;
+        }
+}
+
+static int all_float(const pv_image *im, float value)
+{
+    for (int y = 0; y < im->height; y++)
+        for (int x = 0; x < im->width; x++)
+            if (((const float *)im->data)[(size_t)y * im->stride + x] != value)
+                return 0;
+    return 1;
+}
+
+static pv_status ncc_masked_op(pv_context *ctx, wl_result *out, int *untouched)
+{
+    pv_image templ, image, mask, map;
+    assert_int_equal(pv_image_alloc(&templ, 6, 5, PV_PIXEL_F32), PV_OK);
+    assert_int_equal(pv_image_alloc(&image, 20, 16, PV_PIXEL_F32), PV_OK);
+    assert_int_equal(pv_image_alloc(&mask, 6, 5, PV_PIXEL_U8), PV_OK);
+    assert_int_equal(pv_image_alloc(&map, 25, 20, PV_PIXEL_F32), PV_OK);
+    fill_noise(&templ, 1u);
+    fill_noise(&image, 2u);
+    for (int i = 0; i < 30; i++)
+        ((unsigned char *)mask.data)[i] = i % 4 != 0;
+    tu_fill_image(&map, 7.0f);
+    pv_ncc_result result = {7, 7, 7.0f, 7, 7, 7};
+    pv_status status = pv_normxcorr2_masked(ctx, &templ, &image, &mask, NULL, 3, &map, &result);
+    if (status != PV_OK) {
+        *untouched = all_float(&map, 7.0f) && result.x == 7 && result.flags == 7;
+    } else {
+        for (int i = 0; i < 25 * 20; i++)
+            out->values[out->count++] = ((float *)map.data)[i];
+        out->values[out->count++] = (float)result.x;
+        out->values[out->count++] = (float)result.y;
+    }
+    image_list_free(&templ, &image, &mask, &map, NULL);
+    return status;
+}
+
+/* The batch's documented failure: every map 0, the results unwritten. */
+static pv_status ncc_batch_op(pv_context *ctx, wl_result *out, int *untouched)
+{
+    pv_image templ, images[3], maps[3];
+    pv_ncc_result results[3];
+    assert_int_equal(pv_image_alloc(&templ, 6, 5, PV_PIXEL_F32), PV_OK);
+    fill_noise(&templ, 3u);
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(pv_image_alloc(&images[i], 20, 16, PV_PIXEL_F32), PV_OK);
+        assert_int_equal(pv_image_alloc(&maps[i], 25, 20, PV_PIXEL_F32), PV_OK);
+        fill_noise(&images[i], 4u + (uint32_t)i);
+        tu_fill_image(&maps[i], 7.0f);
+        results[i] = (pv_ncc_result){7, 7, 7.0f, 7, 7, 7};
+    }
+    pv_status status = pv_normxcorr2_batch(ctx, &templ, images, 3, 3, maps, results);
+    for (int i = 0; i < 3; i++) {
+        if (status != PV_OK)
+            *untouched = *untouched && all_float(&maps[i], 0.0f) && results[i].x == 7 &&
+                         results[i].flags == 7;
+        for (int k = 0; status == PV_OK && k < 25 * 20; k++)
+            out->values[out->count++] = ((float *)maps[i].data)[k];
+        image_list_free(&images[i], &maps[i], NULL);
+    }
+    pv_image_free(&templ);
+    return status;
+}
+
+static void test_sweep_ncc_masked(void **state)
+{
+    (void)state;
+    const wl_op op = {"normxcorr2_masked", ncc_masked_op};
+    sweep(&op);
+}
+
+static void test_sweep_ncc_batch(void **state)
+{
+    (void)state;
+    const wl_op op = {"normxcorr2_batch", ncc_batch_op};
+    sweep(&op);
+}
+
 static void test_bad_fault_spec_is_refused(void **state)
 {
     (void)state;
@@ -236,7 +323,8 @@ int main(void)
 {
     /* One test per module, in wl_ops order: filter, stereo SAD, BP, SIFT,
      * phase correlation, NCC, octreg (registration and reconstruction),
-     * flow; then phase correlation through each FFT engine. */
+     * flow; then phase correlation through each FFT engine, masked NCC and
+     * the NCC batch. */
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_bad_fault_spec_is_refused),
         cmocka_unit_test(test_build_faults_without_binary_cache),
@@ -246,6 +334,8 @@ int main(void)
         cmocka_unit_test(test_sweep_6), cmocka_unit_test(test_sweep_7),
         cmocka_unit_test(test_sweep_phasecorr_clfft),
         cmocka_unit_test(test_sweep_phasecorr_vkfft),
+        cmocka_unit_test(test_sweep_ncc_masked),
+        cmocka_unit_test(test_sweep_ncc_batch),
     };
     /* PARVIS_TEST_FILTER=test_bad* runs only the matching tests */
     const char *filter = getenv("PARVIS_TEST_FILTER");

@@ -103,6 +103,12 @@ NCC_CASES = [
 ]
 NCC_SEED = 77
 NCC_MARGIN = 64
+# Masked NCC (bench_register_ncc.c's ncc-masked rows): the NCC inputs with
+# the template's central square (a quarter of its pixels) masked out.
+NCC_MASKED_CASES = [
+    ("256^2 t32", 256, 32, True),
+    ("512^2 t64", 512, 64, False),
+]
 
 UPSAMPLE = 20   # skimage phase_cross_correlation's sub-pixel factor
 
@@ -308,6 +314,15 @@ def ncc_inputs(side, templ):
     ty, tx = NCC_MARGIN + y, NCC_MARGIN + x
     template = np.ascontiguousarray(canvas[ty:ty + templ, tx:tx + templ])
     return image, template, x, y
+
+
+def ncc_template_mask(templ):
+    """bench_register_ncc.c's make_masked_inputs: 0 over the template's
+    central square (rows and columns templ/4 .. templ - templ/4), 1 elsewhere."""
+    mask = np.ones((templ, templ), np.uint8)
+    lo, hi = templ // 4, templ - templ // 4
+    mask[lo:hi, lo:hi] = 0
+    return mask
 
 
 def sift_octaves(width, height):
@@ -634,6 +649,35 @@ def opencv_cases(runner, cv2, info, data_dir):
             runner.time("ncc", name, "opencv", path, with_opencl(cv2, path, call),
                         note if path == "cpu" else note + "; " + tapi_note + " (padding on the device)",
                         check)
+
+    # Masked NCC -> matchTemplate TM_CCOEFF_NORMED with the template's mask:
+    # OpenCV's map holds the positions with the template wholly inside the
+    # image (there the overlap is the template's valid pixels, parvis's
+    # value), so the peak is compared, not the full map
+    for name, side, templ, quick in NCC_MASKED_CASES:
+        if not runner.wants("ncc-masked", name, quick):
+            continue
+        image, template, x, y = ncc_inputs(side, templ)
+        mask = ncc_template_mask(templ)
+
+        def check(result, x=x, y=y):
+            result = np.asarray(result)
+            v, u = np.unravel_index(int(np.argmax(result)), result.shape)
+            return ("peak at (%d, %d), map %dx%d" % (u, v, result.shape[1], result.shape[0]),
+                    {"quality_metric": "exact", "quality": 1.0 if (u, v) == (x, y) else 0.0})
+
+        note = ("matchTemplate TM_CCOEFF_NORMED with the template's mask: the map of the "
+                "template wholly inside the image only (parvis: the full normxcorr2-sized map)")
+        for path in paths:
+            if path == "cpu":
+                def call(im=image, t=template, m=mask):
+                    return cv2.matchTemplate(im, t, cv2.TM_CCOEFF_NORMED, mask=m)
+            else:
+                def call(im=image, t=template, m=mask):
+                    return cv2.matchTemplate(cv2.UMat(im), cv2.UMat(t), cv2.TM_CCOEFF_NORMED,
+                                             mask=cv2.UMat(m)).get()
+            runner.time("ncc-masked", name, "opencv", path, with_opencl(cv2, path, call),
+                        note if path == "cpu" else note + "; " + tapi_note, check)
     cv2.ocl.setUseOpenCL(True)
 
 # ------------------------------------------------------------ scikit-image
@@ -811,7 +855,7 @@ def parse_args(argv):
                    help="stop timing a case after this many seconds (at least one run; default 60)")
     p.add_argument("--quick", action="store_true", help="small cases only (as parvis-bench --quick)")
     p.add_argument("--case", action="append",
-                   help="an operation (sad, sift, pc2d, pc3d, ncc) or a substring of case names; "
+                   help="an operation (sad, sift, pc2d, pc3d, ncc, ncc-masked) or a substring of case names; "
                         "repeatable")
     p.add_argument("--peer", action="append", help="only peers whose name contains this; repeatable")
     p.add_argument("--json", metavar="OUT", help="write the rows as JSON here")

@@ -1,7 +1,7 @@
 /** @file
  * parvis register: phase correlation (2D/3D, sub-pixel), masked phase
  * correlation (Padfield's masked NCC, 2D/3D) and normalized
- * cross-correlation.
+ * cross-correlation (one image, a batch of images, or masked).
  *
  * Shift convention: a shift s means moving(p) ~ reference(p - s), i.e. the
  * moving image is the reference displaced by +s.  In 2D dz is 0.
@@ -342,6 +342,71 @@ typedef struct pv_ncc_result {
  * @return PV_OK, or the failure's status */
 PV_API pv_status pv_normxcorr2(pv_context *ctx, const pv_image *templ, const pv_image *image,
                                int min_overlap, pv_image *out, pv_ncc_result *result);
+
+/** One template against count images of one size (tiles of a mosaic,
+ * frames of a video, a stack of cells against one reference) in one call:
+ * outs[i] and results[i] are exactly those of
+ * pv_normxcorr2(templ, images[i], min_overlap, ...).  The context's lock
+ * and the template's preparation are taken once; on OpenCL the template
+ * is uploaded and transformed once, every image's work is queued and the
+ * call waits once (per 256 MiB of working copies; ordinary batches are one
+ * chunk).  Images: u8 or f32 (types may differ), all of images[0]'s size.
+ * outs: count f32 maps of the map's size, or NULL when only the results
+ * are wanted; results: count results, or NULL (not both NULL).  count >=
+ * 1.  Every image and output is checked before any work: on a bad
+ * argument nothing is touched; on a failure during the work every map of
+ * outs is set to 0 and results are not written, so that no half-finished
+ * batch can pass for a result.
+ * @param ctx the context
+ * @param templ the template (u8 or f32)
+ * @param images count images searched, of one size
+ * @param count the number of images
+ * @param min_overlap the least overlap, in pixels, a position needs
+ * @param outs receives count correlation maps, or NULL
+ * @param results receives count peaks, or NULL
+ * @return PV_OK, or the failure's status */
+PV_API pv_status pv_normxcorr2_batch(pv_context *ctx, const pv_image *templ,
+                                     const pv_image *images, int count, int min_overlap,
+                                     pv_image *outs, pv_ncc_result *results);
+
+/** Masked normalized cross-correlation (OpenCV's matchTemplate with a
+ * mask and TM_CCOEFF_NORMED; Padfield's masked NCC): the map and result
+ * of pv_normxcorr2, each coefficient normalised over the pixels of the
+ * overlap where both masks are valid (means and variances over those
+ * pixels only), so that masked-out pixels (a blob, a border, a saturated
+ * region) neither count nor move the means.
+ *
+ * templ_mask: a u8 image of templ's size; image_mask: a u8 image of
+ * image's size, or NULL (every image pixel valid); non-zero = valid.  A
+ * mask of another size or type, or one without a valid pixel, is refused
+ * (PV_ERR_INVALID).  Coefficients are 0 where fewer than min_overlap
+ * pixels (or none) are valid in both, or where either side is flat over
+ * them (its variance sum at most 1e-5 of its square sum, float rounding);
+ * they lie in [-1, 1] and are never NaN.  The peak, sub-pixel fit and
+ * flags are pv_normxcorr2's; PV_REGISTER_NO_TEXTURE when the template's
+ * or the image's valid pixels are all equal.
+ *
+ * The sums run directly over each overlap (exact to float rounding, even
+ * for small overlaps; an FFT would round them to the whole image's
+ * energy), so the cost grows as map points times the template's valid
+ * pixels: calls above 2^38 such pairs are refused (PV_ERR_INVALID).
+ * Where every pixel of both masks is valid the call computes
+ * pv_normxcorr2's map, bit for bit.  Cross-check tolerance: maps within
+ * 1e-4.
+ * @param ctx the context
+ * @param templ the template (u8 or f32)
+ * @param image the image searched (u8 or f32)
+ * @param templ_mask the template's mask (u8, templ's size)
+ * @param image_mask the image's mask (u8, image's size), or NULL
+ * @param min_overlap the least number of pixels valid in both a position
+ *        needs
+ * @param out receives the correlation map, or NULL
+ * @param result receives the peak, or NULL (not both NULL)
+ * @return PV_OK, or the failure's status */
+PV_API pv_status pv_normxcorr2_masked(pv_context *ctx, const pv_image *templ,
+                                      const pv_image *image, const pv_image *templ_mask,
+                                      const pv_image *image_mask, int min_overlap,
+                                      pv_image *out, pv_ncc_result *result);
 
 #ifdef __cplusplus
 }

@@ -53,6 +53,36 @@ typedef struct pv_ncc_job {
     float image_floor;
 } pv_ncc_job;
 
+/* normxcorr2 of one template against count images of one size, prepared
+ * by the front end as count single jobs would be: templ, fft, min_overlap
+ * and the floors as in pv_ncc_job, images[i] the i-th image centred and
+ * scaled (dense f32).  maps[i] receives image i's map (dense f32). */
+typedef struct pv_ncc_batch_job {
+    pv_image templ;
+    const pv_image *images;
+    int count;
+    int fft[2];
+    int min_overlap;
+    float templ_floor;
+    float image_floor;
+} pv_ncc_batch_job;
+
+/* Masked normxcorr2, prepared by the front end: dense f32 template and
+ * image, each less its masked mean and scaled to unit masked variance and
+ * 0 outside its mask, and the masks as dense f32 0 / 1 of their image's
+ * size.  A map point sums, over the template pixels p inside the image
+ * whose both masks are 1, the count n and t, t^2, i, i^2, t * i
+ * (backends/common/ncc_masked.h, the same text on both backends); it is 0
+ * where n < min_overlap or where either side's variance sum over the
+ * overlap is not above floor_ratio times its sum of squares, else the
+ * coefficient clipped to [-1, 1]. */
+typedef struct pv_ncc_masked_job {
+    pv_image templ, templ_mask;
+    pv_image image, image_mask;
+    int min_overlap;
+    float floor_ratio;
+} pv_ncc_masked_job;
+
 /* Masked phase correlation, prepared by the front end: four dense f32
  * volumes of extent size (x fastest): the reference and the moving input,
  * each less its masked mean and 0 outside its mask, and the two masks as
@@ -99,6 +129,10 @@ typedef struct pv_pcm_peak {
     X(P, pv_status, pc_upsample,                                                                  \
       (pv_context *ctx, void *plan, int mover, const pv_dft_window *window, float *values))       \
     X(P, pv_status, normxcorr2, (pv_context *ctx, const pv_ncc_job *job, pv_image *map))          \
+    X(P, pv_status, normxcorr2_batch,                                                             \
+      (pv_context *ctx, const pv_ncc_batch_job *job, pv_image *maps))                             \
+    X(P, pv_status, normxcorr2_masked,                                                            \
+      (pv_context *ctx, const pv_ncc_masked_job *job, pv_image *map))                             \
     X(P, pv_status, pc_masked, (pv_context *ctx, const pv_pcm_job *job, pv_pcm_peak *peak))       \
     X(P, pv_status, pc_time_fft, (pv_context *ctx, void *plan))                                   \
     X(P, int, fft_engine_built, (pv_fft_engine engine))                                           \

@@ -1,7 +1,8 @@
 /* Internal, front end only: what the register module's front-end files
  * share.  register_input.c scans and views the inputs, phasecorr.c runs
  * phase-correlation plans, phasecorr_api.c holds the public phase
- * correlation calls, phasecorr_masked.c the masked ones, ncc.c normxcorr2 and register_fft.c the FFT engine
+ * correlation calls, phasecorr_masked.c the masked ones, ncc.c normxcorr2 (with ncc_batch.c
+ * and ncc_masked.c, sharing ncc_internal.h) and register_fft.c the FFT engine
  * choice.  No backend includes this header.  Not installed. */
 #ifndef PV_REGISTER_INTERNAL_H
 #define PV_REGISTER_INTERNAL_H

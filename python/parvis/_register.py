@@ -1,9 +1,9 @@
 """Context's registration (include/parvis/register.h): phase correlation,
 its plans for many movers against one reference, and normalised
-cross-correlation."""
+cross-correlation (of one image, a batch of images, or masked)."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Dict, Optional, Tuple, cast
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple, cast
 
 import numpy as np
 
@@ -129,8 +129,107 @@ class _RegisterOps(_ContextBase):
         result = ffi.new("pv_ncc_result *")
         self._call(lib.pv_normxcorr2, ts, is_, _int(min_overlap, "min_overlap"),
                    A.out_struct(dst) if dst is not None else ffi.NULL, result)
-        return NCCResult(dst, int(result.x), int(result.y), float(result.coefficient),
-                         float(result.sub_x), float(result.sub_y), int(result.flags))
+        return _ncc_result(dst, result)
+
+    def normxcorr2_masked(self, template: ArrayLike, image: ArrayLike,
+                          template_mask: ArrayLike, image_mask: Optional[ArrayLike] = None, *,
+                          min_overlap: int = 0, compute_map: bool = True,
+                          out: Optional[np.ndarray] = None) -> NCCResult:
+        """Masked normalised cross-correlation (OpenCV's matchTemplate with
+        a mask and TM_CCOEFF_NORMED; Padfield's masked NCC): ncc's map and
+        peak, each coefficient normalised over the pixels of the overlap
+        valid in both masks (means and variances over those pixels only).
+
+        template_mask: the template's shape; image_mask: the image's shape,
+        or None (every image pixel valid); any numeric or bool dtype,
+        non-zero = valid.  A mask of another shape or without a valid pixel
+        raises InvalidArgument.  Coefficients are 0 where fewer than
+        min_overlap pixels are valid in both, or where either side is flat
+        over them; values lie in [-1, 1].  With every pixel of both masks
+        valid the map is ncc's, bit for bit.  The cost grows as map points
+        times the template's valid pixels (direct sums, exact to float
+        rounding); calls above 2^38 such pairs are refused."""
+        ta, ts = A.image_in(template, "template")
+        ia, is_ = A.image_in(image, "image")
+        tm, tms = _mask_in(template_mask, "template_mask", ta, "template")
+        im, ims = (None, ffi.NULL) if image_mask is None else \
+            _mask_in(image_mask, "image_mask", ia, "image")
+        shape = (ia.shape[0] + ta.shape[0] - 1, ia.shape[1] + ta.shape[1] - 1)
+        dst = A.output(out, shape) if compute_map else None
+        if dst is not None:
+            A.refuse_overlap(dst, ta, ia, *[m for m in (tm, im) if m is not None])
+        result = ffi.new("pv_ncc_result *")
+        self._call(lib.pv_normxcorr2_masked, ts, is_, tms, ims,
+                   _int(min_overlap, "min_overlap"),
+                   A.out_struct(dst) if dst is not None else ffi.NULL, result)
+        return _ncc_result(dst, result)
+
+    def normxcorr2_batch(self, template: ArrayLike, images: Sequence[ArrayLike], *,
+                         min_overlap: int = 0, compute_maps: bool = True) -> List[NCCResult]:
+        """One template against many images of one shape in one call
+        (pv_normxcorr2_batch): returns one NCCResult per image, exactly what
+        ncc(template, images[i], min_overlap=min_overlap) returns.  The
+        template is prepared once; on OpenCL it is uploaded and transformed
+        once and every image's work is queued before one wait, which is
+        faster than a loop of single calls for many small images.
+
+        images: a sequence of 2D images (uint8 or float32, types may
+        differ) or a 3D (count, rows, columns) stack, all of one shape.
+        With compute_maps the maps are slices of one float32 (count, rows,
+        columns) stack; without, each result's map is None.  An empty batch
+        or images of different shapes raise InvalidArgument before any
+        work."""
+        ta, ts = A.image_in(template, "template")
+        try:
+            count = len(images)
+        except TypeError:
+            raise invalid(f"images: expected a sequence of images, got {type(images).__name__}") \
+                from None
+        if count < 1:
+            raise invalid("images: the batch is empty")
+        arrays = [A.image_in(images[i], f"images[{i}]") for i in range(count)]
+        for i, (a, _) in enumerate(arrays):
+            if a.shape != arrays[0][0].shape:
+                raise invalid(f"images[{i}]: shape {A.shape_text(a.shape)} differs from "
+                              f"images[0]'s {tuple(arrays[0][0].shape)}; a batch holds images "
+                              "of one shape")
+        structs = ffi.new("pv_image[]", count)
+        for i, (_, st) in enumerate(arrays):
+            structs[i] = st[0]
+        rows, columns = arrays[0][0].shape
+        shape = (rows + ta.shape[0] - 1, columns + ta.shape[1] - 1)
+        maps = np.empty((count,) + shape, np.float32) if compute_maps else None
+        outs = ffi.NULL
+        if maps is not None:
+            outs = ffi.new("pv_image[]", count)
+            for i in range(count):
+                outs[i] = A.out_struct(maps[i])[0]
+        results = ffi.new("pv_ncc_result[]", count)
+        self._call(lib.pv_normxcorr2_batch, ts, structs, count, _int(min_overlap, "min_overlap"),
+                   outs, results)
+        return [_ncc_result(maps[i] if maps is not None else None, results[i])
+                for i in range(count)]
+
+
+def _ncc_result(map_: Optional[np.ndarray], result: Any) -> NCCResult:
+    """NCCResult from a pv_ncc_result and its map (or None)."""
+    return NCCResult(map_, int(result.x), int(result.y), float(result.coefficient),
+                     float(result.sub_x), float(result.sub_y), int(result.flags))
+
+
+def _mask_in(mask: ArrayLike, name: str, owner: np.ndarray,
+             owner_name: str) -> Tuple[np.ndarray, Any]:
+    """A mask as a uint8 image (non-zero = valid) of its input's shape."""
+    arr = np.asarray(mask)
+    if arr.ndim != 2:
+        raise invalid(f"{name}: expected a 2D array, got {arr.ndim} dimension(s)")
+    if arr.dtype != np.uint8:
+        if not (np.issubdtype(arr.dtype, np.number) or arr.dtype == np.bool_):
+            raise invalid(f"{name}: expected a numeric or bool array, got dtype {arr.dtype}")
+        arr = (arr != 0).astype(np.uint8)
+    a, st = A.image_in(arr, name)
+    A.same_shape(owner, a, (owner_name, name))
+    return a, st
 
 
 class PhaseCorrPlan(_Plan):

@@ -141,7 +141,7 @@ def test_phasecorr_defaults_match_c():
 
 def test_docstrings_explain_parameters():
     for name in ["stereo_sad", "stereo_bp", "sift", "match", "phase_correlate",
-                 "phase_correlate_masked", "ncc",
+                 "phase_correlate_masked", "ncc", "normxcorr2_masked", "normxcorr2_batch",
                  "octreg", "flow3d", "gaussian_blur", "gradients", "phasecorr_plan",
                  "sift_plan", "octreg_plan", "flow_plan"]:
         doc = inspect.getdoc(getattr(parvis.Context, name))

@@ -162,6 +162,8 @@ MISMATCHED = {
     "phase_correlate": lambda ctx: ctx.phase_correlate(TALL, WIDE),
     "phase_correlate_masked": lambda ctx: ctx.phase_correlate_masked(TALL, WIDE, TALL),
     "phase_correlate_masked mask": lambda ctx: ctx.phase_correlate_masked(TALL, TALL, WIDE),
+    "normxcorr2_masked mask": lambda ctx: ctx.normxcorr2_masked(TALL, TALL, WIDE),
+    "normxcorr2_batch": lambda ctx: ctx.normxcorr2_batch(TALL, [TALL, WIDE]),
     "disparity_error": lambda ctx: parvis.disparity_error(TALL, WIDE),
     "flow2d": lambda ctx: ctx.flow2d(TALL, WIDE),
     "plan.correlate": lambda ctx: ctx.phasecorr_plan(TALL).correlate(WIDE),

@@ -1,14 +1,16 @@
 /* CPU reference of the register module: phase correlation on a plan with a
  * cached unit-phase reference spectrum, the upsampled-DFT evaluation,
  * masked phase correlation (six FFT correlations and the score of
- * backends/common/masked_ncc.h), and normxcorr2 with integral images and
- * an FFT cross term.
+ * backends/common/masked_ncc.h), normxcorr2 with integral images and
+ * an FFT cross term (one image, or a batch of them); masked normxcorr2
+ * (direct sums) is in ncc_masked.c.
  *
  * The float arithmetic mirrors backends/opencl/kernels/register.cl step for
  * step (same formulas, same operand order), so the backends differ only by
  * the FFT libraries' rounding and, for NCC, by the order of the row scans. */
 #include "../cpu.h"
 #include "../fft.h"
+#include "ncc_masked.h"
 
 #include <float.h>
 #include <stdlib.h>
@@ -419,6 +421,30 @@ static pv_status pv_cpu_normxcorr2(pv_context *ctx, const pv_ncc_job *job, pv_im
     pv_cpu_fft_free(w.block);
     pv_cpu_fft_release(fft);
     return PV_OK;
+}
+
+/* One template against several images: the single call per image (the
+ * oracle's batch is the definition of the batch's result). */
+static pv_status pv_cpu_normxcorr2_batch(pv_context *ctx, const pv_ncc_batch_job *job,
+                                         pv_image *maps)
+{
+    pv_ncc_job single = {job->templ, {0, 0, 0, PV_PIXEL_F32, NULL}, {job->fft[0], job->fft[1]},
+                         job->min_overlap, job->templ_floor, job->image_floor};
+    pv_status status = PV_OK;
+    for (int i = 0; status == PV_OK && i < job->count; i++) {
+        single.image = job->images[i];
+        status = pv_cpu_normxcorr2(ctx, &single, &maps[i]);
+    }
+    return status;
+}
+
+/* ========================================================= masked NCC */
+
+/* Direct sums per map point (backends/common/ncc_masked.h), in ncc_masked.c. */
+static pv_status pv_cpu_normxcorr2_masked(pv_context *ctx, const pv_ncc_masked_job *job,
+                                          pv_image *map)
+{
+    return pv_cpu_ncc_masked(ctx, job, map);
 }
 
 /* ====================================================== masked phase correlation */

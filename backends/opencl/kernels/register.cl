@@ -4,7 +4,8 @@
  * masked phase correlation (the six padded inputs, the six conjugate
  * products, the score of backends/common/masked_ncc.h) and
  * normxcorr2 (spectrum product, integral images by row scans and column
- * sums, the coefficient map).
+ * sums, the coefficient map) and masked normxcorr2 (direct sums,
+ * backends/common/ncc_masked.h).
  *
  * Built with the "register" launch-parameter family as -D defines:
  *   PC_WG                       1D element-wise kernels
@@ -15,7 +16,7 @@
  *   PC_DFT_WG                   DFT contraction work-group size
  *   NCC_SCAN_WG                 row-scan work-group size (power of two)
  *   NCC_COL_WG                  column-sum work-group size
- *   NCC_WG_X, NCC_WG_Y          coefficient kernel work-group shape
+ *   NCC_WG_X, NCC_WG_Y          coefficient kernels' work-group shape
  *
  * Volumes are dense, x fastest; a transform grid of extent (px, py, pz)
  * holds one mover; batches are such grids back to back.  Complex values are
@@ -315,6 +316,28 @@ void ncc_coefficients(__global const float *cross, __global const float *sum_i,
         }
     }
     map[(size_t)v * mw + u] = coefficient;
+}
+
+/* ------------------------------------------------------ masked NCC
+ * Direct sums per map point (backends/common/ncc_masked.h, shared with the
+ * CPU backend, says why not by FFT).  Dense template and image, 0 outside
+ * their masks, and the masks as 0 / 1.  Global (iw + tw - 1, ih + th - 1). */
+#define NCC_GLOBAL __global
+#define NCC_SQRT(x) sqrt(x)
+#include "../../common/ncc_masked.h"
+
+__kernel __attribute__((reqd_work_group_size(NCC_WG_X, NCC_WG_Y, 1)))
+void ncc_masked(__global const float *templ, __global const float *templ_mask, int tw, int th,
+                __global const float *image, __global const float *image_mask, int iw, int ih,
+                int min_overlap, float floor_ratio, __global float *map)
+{
+    const int u = get_global_id(0), v = get_global_id(1);
+    const int mw = iw + tw - 1, mh = ih + th - 1;
+    if (u >= mw || v >= mh)
+        return;
+    const ncc_masked_side t = {templ, templ_mask, tw, th};
+    const ncc_masked_side i = {image, image_mask, iw, ih};
+    map[(size_t)v * mw + u] = ncc_masked_coefficient(t, i, u, v, min_overlap, floor_ratio);
 }
 
 /* ------------------------------------------- masked phase correlation

@@ -8,9 +8,9 @@
  * tiny record kernel: one read of 8 words per mover is the only host
  * synchronization.  One-shot calls use transient plans whose buffers are
  * the context's scratch slots, and do not wait between the reference and
- * the mover.  FFTs go through fft.c (clFFT or VkFFT). */
-#include "../opencl.h"
-#include "../fft/fft.h"
+ * the mover.  FFTs go through fft.c (clFFT or VkFFT).  normxcorr2 and
+ * its batch and masked forms are in ncc.c. */
+#include "register_shared.h"
 
 #include <float.h>
 #include <math.h>
@@ -30,7 +30,7 @@ static const pv_cl_param_default register_defaults[] = {
     {"PC_DFT_WG", 64},        /* upsampled-DFT contraction work-group size   */
     {"NCC_SCAN_WG", 256},     /* integral-image row scan (power of two)      */
     {"NCC_COL_WG", 64},       /* integral-image column sums                  */
-    {"NCC_WG_X", 16},         /* coefficient kernel work-group shape         */
+    {"NCC_WG_X", 16},         /* coefficient kernels' work-group shape (normxcorr2, masked) */
     {"NCC_WG_Y", 16},
 };
 
@@ -54,9 +54,6 @@ typedef struct cl_pc_plan {
 } cl_pc_plan;
 
 /* ================================================================ helpers */
-
-/* The runtime's kernel argument (runtime.h), under this file's short name. */
-typedef pv_cl_kernel_arg kernel_arg;
 
 static int param(pv_context *ctx, const char *name)
 {
@@ -97,16 +94,6 @@ static pv_status upload_volume_at(pv_context *ctx, cl_mem buffer, size_t offset,
     free(dense);
     return status;
 }
-
-/* Where a padded copy goes and how it is weighted. */
-typedef struct pad_job {
-    cl_mem src, dst;
-    cl_ulong src_offset, dst_offset;
-    const int *size, *fft;
-    cl_float mean;
-    cl_mem windows;
-    cl_int windowed;
-} pad_job;
 
 /* dst[dst_offset ..] <- src[src_offset ..] less mean, padded to the grid
  * fft and weighted by the windows when windowed. */
@@ -526,141 +513,22 @@ static pv_status pv_cl_pc_upsample(pv_context *ctx, void *plan, int mover, const
 
 /* =================================================================== NCC */
 
-typedef struct ncc_buffers {
-    cl_mem image, templ, image_pad, templ_pad, image_spec, templ_spec;
-    cl_mem sum_i, sum_i2, sum_t, sum_t2, map;
-} ncc_buffers;
-
-static pv_status ncc_scratch(pv_context *ctx, const pv_ncc_job *job, const pv_cl_fft *fft,
-                             ncc_buffers *b)
-{
-    const pv_image *im = &job->image, *t = &job->templ;
-    size_t real = pv_cl_fft_real_count(fft) * sizeof(float);
-    size_t spec = pv_cl_fft_complex_count(fft) * 2 * sizeof(float);
-    size_t image_sums = (size_t)(im->width + 1) * (im->height + 1) * sizeof(float);
-    size_t templ_sums = (size_t)(t->width + 1) * (t->height + 1) * sizeof(float);
-    size_t map = (size_t)(im->width + t->width - 1) * (im->height + t->height - 1) * sizeof(float);
-    struct { const char *slot; size_t bytes; cl_mem *buffer; } wanted[] = {
-        {"ncc.image", (size_t)im->width * im->height * sizeof(float), &b->image},
-        {"ncc.templ", (size_t)t->width * t->height * sizeof(float), &b->templ},
-        {"ncc.image_pad", real, &b->image_pad}, {"ncc.templ_pad", real, &b->templ_pad},
-        {"ncc.image_spec", spec, &b->image_spec}, {"ncc.templ_spec", spec, &b->templ_spec},
-        {"ncc.sum_i", image_sums, &b->sum_i}, {"ncc.sum_i2", image_sums, &b->sum_i2},
-        {"ncc.sum_t", templ_sums, &b->sum_t}, {"ncc.sum_t2", templ_sums, &b->sum_t2},
-        {"ncc.map", map, &b->map}};
-    pv_status status = PV_OK;
-    for (size_t i = 0; status == PV_OK && i < sizeof wanted / sizeof wanted[0]; i++)
-        status = pv_cl_scratch(ctx, wanted[i].slot, wanted[i].bytes, wanted[i].buffer);
-    return status;
-}
-
-static pv_status ncc_upload_padded(pv_context *ctx, const pv_image *src, const int fft[2],
-                                   cl_mem dense, cl_mem padded)
-{
-    int size[3] = {src->width, src->height, 1}, grid[3] = {fft[0], fft[1], 1};
-    pad_job job = {dense, padded, 0, 0, size, grid, 0.0f, dense, 0};
-    pv_status status = pv_cl_write(ctx, dense, 0,
-                                   (size_t)src->width * src->height * sizeof(float), src->data);
-    if (status == PV_OK)
-        status = pad_into(ctx, &job);
-    return status;
-}
-
-static pv_status ncc_cross_term(pv_context *ctx, const pv_ncc_job *job, pv_cl_fft *fft,
-                                ncc_buffers *b)
-{
-    pv_status status = ncc_upload_padded(ctx, &job->image, job->fft, b->image, b->image_pad);
-    if (status == PV_OK)
-        status = ncc_upload_padded(ctx, &job->templ, job->fft, b->templ, b->templ_pad);
-    if (status == PV_OK)
-        status = pv_cl_fft_forward(ctx, fft, b->image_pad, b->image_spec);
-    if (status == PV_OK)
-        status = pv_cl_fft_forward(ctx, fft, b->templ_pad, b->templ_spec);
-    if (status == PV_OK) {
-        cl_uint count = (cl_uint)pv_cl_fft_complex_count(fft);
-        cl_float scale = (cl_float)(1.0 / ((double)job->fft[0] * job->fft[1]));
-        kernel_arg args[] = {{sizeof b->image_spec, &b->image_spec},
-                             {sizeof b->templ_spec, &b->templ_spec},
-                             {sizeof count, &count}, {sizeof scale, &scale}};
-        status = launch_1d(ctx, "ncc_product", args, PV_CL_ARG_COUNT(args), count);
-    }
-    if (status == PV_OK)
-        status = pv_cl_fft_inverse(ctx, fft, b->image_spec, b->image_pad);
-    return status;
-}
-
-static pv_status integral_image(pv_context *ctx, cl_mem src, int w, int h, cl_int squared,
-                                cl_mem table)
-{
-    cl_int cw = w, ch = h;
-    kernel_arg rows[] = {{sizeof src, &src}, {sizeof cw, &cw}, {sizeof ch, &ch},
-                         {sizeof squared, &squared}, {sizeof table, &table}};
-    kernel_arg cols[] = {{sizeof table, &table}, {sizeof cw, &cw}, {sizeof ch, &ch}};
-    size_t scan_wg = (size_t)param(ctx, "NCC_SCAN_WG");
-    size_t row_global[2] = {scan_wg, (size_t)h + 1}, row_local[2] = {scan_wg, 1};
-    size_t col_global[1] = {(size_t)w + 1}, col_local[1] = {(size_t)param(ctx, "NCC_COL_WG")};
-    pv_status status = pv_cl_run(ctx, "register", "register", "ncc_prefix_rows", rows,
-                                 PV_CL_ARG_COUNT(rows), 2,
-                                 row_global, row_local);
-    if (status == PV_OK)
-        status = pv_cl_run(ctx, "register", "register", "ncc_prefix_cols", cols,
-                           PV_CL_ARG_COUNT(cols), 1, col_global,
-                           col_local);
-    return status;
-}
-
-static pv_status ncc_local_sums(pv_context *ctx, const pv_ncc_job *job, ncc_buffers *b)
-{
-    const pv_image *im = &job->image, *t = &job->templ;
-    pv_status status = integral_image(ctx, b->image, im->width, im->height, 0, b->sum_i);
-    if (status == PV_OK)
-        status = integral_image(ctx, b->image, im->width, im->height, 1, b->sum_i2);
-    if (status == PV_OK)
-        status = integral_image(ctx, b->templ, t->width, t->height, 0, b->sum_t);
-    if (status == PV_OK)
-        status = integral_image(ctx, b->templ, t->width, t->height, 1, b->sum_t2);
-    return status;
-}
-
-static pv_status ncc_coefficients(pv_context *ctx, const pv_ncc_job *job, ncc_buffers *b)
-{
-    cl_int n[9] = {job->image.width, job->image.height, job->templ.width, job->templ.height,
-                   job->fft[0],      job->fft[1],       job->min_overlap};
-    cl_float floors[2] = {job->image_floor, job->templ_floor};
-    kernel_arg args[] = {{sizeof b->image_pad, &b->image_pad}, {sizeof b->sum_i, &b->sum_i},
-                         {sizeof b->sum_i2, &b->sum_i2},       {sizeof b->sum_t, &b->sum_t},
-                         {sizeof b->sum_t2, &b->sum_t2},       {sizeof n[0], &n[0]},
-                         {sizeof n[1], &n[1]},                 {sizeof n[2], &n[2]},
-                         {sizeof n[3], &n[3]},                 {sizeof n[4], &n[4]},
-                         {sizeof n[5], &n[5]},                 {sizeof n[6], &n[6]},
-                         {sizeof floors[0], &floors[0]},       {sizeof floors[1], &floors[1]},
-                         {sizeof b->map, &b->map}};
-    size_t global[2] = {(size_t)(n[0] + n[2] - 1), (size_t)(n[1] + n[3] - 1)};
-    size_t local[2] = {(size_t)param(ctx, "NCC_WG_X"), (size_t)param(ctx, "NCC_WG_Y")};
-    return pv_cl_run(ctx, "register", "register", "ncc_coefficients", args, PV_CL_ARG_COUNT(args),
-                     2, global, local);
-}
-
+/* normxcorr2, its batch and its masked form live in ncc.c. */
 static pv_status pv_cl_normxcorr2(pv_context *ctx, const pv_ncc_job *job, pv_image *map)
 {
-    int size[3] = {job->fft[0], job->fft[1], 1};
-    pv_cl_fft *fft = NULL;
-    ncc_buffers b;
-    pv_status status = pv_cl_fft_acquire(ctx, size, 1, &fft);
-    if (status != PV_OK)
-        return status;
-    status = ncc_scratch(ctx, job, fft, &b);
-    if (status == PV_OK)
-        status = ncc_cross_term(ctx, job, fft, &b);
-    if (status == PV_OK)
-        status = ncc_local_sums(ctx, job, &b);
-    if (status == PV_OK)
-        status = ncc_coefficients(ctx, job, &b);
-    if (status == PV_OK)
-        status = pv_cl_download_image(ctx, b.map, map);
-    status = finish(ctx, fft, status);
-    pv_cl_fft_release(fft);
-    return status;
+    return pv_cl_ncc(ctx, job, map);
+}
+
+static pv_status pv_cl_normxcorr2_batch(pv_context *ctx, const pv_ncc_batch_job *job,
+                                        pv_image *maps)
+{
+    return pv_cl_ncc_batch(ctx, job, maps);
+}
+
+static pv_status pv_cl_normxcorr2_masked(pv_context *ctx, const pv_ncc_masked_job *job,
+                                         pv_image *map)
+{
+    return pv_cl_ncc_masked(ctx, job, map);
 }
 
 /* ============================================== masked phase correlation */
@@ -781,6 +649,29 @@ static pv_status pv_cl_pc_masked(pv_context *ctx, const pv_pcm_job *job, pv_pcm_
     found.index[2] = (int)(at / (px * py));
     *peak = found;
     return PV_OK;
+}
+
+/* ================================================ shared with ncc.c */
+
+int pv_cl_register_param(pv_context *ctx, const char *name)
+{
+    return param(ctx, name);
+}
+
+pv_status pv_cl_register_finish(pv_context *ctx, pv_cl_fft *fft, pv_status status)
+{
+    return finish(ctx, fft, status);
+}
+
+pv_status pv_cl_register_launch_1d(pv_context *ctx, const char *name, const kernel_arg *args,
+                                   int count, size_t items)
+{
+    return launch_1d(ctx, name, args, count, items);
+}
+
+pv_status pv_cl_register_pad(pv_context *ctx, const pad_job *job)
+{
+    return pad_into(ctx, job);
 }
 
 const pv_register_ops pv_cl_register_ops = {PV_REGISTER_SLOTS(PV_OPS_BIND, pv_cl_)};
