@@ -2,7 +2,7 @@
  * parvis progress: a context's progress callback, which also cancels.
  *
  * The long operations report their progress on the context they run on:
- * belief propagation (levels x iterations), SGM and SIFT batches (items),
+ * belief propagation (levels x iterations), SAD, SGM and SIFT batches (items),
  * 3D optical flow (warps x iterations), OCT registration (targets), phase
  * correlation batches, device-group calls (on the group's first context,
  * in items) and the tuner's search.  A

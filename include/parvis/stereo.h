@@ -52,6 +52,26 @@ PV_API void pv_sad_params_default(pv_sad_params *params);
 PV_API pv_status pv_stereo_sad(pv_context *ctx, const pv_image *left, const pv_image *right,
                                const pv_sad_params *params, pv_image *disparity);
 
+/** Many pairs of one size and pixel type in one call (small images: a
+ * camera's crops, a dataset of patches): disparities[i] is exactly
+ * pv_stereo_sad(lefts[i], rights[i])'s.  Every pair is held to
+ * pv_stereo_sad's rules and checked before any work; on a bad argument
+ * nothing is touched.  On OpenCL the plan is made once and every pair's
+ * copies and kernels are queued without a wait, so the device runs the
+ * pairs back to back and the call waits once; on the CPU the pairs run
+ * one after another.  On a failure during the work every disparity is
+ * reset to INFINITY.  Progress (parvis/progress.h) counts pairs.
+ * @param ctx the context
+ * @param lefts count left (reference) images
+ * @param rights count right images
+ * @param count the number of pairs (>= 1)
+ * @param params the parameters, shared by every pair
+ * @param disparities receives count disparity maps
+ * @return PV_OK, or the failure's status */
+PV_API pv_status pv_stereo_sad_batch(pv_context *ctx, const pv_image *lefts,
+                                     const pv_image *rights, int count,
+                                     const pv_sad_params *params, pv_image *disparities);
+
 /** Middlebury-style error: share (0..1) of pixels with known ground truth
  * (gt > 0 after dividing by gt_scale; gt == 0 means unknown) whose disparity
  * differs by more than `threshold`, leaving out `border` pixels on each side.

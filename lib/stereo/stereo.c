@@ -216,6 +216,64 @@ pv_status pv_stereo_sad(pv_context *ctx, const pv_image *left, const pv_image *r
     return status == PV_OK ? sad_call(ctx, left, right, params, disparity) : status;
 }
 
+/* ------------------------------------------------------------------- batch */
+
+static pv_status check_sad_batch(pv_context *ctx, const pv_image *lefts, const pv_image *rights,
+                                 int count, const pv_sad_params *params,
+                                 const pv_image *disparities)
+{
+    pv_status status = PV_CHECK_REQUIRED(ctx, "stereo_sad_batch", {"lefts", lefts},
+                                         {"rights", rights}, {"params", params},
+                                         {"disparities", disparities});
+    if (status == PV_OK && count < 1)
+        status = pv_fail(ctx, PV_ERR_INVALID, "stereo_sad_batch: count %d is not positive",
+                         count);
+    for (int i = 0; status == PV_OK && i < count; i++) {
+        status = check_sad(ctx, &lefts[i], &rights[i], params, &disparities[i]);
+        status = status == PV_OK ? pv_stereo_batch_same_kind(ctx, "stereo_sad_batch", lefts, i)
+                                 : pv_stereo_batch_pair_failed(ctx, "stereo_sad_batch",
+                                                               "stereo_sad", status, i);
+    }
+    if (status == PV_OK)
+        status = pv_stereo_batch_overlaps(ctx, "stereo_sad_batch", lefts, rights, count,
+                                          disparities, NULL);
+    return status;
+}
+
+/* The backend's batch, or single calls when the pairs must be matched on
+ * f32 copies (wide u8 windows); each pair cross-checked as a single call. */
+static pv_status run_sad_batch(pv_context *ctx, const pv_image *lefts, const pv_image *rights,
+                               int count, const pv_sad_params *params, pv_image *disparities)
+{
+    if (lefts[0].type == PV_PIXEL_U8 && params->window > PV_SAD_U8_MAX_WINDOW) {
+        pv_status status = PV_OK;
+        for (int i = 0; i < count && status == PV_OK; i++)
+            status = run_sad_on_f32_copies(ctx, &lefts[i], &rights[i], params, &disparities[i]);
+        return status;
+    }
+    pv_status status = ctx->ops->stereo->sad_batch(ctx, lefts, rights, count, params, disparities);
+    for (int i = 0; status == PV_OK && i < count && pv_crosscheck_wanted(ctx); i++)
+        status = pv_disparity_crosscheck(ctx, "stereo_sad_batch", &lefts[i], &rights[i], cpu_sad,
+                                         params, &disparities[i], PV_TOL_SAD_DIFFERING_SHARE);
+    return status;
+}
+
+pv_status pv_stereo_sad_batch(pv_context *ctx, const pv_image *lefts, const pv_image *rights,
+                              int count, const pv_sad_params *params, pv_image *disparities)
+{
+    pv_status status = check_sad_batch(ctx, lefts, rights, count, params, disparities);
+    if (status != PV_OK)
+        return status;
+    status = pv_call_begin(ctx);
+    if (status == PV_OK) {
+        status = run_sad_batch(ctx, lefts, rights, count, params, disparities);
+        if (status != PV_OK) /* no output may pass for a result */
+            pv_stereo_batch_reset(count, disparities, NULL);
+    }
+    pv_call_end(ctx);
+    return status;
+}
+
 /* ------------------------------------------------------------- error measure */
 
 static pv_status check_error_args(const pv_image *disparity, const pv_image *ground_truth,

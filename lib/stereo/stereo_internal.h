@@ -34,6 +34,25 @@ pv_status pv_disparity_crosscheck(pv_context *ctx, const char *op, const pv_imag
                                   const pv_image *right, pv_disparity_reference reference,
                                   const void *settings, const pv_image *device, double max_share);
 
+/* ---- batches of pairs (lib/stereo/stereo_batch.c) ---- */
+
+/* PV_ERR_INVALID (naming op) when an output of one pair shares memory
+ * with any image of the batch; confidences may be NULL. */
+pv_status pv_stereo_batch_overlaps(pv_context *ctx, const char *op, const pv_image *lefts,
+                                   const pv_image *rights, int count,
+                                   const pv_image *disparities, const pv_image *confidences);
+/* Pair `pair` of a batch failed the single call's check (single_op names
+ * that call in the context's message): the message again, as op's and
+ * naming the pair; returns status. */
+pv_status pv_stereo_batch_pair_failed(pv_context *ctx, const char *op, const char *single_op,
+                                      pv_status status, int pair);
+/* PV_ERR_INVALID unless pair `pair`'s left image has pair 0's size and type. */
+pv_status pv_stereo_batch_same_kind(pv_context *ctx, const char *op, const pv_image *lefts,
+                                    int pair);
+/* After a failure during a batch's work: every disparity INFINITY, every
+ * confidence 0 (confidences may be NULL), so no output passes for a result. */
+void pv_stereo_batch_reset(int count, pv_image *disparities, pv_image *confidences);
+
 /* ---- BP tiles for device groups (lib/stereo/stereo_bp.c, used by multidevice.c) - */
 
 /* A checked BP run cut into tiles, shared read-only by the group's threads. */

@@ -333,54 +333,6 @@ pv_status pv_stereo_sgm(pv_context *ctx, const pv_image *left, const pv_image *r
 
 /* ------------------------------------------------------------------ batch */
 
-typedef struct batch_span {
-    uintptr_t start, end;
-    int output;
-} batch_span;
-
-static int span_order(const void *a, const void *b)
-{
-    const batch_span *x = a, *y = b;
-    return x->start < y->start ? -1 : x->start > y->start;
-}
-
-/* Whether an output of one pair shares memory with any image of another
- * (a pair's own images were checked with it): the spans sorted by start,
- * each compared with the furthest end reached so far by an output and by
- * any image, so that the check takes n log n time however long the batch. */
-static pv_status check_batch_overlaps(pv_context *ctx, const pv_image *lefts,
-                                      const pv_image *rights, int count,
-                                      const pv_image *disparities, const pv_image *confidences)
-{
-    const int per_pair = confidences ? 4 : 3;
-    batch_span *spans = malloc((size_t)count * (size_t)per_pair * sizeof *spans);
-    if (!spans)
-        return pv_fail(ctx, PV_ERR_NOMEM, "stereo_sgm_batch: out of memory");
-    size_t n = 0;
-    for (int i = 0; i < count; i++) {
-        const pv_image *images[4] = {&lefts[i], &rights[i], &disparities[i],
-                                     confidences ? &confidences[i] : NULL};
-        for (int k = 0; k < per_pair; k++)
-            spans[n++] = (batch_span){(uintptr_t)images[k]->data,
-                                      (uintptr_t)images[k]->data + pv_image_span(images[k]),
-                                      k >= 2};
-    }
-    qsort(spans, n, sizeof *spans, span_order);
-    uintptr_t any_end = 0, output_end = 0;
-    int shared = 0;
-    for (size_t i = 0; i < n && !shared; i++) {
-        shared = spans[i].start < output_end || (spans[i].output && spans[i].start < any_end);
-        any_end = spans[i].end > any_end ? spans[i].end : any_end;
-        if (spans[i].output && spans[i].end > output_end)
-            output_end = spans[i].end;
-    }
-    free(spans);
-    if (shared)
-        return pv_fail(ctx, PV_ERR_INVALID,
-                       "stereo_sgm_batch: an output shares memory with an image of the batch");
-    return PV_OK;
-}
-
 /* Pair i held to the single call's rules, its message naming the pair. */
 static pv_status check_batch_pair(pv_context *ctx, const pv_image *lefts, const pv_image *rights,
                                   int i, const pv_sgm_params *params,
@@ -388,22 +340,9 @@ static pv_status check_batch_pair(pv_context *ctx, const pv_image *lefts, const 
 {
     pv_status status = check_sgm(ctx, &lefts[i], &rights[i], params, &disparities[i],
                                  confidences ? &confidences[i] : NULL);
-    if (status == PV_OK && i > 0 &&
-        (!pv_images_same_size(&lefts[i], &lefts[0]) || lefts[i].type != lefts[0].type))
-        return pv_fail(ctx, PV_ERR_INVALID,
-                       "stereo_sgm_batch: pair %d is %dx%d of another pixel type or size than "
-                       "pair 0 (%dx%d); a batch holds pairs of one size and type",
-                       i, lefts[i].width, lefts[i].height, lefts[0].width, lefts[0].height);
-    if (status != PV_OK) {
-        char message[512];
-        const char *text = pv_context_last_error(ctx);
-        const char *prefix = "stereo_sgm: ";
-        if (strncmp(text, prefix, strlen(prefix)) == 0)
-            text += strlen(prefix);
-        snprintf(message, sizeof message, "%s", text);
-        return pv_fail(ctx, status, "stereo_sgm_batch: pair %d: %s", i, message);
-    }
-    return PV_OK;
+    if (status != PV_OK)
+        return pv_stereo_batch_pair_failed(ctx, "stereo_sgm_batch", "stereo_sgm", status, i);
+    return pv_stereo_batch_same_kind(ctx, "stereo_sgm_batch", lefts, i);
 }
 
 static pv_status check_batch(pv_context *ctx, const pv_image *lefts, const pv_image *rights,
@@ -419,27 +358,9 @@ static pv_status check_batch(pv_context *ctx, const pv_image *lefts, const pv_im
     for (int i = 0; status == PV_OK && i < count; i++)
         status = check_batch_pair(ctx, lefts, rights, i, params, disparities, confidences);
     if (status == PV_OK)
-        status = check_batch_overlaps(ctx, lefts, rights, count, disparities, confidences);
+        status = pv_stereo_batch_overlaps(ctx, "stereo_sgm_batch", lefts, rights, count,
+                                          disparities, confidences);
     return status;
-}
-
-static void fill_image(pv_image *image, float value)
-{
-    for (int y = 0; y < image->height; y++) {
-        float *row = (float *)image->data + (ptrdiff_t)y * image->stride;
-        for (int x = 0; x < image->width; x++)
-            row[x] = value;
-    }
-}
-
-/* After a failure during the work: no output may pass for a result. */
-static void reset_outputs(int count, pv_image *disparities, pv_image *confidences)
-{
-    for (int i = 0; i < count; i++) {
-        fill_image(&disparities[i], INFINITY);
-        if (confidences)
-            fill_image(&confidences[i], 0.0f);
-    }
 }
 
 static pv_status sgm_batch_call(pv_context *ctx, const pv_image *lefts, const pv_image *rights,
@@ -460,7 +381,7 @@ static pv_status sgm_batch_call(pv_context *ctx, const pv_image *lefts, const pv
         status = pv_disparity_crosscheck(ctx, "stereo_sgm_batch", &lefts[i], &rights[i], cpu_sgm,
                                          &run, &disparities[i], 0.0);
     if (status != PV_OK)
-        reset_outputs(count, disparities, confidences);
+        pv_stereo_batch_reset(count, disparities, confidences);
     pv_call_end(ctx);
     return status;
 }

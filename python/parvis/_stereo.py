@@ -50,13 +50,16 @@ def sgm_params(**params: Any) -> Any:
     return make("sgm", params)
 
 
-def sgm_batch_inputs(lefts: Sequence[Any], rights: Sequence[Any]
-                     ) -> Tuple[List[np.ndarray], Any, Any]:
+def sgm_batch_inputs(lefts: Sequence[Any], rights: Sequence[Any],
+                     pair_inputs: Any = None) -> Tuple[List[np.ndarray], Any, Any]:
     """The pairs of a batch as 2D images of one shape and one dtype (uint8,
     uint16 or float32; a batch whose pairs differ in dtype is made float32
     throughout), each pair held to sgm_inputs' rules, with their pv_image
     arrays (lefts, rights) for pv_stereo_sgm_batch.  The arrays are returned
-    too: the structs point into them, so they must outlive the call."""
+    too: the structs point into them, so they must outlive the call.
+    pair_inputs: the per-pair preparation (sgm_inputs when None; SAD
+    batches pass _stereo_inputs)."""
+    prepare = pair_inputs or sgm_inputs
     try:
         count = len(lefts)
     except TypeError:
@@ -66,14 +69,14 @@ def sgm_batch_inputs(lefts: Sequence[Any], rights: Sequence[Any]
         raise invalid("lefts: the batch is empty")
     if len(rights) != count:
         raise invalid(f"rights: {len(rights)} images for {count} left images")
-    pairs = [sgm_inputs(lefts[i], rights[i]) for i in range(count)]
+    pairs = [prepare(lefts[i], rights[i]) for i in range(count)]
     shape, dtype = pairs[0][0].shape, pairs[0][0].dtype
     for i, (la, _, _, _) in enumerate(pairs):
         if la.shape != shape:
             raise invalid(f"lefts[{i}]: shape {la.shape} differs from lefts[0]'s {shape}; a "
                           "batch holds pairs of one shape")
     if any(la.dtype != dtype for la, _, _, _ in pairs):
-        pairs = [sgm_inputs(la.astype(np.float32), ra.astype(np.float32))
+        pairs = [prepare(la.astype(np.float32), ra.astype(np.float32))
                  for la, _, ra, _ in pairs]
     left_structs = ffi.new("pv_image[]", count)
     right_structs = ffi.new("pv_image[]", count)
@@ -139,6 +142,27 @@ class _StereoOps(_ContextBase):
         A.refuse_overlap(dst, la, ra)
         self._call(lib.pv_stereo_sad, ls, rs, c_params, A.out_struct(dst))
         return dst
+
+    @declared_keywords("sad")
+    def stereo_sad_batch(self, lefts: Sequence[ArrayLike], rights: Sequence[ArrayLike],
+                         ndisp: int = default_of("sad", "ndisp"), **params: Any) -> np.ndarray:
+        """SAD block matching of many pairs of one shape in one call
+        (pv_stereo_sad_batch): returns a float32 (pairs, rows, columns)
+        stack; slice i is exactly stereo_sad(lefts[i], rights[i], ndisp,
+        **params).  On OpenCL every pair is queued without a wait and the
+        call waits once, which pays for many small pairs.
+
+        lefts, rights: sequences of as many 2D images (or 3D stacks), each
+        pair as for stereo_sad (a batch whose pairs differ in dtype is
+        matched in float32 throughout).  An empty batch or pairs of
+        different shapes raise InvalidArgument before any work."""
+        arrays, left_structs, right_structs = sgm_batch_inputs(lefts, rights, _stereo_inputs)
+        count = len(arrays) // 2
+        rows, columns = arrays[0].shape
+        disparities = np.empty((count, rows, columns), np.float32)
+        self._call(lib.pv_stereo_sad_batch, left_structs, right_structs, count,
+                   make("sad", dict(params, ndisp=ndisp)), image_structs(disparities))
+        return disparities
 
     @declared_keywords("bp", defaults={"disc_max": None})
     def stereo_bp(self, left: ArrayLike, right: ArrayLike,

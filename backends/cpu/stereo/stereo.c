@@ -502,6 +502,20 @@ static pv_status pv_cpu_stereo_sad(pv_context *ctx, const pv_image *left, const 
     return status;
 }
 
+/* Many small pairs: a loop of single calls (each spreads over the cores). */
+static pv_status pv_cpu_stereo_sad_batch(pv_context *ctx, const pv_image *lefts,
+                                         const pv_image *rights, int count,
+                                         const pv_sad_params *params, pv_image *disparities)
+{
+    pv_status status = pv_progress_report(ctx, "stereo_sad_batch", 0.0, count);
+    for (int i = 0; i < count && status == PV_OK; i++) {
+        status = pv_cpu_stereo_sad(ctx, &lefts[i], &rights[i], params, &disparities[i]);
+        if (status == PV_OK)
+            status = pv_progress_report(ctx, "stereo_sad_batch", i + 1.0, count);
+    }
+    return status;
+}
+
 /* Semi-global matching lives in stereo_sgm.c. */
 static pv_status pv_cpu_stereo_sgm(pv_context *ctx, const pv_image *left, const pv_image *right,
                                    const pv_sgm_params *params, pv_image *disparity,

@@ -257,15 +257,6 @@ static pv_status make_plan(pv_context *ctx, const pv_image *left, const pv_sad_p
     return status;
 }
 
-/* -------------------------------------------------------------- transfers */
-
-static pv_status upload(pv_context *ctx, const char *slot, const pv_image *image, cl_mem *buffer)
-{
-    const size_t bytes = (size_t)image->width * (size_t)image->height * pixel_bytes(image);
-    pv_status status = pv_cl_scratch(ctx, slot, bytes, buffer);
-    return status == PV_OK ? pv_cl_write_image(ctx, *buffer, image) : status;
-}
-
 /* ---------------------------------------------------------------- kernels */
 
 typedef struct sad_buffers {
@@ -321,13 +312,50 @@ static pv_status lr_check(pv_context *ctx, const sad_plan *plan, const pv_image 
     return pv_cl_launch_args(ctx, kernel, args, PV_CL_ARG_COUNT(args), 2, global, local);
 }
 
-static pv_status get_buffers(pv_context *ctx, const pv_image *left, const pv_image *right,
-                             const pv_sad_params *params, sad_buffers *b)
+/* How a call moves its images: a single call through the runtime's image
+ * transfers (pinned stages, waits); a batch queues its copies straight
+ * from and to the caller's memory without waiting, so that the device
+ * runs the pairs back to back and the batch waits once. */
+typedef struct sad_io {
+    int batch;
+} sad_io;
+
+static pv_cl_rows rows_of(const pv_image *image)
+{
+    const size_t pixel = pixel_bytes(image);
+    const size_t row = (size_t)image->width * pixel;
+    pv_cl_rows rows = {0, row, (size_t)image->stride * pixel, (size_t)image->height, row};
+    return rows;
+}
+
+static pv_status upload(pv_context *ctx, const sad_io *io, const char *slot,
+                        const pv_image *image, cl_mem *buffer)
+{
+    const size_t bytes = (size_t)image->width * (size_t)image->height * pixel_bytes(image);
+    pv_status status = pv_cl_scratch(ctx, slot, bytes, buffer);
+    if (status != PV_OK)
+        return status;
+    if (!io->batch)
+        return pv_cl_write_image(ctx, *buffer, image);
+    const pv_cl_rows rows = rows_of(image);
+    return pv_cl_write_rows_async(ctx, *buffer, &rows, image->data);
+}
+
+static pv_status download(pv_context *ctx, const sad_io *io, cl_mem buffer, pv_image *disparity)
+{
+    if (!io->batch)
+        return pv_cl_download_image(ctx, buffer, disparity);
+    const pv_cl_rows rows = rows_of(disparity);
+    return pv_cl_read_rows_async(ctx, buffer, &rows, disparity->data);
+}
+
+static pv_status get_buffers(pv_context *ctx, const sad_io *io, const pv_image *left,
+                             const pv_image *right, const pv_sad_params *params, sad_buffers *b)
 {
     const size_t map_bytes = (size_t)left->width * (size_t)left->height * sizeof(cl_float);
-    pv_status status = upload(ctx, "sad.left", left, &b->left);
+    pv_status status = upload(ctx, io, "sad.left", left, &b->left);
     if (status == PV_OK)
-        status = upload(ctx, "sad.right", right, &b->right);
+        status = upload(ctx, io, "sad.right", right, &b->right);
     if (status == PV_OK)
         status = pv_cl_scratch(ctx, "sad.disp", map_bytes, &b->disp);
     if (status == PV_OK && params->lr_check)
@@ -335,24 +363,50 @@ static pv_status get_buffers(pv_context *ctx, const pv_image *left, const pv_ima
     return status;
 }
 
+/* One pair on a made plan.  The scratch buffers serve every pair of a
+ * batch: the queue is in order, so pair i+1's copies in wait for pair i's
+ * kernels and copy out. */
+static pv_status run_pair(pv_context *ctx, const sad_io *io, const sad_plan *plan,
+                          const pv_image *left, const pv_image *right,
+                          const pv_sad_params *params, pv_image *disparity)
+{
+    sad_buffers b = {NULL, NULL, NULL, NULL};
+    pv_status status = get_buffers(ctx, io, left, right, params, &b);
+    if (status == PV_OK)
+        status = match(ctx, plan, left, params, b.left, b.right, b.disp, 0);
+    if (status == PV_OK && params->lr_check) {
+        status = match(ctx, plan, left, params, b.right, b.left, b.right_disp, 1);
+        if (status == PV_OK)
+            status = lr_check(ctx, plan, left, params, &b);
+    }
+    if (status == PV_OK)
+        status = download(ctx, io, b.disp, disparity);
+    return status;
+}
+
 static pv_status run(pv_context *ctx, const pv_image *left, const pv_image *right,
                      const pv_sad_params *params, pv_image *disparity)
 {
+    const sad_io io = {0};
     sad_plan plan;
-    sad_buffers b = {NULL, NULL, NULL, NULL};
     pv_status status = make_plan(ctx, left, params, &plan);
+    return status == PV_OK ? run_pair(ctx, &io, &plan, left, right, params, disparity) : status;
+}
+
+/* Many pairs of one size: one plan, every pair queued, one wait. */
+static pv_status pv_cl_stereo_sad_batch(pv_context *ctx, const pv_image *lefts,
+                                        const pv_image *rights, int count,
+                                        const pv_sad_params *params, pv_image *disparities)
+{
+    const sad_io io = {1};
+    sad_plan plan;
+    pv_status status = make_plan(ctx, &lefts[0], params, &plan);
     if (status == PV_OK)
-        status = get_buffers(ctx, left, right, params, &b);
-    if (status == PV_OK)
-        status = match(ctx, &plan, left, params, b.left, b.right, b.disp, 0);
-    if (status == PV_OK && params->lr_check) {
-        status = match(ctx, &plan, left, params, b.right, b.left, b.right_disp, 1);
-        if (status == PV_OK)
-            status = lr_check(ctx, &plan, left, params, &b);
-    }
-    if (status == PV_OK)
-        status = pv_cl_download_image(ctx, b.disp, disparity);
-    return status;
+        status = pv_progress_report(ctx, "stereo_sad_batch", 0.0, count);
+    for (int i = 0; i < count && status == PV_OK; i++)
+        status = run_pair(ctx, &io, &plan, &lefts[i], &rights[i], params, &disparities[i]);
+    status = pv_cl_finish_after(ctx, status);
+    return status == PV_OK ? pv_progress_report(ctx, "stereo_sad_batch", count, count) : status;
 }
 
 static pv_status pv_cl_stereo_sad(pv_context *ctx, const pv_image *left, const pv_image *right,
