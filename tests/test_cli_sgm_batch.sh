@@ -111,9 +111,28 @@ echo "$T $TR" >"$out/short"
     expect_error "give no LEFT RIGHT" $T $TR $B "$out/list"
     expect_error "--png applies to one pair" $B "$out/list" --png "$out/b.png"
     expect_error "-o applies to one pair" $B "$out/list" -o "$out/b9.pfm"
-    expect_error "--batch applies to --method sgm, not sad" --ndisp 16 --batch "$out/list"
+    expect_error "--batch applies to --method sad|sgm, not bp" --method bp --ndisp 16 \
+        --batch "$out/list"
     expect_error "give LEFT RIGHT" --method sgm --ndisp 16 -o "$out/b9.pfm"
 }
 
+# SAD: the same list through pv_stereo_sad_batch, each map the single command's
+for backend in cpu opencl; do
+    if [ "$backend" = opencl ] && ! ./parvis devices 2>/dev/null | grep -q "OpenCL devices: [1-9]"; then
+        continue
+    fi
+    rm -f "$out"/b*.pfm
+    ./parvis stereo --method sad --batch "$out/list" --ndisp 16 --window 7 --backend "$backend" \
+        --json >"$out/stdout" 2>"$out/stderr" || fail "sad --batch on $backend: $(cat "$out/stderr")"
+    grep -q '"method": "sad", "batch": 3' "$out/stdout" || fail "sad --batch --json: $(cat "$out/stdout")"
+    ./parvis stereo "$T" "$TR" --ndisp 16 --window 7 --backend "$backend" -o "$out/sad0.pfm" \
+        2>"$out/stderr" || fail "single SAD pair: $(cat "$out/stderr")"
+    ./parvis stereo "$TR" "$T" --ndisp 16 --window 7 --backend "$backend" -o "$out/sad1.pfm" \
+        2>"$out/stderr" || fail "single SAD pair: $(cat "$out/stderr")"
+    cmp -s "$out/b0.pfm" "$out/sad0.pfm" || fail "sad --batch on $backend: pair 0 differs"
+    cmp -s "$out/b1.pfm" "$out/sad1.pfm" || fail "sad --batch on $backend: pair 1 differs"
+    cmp -s "$out/b2.pfm" "$out/sad0.pfm" || fail "sad --batch on $backend: pair 2 differs"
+done
+
 [ "$fails" -eq 0 ] || exit 1
-echo "all SGM --batch CLI checks passed"
+echo "all SAD and SGM --batch CLI checks passed"

@@ -125,6 +125,8 @@ pv_status cli_sgm_run_group(pv_device_group *group, const pv_image *left, const 
 typedef struct cli_sgm_batch_run {
     const char *list;
     pv_sgm_params params; /* min_disp and ndisp set */
+    const pv_sad_params *sad; /* SAD's parameters: the list goes through
+                                 pv_stereo_sad_batch instead; NULL: SGM */
     int verbose, want_time, want_json;
 } cli_sgm_batch_run;
 int cli_sgm_batch(pv_context *ctx, const cli_sgm_batch_run *run);

@@ -24,7 +24,7 @@ typedef struct stereo_args {
     pv_bp_params bp;  /* its options (cli_stereo_bp.c) */
     cli_sgm_args sgm; /* its options (cli_stereo_sgm.c) */
     const char *devices; /* --devices all|LIST (bp only), or NULL: one context */
-    const char *batch;   /* --batch LIST (sgm only), or NULL: the pair LEFT RIGHT */
+    const char *batch;   /* --batch LIST (sad, sgm), or NULL: the pair LEFT RIGHT */
     int positional_count;
     cli_backend_options backend;
 } stereo_args;
@@ -60,11 +60,12 @@ static const char conventions[] =
     "  --lr-max-diff is a whole number.  --confidence writes the uniqueness margin\n"
     "  1 - S(best)/S(second) per pixel (0..1, 0 where invalid) as a PFM.  --verbose\n"
     "  prints the memory one run needs; above --memory-budget the call works in parts.\n"
-    "  SGM with --batch LIST: a text file of pairs, one a line, \"LEFT RIGHT OUT.pfm\"\n"
+    "  SAD or SGM with --batch LIST: a text file of pairs, one a line, \"LEFT RIGHT OUT.pfm\"\n"
     "  (names without spaces, relative to the current folder; blank lines and lines\n"
     "  starting with # are skipped), all of one size; each pair's disparity goes to its\n"
-    "  OUT.pfm.  The pairs stream through one plan 8 at a time (on OpenCL the transfers\n"
-    "  of one pair overlap the kernels of the next; docs/sgm.md); a line on stderr after\n"
+    "  OUT.pfm.  The pairs go through one plan 8 at a time (SGM on OpenCL: the transfers\n"
+    "  of one pair overlap the kernels of the next, docs/sgm.md; SAD: every pair queued,\n"
+    "  one wait, docs/stereo.md); a line on stderr after\n"
     "  each 8 says how far the list has come; --time/--json report the pairs per second\n"
     "  of the library calls.  No LEFT RIGHT, -o, --png, --gt, --confidence or --devices\n"
     "  with it.\n"
@@ -197,7 +198,7 @@ static int parse_stereo_args(int argc, char **argv, stereo_args *args)
         CLI_PROGRESS_ENTRY(&args->backend.progress),
         CLI_DEVICES_ENTRY(&args->devices, BP_ONLY | SGM_ONLY),
         {.name = "--batch", .kind = CLI_TEXT, .field = &args->batch, .value_name = "LIST",
-         .methods = SGM_ONLY,
+         .methods = SAD_ONLY | SGM_ONLY,
          .help = "a list of pairs, \"LEFT RIGHT OUT.pfm\" a line, each matched and written "
                  "(instead of LEFT RIGHT)"},
     };
@@ -207,7 +208,7 @@ static int parse_stereo_args(int argc, char **argv, stereo_args *args)
     cli_bp_options(&args->bp, BP_ONLY, &table[CLI_COUNT(own)]);
     cli_sgm_options(&args->sgm, SGM_ONLY, &table[CLI_COUNT(own) + CLI_BP_OPTION_COUNT]);
     cli_command c = {.name = "stereo",
-                     .synopsis = "LEFT RIGHT [options]  |  --method sgm --batch LIST [options]",
+                     .synopsis = "LEFT RIGHT [options]  |  --method sad|sgm --batch LIST [options]",
                      .summary = summary, .conventions = conventions, .options = table,
                      .option_count = CLI_COUNT(table), .positional = args->files,
                      .min_positional = 0, .max_positional = 2,
@@ -231,7 +232,7 @@ static int parse_stereo_args(int argc, char **argv, stereo_args *args)
     if (args->batch)
         return check_batch_args(&c, args);
     if (args->positional_count != 2)
-        return cli_fail("stereo: give LEFT RIGHT (or, with --method sgm, --batch LIST)");
+        return cli_fail("stereo: give LEFT RIGHT (or, with --method sad or sgm, --batch LIST)");
     if (args->confidence && args->devices)
         return cli_fail("stereo: --confidence does not go with --devices (the bands' run "
                         "gives disparities only)");
@@ -442,6 +443,7 @@ int cli_stereo(int argc, char **argv)
     if (args.batch) {
         pv_context *ctx = cli_context(&args.backend);
         cli_sgm_batch_run run = {.list = args.batch, .params = args.sgm.params,
+                                 .sad = args.method == METHOD_SAD ? &args.sad : NULL,
                                  .verbose = args.verbose, .want_time = args.want_time,
                                  .want_json = args.want_json};
         run.params.min_disp = args.sad.min_disp;

@@ -1,5 +1,6 @@
-/* parvis stereo --method sgm --batch LIST: a list of pairs through
- * pv_stereo_sgm_batch, a few pairs a call, one disparity file per pair.
+/* parvis stereo --method sgm|sad --batch LIST: a list of pairs through
+ * pv_stereo_sgm_batch (or pv_stereo_sad_batch), a few pairs a call, one
+ * disparity file per pair.
  * The pairs of a call stream through one plan (on OpenCL the transfers of
  * one pair overlap the kernels of the next); the calls keep the memory
  * bounded whatever the list's length, and a line on stderr after each says
@@ -170,17 +171,20 @@ static void print_summary(pv_context *ctx, const cli_sgm_batch_run *run, int pai
                           int height, const pv_timing *sum)
 {
     const double rate = sum->total_ms > 0 ? 1000.0 * pairs / sum->total_ms : 0.0;
+    const char *method = run->sad ? "sad" : "sgm";
     if (run->want_json) {
-        printf("{\"method\": \"sgm\", \"batch\": %d, \"width\": %d, \"height\": %d, "
-               "\"min_disp\": %d, \"ndisp\": %d, \"paths\": %d, \"backend\": \"%s\", "
-               "\"device\": ", pairs, width, height, run->params.min_disp, run->params.ndisp,
-               run->params.paths, pv_backend_name(pv_context_backend(ctx)));
+        printf("{\"method\": \"%s\", \"batch\": %d, \"width\": %d, \"height\": %d, "
+               "\"min_disp\": %d, \"ndisp\": %d, ", method, pairs, width, height,
+               run->params.min_disp, run->params.ndisp);
+        if (!run->sad)
+            printf("\"paths\": %d, ", run->params.paths);
+        printf("\"backend\": \"%s\", \"device\": ", pv_backend_name(pv_context_backend(ctx)));
         cli_json_string(stdout, pv_context_device_name(ctx));
         printf(", \"kernel_ms\": %.4f, \"total_ms\": %.4f, \"pairs_per_s\": %.3f}\n",
                sum->kernel_ms, sum->total_ms, rate);
     } else if (run->want_time) {
-        printf("stereo sgm --batch: %d pairs %dx%d, %.3f ms (kernel %.3f ms), %.1f pairs/s "
-               "on %s\n", pairs, width, height, sum->total_ms, sum->kernel_ms, rate,
+        printf("stereo %s --batch: %d pairs %dx%d, %.3f ms (kernel %.3f ms), %.1f pairs/s "
+               "on %s\n", method, pairs, width, height, sum->total_ms, sum->kernel_ms, rate,
                pv_context_device_name(ctx));
     }
 }
@@ -197,15 +201,18 @@ int cli_sgm_batch(pv_context *ctx, const cli_sgm_batch_run *run)
         batch_call call;
         call.count = 0;
         rc = read_call(&list, first, n, run->verbose, &width, &height, &call);
-        if (rc == 0 && first == 0) {
+        if (rc == 0 && first == 0 && !run->sad) {
             pv_sad_params range = {0};
             range.min_disp = run->params.min_disp;
             range.ndisp = run->params.ndisp;
             rc = cli_sgm_report_memory(&range, &run->params, width, height, run->verbose);
         }
         if (rc == 0) {
-            pv_status status = pv_stereo_sgm_batch(ctx, call.lefts, call.rights, n, &run->params,
-                                                   call.disparities, NULL);
+            pv_status status =
+                run->sad ? pv_stereo_sad_batch(ctx, call.lefts, call.rights, n, run->sad,
+                                               call.disparities)
+                         : pv_stereo_sgm_batch(ctx, call.lefts, call.rights, n, &run->params,
+                                               call.disparities, NULL);
             rc = status == PV_OK ? 0 : cli_fail_status(status, "stereo --batch");
         }
         if (rc == 0) {
