@@ -209,7 +209,7 @@ static int reconstruct(const octreg_args *a, pv_octreg_plan *plan, const pv_volu
 {
     if (!a->registered_path && !a->enface_path && !a->slow_path)
         return 0;
-    pv_volume registered = {0, 0, 0, 0, 0, NULL};
+    pv_volume registered = {0};
     pv_image enface = {0, 0, 0, PV_PIXEL_F32, NULL}, slow = enface;
     int rc = 0;
     if ((a->registered_path && pv_volume_alloc(&registered, target->nx, target->ny, target->nz)) ||

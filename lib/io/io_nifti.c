@@ -474,7 +474,7 @@ static pv_status read_header(const char *path, nifti_layout *layout, nifti_strea
 
 static pv_status read_data(nifti_stream *data, const nifti_layout *layout, pv_volume *out)
 {
-    pv_volume volume = {0, 0, 0, 0, 0, NULL};
+    pv_volume volume = {0};
     pv_status status = check_data_fits(layout, data);
     if (status == PV_OK)
         status = pv_volume_alloc(&volume, layout->dim[1], layout->dim[2], layout->dim[3]);

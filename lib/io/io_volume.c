@@ -83,7 +83,7 @@ pv_status pv_volume_read_raw(const char *path, int nx, int ny, int nz, pv_volume
                          "pv_volume_read_raw: %s holds %lld bytes, a %dx%dx%d float32 volume "
                          "needs %zu",
                          path, size, nx, ny, nz, bytes);
-    pv_volume volume = {0, 0, 0, 0, 0, NULL};
+    pv_volume volume = {0};
     if (status == PV_OK)
         status = pv_volume_alloc(&volume, nx, ny, nz);
     if (status == PV_OK)
