@@ -6,11 +6,15 @@
  * exact, so equality, not a tolerance, is asserted); CPU and OpenCL agree
  * within the library's cross-check tolerances (lib/core/tolerance.h); and
  * the operations that take floats only refuse u16, as does every call
- * given NULL data or an unknown sample type.
+ * given NULL data or an unknown sample type.  The readers that keep 16
+ * bits (raw typed, NIfTI native; TIFF's are in test_tiff.c) round-trip
+ * with the writers and refuse hostile sizes.
  *
  * The OCT volumes are 64 x 48 x 40, test_octreg's geometry (its kernels are
  * then in the binary cache), quantised to u16 by a fixed linear map. */
 #include "test_util.h"
+
+#include "parvis/volume_io.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -413,6 +417,115 @@ static void test_null_data_and_unknown_type_refused(void **state)
     free_all(v, 4);
 }
 
+/* =============================================================== readers */
+
+static pv_volume small_u16(void)
+{
+    pv_volume v;
+    assert_int_equal(pv_volume_alloc_u16(&v, 5, 4, 3), PV_OK);
+    for (int i = 0; i < 60; i++)
+        v.data_u16[i] = (uint16_t)(i * 1103 + (i % 2 ? 40000 : 0));
+    return v;
+}
+
+static void test_raw_u16_round_trip(void **state)
+{
+    (void)state;
+    const char *path = tu_tmp_path("u16.raw");
+    pv_volume v = small_u16(), back, f32;
+    assert_int_equal(pv_volume_write_raw(path, &v), PV_OK);
+    assert_int_equal(pv_volume_read_raw_typed(path, 5, 4, 3, PV_VOLUME_U16, &back), PV_OK);
+    assert_int_equal(back.type, PV_VOLUME_U16);
+    assert_memory_equal(back.data_u16, v.data_u16, 60 * sizeof(uint16_t));
+    /* Little-endian on disk whatever the host. */
+    FILE *f = fopen(path, "rb");
+    unsigned char first[2];
+    assert_non_null(f);
+    assert_int_equal(fread(first, 1, 2, f), 2);
+    fclose(f);
+    assert_int_equal(first[0] | first[1] << 8, v.data_u16[0]);
+    /* 120 bytes: a 5x4x3 float32 volume would need 240, so the float
+     * reader (and the typed one asked for floats) refuse the file. */
+    pv_volume untouched = {1, 2, 3, 4, 5, {NULL}, PV_VOLUME_F32}, before = untouched;
+    assert_int_equal(pv_volume_read_raw(path, 5, 4, 3, &untouched), PV_ERR_FORMAT);
+    assert_int_equal(pv_volume_read_raw_typed(path, 5, 4, 3, PV_VOLUME_F32, &untouched),
+                     PV_ERR_FORMAT);
+    assert_int_equal(pv_volume_read_raw_typed(path, 5, 4, 4, PV_VOLUME_U16, &untouched),
+                     PV_ERR_FORMAT);
+    assert_int_equal(pv_volume_read_raw_typed(path, 5, 4, 3, (pv_volume_type)9, &untouched),
+                     PV_ERR_INVALID);
+    /* A size whose bytes overflow is refused before the file is opened. */
+    assert_int_equal(pv_volume_read_raw_typed(path, 1 << 30, 1 << 30, 1 << 30, PV_VOLUME_U16,
+                                              &untouched), PV_ERR_INVALID);
+    assert_memory_equal(&untouched, &before, sizeof untouched);
+    /* The float reader of a float file still works beside it. */
+    assert_int_equal(pv_volume_alloc(&f32, 2, 2, 2), PV_OK);
+    f32.data[3] = 1.5f;
+    assert_int_equal(pv_volume_write_raw(path, &f32), PV_OK);
+    pv_volume_free(&back);
+    assert_int_equal(pv_volume_read_raw_typed(path, 2, 2, 2, PV_VOLUME_F32, &back), PV_OK);
+    assert_true(back.data[3] == 1.5f && back.type == PV_VOLUME_F32);
+    pv_volume_free(&back);
+    pv_volume_free(&f32);
+    pv_volume_free(&v);
+}
+
+static void test_nifti_u16_round_trip(void **state)
+{
+    (void)state;
+    if (!pv_volume_io_has_nifti())
+        skip();
+    const char *names[2] = {"u16.nii", "u16.nii.gz"};
+    pv_volume v = small_u16();
+    for (int n = 0; n < 2; n++) {
+        const char *path = tu_tmp_path(names[n]);
+        pv_volume native, floats;
+        assert_int_equal(pv_volume_write_nifti(path, &v), PV_OK);
+        assert_int_equal(pv_volume_read_nifti_native(path, &native), PV_OK);
+        assert_int_equal(native.type, PV_VOLUME_U16);
+        assert_memory_equal(native.data_u16, v.data_u16, 60 * sizeof(uint16_t));
+        assert_int_equal(pv_volume_read_nifti(path, &floats), PV_OK);   /* still floats */
+        assert_int_equal(floats.type, PV_VOLUME_F32);
+        for (int i = 0; i < 60; i++)
+            assert_true(floats.data[i] == (float)v.data_u16[i]);
+        pv_volume_free(&native);
+        pv_volume_free(&floats);
+    }
+    /* A float file read natively stays float. */
+    pv_volume f32, back;
+    assert_int_equal(pv_volume_alloc(&f32, 2, 2, 2), PV_OK);
+    f32.data[1] = 0.25f;
+    const char *path = tu_tmp_path("f32.nii");
+    assert_int_equal(pv_volume_write_nifti(path, &f32), PV_OK);
+    assert_int_equal(pv_volume_read_nifti_native(path, &back), PV_OK);
+    assert_true(back.type == PV_VOLUME_F32 && back.data[1] == 0.25f);
+    pv_volume_free(&back);
+    pv_volume_free(&f32);
+    pv_volume_free(&v);
+}
+
+/* A u16 header that claims 30000^3 voxels over 120 bytes of data is
+ * refused before anything is allocated, with *out untouched. */
+static void test_nifti_u16_hostile_header(void **state)
+{
+    (void)state;
+    if (!pv_volume_io_has_nifti())
+        skip();
+    const char *path = tu_tmp_path("hostile16.nii");
+    pv_volume v = small_u16();
+    assert_int_equal(pv_volume_write_nifti(path, &v), PV_OK);
+    pv_volume_free(&v);
+    FILE *f = fopen(path, "r+b");
+    assert_non_null(f);
+    const unsigned char big[6] = {0x30, 0x75, 0x30, 0x75, 0x30, 0x75};   /* 30000 each */
+    assert_int_equal(fseek(f, 42, SEEK_SET), 0);
+    assert_int_equal(fwrite(big, 1, sizeof big, f), sizeof big);
+    fclose(f);
+    pv_volume untouched = {1, 2, 3, 4, 5, {NULL}, PV_VOLUME_U16}, before = untouched;
+    assert_int_equal(pv_volume_read_nifti_native(path, &untouched), PV_ERR_FORMAT);
+    assert_memory_equal(&untouched, &before, sizeof untouched);
+}
+
 #define BOTH(test)                                                                 \
     {#test "/cpu", test, NULL, NULL, (void *)&tu_cpu_kind},                        \
         {#test "/opencl", test, NULL, NULL, (void *)&tu_opencl_kind}
@@ -421,6 +534,9 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_alloc_wrap_and_sizes),
+        cmocka_unit_test(test_raw_u16_round_trip),
+        cmocka_unit_test(test_nifti_u16_round_trip),
+        cmocka_unit_test(test_nifti_u16_hostile_header),
         BOTH(test_octreg_u16_equals_float),
         BOTH(test_octreg_reconstruct_u16_equals_float),
         cmocka_unit_test(test_octreg_u16_cpu_and_opencl_agree),
