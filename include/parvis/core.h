@@ -94,11 +94,16 @@ typedef struct pv_image {
 } pv_image;
 
 /** Sample types of a volume.  Zero is F32, so a zero-initialised volume
- * (or one written with designated initialisers that leave the type out)
- * holds floats, as every volume did before the type existed. */
+ * (= {0}, a positional initialiser of the six older members, or designated
+ * initialisers that leave the type out) holds floats, as every volume did
+ * before the type existed.  U16 has a distinctive value so that a volume
+ * filled member by member in memory that was never cleared, its type left
+ * unset, is refused as of an unknown type (PV_ERR_INVALID) rather than
+ * taken for u16 by chance: such code sets type = PV_VOLUME_F32, or starts
+ * from pv_volume_wrap. */
 typedef enum pv_volume_type {
-    PV_VOLUME_F32 = 0,  /**< 32-bit float samples (data) */
-    PV_VOLUME_U16 = 1   /**< unsigned 16-bit samples in host byte order (data_u16) */
+    PV_VOLUME_F32 = 0,       /**< 32-bit float samples (data) */
+    PV_VOLUME_U16 = 0x5516   /**< unsigned 16-bit samples in host byte order (data_u16) */
 } pv_volume_type;
 
 /** A 3D volume, x fastest, then y, then z.  Element (x, y, z) is at

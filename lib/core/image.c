@@ -106,7 +106,8 @@ pv_status pv_check_volume(pv_context *ctx, const char *op, const char *name,
     if (pv_volume_sample_size(volume->type) == 0)
         return pv_fail(ctx, PV_ERR_INVALID, "%s: %s has an unknown sample type (%d)", op, name,
                        (int)volume->type);
-    if (!(accepted & PV_VOLUME_ACCEPTS(volume->type)))
+    const unsigned mask = volume->type == PV_VOLUME_U16 ? PV_ACCEPT_U16 : PV_ACCEPT_F32;
+    if (!(accepted & mask))
         return pv_fail(ctx, PV_ERR_INVALID,
                        "%s: %s is a %s volume; this operation takes f32 volumes only "
                        "(convert it first)",

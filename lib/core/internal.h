@@ -173,9 +173,9 @@ int pv_pixel_is_grey(pv_pixel_type type);
 int pv_volume_is_valid(const pv_volume *volume);
 int pv_volume_is_valid_any_type(const pv_volume *volume);
 /* The sample types an operation takes, as a mask for pv_check_volume. */
-#define PV_VOLUME_ACCEPTS(type) (1u << (unsigned)(type))
-#define PV_ACCEPT_F32 PV_VOLUME_ACCEPTS(PV_VOLUME_F32)
-#define PV_ACCEPT_F32_U16 (PV_VOLUME_ACCEPTS(PV_VOLUME_F32) | PV_VOLUME_ACCEPTS(PV_VOLUME_U16))
+#define PV_ACCEPT_F32 1u
+#define PV_ACCEPT_U16 2u
+#define PV_ACCEPT_F32_U16 (PV_ACCEPT_F32 | PV_ACCEPT_U16)
 /* The one check of a volume argument of op: PV_OK for a valid volume of a
  * type in `accepted`, else PV_ERR_INVALID with a message naming the
  * argument and why (NULL, an unknown sample type, a type the operation
