@@ -35,8 +35,8 @@ def _flow_params(image_shape: Optional[Tuple[int, ...]] = None, **params: Any) -
 
 def _flow_inputs(fixed: ArrayLike, moving: ArrayLike) -> Tuple[Any, ...]:
     shape2d = np.ndim(fixed) == 2
-    fa, fs = A.volume_in(_as_volume(fixed, "fixed"), "fixed")
-    ma, ms = A.volume_in(_as_volume(moving, "moving"), "moving")
+    fa, fs = A.volume_in(_as_volume(fixed, "fixed"), "fixed", allow_u16=True)
+    ma, ms = A.volume_in(_as_volume(moving, "moving"), "moving", allow_u16=True)
     if shape2d:
         A.same_shape(fa[0], ma[0], ("fixed", "moving"))
     A.same_shape(fa, ma, ("fixed", "moving"))

@@ -66,7 +66,7 @@ class OctregPlan(_Plan):
 
     def __init__(self, ctx: Context, reference: ArrayLike, **options: Any) -> None:
         super().__init__(ctx)
-        ra, rs = A.volume_in(reference, "reference")
+        ra, rs = A.volume_in(reference, "reference", allow_u16=True)
         self.shape = ra.shape
         self._create(lib.pv_octreg_plan_create, rs, _octreg_options(**options),
                      out_type="pv_octreg_plan **")
@@ -74,7 +74,7 @@ class OctregPlan(_Plan):
     def register(self, target: ArrayLike, *, registered: bool = False,
                  gap_value: float = 0.0) -> OctregResult:
         """Register one target of the reference's shape (see OctregResult)."""
-        ta, ts = A.volume_in(target, "target")
+        ta, ts = A.volume_in(target, "target", allow_u16=True)
         if ta.shape != self.shape:
             raise invalid(f"target: shape {A.shape_text(ta.shape, _OCT_AXES)} differs from "
                           f"the reference's {self.shape}")
@@ -97,7 +97,7 @@ class OctregPlan(_Plan):
                     gap_value: float = 0.0) -> np.ndarray:
         """Resample a target's valid B-scans to the reference's positions
         from given shifts ((B, 3) dx, dy, dz) and valid flags ((B,) bool)."""
-        ta, ts = A.volume_in(target, "target")
+        ta, ts = A.volume_in(target, "target", allow_u16=True)
         if ta.shape != self.shape:
             raise invalid(f"target: shape {A.shape_text(ta.shape, _OCT_AXES)} differs from "
                           f"the reference's {self.shape}")
