@@ -64,8 +64,9 @@ class _FlowOps(_ContextBase):
     def flow3d(self, fixed: ArrayLike, moving: ArrayLike, **params: Any) -> Flow:
         """3D combined local-global optical flow with a divergence penalty.
 
-        fixed, moving: float32 volumes (z, y, x) of one shape (2D images are
-        taken as one-slice volumes), finite values.  Returns Flow(u, v, w)
+        fixed, moving: float32 or uint16 volumes (z, y, x) of one shape (2D
+        images are taken as one-slice volumes), finite values; uint16 is
+        converted on the device, with the float32 call's result.  Returns Flow(u, v, w)
         with moving(p + flow(p)) ~ fixed(p); alpha is in squared intensity
         units.  Defaults: the paper's benchmark setting."""
         c_params = _flow_params(**params)

@@ -142,7 +142,7 @@ class DeviceGroup(_Handle):
         (pv_octreg_register_sequence): each member builds an OctregPlan's
         state from the reference, then registers the targets it takes.
 
-        reference: float32 (B-scans, A-lines, depth); targets: a sequence of
+        reference: float32 or uint16 (B-scans, A-lines, depth); targets: a sequence of
         volumes of that shape, or a 4D array (count, B-scans, A-lines,
         depth).  Options as Context.octreg_plan.  Returns one OctregResult
         per target (registered None), equal to OctregPlan.register's."""

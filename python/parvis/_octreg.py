@@ -40,8 +40,9 @@ class _OctregOps(_ContextBase):
         """Register an AO-OCT target volume to a reference (stripe-wise,
         coarse to fine by 3D phase correlation).
 
-        Volumes: float32 arrays of shape (B-scans, A-lines, depth), equal
-        shapes.  Returns OctregResult(shifts (B, 3) dx, dy, dz; peak; valid;
+        Volumes: float32 or uint16 arrays of shape (B-scans, A-lines,
+        depth), equal shapes; uint16 is uploaded as 16 bits and converted
+        on the device, with the results of the same values as float32.  Returns OctregResult(shifts (B, 3) dx, dy, dz; peak; valid;
         info; registered).  registered=True also reconstructs the target at
         the reference's positions (gaps set to gap_value).  For many targets
         against one reference, octreg_plan() keeps the reference's spectra."""
@@ -51,8 +52,8 @@ class _OctregOps(_ContextBase):
     @declared_keywords("octreg")
     def octreg_plan(self, reference: ArrayLike, **options: Any) -> "OctregPlan":
         """An OctregPlan holding the reference volume's spectra, for
-        registering many targets against one reference (float32, shape
-        (B-scans, A-lines, depth))."""
+        registering many targets against one reference (float32 or uint16,
+        shape (B-scans, A-lines, depth))."""
         return OctregPlan(cast("Context", self), reference, **options)
 
 

@@ -53,7 +53,9 @@ class _RegisterOps(_ContextBase):
         None (from upsample), "none", "upsample" or "parabolic".  pad: "none"
         (circular), "fft" (to FFT-friendly sizes) or "linear" (>= 2n - 1, no
         wrap-around).  window: "none" or "hann".  Inputs holding NaN/inf are
-        refused; constant inputs give shift 0, peak 0 and NO_TEXTURE."""
+        refused; constant inputs give shift 0, peak 0 and NO_TEXTURE.
+        Volumes may be uint16 (kept as 16 bits, converted on the device,
+        with the float32 call's result)."""
         options = _phasecorr_options(upsample, subpixel, pad, window)
         shift = ffi.new("pv_shift *")
         volume = np.ndim(reference) == 3
