@@ -308,6 +308,40 @@ static void test_phasecorr3d_u16_cpu_and_opencl_agree(void **state)
     free_all(v, 4);
 }
 
+/* A u16 image goes to 2D phase correlation as a u16 view (no host copy):
+ * the f32 call's result on the same values. */
+static void test_phasecorr2d_u16_image_equals_float(void **state)
+{
+    pv_context *ctx = tu_backend_ctx(state);
+    enum { W = 40, H = 30 };
+    pv_image a16, b16, a32, b32;
+    assert_int_equal(pv_image_alloc(&a16, W, H, PV_PIXEL_U16), PV_OK);
+    assert_int_equal(pv_image_alloc(&b16, W, H, PV_PIXEL_U16), PV_OK);
+    assert_int_equal(pv_image_alloc(&a32, W, H, PV_PIXEL_F32), PV_OK);
+    assert_int_equal(pv_image_alloc(&b32, W, H, PV_PIXEL_F32), PV_OK);
+    uint16_t *p = a16.data, *q = b16.data;
+    float *fp = a32.data, *fq = b32.data;
+    uint32_t seed = 5;
+    for (int i = 0; i < W * H; i++)
+        p[i] = (uint16_t)(tu_rand(&seed) & 0xffff);
+    for (int y = 0; y < H; y++)
+        for (int x = 0; x < W; x++)
+            q[y * W + x] = p[((y + H - 2) % H) * W + (x + W - 5) % W];   /* shifted (5, 2) */
+    for (int i = 0; i < W * H; i++) {
+        fp[i] = p[i];
+        fq[i] = q[i];
+    }
+    pv_shift s16, s32;
+    tu_expect_ok(ctx, pv_phase_correlate(ctx, &a16, &b16, NULL, &s16), "2D u16");
+    tu_expect_ok(ctx, pv_phase_correlate(ctx, &a32, &b32, NULL, &s32), "2D f32");
+    assert_same_shift(&s16, &s32);
+    assert_true(s32.dx == 5 && s32.dy == 2);
+    pv_image_free(&a16);
+    pv_image_free(&b16);
+    pv_image_free(&a32);
+    pv_image_free(&b32);
+}
+
 /* ================================================================== flow */
 
 #define FN 16
@@ -544,6 +578,7 @@ int main(void)
         BOTH(test_phasecorr_plan3d_u16_equals_float),
         BOTH(test_masked3d_u16_equals_float),
         cmocka_unit_test(test_phasecorr3d_u16_cpu_and_opencl_agree),
+        BOTH(test_phasecorr2d_u16_image_equals_float),
         BOTH(test_flow3d_u16_inputs_equal_float),
         BOTH(test_float_only_operations_refuse_u16),
         BOTH(test_null_data_and_unknown_type_refused),

@@ -23,7 +23,7 @@ static const input_kind volumes = {3, sizeof(pv_volume)};
 static pv_status input_check(const input_kind *kind, pv_context *ctx, const char *op,
                              const char *name, const void *input)
 {
-    return kind->dims == 2 ? pv_reg_check_image(ctx, op, name, input)
+    return kind->dims == 2 ? pv_reg_check_pc_image(ctx, op, name, input)
                            : pv_reg_check_volume(ctx, op, name, input);
 }
 

@@ -57,8 +57,10 @@ pv_data_scan pv_reg_scan_volume(const pv_volume *v, int threads)
 pv_data_scan pv_reg_scan_image(const pv_image *image, int threads)
 {
     pv_data_scan scan = {1, 0};
-    if (image->type == PV_PIXEL_F32) {
-        pv_volume view = pv_volume_wrap(image->data, image->width, image->height, 1);
+    if (image->type == PV_PIXEL_F32 || image->type == PV_PIXEL_U16) {
+        pv_volume view = image->type == PV_PIXEL_U16
+                             ? pv_volume_wrap_u16(image->data, image->width, image->height, 1)
+                             : pv_volume_wrap(image->data, image->width, image->height, 1);
         view.stride_y = image->stride;
         return pv_reg_scan_volume(&view, threads);
     }
@@ -84,8 +86,10 @@ pv_status pv_reg_image_as_volume(pv_context *ctx, const pv_image *image, float *
                                  pv_volume *view)
 {
     *copy = NULL;
-    if (image->type == PV_PIXEL_F32) {
-        *view = pv_volume_wrap(image->data, image->width, image->height, 1);
+    if (image->type == PV_PIXEL_F32 || image->type == PV_PIXEL_U16) {
+        *view = image->type == PV_PIXEL_U16
+                    ? pv_volume_wrap_u16(image->data, image->width, image->height, 1)
+                    : pv_volume_wrap(image->data, image->width, image->height, 1);
         view->stride_y = image->stride;
         view->stride_z = image->stride * image->height;
         return PV_OK;
@@ -184,6 +188,16 @@ pv_status pv_reg_check_image(pv_context *ctx, const char *op, const char *name,
 {
     if (!pv_image_is_valid(image))
         return pv_fail(ctx, PV_ERR_INVALID, "%s: %s is NULL or not a valid image", op, name);
+    return PV_OK;
+}
+
+pv_status pv_reg_check_pc_image(pv_context *ctx, const char *op, const char *name,
+                                const pv_image *image)
+{
+    if (!pv_image_is_valid_any_type(image) ||
+        (!pv_pixel_is_grey(image->type) && image->type != PV_PIXEL_U16))
+        return pv_fail(ctx, PV_ERR_INVALID,
+                       "%s: %s is NULL or not a valid u8, u16 or f32 grey image", op, name);
     return PV_OK;
 }
 
