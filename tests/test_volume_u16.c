@@ -245,6 +245,30 @@ static void test_phasecorr3d_u16_equals_float(void **state)
     assert_same_shift(&s16, &s32);
     assert_same_shift(&mixed, &s32);
     assert_true(fabs(s32.dx - 3) < 0.1 && fabs(s32.dy + 2) < 0.1 && fabs(s32.dz - 1) < 0.1);
+    /* Padded and windowed: the u16 data go through the padding kernel. */
+    pv_phasecorr_options options;
+    pv_phasecorr_options_default(&options);
+    options.pad = PV_PAD_LINEAR;
+    options.window = PV_WINDOW_HANN;
+    options.subpixel = PV_SUBPIXEL_PARABOLIC;
+    tu_expect_ok(ctx, pv_phase_correlate3d(ctx, &v[0], &v[1], &options, &s16), "u16 padded");
+    tu_expect_ok(ctx, pv_phase_correlate3d(ctx, &v[2], &v[3], &options, &s32), "f32 padded");
+    assert_same_shift(&s16, &s32);
+    /* A strided u16 view (rows 3 samples apart, planes 5 rows apart) goes
+     * up through the runtime's rectangular copy of 2-byte samples. */
+    const int sy = PN + 3, sz = sy * (PN + 5);
+    uint16_t *block = calloc((size_t)sz * PN, sizeof *block);
+    assert_non_null(block);
+    pv_volume strided = pv_volume_wrap_u16(block, PN, PN, PN);
+    strided.stride_y = sy;
+    strided.stride_z = sz;
+    for (int z = 0; z < PN; z++)
+        for (int y = 0; y < PN; y++)
+            memcpy(block + (size_t)z * sz + (size_t)y * sy, v[1].data_u16 + (z * PN + y) * PN,
+                   PN * sizeof *block);
+    tu_expect_ok(ctx, pv_phase_correlate3d(ctx, &v[0], &strided, &options, &s16), "strided");
+    assert_same_shift(&s16, &s32);
+    free(block);
     free_all(v, 4);
 }
 
