@@ -31,8 +31,8 @@ static int parse_size3(const char *value, void *field)
 
 static const char flow_summary[] =
     "CLG optical flow between two images (2D: PNG/PGM/PPM/PFM, nz = 1) or volumes (3D:\n"
-    "NIfTI, multi-page TIFF, or raw float32/uint16 with --size).  More inputs: a sequence, pair i's\n"
-    "flow in OUT_i.ext.  Alias: flow3d.";
+    "NIfTI, multi-page TIFF, or raw float32/uint16 with --size).  More inputs: a sequence,\n"
+    "pair i's flow in OUT_i.ext.  Alias: flow3d.";
 
 static const char flow_conventions[] =
     "  The flow (u, v[, w]) is in pixels/voxels with MOVING(x + u, y + v, z + w) ~ FIXED(x, y, z):\n"
