@@ -167,6 +167,17 @@ static void test_octreg_reconstruct_u16_equals_float(void **state)
     tu_expect_ok(ctx, pv_octreg_reconstruct(plan, &fx.target32, shifts, 0.0f, &from32, NULL,
                                             NULL, NULL), "reconstruct f32");
     assert_memory_equal(from16.data, from32.data, (size_t)ND * NA * NB * sizeof(float));
+    /* Averaging registers and reconstructs each target: two u16 targets
+     * against two float ones. */
+    const pv_volume targets16[2] = {fx.target16, fx.ref16}, targets32[2] = {fx.target32, fx.ref32};
+    pv_octreg_shift all16[2 * NB], all32[2 * NB];
+    tu_expect_ok(ctx, pv_octreg_average(plan, targets16, 2, all16, 0.0f, &from16, NULL, NULL,
+                                        NULL), "average u16");
+    tu_expect_ok(ctx, pv_octreg_average(plan, targets32, 2, all32, 0.0f, &from32, NULL, NULL,
+                                        NULL), "average f32");
+    assert_same_shifts(all16, all32);
+    assert_same_shifts(all16 + NB, all32 + NB);
+    assert_memory_equal(from16.data, from32.data, (size_t)ND * NA * NB * sizeof(float));
     pv_octreg_plan_destroy(plan);
     pv_volume_free(&from16);
     pv_volume_free(&from32);
