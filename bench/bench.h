@@ -321,6 +321,10 @@ int bench_sift_case(const bench_config *config, const bench_contexts *contexts, 
 /* AO-OCT registration of a depth x A-lines x B-scans target. */
 int bench_octreg_case(const bench_config *config, const bench_contexts *contexts,
                       const int size[3], bench_rows *rows);
+/* The same with the volumes of `type` (PV_VOLUME_U16: quantised to 16 bits,
+ * the row named "... u16"). */
+int bench_octreg_case_typed(const bench_config *config, const bench_contexts *contexts,
+                            const int size[3], pv_volume_type type, bench_rows *rows);
 /* 3D optical flow on n^3 volumes (R 5, N 50, 15 taps). */
 int bench_flow_case(const bench_config *config, const bench_contexts *contexts, int n,
                     bench_rows *rows);

@@ -9,7 +9,13 @@
  * within one voxel of the truth on every axis; agreement is the share of
  * B-scans with identical integer shifts and valid flags on both backends.
  * The CPU backend needs minutes per run at the large sizes, so it is timed
- * once there (no warm-up); the OpenCL side runs the configured median. */
+ * once there (no warm-up); the OpenCL side runs the configured median.
+ *
+ * The "u16" rows register the same volumes quantised to unsigned 16 bits
+ * (a linear map of the reference's range onto 0 .. 65535, as OCT cameras
+ * deliver them): the OpenCL backend uploads 2 bytes a voxel and converts
+ * on the device, so the row beside the float one shows the upload saved
+ * (docs/volumes.md). */
 #include "bench.h"
 
 #include "bench_ops.h"
@@ -22,11 +28,15 @@
 typedef struct oct_case {
     int n[3];   /* depth, A-lines, B-scans */
     int quick;
+    pv_volume_type type;   /* the samples registered */
 } oct_case;
 
 static const oct_case oct_cases[] = {
-    {{64, 64, 64}, 1},    {{128, 128, 128}, 0}, {{256, 256, 256}, 0}, {{512, 256, 256}, 0},
-    {{256, 512, 256}, 0}, {{256, 256, 512}, 0}, {{512, 512, 512}, 0},
+    {{64, 64, 64}, 1, PV_VOLUME_F32},    {{64, 64, 64}, 0, PV_VOLUME_U16},
+    {{128, 128, 128}, 0, PV_VOLUME_F32}, {{256, 256, 256}, 0, PV_VOLUME_F32},
+    {{256, 256, 256}, 0, PV_VOLUME_U16}, {{512, 256, 256}, 0, PV_VOLUME_F32},
+    {{256, 512, 256}, 0, PV_VOLUME_F32}, {{256, 256, 512}, 0, PV_VOLUME_F32},
+    {{512, 512, 512}, 0, PV_VOLUME_F32}, {{512, 512, 512}, 0, PV_VOLUME_U16},
 };
 
 /* The documented cross-check (include/parvis/octreg.h): identical integer
@@ -42,7 +52,37 @@ typedef struct oct_inputs {
     pv_octreg_plan *plan;
 } oct_inputs;
 
-static int make_inputs(const int n[3], oct_inputs *in)
+/* v's values mapped linearly from lo .. hi onto 0 .. 65535 (rounded) into
+ * a new u16 volume that replaces v. */
+static int quantise(pv_volume *v, float lo, float hi)
+{
+    pv_volume u16;
+    if (pv_volume_alloc_u16(&u16, v->nx, v->ny, v->nz) != PV_OK)
+        return cli_fail("cannot allocate a %dx%dx%d u16 volume", v->nx, v->ny, v->nz);
+    const size_t count = (size_t)v->nx * v->ny * v->nz;
+    const float scale = hi > lo ? 65535.0f / (hi - lo) : 0.0f;
+    for (size_t i = 0; i < count; i++) {
+        float q = (v->data[i] - lo) * scale;
+        u16.data_u16[i] = (uint16_t)lrintf(q < 0.0f ? 0.0f : q > 65535.0f ? 65535.0f : q);
+    }
+    pv_volume_free(v);
+    *v = u16;
+    return 0;
+}
+
+static int quantise_inputs(oct_inputs *in)
+{
+    const size_t count = (size_t)in->reference.nx * in->reference.ny * in->reference.nz;
+    float lo = in->reference.data[0], hi = lo;
+    for (size_t i = 1; i < count; i++) {
+        lo = fminf(lo, in->reference.data[i]);
+        hi = fmaxf(hi, in->reference.data[i]);
+    }
+    int rc = quantise(&in->reference, lo, hi);
+    return rc == 0 ? quantise(&in->target, lo, hi) : rc;
+}
+
+static int make_inputs(const int n[3], pv_volume_type type, oct_inputs *in)
 {
     pv_octreg_synth_params p;
     pv_octreg_synth_params_default(&p);
@@ -58,7 +98,9 @@ static int make_inputs(const int n[3], oct_inputs *in)
         pv_volume_alloc(&in->target, n[0], n[1], n[2]) != PV_OK)
         return cli_fail("cannot allocate two %dx%dx%d volumes", n[0], n[1], n[2]);
     pv_status status = pv_octreg_synthesize(&p, &in->reference, &in->target, in->trace);
-    return status == PV_OK ? 0 : cli_fail_status(status, "synthetic AO-OCT volumes");
+    if (status != PV_OK)
+        return cli_fail_status(status, "synthetic AO-OCT volumes");
+    return type == PV_VOLUME_U16 ? quantise_inputs(in) : 0;
 }
 
 static void free_inputs(oct_inputs *in)
@@ -115,12 +157,13 @@ static double agreement(const pv_octreg_shift *a, const pv_octreg_shift *b, int 
     return (double)same / planes;
 }
 
-static void name_case(const int n[3], char *out, size_t size)
+static void name_case(const int n[3], pv_volume_type type, char *out, size_t size)
 {
+    const char *suffix = type == PV_VOLUME_U16 ? " u16" : "";
     if (n[0] == n[1] && n[1] == n[2])
-        snprintf(out, size, "oct %d^3", n[0]);
+        snprintf(out, size, "oct %d^3%s", n[0], suffix);
     else
-        snprintf(out, size, "oct %dx%dx%d", n[0], n[1], n[2]);
+        snprintf(out, size, "oct %dx%dx%d%s", n[0], n[1], n[2], suffix);
 }
 
 static int bench_case(const bench_config *config, const bench_contexts *contexts,
@@ -128,7 +171,7 @@ static int bench_case(const bench_config *config, const bench_contexts *contexts
 {
     memset(r, 0, sizeof *r);
     snprintf(r->op, sizeof r->op, "octreg");
-    name_case(n, r->name, sizeof r->name);
+    name_case(n, in->target.type, r->name, sizeof r->name);
     r->cpu_threads = pv_context_cpu_threads(contexts->cpu);
     r->quality_name = "within1";
     r->threshold = OCT_AGREEMENT_THRESHOLD;
@@ -163,15 +206,15 @@ static int bench_case(const bench_config *config, const bench_contexts *contexts
     return rc;
 }
 
-int bench_octreg_case(const bench_config *config, const bench_contexts *contexts,
-                      const int size[3], bench_rows *rows)
+int bench_octreg_case_typed(const bench_config *config, const bench_contexts *contexts,
+                            const int size[3], pv_volume_type type, bench_rows *rows)
 {
     bench_result *row = malloc(sizeof *row);
     if (!row)
         return cli_fail("out of memory");
     oct_inputs in;
     memset(&in, 0, sizeof in);
-    int rc = make_inputs(size, &in);
+    int rc = make_inputs(size, type, &in);
     if (rc == 0)
         rc = bench_case(config, contexts, size, &in, row);
     if (rc == 0)
@@ -181,16 +224,22 @@ int bench_octreg_case(const bench_config *config, const bench_contexts *contexts
     return rc;
 }
 
+int bench_octreg_case(const bench_config *config, const bench_contexts *contexts,
+                      const int size[3], bench_rows *rows)
+{
+    return bench_octreg_case_typed(config, contexts, size, PV_VOLUME_F32, rows);
+}
+
 int bench_octreg_cases(const bench_config *config, const bench_contexts *contexts,
                        bench_result *results, int max, int *count)
 {
     bench_rows rows = {results, max, count};
     for (size_t i = 0; i < sizeof oct_cases / sizeof oct_cases[0]; i++) {
         char name[48];
-        name_case(oct_cases[i].n, name, sizeof name);
+        name_case(oct_cases[i].n, oct_cases[i].type, name, sizeof name);
         if (!bench_wants(config, "octreg", name, oct_cases[i].quick))
             continue;
-        if (bench_octreg_case(config, contexts, oct_cases[i].n, &rows))
+        if (bench_octreg_case_typed(config, contexts, oct_cases[i].n, oct_cases[i].type, &rows))
             return 1;
     }
     return 0;

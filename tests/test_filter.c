@@ -105,6 +105,7 @@ static void guarded_volume_alloc(guarded_volume *g, int nx, int ny, int nz, int 
     g->v.nz = nz;
     g->v.stride_y = (ptrdiff_t)sy;
     g->v.stride_z = (ptrdiff_t)sz;
+    g->v.type = PV_VOLUME_F32;   /* filled member by member: the type too */
     g->v.data = g->base + (size_t)guard * (sz + sy + 1);
 }
 

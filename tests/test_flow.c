@@ -389,6 +389,7 @@ static void guarded_alloc(guarded_volume *g, int nx, int ny, int nz)
     g->v.nz = nz;
     g->v.stride_y = sy;
     g->v.stride_z = (ptrdiff_t)sy * py;
+    g->v.type = PV_VOLUME_F32;   /* filled member by member: the type too */
     g->v.data = g->block + GUARD + (ptrdiff_t)GUARD * sy + (ptrdiff_t)GUARD * g->v.stride_z;
 }
 

@@ -31,7 +31,7 @@ quiet="--runs 1 --warmup 0 --cpu-runs 1 --cpu-warmup 0 --data $srcdir/tests/data
 ./parvis-bench --quick $quiet > "$out/bench.txt" 2>&1 || { echo "FAIL: parvis-bench --quick"; exit 1; }
 ./parvis-bench --case tsukuba --bp-update cooperative $quiet > "$out/bench-coop.txt" 2>&1 ||
     { echo "FAIL: parvis-bench --case tsukuba --bp-update cooperative"; exit 1; }
-for program in test_filter test_colour; do
+for program in test_filter test_colour test_volume_u16; do
     tests/$program > "$out/$program.txt" 2>&1 || { echo "FAIL: tests/$program"; exit 1; }
 done
 

@@ -258,6 +258,41 @@ static void test_tiff_volume(void **state)
     pv_volume_free(&v);
 }
 
+/* 16-bit pages kept as a U16 volume by pv_volume_read_tiff_native, their
+ * samples exactly; 8-bit and float pages still give F32. */
+static void test_tiff_volume_native(void **state)
+{
+    (void)state;
+    char path[4096];
+    tiff_spec s = {6, 5, 1, 16, 0, 0, 2, COMPRESSION_LZW, 1};
+    write_tiff_pages(tmp("vol16.tif", path, sizeof path), &s, 4, -1);
+    pv_volume v;
+    if (pv_volume_read_tiff_native(path, &v) != PV_OK)
+        fail_msg("%s", pv_last_error());
+    assert_int_equal(v.type, PV_VOLUME_U16);
+    assert_int_equal(v.nz, 4);
+    for (int z = 0; z < 4; z++)
+        for (int y = 0; y < 5; y++)
+            for (int x = 0; x < 6; x++)
+                assert_int_equal(v.data_u16[z * v.stride_z + y * v.stride_y + x],
+                                 (int)pattern(&s, z, x, y, 0));
+    pv_volume_free(&v);
+    tiff_spec b = {6, 5, 1, 8, 0, 0, 0, 0, 0};
+    write_tiff_pages(tmp("vol8n.tif", path, sizeof path), &b, 2, -1);
+    assert_int_equal(pv_volume_read_tiff_native(path, &v), PV_OK);
+    assert_int_equal(v.type, PV_VOLUME_F32);
+    assert_float_equal(v.data[v.stride_z + 2 * v.stride_y + 3], pattern(&b, 1, 3, 2, 0), 0);
+    pv_volume_free(&v);
+    /* A page that differs is refused as by pv_volume_read_tiff. */
+    write_tiff_pages(tmp("vol16_odd.tif", path, sizeof path), &s, 3, 1);
+    pv_volume out, before;
+    memset(&out, 0, sizeof out);    /* the padding too: compared below */
+    out.nx = 7;
+    before = out;
+    assert_int_equal(pv_volume_read_tiff_native(path, &out), PV_ERR_FORMAT);
+    assert_memory_equal(&out, &before, sizeof out);
+}
+
 static void expect_volume_failure(const char *path)
 {
     pv_volume v;
@@ -455,6 +490,7 @@ int main(void)
         cmocka_unit_test(test_tiff_variants),
         cmocka_unit_test(test_tiff_pixel_types),
         cmocka_unit_test(test_tiff_volume),
+        cmocka_unit_test(test_tiff_volume_native),
         cmocka_unit_test(test_tiff_volume_refusals),
         cmocka_unit_test(test_tiff_damaged_is_silent),
         cmocka_unit_test(test_tiff_oversize_dimensions),

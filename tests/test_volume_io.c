@@ -56,7 +56,7 @@ static void test_raw_round_trip_and_size_check(void **state)
     pv_volume_free(&back);
     /* The file must be exactly the size asked for: one byte short or a
      * size far larger than the file is refused before allocating. */
-    pv_volume untouched = {1, 2, 3, 4, 5, NULL}, before = untouched;
+    pv_volume untouched = {1, 2, 3, 4, 5, {NULL}, PV_VOLUME_F32}, before = untouched;
     assert_int_equal(pv_volume_read_raw(path, 5, 4, 4, &untouched), PV_ERR_FORMAT);
     assert_int_equal(pv_volume_read_raw(path, 30000, 30000, 30000, &untouched), PV_ERR_FORMAT);
     assert_non_null(strstr(pv_last_error(), "240 bytes"));
@@ -139,7 +139,7 @@ static void write_gz(const char *path, const void *bytes, size_t length)
 static pv_volume sentinel_volume(void)
 {
     static float somewhere;
-    pv_volume v = {3, 4, 5, 6, 7, &somewhere};
+    pv_volume v = {3, 4, 5, 6, 7, {&somewhere}, PV_VOLUME_F32};
     return v;
 }
 
@@ -474,7 +474,7 @@ static void test_nifti_never_prints(void **state)
 static void test_nifti_bad_arguments(void **state)
 {
     (void)state;
-    pv_volume out = {0, 0, 0, 0, 0, NULL};
+    pv_volume out = {0};
     pv_status expected = pv_volume_io_has_nifti() ? PV_ERR_INVALID : PV_ERR_UNSUPPORTED;
     assert_int_equal(pv_volume_read_nifti(NULL, &out), expected);
     assert_int_equal(pv_volume_read_nifti("x.nii", NULL), expected);

@@ -36,6 +36,8 @@ int cli_read_image(const char *path, pv_pixel_type type, int verbose, pv_image *
 /* 1 when the name ends in .tif or .tiff (case ignored): a multi-page TIFF
  * that the volume commands read with pv_volume_read_tiff. */
 int cli_is_tiff_name(const char *path);
+/* The sample type of --raw-type's choice index ("f32|u16": 0, 1). */
+pv_volume_type cli_raw_type(int choice);
 /* Both of files[0] and files[1] into pair[0] and pair[1] (neither on
  * failure).  0 on success; cli_free_image_pair frees both. */
 int cli_read_image_pair(const char *const files[2], pv_pixel_type type, int verbose,

@@ -138,6 +138,11 @@ int cli_is_tiff_name(const char *path)
     return ends_with_ignoring_case(path, ".tif") || ends_with_ignoring_case(path, ".tiff");
 }
 
+pv_volume_type cli_raw_type(int choice)
+{
+    return choice == 1 ? PV_VOLUME_U16 : PV_VOLUME_F32;
+}
+
 int cli_read_image(const char *path, pv_pixel_type type, int verbose, pv_image *out)
 {
     pv_image_info info;

@@ -13,7 +13,8 @@ typedef struct flow_args {
     const char *frames[FLOW_MAX_FRAMES]; /* every input given; fixed, moving the first two */
     int frame_count;
     const char *devices;  /* --devices all|LIST, or NULL: one context */
-    int size[3];          /* --size: raw float32 volumes when size[0] > 0 */
+    int size[3];          /* --size: raw volumes when size[0] > 0 */
+    int raw_type;         /* --raw-type: 0 f32, 1 u16 (cli_raw_type) */
     int want_time, want_json, verbose, forward;
     int gt_border;
     float max_radius;     /* --max-radius of the colour coding; 0: the largest */
@@ -30,15 +31,16 @@ static int parse_size3(const char *value, void *field)
 
 static const char flow_summary[] =
     "CLG optical flow between two images (2D: PNG/PGM/PPM/PFM, nz = 1) or volumes (3D:\n"
-    "NIfTI, multi-page TIFF, or raw float32 with --size).  More inputs: a sequence, pair i's flow in\n"
-    "OUT_i.ext.  Alias: flow3d.";
+    "NIfTI, multi-page TIFF, or raw float32/uint16 with --size).  More inputs: a sequence,\n"
+    "pair i's flow in OUT_i.ext.  Alias: flow3d.";
 
 static const char flow_conventions[] =
     "  The flow (u, v[, w]) is in pixels/voxels with MOVING(x + u, y + v, z + w) ~ FIXED(x, y, z):\n"
     "  u to the right (+x), v down the rows (+y), w along the slices (+z).\n"
     "  Images are read as grey (colour: 0.299 R + 0.587 G + 0.114 B) and scaled to [0, 1]\n"
     "  (divided by 255, or by the pair's largest value when that exceeds 255); volumes are\n"
-    "  used as given, so alpha is in squared intensity units.\n"
+    "  used as given, so alpha is in squared intensity units; unsigned 16-bit volumes (raw\n"
+    "  with --raw-type u16, NIfTI uint16, 16-bit TIFF) stay 16-bit, converted on the device.\n"
     "  Defaults differ: images use pv_flow_params_default_2d (alpha 0.02, rho 1.5, kernel\n"
     "  from rho, 4 levels, fewer when the image is small: the coarsest level keeps >= 16 px),\n"
     "  volumes the 3D ones (alpha 0.05, rho 2, 15 taps, 1 level).\n"
@@ -72,7 +74,10 @@ static int parse_flow_args(int argc, char **argv, flow_args *args)
          .max = 1 << 20, .value_name = "B", .help = "pixels left out on each side when scoring"},
         {.name = "--size", .kind = CLI_CUSTOM, .field = args->size, .parse = parse_size3,
          .value_name = "NXxNYxNZ", .expect = "NXxNYxNZ (x fastest), each 1..1048576",
-         .no_default = 1, .help = "inputs are raw little-endian float32 of this size"},
+         .no_default = 1, .help = "inputs are raw little-endian volumes of this size"},
+        {.name = "--raw-type", .kind = CLI_CHOICE, .field = &args->raw_type,
+         .choices = "f32|u16", .value_name = "f32|u16",
+         .help = "raw volumes' samples: float32, or uint16 kept as 16 bits"},
         /* --alpha, --rho, --kernel-size and --levels in the command's own form: their
          * defaults depend on whether the inputs are images or volumes, known only
          * after parsing (apply_2d_defaults); the help says both */
@@ -180,10 +185,11 @@ static int read_volume(const flow_args *args, const char *path, pv_volume *volum
     if (is_image_input(args, path))
         return read_image_volume(args, path, volume);
     pv_status status = args->size[0] > 0
-                           ? pv_volume_read_raw(path, args->size[0], args->size[1], args->size[2],
-                                                volume)
-                           : cli_is_tiff_name(path) ? pv_volume_read_tiff(path, volume)
-                                                    : pv_volume_read_nifti(path, volume);
+                           ? pv_volume_read_raw_typed(path, args->size[0], args->size[1],
+                                                      args->size[2],
+                                                      cli_raw_type(args->raw_type), volume)
+                           : cli_is_tiff_name(path) ? pv_volume_read_tiff_native(path, volume)
+                                                    : pv_volume_read_nifti_native(path, volume);
     return status == PV_OK ? 0 : cli_fail_status(status, path);
 }
 
@@ -305,15 +311,36 @@ static int save_warped(const flow_args *args, pv_volume *warped)
     return status == PV_OK ? 0 : cli_fail_status(status, args->warped);
 }
 
+/* A float copy of a u16 volume (the warp takes float volumes only). */
+static int float_copy(const pv_volume *v, pv_volume *out)
+{
+    if (pv_volume_alloc(out, v->nx, v->ny, v->nz) != PV_OK)
+        return cli_fail("no memory for a float copy of the moving volume");
+    for (int z = 0; z < v->nz; z++)
+        for (int y = 0; y < v->ny; y++)
+            for (int x = 0; x < v->nx; x++)
+                out->data[((ptrdiff_t)z * v->ny + y) * v->nx + x] =
+                    v->data_u16[(ptrdiff_t)z * v->stride_z + (ptrdiff_t)y * v->stride_y + x];
+    return 0;
+}
+
 static int write_warped(pv_context *ctx, const flow_args *args, const pv_volume *moving,
                         const pv_flow_field *flow)
 {
-    pv_volume warped;
-    if (pv_volume_alloc(&warped, moving->nx, moving->ny, moving->nz) != PV_OK)
+    pv_volume warped, converted = {0};
+    if (moving->type == PV_VOLUME_U16) {
+        if (float_copy(moving, &converted))
+            return 1;
+        moving = &converted;
+    }
+    if (pv_volume_alloc(&warped, moving->nx, moving->ny, moving->nz) != PV_OK) {
+        pv_volume_free(&converted);
         return cli_fail("no memory for the warped volume");
+    }
     pv_status status = pv_flow_warp(ctx, moving, flow, &warped);
     int rc = status == PV_OK ? save_warped(args, &warped) : cli_fail_status(status, "warp");
     pv_volume_free(&warped);
+    pv_volume_free(&converted);
     return rc;
 }
 

@@ -1,10 +1,12 @@
 /* parvis octreg / parvis synth-oct: stripe-wise AO-OCT volume registration,
  * and synthetic AO-OCT pairs with their true motion trace.
  *
- * Volumes are raw little-endian float32 with --size NZxNXxNY (depth fastest,
- * then A-lines, then B-scans: the order AO-OCT files are acquired in), or
- * NIfTI-1 (.nii / .nii.gz, same axis order) when the library has NIfTI,
- * and multi-page TIFF (.tif / .tiff) when it has TIFF. */
+ * Volumes are raw little-endian float32 (or uint16 with --raw-type u16)
+ * with --size NZxNXxNY (depth fastest, then A-lines, then B-scans: the
+ * order AO-OCT files are acquired in), or NIfTI-1 (.nii / .nii.gz, same
+ * axis order) when the library has NIfTI, and multi-page TIFF (.tif /
+ * .tiff) when it has TIFF.  16-bit inputs stay 16-bit (the library
+ * uploads them as such and converts on the device). */
 #include "cli.h"
 
 #include <stdlib.h>
@@ -29,14 +31,17 @@ static int parse_oct_size(const char *value, void *field)
     return cli_parse_size3(value, 1 << 16, field);
 }
 
-static int read_volume(const char *path, const int size[3], pv_volume *out)
+/* Unsigned 16-bit files (raw with --raw-type u16, NIfTI uint16, 16-bit
+ * TIFF pages) are kept as u16 volumes, which octreg takes as they are. */
+static int read_volume(const char *path, const int size[3], int raw_type, pv_volume *out)
 {
-    pv_status status = size[0] > 0 ? pv_volume_read_raw(path, size[0], size[1], size[2], out)
-                       : is_nifti(path) ? pv_volume_read_nifti(path, out)
-                       : cli_is_tiff_name(path) ? pv_volume_read_tiff(path, out)
+    pv_status status = size[0] > 0 ? pv_volume_read_raw_typed(path, size[0], size[1], size[2],
+                                                              cli_raw_type(raw_type), out)
+                       : is_nifti(path) ? pv_volume_read_nifti_native(path, out)
+                       : cli_is_tiff_name(path) ? pv_volume_read_tiff_native(path, out)
                                                 : PV_ERR_INVALID;
     if (status == PV_ERR_INVALID && size[0] <= 0 && !is_nifti(path) && !cli_is_tiff_name(path))
-        return cli_fail("%s: give --size NZxNXxNY for raw float32 volumes", path);
+        return cli_fail("%s: give --size NZxNXxNY for raw volumes", path);
     return status == PV_OK ? 0 : cli_fail_status(status, path);
 }
 
@@ -112,6 +117,7 @@ typedef struct octreg_args {
     int target_count;
     const char *devices;      /* --devices all|LIST, or NULL: one context */
     int size[3];
+    int raw_type;             /* --raw-type: 0 f32, 1 u16 (cli_raw_type) */
     int want_json, want_time;
     pv_octreg_options options;
     cli_backend_options backend;
@@ -119,9 +125,12 @@ typedef struct octreg_args {
 
 static const char octreg_conventions[] =
     "  Axes (the thesis's names): z = depth along an A-line, x = A-line within a B-scan,\n"
-    "  y = B-scan index (slow axis).  Raw volumes are little-endian float32 with --size\n"
-    "  NZxNXxNY, depth fastest, then A-lines, then B-scans; NIfTI and multi-page TIFF\n"
-    "  (.tif/.tiff: a page's rows are A-lines, pages are B-scans) in the same order.\n"
+    "  y = B-scan index (slow axis).  Raw volumes are little-endian float32 (uint16 with\n"
+    "  --raw-type u16) with --size NZxNXxNY, depth fastest, then A-lines, then B-scans;\n"
+    "  NIfTI and multi-page TIFF (.tif/.tiff: a page's rows are A-lines, pages are\n"
+    "  B-scans) in the same order.  Unsigned 16-bit inputs (raw u16, NIfTI uint16, 16-bit\n"
+    "  TIFF) are kept as 16 bits: the OpenCL backend uploads half the bytes and converts\n"
+    "  on the device, with the results of the same data as float.\n"
     "  Output CSV (stdout without -o): 'bscan,dx,dy,dz,peak,valid', one row per target\n"
     "  B-scan k, with TARGET(x, k, z) ~ REF(x - dx, k - dy, z - dz), in voxels (the\n"
     "  matching reference B-scan is k - dy); peak: the fine correlation peak; valid 0:\n"
@@ -140,7 +149,10 @@ static int parse_octreg_args(int argc, char **argv, octreg_args *a)
          .help = "the per-B-scan shifts (default: stdout)"},
         {.name = "--size", .kind = CLI_CUSTOM, .field = a->size, .parse = parse_oct_size,
          .value_name = "NZxNXxNY", .expect = "NZxNXxNY (depth fastest), each 1..65536",
-         .no_default = 1, .help = "inputs are raw float32 volumes of this size"},
+         .no_default = 1, .help = "inputs are raw volumes of this size"},
+        {.name = "--raw-type", .kind = CLI_CHOICE, .field = &a->raw_type, .choices = "f32|u16",
+         .value_name = "f32|u16",
+         .help = "raw inputs' samples: little-endian float32, or uint16 kept as 16 bits"},
         {.name = "--registered", .kind = CLI_TEXT, .field = &a->registered_path,
          .value_name = "OUT.raw|.nii", .help = "the target moved onto the reference"},
         {.name = "--enface", .kind = CLI_TEXT, .field = &a->enface_path, .value_name = "OUT.png",
@@ -209,7 +221,7 @@ static int reconstruct(const octreg_args *a, pv_octreg_plan *plan, const pv_volu
 {
     if (!a->registered_path && !a->enface_path && !a->slow_path)
         return 0;
-    pv_volume registered = {0, 0, 0, 0, 0, NULL};
+    pv_volume registered = {0};
     pv_image enface = {0, 0, 0, PV_PIXEL_F32, NULL}, slow = enface;
     int rc = 0;
     if ((a->registered_path && pv_volume_alloc(&registered, target->nx, target->ny, target->nz)) ||
@@ -300,7 +312,7 @@ static pv_volume *read_targets(const octreg_args *a)
         return NULL;
     }
     for (int i = 0; i < a->target_count; i++)
-        if (read_volume(a->targets[i], a->size, &targets[i])) {
+        if (read_volume(a->targets[i], a->size, a->raw_type, &targets[i])) {
             free_volumes(targets, i);
             return NULL;
         }
@@ -372,7 +384,7 @@ static int run_sequence(octreg_args *a, const pv_volume *reference, const pv_vol
 static int octreg_sequence(octreg_args *a)
 {
     pv_volume reference;
-    if (read_volume(a->reference, a->size, &reference))
+    if (read_volume(a->reference, a->size, a->raw_type, &reference))
         return 1;
     pv_volume *targets = read_targets(a);
     int rc = targets ? run_sequence(a, &reference, targets) : 1;
@@ -404,9 +416,9 @@ int cli_octreg(int argc, char **argv)
 static int octreg_pair(octreg_args *a)
 {
     pv_volume reference, target;
-    if (read_volume(a->reference, a->size, &reference))
+    if (read_volume(a->reference, a->size, a->raw_type, &reference))
         return 1;
-    if (read_volume(a->target, a->size, &target)) {
+    if (read_volume(a->target, a->size, a->raw_type, &target)) {
         pv_volume_free(&reference);
         return 1;
     }

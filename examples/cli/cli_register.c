@@ -10,7 +10,8 @@ enum { SUBPIXEL_CHOICE_NONE, SUBPIXEL_CHOICE_UPSAMPLE, SUBPIXEL_CHOICE_PARABOLIC
 
 typedef struct phasecorr_args {
     const char *files[2];     /* REF, MOV */
-    int size[3];              /* --size: raw float32 volumes when size[0] > 0 */
+    int size[3];              /* --size: raw volumes when size[0] > 0 */
+    int raw_type;             /* --raw-type: 0 f32, 1 u16 (cli_raw_type) */
     int want_json, want_time, verbose, parabolic;
     int fft;                  /* --fft's choice index */
     pv_phasecorr_options options;
@@ -21,7 +22,7 @@ typedef struct phasecorr_args {
 
 static const char phasecorr_summary[] =
     "Translation between two images (PGM/PPM/PNG/PFM/JPEG, colour read as grey) or two\n"
-    "volumes (NIfTI, multi-page TIFF, or raw float32 with --size) by phase correlation.";
+    "volumes (NIfTI, multi-page TIFF, or raw float32/uint16 with --size) by phase correlation.";
 
 static const char phasecorr_conventions[] =
     "  Prints 'dx dy [dz] peak' with MOV(p) ~ REF(p - shift): a feature at x in REF is at\n"
@@ -30,7 +31,9 @@ static const char phasecorr_conventions[] =
     "  decimals; --upsample F implies --subpixel upsample, --parabolic parabolic.\n"
     "  The shift is wrapped into (-n/2, n/2] per axis (n: the padded size).  peak: the normalized\n"
     "  correlation peak, 1 for identical inputs; a textureless input gives a warning and\n"
-    "  an undefined shift.  --size NXxNYxNZ: raw little-endian float32, x fastest.\n"
+    "  an undefined shift.  --size NXxNYxNZ: raw little-endian float32 (uint16 with\n"
+    "  --raw-type u16), x fastest.  Unsigned 16-bit volumes (raw u16, NIfTI uint16,\n"
+    "  16-bit TIFF) are kept as 16 bits and converted on the device.\n"
     "  --fft applies to the opencl backend only.\n"
     "  --mask FILE (and --moving-mask FILE, else the same mask for MOV): masked phase\n"
     "  correlation (Padfield's masked NCC, scikit-image's reference_mask / moving_mask):\n"
@@ -69,7 +72,10 @@ static int parse_phasecorr_args(int argc, char **argv, phasecorr_args *args)
         cli_declared("phasecorr_masked", "overlap_ratio", &args->masked, sizeof args->masked, 0),
         {.name = "--size", .kind = CLI_CUSTOM, .field = args->size, .parse = parse_size_field,
          .value_name = "NXxNYxNZ", .expect = "NXxNYxNZ (x fastest), each 1..1048576",
-         .no_default = 1, .help = "inputs are raw little-endian float32 volumes of this size"},
+         .no_default = 1, .help = "inputs are raw little-endian volumes of this size"},
+        {.name = "--raw-type", .kind = CLI_CHOICE, .field = &args->raw_type,
+         .choices = "f32|u16", .value_name = "f32|u16",
+         .help = "raw volumes' samples: float32, or uint16 kept as 16 bits"},
         {.name = "--fft", .kind = CLI_CHOICE, .field = &args->fft, .choices = "auto|clfft|vkfft",
          .value_name = "auto|clfft|vkfft", .help = "OpenCL FFT engine"},
         CLI_TIME_ENTRY(&args->want_time),
@@ -141,14 +147,16 @@ static int is_named_volume(const char *path)
     return is_nifti(path) || cli_is_tiff_name(path);
 }
 
-/* A NIfTI-1 volume, a multi-page TIFF, or a raw little-endian float32 one
- * of --size. */
-static int read_volume(const char *path, const int size[3], pv_volume *volume)
+/* A NIfTI-1 volume, a multi-page TIFF, or a raw little-endian one of
+ * --size and --raw-type; unsigned 16-bit files stay u16 volumes, which
+ * phase correlation (plain and masked) takes as they are. */
+static int read_volume(const char *path, const int size[3], int raw_type, pv_volume *volume)
 {
-    pv_status status = is_nifti(path)           ? pv_volume_read_nifti(path, volume)
-                       : cli_is_tiff_name(path) ? pv_volume_read_tiff(path, volume)
-                                                : pv_volume_read_raw(path, size[0], size[1],
-                                                                     size[2], volume);
+    pv_status status = is_nifti(path)           ? pv_volume_read_nifti_native(path, volume)
+                       : cli_is_tiff_name(path) ? pv_volume_read_tiff_native(path, volume)
+                                                : pv_volume_read_raw_typed(
+                                                      path, size[0], size[1], size[2],
+                                                      cli_raw_type(raw_type), volume);
     return status == PV_OK ? 0 : cli_fail_status(status, path);
 }
 
@@ -206,9 +214,9 @@ static int correlate_volumes(const phasecorr_args *args, pv_context *ctx)
     if ((!is_named_volume(args->files[0]) || !is_named_volume(args->files[1])) &&
         args->size[0] <= 0)
         return cli_fail("phasecorr: a raw volume needs --size NXxNYxNZ");
-    if (read_volume(args->files[0], args->size, &reference))
+    if (read_volume(args->files[0], args->size, args->raw_type, &reference))
         return 1;
-    if (read_volume(args->files[1], args->size, &moving)) {
+    if (read_volume(args->files[1], args->size, args->raw_type, &moving)) {
         pv_volume_free(&reference);
         return 1;
     }
@@ -221,7 +229,7 @@ static int correlate_volumes(const phasecorr_args *args, pv_context *ctx)
         const char *paths[2] = {args->mask, args->moving_mask};
         int read = 0;
         for (; read < 2 && paths[read]; read++)
-            if (read_volume(paths[read], args->size, &masks[read])) {
+            if (read_volume(paths[read], args->size, args->raw_type, &masks[read])) {
                 rc = 1;
                 break;
             }

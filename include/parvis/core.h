@@ -93,8 +93,29 @@ typedef struct pv_image {
     void *data;           /**< the first pixel of row 0 (owned by the caller) */
 } pv_image;
 
-/** A 3D float volume, x fastest, then y, then z.  Element (x, y, z) is at
- * x + y * stride_y + z * stride_z. */
+/** Sample types of a volume.  Zero is F32, so a zero-initialised volume
+ * (= {0}, a positional initialiser of the six older members, or designated
+ * initialisers that leave the type out) holds floats, as every volume did
+ * before the type existed.  U16 has a distinctive value so that a volume
+ * filled member by member in memory that was never cleared, its type left
+ * unset, is refused as of an unknown type (PV_ERR_INVALID) rather than
+ * taken for u16 by chance: such code sets type = PV_VOLUME_F32, or starts
+ * from pv_volume_wrap. */
+typedef enum pv_volume_type {
+    PV_VOLUME_F32 = 0,       /**< 32-bit float samples (data) */
+    PV_VOLUME_U16 = 0x5516   /**< unsigned 16-bit samples in host byte order (data_u16) */
+} pv_volume_type;
+
+/** A 3D volume, x fastest, then y, then z.  Element (x, y, z) is at
+ * x + y * stride_y + z * stride_z (strides in samples, not bytes).
+ *
+ * Most operations take F32 volumes only and refuse U16 ones with
+ * PV_ERR_INVALID; OCT registration (parvis/octreg.h), phase correlation
+ * of volumes (plain, planned and masked, parvis/register.h) and the 3D
+ * flow's inputs (parvis/flow.h) also take U16, which the OpenCL backend
+ * uploads as 16 bits and converts on the device; the results are those
+ * of the same call on the volume converted to float (every u16 value is
+ * a float exactly).  Outputs are always F32. */
 typedef struct pv_volume {
     /** @{ */
     /** Sizes in voxels along x, y and z. */
@@ -102,7 +123,11 @@ typedef struct pv_volume {
     /** @} */
     ptrdiff_t stride_y;   /**< elements from one row (y) to the next */
     ptrdiff_t stride_z;   /**< elements from one slice (z) to the next */
-    float *data;          /**< element (0, 0, 0) */
+    union {
+        float *data;          /**< element (0, 0, 0) of an F32 volume */
+        uint16_t *data_u16;   /**< element (0, 0, 0) of a U16 volume */
+    };
+    pv_volume_type type;  /**< the sample type (PV_VOLUME_F32, zero, by default) */
 } pv_volume;
 
 /** Allocate a dense image / volume (zeroed).  Free with pv_image_free /
@@ -124,6 +149,14 @@ PV_API void pv_image_free(pv_image *image);
  * @param nz size along z (> 0)
  * @return PV_OK, PV_ERR_INVALID or PV_ERR_NOMEM */
 PV_API pv_status pv_volume_alloc(pv_volume *volume, int nx, int ny, int nz);
+/** Allocate a dense volume of unsigned 16-bit samples (zeroed); free it
+ * with pv_volume_free.
+ * @param volume receives the volume (type PV_VOLUME_U16)
+ * @param nx size along x (> 0)
+ * @param ny size along y (> 0)
+ * @param nz size along z (> 0)
+ * @return PV_OK, PV_ERR_INVALID or PV_ERR_NOMEM */
+PV_API pv_status pv_volume_alloc_u16(pv_volume *volume, int nx, int ny, int nz);
 /** Free a volume allocated by the library; its data pointer becomes NULL.
  * @param volume the volume, or NULL */
 PV_API void pv_volume_free(pv_volume *volume);
@@ -142,6 +175,19 @@ PV_API pv_image pv_image_wrap(void *data, int width, int height, pv_pixel_type t
  * @param nz size along z
  * @return the volume (stride_y = nx, stride_z = nx * ny) */
 PV_API pv_volume pv_volume_wrap(float *data, int nx, int ny, int nz);
+/** Describe caller memory of unsigned 16-bit samples as a volume without
+ * copying (dense).
+ * @param data the caller's samples
+ * @param nx size along x
+ * @param ny size along y
+ * @param nz size along z
+ * @return the volume (type PV_VOLUME_U16, stride_y = nx, stride_z = nx * ny) */
+PV_API pv_volume pv_volume_wrap_u16(uint16_t *data, int nx, int ny, int nz);
+/** Bytes of one sample of a volume type: 4 for F32, 2 for U16, 0 for a
+ * value that names no type.
+ * @param type the sample type
+ * @return the size in bytes, or 0 */
+PV_API size_t pv_volume_sample_size(pv_volume_type type);
 
 /** Pixel access helper for tests and examples: the value of a grey pixel,
  * the Rec. 601 luma (0.299 R + 0.587 G + 0.114 B, in float) of a colour

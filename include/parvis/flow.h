@@ -113,7 +113,8 @@ PV_API pv_status pv_flow_plan_create(pv_context *ctx, int nx, int ny, int nz,
 PV_API void pv_flow_plan_destroy(pv_flow_plan *plan);
 
 /** Estimate the flow from fixed to moving (both of the plan's size, finite
- * values) into flow (fields of the plan's size, apart from the inputs and
+ * values; f32 or u16 volumes, u16 converted on the device with the result
+ * of the same values as f32; pv_flow3d and pv_flow3d_sequence alike) into flow (fields of the plan's size, apart from the inputs and
  * from each other).  Timing on the plan's context; stats per stage.
  * @param plan the plan
  * @param fixed the fixed volume

@@ -90,7 +90,10 @@ typedef struct pv_octreg_info {
 /** A registration plan for one reference volume (opaque). */
 typedef struct pv_octreg_plan pv_octreg_plan;
 
-/** Plan for a reference volume (f32, any strides; axes as above).  Fails
+/** Plan for a reference volume (f32 or u16, any strides; axes as above;
+ * the reference and the targets of every call on the plan may be
+ * PV_VOLUME_U16, uploaded as 16 bits and converted on the device, with
+ * the results of the same values as f32: docs/volumes.md).  Fails
  * with PV_ERR_INVALID when the reference is constant or holds NaN / Inf,
  * or is too thin for the options (fewer B-scans than subvolume_width, or
  * than stripes + stripe_width - 1).  options may be NULL (defaults).

@@ -138,8 +138,9 @@ PV_API pv_status pv_context_fft_engine(pv_context *ctx, pv_fft_engine *engine);
 
 /* ------------------------------------------------------- one-shot calls */
 
-/** reference and moving: same size, u8 or f32 (types may differ).
- * options may be NULL (defaults).
+/** reference and moving: same size, u8, u16 or f32 grey (types may
+ * differ; u16 goes to the device as 16 bits, with the result of the same
+ * values as f32).  options may be NULL (defaults).
  * @param ctx the context
  * @param reference the reference image
  * @param moving the moving image
@@ -148,7 +149,9 @@ PV_API pv_status pv_context_fft_engine(pv_context *ctx, pv_fft_engine *engine);
  * @return PV_OK, or the failure's status */
 PV_API pv_status pv_phase_correlate(pv_context *ctx, const pv_image *reference, const pv_image *moving,
                                     const pv_phasecorr_options *options, pv_shift *shift);
-/** The same in 3D.
+/** The same in 3D.  The volumes, and those of the 3D plans below, may be
+ * PV_VOLUME_F32 or PV_VOLUME_U16 (uploaded as 16 bits, converted on the
+ * device; results equal to the f32 call's on the same values).
  * @param ctx the context
  * @param reference the reference volume
  * @param moving the moving volume
@@ -180,7 +183,9 @@ typedef struct pv_phasecorr_plan pv_phasecorr_plan;
 PV_API pv_status pv_phasecorr_plan_create(pv_context *ctx, const pv_image *reference,
                                           const pv_phasecorr_options *options, int max_batch,
                                           pv_phasecorr_plan **plan);
-/** The same in 3D.
+/** The same in 3D.  The volumes, and those of the 3D plans below, may be
+ * PV_VOLUME_F32 or PV_VOLUME_U16 (uploaded as 16 bits, converted on the
+ * device; results equal to the f32 call's on the same values).
  * @param ctx the context
  * @param reference the reference volume
  * @param options the options, or NULL (defaults)
@@ -285,7 +290,8 @@ PV_API pv_status pv_phase_correlate_masked(pv_context *ctx, const pv_image *refe
                                            const pv_image *moving_mask,
                                            const pv_phasecorr_masked_params *params,
                                            pv_shift *shift);
-/** The same in 3D (masks are f32 volumes, non-zero = valid).
+/** The same in 3D (masks are f32 or u16 volumes, non-zero = valid; the
+ * volumes may be u16 too).
  * @param ctx the context
  * @param reference the reference volume
  * @param moving the moving volume, the reference's size

@@ -1,9 +1,19 @@
 /** @file
- * parvis volume I/O: raw little-endian float32 volumes, NIfTI-1, and
- * multi-page TIFF for reading (when built with libtiff).
+ * parvis volume I/O: raw little-endian float32 or uint16 volumes, NIfTI-1,
+ * and multi-page TIFF for reading (when built with libtiff).
  *
- * Raw files hold nx * ny * nz float32 values, x fastest, then y, then z,
- * little-endian, nothing else; the size comes from the caller.  NIfTI-1
+ * Raw files hold nx * ny * nz float32 (or, pv_volume_read_raw_typed,
+ * uint16) values, x fastest, then y, then z, little-endian, nothing else;
+ * the size comes from the caller.
+ *
+ * 16-bit data (OCT, medical, depth cameras): pv_volume_read_raw,
+ * pv_volume_read_nifti and pv_volume_read_tiff convert every file to float
+ * (F32 volumes, 4 bytes a voxel).  pv_volume_read_raw_typed with
+ * PV_VOLUME_U16, pv_volume_read_nifti_native and
+ * pv_volume_read_tiff_native keep unsigned 16-bit samples as a U16 volume
+ * (2 bytes a voxel), which OCT registration, 3D phase correlation and the
+ * 3D flow take as they are (the OpenCL backend then uploads 16 bits and
+ * converts on the device; docs/volumes.md).  NIfTI-1
  * (.nii, .nii.gz, .hdr/.img pairs, ANALYZE 7.5 pairs for reading) is
  * parsed by parvis itself and needs only zlib at build time
  * (pv_volume_io_has_nifti(); without it those calls return
@@ -34,7 +44,22 @@ extern "C" {
  * @param out receives the volume
  * @return PV_OK, or the failure's status */
 PV_API pv_status pv_volume_read_raw(const char *path, int nx, int ny, int nz, pv_volume *out);
-/** Write a volume as raw little-endian float32 (x fastest).
+/** Read a raw volume of nx * ny * nz little-endian samples of `type`
+ * (PV_VOLUME_F32: float32, as pv_volume_read_raw; PV_VOLUME_U16: uint16,
+ * kept as a U16 volume).  A file of any other length is PV_ERR_FORMAT, an
+ * unknown type PV_ERR_INVALID; *out is untouched on error.  Memory: the
+ * output volume and a 4 KiB buffer.
+ * @param path the file's path
+ * @param nx size along x
+ * @param ny size along y
+ * @param nz size along z
+ * @param type the samples' type in the file, and the volume's
+ * @param out receives the volume
+ * @return PV_OK, or the failure's status */
+PV_API pv_status pv_volume_read_raw_typed(const char *path, int nx, int ny, int nz,
+                                          pv_volume_type type, pv_volume *out);
+/** Write a volume as raw little-endian samples of its own type (float32
+ * for F32, uint16 for U16), x fastest.
  * @param path the file's path
  * @param volume the volume
  * @return PV_OK, or the failure's status */
@@ -57,7 +82,16 @@ PV_API int pv_volume_io_has_nifti(void);
  * @param out receives the volume
  * @return PV_OK, or the failure's status */
 PV_API pv_status pv_volume_read_nifti(const char *path, pv_volume *out);
-/** Write a float32 NIfTI-1 volume with unit voxel size.  The name must end
+/** As pv_volume_read_nifti, but an unsigned 16-bit file (datatype 512)
+ * without scaling (scl_slope 0 or 1, scl_inter 0) gives a U16 volume of
+ * the stored samples (2 bytes a voxel); every other file is converted to
+ * F32 exactly as pv_volume_read_nifti does.  The same header checks.
+ * @param path the file's path
+ * @param out receives the volume
+ * @return PV_OK, or the failure's status */
+PV_API pv_status pv_volume_read_nifti_native(const char *path, pv_volume *out);
+/** Write a NIfTI-1 volume with unit voxel size: float32 (datatype 16)
+ * for an F32 volume, uint16 (datatype 512) for a U16 one.  The name must end
  * in .nii, .nii.gz (gzip) or .hdr (a .hdr/.img pair), case ignored, and
  * each size be at most 32767: otherwise PV_ERR_INVALID and nothing is
  * written.  A failed write removes what it created (PV_ERR_IO).
@@ -84,6 +118,13 @@ PV_API int pv_volume_io_has_tiff(void);
  * @param out receives the volume
  * @return PV_OK, or the failure's status */
 PV_API pv_status pv_volume_read_tiff(const char *path, pv_volume *out);
+/** As pv_volume_read_tiff, but 16-bit unsigned pages give a U16 volume of
+ * the stored samples (2 bytes a voxel); 8-bit and float pages give F32 as
+ * pv_volume_read_tiff does.  The same checks and limits.
+ * @param path the file's path
+ * @param out receives the volume
+ * @return PV_OK, or the failure's status */
+PV_API pv_status pv_volume_read_tiff_native(const char *path, pv_volume *out);
 
 /** Write a flow field as a NIfTI-1 vector field: dim[5] = 3 with intent
  * NIFTI_INTENT_VECTOR, components u, v, w in voxels.

@@ -59,12 +59,21 @@ int pv_image_is_valid(const pv_image *image)
     return pv_image_is_valid_any_type(image) && pv_pixel_is_grey(image->type);
 }
 
-int pv_volume_is_valid(const pv_volume *volume)
+size_t pv_volume_sample_size(pv_volume_type type)
+{
+    switch (type) {
+    case PV_VOLUME_F32: return sizeof(float);
+    case PV_VOLUME_U16: return sizeof(uint16_t);
+    }
+    return 0;
+}
+
+int pv_volume_is_valid_any_type(const pv_volume *volume)
 {
     size_t plane, elements, bytes;
     if (!volume || !volume->data || volume->nx <= 0 || volume->ny <= 0 || volume->nz <= 0)
         return 0;
-    if (volume->stride_y < volume->nx)
+    if (pv_volume_sample_size(volume->type) == 0 || volume->stride_y < volume->nx)
         return 0;
     if (!span_elements((size_t)volume->ny, (size_t)volume->stride_y, (size_t)volume->nx, &plane))
         return 0;
@@ -72,7 +81,43 @@ int pv_volume_is_valid(const pv_volume *volume)
         return 0;
     if (!span_elements((size_t)volume->nz, (size_t)volume->stride_z, plane, &elements))
         return 0;
-    return pv_size_mul(elements, sizeof(float), &bytes) && bytes <= PTRDIFF_MAX;
+    return pv_size_mul(elements, pv_volume_sample_size(volume->type), &bytes) &&
+           bytes <= PTRDIFF_MAX;
+}
+
+int pv_volume_is_valid(const pv_volume *volume)
+{
+    return pv_volume_is_valid_any_type(volume) && volume->type == PV_VOLUME_F32;
+}
+
+static const char *volume_type_name(pv_volume_type type)
+{
+    return type == PV_VOLUME_U16 ? "u16" : "f32";
+}
+
+/* The one check of a volume argument: each refusal names what is wrong,
+ * so that a u16 volume handed to an operation that takes floats only says
+ * so rather than "not a valid volume". */
+pv_status pv_check_volume(pv_context *ctx, const char *op, const char *name,
+                          const pv_volume *volume, unsigned accepted)
+{
+    if (!volume || !volume->data)
+        return pv_fail(ctx, PV_ERR_INVALID, "%s: %s is NULL or has no data", op, name);
+    if (pv_volume_sample_size(volume->type) == 0)
+        return pv_fail(ctx, PV_ERR_INVALID, "%s: %s has an unknown sample type (%d)", op, name,
+                       (int)volume->type);
+    const unsigned mask = volume->type == PV_VOLUME_U16 ? PV_ACCEPT_U16 : PV_ACCEPT_F32;
+    if (!(accepted & mask))
+        return pv_fail(ctx, PV_ERR_INVALID,
+                       "%s: %s is a %s volume; this operation takes f32 volumes only "
+                       "(convert it first)",
+                       op, name, volume_type_name(volume->type));
+    if (!pv_volume_is_valid_any_type(volume))
+        return pv_fail(ctx, PV_ERR_INVALID,
+                       "%s: %s is not a valid volume (size %dx%dx%d, strides %td, %td)", op,
+                       name, volume->nx, volume->ny, volume->nz, volume->stride_y,
+                       volume->stride_z);
+    return PV_OK;
 }
 
 int pv_images_same_size(const pv_image *a, const pv_image *b)
@@ -96,7 +141,7 @@ static uintptr_t volume_span(const pv_volume *volume)
     size_t elements = (size_t)(volume->ny - 1) * (size_t)volume->stride_y + (size_t)volume->nx;
     if (volume->nz > 1)
         elements += (size_t)(volume->nz - 1) * (size_t)volume->stride_z;
-    return (uintptr_t)(elements * sizeof(float));
+    return (uintptr_t)(elements * pv_volume_sample_size(volume->type));
 }
 
 static int ranges_overlap(const void *a, uintptr_t a_bytes, const void *b, uintptr_t b_bytes)
@@ -147,17 +192,29 @@ pv_status pv_image_alloc(pv_image *image, int width, int height, pv_pixel_type t
     return status;
 }
 
-pv_status pv_volume_alloc(pv_volume *volume, int nx, int ny, int nz)
+static pv_status volume_alloc(const char *function, pv_volume *volume, int nx, int ny, int nz,
+                              pv_volume_type type)
 {
     void *data = NULL;
     if (!volume || nx <= 0 || ny <= 0 || nz <= 0)
-        return pv_fail(NULL, PV_ERR_INVALID, "pv_volume_alloc: bad volume pointer or size %dx%dx%d",
+        return pv_fail(NULL, PV_ERR_INVALID, "%s: bad volume pointer or size %dx%dx%d", function,
                        nx, ny, nz);
     const size_t dims[3] = {(size_t)nx, (size_t)ny, (size_t)nz};
-    pv_status status = alloc_zeroed("pv_volume_alloc", dims, 3, sizeof(float), &data);
+    pv_status status = alloc_zeroed(function, dims, 3, pv_volume_sample_size(type), &data);
     if (status == PV_OK)
-        *volume = pv_volume_wrap(data, nx, ny, nz);
+        *volume = type == PV_VOLUME_U16 ? pv_volume_wrap_u16(data, nx, ny, nz)
+                                        : pv_volume_wrap(data, nx, ny, nz);
     return status;
+}
+
+pv_status pv_volume_alloc(pv_volume *volume, int nx, int ny, int nz)
+{
+    return volume_alloc("pv_volume_alloc", volume, nx, ny, nz, PV_VOLUME_F32);
+}
+
+pv_status pv_volume_alloc_u16(pv_volume *volume, int nx, int ny, int nz)
+{
+    return volume_alloc("pv_volume_alloc_u16", volume, nx, ny, nz, PV_VOLUME_U16);
 }
 
 /* The free functions take NULL, and leave data NULL so that a second call
@@ -186,7 +243,13 @@ pv_image pv_image_wrap(void *data, int width, int height, pv_pixel_type type)
 
 pv_volume pv_volume_wrap(float *data, int nx, int ny, int nz)
 {
-    pv_volume volume = {nx, ny, nz, nx, (ptrdiff_t)nx * ny, data};
+    pv_volume volume = {nx, ny, nz, nx, (ptrdiff_t)nx * ny, {data}, PV_VOLUME_F32};
+    return volume;
+}
+
+pv_volume pv_volume_wrap_u16(uint16_t *data, int nx, int ny, int nz)
+{
+    pv_volume volume = {nx, ny, nz, nx, (ptrdiff_t)nx * ny, {.data_u16 = data}, PV_VOLUME_U16};
     return volume;
 }
 
@@ -262,6 +325,8 @@ pv_status pv_check_finite_image(pv_context *ctx, const char *op, const char *nam
 pv_status pv_check_finite_volume(pv_context *ctx, const char *op, const char *name,
                                  const pv_volume *volume)
 {
+    if (volume->type != PV_VOLUME_F32)
+        return PV_OK;   /* integers are finite */
     for (int z = 0; z < volume->nz; z++)
         for (int y = 0; y < volume->ny; y++) {
             const float *row = volume->data + (ptrdiff_t)z * volume->stride_z +
@@ -272,5 +337,38 @@ pv_status pv_check_finite_volume(pv_context *ctx, const char *op, const char *na
                                "%s: %s voxel (%d, %d, %d) is %s; inputs must be finite", op, name,
                                (int)x, y, z, isnan(row[x]) ? "NaN" : "infinite");
         }
+    return PV_OK;
+}
+
+/* ---- u16 volumes as floats on the host ----------------------------------- */
+
+pv_status pv_volume_as_f32(pv_context *ctx, const pv_volume *volume, pv_volume *view,
+                           float **copy)
+{
+    *copy = NULL;
+    if (volume->type == PV_VOLUME_F32) {
+        *view = *volume;
+        return PV_OK;
+    }
+    const int nx = volume->nx, ny = volume->ny, nz = volume->nz;
+    const size_t dims[3] = {(size_t)nx, (size_t)ny, (size_t)nz};
+    void *data = NULL;
+    pv_status status = alloc_zeroed("u16 volume to float", dims, 3, sizeof(float), &data);
+    if (status != PV_OK)
+        return pv_fail(ctx, status, "no host memory to convert a %dx%dx%d u16 volume to float",
+                       nx, ny, nz);
+    float *out = data;
+    const long rows = (long)ny * nz;
+    const int threads = ctx && ctx->cpu_threads > 0 ? ctx->cpu_threads : 1;
+#pragma omp parallel for num_threads(threads) schedule(static) if (rows * (double)nx > 65536)
+    for (long r = 0; r < rows; r++) {
+        const uint16_t *in = volume->data_u16 + (r / ny) * volume->stride_z +
+                             (r % ny) * volume->stride_y;
+        float *dst = out + (size_t)r * (size_t)nx;
+        for (int x = 0; x < nx; x++)
+            dst[x] = (float)in[x];
+    }
+    *copy = out;
+    *view = pv_volume_wrap(out, nx, ny, nz);
     return PV_OK;
 }

@@ -172,7 +172,33 @@ int pv_image_is_valid(const pv_image *image);
 int pv_image_is_valid_any_type(const pv_image *image);
 /* U8 or F32. */
 int pv_pixel_is_grey(pv_pixel_type type);
+/* A well-formed volume: non-NULL data, positive sizes, strides that hold
+ * the rows and planes, a known sample type and a byte span that fits in
+ * ptrdiff_t.  pv_volume_is_valid also asks for F32, the type every
+ * operation takes; pv_volume_is_valid_any_type accepts U16 too. */
 int pv_volume_is_valid(const pv_volume *volume);
+int pv_volume_is_valid_any_type(const pv_volume *volume);
+/* The sample types an operation takes, as a mask for pv_check_volume. */
+#define PV_ACCEPT_F32 1u
+#define PV_ACCEPT_U16 2u
+#define PV_ACCEPT_F32_U16 (PV_ACCEPT_F32 | PV_ACCEPT_U16)
+/* The one check of a volume argument of op: PV_OK for a valid volume of a
+ * type in `accepted`, else PV_ERR_INVALID with a message naming the
+ * argument and why (NULL, an unknown sample type, a type the operation
+ * does not take, sizes or strides). */
+pv_status pv_check_volume(pv_context *ctx, const char *op, const char *name,
+                          const pv_volume *volume, unsigned accepted);
+/* A float view of a valid volume: the volume itself when F32 (*copy
+ * NULL), else a dense float copy made here (*copy, the caller's to free).
+ * The CPU backend's conversion of U16 inputs, exact (every u16 value is a
+ * float). */
+pv_status pv_volume_as_f32(pv_context *ctx, const pv_volume *volume, pv_volume *view,
+                           float **copy);
+/* Sample i (an element offset) of a valid volume, as float. */
+static inline float pv_volume_value(const pv_volume *volume, ptrdiff_t i)
+{
+    return volume->type == PV_VOLUME_U16 ? (float)volume->data_u16[i] : volume->data[i];
+}
 int pv_images_same_size(const pv_image *a, const pv_image *b);
 int pv_volumes_same_size(const pv_volume *a, const pv_volume *b);
 /* Whether two valid images / volumes share any byte of memory (outputs

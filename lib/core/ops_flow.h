@@ -20,7 +20,7 @@ typedef struct pv_flow_setup {
 } pv_flow_setup;
 
 /* flow: stages on plan-owned buffers, driven by lib/flow/flow.c.  load: upload
- * both volumes and build the pyramids; begin_level: the flow of `level`
+ * both volumes (f32 or u16, converted as they are loaded) and build the pyramids; begin_level: the flow of `level`
  * (zero at the coarsest, else up-sampled from level + 1); jacobi: `count`
  * iterations, and when change is not NULL the relative change
  * ||w_k - w_k-1|| / ||w_k|| of the last one; read: the level-0 flow. */

@@ -69,7 +69,8 @@ typedef struct pv_oct_placement {
     int entries;
 } pv_oct_placement;
 
-/* octreg: load makes `volume` the plan's current volume and returns its
+/* octreg: load makes `volume` (f32 or u16, converted as the register
+ * module's inputs are) the plan's current volume and returns its
  * per-plane stats; reference turns the current volume into the unit-phase
  * spectra of the whole (floors[0]) and of each sub-volume (floors[1 + s]),
  * each plane less its mean; spectra transforms the current volume's planes

@@ -109,7 +109,9 @@ typedef struct pv_pcm_peak {
     float max_count;
 } pv_pcm_peak;
 
-/* register: movers[] and reference are f32 volumes of geometry.size.
+/* register: movers[] and reference are volumes of geometry.size, f32 or
+ * u16 (converted as they are loaded: on the host by the CPU backend, on the
+ * device by the OpenCL one).
  * pc_correlate: means[i] is subtracted from movers[i] when
  * geometry.centered.  normxcorr2: map is f32, (image + templ - 1) per
  * axis.  pc_time_fft: the plan's forward and inverse transforms once over

@@ -88,8 +88,9 @@ static pv_status check_image_output(pv_context *ctx, const char *op, const char 
 static pv_status check_volume_output(pv_context *ctx, const char *op, const char *name,
                                      const pv_volume *src, const pv_volume *out)
 {
-    if (!pv_volume_is_valid(out))
-        return pv_fail(ctx, PV_ERR_INVALID, "%s: %s is NULL or not a valid volume", op, name);
+    pv_status status = pv_check_volume(ctx, op, name, out, PV_ACCEPT_F32);
+    if (status != PV_OK)
+        return status;
     if (!pv_volumes_same_size(src, out))
         return pv_fail(ctx, PV_ERR_INVALID, "%s: %s is %dx%dx%d but src is %dx%dx%d", op, name,
                        out->nx, out->ny, out->nz, src->nx, src->ny, src->nz);
@@ -170,9 +171,12 @@ static pv_status check_source(pv_context *ctx, const char *op, int dims, const v
     pv_status status = pv_check_required(ctx, op, NULL, 0);
     if (status != PV_OK)
         return status;
-    if (dims == 2 ? !pv_image_is_valid(src) : !pv_volume_is_valid(src))
-        return pv_fail(ctx, PV_ERR_INVALID, "%s: src is NULL or not a valid %s", op,
-                       dims == 2 ? "image" : "volume");
+    if (dims == 3)
+        status = pv_check_volume(ctx, op, "src", src, PV_ACCEPT_F32);
+    else if (!pv_image_is_valid(src))
+        status = pv_fail(ctx, PV_ERR_INVALID, "%s: src is NULL or not a valid image", op);
+    if (status != PV_OK)
+        return status;
     return dims == 2 ? pv_check_finite_image(ctx, op, "src", src)
                      : pv_check_finite_volume(ctx, op, "src", src);
 }

@@ -262,6 +262,8 @@ static int volume_has_size(const pv_volume *v, const int size[3])
 /* 1 when every voxel is finite; rows checked in parallel. */
 static int volume_is_finite(const pv_volume *v, int threads)
 {
+    if (v->type != PV_VOLUME_F32)
+        return 1;   /* integers are finite */
     int bad = 0;
     #pragma omp parallel for collapse(2) num_threads(threads) reduction(|| : bad)
     for (int z = 0; z < v->nz; z++)
@@ -276,18 +278,27 @@ static int volume_is_finite(const pv_volume *v, int threads)
 }
 
 /* v valid and of the expected size; free of NaN and infinities when it is
- * read (an input). */
-static pv_status check_volume(pv_context *ctx, const char *op, const char *name,
-                              const pv_volume *v, const int size[3], int is_input)
+ * read (an input).  The images registered (fixed, moving) may be U16; the
+ * flow's components and the warp's volumes are F32. */
+static pv_status check_volume_typed(pv_context *ctx, const char *op, const char *name,
+                                    const pv_volume *v, const int size[3], int is_input,
+                                    unsigned accepted)
 {
-    if (!pv_volume_is_valid(v))
-        return pv_fail(ctx, PV_ERR_INVALID, "%s: %s is NULL or not a valid volume", op, name);
+    pv_status status = pv_check_volume(ctx, op, name, v, accepted);
+    if (status != PV_OK)
+        return status;
     if (!volume_has_size(v, size))
         return pv_fail(ctx, PV_ERR_INVALID, "%s: %s is %dx%dx%d, expected %dx%dx%d", op, name,
                        v->nx, v->ny, v->nz, size[0], size[1], size[2]);
     if (is_input && !volume_is_finite(v, ctx->cpu_threads))
         return pv_fail(ctx, PV_ERR_INVALID, "%s: %s holds NaN or infinite voxels", op, name);
     return PV_OK;
+}
+
+static pv_status check_volume(pv_context *ctx, const char *op, const char *name,
+                              const pv_volume *v, const int size[3], int is_input)
+{
+    return check_volume_typed(ctx, op, name, v, size, is_input, PV_ACCEPT_F32);
 }
 
 /* Each flow component valid and of the expected size, and finite when
@@ -332,9 +343,9 @@ static pv_status check_run_args(pv_flow_plan *plan, const pv_volume *fixed,
         return pv_fail(NULL, PV_ERR_INVALID, "%s: plan is NULL", op);
     pv_context *ctx = plan->ctx;
     const int *size = plan->setup.size[0];
-    pv_status status = check_volume(ctx, op, "fixed", fixed, size, 1);
+    pv_status status = check_volume_typed(ctx, op, "fixed", fixed, size, 1, PV_ACCEPT_F32_U16);
     if (status == PV_OK)
-        status = check_volume(ctx, op, "moving", moving, size, 1);
+        status = check_volume_typed(ctx, op, "moving", moving, size, 1, PV_ACCEPT_F32_U16);
     if (status == PV_OK)
         status = check_parts(ctx, op, flow, size, 0);
     const pv_volume *const inputs[2] = {fixed, moving};
@@ -533,8 +544,9 @@ pv_status pv_flow3d(pv_context *ctx, const pv_volume *fixed, const pv_volume *mo
     pv_status status = pv_check_required(ctx, "pv_flow3d", NULL, 0);
     if (status != PV_OK)
         return status;
-    if (!pv_volume_is_valid(fixed))
-        return pv_fail(ctx, PV_ERR_INVALID, "pv_flow3d: fixed is NULL or not a valid volume");
+    status = pv_check_volume(ctx, "pv_flow3d", "fixed", fixed, PV_ACCEPT_F32_U16);
+    if (status != PV_OK)
+        return status;
     pv_flow_plan *plan = NULL;
     status = pv_flow_plan_create(ctx, fixed->nx, fixed->ny, fixed->nz, params, &plan);
     if (status == PV_OK)
@@ -554,8 +566,9 @@ static pv_status check_warp_args(pv_context *ctx, const pv_volume *moving,
     pv_status status = pv_check_required(ctx, op, NULL, 0);
     if (status != PV_OK)
         return status;
-    if (!pv_volume_is_valid(moving))
-        return pv_fail(ctx, PV_ERR_INVALID, "%s: moving is NULL or not a valid volume", op);
+    status = pv_check_volume(ctx, op, "moving", moving, PV_ACCEPT_F32);
+    if (status != PV_OK)
+        return status;
     const int size[3] = {moving->nx, moving->ny, moving->nz};
     status = check_volume(ctx, op, "warped", warped, size, 0);
     if (status != PV_OK)

@@ -390,7 +390,10 @@ static pv_status read_first_volume(nifti_stream *s, const nifti_layout *l, pv_vo
         for (size_t i = 0; status == PV_OK && i < n; i++) {
             double value = voxel_value(chunk + i * (size_t)l->voxel_bytes, l->datatype,
                                        l->swapped);
-            volume->data[done + i] = (float)(value * l->slope + l->inter);
+            if (volume->type == PV_VOLUME_U16)
+                volume->data_u16[done + i] = (uint16_t)value;   /* kept as stored */
+            else
+                volume->data[done + i] = (float)(value * l->slope + l->inter);
         }
         done += n;
     }
@@ -472,12 +475,22 @@ static pv_status read_header(const char *path, nifti_layout *layout, nifti_strea
     return status;
 }
 
-static pv_status read_data(nifti_stream *data, const nifti_layout *layout, pv_volume *out)
+/* NIFTI_TYPE_UINT16 without scaling: its samples are the values. */
+static int holds_plain_u16(const nifti_layout *l)
 {
-    pv_volume volume = {0, 0, 0, 0, 0, NULL};
+    return l->datatype == 512 && l->slope == 1.0 && l->inter == 0.0;
+}
+
+static pv_status read_data(nifti_stream *data, const nifti_layout *layout, int keep_u16,
+                           pv_volume *out)
+{
+    pv_volume volume = {0};
     pv_status status = check_data_fits(layout, data);
-    if (status == PV_OK)
-        status = pv_volume_alloc(&volume, layout->dim[1], layout->dim[2], layout->dim[3]);
+    const int *d = layout->dim;
+    if (status == PV_OK && keep_u16 && holds_plain_u16(layout))
+        status = pv_volume_alloc_u16(&volume, d[1], d[2], d[3]);
+    else if (status == PV_OK)
+        status = pv_volume_alloc(&volume, d[1], d[2], d[3]);
     if (status == PV_OK)
         status = read_first_volume(data, layout, &volume);
     if (status == PV_OK)
@@ -490,7 +503,7 @@ static pv_status read_data(nifti_stream *data, const nifti_layout *layout, pv_vo
     return PV_OK;
 }
 
-pv_status pv_volume_read_nifti(const char *path, pv_volume *out)
+static pv_status read_nifti(const char *path, int keep_u16, pv_volume *out)
 {
     if (!path || !out)
         return pv_fail(NULL, PV_ERR_INVALID, "%s: path or out is NULL", read_op);
@@ -513,10 +526,20 @@ pv_status pv_volume_read_nifti(const char *path, pv_volume *out)
             status = stream_open(&data, data_path);
     }
     if (status == PV_OK)
-        status = read_data(layout.single_file ? &header : &data, &layout, out);
+        status = read_data(layout.single_file ? &header : &data, &layout, keep_u16, out);
     stream_close(&header);
     stream_close(&data);
     return status;
+}
+
+pv_status pv_volume_read_nifti(const char *path, pv_volume *out)
+{
+    return read_nifti(path, 0, out);
+}
+
+pv_status pv_volume_read_nifti_native(const char *path, pv_volume *out)
+{
+    return read_nifti(path, 1, out);
 }
 
 #else /* !PV_HAVE_NIFTI */
@@ -528,6 +551,11 @@ pv_status pv_volume_read_nifti(const char *path, pv_volume *out)
     return pv_fail(NULL, PV_ERR_UNSUPPORTED,
                    "pv_volume_read_nifti: this build has no NIfTI support (configure with "
                    "zlib, Debian package zlib1g-dev)");
+}
+
+pv_status pv_volume_read_nifti_native(const char *path, pv_volume *out)
+{
+    return pv_volume_read_nifti(path, out);
 }
 
 #endif /* PV_HAVE_NIFTI */

@@ -439,15 +439,23 @@ typedef struct volume_target {
     int z;
 } volume_target;
 
+/* A u16 volume takes 16-bit pages' samples back from the row's floats,
+ * which hold them exactly. */
 static void store_volume_row(void *target, const tiff_page *p, uint32_t y, float *samples)
 {
     volume_target *t = target;
-    float *row = t->volume->data + (ptrdiff_t)t->z * t->volume->stride_z +
-                 (ptrdiff_t)y * t->volume->stride_y;
-    memcpy(row, samples, (size_t)p->width * sizeof(float));
+    const ptrdiff_t start = (ptrdiff_t)t->z * t->volume->stride_z +
+                            (ptrdiff_t)y * t->volume->stride_y;
+    if (t->volume->type == PV_VOLUME_U16) {
+        for (uint32_t x = 0; x < p->width; x++)
+            t->volume->data_u16[start + x] = (uint16_t)samples[x];
+        return;
+    }
+    memcpy(t->volume->data + start, samples, (size_t)p->width * sizeof(float));
 }
 
-static pv_status read_volume_pages(tiff_reader *r, pv_volume *volume)
+/* keep_u16: 16-bit pages give a U16 volume (else every type gives F32). */
+static pv_status read_volume_pages(tiff_reader *r, int keep_u16, pv_volume *volume)
 {
     int pages = 0;
     pv_status status = count_pages(r, &pages);
@@ -462,7 +470,10 @@ static pv_status read_volume_pages(tiff_reader *r, pv_volume *volume)
          !pv_size_mul(bytes, sizeof(float), &bytes)))
         status = pv_fail(NULL, PV_ERR_FORMAT, "%s: '%s': the volume is too large",
                          r->function, r->file->path);
-    if (status == PV_OK)
+    const int u16 = keep_u16 && r->page.format == SAMPLEFORMAT_UINT && r->page.bits == 16;
+    if (status == PV_OK && u16)
+        status = pv_volume_alloc_u16(volume, (int)r->page.width, (int)r->page.height, pages);
+    else if (status == PV_OK)
         status = pv_volume_alloc(volume, (int)r->page.width, (int)r->page.height, pages);
     volume_target target = {volume, 0};
     for (; status == PV_OK && target.z < pages; target.z++) {
@@ -476,19 +487,20 @@ static pv_status read_volume_pages(tiff_reader *r, pv_volume *volume)
     return status;
 }
 
-pv_status pv_volume_read_tiff(const char *path, pv_volume *out)
+static pv_status read_tiff_volume(const char *function, const char *path, int keep_u16,
+                                  pv_volume *out)
 {
     if (!path || !out)
-        return pv_fail(NULL, PV_ERR_INVALID, "pv_volume_read_tiff: path or output is NULL");
+        return pv_fail(NULL, PV_ERR_INVALID, "%s: path or output is NULL", function);
     pv_io_file file;
-    pv_status status = pv_io_open_input("pv_volume_read_tiff", path, &file);
+    pv_status status = pv_io_open_input(function, path, &file);
     if (status != PV_OK)
         return status;
     tiff_reader r;
     pv_volume volume = {0};
-    status = start_reader(&r, "pv_volume_read_tiff", &file);
+    status = start_reader(&r, function, &file);
     if (status == PV_OK)
-        status = read_volume_pages(&r, &volume);
+        status = read_volume_pages(&r, keep_u16, &volume);
     end_reader(&r);
     fclose(file.stream);
     if (status == PV_OK)
@@ -496,6 +508,16 @@ pv_status pv_volume_read_tiff(const char *path, pv_volume *out)
     else
         pv_volume_free(&volume);
     return status;
+}
+
+pv_status pv_volume_read_tiff(const char *path, pv_volume *out)
+{
+    return read_tiff_volume("pv_volume_read_tiff", path, 0, out);
+}
+
+pv_status pv_volume_read_tiff_native(const char *path, pv_volume *out)
+{
+    return read_tiff_volume("pv_volume_read_tiff_native", path, 1, out);
 }
 
 int pv_io_have_tiff(void)
@@ -535,6 +557,14 @@ pv_status pv_volume_read_tiff(const char *path, pv_volume *out)
     if (!path || !out)
         return pv_fail(NULL, PV_ERR_INVALID, "pv_volume_read_tiff: path or output is NULL");
     return no_tiff("pv_volume_read_tiff", path);
+}
+
+pv_status pv_volume_read_tiff_native(const char *path, pv_volume *out)
+{
+    if (!path || !out)
+        return pv_fail(NULL, PV_ERR_INVALID,
+                       "pv_volume_read_tiff_native: path or output is NULL");
+    return no_tiff("pv_volume_read_tiff_native", path);
 }
 
 int pv_io_have_tiff(void)

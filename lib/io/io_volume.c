@@ -44,50 +44,60 @@ static long long file_bytes(FILE *f)
     return (long long)info.st_size;
 }
 
-static pv_status read_raw_values(FILE *f, const char *path, pv_volume *volume)
+/* The file's samples (little-endian float32 or uint16, as volume->type
+ * says) into the dense volume, in chunks. */
+static pv_status read_raw_values(FILE *f, const char *op, const char *path, pv_volume *volume)
 {
     unsigned char chunk[4096];
+    const size_t sample = pv_volume_sample_size(volume->type);
     size_t count = (size_t)volume->nx * (size_t)volume->ny * (size_t)volume->nz, done = 0;
     while (done < count) {
-        size_t want = count - done < sizeof chunk / 4 ? count - done : sizeof chunk / 4;
-        if (fread(chunk, 4, want, f) != want)
-            return pv_fail(NULL, PV_ERR_IO, "pv_volume_read_raw: %s: read failed", path);
-        for (size_t i = 0; i < want; i++)
-            volume->data[done + i] = float_from_le(chunk + 4 * i);
+        size_t want = count - done < sizeof chunk / sample ? count - done : sizeof chunk / sample;
+        if (fread(chunk, sample, want, f) != want)
+            return pv_fail(NULL, PV_ERR_IO, "%s: %s: read failed", op, path);
+        for (size_t i = 0; i < want; i++) {
+            if (volume->type == PV_VOLUME_U16)
+                volume->data_u16[done + i] =
+                    (uint16_t)(chunk[2 * i] | (unsigned)chunk[2 * i + 1] << 8);
+            else
+                volume->data[done + i] = float_from_le(chunk + 4 * i);
+        }
         done += want;
     }
     return PV_OK;
 }
 
-pv_status pv_volume_read_raw(const char *path, int nx, int ny, int nz, pv_volume *out)
+static pv_status read_raw(const char *op, const char *path, int nx, int ny, int nz,
+                          pv_volume_type type, pv_volume *out)
 {
+    const size_t sample = pv_volume_sample_size(type);
     if (!path || !out)
-        return pv_fail(NULL, PV_ERR_INVALID, "pv_volume_read_raw: path or out is NULL");
+        return pv_fail(NULL, PV_ERR_INVALID, "%s: path or out is NULL", op);
+    if (sample == 0)
+        return pv_fail(NULL, PV_ERR_INVALID, "%s: unknown sample type %d", op, (int)type);
     if (nx < 1 || ny < 1 || nz < 1)
-        return pv_fail(NULL, PV_ERR_INVALID, "pv_volume_read_raw: size %dx%dx%d is not positive",
-                       nx, ny, nz);
+        return pv_fail(NULL, PV_ERR_INVALID, "%s: size %dx%dx%d is not positive", op, nx, ny, nz);
     size_t count, bytes;
     if (!pv_size_mul((size_t)nx * (size_t)ny, (size_t)nz, &count) ||
-        !pv_size_mul(count, 4, &bytes) || bytes > (size_t)LLONG_MAX)
-        return pv_fail(NULL, PV_ERR_INVALID, "pv_volume_read_raw: size %dx%dx%d overflows", nx,
-                       ny, nz);
+        !pv_size_mul(count, sample, &bytes) || bytes > (size_t)LLONG_MAX)
+        return pv_fail(NULL, PV_ERR_INVALID, "%s: size %dx%dx%d overflows", op, nx, ny, nz);
     FILE *f = NULL;
     int opened = pv_open_regular(path, &f, NULL);
     if (opened != 0)
-        return pv_fail(NULL, PV_ERR_IO, "pv_volume_read_raw: cannot open %s: %s", path,
+        return pv_fail(NULL, PV_ERR_IO, "%s: cannot open %s: %s", op, path,
                        pv_open_regular_reason(opened));
     long long size = file_bytes(f);
     pv_status status = PV_OK;
     if (size != (long long)bytes)
         status = pv_fail(NULL, PV_ERR_FORMAT,
-                         "pv_volume_read_raw: %s holds %lld bytes, a %dx%dx%d float32 volume "
-                         "needs %zu",
-                         path, size, nx, ny, nz, bytes);
-    pv_volume volume = {0, 0, 0, 0, 0, NULL};
+                         "%s: %s holds %lld bytes, a %dx%dx%d %s volume needs %zu", op, path,
+                         size, nx, ny, nz, type == PV_VOLUME_U16 ? "uint16" : "float32", bytes);
+    pv_volume volume = {0};
     if (status == PV_OK)
-        status = pv_volume_alloc(&volume, nx, ny, nz);
+        status = type == PV_VOLUME_U16 ? pv_volume_alloc_u16(&volume, nx, ny, nz)
+                                       : pv_volume_alloc(&volume, nx, ny, nz);
     if (status == PV_OK)
-        status = read_raw_values(f, path, &volume);
+        status = read_raw_values(f, op, path, &volume);
     fclose(f);
     if (status != PV_OK) {
         pv_volume_free(&volume);
@@ -97,25 +107,51 @@ pv_status pv_volume_read_raw(const char *path, int nx, int ny, int nz, pv_volume
     return PV_OK;
 }
 
+pv_status pv_volume_read_raw(const char *path, int nx, int ny, int nz, pv_volume *out)
+{
+    return read_raw("pv_volume_read_raw", path, nx, ny, nz, PV_VOLUME_F32, out);
+}
+
+pv_status pv_volume_read_raw_typed(const char *path, int nx, int ny, int nz,
+                                   pv_volume_type type, pv_volume *out)
+{
+    return read_raw("pv_volume_read_raw_typed", path, nx, ny, nz, type, out);
+}
+
+/* Row `y, z` of v as little-endian samples of its own type into bytes
+ * (nx * sample bytes). */
+static void row_to_le(const pv_volume *v, int y, int z, int x0, int n, unsigned char *bytes)
+{
+    const ptrdiff_t start = (ptrdiff_t)y * v->stride_y + (ptrdiff_t)z * v->stride_z + x0;
+    for (int i = 0; i < n; i++) {
+        if (v->type == PV_VOLUME_U16) {
+            bytes[2 * i] = (unsigned char)(v->data_u16[start + i] & 0xff);
+            bytes[2 * i + 1] = (unsigned char)(v->data_u16[start + i] >> 8);
+        } else {
+            float_to_le(v->data[start + i], bytes + 4 * i);
+        }
+    }
+}
+
 pv_status pv_volume_write_raw(const char *path, const pv_volume *volume)
 {
-    if (!path || !pv_volume_is_valid(volume))
+    if (!path || !pv_volume_is_valid_any_type(volume))
         return pv_fail(NULL, PV_ERR_INVALID, "pv_volume_write_raw: path is NULL or volume invalid");
     FILE *f = fopen(path, "wb");
     if (!f)
         return pv_fail(NULL, PV_ERR_IO, "pv_volume_write_raw: cannot create %s: %s", path,
                        strerror(errno));
     int ok = 1;
-    unsigned char b[4];
+    unsigned char row[4096];
+    const size_t sample = pv_volume_sample_size(volume->type);
+    const int per_chunk = (int)(sizeof row / sample);
     for (int z = 0; z < volume->nz && ok; z++)
-        for (int y = 0; y < volume->ny && ok; y++) {
-            const float *row = volume->data + (ptrdiff_t)y * volume->stride_y +
-                               (ptrdiff_t)z * volume->stride_z;
-            for (int x = 0; x < volume->nx && ok; x++) {
-                float_to_le(row[x], b);
-                ok = fwrite(b, 4, 1, f) == 1;
+        for (int y = 0; y < volume->ny && ok; y++)
+            for (int x = 0; x < volume->nx && ok; x += per_chunk) {
+                int n = volume->nx - x < per_chunk ? volume->nx - x : per_chunk;
+                row_to_le(volume, y, z, x, n, row);
+                ok = fwrite(row, sample, (size_t)n, f) == (size_t)n;
             }
-        }
     ok = fclose(f) == 0 && ok;
     return ok ? PV_OK : pv_fail(NULL, PV_ERR_IO, "pv_volume_write_raw: writing %s failed", path);
 }
@@ -186,6 +222,7 @@ static void put_le16(unsigned char *p, int value)
 #define NIFTI_SINGLE_OFFSET 352
 #define NIFTI_INTENT_VECTOR_CODE 1007
 #define NIFTI_FLOAT32 16
+#define NIFTI_UINT16 512
 
 /* A little-endian float32 NIfTI-1 header of unit voxels (and 4 zero
  * extension bytes), written here rather than by niftilib, which prints
@@ -202,8 +239,8 @@ static void build_header(unsigned char h[NIFTI_SINGLE_OFFSET], const pv_volume *
         put_le16(h + 40 + 2 * i, dims[i]);
     if (components > 1)
         put_le16(h + 68, NIFTI_INTENT_VECTOR_CODE);
-    put_le16(h + 70, NIFTI_FLOAT32);
-    put_le16(h + 72, 32);
+    put_le16(h + 70, v->type == PV_VOLUME_U16 ? NIFTI_UINT16 : NIFTI_FLOAT32);
+    put_le16(h + 72, v->type == PV_VOLUME_U16 ? 16 : 32);
     for (int i = 0; i < 8; i++)
         float_to_le(1.0f, h + 76 + 4 * i); /* pixdim[0] = qfac, then unit voxels */
     float_to_le(single_file ? (float)NIFTI_SINGLE_OFFSET : 0.0f, h + 108);
@@ -248,18 +285,15 @@ static int close_output(nifti_output *out)
 static int put_volume(nifti_output *out, const pv_volume *v)
 {
     unsigned char row[4096];
+    const int per_chunk = (int)(sizeof row / pv_volume_sample_size(v->type));
     for (int z = 0; z < v->nz; z++)
-        for (int y = 0; y < v->ny; y++) {
-            const float *in = v->data + (ptrdiff_t)y * v->stride_y + (ptrdiff_t)z * v->stride_z;
-            for (int x = 0; x < v->nx;) {
-                int n = v->nx - x < 1024 ? v->nx - x : 1024;
-                for (int i = 0; i < n; i++)
-                    float_to_le(in[x + i], row + 4 * i);
-                if (!put_bytes(out, row, 4 * (size_t)n))
+        for (int y = 0; y < v->ny; y++)
+            for (int x = 0; x < v->nx; x += per_chunk) {
+                int n = v->nx - x < per_chunk ? v->nx - x : per_chunk;
+                row_to_le(v, y, z, x, n, row);
+                if (!put_bytes(out, row, pv_volume_sample_size(v->type) * (size_t)n))
                     return 0;
-                x += n;
             }
-        }
     return 1;
 }
 
@@ -312,7 +346,7 @@ static pv_status write_nifti(const char *op, const char *path, const pv_volume *
 pv_status pv_volume_write_nifti(const char *path, const pv_volume *volume)
 {
     const char *op = "pv_volume_write_nifti";
-    if (!path || !pv_volume_is_valid(volume))
+    if (!path || !pv_volume_is_valid_any_type(volume))
         return pv_fail(NULL, PV_ERR_INVALID, "%s: path is NULL or volume invalid", op);
     pv_status status = check_write_target(op, path, volume->nx, volume->ny, volume->nz);
     if (status != PV_OK)

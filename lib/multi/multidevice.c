@@ -455,13 +455,19 @@ static void octreg_end(member_run *m)
     m->plan = NULL;
 }
 
+/* volumes[0 .. count) valid, of a type in `accepted` and of first's size
+ * (the registered volumes may be U16, the flows are F32). */
 static pv_status check_sequence_volumes(const char *op, const pv_volume *first,
-                                        const char *name, const pv_volume *volumes, int count)
+                                        const char *name, const pv_volume *volumes, int count,
+                                        unsigned accepted)
 {
     for (int i = 0; i < count; i++) {
         const pv_volume *v = &volumes[i];
-        if (!pv_volume_is_valid(v))
-            return pv_fail(NULL, PV_ERR_INVALID, "%s: %s[%d] is not a valid volume", op, name, i);
+        char label[64];
+        snprintf(label, sizeof label, "%s[%d]", name, i);
+        pv_status status = pv_check_volume(NULL, op, label, v, accepted);
+        if (status != PV_OK)
+            return status;
         if (!pv_volumes_same_size(v, first))
             return pv_fail(NULL, PV_ERR_INVALID, "%s: %s[%d] is %dx%dx%d, expected %dx%dx%d", op,
                            name, i, v->nx, v->ny, v->nz, first->nx, first->ny, first->nz);
@@ -477,13 +483,14 @@ static pv_status check_octreg_args(const pv_device_group *group, const pv_volume
     pv_status status = pv_group_check(group, op);
     if (status != PV_OK)
         return status;
-    if (!pv_volume_is_valid(reference))
-        return pv_fail(NULL, PV_ERR_INVALID, "%s: reference is NULL or not a valid volume", op);
+    status = pv_check_volume(NULL, op, "reference", reference, PV_ACCEPT_F32_U16);
+    if (status != PV_OK)
+        return status;
     if (!targets || count < 1)
         return pv_fail(NULL, PV_ERR_INVALID, "%s: targets is NULL or count %d < 1", op, count);
     if (!shifts)
         return pv_fail(NULL, PV_ERR_INVALID, "%s: shifts is NULL", op);
-    return check_sequence_volumes(op, reference, "targets", targets, count);
+    return check_sequence_volumes(op, reference, "targets", targets, count, PV_ACCEPT_F32_U16);
 }
 
 pv_status pv_octreg_register_sequence(pv_device_group *group, const pv_volume *reference,
@@ -581,13 +588,14 @@ static pv_status check_flow_args(const pv_device_group *group, const pv_volume *
         return pv_fail(NULL, PV_ERR_INVALID, "%s: frames is NULL or count %d < 2", op, count);
     if (!flows)
         return pv_fail(NULL, PV_ERR_INVALID, "%s: flows is NULL", op);
-    if (!pv_volume_is_valid(&frames[0]))
-        return pv_fail(NULL, PV_ERR_INVALID, "%s: frames[0] is not a valid volume", op);
-    status = check_sequence_volumes(op, &frames[0], "frames", frames, count);
+    status = pv_check_volume(NULL, op, "frames[0]", &frames[0], PV_ACCEPT_F32_U16);
+    if (status == PV_OK)
+        status = check_sequence_volumes(op, &frames[0], "frames", frames, count,
+                                        PV_ACCEPT_F32_U16);
     for (int i = 0; status == PV_OK && i < count - 1; i++)
         for (int c = 0; status == PV_OK && c < 3; c++)
             status = check_sequence_volumes(op, &frames[0], "flows", field_component(&flows[i], c),
-                                             1);
+                                             1, PV_ACCEPT_F32);
     return status == PV_OK ? check_flows_apart(op, frames, count, flows) : status;
 }
 

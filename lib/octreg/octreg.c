@@ -311,8 +311,9 @@ pv_status pv_octreg_plan_create(pv_context *ctx, const pv_volume *reference,
     pv_status status = PV_CHECK_REQUIRED(ctx, op, {"plan", plan});
     if (status != PV_OK)
         return status;
-    if (!pv_volume_is_valid(reference))
-        return pv_fail(ctx, PV_ERR_INVALID, "%s: reference is NULL or not a valid volume", op);
+    status = pv_check_volume(ctx, op, "reference", reference, PV_ACCEPT_F32_U16);
+    if (status != PV_OK)
+        return status;
     pv_octreg_plan *made = calloc(1, sizeof *made);
     if (!made)
         return pv_fail(ctx, PV_ERR_NOMEM, "%s: out of memory", op);
@@ -346,13 +347,13 @@ void pv_octreg_plan_destroy(pv_octreg_plan *plan)
 
 
 pv_status pv_oct_check_target(const pv_octreg_plan *plan, const char *op, const char *name,
-                              const pv_volume *target)
+                              const pv_volume *target, unsigned accepted)
 {
     if (!plan)
         return pv_fail(NULL, PV_ERR_INVALID, "%s: plan is NULL", op);
-    if (!pv_volume_is_valid(target))
-        return pv_fail(plan->ctx, PV_ERR_INVALID, "%s: %s is NULL or not a valid volume", op,
-                       name);
+    pv_status status = pv_check_volume(plan->ctx, op, name, target, accepted);
+    if (status != PV_OK)
+        return status;
     const int *n = plan->geometry.size;
     if (target->nx != n[0] || target->ny != n[1] || target->nz != n[2])
         return pv_fail(plan->ctx, PV_ERR_INVALID,

@@ -56,9 +56,10 @@ pv_oct_volume_scan pv_oct_scan_stats(const pv_oct_plane_stats *stats, int planes
 pv_status pv_oct_check_scan(pv_context *ctx, const char *op, const char *name,
                             pv_oct_volume_scan scan);
 int pv_oct_plane_textured(const pv_oct_plane_stats *s);
-/* A volume argument of the plan's size (`name` in the messages). */
+/* A volume argument of the plan's size (`name` in the messages), of a
+ * sample type in `accepted` (inputs: PV_ACCEPT_F32_U16; outputs: F32). */
 pv_status pv_oct_check_target(const pv_octreg_plan *plan, const char *op, const char *name,
-                              const pv_volume *target);
+                              const pv_volume *target, unsigned accepted);
 /* Accumulate the volume loaded on `run` per the shifts (reset: start
  * over); coverage (may be NULL) gathers each reference plane's weight. */
 pv_status pv_oct_place_loaded(pv_octreg_plan *plan, oct_runner run,

@@ -142,7 +142,8 @@ static pv_status check_outputs(const pv_octreg_plan *plan, const char *op,
     const int *n = plan->geometry.size;
     if (!out->volume && !out->enface && !out->slow && !out->coverage)
         return pv_fail(ctx, PV_ERR_INVALID, "%s: every output is NULL", op);
-    pv_status status = out->volume ? pv_oct_check_target(plan, op, "the output volume", out->volume)
+    pv_status status = out->volume ? pv_oct_check_target(plan, op, "the output volume", out->volume,
+                                                         PV_ACCEPT_F32)
                                    : PV_OK;
     if (status == PV_OK)
         status = check_image_out(ctx, op, "enface", out->enface, n[1], n[2]);
@@ -241,7 +242,7 @@ pv_status pv_octreg_reconstruct(pv_octreg_plan *plan, const pv_volume *target,
 {
     const char *op = "octreg_reconstruct";
     recon_outputs out = {registered, enface, slow, coverage, gap_value};
-    pv_status status = pv_oct_check_target(plan, op, "target", target);
+    pv_status status = pv_oct_check_target(plan, op, "target", target, PV_ACCEPT_F32_U16);
     if (status == PV_OK && !shifts)
         status = pv_fail(plan->ctx, PV_ERR_INVALID, "%s: shifts is NULL", op);
     if (status == PV_OK)
@@ -269,7 +270,7 @@ static pv_status check_average(const pv_octreg_plan *plan, const char *op,
                        count);
     pv_status status = PV_OK;
     for (int i = 0; status == PV_OK && i < count; i++)
-        status = pv_oct_check_target(plan, op, "a target", &targets[i]);
+        status = pv_oct_check_target(plan, op, "a target", &targets[i], PV_ACCEPT_F32_U16);
     if (status == PV_OK)
         status = check_outputs(plan, op, out);
     return status;

@@ -449,7 +449,7 @@ pv_status pv_octreg_register(pv_octreg_plan *plan, const pv_volume *target,
                              pv_octreg_shift *shifts, pv_octreg_info *info)
 {
     const char *op = "octreg_register";
-    pv_status status = pv_oct_check_target(plan, op, "target", target);
+    pv_status status = pv_oct_check_target(plan, op, "target", target, PV_ACCEPT_F32_U16);
     if (status != PV_OK)
         return status;
     if (!shifts)

@@ -1,6 +1,7 @@
 /* Public phase-correlation calls: one-shot correlations and plans, for
  * images (2D) and volumes (3D).  Every call checks its arguments and
- * scans its inputs first, then views them as f32 volumes and runs the
+ * scans its inputs first, then views them as volumes (f32, or u16 that the
+ * backends convert as they load them) and runs the
  * plan machinery of phasecorr.c; the 2D and 3D entry points differ only
  * by the input_kind they pass. */
 #include "register_internal.h"
@@ -23,7 +24,7 @@ static const input_kind volumes = {3, sizeof(pv_volume)};
 static pv_status input_check(const input_kind *kind, pv_context *ctx, const char *op,
                              const char *name, const void *input)
 {
-    return kind->dims == 2 ? pv_reg_check_image(ctx, op, name, input)
+    return kind->dims == 2 ? pv_reg_check_pc_image(ctx, op, name, input)
                            : pv_reg_check_volume(ctx, op, name, input);
 }
 
@@ -43,7 +44,7 @@ static pv_data_scan input_scan(const input_kind *kind, const void *input, int th
                            : pv_reg_scan_volume(input, threads);
 }
 
-/* An f32 volume view of the input, converting into *copy when needed (else
+/* A volume view of the input (f32 or u16), converting u8 into *copy (else
  * NULL); a volume is its own view. */
 static pv_status input_view(const input_kind *kind, pv_context *ctx, const void *input,
                             float **copy, pv_volume *view)
@@ -205,7 +206,7 @@ static pv_status check_plan_args(pv_context *ctx, const char *op,
     return status;
 }
 
-/* The plan's reference (checked and scanned), viewed as f32 for the call. */
+/* The plan's reference (checked and scanned), viewed as a volume for the call. */
 static pv_status set_viewed_reference(pv_phasecorr_plan *plan, const input_kind *kind,
                                       const void *reference, pv_data_scan scan)
 {
@@ -350,7 +351,7 @@ static pv_status check_movers(const char *op, const pv_phasecorr_plan *plan, con
     return PV_OK;
 }
 
-/* One chunk of movers, viewed as f32 volumes first. */
+/* One chunk of movers, viewed as volumes first. */
 static pv_status correlate_viewed(pv_phasecorr_plan *plan, const input_kind *kind,
                                   const char *movers, const int *textured, int count,
                                   pv_shift *shifts)

@@ -53,8 +53,9 @@ static void input_size(pcm_input in, int size[3])
 static void input_row(pcm_input in, int y, int z, float *out)
 {
     if (in.volume) {
-        const float *row = in.volume->data + z * in.volume->stride_z + y * in.volume->stride_y;
-        memcpy(out, row, (size_t)in.volume->nx * sizeof *out);
+        const ptrdiff_t start = z * in.volume->stride_z + y * in.volume->stride_y;
+        for (int x = 0; x < in.volume->nx; x++)
+            out[x] = pv_volume_value(in.volume, start + x);
         return;
     }
     const pv_image *im = in.image;

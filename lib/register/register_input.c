@@ -23,13 +23,15 @@ static long volume_rows(const pv_volume *v)
     return (long)v->ny * v->nz;
 }
 
-static const float *volume_row(const pv_volume *v, long row)
+/* Element offset of row `row` (y fastest, then z). */
+static ptrdiff_t volume_row_start(const pv_volume *v, long row)
 {
-    return v->data + (row / v->ny) * v->stride_z + (row % v->ny) * v->stride_y;
+    return (row / v->ny) * v->stride_z + (row % v->ny) * v->stride_y;
 }
 
 /* Finite values and their range, one pass, split over rows (minimum,
- * maximum and a flag do not depend on the split). */
+ * maximum and a flag do not depend on the split).  A U16 volume is finite;
+ * its range is read as the floats it stands for. */
 pv_data_scan pv_reg_scan_volume(const pv_volume *v, int threads)
 {
     float lo = INFINITY, hi = -INFINITY;
@@ -40,9 +42,9 @@ pv_data_scan pv_reg_scan_volume(const pv_volume *v, int threads)
     reduction(min : lo) reduction(max : hi) reduction(& : finite) \
     if ((double)rows * nx > PV_PARALLEL_MIN_POINTS)
     for (long r = 0; r < rows; r++) {
-        const float *row = volume_row(v, r);
+        const ptrdiff_t start = volume_row_start(v, r);
         for (int x = 0; x < nx; x++) {
-            float value = row[x];
+            float value = pv_volume_value(v, start + x);
             finite &= isfinite(value) != 0;
             lo = value < lo ? value : lo;
             hi = value > hi ? value : hi;
@@ -55,8 +57,10 @@ pv_data_scan pv_reg_scan_volume(const pv_volume *v, int threads)
 pv_data_scan pv_reg_scan_image(const pv_image *image, int threads)
 {
     pv_data_scan scan = {1, 0};
-    if (image->type == PV_PIXEL_F32) {
-        pv_volume view = pv_volume_wrap(image->data, image->width, image->height, 1);
+    if (image->type == PV_PIXEL_F32 || image->type == PV_PIXEL_U16) {
+        pv_volume view = image->type == PV_PIXEL_U16
+                             ? pv_volume_wrap_u16(image->data, image->width, image->height, 1)
+                             : pv_volume_wrap(image->data, image->width, image->height, 1);
         view.stride_y = image->stride;
         return pv_reg_scan_volume(&view, threads);
     }
@@ -82,8 +86,10 @@ pv_status pv_reg_image_as_volume(pv_context *ctx, const pv_image *image, float *
                                  pv_volume *view)
 {
     *copy = NULL;
-    if (image->type == PV_PIXEL_F32) {
-        *view = pv_volume_wrap(image->data, image->width, image->height, 1);
+    if (image->type == PV_PIXEL_F32 || image->type == PV_PIXEL_U16) {
+        *view = image->type == PV_PIXEL_U16
+                    ? pv_volume_wrap_u16(image->data, image->width, image->height, 1)
+                    : pv_volume_wrap(image->data, image->width, image->height, 1);
         view->stride_y = image->stride;
         view->stride_z = image->stride * image->height;
         return PV_OK;
@@ -106,9 +112,9 @@ pv_status pv_reg_image_as_volume(pv_context *ctx, const pv_image *image, float *
 
 /* A sum over a volume's rows of fn(row), in double: per-row sums in
  * parallel, then added in row order, so the result does not depend on the
- * number of threads. */
-typedef double (*row_sum_fn)(const float *row, long index, const pv_volume *v,
-                             const void *arg);
+ * number of threads.  fn reads its row's samples (either type) from
+ * `start`, the row's first element. */
+typedef double (*row_sum_fn)(const pv_volume *v, ptrdiff_t start, long index, const void *arg);
 
 static double sum_over_rows(const pv_volume *v, int threads, row_sum_fn fn, const void *arg)
 {
@@ -116,26 +122,26 @@ static double sum_over_rows(const pv_volume *v, int threads, row_sum_fn fn, cons
     double *partial = malloc((size_t)rows * sizeof *partial), sum = 0.0;
     if (!partial) {
         for (long r = 0; r < rows; r++)
-            sum += fn(volume_row(v, r), r, v, arg);
+            sum += fn(v, volume_row_start(v, r), r, arg);
         return sum;
     }
 #pragma omp parallel for num_threads(threads) schedule(static) \
     if ((double)rows * v->nx > PV_PARALLEL_MIN_POINTS)
     for (long r = 0; r < rows; r++)
-        partial[r] = fn(volume_row(v, r), r, v, arg);
+        partial[r] = fn(v, volume_row_start(v, r), r, arg);
     for (long r = 0; r < rows; r++)
         sum += partial[r];
     free(partial);
     return sum;
 }
 
-static double row_sum(const float *row, long index, const pv_volume *v, const void *arg)
+static double row_sum(const pv_volume *v, ptrdiff_t start, long index, const void *arg)
 {
     (void)index;
     (void)arg;
     double sum = 0.0;
     for (int x = 0; x < v->nx; x++)
-        sum += row[x];
+        sum += pv_volume_value(v, start + x);
     return sum;
 }
 
@@ -149,13 +155,13 @@ typedef struct energy_args {
     float mean;
 } energy_args;
 
-static double row_energy(const float *row, long index, const pv_volume *v, const void *arg)
+static double row_energy(const pv_volume *v, ptrdiff_t start, long index, const void *arg)
 {
     const energy_args *e = arg;
     const int y = (int)(index % v->ny), z = (int)(index / v->ny);
     double sum = 0.0;
     for (int x = 0; x < v->nx; x++) {
-        double d = (double)row[x] - e->mean;
+        double d = (double)pv_volume_value(v, start + x) - e->mean;
         if (e->window[0])
             d *= (double)e->window[0][x] * e->window[1][y] * e->window[2][z];
         sum += d * d;
@@ -185,10 +191,18 @@ pv_status pv_reg_check_image(pv_context *ctx, const char *op, const char *name,
     return PV_OK;
 }
 
+pv_status pv_reg_check_pc_image(pv_context *ctx, const char *op, const char *name,
+                                const pv_image *image)
+{
+    if (!pv_image_is_valid_any_type(image) ||
+        (!pv_pixel_is_grey(image->type) && image->type != PV_PIXEL_U16))
+        return pv_fail(ctx, PV_ERR_INVALID,
+                       "%s: %s is NULL or not a valid u8, u16 or f32 grey image", op, name);
+    return PV_OK;
+}
+
 pv_status pv_reg_check_volume(pv_context *ctx, const char *op, const char *name,
                               const pv_volume *volume)
 {
-    if (!pv_volume_is_valid(volume))
-        return pv_fail(ctx, PV_ERR_INVALID, "%s: %s is NULL or not a valid volume", op, name);
-    return PV_OK;
+    return pv_check_volume(ctx, op, name, volume, PV_ACCEPT_F32_U16);
 }

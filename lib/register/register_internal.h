@@ -28,8 +28,10 @@ pv_data_scan pv_reg_scan_volume(const pv_volume *v, int threads);
 pv_data_scan pv_reg_scan_image(const pv_image *image, int threads);
 pv_status pv_reg_check_finite(pv_context *ctx, const char *op, const char *name,
                               pv_data_scan scan);
-/* An f32 volume view of an image; u8 pixels are converted into *copy
- * (NULL when no copy was needed; the caller frees it). */
+/* A volume view of an image: f32 and u16 images are viewed in place (u16
+ * as a PV_VOLUME_U16 view, which the backends convert as they upload);
+ * u8 pixels are converted into *copy (NULL when no copy was needed; the
+ * caller frees it). */
 pv_status pv_reg_image_as_volume(pv_context *ctx, const pv_image *image, float **copy,
                                  pv_volume *view);
 /* The mean, and the sum of ((v - mean) * window)^2 (window[0] NULL: no
@@ -39,6 +41,9 @@ double pv_reg_windowed_energy(const pv_volume *v, const float *const window[3], 
                               int threads);
 /* Argument checks with the register module's messages. */
 pv_status pv_reg_check_ctx(pv_context *ctx, const char *op);
+/* Phase correlation's images: u8, f32 or u16 (grey). */
+pv_status pv_reg_check_pc_image(pv_context *ctx, const char *op, const char *name,
+                                const pv_image *image);
 pv_status pv_reg_check_image(pv_context *ctx, const char *op, const char *name,
                              const pv_image *image);
 pv_status pv_reg_check_volume(pv_context *ctx, const char *op, const char *name,

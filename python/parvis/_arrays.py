@@ -155,28 +155,45 @@ def image_in(arr: Any, name: str, allow_u8: bool = True) -> Tuple[np.ndarray, An
     return a, image_struct(a)
 
 
-def volume_array(arr: Any, name: str) -> np.ndarray:
-    """arr as a 3D float32 array (z, y, x) readable in place."""
-    a = _as_numeric(arr, name, (F32,))
+def volume_array(arr: Any, name: str, allow_u16: bool = False) -> np.ndarray:
+    """arr as a 3D (z, y, x) array the C library can read in place: float32,
+    or, when allow_u16 (the operations that take 16-bit volumes: OCT
+    registration, 3D phase correlation, the 3D flow's inputs), uint16 kept
+    as it is, with no conversion on the host.  Other real dtypes become
+    float32."""
+    a = _as_numeric(arr, name, (F32, U16) if allow_u16 else (F32,))
     _check_size(a, name, (3,))
     sz, sy, sx = a.strides
     nz, ny, nx = a.shape
-    ok = sx == 4 and (ny == 1 or (sy > 0 and sy % 4 == 0 and sy >= nx * 4)) and \
-        (nz == 1 or (sz > 0 and sz % 4 == 0 and sz >= (sy if ny > 1 else nx * 4) * ny))
+    item = a.itemsize
+    ok = sx == item and (ny == 1 or (sy > 0 and sy % item == 0 and sy >= nx * item)) and \
+        (nz == 1 or (sz > 0 and sz % item == 0 and sz >= (sy if ny > 1 else nx * item) * ny))
     if not ok:
         a = np.ascontiguousarray(a)
     return a
 
 
 def volume_struct(a: np.ndarray) -> Any:
+    """pv_volume* describing a 3D float32 or uint16 array prepared by
+    volume_array (no copy)."""
     nz, ny, nx = a.shape
-    sy = a.strides[1] // 4 if ny > 1 else nx
-    sz = a.strides[0] // 4 if nz > 1 else sy * ny
-    return ffi.new("pv_volume *", [nx, ny, nz, sy, sz, ffi.cast("float *", _pointer(a))])
+    item = a.itemsize
+    sy = a.strides[1] // item if ny > 1 else nx
+    sz = a.strides[0] // item if nz > 1 else sy * ny
+    s = ffi.new("pv_volume *")
+    s.nx, s.ny, s.nz, s.stride_y, s.stride_z = nx, ny, nz, sy, sz
+    if a.dtype == U16:
+        s.type = lib.PV_VOLUME_U16
+        s.data_u16 = ffi.cast("uint16_t *", _pointer(a))
+    else:
+        s.type = lib.PV_VOLUME_F32
+        s.data = ffi.cast("float *", _pointer(a))
+    return s
 
 
-def volume_in(arr: Any, name: str) -> Tuple[np.ndarray, Any]:
-    a = volume_array(arr, name)
+def volume_in(arr: Any, name: str, allow_u16: bool = False) -> Tuple[np.ndarray, Any]:
+    """volume_array and its pv_volume*."""
+    a = volume_array(arr, name, allow_u16)
     return a, volume_struct(a)
 
 

@@ -30,10 +30,11 @@ _int = c_int
 _float = c_float
 
 
-def _grid_in(arr: ArrayLike, name: str, volume: bool) -> Tuple[np.ndarray, Any]:
-    """arr and its C struct: a float32 volume when volume, else an image
-    (uint8 or float32)."""
-    return A.volume_in(arr, name) if volume else A.image_in(arr, name)
+def _grid_in(arr: ArrayLike, name: str, volume: bool,
+             allow_u16: bool = False) -> Tuple[np.ndarray, Any]:
+    """arr and its C struct: a float32 volume when volume (uint16 kept as it
+    is when allow_u16), else an image (uint8 or float32)."""
+    return A.volume_in(arr, name, allow_u16) if volume else A.image_in(arr, name)
 
 
 def _as_volume(arr: ArrayLike, name: str) -> ArrayLike:

@@ -35,8 +35,8 @@ def _flow_params(image_shape: Optional[Tuple[int, ...]] = None, **params: Any) -
 
 def _flow_inputs(fixed: ArrayLike, moving: ArrayLike) -> Tuple[Any, ...]:
     shape2d = np.ndim(fixed) == 2
-    fa, fs = A.volume_in(_as_volume(fixed, "fixed"), "fixed")
-    ma, ms = A.volume_in(_as_volume(moving, "moving"), "moving")
+    fa, fs = A.volume_in(_as_volume(fixed, "fixed"), "fixed", allow_u16=True)
+    ma, ms = A.volume_in(_as_volume(moving, "moving"), "moving", allow_u16=True)
     if shape2d:
         A.same_shape(fa[0], ma[0], ("fixed", "moving"))
     A.same_shape(fa, ma, ("fixed", "moving"))
@@ -64,8 +64,9 @@ class _FlowOps(_ContextBase):
     def flow3d(self, fixed: ArrayLike, moving: ArrayLike, **params: Any) -> Flow:
         """3D combined local-global optical flow with a divergence penalty.
 
-        fixed, moving: float32 volumes (z, y, x) of one shape (2D images are
-        taken as one-slice volumes), finite values.  Returns Flow(u, v, w)
+        fixed, moving: float32 or uint16 volumes (z, y, x) of one shape (2D
+        images are taken as one-slice volumes), finite values; uint16 is
+        converted on the device, with the float32 call's result.  Returns Flow(u, v, w)
         with moving(p + flow(p)) ~ fixed(p); alpha is in squared intensity
         units.  Defaults: the paper's benchmark setting."""
         c_params = _flow_params(**params)

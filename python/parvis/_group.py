@@ -142,12 +142,12 @@ class DeviceGroup(_Handle):
         (pv_octreg_register_sequence): each member builds an OctregPlan's
         state from the reference, then registers the targets it takes.
 
-        reference: float32 (B-scans, A-lines, depth); targets: a sequence of
+        reference: float32 or uint16 (B-scans, A-lines, depth); targets: a sequence of
         volumes of that shape, or a 4D array (count, B-scans, A-lines,
         depth).  Options as Context.octreg_plan.  Returns one OctregResult
         per target (registered None), equal to OctregPlan.register's."""
         c_options = _octreg_options(**options)
-        ra, rs = A.volume_in(reference, "reference")
+        ra, rs = A.volume_in(reference, "reference", allow_u16=True)
         structs, keep = _volume_list(targets, "targets", ra.shape)
         count = len(keep)
         nb = ra.shape[0]
@@ -177,7 +177,7 @@ class DeviceGroup(_Handle):
             raise invalid(f"frames: {len(items)} given, the flow needs at least 2")
         shape2d = np.ndim(items[0]) == 2
         volumes = [np.asarray(f)[np.newaxis] if np.ndim(f) == 2 else f for f in items]
-        first = A.volume_array(volumes[0], "frames[0]")
+        first = A.volume_array(volumes[0], "frames[0]", allow_u16=True)
         structs, keep = _volume_list(volumes, "frames", first.shape)
         pairs = len(keep) - 1
         outs = [tuple(np.empty(first.shape, np.float32) for _ in range(3)) for _ in range(pairs)]
@@ -238,14 +238,15 @@ def _items(stack: Any, name: str) -> List[Any]:
 
 def _volume_list(stack: Any, name: str, shape: Tuple[int, ...]) -> Tuple[Any, List[np.ndarray]]:
     """A C array of pv_volume for the items of stack, each of `shape`, and
-    the numpy arrays it points into (kept alive by the caller)."""
+    the numpy arrays it points into (kept alive by the caller).  Its users
+    (OCT and flow sequences) take uint16 volumes as they are."""
     items = _items(stack, name)
     if not items:
         raise invalid(f"{name}: the list is empty")
     structs = ffi.new("pv_volume[]", len(items))
     keep = []
     for i, item in enumerate(items):
-        a, s = A.volume_in(item, f"{name}[{i}]")
+        a, s = A.volume_in(item, f"{name}[{i}]", allow_u16=True)
         if a.shape != tuple(shape):
             raise invalid(f"{name}[{i}]: shape {A.shape_text(a.shape)} differs from "
                           f"{tuple(shape)}")

@@ -128,43 +128,60 @@ def _is_tiff_name(path: PathLike) -> bool:
 
 
 def _volume_copy(volume: Any) -> np.ndarray:
+    """A numpy copy (float32, or uint16 for a U16 volume) of a volume the
+    library allocated, which is freed."""
     try:
+        u16 = volume.type == lib.PV_VOLUME_U16
+        dtype, item = (np.uint16, 2) if u16 else (np.float32, 4)
+        pointer = volume.data_u16 if u16 else volume.data
         n = volume.stride_z * volume.nz
-        flat = np.frombuffer(ffi.buffer(volume.data, n * 4), np.float32)
+        flat = np.frombuffer(ffi.buffer(pointer, n * item), dtype)
         full = flat.reshape(volume.nz, volume.stride_z)[:, :volume.stride_y * volume.ny]
         return full.reshape(volume.nz, volume.ny, volume.stride_y)[:, :, :volume.nx].copy()
     finally:
         lib.pv_volume_free(volume)
 
 
-def read_volume(path: PathLike, shape: Optional[Tuple[int, int, int]] = None) -> np.ndarray:
-    """Read a float32 volume (z, y, x).
+def read_volume(path: PathLike, shape: Optional[Tuple[int, int, int]] = None, *,
+                keep_u16: bool = False) -> np.ndarray:
+    """Read a volume (z, y, x): float32, or uint16 with keep_u16.
 
     NIfTI-1 (.nii, .nii.gz, .hdr/.img) when shape is None (any numeric type,
     scaled by scl_slope/scl_inter); a multi-page TIFF (.tif, .tiff, case
     ignored) when shape is None, page k as z = k (grey pages of one size,
     8/16-bit unsigned or float32, values as stored; has_tiff()); raw
     little-endian float32 when shape (z, y, x) is given (the file must hold
-    exactly that many values)."""
+    exactly that many values).
+
+    keep_u16=True keeps 16 bits: an unscaled uint16 NIfTI file and 16-bit
+    TIFF pages come back as a uint16 array (other files as float32), and a
+    raw file is read as little-endian uint16 samples.  OCT registration,
+    3D phase correlation and the 3D flow take such arrays as they are; the
+    OpenCL backend uploads 2 bytes a voxel and converts on the device, with
+    the results of the same values as float32."""
     volume = ffi.new("pv_volume *")
     if shape is None and _is_tiff_name(path):
-        status = lib.pv_volume_read_tiff(_path(path), volume)
+        read = lib.pv_volume_read_tiff_native if keep_u16 else lib.pv_volume_read_tiff
+        status = read(_path(path), volume)
     elif shape is None:
-        status = lib.pv_volume_read_nifti(_path(path), volume)
+        read = lib.pv_volume_read_nifti_native if keep_u16 else lib.pv_volume_read_nifti
+        status = read(_path(path), volume)
     else:
         if len(shape) != 3:
             raise invalid(f"shape: expected (z, y, x), got {shape}")
         nz, ny, nx = (c_int(n, f"shape[{axis}]") for axis, n in enumerate(shape))
-        status = lib.pv_volume_read_raw(_path(path), nx, ny, nz, volume)
+        kind = lib.PV_VOLUME_U16 if keep_u16 else lib.PV_VOLUME_F32
+        status = lib.pv_volume_read_raw_typed(_path(path), nx, ny, nz, kind, volume)
     if status:
         raise_status(status)
     return _volume_copy(volume)
 
 
 def write_volume(path: PathLike, volume: Any) -> None:
-    """Write a 3D float32 volume (z, y, x): NIfTI-1 for .nii / .nii.gz /
-    .hdr names, raw little-endian float32 otherwise."""
-    a, s = A.volume_in(volume, "volume")
+    """Write a 3D volume (z, y, x), float32 or uint16 (other dtypes as
+    float32): NIfTI-1 for .nii / .nii.gz / .hdr names (datatype float32 or
+    uint16), raw little-endian samples of the array's type otherwise."""
+    a, s = A.volume_in(volume, "volume", allow_u16=True)
     name = _path(path)
     if name.endswith((b".nii", b".nii.gz", b".hdr", b".img")):
         status = lib.pv_volume_write_nifti(name, s)

@@ -40,8 +40,9 @@ class _OctregOps(_ContextBase):
         """Register an AO-OCT target volume to a reference (stripe-wise,
         coarse to fine by 3D phase correlation).
 
-        Volumes: float32 arrays of shape (B-scans, A-lines, depth), equal
-        shapes.  Returns OctregResult(shifts (B, 3) dx, dy, dz; peak; valid;
+        Volumes: float32 or uint16 arrays of shape (B-scans, A-lines,
+        depth), equal shapes; uint16 is uploaded as 16 bits and converted
+        on the device, with the results of the same values as float32.  Returns OctregResult(shifts (B, 3) dx, dy, dz; peak; valid;
         info; registered).  registered=True also reconstructs the target at
         the reference's positions (gaps set to gap_value).  For many targets
         against one reference, octreg_plan() keeps the reference's spectra."""
@@ -51,8 +52,8 @@ class _OctregOps(_ContextBase):
     @declared_keywords("octreg")
     def octreg_plan(self, reference: ArrayLike, **options: Any) -> "OctregPlan":
         """An OctregPlan holding the reference volume's spectra, for
-        registering many targets against one reference (float32, shape
-        (B-scans, A-lines, depth))."""
+        registering many targets against one reference (float32 or uint16,
+        shape (B-scans, A-lines, depth))."""
         return OctregPlan(cast("Context", self), reference, **options)
 
 
@@ -66,7 +67,7 @@ class OctregPlan(_Plan):
 
     def __init__(self, ctx: Context, reference: ArrayLike, **options: Any) -> None:
         super().__init__(ctx)
-        ra, rs = A.volume_in(reference, "reference")
+        ra, rs = A.volume_in(reference, "reference", allow_u16=True)
         self.shape = ra.shape
         self._create(lib.pv_octreg_plan_create, rs, _octreg_options(**options),
                      out_type="pv_octreg_plan **")
@@ -74,7 +75,7 @@ class OctregPlan(_Plan):
     def register(self, target: ArrayLike, *, registered: bool = False,
                  gap_value: float = 0.0) -> OctregResult:
         """Register one target of the reference's shape (see OctregResult)."""
-        ta, ts = A.volume_in(target, "target")
+        ta, ts = A.volume_in(target, "target", allow_u16=True)
         if ta.shape != self.shape:
             raise invalid(f"target: shape {A.shape_text(ta.shape, _OCT_AXES)} differs from "
                           f"the reference's {self.shape}")
@@ -97,7 +98,7 @@ class OctregPlan(_Plan):
                     gap_value: float = 0.0) -> np.ndarray:
         """Resample a target's valid B-scans to the reference's positions
         from given shifts ((B, 3) dx, dy, dz) and valid flags ((B,) bool)."""
-        ta, ts = A.volume_in(target, "target")
+        ta, ts = A.volume_in(target, "target", allow_u16=True)
         if ta.shape != self.shape:
             raise invalid(f"target: shape {A.shape_text(ta.shape, _OCT_AXES)} differs from "
                           f"the reference's {self.shape}")

@@ -53,12 +53,14 @@ class _RegisterOps(_ContextBase):
         None (from upsample), "none", "upsample" or "parabolic".  pad: "none"
         (circular), "fft" (to FFT-friendly sizes) or "linear" (>= 2n - 1, no
         wrap-around).  window: "none" or "hann".  Inputs holding NaN/inf are
-        refused; constant inputs give shift 0, peak 0 and NO_TEXTURE."""
+        refused; constant inputs give shift 0, peak 0 and NO_TEXTURE.
+        Volumes may be uint16 (kept as 16 bits, converted on the device,
+        with the float32 call's result)."""
         options = _phasecorr_options(upsample, subpixel, pad, window)
         shift = ffi.new("pv_shift *")
         volume = np.ndim(reference) == 3
-        ra, rs = _grid_in(reference, "reference", volume)
-        ma, ms = _grid_in(moving, "moving", volume)
+        ra, rs = _grid_in(reference, "reference", volume, allow_u16=True)
+        ma, ms = _grid_in(moving, "moving", volume, allow_u16=True)
         A.same_shape(ra, ma, ("reference", "moving"))
         fn = lib.pv_phase_correlate3d if volume else lib.pv_phase_correlate
         self._call(fn, rs, ms, options, shift)
@@ -82,8 +84,8 @@ class _RegisterOps(_ContextBase):
         A mask without a valid pixel is refused (InvalidArgument)."""
         c_params = make("phasecorr_masked", params)
         volume = np.ndim(reference) == 3
-        ra, rs = _grid_in(reference, "reference", volume)
-        ma, ms = _grid_in(moving, "moving", volume)
+        ra, rs = _grid_in(reference, "reference", volume, allow_u16=True)
+        ma, ms = _grid_in(moving, "moving", volume, allow_u16=True)
         A.same_shape(ra, ma, ("reference", "moving"))
         masks = []
         for name, mask in (("reference_mask", reference_mask), ("moving_mask", moving_mask)):
@@ -93,7 +95,7 @@ class _RegisterOps(_ContextBase):
             arr = np.asarray(mask)
             if volume or arr.dtype not in (np.uint8, np.float32):
                 arr = (arr != 0).astype(np.float32)
-            a, st = _grid_in(arr, name, volume)
+            a, st = _grid_in(arr, name, volume, allow_u16=True)
             A.same_shape(ra, a, ("reference", name))
             masks.append((a, st))
         shift = ffi.new("pv_shift *")
@@ -242,7 +244,7 @@ class PhaseCorrPlan(_Plan):
         super().__init__(ctx)
         options = _phasecorr_options(upsample, subpixel, pad, window)
         volume = np.ndim(reference) == 3
-        ra, rs = _grid_in(reference, "reference", volume)
+        ra, rs = _grid_in(reference, "reference", volume, allow_u16=True)
         fn = lib.pv_phasecorr_plan_create3d if volume else lib.pv_phasecorr_plan_create
         self.ndim = ra.ndim
         self.shape = ra.shape
@@ -252,7 +254,7 @@ class PhaseCorrPlan(_Plan):
     _destroy = lib.pv_phasecorr_plan_destroy
 
     def _mover(self, arr: ArrayLike, name: str) -> Tuple[np.ndarray, Any]:
-        a, s = _grid_in(arr, name, self.ndim == 3)
+        a, s = _grid_in(arr, name, self.ndim == 3, allow_u16=True)
         if a.shape != self.shape:
             raise invalid(f"{name}: shape {A.shape_text(a.shape)} differs from the "
                           f"reference's {self.shape}")

@@ -162,14 +162,21 @@ static pv_status pv_cpu_flow_create(pv_context *ctx, const pv_flow_setup *setup,
 
 /* ---------------------------------------------------------------- pyramid */
 
+/* src's samples, densely, as floats: a u16 input is converted here, on
+ * the host (the oracle of the OpenCL backend's conversion on the device). */
 static void copy_volume_dense(const pv_volume *src, float *dst, int threads)
 {
     #pragma omp parallel for collapse(2) num_threads(threads) schedule(static)
     for (int z = 0; z < src->nz; z++)
-        for (int y = 0; y < src->ny; y++)
-            memcpy(dst + ((size_t)z * src->ny + y) * src->nx,
-                   src->data + (ptrdiff_t)y * src->stride_y + (ptrdiff_t)z * src->stride_z,
-                   (size_t)src->nx * sizeof(float));
+        for (int y = 0; y < src->ny; y++) {
+            float *out = dst + ((size_t)z * src->ny + y) * src->nx;
+            const ptrdiff_t in = (ptrdiff_t)y * src->stride_y + (ptrdiff_t)z * src->stride_z;
+            if (src->type == PV_VOLUME_F32)
+                memcpy(out, src->data + in, (size_t)src->nx * sizeof(float));
+            else
+                for (int x = 0; x < src->nx; x++)
+                    out[x] = pv_volume_value(src, in + x);
+        }
 }
 
 /* coarse = mean of the 2x2x2 (2x2 on a flat z axis) block of fine voxels at

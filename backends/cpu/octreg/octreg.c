@@ -19,7 +19,8 @@ typedef struct cpu_oct_plan {
     pv_cpu_fft *fft[PV_OCT_TRANSFORMS];
     size_t half_points[PV_OCT_TRANSFORMS];  /* half-spectrum points */
     size_t grid_points[PV_OCT_TRANSFORMS];  /* transform grid points */
-    pv_volume volume;       /* the current volume (borrowed) */
+    pv_volume volume;       /* the current volume (borrowed, or a float copy of a u16 one) */
+    float *converted;       /* the float copy of a u16 current volume, or NULL */
     float *means;           /* per plane of the current volume */
     float *ref_full;        /* unit-phase spectrum of the whole reference */
     float *ref_sub;         /* sub_count unit-phase sub-volume spectra */
@@ -55,6 +56,7 @@ static void pv_cpu_oct_destroy(pv_context *ctx, void *plan)
         pv_cpu_fft_release(p->fft[t]);
     pv_cpu_fft_free(p->block);
     pv_cpu_fft_free(p->accumulators);
+    free(p->converted);
     free(p);
 }
 
@@ -130,7 +132,13 @@ static pv_status pv_cpu_oct_load(pv_context *ctx, void *plan, const pv_volume *v
                           pv_oct_plane_stats *stats)
 {
     cpu_oct_plan *p = plan;
-    p->volume = *volume;
+    /* A u16 volume is converted on the host: the oracle of the OpenCL
+     * backend's conversion on the device. */
+    free(p->converted);
+    p->converted = NULL;
+    pv_status status = pv_volume_as_f32(ctx, volume, &p->volume, &p->converted);
+    if (status != PV_OK)
+        return status;
 #pragma omp parallel for num_threads(thread_count(ctx)) schedule(static)
     for (int k = 0; k < p->g.size[2]; k++) {
         stats[k] = plane_stats(p, k);

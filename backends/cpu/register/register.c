@@ -56,9 +56,11 @@ static void load_padded(pv_context *ctx, const pv_pc_geometry *g, const pv_volum
             memset(out, 0, (size_t)px * sizeof *out);
             continue;
         }
-        const float *in = src->data + z * src->stride_z + y * src->stride_y;
+        /* A u16 input is converted here, on the host: the oracle of the
+         * OpenCL backend's conversion on the device. */
+        const ptrdiff_t in = z * src->stride_z + y * src->stride_y;
         for (int x = 0; x < g->size[0]; x++) {
-            float v = in[x] - mean;
+            float v = pv_volume_value(src, in + x) - mean;
             if (windowed) {
                 float w = g->window[0][x] * g->window[1][y] * g->window[2][z];
                 v = v * w;
@@ -199,7 +201,7 @@ static float *transform_input(pv_context *ctx, const cpu_pc_plan *p, const pv_vo
     int plain = !g->centered && !g->window[0] && memcmp(g->size, g->fft, sizeof g->size) == 0;
     int dense = mover->stride_y == mover->nx &&
                 (mover->nz == 1 || mover->stride_z == (ptrdiff_t)mover->nx * mover->ny);
-    if (plain && dense && pv_cpu_fft_can_read(p->fft, mover->data))
+    if (plain && dense && mover->type == PV_VOLUME_F32 && pv_cpu_fft_can_read(p->fft, mover->data))
         return mover->data;
     load_padded(ctx, g, mover, mean, p->real);
     return p->real;

@@ -80,6 +80,8 @@ static pv_status upload_volume_at(pv_context *ctx, cl_mem buffer, size_t offset,
                                   const pv_volume *v)
 {
     size_t row = (size_t)v->nx, count = row * v->ny * v->nz;
+    if (v->type == PV_VOLUME_U16)   /* 16 bits uploaded, converted on the device */
+        return pv_cl_write_volume_at(ctx, buffer, offset / sizeof(float), v);
     if (v->stride_y == v->nx && (v->nz == 1 || v->stride_z == (ptrdiff_t)row * v->ny))
         return pv_cl_write(ctx, buffer, offset, count * sizeof(float), v->data);
     float *dense = malloc(count * sizeof *dense);

@@ -179,7 +179,14 @@ pv_status pv_cl_download_image(pv_context *ctx, cl_mem buffer, pv_image *image);
 /* Timed rectangular copies between a strided host image/volume and an
  * existing dense device buffer (no allocation, no host packing). */
 pv_status pv_cl_write_image(pv_context *ctx, cl_mem buffer, const pv_image *image);
+/* Volume uploads (runtime_convert.c) fill float buffers from either sample
+ * type: an F32 volume is copied, a U16 one moves 2 bytes a voxel into a
+ * staging buffer (the context's "volume.u16" scratch) and a kernel
+ * converts it to float in the destination, exactly as the host would.
+ * pv_cl_write_volume_at writes at `offset` floats into buffer. */
 pv_status pv_cl_write_volume(pv_context *ctx, cl_mem buffer, const pv_volume *volume);
+pv_status pv_cl_write_volume_at(pv_context *ctx, cl_mem buffer, size_t offset,
+                                const pv_volume *volume);
 pv_status pv_cl_upload_volume(pv_context *ctx, const pv_volume *volume, cl_mem *buffer);
 pv_status pv_cl_download_volume(pv_context *ctx, cl_mem buffer, pv_volume *volume);
 /* buffers[i] into volumes[i] (i < count), all or nothing: every volume but

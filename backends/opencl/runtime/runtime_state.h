@@ -16,6 +16,8 @@
  *   runtime_profile.c   events, timing, PARVIS_PROFILE, markers
  *   runtime_transfer.c  buffers, scratch buffers, timed and staged transfers
  *   runtime_launch.c    kernel arguments and launches
+ *   runtime_convert.c   volume uploads: u16 samples moved as 16 bits,
+ *                       converted to float on the device
  *   runtime_setup.c     set-up and release of the state, release hooks */
 #ifndef PV_CL_RUNTIME_STATE_H
 #define PV_CL_RUNTIME_STATE_H
@@ -203,6 +205,10 @@ unsigned char *pv_cl_program_binary(cl_program program, size_t *size);
  * the queue; release the scratch buffers. */
 void pv_cl_release_stages(pv_cl_state *state);
 void pv_cl_release_scratch(pv_cl_state *state);
+/* runtime_transfer.c, for runtime_convert.c: a volume's samples as stored
+ * (4 or 2 bytes each) into a dense device buffer, or a new one. */
+pv_status pv_cl_write_volume_samples(pv_context *ctx, cl_mem buffer, const pv_volume *volume);
+pv_status pv_cl_upload_volume_samples(pv_context *ctx, const pv_volume *volume, cl_mem *buffer);
 
 /* runtime_profile.c: keep an enqueued command's event until the next
  * pv_cl_finish accounts its time (on failure the event is waited for and

@@ -501,10 +501,11 @@ static pv_status image_rect(pv_context *ctx, cl_mem buffer, int to_device, const
 
 static pv_status volume_rect(pv_context *ctx, cl_mem buffer, int to_device, const pv_volume *volume)
 {
-    size_t row_bytes = (size_t)volume->nx * sizeof(float);
+    const size_t sample = pv_volume_sample_size(volume->type);
+    size_t row_bytes = (size_t)volume->nx * sample;
     return copy_rect(ctx, buffer, to_device, row_bytes, (size_t)volume->ny, (size_t)volume->nz,
-                     (size_t)volume->stride_y * sizeof(float),
-                     (size_t)volume->stride_z * sizeof(float), volume->data);
+                     (size_t)volume->stride_y * sample, (size_t)volume->stride_z * sample,
+                     volume->data);
 }
 
 pv_status pv_cl_write_image(pv_context *ctx, cl_mem buffer, const pv_image *image)
@@ -519,7 +520,7 @@ static pv_status upload_new(pv_context *ctx, const pv_image *image, const pv_vol
 {
     size_t bytes = image ? (size_t)image->width * (size_t)image->height * pv_pixel_size(image->type)
                          : (size_t)volume->nx * (size_t)volume->ny * (size_t)volume->nz *
-                               sizeof(float);
+                               pv_volume_sample_size(volume->type);
     pv_status status = pv_cl_buffer(ctx, CL_MEM_READ_WRITE, bytes, buffer);
     if (status != PV_OK)
         return status;
@@ -539,12 +540,13 @@ pv_status pv_cl_download_image(pv_context *ctx, cl_mem buffer, pv_image *image)
     return image_rect(ctx, buffer, 0, image);
 }
 
-pv_status pv_cl_write_volume(pv_context *ctx, cl_mem buffer, const pv_volume *volume)
+/* The volume's samples as stored (runtime_convert.c turns u16 into f32). */
+pv_status pv_cl_write_volume_samples(pv_context *ctx, cl_mem buffer, const pv_volume *volume)
 {
     return volume_rect(ctx, buffer, 1, volume);
 }
 
-pv_status pv_cl_upload_volume(pv_context *ctx, const pv_volume *volume, cl_mem *buffer)
+pv_status pv_cl_upload_volume_samples(pv_context *ctx, const pv_volume *volume, cl_mem *buffer)
 {
     return upload_new(ctx, NULL, volume, buffer);
 }
@@ -611,8 +613,7 @@ pv_status pv_cl_download_volumes(pv_context *ctx, const cl_mem *buffers, pv_volu
     size_t used = 0;
     for (int i = 0; i < count - 1 && status == PV_OK; i++) {
         const pv_volume *v = volumes[i];
-        staged[i] = (pv_volume){v->nx, v->ny, v->nz, v->nx, (ptrdiff_t)v->nx * v->ny,
-                                stage + used};
+        staged[i] = pv_volume_wrap(stage + used, v->nx, v->ny, v->nz);
         used += (size_t)v->nx * (size_t)v->ny * (size_t)v->nz;
         status = pv_cl_download_volume(ctx, buffers[i], &staged[i]);
     }

@@ -345,7 +345,9 @@ def octreg(client: distributed.Client, reference: _inputs.Source, targets: Any, 
     keep it small).  options: those of ``Context.octreg_plan``.
     """
     _client_setup(client, backend, device)
-    ref = _inputs.materialise(reference, volume_shape).astype(np.float32, copy=False)
+    ref = _inputs.materialise(reference, volume_shape)
+    if ref.dtype != np.uint16:   # uint16 is scattered and uploaded as 16 bits
+        ref = ref.astype(np.float32, copy=False)
     key = _inputs.content_key("octreg", ref, options)
     plan: PlanSpec = (key, _scatter_reference(client, key, ref), dict(options))
     items = _inputs.split_items(targets, 3, "targets")

@@ -11,7 +11,8 @@ entry per item and :func:`stage` into what a task carries:
   must see the same file system).
 
 On the worker, :func:`load` reads a path: PGM/PPM/PNG/PFM images through
-``parvis.imread``, NIfTI-1 volumes through ``parvis.read_volume``, raw
+``parvis.imread``, NIfTI-1 volumes through ``parvis.read_volume`` (uint16
+files kept as uint16), raw
 little-endian float32 volumes (``.raw``, ``.f32``, ``.bin``) with a shape
 given by the caller, and ``.npy`` arrays.  A file that cannot be read
 raises :class:`InputError` naming it.
@@ -107,7 +108,9 @@ def _read_file(path: str, volume_shape: Optional[Shape3]) -> np.ndarray:
     if lower.endswith(IMAGE_SUFFIXES):
         return parvis.imread(path)
     if lower.endswith(NIFTI_SUFFIXES):
-        return parvis.read_volume(path)
+        # uint16 files stay 16-bit: the volume operations take them as they
+        # are, the others convert them as any dtype (docs/volumes.md).
+        return parvis.read_volume(path, keep_u16=True)
     if lower.endswith(RAW_SUFFIXES):
         if volume_shape is None:
             raise InputError(f"{path}: a raw volume needs volume_shape=(z, y, x)")
