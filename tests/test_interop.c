@@ -79,7 +79,7 @@ static pv_buffer put_image(const caller *c, const pv_image *image)
     assert_int_equal(clEnqueueWriteBuffer(c->queue, mem, CL_TRUE, 0, bytes, host, 0, NULL, NULL),
                      CL_SUCCESS);
     free(host);
-    pv_buffer b = {mem, OFFSET, image->width, image->height, image->width + PAD, image->type};
+    pv_buffer b = {mem, OFFSET, image->width, image->height, image->width + PAD, image->type, 1, 0};
     return b;
 }
 
@@ -276,6 +276,170 @@ static void test_grey_equals_host_call(void **state)
         image_list_free(&in, &want, &got, NULL);
         clReleaseMemObject(b.mem), clReleaseMemObject(out.mem);
     }
+    caller_free(&c);
+}
+
+/* ----------------------------------------------------------------- volumes */
+
+#define VX 20
+#define VY 18
+#define VZ 16
+
+/* A caller's buffer holding the volume with rows PAD samples apart more
+ * than nx and one spare row a slice, OFFSET bytes in. */
+static pv_buffer put_volume(const caller *c, const pv_volume *v)
+{
+    const size_t sample = pv_volume_sample_size(v->type);
+    const ptrdiff_t stride = v->nx + PAD, slice = stride * (v->ny + 1);
+    const size_t bytes = OFFSET + (size_t)slice * (size_t)v->nz * sample;
+    unsigned char *host = calloc(1, bytes);
+    assert_non_null(host);
+    for (int z = 0; z < v->nz; z++)
+        for (int y = 0; y < v->ny; y++)
+            memcpy(host + OFFSET + ((size_t)z * (size_t)slice + (size_t)y * (size_t)stride) * sample,
+                   (const unsigned char *)v->data +
+                       ((size_t)z * (size_t)v->stride_z + (size_t)y * (size_t)v->stride_y) * sample,
+                   (size_t)v->nx * sample);
+    cl_int err;
+    cl_mem mem = clCreateBuffer(c->context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, bytes, host,
+                                &err);
+    assert_int_equal(err, CL_SUCCESS);
+    free(host);
+    pv_buffer b = {mem, OFFSET, v->nx, v->ny, stride,
+                   v->type == PV_VOLUME_U16 ? PV_PIXEL_U16 : PV_PIXEL_F32, v->nz, slice};
+    return b;
+}
+
+static pv_buffer new_f32_volume(const caller *c)
+{
+    pv_volume v;
+    assert_int_equal(pv_volume_alloc(&v, VX, VY, VZ), PV_OK);
+    for (size_t i = 0; i < (size_t)VX * VY * VZ; i++)
+        v.data[i] = SENTINEL;
+    pv_buffer b = put_volume(c, &v);
+    pv_volume_free(&v);
+    return b;
+}
+
+/* The buffer's volume read back through the caller's queue, densely. */
+static float *get_volume(const caller *c, const pv_buffer *b)
+{
+    float *host = malloc((size_t)b->width * b->height * b->depth * sizeof(float));
+    assert_non_null(host);
+    const size_t origin[3] = {b->offset, 0, 0}, at[3] = {0, 0, 0};
+    const size_t region[3] = {(size_t)b->width * sizeof(float), (size_t)b->height,
+                              (size_t)b->depth};
+    assert_int_equal(clEnqueueReadBufferRect(c->queue, b->mem, CL_TRUE, origin, at, region,
+                                             (size_t)b->stride * sizeof(float),
+                                             (size_t)b->slice_stride * sizeof(float),
+                                             region[0], region[0] * region[1], host, 0, NULL,
+                                             NULL),
+                     CL_SUCCESS);
+    return host;
+}
+
+static void expect_same_volume(const float *got, const pv_volume *want, const char *what)
+{
+    for (int z = 0; z < want->nz; z++)
+        for (int y = 0; y < want->ny; y++)
+            for (int x = 0; x < want->nx; x++) {
+                const float g = got[((size_t)z * want->ny + y) * want->nx + x];
+                const float w = want->data[z * want->stride_z + y * want->stride_y + x];
+                if (!(g == w))
+                    fail_msg("%s: (%d, %d, %d) %.7g against the host call's %.7g", what, x, y, z,
+                             (double)g, (double)w);
+            }
+}
+
+static void test_blur3d_equals_host_call(void **state)
+{
+    (void)state;
+    caller c = caller_new();
+    pv_volume src = tu_random_volume(VX, VY, VZ, 5u), want;
+    assert_int_equal(pv_volume_alloc(&want, VX, VY, VZ), PV_OK);
+    tu_expect_ok(tu_opencl, pv_gaussian_blur3d(tu_opencl, &src, &want, 1.2f, 0), "host blur3d");
+    pv_buffer in = put_volume(&c, &src), out = new_f32_volume(&c);
+    cl_event done = NULL;
+    tu_expect_ok(c.ctx, pv_gaussian_blur3d_cl(c.ctx, &in, &out, 1.2f, 0, 0, NULL, &done),
+                 "blur3d_cl");
+    assert_int_equal(clWaitForEvents(1, &done), CL_SUCCESS);
+    clReleaseEvent(done);
+    float *got = get_volume(&c, &out);
+    expect_same_volume(got, &want, "blur3d");
+    free(got);
+    /* the same through the cross-check's host copies */
+    pv_buffer out2 = new_f32_volume(&c);
+    tu_expect_ok(c.ctx, pv_context_set_crosscheck(c.ctx, 1), "crosscheck on");
+    tu_expect_ok(c.ctx, pv_gaussian_blur3d_cl(c.ctx, &in, &out2, 1.2f, 0, 0, NULL, NULL),
+                 "blur3d_cl cross-checked");
+    pv_context_set_crosscheck(c.ctx, 0);
+    got = get_volume(&c, &out2);
+    expect_same_volume(got, &want, "blur3d (cross-check)");
+    free(got);
+    clReleaseMemObject(in.mem), clReleaseMemObject(out.mem), clReleaseMemObject(out2.mem);
+    pv_volume_free(&src);
+    pv_volume_free(&want);
+    caller_free(&c);
+}
+
+static void test_flow3d_equals_host_call(void **state)
+{
+    (void)state;
+    caller c = caller_new();
+    pv_volume fixed, moving;
+    assert_int_equal(pv_volume_alloc_u16(&fixed, VX, VY, VZ), PV_OK);
+    assert_int_equal(pv_volume_alloc_u16(&moving, VX, VY, VZ), PV_OK);
+    for (int z = 0; z < VZ; z++)
+        for (int y = 0; y < VY; y++)
+            for (int x = 0; x < VX; x++) {
+                const double f = 3000.0 + 2000.0 * sin(0.4 * x) * cos(0.3 * y + 0.2 * z);
+                const double m = 3000.0 + 2000.0 * sin(0.4 * (x - 0.5)) * cos(0.3 * y + 0.2 * z);
+                fixed.data_u16[(z * VY + y) * VX + x] = (uint16_t)f;
+                moving.data_u16[(z * VY + y) * VX + x] = (uint16_t)m;
+            }
+    pv_flow_params p;
+    pv_flow_params_default(&p);
+    p.warps = 2;
+    p.iterations = 5;
+    pv_flow_field want;
+    assert_int_equal(pv_flow_field_alloc(&want, VX, VY, VZ), PV_OK);
+    tu_expect_ok(tu_opencl, pv_flow3d(tu_opencl, &fixed, &moving, &p, &want), "host flow3d");
+    pv_buffer f = put_volume(&c, &fixed), m = put_volume(&c, &moving);
+    pv_buffer u = new_f32_volume(&c), v = new_f32_volume(&c), w = new_f32_volume(&c);
+    tu_expect_ok(c.ctx, pv_flow3d_cl(c.ctx, &f, &m, &p, &u, &v, &w, 0, NULL, NULL), "flow3d_cl");
+    tu_expect_ok(c.ctx, pv_wait(c.ctx), "pv_wait");
+    const pv_buffer *outs[3] = {&u, &v, &w};
+    const pv_volume *wants[3] = {&want.u, &want.v, &want.w};
+    for (int k = 0; k < 3; k++) {
+        float *got = get_volume(&c, outs[k]);
+        expect_same_volume(got, wants[k], "flow3d component");
+        free(got);
+    }
+    /* misuse: a missing component, a u16 component, too few slices for the
+     * stride, a volume given to an image operation */
+    float *before = get_volume(&c, &u);
+    pv_buffer bad = w;
+    assert_int_equal(pv_flow3d_cl(c.ctx, &f, &m, &p, &u, &v, NULL, 0, NULL, NULL), PV_ERR_INVALID);
+    bad.type = PV_PIXEL_U16;
+    assert_int_equal(pv_flow3d_cl(c.ctx, &f, &m, &p, &u, &v, &bad, 0, NULL, NULL), PV_ERR_INVALID);
+    bad = w;
+    bad.slice_stride = bad.stride * (bad.height - 1);
+    assert_int_equal(pv_flow3d_cl(c.ctx, &f, &m, &p, &u, &v, &bad, 0, NULL, NULL), PV_ERR_INVALID);
+    assert_non_null(strstr(pv_last_error(), "not a valid buffer"));
+    pv_buffer image_out = new_f32(&c, VX, VY, SENTINEL);
+    assert_int_equal(pv_gaussian_blur_cl(c.ctx, &f, &image_out, 1.0f, 0, 0, NULL, NULL),
+                     PV_ERR_INVALID);
+    assert_non_null(strstr(pv_last_error(), "slices"));
+    float *after = get_volume(&c, &u);
+    assert_memory_equal(before, after, (size_t)VX * VY * VZ * sizeof(float));
+    free(before);
+    free(after);
+    clReleaseMemObject(image_out.mem);
+    clReleaseMemObject(f.mem), clReleaseMemObject(m.mem);
+    clReleaseMemObject(u.mem), clReleaseMemObject(v.mem), clReleaseMemObject(w.mem);
+    pv_flow_field_free(&want);
+    pv_volume_free(&fixed);
+    pv_volume_free(&moving);
     caller_free(&c);
 }
 
@@ -485,6 +649,8 @@ int main(void)
         cmocka_unit_test(test_sad_equals_host_call),
         cmocka_unit_test(test_bp_equals_host_call),
         cmocka_unit_test(test_grey_equals_host_call),
+        cmocka_unit_test(test_blur3d_equals_host_call),
+        cmocka_unit_test(test_flow3d_equals_host_call),
         cmocka_unit_test(test_chain_stays_on_device),
         cmocka_unit_test(test_crosscheck),
         cmocka_unit_test(test_parvis_objects),

@@ -20,8 +20,8 @@
  * runs (with its cross-check) and the outputs are written back: slower,
  * same results, and the call has returned only when they are written.
  *
- * Device-buffer forms exist for SGM, SAD, BP, the grey conversion and the
- * 2D Gaussian blur (docs/interop.md); on a CPU context they fail with PV_ERR_UNSUPPORTED. */
+ * Device-buffer forms exist for SGM, SAD, BP, the grey conversion, the
+ * Gaussian blur (2D and 3D) and the 3D flow (docs/interop.md); on a CPU context they fail with PV_ERR_UNSUPPORTED. */
 #ifndef PARVIS_INTEROP_H
 #define PARVIS_INTEROP_H
 
@@ -29,6 +29,7 @@
 #include "colour.h"
 #include "core.h"
 #include "filter.h"
+#include "flow.h"
 #include "stereo.h"
 
 #ifndef CL_TARGET_OPENCL_VERSION
@@ -42,9 +43,13 @@
 extern "C" {
 #endif
 
-/** A 2D image in a caller's OpenCL buffer.  parvis neither retains nor
- * releases mem; it must belong to the context's cl_context and hold every
- * row: offset + ((height - 1) * stride + width) * pixel size bytes. */
+/** A 2D image or a 3D volume in a caller's OpenCL buffer.  parvis neither
+ * retains nor releases mem; it must belong to the context's cl_context and
+ * hold every row: offset + ((depth - 1) * slice_stride + (height - 1) *
+ * stride + width) * pixel size bytes.  An image has depth 1 (or 0, which
+ * means 1: the members added for volumes may be left zero); a volume has
+ * depth > 1, PV_PIXEL_F32 or PV_PIXEL_U16 samples, and slices
+ * slice_stride pixels apart. */
 typedef struct pv_buffer {
     cl_mem mem;           /**< the caller's buffer */
     size_t offset;        /**< bytes from the buffer's start to pixel (0, 0) */
@@ -52,6 +57,9 @@ typedef struct pv_buffer {
     int height;           /**< rows */
     ptrdiff_t stride;     /**< pixels from one row's start to the next's (>= width) */
     pv_pixel_type type;   /**< the pixel type */
+    int depth;            /**< slices (volumes; 0 or 1 for an image) */
+    ptrdiff_t slice_stride; /**< pixels from one slice's start to the next's
+                               (>= stride * height; volumes only) */
 } pv_buffer;
 
 /** A dense width x height image of `type` at the start of mem (offset 0,
@@ -62,6 +70,16 @@ typedef struct pv_buffer {
  * @param type the pixel type
  * @return the description (nothing is checked here) */
 PV_API pv_buffer pv_buffer_wrap(cl_mem mem, int width, int height, pv_pixel_type type);
+
+/** A dense nx x ny x nz volume of `type` (PV_PIXEL_F32 or PV_PIXEL_U16) at
+ * the start of mem (offset 0, stride nx, slice_stride nx * ny).
+ * @param mem the caller's buffer
+ * @param nx samples a row
+ * @param ny rows a slice
+ * @param nz slices
+ * @param type the sample type
+ * @return the description (nothing is checked here) */
+PV_API pv_buffer pv_buffer_wrap3d(cl_mem mem, int nx, int ny, int nz, pv_pixel_type type);
 
 /** A context on the caller's cl_context and (optionally) cl_command_queue.
  * parvis retains both for the context's life and releases only those
@@ -132,6 +150,39 @@ PV_API pv_status pv_stereo_bp_cl(pv_context *ctx, const pv_buffer *left, const p
  * @return PV_OK, or the failure's status (outputs untouched) */
 PV_API pv_status pv_to_grey_cl(pv_context *ctx, const pv_buffer *in, const pv_buffer *out,
                                cl_uint wait_count, const cl_event *wait_list, cl_event *done);
+
+/** pv_gaussian_blur3d on device buffers: src a volume (F32), dst an F32
+ * volume of its size.
+ * @param ctx an OpenCL context
+ * @param src the volume blurred
+ * @param dst receives the blur
+ * @param sigma the Gaussian's standard deviation, in voxels
+ * @param taps the kernel's taps (0: from sigma)
+ * @param wait_count events in wait_list
+ * @param wait_list the events the work waits for, or NULL
+ * @param done receives the completion event, or NULL
+ * @return PV_OK, or the failure's status (outputs untouched) */
+PV_API pv_status pv_gaussian_blur3d_cl(pv_context *ctx, const pv_buffer *src, const pv_buffer *dst,
+                                       float sigma, int taps, cl_uint wait_count,
+                                       const cl_event *wait_list, cl_event *done);
+
+/** pv_flow3d on device buffers: fixed and moving volumes (F32 or U16) of one
+ * size, the field's three F32 components u, v, w of that size.
+ * @param ctx an OpenCL context
+ * @param fixed the fixed volume
+ * @param moving the moving volume
+ * @param params the parameters, or NULL (defaults)
+ * @param u receives the flow along x
+ * @param v receives the flow along y
+ * @param w receives the flow along z
+ * @param wait_count events in wait_list
+ * @param wait_list the events the work waits for, or NULL
+ * @param done receives the completion event, or NULL
+ * @return PV_OK, or the failure's status (outputs untouched) */
+PV_API pv_status pv_flow3d_cl(pv_context *ctx, const pv_buffer *fixed, const pv_buffer *moving,
+                              const pv_flow_params *params, const pv_buffer *u,
+                              const pv_buffer *v, const pv_buffer *w, cl_uint wait_count,
+                              const cl_event *wait_list, cl_event *done);
 
 /** pv_stereo_sad on device buffers.
  * @param ctx an OpenCL context

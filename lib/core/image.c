@@ -325,8 +325,10 @@ pv_status pv_check_finite_image(pv_context *ctx, const char *op, const char *nam
 pv_status pv_check_finite_volume(pv_context *ctx, const char *op, const char *name,
                                  const pv_volume *volume)
 {
-    if (volume->type != PV_VOLUME_F32)
-        return PV_OK;   /* integers are finite */
+    /* integers are finite; a device-buffer call's samples are not in host
+     * memory (interop.h says they are not scanned) */
+    if (volume->type != PV_VOLUME_F32 || (ctx && ctx->device_call))
+        return PV_OK;
     for (int z = 0; z < volume->nz; z++)
         for (int y = 0; y < volume->ny; y++) {
             const float *row = volume->data + (ptrdiff_t)z * volume->stride_z +

@@ -5,11 +5,11 @@
  * lists hold cl_events, kept as void pointers because lib/core knows no
  * OpenCL types.  Not installed.
  *
- * bind: until unbind, the backend's transfers of the host image `proxy`
- * (whose data pointer is a placeholder, never read) copy to or from the
- * caller's buffer `mem` on the device, `offset` bytes in, rows
- * proxy->stride pixels apart; it checks first that mem belongs to the
- * context and holds the image.  unbind: every binding forgotten.
+ * bind: until unbind, the backend's transfers of the host image or volume
+ * whose data pointer is `proxy` (a placeholder, never read; `bytes` its
+ * span) copy to or from the caller's buffer `mem` on the device, `offset`
+ * bytes in, with the image's or volume's own row and slice pitches; it
+ * checks first that mem belongs to the context and holds `bytes`.  unbind: every binding forgotten.
  * begin: the call's commands are ordered after the wait list's events (and
  * after the caller's queue, when the context was made on one); an event
  * that failed is refused before anything is queued; with defer, the
@@ -28,7 +28,8 @@
 #include "ops_slots.h"
 
 #define PV_INTEROP_SLOTS(X, P)                                                                    \
-    X(P, pv_status, bind, (pv_context *ctx, const pv_image *proxy, void *mem, size_t offset))     \
+    X(P, pv_status, bind,                                                                          \
+      (pv_context *ctx, const void *proxy, size_t bytes, void *mem, size_t offset))              \
     X(P, void, unbind, (pv_context *ctx))                                                         \
     X(P, pv_status, begin,                                                                         \
       (pv_context *ctx, unsigned wait_count, void *const *wait_list, int defer))                 \

@@ -290,7 +290,8 @@ static pv_status check_volume_typed(pv_context *ctx, const char *op, const char 
     if (!volume_has_size(v, size))
         return pv_fail(ctx, PV_ERR_INVALID, "%s: %s is %dx%dx%d, expected %dx%dx%d", op, name,
                        v->nx, v->ny, v->nz, size[0], size[1], size[2]);
-    if (is_input && !volume_is_finite(v, ctx->cpu_threads))
+    /* A device-buffer call's volumes are not in host memory (interop.h). */
+    if (is_input && !ctx->device_call && !volume_is_finite(v, ctx->cpu_threads))
         return pv_fail(ctx, PV_ERR_INVALID, "%s: %s holds NaN or infinite voxels", op, name);
     return PV_OK;
 }

@@ -21,24 +21,46 @@
 #include <string.h>
 #include <sys/mman.h>
 
-/* The images of one call: inputs first, then outputs; an absent optional
- * output has a NULL buffer. */
-#define MAX_IMAGES 4
+/* The images and volumes of one call: inputs first, then outputs; an
+ * absent optional output has a NULL buffer.  Bit i of `volumes` set: item i
+ * is a volume (the operation says so; a buffer's depth alone cannot, as a
+ * volume may have one slice). */
+#define MAX_IMAGES 6
 typedef struct call_images {
     const pv_buffer *buffers[MAX_IMAGES];
     int count, first_output;
+    unsigned volumes;  /* bit i: item i is a volume */
+    unsigned optional; /* bit i: item i (an output) may be absent */
     pv_image images[MAX_IMAGES];
+    pv_volume volume[MAX_IMAGES];
     size_t mapped[MAX_IMAGES]; /* bytes of each placeholder mapping, 0: none */
 } call_images;
 
-/* The host call the device call stands for, on images[0..count-1] (an
- * absent output is NULL) with the operation's own arguments. */
-typedef pv_status (*host_call)(pv_context *ctx, pv_image *const *images, const void *args);
+/* The host call the device call stands for, on items[0..count-1] (each a
+ * pv_image * or pv_volume *, an absent output NULL) with the operation's
+ * own arguments. */
+typedef pv_status (*host_call)(pv_context *ctx, void *const *items, const void *args);
 
 pv_buffer pv_buffer_wrap(cl_mem mem, int width, int height, pv_pixel_type type)
 {
-    pv_buffer b = {mem, 0, width, height, width, type};
+    pv_buffer b = {mem, 0, width, height, width, type, 1, (ptrdiff_t)width * height};
     return b;
+}
+
+pv_buffer pv_buffer_wrap3d(cl_mem mem, int nx, int ny, int nz, pv_pixel_type type)
+{
+    pv_buffer b = {mem, 0, nx, ny, nx, type, nz, (ptrdiff_t)nx * ny};
+    return b;
+}
+
+static int is_volume(const call_images *c, int i)
+{
+    return (c->volumes >> i) & 1u;
+}
+
+static int depth_of(const pv_buffer *b)
+{
+    return b->depth > 1 ? b->depth : 1;
 }
 
 /* ------------------------------------------------------------------ checks */
@@ -51,25 +73,38 @@ static int known_type(pv_pixel_type type)
 /* Bytes from pixel (0, 0) to the end of the last row, 0 on overflow. */
 static size_t buffer_extent(const pv_buffer *b)
 {
-    size_t rows, elements, bytes;
-    if (!pv_size_mul((size_t)(b->height - 1), (size_t)b->stride, &rows) ||
-        rows > SIZE_MAX - (size_t)b->width)
+    size_t slices = 0, rows, elements, bytes;
+    if (depth_of(b) > 1 &&
+        !pv_size_mul((size_t)(depth_of(b) - 1), (size_t)b->slice_stride, &slices))
         return 0;
-    elements = rows + (size_t)b->width;
+    if (!pv_size_mul((size_t)(b->height - 1), (size_t)b->stride, &rows) ||
+        rows > SIZE_MAX - (size_t)b->width - slices)
+        return 0;
+    elements = slices + rows + (size_t)b->width;
     return pv_size_mul(elements, pv_pixel_size(b->type), &bytes) ? bytes : 0;
 }
 
 static pv_status check_buffer(pv_context *ctx, const char *op, const char *name,
-                              const pv_buffer *b)
+                              const pv_buffer *b, int volume)
 {
     if (!b)
         return pv_fail(ctx, PV_ERR_INVALID, "%s: %s is NULL", op, name);
-    if (!b->mem || b->width < 1 || b->height < 1 || b->stride < b->width ||
-        !known_type(b->type) || buffer_extent(b) == 0 ||
+    const int slices_ok = depth_of(b) == 1 ||
+                          (b->slice_stride / b->height >= b->stride &&
+                           b->slice_stride >= b->stride * (ptrdiff_t)b->height);
+    if (!b->mem || b->width < 1 || b->height < 1 || b->depth < 0 || b->stride < b->width ||
+        !slices_ok || !known_type(b->type) || buffer_extent(b) == 0 ||
         b->offset > SIZE_MAX - buffer_extent(b))
         return pv_fail(ctx, PV_ERR_INVALID,
-                       "%s: %s is not a valid buffer (mem %p, %dx%d, stride %td, type %d)", op,
-                       name, (void *)b->mem, b->width, b->height, b->stride, (int)b->type);
+                       "%s: %s is not a valid buffer (mem %p, %dx%dx%d, stride %td, slice stride "
+                       "%td, type %d)", op, name, (void *)b->mem, b->width, b->height, b->depth,
+                       b->stride, b->slice_stride, (int)b->type);
+    if (!volume && depth_of(b) > 1)
+        return pv_fail(ctx, PV_ERR_INVALID, "%s: %s has %d slices; an image has one", op, name,
+                       b->depth);
+    if (volume && b->type != PV_PIXEL_F32 && b->type != PV_PIXEL_U16)
+        return pv_fail(ctx, PV_ERR_INVALID, "%s: %s: a volume holds F32 or U16 samples", op,
+                       name);
     return PV_OK;
 }
 
@@ -94,9 +129,9 @@ static pv_status check_call(pv_context *ctx, const char *op, const call_images *
         return pv_fail(ctx, PV_ERR_INVALID, "%s: wait_count %u with no wait_list", op,
                        (unsigned)wait_count);
     for (int i = 0; i < c->count; i++) {
-        if (!c->buffers[i] && i > c->first_output)
+        if (!c->buffers[i] && ((c->optional >> i) & 1u))
             continue; /* an absent optional output */
-        pv_status status = check_buffer(ctx, op, names[i], c->buffers[i]);
+        pv_status status = check_buffer(ctx, op, names[i], c->buffers[i], is_volume(c, i));
         if (status != PV_OK)
             return status;
     }
@@ -110,35 +145,53 @@ static pv_status check_call(pv_context *ctx, const char *op, const call_images *
 
 /* ------------------------------------------------------------ placeholders */
 
+/* The host data pointer of item i (its placeholder or host copy). */
+static void *item_data(const call_images *c, int i)
+{
+    return is_volume(c, i) ? (void *)c->volume[i].data : c->images[i].data;
+}
+
 static void release_images(call_images *c)
 {
     for (int i = 0; i < c->count; i++) {
         if (c->mapped[i])
-            munmap(c->images[i].data, c->mapped[i]);
+            munmap(item_data(c, i), c->mapped[i]);
         c->mapped[i] = 0;
     }
 }
 
-static pv_image image_of(const pv_buffer *b)
+/* Item i described over `data` (a placeholder or a host copy laid out as
+ * the buffer is when `as_buffer`, else densely). */
+static void describe_item(call_images *c, int i, void *data, int as_buffer)
 {
-    pv_image image = {b->width, b->height, b->stride, b->type, NULL};
-    return image;
+    const pv_buffer *b = c->buffers[i];
+    if (!is_volume(c, i)) {
+        c->images[i] = (pv_image){b->width, b->height, as_buffer ? b->stride : b->width, b->type,
+                                  data};
+        return;
+    }
+    c->volume[i] = b->type == PV_PIXEL_U16
+                       ? pv_volume_wrap_u16(data, b->width, b->height, depth_of(b))
+                       : pv_volume_wrap(data, b->width, b->height, depth_of(b));
+    if (as_buffer) {
+        c->volume[i].stride_y = b->stride;
+        c->volume[i].stride_z = depth_of(b) > 1 ? b->slice_stride : b->stride * b->height;
+    }
 }
 
-/* An inaccessible mapping of each image's size as its data. */
+/* An inaccessible mapping of each item's span as its data. */
 static pv_status map_placeholders(pv_context *ctx, call_images *c)
 {
     for (int i = 0; i < c->count; i++) {
         if (!c->buffers[i])
             continue;
-        c->images[i] = image_of(c->buffers[i]);
         const size_t bytes = buffer_extent(c->buffers[i]);
         void *p = mmap(NULL, bytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
         if (p == MAP_FAILED) {
             release_images(c);
             return pv_fail(ctx, PV_ERR_NOMEM, "device buffers: no address space for a proxy");
         }
-        c->images[i].data = p;
+        describe_item(c, i, p, 1);
         c->mapped[i] = bytes;
     }
     return PV_OK;
@@ -146,10 +199,11 @@ static pv_status map_placeholders(pv_context *ctx, call_images *c)
 
 /* --------------------------------------------------------------- the calls */
 
-static void image_list(call_images *c, pv_image **list)
+static void item_list(call_images *c, void **list)
 {
     for (int i = 0; i < c->count; i++)
-        list[i] = c->buffers[i] ? &c->images[i] : NULL;
+        list[i] = !c->buffers[i] ? NULL : is_volume(c, i) ? (void *)&c->volume[i]
+                                                          : (void *)&c->images[i];
 }
 
 /* The host call on proxies bound to the caller's buffers, queued, not
@@ -163,12 +217,13 @@ static pv_status run_bound(pv_context *ctx, call_images *c, host_call run, const
         return status;
     for (int i = 0; i < c->count && status == PV_OK; i++)
         if (c->buffers[i])
-            status = io->bind(ctx, &c->images[i], c->buffers[i]->mem, c->buffers[i]->offset);
+            status = io->bind(ctx, item_data(c, i), c->mapped[i], c->buffers[i]->mem,
+                              c->buffers[i]->offset);
     if (status == PV_OK)
         status = io->begin(ctx, wait_count, (void *const *)wait_list, 1);
     if (status == PV_OK) {
-        pv_image *list[MAX_IMAGES];
-        image_list(c, list);
+        void *list[MAX_IMAGES];
+        item_list(c, list);
         ctx->device_call = 1;
         status = run(ctx, list, args);
         ctx->device_call = 0;
@@ -182,32 +237,57 @@ static pv_status run_bound(pv_context *ctx, call_images *c, host_call run, const
 
 /* The cross-check: the buffers read to host images, the host call (and
  * its cross-check) on them, the outputs written back. */
+/* Item i between its host copy (dense) and the caller's buffer, a slice
+ * at a time (an image is one slice). */
+static pv_status transfer_item(pv_context *ctx, call_images *c, int i, int to_device)
+{
+    const pv_interop_ops *io = ctx->ops->interop;
+    const pv_buffer *b = c->buffers[i];
+    const size_t pixel = pv_pixel_size(b->type);
+    const size_t slice_bytes = (size_t)b->width * (size_t)b->height * pixel;
+    pv_status status = PV_OK;
+    for (int z = 0; z < depth_of(b) && status == PV_OK; z++) {
+        pv_image slice = {b->width, b->height, b->width, b->type,
+                          (char *)item_data(c, i) + (size_t)z * slice_bytes};
+        const size_t at = b->offset + (size_t)z * (size_t)b->slice_stride * pixel;
+        status = to_device ? io->write(ctx, &slice, b->mem, at, b->stride)
+                           : io->read(ctx, b->mem, at, b->stride, &slice);
+    }
+    return status;
+}
+
+/* The cross-check: the buffers read to host copies, the host call (and
+ * its cross-check) on them, the outputs written back. */
 static pv_status run_on_host(pv_context *ctx, call_images *c, host_call run, const void *args,
                              cl_uint wait_count, const cl_event *wait_list, cl_event *done)
 {
     const pv_interop_ops *io = ctx->ops->interop;
     pv_status status = io->begin(ctx, wait_count, (void *const *)wait_list, 0);
+    void *copies[MAX_IMAGES] = {NULL};
     for (int i = 0; i < c->count && status == PV_OK; i++) {
         if (!c->buffers[i])
             continue;
-        status = pv_image_alloc(&c->images[i], c->buffers[i]->width, c->buffers[i]->height,
-                                c->buffers[i]->type);
-        if (status == PV_OK && i < c->first_output)
-            status = io->read(ctx, c->buffers[i]->mem, c->buffers[i]->offset,
-                              c->buffers[i]->stride, &c->images[i]);
+        const pv_buffer *b = c->buffers[i];
+        copies[i] = malloc((size_t)b->width * (size_t)b->height * (size_t)depth_of(b) *
+                           pv_pixel_size(b->type));
+        if (!copies[i]) {
+            status = pv_fail(ctx, PV_ERR_NOMEM, "device buffers: no host memory for a copy");
+            break;
+        }
+        describe_item(c, i, copies[i], 0);
+        if (i < c->first_output)
+            status = transfer_item(ctx, c, i, 0);
     }
     if (status == PV_OK) {
-        pv_image *list[MAX_IMAGES];
-        image_list(c, list);
+        void *list[MAX_IMAGES];
+        item_list(c, list);
         status = run(ctx, list, args);
     }
     for (int i = c->first_output; i < c->count && status == PV_OK; i++)
         if (c->buffers[i])
-            status = io->write(ctx, &c->images[i], c->buffers[i]->mem, c->buffers[i]->offset,
-                               c->buffers[i]->stride);
+            status = transfer_item(ctx, c, i, 1);
     for (int i = 0; i < c->count; i++)
-        if (c->buffers[i])
-            pv_image_free(&c->images[i]);
+        free(copies[i]);
     return io->end(ctx, status, (void **)done);
 }
 
@@ -230,7 +310,7 @@ static pv_status device_call(pv_context *ctx, const char *op, call_images *c,
 
 /* ------------------------------------------------------------ operations */
 
-static pv_status host_sgm(pv_context *ctx, pv_image *const *images, const void *args)
+static pv_status host_sgm(pv_context *ctx, void *const *images, const void *args)
 {
     return pv_stereo_sgm_confidence(ctx, images[0], images[1], args, images[2], images[3]);
 }
@@ -241,14 +321,15 @@ pv_status pv_stereo_sgm_cl(pv_context *ctx, const pv_buffer *left, const pv_buff
                            const cl_event *wait_list, cl_event *done)
 {
     static const char *const names[] = {"left", "right", "disparity", "confidence"};
-    call_images c = {{left, right, disparity, confidence}, 4, 2, {{0}}, {0}};
+    call_images c = {.buffers = {left, right, disparity, confidence}, .count = 4, .first_output = 2,
+                     .optional = 8u};
     if (!params)
         return pv_fail(ctx, PV_ERR_INVALID, "stereo_sgm_cl: params is NULL");
     return device_call(ctx, "stereo_sgm_cl", &c, names, host_sgm, params, wait_count, wait_list,
                        done);
 }
 
-static pv_status host_sad(pv_context *ctx, pv_image *const *images, const void *args)
+static pv_status host_sad(pv_context *ctx, void *const *images, const void *args)
 {
     return pv_stereo_sad(ctx, images[0], images[1], args, images[2]);
 }
@@ -258,14 +339,14 @@ pv_status pv_stereo_sad_cl(pv_context *ctx, const pv_buffer *left, const pv_buff
                            cl_uint wait_count, const cl_event *wait_list, cl_event *done)
 {
     static const char *const names[] = {"left", "right", "disparity"};
-    call_images c = {{left, right, disparity}, 3, 2, {{0}}, {0}};
+    call_images c = {.buffers = {left, right, disparity}, .count = 3, .first_output = 2};
     if (!params)
         return pv_fail(ctx, PV_ERR_INVALID, "stereo_sad_cl: params is NULL");
     return device_call(ctx, "stereo_sad_cl", &c, names, host_sad, params, wait_count, wait_list,
                        done);
 }
 
-static pv_status host_bp(pv_context *ctx, pv_image *const *images, const void *args)
+static pv_status host_bp(pv_context *ctx, void *const *images, const void *args)
 {
     return pv_stereo_bp(ctx, images[0], images[1], args, images[2]);
 }
@@ -275,14 +356,14 @@ pv_status pv_stereo_bp_cl(pv_context *ctx, const pv_buffer *left, const pv_buffe
                           cl_uint wait_count, const cl_event *wait_list, cl_event *done)
 {
     static const char *const names[] = {"left", "right", "disparity"};
-    call_images c = {{left, right, disparity}, 3, 2, {{0}}, {0}};
+    call_images c = {.buffers = {left, right, disparity}, .count = 3, .first_output = 2};
     if (!params)
         return pv_fail(ctx, PV_ERR_INVALID, "stereo_bp_cl: params is NULL");
     return device_call(ctx, "stereo_bp_cl", &c, names, host_bp, params, wait_count, wait_list,
                        done);
 }
 
-static pv_status host_grey(pv_context *ctx, pv_image *const *images, const void *args)
+static pv_status host_grey(pv_context *ctx, void *const *images, const void *args)
 {
     (void)args;
     return pv_to_grey(ctx, images[0], images[1]);
@@ -292,7 +373,7 @@ pv_status pv_to_grey_cl(pv_context *ctx, const pv_buffer *in, const pv_buffer *o
                         cl_uint wait_count, const cl_event *wait_list, cl_event *done)
 {
     static const char *const names[] = {"in", "out"};
-    call_images c = {{in, out}, 2, 1, {{0}}, {0}};
+    call_images c = {.buffers = {in, out}, .count = 2, .first_output = 1};
     return device_call(ctx, "to_grey_cl", &c, names, host_grey, NULL, wait_count, wait_list,
                        done);
 }
@@ -302,7 +383,7 @@ typedef struct blur_args {
     int taps;
 } blur_args;
 
-static pv_status host_blur(pv_context *ctx, pv_image *const *images, const void *args)
+static pv_status host_blur(pv_context *ctx, void *const *images, const void *args)
 {
     const blur_args *a = args;
     return pv_gaussian_blur(ctx, images[0], images[1], a->sigma, a->taps);
@@ -313,10 +394,56 @@ pv_status pv_gaussian_blur_cl(pv_context *ctx, const pv_buffer *src, const pv_bu
                               const cl_event *wait_list, cl_event *done)
 {
     static const char *const names[] = {"src", "dst"};
-    call_images c = {{src, dst}, 2, 1, {{0}}, {0}};
+    call_images c = {.buffers = {src, dst}, .count = 2, .first_output = 1};
     const blur_args args = {sigma, taps};
     return device_call(ctx, "gaussian_blur_cl", &c, names, host_blur, &args, wait_count,
                        wait_list, done);
+}
+
+typedef struct blur3d_args {
+    float sigma;
+    int taps;
+} blur3d_args;
+
+static pv_status host_blur3d(pv_context *ctx, void *const *items, const void *args)
+{
+    const blur3d_args *a = args;
+    return pv_gaussian_blur3d(ctx, items[0], items[1], a->sigma, a->taps);
+}
+
+pv_status pv_gaussian_blur3d_cl(pv_context *ctx, const pv_buffer *src, const pv_buffer *dst,
+                                float sigma, int taps, cl_uint wait_count,
+                                const cl_event *wait_list, cl_event *done)
+{
+    static const char *const names[] = {"src", "dst"};
+    call_images c = {.buffers = {src, dst}, .count = 2, .first_output = 1, .volumes = 3u};
+    const blur3d_args args = {sigma, taps};
+    return device_call(ctx, "gaussian_blur3d_cl", &c, names, host_blur3d, &args, wait_count,
+                       wait_list, done);
+}
+
+static pv_status host_flow3d(pv_context *ctx, void *const *items, const void *args)
+{
+    pv_flow_field field;
+    field.u = *(pv_volume *)items[2];
+    field.v = *(pv_volume *)items[3];
+    field.w = *(pv_volume *)items[4];
+    return pv_flow3d(ctx, items[0], items[1], args, &field);
+}
+
+pv_status pv_flow3d_cl(pv_context *ctx, const pv_buffer *fixed, const pv_buffer *moving,
+                       const pv_flow_params *params, const pv_buffer *u, const pv_buffer *v,
+                       const pv_buffer *w, cl_uint wait_count, const cl_event *wait_list,
+                       cl_event *done)
+{
+    static const char *const names[] = {"fixed", "moving", "u", "v", "w"};
+    call_images c = {.buffers = {fixed, moving, u, v, w}, .count = 5, .first_output = 2,
+                     .volumes = 31u};
+    for (int i = 2; i < 5; i++)
+        if (c.buffers[i] && c.buffers[i]->type != PV_PIXEL_F32)
+            return pv_fail(ctx, PV_ERR_INVALID, "flow3d_cl: %s must hold F32 samples", names[i]);
+    return device_call(ctx, "flow3d_cl", &c, names, host_flow3d, params, wait_count, wait_list,
+                       done);
 }
 
 /* ------------------------------------------------------------ the context */

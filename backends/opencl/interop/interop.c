@@ -3,10 +3,10 @@
  * (backends/opencl/runtime/runtime_interop.c does the work). */
 #include "../opencl.h"
 
-static pv_status pv_cl_interop_bind(pv_context *ctx, const pv_image *proxy, void *mem,
+static pv_status pv_cl_interop_bind(pv_context *ctx, const void *proxy, size_t bytes, void *mem,
                                     size_t offset)
 {
-    return pv_cl_bind_image(ctx, proxy, (cl_mem)mem, offset);
+    return pv_cl_bind_host(ctx, proxy, bytes, (cl_mem)mem, offset);
 }
 
 static void pv_cl_interop_unbind(pv_context *ctx)

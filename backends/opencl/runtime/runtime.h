@@ -277,7 +277,8 @@ void pv_cl_account_completed(pv_context *ctx);
 
 /* runtime_interop.c: a caller's buffers in a call (lib/core/ops_interop.h
  * says what each does; the backend's interop table binds them). */
-pv_status pv_cl_bind_image(pv_context *ctx, const pv_image *proxy, cl_mem mem, size_t offset);
+pv_status pv_cl_bind_host(pv_context *ctx, const void *proxy, size_t bytes, cl_mem mem,
+                         size_t offset);
 void pv_cl_unbind_images(pv_context *ctx);
 pv_status pv_cl_defer_begin(pv_context *ctx, cl_uint count, const cl_event *events, int defer);
 pv_status pv_cl_defer_end(pv_context *ctx, pv_status status, cl_event *done);

@@ -28,20 +28,21 @@ static pv_status check_buffer(pv_context *ctx, cl_mem mem, size_t offset, size_t
     return PV_OK;
 }
 
-pv_status pv_cl_bind_image(pv_context *ctx, const pv_image *proxy, cl_mem mem, size_t offset)
+pv_status pv_cl_bind_host(pv_context *ctx, const void *proxy, size_t bytes, cl_mem mem,
+                         size_t offset)
 {
     pv_cl_state *state = pv_cl_state_of(ctx);
-    pv_status status = check_buffer(ctx, mem, offset, pv_image_span(proxy));
+    pv_status status = check_buffer(ctx, mem, offset, bytes);
     if (status != PV_OK)
         return status;
     if (state->binding_count == PV_CL_BINDINGS)
         return pv_fail(ctx, PV_ERR_INVALID, "device buffers: more than %d in one call",
                        PV_CL_BINDINGS);
     device_binding *b = &state->bindings[state->binding_count++];
-    b->host = proxy->data;
+    b->host = proxy;
     b->mem = mem;
     b->offset = offset;
-    b->bytes = pv_image_span(proxy);
+    b->bytes = bytes;
     return PV_OK;
 }
 

@@ -499,10 +499,34 @@ static pv_status image_rect(pv_context *ctx, cl_mem buffer, int to_device, const
                      pitch * (size_t)image->height, image->data);
 }
 
+/* A volume between a dense buffer and the caller's buffer bound to it, on
+ * the device, with the volume's own row and slice pitches. */
+static pv_status bound_volume(pv_context *ctx, cl_mem buffer, int to_device,
+                              const pv_volume *volume, const device_binding *bound)
+{
+    const size_t sample = pv_volume_sample_size(volume->type);
+    const size_t row = (size_t)volume->nx * sample, rows = (size_t)volume->ny;
+    const size_t pitch = (size_t)volume->stride_y * sample;
+    const size_t slice = (size_t)volume->stride_z * sample;
+    const size_t at_caller[3] = {bound->offset, 0, 0}, at_dense[3] = {0, 0, 0};
+    const size_t region[3] = {row, rows, (size_t)volume->nz};
+    cl_int err = pv_cl_fault(ctx, PV_CL_FAULT_ENQUEUE);
+    if (err == CL_SUCCESS && to_device)
+        err = clEnqueueCopyBufferRect(pv_cl_queue(ctx), bound->mem, buffer, at_caller, at_dense,
+                                      region, pitch, slice, row, row * rows, 0, NULL, NULL);
+    else if (err == CL_SUCCESS)
+        err = clEnqueueCopyBufferRect(pv_cl_queue(ctx), buffer, bound->mem, at_dense, at_caller,
+                                      region, row, row * rows, pitch, slice, 0, NULL, NULL);
+    return pv_cl_check(ctx, err, "clEnqueueCopyBufferRect(caller's volume)");
+}
+
 static pv_status volume_rect(pv_context *ctx, cl_mem buffer, int to_device, const pv_volume *volume)
 {
     const size_t sample = pv_volume_sample_size(volume->type);
     size_t row_bytes = (size_t)volume->nx * sample;
+    const device_binding *bound = bound_to(ctx, volume->data);
+    if (bound)
+        return bound_volume(ctx, buffer, to_device, volume, bound);
     return copy_rect(ctx, buffer, to_device, row_bytes, (size_t)volume->ny, (size_t)volume->nz,
                      (size_t)volume->stride_y * sample, (size_t)volume->stride_z * sample,
                      volume->data);
@@ -605,6 +629,12 @@ pv_status pv_cl_download_volumes(pv_context *ctx, const cl_mem *buffers, pv_volu
     pv_volume staged[8];
     if (count < 1 || count > 8)
         return pv_fail(ctx, PV_ERR_INVALID, "pv_cl_download_volumes: %d volumes", count);
+    if (bound_to(ctx, volumes[0]->data)) { /* a device-buffer call: copies on the device */
+        pv_status status = PV_OK;
+        for (int i = 0; i < count && status == PV_OK; i++)
+            status = pv_cl_download_volume(ctx, buffers[i], volumes[i]);
+        return status;
+    }
     size_t total = 0;
     for (int i = 0; i < count - 1; i++)
         total += (size_t)volumes[i]->nx * (size_t)volumes[i]->ny * (size_t)volumes[i]->nz;
