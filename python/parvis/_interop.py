@@ -13,6 +13,7 @@ from typing import Any, List, Optional, Sequence, Tuple
 
 from ._base import _ContextBase, _float, _int
 from ._errors import invalid
+from ._flow import _flow_params
 from ._native import ffi, lib
 from ._params import declared_keywords, default_of, make
 from ._stereo import bp_params, sgm_params
@@ -77,6 +78,34 @@ def buffer_of(arr: Any, name: str, rgb: bool = False) -> Any:
     b.offset = int(arr.offset)
     b.width, b.height, b.stride = columns, rows, row_stride // item
     b.type = getattr(lib, kind)
+    return b
+
+
+def volume_buffer_of(arr: Any, name: str, dtypes: Tuple[str, ...] = ("float32", "uint16")
+                     ) -> Any:
+    """The pv_buffer of a 3D (z, y, x) pyopencl array whose rows are
+    contiguous (rows and slices may be padded)."""
+    if not _is_array(arr):
+        raise invalid(f"{name}: expected a pyopencl.array.Array, got {type(arr).__name__}")
+    if len(arr.shape) != 3:
+        raise invalid(f"{name}: expected 3D (z, y, x), got shape {tuple(arr.shape)}")
+    if str(arr.dtype) not in dtypes:
+        raise invalid(f"{name}: dtype {arr.dtype} is not {' or '.join(dtypes)}")
+    nz, ny, nx = (int(n) for n in arr.shape)
+    item = arr.dtype.itemsize
+    slice_stride, row_stride, column_stride = (int(s) for s in arr.strides)
+    if (column_stride != item or row_stride < nx * item or row_stride % item
+            or slice_stride < row_stride * ny or slice_stride % item):
+        raise invalid(f"{name}: rows must be contiguous and slices in order "
+                      f"(strides {tuple(arr.strides)})")
+    if arr.base_data is None:
+        raise invalid(f"{name}: the array has no buffer (an empty array?)")
+    b = ffi.new("pv_buffer *")
+    b.mem = _handle("cl_mem", arr.base_data)
+    b.offset = int(arr.offset)
+    b.width, b.height, b.depth = nx, ny, nz
+    b.stride, b.slice_stride = row_stride // item, slice_stride // item
+    b.type = getattr(lib, _PIXEL_TYPES[str(arr.dtype)])
     return b
 
 
@@ -191,6 +220,44 @@ class _InteropOps(_ContextBase):
         self._call(lib.pv_to_grey_cl, src, dst, count, waits, done)
         _attach(cl, done, [out])
         return out
+
+    def gaussian_blur3d_cl(self, volume: Any, sigma: float, taps: int = 0, *,
+                           out: Optional[Any] = None,
+                           wait_for: Optional[Sequence[Any]] = None) -> Any:
+        """gaussian_blur on a 3D (z, y, x) float32 pyopencl array: returns
+        out (a new float32 array when None) with the completion event
+        added; the results are gaussian_blur's on the volume."""
+        cl = _pyopencl()
+        src = volume_buffer_of(volume, "volume", ("float32",))
+        out = _output(cl, volume, out, "out")
+        dst = volume_buffer_of(out, "out", ("float32",))
+        count, waits = _wait_list([volume, out], wait_for)
+        done = ffi.new("cl_event *")
+        self._call(lib.pv_gaussian_blur3d_cl, src, dst, _float(sigma, "sigma"),
+                   _int(taps, "taps"), count, waits, done)
+        _attach(cl, done, [out])
+        return out
+
+    def flow3d_cl(self, fixed: Any, moving: Any, *, out: Optional[Sequence[Any]] = None,
+                  wait_for: Optional[Sequence[Any]] = None, **params: Any) -> Tuple[Any, Any, Any]:
+        """flow3d on 3D (z, y, x) pyopencl arrays (float32 or uint16, one
+        shape): returns the field's components (u, v, w) as float32 arrays
+        (out, three arrays of that shape, or new ones) with the completion
+        event added; the results are flow3d's.  The keywords are flow3d's."""
+        cl = _pyopencl()
+        f = volume_buffer_of(fixed, "fixed")
+        m = volume_buffer_of(moving, "moving")
+        outs = list(out) if out is not None else [None, None, None]
+        if len(outs) != 3:
+            raise invalid(f"out: expected three arrays (u, v, w), got {len(outs)}")
+        outs = [_output(cl, fixed, o, name) for o, name in zip(outs, ("u", "v", "w"))]
+        bufs = [volume_buffer_of(o, name, ("float32",)) for o, name in zip(outs, ("u", "v", "w"))]
+        count, waits = _wait_list([fixed, moving] + outs, wait_for)
+        done = ffi.new("cl_event *")
+        self._call(lib.pv_flow3d_cl, f, m, _flow_params(**params), bufs[0], bufs[1], bufs[2],
+                   count, waits, done)
+        _attach(cl, done, outs)
+        return outs[0], outs[1], outs[2]
 
     def gaussian_blur_cl(self, image: Any, sigma: float, taps: int = 0, *,
                          out: Optional[Any] = None,

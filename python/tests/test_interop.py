@@ -80,6 +80,23 @@ def test_bp_and_grey_equal_the_host_methods(on_queue, opencl, queue):
         on_queue.to_grey_cl(cla.to_device(queue, rgb[..., :2].copy()))
 
 
+def test_volumes_equal_the_host_methods(on_queue, opencl, queue):
+    rng = np.random.default_rng(4)
+    volume = rng.random((16, 18, 20), dtype=np.float32)
+    blurred = on_queue.gaussian_blur3d_cl(cla.to_device(queue, volume), 1.2)
+    np.testing.assert_array_equal(blurred.get(), opencl.gaussian_blur(volume, 1.2))
+    z, y, x = np.mgrid[0:16, 0:18, 0:20]
+    fixed = (3000 + 2000 * np.sin(0.4 * x) * np.cos(0.3 * y + 0.2 * z)).astype(np.uint16)
+    moving = (3000 + 2000 * np.sin(0.4 * (x - 0.5)) * np.cos(0.3 * y + 0.2 * z)).astype(np.uint16)
+    want = opencl.flow3d(fixed, moving, warps=2, iterations=5)
+    got = on_queue.flow3d_cl(cla.to_device(queue, fixed), cla.to_device(queue, moving),
+                             warps=2, iterations=5)
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(g.get(), w)
+    with pytest.raises(parvis.InvalidArgument):
+        on_queue.gaussian_blur3d_cl(cla.to_device(queue, volume[0]), 1.0)  # 2D
+
+
 def test_a_chain_stays_on_the_device(on_queue, opencl, queue):
     """pyopencl's own arithmetic, then two parvis calls, ordered by the
     arrays' events; only the result comes back."""
