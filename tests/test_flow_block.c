@@ -84,14 +84,16 @@ static void expect_identical(const pv_flow_field *a, const pv_flow_field *b, con
 
 typedef struct block {
     int depth, tile[3];
+    int queue; /* FLOW_BLOCK_TENSOR_QUEUE */
 } block;
 
 static void set_block(pv_context *ctx, const block *b)
 {
-    static const char *const names[4] = {"FLOW_JACOBI_BLOCK", "FLOW_BLOCK_TILE_X",
-                                         "FLOW_BLOCK_TILE_Y", "FLOW_BLOCK_TILE_Z"};
-    const int values[4] = {b->depth, b->tile[0], b->tile[1], b->tile[2]};
-    for (int k = 0; k < 4; k++)
+    static const char *const names[5] = {"FLOW_JACOBI_BLOCK", "FLOW_BLOCK_TILE_X",
+                                         "FLOW_BLOCK_TILE_Y", "FLOW_BLOCK_TILE_Z",
+                                         "FLOW_BLOCK_TENSOR_QUEUE"};
+    const int values[5] = {b->depth, b->tile[0], b->tile[1], b->tile[2], b->queue};
+    for (int k = 0; k < 5; k++)
         assert_int_equal(pv_tune_set(ctx, "flow", names[k], values[k]), PV_OK);
 }
 
@@ -166,14 +168,18 @@ typedef struct block_case {
     block b;
 } block_case;
 
+/* The tensor queue (FLOW_BLOCK_TENSOR_QUEUE) changes only the kernel
+ * without the divergence term; half the cases run it. */
 static const block_case cases[] = {
-    {{21, 13, 9}, {2, {8, 4, 4}}},    /* halos across groups and z chunks */
-    {{21, 13, 9}, {3, {5, 3, 2}}},    /* chunks thinner than the depth */
-    {{21, 13, 9}, {4, {32, 8, 32}}},  /* the default tile: one group wider than the volume */
-    {{19, 10, 3}, {4, {6, 4, 1}}},    /* thin volume, one plane a chunk */
-    {{17, 12, 1}, {3, {4, 4, 1}}},    /* flat volume */
-    {{16, 16, 4}, {2, {16, 16, 32}}}, /* exact multiples of the tile */
-    {{9, 7, 5}, {5, {2, 2, 3}}},      /* deep block, tiny tile */
+    {{21, 13, 9}, {2, {8, 4, 4}, 0}},    /* halos across groups and z chunks */
+    {{21, 13, 9}, {3, {5, 3, 2}, 1}},    /* chunks thinner than the depth */
+    {{21, 13, 9}, {4, {32, 8, 32}, 0}},  /* the default tile: one group wider than the volume */
+    {{21, 13, 9}, {4, {8, 4, 4}, 1}},
+    {{19, 10, 3}, {4, {6, 4, 1}, 0}},    /* thin volume, one plane a chunk */
+    {{19, 10, 3}, {2, {6, 4, 1}, 1}},
+    {{17, 12, 1}, {3, {4, 4, 1}, 1}},    /* flat volume */
+    {{16, 16, 4}, {2, {16, 16, 32}, 0}}, /* exact multiples of the tile */
+    {{9, 7, 5}, {5, {2, 2, 3}, 1}},      /* deep block, tiny tile */
 };
 
 static void check_case(const block_case *c, float beta)
@@ -189,8 +195,9 @@ static void check_case(const block_case *c, float beta)
     log_seen seen;
     run_blocked(&s, &params, &c->b, &blocked, &seen);
     char what[160];
-    snprintf(what, sizeof what, "%dx%dx%d, depth %d, tile %dx%dx%d, beta %g", c->n[0], c->n[1],
-             c->n[2], c->b.depth, c->b.tile[0], c->b.tile[1], c->b.tile[2], (double)beta);
+    snprintf(what, sizeof what, "%dx%dx%d, depth %d, tile %dx%dx%d, queue %d, beta %g", c->n[0],
+             c->n[1], c->n[2], c->b.depth, c->b.tile[0], c->b.tile[1], c->b.tile[2], c->b.queue,
+             (double)beta);
     const long ran = beta != 0.0f ? seen.div_block_launches : seen.block_launches;
     printf("    %s: %ld blocked launches\n", what, ran);
     assert_false(seen.refused);
@@ -233,7 +240,7 @@ static void test_identical_paper_setting(void **state)
     field_alloc(&blocked, &s);
     tu_expect_ok(tu_opencl, pv_flow3d(tu_opencl, &s.fixed, &s.moving, &params, &single),
                  "single steps");
-    const block b = {4, {32, 8, 32}};
+    const block b = {4, {32, 8, 32}, 1};
     log_seen seen;
     run_blocked(&s, &params, &b, &blocked, &seen);
     assert_int_equal(seen.block_launches, blocks_expected(&params, 4, 2));
@@ -275,7 +282,7 @@ static void test_convergence_checks(void **state)
     pv_flow_field single, blocked;
     field_alloc(&single, &s);
     field_alloc(&blocked, &s);
-    const block off = {1, {32, 8, 32}}, on = {3, {8, 4, 8}};
+    const block off = {1, {32, 8, 32}, 0}, on = {3, {8, 4, 8}, 1};
     const int n_single = run_plan(ctx, &s, &params, &off, &single);
     const int n_blocked = run_plan(ctx, &s, &params, &on, &blocked);
     printf("    iterations: %d single, %d blocked (cap %d per warp)\n", n_single, n_blocked,
@@ -298,7 +305,7 @@ static void test_against_cpu(void **state)
     scene s;
     scene_make(&s, 24, 22, 20);
     const float betas[2] = {0.0f, 0.05f};
-    const block b = {2, {8, 8, 8}};
+    const block b = {2, {8, 8, 8}, 1};
     set_block(ctx, &b);
     for (int k = 0; k < 2; k++) {
         pv_flow_params params;
@@ -335,10 +342,10 @@ static void test_refused_shapes(void **state)
     tu_expect_ok(tu_opencl, pv_flow3d(tu_opencl, &s.fixed, &s.moving, &params, &single),
                  "single steps");
     const block refused[] = {
-        {2, {200, 200, 8}}, /* a group of 204 x 204 items */
-        {17, {4, 4, 4}},    /* deeper than the bound */
-        {2, {0, 4, 4}},     /* no tile */
-        {2, {4, 4, 0}},
+        {2, {200, 200, 8}, 0}, /* a group of 204 x 204 items */
+        {17, {4, 4, 4}, 0},    /* deeper than the bound */
+        {2, {0, 4, 4}, 0},     /* no tile */
+        {2, {4, 4, 0}, 0},
     };
     for (size_t k = 0; k < sizeof refused / sizeof refused[0]; k++) {
         log_seen seen;

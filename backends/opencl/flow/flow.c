@@ -26,6 +26,7 @@ static const pv_cl_param_default flow_defaults[] = {
     {"FLOW_BLOCK_TILE_X", 32},  /* blocked Jacobi: outputs of a group in x, */
     {"FLOW_BLOCK_TILE_Y", 8},   /* ... in y                                 */
     {"FLOW_BLOCK_TILE_Z", 32},  /* ... and its planes along z               */
+    {"FLOW_BLOCK_TENSOR_QUEUE", 0}, /* 1: the tensor in registers down the stages */
 };
 
 const pv_cl_param_family pv_cl_params_flow = {

@@ -2,8 +2,9 @@
  * kernels/flow_block.cl (temporal blocking: a 2D tile and its halo marching
  * along z; docs/flow3d.md).  The launch parameters are the flow family's
  * (flow.c): FLOW_JACOBI_BLOCK, the iterations per launch (1: none, the
- * single step of flow.cl), and FLOW_BLOCK_TILE_X / _Y / _Z, a work group's
- * outputs along x and y and its planes along z. */
+ * single step of flow.cl), FLOW_BLOCK_TILE_X / _Y / _Z, a work group's
+ * outputs along x and y and its planes along z, and FLOW_BLOCK_TENSOR_QUEUE
+ * (the kernel's build option only: where the tensor is read from). */
 #include "flow_block.h"
 
 

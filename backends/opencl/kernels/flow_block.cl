@@ -5,6 +5,10 @@
  *   FLOW_BLOCK_TILE_X   outputs of a work group along x ...
  *   FLOW_BLOCK_TILE_Y   ... and along y
  *   FLOW_BLOCK_TILE_Z   planes of a work group's z chunk
+ *   FLOW_BLOCK_TENSOR_QUEUE  1: without the divergence term, each work item
+ *                       keeps its column's tensor for the K planes in
+ *                       flight in registers (read once, not once per
+ *                       stage); 0: every stage reads it (from the caches)
  *
  * A work group holds a 2D tile of TX x TY outputs and its halo of K voxels
  * in x and y, one work item per column of the (TX + 2K) x (TY + 2K) block,
@@ -77,7 +81,11 @@ static void load_tensor(__global const float *t, size_t n, size_t i, float tv[TE
  * this step, by this work item, and the centre plane in the step before,
  * by its neighbours.  A step is therefore: every stage from registers and
  * the previous step's planes, a barrier, the new planes into local memory,
- * a barrier.  Local memory: K x 3 x BX x BY floats. */
+ * a barrier.  Local memory: K x 3 x BX x BY floats.
+ * The tensor of the plane stage s computes is the one stage s - 1 used in
+ * the step before (lag 1), so with FLOW_BLOCK_TENSOR_QUEUE a queue of K
+ * planes of it passes down the stages: loaded by stage 1, which computes
+ * on every plane and column that a later stage does. */
 typedef struct plane_set {
     float c[3];
 } plane_set;
@@ -106,6 +114,9 @@ void flow_jacobi_block(__global const float *u, __global const float *v, __globa
     /* Stage j's planes at this column: made two steps ago, one step ago
      * (also in local memory), and in this step. */
     plane_set older[K], old[K], made[K + 1];
+#if FLOW_BLOCK_TENSOR_QUEUE
+    float queue[K][TENSOR_COMPONENTS]; /* queue[j]: the tensor of plane m - 1 - j */
+#endif
     for (int j = 0; j <= K; j++)
         for (int k = 0; k < 3; k++)
             made[j].c[k] = 0.0f;
@@ -113,13 +124,25 @@ void flow_jacobi_block(__global const float *u, __global const float *v, __globa
         if (stage_computes(&c, 0, m, nz))
             for (int k = 0; k < 3; k++)
                 made[0].c[k] = in[k][c.base + slice * (size_t)m];
+#if FLOW_BLOCK_TENSOR_QUEUE
+#pragma unroll
+        for (int j = K - 1; j > 0; j--)
+            for (int k = 0; k < TENSOR_COMPONENTS; k++)
+                queue[j][k] = queue[j - 1][k];
+        if (stage_computes(&c, 1, m - 1, nz))
+            load_tensor(t, n, c.base + slice * (size_t)(m - 1), queue[0]);
+#endif
 #pragma unroll
         for (int s = 1; s <= K; s++) {
             const int z = m - s;
             if (!stage_computes(&c, s, z, nz))
                 continue;
+#if FLOW_BLOCK_TENSOR_QUEUE
+            const float *tv = queue[s - 1];
+#else
             float tv[TENSOR_COMPONENTS];
             load_tensor(t, n, c.base + slice * (size_t)z, tv);
+#endif
             sums ns[3];
             for (int k = 0; k < 3; k++)
                 ns[k] = plane_sums(plane[s - 1], k, &c, z, nx, ny, nz, older[s - 1].c[k],
