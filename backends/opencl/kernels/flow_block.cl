@@ -111,9 +111,9 @@ void flow_jacobi_block(__global const float *u, __global const float *v, __globa
     const size_t slice = (size_t)nx * (size_t)ny, n = slice * (size_t)nz;
     __global const float *in[3] = {u, v, w};
     const flow3 no_div = {0.0f, 0.0f, 0.0f};
-    /* Stage j's planes at this column: made two steps ago, one step ago
-     * (also in local memory), and in this step. */
-    plane_set older[K], old[K], made[K + 1];
+    /* Stage j's planes at this column: made two steps ago, and in this
+     * step (the one between is in local memory). */
+    plane_set older[K], made[K + 1];
 #if FLOW_BLOCK_TENSOR_QUEUE
     float queue[K][TENSOR_COMPONENTS]; /* queue[j]: the tensor of plane m - 1 - j */
 #endif
@@ -161,12 +161,11 @@ void flow_jacobi_block(__global const float *u, __global const float *v, __globa
         }
         barrier(CLK_LOCAL_MEM_FENCE);
 #pragma unroll
-        for (int j = 0; j < K; j++) {
-            for (int k = 0; k < 3; k++)
+        for (int j = 0; j < K; j++)
+            for (int k = 0; k < 3; k++) { /* this item's own cell: no other writes it */
+                older[j].c[k] = plane[j][k][c.ly][c.lx];
                 plane[j][k][c.ly][c.lx] = made[j].c[k];
-            older[j] = old[j];
-            old[j] = made[j];
-        }
+            }
         barrier(CLK_LOCAL_MEM_FENCE);
     }
 }
