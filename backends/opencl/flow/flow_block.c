@@ -34,9 +34,13 @@ static block_shape shape_of(pv_context *ctx)
     return s;
 }
 
-static const char *kernel_name(int divergence)
+/* The kernel of the variant, each in a program of its own
+ * (FLOW_BLOCK_DIVERGENCE in kernels/flow_block.cl). */
+static pv_status block_kernel(pv_context *ctx, int divergence, cl_kernel *kernel)
 {
-    return divergence ? "flow_jacobi_div_block" : "flow_jacobi_block";
+    const char *define = divergence ? " -DFLOW_BLOCK_DIVERGENCE=1" : " -DFLOW_BLOCK_DIVERGENCE=0";
+    const char *name = divergence ? "flow_jacobi_div_block" : "flow_jacobi_block";
+    return pv_cl_family_kernel(ctx, "flow_block", "flow", define, name, kernel);
 }
 
 /* Local memory of the kernel variant: per stage but the last, one plane
@@ -74,8 +78,7 @@ pv_status pv_cl_flow_block_depth(pv_context *ctx, int divergence, int *depth)
         return PV_OK;
     }
     cl_kernel kernel;
-    pv_status status =
-        pv_cl_family_kernel(ctx, "flow_block", "flow", NULL, kernel_name(divergence), &kernel);
+    pv_status status = block_kernel(ctx, divergence, &kernel);
     if (status != PV_OK)
         return status;
     if (!kernel_fits(ctx, kernel, items)) {
@@ -107,6 +110,9 @@ pv_status pv_cl_flow_block(pv_context *ctx, const pv_cl_flow_sweep *sweep)
     const size_t local[3] = {s.local[0], s.local[1], 1};
     const size_t global[3] = {groups(nx, s.tile[0]) * local[0], groups(ny, s.tile[1]) * local[1],
                               groups(nz, s.tile[2])};
-    return pv_cl_run(ctx, "flow_block", "flow", kernel_name(divergence), args,
-                     PV_CL_ARG_COUNT(args), 3, global, local);
+    cl_kernel kernel;
+    pv_status status = block_kernel(ctx, divergence, &kernel);
+    return status == PV_OK ? pv_cl_launch_args(ctx, kernel, args, PV_CL_ARG_COUNT(args), 3, global,
+                                               local)
+                           : status;
 }

@@ -5,6 +5,14 @@
  *   FLOW_BLOCK_TILE_X   outputs of a work group along x ...
  *   FLOW_BLOCK_TILE_Y   ... and along y
  *   FLOW_BLOCK_TILE_Z   planes of a work group's z chunk
+ *   FLOW_BLOCK_DIVERGENCE  (set by the host, not a parameter) 1: the program
+ *                       holds the kernel with the divergence term, 0 the
+ *                       one without: each variant is its own program, so
+ *                       that one's local memory never fails the other's
+ *                       build (a compiler may refuse a program holding a
+ *                       kernel whose static local memory exceeds the
+ *                       device's, as the divergence kernel's 92 KB at
+ *                       K = 4 would NVIDIA's 48 KB)
  *   FLOW_BLOCK_TENSOR_QUEUE  1: without the divergence term, each work item
  *                       keeps its column's tensor for the K planes in
  *                       flight in registers (read once, not once per
@@ -73,6 +81,12 @@ static void load_tensor(__global const float *t, size_t n, size_t i, float tv[TE
         tv[k] = t[k * n + i];
 }
 
+/* u, v, w of one plane at a column. */
+typedef struct plane_set {
+    float c[3];
+} plane_set;
+
+#if !FLOW_BLOCK_DIVERGENCE
 /* ------------------------------------------------------- without divergence
  * The update reads the 6-neighbours only: those in x and y from the centre
  * plane of the previous stage, in local memory (one plane per stage), and
@@ -86,10 +100,6 @@ static void load_tensor(__global const float *t, size_t n, size_t i, float tv[TE
  * the step before (lag 1), so with FLOW_BLOCK_TENSOR_QUEUE a queue of K
  * planes of it passes down the stages: loaded by stage 1, which computes
  * on every plane and column that a later stage does. */
-typedef struct plane_set {
-    float c[3];
-} plane_set;
-
 static sums plane_sums(__local const float (*plane)[BY][BX], int comp, const column *c, int z,
                        int nx, int ny, int nz, float below, float above)
 {
@@ -169,7 +179,7 @@ void flow_jacobi_block(__global const float *u, __global const float *v, __globa
         barrier(CLK_LOCAL_MEM_FENCE);
     }
 }
-
+#else
 /* ---------------------------------------------------------- with divergence
  * The mixed derivatives read the neighbours across planes too ((x +- 1,
  * z +- 1), (y +- 1, z +- 1)), so every stage keeps its last three planes in
@@ -270,3 +280,4 @@ void flow_jacobi_div_block(__global const float *u, __global const float *v,
         barrier(CLK_LOCAL_MEM_FENCE);
     }
 }
+#endif

@@ -40,7 +40,7 @@ typedef struct reach {
     float scale;
 } reach;
 
-static reach reach_of(int pos, int len)
+static inline reach reach_of(int pos, int len)
 {
     const int lo = max(pos - 1, 0), hi = min(pos + 1, len - 1);
     reach r;
@@ -51,7 +51,7 @@ static reach reach_of(int pos, int len)
 }
 
 /* Da Db f from its four samples (h: upper, l: lower; along a, then b). */
-static float mixed_of(float hh, float hl, float lh, float ll, reach ra, reach rb)
+static inline float mixed_of(float hh, float hl, float lh, float ll, reach ra, reach rb)
 {
     return ((hh - hl) - (lh - ll)) * (ra.scale * rb.scale);
 }
@@ -62,8 +62,8 @@ typedef struct flow3 {
 
 /* The divergence term's mixed derivatives of each equation, from the six
  * mixed derivatives (f_ab: Da Db f). */
-static flow3 divergence_terms(float u_01, float u_02, float v_01, float v_12, float w_02,
-                              float w_12)
+static inline flow3 divergence_terms(float u_01, float u_02, float v_01, float v_12,
+                                     float w_02, float w_12)
 {
     flow3 r;
     r.u = v_01 + w_02;
