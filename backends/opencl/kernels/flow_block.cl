@@ -34,9 +34,9 @@
  * the same tests of the volume's faces.  Values outside the volume or
  * outside a stage's valid region are never read.
  *
- * The work group is a multiple of neither the warp nor anything else; the
- * host checks that it and the local memory fit the device before it
- * builds this program (backends/opencl/flow/flow_block.c). */
+ * The work group, (TX + 2K) x (TY + 2K) items, need not be a multiple of
+ * the warp; the host checks that it and the local memory fit the device
+ * before it builds this program (backends/opencl/flow/flow_block.c). */
 #pragma OPENCL FP_CONTRACT OFF
 
 #include "flow_jacobi_math.cl"
