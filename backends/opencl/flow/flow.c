@@ -6,6 +6,7 @@
  * convergence tolerance, a few hundred partial sums per check) comes back.
  * Each stage ends with pv_cl_finish so its event times are accounted. */
 #include "../opencl.h"
+#include "flow_block.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +22,11 @@ static const pv_cl_param_default flow_defaults[] = {
     {"FLOW_COL_STEPS", 4},      /* y pass: outputs per work item            */
     {"FLOW_REDUCE_WG", 256},    /* change reduction: group size (2^k)       */
     {"FLOW_REDUCE_GROUPS", 256},/* change reduction: number of groups       */
+    {"FLOW_JACOBI_BLOCK", 1},   /* Jacobi iterations per launch (flow_block.c) */
+    {"FLOW_BLOCK_TILE_X", 32},  /* blocked Jacobi: outputs of a group in x, */
+    {"FLOW_BLOCK_TILE_Y", 8},   /* ... in y                                 */
+    {"FLOW_BLOCK_TILE_Z", 32},  /* ... and its planes along z               */
+    {"FLOW_BLOCK_TENSOR_QUEUE", 0}, /* 1: the tensor in registers down the stages */
 };
 
 const pv_cl_param_family pv_cl_params_flow = {
@@ -364,12 +370,35 @@ static pv_status measure_change(pv_context *ctx, cl_flow_plan *p, const int n[3]
     return status;
 }
 
+/* FLOW_JACOBI_BLOCK iterations in one launch (flow_block.c). */
+static pv_status jacobi_block(pv_context *ctx, cl_flow_plan *p, const int n[3])
+{
+    pv_cl_flow_sweep sweep = {.tensor = p->tensor, .smooth = p->setup.smooth,
+                              .divergence = p->setup.divergence};
+    memcpy(sweep.in, p->flow[p->current], sizeof sweep.in);
+    memcpy(sweep.out, p->flow[1 - p->current], sizeof sweep.out);
+    memcpy(sweep.n, n, sizeof sweep.n);
+    pv_status status = pv_cl_flow_block(ctx, &sweep);
+    if (status == PV_OK)
+        p->current = 1 - p->current;
+    return status;
+}
+
+/* Blocks of FLOW_JACOBI_BLOCK iterations while they fit in count, the rest
+ * single steps.  The change compares the last two iterates, so with a
+ * check the last step runs alone: a block never spans a check. */
 static pv_status jacobi_on_device(pv_context *ctx, cl_flow_plan *p, int level, int count,
                                   double *change)
 {
     const int *n = p->setup.size[level];
-    pv_status status = PV_OK;
-    for (int k = 0; k < count && status == PV_OK; k++)
+    const int blocked = change ? count - 1 : count;
+    int depth = 1, k = 0;
+    pv_status status = blocked >= 2 ? pv_cl_flow_block_depth(ctx, p->setup.divergence != 0.0f,
+                                                             &depth)
+                                    : PV_OK;
+    for (; depth > 1 && k + depth <= blocked && status == PV_OK; k += depth)
+        status = jacobi_block(ctx, p, n);
+    for (; k < count && status == PV_OK; k++)
         status = jacobi_step(ctx, p, n);
     if (status == PV_OK && change)
         status = measure_change(ctx, p, n, change);
