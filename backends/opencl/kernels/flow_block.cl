@@ -148,7 +148,7 @@ void flow_jacobi_block(__global const float *u, __global const float *v, __globa
             if (!stage_computes(&c, s, z, nz))
                 continue;
 #if FLOW_BLOCK_TENSOR_QUEUE
-            const float *tv = queue[s - 1];
+            __private const float *tv = queue[s - 1]; /* private: a generic pointer would not convert */
 #else
             float tv[TENSOR_COMPONENTS];
             load_tensor(t, n, c.base + slice * (size_t)z, tv);

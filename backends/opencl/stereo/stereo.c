@@ -313,40 +313,39 @@ static pv_status lr_check(pv_context *ctx, const sad_plan *plan, const pv_image 
 }
 
 /* How a call moves its images: a single call through the runtime's image
- * transfers (pinned stages, waits); a batch queues its copies straight
- * from and to the caller's memory without waiting, so that the device
- * runs the pairs back to back and the batch waits once. */
+ * transfers; a batch sends its inputs through the pinned stages without a
+ * wait and copies each map into its place in one batch buffer on the
+ * device, read back once a group of pairs is done, so that the device
+ * runs the pairs back to back and the host waits once a group. */
 typedef struct sad_io {
     int batch;
+    cl_mem out;        /* batch: the group's maps, one after another */
+    size_t out_offset; /* batch: where this pair's map goes */
 } sad_io;
-
-static pv_cl_rows rows_of(const pv_image *image)
-{
-    const size_t pixel = pixel_bytes(image);
-    const size_t row = (size_t)image->width * pixel;
-    pv_cl_rows rows = {0, row, (size_t)image->stride * pixel, (size_t)image->height, row};
-    return rows;
-}
 
 static pv_status upload(pv_context *ctx, const sad_io *io, const char *slot,
                         const pv_image *image, cl_mem *buffer)
 {
-    const size_t bytes = (size_t)image->width * (size_t)image->height * pixel_bytes(image);
-    pv_status status = pv_cl_scratch(ctx, slot, bytes, buffer);
+    const size_t pixel = pixel_bytes(image), row = (size_t)image->width * pixel;
+    pv_status status = pv_cl_scratch(ctx, slot, row * (size_t)image->height, buffer);
     if (status != PV_OK)
         return status;
     if (!io->batch)
         return pv_cl_write_image(ctx, *buffer, image);
-    const pv_cl_rows rows = rows_of(image);
-    return pv_cl_write_rows_async(ctx, *buffer, &rows, image->data);
+    return pv_cl_write_rows_staged(ctx, *buffer, (size_t)image->height, row,
+                                   (size_t)image->stride * pixel, image->data);
 }
 
 static pv_status download(pv_context *ctx, const sad_io *io, cl_mem buffer, pv_image *disparity)
 {
     if (!io->batch)
         return pv_cl_download_image(ctx, buffer, disparity);
-    const pv_cl_rows rows = rows_of(disparity);
-    return pv_cl_read_rows_async(ctx, buffer, &rows, disparity->data);
+    const size_t bytes = (size_t)disparity->width * (size_t)disparity->height * sizeof(cl_float);
+    cl_int err = pv_cl_fault(ctx, PV_CL_FAULT_ENQUEUE);
+    if (err == CL_SUCCESS)
+        err = clEnqueueCopyBuffer(pv_cl_queue(ctx), buffer, io->out, 0, io->out_offset, bytes, 0,
+                                  NULL, NULL);
+    return pv_cl_check(ctx, err, "clEnqueueCopyBuffer(batch map)");
 }
 
 static pv_status get_buffers(pv_context *ctx, const sad_io *io, const pv_image *left,
@@ -387,26 +386,69 @@ static pv_status run_pair(pv_context *ctx, const sad_io *io, const sad_plan *pla
 static pv_status run(pv_context *ctx, const pv_image *left, const pv_image *right,
                      const pv_sad_params *params, pv_image *disparity)
 {
-    const sad_io io = {0};
+    const sad_io io = {0, NULL, 0};
     sad_plan plan;
     pv_status status = make_plan(ctx, left, params, &plan);
     return status == PV_OK ? run_pair(ctx, &io, &plan, left, right, params, disparity) : status;
 }
 
-/* Many pairs of one size: one plan, every pair queued, one wait. */
+/* The maps of a group, read back in chunks and each chunk scattered over
+ * the disparity images it covers (rows of `width` floats). */
+typedef struct scatter {
+    pv_image *disparities;
+    size_t map_bytes;
+} scatter;
+
+static void scatter_chunk(void *user, size_t offset, const void *chunk, size_t bytes)
+{
+    const scatter *s = user;
+    const char *from = chunk;
+    while (bytes > 0) {
+        pv_image *d = &s->disparities[offset / s->map_bytes];
+        const size_t row_bytes = (size_t)d->width * sizeof(float);
+        const size_t in_map = offset % s->map_bytes, y = in_map / row_bytes, x = in_map % row_bytes;
+        const size_t n = row_bytes - x < bytes ? row_bytes - x : bytes;
+        memcpy((char *)d->data + y * (size_t)d->stride * sizeof(float) + x, from, n);
+        from += n;
+        offset += n;
+        bytes -= n;
+    }
+}
+
+#define SAD_BATCH_GROUP_BYTES ((size_t)256 << 20)
+
+/* Many pairs of one size: one plan, the pairs of a group queued without a
+ * wait, their maps read back together. */
 static pv_status pv_cl_stereo_sad_batch(pv_context *ctx, const pv_image *lefts,
                                         const pv_image *rights, int count,
                                         const pv_sad_params *params, pv_image *disparities)
 {
-    const sad_io io = {1};
+    const size_t map_bytes = (size_t)lefts[0].width * (size_t)lefts[0].height * sizeof(float);
+    const int group = (int)(SAD_BATCH_GROUP_BYTES / map_bytes) > 1
+                          ? (int)(SAD_BATCH_GROUP_BYTES / map_bytes) : 1;
+    sad_io io = {1, NULL, 0};
     sad_plan plan;
     pv_status status = make_plan(ctx, &lefts[0], params, &plan);
     if (status == PV_OK)
+        status = pv_cl_scratch(ctx, "sad.batch", map_bytes * (size_t)(count < group ? count : group),
+                               &io.out);
+    if (status == PV_OK)
         status = pv_progress_report(ctx, "stereo_sad_batch", 0.0, count);
-    for (int i = 0; i < count && status == PV_OK; i++)
-        status = run_pair(ctx, &io, &plan, &lefts[i], &rights[i], params, &disparities[i]);
-    status = pv_cl_finish_after(ctx, status);
-    return status == PV_OK ? pv_progress_report(ctx, "stereo_sad_batch", count, count) : status;
+    for (int first = 0; first < count && status == PV_OK; first += group) {
+        const int n = count - first < group ? count - first : group;
+        for (int i = 0; i < n && status == PV_OK; i++) {
+            io.out_offset = (size_t)i * map_bytes;
+            status = run_pair(ctx, &io, &plan, &lefts[first + i], &rights[first + i], params,
+                              &disparities[first + i]);
+        }
+        scatter sink = {disparities + first, map_bytes};
+        if (status == PV_OK)
+            status = pv_cl_read_chunked(ctx, io.out, 0, (size_t)n * map_bytes, scatter_chunk,
+                                        &sink);
+        if (status == PV_OK)
+            status = pv_progress_report(ctx, "stereo_sad_batch", first + n, count);
+    }
+    return pv_cl_finish_after(ctx, status);
 }
 
 static pv_status pv_cl_stereo_sad(pv_context *ctx, const pv_image *left, const pv_image *right,
