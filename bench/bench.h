@@ -282,6 +282,11 @@ typedef struct bench_rows {
 /* Append a copy of row and print it (1 with a message when full). */
 int bench_add_row(bench_rows *rows, const bench_result *row);
 
+/* The SIFT chain rows (bench_sift_chain.c: sift-chain-720p, -1080p,
+ * sift-track-720p), run by bench_features_cases. */
+int bench_sift_chain_cases(const bench_config *config, const bench_contexts *contexts,
+                           bench_rows *rows);
+
 /* The sgm-stream rows (bench_sgm_stream.c), run by bench_sgm_cases. */
 int bench_sgm_stream_cases(const bench_config *config, const bench_contexts *contexts,
                            bench_rows *rows);

@@ -24,6 +24,14 @@ void pv_sift_chain_frame_free(pv_sift_chain_frame *frame)
     memset(frame, 0, sizeof *frame);
 }
 
+void pv_sift_chain_add_timing(pv_timing *sum, const pv_timing *t)
+{
+    sum->kernel_ms += t->kernel_ms;
+    sum->total_ms += t->total_ms;
+    sum->upload_ms += t->upload_ms;
+    sum->download_ms += t->download_ms;
+}
+
 pv_context *pv_sift_plan_context(const pv_sift_plan *plan)
 {
     return plan->ctx;
@@ -115,6 +123,7 @@ static pv_status advance_on_device(pv_sift_plan *plan, const pv_image *image, in
     pv_call_end(ctx);
     if (status != PV_OK)
         return status;
+    pv_sift_chain_add_timing(&frame->timing, &ctx->timing);
     plan->kept_at = PV_SIFT_KEPT_DEVICE;
     frame->keypoints = raw.keypoints;
     frame->kept_keypoints = raw.kept_keypoints;
@@ -148,8 +157,12 @@ static pv_status advance_composed(pv_sift_plan *plan, const pv_image *image, int
     pv_sift_features fresh = {0};
     pv_sift_matches matches = {0, NULL};
     pv_status status = pv_sift_detect(plan, image, &fresh);
+    if (status == PV_OK)
+        pv_sift_chain_add_timing(&frame->timing, &plan->ctx->timing);
     if (status == PV_OK && matching)
         status = pv_sift_match(plan->ctx, &plan->kept, &fresh, p, &matches);
+    if (status == PV_OK && matching)
+        pv_sift_chain_add_timing(&frame->timing, &plan->ctx->timing);
     if (status == PV_OK && matching)
         status = gather_points(plan->ctx, &plan->kept, &fresh, &matches, frame);
     pv_sift_matches_free(&matches);

@@ -17,7 +17,11 @@ typedef struct pv_sift_chain_frame {
     int matched;             /* 1: there was a kept frame to match */
     pv_sift_matches matches;
     float *points1, *points2;
+    pv_timing timing;        /* the sum of the frame's calls' timings */
 } pv_sift_chain_frame;
+
+/* sum += t, field by field. */
+void pv_sift_chain_add_timing(pv_timing *sum, const pv_timing *t);
 
 void pv_sift_chain_frame_free(pv_sift_chain_frame *frame);
 

@@ -61,9 +61,19 @@ static pv_status collect_inliers(pv_context *ctx, const pv_sift_chain_frame *fra
     return PV_OK;
 }
 
-/* RANSAC on the frame's matches into *result (untouched on failure). */
+/* The chain call's timing, left as the context's last: its calls'
+ * device, upload and download times summed, end to end from `start`. */
+static void report_timing(pv_context *ctx, double start, const pv_timing *parts)
+{
+    ctx->timing = *parts;
+    ctx->timing.total_ms = pv_now_ms() - start;
+}
+
+/* RANSAC on the frame's matches into *result (untouched on failure);
+ * its timing added to *timing. */
 static pv_status estimate(pv_context *ctx, const char *op, const pv_sift_chain_frame *frame,
-                          const pv_ransac_params *rp, pv_sift_chain_result *result)
+                          const pv_ransac_params *rp, pv_sift_chain_result *result,
+                          pv_timing *timing)
 {
     const int n = frame->matches.count;
     if (n < PV_HOMOGRAPHY_SAMPLE)
@@ -77,6 +87,8 @@ static pv_status estimate(pv_context *ctx, const char *op, const pv_sift_chain_f
     memset(&out, 0, sizeof out);
     pv_status status = pv_find_homography(ctx, frame->points1, frame->points2, n, rp,
                                           &out.geometry, mask);
+    if (status == PV_OK)
+        pv_sift_chain_add_timing(timing, &ctx->timing);
     if (status == PV_OK)
         status = collect_inliers(ctx, frame, mask, out.geometry.inlier_count, &out.inliers);
     free(mask);
@@ -105,6 +117,8 @@ pv_status pv_sift_match_images(pv_sift_plan *plan, const pv_image *image1,
         status = pv_sift_chain_check_image(plan, op, "image2", image2);
     if (status != PV_OK)
         return status;
+    pv_context *ctx = pv_sift_plan_context(plan);
+    const double start = pv_now_ms();
     pv_sift_chain_frame first, second;
     memset(&first, 0, sizeof first);
     memset(&second, 0, sizeof second);
@@ -112,9 +126,13 @@ pv_status pv_sift_match_images(pv_sift_plan *plan, const pv_image *image1,
     status = pv_sift_chain_advance(plan, image1, 0, &mp, &first);
     if (status == PV_OK)
         status = pv_sift_chain_advance(plan, image2, 1, &mp, &second);
+    pv_timing timing = first.timing;
+    pv_sift_chain_add_timing(&timing, &second.timing);
     if (status == PV_OK)
-        status = estimate(pv_sift_plan_context(plan), op, &second, &rp, result);
-    if (status != PV_OK)
+        status = estimate(ctx, op, &second, &rp, result, &timing);
+    if (status == PV_OK)
+        report_timing(ctx, start, &timing);
+    else
         pv_sift_chain_forget(plan);
     pv_sift_chain_frame_free(&first);
     pv_sift_chain_frame_free(&second);
@@ -133,15 +151,20 @@ pv_status pv_sift_track_next(pv_sift_plan *plan, const pv_image *frame,
         status = pv_sift_chain_check_image(plan, op, "frame", frame);
     if (status != PV_OK)
         return status;
+    pv_context *ctx = pv_sift_plan_context(plan);
+    const double start = pv_now_ms();
     pv_sift_chain_frame step;
     memset(&step, 0, sizeof step);
     status = pv_sift_chain_advance(plan, frame, 1, &mp, &step);
+    pv_timing timing = step.timing;
     if (status == PV_OK && step.matched)
-        status = estimate(pv_sift_plan_context(plan), op, &step, &rp, result);
+        status = estimate(ctx, op, &step, &rp, result, &timing);
     else if (status == PV_OK) {
         memset(result, 0, sizeof *result);
         result->keypoints2 = step.keypoints;
     }
+    if (status == PV_OK)
+        report_timing(ctx, start, &timing);
     pv_sift_chain_frame_free(&step);
     return status;
 }
