@@ -95,11 +95,15 @@ typedef struct pv_sift_chain_candidate {
 } pv_sift_chain_candidate;
 
 /* What a chain step asks: match the kept frame to the new one (else only
- * detect and keep), with the ratio test's ratio and the mutual check. */
+ * detect and keep), with the ratio test's ratio and the mutual check.
+ * first: NULL, or a frame (of the plan's size) to detect and keep before
+ * the step's image, so that a pair is one step (the backend may detect
+ * both side by side); match then matches first to the image. */
 typedef struct pv_sift_chain_step {
     int match;
     float ratio;
     int mutual;
+    const pv_image *first;
 } pv_sift_chain_step;
 
 /* A step's outcome: the new frame's keypoint count, the kept frame's, and

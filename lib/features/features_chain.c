@@ -107,14 +107,17 @@ static pv_status keep_candidates(pv_context *ctx, const pv_sift_chain_raw *raw, 
     return status;
 }
 
-static pv_status advance_on_device(pv_sift_plan *plan, const pv_image *image, int match,
+/* The backend's chain step on image (first: NULL, or the pair's first
+ * frame, detected and kept before image and matched to it). */
+static pv_status advance_on_device(pv_sift_plan *plan, const pv_image *first,
+                                   const pv_image *image, int match,
                                    const pv_sift_match_params *p, pv_sift_chain_frame *frame)
 {
     pv_context *ctx = plan->ctx;
-    const int had = plan->kept_at == PV_SIFT_KEPT_DEVICE;
+    const int had = plan->kept_at == PV_SIFT_KEPT_DEVICE || first;
     if (plan->kept_at == PV_SIFT_KEPT_HOST)
         pv_sift_chain_forget(plan);
-    const pv_sift_chain_step step = {match && had, p->ratio, p->mutual};
+    const pv_sift_chain_step step = {match && had, p->ratio, p->mutual, first};
     pv_sift_chain_raw raw = {0, 0, 0, NULL};
     plan->kept_at = PV_SIFT_KEPT_NONE; /* until the step succeeds */
     pv_status status = pv_call_begin(ctx);
@@ -193,8 +196,34 @@ pv_status pv_sift_chain_advance(pv_sift_plan *plan, const pv_image *image, int m
 {
     pv_sift_chain_frame out;
     memset(&out, 0, sizeof out);
-    pv_status status = device_path(plan) ? advance_on_device(plan, image, match, p, &out)
+    pv_status status = device_path(plan) ? advance_on_device(plan, NULL, image, match, p, &out)
                                          : advance_composed(plan, image, match, p, &out);
+    if (status != PV_OK) {
+        pv_sift_chain_frame_free(&out);
+        pv_sift_chain_forget(plan);
+        return status;
+    }
+    *frame = out;
+    return PV_OK;
+}
+
+pv_status pv_sift_chain_pair(pv_sift_plan *plan, const pv_image *first, const pv_image *image,
+                             const pv_sift_match_params *p, pv_sift_chain_frame *frame)
+{
+    pv_sift_chain_forget(plan);
+    pv_sift_chain_frame head, out;
+    memset(&head, 0, sizeof head);
+    memset(&out, 0, sizeof out);
+    pv_status status;
+    if (device_path(plan)) {
+        status = advance_on_device(plan, first, image, 1, p, &out);
+    } else {
+        status = advance_composed(plan, first, 0, p, &head);
+        if (status == PV_OK)
+            status = advance_composed(plan, image, 1, p, &out);
+        pv_sift_chain_add_timing(&out.timing, &head.timing);
+    }
+    pv_sift_chain_frame_free(&head);
     if (status != PV_OK) {
         pv_sift_chain_frame_free(&out);
         pv_sift_chain_forget(plan);

@@ -51,4 +51,12 @@ void pv_sift_chain_forget(pv_sift_plan *plan);
 pv_status pv_sift_chain_advance(pv_sift_plan *plan, const pv_image *image, int match,
                                 const pv_sift_match_params *p, pv_sift_chain_frame *frame);
 
+/* A pair: first detected and kept, then image detected and first matched
+ * to it (on the device path in one backend step, which may detect both
+ * side by side); as two pv_sift_chain_advance calls otherwise.  The plan
+ * keeps image afterwards; on failure *frame is untouched and the plan
+ * keeps no frame. */
+pv_status pv_sift_chain_pair(pv_sift_plan *plan, const pv_image *first, const pv_image *image,
+                             const pv_sift_match_params *p, pv_sift_chain_frame *frame);
+
 #endif

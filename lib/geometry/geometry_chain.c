@@ -119,22 +119,16 @@ pv_status pv_sift_match_images(pv_sift_plan *plan, const pv_image *image1,
         return status;
     pv_context *ctx = pv_sift_plan_context(plan);
     const double start = pv_now_ms();
-    pv_sift_chain_frame first, second;
-    memset(&first, 0, sizeof first);
+    pv_sift_chain_frame second;
     memset(&second, 0, sizeof second);
-    pv_sift_chain_forget(plan);
-    status = pv_sift_chain_advance(plan, image1, 0, &mp, &first);
-    if (status == PV_OK)
-        status = pv_sift_chain_advance(plan, image2, 1, &mp, &second);
-    pv_timing timing = first.timing;
-    pv_sift_chain_add_timing(&timing, &second.timing);
+    status = pv_sift_chain_pair(plan, image1, image2, &mp, &second);
+    pv_timing timing = second.timing;
     if (status == PV_OK)
         status = estimate(ctx, op, &second, &rp, result, &timing);
     if (status == PV_OK)
         report_timing(ctx, start, &timing);
     else
         pv_sift_chain_forget(plan);
-    pv_sift_chain_frame_free(&first);
     pv_sift_chain_frame_free(&second);
     return status;
 }

@@ -92,6 +92,10 @@ typedef struct cl_sift_plan {
     cl_mem kept_records, kept_descriptors;
     cl_uint kept_capacity, kept_count;
     int kept;
+    /* A pair's second frame (its lists, room for next_capacity keypoints),
+     * which becomes the kept frame by a swap of the handles. */
+    cl_mem next_records, next_descriptors;
+    cl_uint next_capacity;
 } cl_sift_plan;
 
 /* Batches (features_batch.c): chunks of SIFT_BATCH_CHUNK images (1 ..

@@ -7,12 +7,14 @@
  * ratio test, the optional mutual check), in increasing query order, with
  * both keypoints' positions, so that only that list comes back. */
 
-/* dst[i] = src[i] for i < count (a frame's words into the kept buffers). */
-__kernel void sift_chain_copy(__global const float *src, __global float *dst, int count)
+/* dst[i] = src[from + i] for i < count (a frame's words into the kept
+ * buffers; from: where an image of a batch set starts). */
+__kernel void sift_chain_copy(__global const float *src, ulong from, __global float *dst,
+                              int count)
 {
     const int i = get_global_id(0);
     if (i < count)
-        dst[i] = src[i];
+        dst[i] = src[from + (size_t)i];
 }
 
 /* Words of a pv_sift_keypoint record (x, y first) and of a candidate
