@@ -9,6 +9,9 @@
  *     keypoint and match counts, the same inlier pairs and positions, the
  *     same model to 1e-12 relative (the same float inputs and seeded
  *     samples: equal in practice), with and without the mutual check;
+ *   - the same with more keypoints than a fresh plan's lists hold (on
+ *     OpenCL the pair's side-by-side detection then falls back to one by
+ *     one and grows the lists) and with a top-K cap (composed calls);
  *   - OpenCL against the CPU backend: both models within 0.5 px of each
  *     other over the grid, inlier counts within 10%;
  *   - tracking over four synthetic frames: the first has no model, each
@@ -246,6 +249,78 @@ static void test_equals_composed(void **state)
     check_equals_composed(ctx, 1);
 }
 
+/* Frames with more keypoints than a fresh plan's lists hold (1024 for
+ * these sizes): random texture, the second a crop shifted by (5, 3).  On
+ * OpenCL the pair's side-by-side detection finds its lists short and the
+ * frames are detected one by one, growing the lists; the answer is still
+ * the composed calls'.  A plan with a top-K cap composes the calls. */
+static void test_long_lists_and_cap(void **state)
+{
+    pv_context *ctx = tu_backend_ctx(state);
+    /* Random values every BLOB px, bilinear between them: blobs of about
+     * SIFT's finest scales, many keypoints. */
+    enum { BLOB = 3 };
+    pv_image noise, a, b;
+    assert_int_equal(pv_image_alloc(&noise, W / BLOB + 6, H / BLOB + 6, PV_PIXEL_U8), PV_OK);
+    tu_fill_random(&noise, 11);
+    assert_int_equal(pv_image_alloc(&a, W, H, PV_PIXEL_U8), PV_OK);
+    assert_int_equal(pv_image_alloc(&b, W, H, PV_PIXEL_U8), PV_OK);
+    for (int y = 0; y < H + 3; y++)
+        for (int x = 0; x < W + 5; x++) {
+            const int x0 = x / BLOB, y0 = y / BLOB;
+            const float fx = (float)(x % BLOB) / BLOB, fy = (float)(y % BLOB) / BLOB;
+            const float v = (pv_image_get(&noise, x0, y0) * (1 - fx) +
+                             pv_image_get(&noise, x0 + 1, y0) * fx) * (1 - fy) +
+                            (pv_image_get(&noise, x0, y0 + 1) * (1 - fx) +
+                             pv_image_get(&noise, x0 + 1, y0 + 1) * fx) * fy;
+            if (x >= 5 && y >= 3)
+                tu_set_pixel(&a, x - 5, y - 3, v);
+            if (x < W && y < H)
+                tu_set_pixel(&b, x, y, v);
+        }
+    const double shift[9] = {1, 0, 5, 0, 1, 3, 0, 0, 1};
+    for (int cap = 0; cap <= 200; cap += 200) {
+        pv_sift_params params;
+        pv_sift_params_default(&params);
+        params.max_keypoints = cap;
+        pv_sift_plan *plan = NULL, *single = NULL;
+        tu_expect_ok(ctx, pv_sift_plan_create(ctx, W, H, &params, &plan), "plan");
+        tu_expect_ok(ctx, pv_sift_plan_create(ctx, W, H, &params, &single), "plan");
+        pv_sift_chain_result r;
+        tu_expect_ok(ctx, pv_sift_match_images(plan, &a, &b, NULL, NULL, &r), "chain");
+        pv_sift_features fa = {0}, fb = {0};
+        pv_sift_matches m = {0, NULL};
+        pv_geometry_result g;
+        tu_expect_ok(ctx, pv_sift_detect(single, &a, &fa), "detect a");
+        tu_expect_ok(ctx, pv_sift_detect(single, &b, &fb), "detect b");
+        tu_expect_ok(ctx, pv_sift_match(ctx, &fa, &fb, NULL, &m), "match");
+        tu_expect_ok(ctx, pv_find_geometry_sift(ctx, PV_GEOMETRY_HOMOGRAPHY, &fa, &fb, &m, NULL,
+                                                &g, NULL), "homography");
+        print_message("  cap %d: %d and %d keypoints, %d matches, %d inliers\n", cap,
+                      r.keypoints1, r.keypoints2, r.matches, r.inlier_count);
+        assert_true(cap > 0 || r.keypoints1 > 1024);
+        assert_int_equal(r.keypoints1, fa.count);
+        assert_int_equal(r.keypoints2, fb.count);
+        assert_int_equal(r.matches, m.count);
+        assert_int_equal(r.inlier_count, g.inlier_count);
+        assert_models_equal(r.geometry.model, g.model);
+        assert_true(grid_error(r.geometry.model, shift) < TRUTH_TOLERANCE_PX);
+        pv_sift_chain_result_free(&r);
+        /* The next pair on the grown lists goes side by side. */
+        tu_expect_ok(ctx, pv_sift_match_images(plan, &a, &b, NULL, NULL, &r), "chain again");
+        assert_models_equal(r.geometry.model, g.model);
+        pv_sift_chain_result_free(&r);
+        pv_sift_matches_free(&m);
+        pv_sift_features_free(&fa);
+        pv_sift_features_free(&fb);
+        pv_sift_plan_destroy(plan);
+        pv_sift_plan_destroy(single);
+    }
+    pv_image_free(&noise);
+    pv_image_free(&a);
+    pv_image_free(&b);
+}
+
 /* ------------------------------------------------------- across backends */
 
 static void test_backends_agree(void **state)
@@ -291,7 +366,7 @@ static void test_tracking(void **state)
     pv_ransac_params_default(&rp);
     rp.threshold = TRACK_THRESHOLD_PX;
     for (int round = 0; round < 2; round++) {
-        for (int f = 0; f < TRACK_FRAMES; f++) {
+        for (int f = 0; f < (round ? 2 : TRACK_FRAMES); f++) {
             pv_sift_chain_result r, pair;
             tu_expect_ok(ctx, pv_sift_track_next(plan, &frames[f], NULL, &rp, &r),
                          "pv_sift_track_next");
@@ -332,7 +407,7 @@ static void test_tracking(void **state)
             pv_sift_chain_result_free(&r);
             pv_sift_chain_result_free(&pair);
         }
-        pv_sift_track_reset(plan); /* the second round starts a new track */
+        pv_sift_track_reset(plan); /* the second round (two frames) starts a new track */
     }
     pv_sift_plan_destroy(plan);
     pv_sift_plan_destroy(pair_plan);
@@ -414,6 +489,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         TU_ON_BOTH(test_known_answer),
         TU_ON_BOTH(test_equals_composed),
+        TU_ON_BOTH(test_long_lists_and_cap),
         cmocka_unit_test(test_backends_agree),
         TU_ON_BOTH(test_tracking),
         TU_ON_BOTH(test_bad_input),
