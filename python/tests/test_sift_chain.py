@@ -99,7 +99,7 @@ def test_tracking(ctx):
     venus = _venus()
     path = [_motion(1.0 - 0.02 * i, 0.04 * i, 3.0 * i, -2.0 * i) for i in range(3)]
     frames = [_frame(venus, h) for h in path]
-    ransac = {"threshold": 1.0}  # Venus's print gives near-miss matches within 2 px
+    ransac = {"seed": 5}  # other than the default, passed to both calls
     with ctx.sift_plan((H, W)) as plan, ctx.sift_plan((H, W)) as pairs:
         first = plan.track_next(frames[0], ransac=ransac)
         assert first.model is None and first.keypoints2 > 0 and first.inlier_count == 0
