@@ -420,7 +420,7 @@ static int track_row(const bench_config *config, const bench_contexts *contexts,
     start_row(r, contexts, name, c, TRACK_FRAMES);
     snprintf(r->variant, sizeof r->variant, "%s", chain ? "track" : "loop");
     r->threshold = chain ? 1.0 : 0.0;
-    track_job *cpu = malloc(sizeof *cpu), *cl = malloc(sizeof *cl);
+    track_job *cpu = calloc(1, sizeof *cpu), *cl = calloc(1, sizeof *cl);
     if (!cpu || !cl) {
         free(cpu);
         free(cl);
