@@ -11,7 +11,9 @@
  *     samples: equal in practice), with and without the mutual check;
  *   - the same with more keypoints than a fresh plan's lists hold (on
  *     OpenCL the pair's side-by-side detection then falls back to one by
- *     one and grows the lists) and with a top-K cap (composed calls);
+ *     one and grows the lists, and a tracking step that matches without
+ *     waiting for the count runs again, waiting) and with a top-K cap
+ *     (composed calls);
  *   - OpenCL against the CPU backend: both models within 0.5 px of each
  *     other over the grid, inlier counts within 10%;
  *   - tracking over four synthetic frames: the first has no model, each
@@ -310,6 +312,26 @@ static void test_long_lists_and_cap(void **state)
         tu_expect_ok(ctx, pv_sift_match_images(plan, &a, &b, NULL, NULL, &r), "chain again");
         assert_models_equal(r.geometry.model, g.model);
         pv_sift_chain_result_free(&r);
+        /* Tracking onto a frame with more keypoints than a fresh plan's
+         * lists (on OpenCL the step that matches without waiting for the
+         * count finds them short and runs again, waiting): a (from the
+         * Venus frame: a failure of too few matches, or a model) then b,
+         * whose step is the pair's. */
+        pv_sift_plan *track = NULL;
+        tu_expect_ok(ctx, pv_sift_plan_create(ctx, W, H, &params, &track), "plan");
+        pv_image venus = make_frame(&identity);
+        tu_expect_ok(ctx, pv_sift_track_next(track, &venus, NULL, NULL, &r), "track venus");
+        pv_status status = pv_sift_track_next(track, &a, NULL, NULL, &r);
+        assert_true(status == PV_OK || status == PV_ERR_INVALID);
+        if (status == PV_OK)
+            pv_sift_chain_result_free(&r);
+        tu_expect_ok(ctx, pv_sift_track_next(track, &b, NULL, NULL, &r), "track b");
+        assert_int_equal(r.keypoints1, fa.count);
+        assert_int_equal(r.matches, m.count);
+        assert_models_equal(r.geometry.model, g.model);
+        pv_sift_chain_result_free(&r);
+        pv_sift_plan_destroy(track);
+        pv_image_free(&venus);
         pv_sift_matches_free(&m);
         pv_sift_features_free(&fa);
         pv_sift_features_free(&fb);

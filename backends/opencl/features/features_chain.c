@@ -130,15 +130,21 @@ static float loose_ratio2(float ratio)
 
 /* Queue the match of the kept frame (kept_count rows) to the frame in
  * (records, descriptors) (nt rows), the compaction, and the reads of the
- * total and of up to kept_count candidates into host, without a wait. */
+ * total and of up to kept_count candidates into host, without a wait.
+ * counted: the frame's count is counters[1] on the device, nt the lists'
+ * room (the eager step, without the mutual check); else NULL. */
 static pv_status enqueue_match(pv_context *ctx, cl_sift_plan *plan, cl_mem records,
-                               cl_mem descriptors, cl_uint nt, const pv_sift_chain_step *step,
-                               cl_int *total, pv_sift_chain_candidate *host)
+                               cl_mem descriptors, cl_uint nt, const cl_mem *counted,
+                               const pv_sift_chain_step *step, cl_int *total,
+                               pv_sift_chain_candidate *host)
 {
     const cl_int nq = (cl_int)plan->kept_count, ntrain = (cl_int)nt;
     cl_mem fwd, back, list, count;
-    pv_status status = pv_cl_sift_nearest_buffers(ctx, plan->kept_descriptors, nq, descriptors,
-                                                  ntrain, "sift.chain_fwd", &fwd);
+    pv_status status =
+        counted ? pv_cl_sift_nearest_counted(ctx, plan->kept_descriptors, nq, descriptors,
+                                             *counted, ntrain, "sift.chain_fwd", &fwd)
+                : pv_cl_sift_nearest_buffers(ctx, plan->kept_descriptors, nq, descriptors, ntrain,
+                                             "sift.chain_fwd", &fwd);
     back = fwd;
     if (status == PV_OK && step->mutual)
         status = pv_cl_sift_nearest_buffers(ctx, descriptors, ntrain, plan->kept_descriptors, nq,
@@ -177,7 +183,8 @@ static pv_status match_frames(pv_context *ctx, cl_sift_plan *plan, cl_mem record
     if (!out->candidates)
         return pv_fail(ctx, PV_ERR_NOMEM, "sift chain: no memory for %u candidates",
                        plan->kept_count);
-    return enqueue_match(ctx, plan, records, descriptors, found, step, total, out->candidates);
+    return enqueue_match(ctx, plan, records, descriptors, found, NULL, step, total,
+                         out->candidates);
 }
 
 /* One image: detected with the plan's lists (one wait for its count),
@@ -200,6 +207,76 @@ static pv_status step_single(pv_context *ctx, cl_sift_plan *plan, const pv_image
         plan->kept = 1;
     }
     return status;
+}
+
+static void swap_mem(cl_mem *a, cl_mem *b)
+{
+    cl_mem t = *a;
+    *a = *b;
+    *b = t;
+}
+
+/* The next lists become the kept ones (and the kept ones the next). */
+static void swap_lists(cl_sift_plan *plan)
+{
+    swap_mem(&plan->kept_records, &plan->next_records);
+    swap_mem(&plan->kept_descriptors, &plan->next_descriptors);
+    const cl_uint room = plan->kept_capacity;
+    plan->kept_capacity = plan->next_capacity;
+    plan->next_capacity = room;
+}
+
+/* A tracking step without a wait before the match: the detection, the
+ * match with the frame's count read on the device, the reads of the count
+ * and the candidates, and a copy of the whole lists into the next lists,
+ * all queued and waited for once.  *done 0: the lists were short (the
+ * kept frame is untouched; the caller runs the waiting step, which grows
+ * them). */
+static pv_status step_eager(pv_context *ctx, cl_sift_plan *plan, const pv_image *image,
+                            const pv_sift_chain_step *step, pv_sift_chain_raw *out,
+                            cl_int *total, int *done)
+{
+    *done = 0;
+    cl_uint counts[2] = {0, 0};
+    pv_status status = pv_cl_sift_initial_capacities(ctx, plan);
+    const cl_uint room = plan->keypoint_capacity;
+    if (status == PV_OK)
+        status = ensure_lists(ctx, plan, &plan->next_records, &plan->next_descriptors,
+                              &plan->next_capacity, room);
+    if (status == PV_OK)
+        status = pv_cl_sift_enqueue_detection(ctx, plan, image, 1);
+    if (status == PV_OK)
+        status = pv_cl_read_async(ctx, plan->counters, 0, sizeof counts, counts);
+    out->candidates = status == PV_OK ? malloc((size_t)plan->kept_count * sizeof *out->candidates)
+                                      : NULL;
+    if (status == PV_OK && !out->candidates)
+        status = pv_fail(ctx, PV_ERR_NOMEM, "sift chain: no memory for %u candidates",
+                         plan->kept_count);
+    if (status == PV_OK)
+        status = enqueue_match(ctx, plan, plan->records, plan->descriptors, room, &plan->counters,
+                               step, total, out->candidates);
+    if (status == PV_OK)
+        status = copy_frame(ctx, plan, plan->records, plan->descriptors, 0, room,
+                            plan->next_records, plan->next_descriptors);
+    if (status == PV_OK)
+        status = pv_cl_finish(ctx);
+    if (status != PV_OK || counts[0] > plan->candidate_capacity || counts[1] > room) {
+        free(out->candidates);
+        out->candidates = NULL;
+        *total = 0;
+        return status;
+    }
+    plan->last_count = counts[1];
+    out->keypoints = (int)counts[1];
+    out->kept_keypoints = (int)plan->kept_count;
+    if (counts[1] == 0) { /* nothing to match: no candidates */
+        free(out->candidates);
+        out->candidates = NULL;
+    }
+    swap_lists(plan);
+    plan->kept_count = counts[1];
+    *done = 1;
+    return PV_OK;
 }
 
 /* Both frames of a pair side by side in the plan's first batch set (one
@@ -243,13 +320,6 @@ static pv_status detect_pair(pv_context *ctx, cl_sift_plan *plan, const pv_image
     return status;
 }
 
-static void swap_mem(cl_mem *a, cl_mem *b)
-{
-    cl_mem t = *a;
-    *a = *b;
-    *b = t;
-}
-
 /* A pair: both detected side by side, first kept, matched to image (when
  * asked), then image kept by swapping the next lists in.  When the set's
  * lists were short, one by one with the plan's lists instead (which grow
@@ -281,11 +351,7 @@ static pv_status step_pair(pv_context *ctx, cl_sift_plan *plan, const pv_image *
                               step, out, total);
     if (status != PV_OK)
         return status;
-    swap_mem(&plan->kept_records, &plan->next_records);
-    swap_mem(&plan->kept_descriptors, &plan->next_descriptors);
-    const cl_uint room = plan->kept_capacity;
-    plan->kept_capacity = plan->next_capacity;
-    plan->next_capacity = room;
+    swap_lists(plan);
     plan->kept_count = found[1];
     plan->kept = 1;
     return PV_OK;
@@ -297,8 +363,14 @@ pv_status pv_cl_sift_chain_step(pv_context *ctx, void *opaque, const pv_image *i
     cl_sift_plan *plan = opaque;
     pv_sift_chain_raw raw = {0, 0, 0, NULL};
     cl_int total = 0;
-    pv_status status = step->first ? step_pair(ctx, plan, image, step, &raw, &total)
-                                   : step_single(ctx, plan, image, step, &raw, &total);
+    pv_status status = PV_OK;
+    int done = 0;
+    if (step->first)
+        status = step_pair(ctx, plan, image, step, &raw, &total);
+    else if (step->match && plan->kept && plan->kept_count > 0 && !step->mutual)
+        status = step_eager(ctx, plan, image, step, &raw, &total, &done);
+    if (status == PV_OK && !step->first && !done)
+        status = step_single(ctx, plan, image, step, &raw, &total);
     status = pv_cl_sift_finish(ctx, status);
     if (status == PV_OK && (total < 0 || (raw.candidates && total > raw.kept_keypoints)))
         status = pv_fail(ctx, PV_ERR_OPENCL, "sift chain: the device counted %d candidates for "

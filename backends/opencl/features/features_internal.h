@@ -211,6 +211,12 @@ void pv_cl_sift_chain_release(cl_sift_plan *plan);
  * words), enqueued without a wait; and the table's nearest entry. */
 pv_status pv_cl_sift_nearest_buffers(pv_context *ctx, cl_mem query, cl_int nq, cl_mem train,
                                      cl_int nt, const char *slot, cl_mem *out);
+/* The same with the train count read on the device (counters[1] of a
+ * detection, at most capacity): queued behind the detection without a
+ * wait for its count. */
+pv_status pv_cl_sift_nearest_counted(pv_context *ctx, cl_mem query, cl_int nq, cl_mem train,
+                                     cl_mem counters, cl_int capacity, const char *slot,
+                                     cl_mem *out);
 /* features_match.c: the table's nearest entry. */
 pv_status pv_cl_sift_nearest(pv_context *ctx, const float *query, int query_count,
                              const float *train, int train_count, int *best, float *best_d2,

@@ -38,8 +38,12 @@ static int match_chunks(pv_context *ctx, int nq, int nt)
     return chunks < 1 ? 1 : chunks;
 }
 
-pv_status pv_cl_sift_nearest_buffers(pv_context *ctx, cl_mem q, cl_int nq, cl_mem t, cl_int nt,
-                                     const char *slot, cl_mem *out)
+/* The nearest-neighbour table of query rows against train rows into the
+ * scratch slot `slot`.  counters NULL: nt train rows (sift_nearest); else
+ * the train count is counters[1] on the device, at most nt
+ * (sift_chain_nearest), and the chunks are cut for nt rows. */
+static pv_status enqueue_nearest(pv_context *ctx, cl_mem q, cl_int nq, cl_mem t, cl_int nt,
+                                 const cl_mem *counters, const char *slot, cl_mem *out)
 {
     const cl_int chunks = match_chunks(ctx, nq, nt);
     const cl_int per_chunk = (nt + chunks - 1) / chunks;
@@ -54,9 +58,15 @@ pv_status pv_cl_sift_nearest_buffers(pv_context *ctx, cl_mem q, cl_int nq, cl_me
         status = pv_cl_scratch(ctx, slot, 3 * (size_t)nq * sizeof(cl_int), out);
     if (status != PV_OK)
         return status;
+    const cl_uint capacity = (cl_uint)nt;
     const pv_cl_kernel_arg args[] = {
         {sizeof(cl_mem), &q}, {sizeof nq, &nq}, {sizeof(cl_mem), &t}, {sizeof nt, &nt},
         {sizeof per_chunk, &per_chunk},
+        {sizeof(cl_mem), &b}, {sizeof(cl_mem), &e1}, {sizeof(cl_mem), &e2},
+    };
+    const pv_cl_kernel_arg counted_args[] = {
+        {sizeof(cl_mem), &q}, {sizeof nq, &nq}, {sizeof(cl_mem), &t}, {sizeof(cl_mem), counters},
+        {sizeof capacity, &capacity}, {sizeof per_chunk, &per_chunk},
         {sizeof(cl_mem), &b}, {sizeof(cl_mem), &e1}, {sizeof(cl_mem), &e2},
     };
     const pv_cl_kernel_arg merge_args[] = {
@@ -65,11 +75,26 @@ pv_status pv_cl_sift_nearest_buffers(pv_context *ctx, cl_mem q, cl_int nq, cl_me
     };
     size_t local[2] = {(size_t)pv_cl_sift_param(ctx, "SIFT_MATCH_WG"), 1};
     size_t global[2] = {(size_t)nq, (size_t)chunks};
-    status = launch(ctx, "sift_nearest", args, PV_CL_ARG_COUNT(args), 2, global, local);
+    status = counters ? launch(ctx, "sift_chain_nearest", counted_args,
+                               PV_CL_ARG_COUNT(counted_args), 2, global, local)
+                      : launch(ctx, "sift_nearest", args, PV_CL_ARG_COUNT(args), 2, global, local);
     if (status == PV_OK)
         status = launch(ctx, "sift_nearest_merge", merge_args, PV_CL_ARG_COUNT(merge_args), 1,
                         global, local);
     return status;
+}
+
+pv_status pv_cl_sift_nearest_buffers(pv_context *ctx, cl_mem q, cl_int nq, cl_mem t, cl_int nt,
+                                     const char *slot, cl_mem *out)
+{
+    return enqueue_nearest(ctx, q, nq, t, nt, NULL, slot, out);
+}
+
+pv_status pv_cl_sift_nearest_counted(pv_context *ctx, cl_mem q, cl_int nq, cl_mem t,
+                                     cl_mem counters, cl_int capacity, const char *slot,
+                                     cl_mem *out)
+{
+    return enqueue_nearest(ctx, q, nq, t, capacity, &counters, slot, out);
 }
 
 static pv_status nearest_on_device(pv_context *ctx, const float *query, cl_int nq,

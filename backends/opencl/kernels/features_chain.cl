@@ -17,6 +17,22 @@ __kernel void sift_chain_copy(__global const float *src, ulong from, __global fl
         dst[i] = src[from + (size_t)i];
 }
 
+/* sift_nearest with the train count read on the device: counters[1] of
+ * the detection just queued (its keypoint total), at most capacity (a
+ * total beyond the lists' room counts keypoints that were not written;
+ * the host then detects again), so the match is queued behind the
+ * detection without a wait for its count. */
+__kernel __attribute__((reqd_work_group_size(SIFT_MATCH_WG, 1, 1)))
+void sift_chain_nearest(__global const float4 *query, int nq, __global const float4 *train,
+                        __global const uint *counters, uint capacity, int per_chunk,
+                        __global int *best, __global float *best_d2,
+                        __global float *second_d2)
+{
+    __local float4 tile[SIFT_MATCH_TILE * DESC_VEC];
+    const int nt = (int)min(counters[1], capacity);
+    nearest_of_chunk(query, nq, train, nt, per_chunk, best, best_d2, second_d2, tile);
+}
+
 /* Words of a pv_sift_keypoint record (x, y first) and of a candidate
  * (pv_sift_chain_candidate: query, train, d1, d2, x1, y1, x2, y2). */
 #define CHAIN_RECORD_WORDS 7
