@@ -287,6 +287,11 @@ int bench_add_row(bench_rows *rows, const bench_result *row);
 int bench_async_cases(const bench_config *config, const bench_contexts *contexts,
                       bench_result *results, int max, int *count);
 
+/* The SIFT chain rows (bench_sift_chain.c: sift-chain-720p, -1080p,
+ * sift-track-720p), run by bench_features_cases. */
+int bench_sift_chain_cases(const bench_config *config, const bench_contexts *contexts,
+                           bench_rows *rows);
+
 /* The sgm-stream rows (bench_sgm_stream.c), run by bench_sgm_cases. */
 int bench_sgm_stream_cases(const bench_config *config, const bench_contexts *contexts,
                            bench_rows *rows);

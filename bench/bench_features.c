@@ -717,6 +717,8 @@ int bench_features_cases(const bench_config *config, const bench_contexts *conte
         if (batch_rows(config, contexts, &batch_cases[i], &rows))
             return 1;
     }
+    if (bench_sift_chain_cases(config, contexts, &rows))
+        return 1;
     for (size_t i = 0; i < sizeof match_cases / sizeof match_cases[0]; i++) {
         if (!bench_wants(config, "match", match_cases[i].name, match_cases[i].quick))
             continue;

@@ -9,7 +9,8 @@ Ratios are parvis / peer (below 1: parvis is faster), because absolute
 times on shared machines drift while ratios measured on one machine in one
 session hold better:
   - against a CPU peer: parvis CPU / peer and parvis OpenCL end to end / peer;
-  - against an OpenCL peer (OpenCV's T-API): parvis OpenCL end to end / peer.
+  - against a GPU peer (OpenCV's T-API, path "opencl"; CudaSift, path "cuda"):
+    parvis OpenCL end to end / peer.
 A first table, the CPU baseline, puts per case parvis's CPU backend beside
 the fastest CPU peer of the same host and the GPU's gain over both.
 Rows are joined on the operation and the case name; parvis's FFT-engine
@@ -199,8 +200,12 @@ def peer_rows(docs):
     return rows
 
 
+# Peers that run on a GPU: parvis's OpenCL end to end is set against them.
+GPU_PATHS = {"opencl": "OpenCL", "cuda": "CUDA"}
+
+
 def peer_label(peer, path):
-    return "%s %s" % (peer, "OpenCL" if path == "opencl" else "CPU")
+    return "%s %s" % (peer, GPU_PATHS.get(path, "CPU"))
 
 
 def op_table(op, prows, peers, lines, joined):
@@ -249,7 +254,7 @@ def op_table(op, prows, peers, lines, joined):
                 cells += ["-", "-"]
                 continue
             cells.append(fmt_ms(p["ms"]))
-            if column[1] == "opencl":
+            if column[1] in GPU_PATHS:
                 cl_ratio = ratio(cl_ms, p["ms"])
                 cells.append("e2e %s" % fmt_ratio(cl_ratio) if cl_ratio is not None else "-")
                 joined.append({"op": op, "case": case, "peer": p["peer"], "path": p["path"],

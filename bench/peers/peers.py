@@ -10,7 +10,12 @@ Peers, each skipped with a note when its module is absent:
   - scikit-image: phase_cross_correlation (integer and upsampled), SIFT,
     match_template;
   - VLFeat SIFT in C (bench/peers/vlfeat_sift_peer, built by make when
-    VLFeat is installed), with --vlfeat BIN or found in the build tree.
+    VLFeat is installed), with --vlfeat BIN or found in the build tree;
+  - CudaSift (bench/peers/cudasift_peer, built by
+    bench/peers/build-cudasift.sh where nvcc is), with --cudasift BIN or
+    found in the build tree: detection on the sift cases, and its demo's
+    chain (upload, ExtractSift twice, MatchSiftData, FindHomography with
+    10000 loops) on the sift-chain cases.
 
 The cases carry parvis-bench's operation and case names, so that
 bench/report.py can join the two outputs; the inputs are rebuilt here the
@@ -71,6 +76,13 @@ SIFT_CASES = [
     ("sift-1080p", 1920, 1080, True),
     ("sift-4k", 3840, 2160, False),
     ("sift-8k", 7680, 4320, False),
+]
+
+# The SIFT chain, two frames to a homography (bench/bench_sift_chain.c):
+# (case, w, h, quick).  The frames are built by the peer program itself.
+SIFT_CHAIN_CASES = [
+    ("sift-chain-720p", 1280, 720, False),
+    ("sift-chain-1080p", 1920, 1080, False),
 ]
 
 # SIFT parameters: parvis's defaults (lib/features/features.c).
@@ -793,6 +805,34 @@ def find_vlfeat(explicit):
     return shutil.which("vlfeat_sift_peer")
 
 
+def run_peer_program(runner, command, name, peer, path):
+    """Run a peer program that prints JSON rows; keep its rows, or a skip."""
+    program = os.path.basename(command[0])
+    try:
+        done = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              universal_newlines=True, check=False)
+    except OSError as error:
+        runner.skip("sift", name, peer, path, "cannot run %s: %s" % (command[0], error))
+        return
+    rows = []
+    for line in done.stdout.splitlines():
+        line = line.strip()
+        if line.startswith("{"):
+            try:
+                rows.append(json.loads(line))
+            except ValueError:
+                pass
+    if done.returncode != 0 or not rows:
+        runner.skip("sift", name, peer, path, "%s failed (rc %d): %s"
+                    % (program, done.returncode, done.stderr.strip()[-300:]))
+        return
+    for row in rows:
+        runner.rows.append(row)
+        print("  %-6s %-18s %-22s %-6s %10.3f ms  (%d runs)  %s"
+              % (row["op"], row["case"], row["peer"], row["path"], row["ms"], row["runs"],
+                 row.get("note", "")), flush=True)
+
+
 def vlfeat_cases(runner, binary, data_dir):
     venus = os.path.join(data_dir, "stereo", "venus", "left.pgm")
     args = runner.args
@@ -802,29 +842,42 @@ def vlfeat_cases(runner, binary, data_dir):
         command = [binary, "--image", venus, "--tile", "%dx%d" % (width, height),
                    "--case", name, "--runs", str(max(args.runs, 1)), "--warmup", str(args.warmup),
                    "--budget", str(args.budget)]
-        try:
-            done = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                  universal_newlines=True, check=False)
-        except OSError as error:
-            runner.skip("sift", name, "vlfeat", "cpu", "cannot run %s: %s" % (binary, error))
-            continue
-        rows = []
-        for line in done.stdout.splitlines():
-            line = line.strip()
-            if line.startswith("{"):
-                try:
-                    rows.append(json.loads(line))
-                except ValueError:
-                    pass
-        if done.returncode != 0 or not rows:
-            runner.skip("sift", name, "vlfeat", "cpu", "vlfeat_sift_peer failed (rc %d): %s"
-                        % (done.returncode, done.stderr.strip()[-300:]))
-            continue
-        for row in rows:
-            runner.rows.append(row)
-            print("  %-6s %-18s %-22s %-6s %10.3f ms  (%d runs)  %s"
-                  % (row["op"], row["case"], row["peer"], row["path"], row["ms"], row["runs"],
-                     row.get("note", "")), flush=True)
+        run_peer_program(runner, command, name, "vlfeat", "cpu")
+
+
+def find_cudasift(explicit):
+    """The cudasift_peer program: --cudasift BIN, else the build trees, else PATH."""
+    if explicit:
+        return explicit if os.access(explicit, os.X_OK) else None
+    here = os.path.dirname(os.path.abspath(__file__))
+    top = os.path.dirname(os.path.dirname(here))
+    names = [os.path.join(os.getcwd(), "bench", "peers", "cudasift_peer")]
+    names += [os.path.join(top, d, "bench", "peers", "cudasift_peer")
+              for d in ("_build", "build", ".")]
+    names.append(os.path.join(here, "cudasift_peer"))
+    for name in names:
+        if os.access(name, os.X_OK):
+            return name
+    return shutil.which("cudasift_peer")
+
+
+def cudasift_cases(runner, binary, data_dir):
+    """CudaSift's detection on the sift cases and its demo chain on the sift-chain cases."""
+    venus = os.path.join(data_dir, "stereo", "venus", "left.pgm")
+    args = runner.args
+    if not runner.wants_peer("cudasift"):
+        return
+    timing = ["--runs", str(max(args.runs, 1)), "--warmup", str(args.warmup)]
+    for name, width, height, quick in SIFT_CASES:
+        if runner.wants("sift", name, quick):
+            command = [binary, "--image", venus, "--tile", "%dx%d" % (width, height),
+                       "--case", name] + timing
+            run_peer_program(runner, command, name, "cudasift", "cuda")
+    for name, width, height, quick in SIFT_CHAIN_CASES:
+        if runner.wants("sift", name, quick):
+            command = [binary, "--chain", "--image", venus, "--tile", "%dx%d" % (width, height),
+                       "--case", name] + timing
+            run_peer_program(runner, command, name, "cudasift", "cuda")
 
 # ---------------------------------------------------------------------- main
 
@@ -863,6 +916,8 @@ def parse_args(argv):
                    help="directory holding stereo/<set>/ (default tests/data, or $PARVIS_DATA)")
     p.add_argument("--vlfeat", metavar="BIN",
                    help="the vlfeat_sift_peer program (default: looked up in the build trees)")
+    p.add_argument("--cudasift", metavar="BIN",
+                   help="the cudasift_peer program (default: looked up in the build trees)")
     p.add_argument("--no-opencl", action="store_true", help="skip OpenCV's T-API path")
     args = p.parse_args(argv)
     if args.runs < 1 or args.warmup < 0 or args.budget <= 0:
@@ -931,6 +986,13 @@ def main(argv):
     else:
         print("note: vlfeat_sift_peer not found (build with VLFeat installed, or --vlfeat BIN): "
               "VLFeat is skipped")
+    cudasift = find_cudasift(args.cudasift)
+    if cudasift and os.path.isfile(os.path.join(data_dir, "stereo", "venus", "left.pgm")):
+        machine["cudasift_peer"] = cudasift
+        cudasift_cases(runner, cudasift, data_dir)
+    else:
+        print("note: cudasift_peer not found (bench/peers/build-cudasift.sh, or --cudasift BIN): "
+              "CudaSift is skipped")
     if args.json:
         with open(args.json, "w") as out:
             json.dump({"peers": runner.rows, "skipped": runner.skipped, "machine": machine},

@@ -21,6 +21,7 @@ typedef struct features_args {
     pv_sift_match_params match;
     const char *homography, *fundamental; /* model files to write, or NULL */
     const char *draw;                     /* --draw MATCHES.png, or NULL */
+    int chain;                            /* --chain: pv_sift_match_images */
     pv_ransac_params ransac;
     cli_backend_options backend;
 } features_args;
@@ -58,7 +59,12 @@ static const char match_conventions[] =
     "  --draw MATCHES.png: IMG1 and IMG2 side by side in grey (RGB PNG), a coloured line\n"
     "  between the keypoints of each match; with --homography only its inliers (else\n"
     "  with --fundamental only its inliers) and, for a homography, IMG1's outline mapped\n"
-    "  into IMG2 as a white quadrilateral.\n";
+    "  into IMG2 as a white quadrilateral.\n"
+    "  --chain: the two-frame chain (pv_sift_match_images, docs/sift.md): both images of\n"
+    "  one size through one plan, detection, matching and the ratio test kept on the device\n"
+    "  (OpenCL), RANSAC on the survivors; the same H as the plain mode.  Only the inlier\n"
+    "  matches come back: MATCHES.txt and --draw hold only them (no inlier column);\n"
+    "  --fundamental is not available with it.\n";
 
 /* --preset sets every SIFT setting at once, wherever it stands, before
  * the options that change single settings are read. */
@@ -115,8 +121,10 @@ static int parse_args(const char *command, int need, int argc, char **argv, feat
          .help = "inlier distance of the RANSAC models"},
         {.name = "--draw", .kind = CLI_TEXT, .field = &args->draw, .value_name = "MATCHES.png",
          .help = "picture of the matches (inliers only when a model is estimated)"},
+        {.name = "--chain", .kind = CLI_FLAG, .field = &args->chain,
+         .help = "two same-size images to a homography in one chain (see below)"},
     };
-    const int match_options = 6;
+    const int match_options = 7;
     cli_command c = {
         .name = command,
         .synopsis = is_match ? "IMG1 IMG2 -o MATCHES.txt [options]"
@@ -540,9 +548,97 @@ static int match_features(pv_context *ctx, const features_args *args, const pv_s
     return rc;
 }
 
+/* --chain's outputs: the inliers (-o, --draw), H, the time or JSON line. */
+static int chain_outputs(pv_context *ctx, const features_args *args,
+                         const pv_sift_chain_result *r)
+{
+    const int n = r->inlier_count;
+    float (*segments)[4] = malloc(n > 0 ? (size_t)n * sizeof *segments : 1);
+    if (!segments)
+        return cli_fail("no memory for %d inliers", n);
+    for (int i = 0; i < n; i++) {
+        const pv_sift_point_match *m = &r->inliers[i];
+        segments[i][0] = m->x1;
+        segments[i][1] = m->y1;
+        segments[i][2] = m->x2;
+        segments[i][3] = m->y2;
+    }
+    int rc = args->homography ? write_model(args->homography, r->geometry.model) : 0;
+    FILE *out = rc == 0 && args->output ? cli_open_output(args->output) : NULL;
+    if (rc == 0 && args->output && !out)
+        rc = 1;
+    if (out) {
+        fprintf(out, "# parvis match --chain %s %s: %d inliers of %d matches of %d / %d "
+                "keypoints, ratio %g%s\n", args->images[0], args->images[1], n, r->matches,
+                r->keypoints1, r->keypoints2, (double)args->match.ratio,
+                args->match.mutual ? ", mutual" : "");
+        fprintf(out, "# x1 y1 x2 y2 distance\n");
+        for (int i = 0; i < n; i++)
+            fprintf(out, "%.4f %.4f %.4f %.4f %.6f\n", (double)segments[i][0],
+                    (double)segments[i][1], (double)segments[i][2], (double)segments[i][3],
+                    (double)r->inliers[i].distance);
+        rc = cli_close_output(out, args->output);
+    }
+    if (rc == 0 && args->draw) {
+        cli_match_drawing drawing = {.images = {args->images[0], args->images[1]},
+                                     .segments = (const float (*)[4])segments, .keep = NULL,
+                                     .count = n, .homography = r->geometry.model};
+        rc = cli_draw_matches(args->draw, &drawing);
+    }
+    free(segments);
+    pv_timing t = {0, 0, 0, 0};
+    pv_context_last_timing(ctx, &t);
+    if (rc == 0 && args->want_time && !args->want_json)
+        print_time(ctx, "match", &t, "the chain: detection in both images, matching, RANSAC");
+    if (rc == 0 && args->want_json) {
+        printf("{\"keypoints1\": %d, \"keypoints2\": %d, \"matches\": %d, \"inliers_H\": %d, ",
+               r->keypoints1, r->keypoints2, r->matches, n);
+        print_timing_json(ctx);
+        printf("}\n");
+    }
+    return rc;
+}
+
+/* --chain: both images through pv_sift_match_images on one plan. */
+static int chain_images(pv_context *ctx, const features_args *args)
+{
+    if (args->fundamental)
+        return cli_fail("match: --chain estimates a homography; --fundamental needs the plain mode");
+    pv_image a, b;
+    if (read_sift_input(args->images[0], args->verbose, &a))
+        return 1;
+    if (read_sift_input(args->images[1], args->verbose, &b)) {
+        pv_image_free(&a);
+        return 1;
+    }
+    int rc = 0;
+    if (a.width != b.width || a.height != b.height)
+        rc = cli_fail("match --chain: %s is %dx%d but %s is %dx%d (one plan takes one size)",
+                      args->images[0], a.width, a.height, args->images[1], b.width, b.height);
+    pv_sift_plan *plan = NULL;
+    pv_sift_chain_result r;
+    if (rc == 0) {
+        pv_status status = pv_sift_plan_create(ctx, a.width, a.height, &args->sift, &plan);
+        if (status == PV_OK)
+            status = pv_sift_match_images(plan, &a, &b, &args->match, &args->ransac, &r);
+        if (status != PV_OK)
+            rc = cli_fail_status(status, "match --chain");
+    }
+    if (rc == 0) {
+        rc = chain_outputs(ctx, args, &r);
+        pv_sift_chain_result_free(&r);
+    }
+    pv_sift_plan_destroy(plan);
+    pv_image_free(&a);
+    pv_image_free(&b);
+    return rc;
+}
+
 /* Keypoints of both images, then their matches. */
 static int match_images(pv_context *ctx, const features_args *args)
 {
+    if (args->chain)
+        return chain_images(ctx, args);
     pv_sift_features a, b;
     pv_timing sum = {0, 0, 0, 0};
     int rc = detect_file(ctx, args, args->images[0], &a, NULL, &sum);

@@ -130,6 +130,96 @@ PV_API pv_status pv_find_geometry_sift(pv_context *ctx, pv_geometry_model model,
                                        const pv_ransac_params *params,
                                        pv_geometry_result *result, uint8_t *inliers);
 
+/* ------------------------------------------------------------ SIFT chain */
+
+/** One inlier match of the SIFT chain: keypoint `query` of the first (or
+ * previous) frame at (x1, y1) and keypoint `train` of the second (or new)
+ * frame at (x2, y2), numbered as pv_sift_detect numbers them. */
+typedef struct pv_sift_point_match {
+    int query;               /**< keypoint index in the first frame */
+    int train;               /**< keypoint index in the second frame */
+    /** @{ */
+    /** position in the first frame, pixels */
+    float x1, y1;
+    /** @} */
+    /** @{ */
+    /** position in the second frame, pixels */
+    float x2, y2;
+    /** @} */
+    float distance;          /**< L2 distance of the descriptors */
+} pv_sift_point_match;
+
+/** The chain's answer: a homography from the first frame to the second
+ * and its inlier matches.  Free with pv_sift_chain_result_free. */
+typedef struct pv_sift_chain_result {
+    int has_model;           /**< 1: geometry holds a model; 0: a tracking
+                                plan's first frame (nothing to match yet) */
+    pv_geometry_result geometry; /**< H (x2 ~ H x1, H[2][2] = 1), its inlier
+                                    count and the RANSAC's hypotheses */
+    int keypoints1;          /**< keypoints of the first (previous) frame */
+    int keypoints2;          /**< keypoints of the second (new) frame */
+    int matches;             /**< matches that passed the ratio (and mutual)
+                                test: RANSAC's input */
+    int inlier_count;        /**< entries of inliers (geometry.inlier_count) */
+    pv_sift_point_match *inliers; /**< the inlier matches in increasing query
+                                     order, library-owned */
+} pv_sift_chain_result;
+
+/** Free a chain result's inlier list and zero the result.
+ * @param result the result, or NULL */
+PV_API void pv_sift_chain_result_free(pv_sift_chain_result *result);
+
+/** Two frames to a homography: SIFT on both, matching, the ratio test and
+ * RANSAC, with only the model and the inlier matches coming back.  The
+ * answer is that of the composed calls pv_sift_detect (image1, image2),
+ * pv_sift_match (image1's features as the query), pv_find_homography on
+ * the matches' positions: the same keypoints and matches, the same seeded
+ * samples, the same model.  On OpenCL the keypoints and descriptors stay
+ * on the device (detection, matching and the ratio test run there; only
+ * the surviving matches' positions come back for the RANSAC, whose points
+ * go up once); the CPU backend, a plan with a top-K cap
+ * (max_keypoints > 0) and the cross-check compose the public calls.
+ * image2 becomes the plan's kept frame, so pv_sift_track_next continues
+ * from it.  Fewer than 4 matches fail with PV_ERR_INVALID naming the
+ * count.  On failure *result is untouched and the plan keeps no frame.
+ * @param plan the SIFT plan (both images of its size)
+ * @param image1 the first frame (u8 or f32, finite)
+ * @param image2 the second frame
+ * @param match_params the matching parameters, or NULL (defaults)
+ * @param ransac_params the RANSAC parameters, or NULL (defaults)
+ * @param result receives the model and the inlier matches
+ * @return PV_OK, or the failure's status */
+PV_API pv_status pv_sift_match_images(pv_sift_plan *plan, const pv_image *image1,
+                                      const pv_image *image2,
+                                      const pv_sift_match_params *match_params,
+                                      const pv_ransac_params *ransac_params,
+                                      pv_sift_chain_result *result);
+
+/** Tracking through a video: detect frame once, match the plan's kept
+ * (previous) frame to it and estimate the homography from the previous
+ * frame to this one, as pv_sift_match_images(previous, frame) would; then
+ * frame becomes the kept frame.  On OpenCL the kept frame's keypoints and
+ * descriptors stay on the device between calls.  The first frame (or the
+ * first after pv_sift_track_reset or a failure) has nothing to match:
+ * PV_OK with has_model 0 and only keypoints2 set.  On failure (fewer than
+ * 4 matches: PV_ERR_INVALID) *result is untouched; the plan then keeps
+ * frame when it was detected, so the next call matches to it.
+ * @param plan the SIFT plan
+ * @param frame the new frame, of the plan's size
+ * @param match_params the matching parameters, or NULL (defaults)
+ * @param ransac_params the RANSAC parameters, or NULL (defaults)
+ * @param result receives the model and the inlier matches
+ * @return PV_OK, or the failure's status */
+PV_API pv_status pv_sift_track_next(pv_sift_plan *plan, const pv_image *frame,
+                                    const pv_sift_match_params *match_params,
+                                    const pv_ransac_params *ransac_params,
+                                    pv_sift_chain_result *result);
+
+/** Forget the plan's kept frame: the next pv_sift_track_next starts a new
+ * track.
+ * @param plan the plan, or NULL */
+PV_API void pv_sift_track_reset(pv_sift_plan *plan);
+
 #ifdef __cplusplus
 }
 #endif

@@ -73,7 +73,7 @@ static inline uint8_t pv_sift_descriptor_u8(float v)
  * for each query row, the index of the nearest train row and the squared
  * distances to the nearest and second nearest (INFINITY when missing);
  * ties go to the lower index. */
-#define PV_FEATURES_SLOTS(X, P)                                                                   \
+#define PV_FEATURES_BASE_SLOTS(X, P)                                                              \
     PV_OPS_PLAN_SLOTS(X, P, create, destroy, pv_sift_geometry)                                    \
     X(P, pv_status, detect,                                                                       \
       (pv_context *ctx, void *plan, const pv_image *image, pv_sift_raw *raw))                     \
@@ -82,5 +82,57 @@ static inline uint8_t pv_sift_descriptor_u8(float v)
     X(P, pv_status, nearest,                                                                      \
       (pv_context *ctx, const float *query, int query_count, const float *train,                  \
        int train_count, int *best, float *best_d2, float *second_d2))
+
+/* The device-resident chain (pv_sift_match_images, pv_sift_track_next).
+ * One candidate match: keypoint `query` of the kept (previous) frame and
+ * its nearest `train` of the new frame, the squared distances to the
+ * nearest and second nearest (INFINITY when missing) and both positions.
+ * The OpenCL kernel writes the same eight 4-byte words. */
+typedef struct pv_sift_chain_candidate {
+    int query, train;
+    float d1, d2;
+    float x1, y1, x2, y2;
+} pv_sift_chain_candidate;
+
+/* What a chain step asks: match the kept frame to the new one (else only
+ * detect and keep), with the ratio test's ratio and the mutual check.
+ * first: NULL, or a frame (of the plan's size) to detect and keep before
+ * the step's image, so that a pair is one step (the backend may detect
+ * both side by side); match then matches first to the image. */
+typedef struct pv_sift_chain_step {
+    int match;
+    float ratio;
+    int mutual;
+    const pv_image *first;
+} pv_sift_chain_step;
+
+/* A step's outcome: the new frame's keypoint count, the kept frame's, and
+ * the candidates (malloc'd by the backend, freed by the front end), in
+ * increasing query order.  The backend's ratio test is looser than the
+ * front end's exact one (PV_SIFT_CHAIN_RATIO_SLACK): it keeps every pair
+ * the exact test keeps and the front end drops the rest, so the decisions
+ * are those of pv_sift_match to the last bit. */
+typedef struct pv_sift_chain_raw {
+    int keypoints;
+    int kept_keypoints;
+    int count;
+    pv_sift_chain_candidate *candidates;
+} pv_sift_chain_raw;
+
+#define PV_SIFT_CHAIN_RATIO_SLACK 1e-5f
+
+/* chain_step (NULL on the CPU backend, where the front end composes the
+ * public calls): detect image on the plan, keep its keypoints and
+ * descriptors on the device as the plan's frame (replacing the kept one),
+ * and with step->match and a kept frame, match the kept frame (query) to
+ * the new one (train) on the device; only the candidates come back.
+ * chain_forget drops the kept frame. */
+#define PV_FEATURES_CHAIN_SLOTS(X, P)                                                             \
+    X(P, pv_status, chain_step,                                                                   \
+      (pv_context *ctx, void *plan, const pv_image *image, const pv_sift_chain_step *step,        \
+       pv_sift_chain_raw *out))                                                                   \
+    X(P, void, chain_forget, (pv_context *ctx, void *plan))
+
+#define PV_FEATURES_SLOTS(X, P) PV_FEATURES_BASE_SLOTS(X, P) PV_FEATURES_CHAIN_SLOTS(X, P)
 
 #endif

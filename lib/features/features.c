@@ -11,14 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-struct pv_sift_plan {
-    pv_context *ctx;
-    pv_sift_geometry geometry;
-    float *base_weights;
-    float *level_weights;
-    void *backend_plan;
-    void *cpu_plan;          /* cross-check oracle, created on first use */
-};
 
 /* ------------------------------------------------------------ parameters */
 
@@ -206,6 +198,7 @@ static void free_plan(pv_sift_plan *plan)
 {
     free(plan->base_weights);
     free(plan->level_weights);
+    pv_sift_features_free(&plan->kept);
     free(plan);
 }
 

@@ -47,13 +47,6 @@ static pv_status run_nearest(pv_context *ctx, const pv_backend_ops *ops,
                              train->count, r->best, r->d1, r->d2);
 }
 
-static int passes_ratio(float d1, float d2, float ratio)
-{
-    if (ratio >= 1.0f)
-        return 1;
-    return (double)d1 < (double)ratio * (double)ratio * (double)d2;
-}
-
 /* Decisions on the nearest-neighbour tables (squared distances). */
 static pv_status collect_matches(pv_context *ctx, int count, const nearest_result *fwd,
                                  const nearest_result *back, float ratio, pv_sift_matches *out)
@@ -64,7 +57,7 @@ static pv_status collect_matches(pv_context *ctx, int count, const nearest_resul
     int kept = 0;
     for (int i = 0; i < count; i++) {
         int j = fwd->best[i];
-        if (j < 0 || !passes_ratio(fwd->d1[i], fwd->d2[i], ratio))
+        if (j < 0 || !pv_sift_passes_ratio(fwd->d1[i], fwd->d2[i], ratio))
             continue;
         if (back && back->best[j] != i)
             continue;

@@ -6,7 +6,12 @@
  * eigenvalue of A^T A), then Gauss-Newton on the transfer error in image 2
  * (H[2][2] fixed to 1).  F: the linear 8-point fit over all inliers, then
  * the nearest rank-2 matrix (Frobenius norm).  A refined model replaces the
- * current one only when it keeps at least as many inliers.
+ * current one when its truncated quadratic cost over all matches (MSAC:
+ * each match's squared distance, at most the threshold's square) is no
+ * higher.  (The rule before, at least as many inliers, kept the minimal
+ * model whenever the least-squares fit lost one borderline match of a
+ * thousand, and with it errors of 1 to 1.6 px at a 720p frame's corners
+ * where the fit on the same inliers was within 0.07 px.)
  *
  * Every pass over the matches is spread over the context's OpenMP threads.
  * Sums are taken in a fixed number of chunks, each summed in order and the
@@ -238,6 +243,33 @@ static int pixel_inliers(const pv_estimation *est, const double *m, uint8_t *mas
 /* Adds one chunk's terms (matches index[begin .. end)) into sums. */
 typedef void chunk_summer(const pv_estimation *est, const int *index, int begin, int end,
                           const double *model, double *sums);
+static void reduce(const pv_estimation *est, const int *index, int n, const double *model,
+                   chunk_summer *summer, int width, double *totals);
+
+/* MSAC's terms of matches begin .. end (every match: index unused):
+ * min(d^2, threshold^2) of model (pixels). */
+static void truncated_terms(const pv_estimation *est, const int *index, int begin, int end,
+                            const double *model, double *sums)
+{
+    (void)index;
+    const double limit = (double)est->params.threshold * (double)est->params.threshold;
+    double cost = 0.0;
+    for (int i = begin; i < end; i++) {
+        const double d2 = pixel_distance2(est, model, i);
+        cost += d2 < limit ? d2 : limit;
+    }
+    sums[0] += cost;
+}
+
+/* The truncated quadratic cost of model m (pixels) over all matches, in
+ * fixed chunks (the same bits for any thread count). */
+static double truncated_cost(const pv_estimation *est, const double *m)
+{
+    double cost = 0.0;
+    reduce(est, NULL, est->count, m, truncated_terms, 1, &cost);
+    return cost;
+}
+
 
 /* totals[0 .. width) = the sum of summer's terms over index[0 .. n), in
  * REDUCE_CHUNKS fixed chunks (the same bits for any thread count). */
@@ -511,20 +543,23 @@ void pv_finish_model(pv_estimation *est, const double model[9], pv_geometry_resu
     memcpy(current, model, sizeof current);
     output_model(est, current, pixels);
     int count = pixel_inliers(est, pixels, est->mask);
+    double cost = est->params.refine ? truncated_cost(est, pixels) : 0.0;
     for (int round = 0; est->params.refine && round < REFINE_ROUNDS; round++) {
         double refined[9], refined_pixels[9];
         memcpy(refined, current, sizeof refined);
         if (!refine_model(est, est->mask, refined))
             break;
         output_model(est, refined, refined_pixels);
-        int refined_count = pixel_inliers(est, refined_pixels, est->scratch);
-        if (refined_count < count)
+        const double refined_cost = truncated_cost(est, refined_pixels);
+        if (!(refined_cost <= cost))
             break;
+        int refined_count = pixel_inliers(est, refined_pixels, est->scratch);
         int grew = refined_count > count;
         memcpy(current, refined, sizeof current);
         memcpy(pixels, refined_pixels, sizeof pixels);
         memcpy(est->mask, est->scratch, (size_t)est->count);
         count = refined_count;
+        cost = refined_cost;
         if (!grew)
             break;
     }

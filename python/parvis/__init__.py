@@ -17,7 +17,7 @@ from ._errors import (BuildError, Cancelled, ClosedError, DeviceMemoryError, Err
                       ForkedError, FormatError, InvalidArgument, Mismatch, NoDevice,
                       OpenCLError, OutOfMemory, Unsupported)
 from ._context import Context
-from ._features import SiftPlan
+from ._features import SiftChainResult, SiftPlan
 from ._flow import FlowPlan
 from ._octreg import OctregPlan
 from ._register import PhaseCorrPlan
@@ -40,7 +40,7 @@ __all__ = [
     "ForkedError",
     "DeviceInfo", "devices", "version", "imread", "imwrite", "read_volume", "write_volume",
     "write_flow", "read_flo", "write_flo", "has_nifti", "has_tiff", "disparity_error", "synthesize_oct",
-    "SiftFeatures", "Matches", "PhaseCorrelation", "PhaseCorrelationBatch", "NCCResult",
+    "SiftFeatures", "SiftChainResult", "Matches", "PhaseCorrelation", "PhaseCorrelationBatch", "NCCResult",
     "OctregResult", "Flow", "SyntheticOct", "TuneParam", "TuneResult", "NO_TEXTURE", "AT_EDGE",
     "find_homography", "find_fundamental", "matched_points", "GeometryResult",
     "__version__",

@@ -1,13 +1,17 @@
 """Context's SIFT features (include/parvis/features.h): detection, plans
-for a stream of images, and descriptor matching."""
+for a stream of images, descriptor matching, and the chain from two frames
+to a homography (pv_sift_match_images, pv_sift_track_next in
+include/parvis/geometry.h)."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Sequence, Tuple, cast
+from typing import (TYPE_CHECKING, Any, Callable, Dict, List, Mapping, NamedTuple, Optional,
+                    Sequence, Tuple, cast)
 
 import numpy as np
 
 from . import _arrays as A
 from ._base import ArrayLike, _choice, _ContextBase, _int, _Plan
+from ._convert import c_seed
 from ._errors import invalid, raise_status
 from ._native import ffi, lib
 from ._params import declared, declared_keywords, default_of, make
@@ -22,6 +26,7 @@ _SIFT_MIN_SIZE = int(lib.PV_SIFT_MIN_SIZE)
 _KEYPOINT_FLOATS = ffi.sizeof("pv_sift_keypoint") // 4
 _PAIR_WORDS = ffi.sizeof("pv_sift_pair") // 4
 _DESCRIPTOR = int(lib.PV_SIFT_DESCRIPTOR_SIZE)
+_POINT_MATCH_WORDS = ffi.sizeof("pv_sift_point_match") // 4
 
 
 _SIFT_PRESETS = {"reference": lib.PV_SIFT_PRESET_REFERENCE, "fast": lib.PV_SIFT_PRESET_FAST}
@@ -81,6 +86,62 @@ def _descriptor_set(desc: ArrayLike, name: str) -> Tuple[Any, Tuple[Any, ...]]:
     return feats, (d, keypoints, pointer)
 
 
+class SiftChainResult(NamedTuple):
+    """The SIFT chain's answer: a homography from the first (or previous)
+    frame to the second (or new) one and its inlier matches.
+
+    model: (3, 3) float64 H with x2 ~ H x1 and model[2, 2] == 1 (as
+    find_homography gives it), or None for a tracking plan's first frame
+    (nothing to match yet).  pairs: (K, 2) int32 (keypoint index in frame 1,
+    in frame 2), numbered as SiftPlan.detect numbers them; points1, points2:
+    (K, 2) float32 x, y of the inliers in each frame; distances: (K,)
+    float32 descriptor distances; keypoints1, keypoints2: keypoints found
+    in each frame; matches: matches that passed the ratio (and mutual)
+    test, RANSAC's input; inlier_count: K; hypotheses: RANSAC hypotheses
+    scored."""
+    model: Optional[np.ndarray]
+    pairs: np.ndarray
+    points1: np.ndarray
+    points2: np.ndarray
+    distances: np.ndarray
+    keypoints1: int
+    keypoints2: int
+    matches: int
+    inlier_count: int
+    hypotheses: int
+
+
+def _chain_params(match: Optional[Mapping[str, Any]],
+                  ransac: Optional[Mapping[str, Any]]) -> Tuple[Any, Any]:
+    """pv_sift_match_params* and pv_ransac_params* from the declared keywords
+    of `parvis params match` and `parvis params ransac` (a seed is taken
+    modulo 2**64, as find_homography takes it)."""
+    r = dict(ransac or {})
+    if "seed" in r:
+        r["seed"] = c_seed(r["seed"], "seed", 64)
+    return make("match", dict(match or {})), make("ransac", r)
+
+
+def _chain_result(result: Any) -> SiftChainResult:
+    """Copy a C chain result into numpy arrays."""
+    n = int(result.inlier_count)
+    if n > 0:
+        raw = np.frombuffer(ffi.buffer(result.inliers, n * _POINT_MATCH_WORDS * 4), np.int32)
+        raw = raw.reshape(n, _POINT_MATCH_WORDS)
+        floats = raw.view(np.float32)
+        pairs, p1, p2 = raw[:, :2].copy(), floats[:, 2:4].copy(), floats[:, 4:6].copy()
+        distances = floats[:, 6].copy()
+    else:
+        pairs = np.empty((0, 2), np.int32)
+        p1, p2 = np.empty((0, 2), np.float32), np.empty((0, 2), np.float32)
+        distances = np.empty(0, np.float32)
+    model = (np.array(list(result.geometry.model), np.float64).reshape(3, 3)
+             if result.has_model else None)
+    return SiftChainResult(model, pairs, p1, p2, distances, int(result.keypoints1),
+                           int(result.keypoints2), int(result.matches), n,
+                           int(result.geometry.hypotheses))
+
+
 class _FeaturesOps(_ContextBase):
     """Context's SIFT methods."""
 
@@ -110,6 +171,26 @@ class _FeaturesOps(_ContextBase):
         """A SiftPlan for images of shape (height, width); keyword arguments
         as for sift() (without descriptor_dtype)."""
         return SiftPlan(cast("Context", self), shape, preset=preset, **params)
+
+    @declared_keywords("sift", defaults={name: None for name in _SIFT_FIELDS})
+    def sift_match_images(self, image1: ArrayLike, image2: ArrayLike, *,
+                          preset: str = "reference", match: Optional[Mapping[str, Any]] = None,
+                          ransac: Optional[Mapping[str, Any]] = None,
+                          **params: Any) -> SiftChainResult:
+        """Two frames of one shape to a homography: SIFT on both, matching
+        with the ratio test, RANSAC (pv_sift_match_images).  On OpenCL the
+        keypoints and descriptors stay on the device; only the model and
+        the inlier matches come back.  The answer equals sift() on both,
+        match(), then find_homography() on the matched points, with the same
+        parameters.  image1, image2: as for sift(), of one shape.  preset
+        and the declared SIFT keywords: as for sift().  match: keywords of
+        `parvis params match` (ratio, mutual); ransac: keywords of `parvis
+        params ransac` (iterations, threshold, confidence, seed, refine).
+        Raises parvis.InvalidArgument when fewer than 4 matches survive
+        (a featureless frame, unrelated frames).  For a video, sift_plan()
+        and SiftPlan.track_next() keep the previous frame on the device."""
+        with self.sift_plan(np.shape(image1)[:2], preset=preset, **params) as plan:
+            return plan.match_images(image1, image2, match=match, ransac=ransac)
 
     @declared_keywords("match")
     def match(self, desc1: ArrayLike, desc2: ArrayLike,
@@ -187,6 +268,58 @@ class SiftPlan(_Plan):
             if status:
                 raise_status(status, ctx)
             return _features_arrays(self._features, dtype)
+
+    def _frame(self, image: ArrayLike, name: str) -> Tuple[np.ndarray, Any]:
+        """A checked input of the plan's shape (kept alive by the caller)."""
+        a, s = A.grey_or_colour_in(image, name)
+        if a.shape[:2] != self.shape:
+            raise invalid(f"{name}: shape {A.shape_text(a.shape[:2])} differs from the "
+                          f"plan's {self.shape}")
+        return a, s
+
+    def _chain(self, fn: Callable[..., int], images: Sequence[Any],
+               match: Optional[Mapping[str, Any]],
+               ransac: Optional[Mapping[str, Any]]) -> SiftChainResult:
+        m, r = _chain_params(match, ransac)
+        result = ffi.new("pv_sift_chain_result *")
+        with self._entered() as (ctx, plan):
+            status = fn(plan, *images, m, r, result)
+            if status:
+                raise_status(status, ctx)
+            try:
+                return _chain_result(result)
+            finally:
+                lib.pv_sift_chain_result_free(result)
+
+    def match_images(self, image1: ArrayLike, image2: ArrayLike, *,
+                     match: Optional[Mapping[str, Any]] = None,
+                     ransac: Optional[Mapping[str, Any]] = None) -> SiftChainResult:
+        """Two frames of the plan's shape to a homography from image1 to
+        image2 (see Context.sift_match_images; match and ransac: the
+        declared keywords of `parvis params match` and `parvis params
+        ransac`).  image2 becomes the plan's kept frame, so track_next()
+        continues from it."""
+        inputs = [self._frame(image1, "image1"), self._frame(image2, "image2")]
+        return self._chain(lib.pv_sift_match_images, [s for _, s in inputs], match, ransac)
+
+    def track_next(self, frame: ArrayLike, *, match: Optional[Mapping[str, Any]] = None,
+                   ransac: Optional[Mapping[str, Any]] = None) -> SiftChainResult:
+        """Tracking through a video (pv_sift_track_next): detect frame once,
+        match the plan's kept (previous) frame to it and estimate the
+        homography from the previous frame to this one, exactly as
+        match_images(previous, frame) would; frame then becomes the kept
+        frame.  On OpenCL the kept frame's keypoints and descriptors stay
+        on the device.  The first frame (or the first after track_reset()
+        or a failure) has nothing to match: its result's model is None.
+        Raises parvis.InvalidArgument when fewer than 4 matches survive;
+        the plan then keeps frame, so the next call matches to it."""
+        inputs = [self._frame(frame, "frame")]
+        return self._chain(lib.pv_sift_track_next, [s for _, s in inputs], match, ransac)
+
+    def track_reset(self) -> None:
+        """Forget the kept frame: the next track_next() starts a new track."""
+        with self._entered() as (_, plan):
+            lib.pv_sift_track_reset(plan)
 
     def detect_batch(self, images: Sequence[ArrayLike], descriptor_dtype: Any = np.uint8,
                      progress: Optional[Callable[[int, int], None]] = None,

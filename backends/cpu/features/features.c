@@ -607,4 +607,5 @@ static pv_status pv_cpu_sift_nearest(pv_context *ctx, const float *query, int qu
     return PV_OK;
 }
 
-const pv_features_ops pv_cpu_features_ops = {PV_FEATURES_SLOTS(PV_OPS_BIND, pv_cpu_sift_)};
+/* The chain's slots stay NULL: the front end composes the calls above. */
+const pv_features_ops pv_cpu_features_ops = {PV_FEATURES_BASE_SLOTS(PV_OPS_BIND, pv_cpu_sift_)};

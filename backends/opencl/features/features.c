@@ -543,14 +543,14 @@ pv_status pv_cl_sift_enqueue_detection(pv_context *ctx, cl_sift_plan *plan,
     return status;
 }
 
-pv_status pv_cl_sift_detect_on_device(pv_context *ctx, cl_sift_plan *plan, const pv_image *image,
-                                      pv_sift_raw *raw)
+pv_status pv_cl_sift_detect_settled(pv_context *ctx, cl_sift_plan *plan, const pv_image *image,
+                                    pv_sift_raw *raw, cl_uint *count)
 {
     pv_status status = pv_cl_sift_initial_capacities(ctx, plan);
     cl_uint counts[2] = {0, 0};
     for (int attempt = 0; status == PV_OK; attempt++) {
         status = pv_cl_sift_enqueue_detection(ctx, plan, image, 1);
-        if (status == PV_OK && attempt == 0)
+        if (status == PV_OK && attempt == 0 && raw)
             pv_cl_sift_prepare_result(ctx, plan, raw);
         /* The one wait of the call: the two totals. */
         if (status == PV_OK)
@@ -561,7 +561,8 @@ pv_status pv_cl_sift_detect_on_device(pv_context *ctx, cl_sift_plan *plan, const
         const int short_k = counts[1] > plan->keypoint_capacity;
         if (!short_c && !short_k) {
             plan->last_count = counts[1];
-            return pv_cl_sift_download(ctx, plan, 0, counts[1], raw);
+            *count = counts[1];
+            return PV_OK;
         }
         if (attempt + 1 == MAX_ATTEMPTS)
             return pv_fail(ctx, PV_ERR_OPENCL, "sift_detect: the keypoint lists did not settle");
@@ -576,6 +577,14 @@ pv_status pv_cl_sift_detect_on_device(pv_context *ctx, cl_sift_plan *plan, const
             status = pv_cl_sift_grow_keypoints(ctx, plan, (size_t)(keypoints * 1.25) + 1);
     }
     return status;
+}
+
+pv_status pv_cl_sift_detect_on_device(pv_context *ctx, cl_sift_plan *plan, const pv_image *image,
+                                      pv_sift_raw *raw)
+{
+    cl_uint count = 0;
+    pv_status status = pv_cl_sift_detect_settled(ctx, plan, image, raw, &count);
+    return status == PV_OK ? pv_cl_sift_download(ctx, plan, 0, count, raw) : status;
 }
 
 static pv_status pv_cl_sift_detect(pv_context *ctx, void *opaque, const pv_image *image, pv_sift_raw *raw)

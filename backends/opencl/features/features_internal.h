@@ -86,6 +86,16 @@ typedef struct cl_sift_plan {
      * buffers), so that a chunk's results come down while the next
      * chunk's kernels run on the context's queue. */
     cl_command_queue transfer;
+    /* The chain (features_chain.c): the kept frame's keypoint records and
+     * descriptors, copied out of the lists above after its detection, room
+     * for kept_capacity keypoints; kept_count of them when `kept` is set. */
+    cl_mem kept_records, kept_descriptors;
+    cl_uint kept_capacity, kept_count;
+    int kept;
+    /* A pair's second frame (its lists, room for next_capacity keypoints),
+     * which becomes the kept frame by a swap of the handles. */
+    cl_mem next_records, next_descriptors;
+    cl_uint next_capacity;
 } cl_sift_plan;
 
 /* Batches (features_batch.c): chunks of SIFT_BATCH_CHUNK images (1 ..
@@ -151,11 +161,15 @@ pv_status pv_cl_sift_finish(pv_context *ctx, pv_status status);
 pv_status pv_cl_sift_ensure_stage(pv_context *ctx, cl_sift_plan *plan, size_t bytes);
 
 /* features.c: every stage of the detection of images[0 .. count) (count
- * <= plan->images) side by side, enqueued without a wait; and a whole
- * single detection (growing the lists and running again when short), its
- * result downloaded. */
+ * <= plan->images) side by side, enqueued without a wait; a whole single
+ * detection (growing the lists and running again when short) left on the
+ * device, its keypoint count in *count (raw, when given, is the storage
+ * the download will fill: its pages are touched while the device works);
+ * and that detection with its result downloaded. */
 pv_status pv_cl_sift_enqueue_detection(pv_context *ctx, cl_sift_plan *plan,
                                        const pv_image *images, int count);
+pv_status pv_cl_sift_detect_settled(pv_context *ctx, cl_sift_plan *plan, const pv_image *image,
+                                    pv_sift_raw *raw, cl_uint *count);
 pv_status pv_cl_sift_detect_on_device(pv_context *ctx, cl_sift_plan *plan, const pv_image *image,
                                       pv_sift_raw *raw);
 
@@ -185,6 +199,24 @@ void pv_cl_sift_prepare_result(pv_context *ctx, const cl_sift_plan *plan, pv_sif
 pv_status pv_cl_sift_detect_batch(pv_context *ctx, void *opaque, const pv_image *images,
                                   int count, pv_sift_raw *raws);
 
+/* features_chain.c: the table's chain entries, and the release of the
+ * kept frame's buffers (with the plan). */
+pv_status pv_cl_sift_chain_step(pv_context *ctx, void *opaque, const pv_image *image,
+                                const pv_sift_chain_step *step, pv_sift_chain_raw *out);
+void pv_cl_sift_chain_forget(pv_context *ctx, void *opaque);
+void pv_cl_sift_chain_release(cl_sift_plan *plan);
+
+/* features_match.c: nearest neighbours of device-resident descriptors
+ * (query rows against train rows) into `out` = [best | d1 | d2] (3 nq
+ * words), enqueued without a wait; and the table's nearest entry. */
+pv_status pv_cl_sift_nearest_buffers(pv_context *ctx, cl_mem query, cl_int nq, cl_mem train,
+                                     cl_int nt, const char *slot, cl_mem *out);
+/* The same with the train count read on the device (counters[1] of a
+ * detection, at most capacity): queued behind the detection without a
+ * wait for its count. */
+pv_status pv_cl_sift_nearest_counted(pv_context *ctx, cl_mem query, cl_int nq, cl_mem train,
+                                     cl_mem counters, cl_int capacity, const char *slot,
+                                     cl_mem *out);
 /* features_match.c: the table's nearest entry. */
 pv_status pv_cl_sift_nearest(pv_context *ctx, const float *query, int query_count,
                              const float *train, int train_count, int *best, float *best_d2,

@@ -38,44 +38,77 @@ static int match_chunks(pv_context *ctx, int nq, int nt)
     return chunks < 1 ? 1 : chunks;
 }
 
-static pv_status nearest_on_device(pv_context *ctx, const float *query, cl_int nq,
-                                   const float *train, cl_int nt, int *best, float *d1, float *d2)
+/* The nearest-neighbour table of query rows against train rows into the
+ * scratch slot `slot`.  counters NULL: nt train rows (sift_nearest); else
+ * the train count is counters[1] on the device, at most nt
+ * (sift_chain_nearest), and the chunks are cut for nt rows. */
+static pv_status enqueue_nearest(pv_context *ctx, cl_mem q, cl_int nq, cl_mem t, cl_int nt,
+                                 const cl_mem *counters, const char *slot, cl_mem *out)
 {
     const cl_int chunks = match_chunks(ctx, nq, nt);
     const cl_int per_chunk = (nt + chunks - 1) / chunks;
     const size_t partial = (size_t)chunks * (size_t)nq;
-    cl_mem q, t, b, e1, e2, out;
-    pv_status status = upload_descriptors(ctx, "sift.query", query, nq, &q);
-    if (status == PV_OK)
-        status = upload_descriptors(ctx, "sift.train", train, nt, &t);
-    if (status == PV_OK)
-        status = pv_cl_scratch(ctx, "sift.best", partial * sizeof(cl_int), &b);
+    cl_mem b, e1, e2;
+    pv_status status = pv_cl_scratch(ctx, "sift.best", partial * sizeof(cl_int), &b);
     if (status == PV_OK)
         status = pv_cl_scratch(ctx, "sift.d1", partial * sizeof(float), &e1);
     if (status == PV_OK)
         status = pv_cl_scratch(ctx, "sift.d2", partial * sizeof(float), &e2);
     if (status == PV_OK)
-        status = pv_cl_scratch(ctx, "sift.nearest", 3 * (size_t)nq * sizeof(cl_int), &out);
-    int *host = status == PV_OK ? malloc(3 * (size_t)nq * sizeof *host) : NULL;
-    if (status == PV_OK && !host)
-        status = pv_fail(ctx, PV_ERR_NOMEM, "sift_match: no memory for %d queries", nq);
+        status = pv_cl_scratch(ctx, slot, 3 * (size_t)nq * sizeof(cl_int), out);
     if (status != PV_OK)
         return status;
+    const cl_uint capacity = (cl_uint)nt;
     const pv_cl_kernel_arg args[] = {
         {sizeof(cl_mem), &q}, {sizeof nq, &nq}, {sizeof(cl_mem), &t}, {sizeof nt, &nt},
         {sizeof per_chunk, &per_chunk},
         {sizeof(cl_mem), &b}, {sizeof(cl_mem), &e1}, {sizeof(cl_mem), &e2},
     };
+    const pv_cl_kernel_arg counted_args[] = {
+        {sizeof(cl_mem), &q}, {sizeof nq, &nq}, {sizeof(cl_mem), &t}, {sizeof(cl_mem), counters},
+        {sizeof capacity, &capacity}, {sizeof per_chunk, &per_chunk},
+        {sizeof(cl_mem), &b}, {sizeof(cl_mem), &e1}, {sizeof(cl_mem), &e2},
+    };
     const pv_cl_kernel_arg merge_args[] = {
         {sizeof(cl_mem), &b}, {sizeof(cl_mem), &e1}, {sizeof(cl_mem), &e2},
-        {sizeof nq, &nq}, {sizeof chunks, &chunks}, {sizeof(cl_mem), &out},
+        {sizeof nq, &nq}, {sizeof chunks, &chunks}, {sizeof(cl_mem), out},
     };
     size_t local[2] = {(size_t)pv_cl_sift_param(ctx, "SIFT_MATCH_WG"), 1};
     size_t global[2] = {(size_t)nq, (size_t)chunks};
-    status = launch(ctx, "sift_nearest", args, PV_CL_ARG_COUNT(args), 2, global, local);
+    status = counters ? launch(ctx, "sift_chain_nearest", counted_args,
+                               PV_CL_ARG_COUNT(counted_args), 2, global, local)
+                      : launch(ctx, "sift_nearest", args, PV_CL_ARG_COUNT(args), 2, global, local);
     if (status == PV_OK)
         status = launch(ctx, "sift_nearest_merge", merge_args, PV_CL_ARG_COUNT(merge_args), 1,
                         global, local);
+    return status;
+}
+
+pv_status pv_cl_sift_nearest_buffers(pv_context *ctx, cl_mem q, cl_int nq, cl_mem t, cl_int nt,
+                                     const char *slot, cl_mem *out)
+{
+    return enqueue_nearest(ctx, q, nq, t, nt, NULL, slot, out);
+}
+
+pv_status pv_cl_sift_nearest_counted(pv_context *ctx, cl_mem q, cl_int nq, cl_mem t,
+                                     cl_mem counters, cl_int capacity, const char *slot,
+                                     cl_mem *out)
+{
+    return enqueue_nearest(ctx, q, nq, t, capacity, &counters, slot, out);
+}
+
+static pv_status nearest_on_device(pv_context *ctx, const float *query, cl_int nq,
+                                   const float *train, cl_int nt, int *best, float *d1, float *d2)
+{
+    cl_mem q, t, out;
+    pv_status status = upload_descriptors(ctx, "sift.query", query, nq, &q);
+    if (status == PV_OK)
+        status = upload_descriptors(ctx, "sift.train", train, nt, &t);
+    if (status == PV_OK)
+        status = pv_cl_sift_nearest_buffers(ctx, q, nq, t, nt, "sift.nearest", &out);
+    int *host = status == PV_OK ? malloc(3 * (size_t)nq * sizeof *host) : NULL;
+    if (status == PV_OK && !host)
+        status = pv_fail(ctx, PV_ERR_NOMEM, "sift_match: no memory for %d queries", nq);
     /* One copy back: best, d1, d2. */
     if (status == PV_OK)
         status = pv_cl_read(ctx, out, 0, 3 * (size_t)nq * sizeof *host, host);

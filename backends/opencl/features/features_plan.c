@@ -124,6 +124,7 @@ static void release_plan_objects(pv_context *ctx, cl_sift_plan *plan)
         pv_cl_release(buffers[i]);
     release_candidate_buffers(plan);
     release_keypoint_buffers(plan);
+    pv_cl_sift_chain_release(plan);
 }
 
 static void release_batch(pv_context *ctx, cl_sift_plan *plan)

@@ -52,7 +52,10 @@ static pv_status geometry_kernel(pv_context *ctx, const char *name, cl_kernel *k
 
 static void cl_ransac_destroy(pv_context *ctx, void *opaque)
 {
-    (void)ctx;
+    /* The points' write reads the front end's array, which goes after
+     * this: it must be done even when no batch waited for it (a failure
+     * between create and the first batch).  The queue is idle otherwise. */
+    (void)pv_cl_finish(ctx);
     free(opaque);
 }
 
@@ -75,9 +78,12 @@ static pv_status cl_ransac_create(pv_context *ctx, const pv_ransac_job *job, voi
         status = pv_cl_scratch(ctx, "geometry.models", cap * 9 * sizeof(float), &plan->models);
     if (status == PV_OK)
         status = pv_cl_scratch(ctx, "geometry.counts", cap * sizeof(cl_int), &plan->counts);
-    /* In queue order before the first batch's kernels; no wait here. */
+    /* In queue order before the first batch's kernels, and not waited for
+     * (a blocking write cost a round trip per estimation): the front end's
+     * points stay as they are until the estimation ends, after the first
+     * batch's wait. */
     if (status == PV_OK)
-        status = pv_cl_write(ctx, plan->points, 0, point_bytes, job->points);
+        status = pv_cl_write_async(ctx, plan->points, 0, point_bytes, job->points);
     return pv_plan_hand_over(ctx, status, plan, cl_ransac_destroy, out);
 }
 

@@ -564,3 +564,4 @@ void sift_scan(__global uint *values, uint n, __global uint *counters, uint whic
 #include "../../common/sift_math.h"
 #include "group_sum.cl"
 #include "features_keypoints.cl"
+#include "features_chain.cl"

@@ -423,12 +423,13 @@ void sift_descriptors(__global const float2 *grad, __constant pv_sift_octave_inf
  * Global size: (ceil(nq / SIFT_MATCH_WG) * SIFT_MATCH_WG, chunks). */
 #define DESC_VEC (DESC_SIZE / 4)
 
-__kernel __attribute__((reqd_work_group_size(SIFT_MATCH_WG, 1, 1)))
-void sift_nearest(__global const float4 *query, int nq, __global const float4 *train, int nt,
-                  int per_chunk, __global int *best, __global float *best_d2,
-                  __global float *second_d2)
+/* One work group's share (sift_nearest's body; the chain's
+ * sift_chain_nearest reads nt from the device); tile: the group's local
+ * SIFT_MATCH_TILE * DESC_VEC float4. */
+static void nearest_of_chunk(__global const float4 *query, int nq, __global const float4 *train,
+                             int nt, int per_chunk, __global int *best, __global float *best_d2,
+                             __global float *second_d2, __local float4 *tile)
 {
-    __local float4 tile[SIFT_MATCH_TILE * DESC_VEC];
     const int q = get_global_id(0), lid = get_local_id(0), chunk = get_group_id(1);
     const int t_lo = chunk * per_chunk, t_hi = min(nt, t_lo + per_chunk);
     float4 a[DESC_VEC];
@@ -467,6 +468,15 @@ void sift_nearest(__global const float4 *query, int nq, __global const float4 *t
         best_d2[at] = d1;
         second_d2[at] = d2;
     }
+}
+
+__kernel __attribute__((reqd_work_group_size(SIFT_MATCH_WG, 1, 1)))
+void sift_nearest(__global const float4 *query, int nq, __global const float4 *train, int nt,
+                  int per_chunk, __global int *best, __global float *best_d2,
+                  __global float *second_d2)
+{
+    __local float4 tile[SIFT_MATCH_TILE * DESC_VEC];
+    nearest_of_chunk(query, nq, train, nt, per_chunk, best, best_d2, second_d2, tile);
 }
 
 /* Fold the chunks' (best, d1, d2) in chunk order into one record per query:
