@@ -239,18 +239,30 @@ void flow_smooth_z_rhs(__global const float *src, __global float *dst, __constan
 /* ------------------------------------------------------------------ Jacobi
  * One voxel per work item, all three components; neighbours come through
  * the cache (the 3D paper found the cache-only variant faster than local
- * tiles on Fermi).  The update's arithmetic is flow_jacobi_math.cl's,
- * shared with the blocked iterations of flow_block.cl. */
-#include "flow_jacobi_math.cl"
+ * tiles on Fermi).  Point-coupled Jacobi, derived in backends/cpu/flow/flow.c:
+ * per voxel the 3x3 system with diagonal Jkk + a |N| + d |N_k| and
+ * right-hand side a s + d s_k + d (mixed derivatives) + b_k, s the sum of
+ * the in-volume 6-neighbours and s_k of those along axis k, all from the
+ * previous iteration. */
+typedef struct sums {
+    float s[3];
+    int n[3];
+} sums;
 
 static sums neighbour_sums(__global const float *f, size_t i, int x, int y, int z, int nx,
                            int ny, int nz)
 {
     const size_t sy = (size_t)nx, sz = (size_t)nx * (size_t)ny;
     sums r;
-    FLOW_AXIS_SUM(r, 0, x, nx, f[i - 1], f[i + 1]);
-    FLOW_AXIS_SUM(r, 1, y, ny, f[i - sy], f[i + sy]);
-    FLOW_AXIS_SUM(r, 2, z, nz, f[i - sz], f[i + sz]);
+    r.s[0] = 0.0f; r.n[0] = 0;
+    if (x > 0) { r.s[0] += f[i - 1]; r.n[0]++; }
+    if (x < nx - 1) { r.s[0] += f[i + 1]; r.n[0]++; }
+    r.s[1] = 0.0f; r.n[1] = 0;
+    if (y > 0) { r.s[1] += f[i - sy]; r.n[1]++; }
+    if (y < ny - 1) { r.s[1] += f[i + sy]; r.n[1]++; }
+    r.s[2] = 0.0f; r.n[2] = 0;
+    if (z > 0) { r.s[2] += f[i - sz]; r.n[2]++; }
+    if (z < nz - 1) { r.s[2] += f[i + sz]; r.n[2]++; }
     return r;
 }
 
@@ -258,14 +270,53 @@ static sums neighbour_sums(__global const float *f, size_t i, int x, int y, int 
  * 0 on a flat axis. */
 static float mixed(__global const float *f, const int c[3], const int len[3], int a, int b)
 {
-    const long step[3] = {1, (long)len[0], (long)len[0] * (long)len[1]};
-    const reach ra = reach_of(c[a], len[a]), rb = reach_of(c[b], len[b]);
-    __global const float *here = f + voxel(c[0], c[1], c[2], len[0], len[1]);
-    const float hh = here[ra.hi * step[a] + rb.hi * step[b]];
-    const float hl = here[ra.hi * step[a] + rb.lo * step[b]];
-    const float lh = here[ra.lo * step[a] + rb.hi * step[b]];
-    const float ll = here[ra.lo * step[a] + rb.lo * step[b]];
-    return mixed_of(hh, hl, lh, ll, ra, rb);
+    const size_t step[3] = {1, (size_t)len[0], (size_t)len[0] * (size_t)len[1]};
+    const int alo = max(c[a] - 1, 0), ahi = min(c[a] + 1, len[a] - 1);
+    const int blo = max(c[b] - 1, 0), bhi = min(c[b] + 1, len[b] - 1);
+    const float sa = ahi - alo == 2 ? 0.5f : ahi == alo ? 0.0f : 1.0f;
+    const float sb = bhi - blo == 2 ? 0.5f : bhi == blo ? 0.0f : 1.0f;
+    const size_t base = voxel(c[0], c[1], c[2], len[0], len[1]) - (size_t)c[a] * step[a] -
+                        (size_t)c[b] * step[b];
+    const float hh = f[base + (size_t)ahi * step[a] + (size_t)bhi * step[b]];
+    const float hl = f[base + (size_t)ahi * step[a] + (size_t)blo * step[b]];
+    const float lh = f[base + (size_t)alo * step[a] + (size_t)bhi * step[b]];
+    const float ll = f[base + (size_t)alo * step[a] + (size_t)blo * step[b]];
+    return ((hh - hl) - (lh - ll)) * (sa * sb);
+}
+
+static float diagonal(float a, float d, sums ns, int axis)
+{
+    const int count = ns.n[0] + ns.n[1] + ns.n[2];
+    float diag = a * (float)count;
+    if (d != 0.0f)
+        diag = diag + d * (float)ns.n[axis];
+    return diag;
+}
+
+static float neighbour_rhs(float a, float d, sums ns, int axis, float rhs, float divergence)
+{
+    const float s = (ns.s[0] + ns.s[1]) + ns.s[2];
+    float r = a * s + rhs;
+    if (d != 0.0f)
+        r = (r + d * ns.s[axis]) + d * divergence;
+    return r;
+}
+
+/* The voxel's symmetric 3x3 system, solved with the adjugate. */
+static void solve3(float m11, float m12, float m13, float m22, float m23, float m33,
+                   float r0, float r1, float r2, __global float *u, __global float *v,
+                   __global float *w)
+{
+    const float c11 = m22 * m33 - m23 * m23;
+    const float c12 = m13 * m23 - m12 * m33;
+    const float c13 = m12 * m23 - m13 * m22;
+    const float c22 = m11 * m33 - m13 * m13;
+    const float c23 = m12 * m13 - m11 * m23;
+    const float c33 = m11 * m22 - m12 * m12;
+    const float det = (m11 * c11 + m12 * c12) + m13 * c13;
+    *u = ((c11 * r0 + c12 * r1) + c13 * r2) / det;
+    *v = ((c12 * r0 + c22 * r1) + c23 * r2) / det;
+    *w = ((c13 * r0 + c23 * r1) + c33 * r2) / det;
 }
 
 static void jacobi_voxel(__global const float *u, __global const float *v,
@@ -278,23 +329,23 @@ static void jacobi_voxel(__global const float *u, __global const float *v,
         return;
     const size_t n = (size_t)nx * (size_t)ny * (size_t)nz;
     const size_t i = voxel(x, y, z, nx, ny);
-    flow3 div = {0.0f, 0.0f, 0.0f};
+    float div_u = 0.0f, div_v = 0.0f, div_w = 0.0f;
     if (with_divergence) {
         const int c[3] = {x, y, z}, len[3] = {nx, ny, nz};
-        div = divergence_terms(mixed(u, c, len, 0, 1), mixed(u, c, len, 0, 2),
-                               mixed(v, c, len, 0, 1), mixed(v, c, len, 1, 2),
-                               mixed(w, c, len, 0, 2), mixed(w, c, len, 1, 2));
+        div_u = mixed(v, c, len, 0, 1) + mixed(w, c, len, 0, 2);
+        div_v = mixed(u, c, len, 0, 1) + mixed(w, c, len, 1, 2);
+        div_w = mixed(u, c, len, 0, 2) + mixed(v, c, len, 1, 2);
     }
-    float tv[TENSOR_COMPONENTS];
-    for (int k = 0; k < TENSOR_COMPONENTS; k++)
-        tv[k] = t[k * n + i];
-    const flow3 r = jacobi_update(tv, a, with_divergence ? d : 0.0f,
-                                  neighbour_sums(u, i, x, y, z, nx, ny, nz),
-                                  neighbour_sums(v, i, x, y, z, nx, ny, nz),
-                                  neighbour_sums(w, i, x, y, z, nx, ny, nz), div);
-    ou[i] = r.u;
-    ov[i] = r.v;
-    ow[i] = r.w;
+    const float dd = with_divergence ? d : 0.0f;
+    const sums su = neighbour_sums(u, i, x, y, z, nx, ny, nz);
+    const sums sv = neighbour_sums(v, i, x, y, z, nx, ny, nz);
+    const sums sw = neighbour_sums(w, i, x, y, z, nx, ny, nz);
+    solve3(t[i] + diagonal(a, dd, su, 0), t[n + i], t[2 * n + i],
+           t[3 * n + i] + diagonal(a, dd, sv, 1), t[4 * n + i],
+           t[5 * n + i] + diagonal(a, dd, sw, 2),
+           neighbour_rhs(a, dd, su, 0, t[6 * n + i], div_u),
+           neighbour_rhs(a, dd, sv, 1, t[7 * n + i], div_v),
+           neighbour_rhs(a, dd, sw, 2, t[8 * n + i], div_w), &ou[i], &ov[i], &ow[i]);
 }
 
 /* Global: level size. */
