@@ -56,10 +56,11 @@ PV_API pv_status pv_stereo_sad(pv_context *ctx, const pv_image *left, const pv_i
  * camera's crops, a dataset of patches): disparities[i] is exactly
  * pv_stereo_sad(lefts[i], rights[i])'s.  Every pair is held to
  * pv_stereo_sad's rules and checked before any work; on a bad argument
- * nothing is touched.  On OpenCL the plan is made once and every pair's
- * copies and kernels are queued without a wait, so the device runs the
- * pairs back to back and the call waits once; on the CPU the pairs run
- * one after another.  On a failure during the work every disparity is
+ * nothing is touched.  On OpenCL the plan is made once, every pair's
+ * copies and kernels are queued without a wait and its map copied into a
+ * batch buffer on the device, so the device runs the pairs back to back
+ * and the call waits once a group (256 MiB of maps), reading the group's
+ * maps back together; on the CPU the pairs run one after another.  On a failure during the work every disparity is
  * reset to INFINITY.  Progress (parvis/progress.h) counts pairs.
  * @param ctx the context
  * @param lefts count left (reference) images

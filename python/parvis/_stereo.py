@@ -150,7 +150,8 @@ class _StereoOps(_ContextBase):
         (pv_stereo_sad_batch): returns a float32 (pairs, rows, columns)
         stack; slice i is exactly stereo_sad(lefts[i], rights[i], ndisp,
         **params).  On OpenCL every pair is queued without a wait and the
-        call waits once, which pays for many small pairs.
+        maps come back together (one wait a group of 256 MiB of maps),
+        which pays for many small pairs.
 
         lefts, rights: sequences of as many 2D images (or 3D stacks), each
         pair as for stereo_sad (a batch whose pairs differ in dtype is
