@@ -374,3 +374,42 @@ pv_status pv_volume_as_f32(pv_context *ctx, const pv_volume *volume, pv_volume *
     *view = pv_volume_wrap(out, nx, ny, nz);
     return PV_OK;
 }
+
+/* ---------------------------------------------------------- batch overlaps */
+
+typedef struct item_span {
+    uintptr_t start, end;
+    int output;
+} item_span;
+
+static int span_order(const void *a, const void *b)
+{
+    const item_span *x = a, *y = b;
+    return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/* The spans sorted by start, each compared with the furthest end reached
+ * so far by an output and by any item, so that the check takes n log n
+ * time however many items a batch has. */
+pv_status pv_batch_outputs_overlap(const pv_image *const *items, const unsigned char *is_output,
+                                   size_t count, int *shared)
+{
+    item_span *spans = malloc(count * sizeof *spans);
+    if (!spans)
+        return PV_ERR_NOMEM;
+    for (size_t i = 0; i < count; i++)
+        spans[i] = (item_span){(uintptr_t)items[i]->data,
+                               (uintptr_t)items[i]->data + pv_image_span(items[i]),
+                               is_output[i]};
+    qsort(spans, count, sizeof *spans, span_order);
+    uintptr_t any_end = 0, output_end = 0;
+    *shared = 0;
+    for (size_t i = 0; i < count && !*shared; i++) {
+        *shared = spans[i].start < output_end || (spans[i].output && spans[i].start < any_end);
+        any_end = spans[i].end > any_end ? spans[i].end : any_end;
+        if (spans[i].output && spans[i].end > output_end)
+            output_end = spans[i].end;
+    }
+    free(spans);
+    return PV_OK;
+}

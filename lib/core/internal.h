@@ -205,6 +205,12 @@ int pv_volumes_same_size(const pv_volume *a, const pv_volume *b);
  * must not alias inputs). */
 /* Bytes from an image's first pixel to one past its last (stride rows). */
 size_t pv_image_span(const pv_image *image);
+/* A batch's memory check: *shared = 1 when an item marked as an output
+ * (is_output[i] non-zero) shares a byte with any other item, in n log n
+ * time.  PV_ERR_NOMEM (nothing reported) when its working list cannot be
+ * had. */
+pv_status pv_batch_outputs_overlap(const pv_image *const *items, const unsigned char *is_output,
+                                   size_t count, int *shared);
 int pv_images_overlap(const pv_image *a, const pv_image *b);
 int pv_volumes_overlap(const pv_volume *a, const pv_volume *b);
 /* ---- fork (lib/core/fork_guard.c) --------------------------------------- */

@@ -17,47 +17,32 @@
 /* The working copies (and scratch maps) one backend call may hold. */
 #define NCC_BATCH_CHUNK_BYTES ((size_t)256 << 20)
 
-typedef struct batch_span {
-    uintptr_t start, end;
-    int output;
-} batch_span;
-
-static int span_order(const void *a, const void *b)
-{
-    const batch_span *x = a, *y = b;
-    return x->start < y->start ? -1 : x->start > y->start;
-}
-
-/* Whether an output shares memory with any input or another output: the
- * spans sorted by start, each compared with the furthest end reached so
- * far by an output and by anything, in n log n time for any count. */
+/* Whether an output shares memory with any input or another output
+ * (pv_batch_outputs_overlap). */
 static pv_status check_overlaps(pv_context *ctx, const pv_image *templ, const pv_image *images,
                                 int count, const pv_image *outs)
 {
     if (!outs)
         return PV_OK;
-    size_t n = 0, total = 2 * (size_t)count + 1;
-    batch_span *spans = malloc(total * sizeof *spans);
-    if (!spans)
-        return pv_fail(ctx, PV_ERR_NOMEM, OP ": out of memory");
-    spans[n++] = (batch_span){(uintptr_t)templ->data,
-                              (uintptr_t)templ->data + pv_image_span(templ), 0};
-    for (int i = 0; i < count; i++) {
-        spans[n++] = (batch_span){(uintptr_t)images[i].data,
-                                  (uintptr_t)images[i].data + pv_image_span(&images[i]), 0};
-        spans[n++] = (batch_span){(uintptr_t)outs[i].data,
-                                  (uintptr_t)outs[i].data + pv_image_span(&outs[i]), 1};
+    const size_t n = 2 * (size_t)count + 1;
+    const pv_image **items = malloc(n * sizeof *items);
+    unsigned char *is_output = calloc(n, 1);
+    pv_status status = items && is_output ? PV_OK : PV_ERR_NOMEM;
+    if (status == PV_OK) {
+        items[0] = templ;
+        for (int i = 0; i < count; i++) {
+            items[1 + 2 * (size_t)i] = &images[i];
+            items[2 + 2 * (size_t)i] = &outs[i];
+            is_output[2 + 2 * (size_t)i] = 1;
+        }
     }
-    qsort(spans, n, sizeof *spans, span_order);
-    uintptr_t any_end = 0, output_end = 0;
     int shared = 0;
-    for (size_t i = 0; i < n && !shared; i++) {
-        shared = spans[i].start < output_end || (spans[i].output && spans[i].start < any_end);
-        any_end = spans[i].end > any_end ? spans[i].end : any_end;
-        if (spans[i].output && spans[i].end > output_end)
-            output_end = spans[i].end;
-    }
-    free(spans);
+    if (status == PV_OK)
+        status = pv_batch_outputs_overlap(items, is_output, n, &shared);
+    free(items);
+    free(is_output);
+    if (status != PV_OK)
+        return pv_fail(ctx, PV_ERR_NOMEM, OP ": out of memory");
     return shared ? pv_fail(ctx, PV_ERR_INVALID,
                             OP ": an output shares memory with an input or another output")
                   : PV_OK;

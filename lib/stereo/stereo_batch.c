@@ -8,47 +8,29 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct batch_span {
-    uintptr_t start, end;
-    int output;
-} batch_span;
-
-static int span_order(const void *a, const void *b)
-{
-    const batch_span *x = a, *y = b;
-    return x->start < y->start ? -1 : x->start > y->start;
-}
-
-/* The spans sorted by start, each compared with the furthest end reached
- * so far by an output and by any image, so that the check takes n log n
- * time however long the batch. */
 pv_status pv_stereo_batch_overlaps(pv_context *ctx, const char *op, const pv_image *lefts,
                                    const pv_image *rights, int count,
                                    const pv_image *disparities, const pv_image *confidences)
 {
-    const int per_pair = confidences ? 4 : 3;
-    batch_span *spans = malloc((size_t)count * (size_t)per_pair * sizeof *spans);
-    if (!spans)
-        return pv_fail(ctx, PV_ERR_NOMEM, "%s: out of memory", op);
-    size_t n = 0;
-    for (int i = 0; i < count; i++) {
-        const pv_image *images[4] = {&lefts[i], &rights[i], &disparities[i],
-                                     confidences ? &confidences[i] : NULL};
-        for (int k = 0; k < per_pair; k++)
-            spans[n++] = (batch_span){(uintptr_t)images[k]->data,
-                                      (uintptr_t)images[k]->data + pv_image_span(images[k]),
-                                      k >= 2};
+    const size_t per_pair = confidences ? 4 : 3, n = (size_t)count * per_pair;
+    const pv_image **items = malloc(n * sizeof *items);
+    unsigned char *is_output = malloc(n);
+    pv_status status = items && is_output ? PV_OK : PV_ERR_NOMEM;
+    for (size_t i = 0; i < (size_t)count && status == PV_OK; i++) {
+        const pv_image *pair[4] = {&lefts[i], &rights[i], &disparities[i],
+                                   confidences ? &confidences[i] : NULL};
+        for (size_t k = 0; k < per_pair; k++) {
+            items[i * per_pair + k] = pair[k];
+            is_output[i * per_pair + k] = k >= 2;
+        }
     }
-    qsort(spans, n, sizeof *spans, span_order);
-    uintptr_t any_end = 0, output_end = 0;
     int shared = 0;
-    for (size_t i = 0; i < n && !shared; i++) {
-        shared = spans[i].start < output_end || (spans[i].output && spans[i].start < any_end);
-        any_end = spans[i].end > any_end ? spans[i].end : any_end;
-        if (spans[i].output && spans[i].end > output_end)
-            output_end = spans[i].end;
-    }
-    free(spans);
+    if (status == PV_OK)
+        status = pv_batch_outputs_overlap(items, is_output, n, &shared);
+    free(items);
+    free(is_output);
+    if (status != PV_OK)
+        return pv_fail(ctx, PV_ERR_NOMEM, "%s: out of memory", op);
     if (shared)
         return pv_fail(ctx, PV_ERR_INVALID, "%s: an output shares memory with an image of the batch",
                        op);
