@@ -72,6 +72,29 @@ cat "$out/fail.txt"
 [ "$(grep -c 'SLOWER .* total_ms' "$out/fail.txt")" -eq "$rows" ] || fail "end-to-end rows not all listed"
 grep -q 'SLOWER sad tsukuba' "$out/fail.txt" || fail "the SAD row is not named"
 
+# A reference claiming a hundredth of the times, against a real run with
+# one retry: the rows found slower are run again in a new process, and
+# still listed.
+"$PYTHON" - "$out/ref.json" "$out/fast100.json" <<'PY' || fail "doctoring by 100"
+import json, sys
+ref = json.load(open(sys.argv[1]))
+for row in ref["rows"]:
+    for m in ("kernel_ms", "total_ms"):
+        row[m] = row[m] / 100
+json.dump(ref, open(sys.argv[2], "w"))
+PY
+"$PYTHON" "$gate" compare --bench ./parvis-bench --reference "$out/fast100.json" --retries 1 \
+    > "$out/retry.txt" 2>&1
+rc=$?
+cat "$out/retry.txt"
+[ "$rc" -eq 1 ] || fail "doctored reference with a retry: exit $rc, not 1"
+grep -q "retry 1 of 1: $rows rows slower; rerunning =sgm-tsukuba =tsukuba" "$out/retry.txt" ||
+    fail "the retry did not rerun both selectors"
+[ "$(grep -c 'SLOWER .* kernel_ms' "$out/retry.txt")" -eq "$rows" ] || fail "rows not listed after the retry"
+"$PYTHON" "$gate" compare --current "$out/ref.json" --reference "$out/ref.json" --retries -1 \
+    > /dev/null 2>&1
+[ $? -eq 2 ] || fail "--retries -1 not refused"
+
 # Another device model: refused (2), compared with --force.
 "$PYTHON" "$gate" compare --current "$out/ref.json" --reference "$out/other.json" \
     > "$out/other.txt" 2>&1
