@@ -81,10 +81,10 @@ def rows_of(bench: Dict[str, Any]) -> List[Dict[str, Any]]:
 
 
 def run_bench(bench: str, selectors: List[str], extra: List[str],
-              keep: Optional[str] = None) -> Dict[str, Any]:
+              keep: Optional[str] = None, name: str = "gate") -> Dict[str, Any]:
     """Run parvis-bench once per selector; one reference-shaped record.
     With keep, each run's own parvis-bench JSON is also written there
-    (gate-<n>.json), for the tables (bench/tables.py)."""
+    (<name>-<n>.json), for the tables (bench/tables.py)."""
     if "--cpu-runs" not in extra:
         # The gate reads only the OpenCL side; one CPU run keeps the large
         # cases (flow 250^3 takes seconds on the CPU) to a few minutes.
@@ -102,7 +102,7 @@ def run_bench(bench: str, selectors: List[str], extra: List[str],
                 merge(record, json.load(f), selector)
             if keep:
                 os.makedirs(keep, exist_ok=True)
-                shutil.copyfile(path, os.path.join(keep, f"gate-{i}.json"))
+                shutil.copyfile(path, os.path.join(keep, f"{name}-{i}.json"))
     return record
 
 
@@ -336,7 +336,8 @@ def retry_slower(args: argparse.Namespace, ref: Dict[str, Any], cur: Dict[str, A
             break
         print(f"gate: retry {attempt} of {args.retries}: {len(flagged)} rows slower; "
               f"rerunning {' '.join(selectors)} in a new process", flush=True)
-        cur = best_of(cur, run_bench(args.bench, selectors, extra))
+        cur = best_of(cur, run_bench(args.bench, selectors, extra, args.keep_json,
+                                     f"retry{attempt}"))
     return cur
 
 
