@@ -21,7 +21,9 @@
  * same results, and the call has returned only when they are written.
  *
  * Device-buffer forms exist for SGM, SAD, BP, the grey conversion, the
- * Gaussian blur (2D and 3D) and the 3D flow (docs/interop.md); on a CPU context they fail with PV_ERR_UNSUPPORTED. */
+ * Gaussian blur (2D and 3D), the 3D flow, SIFT (detection and the chain)
+ * and the AO-OCT registration (docs/interop.md); on a CPU context they fail
+ * with PV_ERR_UNSUPPORTED. */
 #ifndef PARVIS_INTEROP_H
 #define PARVIS_INTEROP_H
 
