@@ -196,6 +196,23 @@ static pv_image as_f32(const pv_image *u8)
     return f;
 }
 
+/* The u8 image as another pixel type: u16 (v * 257, the same grey after
+ * scaling) or RGB8 (v in each channel). */
+static pv_image as_type(const pv_image *u8, pv_pixel_type type)
+{
+    pv_image out;
+    assert_int_equal(pv_image_alloc(&out, u8->width, u8->height, type), PV_OK);
+    for (int y = 0; y < u8->height; y++)
+        for (int x = 0; x < u8->width; x++) {
+            const uint8_t v = ((const uint8_t *)u8->data)[(size_t)y * u8->stride + x];
+            if (type == PV_PIXEL_U16)
+                ((uint16_t *)out.data)[(size_t)y * out.stride + x] = (uint16_t)(v * 257);
+            else
+                memset((uint8_t *)out.data + 3 * ((size_t)y * out.stride + x), v, 3);
+        }
+    return out;
+}
+
 static void expect_same_features(const pv_sift_features *got, const pv_sift_features *want,
                                  const char *what)
 {
@@ -240,12 +257,17 @@ static void test_sift_detect_equals_host_call(void **state)
     caller c = caller_new();
     pv_image a, b;
     make_frames(&a, &b);
-    pv_image f = as_f32(&a);
+    pv_image f = as_f32(&a), u16 = as_type(&a, PV_PIXEL_U16), rgb = as_type(&a, PV_PIXEL_RGB8);
     detect_both(&c, &a, "u8 image");
     detect_both(&c, &f, "f32 image");
+    /* converted to grey on the device from the caller's buffer */
+    detect_both(&c, &u16, "u16 image");
+    detect_both(&c, &rgb, "rgb8 image");
     pv_image_free(&a);
     pv_image_free(&b);
     pv_image_free(&f);
+    pv_image_free(&u16);
+    pv_image_free(&rgb);
     caller_free(&c);
 }
 
@@ -512,8 +534,23 @@ static void register_both(caller *c, int u16)
                  "octreg_plan_create_cl cross-checked");
     tu_expect_ok(c->ctx, pv_octreg_register_cl(plan, &target, got, NULL, 0, NULL, NULL),
                  "octreg_register_cl cross-checked");
+    pv_volume volume;
+    assert_int_equal(pv_volume_alloc(&volume, ND, NA, NB), PV_OK);
+    tu_expect_ok(c->ctx, pv_octreg_reconstruct(host_plan, &d.target, want, 0.0f, &volume, NULL,
+                                               NULL, NULL),
+                 "host octreg_reconstruct");
+    pv_buffer out = new_f32(c, ND, NA, NB, -1.0f);
+    tu_expect_ok(c->ctx, pv_octreg_reconstruct_cl(plan, &target, want, 0.0f, &out, NULL, NULL,
+                                                  NULL, 0, NULL, NULL),
+                 "octreg_reconstruct_cl cross-checked");
     pv_context_set_crosscheck(c->ctx, 0);
     expect_same_shifts(got, want, what);
+    float *registered = get_floats(c, &out);
+    expect_same_floats(registered, volume.data, (size_t)ND * NA * NB,
+                       "registered volume (cross-check)");
+    free(registered);
+    clReleaseMemObject(out.mem);
+    pv_volume_free(&volume);
     pv_octreg_plan_destroy(plan);
     pv_octreg_plan_destroy(host_plan);
     clReleaseMemObject(ref.mem);
@@ -570,6 +607,9 @@ static void test_octreg_misuse(void **state)
                      PV_ERR_INVALID);
     pv_octreg_plan *made = sentinel;
     assert_int_equal(pv_octreg_plan_create_cl(c.ctx, &ref, NULL, &made, 1, &failed, NULL),
+                     PV_ERR_INVALID);
+    assert_int_equal(pv_octreg_reconstruct_cl(plan, &ref, untouched, 0.0f, &out, NULL, NULL,
+                                              coverage, 1, &failed, NULL),
                      PV_ERR_INVALID);
     clReleaseEvent(failed);
     assert_int_equal(pv_octreg_plan_create_cl(NULL, &ref, NULL, &made, 0, NULL, NULL),
