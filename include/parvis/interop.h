@@ -21,15 +21,20 @@
  * same results, and the call has returned only when they are written.
  *
  * Device-buffer forms exist for SGM, SAD, BP, the grey conversion, the
- * Gaussian blur (2D and 3D) and the 3D flow (docs/interop.md); on a CPU context they fail with PV_ERR_UNSUPPORTED. */
+ * Gaussian blur (2D and 3D), the 3D flow, SIFT (detection and the chain)
+ * and the AO-OCT registration (docs/interop.md); on a CPU context they fail
+ * with PV_ERR_UNSUPPORTED. */
 #ifndef PARVIS_INTEROP_H
 #define PARVIS_INTEROP_H
 
 #include "async.h"
 #include "colour.h"
 #include "core.h"
+#include "features.h"
 #include "filter.h"
 #include "flow.h"
+#include "geometry.h"
+#include "octreg.h"
 #include "stereo.h"
 
 #ifndef CL_TARGET_OPENCL_VERSION
@@ -211,6 +216,101 @@ PV_API pv_status pv_stereo_sad_cl(pv_context *ctx, const pv_buffer *left, const 
 PV_API pv_status pv_gaussian_blur_cl(pv_context *ctx, const pv_buffer *src, const pv_buffer *dst,
                                      float sigma, int taps, cl_uint wait_count,
                                      const cl_event *wait_list, cl_event *done);
+
+/* ---- SIFT and the AO-OCT registration on device buffers ----------------
+ * The images and volumes come from the caller's buffers without a host
+ * round trip; the results that are small host structures (keypoints and
+ * descriptors, a homography and its inliers, B-scan shifts, coverage) come
+ * back to host memory, so these calls have completed when they return;
+ * *done still marks the end of their queued work (docs/interop.md). */
+
+/** pv_sift_detect on a device buffer: the image (U8, U16, F32, RGB8 or
+ * RGB16, of the plan's size) is read on the device, the keypoints and
+ * descriptors come back to host memory as pv_sift_detect returns them.
+ * @param plan a SIFT plan of an OpenCL context
+ * @param image the image
+ * @param features receives the keypoints and descriptors (free with
+ *        pv_sift_features_free; untouched on failure)
+ * @param wait_count events in wait_list
+ * @param wait_list the events the work waits for, or NULL
+ * @param done receives the completion event, or NULL
+ * @return PV_OK, or the failure's status (outputs untouched) */
+PV_API pv_status pv_sift_detect_cl(pv_sift_plan *plan, const pv_buffer *image,
+                                   pv_sift_features *features, cl_uint wait_count,
+                                   const cl_event *wait_list, cl_event *done);
+
+/** pv_sift_match_images on two device buffers: detection, matching and
+ * the ratio test on the device, the homography and its inlier matches
+ * back in host memory; image2 becomes the plan's kept frame.
+ * @param plan a SIFT plan of an OpenCL context
+ * @param image1 the first frame, of the plan's size
+ * @param image2 the second frame, of the plan's size
+ * @param match_params the matching parameters, or NULL (defaults)
+ * @param ransac_params the RANSAC parameters, or NULL (defaults)
+ * @param result receives the model and the inlier matches (free with
+ *        pv_sift_chain_result_free; untouched on failure)
+ * @param wait_count events in wait_list
+ * @param wait_list the events the work waits for, or NULL
+ * @param done receives the completion event, or NULL
+ * @return PV_OK, or the failure's status (outputs untouched) */
+PV_API pv_status pv_sift_match_images_cl(pv_sift_plan *plan, const pv_buffer *image1,
+                                         const pv_buffer *image2,
+                                         const pv_sift_match_params *match_params,
+                                         const pv_ransac_params *ransac_params,
+                                         pv_sift_chain_result *result, cl_uint wait_count,
+                                         const cl_event *wait_list, cl_event *done);
+
+/** pv_octreg_plan_create with the reference volume (F32 or U16) in a
+ * device buffer; its statistics are computed on the device.
+ * @param ctx an OpenCL context
+ * @param reference the reference volume (depth x A-lines x B-scans)
+ * @param options the options, or NULL (defaults)
+ * @param plan receives the plan (destroy with pv_octreg_plan_destroy)
+ * @param wait_count events in wait_list
+ * @param wait_list the events the work waits for, or NULL
+ * @param done receives the completion event, or NULL
+ * @return PV_OK, or the failure's status (outputs untouched) */
+PV_API pv_status pv_octreg_plan_create_cl(pv_context *ctx, const pv_buffer *reference,
+                                          const pv_octreg_options *options,
+                                          pv_octreg_plan **plan, cl_uint wait_count,
+                                          const cl_event *wait_list, cl_event *done);
+
+/** pv_octreg_register on a target volume (F32 or U16, the reference's
+ * size) in a device buffer; the shifts come back to host memory.
+ * @param plan a plan of an OpenCL context
+ * @param target the target volume
+ * @param shifts receives one shift a B-scan (the target's depth entries)
+ * @param info receives the summary, or NULL
+ * @param wait_count events in wait_list
+ * @param wait_list the events the work waits for, or NULL
+ * @param done receives the completion event, or NULL
+ * @return PV_OK, or the failure's status (outputs untouched) */
+PV_API pv_status pv_octreg_register_cl(pv_octreg_plan *plan, const pv_buffer *target,
+                                       pv_octreg_shift *shifts, pv_octreg_info *info,
+                                       cl_uint wait_count, const cl_event *wait_list,
+                                       cl_event *done);
+
+/** pv_octreg_reconstruct from and to device buffers: the target volume
+ * (F32 or U16), the F32 registered volume and the F32 en-face and slow
+ * images (each may be NULL, not all outputs); coverage in host memory.
+ * @param plan a plan of an OpenCL context
+ * @param target the target volume
+ * @param shifts the shifts (one a B-scan)
+ * @param gap_value the value of voxels no B-scan covers
+ * @param registered receives the registered volume, or NULL
+ * @param enface receives the en-face image (A-lines x B-scans), or NULL
+ * @param slow receives the slow-axis image (B-scans x depth), or NULL
+ * @param coverage receives one float a reference B-scan, or NULL
+ * @param wait_count events in wait_list
+ * @param wait_list the events the work waits for, or NULL
+ * @param done receives the completion event, or NULL
+ * @return PV_OK, or the failure's status (outputs untouched) */
+PV_API pv_status pv_octreg_reconstruct_cl(pv_octreg_plan *plan, const pv_buffer *target,
+                                          const pv_octreg_shift *shifts, float gap_value,
+                                          const pv_buffer *registered, const pv_buffer *enface,
+                                          const pv_buffer *slow, float *coverage,
+                                          cl_uint wait_count, const cl_event *wait_list,
+                                          cl_event *done);
 
 #ifdef __cplusplus
 }

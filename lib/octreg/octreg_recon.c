@@ -224,10 +224,12 @@ static pv_status run_reconstruct(pv_octreg_plan *plan, const pv_volume *target,
         status = pv_fail(ctx, PV_ERR_INVALID, "octreg_reconstruct: target contains NaN or Inf");
     if (status == PV_OK)
         status = pv_oct_place_loaded(plan, run, shifts, 1, coverage);
-    if (status == PV_OK && plan->check && (out->volume || out->enface || out->slow))
-        status = crosscheck_reconstruct(plan, target, shifts, out);
     if (status == PV_OK && (out->volume || out->enface || out->slow))
         status = read_outputs(plan, run, out);
+    /* after the read: the oracle compares the CPU's outputs with the
+     * device's, which are the caller's */
+    if (status == PV_OK && plan->check && (out->volume || out->enface || out->slow))
+        status = crosscheck_reconstruct(plan, target, shifts, out);
     if (status == PV_OK && out->coverage)
         memcpy(out->coverage, coverage, (size_t)planes * sizeof *coverage);
     free(stats);

@@ -9,13 +9,19 @@ have been built with its OpenCL backend.
 """
 from __future__ import annotations
 
-from typing import Any, List, Optional, Sequence, Tuple
+from typing import Any, List, Mapping, Optional, Sequence, Tuple
+
+import numpy as np
 
 from ._base import _ContextBase, _float, _int
-from ._errors import invalid
+from ._errors import invalid, raise_status
+from ._features import (_SIFT_FIELDS, SiftChainResult, _chain_params, _chain_result,
+                        _check_descriptor_dtype, _features_arrays)
 from ._flow import _flow_params
 from ._native import ffi, lib
+from ._octreg import _octreg_arrays, _octreg_options
 from ._params import declared_keywords, default_of, make
+from ._results import OctregResult, SiftFeatures
 from ._stereo import bp_params, sgm_params
 
 #: numpy dtype names and the pixel types of device buffers.
@@ -287,6 +293,114 @@ class _InteropOps(_ContextBase):
         queue = ffi.new("cl_command_queue *")
         self._call(lib.pv_context_cl_objects, context, queue)
         return (int(ffi.cast("intptr_t", context[0])), int(ffi.cast("intptr_t", queue[0])))
+
+    @declared_keywords("sift", defaults={name: None for name in _SIFT_FIELDS})
+    def sift_detect_cl(self, image: Any, *, preset: str = "reference",
+                       descriptor_dtype: Any = np.uint8,
+                       wait_for: Optional[Sequence[Any]] = None, **params: Any) -> SiftFeatures:
+        """sift on a pyopencl array (2D uint8, uint16 or float32, or
+        (rows, columns, 3) uint8 / uint16 RGB, rows contiguous): the pixels
+        are read on the device; the keypoints and descriptors come back as
+        sift() returns them (the call has finished when it returns).  The
+        work waits for the image's pending events and for wait_for.
+        preset, descriptor_dtype and the keywords are sift()'s; float32
+        images are not checked for NaN."""
+        _pyopencl()
+        dtype = _check_descriptor_dtype(descriptor_dtype)
+        src = buffer_of(image, "image", rgb=True)
+        count, waits = _wait_list([image], wait_for)
+        features = ffi.new("pv_sift_features *")
+        with self.sift_plan(tuple(image.shape[:2]), preset=preset, **params) as plan:
+            with plan._entered() as (ctx, p):
+                status = lib.pv_sift_detect_cl(p, src, features, count, waits, ffi.NULL)
+                if status:
+                    raise_status(status, ctx)
+        try:
+            return _features_arrays(features, dtype)
+        finally:
+            lib.pv_sift_features_free(features)
+
+    @declared_keywords("sift", defaults={name: None for name in _SIFT_FIELDS})
+    def sift_match_images_cl(self, image1: Any, image2: Any, *, preset: str = "reference",
+                             match: Optional[Mapping[str, Any]] = None,
+                             ransac: Optional[Mapping[str, Any]] = None,
+                             wait_for: Optional[Sequence[Any]] = None,
+                             **params: Any) -> SiftChainResult:
+        """sift_match_images on two pyopencl arrays of one shape (types as
+        for sift_detect_cl): detection, matching and the ratio test run on
+        the device; the homography and its inlier matches come back as
+        sift_match_images() returns them.  The work waits for the images'
+        pending events and for wait_for; the keywords are
+        sift_match_images()'s."""
+        _pyopencl()
+        if tuple(image1.shape) != tuple(image2.shape):
+            raise invalid(f"image2: shape {tuple(image2.shape)} differs from image1's "
+                          f"{tuple(image1.shape)}")
+        one, two = buffer_of(image1, "image1", rgb=True), buffer_of(image2, "image2", rgb=True)
+        m, r = _chain_params(match, ransac)
+        count, waits = _wait_list([image1, image2], wait_for)
+        result = ffi.new("pv_sift_chain_result *")
+        with self.sift_plan(tuple(image1.shape[:2]), preset=preset, **params) as plan:
+            with plan._entered() as (ctx, p):
+                status = lib.pv_sift_match_images_cl(p, one, two, m, r, result, count, waits,
+                                                     ffi.NULL)
+                if status:
+                    raise_status(status, ctx)
+        try:
+            return _chain_result(result)
+        finally:
+            lib.pv_sift_chain_result_free(result)
+
+    @declared_keywords("octreg")
+    def octreg_register_cl(self, reference: Any, target: Any, *, registered: bool = False,
+                           gap_value: float = 0.0, out: Optional[Any] = None,
+                           wait_for: Optional[Sequence[Any]] = None,
+                           **options: Any) -> OctregResult:
+        """octreg on 3D pyopencl arrays (B-scans, A-lines, depth), float32
+        or uint16, of one shape: the volumes are read on the device (their
+        statistics computed there); the shifts, peaks, valid flags and info
+        come back as octreg() returns them.  registered=True (or out, a
+        float32 array of the shape) also reconstructs the target on the
+        device into out (a new array when None), returned as the result's
+        registered with the completion event added.  The work waits for the
+        volumes' pending events and for wait_for; the keywords are
+        octreg()'s."""
+        cl = _pyopencl()
+        if tuple(reference.shape) != tuple(target.shape):
+            raise invalid(f"target: shape {tuple(target.shape)} differs from the reference's "
+                          f"{tuple(reference.shape)}")
+        ref, tgt = volume_buffer_of(reference, "reference"), volume_buffer_of(target, "target")
+        volume = _output(cl, target, out, "out") if registered or out is not None else None
+        dst = volume_buffer_of(volume, "out", ("float32",)) if volume is not None else None
+        count, waits = _wait_list([reference, target, volume], wait_for)
+        n = int(target.shape[0])
+        shifts = ffi.new("pv_octreg_shift[]", n)
+        info = ffi.new("pv_octreg_info *")
+        made = ffi.new("pv_octreg_plan **")
+        done = ffi.new("cl_event *")
+        with self._entered() as ctx:
+            status = lib.pv_octreg_plan_create_cl(ctx, ref, _octreg_options(**options), made,
+                                                  count, waits, ffi.NULL)
+            if status:
+                raise_status(status, ctx)
+            try:
+                status = lib.pv_octreg_register_cl(made[0], tgt, shifts, info, 0, ffi.NULL,
+                                                   ffi.NULL)
+                if not status and dst is not None:
+                    status = lib.pv_octreg_reconstruct_cl(
+                        made[0], tgt, shifts, _float(gap_value, "gap_value"), dst, ffi.NULL,
+                        ffi.NULL, ffi.NULL, 0, ffi.NULL, done)
+                if status:
+                    raise_status(status, ctx)
+            finally:
+                lib.pv_octreg_plan_destroy(made[0])
+        if volume is not None:
+            _attach(cl, done, [volume])
+        s, peak, valid = _octreg_arrays(shifts, n)
+        return OctregResult(s, peak, valid,
+                            {"stripes": info.stripes, "good_stripes": info.good_stripes,
+                             "valid_bscans": info.valid_bscans, "subvolumes": info.subvolumes},
+                            volume)
 
 
 def create_on_queue(queue: Any) -> Any:

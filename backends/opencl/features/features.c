@@ -138,7 +138,10 @@ static pv_status upload_images(pv_context *ctx, cl_sift_plan *plan, const pv_ima
                                int count, size_t slot)
 {
     const size_t total = slot * (size_t)count;
-    if (total > plan->input_room) {
+    /* A device-buffer call's images are placeholders bound to the caller's
+     * buffers (lib/interop/interop.c): their pixels are never read here but
+     * copied on the device by the runtime's transfers, one image each. */
+    if (total > plan->input_room || ctx->device_call) {
         pv_status status = PV_OK;
         for (int i = 0; i < count && status == PV_OK; i++)
             if (pv_pixel_is_grey(images[i].type))

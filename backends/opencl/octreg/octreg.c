@@ -604,6 +604,22 @@ static void copy_image(const pv_image *from, pv_image *to)
                (size_t)from->width * sizeof(float));
 }
 
+/* A device-buffer call's outputs (lib/interop/interop.c): placeholders
+ * bound to the caller's buffers, which the runtime's downloads fill on the
+ * device, queued after every output is computed; no host staging (a
+ * placeholder's pixels cannot be written on the host). */
+static pv_status read_bound_outputs(pv_context *ctx, cl_mem dense_volume, pv_volume *registered,
+                                    cl_mem dense_enface, pv_image *enface, cl_mem dense_slow,
+                                    pv_image *slow)
+{
+    pv_status status = enface ? pv_cl_download_image(ctx, dense_enface, enface) : PV_OK;
+    if (status == PV_OK && slow)
+        status = pv_cl_download_image(ctx, dense_slow, slow);
+    if (status == PV_OK && registered)
+        status = pv_cl_download_volume(ctx, dense_volume, registered);
+    return status;
+}
+
 /* All or nothing: every requested output is computed on the device first;
  * the two images are downloaded into host temporaries, the volume last
  * and straight into the caller's, and the images are copied out only
@@ -617,6 +633,9 @@ static pv_status read_outputs(pv_context *ctx, cl_oct_plan *p, float gap, pv_vol
         status = make_enface(ctx, p, gap, &dense_enface);
     if (status == PV_OK && slow)
         status = make_slow(ctx, p, gap, &dense_slow);
+    if (status == PV_OK && ctx->device_call)
+        return read_bound_outputs(ctx, dense_volume, registered, dense_enface, enface, dense_slow,
+                                  slow);
     pv_image staged_enface = {0}, staged_slow = {0};
     if (status == PV_OK && enface)
         status = download_staged(ctx, dense_enface, enface, &staged_enface);

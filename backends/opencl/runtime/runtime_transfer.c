@@ -477,6 +477,15 @@ static pv_status rows_async(pv_context *ctx, cl_mem buffer, const pv_cl_rows *ro
 pv_status pv_cl_write_rows_async(pv_context *ctx, cl_mem buffer, const pv_cl_rows *rows,
                                  const void *host)
 {
+    /* A bound proxy image (a device-buffer call's input in a batch slot):
+     * copied on the device into its dense rows at rows->offset. */
+    const device_binding *bound = bound_to(ctx, host);
+    if (bound && rows->device_pitch != rows->row_bytes)
+        return pv_fail(ctx, PV_ERR_INVALID, "device buffer: rows %zu bytes apart on the device "
+                       "(a bound image goes into dense rows)", rows->device_pitch);
+    if (bound)
+        return bound_rows(ctx, buffer, 1, rows->offset, rows->rows, rows->row_bytes,
+                          rows->host_pitch, bound);
     return rows_async(ctx, buffer, rows, host, NULL);
 }
 
