@@ -14,6 +14,9 @@
 
 #include "bench_ops.h"
 #include "bench_roofline.h"
+#ifdef BENCH_DEVICE_BUFFERS
+#include "bench_sift_device.h"
+#endif
 
 #include <math.h>
 #include <stdlib.h>
@@ -33,19 +36,26 @@ typedef struct sift_case {
     int fresh_results;
     pv_sift_preset preset;   /* FAST: the paper's settings; REFERENCE: the defaults */
     pv_pixel_type input;     /* U8 grey, or RGB8 colour converted to grey on the device */
+    int device_buffer;       /* OpenCL from a buffer already on the device (pv_sift_detect_cl) */
 } sift_case;
 
 static const sift_case sift_cases[] = {
-    {"sift-vga", 640, 480, 1, 0, PV_SIFT_PRESET_FAST, PV_PIXEL_U8},
-    {"sift-720p", 1280, 720, 0, 0, PV_SIFT_PRESET_FAST, PV_PIXEL_U8},
-    {"sift-1080p", 1920, 1080, 0, 0, PV_SIFT_PRESET_FAST, PV_PIXEL_U8},
-    {"sift-rgb-1080p", 1920, 1080, 0, 0, PV_SIFT_PRESET_FAST, PV_PIXEL_RGB8},
-    {"sift-4k", 3840, 2160, 0, 0, PV_SIFT_PRESET_FAST, PV_PIXEL_U8},
-    {"sift-8k", 7680, 4320, 0, 0, PV_SIFT_PRESET_FAST, PV_PIXEL_U8},
-    {"sift-8k-fresh", 7680, 4320, 0, 1, PV_SIFT_PRESET_FAST, PV_PIXEL_U8},
-    {"sift-720p-default", 1280, 720, 0, 0, PV_SIFT_PRESET_REFERENCE, PV_PIXEL_U8},
-    {"sift-1080p-default", 1920, 1080, 0, 0, PV_SIFT_PRESET_REFERENCE, PV_PIXEL_U8},
-    {"sift-8k-default", 7680, 4320, 0, 0, PV_SIFT_PRESET_REFERENCE, PV_PIXEL_U8},
+    {"sift-vga", 640, 480, 1, 0, PV_SIFT_PRESET_FAST, PV_PIXEL_U8, 0},
+    {"sift-720p", 1280, 720, 0, 0, PV_SIFT_PRESET_FAST, PV_PIXEL_U8, 0},
+    {"sift-1080p", 1920, 1080, 0, 0, PV_SIFT_PRESET_FAST, PV_PIXEL_U8, 0},
+    {"sift-rgb-1080p", 1920, 1080, 0, 0, PV_SIFT_PRESET_FAST, PV_PIXEL_RGB8, 0},
+    {"sift-4k", 3840, 2160, 0, 0, PV_SIFT_PRESET_FAST, PV_PIXEL_U8, 0},
+    {"sift-8k", 7680, 4320, 0, 0, PV_SIFT_PRESET_FAST, PV_PIXEL_U8, 0},
+    {"sift-8k-fresh", 7680, 4320, 0, 1, PV_SIFT_PRESET_FAST, PV_PIXEL_U8, 0},
+    {"sift-720p-default", 1280, 720, 0, 0, PV_SIFT_PRESET_REFERENCE, PV_PIXEL_U8, 0},
+    {"sift-1080p-default", 1920, 1080, 0, 0, PV_SIFT_PRESET_REFERENCE, PV_PIXEL_U8, 0},
+    {"sift-8k-default", 7680, 4320, 0, 0, PV_SIFT_PRESET_REFERENCE, PV_PIXEL_U8, 0},
+    /* The -d2d rows' OpenCL columns start from the image in a buffer of the
+     * context (keypoints and descriptors back in host memory), as
+     * cudasift_peer times ExtractSift; their end to end is that wall time. */
+    {"sift-720p-d2d", 1280, 720, 0, 1, PV_SIFT_PRESET_FAST, PV_PIXEL_U8, 1},
+    {"sift-1080p-d2d", 1920, 1080, 0, 1, PV_SIFT_PRESET_FAST, PV_PIXEL_U8, 1},
+    {"sift-4k-d2d", 3840, 2160, 0, 1, PV_SIFT_PRESET_FAST, PV_PIXEL_U8, 1},
 };
 
 typedef struct match_case {
@@ -137,9 +147,32 @@ static pv_status run_detect(pv_context *ctx, void *user)
     return status;
 }
 
+#ifdef BENCH_DEVICE_BUFFERS
+/* The timed runs from a device buffer; job->result receives the last
+ * run's features. */
+static int time_from_buffer(const bench_config *config, pv_context *ctx, detect_job *job,
+                            pv_timing *timing, bench_series *series)
+{
+    sift_device_run *run = NULL;
+    if (bench_sift_device_open(ctx, job->plan, job->image, &run))
+        return 1;
+    pv_status status = bench_time_series(config, ctx, bench_sift_device_call, run, timing, series);
+    job->have_result = status == PV_OK && bench_sift_device_take(run, &job->result);
+    bench_sift_device_close(run);
+    return status == PV_OK ? 0 : cli_fail_status(status, "sift detect (device buffer)");
+}
+#else
+static int time_from_buffer(const bench_config *config, pv_context *ctx, detect_job *job,
+                            pv_timing *timing, bench_series *series)
+{
+    (void)config, (void)ctx, (void)job, (void)timing, (void)series;
+    return cli_fail("device buffers need the OpenCL backend");
+}
+#endif
+
 static int time_detect(const bench_config *config, pv_context *ctx, const pv_image *image,
-                       int fresh_results, pv_sift_preset preset, detect_job *job, pv_timing *timing,
-                       bench_series *series, int *octaves)
+                       int fresh_results, pv_sift_preset preset, int device_buffer,
+                       detect_job *job, pv_timing *timing, bench_series *series, int *octaves)
 {
     pv_sift_params params;
     pv_sift_params_preset(&params, preset);
@@ -147,12 +180,16 @@ static int time_detect(const bench_config *config, pv_context *ctx, const pv_ima
     job->image = image;
     job->fresh_results = fresh_results;
     pv_status status = pv_sift_plan_create(ctx, image->width, image->height, &params, &job->plan);
-    if (status == PV_OK) {
-        *octaves = pv_sift_plan_octaves(job->plan);
-        status = bench_time_series(config, ctx, run_detect, job, timing, series);
-    }
+    if (status != PV_OK)
+        return cli_fail_status(status, "sift detect");
+    *octaves = pv_sift_plan_octaves(job->plan);
+    int rc = 0;
+    if (device_buffer)
+        rc = time_from_buffer(config, ctx, job, timing, series);
+    else if ((status = bench_time_series(config, ctx, run_detect, job, timing, series)) != PV_OK)
+        rc = cli_fail_status(status, "sift detect");
     pv_sift_plan_destroy(job->plan);
-    return status == PV_OK ? 0 : cli_fail_status(status, "sift detect");
+    return rc;
 }
 
 static double paired(const pv_sift_features *a, const pv_sift_features *ref, float radius,
@@ -323,11 +360,11 @@ static int bench_detect(const bench_config *config, const bench_contexts *contex
     detect_job cpu, cl;
     pv_timing cpu_t, cl_t;
     int octaves = 0;
-    int rc = time_detect(config, contexts->cpu, &image, c->fresh_results, preset, &cpu, &cpu_t,
-                         &r->cpu_samples, &octaves);
+    int rc = time_detect(config, contexts->cpu, &image, c->fresh_results, preset, 0, &cpu,
+                         &cpu_t, &r->cpu_samples, &octaves);
     if (rc == 0 && contexts->opencl)
-        rc = time_detect(config, contexts->opencl, &image, c->fresh_results, preset, &cl, &cl_t,
-                         &r->cl_samples, &octaves);
+        rc = time_detect(config, contexts->opencl, &image, c->fresh_results, preset,
+                         c->device_buffer, &cl, &cl_t, &r->cl_samples, &octaves);
     if (rc == 0)
         fill_detect_row(r, &image, octaves, preset, &cpu, &cpu_t, contexts->opencl ? &cl : NULL, &cl_t);
     if (cpu.have_result)
@@ -354,7 +391,7 @@ static int sift_row(const bench_config *config, const bench_contexts *contexts,
 int bench_sift_case(const bench_config *config, const bench_contexts *contexts, const char *name,
                     int width, int height, bench_rows *rows)
 {
-    const sift_case c = {name, width, height, 0, 0, PV_SIFT_PRESET_FAST, PV_PIXEL_U8};
+    const sift_case c = {name, width, height, 0, 0, PV_SIFT_PRESET_FAST, PV_PIXEL_U8, 0};
     return sift_row(config, contexts, &c, rows);
 }
 
