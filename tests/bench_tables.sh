@@ -17,7 +17,7 @@ fail() {
 
 "$PYTHON" "$srcdir/bench/tables.py" --check "$srcdir/README.md" \
     "$srcdir/docs/headline-results.md" "$srcdir/docs/sgm.md" "$srcdir/docs/stereo.md" "$srcdir/docs/dask.md" \
-    "$srcdir/docs/async.md" "$srcdir/docs/sift.md" "$srcdir/docs/volumes.md" ||
+    "$srcdir/docs/async.md" "$srcdir/docs/sift.md" "$srcdir/docs/volumes.md" "$srcdir/docs/interop.md" ||
     fail "committed tables differ from the JSON's (run bench/tables.py --update FILE)"
 grep -q "<!-- table:headline -->" "$srcdir/docs/headline-results.md" || fail "docs/headline-results.md has no headline block"
 
