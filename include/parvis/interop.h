@@ -21,7 +21,9 @@
  * same results, and the call has returned only when they are written.
  *
  * Device-buffer forms exist for SGM, SAD, BP, the grey conversion, the
- * Gaussian blur (2D and 3D) and the 3D flow (docs/interop.md); on a CPU context they fail with PV_ERR_UNSUPPORTED. */
+ * Gaussian blur (2D and 3D), the 3D flow, phase correlation (2D and 3D)
+ * and normxcorr2 (docs/interop.md); on a CPU context they fail with
+ * PV_ERR_UNSUPPORTED. */
 #ifndef PARVIS_INTEROP_H
 #define PARVIS_INTEROP_H
 
@@ -30,6 +32,7 @@
 #include "core.h"
 #include "filter.h"
 #include "flow.h"
+#include "register.h"
 #include "stereo.h"
 
 #ifndef CL_TARGET_OPENCL_VERSION
@@ -211,6 +214,46 @@ PV_API pv_status pv_stereo_sad_cl(pv_context *ctx, const pv_buffer *left, const 
 PV_API pv_status pv_gaussian_blur_cl(pv_context *ctx, const pv_buffer *src, const pv_buffer *dst,
                                      float sigma, int taps, cl_uint wait_count,
                                      const cl_event *wait_list, cl_event *done);
+
+/** pv_phase_correlate on device buffers.  The shift is a host structure:
+ * the call has finished its work when it returns (it still honours the
+ * wait list and gives `done`, already complete).  The scans and means the
+ * host call makes on the host run on the device (sums in double, exactly
+ * the host's numbers), so the shift is the host call's bit for bit; the
+ * device needs double precision (cl_khr_fp64), else PV_ERR_UNSUPPORTED.
+ * Buffer offsets must be multiples of the sample size.
+ * @param ctx an OpenCL context
+ * @param reference the reference image (U8, U16 or F32, grey)
+ * @param moving the moving image, the reference's size (any of the three types)
+ * @param options the options, or NULL (defaults)
+ * @param shift receives the shift (untouched on error)
+ * @param wait_count events in wait_list
+ * @param wait_list the events the work waits for, or NULL
+ * @param done receives the completion event, or NULL
+ * @return PV_OK, or the failure's status (PV_ERR_INVALID for a non-finite
+ *         input, as the host call) */
+PV_API pv_status pv_phase_correlate_cl(pv_context *ctx, const pv_buffer *reference,
+                                       const pv_buffer *moving,
+                                       const pv_phasecorr_options *options, pv_shift *shift,
+                                       cl_uint wait_count, const cl_event *wait_list,
+                                       cl_event *done);
+
+/** pv_phase_correlate3d on device buffers: volumes (F32 or U16), the rest
+ * as pv_phase_correlate_cl.
+ * @param ctx an OpenCL context
+ * @param reference the reference volume
+ * @param moving the moving volume, the reference's size
+ * @param options the options, or NULL (defaults)
+ * @param shift receives the shift (untouched on error)
+ * @param wait_count events in wait_list
+ * @param wait_list the events the work waits for, or NULL
+ * @param done receives the completion event, or NULL
+ * @return PV_OK, or the failure's status */
+PV_API pv_status pv_phase_correlate3d_cl(pv_context *ctx, const pv_buffer *reference,
+                                         const pv_buffer *moving,
+                                         const pv_phasecorr_options *options, pv_shift *shift,
+                                         cl_uint wait_count, const cl_event *wait_list,
+                                         cl_event *done);
 
 #ifdef __cplusplus
 }

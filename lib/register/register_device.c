@@ -1,0 +1,155 @@
+/* Front end of the register module's inputs in a device-buffer call
+ * (lib/interop/interop_register.c): while ctx->device_call is set, an
+ * input's data pointer is a placeholder bound to a caller's buffer and
+ * must not be read, so the passes of register_input.c run on the device
+ * instead (the interop sub-table's row_stats, row_energy and to_f32
+ * slots).  Each gives the host pass's numbers: the device adds each row in
+ * double in the host's order, and the rows are added here in row order as
+ * register_input.c adds its per-row partial sums. */
+#define _DEFAULT_SOURCE /* MAP_ANONYMOUS */
+#include "register_internal.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+
+static pv_device_rows volume_rows(const pv_volume *v)
+{
+    pv_device_rows rows = {v->data, v->type == PV_VOLUME_U16 ? PV_PIXEL_U16 : PV_PIXEL_F32,
+                           v->nx, v->ny, v->nz, v->stride_y, v->stride_z};
+    return rows;
+}
+
+static pv_device_rows image_rows(const pv_image *image)
+{
+    pv_device_rows rows = {image->data, image->type, image->width, image->height, 1,
+                           image->stride, image->stride * image->height};
+    return rows;
+}
+
+static pv_status fail_no_memory(pv_context *ctx, size_t rows)
+{
+    return pv_fail(ctx, PV_ERR_NOMEM, "device buffers: no memory for %zu rows' results", rows);
+}
+
+/* Range, finiteness and sum over every row, the rows in order. */
+static pv_status scan_rows(pv_context *ctx, const pv_device_rows *rows, pv_data_scan *scan,
+                           double *sum)
+{
+    const size_t count = (size_t)rows->ny * (size_t)rows->nz;
+    pv_row_stats *stats = malloc(count * sizeof *stats);
+    if (!stats)
+        return fail_no_memory(ctx, count);
+    pv_status status = ctx->ops->interop->row_stats(ctx, rows, stats);
+    float lo = INFINITY, hi = -INFINITY;
+    int finite = 1;
+    double total = 0.0;
+    for (size_t r = 0; status == PV_OK && r < count; r++) {
+        finite &= stats[r].finite;
+        lo = stats[r].lo < lo ? stats[r].lo : lo;
+        hi = stats[r].hi > hi ? stats[r].hi : hi;
+        total += stats[r].sum;
+    }
+    free(stats);
+    if (status == PV_OK) {
+        scan->finite = finite;
+        scan->textured = finite && hi > lo;
+        *sum = total;
+    }
+    return status;
+}
+
+pv_status pv_reg_device_scan_image(pv_context *ctx, const pv_image *image, pv_data_scan *scan)
+{
+    const pv_device_rows rows = image_rows(image);
+    double sum;
+    return scan_rows(ctx, &rows, scan, &sum);
+}
+
+pv_status pv_reg_device_scan_volume(pv_context *ctx, const pv_volume *v, pv_data_scan *scan)
+{
+    const pv_device_rows rows = volume_rows(v);
+    double sum;
+    return scan_rows(ctx, &rows, scan, &sum);
+}
+
+pv_status pv_reg_device_volume_mean(pv_context *ctx, const pv_volume *v, double *mean)
+{
+    const pv_device_rows rows = volume_rows(v);
+    pv_data_scan scan;
+    double sum = 0.0;
+    pv_status status = scan_rows(ctx, &rows, &scan, &sum);
+    if (status == PV_OK)
+        *mean = sum / ((double)v->nx * v->ny * v->nz);
+    return status;
+}
+
+static pv_status energy_rows(pv_context *ctx, const pv_device_rows *rows,
+                             const float *const window[3], double mean, double *energy)
+{
+    const size_t count = (size_t)rows->ny * (size_t)rows->nz;
+    double *sums = malloc(count * sizeof *sums), total = 0.0;
+    if (!sums)
+        return fail_no_memory(ctx, count);
+    pv_status status = ctx->ops->interop->row_energy(ctx, rows, window, mean, sums);
+    for (size_t r = 0; status == PV_OK && r < count; r++)
+        total += sums[r];
+    free(sums);
+    if (status == PV_OK)
+        *energy = total;
+    return status;
+}
+
+pv_status pv_reg_device_windowed_energy(pv_context *ctx, const pv_volume *v,
+                                        const float *const window[3], float mean,
+                                        double *energy)
+{
+    const pv_device_rows rows = volume_rows(v);
+    return energy_rows(ctx, &rows, window[0] ? window : NULL, (double)mean, energy);
+}
+
+pv_status pv_reg_device_image_stats(pv_context *ctx, const pv_image *image, double *mean,
+                                    double *squares)
+{
+    const pv_device_rows rows = image_rows(image);
+    pv_data_scan scan;
+    double sum = 0.0, m = 0.0;
+    pv_status status = scan_rows(ctx, &rows, &scan, &sum);
+    if (status == PV_OK && !scan.finite)
+        status = pv_fail(ctx, PV_ERR_INVALID, "an input contains NaN or Inf");
+    if (status == PV_OK) {
+        m = sum / ((double)image->width * image->height);
+        status = energy_rows(ctx, &rows, NULL, m, squares);
+    }
+    if (status == PV_OK)
+        *mean = m;
+    return status;
+}
+
+pv_status pv_reg_device_f32_copy(pv_context *ctx, const pv_image *image, double mean,
+                                 double scale, pv_reg_copy *copy)
+{
+    const pv_device_rows rows = image_rows(image);
+    const size_t bytes = (size_t)image->width * (size_t)image->height * sizeof(float);
+    void *proxy = mmap(NULL, bytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (proxy == MAP_FAILED)
+        return pv_fail(ctx, PV_ERR_NOMEM, "device buffers: no address space for a proxy");
+    pv_status status = ctx->ops->interop->to_f32(ctx, &rows, mean, scale, proxy, bytes);
+    if (status != PV_OK) {
+        munmap(proxy, bytes);
+        return status;
+    }
+    copy->data = proxy;
+    copy->mapped = bytes;
+    return PV_OK;
+}
+
+void pv_reg_copy_free(pv_reg_copy *copy)
+{
+    if (copy->mapped)
+        munmap(copy->data, copy->mapped);
+    else
+        free(copy->data);
+    copy->data = NULL;
+    copy->mapped = 0;
+}
