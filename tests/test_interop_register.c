@@ -75,7 +75,8 @@ static pv_buffer put_samples(const caller *c, const void *data, int nx, int ny, 
     assert_non_null(host);
     for (int z = 0; z < nz; z++)
         for (int y = 0; y < ny; y++)
-            memcpy(host + OFFSET + ((size_t)z * (size_t)slice + (size_t)y * (size_t)stride) * sample,
+            memcpy(host + OFFSET +
+                       ((size_t)z * (size_t)slice + (size_t)y * (size_t)stride) * sample,
                    (const unsigned char *)data + (((size_t)z * ny + y) * nx) * sample,
                    (size_t)nx * sample);
     cl_int err;
@@ -240,8 +241,8 @@ static void moved_volumes(pv_volume *reference, pv_volume *moving, int u16)
         for (int y = 0; y < VY; y++)
             for (int x = 0; x < VX; x++) {
                 const size_t at = ((size_t)z * VY + y) * VX + x;
-                const size_t from = (((size_t)(z - SZ + VZ) % VZ) * VY + (size_t)(y - SY + VY) % VY) *
-                                        VX + (size_t)(x - SX + VX) % VX;
+                const size_t zf = (size_t)(z - SZ + VZ) % VZ, yf = (size_t)(y - SY + VY) % VY;
+                const size_t from = (zf * VY + yf) * VX + (size_t)(x - SX + VX) % VX;
                 if (u16) {
                     reference->data_u16[at] = (uint16_t)(f.data[at] * 4000.0f);
                     moving->data_u16[at] = (uint16_t)(f.data[from] * 4000.0f);
@@ -438,6 +439,278 @@ static void test_pc_misuse(void **state)
     caller_free(&c);
 }
 
+/* ---------------------------------------------------------- normxcorr2 */
+
+#define TW 16
+#define TH 12
+#define TX 21 /* the template is the image's block at (TX, TY) */
+#define TY 15
+#define SENTINEL 7.0f
+#define OVERLAP (TW * TH / 2) /* no peaks of a few pixels' overlap at the border */
+
+/* The buffer's f32 image read back through the caller's queue. */
+static pv_image get_image(const caller *c, const pv_buffer *b)
+{
+    pv_image image;
+    assert_int_equal(pv_image_alloc(&image, b->width, b->height, PV_PIXEL_F32), PV_OK);
+    const size_t origin[3] = {b->offset, 0, 0}, host[3] = {0, 0, 0};
+    const size_t region[3] = {(size_t)b->width * sizeof(float), (size_t)b->height, 1};
+    assert_int_equal(clEnqueueReadBufferRect(c->queue, b->mem, CL_TRUE, origin, host, region,
+                                             (size_t)b->stride * sizeof(float), 0,
+                                             (size_t)image.stride * sizeof(float), 0, image.data,
+                                             0, NULL, NULL),
+                     CL_SUCCESS);
+    return image;
+}
+
+static pv_buffer new_map(const caller *c)
+{
+    pv_image map;
+    assert_int_equal(pv_image_alloc(&map, W + TW - 1, H + TH - 1, PV_PIXEL_F32), PV_OK);
+    tu_fill_image(&map, SENTINEL);
+    pv_buffer b = put_image(c, &map);
+    pv_image_free(&map);
+    return b;
+}
+
+/* The largest |a - b| over two maps (NaN: infinite). */
+static double map_difference(const pv_image *a, const pv_image *b)
+{
+    double worst = 0.0;
+    for (int y = 0; y < a->height; y++)
+        for (int x = 0; x < a->width; x++) {
+            const double d = fabs((double)*tu_fpixel(a, x, y) - (double)*tu_fpixel(b, x, y));
+            worst = d <= worst ? worst : isnan(d) ? INFINITY : d;
+        }
+    return worst;
+}
+
+/* An image of `type` and the template cut from it, the template's copy
+ * scaled and offset (NCC does not see either) and lightly noised. */
+static void ncc_inputs(pv_image *templ, pv_image *image, pv_pixel_type type, uint32_t seed)
+{
+    pv_image unused;
+    moved_pair(image, &unused, type, seed);
+    pv_image_free(&unused);
+    assert_int_equal(pv_image_alloc(templ, TW, TH, type), PV_OK);
+    for (int y = 0; y < TH; y++)
+        for (int x = 0; x < TW; x++)
+            set_sample(templ, x, y,
+                       sample_of(image, TX + x, TY + y) * 0.5 +
+                           ((x * 7 + y) % 3) * (type == PV_PIXEL_F32 ? 0.01 : 1.0));
+}
+
+static void expect_same_map(const pv_image *got, const pv_image *want, const char *what)
+{
+    for (int y = 0; y < want->height; y++)
+        for (int x = 0; x < want->width; x++)
+            if (!(*tu_fpixel(got, x, y) == *tu_fpixel(want, x, y)))
+                fail_msg("%s: (%d, %d) %.9g against the host call's %.9g", what, x, y,
+                         (double)*tu_fpixel(got, x, y), (double)*tu_fpixel(want, x, y));
+}
+
+/* Field by field: the structure has padding. */
+static void expect_same_result(const pv_ncc_result *got, const pv_ncc_result *want,
+                               const char *what)
+{
+    if (got->x != want->x || got->y != want->y || got->coefficient != want->coefficient ||
+        got->sub_x != want->sub_x || got->sub_y != want->sub_y || got->flags != want->flags)
+        fail_msg("%s: (%d, %d) %.9g (%.9g, %.9g) flags %u against the host call's (%d, %d) "
+                 "%.9g (%.9g, %.9g) flags %u",
+                 what, got->x, got->y, (double)got->coefficient, got->sub_x, got->sub_y,
+                 got->flags, want->x, want->y, (double)want->coefficient, want->sub_x,
+                 want->sub_y, want->flags);
+}
+
+static void ncc_case(caller *c, pv_pixel_type type)
+{
+    char what[64];
+    snprintf(what, sizeof what, "normxcorr2_cl, type %d", (int)type);
+    pv_image templ, image, want, cpu;
+    ncc_inputs(&templ, &image, type, 31u);
+    assert_int_equal(pv_image_alloc(&want, W + TW - 1, H + TH - 1, PV_PIXEL_F32), PV_OK);
+    assert_int_equal(pv_image_alloc(&cpu, W + TW - 1, H + TH - 1, PV_PIXEL_F32), PV_OK);
+    pv_ncc_result want_result, cpu_result, got_result;
+    tu_expect_ok(tu_opencl, pv_normxcorr2(tu_opencl, &templ, &image, OVERLAP, &want, &want_result),
+                 "host normxcorr2");
+    tu_expect_ok(tu_cpu, pv_normxcorr2(tu_cpu, &templ, &image, OVERLAP, &cpu, &cpu_result),
+                 "CPU normxcorr2");
+    assert_int_equal(want_result.x, TX);
+    assert_int_equal(want_result.y, TY);
+    pv_buffer t = put_image(c, &templ), i = put_image(c, &image), m = new_map(c);
+    cl_event done = NULL;
+    tu_expect_ok(c->ctx, pv_normxcorr2_cl(c->ctx, &t, &i, OVERLAP, &m, &got_result, 0, NULL, &done),
+                 what);
+    assert_int_equal(clWaitForEvents(1, &done), CL_SUCCESS);
+    clReleaseEvent(done);
+    pv_image got = get_image(c, &m);
+    expect_same_map(&got, &want, what);
+    expect_same_result(&got_result, &want_result, what);
+    /* the CPU backend's map within the cross-check's tolerance */
+    assert_true(map_difference(&got, &cpu) <= PV_TOL_NCC_MAP);
+    assert_int_equal(got_result.x, cpu_result.x);
+    assert_int_equal(got_result.y, cpu_result.y);
+    /* the result alone (the map in host memory), and the map alone */
+    memset(&got_result, 0, sizeof got_result);
+    tu_expect_ok(c->ctx,
+                 pv_normxcorr2_cl(c->ctx, &t, &i, OVERLAP, NULL, &got_result, 0, NULL, NULL),
+                 "result only");
+    expect_same_result(&got_result, &want_result, what);
+    pv_buffer m2 = new_map(c);
+    tu_expect_ok(c->ctx, pv_normxcorr2_cl(c->ctx, &t, &i, OVERLAP, &m2, NULL, 0, NULL, NULL),
+                 "map only");
+    pv_image got2 = get_image(c, &m2);
+    expect_same_map(&got2, &want, "map only");
+    clReleaseMemObject(t.mem), clReleaseMemObject(i.mem), clReleaseMemObject(m.mem);
+    clReleaseMemObject(m2.mem);
+    image_list_free(&templ, &image, &want, &cpu, &got, &got2, NULL);
+}
+
+static void test_ncc_equals_host_call(void **state)
+{
+    (void)state;
+    caller c = caller_new();
+    ncc_case(&c, PV_PIXEL_U8);
+    ncc_case(&c, PV_PIXEL_F32);
+    caller_free(&c);
+}
+
+static void test_ncc_textureless_non_finite_crosscheck(void **state)
+{
+    (void)state;
+    caller c = caller_new();
+    pv_image templ, image, flat, want;
+    ncc_inputs(&templ, &image, PV_PIXEL_F32, 41u);
+    assert_int_equal(pv_image_alloc(&flat, TW, TH, PV_PIXEL_F32), PV_OK);
+    tu_fill_image(&flat, 0.5f);
+    assert_int_equal(pv_image_alloc(&want, W + TW - 1, H + TH - 1, PV_PIXEL_F32), PV_OK);
+    pv_ncc_result want_result, got_result;
+    /* a flat template: NO_TEXTURE and a zero map, as the host call */
+    tu_expect_ok(tu_opencl, pv_normxcorr2(tu_opencl, &flat, &image, OVERLAP, &want, &want_result),
+                 "host, flat");
+    assert_true(want_result.flags & PV_REGISTER_NO_TEXTURE);
+    pv_buffer f = put_image(&c, &flat), i = put_image(&c, &image), m = new_map(&c);
+    tu_expect_ok(c.ctx, pv_normxcorr2_cl(c.ctx, &f, &i, OVERLAP, &m, &got_result, 0, NULL, NULL),
+                 "flat template");
+    expect_same_result(&got_result, &want_result, "normxcorr2_cl");
+    pv_image got = get_image(&c, &m);
+    assert_true(tu_image_all_equal(&got, 0.0f));
+    pv_image_free(&got);
+    /* the cross-check: host copies, the host call and its CPU comparison */
+    pv_buffer t = put_image(&c, &templ), m2 = new_map(&c);
+    tu_expect_ok(tu_opencl, pv_normxcorr2(tu_opencl, &templ, &image, OVERLAP, &want, &want_result),
+                 "host");
+    tu_expect_ok(c.ctx, pv_context_set_crosscheck(c.ctx, 1), "crosscheck on");
+    tu_expect_ok(c.ctx, pv_normxcorr2_cl(c.ctx, &t, &i, OVERLAP, &m2, &got_result, 0, NULL, NULL),
+                 "cross-checked");
+    pv_context_set_crosscheck(c.ctx, 0);
+    got = get_image(&c, &m2);
+    expect_same_map(&got, &want, "cross-checked");
+    expect_same_result(&got_result, &want_result, "normxcorr2_cl");
+    pv_image_free(&got);
+    /* a NaN: refused as the host call refuses it, the outputs untouched */
+    set_sample(&image, 3, 4, NAN);
+    assert_int_equal(pv_normxcorr2(tu_opencl, &templ, &image, OVERLAP, &want, &want_result),
+                     PV_ERR_INVALID);
+    pv_buffer bad = put_image(&c, &image), m3 = new_map(&c);
+    pv_ncc_result kept;
+    memset(&kept, 0x5A, sizeof kept);
+    got_result = kept;
+    assert_int_equal(pv_normxcorr2_cl(c.ctx, &t, &bad, OVERLAP, &m3, &got_result, 0, NULL, NULL),
+                     PV_ERR_INVALID);
+    assert_memory_equal(&got_result, &kept, sizeof kept);
+    got = get_image(&c, &m3);
+    assert_true(tu_image_all_equal(&got, SENTINEL));
+    clReleaseMemObject(f.mem), clReleaseMemObject(i.mem), clReleaseMemObject(m.mem);
+    clReleaseMemObject(t.mem), clReleaseMemObject(m2.mem), clReleaseMemObject(bad.mem);
+    clReleaseMemObject(m3.mem);
+    image_list_free(&templ, &image, &flat, &want, &got, NULL);
+    caller_free(&c);
+}
+
+static void expect_ncc_refused(pv_context *ctx, const pv_buffer *t, const pv_buffer *i,
+                               const pv_buffer *m, pv_ncc_result *result, cl_uint wait_count,
+                               const cl_event *wait_list, pv_status expected, const char *what)
+{
+    pv_ncc_result kept;
+    memset(&kept, 0x5A, sizeof kept);
+    if (result)
+        *result = kept;
+    cl_event done = NULL;
+    pv_status status =
+        pv_normxcorr2_cl(ctx, t, i, OVERLAP, m, result, wait_count, wait_list, &done);
+    if (status != expected)
+        fail_msg("%s: status %d, expected %d (%s)", what, (int)status, (int)expected,
+                 pv_last_error());
+    assert_null(done);
+    if (result)
+        assert_memory_equal(result, &kept, sizeof kept);
+}
+
+static void test_ncc_misuse(void **state)
+{
+    (void)state;
+    caller c = caller_new(), other = caller_new();
+    pv_image templ, image;
+    ncc_inputs(&templ, &image, PV_PIXEL_U8, 51u);
+    pv_buffer t = put_image(&c, &templ), i = put_image(&c, &image), m = new_map(&c);
+    pv_buffer foreign = put_image(&other, &image);
+    pv_ncc_result r;
+    expect_ncc_refused(c.ctx, NULL, &i, &m, &r, 0, NULL, PV_ERR_INVALID, "NULL templ");
+    expect_ncc_refused(c.ctx, &t, &i, NULL, NULL, 0, NULL, PV_ERR_INVALID, "no output");
+    expect_ncc_refused(c.ctx, &t, &foreign, &m, &r, 0, NULL, PV_ERR_INVALID,
+                       "another context's buffer");
+    pv_buffer u8_map = m;
+    u8_map.type = PV_PIXEL_U8;
+    expect_ncc_refused(c.ctx, &t, &i, &u8_map, &r, 0, NULL, PV_ERR_INVALID, "a u8 map");
+    pv_buffer small = m;
+    small.height -= 1;
+    expect_ncc_refused(c.ctx, &t, &i, &small, &r, 0, NULL, PV_ERR_INVALID, "map size");
+    pv_buffer u16 = i;
+    u16.type = PV_PIXEL_U16;
+    u16.width = W / 2;
+    expect_ncc_refused(c.ctx, &t, &u16, &m, &r, 0, NULL, PV_ERR_INVALID, "a u16 image");
+    pv_buffer narrow = i;
+    narrow.stride = W - 1;
+    expect_ncc_refused(c.ctx, &t, &narrow, &m, &r, 0, NULL, PV_ERR_INVALID,
+                       "stride < width");
+    pv_buffer over = i; /* the map on the image's bytes */
+    over.type = PV_PIXEL_F32;
+    over.width = W + TW - 1;
+    over.height = 2;
+    over.stride = over.width;
+    pv_buffer image_as_map = over;
+    image_as_map.height = H + TH - 1;
+    expect_ncc_refused(c.ctx, &t, &i, &image_as_map, &r, 0, NULL, PV_ERR_INVALID,
+                       "map over the image");
+    cl_int err;
+    cl_event failed = clCreateUserEvent(c.context, &err);
+    assert_int_equal(err, CL_SUCCESS);
+    assert_int_equal(clSetUserEventStatus(failed, -1), CL_SUCCESS);
+    expect_ncc_refused(c.ctx, &t, &i, &m, &r, 1, &failed, PV_ERR_INVALID, "a failed event");
+    clReleaseEvent(failed);
+    pv_buffer odd_in = i; /* u8: any offset is a whole sample; f32 needs four */
+    odd_in.type = PV_PIXEL_F32;
+    odd_in.width = W / 4;
+    odd_in.offset = OFFSET + 2;
+    expect_ncc_refused(c.ctx, &t, &odd_in, &m, &r, 0, NULL, PV_ERR_INVALID,
+                       "offset within a sample");
+    expect_ncc_refused(tu_cpu, &t, &i, &m, &r, 0, NULL, PV_ERR_UNSUPPORTED, "CPU context");
+    expect_ncc_refused(c.ctx, &t, &i, &m, &r, 1, NULL, PV_ERR_INVALID, "count, no list");
+    pv_image untouched = get_image(&c, &m);
+    assert_true(tu_image_all_equal(&untouched, SENTINEL));
+    pv_image_free(&untouched);
+    tu_expect_ok(c.ctx, pv_normxcorr2_cl(c.ctx, &t, &i, OVERLAP, &m, &r, 0, NULL, NULL),
+                 "after the refusals");
+    assert_int_equal(r.x, TX);
+    assert_int_equal(r.y, TY);
+    clReleaseMemObject(t.mem), clReleaseMemObject(i.mem), clReleaseMemObject(m.mem);
+    clReleaseMemObject(foreign.mem);
+    image_list_free(&templ, &image, NULL);
+    caller_free(&other);
+    caller_free(&c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -446,6 +719,9 @@ int main(void)
         cmocka_unit_test(test_pc_textureless_and_non_finite),
         cmocka_unit_test(test_pc_crosscheck_and_wait_list),
         cmocka_unit_test(test_pc_misuse),
+        cmocka_unit_test(test_ncc_equals_host_call),
+        cmocka_unit_test(test_ncc_textureless_non_finite_crosscheck),
+        cmocka_unit_test(test_ncc_misuse),
     };
     return cmocka_run_group_tests_name("interop_register", tests, tu_group_setup,
                                        tu_group_teardown);

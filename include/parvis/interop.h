@@ -255,6 +255,32 @@ PV_API pv_status pv_phase_correlate3d_cl(pv_context *ctx, const pv_buffer *refer
                                          cl_uint wait_count, const cl_event *wait_list,
                                          cl_event *done);
 
+/** pv_normxcorr2 on device buffers.  The host call's preparation (the
+ * finiteness check, each input's mean and deviation, the centred and
+ * scaled f32 copies) and, on a map buffer, the peak search run on the
+ * device, with the host call's numbers (sums in double, added in its
+ * order): map and result equal the host call's bit for bit.  Without a
+ * map buffer the map is made in host memory for the peak search (the
+ * inputs stay on the device).  The call has finished its work when it
+ * returns when result is wanted.  The device needs double precision
+ * (cl_khr_fp64), else PV_ERR_UNSUPPORTED; buffer offsets must be
+ * multiples of the sample size.
+ * @param ctx an OpenCL context
+ * @param templ the template (U8 or F32)
+ * @param image the image searched (U8 or F32)
+ * @param min_overlap the least overlap, in pixels, a position needs
+ * @param map receives the F32 correlation map (image + templ - 1 per
+ *        axis), or NULL when only the result is wanted
+ * @param result receives the peak, or NULL (not both NULL; untouched on error)
+ * @param wait_count events in wait_list
+ * @param wait_list the events the work waits for, or NULL
+ * @param done receives the completion event, or NULL
+ * @return PV_OK, or the failure's status (PV_ERR_INVALID for a non-finite
+ *         input, as the host call) */
+PV_API pv_status pv_normxcorr2_cl(pv_context *ctx, const pv_buffer *templ, const pv_buffer *image,
+                                  int min_overlap, const pv_buffer *map, pv_ncc_result *result,
+                                  cl_uint wait_count, const cl_event *wait_list, cl_event *done);
+
 #ifdef __cplusplus
 }
 #endif

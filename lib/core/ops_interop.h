@@ -31,12 +31,17 @@
  * order gets the host pass's numbers exactly.  A backend whose device has
  * no double precision refuses them with PV_ERR_UNSUPPORTED.
  * row_stats: per row, the sum of the samples, their least and largest
- * value and whether all are finite.  row_energy: per row, the sum of
+ * value, the first x of the largest and whether all are finite.  row_energy: per row, the sum of
  * ((v - mean) w)^2 with w = window[0][x] window[1][y] window[2][z] (1
  * without a window; window is NULL or three arrays of nx, ny, nz weights).
  * to_f32: a dense f32 copy (float)((v - mean) * scale), on the device, to
  * which the placeholder `proxy` (`bytes` long, never read) is bound until
- * unbind, so that the call's transfers of proxy copy from it. */
+ * unbind, so that the call's transfers of proxy copy from it.
+ * bound_rect: a blocking copy between `host` (its width, height, type and
+ * stride) and the bound buffer of `proxy`, `offset` bytes past the
+ * placeholder's first byte, rows `stride` pixels apart (to_device: into
+ * the buffer); for the few values or the fill a front end needs (a
+ * peak's neighbours, a textureless input's zero map). */
 
 #ifndef PV_OPS_INTEROP_H
 #define PV_OPS_INTEROP_H
@@ -54,6 +59,7 @@ typedef struct pv_device_rows {
 typedef struct pv_row_stats {
     double sum;
     float lo, hi;
+    int hi_at;
     int finite;
 } pv_row_stats;
 
@@ -76,6 +82,9 @@ typedef struct pv_row_stats {
        double *out))                                                                              \
     X(P, pv_status, to_f32,                                                                        \
       (pv_context *ctx, const pv_device_rows *rows, double mean, double scale, const void *proxy, \
-       size_t bytes))
+       size_t bytes))                                                                             \
+    X(P, pv_status, bound_rect,                                                                    \
+      (pv_context *ctx, const void *proxy, size_t offset, ptrdiff_t stride, pv_image *host,       \
+       int to_device))
 
 #endif

@@ -79,3 +79,38 @@ pv_status pv_phase_correlate3d_cl(pv_context *ctx, const pv_buffer *reference,
     return phase_correlate(ctx, "phase_correlate3d_cl", 1, host_pc3d, reference, moving, options,
                            shift, wait_count, wait_list, done);
 }
+
+typedef struct ncc_args {
+    int min_overlap;
+    pv_ncc_result *result; /* NULL: not wanted */
+} ncc_args;
+
+static pv_status host_ncc(pv_context *ctx, void *const *items, const void *args)
+{
+    const ncc_args *a = args;
+    return pv_normxcorr2(ctx, items[0], items[1], a->min_overlap, items[2], a->result);
+}
+
+pv_status pv_normxcorr2_cl(pv_context *ctx, const pv_buffer *templ, const pv_buffer *image,
+                           int min_overlap, const pv_buffer *map, pv_ncc_result *result,
+                           cl_uint wait_count, const cl_event *wait_list, cl_event *done)
+{
+    static const char *const names[] = {"templ", "image", "map"};
+    const char *op = "normxcorr2_cl";
+    call_images c = {.buffers = {templ, image, map}, .count = 3, .first_output = 2,
+                     .optional = 4u};
+    if (!map && !result)
+        return pv_fail(ctx, PV_ERR_INVALID, "%s: map and result are both NULL", op);
+    if (map && map->type != PV_PIXEL_F32)
+        return pv_fail(ctx, PV_ERR_INVALID, "%s: map must hold F32 samples", op);
+    pv_status status = check_aligned(ctx, op, names, &c);
+    if (status != PV_OK)
+        return status;
+    pv_ncc_result found;
+    const ncc_args args = {min_overlap, result ? &found : NULL};
+    status = pv_interop_device_call(ctx, op, &c, names, host_ncc, &args, wait_count, wait_list,
+                                    done);
+    if (status == PV_OK && result)
+        *result = found;
+    return status;
+}

@@ -108,22 +108,54 @@ pv_status pv_reg_device_windowed_energy(pv_context *ctx, const pv_volume *v,
     return energy_rows(ctx, &rows, window[0] ? window : NULL, (double)mean, energy);
 }
 
-pv_status pv_reg_device_image_stats(pv_context *ctx, const pv_image *image, double *mean,
-                                    double *squares)
+pv_status pv_reg_device_image_stats(pv_context *ctx, const pv_image *image, int *finite,
+                                    double *mean, double *squares)
 {
     const pv_device_rows rows = image_rows(image);
     pv_data_scan scan;
-    double sum = 0.0, m = 0.0;
+    double sum = 0.0, m = 0.0, energy = 0.0;
     pv_status status = scan_rows(ctx, &rows, &scan, &sum);
-    if (status == PV_OK && !scan.finite)
-        status = pv_fail(ctx, PV_ERR_INVALID, "an input contains NaN or Inf");
-    if (status == PV_OK) {
+    if (status == PV_OK && scan.finite) {
         m = sum / ((double)image->width * image->height);
-        status = energy_rows(ctx, &rows, NULL, m, squares);
+        status = energy_rows(ctx, &rows, NULL, m, &energy);
     }
-    if (status == PV_OK)
+    if (status == PV_OK) {
+        *finite = scan.finite;
         *mean = m;
+        *squares = energy;
+    }
     return status;
+}
+
+pv_status pv_reg_device_argmax(pv_context *ctx, const pv_image *image, int *x, int *y,
+                               float *value)
+{
+    const pv_device_rows rows = image_rows(image);
+    const size_t count = (size_t)image->height;
+    pv_row_stats *stats = malloc(count * sizeof *stats);
+    if (!stats)
+        return fail_no_memory(ctx, count);
+    pv_status status = ctx->ops->interop->row_stats(ctx, &rows, stats);
+    size_t best = 0;
+    for (size_t r = 1; status == PV_OK && r < count; r++)
+        if (stats[r].hi > stats[best].hi) /* strictly: the first in memory order on ties */
+            best = r;
+    if (status == PV_OK) {
+        *x = stats[best].hi_at;
+        *y = (int)best;
+        *value = stats[best].hi;
+    }
+    free(stats);
+    return status;
+}
+
+pv_status pv_reg_device_rect(pv_context *ctx, const pv_image *image, int x, int y,
+                             pv_image *host, int to_device)
+{
+    const size_t offset = ((size_t)y * (size_t)image->stride + (size_t)x) *
+                          pv_pixel_size(image->type);
+    return ctx->ops->interop->bound_rect(ctx, image->data, offset, image->stride, host,
+                                         to_device);
 }
 
 pv_status pv_reg_device_f32_copy(pv_context *ctx, const pv_image *image, double mean,

@@ -52,18 +52,25 @@ double pv_reg_windowed_energy(const pv_volume *v, const float *const window[3], 
 /* The passes above, and the u8 conversion, on the device for the inputs
  * of a device-buffer call (ctx->device_call: the data pointers are bound
  * placeholders that must not be read; register_device.c).  Each gives the
- * host pass's numbers exactly.  pv_reg_device_image_stats: the mean and
- * the sum of squares about it of a u8 or f32 image (normxcorr2's
- * statistics), refusing a non-finite input; pv_reg_device_f32_copy: the
- * image as dense f32 (v - mean) * scale into *copy. */
+ * host pass's numbers exactly.  pv_reg_device_image_stats: whether a u8
+ * or f32 image is finite and, when it is, its mean and the sum of squares
+ * about it (normxcorr2's statistics); pv_reg_device_f32_copy: the image as
+ * dense f32 (v - mean) * scale into *copy; pv_reg_device_argmax: an f32
+ * image's largest value and its position (the first in memory order on
+ * ties); pv_reg_device_rect: host's pixels from or to the image's buffer
+ * at (x, y). */
 pv_status pv_reg_device_scan_image(pv_context *ctx, const pv_image *image, pv_data_scan *scan);
 pv_status pv_reg_device_scan_volume(pv_context *ctx, const pv_volume *v, pv_data_scan *scan);
 pv_status pv_reg_device_volume_mean(pv_context *ctx, const pv_volume *v, double *mean);
 pv_status pv_reg_device_windowed_energy(pv_context *ctx, const pv_volume *v,
                                         const float *const window[3], float mean,
                                         double *energy);
-pv_status pv_reg_device_image_stats(pv_context *ctx, const pv_image *image, double *mean,
-                                    double *squares);
+pv_status pv_reg_device_image_stats(pv_context *ctx, const pv_image *image, int *finite,
+                                    double *mean, double *squares);
+pv_status pv_reg_device_argmax(pv_context *ctx, const pv_image *image, int *x, int *y,
+                               float *value);
+pv_status pv_reg_device_rect(pv_context *ctx, const pv_image *image, int x, int y,
+                             pv_image *host, int to_device);
 pv_status pv_reg_device_f32_copy(pv_context *ctx, const pv_image *image, double mean,
                                  double scale, pv_reg_copy *copy);
 /* Argument checks with the register module's messages. */

@@ -73,4 +73,10 @@ static pv_status pv_cl_interop_to_f32(pv_context *ctx, const pv_device_rows *row
     return pv_cl_rows_to_f32(ctx, rows, mean, scale, proxy, bytes);
 }
 
+static pv_status pv_cl_interop_bound_rect(pv_context *ctx, const void *proxy, size_t offset,
+                                          ptrdiff_t stride, pv_image *host, int to_device)
+{
+    return pv_cl_rows_rect(ctx, proxy, offset, stride, host, to_device);
+}
+
 const pv_interop_ops pv_cl_interop_ops = {PV_INTEROP_SLOTS(PV_OPS_BIND, pv_cl_interop_)};

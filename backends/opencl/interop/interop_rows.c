@@ -67,68 +67,53 @@ static pv_status launch_rows(pv_context *ctx, const char *name, const pv_cl_kern
 }
 
 /* Per-row result arrays, one scratch slot each. */
-static pv_status row_buffers(pv_context *ctx, size_t rows, cl_mem *sums, cl_mem *lo, cl_mem *hi,
-                             cl_mem *finite)
-{
-    pv_status status = pv_cl_scratch(ctx, "interop.row_sums", rows * sizeof(cl_double), sums);
-    if (status == PV_OK && lo)
-        status = pv_cl_scratch(ctx, "interop.row_lo", rows * sizeof(cl_float), lo);
-    if (status == PV_OK && hi)
-        status = pv_cl_scratch(ctx, "interop.row_hi", rows * sizeof(cl_float), hi);
-    if (status == PV_OK && finite)
-        status = pv_cl_scratch(ctx, "interop.row_finite", rows * sizeof(cl_int), finite);
-    return status;
-}
+/* row_stats' per-row arrays on the device (each a scratch slot) and on
+ * the host. */
+#define STATS_ARRAYS 5
+static const char *const stats_slots[STATS_ARRAYS] = {
+    "interop.row_sums", "interop.row_lo", "interop.row_hi", "interop.row_hi_at",
+    "interop.row_finite"};
+static const size_t stats_sizes[STATS_ARRAYS] = {sizeof(cl_double), sizeof(cl_float),
+                                                 sizeof(cl_float), sizeof(cl_int),
+                                                 sizeof(cl_int)};
 
-typedef struct row_arrays {
-    double *sums;
-    float *lo, *hi;
-    int *finite;
-} row_arrays;
-
-static pv_status read_stats(pv_context *ctx, size_t rows, cl_mem sums, cl_mem lo, cl_mem hi,
-                            cl_mem finite, pv_row_stats *out)
+static pv_status read_stats(pv_context *ctx, size_t rows, const cl_mem *device,
+                            pv_row_stats *out)
 {
-    row_arrays a = {malloc(rows * sizeof(double)), malloc(rows * sizeof(float)),
-                    malloc(rows * sizeof(float)), malloc(rows * sizeof(int))};
-    pv_status status = a.sums && a.lo && a.hi && a.finite
-                           ? PV_OK
-                           : pv_fail(ctx, PV_ERR_NOMEM, "device buffers: no memory for %zu rows",
-                                     rows);
-    if (status == PV_OK)
-        status = pv_cl_read(ctx, sums, 0, rows * sizeof(double), a.sums);
-    if (status == PV_OK)
-        status = pv_cl_read(ctx, lo, 0, rows * sizeof(float), a.lo);
-    if (status == PV_OK)
-        status = pv_cl_read(ctx, hi, 0, rows * sizeof(float), a.hi);
-    if (status == PV_OK)
-        status = pv_cl_read(ctx, finite, 0, rows * sizeof(int), a.finite);
+    void *host[STATS_ARRAYS] = {NULL};
+    pv_status status = PV_OK;
+    for (int k = 0; status == PV_OK && k < STATS_ARRAYS; k++) {
+        host[k] = malloc(rows * stats_sizes[k]);
+        status = host[k] ? pv_cl_read(ctx, device[k], 0, rows * stats_sizes[k], host[k])
+                         : pv_fail(ctx, PV_ERR_NOMEM, "device buffers: no memory for %zu rows",
+                                   rows);
+    }
     for (size_t r = 0; status == PV_OK && r < rows; r++)
-        out[r] = (pv_row_stats){a.sums[r], a.lo[r], a.hi[r], a.finite[r]};
-    free(a.sums);
-    free(a.lo);
-    free(a.hi);
-    free(a.finite);
+        out[r] = (pv_row_stats){((double *)host[0])[r], ((float *)host[1])[r],
+                                ((float *)host[2])[r], ((int *)host[3])[r],
+                                ((int *)host[4])[r]};
+    for (int k = 0; k < STATS_ARRAYS; k++)
+        free(host[k]);
     return status;
 }
 
 pv_status pv_cl_rows_stats(pv_context *ctx, const pv_device_rows *rows, pv_row_stats *out)
 {
     rows_source s;
-    cl_mem sums, lo, hi, finite;
+    cl_mem d[STATS_ARRAYS];
     pv_status status = source_of(ctx, rows, &s);
-    if (status == PV_OK)
-        status = row_buffers(ctx, (size_t)s.rows, &sums, &lo, &hi, &finite);
+    for (int k = 0; status == PV_OK && k < STATS_ARRAYS; k++)
+        status = pv_cl_scratch(ctx, stats_slots[k], (size_t)s.rows * stats_sizes[k], &d[k]);
     if (status != PV_OK)
         return status;
     const pv_cl_kernel_arg args[] = {
-        PV_CL_ARG(s.mem),      PV_CL_ARG(s.first),    PV_CL_ARG(s.type), PV_CL_ARG(s.nx),
-        PV_CL_ARG(s.ny),       PV_CL_ARG(s.rows),     PV_CL_ARG(s.stride_y),
-        PV_CL_ARG(s.stride_z), PV_CL_ARG(sums),       PV_CL_ARG(lo),     PV_CL_ARG(hi),
-        PV_CL_ARG(finite)};
+        PV_CL_ARG(s.mem),      PV_CL_ARG(s.first), PV_CL_ARG(s.type), PV_CL_ARG(s.nx),
+        PV_CL_ARG(s.ny),       PV_CL_ARG(s.rows),  PV_CL_ARG(s.stride_y),
+        PV_CL_ARG(s.stride_z), PV_CL_ARG(d[0]),    PV_CL_ARG(d[1]),   PV_CL_ARG(d[2]),
+        PV_CL_ARG(d[3]),       PV_CL_ARG(d[4])};
     const size_t global[1] = {(size_t)s.rows};
     status = launch_rows(ctx, "row_stats", args, PV_CL_ARG_COUNT(args), 1, global);
-    return status == PV_OK ? read_stats(ctx, (size_t)s.rows, sums, lo, hi, finite, out) : status;
+    return status == PV_OK ? read_stats(ctx, (size_t)s.rows, d, out) : status;
 }
 
 /* The three axes' weights in one scratch buffer (a float when there are
@@ -154,7 +139,7 @@ pv_status pv_cl_rows_energy(pv_context *ctx, const pv_device_rows *rows,
     cl_int windowed = window != NULL;
     pv_status status = source_of(ctx, rows, &s);
     if (status == PV_OK)
-        status = row_buffers(ctx, (size_t)s.rows, &sums, NULL, NULL, NULL);
+        status = pv_cl_scratch(ctx, stats_slots[0], (size_t)s.rows * sizeof(cl_double), &sums);
     if (status == PV_OK)
         status = upload_windows(ctx, rows, window, &windows);
     if (status != PV_OK)
@@ -197,4 +182,15 @@ pv_status pv_cl_rows_to_f32(pv_context *ctx, const pv_device_rows *rows, double 
     const size_t global[2] = {(size_t)s.nx, (size_t)s.rows};
     status = launch_rows(ctx, "to_f32", args, PV_CL_ARG_COUNT(args), 2, global);
     return status == PV_OK ? pv_cl_bind_host(ctx, proxy, bytes, dst, 0) : status;
+}
+
+pv_status pv_cl_rows_rect(pv_context *ctx, const void *proxy, size_t offset, ptrdiff_t stride,
+                          pv_image *host, int to_device)
+{
+    cl_mem mem;
+    size_t at = 0;
+    if (!pv_cl_bound_buffer(ctx, proxy, &mem, &at))
+        return pv_fail(ctx, PV_ERR_INVALID, "device buffers: an image is not bound to a buffer");
+    return to_device ? pv_cl_write_caller_image(ctx, host, mem, at + offset, stride)
+                     : pv_cl_read_caller_image(ctx, mem, at + offset, stride, host);
 }

@@ -30,10 +30,12 @@ inline long row_start(ulong first, int row, int ny, long stride_y, long stride_z
     return (long)first + (long)(row / ny) * stride_z + (long)(row % ny) * stride_y;
 }
 
-/* Per row: the sum, the range and whether every sample is finite. */
+/* Per row: the sum, the range, the first x of the largest value and
+ * whether every sample is finite. */
 __kernel void row_stats(__global const uchar *src, ulong first, int type, int nx, int ny,
                         int rows, long stride_y, long stride_z, __global double *sums,
-                        __global float *lo, __global float *hi, __global int *finite)
+                        __global float *lo, __global float *hi, __global int *hi_at,
+                        __global int *finite)
 {
     const int r = (int)get_global_id(0);
     if (r >= rows)
@@ -41,17 +43,19 @@ __kernel void row_stats(__global const uchar *src, ulong first, int type, int nx
     const long start = row_start(first, r, ny, stride_y, stride_z);
     double sum = 0.0;
     float least = INFINITY, most = -INFINITY;
-    int all_finite = 1;
+    int all_finite = 1, most_at = 0;
     for (int x = 0; x < nx; x++) {
         const float v = sample_at(src, type, start + x);
         all_finite &= isfinite(v) != 0;
         least = v < least ? v : least;
+        most_at = v > most ? x : most_at;
         most = v > most ? v : most;
         sum += (double)v;
     }
     sums[r] = sum;
     lo[r] = least;
     hi[r] = most;
+    hi_at[r] = most_at;
     finite[r] = all_finite;
 }
 
@@ -85,5 +89,6 @@ __kernel void to_f32(__global const uchar *src, ulong first, int type, int nx, i
     if (x >= nx || r >= rows)
         return;
     const long at = row_start(first, r, ny, stride_y, stride_z) + x;
-    dst[(size_t)r * (size_t)nx + (size_t)x] = (float)(((double)sample_at(src, type, at) - mean) * scale);
+    const double centred = (double)sample_at(src, type, at) - mean;
+    dst[(size_t)r * (size_t)nx + (size_t)x] = (float)(centred * scale);
 }
