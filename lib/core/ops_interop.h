@@ -41,7 +41,10 @@
  * stride) and the bound buffer of `proxy`, `offset` bytes past the
  * placeholder's first byte, rows `stride` pixels apart (to_device: into
  * the buffer); for the few values or the fill a front end needs (a
- * peak's neighbours, a textureless input's zero map). */
+ * peak's neighbours, a textureless input's zero map).  forget: the
+ * placeholder `proxy` bound by to_f32 is about to be unmapped: its binding
+ * no longer matches (memory mapped later at its address is not taken for
+ * it). */
 
 #ifndef PV_OPS_INTEROP_H
 #define PV_OPS_INTEROP_H
@@ -85,6 +88,7 @@ typedef struct pv_row_stats {
        size_t bytes))                                                                             \
     X(P, pv_status, bound_rect,                                                                    \
       (pv_context *ctx, const void *proxy, size_t offset, ptrdiff_t stride, pv_image *host,       \
-       int to_device))
+       int to_device))                                                                            \
+    X(P, void, forget, (pv_context *ctx, const void *proxy))
 
 #endif

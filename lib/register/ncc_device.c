@@ -60,7 +60,7 @@ static pv_status correlate(pv_context *ctx, const char *op, const pv_image *temp
                            const pv_image *image, const pv_ncc_stats stats[2], int min_overlap,
                            pv_image *map)
 {
-    pv_reg_copy copies[2] = {{NULL, 0}, {NULL, 0}};
+    pv_reg_copy copies[2] = {{NULL, 0, ctx}, {NULL, 0, ctx}};
     pv_ncc_job job;
     pv_status status = pv_ncc_job_shape(ctx, op, templ, image, min_overlap, &job);
     const pv_image *inputs[2] = {templ, image};

@@ -61,6 +61,7 @@ static pv_status input_view(const input_kind *kind, pv_context *ctx, const void 
         return pv_reg_image_as_volume(ctx, input, copy, view);
     copy->data = NULL;
     copy->mapped = 0;
+    copy->ctx = ctx;
     *view = *(const pv_volume *)input;
     return PV_OK;
 }
@@ -147,7 +148,7 @@ static pv_status correlate_once(pv_context *ctx, const char *op, const input_kin
     int size[3];
     input_extent(kind, reference, size);
     pv_volume ref_view, mov_view;
-    pv_reg_copy ref_copy = {NULL, 0}, mov_copy = {NULL, 0};
+    pv_reg_copy ref_copy = {NULL, 0, ctx}, mov_copy = {NULL, 0, ctx};
     pv_phasecorr_plan *plan = NULL;
     pv_status status = input_view(kind, ctx, reference, &ref_copy, &ref_view);
     if (status == PV_OK)
@@ -220,7 +221,7 @@ static pv_status set_viewed_reference(pv_phasecorr_plan *plan, const input_kind 
                                       const void *reference, pv_data_scan scan)
 {
     pv_volume view;
-    pv_reg_copy copy = {NULL, 0};
+    pv_reg_copy copy = {NULL, 0, plan->ctx};
     pv_status status = input_view(kind, plan->ctx, reference, &copy, &view);
     if (status == PV_OK)
         status = pv_pc_plan_reference(plan, &view, scan);

@@ -173,14 +173,16 @@ pv_status pv_reg_device_f32_copy(pv_context *ctx, const pv_image *image, double 
     }
     copy->data = proxy;
     copy->mapped = bytes;
+    copy->ctx = ctx;
     return PV_OK;
 }
 
 void pv_reg_copy_free(pv_reg_copy *copy)
 {
-    if (copy->mapped)
+    if (copy->mapped) {
+        copy->ctx->ops->interop->forget(copy->ctx, copy->data);
         munmap(copy->data, copy->mapped);
-    else
+    } else
         free(copy->data);
     copy->data = NULL;
     copy->mapped = 0;

@@ -117,6 +117,7 @@ pv_status pv_reg_image_as_volume(pv_context *ctx, const pv_image *image, pv_reg_
 {
     copy->data = NULL;
     copy->mapped = 0;
+    copy->ctx = ctx;
     if (image->type == PV_PIXEL_F32 || image->type == PV_PIXEL_U16) {
         *view = image->type == PV_PIXEL_U16
                     ? pv_volume_wrap_u16(image->data, image->width, image->height, 1)

@@ -35,6 +35,7 @@ pv_status pv_reg_check_finite(pv_context *ctx, const char *op, const char *name,
 typedef struct pv_reg_copy {
     float *data;
     size_t mapped;
+    pv_context *ctx; /* the call's context, for a placeholder */
 } pv_reg_copy;
 void pv_reg_copy_free(pv_reg_copy *copy);
 /* A volume view of an image: f32 and u16 images are viewed in place (u16

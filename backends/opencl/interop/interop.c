@@ -79,4 +79,9 @@ static pv_status pv_cl_interop_bound_rect(pv_context *ctx, const void *proxy, si
     return pv_cl_rows_rect(ctx, proxy, offset, stride, host, to_device);
 }
 
+static void pv_cl_interop_forget(pv_context *ctx, const void *proxy)
+{
+    pv_cl_forget_host(ctx, proxy);
+}
+
 const pv_interop_ops pv_cl_interop_ops = {PV_INTEROP_SLOTS(PV_OPS_BIND, pv_cl_interop_)};

@@ -66,6 +66,14 @@ size_t pv_cl_binding_count(pv_context *ctx)
     return pv_cl_state_of(ctx)->binding_count;
 }
 
+void pv_cl_forget_host(pv_context *ctx, const void *proxy)
+{
+    pv_cl_state *state = pv_cl_state_of(ctx);
+    for (size_t i = 0; i < state->binding_count; i++)
+        if (state->bindings[i].host == proxy)
+            state->bindings[i].host = NULL; /* matches no host pointer */
+}
+
 /* An event of the wait list that failed (or is not an event) refuses the
  * call before anything is queued. */
 static pv_status check_events(pv_context *ctx, cl_uint count, const cl_event *events)
