@@ -711,6 +711,72 @@ static void test_ncc_misuse(void **state)
     caller_free(&c);
 }
 
+/* ------------------------------------------------------- injected faults */
+
+/* A caller's context whose n-th OpenCL enqueue fails (PARVIS_FAULT, read
+ * when the context is made). */
+static caller faulty_caller(long n)
+{
+    char spec[32];
+    snprintf(spec, sizeof spec, "enqueue:%ld", n);
+    setenv("PARVIS_FAULT", spec, 1);
+    caller c = caller_new();
+    unsetenv("PARVIS_FAULT");
+    return c;
+}
+
+/* An enqueue failing anywhere in the calls (the device passes over the
+ * inputs among them) fails the call with its outputs untouched; a call
+ * the fault missed gives the host call's answer. */
+static void test_faults_leave_outputs_untouched(void **state)
+{
+    (void)state;
+    pv_image reference, moving, templ, image;
+    moved_pair(&reference, &moving, PV_PIXEL_U8, 61u);
+    ncc_inputs(&templ, &image, PV_PIXEL_U8, 62u);
+    const pv_phasecorr_options o = options_case(1);
+    pv_shift want, kept;
+    pv_ncc_result want_result, kept_result;
+    tu_expect_ok(tu_opencl, pv_phase_correlate(tu_opencl, &reference, &moving, &o, &want), "host");
+    tu_expect_ok(tu_opencl,
+                 pv_normxcorr2(tu_opencl, &templ, &image, OVERLAP, NULL, &want_result),
+                 "host ncc");
+    memset(&kept, 0x5A, sizeof kept);
+    memset(&kept_result, 0x5A, sizeof kept_result);
+    int pc_failures = 0, ncc_failures = 0;
+    static const long points[] = {1, 2, 3, 5, 8, 13, 21, 34, 55};
+    for (size_t k = 0; k < sizeof points / sizeof points[0]; k++) {
+        caller c = faulty_caller(points[k]);
+        pv_buffer r = put_image(&c, &reference), m = put_image(&c, &moving);
+        pv_buffer t = put_image(&c, &templ), i = put_image(&c, &image), map = new_map(&c);
+        pv_shift got = kept;
+        pv_status status = pv_phase_correlate_cl(c.ctx, &r, &m, &o, &got, 0, NULL, NULL);
+        if (status == PV_OK)
+            expect_same_shift(&got, &want, "phase correlation the fault missed");
+        else
+            assert_memory_equal(&got, &kept, sizeof got);
+        pv_ncc_result result = kept_result;
+        pv_status ncc = pv_normxcorr2_cl(c.ctx, &t, &i, OVERLAP, &map, &result, 0, NULL, NULL);
+        pv_image got_map = get_image(&c, &map);
+        if (ncc == PV_OK) {
+            expect_same_result(&result, &want_result, "normxcorr2 the fault missed");
+        } else {
+            assert_memory_equal(&result, &kept_result, sizeof result);
+            assert_true(tu_image_all_equal(&got_map, SENTINEL));
+        }
+        pv_image_free(&got_map);
+        pc_failures += status != PV_OK;
+        ncc_failures += ncc != PV_OK;
+        clReleaseMemObject(r.mem), clReleaseMemObject(m.mem), clReleaseMemObject(t.mem);
+        clReleaseMemObject(i.mem), clReleaseMemObject(map.mem);
+        caller_free(&c);
+    }
+    if (!(pc_failures > 0 && ncc_failures > 0))
+        fail_msg("faults hit %d phase correlations and %d normxcorr2 calls", pc_failures,
+                 ncc_failures);
+    image_list_free(&reference, &moving, &templ, &image, NULL);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -722,6 +788,7 @@ int main(void)
         cmocka_unit_test(test_ncc_equals_host_call),
         cmocka_unit_test(test_ncc_textureless_non_finite_crosscheck),
         cmocka_unit_test(test_ncc_misuse),
+        cmocka_unit_test(test_faults_leave_outputs_untouched),
     };
     return cmocka_run_group_tests_name("interop_register", tests, tu_group_setup,
                                        tu_group_teardown);

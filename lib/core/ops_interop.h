@@ -44,7 +44,10 @@
  * peak's neighbours, a textureless input's zero map).  forget: the
  * placeholder `proxy` bound by to_f32 is about to be unmapped: its binding
  * no longer matches (memory mapped later at its address is not taken for
- * it). */
+ * it).  stage: the placeholder `proxy` bound, as by to_f32, to a scratch
+ * buffer of `bytes` (dense; an output is made there before it is final);
+ * unstage: the staged buffer of `proxy` copied, on the device, into `out`
+ * (a bound image of the staged size, type and dense layout's pixels). */
 
 #ifndef PV_OPS_INTEROP_H
 #define PV_OPS_INTEROP_H
@@ -89,6 +92,8 @@ typedef struct pv_row_stats {
     X(P, pv_status, bound_rect,                                                                    \
       (pv_context *ctx, const void *proxy, size_t offset, ptrdiff_t stride, pv_image *host,       \
        int to_device))                                                                            \
-    X(P, void, forget, (pv_context *ctx, const void *proxy))
+    X(P, void, forget, (pv_context *ctx, const void *proxy))                                      \
+    X(P, pv_status, stage, (pv_context *ctx, const void *proxy, size_t bytes))                     \
+    X(P, pv_status, unstage, (pv_context *ctx, const void *proxy, pv_image *out))
 
 #endif

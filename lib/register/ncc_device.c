@@ -6,7 +6,9 @@
  * pv_ncc_image_stats adds them, so the mean and deviation are the host's
  * to the last bit), the centred and scaled f32 copies (the host's formula
  * in double, rounded once to float) and, on the caller's map, the peak
- * search (per-row maxima) with its four neighbours read back. */
+ * search (per-row maxima) with its four neighbours read back.  That map
+ * is made in a working buffer and copied to the caller's last, so that a
+ * failure of the search leaves the caller's map untouched. */
 #include "ncc_internal.h"
 
 #include <stdlib.h>
@@ -79,6 +81,26 @@ static pv_status correlate(pv_context *ctx, const char *op, const pv_image *temp
     return status;
 }
 
+/* The map made in a working buffer and searched there, then copied into
+ * the caller's map: a failure before the copy leaves that untouched. */
+static pv_status correlate_staged(pv_context *ctx, const char *op, const pv_image *templ,
+                                  const pv_image *image, const pv_ncc_stats stats[2],
+                                  int min_overlap, pv_image *map, pv_ncc_result *found)
+{
+    pv_reg_copy staged = {NULL, 0, ctx};
+    pv_status status = pv_reg_device_stage(ctx, map->width, map->height, &staged);
+    pv_image work = {map->width, map->height, map->width, PV_PIXEL_F32, staged.data};
+    if (status == PV_OK)
+        status = correlate(ctx, op, templ, image, stats, min_overlap, &work);
+    if (status == PV_OK)
+        status = device_peak(ctx, &work, templ->width, templ->height, found);
+    if (status == PV_OK)
+        status = pv_reg_device_unstage(ctx, &staged, map);
+    if (staged.data)
+        pv_reg_copy_free(&staged);
+    return status;
+}
+
 pv_status pv_ncc_run_device(pv_context *ctx, const char *op, const pv_image *templ,
                             const pv_image *image, int min_overlap, pv_image *map, int map_bound,
                             pv_ncc_result *result)
@@ -93,11 +115,12 @@ pv_status pv_ncc_run_device(pv_context *ctx, const char *op, const pv_image *tem
     if (!(stats[0].deviation > 0.0) || !(stats[1].deviation > 0.0)) {
         pv_ncc_no_texture(map_bound ? NULL : map, &found);
         status = map_bound ? device_zero_map(ctx, map) : PV_OK;
+    } else if (map_bound) {
+        status = correlate_staged(ctx, op, templ, image, stats, min_overlap, map, &found);
     } else {
         status = correlate(ctx, op, templ, image, stats, min_overlap, map);
-        if (status == PV_OK && result)
-            status = map_bound ? device_peak(ctx, map, templ->width, templ->height, &found)
-                               : (pv_ncc_peak(map, templ->width, templ->height, &found), PV_OK);
+        if (status == PV_OK)
+            pv_ncc_peak(map, templ->width, templ->height, &found);
     }
     if (status == PV_OK && result)
         *result = found;

@@ -158,15 +158,27 @@ pv_status pv_reg_device_rect(pv_context *ctx, const pv_image *image, int x, int 
                                          to_device);
 }
 
-pv_status pv_reg_device_f32_copy(pv_context *ctx, const pv_image *image, double mean,
-                                 double scale, pv_reg_copy *copy)
+/* A placeholder for a dense f32 width x height image, bound by `bind`
+ * (the to_f32 or stage slot) to a working buffer on the device. */
+typedef pv_status (*bind_fn)(pv_context *ctx, const pv_device_rows *rows, double mean,
+                             double scale, const void *proxy, size_t bytes);
+
+static pv_status stage_bind(pv_context *ctx, const pv_device_rows *rows, double mean,
+                            double scale, const void *proxy, size_t bytes)
 {
-    const pv_device_rows rows = image_rows(image);
-    const size_t bytes = (size_t)image->width * (size_t)image->height * sizeof(float);
+    (void)rows, (void)mean, (void)scale;
+    return ctx->ops->interop->stage(ctx, proxy, bytes);
+}
+
+static pv_status bound_placeholder(pv_context *ctx, int width, int height, bind_fn bind,
+                                   const pv_device_rows *rows, double mean, double scale,
+                                   pv_reg_copy *copy)
+{
+    const size_t bytes = (size_t)width * (size_t)height * sizeof(float);
     void *proxy = mmap(NULL, bytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (proxy == MAP_FAILED)
         return pv_fail(ctx, PV_ERR_NOMEM, "device buffers: no address space for a proxy");
-    pv_status status = ctx->ops->interop->to_f32(ctx, &rows, mean, scale, proxy, bytes);
+    pv_status status = bind(ctx, rows, mean, scale, proxy, bytes);
     if (status != PV_OK) {
         munmap(proxy, bytes);
         return status;
@@ -175,6 +187,24 @@ pv_status pv_reg_device_f32_copy(pv_context *ctx, const pv_image *image, double 
     copy->mapped = bytes;
     copy->ctx = ctx;
     return PV_OK;
+}
+
+pv_status pv_reg_device_f32_copy(pv_context *ctx, const pv_image *image, double mean,
+                                 double scale, pv_reg_copy *copy)
+{
+    const pv_device_rows rows = image_rows(image);
+    return bound_placeholder(ctx, image->width, image->height, ctx->ops->interop->to_f32, &rows,
+                             mean, scale, copy);
+}
+
+pv_status pv_reg_device_stage(pv_context *ctx, int width, int height, pv_reg_copy *copy)
+{
+    return bound_placeholder(ctx, width, height, stage_bind, NULL, 0.0, 1.0, copy);
+}
+
+pv_status pv_reg_device_unstage(pv_context *ctx, const pv_reg_copy *copy, pv_image *out)
+{
+    return ctx->ops->interop->unstage(ctx, copy->data, out);
 }
 
 void pv_reg_copy_free(pv_reg_copy *copy)

@@ -59,7 +59,9 @@ double pv_reg_windowed_energy(const pv_volume *v, const float *const window[3], 
  * dense f32 (v - mean) * scale into *copy; pv_reg_device_argmax: an f32
  * image's largest value and its position (the first in memory order on
  * ties); pv_reg_device_rect: host's pixels from or to the image's buffer
- * at (x, y). */
+ * at (x, y); pv_reg_device_stage: a dense f32 placeholder bound to a
+ * working buffer on the device (an output made there first), and
+ * pv_reg_device_unstage its copy into out, a caller's image. */
 pv_status pv_reg_device_scan_image(pv_context *ctx, const pv_image *image, pv_data_scan *scan);
 pv_status pv_reg_device_scan_volume(pv_context *ctx, const pv_volume *v, pv_data_scan *scan);
 pv_status pv_reg_device_volume_mean(pv_context *ctx, const pv_volume *v, double *mean);
@@ -72,6 +74,8 @@ pv_status pv_reg_device_argmax(pv_context *ctx, const pv_image *image, int *x, i
                                float *value);
 pv_status pv_reg_device_rect(pv_context *ctx, const pv_image *image, int x, int y,
                              pv_image *host, int to_device);
+pv_status pv_reg_device_stage(pv_context *ctx, int width, int height, pv_reg_copy *copy);
+pv_status pv_reg_device_unstage(pv_context *ctx, const pv_reg_copy *copy, pv_image *out);
 pv_status pv_reg_device_f32_copy(pv_context *ctx, const pv_image *image, double mean,
                                  double scale, pv_reg_copy *copy);
 /* Argument checks with the register module's messages. */

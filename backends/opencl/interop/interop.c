@@ -84,4 +84,14 @@ static void pv_cl_interop_forget(pv_context *ctx, const void *proxy)
     pv_cl_forget_host(ctx, proxy);
 }
 
+static pv_status pv_cl_interop_stage(pv_context *ctx, const void *proxy, size_t bytes)
+{
+    return pv_cl_rows_stage(ctx, proxy, bytes);
+}
+
+static pv_status pv_cl_interop_unstage(pv_context *ctx, const void *proxy, pv_image *out)
+{
+    return pv_cl_rows_unstage(ctx, proxy, out);
+}
+
 const pv_interop_ops pv_cl_interop_ops = {PV_INTEROP_SLOTS(PV_OPS_BIND, pv_cl_interop_)};

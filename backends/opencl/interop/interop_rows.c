@@ -161,18 +161,40 @@ static const char *const f32_slots[] = {"interop.f32.0", "interop.f32.1", "inter
                                         "interop.f32.3", "interop.f32.4", "interop.f32.5",
                                         "interop.f32.6", "interop.f32.7"};
 
+/* The scratch buffer of the next binding's slot. */
+static pv_status slot_buffer(pv_context *ctx, size_t bytes, cl_mem *buffer)
+{
+    const size_t slot = pv_cl_binding_count(ctx);
+    if (slot >= sizeof f32_slots / sizeof f32_slots[0])
+        return pv_fail(ctx, PV_ERR_INVALID, "device buffers: too many working copies");
+    return pv_cl_scratch(ctx, f32_slots[slot], bytes, buffer);
+}
+
+pv_status pv_cl_rows_stage(pv_context *ctx, const void *proxy, size_t bytes)
+{
+    cl_mem buffer;
+    pv_status status = slot_buffer(ctx, bytes, &buffer);
+    return status == PV_OK ? pv_cl_bind_host(ctx, proxy, bytes, buffer, 0) : status;
+}
+
+pv_status pv_cl_rows_unstage(pv_context *ctx, const void *proxy, pv_image *out)
+{
+    cl_mem staged;
+    size_t at = 0;
+    if (!pv_cl_bound_buffer(ctx, proxy, &staged, &at))
+        return pv_fail(ctx, PV_ERR_INVALID, "device buffers: nothing staged");
+    return pv_cl_download_image(ctx, staged, out); /* out bound: a copy on the device */
+}
+
 pv_status pv_cl_rows_to_f32(pv_context *ctx, const pv_device_rows *rows, double mean,
                             double scale, const void *proxy, size_t bytes)
 {
     rows_source s;
     cl_mem dst;
     cl_double centre = mean, factor = scale;
-    const size_t slot = pv_cl_binding_count(ctx);
     pv_status status = source_of(ctx, rows, &s);
-    if (status == PV_OK && slot >= sizeof f32_slots / sizeof f32_slots[0])
-        status = pv_fail(ctx, PV_ERR_INVALID, "device buffers: too many converted inputs");
     if (status == PV_OK)
-        status = pv_cl_scratch(ctx, f32_slots[slot], bytes, &dst);
+        status = slot_buffer(ctx, bytes, &dst);
     if (status != PV_OK)
         return status;
     const pv_cl_kernel_arg args[] = {
