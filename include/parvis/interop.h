@@ -216,8 +216,9 @@ PV_API pv_status pv_gaussian_blur_cl(pv_context *ctx, const pv_buffer *src, cons
                                      const cl_event *wait_list, cl_event *done);
 
 /** pv_phase_correlate on device buffers.  The shift is a host structure:
- * the call has finished its work when it returns (it still honours the
- * wait list and gives `done`, already complete).  The scans and means the
+ * the call waits for its work before it returns (after the wait list's
+ * events: one that never completes blocks it), and `done`, when asked
+ * for, marks work that has already run.  The scans and means the
  * host call makes on the host run on the device (sums in double, exactly
  * the host's numbers), so the shift is the host call's bit for bit; the
  * device needs double precision (cl_khr_fp64), else PV_ERR_UNSUPPORTED.
@@ -261,8 +262,10 @@ PV_API pv_status pv_phase_correlate3d_cl(pv_context *ctx, const pv_buffer *refer
  * device, with the host call's numbers (sums in double, added in its
  * order): map and result equal the host call's bit for bit.  Without a
  * map buffer the map is made in host memory for the peak search (the
- * inputs stay on the device).  The call has finished its work when it
- * returns when result is wanted.  The device needs double precision
+ * inputs stay on the device).  The call waits for the inputs' statistics
+ * and, with result, for the peak; the final device copy of the map into
+ * `map` may still be queued when it returns: `done` marks the end of it
+ * all.  The device needs double precision
  * (cl_khr_fp64), else PV_ERR_UNSUPPORTED; buffer offsets must be
  * multiples of the sample size.
  * @param ctx an OpenCL context

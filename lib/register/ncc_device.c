@@ -81,8 +81,9 @@ static pv_status correlate(pv_context *ctx, const char *op, const pv_image *temp
     return status;
 }
 
-/* The map made in a working buffer and searched there, then copied into
- * the caller's map: a failure before the copy leaves that untouched. */
+/* The map made in a working buffer and searched there (when found is not
+ * NULL), then copied into the caller's map: a failure before the copy
+ * leaves that untouched. */
 static pv_status correlate_staged(pv_context *ctx, const char *op, const pv_image *templ,
                                   const pv_image *image, const pv_ncc_stats stats[2],
                                   int min_overlap, pv_image *map, pv_ncc_result *found)
@@ -92,7 +93,7 @@ static pv_status correlate_staged(pv_context *ctx, const char *op, const pv_imag
     pv_image work = {map->width, map->height, map->width, PV_PIXEL_F32, staged.data};
     if (status == PV_OK)
         status = correlate(ctx, op, templ, image, stats, min_overlap, &work);
-    if (status == PV_OK)
+    if (status == PV_OK && found)
         status = device_peak(ctx, &work, templ->width, templ->height, found);
     if (status == PV_OK)
         status = pv_reg_device_unstage(ctx, &staged, map);
@@ -116,7 +117,8 @@ pv_status pv_ncc_run_device(pv_context *ctx, const char *op, const pv_image *tem
         pv_ncc_no_texture(map_bound ? NULL : map, &found);
         status = map_bound ? device_zero_map(ctx, map) : PV_OK;
     } else if (map_bound) {
-        status = correlate_staged(ctx, op, templ, image, stats, min_overlap, map, &found);
+        status = correlate_staged(ctx, op, templ, image, stats, min_overlap, map,
+                                  result ? &found : NULL);
     } else {
         status = correlate(ctx, op, templ, image, stats, min_overlap, map);
         if (status == PV_OK)
