@@ -21,9 +21,9 @@
  * same results, and the call has returned only when they are written.
  *
  * Device-buffer forms exist for SGM, SAD, BP, the grey conversion, the
- * Gaussian blur (2D and 3D), the 3D flow, SIFT (detection and the chain)
- * and the AO-OCT registration (docs/interop.md); on a CPU context they fail
- * with PV_ERR_UNSUPPORTED. */
+ * Gaussian blur (2D and 3D), the 3D flow, phase correlation (2D and 3D),
+ * normxcorr2, SIFT (detection and the chain) and the AO-OCT registration
+ * (docs/interop.md); on a CPU context they fail with PV_ERR_UNSUPPORTED. */
 #ifndef PARVIS_INTEROP_H
 #define PARVIS_INTEROP_H
 
@@ -35,6 +35,7 @@
 #include "flow.h"
 #include "geometry.h"
 #include "octreg.h"
+#include "register.h"
 #include "stereo.h"
 
 #ifndef CL_TARGET_OPENCL_VERSION
@@ -216,6 +217,75 @@ PV_API pv_status pv_stereo_sad_cl(pv_context *ctx, const pv_buffer *left, const 
 PV_API pv_status pv_gaussian_blur_cl(pv_context *ctx, const pv_buffer *src, const pv_buffer *dst,
                                      float sigma, int taps, cl_uint wait_count,
                                      const cl_event *wait_list, cl_event *done);
+
+/** pv_phase_correlate on device buffers.  The shift is a host structure:
+ * the call waits for its work before it returns (after the wait list's
+ * events: one that never completes blocks it), and `done`, when asked
+ * for, marks work that has already run.  The scans and means the
+ * host call makes on the host run on the device (sums in double, exactly
+ * the host's numbers), so the shift is the host call's bit for bit; the
+ * device needs double precision (cl_khr_fp64), else PV_ERR_UNSUPPORTED.
+ * Buffer offsets must be multiples of the sample size.
+ * @param ctx an OpenCL context
+ * @param reference the reference image (U8, U16 or F32, grey)
+ * @param moving the moving image, the reference's size (any of the three types)
+ * @param options the options, or NULL (defaults)
+ * @param shift receives the shift (untouched on error)
+ * @param wait_count events in wait_list
+ * @param wait_list the events the work waits for, or NULL
+ * @param done receives the completion event, or NULL
+ * @return PV_OK, or the failure's status (PV_ERR_INVALID for a non-finite
+ *         input, as the host call) */
+PV_API pv_status pv_phase_correlate_cl(pv_context *ctx, const pv_buffer *reference,
+                                       const pv_buffer *moving,
+                                       const pv_phasecorr_options *options, pv_shift *shift,
+                                       cl_uint wait_count, const cl_event *wait_list,
+                                       cl_event *done);
+
+/** pv_phase_correlate3d on device buffers: volumes (F32 or U16), the rest
+ * as pv_phase_correlate_cl.
+ * @param ctx an OpenCL context
+ * @param reference the reference volume
+ * @param moving the moving volume, the reference's size
+ * @param options the options, or NULL (defaults)
+ * @param shift receives the shift (untouched on error)
+ * @param wait_count events in wait_list
+ * @param wait_list the events the work waits for, or NULL
+ * @param done receives the completion event, or NULL
+ * @return PV_OK, or the failure's status */
+PV_API pv_status pv_phase_correlate3d_cl(pv_context *ctx, const pv_buffer *reference,
+                                         const pv_buffer *moving,
+                                         const pv_phasecorr_options *options, pv_shift *shift,
+                                         cl_uint wait_count, const cl_event *wait_list,
+                                         cl_event *done);
+
+/** pv_normxcorr2 on device buffers.  The host call's preparation (the
+ * finiteness check, each input's mean and deviation, the centred and
+ * scaled f32 copies) and, on a map buffer, the peak search run on the
+ * device, with the host call's numbers (sums in double, added in its
+ * order): map and result equal the host call's bit for bit.  Without a
+ * map buffer the map is made in host memory for the peak search (the
+ * inputs stay on the device).  The call waits for the inputs' statistics
+ * and, with result, for the peak; the final device copy of the map into
+ * `map` may still be queued when it returns: `done` marks the end of it
+ * all.  The device needs double precision
+ * (cl_khr_fp64), else PV_ERR_UNSUPPORTED; buffer offsets must be
+ * multiples of the sample size.
+ * @param ctx an OpenCL context
+ * @param templ the template (U8 or F32)
+ * @param image the image searched (U8 or F32)
+ * @param min_overlap the least overlap, in pixels, a position needs
+ * @param map receives the F32 correlation map (image + templ - 1 per
+ *        axis), or NULL when only the result is wanted
+ * @param result receives the peak, or NULL (not both NULL; untouched on error)
+ * @param wait_count events in wait_list
+ * @param wait_list the events the work waits for, or NULL
+ * @param done receives the completion event, or NULL
+ * @return PV_OK, or the failure's status (PV_ERR_INVALID for a non-finite
+ *         input, as the host call) */
+PV_API pv_status pv_normxcorr2_cl(pv_context *ctx, const pv_buffer *templ, const pv_buffer *image,
+                                  int min_overlap, const pv_buffer *map, pv_ncc_result *result,
+                                  cl_uint wait_count, const cl_event *wait_list, cl_event *done);
 
 /* ---- SIFT and the AO-OCT registration on device buffers ----------------
  * The images and volumes come from the caller's buffers without a host

@@ -20,12 +20,54 @@
  * (rows `stride` pixels apart from `offset`) and host memory (the
  * cross-check).  wait: every command of the context
  * complete.  objects: the context's cl_context and the queue a caller
- * orders its work with (its own when the context was made on one). */
+ * orders its work with (its own when the context was made on one).
+ *
+ * The reductions and the conversion below serve front ends that would
+ * otherwise read a bound input's samples on the host (phase correlation's
+ * and normxcorr2's scans, means and scaling; lib/register/register_device.c).
+ * `rows` names a bound placeholder (its first sample); each row of nx
+ * samples is one work item's sequential pass in double, rows in the order
+ * y fastest, then z, so that a front end adding the rows' results in that
+ * order gets the host pass's numbers exactly.  A backend whose device has
+ * no double precision refuses them with PV_ERR_UNSUPPORTED.
+ * row_stats: per row, the sum of the samples, their least and largest
+ * value, the first x of the largest and whether all are finite.  row_energy: per row, the sum of
+ * ((v - mean) w)^2 with w = window[0][x] window[1][y] window[2][z] (1
+ * without a window; window is NULL or three arrays of nx, ny, nz weights).
+ * to_f32: a dense f32 copy (float)((v - mean) * scale), on the device, to
+ * which the placeholder `proxy` (`bytes` long, never read) is bound until
+ * unbind, so that the call's transfers of proxy copy from it.
+ * bound_rect: a blocking copy between `host` (its width, height, type and
+ * stride) and the bound buffer of `proxy`, `offset` bytes past the
+ * placeholder's first byte, rows `stride` pixels apart (to_device: into
+ * the buffer); for the few values or the fill a front end needs (a
+ * peak's neighbours, a textureless input's zero map).  forget: the
+ * placeholder `proxy` bound by to_f32 is about to be unmapped: its binding
+ * no longer matches (memory mapped later at its address is not taken for
+ * it).  stage: the placeholder `proxy` bound, as by to_f32, to a scratch
+ * buffer of `bytes` (dense; an output is made there before it is final);
+ * unstage: the staged buffer of `proxy` copied, on the device, into `out`
+ * (a bound image of the staged size, type and dense layout's pixels). */
+
 #ifndef PV_OPS_INTEROP_H
 #define PV_OPS_INTEROP_H
 
 #include "parvis.h"
 #include "ops_slots.h"
+
+typedef struct pv_device_rows {
+    const void *proxy;          /* a bound placeholder's first byte */
+    pv_pixel_type type;         /* PV_PIXEL_U8, PV_PIXEL_U16 or PV_PIXEL_F32 */
+    int nx, ny, nz;
+    ptrdiff_t stride_y, stride_z; /* in samples */
+} pv_device_rows;
+
+typedef struct pv_row_stats {
+    double sum;
+    float lo, hi;
+    int hi_at;
+    int finite;
+} pv_row_stats;
 
 #define PV_INTEROP_SLOTS(X, P)                                                                    \
     X(P, pv_status, bind,                                                                          \
@@ -39,6 +81,19 @@
     X(P, pv_status, write,                                                                         \
       (pv_context *ctx, const pv_image *src, void *mem, size_t offset, ptrdiff_t stride))         \
     X(P, pv_status, wait, (pv_context *ctx))                                                      \
-    X(P, pv_status, objects, (pv_context *ctx, void **context, void **queue))
+    X(P, pv_status, objects, (pv_context *ctx, void **context, void **queue))                     \
+    X(P, pv_status, row_stats, (pv_context *ctx, const pv_device_rows *rows, pv_row_stats *out))  \
+    X(P, pv_status, row_energy,                                                                    \
+      (pv_context *ctx, const pv_device_rows *rows, const float *const *window, double mean,     \
+       double *out))                                                                              \
+    X(P, pv_status, to_f32,                                                                        \
+      (pv_context *ctx, const pv_device_rows *rows, double mean, double scale, const void *proxy, \
+       size_t bytes))                                                                             \
+    X(P, pv_status, bound_rect,                                                                    \
+      (pv_context *ctx, const void *proxy, size_t offset, ptrdiff_t stride, pv_image *host,       \
+       int to_device))                                                                            \
+    X(P, void, forget, (pv_context *ctx, const void *proxy))                                      \
+    X(P, pv_status, stage, (pv_context *ctx, const void *proxy, size_t bytes))                     \
+    X(P, pv_status, unstage, (pv_context *ctx, const void *proxy, pv_image *out))
 
 #endif

@@ -19,18 +19,27 @@ double pv_ncc_pixel(const pv_image *image, int x, int y)
                                       : (double)((const float *)image->data)[i];
 }
 
+/* Each row summed on its own, the rows' sums added in order: the order a
+ * device-buffer call's per-row passes add in (ncc_device.c), so both give
+ * the same mean and deviation to the last bit. */
 pv_ncc_stats pv_ncc_image_stats(const pv_image *image)
 {
     double sum = 0.0, squares = 0.0, n = (double)image->width * image->height;
-    for (int y = 0; y < image->height; y++)
+    for (int y = 0; y < image->height; y++) {
+        double row = 0.0;
         for (int x = 0; x < image->width; x++)
-            sum += pv_ncc_pixel(image, x, y);
+            row += pv_ncc_pixel(image, x, y);
+        sum += row;
+    }
     pv_ncc_stats stats = {sum / n, 0.0};
-    for (int y = 0; y < image->height; y++)
+    for (int y = 0; y < image->height; y++) {
+        double row = 0.0;
         for (int x = 0; x < image->width; x++) {
             double d = pv_ncc_pixel(image, x, y) - stats.mean;
-            squares += d * d;
+            row += d * d;
         }
+        squares += row;
+    }
     stats.deviation = sqrt(squares / n);
     return stats;
 }
@@ -106,7 +115,8 @@ static pv_status check_ncc(pv_context *ctx, const pv_image *templ, const pv_imag
         return pv_fail(ctx, PV_ERR_INVALID, "normxcorr2: out and result are both NULL");
     if (out && (status = pv_ncc_check_output(ctx, op, templ, image, out, map_w, map_h)) != PV_OK)
         return status;
-    if (!pv_ncc_is_finite(ctx, templ) || !pv_ncc_is_finite(ctx, image))
+    /* a device-buffer call's inputs are scanned on the device (ncc_device.c) */
+    if (!ctx->device_call && (!pv_ncc_is_finite(ctx, templ) || !pv_ncc_is_finite(ctx, image)))
         return pv_fail(ctx, PV_ERR_INVALID, "normxcorr2: templ or image contains NaN or Inf");
     return PV_OK;
 }
@@ -134,6 +144,28 @@ void pv_ncc_no_texture(pv_image *map, pv_ncc_result *result)
     }
 }
 
+int pv_ncc_at_edge(const pv_image *map, int bx, int by)
+{
+    return bx == 0 || by == 0 || bx == map->width - 1 || by == map->height - 1;
+}
+
+void pv_ncc_result_at(int bx, int by, float best, const float around[4], int at_edge,
+                      int templ_w, int templ_h, pv_ncc_result *result)
+{
+    result->x = bx - (templ_w - 1);
+    result->y = by - (templ_h - 1);
+    result->coefficient = best;
+    result->sub_x = result->x;
+    result->sub_y = result->y;
+    result->flags = 0;
+    if (at_edge) {
+        result->flags |= PV_REGISTER_AT_EDGE;
+        return;
+    }
+    result->sub_x += pv_peak_parabola_vertex(around[0], best, around[1]);
+    result->sub_y += pv_peak_parabola_vertex(around[2], best, around[3]);
+}
+
 void pv_ncc_peak(const pv_image *map, int templ_w, int templ_h, pv_ncc_result *result)
 {
     int bx = 0, by = 0;
@@ -143,19 +175,11 @@ void pv_ncc_peak(const pv_image *map, int templ_w, int templ_h, pv_ncc_result *r
                 bx = x;
                 by = y;
             }
-    float best = map_at(map, bx, by);
-    result->x = bx - (templ_w - 1);
-    result->y = by - (templ_h - 1);
-    result->coefficient = best;
-    result->sub_x = result->x;
-    result->sub_y = result->y;
-    result->flags = 0;
-    if (bx == 0 || by == 0 || bx == map->width - 1 || by == map->height - 1) {
-        result->flags |= PV_REGISTER_AT_EDGE;
-        return;
-    }
-    result->sub_x += pv_peak_parabola_vertex(map_at(map, bx - 1, by), best, map_at(map, bx + 1, by));
-    result->sub_y += pv_peak_parabola_vertex(map_at(map, bx, by - 1), best, map_at(map, bx, by + 1));
+    const int edge = pv_ncc_at_edge(map, bx, by);
+    const float around[4] = {
+        edge ? 0.0f : map_at(map, bx - 1, by), edge ? 0.0f : map_at(map, bx + 1, by),
+        edge ? 0.0f : map_at(map, bx, by - 1), edge ? 0.0f : map_at(map, bx, by + 1)};
+    pv_ncc_result_at(bx, by, map_at(map, bx, by), around, edge, templ_w, templ_h, result);
 }
 
 double pv_ncc_map_abs_diff(const pv_image *a, const pv_image *b)
@@ -263,7 +287,10 @@ pv_status pv_normxcorr2(pv_context *ctx, const pv_image *templ, const pv_image *
         map = &scratch;
     }
     status = pv_call_begin(ctx);
-    if (status == PV_OK)
+    if (status == PV_OK && ctx->device_call)
+        status = pv_ncc_run_device(ctx, "normxcorr2", templ, image, min_overlap, map, out != NULL,
+                                   result);
+    else if (status == PV_OK)
         status = pv_ncc_run(ctx, "normxcorr2", templ, image, min_overlap, map, result);
     pv_call_end(ctx);
     pv_image_free(&scratch);

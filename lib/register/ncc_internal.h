@@ -45,6 +45,12 @@ void pv_ncc_no_texture(pv_image *map, pv_ncc_result *result);
 /* The map's largest coefficient (the first in memory order on ties), its
  * offset and its parabolic sub-pixel position. */
 void pv_ncc_peak(const pv_image *map, int templ_w, int templ_h, pv_ncc_result *result);
+/* Whether the map's point (bx, by) lies on its border, and the result of
+ * a peak there of value best, its neighbours around = left, right, above,
+ * below (unused at an edge). */
+int pv_ncc_at_edge(const pv_image *map, int bx, int by);
+void pv_ncc_result_at(int bx, int by, float best, const float around[4], int at_edge,
+                      int templ_w, int templ_h, pv_ncc_result *result);
 /* Largest |a - b| over two maps of one size (NaN counts as infinite). */
 double pv_ncc_map_abs_diff(const pv_image *a, const pv_image *b);
 /* The CPU backend's map of the job against map (within PV_TOL_NCC_MAP). */
@@ -56,5 +62,14 @@ pv_status pv_ncc_crosscheck(pv_context *ctx, const char *op, const pv_ncc_job *j
 pv_status pv_ncc_run(pv_context *ctx, const char *op, const pv_image *templ,
                      const pv_image *image, int min_overlap, pv_image *map,
                      pv_ncc_result *result);
+
+/* pv_ncc_run in a device-buffer call (ncc_device.c): templ and image are
+ * placeholders bound to a caller's buffers, map one too when map_bound
+ * (else host memory); the statistics, the finiteness check, the centred
+ * and scaled copies and (on a bound map) the peak search run on the
+ * device, giving pv_ncc_run's numbers. */
+pv_status pv_ncc_run_device(pv_context *ctx, const char *op, const pv_image *templ,
+                            const pv_image *image, int min_overlap, pv_image *map, int map_bound,
+                            pv_ncc_result *result);
 
 #endif

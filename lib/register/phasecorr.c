@@ -76,17 +76,29 @@ static pv_status transform_size(pv_context *ctx, const char *op, pv_pad_mode pad
 
 /* ============================================================ input levels */
 
-/* The mean a backend subtracts from an input: 0 unless the plan centres. */
-static float input_mean(const pv_phasecorr_plan *plan, const pv_volume *v)
+/* The mean a backend subtracts from an input: 0 unless the plan centres;
+ * computed on the device for a caller's buffer (a device-buffer call). */
+static pv_status input_mean(const pv_phasecorr_plan *plan, const pv_volume *v, float *mean)
 {
-    return plan->geometry.centered ? (float)pv_reg_volume_mean(v, pv_reg_threads(plan->ctx)) : 0.0f;
+    double value = 0.0;
+    pv_status status = PV_OK;
+    if (plan->geometry.centered && plan->ctx->device_call)
+        status = pv_reg_device_volume_mean(plan->ctx, v, &value);
+    else if (plan->geometry.centered)
+        value = pv_reg_volume_mean(v, pv_reg_threads(plan->ctx));
+    *mean = (float)value;
+    return status;
 }
 
 /* Sum of squares of what the transform sees, (v - mean) * window, which by
  * Parseval is the mean power of the spectrum's bins. */
-static double transformed_energy(const pv_phasecorr_plan *plan, const pv_volume *v, float mean)
+static pv_status transformed_energy(const pv_phasecorr_plan *plan, const pv_volume *v,
+                                    float mean, double *energy)
 {
-    return pv_reg_windowed_energy(v, plan->geometry.window, mean, pv_reg_threads(plan->ctx));
+    if (plan->ctx->device_call)
+        return pv_reg_device_windowed_energy(plan->ctx, v, plan->geometry.window, mean, energy);
+    *energy = pv_reg_windowed_energy(v, plan->geometry.window, mean, pv_reg_threads(plan->ctx));
+    return PV_OK;
 }
 
 
@@ -175,9 +187,14 @@ pv_status pv_pc_plan_reference(pv_phasecorr_plan *plan, const pv_volume *referen
                                pv_data_scan scan)
 {
     pv_context *ctx = plan->ctx;
-    float mean = input_mean(plan, reference);
-    float floor = (float)(PV_PC_EMPTY_BIN * transformed_energy(plan, reference, mean));
-    pv_status status = ctx->ops->reg->pc_reference(ctx, plan->backend, reference, mean, floor);
+    float mean = 0.0f;
+    double energy = 0.0;
+    pv_status status = input_mean(plan, reference, &mean);
+    if (status == PV_OK)
+        status = transformed_energy(plan, reference, mean, &energy);
+    const float floor = (float)(PV_PC_EMPTY_BIN * energy);
+    if (status == PV_OK)
+        status = ctx->ops->reg->pc_reference(ctx, plan->backend, reference, mean, floor);
     if (status == PV_OK && plan->check) {
         pv_oracle oracle;
         pv_oracle_begin(ctx, "phase correlation", &oracle);
@@ -434,7 +451,7 @@ pv_status pv_pc_correlate_chunk(pv_phasecorr_plan *plan, const pv_volume *movers
                            ? PV_OK
                            : pv_fail(ctx, PV_ERR_NOMEM, "phase correlation: out of memory");
     for (int i = 0; status == PV_OK && i < count; i++)
-        means[i] = input_mean(plan, &movers[i]);
+        status = input_mean(plan, &movers[i], &means[i]);
     if (status == PV_OK)
         status = correlate_on(plan, ctx->ops, plan->backend, movers, means, textured, count,
                               peaks, found);

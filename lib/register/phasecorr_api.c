@@ -38,20 +38,30 @@ static void input_extent(const input_kind *kind, const void *input, int size[3])
     size[2] = kind->dims == 2 ? 1 : volume->nz;
 }
 
-static pv_data_scan input_scan(const input_kind *kind, const void *input, int threads)
+/* The input's values scanned on the host, or on the device when the input
+ * is a caller's buffer (a device-buffer call: its pixels are not here). */
+static pv_status input_scan(const input_kind *kind, pv_context *ctx, const void *input,
+                            pv_data_scan *scan)
 {
-    return kind->dims == 2 ? pv_reg_scan_image(input, threads)
-                           : pv_reg_scan_volume(input, threads);
+    if (ctx->device_call)
+        return kind->dims == 2 ? pv_reg_device_scan_image(ctx, input, scan)
+                               : pv_reg_device_scan_volume(ctx, input, scan);
+    const int threads = pv_reg_threads(ctx);
+    *scan = kind->dims == 2 ? pv_reg_scan_image(input, threads)
+                            : pv_reg_scan_volume(input, threads);
+    return PV_OK;
 }
 
 /* A volume view of the input (f32 or u16), converting u8 into *copy (else
  * NULL); a volume is its own view. */
 static pv_status input_view(const input_kind *kind, pv_context *ctx, const void *input,
-                            float **copy, pv_volume *view)
+                            pv_reg_copy *copy, pv_volume *view)
 {
     if (kind->dims == 2)
         return pv_reg_image_as_volume(ctx, input, copy, view);
-    *copy = NULL;
+    copy->data = NULL;
+    copy->mapped = 0;
+    copy->ctx = ctx;
     *view = *(const pv_volume *)input;
     return PV_OK;
 }
@@ -108,8 +118,8 @@ static pv_status check_extent(pv_context *ctx, const char *op, const char *name,
 static pv_status scan_input(pv_context *ctx, const char *op, const char *name,
                             const input_kind *kind, const void *input, pv_data_scan *scan)
 {
-    *scan = input_scan(kind, input, pv_reg_threads(ctx));
-    return pv_reg_check_finite(ctx, op, name, *scan);
+    pv_status status = input_scan(kind, ctx, input, scan);
+    return status == PV_OK ? pv_reg_check_finite(ctx, op, name, *scan) : status;
 }
 
 /* ============================================================= one-shot */
@@ -138,7 +148,7 @@ static pv_status correlate_once(pv_context *ctx, const char *op, const input_kin
     int size[3];
     input_extent(kind, reference, size);
     pv_volume ref_view, mov_view;
-    float *ref_copy = NULL, *mov_copy = NULL;
+    pv_reg_copy ref_copy = {NULL, 0, ctx}, mov_copy = {NULL, 0, ctx};
     pv_phasecorr_plan *plan = NULL;
     pv_status status = input_view(kind, ctx, reference, &ref_copy, &ref_view);
     if (status == PV_OK)
@@ -150,8 +160,8 @@ static pv_status correlate_once(pv_context *ctx, const char *op, const input_kin
     if (status == PV_OK)
         status = pv_pc_correlate_chunk(plan, &mov_view, &moving_textured, 1, shift);
     pv_pc_plan_free(plan);
-    free(ref_copy);
-    free(mov_copy);
+    pv_reg_copy_free(&ref_copy);
+    pv_reg_copy_free(&mov_copy);
     return status;
 }
 
@@ -211,11 +221,11 @@ static pv_status set_viewed_reference(pv_phasecorr_plan *plan, const input_kind 
                                       const void *reference, pv_data_scan scan)
 {
     pv_volume view;
-    float *copy = NULL;
+    pv_reg_copy copy = {NULL, 0, plan->ctx};
     pv_status status = input_view(kind, plan->ctx, reference, &copy, &view);
     if (status == PV_OK)
         status = pv_pc_plan_reference(plan, &view, scan);
-    free(copy);
+    pv_reg_copy_free(&copy);
     return status;
 }
 
@@ -357,7 +367,7 @@ static pv_status correlate_viewed(pv_phasecorr_plan *plan, const input_kind *kin
                                   pv_shift *shifts)
 {
     pv_volume *views = calloc((size_t)count, sizeof *views);
-    float **copies = calloc((size_t)count, sizeof *copies);
+    pv_reg_copy *copies = calloc((size_t)count, sizeof *copies);
     pv_status status = views && copies
                            ? PV_OK
                            : pv_fail(plan->ctx, PV_ERR_NOMEM, "phase correlation: out of memory");
@@ -366,7 +376,7 @@ static pv_status correlate_viewed(pv_phasecorr_plan *plan, const input_kind *kin
     if (status == PV_OK)
         status = pv_pc_correlate_chunk(plan, views, textured, count, shifts);
     for (int i = 0; copies && i < count; i++)
-        free(copies[i]);
+        pv_reg_copy_free(&copies[i]);
     free(views);
     free(copies);
     return status;

@@ -112,10 +112,12 @@ pv_status pv_reg_check_finite(pv_context *ctx, const char *op, const char *name,
     return PV_OK;
 }
 
-pv_status pv_reg_image_as_volume(pv_context *ctx, const pv_image *image, float **copy,
+pv_status pv_reg_image_as_volume(pv_context *ctx, const pv_image *image, pv_reg_copy *copy,
                                  pv_volume *view)
 {
-    *copy = NULL;
+    copy->data = NULL;
+    copy->mapped = 0;
+    copy->ctx = ctx;
     if (image->type == PV_PIXEL_F32 || image->type == PV_PIXEL_U16) {
         *view = image->type == PV_PIXEL_U16
                     ? pv_volume_wrap_u16(image->data, image->width, image->height, 1)
@@ -123,6 +125,12 @@ pv_status pv_reg_image_as_volume(pv_context *ctx, const pv_image *image, float *
         view->stride_y = image->stride;
         view->stride_z = image->stride * image->height;
         return PV_OK;
+    }
+    if (ctx->device_call) { /* the u8 pixels are on the device: converted there */
+        pv_status status = pv_reg_device_f32_copy(ctx, image, 0.0, 1.0, copy);
+        if (status == PV_OK)
+            *view = pv_volume_wrap(copy->data, image->width, image->height, 1);
+        return status;
     }
     size_t count = (size_t)image->width * (size_t)image->height;
     float *data = malloc(count * sizeof *data);
@@ -133,7 +141,7 @@ pv_status pv_reg_image_as_volume(pv_context *ctx, const pv_image *image, float *
     for (int y = 0; y < image->height; y++)
         for (int x = 0; x < image->width; x++)
             data[(size_t)y * image->width + x] = (float)src[(ptrdiff_t)y * image->stride + x];
-    *copy = data;
+    copy->data = data;
     *view = pv_volume_wrap(data, image->width, image->height, 1);
     return PV_OK;
 }

@@ -1,6 +1,7 @@
 /* Internal, front end only: what the register module's front-end files
  * share.  register_input.c scans and views the inputs, phasecorr.c runs
- * phase-correlation plans, phasecorr_api.c holds the public phase
+ * phase-correlation plans (register_device.c runs the input passes on the
+ * device in a device-buffer call), phasecorr_api.c holds the public phase
  * correlation calls, phasecorr_masked.c the masked ones, ncc.c normxcorr2 (with ncc_batch.c
  * and ncc_masked.c, sharing ncc_internal.h) and register_fft.c the FFT engine
  * choice.  No backend includes this header.  Not installed. */
@@ -28,17 +29,55 @@ pv_data_scan pv_reg_scan_volume(const pv_volume *v, int threads);
 pv_data_scan pv_reg_scan_image(const pv_image *image, int threads);
 pv_status pv_reg_check_finite(pv_context *ctx, const char *op, const char *name,
                               pv_data_scan scan);
+/* A converted copy of an input: host memory, or in a device-buffer call a
+ * placeholder of `mapped` bytes bound to the device's copy (data NULL:
+ * none).  pv_reg_copy_free releases either (register_device.c). */
+typedef struct pv_reg_copy {
+    float *data;
+    size_t mapped;
+    pv_context *ctx; /* the call's context, for a placeholder */
+} pv_reg_copy;
+void pv_reg_copy_free(pv_reg_copy *copy);
 /* A volume view of an image: f32 and u16 images are viewed in place (u16
  * as a PV_VOLUME_U16 view, which the backends convert as they upload);
- * u8 pixels are converted into *copy (NULL when no copy was needed; the
- * caller frees it). */
-pv_status pv_reg_image_as_volume(pv_context *ctx, const pv_image *image, float **copy,
+ * u8 pixels are converted into *copy (on the device in a device-buffer
+ * call; copy->data NULL when no copy was needed; the caller frees it with
+ * pv_reg_copy_free). */
+pv_status pv_reg_image_as_volume(pv_context *ctx, const pv_image *image, pv_reg_copy *copy,
                                  pv_volume *view);
 /* The mean, and the sum of ((v - mean) * window)^2 (window[0] NULL: no
  * window), in double and independent of the number of threads. */
 double pv_reg_volume_mean(const pv_volume *v, int threads);
 double pv_reg_windowed_energy(const pv_volume *v, const float *const window[3], float mean,
                               int threads);
+/* The passes above, and the u8 conversion, on the device for the inputs
+ * of a device-buffer call (ctx->device_call: the data pointers are bound
+ * placeholders that must not be read; register_device.c).  Each gives the
+ * host pass's numbers exactly.  pv_reg_device_image_stats: whether a u8
+ * or f32 image is finite and, when it is, its mean and the sum of squares
+ * about it (normxcorr2's statistics); pv_reg_device_f32_copy: the image as
+ * dense f32 (v - mean) * scale into *copy; pv_reg_device_argmax: an f32
+ * image's largest value and its position (the first in memory order on
+ * ties); pv_reg_device_rect: host's pixels from or to the image's buffer
+ * at (x, y); pv_reg_device_stage: a dense f32 placeholder bound to a
+ * working buffer on the device (an output made there first), and
+ * pv_reg_device_unstage its copy into out, a caller's image. */
+pv_status pv_reg_device_scan_image(pv_context *ctx, const pv_image *image, pv_data_scan *scan);
+pv_status pv_reg_device_scan_volume(pv_context *ctx, const pv_volume *v, pv_data_scan *scan);
+pv_status pv_reg_device_volume_mean(pv_context *ctx, const pv_volume *v, double *mean);
+pv_status pv_reg_device_windowed_energy(pv_context *ctx, const pv_volume *v,
+                                        const float *const window[3], float mean,
+                                        double *energy);
+pv_status pv_reg_device_image_stats(pv_context *ctx, const pv_image *image, int *finite,
+                                    double *mean, double *squares);
+pv_status pv_reg_device_argmax(pv_context *ctx, const pv_image *image, int *x, int *y,
+                               float *value);
+pv_status pv_reg_device_rect(pv_context *ctx, const pv_image *image, int x, int y,
+                             pv_image *host, int to_device);
+pv_status pv_reg_device_stage(pv_context *ctx, int width, int height, pv_reg_copy *copy);
+pv_status pv_reg_device_unstage(pv_context *ctx, const pv_reg_copy *copy, pv_image *out);
+pv_status pv_reg_device_f32_copy(pv_context *ctx, const pv_image *image, double mean,
+                                 double scale, pv_reg_copy *copy);
 /* Argument checks with the register module's messages. */
 pv_status pv_reg_check_ctx(pv_context *ctx, const char *op);
 /* Phase correlation's images: u8, f32 or u16 (grey). */

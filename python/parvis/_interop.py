@@ -22,6 +22,8 @@ from ._native import ffi, lib
 from ._octreg import _octreg_arrays, _octreg_options
 from ._params import declared_keywords, default_of, make
 from ._results import OctregResult, SiftFeatures
+from ._register import _ncc_result, _phasecorr_options, _shift_array
+from ._results import NCCResult, PhaseCorrelation
 from ._stereo import bp_params, sgm_params
 
 #: numpy dtype names and the pixel types of device buffers.
@@ -205,6 +207,75 @@ class _InteropOps(_ContextBase):
                    bufs[2], count, waits, done)
         _attach(cl, done, [out])
         return out
+
+    def phase_correlate_cl(self, reference: Any, moving: Any, upsample: int = 1, *,
+                           subpixel: Optional[str] = None, pad: str = "none",
+                           window: str = "none",
+                           wait_for: Optional[Sequence[Any]] = None) -> PhaseCorrelation:
+        """phase_correlate on pyopencl arrays: 2D images (uint8, uint16 or
+        float32, rows contiguous) or 3D (z, y, x) volumes (float32 or
+        uint16) of one shape, on this context's cl_context.  The inputs stay
+        on the device (their scans and means are computed there); the work
+        waits for the arrays' pending events and for wait_for, and the
+        method returns when it is done, with phase_correlate's
+        PhaseCorrelation, equal to it bit for bit.  NaN/inf inputs are
+        refused.  Needs a device with double precision (cl_khr_fp64)."""
+        _pyopencl()
+        options = _phasecorr_options(upsample, subpixel, pad, window)
+        volume = len(reference.shape) == 3 if _is_array(reference) else False
+        take = volume_buffer_of if volume else buffer_of
+        r, m = take(reference, "reference"), take(moving, "moving")
+        if tuple(reference.shape) != tuple(moving.shape):
+            raise invalid(f"reference and moving differ in shape: {tuple(reference.shape)} and "
+                          f"{tuple(moving.shape)}")
+        shift = ffi.new("pv_shift *")
+        count, waits = _wait_list([reference, moving], wait_for)
+        fn = lib.pv_phase_correlate3d_cl if volume else lib.pv_phase_correlate_cl
+        self._call(fn, r, m, options, shift, count, waits, ffi.NULL)
+        return PhaseCorrelation(_shift_array(shift, 3 if volume else 2), shift.peak,
+                                int(shift.flags))
+
+    def phase_correlate3d_cl(self, reference: Any, moving: Any, upsample: int = 1, *,
+                             subpixel: Optional[str] = None, pad: str = "none",
+                             window: str = "none",
+                             wait_for: Optional[Sequence[Any]] = None) -> PhaseCorrelation:
+        """phase_correlate_cl for 3D (z, y, x) volumes only (float32 or
+        uint16): a 2D array is refused rather than taken for an image."""
+        _pyopencl()
+        if not _is_array(reference) or len(reference.shape) != 3:
+            raise invalid("reference: expected a 3D (z, y, x) pyopencl array")
+        return self.phase_correlate_cl(reference, moving, upsample, subpixel=subpixel, pad=pad,
+                                       window=window, wait_for=wait_for)
+
+    def normxcorr2_cl(self, template: Any, image: Any, *, min_overlap: int = 0,
+                      compute_map: bool = True, out: Optional[Any] = None,
+                      wait_for: Optional[Sequence[Any]] = None) -> NCCResult:
+        """ncc on pyopencl arrays (2D, uint8 or float32, rows contiguous):
+        NCCResult whose map is out (or a new float32 array of shape
+        (H_i + H_t - 1, W_i + W_t - 1) on image's queue; None with
+        compute_map=False) with the completion event added.  The inputs stay
+        on the device (their statistics, centring and scaling, and the
+        peak search on the map, run there); the method returns when the
+        result is known, equal to ncc's bit for bit.  NaN/inf inputs are
+        refused.  Needs a device with double precision (cl_khr_fp64)."""
+        cl = _pyopencl()
+        t, i = buffer_of(template, "template"), buffer_of(image, "image")
+        shape = (int(image.shape[0]) + int(template.shape[0]) - 1,
+                 int(image.shape[1]) + int(template.shape[1]) - 1)
+        dst = None
+        if compute_map:
+            dst = out if out is not None else cl.array.empty(image.queue, shape, "float32")
+            if tuple(dst.shape) != shape or str(dst.dtype) != "float32":
+                raise invalid(f"out: expected float32 of shape {shape}, got {dst.dtype} "
+                              f"{tuple(dst.shape)}")
+        result = ffi.new("pv_ncc_result *")
+        count, waits = _wait_list([template, image, dst], wait_for)
+        done = ffi.new("cl_event *")
+        self._call(lib.pv_normxcorr2_cl, t, i, _int(min_overlap, "min_overlap"),
+                   buffer_of(dst, "out") if dst is not None else ffi.NULL, result, count, waits,
+                   done)
+        _attach(cl, done, [dst])
+        return _ncc_result(dst, result)
 
     def to_grey_cl(self, image: Any, *, out: Optional[Any] = None,
                    wait_for: Optional[Sequence[Any]] = None) -> Any:

@@ -1,7 +1,8 @@
 /* The interop sub-table of the OpenCL backend (lib/core/ops_interop.h):
  * the slots' untyped handles become the runtime's OpenCL types
- * (backends/opencl/runtime/runtime_interop.c does the work). */
-#include "../opencl.h"
+ * (backends/opencl/runtime/runtime_interop.c does the work; interop_rows.c
+ * the passes over a bound input). */
+#include "interop_rows.h"
 
 static pv_status pv_cl_interop_bind(pv_context *ctx, const void *proxy, size_t bytes, void *mem,
                                     size_t offset)
@@ -52,6 +53,45 @@ static pv_status pv_cl_interop_objects(pv_context *ctx, void **context, void **q
         *queue = q;
     }
     return status;
+}
+
+static pv_status pv_cl_interop_row_stats(pv_context *ctx, const pv_device_rows *rows,
+                                         pv_row_stats *out)
+{
+    return pv_cl_rows_stats(ctx, rows, out);
+}
+
+static pv_status pv_cl_interop_row_energy(pv_context *ctx, const pv_device_rows *rows,
+                                          const float *const *window, double mean, double *out)
+{
+    return pv_cl_rows_energy(ctx, rows, window, mean, out);
+}
+
+static pv_status pv_cl_interop_to_f32(pv_context *ctx, const pv_device_rows *rows, double mean,
+                                      double scale, const void *proxy, size_t bytes)
+{
+    return pv_cl_rows_to_f32(ctx, rows, mean, scale, proxy, bytes);
+}
+
+static pv_status pv_cl_interop_bound_rect(pv_context *ctx, const void *proxy, size_t offset,
+                                          ptrdiff_t stride, pv_image *host, int to_device)
+{
+    return pv_cl_rows_rect(ctx, proxy, offset, stride, host, to_device);
+}
+
+static void pv_cl_interop_forget(pv_context *ctx, const void *proxy)
+{
+    pv_cl_forget_host(ctx, proxy);
+}
+
+static pv_status pv_cl_interop_stage(pv_context *ctx, const void *proxy, size_t bytes)
+{
+    return pv_cl_rows_stage(ctx, proxy, bytes);
+}
+
+static pv_status pv_cl_interop_unstage(pv_context *ctx, const void *proxy, pv_image *out)
+{
+    return pv_cl_rows_unstage(ctx, proxy, out);
 }
 
 const pv_interop_ops pv_cl_interop_ops = {PV_INTEROP_SLOTS(PV_OPS_BIND, pv_cl_interop_)};

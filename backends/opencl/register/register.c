@@ -79,8 +79,11 @@ static pv_status launch_1d(pv_context *ctx, const char *name, const kernel_arg *
 static pv_status upload_volume_at(pv_context *ctx, cl_mem buffer, size_t offset,
                                   const pv_volume *v)
 {
-    size_t row = (size_t)v->nx, count = row * v->ny * v->nz;
-    if (v->type == PV_VOLUME_U16)   /* 16 bits uploaded, converted on the device */
+    size_t row = (size_t)v->nx, count = row * v->ny * v->nz, at;
+    cl_mem caller;
+    /* u16: 16 bits uploaded, converted on the device; a caller's buffer
+     * (a device-buffer call): copied on the device with its pitches. */
+    if (v->type == PV_VOLUME_U16 || pv_cl_bound_buffer(ctx, v->data, &caller, &at))
         return pv_cl_write_volume_at(ctx, buffer, offset / sizeof(float), v);
     if (v->stride_y == v->nx && (v->nz == 1 || v->stride_z == (ptrdiff_t)row * v->ny))
         return pv_cl_write(ctx, buffer, offset, count * sizeof(float), v->data);

@@ -280,6 +280,14 @@ void pv_cl_account_completed(pv_context *ctx);
 pv_status pv_cl_bind_host(pv_context *ctx, const void *proxy, size_t bytes, cl_mem mem,
                          size_t offset);
 void pv_cl_unbind_images(pv_context *ctx);
+/* The caller's buffer bound to the placeholder `proxy` and its offset: 1,
+ * or 0 when proxy is not bound.  The count of bindings in place. */
+int pv_cl_bound_buffer(pv_context *ctx, const void *proxy, cl_mem *mem, size_t *offset);
+size_t pv_cl_binding_count(pv_context *ctx);
+/* proxy's binding forgotten before its placeholder is unmapped (so that
+ * memory mapped later at its address is not taken for it); its entry
+ * stays counted until pv_cl_unbind_images. */
+void pv_cl_forget_host(pv_context *ctx, const void *proxy);
 pv_status pv_cl_defer_begin(pv_context *ctx, cl_uint count, const cl_event *events, int defer);
 pv_status pv_cl_defer_end(pv_context *ctx, pv_status status, cl_event *done);
 pv_status pv_cl_read_caller_image(pv_context *ctx, cl_mem mem, size_t offset, ptrdiff_t stride,

@@ -51,6 +51,29 @@ void pv_cl_unbind_images(pv_context *ctx)
     pv_cl_state_of(ctx)->binding_count = 0;
 }
 
+int pv_cl_bound_buffer(pv_context *ctx, const void *proxy, cl_mem *mem, size_t *offset)
+{
+    const device_binding *b = pv_cl_binding_of(pv_cl_state_of(ctx), proxy);
+    if (!b)
+        return 0;
+    *mem = b->mem;
+    *offset = b->offset;
+    return 1;
+}
+
+size_t pv_cl_binding_count(pv_context *ctx)
+{
+    return pv_cl_state_of(ctx)->binding_count;
+}
+
+void pv_cl_forget_host(pv_context *ctx, const void *proxy)
+{
+    pv_cl_state *state = pv_cl_state_of(ctx);
+    for (size_t i = 0; i < state->binding_count; i++)
+        if (state->bindings[i].host == proxy)
+            state->bindings[i].host = NULL; /* matches no host pointer */
+}
+
 /* An event of the wait list that failed (or is not an event) refuses the
  * call before anything is queued. */
 static pv_status check_events(pv_context *ctx, cl_uint count, const cl_event *events)
