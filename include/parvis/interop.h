@@ -287,6 +287,59 @@ PV_API pv_status pv_normxcorr2_cl(pv_context *ctx, const pv_buffer *templ, const
                                   int min_overlap, const pv_buffer *map, pv_ncc_result *result,
                                   cl_uint wait_count, const cl_event *wait_list, cl_event *done);
 
+/* ---- the gradients, the flow's warp, SIFT tracking and batches, the
+ * stereo batches on device buffers ----------------------------------------
+ * As the calls above: the images come from and go to the caller's buffers
+ * without a host round trip (docs/interop.md, "More device forms"). */
+
+/** pv_gradient on device buffers: src U8 or F32, gx and gy F32 images of
+ * its size (either may be NULL, not both).
+ * @param ctx an OpenCL context
+ * @param src the input image (U8 or F32)
+ * @param gx receives the x derivative, or NULL
+ * @param gy receives the y derivative, or NULL
+ * @param scheme the difference scheme
+ * @param wait_count events in wait_list
+ * @param wait_list the events the work waits for, or NULL
+ * @param done receives the completion event, or NULL
+ * @return PV_OK, or the failure's status (outputs untouched) */
+PV_API pv_status pv_gradient_cl(pv_context *ctx, const pv_buffer *src, const pv_buffer *gx,
+                                const pv_buffer *gy, pv_gradient_scheme scheme,
+                                cl_uint wait_count, const cl_event *wait_list, cl_event *done);
+
+/** pv_gradient3d on device buffers: src a volume (F32 or U16), gx, gy and
+ * gz F32 volumes of its size (any may be NULL, not all three).
+ * @param ctx an OpenCL context
+ * @param src the input volume
+ * @param gx receives the x derivative, or NULL
+ * @param gy receives the y derivative, or NULL
+ * @param gz receives the z derivative, or NULL
+ * @param scheme the difference scheme
+ * @param wait_count events in wait_list
+ * @param wait_list the events the work waits for, or NULL
+ * @param done receives the completion event, or NULL
+ * @return PV_OK, or the failure's status (outputs untouched) */
+PV_API pv_status pv_gradient3d_cl(pv_context *ctx, const pv_buffer *src, const pv_buffer *gx,
+                                  const pv_buffer *gy, const pv_buffer *gz,
+                                  pv_gradient_scheme scheme, cl_uint wait_count,
+                                  const cl_event *wait_list, cl_event *done);
+
+/** pv_flow_warp on device buffers: warped(x) = moving(x + flow(x)), every
+ * volume F32 and of moving's size.
+ * @param ctx an OpenCL context
+ * @param moving the moving volume
+ * @param u the flow along x
+ * @param v the flow along y
+ * @param w the flow along z
+ * @param warped receives the warped volume (sharing no bytes with the inputs)
+ * @param wait_count events in wait_list
+ * @param wait_list the events the work waits for, or NULL
+ * @param done receives the completion event, or NULL
+ * @return PV_OK, or the failure's status (outputs untouched) */
+PV_API pv_status pv_flow_warp_cl(pv_context *ctx, const pv_buffer *moving, const pv_buffer *u,
+                                 const pv_buffer *v, const pv_buffer *w, const pv_buffer *warped,
+                                 cl_uint wait_count, const cl_event *wait_list, cl_event *done);
+
 /* ---- SIFT and the AO-OCT registration on device buffers ----------------
  * The images and volumes come from the caller's buffers without a host
  * round trip; the results that are small host structures (keypoints and

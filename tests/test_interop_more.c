@@ -1,0 +1,429 @@
+/* The later device-buffer forms (include/parvis/interop.h): the gradients
+ * (2D and 3D) and the flow's warp from and to a caller's buffers (rows
+ * longer than the width, an offset) give exactly the host calls' results,
+ * in cross-check mode too, and misuse is refused with the outputs
+ * untouched.  Skipped without an OpenCL device. */
+#include "test_util.h"
+#include "image_list.h"
+#include "parvis/interop.h"
+#include "../lib/core/internal.h" /* pv_pixel_size */
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define SENTINEL 7.0f
+#define W 64
+#define H 40
+#define PAD 5      /* extra samples a row in the caller's buffers */
+#define OFFSET 256 /* bytes before sample (0, 0) */
+#define VX 20
+#define VY 14
+#define VZ 9
+
+typedef struct caller {
+    cl_context context;
+    cl_command_queue queue;
+    pv_context *ctx;
+} caller;
+
+static caller caller_new(void)
+{
+    pv_context *cl = tu_opencl_or_skip();
+    cl_context parvis_context;
+    cl_command_queue parvis_queue;
+    assert_int_equal(pv_context_cl_objects(cl, &parvis_context, &parvis_queue), PV_OK);
+    cl_device_id device;
+    assert_int_equal(clGetCommandQueueInfo(parvis_queue, CL_QUEUE_DEVICE, sizeof device, &device,
+                                           NULL),
+                     CL_SUCCESS);
+    caller c;
+    cl_int err;
+    c.context = clCreateContext(NULL, 1, &device, NULL, NULL, &err);
+    assert_int_equal(err, CL_SUCCESS);
+    c.queue = clCreateCommandQueue(c.context, device, 0, &err);
+    assert_int_equal(err, CL_SUCCESS);
+    tu_expect_ok(NULL, pv_context_create_cl(&c.ctx, c.context, c.queue), "pv_context_create_cl");
+    return c;
+}
+
+static void caller_free(caller *c)
+{
+    pv_context_destroy(c->ctx);
+    clReleaseCommandQueue(c->queue);
+    clReleaseContext(c->context);
+}
+
+/* A caller's buffer holding nz slices of nx x ny samples of `type` from
+ * `data` (dense), rows PAD samples longer than nx, one spare row a slice,
+ * OFFSET bytes in; an image is one slice (depth 1). */
+static pv_buffer put_samples(const caller *c, const void *data, int nx, int ny, int nz,
+                             pv_pixel_type type)
+{
+    const size_t sample = pv_pixel_size(type);
+    const ptrdiff_t stride = nx + PAD, slice = stride * (ny + 1);
+    const size_t bytes = OFFSET + (size_t)slice * (size_t)nz * sample;
+    unsigned char *host = calloc(1, bytes);
+    assert_non_null(host);
+    for (int z = 0; z < nz; z++)
+        for (int y = 0; y < ny; y++)
+            memcpy(host + OFFSET + ((size_t)z * (size_t)slice + (size_t)y * (size_t)stride) * sample,
+                   (const unsigned char *)data + (((size_t)z * ny + y) * nx) * sample,
+                   (size_t)nx * sample);
+    cl_int err;
+    cl_mem mem = clCreateBuffer(c->context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, bytes, host,
+                                &err);
+    assert_int_equal(err, CL_SUCCESS);
+    free(host);
+    pv_buffer b = {mem, OFFSET, nx, ny, stride, type, nz, nz > 1 ? slice : 0};
+    return b;
+}
+
+/* A dense copy of an image's pixels (the image may have a longer row). */
+static pv_buffer put_image(const caller *c, const pv_image *image)
+{
+    const size_t pixel = pv_pixel_size(image->type), row = (size_t)image->width * pixel;
+    unsigned char *dense = malloc(row * (size_t)image->height);
+    assert_non_null(dense);
+    for (int y = 0; y < image->height; y++)
+        memcpy(dense + (size_t)y * row,
+               (const unsigned char *)image->data + (size_t)y * (size_t)image->stride * pixel, row);
+    pv_buffer b = put_samples(c, dense, image->width, image->height, 1, image->type);
+    free(dense);
+    return b;
+}
+
+static pv_buffer put_volume(const caller *c, const pv_volume *v)
+{
+    assert_int_equal(v->stride_y, v->nx); /* the tests' volumes are dense */
+    return put_samples(c, v->data, v->nx, v->ny, v->nz,
+                       v->type == PV_VOLUME_U16 ? PV_PIXEL_U16 : PV_PIXEL_F32);
+}
+
+/* nx x ny x nz f32 samples, each SENTINEL. */
+static pv_buffer new_f32(const caller *c, int nx, int ny, int nz)
+{
+    const size_t n = (size_t)nx * ny * nz;
+    float *data = malloc(n * sizeof(float));
+    assert_non_null(data);
+    for (size_t i = 0; i < n; i++)
+        data[i] = SENTINEL;
+    pv_buffer b = put_samples(c, data, nx, ny, nz, PV_PIXEL_F32);
+    free(data);
+    return b;
+}
+
+/* The buffer's f32 samples read back densely through the caller's queue
+ * (after everything queued before it, parvis's work included). */
+static float *get_f32(const caller *c, const pv_buffer *b)
+{
+    const int nz = b->depth > 1 ? b->depth : 1;
+    float *host = malloc((size_t)b->width * b->height * nz * sizeof(float));
+    assert_non_null(host);
+    const size_t origin[3] = {b->offset, 0, 0}, at[3] = {0, 0, 0};
+    const size_t region[3] = {(size_t)b->width * sizeof(float), (size_t)b->height, (size_t)nz};
+    const size_t slice = nz > 1 ? (size_t)b->slice_stride * sizeof(float)
+                                : (size_t)b->stride * sizeof(float) * (size_t)b->height;
+    assert_int_equal(clEnqueueReadBufferRect(c->queue, b->mem, CL_TRUE, origin, at, region,
+                                             (size_t)b->stride * sizeof(float), slice, region[0],
+                                             region[0] * region[1], host, 0, NULL, NULL),
+                     CL_SUCCESS);
+    return host;
+}
+
+/* got (dense) equals want (dense, count samples) bit for bit. */
+static void expect_same(const float *got, const float *want, size_t count, const char *what)
+{
+    for (size_t i = 0; i < count; i++)
+        if (!(got[i] == want[i] || (isnan(got[i]) && isnan(want[i]))))
+            fail_msg("%s: sample %zu is %.9g, the host call's %.9g", what, i, (double)got[i],
+                     (double)want[i]);
+}
+
+static void expect_buffer_is(const caller *c, const pv_buffer *b, const float *want,
+                             const char *what)
+{
+    const int nz = b->depth > 1 ? b->depth : 1;
+    float *got = get_f32(c, b);
+    expect_same(got, want, (size_t)b->width * b->height * nz, what);
+    free(got);
+}
+
+static void expect_untouched(const caller *c, const pv_buffer *b)
+{
+    const int nz = b->depth > 1 ? b->depth : 1;
+    float *got = get_f32(c, b);
+    for (size_t i = 0; i < (size_t)b->width * b->height * nz; i++)
+        if (got[i] != SENTINEL)
+            fail_msg("an output was written by a refused call (sample %zu is %g)", i,
+                     (double)got[i]);
+    free(got);
+}
+
+static void wait_and_release(cl_event done)
+{
+    assert_non_null(done);
+    assert_int_equal(clWaitForEvents(1, &done), CL_SUCCESS);
+    clReleaseEvent(done);
+}
+
+static void release_buffers(pv_buffer *first, ...);
+
+/* ---------------------------------------------------------------- gradients */
+
+/* pv_gradient_cl's outputs against pv_gradient's on the same pixels. */
+static void check_gradient(caller *c, pv_pixel_type type, pv_gradient_scheme scheme)
+{
+    pv_image src, want_x, want_y;
+    assert_int_equal(pv_image_alloc(&src, W, H, type), PV_OK);
+    tu_fill_random(&src, 5u);
+    assert_int_equal(pv_image_alloc(&want_x, W, H, PV_PIXEL_F32), PV_OK);
+    assert_int_equal(pv_image_alloc(&want_y, W, H, PV_PIXEL_F32), PV_OK);
+    tu_expect_ok(tu_opencl, pv_gradient(tu_opencl, &src, &want_x, &want_y, scheme), "host");
+    pv_buffer s = put_image(c, &src), gx = new_f32(c, W, H, 1), gy = new_f32(c, W, H, 1);
+    cl_event done = NULL;
+    tu_expect_ok(c->ctx, pv_gradient_cl(c->ctx, &s, &gx, &gy, scheme, 0, NULL, &done),
+                 "pv_gradient_cl");
+    wait_and_release(done);
+    expect_buffer_is(c, &gx, want_x.data, "gradient gx");
+    expect_buffer_is(c, &gy, want_y.data, "gradient gy");
+    /* one output only: the other stays as it was */
+    pv_buffer only = new_f32(c, W, H, 1);
+    tu_expect_ok(c->ctx, pv_gradient_cl(c->ctx, &s, NULL, &only, scheme, 0, NULL, NULL),
+                 "gy only");
+    tu_expect_ok(c->ctx, pv_wait(c->ctx), "pv_wait");
+    expect_buffer_is(c, &only, want_y.data, "gradient gy alone");
+    image_list_free(&src, &want_x, &want_y, NULL);
+    release_buffers(&s, &gx, &gy, &only, NULL);
+}
+
+static void test_gradient_equals_host_call(void **state)
+{
+    (void)state;
+    caller c = caller_new();
+    check_gradient(&c, PV_PIXEL_U8, PV_GRADIENT_CENTRAL);
+    check_gradient(&c, PV_PIXEL_F32, PV_GRADIENT_FORWARD);
+    caller_free(&c);
+}
+
+static pv_volume random_volume(uint32_t seed)
+{
+    return tu_random_volume(VX, VY, VZ, seed);
+}
+
+static void test_gradient3d_equals_host_call(void **state)
+{
+    (void)state;
+    caller c = caller_new();
+    pv_volume src = random_volume(11u), want[3];
+    for (int a = 0; a < 3; a++)
+        assert_int_equal(pv_volume_alloc(&want[a], VX, VY, VZ), PV_OK);
+    tu_expect_ok(tu_opencl, pv_gradient3d(tu_opencl, &src, &want[0], &want[1], &want[2],
+                                          PV_GRADIENT_CENTRAL), "host gradient3d");
+    pv_buffer s = put_volume(&c, &src), g[3];
+    for (int a = 0; a < 3; a++)
+        g[a] = new_f32(&c, VX, VY, VZ);
+    cl_event done = NULL;
+    tu_expect_ok(c.ctx, pv_gradient3d_cl(c.ctx, &s, &g[0], &g[1], &g[2], PV_GRADIENT_CENTRAL, 0,
+                                         NULL, &done), "pv_gradient3d_cl");
+    wait_and_release(done);
+    static const char *const what[3] = {"gradient3d gx", "gradient3d gy", "gradient3d gz"};
+    for (int a = 0; a < 3; a++)
+        expect_buffer_is(&c, &g[a], want[a].data, what[a]);
+    /* gz alone, after a user event the call waits for */
+    cl_int err;
+    cl_event gate = clCreateUserEvent(c.context, &err);
+    assert_int_equal(err, CL_SUCCESS);
+    pv_buffer gz = new_f32(&c, VX, VY, VZ);
+    tu_expect_ok(c.ctx, pv_gradient3d_cl(c.ctx, &s, NULL, NULL, &gz, PV_GRADIENT_CENTRAL, 1,
+                                         &gate, &done), "gz after a user event");
+    assert_int_equal(clSetUserEventStatus(gate, CL_COMPLETE), CL_SUCCESS);
+    wait_and_release(done);
+    clReleaseEvent(gate);
+    expect_buffer_is(&c, &gz, want[2].data, "gradient3d gz alone");
+    pv_volume_free(&src);
+    for (int a = 0; a < 3; a++)
+        pv_volume_free(&want[a]);
+    release_buffers(&s, &g[0], &g[1], &g[2], &gz, NULL);
+    caller_free(&c);
+}
+
+/* ------------------------------------------------------------------- warp */
+
+/* A smooth flow of a few voxels, so that the warp samples between voxels
+ * and across the borders (clamped). */
+static pv_flow_field small_flow(void)
+{
+    pv_flow_field f;
+    assert_int_equal(pv_flow_field_alloc(&f, VX, VY, VZ), PV_OK);
+    for (int z = 0; z < VZ; z++)
+        for (int y = 0; y < VY; y++)
+            for (int x = 0; x < VX; x++) {
+                const size_t i = ((size_t)z * VY + y) * VX + x;
+                f.u.data[i] = 1.5f * sinf(0.3f * (float)y) + 0.25f;
+                f.v.data[i] = -0.75f * cosf(0.2f * (float)x);
+                f.w.data[i] = 0.4f * sinf(0.5f * (float)(x + z));
+            }
+    return f;
+}
+
+static void test_flow_warp_equals_host_call(void **state)
+{
+    (void)state;
+    caller c = caller_new();
+    pv_volume moving = random_volume(21u), want;
+    pv_flow_field flow = small_flow();
+    assert_int_equal(pv_volume_alloc(&want, VX, VY, VZ), PV_OK);
+    tu_expect_ok(tu_opencl, pv_flow_warp(tu_opencl, &moving, &flow, &want), "host warp");
+    pv_buffer m = put_volume(&c, &moving), u = put_volume(&c, &flow.u);
+    pv_buffer v = put_volume(&c, &flow.v), w = put_volume(&c, &flow.w);
+    pv_buffer out = new_f32(&c, VX, VY, VZ);
+    cl_event done = NULL;
+    tu_expect_ok(c.ctx, pv_flow_warp_cl(c.ctx, &m, &u, &v, &w, &out, 0, NULL, &done),
+                 "pv_flow_warp_cl");
+    wait_and_release(done);
+    expect_buffer_is(&c, &out, want.data, "warped");
+    pv_volume_free(&moving);
+    pv_volume_free(&want);
+    pv_flow_field_free(&flow);
+    release_buffers(&m, &u, &v, &w, &out, NULL);
+    caller_free(&c);
+}
+
+/* -------------------------------------------------------------- cross-check */
+
+static void test_crosscheck(void **state)
+{
+    (void)state;
+    caller c = caller_new();
+    tu_expect_ok(c.ctx, pv_context_set_crosscheck(c.ctx, 1), "crosscheck on");
+    pv_image src, want;
+    assert_int_equal(pv_image_alloc(&src, W, H, PV_PIXEL_U8), PV_OK);
+    tu_fill_random(&src, 31u);
+    assert_int_equal(pv_image_alloc(&want, W, H, PV_PIXEL_F32), PV_OK);
+    tu_expect_ok(tu_opencl, pv_gradient(tu_opencl, &src, &want, NULL, PV_GRADIENT_CENTRAL),
+                 "host gradient");
+    pv_buffer s = put_image(&c, &src), gx = new_f32(&c, W, H, 1);
+    cl_event done = NULL;
+    tu_expect_ok(c.ctx, pv_gradient_cl(c.ctx, &s, &gx, NULL, PV_GRADIENT_CENTRAL, 0, NULL, &done),
+                 "cross-checked pv_gradient_cl");
+    wait_and_release(done);
+    expect_buffer_is(&c, &gx, want.data, "cross-checked gx");
+    pv_volume moving = random_volume(41u), warped;
+    pv_flow_field flow = small_flow();
+    assert_int_equal(pv_volume_alloc(&warped, VX, VY, VZ), PV_OK);
+    tu_expect_ok(tu_opencl, pv_flow_warp(tu_opencl, &moving, &flow, &warped), "host warp");
+    pv_buffer m = put_volume(&c, &moving), u = put_volume(&c, &flow.u);
+    pv_buffer v = put_volume(&c, &flow.v), w = put_volume(&c, &flow.w);
+    pv_buffer out = new_f32(&c, VX, VY, VZ);
+    tu_expect_ok(c.ctx, pv_flow_warp_cl(c.ctx, &m, &u, &v, &w, &out, 0, NULL, &done),
+                 "cross-checked pv_flow_warp_cl");
+    wait_and_release(done);
+    expect_buffer_is(&c, &out, warped.data, "cross-checked warp");
+    image_list_free(&src, &want, NULL);
+    pv_volume_free(&moving);
+    pv_volume_free(&warped);
+    pv_flow_field_free(&flow);
+    release_buffers(&s, &gx, &m, &u, &v, &w, &out, NULL);
+    caller_free(&c);
+}
+
+/* ------------------------------------------------------------------ misuse */
+
+/* status must be `expected`, with a message, no event handed out. */
+static void expect_refused(pv_status status, pv_status expected, cl_event done, const char *what)
+{
+    if (status != expected)
+        fail_msg("%s: status %d, expected %d (%s)", what, (int)status, (int)expected,
+                 pv_last_error());
+    assert_true(strlen(pv_last_error()) > 0);
+    assert_true(done == (cl_event)0x1);
+}
+
+static void test_filter_misuse(void **state)
+{
+    (void)state;
+    caller c = caller_new(), other = caller_new();
+    pv_image src;
+    assert_int_equal(pv_image_alloc(&src, W, H, PV_PIXEL_U8), PV_OK);
+    tu_fill_random(&src, 3u);
+    pv_buffer s = put_image(&c, &src), gx = new_f32(&c, W, H, 1), gy = new_f32(&c, W, H, 1);
+    pv_buffer foreign = put_image(&other, &src);
+    cl_event done = (cl_event)0x1;
+    const pv_gradient_scheme k = PV_GRADIENT_CENTRAL;
+    expect_refused(pv_gradient_cl(c.ctx, NULL, &gx, &gy, k, 0, NULL, &done), PV_ERR_INVALID,
+                   done, "NULL src");
+    expect_refused(pv_gradient_cl(c.ctx, &foreign, &gx, &gy, k, 0, NULL, &done), PV_ERR_INVALID,
+                   done, "another context's buffer");
+    pv_buffer wide = s; /* F32 over a U8 buffer: four times its bytes */
+    wide.type = PV_PIXEL_F32;
+    expect_refused(pv_gradient_cl(c.ctx, &wide, &gx, &gy, k, 0, NULL, &done), PV_ERR_INVALID, done,
+                   "wrong type");
+    pv_buffer narrow = s;
+    narrow.stride = W - 1;
+    expect_refused(pv_gradient_cl(c.ctx, &narrow, &gx, &gy, k, 0, NULL, &done), PV_ERR_INVALID,
+                   done, "stride < width");
+    expect_refused(pv_gradient_cl(c.ctx, &s, NULL, NULL, k, 0, NULL, &done), PV_ERR_INVALID, done,
+                   "no output");
+    expect_refused(pv_gradient_cl(c.ctx, &s, &gx, &gx, k, 0, NULL, &done), PV_ERR_INVALID, done,
+                   "gx is gy");
+    cl_int err;
+    cl_event failed = clCreateUserEvent(c.context, &err);
+    assert_int_equal(err, CL_SUCCESS);
+    assert_int_equal(clSetUserEventStatus(failed, -1), CL_SUCCESS);
+    expect_refused(pv_gradient_cl(c.ctx, &s, &gx, &gy, k, 1, &failed, &done), PV_ERR_INVALID,
+                   done, "a failed event");
+    expect_refused(pv_gradient_cl(tu_cpu, &s, &gx, &gy, k, 0, NULL, &done), PV_ERR_UNSUPPORTED,
+                   done, "a CPU context");
+    expect_untouched(&c, &gx);
+    expect_untouched(&c, &gy);
+    /* the 3D forms: an image where a volume is wanted, a U8 volume, a
+     * failed event, a CPU context */
+    pv_volume vol = random_volume(7u);
+    pv_buffer v = put_volume(&c, &vol), g = new_f32(&c, VX, VY, VZ);
+    pv_buffer u8_volume = v;
+    u8_volume.type = PV_PIXEL_U8;
+    expect_refused(pv_gradient3d_cl(c.ctx, &u8_volume, &g, NULL, NULL, k, 0, NULL, &done),
+                   PV_ERR_INVALID, done, "a U8 volume");
+    expect_refused(pv_gradient3d_cl(c.ctx, &v, &g, NULL, NULL, k, 1, &failed, &done),
+                   PV_ERR_INVALID, done, "gradient3d after a failed event");
+    expect_refused(pv_flow_warp_cl(c.ctx, &v, &v, &v, NULL, &g, 0, NULL, &done), PV_ERR_INVALID,
+                   done, "NULL w");
+    expect_refused(pv_flow_warp_cl(c.ctx, &v, &v, &v, &v, &gx, 0, NULL, &done), PV_ERR_INVALID,
+                   done, "warped of another size");
+    expect_refused(pv_flow_warp_cl(c.ctx, &v, &v, &v, &v, &v, 0, NULL, &done), PV_ERR_INVALID,
+                   done, "warped over moving");
+    expect_refused(pv_flow_warp_cl(c.ctx, &v, &v, &v, &v, &g, 1, &failed, &done),
+                   PV_ERR_INVALID, done, "warp after a failed event");
+    expect_refused(pv_flow_warp_cl(tu_cpu, &v, &v, &v, &v, &g, 0, NULL, &done),
+                   PV_ERR_UNSUPPORTED, done, "warp on a CPU context");
+    expect_untouched(&c, &g);
+    clReleaseEvent(failed);
+    pv_image_free(&src);
+    pv_volume_free(&vol);
+    release_buffers(&s, &gx, &gy, &foreign, &v, &g, NULL);
+    caller_free(&other);
+    caller_free(&c);
+}
+
+static void release_buffers(pv_buffer *first, ...)
+{
+    va_list list;
+    va_start(list, first);
+    for (pv_buffer *b = first; b; b = va_arg(list, pv_buffer *))
+        clReleaseMemObject(b->mem);
+    va_end(list);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_gradient_equals_host_call),
+        cmocka_unit_test(test_gradient3d_equals_host_call),
+        cmocka_unit_test(test_flow_warp_equals_host_call),
+        cmocka_unit_test(test_crosscheck),
+        cmocka_unit_test(test_filter_misuse),
+    };
+    return cmocka_run_group_tests_name("interop_more", tests, tu_group_setup, tu_group_teardown);
+}
