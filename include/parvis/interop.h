@@ -22,8 +22,9 @@
  *
  * Device-buffer forms exist for SGM, SAD, BP, the grey conversion, the
  * Gaussian blur (2D and 3D), the 3D flow, phase correlation (2D and 3D),
- * normxcorr2, SIFT (detection and the chain) and the AO-OCT registration
- * (docs/interop.md); on a CPU context they fail with PV_ERR_UNSUPPORTED. */
+ * normxcorr2, SIFT (detection and the chain) and the AO-OCT registration,
+ * the gradients (2D and 3D) and the flow's warp (docs/interop.md); on a CPU
+ * context they fail with PV_ERR_UNSUPPORTED. */
 #ifndef PARVIS_INTEROP_H
 #define PARVIS_INTEROP_H
 

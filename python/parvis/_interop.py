@@ -13,10 +13,11 @@ from typing import Any, List, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 
-from ._base import _ContextBase, _float, _int
+from ._base import _choice, _ContextBase, _float, _int
 from ._errors import invalid, raise_status
 from ._features import (_SIFT_FIELDS, SiftChainResult, _chain_params, _chain_result,
                         _check_descriptor_dtype, _features_arrays)
+from ._filter import _GRADIENT
 from ._flow import _flow_params
 from ._native import ffi, lib
 from ._octreg import _octreg_arrays, _octreg_options
@@ -472,6 +473,69 @@ class _InteropOps(_ContextBase):
                             {"stripes": info.stripes, "good_stripes": info.good_stripes,
                              "valid_bscans": info.valid_bscans, "subvolumes": info.subvolumes},
                             volume)
+
+    def gradient_cl(self, image: Any, scheme: str = "central", *,
+                    out: Optional[Sequence[Optional[Any]]] = None,
+                    wait_for: Optional[Sequence[Any]] = None) -> Tuple[Any, ...]:
+        """gradients on a pyopencl array: a 2D image (uint8 or float32,
+        rows contiguous) gives (gx, gy), a 3D (z, y, x) volume (float32 or
+        uint16) gives (gx, gy, gz), float32 arrays of its shape (out, one
+        array a component, or new ones on the input's queue) with the
+        completion event added; the results are gradients()'s.  scheme is
+        gradients()'s."""
+        cl = _pyopencl()
+        volume = _is_array(image) and len(image.shape) == 3
+        components = 3 if volume else 2
+        code = _choice(_GRADIENT, scheme, "scheme")
+        outs = list(out) if out is not None else [None] * components
+        if len(outs) != components:
+            raise invalid(f"out: expected {components} arrays, got {len(outs)}")
+        names = ("gx", "gy", "gz")[:components]
+        take = volume_buffer_of if volume else buffer_of
+        src = take(image, "image")
+        outs = [_output(cl, image, o, n) for o, n in zip(outs, names)]
+        bufs = [volume_buffer_of(o, n, ("float32",)) if volume else buffer_of(o, n)
+                for o, n in zip(outs, names)]
+        count, waits = _wait_list([image] + outs, wait_for)
+        done = ffi.new("cl_event *")
+        if volume:
+            self._call(lib.pv_gradient3d_cl, src, bufs[0], bufs[1], bufs[2], code, count, waits,
+                       done)
+        else:
+            self._call(lib.pv_gradient_cl, src, bufs[0], bufs[1], code, count, waits, done)
+        _attach(cl, done, outs)
+        return tuple(outs)
+
+    def gradient3d_cl(self, volume: Any, scheme: str = "central", *,
+                      out: Optional[Sequence[Optional[Any]]] = None,
+                      wait_for: Optional[Sequence[Any]] = None) -> Tuple[Any, ...]:
+        """gradient_cl for 3D (z, y, x) volumes only (float32 or uint16): a
+        2D array is refused rather than taken for an image; returns
+        (gx, gy, gz)."""
+        _pyopencl()
+        if not _is_array(volume) or len(volume.shape) != 3:
+            raise invalid("volume: expected a 3D (z, y, x) pyopencl array")
+        return self.gradient_cl(volume, scheme, out=out, wait_for=wait_for)
+
+    def flow_warp_cl(self, moving: Any, flow: Sequence[Any], *, out: Optional[Any] = None,
+                     wait_for: Optional[Sequence[Any]] = None) -> Any:
+        """flow_warp on 3D (z, y, x) float32 pyopencl arrays: moving and the
+        flow's components (u, v, w), all of one shape; returns out (a new
+        float32 array when None) with the completion event added; the
+        results are flow_warp()'s."""
+        cl = _pyopencl()
+        comps = list(flow)
+        if len(comps) != 3:
+            raise invalid(f"flow: expected three arrays (u, v, w), got {len(comps)}")
+        m = volume_buffer_of(moving, "moving", ("float32",))
+        f = [volume_buffer_of(c, n, ("float32",)) for c, n in zip(comps, "uvw")]
+        out = _output(cl, moving, out, "out")
+        dst = volume_buffer_of(out, "out", ("float32",))
+        count, waits = _wait_list([moving] + comps + [out], wait_for)
+        done = ffi.new("cl_event *")
+        self._call(lib.pv_flow_warp_cl, m, f[0], f[1], f[2], dst, count, waits, done)
+        _attach(cl, done, [out])
+        return out
 
 
 def create_on_queue(queue: Any) -> Any:
