@@ -1,6 +1,7 @@
 /* The later device-buffer forms (include/parvis/interop.h): the gradients
- * (2D and 3D) and the flow's warp from and to a caller's buffers (rows
- * longer than the width, an offset) give exactly the host calls' results,
+ * (2D and 3D), the flow's warp, SIFT tracking and batch detection from and
+ * to a caller's buffers (rows longer than the width, an offset) give
+ * exactly the host calls' results,
  * in cross-check mode too, and misuse is refused with the outputs
  * untouched.  Skipped without an OpenCL device. */
 #include "test_util.h"
@@ -407,6 +408,231 @@ static void test_filter_misuse(void **state)
     caller_free(&c);
 }
 
+/* -------------------------------------------------------------------- SIFT */
+
+#define SW 96 /* SIFT frames */
+#define SH 80
+
+/* A frame of smooth texture: coarse random values (seed) interpolated
+ * bilinearly over 4-pixel cells, seen from (dx, dy), so that frames of
+ * one seed are shifted views of one scene. */
+static pv_image scene_frame(uint32_t seed, int dx, int dy, pv_pixel_type type)
+{
+    enum { CELL = 4 };
+    pv_image coarse, frame;
+    assert_int_equal(pv_image_alloc(&coarse, SW / CELL + 8, SH / CELL + 8, PV_PIXEL_U8), PV_OK);
+    tu_fill_random(&coarse, seed);
+    assert_int_equal(pv_image_alloc(&frame, SW, SH, type), PV_OK);
+    for (int y = 0; y < SH; y++)
+        for (int x = 0; x < SW; x++) {
+            const int sx = x + dx, sy = y + dy, cx = sx / CELL, cy = sy / CELL;
+            const float fx = (float)(sx % CELL) / CELL, fy = (float)(sy % CELL) / CELL;
+            const float top = pv_image_get(&coarse, cx, cy) * (1 - fx) +
+                              pv_image_get(&coarse, cx + 1, cy) * fx;
+            const float bottom = pv_image_get(&coarse, cx, cy + 1) * (1 - fx) +
+                                 pv_image_get(&coarse, cx + 1, cy + 1) * fx;
+            tu_set_pixel(&frame, x, y, floorf(top * (1 - fy) + bottom * fy));
+        }
+    pv_image_free(&coarse);
+    return frame;
+}
+
+static void expect_same_features(const pv_sift_features *got, const pv_sift_features *want,
+                                 const char *what)
+{
+    if (got->count != want->count)
+        fail_msg("%s: %d keypoints, the host call's %d", what, got->count, want->count);
+    assert_true(want->count > 10); /* something was detected */
+    const size_t n = (size_t)want->count;
+    if (memcmp(got->keypoints, want->keypoints, n * sizeof *want->keypoints) != 0 ||
+        memcmp(got->descriptors, want->descriptors, n * 128 * sizeof(float)) != 0 ||
+        memcmp(got->descriptors_u8, want->descriptors_u8, n * 128) != 0)
+        fail_msg("%s: keypoints or descriptors differ from the host call's", what);
+}
+
+static void expect_same_chain(const pv_sift_chain_result *got, const pv_sift_chain_result *want,
+                              const char *what)
+{
+    if (got->has_model != want->has_model || got->keypoints1 != want->keypoints1 ||
+        got->keypoints2 != want->keypoints2 || got->matches != want->matches ||
+        got->inlier_count != want->inlier_count ||
+        memcmp(&got->geometry, &want->geometry, sizeof want->geometry) != 0 ||
+        memcmp(got->inliers, want->inliers, (size_t)want->inlier_count * sizeof *want->inliers))
+        fail_msg("%s: the result differs from the host call's (%d/%d keypoints, %d inliers "
+                 "against %d/%d, %d)", what, got->keypoints1, got->keypoints2,
+                 got->inlier_count, want->keypoints1, want->keypoints2, want->inlier_count);
+}
+
+/* Three frames of a track (moving by (3, 2) a frame): the host calls on
+ * one plan, the device calls on another, result for result; then a device
+ * frame after a host one on the host's plan (the kept frame is shared). */
+static void track_both(caller *c, pv_pixel_type type, const char *what)
+{
+    pv_sift_plan *host = NULL, *device = NULL;
+    tu_expect_ok(c->ctx, pv_sift_plan_create(c->ctx, SW, SH, NULL, &host), "host plan");
+    tu_expect_ok(c->ctx, pv_sift_plan_create(c->ctx, SW, SH, NULL, &device), "device plan");
+    for (int k = 0; k < 3; k++) {
+        pv_image frame = scene_frame(17u, 3 * k, 2 * k, type);
+        pv_buffer b = put_image(c, &frame);
+        pv_sift_chain_result want = {0}, got = {0};
+        tu_expect_ok(c->ctx, pv_sift_track_next(host, &frame, NULL, NULL, &want), "host track");
+        cl_event done = NULL;
+        tu_expect_ok(c->ctx, pv_sift_track_next_cl(device, &b, NULL, NULL, &got, 0, NULL, &done),
+                     "pv_sift_track_next_cl");
+        wait_and_release(done);
+        assert_int_equal(want.has_model, k > 0);
+        if (k > 0) /* the known answer: the view moved by (3, 2), the scene by (-3, -2) */
+            assert_true(fabs(want.geometry.model[2] + 3.0) < 0.25 &&
+                        fabs(want.geometry.model[5] + 2.0) < 0.25);
+        expect_same_chain(&got, &want, what);
+        pv_sift_chain_result_free(&got);
+        pv_sift_chain_result_free(&want);
+        clReleaseMemObject(b.mem);
+        pv_image_free(&frame);
+    }
+    /* the next frame from a buffer on the host calls' plan (with the
+     * cross-check's host copies), and the host call on the device calls'
+     * plan: the same result */
+    pv_image frame = scene_frame(17u, 9, 6, type);
+    pv_buffer b = put_image(c, &frame);
+    pv_sift_chain_result want = {0}, got = {0};
+    tu_expect_ok(c->ctx, pv_sift_track_next(device, &frame, NULL, NULL, &want), "host after cl");
+    tu_expect_ok(c->ctx, pv_context_set_crosscheck(c->ctx, 1), "crosscheck on");
+    tu_expect_ok(c->ctx, pv_sift_track_next_cl(host, &b, NULL, NULL, &got, 0, NULL, NULL),
+                 "cl after host, cross-checked");
+    pv_context_set_crosscheck(c->ctx, 0);
+    expect_same_chain(&got, &want, what);
+    pv_sift_chain_result_free(&got);
+    pv_sift_chain_result_free(&want);
+    clReleaseMemObject(b.mem);
+    pv_image_free(&frame);
+    pv_sift_plan_destroy(host);
+    pv_sift_plan_destroy(device);
+}
+
+static void test_sift_track_equals_host_call(void **state)
+{
+    (void)state;
+    caller c = caller_new();
+    track_both(&c, PV_PIXEL_U8, "u8 track");
+    track_both(&c, PV_PIXEL_F32, "f32 track");
+    caller_free(&c);
+}
+
+#define BATCH 8 /* more than one group of the machinery's MAX_IMAGES */
+
+/* BATCH frames (the last F32, the rest U8) detected by the host batch and
+ * by the device batch, results[0] holding an earlier result to replace. */
+static void test_sift_detect_batch_equals_host_call(void **state)
+{
+    (void)state;
+    caller c = caller_new();
+    pv_sift_plan *plan = NULL;
+    tu_expect_ok(c.ctx, pv_sift_plan_create(c.ctx, SW, SH, NULL, &plan), "plan");
+    pv_image frames[BATCH];
+    pv_buffer buffers[BATCH];
+    for (int i = 0; i < BATCH; i++) {
+        frames[i] = scene_frame(50u + (uint32_t)i, i, 0,
+                                i == BATCH - 1 ? PV_PIXEL_F32 : PV_PIXEL_U8);
+        buffers[i] = put_image(&c, &frames[i]);
+    }
+    pv_sift_features want[BATCH] = {{0}}, got[BATCH] = {{0}};
+    tu_expect_ok(c.ctx, pv_sift_detect_batch(plan, frames, BATCH, want), "host batch");
+    tu_expect_ok(c.ctx, pv_sift_detect(plan, &frames[3], &got[0]), "an earlier result");
+    cl_event done = NULL;
+    tu_expect_ok(c.ctx, pv_sift_detect_batch_cl(plan, buffers, BATCH, got, 0, NULL, &done),
+                 "pv_sift_detect_batch_cl");
+    wait_and_release(done);
+    char what[32];
+    for (int i = 0; i < BATCH; i++) {
+        snprintf(what, sizeof what, "batch image %d", i);
+        expect_same_features(&got[i], &want[i], what);
+    }
+    /* the cross-check's host copies: the same features */
+    tu_expect_ok(c.ctx, pv_context_set_crosscheck(c.ctx, 1), "crosscheck on");
+    tu_expect_ok(c.ctx, pv_sift_detect_batch_cl(plan, buffers + 5, 2, got, 0, NULL, NULL),
+                 "cross-checked batch");
+    pv_context_set_crosscheck(c.ctx, 0);
+    expect_same_features(&got[0], &want[5], "cross-checked batch image 0");
+    expect_same_features(&got[1], &want[6], "cross-checked batch image 1");
+    for (int i = 0; i < BATCH; i++) {
+        pv_sift_features_free(&want[i]);
+        pv_sift_features_free(&got[i]);
+        pv_image_free(&frames[i]);
+        clReleaseMemObject(buffers[i].mem);
+    }
+    pv_sift_plan_destroy(plan);
+    caller_free(&c);
+}
+
+static void test_sift_misuse(void **state)
+{
+    (void)state;
+    caller c = caller_new(), other = caller_new();
+    pv_sift_plan *plan = NULL, *cpu_plan = NULL;
+    tu_expect_ok(c.ctx, pv_sift_plan_create(c.ctx, SW, SH, NULL, &plan), "plan");
+    tu_expect_ok(tu_cpu, pv_sift_plan_create(tu_cpu, SW, SH, NULL, &cpu_plan), "cpu plan");
+    pv_image frame = scene_frame(5u, 0, 0, PV_PIXEL_U8);
+    pv_buffer good = put_image(&c, &frame), foreign = put_image(&other, &frame);
+    pv_buffer wide = good, narrow = good;
+    wide.type = PV_PIXEL_F32;
+    narrow.stride = SW - 1;
+    cl_int err;
+    cl_event failed = clCreateUserEvent(c.context, &err);
+    assert_int_equal(err, CL_SUCCESS);
+    assert_int_equal(clSetUserEventStatus(failed, -1), CL_SUCCESS);
+    /* the result's sentinel: a refused call leaves it as it was */
+    pv_sift_chain_result result, before;
+    memset(&result, 0x5a, sizeof result);
+    before = result;
+    cl_event done = (cl_event)0x1;
+    const pv_buffer *bad[] = {NULL, &foreign, &wide, &narrow};
+    static const char *const why[] = {"NULL frame", "another context's buffer", "wrong type",
+                                      "stride < width"};
+    for (int i = 0; i < 4; i++)
+        expect_refused(pv_sift_track_next_cl(plan, bad[i], NULL, NULL, &result, 0, NULL, &done),
+                       PV_ERR_INVALID, done, why[i]);
+    expect_refused(pv_sift_track_next_cl(plan, &good, NULL, NULL, &result, 1, &failed, &done),
+                   PV_ERR_INVALID, done, "a failed event");
+    expect_refused(pv_sift_track_next_cl(plan, &good, NULL, NULL, NULL, 0, NULL, &done),
+                   PV_ERR_INVALID, done, "NULL result");
+    expect_refused(pv_sift_track_next_cl(cpu_plan, &good, NULL, NULL, &result, 0, NULL, &done),
+                   PV_ERR_UNSUPPORTED, done, "a CPU context's plan");
+    assert_memory_equal(&result, &before, sizeof result);
+    /* the batch: the same, and an empty batch */
+    pv_sift_features results[2], kept[2];
+    memset(results, 0x5a, sizeof results);
+    memcpy(kept, results, sizeof results);
+    for (int i = 1; i < 4; i++) {
+        const pv_buffer images[2] = {good, *bad[i]};
+        expect_refused(pv_sift_detect_batch_cl(plan, images, 2, results, 0, NULL, &done),
+                       PV_ERR_INVALID, done, why[i]);
+    }
+    const pv_buffer pair[2] = {good, good};
+    expect_refused(pv_sift_detect_batch_cl(plan, pair, 2, results, 1, &failed, &done),
+                   PV_ERR_INVALID, done, "batch after a failed event");
+    expect_refused(pv_sift_detect_batch_cl(plan, pair, 0, results, 0, NULL, &done),
+                   PV_ERR_INVALID, done, "an empty batch");
+    expect_refused(pv_sift_detect_batch_cl(plan, NULL, 2, results, 0, NULL, &done),
+                   PV_ERR_INVALID, done, "NULL images");
+    expect_refused(pv_sift_detect_batch_cl(cpu_plan, pair, 2, results, 0, NULL, &done),
+                   PV_ERR_UNSUPPORTED, done, "batch on a CPU context's plan");
+    pv_buffer small = good; /* not the plan's size: refused by the host call, after begin */
+    small.width = SW - 8;
+    const pv_buffer sized[2] = {good, small};
+    expect_refused(pv_sift_detect_batch_cl(plan, sized, 2, results, 0, NULL, &done),
+                   PV_ERR_INVALID, done, "an image of another size");
+    assert_memory_equal(results, kept, sizeof results);
+    clReleaseEvent(failed);
+    pv_image_free(&frame);
+    clReleaseMemObject(good.mem);
+    clReleaseMemObject(foreign.mem);
+    pv_sift_plan_destroy(plan);
+    pv_sift_plan_destroy(cpu_plan);
+    caller_free(&other);
+    caller_free(&c);
+}
+
 static void release_buffers(pv_buffer *first, ...)
 {
     va_list list;
@@ -424,6 +650,9 @@ int main(void)
         cmocka_unit_test(test_flow_warp_equals_host_call),
         cmocka_unit_test(test_crosscheck),
         cmocka_unit_test(test_filter_misuse),
+        cmocka_unit_test(test_sift_track_equals_host_call),
+        cmocka_unit_test(test_sift_detect_batch_equals_host_call),
+        cmocka_unit_test(test_sift_misuse),
     };
     return cmocka_run_group_tests_name("interop_more", tests, tu_group_setup, tu_group_teardown);
 }

@@ -23,8 +23,9 @@
  * Device-buffer forms exist for SGM, SAD, BP, the grey conversion, the
  * Gaussian blur (2D and 3D), the 3D flow, phase correlation (2D and 3D),
  * normxcorr2, SIFT (detection and the chain) and the AO-OCT registration,
- * the gradients (2D and 3D) and the flow's warp (docs/interop.md); on a CPU
- * context they fail with PV_ERR_UNSUPPORTED. */
+ * the gradients (2D and 3D), the flow's warp, SIFT tracking and batch
+ * detection (docs/interop.md); on a CPU context they fail with
+ * PV_ERR_UNSUPPORTED. */
 #ifndef PARVIS_INTEROP_H
 #define PARVIS_INTEROP_H
 
@@ -340,6 +341,46 @@ PV_API pv_status pv_gradient3d_cl(pv_context *ctx, const pv_buffer *src, const p
 PV_API pv_status pv_flow_warp_cl(pv_context *ctx, const pv_buffer *moving, const pv_buffer *u,
                                  const pv_buffer *v, const pv_buffer *w, const pv_buffer *warped,
                                  cl_uint wait_count, const cl_event *wait_list, cl_event *done);
+
+/** pv_sift_track_next on a device buffer: the frame (of the plan's size,
+ * U8, U16, F32, RGB8 or RGB16) is read on the device, matched to the
+ * plan's kept frame (whose keypoints and descriptors stay on the device)
+ * and becomes the kept frame, as in the host call; the model and its
+ * inlier matches come back to host memory, so the call has finished when
+ * it returns.
+ * @param plan a SIFT plan of an OpenCL context
+ * @param frame the new frame
+ * @param match_params the matching parameters, or NULL (defaults)
+ * @param ransac_params the RANSAC parameters, or NULL (defaults)
+ * @param result receives the result as pv_sift_track_next gives it (free
+ *        with pv_sift_chain_result_free; untouched on failure)
+ * @param wait_count events in wait_list
+ * @param wait_list the events the work waits for, or NULL
+ * @param done receives the completion event, or NULL
+ * @return PV_OK, or the failure's status (outputs untouched) */
+PV_API pv_status pv_sift_track_next_cl(pv_sift_plan *plan, const pv_buffer *frame,
+                                       const pv_sift_match_params *match_params,
+                                       const pv_ransac_params *ransac_params,
+                                       pv_sift_chain_result *result, cl_uint wait_count,
+                                       const cl_event *wait_list, cl_event *done);
+
+/** pv_sift_detect_batch on device buffers: count images of the plan's
+ * size read on the device, results[i] image i's keypoints and descriptors
+ * in host memory, as pv_sift_detect_batch gives them.  Each results[i] is
+ * zeroed or an earlier result: on success it is freed and replaced; on
+ * any failure every results[i] is left as it was.
+ * @param plan a SIFT plan of an OpenCL context
+ * @param images count images (U8, U16, F32, RGB8 or RGB16)
+ * @param count the number of images (>= 1)
+ * @param results receives count results (free each with
+ *        pv_sift_features_free)
+ * @param wait_count events in wait_list
+ * @param wait_list the events the work waits for, or NULL
+ * @param done receives the completion event, or NULL
+ * @return PV_OK, or the failure's status (outputs untouched) */
+PV_API pv_status pv_sift_detect_batch_cl(pv_sift_plan *plan, const pv_buffer *images, int count,
+                                         pv_sift_features *results, cl_uint wait_count,
+                                         const cl_event *wait_list, cl_event *done);
 
 /* ---- SIFT and the AO-OCT registration on device buffers ----------------
  * The images and volumes come from the caller's buffers without a host
