@@ -537,6 +537,75 @@ class _InteropOps(_ContextBase):
         _attach(cl, done, [out])
         return out
 
+    def sift_track_next_cl(self, plan: Any, frame: Any, *,
+                           match: Optional[Mapping[str, Any]] = None,
+                           ransac: Optional[Mapping[str, Any]] = None,
+                           wait_for: Optional[Sequence[Any]] = None) -> SiftChainResult:
+        """SiftPlan.track_next on a pyopencl array (types as for
+        sift_detect_cl, of the plan's shape): plan is a SiftPlan of this
+        context (Context.sift_plan), whose kept frame stays on the device;
+        the frame is read on the device, matched to the kept frame and kept
+        in its place, and the result comes back as track_next() returns it
+        (the call has finished when it returns).  The work waits for the
+        frame's pending events and for wait_for."""
+        _pyopencl()
+        if getattr(plan, "_ctx", None) is not self:
+            raise invalid("plan: expected a SiftPlan of this context")
+        if tuple(frame.shape[:2]) != tuple(plan.shape):
+            raise invalid(f"frame: shape {tuple(frame.shape[:2])} differs from the plan's "
+                          f"{tuple(plan.shape)}")
+        src = buffer_of(frame, "frame", rgb=True)
+        m, r = _chain_params(match, ransac)
+        count, waits = _wait_list([frame], wait_for)
+        result = ffi.new("pv_sift_chain_result *")
+        with plan._entered() as (ctx, p):
+            status = lib.pv_sift_track_next_cl(p, src, m, r, result, count, waits, ffi.NULL)
+            if status:
+                raise_status(status, ctx)
+        try:
+            return _chain_result(result)
+        finally:
+            lib.pv_sift_chain_result_free(result)
+
+    @declared_keywords("sift", defaults={name: None for name in _SIFT_FIELDS})
+    def sift_detect_batch_cl(self, images: Sequence[Any], *, preset: str = "reference",
+                             descriptor_dtype: Any = np.uint8,
+                             wait_for: Optional[Sequence[Any]] = None,
+                             **params: Any) -> List[SiftFeatures]:
+        """SiftPlan.detect_batch on pyopencl arrays of one shape (types as
+        for sift_detect_cl): the pixels are read on the device, one
+        SiftFeatures per image comes back, in order, each what sift() gives
+        for it (the call has finished when it returns).  The work waits for
+        the images' pending events and for wait_for; preset,
+        descriptor_dtype and the keywords are sift()'s.  An empty batch is
+        refused."""
+        _pyopencl()
+        dtype = _check_descriptor_dtype(descriptor_dtype)
+        frames = list(images)
+        if not frames:
+            raise invalid("images: the batch is empty")
+        shape = tuple(frames[0].shape[:2])
+        for i, image in enumerate(frames):
+            if tuple(image.shape[:2]) != shape:
+                raise invalid(f"images[{i}]: shape {tuple(image.shape[:2])} differs from "
+                              f"images[0]'s {shape}")
+        bufs = ffi.new("pv_buffer[]", len(frames))
+        for i, image in enumerate(frames):
+            bufs[i] = buffer_of(image, f"images[{i}]", rgb=True)[0]
+        count, waits = _wait_list(frames, wait_for)
+        results = ffi.new("pv_sift_features[]", len(frames))
+        try:
+            with self.sift_plan(shape, preset=preset, **params) as plan:
+                with plan._entered() as (ctx, p):
+                    status = lib.pv_sift_detect_batch_cl(p, bufs, len(frames), results, count,
+                                                         waits, ffi.NULL)
+                    if status:
+                        raise_status(status, ctx)
+            return [_features_arrays(results + i, dtype) for i in range(len(frames))]
+        finally:
+            for i in range(len(frames)):
+                lib.pv_sift_features_free(results + i)
+
 
 def create_on_queue(queue: Any) -> Any:
     """pv_context_create_cl on a pyopencl CommandQueue's context and queue:

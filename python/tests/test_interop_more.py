@@ -73,3 +73,61 @@ def test_flow_warp_equals_the_host_method(on_queue, opencl, queue):
     np.testing.assert_array_equal(got.get(), opencl.flow_warp(moving, flow))
     with pytest.raises(parvis.InvalidArgument, match="three"):
         on_queue.flow_warp_cl(cla.to_device(queue, moving), [cla.to_device(queue, flow[0])])
+
+
+def scene(seed, dx, dy, shape=(80, 96)):
+    """A frame of smooth texture seen from (dx, dy): coarse random values
+    interpolated over 4-pixel cells, as uint8."""
+    rows, columns = shape
+    coarse = np.random.default_rng(seed).integers(0, 256, (rows // 4 + 8, columns // 4 + 8))
+    y, x = np.mgrid[0:rows, 0:columns]
+    sy, sx = y + dy, x + dx
+    cy, cx, fy, fx = sy // 4, sx // 4, (sy % 4) / 4.0, (sx % 4) / 4.0
+    top = coarse[cy, cx] * (1 - fx) + coarse[cy, cx + 1] * fx
+    bottom = coarse[cy + 1, cx] * (1 - fx) + coarse[cy + 1, cx + 1] * fx
+    return np.floor(top * (1 - fy) + bottom * fy).astype(np.uint8)
+
+
+def same_features(got, want):
+    assert len(want.keypoints) > 10
+    np.testing.assert_array_equal(got.keypoints, want.keypoints)
+    np.testing.assert_array_equal(got.descriptors, want.descriptors)
+
+
+def same_chain(got, want):
+    """Two SiftChainResults equal field for field."""
+    assert (got.model is None) == (want.model is None)
+    for g, w in zip(got, want):
+        if isinstance(w, np.ndarray):
+            np.testing.assert_array_equal(g, w)
+        else:
+            assert g == w
+
+
+def test_sift_track_equals_the_host_method(on_queue, opencl, queue):
+    frames = [scene(7, 3 * k, 2 * k) for k in range(3)]
+    with opencl.sift_plan(frames[0].shape) as host, on_queue.sift_plan(frames[0].shape) as dev:
+        for k, frame in enumerate(frames):
+            want = host.track_next(frame)
+            got = on_queue.sift_track_next_cl(dev, padded(queue, frame))
+            assert (want.model is None) == (k == 0)
+            same_chain(got, want)
+        with pytest.raises(parvis.InvalidArgument, match="SiftPlan of this context"):
+            on_queue.sift_track_next_cl(host, cla.to_device(queue, frames[0]))
+        with pytest.raises(parvis.InvalidArgument, match="shape"):
+            on_queue.sift_track_next_cl(dev, cla.to_device(queue, frames[0][:40]))
+
+
+def test_sift_detect_batch_equals_the_host_method(on_queue, opencl, queue):
+    frames = [scene(20 + i, i, 0) for i in range(7)]
+    with opencl.sift_plan(frames[0].shape) as host:
+        want = host.detect_batch(frames)
+    got = on_queue.sift_detect_batch_cl([padded(queue, f) for f in frames])
+    assert len(got) == len(frames)
+    for g, w in zip(got, want):
+        same_features(g, w)
+    with pytest.raises(parvis.InvalidArgument, match="empty"):
+        on_queue.sift_detect_batch_cl([])
+    with pytest.raises(parvis.InvalidArgument, match="differs"):
+        on_queue.sift_detect_batch_cl([cla.to_device(queue, frames[0]),
+                                       cla.to_device(queue, frames[1][:40])])
