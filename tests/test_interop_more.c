@@ -1,6 +1,6 @@
 /* The later device-buffer forms (include/parvis/interop.h): the gradients
- * (2D and 3D), the flow's warp, SIFT tracking and batch detection from and
- * to a caller's buffers (rows longer than the width, an offset) give
+ * (2D and 3D), the flow's warp, SIFT tracking and batch detection and the
+ * stereo batches from and to a caller's buffers (rows longer than the width, an offset) give
  * exactly the host calls' results,
  * in cross-check mode too, and misuse is refused with the outputs
  * untouched.  Skipped without an OpenCL device. */
@@ -636,6 +636,233 @@ static void test_sift_misuse(void **state)
     caller_free(&c);
 }
 
+/* ----------------------------------------------------------- stereo batches */
+
+#define PAIRS 3
+
+/* A pair of random texture, the right image the left one moved by 4 - i
+ * pixels, so that each pair of a batch has its own answer. */
+static void shifted_pair(int i, pv_pixel_type type, pv_image *left, pv_image *right)
+{
+    assert_int_equal(pv_image_alloc(left, W, H, type), PV_OK);
+    assert_int_equal(pv_image_alloc(right, W, H, type), PV_OK);
+    tu_fill_random(left, 60u + (uint32_t)i);
+    const int shift = 4 - i;
+    for (int y = 0; y < H; y++)
+        for (int x = 0; x < W; x++)
+            tu_set_pixel(right, x, y, pv_image_get(left, x + shift < W ? x + shift : x, y));
+}
+
+typedef struct batch_data {
+    pv_image lefts[PAIRS], rights[PAIRS], want[PAIRS], want_conf[PAIRS];
+    pv_buffer l[PAIRS], r[PAIRS], d[PAIRS], conf[PAIRS];
+} batch_data;
+
+static void batch_new(caller *c, batch_data *b, pv_pixel_type type)
+{
+    for (int i = 0; i < PAIRS; i++) {
+        shifted_pair(i, type, &b->lefts[i], &b->rights[i]);
+        assert_int_equal(pv_image_alloc(&b->want[i], W, H, PV_PIXEL_F32), PV_OK);
+        assert_int_equal(pv_image_alloc(&b->want_conf[i], W, H, PV_PIXEL_F32), PV_OK);
+        b->l[i] = put_image(c, &b->lefts[i]);
+        b->r[i] = put_image(c, &b->rights[i]);
+        b->d[i] = new_f32(c, W, H, 1);
+        b->conf[i] = new_f32(c, W, H, 1);
+    }
+}
+
+static void batch_free(batch_data *b)
+{
+    for (int i = 0; i < PAIRS; i++) {
+        image_list_free(&b->lefts[i], &b->rights[i], &b->want[i], &b->want_conf[i], NULL);
+        release_buffers(&b->l[i], &b->r[i], &b->d[i], &b->conf[i], NULL);
+    }
+}
+
+/* The images of a dense host copy, pv_image_alloc's (its stride may be
+ * longer than the width). */
+static void expect_image_is(const caller *c, const pv_buffer *b, const pv_image *want,
+                            const char *what)
+{
+    float *got = get_f32(c, b);
+    for (int y = 0; y < want->height; y++)
+        expect_same(got + (size_t)y * want->width, (const float *)want->data +
+                    (size_t)y * (size_t)want->stride, (size_t)want->width, what);
+    free(got);
+}
+
+static pv_sad_params sad_params(void)
+{
+    pv_sad_params p;
+    pv_sad_params_default(&p);
+    p.ndisp = 12;
+    return p;
+}
+
+static pv_sgm_params sgm_params(void)
+{
+    pv_sgm_params p;
+    pv_sgm_params_default(&p);
+    p.ndisp = 16;
+    return p;
+}
+
+static void test_sad_batch_equals_host_call(void **state)
+{
+    (void)state;
+    caller c = caller_new();
+    batch_data b;
+    batch_new(&c, &b, PV_PIXEL_F32);
+    const pv_sad_params p = sad_params();
+    tu_expect_ok(tu_opencl, pv_stereo_sad_batch(tu_opencl, b.lefts, b.rights, PAIRS, &p, b.want),
+                 "host sad batch");
+    cl_event done = NULL;
+    tu_expect_ok(c.ctx, pv_stereo_sad_batch_cl(c.ctx, b.l, b.r, PAIRS, &p, b.d, 0, NULL, &done),
+                 "pv_stereo_sad_batch_cl");
+    wait_and_release(done);
+    for (int i = 0; i < PAIRS; i++)
+        expect_image_is(&c, &b.d[i], &b.want[i], "sad batch disparity");
+    /* the cross-check's host copies, into the confidence buffers */
+    tu_expect_ok(c.ctx, pv_context_set_crosscheck(c.ctx, 1), "crosscheck on");
+    tu_expect_ok(c.ctx, pv_stereo_sad_batch_cl(c.ctx, b.l, b.r, PAIRS, &p, b.conf, 0, NULL,
+                                               &done), "cross-checked sad batch");
+    pv_context_set_crosscheck(c.ctx, 0);
+    wait_and_release(done);
+    for (int i = 0; i < PAIRS; i++)
+        expect_image_is(&c, &b.conf[i], &b.want[i], "cross-checked sad batch disparity");
+    batch_free(&b);
+    caller_free(&c);
+}
+
+static void test_sgm_batch_equals_host_call(void **state)
+{
+    (void)state;
+    caller c = caller_new();
+    batch_data b;
+    batch_new(&c, &b, PV_PIXEL_U8);
+    const pv_sgm_params p = sgm_params();
+    tu_expect_ok(tu_opencl, pv_stereo_sgm_batch(tu_opencl, b.lefts, b.rights, PAIRS, &p, b.want,
+                                                b.want_conf), "host sgm batch");
+    /* after a user event: the work waits for it */
+    cl_int err;
+    cl_event gate = clCreateUserEvent(c.context, &err);
+    assert_int_equal(err, CL_SUCCESS);
+    cl_event done = NULL;
+    tu_expect_ok(c.ctx, pv_stereo_sgm_batch_cl(c.ctx, b.l, b.r, PAIRS, &p, b.d, b.conf, 1, &gate,
+                                               &done), "pv_stereo_sgm_batch_cl");
+    assert_int_equal(clSetUserEventStatus(gate, CL_COMPLETE), CL_SUCCESS);
+    wait_and_release(done);
+    clReleaseEvent(gate);
+    for (int i = 0; i < PAIRS; i++) {
+        expect_image_is(&c, &b.d[i], &b.want[i], "sgm batch disparity");
+        expect_image_is(&c, &b.conf[i], &b.want_conf[i], "sgm batch confidence");
+    }
+    /* no confidences, no event: pv_wait */
+    pv_buffer d2[PAIRS];
+    for (int i = 0; i < PAIRS; i++)
+        d2[i] = new_f32(&c, W, H, 1);
+    tu_expect_ok(c.ctx, pv_stereo_sgm_batch_cl(c.ctx, b.l, b.r, PAIRS, &p, d2, NULL, 0, NULL,
+                                               NULL), "no confidences");
+    tu_expect_ok(c.ctx, pv_wait(c.ctx), "pv_wait");
+    for (int i = 0; i < PAIRS; i++) {
+        expect_image_is(&c, &d2[i], &b.want[i], "sgm batch disparity, no confidence");
+        clReleaseMemObject(d2[i].mem);
+    }
+    batch_free(&b);
+    caller_free(&c);
+}
+
+static void expect_all(const caller *c, const pv_buffer *b, float value, const char *what)
+{
+    float *got = get_f32(c, b);
+    for (size_t i = 0; i < (size_t)b->width * (size_t)b->height; i++)
+        if (got[i] != value)
+            fail_msg("%s: sample %zu is %g, not %g", what, i, (double)got[i], (double)value);
+    free(got);
+}
+
+static void test_stereo_batch_misuse(void **state)
+{
+    (void)state;
+    caller c = caller_new(), other = caller_new();
+    batch_data b;
+    batch_new(&c, &b, PV_PIXEL_U8);
+    for (int i = 0; i < PAIRS; i++) { /* SENTINEL outputs, to see them untouched */
+        clReleaseMemObject(b.d[i].mem);
+        clReleaseMemObject(b.conf[i].mem);
+        b.d[i] = new_f32(&c, W, H, 1);
+        b.conf[i] = new_f32(&c, W, H, 1);
+    }
+    const pv_sgm_params p = sgm_params();
+    const pv_sad_params sp = sad_params();
+    cl_event done = (cl_event)0x1;
+    pv_buffer l[PAIRS], r[PAIRS], d[PAIRS];
+#define RESET() (memcpy(l, b.l, sizeof l), memcpy(r, b.r, sizeof r), memcpy(d, b.d, sizeof d))
+#define SGM(count, waits, list) \
+    pv_stereo_sgm_batch_cl(c.ctx, l, r, count, &p, d, b.conf, waits, list, &done)
+    RESET();
+    expect_refused(pv_stereo_sgm_batch_cl(c.ctx, NULL, r, PAIRS, &p, d, NULL, 0, NULL, &done),
+                   PV_ERR_INVALID, done, "NULL lefts");
+    expect_refused(SGM(0, 0, NULL), PV_ERR_INVALID, done, "an empty batch");
+    expect_refused(pv_stereo_sgm_batch_cl(c.ctx, l, r, PAIRS, NULL, d, NULL, 0, NULL, &done),
+                   PV_ERR_INVALID, done, "NULL params");
+    pv_buffer foreign = put_image(&other, &b.lefts[1]);
+    l[1] = foreign;
+    expect_refused(SGM(PAIRS, 0, NULL), PV_ERR_INVALID, done, "another context's buffer");
+    RESET();
+    l[2].type = r[2].type = PV_PIXEL_F32;
+    expect_refused(SGM(PAIRS, 0, NULL), PV_ERR_INVALID, done, "a pair of another type");
+    RESET();
+    for (int i = 0; i < PAIRS; i++)
+        l[i].type = r[i].type = PV_PIXEL_F32; /* four times the bytes the buffers hold */
+    expect_refused(SGM(PAIRS, 0, NULL), PV_ERR_INVALID, done, "wrong type");
+    RESET();
+    l[1].stride = r[1].stride = W - 1;
+    expect_refused(SGM(PAIRS, 0, NULL), PV_ERR_INVALID, done, "stride < width");
+    RESET();
+    l[2].width = r[2].width = W - 8;
+    expect_refused(SGM(PAIRS, 0, NULL), PV_ERR_INVALID, done, "a pair of another size");
+    RESET();
+    d[2] = d[0];
+    expect_refused(SGM(PAIRS, 0, NULL), PV_ERR_INVALID, done, "two pairs' disparities shared");
+    RESET();
+    d[1] = b.l[0]; /* an output over another pair's input */
+    expect_refused(SGM(PAIRS, 0, NULL), PV_ERR_INVALID, done, "an output over an input");
+    RESET();
+    cl_int err;
+    cl_event failed = clCreateUserEvent(c.context, &err);
+    assert_int_equal(err, CL_SUCCESS);
+    assert_int_equal(clSetUserEventStatus(failed, -1), CL_SUCCESS);
+    expect_refused(SGM(PAIRS, 1, &failed), PV_ERR_INVALID, done, "a failed event");
+    expect_refused(pv_stereo_sad_batch_cl(c.ctx, l, r, PAIRS, &sp, d, 1, &failed, &done),
+                   PV_ERR_INVALID, done, "sad batch after a failed event");
+    expect_refused(pv_stereo_sgm_batch_cl(tu_cpu, l, r, PAIRS, &p, d, NULL, 0, NULL, &done),
+                   PV_ERR_UNSUPPORTED, done, "a CPU context");
+    expect_refused(pv_stereo_sad_batch_cl(tu_cpu, l, r, PAIRS, &sp, d, 0, NULL, &done),
+                   PV_ERR_UNSUPPORTED, done, "sad batch on a CPU context");
+    for (int i = 0; i < PAIRS; i++) {
+        expect_untouched(&c, &b.d[i]);
+        expect_untouched(&c, &b.conf[i]);
+    }
+    /* a failure during the work (pair 1's disparity of another size, which
+     * only its host call refuses): every output reset, as the host batch
+     * resets its outputs */
+    d[1].width = W - 8;
+    expect_refused(SGM(PAIRS, 0, NULL), PV_ERR_INVALID, done, "a failure during the work");
+    assert_non_null(strstr(pv_last_error(), "disparity"));
+    for (int i = 0; i < PAIRS; i++) {
+        expect_all(&c, &d[i], INFINITY, "a reset disparity"); /* d[1]: its W - 8 columns */
+        expect_all(&c, &b.conf[i], 0.0f, "a reset confidence");
+    }
+#undef SGM
+#undef RESET
+    clReleaseEvent(failed);
+    clReleaseMemObject(foreign.mem);
+    batch_free(&b);
+    caller_free(&other);
+    caller_free(&c);
+}
+
 static void release_buffers(pv_buffer *first, ...)
 {
     va_list list;
@@ -656,6 +883,9 @@ int main(void)
         cmocka_unit_test(test_sift_track_equals_host_call),
         cmocka_unit_test(test_sift_detect_batch_equals_host_call),
         cmocka_unit_test(test_sift_misuse),
+        cmocka_unit_test(test_sad_batch_equals_host_call),
+        cmocka_unit_test(test_sgm_batch_equals_host_call),
+        cmocka_unit_test(test_stereo_batch_misuse),
     };
     return cmocka_run_group_tests_name("interop_more", tests, tu_group_setup, tu_group_teardown);
 }

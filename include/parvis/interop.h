@@ -24,8 +24,8 @@
  * Gaussian blur (2D and 3D), the 3D flow, phase correlation (2D and 3D),
  * normxcorr2, SIFT (detection and the chain) and the AO-OCT registration,
  * the gradients (2D and 3D), the flow's warp, SIFT tracking and batch
- * detection (docs/interop.md); on a CPU context they fail with
- * PV_ERR_UNSUPPORTED. */
+ * detection and the SAD and SGM batches (docs/interop.md); on a CPU
+ * context they fail with PV_ERR_UNSUPPORTED. */
 #ifndef PARVIS_INTEROP_H
 #define PARVIS_INTEROP_H
 
@@ -381,6 +381,53 @@ PV_API pv_status pv_sift_track_next_cl(pv_sift_plan *plan, const pv_buffer *fram
 PV_API pv_status pv_sift_detect_batch_cl(pv_sift_plan *plan, const pv_buffer *images, int count,
                                          pv_sift_features *results, cl_uint wait_count,
                                          const cl_event *wait_list, cl_event *done);
+
+/** pv_stereo_sad_batch on device buffers: count pairs of one size and
+ * pixel type (U8 or F32), disparities[i] exactly pv_stereo_sad's on pair
+ * i.  The pairs run one after another between one wait list and one
+ * completion event.  Every buffer is checked before any work (a refusal
+ * leaves every output untouched); on a failure during the work every
+ * disparity is reset to INFINITY, as the host batch does.
+ * @param ctx an OpenCL context
+ * @param lefts count left (reference) images
+ * @param rights count right images
+ * @param count the number of pairs (>= 1)
+ * @param params the parameters, shared by every pair
+ * @param disparities receives count F32 disparity maps
+ * @param wait_count events in wait_list
+ * @param wait_list the events the work waits for, or NULL
+ * @param done receives the completion event, or NULL
+ * @return PV_OK, or the failure's status */
+PV_API pv_status pv_stereo_sad_batch_cl(pv_context *ctx, const pv_buffer *lefts,
+                                        const pv_buffer *rights, int count,
+                                        const pv_sad_params *params,
+                                        const pv_buffer *disparities, cl_uint wait_count,
+                                        const cl_event *wait_list, cl_event *done);
+
+/** pv_stereo_sgm_batch on device buffers: count pairs of one size and
+ * pixel type (U8, U16 or F32), disparities[i] (and confidences[i])
+ * exactly pv_stereo_sgm_confidence's on pair i.  The pairs run one after
+ * another between one wait list and one completion event.  Every buffer
+ * is checked before any work (a refusal leaves every output untouched);
+ * on a failure during the work every disparity is reset to INFINITY and
+ * every confidence to 0, as the host batch does.
+ * @param ctx an OpenCL context
+ * @param lefts count left (reference) images
+ * @param rights count right images
+ * @param count the number of pairs (>= 1)
+ * @param params the parameters, shared by every pair
+ * @param disparities receives count F32 disparity maps
+ * @param confidences receives count F32 confidence maps, or NULL
+ * @param wait_count events in wait_list
+ * @param wait_list the events the work waits for, or NULL
+ * @param done receives the completion event, or NULL
+ * @return PV_OK, or the failure's status */
+PV_API pv_status pv_stereo_sgm_batch_cl(pv_context *ctx, const pv_buffer *lefts,
+                                        const pv_buffer *rights, int count,
+                                        const pv_sgm_params *params,
+                                        const pv_buffer *disparities,
+                                        const pv_buffer *confidences, cl_uint wait_count,
+                                        const cl_event *wait_list, cl_event *done);
 
 /* ---- SIFT and the AO-OCT registration on device buffers ----------------
  * The images and volumes come from the caller's buffers without a host

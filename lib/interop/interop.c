@@ -376,6 +376,27 @@ static pv_status check_batch_overlaps(pv_context *ctx, const char *op, const cal
     return status;
 }
 
+/* Every buffer of the batch accepted by the backend's binding (of the
+ * context's cl_context, large enough), a call's at a time, before any
+ * work: so that a bad buffer of a late call is refused as a bad argument
+ * rather than found after the earlier calls have written their outputs. */
+static pv_status check_bindable(pv_context *ctx, const call_images *calls, int count)
+{
+    const pv_interop_ops *io = ctx->ops->interop;
+    pv_status status = PV_OK;
+    pv_context_lock(ctx);
+    for (int k = 0; k < count && status == PV_OK; k++) {
+        for (int i = 0; i < calls[k].count && status == PV_OK; i++) {
+            const pv_buffer *b = calls[k].buffers[i];
+            if (b) /* the description's address stands for the proxy */
+                status = io->bind(ctx, b, buffer_extent(b), b->mem, b->offset);
+        }
+        io->unbind(ctx);
+    }
+    pv_context_unlock(ctx);
+    return status;
+}
+
 pv_status pv_interop_device_batch(pv_context *ctx, const char *op, call_images *calls, int count,
                                   const char *const *names, host_batch_call run, const void *args,
                                   cl_uint wait_count, const cl_event *wait_list, cl_event *done)
@@ -387,9 +408,32 @@ pv_status pv_interop_device_batch(pv_context *ctx, const char *op, call_images *
         status = check_call(ctx, op, &calls[k], names, wait_count, wait_list);
     if (status == PV_OK)
         status = check_batch_overlaps(ctx, op, calls, count, names);
+    if (status == PV_OK)
+        status = check_bindable(ctx, calls, count);
     const runner r = {NULL, run, args};
     return status == PV_OK ? device_calls(ctx, calls, count, &r, wait_count, wait_list, done)
                            : status;
+}
+
+/* Every sample of an F32 image buffer set to `value` (a batch's outputs
+ * reset after a failure during its work, as the host batches reset
+ * theirs): one host row block written through the backend's write. */
+pv_status pv_interop_fill(pv_context *ctx, const pv_buffer *b, float value)
+{
+    if (b->type != PV_PIXEL_F32 || depth_of(b) != 1)
+        return pv_fail(ctx, PV_ERR_INVALID, "device buffers: only an F32 image is filled");
+    pv_image fill;
+    pv_status status = pv_image_alloc(&fill, b->width, b->height, PV_PIXEL_F32);
+    if (status != PV_OK)
+        return status;
+    float *data = fill.data;
+    for (size_t i = 0; i < (size_t)fill.stride * (size_t)fill.height; i++)
+        data[i] = value;
+    pv_context_lock(ctx);
+    status = ctx->ops->interop->write(ctx, &fill, b->mem, b->offset, b->stride);
+    pv_context_unlock(ctx);
+    pv_image_free(&fill);
+    return status;
 }
 
 /* ------------------------------------------------------------ the context */

@@ -51,4 +51,8 @@ pv_status pv_interop_device_batch(pv_context *ctx, const char *op, call_images *
                                   const char *const *names, host_batch_call run, const void *args,
                                   cl_uint wait_count, const cl_event *wait_list, cl_event *done);
 
+/* Every sample of b (an F32 image, checked by the call that used it) set
+ * to value, written before the call returns. */
+pv_status pv_interop_fill(pv_context *ctx, const pv_buffer *b, float value);
+
 #endif
