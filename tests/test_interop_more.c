@@ -357,6 +357,16 @@ static void test_filter_misuse(void **state)
                    done, "NULL src");
     expect_refused(pv_gradient_cl(c.ctx, &foreign, &gx, &gy, k, 0, NULL, &done), PV_ERR_INVALID,
                    done, "another context's buffer");
+    /* with an event of its own context, as an array of another context
+     * would bring: the buffer is refused before the wait list is queued */
+    cl_int made;
+    cl_event theirs = clCreateUserEvent(other.context, &made);
+    assert_int_equal(made, CL_SUCCESS);
+    assert_int_equal(clSetUserEventStatus(theirs, CL_COMPLETE), CL_SUCCESS);
+    expect_refused(pv_gradient_cl(c.ctx, &foreign, &gx, &gy, k, 1, &theirs, &done),
+                   PV_ERR_INVALID, done, "another context's buffer and event");
+    assert_non_null(strstr(pv_last_error(), "another cl_context"));
+    clReleaseEvent(theirs);
     pv_buffer wide = s; /* F32 over a U8 buffer: four times its bytes */
     wide.type = PV_PIXEL_F32;
     expect_refused(pv_gradient_cl(c.ctx, &wide, &gx, &gy, k, 0, NULL, &done), PV_ERR_INVALID, done,

@@ -292,10 +292,36 @@ static pv_status run_calls(pv_context *ctx, call_images *calls, int count, const
     return status;
 }
 
+/* Every buffer of the calls accepted by the backend's binding (of the
+ * context's cl_context, large enough), a call's at a time, before any
+ * work and before the wait list is handed to the backend: a buffer of
+ * another context is refused as such (not as a wait list the backend
+ * cannot queue), and a bad buffer of a batch's late call is refused as a
+ * bad argument rather than found after the earlier calls have written
+ * their outputs. */
+static pv_status check_bindable(pv_context *ctx, const call_images *calls, int count)
+{
+    const pv_interop_ops *io = ctx->ops->interop;
+    pv_status status = PV_OK;
+    pv_context_lock(ctx);
+    for (int k = 0; k < count && status == PV_OK; k++) {
+        for (int i = 0; i < calls[k].count && status == PV_OK; i++) {
+            const pv_buffer *b = calls[k].buffers[i];
+            if (b) /* the description's address stands for the proxy */
+                status = io->bind(ctx, b, buffer_extent(b), b->mem, b->offset);
+        }
+        io->unbind(ctx);
+    }
+    pv_context_unlock(ctx);
+    return status;
+}
+
 static pv_status device_calls(pv_context *ctx, call_images *calls, int count, const runner *r,
                               cl_uint wait_count, const cl_event *wait_list, cl_event *done)
 {
     pv_status status = pv_fork_check_context(ctx);
+    if (status == PV_OK)
+        status = check_bindable(ctx, calls, count);
     if (status != PV_OK)
         return status;
     pv_context_lock(ctx); /* device_call and the bindings belong to this call */
@@ -376,27 +402,6 @@ static pv_status check_batch_overlaps(pv_context *ctx, const char *op, const cal
     return status;
 }
 
-/* Every buffer of the batch accepted by the backend's binding (of the
- * context's cl_context, large enough), a call's at a time, before any
- * work: so that a bad buffer of a late call is refused as a bad argument
- * rather than found after the earlier calls have written their outputs. */
-static pv_status check_bindable(pv_context *ctx, const call_images *calls, int count)
-{
-    const pv_interop_ops *io = ctx->ops->interop;
-    pv_status status = PV_OK;
-    pv_context_lock(ctx);
-    for (int k = 0; k < count && status == PV_OK; k++) {
-        for (int i = 0; i < calls[k].count && status == PV_OK; i++) {
-            const pv_buffer *b = calls[k].buffers[i];
-            if (b) /* the description's address stands for the proxy */
-                status = io->bind(ctx, b, buffer_extent(b), b->mem, b->offset);
-        }
-        io->unbind(ctx);
-    }
-    pv_context_unlock(ctx);
-    return status;
-}
-
 pv_status pv_interop_device_batch(pv_context *ctx, const char *op, call_images *calls, int count,
                                   const char *const *names, host_batch_call run, const void *args,
                                   cl_uint wait_count, const cl_event *wait_list, cl_event *done)
@@ -408,8 +413,6 @@ pv_status pv_interop_device_batch(pv_context *ctx, const char *op, call_images *
         status = check_call(ctx, op, &calls[k], names, wait_count, wait_list);
     if (status == PV_OK)
         status = check_batch_overlaps(ctx, op, calls, count, names);
-    if (status == PV_OK)
-        status = check_bindable(ctx, calls, count);
     const runner r = {NULL, run, args};
     return status == PV_OK ? device_calls(ctx, calls, count, &r, wait_count, wait_list, done)
                            : status;

@@ -606,6 +606,78 @@ class _InteropOps(_ContextBase):
             for i in range(len(frames)):
                 lib.pv_sift_features_free(results + i)
 
+    def _stereo_batch(self, lefts: Sequence[Any], rights: Sequence[Any], out: Optional[Any],
+                      name: str) -> Tuple[Any, Any, Any, Any, List[Any]]:
+        """A stereo batch's C arrays: the pairs' buffers, the (pairs, rows,
+        columns) float32 stack `out` (a new one on lefts[0]'s queue when
+        None) and its slices' buffers, and the arrays to wait for."""
+        cl = _pyopencl()
+        ls, rs = list(lefts), list(rights)
+        if not ls or len(ls) != len(rs):
+            raise invalid(f"lefts, rights: {len(ls)} and {len(rs)} images; a batch needs as "
+                          "many of each, at least one")
+        left_bufs = ffi.new("pv_buffer[]", len(ls))
+        right_bufs = ffi.new("pv_buffer[]", len(ls))
+        for i, (left, right) in enumerate(zip(ls, rs)):
+            left_bufs[i] = buffer_of(left, f"lefts[{i}]")[0]
+            right_bufs[i] = buffer_of(right, f"rights[{i}]")[0]
+        shape = (len(ls),) + tuple(int(n) for n in ls[0].shape)
+        if out is None:
+            out = cl.array.empty(ls[0].queue, shape, "float32")
+        elif tuple(out.shape) != shape or str(out.dtype) != "float32":
+            raise invalid(f"{name}: expected float32 of shape {shape}, got {out.dtype} "
+                          f"{tuple(out.shape)}")
+        out_bufs = ffi.new("pv_buffer[]", len(ls))
+        for i in range(len(ls)):
+            out_bufs[i] = buffer_of(out[i], f"{name}[{i}]")[0]
+        return left_bufs, right_bufs, out, out_bufs, ls + rs + [out]
+
+    @declared_keywords("sad")
+    def stereo_sad_batch_cl(self, lefts: Sequence[Any], rights: Sequence[Any],
+                            ndisp: int = default_of("sad", "ndisp"), *,
+                            out: Optional[Any] = None, wait_for: Optional[Sequence[Any]] = None,
+                            **params: Any) -> Any:
+        """stereo_sad_batch on pyopencl arrays: lefts and rights, sequences
+        of as many 2D arrays of one shape and dtype (uint8 or float32, rows
+        contiguous); returns out, a float32 (pairs, rows, columns) array (a
+        new one on lefts[0]'s queue when None), with the completion event
+        added; slice i is stereo_sad(lefts[i], rights[i])'s.  The work
+        waits for the arrays' pending events and for wait_for."""
+        cl = _pyopencl()
+        ls, rs, out, outs, arrays = self._stereo_batch(list(lefts), list(rights), out, "out")
+        count, waits = _wait_list(arrays, wait_for)
+        done = ffi.new("cl_event *")
+        self._call(lib.pv_stereo_sad_batch_cl, ls, rs, len(ls),
+                   make("sad", dict(params, ndisp=ndisp)), outs, count, waits, done)
+        _attach(cl, done, [out])
+        return out
+
+    @declared_keywords("sgm")
+    def stereo_sgm_batch_cl(self, lefts: Sequence[Any], rights: Sequence[Any], *,
+                            out: Optional[Any] = None, confidence: Optional[Any] = None,
+                            wait_for: Optional[Sequence[Any]] = None, **params: Any) -> Any:
+        """stereo_sgm_batch on pyopencl arrays: lefts and rights, sequences
+        of as many 2D arrays of one shape and dtype (uint8, uint16 or
+        float32, rows contiguous); returns out, a float32 (pairs, rows,
+        columns) array of disparities (a new one when None), with the
+        completion event added (and to confidence, a float32 array of that
+        shape that receives the confidences, when given); slice i is
+        stereo_sgm(lefts[i], rights[i])'s.  The keywords are stereo_sgm's."""
+        cl = _pyopencl()
+        lefts, rights = list(lefts), list(rights)
+        ls, rs, out, outs, arrays = self._stereo_batch(lefts, rights, out, "out")
+        confs: Any = ffi.NULL
+        if confidence is not None:
+            _, _, confidence, confs, _ = self._stereo_batch(lefts, rights, confidence,
+                                                            "confidence")
+            arrays.append(confidence)
+        count, waits = _wait_list(arrays, wait_for)
+        done = ffi.new("cl_event *")
+        self._call(lib.pv_stereo_sgm_batch_cl, ls, rs, len(ls), sgm_params(**params), outs, confs,
+                   count, waits, done)
+        _attach(cl, done, [out, confidence])
+        return out
+
 
 def create_on_queue(queue: Any) -> Any:
     """pv_context_create_cl on a pyopencl CommandQueue's context and queue:

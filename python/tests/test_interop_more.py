@@ -131,3 +131,37 @@ def test_sift_detect_batch_equals_the_host_method(on_queue, opencl, queue):
     with pytest.raises(parvis.InvalidArgument, match="differs"):
         on_queue.sift_detect_batch_cl([cla.to_device(queue, frames[0]),
                                        cla.to_device(queue, frames[1][:40])])
+
+
+def stereo_pairs(count, dtype=np.uint8):
+    """count pairs of random texture, pair i's right image its left one
+    moved by 4 - i pixels."""
+    rng = np.random.default_rng(9)
+    lefts, rights = [], []
+    for i in range(count):
+        left = rng.integers(0, 256, (40, 64)).astype(dtype)
+        right = np.concatenate([left[:, 4 - i:], left[:, 60 + i:]], axis=1)
+        lefts.append(left)
+        rights.append(np.ascontiguousarray(right))
+    return lefts, rights
+
+
+def test_stereo_batches_equal_the_host_methods(on_queue, opencl, queue):
+    lefts, rights = stereo_pairs(3)
+    dl = [padded(queue, a) for a in lefts]
+    dr = [padded(queue, a) for a in rights]
+    got = on_queue.stereo_sad_batch_cl(dl, dr, 12, window=5)
+    np.testing.assert_array_equal(got.get(), opencl.stereo_sad_batch(lefts, rights, 12, window=5))
+    conf = cla.empty(queue, (3, 40, 64), np.float32)
+    got = on_queue.stereo_sgm_batch_cl(dl, dr, ndisp=16, confidence=conf)
+    want, want_conf = opencl.stereo_sgm_batch(lefts, rights, ndisp=16, confidence=True)
+    np.testing.assert_array_equal(got.get(), want)
+    np.testing.assert_array_equal(conf.get(), want_conf)
+    with pytest.raises(parvis.InvalidArgument, match="pyopencl.array.Array"):
+        on_queue.stereo_sad_batch_cl(lefts, rights, 12)  # numpy arrays
+    with pytest.raises(parvis.InvalidArgument, match="as many"):
+        on_queue.stereo_sgm_batch_cl(dl, dr[:2], ndisp=16)
+    with pytest.raises(parvis.InvalidArgument, match="shape"):
+        on_queue.stereo_sad_batch_cl(dl, dr, 12, out=cla.empty(queue, (2, 40, 64), np.float32))
+    with pytest.raises(parvis.InvalidArgument):  # a pair of another shape
+        on_queue.stereo_sgm_batch_cl(dl[:2] + [dl[2][:20]], dr[:2] + [dr[2][:20]], ndisp=16)
