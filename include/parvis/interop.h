@@ -22,8 +22,10 @@
  *
  * Device-buffer forms exist for SGM, SAD, BP, the grey conversion, the
  * Gaussian blur (2D and 3D), the 3D flow, phase correlation (2D and 3D),
- * normxcorr2, SIFT (detection and the chain) and the AO-OCT registration
- * (docs/interop.md); on a CPU context they fail with PV_ERR_UNSUPPORTED. */
+ * normxcorr2, SIFT (detection and the chain) and the AO-OCT registration,
+ * the gradients (2D and 3D), the flow's warp, SIFT tracking and batch
+ * detection and the SAD and SGM batches (docs/interop.md); on a CPU
+ * context they fail with PV_ERR_UNSUPPORTED. */
 #ifndef PARVIS_INTEROP_H
 #define PARVIS_INTEROP_H
 
@@ -286,6 +288,146 @@ PV_API pv_status pv_phase_correlate3d_cl(pv_context *ctx, const pv_buffer *refer
 PV_API pv_status pv_normxcorr2_cl(pv_context *ctx, const pv_buffer *templ, const pv_buffer *image,
                                   int min_overlap, const pv_buffer *map, pv_ncc_result *result,
                                   cl_uint wait_count, const cl_event *wait_list, cl_event *done);
+
+/* ---- the gradients, the flow's warp, SIFT tracking and batches, the
+ * stereo batches on device buffers ----------------------------------------
+ * As the calls above: the images come from and go to the caller's buffers
+ * without a host round trip (docs/interop.md, "More device forms"). */
+
+/** pv_gradient on device buffers: src U8 or F32, gx and gy F32 images of
+ * its size (either may be NULL, not both).
+ * @param ctx an OpenCL context
+ * @param src the input image (U8 or F32)
+ * @param gx receives the x derivative, or NULL
+ * @param gy receives the y derivative, or NULL
+ * @param scheme the difference scheme
+ * @param wait_count events in wait_list
+ * @param wait_list the events the work waits for, or NULL
+ * @param done receives the completion event, or NULL
+ * @return PV_OK, or the failure's status (outputs untouched) */
+PV_API pv_status pv_gradient_cl(pv_context *ctx, const pv_buffer *src, const pv_buffer *gx,
+                                const pv_buffer *gy, pv_gradient_scheme scheme,
+                                cl_uint wait_count, const cl_event *wait_list, cl_event *done);
+
+/** pv_gradient3d on device buffers: src a volume (F32 or U16), gx, gy and
+ * gz F32 volumes of its size (any may be NULL, not all three).
+ * @param ctx an OpenCL context
+ * @param src the input volume
+ * @param gx receives the x derivative, or NULL
+ * @param gy receives the y derivative, or NULL
+ * @param gz receives the z derivative, or NULL
+ * @param scheme the difference scheme
+ * @param wait_count events in wait_list
+ * @param wait_list the events the work waits for, or NULL
+ * @param done receives the completion event, or NULL
+ * @return PV_OK, or the failure's status (outputs untouched) */
+PV_API pv_status pv_gradient3d_cl(pv_context *ctx, const pv_buffer *src, const pv_buffer *gx,
+                                  const pv_buffer *gy, const pv_buffer *gz,
+                                  pv_gradient_scheme scheme, cl_uint wait_count,
+                                  const cl_event *wait_list, cl_event *done);
+
+/** pv_flow_warp on device buffers: warped(x) = moving(x + flow(x)), every
+ * volume F32 and of moving's size.
+ * @param ctx an OpenCL context
+ * @param moving the moving volume
+ * @param u the flow along x
+ * @param v the flow along y
+ * @param w the flow along z
+ * @param warped receives the warped volume (sharing no bytes with the inputs)
+ * @param wait_count events in wait_list
+ * @param wait_list the events the work waits for, or NULL
+ * @param done receives the completion event, or NULL
+ * @return PV_OK, or the failure's status (outputs untouched) */
+PV_API pv_status pv_flow_warp_cl(pv_context *ctx, const pv_buffer *moving, const pv_buffer *u,
+                                 const pv_buffer *v, const pv_buffer *w, const pv_buffer *warped,
+                                 cl_uint wait_count, const cl_event *wait_list, cl_event *done);
+
+/** pv_sift_track_next on a device buffer: the frame (of the plan's size,
+ * U8, U16, F32, RGB8 or RGB16) is read on the device, matched to the
+ * plan's kept frame (whose keypoints and descriptors stay on the device)
+ * and becomes the kept frame, as in the host call; the model and its
+ * inlier matches come back to host memory, so the call has finished when
+ * it returns.
+ * @param plan a SIFT plan of an OpenCL context
+ * @param frame the new frame
+ * @param match_params the matching parameters, or NULL (defaults)
+ * @param ransac_params the RANSAC parameters, or NULL (defaults)
+ * @param result receives the result as pv_sift_track_next gives it (free
+ *        with pv_sift_chain_result_free; untouched on failure)
+ * @param wait_count events in wait_list
+ * @param wait_list the events the work waits for, or NULL
+ * @param done receives the completion event, or NULL
+ * @return PV_OK, or the failure's status (outputs untouched) */
+PV_API pv_status pv_sift_track_next_cl(pv_sift_plan *plan, const pv_buffer *frame,
+                                       const pv_sift_match_params *match_params,
+                                       const pv_ransac_params *ransac_params,
+                                       pv_sift_chain_result *result, cl_uint wait_count,
+                                       const cl_event *wait_list, cl_event *done);
+
+/** pv_sift_detect_batch on device buffers: count images of the plan's
+ * size read on the device, results[i] image i's keypoints and descriptors
+ * in host memory, as pv_sift_detect_batch gives them.  Each results[i] is
+ * zeroed or an earlier result: on success it is freed and replaced; on
+ * any failure every results[i] is left as it was.
+ * @param plan a SIFT plan of an OpenCL context
+ * @param images count images (U8, U16, F32, RGB8 or RGB16)
+ * @param count the number of images (>= 1)
+ * @param results receives count results (free each with
+ *        pv_sift_features_free)
+ * @param wait_count events in wait_list
+ * @param wait_list the events the work waits for, or NULL
+ * @param done receives the completion event, or NULL
+ * @return PV_OK, or the failure's status (outputs untouched) */
+PV_API pv_status pv_sift_detect_batch_cl(pv_sift_plan *plan, const pv_buffer *images, int count,
+                                         pv_sift_features *results, cl_uint wait_count,
+                                         const cl_event *wait_list, cl_event *done);
+
+/** pv_stereo_sad_batch on device buffers: count pairs of one size and
+ * pixel type (U8 or F32), disparities[i] exactly pv_stereo_sad's on pair
+ * i.  The pairs run one after another between one wait list and one
+ * completion event.  Every buffer is checked before any work (a refusal
+ * leaves every output untouched); on a failure during the work every
+ * disparity is reset to INFINITY, as the host batch does.
+ * @param ctx an OpenCL context
+ * @param lefts count left (reference) images
+ * @param rights count right images
+ * @param count the number of pairs (>= 1)
+ * @param params the parameters, shared by every pair
+ * @param disparities receives count F32 disparity maps
+ * @param wait_count events in wait_list
+ * @param wait_list the events the work waits for, or NULL
+ * @param done receives the completion event, or NULL
+ * @return PV_OK, or the failure's status */
+PV_API pv_status pv_stereo_sad_batch_cl(pv_context *ctx, const pv_buffer *lefts,
+                                        const pv_buffer *rights, int count,
+                                        const pv_sad_params *params,
+                                        const pv_buffer *disparities, cl_uint wait_count,
+                                        const cl_event *wait_list, cl_event *done);
+
+/** pv_stereo_sgm_batch on device buffers: count pairs of one size and
+ * pixel type (U8, U16 or F32), disparities[i] (and confidences[i])
+ * exactly pv_stereo_sgm_confidence's on pair i.  The pairs run one after
+ * another between one wait list and one completion event.  Every buffer
+ * is checked before any work (a refusal leaves every output untouched);
+ * on a failure during the work every disparity is reset to INFINITY and
+ * every confidence to 0, as the host batch does.
+ * @param ctx an OpenCL context
+ * @param lefts count left (reference) images
+ * @param rights count right images
+ * @param count the number of pairs (>= 1)
+ * @param params the parameters, shared by every pair
+ * @param disparities receives count F32 disparity maps
+ * @param confidences receives count F32 confidence maps, or NULL
+ * @param wait_count events in wait_list
+ * @param wait_list the events the work waits for, or NULL
+ * @param done receives the completion event, or NULL
+ * @return PV_OK, or the failure's status */
+PV_API pv_status pv_stereo_sgm_batch_cl(pv_context *ctx, const pv_buffer *lefts,
+                                        const pv_buffer *rights, int count,
+                                        const pv_sgm_params *params,
+                                        const pv_buffer *disparities,
+                                        const pv_buffer *confidences, cl_uint wait_count,
+                                        const cl_event *wait_list, cl_event *done);
 
 /* ---- SIFT and the AO-OCT registration on device buffers ----------------
  * The images and volumes come from the caller's buffers without a host

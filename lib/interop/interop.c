@@ -16,6 +16,7 @@
 #define _DEFAULT_SOURCE /* MAP_ANONYMOUS */
 #include "interop_internal.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -185,10 +186,24 @@ static void item_list(call_images *c, void **list)
                                                           : (void *)&c->images[i];
 }
 
-/* The host call on proxies bound to the caller's buffers, queued, not
- * waited for. */
-static pv_status run_bound(pv_context *ctx, call_images *c, host_call run, const void *args,
-                           cl_uint wait_count, const cl_event *wait_list, cl_event *done)
+/* The host call a device call stands for: a single call's, or a batch's
+ * call of one index. */
+typedef struct runner {
+    host_call single;
+    host_batch_call batch;
+    const void *args;
+} runner;
+
+static pv_status run_items(pv_context *ctx, call_images *c, const runner *r, int index)
+{
+    void *list[MAX_IMAGES];
+    item_list(c, list);
+    return r->batch ? r->batch(ctx, index, list, r->args) : r->single(ctx, list, r->args);
+}
+
+/* One host call on proxies bound to the caller's buffers, queued, not
+ * waited for (inside the backend's begin and end). */
+static pv_status run_bound(pv_context *ctx, call_images *c, const runner *r, int index)
 {
     const pv_interop_ops *io = ctx->ops->interop;
     pv_status status = map_placeholders(ctx, c);
@@ -198,24 +213,16 @@ static pv_status run_bound(pv_context *ctx, call_images *c, host_call run, const
         if (c->buffers[i])
             status = io->bind(ctx, item_data(c, i), c->mapped[i], c->buffers[i]->mem,
                               c->buffers[i]->offset);
-    if (status == PV_OK)
-        status = io->begin(ctx, wait_count, (void *const *)wait_list, 1);
     if (status == PV_OK) {
-        void *list[MAX_IMAGES];
-        item_list(c, list);
         ctx->device_call = 1;
-        status = run(ctx, list, args);
+        status = run_items(ctx, c, r, index);
         ctx->device_call = 0;
-        status = io->end(ctx, status, (void **)done);
-        ctx->device_call_pending = status == PV_OK;
     }
     io->unbind(ctx);
     release_images(c);
     return status;
 }
 
-/* The cross-check: the buffers read to host images, the host call (and
- * its cross-check) on them, the outputs written back. */
 /* Item i between its host copy (dense) and the caller's buffer, a slice
  * at a time (an image is one slice). */
 static pv_status transfer_item(pv_context *ctx, call_images *c, int i, int to_device)
@@ -235,13 +242,12 @@ static pv_status transfer_item(pv_context *ctx, call_images *c, int i, int to_de
     return status;
 }
 
-/* The cross-check: the buffers read to host copies, the host call (and
- * its cross-check) on them, the outputs written back. */
-static pv_status run_on_host(pv_context *ctx, call_images *c, host_call run, const void *args,
-                             cl_uint wait_count, const cl_event *wait_list, cl_event *done)
+/* The cross-check's form of one host call: the buffers read to host
+ * copies, the host call (and its cross-check) on them, the outputs
+ * written back. */
+static pv_status run_on_host(pv_context *ctx, call_images *c, const runner *r, int index)
 {
-    const pv_interop_ops *io = ctx->ops->interop;
-    pv_status status = io->begin(ctx, wait_count, (void *const *)wait_list, 0);
+    pv_status status = PV_OK;
     void *copies[MAX_IMAGES] = {NULL};
     for (int i = 0; i < c->count && status == PV_OK; i++) {
         if (!c->buffers[i])
@@ -257,17 +263,72 @@ static pv_status run_on_host(pv_context *ctx, call_images *c, host_call run, con
         if (i < c->first_output)
             status = transfer_item(ctx, c, i, 0);
     }
-    if (status == PV_OK) {
-        void *list[MAX_IMAGES];
-        item_list(c, list);
-        status = run(ctx, list, args);
-    }
+    if (status == PV_OK)
+        status = run_items(ctx, c, r, index);
     for (int i = c->first_output; i < c->count && status == PV_OK; i++)
         if (c->buffers[i])
             status = transfer_item(ctx, c, i, 1);
     for (int i = 0; i < c->count; i++)
         free(copies[i]);
-    return io->end(ctx, status, (void **)done);
+    return status;
+}
+
+/* The calls, in order, between one begin (after the wait list) and one
+ * end (one completion event): on bound proxies, or with the cross-check
+ * on, on host copies. */
+static pv_status run_calls(pv_context *ctx, call_images *calls, int count, const runner *r,
+                           cl_uint wait_count, const cl_event *wait_list, cl_event *done)
+{
+    const pv_interop_ops *io = ctx->ops->interop;
+    const int bound = !ctx->crosscheck;
+    pv_status status = io->begin(ctx, wait_count, (void *const *)wait_list, bound);
+    if (status != PV_OK)
+        return status;
+    for (int i = 0; i < count && status == PV_OK; i++)
+        status = bound ? run_bound(ctx, &calls[i], r, i) : run_on_host(ctx, &calls[i], r, i);
+    status = io->end(ctx, status, (void **)done);
+    if (bound)
+        ctx->device_call_pending = status == PV_OK;
+    return status;
+}
+
+/* Every buffer of the calls accepted by the backend's binding (of the
+ * context's cl_context, large enough), a call's at a time, before any
+ * work and before the wait list is handed to the backend: a buffer of
+ * another context is refused as such (not as a wait list the backend
+ * cannot queue), and a bad buffer of a batch's late call is refused as a
+ * bad argument rather than found after the earlier calls have written
+ * their outputs. */
+static pv_status check_bindable(pv_context *ctx, const call_images *calls, int count)
+{
+    const pv_interop_ops *io = ctx->ops->interop;
+    pv_status status = PV_OK;
+    pv_context_lock(ctx);
+    for (int k = 0; k < count && status == PV_OK; k++) {
+        for (int i = 0; i < calls[k].count && status == PV_OK; i++) {
+            const pv_buffer *b = calls[k].buffers[i];
+            if (b) /* the description's address stands for the proxy */
+                status = io->bind(ctx, b, buffer_extent(b), b->mem, b->offset);
+        }
+        io->unbind(ctx);
+    }
+    pv_context_unlock(ctx);
+    return status;
+}
+
+static pv_status device_calls(pv_context *ctx, call_images *calls, int count, const runner *r,
+                              cl_uint wait_count, const cl_event *wait_list, cl_event *done)
+{
+    pv_status status = pv_fork_check_context(ctx);
+    if (status == PV_OK)
+        status = check_bindable(ctx, calls, count);
+    if (status != PV_OK)
+        return status;
+    pv_context_lock(ctx); /* device_call and the bindings belong to this call */
+    ctx->last_error[0] = '\0';
+    status = run_calls(ctx, calls, count, r, wait_count, wait_list, done);
+    pv_context_unlock(ctx);
+    return status;
 }
 
 pv_status pv_interop_device_call(pv_context *ctx, const char *op, call_images *c,
@@ -275,15 +336,106 @@ pv_status pv_interop_device_call(pv_context *ctx, const char *op, call_images *c
                                  cl_uint wait_count, const cl_event *wait_list, cl_event *done)
 {
     pv_status status = check_call(ctx, op, c, names, wait_count, wait_list);
+    const runner r = {run, NULL, args};
+    return status == PV_OK ? device_calls(ctx, c, 1, &r, wait_count, wait_list, done) : status;
+}
+
+/* ------------------------------------------------------------- batches */
+
+/* One buffer of a batch, for the search of overlaps across its calls. */
+typedef struct span {
+    cl_mem mem;
+    size_t start, end;
+    int call, item, output;
+} span;
+
+static int span_order(const void *a, const void *b)
+{
+    const span *x = a, *y = b;
+    if (x->mem != y->mem)
+        return (uintptr_t)x->mem < (uintptr_t)y->mem ? -1 : 1;
+    return x->start < y->start ? -1 : x->start > y->start;
+}
+
+static pv_status overlap_found(pv_context *ctx, const char *op, const char *const *names,
+                               const span *a, const span *b)
+{
+    return pv_fail(ctx, PV_ERR_INVALID, "%s: %s of item %d shares bytes with %s of item %d", op,
+                   names[b->item], b->call, names[a->item], a->call);
+}
+
+/* No output of any call shares bytes with another buffer of the batch:
+ * the spans sorted by buffer and start, then one sweep that keeps the
+ * farthest end so far of any span and of an output span (an earlier span
+ * reaching past a later one's start overlaps it), so the check costs
+ * O(n log n) for n buffers rather than a comparison of every pair. */
+static pv_status check_batch_overlaps(pv_context *ctx, const char *op, const call_images *calls,
+                                      int count, const char *const *names)
+{
+    size_t n = 0;
+    span *spans = malloc((size_t)count * MAX_IMAGES * sizeof *spans);
+    if (!spans)
+        return pv_fail(ctx, PV_ERR_NOMEM, "%s: no memory for the batch's checks", op);
+    for (int k = 0; k < count; k++)
+        for (int i = 0; i < calls[k].count; i++) {
+            const pv_buffer *b = calls[k].buffers[i];
+            if (b)
+                spans[n++] = (span){b->mem, b->offset, b->offset + buffer_extent(b), k, i,
+                                    i >= calls[k].first_output};
+        }
+    qsort(spans, n, sizeof *spans, span_order);
+    pv_status status = PV_OK;
+    const span *far_any = NULL, *far_output = NULL;
+    for (size_t i = 0; i < n && status == PV_OK; i++) {
+        const span *s = &spans[i];
+        if (i > 0 && s->mem != spans[i - 1].mem)
+            far_any = far_output = NULL;
+        const span *hit = s->output ? far_any : far_output;
+        if (hit && hit->end > s->start)
+            status = overlap_found(ctx, op, names, hit, s);
+        if (!far_any || s->end > far_any->end)
+            far_any = s;
+        if (s->output && (!far_output || s->end > far_output->end))
+            far_output = s;
+    }
+    free(spans);
+    return status;
+}
+
+pv_status pv_interop_device_batch(pv_context *ctx, const char *op, call_images *calls, int count,
+                                  const char *const *names, host_batch_call run, const void *args,
+                                  cl_uint wait_count, const cl_event *wait_list, cl_event *done)
+{
+    if (count < 1)
+        return pv_fail(ctx, PV_ERR_INVALID, "%s: an empty batch (count %d)", op, count);
+    pv_status status = PV_OK;
+    for (int k = 0; k < count && status == PV_OK; k++)
+        status = check_call(ctx, op, &calls[k], names, wait_count, wait_list);
     if (status == PV_OK)
-        status = pv_fork_check_context(ctx);
+        status = check_batch_overlaps(ctx, op, calls, count, names);
+    const runner r = {NULL, run, args};
+    return status == PV_OK ? device_calls(ctx, calls, count, &r, wait_count, wait_list, done)
+                           : status;
+}
+
+/* Every sample of an F32 image buffer set to `value` (a batch's outputs
+ * reset after a failure during its work, as the host batches reset
+ * theirs): one host row block written through the backend's write. */
+pv_status pv_interop_fill(pv_context *ctx, const pv_buffer *b, float value)
+{
+    if (b->type != PV_PIXEL_F32 || depth_of(b) != 1)
+        return pv_fail(ctx, PV_ERR_INVALID, "device buffers: only an F32 image is filled");
+    pv_image fill;
+    pv_status status = pv_image_alloc(&fill, b->width, b->height, PV_PIXEL_F32);
     if (status != PV_OK)
         return status;
-    pv_context_lock(ctx); /* device_call and the bindings belong to this call */
-    ctx->last_error[0] = '\0';
-    status = ctx->crosscheck ? run_on_host(ctx, c, run, args, wait_count, wait_list, done)
-                             : run_bound(ctx, c, run, args, wait_count, wait_list, done);
+    float *data = fill.data;
+    for (size_t i = 0; i < (size_t)fill.stride * (size_t)fill.height; i++)
+        data[i] = value;
+    pv_context_lock(ctx);
+    status = ctx->ops->interop->write(ctx, &fill, b->mem, b->offset, b->stride);
     pv_context_unlock(ctx);
+    pv_image_free(&fill);
     return status;
 }
 

@@ -35,4 +35,24 @@ pv_status pv_interop_device_call(pv_context *ctx, const char *op, call_images *c
                                  const char *const *names, host_call run, const void *args,
                                  cl_uint wait_count, const cl_event *wait_list, cl_event *done);
 
+/* A batch's host call: call `index` of the batch on its items. */
+typedef pv_status (*host_batch_call)(pv_context *ctx, int index, void *const *items,
+                                     const void *args);
+
+/* `count` (>= 1) calls of one operation as one device call: every call's
+ * buffers checked as pv_interop_device_call checks them, and no output
+ * sharing bytes with any buffer of any call; then, after the wait list,
+ * `run` on call 0, 1, ... in order, each on its own proxies (bound one
+ * call at a time, so a batch is not limited by MAX_IMAGES or the
+ * backend's bindings), and one completion event for them all.  The first
+ * failure stops the batch; what the calls before it queued has finished
+ * when it returns. */
+pv_status pv_interop_device_batch(pv_context *ctx, const char *op, call_images *calls, int count,
+                                  const char *const *names, host_batch_call run, const void *args,
+                                  cl_uint wait_count, const cl_event *wait_list, cl_event *done);
+
+/* Every sample of b (an F32 image, checked by the call that used it) set
+ * to value, written before the call returns. */
+pv_status pv_interop_fill(pv_context *ctx, const pv_buffer *b, float value);
+
 #endif
