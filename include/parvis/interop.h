@@ -21,8 +21,8 @@
  * same results, and the call has returned only when they are written.
  *
  * Device-buffer forms exist for SGM, SAD, BP, the grey conversion, the
- * Gaussian blur (2D and 3D), the 3D flow, phase correlation (2D and 3D),
- * normxcorr2, SIFT (detection and the chain) and the AO-OCT registration
+ * Gaussian blur (2D and 3D), the 3D flow, phase correlation (2D and 3D,
+ * one-shot and plans), normxcorr2, SIFT (detection and the chain) and the AO-OCT registration
  * (docs/interop.md); on a CPU context they fail with PV_ERR_UNSUPPORTED. */
 #ifndef PARVIS_INTEROP_H
 #define PARVIS_INTEROP_H
@@ -286,6 +286,104 @@ PV_API pv_status pv_phase_correlate3d_cl(pv_context *ctx, const pv_buffer *refer
 PV_API pv_status pv_normxcorr2_cl(pv_context *ctx, const pv_buffer *templ, const pv_buffer *image,
                                   int min_overlap, const pv_buffer *map, pv_ncc_result *result,
                                   cl_uint wait_count, const cl_event *wait_list, cl_event *done);
+
+/* ---- phase-correlation plans on device buffers --------------------------
+ * A plan made or fed from device buffers is an ordinary pv_phasecorr_plan
+ * (parvis/register.h): the host plan calls take it too, and
+ * pv_phasecorr_plan_destroy frees it.  As in pv_phase_correlate_cl, the
+ * inputs' scans, means and u8 conversions run on the device with the host
+ * calls' numbers (the shifts equal the host plan calls' bit for bit), the
+ * device needs double precision (cl_khr_fp64, else PV_ERR_UNSUPPORTED),
+ * buffer offsets must be multiples of the sample size, and each call waits
+ * for its work before it returns: `done` marks work that has already run. */
+
+/** pv_phasecorr_plan_create with the reference in a device buffer.
+ * @param ctx an OpenCL context
+ * @param reference the reference image (U8, U16 or F32, grey)
+ * @param options the options, or NULL (defaults)
+ * @param max_batch most movers one batch on the device takes
+ * @param plan receives the plan (untouched on error)
+ * @param wait_count events in wait_list
+ * @param wait_list the events the work waits for, or NULL
+ * @param done receives the completion event, or NULL
+ * @return PV_OK, or the failure's status */
+PV_API pv_status pv_phasecorr_plan_create_cl(pv_context *ctx, const pv_buffer *reference,
+                                             const pv_phasecorr_options *options, int max_batch,
+                                             pv_phasecorr_plan **plan, cl_uint wait_count,
+                                             const cl_event *wait_list, cl_event *done);
+
+/** pv_phasecorr_plan_create3d with the reference volume in a device buffer.
+ * @param ctx an OpenCL context
+ * @param reference the reference volume (F32 or U16)
+ * @param options the options, or NULL (defaults)
+ * @param max_batch most movers one batch on the device takes
+ * @param plan receives the plan (untouched on error)
+ * @param wait_count events in wait_list
+ * @param wait_list the events the work waits for, or NULL
+ * @param done receives the completion event, or NULL
+ * @return PV_OK, or the failure's status */
+PV_API pv_status pv_phasecorr_plan_create3d_cl(pv_context *ctx, const pv_buffer *reference,
+                                               const pv_phasecorr_options *options, int max_batch,
+                                               pv_phasecorr_plan **plan, cl_uint wait_count,
+                                               const cl_event *wait_list, cl_event *done);
+
+/** pv_phasecorr_plan_set_reference from a device buffer (the plan's size;
+ * a 2D plan on an OpenCL context).
+ * @param plan the plan
+ * @param reference the new reference image (U8, U16 or F32, grey)
+ * @param wait_count events in wait_list
+ * @param wait_list the events the work waits for, or NULL
+ * @param done receives the completion event, or NULL
+ * @return PV_OK, or the failure's status (the plan unchanged on a refusal
+ *         of the arguments) */
+PV_API pv_status pv_phasecorr_plan_set_reference_cl(pv_phasecorr_plan *plan,
+                                                    const pv_buffer *reference,
+                                                    cl_uint wait_count,
+                                                    const cl_event *wait_list, cl_event *done);
+
+/** pv_phasecorr_plan_set_reference3d from a device buffer (a 3D plan).
+ * @param plan the plan
+ * @param reference the new reference volume (F32 or U16)
+ * @param wait_count events in wait_list
+ * @param wait_list the events the work waits for, or NULL
+ * @param done receives the completion event, or NULL
+ * @return PV_OK, or the failure's status */
+PV_API pv_status pv_phasecorr_plan_set_reference3d_cl(pv_phasecorr_plan *plan,
+                                                      const pv_buffer *reference,
+                                                      cl_uint wait_count,
+                                                      const cl_event *wait_list, cl_event *done);
+
+/** pv_phasecorr_plan_correlate on device buffers: shifts[i] for movers[i],
+ * in host memory.  The movers go through a few at a time (a device call
+ * holds at most six buffers), each group in batches of the plan's
+ * max_batch; the first group waits for the wait list, and the shifts are
+ * written only when every group has succeeded.
+ * @param plan a 2D plan of an OpenCL context
+ * @param movers count moving images (U8, U16 or F32, the plan's size)
+ * @param count the number of movers (at least 1)
+ * @param shifts receives count shifts (untouched on error)
+ * @param wait_count events in wait_list
+ * @param wait_list the events the work waits for, or NULL
+ * @param done receives the completion event, or NULL
+ * @return PV_OK, or the failure's status */
+PV_API pv_status pv_phasecorr_plan_correlate_cl(pv_phasecorr_plan *plan, const pv_buffer *movers,
+                                                int count, pv_shift *shifts, cl_uint wait_count,
+                                                const cl_event *wait_list, cl_event *done);
+
+/** pv_phasecorr_plan_correlate3d on device buffers (volumes, F32 or U16),
+ * as pv_phasecorr_plan_correlate_cl.
+ * @param plan a 3D plan of an OpenCL context
+ * @param movers count moving volumes (the plan's size)
+ * @param count the number of movers (at least 1)
+ * @param shifts receives count shifts (untouched on error)
+ * @param wait_count events in wait_list
+ * @param wait_list the events the work waits for, or NULL
+ * @param done receives the completion event, or NULL
+ * @return PV_OK, or the failure's status */
+PV_API pv_status pv_phasecorr_plan_correlate3d_cl(pv_phasecorr_plan *plan,
+                                                  const pv_buffer *movers, int count,
+                                                  pv_shift *shifts, cl_uint wait_count,
+                                                  const cl_event *wait_list, cl_event *done);
 
 /* ---- SIFT and the AO-OCT registration on device buffers ----------------
  * The images and volumes come from the caller's buffers without a host

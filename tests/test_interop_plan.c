@@ -1,0 +1,489 @@
+/* Device-buffer forms of the phase-correlation plans
+ * (include/parvis/interop.h) on a caller's OpenCL objects: plans made and
+ * fed from buffers give shifts equal, bit for bit, to the host plan
+ * calls' on an OpenCL context (the same kernels on the same numbers);
+ * u8, u16 and f32 images and u16 and f32 volumes in buffers with row
+ * pitches wider than the width and an offset; more movers than one device
+ * call holds; the cross-check mode and a wait list; and misuse refused
+ * with the outputs untouched.  Skipped without an OpenCL device. */
+#include "test_util.h"
+#include "parvis/interop.h"
+#include "../lib/core/internal.h" /* pv_pixel_size */
+#include "image_list.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define W 48
+#define H 40
+#define PAD 5      /* extra samples a row in the caller's buffers */
+#define OFFSET 256 /* bytes before sample (0, 0, 0) */
+#define VX 20
+#define VY 16
+#define VZ 10
+#define MOVERS 8 /* more than one device call's six buffers */
+#define BATCH 3  /* the plan's batch: groups split across batches */
+
+typedef struct caller {
+    cl_context context;
+    cl_command_queue queue;
+    pv_context *ctx;
+} caller;
+
+static caller caller_new(void)
+{
+    caller c;
+    pv_context *cl = tu_opencl_or_skip();
+    cl_context context;
+    cl_command_queue queue;
+    cl_device_id device;
+    cl_int err;
+    assert_int_equal(pv_context_cl_objects(cl, &context, &queue), PV_OK);
+    assert_int_equal(clGetCommandQueueInfo(queue, CL_QUEUE_DEVICE, sizeof device, &device, NULL),
+                     CL_SUCCESS);
+    c.context = clCreateContext(NULL, 1, &device, NULL, NULL, &err);
+    assert_int_equal(err, CL_SUCCESS);
+    c.queue = clCreateCommandQueue(c.context, device, 0, &err);
+    assert_int_equal(err, CL_SUCCESS);
+    tu_expect_ok(NULL, pv_context_create_cl(&c.ctx, c.context, c.queue), "pv_context_create_cl");
+    return c;
+}
+
+static void caller_free(caller *c)
+{
+    pv_context_destroy(c->ctx);
+    clReleaseCommandQueue(c->queue);
+    clReleaseContext(c->context);
+}
+
+/* A caller's buffer holding nz slices of ny rows of nx samples from
+ * `data` (dense), rows PAD samples wider than nx, slices one row more
+ * than ny apart, OFFSET bytes in. */
+static pv_buffer put_samples(const caller *c, const void *data, int nx, int ny, int nz,
+                             pv_pixel_type type)
+{
+    const size_t sample = pv_pixel_size(type);
+    const ptrdiff_t stride = nx + PAD, slice = stride * (ny + 1);
+    const size_t bytes = OFFSET + (size_t)slice * (size_t)nz * sample;
+    unsigned char *host = calloc(1, bytes);
+    assert_non_null(host);
+    for (int z = 0; z < nz; z++)
+        for (int y = 0; y < ny; y++)
+            memcpy(host + OFFSET +
+                       ((size_t)z * (size_t)slice + (size_t)y * (size_t)stride) * sample,
+                   (const unsigned char *)data + (((size_t)z * ny + y) * nx) * sample,
+                   (size_t)nx * sample);
+    cl_int err;
+    cl_mem mem = clCreateBuffer(c->context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, bytes, host,
+                                &err);
+    assert_int_equal(err, CL_SUCCESS);
+    free(host);
+    pv_buffer b = {mem, OFFSET, nx, ny, stride, type, nz, slice};
+    return b;
+}
+
+static pv_buffer put_image(const caller *c, const pv_image *image)
+{
+    assert_int_equal(image->stride, image->width);
+    return put_samples(c, image->data, image->width, image->height, 1, image->type);
+}
+
+static pv_buffer put_volume(const caller *c, const pv_volume *v)
+{
+    return put_samples(c, v->data, v->nx, v->ny, v->nz,
+                       v->type == PV_VOLUME_U16 ? PV_PIXEL_U16 : PV_PIXEL_F32);
+}
+
+static void release_buffers(pv_buffer *b, int count)
+{
+    for (int i = 0; i < count; i++)
+        clReleaseMemObject(b[i].mem);
+}
+
+/* Image k of a series of `type`: one random field (0..255, 0..60000 or
+ * 0..1) moved by (k - 3, 2 - k) with wrap-around; k = 0 is the field. */
+static pv_image series_image(pv_pixel_type type, int k)
+{
+    const double range = type == PV_PIXEL_U8 ? 255.0 : type == PV_PIXEL_U16 ? 60000.0 : 1.0;
+    const int dx = k == 0 ? 0 : k - 3, dy = k == 0 ? 0 : 2 - k;
+    pv_image image;
+    assert_int_equal(pv_image_alloc(&image, W, H, type), PV_OK);
+    for (int y = 0; y < H; y++)
+        for (int x = 0; x < W; x++) {
+            const int fx = (x - dx + W) % W, fy = (y - dy + H) % H;
+            uint32_t state = (uint32_t)(fy * W + fx) * 2654435761u + 12345u;
+            state ^= state >> 13;
+            state *= 1664525u;
+            const double value = (double)(state >> 8) / 16777216.0 * range;
+            const size_t at = (size_t)y * W + x;
+            if (type == PV_PIXEL_U8)
+                ((uint8_t *)image.data)[at] = (uint8_t)value;
+            else if (type == PV_PIXEL_U16)
+                ((uint16_t *)image.data)[at] = (uint16_t)value;
+            else
+                ((float *)image.data)[at] = (float)value;
+        }
+    return image;
+}
+
+/* Volume k of a series: one random field moved by (k, -k, k % 3), wrapped. */
+static pv_volume series_volume(int u16, int k)
+{
+    pv_volume f = tu_random_volume(VX, VY, VZ, 77u), v;
+    assert_int_equal(u16 ? pv_volume_alloc_u16(&v, VX, VY, VZ) : pv_volume_alloc(&v, VX, VY, VZ),
+                     PV_OK);
+    for (int z = 0; z < VZ; z++)
+        for (int y = 0; y < VY; y++)
+            for (int x = 0; x < VX; x++) {
+                const size_t at = ((size_t)z * VY + y) * VX + x;
+                const size_t zf = (size_t)(z - k % 3 + VZ) % VZ, yf = (size_t)(y + k + VY) % VY;
+                const size_t from = (zf * VY + yf) * VX + (size_t)(x - k + VX) % VX;
+                if (u16)
+                    v.data_u16[at] = (uint16_t)(f.data[from] * 4000.0f);
+                else
+                    v.data[at] = f.data[from];
+            }
+    pv_volume_free(&f);
+    return v;
+}
+
+static void expect_same_shifts(const pv_shift *got, const pv_shift *want, int count,
+                               const char *what)
+{
+    for (int i = 0; i < count; i++)
+        if (memcmp(&got[i], &want[i], sizeof *got) != 0)
+            fail_msg("%s, mover %d: (%.9g, %.9g, %.9g) peak %.9g flags %u against the host "
+                     "call's (%.9g, %.9g, %.9g) peak %.9g flags %u",
+                     what, i, got[i].dx, got[i].dy, got[i].dz, got[i].peak, got[i].flags,
+                     want[i].dx, want[i].dy, want[i].dz, want[i].peak, want[i].flags);
+}
+
+/* Default options, and a Hann window with padding and the upsampled
+ * refinement (centred: the means and energies on the device). */
+static pv_phasecorr_options options_case(int which)
+{
+    pv_phasecorr_options o;
+    pv_phasecorr_options_default(&o);
+    if (which == 1) {
+        o.window = PV_WINDOW_HANN;
+        o.pad = PV_PAD_FFT;
+        o.subpixel = PV_SUBPIXEL_UPSAMPLE;
+        o.upsample = 10;
+    }
+    return o;
+}
+
+/* ------------------------------------------------------------ 2D plans */
+
+/* A plan made from a buffer, MOVERS movers correlated, then a new
+ * reference (mover 2) set from a buffer and the movers again: each
+ * against the host plan's shifts. */
+static void plan_image_case(caller *c, pv_pixel_type type, int which)
+{
+    char what[96];
+    snprintf(what, sizeof what, "plan_correlate_cl, type %d, options %d", (int)type, which);
+    const pv_phasecorr_options o = options_case(which);
+    pv_image host[MOVERS];
+    pv_buffer dev[MOVERS];
+    for (int k = 0; k < MOVERS; k++) {
+        host[k] = series_image(type, k);
+        dev[k] = put_image(c, &host[k]);
+    }
+    pv_shift want[MOVERS], got[MOVERS];
+    pv_phasecorr_plan *host_plan = NULL, *plan = NULL;
+    tu_expect_ok(tu_opencl, pv_phasecorr_plan_create(tu_opencl, &host[0], &o, BATCH, &host_plan),
+                 "host plan");
+    tu_expect_ok(tu_opencl, pv_phasecorr_plan_correlate(host_plan, host, MOVERS, want),
+                 "host correlate");
+    cl_event done = NULL;
+    tu_expect_ok(c->ctx, pv_phasecorr_plan_create_cl(c->ctx, &dev[0], &o, BATCH, &plan, 0, NULL,
+                                                     &done),
+                 "plan_create_cl");
+    assert_non_null(plan);
+    assert_non_null(done);
+    assert_int_equal(clWaitForEvents(1, &done), CL_SUCCESS);
+    clReleaseEvent(done);
+    done = NULL;
+    tu_expect_ok(c->ctx, pv_phasecorr_plan_correlate_cl(plan, dev, MOVERS, got, 0, NULL, &done),
+                 what);
+    assert_non_null(done);
+    assert_int_equal(clWaitForEvents(1, &done), CL_SUCCESS);
+    clReleaseEvent(done);
+    expect_same_shifts(got, want, MOVERS, what);
+    assert_true(fabs(got[5].dx - 2.0) < 0.5 && fabs(got[5].dy + 3.0) < 0.5);
+    /* a new reference from a buffer; the host plan's movers from host images */
+    tu_expect_ok(tu_opencl, pv_phasecorr_plan_set_reference(host_plan, &host[2]), "host ref");
+    tu_expect_ok(tu_opencl, pv_phasecorr_plan_correlate(host_plan, host, MOVERS, want), "host");
+    tu_expect_ok(c->ctx, pv_phasecorr_plan_set_reference_cl(plan, &dev[2], 0, NULL, NULL),
+                 "set_reference_cl");
+    tu_expect_ok(c->ctx, pv_phasecorr_plan_correlate_cl(plan, dev, MOVERS, got, 0, NULL, NULL),
+                 what);
+    expect_same_shifts(got, want, MOVERS, "after set_reference_cl");
+    /* the plan takes host images too */
+    tu_expect_ok(c->ctx, pv_phasecorr_plan_correlate(plan, host, 2, got), "host movers");
+    expect_same_shifts(got, want, 2, "host movers on a device-made plan");
+    pv_phasecorr_plan_destroy(plan);
+    pv_phasecorr_plan_destroy(host_plan);
+    release_buffers(dev, MOVERS);
+    for (int k = 0; k < MOVERS; k++)
+        pv_image_free(&host[k]);
+}
+
+static void test_plan_images_equal_host_calls(void **state)
+{
+    (void)state;
+    caller c = caller_new();
+    plan_image_case(&c, PV_PIXEL_U8, 0);
+    plan_image_case(&c, PV_PIXEL_F32, 1);
+    plan_image_case(&c, PV_PIXEL_U16, 1);
+    caller_free(&c);
+}
+
+/* ------------------------------------------------------------ 3D plans */
+
+static void plan_volume_case(caller *c, int u16, int which)
+{
+    enum { N = 3 };
+    char what[96];
+    snprintf(what, sizeof what, "plan_correlate3d_cl, %s, options %d", u16 ? "u16" : "f32",
+             which);
+    const pv_phasecorr_options o = options_case(which);
+    pv_volume host[N];
+    pv_buffer dev[N];
+    for (int k = 0; k < N; k++) {
+        host[k] = series_volume(u16, k);
+        dev[k] = put_volume(c, &host[k]);
+    }
+    pv_shift want[N], got[N];
+    pv_phasecorr_plan *host_plan = NULL, *plan = NULL;
+    tu_expect_ok(tu_opencl, pv_phasecorr_plan_create3d(tu_opencl, &host[0], &o, 2, &host_plan),
+                 "host plan 3D");
+    tu_expect_ok(tu_opencl, pv_phasecorr_plan_correlate3d(host_plan, host, N, want), "host 3D");
+    tu_expect_ok(c->ctx, pv_phasecorr_plan_create3d_cl(c->ctx, &dev[0], &o, 2, &plan, 0, NULL,
+                                                       NULL),
+                 "plan_create3d_cl");
+    tu_expect_ok(c->ctx, pv_phasecorr_plan_correlate3d_cl(plan, dev, N, got, 0, NULL, NULL), what);
+    expect_same_shifts(got, want, N, what);
+    assert_true(fabs(got[2].dx - 2.0) < 0.5 && fabs(got[2].dy + 2.0) < 0.5 &&
+                fabs(got[2].dz - 2.0) < 0.5);
+    tu_expect_ok(tu_opencl, pv_phasecorr_plan_set_reference3d(host_plan, &host[1]), "host ref");
+    tu_expect_ok(tu_opencl, pv_phasecorr_plan_correlate3d(host_plan, host, N, want), "host 3D");
+    tu_expect_ok(c->ctx, pv_phasecorr_plan_set_reference3d_cl(plan, &dev[1], 0, NULL, NULL),
+                 "set_reference3d_cl");
+    tu_expect_ok(c->ctx, pv_phasecorr_plan_correlate3d_cl(plan, dev, N, got, 0, NULL, NULL), what);
+    expect_same_shifts(got, want, N, "after set_reference3d_cl");
+    pv_phasecorr_plan_destroy(plan);
+    pv_phasecorr_plan_destroy(host_plan);
+    release_buffers(dev, N);
+    for (int k = 0; k < N; k++)
+        pv_volume_free(&host[k]);
+}
+
+static void test_plan_volumes_equal_host_calls(void **state)
+{
+    (void)state;
+    caller c = caller_new();
+    plan_volume_case(&c, 1, 0);
+    plan_volume_case(&c, 0, 1);
+    caller_free(&c);
+}
+
+/* ------------------------------------------- cross-check and wait lists */
+
+static void test_plan_crosscheck_and_wait_list(void **state)
+{
+    (void)state;
+    caller c = caller_new();
+    const pv_phasecorr_options o = options_case(1);
+    pv_image host[MOVERS];
+    pv_buffer dev[MOVERS];
+    for (int k = 0; k < MOVERS; k++) {
+        host[k] = series_image(PV_PIXEL_U8, k);
+        dev[k] = put_image(&c, &host[k]);
+    }
+    pv_shift want[MOVERS], got[MOVERS];
+    pv_phasecorr_plan *host_plan = NULL, *plan = NULL;
+    tu_expect_ok(tu_opencl, pv_phasecorr_plan_create(tu_opencl, &host[0], &o, BATCH, &host_plan),
+                 "host plan");
+    tu_expect_ok(tu_opencl, pv_phasecorr_plan_correlate(host_plan, host, MOVERS, want), "host");
+    cl_int err;
+    cl_event events[2];
+    events[0] = clCreateUserEvent(c.context, &err);
+    assert_int_equal(err, CL_SUCCESS);
+    assert_int_equal(clSetUserEventStatus(events[0], CL_COMPLETE), CL_SUCCESS);
+    assert_int_equal(clEnqueueMarkerWithWaitList(c.queue, 0, NULL, &events[1]), CL_SUCCESS);
+    tu_expect_ok(c.ctx, pv_context_set_crosscheck(c.ctx, 1), "crosscheck on");
+    cl_event done = NULL;
+    tu_expect_ok(c.ctx, pv_phasecorr_plan_create_cl(c.ctx, &dev[0], &o, BATCH, &plan, 2, events,
+                                                    NULL),
+                 "plan_create_cl cross-checked");
+    tu_expect_ok(c.ctx, pv_phasecorr_plan_correlate_cl(plan, dev, MOVERS, got, 2, events, &done),
+                 "plan_correlate_cl cross-checked");
+    assert_int_equal(clWaitForEvents(1, &done), CL_SUCCESS);
+    clReleaseEvent(done);
+    expect_same_shifts(got, want, MOVERS, "cross-checked");
+    tu_expect_ok(c.ctx, pv_phasecorr_plan_set_reference_cl(plan, &dev[0], 2, events, NULL),
+                 "set_reference_cl cross-checked");
+    pv_context_set_crosscheck(c.ctx, 0);
+    tu_expect_ok(c.ctx, pv_phasecorr_plan_correlate_cl(plan, dev, MOVERS, got, 2, events, NULL),
+                 "plan_correlate_cl after a wait list");
+    expect_same_shifts(got, want, MOVERS, "after a wait list");
+    clReleaseEvent(events[0]), clReleaseEvent(events[1]);
+    pv_phasecorr_plan_destroy(plan);
+    pv_phasecorr_plan_destroy(host_plan);
+    release_buffers(dev, MOVERS);
+    for (int k = 0; k < MOVERS; k++)
+        pv_image_free(&host[k]);
+    caller_free(&c);
+}
+
+/* ------------------------------------------------------------- misuse */
+
+static void expect_correlate_refused(pv_phasecorr_plan *plan, const pv_buffer *movers,
+                                     int count, cl_uint wait_count, const cl_event *wait_list,
+                                     pv_status expected, const char *what)
+{
+    pv_shift got[MOVERS], kept[MOVERS];
+    memset(kept, 0x5A, sizeof kept);
+    memcpy(got, kept, sizeof got);
+    cl_event done = NULL;
+    pv_status status =
+        pv_phasecorr_plan_correlate_cl(plan, movers, count, got, wait_count, wait_list, &done);
+    if (status != expected)
+        fail_msg("%s: status %d, expected %d (%s)", what, (int)status, (int)expected,
+                 pv_last_error());
+    assert_null(done);
+    assert_memory_equal(got, kept, sizeof got);
+}
+
+static void expect_create_refused(pv_context *ctx, const pv_buffer *reference, int max_batch,
+                                  cl_uint wait_count, const cl_event *wait_list,
+                                  pv_status expected, const char *what)
+{
+    pv_phasecorr_plan *kept = (pv_phasecorr_plan *)&kept, *plan = kept;
+    cl_event done = NULL;
+    pv_status status = pv_phasecorr_plan_create_cl(ctx, reference, NULL, max_batch, &plan,
+                                                   wait_count, wait_list, &done);
+    if (status != expected)
+        fail_msg("%s: status %d, expected %d (%s)", what, (int)status, (int)expected,
+                 pv_last_error());
+    assert_null(done);
+    assert_ptr_equal(plan, kept);
+}
+
+static void test_plan_misuse(void **state)
+{
+    (void)state;
+    caller c = caller_new(), other = caller_new();
+    pv_image host[MOVERS];
+    pv_buffer dev[MOVERS];
+    for (int k = 0; k < MOVERS; k++) {
+        host[k] = series_image(PV_PIXEL_F32, k);
+        dev[k] = put_image(&c, &host[k]);
+    }
+    pv_buffer foreign = put_image(&other, &host[1]);
+    cl_int err;
+    cl_event failed = clCreateUserEvent(c.context, &err);
+    assert_int_equal(err, CL_SUCCESS);
+    assert_int_equal(clSetUserEventStatus(failed, -1), CL_SUCCESS);
+    /* creation */
+    expect_create_refused(c.ctx, NULL, 1, 0, NULL, PV_ERR_INVALID, "NULL reference");
+    expect_create_refused(c.ctx, &foreign, 1, 0, NULL, PV_ERR_INVALID, "another context's");
+    expect_create_refused(c.ctx, &dev[0], 0, 0, NULL, PV_ERR_INVALID, "max_batch 0");
+    expect_create_refused(c.ctx, &dev[0], 1, 1, &failed, PV_ERR_INVALID, "a failed event");
+    expect_create_refused(tu_cpu, &dev[0], 1, 0, NULL, PV_ERR_UNSUPPORTED, "a CPU context");
+    pv_buffer rgb = dev[0];
+    rgb.type = PV_PIXEL_RGB8;
+    expect_create_refused(c.ctx, &rgb, 1, 0, NULL, PV_ERR_INVALID, "wrong type");
+    pv_buffer narrow = dev[0];
+    narrow.stride = W - 1;
+    expect_create_refused(c.ctx, &narrow, 1, 0, NULL, PV_ERR_INVALID, "stride < width");
+    pv_buffer odd = dev[0];
+    odd.offset = OFFSET + 2;
+    expect_create_refused(c.ctx, &odd, 1, 0, NULL, PV_ERR_INVALID, "offset within a sample");
+    pv_phasecorr_plan *plan = NULL;
+    assert_int_equal(pv_phasecorr_plan_create_cl(c.ctx, &dev[0], NULL, 1, NULL, 0, NULL, NULL),
+                     PV_ERR_INVALID);
+    pv_buffer u8 = dev[0]; /* a volume holds F32 or U16 samples */
+    u8.type = PV_PIXEL_U8;
+    assert_int_equal(pv_phasecorr_plan_create3d_cl(c.ctx, &u8, NULL, 1, &plan, 0, NULL, NULL),
+                     PV_ERR_INVALID);
+    assert_null(plan);
+    tu_expect_ok(c.ctx, pv_phasecorr_plan_create_cl(c.ctx, &dev[0], NULL, BATCH, &plan, 0, NULL,
+                                                    NULL),
+                 "plan_create_cl");
+    /* correlation: one bad mover among good ones fails the call */
+    pv_buffer bad[MOVERS];
+    memcpy(bad, dev, sizeof bad);
+    bad[7] = foreign;
+    expect_correlate_refused(plan, bad, MOVERS, 0, NULL, PV_ERR_INVALID, "another context's");
+    memcpy(bad, dev, sizeof bad);
+    bad[3].mem = NULL;
+    expect_correlate_refused(plan, bad, MOVERS, 0, NULL, PV_ERR_INVALID, "a NULL mem");
+    memcpy(bad, dev, sizeof bad);
+    bad[1].height = H - 1;
+    expect_correlate_refused(plan, bad, MOVERS, 0, NULL, PV_ERR_INVALID, "size differs");
+    memcpy(bad, dev, sizeof bad);
+    bad[6].stride = W - 1;
+    expect_correlate_refused(plan, bad, MOVERS, 0, NULL, PV_ERR_INVALID, "stride < width");
+    memcpy(bad, dev, sizeof bad);
+    bad[0].type = PV_PIXEL_RGB8;
+    expect_correlate_refused(plan, bad, MOVERS, 0, NULL, PV_ERR_INVALID, "wrong type");
+    expect_correlate_refused(plan, NULL, MOVERS, 0, NULL, PV_ERR_INVALID, "NULL movers");
+    expect_correlate_refused(plan, dev, 0, 0, NULL, PV_ERR_INVALID, "count 0");
+    expect_correlate_refused(plan, dev, MOVERS, 1, &failed, PV_ERR_INVALID, "a failed event");
+    expect_correlate_refused(plan, dev, MOVERS, 1, NULL, PV_ERR_INVALID, "count, no list");
+    expect_correlate_refused(NULL, dev, MOVERS, 0, NULL, PV_ERR_INVALID, "NULL plan");
+    pv_shift one;
+    assert_int_equal(pv_phasecorr_plan_correlate_cl(plan, dev, 1, NULL, 0, NULL, NULL),
+                     PV_ERR_INVALID);
+    assert_int_equal(pv_phasecorr_plan_correlate3d_cl(plan, dev, 1, &one, 0, NULL, NULL),
+                     PV_ERR_INVALID); /* a 2D plan */
+    assert_int_equal(pv_phasecorr_plan_set_reference3d_cl(plan, &dev[1], 0, NULL, NULL),
+                     PV_ERR_INVALID);
+    assert_int_equal(pv_phasecorr_plan_set_reference_cl(plan, &foreign, 0, NULL, NULL),
+                     PV_ERR_INVALID);
+    assert_int_equal(pv_phasecorr_plan_set_reference_cl(plan, &dev[1], 1, &failed, NULL),
+                     PV_ERR_INVALID);
+    assert_int_equal(pv_phasecorr_plan_set_reference_cl(NULL, &dev[1], 0, NULL, NULL),
+                     PV_ERR_INVALID);
+    /* a plan of a CPU context: device buffers unsupported */
+    pv_phasecorr_plan *cpu_plan = NULL;
+    tu_expect_ok(tu_cpu, pv_phasecorr_plan_create(tu_cpu, &host[0], NULL, 1, &cpu_plan), "CPU");
+    expect_correlate_refused(cpu_plan, dev, 2, 0, NULL, PV_ERR_UNSUPPORTED, "a CPU plan");
+    assert_int_equal(pv_phasecorr_plan_set_reference_cl(cpu_plan, &dev[1], 0, NULL, NULL),
+                     PV_ERR_UNSUPPORTED);
+    pv_phasecorr_plan_destroy(cpu_plan);
+    /* the plan still works after every refusal, on its first reference */
+    pv_phasecorr_plan *host_plan = NULL;
+    pv_shift want[MOVERS], got[MOVERS];
+    tu_expect_ok(tu_opencl, pv_phasecorr_plan_create(tu_opencl, &host[0], NULL, BATCH,
+                                                     &host_plan),
+                 "host plan");
+    tu_expect_ok(tu_opencl, pv_phasecorr_plan_correlate(host_plan, host, MOVERS, want), "host");
+    tu_expect_ok(c.ctx, pv_phasecorr_plan_correlate_cl(plan, dev, MOVERS, got, 0, NULL, NULL),
+                 "after the refusals");
+    expect_same_shifts(got, want, MOVERS, "after the refusals");
+    clReleaseEvent(failed);
+    pv_phasecorr_plan_destroy(host_plan);
+    pv_phasecorr_plan_destroy(plan);
+    release_buffers(dev, MOVERS);
+    clReleaseMemObject(foreign.mem);
+    for (int k = 0; k < MOVERS; k++)
+        pv_image_free(&host[k]);
+    caller_free(&other);
+    caller_free(&c);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_plan_images_equal_host_calls),
+        cmocka_unit_test(test_plan_volumes_equal_host_calls),
+        cmocka_unit_test(test_plan_crosscheck_and_wait_list),
+        cmocka_unit_test(test_plan_misuse),
+    };
+    return cmocka_run_group_tests_name("interop_plan", tests, tu_group_setup, tu_group_teardown);
+}
