@@ -354,8 +354,8 @@ PV_API pv_status pv_phasecorr_plan_set_reference3d_cl(pv_phasecorr_plan *plan,
                                                       const cl_event *wait_list, cl_event *done);
 
 /** pv_phasecorr_plan_correlate on device buffers: shifts[i] for movers[i],
- * in host memory.  The movers go through a few at a time (a device call
- * holds at most six buffers), each group in batches of the plan's
+ * in host memory.  The movers go through four at a time (the bound
+ * buffers and working copies a device call holds), each group in batches of the plan's
  * max_batch; the first group waits for the wait list, and the shifts are
  * written only when every group has succeeded.
  * @param plan a 2D plan of an OpenCL context

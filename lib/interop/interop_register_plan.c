@@ -16,6 +16,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Movers a device call: each bound, and each U8 one converted into a
+ * working copy, within the backend's eight slots. */
+#define GROUP 4
+
 /* Inputs at a whole number of samples from the buffer's start (the
  * device scans read them by sample index). */
 static pv_status check_aligned(pv_context *ctx, const char *op, const pv_buffer *b)
@@ -150,12 +154,12 @@ static pv_status host_correlate(pv_context *ctx, void *const *items, const void 
     const plan_args *a = args;
     (void)ctx;
     if (a->plan->dims == 2) {
-        pv_image group[MAX_IMAGES];
+        pv_image group[GROUP];
         for (int i = 0; i < count; i++)
             group[i] = *(const pv_image *)items[i];
         return pv_phasecorr_plan_correlate(a->plan, group, count, a->shifts);
     }
-    pv_volume group[MAX_IMAGES];
+    pv_volume group[GROUP];
     for (int i = 0; i < count; i++)
         group[i] = *(const pv_volume *)items[i];
     return pv_phasecorr_plan_correlate3d(a->plan, group, count, a->shifts);
@@ -172,22 +176,18 @@ GROUP_CALL(1)
 GROUP_CALL(2)
 GROUP_CALL(3)
 GROUP_CALL(4)
-GROUP_CALL(5)
-GROUP_CALL(6)
 #undef GROUP_CALL
 
-_Static_assert(MAX_IMAGES == 6, "one group call per group size up to MAX_IMAGES");
-static const host_call group_calls[MAX_IMAGES] = {host_correlate_1, host_correlate_2,
-                                                  host_correlate_3, host_correlate_4,
-                                                  host_correlate_5, host_correlate_6};
+_Static_assert(GROUP == 4 && GROUP <= MAX_IMAGES, "one group call per group size");
+static const host_call group_calls[GROUP] = {host_correlate_1, host_correlate_2,
+                                             host_correlate_3, host_correlate_4};
 
 /* Movers [first, first + n) in one device call. */
 static pv_status correlate_group(pv_phasecorr_plan *plan, const char *op,
                                  const pv_buffer *movers, int first, int n, pv_shift *shifts,
                                  cl_uint wait_count, const cl_event *wait_list, cl_event *done)
 {
-    static const char *const names[MAX_IMAGES] = {"a mover", "a mover", "a mover",
-                                                  "a mover", "a mover", "a mover"};
+    static const char *const names[GROUP] = {"a mover", "a mover", "a mover", "a mover"};
     call_images c = {.count = n, .first_output = n,
                      .volumes = plan->dims == 3 ? (1u << n) - 1u : 0u};
     for (int i = 0; i < n; i++)
@@ -219,8 +219,8 @@ static pv_status correlate(pv_phasecorr_plan *plan, const char *op, int dims,
     if (!found)
         return pv_fail(plan->ctx, PV_ERR_NOMEM, "%s: out of memory", op);
     pv_status status = PV_OK;
-    for (int first = 0; status == PV_OK && first < count; first += MAX_IMAGES) {
-        const int n = count - first < MAX_IMAGES ? count - first : MAX_IMAGES;
+    for (int first = 0; status == PV_OK && first < count; first += GROUP) {
+        const int n = count - first < GROUP ? count - first : GROUP;
         const int last = first + n == count;
         status = correlate_group(plan, op, movers, first, n, found, first == 0 ? wait_count : 0,
                                  first == 0 ? wait_list : NULL, last ? done : NULL);

@@ -9,7 +9,7 @@ have been built with its OpenCL backend.
 """
 from __future__ import annotations
 
-from typing import Any, List, Mapping, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, List, Mapping, Optional, Sequence, Tuple, cast
 
 import numpy as np
 
@@ -25,6 +25,9 @@ from ._results import OctregResult, SiftFeatures
 from ._register import _ncc_result, _phasecorr_options, _shift_array
 from ._results import NCCResult, PhaseCorrelation
 from ._stereo import bp_params, sgm_params
+
+if TYPE_CHECKING:
+    from ._context import Context
 
 #: numpy dtype names and the pixel types of device buffers.
 _PIXEL_TYPES = {"uint8": "PV_PIXEL_U8", "uint16": "PV_PIXEL_U16", "float32": "PV_PIXEL_F32"}
@@ -276,6 +279,21 @@ class _InteropOps(_ContextBase):
                    done)
         _attach(cl, done, [dst])
         return _ncc_result(dst, result)
+
+    def phasecorr_plan_cl(self, reference: Any, upsample: int = 1, *,
+                          subpixel: Optional[str] = None, pad: str = "none",
+                          window: str = "none", max_batch: int = 1,
+                          wait_for: Optional[Sequence[Any]] = None) -> Any:
+        """phasecorr_plan with the reference in a pyopencl array (a 2D
+        image, uint8, uint16 or float32, or a 3D (z, y, x) volume, float32
+        or uint16): a PhaseCorrPlanCL, whose correlate_cl and
+        correlate_many_cl take pyopencl arrays of its shape and return
+        shifts equal bit for bit to the host plan's.  Needs a device with
+        double precision (cl_khr_fp64)."""
+        # imported here: the plan's module builds on this one's helpers
+        from ._interop_plan import PhaseCorrPlanCL
+        return PhaseCorrPlanCL(cast("Context", self), reference, upsample, subpixel=subpixel,
+                               pad=pad, window=window, max_batch=max_batch, wait_for=wait_for)
 
     def to_grey_cl(self, image: Any, *, out: Optional[Any] = None,
                    wait_for: Optional[Sequence[Any]] = None) -> Any:
