@@ -1,0 +1,123 @@
+"""Device-buffer phase-correlation plans with pyopencl arrays
+(Context.phasecorr_plan_cl, PhaseCorrPlanCL; docs/interop.md): shifts equal,
+bit for bit, to the host plan's on an OpenCL context; more movers than one
+device call takes; strided views; refusals.  Skipped without pyopencl or an
+OpenCL device."""
+from __future__ import annotations
+
+from typing import Any, Iterator, List, Tuple
+
+import numpy as np
+import pytest
+
+import parvis
+from conftest import BACKENDS
+
+cl = pytest.importorskip("pyopencl")
+import pyopencl.array as cla  # noqa: E402
+
+pytestmark = pytest.mark.skipif("opencl" not in BACKENDS, reason="no OpenCL device")
+
+
+def parvis_device(opencl: parvis.Context) -> Any:
+    """The device parvis's OpenCL context runs on, as a pyopencl Device."""
+    context_handle, _ = opencl.cl_handles()
+    return cl.Context.from_int_ptr(context_handle).devices[0]
+
+
+@pytest.fixture(scope="module")
+def queue(opencl: parvis.Context) -> Any:
+    return cl.CommandQueue(cl.Context([parvis_device(opencl)]))
+
+
+@pytest.fixture(scope="module")
+def on_queue(queue: Any) -> Iterator[parvis.Context]:
+    with parvis.Context.from_cl(queue) as ctx:
+        yield ctx
+
+
+def series(dtype: str, count: int, shape: Tuple[int, ...] = (40, 48)) -> List[np.ndarray]:
+    """A random field of dtype and count - 1 copies rolled by (k, -k) (and
+    by k % 3 along z for volumes)."""
+    rng = np.random.default_rng(3)
+    scale = {"uint8": 255, "uint16": 60000, "float32": 1}[dtype]
+    field = (rng.random(shape) * scale).astype(dtype)
+    axes = tuple(range(len(shape) - 2, len(shape)))
+    items = [field]
+    for k in range(1, count):
+        moved = np.roll(field, (k, -k), axis=axes)
+        if len(shape) == 3:
+            moved = np.roll(moved, k % 3, axis=0)
+        items.append(np.ascontiguousarray(moved))
+    return items
+
+
+@pytest.mark.parametrize("dtype", ["uint8", "uint16", "float32"])
+def test_plan_equals_the_host_plan(on_queue: parvis.Context, opencl: parvis.Context,
+                                   queue: Any, dtype: str) -> None:
+    images = series(dtype, 7)
+    options = {"window": "hann", "pad": "fft", "upsample": 10, "max_batch": 3}
+    host = opencl.phasecorr_plan(images[0], **options)
+    want = host.correlate_many(np.stack(images))
+    on_device = [cla.to_device(queue, a) for a in images]
+    with on_queue.phasecorr_plan_cl(on_device[0], **options) as plan:
+        got = plan.correlate_many_cl(on_device)
+        np.testing.assert_array_equal(got.shifts, want.shifts)
+        np.testing.assert_array_equal(got.peaks, want.peaks)
+        np.testing.assert_array_equal(got.flags, want.flags)
+        np.testing.assert_allclose(got.shifts[4], [-4, 4], atol=0.5)
+        one = plan.correlate_cl(on_device[2])
+        np.testing.assert_array_equal(one.shift, want.shifts[2])
+        # a new reference from the device; host movers on the same plan
+        host.set_reference(images[1])
+        plan.set_reference_cl(on_device[1])
+        again = plan.correlate_many_cl(on_device)
+        np.testing.assert_array_equal(again.shifts, host.correlate_many(np.stack(images)).shifts)
+        np.testing.assert_array_equal(plan.correlate(images[3]).shift, again.shifts[3])
+        assert plan.fft_size == host.fft_size
+
+
+@pytest.mark.parametrize("dtype", ["uint16", "float32"])
+def test_volume_plan_equals_the_host_plan(on_queue: parvis.Context, opencl: parvis.Context,
+                                          queue: Any, dtype: str) -> None:
+    volumes = series(dtype, 3, (8, 16, 20))
+    want = opencl.phasecorr_plan(volumes[0], window="hann").correlate_many(np.stack(volumes))
+    # the reference as a strided view: every other slice of a taller array
+    tall = np.zeros((16, 16, 20), dtype)
+    tall[::2] = volumes[0]
+    with on_queue.phasecorr_plan_cl(cla.to_device(queue, tall)[::2], window="hann") as plan:
+        got = plan.correlate_many_cl([cla.to_device(queue, v) for v in volumes])
+    np.testing.assert_array_equal(got.shifts, want.shifts)
+    np.testing.assert_array_equal(got.peaks, want.peaks)
+
+
+def test_plan_misuse(on_queue: parvis.Context, opencl: parvis.Context, queue: Any) -> None:
+    images = series("float32", 2)
+    r_dev, m_dev = (cla.to_device(queue, a) for a in images)
+    with pytest.raises(parvis.InvalidArgument, match="pyopencl.array.Array"):
+        on_queue.phasecorr_plan_cl(images[0])
+    with pytest.raises(parvis.InvalidArgument, match="max_batch"):
+        on_queue.phasecorr_plan_cl(r_dev, max_batch=0)
+    failed = cl.UserEvent(queue.context)
+    failed.set_status(-1)
+    with pytest.raises(parvis.InvalidArgument, match="failed"):
+        on_queue.phasecorr_plan_cl(r_dev, wait_for=[failed])
+    with parvis.Context("cpu") as cpu, pytest.raises(parvis.Error, match="OpenCL context"):
+        cpu.phasecorr_plan_cl(r_dev)
+    foreign = cla.to_device(cl.CommandQueue(cl.Context([parvis_device(opencl)])), images[1])
+    with on_queue.phasecorr_plan_cl(r_dev) as plan:
+        with pytest.raises(parvis.InvalidArgument, match="shape"):
+            plan.correlate_cl(m_dev[:20])
+        with pytest.raises(parvis.InvalidArgument, match="pyopencl.array.Array"):
+            plan.correlate_many_cl([m_dev, images[1]])
+        with pytest.raises(parvis.InvalidArgument, match="empty"):
+            plan.correlate_many_cl([])
+        with pytest.raises(parvis.InvalidArgument, match="another cl_context"):
+            plan.correlate_many_cl([m_dev, foreign])
+        with pytest.raises(parvis.InvalidArgument, match="failed"):
+            plan.set_reference_cl(m_dev, wait_for=[failed])
+        with pytest.raises(parvis.InvalidArgument, match="dtype"):
+            plan.correlate_cl(m_dev.astype(np.int32))
+        # the plan still works after the refusals
+        want = opencl.phasecorr_plan(images[0]).correlate(images[1])
+        np.testing.assert_array_equal(plan.correlate_cl(m_dev).shift, want.shift)
