@@ -1,7 +1,7 @@
-/* Device-buffer forms of the phase-correlation plans
- * (include/parvis/interop.h) on a caller's OpenCL objects: plans made and
- * fed from buffers give shifts equal, bit for bit, to the host plan
- * calls' on an OpenCL context (the same kernels on the same numbers);
+/* Device-buffer forms of the phase-correlation plans and of masked phase
+ * correlation (include/parvis/interop.h) on a caller's OpenCL objects:
+ * plans made and fed from buffers, and masked correlations, give shifts
+ * equal, bit for bit, to the host calls' on an OpenCL context (the same kernels on the same numbers);
  * u8, u16 and f32 images and u16 and f32 volumes in buffers with row
  * pitches wider than the width and an offset; more movers than one device
  * call holds; the cross-check mode and a wait list; and misuse refused
@@ -152,8 +152,10 @@ static pv_volume series_volume(int u16, int k)
 static void expect_same_shifts(const pv_shift *got, const pv_shift *want, int count,
                                const char *what)
 {
-    for (int i = 0; i < count; i++)
-        if (memcmp(&got[i], &want[i], sizeof *got) != 0)
+    for (int i = 0; i < count; i++) /* field by field: the structure has padding */
+        if (memcmp(&got[i].dx, &want[i].dx, 3 * sizeof got->dx) != 0 ||
+            memcmp(&got[i].peak, &want[i].peak, sizeof got->peak) != 0 ||
+            got[i].flags != want[i].flags)
             fail_msg("%s, mover %d: (%.9g, %.9g, %.9g) peak %.9g flags %u against the host "
                      "call's (%.9g, %.9g, %.9g) peak %.9g flags %u",
                      what, i, got[i].dx, got[i].dy, got[i].dz, got[i].peak, got[i].flags,
@@ -477,6 +479,196 @@ static void test_plan_misuse(void **state)
     caller_free(&c);
 }
 
+/* ------------------------------------------------ masked phase correlation */
+
+/* A mask of `type` (u8, f32 or u16, values 0 / 3): a rectangle of the
+ * nx x ny x nz grid, moved by (dx, dy). */
+static void *rect_mask(pv_pixel_type type, int nx, int ny, int nz, int dx, int dy)
+{
+    const size_t sample = pv_pixel_size(type), count = (size_t)nx * ny * nz;
+    unsigned char *m = calloc(count, sample);
+    assert_non_null(m);
+    for (int z = 0; z < nz; z++)
+        for (int y = 0; y < ny; y++)
+            for (int x = 0; x < nx; x++) {
+                const int inside = x - dx >= 4 && x - dx < nx - 6 && y - dy >= 3 &&
+                                   y - dy < ny - 5;
+                const size_t at = ((size_t)z * ny + y) * nx + x;
+                if (!inside)
+                    continue;
+                if (type == PV_PIXEL_U8)
+                    m[at] = 3;
+                else if (type == PV_PIXEL_U16)
+                    ((uint16_t *)m)[at] = 3;
+                else
+                    ((float *)m)[at] = 3.0f;
+            }
+    return m;
+}
+
+static void expect_same_shift(const pv_shift *got, const pv_shift *want, const char *what)
+{
+    expect_same_shifts(got, want, 1, what);
+}
+
+static void masked_image_case(caller *c, pv_pixel_type type, int separate_masks)
+{
+    char what[96];
+    snprintf(what, sizeof what, "phase_correlate_masked_cl, type %d, %s", (int)type,
+             separate_masks ? "two masks" : "one mask");
+    pv_image reference = series_image(type, 0), moving = series_image(type, 5);
+    void *rm = rect_mask(type, W, H, 1, 0, 0), *mm = rect_mask(type, W, H, 1, 2, -3);
+    pv_image ref_mask = {W, H, W, type, rm}, mov_mask = {W, H, W, type, mm};
+    pv_phasecorr_masked_params params;
+    pv_phasecorr_masked_params_default(&params);
+    pv_shift want, got;
+    tu_expect_ok(tu_opencl, pv_phase_correlate_masked(tu_opencl, &reference, &moving, &ref_mask,
+                                                      separate_masks ? &mov_mask : NULL,
+                                                      &params, &want),
+                 "host masked phase correlation");
+    pv_buffer r = put_image(c, &reference), m = put_image(c, &moving);
+    pv_buffer rmb = put_image(c, &ref_mask), mmb = put_image(c, &mov_mask);
+    cl_event done = NULL;
+    memset(&got, 0xA5, sizeof got);
+    tu_expect_ok(c->ctx, pv_phase_correlate_masked_cl(c->ctx, &r, &m, &rmb,
+                                                      separate_masks ? &mmb : NULL, &params,
+                                                      &got, 0, NULL, &done),
+                 what);
+    assert_non_null(done);
+    assert_int_equal(clWaitForEvents(1, &done), CL_SUCCESS);
+    clReleaseEvent(done);
+    expect_same_shift(&got, &want, what);
+    assert_true(fabs(got.dx - 2.0) < 0.5 && fabs(got.dy + 3.0) < 0.5);
+    clReleaseMemObject(r.mem), clReleaseMemObject(m.mem);
+    clReleaseMemObject(rmb.mem), clReleaseMemObject(mmb.mem);
+    image_list_free(&reference, &moving, NULL);
+    free(rm);
+    free(mm);
+}
+
+static void test_masked_images_equal_host_call(void **state)
+{
+    (void)state;
+    caller c = caller_new();
+    masked_image_case(&c, PV_PIXEL_U8, 1);
+    masked_image_case(&c, PV_PIXEL_F32, 0);
+    caller_free(&c);
+}
+
+static void masked_volume_case(caller *c, int u16)
+{
+    const char *what = u16 ? "phase_correlate_masked3d_cl, u16" : "phase_correlate_masked3d_cl";
+    const pv_pixel_type type = u16 ? PV_PIXEL_U16 : PV_PIXEL_F32;
+    pv_volume reference = series_volume(u16, 0), moving = series_volume(u16, 2);
+    void *mask = rect_mask(type, VX, VY, VZ, 0, 0);
+    pv_volume rm = u16 ? pv_volume_wrap_u16(mask, VX, VY, VZ) : pv_volume_wrap(mask, VX, VY, VZ);
+    pv_shift want, got;
+    tu_expect_ok(tu_opencl, pv_phase_correlate_masked3d(tu_opencl, &reference, &moving, &rm, &rm,
+                                                        NULL, &want),
+                 "host masked 3D");
+    pv_buffer r = put_volume(c, &reference), m = put_volume(c, &moving), k = put_volume(c, &rm);
+    tu_expect_ok(c->ctx, pv_phase_correlate_masked3d_cl(c->ctx, &r, &m, &k, &k, NULL, &got, 0,
+                                                        NULL, NULL),
+                 what);
+    expect_same_shift(&got, &want, what);
+    clReleaseMemObject(r.mem), clReleaseMemObject(m.mem), clReleaseMemObject(k.mem);
+    pv_volume_free(&reference);
+    pv_volume_free(&moving);
+    free(mask);
+}
+
+static void test_masked_volumes_equal_host_call(void **state)
+{
+    (void)state;
+    caller c = caller_new();
+    masked_volume_case(&c, 1);
+    masked_volume_case(&c, 0);
+    caller_free(&c);
+}
+
+static void expect_masked_refused(pv_context *ctx, const pv_buffer *r, const pv_buffer *m,
+                                  const pv_buffer *rm, const pv_buffer *mm, cl_uint wait_count,
+                                  const cl_event *wait_list, pv_status expected,
+                                  const char *what)
+{
+    pv_shift got, kept;
+    memset(&kept, 0x5A, sizeof kept);
+    got = kept;
+    cl_event done = NULL;
+    pv_status status = pv_phase_correlate_masked_cl(ctx, r, m, rm, mm, NULL, &got, wait_count,
+                                                    wait_list, &done);
+    if (status != expected)
+        fail_msg("%s: status %d, expected %d (%s)", what, (int)status, (int)expected,
+                 pv_last_error());
+    assert_null(done);
+    assert_memory_equal(&got, &kept, sizeof got);
+}
+
+/* The cross-check on host copies, and misuse refused with the shift untouched. */
+static void test_masked_crosscheck_and_misuse(void **state)
+{
+    (void)state;
+    caller c = caller_new(), other = caller_new();
+    pv_image reference = series_image(PV_PIXEL_F32, 0), moving = series_image(PV_PIXEL_F32, 5);
+    void *rm = rect_mask(PV_PIXEL_F32, W, H, 1, 0, 0);
+    float *zero = calloc((size_t)W * H, sizeof *zero);
+    assert_non_null(zero);
+    pv_image ref_mask = {W, H, W, PV_PIXEL_F32, rm}, empty = {W, H, W, PV_PIXEL_F32, zero};
+    pv_shift want, got;
+    tu_expect_ok(tu_opencl, pv_phase_correlate_masked(tu_opencl, &reference, &moving, &ref_mask,
+                                                      NULL, NULL, &want),
+                 "host");
+    pv_buffer r = put_image(&c, &reference), m = put_image(&c, &moving);
+    pv_buffer k = put_image(&c, &ref_mask), e = put_image(&c, &empty);
+    pv_buffer foreign = put_image(&other, &ref_mask);
+    tu_expect_ok(c.ctx, pv_context_set_crosscheck(c.ctx, 1), "crosscheck on");
+    tu_expect_ok(c.ctx, pv_phase_correlate_masked_cl(c.ctx, &r, &m, &k, NULL, NULL, &got, 0,
+                                                     NULL, NULL),
+                 "cross-checked");
+    pv_context_set_crosscheck(c.ctx, 0);
+    expect_same_shift(&got, &want, "cross-checked");
+    expect_masked_refused(c.ctx, &r, &m, NULL, NULL, 0, NULL, PV_ERR_INVALID, "NULL mask");
+    expect_masked_refused(c.ctx, NULL, &m, &k, NULL, 0, NULL, PV_ERR_INVALID, "NULL reference");
+    expect_masked_refused(c.ctx, &r, &m, &foreign, NULL, 0, NULL, PV_ERR_INVALID,
+                          "another context's mask");
+    expect_masked_refused(c.ctx, &r, &m, &e, NULL, 0, NULL, PV_ERR_INVALID, "an all-zero mask");
+    assert_non_null(strstr(pv_last_error(), "no valid"));
+    pv_buffer small = k;
+    small.height = H - 1;
+    expect_masked_refused(c.ctx, &r, &m, &small, NULL, 0, NULL, PV_ERR_INVALID,
+                          "a mask of the wrong size");
+    pv_buffer rgb = k;
+    rgb.type = PV_PIXEL_RGB8;
+    expect_masked_refused(c.ctx, &r, &m, &rgb, NULL, 0, NULL, PV_ERR_INVALID, "wrong type");
+    pv_buffer narrow = m;
+    narrow.stride = W - 1;
+    expect_masked_refused(c.ctx, &r, &narrow, &k, NULL, 0, NULL, PV_ERR_INVALID,
+                          "stride < width");
+    cl_int err;
+    cl_event failed = clCreateUserEvent(c.context, &err);
+    assert_int_equal(err, CL_SUCCESS);
+    assert_int_equal(clSetUserEventStatus(failed, -1), CL_SUCCESS);
+    expect_masked_refused(c.ctx, &r, &m, &k, NULL, 1, &failed, PV_ERR_INVALID, "a failed event");
+    clReleaseEvent(failed);
+    expect_masked_refused(tu_cpu, &r, &m, &k, NULL, 0, NULL, PV_ERR_UNSUPPORTED, "a CPU context");
+    /* a NaN in the moving image, found by the device's scan */
+    ((float *)moving.data)[W * 7 + 9] = NAN;
+    pv_buffer bad = put_image(&c, &moving);
+    expect_masked_refused(c.ctx, &r, &bad, &k, NULL, 0, NULL, PV_ERR_INVALID, "a NaN");
+    assert_non_null(strstr(pv_last_error(), "NaN"));
+    tu_expect_ok(c.ctx, pv_phase_correlate_masked_cl(c.ctx, &r, &m, &k, NULL, NULL, &got, 0,
+                                                     NULL, NULL),
+                 "after the refusals");
+    expect_same_shift(&got, &want, "after the refusals");
+    clReleaseMemObject(r.mem), clReleaseMemObject(m.mem), clReleaseMemObject(k.mem);
+    clReleaseMemObject(e.mem), clReleaseMemObject(foreign.mem), clReleaseMemObject(bad.mem);
+    image_list_free(&reference, &moving, NULL);
+    free(rm);
+    free(zero);
+    caller_free(&other);
+    caller_free(&c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -484,6 +676,9 @@ int main(void)
         cmocka_unit_test(test_plan_volumes_equal_host_calls),
         cmocka_unit_test(test_plan_crosscheck_and_wait_list),
         cmocka_unit_test(test_plan_misuse),
+        cmocka_unit_test(test_masked_images_equal_host_call),
+        cmocka_unit_test(test_masked_volumes_equal_host_call),
+        cmocka_unit_test(test_masked_crosscheck_and_misuse),
     };
     return cmocka_run_group_tests_name("interop_plan", tests, tu_group_setup, tu_group_teardown);
 }

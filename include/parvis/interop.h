@@ -385,6 +385,57 @@ PV_API pv_status pv_phasecorr_plan_correlate3d_cl(pv_phasecorr_plan *plan,
                                                   pv_shift *shifts, cl_uint wait_count,
                                                   const cl_event *wait_list, cl_event *done);
 
+/* ---- masked phase correlation on device buffers -------------------------- */
+
+/** pv_phase_correlate_masked on device buffers.  The host call's read of
+ * each side (the masked mean, range and energy, the centred copy and the
+ * 0 / 1 mask) runs on the device with the host's numbers (sums in double,
+ * rows added in order), so the shift equals the host call's bit for bit.
+ * The call waits for its work (the shift is a host structure): `done`
+ * marks work that has already run.  The device needs double precision
+ * (cl_khr_fp64), else PV_ERR_UNSUPPORTED; buffer offsets must be multiples
+ * of the sample size.
+ * @param ctx an OpenCL context
+ * @param reference the reference image (U8 or F32)
+ * @param moving the moving image, the reference's size (U8 or F32)
+ * @param reference_mask the reference's mask (U8 or F32, non-zero: valid)
+ * @param moving_mask the moving image's mask, or NULL (reference_mask's)
+ * @param params the parameters, or NULL (defaults)
+ * @param shift receives the shift (untouched on error)
+ * @param wait_count events in wait_list
+ * @param wait_list the events the work waits for, or NULL
+ * @param done receives the completion event, or NULL
+ * @return PV_OK, or the failure's status (PV_ERR_INVALID for a non-finite
+ *         input or a mask with no valid pixel, as the host call) */
+PV_API pv_status pv_phase_correlate_masked_cl(pv_context *ctx, const pv_buffer *reference,
+                                              const pv_buffer *moving,
+                                              const pv_buffer *reference_mask,
+                                              const pv_buffer *moving_mask,
+                                              const pv_phasecorr_masked_params *params,
+                                              pv_shift *shift, cl_uint wait_count,
+                                              const cl_event *wait_list, cl_event *done);
+
+/** pv_phase_correlate_masked3d on device buffers: volumes (F32 or U16)
+ * and masks (F32 or U16), the rest as pv_phase_correlate_masked_cl.
+ * @param ctx an OpenCL context
+ * @param reference the reference volume
+ * @param moving the moving volume, the reference's size
+ * @param reference_mask the reference's mask (non-zero: valid)
+ * @param moving_mask the moving volume's mask, or NULL (reference_mask's)
+ * @param params the parameters, or NULL (defaults)
+ * @param shift receives the shift (untouched on error)
+ * @param wait_count events in wait_list
+ * @param wait_list the events the work waits for, or NULL
+ * @param done receives the completion event, or NULL
+ * @return PV_OK, or the failure's status */
+PV_API pv_status pv_phase_correlate_masked3d_cl(pv_context *ctx, const pv_buffer *reference,
+                                                const pv_buffer *moving,
+                                                const pv_buffer *reference_mask,
+                                                const pv_buffer *moving_mask,
+                                                const pv_phasecorr_masked_params *params,
+                                                pv_shift *shift, cl_uint wait_count,
+                                                const cl_event *wait_list, cl_event *done);
+
 /* ---- SIFT and the AO-OCT registration on device buffers ----------------
  * The images and volumes come from the caller's buffers without a host
  * round trip; the results that are small host structures (keypoints and

@@ -92,3 +92,65 @@ __kernel void to_f32(__global const uchar *src, ulong first, int type, int nx, i
     const double centred = (double)sample_at(src, type, at) - mean;
     dst[(size_t)r * (size_t)nx + (size_t)x] = (float)(centred * scale);
 }
+
+/* Masked phase correlation's first pass, per row: over the samples whose
+ * mask sample is not 0, their sum, count and range; and whether every
+ * sample of the row and of its mask is finite.  The mask is its own
+ * buffer (mfirst, mtype, its pitches). */
+__kernel void masked_stats(__global const uchar *src, ulong first, int type, int nx, int ny,
+                           int rows, long stride_y, long stride_z, __global const uchar *msk,
+                           ulong mfirst, int mtype, long mstride_y, long mstride_z,
+                           __global double *sums, __global ulong *valid, __global float *lo,
+                           __global float *hi, __global int *finite)
+{
+    const int r = (int)get_global_id(0);
+    if (r >= rows)
+        return;
+    const long start = row_start(first, r, ny, stride_y, stride_z);
+    const long mstart = row_start(mfirst, r, ny, mstride_y, mstride_z);
+    double sum = 0.0;
+    ulong count = 0;
+    float least = INFINITY, most = -INFINITY;
+    int all_finite = 1;
+    for (int x = 0; x < nx; x++) {
+        const float v = sample_at(src, type, start + x), m = sample_at(msk, mtype, mstart + x);
+        all_finite &= isfinite(v) != 0 && isfinite(m) != 0;
+        if (m == 0.0f)
+            continue;
+        count++;
+        sum += (double)v;
+        least = v < least ? v : least;
+        most = v > most ? v : most;
+    }
+    sums[r] = sum;
+    valid[r] = count;
+    lo[r] = least;
+    hi[r] = most;
+    finite[r] = all_finite;
+}
+
+/* Masked phase correlation's second pass: values (dense) = v - mean in
+ * float inside the mask, 0 outside; mask01 = 0 / 1; per row, the sum of
+ * the centred values' squares in double. */
+__kernel void masked_centre(__global const uchar *src, ulong first, int type, int nx, int ny,
+                            int rows, long stride_y, long stride_z, __global const uchar *msk,
+                            ulong mfirst, int mtype, long mstride_y, long mstride_z, float mean,
+                            __global float *values, __global float *mask01,
+                            __global double *energy)
+{
+    const int r = (int)get_global_id(0);
+    if (r >= rows)
+        return;
+    const long start = row_start(first, r, ny, stride_y, stride_z);
+    const long mstart = row_start(mfirst, r, ny, mstride_y, mstride_z);
+    const size_t out = (size_t)r * (size_t)nx;
+    double sum = 0.0;
+    for (int x = 0; x < nx; x++) {
+        const float v = sample_at(src, type, start + x), m = sample_at(msk, mtype, mstart + x);
+        const float c = m != 0.0f ? v - mean : 0.0f;
+        values[out + x] = c;
+        mask01[out + x] = m != 0.0f ? 1.0f : 0.0f;
+        sum += (double)c * (double)c;
+    }
+    energy[r] = sum;
+}
