@@ -22,7 +22,7 @@
  *
  * Device-buffer forms exist for SGM, SAD, BP, the grey conversion, the
  * Gaussian blur (2D and 3D), the 3D flow, phase correlation (2D and 3D,
- * one-shot and plans), normxcorr2, SIFT (detection and the chain) and the AO-OCT registration
+ * one-shot, plans and masked), normxcorr2, SIFT (detection and the chain) and the AO-OCT registration
  * (docs/interop.md); on a CPU context they fail with PV_ERR_UNSUPPORTED. */
 #ifndef PARVIS_INTEROP_H
 #define PARVIS_INTEROP_H

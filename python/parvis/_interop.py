@@ -295,6 +295,39 @@ class _InteropOps(_ContextBase):
         return PhaseCorrPlanCL(cast("Context", self), reference, upsample, subpixel=subpixel,
                                pad=pad, window=window, max_batch=max_batch, wait_for=wait_for)
 
+    def phase_correlate_masked_cl(self, reference: Any, moving: Any, reference_mask: Any,
+                                  moving_mask: Optional[Any] = None, *,
+                                  wait_for: Optional[Sequence[Any]] = None,
+                                  **params: Any) -> PhaseCorrelation:
+        """phase_correlate_masked on pyopencl arrays: 2D images (uint8 or
+        float32) or 3D (z, y, x) volumes (float32 or uint16) of one shape,
+        and masks of their shape (the same dtypes; non-zero: valid;
+        moving_mask None means reference_mask's).  The masked means and
+        copies are made on the device; the method returns when the shift
+        is known, equal to phase_correlate_masked's bit for bit.  Needs a
+        device with double precision (cl_khr_fp64)."""
+        _pyopencl()
+        c_params = make("phasecorr_masked", params)
+        volume = _is_array(reference) and len(reference.shape) == 3
+        take = volume_buffer_of if volume else buffer_of
+        arrays = [reference, moving, reference_mask, moving_mask]
+        names = ["reference", "moving", "reference_mask", "moving_mask"]
+        bufs = []
+        for arr, name in zip(arrays, names):
+            if arr is None:
+                bufs.append(ffi.NULL)
+                continue
+            bufs.append(take(arr, name))
+            if tuple(arr.shape) != tuple(reference.shape):
+                raise invalid(f"{name}: shape {tuple(arr.shape)} differs from the "
+                              f"reference's {tuple(reference.shape)}")
+        shift = ffi.new("pv_shift *")
+        count, waits = _wait_list(arrays, wait_for)
+        fn = lib.pv_phase_correlate_masked3d_cl if volume else lib.pv_phase_correlate_masked_cl
+        self._call(fn, *bufs, c_params, shift, count, waits, ffi.NULL)
+        return PhaseCorrelation(_shift_array(shift, 3 if volume else 2), shift.peak,
+                                int(shift.flags))
+
     def to_grey_cl(self, image: Any, *, out: Optional[Any] = None,
                    wait_for: Optional[Sequence[Any]] = None) -> Any:
         """to_grey on a pyopencl array: 2D uint8, uint16 or float32, or

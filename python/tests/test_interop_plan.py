@@ -1,4 +1,4 @@
-"""Device-buffer phase-correlation plans with pyopencl arrays
+"""Device-buffer phase-correlation plans and masked phase correlation with pyopencl arrays
 (Context.phasecorr_plan_cl, PhaseCorrPlanCL; docs/interop.md): shifts equal,
 bit for bit, to the host plan's on an OpenCL context; more movers than one
 device call takes; strided views; refusals.  Skipped without pyopencl or an
@@ -121,3 +121,57 @@ def test_plan_misuse(on_queue: parvis.Context, opencl: parvis.Context, queue: An
         # the plan still works after the refusals
         want = opencl.phasecorr_plan(images[0]).correlate(images[1])
         np.testing.assert_array_equal(plan.correlate_cl(m_dev).shift, want.shift)
+
+
+def rect_mask(shape: Tuple[int, ...], dtype: str, dy: int = 0, dx: int = 0) -> np.ndarray:
+    """A mask of dtype (values 0 / 3): a rectangle, moved by (dy, dx)."""
+    mask = np.zeros(shape, dtype)
+    mask[..., 3 + dy:shape[-2] - 5 + dy, 4 + dx:shape[-1] - 6 + dx] = 3
+    return mask
+
+
+@pytest.mark.parametrize("dtype", ["uint8", "float32"])
+def test_masked_equals_the_host_method(on_queue: parvis.Context, opencl: parvis.Context,
+                                       queue: Any, dtype: str) -> None:
+    reference, moving = series(dtype, 3)[0::2]
+    r_mask, m_mask = rect_mask(reference.shape, dtype), rect_mask(reference.shape, dtype, 2, -2)
+    want = opencl.phase_correlate_masked(reference, moving, r_mask, m_mask)
+    got = on_queue.phase_correlate_masked_cl(*(cla.to_device(queue, a) for a in
+                                               (reference, moving, r_mask, m_mask)))
+    np.testing.assert_array_equal(got.shift, want.shift)
+    assert got.peak == want.peak and got.flags == want.flags
+    np.testing.assert_allclose(got.shift, [-2, 2], atol=0.5)
+    one = on_queue.phase_correlate_masked_cl(cla.to_device(queue, reference),
+                                             cla.to_device(queue, moving),
+                                             cla.to_device(queue, r_mask), overlap_ratio=0.5)
+    host_one = opencl.phase_correlate_masked(reference, moving, r_mask, overlap_ratio=0.5)
+    np.testing.assert_array_equal(one.shift, host_one.shift)
+
+
+@pytest.mark.parametrize("dtype", ["uint16", "float32"])
+def test_masked_volume_equals_the_host_method(on_queue: parvis.Context, opencl: parvis.Context,
+                                              queue: Any, dtype: str) -> None:
+    reference, moving = series(dtype, 2, (8, 16, 20))
+    mask = rect_mask(reference.shape, dtype)
+    want = opencl.phase_correlate_masked(reference, moving, mask)
+    got = on_queue.phase_correlate_masked_cl(*(cla.to_device(queue, a) for a in
+                                               (reference, moving, mask)))
+    np.testing.assert_array_equal(got.shift, want.shift)
+    assert got.peak == want.peak
+
+
+def test_masked_misuse(on_queue: parvis.Context, queue: Any) -> None:
+    reference, moving = series("float32", 2)
+    r_dev, m_dev = cla.to_device(queue, reference), cla.to_device(queue, moving)
+    mask = cla.to_device(queue, rect_mask(reference.shape, "float32"))
+    with pytest.raises(parvis.InvalidArgument, match="shape"):
+        on_queue.phase_correlate_masked_cl(r_dev, m_dev, mask[:20])
+    with pytest.raises(parvis.InvalidArgument, match="no valid"):
+        on_queue.phase_correlate_masked_cl(r_dev, m_dev, cla.zeros(queue, reference.shape,
+                                                                   np.float32))
+    with pytest.raises(parvis.InvalidArgument, match="pyopencl.array.Array"):
+        on_queue.phase_correlate_masked_cl(r_dev, m_dev, np.ones(reference.shape, np.float32))
+    failed = cl.UserEvent(queue.context)
+    failed.set_status(-1)
+    with pytest.raises(parvis.InvalidArgument, match="failed"):
+        on_queue.phase_correlate_masked_cl(r_dev, m_dev, mask, wait_for=[failed])
