@@ -669,6 +669,282 @@ static void test_masked_crosscheck_and_misuse(void **state)
     caller_free(&c);
 }
 
+/* ------------------------------------------------------ normxcorr2 batch */
+
+#define TW 12
+#define TH 10
+#define NCC_IMAGES 3
+#define MAP_W (W + TW - 1)
+#define MAP_H (H + TH - 1)
+#define SENTINEL 7.0f
+
+/* The f32 samples of a buffer of nz slices, read back densely. */
+static float *get_floats(const caller *c, const pv_buffer *b)
+{
+    const int nz = b->depth > 1 ? b->depth : 1;
+    float *out = malloc((size_t)b->width * b->height * nz * sizeof *out);
+    assert_non_null(out);
+    const size_t origin[3] = {b->offset, 0, 0}, host[3] = {0, 0, 0};
+    const size_t region[3] = {(size_t)b->width * sizeof(float), (size_t)b->height, (size_t)nz};
+    assert_int_equal(clEnqueueReadBufferRect(c->queue, b->mem, CL_TRUE, origin, host, region,
+                                             (size_t)b->stride * sizeof(float),
+                                             (size_t)b->slice_stride * sizeof(float),
+                                             (size_t)b->width * sizeof(float),
+                                             (size_t)b->width * b->height * sizeof(float), out,
+                                             0, NULL, NULL),
+                     CL_SUCCESS);
+    return out;
+}
+
+/* A float buffer of nx x ny x nz filled with `value`, laid out as put_samples. */
+static pv_buffer new_floats(const caller *c, int nx, int ny, int nz, float value)
+{
+    const size_t count = (size_t)nx * ny * nz;
+    float *fill = malloc(count * sizeof *fill);
+    assert_non_null(fill);
+    for (size_t i = 0; i < count; i++)
+        fill[i] = value;
+    pv_buffer b = put_samples(c, fill, nx, ny, nz, PV_PIXEL_F32);
+    free(fill);
+    return b;
+}
+
+static void expect_same_floats(const float *got, const float *want, size_t n, const char *what)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!(got[i] == want[i] || (isnan(got[i]) && isnan(want[i]))))
+            fail_msg("%s: element %zu %.9g against the host call's %.9g", what, i,
+                     (double)got[i], (double)want[i]);
+}
+
+static void expect_same_result(const pv_ncc_result *got, const pv_ncc_result *want,
+                               const char *what)
+{
+    if (got->x != want->x || got->y != want->y || got->coefficient != want->coefficient ||
+        got->sub_x != want->sub_x || got->sub_y != want->sub_y || got->flags != want->flags)
+        fail_msg("%s: (%d, %d) %.9g flags %u against the host call's (%d, %d) %.9g flags %u",
+                 what, got->x, got->y, (double)got->coefficient, got->flags, want->x, want->y,
+                 (double)want->coefficient, want->flags);
+}
+
+/* The template: image 0's block at (9, 7), of image 0's type. */
+static pv_image cut_template(const pv_image *image)
+{
+    pv_image t;
+    const size_t sample = pv_pixel_size(image->type);
+    assert_int_equal(pv_image_alloc(&t, TW, TH, image->type), PV_OK);
+    for (int y = 0; y < TH; y++)
+        memcpy((unsigned char *)t.data + (size_t)y * TW * sample,
+               (const unsigned char *)image->data + ((size_t)(7 + y) * W + 9) * sample,
+               TW * sample);
+    return t;
+}
+
+static void test_ncc_batch_equals_host_call(void **state)
+{
+    (void)state;
+    caller c = caller_new();
+    pv_image images[NCC_IMAGES], want_maps[NCC_IMAGES];
+    pv_buffer dev[NCC_IMAGES], maps[NCC_IMAGES];
+    for (int i = 0; i < NCC_IMAGES; i++) { /* types differ, as the host batch allows */
+        images[i] = series_image(i == 1 ? PV_PIXEL_F32 : PV_PIXEL_U8, i);
+        dev[i] = put_image(&c, &images[i]);
+        maps[i] = new_floats(&c, MAP_W, MAP_H, 1, SENTINEL);
+        assert_int_equal(pv_image_alloc(&want_maps[i], MAP_W, MAP_H, PV_PIXEL_F32), PV_OK);
+    }
+    pv_image templ = cut_template(&images[0]);
+    pv_buffer t = put_image(&c, &templ);
+    pv_ncc_result want[NCC_IMAGES], got[NCC_IMAGES];
+    tu_expect_ok(tu_opencl, pv_normxcorr2_batch(tu_opencl, &templ, images, NCC_IMAGES, 20,
+                                                want_maps, want),
+                 "host normxcorr2_batch");
+    assert_int_equal(want[0].x, 9);
+    assert_int_equal(want[0].y, 7);
+    cl_event done = NULL;
+    tu_expect_ok(c.ctx, pv_normxcorr2_batch_cl(c.ctx, &t, dev, NCC_IMAGES, 20, maps, got, 0,
+                                               NULL, &done),
+                 "normxcorr2_batch_cl");
+    assert_non_null(done);
+    assert_int_equal(clWaitForEvents(1, &done), CL_SUCCESS);
+    clReleaseEvent(done);
+    for (int i = 0; i < NCC_IMAGES; i++) {
+        float *map = get_floats(&c, &maps[i]);
+        expect_same_floats(map, want_maps[i].data, (size_t)MAP_W * MAP_H, "batch map");
+        free(map);
+        expect_same_result(&got[i], &want[i], "batch result");
+    }
+    /* results alone; the cross-check */
+    memset(got, 0, sizeof got);
+    tu_expect_ok(c.ctx, pv_normxcorr2_batch_cl(c.ctx, &t, dev, NCC_IMAGES, 20, NULL, got, 0,
+                                               NULL, NULL),
+                 "results only");
+    for (int i = 0; i < NCC_IMAGES; i++)
+        expect_same_result(&got[i], &want[i], "results only");
+    tu_expect_ok(c.ctx, pv_context_set_crosscheck(c.ctx, 1), "crosscheck on");
+    tu_expect_ok(c.ctx, pv_normxcorr2_batch_cl(c.ctx, &t, dev, NCC_IMAGES, 20, maps, got, 0,
+                                               NULL, NULL),
+                 "cross-checked");
+    pv_context_set_crosscheck(c.ctx, 0);
+    for (int i = 0; i < NCC_IMAGES; i++)
+        expect_same_result(&got[i], &want[i], "cross-checked");
+    /* misuse: the results untouched */
+    pv_ncc_result kept[NCC_IMAGES];
+    memset(kept, 0x5A, sizeof kept);
+    memcpy(got, kept, sizeof got);
+    pv_buffer small[NCC_IMAGES];
+    memcpy(small, maps, sizeof small);
+    small[2].height -= 1;
+    assert_int_equal(pv_normxcorr2_batch_cl(c.ctx, &t, dev, NCC_IMAGES, 20, small, got, 0, NULL,
+                                            NULL),
+                     PV_ERR_INVALID);
+    assert_int_equal(pv_normxcorr2_batch_cl(c.ctx, &t, dev, 0, 20, maps, got, 0, NULL, NULL),
+                     PV_ERR_INVALID);
+    assert_int_equal(pv_normxcorr2_batch_cl(c.ctx, &t, NULL, 1, 20, maps, got, 0, NULL, NULL),
+                     PV_ERR_INVALID);
+    assert_int_equal(pv_normxcorr2_batch_cl(c.ctx, &t, dev, 1, 20, NULL, NULL, 0, NULL, NULL),
+                     PV_ERR_INVALID);
+    pv_buffer narrow[NCC_IMAGES];
+    memcpy(narrow, dev, sizeof narrow);
+    narrow[1].stride = W - 1;
+    assert_int_equal(pv_normxcorr2_batch_cl(c.ctx, &t, narrow, NCC_IMAGES, 20, NULL, got, 0,
+                                            NULL, NULL),
+                     PV_ERR_INVALID);
+    cl_int err;
+    cl_event failed = clCreateUserEvent(c.context, &err);
+    assert_int_equal(err, CL_SUCCESS);
+    assert_int_equal(clSetUserEventStatus(failed, -1), CL_SUCCESS);
+    assert_int_equal(pv_normxcorr2_batch_cl(c.ctx, &t, dev, NCC_IMAGES, 20, NULL, got, 1,
+                                            &failed, NULL),
+                     PV_ERR_INVALID);
+    clReleaseEvent(failed);
+    assert_int_equal(pv_normxcorr2_batch_cl(tu_cpu, &t, dev, NCC_IMAGES, 20, NULL, got, 0, NULL,
+                                            NULL),
+                     PV_ERR_UNSUPPORTED);
+    assert_memory_equal(got, kept, sizeof got);
+    clReleaseMemObject(t.mem);
+    release_buffers(dev, NCC_IMAGES);
+    release_buffers(maps, NCC_IMAGES);
+    for (int i = 0; i < NCC_IMAGES; i++)
+        image_list_free(&images[i], &want_maps[i], NULL);
+    pv_image_free(&templ);
+    caller_free(&c);
+}
+
+/* --------------------------------------------------------- the OCT average */
+
+#define ND 48 /* depth, A-lines, B-scans */
+#define NA 32
+#define NB 36
+#define OCT_TARGETS 2
+
+static void test_octreg_average_equals_host_call(void **state)
+{
+    (void)state;
+    caller c = caller_new();
+    pv_octreg_synth_params p;
+    pv_volume reference, targets[OCT_TARGETS];
+    assert_int_equal(pv_volume_alloc(&reference, ND, NA, NB), PV_OK);
+    for (int i = 0; i < OCT_TARGETS; i++) {
+        tu_octreg_synth_params(&p, ND, NA, NB, 5u + (uint32_t)i);
+        assert_int_equal(pv_volume_alloc(&targets[i], ND, NA, NB), PV_OK);
+        assert_int_equal(pv_octreg_synthesize(&p, &reference, &targets[i], NULL), PV_OK);
+    }
+    pv_octreg_plan *plan = NULL;
+    tu_expect_ok(c.ctx, pv_octreg_plan_create(c.ctx, &reference, NULL, &plan), "plan");
+    pv_volume averaged;
+    pv_image enface, slow;
+    assert_int_equal(pv_volume_alloc(&averaged, ND, NA, NB), PV_OK);
+    assert_int_equal(pv_image_alloc(&enface, NA, NB, PV_PIXEL_F32), PV_OK);
+    assert_int_equal(pv_image_alloc(&slow, NB, ND, PV_PIXEL_F32), PV_OK);
+    pv_octreg_shift want[OCT_TARGETS * NB], got[OCT_TARGETS * NB];
+    float coverage[NB], got_coverage[NB];
+    tu_expect_ok(c.ctx, pv_octreg_average(plan, targets, OCT_TARGETS, want, 0.0f, &averaged,
+                                          &enface, &slow, coverage),
+                 "host octreg_average");
+    pv_buffer dev[OCT_TARGETS];
+    for (int i = 0; i < OCT_TARGETS; i++)
+        dev[i] = put_volume(&c, &targets[i]);
+    pv_buffer out_volume = new_floats(&c, ND, NA, NB, -1.0f);
+    pv_buffer out_enface = new_floats(&c, NA, NB, 1, -1.0f);
+    pv_buffer out_slow = new_floats(&c, NB, ND, 1, -1.0f);
+    out_enface.depth = out_slow.depth = 0; /* images */
+    cl_event done = NULL;
+    tu_expect_ok(c.ctx, pv_octreg_average_cl(plan, dev, OCT_TARGETS, got, 0.0f, &out_volume,
+                                             &out_enface, &out_slow, got_coverage, 0, NULL,
+                                             &done),
+                 "octreg_average_cl");
+    assert_non_null(done);
+    assert_int_equal(clWaitForEvents(1, &done), CL_SUCCESS);
+    clReleaseEvent(done);
+    assert_memory_equal(got, want, sizeof got);
+    expect_same_floats(got_coverage, coverage, NB, "coverage");
+    float *back = get_floats(&c, &out_volume);
+    expect_same_floats(back, averaged.data, (size_t)ND * NA * NB, "averaged volume");
+    free(back);
+    back = get_floats(&c, &out_enface);
+    expect_same_floats(back, enface.data, (size_t)NA * NB, "en-face image");
+    free(back);
+    back = get_floats(&c, &out_slow);
+    expect_same_floats(back, slow.data, (size_t)NB * ND, "slow image");
+    free(back);
+    /* only the en-face image; misuse with the outputs untouched */
+    tu_expect_ok(c.ctx, pv_octreg_average_cl(plan, dev, OCT_TARGETS, NULL, 0.0f, NULL,
+                                             &out_enface, NULL, NULL, 0, NULL, NULL),
+                 "en-face only");
+    pv_octreg_shift kept[OCT_TARGETS * NB];
+    memset(kept, 0x5A, sizeof kept);
+    memcpy(got, kept, sizeof got);
+    pv_buffer bad[OCT_TARGETS];
+    memcpy(bad, dev, sizeof bad);
+    bad[1].type = PV_PIXEL_U8;
+    assert_int_equal(pv_octreg_average_cl(plan, bad, OCT_TARGETS, got, 0.0f, &out_volume, NULL,
+                                          NULL, NULL, 0, NULL, NULL),
+                     PV_ERR_INVALID);
+    assert_int_equal(pv_octreg_average_cl(plan, dev, 0, got, 0.0f, &out_volume, NULL, NULL,
+                                          NULL, 0, NULL, NULL),
+                     PV_ERR_INVALID);
+    assert_int_equal(pv_octreg_average_cl(plan, dev, 18, got, 0.0f, &out_volume, NULL, NULL,
+                                          NULL, 0, NULL, NULL),
+                     PV_ERR_INVALID);
+    assert_int_equal(pv_octreg_average_cl(plan, dev, OCT_TARGETS, got, 0.0f, NULL, NULL, NULL,
+                                          NULL, 0, NULL, NULL),
+                     PV_ERR_INVALID);
+    assert_int_equal(pv_octreg_average_cl(NULL, dev, OCT_TARGETS, got, 0.0f, &out_volume, NULL,
+                                          NULL, NULL, 0, NULL, NULL),
+                     PV_ERR_INVALID);
+    pv_buffer over = dev[0]; /* the averaged volume on a target's bytes */
+    over.type = PV_PIXEL_F32;
+    assert_int_equal(pv_octreg_average_cl(plan, dev, OCT_TARGETS, got, 0.0f, &over, NULL, NULL,
+                                          NULL, 0, NULL, NULL),
+                     PV_ERR_INVALID);
+    cl_int err;
+    cl_event failed = clCreateUserEvent(c.context, &err);
+    assert_int_equal(err, CL_SUCCESS);
+    assert_int_equal(clSetUserEventStatus(failed, -1), CL_SUCCESS);
+    assert_int_equal(pv_octreg_average_cl(plan, dev, OCT_TARGETS, got, 0.0f, &out_volume, NULL,
+                                          NULL, NULL, 1, &failed, NULL),
+                     PV_ERR_INVALID);
+    clReleaseEvent(failed);
+    assert_memory_equal(got, kept, sizeof got);
+    pv_octreg_plan *cpu_plan = NULL;
+    tu_expect_ok(tu_cpu, pv_octreg_plan_create(tu_cpu, &reference, NULL, &cpu_plan), "CPU plan");
+    assert_int_equal(pv_octreg_average_cl(cpu_plan, dev, OCT_TARGETS, got, 0.0f, &out_volume,
+                                          NULL, NULL, NULL, 0, NULL, NULL),
+                     PV_ERR_UNSUPPORTED);
+    pv_octreg_plan_destroy(cpu_plan);
+    pv_octreg_plan_destroy(plan);
+    release_buffers(dev, OCT_TARGETS);
+    clReleaseMemObject(out_volume.mem);
+    clReleaseMemObject(out_enface.mem);
+    clReleaseMemObject(out_slow.mem);
+    for (int i = 0; i < OCT_TARGETS; i++)
+        pv_volume_free(&targets[i]);
+    pv_volume_free(&reference);
+    pv_volume_free(&averaged);
+    image_list_free(&enface, &slow, NULL);
+    caller_free(&c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -679,6 +955,8 @@ int main(void)
         cmocka_unit_test(test_masked_images_equal_host_call),
         cmocka_unit_test(test_masked_volumes_equal_host_call),
         cmocka_unit_test(test_masked_crosscheck_and_misuse),
+        cmocka_unit_test(test_ncc_batch_equals_host_call),
+        cmocka_unit_test(test_octreg_average_equals_host_call),
     };
     return cmocka_run_group_tests_name("interop_plan", tests, tu_group_setup, tu_group_teardown);
 }

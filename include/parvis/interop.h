@@ -22,7 +22,8 @@
  *
  * Device-buffer forms exist for SGM, SAD, BP, the grey conversion, the
  * Gaussian blur (2D and 3D), the 3D flow, phase correlation (2D and 3D,
- * one-shot, plans and masked), normxcorr2, SIFT (detection and the chain) and the AO-OCT registration
+ * one-shot, plans and masked), normxcorr2 (one-shot and batch), SIFT
+ * (detection and the chain) and the AO-OCT registration (and average)
  * (docs/interop.md); on a CPU context they fail with PV_ERR_UNSUPPORTED. */
 #ifndef PARVIS_INTEROP_H
 #define PARVIS_INTEROP_H
@@ -435,6 +436,62 @@ PV_API pv_status pv_phase_correlate_masked3d_cl(pv_context *ctx, const pv_buffer
                                                 const pv_phasecorr_masked_params *params,
                                                 pv_shift *shift, cl_uint wait_count,
                                                 const cl_event *wait_list, cl_event *done);
+
+/* ---- the normxcorr2 batch on device buffers ------------------------------ */
+
+/** pv_normxcorr2_batch on device buffers: one template against count
+ * images, maps[i] and results[i] exactly pv_normxcorr2's (and the host
+ * batch's), bit for bit.  The images go through one at a time, each as
+ * pv_normxcorr2_cl (the template's statistics are computed again for
+ * each); the first waits for the wait list, each waits for its peak, and
+ * `done` marks the end of the last one's work.  The arrays, the images'
+ * sizes and the maps' type and size are checked before any work; a buffer
+ * refused later, or a failure, leaves the results untouched, but the maps
+ * of the images before it may hold their maps.  The device needs double
+ * precision (cl_khr_fp64), else PV_ERR_UNSUPPORTED.
+ * @param ctx an OpenCL context
+ * @param templ the template (U8 or F32)
+ * @param images count images searched (U8 or F32), all of images[0]'s size
+ * @param count the number of images (at least 1)
+ * @param min_overlap the least overlap, in pixels, a position needs
+ * @param maps count F32 map buffers (image + templ - 1 per axis), or NULL
+ * @param results receives count peaks, or NULL (not both NULL)
+ * @param wait_count events in wait_list
+ * @param wait_list the events the work waits for, or NULL
+ * @param done receives the completion event, or NULL
+ * @return PV_OK, or the failure's status */
+PV_API pv_status pv_normxcorr2_batch_cl(pv_context *ctx, const pv_buffer *templ,
+                                        const pv_buffer *images, int count, int min_overlap,
+                                        const pv_buffer *maps, pv_ncc_result *results,
+                                        cl_uint wait_count, const cl_event *wait_list,
+                                        cl_event *done);
+
+/* ---- the AO-OCT average on device buffers -------------------------------- */
+
+/** pv_octreg_average from and to device buffers: count target volumes
+ * (F32 or U16, at most 17: every target is bound in one call), the F32
+ * averaged volume and the F32 en-face and slow images (each may be NULL,
+ * not all outputs); shifts and coverage in host memory.  Equal to the host
+ * call's outputs bit for bit.
+ * @param plan a plan of an OpenCL context
+ * @param targets count target volumes
+ * @param count the number of targets (1 to 17)
+ * @param shifts receives count * B-scans shifts (target-major), or NULL
+ * @param gap_value the value of voxels no B-scan covers
+ * @param averaged receives the averaged volume, or NULL
+ * @param enface receives the en-face image (A-lines x B-scans), or NULL
+ * @param slow receives the slow-axis image (B-scans x depth), or NULL
+ * @param coverage receives one float a reference B-scan, or NULL
+ * @param wait_count events in wait_list
+ * @param wait_list the events the work waits for, or NULL
+ * @param done receives the completion event, or NULL
+ * @return PV_OK, or the failure's status (outputs untouched) */
+PV_API pv_status pv_octreg_average_cl(pv_octreg_plan *plan, const pv_buffer *targets, int count,
+                                      pv_octreg_shift *shifts, float gap_value,
+                                      const pv_buffer *averaged, const pv_buffer *enface,
+                                      const pv_buffer *slow, float *coverage,
+                                      cl_uint wait_count, const cl_event *wait_list,
+                                      cl_event *done);
 
 /* ---- SIFT and the AO-OCT registration on device buffers ----------------
  * The images and volumes come from the caller's buffers without a host

@@ -1,6 +1,7 @@
-"""Device-buffer phase-correlation plans and masked phase correlation with pyopencl arrays
-(Context.phasecorr_plan_cl, PhaseCorrPlanCL; docs/interop.md): shifts equal,
-bit for bit, to the host plan's on an OpenCL context; more movers than one
+"""Device-buffer phase-correlation plans and masked phase correlation with
+pyopencl arrays (Context.phasecorr_plan_cl, PhaseCorrPlanCL,
+phase_correlate_masked_cl; docs/interop.md): shifts equal, bit for bit, to
+the host calls' on an OpenCL context; more movers than one
 device call takes; strided views; refusals.  Skipped without pyopencl or an
 OpenCL device."""
 from __future__ import annotations

@@ -108,7 +108,7 @@ typedef struct release_hook {
  * (lib/interop/interop.c): the image's data pointer is a placeholder that
  * is never read, and the transfers of that image copy to or from `mem` on
  * the device instead (runtime_interop.c binds, runtime_transfer.c copies). */
-#define PV_CL_BINDINGS 8
+#define PV_CL_BINDINGS 24 /* a device-buffer call's items and working copies */
 typedef struct device_binding {
     const void *host;
     cl_mem mem;
