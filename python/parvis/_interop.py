@@ -328,6 +328,63 @@ class _InteropOps(_ContextBase):
         return PhaseCorrelation(_shift_array(shift, 3 if volume else 2), shift.peak,
                                 int(shift.flags))
 
+    def normxcorr2_batch_cl(self, template: Any, images: Sequence[Any], *, min_overlap: int = 0,
+                            compute_maps: bool = True, out: Optional[Sequence[Any]] = None,
+                            wait_for: Optional[Sequence[Any]] = None) -> List[NCCResult]:
+        """normxcorr2_batch on pyopencl arrays (2D, uint8 or float32, one
+        shape): one NCCResult per image, equal to normxcorr2_batch's (and
+        ncc's) bit for bit, each map a float32 pyopencl array (out[i], or a
+        new one on the image's queue; None with compute_maps=False)
+        carrying the completion event.  The images go through one at a
+        time on the device; the method returns when every peak is known."""
+        cl = _pyopencl()
+        items = list(images)
+        if not items:
+            raise invalid("images: the batch is empty")
+        t = buffer_of(template, "template")
+        bufs = ffi.new("pv_buffer[]", len(items))
+        for i, image in enumerate(items):
+            bufs[i] = buffer_of(image, f"images[{i}]")[0]
+        shape = (int(items[0].shape[0]) + int(template.shape[0]) - 1,
+                 int(items[0].shape[1]) + int(template.shape[1]) - 1)
+        dsts: List[Any] = []
+        if compute_maps:
+            dsts = list(out) if out is not None else [
+                cl.array.empty(image.queue, shape, "float32") for image in items]
+            if len(dsts) != len(items):
+                raise invalid(f"out: {len(dsts)} maps for {len(items)} images")
+        maps = ffi.new("pv_buffer[]", len(dsts)) if dsts else ffi.NULL
+        for i, dst in enumerate(dsts):
+            if tuple(dst.shape) != shape or str(dst.dtype) != "float32":
+                raise invalid(f"out[{i}]: expected float32 of shape {shape}, got {dst.dtype} "
+                              f"{tuple(dst.shape)}")
+            maps[i] = buffer_of(dst, f"out[{i}]")[0]
+        results = ffi.new("pv_ncc_result[]", len(items))
+        count, waits = _wait_list([template] + items + dsts, wait_for)
+        done = ffi.new("cl_event *")
+        self._call(lib.pv_normxcorr2_batch_cl, t, bufs, len(items),
+                   _int(min_overlap, "min_overlap"), maps, results, count, waits, done)
+        _attach(cl, done, dsts)
+        return [_ncc_result(dsts[i] if dsts else None, results + i) for i in range(len(items))]
+
+    def octreg_average_cl(self, reference: Any, targets: Sequence[Any], *,
+                          gap_value: float = 0.0, enface: bool = False, slow: bool = False,
+                          out: Optional[Any] = None, wait_for: Optional[Sequence[Any]] = None,
+                          **options: Any) -> Any:
+        """pv_octreg_average on 3D pyopencl arrays (B-scans, A-lines, depth),
+        float32 or uint16, of one shape: up to 17 targets registered to the
+        reference and their reconstructions averaged on the device.
+        Returns an OctregAverage: shifts (targets, B-scans, 3), peak and
+        valid per target and B-scan, the averaged float32 volume (out, or a
+        new array), the en-face (B-scans, A-lines) and slow-axis (depth,
+        B-scans) images when asked for, each with the completion event, and
+        the coverage (numpy); equal to the host call's bit for bit.  The
+        keywords are octreg()'s options."""
+        from ._interop_plan import octreg_average
+        return octreg_average(self, reference, list(targets), gap_value=gap_value,
+                              enface=enface, slow=slow, out=out, wait_for=wait_for,
+                              options=options)
+
     def to_grey_cl(self, image: Any, *, out: Optional[Any] = None,
                    wait_for: Optional[Sequence[Any]] = None) -> Any:
         """to_grey on a pyopencl array: 2D uint8, uint16 or float32, or

@@ -1,18 +1,21 @@
 """Phase-correlation plans fed from pyopencl arrays (parvis/interop.h's
-pv_phasecorr_plan_*_cl, docs/interop.md): the reference and the movers
-stay on the device; shifts come back to the host.  Made by
-Context.phasecorr_plan_cl."""
+pv_phasecorr_plan_*_cl, docs/interop.md; made by Context.phasecorr_plan_cl):
+the reference and the movers stay on the device, shifts come back to the
+host.  Also the AO-OCT average on pyopencl arrays (pv_octreg_average_cl,
+behind Context.octreg_average_cl)."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, NamedTuple, Optional, Sequence
 
 import numpy as np
 
-from ._base import _int, _Plan
+from ._base import _float, _int, _Plan
 from ._errors import invalid, raise_status
-from ._interop import _is_array, _pyopencl, _wait_list, buffer_of, volume_buffer_of
+from ._interop import (_attach, _is_array, _output, _pyopencl, _wait_list, buffer_of,
+                       volume_buffer_of)
 from ._lifetime import CObject
 from ._native import ffi, lib
+from ._octreg import _octreg_arrays, _octreg_options
 from ._register import PhaseCorrPlan, _phasecorr_options
 from ._results import PhaseCorrelation, PhaseCorrelationBatch
 
@@ -103,3 +106,65 @@ def _batch(shifts: Any, count: int, ndim: int) -> PhaseCorrelationBatch:
     flags = np.array([shifts[i].flags for i in range(count)], dtype=np.uint32)
     return PhaseCorrelationBatch(d, peaks, flags)
 
+
+
+class OctregAverage(NamedTuple):
+    """pv_octreg_average_cl's results: per target and B-scan, shifts
+    (targets, B-scans, 3) with columns (dx, dy, dz) as OctregResult's, peak
+    and valid (targets, B-scans); the averaged volume and the en-face and
+    slow-axis images as float32 pyopencl arrays (None when not asked
+    for); coverage (B-scans,) float32 in host memory."""
+    shifts: np.ndarray
+    peak: np.ndarray
+    valid: np.ndarray
+    averaged: Optional[Any]
+    enface: Optional[Any]
+    slow: Optional[Any]
+    coverage: np.ndarray
+
+
+def octreg_average(ctx: Any, reference: Any, targets: List[Any], *, gap_value: float,
+                   enface: bool, slow: bool, out: Optional[Any],
+                   wait_for: Optional[Sequence[Any]], options: Dict[str, Any]) -> OctregAverage:
+    """Context.octreg_average_cl's work: a plan from the reference, the
+    average of the targets, the plan destroyed."""
+    cl = _pyopencl()
+    if not targets:
+        raise invalid("targets: the list is empty")
+    for i, target in enumerate(targets):
+        if tuple(target.shape) != tuple(reference.shape):
+            raise invalid(f"targets[{i}]: shape {tuple(target.shape)} differs from the "
+                          f"reference's {tuple(reference.shape)}")
+    ref = volume_buffer_of(reference, "reference")
+    bufs = ffi.new("pv_buffer[]", len(targets))
+    for i, target in enumerate(targets):
+        bufs[i] = volume_buffer_of(target, f"targets[{i}]")[0]
+    nb, na, nd = (int(n) for n in reference.shape)
+    averaged = _output(cl, reference, out, "out")
+    images = [cl.array.empty(reference.queue, shape, "float32") if wanted else None
+              for wanted, shape in ((enface, (nb, na)), (slow, (nd, nb)))]
+    outs = [volume_buffer_of(averaged, "out", ("float32",))] + [
+        buffer_of(image, "image") if image is not None else ffi.NULL for image in images]
+    shifts = ffi.new("pv_octreg_shift[]", nb * len(targets))
+    coverage = ffi.new("float[]", nb)
+    count, waits = _wait_list([reference, averaged] + targets, wait_for)
+    made = ffi.new("pv_octreg_plan **")
+    done = ffi.new("cl_event *")
+    with ctx._entered() as c:
+        status = lib.pv_octreg_plan_create_cl(c, ref, _octreg_options(**options), made, count,
+                                              waits, ffi.NULL)
+        if status:
+            raise_status(status, c)
+        try:
+            status = lib.pv_octreg_average_cl(made[0], bufs, len(targets), shifts,
+                                              _float(gap_value, "gap_value"), *outs, coverage, 0,
+                                              ffi.NULL, done)
+            if status:
+                raise_status(status, c)
+        finally:
+            lib.pv_octreg_plan_destroy(made[0])
+    _attach(cl, done, [averaged] + images)
+    d, peak, valid = _octreg_arrays(shifts, nb * len(targets))
+    return OctregAverage(d.reshape(len(targets), nb, 3), peak.reshape(len(targets), nb),
+                         valid.reshape(len(targets), nb), averaged, images[0], images[1],
+                         np.frombuffer(ffi.buffer(coverage), dtype=np.float32).copy())

@@ -176,3 +176,48 @@ def test_masked_misuse(on_queue: parvis.Context, queue: Any) -> None:
     failed.set_status(-1)
     with pytest.raises(parvis.InvalidArgument, match="failed"):
         on_queue.phase_correlate_masked_cl(r_dev, m_dev, mask, wait_for=[failed])
+
+
+def test_normxcorr2_batch_equals_the_host_method(on_queue: parvis.Context,
+                                                 opencl: parvis.Context, queue: Any) -> None:
+    images = series("uint8", 2) + series("float32", 1)
+    template = np.ascontiguousarray(images[0][7:17, 9:21])
+    want = opencl.normxcorr2_batch(template, images, min_overlap=20)
+    on_device = [cla.to_device(queue, a) for a in images]
+    got = on_queue.normxcorr2_batch_cl(cla.to_device(queue, template), on_device, min_overlap=20)
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(g.map.get(), w.map)
+        assert g[1:] == w[1:]
+    assert (got[0].x, got[0].y) == (9, 7)
+    alone = on_queue.normxcorr2_batch_cl(cla.to_device(queue, template), on_device,
+                                         min_overlap=20, compute_maps=False)
+    assert all(a.map is None and a[1:] == w[1:] for a, w in zip(alone, want))
+    with pytest.raises(parvis.InvalidArgument, match="empty"):
+        on_queue.normxcorr2_batch_cl(cla.to_device(queue, template), [])
+    with pytest.raises(parvis.InvalidArgument, match="maps"):
+        on_queue.normxcorr2_batch_cl(cla.to_device(queue, template), on_device,
+                                     out=[cla.empty(queue, (4, 4), np.float32)])
+
+
+def test_octreg_average_registers_each_target(on_queue: parvis.Context,
+                                              opencl: parvis.Context, queue: Any) -> None:
+    first = parvis.synthesize_oct((40, 48, 64), seed=11, integer_shifts=True)
+    second = parvis.synthesize_oct((40, 48, 64), seed=12, integer_shifts=True)
+    reference = first.reference
+    targets = [first.target, second.target]
+    got = on_queue.octreg_average_cl(cla.to_device(queue, reference),
+                                     [cla.to_device(queue, t) for t in targets],
+                                     enface=True, slow=True)
+    # each target's shifts are octreg's (the average registers them so)
+    for k, target in enumerate(targets):
+        want = opencl.octreg(reference, target)
+        np.testing.assert_array_equal(got.shifts[k], want.shifts)
+        np.testing.assert_array_equal(got.valid[k], want.valid)
+    assert got.averaged.shape == reference.shape and np.all(np.isfinite(got.averaged.get()))
+    assert got.enface.shape == (40, 48) and got.slow.shape == (64, 40)
+    assert got.coverage.shape == (40,) and got.coverage.max() > 0
+    with pytest.raises(parvis.InvalidArgument, match="empty"):
+        on_queue.octreg_average_cl(cla.to_device(queue, reference), [])
+    with pytest.raises(parvis.InvalidArgument, match="shape"):
+        on_queue.octreg_average_cl(cla.to_device(queue, reference),
+                                   [cla.to_device(queue, reference[:20])])
