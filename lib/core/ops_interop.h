@@ -49,14 +49,17 @@
  * unstage: the staged buffer of `proxy` copied, on the device, into `out`
  * (a bound image of the staged size, type and dense layout's pixels).
  * masked_stats: per row of `rows`, over the samples whose `mask` sample
- * (the same layout of row and pixel counts, its own type and pitches) is
- * not 0: their sum, count, least and largest value; and whether every
- * sample of the row and of its mask is finite (masked phase correlation's
- * first pass, lib/register/phasecorr_masked.c).  masked_centre: into the
- * staged placeholders `values` and `mask01` (dense f32 of the input's
- * size), v - mean (in float) where the mask is not 0 and 0 elsewhere, and
- * the mask as 0 / 1; per row, the sum in double of the centred values'
- * squares. */
+ * (the same row and pixel counts, its own type and pitches; NULL: every
+ * sample valid) is not 0: their sum, count, least and largest value; and
+ * whether every sample of the row and of its mask is finite (the first
+ * pass of masked phase correlation and masked normxcorr2).
+ * masked_centre: into the staged placeholders `values` and `mask01`
+ * (dense f32 of the input's size) the centred input where the mask is not
+ * 0 (0 elsewhere) and the mask as 0 / 1; per row, the sum in double of
+ * the squared deviations.  exact 0: v - (float)mean in float, summed as
+ * squares of those floats (lib/register/phasecorr_masked.c); exact 1:
+ * d = v - mean in double, summed as d * d, stored as (float)(d * scale)
+ * (lib/register/ncc_masked.c). */
 
 #ifndef PV_OPS_INTEROP_H
 #define PV_OPS_INTEROP_H
@@ -115,7 +118,7 @@ typedef struct pv_masked_row {
       (pv_context *ctx, const pv_device_rows *rows, const pv_device_rows *mask,                  \
        pv_masked_row *out))                                                                       \
     X(P, pv_status, masked_centre,                                                                 \
-      (pv_context *ctx, const pv_device_rows *rows, const pv_device_rows *mask, float mean,      \
-       const void *values, const void *mask01, double *energy))
+      (pv_context *ctx, const pv_device_rows *rows, const pv_device_rows *mask, double mean,     \
+       double scale, int exact, const void *values, const void *mask01, double *energy))
 
 #endif

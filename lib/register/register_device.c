@@ -274,8 +274,8 @@ pv_status pv_reg_device_masked(pv_context *ctx, const pv_image *image, const pv_
     if (status == PV_OK)
         status = pv_reg_device_stage(ctx, rows.nx, rows.ny * rows.nz, &out->mask);
     if (status == PV_OK)
-        status = ctx->ops->interop->masked_centre(ctx, &rows, &mask, mean, out->values.data,
-                                                  out->mask.data, energy);
+        status = ctx->ops->interop->masked_centre(ctx, &rows, &mask, (double)mean, 1.0, 0,
+                                                  out->values.data, out->mask.data, energy);
     for (size_t r = 0; status == PV_OK && r < count; r++)
         out->energy += energy[r];
     free(energy);

@@ -101,11 +101,12 @@ static pv_status pv_cl_interop_masked_stats(pv_context *ctx, const pv_device_row
 }
 
 static pv_status pv_cl_interop_masked_centre(pv_context *ctx, const pv_device_rows *rows,
-                                             const pv_device_rows *mask, float mean,
-                                             const void *values, const void *mask01,
-                                             double *energy)
+                                             const pv_device_rows *mask, double mean,
+                                             double scale, int exact, const void *values,
+                                             const void *mask01, double *energy)
 {
-    return pv_cl_rows_masked_centre(ctx, rows, mask, mean, values, mask01, energy);
+    return pv_cl_rows_masked_centre(ctx, rows, mask, mean, scale, exact, values, mask01,
+                                    energy);
 }
 
 const pv_interop_ops pv_cl_interop_ops = {PV_INTEROP_SLOTS(PV_OPS_BIND, pv_cl_interop_)};

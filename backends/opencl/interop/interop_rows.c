@@ -219,12 +219,17 @@ pv_status pv_cl_rows_rect(pv_context *ctx, const void *proxy, size_t offset, ptr
 
 /* ------------------------------------------------ masked phase correlation */
 
-/* The input's and its mask's sources, the mask of the input's shape. */
+/* The input's and its mask's sources, the mask of the input's shape;
+ * without a mask the input stands in for it (has_mask 0: never read). */
 static pv_status masked_sources(pv_context *ctx, const pv_device_rows *rows,
-                                const pv_device_rows *mask, rows_source *s, rows_source *m)
+                                const pv_device_rows *mask, rows_source *s, rows_source *m,
+                                cl_int *has_mask)
 {
     pv_status status = source_of(ctx, rows, s);
-    if (status == PV_OK)
+    *has_mask = mask != NULL;
+    if (status == PV_OK && !mask)
+        *m = *s;
+    else if (status == PV_OK)
         status = source_of(ctx, mask, m);
     if (status == PV_OK && (m->nx != s->nx || m->ny != s->ny || m->rows != s->rows))
         status = pv_fail(ctx, PV_ERR_INVALID, "device buffers: a mask of another size");
@@ -264,7 +269,8 @@ pv_status pv_cl_rows_masked_stats(pv_context *ctx, const pv_device_rows *rows,
 {
     rows_source s, m;
     cl_mem d[MASKED_ARRAYS];
-    pv_status status = masked_sources(ctx, rows, mask, &s, &m);
+    cl_int has_mask;
+    pv_status status = masked_sources(ctx, rows, mask, &s, &m, &has_mask);
     for (int k = 0; status == PV_OK && k < MASKED_ARRAYS; k++)
         status = pv_cl_scratch(ctx, masked_slots[k], (size_t)s.rows * masked_sizes[k], &d[k]);
     if (status != PV_OK)
@@ -274,8 +280,9 @@ pv_status pv_cl_rows_masked_stats(pv_context *ctx, const pv_device_rows *rows,
         PV_CL_ARG(s.nx),       PV_CL_ARG(s.ny),         PV_CL_ARG(s.rows),
         PV_CL_ARG(s.stride_y), PV_CL_ARG(s.stride_z),   PV_CL_ARG(m.mem),
         PV_CL_ARG(m.first),    PV_CL_ARG(m.type),       PV_CL_ARG(m.stride_y),
-        PV_CL_ARG(m.stride_z), PV_CL_ARG(d[0]),         PV_CL_ARG(d[1]),
-        PV_CL_ARG(d[2]),       PV_CL_ARG(d[3]),         PV_CL_ARG(d[4])};
+        PV_CL_ARG(m.stride_z), PV_CL_ARG(has_mask),     PV_CL_ARG(d[0]),
+        PV_CL_ARG(d[1]),       PV_CL_ARG(d[2]),         PV_CL_ARG(d[3]),
+        PV_CL_ARG(d[4])};
     const size_t global[1] = {(size_t)s.rows};
     status = launch_rows(ctx, "masked_stats", args, PV_CL_ARG_COUNT(args), 1, global);
     return status == PV_OK ? read_masked(ctx, (size_t)s.rows, d, out) : status;
@@ -291,13 +298,15 @@ static pv_status staged_of(pv_context *ctx, const void *proxy, cl_mem *mem)
 }
 
 pv_status pv_cl_rows_masked_centre(pv_context *ctx, const pv_device_rows *rows,
-                                   const pv_device_rows *mask, float mean, const void *values,
-                                   const void *mask01, double *energy)
+                                   const pv_device_rows *mask, double mean, double scale,
+                                   int exact, const void *values, const void *mask01,
+                                   double *energy)
 {
     rows_source s, m;
     cl_mem v, b, sums;
-    cl_float centre = mean;
-    pv_status status = masked_sources(ctx, rows, mask, &s, &m);
+    cl_double centre = mean, factor = scale;
+    cl_int has_mask, in_double = exact != 0;
+    pv_status status = masked_sources(ctx, rows, mask, &s, &m, &has_mask);
     if (status == PV_OK)
         status = staged_of(ctx, values, &v);
     if (status == PV_OK)
@@ -311,7 +320,8 @@ pv_status pv_cl_rows_masked_centre(pv_context *ctx, const pv_device_rows *rows,
         PV_CL_ARG(s.nx),       PV_CL_ARG(s.ny),       PV_CL_ARG(s.rows),
         PV_CL_ARG(s.stride_y), PV_CL_ARG(s.stride_z), PV_CL_ARG(m.mem),
         PV_CL_ARG(m.first),    PV_CL_ARG(m.type),     PV_CL_ARG(m.stride_y),
-        PV_CL_ARG(m.stride_z), PV_CL_ARG(centre),     PV_CL_ARG(v),
+        PV_CL_ARG(m.stride_z), PV_CL_ARG(has_mask),   PV_CL_ARG(centre),
+        PV_CL_ARG(factor),     PV_CL_ARG(in_double),  PV_CL_ARG(v),
         PV_CL_ARG(b),          PV_CL_ARG(sums)};
     const size_t global[1] = {(size_t)s.rows};
     status = launch_rows(ctx, "masked_centre", args, PV_CL_ARG_COUNT(args), 1, global);

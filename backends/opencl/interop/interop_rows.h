@@ -20,7 +20,8 @@ pv_status pv_cl_rows_rect(pv_context *ctx, const void *proxy, size_t offset, ptr
 pv_status pv_cl_rows_masked_stats(pv_context *ctx, const pv_device_rows *rows,
                                   const pv_device_rows *mask, pv_masked_row *out);
 pv_status pv_cl_rows_masked_centre(pv_context *ctx, const pv_device_rows *rows,
-                                   const pv_device_rows *mask, float mean, const void *values,
-                                   const void *mask01, double *energy);
+                                   const pv_device_rows *mask, double mean, double scale,
+                                   int exact, const void *values, const void *mask01,
+                                   double *energy);
 
 #endif
