@@ -830,6 +830,161 @@ static void test_ncc_batch_equals_host_call(void **state)
     caller_free(&c);
 }
 
+/* -------------------------------------------------------- masked normxcorr2 */
+
+/* A u8 mask of w x h: 1 inside a border `margin` wide, 0 on it, and a
+ * notch of invalid pixels. */
+static pv_image u8_mask(int w, int h, int margin)
+{
+    pv_image m;
+    assert_int_equal(pv_image_alloc(&m, w, h, PV_PIXEL_U8), PV_OK);
+    for (int y = 0; y < h; y++)
+        for (int x = 0; x < w; x++)
+            ((uint8_t *)m.data)[(size_t)y * w + x] =
+                x >= margin && y >= margin && x < w - margin && y < h - margin &&
+                !(x == w / 2 && y < h / 2);
+    return m;
+}
+
+static void ncc_masked_case(caller *c, pv_pixel_type type, int with_image_mask)
+{
+    char what[80];
+    snprintf(what, sizeof what, "normxcorr2_masked_cl, type %d, %s", (int)type,
+             with_image_mask ? "both masks" : "templ_mask only");
+    pv_image image = series_image(type, 0), templ = cut_template(&image);
+    pv_image tmask = u8_mask(TW, TH, 1), imask = u8_mask(W, H, 2), want_map;
+    assert_int_equal(pv_image_alloc(&want_map, MAP_W, MAP_H, PV_PIXEL_F32), PV_OK);
+    pv_ncc_result want, got;
+    tu_expect_ok(tu_opencl, pv_normxcorr2_masked(tu_opencl, &templ, &image, &tmask,
+                                                 with_image_mask ? &imask : NULL, 20, &want_map,
+                                                 &want),
+                 "host normxcorr2_masked");
+    assert_int_equal(want.x, 9);
+    assert_int_equal(want.y, 7);
+    pv_buffer t = put_image(c, &templ), i = put_image(c, &image), tm = put_image(c, &tmask);
+    pv_buffer im = put_image(c, &imask), map = new_floats(c, MAP_W, MAP_H, 1, SENTINEL);
+    cl_event done = NULL;
+    tu_expect_ok(c->ctx, pv_normxcorr2_masked_cl(c->ctx, &t, &i, &tm,
+                                                 with_image_mask ? &im : NULL, 20, &map, &got, 0,
+                                                 NULL, &done),
+                 what);
+    assert_non_null(done);
+    assert_int_equal(clWaitForEvents(1, &done), CL_SUCCESS);
+    clReleaseEvent(done);
+    float *back = get_floats(c, &map);
+    expect_same_floats(back, want_map.data, (size_t)MAP_W * MAP_H, what);
+    free(back);
+    expect_same_result(&got, &want, what);
+    memset(&got, 0, sizeof got); /* the result alone: the map in host memory */
+    tu_expect_ok(c->ctx, pv_normxcorr2_masked_cl(c->ctx, &t, &i, &tm,
+                                                 with_image_mask ? &im : NULL, 20, NULL, &got, 0,
+                                                 NULL, NULL),
+                 "result only");
+    expect_same_result(&got, &want, "result only");
+    clReleaseMemObject(t.mem), clReleaseMemObject(i.mem), clReleaseMemObject(tm.mem);
+    clReleaseMemObject(im.mem), clReleaseMemObject(map.mem);
+    image_list_free(&image, &templ, &tmask, &imask, &want_map, NULL);
+}
+
+static void test_ncc_masked_equals_host_call(void **state)
+{
+    (void)state;
+    caller c = caller_new();
+    ncc_masked_case(&c, PV_PIXEL_U8, 1);
+    ncc_masked_case(&c, PV_PIXEL_F32, 1);
+    ncc_masked_case(&c, PV_PIXEL_F32, 0);
+    caller_free(&c);
+}
+
+static void expect_ncc_masked_refused(pv_context *ctx, const pv_buffer *t, const pv_buffer *i,
+                                      const pv_buffer *tm, const pv_buffer *im,
+                                      const pv_buffer *map, cl_uint wait_count,
+                                      const cl_event *wait_list, pv_status expected,
+                                      const char *what)
+{
+    pv_ncc_result got, kept;
+    memset(&kept, 0x5A, sizeof kept);
+    got = kept;
+    cl_event done = NULL;
+    pv_status status = pv_normxcorr2_masked_cl(ctx, t, i, tm, im, 20, map, &got, wait_count,
+                                               wait_list, &done);
+    if (status != expected)
+        fail_msg("%s: status %d, expected %d (%s)", what, (int)status, (int)expected,
+                 pv_last_error());
+    assert_null(done);
+    assert_memory_equal(&got, &kept, sizeof got);
+}
+
+static void test_ncc_masked_crosscheck_and_misuse(void **state)
+{
+    (void)state;
+    caller c = caller_new(), other = caller_new();
+    pv_image image = series_image(PV_PIXEL_F32, 0), templ = cut_template(&image);
+    pv_image tmask = u8_mask(TW, TH, 1), zero = u8_mask(TW, TH, TW), want_map;
+    assert_int_equal(pv_image_alloc(&want_map, MAP_W, MAP_H, PV_PIXEL_F32), PV_OK);
+    pv_ncc_result want, got;
+    tu_expect_ok(tu_opencl, pv_normxcorr2_masked(tu_opencl, &templ, &image, &tmask, NULL, 20,
+                                                 &want_map, &want),
+                 "host");
+    pv_buffer t = put_image(&c, &templ), i = put_image(&c, &image), tm = put_image(&c, &tmask);
+    pv_buffer z = put_image(&c, &zero), map = new_floats(&c, MAP_W, MAP_H, 1, SENTINEL);
+    pv_buffer foreign = put_image(&other, &tmask);
+    tu_expect_ok(c.ctx, pv_context_set_crosscheck(c.ctx, 1), "crosscheck on");
+    tu_expect_ok(c.ctx, pv_normxcorr2_masked_cl(c.ctx, &t, &i, &tm, NULL, 20, &map, &got, 0,
+                                                NULL, NULL),
+                 "cross-checked");
+    pv_context_set_crosscheck(c.ctx, 0);
+    expect_same_result(&got, &want, "cross-checked");
+    float *back = get_floats(&c, &map);
+    expect_same_floats(back, want_map.data, (size_t)MAP_W * MAP_H, "cross-checked");
+    free(back);
+    pv_buffer fresh = new_floats(&c, MAP_W, MAP_H, 1, SENTINEL);
+    expect_ncc_masked_refused(c.ctx, &t, &i, NULL, NULL, &fresh, 0, NULL, PV_ERR_INVALID,
+                              "NULL templ_mask");
+    expect_ncc_masked_refused(c.ctx, &t, &i, &z, NULL, &fresh, 0, NULL, PV_ERR_INVALID,
+                              "an all-zero mask");
+    expect_ncc_masked_refused(c.ctx, &t, &i, &foreign, NULL, &fresh, 0, NULL, PV_ERR_INVALID,
+                              "another context's mask");
+    pv_buffer small = tm;
+    small.width -= 1;
+    expect_ncc_masked_refused(c.ctx, &t, &i, &small, NULL, &fresh, 0, NULL, PV_ERR_INVALID,
+                              "a mask of the wrong size");
+    pv_buffer f32_mask = t; /* a mask must be u8 */
+    expect_ncc_masked_refused(c.ctx, &t, &i, &f32_mask, NULL, &fresh, 0, NULL, PV_ERR_INVALID,
+                              "an f32 mask");
+    pv_buffer narrow = i;
+    narrow.stride = W - 1;
+    expect_ncc_masked_refused(c.ctx, &t, &narrow, &tm, NULL, &fresh, 0, NULL, PV_ERR_INVALID,
+                              "stride < width");
+    pv_buffer u8_map = fresh;
+    u8_map.type = PV_PIXEL_U8;
+    expect_ncc_masked_refused(c.ctx, &t, &i, &tm, NULL, &u8_map, 0, NULL, PV_ERR_INVALID,
+                              "a u8 map");
+    cl_int err;
+    cl_event failed = clCreateUserEvent(c.context, &err);
+    assert_int_equal(err, CL_SUCCESS);
+    assert_int_equal(clSetUserEventStatus(failed, -1), CL_SUCCESS);
+    expect_ncc_masked_refused(c.ctx, &t, &i, &tm, NULL, &fresh, 1, &failed, PV_ERR_INVALID,
+                              "a failed event");
+    clReleaseEvent(failed);
+    expect_ncc_masked_refused(tu_cpu, &t, &i, &tm, NULL, &fresh, 0, NULL, PV_ERR_UNSUPPORTED,
+                              "a CPU context");
+    ((float *)image.data)[W * 3 + 4] = NAN; /* found by the device's scan */
+    pv_buffer bad = put_image(&c, &image);
+    expect_ncc_masked_refused(c.ctx, &t, &bad, &tm, NULL, &fresh, 0, NULL, PV_ERR_INVALID,
+                              "a NaN");
+    back = get_floats(&c, &fresh);
+    for (size_t k = 0; k < (size_t)MAP_W * MAP_H; k++)
+        assert_true(back[k] == SENTINEL);
+    free(back);
+    clReleaseMemObject(t.mem), clReleaseMemObject(i.mem), clReleaseMemObject(tm.mem);
+    clReleaseMemObject(z.mem), clReleaseMemObject(map.mem), clReleaseMemObject(fresh.mem);
+    clReleaseMemObject(foreign.mem), clReleaseMemObject(bad.mem);
+    image_list_free(&image, &templ, &tmask, &zero, &want_map, NULL);
+    caller_free(&other);
+    caller_free(&c);
+}
+
 /* --------------------------------------------------------- the OCT average */
 
 #define ND 48 /* depth, A-lines, B-scans */
@@ -956,6 +1111,8 @@ int main(void)
         cmocka_unit_test(test_masked_volumes_equal_host_call),
         cmocka_unit_test(test_masked_crosscheck_and_misuse),
         cmocka_unit_test(test_ncc_batch_equals_host_call),
+        cmocka_unit_test(test_ncc_masked_equals_host_call),
+        cmocka_unit_test(test_ncc_masked_crosscheck_and_misuse),
         cmocka_unit_test(test_octreg_average_equals_host_call),
     };
     return cmocka_run_group_tests_name("interop_plan", tests, tu_group_setup, tu_group_teardown);

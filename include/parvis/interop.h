@@ -22,7 +22,7 @@
  *
  * Device-buffer forms exist for SGM, SAD, BP, the grey conversion, the
  * Gaussian blur (2D and 3D), the 3D flow, phase correlation (2D and 3D,
- * one-shot, plans and masked), normxcorr2 (one-shot and batch), SIFT
+ * one-shot, plans and masked), normxcorr2 (one-shot, masked and batch), SIFT
  * (detection and the chain) and the AO-OCT registration (and average)
  * (docs/interop.md); on a CPU context they fail with PV_ERR_UNSUPPORTED. */
 #ifndef PARVIS_INTEROP_H
@@ -386,7 +386,7 @@ PV_API pv_status pv_phasecorr_plan_correlate3d_cl(pv_phasecorr_plan *plan,
                                                   pv_shift *shifts, cl_uint wait_count,
                                                   const cl_event *wait_list, cl_event *done);
 
-/* ---- masked phase correlation on device buffers -------------------------- */
+/* ---- masked phase correlation and normxcorr2 on device buffers ----------- */
 
 /** pv_phase_correlate_masked on device buffers.  The host call's read of
  * each side (the masked mean, range and energy, the centred copy and the
@@ -436,6 +436,39 @@ PV_API pv_status pv_phase_correlate_masked3d_cl(pv_context *ctx, const pv_buffer
                                                 const pv_phasecorr_masked_params *params,
                                                 pv_shift *shift, cl_uint wait_count,
                                                 const cl_event *wait_list, cl_event *done);
+
+/** pv_normxcorr2_masked on device buffers.  The host call's preparation
+ * (the finiteness check, the masks' counts, each side's masked mean and
+ * deviation, the centred, scaled and masked f32 copies and 0 / 1 masks)
+ * and, on a map buffer, the peak search run on the device with the host
+ * call's numbers (sums in double, rows added in order): map and result
+ * equal the host call's bit for bit.  Where every pixel of both masks is
+ * valid the call is pv_normxcorr2_cl.  The call waits for the statistics
+ * and the peak; the map is made in a working buffer and copied into `map`
+ * last, so a failure leaves it untouched; `done` marks the end of it all.
+ * The device needs double precision (cl_khr_fp64), else
+ * PV_ERR_UNSUPPORTED; the images' offsets must be multiples of the sample
+ * size.
+ * @param ctx an OpenCL context
+ * @param templ the template (U8 or F32)
+ * @param image the image searched (U8 or F32)
+ * @param templ_mask the template's mask (U8, templ's size, non-zero: valid)
+ * @param image_mask the image's mask (U8, image's size), or NULL (all valid)
+ * @param min_overlap the least overlap, in valid pixel pairs, a position needs
+ * @param map receives the F32 correlation map (image + templ - 1 per
+ *        axis), or NULL when only the result is wanted
+ * @param result receives the peak, or NULL (not both NULL; untouched on error)
+ * @param wait_count events in wait_list
+ * @param wait_list the events the work waits for, or NULL
+ * @param done receives the completion event, or NULL
+ * @return PV_OK, or the failure's status (PV_ERR_INVALID for a non-finite
+ *         input or a mask without a valid pixel, as the host call) */
+PV_API pv_status pv_normxcorr2_masked_cl(pv_context *ctx, const pv_buffer *templ,
+                                         const pv_buffer *image, const pv_buffer *templ_mask,
+                                         const pv_buffer *image_mask, int min_overlap,
+                                         const pv_buffer *map, pv_ncc_result *result,
+                                         cl_uint wait_count, const cl_event *wait_list,
+                                         cl_event *done);
 
 /* ---- the normxcorr2 batch on device buffers ------------------------------ */
 

@@ -281,3 +281,46 @@ pv_status pv_reg_device_masked(pv_context *ctx, const pv_image *image, const pv_
     free(energy);
     return status;
 }
+
+/* --------------------------------------------------- masked normxcorr2 */
+
+pv_status pv_reg_device_mask_count(pv_context *ctx, const pv_image *image, const pv_image *mask,
+                                   int *finite, size_t *valid, double *sum)
+{
+    const pv_device_rows rows = image_rows(image);
+    const pv_device_rows mask_rows = mask ? image_rows(mask) : rows;
+    pv_reg_masked scan;
+    pv_status status = masked_scan(ctx, &rows, mask ? &mask_rows : NULL, &scan, sum);
+    if (status == PV_OK) {
+        *finite = scan.finite;
+        *valid = scan.valid;
+    }
+    return status;
+}
+
+pv_status pv_reg_device_mask_copy(pv_context *ctx, const pv_image *image, const pv_image *mask,
+                                  double mean, double scale, pv_reg_copy *values,
+                                  pv_reg_copy *mask01, double *squares)
+{
+    const pv_device_rows rows = image_rows(image);
+    const pv_device_rows mask_rows = mask ? image_rows(mask) : rows;
+    const size_t count = (size_t)image->height;
+    pv_status status = PV_OK;
+    if (!values->data)
+        status = pv_reg_device_stage(ctx, image->width, image->height, values);
+    if (status == PV_OK && !mask01->data)
+        status = pv_reg_device_stage(ctx, image->width, image->height, mask01);
+    double *energy = status == PV_OK ? malloc(count * sizeof *energy) : NULL;
+    if (status == PV_OK && !energy)
+        return fail_no_memory(ctx, count);
+    if (status == PV_OK)
+        status = ctx->ops->interop->masked_centre(ctx, &rows, mask ? &mask_rows : NULL, mean,
+                                                  scale, 1, values->data, mask01->data, energy);
+    double total = 0.0;
+    for (size_t r = 0; status == PV_OK && r < count; r++)
+        total += energy[r];
+    free(energy);
+    if (status == PV_OK)
+        *squares = total;
+    return status;
+}

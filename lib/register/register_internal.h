@@ -93,6 +93,18 @@ typedef struct pv_reg_masked {
 pv_status pv_reg_device_masked(pv_context *ctx, const pv_image *image, const pv_volume *volume,
                                const pv_image *mask_image, const pv_volume *mask_volume,
                                pv_reg_masked *out);
+/* Masked normxcorr2's passes in a device-buffer call (ncc_masked.c):
+ * over the pixels where mask (NULL: every pixel) is not 0, whether image
+ * and mask are finite, the count and the sum (rows summed in double, added
+ * in row order); then, for the mean, the centred copy (float)((v - mean) *
+ * scale) and the 0 / 1 mask staged to the placeholders of *values and
+ * *mask01 (staged on the first call, NULL data) and the squared
+ * deviations' sum, in double. */
+pv_status pv_reg_device_mask_count(pv_context *ctx, const pv_image *image, const pv_image *mask,
+                                   int *finite, size_t *valid, double *sum);
+pv_status pv_reg_device_mask_copy(pv_context *ctx, const pv_image *image, const pv_image *mask,
+                                  double mean, double scale, pv_reg_copy *values,
+                                  pv_reg_copy *mask01, double *squares);
 /* Argument checks with the register module's messages. */
 pv_status pv_reg_check_ctx(pv_context *ctx, const char *op);
 /* Phase correlation's images: u8, f32 or u16 (grey). */

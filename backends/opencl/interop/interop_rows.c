@@ -157,9 +157,11 @@ pv_status pv_cl_rows_energy(pv_context *ctx, const pv_device_rows *rows,
 
 /* One scratch slot per binding in place, so that two converted inputs of
  * one call never share a buffer. */
-static const char *const f32_slots[] = {"interop.f32.0", "interop.f32.1", "interop.f32.2",
-                                        "interop.f32.3", "interop.f32.4", "interop.f32.5",
-                                        "interop.f32.6", "interop.f32.7"};
+static const char *const f32_slots[] = {
+    "interop.f32.0",  "interop.f32.1",  "interop.f32.2",  "interop.f32.3",
+    "interop.f32.4",  "interop.f32.5",  "interop.f32.6",  "interop.f32.7",
+    "interop.f32.8",  "interop.f32.9",  "interop.f32.10", "interop.f32.11",
+    "interop.f32.12", "interop.f32.13", "interop.f32.14", "interop.f32.15"};
 
 /* The scratch buffer of the next binding's slot. */
 static pv_status slot_buffer(pv_context *ctx, size_t bytes, cl_mem *buffer)
