@@ -328,6 +328,41 @@ class _InteropOps(_ContextBase):
         return PhaseCorrelation(_shift_array(shift, 3 if volume else 2), shift.peak,
                                 int(shift.flags))
 
+    def normxcorr2_masked_cl(self, template: Any, image: Any, template_mask: Any,
+                             image_mask: Optional[Any] = None, *, min_overlap: int = 0,
+                             compute_map: bool = True, out: Optional[Any] = None,
+                             wait_for: Optional[Sequence[Any]] = None) -> NCCResult:
+        """normxcorr2_masked on pyopencl arrays: template and image 2D
+        (uint8 or float32, rows contiguous), template_mask and image_mask
+        uint8 arrays of their shapes (non-zero: valid; image_mask None:
+        every image pixel valid).  Returns NCCResult whose map is out (or a
+        new float32 array on image's queue; None with compute_map=False)
+        with the completion event; the masked statistics, copies and the
+        peak search run on the device, and the result equals
+        normxcorr2_masked's bit for bit.  Needs a device with double
+        precision (cl_khr_fp64)."""
+        cl = _pyopencl()
+        t, i = buffer_of(template, "template"), buffer_of(image, "image")
+        masks = [buffer_of(template_mask, "template_mask"),
+                 buffer_of(image_mask, "image_mask") if image_mask is not None else ffi.NULL]
+        shape = (int(image.shape[0]) + int(template.shape[0]) - 1,
+                 int(image.shape[1]) + int(template.shape[1]) - 1)
+        dst = None
+        if compute_map:
+            dst = out if out is not None else cl.array.empty(image.queue, shape, "float32")
+            if tuple(dst.shape) != shape or str(dst.dtype) != "float32":
+                raise invalid(f"out: expected float32 of shape {shape}, got {dst.dtype} "
+                              f"{tuple(dst.shape)}")
+        result = ffi.new("pv_ncc_result *")
+        count, waits = _wait_list([template, image, template_mask, image_mask, dst], wait_for)
+        done = ffi.new("cl_event *")
+        self._call(lib.pv_normxcorr2_masked_cl, t, i, masks[0], masks[1],
+                   _int(min_overlap, "min_overlap"),
+                   buffer_of(dst, "out") if dst is not None else ffi.NULL, result, count, waits,
+                   done)
+        _attach(cl, done, [dst])
+        return _ncc_result(dst, result)
+
     def normxcorr2_batch_cl(self, template: Any, images: Sequence[Any], *, min_overlap: int = 0,
                             compute_maps: bool = True, out: Optional[Sequence[Any]] = None,
                             wait_for: Optional[Sequence[Any]] = None) -> List[NCCResult]:

@@ -1,9 +1,10 @@
-"""Device-buffer phase-correlation plans and masked phase correlation with
-pyopencl arrays (Context.phasecorr_plan_cl, PhaseCorrPlanCL,
-phase_correlate_masked_cl; docs/interop.md): shifts equal, bit for bit, to
-the host calls' on an OpenCL context; more movers than one
-device call takes; strided views; refusals.  Skipped without pyopencl or an
-OpenCL device."""
+"""Device-buffer phase-correlation plans, masked phase correlation and
+normxcorr2, the normxcorr2 batch and the AO-OCT average with pyopencl arrays
+(Context.phasecorr_plan_cl, PhaseCorrPlanCL, phase_correlate_masked_cl,
+normxcorr2_masked_cl, normxcorr2_batch_cl, octreg_average_cl;
+docs/interop.md): results equal, bit for bit, to the host calls' on an
+OpenCL context; more movers than one device call takes; strided views;
+refusals.  Skipped without pyopencl or an OpenCL device."""
 from __future__ import annotations
 
 from typing import Any, Iterator, List, Tuple
@@ -221,3 +222,28 @@ def test_octreg_average_registers_each_target(on_queue: parvis.Context,
     with pytest.raises(parvis.InvalidArgument, match="shape"):
         on_queue.octreg_average_cl(cla.to_device(queue, reference),
                                    [cla.to_device(queue, reference[:20])])
+
+
+@pytest.mark.parametrize("dtype", ["uint8", "float32"])
+def test_normxcorr2_masked_equals_the_host_method(on_queue: parvis.Context,
+                                                  opencl: parvis.Context, queue: Any,
+                                                  dtype: str) -> None:
+    image = series(dtype, 1)[0]
+    template = np.ascontiguousarray(image[7:17, 9:21])
+    t_mask = np.ones(template.shape, np.uint8)
+    t_mask[:, 5] = 0
+    i_mask = np.ones(image.shape, np.uint8)
+    i_mask[:2] = 0
+    want = opencl.normxcorr2_masked(template, image, t_mask, i_mask, min_overlap=20)
+    args = [cla.to_device(queue, a) for a in (template, image, t_mask, i_mask)]
+    got = on_queue.normxcorr2_masked_cl(*args, min_overlap=20)
+    np.testing.assert_array_equal(got.map.get(), want.map)
+    assert got[1:] == want[1:] and (got.x, got.y) == (9, 7)
+    alone = on_queue.normxcorr2_masked_cl(*args[:3], min_overlap=20, compute_map=False)
+    assert alone.map is None
+    assert alone[1:] == opencl.normxcorr2_masked(template, image, t_mask, min_overlap=20)[1:]
+    with pytest.raises(parvis.InvalidArgument, match="no valid"):
+        on_queue.normxcorr2_masked_cl(args[0], args[1], cla.zeros(queue, template.shape,
+                                                                  np.uint8))
+    with pytest.raises(parvis.InvalidArgument, match="shape"):
+        on_queue.normxcorr2_masked_cl(*args, out=cla.empty(queue, (4, 4), np.float32))
