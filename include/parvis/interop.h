@@ -355,10 +355,11 @@ PV_API pv_status pv_phasecorr_plan_set_reference3d_cl(pv_phasecorr_plan *plan,
                                                       const cl_event *wait_list, cl_event *done);
 
 /** pv_phasecorr_plan_correlate on device buffers: shifts[i] for movers[i],
- * in host memory.  The movers go through four at a time (the bound
- * buffers and working copies a device call holds), each group in batches of the plan's
- * max_batch; the first group waits for the wait list, and the shifts are
- * written only when every group has succeeded.
+ * in host memory.  The movers go through four at a time (one device call
+ * a group, for the bound buffers and working copies a call holds), each
+ * group in batches of the plan's max_batch; the first group waits for the
+ * wait list, and the shifts are written only when every group has
+ * succeeded.
  * @param plan a 2D plan of an OpenCL context
  * @param movers count moving images (U8, U16 or F32, the plan's size)
  * @param count the number of movers (at least 1)

@@ -4,9 +4,10 @@
  * the host plan call through pv_interop_device_call (lib/interop/interop.c);
  * the plan's scans, means and u8 conversions run on the device for bound
  * inputs (lib/register/register_device.c), so the shifts are the host
- * call's bit for bit.  A call holds at most MAX_IMAGES proxies, so the
- * movers go through in groups of that many, one device call each: the
- * first waits for the caller's wait list, and as each group's shifts come
+ * call's bit for bit.  A device call binds every buffer it names, and the
+ * OpenCL backend numbers a call's working copies after its bindings (a U8
+ * mover needs one of each, out of 16 slots), so the movers go through in
+ * groups of GROUP, one device call each: the first waits for the caller's wait list, and as each group's shifts come
  * back to the host before the next starts, only the last one's event is
  * handed back.  Plans and shifts are handed over only when the whole call
  * has succeeded, so that the outputs stay untouched on error. */
@@ -17,7 +18,7 @@
 #include <string.h>
 
 /* Movers a device call: each bound, and each U8 one converted into a
- * working copy, within the backend's eight slots. */
+ * working copy, well within the backend's 16 working-copy slots. */
 #define GROUP 4
 
 /* Inputs at a whole number of samples from the buffer's start (the
