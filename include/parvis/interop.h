@@ -21,11 +21,12 @@
  * same results, and the call has returned only when they are written.
  *
  * Device-buffer forms exist for SGM, SAD, BP, the grey conversion, the
- * Gaussian blur (2D and 3D), the 3D flow, phase correlation (2D and 3D),
- * normxcorr2, SIFT (detection and the chain) and the AO-OCT registration,
- * the gradients (2D and 3D), the flow's warp, SIFT tracking and batch
- * detection and the SAD and SGM batches (docs/interop.md); on a CPU
- * context they fail with PV_ERR_UNSUPPORTED. */
+ * Gaussian blur (2D and 3D), the 3D flow, phase correlation (2D and 3D,
+ * one-shot, plans and masked), normxcorr2 (one-shot, masked and batch), SIFT
+ * (detection, batches, the chain and tracking), the AO-OCT registration (and
+ * average), the gradients (2D and 3D), the flow's warp and the SAD and SGM
+ * batches (docs/interop.md); on a CPU context they fail with
+ * PV_ERR_UNSUPPORTED. */
 #ifndef PARVIS_INTEROP_H
 #define PARVIS_INTEROP_H
 
@@ -288,6 +289,245 @@ PV_API pv_status pv_phase_correlate3d_cl(pv_context *ctx, const pv_buffer *refer
 PV_API pv_status pv_normxcorr2_cl(pv_context *ctx, const pv_buffer *templ, const pv_buffer *image,
                                   int min_overlap, const pv_buffer *map, pv_ncc_result *result,
                                   cl_uint wait_count, const cl_event *wait_list, cl_event *done);
+
+/* ---- phase-correlation plans on device buffers --------------------------
+ * A plan made or fed from device buffers is an ordinary pv_phasecorr_plan
+ * (parvis/register.h): the host plan calls take it too, and
+ * pv_phasecorr_plan_destroy frees it.  As in pv_phase_correlate_cl, the
+ * inputs' scans, means and u8 conversions run on the device with the host
+ * calls' numbers (the shifts equal the host plan calls' bit for bit), the
+ * device needs double precision (cl_khr_fp64, else PV_ERR_UNSUPPORTED),
+ * buffer offsets must be multiples of the sample size, and each call waits
+ * for its work before it returns: `done` marks work that has already run. */
+
+/** pv_phasecorr_plan_create with the reference in a device buffer.
+ * @param ctx an OpenCL context
+ * @param reference the reference image (U8, U16 or F32, grey)
+ * @param options the options, or NULL (defaults)
+ * @param max_batch most movers one batch on the device takes
+ * @param plan receives the plan (untouched on error)
+ * @param wait_count events in wait_list
+ * @param wait_list the events the work waits for, or NULL
+ * @param done receives the completion event, or NULL
+ * @return PV_OK, or the failure's status */
+PV_API pv_status pv_phasecorr_plan_create_cl(pv_context *ctx, const pv_buffer *reference,
+                                             const pv_phasecorr_options *options, int max_batch,
+                                             pv_phasecorr_plan **plan, cl_uint wait_count,
+                                             const cl_event *wait_list, cl_event *done);
+
+/** pv_phasecorr_plan_create3d with the reference volume in a device buffer.
+ * @param ctx an OpenCL context
+ * @param reference the reference volume (F32 or U16)
+ * @param options the options, or NULL (defaults)
+ * @param max_batch most movers one batch on the device takes
+ * @param plan receives the plan (untouched on error)
+ * @param wait_count events in wait_list
+ * @param wait_list the events the work waits for, or NULL
+ * @param done receives the completion event, or NULL
+ * @return PV_OK, or the failure's status */
+PV_API pv_status pv_phasecorr_plan_create3d_cl(pv_context *ctx, const pv_buffer *reference,
+                                               const pv_phasecorr_options *options, int max_batch,
+                                               pv_phasecorr_plan **plan, cl_uint wait_count,
+                                               const cl_event *wait_list, cl_event *done);
+
+/** pv_phasecorr_plan_set_reference from a device buffer (the plan's size;
+ * a 2D plan on an OpenCL context).
+ * @param plan the plan
+ * @param reference the new reference image (U8, U16 or F32, grey)
+ * @param wait_count events in wait_list
+ * @param wait_list the events the work waits for, or NULL
+ * @param done receives the completion event, or NULL
+ * @return PV_OK, or the failure's status (the plan unchanged on a refusal
+ *         of the arguments) */
+PV_API pv_status pv_phasecorr_plan_set_reference_cl(pv_phasecorr_plan *plan,
+                                                    const pv_buffer *reference,
+                                                    cl_uint wait_count,
+                                                    const cl_event *wait_list, cl_event *done);
+
+/** pv_phasecorr_plan_set_reference3d from a device buffer (a 3D plan).
+ * @param plan the plan
+ * @param reference the new reference volume (F32 or U16)
+ * @param wait_count events in wait_list
+ * @param wait_list the events the work waits for, or NULL
+ * @param done receives the completion event, or NULL
+ * @return PV_OK, or the failure's status */
+PV_API pv_status pv_phasecorr_plan_set_reference3d_cl(pv_phasecorr_plan *plan,
+                                                      const pv_buffer *reference,
+                                                      cl_uint wait_count,
+                                                      const cl_event *wait_list, cl_event *done);
+
+/** pv_phasecorr_plan_correlate on device buffers: shifts[i] for movers[i],
+ * in host memory.  The movers go through four at a time (one device call
+ * a group, for the bound buffers and working copies a call holds), each
+ * group in batches of the plan's max_batch; the first group waits for the
+ * wait list, and the shifts are written only when every group has
+ * succeeded.
+ * @param plan a 2D plan of an OpenCL context
+ * @param movers count moving images (U8, U16 or F32, the plan's size)
+ * @param count the number of movers (at least 1)
+ * @param shifts receives count shifts (untouched on error)
+ * @param wait_count events in wait_list
+ * @param wait_list the events the work waits for, or NULL
+ * @param done receives the completion event, or NULL
+ * @return PV_OK, or the failure's status */
+PV_API pv_status pv_phasecorr_plan_correlate_cl(pv_phasecorr_plan *plan, const pv_buffer *movers,
+                                                int count, pv_shift *shifts, cl_uint wait_count,
+                                                const cl_event *wait_list, cl_event *done);
+
+/** pv_phasecorr_plan_correlate3d on device buffers (volumes, F32 or U16),
+ * as pv_phasecorr_plan_correlate_cl.
+ * @param plan a 3D plan of an OpenCL context
+ * @param movers count moving volumes (the plan's size)
+ * @param count the number of movers (at least 1)
+ * @param shifts receives count shifts (untouched on error)
+ * @param wait_count events in wait_list
+ * @param wait_list the events the work waits for, or NULL
+ * @param done receives the completion event, or NULL
+ * @return PV_OK, or the failure's status */
+PV_API pv_status pv_phasecorr_plan_correlate3d_cl(pv_phasecorr_plan *plan,
+                                                  const pv_buffer *movers, int count,
+                                                  pv_shift *shifts, cl_uint wait_count,
+                                                  const cl_event *wait_list, cl_event *done);
+
+/* ---- masked phase correlation and normxcorr2 on device buffers ----------- */
+
+/** pv_phase_correlate_masked on device buffers.  The host call's read of
+ * each side (the masked mean, range and energy, the centred copy and the
+ * 0 / 1 mask) runs on the device with the host's numbers (sums in double,
+ * rows added in order), so the shift equals the host call's bit for bit.
+ * The call waits for its work (the shift is a host structure): `done`
+ * marks work that has already run.  The device needs double precision
+ * (cl_khr_fp64), else PV_ERR_UNSUPPORTED; buffer offsets must be multiples
+ * of the sample size.
+ * @param ctx an OpenCL context
+ * @param reference the reference image (U8 or F32)
+ * @param moving the moving image, the reference's size (U8 or F32)
+ * @param reference_mask the reference's mask (U8 or F32, non-zero: valid)
+ * @param moving_mask the moving image's mask, or NULL (reference_mask's)
+ * @param params the parameters, or NULL (defaults)
+ * @param shift receives the shift (untouched on error)
+ * @param wait_count events in wait_list
+ * @param wait_list the events the work waits for, or NULL
+ * @param done receives the completion event, or NULL
+ * @return PV_OK, or the failure's status (PV_ERR_INVALID for a non-finite
+ *         input or a mask with no valid pixel, as the host call) */
+PV_API pv_status pv_phase_correlate_masked_cl(pv_context *ctx, const pv_buffer *reference,
+                                              const pv_buffer *moving,
+                                              const pv_buffer *reference_mask,
+                                              const pv_buffer *moving_mask,
+                                              const pv_phasecorr_masked_params *params,
+                                              pv_shift *shift, cl_uint wait_count,
+                                              const cl_event *wait_list, cl_event *done);
+
+/** pv_phase_correlate_masked3d on device buffers: volumes (F32 or U16)
+ * and masks (F32 or U16), the rest as pv_phase_correlate_masked_cl.
+ * @param ctx an OpenCL context
+ * @param reference the reference volume
+ * @param moving the moving volume, the reference's size
+ * @param reference_mask the reference's mask (non-zero: valid)
+ * @param moving_mask the moving volume's mask, or NULL (reference_mask's)
+ * @param params the parameters, or NULL (defaults)
+ * @param shift receives the shift (untouched on error)
+ * @param wait_count events in wait_list
+ * @param wait_list the events the work waits for, or NULL
+ * @param done receives the completion event, or NULL
+ * @return PV_OK, or the failure's status */
+PV_API pv_status pv_phase_correlate_masked3d_cl(pv_context *ctx, const pv_buffer *reference,
+                                                const pv_buffer *moving,
+                                                const pv_buffer *reference_mask,
+                                                const pv_buffer *moving_mask,
+                                                const pv_phasecorr_masked_params *params,
+                                                pv_shift *shift, cl_uint wait_count,
+                                                const cl_event *wait_list, cl_event *done);
+
+/** pv_normxcorr2_masked on device buffers.  The host call's preparation
+ * (the finiteness check, the masks' counts, each side's masked mean and
+ * deviation, the centred, scaled and masked f32 copies and 0 / 1 masks)
+ * and, on a map buffer, the peak search run on the device with the host
+ * call's numbers (sums in double, rows added in order): map and result
+ * equal the host call's bit for bit.  Where every pixel of both masks is
+ * valid the call is pv_normxcorr2_cl.  The call waits for the statistics
+ * and the peak; the map is made in a working buffer and copied into `map`
+ * last, so a failure leaves it untouched; `done` marks the end of it all.
+ * The device needs double precision (cl_khr_fp64), else
+ * PV_ERR_UNSUPPORTED; the images' offsets must be multiples of the sample
+ * size.
+ * @param ctx an OpenCL context
+ * @param templ the template (U8 or F32)
+ * @param image the image searched (U8 or F32)
+ * @param templ_mask the template's mask (U8, templ's size, non-zero: valid)
+ * @param image_mask the image's mask (U8, image's size), or NULL (all valid)
+ * @param min_overlap the least overlap, in valid pixel pairs, a position needs
+ * @param map receives the F32 correlation map (image + templ - 1 per
+ *        axis), or NULL when only the result is wanted
+ * @param result receives the peak, or NULL (not both NULL; untouched on error)
+ * @param wait_count events in wait_list
+ * @param wait_list the events the work waits for, or NULL
+ * @param done receives the completion event, or NULL
+ * @return PV_OK, or the failure's status (PV_ERR_INVALID for a non-finite
+ *         input or a mask without a valid pixel, as the host call) */
+PV_API pv_status pv_normxcorr2_masked_cl(pv_context *ctx, const pv_buffer *templ,
+                                         const pv_buffer *image, const pv_buffer *templ_mask,
+                                         const pv_buffer *image_mask, int min_overlap,
+                                         const pv_buffer *map, pv_ncc_result *result,
+                                         cl_uint wait_count, const cl_event *wait_list,
+                                         cl_event *done);
+
+/* ---- the normxcorr2 batch on device buffers ------------------------------ */
+
+/** pv_normxcorr2_batch on device buffers: one template against count
+ * images, maps[i] and results[i] exactly pv_normxcorr2's (and the host
+ * batch's), bit for bit.  The images go through one at a time, each as
+ * pv_normxcorr2_cl (the template's statistics are computed again for
+ * each); the first waits for the wait list, each waits for its peak, and
+ * `done` marks the end of the last one's work.  The arrays, the images'
+ * sizes and the maps' type and size are checked before any work; a buffer
+ * refused later, or a failure, leaves the results untouched, but the maps
+ * of the images before it may hold their maps.  The device needs double
+ * precision (cl_khr_fp64), else PV_ERR_UNSUPPORTED.
+ * @param ctx an OpenCL context
+ * @param templ the template (U8 or F32)
+ * @param images count images searched (U8 or F32), all of images[0]'s size
+ * @param count the number of images (at least 1)
+ * @param min_overlap the least overlap, in pixels, a position needs
+ * @param maps count F32 map buffers (image + templ - 1 per axis), or NULL
+ * @param results receives count peaks, or NULL (not both NULL)
+ * @param wait_count events in wait_list
+ * @param wait_list the events the work waits for, or NULL
+ * @param done receives the completion event, or NULL
+ * @return PV_OK, or the failure's status */
+PV_API pv_status pv_normxcorr2_batch_cl(pv_context *ctx, const pv_buffer *templ,
+                                        const pv_buffer *images, int count, int min_overlap,
+                                        const pv_buffer *maps, pv_ncc_result *results,
+                                        cl_uint wait_count, const cl_event *wait_list,
+                                        cl_event *done);
+
+/* ---- the AO-OCT average on device buffers -------------------------------- */
+
+/** pv_octreg_average from and to device buffers: count target volumes
+ * (F32 or U16, at most 17: every target is bound in one call), the F32
+ * averaged volume and the F32 en-face and slow images (each may be NULL,
+ * not all outputs); shifts and coverage in host memory.  Equal to the host
+ * call's outputs bit for bit.
+ * @param plan a plan of an OpenCL context
+ * @param targets count target volumes
+ * @param count the number of targets (1 to 17)
+ * @param shifts receives count * B-scans shifts (target-major), or NULL
+ * @param gap_value the value of voxels no B-scan covers
+ * @param averaged receives the averaged volume, or NULL
+ * @param enface receives the en-face image (A-lines x B-scans), or NULL
+ * @param slow receives the slow-axis image (B-scans x depth), or NULL
+ * @param coverage receives one float a reference B-scan, or NULL
+ * @param wait_count events in wait_list
+ * @param wait_list the events the work waits for, or NULL
+ * @param done receives the completion event, or NULL
+ * @return PV_OK, or the failure's status (outputs untouched) */
+PV_API pv_status pv_octreg_average_cl(pv_octreg_plan *plan, const pv_buffer *targets, int count,
+                                      pv_octreg_shift *shifts, float gap_value,
+                                      const pv_buffer *averaged, const pv_buffer *enface,
+                                      const pv_buffer *slow, float *coverage,
+                                      cl_uint wait_count, const cl_event *wait_list,
+                                      cl_event *done);
 
 /* ---- the gradients, the flow's warp, SIFT tracking and batches, the
  * stereo batches on device buffers ----------------------------------------

@@ -47,7 +47,19 @@
  * it).  stage: the placeholder `proxy` bound, as by to_f32, to a scratch
  * buffer of `bytes` (dense; an output is made there before it is final);
  * unstage: the staged buffer of `proxy` copied, on the device, into `out`
- * (a bound image of the staged size, type and dense layout's pixels). */
+ * (a bound image of the staged size, type and dense layout's pixels).
+ * masked_stats: per row of `rows`, over the samples whose `mask` sample
+ * (the same row and pixel counts, its own type and pitches; NULL: every
+ * sample valid) is not 0: their sum, count, least and largest value; and
+ * whether every sample of the row and of its mask is finite (the first
+ * pass of masked phase correlation and masked normxcorr2).
+ * masked_centre: into the staged placeholders `values` and `mask01`
+ * (dense f32 of the input's size) the centred input where the mask is not
+ * 0 (0 elsewhere) and the mask as 0 / 1; per row, the sum in double of
+ * the squared deviations.  exact 0: v - (float)mean in float, summed as
+ * squares of those floats (lib/register/phasecorr_masked.c); exact 1:
+ * d = v - mean in double, summed as d * d, stored as (float)(d * scale)
+ * (lib/register/ncc_masked.c). */
 
 #ifndef PV_OPS_INTEROP_H
 #define PV_OPS_INTEROP_H
@@ -68,6 +80,13 @@ typedef struct pv_row_stats {
     int hi_at;
     int finite;
 } pv_row_stats;
+
+typedef struct pv_masked_row {
+    double sum;
+    size_t valid;
+    float lo, hi;
+    int finite;
+} pv_masked_row;
 
 #define PV_INTEROP_SLOTS(X, P)                                                                    \
     X(P, pv_status, bind,                                                                          \
@@ -94,6 +113,12 @@ typedef struct pv_row_stats {
        int to_device))                                                                            \
     X(P, void, forget, (pv_context *ctx, const void *proxy))                                      \
     X(P, pv_status, stage, (pv_context *ctx, const void *proxy, size_t bytes))                     \
-    X(P, pv_status, unstage, (pv_context *ctx, const void *proxy, pv_image *out))
+    X(P, pv_status, unstage, (pv_context *ctx, const void *proxy, pv_image *out))                 \
+    X(P, pv_status, masked_stats,                                                                  \
+      (pv_context *ctx, const pv_device_rows *rows, const pv_device_rows *mask,                  \
+       pv_masked_row *out))                                                                       \
+    X(P, pv_status, masked_centre,                                                                 \
+      (pv_context *ctx, const pv_device_rows *rows, const pv_device_rows *mask, double mean,     \
+       double scale, int exact, const void *values, const void *mask01, double *energy))
 
 #endif

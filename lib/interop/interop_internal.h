@@ -11,7 +11,7 @@
  * absent optional output has a NULL buffer.  Bit i of `volumes` set: item i
  * is a volume (the operation says so; a buffer's depth alone cannot, as a
  * volume may have one slice). */
-#define MAX_IMAGES 6
+#define MAX_IMAGES 20 /* pv_octreg_average_cl: up to 17 targets and 3 outputs */
 typedef struct call_images {
     const pv_buffer *buffers[MAX_IMAGES];
     int count, first_output;

@@ -131,3 +131,91 @@ pv_status pv_octreg_reconstruct_cl(pv_octreg_plan *plan, const pv_buffer *target
     free(covered);
     return status;
 }
+
+/* Targets a pv_octreg_average_cl call may take: every target is bound in
+ * the one call, with the three optional outputs. */
+#define AVERAGE_TARGETS (MAX_IMAGES - 3)
+
+typedef struct average_args {
+    pv_octreg_plan *plan;
+    int count;
+    pv_octreg_shift *shifts; /* NULL: not asked for */
+    float gap_value;
+    float *coverage; /* NULL: not asked for */
+} average_args;
+
+static pv_status host_average(pv_context *ctx, void *const *items, const void *args)
+{
+    const average_args *a = args;
+    pv_volume targets[AVERAGE_TARGETS];
+    (void)ctx;
+    for (int i = 0; i < a->count; i++)
+        targets[i] = *(const pv_volume *)items[i];
+    return pv_octreg_average(a->plan, targets, a->count, a->shifts, a->gap_value,
+                             items[a->count], items[a->count + 1], items[a->count + 2],
+                             a->coverage);
+}
+
+/* The call's items: the targets (volumes), then the averaged volume and
+ * the two images, each optional. */
+static pv_status average_items(pv_octreg_plan *plan, const pv_buffer *targets, int count,
+                               const pv_buffer *const outputs[3], call_images *c)
+{
+    if (!targets || count < 1 || count > AVERAGE_TARGETS)
+        return pv_fail(plan->ctx, PV_ERR_INVALID,
+                       "octreg_average_cl: targets is NULL or count %d is not in 1..%d", count,
+                       AVERAGE_TARGETS);
+    memset(c, 0, sizeof *c);
+    for (int i = 0; i < count; i++)
+        c->buffers[i] = &targets[i];
+    for (int k = 0; k < 3; k++)
+        c->buffers[count + k] = outputs[k];
+    c->count = count + 3;
+    c->first_output = count;
+    c->volumes = (1u << (count + 1)) - 1u; /* the targets and the averaged volume */
+    c->optional = 7u << count;
+    return PV_OK;
+}
+
+pv_status pv_octreg_average_cl(pv_octreg_plan *plan, const pv_buffer *targets, int count,
+                               pv_octreg_shift *shifts, float gap_value,
+                               const pv_buffer *averaged, const pv_buffer *enface,
+                               const pv_buffer *slow, float *coverage, cl_uint wait_count,
+                               const cl_event *wait_list, cl_event *done)
+{
+    static const char *const names[MAX_IMAGES] = {
+        "a target", "a target", "a target", "a target", "a target", "a target", "a target",
+        "a target", "a target", "a target", "a target", "a target", "a target", "a target",
+        "a target", "a target", "a target", "a target", "a target", "a target"};
+    if (!plan)
+        return pv_fail(NULL, PV_ERR_INVALID, "octreg_average_cl: plan is NULL");
+    const pv_buffer *const outputs[3] = {averaged, enface, slow};
+    call_images c;
+    pv_status status = average_items(plan, targets, count, outputs, &c);
+    if (status != PV_OK)
+        return status;
+    /* the outputs' names in messages, after the targets' */
+    const char *named[MAX_IMAGES];
+    memcpy(named, names, sizeof named);
+    named[count] = "averaged";
+    named[count + 1] = "enface";
+    named[count + 2] = "slow";
+    const size_t planes = (size_t)plan->geometry.size[2];
+    pv_octreg_shift *found = shifts ? calloc(planes * (size_t)count, sizeof *found) : NULL;
+    float *covered = coverage ? calloc(planes, sizeof *covered) : NULL;
+    if ((shifts && !found) || (coverage && !covered)) {
+        free(found);
+        free(covered);
+        return pv_fail(plan->ctx, PV_ERR_NOMEM, "octreg_average_cl: out of memory");
+    }
+    const average_args args = {plan, count, found, gap_value, covered};
+    status = pv_interop_device_call(plan->ctx, "octreg_average_cl", &c, named, host_average,
+                                    &args, wait_count, wait_list, done);
+    if (status == PV_OK && shifts)
+        memcpy(shifts, found, planes * (size_t)count * sizeof *found);
+    if (status == PV_OK && coverage)
+        memcpy(coverage, covered, planes * sizeof *covered);
+    free(found);
+    free(covered);
+    return status;
+}

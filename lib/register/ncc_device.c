@@ -58,6 +58,15 @@ static pv_status device_peak(pv_context *ctx, const pv_image *map, int templ_w, 
     return status;
 }
 
+/* pv_ncc_run_device's map maker: the unmasked job on centred, scaled
+ * copies made on the device. */
+typedef struct plain_job {
+    const char *op;
+    const pv_image *templ, *image;
+    const pv_ncc_stats *stats;
+    int min_overlap;
+} plain_job;
+
 static pv_status correlate(pv_context *ctx, const char *op, const pv_image *templ,
                            const pv_image *image, const pv_ncc_stats stats[2], int min_overlap,
                            pv_image *map)
@@ -81,24 +90,50 @@ static pv_status correlate(pv_context *ctx, const char *op, const pv_image *temp
     return status;
 }
 
+static pv_status make_plain(pv_context *ctx, const void *arg, pv_image *map)
+{
+    const plain_job *j = arg;
+    return correlate(ctx, j->op, j->templ, j->image, j->stats, j->min_overlap, map);
+}
+
 /* The map made in a working buffer and searched there (when found is not
  * NULL), then copied into the caller's map: a failure before the copy
  * leaves that untouched. */
-static pv_status correlate_staged(pv_context *ctx, const char *op, const pv_image *templ,
-                                  const pv_image *image, const pv_ncc_stats stats[2],
-                                  int min_overlap, pv_image *map, pv_ncc_result *found)
+static pv_status correlate_staged(pv_context *ctx, pv_ncc_make_map make, const void *arg,
+                                  int templ_w, int templ_h, pv_image *map, pv_ncc_result *found)
 {
     pv_reg_copy staged = {NULL, 0, ctx};
     pv_status status = pv_reg_device_stage(ctx, map->width, map->height, &staged);
     pv_image work = {map->width, map->height, map->width, PV_PIXEL_F32, staged.data};
     if (status == PV_OK)
-        status = correlate(ctx, op, templ, image, stats, min_overlap, &work);
+        status = make(ctx, arg, &work);
     if (status == PV_OK && found)
-        status = device_peak(ctx, &work, templ->width, templ->height, found);
+        status = device_peak(ctx, &work, templ_w, templ_h, found);
     if (status == PV_OK)
         status = pv_reg_device_unstage(ctx, &staged, map);
     if (staged.data)
         pv_reg_copy_free(&staged);
+    return status;
+}
+
+pv_status pv_ncc_device_map(pv_context *ctx, int textured, pv_ncc_make_map make,
+                            const void *arg, int templ_w, int templ_h, pv_image *map,
+                            int map_bound, pv_ncc_result *result)
+{
+    pv_ncc_result found;
+    pv_status status;
+    if (!textured) {
+        pv_ncc_no_texture(map_bound ? NULL : map, &found);
+        status = map_bound ? device_zero_map(ctx, map) : PV_OK;
+    } else if (map_bound) {
+        status = correlate_staged(ctx, make, arg, templ_w, templ_h, map, result ? &found : NULL);
+    } else {
+        status = make(ctx, arg, map);
+        if (status == PV_OK)
+            pv_ncc_peak(map, templ_w, templ_h, &found);
+    }
+    if (status == PV_OK && result)
+        *result = found;
     return status;
 }
 
@@ -112,19 +147,8 @@ pv_status pv_ncc_run_device(pv_context *ctx, const char *op, const pv_image *tem
         status = device_stats(ctx, op, image, &stats[1]);
     if (status != PV_OK)
         return status;
-    pv_ncc_result found;
-    if (!(stats[0].deviation > 0.0) || !(stats[1].deviation > 0.0)) {
-        pv_ncc_no_texture(map_bound ? NULL : map, &found);
-        status = map_bound ? device_zero_map(ctx, map) : PV_OK;
-    } else if (map_bound) {
-        status = correlate_staged(ctx, op, templ, image, stats, min_overlap, map,
-                                  result ? &found : NULL);
-    } else {
-        status = correlate(ctx, op, templ, image, stats, min_overlap, map);
-        if (status == PV_OK)
-            pv_ncc_peak(map, templ->width, templ->height, &found);
-    }
-    if (status == PV_OK && result)
-        *result = found;
-    return status;
+    const plain_job job = {op, templ, image, stats, min_overlap};
+    const int textured = stats[0].deviation > 0.0 && stats[1].deviation > 0.0;
+    return pv_ncc_device_map(ctx, textured, make_plain, &job, templ->width, templ->height, map,
+                             map_bound, result);
 }

@@ -71,5 +71,15 @@ pv_status pv_ncc_run(pv_context *ctx, const char *op, const pv_image *templ,
 pv_status pv_ncc_run_device(pv_context *ctx, const char *op, const pv_image *templ,
                             const pv_image *image, int min_overlap, pv_image *map, int map_bound,
                             pv_ncc_result *result);
+/* The map and peak of a device-buffer call once its statistics are known
+ * (ncc_device.c): untextured, the zero map (on the device when map_bound)
+ * and PV_REGISTER_NO_TEXTURE; else make(ctx, arg, map) fills a map (a
+ * working buffer on the device when map_bound, searched there and then
+ * copied to the caller's; else map, searched on the host), the peak into
+ * result when not NULL. */
+typedef pv_status (*pv_ncc_make_map)(pv_context *ctx, const void *arg, pv_image *map);
+pv_status pv_ncc_device_map(pv_context *ctx, int textured, pv_ncc_make_map make,
+                            const void *arg, int templ_w, int templ_h, pv_image *map,
+                            int map_bound, pv_ncc_result *result);
 
 #endif

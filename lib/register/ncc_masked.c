@@ -8,6 +8,7 @@
 #include "../core/tolerance.h"
 
 #include <limits.h>
+#include <math.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -52,14 +53,10 @@ static size_t valid_pixels(const pv_image *image, const pv_image *mask)
     return valid;
 }
 
-/* The masks' pixel counts, refusing an empty mask and too much work. */
-static pv_status check_masks_content(pv_context *ctx, const pv_image *templ,
-                                     const pv_image *image, const pv_image *templ_mask,
-                                     const pv_image *image_mask, int map_w, int map_h,
-                                     size_t valid[2])
+/* The masks' pixel counts: an empty mask and too much work refused. */
+static pv_status check_masks_content(pv_context *ctx, int map_w, int map_h,
+                                     const size_t valid[2])
 {
-    valid[0] = valid_pixels(templ, templ_mask);
-    valid[1] = valid_pixels(image, image_mask);
     if (valid[0] == 0)
         return pv_fail(ctx, PV_ERR_INVALID, OP ": templ_mask has no valid (non-zero) pixel");
     if (valid[1] == 0)
@@ -72,6 +69,31 @@ static pv_status check_masks_content(pv_context *ctx, const pv_image *templ,
                        "sums' limit of 2^38 pixel pairs",
                        map_w, map_h, valid[0]);
     return PV_OK;
+}
+
+/* A device-buffer call's finiteness check and mask counts, on the device
+ * (register_device.c). */
+static pv_status check_device_content(pv_context *ctx, const pv_image *templ,
+                                      const pv_image *image, const pv_image *templ_mask,
+                                      const pv_image *image_mask, int map_w, int map_h,
+                                      size_t valid[2])
+{
+    int finite[2] = {1, 1}, mask_finite = 1;
+    size_t all = 0;
+    double sum = 0.0;
+    pv_status status = pv_reg_device_mask_count(ctx, templ, NULL, &finite[0], &all, &sum);
+    if (status == PV_OK)
+        status = pv_reg_device_mask_count(ctx, image, NULL, &finite[1], &all, &sum);
+    if (status == PV_OK && (!finite[0] || !finite[1]))
+        return pv_fail(ctx, PV_ERR_INVALID, OP ": templ or image contains NaN or Inf");
+    if (status == PV_OK)
+        status = pv_reg_device_mask_count(ctx, templ_mask, templ_mask, &mask_finite, &valid[0],
+                                          &sum);
+    valid[1] = (size_t)image->width * (size_t)image->height;
+    if (status == PV_OK && image_mask)
+        status = pv_reg_device_mask_count(ctx, image_mask, image_mask, &mask_finite, &valid[1],
+                                          &sum);
+    return status == PV_OK ? check_masks_content(ctx, map_w, map_h, valid) : status;
 }
 
 static pv_status check_masked(pv_context *ctx, const pv_image *templ, const pv_image *image,
@@ -98,26 +120,40 @@ static pv_status check_masked(pv_context *ctx, const pv_image *templ, const pv_i
     if (out && (pv_images_overlap(out, templ_mask) ||
                 (image_mask && pv_images_overlap(out, image_mask))))
         return pv_fail(ctx, PV_ERR_INVALID, OP ": out shares memory with a mask");
+    if (ctx->device_call) /* the inputs are on the device: scanned there */
+        return check_device_content(ctx, templ, image, templ_mask, image_mask, map_w, map_h,
+                                    valid);
     if (!pv_ncc_is_finite(ctx, templ) || !pv_ncc_is_finite(ctx, image))
         return pv_fail(ctx, PV_ERR_INVALID, OP ": templ or image contains NaN or Inf");
-    return check_masks_content(ctx, templ, image, templ_mask, image_mask, map_w, map_h, valid);
+    valid[0] = valid_pixels(templ, templ_mask);
+    valid[1] = valid_pixels(image, image_mask);
+    return check_masks_content(ctx, map_w, map_h, valid);
 }
 
-/* Mean and deviation over the mask's pixels, two passes in double. */
+/* Mean and deviation over the mask's pixels, two passes in double, each
+ * row summed on its own and the rows' sums added in order: the order of a
+ * device-buffer call's per-row passes (register_device.c), so both give
+ * the same numbers to the last bit. */
 static pv_ncc_stats masked_stats(const pv_image *image, const pv_image *mask, size_t valid)
 {
     double sum = 0.0, squares = 0.0;
-    for (int y = 0; y < image->height; y++)
+    for (int y = 0; y < image->height; y++) {
+        double row = 0.0;
         for (int x = 0; x < image->width; x++)
             if (mask_at(mask, x, y))
-                sum += pv_ncc_pixel(image, x, y);
+                row += pv_ncc_pixel(image, x, y);
+        sum += row;
+    }
     pv_ncc_stats stats = {sum / (double)valid, 0.0};
-    for (int y = 0; y < image->height; y++)
+    for (int y = 0; y < image->height; y++) {
+        double row = 0.0;
         for (int x = 0; x < image->width; x++)
             if (mask_at(mask, x, y)) {
                 double d = pv_ncc_pixel(image, x, y) - stats.mean;
-                squares += d * d;
+                row += d * d;
             }
+        squares += row;
+    }
     stats.deviation = sqrt(squares / (double)valid);
     return stats;
 }
@@ -202,6 +238,91 @@ static pv_status run_masked(pv_context *ctx, const pv_image *templ, const pv_ima
     return status;
 }
 
+/* ------------------------------------------- in a device-buffer call */
+
+/* One side's masked copies on the device and its statistics. */
+typedef struct device_side {
+    pv_reg_copy values, mask01;
+    pv_ncc_stats stats;
+} device_side;
+
+/* The mean, the deviation (a first pass of the copy kernel, unscaled) and,
+ * when textured, the centred and scaled copy (a second pass). */
+static pv_status device_side_read(pv_context *ctx, const pv_image *image, const pv_image *mask,
+                                  size_t valid, device_side *side)
+{
+    int finite = 1;
+    size_t counted = 0;
+    double sum = 0.0, squares = 0.0;
+    pv_status status = pv_reg_device_mask_count(ctx, image, mask, &finite, &counted, &sum);
+    side->stats.mean = sum / (double)valid;
+    if (status == PV_OK)
+        status = pv_reg_device_mask_copy(ctx, image, mask, side->stats.mean, 1.0, &side->values,
+                                         &side->mask01, &squares);
+    side->stats.deviation = sqrt(squares / (double)valid);
+    return status;
+}
+
+static pv_status device_side_scale(pv_context *ctx, const pv_image *image, const pv_image *mask,
+                                   device_side *side)
+{
+    double squares = 0.0;
+    return pv_reg_device_mask_copy(ctx, image, mask, side->stats.mean,
+                                   1.0 / side->stats.deviation, &side->values, &side->mask01,
+                                   &squares);
+}
+
+typedef struct device_job {
+    const pv_image *templ, *image;
+    const device_side *sides;
+    int min_overlap;
+} device_job;
+
+static pv_status make_masked_map(pv_context *ctx, const void *arg, pv_image *map)
+{
+    const device_job *d = arg;
+    const pv_image *inputs[2] = {d->templ, d->image};
+    pv_image dense[4];
+    for (int i = 0; i < 2; i++) {
+        const int w = inputs[i]->width, h = inputs[i]->height;
+        dense[2 * i] = (pv_image){w, h, w, PV_PIXEL_F32, d->sides[i].values.data};
+        dense[2 * i + 1] = (pv_image){w, h, w, PV_PIXEL_F32, d->sides[i].mask01.data};
+    }
+    pv_ncc_masked_job job = {dense[0], dense[1], dense[2], dense[3], d->min_overlap,
+                             NCC_MASKED_FLOOR_RATIO};
+    return ctx->ops->reg->normxcorr2_masked(ctx, &job, map);
+}
+
+static pv_status run_masked_device(pv_context *ctx, const pv_image *templ,
+                                   const pv_image *image, const pv_image *templ_mask,
+                                   const pv_image *image_mask, int min_overlap,
+                                   const size_t valid[2], pv_image *map, int map_bound,
+                                   pv_ncc_result *result)
+{
+    if (valid[0] == (size_t)templ->width * templ->height &&
+        valid[1] == (size_t)image->width * image->height)
+        return pv_ncc_run_device(ctx, OP, templ, image, min_overlap, map, map_bound, result);
+    device_side sides[2] = {{{NULL, 0, ctx}, {NULL, 0, ctx}, {0.0, 0.0}},
+                            {{NULL, 0, ctx}, {NULL, 0, ctx}, {0.0, 0.0}}};
+    pv_status status = device_side_read(ctx, templ, templ_mask, valid[0], &sides[0]);
+    if (status == PV_OK)
+        status = device_side_read(ctx, image, image_mask, valid[1], &sides[1]);
+    const int textured = sides[0].stats.deviation > 0.0 && sides[1].stats.deviation > 0.0;
+    if (status == PV_OK && textured)
+        status = device_side_scale(ctx, templ, templ_mask, &sides[0]);
+    if (status == PV_OK && textured)
+        status = device_side_scale(ctx, image, image_mask, &sides[1]);
+    const device_job job = {templ, image, sides, min_overlap};
+    if (status == PV_OK)
+        status = pv_ncc_device_map(ctx, textured, make_masked_map, &job, templ->width,
+                                   templ->height, map, map_bound, result);
+    for (int i = 0; i < 2; i++) {
+        pv_reg_copy_free(&sides[i].values);
+        pv_reg_copy_free(&sides[i].mask01);
+    }
+    return status;
+}
+
 pv_status pv_normxcorr2_masked(pv_context *ctx, const pv_image *templ, const pv_image *image,
                                const pv_image *templ_mask, const pv_image *image_mask,
                                int min_overlap, pv_image *out, pv_ncc_result *result)
@@ -221,7 +342,10 @@ pv_status pv_normxcorr2_masked(pv_context *ctx, const pv_image *templ, const pv_
         map = &scratch;
     }
     status = pv_call_begin(ctx);
-    if (status == PV_OK)
+    if (status == PV_OK && ctx->device_call)
+        status = run_masked_device(ctx, templ, image, templ_mask, image_mask, min_overlap, valid,
+                                   map, out != NULL, result);
+    else if (status == PV_OK)
         status = run_masked(ctx, templ, image, templ_mask, image_mask, min_overlap, valid, map,
                             result);
     pv_call_end(ctx);

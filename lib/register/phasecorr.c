@@ -195,6 +195,13 @@ pv_status pv_pc_plan_reference(pv_phasecorr_plan *plan, const pv_volume *referen
     const float floor = (float)(PV_PC_EMPTY_BIN * energy);
     if (status == PV_OK)
         status = ctx->ops->reg->pc_reference(ctx, plan->backend, reference, mean, floor);
+    /* A reference in a caller's buffer (a device-buffer call) cannot be
+     * read here for the CPU's plan: the plan stops cross-checking (a
+     * cross-checked device-buffer call runs on host copies instead). */
+    if (status == PV_OK && plan->check && ctx->device_call) {
+        pv_cpu_backend.reg->pc_destroy(ctx, plan->check);
+        plan->check = NULL;
+    }
     if (status == PV_OK && plan->check) {
         pv_oracle oracle;
         pv_oracle_begin(ctx, "phase correlation", &oracle);
@@ -455,7 +462,7 @@ pv_status pv_pc_correlate_chunk(pv_phasecorr_plan *plan, const pv_volume *movers
     if (status == PV_OK)
         status = correlate_on(plan, ctx->ops, plan->backend, movers, means, textured, count,
                               peaks, found);
-    if (status == PV_OK && plan->check)
+    if (status == PV_OK && plan->check && !ctx->device_call) /* movers on the device */
         status = crosscheck_chunk(plan, movers, means, textured, count, peaks, found);
     if (status == PV_OK)
         memcpy(shifts, found, (size_t)count * sizeof *shifts);

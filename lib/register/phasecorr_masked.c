@@ -128,6 +128,7 @@ typedef struct pcm_side {
     int finite;      /* input and mask hold no NaN / Inf */
     int textured;    /* the masked values are not all equal */
     double energy;   /* sum over the mask of (value - mean)^2 */
+    pv_reg_masked device; /* a device-buffer call's: values and mask staged there */
 } pcm_side;
 
 /* One row's share of read_side's first pass. */
@@ -178,12 +179,45 @@ static double centre_row(pcm_side *side, size_t row, long r, float mean)
     return energy;
 }
 
+/* The side's finiteness and valid count refused as the host pass refuses
+ * them. */
+static pv_status check_side(pv_context *ctx, const char *op, const char *name,
+                            const pcm_side *side)
+{
+    if (!side->finite)
+        return pv_fail(ctx, PV_ERR_INVALID, "%s: the %s or its mask contains NaN or Inf", op,
+                       name);
+    if (side->valid == 0)
+        return pv_fail(ctx, PV_ERR_INVALID,
+                       "%s: the %s's mask has no valid (non-zero) pixel", op, name);
+    return PV_OK;
+}
+
+/* A device-buffer call's side: the passes run on the device
+ * (lib/register/register_device.c), the copies stay there. */
+static pv_status read_side_device(pv_context *ctx, const char *op, const char *name,
+                                  pcm_input input, pcm_input mask, pcm_side *side)
+{
+    memset(side, 0, sizeof *side);
+    pv_status status = pv_reg_device_masked(ctx, input.image, input.volume, mask.image,
+                                            mask.volume, &side->device);
+    side->finite = side->device.finite;
+    side->valid = side->device.valid;
+    side->textured = side->device.textured;
+    side->energy = side->device.energy;
+    side->values = side->device.values.data;
+    side->mask = side->device.mask.data;
+    return status == PV_OK ? check_side(ctx, op, name, side) : status;
+}
+
 /* The two passes run over rows in parallel (the call's CPU threads) and
  * their per-row results are added in row order, so the mean and the
  * energies do not depend on the number of threads. */
 static pv_status read_side(pv_context *ctx, const char *op, const char *name, pcm_input input,
                            pcm_input mask, const int size[3], pcm_side *side)
 {
+    if (ctx->device_call)
+        return read_side_device(ctx, op, name, input, mask, side);
     const size_t row = (size_t)size[0];
     const long rows = (long)size[1] * size[2];
     const int threads = pv_reg_threads(ctx);
@@ -210,13 +244,7 @@ static pv_status read_side(pv_context *ctx, const char *op, const char *name, pc
         lo = stats[r].lo < lo ? stats[r].lo : lo;
         hi = stats[r].hi > hi ? stats[r].hi : hi;
     }
-    pv_status status = PV_OK;
-    if (!side->finite)
-        status = pv_fail(ctx, PV_ERR_INVALID, "%s: the %s or its mask contains NaN or Inf", op,
-                         name);
-    else if (side->valid == 0)
-        status = pv_fail(ctx, PV_ERR_INVALID,
-                         "%s: the %s's mask has no valid (non-zero) pixel", op, name);
+    pv_status status = check_side(ctx, op, name, side);
     if (status == PV_OK) {
         side->textured = lo < hi;
         const float mean = (float)(sum / (double)side->valid);
@@ -233,6 +261,11 @@ static pv_status read_side(pv_context *ctx, const char *op, const char *name, pc
 
 static void free_side(pcm_side *side)
 {
+    if (side->device.values.ctx) { /* a device-buffer call's placeholders */
+        pv_reg_copy_free(&side->device.values);
+        pv_reg_copy_free(&side->device.mask);
+        return;
+    }
     free(side->values);
     free(side->mask);
 }

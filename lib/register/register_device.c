@@ -217,3 +217,110 @@ void pv_reg_copy_free(pv_reg_copy *copy)
     copy->data = NULL;
     copy->mapped = 0;
 }
+
+/* ----------------------------------------------- masked phase correlation */
+
+static pv_device_rows either_rows(const pv_image *image, const pv_volume *volume)
+{
+    return image ? image_rows(image) : volume_rows(volume);
+}
+
+/* The rows' masked statistics added in row order, as the host pass adds
+ * its rows' partial results. */
+static pv_status masked_scan(pv_context *ctx, const pv_device_rows *rows,
+                             const pv_device_rows *mask, pv_reg_masked *out, double *sum)
+{
+    const size_t count = (size_t)rows->ny * (size_t)rows->nz;
+    pv_masked_row *stats = malloc(count * sizeof *stats);
+    if (!stats)
+        return fail_no_memory(ctx, count);
+    pv_status status = ctx->ops->interop->masked_stats(ctx, rows, mask, stats);
+    float lo = INFINITY, hi = -INFINITY;
+    double total = 0.0;
+    out->finite = 1;
+    out->valid = 0;
+    for (size_t r = 0; status == PV_OK && r < count; r++) {
+        out->finite &= stats[r].finite;
+        out->valid += stats[r].valid;
+        total += stats[r].sum;
+        lo = stats[r].lo < lo ? stats[r].lo : lo;
+        hi = stats[r].hi > hi ? stats[r].hi : hi;
+    }
+    free(stats);
+    out->textured = lo < hi;
+    *sum = total;
+    return status;
+}
+
+pv_status pv_reg_device_masked(pv_context *ctx, const pv_image *image, const pv_volume *volume,
+                               const pv_image *mask_image, const pv_volume *mask_volume,
+                               pv_reg_masked *out)
+{
+    const pv_device_rows rows = either_rows(image, volume);
+    const pv_device_rows mask = either_rows(mask_image, mask_volume);
+    const size_t count = (size_t)rows.ny * (size_t)rows.nz;
+    double sum = 0.0;
+    out->values = (pv_reg_copy){NULL, 0, ctx};
+    out->mask = (pv_reg_copy){NULL, 0, ctx};
+    out->energy = 0.0;
+    pv_status status = masked_scan(ctx, &rows, &mask, out, &sum);
+    if (status != PV_OK || !out->finite || out->valid == 0)
+        return status; /* the front end refuses the side */
+    const float mean = (float)(sum / (double)out->valid);
+    double *energy = malloc(count * sizeof *energy);
+    if (!energy)
+        return fail_no_memory(ctx, count);
+    status = pv_reg_device_stage(ctx, rows.nx, rows.ny * rows.nz, &out->values);
+    if (status == PV_OK)
+        status = pv_reg_device_stage(ctx, rows.nx, rows.ny * rows.nz, &out->mask);
+    if (status == PV_OK)
+        status = ctx->ops->interop->masked_centre(ctx, &rows, &mask, (double)mean, 1.0, 0,
+                                                  out->values.data, out->mask.data, energy);
+    for (size_t r = 0; status == PV_OK && r < count; r++)
+        out->energy += energy[r];
+    free(energy);
+    return status;
+}
+
+/* --------------------------------------------------- masked normxcorr2 */
+
+pv_status pv_reg_device_mask_count(pv_context *ctx, const pv_image *image, const pv_image *mask,
+                                   int *finite, size_t *valid, double *sum)
+{
+    const pv_device_rows rows = image_rows(image);
+    const pv_device_rows mask_rows = mask ? image_rows(mask) : rows;
+    pv_reg_masked scan;
+    pv_status status = masked_scan(ctx, &rows, mask ? &mask_rows : NULL, &scan, sum);
+    if (status == PV_OK) {
+        *finite = scan.finite;
+        *valid = scan.valid;
+    }
+    return status;
+}
+
+pv_status pv_reg_device_mask_copy(pv_context *ctx, const pv_image *image, const pv_image *mask,
+                                  double mean, double scale, pv_reg_copy *values,
+                                  pv_reg_copy *mask01, double *squares)
+{
+    const pv_device_rows rows = image_rows(image);
+    const pv_device_rows mask_rows = mask ? image_rows(mask) : rows;
+    const size_t count = (size_t)image->height;
+    pv_status status = PV_OK;
+    if (!values->data)
+        status = pv_reg_device_stage(ctx, image->width, image->height, values);
+    if (status == PV_OK && !mask01->data)
+        status = pv_reg_device_stage(ctx, image->width, image->height, mask01);
+    double *energy = status == PV_OK ? malloc(count * sizeof *energy) : NULL;
+    if (status == PV_OK && !energy)
+        return fail_no_memory(ctx, count);
+    if (status == PV_OK)
+        status = ctx->ops->interop->masked_centre(ctx, &rows, mask ? &mask_rows : NULL, mean,
+                                                  scale, 1, values->data, mask01->data, energy);
+    double total = 0.0;
+    for (size_t r = 0; status == PV_OK && r < count; r++)
+        total += energy[r];
+    free(energy);
+    if (status == PV_OK)
+        *squares = total;
+    return status;
+}

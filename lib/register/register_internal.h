@@ -78,6 +78,33 @@ pv_status pv_reg_device_stage(pv_context *ctx, int width, int height, pv_reg_cop
 pv_status pv_reg_device_unstage(pv_context *ctx, const pv_reg_copy *copy, pv_image *out);
 pv_status pv_reg_device_f32_copy(pv_context *ctx, const pv_image *image, double mean,
                                  double scale, pv_reg_copy *copy);
+/* Masked phase correlation's read of one side in a device-buffer call:
+ * the input (an image or a volume: one of image, volume set) and its mask
+ * (likewise) scanned on the device, then, when finite with a valid pixel,
+ * their dense masked, centred copy and 0 / 1 mask made there, staged to
+ * the placeholders values.data and mask.data; the numbers are the host
+ * pass's (lib/register/phasecorr_masked.c). */
+typedef struct pv_reg_masked {
+    pv_reg_copy values, mask;
+    size_t valid;
+    int finite, textured;
+    double energy;
+} pv_reg_masked;
+pv_status pv_reg_device_masked(pv_context *ctx, const pv_image *image, const pv_volume *volume,
+                               const pv_image *mask_image, const pv_volume *mask_volume,
+                               pv_reg_masked *out);
+/* Masked normxcorr2's passes in a device-buffer call (ncc_masked.c):
+ * over the pixels where mask (NULL: every pixel) is not 0, whether image
+ * and mask are finite, the count and the sum (rows summed in double, added
+ * in row order); then, for the mean, the centred copy (float)((v - mean) *
+ * scale) and the 0 / 1 mask staged to the placeholders of *values and
+ * *mask01 (staged on the first call, NULL data) and the squared
+ * deviations' sum, in double. */
+pv_status pv_reg_device_mask_count(pv_context *ctx, const pv_image *image, const pv_image *mask,
+                                   int *finite, size_t *valid, double *sum);
+pv_status pv_reg_device_mask_copy(pv_context *ctx, const pv_image *image, const pv_image *mask,
+                                  double mean, double scale, pv_reg_copy *values,
+                                  pv_reg_copy *mask01, double *squares);
 /* Argument checks with the register module's messages. */
 pv_status pv_reg_check_ctx(pv_context *ctx, const char *op);
 /* Phase correlation's images: u8, f32 or u16 (grey). */

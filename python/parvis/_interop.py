@@ -9,7 +9,7 @@ have been built with its OpenCL backend.
 """
 from __future__ import annotations
 
-from typing import Any, List, Mapping, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, List, Mapping, Optional, Sequence, Tuple, cast
 
 import numpy as np
 
@@ -26,6 +26,9 @@ from ._results import OctregResult, SiftFeatures
 from ._register import _ncc_result, _phasecorr_options, _shift_array
 from ._results import NCCResult, PhaseCorrelation
 from ._stereo import bp_params, sgm_params
+
+if TYPE_CHECKING:
+    from ._context import Context
 
 #: numpy dtype names and the pixel types of device buffers.
 _PIXEL_TYPES = {"uint8": "PV_PIXEL_U8", "uint16": "PV_PIXEL_U16", "float32": "PV_PIXEL_F32"}
@@ -277,6 +280,146 @@ class _InteropOps(_ContextBase):
                    done)
         _attach(cl, done, [dst])
         return _ncc_result(dst, result)
+
+    def phasecorr_plan_cl(self, reference: Any, upsample: int = 1, *,
+                          subpixel: Optional[str] = None, pad: str = "none",
+                          window: str = "none", max_batch: int = 1,
+                          wait_for: Optional[Sequence[Any]] = None) -> Any:
+        """phasecorr_plan with the reference in a pyopencl array (a 2D
+        image, uint8, uint16 or float32, or a 3D (z, y, x) volume, float32
+        or uint16): a PhaseCorrPlanCL, whose correlate_cl and
+        correlate_many_cl take pyopencl arrays of its shape and return
+        shifts equal bit for bit to the host plan's.  Needs a device with
+        double precision (cl_khr_fp64)."""
+        # imported here: the plan's module builds on this one's helpers
+        from ._interop_plan import PhaseCorrPlanCL
+        return PhaseCorrPlanCL(cast("Context", self), reference, upsample, subpixel=subpixel,
+                               pad=pad, window=window, max_batch=max_batch, wait_for=wait_for)
+
+    def phase_correlate_masked_cl(self, reference: Any, moving: Any, reference_mask: Any,
+                                  moving_mask: Optional[Any] = None, *,
+                                  wait_for: Optional[Sequence[Any]] = None,
+                                  **params: Any) -> PhaseCorrelation:
+        """phase_correlate_masked on pyopencl arrays: 2D images (uint8 or
+        float32) or 3D (z, y, x) volumes (float32 or uint16) of one shape,
+        and masks of their shape (the same dtypes; non-zero: valid;
+        moving_mask None means reference_mask's).  The masked means and
+        copies are made on the device; the method returns when the shift
+        is known, equal to phase_correlate_masked's bit for bit.  Needs a
+        device with double precision (cl_khr_fp64)."""
+        _pyopencl()
+        c_params = make("phasecorr_masked", params)
+        volume = _is_array(reference) and len(reference.shape) == 3
+        take = volume_buffer_of if volume else buffer_of
+        arrays = [reference, moving, reference_mask, moving_mask]
+        names = ["reference", "moving", "reference_mask", "moving_mask"]
+        bufs = []
+        for arr, name in zip(arrays, names):
+            if arr is None:
+                bufs.append(ffi.NULL)
+                continue
+            bufs.append(take(arr, name))
+            if tuple(arr.shape) != tuple(reference.shape):
+                raise invalid(f"{name}: shape {tuple(arr.shape)} differs from the "
+                              f"reference's {tuple(reference.shape)}")
+        shift = ffi.new("pv_shift *")
+        count, waits = _wait_list(arrays, wait_for)
+        fn = lib.pv_phase_correlate_masked3d_cl if volume else lib.pv_phase_correlate_masked_cl
+        self._call(fn, *bufs, c_params, shift, count, waits, ffi.NULL)
+        return PhaseCorrelation(_shift_array(shift, 3 if volume else 2), shift.peak,
+                                int(shift.flags))
+
+    def normxcorr2_masked_cl(self, template: Any, image: Any, template_mask: Any,
+                             image_mask: Optional[Any] = None, *, min_overlap: int = 0,
+                             compute_map: bool = True, out: Optional[Any] = None,
+                             wait_for: Optional[Sequence[Any]] = None) -> NCCResult:
+        """normxcorr2_masked on pyopencl arrays: template and image 2D
+        (uint8 or float32, rows contiguous), template_mask and image_mask
+        uint8 arrays of their shapes (non-zero: valid; image_mask None:
+        every image pixel valid).  Returns NCCResult whose map is out (or a
+        new float32 array on image's queue; None with compute_map=False)
+        with the completion event; the masked statistics, copies and the
+        peak search run on the device, and the result equals
+        normxcorr2_masked's bit for bit.  Needs a device with double
+        precision (cl_khr_fp64)."""
+        cl = _pyopencl()
+        t, i = buffer_of(template, "template"), buffer_of(image, "image")
+        masks = [buffer_of(template_mask, "template_mask"),
+                 buffer_of(image_mask, "image_mask") if image_mask is not None else ffi.NULL]
+        shape = (int(image.shape[0]) + int(template.shape[0]) - 1,
+                 int(image.shape[1]) + int(template.shape[1]) - 1)
+        dst = None
+        if compute_map:
+            dst = out if out is not None else cl.array.empty(image.queue, shape, "float32")
+            if tuple(dst.shape) != shape or str(dst.dtype) != "float32":
+                raise invalid(f"out: expected float32 of shape {shape}, got {dst.dtype} "
+                              f"{tuple(dst.shape)}")
+        result = ffi.new("pv_ncc_result *")
+        count, waits = _wait_list([template, image, template_mask, image_mask, dst], wait_for)
+        done = ffi.new("cl_event *")
+        self._call(lib.pv_normxcorr2_masked_cl, t, i, masks[0], masks[1],
+                   _int(min_overlap, "min_overlap"),
+                   buffer_of(dst, "out") if dst is not None else ffi.NULL, result, count, waits,
+                   done)
+        _attach(cl, done, [dst])
+        return _ncc_result(dst, result)
+
+    def normxcorr2_batch_cl(self, template: Any, images: Sequence[Any], *, min_overlap: int = 0,
+                            compute_maps: bool = True, out: Optional[Sequence[Any]] = None,
+                            wait_for: Optional[Sequence[Any]] = None) -> List[NCCResult]:
+        """normxcorr2_batch on pyopencl arrays (2D, uint8 or float32, one
+        shape): one NCCResult per image, equal to normxcorr2_batch's (and
+        ncc's) bit for bit, each map a float32 pyopencl array (out[i], or a
+        new one on the image's queue; None with compute_maps=False)
+        carrying the completion event.  The images go through one at a
+        time on the device; the method returns when every peak is known."""
+        cl = _pyopencl()
+        items = list(images)
+        if not items:
+            raise invalid("images: the batch is empty")
+        t = buffer_of(template, "template")
+        bufs = ffi.new("pv_buffer[]", len(items))
+        for i, image in enumerate(items):
+            bufs[i] = buffer_of(image, f"images[{i}]")[0]
+        shape = (int(items[0].shape[0]) + int(template.shape[0]) - 1,
+                 int(items[0].shape[1]) + int(template.shape[1]) - 1)
+        dsts: List[Any] = []
+        if compute_maps:
+            dsts = list(out) if out is not None else [
+                cl.array.empty(image.queue, shape, "float32") for image in items]
+            if len(dsts) != len(items):
+                raise invalid(f"out: {len(dsts)} maps for {len(items)} images")
+        maps = ffi.new("pv_buffer[]", len(dsts)) if dsts else ffi.NULL
+        for i, dst in enumerate(dsts):
+            if tuple(dst.shape) != shape or str(dst.dtype) != "float32":
+                raise invalid(f"out[{i}]: expected float32 of shape {shape}, got {dst.dtype} "
+                              f"{tuple(dst.shape)}")
+            maps[i] = buffer_of(dst, f"out[{i}]")[0]
+        results = ffi.new("pv_ncc_result[]", len(items))
+        count, waits = _wait_list([template] + items + dsts, wait_for)
+        done = ffi.new("cl_event *")
+        self._call(lib.pv_normxcorr2_batch_cl, t, bufs, len(items),
+                   _int(min_overlap, "min_overlap"), maps, results, count, waits, done)
+        _attach(cl, done, dsts)
+        return [_ncc_result(dsts[i] if dsts else None, results + i) for i in range(len(items))]
+
+    def octreg_average_cl(self, reference: Any, targets: Sequence[Any], *,
+                          gap_value: float = 0.0, enface: bool = False, slow: bool = False,
+                          out: Optional[Any] = None, wait_for: Optional[Sequence[Any]] = None,
+                          **options: Any) -> Any:
+        """pv_octreg_average on 3D pyopencl arrays (B-scans, A-lines, depth),
+        float32 or uint16, of one shape: up to 17 targets registered to the
+        reference and their reconstructions averaged on the device.
+        Returns an OctregAverage: shifts (targets, B-scans, 3), peak and
+        valid per target and B-scan, the averaged float32 volume (out, or a
+        new array), the en-face (B-scans, A-lines) and slow-axis (depth,
+        B-scans) images when asked for, each with the completion event, and
+        the coverage (numpy); equal to the host call's bit for bit.  The
+        keywords are octreg()'s options."""
+        from ._interop_plan import octreg_average
+        return octreg_average(self, reference, list(targets), gap_value=gap_value,
+                              enface=enface, slow=slow, out=out, wait_for=wait_for,
+                              options=options)
 
     def to_grey_cl(self, image: Any, *, out: Optional[Any] = None,
                    wait_for: Optional[Sequence[Any]] = None) -> Any:

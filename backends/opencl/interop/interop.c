@@ -94,4 +94,19 @@ static pv_status pv_cl_interop_unstage(pv_context *ctx, const void *proxy, pv_im
     return pv_cl_rows_unstage(ctx, proxy, out);
 }
 
+static pv_status pv_cl_interop_masked_stats(pv_context *ctx, const pv_device_rows *rows,
+                                            const pv_device_rows *mask, pv_masked_row *out)
+{
+    return pv_cl_rows_masked_stats(ctx, rows, mask, out);
+}
+
+static pv_status pv_cl_interop_masked_centre(pv_context *ctx, const pv_device_rows *rows,
+                                             const pv_device_rows *mask, double mean,
+                                             double scale, int exact, const void *values,
+                                             const void *mask01, double *energy)
+{
+    return pv_cl_rows_masked_centre(ctx, rows, mask, mean, scale, exact, values, mask01,
+                                    energy);
+}
+
 const pv_interop_ops pv_cl_interop_ops = {PV_INTEROP_SLOTS(PV_OPS_BIND, pv_cl_interop_)};

@@ -157,9 +157,11 @@ pv_status pv_cl_rows_energy(pv_context *ctx, const pv_device_rows *rows,
 
 /* One scratch slot per binding in place, so that two converted inputs of
  * one call never share a buffer. */
-static const char *const f32_slots[] = {"interop.f32.0", "interop.f32.1", "interop.f32.2",
-                                        "interop.f32.3", "interop.f32.4", "interop.f32.5",
-                                        "interop.f32.6", "interop.f32.7"};
+static const char *const f32_slots[] = {
+    "interop.f32.0",  "interop.f32.1",  "interop.f32.2",  "interop.f32.3",
+    "interop.f32.4",  "interop.f32.5",  "interop.f32.6",  "interop.f32.7",
+    "interop.f32.8",  "interop.f32.9",  "interop.f32.10", "interop.f32.11",
+    "interop.f32.12", "interop.f32.13", "interop.f32.14", "interop.f32.15"};
 
 /* The scratch buffer of the next binding's slot. */
 static pv_status slot_buffer(pv_context *ctx, size_t bytes, cl_mem *buffer)
@@ -215,4 +217,117 @@ pv_status pv_cl_rows_rect(pv_context *ctx, const void *proxy, size_t offset, ptr
         return pv_fail(ctx, PV_ERR_INVALID, "device buffers: an image is not bound to a buffer");
     return to_device ? pv_cl_write_caller_image(ctx, host, mem, at + offset, stride)
                      : pv_cl_read_caller_image(ctx, mem, at + offset, stride, host);
+}
+
+/* ------------------------------------------------ masked phase correlation */
+
+/* The input's and its mask's sources, the mask of the input's shape;
+ * without a mask the input stands in for it (has_mask 0: never read). */
+static pv_status masked_sources(pv_context *ctx, const pv_device_rows *rows,
+                                const pv_device_rows *mask, rows_source *s, rows_source *m,
+                                cl_int *has_mask)
+{
+    pv_status status = source_of(ctx, rows, s);
+    *has_mask = mask != NULL;
+    if (status == PV_OK && !mask)
+        *m = *s;
+    else if (status == PV_OK)
+        status = source_of(ctx, mask, m);
+    if (status == PV_OK && (m->nx != s->nx || m->ny != s->ny || m->rows != s->rows))
+        status = pv_fail(ctx, PV_ERR_INVALID, "device buffers: a mask of another size");
+    return status;
+}
+
+#define MASKED_ARRAYS 5
+static const char *const masked_slots[MASKED_ARRAYS] = {
+    "interop.row_sums", "interop.row_valid", "interop.row_lo", "interop.row_hi",
+    "interop.row_finite"};
+static const size_t masked_sizes[MASKED_ARRAYS] = {sizeof(cl_double), sizeof(cl_ulong),
+                                                   sizeof(cl_float), sizeof(cl_float),
+                                                   sizeof(cl_int)};
+
+static pv_status read_masked(pv_context *ctx, size_t rows, const cl_mem *device,
+                             pv_masked_row *out)
+{
+    void *host[MASKED_ARRAYS] = {NULL};
+    pv_status status = PV_OK;
+    for (int k = 0; status == PV_OK && k < MASKED_ARRAYS; k++) {
+        host[k] = malloc(rows * masked_sizes[k]);
+        status = host[k] ? pv_cl_read(ctx, device[k], 0, rows * masked_sizes[k], host[k])
+                         : pv_fail(ctx, PV_ERR_NOMEM, "device buffers: no memory for %zu rows",
+                                   rows);
+    }
+    for (size_t r = 0; status == PV_OK && r < rows; r++)
+        out[r] = (pv_masked_row){((double *)host[0])[r], (size_t)((cl_ulong *)host[1])[r],
+                                 ((float *)host[2])[r], ((float *)host[3])[r],
+                                 ((int *)host[4])[r]};
+    for (int k = 0; k < MASKED_ARRAYS; k++)
+        free(host[k]);
+    return status;
+}
+
+pv_status pv_cl_rows_masked_stats(pv_context *ctx, const pv_device_rows *rows,
+                                  const pv_device_rows *mask, pv_masked_row *out)
+{
+    rows_source s, m;
+    cl_mem d[MASKED_ARRAYS];
+    cl_int has_mask;
+    pv_status status = masked_sources(ctx, rows, mask, &s, &m, &has_mask);
+    for (int k = 0; status == PV_OK && k < MASKED_ARRAYS; k++)
+        status = pv_cl_scratch(ctx, masked_slots[k], (size_t)s.rows * masked_sizes[k], &d[k]);
+    if (status != PV_OK)
+        return status;
+    const pv_cl_kernel_arg args[] = {
+        PV_CL_ARG(s.mem),      PV_CL_ARG(s.first),      PV_CL_ARG(s.type),
+        PV_CL_ARG(s.nx),       PV_CL_ARG(s.ny),         PV_CL_ARG(s.rows),
+        PV_CL_ARG(s.stride_y), PV_CL_ARG(s.stride_z),   PV_CL_ARG(m.mem),
+        PV_CL_ARG(m.first),    PV_CL_ARG(m.type),       PV_CL_ARG(m.stride_y),
+        PV_CL_ARG(m.stride_z), PV_CL_ARG(has_mask),     PV_CL_ARG(d[0]),
+        PV_CL_ARG(d[1]),       PV_CL_ARG(d[2]),         PV_CL_ARG(d[3]),
+        PV_CL_ARG(d[4])};
+    const size_t global[1] = {(size_t)s.rows};
+    status = launch_rows(ctx, "masked_stats", args, PV_CL_ARG_COUNT(args), 1, global);
+    return status == PV_OK ? read_masked(ctx, (size_t)s.rows, d, out) : status;
+}
+
+/* The staged buffer of a placeholder (pv_cl_rows_stage), dense from 0. */
+static pv_status staged_of(pv_context *ctx, const void *proxy, cl_mem *mem)
+{
+    size_t at = 0;
+    if (!pv_cl_bound_buffer(ctx, proxy, mem, &at) || at != 0)
+        return pv_fail(ctx, PV_ERR_INVALID, "device buffers: nothing staged");
+    return PV_OK;
+}
+
+pv_status pv_cl_rows_masked_centre(pv_context *ctx, const pv_device_rows *rows,
+                                   const pv_device_rows *mask, double mean, double scale,
+                                   int exact, const void *values, const void *mask01,
+                                   double *energy)
+{
+    rows_source s, m;
+    cl_mem v, b, sums;
+    cl_double centre = mean, factor = scale;
+    cl_int has_mask, in_double = exact != 0;
+    pv_status status = masked_sources(ctx, rows, mask, &s, &m, &has_mask);
+    if (status == PV_OK)
+        status = staged_of(ctx, values, &v);
+    if (status == PV_OK)
+        status = staged_of(ctx, mask01, &b);
+    if (status == PV_OK)
+        status = pv_cl_scratch(ctx, masked_slots[0], (size_t)s.rows * sizeof(cl_double), &sums);
+    if (status != PV_OK)
+        return status;
+    const pv_cl_kernel_arg args[] = {
+        PV_CL_ARG(s.mem),      PV_CL_ARG(s.first),    PV_CL_ARG(s.type),
+        PV_CL_ARG(s.nx),       PV_CL_ARG(s.ny),       PV_CL_ARG(s.rows),
+        PV_CL_ARG(s.stride_y), PV_CL_ARG(s.stride_z), PV_CL_ARG(m.mem),
+        PV_CL_ARG(m.first),    PV_CL_ARG(m.type),     PV_CL_ARG(m.stride_y),
+        PV_CL_ARG(m.stride_z), PV_CL_ARG(has_mask),   PV_CL_ARG(centre),
+        PV_CL_ARG(factor),     PV_CL_ARG(in_double),  PV_CL_ARG(v),
+        PV_CL_ARG(b),          PV_CL_ARG(sums)};
+    const size_t global[1] = {(size_t)s.rows};
+    status = launch_rows(ctx, "masked_centre", args, PV_CL_ARG_COUNT(args), 1, global);
+    return status == PV_OK
+               ? pv_cl_read(ctx, sums, 0, (size_t)s.rows * sizeof(double), energy)
+               : status;
 }

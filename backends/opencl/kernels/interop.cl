@@ -92,3 +92,84 @@ __kernel void to_f32(__global const uchar *src, ulong first, int type, int nx, i
     const double centred = (double)sample_at(src, type, at) - mean;
     dst[(size_t)r * (size_t)nx + (size_t)x] = (float)(centred * scale);
 }
+
+/* Masked passes (masked phase correlation, masked normxcorr2): the mask is
+ * its own buffer (mfirst, mtype, its pitches); without one (has_mask 0)
+ * every sample counts as valid.  The first pass, per row: over the
+ * samples whose mask sample is not 0, their sum, count and range; and
+ * whether every sample of the row and of its mask is finite. */
+inline float mask_at(__global const uchar *msk, int mtype, long at, int has_mask)
+{
+    return has_mask ? sample_at(msk, mtype, at) : 1.0f;
+}
+
+__kernel void masked_stats(__global const uchar *src, ulong first, int type, int nx, int ny,
+                           int rows, long stride_y, long stride_z, __global const uchar *msk,
+                           ulong mfirst, int mtype, long mstride_y, long mstride_z,
+                           int has_mask, __global double *sums, __global ulong *valid,
+                           __global float *lo, __global float *hi, __global int *finite)
+{
+    const int r = (int)get_global_id(0);
+    if (r >= rows)
+        return;
+    const long start = row_start(first, r, ny, stride_y, stride_z);
+    const long mstart = row_start(mfirst, r, ny, mstride_y, mstride_z);
+    double sum = 0.0;
+    ulong count = 0;
+    float least = INFINITY, most = -INFINITY;
+    int all_finite = 1;
+    for (int x = 0; x < nx; x++) {
+        const float v = sample_at(src, type, start + x);
+        const float m = mask_at(msk, mtype, mstart + x, has_mask);
+        all_finite &= isfinite(v) != 0 && isfinite(m) != 0;
+        if (m == 0.0f)
+            continue;
+        count++;
+        sum += (double)v;
+        least = v < least ? v : least;
+        most = v > most ? v : most;
+    }
+    sums[r] = sum;
+    valid[r] = count;
+    lo[r] = least;
+    hi[r] = most;
+    finite[r] = all_finite;
+}
+
+/* The second pass: values (dense) centred inside the mask, 0 outside, and
+ * mask01 = 0 / 1; per row, the sum in double of the squared deviations.
+ * exact 0 (masked phase correlation): c = v - (float)mean in float, the
+ * sum of c * c.  exact 1 (masked normxcorr2): d = v - mean in double, the
+ * sum of d * d, c = (float)(d * scale). */
+__kernel void masked_centre(__global const uchar *src, ulong first, int type, int nx, int ny,
+                            int rows, long stride_y, long stride_z, __global const uchar *msk,
+                            ulong mfirst, int mtype, long mstride_y, long mstride_z,
+                            int has_mask, double mean, double scale, int exact,
+                            __global float *values, __global float *mask01,
+                            __global double *energy)
+{
+    const int r = (int)get_global_id(0);
+    if (r >= rows)
+        return;
+    const long start = row_start(first, r, ny, stride_y, stride_z);
+    const long mstart = row_start(mfirst, r, ny, mstride_y, mstride_z);
+    const size_t out = (size_t)r * (size_t)nx;
+    const float centre = (float)mean;
+    double sum = 0.0;
+    for (int x = 0; x < nx; x++) {
+        const float v = sample_at(src, type, start + x);
+        const int in = mask_at(msk, mtype, mstart + x, has_mask) != 0.0f;
+        float c = 0.0f;
+        if (in && exact) {
+            const double d = (double)v - mean;
+            sum += d * d;
+            c = (float)(d * scale);
+        } else if (in) {
+            c = v - centre;
+            sum += (double)c * (double)c;
+        }
+        values[out + x] = c;
+        mask01[out + x] = in ? 1.0f : 0.0f;
+    }
+    energy[r] = sum;
+}

@@ -205,7 +205,12 @@ pv_status pv_cl_ncc_masked(pv_context *ctx, const pv_ncc_masked_job *job, pv_ima
     for (int k = 0; status == PV_OK && k < 4; k++) {
         size_t bytes = (size_t)parts[k]->width * parts[k]->height * sizeof(float);
         status = pv_cl_scratch(ctx, slots[k], bytes, &buffers[k]);
-        if (status == PV_OK)
+        cl_mem caller;
+        size_t at;
+        /* a device-buffer call's part, made on the device: copied there */
+        if (status == PV_OK && pv_cl_bound_buffer(ctx, parts[k]->data, &caller, &at))
+            status = pv_cl_write_image(ctx, buffers[k], parts[k]);
+        else if (status == PV_OK)
             status = pv_cl_write(ctx, buffers[k], 0, bytes, parts[k]->data);
     }
     if (status == PV_OK)

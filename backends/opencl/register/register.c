@@ -568,8 +568,17 @@ static pv_status pcm_load(pv_context *ctx, const pv_pcm_job *job, pcm_buffers *b
     size_t input = (size_t)job->size[0] * job->size[1] * job->size[2] * sizeof(float);
     const float *parts[4] = {job->reference, job->reference_mask, job->moving, job->moving_mask};
     pv_status status = PV_OK;
-    for (int k = 0; status == PV_OK && k < 4; k++)
-        status = pv_cl_write(ctx, b->staging, (size_t)k * input, input, parts[k]);
+    for (int k = 0; status == PV_OK && k < 4; k++) {
+        cl_mem staged;
+        size_t at;
+        /* a device-buffer call's part, made on the device: copied there */
+        const pv_volume dense = pv_volume_wrap((float *)parts[k], job->size[0], job->size[1],
+                                               job->size[2]);
+        status = pv_cl_bound_buffer(ctx, parts[k], &staged, &at)
+                     ? pv_cl_write_volume_at(ctx, b->staging, (size_t)k * input / sizeof(float),
+                                             &dense)
+                     : pv_cl_write(ctx, b->staging, (size_t)k * input, input, parts[k]);
+    }
     if (status != PV_OK)
         return status;
     cl_int n[6] = {job->size[0], job->size[1], job->size[2], job->fft[0], job->fft[1], job->fft[2]};

@@ -46,8 +46,9 @@ pv_status pv_cl_write_volume_at(pv_context *ctx, cl_mem buffer, size_t offset,
         return write_u16(ctx, buffer, offset, volume);
     if (offset == 0)
         return pv_cl_write_volume_samples(ctx, buffer, volume);
-    return pv_fail(ctx, PV_ERR_INVALID, "pv_cl_write_volume_at: an f32 volume at offset %zu",
-                   offset);
+    /* only a caller's buffer (a device-buffer call's mover in a batch
+     * slot) goes elsewhere than the start: copied on the device */
+    return pv_cl_write_bound_volume_at(ctx, buffer, offset * sizeof(float), volume);
 }
 
 pv_status pv_cl_write_volume(pv_context *ctx, cl_mem buffer, const pv_volume *volume)

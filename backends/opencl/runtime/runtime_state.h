@@ -108,7 +108,7 @@ typedef struct release_hook {
  * (lib/interop/interop.c): the image's data pointer is a placeholder that
  * is never read, and the transfers of that image copy to or from `mem` on
  * the device instead (runtime_interop.c binds, runtime_transfer.c copies). */
-#define PV_CL_BINDINGS 8
+#define PV_CL_BINDINGS 24 /* a device-buffer call's items and working copies */
 typedef struct device_binding {
     const void *host;
     cl_mem mem;
@@ -209,6 +209,11 @@ void pv_cl_release_scratch(pv_cl_state *state);
  * (4 or 2 bytes each) into a dense device buffer, or a new one. */
 pv_status pv_cl_write_volume_samples(pv_context *ctx, cl_mem buffer, const pv_volume *volume);
 pv_status pv_cl_upload_volume_samples(pv_context *ctx, const pv_volume *volume, cl_mem *buffer);
+/* A volume bound to a caller's buffer (a device-buffer call) into buffer
+ * from byte `offset` on, copied on the device; PV_ERR_INVALID for a volume
+ * that is not bound. */
+pv_status pv_cl_write_bound_volume_at(pv_context *ctx, cl_mem buffer, size_t offset,
+                                      const pv_volume *volume);
 
 /* runtime_profile.c: keep an enqueued command's event until the next
  * pv_cl_finish accounts its time (on failure the event is waited for and

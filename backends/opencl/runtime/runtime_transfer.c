@@ -508,16 +508,17 @@ static pv_status image_rect(pv_context *ctx, cl_mem buffer, int to_device, const
                      pitch * (size_t)image->height, image->data);
 }
 
-/* A volume between a dense buffer and the caller's buffer bound to it, on
- * the device, with the volume's own row and slice pitches. */
-static pv_status bound_volume(pv_context *ctx, cl_mem buffer, int to_device,
+/* A volume between a dense buffer (from byte `dense_at` on) and the
+ * caller's buffer bound to it, on the device, with the volume's own row
+ * and slice pitches. */
+static pv_status bound_volume(pv_context *ctx, cl_mem buffer, size_t dense_at, int to_device,
                               const pv_volume *volume, const device_binding *bound)
 {
     const size_t sample = pv_volume_sample_size(volume->type);
     const size_t row = (size_t)volume->nx * sample, rows = (size_t)volume->ny;
     const size_t pitch = (size_t)volume->stride_y * sample;
     const size_t slice = (size_t)volume->stride_z * sample;
-    const size_t at_caller[3] = {bound->offset, 0, 0}, at_dense[3] = {0, 0, 0};
+    const size_t at_caller[3] = {bound->offset, 0, 0}, at_dense[3] = {dense_at, 0, 0};
     const size_t region[3] = {row, rows, (size_t)volume->nz};
     cl_int err = pv_cl_fault(ctx, PV_CL_FAULT_ENQUEUE);
     if (err == CL_SUCCESS && to_device)
@@ -535,7 +536,7 @@ static pv_status volume_rect(pv_context *ctx, cl_mem buffer, int to_device, cons
     size_t row_bytes = (size_t)volume->nx * sample;
     const device_binding *bound = bound_to(ctx, volume->data);
     if (bound)
-        return bound_volume(ctx, buffer, to_device, volume, bound);
+        return bound_volume(ctx, buffer, 0, to_device, volume, bound);
     return copy_rect(ctx, buffer, to_device, row_bytes, (size_t)volume->ny, (size_t)volume->nz,
                      (size_t)volume->stride_y * sample, (size_t)volume->stride_z * sample,
                      volume->data);
@@ -577,6 +578,16 @@ pv_status pv_cl_download_image(pv_context *ctx, cl_mem buffer, pv_image *image)
 pv_status pv_cl_write_volume_samples(pv_context *ctx, cl_mem buffer, const pv_volume *volume)
 {
     return volume_rect(ctx, buffer, 1, volume);
+}
+
+pv_status pv_cl_write_bound_volume_at(pv_context *ctx, cl_mem buffer, size_t offset,
+                                      const pv_volume *volume)
+{
+    const device_binding *bound = bound_to(ctx, volume->data);
+    if (!bound)
+        return pv_fail(ctx, PV_ERR_INVALID, "pv_cl_write_bound_volume_at: the volume is not "
+                       "bound to a device buffer");
+    return bound_volume(ctx, buffer, offset, 1, volume, bound);
 }
 
 pv_status pv_cl_upload_volume_samples(pv_context *ctx, const pv_volume *volume, cl_mem *buffer)
