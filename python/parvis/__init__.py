@@ -21,6 +21,7 @@ from ._features import SiftChainResult, SiftPlan
 from ._flow import FlowPlan
 from ._octreg import OctregPlan
 from ._register import PhaseCorrPlan
+from ._interop_plan import OctregAverage, PhaseCorrPlanCL
 from ._group import DeviceGroup
 from ._geometry import (GeometryResult, find_fundamental, find_homography,
                         matched_points)
@@ -34,14 +35,14 @@ from ._results import (AT_EDGE, NO_TEXTURE, Flow, Matches, NCCResult, OctregResu
 __version__ = version()
 
 __all__ = [
-    "Context", "DeviceGroup", "SiftPlan", "PhaseCorrPlan", "OctregPlan", "FlowPlan",
+    "Context", "DeviceGroup", "SiftPlan", "PhaseCorrPlan", "PhaseCorrPlanCL", "OctregPlan", "FlowPlan",
     "Error", "InvalidArgument", "OutOfMemory", "FileError", "FormatError", "Unsupported",
     "OpenCLError", "BuildError", "NoDevice", "Mismatch", "DeviceMemoryError", "Cancelled", "ClosedError",
     "ForkedError",
     "DeviceInfo", "devices", "version", "imread", "imwrite", "read_volume", "write_volume",
     "write_flow", "read_flo", "write_flo", "has_nifti", "has_tiff", "disparity_error", "synthesize_oct",
     "SiftFeatures", "SiftChainResult", "Matches", "PhaseCorrelation", "PhaseCorrelationBatch", "NCCResult",
-    "OctregResult", "Flow", "SyntheticOct", "TuneParam", "TuneResult", "NO_TEXTURE", "AT_EDGE",
+    "OctregResult", "OctregAverage", "Flow", "SyntheticOct", "TuneParam", "TuneResult", "NO_TEXTURE", "AT_EDGE",
     "find_homography", "find_fundamental", "matched_points", "GeometryResult",
     "__version__",
 ]
