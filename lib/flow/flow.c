@@ -259,29 +259,13 @@ static int volume_has_size(const pv_volume *v, const int size[3])
     return v->nx == size[0] && v->ny == size[1] && v->nz == size[2];
 }
 
-/* Threads of the finiteness scan of v: none below 1 MiB, else at most
- * half the context's and at most 8.  A small volume's scan takes tens of
- * microseconds alone, while waking the whole team for it and joining it
- * again could cost a scheduler tick (milliseconds) in some processes; a
- * large one is bandwidth-bound well before 8 threads (the runtime's copies
- * follow the same rule, backends/opencl/runtime/runtime_transfer.c). */
-static int scan_threads(const pv_volume *v, int threads)
-{
-    const double bytes = (double)v->nx * (double)v->ny * (double)v->nz * sizeof(float);
-    if (bytes < (double)(1 << 20) || threads < 2)
-        return 1;
-    threads /= 2;
-    return threads > 8 ? 8 : threads;
-}
-
-/* 1 when every voxel is finite; rows checked in parallel when large. */
+/* 1 when every voxel is finite; rows checked in parallel. */
 static int volume_is_finite(const pv_volume *v, int threads)
 {
     if (v->type != PV_VOLUME_F32)
         return 1;   /* integers are finite */
     int bad = 0;
-    threads = scan_threads(v, threads);
-    #pragma omp parallel for collapse(2) num_threads(threads) reduction(|| : bad) if (threads > 1)
+    #pragma omp parallel for collapse(2) num_threads(threads) reduction(|| : bad)
     for (int z = 0; z < v->nz; z++)
         for (int y = 0; y < v->ny; y++) {
             const float *row = v->data + (ptrdiff_t)y * v->stride_y + (ptrdiff_t)z * v->stride_z;
