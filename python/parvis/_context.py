@@ -17,6 +17,7 @@ from ._features import _sift_preset  # noqa: F401  (the tests import it from her
 from ._filter import _FilterOps
 from ._flow import _FlowOps
 from ._interop import _InteropOps, create_on_queue
+from ._interop_more import _InteropMoreOps
 from ._lifetime import check_can_start
 from ._native import ffi, lib
 from ._octreg import _OctregOps
@@ -32,7 +33,7 @@ _T = TypeVar("_T")
 
 
 _OPERATION_MIXINS = (_FilterOps, _ColourOps, _StereoOps, _FeaturesOps, _RegisterOps, _InteropOps,
-                     _OctregOps, _FlowOps, _TuneOps)
+                     _InteropMoreOps, _OctregOps, _FlowOps, _TuneOps)
 
 
 def _operations_as_own(cls: Type[_T]) -> Type[_T]:
@@ -52,7 +53,8 @@ def _operations_as_own(cls: Type[_T]) -> Type[_T]:
 
 @_operations_as_own
 class Context(_FilterOps, _ColourOps, _StereoOps, _FeaturesOps, _RegisterOps,
-              _OctregOps, _FlowOps, _TuneOps, _InteropOps, _AsyncOps, _ContextBase):
+              _OctregOps, _FlowOps, _TuneOps, _InteropOps, _InteropMoreOps, _AsyncOps,
+              _ContextBase):
     """A parvis context: one backend and device, and the calls made on it.
 
     Context(backend="auto", device=None, crosscheck=False, cpu_threads=0)
