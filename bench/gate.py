@@ -349,16 +349,36 @@ def is_slower(row: Dict[str, Any], cur: Dict[str, Any]) -> bool:
         for m in MEASURES)
 
 
+def current_of(paths: List[str]) -> Dict[str, Any]:
+    """One run record from parvis-bench or gate JSON files (a run and its
+    retries, or the parts of one run): every row of every file, a row in
+    several files judged by its best median, as retries are."""
+    cur: Optional[Dict[str, Any]] = None
+    for path in paths:
+        with open(path, encoding="utf-8") as f:
+            doc = json.load(f)
+        if doc.get("schema") != SCHEMA:
+            record: Dict[str, Any] = {"device": None, "rows": []}
+            merge(record, doc)
+            doc = record
+        if cur is None:
+            cur = doc
+            continue
+        if doc["device"] != cur["device"]:
+            raise GateError(f"{path} was run on '{doc['device']}', the files before it on "
+                            f"'{cur['device']}'")
+        known = {key(r) for r in cur["rows"]}
+        cur = best_of(cur, doc)
+        cur["rows"] += [r for r in doc["rows"] if key(r) not in known]
+    assert cur is not None
+    return cur
+
+
 def cmd_compare(args: argparse.Namespace) -> int:
     if args.retries < 0:
         raise GateError(f"--retries {args.retries}: at least 0")
     if args.current:
-        with open(args.current, encoding="utf-8") as f:
-            cur = json.load(f)
-        if cur.get("schema") != SCHEMA:
-            cur_record: Dict[str, Any] = {"device": None, "rows": []}
-            merge(cur_record, cur)
-            cur = cur_record
+        cur = current_of(args.current)
         path, ref = load_reference(args.reference, cur["device"], args.reference_dir)
     else:
         path, ref = None, None
@@ -413,8 +433,9 @@ def main(argv: Optional[List[str]] = None) -> int:
                          "bench/reference/<device>.json)")
     compare.add_argument("--reference-dir", default=REFERENCE_DIR,
                          help="where to look for <device>.json (default bench/reference)")
-    compare.add_argument("--current", help="compare this parvis-bench or gate JSON "
-                         "instead of running the bench")
+    compare.add_argument("--current", nargs="+", metavar="JSON",
+                         help="compare these parvis-bench or gate JSON files instead of "
+                              "running the bench (a row in several: its best median)")
     compare.add_argument("--retries", type=int, default=2, metavar="N",
                          help="rerun the selectors of rows found slower up to N times in "
                               "new processes, judging each row by its best median (default "

@@ -147,6 +147,10 @@ json.dump({"opencl": {"device": ref["device"]}, "results": rows}, open(sys.argv[
 PY
 "$PYTHON" "$gate" compare --current "$out/slower-run.json" --reference "$out/ref.json" \
     > "$out/unwidened.txt" 2>&1 && fail "a run 30 % slower passed the unwidened reference"
+# Several runs given to --current: each row judged by its best median, so the
+# slower run beside the reference's own passes; the slower run alone does not.
+"$PYTHON" "$gate" compare --current "$out/slower-run.json" "$out/ref.json" --reference "$out/ref.json" \
+    > "$out/best-of.txt" 2>&1 || { cat "$out/best-of.txt"; fail "best of two runs"; }
 "$PYTHON" "$gate" widen "$out/ref.json" "$out/slower-run.json" --out "$out/widened.json" \
     > /dev/null 2>&1 || fail "widen"
 "$PYTHON" "$gate" compare --current "$out/slower-run.json" --reference "$out/widened.json" \
