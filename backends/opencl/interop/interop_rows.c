@@ -66,7 +66,6 @@ static pv_status launch_rows(pv_context *ctx, const char *name, const pv_cl_kern
                            : status;
 }
 
-/* Per-row result arrays, one scratch slot each. */
 /* row_stats' per-row arrays on the device (each a scratch slot) and on
  * the host. */
 #define STATS_ARRAYS 5
@@ -77,23 +76,44 @@ static const size_t stats_sizes[STATS_ARRAYS] = {sizeof(cl_double), sizeof(cl_fl
                                                  sizeof(cl_float), sizeof(cl_int),
                                                  sizeof(cl_int)};
 
-static pv_status read_stats(pv_context *ctx, size_t rows, const cl_mem *device,
-                            pv_row_stats *out)
+static void free_row_arrays(void **host, int count)
 {
-    void *host[STATS_ARRAYS] = {NULL};
+    for (int k = 0; k < count; k++) {
+        free(host[k]);
+        host[k] = NULL;
+    }
+}
+
+/* The per-row arrays device[0 .. count) (rows elements of sizes[k]
+ * bytes each) read into fresh host arrays host[k]; on failure every
+ * host[k] is freed and NULL. */
+static pv_status read_row_arrays(pv_context *ctx, size_t rows, const cl_mem *device,
+                                 const size_t *sizes, int count, void **host)
+{
     pv_status status = PV_OK;
-    for (int k = 0; status == PV_OK && k < STATS_ARRAYS; k++) {
-        host[k] = malloc(rows * stats_sizes[k]);
-        status = host[k] ? pv_cl_read(ctx, device[k], 0, rows * stats_sizes[k], host[k])
+    for (int k = 0; k < count; k++)
+        host[k] = NULL;
+    for (int k = 0; status == PV_OK && k < count; k++) {
+        host[k] = malloc(rows * sizes[k]);
+        status = host[k] ? pv_cl_read(ctx, device[k], 0, rows * sizes[k], host[k])
                          : pv_fail(ctx, PV_ERR_NOMEM, "device buffers: no memory for %zu rows",
                                    rows);
     }
+    if (status != PV_OK)
+        free_row_arrays(host, count);
+    return status;
+}
+
+static pv_status read_stats(pv_context *ctx, size_t rows, const cl_mem *device,
+                            pv_row_stats *out)
+{
+    void *host[STATS_ARRAYS];
+    pv_status status = read_row_arrays(ctx, rows, device, stats_sizes, STATS_ARRAYS, host);
     for (size_t r = 0; status == PV_OK && r < rows; r++)
         out[r] = (pv_row_stats){((double *)host[0])[r], ((float *)host[1])[r],
                                 ((float *)host[2])[r], ((int *)host[3])[r],
                                 ((int *)host[4])[r]};
-    for (int k = 0; k < STATS_ARRAYS; k++)
-        free(host[k]);
+    free_row_arrays(host, STATS_ARRAYS);
     return status;
 }
 
@@ -249,20 +269,13 @@ static const size_t masked_sizes[MASKED_ARRAYS] = {sizeof(cl_double), sizeof(cl_
 static pv_status read_masked(pv_context *ctx, size_t rows, const cl_mem *device,
                              pv_masked_row *out)
 {
-    void *host[MASKED_ARRAYS] = {NULL};
-    pv_status status = PV_OK;
-    for (int k = 0; status == PV_OK && k < MASKED_ARRAYS; k++) {
-        host[k] = malloc(rows * masked_sizes[k]);
-        status = host[k] ? pv_cl_read(ctx, device[k], 0, rows * masked_sizes[k], host[k])
-                         : pv_fail(ctx, PV_ERR_NOMEM, "device buffers: no memory for %zu rows",
-                                   rows);
-    }
+    void *host[MASKED_ARRAYS];
+    pv_status status = read_row_arrays(ctx, rows, device, masked_sizes, MASKED_ARRAYS, host);
     for (size_t r = 0; status == PV_OK && r < rows; r++)
         out[r] = (pv_masked_row){((double *)host[0])[r], (size_t)((cl_ulong *)host[1])[r],
                                  ((float *)host[2])[r], ((float *)host[3])[r],
                                  ((int *)host[4])[r]};
-    for (int k = 0; k < MASKED_ARRAYS; k++)
-        free(host[k]);
+    free_row_arrays(host, MASKED_ARRAYS);
     return status;
 }
 
