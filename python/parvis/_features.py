@@ -142,6 +142,15 @@ def _chain_result(result: Any) -> SiftChainResult:
                            int(result.geometry.hypotheses))
 
 
+def _take_chain_result(result: Any) -> SiftChainResult:
+    """_chain_result of a filled pv_sift_chain_result *, then its C memory
+    freed (also when the conversion fails)."""
+    try:
+        return _chain_result(result)
+    finally:
+        lib.pv_sift_chain_result_free(result)
+
+
 class _FeaturesOps(_ContextBase):
     """Context's SIFT methods."""
 
@@ -286,10 +295,7 @@ class SiftPlan(_Plan):
             status = fn(plan, *images, m, r, result)
             if status:
                 raise_status(status, ctx)
-            try:
-                return _chain_result(result)
-            finally:
-                lib.pv_sift_chain_result_free(result)
+            return _take_chain_result(result)
 
     def match_images(self, image1: ArrayLike, image2: ArrayLike, *,
                      match: Optional[Mapping[str, Any]] = None,

@@ -15,7 +15,7 @@ import numpy as np
 
 from ._base import _ContextBase, _float, _int
 from ._errors import invalid, raise_status
-from ._features import (_SIFT_FIELDS, SiftChainResult, _chain_params, _chain_result,
+from ._features import (_SIFT_FIELDS, SiftChainResult, _chain_params, _take_chain_result,
                         _check_descriptor_dtype, _features_arrays)
 from ._flow import _flow_params
 from ._native import ffi, lib
@@ -147,6 +147,18 @@ def _attach(cl: Any, done: Any, outputs: Sequence[Any]) -> None:
             out.add_event(event)
 
 
+def _ncc_map_out(cl: Any, template: Any, image: Any, out: Optional[Any]) -> Any:
+    """The float32 map array of a normxcorr2 form (image + template - 1 per
+    axis): out after checking it, or a new array on the image's queue."""
+    shape = (int(image.shape[0]) + int(template.shape[0]) - 1,
+             int(image.shape[1]) + int(template.shape[1]) - 1)
+    dst = out if out is not None else cl.array.empty(image.queue, shape, "float32")
+    if tuple(dst.shape) != shape or str(dst.dtype) != "float32":
+        raise invalid(f"out: expected float32 of shape {shape}, got {dst.dtype} "
+                      f"{tuple(dst.shape)}")
+    return dst
+
+
 class _InteropOps(_ContextBase):
     """Context's device-buffer methods (pyopencl arrays)."""
 
@@ -263,14 +275,7 @@ class _InteropOps(_ContextBase):
         refused.  Needs a device with double precision (cl_khr_fp64)."""
         cl = _pyopencl()
         t, i = buffer_of(template, "template"), buffer_of(image, "image")
-        shape = (int(image.shape[0]) + int(template.shape[0]) - 1,
-                 int(image.shape[1]) + int(template.shape[1]) - 1)
-        dst = None
-        if compute_map:
-            dst = out if out is not None else cl.array.empty(image.queue, shape, "float32")
-            if tuple(dst.shape) != shape or str(dst.dtype) != "float32":
-                raise invalid(f"out: expected float32 of shape {shape}, got {dst.dtype} "
-                              f"{tuple(dst.shape)}")
+        dst = _ncc_map_out(cl, template, image, out) if compute_map else None
         result = ffi.new("pv_ncc_result *")
         count, waits = _wait_list([template, image, dst], wait_for)
         done = ffi.new("cl_event *")
@@ -345,14 +350,7 @@ class _InteropOps(_ContextBase):
         t, i = buffer_of(template, "template"), buffer_of(image, "image")
         masks = [buffer_of(template_mask, "template_mask"),
                  buffer_of(image_mask, "image_mask") if image_mask is not None else ffi.NULL]
-        shape = (int(image.shape[0]) + int(template.shape[0]) - 1,
-                 int(image.shape[1]) + int(template.shape[1]) - 1)
-        dst = None
-        if compute_map:
-            dst = out if out is not None else cl.array.empty(image.queue, shape, "float32")
-            if tuple(dst.shape) != shape or str(dst.dtype) != "float32":
-                raise invalid(f"out: expected float32 of shape {shape}, got {dst.dtype} "
-                              f"{tuple(dst.shape)}")
+        dst = _ncc_map_out(cl, template, image, out) if compute_map else None
         result = ffi.new("pv_ncc_result *")
         count, waits = _wait_list([template, image, template_mask, image_mask, dst], wait_for)
         done = ffi.new("cl_event *")
@@ -560,10 +558,7 @@ class _InteropOps(_ContextBase):
                                                      ffi.NULL)
                 if status:
                     raise_status(status, ctx)
-        try:
-            return _chain_result(result)
-        finally:
-            lib.pv_sift_chain_result_free(result)
+        return _take_chain_result(result)
 
     @declared_keywords("octreg")
     def octreg_register_cl(self, reference: Any, target: Any, *, registered: bool = False,

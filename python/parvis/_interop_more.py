@@ -9,7 +9,7 @@ import numpy as np
 
 from ._base import _choice, _ContextBase
 from ._errors import invalid, raise_status
-from ._features import (_SIFT_FIELDS, SiftChainResult, _chain_params, _chain_result,
+from ._features import (_SIFT_FIELDS, SiftChainResult, _chain_params, _take_chain_result,
                         _check_descriptor_dtype, _features_arrays)
 from ._filter import _GRADIENT
 from ._interop import (_attach, _is_array, _output, _pyopencl, _wait_list, buffer_of,
@@ -115,10 +115,7 @@ class _InteropMoreOps(_ContextBase):
             status = lib.pv_sift_track_next_cl(p, src, m, r, result, count, waits, ffi.NULL)
             if status:
                 raise_status(status, ctx)
-        try:
-            return _chain_result(result)
-        finally:
-            lib.pv_sift_chain_result_free(result)
+        return _take_chain_result(result)
 
     @declared_keywords("sift", defaults={name: None for name in _SIFT_FIELDS})
     def sift_detect_batch_cl(self, images: Sequence[Any], *, preset: str = "reference",
