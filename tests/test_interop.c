@@ -6,9 +6,8 @@
  * parvis operations that never touches the host, the cross-check, and
  * misuse refused with the outputs untouched.  Skipped without an OpenCL
  * device. */
-#include "test_util.h"
-#include "parvis/interop.h"
-#include "../lib/core/internal.h" /* pv_pixel_size */
+#include "interop_util.h"
+#include "../lib/core/internal.h" /* pv_image_span */
 
 #include <math.h>
 #include <stdio.h>
@@ -21,70 +20,17 @@
 #define PAD 5           /* extra pixels a row in the caller's buffers */
 #define OFFSET 256      /* bytes before pixel (0, 0) */
 
-/* The caller's own objects, on the device tu_opencl uses. */
-typedef struct caller {
-    cl_context context;
-    cl_command_queue queue;
-    pv_context *ctx;
-} caller;
+/* The caller's images: rows PAD pixels apart more than the width, OFFSET
+ * bytes in. */
+static const iu_layout IMAGE_LAYOUT = {PAD, 0, OFFSET};
 
-static cl_device_id parvis_device(void)
+static pv_buffer put_image(const iu_caller *c, const pv_image *image)
 {
-    pv_context *cl = tu_opencl_or_skip();
-    cl_context context;
-    cl_command_queue queue;
-    assert_int_equal(pv_context_cl_objects(cl, &context, &queue), PV_OK);
-    cl_device_id device;
-    assert_int_equal(clGetCommandQueueInfo(queue, CL_QUEUE_DEVICE, sizeof device, &device, NULL),
-                     CL_SUCCESS);
-    return device;
-}
-
-static caller caller_new(void)
-{
-    caller c;
-    cl_device_id device = parvis_device();
-    cl_int err;
-    c.context = clCreateContext(NULL, 1, &device, NULL, NULL, &err);
-    assert_int_equal(err, CL_SUCCESS);
-    c.queue = clCreateCommandQueue(c.context, device, 0, &err); /* no profiling */
-    assert_int_equal(err, CL_SUCCESS);
-    tu_expect_ok(NULL, pv_context_create_cl(&c.ctx, c.context, c.queue), "pv_context_create_cl");
-    return c;
-}
-
-static void caller_free(caller *c)
-{
-    pv_context_destroy(c->ctx);
-    clReleaseCommandQueue(c->queue);
-    clReleaseContext(c->context);
-}
-
-/* A buffer of the caller holding image (rows PAD pixels apart more than
- * its width, OFFSET bytes in), written through the caller's queue. */
-static pv_buffer put_image(const caller *c, const pv_image *image)
-{
-    const size_t pixel = pv_pixel_size(image->type);
-    const size_t pitch = (size_t)(image->width + PAD) * pixel;
-    const size_t bytes = OFFSET + pitch * (size_t)image->height;
-    cl_int err;
-    cl_mem mem = clCreateBuffer(c->context, CL_MEM_READ_WRITE, bytes, NULL, &err);
-    assert_int_equal(err, CL_SUCCESS);
-    unsigned char *host = calloc(1, bytes);
-    assert_non_null(host);
-    for (int y = 0; y < image->height; y++)
-        memcpy(host + OFFSET + (size_t)y * pitch,
-               (unsigned char *)image->data + (size_t)y * (size_t)image->stride * pixel,
-               (size_t)image->width * pixel);
-    assert_int_equal(clEnqueueWriteBuffer(c->queue, mem, CL_TRUE, 0, bytes, host, 0, NULL, NULL),
-                     CL_SUCCESS);
-    free(host);
-    pv_buffer b = {mem, OFFSET, image->width, image->height, image->width + PAD, image->type, 1, 0};
-    return b;
+    return iu_put_image(c, image, IMAGE_LAYOUT);
 }
 
 /* A buffer of w x h f32 pixels filled with `value`. */
-static pv_buffer new_f32(const caller *c, int w, int h, float value)
+static pv_buffer new_f32(const iu_caller *c, int w, int h, float value)
 {
     pv_image image;
     assert_int_equal(pv_image_alloc(&image, w, h, PV_PIXEL_F32), PV_OK);
@@ -92,23 +38,6 @@ static pv_buffer new_f32(const caller *c, int w, int h, float value)
     pv_buffer b = put_image(c, &image);
     pv_image_free(&image);
     return b;
-}
-
-/* The buffer's image read back through the caller's queue (in order
- * after everything queued before, parvis's work included). */
-static pv_image get_image(const caller *c, const pv_buffer *b)
-{
-    pv_image image;
-    assert_int_equal(pv_image_alloc(&image, b->width, b->height, b->type), PV_OK);
-    const size_t pixel = pv_pixel_size(b->type);
-    const size_t origin[3] = {b->offset, 0, 0}, host[3] = {0, 0, 0};
-    const size_t region[3] = {(size_t)b->width * pixel, (size_t)b->height, 1};
-    assert_int_equal(clEnqueueReadBufferRect(c->queue, b->mem, CL_TRUE, origin, host, region,
-                                             (size_t)b->stride * pixel, 0,
-                                             (size_t)image.stride * pixel, 0, image.data, 0, NULL,
-                                             NULL),
-                     CL_SUCCESS);
-    return image;
 }
 
 static void expect_same(const pv_image *a, const pv_image *b, const char *what)
@@ -148,7 +77,7 @@ static pv_sgm_params sgm_params(void)
 static void test_sgm_equals_host_call(void **state)
 {
     (void)state;
-    caller c = caller_new();
+    iu_caller c = iu_caller_new();
     pv_image left, right, want, want_conf;
     random_pair(&left, &right, PV_PIXEL_U8);
     assert_int_equal(pv_image_alloc(&want, W, H, PV_PIXEL_F32), PV_OK);
@@ -161,28 +90,26 @@ static void test_sgm_equals_host_call(void **state)
     cl_event done = NULL;
     tu_expect_ok(c.ctx, pv_stereo_sgm_cl(c.ctx, &l, &r, &p, &d, &conf, 0, NULL, &done),
                  "pv_stereo_sgm_cl");
-    assert_non_null(done);
-    assert_int_equal(clWaitForEvents(1, &done), CL_SUCCESS);
-    clReleaseEvent(done);
-    pv_image got = get_image(&c, &d), got_conf = get_image(&c, &conf);
+    iu_wait_and_release(done);
+    pv_image got = iu_get_image(&c, &d), got_conf = iu_get_image(&c, &conf);
     expect_same(&got, &want, "sgm disparity");
     expect_same(&got_conf, &want_conf, "sgm confidence");
     /* no confidence, no event: pv_wait */
     pv_buffer d2 = new_f32(&c, W, H, SENTINEL);
     tu_expect_ok(c.ctx, pv_stereo_sgm_cl(c.ctx, &l, &r, &p, &d2, NULL, 0, NULL, NULL), "no conf");
     tu_expect_ok(c.ctx, pv_wait(c.ctx), "pv_wait");
-    pv_image got2 = get_image(&c, &d2);
+    pv_image got2 = iu_get_image(&c, &d2);
     expect_same(&got2, &want, "sgm disparity, no confidence");
     image_list_free(&left, &right, &want, &want_conf, &got, &got_conf, &got2, NULL);
     clReleaseMemObject(l.mem), clReleaseMemObject(r.mem), clReleaseMemObject(d.mem);
     clReleaseMemObject(conf.mem), clReleaseMemObject(d2.mem);
-    caller_free(&c);
+    iu_caller_free(&c);
 }
 
 static void test_sad_equals_host_call(void **state)
 {
     (void)state;
-    caller c = caller_new();
+    iu_caller c = iu_caller_new();
     pv_image left, right, want;
     random_pair(&left, &right, PV_PIXEL_F32);
     assert_int_equal(pv_image_alloc(&want, W, H, PV_PIXEL_F32), PV_OK);
@@ -193,11 +120,11 @@ static void test_sad_equals_host_call(void **state)
     pv_buffer l = put_image(&c, &left), r = put_image(&c, &right), d = new_f32(&c, W, H, SENTINEL);
     /* the caller's queue orders the work: no events at all */
     tu_expect_ok(c.ctx, pv_stereo_sad_cl(c.ctx, &l, &r, &p, &d, 0, NULL, NULL), "pv_stereo_sad_cl");
-    pv_image got = get_image(&c, &d);
+    pv_image got = iu_get_image(&c, &d);
     expect_same(&got, &want, "sad disparity");
     image_list_free(&left, &right, &want, &got, NULL);
     clReleaseMemObject(l.mem), clReleaseMemObject(r.mem), clReleaseMemObject(d.mem);
-    caller_free(&c);
+    iu_caller_free(&c);
 }
 
 /* The caller's kernel: dst = 0.5 * src + 10 over a dense image. */
@@ -205,7 +132,7 @@ static const char *const scale_source =
     "kernel void scale(global const uchar *src, global float *dst, int n)\n"
     "{ int i = get_global_id(0); if (i < n) dst[i] = 0.5f * (float)src[i] + 10.0f; }\n";
 
-static cl_kernel scale_kernel(const caller *c, cl_program *program)
+static cl_kernel scale_kernel(const iu_caller *c, cl_program *program)
 {
     cl_int err;
     const char *source = scale_source;
@@ -221,7 +148,7 @@ static cl_kernel scale_kernel(const caller *c, cl_program *program)
  * the device; the host sees only the final disparities. */
 /* A dense f32 buffer of w x h pixels (offset 0, stride w): the dense
  * download paths (pinned stages) of the host calls. */
-static pv_buffer new_dense_f32(const caller *c, int w, int h)
+static pv_buffer new_dense_f32(const iu_caller *c, int w, int h)
 {
     cl_int err;
     cl_mem mem = clCreateBuffer(c->context, CL_MEM_READ_WRITE, (size_t)w * h * sizeof(float), NULL,
@@ -233,7 +160,7 @@ static pv_buffer new_dense_f32(const caller *c, int w, int h)
 static void test_bp_equals_host_call(void **state)
 {
     (void)state;
-    caller c = caller_new();
+    iu_caller c = iu_caller_new();
     pv_image left, right, want;
     random_pair(&left, &right, PV_PIXEL_U8);
     assert_int_equal(pv_image_alloc(&want, W, H, PV_PIXEL_F32), PV_OK);
@@ -247,19 +174,19 @@ static void test_bp_equals_host_call(void **state)
     tu_expect_ok(c.ctx, pv_stereo_bp_cl(c.ctx, &l, &r, &p, &dense, 1, &done, NULL), "bp_cl dense");
     tu_expect_ok(c.ctx, pv_wait(c.ctx), "pv_wait");
     clReleaseEvent(done);
-    pv_image got = get_image(&c, &strided), got_dense = get_image(&c, &dense);
+    pv_image got = iu_get_image(&c, &strided), got_dense = iu_get_image(&c, &dense);
     expect_same(&got, &want, "bp disparity (row pitch)");
     expect_same(&got_dense, &want, "bp disparity (dense)");
     image_list_free(&left, &right, &want, &got, &got_dense, NULL);
     clReleaseMemObject(l.mem), clReleaseMemObject(r.mem), clReleaseMemObject(strided.mem);
     clReleaseMemObject(dense.mem);
-    caller_free(&c);
+    iu_caller_free(&c);
 }
 
 static void test_grey_equals_host_call(void **state)
 {
     (void)state;
-    caller c = caller_new();
+    iu_caller c = iu_caller_new();
     const pv_pixel_type types[] = {PV_PIXEL_RGB8, PV_PIXEL_U16, PV_PIXEL_RGB16};
     for (size_t t = 0; t < sizeof types / sizeof types[0]; t++) {
         pv_image in, want;
@@ -271,12 +198,12 @@ static void test_grey_equals_host_call(void **state)
         tu_expect_ok(tu_opencl, pv_to_grey(tu_opencl, &in, &want), "host to_grey");
         pv_buffer b = put_image(&c, &in), out = new_f32(&c, W, H, SENTINEL);
         tu_expect_ok(c.ctx, pv_to_grey_cl(c.ctx, &b, &out, 0, NULL, NULL), "to_grey_cl");
-        pv_image got = get_image(&c, &out);
+        pv_image got = iu_get_image(&c, &out);
         expect_same(&got, &want, "grey");
         image_list_free(&in, &want, &got, NULL);
         clReleaseMemObject(b.mem), clReleaseMemObject(out.mem);
     }
-    caller_free(&c);
+    iu_caller_free(&c);
 }
 
 /* ----------------------------------------------------------------- volumes */
@@ -285,32 +212,16 @@ static void test_grey_equals_host_call(void **state)
 #define VY 18
 #define VZ 16
 
-/* A caller's buffer holding the volume with rows PAD samples apart more
- * than nx and one spare row a slice, OFFSET bytes in. */
-static pv_buffer put_volume(const caller *c, const pv_volume *v)
+/* The caller's volumes: rows PAD samples apart more than nx, one spare row
+ * a slice, OFFSET bytes in. */
+static const iu_layout VOLUME_LAYOUT = {PAD, 1, OFFSET};
+
+static pv_buffer put_volume(const iu_caller *c, const pv_volume *v)
 {
-    const size_t sample = pv_volume_sample_size(v->type);
-    const ptrdiff_t stride = v->nx + PAD, slice = stride * (v->ny + 1);
-    const size_t bytes = OFFSET + (size_t)slice * (size_t)v->nz * sample;
-    unsigned char *host = calloc(1, bytes);
-    assert_non_null(host);
-    for (int z = 0; z < v->nz; z++)
-        for (int y = 0; y < v->ny; y++)
-            memcpy(host + OFFSET + ((size_t)z * (size_t)slice + (size_t)y * (size_t)stride) * sample,
-                   (const unsigned char *)v->data +
-                       ((size_t)z * (size_t)v->stride_z + (size_t)y * (size_t)v->stride_y) * sample,
-                   (size_t)v->nx * sample);
-    cl_int err;
-    cl_mem mem = clCreateBuffer(c->context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, bytes, host,
-                                &err);
-    assert_int_equal(err, CL_SUCCESS);
-    free(host);
-    pv_buffer b = {mem, OFFSET, v->nx, v->ny, stride,
-                   v->type == PV_VOLUME_U16 ? PV_PIXEL_U16 : PV_PIXEL_F32, v->nz, slice};
-    return b;
+    return iu_put_volume(c, v, VOLUME_LAYOUT);
 }
 
-static pv_buffer new_f32_volume(const caller *c)
+static pv_buffer new_f32_volume(const iu_caller *c)
 {
     pv_volume v;
     assert_int_equal(pv_volume_alloc(&v, VX, VY, VZ), PV_OK);
@@ -319,23 +230,6 @@ static pv_buffer new_f32_volume(const caller *c)
     pv_buffer b = put_volume(c, &v);
     pv_volume_free(&v);
     return b;
-}
-
-/* The buffer's volume read back through the caller's queue, densely. */
-static float *get_volume(const caller *c, const pv_buffer *b)
-{
-    float *host = malloc((size_t)b->width * b->height * b->depth * sizeof(float));
-    assert_non_null(host);
-    const size_t origin[3] = {b->offset, 0, 0}, at[3] = {0, 0, 0};
-    const size_t region[3] = {(size_t)b->width * sizeof(float), (size_t)b->height,
-                              (size_t)b->depth};
-    assert_int_equal(clEnqueueReadBufferRect(c->queue, b->mem, CL_TRUE, origin, at, region,
-                                             (size_t)b->stride * sizeof(float),
-                                             (size_t)b->slice_stride * sizeof(float),
-                                             region[0], region[0] * region[1], host, 0, NULL,
-                                             NULL),
-                     CL_SUCCESS);
-    return host;
 }
 
 static void expect_same_volume(const float *got, const pv_volume *want, const char *what)
@@ -354,7 +248,7 @@ static void expect_same_volume(const float *got, const pv_volume *want, const ch
 static void test_blur3d_equals_host_call(void **state)
 {
     (void)state;
-    caller c = caller_new();
+    iu_caller c = iu_caller_new();
     pv_volume src = tu_random_volume(VX, VY, VZ, 5u), want;
     assert_int_equal(pv_volume_alloc(&want, VX, VY, VZ), PV_OK);
     tu_expect_ok(tu_opencl, pv_gaussian_blur3d(tu_opencl, &src, &want, 1.2f, 0), "host blur3d");
@@ -364,7 +258,7 @@ static void test_blur3d_equals_host_call(void **state)
                  "blur3d_cl");
     assert_int_equal(clWaitForEvents(1, &done), CL_SUCCESS);
     clReleaseEvent(done);
-    float *got = get_volume(&c, &out);
+    float *got = iu_get_f32(&c, &out);
     expect_same_volume(got, &want, "blur3d");
     free(got);
     /* the same through the cross-check's host copies */
@@ -373,19 +267,19 @@ static void test_blur3d_equals_host_call(void **state)
     tu_expect_ok(c.ctx, pv_gaussian_blur3d_cl(c.ctx, &in, &out2, 1.2f, 0, 0, NULL, NULL),
                  "blur3d_cl cross-checked");
     pv_context_set_crosscheck(c.ctx, 0);
-    got = get_volume(&c, &out2);
+    got = iu_get_f32(&c, &out2);
     expect_same_volume(got, &want, "blur3d (cross-check)");
     free(got);
     clReleaseMemObject(in.mem), clReleaseMemObject(out.mem), clReleaseMemObject(out2.mem);
     pv_volume_free(&src);
     pv_volume_free(&want);
-    caller_free(&c);
+    iu_caller_free(&c);
 }
 
 static void test_flow3d_equals_host_call(void **state)
 {
     (void)state;
-    caller c = caller_new();
+    iu_caller c = iu_caller_new();
     pv_volume fixed, moving;
     assert_int_equal(pv_volume_alloc_u16(&fixed, VX, VY, VZ), PV_OK);
     assert_int_equal(pv_volume_alloc_u16(&moving, VX, VY, VZ), PV_OK);
@@ -411,13 +305,13 @@ static void test_flow3d_equals_host_call(void **state)
     const pv_buffer *outs[3] = {&u, &v, &w};
     const pv_volume *wants[3] = {&want.u, &want.v, &want.w};
     for (int k = 0; k < 3; k++) {
-        float *got = get_volume(&c, outs[k]);
+        float *got = iu_get_f32(&c, outs[k]);
         expect_same_volume(got, wants[k], "flow3d component");
         free(got);
     }
     /* misuse: a missing component, a u16 component, too few slices for the
      * stride, a volume given to an image operation */
-    float *before = get_volume(&c, &u);
+    float *before = iu_get_f32(&c, &u);
     pv_buffer bad = w;
     assert_int_equal(pv_flow3d_cl(c.ctx, &f, &m, &p, &u, &v, NULL, 0, NULL, NULL), PV_ERR_INVALID);
     bad.type = PV_PIXEL_U16;
@@ -430,7 +324,7 @@ static void test_flow3d_equals_host_call(void **state)
     assert_int_equal(pv_gaussian_blur_cl(c.ctx, &f, &image_out, 1.0f, 0, 0, NULL, NULL),
                      PV_ERR_INVALID);
     assert_non_null(strstr(pv_last_error(), "slices"));
-    float *after = get_volume(&c, &u);
+    float *after = iu_get_f32(&c, &u);
     assert_memory_equal(before, after, (size_t)VX * VY * VZ * sizeof(float));
     free(before);
     free(after);
@@ -440,13 +334,13 @@ static void test_flow3d_equals_host_call(void **state)
     pv_flow_field_free(&want);
     pv_volume_free(&fixed);
     pv_volume_free(&moving);
-    caller_free(&c);
+    iu_caller_free(&c);
 }
 
 static void test_chain_stays_on_device(void **state)
 {
     (void)state;
-    caller c = caller_new();
+    iu_caller c = iu_caller_new();
     pv_image left, right;
     random_pair(&left, &right, PV_PIXEL_U8);
     /* the host reference: the same three steps, through host memory */
@@ -499,7 +393,7 @@ static void test_chain_stays_on_device(void **state)
     tu_expect_ok(c.ctx, pv_stereo_sgm_cl(c.ctx, &l, &r, &p, &d, NULL, 2, blurred_done, &matched),
                  "pv_stereo_sgm_cl after the blurs");
     assert_int_equal(clWaitForEvents(1, &matched), CL_SUCCESS);
-    pv_image got = get_image(&c, &d);
+    pv_image got = iu_get_image(&c, &d);
     expect_same(&got, &want, "chained disparity");
     for (int i = 0; i < 2; i++) {
         clReleaseEvent(scaled_done[i]);
@@ -511,14 +405,14 @@ static void test_chain_stays_on_device(void **state)
     clReleaseKernel(k);
     clReleaseProgram(program);
     image_list_free(&left, &right, &sl, &sr, &bl, &br, &want, &got, NULL);
-    caller_free(&c);
+    iu_caller_free(&c);
 }
 
 /* With the cross-check on, the same result (through host copies). */
 static void test_crosscheck(void **state)
 {
     (void)state;
-    caller c = caller_new();
+    iu_caller c = iu_caller_new();
     tu_expect_ok(c.ctx, pv_context_set_crosscheck(c.ctx, 1), "crosscheck on");
     pv_image left, right, want;
     random_pair(&left, &right, PV_PIXEL_U8);
@@ -531,11 +425,11 @@ static void test_crosscheck(void **state)
                  "cross-checked pv_stereo_sgm_cl");
     assert_int_equal(clWaitForEvents(1, &done), CL_SUCCESS);
     clReleaseEvent(done);
-    pv_image got = get_image(&c, &d);
+    pv_image got = iu_get_image(&c, &d);
     expect_same(&got, &want, "cross-checked disparity");
     image_list_free(&left, &right, &want, &got, NULL);
     clReleaseMemObject(l.mem), clReleaseMemObject(r.mem), clReleaseMemObject(d.mem);
-    caller_free(&c);
+    iu_caller_free(&c);
 }
 
 /* A parvis-made context's own objects serve a caller as well. */
@@ -543,7 +437,7 @@ static void test_parvis_objects(void **state)
 {
     (void)state;
     pv_context *ctx = tu_new_opencl_or_skip();
-    caller c;
+    iu_caller c;
     assert_int_equal(pv_context_cl_objects(ctx, &c.context, &c.queue), PV_OK);
     c.ctx = ctx;
     pv_image src, want;
@@ -554,7 +448,7 @@ static void test_parvis_objects(void **state)
     pv_buffer s = put_image(&c, &src), d = new_f32(&c, W, H, SENTINEL);
     tu_expect_ok(ctx, pv_gaussian_blur_cl(ctx, &s, &d, 2.0f, 0, 0, NULL, NULL), "blur_cl");
     tu_expect_ok(ctx, pv_wait(ctx), "pv_wait");
-    pv_image got = get_image(&c, &d);
+    pv_image got = iu_get_image(&c, &d);
     expect_same(&got, &want, "blur on parvis's context");
     image_list_free(&src, &want, &got, NULL);
     clReleaseMemObject(s.mem), clReleaseMemObject(d.mem);
@@ -563,23 +457,21 @@ static void test_parvis_objects(void **state)
 
 /* ------------------------------------------------------------------ misuse */
 
-static void expect_refused(caller *c, const pv_buffer *l, const pv_buffer *r, const pv_buffer *d,
+static void expect_refused(iu_caller *c, const pv_buffer *l, const pv_buffer *r, const pv_buffer *d,
                            cl_uint count, const cl_event *events, pv_status expected,
                            const char *what)
 {
     pv_sgm_params p = sgm_params();
     cl_event done = (cl_event)0x1;
     pv_status status = pv_stereo_sgm_cl(c->ctx, l, r, &p, d, NULL, count, events, &done);
-    if (status != expected)
-        fail_msg("%s: status %d, expected %d (%s)", what, (int)status, (int)expected,
-                 pv_last_error());
+    iu_expect_status(status, expected, what);
     assert_true(strlen(pv_last_error()) > 0);
     assert_true(done == (cl_event)0x1); /* no event handed out */
 }
 
-static void expect_untouched(const caller *c, const pv_buffer *d)
+static void expect_untouched(const iu_caller *c, const pv_buffer *d)
 {
-    pv_image got = get_image(c, d);
+    pv_image got = iu_get_image(c, d);
     assert_true(tu_image_all_equal(&got, SENTINEL));
     pv_image_free(&got);
 }
@@ -587,7 +479,7 @@ static void expect_untouched(const caller *c, const pv_buffer *d)
 static void test_misuse(void **state)
 {
     (void)state;
-    caller c = caller_new(), other = caller_new();
+    iu_caller c = iu_caller_new(), other = iu_caller_new();
     pv_image left, right;
     random_pair(&left, &right, PV_PIXEL_U8);
     pv_buffer l = put_image(&c, &left), r = put_image(&c, &right), d = new_f32(&c, W, H, SENTINEL);
@@ -611,10 +503,7 @@ static void test_misuse(void **state)
     over.stride = (W + PAD) / 4;
     over.width = over.stride;
     expect_refused(&c, &l, &r, &over, 0, NULL, PV_ERR_INVALID, "output over an input");
-    cl_int err;
-    cl_event failed = clCreateUserEvent(c.context, &err);
-    assert_int_equal(err, CL_SUCCESS);
-    assert_int_equal(clSetUserEventStatus(failed, -1), CL_SUCCESS);
+    cl_event failed = iu_failed_event(&c);
     expect_refused(&c, &l, &r, &d, 1, &failed, PV_ERR_INVALID, "a failed event");
     clReleaseEvent(failed);
     pv_buffer small = d; /* an output of another size than the inputs */
@@ -638,8 +527,8 @@ static void test_misuse(void **state)
     image_list_free(&left, &right, NULL);
     clReleaseMemObject(l.mem), clReleaseMemObject(r.mem), clReleaseMemObject(d.mem);
     clReleaseMemObject(foreign.mem);
-    caller_free(&other);
-    caller_free(&c);
+    iu_caller_free(&other);
+    iu_caller_free(&c);
 }
 
 int main(void)

@@ -6,9 +6,7 @@
  * pixels, U8 and F32 images, F32 and U16 volumes; the cross-check mode
  * gives the same results; misuse is refused with the outputs untouched.
  * Skipped without an OpenCL device. */
-#include "test_util.h"
-#include "parvis/interop.h"
-#include "../lib/core/internal.h" /* pv_pixel_size */
+#include "interop_util.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -25,108 +23,24 @@
 #define OFFSET 256    /* bytes before the first element */
 #define U16_SCALE 20000.0f /* synthesized f32 samples to u16 counts */
 
-/* The caller's own objects, on the device the suite's OpenCL context uses. */
-typedef struct caller {
-    cl_context context;
-    cl_command_queue queue;
-    pv_context *ctx;
-} caller;
+/* The caller's images: rows PAD pixels apart more than the width, OFFSET
+ * bytes in; its volumes: rows PAD samples apart more than nx, one spare row
+ * a slice. */
+static const iu_layout IMAGE_LAYOUT = {PAD, 0, OFFSET};
+static const iu_layout VOLUME_LAYOUT = {PAD, 1, OFFSET};
 
-static caller caller_new(void)
+static pv_buffer put_image(const iu_caller *c, const pv_image *image)
 {
-    pv_context *cl = tu_opencl_or_skip();
-    cl_context context;
-    cl_command_queue queue;
-    assert_int_equal(pv_context_cl_objects(cl, &context, &queue), PV_OK);
-    cl_device_id device;
-    assert_int_equal(clGetCommandQueueInfo(queue, CL_QUEUE_DEVICE, sizeof device, &device, NULL),
-                     CL_SUCCESS);
-    caller c;
-    cl_int err;
-    c.context = clCreateContext(NULL, 1, &device, NULL, NULL, &err);
-    assert_int_equal(err, CL_SUCCESS);
-    c.queue = clCreateCommandQueue(c.context, device, 0, &err);
-    assert_int_equal(err, CL_SUCCESS);
-    tu_expect_ok(NULL, pv_context_create_cl(&c.ctx, c.context, c.queue), "pv_context_create_cl");
-    return c;
+    return iu_put_image(c, image, IMAGE_LAYOUT);
 }
 
-static void caller_free(caller *c)
+static pv_buffer put_volume(const iu_caller *c, const pv_volume *v)
 {
-    pv_context_destroy(c->ctx);
-    clReleaseCommandQueue(c->queue);
-    clReleaseContext(c->context);
-}
-
-/* A caller's buffer of `bytes` holding host (laid out as the buffer is). */
-static cl_mem put_bytes(const caller *c, const void *host, size_t bytes)
-{
-    cl_int err;
-    cl_mem mem = clCreateBuffer(c->context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, bytes,
-                                (void *)host, &err);
-    assert_int_equal(err, CL_SUCCESS);
-    return mem;
-}
-
-/* The image in a caller's buffer, rows PAD pixels apart more than its
- * width, OFFSET bytes in. */
-static pv_buffer put_image(const caller *c, const pv_image *image)
-{
-    const size_t pixel = pv_pixel_size(image->type);
-    const size_t pitch = (size_t)(image->width + PAD) * pixel;
-    const size_t bytes = OFFSET + pitch * (size_t)image->height;
-    unsigned char *host = calloc(1, bytes);
-    assert_non_null(host);
-    for (int y = 0; y < image->height; y++)
-        memcpy(host + OFFSET + (size_t)y * pitch,
-               (const unsigned char *)image->data + (size_t)y * (size_t)image->stride * pixel,
-               (size_t)image->width * pixel);
-    pv_buffer b = {put_bytes(c, host, bytes), OFFSET, image->width, image->height,
-                   image->width + PAD, image->type, 1, 0};
-    free(host);
-    return b;
-}
-
-/* The volume in a caller's buffer, rows PAD samples apart more than nx,
- * one spare row a slice, OFFSET bytes in. */
-static pv_buffer put_volume(const caller *c, const pv_volume *v)
-{
-    const size_t sample = pv_volume_sample_size(v->type);
-    const ptrdiff_t stride = v->nx + PAD, slice = stride * (v->ny + 1);
-    const size_t bytes = OFFSET + (size_t)slice * (size_t)v->nz * sample;
-    unsigned char *host = calloc(1, bytes);
-    assert_non_null(host);
-    for (int z = 0; z < v->nz; z++)
-        for (int y = 0; y < v->ny; y++)
-            memcpy(host + OFFSET + ((size_t)z * (size_t)slice + (size_t)y * (size_t)stride) * sample,
-                   (const unsigned char *)v->data +
-                       ((size_t)z * (size_t)v->stride_z + (size_t)y * (size_t)v->stride_y) * sample,
-                   (size_t)v->nx * sample);
-    pv_buffer b = {put_bytes(c, host, bytes), OFFSET, v->nx, v->ny, stride,
-                   v->type == PV_VOLUME_U16 ? PV_PIXEL_U16 : PV_PIXEL_F32, v->nz, slice};
-    free(host);
-    return b;
-}
-
-/* `count` floats of a buffer's elements, densely, read through the
- * caller's queue (after everything queued before it). */
-static float *get_floats(const caller *c, const pv_buffer *b)
-{
-    const int depth = b->depth > 1 ? b->depth : 1;
-    float *host = malloc((size_t)b->width * b->height * depth * sizeof(float));
-    assert_non_null(host);
-    const size_t origin[3] = {b->offset, 0, 0}, at[3] = {0, 0, 0};
-    const size_t region[3] = {(size_t)b->width * sizeof(float), (size_t)b->height, (size_t)depth};
-    const size_t slice = depth > 1 ? (size_t)b->slice_stride * sizeof(float) : 0;
-    assert_int_equal(clEnqueueReadBufferRect(c->queue, b->mem, CL_TRUE, origin, at, region,
-                                             (size_t)b->stride * sizeof(float), slice, region[0],
-                                             region[0] * region[1], host, 0, NULL, NULL),
-                     CL_SUCCESS);
-    return host;
+    return iu_put_volume(c, v, VOLUME_LAYOUT);
 }
 
 /* A caller's F32 buffer of w x h x d (d 0: an image) filled with `value`. */
-static pv_buffer new_f32(const caller *c, int w, int h, int d, float value)
+static pv_buffer new_f32(const iu_caller *c, int w, int h, int d, float value)
 {
     const int depth = d > 1 ? d : 1;
     const ptrdiff_t stride = w + PAD, slice = stride * h;
@@ -135,27 +49,10 @@ static pv_buffer new_f32(const caller *c, int w, int h, int d, float value)
     assert_non_null(host);
     for (size_t i = 0; i < count; i++)
         host[i] = value;
-    pv_buffer b = {put_bytes(c, host, count * sizeof *host), OFFSET, w, h, stride, PV_PIXEL_F32,
-                   d, d > 1 ? slice : 0};
+    pv_buffer b = {iu_put_bytes(c, host, count * sizeof *host), OFFSET, w, h, stride,
+                   PV_PIXEL_F32, d, d > 1 ? slice : 0};
     free(host);
     return b;
-}
-
-static void wait_and_release(cl_event done)
-{
-    assert_non_null(done);
-    assert_int_equal(clWaitForEvents(1, &done), CL_SUCCESS);
-    clReleaseEvent(done);
-}
-
-/* A failed user event of the caller's context (release it). */
-static cl_event failed_event(const caller *c)
-{
-    cl_int err;
-    cl_event failed = clCreateUserEvent(c->context, &err);
-    assert_int_equal(err, CL_SUCCESS);
-    assert_int_equal(clSetUserEventStatus(failed, -1), CL_SUCCESS);
-    return failed;
 }
 
 /* ------------------------------------------------------------------ SIFT */
@@ -164,26 +61,7 @@ static cl_event failed_event(const caller *c)
  * the second the first moved by (SHIFT_X, SHIFT_Y), as u8. */
 static void make_frames(pv_image *a, pv_image *b)
 {
-    enum { BLOB = 4 };
-    pv_image noise;
-    assert_int_equal(pv_image_alloc(&noise, W / BLOB + 6, H / BLOB + 6, PV_PIXEL_U8), PV_OK);
-    tu_fill_random(&noise, 23u);
-    assert_int_equal(pv_image_alloc(a, W, H, PV_PIXEL_U8), PV_OK);
-    assert_int_equal(pv_image_alloc(b, W, H, PV_PIXEL_U8), PV_OK);
-    for (int y = 0; y < H + SHIFT_Y; y++)
-        for (int x = 0; x < W + SHIFT_X; x++) {
-            const int x0 = x / BLOB, y0 = y / BLOB;
-            const float fx = (float)(x % BLOB) / BLOB, fy = (float)(y % BLOB) / BLOB;
-            const float v = (pv_image_get(&noise, x0, y0) * (1 - fx) +
-                             pv_image_get(&noise, x0 + 1, y0) * fx) * (1 - fy) +
-                            (pv_image_get(&noise, x0, y0 + 1) * (1 - fx) +
-                             pv_image_get(&noise, x0 + 1, y0 + 1) * fx) * fy;
-            if (x >= SHIFT_X && y >= SHIFT_Y)
-                tu_set_pixel(b, x - SHIFT_X, y - SHIFT_Y, v);
-            if (x < W && y < H)
-                tu_set_pixel(a, x, y, v);
-        }
-    pv_image_free(&noise);
+    tu_blob_frames(a, b, W, H, 4, 23u, SHIFT_X, SHIFT_Y);
 }
 
 static pv_image as_f32(const pv_image *u8)
@@ -227,7 +105,7 @@ static void expect_same_features(const pv_sift_features *got, const pv_sift_feat
         fail_msg("%s: descriptors differ from the host call's", what);
 }
 
-static void detect_both(caller *c, const pv_image *image, const char *what)
+static void detect_both(iu_caller *c, const pv_image *image, const char *what)
 {
     pv_sift_plan *plan = NULL;
     tu_expect_ok(c->ctx, pv_sift_plan_create(c->ctx, W, H, NULL, &plan), "sift plan");
@@ -236,7 +114,7 @@ static void detect_both(caller *c, const pv_image *image, const char *what)
     pv_buffer in = put_image(c, image);
     cl_event done = NULL;
     tu_expect_ok(c->ctx, pv_sift_detect_cl(plan, &in, &got, 0, NULL, &done), "sift_detect_cl");
-    wait_and_release(done);
+    iu_wait_and_release(done);
     expect_same_features(&got, &want, what);
     pv_sift_features_free(&got);
     /* the cross-check's host copies: the same features */
@@ -254,7 +132,7 @@ static void detect_both(caller *c, const pv_image *image, const char *what)
 static void test_sift_detect_equals_host_call(void **state)
 {
     (void)state;
-    caller c = caller_new();
+    iu_caller c = iu_caller_new();
     pv_image a, b;
     make_frames(&a, &b);
     pv_image f = as_f32(&a), u16 = as_type(&a, PV_PIXEL_U16), rgb = as_type(&a, PV_PIXEL_RGB8);
@@ -268,7 +146,7 @@ static void test_sift_detect_equals_host_call(void **state)
     pv_image_free(&f);
     pv_image_free(&u16);
     pv_image_free(&rgb);
-    caller_free(&c);
+    iu_caller_free(&c);
 }
 
 static void expect_same_chain(const pv_sift_chain_result *got, const pv_sift_chain_result *want,
@@ -289,7 +167,7 @@ static void expect_same_chain(const pv_sift_chain_result *got, const pv_sift_cha
         fail_msg("%s: the inlier matches differ from the host call's", what);
 }
 
-static void match_both(caller *c, const pv_image *a, const pv_image *b, const char *what)
+static void match_both(iu_caller *c, const pv_image *a, const pv_image *b, const char *what)
 {
     pv_sift_plan *plan = NULL;
     tu_expect_ok(c->ctx, pv_sift_plan_create(c->ctx, W, H, NULL, &plan), "sift plan");
@@ -304,7 +182,7 @@ static void match_both(caller *c, const pv_image *a, const pv_image *b, const ch
     tu_expect_ok(c->ctx, pv_sift_match_images_cl(plan, &one, &two, NULL, NULL, &got, 0, NULL,
                                                  &done),
                  "sift_match_images_cl");
-    wait_and_release(done);
+    iu_wait_and_release(done);
     expect_same_chain(&got, &want, what);
     pv_sift_chain_result_free(&got);
     tu_expect_ok(c->ctx, pv_context_set_crosscheck(c->ctx, 1), "crosscheck on");
@@ -323,7 +201,7 @@ static void match_both(caller *c, const pv_image *a, const pv_image *b, const ch
 static void test_sift_match_images_equals_host_call(void **state)
 {
     (void)state;
-    caller c = caller_new();
+    iu_caller c = iu_caller_new();
     pv_image a, b;
     make_frames(&a, &b);
     pv_image fa = as_f32(&a), fb = as_f32(&b);
@@ -333,13 +211,13 @@ static void test_sift_match_images_equals_host_call(void **state)
     pv_image_free(&b);
     pv_image_free(&fa);
     pv_image_free(&fb);
-    caller_free(&c);
+    iu_caller_free(&c);
 }
 
 static void test_sift_misuse(void **state)
 {
     (void)state;
-    caller c = caller_new(), other = caller_new();
+    iu_caller c = iu_caller_new(), other = iu_caller_new();
     pv_image a, b;
     make_frames(&a, &b);
     pv_sift_plan *plan = NULL, *cpu_plan = NULL;
@@ -373,7 +251,7 @@ static void test_sift_misuse(void **state)
     }
     pv_sift_features f = untouched;
     pv_sift_chain_result r = untouched_chain;
-    cl_event failed = failed_event(&c);
+    cl_event failed = iu_failed_event(&c);
     assert_int_equal(pv_sift_detect_cl(plan, &in, &f, 1, &failed, NULL), PV_ERR_INVALID);
     assert_int_equal(pv_sift_match_images_cl(plan, &in, &two, NULL, NULL, &r, 1, &failed, NULL),
                      PV_ERR_INVALID);
@@ -402,8 +280,8 @@ static void test_sift_misuse(void **state)
     pv_sift_plan_destroy(cpu_plan);
     pv_image_free(&a);
     pv_image_free(&b);
-    caller_free(&other);
-    caller_free(&c);
+    iu_caller_free(&other);
+    iu_caller_free(&c);
 }
 
 /* ------------------------------------------------------------------- OCT */
@@ -454,7 +332,7 @@ static void expect_same_floats(const float *got, const float *want, size_t n, co
 }
 
 /* The reconstruction's outputs, host call against device form. */
-static void reconstruct_both(caller *c, pv_octreg_plan *plan, const oct_data *d,
+static void reconstruct_both(iu_caller *c, pv_octreg_plan *plan, const oct_data *d,
                              const pv_buffer *target, const pv_octreg_shift *shifts)
 {
     pv_volume volume;
@@ -473,14 +351,14 @@ static void reconstruct_both(caller *c, pv_octreg_plan *plan, const oct_data *d,
                                                   &out_enface, &out_slow, got_coverage, 0, NULL,
                                                   &done),
                  "octreg_reconstruct_cl");
-    wait_and_release(done);
-    float *got = get_floats(c, &out_volume);
+    iu_wait_and_release(done);
+    float *got = iu_get_f32(c, &out_volume);
     expect_same_floats(got, volume.data, (size_t)ND * NA * NB, "registered volume");
     free(got);
-    got = get_floats(c, &out_enface);
+    got = iu_get_f32(c, &out_enface);
     expect_same_floats(got, enface.data, (size_t)NA * NB, "en-face image");
     free(got);
-    got = get_floats(c, &out_slow);
+    got = iu_get_f32(c, &out_slow);
     expect_same_floats(got, slow.data, (size_t)NB * ND, "slow image");
     free(got);
     expect_same_floats(got_coverage, coverage, NB, "coverage");
@@ -502,7 +380,7 @@ static void expect_same_shifts(const pv_octreg_shift *got, const pv_octreg_shift
                      want[k].dx, want[k].dy, want[k].dz, want[k].valid);
 }
 
-static void register_both(caller *c, int u16)
+static void register_both(iu_caller *c, int u16)
 {
     const char *what = u16 ? "u16 volumes" : "f32 volumes";
     oct_data d = make_volumes(u16);
@@ -518,11 +396,11 @@ static void register_both(caller *c, int u16)
     cl_event done = NULL;
     tu_expect_ok(c->ctx, pv_octreg_plan_create_cl(c->ctx, &ref, NULL, &plan, 0, NULL, &done),
                  "octreg_plan_create_cl");
-    wait_and_release(done);
+    iu_wait_and_release(done);
     done = NULL;
     tu_expect_ok(c->ctx, pv_octreg_register_cl(plan, &target, got, &got_info, 0, NULL, &done),
                  "octreg_register_cl");
-    wait_and_release(done);
+    iu_wait_and_release(done);
     expect_same_shifts(got, want, what);
     assert_memory_equal(&got_info, &want_info, sizeof want_info);
     reconstruct_both(c, plan, &d, &target, want);
@@ -545,7 +423,7 @@ static void register_both(caller *c, int u16)
                  "octreg_reconstruct_cl cross-checked");
     pv_context_set_crosscheck(c->ctx, 0);
     expect_same_shifts(got, want, what);
-    float *registered = get_floats(c, &out);
+    float *registered = iu_get_f32(c, &out);
     expect_same_floats(registered, volume.data, (size_t)ND * NA * NB,
                        "registered volume (cross-check)");
     free(registered);
@@ -561,16 +439,16 @@ static void register_both(caller *c, int u16)
 static void test_octreg_equals_host_call(void **state)
 {
     (void)state;
-    caller c = caller_new();
+    iu_caller c = iu_caller_new();
     register_both(&c, 0);
     register_both(&c, 1);
-    caller_free(&c);
+    iu_caller_free(&c);
 }
 
 static void test_octreg_misuse(void **state)
 {
     (void)state;
-    caller c = caller_new(), other = caller_new();
+    iu_caller c = iu_caller_new(), other = iu_caller_new();
     oct_data d = make_volumes(0);
     pv_buffer ref = put_volume(&c, &d.reference), foreign = put_volume(&other, &d.reference);
     pv_buffer u8 = ref, narrow = ref, no_mem = ref;
@@ -602,7 +480,7 @@ static void test_octreg_misuse(void **state)
                                                   coverage, 0, NULL, NULL),
                          PV_ERR_INVALID);
     }
-    cl_event failed = failed_event(&c);
+    cl_event failed = iu_failed_event(&c);
     assert_int_equal(pv_octreg_register_cl(plan, &ref, shifts, NULL, 1, &failed, NULL),
                      PV_ERR_INVALID);
     pv_octreg_plan *made = sentinel;
@@ -635,7 +513,7 @@ static void test_octreg_misuse(void **state)
     assert_ptr_equal(made, sentinel);
     assert_memory_equal(shifts, untouched, sizeof shifts);
     assert_memory_equal(coverage, untouched_coverage, sizeof coverage);
-    float *left = get_floats(&c, &out);
+    float *left = iu_get_f32(&c, &out);
     for (size_t i = 0; i < (size_t)ND * NA * NB; i++)
         if (left[i] != -1.0f)
             fail_msg("the refused reconstruction wrote element %zu", i);
@@ -646,8 +524,8 @@ static void test_octreg_misuse(void **state)
     clReleaseMemObject(foreign.mem);
     clReleaseMemObject(out.mem);
     oct_data_free(&d);
-    caller_free(&other);
-    caller_free(&c);
+    iu_caller_free(&other);
+    iu_caller_free(&c);
 }
 
 int main(void)

@@ -4,10 +4,8 @@
  * exactly the host calls' results,
  * in cross-check mode too, and misuse is refused with the outputs
  * untouched.  Skipped without an OpenCL device. */
-#include "test_util.h"
+#include "interop_util.h"
 #include "image_list.h"
-#include "parvis/interop.h"
-#include "../lib/core/internal.h" /* pv_pixel_size */
 
 #include <math.h>
 #include <stdio.h>
@@ -23,87 +21,30 @@
 #define VY 14
 #define VZ 9
 
-typedef struct caller {
-    cl_context context;
-    cl_command_queue queue;
-    pv_context *ctx;
-} caller;
+/* The caller's buffers: rows PAD samples longer than the width, one spare
+ * row a slice, OFFSET bytes in; an image is one slice (depth 1). */
+static const iu_layout LAYOUT = {PAD, 1, OFFSET};
 
-static caller caller_new(void)
-{
-    pv_context *cl = tu_opencl_or_skip();
-    cl_context parvis_context;
-    cl_command_queue parvis_queue;
-    assert_int_equal(pv_context_cl_objects(cl, &parvis_context, &parvis_queue), PV_OK);
-    cl_device_id device;
-    assert_int_equal(clGetCommandQueueInfo(parvis_queue, CL_QUEUE_DEVICE, sizeof device, &device,
-                                           NULL),
-                     CL_SUCCESS);
-    caller c;
-    cl_int err;
-    c.context = clCreateContext(NULL, 1, &device, NULL, NULL, &err);
-    assert_int_equal(err, CL_SUCCESS);
-    c.queue = clCreateCommandQueue(c.context, device, 0, &err);
-    assert_int_equal(err, CL_SUCCESS);
-    tu_expect_ok(NULL, pv_context_create_cl(&c.ctx, c.context, c.queue), "pv_context_create_cl");
-    return c;
-}
-
-static void caller_free(caller *c)
-{
-    pv_context_destroy(c->ctx);
-    clReleaseCommandQueue(c->queue);
-    clReleaseContext(c->context);
-}
-
-/* A caller's buffer holding nz slices of nx x ny samples of `type` from
- * `data` (dense), rows PAD samples longer than nx, one spare row a slice,
- * OFFSET bytes in; an image is one slice (depth 1). */
-static pv_buffer put_samples(const caller *c, const void *data, int nx, int ny, int nz,
+static pv_buffer put_samples(const iu_caller *c, const void *data, int nx, int ny, int nz,
                              pv_pixel_type type)
 {
-    const size_t sample = pv_pixel_size(type);
-    const ptrdiff_t stride = nx + PAD, slice = stride * (ny + 1);
-    const size_t bytes = OFFSET + (size_t)slice * (size_t)nz * sample;
-    unsigned char *host = calloc(1, bytes);
-    assert_non_null(host);
-    for (int z = 0; z < nz; z++)
-        for (int y = 0; y < ny; y++)
-            memcpy(host + OFFSET + ((size_t)z * (size_t)slice + (size_t)y * (size_t)stride) * sample,
-                   (const unsigned char *)data + (((size_t)z * ny + y) * nx) * sample,
-                   (size_t)nx * sample);
-    cl_int err;
-    cl_mem mem = clCreateBuffer(c->context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, bytes, host,
-                                &err);
-    assert_int_equal(err, CL_SUCCESS);
-    free(host);
-    pv_buffer b = {mem, OFFSET, nx, ny, stride, type, nz, nz > 1 ? slice : 0};
-    return b;
+    return iu_put_samples(c, data, nx, ny, nz, type, LAYOUT);
 }
 
-/* A dense copy of an image's pixels (the image may have a longer row). */
-static pv_buffer put_image(const caller *c, const pv_image *image)
+/* The image's pixels (the image may have a longer row). */
+static pv_buffer put_image(const iu_caller *c, const pv_image *image)
 {
-    const size_t pixel = pv_pixel_size(image->type), row = (size_t)image->width * pixel;
-    unsigned char *dense = malloc(row * (size_t)image->height);
-    assert_non_null(dense);
-    for (int y = 0; y < image->height; y++)
-        memcpy(dense + (size_t)y * row,
-               (const unsigned char *)image->data + (size_t)y * (size_t)image->stride * pixel, row);
-    pv_buffer b = put_samples(c, dense, image->width, image->height, 1, image->type);
-    free(dense);
-    return b;
+    return iu_put_image(c, image, LAYOUT);
 }
 
-static pv_buffer put_volume(const caller *c, const pv_volume *v)
+static pv_buffer put_volume(const iu_caller *c, const pv_volume *v)
 {
     assert_int_equal(v->stride_y, v->nx); /* the tests' volumes are dense */
-    return put_samples(c, v->data, v->nx, v->ny, v->nz,
-                       v->type == PV_VOLUME_U16 ? PV_PIXEL_U16 : PV_PIXEL_F32);
+    return iu_put_volume(c, v, LAYOUT);
 }
 
 /* nx x ny x nz f32 samples, each SENTINEL. */
-static pv_buffer new_f32(const caller *c, int nx, int ny, int nz)
+static pv_buffer new_f32(const iu_caller *c, int nx, int ny, int nz)
 {
     const size_t n = (size_t)nx * ny * nz;
     float *data = malloc(n * sizeof(float));
@@ -115,24 +56,6 @@ static pv_buffer new_f32(const caller *c, int nx, int ny, int nz)
     return b;
 }
 
-/* The buffer's f32 samples read back densely through the caller's queue
- * (after everything queued before it, parvis's work included). */
-static float *get_f32(const caller *c, const pv_buffer *b)
-{
-    const int nz = b->depth > 1 ? b->depth : 1;
-    float *host = malloc((size_t)b->width * b->height * nz * sizeof(float));
-    assert_non_null(host);
-    const size_t origin[3] = {b->offset, 0, 0}, at[3] = {0, 0, 0};
-    const size_t region[3] = {(size_t)b->width * sizeof(float), (size_t)b->height, (size_t)nz};
-    const size_t slice = nz > 1 ? (size_t)b->slice_stride * sizeof(float)
-                                : (size_t)b->stride * sizeof(float) * (size_t)b->height;
-    assert_int_equal(clEnqueueReadBufferRect(c->queue, b->mem, CL_TRUE, origin, at, region,
-                                             (size_t)b->stride * sizeof(float), slice, region[0],
-                                             region[0] * region[1], host, 0, NULL, NULL),
-                     CL_SUCCESS);
-    return host;
-}
-
 /* got (dense) equals want (dense, count samples) bit for bit. */
 static void expect_same(const float *got, const float *want, size_t count, const char *what)
 {
@@ -142,19 +65,19 @@ static void expect_same(const float *got, const float *want, size_t count, const
                      (double)want[i]);
 }
 
-static void expect_buffer_is(const caller *c, const pv_buffer *b, const float *want,
+static void expect_buffer_is(const iu_caller *c, const pv_buffer *b, const float *want,
                              const char *what)
 {
     const int nz = b->depth > 1 ? b->depth : 1;
-    float *got = get_f32(c, b);
+    float *got = iu_get_f32(c, b);
     expect_same(got, want, (size_t)b->width * b->height * nz, what);
     free(got);
 }
 
-static void expect_untouched(const caller *c, const pv_buffer *b)
+static void expect_untouched(const iu_caller *c, const pv_buffer *b)
 {
     const int nz = b->depth > 1 ? b->depth : 1;
-    float *got = get_f32(c, b);
+    float *got = iu_get_f32(c, b);
     for (size_t i = 0; i < (size_t)b->width * b->height * nz; i++)
         if (got[i] != SENTINEL)
             fail_msg("an output was written by a refused call (sample %zu is %g)", i,
@@ -162,19 +85,12 @@ static void expect_untouched(const caller *c, const pv_buffer *b)
     free(got);
 }
 
-static void wait_and_release(cl_event done)
-{
-    assert_non_null(done);
-    assert_int_equal(clWaitForEvents(1, &done), CL_SUCCESS);
-    clReleaseEvent(done);
-}
-
 static void release_buffers(pv_buffer *first, ...);
 
 /* ---------------------------------------------------------------- gradients */
 
 /* pv_gradient_cl's outputs against pv_gradient's on the same pixels. */
-static void check_gradient(caller *c, pv_pixel_type type, pv_gradient_scheme scheme)
+static void check_gradient(iu_caller *c, pv_pixel_type type, pv_gradient_scheme scheme)
 {
     pv_image src, want_x, want_y;
     assert_int_equal(pv_image_alloc(&src, W, H, type), PV_OK);
@@ -186,7 +102,7 @@ static void check_gradient(caller *c, pv_pixel_type type, pv_gradient_scheme sch
     cl_event done = NULL;
     tu_expect_ok(c->ctx, pv_gradient_cl(c->ctx, &s, &gx, &gy, scheme, 0, NULL, &done),
                  "pv_gradient_cl");
-    wait_and_release(done);
+    iu_wait_and_release(done);
     expect_buffer_is(c, &gx, want_x.data, "gradient gx");
     expect_buffer_is(c, &gy, want_y.data, "gradient gy");
     /* one output only: the other stays as it was */
@@ -202,10 +118,10 @@ static void check_gradient(caller *c, pv_pixel_type type, pv_gradient_scheme sch
 static void test_gradient_equals_host_call(void **state)
 {
     (void)state;
-    caller c = caller_new();
+    iu_caller c = iu_caller_new();
     check_gradient(&c, PV_PIXEL_U8, PV_GRADIENT_CENTRAL);
     check_gradient(&c, PV_PIXEL_F32, PV_GRADIENT_FORWARD);
-    caller_free(&c);
+    iu_caller_free(&c);
 }
 
 static pv_volume random_volume(uint32_t seed)
@@ -216,7 +132,7 @@ static pv_volume random_volume(uint32_t seed)
 static void test_gradient3d_equals_host_call(void **state)
 {
     (void)state;
-    caller c = caller_new();
+    iu_caller c = iu_caller_new();
     pv_volume src = random_volume(11u), want[3];
     for (int a = 0; a < 3; a++)
         assert_int_equal(pv_volume_alloc(&want[a], VX, VY, VZ), PV_OK);
@@ -228,7 +144,7 @@ static void test_gradient3d_equals_host_call(void **state)
     cl_event done = NULL;
     tu_expect_ok(c.ctx, pv_gradient3d_cl(c.ctx, &s, &g[0], &g[1], &g[2], PV_GRADIENT_CENTRAL, 0,
                                          NULL, &done), "pv_gradient3d_cl");
-    wait_and_release(done);
+    iu_wait_and_release(done);
     static const char *const what[3] = {"gradient3d gx", "gradient3d gy", "gradient3d gz"};
     for (int a = 0; a < 3; a++)
         expect_buffer_is(&c, &g[a], want[a].data, what[a]);
@@ -240,14 +156,14 @@ static void test_gradient3d_equals_host_call(void **state)
     tu_expect_ok(c.ctx, pv_gradient3d_cl(c.ctx, &s, NULL, NULL, &gz, PV_GRADIENT_CENTRAL, 1,
                                          &gate, &done), "gz after a user event");
     assert_int_equal(clSetUserEventStatus(gate, CL_COMPLETE), CL_SUCCESS);
-    wait_and_release(done);
+    iu_wait_and_release(done);
     clReleaseEvent(gate);
     expect_buffer_is(&c, &gz, want[2].data, "gradient3d gz alone");
     pv_volume_free(&src);
     for (int a = 0; a < 3; a++)
         pv_volume_free(&want[a]);
     release_buffers(&s, &g[0], &g[1], &g[2], &gz, NULL);
-    caller_free(&c);
+    iu_caller_free(&c);
 }
 
 /* ------------------------------------------------------------------- warp */
@@ -272,7 +188,7 @@ static pv_flow_field small_flow(void)
 static void test_flow_warp_equals_host_call(void **state)
 {
     (void)state;
-    caller c = caller_new();
+    iu_caller c = iu_caller_new();
     pv_volume moving = random_volume(21u), want;
     pv_flow_field flow = small_flow();
     assert_int_equal(pv_volume_alloc(&want, VX, VY, VZ), PV_OK);
@@ -283,13 +199,13 @@ static void test_flow_warp_equals_host_call(void **state)
     cl_event done = NULL;
     tu_expect_ok(c.ctx, pv_flow_warp_cl(c.ctx, &m, &u, &v, &w, &out, 0, NULL, &done),
                  "pv_flow_warp_cl");
-    wait_and_release(done);
+    iu_wait_and_release(done);
     expect_buffer_is(&c, &out, want.data, "warped");
     pv_volume_free(&moving);
     pv_volume_free(&want);
     pv_flow_field_free(&flow);
     release_buffers(&m, &u, &v, &w, &out, NULL);
-    caller_free(&c);
+    iu_caller_free(&c);
 }
 
 /* -------------------------------------------------------------- cross-check */
@@ -297,7 +213,7 @@ static void test_flow_warp_equals_host_call(void **state)
 static void test_crosscheck(void **state)
 {
     (void)state;
-    caller c = caller_new();
+    iu_caller c = iu_caller_new();
     tu_expect_ok(c.ctx, pv_context_set_crosscheck(c.ctx, 1), "crosscheck on");
     pv_image src, want;
     assert_int_equal(pv_image_alloc(&src, W, H, PV_PIXEL_U8), PV_OK);
@@ -309,7 +225,7 @@ static void test_crosscheck(void **state)
     cl_event done = NULL;
     tu_expect_ok(c.ctx, pv_gradient_cl(c.ctx, &s, &gx, NULL, PV_GRADIENT_CENTRAL, 0, NULL, &done),
                  "cross-checked pv_gradient_cl");
-    wait_and_release(done);
+    iu_wait_and_release(done);
     expect_buffer_is(&c, &gx, want.data, "cross-checked gx");
     pv_volume moving = random_volume(41u), warped;
     pv_flow_field flow = small_flow();
@@ -320,14 +236,14 @@ static void test_crosscheck(void **state)
     pv_buffer out = new_f32(&c, VX, VY, VZ);
     tu_expect_ok(c.ctx, pv_flow_warp_cl(c.ctx, &m, &u, &v, &w, &out, 0, NULL, &done),
                  "cross-checked pv_flow_warp_cl");
-    wait_and_release(done);
+    iu_wait_and_release(done);
     expect_buffer_is(&c, &out, warped.data, "cross-checked warp");
     image_list_free(&src, &want, NULL);
     pv_volume_free(&moving);
     pv_volume_free(&warped);
     pv_flow_field_free(&flow);
     release_buffers(&s, &gx, &m, &u, &v, &w, &out, NULL);
-    caller_free(&c);
+    iu_caller_free(&c);
 }
 
 /* ------------------------------------------------------------------ misuse */
@@ -335,9 +251,7 @@ static void test_crosscheck(void **state)
 /* status must be `expected`, with a message, no event handed out. */
 static void expect_refused(pv_status status, pv_status expected, cl_event done, const char *what)
 {
-    if (status != expected)
-        fail_msg("%s: status %d, expected %d (%s)", what, (int)status, (int)expected,
-                 pv_last_error());
+    iu_expect_status(status, expected, what);
     assert_true(strlen(pv_last_error()) > 0);
     assert_true(done == (cl_event)0x1);
 }
@@ -345,7 +259,7 @@ static void expect_refused(pv_status status, pv_status expected, cl_event done, 
 static void test_filter_misuse(void **state)
 {
     (void)state;
-    caller c = caller_new(), other = caller_new();
+    iu_caller c = iu_caller_new(), other = iu_caller_new();
     pv_image src;
     assert_int_equal(pv_image_alloc(&src, W, H, PV_PIXEL_U8), PV_OK);
     tu_fill_random(&src, 3u);
@@ -379,10 +293,7 @@ static void test_filter_misuse(void **state)
                    "no output");
     expect_refused(pv_gradient_cl(c.ctx, &s, &gx, &gx, k, 0, NULL, &done), PV_ERR_INVALID, done,
                    "gx is gy");
-    cl_int err;
-    cl_event failed = clCreateUserEvent(c.context, &err);
-    assert_int_equal(err, CL_SUCCESS);
-    assert_int_equal(clSetUserEventStatus(failed, -1), CL_SUCCESS);
+    cl_event failed = iu_failed_event(&c);
     expect_refused(pv_gradient_cl(c.ctx, &s, &gx, &gy, k, 1, &failed, &done), PV_ERR_INVALID,
                    done, "a failed event");
     expect_refused(pv_gradient_cl(tu_cpu, &s, &gx, &gy, k, 0, NULL, &done), PV_ERR_UNSUPPORTED,
@@ -414,8 +325,8 @@ static void test_filter_misuse(void **state)
     pv_image_free(&src);
     pv_volume_free(&vol);
     release_buffers(&s, &gx, &gy, &foreign, &v, &g, NULL);
-    caller_free(&other);
-    caller_free(&c);
+    iu_caller_free(&other);
+    iu_caller_free(&c);
 }
 
 /* -------------------------------------------------------------------- SIFT */
@@ -479,7 +390,7 @@ static void expect_same_chain(const pv_sift_chain_result *got, const pv_sift_cha
  * With crosscheck, the whole track runs with the cross-check on (which
  * takes the chain's composed path: the host calls' kept frame is then a
  * host one, so both calls must see the same setting). */
-static void track_both(caller *c, pv_pixel_type type, int crosscheck, const char *what)
+static void track_both(iu_caller *c, pv_pixel_type type, int crosscheck, const char *what)
 {
     tu_expect_ok(c->ctx, pv_context_set_crosscheck(c->ctx, crosscheck), "crosscheck");
     pv_sift_plan *host = NULL, *device = NULL;
@@ -493,7 +404,7 @@ static void track_both(caller *c, pv_pixel_type type, int crosscheck, const char
         cl_event done = NULL;
         tu_expect_ok(c->ctx, pv_sift_track_next_cl(device, &b, NULL, NULL, &got, 0, NULL, &done),
                      "pv_sift_track_next_cl");
-        wait_and_release(done);
+        iu_wait_and_release(done);
         assert_int_equal(want.has_model, k > 0);
         if (k > 0) /* the known answer: the view moved by (3, 2), the scene by (-3, -2) */
             assert_true(fabs(want.geometry.model[2] + 3.0) < 0.25 &&
@@ -525,11 +436,11 @@ static void track_both(caller *c, pv_pixel_type type, int crosscheck, const char
 static void test_sift_track_equals_host_call(void **state)
 {
     (void)state;
-    caller c = caller_new();
+    iu_caller c = iu_caller_new();
     track_both(&c, PV_PIXEL_U8, 0, "u8 track");
     track_both(&c, PV_PIXEL_F32, 0, "f32 track");
     track_both(&c, PV_PIXEL_U8, 1, "cross-checked u8 track");
-    caller_free(&c);
+    iu_caller_free(&c);
 }
 
 #define BATCH 8 /* more than one group of the machinery's MAX_IMAGES */
@@ -539,7 +450,7 @@ static void test_sift_track_equals_host_call(void **state)
 static void test_sift_detect_batch_equals_host_call(void **state)
 {
     (void)state;
-    caller c = caller_new();
+    iu_caller c = iu_caller_new();
     pv_sift_plan *plan = NULL;
     tu_expect_ok(c.ctx, pv_sift_plan_create(c.ctx, SW, SH, NULL, &plan), "plan");
     pv_image frames[BATCH];
@@ -555,7 +466,7 @@ static void test_sift_detect_batch_equals_host_call(void **state)
     cl_event done = NULL;
     tu_expect_ok(c.ctx, pv_sift_detect_batch_cl(plan, buffers, BATCH, got, 0, NULL, &done),
                  "pv_sift_detect_batch_cl");
-    wait_and_release(done);
+    iu_wait_and_release(done);
     char what[32];
     for (int i = 0; i < BATCH; i++) {
         snprintf(what, sizeof what, "batch image %d", i);
@@ -575,13 +486,13 @@ static void test_sift_detect_batch_equals_host_call(void **state)
         clReleaseMemObject(buffers[i].mem);
     }
     pv_sift_plan_destroy(plan);
-    caller_free(&c);
+    iu_caller_free(&c);
 }
 
 static void test_sift_misuse(void **state)
 {
     (void)state;
-    caller c = caller_new(), other = caller_new();
+    iu_caller c = iu_caller_new(), other = iu_caller_new();
     pv_sift_plan *plan = NULL, *cpu_plan = NULL;
     tu_expect_ok(c.ctx, pv_sift_plan_create(c.ctx, SW, SH, NULL, &plan), "plan");
     tu_expect_ok(tu_cpu, pv_sift_plan_create(tu_cpu, SW, SH, NULL, &cpu_plan), "cpu plan");
@@ -590,10 +501,7 @@ static void test_sift_misuse(void **state)
     pv_buffer wide = good, narrow = good;
     wide.type = PV_PIXEL_F32;
     narrow.stride = SW - 1;
-    cl_int err;
-    cl_event failed = clCreateUserEvent(c.context, &err);
-    assert_int_equal(err, CL_SUCCESS);
-    assert_int_equal(clSetUserEventStatus(failed, -1), CL_SUCCESS);
+    cl_event failed = iu_failed_event(&c);
     /* the result's sentinel: a refused call leaves it as it was */
     pv_sift_chain_result result, before;
     memset(&result, 0x5a, sizeof result);
@@ -642,8 +550,8 @@ static void test_sift_misuse(void **state)
     clReleaseMemObject(foreign.mem);
     pv_sift_plan_destroy(plan);
     pv_sift_plan_destroy(cpu_plan);
-    caller_free(&other);
-    caller_free(&c);
+    iu_caller_free(&other);
+    iu_caller_free(&c);
 }
 
 /* ----------------------------------------------------------- stereo batches */
@@ -668,7 +576,7 @@ typedef struct batch_data {
     pv_buffer l[PAIRS], r[PAIRS], d[PAIRS], conf[PAIRS];
 } batch_data;
 
-static void batch_new(caller *c, batch_data *b, pv_pixel_type type)
+static void batch_new(iu_caller *c, batch_data *b, pv_pixel_type type)
 {
     for (int i = 0; i < PAIRS; i++) {
         shifted_pair(i, type, &b->lefts[i], &b->rights[i]);
@@ -691,10 +599,10 @@ static void batch_free(batch_data *b)
 
 /* The images of a dense host copy, pv_image_alloc's (its stride may be
  * longer than the width). */
-static void expect_image_is(const caller *c, const pv_buffer *b, const pv_image *want,
+static void expect_image_is(const iu_caller *c, const pv_buffer *b, const pv_image *want,
                             const char *what)
 {
-    float *got = get_f32(c, b);
+    float *got = iu_get_f32(c, b);
     for (int y = 0; y < want->height; y++)
         expect_same(got + (size_t)y * want->width, (const float *)want->data +
                     (size_t)y * (size_t)want->stride, (size_t)want->width, what);
@@ -720,7 +628,7 @@ static pv_sgm_params sgm_params(void)
 static void test_sad_batch_equals_host_call(void **state)
 {
     (void)state;
-    caller c = caller_new();
+    iu_caller c = iu_caller_new();
     batch_data b;
     batch_new(&c, &b, PV_PIXEL_F32);
     const pv_sad_params p = sad_params();
@@ -729,7 +637,7 @@ static void test_sad_batch_equals_host_call(void **state)
     cl_event done = NULL;
     tu_expect_ok(c.ctx, pv_stereo_sad_batch_cl(c.ctx, b.l, b.r, PAIRS, &p, b.d, 0, NULL, &done),
                  "pv_stereo_sad_batch_cl");
-    wait_and_release(done);
+    iu_wait_and_release(done);
     for (int i = 0; i < PAIRS; i++)
         expect_image_is(&c, &b.d[i], &b.want[i], "sad batch disparity");
     /* the cross-check's host copies, into the confidence buffers */
@@ -737,17 +645,17 @@ static void test_sad_batch_equals_host_call(void **state)
     tu_expect_ok(c.ctx, pv_stereo_sad_batch_cl(c.ctx, b.l, b.r, PAIRS, &p, b.conf, 0, NULL,
                                                &done), "cross-checked sad batch");
     pv_context_set_crosscheck(c.ctx, 0);
-    wait_and_release(done);
+    iu_wait_and_release(done);
     for (int i = 0; i < PAIRS; i++)
         expect_image_is(&c, &b.conf[i], &b.want[i], "cross-checked sad batch disparity");
     batch_free(&b);
-    caller_free(&c);
+    iu_caller_free(&c);
 }
 
 static void test_sgm_batch_equals_host_call(void **state)
 {
     (void)state;
-    caller c = caller_new();
+    iu_caller c = iu_caller_new();
     batch_data b;
     batch_new(&c, &b, PV_PIXEL_U8);
     const pv_sgm_params p = sgm_params();
@@ -761,7 +669,7 @@ static void test_sgm_batch_equals_host_call(void **state)
     tu_expect_ok(c.ctx, pv_stereo_sgm_batch_cl(c.ctx, b.l, b.r, PAIRS, &p, b.d, b.conf, 1, &gate,
                                                &done), "pv_stereo_sgm_batch_cl");
     assert_int_equal(clSetUserEventStatus(gate, CL_COMPLETE), CL_SUCCESS);
-    wait_and_release(done);
+    iu_wait_and_release(done);
     clReleaseEvent(gate);
     for (int i = 0; i < PAIRS; i++) {
         expect_image_is(&c, &b.d[i], &b.want[i], "sgm batch disparity");
@@ -779,12 +687,12 @@ static void test_sgm_batch_equals_host_call(void **state)
         clReleaseMemObject(d2[i].mem);
     }
     batch_free(&b);
-    caller_free(&c);
+    iu_caller_free(&c);
 }
 
-static void expect_all(const caller *c, const pv_buffer *b, float value, const char *what)
+static void expect_all(const iu_caller *c, const pv_buffer *b, float value, const char *what)
 {
-    float *got = get_f32(c, b);
+    float *got = iu_get_f32(c, b);
     for (size_t i = 0; i < (size_t)b->width * (size_t)b->height; i++)
         if (got[i] != value)
             fail_msg("%s: sample %zu is %g, not %g", what, i, (double)got[i], (double)value);
@@ -794,7 +702,7 @@ static void expect_all(const caller *c, const pv_buffer *b, float value, const c
 static void test_stereo_batch_misuse(void **state)
 {
     (void)state;
-    caller c = caller_new(), other = caller_new();
+    iu_caller c = iu_caller_new(), other = iu_caller_new();
     batch_data b;
     batch_new(&c, &b, PV_PIXEL_U8);
     for (int i = 0; i < PAIRS; i++) { /* SENTINEL outputs, to see them untouched */
@@ -839,10 +747,7 @@ static void test_stereo_batch_misuse(void **state)
     d[1] = b.l[0]; /* an output over another pair's input */
     expect_refused(SGM(PAIRS, 0, NULL), PV_ERR_INVALID, done, "an output over an input");
     RESET();
-    cl_int err;
-    cl_event failed = clCreateUserEvent(c.context, &err);
-    assert_int_equal(err, CL_SUCCESS);
-    assert_int_equal(clSetUserEventStatus(failed, -1), CL_SUCCESS);
+    cl_event failed = iu_failed_event(&c);
     expect_refused(SGM(PAIRS, 1, &failed), PV_ERR_INVALID, done, "a failed event");
     expect_refused(pv_stereo_sad_batch_cl(c.ctx, l, r, PAIRS, &sp, d, 1, &failed, &done),
                    PV_ERR_INVALID, done, "sad batch after a failed event");
@@ -869,8 +774,8 @@ static void test_stereo_batch_misuse(void **state)
     clReleaseEvent(failed);
     clReleaseMemObject(foreign.mem);
     batch_free(&b);
-    caller_free(&other);
-    caller_free(&c);
+    iu_caller_free(&other);
+    iu_caller_free(&c);
 }
 
 static void release_buffers(pv_buffer *first, ...)

@@ -6,8 +6,7 @@
  * pitches wider than the width and an offset; more movers than one device
  * call holds; the cross-check mode and a wait list; and misuse refused
  * with the outputs untouched.  Skipped without an OpenCL device. */
-#include "test_util.h"
-#include "parvis/interop.h"
+#include "interop_util.h"
 #include "../lib/core/internal.h" /* pv_pixel_size */
 #include "image_list.h"
 
@@ -26,74 +25,25 @@
 #define MOVERS 8 /* more than one device call's six buffers */
 #define BATCH 3  /* the plan's batch: groups split across batches */
 
-typedef struct caller {
-    cl_context context;
-    cl_command_queue queue;
-    pv_context *ctx;
-} caller;
+/* The caller's buffers: rows PAD samples wider than the width, slices one
+ * row more than the height apart, OFFSET bytes in. */
+static const iu_layout LAYOUT = {PAD, 1, OFFSET};
 
-static caller caller_new(void)
-{
-    caller c;
-    pv_context *cl = tu_opencl_or_skip();
-    cl_context context;
-    cl_command_queue queue;
-    cl_device_id device;
-    cl_int err;
-    assert_int_equal(pv_context_cl_objects(cl, &context, &queue), PV_OK);
-    assert_int_equal(clGetCommandQueueInfo(queue, CL_QUEUE_DEVICE, sizeof device, &device, NULL),
-                     CL_SUCCESS);
-    c.context = clCreateContext(NULL, 1, &device, NULL, NULL, &err);
-    assert_int_equal(err, CL_SUCCESS);
-    c.queue = clCreateCommandQueue(c.context, device, 0, &err);
-    assert_int_equal(err, CL_SUCCESS);
-    tu_expect_ok(NULL, pv_context_create_cl(&c.ctx, c.context, c.queue), "pv_context_create_cl");
-    return c;
-}
-
-static void caller_free(caller *c)
-{
-    pv_context_destroy(c->ctx);
-    clReleaseCommandQueue(c->queue);
-    clReleaseContext(c->context);
-}
-
-/* A caller's buffer holding nz slices of ny rows of nx samples from
- * `data` (dense), rows PAD samples wider than nx, slices one row more
- * than ny apart, OFFSET bytes in. */
-static pv_buffer put_samples(const caller *c, const void *data, int nx, int ny, int nz,
+static pv_buffer put_samples(const iu_caller *c, const void *data, int nx, int ny, int nz,
                              pv_pixel_type type)
 {
-    const size_t sample = pv_pixel_size(type);
-    const ptrdiff_t stride = nx + PAD, slice = stride * (ny + 1);
-    const size_t bytes = OFFSET + (size_t)slice * (size_t)nz * sample;
-    unsigned char *host = calloc(1, bytes);
-    assert_non_null(host);
-    for (int z = 0; z < nz; z++)
-        for (int y = 0; y < ny; y++)
-            memcpy(host + OFFSET +
-                       ((size_t)z * (size_t)slice + (size_t)y * (size_t)stride) * sample,
-                   (const unsigned char *)data + (((size_t)z * ny + y) * nx) * sample,
-                   (size_t)nx * sample);
-    cl_int err;
-    cl_mem mem = clCreateBuffer(c->context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, bytes, host,
-                                &err);
-    assert_int_equal(err, CL_SUCCESS);
-    free(host);
-    pv_buffer b = {mem, OFFSET, nx, ny, stride, type, nz, slice};
-    return b;
+    return iu_put_samples(c, data, nx, ny, nz, type, LAYOUT);
 }
 
-static pv_buffer put_image(const caller *c, const pv_image *image)
+static pv_buffer put_image(const iu_caller *c, const pv_image *image)
 {
     assert_int_equal(image->stride, image->width);
-    return put_samples(c, image->data, image->width, image->height, 1, image->type);
+    return iu_put_image(c, image, LAYOUT);
 }
 
-static pv_buffer put_volume(const caller *c, const pv_volume *v)
+static pv_buffer put_volume(const iu_caller *c, const pv_volume *v)
 {
-    return put_samples(c, v->data, v->nx, v->ny, v->nz,
-                       v->type == PV_VOLUME_U16 ? PV_PIXEL_U16 : PV_PIXEL_F32);
+    return iu_put_volume(c, v, LAYOUT);
 }
 
 static void release_buffers(pv_buffer *b, int count)
@@ -182,7 +132,7 @@ static pv_phasecorr_options options_case(int which)
 /* A plan made from a buffer, MOVERS movers correlated, then a new
  * reference (mover 2) set from a buffer and the movers again: each
  * against the host plan's shifts. */
-static void plan_image_case(caller *c, pv_pixel_type type, int which)
+static void plan_image_case(iu_caller *c, pv_pixel_type type, int which)
 {
     char what[96];
     snprintf(what, sizeof what, "plan_correlate_cl, type %d, options %d", (int)type, which);
@@ -204,15 +154,11 @@ static void plan_image_case(caller *c, pv_pixel_type type, int which)
                                                      &done),
                  "plan_create_cl");
     assert_non_null(plan);
-    assert_non_null(done);
-    assert_int_equal(clWaitForEvents(1, &done), CL_SUCCESS);
-    clReleaseEvent(done);
+    iu_wait_and_release(done);
     done = NULL;
     tu_expect_ok(c->ctx, pv_phasecorr_plan_correlate_cl(plan, dev, MOVERS, got, 0, NULL, &done),
                  what);
-    assert_non_null(done);
-    assert_int_equal(clWaitForEvents(1, &done), CL_SUCCESS);
-    clReleaseEvent(done);
+    iu_wait_and_release(done);
     expect_same_shifts(got, want, MOVERS, what);
     assert_true(fabs(got[5].dx - 2.0) < 0.5 && fabs(got[5].dy + 3.0) < 0.5);
     /* a new reference from a buffer; the host plan's movers from host images */
@@ -236,16 +182,16 @@ static void plan_image_case(caller *c, pv_pixel_type type, int which)
 static void test_plan_images_equal_host_calls(void **state)
 {
     (void)state;
-    caller c = caller_new();
+    iu_caller c = iu_caller_new();
     plan_image_case(&c, PV_PIXEL_U8, 0);
     plan_image_case(&c, PV_PIXEL_F32, 1);
     plan_image_case(&c, PV_PIXEL_U16, 1);
-    caller_free(&c);
+    iu_caller_free(&c);
 }
 
 /* ------------------------------------------------------------ 3D plans */
 
-static void plan_volume_case(caller *c, int u16, int which)
+static void plan_volume_case(iu_caller *c, int u16, int which)
 {
     enum { N = 3 };
     char what[96];
@@ -286,10 +232,10 @@ static void plan_volume_case(caller *c, int u16, int which)
 static void test_plan_volumes_equal_host_calls(void **state)
 {
     (void)state;
-    caller c = caller_new();
+    iu_caller c = iu_caller_new();
     plan_volume_case(&c, 1, 0);
     plan_volume_case(&c, 0, 1);
-    caller_free(&c);
+    iu_caller_free(&c);
 }
 
 /* ------------------------------------------- cross-check and wait lists */
@@ -297,7 +243,7 @@ static void test_plan_volumes_equal_host_calls(void **state)
 static void test_plan_crosscheck_and_wait_list(void **state)
 {
     (void)state;
-    caller c = caller_new();
+    iu_caller c = iu_caller_new();
     const pv_phasecorr_options o = options_case(1);
     pv_image host[MOVERS];
     pv_buffer dev[MOVERS];
@@ -338,7 +284,7 @@ static void test_plan_crosscheck_and_wait_list(void **state)
     release_buffers(dev, MOVERS);
     for (int k = 0; k < MOVERS; k++)
         pv_image_free(&host[k]);
-    caller_free(&c);
+    iu_caller_free(&c);
 }
 
 /* ------------------------------------------------------------- misuse */
@@ -353,9 +299,7 @@ static void expect_correlate_refused(pv_phasecorr_plan *plan, const pv_buffer *m
     cl_event done = NULL;
     pv_status status =
         pv_phasecorr_plan_correlate_cl(plan, movers, count, got, wait_count, wait_list, &done);
-    if (status != expected)
-        fail_msg("%s: status %d, expected %d (%s)", what, (int)status, (int)expected,
-                 pv_last_error());
+    iu_expect_status(status, expected, what);
     assert_null(done);
     assert_memory_equal(got, kept, sizeof got);
 }
@@ -368,9 +312,7 @@ static void expect_create_refused(pv_context *ctx, const pv_buffer *reference, i
     cl_event done = NULL;
     pv_status status = pv_phasecorr_plan_create_cl(ctx, reference, NULL, max_batch, &plan,
                                                    wait_count, wait_list, &done);
-    if (status != expected)
-        fail_msg("%s: status %d, expected %d (%s)", what, (int)status, (int)expected,
-                 pv_last_error());
+    iu_expect_status(status, expected, what);
     assert_null(done);
     assert_ptr_equal(plan, kept);
 }
@@ -378,7 +320,7 @@ static void expect_create_refused(pv_context *ctx, const pv_buffer *reference, i
 static void test_plan_misuse(void **state)
 {
     (void)state;
-    caller c = caller_new(), other = caller_new();
+    iu_caller c = iu_caller_new(), other = iu_caller_new();
     pv_image host[MOVERS];
     pv_buffer dev[MOVERS];
     for (int k = 0; k < MOVERS; k++) {
@@ -386,10 +328,7 @@ static void test_plan_misuse(void **state)
         dev[k] = put_image(&c, &host[k]);
     }
     pv_buffer foreign = put_image(&other, &host[1]);
-    cl_int err;
-    cl_event failed = clCreateUserEvent(c.context, &err);
-    assert_int_equal(err, CL_SUCCESS);
-    assert_int_equal(clSetUserEventStatus(failed, -1), CL_SUCCESS);
+    cl_event failed = iu_failed_event(&c);
     /* creation */
     expect_create_refused(c.ctx, NULL, 1, 0, NULL, PV_ERR_INVALID, "NULL reference");
     expect_create_refused(c.ctx, &foreign, 1, 0, NULL, PV_ERR_INVALID, "another context's");
@@ -475,8 +414,8 @@ static void test_plan_misuse(void **state)
     clReleaseMemObject(foreign.mem);
     for (int k = 0; k < MOVERS; k++)
         pv_image_free(&host[k]);
-    caller_free(&other);
-    caller_free(&c);
+    iu_caller_free(&other);
+    iu_caller_free(&c);
 }
 
 /* ------------------------------------------------ masked phase correlation */
@@ -511,7 +450,7 @@ static void expect_same_shift(const pv_shift *got, const pv_shift *want, const c
     expect_same_shifts(got, want, 1, what);
 }
 
-static void masked_image_case(caller *c, pv_pixel_type type, int separate_masks)
+static void masked_image_case(iu_caller *c, pv_pixel_type type, int separate_masks)
 {
     char what[96];
     snprintf(what, sizeof what, "phase_correlate_masked_cl, type %d, %s", (int)type,
@@ -534,9 +473,7 @@ static void masked_image_case(caller *c, pv_pixel_type type, int separate_masks)
                                                       separate_masks ? &mmb : NULL, &params,
                                                       &got, 0, NULL, &done),
                  what);
-    assert_non_null(done);
-    assert_int_equal(clWaitForEvents(1, &done), CL_SUCCESS);
-    clReleaseEvent(done);
+    iu_wait_and_release(done);
     expect_same_shift(&got, &want, what);
     assert_true(fabs(got.dx - 2.0) < 0.5 && fabs(got.dy + 3.0) < 0.5);
     clReleaseMemObject(r.mem), clReleaseMemObject(m.mem);
@@ -549,13 +486,13 @@ static void masked_image_case(caller *c, pv_pixel_type type, int separate_masks)
 static void test_masked_images_equal_host_call(void **state)
 {
     (void)state;
-    caller c = caller_new();
+    iu_caller c = iu_caller_new();
     masked_image_case(&c, PV_PIXEL_U8, 1);
     masked_image_case(&c, PV_PIXEL_F32, 0);
-    caller_free(&c);
+    iu_caller_free(&c);
 }
 
-static void masked_volume_case(caller *c, int u16)
+static void masked_volume_case(iu_caller *c, int u16)
 {
     const char *what = u16 ? "phase_correlate_masked3d_cl, u16" : "phase_correlate_masked3d_cl";
     const pv_pixel_type type = u16 ? PV_PIXEL_U16 : PV_PIXEL_F32;
@@ -580,10 +517,10 @@ static void masked_volume_case(caller *c, int u16)
 static void test_masked_volumes_equal_host_call(void **state)
 {
     (void)state;
-    caller c = caller_new();
+    iu_caller c = iu_caller_new();
     masked_volume_case(&c, 1);
     masked_volume_case(&c, 0);
-    caller_free(&c);
+    iu_caller_free(&c);
 }
 
 static void expect_masked_refused(pv_context *ctx, const pv_buffer *r, const pv_buffer *m,
@@ -597,9 +534,7 @@ static void expect_masked_refused(pv_context *ctx, const pv_buffer *r, const pv_
     cl_event done = NULL;
     pv_status status = pv_phase_correlate_masked_cl(ctx, r, m, rm, mm, NULL, &got, wait_count,
                                                     wait_list, &done);
-    if (status != expected)
-        fail_msg("%s: status %d, expected %d (%s)", what, (int)status, (int)expected,
-                 pv_last_error());
+    iu_expect_status(status, expected, what);
     assert_null(done);
     assert_memory_equal(&got, &kept, sizeof got);
 }
@@ -608,7 +543,7 @@ static void expect_masked_refused(pv_context *ctx, const pv_buffer *r, const pv_
 static void test_masked_crosscheck_and_misuse(void **state)
 {
     (void)state;
-    caller c = caller_new(), other = caller_new();
+    iu_caller c = iu_caller_new(), other = iu_caller_new();
     pv_image reference = series_image(PV_PIXEL_F32, 0), moving = series_image(PV_PIXEL_F32, 5);
     void *rm = rect_mask(PV_PIXEL_F32, W, H, 1, 0, 0);
     float *zero = calloc((size_t)W * H, sizeof *zero);
@@ -644,10 +579,7 @@ static void test_masked_crosscheck_and_misuse(void **state)
     narrow.stride = W - 1;
     expect_masked_refused(c.ctx, &r, &narrow, &k, NULL, 0, NULL, PV_ERR_INVALID,
                           "stride < width");
-    cl_int err;
-    cl_event failed = clCreateUserEvent(c.context, &err);
-    assert_int_equal(err, CL_SUCCESS);
-    assert_int_equal(clSetUserEventStatus(failed, -1), CL_SUCCESS);
+    cl_event failed = iu_failed_event(&c);
     expect_masked_refused(c.ctx, &r, &m, &k, NULL, 1, &failed, PV_ERR_INVALID, "a failed event");
     clReleaseEvent(failed);
     expect_masked_refused(tu_cpu, &r, &m, &k, NULL, 0, NULL, PV_ERR_UNSUPPORTED, "a CPU context");
@@ -665,8 +597,8 @@ static void test_masked_crosscheck_and_misuse(void **state)
     image_list_free(&reference, &moving, NULL);
     free(rm);
     free(zero);
-    caller_free(&other);
-    caller_free(&c);
+    iu_caller_free(&other);
+    iu_caller_free(&c);
 }
 
 /* ------------------------------------------------------ normxcorr2 batch */
@@ -678,26 +610,8 @@ static void test_masked_crosscheck_and_misuse(void **state)
 #define MAP_H (H + TH - 1)
 #define SENTINEL 7.0f
 
-/* The f32 samples of a buffer of nz slices, read back densely. */
-static float *get_floats(const caller *c, const pv_buffer *b)
-{
-    const int nz = b->depth > 1 ? b->depth : 1;
-    float *out = malloc((size_t)b->width * b->height * nz * sizeof *out);
-    assert_non_null(out);
-    const size_t origin[3] = {b->offset, 0, 0}, host[3] = {0, 0, 0};
-    const size_t region[3] = {(size_t)b->width * sizeof(float), (size_t)b->height, (size_t)nz};
-    assert_int_equal(clEnqueueReadBufferRect(c->queue, b->mem, CL_TRUE, origin, host, region,
-                                             (size_t)b->stride * sizeof(float),
-                                             (size_t)b->slice_stride * sizeof(float),
-                                             (size_t)b->width * sizeof(float),
-                                             (size_t)b->width * b->height * sizeof(float), out,
-                                             0, NULL, NULL),
-                     CL_SUCCESS);
-    return out;
-}
-
 /* A float buffer of nx x ny x nz filled with `value`, laid out as put_samples. */
-static pv_buffer new_floats(const caller *c, int nx, int ny, int nz, float value)
+static pv_buffer new_floats(const iu_caller *c, int nx, int ny, int nz, float value)
 {
     const size_t count = (size_t)nx * ny * nz;
     float *fill = malloc(count * sizeof *fill);
@@ -743,7 +657,7 @@ static pv_image cut_template(const pv_image *image)
 static void test_ncc_batch_equals_host_call(void **state)
 {
     (void)state;
-    caller c = caller_new();
+    iu_caller c = iu_caller_new();
     pv_image images[NCC_IMAGES], want_maps[NCC_IMAGES];
     pv_buffer dev[NCC_IMAGES], maps[NCC_IMAGES];
     for (int i = 0; i < NCC_IMAGES; i++) { /* types differ, as the host batch allows */
@@ -764,11 +678,9 @@ static void test_ncc_batch_equals_host_call(void **state)
     tu_expect_ok(c.ctx, pv_normxcorr2_batch_cl(c.ctx, &t, dev, NCC_IMAGES, 20, maps, got, 0,
                                                NULL, &done),
                  "normxcorr2_batch_cl");
-    assert_non_null(done);
-    assert_int_equal(clWaitForEvents(1, &done), CL_SUCCESS);
-    clReleaseEvent(done);
+    iu_wait_and_release(done);
     for (int i = 0; i < NCC_IMAGES; i++) {
-        float *map = get_floats(&c, &maps[i]);
+        float *map = iu_get_f32(&c, &maps[i]);
         expect_same_floats(map, want_maps[i].data, (size_t)MAP_W * MAP_H, "batch map");
         free(map);
         expect_same_result(&got[i], &want[i], "batch result");
@@ -809,10 +721,7 @@ static void test_ncc_batch_equals_host_call(void **state)
     assert_int_equal(pv_normxcorr2_batch_cl(c.ctx, &t, narrow, NCC_IMAGES, 20, NULL, got, 0,
                                             NULL, NULL),
                      PV_ERR_INVALID);
-    cl_int err;
-    cl_event failed = clCreateUserEvent(c.context, &err);
-    assert_int_equal(err, CL_SUCCESS);
-    assert_int_equal(clSetUserEventStatus(failed, -1), CL_SUCCESS);
+    cl_event failed = iu_failed_event(&c);
     assert_int_equal(pv_normxcorr2_batch_cl(c.ctx, &t, dev, NCC_IMAGES, 20, NULL, got, 1,
                                             &failed, NULL),
                      PV_ERR_INVALID);
@@ -827,7 +736,7 @@ static void test_ncc_batch_equals_host_call(void **state)
     for (int i = 0; i < NCC_IMAGES; i++)
         image_list_free(&images[i], &want_maps[i], NULL);
     pv_image_free(&templ);
-    caller_free(&c);
+    iu_caller_free(&c);
 }
 
 /* -------------------------------------------------------- masked normxcorr2 */
@@ -846,7 +755,7 @@ static pv_image u8_mask(int w, int h, int margin)
     return m;
 }
 
-static void ncc_masked_case(caller *c, pv_pixel_type type, int with_image_mask)
+static void ncc_masked_case(iu_caller *c, pv_pixel_type type, int with_image_mask)
 {
     char what[80];
     snprintf(what, sizeof what, "normxcorr2_masked_cl, type %d, %s", (int)type,
@@ -868,10 +777,8 @@ static void ncc_masked_case(caller *c, pv_pixel_type type, int with_image_mask)
                                                  with_image_mask ? &im : NULL, 20, &map, &got, 0,
                                                  NULL, &done),
                  what);
-    assert_non_null(done);
-    assert_int_equal(clWaitForEvents(1, &done), CL_SUCCESS);
-    clReleaseEvent(done);
-    float *back = get_floats(c, &map);
+    iu_wait_and_release(done);
+    float *back = iu_get_f32(c, &map);
     expect_same_floats(back, want_map.data, (size_t)MAP_W * MAP_H, what);
     free(back);
     expect_same_result(&got, &want, what);
@@ -889,11 +796,11 @@ static void ncc_masked_case(caller *c, pv_pixel_type type, int with_image_mask)
 static void test_ncc_masked_equals_host_call(void **state)
 {
     (void)state;
-    caller c = caller_new();
+    iu_caller c = iu_caller_new();
     ncc_masked_case(&c, PV_PIXEL_U8, 1);
     ncc_masked_case(&c, PV_PIXEL_F32, 1);
     ncc_masked_case(&c, PV_PIXEL_F32, 0);
-    caller_free(&c);
+    iu_caller_free(&c);
 }
 
 static void expect_ncc_masked_refused(pv_context *ctx, const pv_buffer *t, const pv_buffer *i,
@@ -908,9 +815,7 @@ static void expect_ncc_masked_refused(pv_context *ctx, const pv_buffer *t, const
     cl_event done = NULL;
     pv_status status = pv_normxcorr2_masked_cl(ctx, t, i, tm, im, 20, map, &got, wait_count,
                                                wait_list, &done);
-    if (status != expected)
-        fail_msg("%s: status %d, expected %d (%s)", what, (int)status, (int)expected,
-                 pv_last_error());
+    iu_expect_status(status, expected, what);
     assert_null(done);
     assert_memory_equal(&got, &kept, sizeof got);
 }
@@ -918,7 +823,7 @@ static void expect_ncc_masked_refused(pv_context *ctx, const pv_buffer *t, const
 static void test_ncc_masked_crosscheck_and_misuse(void **state)
 {
     (void)state;
-    caller c = caller_new(), other = caller_new();
+    iu_caller c = iu_caller_new(), other = iu_caller_new();
     pv_image image = series_image(PV_PIXEL_F32, 0), templ = cut_template(&image);
     pv_image tmask = u8_mask(TW, TH, 1), zero = u8_mask(TW, TH, TW), want_map;
     assert_int_equal(pv_image_alloc(&want_map, MAP_W, MAP_H, PV_PIXEL_F32), PV_OK);
@@ -935,7 +840,7 @@ static void test_ncc_masked_crosscheck_and_misuse(void **state)
                  "cross-checked");
     pv_context_set_crosscheck(c.ctx, 0);
     expect_same_result(&got, &want, "cross-checked");
-    float *back = get_floats(&c, &map);
+    float *back = iu_get_f32(&c, &map);
     expect_same_floats(back, want_map.data, (size_t)MAP_W * MAP_H, "cross-checked");
     free(back);
     pv_buffer fresh = new_floats(&c, MAP_W, MAP_H, 1, SENTINEL);
@@ -960,10 +865,7 @@ static void test_ncc_masked_crosscheck_and_misuse(void **state)
     u8_map.type = PV_PIXEL_U8;
     expect_ncc_masked_refused(c.ctx, &t, &i, &tm, NULL, &u8_map, 0, NULL, PV_ERR_INVALID,
                               "a u8 map");
-    cl_int err;
-    cl_event failed = clCreateUserEvent(c.context, &err);
-    assert_int_equal(err, CL_SUCCESS);
-    assert_int_equal(clSetUserEventStatus(failed, -1), CL_SUCCESS);
+    cl_event failed = iu_failed_event(&c);
     expect_ncc_masked_refused(c.ctx, &t, &i, &tm, NULL, &fresh, 1, &failed, PV_ERR_INVALID,
                               "a failed event");
     clReleaseEvent(failed);
@@ -973,7 +875,7 @@ static void test_ncc_masked_crosscheck_and_misuse(void **state)
     pv_buffer bad = put_image(&c, &image);
     expect_ncc_masked_refused(c.ctx, &t, &bad, &tm, NULL, &fresh, 0, NULL, PV_ERR_INVALID,
                               "a NaN");
-    back = get_floats(&c, &fresh);
+    back = iu_get_f32(&c, &fresh);
     for (size_t k = 0; k < (size_t)MAP_W * MAP_H; k++)
         assert_true(back[k] == SENTINEL);
     free(back);
@@ -981,8 +883,8 @@ static void test_ncc_masked_crosscheck_and_misuse(void **state)
     clReleaseMemObject(z.mem), clReleaseMemObject(map.mem), clReleaseMemObject(fresh.mem);
     clReleaseMemObject(foreign.mem), clReleaseMemObject(bad.mem);
     image_list_free(&image, &templ, &tmask, &zero, &want_map, NULL);
-    caller_free(&other);
-    caller_free(&c);
+    iu_caller_free(&other);
+    iu_caller_free(&c);
 }
 
 /* --------------------------------------------------------- the OCT average */
@@ -995,7 +897,7 @@ static void test_ncc_masked_crosscheck_and_misuse(void **state)
 static void test_octreg_average_equals_host_call(void **state)
 {
     (void)state;
-    caller c = caller_new();
+    iu_caller c = iu_caller_new();
     pv_octreg_synth_params p;
     pv_volume reference, targets[OCT_TARGETS];
     assert_int_equal(pv_volume_alloc(&reference, ND, NA, NB), PV_OK);
@@ -1028,18 +930,16 @@ static void test_octreg_average_equals_host_call(void **state)
                                              &out_enface, &out_slow, got_coverage, 0, NULL,
                                              &done),
                  "octreg_average_cl");
-    assert_non_null(done);
-    assert_int_equal(clWaitForEvents(1, &done), CL_SUCCESS);
-    clReleaseEvent(done);
+    iu_wait_and_release(done);
     assert_memory_equal(got, want, sizeof got);
     expect_same_floats(got_coverage, coverage, NB, "coverage");
-    float *back = get_floats(&c, &out_volume);
+    float *back = iu_get_f32(&c, &out_volume);
     expect_same_floats(back, averaged.data, (size_t)ND * NA * NB, "averaged volume");
     free(back);
-    back = get_floats(&c, &out_enface);
+    back = iu_get_f32(&c, &out_enface);
     expect_same_floats(back, enface.data, (size_t)NA * NB, "en-face image");
     free(back);
-    back = get_floats(&c, &out_slow);
+    back = iu_get_f32(&c, &out_slow);
     expect_same_floats(back, slow.data, (size_t)NB * ND, "slow image");
     free(back);
     /* only the en-face image; misuse with the outputs untouched */
@@ -1072,10 +972,7 @@ static void test_octreg_average_equals_host_call(void **state)
     assert_int_equal(pv_octreg_average_cl(plan, dev, OCT_TARGETS, got, 0.0f, &over, NULL, NULL,
                                           NULL, 0, NULL, NULL),
                      PV_ERR_INVALID);
-    cl_int err;
-    cl_event failed = clCreateUserEvent(c.context, &err);
-    assert_int_equal(err, CL_SUCCESS);
-    assert_int_equal(clSetUserEventStatus(failed, -1), CL_SUCCESS);
+    cl_event failed = iu_failed_event(&c);
     assert_int_equal(pv_octreg_average_cl(plan, dev, OCT_TARGETS, got, 0.0f, &out_volume, NULL,
                                           NULL, NULL, 1, &failed, NULL),
                      PV_ERR_INVALID);
@@ -1097,7 +994,7 @@ static void test_octreg_average_equals_host_call(void **state)
     pv_volume_free(&reference);
     pv_volume_free(&averaged);
     image_list_free(&enface, &slow, NULL);
-    caller_free(&c);
+    iu_caller_free(&c);
 }
 
 int main(void)

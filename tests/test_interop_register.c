@@ -8,9 +8,7 @@
  * inputs decided as the host calls decide them; the cross-check mode;
  * and misuse refused with the outputs untouched.  Skipped without an
  * OpenCL device. */
-#include "test_util.h"
-#include "parvis/interop.h"
-#include "../lib/core/internal.h"  /* pv_pixel_size */
+#include "interop_util.h"
 #include "../lib/core/tolerance.h" /* PV_TOL_PC_SHIFT, PV_TOL_PC_PEAK, PV_TOL_NCC_MAP */
 #include "image_list.h"
 
@@ -30,74 +28,19 @@
 #define SY -2
 #define SZ 1
 
-typedef struct caller {
-    cl_context context;
-    cl_command_queue queue;
-    pv_context *ctx;
-} caller;
+/* The caller's buffers: rows PAD samples wider than the width, slices one
+ * row more than the height apart, OFFSET bytes in. */
+static const iu_layout LAYOUT = {PAD, 1, OFFSET};
 
-static caller caller_new(void)
-{
-    caller c;
-    pv_context *cl = tu_opencl_or_skip();
-    cl_context context;
-    cl_command_queue queue;
-    cl_device_id device;
-    cl_int err;
-    assert_int_equal(pv_context_cl_objects(cl, &context, &queue), PV_OK);
-    assert_int_equal(clGetCommandQueueInfo(queue, CL_QUEUE_DEVICE, sizeof device, &device, NULL),
-                     CL_SUCCESS);
-    c.context = clCreateContext(NULL, 1, &device, NULL, NULL, &err);
-    assert_int_equal(err, CL_SUCCESS);
-    c.queue = clCreateCommandQueue(c.context, device, 0, &err);
-    assert_int_equal(err, CL_SUCCESS);
-    tu_expect_ok(NULL, pv_context_create_cl(&c.ctx, c.context, c.queue), "pv_context_create_cl");
-    return c;
-}
-
-static void caller_free(caller *c)
-{
-    pv_context_destroy(c->ctx);
-    clReleaseCommandQueue(c->queue);
-    clReleaseContext(c->context);
-}
-
-/* A caller's buffer holding nz slices of ny rows of nx samples from
- * `data` (dense), rows PAD samples wider than nx, slices one row more
- * than ny apart, OFFSET bytes in. */
-static pv_buffer put_samples(const caller *c, const void *data, int nx, int ny, int nz,
-                             pv_pixel_type type)
-{
-    const size_t sample = pv_pixel_size(type);
-    const ptrdiff_t stride = nx + PAD, slice = stride * (ny + 1);
-    const size_t bytes = OFFSET + (size_t)slice * (size_t)nz * sample;
-    unsigned char *host = calloc(1, bytes);
-    assert_non_null(host);
-    for (int z = 0; z < nz; z++)
-        for (int y = 0; y < ny; y++)
-            memcpy(host + OFFSET +
-                       ((size_t)z * (size_t)slice + (size_t)y * (size_t)stride) * sample,
-                   (const unsigned char *)data + (((size_t)z * ny + y) * nx) * sample,
-                   (size_t)nx * sample);
-    cl_int err;
-    cl_mem mem = clCreateBuffer(c->context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, bytes, host,
-                                &err);
-    assert_int_equal(err, CL_SUCCESS);
-    free(host);
-    pv_buffer b = {mem, OFFSET, nx, ny, stride, type, nz, slice};
-    return b;
-}
-
-static pv_buffer put_image(const caller *c, const pv_image *image)
+static pv_buffer put_image(const iu_caller *c, const pv_image *image)
 {
     assert_int_equal(image->stride, image->width);
-    return put_samples(c, image->data, image->width, image->height, 1, image->type);
+    return iu_put_image(c, image, LAYOUT);
 }
 
-static pv_buffer put_volume(const caller *c, const pv_volume *v)
+static pv_buffer put_volume(const iu_caller *c, const pv_volume *v)
 {
-    return put_samples(c, v->data, v->nx, v->ny, v->nz,
-                       v->type == PV_VOLUME_U16 ? PV_PIXEL_U16 : PV_PIXEL_F32);
+    return iu_put_volume(c, v, LAYOUT);
 }
 
 /* Sample (x, y) of a u8, u16 or f32 image, and its setter (the shared
@@ -186,7 +129,7 @@ static double shift_tolerance(const pv_phasecorr_options *o)
 
 /* ---------------------------------------------------------- phase, 2D */
 
-static void pc_image_case(caller *c, pv_pixel_type type, int which)
+static void pc_image_case(iu_caller *c, pv_pixel_type type, int which)
 {
     char what[96];
     pv_image reference, moving;
@@ -202,9 +145,7 @@ static void pc_image_case(caller *c, pv_pixel_type type, int which)
     cl_event done = NULL;
     snprintf(what, sizeof what, "phase_correlate_cl, type %d, options %d", (int)type, which);
     tu_expect_ok(c->ctx, pv_phase_correlate_cl(c->ctx, &r, &m, &o, &got, 0, NULL, &done), what);
-    assert_non_null(done);
-    assert_int_equal(clWaitForEvents(1, &done), CL_SUCCESS);
-    clReleaseEvent(done);
+    iu_wait_and_release(done);
     expect_same_shift(&got, &want, what);
     expect_near_shift(&got, &cpu, shift_tolerance(&o), what);
     assert_true(fabs(got.dx - SX) < 0.5 && fabs(got.dy - SY) < 0.5);
@@ -215,12 +156,12 @@ static void pc_image_case(caller *c, pv_pixel_type type, int which)
 static void test_pc_images_equal_host_call(void **state)
 {
     (void)state;
-    caller c = caller_new();
+    iu_caller c = iu_caller_new();
     const pv_pixel_type types[] = {PV_PIXEL_U8, PV_PIXEL_F32, PV_PIXEL_U16};
     for (int t = 0; t < 3; t++)
         for (int which = 0; which < 3; which++)
             pc_image_case(&c, types[t], which);
-    caller_free(&c);
+    iu_caller_free(&c);
 }
 
 /* ---------------------------------------------------------- phase, 3D */
@@ -254,7 +195,7 @@ static void moved_volumes(pv_volume *reference, pv_volume *moving, int u16)
     pv_volume_free(&f);
 }
 
-static void pc_volume_case(caller *c, int u16, int which)
+static void pc_volume_case(iu_caller *c, int u16, int which)
 {
     char what[96];
     pv_volume reference, moving;
@@ -281,12 +222,12 @@ static void pc_volume_case(caller *c, int u16, int which)
 static void test_pc_volumes_equal_host_call(void **state)
 {
     (void)state;
-    caller c = caller_new();
+    iu_caller c = iu_caller_new();
     pc_volume_case(&c, 1, 0);
     pc_volume_case(&c, 1, 1);
     pc_volume_case(&c, 0, 1);
     pc_volume_case(&c, 0, 2);
-    caller_free(&c);
+    iu_caller_free(&c);
 }
 
 /* ------------------------------------------------- decisions on values */
@@ -294,7 +235,7 @@ static void test_pc_volumes_equal_host_call(void **state)
 static void test_pc_textureless_and_non_finite(void **state)
 {
     (void)state;
-    caller c = caller_new();
+    iu_caller c = iu_caller_new();
     pv_image reference, moving, flat;
     moved_pair(&reference, &moving, PV_PIXEL_F32, 5u);
     assert_int_equal(pv_image_alloc(&flat, W, H, PV_PIXEL_F32), PV_OK);
@@ -321,7 +262,7 @@ static void test_pc_textureless_and_non_finite(void **state)
     assert_memory_equal(&got, &kept, sizeof got);
     clReleaseMemObject(r.mem), clReleaseMemObject(f.mem), clReleaseMemObject(m.mem);
     image_list_free(&reference, &moving, &flat, NULL);
-    caller_free(&c);
+    iu_caller_free(&c);
 }
 
 /* The cross-check: the buffers read to the host, the host call (with the
@@ -330,7 +271,7 @@ static void test_pc_textureless_and_non_finite(void **state)
 static void test_pc_crosscheck_and_wait_list(void **state)
 {
     (void)state;
-    caller c = caller_new();
+    iu_caller c = iu_caller_new();
     pv_image reference, moving;
     moved_pair(&reference, &moving, PV_PIXEL_U8, 8u);
     const pv_phasecorr_options o = options_case(2);
@@ -357,12 +298,12 @@ static void test_pc_crosscheck_and_wait_list(void **state)
     clReleaseEvent(events[0]), clReleaseEvent(events[1]);
     clReleaseMemObject(r.mem), clReleaseMemObject(m.mem);
     image_list_free(&reference, &moving, NULL);
-    caller_free(&c);
+    iu_caller_free(&c);
 }
 
 /* ------------------------------------------------------------- misuse */
 
-static void expect_pc_refused(caller *c, const pv_buffer *r, const pv_buffer *m,
+static void expect_pc_refused(iu_caller *c, const pv_buffer *r, const pv_buffer *m,
                               cl_uint wait_count, const cl_event *wait_list, pv_status expected,
                               const char *what)
 {
@@ -372,9 +313,7 @@ static void expect_pc_refused(caller *c, const pv_buffer *r, const pv_buffer *m,
     cl_event done = NULL;
     pv_status status = pv_phase_correlate_cl(c->ctx, r, m, NULL, &got, wait_count, wait_list,
                                              &done);
-    if (status != expected)
-        fail_msg("%s: status %d, expected %d (%s)", what, (int)status, (int)expected,
-                 pv_last_error());
+    iu_expect_status(status, expected, what);
     assert_null(done);
     assert_memory_equal(&got, &kept, sizeof got);
 }
@@ -382,7 +321,7 @@ static void expect_pc_refused(caller *c, const pv_buffer *r, const pv_buffer *m,
 static void test_pc_misuse(void **state)
 {
     (void)state;
-    caller c = caller_new(), other = caller_new();
+    iu_caller c = iu_caller_new(), other = iu_caller_new();
     pv_image reference, moving;
     moved_pair(&reference, &moving, PV_PIXEL_F32, 9u);
     pv_buffer r = put_image(&c, &reference), m = put_image(&c, &moving);
@@ -406,10 +345,7 @@ static void test_pc_misuse(void **state)
     small.height = H - 1;
     expect_pc_refused(&c, &r, &small, 0, NULL, PV_ERR_INVALID, "sizes differ");
     expect_pc_refused(&c, &r, &m, 1, NULL, PV_ERR_INVALID, "a count with no wait list");
-    cl_int err;
-    cl_event failed = clCreateUserEvent(c.context, &err);
-    assert_int_equal(err, CL_SUCCESS);
-    assert_int_equal(clSetUserEventStatus(failed, -1), CL_SUCCESS);
+    cl_event failed = iu_failed_event(&c);
     expect_pc_refused(&c, &r, &m, 1, &failed, PV_ERR_INVALID, "a failed event");
     clReleaseEvent(failed);
     assert_int_equal(pv_phase_correlate_cl(c.ctx, &r, &m, NULL, NULL, 0, NULL, NULL),
@@ -435,8 +371,8 @@ static void test_pc_misuse(void **state)
                  "after the refusals");
     clReleaseMemObject(r.mem), clReleaseMemObject(m.mem), clReleaseMemObject(foreign.mem);
     image_list_free(&reference, &moving, NULL);
-    caller_free(&other);
-    caller_free(&c);
+    iu_caller_free(&other);
+    iu_caller_free(&c);
 }
 
 /* ---------------------------------------------------------- normxcorr2 */
@@ -448,22 +384,7 @@ static void test_pc_misuse(void **state)
 #define SENTINEL 7.0f
 #define OVERLAP (TW * TH / 2) /* no peaks of a few pixels' overlap at the border */
 
-/* The buffer's f32 image read back through the caller's queue. */
-static pv_image get_image(const caller *c, const pv_buffer *b)
-{
-    pv_image image;
-    assert_int_equal(pv_image_alloc(&image, b->width, b->height, PV_PIXEL_F32), PV_OK);
-    const size_t origin[3] = {b->offset, 0, 0}, host[3] = {0, 0, 0};
-    const size_t region[3] = {(size_t)b->width * sizeof(float), (size_t)b->height, 1};
-    assert_int_equal(clEnqueueReadBufferRect(c->queue, b->mem, CL_TRUE, origin, host, region,
-                                             (size_t)b->stride * sizeof(float), 0,
-                                             (size_t)image.stride * sizeof(float), 0, image.data,
-                                             0, NULL, NULL),
-                     CL_SUCCESS);
-    return image;
-}
-
-static pv_buffer new_map(const caller *c)
+static pv_buffer new_map(const iu_caller *c)
 {
     pv_image map;
     assert_int_equal(pv_image_alloc(&map, W + TW - 1, H + TH - 1, PV_PIXEL_F32), PV_OK);
@@ -522,7 +443,7 @@ static void expect_same_result(const pv_ncc_result *got, const pv_ncc_result *wa
                  want->sub_y, want->flags);
 }
 
-static void ncc_case(caller *c, pv_pixel_type type)
+static void ncc_case(iu_caller *c, pv_pixel_type type)
 {
     char what[64];
     snprintf(what, sizeof what, "normxcorr2_cl, type %d", (int)type);
@@ -543,7 +464,7 @@ static void ncc_case(caller *c, pv_pixel_type type)
                  what);
     assert_int_equal(clWaitForEvents(1, &done), CL_SUCCESS);
     clReleaseEvent(done);
-    pv_image got = get_image(c, &m);
+    pv_image got = iu_get_image(c, &m);
     expect_same_map(&got, &want, what);
     expect_same_result(&got_result, &want_result, what);
     /* the CPU backend's map within the cross-check's tolerance */
@@ -559,7 +480,7 @@ static void ncc_case(caller *c, pv_pixel_type type)
     pv_buffer m2 = new_map(c);
     tu_expect_ok(c->ctx, pv_normxcorr2_cl(c->ctx, &t, &i, OVERLAP, &m2, NULL, 0, NULL, NULL),
                  "map only");
-    pv_image got2 = get_image(c, &m2);
+    pv_image got2 = iu_get_image(c, &m2);
     expect_same_map(&got2, &want, "map only");
     clReleaseMemObject(t.mem), clReleaseMemObject(i.mem), clReleaseMemObject(m.mem);
     clReleaseMemObject(m2.mem);
@@ -569,16 +490,16 @@ static void ncc_case(caller *c, pv_pixel_type type)
 static void test_ncc_equals_host_call(void **state)
 {
     (void)state;
-    caller c = caller_new();
+    iu_caller c = iu_caller_new();
     ncc_case(&c, PV_PIXEL_U8);
     ncc_case(&c, PV_PIXEL_F32);
-    caller_free(&c);
+    iu_caller_free(&c);
 }
 
 static void test_ncc_textureless_non_finite_crosscheck(void **state)
 {
     (void)state;
-    caller c = caller_new();
+    iu_caller c = iu_caller_new();
     pv_image templ, image, flat, want;
     ncc_inputs(&templ, &image, PV_PIXEL_F32, 41u);
     assert_int_equal(pv_image_alloc(&flat, TW, TH, PV_PIXEL_F32), PV_OK);
@@ -593,7 +514,7 @@ static void test_ncc_textureless_non_finite_crosscheck(void **state)
     tu_expect_ok(c.ctx, pv_normxcorr2_cl(c.ctx, &f, &i, OVERLAP, &m, &got_result, 0, NULL, NULL),
                  "flat template");
     expect_same_result(&got_result, &want_result, "normxcorr2_cl");
-    pv_image got = get_image(&c, &m);
+    pv_image got = iu_get_image(&c, &m);
     assert_true(tu_image_all_equal(&got, 0.0f));
     pv_image_free(&got);
     /* the cross-check: host copies, the host call and its CPU comparison */
@@ -604,7 +525,7 @@ static void test_ncc_textureless_non_finite_crosscheck(void **state)
     tu_expect_ok(c.ctx, pv_normxcorr2_cl(c.ctx, &t, &i, OVERLAP, &m2, &got_result, 0, NULL, NULL),
                  "cross-checked");
     pv_context_set_crosscheck(c.ctx, 0);
-    got = get_image(&c, &m2);
+    got = iu_get_image(&c, &m2);
     expect_same_map(&got, &want, "cross-checked");
     expect_same_result(&got_result, &want_result, "normxcorr2_cl");
     pv_image_free(&got);
@@ -619,13 +540,13 @@ static void test_ncc_textureless_non_finite_crosscheck(void **state)
     assert_int_equal(pv_normxcorr2_cl(c.ctx, &t, &bad, OVERLAP, &m3, &got_result, 0, NULL, NULL),
                      PV_ERR_INVALID);
     assert_memory_equal(&got_result, &kept, sizeof kept);
-    got = get_image(&c, &m3);
+    got = iu_get_image(&c, &m3);
     assert_true(tu_image_all_equal(&got, SENTINEL));
     clReleaseMemObject(f.mem), clReleaseMemObject(i.mem), clReleaseMemObject(m.mem);
     clReleaseMemObject(t.mem), clReleaseMemObject(m2.mem), clReleaseMemObject(bad.mem);
     clReleaseMemObject(m3.mem);
     image_list_free(&templ, &image, &flat, &want, &got, NULL);
-    caller_free(&c);
+    iu_caller_free(&c);
 }
 
 static void expect_ncc_refused(pv_context *ctx, const pv_buffer *t, const pv_buffer *i,
@@ -639,9 +560,7 @@ static void expect_ncc_refused(pv_context *ctx, const pv_buffer *t, const pv_buf
     cl_event done = NULL;
     pv_status status =
         pv_normxcorr2_cl(ctx, t, i, OVERLAP, m, result, wait_count, wait_list, &done);
-    if (status != expected)
-        fail_msg("%s: status %d, expected %d (%s)", what, (int)status, (int)expected,
-                 pv_last_error());
+    iu_expect_status(status, expected, what);
     assert_null(done);
     if (result)
         assert_memory_equal(result, &kept, sizeof kept);
@@ -650,7 +569,7 @@ static void expect_ncc_refused(pv_context *ctx, const pv_buffer *t, const pv_buf
 static void test_ncc_misuse(void **state)
 {
     (void)state;
-    caller c = caller_new(), other = caller_new();
+    iu_caller c = iu_caller_new(), other = iu_caller_new();
     pv_image templ, image;
     ncc_inputs(&templ, &image, PV_PIXEL_U8, 51u);
     pv_buffer t = put_image(&c, &templ), i = put_image(&c, &image), m = new_map(&c);
@@ -683,10 +602,7 @@ static void test_ncc_misuse(void **state)
     image_as_map.height = H + TH - 1;
     expect_ncc_refused(c.ctx, &t, &i, &image_as_map, &r, 0, NULL, PV_ERR_INVALID,
                        "map over the image");
-    cl_int err;
-    cl_event failed = clCreateUserEvent(c.context, &err);
-    assert_int_equal(err, CL_SUCCESS);
-    assert_int_equal(clSetUserEventStatus(failed, -1), CL_SUCCESS);
+    cl_event failed = iu_failed_event(&c);
     expect_ncc_refused(c.ctx, &t, &i, &m, &r, 1, &failed, PV_ERR_INVALID, "a failed event");
     clReleaseEvent(failed);
     pv_buffer odd_in = i; /* u8: any offset is a whole sample; f32 needs four */
@@ -697,7 +613,7 @@ static void test_ncc_misuse(void **state)
                        "offset within a sample");
     expect_ncc_refused(tu_cpu, &t, &i, &m, &r, 0, NULL, PV_ERR_UNSUPPORTED, "CPU context");
     expect_ncc_refused(c.ctx, &t, &i, &m, &r, 1, NULL, PV_ERR_INVALID, "count, no list");
-    pv_image untouched = get_image(&c, &m);
+    pv_image untouched = iu_get_image(&c, &m);
     assert_true(tu_image_all_equal(&untouched, SENTINEL));
     pv_image_free(&untouched);
     tu_expect_ok(c.ctx, pv_normxcorr2_cl(c.ctx, &t, &i, OVERLAP, &m, &r, 0, NULL, NULL),
@@ -707,20 +623,20 @@ static void test_ncc_misuse(void **state)
     clReleaseMemObject(t.mem), clReleaseMemObject(i.mem), clReleaseMemObject(m.mem);
     clReleaseMemObject(foreign.mem);
     image_list_free(&templ, &image, NULL);
-    caller_free(&other);
-    caller_free(&c);
+    iu_caller_free(&other);
+    iu_caller_free(&c);
 }
 
 /* ------------------------------------------------------- injected faults */
 
 /* A caller's context whose n-th OpenCL enqueue fails (PARVIS_FAULT, read
  * when the context is made). */
-static caller faulty_caller(long n)
+static iu_caller faulty_caller(long n)
 {
     char spec[32];
     snprintf(spec, sizeof spec, "enqueue:%ld", n);
     setenv("PARVIS_FAULT", spec, 1);
-    caller c = caller_new();
+    iu_caller c = iu_caller_new();
     unsetenv("PARVIS_FAULT");
     return c;
 }
@@ -746,7 +662,7 @@ static void test_faults_leave_outputs_untouched(void **state)
     int pc_failures = 0, ncc_failures = 0;
     static const long points[] = {1, 2, 3, 5, 8, 13, 21, 34, 55};
     for (size_t k = 0; k < sizeof points / sizeof points[0]; k++) {
-        caller c = faulty_caller(points[k]);
+        iu_caller c = faulty_caller(points[k]);
         pv_buffer r = put_image(&c, &reference), m = put_image(&c, &moving);
         pv_buffer t = put_image(&c, &templ), i = put_image(&c, &image), map = new_map(&c);
         pv_shift got = kept;
@@ -757,7 +673,7 @@ static void test_faults_leave_outputs_untouched(void **state)
             assert_memory_equal(&got, &kept, sizeof got);
         pv_ncc_result result = kept_result;
         pv_status ncc = pv_normxcorr2_cl(c.ctx, &t, &i, OVERLAP, &map, &result, 0, NULL, NULL);
-        pv_image got_map = get_image(&c, &map);
+        pv_image got_map = iu_get_image(&c, &map);
         if (ncc == PV_OK) {
             expect_same_result(&result, &want_result, "normxcorr2 the fault missed");
         } else {
@@ -769,7 +685,7 @@ static void test_faults_leave_outputs_untouched(void **state)
         ncc_failures += ncc != PV_OK;
         clReleaseMemObject(r.mem), clReleaseMemObject(m.mem), clReleaseMemObject(t.mem);
         clReleaseMemObject(i.mem), clReleaseMemObject(map.mem);
-        caller_free(&c);
+        iu_caller_free(&c);
     }
     if (!(pc_failures > 0 && ncc_failures > 0))
         fail_msg("faults hit %d phase correlations and %d normxcorr2 calls", pc_failures,

@@ -259,27 +259,10 @@ static void test_equals_composed(void **state)
 static void test_long_lists_and_cap(void **state)
 {
     pv_context *ctx = tu_backend_ctx(state);
-    /* Random values every BLOB px, bilinear between them: blobs of about
-     * SIFT's finest scales, many keypoints. */
-    enum { BLOB = 3 };
-    pv_image noise, a, b;
-    assert_int_equal(pv_image_alloc(&noise, W / BLOB + 6, H / BLOB + 6, PV_PIXEL_U8), PV_OK);
-    tu_fill_random(&noise, 11);
-    assert_int_equal(pv_image_alloc(&a, W, H, PV_PIXEL_U8), PV_OK);
-    assert_int_equal(pv_image_alloc(&b, W, H, PV_PIXEL_U8), PV_OK);
-    for (int y = 0; y < H + 3; y++)
-        for (int x = 0; x < W + 5; x++) {
-            const int x0 = x / BLOB, y0 = y / BLOB;
-            const float fx = (float)(x % BLOB) / BLOB, fy = (float)(y % BLOB) / BLOB;
-            const float v = (pv_image_get(&noise, x0, y0) * (1 - fx) +
-                             pv_image_get(&noise, x0 + 1, y0) * fx) * (1 - fy) +
-                            (pv_image_get(&noise, x0, y0 + 1) * (1 - fx) +
-                             pv_image_get(&noise, x0 + 1, y0 + 1) * fx) * fy;
-            if (x >= 5 && y >= 3)
-                tu_set_pixel(&a, x - 5, y - 3, v);
-            if (x < W && y < H)
-                tu_set_pixel(&b, x, y, v);
-        }
+    /* Random values every 3 px, bilinear between them: blobs of about
+     * SIFT's finest scales, many keypoints; a is b's texture moved by (5, 3). */
+    pv_image a, b;
+    tu_blob_frames(&b, &a, W, H, 3, 11, 5, 3);
     const double shift[9] = {1, 0, 5, 0, 1, 3, 0, 0, 1};
     for (int cap = 0; cap <= 200; cap += 200) {
         pv_sift_params params;
@@ -338,7 +321,6 @@ static void test_long_lists_and_cap(void **state)
         pv_sift_plan_destroy(plan);
         pv_sift_plan_destroy(single);
     }
-    pv_image_free(&noise);
     pv_image_free(&a);
     pv_image_free(&b);
 }

@@ -169,6 +169,30 @@ pv_volume tu_random_volume(int nx, int ny, int nz, uint32_t seed)
     return volume;
 }
 
+void tu_blob_frames(pv_image *still, pv_image *moved, int w, int h, int blob, uint32_t seed,
+                    int dx, int dy)
+{
+    pv_image noise;
+    assert_int_equal(pv_image_alloc(&noise, w / blob + 6, h / blob + 6, PV_PIXEL_U8), PV_OK);
+    tu_fill_random(&noise, seed);
+    assert_int_equal(pv_image_alloc(still, w, h, PV_PIXEL_U8), PV_OK);
+    assert_int_equal(pv_image_alloc(moved, w, h, PV_PIXEL_U8), PV_OK);
+    for (int y = 0; y < h + dy; y++)
+        for (int x = 0; x < w + dx; x++) {
+            const int x0 = x / blob, y0 = y / blob;
+            const float fx = (float)(x % blob) / blob, fy = (float)(y % blob) / blob;
+            const float v = (pv_image_get(&noise, x0, y0) * (1 - fx) +
+                             pv_image_get(&noise, x0 + 1, y0) * fx) * (1 - fy) +
+                            (pv_image_get(&noise, x0, y0 + 1) * (1 - fx) +
+                             pv_image_get(&noise, x0 + 1, y0 + 1) * fx) * fy;
+            if (x >= dx && y >= dy)
+                tu_set_pixel(moved, x - dx, y - dy, v);
+            if (x < w && y < h)
+                tu_set_pixel(still, x, y, v);
+        }
+    pv_image_free(&noise);
+}
+
 static size_t element_size(pv_pixel_type type)
 {
     return type == PV_PIXEL_U8 ? 1 : sizeof(float);

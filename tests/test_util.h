@@ -68,6 +68,12 @@ void tu_fill_random(pv_image *image, uint32_t seed);
 void tu_fill_random_volume(pv_volume *volume, uint32_t seed);
 /* A new nx x ny x nz volume of that noise (the test fails without memory). */
 pv_volume tu_random_volume(int nx, int ny, int nz, uint32_t seed);
+/* Two new w x h u8 frames of blob texture (u8 noise from `seed` every
+ * `blob` pixels, bilinear between: blobs near SIFT's finest scales for
+ * blob 3 or 4): still(x, y) is the texture at (x, y), moved(x, y) at
+ * (x + dx, y + dy), dx and dy >= 0. */
+void tu_blob_frames(pv_image *still, pv_image *moved, int w, int h, int blob, uint32_t seed,
+                    int dx, int dy);
 
 /* An image whose rows have `guard` sentinel elements on each side and
  * `guard` sentinel rows above and below; stride = width + 2 * guard. */

@@ -63,3 +63,36 @@ def texture(shape, seed=0, smooth=1):
             a = (a + np.roll(a, 1, axis) + np.roll(a, -1, axis)) / 3.0
     a = (a - a.min()) / (a.max() - a.min())
     return a.astype(np.float32)
+
+
+# -- pyopencl objects of the device-buffer (interop) tests ------------------
+# pyopencl is imported when a fixture or helper runs, so that the other tests
+# run without it (the interop modules skip themselves without it).
+
+
+def cl_device(opencl):
+    """The device parvis's OpenCL context runs on, as a pyopencl Device."""
+    import pyopencl as cl
+
+    context_handle, _ = opencl.cl_handles()
+    return cl.Context.from_int_ptr(context_handle).devices[0]
+
+
+def caller_queue(opencl):
+    """A queue of a caller's own pyopencl context on parvis's device."""
+    import pyopencl as cl
+
+    return cl.CommandQueue(cl.Context([cl_device(opencl)]))
+
+
+@pytest.fixture(scope="module")
+def queue(opencl):
+    """The caller's queue of one test module (see caller_queue)."""
+    return caller_queue(opencl)
+
+
+@pytest.fixture(scope="module")
+def on_queue(queue):
+    """A parvis context made on the caller's queue (Context.from_cl)."""
+    with parvis.Context.from_cl(queue) as ctx:
+        yield ctx

@@ -8,30 +8,12 @@ import numpy as np
 import pytest
 
 import parvis
-from conftest import BACKENDS, STEREO
+from conftest import BACKENDS, STEREO, caller_queue
 
 cl = pytest.importorskip("pyopencl")
 import pyopencl.array as cla  # noqa: E402
 
 pytestmark = pytest.mark.skipif("opencl" not in BACKENDS, reason="no OpenCL device")
-
-
-def parvis_device(opencl):
-    """The device parvis's OpenCL context runs on, as a pyopencl Device."""
-    context_handle, _ = opencl.cl_handles()
-    return cl.Context.from_int_ptr(context_handle).devices[0]
-
-
-@pytest.fixture(scope="module")
-def queue(opencl):
-    context = cl.Context([parvis_device(opencl)])
-    return cl.CommandQueue(context)
-
-
-@pytest.fixture(scope="module")
-def on_queue(queue):
-    with parvis.Context.from_cl(queue) as ctx:
-        yield ctx
 
 
 def pair():
@@ -135,7 +117,7 @@ def test_misuse(on_queue, opencl, queue):
     out = cla.to_device(queue, np.full(left.shape, 7.0, np.float32))
     with pytest.raises(parvis.InvalidArgument, match="ndisp"):
         on_queue.stereo_sgm_cl(l_dev, r_dev, out=out, ndisp=0)
-    foreign_queue = cl.CommandQueue(cl.Context([parvis_device(opencl)]))
+    foreign_queue = caller_queue(opencl)
     with pytest.raises(parvis.InvalidArgument, match="another cl_context"):
         on_queue.stereo_sgm_cl(cla.to_device(foreign_queue, left), r_dev, out=out)
     failed = cl.UserEvent(queue.context)

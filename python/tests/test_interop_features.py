@@ -5,7 +5,7 @@ pixels, padded rows, and misuse.  Skipped without pyopencl or an OpenCL
 device."""
 from __future__ import annotations
 
-from typing import Any, Iterator, Tuple
+from typing import Any, Tuple
 
 import numpy as np
 import pytest
@@ -20,19 +20,6 @@ pytestmark = pytest.mark.skipif("opencl" not in BACKENDS, reason="no OpenCL devi
 
 #: The second frame: the first moved by this many pixels (x, y).
 SHIFT = (5, 3)
-
-
-@pytest.fixture(scope="module")
-def queue(opencl: parvis.Context) -> Any:
-    context_handle, _ = opencl.cl_handles()
-    device = cl.Context.from_int_ptr(context_handle).devices[0]
-    return cl.CommandQueue(cl.Context([device]))
-
-
-@pytest.fixture(scope="module")
-def on_queue(queue: Any) -> Iterator[parvis.Context]:
-    with parvis.Context.from_cl(queue) as ctx:
-        yield ctx
 
 
 def frames() -> Tuple[np.ndarray, np.ndarray]:

@@ -18,23 +18,6 @@ import pyopencl.array as cla  # noqa: E402
 pytestmark = pytest.mark.skipif("opencl" not in BACKENDS, reason="no OpenCL device")
 
 
-def parvis_device(opencl):
-    """The device parvis's OpenCL context runs on, as a pyopencl Device."""
-    context_handle, _ = opencl.cl_handles()
-    return cl.Context.from_int_ptr(context_handle).devices[0]
-
-
-@pytest.fixture(scope="module")
-def queue(opencl):
-    return cl.CommandQueue(cl.Context([parvis_device(opencl)]))
-
-
-@pytest.fixture(scope="module")
-def on_queue(queue):
-    with parvis.Context.from_cl(queue) as ctx:
-        yield ctx
-
-
 def padded(queue, array):
     """A device view of array whose rows are 8 samples longer than its
     width (a strided view of a wider array)."""

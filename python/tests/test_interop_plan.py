@@ -7,35 +7,18 @@ OpenCL context; more movers than one device call takes; strided views;
 refusals.  Skipped without pyopencl or an OpenCL device."""
 from __future__ import annotations
 
-from typing import Any, Iterator, List, Tuple
+from typing import Any, List, Tuple
 
 import numpy as np
 import pytest
 
 import parvis
-from conftest import BACKENDS
+from conftest import BACKENDS, caller_queue
 
 cl = pytest.importorskip("pyopencl")
 import pyopencl.array as cla  # noqa: E402
 
 pytestmark = pytest.mark.skipif("opencl" not in BACKENDS, reason="no OpenCL device")
-
-
-def parvis_device(opencl: parvis.Context) -> Any:
-    """The device parvis's OpenCL context runs on, as a pyopencl Device."""
-    context_handle, _ = opencl.cl_handles()
-    return cl.Context.from_int_ptr(context_handle).devices[0]
-
-
-@pytest.fixture(scope="module")
-def queue(opencl: parvis.Context) -> Any:
-    return cl.CommandQueue(cl.Context([parvis_device(opencl)]))
-
-
-@pytest.fixture(scope="module")
-def on_queue(queue: Any) -> Iterator[parvis.Context]:
-    with parvis.Context.from_cl(queue) as ctx:
-        yield ctx
 
 
 def series(dtype: str, count: int, shape: Tuple[int, ...] = (40, 48)) -> List[np.ndarray]:
@@ -106,7 +89,7 @@ def test_plan_misuse(on_queue: parvis.Context, opencl: parvis.Context, queue: An
         on_queue.phasecorr_plan_cl(r_dev, wait_for=[failed])
     with parvis.Context("cpu") as cpu, pytest.raises(parvis.Error, match="OpenCL context"):
         cpu.phasecorr_plan_cl(r_dev)
-    foreign = cla.to_device(cl.CommandQueue(cl.Context([parvis_device(opencl)])), images[1])
+    foreign = cla.to_device(caller_queue(opencl), images[1])
     with on_queue.phasecorr_plan_cl(r_dev) as plan:
         with pytest.raises(parvis.InvalidArgument, match="shape"):
             plan.correlate_cl(m_dev[:20])

@@ -6,13 +6,13 @@ peak 1e-3, map 1e-4: lib/core/tolerance.h); strided views; refusals.
 Skipped without pyopencl or an OpenCL device."""
 from __future__ import annotations
 
-from typing import Any, Iterator, Tuple
+from typing import Any, Tuple
 
 import numpy as np
 import pytest
 
 import parvis
-from conftest import BACKENDS
+from conftest import BACKENDS, caller_queue
 
 cl = pytest.importorskip("pyopencl")
 import pyopencl.array as cla  # noqa: E402
@@ -20,23 +20,6 @@ import pyopencl.array as cla  # noqa: E402
 pytestmark = pytest.mark.skipif("opencl" not in BACKENDS, reason="no OpenCL device")
 
 SHIFT = (-2, 3)  # (dy, dx): the moving image is the reference rolled by it
-
-
-def parvis_device(opencl: parvis.Context) -> Any:
-    """The device parvis's OpenCL context runs on, as a pyopencl Device."""
-    context_handle, _ = opencl.cl_handles()
-    return cl.Context.from_int_ptr(context_handle).devices[0]
-
-
-@pytest.fixture(scope="module")
-def queue(opencl: parvis.Context) -> Any:
-    return cl.CommandQueue(cl.Context([parvis_device(opencl)]))
-
-
-@pytest.fixture(scope="module")
-def on_queue(queue: Any) -> Iterator[parvis.Context]:
-    with parvis.Context.from_cl(queue) as ctx:
-        yield ctx
 
 
 def moved_pair(dtype: str, shape: Tuple[int, ...] = (48, 64)) -> Tuple[np.ndarray, np.ndarray]:
@@ -147,7 +130,7 @@ def test_misuse(on_queue: parvis.Context, opencl: parvis.Context, queue: Any) ->
         on_queue.phase_correlate3d_cl(r_dev, m_dev)
     with pytest.raises(parvis.InvalidArgument, match="shape"):
         on_queue.normxcorr2_cl(r_dev[:8, :8], m_dev, out=cla.empty(queue, (4, 4), np.float32))
-    foreign = cla.to_device(cl.CommandQueue(cl.Context([parvis_device(opencl)])), moving)
+    foreign = cla.to_device(caller_queue(opencl), moving)
     with pytest.raises(parvis.InvalidArgument, match="another cl_context"):
         on_queue.phase_correlate_cl(r_dev, foreign)
     failed = cl.UserEvent(queue.context)
